@@ -1,0 +1,30 @@
+# Two entry points: `make demo` (the main job) and `make test` (every test tier).
+# Both create .venv on first use with everything the project needs, from PyPI.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test unit setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,test]'
+	touch $(STAMP)
+
+# Start the local OpenSearch node, build a hybrid index from the seed documents, search it.
+demo: $(STAMP)
+	$(BIN)/hybrid demo
+
+# Unit tests, then integration tests against a real node (started when OPENSEARCH_URL is unset).
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -m unit
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,1 @@
+"""OpenSearch-native hybrid search adapter."""

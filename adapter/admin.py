@@ -1,0 +1,292 @@
+"""``hybrid init``: apply templates, create the versioned index behind its alias, put pipelines.
+
+Idempotent: each object is compared with what the cluster holds and only changed objects are sent;
+the report says what was created, updated (with a diff) or left unchanged. A change the live index
+cannot take (vector dimension, space type, engine, analyzers, the embedding fingerprint, shards)
+is refused before anything is written: it needs a new index and re-embedding.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .assets import (
+    IndexNames,
+    IndexSpec,
+    fusion_from_pipeline,
+    render_components,
+    render_index_mapping,
+    render_index_template,
+    render_pipeline,
+)
+from .capabilities import probe
+from .client import translate_errors
+from .errors import ConfigurationError, IndexMismatchError
+from .types import EmbeddingFingerprint, Fusion
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # component_template | index_template | index | pipeline | mapping | settings
+    name: str
+    action: str  # created | updated | unchanged | would create | would update
+    diff: str = ""
+
+
+@dataclass(frozen=True)
+class InitReport:
+    alias: str
+    index: str
+    changes: tuple[Change, ...]
+
+    @property
+    def changed(self) -> bool:
+        return any(c.action != "unchanged" for c in self.changes)
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else key, sub, out)
+    else:
+        out[prefix] = json.dumps(value) if isinstance(value, list) else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def canonical_settings(settings: Mapping[str, Any]) -> dict[str, str]:
+    """Settings as the server reports them: flat ``index.*`` keys with string values."""
+    flat: dict[str, str] = {}
+    _flatten("", settings, flat)
+    return {(k if k.startswith("index.") else f"index.{k}"): v for k, v in flat.items()}
+
+
+def _canonical_template(template: Mapping[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(template))
+    inner = out.get("template")
+    if isinstance(inner, dict) and "settings" in inner:
+        inner["settings"] = canonical_settings(inner["settings"])
+    return out
+
+
+def _dump(value: Any) -> list[str]:
+    return json.dumps(value, indent=2, sort_keys=True).splitlines()
+
+
+def json_diff(old: Any, new: Any, name: str) -> str:
+    return "\n".join(difflib.unified_diff(_dump(old), _dump(new), f"{name} (cluster)", f"{name} (assets)", lineterm=""))
+
+
+def _numbers_as_float(value: Any) -> Any:
+    """1 and 1.0 compare equal after the server echoes a pipeline back."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, list):
+        return [_numbers_as_float(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _numbers_as_float(v) for k, v in value.items()}
+    return value
+
+
+class _Applier:
+    def __init__(self, client, dry_run: bool) -> None:
+        self.client = client
+        self.dry_run = dry_run
+        self.changes: list[Change] = []
+
+    def record(self, kind: str, name: str, existed: bool, same: bool, old: Any, new: Any, send) -> None:
+        if existed and same:
+            self.changes.append(Change(kind, name, "unchanged"))
+            return
+        action = "updated" if existed else "created"
+        if self.dry_run:
+            action = f"would {action[:-1]}"
+        else:
+            with translate_errors(f"putting {kind} {name}", self.client):
+                send()
+        self.changes.append(Change(kind, name, action, json_diff(old, new, name) if existed else ""))
+
+
+def _get_component(client, name: str) -> dict | None:
+    from opensearchpy.exceptions import NotFoundError
+
+    try:
+        with translate_errors(f"reading component template {name}", client):
+            resp = client.cluster.get_component_template(name=name)
+    except Exception as exc:
+        if isinstance(exc.__cause__, NotFoundError):
+            return None
+        raise
+    return resp["component_templates"][0]["component_template"]
+
+
+def _get_index_template(client, name: str) -> dict | None:
+    from opensearchpy.exceptions import NotFoundError
+
+    try:
+        with translate_errors(f"reading index template {name}", client):
+            resp = client.indices.get_index_template(name=name)
+    except Exception as exc:
+        if isinstance(exc.__cause__, NotFoundError):
+            return None
+        raise
+    return resp["index_templates"][0]["index_template"]
+
+
+def get_pipeline(client, name: str) -> dict | None:
+    from opensearchpy.exceptions import NotFoundError
+
+    try:
+        with translate_errors(f"reading search pipeline {name}", client):
+            resp = client.transport.perform_request("GET", f"/_search/pipeline/{name}")
+    except Exception as exc:
+        if isinstance(exc.__cause__, NotFoundError):
+            return None
+        raise
+    return resp.get(name)
+
+
+def put_pipeline(client, name: str, body: Mapping[str, Any]) -> None:
+    with translate_errors(f"putting search pipeline {name}", client):
+        client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=dict(body))
+
+
+def alias_indices(client, alias: str) -> list[str]:
+    """Indices behind ``alias`` (empty when the alias does not exist)."""
+    with translate_errors(f"reading alias {alias}", client):
+        if not client.indices.exists_alias(name=alias):
+            return []
+        return sorted(client.indices.get_alias(name=alias).keys(), key=IndexNames.version_of)
+
+
+def read_index_meta(client, alias: str) -> tuple[str, dict[str, Any]]:
+    """(concrete index, its mapping) for the newest index behind ``alias``; clear error if missing."""
+    indices = alias_indices(client, alias)
+    if not indices:
+        with translate_errors(f"reading index {alias}", client):
+            exists = client.indices.exists(index=alias)
+        hint = "it is a plain index, not one made by `hybrid init`" if exists else "create it with `hybrid init`"
+        raise ConfigurationError(f"no hybrid index {alias!r} on the cluster ({hint})")
+    index = indices[-1]
+    with translate_errors(f"reading the mapping of {index}", client):
+        mapping = client.indices.get_mapping(index=index)[index]["mappings"]
+    return index, mapping
+
+
+def index_fingerprint(mapping: Mapping[str, Any], index: str) -> EmbeddingFingerprint:
+    meta = mapping.get("_meta", {}).get("embedding")
+    if not meta:
+        raise ConfigurationError(f"index {index!r} has no _meta.embedding fingerprint; was it created by `hybrid init`?")
+    return EmbeddingFingerprint.from_meta(meta)
+
+
+def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec) -> list[str]:
+    wanted = render_index_mapping(names, spec)
+    problems = []
+    live_props = live_mapping.get("properties", {})
+    for field, body in wanted["properties"].items():
+        if field in live_props and _numbers_as_float(live_props[field]) != _numbers_as_float(body):
+            problems.append(f"field {field!r}: cluster has {json.dumps(live_props[field])}, assets want {json.dumps(body)}")
+    live_fp = live_mapping.get("_meta", {}).get("embedding")
+    if live_fp and live_fp != spec.fingerprint.to_meta():
+        diffs = EmbeddingFingerprint.from_meta(live_fp).differences(spec.fingerprint)
+        if diffs:
+            problems.append("embedding fingerprint: " + "; ".join(diffs))
+    wanted_settings = {}
+    for body in render_components(names, spec).values():
+        wanted_settings.update(canonical_settings(body["template"].get("settings", {})))
+    live = canonical_settings(live_settings)
+    for key, value in wanted_settings.items():
+        if key.startswith("index.analysis.") and live.get(key) != value:
+            problems.append(f"setting {key}: cluster has {live.get(key)!r}, assets want {value!r}")
+    if live.get("index.number_of_shards") not in (None, str(spec.shards)):
+        problems.append(f"number_of_shards: cluster has {live.get('index.number_of_shards')}, assets want {spec.shards}")
+    return problems
+
+
+def init_index(
+    client,
+    alias: str,
+    spec: IndexSpec,
+    *,
+    weights: tuple[float, float] = (0.5, 0.5),
+    extra_pipelines: Mapping[str, Mapping[str, Any]] | None = None,
+    dry_run: bool = False,
+) -> InitReport:
+    """Make the cluster match the assets for index ``alias``; see the module docstring."""
+    names = IndexNames(alias)
+    caps = probe(client)
+    if not caps.hybrid:
+        raise ConfigurationError(f"the cluster (OpenSearch {caps.version}) lacks the neural-search plugin needed for hybrid search")
+    if spec.engine != "lucene" and not caps.native_engines:
+        raise ConfigurationError(
+            f"engine {spec.engine!r} needs the k-NN native libraries, which this cluster does not have "
+            "(node attribute knn_native=false); use engine 'lucene'"
+        )
+    Fusion(weights=weights).validate_weights(2, require_unit_sum=True)
+
+    with translate_errors(f"checking {alias}", client):
+        plain_index = client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias)
+    if plain_index:
+        raise ConfigurationError(
+            f"an index named {alias!r} already exists and is not an alias; the adapter keeps {alias!r} as an alias "
+            f"over versioned indices ({names.index(1)}, ...). Pick another name or move that index away"
+        )
+    existing = alias_indices(client, alias)
+    if existing:
+        current = existing[-1]
+        with translate_errors(f"reading {current}", client):
+            live = client.indices.get(index=current)[current]
+        problems = _incompatibilities(live["mappings"], live["settings"], names, spec)
+        if problems:
+            raise IndexMismatchError(
+                f"the assets ask for changes that index {current!r} cannot take in place: "
+                + "; ".join(problems)
+                + f". Such a change needs a new index ({names.index(IndexNames.version_of(current) + 1)}) and "
+                "re-embedding every document; `hybrid init` does not do that"
+            )
+
+    apply = _Applier(client, dry_run)
+    for name, body in render_components(names, spec).items():
+        old = _get_component(client, name)
+        same = old is not None and _canonical_template(old) == _canonical_template(body)
+        apply.record("component_template", name, old is not None, same, old and _canonical_template(old), _canonical_template(body),
+                     lambda n=name, b=body: client.cluster.put_component_template(name=n, body=b))
+    template = render_index_template(names, spec)
+    old_t = _get_index_template(client, names.index_template)
+    same_t = old_t is not None and _canonical_template(old_t) == _canonical_template(template)
+    apply.record("index_template", names.index_template, old_t is not None, same_t, old_t and _canonical_template(old_t),
+                 _canonical_template(template),
+                 lambda: client.indices.put_index_template(name=names.index_template, body=template))
+
+    if existing:
+        index = existing[-1]
+        with translate_errors(f"reading {index}", client):
+            live_props = client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {})
+        wanted = render_index_mapping(names, spec)["properties"]
+        added = {f: b for f, b in wanted.items() if f not in live_props}
+        apply.record("mapping", index, True, not added, {}, added,
+                     lambda: client.indices.put_mapping(index=index, body={"properties": added}))
+        apply.changes.append(Change("index", index, "unchanged"))
+    else:
+        index = names.index(1)
+        apply.record("index", index, False, False, None, None,
+                     lambda: client.indices.create(index=index, body={"aliases": {alias: {}}}))
+
+    pipelines: dict[str, dict[str, Any]] = {}
+    for fusion in caps.fusions(weights=None):
+        if fusion.kind == "normalization":
+            fusion = Fusion(normalization=fusion.normalization, combination=fusion.combination, weights=tuple(weights))
+        pipelines[names.pipeline(fusion)] = render_pipeline(fusion, explanation=caps.explanation)
+    for suffix, body in (extra_pipelines or {}).items():
+        if fusion_from_pipeline(body) is None:
+            raise ConfigurationError(f"pipeline asset {suffix!r} has no normalization-processor or score-ranker-processor")
+        pipelines[f"{alias}-{suffix}"] = dict(body)
+    for name, body in pipelines.items():
+        old_p = get_pipeline(client, name)
+        same_p = old_p is not None and _numbers_as_float(old_p) == _numbers_as_float(body)
+        apply.record("pipeline", name, old_p is not None, same_p, old_p, body, lambda n=name, b=body: put_pipeline(client, n, b))
+    return InitReport(alias, index, tuple(apply.changes))

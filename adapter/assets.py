@@ -1,0 +1,252 @@
+"""Loading and rendering the JSON assets in ``mappings/`` and ``pipelines/``. Pure: no I/O but reads.
+
+The assets are the source of truth reviewed in git. Rendering fills the variable parts (names,
+analyzer, vector dimension, fusion parameters) on parsed dicts, never by string replacement, and
+always returns fresh copies. In an installed wheel the assets sit in ``adapter/_assets``; in a
+source checkout they are read from the repository root.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .errors import AssetError, ConfigurationError, InputError
+from .types import EmbeddingFingerprint, Fusion, Normalization
+
+ASSET_DIRS = ("mappings", "pipelines")
+SPACE_TYPES = ("cosinesimil", "innerproduct", "l2")
+ENGINES = ("lucene", "faiss", "nmslib")
+COMPONENTS = ("text", "vector", "metadata")
+SCHEMA_VERSION = 1
+
+
+def _asset_root(kind: str):
+    packaged = resources.files("adapter") / "_assets" / kind
+    if packaged.is_dir():
+        return packaged
+    source = Path(__file__).resolve().parent.parent / kind
+    if source.is_dir():
+        return source
+    raise AssetError(f"asset folder {kind!r} not found in the package or next to it")
+
+
+@lru_cache(maxsize=None)
+def _load_cached(kind: str, name: str) -> str:
+    if kind not in ASSET_DIRS:
+        raise AssetError(f"unknown asset kind {kind!r}")
+    path = _asset_root(kind) / f"{name}.json"
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AssetError(f"asset {kind}/{name}.json does not exist") from None
+
+
+def load_asset(kind: str, name: str) -> dict[str, Any]:
+    """A fresh parsed copy of ``<kind>/<name>.json``."""
+    text = _load_cached(kind, name)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AssetError(f"{kind}/{name}.json is not valid JSON: {exc}") from exc
+
+
+def list_assets(kind: str) -> list[str]:
+    return sorted(p.name[:-5] for p in _asset_root(kind).iterdir() if p.name.endswith(".json"))
+
+
+# -- names ---------------------------------------------------------------------------------------
+
+_INVALID_INDEX_CHARS = set('\\/*?"<>| ,#:')
+
+
+def validate_index_name(name: str) -> str:
+    """Reject names OpenSearch would reject, before anything is sent."""
+    problems = []
+    if not name:
+        problems.append("it is empty")
+    if name != name.lower():
+        problems.append("it must be lowercase")
+    if bad := sorted(set(name) & _INVALID_INDEX_CHARS):
+        problems.append(f"it contains {''.join(bad)!r}")
+    if name[:1] in ("-", "_", "+"):
+        problems.append("it must not start with -, _ or +")
+    if name in (".", ".."):
+        problems.append("it must not be . or ..")
+    if len(name.encode()) > 200:  # 255 is the server's limit; leave room for -vN and suffixes
+        problems.append("it is longer than 200 bytes")
+    if problems:
+        raise InputError(f"index name {name!r} is not valid: " + "; ".join(problems))
+    return name
+
+
+@dataclass(frozen=True)
+class IndexNames:
+    """Every cluster object that belongs to one hybrid index called ``alias``."""
+
+    alias: str
+
+    def __post_init__(self) -> None:
+        validate_index_name(self.alias)
+
+    def component(self, part: str) -> str:
+        return f"{self.alias}-{part}"
+
+    @property
+    def index_template(self) -> str:
+        return self.alias
+
+    def index(self, version: int) -> str:
+        return f"{self.alias}-v{version}"
+
+    @property
+    def pattern(self) -> str:
+        return f"{self.alias}-v*"
+
+    def pipeline(self, fusion: Fusion) -> str:
+        return f"{self.alias}-{fusion.name}"
+
+    @staticmethod
+    def version_of(index: str) -> int:
+        match = re.search(r"-v(\d+)$", index)
+        if not match:
+            raise InputError(f"{index!r} is not a versioned index name (<alias>-vN)")
+        return int(match.group(1))
+
+
+# -- index template ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """Everything that shapes a hybrid index; rendered into component + index templates."""
+
+    fingerprint: EmbeddingFingerprint
+    analyzer: str = "folding"
+    space_type: str = "cosinesimil"
+    engine: str = "lucene"
+    m: int = 16
+    ef_construction: int = 128
+    shards: int = 1
+    replicas: str = "0-1"  # auto_expand_replicas: no unassigned replica on a single node
+    vector_field: str = "embedding"
+    text_fields: tuple[str, ...] = ("title", "text")
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ConfigurationError(f"unknown k-NN engine {self.engine!r}; expected one of {', '.join(ENGINES)}")
+        if self.space_type not in SPACE_TYPES:
+            raise ConfigurationError(f"unknown space_type {self.space_type!r}; expected one of {', '.join(SPACE_TYPES)}")
+        if self.space_type != "cosinesimil" and not self.fingerprint.normalized:
+            # The seeds' warning: dot product (and L2 ranking) equal cosine only for unit vectors.
+            raise ConfigurationError(
+                f"space_type {self.space_type!r} ranks like cosine only for L2-normalised vectors, and embedder "
+                f"{self.fingerprint.model} does not normalise; use cosinesimil or a normalising embedder"
+            )
+        if self.fingerprint.dimension < 1:
+            raise ConfigurationError(f"vector dimension must be positive, got {self.fingerprint.dimension}")
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {
+            "adapter_schema": SCHEMA_VERSION,
+            "embedding": self.fingerprint.to_meta(),
+            "vector_field": self.vector_field,
+            "text_fields": list(self.text_fields),
+        }
+
+
+def render_components(names: IndexNames, spec: IndexSpec) -> dict[str, dict[str, Any]]:
+    """Component template bodies keyed by their cluster names."""
+    text = load_asset("mappings", "component-text")
+    props = text["template"]["mappings"]["properties"]
+    template_field = props.pop("text")
+    props.pop("title", None)
+    for name in spec.text_fields:
+        props[name] = {**copy.deepcopy(template_field), "analyzer": spec.analyzer}
+
+    vector = load_asset("mappings", "component-vector")
+    vprops = vector["template"]["mappings"]["properties"]
+    field_body = vprops.pop("embedding")
+    field_body["dimension"] = spec.fingerprint.dimension
+    field_body["method"].update(engine=spec.engine, space_type=spec.space_type)
+    field_body["method"]["parameters"] = {"m": spec.m, "ef_construction": spec.ef_construction}
+    vprops[spec.vector_field] = field_body
+
+    metadata = load_asset("mappings", "component-metadata")
+    return {names.component("text"): text, names.component("vector"): vector, names.component("metadata"): metadata}
+
+
+def render_index_template(names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
+    body = load_asset("mappings", "index-template")
+    body["index_patterns"] = [names.pattern]
+    body["composed_of"] = [names.component(part) for part in COMPONENTS]
+    settings = body["template"]["settings"]
+    settings["index.number_of_shards"] = spec.shards
+    settings["index.auto_expand_replicas"] = spec.replicas
+    body["template"]["mappings"]["_meta"] = spec.meta
+    return body
+
+
+def render_index_mapping(names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
+    """The mapping an index created from the templates ends up with (merged as the server does)."""
+    merged: dict[str, Any] = {"properties": {}}
+    for body in render_components(names, spec).values():
+        mappings = body["template"].get("mappings", {})
+        for key, value in mappings.items():
+            if key == "properties":
+                merged["properties"].update(value)
+            else:
+                merged[key] = value
+    merged["_meta"] = spec.meta
+    return merged
+
+
+# -- search pipelines ----------------------------------------------------------------------------
+
+
+def render_pipeline(fusion: Fusion, *, explanation: bool = False, default_weights=(0.5, 0.5)) -> dict[str, Any]:
+    """A search pipeline body for ``fusion``; ``explanation`` adds ``hybrid_score_explanation``."""
+    if fusion.kind == "rrf":
+        body = load_asset("pipelines", "rrf")
+        combination = body["phase_results_processors"][0]["score-ranker-processor"]["combination"]
+        combination["rank_constant"] = int(fusion.rank_constant)
+        if fusion.weights is not None:
+            combination["parameters"] = {"weights": list(fusion.weights)}
+    else:
+        fusion.validate_weights(2, require_unit_sum=True)
+        body = load_asset("pipelines", "normalization")
+        processor = body["phase_results_processors"][0]["normalization-processor"]
+        processor["normalization"]["technique"] = fusion.normalization.value
+        processor["combination"]["technique"] = fusion.combination.value
+        processor["combination"]["parameters"]["weights"] = list(fusion.weights or default_weights)
+        if fusion.normalization is Normalization.Z_SCORE and fusion.combination.value != "arithmetic_mean":
+            raise InputError("z_score normalisation works only with arithmetic_mean combination on the server")
+    if explanation:
+        body["response_processors"] = load_asset("pipelines", "explanation")["response_processors"]
+    return body
+
+
+def fusion_from_pipeline(body: dict[str, Any]) -> Fusion | None:
+    """Read back the fusion a pipeline body performs (None if it is not a hybrid fusion pipeline)."""
+    for proc in body.get("phase_results_processors", []):
+        if "normalization-processor" in proc:
+            p = proc["normalization-processor"]
+            weights = p.get("combination", {}).get("parameters", {}).get("weights")
+            return Fusion(
+                normalization=p.get("normalization", {}).get("technique", "min_max"),
+                combination=p.get("combination", {}).get("technique", "arithmetic_mean"),
+                weights=tuple(weights) if weights else None,
+            )
+        if "score-ranker-processor" in proc:
+            c = proc["score-ranker-processor"].get("combination", {})
+            weights = c.get("parameters", {}).get("weights")
+            return Fusion.rrf(int(c.get("rank_constant", 60)), tuple(weights) if weights else None)
+    return None

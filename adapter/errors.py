@@ -1,0 +1,118 @@
+"""The one exception tree of the adapter.
+
+Every error the adapter raises on purpose is a :class:`HybridError`; catch that to catch them all.
+Messages say what was expected and how to fix it. Errors raised because a lower layer failed are
+chained (``raise ... from exc``) so the original cause stays visible.
+
+::
+
+    HybridError
+    ├── ConfigurationError         settings, environment, Java, unsupported combinations
+    ├── InputError (ValueError)    bad user input: an empty query, k <= 0, bad weights, bad rows
+    ├── AssetError                 a mapping or pipeline asset is missing or malformed
+    ├── IndexMismatchError         the embedder or vectors differ from what the index was built with
+    ├── CapabilityError            the cluster lacks a feature the request needs
+    │   └── PipelineNotFoundError  a named search pipeline does not exist on the cluster
+    ├── BackendError               OpenSearch answered with an error (keeps status and reason)
+    │   └── ClusterUnavailableError    the cluster is down or refuses the connection
+    └── LocalNodeError             provisioning or running the local development node
+        ├── JavaError              no Java, or a Java version OpenSearch cannot run on
+        ├── ArtifactNotFoundError  a Maven artifact is missing from the repository
+        ├── ChecksumError          a download does not match the repository's checksum
+        ├── PortInUseError         the requested port is taken by another process
+        └── NodeStartError         the node died or never became healthy (with its log tail)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HybridError",
+    "ConfigurationError",
+    "InputError",
+    "AssetError",
+    "IndexMismatchError",
+    "CapabilityError",
+    "PipelineNotFoundError",
+    "BackendError",
+    "ClusterUnavailableError",
+    "LocalNodeError",
+    "JavaError",
+    "ArtifactNotFoundError",
+    "ChecksumError",
+    "PortInUseError",
+    "NodeStartError",
+]
+
+
+class HybridError(Exception):
+    """Base class of every error raised by the adapter."""
+
+
+class ConfigurationError(HybridError):
+    """A setting, the environment or a combination of options cannot work."""
+
+
+class InputError(HybridError, ValueError):
+    """User input is invalid (an empty query, k <= 0, weights that do not fit, a bad row)."""
+
+
+class AssetError(HybridError):
+    """A JSON asset under ``mappings/`` or ``pipelines/`` is missing or malformed."""
+
+
+class IndexMismatchError(HybridError):
+    """The embedder (or a vector) does not match what the index was built with."""
+
+
+class CapabilityError(HybridError):
+    """The cluster does not offer a feature the request needs."""
+
+
+class PipelineNotFoundError(CapabilityError):
+    """A named search pipeline does not exist on the cluster."""
+
+    def __init__(self, pipeline: str, hint: str = "") -> None:
+        self.pipeline = pipeline
+        message = f"search pipeline {pipeline!r} does not exist on the cluster"
+        super().__init__(f"{message}; {hint}" if hint else message)
+
+
+class BackendError(HybridError):
+    """OpenSearch answered with an error. ``status`` and ``reason`` are the server's own."""
+
+    def __init__(self, message: str, *, status: int | None = None, reason: str | None = None) -> None:
+        self.status = status
+        self.reason = reason
+        super().__init__(message)
+
+
+class ClusterUnavailableError(BackendError):
+    """The cluster cannot be reached: down, refusing connections, or timing out."""
+
+
+class LocalNodeError(HybridError):
+    """Provisioning or running the local development node failed."""
+
+
+class JavaError(LocalNodeError):
+    """No usable Java was found, or its version cannot run this OpenSearch version."""
+
+
+class ArtifactNotFoundError(LocalNodeError):
+    """A Maven artifact is missing from the configured repository."""
+
+    def __init__(self, coordinates: str, where: str) -> None:
+        self.coordinates = coordinates
+        super().__init__(f"artifact {coordinates} is not available from {where}")
+
+
+class ChecksumError(LocalNodeError):
+    """A downloaded file does not match the checksum the repository publishes."""
+
+
+class PortInUseError(LocalNodeError):
+    """The requested port is already bound by another process."""
+
+
+class NodeStartError(LocalNodeError):
+    """The node died at start or never became healthy; the message ends with its log tail."""

@@ -1,0 +1,118 @@
+"""Rank fusion as small pure functions (runs in, fused run out). Never mutates its inputs.
+
+:func:`rrf` is Reciprocal Rank Fusion (Cormack, Clarke & Buettcher, SIGIR 2009) computed exactly
+as OpenSearch's ``score-ranker-processor`` computes it (neural-search ``RRFNormalizationTechnique``
+and ``RRFScoreCombinationTechnique``): per leg, rank starts at 1 and the leg's score is
+``1 / (rank_constant + rank)`` rounded half-up to 10 decimals and stored as a 32-bit float; the
+fused score is the float32 sum over legs (legs in request order). With weights (the server takes
+them from 3.1) each leg's term is multiplied by its weight. A hit absent from a leg gets nothing
+from it.
+
+:func:`combine` mirrors ``normalization-processor``'s combinations for explanations: arithmetic
+mean counts a leg that missed the hit as 0 (its weight stays in the denominator); geometric and
+harmonic means skip such legs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Sequence
+
+import numpy as np
+
+from .types import Combination, LegScore
+
+# A run: (doc_id, score) pairs, best first, as one leg returned them.
+Run = Sequence[tuple[str, float]]
+
+
+@dataclass(frozen=True)
+class FusedDoc:
+    id: str
+    score: float
+    legs: tuple[LegScore, ...]
+
+
+def rrf_term(rank: int, rank_constant: int = 60) -> float:
+    """``1 / (rank_constant + rank)`` as the server stores it (10 decimals, half-up, float32)."""
+    if rank < 1:
+        raise ValueError(f"ranks start at 1, got {rank}")
+    exact = (Decimal(1) / Decimal(rank_constant + rank)).quantize(Decimal("1e-10"), rounding=ROUND_HALF_UP)
+    return float(np.float32(float(exact)))
+
+
+def rrf(
+    runs: Sequence[Run],
+    *,
+    rank_constant: int = 60,
+    weights: Sequence[float] | None = None,
+    leg_names: Sequence[str] | None = None,
+) -> list[FusedDoc]:
+    """Fuse ranked runs by RRF; returns every document of every run, best first.
+
+    Ties are broken by the best rank the document reached in any leg, then by id, so the order is
+    deterministic (the server's order among exactly equal scores is not specified).
+    """
+    names = list(leg_names or [f"leg{i}" for i in range(len(runs))])
+    if len(names) != len(runs):
+        raise ValueError(f"{len(names)} leg names for {len(runs)} runs")
+    w = [1.0] * len(runs) if weights is None else [float(x) for x in weights]
+    if len(w) != len(runs):
+        raise ValueError(f"{len(w)} weights for {len(runs)} runs")
+    positions: dict[str, dict[int, tuple[int, float]]] = {}
+    for leg, run in enumerate(runs):
+        for rank, (doc_id, raw) in enumerate(run, start=1):
+            # A document repeated within one run counts at its first (best) rank only.
+            positions.setdefault(doc_id, {}).setdefault(leg, (rank, raw))
+    fused = []
+    for doc_id, by_leg in positions.items():
+        total = np.float32(0.0)
+        legs = []
+        for leg, name in enumerate(names):
+            if leg in by_leg:
+                rank, raw = by_leg[leg]
+                term = np.float32(rrf_term(rank, rank_constant))
+                part = np.float32(term * np.float32(w[leg])) if weights is not None else term
+                total = np.float32(total + part)
+                legs.append(LegScore(name, rank, float(raw), float(term), w[leg], float(part)))
+            else:
+                legs.append(LegScore(name, None, None, None, w[leg], 0.0))
+        best_rank = min(r for r, _ in by_leg.values())
+        fused.append((float(total), best_rank, doc_id, tuple(legs)))
+    fused.sort(key=lambda item: (-item[0], item[1], item[2]))
+    return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in fused]
+
+
+def combine(scores: Sequence[float | None], weights: Sequence[float], combination: Combination) -> float:
+    """One document's fused score from its per-leg normalised scores (None: the leg missed it)."""
+    if len(scores) != len(weights):
+        raise ValueError(f"{len(scores)} scores for {len(weights)} weights")
+    if combination is Combination.ARITHMETIC_MEAN:
+        total_w = sum(weights)
+        return sum(w * (s or 0.0) for s, w in zip(scores, weights)) / total_w if total_w else 0.0
+    present = [(s, w) for s, w in zip(scores, weights) if s is not None and s > 0]
+    total_w = sum(w for _, w in present)
+    if not present or total_w == 0:
+        return 0.0
+    if combination is Combination.GEOMETRIC_MEAN:
+        return math.exp(sum(w * math.log(s) for s, w in present) / total_w)
+    if combination is Combination.HARMONIC_MEAN:
+        return total_w / sum(w / s for s, w in present)
+    raise ValueError(f"unknown combination {combination!r}")
+
+
+def contributions(
+    scores: Sequence[float | None], weights: Sequence[float], combination: Combination, fused: float
+) -> list[float]:
+    """Each leg's share of ``fused``; the shares add up to ``fused``.
+
+    Arithmetic mean: ``w_i * s_i / sum(w)`` exactly. Geometric and harmonic means are not sums, so
+    the fused score is split by weight among the legs that returned the hit.
+    """
+    if combination is Combination.ARITHMETIC_MEAN:
+        total_w = sum(weights)
+        return [w * (s or 0.0) / total_w if total_w else 0.0 for s, w in zip(scores, weights)]
+    present_w = sum(w for s, w in zip(scores, weights) if s is not None and s > 0)
+    return [fused * w / present_w if (s is not None and s > 0 and present_w) else 0.0 for s, w in zip(scores, weights)]

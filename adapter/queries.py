@@ -1,0 +1,117 @@
+"""Request bodies as pure functions. User text only ever goes into ``match``-type queries.
+
+Leg order is fixed everywhere: the text leg (BM25) first, the vector leg (k-NN) second; weights
+and explanations follow that order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from .errors import InputError
+
+LEGS = ("bm25", "dense")
+TOP_LEVEL_FILTER_FIELDS = ("parent_id", "chunk_index")
+MAX_QUERY_CHARS = 10_000
+
+
+def clean_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("the query is empty; give some text to search for")
+    query = query.strip()
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputError(f"the query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    return query
+
+
+@dataclass(frozen=True)
+class TextLeg:
+    """How the BM25 leg reads the text fields. ``fields`` may carry boosts (``title^2``)."""
+
+    fields: tuple[str, ...] = ("title", "text")
+    type: str = "most_fields"  # most_fields sums per-field BM25, like one field holding both
+    operator: str = "or"
+
+    def body(self, query: str) -> dict[str, Any]:
+        if len(self.fields) == 1 and "^" not in self.fields[0]:
+            return {"match": {self.fields[0]: {"query": query, "operator": self.operator}}}
+        return {"multi_match": {"query": query, "fields": list(self.fields), "type": self.type, "operator": self.operator}}
+
+
+def filter_clauses(filters: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """``{"lang": "es", "year": {"gte": 2020}, "tags": ["a", "b"]}`` -> term / range / terms clauses.
+
+    Keys without a dot address ``metadata.<key>`` (except the top-level id fields).
+    """
+    clauses = []
+    for key, value in (filters or {}).items():
+        if not key or not isinstance(key, str):
+            raise InputError(f"filter field names must be non-empty strings, got {key!r}")
+        field = key if ("." in key or key in TOP_LEVEL_FILTER_FIELDS) else f"metadata.{key}"
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"gt", "gte", "lt", "lte"}
+            if unknown:
+                raise InputError(f"range filter on {key!r} has unknown operators {sorted(unknown)}; use gt, gte, lt, lte")
+            clauses.append({"range": {field: dict(value)}})
+        elif isinstance(value, (list, tuple, set)):
+            clauses.append({"terms": {field: list(value)}})
+        else:
+            clauses.append({"term": {field: value}})
+    return clauses
+
+
+def text_query(query: str, leg: TextLeg, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    clauses = filter_clauses(filters)
+    match = leg.body(query)
+    return {"bool": {"must": [match], "filter": clauses}} if clauses else match
+
+
+def knn_query(
+    vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A k-NN leg. Filters go inside the knn clause: a pre-filter that still returns k hits."""
+    body: dict[str, Any] = {"vector": [float(x) for x in vector], "k": int(k)}
+    clauses = filter_clauses(filters)
+    if clauses:
+        body["filter"] = {"bool": {"filter": clauses}}
+    return {"knn": {field: body}}
+
+
+def hybrid_query(text: dict[str, Any], knn: dict[str, Any], *, pagination_depth: int | None) -> dict[str, Any]:
+    hybrid: dict[str, Any] = {"queries": [text, knn]}
+    if pagination_depth is not None:
+        hybrid["pagination_depth"] = int(pagination_depth)
+    return {"hybrid": hybrid}
+
+
+def search_body(
+    query: dict[str, Any],
+    *,
+    size: int,
+    from_: int = 0,
+    exclude_source: Sequence[str] = (),
+    explain: bool = False,
+    search_pipeline: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"size": int(size), "query": query}
+    if from_:
+        body["from"] = int(from_)
+    if exclude_source:
+        body["_source"] = {"excludes": list(exclude_source)}
+    if explain:
+        body["explain"] = True
+    if search_pipeline is not None:
+        body["search_pipeline"] = search_pipeline  # a temporary pipeline, defined in the request
+    return body
+
+
+def msearch_lines(index: str, bodies: Sequence[dict[str, Any]], *, pipeline: str | None = None) -> list[dict[str, Any]]:
+    """Header/body pairs for ``_msearch`` (``pipeline`` applies to the first body only)."""
+    lines: list[dict[str, Any]] = []
+    for i, body in enumerate(bodies):
+        header: dict[str, Any] = {"index": index}
+        if pipeline and i == 0:
+            header["search_pipeline"] = pipeline
+        lines += [header, body]
+    return lines
