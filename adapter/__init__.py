@@ -1,1 +1,98 @@
-"""OpenSearch-native hybrid search adapter."""
+"""OpenSearch-native hybrid search: BM25 + k-NN fused by the server, embeddings computed in Python.
+
+The public API (everything else is internal)::
+
+    from adapter import connect, init_index, IndexSpec, Ingestor, Searcher, load_embedder
+
+    client = connect("http://localhost:9200")
+    embedder = load_embedder("minilm")
+    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer="english"))
+    Ingestor(client, "docs", embedder).ingest(read_source("docs.jsonl"))
+    result = Searcher(client, "docs", embedder).search("error E-4012", technique="hybrid")
+
+Shell objects (client, models, searcher) import lazily, so ``import adapter`` stays light.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .errors import (
+    ArtifactNotFoundError,
+    AssetError,
+    BackendError,
+    CapabilityError,
+    ChecksumError,
+    ClusterUnavailableError,
+    ConfigurationError,
+    HybridError,
+    IndexMismatchError,
+    InputError,
+    JavaError,
+    LocalNodeError,
+    NodeStartError,
+    PipelineNotFoundError,
+    PortInUseError,
+)
+from .types import (
+    Combination,
+    EmbeddingFingerprint,
+    Fusion,
+    Hit,
+    IngestReport,
+    ItemFailure,
+    LegScore,
+    Normalization,
+    SearchResult,
+    Technique,
+)
+
+_LAZY = {
+    "connect": "client",
+    "probe": "capabilities",
+    "Capabilities": "capabilities",
+    "IndexSpec": "assets",
+    "IndexNames": "assets",
+    "render_pipeline": "assets",
+    "init_index": "admin",
+    "InitReport": "admin",
+    "Embedder": "embedders",
+    "SentenceTransformerEmbedder": "embedders",
+    "E5Embedder": "embedders",
+    "load_embedder": "embedders",
+    "EmbeddingCache": "cache",
+    "CachedEmbedder": "cache",
+    "Ingestor": "ingest",
+    "FieldMap": "sources",
+    "Chunking": "sources",
+    "read_source": "sources",
+    "Searcher": "search",
+    "TextLeg": "queries",
+    "Reranker": "rerank",
+    "CrossEncoderReranker": "rerank",
+    "rrf": "fusion",
+    "mmr": "mmr",
+    "LocalNode": "local",
+    "NodeConfig": "local",
+}
+
+__all__ = [
+    # errors
+    "HybridError", "ConfigurationError", "InputError", "AssetError", "IndexMismatchError", "CapabilityError",
+    "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",
+    "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
+    # values
+    "Technique", "Normalization", "Combination", "Fusion", "Hit", "LegScore", "SearchResult",
+    "EmbeddingFingerprint", "IngestReport", "ItemFailure",
+    # functions and classes (lazy)
+    *_LAZY,
+]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'adapter' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

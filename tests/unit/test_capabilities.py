@@ -1,0 +1,45 @@
+from adapter.capabilities import capabilities_from
+from adapter.types import Fusion
+
+
+def nodes(version, plugins=("opensearch-knn", "opensearch-neural-search"), attrs=None):
+    return {"nodes": {"n1": {"version": version, "plugins": [{"name": p} for p in plugins], "attributes": attrs or {}}}}
+
+
+def test_real_version_comes_from_nodes_not_the_compatibility_banner():
+    caps = capabilities_from({"version": {"number": "7.10.2", "distribution": "opensearch"}}, nodes("2.19.1"))
+    assert caps.version == "2.19.1"
+    assert caps.hybrid and caps.rrf and caps.explanation and caps.pagination_depth
+    assert not caps.z_score and not caps.rrf_weights
+
+
+def test_features_follow_versions():
+    old = capabilities_from({}, nodes("2.11.0"))
+    assert old.hybrid and not old.rrf and not old.explanation
+    new = capabilities_from({}, nodes("3.1.0"))
+    assert new.z_score and new.rrf_weights
+    assert [f.name for f in new.fusions()].count("z_score-arithmetic_mean") == 1
+    assert "z_score-geometric_mean" not in [f.name for f in new.fusions()]
+
+
+def test_no_neural_search_means_no_hybrid():
+    caps = capabilities_from({}, nodes("2.19.1", plugins=("opensearch-knn",)))
+    assert not caps.hybrid and caps.fusions() == []
+    ok, why = caps.supports(Fusion())
+    assert not ok and "neural-search" in why
+
+
+def test_supports_explains_what_is_missing():
+    caps = capabilities_from({}, nodes("2.19.1"))
+    assert caps.supports(Fusion.rrf()) == (True, "")
+    ok, why = caps.supports(Fusion.rrf(weights=(0.7, 0.3)))
+    assert not ok and "3.1" in why
+    ok, why = caps.supports(Fusion(normalization="z_score"))
+    assert not ok and "3.0" in why
+
+
+def test_native_engines_flag_and_serverless():
+    assert not capabilities_from({}, nodes("2.19.1", attrs={"knn_native": "false"})).native_engines
+    assert capabilities_from({}, nodes("2.19.1")).native_engines
+    serverless = capabilities_from({"version": {"distribution": "opensearch"}}, None)
+    assert serverless.serverless and serverless.hybrid

@@ -1,0 +1,76 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from adapter.errors import InputError
+from adapter.queries import (
+    TextLeg,
+    clean_query,
+    filter_clauses,
+    hybrid_query,
+    knn_query,
+    msearch_lines,
+    search_body,
+    text_query,
+)
+
+
+def test_text_leg_uses_match_type_queries_only():
+    assert TextLeg(("text",)).body("hola") == {"match": {"text": {"query": "hola", "operator": "or"}}}
+    body = TextLeg(("title^2", "text")).body("E-4012")
+    assert body == {"multi_match": {"query": "E-4012", "fields": ["title^2", "text"], "type": "most_fields", "operator": "or"}}
+
+
+def test_user_text_never_reaches_query_string():
+    # Query-syntax characters stay inside a match query as plain text.
+    nasty = 'title:(x OR y) AND text:* "\\'
+    body = json.dumps(text_query(nasty, TextLeg(), {"lang": "es"}))
+    assert "query_string" not in body and "simple_query_string" not in body
+    source = "".join(p.read_text() for p in (Path(__file__).parents[2] / "adapter").rglob("*.py"))
+    assert "query_string" not in source  # no code path can build one
+
+
+def test_filters_become_term_terms_and_range_on_metadata():
+    clauses = filter_clauses({"lang": "es", "tags": ["a", "b"], "year": {"gte": 2020}, "parent_id": "x", "metadata.k": 1})
+    assert clauses == [
+        {"term": {"metadata.lang": "es"}},
+        {"terms": {"metadata.tags": ["a", "b"]}},
+        {"range": {"metadata.year": {"gte": 2020}}},
+        {"term": {"parent_id": "x"}},
+        {"term": {"metadata.k": 1}},
+    ]
+    with pytest.raises(InputError):
+        filter_clauses({"year": {"between": 1}})
+
+
+def test_filters_go_on_both_legs_and_inside_knn():
+    text = text_query("q", TextLeg(("text",)), {"lang": "es"})
+    assert text == {"bool": {"must": [{"match": {"text": {"query": "q", "operator": "or"}}}], "filter": [{"term": {"metadata.lang": "es"}}]}}
+    knn = knn_query([0.5, 1], field="embedding", k=7, filters={"lang": "es"})
+    assert knn == {"knn": {"embedding": {"vector": [0.5, 1.0], "k": 7, "filter": {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}}}}}
+    assert "filter" not in knn_query([1.0], field="v", k=1)["knn"]["v"]
+
+
+def test_hybrid_body_orders_legs_and_sets_pagination_depth():
+    t, v = {"match": {"text": "q"}}, {"knn": {"v": {"vector": [1.0], "k": 5}}}
+    assert hybrid_query(t, v, pagination_depth=50) == {"hybrid": {"queries": [t, v], "pagination_depth": 50}}
+    assert "pagination_depth" not in hybrid_query(t, v, pagination_depth=None)["hybrid"]
+
+
+def test_search_body_and_msearch_lines():
+    body = search_body({"match_all": {}}, size=5, from_=10, exclude_source=["embedding"], explain=True, search_pipeline={"x": 1})
+    assert body == {"size": 5, "query": {"match_all": {}}, "from": 10, "_source": {"excludes": ["embedding"]}, "explain": True, "search_pipeline": {"x": 1}}
+    assert msearch_lines("idx", [{"a": 1}, {"b": 2}]) == [{"index": "idx"}, {"a": 1}, {"index": "idx"}, {"b": 2}]
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\n\t", None])
+def test_empty_queries_are_refused(bad):
+    with pytest.raises(InputError, match="empty"):
+        clean_query(bad)
+
+
+def test_queries_are_stripped_and_bounded():
+    assert clean_query("  hola ") == "hola"
+    with pytest.raises(InputError):
+        clean_query("x" * 10_001)
