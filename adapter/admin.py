@@ -78,17 +78,32 @@ def json_diff(old: Any, new: Any, name: str) -> str:
     return "\n".join(difflib.unified_diff(_dump(old), _dump(new), f"{name} (cluster)", f"{name} (assets)", lineterm=""))
 
 
-def _numbers_as_float(value: Any) -> Any:
-    """1 and 1.0 compare equal after the server echoes a pipeline back."""
-    if isinstance(value, bool) or value is None:
-        return value
+def _canonical_values(value: Any) -> Any:
+    """Values as the server echoes them: booleans may come back as "true", 1 as 1.0."""
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, list):
-        return [_numbers_as_float(v) for v in value]
+        return [_canonical_values(v) for v in value]
     if isinstance(value, dict):
-        return {k: _numbers_as_float(v) for k, v in value.items()}
+        return {k: _canonical_values(v) for k, v in value.items()}
     return value
+
+
+def _covers(live: Any, wanted: Any) -> bool:
+    """Whether the live mapping holds everything the wanted one says.
+
+    The server adds to what it was given (dynamically mapped metadata keys, defaults) and drops
+    the implicit ``"type": "object"``; those differences are not changes.
+    """
+    if isinstance(wanted, dict):
+        if not isinstance(live, dict):
+            return False
+        if wanted.get("type") == "object" and "type" not in live:
+            wanted = {k: v for k, v in wanted.items() if k != "type"}
+        return all(k in live and _covers(live[k], v) for k, v in wanted.items())
+    return _canonical_values(live) == _canonical_values(wanted)
 
 
 class _Applier:
@@ -110,43 +125,28 @@ class _Applier:
         self.changes.append(Change(kind, name, action, json_diff(old, new, name) if existed else ""))
 
 
-def _get_component(client, name: str) -> dict | None:
-    from opensearchpy.exceptions import NotFoundError
+def _get_or_none(client, action: str, call) -> dict | None:
+    with translate_errors(action, client):
+        resp = call()
+    if isinstance(resp, dict) and resp.get("status") == 404 and "error" in resp:
+        return None
+    return resp
 
-    try:
-        with translate_errors(f"reading component template {name}", client):
-            resp = client.cluster.get_component_template(name=name)
-    except Exception as exc:
-        if isinstance(exc.__cause__, NotFoundError):
-            return None
-        raise
-    return resp["component_templates"][0]["component_template"]
+
+def _get_component(client, name: str) -> dict | None:
+    resp = _get_or_none(client, f"reading component template {name}", lambda: client.cluster.get_component_template(name=name, ignore=404))
+    return resp["component_templates"][0]["component_template"] if resp and resp.get("component_templates") else None
 
 
 def _get_index_template(client, name: str) -> dict | None:
-    from opensearchpy.exceptions import NotFoundError
-
-    try:
-        with translate_errors(f"reading index template {name}", client):
-            resp = client.indices.get_index_template(name=name)
-    except Exception as exc:
-        if isinstance(exc.__cause__, NotFoundError):
-            return None
-        raise
-    return resp["index_templates"][0]["index_template"]
+    resp = _get_or_none(client, f"reading index template {name}", lambda: client.indices.get_index_template(name=name, ignore=404))
+    return resp["index_templates"][0]["index_template"] if resp and resp.get("index_templates") else None
 
 
 def get_pipeline(client, name: str) -> dict | None:
-    from opensearchpy.exceptions import NotFoundError
-
-    try:
-        with translate_errors(f"reading search pipeline {name}", client):
-            resp = client.transport.perform_request("GET", f"/_search/pipeline/{name}")
-    except Exception as exc:
-        if isinstance(exc.__cause__, NotFoundError):
-            return None
-        raise
-    return resp.get(name)
+    resp = _get_or_none(client, f"reading search pipeline {name}",
+                        lambda: client.transport.perform_request("GET", f"/_search/pipeline/{name}", params={"ignore": 404}))
+    return resp.get(name) if resp else None
 
 
 def put_pipeline(client, name: str, body: Mapping[str, Any]) -> None:
@@ -188,7 +188,7 @@ def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: Ind
     problems = []
     live_props = live_mapping.get("properties", {})
     for field, body in wanted["properties"].items():
-        if field in live_props and _numbers_as_float(live_props[field]) != _numbers_as_float(body):
+        if field in live_props and not _covers(live_props[field], body):
             problems.append(f"field {field!r}: cluster has {json.dumps(live_props[field])}, assets want {json.dumps(body)}")
     live_fp = live_mapping.get("_meta", {}).get("embedding")
     if live_fp and live_fp != spec.fingerprint.to_meta():
@@ -287,6 +287,6 @@ def init_index(
         pipelines[f"{alias}-{suffix}"] = dict(body)
     for name, body in pipelines.items():
         old_p = get_pipeline(client, name)
-        same_p = old_p is not None and _numbers_as_float(old_p) == _numbers_as_float(body)
+        same_p = old_p is not None and _canonical_values(old_p) == _canonical_values(body)
         apply.record("pipeline", name, old_p is not None, same_p, old_p, body, lambda n=name, b=body: put_pipeline(client, n, b))
     return InitReport(alias, index, tuple(apply.changes))

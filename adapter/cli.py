@@ -231,8 +231,10 @@ def print_result(result, *, explain: bool) -> None:
 def cmd_search(args) -> int:
     from dataclasses import asdict
 
+    from .queries import clean_query
     from .search import Searcher
 
+    clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
     client = _client(args)
     reranker = None
     if args.rerank:

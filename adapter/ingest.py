@@ -283,17 +283,28 @@ class Ingestor:
         return report
 
     def _delete_stale_chunks(self, index: str, counts: dict[str, int]) -> None:
-        """Chunks beyond a document's new chunk count are left from an older, longer text."""
+        """Delete chunks beyond a document's new chunk count (left from an older, longer text).
+
+        Found with a search and removed with bulk deletes, which every flavour of OpenSearch has
+        (``_delete_by_query`` lives in the reindex module, absent from some clusters).
+        """
+        from opensearchpy.helpers import bulk
+
         items = list(counts.items())
+        stale: list[str] = []
         for start in range(0, len(items), 500):
             should = [
                 {"bool": {"filter": [{"term": {"parent_id": doc_id}}, {"range": {"chunk_index": {"gte": n}}}]}}
                 for doc_id, n in items[start : start + 500]
             ]
+            body = {"query": {"bool": {"should": should, "minimum_should_match": 1}}, "_source": False, "size": 10_000}
+            with translate_errors(f"finding stale chunks in {index}", self.client):
+                self.client.indices.refresh(index=index)
+                hits = self.client.search(index=index, body=body)["hits"]["hits"]
+            stale += [h["_id"] for h in hits]
+        if stale:
             with translate_errors(f"deleting stale chunks in {index}", self.client):
-                self.client.delete_by_query(
-                    index=index, body={"query": {"bool": {"should": should, "minimum_should_match": 1}}}, refresh=False, conflicts="proceed"
-                )
+                bulk(self.client, ({"_op_type": "delete", "_index": index, "_id": i} for i in stale), raise_on_error=False)
 
     def _write_failures(self, failures: list[ItemFailure]) -> str | None:
         if not failures:

@@ -308,6 +308,10 @@ class Searcher:
         return [_parse_hits(r) for r in responses], float(sum(r.get("took", 0) for r in responses))
 
     def _server_legs(self, raw: list[dict], runs: list[list[dict]], fusion: Fusion) -> dict[str, tuple[LegScore, ...]]:
+        """Per-leg explanations: normalised scores from ``hybrid_score_explanation``, ranks and raw
+        scores from the legs run separately. With ``explain=true`` neural-search 2.19 reports a
+        ``_score`` that can differ from the combination of its own normalised details by ~1e-4;
+        the contributions are computed from the details."""
         default = (1.0, 1.0) if fusion.kind == "rrf" else (0.5, 0.5)
         weights = list(fusion.weights or default)
         positions = [{d["id"]: (i + 1, d["score"]) for i, d in enumerate(run)} for run in runs]

@@ -1,0 +1,95 @@
+"""`hybrid init` against the real node: templates, alias, pipelines, idempotence, refusals."""
+
+import re
+
+import pytest
+
+from adapter.admin import alias_indices, get_pipeline, init_index
+from adapter.assets import IndexSpec, render_pipeline
+from adapter.errors import ConfigurationError, IndexMismatchError, InputError
+from adapter.types import Fusion
+
+
+@pytest.fixture
+def spec(e5):
+    return IndexSpec(e5.fingerprint, analyzer="spanish")
+
+
+def test_init_creates_templates_index_alias_and_pipelines(client, index_name, spec):
+    report = init_index(client, index_name, spec)
+    assert report.index == f"{index_name}-v1"
+    actions = {(c.kind, c.name): c.action for c in report.changes}
+    assert all(a == "created" for k, a in actions.items() if k[0] != "mapping"), actions
+    for part in ("text", "vector", "metadata"):
+        assert client.cluster.exists_component_template(name=f"{index_name}-{part}")
+    assert client.indices.exists_index_template(name=index_name)
+    assert alias_indices(client, index_name) == [f"{index_name}-v1"]
+    mapping = client.indices.get_mapping(index=index_name)[f"{index_name}-v1"]["mappings"]
+    assert mapping["_meta"]["embedding"] == spec.fingerprint.to_meta()
+    assert mapping["properties"]["embedding"]["dimension"] == 384
+    assert mapping["properties"]["text"]["analyzer"] == "spanish"
+    names = {c.name for c in report.changes if c.kind == "pipeline"}
+    assert names == {f"{index_name}-{n}" for n in (
+        "min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
+        "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf")}
+    rrf = get_pipeline(client, f"{index_name}-rrf")
+    assert rrf["phase_results_processors"][0]["score-ranker-processor"]["combination"]["rank_constant"] == 60
+    assert rrf["response_processors"] == [{"hybrid_score_explanation": {}}]
+
+
+def test_second_init_is_a_no_op(client, index_name, spec):
+    init_index(client, index_name, spec)
+    again = init_index(client, index_name, spec)
+    assert not again.changed
+    assert {c.action for c in again.changes} == {"unchanged"}
+
+
+def test_changed_pipeline_weights_are_updated_with_a_diff(client, index_name, spec):
+    init_index(client, index_name, spec)
+    report = init_index(client, index_name, spec, weights=(0.3, 0.7))
+    updated = [c for c in report.changes if c.action == "updated"]
+    assert {c.name for c in updated} == {f"{index_name}-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")}
+    assert re.search(r"^-\s+0\.5,?$", updated[0].diff, re.M) and re.search(r"^\+\s+0\.3,$", updated[0].diff, re.M)
+    stored = get_pipeline(client, f"{index_name}-min_max-arithmetic_mean")
+    assert stored["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.3, 0.7]
+
+
+def test_extra_pipeline_asset_is_applied(client, index_name, spec):
+    body = render_pipeline(Fusion(normalization="l2", weights=(0.6, 0.4)))
+    report = init_index(client, index_name, spec, extra_pipelines={"tuned": body})
+    assert ("pipeline", f"{index_name}-tuned", "created") in {(c.kind, c.name, c.action) for c in report.changes}
+
+
+def test_mapping_change_that_needs_a_new_index_is_refused_before_writing(client, index_name, spec, e5):
+    init_index(client, index_name, spec)
+    before = client.cluster.get_component_template(name=f"{index_name}-text")
+    with pytest.raises(IndexMismatchError, match=r"analyzer.*needs a new index \(.*-v2\)"):
+        init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="english"))
+    with pytest.raises(IndexMismatchError, match="dimension"):
+        from tests.conftest import HashingEmbedder
+
+        init_index(client, index_name, IndexSpec(HashingEmbedder(64).fingerprint, analyzer="spanish"))
+    assert client.cluster.get_component_template(name=f"{index_name}-text") == before
+
+
+def test_init_refuses_an_existing_plain_index_with_that_name(client, index_name, spec):
+    client.indices.create(index=index_name)
+    with pytest.raises(ConfigurationError, match="not an alias"):
+        init_index(client, index_name, spec)
+
+
+def test_init_refuses_bad_names_native_engines_and_bad_weights(client, spec, e5):
+    with pytest.raises(InputError, match="not valid"):
+        init_index(client, "Bad Name", spec)
+    with pytest.raises(ConfigurationError, match="native libraries"):
+        init_index(client, "t-native-engine", IndexSpec(e5.fingerprint, engine="faiss"))
+    with pytest.raises(InputError, match="sum to 1"):
+        init_index(client, "t-bad-weights", spec, weights=(0.9, 0.9))
+    assert client.indices.get(index="t-native-engine*") == {}
+
+
+def test_dry_run_changes_nothing(client, index_name, spec):
+    report = init_index(client, index_name, spec, dry_run=True)
+    assert {c.action for c in report.changes} == {"would create"}
+    assert client.indices.get(index=f"{index_name}*") == {}
+    assert get_pipeline(client, f"{index_name}-rrf") is None

@@ -1,0 +1,182 @@
+"""Searching the seed's Spanish support documents with a real multilingual embedder."""
+
+import uuid
+
+import numpy as np
+import pytest
+
+from adapter.admin import init_index
+from adapter.assets import IndexSpec
+from adapter.client import connect
+from adapter.errors import CapabilityError, ClusterUnavailableError, IndexMismatchError, InputError, PipelineNotFoundError
+from adapter.ingest import Ingestor
+from adapter.search import Searcher
+from adapter.sources import FieldMap, read_source
+from adapter.types import Fusion, Technique
+
+RETURNS = {"reembolso", "devoluciones", "devoluciones-copia", "etiqueta-devolucion"}
+
+
+@pytest.fixture(scope="module")
+def support(client, e5, support_docs_path):
+    alias = f"t-search-{uuid.uuid4().hex[:6]}"
+    init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish"))
+    report = Ingestor(client, alias, e5, progress=False).ingest(read_source(support_docs_path, FieldMap(metadata=("category", "lang"))))
+    assert report.documents == 12 and not report.failures
+    yield alias
+    client.indices.delete(index=f"{alias}*", expand_wildcards="all")
+    client.indices.delete_index_template(name=alias)
+    for part in ("text", "vector", "metadata"):
+        client.cluster.delete_component_template(name=f"{alias}-{part}")
+    for name in client.transport.perform_request("GET", "/_search/pipeline"):
+        if name.startswith(f"{alias}-"):
+            client.transport.perform_request("DELETE", f"/_search/pipeline/{name}")
+
+
+@pytest.fixture(scope="module")
+def searcher(client, support, e5):
+    return Searcher(client, support, e5)
+
+
+@pytest.mark.parametrize("technique", ["bm25", "dense", "hybrid", "client-rrf"])
+def test_every_technique_returns_results(searcher, technique):
+    result = searcher.search("devoluciones y reembolsos", technique=technique, k=5)
+    assert result.technique is Technique.parse(technique)
+    assert 1 <= len(result.hits) <= 5
+    assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
+    assert result.hits[0].score >= result.hits[-1].score
+    assert "embedding" not in result.hits[0].source
+    assert result.fused_by.startswith({"hybrid": "server:", "client-rrf": "client:"}.get(technique, "none"))
+
+
+@pytest.mark.parametrize("technique", ["bm25", "hybrid"])
+def test_error_code_puts_its_document_first(searcher, technique):
+    assert searcher.search("error E-4012", technique=technique, k=3).hits[0].id == "e-4012"
+
+
+@pytest.mark.parametrize("technique", ["dense", "hybrid"])
+def test_paraphrase_finds_the_returns_documents(searcher, technique):
+    hits = searcher.search("¿cómo devuelvo un pedido?", technique=technique, k=3).hits
+    assert len({h.id for h in hits} & RETURNS) >= 2
+    if technique == "dense":
+        assert hits[0].id in RETURNS
+
+
+def test_client_rrf_and_server_rrf_rank_identically(searcher):
+    for query in ("error E-4012", "¿cómo devuelvo un pedido?", "envío del paquete"):
+        server = searcher.search(query, technique="hybrid", fusion=Fusion.rrf(), k=12, depth=12)
+        client = searcher.search(query, technique="client-rrf", fusion=Fusion.rrf(), k=12, depth=12)
+        assert server.fused_by.endswith("-rrf") and client.fused_by == "client:rrf"
+        assert [h.id for h in server.hits] == [h.id for h in client.hits], query
+        assert [h.score for h in server.hits] == pytest.approx([h.score for h in client.hits], rel=1e-6)
+
+
+def test_unsupported_fusion_falls_back_and_says_so(searcher, client, support, e5):
+    result = searcher.search("error E-4012", technique="hybrid", fusion=Fusion(normalization="z_score"), k=3)
+    assert result.technique is Technique.CLIENT_RRF and result.fused_by == "client:rrf"
+    assert any("z_score" in n and "3.0" in n and "fell back to client-rrf" in n for n in result.notices)
+    weighted = searcher.search("error E-4012", technique="hybrid", fusion=Fusion.rrf(weights=(0.7, 0.3)), k=3)
+    assert weighted.technique is Technique.CLIENT_RRF and any("3.1" in n for n in weighted.notices)
+    strict = Searcher(client, support, e5, allow_fallback=False)
+    with pytest.raises(CapabilityError, match="fallback to client-rrf is disabled"):
+        strict.search("error E-4012", fusion=Fusion(normalization="z_score"))
+
+
+def test_filters_pre_filter_the_knn_leg(searcher):
+    unfiltered = searcher.search("error en el pago con tarjeta", technique="dense", k=4)
+    assert any(h.source["metadata"]["category"] != "devoluciones" for h in unfiltered.hits)  # a post-filter would lose these
+    for technique in ("dense", "hybrid", "client-rrf", "bm25"):
+        hits = searcher.search("error en el pago con tarjeta devolución", technique=technique, k=4, filters={"category": "devoluciones"}).hits
+        assert all(h.source["metadata"]["category"] == "devoluciones" for h in hits), technique
+        if technique == "dense":
+            assert len(hits) == 4  # k filtered hits, not fewer
+
+
+def test_pages_do_not_overlap(searcher):
+    for technique in ("hybrid", "client-rrf", "bm25", "dense"):
+        first = searcher.search("pedido envío devolución cuenta", technique=technique, k=4, from_=0, depth=12)
+        second = searcher.search("pedido envío devolución cuenta", technique=technique, k=4, from_=4, depth=12)
+        both = searcher.search("pedido envío devolución cuenta", technique=technique, k=8, depth=12)
+        assert not set(first.ids) & set(second.ids), technique
+        assert first.ids + second.ids == both.ids, technique
+        assert [h.rank for h in second.hits] == [5, 6, 7, 8][: len(second.hits)]
+
+
+def test_mmr_lambda_zero_removes_the_near_duplicate(searcher):
+    query = "política de devoluciones de 30 días"
+    relevant = searcher.search(query, technique="hybrid", k=2, mmr_lambda=1.0)
+    assert set(relevant.ids) == {"devoluciones", "devoluciones-copia"}
+    diverse = searcher.search(query, technique="hybrid", k=2, mmr_lambda=0.0)
+    assert diverse.ids[0] == relevant.ids[0]
+    assert len({"devoluciones", "devoluciones-copia"} & set(diverse.ids)) == 1
+    assert all(h.mmr_score is not None and h.first_stage_score is not None for h in diverse.hits)
+    assert "embedding" not in diverse.hits[0].source
+
+
+@pytest.mark.parametrize("fusion", [Fusion(weights=(0.3, 0.7)), Fusion(normalization="l2", combination="harmonic_mean", weights=(0.5, 0.5)), Fusion.rrf()])
+def test_server_explanations_add_up_to_the_fused_score(searcher, fusion):
+    result = searcher.search("¿cómo devuelvo un pedido?", technique="hybrid", fusion=fusion, k=6, explain=True)
+    assert result.requests == 2
+    for hit in result.hits:
+        bm25, dense = hit.legs
+        assert (bm25.leg, dense.leg) == ("bm25", "dense")
+        # With explain=true the server's _score drifts from its own normalised details by ~1e-4
+        # (neural-search computes them on separate paths); the details are what we report.
+        assert sum(leg.contribution for leg in hit.legs) == pytest.approx(hit.score, rel=1e-3, abs=1e-6)
+        for leg in hit.legs:
+            if leg.rank is not None:
+                assert leg.raw_score is not None and leg.normalized_score is not None
+        if fusion.kind == "rrf":
+            for leg in hit.legs:
+                if leg.rank is not None:
+                    assert leg.normalized_score == pytest.approx(1 / (60 + leg.rank), rel=1e-6)
+
+
+def test_client_rrf_explanations_add_up(searcher):
+    for hit in searcher.search("error E-4012", technique="client-rrf", k=5).hits:
+        assert sum(leg.contribution for leg in hit.legs) == pytest.approx(hit.score, rel=1e-6)
+
+
+def test_bad_input_gets_clear_errors(searcher):
+    with pytest.raises(InputError, match="empty"):
+        searcher.search("   ")
+    with pytest.raises(InputError, match="positive"):
+        searcher.search("x", k=0)
+    with pytest.raises(InputError, match="exceeds the cluster's limit of 10000"):
+        searcher.search("x", k=10_001)
+    with pytest.raises(InputError, match="3 weights given for 2 legs"):
+        searcher.search("x", fusion=Fusion(weights=(0.2, 0.3, 0.5)))
+    with pytest.raises(InputError, match="sum to 1"):
+        searcher.search("x", fusion=Fusion(weights=(0.6, 0.6)))
+    with pytest.raises(InputError, match="unknown technique 'semantic'"):
+        searcher.search("x", technique="semantic")
+    with pytest.raises(PipelineNotFoundError, match=r"'nope' does not exist.*hybrid init"):
+        searcher.search("x", pipeline="nope")
+    with pytest.raises(IndexMismatchError, match="expects"):
+        searcher.search("x", technique="dense", query_vector=np.ones(16))
+
+
+def test_query_embedder_must_match_the_index(client, support):
+    from adapter.embedders import load_embedder
+
+    with pytest.raises(IndexMismatchError, match="never mix embedding models"):
+        Searcher(client, support, load_embedder("minilm"))
+
+
+def test_index_without_vector_field_and_missing_pipelines(client, index_name, e5):
+    client.indices.create(index=f"{index_name}-v1", body={
+        "aliases": {index_name: {}},
+        "mappings": {"_meta": {"embedding": e5.fingerprint.to_meta(), "vector_field": "embedding"}, "properties": {"text": {"type": "text"}}},
+    })
+    with pytest.raises(IndexMismatchError, match="no vector field 'embedding'"):
+        Searcher(client, index_name, e5)
+    other = f"{index_name}-x"
+    init_index(client, other, IndexSpec(e5.fingerprint))
+    client.transport.perform_request("DELETE", f"/_search/pipeline/{other}-min_max-arithmetic_mean")
+    with pytest.raises(PipelineNotFoundError, match=f"{other}-min_max-arithmetic_mean.*hybrid init --index {other}"):
+        Searcher(client, other, e5).search("hola")
+
+
+def test_cluster_down_is_a_clear_error(e5):
+    with pytest.raises(ClusterUnavailableError, match="is it running"):
+        Searcher(connect("http://127.0.0.1:9"), "support", e5)

@@ -1,0 +1,34 @@
+"""The wheel carries the JSON assets, and an installed copy renders them."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_wheel_contains_the_assets(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    wheel = next(tmp_path.glob("opensearch_hybrid_adapter-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for kind in ("mappings", "pipelines"):
+        for asset in (ROOT / kind).glob("*.json"):
+            assert f"adapter/_assets/{kind}/{asset.name}" in names, asset
+    assert "adapter/data/support_es.jsonl" in names
+
+    # Installed apart from the source tree, the package finds and renders its own assets.
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)], check=True)
+    code = (
+        "import adapter.assets as a, json;"
+        "assert '_assets' in str(a._asset_root('pipelines'));"
+        "print(json.dumps(a.render_pipeline(a.Fusion.rrf(20))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target)})
+    assert out.returncode == 0, out.stderr
+    assert '"rank_constant": 20' in out.stdout
