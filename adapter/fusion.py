@@ -8,9 +8,13 @@ fused score is the float32 sum over legs (legs in request order). With weights (
 them from 3.1) each leg's term is multiplied by its weight. A hit absent from a leg gets nothing
 from it.
 
-:func:`combine` mirrors ``normalization-processor``'s combinations for explanations: arithmetic
-mean counts a leg that missed the hit as 0 (its weight stays in the denominator); geometric and
-harmonic means skip such legs.
+:func:`normalize` and :func:`combine` mirror ``normalization-processor`` (neural-search 2.19 /
+3.0): min_max maps a leg's scores to [0, 1] over the candidates it returned (a score equal to the
+minimum becomes 0.001, a lone score 1.0); l2 divides by the leg's L2 norm; z_score (3.0+) is
+``(s - mean) / sample std`` floored at 0.001. Arithmetic mean counts a leg that missed the hit as 0
+(its weight stays in the denominator); geometric and harmonic means skip such legs.
+:func:`fuse_normalized` puts them together, so weights can be tuned offline on fetched legs and
+the winner confirmed by the server.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .types import Combination, LegScore
+from .types import Combination, LegScore, Normalization
 
 # A run: (doc_id, score) pairs, best first, as one leg returned them.
 Run = Sequence[tuple[str, float]]
@@ -116,3 +120,67 @@ def contributions(
         return [w * (s or 0.0) / total_w if total_w else 0.0 for s, w in zip(scores, weights)]
     present_w = sum(w for s, w in zip(scores, weights) if s is not None and s > 0)
     return [fused * w / present_w if (s is not None and s > 0 and present_w) else 0.0 for s, w in zip(scores, weights)]
+
+
+def normalize(scores: Sequence[float], technique: Normalization) -> list[float]:
+    """One leg's scores normalised as the server does (float32 arithmetic)."""
+    x = np.asarray(scores, dtype=np.float32)
+    if x.size == 0:
+        return []
+    if technique is Normalization.MIN_MAX:
+        lo, hi = np.float32(x.min()), np.float32(x.max())
+        if hi == lo:
+            return [1.0] * len(x)
+        out = (x - lo) / np.float32(hi - lo)
+        return [0.001 if v == 0.0 else float(v) for v in out]
+    if technique is Normalization.L2:
+        norm = np.float32(np.sqrt(np.float32(np.sum(x * x, dtype=np.float32))))
+        return [0.0] * len(x) if norm == 0 else [float(v) for v in x / norm]
+    if technique is Normalization.Z_SCORE:
+        mean = np.float32(x.mean(dtype=np.float64))
+        std = np.float32(x.std(ddof=1, dtype=np.float64)) if x.size > 1 else np.float32(0.0)
+        out = []
+        for v in x:
+            if v == mean:
+                out.append(float(x.max()))
+            elif std == 0:
+                out.append(float(x.min()))
+            else:
+                z = (v - mean) / std
+                out.append(0.001 if z <= 0 else float(z))
+        return out
+    raise ValueError(f"unknown normalization {technique!r}")
+
+
+def fuse_normalized(
+    runs: Sequence[Run],
+    *,
+    normalization: Normalization,
+    combination: Combination,
+    weights: Sequence[float],
+    leg_names: Sequence[str] | None = None,
+) -> list[FusedDoc]:
+    """Score-normalisation fusion of ranked runs, as ``normalization-processor`` computes it."""
+    names = list(leg_names or [f"leg{i}" for i in range(len(runs))])
+    if not (len(names) == len(runs) == len(weights)):
+        raise ValueError(f"{len(runs)} runs, {len(names)} leg names and {len(weights)} weights must match")
+    per_leg: list[dict[str, tuple[int, float, float]]] = []
+    for run in runs:
+        firsts: dict[str, tuple[int, float]] = {}
+        for rank, (doc_id, raw) in enumerate(run, start=1):
+            firsts.setdefault(doc_id, (rank, raw))
+        normed = normalize([raw for _, raw in firsts.values()], normalization)
+        per_leg.append({d: (r, raw, n) for (d, (r, raw)), n in zip(firsts.items(), normed)})
+    fused = []
+    for doc_id in dict.fromkeys(d for leg in per_leg for d in leg):
+        scores = [leg[doc_id][2] if doc_id in leg else None for leg in per_leg]
+        score = float(np.float32(combine(scores, weights, combination)))
+        parts = contributions(scores, weights, combination, score)
+        legs = tuple(
+            LegScore(name, *(leg[doc_id][:3] if doc_id in leg else (None, None, None)), float(w), part)
+            for name, leg, w, part in zip(names, per_leg, weights, parts)
+        )
+        best = min(leg[doc_id][0] for leg in per_leg if doc_id in leg)
+        fused.append((score, best, doc_id, legs))
+    fused.sort(key=lambda item: (-item[0], item[1], item[2]))
+    return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in fused]

@@ -8,11 +8,17 @@ Two fetchers share one contract: ``fetch(artifact, dest_dir) -> Path`` puts the 
   credentials configured for Maven on the machine apply.
 - :class:`HttpsFetcher` downloads from a Maven repository base URL (Maven Central by default) and
   verifies the file against the repository's published ``.sha512``/``.sha256``/``.sha1``.
+
+Some artifacts are published without any checksum (neural-search 2.19.1.0's zip, as served here).
+For those the project ships SHA-256 pins (``pins-<version>.json``, made by
+``scripts/pin_artifacts.py``); a pinned file must match its pin as well as any published checksum.
+A file with neither a published checksum nor a pin is refused.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -54,6 +60,32 @@ class Artifact:
         return Artifact(self.group, self.artifact, self.version, extension)
 
 
+def _load_pins() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for path in sorted(Path(__file__).parent.glob("pins-*.json")):
+        pins.update(json.loads(path.read_text())["sha256"])
+    return pins
+
+
+PINS = _load_pins()
+
+
+def check_pin(artifact: Artifact, path: Path, *, required: bool) -> str | None:
+    """Compare ``path`` with the project's SHA-256 pin; returns a note, or raises ChecksumError."""
+    pin = PINS.get(artifact.coordinates)
+    if pin is None:
+        if required:
+            raise ChecksumError(
+                f"{artifact.coordinates}: the repository publishes no checksum and the project has no pin for it; "
+                "refusing an unverified download (add a pin with scripts/pin_artifacts.py)"
+            )
+        return None
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if actual != pin:
+        raise ChecksumError(f"{artifact.coordinates}: sha256 is {actual}, the project's pin says {pin}; the download is corrupt or was tampered with")
+    return f"sha256 pin {pin}"
+
+
 class Fetcher(Protocol):
     description: str
 
@@ -75,7 +107,7 @@ class HttpsFetcher:
     def _open(self, url: str):
         return urllib.request.urlopen(url, timeout=self.timeout)  # noqa: S310 (https or file URL by config)
 
-    def _published_checksum(self, url: str) -> tuple[str, str]:
+    def _published_checksum(self, url: str) -> tuple[str, str] | None:
         for name, _ in _CHECKSUMS:
             try:
                 with self._open(f"{url}.{name}") as resp:
@@ -88,7 +120,7 @@ class HttpsFetcher:
                 raise LocalNodeError(f"cannot reach {self.base_url}: {exc}") from exc
             if text:
                 return name, text.split()[0].lower()
-        raise ChecksumError(f"{url} has no published .sha512/.sha256/.sha1 checksum; refusing an unverified download")
+        return None
 
     def fetch(self, artifact: Artifact, dest_dir: Path) -> Path:
         dest_dir.mkdir(parents=True, exist_ok=True)
@@ -104,24 +136,34 @@ class HttpsFetcher:
             raise LocalNodeError(f"downloading {url} failed: HTTP {exc.code}") from exc
         except OSError as exc:
             raise LocalNodeError(f"cannot reach {self.base_url}: {exc}") from exc
-        algorithm, expected = self._published_checksum(url)
-        digest = dict(_CHECKSUMS)[algorithm]()
+        published = self._published_checksum(url)
+        if published is None and artifact.coordinates not in PINS:
+            resp.close()
+            check_pin(artifact, target, required=True)  # raises: nothing to verify against
+        digest = dict(_CHECKSUMS)[published[0]]() if published else hashlib.sha256()
         fd, tmp = tempfile.mkstemp(dir=dest_dir, prefix=".part-")
         try:
             with resp, os.fdopen(fd, "wb") as out:
                 while chunk := resp.read(1 << 20):
                     digest.update(chunk)
                     out.write(chunk)
-            if digest.hexdigest() != expected:
-                raise ChecksumError(
-                    f"{url}: {algorithm} is {digest.hexdigest()}, the repository says {expected}; "
-                    "the download is corrupt or was tampered with"
-                )
+            notes = []
+            if published:
+                algorithm, expected = published
+                if digest.hexdigest() != expected:
+                    raise ChecksumError(
+                        f"{url}: {algorithm} is {digest.hexdigest()}, the repository says {expected}; "
+                        "the download is corrupt or was tampered with"
+                    )
+                notes.append(f"{algorithm} {expected}")
+            pinned = check_pin(artifact, Path(tmp), required=published is None)
+            if pinned:
+                notes.append(pinned)
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        _verified_marker(target).write_text(f"{algorithm} {expected}\n")
+        _verified_marker(target).write_text("; ".join(notes) + "\n")
         return target
 
 
@@ -140,21 +182,31 @@ class MavenFetcher:
         target = dest_dir / artifact.filename
         if target.exists() and _verified_marker(target).exists():
             return target
+        proc = self._copy(artifact, dest_dir, strict=True)
+        out = proc.stdout + proc.stderr
+        lax = proc.returncode != 0 and "no checksums available" in out and artifact.coordinates in PINS
+        if lax:  # published without checksums: fetch, then hold the file to the project's pin
+            proc = self._copy(artifact, dest_dir, strict=False)
+            out = proc.stdout + proc.stderr
+        if proc.returncode != 0 or not target.exists():
+            if any(m in out for m in ("Unable to find artifact", "Could not find artifact", "was not found in")):
+                raise ArtifactNotFoundError(artifact.coordinates, self.description)
+            if "no checksums available" in out:
+                check_pin(artifact, target, required=True)
+            tail = "\n".join(out.strip().splitlines()[-15:])
+            raise LocalNodeError(f"mvn failed to fetch {artifact.coordinates} (exit {proc.returncode}):\n{tail}")
+        pinned = check_pin(artifact, target, required=lax)
+        _verified_marker(target).write_text(("verified by mvn --strict-checksums" if not lax else "") + (f"; {pinned}" if pinned else "") + "\n")
+        return target
+
+    def _copy(self, artifact: Artifact, dest_dir: Path, *, strict: bool) -> subprocess.CompletedProcess:
         cmd = [
             # -U retries artifacts whose earlier absence Maven cached.
-            self.mvn, "-B", "-q", "-U", "--strict-checksums", "dependency:copy",
+            self.mvn, "-B", "-q", "-U", "--strict-checksums" if strict else "--lax-checksums", "dependency:copy",
             f"-Dartifact={artifact.coordinates}", f"-DoutputDirectory={dest_dir}",
             "-Dmdep.overWriteReleases=true", "-Dtransitive=false",
         ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=dest_dir)
-        if proc.returncode != 0 or not target.exists():
-            out = proc.stdout + proc.stderr
-            if any(m in out for m in ("Unable to find artifact", "Could not find artifact", "was not found in")):
-                raise ArtifactNotFoundError(artifact.coordinates, self.description)
-            tail = "\n".join(out.strip().splitlines()[-15:])
-            raise LocalNodeError(f"mvn failed to fetch {artifact.coordinates} (exit {proc.returncode}):\n{tail}")
-        _verified_marker(target).write_text("verified by mvn --strict-checksums\n")
-        return target
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=dest_dir)
 
 
 def make_fetcher(kind: str = "auto", *, repository: str | None = None) -> Fetcher:

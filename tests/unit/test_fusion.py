@@ -89,3 +89,35 @@ def test_contributions_add_up_to_the_fused_score(combination):
     scores, weights = [0.8, 0.3], [0.4, 0.6]
     fused = combine(scores, weights, combination)
     assert sum(contributions(scores, weights, combination, fused)) == pytest.approx(fused)
+
+
+from adapter.fusion import fuse_normalized, normalize  # noqa: E402
+from adapter.types import Normalization  # noqa: E402
+
+
+def test_min_max_normalisation_matches_the_server_edge_cases():
+    assert normalize([10.0, 6.0, 2.0], Normalization.MIN_MAX) == pytest.approx([1.0, 0.5, 0.001])
+    assert normalize([3.0], Normalization.MIN_MAX) == [1.0]
+    assert normalize([], Normalization.MIN_MAX) == []
+
+
+def test_l2_and_z_score_normalisation():
+    assert normalize([3.0, 4.0], Normalization.L2) == pytest.approx([0.6, 0.8])
+    # mean 2, sample std 1: z = (3-2)/1 = 1; 2 == mean -> max; 1 -> negative -> 0.001
+    assert normalize([3.0, 2.0, 1.0], Normalization.Z_SCORE) == pytest.approx([1.0, 3.0, 0.001])
+
+
+def test_fuse_normalized_is_min_max_then_weighted_mean():
+    bm25 = [("a", 10.0), ("b", 6.0), ("c", 2.0)]
+    dense = [("b", 0.9), ("d", 0.5)]
+    fused = fuse_normalized([bm25, dense], normalization=Normalization.MIN_MAX, combination=Combination.ARITHMETIC_MEAN,
+                            weights=[0.3, 0.7], leg_names=("bm25", "dense"))
+    scores = {f.id: f.score for f in fused}
+    assert scores["a"] == pytest.approx(0.3 * 1.0)
+    assert scores["b"] == pytest.approx(0.3 * 0.5 + 0.7 * 1.0)
+    assert scores["c"] == pytest.approx(0.3 * 0.001)
+    assert scores["d"] == pytest.approx(0.7 * 0.001)
+    assert [f.id for f in fused] == ["b", "a", "d", "c"]
+    b = fused[0]
+    assert [(l.leg, l.rank, l.raw_score, l.normalized_score) for l in b.legs] == [("bm25", 2, 6.0, pytest.approx(0.5)), ("dense", 1, 0.9, 1.0)]
+    assert sum(l.contribution for l in b.legs) == pytest.approx(b.score)

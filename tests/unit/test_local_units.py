@@ -77,8 +77,34 @@ def test_https_fetcher_verifies_checksums(repo, tmp_path):
     with pytest.raises(ChecksumError, match="sha512"):
         fetcher.fetch(Artifact("org.example", "bad", "1.0"), dest)
     assert not (dest / "bad-1.0.jar").exists()
-    with pytest.raises(ChecksumError, match="no published"):
+    with pytest.raises(ChecksumError, match="publishes no checksum and the project has no pin"):
         fetcher.fetch(Artifact("org.example", "bare", "1.0"), dest)
+    assert not (dest / "bare-1.0.jar").exists()
+
+
+def test_an_artifact_without_published_checksums_is_held_to_the_projects_pin(repo, tmp_path, monkeypatch):
+    import adapter.local.artifacts as artifacts
+
+    bare = Artifact("org.example", "bare", "1.0")
+    monkeypatch.setitem(artifacts.PINS, bare.coordinates, hashlib.sha256(b"no checksum").hexdigest())
+    path = HttpsFetcher(repo).fetch(bare, tmp_path / "ok")
+    assert (tmp_path / "ok" / "bare-1.0.jar.verified").read_text().startswith("sha256 pin")
+    assert path.read_bytes() == b"no checksum"
+    monkeypatch.setitem(artifacts.PINS, bare.coordinates, "0" * 64)
+    with pytest.raises(ChecksumError, match="project's pin"):
+        HttpsFetcher(repo).fetch(bare, tmp_path / "bad")
+    # A pin must also match when the repository publishes a checksum.
+    thing = Artifact("org.example", "thing", "1.0")
+    monkeypatch.setitem(artifacts.PINS, thing.coordinates, "1" * 64)
+    with pytest.raises(ChecksumError, match="project's pin"):
+        HttpsFetcher(repo).fetch(thing, tmp_path / "both")
+
+
+def test_the_shipped_pins_cover_the_default_version():
+    from adapter.local.artifacts import PINS
+
+    for artifact in distribution_artifacts("2.19.1").values():
+        assert len(PINS[artifact.coordinates]) == 64
 
 
 def test_missing_artifact_is_named(repo, tmp_path):

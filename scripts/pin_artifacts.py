@@ -1,0 +1,58 @@
+"""Print SHA-256 pins for every artifact of a local-node version (maintainers, when bumping it).
+
+    python scripts/pin_artifacts.py 2.19.1 > adapter/local/pins-2.19.1.json
+
+Each file is downloaded from Maven Central and, where the repository publishes a checksum, checked
+against it first; review the output before committing it.
+"""
+
+import hashlib
+import json
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from adapter.local.artifacts import DEFAULT_REPOSITORY, Artifact, pom_dependencies
+from adapter.local.distribution import MODULES, distribution_artifacts
+
+
+def download(artifact: Artifact, dest: Path) -> tuple[Path, str]:
+    url = f"{DEFAULT_REPOSITORY}/{artifact.path}"
+    target = dest / artifact.filename
+    with urllib.request.urlopen(url) as resp, open(target, "wb") as out:
+        out.write(resp.read())
+    note = "no checksum published"
+    for name in ("sha512", "sha256", "sha1"):
+        try:
+            with urllib.request.urlopen(f"{url}.{name}") as resp:
+                expected = resp.read().decode().split()[0].lower()
+        except urllib.error.HTTPError:
+            continue
+        actual = hashlib.new(name, target.read_bytes()).hexdigest()
+        if actual != expected:
+            raise SystemExit(f"{artifact.coordinates}: {name} mismatch")
+        note = f"matches the published {name}"
+        break
+    return target, note
+
+
+def main(version: str) -> None:
+    pins, notes = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        dest = Path(tmp)
+        arts = list(distribution_artifacts(version).values())
+        for module in MODULES:
+            pom = Artifact("org.opensearch.plugin", module.artifact, version, "pom")
+            path, _ = download(pom, dest)
+            arts += [pom, *pom_dependencies(path)]
+        for artifact in arts:
+            path, note = download(artifact, dest)
+            pins[artifact.coordinates] = hashlib.sha256(path.read_bytes()).hexdigest()
+            notes[artifact.coordinates] = note
+    print(json.dumps({"version": version, "sha256": pins, "checked": notes}, indent=2, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "2.19.1")
