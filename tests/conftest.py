@@ -82,9 +82,14 @@ def index_name(request, client):
     client.indices.delete_index_template(name=name, ignore=[404])
     for part in ("text", "vector", "metadata"):
         client.cluster.delete_component_template(name=f"{name}-{part}", ignore=[404])
-    pipelines = client.transport.perform_request("GET", "/_search/pipeline")
+    delete_pipelines(client, f"{name}-")
+
+
+def delete_pipelines(client, prefix: str) -> None:
+    """Delete the search pipelines whose names start with ``prefix`` (none at all answers 404)."""
+    pipelines = client.transport.perform_request("GET", "/_search/pipeline", params={"ignore": 404})
     for pipeline in pipelines:
-        if pipeline.startswith(f"{name}-"):
+        if pipeline.startswith(prefix) and isinstance(pipelines[pipeline], dict):
             client.transport.perform_request("DELETE", f"/_search/pipeline/{pipeline}")
 
 

@@ -93,3 +93,14 @@ def test_dry_run_changes_nothing(client, index_name, spec):
     assert {c.action for c in report.changes} == {"would create"}
     assert client.indices.get(index=f"{index_name}*") == {}
     assert get_pipeline(client, f"{index_name}-rrf") is None
+
+
+def test_query_field_boost_is_updated_in_place(client, index_name, e5):
+    from adapter.search import Searcher
+
+    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
+    report = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish", title_boost=0.5))
+    changed = [c for c in report.changes if c.action == "updated"]
+    assert [(c.kind, c.name) for c in changed] == [("index_template", index_name), ("mapping _meta", f"{index_name}-v1")]
+    assert '"title^0.5"' in changed[1].diff
+    assert Searcher(client, index_name, e5).text_leg.fields == ("title^0.5", "text")

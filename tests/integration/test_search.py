@@ -13,6 +13,7 @@ from adapter.ingest import Ingestor
 from adapter.search import Searcher
 from adapter.sources import FieldMap, read_source
 from adapter.types import Fusion, Technique
+from tests.conftest import delete_pipelines
 
 RETURNS = {"reembolso", "devoluciones", "devoluciones-copia", "etiqueta-devolucion"}
 
@@ -28,9 +29,7 @@ def support(client, e5, support_docs_path):
     client.indices.delete_index_template(name=alias)
     for part in ("text", "vector", "metadata"):
         client.cluster.delete_component_template(name=f"{alias}-{part}")
-    for name in client.transport.perform_request("GET", "/_search/pipeline"):
-        if name.startswith(f"{alias}-"):
-            client.transport.perform_request("DELETE", f"/_search/pipeline/{name}")
+    delete_pipelines(client, f"{alias}-")
 
 
 @pytest.fixture(scope="module")

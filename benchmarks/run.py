@@ -1,0 +1,378 @@
+"""Benchmarks: ratios measured side by side in one run (shared, noisy machines: absolute times vary).
+
+    make bench                                  # every section, writes docs/BENCHMARKS.md
+    .venv/bin/python -m benchmarks.run --only ingest,query --scale-docs 20000
+
+Sections:
+- ingest: adapter ingest rate vs the raw ``encode`` rate of the same embedder on the same SciFact
+  abstracts; re-ingest of unchanged documents (embedding cache) vs the first ingest.
+- query:  client overhead per query (request building, parsing, fusion, explanations) without
+  model time and the server's ``took``; server hybrid vs each single leg; client-rrf vs server
+  hybrid. Techniques are interleaved per query so they share the machine's noise.
+- models: query embedding latency; cross-encoder rerank latency for the top 20 and top 50.
+- scale:  ingest of N synthetic documents (hashed word vectors, so the model does not dominate),
+  index size, and query latency per technique at that size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+
+
+def pct(values, q):
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+@dataclass
+class Section:
+    title: str
+    lines: list[str]
+
+    def show(self) -> None:
+        print(f"\n## {self.title}\n")
+        print("\n".join(self.lines))
+
+
+def table(header: list[str], rows: list[list]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        out.append("| " + " | ".join(f"{c:.3f}" if isinstance(c, float) else str(c) for c in row) + " |")
+    return out
+
+
+def client_for(args):
+    from adapter.client import connect
+    from adapter.local import LocalNode
+
+    url = args.url or os.environ.get("OPENSEARCH_URL")
+    if not url:
+        url = LocalNode(log=lambda m: print(m, file=sys.stderr)).up().url
+    return connect(url, timeout=300)
+
+
+def scifact_docs(n: int) -> list[dict]:
+    docs = []
+    with open(SCIFACT / "corpus.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            docs.append(json.loads(line))
+            if len(docs) >= n:
+                break
+    return docs
+
+
+def drop(client, alias: str) -> None:
+    client.indices.delete(index=f"{alias}-v*", ignore=[404])
+
+
+# -- ingest --------------------------------------------------------------------------------------
+def bench_ingest(client, args) -> Section:
+    from adapter.admin import init_index
+    from adapter.assets import IndexSpec
+    from adapter.cache import CachedEmbedder, EmbeddingCache
+    from adapter.embedders import load_embedder
+    from adapter.ingest import Ingestor
+    from adapter.sources import SourceDoc
+
+    docs = scifact_docs(args.ingest_docs)
+    rows = [SourceDoc(str(d["_id"]), d["text"], d.get("title", "")) for d in docs]
+    embedder = load_embedder("minilm")
+    embedder.embed_documents(["warm up the model"] * 8)
+    texts = [f"{r.title}\n{r.text}" if r.title else r.text for r in rows]
+
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), 64):
+        embedder.embed_documents(texts[i : i + 64])
+    raw_s = time.perf_counter() - t0
+
+    alias = "bench-ingest"
+    drop(client, alias)
+    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="english"))
+    with tempfile.TemporaryDirectory() as tmp:
+        cached = CachedEmbedder(embedder, EmbeddingCache(Path(tmp) / "cache.sqlite"))
+        first = Ingestor(client, alias, cached, progress=False).ingest(rows)
+        second = Ingestor(client, alias, cached, progress=False).ingest(rows)
+    count = client.count(index=alias)["count"]
+    drop(client, alias)
+    raw_rate = len(texts) / raw_s
+    lines = table(
+        ["measure", "value"],
+        [
+            ["documents (SciFact abstracts)", len(rows)],
+            ["raw encode rate (docs/s, batch 64)", raw_rate],
+            ["adapter ingest rate, first run (docs/s)", first.docs_per_second],
+            ["**ingest / raw encode**", first.docs_per_second / raw_rate],
+            ["first ingest: embedding s / indexing s (overlapped) / total s", f"{first.seconds_embedding:.1f} / {first.seconds_indexing:.1f} / {first.seconds_total:.1f}"],
+            ["re-ingest, unchanged documents (s)", second.seconds_total],
+            ["re-ingest: embedded / from cache", f"{second.embedded} / {second.cache_hits}"],
+            ["**re-ingest speed-up (first / second)**", first.seconds_total / second.seconds_total],
+            ["documents in the index after both", count],
+        ],
+    )
+    lines.append("")
+    lines.append("Targets: ingest >= 0.9 of the raw encode rate; re-ingest >= 20x faster.")
+    return Section("Ingest vs raw encode (all-MiniLM-L6-v2, max_seq_length 256)", lines)
+
+
+# -- query ---------------------------------------------------------------------------------------
+def ensure_scifact_index(client, embedder, progress=True) -> str:
+    from adapter.evaluation import prepare_index
+    from adapter.metrics import load_beir
+
+    dataset = load_beir(SCIFACT, "test")
+    return prepare_index(client, dataset, embedder, "bench-scifact", analyzer="english", fresh=False, progress=progress)
+
+
+def bench_query(client, args) -> Section:
+    from adapter.cache import CachedEmbedder, EmbeddingCache
+    from adapter.embedders import load_embedder
+    from adapter.metrics import load_beir
+    from adapter.search import Searcher
+    from adapter.types import Fusion
+
+    embedder = CachedEmbedder(load_embedder("minilm"), EmbeddingCache())
+    alias = ensure_scifact_index(client, embedder)
+    searcher = Searcher(client, alias, embedder.inner)
+    queries = list(load_beir(SCIFACT, "test").queries.values())[: args.queries]
+    vectors = [embedder.embed_query(q) for q in queries]
+    modes = {
+        "bm25": dict(technique="bm25"),
+        "dense": dict(technique="dense"),
+        "hybrid (server, min_max)": dict(technique="hybrid"),
+        "hybrid (server, rrf)": dict(technique="hybrid", fusion=Fusion.rrf()),
+        "client-rrf": dict(technique="client-rrf"),
+        "hybrid + explain": dict(technique="hybrid", explain=True),
+    }
+    for q, v in zip(queries[:10], vectors[:10]):  # warm caches on both sides
+        for kwargs in modes.values():
+            searcher.search(q, k=10, depth=100, query_vector=v, **kwargs)
+    total = {m: [] for m in modes}
+    took = {m: [] for m in modes}
+    rng = random.Random(7)
+    for q, v in zip(queries, vectors):
+        order = list(modes)
+        rng.shuffle(order)
+        for m in order:
+            r = searcher.search(q, k=10, depth=100, query_vector=v, **modes[m])
+            total[m].append(r.total_ms)
+            took[m].append(r.took_ms)
+    overhead = {m: [a - b for a, b in zip(total[m], took[m])] for m in modes}
+    rows = [[m, pct(took[m], 50), pct(total[m], 50), pct(overhead[m], 50), pct(overhead[m], 99)] for m in modes]
+    lines = table(["technique (k=10, 100 candidates per leg)", "server took p50 ms", "client total p50 ms",
+                   "client overhead p50 ms", "client overhead p99 ms"], rows)
+
+    # Pure client work, no network: build the bodies, parse recorded responses, fuse, explain.
+    from adapter import fusion as F
+    from adapter.queries import hybrid_query, knn_query, search_body, text_query
+    from adapter.search import _parse_hits
+
+    recorded = [searcher._msearch(searcher._leg_bodies(q, v, 100, None, False)) for q, v in zip(queries[:50], vectors[:50])]
+    pure = []
+    for (q, v), resp in zip(zip(queries[:50], vectors[:50]), recorded):
+        t0 = time.perf_counter()
+        body = search_body(hybrid_query(text_query(q, searcher.text_leg), knn_query(v, field="embedding", k=100), pagination_depth=100), size=10)
+        json.dumps(body)
+        runs = [[(d["id"], d["score"]) for d in _parse_hits(r)] for r in resp]
+        F.rrf(runs, leg_names=("bm25", "dense"))
+        pure.append((time.perf_counter() - t0) * 1000)
+
+    leg_max = [max(a, b) for a, b in zip(took["bm25"], took["dense"])]
+    ratios = [
+        ["server hybrid (min_max) took / slower single leg took, p50", pct(took["hybrid (server, min_max)"], 50) / pct(leg_max, 50)],
+        ["server hybrid (min_max) took / bm25 took, p50", pct(took["hybrid (server, min_max)"], 50) / pct(took["bm25"], 50)],
+        ["server hybrid (min_max) took / dense took, p50", pct(took["hybrid (server, min_max)"], 50) / pct(took["dense"], 50)],
+        ["client-rrf total / server hybrid (rrf) total, p50", pct(total["client-rrf"], 50) / pct(total["hybrid (server, rrf)"], 50)],
+        ["pure client work per query (build + parse 2x100 hits + RRF), p50 ms", pct(pure, 50)],
+        ["pure client work per query, p99 ms", pct(pure, 99)],
+    ]
+    lines += ["", *table(["ratio", "value"], ratios)]
+    lines += ["", f"{len(queries)} SciFact test queries, query vectors precomputed (model time excluded), techniques interleaved "
+              "in random order per query. Client overhead = client total - server took (includes the loopback HTTP round trip). "
+              "Targets: client overhead <= 2 ms p50; server hybrid <= 1.1x the slower single leg."]
+    return Section("Query latency: client overhead, server hybrid vs single legs", lines)
+
+
+# -- models --------------------------------------------------------------------------------------
+def bench_models(client, args) -> Section:
+    from sentence_transformers import CrossEncoder
+
+    from adapter.embedders import load_embedder
+    from adapter.metrics import load_beir
+    from adapter.rerank import CrossEncoderReranker
+
+    queries = list(load_beir(SCIFACT, "test").queries.values())[: args.queries]
+    rows = []
+    for spec in ("minilm", "multilingual-e5-small"):
+        emb = load_embedder(spec)
+        emb.embed_query("warm up")
+        times = []
+        for q in queries:
+            t0 = time.perf_counter()
+            emb.embed_query(q)
+            times.append((time.perf_counter() - t0) * 1000)
+        rows.append([f"query embedding, {spec}", pct(times, 50), pct(times, 95)])
+    minilm = load_embedder("minilm")
+    docs = [f"{d.get('title', '')}\n{d['text']}" for d in scifact_docs(50)]
+    with tempfile.TemporaryDirectory() as tmp:
+        CrossEncoder(minilm.model_name, num_labels=1).save(str(Path(tmp) / "ce"))
+        reranker = CrossEncoderReranker(str(Path(tmp) / "ce"), max_length=256)
+        reranker.score("warm up", docs[:4])
+        for n in (20, 50):
+            times = []
+            for q in queries[: max(5, args.queries // 10)]:
+                t0 = time.perf_counter()
+                reranker.score(q, docs[:n])
+                times.append((time.perf_counter() - t0) * 1000)
+            rows.append([f"rerank top {n} (MiniLM-L6 cross-encoder architecture, 256 tokens)", pct(times, 50), pct(times, 95)])
+    lines = table(["model step", "p50 ms", "p95 ms"], rows)
+    lines += ["", "The cross-encoder is built locally from MiniLM weights (no trained one is obtainable here): "
+              "same architecture and cost as cross-encoder/ms-marco-MiniLM-L-6-v2, scores not meaningful."]
+    return Section("Model latency (CPU)", lines)
+
+
+# -- scale ---------------------------------------------------------------------------------------
+class HashedWordsEmbedder:
+    """Vectors from hashed words: real 384-d unit vectors without a model, so scale runs measure the cluster."""
+
+    def __init__(self, dimension: int = 384) -> None:
+        from adapter.types import EmbeddingFingerprint
+
+        self._fp = EmbeddingFingerprint("bench/hashed-words", "bench:hashed-words", hashlib.sha256(b"hashed-words-v1").hexdigest(), dimension, True)
+        self._rng_cache: dict[str, np.ndarray] = {}
+
+    fingerprint = property(lambda self: self._fp)
+    dimension = property(lambda self: self._fp.dimension)
+    normalized = property(lambda self: True)
+
+    def _word(self, w: str) -> np.ndarray:
+        v = self._rng_cache.get(w)
+        if v is None:
+            seed = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+            v = np.random.default_rng(seed).standard_normal(self.dimension).astype(np.float32)
+            self._rng_cache[w] = v
+        return v
+
+    def _one(self, text: str) -> np.ndarray:
+        v = np.sum([self._word(w) for w in re.findall(r"\w+", text.lower())[:64]], axis=0)
+        return (v / np.linalg.norm(v)).astype(np.float32)
+
+    def embed_documents(self, texts):
+        return np.stack([self._one(t) for t in texts])
+
+    def embed_query(self, text):
+        return self._one(text)
+
+
+def synthetic_docs(n: int, seed: int = 11):
+    from adapter.sources import SourceDoc
+
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(20_000)]
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]  # Zipf-like
+    for i in range(n):
+        words = rng.choices(vocab, weights=weights, k=rng.randint(30, 90))
+        yield SourceDoc(f"s{i}", " ".join(words), f"doc {i} " + " ".join(words[:4]), {"bucket": f"b{i % 10}"})
+
+
+def bench_scale(client, args) -> Section:
+    from adapter.admin import init_index
+    from adapter.assets import IndexSpec
+    from adapter.ingest import Ingestor
+    from adapter.search import Searcher
+
+    n = args.scale_docs
+    embedder = HashedWordsEmbedder()
+    alias = "bench-scale"
+    drop(client, alias)
+    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="folding"))
+    report = Ingestor(client, alias, embedder, batch_size=500, bulk_chunk_size=1000, progress=True).ingest(synthetic_docs(n), total=n)
+    client.indices.forcemerge(index=alias, max_num_segments=1, request_timeout=1800)
+    client.indices.refresh(index=alias)
+    stats = client.indices.stats(index=alias, metric="store,docs")["_all"]["primaries"]
+    searcher = Searcher(client, alias, embedder)
+    rng = random.Random(3)
+    queries = [" ".join(f"w{rng.randint(0, 2000)}" for _ in range(4)) for _ in range(args.queries)]
+    modes = {"bm25": {}, "dense": {}, "hybrid (min_max)": {}, "client-rrf": {}}
+    techniques = {"bm25": "bm25", "dense": "dense", "hybrid (min_max)": "hybrid", "client-rrf": "client-rrf"}
+    for q in queries[:10]:
+        for m in modes:
+            searcher.search(q, technique=techniques[m], k=10)
+    took = {m: [] for m in modes}
+    total = {m: [] for m in modes}
+    for q in queries:
+        order = list(modes)
+        rng.shuffle(order)
+        for m in order:
+            r = searcher.search(q, technique=techniques[m], k=10)
+            took[m].append(r.took_ms)
+            total[m].append(r.total_ms)
+    rows = [[m, pct(took[m], 50), pct(took[m], 95), pct(total[m], 50)] for m in modes]
+    lines = table(["measure", "value"], [
+        ["documents", stats["docs"]["count"]],
+        ["failures", len(report.failures)],
+        ["ingest rate (docs/s; hashed-word vectors, no model)", report.docs_per_second],
+        ["index size on disk after force-merge (MiB)", stats["store"]["size_in_bytes"] / 2**20],
+        ["bytes per document", stats["store"]["size_in_bytes"] / max(1, stats["docs"]["count"])],
+    ])
+    lines += ["", *table(["technique (k=10, 100 candidates per leg)", "server took p50 ms", "server took p95 ms", "client total p50 ms"], rows)]
+    drop(client, alias)
+    return Section(f"Scale: {n:,} synthetic documents", lines)
+
+
+SECTIONS = {"ingest": bench_ingest, "query": bench_query, "models": bench_models, "scale": bench_scale}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help=f"comma-separated sections ({', '.join(SECTIONS)})")
+    parser.add_argument("--url")
+    parser.add_argument("--ingest-docs", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--scale-docs", type=int, default=100_000)
+    parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
+    args = parser.parse_args()
+    names = args.only.split(",") if args.only else list(SECTIONS)
+    client = client_for(args)
+    info = client.info()["version"]["number"]
+    started = time.strftime("%Y-%m-%d %H:%M")
+    sections = []
+    for name in names:
+        t0 = time.perf_counter()
+        section = SECTIONS[name](client, args)
+        section.lines.append(f"\n_Section time: {time.perf_counter() - t0:.0f} s._")
+        section.show()
+        sections.append(section)
+    if args.out != "-":
+        cmd = "make bench" if not args.only else f"python -m benchmarks.run --only {args.only}"
+        header = [
+            "# Benchmarks",
+            "",
+            f"Measured {started} on this project's machine ({os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}), "
+            f"OpenSearch {info} (local node, 1 GiB heap, lucene HNSW). Produced by `{cmd}`; every ratio comes from one run "
+            "with the compared variants measured side by side. Absolute times vary between runs on these shared machines.",
+        ]
+        body = []
+        for s in sections:
+            body += ["", f"## {s.title}", "", *s.lines]
+        Path(args.out).write_text("\n".join(header + body) + "\n")
+        print(f"\nwritten to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""`hybrid eval` and `hybrid advise` end to end on a tiny BEIR dataset built from the support docs."""
+
+import json
+
+import pytest
+
+from adapter.admin import init_index
+from adapter.assets import IndexSpec
+from adapter.cli import main
+from adapter.errors import InputError
+from adapter.evaluation import run_eval
+from adapter.fusion import fuse_normalized, rrf
+from adapter.ingest import Ingestor
+from adapter.metrics import load_beir
+from adapter.search import Searcher
+from adapter.sources import read_source
+from adapter.types import Combination, Fusion, Normalization
+
+QUERIES = {
+    "test": {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
+             "t3": ("cambiar mi contraseña", ["contrasena"])},
+    "train": {"r1": ("tarjeta caducada", ["e-4012"]), "r2": ("envíos a las islas", ["envios-canarias"]),
+              "r3": ("descargar la factura en pdf", ["facturacion"]), "r4": ("borrar mis datos", ["cuenta-borrar"])},
+}
+
+
+@pytest.fixture
+def tiny_beir(tmp_path, support_docs_path):
+    root = tmp_path / "support-beir"
+    (root / "qrels").mkdir(parents=True)
+    docs = [json.loads(line) for line in support_docs_path.read_text(encoding="utf-8").splitlines()]
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d["id"], "title": d["title"], "text": d["text"]}) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for split in QUERIES.values() for q, (t, _) in split.items()))
+    for split, queries in QUERIES.items():
+        rows = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t1" for q, (_, rel) in queries.items() for d in rel]
+        (root / "qrels" / f"{split}.tsv").write_text("\n".join(rows) + "\n")
+    return root
+
+
+def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_beir, tmp_path, index_name):
+    out_json, out_png, tuned = tmp_path / "eval.json", tmp_path / "eval.png", tmp_path / "tuned.json"
+    code = main(["eval", "--dataset", str(tiny_beir), "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
+                 "--index", index_name, "--url", opensearch_url, "--mmr", "0.5", "--tune", "--tune-output", str(tuned),
+                 "--json", str(out_json), "--plot", str(out_png), "--quiet", "--cache", str(tmp_path / "c.sqlite")])
+    out = capsys.readouterr().out
+    assert code == 0
+    data = json.loads(out_json.read_text())
+    assert data["dataset"] == "support-beir" and data["split"] == "test"
+    names = set(data["results"])
+    assert {"bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-l2-harmonic_mean", "hybrid-rrf", "client-rrf", "bm25+mmr"} <= names
+    assert any(n.startswith("hybrid-tuned-") for n in names)
+    for row in data["results"].values():
+        assert 0.0 <= row["ndcg@10"] <= 1.0 and row["latency_ms_p50"] > 0
+    assert data["results"]["bm25"]["mrr@10"] > 0.3  # "error E-4012" is found first by BM25
+    assert data["results"]["hybrid-rrf"]["ndcg@10"] == pytest.approx(data["results"]["client-rrf"]["ndcg@10"])
+    assert data["tuning"]["split"] == "train" and data["tuning"]["chosen"]["fusion"]
+    assert json.loads(tuned.read_text())["phase_results_processors"]
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "*" in out and "winning search pipeline written to" in out
+
+
+def test_tuning_on_the_reported_split_is_refused(client, tiny_beir, e5, index_name):
+    test = load_beir(tiny_beir, "test")
+    with pytest.raises(InputError, match="same split"):
+        run_eval(client, test, e5, alias=index_name, analyzer="spanish", tune_split=test)
+
+
+def test_advise_compares_with_measured_results(capsys, tmp_path):
+    queries = tmp_path / "q.txt"
+    queries.write_text("error E-4012\n¿cómo devuelvo un pedido?\nfactura del pedido #8821\ncambiar la contraseña\n")
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps({"dataset": "d", "split": "test", "results": {
+        "bm25": {"ndcg@10": 0.5}, "dense": {"ndcg@10": 0.6}, "hybrid-rrf": {"ndcg@10": 0.7}, "hybrid-rrf+mmr": {"ndcg@10": 0.71}}}))
+    assert main(["advise", str(queries), "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "50% exact terms" in out and "recommendation: hybrid" in out
+    assert "best technique hybrid-rrf" in out and "the recommendation matches it" in out
+
+
+@pytest.mark.parametrize("normalization", [Normalization.MIN_MAX, Normalization.L2])
+@pytest.mark.parametrize("combination", list(Combination))
+def test_offline_fusion_reproduces_the_server(client, index_name, e5, support_docs_path, normalization, combination):
+    """What tuning computes offline is what the server computes for the same legs."""
+    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
+    Ingestor(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
+    searcher = Searcher(client, index_name, e5)
+    fusion = Fusion(normalization=normalization, combination=combination, weights=(0.3, 0.7))
+    for query in ("¿cómo devuelvo un pedido?", "error E-4012 tarjeta"):
+        server = searcher.search(query, technique="hybrid", fusion=fusion, k=12, depth=12)
+        offline = fuse_normalized(searcher.legs(query, depth=12), normalization=normalization, combination=combination, weights=(0.3, 0.7))
+        assert [h.id for h in server.hits] == [f.id for f in offline][: len(server.hits)]
+        assert [h.score for h in server.hits] == pytest.approx([f.score for f in offline][: len(server.hits)], rel=1e-5)
+    server = searcher.search("envío del pedido", technique="hybrid", fusion=Fusion.rrf(), k=12, depth=12)
+    assert [h.id for h in server.hits] == [f.id for f in rrf(searcher.legs("envío del pedido", depth=12))][: len(server.hits)]
