@@ -289,7 +289,7 @@ def cmd_eval(args) -> int:
     techniques = [t.strip() for t in args.techniques.split(",")] if args.techniques else None
     report = run_eval(
         _client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, techniques=techniques, reranker=reranker,
-        mmr=args.mmr, weights=_weights(args.weights) or (0.5, 0.5), tune_split=tune, depth=args.depth, fresh=not args.keep_index,
+        mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=_weights(args.weights) or (0.5, 0.5), tune_split=tune, depth=args.depth, fresh=not args.keep_index,
         title_boost=args.title_boost,
         progress=not args.quiet,
     )
@@ -297,6 +297,10 @@ def cmd_eval(args) -> int:
     for name, result in report.results.items():
         for notice in result.notices:
             print(f"note ({name}): {notice}")
+    parity = report.settings.get("rrf_parity")
+    if parity:
+        print(f"server RRF vs client-rrf: {parity['identical_up_to_ties']}/{parity['queries']} queries ranked identically up to the "
+              f"order of tied scores ({parity['identical_order']} in exactly the same order)")
     if report.tuning:
         chosen = report.tuning["chosen"]
         print(f"tuned on {report.tuning['split']} ({report.tuning['queries']} queries): {chosen}")
@@ -424,9 +428,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--rank-constant", type=int, help="RRF rank constant (default 60)")
     search.add_argument("--pipeline", help="a named search pipeline to fuse with")
     search.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
-    search.add_argument("--rerank", type=int, metavar="N", help="rerank the top N with a cross-encoder")
+    search.add_argument("--rerank", type=int, nargs="?", const=50, metavar="N", help="rerank the top N (default 50) with a cross-encoder")
     search.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="cross-encoder name or path")
-    search.add_argument("--mmr", type=float, metavar="LAMBDA", help="diversify with MMR (1 = relevance only, 0 = diversity only)")
+    search.add_argument("--mmr", type=float, nargs="?", const=0.5, metavar="LAMBDA",
+                        help="diversify with MMR (default lambda 0.5; 1 = relevance only, 0 = diversity only)")
     search.add_argument("--embedder", help="default: the embedder recorded in the index")
     search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
     search.add_argument("--no-fallback", action="store_true", help="fail instead of falling back to client-rrf")
@@ -444,7 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--weights", help="bm25,dense weights for the normalization techniques (default 0.5,0.5)")
     ev.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
     ev.add_argument("--rerank", metavar="MODEL", help="also run each technique followed by this cross-encoder (top 100)")
-    ev.add_argument("--mmr", type=float, metavar="LAMBDA", help="also run each technique followed by MMR")
+    ev.add_argument("--mmr", type=float, metavar="LAMBDA", help="also run each technique followed by MMR (top 10 picked by MMR)")
+    ev.add_argument("--mmr-candidates", type=int, default=30, help="first-stage hits MMR picks the top 10 from (default %(default)s)")
     ev.add_argument("--tune", action="store_true", help="tune hybrid weights / RRF rank constant on --tune-split")
     ev.add_argument("--tune-split", default="train")
     ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json)")

@@ -53,7 +53,8 @@ def connect(
         max_retries=3,
         retry_on_timeout=True,
         retry_on_status=(502, 503, 504),
-        http_compress=True,
+        # gzip pays off across a network (AWS recommends it), not on loopback where it only costs CPU.
+        http_compress=parsed.hostname not in ("localhost", "127.0.0.1", "::1"),
     )
     if aws_region:
         if aws_service not in ("es", "aoss"):

@@ -26,7 +26,7 @@ from .capabilities import Capabilities
 from .client import translate_errors
 from .embedders import Embedder
 from .errors import InputError
-from .fusion import fuse_normalized, rrf
+from .fusion import fuse_normalized, rrf, same_ranking_up_to_ties
 from .metrics import MEASURES, Dataset, evaluate
 from .search import Searcher
 from .sources import FieldMap, read_jsonl
@@ -44,9 +44,14 @@ class TechniqueSpec:
     fusion: Fusion | None = None
     rerank: bool = False
     mmr: float | None = None
+    mmr_candidates: int = 30  # MMR picks the final MMR_TOP from this many first-stage hits
 
 
-def standard_techniques(caps: Capabilities, *, weights=(0.5, 0.5), rerank: bool = False, mmr: float | None = None) -> list[TechniqueSpec]:
+MMR_TOP = 10
+
+
+def standard_techniques(caps: Capabilities, *, weights=(0.5, 0.5), rerank: bool = False, mmr: float | None = None,
+                        mmr_candidates: int = 30) -> list[TechniqueSpec]:
     """bm25, dense, every server fusion the cluster has, client-rrf; then +rerank / +mmr variants."""
     base = [TechniqueSpec("bm25", Technique.BM25), TechniqueSpec("dense", Technique.DENSE)]
     for fusion in caps.fusions():
@@ -58,7 +63,7 @@ def standard_techniques(caps: Capabilities, *, weights=(0.5, 0.5), rerank: bool 
     if rerank:
         out += [TechniqueSpec(f"{s.name}+rerank", s.technique, s.fusion, rerank=True) for s in base]
     if mmr is not None:
-        out += [TechniqueSpec(f"{s.name}+mmr", s.technique, s.fusion, mmr=mmr) for s in base]
+        out += [TechniqueSpec(f"{s.name}+mmr", s.technique, s.fusion, mmr=mmr, mmr_candidates=mmr_candidates) for s in base]
     return out
 
 
@@ -140,17 +145,27 @@ def run_technique(
     depth: int = 100,
     rerank_top: int = 50,
     progress: bool = True,
-) -> tuple[dict[str, list[str]], list[float], list[float], set[str]]:
+) -> tuple[dict[str, list[tuple[str, float]]], list[float], list[float], set[str]]:
     from tqdm.auto import tqdm
 
     rankings, client_ms, server_ms, notices = {}, [], [], set()
     for qid, text in tqdm(queries.items(), desc=spec.name, unit="q", disable=not progress, leave=False):
         result = searcher.search(
             text, technique=spec.technique, k=k, depth=depth, fusion=spec.fusion, query_vector=vectors[qid],
-            rerank_top=max(rerank_top, k) if spec.rerank else None, mmr_lambda=spec.mmr,
-            mmr_candidates=k,  # MMR reorders the k retrieved; it never pulls in deeper candidates here
+            rerank_top=max(rerank_top, k) if spec.rerank else None,
         )
-        rankings[qid] = result.ids
+        ranked = [(h.id, h.score) for h in result.hits]
+        if spec.mmr is not None:
+            # As used: MMR picks the final MMR_TOP from the top mmr_candidates; the rest of the
+            # first-stage list follows unchanged, so Recall@100 stays comparable.
+            result = searcher.search(
+                text, technique=spec.technique, k=MMR_TOP, depth=depth, fusion=spec.fusion, query_vector=vectors[qid],
+                mmr_lambda=spec.mmr, mmr_candidates=spec.mmr_candidates,
+            )
+            picked = [(h.id, h.score) for h in result.hits]
+            chosen = {d for d, _ in picked}
+            ranked = picked + [(d, sc) for d, sc in ranked if d not in chosen]
+        rankings[qid] = ranked
         client_ms.append(result.total_ms or 0.0)
         server_ms.append(result.took_ms or 0.0)
         notices.update(result.notices)
@@ -165,21 +180,32 @@ def evaluate_techniques(
     k: int = 100,
     depth: int = 100,
     progress: bool = True,
-) -> dict[str, TechniqueResult]:
+) -> tuple[dict[str, TechniqueResult], dict[str, dict[str, list[tuple[str, float]]]]]:
     vectors = {qid: searcher.embedder.embed_query(text) for qid, text in dataset.queries.items()}
     results = {}
+    runs = {}
     for spec in specs:
-        rankings, client_ms, server_ms, notices = run_technique(searcher, dataset.queries, vectors, spec, k=k, depth=depth, progress=progress)
+        ranked, client_ms, server_ms, notices = run_technique(searcher, dataset.queries, vectors, spec, k=k, depth=depth, progress=progress)
+        runs[spec.name] = ranked
         results[spec.name] = TechniqueResult(
-            metrics=evaluate(dataset.qrels, rankings),
+            metrics=evaluate(dataset.qrels, {q: [d for d, _ in hits] for q, hits in ranked.items()}),
             latency_ms_p50=_percentile(client_ms, 50),
             latency_ms_p95=_percentile(client_ms, 95),
             server_ms_p50=_percentile(server_ms, 50),
             server_ms_p95=_percentile(server_ms, 95),
-            queries=len(rankings),
+            queries=len(ranked),
             notices=tuple(sorted(notices)),
         )
-    return results
+    return results, runs
+
+
+def rrf_parity(server: dict[str, list[tuple[str, float]]], client: dict[str, list[tuple[str, float]]]) -> dict[str, int]:
+    """How many queries the server's RRF and the client fallback rank identically (and up to ties)."""
+    return {
+        "queries": len(server),
+        "identical_order": sum(1 for q in server if [d for d, _ in server[q]] == [d for d, _ in client.get(q, [])]),
+        "identical_up_to_ties": sum(1 for q in server if same_ranking_up_to_ties(server[q], client.get(q, []))),
+    }
 
 
 def tune_fusion(searcher: Searcher, dataset: Dataset, caps: Capabilities, *, depth: int = 100, progress: bool = True) -> tuple[Fusion, list[dict[str, Any]]]:
@@ -278,6 +304,7 @@ def run_eval(
     techniques: Sequence[str] | None = None,
     reranker=None,
     mmr: float | None = None,
+    mmr_candidates: int = 30,
     weights: tuple[float, float] = (0.5, 0.5),
     tune_split: Dataset | None = None,
     title_boost: float = 1.0,
@@ -292,7 +319,7 @@ def run_eval(
     prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=title_boost, fresh=fresh, progress=progress)
     searcher = Searcher(client, alias, embedder, reranker=reranker, depth=depth)
     caps = searcher.caps
-    specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr)
+    specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates)
     if techniques:
         known = {s.name: s for s in specs}
         unknown = [t for t in techniques if t not in known]
@@ -304,7 +331,7 @@ def run_eval(
         best, trials = tune_fusion(searcher, tune_split, caps, depth=depth, progress=progress)
         specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best))
         if mmr is not None:
-            specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=mmr))
+            specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=mmr, mmr_candidates=mmr_candidates))
         top = sorted(trials, key=lambda t: -t["ndcg@10"])
         tuning = {
             "split": tune_split.split,
@@ -314,7 +341,8 @@ def run_eval(
             "pipeline": render_pipeline(best, explanation=caps.explanation),
             "top_trials": top[:10],
         }
-    results = evaluate_techniques(searcher, dataset, specs, k=k, depth=depth, progress=progress)
+    results, runs = evaluate_techniques(searcher, dataset, specs, k=k, depth=depth, progress=progress)
+    parity = rrf_parity(runs["hybrid-rrf"], runs["client-rrf"]) if {"hybrid-rrf", "client-rrf"} <= set(runs) else None
     return EvalReport(
         dataset=dataset.name,
         split=dataset.split,
@@ -322,7 +350,8 @@ def run_eval(
         index=alias,
         results=results,
         settings={"analyzer": analyzer, "title_boost": title_boost, "k": k, "depth_per_leg": depth, "weights": list(weights), "mmr_lambda": mmr,
+                  "mmr": f"picks the top {MMR_TOP} of {mmr_candidates} first-stage hits" if mmr is not None else None,
                   "text_fields": list(searcher.text_leg.fields), "opensearch": caps.version,
-                  "seconds": round(time.perf_counter() - started, 1)},
+                  "seconds": round(time.perf_counter() - started, 1), "rrf_parity": parity},
         tuning=tuning,
     )

@@ -124,6 +124,15 @@ class Searcher:
             self._pipelines[name] = fusion_from_pipeline(body)
         return self._pipelines[name]
 
+    def _pipeline_exists(self, name: str) -> bool:
+        """Cached per searcher: a pipeline deleted later still fails loudly (PipelineNotFoundError)."""
+        if name not in self._pipelines:
+            body = get_pipeline(self.client, name)
+            if body is None:
+                return False
+            self._pipelines[name] = fusion_from_pipeline(body)
+        return True
+
     def _resolve_fusion(self, fusion: Fusion | None, pipeline: str | None) -> tuple[Fusion, str | None, dict | None, str | None]:
         """(effective fusion, named pipeline, inline pipeline body, reason to fall back or None)."""
         pipeline = pipeline or (None if fusion is not None else self.pipeline)
@@ -139,7 +148,7 @@ class Searcher:
             return wanted, None, None, why
         wanted.validate_weights(2, require_unit_sum=wanted.kind == "normalization")
         named = self.names.pipeline(wanted)
-        if get_pipeline(self.client, named) is not None:
+        if self._pipeline_exists(named):
             stored = self._pipeline_fusion(named)
             if stored is not None and (wanted.weights is None or stored == wanted):
                 return stored, named, None, None
@@ -148,14 +157,23 @@ class Searcher:
         # Parameters no stored pipeline has: send the pipeline with the request (server-side still).
         return wanted, None, render_pipeline(wanted, explanation=self.caps.explanation), None
 
-    def _leg_bodies(self, query: str, vector: np.ndarray, depth: int, filters, with_vectors: bool) -> list[dict]:
-        excludes = () if with_vectors else (self.vector_field,)
+    def _leg_bodies(self, query: str, vector: np.ndarray, depth: int, filters) -> list[dict]:
+        """Both legs to ``depth``, ids and scores only: sources are fetched for the final page."""
         return [
-            search_body(text_query(query, self.text_leg, filters), size=depth, exclude_source=excludes),
-            search_body(knn_query(vector, field=self.vector_field, k=depth, filters=filters), size=depth, exclude_source=excludes),
+            {**search_body(text_query(query, self.text_leg, filters), size=depth), "_source": False},
+            {**search_body(knn_query(vector, field=self.vector_field, k=depth, filters=filters), size=depth), "_source": False},
         ]
 
-    def _msearch(self, bodies: Sequence[dict]) -> list[dict]:
+    def _sources(self, ids: Sequence[str], *, with_vectors: bool) -> dict[str, dict]:
+        if not ids:
+            return {}
+        params = {} if with_vectors else {"_source_excludes": self.vector_field}
+        with translate_errors(f"fetching documents from {self.alias}", self.client):
+            docs = self.client.mget(index=self.index, body={"ids": list(ids)}, params=params)["docs"]
+        return {d["_id"]: d.get("_source", {}) for d in docs if d.get("found")}
+
+    def _msearch(self, bodies: Sequence[dict]) -> tuple[float, list[dict]]:
+        """(the server's ``took`` for the whole request, one response per body)."""
         with translate_errors(f"searching {self.alias}", self.client):
             resp = self.client.msearch(body=msearch_lines(self.alias, bodies))
         out = []
@@ -167,7 +185,8 @@ class Searcher:
 
                 raise BackendError(f"searching {self.alias}: OpenSearch answered {r.get('status')}: {reason}", status=r.get("status"), reason=str(reason))
             out.append(r)
-        return out
+        # The legs run in parallel on the server: the request's took, not the sum of the legs'.
+        return float(resp.get("took", max((r.get("took", 0) for r in out), default=0))), out
 
     def _search(self, body: dict, pipeline: str | None = None) -> dict:
         params = {"search_pipeline": pipeline} if pipeline else None
@@ -269,18 +288,19 @@ class Searcher:
             fused_by = f"server:{named}" if named else f"server:inline:{effective.name}"
             legs_by_id: dict[str, tuple[LegScore, ...]] = {}
             if explain:
-                runs, leg_took = self._runs(query, vector, depth, filters, with_vectors=False)
+                runs, leg_took = self._runs(query, vector, depth, filters)
                 took += leg_took
                 requests += 1
                 legs_by_id = self._server_legs(raw, runs, effective)
             hits = [Hit(r["id"], r["score"], r["source"], page_from + i + 1, legs_by_id.get(r["id"], ())) for i, r in enumerate(raw)]
         else:  # client-rrf
-            runs, took = self._runs(query, vector, depth, filters, with_vectors=with_vectors)
+            runs, took = self._runs(query, vector, depth, filters)
             fused = fusion_fns.rrf([[(d["id"], d["score"]) for d in run] for run in runs],
                                    rank_constant=effective.rank_constant, weights=effective.weights, leg_names=LEGS)
-            sources = {d["id"]: d["source"] for run in runs for d in run}
             page = fused[page_from : page_from + page_size]
-            hits = [Hit(f.id, f.score, sources[f.id], page_from + i + 1, f.legs) for i, f in enumerate(page)]
+            sources = self._sources([f.id for f in page], with_vectors=with_vectors)
+            requests += 1
+            hits = [Hit(f.id, f.score, sources.get(f.id, {}), page_from + i + 1, f.legs) for i, f in enumerate(page)]
             fused_by = f"client:{effective.name}"
 
         if rerank_top is not None:
@@ -307,13 +327,13 @@ class Searcher:
         fusion offline: :func:`adapter.fusion.fuse_normalized` and :func:`adapter.fusion.rrf`)."""
         query = clean_query(query)
         vector = self.query_vector(query, query_vector)
-        runs, _ = self._runs(query, vector, depth or self.depth, filters, with_vectors=False)
+        runs, _ = self._runs(query, vector, depth or self.depth, filters)
         return [[(d["id"], d["score"]) for d in run] for run in runs]
 
-    def _runs(self, query: str, vector: np.ndarray, depth: int, filters, *, with_vectors: bool) -> tuple[list[list[dict]], float]:
-        """Both legs, each to ``depth``, in one ``_msearch``."""
-        responses = self._msearch(self._leg_bodies(query, vector, depth, filters, with_vectors))
-        return [_parse_hits(r) for r in responses], float(sum(r.get("took", 0) for r in responses))
+    def _runs(self, query: str, vector: np.ndarray, depth: int, filters) -> tuple[list[list[dict]], float]:
+        """Both legs, each to ``depth``, in one ``_msearch`` (ids and scores)."""
+        took, responses = self._msearch(self._leg_bodies(query, vector, depth, filters))
+        return [_parse_hits(r) for r in responses], took
 
     def _server_legs(self, raw: list[dict], runs: list[list[dict]], fusion: Fusion) -> dict[str, tuple[LegScore, ...]]:
         """Per-leg explanations: normalised scores from ``hybrid_score_explanation``, ranks and raw

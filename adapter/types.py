@@ -21,12 +21,7 @@ class Technique(str, enum.Enum):
 
     @classmethod
     def parse(cls, value: str | Technique) -> Technique:
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).strip().lower())
-        except ValueError:
-            raise InputError(f"unknown technique {value!r}; expected one of: {', '.join(t.value for t in cls)}") from None
+        return _parse_enum(cls, value, "technique")
 
 
 class Normalization(str, enum.Enum):

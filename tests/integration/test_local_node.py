@@ -68,3 +68,12 @@ def test_second_node_up_down_and_port_in_use(session_node, node_tmp):
     assert node.down() is False
     with pytest.raises(OSError):
         urllib.request.urlopen(status.url, timeout=2)
+
+
+def test_a_node_that_dies_at_start_shows_why(session_node, node_tmp):
+    from adapter.errors import NodeStartError
+
+    node = LocalNode(NodeConfig(cache_dir=node_tmp / "bad", opensearch_home=session_node.status().home, heap="1x"), log=lambda m: None)
+    with pytest.raises(NodeStartError, match="(?s)exited with .* at start.*heap"):
+        node.up()
+    assert not node.status().running

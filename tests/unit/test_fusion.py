@@ -121,3 +121,16 @@ def test_fuse_normalized_is_min_max_then_weighted_mean():
     b = fused[0]
     assert [(l.leg, l.rank, l.raw_score, l.normalized_score) for l in b.legs] == [("bm25", 2, 6.0, pytest.approx(0.5)), ("dense", 1, 0.9, 1.0)]
     assert sum(l.contribution for l in b.legs) == pytest.approx(b.score)
+
+
+from adapter.fusion import same_ranking_up_to_ties  # noqa: E402
+
+
+def test_rankings_agree_up_to_the_order_of_ties():
+    a = [("x", 0.5), ("p", 0.3), ("q", 0.3), ("z", 0.1)]
+    assert same_ranking_up_to_ties(a, [("x", 0.5), ("q", 0.3), ("p", 0.3), ("z", 0.1)])
+    assert not same_ranking_up_to_ties(a, [("x", 0.5), ("p", 0.3), ("z", 0.3), ("q", 0.1)])
+    assert not same_ranking_up_to_ties(a, [("p", 0.5), ("x", 0.3), ("q", 0.3), ("z", 0.1)])
+    # the last tie group may be cut differently at the end of the list
+    assert same_ranking_up_to_ties([("x", 0.5), ("p", 0.3)], [("x", 0.5), ("q", 0.3)])
+    assert not same_ranking_up_to_ties(a, a[:3])
