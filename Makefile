@@ -36,5 +36,5 @@ bench: $(STAMP)
 
 # The SciFact evaluation behind docs/EVALUATION.md.
 eval: $(STAMP)
-	$(BIN)/hybrid eval --dataset ../shared/data/scifact --embedder minilm --analyzer english --mmr 0.5 --tune \
+	$(BIN)/hybrid eval --dataset ../shared/data/scifact --embedder minilm --analyzer english --title-boost 0.5 --mmr 0.5 --tune \
 		--tune-output out/tuned-scifact.json --json out/eval-scifact.json --plot out/eval-scifact.png

@@ -23,7 +23,7 @@ _PATTERNS = (
     ("quoted phrase", re.compile(r"\"[^\"]{2,}\"|«[^»]{2,}»|“[^”]{2,}”|'[^']{3,}'")),
     ("e-mail or URL", re.compile(r"\S+@\S+\.\w+|https?://\S+|\bwww\.\S+")),
     ("path", re.compile(r"(?:^|\s)(?:/[\w.-]+){2,}|\b\w+\.(?:py|js|json|yaml|yml|txt|md|csv|exe|dll|log)\b")),
-    ("number", re.compile(r"#\d+|\b\d{3,}\b")),
+    ("number", re.compile(r"#\d+|\b\d{1,3}(?:,\d{3})+\b|\b\d{3,}\b")),
     ("identifier", re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{3,}\b")),
     ("acronym", re.compile(r"\b[A-Z]{2,}s?\b")),
 )

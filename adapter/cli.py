@@ -290,7 +290,7 @@ def cmd_eval(args) -> int:
     report = run_eval(
         _client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, techniques=techniques, reranker=reranker,
         mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=_weights(args.weights) or (0.5, 0.5), tune_split=tune, depth=args.depth, fresh=not args.keep_index,
-        title_boost=args.title_boost,
+        title_boost=args.title_boost, use_titles=not args.no_titles,
         progress=not args.quiet,
     )
     print(format_table(report))
@@ -445,6 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--analyzer", default="english", help="text analyzer of the eval index (default %(default)s)")
     ev.add_argument("--index", help="alias of the eval index (default eval-<dataset>-<embedder>)")
     ev.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches (default 1)")
+    ev.add_argument("--no-titles", action="store_true", help="ignore the corpus titles (e.g. xquad-es, whose titles are English slugs)")
     ev.add_argument("--techniques", help="comma-separated subset, e.g. bm25,dense,hybrid-rrf")
     ev.add_argument("--weights", help="bm25,dense weights for the normalization techniques (default 0.5,0.5)")
     ev.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
@@ -484,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

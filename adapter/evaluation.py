@@ -116,7 +116,7 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 
 def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
-                  fresh: bool = True, progress: bool = True) -> str:
+                  use_titles: bool = True, fresh: bool = True, progress: bool = True) -> str:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path."""
     from .ingest import Ingestor
     from .sources import count_rows
@@ -129,7 +129,7 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
         have = client.count(index=alias)["count"]
     total = count_rows(dataset.corpus)
     if have != total:
-        report = Ingestor(client, alias, embedder, progress=progress).ingest(read_jsonl(dataset.corpus, FieldMap(metadata=())), total=total)
+        report = Ingestor(client, alias, embedder, progress=progress).ingest(read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=())), total=total)
         if report.failures:
             raise InputError(f"{len(report.failures)} corpus documents failed to index (see {report.failures_file})")
     return alias
@@ -274,19 +274,23 @@ def plot(report: EvalReport, path: str | Path) -> None:
 
     names = list(report.results)
     rows = [report.results[n] for n in names]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(max(10, 0.9 * len(names) + 4), 5.5))
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(10, 0.6 * len(names) + 3), 9), sharex=True)
     x = np.arange(len(names))
-    ax1.bar(x - 0.2, [r.metrics["ndcg@10"] for r in rows], 0.4, label="nDCG@10")
+    ndcg = [r.metrics["ndcg@10"] for r in rows]
+    ax1.bar(x - 0.2, ndcg, 0.4, label="nDCG@10")
     ax1.bar(x + 0.2, [r.metrics["recall@100"] for r in rows], 0.4, label="Recall@100")
-    ax1.set_ylim(0, 1)
+    for xi, value in zip(x, ndcg):
+        ax1.text(xi - 0.2, value + 0.01, f"{value:.3f}", ha="center", va="bottom", fontsize=7, rotation=90)
+    ax1.set_ylim(0, 1.1)
     ax1.set_title(f"Quality: {report.dataset} {report.split}")
-    ax2.bar(x - 0.2, [r.latency_ms_p50 for r in rows], 0.4, label="p50")
-    ax2.bar(x + 0.2, [r.latency_ms_p95 for r in rows], 0.4, label="p95")
-    ax2.set_title("Latency per query (ms, client)")
+    ax2.bar(x - 0.2, [r.latency_ms_p50 for r in rows], 0.4, label="client p50")
+    ax2.bar(x + 0.2, [r.latency_ms_p95 for r in rows], 0.4, label="client p95")
+    ax2.plot(x, [r.server_ms_p50 for r in rows], "k.", label="server took p50")
+    ax2.set_title("Latency per query (ms)")
+    ax2.set_xticks(x)
+    ax2.set_xticklabels(names, rotation=60, ha="right", fontsize=8)
     for ax in (ax1, ax2):
-        ax.set_xticks(x)
-        ax.set_xticklabels(names, rotation=60, ha="right", fontsize=8)
-        ax.legend()
+        ax.legend(fontsize=8)
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle(f"embedder: {report.embedder}", fontsize=9)
     fig.tight_layout()
@@ -308,6 +312,7 @@ def run_eval(
     weights: tuple[float, float] = (0.5, 0.5),
     tune_split: Dataset | None = None,
     title_boost: float = 1.0,
+    use_titles: bool = True,
     k: int = 100,
     depth: int = 100,
     fresh: bool = True,
@@ -316,7 +321,8 @@ def run_eval(
     if tune_split is not None and tune_split.split == dataset.split:
         raise InputError(f"tuning and reporting on the same split ({dataset.split!r}) would overstate the result; tune on another split")
     started = time.perf_counter()
-    prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=title_boost, fresh=fresh, progress=progress)
+    prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=title_boost, use_titles=use_titles,
+                  fresh=fresh, progress=progress)
     searcher = Searcher(client, alias, embedder, reranker=reranker, depth=depth)
     caps = searcher.caps
     specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates)
@@ -349,7 +355,7 @@ def run_eval(
         embedder=embedder.fingerprint.model,
         index=alias,
         results=results,
-        settings={"analyzer": analyzer, "title_boost": title_boost, "k": k, "depth_per_leg": depth, "weights": list(weights), "mmr_lambda": mmr,
+        settings={"analyzer": analyzer, "title_boost": title_boost, "titles": use_titles, "k": k, "depth_per_leg": depth, "weights": list(weights), "mmr_lambda": mmr,
                   "mmr": f"picks the top {MMR_TOP} of {mmr_candidates} first-stage hits" if mmr is not None else None,
                   "text_fields": list(searcher.text_leg.fields), "opensearch": caps.version,
                   "seconds": round(time.perf_counter() - started, 1), "rrf_parity": parity},

@@ -28,8 +28,8 @@ def test_cli_help_starts_without_heavy_imports():
 
 
 def test_core_imports_nothing_from_the_shell():
-    core = ("types", "fusion", "mmr", "queries", "assets", "errors", "sources")
-    shell = ("client", "search", "ingest", "admin", "embedders", "cache", "cli", "local", "capabilities", "rerank")
+    core = ("types", "fusion", "mmr", "queries", "assets", "errors", "sources", "advisor")
+    shell = ("client", "search", "ingest", "admin", "embedders", "cache", "cli", "local", "capabilities", "rerank", "metrics", "evaluation")
     import importlib
     import inspect
 
