@@ -14,7 +14,7 @@ says so in ``SearchResult.notices`` (or raises :class:`CapabilityError` if fallb
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -25,7 +25,7 @@ from .assets import IndexNames, fusion_from_pipeline, render_pipeline
 from .capabilities import probe
 from .client import translate_errors
 from .embedders import Embedder, check_fingerprint, load_embedder
-from .errors import CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
+from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .mmr import mmr as mmr_select
 from .queries import LEGS, TextLeg, clean_query, hybrid_query, knn_query, msearch_lines, search_body, text_query
 from .rerank import Reranker
@@ -33,6 +33,19 @@ from .types import Fusion, Hit, LegScore, SearchResult, Technique
 
 DEFAULT_FUSION = Fusion()
 KNN_MAX_K = 10_000
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """One first-stage request: what to ask for and which page of it."""
+
+    query: str
+    vector: np.ndarray | None
+    filters: Mapping[str, Any] | None
+    depth: int  # candidates per leg
+    from_: int
+    size: int
+    with_vectors: bool  # keep stored vectors in the sources (for MMR)
 
 
 def _parse_hits(resp: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -181,8 +194,6 @@ class Searcher:
             if "error" in r:
                 err = r["error"]
                 reason = (err.get("root_cause") or [err])[0].get("reason") if isinstance(err, dict) else err
-                from .errors import BackendError
-
                 raise BackendError(f"searching {self.alias}: OpenSearch answered {r.get('status')}: {reason}", status=r.get("status"), reason=str(reason))
             out.append(r)
         # The legs run in parallel on the server: the request's took, not the sum of the legs'.
@@ -242,9 +253,9 @@ class Searcher:
         needs_vector = technique is not Technique.BM25 or mmr_lambda is not None
         vector = self.query_vector(query, query_vector) if needs_vector else None
         fused_by = "none"
-        took = 0.0
         requests = 1
         effective: Fusion | None = None
+        named = inline = None
         if technique is Technique.HYBRID:
             effective, named, inline, fallback_reason = self._resolve_fusion(fusion, pipeline)
             if fallback_reason:
@@ -260,47 +271,17 @@ class Searcher:
                 raise InputError("client-rrf fuses by RRF only; pass Fusion.rrf(rank_constant, weights) or use technique hybrid")
             effective = fusion or Fusion.rrf()
 
+        stage = _Stage(query, vector, filters, depth, page_from, page_size, with_vectors)
         if technique is Technique.BM25:
-            body = search_body(text_query(query, self.text_leg, filters), size=page_size, from_=page_from,
-                               exclude_source=() if with_vectors else (self.vector_field,))
-            resp = self._search(body)
-            took = resp.get("took", 0)
-            raw = _parse_hits(resp)
-            hits = [Hit(r["id"], r["score"], r["source"], page_from + i + 1) for i, r in enumerate(raw)]
+            hits, took = self._single_leg(stage, text_query(query, self.text_leg, filters))
         elif technique is Technique.DENSE:
-            body = search_body(knn_query(vector, field=self.vector_field, k=max(depth, page_from + page_size), filters=filters),
-                               size=page_size, from_=page_from, exclude_source=() if with_vectors else (self.vector_field,))
-            resp = self._search(body)
-            took = resp.get("took", 0)
-            raw = _parse_hits(resp)
-            hits = [Hit(r["id"], r["score"], r["source"], page_from + i + 1) for i, r in enumerate(raw)]
+            knn = knn_query(vector, field=self.vector_field, k=max(depth, page_from + page_size), filters=filters)
+            hits, took = self._single_leg(stage, knn)
         elif technique is Technique.HYBRID:
-            hq = hybrid_query(
-                text_query(query, self.text_leg, filters),
-                knn_query(vector, field=self.vector_field, k=depth, filters=filters),
-                pagination_depth=depth if self.caps.pagination_depth else None,
-            )
-            body = search_body(hq, size=page_size, from_=page_from, exclude_source=() if with_vectors else (self.vector_field,),
-                               explain=explain, search_pipeline=inline)
-            resp = self._search(body, pipeline=named)
-            took = resp.get("took", 0)
-            raw = _parse_hits(resp)
+            hits, took, requests = self._server_hybrid(stage, effective, named, inline, explain)
             fused_by = f"server:{named}" if named else f"server:inline:{effective.name}"
-            legs_by_id: dict[str, tuple[LegScore, ...]] = {}
-            if explain:
-                runs, leg_took = self._runs(query, vector, depth, filters)
-                took += leg_took
-                requests += 1
-                legs_by_id = self._server_legs(raw, runs, effective)
-            hits = [Hit(r["id"], r["score"], r["source"], page_from + i + 1, legs_by_id.get(r["id"], ())) for i, r in enumerate(raw)]
-        else:  # client-rrf
-            runs, took = self._runs(query, vector, depth, filters)
-            fused = fusion_fns.rrf([[(d["id"], d["score"]) for d in run] for run in runs],
-                                   rank_constant=effective.rank_constant, weights=effective.weights, leg_names=LEGS)
-            page = fused[page_from : page_from + page_size]
-            sources = self._sources([f.id for f in page], with_vectors=with_vectors)
-            requests += 1
-            hits = [Hit(f.id, f.score, sources.get(f.id, {}), page_from + i + 1, f.legs) for i, f in enumerate(page)]
+        else:
+            hits, took, requests = self._client_rrf(stage, effective)
             fused_by = f"client:{effective.name}"
 
         if rerank_top is not None:
@@ -321,6 +302,44 @@ class Searcher:
             notices=tuple(notices),
             requests=requests,
         )
+
+    # -- first stages ------------------------------------------------------------------------------
+    def _exclude(self, stage: _Stage) -> tuple[str, ...]:
+        return () if stage.with_vectors else (self.vector_field,)
+
+    def _single_leg(self, stage: _Stage, query: dict) -> tuple[list[Hit], float]:
+        body = search_body(query, size=stage.size, from_=stage.from_, exclude_source=self._exclude(stage))
+        resp = self._search(body)
+        raw = _parse_hits(resp)
+        return [Hit(r["id"], r["score"], r["source"], stage.from_ + i + 1) for i, r in enumerate(raw)], float(resp.get("took", 0))
+
+    def _server_hybrid(self, stage: _Stage, fusion: Fusion, named: str | None, inline: dict | None, explain: bool) -> tuple[list[Hit], float, int]:
+        hq = hybrid_query(
+            text_query(stage.query, self.text_leg, stage.filters),
+            knn_query(stage.vector, field=self.vector_field, k=stage.depth, filters=stage.filters),
+            pagination_depth=stage.depth if self.caps.pagination_depth else None,
+        )
+        body = search_body(hq, size=stage.size, from_=stage.from_, exclude_source=self._exclude(stage), explain=explain, search_pipeline=inline)
+        resp = self._search(body, pipeline=named)
+        took, requests = float(resp.get("took", 0)), 1
+        raw = _parse_hits(resp)
+        legs_by_id: dict[str, tuple[LegScore, ...]] = {}
+        if explain:
+            runs, leg_took = self._runs(stage.query, stage.vector, stage.depth, stage.filters)
+            took += leg_took
+            requests += 1
+            legs_by_id = self._server_legs(raw, runs, fusion)
+        hits = [Hit(r["id"], r["score"], r["source"], stage.from_ + i + 1, legs_by_id.get(r["id"], ())) for i, r in enumerate(raw)]
+        return hits, took, requests
+
+    def _client_rrf(self, stage: _Stage, fusion: Fusion) -> tuple[list[Hit], float, int]:
+        runs, took = self._runs(stage.query, stage.vector, stage.depth, stage.filters)
+        fused = fusion_fns.rrf([[(d["id"], d["score"]) for d in run] for run in runs],
+                               rank_constant=fusion.rank_constant, weights=fusion.weights, leg_names=LEGS)
+        page = fused[stage.from_ : stage.from_ + stage.size]
+        sources = self._sources([f.id for f in page], with_vectors=stage.with_vectors)
+        hits = [Hit(f.id, f.score, sources.get(f.id, {}), stage.from_ + i + 1, f.legs) for i, f in enumerate(page)]
+        return hits, took, 2
 
     def legs(self, query: str, *, depth: int | None = None, filters=None, query_vector: Sequence[float] | None = None) -> list[list[tuple[str, float]]]:
         """Each leg's ranked ``(id, raw score)`` list to ``depth``, from one ``_msearch`` (for tuning
