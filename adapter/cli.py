@@ -337,8 +337,21 @@ def cmd_advise(args) -> int:
         print(f"{c.kind:>7}  {c.text[:70]:<70}  {'; '.join(c.reasons)}")
     print(f"\n{len(advice.queries)} queries: {advice.natural_share:.0%} natural language, {advice.exact_share:.0%} exact terms")
     print(f"recommendation: {advice.recommendation} ({advice.reason})")
+    data = None
     if args.results:
         data = json.loads(Path(args.results).read_text())
+    elif args.dataset:  # judged queries given: measure the candidates now
+        from .embedders import load_embedder
+        from .evaluation import run_eval
+        from .metrics import load_beir
+
+        dataset = load_beir(args.dataset, args.split)
+        embedder = load_embedder(args.embedder)
+        alias = f"eval-{dataset.name}-{embedder.fingerprint.spec}".lower().replace(":", "-").replace("/", "-").replace("_", "-")
+        report = run_eval(_client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, fresh=False,
+                          techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf"], progress=False)
+        data = report.as_json()
+    if data:
         results = data["results"]
         best = max(results, key=lambda n: results[n]["ndcg@10"])
         base = max((n for n in results if "+" not in n), key=lambda n: results[n]["ndcg@10"])
@@ -467,6 +480,11 @@ def build_parser() -> argparse.ArgumentParser:
     adv = sub.add_parser("advise", help="classify queries (natural language vs exact terms) and recommend a technique")
     adv.add_argument("queries", help="one query per line, or BEIR queries.jsonl")
     adv.add_argument("--results", help="a `hybrid eval --json` file: say whether the recommendation matches the best technique")
+    adv.add_argument("--dataset", help="or a BEIR folder with qrels: measure bm25, dense and hybrid on it now, then compare")
+    adv.add_argument("--split", default="test")
+    adv.add_argument("--embedder", default="minilm", help="with --dataset (default %(default)s)")
+    adv.add_argument("--analyzer", default="english", help="with --dataset (default %(default)s)")
+    adv.add_argument("--url", help="with --dataset: OpenSearch URL")
     adv.set_defaults(func=cmd_advise)
 
     demo = with_url(sub.add_parser("demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"))

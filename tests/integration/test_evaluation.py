@@ -93,3 +93,22 @@ def test_offline_fusion_reproduces_the_server(client, index_name, e5, support_do
         assert [h.score for h in server.hits] == pytest.approx([f.score for f in offline][: len(server.hits)], rel=1e-5)
     server = searcher.search("envío del pedido", technique="hybrid", fusion=Fusion.rrf(), k=12, depth=12)
     assert [h.id for h in server.hits] == [f.id for f in rrf(searcher.legs("envío del pedido", depth=12))][: len(server.hits)]
+
+
+def test_advise_measures_a_dataset_when_given_qrels(capsys, client, opensearch_url, tiny_beir, tmp_path):
+    from tests.conftest import delete_pipelines
+
+    queries = tmp_path / "q.txt"
+    queries.write_text("error E-4012\n¿cómo devuelvo un pedido?\n")
+    alias = "eval-support-beir-multilingual-e5-small"
+    try:
+        code = main(["advise", str(queries), "--dataset", str(tiny_beir), "--embedder", "multilingual-e5-small",
+                     "--analyzer", "spanish", "--url", opensearch_url])
+        out = capsys.readouterr().out
+        assert code == 0 and "measured on support-beir test: best technique" in out
+    finally:
+        client.indices.delete(index=f"{alias}-v*", ignore=[404])
+        client.indices.delete_index_template(name=alias, ignore=[404])
+        for part in ("text", "vector", "metadata"):
+            client.cluster.delete_component_template(name=f"{alias}-{part}", ignore=[404])
+        delete_pipelines(client, f"{alias}-")
