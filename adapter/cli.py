@@ -264,20 +264,12 @@ def cmd_demo(args) -> int:
 
 def cmd_eval(args) -> int:
     from .embedders import load_embedder
-    from .evaluation import format_table, plot, run_eval, write_json
+    from .evaluation import eval_alias, format_table, plot, run_eval, write_json
     from .metrics import load_beir
     from .cache import CachedEmbedder, EmbeddingCache
 
-    dataset = load_beir(args.dataset, args.split)
-    if args.limit_queries:
-        keep = list(dataset.queries)[: args.limit_queries]
-        dataset = type(dataset)(dataset.name, dataset.root, dataset.split, {q: dataset.queries[q] for q in keep}, {q: dataset.qrels[q] for q in keep})
-    tune = None
-    if args.tune:
-        tune = load_beir(args.dataset, args.tune_split)
-        if args.limit_queries:
-            keep = list(tune.queries)[: args.limit_queries]
-            tune = type(tune)(tune.name, tune.root, tune.split, {q: tune.queries[q] for q in keep}, {q: tune.qrels[q] for q in keep})
+    dataset = load_beir(args.dataset, args.split).limited(args.limit_queries)
+    tune = load_beir(args.dataset, args.tune_split).limited(args.limit_queries) if args.tune else None
     inner = load_embedder(args.embedder)
     embedder = CachedEmbedder(inner, EmbeddingCache(args.cache)) if not args.no_cache else inner
     reranker = None
@@ -285,7 +277,7 @@ def cmd_eval(args) -> int:
         from .rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(args.rerank)
-    alias = args.index or f"eval-{dataset.name}-{inner.fingerprint.spec}".lower().replace(":", "-").replace("/", "-").replace("_", "-")
+    alias = args.index or eval_alias(dataset, inner)
     techniques = [t.strip() for t in args.techniques.split(",")] if args.techniques else None
     report = run_eval(
         _client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, techniques=techniques, reranker=reranker,
@@ -342,13 +334,12 @@ def cmd_advise(args) -> int:
         data = json.loads(Path(args.results).read_text())
     elif args.dataset:  # judged queries given: measure the candidates now
         from .embedders import load_embedder
-        from .evaluation import run_eval
+        from .evaluation import eval_alias, run_eval
         from .metrics import load_beir
 
         dataset = load_beir(args.dataset, args.split)
         embedder = load_embedder(args.embedder)
-        alias = f"eval-{dataset.name}-{embedder.fingerprint.spec}".lower().replace(":", "-").replace("/", "-").replace("_", "-")
-        report = run_eval(_client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, fresh=False,
+        report = run_eval(_client(args), dataset, embedder, alias=eval_alias(dataset, embedder), analyzer=args.analyzer, fresh=False,
                           techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf"], progress=False)
         data = report.as_json()
     if data:

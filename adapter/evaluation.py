@@ -111,6 +111,11 @@ class EvalReport:
         return max(names, key=lambda n: self.results[n].metrics[metric])
 
 
+def eval_alias(dataset: Dataset, embedder: Embedder) -> str:
+    """The default name of a dataset's eval index: eval-<dataset>-<embedder spec>."""
+    return f"eval-{dataset.name}-{embedder.fingerprint.spec}".lower().replace(":", "-").replace("/", "-").replace("_", "-")
+
+
 def _percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else 0.0
 

@@ -57,6 +57,13 @@ class Dataset:
     def corpus(self) -> Path:
         return self.root / "corpus.jsonl"
 
+    def limited(self, n: int | None) -> Dataset:
+        """The first ``n`` judged queries (all when ``n`` is None), for quick runs."""
+        if not n:
+            return self
+        keep = list(self.queries)[:n]
+        return Dataset(self.name, self.root, self.split, {q: self.queries[q] for q in keep}, {q: self.qrels[q] for q in keep})
+
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
