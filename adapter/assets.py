@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -138,7 +138,6 @@ class IndexSpec:
     vector_field: str = "embedding"
     text_fields: tuple[str, ...] = ("title", "text")
     title_boost: float = 1.0  # the BM25 leg's weight on title matches (SciFact train prefers 0.5)
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:

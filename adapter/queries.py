@@ -106,12 +106,9 @@ def search_body(
     return body
 
 
-def msearch_lines(index: str, bodies: Sequence[dict[str, Any]], *, pipeline: str | None = None) -> list[dict[str, Any]]:
-    """Header/body pairs for ``_msearch`` (``pipeline`` applies to the first body only)."""
+def msearch_lines(index: str, bodies: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Header/body pairs for ``_msearch``. (2.19 accepts no named search pipeline in ``_msearch``.)"""
     lines: list[dict[str, Any]] = []
-    for i, body in enumerate(bodies):
-        header: dict[str, Any] = {"index": index}
-        if pipeline and i == 0:
-            header["search_pipeline"] = pipeline
-        lines += [header, body]
+    for body in bodies:
+        lines += [{"index": index}, body]
     return lines

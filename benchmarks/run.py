@@ -23,7 +23,6 @@ import os
 import platform
 import random
 import re
-import statistics
 import sys
 import tempfile
 import time

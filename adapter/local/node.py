@@ -184,7 +184,7 @@ class LocalNode:
         except KeyError:
             useradd = shutil.which("useradd")
             if not useradd:
-                raise LocalNodeError(f"OpenSearch refuses to run as root and user {user!r} does not exist (no useradd to create it)")
+                raise LocalNodeError(f"OpenSearch refuses to run as root and user {user!r} does not exist (no useradd to create it)") from None
             self.log(f"creating system user {user!r} to run OpenSearch (it refuses to run as root)")
             subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
         return user
