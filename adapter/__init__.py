@@ -2,13 +2,13 @@
 
 The public API (everything else is internal)::
 
-    from adapter import connect, init_index, IndexSpec, Ingestor, Searcher, load_embedder
+    from adapter import connect, init_index, IndexSpec, Ingestor, Searcher, load_embedder, read_source
 
     client = connect("http://localhost:9200")
     embedder = load_embedder("minilm")
     init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer="english"))
-    Ingestor(client, "docs", embedder).ingest(read_source("docs.jsonl"))
-    result = Searcher(client, "docs", embedder).search("error E-4012", technique="hybrid")
+    Ingestor.open(client, "docs", embedder).ingest(read_source("docs.jsonl"))
+    result = Searcher.open(client, "docs", embedder).search("error E-4012", technique="hybrid")
 
 Shell objects (client, models, searcher) import lazily, so ``import adapter`` stays light.
 """
@@ -34,26 +34,37 @@ from .errors import (
     PipelineNotFoundError,
     PortInUseError,
 )
-from .types import (
+from .fusions import (
+    DEFAULT_FUSION,
+    DEFAULT_WEIGHTS,
+    RRF,
     Combination,
-    EmbeddingFingerprint,
     Fusion,
+    Normalization,
+    ScoreNormalization,
+    parse_fusion,
+)
+from .types import (
+    EmbeddingFingerprint,
+    FusedBy,
     Hit,
     IngestReport,
     ItemFailure,
     LegScore,
-    Normalization,
     SearchResult,
     Technique,
 )
 
 _LAZY = {
     "connect": "client",
-    "probe": "capabilities",
     "Capabilities": "capabilities",
     "IndexSpec": "assets",
     "IndexNames": "assets",
-    "render_pipeline": "assets",
+    "DocumentLayout": "documents",
+    "IndexInfo": "catalog",
+    "read_index_info": "catalog",
+    "Engine": "engines",
+    "engine_for": "engines",
     "init_index": "admin",
     "InitReport": "admin",
     "Embedder": "embedders",
@@ -61,16 +72,17 @@ _LAZY = {
     "E5Embedder": "embedders",
     "load_embedder": "embedders",
     "EmbeddingCache": "cache",
-    "CachedEmbedder": "cache",
     "Ingestor": "ingest",
     "FieldMap": "sources",
     "Chunking": "sources",
     "read_source": "sources",
     "Searcher": "search",
+    "FusionPlan": "search",
     "TextLeg": "queries",
     "Reranker": "rerank",
     "CrossEncoderReranker": "rerank",
     "rrf": "fusion",
+    "fuse": "fusion",
     "mmr": "mmr",
     "LocalNode": "local",
     "NodeConfig": "local",
@@ -82,8 +94,8 @@ __all__ = [
     "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
     # values
-    "Technique", "Normalization", "Combination", "Fusion", "Hit", "LegScore", "SearchResult",
-    "EmbeddingFingerprint", "IngestReport", "ItemFailure",
+    "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
+    "parse_fusion", "FusedBy", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
     # functions and classes (lazy)
     *_LAZY,
 ]

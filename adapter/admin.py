@@ -13,19 +13,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .assets import (
-    IndexNames,
-    IndexSpec,
-    fusion_from_pipeline,
-    render_components,
-    render_index_mapping,
-    render_index_template,
-    render_pipeline,
-)
-from .capabilities import probe
+from .assets import IndexNames, IndexSpec
+from .catalog import alias_indices, put_pipeline, read_pipeline
 from .client import translate_errors
+from .engines import Engine, engine_for
 from .errors import ConfigurationError, IndexMismatchError
-from .types import EmbeddingFingerprint, Fusion
+from .fusions import DEFAULT_WEIGHTS, ScoreNormalization
+from .types import EmbeddingFingerprint
 
 
 @dataclass(frozen=True)
@@ -143,48 +137,8 @@ def _get_index_template(client, name: str) -> dict | None:
     return resp["index_templates"][0]["index_template"] if resp and resp.get("index_templates") else None
 
 
-def get_pipeline(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading search pipeline {name}",
-                        lambda: client.transport.perform_request("GET", f"/_search/pipeline/{name}", params={"ignore": 404}))
-    return resp.get(name) if resp else None
-
-
-def put_pipeline(client, name: str, body: Mapping[str, Any]) -> None:
-    with translate_errors(f"putting search pipeline {name}", client):
-        client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=dict(body))
-
-
-def alias_indices(client, alias: str) -> list[str]:
-    """Indices behind ``alias`` (empty when the alias does not exist)."""
-    with translate_errors(f"reading alias {alias}", client):
-        if not client.indices.exists_alias(name=alias):
-            return []
-        return sorted(client.indices.get_alias(name=alias).keys(), key=IndexNames.version_of)
-
-
-def read_index_meta(client, alias: str) -> tuple[str, dict[str, Any]]:
-    """(concrete index, its mapping) for the newest index behind ``alias``; clear error if missing."""
-    indices = alias_indices(client, alias)
-    if not indices:
-        with translate_errors(f"reading index {alias}", client):
-            exists = client.indices.exists(index=alias)
-        hint = "it is a plain index, not one made by `hybrid init`" if exists else "create it with `hybrid init`"
-        raise ConfigurationError(f"no hybrid index {alias!r} on the cluster ({hint})")
-    index = indices[-1]
-    with translate_errors(f"reading the mapping of {index}", client):
-        mapping = client.indices.get_mapping(index=index)[index]["mappings"]
-    return index, mapping
-
-
-def index_fingerprint(mapping: Mapping[str, Any], index: str) -> EmbeddingFingerprint:
-    meta = mapping.get("_meta", {}).get("embedding")
-    if not meta:
-        raise ConfigurationError(f"index {index!r} has no _meta.embedding fingerprint; was it created by `hybrid init`?")
-    return EmbeddingFingerprint.from_meta(meta)
-
-
-def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec) -> list[str]:
-    wanted = render_index_mapping(names, spec)
+def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec, engine: Engine) -> list[str]:
+    wanted = engine.render_mapping(names, spec)
     problems = []
     live_props = live_mapping.get("properties", {})
     for field, body in wanted["properties"].items():
@@ -196,7 +150,7 @@ def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: Ind
         if diffs:
             problems.append("embedding fingerprint: " + "; ".join(diffs))
     wanted_settings = {}
-    for body in render_components(names, spec).values():
+    for body in engine.render_components(names, spec).values():
         wanted_settings.update(canonical_settings(body["template"].get("settings", {})))
     live = canonical_settings(live_settings)
     for key, value in wanted_settings.items():
@@ -212,21 +166,23 @@ def init_index(
     alias: str,
     spec: IndexSpec,
     *,
-    weights: tuple[float, float] = (0.5, 0.5),
+    weights: tuple[float, float] = DEFAULT_WEIGHTS,
     extra_pipelines: Mapping[str, Mapping[str, Any]] | None = None,
     dry_run: bool = False,
+    engine: Engine | None = None,
 ) -> InitReport:
     """Make the cluster match the assets for index ``alias``; see the module docstring."""
+    engine = engine or engine_for(client)
     names = IndexNames(alias)
-    caps = probe(client)
+    caps = engine.probe(client)
     if not caps.hybrid:
-        raise ConfigurationError(f"the cluster (OpenSearch {caps.version}) lacks the neural-search plugin needed for hybrid search")
+        raise ConfigurationError(f"the cluster ({caps.engine} {caps.version}) lacks the neural-search plugin needed for hybrid search")
     if spec.engine != "lucene" and not caps.native_engines:
         raise ConfigurationError(
             f"engine {spec.engine!r} needs the k-NN native libraries, which this cluster does not have "
             "(node attribute knn_native=false); use engine 'lucene'"
         )
-    Fusion(weights=weights).validate_weights(2, require_unit_sum=True)
+    ScoreNormalization(weights=weights)  # validates them before anything is written
 
     with translate_errors(f"checking {alias}", client):
         plain_index = client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias)
@@ -236,11 +192,12 @@ def init_index(
             f"over versioned indices ({names.index(1)}, ...). Pick another name or move that index away"
         )
     existing = alias_indices(client, alias)
+    live = None
     if existing:
         current = existing[-1]
         with translate_errors(f"reading {current}", client):
             live = client.indices.get(index=current)[current]
-        problems = _incompatibilities(live["mappings"], live["settings"], names, spec)
+        problems = _incompatibilities(live["mappings"], live["settings"], names, spec, engine)
         if problems:
             raise IndexMismatchError(
                 f"the assets ask for changes that index {current!r} cannot take in place: "
@@ -250,12 +207,12 @@ def init_index(
             )
 
     apply = _Applier(client, dry_run)
-    for name, body in render_components(names, spec).items():
+    for name, body in engine.render_components(names, spec).items():
         old = _get_component(client, name)
         same = old is not None and _canonical_template(old) == _canonical_template(body)
         apply.record("component_template", name, old is not None, same, old and _canonical_template(old), _canonical_template(body),
                      lambda n=name, b=body: client.cluster.put_component_template(name=n, body=b))
-    template = render_index_template(names, spec)
+    template = engine.render_index_template(names, spec)
     old_t = _get_index_template(client, names.index_template)
     same_t = old_t is not None and _canonical_template(old_t) == _canonical_template(template)
     apply.record("index_template", names.index_template, old_t is not None, same_t, old_t and _canonical_template(old_t),
@@ -264,10 +221,9 @@ def init_index(
 
     if existing:
         index = existing[-1]
-        with translate_errors(f"reading {index}", client):
-            live_props = client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {})
-            live_meta = client.indices.get_mapping(index=index)[index]["mappings"].get("_meta", {})
-        wanted = render_index_mapping(names, spec)["properties"]
+        live_props = live["mappings"].get("properties", {})
+        live_meta = live["mappings"].get("_meta", {})
+        wanted = engine.render_mapping(names, spec)["properties"]
         added = {f: b for f, b in wanted.items() if f not in live_props}
         apply.record("mapping", index, True, not added, {}, added,
                      lambda: client.indices.put_mapping(index=index, body={"properties": added}))
@@ -281,16 +237,14 @@ def init_index(
                      lambda: client.indices.create(index=index, body={"aliases": {alias: {}}}))
 
     pipelines: dict[str, dict[str, Any]] = {}
-    for fusion in caps.fusions(weights=None):
-        if fusion.kind == "normalization":
-            fusion = Fusion(normalization=fusion.normalization, combination=fusion.combination, weights=tuple(weights))
-        pipelines[names.pipeline(fusion)] = render_pipeline(fusion, explanation=caps.explanation)
+    for fusion in caps.fusions(weights=tuple(weights)):
+        pipelines[names.pipeline(fusion)] = engine.render_pipeline(fusion, caps)
     for suffix, body in (extra_pipelines or {}).items():
-        if fusion_from_pipeline(body) is None:
+        if engine.pipeline_fusion(body) is None:
             raise ConfigurationError(f"pipeline asset {suffix!r} has no normalization-processor or score-ranker-processor")
         pipelines[f"{alias}-{suffix}"] = dict(body)
     for name, body in pipelines.items():
-        old_p = get_pipeline(client, name)
+        old_p = read_pipeline(client, name)
         same_p = old_p is not None and _canonical_values(old_p) == _canonical_values(body)
         apply.record("pipeline", name, old_p is not None, same_p, old_p, body, lambda n=name, b=body: put_pipeline(client, n, b))
     return InitReport(alias, index, tuple(apply.changes))

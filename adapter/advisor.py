@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable, Mapping
+
+from .errors import InputError
 
 EXACT_SHARE_FOR_HYBRID = 0.30
 NATURAL_SHARE_FOR_DENSE = 0.80
@@ -65,17 +67,14 @@ class Advice:
     recommendation: str  # "dense" or "hybrid"
     reason: str
 
-    def matches(self, best_technique: str) -> bool:
-        """Whether a measured best technique agrees with the recommendation."""
-        family = "dense" if best_technique.startswith("dense") else "hybrid" if best_technique.startswith(("hybrid", "client-rrf")) else best_technique
+    def matches(self, family: str) -> bool:
+        """Whether a measured best technique's family (bm25, dense, hybrid) agrees with the recommendation."""
         return family == self.recommendation
 
 
 def advise(queries: Iterable[str]) -> Advice:
     classes = tuple(classify(q) for q in queries if q and q.strip())
     if not classes:
-        from .errors import InputError
-
         raise InputError("no queries to advise on; give a file with one query per line (or BEIR queries.jsonl)")
     exact = sum(1 for c in classes if c.kind == "exact") / len(classes)
     natural = 1.0 - exact
@@ -86,3 +85,37 @@ def advise(queries: Iterable[str]) -> Advice:
     else:
         rec, why = "hybrid", f"mixed queries ({natural:.0%} natural, {exact:.0%} exact): hybrid covers both; measure"
     return Advice(classes, natural, exact, rec, why)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The recommendation checked against measured results (a ``hybrid eval`` JSON's ``results``)."""
+
+    dataset: str
+    split: str
+    best: str  # the best first stage by nDCG@10 (no rerank or MMR)
+    best_ndcg: float
+    best_family: str
+    matches: bool
+    best_overall: str  # the best row including post-processing
+
+    def __str__(self) -> str:
+        text = (f"measured on {self.dataset} {self.split}: best technique {self.best} (nDCG@10 {self.best_ndcg:.4f}); "
+                f"the recommendation {'matches' if self.matches else 'does not match'} it")
+        return text + (f" (best with post-processing: {self.best_overall})" if self.best_overall != self.best else "")
+
+
+def verdict(advice: Advice, eval_json: Mapping[str, Any]) -> Verdict:
+    """Compare ``advice`` with an evaluation (the JSON of ``hybrid eval``, schema in docs/EVALUATION.md)."""
+    rows = eval_json.get("results") or {}
+    if not rows:
+        raise InputError("the evaluation has no results to compare with")
+    missing = [name for name, row in rows.items() if "family" not in row]
+    if missing:
+        raise InputError(f"the evaluation results do not say each technique's family ({missing[0]!r}); re-run `hybrid eval` to refresh them")
+    first_stage = {n: r for n, r in rows.items() if not r.get("post_processed")}
+    best = max(first_stage, key=lambda n: first_stage[n]["ndcg@10"])
+    overall = max(rows, key=lambda n: rows[n]["ndcg@10"])
+    family = first_stage[best]["family"]
+    return Verdict(str(eval_json.get("dataset")), str(eval_json.get("split")), best, float(first_stage[best]["ndcg@10"]), family,
+                   advice.matches(family), overall)

@@ -2,7 +2,9 @@
 
 The assets are the source of truth reviewed in git. Rendering fills the variable parts (names,
 analyzer, vector dimension, fusion parameters) on parsed dicts, never by string replacement, and
-always returns fresh copies. In an installed wheel the assets sit in ``adapter/_assets``; in a
+always returns fresh copies. What every engine shares (names, the index spec, the text and metadata
+components, the index template) is rendered here; what differs (the vector field, search
+pipelines) is rendered by the engine (:mod:`adapter.engines`). In an installed wheel the assets sit in ``adapter/_assets``; in a
 source checkout they are read from the repository root.
 """
 
@@ -17,8 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .documents import DocumentLayout
 from .errors import AssetError, ConfigurationError, InputError
-from .types import EmbeddingFingerprint, Fusion, Normalization
+from .types import EmbeddingFingerprint
 
 ASSET_DIRS = ("mappings", "pipelines")
 SPACE_TYPES = ("cosinesimil", "innerproduct", "l2")
@@ -109,7 +112,8 @@ class IndexNames:
     def pattern(self) -> str:
         return f"{self.alias}-v*"
 
-    def pipeline(self, fusion: Fusion) -> str:
+    def pipeline(self, fusion) -> str:
+        """The stored pipeline that runs ``fusion`` for this index: ``<alias>-<fusion name>``."""
         return f"{self.alias}-{fusion.name}"
 
     @staticmethod
@@ -136,7 +140,7 @@ class IndexSpec:
     shards: int = 1
     replicas: str = "0-1"  # auto_expand_replicas: no unassigned replica on a single node
     vector_field: str = "embedding"
-    text_fields: tuple[str, ...] = ("title", "text")
+    text_fields: tuple[str, ...] = ("title", "text")  # title first, body last (adapter.documents)
     title_boost: float = 1.0  # the BM25 leg's weight on title matches (SciFact train prefers 0.5)
 
     def __post_init__(self) -> None:
@@ -154,6 +158,17 @@ class IndexSpec:
             raise ConfigurationError(f"title_boost must be in (0, 100], got {self.title_boost}")
         if self.fingerprint.dimension < 1:
             raise ConfigurationError(f"vector dimension must be positive, got {self.fingerprint.dimension}")
+        object.__setattr__(self, "text_fields", self.layout.text_fields)  # validates the names
+
+    @property
+    def layout(self) -> DocumentLayout:
+        return DocumentLayout(tuple(self.text_fields), self.vector_field)
+
+    @property
+    def query_fields(self) -> list[str]:
+        """How the BM25 leg queries the text fields (multi_match field boosts)."""
+        title = self.layout.title_field
+        return [f"{f}^{self.title_boost:g}" if f == title and self.title_boost != 1 else f for f in self.text_fields]
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -162,30 +177,23 @@ class IndexSpec:
             "embedding": self.fingerprint.to_meta(),
             "vector_field": self.vector_field,
             "text_fields": list(self.text_fields),
-            # How the BM25 leg queries the text fields (multi_match field boosts).
-            "query_fields": [f"{f}^{self.title_boost:g}" if f == "title" and self.title_boost != 1 else f for f in self.text_fields],
+            "query_fields": self.query_fields,
         }
 
 
-def render_components(names: IndexNames, spec: IndexSpec) -> dict[str, dict[str, Any]]:
-    """Component template bodies keyed by their cluster names."""
+def render_text_component(spec: IndexSpec) -> dict[str, Any]:
+    """The text fields with the spec's analyzer (shared by every engine)."""
     text = load_asset("mappings", "component-text")
     props = text["template"]["mappings"]["properties"]
     template_field = props.pop("text")
     props.pop("title", None)
     for name in spec.text_fields:
         props[name] = {**copy.deepcopy(template_field), "analyzer": spec.analyzer}
+    return text
 
-    vector = load_asset("mappings", "component-vector")
-    vprops = vector["template"]["mappings"]["properties"]
-    field_body = vprops.pop("embedding")
-    field_body["dimension"] = spec.fingerprint.dimension
-    field_body["method"].update(engine=spec.engine, space_type=spec.space_type)
-    field_body["method"]["parameters"] = {"m": spec.m, "ef_construction": spec.ef_construction}
-    vprops[spec.vector_field] = field_body
 
-    metadata = load_asset("mappings", "component-metadata")
-    return {names.component("text"): text, names.component("vector"): vector, names.component("metadata"): metadata}
+def render_metadata_component() -> dict[str, Any]:
+    return load_asset("mappings", "component-metadata")
 
 
 def render_index_template(names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
@@ -199,10 +207,10 @@ def render_index_template(names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
     return body
 
 
-def render_index_mapping(names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
-    """The mapping an index created from the templates ends up with (merged as the server does)."""
+def merged_mapping(components: dict[str, dict[str, Any]], spec: IndexSpec) -> dict[str, Any]:
+    """The mapping an index created from ``components`` ends up with (merged as the server does)."""
     merged: dict[str, Any] = {"properties": {}}
-    for body in render_components(names, spec).values():
+    for body in components.values():
         mappings = body["template"].get("mappings", {})
         for key, value in mappings.items():
             if key == "properties":
@@ -211,46 +219,3 @@ def render_index_mapping(names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
                 merged[key] = value
     merged["_meta"] = spec.meta
     return merged
-
-
-# -- search pipelines ----------------------------------------------------------------------------
-
-
-def render_pipeline(fusion: Fusion, *, explanation: bool = False, default_weights=(0.5, 0.5)) -> dict[str, Any]:
-    """A search pipeline body for ``fusion``; ``explanation`` adds ``hybrid_score_explanation``."""
-    if fusion.kind == "rrf":
-        body = load_asset("pipelines", "rrf")
-        combination = body["phase_results_processors"][0]["score-ranker-processor"]["combination"]
-        combination["rank_constant"] = int(fusion.rank_constant)
-        if fusion.weights is not None:
-            combination["parameters"] = {"weights": list(fusion.weights)}
-    else:
-        fusion.validate_weights(2, require_unit_sum=True)
-        body = load_asset("pipelines", "normalization")
-        processor = body["phase_results_processors"][0]["normalization-processor"]
-        processor["normalization"]["technique"] = fusion.normalization.value
-        processor["combination"]["technique"] = fusion.combination.value
-        processor["combination"]["parameters"]["weights"] = list(fusion.weights or default_weights)
-        if fusion.normalization is Normalization.Z_SCORE and fusion.combination.value != "arithmetic_mean":
-            raise InputError("z_score normalisation works only with arithmetic_mean combination on the server")
-    if explanation:
-        body["response_processors"] = load_asset("pipelines", "explanation")["response_processors"]
-    return body
-
-
-def fusion_from_pipeline(body: dict[str, Any]) -> Fusion | None:
-    """Read back the fusion a pipeline body performs (None if it is not a hybrid fusion pipeline)."""
-    for proc in body.get("phase_results_processors", []):
-        if "normalization-processor" in proc:
-            p = proc["normalization-processor"]
-            weights = p.get("combination", {}).get("parameters", {}).get("weights")
-            return Fusion(
-                normalization=p.get("normalization", {}).get("technique", "min_max"),
-                combination=p.get("combination", {}).get("technique", "arithmetic_mean"),
-                weights=tuple(weights) if weights else None,
-            )
-        if "score-ranker-processor" in proc:
-            c = proc["score-ranker-processor"].get("combination", {})
-            weights = c.get("parameters", {}).get("weights")
-            return Fusion.rrf(int(c.get("rank_constant", 60)), tuple(weights) if weights else None)
-    return None

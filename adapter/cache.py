@@ -2,6 +2,7 @@
 
 Re-ingesting unchanged text then costs a lookup instead of a model call. The key includes the
 fingerprint, so a different model (or prefix, or normalisation) never reads another's vectors.
+Only document vectors are cached (:func:`embed_documents`); queries go to the model.
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from .embedders import Embedder
-from .types import EmbeddingFingerprint
 
 
 def default_cache_path() -> Path:
@@ -60,49 +61,33 @@ class EmbeddingCache:
         self._db.close()
 
 
-class CachedEmbedder:
-    """Wraps an :class:`Embedder`; document vectors go through the cache, queries do not."""
+@dataclass(frozen=True)
+class CachedVectors:
+    """Vectors for a batch of texts, and where they came from."""
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
-        self.inner = inner
-        self.cache = cache
-        self.hits = 0
-        self.misses = 0
+    vectors: np.ndarray  # (len(texts), dimension) float32
+    from_cache: int  # texts answered by the cache
+    embedded: int  # distinct texts sent to the model
 
-    def __repr__(self) -> str:
-        return f"CachedEmbedder({self.inner!r}, {str(self.cache.path)!r})"
 
-    @property
-    def fingerprint(self) -> EmbeddingFingerprint:
-        return self.inner.fingerprint
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    @property
-    def normalized(self) -> bool:
-        return self.inner.normalized
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        fp = self.fingerprint.key
-        keys = [text_key(t) for t in texts]
-        found = self.cache.get_many(fp, keys)
-        missing = [i for i, k in enumerate(keys) if k not in found]
-        if missing:
-            # Identical texts in one batch are embedded once.
-            todo = list(dict.fromkeys(keys[i] for i in missing))
-            first = {keys[i]: i for i in reversed(missing)}
-            vectors = self.inner.embed_documents([texts[first[k]] for k in todo])
-            fresh = dict(zip(todo, vectors))
-            self.cache.put_many(fp, list(fresh.items()))
-            found.update(fresh)
-            self.misses += len(todo)
-        self.hits += len(texts) - len(missing)
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for i, k in enumerate(keys):
-            out[i] = found[k]
-        return out
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
+def embed_documents(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache | None = None) -> CachedVectors:
+    """Document vectors for ``texts``, through ``cache`` when given. Identical texts in one batch
+    are embedded once; fresh vectors are stored under the embedder's fingerprint."""
+    if cache is None:
+        vectors = embedder.embed_documents(list(texts)) if texts else np.zeros((0, embedder.dimension), dtype=np.float32)
+        return CachedVectors(np.asarray(vectors, dtype=np.float32), 0, len(texts))
+    fp = embedder.fingerprint.key
+    keys = [text_key(t) for t in texts]
+    found = cache.get_many(fp, keys)
+    missing = [i for i, k in enumerate(keys) if k not in found]
+    todo: list[str] = []
+    if missing:
+        todo = list(dict.fromkeys(keys[i] for i in missing))
+        first = {keys[i]: i for i in reversed(missing)}
+        fresh = dict(zip(todo, embedder.embed_documents([texts[first[k]] for k in todo])))
+        cache.put_many(fp, list(fresh.items()))
+        found.update(fresh)
+    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    for i, k in enumerate(keys):
+        out[i] = found[k]
+    return CachedVectors(out, len(texts) - len(missing), len(todo))

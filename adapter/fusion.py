@@ -27,7 +27,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .types import Combination, LegScore, Normalization
+from .fusions import RRF, Combination, Fusion, Normalization
+from .types import LegScore
 
 # A run: (doc_id, score) pairs, best first, as one leg returned them.
 Run = Sequence[tuple[str, float]]
@@ -186,6 +187,14 @@ def fuse_normalized(
         fused.append((score, best, doc_id, legs))
     fused.sort(key=lambda item: (-item[0], item[1], item[2]))
     return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in fused]
+
+
+def fuse(runs: Sequence[Run], fusion: Fusion, *, leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
+    """Fuse ``runs`` as the server would run ``fusion`` (weights default as the server's do)."""
+    if isinstance(fusion, RRF):
+        return rrf(runs, rank_constant=fusion.rank_constant, weights=fusion.weights, leg_names=leg_names)
+    return fuse_normalized(runs, normalization=fusion.technique, combination=fusion.combination,
+                           weights=fusion.effective_weights, leg_names=leg_names)
 
 
 def same_ranking_up_to_ties(a: Run, b: Run, *, rel_tol: float = 1e-6) -> bool:

@@ -17,14 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from .admin import index_fingerprint, read_index_meta
-from .client import translate_errors
+from . import responses
+from .cache import EmbeddingCache, embed_documents
+from .catalog import IndexInfo, read_index_info
+from .client import describe_url, translate_errors
+from .documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text
 from .embedders import Embedder, check_fingerprint, check_vectors
-from .errors import InputError
+from .errors import ClusterUnavailableError, InputError
 from .sources import Chunking, RowError, SourceDoc, chunk_id
 from .types import IngestReport, ItemFailure
 
 _DONE = object()
+STALE_PAGE = 1_000  # stale chunk ids fetched per search page
 
 
 @dataclass(frozen=True)
@@ -34,19 +38,18 @@ class _Entry:
     chunk_index: int
     title: str
     text: str
+    extra: dict[str, str]
     metadata: dict[str, Any]
 
-    @property
-    def embed_text(self) -> str:
-        # The title gives a chunk its context; BEIR-style "title + text" for whole documents.
-        return f"{self.title}\n{self.text}" if self.title else self.text
 
-
-def _entries(doc: SourceDoc, chunking: Chunking | None) -> list[_Entry]:
+def _entries(doc: SourceDoc, chunking: Chunking | None, layout: DocumentLayout) -> list[_Entry]:
+    # A source field named like one of the index's extra text fields is text, not metadata.
+    extra = {**{f: str(doc.metadata[f]) for f in layout.extra_fields if f in doc.metadata}, **doc.extra}
+    metadata = {k: v for k, v in doc.metadata.items() if k not in extra}
     if chunking is None:
-        return [_Entry(doc.id, doc.id, 0, doc.title, doc.text, dict(doc.metadata))]
+        return [_Entry(doc.id, doc.id, 0, doc.title, doc.text, extra, metadata)]
     return [
-        _Entry(chunk_id(doc.id, i), doc.id, i, doc.title, piece, dict(doc.metadata))
+        _Entry(chunk_id(doc.id, i), doc.id, i, doc.title, piece, extra, metadata)
         for i, piece in enumerate(chunking.split(doc.text))
     ]
 
@@ -97,10 +100,10 @@ class _Indexer(threading.Thread):
 
     def _send_with_5xx_retry(self, actions: list[dict]) -> None:
         failed = self._send(actions)
-        server_errors = {next(iter(f.values())).get("_id") for f in failed if (next(iter(f.values())).get("status") or 0) >= 500}
+        server_errors = {responses.bulk_item(f)[0] for f in failed if (responses.bulk_status(f) or 0) >= 500}
         if server_errors:
             time.sleep(self.retry_pause)
-            self.failed += [f for f in failed if next(iter(f.values())).get("_id") not in server_errors]
+            self.failed += [f for f in failed if responses.bulk_item(f)[0] not in server_errors]
             self.failed += self._send([a for a in actions if a["_id"] in server_errors])
         else:
             self.failed += failed
@@ -133,29 +136,25 @@ class _Indexer(threading.Thread):
             self.busy += time.perf_counter() - t0
 
 
-def _failure(info: dict, sources: dict[str, int | None]) -> ItemFailure:
-    op = next(iter(info.values()))
-    error = op.get("error")
-    if isinstance(error, dict):
-        reason = f"{error.get('type')}: {error.get('reason')}"
-        cause = error.get("caused_by")
-        if isinstance(cause, dict) and cause.get("reason"):
-            reason += f" (caused by {cause.get('type')}: {cause['reason']})"
-    else:
-        reason = str(error or op.get("exception") or op)
-    doc_id = op.get("_id")
-    return ItemFailure(doc_id, reason, line=sources.get(doc_id), status=op.get("status"))
+def _failure(info: dict, sources: dict[str, int | None], stage: str | None = None) -> ItemFailure:
+    doc_id, status, reason = responses.bulk_item(info)
+    return ItemFailure(doc_id, reason, line=sources.get(doc_id), status=status, source=stage)
 
 
 class Ingestor:
-    """Ingest documents into the hybrid index behind ``alias``."""
+    """Ingest documents into one hybrid index. Use :meth:`open`; the constructor takes what it reads.
+
+    ``cache`` (an :class:`~adapter.cache.EmbeddingCache`) answers document vectors already
+    computed by the same embedder; the report counts cache hits and model calls.
+    """
 
     def __init__(
         self,
         client,
-        alias: str,
+        info: IndexInfo,
         embedder: Embedder,
         *,
+        cache: EmbeddingCache | None = None,
         batch_size: int = 64,
         bulk_chunk_size: int = 500,
         chunking: Chunking | None = None,
@@ -167,9 +166,11 @@ class Ingestor:
     ) -> None:
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        check_fingerprint(info.alias, info.fingerprint, embedder)
         self.client = client
-        self.alias = alias
+        self.info = info
         self.embedder = embedder
+        self.cache = cache
         self.batch_size = batch_size
         self.bulk_chunk_size = bulk_chunk_size
         self.chunking = chunking
@@ -179,16 +180,20 @@ class Ingestor:
         self.failures_path = Path(failures_path) if failures_path else None
         self.refresh = refresh
 
-    def _check_index(self) -> tuple[str, str]:
-        index, mapping = read_index_meta(self.client, self.alias)
-        check_fingerprint(self.alias, index_fingerprint(mapping, index), self.embedder)
-        return index, mapping.get("_meta", {}).get("vector_field", "embedding")
+    @classmethod
+    def open(cls, client, alias: str, embedder: Embedder, **options) -> Ingestor:
+        """An ingestor for the hybrid index behind ``alias`` (reads the index once)."""
+        return cls(client, read_index_info(client, alias), embedder, **options)
+
+    @property
+    def alias(self) -> str:
+        return self.info.alias
 
     def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None) -> IngestReport:
         """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict)."""
         from tqdm.auto import tqdm
 
-        index, vector_field = self._check_index()
+        index, layout = self.info.index, self.info.layout
         started = time.perf_counter()
         failures: list[ItemFailure] = []
         if self.strict:
@@ -201,11 +206,8 @@ class Ingestor:
         indexer = _Indexer(self.client, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries)
         indexer.start()
         sources: dict[str, int | None] = {}
-        documents = chunks = 0
+        documents = chunks = embedded = from_cache = 0
         embed_seconds = 0.0
-        hits_before = getattr(self.embedder, "hits", 0)
-        misses_before = getattr(self.embedder, "misses", None)
-        embedded = 0
         shrink: dict[str, int] = {}
         bar = tqdm(total=total, unit="doc", desc=f"ingest {self.alias}", disable=not self.progress)
         try:
@@ -215,7 +217,7 @@ class Ingestor:
                     if isinstance(row, RowError):
                         failures.append(ItemFailure(row.id, row.reason, line=row.line, source="input"))
                         continue
-                    doc_entries = _entries(row, self.chunking)
+                    doc_entries = _entries(row, self.chunking, layout)
                     if not doc_entries:
                         failures.append(ItemFailure(row.id, "no words left to index after chunking", line=row.line, source="input"))
                         continue
@@ -227,24 +229,20 @@ class Ingestor:
                         sources[entry.id] = row.line
                 if entries:
                     t0 = time.perf_counter()
-                    vectors = self.embedder.embed_documents([e.embed_text for e in entries])
+                    batch_vectors = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in entries], self.cache)
                     embed_seconds += time.perf_counter() - t0
+                    vectors = batch_vectors.vectors
                     check_vectors(vectors, fp, what=f"vectors from {fp.model}")
-                    embedded += len(entries)
+                    embedded += batch_vectors.embedded
+                    from_cache += batch_vectors.from_cache
                     chunks += len(entries)
                     actions = [
                         {
                             "_op_type": "index",
                             "_index": index,
                             "_id": e.id,
-                            "_source": {
-                                "title": e.title,
-                                "text": e.text,
-                                "parent_id": e.parent_id,
-                                "chunk_index": e.chunk_index,
-                                "metadata": e.metadata,
-                                vector_field: v.tolist(),
-                            },
+                            "_source": build_document(layout, text=e.text, vector=v, parent_id=e.parent_id, chunk_index=e.chunk_index,
+                                                      title=e.title, extra=e.extra, metadata=e.metadata),
                         }
                         for e, v in zip(entries, vectors)
                     ]
@@ -260,51 +258,73 @@ class Ingestor:
             with translate_errors(f"bulk indexing into {index}", self.client):
                 raise indexer.error
         failures += [_failure(info, sources) for info in indexer.failed]
+        unanswered = [f for f in failures if f.source is None and f.status is None]
+        if unanswered:
+            # The bulk helper reports a request that got no answer as items with status "N/A".
+            path = self._write_failures(failures)
+            raise ClusterUnavailableError(
+                f"lost the connection to {describe_url(self.client)} while indexing into {index}: {len(unanswered)} rows "
+                f"were not confirmed written (listed in {path}, with every other failure). Run the same ingest again "
+                "once the cluster answers: ids are stable, so it completes them without duplicates"
+            )
         if shrink:
-            self._delete_stale_chunks(index, shrink)
+            failures += self._delete_stale_chunks(index, shrink)
         if self.refresh:
             with translate_errors(f"refreshing {index}", self.client):
                 self.client.indices.refresh(index=index)
-        hits = getattr(self.embedder, "hits", 0) - hits_before
-        if misses_before is not None:
-            embedded = self.embedder.misses - misses_before  # texts that really went to the model
         elapsed = time.perf_counter() - started
-        report = IngestReport(
+        return IngestReport(
             documents=documents,
-            chunks=chunks - sum(1 for f in failures if f.source != "input"),
+            chunks=chunks - sum(1 for f in failures if f.source is None),
             failures=tuple(failures),
             embedded=embedded,
-            cache_hits=hits,
+            cache_hits=from_cache,
             seconds_total=elapsed,
             seconds_embedding=embed_seconds,
             seconds_indexing=indexer.busy,
             failures_file=self._write_failures(failures),
         )
-        return report
 
-    def _delete_stale_chunks(self, index: str, counts: dict[str, int]) -> None:
+    def _delete_stale_chunks(self, index: str, counts: dict[str, int]) -> list[ItemFailure]:
         """Delete chunks beyond a document's new chunk count (left from an older, longer text).
 
-        Found with a search and removed with bulk deletes, which every flavour of OpenSearch has
-        (``_delete_by_query`` lives in the reindex module, absent from some clusters).
+        Found with searches paged by ``search_after`` over (parent_id, chunk_index), so any number
+        of stale chunks is found, and removed with bulk deletes, which every flavour of OpenSearch
+        has (``_delete_by_query`` lives in the reindex module, absent from some clusters). Deletes
+        that fail are returned as failures, never dropped.
         """
-        from opensearchpy.helpers import bulk
+        from opensearchpy.helpers import streaming_bulk
 
+        with translate_errors(f"refreshing {index}", self.client):
+            self.client.indices.refresh(index=index)
         items = list(counts.items())
         stale: list[str] = []
         for start in range(0, len(items), 500):
             should = [
-                {"bool": {"filter": [{"term": {"parent_id": doc_id}}, {"range": {"chunk_index": {"gte": n}}}]}}
+                {"bool": {"filter": [{"term": {PARENT_FIELD: doc_id}}, {"range": {CHUNK_FIELD: {"gte": n}}}]}}
                 for doc_id, n in items[start : start + 500]
             ]
-            body = {"query": {"bool": {"should": should, "minimum_should_match": 1}}, "_source": False, "size": 10_000}
-            with translate_errors(f"finding stale chunks in {index}", self.client):
-                self.client.indices.refresh(index=index)
-                hits = self.client.search(index=index, body=body)["hits"]["hits"]
-            stale += [h["_id"] for h in hits]
-        if stale:
-            with translate_errors(f"deleting stale chunks in {index}", self.client):
-                bulk(self.client, ({"_op_type": "delete", "_index": index, "_id": i} for i in stale), raise_on_error=False)
+            body: dict[str, Any] = {
+                "query": {"bool": {"should": should, "minimum_should_match": 1}},
+                "_source": False,
+                "size": STALE_PAGE,
+                "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
+            }
+            while True:
+                with translate_errors(f"finding stale chunks in {index}", self.client):
+                    page = self.client.search(index=index, body=body)["hits"]["hits"]
+                stale += [h["_id"] for h in page]
+                if len(page) < STALE_PAGE:
+                    break
+                body["search_after"] = page[-1]["sort"]
+        if not stale:
+            return []
+        actions = ({"_op_type": "delete", "_index": index, "_id": i} for i in stale)
+        with translate_errors(f"deleting stale chunks in {index}", self.client):
+            failed = [info for ok, info in streaming_bulk(self.client, actions, raise_on_error=False, yield_ok=False,
+                                                          max_retries=self.max_retries) if not ok]
+        # A chunk already gone is what we wanted.
+        return [_failure(info, {}, stage="delete-stale") for info in failed if responses.bulk_status(info) != 404]
 
     def _write_failures(self, failures: list[ItemFailure]) -> str | None:
         if not failures:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .errors import ConfigurationError, InputError
+from ._optional import require
+from .errors import InputError
 
 # name in reports -> ir-measures measure
 MEASURES = {"ndcg@10": "nDCG@10", "recall@10": "R@10", "recall@100": "R@100", "mrr@10": "RR@10"}
@@ -28,10 +29,7 @@ def run_from_rankings(rankings: Mapping[str, Sequence[str]]) -> dict[str, dict[s
 
 def evaluate(qrels: Qrels, rankings: Mapping[str, Sequence[str]], measures: Mapping[str, str] = MEASURES) -> dict[str, float]:
     """Mean of each measure over every query in ``qrels`` (missing or empty rankings count 0)."""
-    try:
-        import ir_measures
-    except ImportError as exc:
-        raise ConfigurationError("metrics need ir-measures: pip install 'opensearch-hybrid-adapter[eval]'") from exc
+    ir_measures = require("ir_measures", "scoring retrieval metrics")
     parsed = {name: ir_measures.parse_measure(m) for name, m in measures.items()}
     by_measure = {m: name for name, m in parsed.items()}
     run = {q: docs for q, docs in run_from_rankings(rankings).items() if q in qrels and docs}

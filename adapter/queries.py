@@ -1,7 +1,9 @@
-"""Request bodies as pure functions. User text only ever goes into ``match``-type queries.
+"""The query DSL every engine shares, as pure functions. User text only ever goes into
+``match``-type queries (never a query-string query, never a script).
 
 Leg order is fixed everywhere: the text leg (BM25) first, the vector leg (k-NN) second; weights
-and explanations follow that order.
+and explanations follow that order (:data:`adapter.fusions.LEGS`). The vector leg and the hybrid
+request differ by engine and live in :mod:`adapter.engines`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from typing import Any, Mapping, Sequence
 
 from .errors import InputError
 
-LEGS = ("bm25", "dense")
 TOP_LEVEL_FILTER_FIELDS = ("parent_id", "chunk_index")
 MAX_QUERY_CHARS = 10_000
 
@@ -61,28 +62,24 @@ def filter_clauses(filters: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return clauses
 
 
+def named_query(query: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``query`` with ``_name`` set, so hits report it in ``matched_queries``.
+
+    The name goes inside the query's clause; for field-keyed clauses (``knn``, ``match``) inside
+    the field's options.
+    """
+    (kind, clause), = query.items()
+    clause = dict(clause)
+    if kind in ("knn", "match") and len(clause) == 1 and isinstance(next(iter(clause.values())), Mapping):
+        (field_name, options), = clause.items()
+        return {kind: {field_name: {**options, "_name": name}}}
+    return {kind: {**clause, "_name": name}}
+
+
 def text_query(query: str, leg: TextLeg, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     clauses = filter_clauses(filters)
     match = leg.body(query)
     return {"bool": {"must": [match], "filter": clauses}} if clauses else match
-
-
-def knn_query(
-    vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """A k-NN leg. Filters go inside the knn clause: a pre-filter that still returns k hits."""
-    body: dict[str, Any] = {"vector": [float(x) for x in vector], "k": int(k)}
-    clauses = filter_clauses(filters)
-    if clauses:
-        body["filter"] = {"bool": {"filter": clauses}}
-    return {"knn": {field: body}}
-
-
-def hybrid_query(text: dict[str, Any], knn: dict[str, Any], *, pagination_depth: int | None) -> dict[str, Any]:
-    hybrid: dict[str, Any] = {"queries": [text, knn]}
-    if pagination_depth is not None:
-        hybrid["pagination_depth"] = int(pagination_depth)
-    return {"hybrid": hybrid}
 
 
 def search_body(
@@ -92,7 +89,6 @@ def search_body(
     from_: int = 0,
     exclude_source: Sequence[str] = (),
     explain: bool = False,
-    search_pipeline: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"size": int(size), "query": query}
     if from_:
@@ -101,8 +97,6 @@ def search_body(
         body["_source"] = {"excludes": list(exclude_source)}
     if explain:
         body["explain"] = True
-    if search_pipeline is not None:
-        body["search_pipeline"] = search_pipeline  # a temporary pipeline, defined in the request
     return body
 
 

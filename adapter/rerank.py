@@ -12,6 +12,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ._optional import require
 from .errors import ConfigurationError
 
 DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -42,8 +43,7 @@ class CrossEncoderReranker:
         if self._model is None:
             if Path(self.model_name).is_dir():
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from sentence_transformers import CrossEncoder
-
+            CrossEncoder = require("sentence_transformers", f"the cross-encoder {self.model_name}").CrossEncoder
             try:
                 self._model = CrossEncoder(self.model_name, device=self.device, max_length=self.max_length)
             except OSError as exc:

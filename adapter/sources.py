@@ -20,11 +20,15 @@ ID_CANDIDATES = ("id", "_id", "doc_id")
 
 @dataclass(frozen=True)
 class SourceDoc:
+    """One input document. ``text`` goes to the index's body field, ``title`` to its title field,
+    ``extra`` to further text fields of the same names (see :mod:`adapter.documents`)."""
+
     id: str
     text: str
     title: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     line: int | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from .errors import InputError
+from .fusions import Fusion, parse_enum
 
 
 class Technique(str, enum.Enum):
@@ -21,80 +22,16 @@ class Technique(str, enum.Enum):
 
     @classmethod
     def parse(cls, value: str | Technique) -> Technique:
-        return _parse_enum(cls, value, "technique")
+        return parse_enum(cls, value, "technique")
 
 
-class Normalization(str, enum.Enum):
-    """Score normalisation of ``normalization-processor`` (z_score needs OpenSearch 3.0+)."""
+class FusedBy(str, enum.Enum):
+    """Who fused the legs of a result."""
 
-    MIN_MAX = "min_max"
-    L2 = "l2"
-    Z_SCORE = "z_score"
-
-
-class Combination(str, enum.Enum):
-    """Score combination of ``normalization-processor``."""
-
-    ARITHMETIC_MEAN = "arithmetic_mean"
-    GEOMETRIC_MEAN = "geometric_mean"
-    HARMONIC_MEAN = "harmonic_mean"
-
-
-def _parse_enum(enum_cls, value, what: str):
-    if isinstance(value, enum_cls):
-        return value
-    try:
-        return enum_cls(str(value).strip().lower())
-    except ValueError:
-        raise InputError(f"unknown {what} {value!r}; expected one of: {', '.join(e.value for e in enum_cls)}") from None
-
-
-@dataclass(frozen=True)
-class Fusion:
-    """How the legs of a hybrid search are fused: score normalisation or RRF.
-
-    ``kind`` is ``"normalization"`` or ``"rrf"``. Weights are per leg, in leg order (bm25, dense).
-    The server requires normalisation weights in [0, 1] summing to 1; RRF weights need 3.1+.
-    """
-
-    kind: str = "normalization"
-    normalization: Normalization = Normalization.MIN_MAX
-    combination: Combination = Combination.ARITHMETIC_MEAN
-    weights: tuple[float, ...] | None = None
-    rank_constant: int = 60
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("normalization", "rrf"):
-            raise InputError(f"unknown fusion kind {self.kind!r}; expected 'normalization' or 'rrf'")
-        object.__setattr__(self, "normalization", _parse_enum(Normalization, self.normalization, "normalization"))
-        object.__setattr__(self, "combination", _parse_enum(Combination, self.combination, "combination"))
-        if self.weights is not None:
-            object.__setattr__(self, "weights", tuple(float(w) for w in self.weights))
-        if not 1 <= int(self.rank_constant) <= 10_000:
-            raise InputError(f"rank_constant must be between 1 and 10000, got {self.rank_constant}")
-
-    @classmethod
-    def rrf(cls, rank_constant: int = 60, weights: tuple[float, ...] | None = None) -> Fusion:
-        return cls(kind="rrf", rank_constant=rank_constant, weights=weights)
-
-    @property
-    def name(self) -> str:
-        """A stable short name, e.g. ``min_max-arithmetic_mean`` or ``rrf``."""
-        if self.kind == "rrf":
-            return "rrf" if self.rank_constant == 60 else f"rrf-{self.rank_constant}"
-        return f"{self.normalization.value}-{self.combination.value}"
-
-    def validate_weights(self, legs: int, *, require_unit_sum: bool) -> None:
-        """Raise :class:`InputError` when weights cannot work for ``legs`` legs."""
-        if self.weights is None:
-            return
-        if len(self.weights) != legs:
-            raise InputError(f"{len(self.weights)} weights given for {legs} legs; give one weight per leg (bm25, dense)")
-        if any(w < 0 for w in self.weights):
-            raise InputError(f"weights must not be negative: {list(self.weights)}")
-        if require_unit_sum:
-            if any(w > 1 for w in self.weights) or abs(sum(self.weights) - 1.0) > 0.01:
-                raise InputError(f"the server requires weights in [0, 1] that sum to 1.0, got {list(self.weights)}")
+    NONE = "none"  # a single leg (bm25, dense): nothing to fuse
+    SERVER_PIPELINE = "server-pipeline"  # a search pipeline stored on the cluster (named)
+    SERVER_INLINE = "server-inline"  # a search pipeline sent with the request
+    CLIENT = "client"  # both legs fetched and fused here (client-rrf)
 
 
 @dataclass(frozen=True)
@@ -121,14 +58,8 @@ class Hit:
     first_stage_score: float | None = None  # the retrieval score, kept when rerank or MMR reorders
     rerank_score: float | None = None
     mmr_score: float | None = None
-
-    @property
-    def title(self) -> str:
-        return str(self.source.get("title") or "")
-
-    @property
-    def text(self) -> str:
-        return str(self.source.get("text") or "")
+    title: str = ""  # the index's title field (adapter.documents), when it has one
+    text: str = ""  # the index's body field
 
 
 @dataclass(frozen=True)
@@ -138,7 +69,9 @@ class SearchResult:
     query: str
     technique: Technique
     hits: tuple[Hit, ...]
-    fused_by: str  # "server:<pipeline>", "client:rrf", or "none" (single leg)
+    fused_by: FusedBy = FusedBy.NONE
+    fusion: Fusion | None = None  # the fusion that ran (None for a single leg)
+    pipeline: str | None = None  # the stored search pipeline, when fused_by is SERVER_PIPELINE
     took_ms: float | None = None  # the server's `took` (summed over requests for client-rrf)
     total_ms: float | None = None  # wall-clock time of the whole call, as the client saw it
     notices: tuple[str, ...] = ()  # anything the caller must know: fallbacks, truncation
@@ -147,6 +80,17 @@ class SearchResult:
     @property
     def ids(self) -> list[str]:
         return [h.id for h in self.hits]
+
+    @property
+    def fused_by_label(self) -> str:
+        """``server:<pipeline>``, ``server:inline:<fusion>``, ``client:<fusion>`` or ``none``, for people."""
+        if self.fused_by is FusedBy.SERVER_PIPELINE:
+            return f"server:{self.pipeline}"
+        if self.fused_by is FusedBy.SERVER_INLINE:
+            return f"server:inline:{self.fusion.name}"
+        if self.fused_by is FusedBy.CLIENT:
+            return f"client:{self.fusion.name}"
+        return "none"
 
 
 @dataclass(frozen=True)

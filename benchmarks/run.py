@@ -84,7 +84,7 @@ def drop(client, alias: str) -> None:
 def bench_ingest(client, args) -> Section:
     from adapter.admin import init_index
     from adapter.assets import IndexSpec
-    from adapter.cache import CachedEmbedder, EmbeddingCache
+    from adapter.cache import EmbeddingCache
     from adapter.embedders import load_embedder
     from adapter.ingest import Ingestor
     from adapter.sources import SourceDoc
@@ -104,9 +104,9 @@ def bench_ingest(client, args) -> Section:
     drop(client, alias)
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="english"))
     with tempfile.TemporaryDirectory() as tmp:
-        cached = CachedEmbedder(embedder, EmbeddingCache(Path(tmp) / "cache.sqlite"))
-        first = Ingestor(client, alias, cached, progress=False).ingest(rows)
-        second = Ingestor(client, alias, cached, progress=False).ingest(rows)
+        cache = EmbeddingCache(Path(tmp) / "cache.sqlite")
+        first = Ingestor.open(client, alias, embedder, cache=cache, progress=False).ingest(rows)
+        second = Ingestor.open(client, alias, embedder, cache=cache, progress=False).ingest(rows)
     count = client.count(index=alias)["count"]
     drop(client, alias)
     raw_rate = len(texts) / raw_s
@@ -131,30 +131,32 @@ def bench_ingest(client, args) -> Section:
 
 # -- query ---------------------------------------------------------------------------------------
 def ensure_scifact_index(client, embedder, progress=True) -> str:
+    from adapter.cache import EmbeddingCache
     from adapter.evaluation import prepare_index
     from adapter.metrics import load_beir
 
     dataset = load_beir(SCIFACT, "test")
-    return prepare_index(client, dataset, embedder, "bench-scifact", analyzer="english", fresh=False, progress=progress)
+    return prepare_index(client, dataset, embedder, "bench-scifact", analyzer="english", fresh=False, progress=progress,
+                         cache=EmbeddingCache())
 
 
 def bench_query(client, args) -> Section:
-    from adapter.cache import CachedEmbedder, EmbeddingCache
     from adapter.embedders import load_embedder
+    from adapter.fusions import RRF
     from adapter.metrics import load_beir
     from adapter.search import Searcher
-    from adapter.types import Fusion
+    from adapter.testing import FakeClient, RecordingClient
 
-    embedder = CachedEmbedder(load_embedder("minilm"), EmbeddingCache())
+    embedder = load_embedder("minilm")
     alias = ensure_scifact_index(client, embedder)
-    searcher = Searcher(client, alias, embedder.inner)
+    searcher = Searcher.open(client, alias, embedder)
     queries = list(load_beir(SCIFACT, "test").queries.values())[: args.queries]
     vectors = [embedder.embed_query(q) for q in queries]
     modes = {
         "bm25": dict(technique="bm25"),
         "dense": dict(technique="dense"),
         "hybrid (server, min_max)": dict(technique="hybrid"),
-        "hybrid (server, rrf)": dict(technique="hybrid", fusion=Fusion.rrf()),
+        "hybrid (server, rrf)": dict(technique="hybrid", fusion=RRF()),
         "client-rrf": dict(technique="client-rrf"),
         "hybrid + explain": dict(technique="hybrid", explain=True),
     }
@@ -177,21 +179,22 @@ def bench_query(client, args) -> Section:
                    "client overhead p50 ms", "client overhead p99 ms"], rows)
 
     # Client work without network or server: the same searcher calls, answered from recordings.
-    recorder = _Recorder(searcher.client)
+    real = searcher.client
+    recorder = RecordingClient(real)
     searcher.client = recorder
     sample = list(zip(queries[:50], vectors[:50]))
     for q, v in sample:
         for m in modes:
             searcher.search(q, k=10, depth=100, query_vector=v, **modes[m])
-    searcher.client = _Replay(recorder.answers)
     pure = {m: [] for m in modes}
     for _ in range(3):
+        searcher.client = FakeClient(recording=recorder.exchanges)
         for q, v in sample:
             for m in modes:
                 t0 = time.perf_counter()
                 searcher.search(q, k=10, depth=100, query_vector=v, **modes[m])
                 pure[m].append((time.perf_counter() - t0) * 1000)
-    searcher.client = recorder.inner
+    searcher.client = real
     lines += ["", *table(["technique", "client work p50 ms (replayed, no network)", "p99 ms"],
                          [[m, pct(pure[m], 50), pct(pure[m], 99)] for m in modes])]
 
@@ -210,53 +213,6 @@ def bench_query(client, args) -> Section:
               "cost: building the request, parsing, fusion, explanations. client-rrf's took is the `_msearch` request's "
               "(its two legs run in parallel). Targets: client overhead <= 2 ms p50; server hybrid <= 1.1x the slower single leg."]
     return Section("Query latency: client overhead, server hybrid vs single legs", lines)
-
-
-class _Recorder:
-    """Passes calls to the real client and keeps each answer as JSON text."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.answers: list[str] = []
-        self.indices = inner.indices
-
-    def search(self, **kwargs):
-        resp = self.inner.search(**kwargs)
-        self.answers.append(json.dumps(resp))
-        return resp
-
-    def msearch(self, **kwargs):
-        resp = self.inner.msearch(**kwargs)
-        self.answers.append(json.dumps(resp))
-        return resp
-
-    def mget(self, **kwargs):
-        resp = self.inner.mget(**kwargs)
-        self.answers.append(json.dumps(resp))
-        return resp
-
-
-class _Replay:
-    """Answers from the recording in order, encoding requests and decoding answers as the client does."""
-
-    def __init__(self, answers: list[str]) -> None:
-        self.answers = answers
-        self.i = 0
-
-    def _next(self, body):
-        json.dumps(body)
-        resp = json.loads(self.answers[self.i % len(self.answers)])
-        self.i += 1
-        return resp
-
-    def search(self, body=None, **kwargs):
-        return self._next(body)
-
-    def msearch(self, body=None, **kwargs):
-        return self._next(body)
-
-    def mget(self, body=None, **kwargs):
-        return self._next(body)
 
 
 # -- models --------------------------------------------------------------------------------------
@@ -352,11 +308,11 @@ def bench_scale(client, args) -> Section:
     alias = "bench-scale"
     drop(client, alias)
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="folding"))
-    report = Ingestor(client, alias, embedder, batch_size=500, bulk_chunk_size=1000, progress=True).ingest(synthetic_docs(n), total=n)
+    report = Ingestor.open(client, alias, embedder, batch_size=500, bulk_chunk_size=1000, progress=True).ingest(synthetic_docs(n), total=n)
     client.indices.forcemerge(index=alias, max_num_segments=1, request_timeout=1800)
     client.indices.refresh(index=alias)
     stats = client.indices.stats(index=alias, metric="store,docs")["_all"]["primaries"]
-    searcher = Searcher(client, alias, embedder)
+    searcher = Searcher.open(client, alias, embedder)
     rng = random.Random(3)
     queries = [" ".join(f"w{rng.randint(0, 2000)}" for _ in range(4)) for _ in range(args.queries)]
     modes = {"bm25": {}, "dense": {}, "hybrid (min_max)": {}, "client-rrf": {}}

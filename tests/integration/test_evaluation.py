@@ -14,7 +14,7 @@ from adapter.ingest import Ingestor
 from adapter.metrics import load_beir
 from adapter.search import Searcher
 from adapter.sources import read_source
-from adapter.types import Combination, Fusion, Normalization
+from adapter.fusions import RRF, Combination, Normalization, ScoreNormalization
 
 QUERIES = {
     "test": {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
@@ -71,7 +71,8 @@ def test_advise_compares_with_measured_results(capsys, tmp_path):
     queries.write_text("error E-4012\n¿cómo devuelvo un pedido?\nfactura del pedido #8821\ncambiar la contraseña\n")
     results = tmp_path / "r.json"
     results.write_text(json.dumps({"dataset": "d", "split": "test", "results": {
-        "bm25": {"ndcg@10": 0.5}, "dense": {"ndcg@10": 0.6}, "hybrid-rrf": {"ndcg@10": 0.7}, "hybrid-rrf+mmr": {"ndcg@10": 0.71}}}))
+        "bm25": {"ndcg@10": 0.5, "family": "bm25"}, "dense": {"ndcg@10": 0.6, "family": "dense"},
+        "hybrid-rrf": {"ndcg@10": 0.7, "family": "hybrid"}, "hybrid-rrf+mmr": {"ndcg@10": 0.71, "family": "hybrid", "post_processed": True}}}))
     assert main(["advise", str(queries), "--results", str(results)]) == 0
     out = capsys.readouterr().out
     assert "50% exact terms" in out and "recommendation: hybrid" in out
@@ -83,15 +84,15 @@ def test_advise_compares_with_measured_results(capsys, tmp_path):
 def test_offline_fusion_reproduces_the_server(client, index_name, e5, support_docs_path, normalization, combination):
     """What tuning computes offline is what the server computes for the same legs."""
     init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    Ingestor(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
-    searcher = Searcher(client, index_name, e5)
-    fusion = Fusion(normalization=normalization, combination=combination, weights=(0.3, 0.7))
+    Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
+    searcher = Searcher.open(client, index_name, e5)
+    fusion = ScoreNormalization(normalization, combination, (0.3, 0.7))
     for query in ("¿cómo devuelvo un pedido?", "error E-4012 tarjeta"):
         server = searcher.search(query, technique="hybrid", fusion=fusion, k=12, depth=12)
         offline = fuse_normalized(searcher.legs(query, depth=12), normalization=normalization, combination=combination, weights=(0.3, 0.7))
         assert [h.id for h in server.hits] == [f.id for f in offline][: len(server.hits)]
         assert [h.score for h in server.hits] == pytest.approx([f.score for f in offline][: len(server.hits)], rel=1e-5)
-    server = searcher.search("envío del pedido", technique="hybrid", fusion=Fusion.rrf(), k=12, depth=12)
+    server = searcher.search("envío del pedido", technique="hybrid", fusion=RRF(), k=12, depth=12)
     assert [h.id for h in server.hits] == [f.id for f in rrf(searcher.legs("envío del pedido", depth=12))][: len(server.hits)]
 
 

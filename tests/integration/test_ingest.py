@@ -6,7 +6,7 @@ import pytest
 
 from adapter.admin import init_index
 from adapter.assets import IndexSpec
-from adapter.cache import CachedEmbedder, EmbeddingCache
+from adapter.cache import EmbeddingCache
 from adapter.client import connect
 from adapter.errors import ClusterUnavailableError, ConfigurationError, IndexMismatchError, InputError
 from adapter.ingest import Ingestor
@@ -21,8 +21,10 @@ def hybrid_index(client, index_name, e5):
 
 
 @pytest.fixture
-def cached(e5, tmp_path):
-    return CachedEmbedder(e5, EmbeddingCache(tmp_path / "cache.sqlite"))
+def ingestor_for(client, e5, tmp_path):
+    """An ingestor for an alias with the real embedder behind a fresh embedding cache."""
+    cache = EmbeddingCache(tmp_path / "cache.sqlite")
+    return lambda alias, **options: Ingestor.open(client, alias, e5, cache=cache, **{"progress": False, **options})
 
 
 def count(client, alias):
@@ -30,8 +32,8 @@ def count(client, alias):
     return client.count(index=alias)["count"]
 
 
-def test_ingest_counts_then_reingest_replaces_and_embeds_nothing(client, hybrid_index, cached, support_docs_path, tmp_path):
-    ingestor = Ingestor(client, hybrid_index, cached, progress=False, failures_path=tmp_path / "f.jsonl")
+def test_ingest_counts_then_reingest_replaces_and_embeds_nothing(client, hybrid_index, ingestor_for, support_docs_path, tmp_path):
+    ingestor = ingestor_for(hybrid_index, failures_path=tmp_path / "f.jsonl")
     first = ingestor.ingest(read_source(support_docs_path))
     assert (first.documents, first.chunks, first.failures, first.embedded, first.cache_hits) == (12, 12, (), 12, 0)
     assert count(client, hybrid_index) == 12
@@ -43,11 +45,11 @@ def test_ingest_counts_then_reingest_replaces_and_embeds_nothing(client, hybrid_
     assert len(doc["embedding"]) == 384
 
 
-def test_chunking_counts_and_stale_chunks_are_removed(client, hybrid_index, cached, tmp_path):
+def test_chunking_counts_and_stale_chunks_are_removed(client, hybrid_index, ingestor_for, tmp_path):
     long_text = " ".join(f"palabra{i}" for i in range(25))
     src = tmp_path / "docs.jsonl"
     src.write_text(json.dumps({"id": "a", "text": long_text}) + "\n" + json.dumps({"id": "b", "text": "corto"}) + "\n")
-    ingestor = Ingestor(client, hybrid_index, cached, chunking=Chunking(size=10, overlap=2), progress=False)
+    ingestor = ingestor_for(hybrid_index, chunking=Chunking(size=10, overlap=2))
     report = ingestor.ingest(read_source(src))
     # a: windows start at words 0, 8, 16 -> 3 chunks; b: 1 chunk
     assert (report.documents, report.chunks) == (2, 4)
@@ -59,7 +61,7 @@ def test_chunking_counts_and_stale_chunks_are_removed(client, hybrid_index, cach
     assert not client.exists(index=hybrid_index, id="a#1")
 
 
-def test_bad_rows_are_reported_with_line_numbers_and_good_rows_land(client, hybrid_index, cached, tmp_path):
+def test_bad_rows_are_reported_with_line_numbers_and_good_rows_land(client, hybrid_index, ingestor_for, tmp_path):
     src = tmp_path / "mixed.jsonl"
     src.write_text("\n".join([
         json.dumps({"id": "ok1", "text": "primero", "year": 2020}),
@@ -70,7 +72,7 @@ def test_bad_rows_are_reported_with_line_numbers_and_good_rows_land(client, hybr
         json.dumps({"id": "ok2", "text": "segundo"}),
     ]) + "\n")
     failures_file = tmp_path / "failures.jsonl"
-    report = Ingestor(client, hybrid_index, cached, progress=False, failures_path=failures_file).ingest(read_source(src))
+    report = ingestor_for(hybrid_index, failures_path=failures_file).ingest(read_source(src))
     assert (report.documents, report.chunks) == (3, 2) and count(client, hybrid_index) == 2  # ok1, ok2 (badyear rejected)
     by_line = {f.line: f for f in report.failures}
     assert set(by_line) == {2, 3, 4, 5}
@@ -83,30 +85,30 @@ def test_bad_rows_are_reported_with_line_numbers_and_good_rows_land(client, hybr
     assert report.failures_file == str(failures_file)
 
 
-def test_strict_mode_writes_nothing_when_a_row_is_bad(client, hybrid_index, cached, tmp_path):
+def test_strict_mode_writes_nothing_when_a_row_is_bad(client, hybrid_index, ingestor_for, tmp_path):
     src = tmp_path / "d.jsonl"
     src.write_text(json.dumps({"id": "a", "text": "bien"}) + "\n{oops\n")
     with pytest.raises(InputError, match="1 bad rows and --strict is set, so nothing was written: line 2: invalid JSON"):
-        Ingestor(client, hybrid_index, cached, strict=True, progress=False).ingest(read_source(src))
+        ingestor_for(hybrid_index, strict=True).ingest(read_source(src))
     assert count(client, hybrid_index) == 0
 
 
-def test_unknown_field_in_the_field_mapping_is_refused(client, hybrid_index, cached, tmp_path):
+def test_unknown_field_in_the_field_mapping_is_refused(client, hybrid_index, ingestor_for, tmp_path):
     src = tmp_path / "d.jsonl"
     src.write_text(json.dumps({"id": "a", "body": "x"}) + "\n")
     with pytest.raises(InputError, match="names 'contenido' for text"):
-        Ingestor(client, hybrid_index, cached, progress=False).ingest(read_source(src, FieldMap(text="contenido")))
+        ingestor_for(hybrid_index).ingest(read_source(src, FieldMap(text="contenido")))
     assert count(client, hybrid_index) == 0
 
 
-def test_csv_and_folder_sources(client, hybrid_index, cached, tmp_path):
+def test_csv_and_folder_sources(client, hybrid_index, ingestor_for, tmp_path):
     csv_path = tmp_path / "d.csv"
     csv_path.write_text("id,title,text,category\nc1,Uno,texto uno,x\nc2,Dos,texto dos,y\n", encoding="utf-8")
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "a.md").write_text("# Nota A\n\ncontenido de la nota", encoding="utf-8")
     (folder / "b.txt").write_text("otra nota", encoding="utf-8")
-    ingestor = Ingestor(client, hybrid_index, cached, progress=False)
+    ingestor = ingestor_for(hybrid_index)
     assert ingestor.ingest(read_source(csv_path)).documents == 2
     assert ingestor.ingest(read_source(folder)).documents == 2
     assert count(client, hybrid_index) == 4
@@ -118,10 +120,10 @@ def test_wrong_model_or_dimension_is_refused_before_writing(client, hybrid_index
     from adapter.embedders import load_embedder
 
     with pytest.raises(IndexMismatchError, match=r"never mix embedding models.*dimension: 384 != 64"):
-        Ingestor(client, hybrid_index, HashingEmbedder(64), progress=False).ingest(read_source(support_docs_path))
+        Ingestor.open(client, hybrid_index, HashingEmbedder(64), progress=False).ingest(read_source(support_docs_path))
     minilm = load_embedder("minilm")  # same dimension (384), another model
     with pytest.raises(IndexMismatchError, match=r"built with intfloat/multilingual-e5-small.*embedder is .*weights_sha256"):
-        Ingestor(client, hybrid_index, minilm, progress=False).ingest(read_source(support_docs_path))
+        Ingestor.open(client, hybrid_index, minilm, progress=False).ingest(read_source(support_docs_path))
     assert count(client, hybrid_index) == 0
 
 
@@ -139,13 +141,13 @@ class LyingEmbedder(HashingEmbedder):
 
 def test_vectors_of_the_wrong_dimension_are_refused(client, hybrid_index, e5, support_docs_path):
     with pytest.raises(IndexMismatchError, match="dimension 32, the index expects 384"):
-        Ingestor(client, hybrid_index, LyingEmbedder(e5.fingerprint), progress=False).ingest(read_source(support_docs_path))
+        Ingestor.open(client, hybrid_index, LyingEmbedder(e5.fingerprint), progress=False).ingest(read_source(support_docs_path))
     assert count(client, hybrid_index) == 0
 
 
-def test_missing_index_and_cluster_down_are_clear_errors(client, cached, support_docs_path):
+def test_missing_index_and_cluster_down_are_clear_errors(client, e5, ingestor_for, support_docs_path):
     with pytest.raises(ConfigurationError, match="no hybrid index 't-does-not-exist'.*hybrid init"):
-        Ingestor(client, "t-does-not-exist", cached, progress=False).ingest(read_source(support_docs_path))
+        ingestor_for("t-does-not-exist").ingest(read_source(support_docs_path))
     down = connect("http://127.0.0.1:9")  # nothing listens on the discard port
     with pytest.raises(ClusterUnavailableError, match="cannot reach OpenSearch at http://127.0.0.1:9"):
-        Ingestor(down, "anything", cached, progress=False).ingest(read_source(support_docs_path))
+        Ingestor.open(down, "anything", e5, progress=False).ingest(read_source(support_docs_path))

@@ -4,10 +4,12 @@ import re
 
 import pytest
 
-from adapter.admin import alias_indices, get_pipeline, init_index
-from adapter.assets import IndexSpec, render_pipeline
+from adapter.admin import init_index
+from adapter.assets import IndexSpec
+from adapter.catalog import alias_indices, read_pipeline as get_pipeline
+from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, IndexMismatchError, InputError
-from adapter.types import Fusion
+from adapter.fusions import RRF, ScoreNormalization
 
 
 @pytest.fixture
@@ -29,11 +31,13 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     assert mapping["properties"]["embedding"]["dimension"] == 384
     assert mapping["properties"]["text"]["analyzer"] == "spanish"
     names = {c.name for c in report.changes if c.kind == "pipeline"}
-    assert names == {f"{index_name}-{n}" for n in (
-        "min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
-        "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf")}
+    expected = {"min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
+                "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf"}
+    if OPENSEARCH.probe(client).z_score:
+        expected.add("z_score-arithmetic_mean")
+    assert names == {f"{index_name}-{n}" for n in expected}
     rrf = get_pipeline(client, f"{index_name}-rrf")
-    assert rrf["phase_results_processors"][0]["score-ranker-processor"]["combination"]["rank_constant"] == 60
+    assert OPENSEARCH.pipeline_fusion(rrf) == RRF(60)
     assert rrf["response_processors"] == [{"hybrid_score_explanation": {}}]
 
 
@@ -48,14 +52,17 @@ def test_changed_pipeline_weights_are_updated_with_a_diff(client, index_name, sp
     init_index(client, index_name, spec)
     report = init_index(client, index_name, spec, weights=(0.3, 0.7))
     updated = [c for c in report.changes if c.action == "updated"]
-    assert {c.name for c in updated} == {f"{index_name}-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")}
+    expected = {f"{index_name}-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")}
+    if OPENSEARCH.probe(client).z_score:
+        expected.add(f"{index_name}-z_score-arithmetic_mean")
+    assert {c.name for c in updated} == expected
     assert re.search(r"^-\s+0\.5,?$", updated[0].diff, re.M) and re.search(r"^\+\s+0\.3,$", updated[0].diff, re.M)
     stored = get_pipeline(client, f"{index_name}-min_max-arithmetic_mean")
     assert stored["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.3, 0.7]
 
 
 def test_extra_pipeline_asset_is_applied(client, index_name, spec):
-    body = render_pipeline(Fusion(normalization="l2", weights=(0.6, 0.4)))
+    body = OPENSEARCH.render_pipeline(ScoreNormalization("l2", weights=(0.6, 0.4)), OPENSEARCH.probe(client))
     report = init_index(client, index_name, spec, extra_pipelines={"tuned": body})
     assert ("pipeline", f"{index_name}-tuned", "created") in {(c.kind, c.name, c.action) for c in report.changes}
 
@@ -103,4 +110,4 @@ def test_query_field_boost_is_updated_in_place(client, index_name, e5):
     changed = [c for c in report.changes if c.action == "updated"]
     assert [(c.kind, c.name) for c in changed] == [("index_template", index_name), ("mapping _meta", f"{index_name}-v1")]
     assert '"title^0.5"' in changed[1].diff
-    assert Searcher(client, index_name, e5).text_leg.fields == ("title^0.5", "text")
+    assert Searcher.open(client, index_name, e5).text_leg.fields == ("title^0.5", "text")

@@ -50,8 +50,8 @@ def local_cross_encoder(tmp_path_factory, minilm):
 
 def test_rerank_reorders_the_top_n_and_keeps_first_stage_scores(client, index_name, minilm, local_cross_encoder, support_docs_path):
     init_index(client, index_name, IndexSpec(minilm.fingerprint, analyzer="spanish"))
-    Ingestor(client, index_name, minilm, progress=False).ingest(read_source(support_docs_path))
-    searcher = Searcher(client, index_name, minilm, reranker=local_cross_encoder)
+    Ingestor.open(client, index_name, minilm, progress=False).ingest(read_source(support_docs_path))
+    searcher = Searcher.open(client, index_name, minilm, reranker=local_cross_encoder)
     first = searcher.search("devoluciones del pedido", technique="hybrid", k=8)
     reranked = searcher.search("devoluciones del pedido", technique="hybrid", k=3, rerank_top=8)
     assert len(reranked.hits) == 3

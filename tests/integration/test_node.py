@@ -2,14 +2,14 @@
 
 import pytest
 
-from adapter.capabilities import probe
+from adapter.engines.opensearch import OPENSEARCH
 
 
 def test_plugins_k_nn_and_neural_search_are_installed(client):
     rows = client.cat.plugins(format="json")
     names = {r["component"] for r in rows}
     assert {"opensearch-knn", "opensearch-neural-search"} <= names
-    caps = probe(client)
+    caps = OPENSEARCH.probe(client)
     assert caps.hybrid and caps.rrf and caps.explanation
 
 

@@ -40,6 +40,6 @@ def test_decision_rule_thresholds():
     heavy = natural + ["error E-4012", "order #8821"]  # 33% exact
     a = advise(heavy)
     assert a.recommendation == "hybrid" and a.exact_share == pytest.approx(2 / 6)
-    assert a.matches("hybrid-rrf") and a.matches("client-rrf") and not a.matches("dense")
+    assert a.matches("hybrid") and not a.matches("dense") and not a.matches("bm25")
     with pytest.raises(InputError):
         advise(["", "  "])

@@ -2,20 +2,19 @@ import json
 
 import pytest
 
-from adapter.assets import (
-    IndexNames,
-    IndexSpec,
-    fusion_from_pipeline,
-    list_assets,
-    load_asset,
-    render_components,
-    render_index_mapping,
-    render_index_template,
-    render_pipeline,
-    validate_index_name,
-)
+from adapter.assets import IndexNames, IndexSpec, list_assets, load_asset, validate_index_name
+from adapter.capabilities import Capabilities
+from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import AssetError, ConfigurationError, InputError
-from adapter.types import EmbeddingFingerprint, Fusion
+from adapter.fusions import RRF, ScoreNormalization
+from adapter.types import EmbeddingFingerprint
+
+render_components = OPENSEARCH.render_components
+render_index_template = OPENSEARCH.render_index_template
+render_index_mapping = OPENSEARCH.render_mapping
+fusion_from_pipeline = OPENSEARCH.pipeline_fusion
+CAPS = Capabilities.opensearch("2.19.1")
+CAPS_3 = Capabilities.opensearch("3.6.0")
 
 
 def fp(dimension=384, normalized=True):
@@ -82,20 +81,31 @@ def test_dot_product_needs_normalised_vectors():
 
 
 def test_normalization_pipeline_renders_parameters():
-    body = render_pipeline(Fusion(normalization="l2", combination="geometric_mean", weights=(0.3, 0.7)), explanation=True)
+    body = OPENSEARCH.render_pipeline(ScoreNormalization("l2", "geometric_mean", (0.3, 0.7)), CAPS)
     proc = body["phase_results_processors"][0]["normalization-processor"]
     assert proc == {"normalization": {"technique": "l2"}, "combination": {"technique": "geometric_mean", "parameters": {"weights": [0.3, 0.7]}}}
     assert body["response_processors"] == [{"hybrid_score_explanation": {}}]
-    assert "response_processors" not in render_pipeline(Fusion())
-    with pytest.raises(InputError):
-        render_pipeline(Fusion(weights=(0.9, 0.9)))
+    # Before 2.19 the cluster has no explanation processor: the pipeline must not name it.
+    assert "response_processors" not in OPENSEARCH.render_pipeline(ScoreNormalization(), Capabilities.opensearch("2.18.0"))
+    default = OPENSEARCH.render_pipeline(ScoreNormalization(), CAPS)["phase_results_processors"][0]["normalization-processor"]
+    assert default["combination"]["parameters"]["weights"] == [0.5, 0.5]
 
 
-def test_rrf_pipeline_and_round_trip():
-    body = render_pipeline(Fusion.rrf(20))
-    assert body["phase_results_processors"][0]["score-ranker-processor"] == {"combination": {"technique": "rrf", "rank_constant": 20}}
-    for fusion in (Fusion.rrf(20), Fusion(normalization="l2", combination="harmonic_mean", weights=(0.2, 0.8))):
-        assert fusion_from_pipeline(json.loads(json.dumps(render_pipeline(fusion)))) == fusion
+def test_rrf_rank_constant_sits_where_the_version_reads_it():
+    # 2.19 and 3.0 read parameters.rank_constant (and ignore combination.rank_constant); 3.1 moved it.
+    old = OPENSEARCH.render_pipeline(RRF(20), CAPS)["phase_results_processors"][0]["score-ranker-processor"]
+    assert old == {"combination": {"technique": "rrf", "parameters": {"rank_constant": 20}}}
+    new = OPENSEARCH.render_pipeline(RRF(20, (0.7, 0.3)), CAPS_3)["phase_results_processors"][0]["score-ranker-processor"]
+    assert new == {"combination": {"technique": "rrf", "rank_constant": 20, "parameters": {"weights": [0.7, 0.3]}}}
+    with pytest.raises(InputError, match="3.1"):
+        OPENSEARCH.render_pipeline(RRF(20, (0.7, 0.3)), CAPS)
+
+
+def test_pipelines_round_trip():
+    for caps in (CAPS, CAPS_3):
+        for fusion in (RRF(20), ScoreNormalization("l2", "harmonic_mean", (0.2, 0.8))):
+            assert fusion_from_pipeline(json.loads(json.dumps(OPENSEARCH.render_pipeline(fusion, caps)))) == fusion
+    assert fusion_from_pipeline(json.loads(json.dumps(OPENSEARCH.render_pipeline(RRF(60, (0.7, 0.3)), CAPS_3)))) == RRF(60, (0.7, 0.3))
     assert fusion_from_pipeline({"request_processors": []}) is None
 
 
@@ -108,6 +118,7 @@ def test_index_names_opensearch_would_reject_are_refused(bad):
 def test_index_names_and_versions():
     names = IndexNames("support")
     assert names.index(3) == "support-v3" and IndexNames.version_of("support-v12") == 12
-    assert names.pipeline(Fusion()) == "support-min_max-arithmetic_mean"
+    assert names.pipeline(ScoreNormalization()) == "support-min_max-arithmetic_mean"
+    assert names.pipeline(RRF(40)) == "support-rrf-40"
     with pytest.raises(InputError):
         IndexNames.version_of("support")

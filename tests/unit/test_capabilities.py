@@ -1,5 +1,6 @@
-from adapter.capabilities import capabilities_from
-from adapter.types import Fusion
+from adapter.capabilities import Capabilities
+from adapter.engines.opensearch import capabilities_from
+from adapter.fusions import RRF, ScoreNormalization
 
 
 def nodes(version, plugins=("opensearch-knn", "opensearch-neural-search"), attrs=None):
@@ -25,16 +26,16 @@ def test_features_follow_versions():
 def test_no_neural_search_means_no_hybrid():
     caps = capabilities_from({}, nodes("2.19.1", plugins=("opensearch-knn",)))
     assert not caps.hybrid and caps.fusions() == []
-    ok, why = caps.supports(Fusion())
+    ok, why = caps.supports(ScoreNormalization())
     assert not ok and "neural-search" in why
 
 
 def test_supports_explains_what_is_missing():
     caps = capabilities_from({}, nodes("2.19.1"))
-    assert caps.supports(Fusion.rrf()) == (True, "")
-    ok, why = caps.supports(Fusion.rrf(weights=(0.7, 0.3)))
+    assert caps.supports(RRF()) == (True, "")
+    ok, why = caps.supports(RRF(weights=(0.7, 0.3)))
     assert not ok and "3.1" in why
-    ok, why = caps.supports(Fusion(normalization="z_score"))
+    ok, why = caps.supports(ScoreNormalization("z_score"))
     assert not ok and "3.0" in why
 
 
@@ -43,3 +44,14 @@ def test_native_engines_flag_and_serverless():
     assert capabilities_from({}, nodes("2.19.1")).native_engines
     serverless = capabilities_from({"version": {"distribution": "opensearch"}}, None)
     assert serverless.serverless and serverless.hybrid
+
+
+def test_capabilities_are_the_one_list_of_fusions():
+    caps = Capabilities.opensearch("3.6.0")
+    names = [f.name for f in caps.fusions(rank_constants=(20, 60))]
+    assert names == ["min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean", "l2-arithmetic_mean",
+                     "l2-geometric_mean", "l2-harmonic_mean", "z_score-arithmetic_mean", "rrf-20", "rrf"]
+    weighted = caps.fusions((0.3, 0.7))
+    assert all(f.weights == (0.3, 0.7) for f in weighted if isinstance(f, ScoreNormalization))
+    assert Capabilities.opensearch("2.19.1").fusions()[-1] == RRF()
+    assert Capabilities.opensearch("2.18.0").fusions()[-1] == ScoreNormalization("l2", "harmonic_mean")

@@ -1,15 +1,24 @@
 import json
 
-from adapter.evaluation import SCHEMA_VERSION, EvalReport, TechniqueResult, format_table, standard_techniques
-from adapter.capabilities import capabilities_from
+import pytest
+
+from adapter.advisor import advise, verdict
+from adapter.capabilities import Capabilities
+from adapter.errors import InputError
+from adapter.evaluation import SCHEMA_VERSION, EvalReport, Family, TechniqueResult, TechniqueSpec, format_table, standard_techniques
+from adapter.evaluation.tune import candidates
+from adapter.fusions import RRF, ScoreNormalization
+from adapter.types import Technique
 
 
-def result(ndcg, p50):
-    return TechniqueResult({"ndcg@10": ndcg, "recall@10": ndcg, "recall@100": 0.9, "mrr@10": ndcg}, p50, p50 * 2, p50 / 2, p50, 300)
+def result(ndcg, p50, spec=None):
+    return TechniqueResult({"ndcg@10": ndcg, "recall@10": ndcg, "recall@100": 0.9, "mrr@10": ndcg}, p50, p50 * 2, p50 / 2, p50, 300, spec=spec)
 
 
 def report():
-    return EvalReport("scifact", "test", "all-MiniLM-L6-v2", "eval-scifact", {"bm25": result(0.68, 5.0), "hybrid-rrf": result(0.72, 9.0)},
+    return EvalReport("scifact", "test", "all-MiniLM-L6-v2", "eval-scifact",
+                      {"bm25": result(0.68, 5.0, TechniqueSpec("bm25", Technique.BM25)),
+                       "hybrid-rrf": result(0.72, 9.0, TechniqueSpec("hybrid-rrf", Technique.HYBRID, RRF()))},
                       settings={"k": 100}, tuning=None)
 
 
@@ -31,9 +40,36 @@ def test_table_marks_the_best_value_of_each_column():
 
 
 def test_standard_techniques_follow_the_cluster():
-    caps = capabilities_from({}, {"nodes": {"n": {"version": "2.19.1", "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}]}}})
+    caps = Capabilities.opensearch("2.19.1")
     names = [s.name for s in standard_techniques(caps, mmr=0.5)]
     assert names[:2] == ["bm25", "dense"]
     assert "hybrid-min_max-harmonic_mean" in names and "hybrid-rrf" in names and "client-rrf" in names
     assert not any("z_score" in n for n in names)
     assert "hybrid-rrf+mmr" in names and not any("rerank" in n for n in names)
+
+
+def test_rows_say_their_family_so_nothing_is_recognised_by_name():
+    specs = {s.name: s for s in standard_techniques(Capabilities.opensearch("2.19.1"), mmr=0.5)}
+    assert specs["client-rrf"].family is Family.HYBRID and specs["dense+mmr"].family is Family.DENSE
+    assert specs["dense+mmr"].post_processed and not specs["dense"].post_processed
+    row = report().as_json()["results"]["hybrid-rrf"]
+    assert row["family"] == "hybrid" and row["post_processed"] is False
+
+
+def test_advise_verdict_uses_families_and_skips_post_processing():
+    data = report().as_json()
+    data["results"]["bm25+mmr"] = {**data["results"]["bm25"], "ndcg@10": 0.9, "post_processed": True}
+    v = verdict(advise(["error E-4012 en BRCA1"]), data)
+    assert v.best == "hybrid-rrf" and v.best_family == "hybrid" and v.matches and v.best_overall == "bm25+mmr"
+    assert "matches" in str(v) and "bm25+mmr" in str(v)
+    assert not verdict(advise(["how do I return an order"]), data).matches
+    del data["results"]["bm25"]["family"]
+    with pytest.raises(InputError, match="re-run"):
+        verdict(advise(["x"]), data)
+
+
+def test_tuning_grid_follows_the_cluster_without_duplicates():
+    old, new = candidates(Capabilities.opensearch("2.19.1")), candidates(Capabilities.opensearch("3.6.0"))
+    assert len(old) == 6 * 11 + 7 and len(new) == 7 * 11 + 7
+    assert len({(f.name, f.weights) for f in new}) == len(new)
+    assert ScoreNormalization("z_score", weights=(0.3, 0.7)) in new and ScoreNormalization("z_score", weights=(0.3, 0.7)) not in old

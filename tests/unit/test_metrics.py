@@ -3,6 +3,7 @@ import math
 import pytest
 
 from adapter.errors import InputError
+from adapter.fusion import rrf_term
 from adapter.metrics import evaluate, load_beir, run_from_rankings
 
 
@@ -24,10 +25,20 @@ def test_queries_missing_from_the_run_count_as_zero():
 
 
 def test_rank_order_is_kept_even_for_tied_scores():
+    import ir_measures
+
+    # RRF ties for real: rank 1 in one leg only scores 1/61 in either leg. The server returns tied
+    # documents in its internal order, here "b" before "a".
+    tie = rrf_term(1)
+    server_hits = [("b", tie), ("a", tie)]
+    qrels = {"q": {"b": 1}}
+    # Scored by their tied scores, trec_eval breaks the tie by document id and puts "a" first.
+    naive = ir_measures.calc_aggregate([ir_measures.RR @ 10], qrels, {"q": dict(server_hits)})
+    assert naive[ir_measures.RR @ 10] == 0.5
+    # Scored by rank, the order the technique returned wins.
+    assert evaluate(qrels, {"q": [d for d, _ in server_hits]})["mrr@10"] == 1.0
     run = run_from_rankings({"q": ["b", "a", "c", "a"]})
     assert sorted(run["q"], key=run["q"].get, reverse=True) == ["b", "a", "c"]
-    # trec_eval would put "b" after "a" on a score tie; our order must win.
-    assert evaluate({"q": {"b": 1}}, {"q": ["b", "a"]})["mrr@10"] == 1.0
 
 
 def test_load_beir(tmp_path):

@@ -3,17 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from adapter.capabilities import Capabilities
+from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import InputError
-from adapter.queries import (
-    TextLeg,
-    clean_query,
-    filter_clauses,
-    hybrid_query,
-    knn_query,
-    msearch_lines,
-    search_body,
-    text_query,
-)
+from adapter.queries import TextLeg, clean_query, filter_clauses, msearch_lines, search_body, text_query
 
 
 def test_text_leg_uses_match_type_queries_only():
@@ -47,20 +40,25 @@ def test_filters_become_term_terms_and_range_on_metadata():
 def test_filters_go_on_both_legs_and_inside_knn():
     text = text_query("q", TextLeg(("text",)), {"lang": "es"})
     assert text == {"bool": {"must": [{"match": {"text": {"query": "q", "operator": "or"}}}], "filter": [{"term": {"metadata.lang": "es"}}]}}
-    knn = knn_query([0.5, 1], field="embedding", k=7, filters={"lang": "es"})
+    knn = OPENSEARCH.knn_query([0.5, 1], field="embedding", k=7, filters={"lang": "es"})
     assert knn == {"knn": {"embedding": {"vector": [0.5, 1.0], "k": 7, "filter": {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}}}}}
-    assert "filter" not in knn_query([1.0], field="v", k=1)["knn"]["v"]
+    assert "filter" not in OPENSEARCH.knn_query([1.0], field="v", k=1)["knn"]["v"]
 
 
 def test_hybrid_body_orders_legs_and_sets_pagination_depth():
-    t, v = {"match": {"text": "q"}}, {"knn": {"v": {"vector": [1.0], "k": 5}}}
-    assert hybrid_query(t, v, pagination_depth=50) == {"hybrid": {"queries": [t, v], "pagination_depth": 50}}
-    assert "pagination_depth" not in hybrid_query(t, v, pagination_depth=None)["hybrid"]
+    t, v = {"match": {"text": {"query": "q"}}}, {"knn": {"v": {"vector": [1.0], "k": 5}}}
+    body = OPENSEARCH.hybrid_body(t, v, caps=Capabilities.opensearch("2.19.1"), depth=50, size=10, from_=20,
+                                  exclude=["v"], explain=True, inline_pipeline={"x": 1})
+    legs = [{"match": {"text": {"query": "q", "_name": "bm25"}}}, {"knn": {"v": {"vector": [1.0], "k": 5, "_name": "dense"}}}]
+    assert body == {"size": 10, "from": 20, "query": {"hybrid": {"queries": legs, "pagination_depth": 50}},
+                    "_source": {"excludes": ["v"]}, "explain": True, "search_pipeline": {"x": 1}}
+    old = OPENSEARCH.hybrid_body(t, v, caps=Capabilities.opensearch("2.18.0"), depth=50, size=10, inline_pipeline=None)
+    assert "pagination_depth" not in old["query"]["hybrid"] and "search_pipeline" not in old
 
 
 def test_search_body_and_msearch_lines():
-    body = search_body({"match_all": {}}, size=5, from_=10, exclude_source=["embedding"], explain=True, search_pipeline={"x": 1})
-    assert body == {"size": 5, "query": {"match_all": {}}, "from": 10, "_source": {"excludes": ["embedding"]}, "explain": True, "search_pipeline": {"x": 1}}
+    body = search_body({"match_all": {}}, size=5, from_=10, exclude_source=["embedding"], explain=True)
+    assert body == {"size": 5, "query": {"match_all": {}}, "from": 10, "_source": {"excludes": ["embedding"]}, "explain": True}
     assert msearch_lines("idx", [{"a": 1}, {"b": 2}]) == [{"index": "idx"}, {"a": 1}, {"index": "idx"}, {"b": 2}]
 
 
@@ -74,3 +72,11 @@ def test_queries_are_stripped_and_bounded():
     assert clean_query("  hola ") == "hola"
     with pytest.raises(InputError):
         clean_query("x" * 10_001)
+
+
+def test_named_queries_put_the_name_inside_the_clause():
+    from adapter.queries import named_query
+
+    assert named_query({"multi_match": {"query": "q", "fields": ["a"]}}, "bm25") == {"multi_match": {"query": "q", "fields": ["a"], "_name": "bm25"}}
+    assert named_query({"bool": {"must": []}}, "bm25") == {"bool": {"must": [], "_name": "bm25"}}
+    assert named_query({"knn": {"v": {"vector": [1.0], "k": 3}}}, "dense") == {"knn": {"v": {"vector": [1.0], "k": 3, "_name": "dense"}}}

@@ -1,0 +1,128 @@
+"""Reading cluster state in one place: which index an alias points to, what it was built with,
+and which search pipelines exist. :class:`IndexInfo` is what the searcher and the ingestor need;
+they take it ready-made and do no requests of their own to learn it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .client import translate_errors
+from .documents import DocumentLayout
+from .errors import ConfigurationError, IndexMismatchError
+from .types import EmbeddingFingerprint
+
+DEFAULT_MAX_WINDOW = 10_000
+
+
+def index_version(index: str) -> int:
+    """The N of ``<alias>-vN`` (0 for a name without a version)."""
+    match = re.search(r"-v(\d+)$", index)
+    return int(match.group(1)) if match else 0
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """A hybrid index as the cluster holds it."""
+
+    alias: str
+    index: str  # the concrete index the alias points to (the newest version)
+    fingerprint: EmbeddingFingerprint
+    vector_field: str = "embedding"
+    text_fields: tuple[str, ...] = ("title", "text")
+    query_fields: tuple[str, ...] = ("title", "text")  # with boosts, e.g. title^0.5
+    max_window: int = DEFAULT_MAX_WINDOW  # index.max_result_window
+    default_pipeline: str | None = None  # index.search.default_pipeline
+    schema: int = 1  # _meta.adapter_schema
+
+    @property
+    def layout(self) -> DocumentLayout:
+        return DocumentLayout(self.text_fields, self.vector_field)
+
+    @classmethod
+    def from_index(cls, alias: str, index: str, body: Mapping[str, Any]) -> IndexInfo:
+        """From the answer of ``GET <index>`` (mappings, settings and, if asked, their defaults)."""
+        mappings = body.get("mappings") or {}
+        meta = mappings.get("_meta") or {}
+        fp = meta.get("embedding")
+        if not fp:
+            raise ConfigurationError(f"index {index!r} has no _meta.embedding fingerprint; was it created by `hybrid init`?")
+        vector_field = meta.get("vector_field", "embedding")
+        if vector_field not in (mappings.get("properties") or {}):
+            raise IndexMismatchError(f"index {index!r} has no vector field {vector_field!r}; it cannot serve dense or hybrid search")
+        text_fields = tuple(meta.get("text_fields") or ("title", "text"))
+        settings = _flat_index_settings(body.get("settings"))
+        defaults = _flat_index_settings(body.get("defaults"))
+        window = settings.get("max_result_window") or defaults.get("max_result_window") or DEFAULT_MAX_WINDOW
+        pipeline = settings.get("search.default_pipeline")
+        return cls(
+            alias=alias,
+            index=index,
+            fingerprint=EmbeddingFingerprint.from_meta(fp),
+            vector_field=vector_field,
+            text_fields=text_fields,
+            query_fields=tuple(meta.get("query_fields") or text_fields),
+            max_window=int(window),
+            default_pipeline=pipeline if pipeline and pipeline != "_none" else None,
+            schema=int(meta.get("adapter_schema", 1)),
+        )
+
+
+def _flat_index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{"index": {"search": {"default_pipeline": x}}}`` or flat keys -> ``{"search.default_pipeline": x}``."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for key, sub in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, sub)
+        else:
+            out[prefix] = value
+
+    walk("", settings or {})
+    return {k[len("index."):] if k.startswith("index.") else k: v for k, v in out.items()}
+
+
+def alias_indices(client, alias: str) -> list[str]:
+    """Indices behind ``alias``, oldest version first (empty when the alias does not exist)."""
+    with translate_errors(f"reading alias {alias}", client):
+        if not client.indices.exists_alias(name=alias):
+            return []
+        return sorted(client.indices.get_alias(name=alias).keys(), key=index_version)
+
+
+def read_index_info(client, alias: str) -> IndexInfo:
+    """The :class:`IndexInfo` of the newest index behind ``alias``; a clear error if there is none."""
+    indices = alias_indices(client, alias)
+    if not indices:
+        with translate_errors(f"reading index {alias}", client):
+            exists = client.indices.exists(index=alias)
+        hint = "it is a plain index, not one made by `hybrid init`" if exists else "create it with `hybrid init`"
+        raise ConfigurationError(f"no hybrid index {alias!r} on the cluster ({hint})")
+    index = indices[-1]
+    with translate_errors(f"reading {index}", client):
+        body = client.indices.get(index=index, params={"include_defaults": "true", "filter_path": _INFO_FILTER})[index]
+    return IndexInfo.from_index(alias, index, body)
+
+
+# Only what IndexInfo reads: the defaults of every setting are long.
+_INFO_FILTER = ",".join(
+    f"*.{part}" for part in ("mappings", "settings.index.max_result_window", "settings.index.search",
+                             "defaults.index.max_result_window", "defaults.index.search")
+)
+
+
+def read_pipeline(client, name: str) -> dict | None:
+    """A search pipeline's body, or None when the cluster has no pipeline of that name."""
+    with translate_errors(f"reading search pipeline {name}", client):
+        resp = client.transport.perform_request("GET", f"/_search/pipeline/{name}", params={"ignore": 404})
+    if not isinstance(resp, Mapping) or (resp.get("status") == 404 and "error" in resp):
+        return None
+    return resp.get(name)
+
+
+def put_pipeline(client, name: str, body: Mapping[str, Any]) -> None:
+    with translate_errors(f"putting search pipeline {name}", client):
+        client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=dict(body))

@@ -1,0 +1,45 @@
+"""The ``hybrid`` command line: one small module per command group, assembled here.
+
+Heavy modules (torch, models, the cluster client) load inside the commands, so ``hybrid --help``
+and ``hybrid render`` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import HybridError
+from . import demo, evaluate, index, ingest, search
+
+COMMANDS = (index, ingest, search, evaluate, demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ..local.command import add_parser as add_local_parser
+
+    parser = argparse.ArgumentParser(prog="hybrid", description="OpenSearch-native hybrid search (BM25 + k-NN).")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_local_parser(sub)
+    for module in COMMANDS:
+        module.add_parsers(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except HybridError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

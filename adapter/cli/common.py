@@ -1,0 +1,73 @@
+"""What the commands share: the cluster connection, index-spec options, the embedder to use."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..errors import InputError
+
+
+def with_url(parser):
+    parser.add_argument("--url", help="OpenSearch URL (env OPENSEARCH_URL; default: the running local node)")
+    return parser
+
+
+def client(args):
+    """``--url`` / OPENSEARCH_URL, else the running local node, else localhost:9200."""
+    from ..client import connect
+
+    url = getattr(args, "url", None) or os.environ.get("OPENSEARCH_URL")
+    if not url:
+        from ..local import LocalNode
+
+        url = LocalNode(log=lambda m: None).url
+    return connect(url)
+
+
+def add_index_spec_options(p) -> None:
+    p.add_argument("--embedder", default="minilm", help="minilm, multilingual-e5-small, or st:<hub name or path> (default %(default)s)")
+    p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding) or a language analyzer such as english, spanish")
+    p.add_argument("--space-type", default="cosinesimil", choices=["cosinesimil", "innerproduct", "l2"])
+    p.add_argument("--engine", default="lucene", choices=["lucene", "faiss", "nmslib"])
+    p.add_argument("--m", type=int, default=16, help="HNSW m")
+    p.add_argument("--ef-construction", type=int, default=128, help="HNSW ef_construction")
+    p.add_argument("--shards", type=int, default=1)
+    p.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches relative to text (default 1)")
+    p.add_argument("--weights", help="hybrid weights bm25,dense for the normalization pipelines (default 0.5,0.5)")
+
+
+def index_spec(args):
+    from ..assets import IndexSpec
+    from ..embedders import load_embedder
+
+    embedder = load_embedder(args.embedder)
+    return IndexSpec(
+        fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
+        m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
+    )
+
+
+def embedder_for(args, client):
+    """``--embedder``, else the one the index records."""
+    from ..catalog import read_index_info
+    from ..embedders import load_embedder
+
+    if args.embedder:
+        return load_embedder(args.embedder)
+    return load_embedder(read_index_info(client, args.index).fingerprint.spec)
+
+
+def read_queries(path: str) -> list[str]:
+    """One query per line, or BEIR ``queries.jsonl`` (a ``text`` field per line)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p} does not exist")
+    lines = [line for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if p.suffix.lower() in (".jsonl", ".json"):
+        try:
+            return [json.loads(line)["text"] for line in lines]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{p}: expected one JSON object with a 'text' field per line ({exc})") from exc
+    return lines

@@ -1,0 +1,107 @@
+"""``hybrid eval`` (score techniques on a labelled BEIR set) and ``hybrid advise`` (which technique fits these queries)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .common import client, read_queries, with_url
+from .printers import print_advice, print_eval
+
+
+def add_parsers(sub) -> None:
+    ev = with_url(sub.add_parser("eval", help="score every technique on a BEIR dataset (nDCG@10, Recall@10/100, MRR@10, latency)"))
+    ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    ev.add_argument("--split", default="test")
+    ev.add_argument("--embedder", default="minilm")
+    ev.add_argument("--analyzer", default="english", help="text analyzer of the eval index (default %(default)s)")
+    ev.add_argument("--index", help="alias of the eval index (default eval-<dataset>-<embedder>)")
+    ev.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches (default 1)")
+    ev.add_argument("--no-titles", action="store_true", help="ignore the corpus titles (e.g. xquad-es, whose titles are English slugs)")
+    ev.add_argument("--techniques", help="comma-separated subset, e.g. bm25,dense,hybrid-rrf")
+    ev.add_argument("--weights", help="bm25,dense weights for the normalization techniques (default 0.5,0.5)")
+    ev.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
+    ev.add_argument("--rerank", metavar="MODEL", help="also run each technique followed by this cross-encoder (top 100)")
+    ev.add_argument("--mmr", type=float, metavar="LAMBDA", help="also run each technique followed by MMR (top 10 picked by MMR)")
+    ev.add_argument("--mmr-candidates", type=int, default=30, help="first-stage hits MMR picks the top 10 from (default %(default)s)")
+    ev.add_argument("--tune", action="store_true", help="tune hybrid weights / RRF rank constant on --tune-split")
+    ev.add_argument("--tune-split", default="train")
+    ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json)")
+    ev.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
+    ev.add_argument("--json", help="write results as JSON (schema in docs/EVALUATION.md)")
+    ev.add_argument("--plot", help="write a PNG chart of quality and latency")
+    ev.add_argument("--keep-index", action="store_true", help="reuse a complete eval index instead of rebuilding it")
+    ev.add_argument("--cache", help="embedding cache file")
+    ev.add_argument("--no-cache", action="store_true")
+    ev.add_argument("-q", "--quiet", action="store_true")
+    ev.set_defaults(func=run_eval)
+
+    adv = with_url(sub.add_parser("advise", help="classify queries (natural language vs exact terms) and recommend a technique"))
+    adv.add_argument("queries", help="one query per line, or BEIR queries.jsonl")
+    adv.add_argument("--results", help="a `hybrid eval --json` file: say whether the recommendation matches the best technique")
+    adv.add_argument("--dataset", help="or a BEIR folder with qrels: measure bm25, dense and hybrid on it now, then compare")
+    adv.add_argument("--split", default="test")
+    adv.add_argument("--embedder", default="minilm", help="with --dataset (default %(default)s)")
+    adv.add_argument("--analyzer", default="english", help="with --dataset (default %(default)s)")
+    adv.set_defaults(func=run_advise)
+
+
+def run_eval(args) -> int:
+    from ..cache import EmbeddingCache
+    from ..embedders import load_embedder
+    from ..evaluation import eval_alias, plot, run_eval as evaluate, write_json
+    from ..fusions import DEFAULT_WEIGHTS, parse_weights
+    from ..metrics import load_beir
+
+    dataset = load_beir(args.dataset, args.split).limited(args.limit_queries)
+    tune = load_beir(args.dataset, args.tune_split).limited(args.limit_queries) if args.tune else None
+    embedder = load_embedder(args.embedder)
+    reranker = None
+    if args.rerank:
+        from ..rerank import CrossEncoderReranker
+
+        reranker = CrossEncoderReranker(args.rerank)
+    alias = args.index or eval_alias(dataset, embedder)
+    techniques = [t.strip() for t in args.techniques.split(",")] if args.techniques else None
+    report = evaluate(
+        client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, techniques=techniques, reranker=reranker,
+        mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, tune_split=tune,
+        depth=args.depth, fresh=not args.keep_index, title_boost=args.title_boost, use_titles=not args.no_titles,
+        progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
+    )
+    print_eval(report)
+    if report.tuning:
+        print(f"tuned on {report.tuning.split} ({report.tuning.queries} queries): {report.tuning.as_json()['chosen']}")
+        out = Path(args.tune_output or f"tuned-{dataset.name}.json")
+        out.write_text(json.dumps(report.tuning.pipeline, indent=2) + "\n")
+        print(f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... --pipeline-file {out}")
+    if args.json:
+        write_json(report, args.json)
+        print(f"results written to {args.json}")
+    if args.plot:
+        plot(report, args.plot)
+        print(f"chart written to {args.plot}")
+    return 0
+
+
+def run_advise(args) -> int:
+    from ..advisor import advise, verdict
+
+    advice = advise(read_queries(args.queries))
+    print_advice(advice)
+    data = None
+    if args.results:
+        data = json.loads(Path(args.results).read_text())
+    elif args.dataset:  # judged queries given: measure the candidates now
+        from ..embedders import load_embedder
+        from ..evaluation import eval_alias, run_eval as evaluate
+        from ..metrics import load_beir
+
+        dataset = load_beir(args.dataset, args.split)
+        embedder = load_embedder(args.embedder)
+        report = evaluate(client(args), dataset, embedder, alias=eval_alias(dataset, embedder), analyzer=args.analyzer, fresh=False,
+                          techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf"], progress=False)
+        data = report.as_json()
+    if data:
+        print(verdict(advice, data))
+    return 0

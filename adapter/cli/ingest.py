@@ -1,0 +1,53 @@
+"""``hybrid ingest``: embed and index JSONL, CSV or a folder of .txt/.md files."""
+
+from __future__ import annotations
+
+from .common import client, embedder_for, with_url
+
+
+def add_parsers(sub) -> None:
+    ingest = with_url(sub.add_parser("ingest", help="embed and index JSONL, CSV or a folder of .txt/.md files"))
+    ingest.add_argument("path")
+    ingest.add_argument("--index", required=True)
+    ingest.add_argument("--embedder", help="default: the embedder recorded in the index")
+    ingest.add_argument("--format", choices=["jsonl", "csv", "folder"])
+    ingest.add_argument("--id-field", help="default: the first of id, _id, doc_id")
+    ingest.add_argument("--title-field", default="title")
+    ingest.add_argument("--text-field", default="text")
+    ingest.add_argument("--metadata-fields", help="comma-separated fields kept as metadata (default: every other field)")
+    ingest.add_argument("--chunk-size", type=int, help="split texts into chunks of this many words")
+    ingest.add_argument("--chunk-overlap", type=int, default=40, help="words shared by consecutive chunks (default %(default)s)")
+    ingest.add_argument("--batch-size", type=int, default=64, help="documents embedded per batch (default %(default)s)")
+    ingest.add_argument("--strict", action="store_true", help="any bad row is fatal, before anything is written")
+    ingest.add_argument("--failures", help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>.jsonl")
+    ingest.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
+    ingest.add_argument("--no-cache", action="store_true", help="always call the model")
+    ingest.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    ingest.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..cache import EmbeddingCache
+    from ..ingest import Ingestor
+    from ..sources import Chunking, FieldMap, count_rows, read_source
+
+    cluster = client(args)
+    embedder = embedder_for(args, cluster)
+    fields = FieldMap(
+        id=args.id_field, title=args.title_field or None, text=args.text_field,
+        metadata=tuple(args.metadata_fields.split(",")) if args.metadata_fields else None,
+    )
+    chunking = Chunking(args.chunk_size, args.chunk_overlap) if args.chunk_size else None
+    ingestor = Ingestor.open(cluster, args.index, embedder, cache=None if args.no_cache else EmbeddingCache(args.cache),
+                             batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=args.failures,
+                             progress=not args.quiet)
+    report = ingestor.ingest(read_source(args.path, fields, format=args.format), total=count_rows(args.path))
+    print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {len(report.failures)}")
+    print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
+    print(f"time: {report.seconds_total:.1f}s ({report.docs_per_second:.1f} docs/s); embedding {report.seconds_embedding:.1f}s, "
+          f"indexing {report.seconds_indexing:.1f}s (overlapping)")
+    if report.failures:
+        for f in report.failures[:10]:
+            print(f"  line {f.line}: {f.id}: {f.reason}")
+        print(f"all failures written to {report.failures_file}")
+    return 1 if report.failures and args.strict else 0

@@ -1,0 +1,79 @@
+"""``hybrid search``: one query by bm25, dense, hybrid or client-rrf (+ rerank, MMR)."""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import InputError
+from .common import client, embedder_for, with_url
+from .printers import print_result
+
+
+def add_parsers(sub) -> None:
+    search = with_url(sub.add_parser("search", help="search with bm25, dense, hybrid or client-rrf (+ rerank, MMR)"))
+    search.add_argument("query")
+    search.add_argument("--index", required=True)
+    search.add_argument("-t", "--technique", default="hybrid", help="bm25, dense, hybrid or client-rrf (default %(default)s)")
+    search.add_argument("-k", type=int, default=10, help="hits to return (default %(default)s)")
+    search.add_argument("--from", dest="from_", type=int, default=0, help="offset for pagination")
+    search.add_argument("--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs")
+    search.add_argument("--fusion", help="hybrid fusion: min_max-arithmetic_mean, l2-harmonic_mean, ..., rrf or rrf-<rank constant>")
+    search.add_argument("--weights", help="per-leg weights bm25,dense")
+    search.add_argument("--rank-constant", type=int, help="RRF rank constant (default 60)")
+    search.add_argument("--pipeline", help="a named search pipeline to fuse with")
+    search.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
+    search.add_argument("--rerank", type=int, nargs="?", const=50, metavar="N", help="rerank the top N (default 50) with a cross-encoder")
+    search.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="cross-encoder name or path")
+    search.add_argument("--mmr", type=float, nargs="?", const=0.5, metavar="LAMBDA",
+                        help="diversify with MMR (default lambda 0.5; 1 = relevance only, 0 = diversity only)")
+    search.add_argument("--embedder", help="default: the embedder recorded in the index")
+    search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
+    search.add_argument("--no-fallback", action="store_true", help="fail instead of falling back to client-rrf")
+    search.add_argument("--json", action="store_true")
+    search.set_defaults(func=run)
+
+
+def parse_filters(items) -> dict:
+    filters: dict = {}
+    for item in items or []:
+        if "=" not in item:
+            raise InputError(f"filters look like field=value, got {item!r}")
+        key, value = item.split("=", 1)
+        filters[key.strip()] = value.split("|") if "|" in value else value
+    return filters
+
+
+def result_json(result) -> dict:
+    from dataclasses import asdict
+
+    data = asdict(result)
+    data["technique"] = result.technique.value
+    data["fused_by"] = result.fused_by.value
+    data["fusion"] = None if result.fusion is None else {"name": result.fusion.name, "kind": result.fusion.kind, **asdict(result.fusion)}
+    return data
+
+
+def run(args) -> int:
+    from ..fusions import parse_fusion, parse_weights
+    from ..queries import clean_query
+    from ..search import Searcher
+
+    clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
+    fusion = parse_fusion(args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant)
+    cluster = client(args)
+    reranker = None
+    if args.rerank:
+        from ..rerank import CrossEncoderReranker
+
+        reranker = CrossEncoderReranker(args.reranker)
+    embedder = embedder_for(args, cluster) if args.embedder else None
+    searcher = Searcher.open(cluster, args.index, embedder, reranker=reranker, depth=args.depth, allow_fallback=not args.no_fallback)
+    result = searcher.search(
+        args.query, technique=args.technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
+        fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain,
+    )
+    if args.json:
+        print(json.dumps(result_json(result), indent=2, ensure_ascii=False, default=str))
+    else:
+        print_result(result, explain=args.explain)
+    return 0

@@ -1,0 +1,40 @@
+"""Tuning the fusion offline on a labelled split: fetch both legs once per query, then score every
+fusion the cluster runs (normalisation x combination x BM25 weight 0.0-1.0 by 0.1, and RRF rank
+constants) with the server's own formulas (:func:`adapter.fusion.fuse`), and keep the best by
+nDCG@10. The winner is then confirmed through the server on a *different* split."""
+
+from __future__ import annotations
+
+from ..capabilities import Capabilities
+from ..fusion import fuse
+from ..fusions import Fusion
+from ..metrics import Dataset, evaluate
+from ..search import Searcher
+from .report import Trial
+
+TUNE_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
+TUNE_RANK_CONSTANTS = (5, 10, 20, 40, 60, 80, 100)
+
+
+def candidates(caps: Capabilities) -> list[Fusion]:
+    """Every fusion the tuning grid tries on this cluster, without duplicates."""
+    out: dict[tuple, Fusion] = {}
+    for w in TUNE_WEIGHTS:
+        for fusion in caps.fusions((w, round(1 - w, 1)), rank_constants=TUNE_RANK_CONSTANTS):
+            out.setdefault((fusion.name, fusion.weights), fusion)
+    return list(out.values())
+
+
+def tune_fusion(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True) -> tuple[Fusion, list[Trial]]:
+    """Best fusion on ``dataset`` (the tuning split) by nDCG@10 (then Recall@100), from fetched legs."""
+    from tqdm.auto import tqdm
+
+    legs = {}
+    for qid, text in tqdm(dataset.queries.items(), desc=f"legs ({dataset.split})", unit="q", disable=not progress, leave=False):
+        legs[qid] = searcher.legs(text, depth=depth)
+    trials = []
+    for fusion in tqdm(candidates(searcher.caps), desc="tuning", unit="setting", disable=not progress, leave=False):
+        rankings = {qid: [f.id for f in fuse(runs, fusion)[:100]] for qid, runs in legs.items()}
+        trials.append(Trial(fusion, evaluate(dataset.qrels, rankings)))
+    best = max(trials, key=lambda t: (t.metrics["ndcg@10"], t.metrics["recall@100"]))
+    return best.fusion, trials

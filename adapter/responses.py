@@ -1,0 +1,133 @@
+"""The one place the server's JSON is read: hits, errors, bulk items, explanations. Pure.
+
+OpenSearch and Elasticsearch share these shapes (``hits.hits[]``, ``error.root_cause[]``, bulk
+items keyed by their operation); engine-specific readings (the hybrid score explanation) are
+named as such.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from .errors import BackendError
+
+
+@dataclass(frozen=True)
+class RawHit:
+    """A hit as the server returned it, before the searcher ranks and explains it."""
+
+    id: str
+    score: float
+    source: Mapping[str, Any] = field(default_factory=dict)
+    explanation: Mapping[str, Any] | None = None
+    matched_queries: tuple[str, ...] = ()  # the ``_name`` of every (sub-)query that matched the hit
+
+
+def hits(resp: Mapping[str, Any]) -> list[RawHit]:
+    out = []
+    for h in (resp.get("hits") or {}).get("hits", []):
+        score = h.get("_score")
+        matched = h.get("matched_queries") or ()
+        if isinstance(matched, Mapping):  # with include_named_queries_score the server answers name -> score
+            matched = tuple(matched)
+        out.append(RawHit(str(h["_id"]), float(score) if score is not None else 0.0, h.get("_source") or {}, h.get("_explanation"),
+                          tuple(matched)))
+    return out
+
+
+def took(resp: Mapping[str, Any]) -> float:
+    return float(resp.get("took") or 0.0)
+
+
+def error_reason(error: Any) -> str:
+    """The most specific reason in an error body (``root_cause[0].reason``, else ``reason``)."""
+    if isinstance(error, Mapping):
+        inner = error.get("error", error)
+        if isinstance(inner, Mapping):
+            causes = inner.get("root_cause") or []
+            root = causes[0] if causes and isinstance(causes[0], Mapping) else {}
+            reason = root.get("reason") or inner.get("reason")
+            caused = inner.get("caused_by")
+            # A generic top-level reason ("all shards failed") hides the useful one below it.
+            if isinstance(caused, Mapping) and caused.get("reason") and (not reason or reason == inner.get("reason")):
+                deeper = error_reason(caused)
+                if deeper and deeper != reason:
+                    reason = f"{reason}: {deeper}" if reason else deeper
+            return str(reason or inner)
+        if inner:
+            return str(inner)
+    return str(error)
+
+
+def msearch_responses(resp: Mapping[str, Any], action: str) -> list[Mapping[str, Any]]:
+    """The per-body responses of ``_msearch``; the first errored one raises :class:`BackendError`."""
+    out = []
+    for r in resp.get("responses", []):
+        if "error" in r:
+            reason = error_reason(r)
+            raise BackendError(f"{action}: the server answered {r.get('status')}: {reason}", status=r.get("status"), reason=reason)
+        out.append(r)
+    return out
+
+
+def bulk_status(item: Mapping[str, Any]) -> int | None:
+    """A bulk item's HTTP status. The client reports ``"N/A"`` when the request never got an answer."""
+    op = next(iter(item.values()), {}) if item else {}
+    status = op.get("status") if isinstance(op, Mapping) else None
+    return status if isinstance(status, int) else None
+
+
+def bulk_item(item: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
+    """``(id, status, reason)`` of one failed bulk item."""
+    op = next(iter(item.values()), {}) if item else {}
+    error = op.get("error")
+    if isinstance(error, Mapping):
+        reason = f"{error.get('type')}: {error.get('reason')}"
+        cause = error.get("caused_by")
+        if isinstance(cause, Mapping) and cause.get("reason"):
+            reason += f" (caused by {cause.get('type')}: {cause['reason']})"
+    else:
+        reason = str(error or op.get("exception") or op)
+    return op.get("_id"), bulk_status(item), reason
+
+
+def hybrid_leg_scores(
+    explanation: Mapping[str, Any] | None,
+    legs: Sequence[str],
+    *,
+    matched: Sequence[str] = (),
+    raw_scores: Sequence[float | None] = (),
+) -> list[float | None]:
+    """Per-leg normalised scores from OpenSearch's ``hybrid_score_explanation``, in leg order.
+
+    The processor lists one detail per leg *that matched the hit*, in sub-query order, with no leg
+    index (a leg that missed it leaves no detail). The searcher names each sub-query after its leg
+    (``_name``), so ``matched_queries`` says which legs those details belong to. Without names
+    (an older answer), a detail is matched to the leg whose raw score it wraps.
+    """
+    out: list[float | None] = [None] * len(legs)
+    details = list((explanation or {}).get("details") or [])
+    present = [i for i, leg in enumerate(legs) if leg in set(matched)]
+    if matched and len(present) == len(details):
+        for i, detail in zip(present, details):
+            out[i] = float(detail.get("value", 0.0))
+        return out
+    taken: set[int] = set()
+    for position, detail in enumerate(details):
+        inner = (detail.get("details") or [{}])[0]
+        raw = inner.get("value")
+        candidates = [
+            i for i, score in enumerate(raw_scores)
+            if i not in taken and score is not None and raw is not None and math.isclose(float(raw), score, rel_tol=1e-4, abs_tol=1e-6)
+        ]
+        if not candidates:
+            candidates = [i for i, score in enumerate(raw_scores) if i not in taken and score is not None]
+        if not candidates:
+            continue
+        leg = position if position in candidates else candidates[0]
+        taken.add(leg)
+        out[leg] = float(detail.get("value", 0.0))
+    return out
+

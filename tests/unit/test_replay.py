@@ -1,0 +1,58 @@
+"""The searcher against a real node's recorded answers (scripts/record_fixtures.py made them).
+
+The same calls must send the same requests (nothing drifted in how bodies are built) and read the
+real answers right (explanations, sources, paging), without a cluster or a model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from adapter.engines.opensearch import OpenSearchEngine
+from adapter.search import Searcher
+from adapter.fusions import parse_fusion
+from adapter.testing import FakeClient
+
+RECORDINGS = sorted((Path(__file__).parent / "recordings").glob("searcher-*.json"))
+
+
+def fusion_of(spec):
+    return parse_fusion(spec["name"], weights=tuple(spec["weights"]) if spec.get("weights") else None) if spec else None
+
+
+@pytest.fixture(params=RECORDINGS, ids=[p.stem for p in RECORDINGS])
+def replayed(request):
+    data = json.loads(request.param.read_text(encoding="utf-8"))
+    client = FakeClient(recording=data["exchanges"])
+    searcher = Searcher.open(client, data["alias"], engine=OpenSearchEngine())
+    results = []
+    for spec in data["searches"]:
+        options = {k: v for k, v in spec.items() if k not in ("query", "fusion")}
+        results.append(searcher.search(spec["query"], fusion=fusion_of(spec.get("fusion")), query_vector=data["vectors"][spec["query"]], **options))
+    return data, client, results
+
+
+def test_the_same_calls_send_the_same_requests(replayed):
+    data, client, _ = replayed
+    assert len(client.calls) == len(data["exchanges"])
+    for call, exchange in zip(client.calls, data["exchanges"]):
+        assert call.path == exchange["path"]
+        assert json.loads(json.dumps(call.kwargs, default=str)) == exchange["kwargs"], call.path
+
+
+def test_real_answers_are_read_right(replayed):
+    _, _, results = replayed
+    paraphrase, code, client_rrf, bm25, dense, paged = results
+    assert {"devoluciones", "reembolso", "etiqueta-devolucion", "devoluciones-copia"} & set(paraphrase.ids[:2])
+    assert code.ids[0] == "e-4012" and client_rrf.ids[0] == "e-4012"
+    for result in (paraphrase, code):
+        for hit in result.hits:
+            assert sum(leg.contribution for leg in hit.legs) == pytest.approx(hit.score, rel=1e-3, abs=1e-6)
+            for leg in hit.legs:  # a leg that returned the hit has its rank, raw and normalised score
+                assert (leg.rank is None) == (leg.raw_score is None) == (leg.normalized_score is None)
+    assert all(h.source["metadata"]["category"] == "envios" for h in bm25.hits)
+    assert all(h.title and h.text and "embedding" not in h.source for h in dense.hits)
+    assert [h.rank for h in paged.hits] == [4, 5, 6]

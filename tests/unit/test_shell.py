@@ -1,0 +1,336 @@
+"""The shell's own logic without a cluster: request bodies in, recorded or scripted answers out.
+
+What the server does with these requests is tested against the real node (tests/integration);
+here: which requests the adapter sends, how it reads answers, and how it handles failures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from adapter.admin import init_index
+from adapter.assets import IndexSpec
+from adapter.capabilities import Capabilities
+from adapter.catalog import IndexInfo
+from adapter.engines.opensearch import OPENSEARCH
+from adapter.errors import CapabilityError, ClusterUnavailableError, InputError, PipelineNotFoundError
+from adapter.fusions import RRF, ScoreNormalization
+from adapter.ingest import Ingestor
+from adapter.search import Searcher
+from adapter.sources import SourceDoc
+from adapter.testing import FakeClient, bulk_actions, bulk_answer
+from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+
+FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
+INFO = IndexInfo("docs", "docs-v1", FP)
+CAPS_2 = Capabilities.opensearch("2.19.1")
+CAPS_3 = Capabilities.opensearch("3.6.0")
+VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+
+
+class UnitEmbedder:
+    """Fixed 4-d unit vectors: enough for request building, no model."""
+
+    fingerprint = FP
+    dimension = 4
+    normalized = True
+
+    def embed_documents(self, texts):
+        return np.tile(VECTOR, (len(texts), 1))
+
+    def embed_query(self, text):
+        return VECTOR
+
+
+def pipeline(fusion) -> dict:
+    return {fusion_name(fusion): OPENSEARCH.render_pipeline(fusion, CAPS_2)}
+
+
+def fusion_name(fusion) -> str:
+    return f"docs-{fusion.name}"
+
+
+def hits(*pairs, sources=None) -> dict:
+    return {"took": 3, "hits": {"hits": [{"_id": d, "_score": s, "_source": (sources or {}).get(d, {})} for d, s in pairs]}}
+
+
+def searcher(client, caps=CAPS_2, **options) -> Searcher:
+    return Searcher(client, INFO, caps, UnitEmbedder(), **options)
+
+
+def pipelines(*stored):
+    """A perform_request handler that knows the given stored pipelines (others are absent)."""
+    bodies = {}
+    for fusion in stored:
+        bodies.update(pipeline(fusion))
+
+    def answer(call):
+        method, url = call.args[:2]
+        name = url.rsplit("/", 1)[-1]
+        if method == "GET" and name in bodies:
+            return {name: bodies[name]}
+        return {"error": "not found", "status": 404}
+
+    return answer
+
+
+# -- fusion resolution ---------------------------------------------------------------------------
+def test_construction_does_no_requests():
+    client = FakeClient()
+    searcher(client)
+    assert client.calls == []
+
+
+def test_stored_pipeline_is_used_and_looked_up_once():
+    client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), "search": hits(("a", 0.9))})
+    s = searcher(client)
+    first = s.search("hola")
+    s.search("hola otra vez")
+    assert first.fused_by is FusedBy.SERVER_PIPELINE and first.pipeline == "docs-min_max-arithmetic_mean"
+    assert len(client.calls_to("transport.perform_request")) == 1
+    search = client.calls_to("search")[0]
+    assert search.params == {"search_pipeline": "docs-min_max-arithmetic_mean"}
+    assert "search_pipeline" not in search.body
+    assert search.body["query"]["hybrid"]["pagination_depth"] == 100
+
+
+def test_weights_no_stored_pipeline_has_go_inline():
+    client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), "search": hits(("a", 0.9))})
+    result = searcher(client).search("hola", fusion=ScoreNormalization(weights=(0.2, 0.8)))
+    assert result.fused_by is FusedBy.SERVER_INLINE and result.pipeline is None
+    body = client.calls_to("search")[0].body
+    assert body["search_pipeline"]["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.2, 0.8]
+    assert client.calls_to("search")[0].params == {}
+
+
+def test_unsupported_fusion_falls_back_with_a_notice_or_refuses():
+    client = FakeClient({"transport.perform_request": pipelines(), "msearch": {"took": 4, "responses": [hits(("a", 2.0)), hits(("a", 0.9))]},
+                         "mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}]}})
+    result = searcher(client).search("hola", fusion=ScoreNormalization("z_score"))
+    assert result.technique is Technique.CLIENT_RRF and result.fused_by is FusedBy.CLIENT and result.fusion == RRF()
+    assert "z_score normalisation needs OpenSearch 3.0+" in result.notices[0] and "fell back to client-rrf" in result.notices[0]
+    assert result.hits[0].text == "uno"
+    with pytest.raises(CapabilityError, match="fallback to client-rrf is disabled"):
+        searcher(FakeClient({"transport.perform_request": pipelines()}), allow_fallback=False).search("hola", fusion=RRF(weights=(0.7, 0.3)))
+    # The same weighted RRF runs on the server from 3.1.
+    client = FakeClient({"transport.perform_request": pipelines(RRF()), "search": hits(("a", 0.03))})
+    result = searcher(client, caps=CAPS_3).search("hola", fusion=RRF(weights=(0.7, 0.3)))
+    assert result.fused_by is FusedBy.SERVER_INLINE
+
+
+def test_missing_pipelines_are_named():
+    client = FakeClient({"transport.perform_request": pipelines()})
+    with pytest.raises(PipelineNotFoundError, match="docs-min_max-arithmetic_mean.*hybrid init --index docs"):
+        searcher(client).search("hola")
+    with pytest.raises(PipelineNotFoundError, match="'tuned' does not exist"):
+        searcher(client).search("hola", pipeline="tuned")
+
+
+def test_a_pipeline_deleted_behind_the_searchers_back_is_a_clear_error():
+    from opensearchpy.exceptions import RequestError
+
+    error = RequestError(400, "illegal_argument_exception",
+                         {"error": {"root_cause": [{"type": "illegal_argument_exception", "reason": "Pipeline docs-rrf is not defined"}],
+                                    "type": "illegal_argument_exception", "reason": "Pipeline docs-rrf is not defined"}, "status": 400})
+    client = FakeClient({"transport.perform_request": pipelines(RRF()), "search": error})
+    with pytest.raises(PipelineNotFoundError, match="'docs-rrf' does not exist.*hybrid init"):
+        searcher(client).search("hola", fusion=RRF())
+
+
+# -- the leg requests ------------------------------------------------------------------------------
+def test_client_rrf_sends_both_legs_in_one_msearch_then_fetches_the_page():
+    client = FakeClient({
+        "msearch": {"took": 5, "responses": [hits(("a", 3.0), ("b", 2.0)), hits(("b", 0.9), ("c", 0.8))]},
+        "mget": {"docs": [{"_id": "b", "found": True, "_source": {"title": "B", "text": "bee"}},
+                          {"_id": "a", "found": True, "_source": {"title": "A", "text": "ay"}}]},
+    })
+    result = searcher(client, depth=20).search("hola", technique="client-rrf", k=2, filters={"lang": "es"})
+    header_1, text_leg, header_2, knn_leg = client.calls_to("msearch")[0].body
+    assert header_1 == header_2 == {"index": "docs"}
+    assert text_leg["size"] == knn_leg["size"] == 20 and text_leg["_source"] is False and knn_leg["_source"] is False
+    assert text_leg["query"]["bool"]["filter"] == [{"term": {"metadata.lang": "es"}}]
+    assert knn_leg["query"]["knn"]["embedding"]["k"] == 20
+    assert knn_leg["query"]["knn"]["embedding"]["filter"] == {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}}
+    assert result.ids == ["b", "a"] and result.took_ms == 5 and result.requests == 2
+    assert [h.title for h in result.hits] == ["B", "A"]
+    assert client.calls_to("mget")[0].body == {"ids": ["b", "a"]}
+    assert client.calls_to("mget")[0].params == {"_source_excludes": "embedding"}
+
+
+def test_an_errored_leg_is_a_backend_error_with_the_servers_reason():
+    from adapter.errors import BackendError
+
+    client = FakeClient({"msearch": {"responses": [hits(("a", 1.0)), {"status": 400, "error": {
+        "root_cause": [{"type": "query_shard_exception", "reason": "failed to create query: field [embedding] is not knn_vector"}],
+        "type": "search_phase_execution_exception", "reason": "all shards failed"}}]}})
+    with pytest.raises(BackendError, match="answered 400: failed to create query") as info:
+        searcher(client).search("hola", technique="client-rrf")
+    assert info.value.status == 400
+
+
+def test_bm25_and_dense_bodies():
+    client = FakeClient({"search": hits(("a", 1.0), sources={"a": {"title": "T", "text": "x"}})})
+    s = searcher(client)
+    s.search("hola", technique="bm25", k=3, from_=3)
+    s.search("hola", technique="dense", k=3)
+    bm25, dense = (c.body for c in client.calls_to("search"))
+    assert bm25 == {"size": 3, "from": 3, "query": {"multi_match": {"query": "hola", "fields": ["title", "text"], "type": "most_fields",
+                                                                      "operator": "or"}}, "_source": {"excludes": ["embedding"]}}
+    assert dense["query"]["knn"]["embedding"]["vector"] == [1.0, 0.0, 0.0, 0.0] and dense["query"]["knn"]["embedding"]["k"] == 100
+
+
+def test_explanations_match_legs_by_raw_score_not_position():
+    """A hit only the dense leg found has one explanation detail; it must land on the dense leg."""
+    explanation = {"value": 0.45, "description": "arithmetic_mean combination of:", "details": [
+        {"value": 0.9, "description": "min_max normalization of:", "details": [{"value": 0.81, "description": "within top 100"}]}]}
+    client = FakeClient({
+        "transport.perform_request": pipelines(ScoreNormalization()),
+        "search": {"took": 2, "hits": {"hits": [{"_id": "c", "_score": 0.45, "_source": {}, "_explanation": explanation}]}},
+        "msearch": {"took": 1, "responses": [hits(("a", 7.0)), hits(("c", 0.81))]},
+    })
+    hit = searcher(client).search("hola", explain=True).hits[0]
+    bm25, dense = hit.legs
+    assert bm25.rank is None and bm25.normalized_score is None and bm25.contribution == 0.0
+    assert dense.rank == 1 and dense.raw_score == 0.81 and dense.normalized_score == 0.9
+    assert dense.contribution == pytest.approx(0.45)
+
+
+# -- init ------------------------------------------------------------------------------------------
+def _init_client(stored_weights):
+    spec = IndexSpec(FP)
+    names_stored = {}
+    for fusion in CAPS_2.fusions(stored_weights):
+        names_stored[f"docs-{fusion.name}"] = OPENSEARCH.render_pipeline(fusion, CAPS_2)
+    components = OPENSEARCH.render_components(__import__("adapter.assets", fromlist=["IndexNames"]).IndexNames("docs"), spec)
+    live_mapping = OPENSEARCH.render_mapping(__import__("adapter.assets", fromlist=["IndexNames"]).IndexNames("docs"), spec)
+
+    def perform(call):
+        name = call.args[1].rsplit("/", 1)[-1]
+        if call.args[0] == "GET":
+            return {name: names_stored[name]} if name in names_stored else {"error": "missing", "status": 404}
+        return {"acknowledged": True}
+
+    return FakeClient({
+        "info": {"cluster_uuid": "unit-init", "version": {"number": "2.19.1", "distribution": "opensearch"}},
+        "nodes.info": {"nodes": {"n": {"version": "2.19.1", "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}]}}},
+        "indices.exists": True,
+        "indices.exists_alias": True,
+        "indices.get_alias": {"docs-v1": {"aliases": {"docs": {}}}},
+        "indices.get": {"docs-v1": {"mappings": live_mapping, "settings": {"index": {"number_of_shards": "1", **{
+            k: v for k, v in components["docs-text"]["template"]["settings"].items()}}}}},
+        "cluster.get_component_template": lambda call: {"component_templates": [
+            {"name": call.kwargs["name"], "component_template": components[call.kwargs["name"]]}]},
+        "indices.get_index_template": lambda call: {"index_templates": [
+            {"name": "docs", "index_template": OPENSEARCH.render_index_template(__import__("adapter.assets", fromlist=["IndexNames"]).IndexNames("docs"), spec)}]},
+        "transport.perform_request": perform,
+    })
+
+
+def test_init_updates_only_changed_pipelines_with_a_diff():
+    client = _init_client((0.5, 0.5))
+    report = init_index(client, "docs", IndexSpec(FP), weights=(0.3, 0.7), engine=OPENSEARCH)
+    updated = {c.name: c for c in report.changes if c.action == "updated"}
+    assert set(updated) == {f"docs-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")}
+    diff = updated["docs-l2-harmonic_mean"].diff
+    assert re.search(r"^-\s+0\.5,?$", diff, re.M) and re.search(r"^\+\s+0\.3,$", diff, re.M)
+    puts = [c for c in client.calls_to("transport.perform_request") if c.args[0] == "PUT"]
+    assert sorted(c.args[1].rsplit("/", 1)[-1] for c in puts) == sorted(updated)
+    assert not client.calls_to("cluster.put_component_template") and not client.calls_to("indices.create")
+
+
+def test_init_dry_run_sends_nothing():
+    client = _init_client((0.5, 0.5))
+    report = init_index(client, "docs", IndexSpec(FP), weights=(0.3, 0.7), dry_run=True, engine=OPENSEARCH)
+    assert {c.action for c in report.changes} == {"unchanged", "would update"}
+    assert not [c for c in client.calls_to("transport.perform_request") if c.args[0] == "PUT"]
+
+
+# -- ingest ----------------------------------------------------------------------------------------
+def docs(n):
+    return [SourceDoc(f"d{i}", f"texto {i}", f"T{i}", {"lang": "es"}) for i in range(n)]
+
+
+def test_items_that_got_a_5xx_are_sent_once_more():
+    seen = []
+
+    def bulk(call):
+        ids = [a[next(iter(a))]["_id"] for a, _ in bulk_actions(call)]
+        seen.append(ids)
+        first = len(seen) == 1
+        return bulk_answer(call, lambda op, doc_id: 503 if first and doc_id == "d1" else 201)
+
+    client = FakeClient({"bulk": bulk, "indices.refresh": {}})
+    ingestor = Ingestor(client, INFO, UnitEmbedder(), progress=False)
+    ingestor_pause(ingestor)
+    report = ingestor.ingest(docs(3))
+    assert report.failures == () and report.documents == 3 and report.chunks == 3
+    assert seen == [["d0", "d1", "d2"], ["d1"]]
+    _, source = bulk_actions(client.calls_to("bulk")[0])[0]
+    assert source == {"title": "T0", "text": "texto 0", "parent_id": "d0", "chunk_index": 0, "metadata": {"lang": "es"},
+                      "embedding": [1.0, 0.0, 0.0, 0.0]}
+
+
+def ingestor_pause(ingestor):
+    import adapter.ingest as ingest_module
+
+    ingestor._pause_patch = pytest.MonkeyPatch()
+    ingestor._pause_patch.setattr(ingest_module.time, "sleep", lambda s: None)
+
+
+def test_a_lost_cluster_in_the_indexing_thread_is_a_clear_error(tmp_path):
+    from opensearchpy.exceptions import ConnectionError as OSConnectionError
+
+    # The bulk helper turns a request that got no answer into items with status "N/A".
+    client = FakeClient({"bulk": OSConnectionError("N/A", "connection refused", Exception("refused")), "indices.refresh": {}})
+    failures = tmp_path / "f.jsonl"
+    with pytest.raises(ClusterUnavailableError, match=r"lost the connection to http://fake-cluster:9200.*2 rows.*f\.jsonl.*again"):
+        Ingestor(client, INFO, UnitEmbedder(), progress=False, max_retries=0, failures_path=failures).ingest(docs(2))
+    rows = [json.loads(line) for line in failures.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["d0", "d1"] and all(r["status"] is None for r in rows)
+
+
+def test_custom_text_fields_are_written_by_the_document_contract():
+    info = IndexInfo("docs", "docs-v1", FP, text_fields=("name", "summary", "body"), vector_field="vec")
+    client = FakeClient({"bulk": lambda call: bulk_answer(call), "indices.refresh": {}})
+    rows = [SourceDoc("p1", "the body", "The name", {"summary": "short", "lang": "en"})]
+    Ingestor(client, info, UnitEmbedder(), progress=False).ingest(rows)
+    _, source = bulk_actions(client.calls_to("bulk")[0])[0]
+    assert source == {"name": "The name", "summary": "short", "body": "the body", "parent_id": "p1", "chunk_index": 0,
+                      "metadata": {"lang": "en"}, "vec": [1.0, 0.0, 0.0, 0.0]}
+
+
+def test_stale_chunk_search_pages_past_one_page():
+    from adapter.ingest import STALE_PAGE
+    from adapter.sources import Chunking
+
+    stale = [f"a#{i}" for i in range(1, STALE_PAGE + 3)]
+
+    def search(call):
+        after = call.body.get("search_after")
+        start = 0 if after is None else int(after[1])
+        page = stale[start : start + STALE_PAGE]
+        return {"hits": {"hits": [{"_id": d, "sort": ["a", start + j + 1]} for j, d in enumerate(page)]}}
+
+    deleted = []
+
+    def bulk(call):
+        actions = bulk_actions(call)
+        deleted.extend(a["delete"]["_id"] for a, _ in actions if "delete" in a)
+        return bulk_answer(call, lambda op, doc_id: 404 if doc_id == "a#5" else 200 if op == "delete" else 201)
+
+    client = FakeClient({"bulk": bulk, "indices.refresh": {}, "search": search})
+    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2)).ingest([SourceDoc("a", "corto")])
+    assert len(client.calls_to("search")) == 2
+    assert sorted(deleted) == sorted(stale)
+    assert report.failures == ()  # a chunk already gone (404) is not a failure
+
+
+def test_refused_inputs_need_no_cluster():
+    with pytest.raises(InputError, match="batch_size"):
+        Ingestor(FakeClient(), INFO, UnitEmbedder(), batch_size=0)
+    with pytest.raises(InputError, match="depth"):
+        Searcher(FakeClient(), INFO, CAPS_2, UnitEmbedder(), depth=0)
