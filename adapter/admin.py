@@ -18,8 +18,11 @@ from .catalog import alias_indices, put_pipeline, read_pipeline
 from .client import translate_errors
 from .engines import Engine, engine_for
 from .errors import ConfigurationError, IndexMismatchError
-from .fusions import DEFAULT_WEIGHTS, ScoreNormalization
+from .fusions import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
+
+
+DEFAULT_PIPELINE_SETTING = "index.search.default_pipeline"
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class InitReport:
     alias: str
     index: str
     changes: tuple[Change, ...]
+    default_pipeline: str | None = None  # what a hybrid query without a pipeline is fused by
 
     @property
     def changed(self) -> bool:
@@ -183,6 +187,10 @@ def init_index(
             "(node attribute knn_native=false); use engine 'lucene'"
         )
     ScoreNormalization(weights=weights)  # validates them before anything is written
+    default = parse_fusion(spec.default_fusion)
+    ok, why = caps.supports(default)
+    if not ok:
+        raise ConfigurationError(f"the default fusion {default.name} cannot be the index's default pipeline: {why}")
 
     with translate_errors(f"checking {alias}", client):
         plain_index = client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias)
@@ -219,23 +227,7 @@ def init_index(
                  _canonical_template(template),
                  lambda: client.indices.put_index_template(name=names.index_template, body=template))
 
-    if existing:
-        index = existing[-1]
-        live_props = live["mappings"].get("properties", {})
-        live_meta = live["mappings"].get("_meta", {})
-        wanted = engine.render_mapping(names, spec)["properties"]
-        added = {f: b for f, b in wanted.items() if f not in live_props}
-        apply.record("mapping", index, True, not added, {}, added,
-                     lambda: client.indices.put_mapping(index=index, body={"properties": added}))
-        # _meta (query fields, schema) can change in place; the fingerprint was checked above.
-        apply.record("mapping _meta", index, True, live_meta == spec.meta, live_meta, spec.meta,
-                     lambda: client.indices.put_mapping(index=index, body={"_meta": spec.meta}))
-        apply.changes.append(Change("index", index, "unchanged"))
-    else:
-        index = names.index(1)
-        apply.record("index", index, False, False, None, None,
-                     lambda: client.indices.create(index=index, body={"aliases": {alias: {}}}))
-
+    # Pipelines before the index: the index names one of them as its default.
     pipelines: dict[str, dict[str, Any]] = {}
     for fusion in caps.fusions(weights=tuple(weights)):
         pipelines[names.pipeline(fusion)] = engine.render_pipeline(fusion, caps)
@@ -247,4 +239,26 @@ def init_index(
         old_p = read_pipeline(client, name)
         same_p = old_p is not None and _canonical_values(old_p) == _canonical_values(body)
         apply.record("pipeline", name, old_p is not None, same_p, old_p, body, lambda n=name, b=body: put_pipeline(client, n, b))
-    return InitReport(alias, index, tuple(apply.changes))
+
+    default_pipeline = names.default_pipeline(spec)
+    if existing:
+        index = existing[-1]
+        live_props = live["mappings"].get("properties", {})
+        live_meta = live["mappings"].get("_meta", {})
+        wanted = engine.render_mapping(names, spec)["properties"]
+        added = {f: b for f, b in wanted.items() if f not in live_props}
+        apply.record("mapping", index, True, not added, {}, added,
+                     lambda: client.indices.put_mapping(index=index, body={"properties": added}))
+        # _meta (query fields, schema) can change in place; the fingerprint was checked above.
+        apply.record("mapping _meta", index, True, live_meta == spec.meta, live_meta, spec.meta,
+                     lambda: client.indices.put_mapping(index=index, body={"_meta": spec.meta}))
+        live_default = canonical_settings(live["settings"]).get(DEFAULT_PIPELINE_SETTING)
+        apply.record("settings", index, True, live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: live_default},
+                     {DEFAULT_PIPELINE_SETTING: default_pipeline},
+                     lambda: client.indices.put_settings(index=index, body={DEFAULT_PIPELINE_SETTING: default_pipeline}))
+        apply.changes.append(Change("index", index, "unchanged"))
+    else:
+        index = names.index(1)
+        apply.record("index", index, False, False, None, None,
+                     lambda: client.indices.create(index=index, body={"aliases": {alias: {}}}))
+    return InitReport(alias, index, tuple(apply.changes), default_pipeline)

@@ -21,6 +21,7 @@ from typing import Any
 
 from .documents import DocumentLayout
 from .errors import AssetError, ConfigurationError, InputError
+from .fusions import DEFAULT_FUSION, parse_fusion
 from .types import EmbeddingFingerprint
 
 ASSET_DIRS = ("mappings", "pipelines")
@@ -116,6 +117,9 @@ class IndexNames:
         """The stored pipeline that runs ``fusion`` for this index: ``<alias>-<fusion name>``."""
         return f"{self.alias}-{fusion.name}"
 
+    def default_pipeline(self, spec: IndexSpec) -> str:
+        return f"{self.alias}-{spec.default_fusion}"
+
     @staticmethod
     def version_of(index: str) -> int:
         match = re.search(r"-v(\d+)$", index)
@@ -142,6 +146,9 @@ class IndexSpec:
     vector_field: str = "embedding"
     text_fields: tuple[str, ...] = ("title", "text")  # title first, body last (adapter.documents)
     title_boost: float = 1.0  # the BM25 leg's weight on title matches (SciFact train prefers 0.5)
+    # The fusion of the index's default search pipeline (index.search.default_pipeline): what a
+    # hybrid query sent without a pipeline gets, from any client.
+    default_fusion: str = DEFAULT_FUSION.name
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -159,6 +166,9 @@ class IndexSpec:
         if self.fingerprint.dimension < 1:
             raise ConfigurationError(f"vector dimension must be positive, got {self.fingerprint.dimension}")
         object.__setattr__(self, "text_fields", self.layout.text_fields)  # validates the names
+        fusion = parse_fusion(self.default_fusion)
+        if fusion.name != self.default_fusion:
+            raise ConfigurationError(f"default_fusion {self.default_fusion!r} is not a fusion name; did you mean {fusion.name!r}?")
 
     @property
     def layout(self) -> DocumentLayout:
@@ -203,6 +213,7 @@ def render_index_template(names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
     settings = body["template"]["settings"]
     settings["index.number_of_shards"] = spec.shards
     settings["index.auto_expand_replicas"] = spec.replicas
+    settings["index.search.default_pipeline"] = names.default_pipeline(spec)
     body["template"]["mappings"]["_meta"] = spec.meta
     return body
 

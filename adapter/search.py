@@ -102,7 +102,8 @@ class Searcher:
         self.text_leg = text_leg or TextLeg(info.query_fields)
         self.reranker = reranker
         self.fusion = fusion or DEFAULT_FUSION
-        self.pipeline = pipeline
+        # Without a fusion or pipeline of its own, the searcher follows the index's default pipeline.
+        self.pipeline = pipeline or (info.default_pipeline if fusion is None else None)
         self.depth = depth
         self.allow_fallback = allow_fallback
         self._embedder = embedder

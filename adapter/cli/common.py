@@ -36,6 +36,9 @@ def add_index_spec_options(p) -> None:
     p.add_argument("--shards", type=int, default=1)
     p.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches relative to text (default 1)")
     p.add_argument("--weights", help="hybrid weights bm25,dense for the normalization pipelines (default 0.5,0.5)")
+    p.add_argument("--default-fusion", default=None,
+                   help="the fusion of the index's default search pipeline, e.g. min_max-arithmetic_mean or rrf "
+                        "(default: the product's default)")
 
 
 def index_spec(args):
@@ -43,9 +46,13 @@ def index_spec(args):
     from ..embedders import load_embedder
 
     embedder = load_embedder(args.embedder)
+    from ..fusions import DEFAULT_FUSION, parse_fusion
+
+    default = parse_fusion(args.default_fusion) if args.default_fusion else DEFAULT_FUSION
     return IndexSpec(
         fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
+        default_fusion=default.name,
     )
 
 

@@ -9,6 +9,8 @@ def print_init(report) -> None:
         if change.diff:
             print("\n".join("              " + line for line in change.diff.splitlines()))
     print("nothing to change: the cluster already matches the assets" if not report.changed else f"index {report.alias} -> {report.index}")
+    if report.default_pipeline:
+        print(f"default search pipeline: {report.default_pipeline} (a hybrid query sent without one is fused by it)")
 
 
 def print_result(result, *, explain: bool) -> None:

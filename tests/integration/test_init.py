@@ -111,3 +111,31 @@ def test_query_field_boost_is_updated_in_place(client, index_name, e5):
     assert [(c.kind, c.name) for c in changed] == [("index_template", index_name), ("mapping _meta", f"{index_name}-v1")]
     assert '"title^0.5"' in changed[1].diff
     assert Searcher.open(client, index_name, e5).text_leg.fields == ("title^0.5", "text")
+
+
+def test_a_bare_hybrid_query_from_any_client_is_fused_by_the_default_pipeline(client, index_name, e5, support_docs_path):
+    """What a user of plain opensearch-py gets: no search_pipeline parameter, still fused scores."""
+    from adapter.ingest import Ingestor
+    from adapter.search import Searcher
+    from adapter.sources import read_source
+
+    report = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
+    assert report.default_pipeline == f"{index_name}-min_max-arithmetic_mean"
+    Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
+    query = "¿cómo devuelvo un pedido?"
+    vector = [float(x) for x in e5.embed_query(query)]
+    bare = {"size": 5, "query": {"hybrid": {"queries": [
+        {"multi_match": {"query": query, "fields": ["title", "text"], "type": "most_fields"}},
+        {"knn": {"embedding": {"vector": vector, "k": 100}}}], "pagination_depth": 100}}}
+    hits = client.search(index=index_name, body=bare)["hits"]["hits"]
+    assert all(0.0 <= h["_score"] <= 1.0 for h in hits) and len({h["_id"] for h in hits}) == len(hits)
+    ours = Searcher.open(client, index_name, e5).search(query, k=5, query_vector=vector)
+    assert [h["_id"] for h in hits] == ours.ids
+    assert [h["_score"] for h in hits] == pytest.approx([h.score for h in ours.hits], rel=1e-5)
+    # A single-leg query is untouched by the default pipeline.
+    bm25 = client.search(index=index_name, body={"query": {"match": {"text": "pedido"}}})["hits"]["hits"]
+    assert bm25[0]["_score"] > 1.0
+    # Another default fusion is applied in place, and the searcher follows it.
+    again = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="rrf"))
+    assert [(c.kind, c.action) for c in again.changes if c.action != "unchanged"] == [("index_template", "updated"), ("settings", "updated")]
+    assert Searcher.open(client, index_name, e5).search(query, k=3).pipeline == f"{index_name}-rrf"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.assets import IndexNames, IndexSpec
 from adapter.capabilities import Capabilities
 from adapter.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
@@ -29,6 +29,7 @@ FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
 INFO = IndexInfo("docs", "docs-v1", FP)
 CAPS_2 = Capabilities.opensearch("2.19.1")
 CAPS_3 = Capabilities.opensearch("3.6.0")
+NAMES = IndexNames("docs")
 VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
 
 
@@ -200,13 +201,13 @@ def test_explanations_match_legs_by_raw_score_not_position():
 
 
 # -- init ------------------------------------------------------------------------------------------
-def _init_client(stored_weights):
+def _init_client(stored_weights, live_default="docs-min_max-arithmetic_mean"):
     spec = IndexSpec(FP)
     names_stored = {}
     for fusion in CAPS_2.fusions(stored_weights):
         names_stored[f"docs-{fusion.name}"] = OPENSEARCH.render_pipeline(fusion, CAPS_2)
-    components = OPENSEARCH.render_components(__import__("adapter.assets", fromlist=["IndexNames"]).IndexNames("docs"), spec)
-    live_mapping = OPENSEARCH.render_mapping(__import__("adapter.assets", fromlist=["IndexNames"]).IndexNames("docs"), spec)
+    components = OPENSEARCH.render_components(NAMES, spec)
+    live_mapping = OPENSEARCH.render_mapping(NAMES, spec)
 
     def perform(call):
         name = call.args[1].rsplit("/", 1)[-1]
@@ -220,12 +221,14 @@ def _init_client(stored_weights):
         "indices.exists": True,
         "indices.exists_alias": True,
         "indices.get_alias": {"docs-v1": {"aliases": {"docs": {}}}},
-        "indices.get": {"docs-v1": {"mappings": live_mapping, "settings": {"index": {"number_of_shards": "1", **{
-            k: v for k, v in components["docs-text"]["template"]["settings"].items()}}}}},
+        "indices.get": {"docs-v1": {"mappings": live_mapping, "settings": {"index": {
+            "number_of_shards": "1", "search": {"default_pipeline": live_default},
+            **{k: v for k, v in components["docs-text"]["template"]["settings"].items()}}}}},
+        "indices.put_settings": {"acknowledged": True},
         "cluster.get_component_template": lambda call: {"component_templates": [
             {"name": call.kwargs["name"], "component_template": components[call.kwargs["name"]]}]},
         "indices.get_index_template": lambda call: {"index_templates": [
-            {"name": "docs", "index_template": OPENSEARCH.render_index_template(__import__("adapter.assets", fromlist=["IndexNames"]).IndexNames("docs"), spec)}]},
+            {"name": "docs", "index_template": OPENSEARCH.render_index_template(NAMES, spec)}]},
         "transport.perform_request": perform,
     })
 
@@ -240,6 +243,19 @@ def test_init_updates_only_changed_pipelines_with_a_diff():
     puts = [c for c in client.calls_to("transport.perform_request") if c.args[0] == "PUT"]
     assert sorted(c.args[1].rsplit("/", 1)[-1] for c in puts) == sorted(updated)
     assert not client.calls_to("cluster.put_component_template") and not client.calls_to("indices.create")
+
+
+def test_init_sets_the_index_default_pipeline_where_it_differs():
+    client = _init_client((0.5, 0.5), live_default="docs-rrf")
+    report = init_index(client, "docs", IndexSpec(FP), engine=OPENSEARCH)
+    assert report.default_pipeline == "docs-min_max-arithmetic_mean"
+    (change,) = [c for c in report.changes if c.action == "updated"]
+    assert change.kind == "settings" and '"docs-rrf"' in change.diff
+    (put,) = client.calls_to("indices.put_settings")
+    assert put.body == {"index.search.default_pipeline": "docs-min_max-arithmetic_mean"}
+    template = OPENSEARCH.render_index_template(NAMES,
+                                                IndexSpec(FP, default_fusion="rrf"))
+    assert template["template"]["settings"]["index.search.default_pipeline"] == "docs-rrf"
 
 
 def test_init_dry_run_sends_nothing():
