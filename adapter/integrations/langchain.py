@@ -11,6 +11,9 @@ server-fused hybrid through the index's pipeline, the embedder the index records
     retriever = HybridRetriever(searcher=Searcher.open(connect(url), "docs"), k=5)
     docs = retriever.invoke("error E-4012")   # list[langchain_core.documents.Document]
 
+:class:`EmbedderEmbeddings` hands an adapter embedder (with its prefixes) to LangChain code that
+wants ``Embeddings``, such as ``OpenSearchVectorSearch`` for dense search on an adapter index.
+
 Each ``Document`` has the hit's body text as ``page_content``, its id as ``id``, and in
 ``metadata``: the hit's ``metadata`` fields, ``title``, ``score``, ``rank``, ``fused_by`` and, with
 ``explain``, the per-leg ``legs``.
@@ -27,6 +30,7 @@ require("langchain_core", "the LangChain retriever")
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
+from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
@@ -56,3 +60,17 @@ def to_document(hit, *, fused_by: str = "none") -> Document:
     if hit.legs:
         metadata["legs"] = [asdict(leg) for leg in hit.legs]
     return Document(id=hit.id, page_content=hit.text, metadata=metadata)
+
+
+class EmbedderEmbeddings(Embeddings):
+    """LangChain ``Embeddings`` from an adapter :class:`~adapter.Embedder`: the same model, prefixes
+    and normalisation as the index's documents (``load_embedder(meta["embedding"]["spec"])``)."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embedder.embed_documents(list(texts)).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embedder.embed_query(text).tolist()
