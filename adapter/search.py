@@ -369,6 +369,9 @@ class Searcher:
             if not (self.caps.serverless and exc.status == 400 and "pagination_depth" in (exc.reason or "") and "pagination_depth" in hybrid):
                 raise
         self.caps = replace(self.caps, pagination_depth=False)
+        sent = _SENT.get()
+        if sent:
+            sent.pop()  # the rejected form: SearchResult.sent lists what the result came from
         body = {**body, "query": {"hybrid": {k: v for k, v in hybrid.items() if k != "pagination_depth"}}}
         return self._search(body, pipeline=pipeline)
 

@@ -100,6 +100,7 @@ def test_a_collection_rejecting_pagination_depth_gets_the_query_without_it_and_a
     assert "pagination_depth" in first.notices[0] and second.notices == first.notices
     assert len(searches) == 2  # the rejected form is not sent again
     assert all("pagination_depth" not in s.body["query"]["hybrid"] for s in searches)
+    assert [len(r.sent) for r in (first, second)] == [1, 1] and first.request_body == searches[0].body
 
 
 @pytest.mark.parametrize("service", ["es", "aoss"])
