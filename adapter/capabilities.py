@@ -62,8 +62,13 @@ class Capabilities:
 
     @classmethod
     def serverless_collection(cls, distribution: str = "opensearch") -> Capabilities:
-        # Serverless hides nodes and plugins; AWS documents hybrid search and normalisation there.
-        return cls("serverless", distribution, (), True, True, False, False, False, False, False, True, True)
+        """Amazon OpenSearch Serverless: no version, nodes or plugins to read. AWS documents hybrid
+        search with ``normalization-processor`` (min_max, l2; the three means), not RRF or z_score.
+        ``pagination_depth`` is sent as to a managed cluster, so scores and order match it; where a
+        collection rejects it, the searcher drops it and says so (``SearchResult.notices``)."""
+        return cls(version="serverless", distribution=distribution, plugins=(), hybrid=True, normalization=True, rrf=False,
+                   rrf_weights=False, z_score=False, explanation=False, pagination_depth=True, native_engines=True,
+                   serverless=True)
 
     def normalizations(self) -> tuple[Normalization, ...]:
         norms = [Normalization.MIN_MAX, Normalization.L2]

@@ -73,6 +73,18 @@ def connect(
     return OpenSearch(**kwargs)
 
 
+def is_serverless(client) -> bool:
+    """Whether ``client`` speaks to Amazon OpenSearch Serverless: it signs for the ``aoss`` service
+    (opensearch-py's SigV4 signers carry it), or its host is a ``*.aoss.amazonaws.com`` collection."""
+    transport = getattr(client, "transport", None)
+    auth = (getattr(transport, "kwargs", None) or {}).get("http_auth")
+    service = getattr(auth, "service", None) or getattr(getattr(auth, "signer", None), "service", None)
+    if service == "aoss":
+        return True
+    hosts = getattr(transport, "hosts", None) or []
+    return any(str(h.get("host", "")).endswith(".aoss.amazonaws.com") for h in hosts if isinstance(h, dict))
+
+
 def describe_url(client) -> str:
     """The cluster's address without credentials, for messages."""
     try:

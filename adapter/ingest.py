@@ -191,7 +191,7 @@ class Ingestor:
 
     def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None) -> IngestReport:
         """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict)."""
-        from tqdm.auto import tqdm
+        from .progress import Bar
 
         index, layout = self.info.index, self.info.layout
         started = time.perf_counter()
@@ -209,7 +209,7 @@ class Ingestor:
         documents = chunks = embedded = from_cache = 0
         embed_seconds = 0.0
         shrink: dict[str, int] = {}
-        bar = tqdm(total=total, unit="doc", desc=f"ingest {self.alias}", disable=not self.progress)
+        bar = Bar(f"ingest {self.alias}", total=total, enabled=self.progress)
         try:
             for batch in _batches(rows, self.batch_size):
                 entries: list[_Entry] = []

@@ -17,9 +17,11 @@ cluster's capabilities once and hands them in.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -32,15 +34,34 @@ from .client import translate_errors
 from .documents import embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, load_embedder
 from .engines import Engine, engine_for
-from .errors import CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
+from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
 from .mmr import mmr as mmr_select
 from .queries import TextLeg, clean_query, msearch_lines, search_body, text_query
 from .rerank import Reranker
 from .responses import RawHit
-from .types import FusedBy, Hit, LegScore, SearchResult, Technique
+from .types import FusedBy, Hit, LegScore, SearchResult, SentRequest, Technique
 
 KNN_MAX_K = 10_000
+# The requests of the search() call running in this thread/task (SearchResult.sent).
+_SENT: contextvars.ContextVar[list[SentRequest] | None] = contextvars.ContextVar("sent", default=None)
+
+
+def _record(method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> None:
+    sent = _SENT.get()
+    if sent is not None:
+        sent.append(SentRequest(method, path, dict(params or {}), body))
+
+
+@contextlib.contextmanager
+def _recording() -> Iterator[list[SentRequest]]:
+    """Collect what ``_record`` sees in this block (a reference to each body: no copies)."""
+    sent: list[SentRequest] = []
+    token = _SENT.set(sent)
+    try:
+        yield sent
+    finally:
+        _SENT.reset(token)
 
 
 @dataclass(frozen=True)
@@ -198,6 +219,7 @@ class Searcher:
         if not ids:
             return {}
         params = {} if with_vectors else {"_source_excludes": self.info.vector_field}
+        _record("POST", f"/{self.info.index}/_mget", params, {"ids": list(ids)})
         with translate_errors(f"fetching documents from {self.alias}", self.client):
             docs = self.client.mget(index=self.info.index, body={"ids": list(ids)}, params=params)["docs"]
         return {d["_id"]: d.get("_source", {}) for d in docs if d.get("found")}
@@ -205,14 +227,17 @@ class Searcher:
     def _msearch(self, bodies: Sequence[dict]) -> tuple[float, list[Mapping[str, Any]]]:
         """(the server's ``took`` for the whole request, one response per body)."""
         action = f"searching {self.alias}"
+        lines = msearch_lines(self.alias, bodies)
+        _record("POST", "/_msearch", None, lines)
         with translate_errors(action, self.client):
-            resp = self.client.msearch(body=msearch_lines(self.alias, bodies))
+            resp = self.client.msearch(body=lines)
         out = responses.msearch_responses(resp, action)
         # The legs run in parallel on the server: the request's took, not the sum of the legs'.
         return float(resp.get("took", max((responses.took(r) for r in out), default=0))), out
 
     def _search(self, body: dict, pipeline: str | None = None) -> Mapping[str, Any]:
         params = {"search_pipeline": pipeline} if pipeline else None
+        _record("POST", f"/{self.alias}/_search", params, body)
         with translate_errors(f"searching {self.alias}", self.client):
             return self.client.search(index=self.alias, body=body, params=params)
 
@@ -274,16 +299,18 @@ class Searcher:
         needs_vector = technique is not Technique.BM25 or mmr_lambda is not None
         vector = self.query_vector(query, query_vector) if needs_vector else None
         stage = _Stage(query, vector, filters, depth, page_from, page_size, with_vectors=mmr_lambda is not None)
-        requests = 1
-        if technique is Technique.BM25:
-            hits, took = self._single_leg(stage, text_query(query, self.text_leg, filters))
-        elif technique is Technique.DENSE:
-            knn = self.engine.knn_query(vector, field=self.info.vector_field, k=max(depth, page_from + page_size), filters=filters)
-            hits, took = self._single_leg(stage, knn)
-        elif technique is Technique.HYBRID:
-            hits, took, requests = self._server_hybrid(stage, plan, explain)
-        else:
-            hits, took, requests = self._client_rrf(stage, plan.fusion)
+        requests, notices = 1, [plan.notice] if plan and plan.notice else []
+        with _recording() as sent:
+            if technique is Technique.BM25:
+                hits, took = self._single_leg(stage, text_query(query, self.text_leg, filters))
+            elif technique is Technique.DENSE:
+                knn = self.engine.knn_query(vector, field=self.info.vector_field, k=max(depth, page_from + page_size), filters=filters)
+                hits, took = self._single_leg(stage, knn)
+            elif technique is Technique.HYBRID:
+                hits, took, requests = self._server_hybrid(stage, plan, explain)
+                notices += self._hybrid_notices()
+            else:
+                hits, took, requests = self._client_rrf(stage, plan.fusion)
 
         if rerank_top is not None:
             hits = self._rerank(query, hits[:rerank_top])
@@ -302,8 +329,9 @@ class Searcher:
             pipeline=plan.pipeline if plan else None,
             took_ms=float(took),
             total_ms=(time.perf_counter() - started) * 1000.0,
-            notices=(plan.notice,) if plan and plan.notice else (),
+            notices=tuple(notices),
             requests=requests,
+            sent=tuple(sent),
         )
 
     # -- first stages ------------------------------------------------------------------------------
@@ -320,7 +348,7 @@ class Searcher:
         knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=stage.filters)
         body = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=stage.size, from_=stage.from_,
                                        exclude=self._exclude(stage), explain=explain, inline_pipeline=plan.inline)
-        resp = self._search(body, pipeline=plan.pipeline)
+        resp = self._hybrid_search(body, plan.pipeline)
         took, requests = responses.took(resp), 1
         raw = responses.hits(resp)
         legs_by_id: dict[str, tuple[LegScore, ...]] = {}
@@ -330,6 +358,28 @@ class Searcher:
             requests += 1
             legs_by_id = self._server_legs(raw, runs, plan.fusion)
         return [self._hit(r, stage.from_ + i + 1, legs_by_id.get(r.id, ())) for i, r in enumerate(raw)], took, requests
+
+    def _hybrid_search(self, body: dict, pipeline: str | None) -> Mapping[str, Any]:
+        """The hybrid request; a Serverless collection that rejects ``pagination_depth`` gets it
+        again without (remembered, and said in every result: pages and scores may differ)."""
+        try:
+            return self._search(body, pipeline=pipeline)
+        except BackendError as exc:
+            hybrid = body["query"]["hybrid"]
+            if not (self.caps.serverless and exc.status == 400 and "pagination_depth" in (exc.reason or "") and "pagination_depth" in hybrid):
+                raise
+        self.caps = replace(self.caps, pagination_depth=False)
+        sent = _SENT.get()
+        if sent:
+            sent.pop()  # the rejected form: SearchResult.sent lists what the result came from
+        body = {**body, "query": {"hybrid": {k: v for k, v in hybrid.items() if k != "pagination_depth"}}}
+        return self._search(body, pipeline=pipeline)
+
+    def _hybrid_notices(self) -> list[str]:
+        if self.caps.serverless and not self.caps.pagination_depth:
+            return ["this Serverless collection rejects the hybrid query's pagination_depth: sent without it, so scores and "
+                    "pages can differ from a managed cluster's (each leg's candidates are limited by the page size, not the depth)"]
+        return []
 
     def _client_rrf(self, stage: _Stage, fusion: RRF) -> tuple[list[Hit], float, int]:
         runs, took = self._runs(stage.query, stage.vector, stage.depth, stage.filters)

@@ -63,6 +63,24 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class SentRequest:
+    """One request a search sent, exactly as sent: to reproduce it from any client (``--show-query``)."""
+
+    method: str
+    path: str  # e.g. /docs/_search
+    params: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"search_pipeline": "docs-rrf"}
+    body: Any = None  # the JSON body; for _msearch the list of header/body lines
+
+    def as_text(self) -> str:
+        """``POST /docs/_search?search_pipeline=...`` and the body (NDJSON for ``_msearch``)."""
+        query = "&".join(f"{k}={v}" for k, v in self.params.items())
+        head = f"{self.method} {self.path}" + (f"?{query}" if query else "")
+        if isinstance(self.body, list):
+            return head + "\n" + "\n".join(json.dumps(line, ensure_ascii=False) for line in self.body)
+        return head + ("" if self.body is None else "\n" + json.dumps(self.body, indent=2, ensure_ascii=False))
+
+
+@dataclass(frozen=True)
 class SearchResult:
     """What a search returned and how it was produced."""
 
@@ -76,6 +94,13 @@ class SearchResult:
     total_ms: float | None = None  # wall-clock time of the whole call, as the client saw it
     notices: tuple[str, ...] = ()  # anything the caller must know: fallbacks, truncation
     requests: int = 1
+    sent: tuple[SentRequest, ...] = ()  # every request the search sent, in order (the first is the search itself)
+
+    @property
+    def request_body(self) -> Any:
+        """The body of the search request (for ``hybrid``: the ``hybrid`` query, with ``search_pipeline``
+        inline when the fusion was sent with it; the stored pipeline is ``sent[0].params``)."""
+        return self.sent[0].body if self.sent else None
 
     @property
     def ids(self) -> list[str]:

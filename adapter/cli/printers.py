@@ -13,29 +13,84 @@ def print_init(report) -> None:
         print(f"default search pipeline: {report.default_pipeline} (a hybrid query sent without one is fused by it)")
 
 
-def print_result(result, *, explain: bool) -> None:
+def console():
+    """Rich output on stdout; piped or captured output gets a fixed wide layout and no colour."""
+    import sys
+
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _num(value, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def result_table(result, *, explain: bool):
+    """The hits as a table; with ``explain`` one column per leg figure, aligned whatever the titles.
+    Only the title gives way (wraps) in a narrow terminal."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+
+    def number(header: str, cells: list[str]) -> None:
+        table.add_column(header, justify="right", no_wrap=True,
+                         min_width=max([len(line) for line in header.splitlines()] + [len(c) for c in cells]))
+
+    hits = result.hits
+    legs = [leg.leg for leg in hits[0].legs] if explain and hits and hits[0].legs else []
+    post = any(h.rerank_score is not None or h.mmr_score is not None for h in hits)
+    columns: dict[str, list[str]] = {"#": [str(h.rank) for h in hits], "score": [f"{h.score:.4f}" for h in hits]}
+    ids = [h.id for h in hits]
+    titles = [" ".join((h.title or h.text).split())[:60] for h in hits]
+    for i, leg in enumerate(legs):
+        cells = [_leg_cells(h.legs[i]) if len(h.legs) > i else ["", "", "", ""] for h in hits]
+        for j, part in enumerate(("rank", "raw", "norm", "contrib")):
+            columns[f"{leg}\n{part}"] = [c[j] for c in cells]
+    if post:
+        columns["first\nstage"] = [_num(h.first_stage_score, 4) for h in hits]
+    number("#", columns.pop("#"))
+    number("score", columns.pop("score"))
+    table.add_column("id", no_wrap=True, overflow="ellipsis", max_width=24, min_width=min(24, max([2, *map(len, ids)])))
+    table.add_column("title", overflow="fold", max_width=60)
+    for header, cells in columns.items():
+        number(header, cells)
+    for k, h in enumerate(hits):
+        table.add_row(str(h.rank), f"{h.score:.4f}", h.id, titles[k], *(cells[k] for cells in columns.values()))
+    return table
+
+
+def _leg_cells(leg) -> list[str]:
+    if leg.rank is None and leg.normalized_score is None:
+        return ["-", "-", "-", "-"]
+    return [str(leg.rank or "-"), _num(leg.raw_score, 3), _num(leg.normalized_score, 4), f"{leg.contribution:.4f}"]
+
+
+def print_result(result, *, explain: bool, show_query: bool = False) -> None:
+    out = console()
     for notice in result.notices:
-        print(f"note: {notice}")
-    print(f"{result.technique.value} | fused by {result.fused_by_label} | {len(result.hits)} hits | took {result.took_ms:.0f} ms (server), "
-          f"{result.total_ms:.0f} ms (total)")
-    header = f"{'#':>3}  {'score':>9}  {'id':<24} title"
-    if explain:
-        header += "   | bm25 rank/raw/norm/contrib | dense rank/raw/norm/contrib"
-    print(header)
-    for h in result.hits:
-        line = f"{h.rank:>3}  {h.score:>9.4f}  {h.id[:24]:<24} {(h.title or h.text)[:48]}"
-        if explain and h.legs:
-            cells = []
-            for leg in h.legs:
-                if leg.rank is None and leg.normalized_score is None:
-                    cells.append("-")
-                else:
-                    cells.append(f"{leg.rank or '-'}/{leg.raw_score if leg.raw_score is not None else float('nan'):.3f}/"
-                                 f"{leg.normalized_score if leg.normalized_score is not None else float('nan'):.4f}/{leg.contribution:.4f}")
-            line += "   | " + " | ".join(cells)
-        if h.rerank_score is not None or h.mmr_score is not None:
-            line += f"   (first stage {h.first_stage_score:.4f})"
-        print(line)
+        out.print(f"note: {notice}", markup=False)
+    out.print(f"{result.technique.value} | fused by {result.fused_by_label} | {len(result.hits)} hits | took {result.took_ms:.0f} ms "
+              f"(server), {result.total_ms:.0f} ms (total)", markup=False)
+    out.print(result_table(result, explain=explain))
+    if show_query:
+        print_requests(result)
+
+
+def print_requests(result) -> None:
+    """Each request the search sent, as a console would send it (vectors on one line)."""
+    for i, sent in enumerate(result.sent, 1):
+        print(f"== request {i}/{len(result.sent)}")
+        print(compact_numbers(sent.as_text()))
+
+
+def compact_numbers(text: str) -> str:
+    """Put JSON arrays of numbers (query vectors) on one line."""
+    import re
+
+    return re.sub(r"\[\s*(-?[0-9][0-9.eE+-]*(?:,\s*-?[0-9][0-9.eE+-]*)*)\s*\]",
+                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
 
 
 def print_advice(advice) -> None:

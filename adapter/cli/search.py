@@ -29,7 +29,9 @@ def add_parsers(sub) -> None:
     search.add_argument("--embedder", help="default: the embedder recorded in the index")
     search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
     search.add_argument("--no-fallback", action="store_true", help="fail instead of falling back to client-rrf")
-    search.add_argument("--json", action="store_true")
+    search.add_argument("--show-query", action="store_true",
+                        help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client")
+    search.add_argument("--json", action="store_true", help="the result as JSON, with the requests sent under 'sent'")
     search.set_defaults(func=run)
 
 
@@ -75,5 +77,5 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result_json(result), indent=2, ensure_ascii=False, default=str))
     else:
-        print_result(result, explain=args.explain)
+        print_result(result, explain=args.explain, show_query=args.show_query)
     return 0

@@ -2,7 +2,8 @@
 
 Pure apart from :meth:`OpenSearchEngine.probe`, which asks the cluster for its version and plugins.
 The version comes from ``_nodes`` rather than ``GET /``, which reports 7.10.2 when
-``compatibility.override_main_response_version`` is on.
+``compatibility.override_main_response_version`` is on. Serverless (``aoss``) has neither and is
+not asked.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ NEURAL_PLUGINS = ("opensearch-knn", "opensearch-neural-search")
 
 
 def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None) -> Capabilities:
-    """Derive capabilities from ``GET /`` and ``GET _nodes/plugins`` (None on Serverless)."""
+    """Derive capabilities from ``GET /`` and ``GET _nodes/plugins`` (None where the cluster hides it)."""
     distribution = root.get("version", {}).get("distribution", "opensearch")
-    if nodes is None:
-        return Capabilities.serverless_collection(distribution)
+    if nodes is None:  # a managed cluster that hides _nodes: its version, plugins assumed
+        return Capabilities.opensearch(root.get("version", {}).get("number", "0"), distribution=distribution)
     node_list = list(nodes.get("nodes", {}).values())
     versions = sorted({n.get("version", "0") for n in node_list}, key=version_tuple)
     version = versions[0] if versions else root.get("version", {}).get("number", "0")
@@ -56,21 +57,25 @@ class OpenSearchEngine:
         self._lock = threading.Lock()
 
     # -- capabilities ------------------------------------------------------------------------------
-    def probe(self, client, *, refresh: bool = False) -> Capabilities:
+    def probe(self, client, *, refresh: bool = False, serverless: bool | None = None) -> Capabilities:
+        """What the cluster runs, cached per cluster. Serverless (``serverless``, by default read from
+        the client's SigV4 service) answers neither ``GET /`` nor ``_nodes``: nothing is asked."""
         from opensearchpy.exceptions import AuthorizationException, NotFoundError
 
-        from ..client import translate_errors
+        from ..client import describe_url, is_serverless, translate_errors
 
+        if serverless if serverless is not None else is_serverless(client):
+            return Capabilities.serverless_collection()
         with translate_errors("probing the cluster", client):
             root = client.info()
-        key = root.get("cluster_uuid") or root.get("cluster_name") or "?"
+        key = root.get("cluster_uuid") or root.get("cluster_name") or describe_url(client)
         with self._lock:
             if not refresh and key in self._probed:
                 return self._probed[key]
         try:
             with translate_errors("listing plugins", client):
                 nodes = client.nodes.info(metric="plugins")
-        except Exception as exc:  # Serverless: _nodes is not exposed (404/403)
+        except Exception as exc:  # a managed cluster that hides _nodes (404/403)
             if isinstance(exc.__cause__, (NotFoundError, AuthorizationException)):
                 nodes = None
             else:

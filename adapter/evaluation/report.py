@@ -152,34 +152,97 @@ def format_table(report: EvalReport) -> str:
     return "\n".join(lines)
 
 
-def plot(report: EvalReport, path: str | Path) -> None:
-    """PNG: nDCG@10 and Recall@100 per technique, and client latency p50/p95."""
+def pareto_front(points: dict[str, tuple[float, float]]) -> list[str]:
+    """Names of the points no other point beats: ``(latency, quality)``, lower latency and higher
+    quality are better; ordered by latency. A point equal to another on both is kept."""
+    front = [n for n, (lat, q) in points.items()
+             if not any((l2 <= lat and q2 >= q) and (l2 < lat or q2 > q) for m, (l2, q2) in points.items() if m != n)]
+    return sorted(front, key=lambda n: points[n])
+
+
+def _rows(report: EvalReport | dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    data = report.as_json() if isinstance(report, EvalReport) else report
+    return data, data["results"]
+
+
+def _family(name: str, row: dict[str, Any]) -> str:
+    return row.get("family") or ("bm25" if name.startswith("bm25") else "dense" if name.startswith("dense") else "hybrid")
+
+
+def _post(name: str, row: dict[str, Any]) -> bool:
+    return bool(row.get("post_processed", "+" in name))
+
+
+def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str = "ndcg@10") -> None:
+    """PNG, the decision first: quality against server latency per first-stage technique, the Pareto
+    front drawn, the product's default and the best single leg labelled, axes zoomed to the data
+    (post-processed rows, MMR or rerank, in grey). Below: each metric per technique, zoomed too.
+    ``report`` is an :class:`EvalReport` or its JSON (``hybrid eval --json``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(report.results)
-    rows = [report.results[n] for n in names]
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(10, 0.6 * len(names) + 3), 9), sharex=True)
+    from ..fusions import DEFAULT_FUSION
+
+    data, rows = _rows(report)
+    first = {n: r for n, r in rows.items() if not _post(n, r)}
+    points = {n: (float(r["server_ms_p50"]), float(r[metric])) for n, r in first.items()}
+    front = pareto_front(points)
+    default = f"hybrid-{DEFAULT_FUSION.name}"
+    legs = [n for n, r in first.items() if _family(n, r) in ("bm25", "dense")]
+    best_leg = max(legs, key=lambda n: points[n][1]) if legs else None
+    colors = {"bm25": "tab:blue", "dense": "tab:orange", "hybrid": "tab:green"}
+
+    fig, (ax, bars) = plt.subplots(2, 1, figsize=(11, 11), gridspec_kw={"height_ratios": [3, 2]})
+    for name, row in rows.items():
+        x, y = float(row["server_ms_p50"]), float(row[metric])
+        if _post(name, row):
+            ax.scatter(x, y, s=25, facecolors="none", edgecolors="0.6", zorder=2)
+        else:
+            ax.scatter(x, y, s=60, color=colors[_family(name, row)], edgecolors="black" if name in front else "none", zorder=3)
+    if front:
+        ax.plot(*zip(*[points[n] for n in front]), "--", color="0.3", lw=1, zorder=1, label="Pareto front (no technique is faster and better)")
+    labelled = dict.fromkeys(front)
+    for name, note in ((default, "product default"), (best_leg, "best single leg")):
+        if name in points:
+            labelled[name] = note
+    for name, note in labelled.items():
+        x, y = points[name]
+        text = f"{name}\n{y:.3f}, {x:.0f} ms" + (f"  ({note})" if note else "")
+        below = note and name not in front  # front labels above, the others below: they do not collide
+        ax.annotate(text, (x, y), xytext=(8, -26 if below else 6), textcoords="offset points", fontsize=8,
+                    fontweight="bold" if note else "normal", arrowprops=dict(arrowstyle="-", color="0.5", lw=0.5))
+    xs = [float(r["server_ms_p50"]) for r in rows.values()]
+    ys = [float(r[metric]) for r in rows.values()]
+    pad_x, pad_y = (max(xs) - min(xs)) * 0.1 or 1.0, (max(ys) - min(ys)) * 0.1 or 0.01
+    ax.set_xlim(max(0.0, min(xs) - pad_x), max(xs) + 4 * pad_x)
+    ax.set_ylim(min(ys) - pad_y, max(ys) + 2 * pad_y)
+    for family, color in colors.items():
+        ax.scatter([], [], color=color, label=family)
+    ax.scatter([], [], facecolors="none", edgecolors="0.6", label="+ MMR / rerank (fewer hits fetched)")
+    ax.set_xlabel("server latency per query, p50 (ms, the server's took)")
+    ax.set_ylabel(f"{metric} (axis zoomed to the data)")
+    ax.set_title(f"Which technique: {metric} against latency, {data['dataset']} {data['split']}", fontsize=11)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+
+    names = list(rows)
+    measures = [m for m in MEASURES if all(m in r for r in rows.values())]
     x = np.arange(len(names))
-    ndcg = [r.metrics["ndcg@10"] for r in rows]
-    ax1.bar(x - 0.2, ndcg, 0.4, label="nDCG@10")
-    ax1.bar(x + 0.2, [r.metrics["recall@100"] for r in rows], 0.4, label="Recall@100")
-    for xi, value in zip(x, ndcg):
-        ax1.text(xi - 0.2, value + 0.01, f"{value:.3f}", ha="center", va="bottom", fontsize=7, rotation=90)
-    ax1.set_ylim(0, 1.1)
-    ax1.set_title(f"Quality: {report.dataset} {report.split}")
-    ax2.bar(x - 0.2, [r.latency_ms_p50 for r in rows], 0.4, label="client p50")
-    ax2.bar(x + 0.2, [r.latency_ms_p95 for r in rows], 0.4, label="client p95")
-    ax2.plot(x, [r.server_ms_p50 for r in rows], "k.", label="server took p50")
-    ax2.set_title("Latency per query (ms)")
-    ax2.set_xticks(x)
-    ax2.set_xticklabels(names, rotation=60, ha="right", fontsize=8)
-    for ax in (ax1, ax2):
-        ax.legend(fontsize=8)
-        ax.grid(axis="y", alpha=0.3)
-    fig.suptitle(f"embedder: {report.embedder}", fontsize=9)
+    width = 0.8 / max(1, len(measures))
+    low = min(float(rows[n][m]) for n in names for m in measures)
+    high = max(float(rows[n][m]) for n in names for m in measures)
+    for i, m in enumerate(measures):
+        bars.bar(x + (i - (len(measures) - 1) / 2) * width, [float(rows[n][m]) for n in names], width, label=m)
+    bars.set_ylim(max(0.0, low - 0.05), high + 0.08)  # room for the legend above the bars
+    bars.set_ylabel(f"score (axis starts at {max(0.0, low - 0.05):.2f})")
+    bars.set_xticks(x)
+    bars.set_xticklabels(names, rotation=60, ha="right", fontsize=7)
+    bars.legend(fontsize=8, ncol=len(measures), loc="upper left")
+    bars.grid(axis="y", alpha=0.3)
+    bars.set_title("Every metric per technique", fontsize=10)
+    fig.suptitle(f"embedder: {data['embedder']}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

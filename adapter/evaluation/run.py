@@ -79,10 +79,10 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
 def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str, np.ndarray], spec: TechniqueSpec, *,
                   k: int = 100, depth: int = 100, rerank_top: int = 50, progress: bool = True
                   ) -> tuple[Ranking, list[float], list[float], set[str]]:
-    from tqdm.auto import tqdm
+    from ..progress import track
 
     rankings, client_ms, server_ms, notices = {}, [], [], set()
-    for qid, text in tqdm(queries.items(), desc=spec.name, unit="q", disable=not progress, leave=False):
+    for qid, text in track(queries.items(), spec.name, total=len(queries), enabled=progress):
         result = searcher.search(
             text, technique=spec.technique, k=k, depth=depth, fusion=spec.fusion, query_vector=vectors[qid],
             rerank_top=max(rerank_top, k) if spec.rerank else None,

@@ -27,13 +27,13 @@ def candidates(caps: Capabilities) -> list[Fusion]:
 
 def tune_fusion(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True) -> tuple[Fusion, list[Trial]]:
     """Best fusion on ``dataset`` (the tuning split) by nDCG@10 (then Recall@100), from fetched legs."""
-    from tqdm.auto import tqdm
+    from ..progress import track
 
     legs = {}
-    for qid, text in tqdm(dataset.queries.items(), desc=f"legs ({dataset.split})", unit="q", disable=not progress, leave=False):
+    for qid, text in track(dataset.queries.items(), f"legs ({dataset.split})", total=len(dataset.queries), enabled=progress):
         legs[qid] = searcher.legs(text, depth=depth)
     trials = []
-    for fusion in tqdm(candidates(searcher.caps), desc="tuning", unit="setting", disable=not progress, leave=False):
+    for fusion in track(candidates(searcher.caps), "tuning", enabled=progress):
         rankings = {qid: [f.id for f in fuse(runs, fusion)[:100]] for qid, runs in legs.items()}
         trials.append(Trial(fusion, evaluate(dataset.qrels, rankings)))
     best = max(trials, key=lambda t: (t.metrics["ndcg@10"], t.metrics["recall@100"]))

@@ -3,6 +3,8 @@
 import json
 
 from adapter.cli import main
+from adapter.client import connect
+from adapter.engines.opensearch import OPENSEARCH
 
 
 def run(capsys, *args):
@@ -20,12 +22,22 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     code, out, _ = run(capsys, "ingest", str(support_docs_path), "--index", index_name, "--quiet", "--cache", str(tmp_path / "c.sqlite"), *url)
     assert code == 0 and "documents: 12  chunks: 12  failures: 0" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--explain", "-k", "3", *url)
-    assert code == 0 and "fused by server:" in out and "e-4012" in out.splitlines()[2]
+    rows = [line for line in out.splitlines() if line[:1].isdigit()]
+    assert code == 0 and "fused by server:" in out and rows[0].split()[:3] == ["1", "1.0000", "e-4012"]
+    code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--show-query", "-k", "3", *url)
+    request = out[out.index("== request 1/1"):].splitlines()
+    assert request[1] == f"POST /{index_name}/_search?search_pipeline={index_name}-min_max-arithmetic_mean"
+    assert json.loads("\n".join(request[2:]))["query"]["hybrid"]["pagination_depth"] == 100
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--json", "-t", "client-rrf", *url)
     data = json.loads(out)
     assert data["technique"] == "client-rrf" and data["hits"][0]["id"] == "e-4012"
-    code, out, _ = run(capsys, "search", "x", "--index", index_name, "--fusion", "z_score-arithmetic_mean", *url)
-    assert code == 0 and "note: z_score normalisation needs OpenSearch 3.0+" in out
+    code, out, _ = run(capsys, "search", "x", "--index", index_name, "--fusion", "z_score-arithmetic_mean", "--json", *url)
+    data = json.loads(out)
+    if OPENSEARCH.probe(connect(opensearch_url)).z_score:  # the capability follows the probed cluster
+        assert code == 0 and data["fused_by"] == "server-pipeline" and data["pipeline"] == f"{index_name}-z_score-arithmetic_mean"
+    else:
+        assert code == 0 and "z_score normalisation needs OpenSearch 3.0+" in data["notices"][0] and data["fused_by"] == "client"
+    assert data["sent"] and data["sent"][0]["method"] == "POST"
 
 
 def test_cli_errors_are_one_clear_line(capsys, opensearch_url):

@@ -85,14 +85,26 @@ def test_init_refuses_an_existing_plain_index_with_that_name(client, index_name,
         init_index(client, index_name, spec)
 
 
-def test_init_refuses_bad_names_native_engines_and_bad_weights(client, spec, e5):
+def test_init_refuses_bad_names_and_bad_weights(client, spec):
     with pytest.raises(InputError, match="not valid"):
         init_index(client, "Bad Name", spec)
-    with pytest.raises(ConfigurationError, match="native libraries"):
-        init_index(client, "t-native-engine", IndexSpec(e5.fingerprint, engine="faiss"))
     with pytest.raises(InputError, match="sum to 1"):
         init_index(client, "t-bad-weights", spec, weights=(0.9, 0.9))
-    assert client.indices.get(index="t-native-engine*") == {}
+    assert client.indices.get(index="t-bad-weights*") == {}
+
+
+def test_native_engines_follow_the_probed_cluster(client, index_name, e5):
+    """faiss is refused where the cluster has no native k-NN libraries (the Maven-built node) and
+    accepted where it has them (the official image, compose.yaml, managed clusters)."""
+    spec = IndexSpec(e5.fingerprint, analyzer="spanish", engine="faiss")
+    if not OPENSEARCH.probe(client).native_engines:
+        with pytest.raises(ConfigurationError, match="native libraries"):
+            init_index(client, index_name, spec)
+        assert client.indices.get(index=f"{index_name}*") == {}
+        return
+    report = init_index(client, index_name, spec)
+    mapping = client.indices.get_mapping(index=index_name)[report.index]["mappings"]
+    assert mapping["properties"]["embedding"]["method"]["engine"] == "faiss"
 
 
 def test_dry_run_changes_nothing(client, index_name, spec):

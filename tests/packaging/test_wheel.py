@@ -20,6 +20,15 @@ def test_wheel_contains_the_assets(tmp_path):
         for asset in (ROOT / kind).glob("*.json"):
             assert f"adapter/_assets/{kind}/{asset.name}" in names, asset
     assert "adapter/data/support_es.jsonl" in names
+    assert "adapter/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    core = [r for r in requires if "extra ==" not in r]
+    # The core is light: no model stack (torch comes only with the models extra).
+    assert sorted(r.split(">")[0].split("<")[0].split("=")[0].strip() for r in core) == ["numpy", "opensearch-py", "rich"]
+    assert any(r.startswith("sentence-transformers") and "extra == 'models'" in r for r in requires)
+    assert "Classifier: Typing :: Typed" in metadata and "License-Expression: Apache-2.0" in metadata
 
     # Installed apart from the source tree, the package finds and renders its own assets.
     target = tmp_path / "site"

@@ -42,8 +42,16 @@ def test_supports_explains_what_is_missing():
 def test_native_engines_flag_and_serverless():
     assert not capabilities_from({}, nodes("2.19.1", attrs={"knn_native": "false"})).native_engines
     assert capabilities_from({}, nodes("2.19.1")).native_engines
-    serverless = capabilities_from({"version": {"distribution": "opensearch"}}, None)
-    assert serverless.serverless and serverless.hybrid
+    hidden = capabilities_from({"version": {"number": "2.19.1", "distribution": "opensearch"}}, None)
+    assert not hidden.serverless and hidden.pagination_depth and hidden.rrf  # a managed cluster hiding _nodes
+
+
+def test_serverless_runs_what_aws_documents_and_keeps_pagination_depth():
+    caps = Capabilities.serverless_collection()
+    assert caps.serverless and caps.hybrid and caps.pagination_depth
+    assert [f.name for f in caps.fusions()] == [f"{n}-{c}" for n in ("min_max", "l2")
+                                                for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")]
+    assert not caps.supports(RRF())[0]
 
 
 def test_capabilities_are_the_one_list_of_fusions():

@@ -73,3 +73,23 @@ def test_tuning_grid_follows_the_cluster_without_duplicates():
     assert len(old) == 6 * 11 + 7 and len(new) == 7 * 11 + 7
     assert len({(f.name, f.weights) for f in new}) == len(new)
     assert ScoreNormalization("z_score", weights=(0.3, 0.7)) in new and ScoreNormalization("z_score", weights=(0.3, 0.7)) not in old
+
+
+def test_pareto_front_keeps_only_what_nothing_beats():
+    from adapter.evaluation.report import pareto_front
+
+    points = {"bm25": (18.0, 0.694), "dense": (21.0, 0.649), "client-rrf": (12.0, 0.719), "default": (38.0, 0.722),
+              "tuned": (37.0, 0.727), "twin": (12.0, 0.719)}
+    assert pareto_front(points) == ["client-rrf", "twin", "tuned"]  # ordered by latency; default is beaten by tuned
+
+
+def test_chart_is_drawn_from_a_report_or_its_json(tmp_path):
+    pytest.importorskip("matplotlib")
+    from adapter.evaluation import plot
+
+    plot(report(), tmp_path / "a.png")
+    data = report().as_json()
+    for row in data["results"].values():  # JSON from before rows carried their family
+        row.pop("family"), row.pop("post_processed")
+    plot(data, tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "b.png").stat().st_size > 10_000

