@@ -39,7 +39,7 @@ def connect(
     url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ConfigurationError(f"OpenSearch URL {url!r} is not an http(s) URL")
+        raise ConfigurationError(f"OpenSearch URL {redact_url(url)!r} is not an http(s) URL")
     username = username or os.environ.get("OPENSEARCH_USERNAME")
     password = password or os.environ.get("OPENSEARCH_PASSWORD")
     aws_region = aws_region or os.environ.get("OPENSEARCH_AWS_REGION")
@@ -71,6 +71,18 @@ def connect(
     elif username:
         kwargs["http_auth"] = (username, password or "")
     return OpenSearch(**kwargs)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``, for messages."""
+    try:
+        parsed = urlparse(url)
+        if parsed.password is None:
+            return url
+        host = parsed.netloc.rsplit("@", 1)[1]
+        return parsed._replace(netloc=f"{parsed.username}:***@{host}").geturl()
+    except ValueError:  # an unparsable port and the like: say nothing of what it holds
+        return "<the URL given>"
 
 
 def describe_url(client) -> str:
