@@ -30,7 +30,7 @@ from .capabilities import Capabilities
 from .catalog import IndexInfo, read_index_info, read_pipeline
 from .client import translate_errors
 from .documents import embedding_text, hit_text, hit_title
-from .embedders import Embedder, check_fingerprint, load_embedder
+from .embedders import Embedder, check_fingerprint, load_index_embedder
 from .engines import Engine, engine_for
 from .errors import CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
@@ -70,8 +70,9 @@ class _Stage:
 class Searcher:
     """Search one hybrid index. Use :meth:`open`; the constructor takes what it reads.
 
-    ``embedder`` defaults to the one recorded in the index's fingerprint (loaded on first use); a
-    given embedder must match that fingerprint. ``depth`` is the candidate depth per leg.
+    ``embedder`` defaults to the one recorded in the index's fingerprint (loaded on first use, and
+    only when its spec is in ``allowed_models``, see :func:`~adapter.embedders.load_index_embedder`);
+    a given embedder must match that fingerprint. ``depth`` is the candidate depth per leg.
     ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches.
     """
 
@@ -89,6 +90,7 @@ class Searcher:
         pipeline: str | None = None,
         depth: int = 100,
         allow_fallback: bool = True,
+        allowed_models: Sequence[str] | None = None,
     ) -> None:
         if depth < 1:
             raise InputError(f"depth must be at least 1, got {depth}")
@@ -107,6 +109,7 @@ class Searcher:
         self.depth = depth
         self.allow_fallback = allow_fallback
         self._embedder = embedder
+        self.allowed_models = allowed_models  # None: adapter.embedders.allowed_models()
         self._pipelines: dict[str, Fusion | None] = {}  # stored pipeline -> its fusion (None: absent)
 
     @classmethod
@@ -123,7 +126,7 @@ class Searcher:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = load_embedder(self.info.fingerprint.spec)
+            self._embedder = load_index_embedder(self.info.fingerprint.spec, allowed=self.allowed_models, index=self.alias)
             check_fingerprint(self.alias, self.info.fingerprint, self._embedder)
         return self._embedder
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import client, embedder_for, with_url
+from .common import client, embedder_for, with_allow_model, with_url
 
 
 # Exit codes of `hybrid ingest` (also in its --help and the README).
@@ -26,6 +26,7 @@ def add_parsers(sub) -> None:
     ingest.add_argument("path")
     ingest.add_argument("--index", required=True)
     ingest.add_argument("--embedder", help="default: the embedder recorded in the index")
+    with_allow_model(ingest)
     ingest.add_argument("--format", choices=["jsonl", "csv", "folder"])
     ingest.add_argument("--id-field", help="default: the first of id, _id, doc_id")
     ingest.add_argument("--title-field", default="title")
