@@ -151,3 +151,34 @@ def hybrid_leg_scores(
         out[leg] = float(detail.get("value", 0.0))
     return out
 
+
+
+def mapped_fields(mapping: Mapping[str, Any]) -> set[str]:
+    """Dotted paths of every field in a ``GET <index>/_mapping`` answer (all its indices)."""
+    out: set[str] = set()
+
+    def walk(prefix: str, properties: Mapping[str, Any]) -> None:
+        for name, body in properties.items():
+            path = f"{prefix}{name}"
+            out.add(path)
+            if isinstance(body, Mapping):
+                walk(f"{path}.", body.get("properties") or {})
+                walk(f"{path}.", body.get("fields") or {})
+
+    for body in mapping.values():
+        if isinstance(body, Mapping):
+            walk("", (body.get("mappings") or {}).get("properties") or {})
+    return out
+
+
+def cluster_setting(settings: Mapping[str, Any], name: str) -> Any:
+    """A setting from ``GET _cluster/settings?include_defaults``: transient, then persistent, then the default."""
+    for scope in ("transient", "persistent", "defaults"):
+        node: Any = settings.get(scope) or {}
+        if name in node:  # flat_settings
+            return node[name]
+        for part in name.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if node is not None:
+            return node
+    return None

@@ -36,6 +36,7 @@ class RowError:
     line: int | None
     reason: str
     id: str | None = None
+    empty: bool = False  # the row is well-formed but has no text (some test collections have such documents)
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class FieldMap:
         doc_id = str(raw_id).strip()
         text = record.get(self.text)
         if not isinstance(text, str) or not text.strip():
-            return RowError(line, f"no text in field {self.text!r}", doc_id)
+            return RowError(line, f"no text in field {self.text!r}", doc_id, empty=True)
         title = record.get(self.title) if self.title else ""
         if self.metadata is None:
             skip = {self.id, self.text, self.title}

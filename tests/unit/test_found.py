@@ -16,7 +16,7 @@ import pytest
 from adapter.cache import EmbeddingCache, embed_documents, text_key
 from adapter.catalog import IndexInfo
 from adapter.client import connect
-from adapter.errors import ConfigurationError
+from adapter.errors import ConfigurationError, InputError
 from adapter.ingest import Ingestor
 from adapter.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
@@ -226,3 +226,85 @@ def test_allowed_models_come_from_the_built_ins_the_environment_and_the_caller(m
     assert load_index_embedder("all-MiniLM-L6-v2").spec == "minilm"  # another name of a built-in
     with pytest.raises(ConfigurationError, match="variant 'nope'.*original"):
         load_index_embedder("multilingual-e5-small:nope")
+
+
+# -- 7. search: past the last page, a filter on a field the index lacks, a query over the clause limit --
+def paged_searcher(answers):
+    from adapter.capabilities import Capabilities
+    from adapter.search import Searcher
+
+    from tests.unit.test_shell import UnitEmbedder, pipelines
+    from adapter.fusions import ScoreNormalization
+
+    client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), **answers})
+    return client, Searcher(client, INFO, Capabilities.opensearch("2.19.1"), UnitEmbedder())
+
+
+def test_a_hybrid_page_past_the_end_agrees_with_client_rrf_and_says_why():
+    from opensearchpy.exceptions import RequestError
+
+    reason = "Reached end of search result, increase pagination_depth value to see more results"
+    past_end = RequestError(400, "search_phase_execution_exception", {"error": {
+        "root_cause": [], "type": "search_phase_execution_exception", "reason": "The phase has failed",
+        "caused_by": {"type": "illegal_argument_exception", "reason": reason}}, "status": 400})
+    legs = {"responses": [{"hits": {"hits": [{"_id": f"d{i}", "_score": 1.0 / (i + 1)} for i in range(5)]}}] * 2}
+    _, s = paged_searcher({"search": past_end, "msearch": legs, "mget": {"docs": []}})
+    hybrid = s.search("hola", k=10, from_=50, depth=20)
+    client_rrf = s.search("hola", technique="client-rrf", k=10, from_=50, depth=20)
+    assert hybrid.hits == () and client_rrf.hits == ()
+    for result in (hybrid, client_rrf):
+        (notice,) = result.notices
+        assert "page starting at 50 is past the end of the fused results" in notice and "depth" in notice
+
+
+def test_a_filter_on_a_field_the_index_lacks_is_named_when_nothing_matches():
+    mapping = {"docs-v1": {"mappings": {"properties": {"text": {"type": "text"}, "parent_id": {"type": "keyword"},
+                                                      "metadata": {"properties": {"lang": {"type": "keyword"}}}}}}}
+    _, s = paged_searcher({"search": {"hits": {"hits": []}}, "indices.get_mapping": mapping})
+    result = s.search("hola", technique="bm25", filters={"lnag": "es", "lang": "es"})
+    (notice,) = result.notices
+    assert "'lnag'" in notice and "metadata.lnag" in notice and "not in the mapping" in notice and "lang" in notice
+    assert s.search("hola", technique="bm25", filters={"lang": "es"}).notices == ()
+
+
+def test_a_query_over_the_servers_clause_limit_is_refused_before_sending():
+    settings = {"defaults": {"indices": {"query": {"bool": {"max_clause_count": "1024"}}}}}
+    client, s = paged_searcher({"cluster.get_settings": settings, "search": {"hits": {"hits": []}}})
+    fits = " ".join(f"w{i}" for i in range(512))  # 512 words x 2 fields = 1024 clauses: the server takes it
+    s.search(fits, technique="bm25")
+    with pytest.raises(InputError, match=r"513 distinct words.*2 text fields.*1026 clauses.*max_clause_count.*1024"):
+        s.search(fits + " w512", technique="bm25")
+    assert len(client.calls_to("search")) == 1 and len(client.calls_to("cluster.get_settings")) == 1
+
+
+# -- 7. init after the alias was deleted by hand -----------------------------------------------------
+def orphaned_init_client():
+    from tests.unit.test_shell import _init_client
+
+    client = _init_client((0.5, 0.5))
+    client.answers.update({
+        "indices.exists_alias": False,
+        "indices.exists": False,  # no plain index named "docs"
+        "indices.get_alias": lambda call: {"docs-v1": {"aliases": {}}, "docs-v1-copy": {"aliases": {}}}
+        if call.kwargs.get("index") == "docs-v*" else {},
+        "indices.put_alias": {"acknowledged": True},
+    })
+    return client
+
+
+def test_init_detects_an_index_whose_alias_was_deleted_and_offers_to_reattach_it():
+    from adapter.admin import init_index
+    from adapter.assets import IndexSpec
+    from adapter.engines.opensearch import OPENSEARCH
+
+    for dry_run in (True, False):
+        with pytest.raises(ConfigurationError, match=r"docs-v1 exists but no alias 'docs' points to it.*--reattach-alias"):
+            init_index(orphaned_init_client(), "docs", IndexSpec(FP), engine=OPENSEARCH, dry_run=dry_run)
+    client = orphaned_init_client()
+    planned = init_index(client, "docs", IndexSpec(FP), engine=OPENSEARCH, dry_run=True, reattach=True)
+    assert ("alias", "docs", "would create") in [(c.kind, c.name, c.action) for c in planned.changes]
+    assert not [c for c in planned.changes if c.kind == "index" and "create" in c.action]
+    assert not client.calls_to("indices.put_alias")
+    done = init_index(client, "docs", IndexSpec(FP), engine=OPENSEARCH, reattach=True)
+    assert done.index == "docs-v1" and [c.kwargs for c in client.calls_to("indices.put_alias")] == [{"index": "docs-v1", "name": "docs"}]
+    assert not client.calls_to("indices.create")
