@@ -32,8 +32,14 @@ def connect(
     aws_service: str | None = None,
     verify_certs: bool | None = None,
     timeout: float = 60.0,
+    connect_timeout: float = 5.0,
 ):
-    """An ``opensearchpy.OpenSearch`` client; arguments override the environment."""
+    """An ``opensearchpy.OpenSearch`` client; arguments override the environment.
+
+    ``connect_timeout`` bounds opening a connection (a host that does not answer fails fast);
+    ``timeout`` bounds waiting for an answer (a big bulk request or search may take a while).
+    """
+    import urllib3
     from opensearchpy import OpenSearch, RequestsHttpConnection
 
     url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
@@ -50,7 +56,7 @@ def connect(
         hosts=[url],
         verify_certs=verify_certs,
         ssl_show_warn=verify_certs,
-        timeout=timeout,
+        timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout),
         # Transport-level retries: connection errors, timeouts and 502/503/504 from a proxy or node.
         max_retries=3,
         retry_on_timeout=True,
