@@ -33,11 +33,13 @@ def connect(
     verify_certs: bool | None = None,
     timeout: float = 60.0,
     connect_timeout: float = 5.0,
+    pool_maxsize: int = 10,
 ):
     """An ``opensearchpy.OpenSearch`` client; arguments override the environment.
 
     ``connect_timeout`` bounds opening a connection (a host that does not answer fails fast);
     ``timeout`` bounds waiting for an answer (a big bulk request or search may take a while).
+    ``pool_maxsize``: connections kept open, at least the number of threads sharing the client.
     """
     import urllib3
     from opensearchpy import OpenSearch, RequestsHttpConnection
@@ -57,6 +59,7 @@ def connect(
         verify_certs=verify_certs,
         ssl_show_warn=verify_certs,
         timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout),
+        maxsize=pool_maxsize,
         # Transport-level retries: connection errors, timeouts and 502/503/504 from a proxy or node.
         max_retries=3,
         retry_on_timeout=True,

@@ -90,7 +90,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle
+    def _guarded(self) -> None:
+        try:
+            self._handle()
+        except OSError:  # the client gave up (timeout) or the node went away while we waited: nobody to answer
+            self.close_connection = True
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _guarded
 
 
 class _Server(http.server.ThreadingHTTPServer):
