@@ -107,22 +107,17 @@ def test_a_request_rejected_as_a_whole_is_split_until_each_good_row_lands(tmp_pa
 
 
 # -- 3. a non-UTF-8 byte loses the whole file --------------------------------------------------------
-def test_a_non_utf8_line_is_reported_with_its_number_and_the_good_rows_are_read(tmp_path):
-    path = tmp_path / "d.jsonl"
-    path.write_bytes(b'{"_id":"u1","text":"ok"}\n{"_id":"u2","text":"\xe9\xff"}\n{"_id":"u3","text":"also ok"}\n')
-    rows = list(read_jsonl(path, FieldMap()))
+@pytest.mark.parametrize("name, content, read, line", [
+    ("d.jsonl", b'{"_id":"u1","text":"ok"}\n{"_id":"u2","text":"\xe9\xff"}\n{"_id":"u3","text":"also ok"}\n', read_jsonl, 2),
+    ("d.csv", b"_id,text\nu1,fine\nu2,caf\xe9\nu3,also fine\n", read_csv, 3),
+], ids=["jsonl", "csv"])
+def test_a_non_utf8_row_is_reported_with_its_line_and_the_good_rows_are_read(tmp_path, name, content, read, line):
+    path = tmp_path / name
+    path.write_bytes(content)
+    rows = list(read(path, FieldMap()))
     assert [r.id for r in rows if isinstance(r, SourceDoc)] == ["u1", "u3"]
     (bad,) = [r for r in rows if isinstance(r, RowError)]
-    assert bad.line == 2 and "not UTF-8" in bad.reason and "0xe9" in bad.reason
-
-
-def test_a_non_utf8_csv_row_is_reported_and_the_good_rows_are_read(tmp_path):
-    path = tmp_path / "d.csv"
-    path.write_bytes(b"id,text\nc1,fine\nc2,caf\xe9\nc3,also fine\n")
-    rows = list(read_csv(path, FieldMap()))
-    assert [r.id for r in rows if isinstance(r, SourceDoc)] == ["c1", "c3"]
-    (bad,) = [r for r in rows if isinstance(r, RowError)]
-    assert bad.line == 3 and "not UTF-8" in bad.reason
+    assert bad.line == line and "not UTF-8" in bad.reason and "0xe9" in bad.reason
 
 
 def test_lone_surrogates_from_json_escapes_are_a_bad_row_not_a_crash_in_the_client(tmp_path):
