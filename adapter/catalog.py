@@ -151,8 +151,15 @@ def max_clause_count(client) -> int:
     """The cluster's limit on clauses in one query (``indices.query.bool.max_clause_count``)."""
     from . import responses
 
+    from .errors import BackendError, ClusterUnavailableError
+
     name = "indices.query.bool.max_clause_count"
-    with translate_errors("reading the cluster's clause limit", client):
-        settings = client.cluster.get_settings(include_defaults=True, filter_path=f"**.{name.rsplit('.', 1)[1]}")
+    try:
+        with translate_errors("reading the cluster's clause limit", client):
+            settings = client.cluster.get_settings(include_defaults=True, filter_path=f"**.{name.rsplit('.', 1)[1]}")
+    except ClusterUnavailableError:
+        raise
+    except BackendError:  # a managed cluster that hides its settings (Serverless): assume the default
+        return DEFAULT_MAX_CLAUSE_COUNT
     value = responses.cluster_setting(settings or {}, name)
     return int(value) if value is not None else DEFAULT_MAX_CLAUSE_COUNT
