@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit setup clean bench eval
+.PHONY: demo test unit setup clean bench eval reliability
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -36,6 +36,12 @@ test: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m unit
+
+# Reliability (issue 10): a node of our own killed with SIGKILL mid-ingest, starved of write threads (429s),
+# behind a fault-injecting proxy, and loaded by 32 searchers for 20 s. About 3 minutes; figures go to
+# out/reliability/ and docs/RELIABILITY.md. CI runs it after `make test`.
+reliability: $(STAMP)
+	$(BIN)/python -m pytest --reliability tests/reliability -s; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran: failing"; exit 1; fi; exit $$rc
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .assets import IndexNames, IndexSpec
-from .catalog import alias_indices, put_pipeline, read_pipeline
+from .catalog import alias_indices, orphaned_indices, put_pipeline, read_pipeline
 from .client import translate_errors
 from .engines import Engine, engine_for
 from .errors import ConfigurationError, IndexMismatchError
@@ -174,8 +174,13 @@ def init_index(
     extra_pipelines: Mapping[str, Mapping[str, Any]] | None = None,
     dry_run: bool = False,
     engine: Engine | None = None,
+    reattach: bool = False,
 ) -> InitReport:
-    """Make the cluster match the assets for index ``alias``; see the module docstring."""
+    """Make the cluster match the assets for index ``alias``; see the module docstring.
+
+    An index ``<alias>-vN`` whose alias was deleted by hand is refused with a clear error unless
+    ``reattach`` is set: then the alias is put back on the newest one (and the rest proceeds).
+    """
     engine = engine or engine_for(client)
     names = IndexNames(alias)
     caps = engine.probe(client)
@@ -199,7 +204,20 @@ def init_index(
             f"an index named {alias!r} already exists and is not an alias; the adapter keeps {alias!r} as an alias "
             f"over versioned indices ({names.index(1)}, ...). Pick another name or move that index away"
         )
+    apply = _Applier(client, dry_run)
     existing = alias_indices(client, alias)
+    if not existing:
+        orphans = orphaned_indices(client, alias)
+        if orphans and not reattach:
+            raise ConfigurationError(
+                f"index {orphans[-1]} exists but no alias {alias!r} points to it (was the alias deleted by hand?), so "
+                f"creating it again would fail. Re-attach the alias with `hybrid init --index {alias} --reattach-alias` "
+                "(with the same options; --dry-run shows the plan), or delete that index to start over"
+            )
+        if orphans:
+            orphan = orphans[-1]
+            apply.record("alias", alias, False, False, None, None, lambda: client.indices.put_alias(index=orphan, name=alias))
+            existing = [orphan]
     live = None
     if existing:
         current = existing[-1]
@@ -214,7 +232,6 @@ def init_index(
                 "re-embedding every document; `hybrid init` does not do that"
             )
 
-    apply = _Applier(client, dry_run)
     for name, body in engine.render_components(names, spec).items():
         old = _get_component(client, name)
         same = old is not None and _canonical_template(old) == _canonical_template(body)

@@ -93,6 +93,14 @@ def alias_indices(client, alias: str) -> list[str]:
         return sorted(client.indices.get_alias(name=alias).keys(), key=index_version)
 
 
+def orphaned_indices(client, alias: str) -> list[str]:
+    """Versioned indices of ``alias`` (``<alias>-vN``) that exist while the alias does not, oldest first."""
+    with translate_errors(f"looking for indices of {alias}", client):
+        found = client.indices.get_alias(index=f"{alias}-v*", params={"allow_no_indices": "true", "ignore_unavailable": "true"})
+    pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
+    return sorted((name for name in found if pattern.match(name)), key=index_version)
+
+
 def read_index_info(client, alias: str) -> IndexInfo:
     """The :class:`IndexInfo` of the newest index behind ``alias``; a clear error if there is none."""
     indices = alias_indices(client, alias)
@@ -126,3 +134,32 @@ def read_pipeline(client, name: str) -> dict | None:
 def put_pipeline(client, name: str, body: Mapping[str, Any]) -> None:
     with translate_errors(f"putting search pipeline {name}", client):
         client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=dict(body))
+
+
+DEFAULT_MAX_CLAUSE_COUNT = 1024  # indices.query.bool.max_clause_count when the cluster does not say
+
+
+def mapped_fields(client, index: str) -> set[str]:
+    """Dotted paths of every field the index's mapping holds (dynamic metadata fields included)."""
+    from . import responses
+
+    with translate_errors(f"reading the mapping of {index}", client):
+        return responses.mapped_fields(client.indices.get_mapping(index=index))
+
+
+def max_clause_count(client) -> int:
+    """The cluster's limit on clauses in one query (``indices.query.bool.max_clause_count``)."""
+    from . import responses
+
+    from .errors import BackendError, ClusterUnavailableError
+
+    name = "indices.query.bool.max_clause_count"
+    try:
+        with translate_errors("reading the cluster's clause limit", client):
+            settings = client.cluster.get_settings(include_defaults=True, filter_path=f"**.{name.rsplit('.', 1)[1]}")
+    except ClusterUnavailableError:
+        raise
+    except BackendError:  # a managed cluster that hides its settings (Serverless): assume the default
+        return DEFAULT_MAX_CLAUSE_COUNT
+    value = responses.cluster_setting(settings or {}, name)
+    return int(value) if value is not None else DEFAULT_MAX_CLAUSE_COUNT

@@ -32,14 +32,22 @@ def connect(
     aws_service: str | None = None,
     verify_certs: bool | None = None,
     timeout: float = 60.0,
+    connect_timeout: float = 5.0,
+    pool_maxsize: int = 10,
 ):
-    """An ``opensearchpy.OpenSearch`` client; arguments override the environment."""
+    """An ``opensearchpy.OpenSearch`` client; arguments override the environment.
+
+    ``connect_timeout`` bounds opening a connection (a host that does not answer fails fast);
+    ``timeout`` bounds waiting for an answer (a big bulk request or search may take a while).
+    ``pool_maxsize``: connections kept open, at least the number of threads sharing the client.
+    """
+    import urllib3
     from opensearchpy import OpenSearch, RequestsHttpConnection
 
     url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ConfigurationError(f"OpenSearch URL {url!r} is not an http(s) URL")
+        raise ConfigurationError(f"OpenSearch URL {redact_url(url)!r} is not an http(s) URL")
     username = username or os.environ.get("OPENSEARCH_USERNAME")
     password = password or os.environ.get("OPENSEARCH_PASSWORD")
     aws_region = aws_region or os.environ.get("OPENSEARCH_AWS_REGION")
@@ -50,7 +58,8 @@ def connect(
         hosts=[url],
         verify_certs=verify_certs,
         ssl_show_warn=verify_certs,
-        timeout=timeout,
+        timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout),
+        maxsize=pool_maxsize,
         # Transport-level retries: connection errors, timeouts and 502/503/504 from a proxy or node.
         max_retries=3,
         retry_on_timeout=True,
@@ -83,6 +92,18 @@ def is_serverless(client) -> bool:
         return True
     hosts = getattr(transport, "hosts", None) or []
     return any(str(h.get("host", "")).endswith(".aoss.amazonaws.com") for h in hosts if isinstance(h, dict))
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``, for messages."""
+    try:
+        parsed = urlparse(url)
+        if parsed.password is None:
+            return url
+        host = parsed.netloc.rsplit("@", 1)[1]
+        return parsed._replace(netloc=f"{parsed.username}:***@{host}").geturl()
+    except ValueError:  # an unparsable port and the like: say nothing of what it holds
+        return "<the URL given>"
 
 
 def describe_url(client) -> str:

@@ -19,6 +19,15 @@ PARENT_FIELD = "parent_id"
 CHUNK_FIELD = "chunk_index"
 METADATA_FIELD = "metadata"
 RESERVED_FIELDS = (PARENT_FIELD, CHUNK_FIELD, METADATA_FIELD)
+MAX_ID_BYTES = 512  # the server's limit on _id, counted in UTF-8 bytes (a longer one fails the whole bulk request)
+
+
+def id_problem(doc_id: str) -> str | None:
+    """Why the server would refuse ``doc_id`` as an ``_id``, or None."""
+    size = len(doc_id.encode("utf-8", "surrogatepass"))
+    if size > MAX_ID_BYTES:
+        return f"id is {size} bytes in UTF-8; the server's limit is {MAX_ID_BYTES} bytes (shorten it, e.g. to a hash)"
+    return None
 
 
 @dataclass(frozen=True)

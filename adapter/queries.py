@@ -8,6 +8,7 @@ request differ by engine and live in :mod:`adapter.engines`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -40,6 +41,18 @@ class TextLeg:
         return {"multi_match": {"query": query, "fields": list(self.fields), "type": self.type, "operator": self.operator}}
 
 
+def filter_field(key: str) -> str:
+    """The index field a filter key addresses: ``metadata.<key>``, unless dotted or a top-level id field."""
+    if not key or not isinstance(key, str):
+        raise InputError(f"filter field names must be non-empty strings, got {key!r}")
+    return key if ("." in key or key in TOP_LEVEL_FILTER_FIELDS) else f"metadata.{key}"
+
+
+def query_words(query: str) -> int:
+    """Distinct words in ``query``: each becomes one term clause per text field on the server."""
+    return len({w.lower() for w in re.findall(r"\w+", query)})
+
+
 def filter_clauses(filters: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """``{"lang": "es", "year": {"gte": 2020}, "tags": ["a", "b"]}`` -> term / range / terms clauses.
 
@@ -47,9 +60,7 @@ def filter_clauses(filters: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """
     clauses = []
     for key, value in (filters or {}).items():
-        if not key or not isinstance(key, str):
-            raise InputError(f"filter field names must be non-empty strings, got {key!r}")
-        field = key if ("." in key or key in TOP_LEVEL_FILTER_FIELDS) else f"metadata.{key}"
+        field = filter_field(key)
         if isinstance(value, Mapping):
             unknown = set(value) - {"gt", "gte", "lt", "lte"}
             if unknown:

@@ -79,11 +79,31 @@ def bulk_status(item: Mapping[str, Any]) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def bulk_unanswered(item: Mapping[str, Any]) -> bool:
+    """Whether a failed bulk item's request never got an answer (the client's ``"N/A"`` status)."""
+    op = next(iter(item.values()), {}) if item else {}
+    return isinstance(op, Mapping) and op.get("status") == "N/A"
+
+
+def bulk_request_refused(item: Mapping[str, Any]) -> bool:
+    """Whether a failed item failed because its whole request was refused with a 4xx (not 429).
+
+    The bulk helpers mark every item of such a request with the request's exception; one bad row
+    (an id over the length limit) takes the whole request down that way.
+    """
+    op = next(iter(item.values()), {}) if item else {}
+    status = bulk_status(item)
+    return isinstance(op, Mapping) and "exception" in op and status is not None and 400 <= status < 500 and status != 429
+
+
 def bulk_item(item: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
     """``(id, status, reason)`` of one failed bulk item."""
     op = next(iter(item.values()), {}) if item else {}
     error = op.get("error")
-    if isinstance(error, Mapping):
+    refused = getattr(op.get("exception"), "info", None)  # the server's answer to a request refused as a whole
+    if isinstance(refused, Mapping):
+        reason = f"the bulk request was refused: {error_reason(refused)}"
+    elif isinstance(error, Mapping):
         reason = f"{error.get('type')}: {error.get('reason')}"
         cause = error.get("caused_by")
         if isinstance(cause, Mapping) and cause.get("reason"):
@@ -131,3 +151,34 @@ def hybrid_leg_scores(
         out[leg] = float(detail.get("value", 0.0))
     return out
 
+
+
+def mapped_fields(mapping: Mapping[str, Any]) -> set[str]:
+    """Dotted paths of every field in a ``GET <index>/_mapping`` answer (all its indices)."""
+    out: set[str] = set()
+
+    def walk(prefix: str, properties: Mapping[str, Any]) -> None:
+        for name, body in properties.items():
+            path = f"{prefix}{name}"
+            out.add(path)
+            if isinstance(body, Mapping):
+                walk(f"{path}.", body.get("properties") or {})
+                walk(f"{path}.", body.get("fields") or {})
+
+    for body in mapping.values():
+        if isinstance(body, Mapping):
+            walk("", (body.get("mappings") or {}).get("properties") or {})
+    return out
+
+
+def cluster_setting(settings: Mapping[str, Any], name: str) -> Any:
+    """A setting from ``GET _cluster/settings?include_defaults``: transient, then persistent, then the default."""
+    for scope in ("transient", "persistent", "defaults"):
+        node: Any = settings.get(scope) or {}
+        if name in node:  # flat_settings
+            return node[name]
+        for part in name.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if node is not None:
+            return node
+    return None

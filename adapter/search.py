@@ -29,20 +29,21 @@ from . import fusion as fusion_fns
 from . import responses
 from .assets import IndexNames
 from .capabilities import Capabilities
-from .catalog import IndexInfo, read_index_info, read_pipeline
+from .catalog import IndexInfo, mapped_fields, max_clause_count, read_index_info, read_pipeline
 from .client import translate_errors
 from .documents import embedding_text, hit_text, hit_title
-from .embedders import Embedder, check_fingerprint, load_embedder
+from .embedders import Embedder, check_fingerprint, load_index_embedder
 from .engines import Engine, engine_for
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
 from .mmr import mmr as mmr_select
-from .queries import TextLeg, clean_query, msearch_lines, search_body, text_query
+from .queries import TextLeg, clean_query, filter_field, msearch_lines, query_words, search_body, text_query
 from .rerank import Reranker
 from .responses import RawHit
 from .types import FusedBy, Hit, LegScore, SearchResult, SentRequest, Technique
 
 KNN_MAX_K = 10_000
+CLAUSE_CHECK_FLOOR = 64  # below this many term clauses a query is not checked against the cluster's limit
 # The requests of the search() call running in this thread/task (SearchResult.sent).
 _SENT: contextvars.ContextVar[list[SentRequest] | None] = contextvars.ContextVar("sent", default=None)
 
@@ -91,8 +92,9 @@ class _Stage:
 class Searcher:
     """Search one hybrid index. Use :meth:`open`; the constructor takes what it reads.
 
-    ``embedder`` defaults to the one recorded in the index's fingerprint (loaded on first use); a
-    given embedder must match that fingerprint. ``depth`` is the candidate depth per leg.
+    ``embedder`` defaults to the one recorded in the index's fingerprint (loaded on first use, and
+    only when its spec is in ``allowed_models``, see :func:`~adapter.embedders.load_index_embedder`);
+    a given embedder must match that fingerprint. ``depth`` is the candidate depth per leg.
     ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches.
     """
 
@@ -110,6 +112,7 @@ class Searcher:
         pipeline: str | None = None,
         depth: int = 100,
         allow_fallback: bool = True,
+        allowed_models: Sequence[str] | None = None,
     ) -> None:
         if depth < 1:
             raise InputError(f"depth must be at least 1, got {depth}")
@@ -128,7 +131,9 @@ class Searcher:
         self.depth = depth
         self.allow_fallback = allow_fallback
         self._embedder = embedder
+        self.allowed_models = allowed_models  # None: adapter.embedders.allowed_models()
         self._pipelines: dict[str, Fusion | None] = {}  # stored pipeline -> its fusion (None: absent)
+        self._max_clauses: int | None = None  # the cluster's indices.query.bool.max_clause_count, read when needed
 
     @classmethod
     def open(cls, client, alias: str, embedder: Embedder | None = None, **options) -> Searcher:
@@ -144,7 +149,7 @@ class Searcher:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = load_embedder(self.info.fingerprint.spec)
+            self._embedder = load_index_embedder(self.info.fingerprint.spec, allowed=self.allowed_models, index=self.alias)
             check_fingerprint(self.alias, self.info.fingerprint, self._embedder)
         return self._embedder
 
@@ -287,6 +292,8 @@ class Searcher:
         if depth > KNN_MAX_K:
             raise InputError(f"candidate depth {depth} exceeds the k-NN limit of {KNN_MAX_K}")
         page_from, page_size = (0, first_stage) if post else (from_, k)
+        if technique is not Technique.DENSE:
+            self._check_clauses(query)
 
         plan: FusionPlan | None = None
         if technique is Technique.HYBRID:
@@ -329,10 +336,48 @@ class Searcher:
             pipeline=plan.pipeline if plan else None,
             took_ms=float(took),
             total_ms=(time.perf_counter() - started) * 1000.0,
-            notices=tuple(notices),
+            notices=tuple(self._notices(notices, hits, technique, page_from, depth, filters)),
             requests=requests,
             sent=tuple(sent),
         )
+
+    def _notices(self, notices: list[str], hits: Sequence[Hit], technique: Technique, page_from: int, depth: int,
+                 filters: Mapping[str, Any] | None) -> list[str]:
+        notices = list(notices)
+        if not hits and page_from > 0 and technique in (Technique.HYBRID, Technique.CLIENT_RRF):
+            # The server refuses such a page (400, pagination_depth); client-rrf finds it empty: both say why.
+            notices.append(f"no hits: the page starting at {page_from} is past the end of the fused results (each leg "
+                           f"gives at most {depth} candidates: the depth, which is the hybrid query's pagination_depth); "
+                           "raise the depth (--depth) to page further")
+        if not hits and filters:
+            notices += self._unknown_filter_fields(filters)
+        return notices
+
+    def _unknown_filter_fields(self, filters: Mapping[str, Any]) -> list[str]:
+        """Filters on a field the index does not map match nothing; say so (read when a filtered search is empty)."""
+        fields = mapped_fields(self.client, self.info.index)
+        metadata = sorted(f.split(".", 1)[1] for f in fields if f.startswith("metadata.") and f.count(".") == 1)
+        return [
+            f"filter field {key!r} ({filter_field(key)}) is not in the mapping of {self.info.index}: no document has it, so "
+            f"the filter matches nothing (metadata fields: {', '.join(metadata) or 'none'})"
+            for key in filters if filter_field(key) not in fields
+        ]
+
+    def _check_clauses(self, query: str) -> None:
+        """Refuse a query the server would refuse: one term clause per distinct word and text field,
+        against the cluster's ``indices.query.bool.max_clause_count`` (read once, for long queries)."""
+        words = query_words(query)
+        fields = len(self.text_leg.fields)
+        if words * fields <= CLAUSE_CHECK_FLOOR:
+            return
+        if self._max_clauses is None:
+            self._max_clauses = max_clause_count(self.client)
+        if words * fields > self._max_clauses:
+            raise InputError(
+                f"the query has {words} distinct words; over {fields} text fields that is {words * fields} clauses, more "
+                f"than the cluster allows (indices.query.bool.max_clause_count = {self._max_clauses}). Shorten the query "
+                f"to at most {self._max_clauses // fields} distinct words"
+            )
 
     # -- first stages ------------------------------------------------------------------------------
     def _exclude(self, stage: _Stage) -> tuple[str, ...]:
@@ -348,7 +393,12 @@ class Searcher:
         knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=stage.filters)
         body = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=stage.size, from_=stage.from_,
                                        exclude=self._exclude(stage), explain=explain, inline_pipeline=plan.inline)
-        resp = self._hybrid_search(body, plan.pipeline)
+        try:
+            resp = self._hybrid_search(body, plan.pipeline)
+        except BackendError as exc:
+            if exc.status == 400 and "increase pagination_depth" in (exc.reason or ""):
+                return [], 0.0, 1  # past the end of the fused list: search() says so, as client-rrf does
+            raise
         took, requests = responses.took(resp), 1
         raw = responses.hits(resp)
         legs_by_id: dict[str, tuple[LegScore, ...]] = {}

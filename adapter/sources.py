@@ -36,6 +36,7 @@ class RowError:
     line: int | None
     reason: str
     id: str | None = None
+    empty: bool = False  # the row is well-formed but has no text (some test collections have such documents)
 
 
 @dataclass(frozen=True)
@@ -70,13 +71,16 @@ class FieldMap:
         return FieldMap(id=id_field, title=self.title, text=self.text, metadata=self.metadata)
 
     def row(self, record: Mapping[str, Any], line: int) -> SourceDoc | RowError:
+        broken = _not_unicode(record)
+        if broken:
+            return RowError(line, broken)
         raw_id = record.get(self.id)  # type: ignore[arg-type]
         if raw_id is None or str(raw_id).strip() == "":
             return RowError(line, f"no value in id field {self.id!r}")
         doc_id = str(raw_id).strip()
         text = record.get(self.text)
         if not isinstance(text, str) or not text.strip():
-            return RowError(line, f"no text in field {self.text!r}", doc_id)
+            return RowError(line, f"no text in field {self.text!r}", doc_id, empty=True)
         title = record.get(self.title) if self.title else ""
         if self.metadata is None:
             skip = {self.id, self.text, self.title}
@@ -84,6 +88,34 @@ class FieldMap:
         else:
             metadata = {k: record[k] for k in self.metadata if record.get(k) not in (None, "")}
         return SourceDoc(doc_id, text, str(title or ""), metadata, line)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNDECODED = re.compile("[\udc80-\udcff]")  # what surrogateescape turns an undecodable byte into
+
+
+def _not_unicode(record: Mapping[str, Any]) -> str | None:
+    """Why a record's text cannot be sent (a lone surrogate, from a JSON escape), or None."""
+    for key, value in record.items():
+        for text in (key, value):
+            if isinstance(text, str) and _SURROGATE.search(text):
+                return f"field {key!r} is not valid Unicode (a lone surrogate such as \\ud800); fix the escape in the input"
+    return None
+
+
+def _undecoded(text: str) -> str | None:
+    """Why a line read with ``surrogateescape`` is not UTF-8 (its first bad byte and column), or None."""
+    bad = _UNDECODED.search(text)
+    if bad is None:
+        return None
+    byte = ord(bad.group()) - 0xDC00
+    return f"not UTF-8: byte 0x{byte:02x} at column {bad.start() + 1}; re-encode the file as UTF-8"
+
+
+def _json_error(exc: json.JSONDecodeError) -> str:
+    # Some messages end in "at" ("Unterminated string starting at"): the column completes them.
+    joiner = " " if exc.msg.endswith(" at") else " at "
+    return f"invalid JSON: {exc.msg}{joiner}column {exc.colno}"
 
 
 def _dedupe(rows: Iterable[SourceDoc | RowError]) -> Iterator[SourceDoc | RowError]:
@@ -100,14 +132,19 @@ def _dedupe(rows: Iterable[SourceDoc | RowError]) -> Iterator[SourceDoc | RowErr
 def read_jsonl(path: Path, fields: FieldMap) -> Iterator[SourceDoc | RowError]:
     def rows():
         resolved = None
-        with open(path, encoding="utf-8") as fh:
+        # Decoded line by line: one bad byte costs its own line, not the file.
+        with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
             for line_no, line in enumerate(fh, start=1):
                 if not line.strip():
+                    continue
+                bad_bytes = _undecoded(line)
+                if bad_bytes:
+                    yield RowError(line_no, bad_bytes)
                     continue
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    yield RowError(line_no, f"invalid JSON: {exc.msg} at column {exc.colno}")
+                    yield RowError(line_no, _json_error(exc))
                     continue
                 if not isinstance(record, dict):
                     yield RowError(line_no, f"expected a JSON object, got {type(record).__name__}")
@@ -121,14 +158,21 @@ def read_jsonl(path: Path, fields: FieldMap) -> Iterator[SourceDoc | RowError]:
 
 def read_csv(path: Path, fields: FieldMap) -> Iterator[SourceDoc | RowError]:
     def rows():
-        with open(path, encoding="utf-8", newline="") as fh:
+        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
             reader = csv.DictReader(fh)
             if not reader.fieldnames:
                 raise InputError(f"{path}: no header row")
+            header_bytes = _undecoded(",".join(reader.fieldnames))
+            if header_bytes:
+                raise InputError(f"{path}: the header row is {header_bytes}")
             resolved = fields.check(reader.fieldnames, str(path))
             for record in reader:
                 if None in record:  # more cells than header names
                     yield RowError(reader.line_num, f"{len(record[None])} more cells than the header has columns")
+                    continue
+                bad_bytes = next((b for b in map(_undecoded, (v for v in record.values() if isinstance(v, str))) if b), None)
+                if bad_bytes:
+                    yield RowError(reader.line_num, bad_bytes)
                     continue
                 yield resolved.row(record, reader.line_num)
 

@@ -181,6 +181,15 @@ class IngestReport:
     seconds_embedding: float
     seconds_indexing: float  # time the indexing thread spent in bulk calls (overlaps embedding)
     failures_file: str | None = None
+    cache_rejected: int = 0  # cache entries that failed their integrity check and were embedded again
+    retried_429: int = 0  # items the cluster refused with 429 (write queue full), retried with backoff
+    retried_5xx: int = 0  # items that got a 5xx and were sent once more
+    split_requests: int = 0  # requests refused as a whole, split in halves to isolate the bad rows
+
+    @property
+    def complete(self) -> bool:
+        """Every input row landed."""
+        return not self.failures
 
     @property
     def docs_per_second(self) -> float:

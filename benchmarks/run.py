@@ -137,7 +137,7 @@ def ensure_scifact_index(client, embedder, progress=True) -> str:
 
     dataset = load_beir(SCIFACT, "test")
     return prepare_index(client, dataset, embedder, "bench-scifact", analyzer="english", fresh=False, progress=progress,
-                         cache=EmbeddingCache())
+                         cache=EmbeddingCache()).alias
 
 
 def bench_query(client, args) -> Section:

@@ -18,7 +18,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
-TIERS = {"unit": "unit", "integration": "integration", "packaging": "packaging"}
+TIERS = {"unit": "unit", "integration": "integration", "packaging": "packaging", "reliability": "reliability"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--reliability", action="store_true", help="run tests/reliability (own nodes, kills, load): make reliability")
+
+
+def pytest_ignore_collect(collection_path, config):
+    # The reliability tier starts and kills nodes of its own: `make reliability` runs it, not `make test`.
+    if collection_path == ROOT / "tests" / "reliability" and not config.getoption("--reliability"):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config, items):

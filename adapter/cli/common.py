@@ -56,14 +56,27 @@ def index_spec(args):
     )
 
 
+def with_allow_model(parser):
+    parser.add_argument("--allow-model", action="append", default=[], metavar="SPEC",
+                        help="also load this model when the index names it (repeatable; env HYBRID_ALLOWED_MODELS; "
+                             "the built-in minilm and multilingual-e5-small are always allowed)")
+    return parser
+
+
+def allowed(args) -> tuple[str, ...]:
+    from ..embedders import allowed_models
+
+    return allowed_models(getattr(args, "allow_model", None) or ())
+
+
 def embedder_for(args, client):
-    """``--embedder``, else the one the index records."""
+    """``--embedder``, else the one the index records (when it is on the allow-list)."""
     from ..catalog import read_index_info
-    from ..embedders import load_embedder
+    from ..embedders import load_embedder, load_index_embedder
 
     if args.embedder:
         return load_embedder(args.embedder)
-    return load_embedder(read_index_info(client, args.index).fingerprint.spec)
+    return load_index_embedder(read_index_info(client, args.index).fingerprint.spec, allowed=allowed(args), index=args.index)
 
 
 def read_queries(path: str) -> list[str]:

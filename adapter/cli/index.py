@@ -26,6 +26,8 @@ def add_parsers(sub) -> None:
     add_index_spec_options(init)
     init.add_argument("--pipeline-file", action="append", help="extra search pipeline asset (JSON), applied as <index>-<file stem>")
     init.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
+    init.add_argument("--reattach-alias", action="store_true",
+                      help="put the alias back on the newest <index>-vN when it was deleted by hand")
     init.set_defaults(func=run_init)
 
 
@@ -61,6 +63,6 @@ def run_init(args) -> int:
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read pipeline asset {p}: {exc}") from exc
     report = init_index(client(args), args.index, index_spec(args), weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
-                        extra_pipelines=extra, dry_run=args.dry_run)
+                        extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias)
     print_init(report)
     return 0

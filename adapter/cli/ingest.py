@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
-from .common import client, embedder_for, with_url
+from .common import client, embedder_for, with_allow_model, with_url
+
+
+# Exit codes of `hybrid ingest` (also in its --help and the README).
+EXIT_ALL_LANDED = 0
+EXIT_ERROR = 2  # nothing or not everything was done: bad arguments, cluster unreachable or lost (see the failures file)
+EXIT_SOME_ROWS_FAILED = 3  # the ingest finished, but some rows did not land (listed in the failures file)
+EXIT_CODES = f"""exit codes:
+  {EXIT_ALL_LANDED}  every row landed
+  {EXIT_ERROR}  an error stopped the ingest (bad arguments, cluster unreachable, connection lost); rows not
+     confirmed written are in the failures file, and running the same command again completes them
+  {EXIT_SOME_ROWS_FAILED}  the ingest finished but some rows did not land (bad input or refused by the cluster);
+     each is in the failures file with its line and reason
+"""
 
 
 def add_parsers(sub) -> None:
-    ingest = with_url(sub.add_parser("ingest", help="embed and index JSONL, CSV or a folder of .txt/.md files"))
+    import argparse
+
+    ingest = with_url(sub.add_parser("ingest", help="embed and index JSONL, CSV or a folder of .txt/.md files",
+                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter))
     ingest.add_argument("path")
     ingest.add_argument("--index", required=True)
     ingest.add_argument("--embedder", help="default: the embedder recorded in the index")
+    with_allow_model(ingest)
     ingest.add_argument("--format", choices=["jsonl", "csv", "folder"])
     ingest.add_argument("--id-field", help="default: the first of id, _id, doc_id")
     ingest.add_argument("--title-field", default="title")
@@ -44,10 +61,18 @@ def run(args) -> int:
     report = ingestor.ingest(read_source(args.path, fields, format=args.format), total=count_rows(args.path))
     print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {len(report.failures)}")
     print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
+    if report.cache_rejected:
+        print(f"cache: {report.cache_rejected} entries failed their integrity check and were embedded again")
+    if report.retried_429 or report.retried_5xx or report.split_requests:
+        print(f"retries: {report.retried_429} items refused with 429 (write queue full) and retried, {report.retried_5xx} "
+              f"sent again after a 5xx, {report.split_requests} requests refused as a whole and split")
     print(f"time: {report.seconds_total:.1f}s ({report.docs_per_second:.1f} docs/s); embedding {report.seconds_embedding:.1f}s, "
           f"indexing {report.seconds_indexing:.1f}s (overlapping)")
-    if report.failures:
-        for f in report.failures[:10]:
-            print(f"  line {f.line}: {f.id}: {f.reason}")
-        print(f"all failures written to {report.failures_file}")
-    return 1 if report.failures and args.strict else 0
+    if report.complete:
+        print("every row landed")
+        return EXIT_ALL_LANDED
+    print(f"NOT every row landed: {len(report.failures)} failed (exit code {EXIT_SOME_ROWS_FAILED})")
+    for f in report.failures[:10]:
+        print(f"  line {f.line}: {f.id}: {f.reason}")
+    print(f"all failures written to {report.failures_file}")
+    return EXIT_SOME_ROWS_FAILED

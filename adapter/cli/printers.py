@@ -107,6 +107,9 @@ def print_eval(report) -> None:
     for name, result in report.results.items():
         for notice in result.notices:
             print(f"note ({name}): {notice}")
+    skipped = report.settings.get("skipped_empty_documents")
+    if skipped:
+        print(f"note: {len(skipped)} corpus documents have no text and were left out: {', '.join(skipped[:10])}")
     parity = report.settings.get("rrf_parity")
     if parity:
         print(f"server RRF vs client-rrf: {parity['identical_up_to_ties']}/{parity['queries']} queries ranked identically up to the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..errors import InputError
-from .common import client, embedder_for, with_url
+from .common import allowed, client, embedder_for, with_allow_model, with_url
 from .printers import print_result
 
 
@@ -27,6 +27,7 @@ def add_parsers(sub) -> None:
     search.add_argument("--mmr", type=float, nargs="?", const=0.5, metavar="LAMBDA",
                         help="diversify with MMR (default lambda 0.5; 1 = relevance only, 0 = diversity only)")
     search.add_argument("--embedder", help="default: the embedder recorded in the index")
+    with_allow_model(search)
     search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
     search.add_argument("--no-fallback", action="store_true", help="fail instead of falling back to client-rrf")
     search.add_argument("--show-query", action="store_true",
@@ -69,7 +70,8 @@ def run(args) -> int:
 
         reranker = CrossEncoderReranker(args.reranker)
     embedder = embedder_for(args, cluster) if args.embedder else None
-    searcher = Searcher.open(cluster, args.index, embedder, reranker=reranker, depth=args.depth, allow_fallback=not args.no_fallback)
+    searcher = Searcher.open(cluster, args.index, embedder, reranker=reranker, depth=args.depth, allow_fallback=not args.no_fallback,
+                             allowed_models=allowed(args))
     result = searcher.search(
         args.query, technique=args.technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
         fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain,

@@ -7,7 +7,10 @@ the latencies here are retrieval only; query embedding is measured in the benchm
 
 from __future__ import annotations
 
+import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -24,7 +27,7 @@ from ..fusion import same_ranking_up_to_ties
 from ..fusions import DEFAULT_WEIGHTS, RRF, ScoreNormalization
 from ..metrics import Dataset, evaluate
 from ..search import Searcher
-from ..sources import FieldMap, read_jsonl
+from ..sources import FieldMap, RowError, SourceDoc, read_jsonl
 from ..types import Technique
 from .report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
 from .tune import tune_fusion
@@ -55,11 +58,22 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else 0.0
 
 
+@dataclass(frozen=True)
+class PreparedIndex:
+    alias: str
+    skipped: tuple[str, ...] = ()  # ids of corpus documents without text, left out
+
+
 def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
-                  use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None) -> str:
-    """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path."""
+                  use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None
+                  ) -> PreparedIndex:
+    """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path.
+
+    Documents without text are left out with a notice (classic collections have a few; they can
+    never be retrieved by text anyway); any other bad row is an error naming its failures file,
+    which goes to the temporary folder, not the working directory.
+    """
     from ..ingest import Ingestor
-    from ..sources import count_rows
 
     if fresh and alias_indices(client, alias):
         with translate_errors(f"deleting the old {alias}", client):
@@ -67,13 +81,15 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost))
     with translate_errors(f"counting {alias}", client):
         have = client.count(index=alias)["count"]
-    total = count_rows(dataset.corpus)
-    if have != total:
-        rows = read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=()))
-        report = Ingestor.open(client, alias, embedder, cache=cache, progress=progress).ingest(rows, total=total)
+    rows = list(read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=())))
+    skipped = tuple(str(r.id) for r in rows if isinstance(r, RowError) and r.empty)
+    rows = [r for r in rows if not (isinstance(r, RowError) and r.empty)]
+    if have != sum(1 for r in rows if isinstance(r, SourceDoc)):
+        failures = Path(tempfile.gettempdir()) / f"hybrid-eval-failures-{alias}.jsonl"
+        report = Ingestor.open(client, alias, embedder, cache=cache, progress=progress, failures_path=failures).ingest(rows, total=len(rows))
         if report.failures:
             raise InputError(f"{len(report.failures)} corpus documents failed to index (see {report.failures_file})")
-    return alias
+    return PreparedIndex(alias, skipped)
 
 
 def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str, np.ndarray], spec: TechniqueSpec, *,
@@ -159,8 +175,8 @@ def run_eval(
         raise InputError(f"tuning and reporting on the same split ({dataset.split!r}) would overstate the result; tune on another split")
     ScoreNormalization(weights=weights)
     started = time.perf_counter()
-    prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=title_boost, use_titles=use_titles,
-                  fresh=fresh, progress=progress, cache=cache)
+    prepared = prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=title_boost, use_titles=use_titles,
+                             fresh=fresh, progress=progress, cache=cache)
     searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
     caps = searcher.caps
     specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates)
@@ -189,6 +205,7 @@ def run_eval(
                   "weights": list(weights), "mmr_lambda": mmr,
                   "mmr": f"picks the top {MMR_TOP} of {mmr_candidates} first-stage hits" if mmr is not None else None,
                   "text_fields": list(searcher.text_leg.fields), "engine": caps.engine, "version": caps.version,
-                  "opensearch": caps.version, "seconds": round(time.perf_counter() - started, 1), "rrf_parity": parity},
+                  "opensearch": caps.version, "seconds": round(time.perf_counter() - started, 1), "rrf_parity": parity,
+                  "skipped_empty_documents": list(prepared.skipped)},
         tuning=tuning,
     )

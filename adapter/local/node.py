@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from ..errors import ConfigurationError, LocalNodeError, NodeStartError, PortInUseError
 from .artifacts import make_fetcher
@@ -61,6 +62,7 @@ class NodeConfig:
     fetcher: str = "auto"  # auto | maven | https
     repository: str | None = None  # Maven repository base URL for the HTTPS fetcher
     start_timeout: float = 180.0
+    settings: Mapping[str, str] = field(default_factory=dict)  # extra opensearch.yml lines (static node settings)
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,7 @@ class LocalNode:
             "cluster.routing.allocation.disk.threshold_enabled: false\n"
             "# The k-NN zip on Maven has no faiss/nmslib libraries: only the lucene engine works.\n"
             "node.attr.knn_native: false\n"
+            + "".join(f"{key}: {value}\n" for key, value in self.config.settings.items())
         )
         if user:
             pw = pwd.getpwnam(user)
