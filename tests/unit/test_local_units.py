@@ -100,6 +100,15 @@ def test_an_artifact_without_published_checksums_is_held_to_the_projects_pin(rep
         HttpsFetcher(repo).fetch(thing, tmp_path / "both")
 
 
+def test_a_cached_artifact_tampered_after_verification_is_refused(repo, tmp_path):
+    fetcher = HttpsFetcher(repo)
+    dest = tmp_path / "dl"
+    path = fetcher.fetch(Artifact("org.example", "thing", "1.0"), dest)
+    path.write_bytes(b"jar bytez")  # same size, different bytes, after the .verified marker was written
+    with pytest.raises(ChecksumError, match="changed since it was verified"):
+        fetcher.fetch(Artifact("org.example", "thing", "1.0"), dest)
+
+
 def test_the_shipped_pins_cover_the_default_version():
     from adapter.local.artifacts import PINS
 
