@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapter.local import LocalNode, NodeConfig
-from adapter.local import node as node_module
+from adapter.local import procs
 
 
 def _fake_state(node: LocalNode, pid: int) -> None:
@@ -53,6 +53,7 @@ def test_a_state_file_not_owned_by_the_caller_is_ignored(tmp_path):
 
 def test_a_port_left_in_time_wait_counts_as_free():
     server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the JVM's server sockets do
     server.bind(("127.0.0.1", 0))
     server.listen()
     port = server.getsockname()[1]
@@ -62,8 +63,8 @@ def test_a_port_left_in_time_wait_counts_as_free():
     time.sleep(0.1)
     client.close()
     server.close()
-    assert node_module._port_is_free(port), "a port held only by TIME_WAIT was reported busy"
+    assert procs.port_is_free(port), "a port held only by TIME_WAIT was reported busy"
     with socket.socket() as listening:
         listening.bind(("127.0.0.1", 0))
         listening.listen()
-        assert not node_module._port_is_free(listening.getsockname()[1])
+        assert not procs.port_is_free(listening.getsockname()[1])
