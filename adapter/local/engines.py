@@ -23,19 +23,18 @@ class Engine:
     env_tmp: str
     env_java_opts: str
     env_java_home: str
-    conf_property: str  # the JVM property that names the config folder
     initial_managers: str  # the bootstrap setting of a multi-node cluster
 
 
 OPENSEARCH = Engine(
     "opensearch", "opensearch", "org.opensearch.bootstrap.OpenSearch", "opensearch.yml",
     "OPENSEARCH_PATH_CONF", "OPENSEARCH_TMPDIR", "OPENSEARCH_JAVA_OPTS", "JAVA_HOME",
-    "-Dopensearch.path.conf=", "cluster.initial_cluster_manager_nodes",
+    "cluster.initial_cluster_manager_nodes",
 )
 ELASTICSEARCH = Engine(
     "elasticsearch", "elasticsearch", "org.elasticsearch.bootstrap.Elasticsearch", "elasticsearch.yml",
     "ES_PATH_CONF", "ES_TMPDIR", "ES_JAVA_OPTS", "ES_JAVA_HOME",
-    "-Des.path.conf=", "cluster.initial_master_nodes",
+    "cluster.initial_master_nodes",
 )
 ENGINES = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
 

@@ -179,7 +179,8 @@ class LocalNode:
             return "not started"
         return procs.is_node_process(
             node["pid"], java=state["java"], uid=state["uid"], main_class=self.engine.main_class,
-            conf_arg=f"{self.engine.conf_property}{node['dir']}/config", started=node.get("start_time"),
+            # Both engines pass the node's own tmp folder to the server JVM (Elasticsearch 9 passes no config path).
+            node_arg=f"-Djava.io.tmpdir={node['dir']}/tmp", started=node.get("start_time"),
         )
 
     def _alive(self, state: dict) -> list[bool]:
@@ -404,6 +405,7 @@ class LocalNode:
                 for index in missing:
                     self._start_one(state, index)
                 self._wait_healthy(state, timeout=self.config.start_timeout)
+                self._guard_native_knn(self.url)
                 if not missing:
                     self.log(f"{self.name} already running at {first['url']} (pid {first['pid']})")
                 return self.status()
@@ -447,8 +449,18 @@ class LocalNode:
             if any(n["pid"] for n in state["nodes"]):
                 self._write_state(state)
         self._wait_healthy(state, timeout=self.config.start_timeout)
+        self._guard_native_knn(state["nodes"][0]["url"], announce=True)
         self.log(f"{self.name} is up at {state['nodes'][0]['url']} ({time.monotonic() - started:.1f}s)")
         return self.status()
+
+    def _guard_native_knn(self, url: str, *, announce: bool = False) -> None:
+        if self.engine.name != "opensearch":
+            return
+        from . import knn_guard
+
+        knn_guard.install(url)
+        if announce:
+            self.log(knn_guard.WARNING)
 
     def _dictionaries(self) -> Path | None:
         if not self.config.hunspell:

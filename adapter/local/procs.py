@@ -93,11 +93,11 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def is_node_process(pid: int, *, java: str, uid: int, main_class: str, conf_arg: str, started: int | None) -> str | None:
+def is_node_process(pid: int, *, java: str, uid: int, main_class: str, node_arg: str, started: int | None) -> str | None:
     """None when ``pid`` is the node described; else why not (for the log).
 
     A node is the JVM binary recorded at start, run by the recorded user, with the engine's main
-    class and this node's config folder in its arguments, started at the recorded time (so a
+    class (``-m module/class`` counts) and this node's own folder in its arguments, started at the recorded time (so a
     reused pid does not pass). A state file can be forged; all of these together cannot point
     `down` at an unrelated process.
     """
@@ -111,10 +111,10 @@ def is_node_process(pid: int, *, java: str, uid: int, main_class: str, conf_arg:
     if owner_uid(pid) != uid:
         return f"it runs as uid {owner_uid(pid)}, not {uid}"
     args = cmdline(pid)
-    if main_class not in args:
+    if not any(a == main_class or a.endswith("/" + main_class) for a in args):
         return f"its main class is not {main_class}"
-    if conf_arg not in args:
-        return f"it does not use {conf_arg}"
+    if node_arg not in args:
+        return f"it does not run with {node_arg}"
     if started is not None and start_time(pid) != started:
         return "it started at another time (the pid was reused)"
     return None
