@@ -16,11 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ChecksumError, LocalNodeError
+from . import procs
 from .artifacts import Artifact, Fetcher, pom_dependencies
 from .engines import DEFAULT_VERSION, Release, resolve_release
 
@@ -183,9 +185,22 @@ def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log=p
         "engine": release.engine.name, "version": release.version, "download_bytes": size,
         "artifacts": sorted(a.coordinates for a in arts.values()), "sha256": _manifest(staging),
     }, indent=2))
-    shutil.rmtree(home, ignore_errors=True)
+    if home.exists():  # a stale home may still serve a running node: move it aside, never delete it under one
+        home.rename(cache_dir / f".old-{home.name}-{int(time.time())}")
     staging.rename(home)
+    _remove_unused_old_homes(cache_dir)
     return home
+
+
+def _remove_unused_old_homes(cache_dir: Path) -> None:
+    """Delete homes moved aside once no process runs from them."""
+    old = list(cache_dir.glob(".old-*"))
+    if not old:
+        return
+    in_use = procs.open_paths()  # a JVM keeps its jars open, and /proc shows their paths after the move
+    for path in old:
+        if not any(p.startswith(f"{path}/") for p in in_use):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def verify_home(home: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -56,6 +57,19 @@ def cmdline(pid: int) -> list[str]:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
         return []
+
+
+def open_paths() -> set[str]:
+    """The paths of the files every readable process has open."""
+    paths = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            for fd in fd_dir.iterdir():
+                with contextlib.suppress(OSError):
+                    paths.add(os.readlink(fd))
+        except OSError:
+            continue
+    return paths
 
 
 def start_time(pid: int) -> int | None:
