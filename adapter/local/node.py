@@ -138,9 +138,9 @@ class LocalNode:
                 state = json.loads(state_file.read_text())
                 config = NodeConfig(version=state["version"], engine=state["engine"], nodes=len(state["nodes"]),
                                     cache_dir=Path(cache_dir or default_cache_dir()))
-            except (OSError, ValueError, KeyError):
+                node = cls(config, log=log)
+            except (OSError, ValueError, KeyError, ConfigurationError):  # unreadable, or a release no longer pinned
                 continue
-            node = cls(config, log=log)
             if node.url:
                 found.append(node)
         return found
