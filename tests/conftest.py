@@ -18,6 +18,10 @@ Markers say what a test needs; tests the target cannot serve are deselected, not
 
 A test with ``engine``/``min_version``/``max_version`` that is *skipped* on a target it was
 selected for is reported as a failure: the target should support it.
+
+Session fixtures: ``target`` (engine, version, ``at_least()``/``at_most()``, ``url`` when given),
+``cluster_url`` (= ``opensearch_url``), ``client`` (opensearch-py), and ``local_cluster`` (the
+:class:`adapter.local.LocalNode` serving the target, or None for an ``OPENSEARCH_URL`` target).
 """
 
 from __future__ import annotations
