@@ -445,11 +445,15 @@ class LocalNode:
             for index in range(len(ports)):
                 self._spawn(state, index)
                 self._write_state(state)
-        finally:
-            if any(n["pid"] for n in state["nodes"]):
-                self._write_state(state)
-        self._wait_healthy(state, timeout=self.config.start_timeout)
-        self._guard_native_knn(state["nodes"][0]["url"], announce=True)
+            self._wait_healthy(state, timeout=self.config.start_timeout)
+            self._guard_native_knn(state["nodes"][0]["url"], announce=True)
+        except BaseException:
+            # A cluster that failed to come up is stopped, not left running behind the error (its logs stay).
+            for node in state["nodes"]:
+                if node.get("pid") and self._why_not_ours(state, node) is None:
+                    self._terminate(node["pid"], 30.0)
+            self.state_file.unlink(missing_ok=True)
+            raise
         self.log(f"{self.name} is up at {state['nodes'][0]['url']} ({time.monotonic() - started:.1f}s)")
         return self.status()
 

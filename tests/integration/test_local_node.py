@@ -160,3 +160,21 @@ def test_a_faiss_or_nmslib_index_does_not_kill_the_node(session_node, cluster_ur
         assert session_node.status().running
     finally:
         urllib.request.urlopen(urllib.request.Request(f"{cluster_url}/{index}", method="DELETE"), timeout=30).close()
+
+
+def test_a_node_that_fails_after_it_started_is_stopped_not_left_behind(session_node, node_tmp):
+    from adapter.errors import LocalNodeError
+    from adapter.local import procs
+
+    node = LocalNode(NodeConfig(cache_dir=node_tmp / "half", opensearch_home=session_node.status().home, heap="512m", hunspell=False),
+                     log=lambda m: None)
+
+    def fail(*args, **kwargs):
+        raise LocalNodeError("simulated failure after the JVM started")
+
+    node._guard_native_knn = fail
+    with pytest.raises(LocalNodeError, match="simulated"):
+        node.up()
+    marker = f"-Djava.io.tmpdir={node.node_dir}/node-1/tmp"
+    assert not any(marker in procs.cmdline(int(p.name)) for p in Path("/proc").glob("[0-9]*"))
+    assert not node.state_file.exists() and "started" in node.logs(200)
