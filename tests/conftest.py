@@ -1,8 +1,27 @@
-"""Test harness: tiers by folder, one real cluster per session, unique names per test.
+"""Test harness: tiers by folder, one real cluster per session and target, unique names per test.
 
-The cluster is ``OPENSEARCH_URL`` when set; else a testcontainers OpenSearch when a Docker engine
-answers; else the local node from ``adapter.local`` (started here, stopped at the end unless it was
-already running or ``HYBRID_KEEP_NODE=1``). A missing cluster is an error, never a skip.
+The integration tier runs against one *target* per session (see ``adapter.local.targets``):
+``OPENSEARCH_URL`` when set (its engine and version are read from it); else
+``HYBRID_TEST_TARGET`` (``opensearch-3.6.0``, ``opensearch-2.19.1``, ``elasticsearch-9.2.4``; default
+the default release), served by a testcontainers node when a Docker engine answers (OpenSearch
+only), else by the local node (started here, stopped at the end unless it was already running or
+``HYBRID_KEEP_NODE=1``). A missing cluster is an error, never a skip. ``make test`` runs the tier
+once per target (scripts/test_targets.py).
+
+Markers say what a test needs; tests the target cannot serve are deselected, not skipped:
+
+- ``@pytest.mark.engine("elasticsearch")``: only on that engine (or engines). Integration tests
+  without it are OpenSearch tests.
+- ``@pytest.mark.min_version("3.0")`` / ``max_version("2.99")``: only on targets in that range.
+- ``@pytest.mark.local_node``: needs the local node itself (its files, stop/start); deselected when
+  ``OPENSEARCH_URL`` points elsewhere.
+
+A test with ``engine``/``min_version``/``max_version`` that is *skipped* on a target it was
+selected for is reported as a failure: the target should support it.
+
+Session fixtures: ``target`` (engine, version, ``at_least()``/``at_most()``, ``url`` when given),
+``cluster_url`` (= ``opensearch_url``), ``client`` (opensearch-py), and ``local_cluster`` (the
+:class:`adapter.local.LocalNode` serving the target, or None for an ``OPENSEARCH_URL`` target).
 """
 
 from __future__ import annotations
@@ -19,6 +38,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
 TIERS = {"unit": "unit", "integration": "integration", "packaging": "packaging", "reliability": "reliability"}
+REQUIREMENT_MARKERS = ("engine", "min_version", "max_version")
 
 
 def pytest_addoption(parser):
@@ -32,12 +52,92 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "engine(*names): runs only on targets of these engines (default for integration tests: opensearch)")
+    config.addinivalue_line("markers", "min_version(v): runs only on targets of version >= v")
+    config.addinivalue_line("markers", "max_version(v): runs only on targets of version <= v")
+    config.addinivalue_line("markers", "local_node: needs the local node itself; deselected when OPENSEARCH_URL points elsewhere")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         parts = Path(str(item.fspath)).relative_to(ROOT / "tests").parts
         tier = TIERS.get(parts[0]) if len(parts) > 1 else None
         if tier:
             item.add_marker(getattr(pytest.mark, tier))
+
+
+def _why_deselected(item, target) -> str | None:
+    engine = item.get_closest_marker("engine")
+    engines = engine.args if engine else ("opensearch",)
+    if target.engine not in engines:
+        return f"needs {'/'.join(engines)}"
+    low = item.get_closest_marker("min_version")
+    if low and not target.at_least(low.args[0]):
+        return f"needs version >= {low.args[0]}"
+    high = item.get_closest_marker("max_version")
+    if high and not target.at_most(high.args[0]):
+        return f"needs version <= {high.args[0]}"
+    if item.get_closest_marker("local_node") and not target.local:
+        return "needs the local node (OPENSEARCH_URL points elsewhere)"
+    return None
+
+
+def _deselect_for_target(config, items):
+    integration = [i for i in items if i.get_closest_marker("integration")]
+    if not integration:
+        return
+    from adapter.local.targets import current_target
+
+    target = current_target()
+    config._hybrid_target = target
+    keep, drop = [], []
+    for item in items:
+        if item.get_closest_marker("integration") and _why_deselected(item, target):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+class _TargetFilter:
+    """Runs after `-m` filtering, so a unit-only run never asks which target there is."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        _deselect_for_target(config, items)
+
+
+def pytest_sessionstart(session):
+    session.config.pluginmanager.register(_TargetFilter(), "hybrid-target-filter")
+
+
+def pytest_report_header(config):
+    target = os.environ.get("OPENSEARCH_URL") or os.environ.get("HYBRID_TEST_TARGET") or "the default local release"
+    return f"integration target: {target}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    declared = any(item.get_closest_marker(m) for m in REQUIREMENT_MARKERS)
+    if report.skipped and declared and item.get_closest_marker("integration") and not hasattr(report, "wasxfail"):
+        target = getattr(item.config, "_hybrid_target", None)
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped on {target.name if target else 'its target'}, which its markers say supports it: {reason}"
+
+
+@pytest.fixture(scope="session")
+def target(request):
+    """The session's integration target (engine, version, and the URL when it was given)."""
+    from adapter.local.targets import current_target
+
+    return getattr(request.config, "_hybrid_target", None) or current_target()
 
 
 def _docker_answers() -> bool:
@@ -51,26 +151,40 @@ def _docker_answers() -> bool:
 
 
 @pytest.fixture(scope="session")
-def opensearch_url():
-    url = os.environ.get("OPENSEARCH_URL")
-    if url:
-        yield url
+def local_cluster(target):
+    """The local node serving the target, started here when needed (None for an OPENSEARCH_URL target)."""
+    if not target.local:
+        yield None
         return
-    if _docker_answers():
-        from testcontainers.opensearch import OpenSearchContainer
+    from adapter.local import LocalNode, NodeConfig
 
-        with OpenSearchContainer("opensearchproject/opensearch:2.19.1", security_enabled=False) as container:
-            cfg = container.get_config()
-            yield f"http://{cfg['host']}:{cfg['port']}"
-        return
-    from adapter.local import LocalNode
-
-    node = LocalNode()
+    node = LocalNode(NodeConfig(engine=target.engine, version=target.version))
     was_running = node.url is not None
-    status = node.up()
-    yield status.url
+    node.up()
+    yield node
     if not was_running and os.environ.get("HYBRID_KEEP_NODE") != "1":
         node.down()
+
+
+@pytest.fixture(scope="session")
+def cluster_url(target, request):
+    """The URL of the session's cluster: OPENSEARCH_URL, a testcontainers node, or the local node."""
+    if target.url:
+        return target.url
+    if target.engine == "opensearch" and _docker_answers():
+        from testcontainers.opensearch import OpenSearchContainer
+
+        container = OpenSearchContainer(f"opensearchproject/opensearch:{target.version}", security_enabled=False)
+        container.start()
+        request.addfinalizer(container.stop)
+        cfg = container.get_config()
+        return f"http://{cfg['host']}:{cfg['port']}"
+    return request.getfixturevalue("local_cluster").url
+
+
+@pytest.fixture(scope="session")
+def opensearch_url(cluster_url):
+    return cluster_url
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
-"""A real single-node OpenSearch (k-NN + neural-search) for development and tests, from Maven."""
+"""Real local OpenSearch (k-NN + neural-search) and Elasticsearch nodes for development and tests, from Maven."""
 
-from .distribution import DEFAULT_VERSION
+from .engines import DEFAULT_VERSION, RELEASES, Release, resolve_release
 from .node import LocalNode, NodeConfig, NodeStatus, default_cache_dir
 
-__all__ = ["DEFAULT_VERSION", "LocalNode", "NodeConfig", "NodeStatus", "default_cache_dir"]
+__all__ = ["DEFAULT_VERSION", "RELEASES", "LocalNode", "NodeConfig", "NodeStatus", "Release", "default_cache_dir", "resolve_release"]

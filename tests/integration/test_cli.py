@@ -13,7 +13,7 @@ def run(capsys, *args):
     return code, out, err
 
 
-def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_name, support_docs_path, tmp_path):
+def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_name, support_docs_path, tmp_path, target):
     url = ("--url", opensearch_url)
     code, out, _ = run(capsys, "init", "--index", index_name, "--embedder", "multilingual-e5-small", "--analyzer", "spanish", *url)
     assert code == 0 and f"created  index              {index_name}-v1" in out

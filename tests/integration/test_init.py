@@ -17,7 +17,7 @@ def spec(e5):
     return IndexSpec(e5.fingerprint, analyzer="spanish")
 
 
-def test_init_creates_templates_index_alias_and_pipelines(client, index_name, spec):
+def test_init_creates_templates_index_alias_and_pipelines(client, index_name, spec, target):
     report = init_index(client, index_name, spec)
     assert report.index == f"{index_name}-v1"
     actions = {(c.kind, c.name): c.action for c in report.changes}
@@ -31,11 +31,10 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     assert mapping["properties"]["embedding"]["dimension"] == 384
     assert mapping["properties"]["text"]["analyzer"] == "spanish"
     names = {c.name for c in report.changes if c.kind == "pipeline"}
-    expected = {"min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
-                "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf"}
-    if OPENSEARCH.probe(client).z_score:
-        expected.add("z_score-arithmetic_mean")
-    assert names == {f"{index_name}-{n}" for n in expected}
+    z_score = ("z_score-arithmetic_mean",) if target.at_least("3.0") else ()  # z_score exists from 3.0
+    assert names == {f"{index_name}-{n}" for n in (
+        "min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
+        "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf", *z_score)}
     rrf = get_pipeline(client, f"{index_name}-rrf")
     assert OPENSEARCH.pipeline_fusion(rrf) == RRF(60)
     assert rrf["response_processors"] == [{"hybrid_score_explanation": {}}]
@@ -48,14 +47,12 @@ def test_second_init_is_a_no_op(client, index_name, spec):
     assert {c.action for c in again.changes} == {"unchanged"}
 
 
-def test_changed_pipeline_weights_are_updated_with_a_diff(client, index_name, spec):
+def test_changed_pipeline_weights_are_updated_with_a_diff(client, index_name, spec, target):
     init_index(client, index_name, spec)
     report = init_index(client, index_name, spec, weights=(0.3, 0.7))
     updated = [c for c in report.changes if c.action == "updated"]
-    expected = {f"{index_name}-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")}
-    if OPENSEARCH.probe(client).z_score:
-        expected.add(f"{index_name}-z_score-arithmetic_mean")
-    assert {c.name for c in updated} == expected
+    z_score = {f"{index_name}-z_score-arithmetic_mean"} if target.at_least("3.0") else set()
+    assert {c.name for c in updated} == {f"{index_name}-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")} | z_score
     assert re.search(r"^-\s+0\.5,?$", updated[0].diff, re.M) and re.search(r"^\+\s+0\.3,$", updated[0].diff, re.M)
     stored = get_pipeline(client, f"{index_name}-min_max-arithmetic_mean")
     assert stored["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.3, 0.7]

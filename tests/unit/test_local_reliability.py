@@ -1,0 +1,70 @@
+"""Issue 10: `down` must signal only the node it started, a TIME_WAIT port is free, and a cached
+artifact is re-hashed on every use. Each of these failed before the fix."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from adapter.local import LocalNode, NodeConfig
+from adapter.local import procs
+
+
+def _fake_state(node: LocalNode, pid: int) -> None:
+    node.state_file.parent.mkdir(parents=True, exist_ok=True)
+    node.state_file.write_text(json.dumps({
+        "pid": pid, "port": 9, "url": "http://127.0.0.1:9", "home": str(node.node_dir), "version": "2.19.1", "started": time.time(),
+    }))
+
+
+def test_down_never_signals_a_process_that_only_mentions_the_node_folder(tmp_path):
+    node = LocalNode(NodeConfig(cache_dir=tmp_path), log=lambda m: None)
+    node.node_dir.mkdir(parents=True, exist_ok=True)
+    # Any process whose argv contains the node folder used to pass the check and be killed.
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(node.node_dir)])
+    try:
+        deadline = time.monotonic() + 10
+        while str(node.node_dir) not in Path(f"/proc/{victim.pid}/cmdline").read_bytes().decode(errors="replace"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)  # until the child has exec'd: before that its argv is pytest's
+        _fake_state(node, victim.pid)
+        assert node.down() is False
+        time.sleep(0.2)
+        assert victim.poll() is None, "down() signalled a process that is not the node"
+        assert not node.status().running
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can hand a file to another user")
+def test_a_state_file_not_owned_by_the_caller_is_ignored(tmp_path):
+    node = LocalNode(NodeConfig(cache_dir=tmp_path), log=lambda m: None)
+    node.node_dir.mkdir(parents=True, exist_ok=True)
+    _fake_state(node, os.getpid())
+    os.chown(node.state_file, 65534, 65534)  # e.g. written by the unprivileged node user
+    assert node._state() is None
+
+
+def test_a_port_left_in_time_wait_counts_as_free():
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the JVM's server sockets do
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    conn, _ = server.accept()
+    conn.close()  # the server side closes first, so its end of the connection stays in TIME_WAIT
+    time.sleep(0.1)
+    client.close()
+    server.close()
+    assert procs.port_is_free(port), "a port held only by TIME_WAIT was reported busy"
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        assert not procs.port_is_free(listening.getsockname()[1])
