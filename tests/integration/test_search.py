@@ -90,11 +90,14 @@ def test_unsupported_fusion_falls_back_and_says_so(searcher, client, support, e5
 
 @pytest.mark.min_version("3.1")
 def test_z_score_and_weighted_rrf_fuse_on_the_server_from_3_1(searcher, support):
-    result = searcher.search("error E-4012", technique="hybrid", fusion=Fusion(normalization="z_score"), k=3)
-    assert result.technique is Technique.HYBRID and result.fused_by.startswith("server:") and "z_score" in result.fused_by
+    result = searcher.search("error E-4012", technique="hybrid", fusion=ScoreNormalization("z_score"), k=3)
+    assert result.technique is Technique.HYBRID and result.fused_by is FusedBy.SERVER_PIPELINE and "z_score" in result.pipeline
     assert not result.notices and result.hits[0].id == "e-4012"
-    weighted = searcher.search("error E-4012", technique="hybrid", fusion=Fusion.rrf(weights=(0.7, 0.3)), k=3)
-    assert weighted.technique is Technique.HYBRID and weighted.fused_by.startswith("server:") and not weighted.notices
+    weighted = searcher.search("error E-4012", technique="hybrid", fusion=RRF(weights=(0.7, 0.3)), k=3)
+    assert weighted.technique is Technique.HYBRID and weighted.fused_by is FusedBy.SERVER_INLINE and not weighted.notices
+    # The weights reached the server: its scores are the weighted RRF the client computes.
+    client_side = searcher.search("error E-4012", technique="client-rrf", fusion=RRF(weights=(0.7, 0.3)), k=3)
+    assert [h.score for h in weighted.hits] == pytest.approx([h.score for h in client_side.hits], rel=1e-6)
 
 
 def test_filters_pre_filter_the_knn_leg(searcher):
