@@ -25,6 +25,7 @@ import numpy as np
 
 from . import fusion as fusion_fns
 from . import responses
+from .adaptive import ADAPTIVE, AdaptivePolicy, QuerySignals, match_quality, stored_policy
 from .assets import IndexNames
 from .capabilities import Capabilities
 from .catalog import IndexInfo, read_index_info, read_pipeline
@@ -35,10 +36,10 @@ from .engines import Engine, engine_for
 from .errors import CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
 from .mmr import mmr as mmr_select
-from .queries import TextLeg, clean_query, msearch_lines, search_body, text_query
+from .queries import TextLeg, clean_query, field_boosts, msearch_lines, search_body, termvectors_body, text_query
 from .rerank import Reranker
 from .responses import RawHit
-from .types import FusedBy, Hit, LegScore, SearchResult, Technique
+from .types import FusedBy, FusionChoice, Hit, LegScore, SearchResult, Technique
 
 KNN_MAX_K = 10_000
 
@@ -72,7 +73,9 @@ class Searcher:
 
     ``embedder`` defaults to the one recorded in the index's fingerprint (loaded on first use); a
     given embedder must match that fingerprint. ``depth`` is the candidate depth per leg.
-    ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches.
+    ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches; an
+    :class:`~adapter.adaptive.AdaptivePolicy` chooses the weights per query. Without either, the
+    searcher follows the index: adaptive when ``hybrid init`` made it so, else its default pipeline.
     """
 
     def __init__(
@@ -85,7 +88,7 @@ class Searcher:
         engine: Engine | None = None,
         reranker: Reranker | None = None,
         text_leg: TextLeg | None = None,
-        fusion: Fusion | None = None,
+        fusion: Fusion | AdaptivePolicy | None = None,
         pipeline: str | None = None,
         depth: int = 100,
         allow_fallback: bool = True,
@@ -101,6 +104,11 @@ class Searcher:
         self.names = IndexNames(info.alias)
         self.text_leg = text_leg or TextLeg(info.query_fields)
         self.reranker = reranker
+        # The index's own policy (a learned one stored by `hybrid calibrate --policy`, else the
+        # default) and its calibration (adapter.adaptive).
+        self.policy, self.calibration = stored_policy(info.adaptive)
+        if fusion is None and pipeline is None and info.default_fusion == ADAPTIVE:
+            fusion = self.policy
         self.fusion = fusion or DEFAULT_FUSION
         # Without a fusion or pipeline of its own, the searcher follows the index's default pipeline.
         self.pipeline = pipeline or (info.default_pipeline if fusion is None else None)
@@ -225,7 +233,7 @@ class Searcher:
         k: int = 10,
         from_: int = 0,
         filters: Mapping[str, Any] | None = None,
-        fusion: Fusion | None = None,
+        fusion: Fusion | AdaptivePolicy | None = None,
         pipeline: str | None = None,
         depth: int | None = None,
         rerank_top: int | None = None,
@@ -264,7 +272,13 @@ class Searcher:
         page_from, page_size = (0, first_stage) if post else (from_, k)
 
         plan: FusionPlan | None = None
+        choice: FusionChoice | None = None
+        asked = (0.0, 0)  # server time and requests spent before the first stage (adaptive signals)
         if technique is Technique.HYBRID:
+            policy = self._adaptive(fusion, pipeline)
+            if policy is not None:
+                choice, asked = self._choose(policy, query, filters)
+                fusion = policy.fusion(choice)
             plan = self.plan_fusion(fusion, pipeline)
             if plan.fused_by is FusedBy.CLIENT:
                 technique = Technique.CLIENT_RRF
@@ -284,6 +298,7 @@ class Searcher:
             hits, took, requests = self._server_hybrid(stage, plan, explain)
         else:
             hits, took, requests = self._client_rrf(stage, plan.fusion)
+        took, requests = took + asked[0], requests + asked[1]
 
         if rerank_top is not None:
             hits = self._rerank(query, hits[:rerank_top])
@@ -304,7 +319,35 @@ class Searcher:
             total_ms=(time.perf_counter() - started) * 1000.0,
             notices=(plan.notice,) if plan and plan.notice else (),
             requests=requests,
+            choice=choice,
         )
+
+    # -- adaptive fusion ---------------------------------------------------------------------------
+    def _adaptive(self, fusion, pipeline: str | None) -> AdaptivePolicy | None:
+        """The adaptive policy this hybrid search runs, if any (an explicit pipeline or fusion wins)."""
+        if isinstance(fusion, AdaptivePolicy):
+            return fusion
+        if fusion is None and pipeline is None and isinstance(self.fusion, AdaptivePolicy):
+            return self.fusion
+        return None
+
+    def _choose(self, policy: AdaptivePolicy, query: str, filters) -> tuple[FusionChoice, tuple[float, int]]:
+        """The policy's weights for ``query``; (server took, requests) spent on its signals."""
+        if not policy.uses_legs:
+            return policy.choose(QuerySignals.of(query), self.calibration), (0.0, 0)
+        quality, took = self.query_match_quality(query, filters)
+        return policy.choose(QuerySignals.of(query, quality), self.calibration), (took, 2)
+
+    def query_match_quality(self, query: str, filters=None) -> tuple[float | None, float]:
+        """BM25's match quality for ``query`` (:func:`adapter.adaptive.match_quality`) and the server's
+        took: the BM25 leg's best hit (one hit, no source) and the query's term statistics."""
+        body = {**search_body(text_query(query, self.text_leg, filters), size=1), "_source": False}
+        resp = self._search(body)
+        top = responses.hits(resp)
+        with translate_errors(f"reading term statistics of {self.alias}", self.client):
+            tv = self.client.termvectors(index=self.info.index, body=termvectors_body(query, self.text_leg))
+        fields = responses.term_statistics(tv, field_boosts(self.text_leg.fields))
+        return match_quality(top[0].score if top else 0.0, fields), responses.took(resp) + float(tv.get("took", 0) or 0)
 
     # -- first stages ------------------------------------------------------------------------------
     def _exclude(self, stage: _Stage) -> tuple[str, ...]:

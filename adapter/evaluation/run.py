@@ -56,7 +56,8 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 
 def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
-                  use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None) -> str:
+                  use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None,
+                  text_layout: str = "fields") -> str:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path."""
     from ..ingest import Ingestor
     from ..sources import count_rows
@@ -64,7 +65,7 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     if fresh and alias_indices(client, alias):
         with translate_errors(f"deleting the old {alias}", client):
             client.indices.delete(index=f"{alias}-v*")
-    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost))
+    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost, text_layout=text_layout))
     with translate_errors(f"counting {alias}", client):
         have = client.count(index=alias)["count"]
     total = count_rows(dataset.corpus)
