@@ -47,6 +47,7 @@ from .fusions import (
 from .types import (
     EmbeddingFingerprint,
     FusedBy,
+    FusionChoice,
     Hit,
     IngestReport,
     ItemFailure,
@@ -78,6 +79,10 @@ _LAZY = {
     "read_source": "sources",
     "Searcher": "search",
     "FusionPlan": "search",
+    "AdaptivePolicy": "adaptive",
+    "Calibration": "adaptive",
+    "DEFAULT_POLICY": "adaptive",
+    "calibrate_index": "calibration",
     "TextLeg": "queries",
     "Reranker": "rerank",
     "CrossEncoderReranker": "rerank",
@@ -95,7 +100,7 @@ __all__ = [
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
-    "parse_fusion", "FusedBy", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
+    "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
     # functions and classes (lazy)
     *_LAZY,
 ]

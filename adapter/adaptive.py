@@ -294,7 +294,7 @@ def score_policy(policy: AdaptivePolicy, examples: Sequence[Example], calibratio
 
 BIAS_OFFSETS = tuple(x / 4 for x in range(-12, 13))  # -3 .. 3
 QUERY_SLOPES = (0.25, 0.5, 1.0)
-EXACT_SHIFTS = (-1.0, -0.5, 0.5, 1.0)
+EXACT_SHIFTS = (-3.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0)
 # What a learned policy may change, from least to most (each family also keeps the others' values).
 FAMILIES = {
     "untuned": {},

@@ -180,7 +180,10 @@ class IndexSpec:
         if self.fingerprint.dimension < 1:
             raise ConfigurationError(f"vector dimension must be positive, got {self.fingerprint.dimension}")
         object.__setattr__(self, "text_fields", self.layout.text_fields)  # validates the names
-        fusion = None if self.default_fusion == ADAPTIVE else parse_fusion(self.default_fusion)
+        try:
+            fusion = None if self.default_fusion == ADAPTIVE else parse_fusion(self.default_fusion)
+        except InputError as exc:
+            raise ConfigurationError(f"default_fusion: {exc}, or {ADAPTIVE}") from exc
         if fusion is not None and fusion.name != self.default_fusion:
             raise ConfigurationError(f"default_fusion {self.default_fusion!r} is not a fusion name; did you mean {fusion.name!r}?")
 

@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from ..errors import HybridError
-from . import demo, evaluate, index, ingest, search
+from . import adaptive, demo, evaluate, index, ingest, search
 
-COMMANDS = (index, ingest, search, evaluate, demo)
+COMMANDS = (index, ingest, search, evaluate, adaptive, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

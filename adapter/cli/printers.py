@@ -18,6 +18,8 @@ def print_result(result, *, explain: bool) -> None:
         print(f"note: {notice}")
     print(f"{result.technique.value} | fused by {result.fused_by_label} | {len(result.hits)} hits | took {result.took_ms:.0f} ms (server), "
           f"{result.total_ms:.0f} ms (total)")
+    if result.choice is not None:
+        print("adaptive fusion: " + "; ".join(result.choice.reasons))
     header = f"{'#':>3}  {'score':>9}  {'id':<24} title"
     if explain:
         header += "   | bm25 rank/raw/norm/contrib | dense rank/raw/norm/contrib"
@@ -38,9 +40,14 @@ def print_result(result, *, explain: bool) -> None:
         print(line)
 
 
-def print_advice(advice) -> None:
-    for c in advice.queries:
-        print(f"{c.kind:>7}  {c.text[:70]:<70}  {'; '.join(c.reasons)}")
+def print_advice(advice, choices=None) -> None:
+    """The class of each query and, with ``choices`` (one FusionChoice per query), the adaptive weights."""
+    for i, c in enumerate(advice.queries):
+        line = f"{c.kind:>7}  {c.text[:70]:<70}  {'; '.join(c.reasons)}"
+        if choices:
+            w = choices[i].weights
+            line += f"  -> {choices[i].policy}: bm25 {w[0]:.2f} / dense {w[1]:.2f}"
+        print(line)
     print(f"\n{len(advice.queries)} queries: {advice.natural_share:.0%} natural language, {advice.exact_share:.0%} exact terms")
     print(f"recommendation: {advice.recommendation} ({advice.reason})")
 
@@ -52,6 +59,17 @@ def print_eval(report) -> None:
     for name, result in report.results.items():
         for notice in result.notices:
             print(f"note ({name}): {notice}")
+    classes = [(name, r.by_class) for name, r in report.results.items() if r.by_class]
+    if classes:
+        print("\nnDCG@10 by query class (adapter.advisor): exact-term | natural language")
+        for name, by in classes:
+            cells = [f"{by[k]['ndcg@10']:.4f} ({by[k]['queries']})" if k in by else "-" for k in ("exact", "natural")]
+            print(f"  {name:<40} {cells[0]:>16} | {cells[1]:>16}")
+    if report.settings.get("default_technique"):
+        print(f"the product's default: {report.settings['default_technique']}")
+    if report.learned:
+        print(f"learned adaptive policy ({report.learned['family']}; cross-validated on the train split: "
+              f"{report.learned['cross_validated_ndcg@10']}): {report.learned['policy']['parameters']}")
     parity = report.settings.get("rrf_parity")
     if parity:
         print(f"server RRF vs client-rrf: {parity['identical_up_to_ties']}/{parity['queries']} queries ranked identically up to the "
