@@ -335,6 +335,10 @@ class Learned:
     cross_validated: Mapping[str, float]  # family -> mean nDCG@10 on held-out folds of the train split
 
 
+def _example_score(policy: AdaptivePolicy, ex: Example, calibration: Calibration | None, index: Mapping[float, int]) -> float:
+    return ex.gains[index[round(policy.weight(ex.signals, calibration)[0], 6)]]
+
+
 def learn_policy(base: AdaptivePolicy, examples: Sequence[Example], calibration: Calibration | None, *,
                  grid: Sequence[float] | None = None, folds: int = 2, name: str = "learned",
                  trained_on: Mapping[str, Any] | None = None, families: Sequence[str] = tuple(FAMILIES)) -> Learned:
@@ -342,23 +346,34 @@ def learn_policy(base: AdaptivePolicy, examples: Sequence[Example], calibration:
 
     Each family of parameters (:data:`FAMILIES`: none, the corpus weight, + the exact-term shift,
     + the per-query slope) is scored by ``folds``-fold cross-validation *within the train split*
-    (fit on the other folds, score on the held-out one; folds interleave the queries). The family
-    with the best held-out score wins (ties: the simpler one) and is refitted on the whole split,
-    so a flat or noisy train split keeps the untuned defaults."""
+    (fit on the other folds, score each held-out query; folds interleave the queries). The simplest
+    family whose held-out nDCG@10 is within one standard error of the best family's (the paired
+    per-query difference; the "one-standard-error rule", Hastie, Tibshirani & Friedman, *Elements
+    of Statistical Learning* 7.10) wins and is refitted on the whole split, so a flat or noisy train
+    split keeps the untuned defaults."""
     if not examples:
         raise InputError("no judged queries to learn the fusion policy from")
     if folds < 2 or len(examples) < folds:
         raise InputError(f"cross-validation needs at least {max(folds, 2)} judged queries and 2 folds")
     grid = tuple(grid or weight_grid(base.step))
-    parts = [list(examples[i::folds]) for i in range(folds)]
-    cv: dict[str, float] = {}
+    index = {round(w, 6): i for i, w in enumerate(grid)}
+    held_out: dict[str, list[float]] = {}
     for family in families:
-        total = 0.0
-        for i, held in enumerate(parts):
-            rest = [ex for j, part in enumerate(parts) if j != i for ex in part]
+        scores = [0.0] * len(examples)
+        for i in range(folds):
+            rest = [ex for j, ex in enumerate(examples) if j % folds != i]
             fitted, _ = _fit(base, family, rest, calibration, grid)
-            total += score_policy(fitted, held, calibration, grid) * len(held)
-        cv[family] = total / len(examples)
-    family = max(families, key=lambda f: (round(cv[f], 9), -list(FAMILIES).index(f)))
+            for j in range(i, len(examples), folds):
+                scores[j] = _example_score(fitted, examples[j], calibration, index)
+        held_out[family] = scores
+    cv = {f: float(np.mean(s)) for f, s in held_out.items()}
+    best = max(families, key=lambda f: (round(cv[f], 9), -list(FAMILIES).index(f)))
+    family = best
+    for f in sorted(families, key=list(FAMILIES).index):  # simplest first
+        diff = np.asarray(held_out[best]) - np.asarray(held_out[f])
+        se = float(diff.std(ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if cv[best] - cv[f] <= se:
+            family = f
+            break
     fitted, score = _fit(base, family, examples, calibration, grid)
     return Learned(replace(fitted, name=name, trained_on=trained_on), family, score, cv)
