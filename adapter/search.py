@@ -174,10 +174,21 @@ class Searcher:
         stored = self._stored_fusion(named)
         if stored is not None and (wanted.weights is None or stored == wanted):
             return FusionPlan(stored, FusedBy.SERVER_PIPELINE, pipeline=named)
+        # The index's default pipeline may run exactly these weights (an adaptive index's
+        # <alias>-adaptive holds its corpus weights): stored beats inline (docs/BENCHMARKS.md).
+        default = self.info.default_pipeline
+        if default and default != named and wanted.weights is not None and self._runs_exactly(default, wanted):
+            return FusionPlan(wanted, FusedBy.SERVER_PIPELINE, pipeline=default)
         if fusion is None and wanted == DEFAULT_FUSION:
             raise PipelineNotFoundError(named, f"create it with `hybrid init --index {self.alias}`")
         # Parameters no stored pipeline has: send the pipeline with the request (server-side still).
         return FusionPlan(wanted, FusedBy.SERVER_INLINE, inline=self.engine.render_pipeline(wanted, self.caps))
+
+    def _runs_exactly(self, name: str, fusion: Fusion) -> bool:
+        try:
+            return self._stored_fusion(name) == fusion
+        except InputError:  # a default pipeline that does not fuse: not one to reuse
+            return False
 
     def _checked(self, plan: FusionPlan) -> FusionPlan:
         ok, why = self.caps.supports(plan.fusion)

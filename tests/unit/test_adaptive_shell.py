@@ -53,9 +53,9 @@ def termvectors(doc_count=12, **terms) -> dict:
                                                            for t, df in terms.items()}}}}
 
 
-def info(adaptive=None, default_fusion=None) -> IndexInfo:
+def info(adaptive=None, default_fusion=None, default_pipeline=None) -> IndexInfo:
     return IndexInfo("docs", "docs-v1", FP, text_fields=("text",), query_fields=("text",), default_fusion=default_fusion,
-                     adaptive=adaptive)
+                     adaptive=adaptive, default_pipeline=default_pipeline)
 
 
 def inline_weights(call) -> list[float]:
@@ -74,10 +74,22 @@ def test_the_default_policy_costs_no_request_and_sends_its_weights_inline():
     assert "BM25 match quality 0.39 (median of 12 calibration queries)" in result.choice.reasons[0]
 
 
-def test_an_index_whose_default_is_adaptive_gets_adaptive_searches():
-    client = FakeClient({"transport.perform_request": no_pipelines, "search": hits(("a", 0.9))})
-    s = Searcher(client, info({"calibration": Calibration(0.39, 12).to_meta()}, default_fusion="adaptive"), CAPS, UnitEmbedder())
-    assert s.search("hola").choice.weights == (0.1, 0.9)
+def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_stored_pipeline():
+    corpus = ScoreNormalization(weights=(0.1, 0.9))  # what `hybrid calibrate` put in docs-adaptive
+
+    def pipelines(call):
+        name = call.args[1].rsplit("/", 1)[-1]
+        if name == "docs-adaptive":
+            return {name: OPENSEARCH.render_pipeline(corpus, CAPS)}
+        return {"error": "not found", "status": 404}
+
+    client = FakeClient({"transport.perform_request": pipelines, "search": hits(("a", 0.9))})
+    calibrated = info({"calibration": Calibration(0.39, 12).to_meta()}, default_fusion="adaptive", default_pipeline="docs-adaptive")
+    s = Searcher(client, calibrated, CAPS, UnitEmbedder())
+    result = s.search("hola")
+    assert result.choice.weights == (0.1, 0.9)
+    assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == "docs-adaptive"
+    assert client.calls_to("search")[0].params == {"search_pipeline": "docs-adaptive"}
     explicit = s.search("hola", fusion=ScoreNormalization(weights=(0.7, 0.3)))  # an explicit fusion wins
     assert explicit.choice is None and inline_weights(client.calls_to("search")[-1]) == [0.7, 0.3]
 

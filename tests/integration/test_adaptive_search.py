@@ -63,7 +63,9 @@ def test_calibration_makes_the_demo_query_find_a_returns_document_first(client, 
     result = searcher.search("¿cómo devuelvo un pedido?", k=3, explain=True)
     assert result.hits[0].id in RETURNS
     assert result.choice is not None and result.choice.weights == report.weights
-    assert result.fused_by is FusedBy.SERVER_INLINE and result.fusion.weights == result.choice.weights
+    # The corpus weights are what the index's adaptive pipeline holds: the stored pipeline runs them.
+    assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == f"{adaptive_index}-adaptive"
+    assert result.fusion.weights == result.choice.weights
     assert result.hits[0].legs[1].weight == pytest.approx(result.choice.weights[1])  # the explanation shows the chosen weights
     assert searcher.search("error E-4012", k=3).hits[0].id == "e-4012"
     # A bare hybrid query from any other client gets the calibrated corpus weights from the index's default pipeline.
