@@ -20,7 +20,17 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     code, out, _ = run(capsys, "ingest", str(support_docs_path), "--index", index_name, "--quiet", "--cache", str(tmp_path / "c.sqlite"), *url)
     assert code == 0 and "documents: 12  chunks: 12  failures: 0" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--explain", "-k", "3", *url)
-    assert code == 0 and "fused by server:" in out and "e-4012" in out.splitlines()[2]
+    hits = [line for line in out.splitlines() if line[:3].strip().isdigit()]
+    assert code == 0 and "fused by server:" in out and "e-4012" in hits[0]
+    # `hybrid init` made the index adaptive (the measured default); calibrating it needs only query texts.
+    assert "adaptive fusion: corpus: not calibrated" in out
+    queries = tmp_path / "queries.txt"
+    queries.write_text("¿cómo devuelvo un pedido?\nno recuerdo mi clave\n¿cuánto tarda un envío a Canarias?\n", encoding="utf-8")
+    code, out, _ = run(capsys, "calibrate", "--index", index_name, "--queries", str(queries), *url)
+    assert code == 0 and "median of 3 queries" in out and f"search pipeline {index_name}-adaptive updated" in out
+    code, out, _ = run(capsys, "search", "¿cómo devuelvo un pedido?", "--index", index_name, "-k", "3", *url)
+    hits = [line for line in out.splitlines() if line[:3].strip().isdigit()]
+    assert code == 0 and "median of 3 calibration queries" in out and "facturacion" not in hits[0]
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--json", "-t", "client-rrf", *url)
     data = json.loads(out)
     assert data["technique"] == "client-rrf" and data["hits"][0]["id"] == "e-4012"
