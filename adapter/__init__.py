@@ -48,6 +48,7 @@ from .fusions import (
 from .types import (
     EmbeddingFingerprint,
     FusedBy,
+    FusionChoice,
     Hit,
     IngestReport,
     ItemFailure,
@@ -74,6 +75,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from .fusion import rrf, fuse
     from .mmr import mmr
     from .local import LocalNode, NodeConfig
+    from .adaptive import AdaptivePolicy, Calibration, DEFAULT_POLICY
+    from .calibration import calibrate_index
 
 _LAZY = {
     "connect": "client",
@@ -98,6 +101,10 @@ _LAZY = {
     "read_source": "sources",
     "Searcher": "search",
     "FusionPlan": "search",
+    "AdaptivePolicy": "adaptive",
+    "Calibration": "adaptive",
+    "DEFAULT_POLICY": "adaptive",
+    "calibrate_index": "calibration",
     "TextLeg": "queries",
     "Reranker": "rerank",
     "CrossEncoderReranker": "rerank",
@@ -115,7 +122,7 @@ __all__ = [
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
-    "parse_fusion", "FusedBy", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
+    "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
     # functions and classes (lazy)
     *_LAZY,
 ]

@@ -18,6 +18,7 @@ from .catalog import alias_indices, orphaned_indices, put_pipeline, read_pipelin
 from .client import translate_errors
 from .engines import Engine, engine_for
 from .errors import ConfigurationError, IndexMismatchError
+from .adaptive import ADAPTIVE, corpus_fusion
 from .fusions import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
@@ -192,10 +193,11 @@ def init_index(
             "(node attribute knn_native=false); use engine 'lucene'"
         )
     ScoreNormalization(weights=weights)  # validates them before anything is written
-    default = parse_fusion(spec.default_fusion)
+    adaptive_default = spec.default_fusion == ADAPTIVE
+    default = ScoreNormalization() if adaptive_default else parse_fusion(spec.default_fusion)  # adaptive runs min_max
     ok, why = caps.supports(default)
     if not ok:
-        raise ConfigurationError(f"the default fusion {default.name} cannot be the index's default pipeline: {why}")
+        raise ConfigurationError(f"the default fusion {spec.default_fusion} cannot be the index's default pipeline: {why}")
 
     with translate_errors(f"checking {alias}", client):
         plain_index = client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias)
@@ -248,6 +250,11 @@ def init_index(
     pipelines: dict[str, dict[str, Any]] = {}
     for fusion in caps.fusions(weights=tuple(weights)):
         pipelines[names.pipeline(fusion)] = engine.render_pipeline(fusion, caps)
+    if adaptive_default:
+        # What a bare hybrid query from any client gets: the weights of the index's policy and
+        # calibration for a query without per-query signals (`hybrid calibrate` updates it).
+        live_adaptive = (live["mappings"].get("_meta") or {}).get("adaptive") if live else None
+        pipelines[names.default_pipeline(spec)] = engine.render_pipeline(corpus_fusion(live_adaptive), caps)
     for suffix, body in (extra_pipelines or {}).items():
         if engine.pipeline_fusion(body) is None:
             raise ConfigurationError(f"pipeline asset {suffix!r} has no normalization-processor or score-ranker-processor")
@@ -266,9 +273,12 @@ def init_index(
         added = {f: b for f, b in wanted.items() if f not in live_props}
         apply.record("mapping", index, True, not added, {}, added,
                      lambda: client.indices.put_mapping(index=index, body={"properties": added}))
-        # _meta (query fields, schema) can change in place; the fingerprint was checked above.
-        apply.record("mapping _meta", index, True, live_meta == spec.meta, live_meta, spec.meta,
-                     lambda: client.indices.put_mapping(index=index, body={"_meta": spec.meta}))
+        # _meta (query fields, schema) can change in place; the fingerprint was checked above. Keys
+        # the assets do not own (the adaptive calibration) are kept.
+        owned = {k: live_meta.get(k) for k in spec.meta}
+        merged = {**live_meta, **spec.meta}
+        apply.record("mapping _meta", index, True, owned == spec.meta, owned, spec.meta,
+                     lambda: client.indices.put_mapping(index=index, body={"_meta": merged}))
         live_default = canonical_settings(live["settings"]).get(DEFAULT_PIPELINE_SETTING)
         apply.record("settings", index, True, live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: live_default},
                      {DEFAULT_PIPELINE_SETTING: default_pipeline},

@@ -21,6 +21,7 @@ from typing import Any
 
 from .documents import DocumentLayout
 from .errors import AssetError, ConfigurationError, InputError
+from .adaptive import ADAPTIVE
 from .fusions import DEFAULT_FUSION, parse_fusion
 from .types import EmbeddingFingerprint
 
@@ -29,6 +30,11 @@ SPACE_TYPES = ("cosinesimil", "innerproduct", "l2")
 ENGINES = ("lucene", "faiss", "nmslib")
 COMPONENTS = ("text", "vector", "metadata")
 SCHEMA_VERSION = 1
+# How the BM25 leg reads the text fields: "fields" (multi_match most_fields over each field, the
+# title boosted by title_boost) or "combined" (every text field copied into one field by copy_to,
+# so BM25 sees one document length; match on that field).
+TEXT_LAYOUTS = ("fields", "combined")
+COMBINED_FIELD = "all_text"
 
 
 def _asset_root(kind: str):
@@ -146,8 +152,10 @@ class IndexSpec:
     vector_field: str = "embedding"
     text_fields: tuple[str, ...] = ("title", "text")  # title first, body last (adapter.documents)
     title_boost: float = 1.0  # the BM25 leg's weight on title matches (SciFact train prefers 0.5)
+    text_layout: str = "fields"  # one of TEXT_LAYOUTS
     # The fusion of the index's default search pipeline (index.search.default_pipeline): what a
-    # hybrid query sent without a pipeline gets, from any client.
+    # hybrid query sent without a pipeline gets, from any client. "adaptive": the adapter's searcher
+    # chooses the weights per query (adapter.adaptive); other clients get the calibrated corpus weights.
     default_fusion: str = DEFAULT_FUSION.name
 
     def __post_init__(self) -> None:
@@ -163,11 +171,20 @@ class IndexSpec:
             )
         if not 0 < self.title_boost <= 100:
             raise ConfigurationError(f"title_boost must be in (0, 100], got {self.title_boost}")
+        if self.text_layout not in TEXT_LAYOUTS:
+            raise ConfigurationError(f"unknown text layout {self.text_layout!r}; expected one of {', '.join(TEXT_LAYOUTS)}")
+        if self.text_layout == "combined" and self.title_boost != 1:
+            raise ConfigurationError("title_boost applies to the fields layout; the combined layout scores title and text as one field")
+        if COMBINED_FIELD in self.text_fields:
+            raise ConfigurationError(f"{COMBINED_FIELD!r} is the combined layout's field; name the text fields otherwise")
         if self.fingerprint.dimension < 1:
             raise ConfigurationError(f"vector dimension must be positive, got {self.fingerprint.dimension}")
         object.__setattr__(self, "text_fields", self.layout.text_fields)  # validates the names
-        fusion = parse_fusion(self.default_fusion)
-        if fusion.name != self.default_fusion:
+        try:
+            fusion = None if self.default_fusion == ADAPTIVE else parse_fusion(self.default_fusion)
+        except InputError as exc:
+            raise ConfigurationError(f"default_fusion: {exc}, or {ADAPTIVE}") from exc
+        if fusion is not None and fusion.name != self.default_fusion:
             raise ConfigurationError(f"default_fusion {self.default_fusion!r} is not a fusion name; did you mean {fusion.name!r}?")
 
     @property
@@ -176,7 +193,9 @@ class IndexSpec:
 
     @property
     def query_fields(self) -> list[str]:
-        """How the BM25 leg queries the text fields (multi_match field boosts)."""
+        """How the BM25 leg queries the text fields (multi_match field boosts, or the combined field)."""
+        if self.text_layout == "combined":
+            return [COMBINED_FIELD]
         title = self.layout.title_field
         return [f"{f}^{self.title_boost:g}" if f == title and self.title_boost != 1 else f for f in self.text_fields]
 
@@ -188,6 +207,8 @@ class IndexSpec:
             "vector_field": self.vector_field,
             "text_fields": list(self.text_fields),
             "query_fields": self.query_fields,
+            "text_layout": self.text_layout,
+            "default_fusion": self.default_fusion,
         }
 
 
@@ -199,6 +220,10 @@ def render_text_component(spec: IndexSpec) -> dict[str, Any]:
     props.pop("title", None)
     for name in spec.text_fields:
         props[name] = {**copy.deepcopy(template_field), "analyzer": spec.analyzer}
+        if spec.text_layout == "combined":
+            props[name]["copy_to"] = [COMBINED_FIELD]
+    if spec.text_layout == "combined":
+        props[COMBINED_FIELD] = {**copy.deepcopy(template_field), "analyzer": spec.analyzer}
     return text
 
 

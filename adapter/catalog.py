@@ -36,6 +36,8 @@ class IndexInfo:
     max_window: int = DEFAULT_MAX_WINDOW  # index.max_result_window
     default_pipeline: str | None = None  # index.search.default_pipeline
     schema: int = 1  # _meta.adapter_schema
+    default_fusion: str | None = None  # _meta.default_fusion: "adaptive" makes the searcher choose weights per query
+    adaptive: Mapping[str, Any] | None = None  # _meta.adaptive: calibration and policy (adapter.adaptive)
 
     @property
     def layout(self) -> DocumentLayout:
@@ -67,6 +69,8 @@ class IndexInfo:
             max_window=int(window),
             default_pipeline=pipeline if pipeline and pipeline != "_none" else None,
             schema=int(meta.get("adapter_schema", 1)),
+            default_fusion=meta.get("default_fusion"),
+            adaptive=meta.get("adaptive") or None,
         )
 
 

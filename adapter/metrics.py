@@ -41,6 +41,18 @@ def evaluate(qrels: Qrels, rankings: Mapping[str, Sequence[str]], measures: Mapp
     return {name: (total / n if n else 0.0) for name, total in totals.items()}
 
 
+def per_query(qrels: Qrels, rankings: Mapping[str, Sequence[str]], measure: str = "ndcg@10") -> dict[str, float]:
+    """One measure (a name of :data:`MEASURES`) for every query in ``qrels`` (0 where nothing was returned)."""
+    ir_measures = require("ir_measures", "scoring retrieval metrics")
+    parsed = ir_measures.parse_measure(MEASURES[measure])
+    run = {q: docs for q, docs in run_from_rankings(rankings).items() if q in qrels and docs}
+    qrels_dict = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()}
+    out = {q: 0.0 for q in qrels}
+    for metric in ir_measures.iter_calc([parsed], qrels_dict, run):
+        out[metric.query_id] = float(metric.value)
+    return out
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A BEIR-layout dataset: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``."""

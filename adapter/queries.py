@@ -53,6 +53,26 @@ def query_words(query: str) -> int:
     return len({w.lower() for w in re.findall(r"\w+", query)})
 
 
+def field_boosts(fields: Sequence[str]) -> list[tuple[str, float]]:
+    """``("title^0.5", "text")`` -> ``[("title", 0.5), ("text", 1.0)]``."""
+    out = []
+    for spec in fields:
+        name, _, boost = spec.partition("^")
+        try:
+            out.append((name, float(boost) if boost else 1.0))
+        except ValueError:
+            raise InputError(f"field boost must be a number: {spec!r}") from None
+    return out
+
+
+def termvectors_body(query: str, leg: TextLeg) -> dict[str, Any]:
+    """``_termvectors`` of the query as an artificial document: its analysed terms in each query
+    field, with their document frequencies (what BM25's idf is made of)."""
+    names = [name for name, _ in field_boosts(leg.fields)]
+    return {"doc": {name: query for name in names}, "fields": names, "term_statistics": True, "field_statistics": True,
+            "positions": False, "offsets": False, "payloads": False}
+
+
 def filter_clauses(filters: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """``{"lang": "es", "year": {"gte": 2020}, "tags": ["a", "b"]}`` -> term / range / terms clauses.
 

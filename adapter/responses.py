@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from .adaptive import FieldTerms
 from .errors import BackendError
 
 
@@ -182,3 +183,19 @@ def cluster_setting(settings: Mapping[str, Any], name: str) -> Any:
         if node is not None:
             return node
     return None
+
+
+def term_statistics(resp: Mapping[str, Any], fields: Sequence[tuple[str, float]]) -> list[FieldTerms]:
+    """``_termvectors`` of an artificial document (the query) -> the query's terms per field.
+
+    ``fields``: ``(name, boost)`` of the query fields. A term the index does not hold comes back
+    without ``doc_freq``: its document frequency is 0.
+    """
+    vectors = resp.get("term_vectors") or {}
+    out = []
+    for name, boost in fields:
+        tv = vectors.get(name) or {}
+        count = int((tv.get("field_statistics") or {}).get("doc_count") or 0)
+        terms = [(str(t), int(v.get("term_freq") or 1), int(v.get("doc_freq") or 0)) for t, v in (tv.get("terms") or {}).items()]
+        out.append(FieldTerms(name, float(boost), count, tuple(terms)))
+    return out

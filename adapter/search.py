@@ -27,6 +27,7 @@ import numpy as np
 
 from . import fusion as fusion_fns
 from . import responses
+from .adaptive import ADAPTIVE, AdaptivePolicy, QuerySignals, match_quality, stored_policy
 from .assets import IndexNames
 from .capabilities import Capabilities
 from .catalog import IndexInfo, mapped_fields, max_clause_count, read_index_info, read_pipeline
@@ -37,10 +38,10 @@ from .engines import Engine, engine_for
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
 from .mmr import mmr as mmr_select
-from .queries import TextLeg, clean_query, filter_field, msearch_lines, query_words, search_body, text_query
+from .queries import TextLeg, clean_query, field_boosts, filter_field, msearch_lines, query_words, search_body, termvectors_body, text_query
 from .rerank import Reranker
 from .responses import RawHit
-from .types import FusedBy, Hit, LegScore, SearchResult, SentRequest, Technique
+from .types import FusedBy, FusionChoice, Hit, LegScore, SearchResult, SentRequest, Technique
 
 KNN_MAX_K = 10_000
 CLAUSE_CHECK_FLOOR = 64  # below this many term clauses a query is not checked against the cluster's limit
@@ -95,7 +96,9 @@ class Searcher:
     ``embedder`` defaults to the one recorded in the index's fingerprint (loaded on first use, and
     only when its spec is in ``allowed_models``, see :func:`~adapter.embedders.load_index_embedder`);
     a given embedder must match that fingerprint. ``depth`` is the candidate depth per leg.
-    ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches.
+    ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches; an
+    :class:`~adapter.adaptive.AdaptivePolicy` chooses the weights per query. Without either, the
+    searcher follows the index: adaptive when ``hybrid init`` made it so, else its default pipeline.
     """
 
     def __init__(
@@ -108,7 +111,7 @@ class Searcher:
         engine: Engine | None = None,
         reranker: Reranker | None = None,
         text_leg: TextLeg | None = None,
-        fusion: Fusion | None = None,
+        fusion: Fusion | AdaptivePolicy | None = None,
         pipeline: str | None = None,
         depth: int = 100,
         allow_fallback: bool = True,
@@ -125,6 +128,11 @@ class Searcher:
         self.names = IndexNames(info.alias)
         self.text_leg = text_leg or TextLeg(info.query_fields)
         self.reranker = reranker
+        # The index's own policy (a learned one stored by `hybrid calibrate --policy`, else the
+        # default) and its calibration (adapter.adaptive).
+        self.policy, self.calibration = stored_policy(info.adaptive)
+        if fusion is None and pipeline is None and info.default_fusion == ADAPTIVE:
+            fusion = self.policy
         self.fusion = fusion or DEFAULT_FUSION
         # Without a fusion or pipeline of its own, the searcher follows the index's default pipeline.
         self.pipeline = pipeline or (info.default_pipeline if fusion is None else None)
@@ -192,10 +200,21 @@ class Searcher:
         stored = self._stored_fusion(named)
         if stored is not None and (wanted.weights is None or stored == wanted):
             return FusionPlan(stored, FusedBy.SERVER_PIPELINE, pipeline=named)
+        # The index's default pipeline may run exactly these weights (an adaptive index's
+        # <alias>-adaptive holds its corpus weights): stored beats inline (docs/BENCHMARKS.md).
+        default = self.info.default_pipeline
+        if default and default != named and wanted.weights is not None and self._runs_exactly(default, wanted):
+            return FusionPlan(wanted, FusedBy.SERVER_PIPELINE, pipeline=default)
         if fusion is None and wanted == DEFAULT_FUSION:
             raise PipelineNotFoundError(named, f"create it with `hybrid init --index {self.alias}`")
         # Parameters no stored pipeline has: send the pipeline with the request (server-side still).
         return FusionPlan(wanted, FusedBy.SERVER_INLINE, inline=self.engine.render_pipeline(wanted, self.caps))
+
+    def _runs_exactly(self, name: str, fusion: Fusion) -> bool:
+        try:
+            return self._stored_fusion(name) == fusion
+        except InputError:  # a default pipeline that does not fuse: not one to reuse
+            return False
 
     def _checked(self, plan: FusionPlan) -> FusionPlan:
         ok, why = self.caps.supports(plan.fusion)
@@ -255,7 +274,7 @@ class Searcher:
         k: int = 10,
         from_: int = 0,
         filters: Mapping[str, Any] | None = None,
-        fusion: Fusion | None = None,
+        fusion: Fusion | AdaptivePolicy | None = None,
         pipeline: str | None = None,
         depth: int | None = None,
         rerank_top: int | None = None,
@@ -296,7 +315,15 @@ class Searcher:
             self._check_clauses(query)
 
         plan: FusionPlan | None = None
+        choice: FusionChoice | None = None
+        asked = (0.0, 0)  # server time and requests spent before the first stage (adaptive signals)
+        signals: list[SentRequest] = []
         if technique is Technique.HYBRID:
+            policy = self._adaptive(fusion, pipeline)
+            if policy is not None:
+                with _recording() as signals:
+                    choice, asked = self._choose(policy, query, filters)
+                fusion = policy.fusion(choice)
             plan = self.plan_fusion(fusion, pipeline)
             if plan.fused_by is FusedBy.CLIENT:
                 technique = Technique.CLIENT_RRF
@@ -318,6 +345,7 @@ class Searcher:
                 notices += self._hybrid_notices()
             else:
                 hits, took, requests = self._client_rrf(stage, plan.fusion)
+        took, requests = took + asked[0], requests + asked[1]
 
         if rerank_top is not None:
             hits = self._rerank(query, hits[:rerank_top])
@@ -338,7 +366,8 @@ class Searcher:
             total_ms=(time.perf_counter() - started) * 1000.0,
             notices=tuple(self._notices(notices, hits, technique, page_from, depth, filters)),
             requests=requests,
-            sent=tuple(sent),
+            sent=tuple(sent) + tuple(signals),  # the search's own requests first, then adaptive signals'
+            choice=choice,
         )
 
     def _notices(self, notices: list[str], hits: Sequence[Hit], technique: Technique, page_from: int, depth: int,
@@ -378,6 +407,33 @@ class Searcher:
                 f"than the cluster allows (indices.query.bool.max_clause_count = {self._max_clauses}). Shorten the query "
                 f"to at most {self._max_clauses // fields} distinct words"
             )
+
+    # -- adaptive fusion ---------------------------------------------------------------------------
+    def _adaptive(self, fusion, pipeline: str | None) -> AdaptivePolicy | None:
+        """The adaptive policy this hybrid search runs, if any (an explicit pipeline or fusion wins)."""
+        if isinstance(fusion, AdaptivePolicy):
+            return fusion
+        if fusion is None and pipeline is None and isinstance(self.fusion, AdaptivePolicy):
+            return self.fusion
+        return None
+
+    def _choose(self, policy: AdaptivePolicy, query: str, filters) -> tuple[FusionChoice, tuple[float, int]]:
+        """The policy's weights for ``query``; (server took, requests) spent on its signals."""
+        if not policy.uses_legs:
+            return policy.choose(QuerySignals.of(query), self.calibration), (0.0, 0)
+        quality, took = self.query_match_quality(query, filters)
+        return policy.choose(QuerySignals.of(query, quality), self.calibration), (took, 2)
+
+    def query_match_quality(self, query: str, filters=None) -> tuple[float | None, float]:
+        """BM25's match quality for ``query`` (:func:`adapter.adaptive.match_quality`) and the server's
+        took: the BM25 leg's best hit (one hit, no source) and the query's term statistics."""
+        body = {**search_body(text_query(query, self.text_leg, filters), size=1), "_source": False}
+        resp = self._search(body)
+        top = responses.hits(resp)
+        with translate_errors(f"reading term statistics of {self.alias}", self.client):
+            tv = self.client.termvectors(index=self.info.index, body=termvectors_body(query, self.text_leg))
+        fields = responses.term_statistics(tv, field_boosts(self.text_leg.fields))
+        return match_quality(top[0].score if top else 0.0, fields), responses.took(resp) + float(tv.get("took", 0) or 0)
 
     # -- first stages ------------------------------------------------------------------------------
     def _exclude(self, stage: _Stage) -> tuple[str, ...]:

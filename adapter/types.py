@@ -81,6 +81,17 @@ class SentRequest:
 
 
 @dataclass(frozen=True)
+class FusionChoice:
+    """The weights an adaptive fusion policy chose for one query, and why (adapter.adaptive)."""
+
+    weights: tuple[float, float]  # bm25, dense
+    reasons: tuple[str, ...]  # for people: the corpus prior, the query's signals, the result
+    policy: str  # the policy's name ("adaptive", or a learned one)
+    features: Mapping[str, float] = field(default_factory=dict)  # the numbers behind the reasons
+    kind: str = "natural"  # the query's class: "exact" or "natural"
+
+
+@dataclass(frozen=True)
 class SearchResult:
     """What a search returned and how it was produced."""
 
@@ -95,6 +106,7 @@ class SearchResult:
     notices: tuple[str, ...] = ()  # anything the caller must know: fallbacks, truncation
     requests: int = 1
     sent: tuple[SentRequest, ...] = ()  # every request the search sent, in order (the first is the search itself)
+    choice: FusionChoice | None = None  # adaptive fusion: the weights chosen for this query and why
 
     @property
     def request_body(self) -> Any:

@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from ..errors import HybridError
-from . import check, demo, evaluate, index, ingest, search
+from . import adaptive, check, demo, evaluate, index, ingest, search
 
-COMMANDS = (index, ingest, search, check, evaluate, demo)
+COMMANDS = (index, ingest, search, check, evaluate, adaptive, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -37,8 +37,11 @@ def add_index_spec_options(p) -> None:
     p.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches relative to text (default 1)")
     p.add_argument("--weights", help="hybrid weights bm25,dense for the normalization pipelines (default 0.5,0.5)")
     p.add_argument("--default-fusion", default=None,
-                   help="the fusion of the index's default search pipeline, e.g. min_max-arithmetic_mean or rrf "
-                        "(default: the product's default)")
+                   help="the index's default fusion: adaptive (weights chosen per query; other clients get the calibrated "
+                        "corpus weights), or a fixed one such as min_max-arithmetic_mean or rrf (default: the measured "
+                        "best, adapter/data/measured-defaults.json)")
+    p.add_argument("--text-layout", choices=["fields", "combined"], default="fields",
+                   help="BM25 over title and text apart (fields) or one copy_to field (combined; title boost does not apply)")
 
 
 def index_spec(args):
@@ -46,13 +49,16 @@ def index_spec(args):
     from ..embedders import load_embedder
 
     embedder = load_embedder(args.embedder)
-    from ..fusions import DEFAULT_FUSION, parse_fusion
+    from ..adaptive import ADAPTIVE
+    from ..defaults import default_fusion_name
+    from ..fusions import parse_fusion
 
-    default = parse_fusion(args.default_fusion) if args.default_fusion else DEFAULT_FUSION
+    name = args.default_fusion or default_fusion_name()
+    default = name if name == ADAPTIVE else parse_fusion(name).name
     return IndexSpec(
         fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
-        default_fusion=default.name,
+        default_fusion=default, text_layout=args.text_layout,
     )
 
 

@@ -25,6 +25,8 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
     from ..admin import init_index
     from ..assets import IndexSpec
     from ..cache import EmbeddingCache
+    from ..calibration import calibrate_index
+    from ..defaults import default_fusion_name
     from ..client import connect
     from ..embedders import load_embedder
     from ..ingest import Ingestor
@@ -39,7 +41,7 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
     client = connect(url)
     embedder = load_embedder("multilingual-e5-small")  # the documents are Spanish
     print(f"== init {index} (spanish analyzer, {embedder.fingerprint.model})")
-    print_init(init_index(client, index, IndexSpec(embedder.fingerprint, analyzer="spanish")))
+    print_init(init_index(client, index, IndexSpec(embedder.fingerprint, analyzer="spanish", default_fusion=default_fusion_name())))
     sample = resources.files("adapter") / "data" / "support_es.jsonl"
     with resources.as_file(sample) as path:
         ingest = Ingestor.open(client, index, embedder, cache=EmbeddingCache(), progress=False).ingest(
@@ -47,6 +49,11 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
         )
     print(f"== ingested {ingest.documents} documents ({ingest.embedded} embedded, {ingest.cache_hits} from cache), "
           f"{len(ingest.failures)} failures")
+    # Adaptive fusion's corpus prior: how BM25 matches typical queries of this index (texts only, no judgments).
+    with resources.as_file(resources.files("adapter") / "data" / "support_es_queries.txt") as path:
+        report = calibrate_index(client, index, path.read_text(encoding="utf-8").splitlines(), source=path.name)
+    print(f"== calibrated on {report.calibration.queries} sample queries: BM25 match quality {report.calibration.match_quality:.2f}; "
+          f"default weights bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}")
     searcher = Searcher.open(client, index, embedder)
     for query in ("error E-4012", "¿cómo devuelvo un pedido?"):
         for technique in ("bm25", "dense", "hybrid"):

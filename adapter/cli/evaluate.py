@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .adaptive import adaptive_choices
 from .common import client, read_queries, with_url
 from .printers import print_advice, print_eval
 
@@ -27,6 +28,12 @@ def add_parsers(sub) -> None:
     ev.add_argument("--tune", action="store_true", help="tune hybrid weights / RRF rank constant on --tune-split")
     ev.add_argument("--tune-split", default="train")
     ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json)")
+    ev.add_argument("--policy-output", help="where the learned adaptive policy goes with --tune (default policy-<dataset>.json)")
+    ev.add_argument("--text-layout", choices=["fields", "combined"], default="fields",
+                    help="BM25 layout of the eval index: title and text scored apart (fields) or one copy_to field (combined)")
+    ev.add_argument("--compare-layouts", action="store_true",
+                    help="build both layouts, choose the better one on --tune-split (needs --tune), report on it")
+    ev.add_argument("--no-adaptive", action="store_true", help="leave out hybrid-adaptive (and hybrid-learned)")
     ev.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     ev.add_argument("--json", help="write results as JSON (schema in docs/EVALUATION.md)")
     ev.add_argument("--plot", help="write a PNG chart of quality and latency")
@@ -43,6 +50,8 @@ def add_parsers(sub) -> None:
     adv.add_argument("--split", default="test")
     adv.add_argument("--embedder", default="minilm", help="with --dataset (default %(default)s)")
     adv.add_argument("--analyzer", default="english", help="with --dataset (default %(default)s)")
+    adv.add_argument("--index", help="also show the adaptive weights each query would get on this index (its calibration and policy)")
+    adv.add_argument("--policy", help="an adaptive policy file (default: the index's, else the product's)")
     adv.set_defaults(func=run_advise)
 
 
@@ -68,8 +77,14 @@ def run_eval(args) -> int:
         mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, tune_split=tune,
         depth=args.depth, fresh=not args.keep_index, title_boost=args.title_boost, use_titles=not args.no_titles,
         progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
+        text_layout=args.text_layout, compare_layouts=args.compare_layouts, adaptive=not args.no_adaptive,
     )
     print_eval(report)
+    if report.learned:
+        out = Path(args.policy_output or f"policy-{dataset.name}.json")
+        out.write_text(json.dumps(report.learned["policy"], indent=2) + "\n")
+        print(f"learned adaptive policy written to {out}; use it with: hybrid search --fusion adaptive --policy {out}, "
+              f"or keep it with the index: hybrid calibrate --index <name> --policy {out}")
     if report.tuning:
         print(f"tuned on {report.tuning.split} ({report.tuning.queries} queries): {report.tuning.as_json()['chosen']}")
         out = Path(args.tune_output or f"tuned-{dataset.name}.json")
@@ -88,7 +103,7 @@ def run_advise(args) -> int:
     from ..advisor import advise, verdict
 
     advice = advise(read_queries(args.queries))
-    print_advice(advice)
+    print_advice(advice, choices=adaptive_choices(args, [c.text for c in advice.queries]))
     data = None
     if args.results:
         data = json.loads(Path(args.results).read_text())

@@ -35,6 +35,7 @@ def run_render(args) -> int:
     from ..assets import IndexNames
     from ..capabilities import Capabilities
     from ..engines.opensearch import OPENSEARCH
+    from ..defaults import default_fusion_name
     from ..fusions import DEFAULT_WEIGHTS, parse_weights
 
     names = IndexNames(args.index)
@@ -44,9 +45,13 @@ def run_render(args) -> int:
         out["component_templates"] = OPENSEARCH.render_components(names, spec)
         out["index_template"] = {names.index_template: OPENSEARCH.render_index_template(names, spec)}
     if args.what in ("pipelines", "all"):
+        from ..adaptive import ADAPTIVE, corpus_fusion
+
         caps = Capabilities.opensearch(args.opensearch_version)
         fusions = caps.fusions(parse_weights(args.weights) or DEFAULT_WEIGHTS)
         out["pipelines"] = {names.pipeline(f): OPENSEARCH.render_pipeline(f, caps) for f in fusions}
+        if (args.default_fusion or default_fusion_name()) == ADAPTIVE:  # before calibration: the policy's even weights
+            out["pipelines"][f"{args.index}-{ADAPTIVE}"] = OPENSEARCH.render_pipeline(corpus_fusion(None), caps)
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 

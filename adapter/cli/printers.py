@@ -73,6 +73,8 @@ def print_result(result, *, explain: bool, show_query: bool = False) -> None:
         out.print(f"note: {notice}", markup=False)
     out.print(f"{result.technique.value} | fused by {result.fused_by_label} | {len(result.hits)} hits | took {result.took_ms:.0f} ms "
               f"(server), {result.total_ms:.0f} ms (total)", markup=False)
+    if result.choice is not None:
+        out.print("adaptive fusion: " + "; ".join(result.choice.reasons), markup=False)
     out.print(result_table(result, explain=explain))
     if show_query:
         print_requests(result)
@@ -93,9 +95,14 @@ def compact_numbers(text: str) -> str:
                   lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
 
 
-def print_advice(advice) -> None:
-    for c in advice.queries:
-        print(f"{c.kind:>7}  {c.text[:70]:<70}  {'; '.join(c.reasons)}")
+def print_advice(advice, choices=None) -> None:
+    """The class of each query and, with ``choices`` (one FusionChoice per query), the adaptive weights."""
+    for i, c in enumerate(advice.queries):
+        line = f"{c.kind:>7}  {c.text[:70]:<70}  {'; '.join(c.reasons)}"
+        if choices:
+            w = choices[i].weights
+            line += f"  -> {choices[i].policy}: bm25 {w[0]:.2f} / dense {w[1]:.2f}"
+        print(line)
     print(f"\n{len(advice.queries)} queries: {advice.natural_share:.0%} natural language, {advice.exact_share:.0%} exact terms")
     print(f"recommendation: {advice.recommendation} ({advice.reason})")
 
@@ -110,6 +117,17 @@ def print_eval(report) -> None:
     skipped = report.settings.get("skipped_empty_documents")
     if skipped:
         print(f"note: {len(skipped)} corpus documents have no text and were left out: {', '.join(skipped[:10])}")
+    classes = [(name, r.by_class) for name, r in report.results.items() if r.by_class]
+    if classes:
+        print("\nnDCG@10 by query class (adapter.advisor): exact-term | natural language")
+        for name, by in classes:
+            cells = [f"{by[k]['ndcg@10']:.4f} ({by[k]['queries']})" if k in by else "-" for k in ("exact", "natural")]
+            print(f"  {name:<40} {cells[0]:>16} | {cells[1]:>16}")
+    if report.settings.get("default_technique"):
+        print(f"the product's default: {report.settings['default_technique']}")
+    if report.learned:
+        print(f"learned adaptive policy ({report.learned['family']}; cross-validated on the train split: "
+              f"{report.learned['cross_validated_ndcg@10']}): {report.learned['policy']['parameters']}")
     parity = report.settings.get("rrf_parity")
     if parity:
         print(f"server RRF vs client-rrf: {parity['identical_up_to_ties']}/{parity['queries']} queries ranked identically up to the "

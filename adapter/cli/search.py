@@ -17,7 +17,9 @@ def add_parsers(sub) -> None:
     search.add_argument("-k", type=int, default=10, help="hits to return (default %(default)s)")
     search.add_argument("--from", dest="from_", type=int, default=0, help="offset for pagination")
     search.add_argument("--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs")
-    search.add_argument("--fusion", help="hybrid fusion: min_max-arithmetic_mean, l2-harmonic_mean, ..., rrf or rrf-<rank constant>")
+    search.add_argument("--fusion", help="hybrid fusion: adaptive (weights chosen per query), min_max-arithmetic_mean, "
+                        "l2-harmonic_mean, ..., rrf or rrf-<rank constant> (default: the index's)")
+    search.add_argument("--policy", help="adaptive fusion: a policy file (e.g. learned by `hybrid eval --tune`)")
     search.add_argument("--weights", help="per-leg weights bm25,dense")
     search.add_argument("--rank-constant", type=int, help="RRF rank constant (default 60)")
     search.add_argument("--pipeline", help="a named search pipeline to fuse with")
@@ -53,7 +55,7 @@ def result_json(result) -> dict:
     data["technique"] = result.technique.value
     data["fused_by"] = result.fused_by.value
     data["fusion"] = None if result.fusion is None else {"name": result.fusion.name, "kind": result.fusion.kind, **asdict(result.fusion)}
-    return data
+    return data  # result.choice (adaptive weights and why) is a plain dataclass: asdict has it
 
 
 def run(args) -> int:
@@ -62,7 +64,18 @@ def run(args) -> int:
     from ..search import Searcher
 
     clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
-    fusion = parse_fusion(args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant)
+    from ..adaptive import ADAPTIVE
+    from .adaptive import load_policy
+
+    policy = load_policy(args.policy)
+    if policy is not None and args.fusion not in (None, ADAPTIVE):
+        raise InputError(f"--policy is for --fusion {ADAPTIVE}, not {args.fusion}")
+    if args.fusion == ADAPTIVE or policy is not None:
+        if args.weights or args.rank_constant:
+            raise InputError("adaptive fusion chooses the weights itself; drop --weights / --rank-constant")
+        fusion = policy or ADAPTIVE  # resolved below: the index's own policy unless a file was given
+    else:
+        fusion = parse_fusion(args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant)
     cluster = client(args)
     reranker = None
     if args.rerank:
@@ -72,6 +85,8 @@ def run(args) -> int:
     embedder = embedder_for(args, cluster) if args.embedder else None
     searcher = Searcher.open(cluster, args.index, embedder, reranker=reranker, depth=args.depth, allow_fallback=not args.no_fallback,
                              allowed_models=allowed(args))
+    if fusion == ADAPTIVE:
+        fusion = searcher.policy
     result = searcher.search(
         args.query, technique=args.technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
         fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain,

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..adaptive import AdaptivePolicy
 from ..fusions import RRF, Fusion
 from ..metrics import MEASURES
 from ..types import Technique
@@ -32,7 +33,7 @@ class TechniqueSpec:
 
     name: str
     technique: Technique
-    fusion: Fusion | None = None
+    fusion: Fusion | AdaptivePolicy | None = None  # a policy chooses the weights per query
     rerank: bool = False
     mmr: float | None = None
     mmr_candidates: int = 30  # MMR picks the final MMR_TOP from this many first-stage hits
@@ -61,11 +62,12 @@ class TechniqueResult:
     queries: int
     notices: tuple[str, ...] = ()
     spec: TechniqueSpec | None = None
+    by_class: dict[str, dict[str, float]] = field(default_factory=dict)  # "exact" / "natural" -> metrics + queries
 
     def as_json(self) -> dict[str, Any]:
         out = {**self.metrics, "latency_ms_p50": self.latency_ms_p50, "latency_ms_p95": self.latency_ms_p95,
                "server_ms_p50": self.server_ms_p50, "server_ms_p95": self.server_ms_p95, "queries": self.queries,
-               "notices": list(self.notices)}
+               "notices": list(self.notices), "by_class": self.by_class}
         if self.spec is not None:
             out.update(family=self.spec.family.value, post_processed=self.spec.post_processed)
         return out
@@ -107,6 +109,7 @@ class EvalReport:
     results: dict[str, TechniqueResult]
     settings: dict[str, Any] = field(default_factory=dict)
     tuning: Tuning | None = None
+    learned: dict[str, Any] | None = None  # the learned adaptive policy: asset, family, cross-validation
 
     def as_json(self) -> dict[str, Any]:
         """The documented schema (docs/EVALUATION.md)."""
@@ -119,6 +122,7 @@ class EvalReport:
             "settings": self.settings,
             "results": {name: r.as_json() for name, r in self.results.items()},
             "tuning": self.tuning.as_json() if self.tuning else None,
+            "learned": self.learned,
         }
 
     def best(self, metric: str = "ndcg@10", among: Callable[[TechniqueResult], bool] = lambda r: True) -> str:

@@ -15,32 +15,42 @@ from typing import Sequence
 
 import numpy as np
 
+from ..adaptive import ADAPTIVE, DEFAULT_POLICY, AdaptivePolicy
 from ..admin import init_index
-from ..assets import IndexSpec
+from ..advisor import classify
+from ..assets import TEXT_LAYOUTS, IndexSpec
 from ..cache import EmbeddingCache
+from ..calibration import measure_calibration, store_adaptive
 from ..capabilities import Capabilities
 from ..catalog import alias_indices
 from ..client import translate_errors
+from ..defaults import default_technique
 from ..embedders import Embedder
 from ..errors import InputError
-from ..fusion import same_ranking_up_to_ties
-from ..fusions import DEFAULT_WEIGHTS, RRF, ScoreNormalization
+from ..errors import AssetError
+from ..fusion import fuse, same_ranking_up_to_ties
+from ..fusions import DEFAULT_WEIGHTS, LEGS, RRF, Normalization, ScoreNormalization
 from ..metrics import Dataset, evaluate
 from ..search import Searcher
 from ..sources import FieldMap, RowError, SourceDoc, read_jsonl
 from ..types import Technique
 from .report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
+from .adaptive import learn_policy
 from .tune import tune_fusion
+
+LEARNED = "learned"
 
 Ranking = dict[str, list[tuple[str, float]]]
 
 
 def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: bool = False, mmr: float | None = None,
-                        mmr_candidates: int = 30) -> list[TechniqueSpec]:
-    """bm25, dense, every server fusion the cluster has, client-rrf; then +rerank / +mmr variants."""
+                        mmr_candidates: int = 30, policy: AdaptivePolicy | None = DEFAULT_POLICY) -> list[TechniqueSpec]:
+    """bm25, dense, every server fusion the cluster has, client-rrf, hybrid-adaptive; then +rerank / +mmr variants."""
     base = [TechniqueSpec("bm25", Technique.BM25), TechniqueSpec("dense", Technique.DENSE)]
     base += [TechniqueSpec(f"hybrid-{f.name}", Technique.HYBRID, f) for f in caps.fusions(tuple(weights))]
     base.append(TechniqueSpec("client-rrf", Technique.CLIENT_RRF, RRF()))
+    if policy is not None and caps.supports(ScoreNormalization())[0]:
+        base.append(TechniqueSpec(f"hybrid-{ADAPTIVE}", Technique.HYBRID, policy))
     out = list(base)
     if rerank:
         out += [TechniqueSpec(f"{s.name}+rerank", s.technique, s.fusion, rerank=True) for s in base]
@@ -65,8 +75,8 @@ class PreparedIndex:
 
 
 def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
-                  use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None
-                  ) -> PreparedIndex:
+                  use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None,
+                  text_layout: str = "fields") -> PreparedIndex:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path.
 
     Documents without text are left out with a notice (classic collections have a few; they can
@@ -78,7 +88,7 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     if fresh and alias_indices(client, alias):
         with translate_errors(f"deleting the old {alias}", client):
             client.indices.delete(index=f"{alias}-v*")
-    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost))
+    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost, text_layout=text_layout))
     with translate_errors(f"counting {alias}", client):
         have = client.count(index=alias)["count"]
     rows = list(read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=())))
@@ -121,6 +131,18 @@ def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str
     return rankings, client_ms, server_ms, notices
 
 
+def by_class(dataset: Dataset, ranked: Ranking) -> dict[str, dict[str, float]]:
+    """The metrics per query class (adapter.advisor: exact-term vs natural language), with counts."""
+    kinds = {qid: classify(text).kind for qid, text in dataset.queries.items()}
+    out = {}
+    for kind in ("exact", "natural"):
+        qids = [q for q in dataset.qrels if kinds.get(q) == kind]
+        if qids:
+            metrics = evaluate({q: dataset.qrels[q] for q in qids}, {q: [d for d, _ in ranked.get(q, [])] for q in qids})
+            out[kind] = {**{m: round(v, 4) for m, v in metrics.items()}, "queries": len(qids)}
+    return out
+
+
 def evaluate_techniques(searcher: Searcher, dataset: Dataset, specs: Sequence[TechniqueSpec], *, k: int = 100, depth: int = 100,
                         progress: bool = True) -> tuple[dict[str, TechniqueResult], dict[str, Ranking]]:
     vectors = {qid: searcher.embedder.embed_query(text) for qid, text in dataset.queries.items()}
@@ -137,6 +159,7 @@ def evaluate_techniques(searcher: Searcher, dataset: Dataset, specs: Sequence[Te
             queries=len(ranked),
             notices=tuple(sorted(notices)),
             spec=spec,
+            by_class=by_class(dataset, ranked),
         )
     return results, runs
 
@@ -163,6 +186,9 @@ def run_eval(
     mmr_candidates: int = 30,
     weights: tuple[float, float] = DEFAULT_WEIGHTS,
     tune_split: Dataset | None = None,
+    text_layout: str = "fields",
+    compare_layouts: bool = False,
+    adaptive: bool = True,
     title_boost: float = 1.0,
     use_titles: bool = True,
     k: int = 100,
@@ -173,26 +199,51 @@ def run_eval(
 ) -> EvalReport:
     if tune_split is not None and tune_split.split == dataset.split:
         raise InputError(f"tuning and reporting on the same split ({dataset.split!r}) would overstate the result; tune on another split")
+    if compare_layouts and tune_split is None:
+        raise InputError("comparing text layouts chooses one on a train split: give --tune (and --tune-split)")
     ScoreNormalization(weights=weights)
     started = time.perf_counter()
-    prepared = prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=title_boost, use_titles=use_titles,
-                             fresh=fresh, progress=progress, cache=cache)
+    layout_trials = None
+    if compare_layouts:
+        text_layout, layout_trials = choose_layout(client, tune_split, embedder, alias, analyzer=analyzer, title_boost=title_boost,
+                                                   use_titles=use_titles, depth=depth, fresh=fresh, progress=progress, cache=cache)
+    if text_layout not in TEXT_LAYOUTS:
+        raise InputError(f"unknown text layout {text_layout!r}; expected one of {', '.join(TEXT_LAYOUTS)}")
+    alias = layout_alias(alias, text_layout)
+    boost = title_boost if text_layout == "fields" else 1.0
+    prepared = prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=boost, use_titles=use_titles,
+                             fresh=fresh and not compare_layouts, progress=progress, cache=cache, text_layout=text_layout)
     searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
     caps = searcher.caps
-    specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates)
+    calibration = None
+    if adaptive:
+        # The corpus prior of adaptive fusion, from query texts only (the train split's when there is one).
+        sample = tune_split or dataset
+        calibration = measure_calibration(searcher, sample.queries.values(), source=f"{sample.name} {sample.split} query texts")
+        store_adaptive(client, alias, calibration=calibration, engine=searcher.engine)
+        searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
+    specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates,
+                                policy=DEFAULT_POLICY if adaptive else None)
+    wanted = list(techniques or [])
+    extra = {f"hybrid-{LEARNED}"} if tune_split is not None and adaptive else set()
     if techniques:
         known = {s.name: s for s in specs}
-        unknown = [t for t in techniques if t not in known]
+        unknown = [t for t in wanted if t not in known and t not in extra]
         if unknown:
-            raise InputError(f"unknown techniques {unknown}; available here: {', '.join(known)}")
-        specs = [known[t] for t in techniques]
-    tuning = None
+            raise InputError(f"unknown techniques {unknown}; available here: {', '.join([*known, *sorted(extra)])}")
+        specs = [known[t] for t in wanted if t in known]
+    tuning = learned = None
     if tune_split is not None:
         best, trials = tune_fusion(searcher, tune_split, depth=depth, progress=progress)
         specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True))
         if mmr is not None:
             specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=mmr, mmr_candidates=mmr_candidates, tuned=True))
         tuning = Tuning(tune_split.split, len(tune_split.queries), best, searcher.engine.render_pipeline(best, caps), tuple(trials))
+        if adaptive and (not techniques or f"hybrid-{LEARNED}" in wanted):
+            fit, _ = learn_policy(searcher, tune_split, base=DEFAULT_POLICY, depth=depth, progress=progress)
+            specs.append(TechniqueSpec(f"hybrid-{LEARNED}", Technique.HYBRID, fit.policy, tuned=True))
+            learned = {"policy": fit.policy.to_json(), "family": fit.family, "train_ndcg@10": round(fit.train_score, 4),
+                       "cross_validated_ndcg@10": {k: round(v, 4) for k, v in fit.cross_validated.items()}}
     results, runs = evaluate_techniques(searcher, dataset, specs, k=k, depth=depth, progress=progress)
     parity = rrf_parity(runs["hybrid-rrf"], runs["client-rrf"]) if {"hybrid-rrf", "client-rrf"} <= set(runs) else None
     return EvalReport(
@@ -201,11 +252,49 @@ def run_eval(
         embedder=embedder.fingerprint.model,
         index=alias,
         results=results,
-        settings={"analyzer": analyzer, "title_boost": title_boost, "titles": use_titles, "k": k, "depth_per_leg": depth,
+        settings={"analyzer": analyzer, "title_boost": boost, "titles": use_titles, "k": k, "depth_per_leg": depth,
                   "weights": list(weights), "mmr_lambda": mmr,
                   "mmr": f"picks the top {MMR_TOP} of {mmr_candidates} first-stage hits" if mmr is not None else None,
-                  "text_fields": list(searcher.text_leg.fields), "engine": caps.engine, "version": caps.version,
+                  "text_fields": list(searcher.text_leg.fields), "text_layout": text_layout, "layouts": layout_trials,
+                  "calibration": calibration.to_meta() if calibration else None, "default_technique": _default_technique(),
+                  "engine": caps.engine, "version": caps.version,
                   "opensearch": caps.version, "seconds": round(time.perf_counter() - started, 1), "rrf_parity": parity,
                   "skipped_empty_documents": list(prepared.skipped)},
         tuning=tuning,
+        learned=learned,
     )
+
+
+def _default_technique() -> str | None:
+    """The product's default row, as measured (None before the first measurement is packaged)."""
+    try:
+        return default_technique()
+    except AssetError:
+        return None
+
+
+def layout_alias(alias: str, layout: str) -> str:
+    """The eval index of a text layout: ``alias`` for the default layout, ``alias-<layout>`` otherwise."""
+    return alias if layout == "fields" else f"{alias}-{layout}"
+
+
+def choose_layout(client, train: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float, use_titles: bool,
+                  depth: int, fresh: bool, progress: bool, cache: EmbeddingCache | None) -> tuple[str, dict[str, dict[str, float]]]:
+    """The text layout whose fixed default fusion (min_max, 0.5 / 0.5) scores best on ``train``
+    (nDCG@10 from the fetched legs, with the server's formula); one index per layout."""
+    trials = {}
+    for layout in TEXT_LAYOUTS:
+        name = layout_alias(alias, layout)
+        prepare_index(client, train, embedder, name, analyzer=analyzer, title_boost=title_boost if layout == "fields" else 1.0,
+                      use_titles=use_titles, fresh=fresh, progress=progress, cache=cache, text_layout=layout)
+        searcher = Searcher.open(client, name, embedder, depth=depth)
+        legs = {q: searcher.legs(text, depth=depth) for q, text in train.queries.items()}
+        fixed = ScoreNormalization(Normalization.MIN_MAX, weights=DEFAULT_WEIGHTS)
+        trials[layout] = {
+            "bm25": round(evaluate(train.qrels, {q: [d for d, _ in runs[0]] for q, runs in legs.items()})["ndcg@10"], 4),
+            f"hybrid-{fixed.name}": round(evaluate(train.qrels, {q: [f.id for f in fuse(runs, fixed, leg_names=LEGS)[:100]]
+                                                                  for q, runs in legs.items()})["ndcg@10"], 4),
+        }
+    key = f"hybrid-{ScoreNormalization().name}"
+    best = max(TEXT_LAYOUTS, key=lambda layout: (trials[layout][key], -TEXT_LAYOUTS.index(layout)))
+    return best, {"split": train.split, "chosen": best, "ndcg@10": trials}

@@ -39,8 +39,10 @@ def tiny_beir(tmp_path, support_docs_path):
 
 def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_beir, tmp_path, index_name):
     out_json, out_png, tuned = tmp_path / "eval.json", tmp_path / "eval.png", tmp_path / "tuned.json"
+    policy = tmp_path / "policy.json"
     code = main(["eval", "--dataset", str(tiny_beir), "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
                  "--index", index_name, "--url", opensearch_url, "--mmr", "0.5", "--tune", "--tune-output", str(tuned),
+                 "--policy-output", str(policy),
                  "--json", str(out_json), "--plot", str(out_png), "--quiet", "--cache", str(tmp_path / "c.sqlite")])
     out = capsys.readouterr().out
     assert code == 0
@@ -58,6 +60,17 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
     assert json.loads(tuned.read_text())["phase_results_processors"]
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "*" in out and "winning search pipeline written to" in out
+    # Adaptive fusion beside the fixed ones: calibrated on the train split's query texts, learned on its judgments.
+    assert {"hybrid-adaptive", "hybrid-learned", "hybrid-adaptive+mmr"} <= names
+    assert data["settings"]["calibration"]["queries"] == 4 and "train" in data["settings"]["calibration"]["source"]
+    assert data["settings"]["default_technique"] in names
+    by_class = data["results"]["hybrid-adaptive"]["by_class"]
+    assert by_class["exact"]["queries"] == 1 and by_class["natural"]["queries"] == 2  # "error E-4012" is the exact-term one
+    assert data["learned"]["family"] in data["learned"]["cross_validated_ndcg@10"]
+    from adapter.adaptive import AdaptivePolicy
+
+    assert AdaptivePolicy.loads(policy.read_text()).trained_on["split"] == "train"
+    assert "nDCG@10 by query class" in out
 
 
 def test_tuning_on_the_reported_split_is_refused(client, tiny_beir, e5, index_name):

@@ -146,7 +146,8 @@ def test_a_bare_hybrid_query_from_any_client_is_fused_by_the_default_pipeline(cl
     bm25 = client.search(index=index_name, body=single)["hits"]["hits"]
     no_pipeline = client.search(index=index_name, body=single, params={"search_pipeline": "_none"})["hits"]["hits"]
     assert [(h["_id"], h["_score"]) for h in bm25] == [(h["_id"], h["_score"]) for h in no_pipeline]
-    # Another default fusion is applied in place, and the searcher follows it.
+    # Another default fusion is applied in place (the setting, and _meta.default_fusion), and the searcher follows it.
     again = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="rrf"))
-    assert [(c.kind, c.action) for c in again.changes if c.action != "unchanged"] == [("index_template", "updated"), ("settings", "updated")]
+    assert [(c.kind, c.action) for c in again.changes if c.action != "unchanged"] == [
+        ("index_template", "updated"), ("mapping _meta", "updated"), ("settings", "updated")]
     assert Searcher.open(client, index_name, e5).search(query, k=3).pipeline == f"{index_name}-rrf"

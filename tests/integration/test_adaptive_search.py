@@ -1,0 +1,106 @@
+"""Adaptive fusion against a real node: the seed's support documents, the demo's query, calibration
+stored with the index, the combined text layout's term statistics, and the policy asset in use."""
+
+from __future__ import annotations
+
+import uuid
+from importlib import resources
+
+import pytest
+
+from adapter.adaptive import AdaptivePolicy, Calibration, QuerySignals
+from adapter.admin import init_index
+from adapter.assets import COMBINED_FIELD, IndexSpec
+from adapter.calibration import calibrate_index
+from adapter.catalog import read_index_info, read_pipeline
+from adapter.ingest import Ingestor
+from adapter.search import Searcher
+from adapter.sources import FieldMap, read_source
+from adapter.types import FusedBy
+from tests.conftest import delete_pipelines
+
+RETURNS = {"reembolso", "devoluciones", "devoluciones-copia", "etiqueta-devolucion"}
+
+
+def sample_queries() -> list[str]:
+    return (resources.files("adapter") / "data" / "support_es_queries.txt").read_text(encoding="utf-8").splitlines()
+
+
+def _drop(client, alias):
+    client.indices.delete(index=f"{alias}*", expand_wildcards="all")
+    client.indices.delete_index_template(name=alias)
+    for part in ("text", "vector", "metadata"):
+        client.cluster.delete_component_template(name=f"{alias}-{part}")
+    delete_pipelines(client, f"{alias}-")
+
+
+@pytest.fixture(scope="module", params=["fields", "combined"])
+def adaptive_index(request, client, e5, support_docs_path):
+    alias = f"t-adaptive-{request.param}-{uuid.uuid4().hex[:6]}"
+    init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive", text_layout=request.param))
+    report = Ingestor.open(client, alias, e5, progress=False).ingest(read_source(support_docs_path, FieldMap(metadata=("category", "lang"))))
+    assert report.documents == 12 and not report.failures
+    yield alias, request.param
+    _drop(client, alias)
+
+
+def test_uncalibrated_adaptive_index_is_even_and_its_pipeline_fuses_bare_queries(client, adaptive_index, e5):
+    adaptive_index, _ = adaptive_index
+    info = read_index_info(client, adaptive_index)
+    assert info.default_fusion == "adaptive" and info.default_pipeline == f"{adaptive_index}-adaptive"
+    body = read_pipeline(client, info.default_pipeline)
+    assert body["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.5, 0.5]
+    assert Searcher.open(client, adaptive_index, e5).search("hola", k=1).choice.weights == (0.5, 0.5)
+
+
+def test_calibration_makes_the_demo_query_find_a_returns_document_first(client, adaptive_index, e5):
+    adaptive_index, _ = adaptive_index
+    report = calibrate_index(client, adaptive_index, sample_queries(), source="support_es_queries.txt")
+    assert report.calibration.queries == len(sample_queries()) and report.calibration.match_quality < 1.0
+    assert report.weights[0] < 0.5 and report.pipeline == f"{adaptive_index}-adaptive"
+    searcher = Searcher.open(client, adaptive_index, e5)  # follows the index: adaptive
+    assert searcher.calibration == report.calibration
+    result = searcher.search("¿cómo devuelvo un pedido?", k=3, explain=True)
+    assert result.hits[0].id in RETURNS
+    assert result.choice is not None and result.choice.weights == report.weights
+    # The corpus weights are what the index's adaptive pipeline holds: the stored pipeline runs them.
+    assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == f"{adaptive_index}-adaptive"
+    assert result.fusion.weights == result.choice.weights
+    assert result.hits[0].legs[1].weight == pytest.approx(result.choice.weights[1])  # the explanation shows the chosen weights
+    assert searcher.search("error E-4012", k=3).hits[0].id == "e-4012"
+    # A bare hybrid query from any other client gets the calibrated corpus weights from the index's default pipeline.
+    vector = [float(x) for x in e5.embed_query("¿cómo devuelvo un pedido?")]
+    text = searcher.text_leg.body("¿cómo devuelvo un pedido?")
+    bare = client.search(index=adaptive_index, body={"size": 3, "_source": False, "query": {"hybrid": {"queries": [
+        text, {"knn": {"embedding": {"vector": vector, "k": 10}}}]}}})
+    assert bare["hits"]["hits"][0]["_id"] in RETURNS
+
+
+def test_query_match_quality_reads_the_layouts_fields(client, adaptive_index, e5):
+    adaptive_index, layout = adaptive_index
+    searcher = Searcher.open(client, adaptive_index, e5)
+    full, _ = searcher.query_match_quality("Error E-4012")
+    partial, _ = searcher.query_match_quality("¿cómo devuelvo un pedido?")
+    nothing, _ = searcher.query_match_quality("zzzqqq")
+    assert full > 1.0 > partial > 0 and nothing == 0.0
+    assert (searcher.info.query_fields == (COMBINED_FIELD,)) == (layout == "combined")
+
+
+def test_a_learned_policy_file_is_used_and_kept_with_the_index(client, adaptive_index, e5, tmp_path):
+    adaptive_index, layout = adaptive_index
+    learned = AdaptivePolicy(bias=3.0, name="learned-test", trained_on={"dataset": "unit"})
+    path = tmp_path / "policy.json"
+    path.write_text(learned.dumps())
+    loaded = AdaptivePolicy.loads(path.read_text())
+    result = Searcher.open(client, adaptive_index, e5).search("hola", fusion=loaded, k=3)
+    assert result.choice.policy == "learned-test" and result.choice.weights[0] > 0.5
+    report = calibrate_index(client, adaptive_index, sample_queries(), policy=loaded)
+    assert report.policy == loaded and report.weights[0] > 0.5
+    again = Searcher.open(client, adaptive_index, e5)
+    assert again.policy == loaded and again.search("hola", k=3).choice.policy == "learned-test"
+    # init again (same assets): the calibration and the policy stay; the adaptive pipeline keeps their weights.
+    init_index(client, adaptive_index, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive", text_layout=layout))
+    kept = Searcher.open(client, adaptive_index, e5)
+    assert kept.policy == loaded and isinstance(kept.calibration, Calibration)
+    weights = read_pipeline(client, f"{adaptive_index}-adaptive")["phase_results_processors"][0]["normalization-processor"]
+    assert tuple(weights["combination"]["parameters"]["weights"]) == loaded.fusion(loaded.choose(QuerySignals("natural"), kept.calibration)).weights

@@ -1,0 +1,188 @@
+"""Adaptive fusion's core: signals on hand-checked queries, the policy's arithmetic, the asset, learning."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from adapter.adaptive import (
+    DEFAULT_POLICY,
+    AdaptivePolicy,
+    Calibration,
+    Example,
+    FieldTerms,
+    QuerySignals,
+    calibrate,
+    corpus_fusion,
+    ideal_score,
+    idf,
+    learn_policy,
+    match_quality,
+    score_policy,
+    weight_grid,
+)
+from adapter.errors import InputError
+from adapter.fusions import ScoreNormalization
+from adapter.responses import term_statistics
+
+pytestmark = pytest.mark.unit
+
+
+# -- signals ---------------------------------------------------------------------------------------
+def test_idf_is_lucenes_bm25_idf():
+    assert idf(12, 4) == pytest.approx(math.log(1 + (12 - 4 + 0.5) / (4 + 0.5)))
+    assert idf(12, 0) == pytest.approx(math.log(26))  # a term no document has
+
+
+def test_ideal_score_takes_the_best_field_and_skips_empty_ones():
+    title = FieldTerms("title", 0.5, 10, (("gen", 1, 1),))
+    text = FieldTerms("text", 1.0, 10, (("gen", 1, 2), ("cell", 2, 5)))
+    empty = FieldTerms("extra", 3.0, 0, (("gen", 1, 0),))
+    text_ideal = idf(10, 2) + 2 * idf(10, 5)  # a term twice in the query counts twice, as the match query sums it
+    assert ideal_score([title, text, empty]) == pytest.approx(max(0.5 * idf(10, 1), text_ideal) / 2.2)
+
+
+def test_match_quality_of_the_demo_query():
+    # "¿cómo devuelvo un pedido?" on the 12 seed documents: the spanish analyzer keeps "cómo" (the
+    # stopword list has "como"), "devuelv" matches nothing, "pedid" is in 4 documents; BM25's best
+    # hit ("Facturación", 1.417) holds only "pedido": well under an ideal match.
+    fields = [FieldTerms("text", 1.0, 12, (("cómo", 1, 0), ("devuelv", 1, 0), ("pedid", 1, 4)))]
+    ideal = (2 * math.log(26) + idf(12, 4)) / 2.2
+    assert match_quality(1.417, fields) == pytest.approx(1.417 / ideal)
+    assert match_quality(1.417, fields) < 0.5
+    assert match_quality(None, fields) == 0.0  # BM25 found nothing
+    assert match_quality(3.0, [FieldTerms("text", 1.0, 12, ())]) is None  # no analysed term: no signal
+
+
+def test_term_statistics_reads_termvectors_of_an_artificial_document():
+    resp = {"took": 1, "term_vectors": {"text": {"field_statistics": {"doc_count": 12, "sum_doc_freq": 86},
+                                                 "terms": {"pedid": {"term_freq": 1, "doc_freq": 4}, "cómo": {"term_freq": 1}}}}}
+    (text, title) = term_statistics(resp, [("text", 1.0), ("title", 0.5)])
+    assert text == FieldTerms("text", 1.0, 12, (("pedid", 1, 4), ("cómo", 1, 0)))
+    assert title == FieldTerms("title", 0.5, 0, ())
+
+
+@pytest.mark.parametrize("query, kind", [
+    ("error E-4012", "exact"),
+    ("CB-1020-N", "exact"),
+    ("¿cómo devuelvo un pedido?", "natural"),
+    ("me dice que los tres números de detrás están mal", "natural"),
+])
+def test_query_class_is_the_advisors(query, kind):
+    assert QuerySignals.of(query).kind == kind
+
+
+# -- the policy ------------------------------------------------------------------------------------
+def test_weight_is_the_logistic_of_the_documented_terms():
+    policy = AdaptivePolicy(bias=-1.5, corpus=2.0, query=0.5, exact=1.0, step=0.05)
+    cal = Calibration(1.1, 60)
+    signals = QuerySignals("exact", ("code: E-4012",), match_quality=2.2)
+    w, terms = policy.weight(signals, cal)
+    logit = -1.5 + 2.0 * math.log(1.1) + 0.5 * math.log(2.2 / 1.1) + 1.0
+    assert terms == pytest.approx({"bias": -1.5, "corpus": 2.0 * math.log(1.1), "query": 0.5 * math.log(2.0), "exact": 1.0})
+    assert w == round(round((1 / (1 + math.exp(-logit))) * 20) / 20, 6)
+
+
+def test_default_policy_is_even_without_calibration_and_follows_the_corpus():
+    assert DEFAULT_POLICY.choose(QuerySignals.of("anything")).weights == (0.5, 0.5)
+    assert not DEFAULT_POLICY.uses_legs  # no request before the hybrid one
+    weak_bm25 = DEFAULT_POLICY.choose(QuerySignals.of("¿cómo devuelvo un pedido?"), Calibration(0.39, 12)).weights
+    strong_bm25 = DEFAULT_POLICY.choose(QuerySignals.of("¿cómo devuelvo un pedido?"), Calibration(2.5, 809)).weights
+    assert weak_bm25 == (0.1, 0.9)  # clipped at min_weight: the dense leg leads, BM25 still counts
+    assert strong_bm25[0] > 0.5
+
+
+def test_weights_are_clipped_and_on_the_grid():
+    for q in (0.01, 0.3, 1.0, 3.0, 100.0):
+        w, _ = AdaptivePolicy(step=0.1, min_weight=0.2).weight(QuerySignals("natural"), Calibration(q, 5))
+        assert 0.2 <= w <= 0.8 and abs(w * 10 - round(w * 10)) < 1e-9
+
+
+def test_choice_says_why():
+    policy = AdaptivePolicy(query=1.0, exact=0.5)
+    choice = policy.choose(QuerySignals.of("error E-4012", match_quality=0.3), Calibration(1.0, 12, source="q.txt"))
+    text = " | ".join(choice.reasons)
+    assert "BM25 match quality 1.00 (median of 12 calibration queries)" in text
+    assert "matches 0.30 of an ideal match -> less BM25" in text
+    assert "exact-term (code: E-4012" in text and "-> more BM25" in text
+    assert f"weights bm25 {choice.weights[0]:.2f} / dense {choice.weights[1]:.2f}" in text
+    assert choice.kind == "exact" and choice.features["match_quality"] == 0.3
+    assert sum(choice.weights) == pytest.approx(1.0)
+    assert policy.fusion(choice) == ScoreNormalization("min_max", "arithmetic_mean", choice.weights)
+
+
+def test_policy_asset_round_trip_and_refusals():
+    learned = AdaptivePolicy(bias=-1.25, corpus=2.0, query=0.5, exact=-0.5, name="learned",
+                             trained_on={"dataset": "scifact", "split": "train", "queries": 809})
+    again = AdaptivePolicy.loads(learned.dumps())
+    assert again == learned and again.trained_on == learned.trained_on and again.name == "learned"
+    assert json.loads(learned.dumps())["schema"] == 1
+    with pytest.raises(InputError, match="not an adaptive fusion policy"):
+        AdaptivePolicy.from_json({"kind": "something else"})
+    with pytest.raises(InputError, match="schema 2 is not supported"):
+        AdaptivePolicy.from_json({**learned.to_json(), "schema": 2})
+    with pytest.raises(InputError, match="unknown policy parameters"):
+        AdaptivePolicy.from_json({**learned.to_json(), "parameters": {"bias": 1, "surprise": 2}})
+    with pytest.raises(InputError, match="not JSON"):
+        AdaptivePolicy.loads("{")
+    with pytest.raises(InputError, match="step must divide 1"):
+        AdaptivePolicy(step=0.3)
+
+
+def test_calibration_round_trip_and_median():
+    cal = calibrate([0.2, None, 1.0, 3.0], dense_hits=[True, False], source="log")
+    assert cal == Calibration(1.0, 3, 0.5, "log")
+    assert Calibration.from_meta(cal.to_meta()) == cal
+    assert Calibration.from_meta(None) is None
+    with pytest.raises(InputError, match="no calibration query had an analysed term"):
+        calibrate([None, None])
+    with pytest.raises(InputError, match="unreadable"):
+        Calibration.from_meta({"queries": 3})
+
+
+def test_corpus_fusion_is_what_a_bare_query_gets():
+    meta = {"calibration": Calibration(0.39, 12).to_meta()}
+    assert corpus_fusion(meta) == ScoreNormalization(weights=(0.1, 0.9))
+    assert corpus_fusion(None) == ScoreNormalization(weights=(0.5, 0.5))
+    stored = {**meta, "policy": AdaptivePolicy(bias=3.0).to_json()}
+    assert corpus_fusion(stored).weights[0] > 0.5
+
+
+# -- learning --------------------------------------------------------------------------------------
+GRID = weight_grid(0.05)
+
+
+def peaked(at: float, height: float = 1.0) -> tuple[float, ...]:
+    """nDCG@10 per weight that is best at ``at``."""
+    return tuple(height * max(0.0, 1 - abs(w - at) * 2) for w in GRID)
+
+
+def test_learning_finds_a_consistent_corpus_weight():
+    examples = [Example(QuerySignals("natural"), peaked(0.8)) for _ in range(40)]
+    learned = learn_policy(DEFAULT_POLICY, examples, Calibration(2.12, 40), grid=GRID)
+    assert learned.family == "weight"
+    assert learned.policy.weight(QuerySignals("natural"), Calibration(2.12, 40))[0] == pytest.approx(0.8)
+    assert learned.policy.name == "learned"
+    assert learned.cross_validated["weight"] > learned.cross_validated["untuned"]
+
+
+def test_learning_separates_exact_and_natural_queries_when_they_differ():
+    examples = [Example(QuerySignals("exact"), peaked(0.9)) for _ in range(30)]
+    examples += [Example(QuerySignals("natural"), peaked(0.2)) for _ in range(30)]
+    learned = learn_policy(DEFAULT_POLICY, examples, Calibration(2.12, 60), grid=GRID)
+    assert learned.family == "class"
+    exact_w = learned.policy.weight(QuerySignals("exact"), Calibration(2.12, 60))[0]
+    natural_w = learned.policy.weight(QuerySignals("natural"), Calibration(2.12, 60))[0]
+    assert exact_w > 0.6 > 0.4 > natural_w
+
+
+def test_learning_keeps_the_defaults_when_the_split_says_nothing():
+    flat = [Example(QuerySignals("natural"), tuple(0.5 for _ in GRID)) for _ in range(20)]
+    learned = learn_policy(DEFAULT_POLICY, flat, None, grid=GRID)
+    assert learned.family == "untuned"
+    assert (learned.policy.bias, learned.policy.query, learned.policy.exact) == (DEFAULT_POLICY.bias, 0.0, 0.0)
+    assert score_policy(learned.policy, flat, None, GRID) == pytest.approx(0.5)
+    with pytest.raises(InputError, match="no judged queries"):
+        learn_policy(DEFAULT_POLICY, [], None, grid=GRID)

@@ -1,0 +1,166 @@
+"""Adaptive fusion in the shell, without a cluster: which requests the searcher sends for a policy,
+where the chosen weights go, what calibration stores and what init keeps."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from adapter.adaptive import AdaptivePolicy, Calibration
+from adapter.admin import init_index
+from adapter.assets import IndexNames, IndexSpec
+from adapter.calibration import calibrate_index
+from adapter.capabilities import Capabilities
+from adapter.catalog import IndexInfo
+from adapter.engines.opensearch import OPENSEARCH
+from adapter.fusions import ScoreNormalization
+from adapter.search import Searcher
+from adapter.testing import FakeClient
+from adapter.types import EmbeddingFingerprint, FusedBy
+
+pytestmark = pytest.mark.unit
+
+FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
+CAPS = Capabilities.opensearch("2.19.1")
+VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+NODE = {"info": {"cluster_uuid": "unit-adaptive", "version": {"number": "2.19.1", "distribution": "opensearch"}},
+        "nodes.info": {"nodes": {"n": {"version": "2.19.1", "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}]}}}}
+
+
+class UnitEmbedder:
+    fingerprint = FP
+    dimension = 4
+    normalized = True
+
+    def embed_query(self, text):
+        return VECTOR
+
+
+def hits(*pairs) -> dict:
+    return {"took": 3, "hits": {"hits": [{"_id": d, "_score": s, "_source": {}} for d, s in pairs]}}
+
+
+def no_pipelines(call):
+    return {"error": "not found", "status": 404}
+
+
+def termvectors(doc_count=12, **terms) -> dict:
+    """A ``_termvectors`` answer for the text field: term -> doc_freq (None: not in the index)."""
+    return {"took": 1, "term_vectors": {"text": {"field_statistics": {"doc_count": doc_count},
+                                                 "terms": {t: ({"term_freq": 1} if df is None else {"term_freq": 1, "doc_freq": df})
+                                                           for t, df in terms.items()}}}}
+
+
+def info(adaptive=None, default_fusion=None, default_pipeline=None) -> IndexInfo:
+    return IndexInfo("docs", "docs-v1", FP, text_fields=("text",), query_fields=("text",), default_fusion=default_fusion,
+                     adaptive=adaptive, default_pipeline=default_pipeline)
+
+
+def inline_weights(call) -> list[float]:
+    return call.body["search_pipeline"]["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"]
+
+
+def test_the_default_policy_costs_no_request_and_sends_its_weights_inline():
+    client = FakeClient({"transport.perform_request": no_pipelines, "search": hits(("a", 0.9))})
+    calibrated = {"calibration": Calibration(0.39, 12).to_meta()}
+    s = Searcher(client, info(calibrated), CAPS, UnitEmbedder(), fusion=AdaptivePolicy())
+    result = s.search("¿cómo devuelvo un pedido?")
+    (search,) = client.calls_to("search")
+    assert not client.calls_to("termvectors") and result.requests == 1
+    assert result.fused_by is FusedBy.SERVER_INLINE and inline_weights(search) == [0.1, 0.9]
+    assert result.fusion == ScoreNormalization(weights=(0.1, 0.9)) and result.choice.weights == (0.1, 0.9)
+    assert "BM25 match quality 0.39 (median of 12 calibration queries)" in result.choice.reasons[0]
+
+
+def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_stored_pipeline():
+    corpus = ScoreNormalization(weights=(0.1, 0.9))  # what `hybrid calibrate` put in docs-adaptive
+
+    def pipelines(call):
+        name = call.args[1].rsplit("/", 1)[-1]
+        if name == "docs-adaptive":
+            return {name: OPENSEARCH.render_pipeline(corpus, CAPS)}
+        return {"error": "not found", "status": 404}
+
+    client = FakeClient({"transport.perform_request": pipelines, "search": hits(("a", 0.9))})
+    calibrated = info({"calibration": Calibration(0.39, 12).to_meta()}, default_fusion="adaptive", default_pipeline="docs-adaptive")
+    s = Searcher(client, calibrated, CAPS, UnitEmbedder())
+    result = s.search("hola")
+    assert result.choice.weights == (0.1, 0.9)
+    assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == "docs-adaptive"
+    assert client.calls_to("search")[0].params == {"search_pipeline": "docs-adaptive"}
+    explicit = s.search("hola", fusion=ScoreNormalization(weights=(0.7, 0.3)))  # an explicit fusion wins
+    assert explicit.choice is None and inline_weights(client.calls_to("search")[-1]) == [0.7, 0.3]
+
+
+def test_a_per_query_policy_asks_bm25_and_the_term_statistics_first():
+    # BM25's best hit scores 1.417 for a query whose terms are cómo (df 0), devuelv (df 0), pedid (df 4).
+    client = FakeClient({"transport.perform_request": no_pipelines, "search": [hits(("facturacion", 1.417)), hits(("a", 0.9))],
+                         "termvectors": termvectors(cómo=None, devuelv=None, pedid=4)})
+    policy = AdaptivePolicy(query=1.0)
+    result = Searcher(client, info({"calibration": Calibration(2.12, 40).to_meta()}), CAPS, UnitEmbedder(), fusion=policy
+                      ).search("¿cómo devuelvo un pedido?")
+    first, hybrid = client.calls_to("search")
+    assert first.body == {"size": 1, "query": {"match": {"text": {"query": "¿cómo devuelvo un pedido?", "operator": "or"}}}, "_source": False}
+    (tv,) = client.calls_to("termvectors")
+    assert tv.kwargs["index"] == "docs-v1" and tv.body["doc"] == {"text": "¿cómo devuelvo un pedido?"} and tv.body["term_statistics"]
+    quality = 1.417 * 2.2 / (2 * math.log(26) + math.log(1 + 8.5 / 4.5))
+    assert result.choice.features["match_quality"] == pytest.approx(quality, abs=1e-4)
+    assert result.requests == 3 and result.took_ms == 3 + 3 + 1  # both signals' took counted with the hybrid's
+    assert inline_weights(hybrid) == list(result.choice.weights) and result.choice.weights[0] < 0.5
+    assert "hybrid" in hybrid.body["query"]
+
+
+def test_calibration_is_stored_with_the_index_and_sets_its_adaptive_pipeline():
+    meta = {"embedding": FP.to_meta(), "vector_field": "embedding", "text_fields": ["text"], "query_fields": ["text"],
+            "default_fusion": "adaptive", "other": "kept"}
+    index_body = {"docs-v1": {"mappings": {"_meta": meta, "properties": {"embedding": {"type": "knn_vector"}}},
+                              "settings": {"index": {"search": {"default_pipeline": "docs-adaptive"}}}}}
+    client = FakeClient({**NODE, "indices.exists_alias": True, "indices.get_alias": {"docs-v1": {"aliases": {"docs": {}}}},
+                         "indices.get": index_body, "indices.get_mapping": index_body, "indices.put_mapping": {"acknowledged": True},
+                         "search": [hits(("a", 0.5)), hits(("b", 9.0))], "termvectors": termvectors(pedid=4),
+                         "transport.perform_request": {"acknowledged": True}})
+    report = calibrate_index(client, "docs", ["un pedido", "otro pedido"], source="log.txt")
+    expected_median = float(np.median([q * 2.2 / math.log(1 + 8.5 / 4.5) for q in (0.5, 9.0)]))
+    assert report.calibration.match_quality == pytest.approx(expected_median)
+    assert (report.calibration.queries, report.calibration.source) == (2, "log.txt")
+    (put,) = client.calls_to("indices.put_mapping")
+    stored = put.body["_meta"]
+    assert stored["other"] == "kept" and stored["adaptive"]["calibration"]["queries"] == 2
+    (pipeline,) = [c for c in client.calls_to("transport.perform_request") if c.args[0] == "PUT"]
+    assert pipeline.args[1] == "/_search/pipeline/docs-adaptive" and report.pipeline == "docs-adaptive"
+    weights = pipeline.kwargs["body"]["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"]
+    assert tuple(weights) == report.weights
+
+
+def test_init_with_an_adaptive_default_keeps_the_calibration_and_its_weights():
+    spec = IndexSpec(FP, default_fusion="adaptive")
+    names = IndexNames("docs")
+    components = OPENSEARCH.render_components(names, spec)
+    calibrated = {**spec.meta, "adaptive": {"calibration": Calibration(0.39, 12).to_meta()}}
+    live_mapping = {**OPENSEARCH.render_mapping(names, spec), "_meta": calibrated}
+    stored = {}
+
+    def perform(call):
+        name = call.args[1].rsplit("/", 1)[-1]
+        if call.args[0] == "GET":
+            return {name: stored[name]} if name in stored else {"error": "missing", "status": 404}
+        stored[name] = call.kwargs["body"]
+        return {"acknowledged": True}
+
+    client = FakeClient({**NODE, "indices.exists": True, "indices.exists_alias": True,
+                         "indices.get_alias": {"docs-v1": {"aliases": {"docs": {}}}},
+                         "indices.get": {"docs-v1": {"mappings": live_mapping, "settings": {"index": {
+                             "number_of_shards": "1", "search": {"default_pipeline": "docs-adaptive"},
+                             **components["docs-text"]["template"]["settings"]}}}},
+                         "cluster.get_component_template": lambda call: {"component_templates": [
+                             {"name": call.kwargs["name"], "component_template": components[call.kwargs["name"]]}]},
+                         "indices.get_index_template": lambda call: {"index_templates": [
+                             {"name": "docs", "index_template": OPENSEARCH.render_index_template(names, spec)}]},
+                         "transport.perform_request": perform})
+    report = init_index(client, "docs", spec, engine=OPENSEARCH)
+    assert report.default_pipeline == "docs-adaptive"
+    assert not client.calls_to("indices.put_mapping")  # the calibration in _meta is not the assets' to remove
+    body = stored["docs-adaptive"]["phase_results_processors"][0]["normalization-processor"]
+    assert body["combination"]["parameters"]["weights"] == [0.1, 0.9]  # the calibrated corpus weights, not 0.5 / 0.5
