@@ -9,8 +9,10 @@ Polish paraphrase shares one word with an unrelated article ("¿cómo devuelvo u
 - **BM25 match quality** of a query (:func:`match_quality`): the BM25 leg's best score over the
   score of an ideal match, a document of average length holding every analysed query term once:
   ``top * (1 + k1) / sum_fields(boost * sum_terms(idf))``, with Lucene's
-  ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` from the index's term statistics. About 1: the
-  best hit holds the query's words; well below 1: it holds only some of them (or common ones).
+  ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` from the index's term statistics, on the scale of
+  the legacy BM25 (OpenSearch 2.x; 3.x scores are rescaled, see :func:`match_quality`). About
+  ``1 + k1``: the best hit holds the query's words; well below: it holds only some of them (or
+  common ones).
 - **Corpus prior** (:class:`Calibration`): the median match quality over a sample of the index's
   queries (the user's, never their judgments), computed once by ``hybrid calibrate``.
 - **Query class** (:func:`adapter.advisor.classify`): exact-term (codes, identifiers, numbers,
@@ -75,12 +77,20 @@ def ideal_score(fields: Sequence[FieldTerms], k1: float = BM25_K1) -> float:
     return max(ideals, default=0.0) / (1.0 + k1)
 
 
-def match_quality(top_score: float | None, fields: Sequence[FieldTerms], k1: float = BM25_K1) -> float | None:
-    """BM25's best score over :func:`ideal_score`; 0 when BM25 found nothing; None without terms."""
+def match_quality(top_score: float | None, fields: Sequence[FieldTerms], k1: float = BM25_K1, *,
+                  legacy_bm25: bool = True) -> float | None:
+    """BM25's best score over :func:`ideal_score`; 0 when BM25 found nothing; None without terms.
+
+    The scale is that of the legacy BM25 (OpenSearch 2.x's default similarity), whose scores carry a
+    ``(1 + k1)`` factor: a full match scores about ``1 + k1``. OpenSearch 3.x and Elasticsearch 8+
+    score with Lucene's BM25 without that factor (``legacy_bm25=False``); their scores are put on the
+    legacy scale first, so one calibration and one policy mean the same on every engine.
+    """
     ideal = ideal_score(fields, k1)
     if ideal <= 0:
         return None
-    return max(0.0, float(top_score or 0.0)) / ideal
+    score = max(0.0, float(top_score or 0.0)) * (1.0 if legacy_bm25 else 1.0 + k1)
+    return score / ideal
 
 
 @dataclass(frozen=True)

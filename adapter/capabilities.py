@@ -40,6 +40,9 @@ class Capabilities:
     native_engines: bool
     serverless: bool = False
     engine: str = "opensearch"
+    # BM25 scores carry the legacy (1 + k1) factor: OpenSearch before 3.0 (LegacyBM25Similarity by
+    # default). 3.x scores with Lucene's BM25, about 2.2x lower for the same match.
+    legacy_bm25: bool = False
 
     @classmethod
     def opensearch(cls, version: str, *, neural_search: bool = True, native_engines: bool = True,
@@ -58,6 +61,7 @@ class Capabilities:
             explanation=neural_search and v >= (2, 19, 0),
             pagination_depth=neural_search and v >= (2, 19, 0),
             native_engines=native_engines,
+            legacy_bm25=v < (3, 0, 0),
         )
 
     @classmethod

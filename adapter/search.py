@@ -433,7 +433,8 @@ class Searcher:
         with translate_errors(f"reading term statistics of {self.alias}", self.client):
             tv = self.client.termvectors(index=self.info.index, body=termvectors_body(query, self.text_leg))
         fields = responses.term_statistics(tv, field_boosts(self.text_leg.fields))
-        return match_quality(top[0].score if top else 0.0, fields), responses.took(resp) + float(tv.get("took", 0) or 0)
+        quality = match_quality(top[0].score if top else 0.0, fields, legacy_bm25=self.caps.legacy_bm25)
+        return quality, responses.took(resp) + float(tv.get("took", 0) or 0)
 
     # -- first stages ------------------------------------------------------------------------------
     def _exclude(self, stage: _Stage) -> tuple[str, ...]:

@@ -193,7 +193,8 @@ def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str =
     first = {n: r for n, r in rows.items() if not _post(n, r)}
     points = {n: (float(r["server_ms_p50"]), float(r[metric])) for n, r in first.items()}
     front = pareto_front(points)
-    default = f"hybrid-{DEFAULT_FUSION.name}"
+    # The product's default as the run recorded it (settings.default_technique, measured), else the fixed one.
+    default = (data.get("settings") or {}).get("default_technique") or f"hybrid-{DEFAULT_FUSION.name}"
     legs = [n for n, r in first.items() if _family(n, r) in ("bm25", "dense")]
     best_leg = max(legs, key=lambda n: points[n][1]) if legs else None
     colors = {"bm25": "tab:blue", "dense": "tab:orange", "hybrid": "tab:green"}
@@ -211,11 +212,16 @@ def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str =
     for name, note in ((default, "product default"), (best_leg, "best single leg")):
         if name in points:
             labelled[name] = note
-    for name, note in labelled.items():
+    span_x = (max(p[0] for p in points.values()) - min(p[0] for p in points.values())) or 1.0
+    span_y = (max(p[1] for p in points.values()) - min(p[1] for p in points.values())) or 0.01
+    placed: list[tuple[float, float]] = []
+    for name, note in sorted(labelled.items(), key=lambda item: -points[item[0]][1]):
         x, y = points[name]
         text = f"{name}\n{y:.3f}, {x:.0f} ms" + (f"  ({note})" if note else "")
-        below = note and name not in front  # front labels above, the others below: they do not collide
-        ax.annotate(text, (x, y), xytext=(8, -26 if below else 6), textcoords="offset points", fontsize=8,
+        # Points close to one already labelled get their label stacked further down, so none overlap.
+        near = sum(1 for px, py in placed if abs(px - x) < 0.25 * span_x and abs(py - y) < 0.25 * span_y)
+        placed.append((x, y))
+        ax.annotate(text, (x, y), xytext=(8, 6 - 28 * near), textcoords="offset points", fontsize=8,
                     fontweight="bold" if note else "normal", arrowprops=dict(arrowstyle="-", color="0.5", lw=0.5))
     xs = [float(r["server_ms_p50"]) for r in rows.values()]
     ys = [float(r[metric]) for r in rows.values()]

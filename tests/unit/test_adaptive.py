@@ -8,6 +8,7 @@ import math
 import pytest
 
 from adapter.adaptive import (
+    BM25_K1,
     DEFAULT_POLICY,
     AdaptivePolicy,
     Calibration,
@@ -186,3 +187,15 @@ def test_learning_keeps_the_defaults_when_the_split_says_nothing():
     assert score_policy(learned.policy, flat, None, GRID) == pytest.approx(0.5)
     with pytest.raises(InputError, match="no judged queries"):
         learn_policy(DEFAULT_POLICY, [], None, grid=GRID)
+
+
+def test_match_quality_means_the_same_on_legacy_and_lucene_bm25():
+    # OpenSearch 2.x scores a match (1 + k1) times higher than 3.x (LegacyBM25Similarity vs Lucene's
+    # BM25): the same match must give the same quality, so calibrations and policies carry over.
+    fields = [FieldTerms("text", 1.0, 1000, (("pedido", 1, 10), ("devuelvo", 1, 3)))]
+    legacy_top = ideal_score(fields) * (1 + BM25_K1)
+    lucene_top = legacy_top / (1 + BM25_K1)
+    assert match_quality(legacy_top, fields, legacy_bm25=True) == pytest.approx(match_quality(lucene_top, fields, legacy_bm25=False))
+    from adapter.capabilities import Capabilities
+
+    assert Capabilities.opensearch("2.19.1").legacy_bm25 and not Capabilities.opensearch("3.6.0").legacy_bm25
