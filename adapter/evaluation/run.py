@@ -65,8 +65,8 @@ class PreparedIndex:
 
 
 def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
-                  use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None
-                  ) -> PreparedIndex:
+                  use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None,
+                  shards: int = 1) -> PreparedIndex:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path.
 
     Documents without text are left out with a notice (classic collections have a few; they can
@@ -78,7 +78,7 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     if fresh and alias_indices(client, alias):
         with translate_errors(f"deleting the old {alias}", client):
             client.indices.delete(index=f"{alias}-v*")
-    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost))
+    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost, shards=shards))
     with translate_errors(f"counting {alias}", client):
         have = client.count(index=alias)["count"]
     rows = list(read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=())))
@@ -167,16 +167,20 @@ def run_eval(
     use_titles: bool = True,
     k: int = 100,
     depth: int = 100,
+    shards: int = 1,
     fresh: bool = True,
     progress: bool = True,
     cache: EmbeddingCache | None = None,
 ) -> EvalReport:
     if tune_split is not None and tune_split.split == dataset.split:
         raise InputError(f"tuning and reporting on the same split ({dataset.split!r}) would overstate the result; tune on another split")
+    if depth < k:
+        # The searcher would fetch k candidates per leg anyway: the report would name a depth it never ran.
+        raise InputError(f"depth {depth} is below k {k}: each leg must give at least k candidates; lower k with it (--k)")
     ScoreNormalization(weights=weights)
     started = time.perf_counter()
     prepared = prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=title_boost, use_titles=use_titles,
-                             fresh=fresh, progress=progress, cache=cache)
+                             fresh=fresh, progress=progress, cache=cache, shards=shards)
     searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
     caps = searcher.caps
     specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates)
@@ -201,7 +205,7 @@ def run_eval(
         embedder=embedder.fingerprint.model,
         index=alias,
         results=results,
-        settings={"analyzer": analyzer, "title_boost": title_boost, "titles": use_titles, "k": k, "depth_per_leg": depth,
+        settings={"analyzer": analyzer, "title_boost": title_boost, "titles": use_titles, "k": k, "depth_per_leg": depth, "shards": shards,
                   "weights": list(weights), "mmr_lambda": mmr,
                   "mmr": f"picks the top {MMR_TOP} of {mmr_candidates} first-stage hits" if mmr is not None else None,
                   "text_fields": list(searcher.text_leg.fields), "engine": caps.engine, "version": caps.version,
