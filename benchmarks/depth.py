@@ -277,3 +277,30 @@ def client_explain_work(target: Target, queries: Sequence[tuple[str, Any]], dept
 def dump(path, targets: Sequence[Target]) -> None:
     """Raw took lists per target and request, for a second look."""
     path.write_text(json.dumps({t.name: t.took for t in targets}) + "\n")
+
+
+# -- shards ------------------------------------------------------------------------------------------
+def shard_quality(name: str, one, three, dataset, specs, *, k: int = 100, depth: int = 100) -> list[str]:
+    """Quality of each technique on a 1-shard and a 3-shard copy of the same corpus, and how often
+    the top 10 is the same; server RRF against client-rrf on 3 shards."""
+    from adapter.evaluation.run import evaluate_techniques, rrf_parity
+
+    results, runs = {}, {}
+    for label, searcher in (("1", one), ("3", three)):
+        results[label], runs[label] = evaluate_techniques(searcher, dataset, specs, k=k, depth=depth, progress=False)
+    rows = []
+    for spec in specs:
+        a, b = results["1"][spec.name].metrics, results["3"][spec.name].metrics
+        same = sum(1 for q in runs["1"][spec.name]
+                   if [d for d, _ in runs["1"][spec.name][q][:10]] == [d for d, _ in runs["3"][spec.name].get(q, [])[:10]])
+        rows.append([spec.name, a["ndcg@10"], b["ndcg@10"], b["ndcg@10"] - a["ndcg@10"], a["recall@100"], b["recall@100"],
+                     f"{same}/{len(runs['1'][spec.name])}"])
+    lines = [f"**{name}** ({len(dataset.queries)} SciFact test queries, k {k}, depth {depth} per leg):", "",
+             *table(["technique", "nDCG@10, 1 shard", "nDCG@10, 3 shards", "difference", "R@100, 1 shard", "R@100, 3 shards",
+                     "same top 10 (queries)"], rows)]
+    if {"hybrid-rrf", "client-rrf"} <= {s.name for s in specs}:
+        for label in ("1", "3"):
+            parity = rrf_parity(runs[label]["hybrid-rrf"], runs[label]["client-rrf"])
+            lines.append(f"- {label} shard{'s' if label != '1' else ''}: server RRF and client-rrf rank {parity['identical_up_to_ties']}"
+                         f"/{parity['queries']} queries identically up to ties.")
+    return lines

@@ -438,9 +438,31 @@ def bench_explain(clusters, args) -> Section:
     return Section("What explain costs (SciFact, k 10, depth 100)", explain_cost(targets, queries, depth=100))
 
 
+def bench_shards(clusters, args) -> Section:
+    from adapter.cache import EmbeddingCache
+    from adapter.embedders import load_embedder
+    from adapter.evaluation import prepare_index, standard_techniques
+    from adapter.metrics import load_beir
+    from adapter.search import Searcher
+    from benchmarks.depth import shard_quality
+
+    embedder = load_embedder("minilm")
+    dataset = load_beir(SCIFACT, "test")
+    wanted = ("bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-z_score-arithmetic_mean", "hybrid-rrf", "client-rrf")
+    lines = []
+    for name, c in clusters:
+        one = Searcher.open(c, ensure_scifact_index(c, embedder, progress=False), embedder)
+        three_alias = prepare_index(c, dataset, embedder, "bench-scifact-3shards", analyzer="english", title_boost=0.5, fresh=False,
+                                    progress=False, cache=EmbeddingCache(), shards=3).alias
+        three = Searcher.open(c, three_alias, embedder)
+        specs = [s for s in standard_techniques(one.caps) if s.name in wanted]
+        lines += [*shard_quality(f"OpenSearch {name}", one, three, dataset, specs), ""]
+    return Section("One shard vs three: fusion quality on SciFact", lines)
+
+
 SECTIONS = {"ingest": bench_ingest, "query": bench_query, "models": bench_models, "scale": bench_scale,
-            "depth": bench_depth, "explain": bench_explain}
-MULTI = {"depth", "explain"}  # sections that compare every cluster
+            "depth": bench_depth, "explain": bench_explain, "shards": bench_shards}
+MULTI = {"depth", "explain", "shards"}  # sections that compare every cluster
 
 
 def main() -> None:

@@ -58,7 +58,7 @@ def test_ingest_and_search_go_on_while_a_node_stops_and_restarts(cluster, embedd
     alias = make_index(client, "rel-two-nodes", embedder, shards=3)
     index = next(iter(client.indices.get_alias(name=alias)))
     assert client.indices.get_settings(index=index)[index]["settings"]["index"]["number_of_shards"] == "3"
-    assert client.cluster.health(index=alias, wait_for_status="green", timeout="90s")["status"] == "green"  # 1 replica each
+    assert client.cluster.health(index=alias, wait_for_status="green", params={"timeout": "90s"}, request_timeout=100)["status"] == "green"  # 1 replica each
     src = corpus(tmp_path / "docs.jsonl", DOCS)
     expected = expected_checksums(src, embedder)
 
@@ -128,7 +128,7 @@ def test_ingest_and_search_go_on_while_a_node_stops_and_restarts(cluster, embedd
     gates[2].set()
     ingest.join(timeout=600)
     assert not ingest.is_alive(), "the ingest did not finish"
-    green = client.cluster.health(index=alias, wait_for_status="green", timeout="120s")
+    green = client.cluster.health(index=alias, wait_for_status="green", params={"timeout": "120s"}, request_timeout=130)
     stop.set()
     for w in workers:
         w.join(timeout=60)
