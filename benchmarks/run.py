@@ -17,7 +17,9 @@ Sections:
   on N synthetic documents; ``profile: true`` breakdowns where the cluster allows them.
 - explain: what ``explain`` costs: the server's explanations, the legs, the adapter's explain path.
 
-The single-cluster sections run on the first cluster; depth and explain on all of them.
+- shards: nDCG@10 and top-10 agreement of each technique on a 1-shard and a 3-shard copy of SciFact.
+
+The single-cluster sections run on the first cluster; depth, explain and shards on all of them.
 """
 
 from __future__ import annotations
@@ -346,7 +348,7 @@ def bench_scale(client, args) -> Section:
 
     n = args.scale_docs
     embedder = HashedWordsEmbedder()
-    synthetic = ensure_synthetic(client, n, keep=args.keep_indices)
+    synthetic = ensure_synthetic(client, n, keep=True)  # the depth section uses it too; main() drops it
     alias, report = synthetic.alias, synthetic.ingest
     stats = client.indices.stats(index=alias, metric="store,docs")["_all"]["primaries"]
     searcher = Searcher.open(client, alias, embedder)
@@ -371,15 +373,13 @@ def bench_scale(client, args) -> Section:
     if report is not None:
         ingest_rows += [["failures", len(report.failures)], ["ingest rate (docs/s; hashed-word vectors, no model)", report.docs_per_second]]
     else:
-        ingest_rows += [["ingest", "index reused (--keep-indices)"]]
+        ingest_rows += [["ingest", "index reused (built earlier in this run, or kept by --keep-indices)"]]
     lines = table(["measure", "value"], [
         *ingest_rows,
         ["index size on disk after force-merge (MiB)", stats["store"]["size_in_bytes"] / 2**20],
         ["bytes per document", stats["store"]["size_in_bytes"] / max(1, stats["docs"]["count"])],
     ])
     lines += ["", *table(["technique (k=10, 100 candidates per leg)", "server took p50 ms", "server took p95 ms", "client total p50 ms"], rows)]
-    if not args.keep_indices:
-        drop(client, alias)
     return Section(f"Scale: {n:,} synthetic documents", lines)
 
 
@@ -420,11 +420,9 @@ def bench_depth(clusters, args) -> Section:
               *equal_depth(targets, queries, depths), "",
               f"`profile: true`, hybrid depth {max(depths)} and its legs, {args.profile_queries} queries:", "",
               *profiles(targets, queries[: args.profile_queries], max(depths))]
-    lines += ["", f"Building the synthetic indices took {built:.0f} s ({'reused' if built < 30 else 'ingested'}); each cluster holds "
-              "its own copy, built one after the other."]
-    if not args.keep_indices:
-        for _, c, s in synthetic:
-            drop(c, s.alias)
+    ingested = [name for name, _, s in synthetic if s.ingest is not None]
+    lines += ["", f"Synthetic indices: {'built for ' + ', '.join(ingested) if ingested else 'reused'} ({built:.0f} s); "
+              "each cluster holds its own copy, built one after the other."]
     return Section("Server hybrid vs its legs at equal depth, OpenSearch versions side by side", lines)
 
 
@@ -494,6 +492,9 @@ def main() -> None:
                              f"{os.getloadavg()[0]:.1f} at its end._")
         section.show()
         sections.append(section)
+    if not args.keep_indices:
+        for _, c in clusters:
+            drop(c, f"bench-synthetic-{args.scale_docs}")
     if args.out != "-":
         write_report(Path(args.out), sections, replace_only=bool(args.only))
 
