@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping, Sequence
@@ -44,6 +45,7 @@ from .responses import RawHit
 from .types import FusedBy, FusionChoice, Hit, LegScore, SearchResult, SentRequest, Technique
 
 KNN_MAX_K = 10_000
+MIRROR_TOLERANCE = 1e-5  # relative: the mirror computes in float32 as the server does
 CLAUSE_CHECK_FLOOR = 64  # below this many term clauses a query is not checked against the cluster's limit
 # The requests of the search() call running in this thread/task (SearchResult.sent).
 _SENT: contextvars.ContextVar[list[SentRequest] | None] = contextvars.ContextVar("sent", default=None)
@@ -449,7 +451,7 @@ class Searcher:
         text = text_query(stage.query, self.text_leg, stage.filters)
         knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=stage.filters)
         body = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=stage.size, from_=stage.from_,
-                                       exclude=self._exclude(stage), explain=explain, inline_pipeline=plan.inline)
+                                       exclude=self._exclude(stage), inline_pipeline=plan.inline)
         try:
             resp = self._hybrid_search(body, plan.pipeline)
         except BackendError as exc:
@@ -458,12 +460,23 @@ class Searcher:
             raise
         took, requests = responses.took(resp), 1
         raw = responses.hits(resp)
-        legs_by_id: dict[str, tuple[LegScore, ...]] = {}
+        legs_by_id: dict[str, tuple[LegScore, ...]] | None = {}
         if explain:
+            # The legs give ranks and raw scores; the fusion mirror gives the rest when it reproduces
+            # every returned fused score. Else (several shards, a fusion the mirror does not know) the
+            # server explains: its Lucene explanations cost far more than the search (docs/BENCHMARKS.md).
             runs, leg_took = self._runs(stage.query, stage.vector, stage.depth, stage.filters)
             took += leg_took
             requests += 1
-            legs_by_id = self._server_legs(raw, runs, plan.fusion)
+            legs_by_id = self._mirrored_legs(raw, runs, plan.fusion)
+            if legs_by_id is None:
+                body = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=stage.size, from_=stage.from_,
+                                               exclude=self._exclude(stage), explain=True, inline_pipeline=plan.inline)
+                resp = self._hybrid_search(body, plan.pipeline)
+                took += responses.took(resp)
+                requests += 1
+                raw = responses.hits(resp)
+                legs_by_id = self._server_legs(raw, runs, plan.fusion)
         return [self._hit(r, stage.from_ + i + 1, legs_by_id.get(r.id, ())) for i, r in enumerate(raw)], took, requests
 
     def _hybrid_search(self, body: dict, pipeline: str | None) -> Mapping[str, Any]:
@@ -509,6 +522,21 @@ class Searcher:
         """Both legs, each to ``depth``, in one ``_msearch`` (ids and scores)."""
         took, answers = self._msearch(self._leg_bodies(query, vector, depth, filters))
         return [responses.hits(r) for r in answers], took
+
+    @staticmethod
+    def _mirrored_legs(raw: list[RawHit], runs: list[list[RawHit]], fusion: Fusion) -> dict[str, tuple[LegScore, ...]] | None:
+        """Per-leg explanations computed here from the legs (:func:`adapter.fusion.fuse`, the server's
+        formulas), or None unless they reproduce the server's fused score of every returned hit. On one
+        shard the legs are the server's candidates; on several, each shard contributes its own top
+        ``depth`` per leg (and RRF ranks are per shard before 3.5), so the check usually fails there."""
+        fused = {f.id: f for f in fusion_fns.fuse([[(d.id, d.score) for d in run] for run in runs], fusion, leg_names=LEGS)}
+        out = {}
+        for r in raw:
+            mirror = fused.get(r.id)
+            if mirror is None or not math.isclose(mirror.score, r.score, rel_tol=MIRROR_TOLERANCE, abs_tol=1e-9):
+                return None
+            out[r.id] = mirror.legs
+        return out
 
     def _server_legs(self, raw: list[RawHit], runs: list[list[RawHit]], fusion: Fusion) -> dict[str, tuple[LegScore, ...]]:
         """Per-leg explanations: normalised scores from the server's explanation, ranks and raw

@@ -12,6 +12,14 @@ Sections:
 - models: query embedding latency; cross-encoder rerank latency for the top 20 and top 50.
 - scale:  ingest of N synthetic documents (hashed word vectors, so the model does not dominate),
   index size, and query latency per technique at that size.
+- depth:  server hybrid vs each of its legs at the same depth (leg size = depth) and at k = 10, on
+  every cluster side by side (by default OpenSearch 3.6.0 and 2.19.1, local nodes), on SciFact and
+  on N synthetic documents; ``profile: true`` breakdowns where the cluster allows them.
+- explain: what ``explain`` costs: the server's explanations, the legs, the adapter's explain path.
+
+- shards: nDCG@10 and top-10 agreement of each technique on a 1-shard and a 3-shard copy of SciFact.
+
+The single-cluster sections run on the first cluster; depth, explain and shards on all of them.
 """
 
 from __future__ import annotations
@@ -57,14 +65,19 @@ def table(header: list[str], rows: list[list]) -> list[str]:
     return out
 
 
-def client_for(args):
+def clusters_for(args) -> list[tuple[str, object]]:
+    """(version, client) per cluster: ``--url`` (or OPENSEARCH_URL) alone, else a local node per ``--versions``."""
     from adapter.client import connect
-    from adapter.local import LocalNode
+    from adapter.local import LocalNode, NodeConfig
 
     url = args.url or os.environ.get("OPENSEARCH_URL")
-    if not url:
-        url = LocalNode(log=lambda m: print(m, file=sys.stderr)).up().url
-    return connect(url, timeout=300)
+    urls = [url] if url else [LocalNode(NodeConfig(version=v), log=lambda m: print(m, file=sys.stderr)).up().url
+                              for v in args.versions.split(",")]
+    out = []
+    for u in urls:
+        client = connect(u, timeout=300)
+        out.append((client.info()["version"]["number"], client))
+    return out
 
 
 def scifact_docs(n: int) -> list[dict]:
@@ -137,8 +150,8 @@ def ensure_scifact_index(client, embedder, progress=True) -> str:
     from adapter.metrics import load_beir
 
     dataset = load_beir(SCIFACT, "test")
-    return prepare_index(client, dataset, embedder, "bench-scifact", analyzer="english", fresh=False, progress=progress,
-                         cache=EmbeddingCache()).alias
+    return prepare_index(client, dataset, embedder, "bench-scifact", analyzer="english", title_boost=0.5, fresh=False,
+                         progress=progress, cache=EmbeddingCache()).alias
 
 
 def bench_query(client, args) -> Section:
@@ -330,24 +343,48 @@ def synthetic_docs(n: int, seed: int = 11):
         yield SourceDoc(f"s{i}", " ".join(words), f"doc {i} " + " ".join(words[:4]), {"bucket": f"b{i % 10}"})
 
 
-def bench_scale(client, args) -> Section:
+@dataclass(frozen=True)
+class Synthetic:
+    alias: str
+    ingest: object | None  # the IngestReport, None when a complete index was reused
+
+
+def ensure_synthetic(client, n: int, *, keep: bool) -> Synthetic:
+    """``bench-synthetic-<n>``: n synthetic documents, force-merged to one segment; reused when
+    complete and ``keep`` (``--keep-indices``), so later runs skip the ingest."""
     from adapter.admin import init_index
     from adapter.assets import IndexSpec
+    from adapter.catalog import alias_indices
     from adapter.ingest import Ingestor
-    from adapter.search import Searcher
 
-    n = args.scale_docs
+    alias = f"bench-synthetic-{n}"
     embedder = HashedWordsEmbedder()
-    alias = "bench-scale"
+    if keep and alias_indices(client, alias) and client.count(index=alias)["count"] == n:
+        return Synthetic(alias, None)
     drop(client, alias)
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="folding"))
     report = Ingestor.open(client, alias, embedder, batch_size=500, bulk_chunk_size=1000, progress=True).ingest(synthetic_docs(n), total=n)
     client.indices.forcemerge(index=alias, max_num_segments=1, request_timeout=1800)
     client.indices.refresh(index=alias)
+    return Synthetic(alias, report)
+
+
+def synthetic_queries(n: int) -> list[str]:
+    rng = random.Random(3)
+    return [" ".join(f"w{rng.randint(0, 2000)}" for _ in range(4)) for _ in range(n)]
+
+
+def bench_scale(client, args) -> Section:
+    from adapter.search import Searcher
+
+    n = args.scale_docs
+    embedder = HashedWordsEmbedder()
+    synthetic = ensure_synthetic(client, n, keep=True)  # the depth section uses it too; main() drops it
+    alias, report = synthetic.alias, synthetic.ingest
     stats = client.indices.stats(index=alias, metric="store,docs")["_all"]["primaries"]
     searcher = Searcher.open(client, alias, embedder)
     rng = random.Random(3)
-    queries = [" ".join(f"w{rng.randint(0, 2000)}" for _ in range(4)) for _ in range(args.queries)]
+    queries = synthetic_queries(args.queries)
     modes = {"bm25": {}, "dense": {}, "hybrid (min_max)": {}, "client-rrf": {}}
     techniques = {"bm25": "bm25", "dense": "dense", "hybrid (min_max)": "hybrid", "client-rrf": "client-rrf"}
     for q in queries[:10]:
@@ -363,55 +400,176 @@ def bench_scale(client, args) -> Section:
             took[m].append(r.took_ms)
             total[m].append(r.total_ms)
     rows = [[m, pct(took[m], 50), pct(took[m], 95), pct(total[m], 50)] for m in modes]
+    ingest_rows = [["documents", stats["docs"]["count"]]]
+    if report is not None:
+        ingest_rows += [["failures", len(report.failures)], ["ingest rate (docs/s; hashed-word vectors, no model)", report.docs_per_second]]
+    else:
+        ingest_rows += [["ingest", "index reused (built earlier in this run, or kept by --keep-indices)"]]
     lines = table(["measure", "value"], [
-        ["documents", stats["docs"]["count"]],
-        ["failures", len(report.failures)],
-        ["ingest rate (docs/s; hashed-word vectors, no model)", report.docs_per_second],
+        *ingest_rows,
         ["index size on disk after force-merge (MiB)", stats["store"]["size_in_bytes"] / 2**20],
         ["bytes per document", stats["store"]["size_in_bytes"] / max(1, stats["docs"]["count"])],
     ])
     lines += ["", *table(["technique (k=10, 100 candidates per leg)", "server took p50 ms", "server took p95 ms", "client total p50 ms"], rows)]
-    drop(client, alias)
     return Section(f"Scale: {n:,} synthetic documents", lines)
 
 
-SECTIONS = {"ingest": bench_ingest, "query": bench_query, "models": bench_models, "scale": bench_scale}
+# -- equal depth, profiles, explain (every cluster side by side) ------------------------------------
+def scifact_targets(clusters, embedder):
+    from adapter.search import Searcher
+    from benchmarks.depth import Target
+
+    return [Target(name, Searcher.open(c, ensure_scifact_index(c, embedder), embedder)) for name, c in clusters]
+
+
+def scifact_queries(embedder, n: int):
+    from adapter.metrics import load_beir
+
+    queries = list(load_beir(SCIFACT, "test").queries.values())[:n]
+    return [(q, embedder.embed_query(q)) for q in queries]
+
+
+def bench_depth(clusters, args) -> Section:
+    from adapter.embedders import load_embedder
+    from adapter.search import Searcher
+    from benchmarks.depth import Target, equal_depth, profiles
+
+    depths = [int(d) for d in args.depths.split(",")]
+    embedder = load_embedder("minilm")
+    targets = scifact_targets(clusters, embedder)
+    queries = scifact_queries(embedder, args.queries)
+    lines = [f"### SciFact: 5,183 abstracts, MiniLM, {len(queries)} test queries", "", *equal_depth(targets, queries, depths), "",
+             f"`profile: true`, hybrid depth {max(depths)} and its legs, {args.profile_queries} queries:", "",
+             *profiles(targets, queries[: args.profile_queries], max(depths))]
+    t0 = time.perf_counter()
+    hashed = HashedWordsEmbedder()
+    synthetic = [(name, c, ensure_synthetic(c, args.scale_docs, keep=True)) for name, c in clusters]
+    built = time.perf_counter() - t0
+    targets = [Target(name, Searcher.open(c, s.alias, hashed)) for name, c, s in synthetic]
+    queries = [(q, hashed.embed_query(q)) for q in synthetic_queries(args.queries)]
+    lines += ["", f"### {args.scale_docs:,} synthetic documents (hashed-word vectors), {len(queries)} queries", "",
+              *equal_depth(targets, queries, depths), "",
+              f"`profile: true`, hybrid depth {max(depths)} and its legs, {args.profile_queries} queries:", "",
+              *profiles(targets, queries[: args.profile_queries], max(depths))]
+    ingested = [name for name, _, s in synthetic if s.ingest is not None]
+    lines += ["", f"Synthetic indices: {'built for ' + ', '.join(ingested) if ingested else 'reused'} ({built:.0f} s); "
+              "each cluster holds its own copy, built one after the other."]
+    return Section("Server hybrid vs its legs at equal depth, OpenSearch versions side by side", lines)
+
+
+def bench_explain(clusters, args) -> Section:
+    from adapter.embedders import load_embedder
+    from benchmarks.depth import explain_cost
+
+    embedder = load_embedder("minilm")
+    targets = scifact_targets(clusters, embedder)
+    queries = scifact_queries(embedder, args.queries)
+    return Section("What explain costs (SciFact, k 10, depth 100)", explain_cost(targets, queries, depth=100))
+
+
+def bench_shards(clusters, args) -> Section:
+    from adapter.cache import EmbeddingCache
+    from adapter.embedders import load_embedder
+    from adapter.evaluation import prepare_index, standard_techniques
+    from adapter.metrics import load_beir
+    from adapter.search import Searcher
+    from benchmarks.depth import shard_quality
+
+    embedder = load_embedder("minilm")
+    dataset = load_beir(SCIFACT, "test")
+    wanted = ("bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-z_score-arithmetic_mean", "hybrid-rrf", "client-rrf")
+    lines = []
+    for name, c in clusters:
+        one = Searcher.open(c, ensure_scifact_index(c, embedder, progress=False), embedder)
+        three_alias = prepare_index(c, dataset, embedder, "bench-scifact-3shards", analyzer="english", title_boost=0.5, fresh=False,
+                                    progress=False, cache=EmbeddingCache(), shards=3).alias
+        three = Searcher.open(c, three_alias, embedder)
+        specs = [s for s in standard_techniques(one.caps) if s.name in wanted]
+        lines += [*shard_quality(f"OpenSearch {name}", one, three, dataset, specs), ""]
+    return Section("One shard vs three: fusion quality on SciFact", lines)
+
+
+SECTIONS = {"ingest": bench_ingest, "query": bench_query, "models": bench_models, "scale": bench_scale,
+            "depth": bench_depth, "explain": bench_explain, "shards": bench_shards}
+MULTI = {"depth", "explain", "shards"}  # sections that compare every cluster
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", help=f"comma-separated sections ({', '.join(SECTIONS)})")
-    parser.add_argument("--url")
+    parser.add_argument("--url", help="one cluster for every section (default: local nodes of --versions)")
+    parser.add_argument("--versions", default="3.6.0,2.19.1", help="local releases run side by side (default %(default)s)")
+    parser.add_argument("--depths", default="10,100", help="candidate depths per leg compared in `depth` (default %(default)s)")
+    parser.add_argument("--profile-queries", type=int, default=30)
+    parser.add_argument("--keep-indices", action="store_true", help="keep (and reuse) the synthetic indices between runs")
     parser.add_argument("--ingest-docs", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--scale-docs", type=int, default=100_000)
     parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
     args = parser.parse_args()
     names = args.only.split(",") if args.only else list(SECTIONS)
-    client = client_for(args)
-    info = client.info()["version"]["number"]
-    started = time.strftime("%Y-%m-%d %H:%M")
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
+    clusters = clusters_for(args)
     sections = []
     for name in names:
         t0 = time.perf_counter()
-        section = SECTIONS[name](client, args)
-        section.lines.append(f"\n_Section time: {time.perf_counter() - t0:.0f} s._")
+        load = os.getloadavg()[0]
+        section = SECTIONS[name](clusters if name in MULTI else clusters[0][1], args)
+        versions = ", ".join(v for v, _ in clusters) if name in MULTI else clusters[0][0]
+        section.lines.append(f"\n_Measured {time.strftime('%Y-%m-%d %H:%M')} on OpenSearch {versions}; section time "
+                             f"{time.perf_counter() - t0:.0f} s; load average {load:.1f} at its start, "
+                             f"{os.getloadavg()[0]:.1f} at its end._")
         section.show()
         sections.append(section)
+    if not args.keep_indices:
+        for _, c in clusters:
+            drop(c, f"bench-synthetic-{args.scale_docs}")
     if args.out != "-":
-        cmd = "make bench" if not args.only else f"python -m benchmarks.run --only {args.only}"
-        header = [
-            "# Benchmarks",
-            "",
-            f"Measured {started} on this project's machine ({os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}), "
-            f"OpenSearch {info} (local node, 1 GiB heap, lucene HNSW). Produced by `{cmd}`; every ratio comes from one run "
-            "with the compared variants measured side by side. Absolute times vary between runs on these shared machines.",
-        ]
-        body = []
-        for s in sections:
-            body += ["", f"## {s.title}", "", *s.lines]
-        Path(args.out).write_text("\n".join(header + body) + "\n")
-        print(f"\nwritten to {args.out}")
+        write_report(Path(args.out), sections, replace_only=bool(args.only))
+
+
+HEADER = [
+    "# Benchmarks",
+    "",
+    "Measured on this project's machine ({cores} cores, {machine}, Python {python}, local nodes with a 1 GiB heap, lucene "
+    "HNSW). Produced by `make bench` (`python -m benchmarks.run --only SECTION` measures one section again and replaces "
+    "it here); every ratio comes from one run with the compared variants measured side by side, interleaved per query. "
+    "The machine is shared with other engineers' test suites: absolute times vary between runs (each section notes "
+    "the load average), ratios much less.",
+]
+
+
+def write_report(path: Path, sections: list[Section], *, replace_only: bool) -> None:
+    """Write the sections; with ``--only``, replace those sections in the existing report and keep the rest."""
+    kept: list[tuple[str, list[str]]] = []
+    if replace_only and path.exists():
+        current: tuple[str, list[str]] | None = None
+        for line in path.read_text().splitlines():
+            if line.startswith("## "):
+                current = (line[3:], [])
+                kept.append(current)
+            elif current is not None:
+                current[1].append(line)
+    fresh = {s.title: s.lines for s in sections}
+    order = [title for title, _ in kept] + [s.title for s in sections if s.title not in {t for t, _ in kept}]
+    old = dict(kept)
+    header = [line.format(cores=os.cpu_count(), machine=platform.machine(), python=platform.python_version()) for line in HEADER]
+    body: list[str] = []
+    for title in order:
+        lines = fresh.get(title)
+        body += [f"## {title}", "", *(lines if lines is not None else _strip_blank(old[title])), ""]
+    path.write_text("\n".join(header + [""] + body).rstrip() + "\n")
+    print(f"\nwritten to {path}")
+
+
+def _strip_blank(lines: list[str]) -> list[str]:
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return lines
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ def add_parsers(sub) -> None:
     ev.add_argument("--no-titles", action="store_true", help="ignore the corpus titles (e.g. xquad-es, whose titles are English slugs)")
     ev.add_argument("--techniques", help="comma-separated subset, e.g. bm25,dense,hybrid-rrf")
     ev.add_argument("--weights", help="bm25,dense weights for the normalization techniques (default 0.5,0.5)")
-    ev.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
+    ev.add_argument("--depth", type=int, default=100, help="candidates per leg, at least --k (default %(default)s)")
+    ev.add_argument("--k", type=int, default=100, help="results scored per query (default %(default)s; Recall@100 needs 100)")
+    ev.add_argument("--shards", type=int, default=1, help="primary shards of the eval index (default %(default)s)")
     ev.add_argument("--rerank", metavar="MODEL", help="also run each technique followed by this cross-encoder (top 100)")
     ev.add_argument("--mmr", type=float, metavar="LAMBDA", help="also run each technique followed by MMR (top 10 picked by MMR)")
     ev.add_argument("--mmr-candidates", type=int, default=30, help="first-stage hits MMR picks the top 10 from (default %(default)s)")
@@ -75,7 +77,7 @@ def run_eval(args) -> int:
     report = evaluate(
         client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, techniques=techniques, reranker=reranker,
         mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, tune_split=tune,
-        depth=args.depth, fresh=not args.keep_index, title_boost=args.title_boost, use_titles=not args.no_titles,
+        k=args.k, depth=args.depth, shards=args.shards, fresh=not args.keep_index, title_boost=args.title_boost, use_titles=not args.no_titles,
         progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
         text_layout=args.text_layout, compare_layouts=args.compare_layouts, adaptive=not args.no_adaptive,
     )

@@ -148,10 +148,13 @@ class OpenSearchEngine:
         explain: bool = False,
         inline_pipeline: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """One ``hybrid`` query (text leg first, vector leg second), each sub-query named after its
-        leg so explanations can say which leg matched. ``pagination_depth`` (2.19+) fixes the
+        """One ``hybrid`` query (text leg first, vector leg second). With ``explain`` each sub-query
+        is named after its leg, so the server's explanation can say which leg matched; only then:
+        a named sub-query is evaluated again for every returned hit (``matched_queries``), which
+        costs 15-20% of the search (docs/BENCHMARKS.md). ``pagination_depth`` (2.19+) fixes the
         candidates per leg, so pages of one query are cut from the same fused list."""
-        hybrid: dict[str, Any] = {"queries": [named_query(q, leg) for q, leg in zip((text, knn), LEGS)]}
+        legs = (text, knn)
+        hybrid: dict[str, Any] = {"queries": [named_query(q, leg) for q, leg in zip(legs, LEGS)] if explain else list(legs)}
         if caps.pagination_depth:
             hybrid["pagination_depth"] = int(depth)
         body = search_body({"hybrid": hybrid}, size=size, from_=from_, exclude_source=exclude, explain=explain)

@@ -76,7 +76,7 @@ class PreparedIndex:
 
 def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
                   use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None,
-                  text_layout: str = "fields") -> PreparedIndex:
+                  text_layout: str = "fields", shards: int = 1) -> PreparedIndex:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path.
 
     Documents without text are left out with a notice (classic collections have a few; they can
@@ -88,7 +88,8 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     if fresh and alias_indices(client, alias):
         with translate_errors(f"deleting the old {alias}", client):
             client.indices.delete(index=f"{alias}-v*")
-    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost, text_layout=text_layout))
+    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost, text_layout=text_layout,
+                                        shards=shards))
     with translate_errors(f"counting {alias}", client):
         have = client.count(index=alias)["count"]
     rows = list(read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=())))
@@ -193,12 +194,16 @@ def run_eval(
     use_titles: bool = True,
     k: int = 100,
     depth: int = 100,
+    shards: int = 1,
     fresh: bool = True,
     progress: bool = True,
     cache: EmbeddingCache | None = None,
 ) -> EvalReport:
     if tune_split is not None and tune_split.split == dataset.split:
         raise InputError(f"tuning and reporting on the same split ({dataset.split!r}) would overstate the result; tune on another split")
+    if depth < k:
+        # The searcher would fetch k candidates per leg anyway: the report would name a depth it never ran.
+        raise InputError(f"depth {depth} is below k {k}: each leg must give at least k candidates; lower k with it (--k)")
     if compare_layouts and tune_split is None:
         raise InputError("comparing text layouts chooses one on a train split: give --tune (and --tune-split)")
     ScoreNormalization(weights=weights)
@@ -212,7 +217,8 @@ def run_eval(
     alias = layout_alias(alias, text_layout)
     boost = title_boost if text_layout == "fields" else 1.0
     prepared = prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=boost, use_titles=use_titles,
-                             fresh=fresh and not compare_layouts, progress=progress, cache=cache, text_layout=text_layout)
+                             fresh=fresh and not compare_layouts, progress=progress, cache=cache, text_layout=text_layout,
+                             shards=shards)
     searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
     caps = searcher.caps
     calibration = None
@@ -252,7 +258,7 @@ def run_eval(
         embedder=embedder.fingerprint.model,
         index=alias,
         results=results,
-        settings={"analyzer": analyzer, "title_boost": boost, "titles": use_titles, "k": k, "depth_per_leg": depth,
+        settings={"analyzer": analyzer, "title_boost": boost, "titles": use_titles, "k": k, "depth_per_leg": depth, "shards": shards,
                   "weights": list(weights), "mmr_lambda": mmr,
                   "mmr": f"picks the top {MMR_TOP} of {mmr_candidates} first-stage hits" if mmr is not None else None,
                   "text_fields": list(searcher.text_leg.fields), "text_layout": text_layout, "layouts": layout_trials,

@@ -364,7 +364,8 @@ class LocalNode:
             raise NodeStartError(f"the pid file {pidfile} names process {pid}, which is not the node ({why})\n--- log tail ---\n{self._log_tail(index=index)}")
 
     def _read_pid(self, pidfile: Path, index: int) -> int:
-        deadline = time.monotonic() + 30
+        # The JVM writes it once bootstrapped: over 30 s for a second node on a loaded machine.
+        deadline = time.monotonic() + self.config.start_timeout
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError, ValueError):
                 return int(pidfile.read_text().strip())

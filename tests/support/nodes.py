@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Mapping
 
 
-def own_node(name: str, settings: Mapping[str, str] | None = None, heap: str = "512m"):
-    """A :class:`LocalNode` in its own cache folder, not started yet."""
+def own_node(name: str, settings: Mapping[str, str] | None = None, heap: str = "512m", nodes: int = 1):
+    """A :class:`LocalNode` in its own cache folder, not started yet (``nodes=2``: a two-node cluster)."""
     from adapter.local import LocalNode, NodeConfig
 
     default = LocalNode(log=lambda m: None)
@@ -24,7 +24,7 @@ def own_node(name: str, settings: Mapping[str, str] | None = None, heap: str = "
     # As root the node runs as an unprivileged user, who must be able to traverse the folder.
     base = Path("/var/cache") if os.geteuid() == 0 else Path(tempfile.gettempdir())
     config = NodeConfig(cache_dir=base / f"hybrid-reliability-{name}", opensearch_home=home, heap=heap,
-                        settings=dict(settings or {}))
+                        settings=dict(settings or {}), nodes=nodes)
     return LocalNode(config, log=lambda m: None)
 
 

@@ -44,7 +44,7 @@ def test_the_result_carries_the_exact_requests_sent():
     hybrid = result.request_body["query"]["hybrid"]
     assert hybrid["pagination_depth"] == 100
     assert hybrid["queries"][0] == {"multi_match": {"query": "hola", "fields": ["title", "text"], "type": "most_fields",
-                                                    "operator": "or", "_name": "bm25"}}
+                                                    "operator": "or"}}
     assert hybrid["queries"][1]["knn"]["embedding"]["k"] == 100
     text = sent.as_text()
     assert text.startswith("POST /docs/_search?search_pipeline=docs-min_max-arithmetic_mean\n")

@@ -93,3 +93,14 @@ def test_chart_is_drawn_from_a_report_or_its_json(tmp_path):
         row.pop("family"), row.pop("post_processed")
     plot(data, tmp_path / "b.png")
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "b.png").stat().st_size > 10_000
+
+
+def test_depth_below_k_is_refused_rather_than_silently_raised(tmp_path):
+    # The searcher fetches at least k candidates per leg, so `--depth 30` with k = 100 used to run
+    # at depth 100 while the report said depth_per_leg 30.
+    from adapter.evaluation import run_eval
+    from adapter.metrics import Dataset
+
+    dataset = Dataset("tiny", tmp_path, "test", {"q1": "x"}, {"q1": {"d1": 1}})
+    with pytest.raises(InputError, match=r"depth 30 is below k 100"):
+        run_eval(None, dataset, None, alias="tiny", depth=30, k=100)

@@ -139,3 +139,26 @@ def test_distribution_plan_shares_one_version():
     assert arts["opensearch-knn"].coordinates == "org.opensearch.plugin:opensearch-knn:2.19.1.0:zip"
     assert arts["opensearch-neural-search"].coordinates == "org.opensearch.plugin:neural-search:2.19.1.0:zip"
     assert arts["lang-painless"].path == "org/opensearch/plugin/lang-painless/2.19.1/lang-painless-2.19.1.jar"
+
+
+def test_the_pid_file_is_awaited_as_long_as_the_start(tmp_path, monkeypatch):
+    """On a loaded machine a second JVM took over 30 s to write its pid file; `up` gave up and left it
+    running. The wait follows start_timeout (the clock is faked: 5 s per look)."""
+    import adapter.local.node as node_module
+    from adapter.local import LocalNode, NodeConfig
+
+    clock = iter(range(0, 10_000, 5))
+    monkeypatch.setattr(node_module.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(node_module.time, "sleep", lambda s: None)
+    pidfile = tmp_path / "opensearch.pid"
+    looks = []
+
+    def read_text(self, *a, **k):
+        looks.append(1)
+        if len(looks) < 12:  # written at about 60 s
+            raise FileNotFoundError(self)
+        return "4242\n"
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    node = LocalNode(NodeConfig(cache_dir=tmp_path, start_timeout=180.0), log=lambda m: None)
+    assert node._read_pid(pidfile, 0) == 4242
