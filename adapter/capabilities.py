@@ -25,10 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from .analysis import ICU, STEMPEL
 from .fusions import DEFAULT_RANK_CONSTANT, RRF, Combination, Fusion, Normalization, ScoreNormalization
 
-STEMPEL = "analysis-stempel"  # the `polish` analyzer, `polish_stem` / `polish_stop` filters
-ICU = "analysis-icu"  # `icu_tokenizer`, `icu_folding`
 # Analysis plugins Amazon OpenSearch Service (managed and Serverless) bundles; assumed where the
 # cluster hides its plugin list.
 AWS_ANALYSIS_PLUGINS = (ICU, "analysis-kuromoji", "analysis-nori", "analysis-phonetic", "analysis-smartcn", STEMPEL,

@@ -77,18 +77,17 @@ def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None,
 
 def probe_settings(client) -> Mapping[str, Any]:
     """The cluster settings of :data:`PROBED_SETTINGS`, defaults included ({} where they are hidden)."""
-    from opensearchpy.exceptions import AuthorizationException, NotFoundError
-
     from ..client import translate_errors
+    from ..errors import BackendError, ClusterUnavailableError
 
     paths = ",".join(f"*.{name}" for name in PROBED_SETTINGS)
     try:
         with translate_errors("reading cluster settings", client):
             return client.cluster.get_settings(include_defaults=True, filter_path=paths) or {}
-    except Exception as exc:
-        if isinstance(exc.__cause__, (NotFoundError, AuthorizationException)):
-            return {}
+    except ClusterUnavailableError:
         raise
+    except BackendError:  # a managed cluster that hides its settings: the features they switch count as off
+        return {}
 
 
 class OpenSearchEngine:
