@@ -319,6 +319,10 @@ class Searcher:
             plan = self.plan_fusion(fusion, pipeline)
             if plan.fused_by is FusedBy.CLIENT:
                 technique = Technique.CLIENT_RRF
+            elif plan.fused_by is FusedBy.SERVER_INLINE and self.caps.in_query_fusion and not explain:
+                # A cluster with in-query fusion needs no pipeline in the request (the explanation
+                # response processor still does).
+                plan = replace(plan, fused_by=FusedBy.SERVER_QUERY, inline=None)
         elif technique is Technique.CLIENT_RRF:
             plan = FusionPlan(fusion or RRF(), FusedBy.CLIENT)
         server_mmr, mmr_notice = self._mmr_place(technique, options, mmr_lambda, rerank_top)
