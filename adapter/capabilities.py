@@ -32,6 +32,23 @@ from .fusions import DEFAULT_RANK_CONSTANT, RRF, Combination, Fusion, Normalizat
 # cluster hides its plugin list.
 AWS_ANALYSIS_PLUGINS = (ICU, "analysis-kuromoji", "analysis-nori", "analysis-phonetic", "analysis-smartcn", STEMPEL,
                         "analysis-ukrainian")
+# The first OpenSearch (neural-search) release with each hybrid feature; docs/OPENSEARCH-FEATURES.md.
+NEURAL_SEARCH_SINCE = {
+    "hybrid": (2, 10, 0),
+    "normalization": (2, 10, 0),
+    "hybrid_highlight": (2, 10, 0),  # undocumented; works (neural-search #1215), checked on 2.19.1 and 3.6.0
+    "hybrid_aggregations": (2, 13, 0),
+    "hybrid_sort": (2, 16, 0),
+    "rrf": (2, 19, 0),
+    "explanation": (2, 19, 0),
+    "pagination_depth": (2, 19, 0),
+    "z_score": (3, 0, 0),
+    "hybrid_filter": (3, 0, 0),
+    "rrf_weights": (3, 1, 0),
+    "hybrid_collapse": (3, 1, 0),
+    "collapse_inner_hits": (3, 2, 0),
+    "fused_min_score": (3, 5, 0),
+}
 MMR_FACTORIES = ("mmr_over_sample_factory", "mmr_rerank_factory")
 MMR_SETTING = "cluster.search.enabled_system_generated_factories"
 FUSION_SETTING = "plugins.neural_search.hybrid.fusion.enabled"
@@ -96,21 +113,8 @@ class Capabilities:
             version=version,
             distribution=distribution,
             plugins=tuple(sorted(p for p in plugins if p)),
-            hybrid=neural_search and v >= (2, 10, 0),
-            normalization=neural_search and v >= (2, 10, 0),
-            rrf=neural_search and v >= (2, 19, 0),
-            rrf_weights=neural_search and v >= (3, 1, 0),
-            z_score=neural_search and v >= (3, 0, 0),
-            explanation=neural_search and v >= (2, 19, 0),
-            pagination_depth=neural_search and v >= (2, 19, 0),
+            **{flag: neural_search and v >= since for flag, since in NEURAL_SEARCH_SINCE.items()},
             native_engines=native_engines,
-            hybrid_aggregations=neural_search and v >= (2, 13, 0),
-            hybrid_sort=neural_search and v >= (2, 16, 0),
-            hybrid_highlight=neural_search and v >= (2, 10, 0),
-            hybrid_filter=neural_search and v >= (3, 0, 0),
-            hybrid_collapse=neural_search and v >= (3, 1, 0),
-            collapse_inner_hits=neural_search and v >= (3, 2, 0),
-            fused_min_score=neural_search and v >= (3, 5, 0),
             server_mmr=knn and v >= (3, 3, 0),
             server_mmr_enabled=knn and v >= (3, 3, 0) and ("*" in factories or all(f in factories for f in MMR_FACTORIES)),
             # Recognised by the switch the plugin registers, not by a version: no release has it yet.

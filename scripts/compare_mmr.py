@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from adapter.cache import EmbeddingCache  # noqa: E402
 from adapter.capabilities import MMR_FACTORIES, MMR_SETTING  # noqa: E402
 from adapter.client import connect  # noqa: E402
 from adapter.embedders import load_embedder  # noqa: E402
@@ -71,7 +72,7 @@ def run(client, args) -> int:
     dataset = load_beir(args.dataset, "test").limited(args.limit)
     embedder = load_embedder("minilm")
     alias = "feat-mmr-scifact"
-    prepare_index(client, dataset, embedder, alias, analyzer="english", fresh=False, progress=False)
+    prepare_index(client, dataset, embedder, alias, analyzer="english", fresh=False, progress=False, cache=EmbeddingCache())
     searcher = Searcher.open(client, alias, embedder)
     caps = searcher.engine.probe(client, refresh=True)
     searcher.caps = caps
@@ -136,6 +137,9 @@ def run(client, args) -> int:
 
 
 if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still puts the setting back
     started = time.perf_counter()
     code = main()
     print(f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
