@@ -46,7 +46,9 @@ from .fusions import (
     parse_fusion,
 )
 from .types import (
+    Bucket,
     EmbeddingFingerprint,
+    Facet,
     FusedBy,
     Hit,
     IngestReport,
@@ -70,6 +72,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from .sources import FieldMap, Chunking, read_source
     from .search import Searcher, FusionPlan
     from .queries import TextLeg
+    from .page import SearchOptions, Collapse, SortKey, MMRPlace
     from .rerank import Reranker, CrossEncoderReranker
     from .fusion import rrf, fuse
     from .mmr import mmr
@@ -99,6 +102,10 @@ _LAZY = {
     "Searcher": "search",
     "FusionPlan": "search",
     "TextLeg": "queries",
+    "SearchOptions": "page",
+    "Collapse": "page",
+    "SortKey": "page",
+    "MMRPlace": "page",
     "Reranker": "rerank",
     "CrossEncoderReranker": "rerank",
     "rrf": "fusion",
@@ -115,7 +122,8 @@ __all__ = [
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
-    "parse_fusion", "FusedBy", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
+    "parse_fusion", "FusedBy", "Hit", "LegScore", "SearchResult", "Facet", "Bucket", "EmbeddingFingerprint", "IngestReport",
+    "ItemFailure",
     # functions and classes (lazy)
     *_LAZY,
 ]

@@ -459,10 +459,13 @@ class Searcher:
         knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=leg_filters)
         from_, size = (0, min(len(LEGS) * stage.depth, self.info.max_window)) if stage.whole else (stage.from_, stage.size)
         in_query = plan.fused_by is FusedBy.SERVER_QUERY
+        extra: dict[str, Any] = {}  # only what this cluster has: an engine without them need not know the names
+        if pushed:
+            extra["filter"] = {"bool": {"filter": filter_clauses(stage.filters)}}
+        if in_query:
+            extra["fusion"] = plan.fusion
         body = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=size, from_=from_,
-                                       exclude=self._exclude(stage), explain=explain, inline_pipeline=plan.inline,
-                                       filter={"bool": {"filter": filter_clauses(stage.filters)}} if pushed else None,
-                                       fusion=plan.fusion if in_query else None)
+                                       exclude=self._exclude(stage), explain=explain, inline_pipeline=plan.inline, **extra)
         body.update(self._page_clauses(stage))
         try:
             resp = self._hybrid_search(body, plan.pipeline)
