@@ -37,7 +37,7 @@ from .engines import Engine, engine_for
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
 from .mmr import mmr as mmr_select
-from .page import CHUNKS, MMRPlace, PagePlan, SearchOptions, client_steps, facets_body, highlight_clause, page_clauses, plan_page
+from .page import CHUNKS, SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, client_steps, facets_body, highlight_clause, page_clauses, plan_page
 from .queries import TextLeg, clean_query, filter_clauses, filter_field, msearch_lines, query_words, search_body, text_query
 from .rerank import Reranker
 from .responses import RawHit
@@ -376,9 +376,12 @@ class Searcher:
                    rerank_top: int | None) -> tuple[bool, str | None]:
         """Whether MMR runs on the server (the k-NN plugin's ``ext.mmr``), and a notice when it was
         asked for there and cannot. The server runs it for dense alone, without rerank (which comes
-        first), collapse or sort, where the cluster setting turns its processors on."""
+        first), collapse or sort, where the cluster setting turns its processors on; ``auto`` asks
+        for it from :data:`~adapter.page.SERVER_MMR_MIN_LAMBDA` up, where it was measured as good."""
         if mmr_lambda is None or options.mmr is MMRPlace.CLIENT:
             return False, None
+        if options.mmr is MMRPlace.AUTO and mmr_lambda < SERVER_MMR_MIN_LAMBDA:
+            return False, None  # the server's formula diversifies more at one lambda: measured worse below
         why = None
         if technique is not Technique.DENSE:
             why = f"the server's MMR (ext.mmr) runs on a knn query alone, not {technique.value}"

@@ -138,7 +138,7 @@ def test_server_mmr_where_the_cluster_runs_it(client, searcher):
     client.cluster.put_settings(body={"persistent": {MMR_SETTING: list(MMR_FACTORIES)}})
     try:
         on = Searcher(client, searcher.info, OpenSearchEngine().probe(client, refresh=True), searcher.embedder)
-        server = on.search(QUERY, technique="dense", k=5, mmr_lambda=0.3, mmr_candidates=20)
+        server = on.search(QUERY, technique="dense", k=5, mmr_lambda=0.3, mmr_candidates=20, options=SearchOptions(mmr=MMRPlace.SERVER))
         local = on.search(QUERY, technique="dense", k=5, mmr_lambda=0.3, mmr_candidates=20, options=SearchOptions(mmr=MMRPlace.CLIENT))
         assert server.request_body["ext"]["mmr"]["diversity"] == pytest.approx(0.7) and not server.notices
         assert "ext" not in local.request_body and len(server.hits) == len(local.hits) == 5
