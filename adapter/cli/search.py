@@ -29,7 +29,7 @@ def add_parsers(sub) -> None:
     mmr_place = search.add_mutually_exclusive_group()
     mmr_place.add_argument("--server-mmr", dest="mmr_place", action="store_const", const="server",
                            help="run MMR on the server (k-NN ext.mmr: dense only, OpenSearch 3.3+ with its cluster setting on; "
-                                "its diversity is 1 - lambda). Default: the server for dense from --mmr 0.8 up, where it "
+                                "its diversity is 1 - lambda). Default: the server for dense from --mmr 0.9 up, where it "
                                 "was measured as good as the client's and faster, else the client")
     mmr_place.add_argument("--client-mmr", dest="mmr_place", action="store_const", const="client", help="run MMR in the client")
     page = search.add_argument_group("page", "what the page shows besides the hits (where the cluster cannot, the client does it, "
