@@ -37,7 +37,8 @@ from .engines import Engine, engine_for
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
 from .mmr import mmr as mmr_select
-from .page import CHUNKS, SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, client_steps, facets_body, highlight_clause, page_clauses, plan_page
+from .page import (CHUNKS, SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, client_steps, facets_body, highlight_clause,
+                   page_clauses, plan_page)
 from .queries import TextLeg, clean_query, filter_clauses, filter_field, msearch_lines, query_words, search_body, text_query
 from .rerank import Reranker
 from .responses import RawHit
@@ -479,9 +480,7 @@ class Searcher:
         took, requests = responses.took(resp), 1
         facets = responses.facets(resp, stage.page.options.facets)
         if stage.page.facets_apart:
-            apart = self._search(facets_body([text_query(stage.query, self.text_leg, stage.filters),
-                                              self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth,
-                                                                    filters=stage.filters)], stage.page.options))
+            apart = self._search(self._facets_body(stage))
             facets, took, requests = responses.facets(apart, stage.page.options.facets), took + responses.took(apart), requests + 1
         groups = client_steps(responses.hits(resp), stage.page, score=lambda r: r.score, fields=lambda r: r.fields)
         if stage.whole:
@@ -521,11 +520,7 @@ class Searcher:
         """Both legs (and the facets, over what either leg matches) in one ``_msearch``; fused
         here; the page's sources (with highlights) fetched after."""
         options = stage.page.options
-        extra = []
-        if stage.page.facets_apart:
-            extra.append(facets_body([text_query(stage.query, self.text_leg, stage.filters),
-                                      self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth,
-                                                            filters=stage.filters)], options))
+        extra = [self._facets_body(stage)] if stage.page.facets_apart else []
         runs, took, answers = self._runs_with(stage.query, stage.vector, stage.depth, stage.filters,
                                               fields=stage.page.field_values, extra=extra)
         facets = responses.facets(answers[0], options.facets) if answers else {}
@@ -546,6 +541,11 @@ class Searcher:
 
         hits = [self._hit(raw(f), stage.from_ + i + 1, f.legs, [raw(o) for o in others]) for i, (f, others) in enumerate(groups)]
         return hits, took, 2, facets
+
+    def _facets_body(self, stage: _Stage) -> dict[str, Any]:
+        """The facets over what either leg matches, in a request of their own (what hybrid aggregates over)."""
+        knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=stage.filters)
+        return facets_body([text_query(stage.query, self.text_leg, stage.filters), knn], stage.page.options)
 
     def _fetch_highlighted(self, ids: Sequence[str], stage: _Stage) -> dict[str, RawHit]:
         """The sources and highlights of ``ids``: one search for exactly those documents, with the
