@@ -206,3 +206,29 @@ def test_polish_inflections_and_diacritics(client, index_name, analyzer):
         assert {"l73", "l78"} <= folded  # różnorodności (stem, then folded) and różnorodność
     else:  # folding alone: no stems, so neither the inflection nor the other case form matches
         assert not inflected and folded == {"l78"}
+
+
+def test_init_switches_server_mmr_on_where_the_cluster_has_it(client, index_name):
+    from adapter.capabilities import MMR_SETTING
+    from adapter.engines.opensearch import OpenSearchEngine
+
+    engine = OpenSearchEngine()
+    spec = IndexSpec(HashingEmbedder(8).fingerprint)
+    if not engine.probe(client).server_mmr:
+        with pytest.raises(ConfigurationError, match="3.3"):
+            init_index(client, index_name, spec, server_mmr=True, engine=engine)
+        return
+    before = client.cluster.get_settings(filter_path=f"persistent.{MMR_SETTING}")
+    old = ((before or {}).get("persistent") or {}).get("cluster", {}).get("search", {}).get("enabled_system_generated_factories")
+    try:
+        client.cluster.put_settings(body={"persistent": {MMR_SETTING: None}})
+        assert not engine.probe(client, refresh=True).server_mmr_enabled
+        report = init_index(client, index_name, spec, server_mmr=True, engine=engine)
+        change = next(c for c in report.changes if c.kind == "cluster_setting")
+        assert change.action == "updated" and "mmr_rerank_factory" in change.diff
+        assert engine.probe(client).server_mmr_enabled  # the probe was refreshed
+        again = init_index(client, index_name, spec, server_mmr=True, engine=engine)
+        assert next(c for c in again.changes if c.kind == "cluster_setting").action == "unchanged"
+    finally:
+        client.cluster.put_settings(body={"persistent": {MMR_SETTING: old}})
+        engine.probe(client, refresh=True)

@@ -140,3 +140,18 @@ def test_eval_ranks_documents_at_their_best_chunk():
     hits = [Hit("d1#2", 0.9, {"parent_id": "d1"}), Hit("d2#0", 0.8, {"parent_id": "d2"}), Hit("d1#0", 0.7, {"parent_id": "d1"}),
             Hit("d3", 0.6, {})]
     assert documents(hits) == [("d1", 0.9), ("d2", 0.8), ("d3", 0.6)]
+
+
+def test_the_table_shows_snippets_more_chunks_and_facets(capsys):
+    from adapter.cli.printers import print_result
+    from adapter.types import Bucket, Facet, FusedBy, Hit, SearchResult, Technique
+
+    hits = (Hit("a#1", 0.9, {}, 1, title="Devoluciones", highlight={"text": ("las <em>devoluciones</em> se aceptan",)},
+                chunks=(Hit("a#0", 0.8),)),
+            Hit("b#0", 0.5, {}, 2, title="Pagos"))
+    facets = {"category": Facet("category", (Bucket("devoluciones", 7, 2), Bucket("pagos", 3, 1)), other=4)}
+    print_result(SearchResult("q", Technique.HYBRID, hits, FusedBy.SERVER_PIPELINE, took_ms=3.0, total_ms=5.0, aggregations=facets),
+                 explain=False)
+    out = capsys.readouterr().out
+    assert "snippet" in out and "las devoluciones se aceptan" in out and "<em>" not in out and "a#0" in out
+    assert "facet category: devoluciones 7 (2 docs), pagos 3 (1 docs), other 4" in out
