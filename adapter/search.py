@@ -357,7 +357,11 @@ class Searcher:
         if post:
             hits = [replace(h, rank=from_ + i + 1) for i, h in enumerate(hits[from_:wanted])]
         if stage.with_vectors:
-            hits = [replace(h, source={key: v for key, v in h.source.items() if key != self.info.vector_field}) for h in hits]
+            def strip(h: Hit) -> Hit:
+                return replace(h, source={key: v for key, v in h.source.items() if key != self.info.vector_field},
+                               chunks=tuple(strip(c) for c in h.chunks))
+
+            hits = [strip(h) for h in hits]
         return SearchResult(
             query=query,
             technique=technique,
@@ -442,7 +446,7 @@ class Searcher:
 
     def _page_clauses(self, stage: _Stage) -> dict[str, Any]:
         return page_clauses(stage.page, text_fields=self.info.text_fields, text_query=self.text_leg.body(stage.query),
-                            exclude_source=self._exclude(stage))
+                            exclude_source=(self.info.vector_field,))  # inner hits: MMR reads the hits' vectors alone
 
     def _single_leg(self, stage: _Stage, query: dict, mmr: tuple[float, int] | None = None
                     ) -> tuple[list[Hit], float, int, dict[str, Facet]]:

@@ -224,3 +224,13 @@ def test_field_sort_on_the_server_and_in_the_client():
     client, s = searcher(CAPS_3, {"msearch": legs, "mget": {"docs": []}})
     result = s.search("x", technique="client-rrf", k=2, query_vector=VEC, options=SearchOptions(sort=(SortKey("year"),)))
     assert result.ids == ["b#0", "a#0"] and client.calls_to("msearch")[0].body[1]["docvalue_fields"] == ["metadata.year"]
+
+
+def test_mmr_with_collapse_keeps_vectors_out_of_the_result():
+    vec = {"embedding": [1.0, 0.0, 0.0, 0.0]}
+    hits = [{"_id": f"{p}#{i}", "_score": 1.0 - n / 10, "fields": {"parent_id": [p]},
+             "_source": {"text": "t", "parent_id": p, **vec}} for n, (p, i) in enumerate([("a", 0), ("a", 1), ("b", 0), ("c", 0)])]
+    client, s = searcher(CAPS_2, {"search": {"hits": {"hits": hits}}})
+    result = s.search("x", k=2, query_vector=VEC, mmr_lambda=0.5, options=SearchOptions(collapse=Collapse(inner_hits=1)))
+    assert len(result.hits) == 2 and [c.id for h in result.hits for c in h.chunks] == ["a#1"]
+    assert all("embedding" not in h.source and all("embedding" not in c.source for c in h.chunks) for h in result.hits)
