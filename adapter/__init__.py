@@ -46,7 +46,9 @@ from .fusions import (
     parse_fusion,
 )
 from .types import (
+    Bucket,
     EmbeddingFingerprint,
+    Facet,
     FusedBy,
     FusionChoice,
     Hit,
@@ -71,6 +73,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from .sources import FieldMap, Chunking, read_source
     from .search import Searcher, FusionPlan
     from .queries import TextLeg
+    from .page import SearchOptions, Collapse, SortKey, MMRPlace
     from .rerank import Reranker, CrossEncoderReranker
     from .fusion import rrf, fuse
     from .mmr import mmr
@@ -106,6 +109,10 @@ _LAZY = {
     "DEFAULT_POLICY": "adaptive",
     "calibrate_index": "calibration",
     "TextLeg": "queries",
+    "SearchOptions": "page",
+    "Collapse": "page",
+    "SortKey": "page",
+    "MMRPlace": "page",
     "Reranker": "rerank",
     "CrossEncoderReranker": "rerank",
     "rrf": "fusion",
@@ -122,7 +129,8 @@ __all__ = [
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
-    "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
+    "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "Facet", "Bucket", "EmbeddingFingerprint",
+    "IngestReport", "ItemFailure",
     # functions and classes (lazy)
     *_LAZY,
 ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .assets import IndexNames, IndexSpec
+from .capabilities import MMR_FACTORIES, MMR_SETTING
 from .catalog import alias_indices, orphaned_indices, put_pipeline, read_pipeline
 from .client import translate_errors
 from .engines import Engine, engine_for
@@ -166,6 +167,19 @@ def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: Ind
     return problems
 
 
+def _enable_server_mmr(client, apply: _Applier) -> None:
+    from . import responses
+
+    with translate_errors("reading cluster settings", client):
+        settings = client.cluster.get_settings(include_defaults=True, filter_path=f"*.{MMR_SETTING}")
+    value = responses.cluster_setting(settings or {}, MMR_SETTING) or []
+    value = [value] if isinstance(value, str) else list(value)
+    on = "*" in value or all(f in value for f in MMR_FACTORIES)
+    wanted = value + [f for f in MMR_FACTORIES if f not in value]
+    apply.record("cluster_setting", MMR_SETTING, True, on, {MMR_SETTING: value}, {MMR_SETTING: wanted},
+                 lambda: client.cluster.put_settings(body={"persistent": {MMR_SETTING: wanted}}))
+
+
 def init_index(
     client,
     alias: str,
@@ -176,15 +190,21 @@ def init_index(
     dry_run: bool = False,
     engine: Engine | None = None,
     reattach: bool = False,
+    server_mmr: bool = False,
 ) -> InitReport:
     """Make the cluster match the assets for index ``alias``; see the module docstring.
 
     An index ``<alias>-vN`` whose alias was deleted by hand is refused with a clear error unless
     ``reattach`` is set: then the alias is put back on the newest one (and the rest proceeds).
+    ``server_mmr`` turns on the k-NN plugin's MMR processors for the whole cluster (a persistent
+    cluster setting; 3.3+), so that dense searches with MMR run it on the server.
     """
     engine = engine or engine_for(client)
     names = IndexNames(alias)
     caps = engine.probe(client)
+    spec = spec.for_cluster(caps)
+    if server_mmr and not caps.server_mmr:
+        raise ConfigurationError(f"server-side MMR needs the k-NN plugin 3.3+; the cluster runs {caps.engine} {caps.version}")
     if not caps.hybrid:
         raise ConfigurationError(f"the cluster ({caps.engine} {caps.version}) lacks the neural-search plugin needed for hybrid search")
     if spec.engine != "lucene" and not caps.native_engines:
@@ -264,6 +284,10 @@ def init_index(
         same_p = old_p is not None and _canonical_values(old_p) == _canonical_values(body)
         apply.record("pipeline", name, old_p is not None, same_p, old_p, body, lambda n=name, b=body: put_pipeline(client, n, b))
 
+    if server_mmr:
+        _enable_server_mmr(client, apply)
+        if not dry_run:
+            engine.probe(client, refresh=True)
     default_pipeline = names.default_pipeline(spec)
     if existing:
         index = existing[-1]

@@ -13,12 +13,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .analysis import AnalysisSupport, text_analysis
 from .documents import DocumentLayout
 from .errors import AssetError, ConfigurationError, InputError
 from .adaptive import ADAPTIVE
@@ -157,6 +158,9 @@ class IndexSpec:
     # hybrid query sent without a pipeline gets, from any client. "adaptive": the adapter's searcher
     # chooses the weights per query (adapter.adaptive); other clients get the calibrated corpus weights.
     default_fusion: str = DEFAULT_FUSION.name
+    # What the cluster offers for analyzers rendered from it (polish, spanish_hunspell,
+    # icu_folding: adapter.analysis); set by for_cluster(), None until the cluster is known.
+    analysis: AnalysisSupport | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -191,6 +195,11 @@ class IndexSpec:
     def layout(self) -> DocumentLayout:
         return DocumentLayout(tuple(self.text_fields), self.vector_field)
 
+    def for_cluster(self, caps) -> IndexSpec:
+        """This spec on a cluster with ``caps`` (:class:`~adapter.capabilities.Capabilities`):
+        analyzers that depend on the cluster render for what it has."""
+        return replace(self, analysis=AnalysisSupport.of(caps))
+
     @property
     def query_fields(self) -> list[str]:
         """How the BM25 leg queries the text fields (multi_match field boosts, or the combined field)."""
@@ -213,17 +222,23 @@ class IndexSpec:
 
 
 def render_text_component(spec: IndexSpec) -> dict[str, Any]:
-    """The text fields with the spec's analyzer (shared by every engine)."""
+    """The text fields with the spec's analyzer (shared by every engine); an analyzer rendered
+    from the cluster (:mod:`adapter.analysis`) adds its filters and analyzer to the settings."""
+    analysis = text_analysis(spec.analyzer, spec.analysis)
     text = load_asset("mappings", "component-text")
+    settings = text["template"]["settings"]["analysis"]
+    if analysis.filters:
+        settings.setdefault("filter", {}).update(analysis.filters)
+    settings["analyzer"].update(analysis.analyzers)
     props = text["template"]["mappings"]["properties"]
     template_field = props.pop("text")
     props.pop("title", None)
     for name in spec.text_fields:
-        props[name] = {**copy.deepcopy(template_field), "analyzer": spec.analyzer}
+        props[name] = {**copy.deepcopy(template_field), "analyzer": analysis.analyzer}
         if spec.text_layout == "combined":
             props[name]["copy_to"] = [COMBINED_FIELD]
     if spec.text_layout == "combined":
-        props[COMBINED_FIELD] = {**copy.deepcopy(template_field), "analyzer": spec.analyzer}
+        props[COMBINED_FIELD] = {**copy.deepcopy(template_field), "analyzer": analysis.analyzer}
     return text
 
 

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from . import responses
 from .cache import EmbeddingCache, embed_documents
+from .capabilities import Capabilities
 from .catalog import IndexInfo, read_index_info
 from .client import describe_url, translate_errors
 from .documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
@@ -217,6 +218,7 @@ class Ingestor:
         max_retries: int = 5,
         failures_path: str | Path | None = None,
         refresh: bool = True,
+        caps: Capabilities | None = None,
     ) -> None:
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
@@ -233,6 +235,7 @@ class Ingestor:
         self.max_retries = max_retries
         self.failures_path = Path(failures_path) if failures_path else None
         self.refresh = refresh
+        self._caps = caps  # probed when first needed (only to delete stale chunks)
 
     @classmethod
     def open(cls, client, alias: str, embedder: Embedder, **options) -> Ingestor:
@@ -356,27 +359,59 @@ class Ingestor:
             split_requests=indexer.splits,
         )
 
+    @property
+    def caps(self) -> Capabilities:
+        if self._caps is None:
+            from .engines import engine_for
+
+            self._caps = engine_for(self.client).probe(self.client)
+        return self._caps
+
     def _delete_stale_chunks(self, index: str, counts: dict[str, int]) -> list[ItemFailure]:
         """Delete chunks beyond a document's new chunk count (left from an older, longer text).
 
-        Found with searches paged by ``search_after`` over (parent_id, chunk_index), so any number
-        of stale chunks is found, and removed with bulk deletes, which every flavour of OpenSearch
-        has (``_delete_by_query`` lives in the reindex module, absent from some clusters). Deletes
-        that fail are returned as failures, never dropped.
+        With ``_delete_by_query`` (the reindex module: 3.x zips, the managed service) one request
+        per 500 documents. Elsewhere (2.19's minimal zip has no reindex module) they are found
+        with searches paged by ``search_after`` over (parent_id, chunk_index), so any number of
+        stale chunks is found, and removed with bulk deletes. Deletes that fail are returned as
+        failures, never dropped.
         """
-        from opensearchpy.helpers import streaming_bulk
-
         with translate_errors(f"refreshing {index}", self.client):
             self.client.indices.refresh(index=index)
         items = list(counts.items())
-        stale: list[str] = []
-        for start in range(0, len(items), 500):
-            should = [
+        queries = [
+            {"bool": {"should": [
                 {"bool": {"filter": [{"term": {PARENT_FIELD: doc_id}}, {"range": {CHUNK_FIELD: {"gte": n}}}]}}
                 for doc_id, n in items[start : start + 500]
-            ]
+            ], "minimum_should_match": 1}}
+            for start in range(0, len(items), 500)
+        ]
+        if self.caps.delete_by_query:
+            return self._delete_by_query(index, queries)
+        return self._delete_found(index, queries)
+
+    def _delete_by_query(self, index: str, queries: list[dict[str, Any]]) -> list[ItemFailure]:
+        failures: list[ItemFailure] = []
+        for query in queries:
+            with translate_errors(f"deleting stale chunks in {index}", self.client):
+                resp = self.client.delete_by_query(index=index, body={"query": query}, params={"conflicts": "proceed"})
+            for f in resp.get("failures") or []:
+                cause = f.get("cause") or {}
+                failures.append(ItemFailure(f.get("id"), f"{cause.get('type')}: {cause.get('reason')}", status=f.get("status"),
+                                            source="delete-stale"))
+            if resp.get("version_conflicts"):
+                failures.append(ItemFailure(None, f"{resp['version_conflicts']} stale chunks were written by someone else while being "
+                                                  "deleted (version conflicts) and were left in place; run the ingest again",
+                                            source="delete-stale"))
+        return failures
+
+    def _delete_found(self, index: str, queries: list[dict[str, Any]]) -> list[ItemFailure]:
+        from opensearchpy.helpers import streaming_bulk
+
+        stale: list[str] = []
+        for query in queries:
             body: dict[str, Any] = {
-                "query": {"bool": {"should": should, "minimum_should_match": 1}},
+                "query": query,
                 "_source": False,
                 "size": STALE_PAGE,
                 "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],

@@ -62,3 +62,56 @@ def mmr(
         remaining[best] = False
         max_sim = np.maximum(max_sim, sims[best])
     return selected
+
+
+def knn_similarity(space_type: str):
+    """The similarity the k-NN plugin scores with for ``space_type`` (Lucene's
+    ``VectorSimilarityFunction.compare``): cosinesimil ``(1 + cos) / 2``, innerproduct the scaled
+    maximum inner product (``dot + 1``, or ``1 / (1 - dot)`` below 0), l2 ``1 / (1 + d²)``."""
+    def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.maximum((1.0 + _unit_rows(a) @ _unit_rows(b).T) / 2.0, 0.0)
+
+    def inner(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        dot = a @ b.T
+        return np.where(dot < 0, 1.0 / (1.0 - np.minimum(dot, 0.0)), dot + 1.0)
+
+    def l2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * a @ b.T
+        return 1.0 / (1.0 + np.maximum(d2, 0.0))
+
+    try:
+        return {"cosinesimil": cosine, "innerproduct": inner, "l2": l2}[space_type]
+    except KeyError:
+        raise ValueError(f"unknown space_type {space_type!r}") from None
+
+
+def knn_mmr(
+    scores: Sequence[float],
+    candidate_vectors: Sequence[Sequence[float]] | np.ndarray,
+    *,
+    k: int,
+    diversity: float = 0.5,
+    space_type: str = "cosinesimil",
+) -> list[tuple[int, float]]:
+    """The k-NN plugin's MMR (``ext.mmr``, 3.3+; ``MMRRerankProcessor``) as a pure function, to
+    compare with :func:`mmr` on the same candidates: relevance is each candidate's own k-NN score
+    (not rescaled), redundancy its largest similarity to a picked one in the space's own score
+    (0 before the first pick), and ``diversity`` weighs redundancy:
+    ``(1 - diversity) * score - diversity * max_sim``. Returns ``(index, mmr score)`` in order."""
+    if not 0.0 <= diversity <= 1.0:
+        raise ValueError(f"diversity must be in [0, 1], got {diversity}")
+    rel = np.asarray(scores, dtype=np.float64)
+    cands = np.asarray(candidate_vectors, dtype=np.float64)
+    if rel.size == 0 or k <= 0:
+        return []
+    sims = knn_similarity(space_type)(cands, cands)
+    max_sim = np.zeros(len(rel))
+    remaining = np.ones(len(rel), dtype=bool)
+    picked: list[tuple[int, float]] = []
+    for _ in range(min(k, len(rel))):
+        values = np.where(remaining, (1.0 - diversity) * rel - diversity * max_sim, -np.inf)
+        best = int(np.argmax(values))  # the server keeps the first of equal scores too
+        picked.append((best, float(values[best])))
+        remaining[best] = False
+        max_sim = np.maximum(max_sim, sims[best])
+    return picked

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from .adaptive import FieldTerms
 from .errors import BackendError
+from .types import Bucket, Facet
 
 
 @dataclass(frozen=True)
@@ -24,17 +25,44 @@ class RawHit:
     source: Mapping[str, Any] = field(default_factory=dict)
     explanation: Mapping[str, Any] | None = None
     matched_queries: tuple[str, ...] = ()  # the ``_name`` of every (sub-)query that matched the hit
+    highlight: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    fields: Mapping[str, Any] = field(default_factory=dict)  # docvalue_fields and the collapse value: name -> [values]
+    inner_hits: Mapping[str, tuple[RawHit, ...]] = field(default_factory=dict)
+    sort: tuple[Any, ...] = ()  # the hit's sort values, under a field sort
+
+
+def _raw_hit(h: Mapping[str, Any]) -> RawHit:
+    score = h.get("_score")
+    matched = h.get("matched_queries") or ()
+    if isinstance(matched, Mapping):  # with include_named_queries_score the server answers name -> score
+        matched = tuple(matched)
+    inner = {name: tuple(_raw_hit(i) for i in (group.get("hits") or {}).get("hits", []))
+             for name, group in (h.get("inner_hits") or {}).items() if isinstance(group, Mapping)}
+    return RawHit(str(h["_id"]), float(score) if score is not None else 0.0, h.get("_source") or {}, h.get("_explanation"),
+                  tuple(matched), {f: tuple(s) for f, s in (h.get("highlight") or {}).items()}, dict(h.get("fields") or {}),
+                  inner, tuple(h.get("sort") or ()))
 
 
 def hits(resp: Mapping[str, Any]) -> list[RawHit]:
-    out = []
-    for h in (resp.get("hits") or {}).get("hits", []):
-        score = h.get("_score")
-        matched = h.get("matched_queries") or ()
-        if isinstance(matched, Mapping):  # with include_named_queries_score the server answers name -> score
-            matched = tuple(matched)
-        out.append(RawHit(str(h["_id"]), float(score) if score is not None else 0.0, h.get("_source") or {}, h.get("_explanation"),
-                          tuple(matched)))
+    """The hits of a search answer, in order. A hit sorted by a field has no score (null): 0.0."""
+    return [_raw_hit(h) for h in (resp.get("hits") or {}).get("hits", [])]
+
+
+def facets(resp: Mapping[str, Any], names: Sequence[str], *, documents: str = "documents") -> dict[str, Facet]:
+    """The ``terms`` aggregations ``names`` of a search answer as :class:`~adapter.types.Facet`s;
+    a bucket's ``documents`` is its ``documents`` cardinality sub-aggregation, when asked for."""
+    out = {}
+    aggs = resp.get("aggregations") or {}
+    for name in names:
+        agg = aggs.get(name)
+        if not isinstance(agg, Mapping):
+            continue
+        buckets = tuple(
+            Bucket(b.get("key_as_string", b.get("key")), int(b.get("doc_count", 0)),
+                   int(b[documents]["value"]) if isinstance(b.get(documents), Mapping) else None)
+            for b in agg.get("buckets", [])
+        )
+        out[name] = Facet(name, buckets, int(agg.get("sum_other_doc_count") or 0))
     return out
 
 

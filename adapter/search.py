@@ -39,10 +39,13 @@ from .engines import Engine, engine_for
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
 from .mmr import mmr as mmr_select
-from .queries import TextLeg, clean_query, field_boosts, filter_field, msearch_lines, query_words, search_body, termvectors_body, text_query
+from .page import (CHUNKS, SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, client_steps, facets_body, highlight_clause,
+                   page_clauses, plan_page)
+from .queries import (TextLeg, clean_query, field_boosts, filter_clauses, filter_field, msearch_lines, query_words, search_body,
+                      termvectors_body, text_query)
 from .rerank import Reranker
 from .responses import RawHit
-from .types import FusedBy, FusionChoice, Hit, LegScore, SearchResult, SentRequest, Technique
+from .types import Facet, FusedBy, FusionChoice, Hit, LegScore, SearchResult, SentRequest, Technique
 
 KNN_MAX_K = 10_000
 MIRROR_TOLERANCE = 1e-5  # relative: the mirror computes in float32 as the server does
@@ -90,6 +93,12 @@ class _Stage:
     from_: int
     size: int
     with_vectors: bool  # keep stored vectors in the sources (for MMR)
+    page: PagePlan = PagePlan(SearchOptions())  # highlight, facets, collapse, sort, min_score: where each runs
+
+    @property
+    def whole(self) -> bool:
+        """The client collapses or sorts: fetch the whole fused list, cut the page after."""
+        return self.page.needs_whole_list
 
 
 class Searcher:
@@ -229,16 +238,23 @@ class Searcher:
         note = f"{why}: fell back to client-rrf (both legs fused in Python by RRF, rank_constant {rrf.rank_constant})"
         return FusionPlan(rrf, FusedBy.CLIENT, notice=note)
 
-    def _hit(self, raw: RawHit, rank: int, legs: tuple[LegScore, ...] = ()) -> Hit:
+    def _hit(self, raw: RawHit, rank: int, legs: tuple[LegScore, ...] = (), others: Sequence[RawHit] = ()) -> Hit:
+        """A hit; ``others``: the rest of its collapse group (by the client), else the server's inner hits."""
         layout = self.info.layout
-        return Hit(raw.id, raw.score, raw.source, rank, legs, title=hit_title(layout, raw.source), text=hit_text(layout, raw.source))
+        if not others and CHUNKS in raw.inner_hits:
+            others = [i for i in raw.inner_hits[CHUNKS] if i.id != raw.id]
+        chunks = tuple(self._hit(o, 0) for o in others)
+        return Hit(raw.id, raw.score, raw.source, rank, legs, title=hit_title(layout, raw.source), text=hit_text(layout, raw.source),
+                   highlight=raw.highlight, chunks=chunks)
 
-    def _leg_bodies(self, query: str, vector: np.ndarray, depth: int, filters) -> list[dict]:
-        """Both legs to ``depth``, ids and scores only: sources are fetched for the final page."""
+    def _leg_bodies(self, query: str, vector: np.ndarray, depth: int, filters, fields: Sequence[str] = ()) -> list[dict]:
+        """Both legs to ``depth``, ids and scores only (and the values of ``fields``, for a sort or
+        collapse by the client): sources are fetched for the final page."""
         knn = self.engine.knn_query(vector, field=self.info.vector_field, k=depth, filters=filters)
+        values = {"docvalue_fields": list(fields)} if fields else {}
         return [
-            {**search_body(text_query(query, self.text_leg, filters), size=depth), "_source": False},
-            {**search_body(knn, size=depth), "_source": False},
+            {**search_body(text_query(query, self.text_leg, filters), size=depth), "_source": False, **values},
+            {**search_body(knn, size=depth), "_source": False, **values},
         ]
 
     def _sources(self, ids: Sequence[str], *, with_vectors: bool) -> dict[str, Mapping[str, Any]]:
@@ -284,9 +300,13 @@ class Searcher:
         mmr_candidates: int | None = None,
         explain: bool = False,
         query_vector: Sequence[float] | None = None,
+        options: SearchOptions | None = None,
     ) -> SearchResult:
         """Run one query. ``rerank_top`` reranks that many first-stage hits (needs a reranker);
-        ``mmr_lambda`` diversifies the final list with MMR over ``mmr_candidates`` candidates."""
+        ``mmr_lambda`` diversifies the final list with MMR over ``mmr_candidates`` candidates.
+        ``options`` (:class:`~adapter.page.SearchOptions`): highlights, facets, collapse, a field
+        sort, a score floor, where MMR runs; a part the cluster cannot run for this technique is
+        run by the client, and the result says so in ``notices``."""
         started = time.perf_counter()
         query = clean_query(query)
         technique = Technique.parse(technique)
@@ -315,6 +335,7 @@ class Searcher:
         page_from, page_size = (0, first_stage) if post else (from_, k)
         if technique is not Technique.DENSE:
             self._check_clauses(query)
+        options = options or SearchOptions()
 
         plan: FusionPlan | None = None
         choice: FusionChoice | None = None
@@ -329,34 +350,49 @@ class Searcher:
             plan = self.plan_fusion(fusion, pipeline)
             if plan.fused_by is FusedBy.CLIENT:
                 technique = Technique.CLIENT_RRF
+            elif plan.fused_by is FusedBy.SERVER_INLINE and self.caps.in_query_fusion and not explain:
+                # A cluster with in-query fusion needs no pipeline in the request (the explanation
+                # response processor still does).
+                plan = replace(plan, fused_by=FusedBy.SERVER_QUERY, inline=None)
         elif technique is Technique.CLIENT_RRF:
             plan = FusionPlan(fusion or RRF(), FusedBy.CLIENT)
+        server_mmr, mmr_notice = self._mmr_place(technique, options, mmr_lambda, rerank_top)
+        page = plan_page(options, self.caps, technique.value, post=post)
 
         needs_vector = technique is not Technique.BM25 or mmr_lambda is not None
         vector = self.query_vector(query, query_vector) if needs_vector else None
-        stage = _Stage(query, vector, filters, depth, page_from, page_size, with_vectors=mmr_lambda is not None)
-        requests, notices = 1, [plan.notice] if plan and plan.notice else []
+        stage = _Stage(query, vector, filters, depth, page_from, page_size, with_vectors=mmr_lambda is not None and not server_mmr,
+                       page=page)
+        requests, notices = 1, [n for n in (plan.notice if plan else None, mmr_notice, *page.notices) if n]
         with _recording() as sent:
             if technique is Technique.BM25:
-                hits, took = self._single_leg(stage, text_query(query, self.text_leg, filters))
+                hits, took, requests, facets = self._single_leg(stage, text_query(query, self.text_leg, filters))
             elif technique is Technique.DENSE:
-                knn = self.engine.knn_query(vector, field=self.info.vector_field, k=max(depth, page_from + page_size), filters=filters)
-                hits, took = self._single_leg(stage, knn)
+                k_dense = max(depth, page_from + page_size)
+                if server_mmr:
+                    k_dense = mmr_candidates or 3 * wanted
+                knn = self.engine.knn_query(vector, field=self.info.vector_field, k=k_dense, filters=filters)
+                mmr = (1.0 - mmr_lambda, k_dense) if server_mmr else None
+                hits, took, requests, facets = self._single_leg(stage if not server_mmr else replace(stage, from_=0, size=wanted), knn, mmr)
             elif technique is Technique.HYBRID:
-                hits, took, requests = self._server_hybrid(stage, plan, explain)
+                hits, took, requests, facets = self._server_hybrid(stage, plan, explain)
                 notices += self._hybrid_notices()
             else:
-                hits, took, requests = self._client_rrf(stage, plan.fusion)
+                hits, took, requests, facets = self._client_rrf(stage, plan.fusion)
         took, requests = took + asked[0], requests + asked[1]
 
         if rerank_top is not None:
             hits = self._rerank(query, hits[:rerank_top])
-        if mmr_lambda is not None:
+        if mmr_lambda is not None and not server_mmr:
             hits = self._mmr(vector, hits, wanted, mmr_lambda)
         if post:
             hits = [replace(h, rank=from_ + i + 1) for i, h in enumerate(hits[from_:wanted])]
         if stage.with_vectors:
-            hits = [replace(h, source={key: v for key, v in h.source.items() if key != self.info.vector_field}) for h in hits]
+            def strip(h: Hit) -> Hit:
+                return replace(h, source={key: v for key, v in h.source.items() if key != self.info.vector_field},
+                               chunks=tuple(strip(c) for c in h.chunks))
+
+            hits = [strip(h) for h in hits]
         return SearchResult(
             query=query,
             technique=technique,
@@ -370,7 +406,33 @@ class Searcher:
             requests=requests,
             sent=tuple(sent) + tuple(signals),  # the search's own requests first, then adaptive signals'
             choice=choice,
+            aggregations=facets,
         )
+
+    def _mmr_place(self, technique: Technique, options: SearchOptions, mmr_lambda: float | None,
+                   rerank_top: int | None) -> tuple[bool, str | None]:
+        """Whether MMR runs on the server (the k-NN plugin's ``ext.mmr``), and a notice when it was
+        asked for there and cannot. The server runs it for dense alone, without rerank (which comes
+        first), collapse or sort, where the cluster setting turns its processors on; ``auto`` asks
+        for it from :data:`~adapter.page.SERVER_MMR_MIN_LAMBDA` up, where it was measured as good."""
+        if mmr_lambda is None or options.mmr is MMRPlace.CLIENT:
+            return False, None
+        if options.mmr is MMRPlace.AUTO and mmr_lambda < SERVER_MMR_MIN_LAMBDA:
+            return False, None  # the server's formula diversifies more at one lambda: measured worse below
+        why = None
+        if technique is not Technique.DENSE:
+            why = f"the server's MMR (ext.mmr) runs on a knn query alone, not {technique.value}"
+        elif rerank_top is not None or options.collapse is not None or options.sort:
+            why = "the server's MMR (ext.mmr) cannot follow rerank, collapse or a sort"
+        elif not self.caps.server_mmr:
+            why = f"the server's MMR (ext.mmr) needs the k-NN plugin 3.3+, the cluster runs {self.caps.version}"
+        elif not self.caps.server_mmr_enabled:
+            why = ("the server's MMR is off on this cluster: enable it with PUT _cluster/settings {\"persistent\": "
+                   "{\"cluster.search.enabled_system_generated_factories\": [\"mmr_over_sample_factory\", \"mmr_rerank_factory\"]}} "
+                   "(or `hybrid init --server-mmr`)")
+        if why is None:
+            return True, None
+        return False, (f"{why}: MMR ran in the client" if options.mmr is MMRPlace.SERVER else None)
 
     def _notices(self, notices: list[str], hits: Sequence[Hit], technique: Technique, page_from: int, depth: int,
                  filters: Mapping[str, Any] | None) -> list[str]:
@@ -442,24 +504,57 @@ class Searcher:
     def _exclude(self, stage: _Stage) -> tuple[str, ...]:
         return () if stage.with_vectors else (self.info.vector_field,)
 
-    def _single_leg(self, stage: _Stage, query: dict) -> tuple[list[Hit], float]:
-        body = search_body(query, size=stage.size, from_=stage.from_, exclude_source=self._exclude(stage))
-        resp = self._search(body)
-        return [self._hit(r, stage.from_ + i + 1) for i, r in enumerate(responses.hits(resp))], responses.took(resp)
+    def _page_clauses(self, stage: _Stage) -> dict[str, Any]:
+        return page_clauses(stage.page, text_fields=self.info.text_fields, text_query=self.text_leg.body(stage.query),
+                            exclude_source=(self.info.vector_field,))  # inner hits: MMR reads the hits' vectors alone
 
-    def _server_hybrid(self, stage: _Stage, plan: FusionPlan, explain: bool) -> tuple[list[Hit], float, int]:
-        text = text_query(stage.query, self.text_leg, stage.filters)
-        knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=stage.filters)
-        body = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=stage.size, from_=stage.from_,
-                                       exclude=self._exclude(stage), inline_pipeline=plan.inline)
+    def _single_leg(self, stage: _Stage, query: dict, mmr: tuple[float, int] | None = None
+                    ) -> tuple[list[Hit], float, int, dict[str, Facet]]:
+        """One leg; ``mmr``: (diversity, candidates) for the server's MMR."""
+        body = {**search_body(query, size=stage.size, from_=stage.from_, exclude_source=self._exclude(stage)), **self._page_clauses(stage)}
+        if mmr is not None:
+            body = self.engine.server_mmr(body, field=self.info.vector_field, diversity=mmr[0], candidates=mmr[1])
+        resp = self._search(body)
+        hits = [self._hit(r, stage.from_ + i + 1) for i, r in enumerate(responses.hits(resp))]
+        return hits, responses.took(resp), 1, responses.facets(resp, stage.page.options.facets)
+
+    def _server_hybrid(self, stage: _Stage, plan: FusionPlan, explain: bool) -> tuple[list[Hit], float, int, dict[str, Facet]]:
+        # 3.0+: the filter once, in hybrid.filter (the server pushes it into both legs, into the knn
+        # clause as its pre-filter); before, inside each leg.
+        pushed = bool(stage.filters) and self.caps.hybrid_filter
+        leg_filters = None if pushed else stage.filters
+        text = text_query(stage.query, self.text_leg, leg_filters)
+        knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=leg_filters)
+        from_, size = (0, min(len(LEGS) * stage.depth, self.info.max_window)) if stage.whole else (stage.from_, stage.size)
+        in_query = plan.fused_by is FusedBy.SERVER_QUERY
+        extra: dict[str, Any] = {}  # only what this cluster has: an engine without them need not know the names
+        if pushed:
+            extra["filter"] = {"bool": {"filter": filter_clauses(stage.filters)}}
+        if in_query:
+            extra["fusion"] = plan.fusion
+
+        def body(server_explain: bool) -> dict:
+            out = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=size, from_=from_,
+                                          exclude=self._exclude(stage), explain=server_explain, inline_pipeline=plan.inline, **extra)
+            out.update(self._page_clauses(stage))
+            return out
+
+        def page_of(resp) -> list:
+            groups = client_steps(responses.hits(resp), stage.page, score=lambda r: r.score, fields=lambda r: r.fields)
+            return groups[stage.from_ : stage.from_ + stage.size] if stage.whole else groups
+
         try:
-            resp = self._hybrid_search(body, plan.pipeline)
+            resp = self._hybrid_search(body(False), plan.pipeline)
         except BackendError as exc:
             if exc.status == 400 and "increase pagination_depth" in (exc.reason or ""):
-                return [], 0.0, 1  # past the end of the fused list: search() says so, as client-rrf does
+                return [], 0.0, 1, {}  # past the end of the fused list: search() says so, as client-rrf does
             raise
         took, requests = responses.took(resp), 1
-        raw = responses.hits(resp)
+        facets = responses.facets(resp, stage.page.options.facets)
+        if stage.page.facets_apart:
+            apart = self._search(self._facets_body(stage))
+            facets, took, requests = responses.facets(apart, stage.page.options.facets), took + responses.took(apart), requests + 1
+        groups = page_of(resp)
         legs_by_id: dict[str, tuple[LegScore, ...]] | None = {}
         if explain:
             # The legs give ranks and raw scores; the fusion mirror gives the rest when it reproduces
@@ -468,16 +563,15 @@ class Searcher:
             runs, leg_took = self._runs(stage.query, stage.vector, stage.depth, stage.filters)
             took += leg_took
             requests += 1
-            legs_by_id = self._mirrored_legs(raw, runs, plan.fusion)
+            legs_by_id = self._mirrored_legs([r for r, _ in groups], runs, plan.fusion)
             if legs_by_id is None:
-                body = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=stage.size, from_=stage.from_,
-                                               exclude=self._exclude(stage), explain=True, inline_pipeline=plan.inline)
-                resp = self._hybrid_search(body, plan.pipeline)
+                resp = self._hybrid_search(body(True), plan.pipeline)
                 took += responses.took(resp)
                 requests += 1
-                raw = responses.hits(resp)
-                legs_by_id = self._server_legs(raw, runs, plan.fusion)
-        return [self._hit(r, stage.from_ + i + 1, legs_by_id.get(r.id, ())) for i, r in enumerate(raw)], took, requests
+                groups = page_of(resp)
+                legs_by_id = self._server_legs([r for r, _ in groups], runs, plan.fusion)
+        hits = [self._hit(r, stage.from_ + i + 1, legs_by_id.get(r.id, ()), others) for i, (r, others) in enumerate(groups)]
+        return hits, took, requests, facets
 
     def _hybrid_search(self, body: dict, pipeline: str | None) -> Mapping[str, Any]:
         """The hybrid request; a Serverless collection that rejects ``pagination_depth`` gets it
@@ -501,14 +595,48 @@ class Searcher:
                     "pages can differ from a managed cluster's (each leg's candidates are limited by the page size, not the depth)"]
         return []
 
-    def _client_rrf(self, stage: _Stage, fusion: RRF) -> tuple[list[Hit], float, int]:
-        runs, took = self._runs(stage.query, stage.vector, stage.depth, stage.filters)
+    def _client_rrf(self, stage: _Stage, fusion: RRF) -> tuple[list[Hit], float, int, dict[str, Facet]]:
+        """Both legs (and the facets, over what either leg matches) in one ``_msearch``; fused
+        here; the page's sources (with highlights) fetched after."""
+        options = stage.page.options
+        extra = [self._facets_body(stage)] if stage.page.facets_apart else []
+        runs, took, answers = self._runs_with(stage.query, stage.vector, stage.depth, stage.filters,
+                                              fields=stage.page.field_values, extra=extra)
+        facets = responses.facets(answers[0], options.facets) if answers else {}
         fused = fusion_fns.rrf([[(d.id, d.score) for d in run] for run in runs],
                                rank_constant=fusion.rank_constant, weights=fusion.weights, leg_names=LEGS)
-        page = fused[stage.from_ : stage.from_ + stage.size]
-        sources = self._sources([f.id for f in page], with_vectors=stage.with_vectors)
-        hits = [self._hit(RawHit(f.id, f.score, sources.get(f.id, {})), stage.from_ + i + 1, f.legs) for i, f in enumerate(page)]
-        return hits, took, 2
+        values = {r.id: r.fields for run in runs for r in run if r.fields}
+        groups = client_steps(fused, stage.page, score=lambda f: f.score, fields=lambda f: values.get(f.id, {}))
+        groups = groups[stage.from_ : stage.from_ + stage.size]
+        ids = [f.id for f, others in groups for f in (f, *others)]
+        if stage.page.highlight:
+            found = self._fetch_highlighted(ids, stage)
+        else:
+            found = {i: RawHit(i, 0.0, src) for i, src in self._sources(ids, with_vectors=stage.with_vectors).items()}
+
+        def raw(f) -> RawHit:
+            got = found.get(f.id)
+            return RawHit(f.id, f.score, got.source if got else {}, highlight=got.highlight if got else {})
+
+        hits = [self._hit(raw(f), stage.from_ + i + 1, f.legs, [raw(o) for o in others]) for i, (f, others) in enumerate(groups)]
+        return hits, took, 2, facets
+
+    def _facets_body(self, stage: _Stage) -> dict[str, Any]:
+        """The facets over what either leg matches, in a request of their own (what hybrid aggregates over)."""
+        knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=stage.filters)
+        return facets_body([text_query(stage.query, self.text_leg, stage.filters), knn], stage.page.options)
+
+    def _fetch_highlighted(self, ids: Sequence[str], stage: _Stage) -> dict[str, RawHit]:
+        """The sources and highlights of ``ids``: one search for exactly those documents, with the
+        query's words to highlight."""
+        if not ids:
+            return {}
+        body = search_body({"ids": {"values": list(ids)}}, size=len(ids), exclude_source=self._exclude(stage))
+        body["highlight"] = highlight_clause(stage.page.options, self.info.text_fields, self.text_leg.body(stage.query))
+        _record("POST", f"/{self.info.index}/_search", None, body)
+        with translate_errors(f"fetching documents from {self.alias}", self.client):
+            resp = self.client.search(index=self.info.index, body=body)
+        return {r.id: r for r in responses.hits(resp)}
 
     def legs(self, query: str, *, depth: int | None = None, filters=None, query_vector: Sequence[float] | None = None) -> list[list[tuple[str, float]]]:
         """Each leg's ranked ``(id, raw score)`` list to ``depth``, from one ``_msearch`` (for tuning
@@ -520,8 +648,15 @@ class Searcher:
 
     def _runs(self, query: str, vector: np.ndarray, depth: int, filters) -> tuple[list[list[RawHit]], float]:
         """Both legs, each to ``depth``, in one ``_msearch`` (ids and scores)."""
-        took, answers = self._msearch(self._leg_bodies(query, vector, depth, filters))
-        return [responses.hits(r) for r in answers], took
+        runs, took, _ = self._runs_with(query, vector, depth, filters)
+        return runs, took
+
+    def _runs_with(self, query: str, vector: np.ndarray, depth: int, filters, *, fields: Sequence[str] = (),
+                   extra: Sequence[dict] = ()) -> tuple[list[list[RawHit]], float, list[Mapping[str, Any]]]:
+        """:meth:`_runs`, with the values of ``fields`` on each hit, and ``extra`` bodies in the same
+        ``_msearch`` (their answers come third)."""
+        took, answers = self._msearch(self._leg_bodies(query, vector, depth, filters, fields) + list(extra))
+        return [responses.hits(r) for r in answers[: len(LEGS)]], took, list(answers[len(LEGS):])
 
     @staticmethod
     def _mirrored_legs(raw: list[RawHit], runs: list[list[RawHit]], fusion: Fusion) -> dict[str, tuple[LegScore, ...]] | None:

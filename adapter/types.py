@@ -31,6 +31,7 @@ class FusedBy(str, enum.Enum):
     NONE = "none"  # a single leg (bm25, dense): nothing to fuse
     SERVER_PIPELINE = "server-pipeline"  # a search pipeline stored on the cluster (named)
     SERVER_INLINE = "server-inline"  # a search pipeline sent with the request
+    SERVER_QUERY = "server-query"  # the hybrid query's own `fusion` (in-query fusion, no pipeline)
     CLIENT = "client"  # both legs fetched and fused here (client-rrf)
 
 
@@ -60,6 +61,26 @@ class Hit:
     mmr_score: float | None = None
     title: str = ""  # the index's title field (adapter.documents), when it has one
     text: str = ""  # the index's body field
+    highlight: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # field -> snippets, matches in <em>
+    chunks: tuple[Hit, ...] = ()  # with collapse: the next best hits of the same document (group), best first
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One value of a facet and how many hits have it."""
+
+    key: Any
+    count: int  # hits (chunks) with this value among those the query matched
+    documents: int | None = None  # distinct documents (collapse groups) with it, when the page is collapsed
+
+
+@dataclass(frozen=True)
+class Facet:
+    """The most frequent values of one field among the hits a query matched."""
+
+    field: str
+    buckets: tuple[Bucket, ...]
+    other: int = 0  # hits with a value not in the buckets
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,7 @@ class SearchResult:
     requests: int = 1
     sent: tuple[SentRequest, ...] = ()  # every request the search sent, in order (the first is the search itself)
     choice: FusionChoice | None = None  # adaptive fusion: the weights chosen for this query and why
+    aggregations: Mapping[str, Facet] = field(default_factory=dict)  # the facets asked for (SearchOptions.facets)
 
     @property
     def request_body(self) -> Any:
@@ -125,6 +147,8 @@ class SearchResult:
             return f"server:{self.pipeline}"
         if self.fused_by is FusedBy.SERVER_INLINE:
             return f"server:inline:{self.fusion.name}"
+        if self.fused_by is FusedBy.SERVER_QUERY:
+            return f"server:query:{self.fusion.name}"
         if self.fused_by is FusedBy.CLIENT:
             return f"client:{self.fusion.name}"
         return "none"

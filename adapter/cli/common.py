@@ -28,7 +28,9 @@ def client(args):
 
 def add_index_spec_options(p) -> None:
     p.add_argument("--embedder", default="minilm", help="minilm, multilingual-e5-small, or st:<hub name or path> (default %(default)s)")
-    p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding) or a language analyzer such as english, spanish")
+    p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding), a language analyzer such as english, spanish, "
+                        "or one rendered from what the cluster has: polish (analysis-stempel, else Hunspell pl_PL), "
+                        "spanish_hunspell (Hunspell es_ES), icu_folding (analysis-icu)")
     p.add_argument("--space-type", default="cosinesimil", choices=["cosinesimil", "innerproduct", "l2"])
     p.add_argument("--engine", default="lucene", choices=["lucene", "faiss", "nmslib"])
     p.add_argument("--m", type=int, default=16, help="HNSW m")

@@ -27,6 +27,10 @@ def add_parsers(sub) -> None:
     ev.add_argument("--rerank", metavar="MODEL", help="also run each technique followed by this cross-encoder (top 100)")
     ev.add_argument("--mmr", type=float, metavar="LAMBDA", help="also run each technique followed by MMR (top 10 picked by MMR)")
     ev.add_argument("--mmr-candidates", type=int, default=30, help="first-stage hits MMR picks the top 10 from (default %(default)s)")
+    ev.add_argument("--collapse", action="store_true",
+                    help="also run each technique with one hit per document (its best chunk); meaningful with --chunk-words")
+    ev.add_argument("--chunk-words", type=int, metavar="N",
+                    help="index the corpus in chunks of N words (overlap N/5); documents are ranked at their best chunk")
     ev.add_argument("--tune", action="store_true", help="tune hybrid weights / RRF rank constant on --tune-split")
     ev.add_argument("--tune-split", default="train")
     ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json)")
@@ -72,7 +76,7 @@ def run_eval(args) -> int:
         from ..rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(args.rerank)
-    alias = args.index or eval_alias(dataset, embedder)
+    alias = args.index or eval_alias(dataset, embedder) + (f"-c{args.chunk_words}" if args.chunk_words else "")
     techniques = [t.strip() for t in args.techniques.split(",")] if args.techniques else None
     report = evaluate(
         client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, techniques=techniques, reranker=reranker,
@@ -80,6 +84,7 @@ def run_eval(args) -> int:
         k=args.k, depth=args.depth, shards=args.shards, fresh=not args.keep_index, title_boost=args.title_boost, use_titles=not args.no_titles,
         progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
         text_layout=args.text_layout, compare_layouts=args.compare_layouts, adaptive=not args.no_adaptive,
+        collapse=args.collapse, chunk_words=args.chunk_words,
     )
     print_eval(report)
     if report.learned:

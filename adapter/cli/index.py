@@ -18,6 +18,10 @@ def add_parsers(sub) -> None:
     render.add_argument("--what", choices=["templates", "pipelines", "all"], default="all")
     render.add_argument("--opensearch-version", default=DEFAULT_VERSION,
                         help="render the pipelines this OpenSearch version runs (default %(default)s)")
+    render.add_argument("--plugin", action="append", default=[], metavar="NAME",
+                        help="a plugin the target cluster has, for analyzers that depend on it (analysis-stempel, analysis-icu)")
+    render.add_argument("--hunspell", default="", metavar="LOCALES",
+                        help="Hunspell dictionaries the target cluster's nodes have, e.g. pl_PL,es_ES (for --analyzer polish)")
     add_index_spec_options(render)
     render.set_defaults(func=run_render)
 
@@ -28,6 +32,9 @@ def add_parsers(sub) -> None:
     init.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     init.add_argument("--reattach-alias", action="store_true",
                       help="put the alias back on the newest <index>-vN when it was deleted by hand")
+    init.add_argument("--server-mmr", action="store_true",
+                      help="turn on the k-NN plugin's MMR processors for the cluster (a persistent cluster setting; OpenSearch "
+                           "3.3+), so that dense searches with --mmr run it on the server")
     init.set_defaults(func=run_init)
 
 
@@ -40,14 +47,17 @@ def run_render(args) -> int:
 
     names = IndexNames(args.index)
     out = {}
+    caps = Capabilities.opensearch(args.opensearch_version, plugins=args.plugin,
+                                   hunspell=[h.strip() for h in args.hunspell.split(",") if h.strip()])
     if args.what in ("templates", "all"):
         spec = index_spec(args)
+        if args.plugin or args.hunspell:  # else analyzers that depend on the cluster say how to describe it
+            spec = spec.for_cluster(caps)
         out["component_templates"] = OPENSEARCH.render_components(names, spec)
         out["index_template"] = {names.index_template: OPENSEARCH.render_index_template(names, spec)}
     if args.what in ("pipelines", "all"):
         from ..adaptive import ADAPTIVE, corpus_fusion
 
-        caps = Capabilities.opensearch(args.opensearch_version)
         fusions = caps.fusions(parse_weights(args.weights) or DEFAULT_WEIGHTS)
         out["pipelines"] = {names.pipeline(f): OPENSEARCH.render_pipeline(f, caps) for f in fusions}
         if (args.default_fusion or default_fusion_name()) == ADAPTIVE:  # before calibration: the policy's even weights
@@ -68,6 +78,7 @@ def run_init(args) -> int:
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read pipeline asset {p}: {exc}") from exc
     report = init_index(client(args), args.index, index_spec(args), weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
-                        extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias)
+                        extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias,
+                        server_mmr=args.server_mmr)
     print_init(report)
     return 0

@@ -40,6 +40,8 @@ def result_table(result, *, explain: bool):
 
     hits = result.hits
     legs = [leg.leg for leg in hits[0].legs] if explain and hits and hits[0].legs else []
+    snippets = any(h.highlight for h in hits)
+    collapsed = any(h.chunks for h in hits)
     post = any(h.rerank_score is not None or h.mmr_score is not None for h in hits)
     columns: dict[str, list[str]] = {"#": [str(h.rank) for h in hits], "score": [f"{h.score:.4f}" for h in hits]}
     ids = [h.id for h in hits]
@@ -56,9 +58,42 @@ def result_table(result, *, explain: bool):
     table.add_column("title", overflow="fold", max_width=60)
     for header, cells in columns.items():
         number(header, cells)
+    extra = []
+    if collapsed:
+        table.add_column("more\nchunks", no_wrap=True, overflow="ellipsis", max_width=30)
+        extra.append([", ".join(c.id for c in h.chunks) for h in hits])
+    if snippets:
+        table.add_column("snippet", overflow="fold", max_width=70)
+        extra.append([snippet(h.highlight) for h in hits])
     for k, h in enumerate(hits):
-        table.add_row(str(h.rank), f"{h.score:.4f}", h.id, titles[k], *(cells[k] for cells in columns.values()))
+        table.add_row(str(h.rank), f"{h.score:.4f}", h.id, titles[k], *(cells[k] for cells in columns.values()),
+                      *(cells[k] for cells in extra))
     return table
+
+
+def snippet(highlight) -> object:
+    """The first snippet of a hit (body field first), its matched words in bold."""
+    import re
+
+    from rich.text import Text
+
+    fragments = [f for name in sorted(highlight, key=lambda n: n in ("title",)) for f in highlight[name]]
+    text = Text()
+    if not fragments:
+        return text
+    for i, part in enumerate(re.split(r"</?em>", " ".join(fragments[0].split()))):
+        text.append(part, style="bold" if i % 2 else "")
+    return text
+
+
+def facet_lines(result) -> list[str]:
+    """One line per facet: its values with their counts (and documents, when collapsed)."""
+    lines = []
+    for name, facet in result.aggregations.items():
+        values = [f"{b.key} {b.count}" + (f" ({b.documents} docs)" if b.documents is not None else "") for b in facet.buckets]
+        more = f", other {facet.other}" if facet.other else ""
+        lines.append(f"facet {name}: " + (", ".join(values) or "no values") + more)
+    return lines
 
 
 def _leg_cells(leg) -> list[str]:
@@ -76,6 +111,8 @@ def print_result(result, *, explain: bool, show_query: bool = False) -> None:
     if result.choice is not None:
         out.print("adaptive fusion: " + "; ".join(result.choice.reasons), markup=False)
     out.print(result_table(result, explain=explain))
+    for line in facet_lines(result):
+        out.print(line, markup=False)
     if show_query:
         print_requests(result)
 

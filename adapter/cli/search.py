@@ -28,6 +28,23 @@ def add_parsers(sub) -> None:
     search.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="cross-encoder name or path")
     search.add_argument("--mmr", type=float, nargs="?", const=0.5, metavar="LAMBDA",
                         help="diversify with MMR (default lambda 0.5; 1 = relevance only, 0 = diversity only)")
+    mmr_place = search.add_mutually_exclusive_group()
+    mmr_place.add_argument("--server-mmr", dest="mmr_place", action="store_const", const="server",
+                           help="run MMR on the server (k-NN ext.mmr: dense only, OpenSearch 3.3+ with its cluster setting on; "
+                                "its diversity is 1 - lambda). Default: the server for dense from --mmr 0.9 up, where it "
+                                "was measured as good as the client's and faster, else the client")
+    mmr_place.add_argument("--client-mmr", dest="mmr_place", action="store_const", const="client", help="run MMR in the client")
+    page = search.add_argument_group("page", "what the page shows besides the hits (where the cluster cannot, the client does it, "
+                                             "and says so)")
+    page.add_argument("--highlight", action="store_true", help="snippets of the text fields around the query's words")
+    page.add_argument("--facet", action="append", default=[], metavar="FIELD",
+                      help="count the values of FIELD among the matched documents (repeatable; a bare name is metadata.FIELD)")
+    page.add_argument("--facet-size", type=int, default=10, help="values per facet (default %(default)s)")
+    page.add_argument("--collapse", nargs="?", const="parent_id", metavar="FIELD",
+                      help="one hit per document (its best chunk); FIELD: another keyword field to collapse by")
+    page.add_argument("--inner-hits", type=int, default=0, metavar="N", help="with --collapse: also the next N chunks of each document")
+    page.add_argument("--sort", action="append", default=[], metavar="FIELD[:asc|desc]", help="sort by a field instead of the score")
+    page.add_argument("--min-score", type=float, help="drop hits scoring lower (the fused score for hybrid)")
     search.add_argument("--embedder", help="default: the embedder recorded in the index")
     with_allow_model(search)
     search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
@@ -46,6 +63,18 @@ def parse_filters(items) -> dict:
         key, value = item.split("=", 1)
         filters[key.strip()] = value.split("|") if "|" in value else value
     return filters
+
+
+def search_options(args):
+    from ..page import Collapse, SearchOptions, SortKey
+
+    if args.inner_hits and not args.collapse:
+        raise InputError("--inner-hits needs --collapse")
+    return SearchOptions(
+        highlight=args.highlight, facets=tuple(args.facet), facet_size=args.facet_size,
+        collapse=Collapse(args.collapse, args.inner_hits) if args.collapse else None,
+        sort=tuple(SortKey.parse(s) for s in args.sort), min_score=args.min_score, mmr=args.mmr_place or "auto",
+    )
 
 
 def result_json(result) -> dict:
@@ -76,6 +105,7 @@ def run(args) -> int:
         fusion = policy or ADAPTIVE  # resolved below: the index's own policy unless a file was given
     else:
         fusion = parse_fusion(args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant)
+    options = search_options(args)
     cluster = client(args)
     reranker = None
     if args.rerank:
@@ -89,7 +119,7 @@ def run(args) -> int:
         fusion = searcher.policy
     result = searcher.search(
         args.query, technique=args.technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
-        fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain,
+        fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
     )
     if args.json:
         print(json.dumps(result_json(result), indent=2, ensure_ascii=False, default=str))

@@ -63,7 +63,16 @@ class Engine(Protocol):
         exclude: Sequence[str],
         explain: bool,
         inline_pipeline: dict[str, Any] | None,
-    ) -> dict[str, Any]: ...
+        filter: Mapping[str, Any] | None = None,
+        fusion: Fusion | None = None,
+    ) -> dict[str, Any]:
+        """``filter`` (sent only where ``caps.hybrid_filter``): one filter for every leg;
+        ``fusion`` (only where ``caps.in_query_fusion``): fused in the query, no pipeline."""
+        ...
+
+    def server_mmr(self, body: dict[str, Any], *, field: str, diversity: float, candidates: int) -> dict[str, Any]:
+        """``body`` (a vector query) reranked by the server's MMR (called only where ``caps.server_mmr_enabled``)."""
+        ...
 
     # -- answers (pure) -------------------------------------------------------------------------------
     def explained_leg_scores(self, hit: RawHit, raw_scores: Sequence[float | None]) -> list[float | None]:

@@ -1,6 +1,8 @@
 """OpenSearch: ``knn_vector`` mappings, the ``hybrid`` query fused by search pipelines.
 
-Pure apart from :meth:`OpenSearchEngine.probe`, which asks the cluster for its version and plugins.
+Pure apart from :meth:`OpenSearchEngine.probe`, which asks the cluster for its version, plugins,
+modules and node attributes (``_nodes/plugins``), and on 3.3+ for the settings that switch features
+on (server MMR, in-query fusion).
 The version comes from ``_nodes`` rather than ``GET /``, which reports 7.10.2 when
 ``compatibility.override_main_response_version`` is on. Serverless (``aoss``) has neither and is
 not asked.
@@ -21,24 +23,44 @@ from ..assets import (
     render_metadata_component,
     render_text_component,
 )
-from ..capabilities import Capabilities, version_tuple
+from ..capabilities import AWS_ANALYSIS_PLUGINS, FUSION_SETTING, MMR_SETTING, Capabilities, version_tuple
+from ..errors import CapabilityError
 from ..fusions import RRF, Fusion, fusion_from_processor
 from ..fusions import LEGS
 from ..queries import filter_clauses, named_query, search_body
 
 NEURAL_PLUGINS = ("opensearch-knn", "opensearch-neural-search")
+PROBED_SETTINGS = (MMR_SETTING, FUSION_SETTING)
+SETTINGS_SINCE = (3, 3, 0)  # server MMR; older clusters have none of PROBED_SETTINGS, so they are not asked
 
 
-def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None) -> Capabilities:
-    """Derive capabilities from ``GET /`` and ``GET _nodes/plugins`` (None where the cluster hides it)."""
+def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None,
+                      settings: Mapping[str, Any] | None = None) -> Capabilities:
+    """Derive capabilities from ``GET /``, ``GET _nodes/plugins`` (None where the cluster hides it:
+    then the plugins Amazon OpenSearch Service ships are assumed) and the cluster settings the
+    features depend on (``GET _cluster/settings?include_defaults``, see :func:`probe_settings`).
+
+    Plugins, modules and Hunspell locales count only when every node has them: a request may land
+    on any node.
+    """
     distribution = root.get("version", {}).get("distribution", "opensearch")
+    flat = {name: responses.cluster_setting(settings or {}, name) for name in PROBED_SETTINGS}
+    flat = {k: v for k, v in flat.items() if v is not None}
     if nodes is None:  # a managed cluster that hides _nodes: its version, plugins assumed
-        return Capabilities.opensearch(root.get("version", {}).get("number", "0"), distribution=distribution)
+        return Capabilities.opensearch(root.get("version", {}).get("number", "0"), distribution=distribution,
+                                       plugins=AWS_ANALYSIS_PLUGINS, cluster_settings=flat)
     node_list = list(nodes.get("nodes", {}).values())
     versions = sorted({n.get("version", "0") for n in node_list}, key=version_tuple)
     version = versions[0] if versions else root.get("version", {}).get("number", "0")
-    plugin_sets = [{p.get("name") for p in n.get("plugins", [])} for n in node_list]
-    plugins = set.intersection(*plugin_sets) if plugin_sets else set()
+
+    def on_every_node(values) -> set[str]:
+        sets = [set(v) for v in values]
+        return set.intersection(*sets) if sets else set()
+
+    plugins = on_every_node({p.get("name") for p in n.get("plugins", [])} for n in node_list)
+    modules = on_every_node({m.get("name") for m in n.get("modules", [])} for n in node_list)
+    hunspell = on_every_node({h.strip() for h in str(n.get("attributes", {}).get("hunspell", "")).split(",") if h.strip()}
+                             for n in node_list)
     native = not any(n.get("attributes", {}).get("knn_native") == "false" for n in node_list)
     return Capabilities.opensearch(
         version,
@@ -46,7 +68,26 @@ def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None) 
         native_engines=native and "opensearch-knn" in plugins,
         plugins=plugins,
         distribution=distribution,
+        # An answer without module lists (older recordings) says nothing about them.
+        modules=modules if any("modules" in n for n in node_list) else None,
+        hunspell=hunspell,
+        cluster_settings=flat,
     )
+
+
+def probe_settings(client) -> Mapping[str, Any]:
+    """The cluster settings of :data:`PROBED_SETTINGS`, defaults included ({} where they are hidden)."""
+    from ..client import translate_errors
+    from ..errors import BackendError, ClusterUnavailableError
+
+    paths = ",".join(f"*.{name}" for name in PROBED_SETTINGS)
+    try:
+        with translate_errors("reading cluster settings", client):
+            return client.cluster.get_settings(include_defaults=True, filter_path=paths) or {}
+    except ClusterUnavailableError:
+        raise
+    except BackendError:  # a managed cluster that hides its settings: the features they switch count as off
+        return {}
 
 
 class OpenSearchEngine:
@@ -80,7 +121,9 @@ class OpenSearchEngine:
                 nodes = None
             else:
                 raise
-        caps = capabilities_from(root, nodes)
+        version = capabilities_from(root, nodes).version
+        settings = probe_settings(client) if version_tuple(version) >= SETTINGS_SINCE else None
+        caps = capabilities_from(root, nodes, settings)
         with self._lock:
             self._probed[key] = caps
         return caps
@@ -147,24 +190,59 @@ class OpenSearchEngine:
         exclude: Sequence[str] = (),
         explain: bool = False,
         inline_pipeline: dict[str, Any] | None = None,
+        filter: Mapping[str, Any] | None = None,
+        fusion: Fusion | None = None,
     ) -> dict[str, Any]:
         """One ``hybrid`` query (text leg first, vector leg second). With ``explain`` each sub-query
         is named after its leg, so the server's explanation can say which leg matched; only then:
         a named sub-query is evaluated again for every returned hit (``matched_queries``), which
         costs 15-20% of the search (docs/BENCHMARKS.md). ``pagination_depth`` (2.19+) fixes the
-        candidates per leg, so pages of one query are cut from the same fused list."""
+        candidates per leg, so pages of one query are cut from the same fused list.
+
+        ``filter`` goes to ``hybrid.filter`` (3.0+), which the server pushes into every leg (into
+        the knn clause as its pre-filter); older clusters need it inside each leg instead.
+        ``fusion`` fuses in the query itself (``hybrid.fusion``, no pipeline; unreleased, see
+        :func:`fusion_clause`): then ``pagination_depth`` is not sent (the server refuses both)."""
+        if filter is not None and not caps.hybrid_filter:
+            raise CapabilityError(f"hybrid.filter needs OpenSearch 3.0+, the cluster runs {caps.version}; put the filter in each leg")
+        if fusion is not None and not caps.in_query_fusion:
+            raise CapabilityError(f"the cluster ({caps.version}) has no in-query fusion (hybrid.fusion)")
         legs = (text, knn)
         hybrid: dict[str, Any] = {"queries": [named_query(q, leg) for q, leg in zip(legs, LEGS)] if explain else list(legs)}
-        if caps.pagination_depth:
+        if filter is not None:
+            hybrid["filter"] = dict(filter)
+        if fusion is not None:
+            hybrid["fusion"] = fusion_clause(fusion, caps, window_size=depth)
+        elif caps.pagination_depth:
             hybrid["pagination_depth"] = int(depth)
         body = search_body({"hybrid": hybrid}, size=size, from_=from_, exclude_source=exclude, explain=explain)
         if inline_pipeline is not None:
             body["search_pipeline"] = inline_pipeline  # a temporary pipeline, defined in the request
         return body
 
+    def server_mmr(self, body: dict[str, Any], *, field: str, diversity: float, candidates: int) -> dict[str, Any]:
+        """``body`` (a top-level ``knn`` query) reranked by the k-NN plugin's MMR (``ext.mmr``,
+        3.3+, with the cluster setting on): it oversamples ``candidates`` hits and keeps ``size``.
+        The server's ``diversity`` weighs redundancy: the adapter's MMR lambda is ``1 - diversity``."""
+        if "knn" not in body.get("query", {}):
+            raise CapabilityError("server-side MMR runs on a top-level knn query only (not hybrid, not bool)")
+        return {**body, "ext": {"mmr": {"diversity": float(diversity), "candidates": int(candidates), "vector_field_path": field}}}
+
     # -- answers -------------------------------------------------------------------------------------
     def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None]) -> list[float | None]:
         return responses.hybrid_leg_scores(hit.explanation, LEGS, matched=hit.matched_queries, raw_scores=raw_scores)
+
+
+def fusion_clause(fusion: Fusion, caps: Capabilities, *, window_size: int) -> dict[str, Any]:
+    """The ``hybrid.fusion`` object of in-query fusion: the processor's own ``normalization`` /
+    ``combination`` (RRF's ``rank_constant`` where 3.1+ reads it) and the candidates per leg
+    (``window_size``). Shape from neural-search's fused-mode branch (RFC #1930, PR #1933/#1948);
+    unreleased, so it follows what that branch accepts."""
+    body = load_asset("pipelines", "rrf" if isinstance(fusion, RRF) else "normalization")
+    template = body["phase_results_processors"][0]
+    processor = fusion.processor(template, legacy=False) if isinstance(fusion, RRF) else fusion.processor(template)
+    (inner,) = processor.values()
+    return {**inner, "window_size": int(window_size)}
 
 
 OPENSEARCH = OpenSearchEngine()

@@ -38,6 +38,8 @@ class TechniqueSpec:
     mmr: float | None = None
     mmr_candidates: int = 30  # MMR picks the final MMR_TOP from this many first-stage hits
     tuned: bool = False  # the fusion was learned on another split
+    mmr_place: str = "client"  # where MMR runs: client, or server (the k-NN plugin's ext.mmr, dense only)
+    collapse: bool = False  # one hit per document (its best chunk), by the server or the client
 
     @property
     def family(self) -> Family:

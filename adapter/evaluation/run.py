@@ -30,9 +30,11 @@ from ..errors import InputError
 from ..errors import AssetError
 from ..fusion import fuse, same_ranking_up_to_ties
 from ..fusions import DEFAULT_WEIGHTS, LEGS, RRF, Normalization, ScoreNormalization
+from ..documents import PARENT_FIELD
 from ..metrics import Dataset, evaluate
+from ..page import Collapse, SearchOptions
 from ..search import Searcher
-from ..sources import FieldMap, RowError, SourceDoc, read_jsonl
+from ..sources import Chunking, FieldMap, RowError, SourceDoc, read_jsonl
 from ..types import Technique
 from .report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
 from .adaptive import learn_policy
@@ -44,8 +46,11 @@ Ranking = dict[str, list[tuple[str, float]]]
 
 
 def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: bool = False, mmr: float | None = None,
-                        mmr_candidates: int = 30, policy: AdaptivePolicy | None = DEFAULT_POLICY) -> list[TechniqueSpec]:
-    """bm25, dense, every server fusion the cluster has, client-rrf, hybrid-adaptive; then +rerank / +mmr variants."""
+                        mmr_candidates: int = 30, policy: AdaptivePolicy | None = DEFAULT_POLICY,
+                        collapse: bool = False) -> list[TechniqueSpec]:
+    """bm25, dense, every server fusion the cluster has, client-rrf, hybrid-adaptive; then +rerank /
+    +mmr (MMR in the client; ``dense+server-mmr``: the k-NN plugin's, where the cluster runs it) /
+    +collapse (one hit per document) variants."""
     base = [TechniqueSpec("bm25", Technique.BM25), TechniqueSpec("dense", Technique.DENSE)]
     base += [TechniqueSpec(f"hybrid-{f.name}", Technique.HYBRID, f) for f in caps.fusions(tuple(weights))]
     base.append(TechniqueSpec("client-rrf", Technique.CLIENT_RRF, RRF()))
@@ -56,6 +61,10 @@ def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: 
         out += [TechniqueSpec(f"{s.name}+rerank", s.technique, s.fusion, rerank=True) for s in base]
     if mmr is not None:
         out += [TechniqueSpec(f"{s.name}+mmr", s.technique, s.fusion, mmr=mmr, mmr_candidates=mmr_candidates) for s in base]
+        if caps.server_mmr_enabled:
+            out.append(TechniqueSpec("dense+server-mmr", Technique.DENSE, mmr=mmr, mmr_candidates=mmr_candidates, mmr_place="server"))
+    if collapse:
+        out += [TechniqueSpec(f"{s.name}+collapse", s.technique, s.fusion, collapse=True) for s in base]
     return out
 
 
@@ -76,7 +85,7 @@ class PreparedIndex:
 
 def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
                   use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None,
-                  text_layout: str = "fields", shards: int = 1) -> PreparedIndex:
+                  text_layout: str = "fields", shards: int = 1, chunk_words: int | None = None) -> PreparedIndex:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path.
 
     Documents without text are left out with a notice (classic collections have a few; they can
@@ -95,9 +104,12 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     rows = list(read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=())))
     skipped = tuple(str(r.id) for r in rows if isinstance(r, RowError) and r.empty)
     rows = [r for r in rows if not (isinstance(r, RowError) and r.empty)]
-    if have != sum(1 for r in rows if isinstance(r, SourceDoc)):
+    chunking = Chunking(chunk_words, chunk_words // 5) if chunk_words else None
+    expected = sum(len(chunking.split(r.text)) if chunking else 1 for r in rows if isinstance(r, SourceDoc))
+    if have != expected:
         failures = Path(tempfile.gettempdir()) / f"hybrid-eval-failures-{alias}.jsonl"
-        report = Ingestor.open(client, alias, embedder, cache=cache, progress=progress, failures_path=failures).ingest(rows, total=len(rows))
+        report = Ingestor.open(client, alias, embedder, cache=cache, progress=progress, failures_path=failures,
+                               chunking=chunking).ingest(rows, total=len(rows))
         if report.failures:
             raise InputError(f"{len(report.failures)} corpus documents failed to index (see {report.failures_file})")
     return PreparedIndex(alias, skipped)
@@ -109,20 +121,21 @@ def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str
     from ..progress import track
 
     rankings, client_ms, server_ms, notices = {}, [], [], set()
+    options = SearchOptions(collapse=Collapse() if spec.collapse else None, mmr=spec.mmr_place)
     for qid, text in track(queries.items(), spec.name, total=len(queries), enabled=progress):
         result = searcher.search(
             text, technique=spec.technique, k=k, depth=depth, fusion=spec.fusion, query_vector=vectors[qid],
-            rerank_top=max(rerank_top, k) if spec.rerank else None,
+            rerank_top=max(rerank_top, k) if spec.rerank else None, options=options,
         )
-        ranked = [(h.id, h.score) for h in result.hits]
+        ranked = documents(result.hits)
         if spec.mmr is not None:
             # As used: MMR picks the final MMR_TOP from the top mmr_candidates; the rest of the
             # first-stage list follows unchanged, so Recall@100 stays comparable.
             result = searcher.search(
                 text, technique=spec.technique, k=MMR_TOP, depth=depth, fusion=spec.fusion, query_vector=vectors[qid],
-                mmr_lambda=spec.mmr, mmr_candidates=spec.mmr_candidates,
+                mmr_lambda=spec.mmr, mmr_candidates=spec.mmr_candidates, options=options,
             )
-            picked = [(h.id, h.score) for h in result.hits]
+            picked = documents(result.hits)
             chosen = {d for d, _ in picked}
             ranked = picked + [(d, sc) for d, sc in ranked if d not in chosen]
         rankings[qid] = ranked
@@ -142,6 +155,13 @@ def by_class(dataset: Dataset, ranked: Ranking) -> dict[str, dict[str, float]]:
             metrics = evaluate({q: dataset.qrels[q] for q in qids}, {q: [d for d, _ in ranked.get(q, [])] for q in qids})
             out[kind] = {**{m: round(v, 4) for m, v in metrics.items()}, "queries": len(qids)}
     return out
+def documents(hits) -> list[tuple[str, float]]:
+    """The documents of ranked hits, each at its best chunk's place (qrels judge documents; an
+    index of whole documents has one chunk each, its id the document's)."""
+    seen: dict[str, float] = {}
+    for h in hits:
+        seen.setdefault(str(h.source.get(PARENT_FIELD, h.id)), h.score)
+    return list(seen.items())
 
 
 def evaluate_techniques(searcher: Searcher, dataset: Dataset, specs: Sequence[TechniqueSpec], *, k: int = 100, depth: int = 100,
@@ -190,6 +210,8 @@ def run_eval(
     text_layout: str = "fields",
     compare_layouts: bool = False,
     adaptive: bool = True,
+    collapse: bool = False,
+    chunk_words: int | None = None,
     title_boost: float = 1.0,
     use_titles: bool = True,
     k: int = 100,
@@ -207,6 +229,8 @@ def run_eval(
     if compare_layouts and tune_split is None:
         raise InputError("comparing text layouts chooses one on a train split: give --tune (and --tune-split)")
     ScoreNormalization(weights=weights)
+    if tune_split is not None and chunk_words:
+        raise InputError("tuning scores each leg's chunks against document judgements; tune on an index of whole documents")
     started = time.perf_counter()
     layout_trials = None
     if compare_layouts:
@@ -218,7 +242,7 @@ def run_eval(
     boost = title_boost if text_layout == "fields" else 1.0
     prepared = prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=boost, use_titles=use_titles,
                              fresh=fresh and not compare_layouts, progress=progress, cache=cache, text_layout=text_layout,
-                             shards=shards)
+                             shards=shards, chunk_words=chunk_words)
     searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
     caps = searcher.caps
     calibration = None
@@ -229,7 +253,7 @@ def run_eval(
         store_adaptive(client, alias, calibration=calibration, engine=searcher.engine)
         searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
     specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates,
-                                policy=DEFAULT_POLICY if adaptive else None)
+                                policy=DEFAULT_POLICY if adaptive else None, collapse=collapse)
     wanted = list(techniques or [])
     extra = {f"hybrid-{LEARNED}"} if tune_split is not None and adaptive else set()
     if techniques:
@@ -265,7 +289,8 @@ def run_eval(
                   "calibration": calibration.to_meta() if calibration else None, "default_technique": _default_technique(),
                   "engine": caps.engine, "version": caps.version,
                   "opensearch": caps.version, "seconds": round(time.perf_counter() - started, 1), "rrf_parity": parity,
-                  "skipped_empty_documents": list(prepared.skipped)},
+                  "skipped_empty_documents": list(prepared.skipped), "chunk_words": chunk_words,
+                  "server_mmr": caps.server_mmr_enabled},
         tuning=tuning,
         learned=learned,
     )

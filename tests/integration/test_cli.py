@@ -65,3 +65,32 @@ def test_render_prints_assets_without_a_cluster(capsys):
     assert code == 0 and data["index_template"]["docs"]["index_patterns"] == ["docs-v*"]
     assert data["component_templates"]["docs-text"]["template"]["mappings"]["properties"]["text"]["analyzer"] == "english"
     assert "docs-rrf" in data["pipelines"]
+
+
+def test_search_page_flags(capsys, opensearch_url, index_name, support_docs_path, tmp_path):
+    """--highlight, --facet, --collapse/--inner-hits, --sort, --min-score: in the table and in --json,
+    with the notice where the cluster cannot do one on the server (collapse before 3.1)."""
+    url = ("--url", opensearch_url)
+    run(capsys, "init", "--index", index_name, "--embedder", "multilingual-e5-small", "--analyzer", "spanish", *url)
+    code, out, _ = run(capsys, "ingest", str(support_docs_path), "--index", index_name, "--quiet", "--chunk-size", "6",
+                       "--chunk-overlap", "2", "--metadata-fields", "category,lang", "--cache", str(tmp_path / "c.sqlite"), *url)
+    assert code == 0 and "chunks: 38" in out
+    page = ("--highlight", "--facet", "category", "--collapse", "--inner-hits", "1")
+    code, out, _ = run(capsys, "search", "devoluciones del pedido", "--index", index_name, "-k", "3", *page, *url)
+    assert code == 0 and "snippet" in out and "more" in out and "facet category: devoluciones" in out and "docs)" in out
+    code, out, _ = run(capsys, "search", "devoluciones del pedido", "--index", index_name, "-k", "3", *page, "--json", *url)
+    data = json.loads(out)
+    hits = data["hits"]
+    assert code == 0 and len({h["source"]["parent_id"] for h in hits}) == 3 and any(h["highlight"] for h in hits)
+    assert all(c["source"]["parent_id"] == h["source"]["parent_id"] for h in hits for c in h["chunks"])
+    assert data["aggregations"]["category"]["buckets"][0]["key"] == "devoluciones"
+    collapsed_on_server = OPENSEARCH.probe(connect(opensearch_url)).hybrid_collapse
+    assert ("collapse" in data["sent"][0]["body"]) == collapsed_on_server
+    assert any("collapse" in n for n in data["notices"]) == (not collapsed_on_server)
+    code, out, _ = run(capsys, "search", "pedido", "--index", index_name, "-k", "4", "--sort", "chunk_index:desc", "--json", *url)
+    values = [h["source"]["chunk_index"] for h in json.loads(out)["hits"]]
+    assert code == 0 and values == sorted(values, reverse=True)
+    code, _, err = run(capsys, "search", "pedido", "--index", index_name, "--sort", "year", "--min-score", "0.2", *url)
+    assert code == 2 and "field sort" in err
+    code, _, err = run(capsys, "search", "pedido", "--index", index_name, "--inner-hits", "2", *url)
+    assert code == 2 and "--inner-hits needs --collapse" in err

@@ -376,10 +376,32 @@ def test_stale_chunk_search_pages_past_one_page():
         return bulk_answer(call, lambda op, doc_id: 404 if doc_id == "a#5" else 200 if op == "delete" else 201)
 
     client = FakeClient({"bulk": bulk, "indices.refresh": {}, "search": search})
-    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2)).ingest([SourceDoc("a", "corto")])
+    no_reindex = Capabilities.opensearch("2.19.1", modules=("analysis-common", "lang-painless"))  # the 2.19.1 zip's modules
+    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=no_reindex).ingest([SourceDoc("a", "corto")])
     assert len(client.calls_to("search")) == 2
     assert sorted(deleted) == sorted(stale)
     assert report.failures == ()  # a chunk already gone (404) is not a failure
+    assert not client.calls_to("delete_by_query")
+
+
+def test_stale_chunks_go_by_delete_by_query_where_the_reindex_module_is():
+    from adapter.sources import Chunking
+
+    answers = [{"deleted": 3, "failures": [], "version_conflicts": 0},
+               {"deleted": 0, "version_conflicts": 2, "failures": [
+                   {"index": "docs-v1", "id": "b#4", "status": 500, "cause": {"type": "x", "reason": "disk"}}]}]
+    client = FakeClient({"bulk": lambda call: bulk_answer(call), "indices.refresh": {}, "delete_by_query": answers})
+    caps = Capabilities.opensearch("3.6.0", modules=("reindex", "analysis-common"))
+    docs = [SourceDoc(f"d{i}", "corto") for i in range(501)]
+    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=caps).ingest(docs)
+    calls = client.calls_to("delete_by_query")
+    assert len(calls) == 2 and not client.calls_to("search")  # 500 documents per request
+    should = calls[0].body["query"]["bool"]["should"]
+    assert len(should) == 500 and should[0] == {"bool": {"filter": [{"term": {"parent_id": "d0"}}, {"range": {"chunk_index": {"gte": 1}}}]}}
+    assert calls[0].kwargs["params"] == {"conflicts": "proceed"}
+    reasons = sorted(f.reason for f in report.failures)
+    assert [f.source for f in report.failures] == ["delete-stale", "delete-stale"]
+    assert reasons[0].startswith("2 stale chunks were written by someone else") and reasons[1] == "x: disk"
 
 
 def test_refused_inputs_need_no_cluster():
