@@ -118,7 +118,7 @@ class IndexNames:
         return f"{self.alias}-{fusion.name}"
 
     def default_pipeline(self, spec: IndexSpec) -> str:
-        return f"{self.alias}-{spec.default_fusion}"
+        return f"{self.alias}-{spec.default_pipeline or spec.default_fusion}"
 
     @staticmethod
     def version_of(index: str) -> int:
@@ -149,6 +149,9 @@ class IndexSpec:
     # The fusion of the index's default search pipeline (index.search.default_pipeline): what a
     # hybrid query sent without a pipeline gets, from any client.
     default_fusion: str = DEFAULT_FUSION.name
+    # Instead, a stored pipeline of the index's own that is not a standard fusion's (`<alias>-<name>`,
+    # e.g. a tuned one from `hybrid eval --tune`): the spec's pipelines.extra.
+    default_pipeline: str | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
