@@ -15,6 +15,7 @@ chained (``raise ... from exc``) so the original cause stays visible.
     │   └── PipelineNotFoundError  a named search pipeline does not exist on the cluster
     ├── BackendError               OpenSearch answered with an error (keeps status and reason)
     │   └── ClusterUnavailableError    the cluster is down or refuses the connection
+    ├── MigrationError             a reindex or rollback stopped before moving the alias (gate, disagreement)
     └── LocalNodeError             provisioning or running a local node (OpenSearch or Elasticsearch)
         ├── JavaError              no Java, or one the release cannot run on (named, with the range it needs)
         ├── ArtifactNotFoundError  an artifact (Maven, PyPI wheel, Debian package) is not available
@@ -41,6 +42,7 @@ __all__ = [
     "ChecksumError",
     "PortInUseError",
     "NodeStartError",
+    "MigrationError",
 ]
 
 
@@ -116,3 +118,8 @@ class PortInUseError(LocalNodeError):
 
 class NodeStartError(LocalNodeError):
     """The node died at start or never became healthy; the message ends with its log tail."""
+
+
+class MigrationError(HybridError):
+    """A migration (``hybrid reindex`` / ``rollback``) stopped before moving the alias: its gate
+    failed, or the two indices did not hold the same entries at the swap. The alias is untouched."""

@@ -293,7 +293,7 @@ def read_live(client, alias: str, engine: Engine, *, pipelines: list[str] | None
         return LiveState(alias, caps, plain_index=True)
     indices = tuple(alias_indices(client, alias))
     orphans = () if indices else tuple(orphaned_indices(client, alias))
-    versions = tuple(sorted(set(indices) | set(orphans) | set(_versions(client, alias)), key=index_version))
+    versions = tuple(sorted(set(indices) | set(orphans) | set(versions_of(client, alias)), key=index_version))
     current = indices[-1] if indices else (orphans[-1] if orphans else None)
     body = None
     if current:
@@ -316,18 +316,14 @@ def read_live(client, alias: str, engine: Engine, *, pipelines: list[str] | None
     return LiveState(alias, caps, False, indices, orphans, versions, body, comps, template, present, owned_names)
 
 
-def _versions(client, alias: str) -> list[str]:
+def versions_of(client, alias: str) -> list[str]:
     """Every ``<alias>-vN`` index, with or without the alias (an unfinished migration's target too)."""
     import re
 
     with translate_errors(f"listing the indices of {alias}", client):
-        found = client.indices.get_alias(index=names_pattern(alias), params={"allow_no_indices": "true", "ignore_unavailable": "true"})
+        found = client.indices.get_alias(index=IndexNames(alias).pattern, params={"allow_no_indices": "true", "ignore_unavailable": "true"})
     pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
     return [n for n in found if pattern.match(n)]
-
-
-def names_pattern(alias: str) -> str:
-    return IndexNames(alias).pattern
 
 
 # -- planning (pure) --------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import HybridError, InputError
-from .common import add_index_spec_options, client, with_url
+from .common import add_index_spec_options, allowed, client, with_allow_model, with_url
 
 # `hybrid diff` exit codes, as `terraform plan -detailed-exitcode` has them: 2 means drift, so an
 # error (which the other commands report with 2) is 1 here, bad arguments included.
@@ -58,6 +58,40 @@ def add_parsers(sub) -> None:
     diff.set_defaults(func=run_diff, usage_error_code=DIFF_ERROR)
     diff.error = lambda message: _diff_usage_error(diff, message)  # argparse's own exit 2 would read as drift
 
+    re = sub.add_parser("reindex", help="build <alias>-v(N+1) from the live index with the spec's mapping and model, then swap the alias",
+                        description="Zero-downtime: searches keep using the live index until one atomic alias swap; writes made "
+                                    "meanwhile are caught up; a crash resumes from the checkpoint. See docs/OPERATIONS.md.")
+    _spec_options(re)
+    re.add_argument("--checkpoint", help="progress file (default: under the embedding cache folder, per cluster and alias)")
+    re.add_argument("--no-swap", action="store_true", help="build, catch up and check, but leave the alias where it is")
+    re.add_argument("--gate-dataset", metavar="DIR", help="a BEIR folder of this index's documents: refuse the swap when "
+                                                          "nDCG@10 drops by more than --gate-max-drop")
+    re.add_argument("--gate-split", default="test")
+    re.add_argument("--gate-max-drop", type=float, default=0.02, help="allowed nDCG@10 drop, absolute (default %(default)s)")
+    re.add_argument("--gate-limit-queries", type=int, help="only the first N judged queries")
+    with_allow_model(re)  # the gate searches the live index with the model it names
+    re.add_argument("--batch-size", type=int, default=64, help="entries embedded and written per batch (and per checkpoint)")
+    re.add_argument("--max-passes", type=int, default=5, help="catch-up passes before the swap (default %(default)s)")
+    re.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
+    re.add_argument("--no-cache", action="store_true")
+    re.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    re.set_defaults(func=run_reindex, spec_overrides=("embedder",))
+
+    rb = with_url(sub.add_parser("rollback", help="point the alias back at the previous version (writes since the swap are copied back)"))
+    rb.add_argument("alias", help="the alias (or a spec file naming it)")
+    rb.add_argument("--embedder", help="the previous version's model (default: the one its fingerprint names, if allowed)")
+    with_allow_model(rb)
+    rb.add_argument("--cache", help="embedding cache file")
+    rb.add_argument("--no-cache", action="store_true")
+    rb.set_defaults(func=run_rollback)
+
+    pr = with_url(sub.add_parser("prune", help="delete the versions an alias has moved away from"))
+    pr.add_argument("alias", help="the alias (or a spec file naming it)")
+    pr.add_argument("--keep", type=int, default=0, help="keep the newest N old versions, to roll back to (default %(default)s)")
+    pr.add_argument("--unfinished", action="store_true", help="also delete newer versions a migration left unswapped")
+    pr.add_argument("--dry-run", action="store_true", help="list what would be deleted")
+    pr.set_defaults(func=run_prune)
+
 
 def _diff_usage_error(parser, message: str):
     parser.print_usage(sys.stderr)
@@ -72,10 +106,13 @@ def spec_from_args(args):
     from ..spec import load_spec
 
     if args.spec:
-        given = [f"--{d.replace('_', '-')}" for d in ("index", *_SPEC_DESTS) if _explicit(args, d)]
+        overrides = getattr(args, "spec_overrides", ())
+        given = [f"--{d.replace('_', '-')}" for d in ("index", *_SPEC_DESTS) if d not in overrides and _explicit(args, d)]
         if given:
             raise InputError(f"{', '.join(given)} cannot be combined with a spec file: the file says it all")
         spec = load_spec(args.spec)
+        if "embedder" in getattr(args, "spec_overrides", ()) and _explicit(args, "embedder"):
+            spec = replace(spec, embedder=args.embedder, fingerprint=None)  # migrating to another model
     elif args.index:
         spec = _spec_from_flags(args)
     else:
@@ -178,3 +215,60 @@ def run_diff(args) -> int:
     else:
         print_diff(planned, spec_file=args.spec)
     return DIFF_IN_SYNC if planned.in_sync else DIFF_DRIFT
+
+
+def _cache(args):
+    from ..cache import EmbeddingCache
+
+    return None if args.no_cache else EmbeddingCache(args.cache)
+
+
+def run_reindex(args) -> int:
+    from ..embedders import check_fingerprint, load_embedder
+    from ..migrate import Gate, reindex
+    from ..plan import desired_from_spec
+    from .printers import print_migration
+
+    spec = spec_from_args(args)
+    embedder = load_embedder(spec.embedder)
+    check_fingerprint(f"{spec.alias} (the spec's pinned fingerprint)", spec.fingerprint, embedder)
+    gate = None
+    if args.gate_dataset:
+        from ..metrics import load_beir
+
+        gate = Gate(load_beir(args.gate_dataset, args.gate_split).limited(args.gate_limit_queries), args.gate_max_drop)
+    report = reindex(client(args), desired_from_spec(spec), embedder, cache=_cache(args), checkpoint=args.checkpoint, gate=gate,
+                     allowed=allowed(args),
+                     swap=not args.no_swap, batch=args.batch_size, max_passes=args.max_passes, progress=not args.quiet)
+    print_migration(report)
+    return 0
+
+
+def _alias(value: str) -> str:
+    from ..spec import load_spec
+
+    return load_spec(value).alias if value.endswith((".yaml", ".yml", ".json")) and Path(value).exists() else value
+
+
+def run_rollback(args) -> int:
+    from ..embedders import load_embedder
+    from ..migrate import rollback
+    from .printers import print_migration
+
+    embedder = load_embedder(args.embedder) if args.embedder else None
+    report = rollback(client(args), _alias(args.alias), embedder=embedder, allowed=allowed(args), cache=_cache(args))
+    print_migration(report)
+    return 0
+
+
+def run_prune(args) -> int:
+    from ..migrate import prune
+
+    report = prune(client(args), _alias(args.alias), keep=args.keep, unfinished=args.unfinished, dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"{report.alias} -> {report.current}; {verb}: {', '.join(report.deleted) or 'nothing'}"
+          + (f"; kept: {', '.join(report.kept)}" if report.kept else ""))
+    left = [u for u in report.unfinished if u not in report.deleted]
+    if left:
+        print(f"unfinished migration targets kept: {', '.join(left)} (resume with `hybrid reindex`, or `prune --unfinished`)")
+    return 0

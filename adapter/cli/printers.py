@@ -173,3 +173,20 @@ def plan_json(plan) -> dict:
         "next_index": plan.next_index, "default_pipeline": plan.default_pipeline,
         "changes": [{"kind": c.kind, "name": c.name, "action": c.action, "reason": c.reason, "diff": c.diff} for c in plan.changes],
     }
+
+
+def print_migration(report) -> None:
+    """A reindex or rollback: where the alias went, what was copied, embedded and caught up, how long."""
+    secs = report.seconds
+    if report.swapped:
+        print(f"alias {report.alias}: {report.source} -> {report.target} ({report.entries} entries, checksum {report.checksum[:16]})")
+    else:
+        print(f"{report.target} built from {report.source} ({report.entries} entries); the alias was not moved (--no-swap)")
+    if report.resumed_after:
+        print(f"resumed after {report.resumed_after} entries copied by an earlier run (not read, embedded or written again)")
+    print(f"copied: {report.copied}  embedded: {report.embedded}  from cache: {report.from_cache}  vectors reused: {report.reused}")
+    print(f"caught up: {report.caught_up} written or changed during the migration, {report.deleted} deleted; {report.passes} passes")
+    if report.gate is not None:
+        g = report.gate
+        print(f"gate: nDCG@10 {g.old:.4f} -> {g.new:.4f} on {g.queries} queries (allowed drop {g.max_drop}): {'passed' if g.passed else 'FAILED'}")
+    print("time: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}s" for k, v in secs.items()))
