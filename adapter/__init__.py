@@ -31,6 +31,7 @@ from .errors import (
     InputError,
     JavaError,
     LocalNodeError,
+    MigrationError,
     NodeStartError,
     PipelineNotFoundError,
     PortInUseError,
@@ -64,6 +65,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from .catalog import IndexInfo, read_index_info
     from .engines import Engine, engine_for
     from .admin import init_index, InitReport
+    from .spec import Spec, load_spec
+    from .plan import Plan, plan_spec, apply_plan
+    from .migrate import reindex, rollback, prune
     from .embedders import Embedder, SentenceTransformerEmbedder, E5Embedder, load_embedder
     from .cache import EmbeddingCache
     from .ingest import Ingestor
@@ -87,6 +91,14 @@ _LAZY = {
     "engine_for": "engines",
     "init_index": "admin",
     "InitReport": "admin",
+    "Spec": "spec",
+    "load_spec": "spec",
+    "Plan": "plan",
+    "plan_spec": "plan",
+    "apply_plan": "plan",
+    "reindex": "migrate",
+    "rollback": "migrate",
+    "prune": "migrate",
     "Embedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "E5Embedder": "embedders",
@@ -112,7 +124,7 @@ __all__ = [
     # errors
     "HybridError", "ConfigurationError", "InputError", "AssetError", "IndexMismatchError", "CapabilityError",
     "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",
-    "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
+    "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError", "MigrationError",
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
     "parse_fusion", "FusedBy", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",

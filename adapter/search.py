@@ -295,12 +295,12 @@ class Searcher:
 
     @contextlib.contextmanager
     def _refused_by_another_index(self) -> Iterator[None]:
-        """A request the server refused (a 400 for a vector of another dimension, a field of another
-        mapping) because the alias moved is followed like hits from another index."""
+        """A request the server refused because the alias moved to an index of another vector
+        dimension (a 400 naming the dimension) is followed like hits from another index."""
         try:
             yield
         except BackendError as exc:
-            if exc.status not in (400, 404) or isinstance(exc, _AliasMoved):
+            if exc.status != 400 or "dimension" not in (exc.reason or "").lower():
                 raise
             now = alias_indices(self.client, self.alias)
             if now and self.info.index not in now:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .assets import IndexSpec, IndexNames
-from .errors import InputError
+from .errors import ConfigurationError, InputError
 from .fusions import DEFAULT_FUSION, DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
@@ -77,18 +77,23 @@ class Spec:
     origin: str = field(default="", compare=False)  # where it was read from, for messages
 
     def __post_init__(self) -> None:
-        IndexNames(self.alias)  # validates the name
-        ScoreNormalization(weights=self.weights)  # validated as the server validates them
-        extras = dict(self.extra_pipelines)
-        if self.default not in extras:
-            fusion = parse_fusion(self.default)
-            if fusion.name != self.default:
-                raise InputError(f"{self._where}pipelines.default {self.default!r} is neither an extra pipeline nor a fusion "
-                                 f"name; did you mean {fusion.name!r}?")
+        if self.default not in dict(self.extra_pipelines):
+            try:
+                fusion = parse_fusion(self.default)
+            except InputError:
+                fusion = None
+            if fusion is None or fusion.name != self.default:
+                hint = f"; did you mean {fusion.name!r}?" if fusion else f" (extra pipelines: {', '.join(dict(self.extra_pipelines)) or 'none'})"
+                raise InputError(f"{self._where}pipelines.default {self.default!r} is neither an extra pipeline nor a fusion name{hint}")
+        try:
+            IndexNames(self.alias)  # validates the name
+            ScoreNormalization(weights=self.weights)  # validated as the server validates them
+            self.index_spec(self.fingerprint or _PLACEHOLDER)  # the index options, now rather than at apply
+        except (ConfigurationError, InputError) as exc:
+            raise InputError(f"{self._where}{exc}") from exc
         if self.fingerprint is not None and self.fingerprint.spec != self.embedder:
             raise InputError(f"{self._where}embedder.fingerprint.spec is {self.fingerprint.spec!r} but embedder.spec is "
                              f"{self.embedder!r}; pin the fingerprint of the model the spec names")
-        self.index_spec(self.fingerprint or _PLACEHOLDER)  # validates the index options now, not at apply
 
     @property
     def _where(self) -> str:

@@ -28,9 +28,9 @@ def test_cli_help_starts_without_heavy_imports():
 
 
 CORE = ("types", "errors", "fusion", "fusions", "mmr", "queries", "assets", "documents", "responses", "sources", "advisor",
-        "capabilities")
+        "capabilities", "spec")
 SHELL = ("client", "catalog", "search", "ingest", "admin", "embedders", "cache", "cli", "local", "rerank", "metrics",
-         "evaluation", "engines", "testing", "_optional", "progress", "check", "integrations")
+         "evaluation", "engines", "testing", "_optional", "progress", "check", "integrations", "plan", "migrate", "scan")
 
 
 def adapter_imports(module: str) -> set[str]:
