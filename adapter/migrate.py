@@ -120,23 +120,30 @@ class GateResult:
         return self.new >= self.old - self.max_drop - 1e-12
 
 
-def _ndcg(client, index: str, embedder: Embedder, dataset, caps, engine: Engine) -> float:
+def _ndcg(client, index: str, embedder: Embedder, dataset, caps, engine: Engine, vectors: dict) -> float:
     from .evaluation.report import TechniqueSpec
-    from .evaluation.run import evaluate_techniques
+    from .evaluation.run import run_technique
+    from .metrics import evaluate
     from .search import Searcher
     from .types import Technique
 
-    info = _info(client, index, index)
-    searcher = Searcher(client, info, caps, embedder, engine=engine)
-    results, _ = evaluate_techniques(searcher, dataset, [TechniqueSpec("hybrid", Technique.HYBRID)], k=10, depth=100, progress=False)
-    return results["hybrid"].metrics["ndcg@10"]
+    searcher = Searcher(client, _info(client, index, index), caps, embedder, engine=engine)
+    ranked, *_ = run_technique(searcher, dataset.queries, vectors, TechniqueSpec("hybrid", Technique.HYBRID), k=10, depth=100,
+                               progress=False)
+    return evaluate(dataset.qrels, {q: [d for d, _ in hits] for q, hits in ranked.items()})["ndcg@10"]
 
 
 def run_gate(client, gate: Gate, *, old: tuple[str, Embedder], new: tuple[str, Embedder], engine: Engine) -> GateResult:
+    """nDCG@10 of the default hybrid search on both indices (query vectors computed once per model)."""
     caps = engine.probe(client)
-    before = _ndcg(client, old[0], old[1], gate.dataset, caps, engine)
-    after = _ndcg(client, new[0], new[1], gate.dataset, caps, engine)
-    return GateResult(before, after, len(gate.dataset.queries), gate.max_drop)
+    vectors: dict[str, dict] = {}
+    scores = []
+    for index, embedder in (old, new):
+        key = embedder.fingerprint.key
+        if key not in vectors:
+            vectors[key] = {qid: embedder.embed_query(text) for qid, text in gate.dataset.queries.items()}
+        scores.append(_ndcg(client, index, embedder, gate.dataset, caps, engine, vectors[key]))
+    return GateResult(scores[0], scores[1], len(gate.dataset.queries), gate.max_drop)
 
 
 # -- reports ---------------------------------------------------------------------------------------------
@@ -303,6 +310,7 @@ def reindex(
     source_embedder: Embedder | None = None,
     allowed: Sequence[str] | None = None,
     swap: bool = True,
+    force: bool = False,
     batch: int = 64,
     max_passes: int = 5,
     engine: Engine | None = None,
@@ -312,7 +320,8 @@ def reindex(
     """Build the next version of ``desired.alias`` from the live one and swap (see the module docstring).
 
     ``embedder`` must have the fingerprint of ``desired.spec``. Run it again after a crash: the
-    checkpoint makes it continue. ``swap=False`` stops after the catch-up (and the gate). The gate
+    checkpoint makes it continue. ``swap=False`` stops after the catch-up (and the gate). A spec
+    the live index can take in place is refused (``hybrid apply`` is enough) unless ``force``. The gate
     searches the live index with ``source_embedder`` (default: the model its fingerprint names,
     when on the allow-list, ``allowed``).
     Raises MigrationError when the gate fails or the indices disagree at the swap (the alias stays).
@@ -342,6 +351,8 @@ def reindex(
         ckpt = Checkpoint(path, alias, source, target, spec.fingerprint.key)
 
     planned = plan(desired, live, engine, reattach=False)
+    if not planned.rebuild and not force and ckpt.copied == 0 and target not in live.versions:
+        raise ConfigurationError(f"{source} can take this spec in place: `hybrid apply` is enough (--force builds {target} anyway)")
     apply_plan(client, _templates_and_pipelines(planned))
     if target not in live.versions:
         with translate_errors(f"creating {target}", client):
@@ -485,7 +496,8 @@ class PruneReport:
 
 def prune(client, alias: str, *, keep: int = 0, unfinished: bool = False, dry_run: bool = False) -> PruneReport:
     """Delete the versions of ``alias`` older than the one it points to, but the newest ``keep``
-    (to roll back to); ``unfinished`` also deletes newer ones a migration left unswapped."""
+    (to roll back to); ``unfinished`` also deletes newer ones a migration left unswapped, and lifts
+    the write block a migration that died during its swap left on the live index."""
     if keep < 0:
         raise ConfigurationError(f"keep must be 0 or more, got {keep}")
     current_list = alias_indices(client, alias)
@@ -500,5 +512,7 @@ def prune(client, alias: str, *, keep: int = 0, unfinished: bool = False, dry_ru
     if doomed and not dry_run:
         with translate_errors(f"deleting {', '.join(doomed)}", client):
             client.indices.delete(index=",".join(doomed))
+    if unfinished and newer and not dry_run:
+        _block_writes(client, current, False)  # a migration that died under its write block leaves it: abandoning it lifts it
     return PruneReport(alias, current, tuple(doomed), tuple(kept), tuple(newer))
 

@@ -1,21 +1,22 @@
-"""Measure a zero-downtime migration of SciFact (5,183 documents) from MiniLM to multilingual-e5-small.
+"""Measure a zero-downtime migration of SciFact (5,183 documents) with queries and writes throughout.
 
-    make migration                       # = python scripts/measure_migration.py (the running local node)
-    OPENSEARCH_URL=... python scripts/measure_migration.py --crash-at 0.4 --out out/migration-scifact.json
+    make migration                                  # MiniLM -> multilingual-e5-small, every document (the local node)
+    python scripts/measure_migration.py --change hnsw             # same model, HNSW m 16 -> 32: vectors reused
+    python scripts/measure_migration.py --docs 400                # the last 400 documents only (by id)
 
-1. ``migration-scifact`` v1: SciFact's corpus embedded by MiniLM (the shared embedding cache makes a
-   second run cheap).
+1. ``migration-scifact-<change>`` v1: the documents embedded by MiniLM (the shared embedding cache
+   makes a second run cheap).
 2. While it serves, a query loop runs SciFact test queries through one Searcher opened on the alias
-   before the migration (2 per second, hybrid, k=10), counting failures and which index answered;
-   a writer adds 30 documents, deletes 10 of them and updates 20 SciFact documents' metadata.
-3. ``hybrid reindex`` runs in a child process (as a user would run it) with the nDCG@10 gate on
-   SciFact test; the child is killed with SIGKILL when the copy is ``--crash-at`` done, and the same
-   command is run again: it resumes from the checkpoint.
-4. Checked and written to ``--out``: failed queries, documents lost (the new index holds exactly
-   the expected ids), alias swaps seen by the query loop, what the resumed run embedded, timings.
+   before the migration (``--per-second``, hybrid, k=10), counting failures and which index
+   answered; a writer adds 30 documents, deletes 10 of them and updates 20 documents' metadata.
+3. ``reindex`` runs in a child process (as ``hybrid reindex`` would), with the nDCG@10 gate on
+   SciFact test (full corpus only); the child is killed with SIGKILL when the copy is
+   ``--crash-at`` done, and run again: it resumes from the checkpoint.
+4. Checked and written to ``--out``: failed queries, documents lost (the new index holds exactly the
+   expected ids), the indices the query loop saw (one swap), what the resumed run read and embedded.
 
-Numbers go to docs/OPERATIONS.md. Not a test: it takes about 40 minutes here (e5 embeds ~3 SciFact
-abstracts a second on 2 cores); `make test` runs the same machinery on small corpora.
+Numbers go to docs/OPERATIONS.md. Not a test: e5 embeds about 3 SciFact abstracts a second on 2
+idle cores (about 30 minutes for the corpus); `make test` runs the same machinery on small corpora.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from adapter.spec import Spec, dump_spec  # noqa: E402
 # The shared data folder next to the checkout (or next to its worktree folder).
 SCIFACT = next((p / "shared" / "data" / "scifact" for p in ROOT.parents if (p / "shared" / "data" / "scifact").is_dir()),
                ROOT.parent / "shared" / "data" / "scifact")
-ALIAS = "migration-scifact"
+ALIAS = "migration-scifact"  # + the change: one alias per kind of run
 
 
 def _url() -> str:
@@ -60,9 +61,9 @@ def _url() -> str:
 
 
 class QueryLoop(threading.Thread):
-    def __init__(self, client, queries: list[str], per_second: float) -> None:
+    def __init__(self, client, alias: str, queries: list[str], per_second: float) -> None:
         super().__init__(daemon=True)
-        self.searcher = Searcher.open(client, ALIAS)  # the model comes from the index, as an application's would
+        self.searcher = Searcher.open(client, alias)  # the model comes from the index, as an application's would
         self.queries, self.pause = queries, 1.0 / per_second
         self.stop = threading.Event()
         self.ok, self.failures, self.latencies, self.served, self.empty = 0, [], [], [], 0
@@ -100,7 +101,7 @@ def worker(spec_file: str, checkpoint: str, gate_queries: int, out: str) -> None
     spec = load_spec(spec_file)
     embedder = load_embedder(spec.embedder)
     spec = spec.resolved(lambda name: embedder.fingerprint)
-    gate = Gate(load_beir(SCIFACT, "test").limited(gate_queries), max_drop=0.02)
+    gate = Gate(load_beir(SCIFACT, "test").limited(gate_queries), max_drop=0.02) if gate_queries else None
     report = reindex(connect(_url()), desired_from_spec(spec), embedder, cache=EmbeddingCache(), checkpoint=checkpoint, gate=gate,
                      progress=False, log=lambda m: print(f"[reindex] {m}", flush=True))
     data = {k: v for k, v in report.__dict__.items() if k != "gate"}
@@ -112,7 +113,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--crash-at", type=float, default=0.4, help="kill the reindex when this share of the copy is done")
     ap.add_argument("--per-second", type=float, default=2.0, help="queries per second during the migration")
-    ap.add_argument("--gate-queries", type=int, default=300)
+    ap.add_argument("--gate-queries", type=int, default=300, help="judged queries for the gate (0: no gate; always 0 with --docs)")
+    ap.add_argument("--change", choices=["model", "hnsw"], default="model",
+                    help="model: MiniLM -> multilingual-e5-small (re-embedding); hnsw: same model, m 16 -> 32 (vectors reused)")
+    ap.add_argument("--docs", type=int, help="only the last N documents by id (a subset, for a loaded machine)")
     ap.add_argument("--out", default=str(ROOT / "out" / "migration-scifact.json"))
     ap.add_argument("--worker", nargs=4, metavar=("SPEC", "CHECKPOINT", "GATE_QUERIES", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -126,35 +130,43 @@ def main() -> int:
     from adapter.embedders import load_embedder
 
     minilm = load_embedder("minilm")
-    v1 = Spec(ALIAS, "minilm", minilm.fingerprint, analyzer="english", title_boost=0.5)
-    v2 = Spec(ALIAS, "multilingual-e5-small", analyzer="english", title_boost=0.5)
-    dump_spec(v2, work / "migration-e5.yaml", pin=False)
+    alias = f"{ALIAS}-{args.change}"
+    v1 = Spec(alias, "minilm", minilm.fingerprint, analyzer="english", title_boost=0.5)
+    if args.change == "model":
+        v2 = Spec(alias, "multilingual-e5-small", analyzer="english", title_boost=0.5)
+    else:
+        v2 = Spec(alias, "minilm", minilm.fingerprint, analyzer="english", title_boost=0.5, m=32)
+    spec_file = work / f"migration-{args.change}.yaml"
+    dump_spec(v2, spec_file, pin=False)
+    gate_queries = 0 if args.docs else args.gate_queries
     timings = {}
 
     # 1. the live index (fresh), MiniLM
     t = time.perf_counter()
-    client.indices.delete(index=f"{ALIAS}-v*", ignore=[404])
+    client.indices.delete(index=f"{alias}-v*", ignore=[404])
     planned, _ = plan_spec(client, v1, engine_for(client))
     apply_plan(client, planned)
     rows = list(read_jsonl(SCIFACT / "corpus.jsonl", FieldMap(title="title", metadata=())))
-    docs = [r for r in rows if isinstance(r, SourceDoc)]
-    built = Ingestor.open(client, ALIAS, minilm, cache=EmbeddingCache(), progress=True).ingest(docs, total=len(docs))
+    docs = sorted((r for r in rows if isinstance(r, SourceDoc)), key=lambda d: d.id)
+    if args.docs:
+        docs = docs[-args.docs:]
+    built = Ingestor.open(client, alias, minilm, cache=EmbeddingCache(), progress=True).ingest(docs, total=len(docs))
     timings["build_v1_s"] = time.perf_counter() - t
     print(f"v1: {built.documents} documents ({built.embedded} embedded, {built.cache_hits} from cache) in {timings['build_v1_s']:.0f}s")
 
     # 2. queries and writes throughout
     queries = list(load_beir(SCIFACT, "test").queries.values())
-    loop = QueryLoop(client, queries, args.per_second)
+    loop = QueryLoop(client, alias, queries, args.per_second)
     loop.start()
-    checkpoint = work / "migration-checkpoint.json"
+    checkpoint = work / f"migration-{args.change}-checkpoint.json"
     checkpoint.unlink(missing_ok=True)
     late = [SourceDoc(f"late-{i}", f"Late document {i} about protein folding and immune response.", f"Late {i}") for i in range(30)]
     revised = [SourceDoc(d.id, d.text, d.title, {"revised": "yes"}) for d in docs[:20]]
 
     def writes():
-        while not (checkpoint.exists() and json.loads(checkpoint.read_text() or "{}").get("copied", 0) > 500):
+        while not (checkpoint.exists() and json.loads(checkpoint.read_text() or "{}").get("copied", 0) > min(500, len(docs) // 5)):
             time.sleep(1)
-        writer = Ingestor.open(client, ALIAS, minilm, cache=EmbeddingCache(), progress=False)
+        writer = Ingestor.open(client, alias, minilm, cache=EmbeddingCache(), progress=False)
         assert writer.ingest(late).complete and writer.ingest(revised).complete
         for d in late[:10]:
             client.delete(index=writer.info.index, id=d.id, refresh=True)
@@ -163,10 +175,9 @@ def main() -> int:
     writer.start()
 
     # 3. reindex in a child process, killed midway, then run again
-    result = work / "migration-report.json"
+    result = work / f"migration-{args.change}-report.json"
     result.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(work / "migration-e5.yaml"), str(checkpoint),
-           str(args.gate_queries), str(result)]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(spec_file), str(checkpoint), str(gate_queries), str(result)]
     t = time.perf_counter()
     first = subprocess.Popen(cmd, cwd=ROOT)
     crash_at = int(args.crash_at * len(docs))
@@ -205,6 +216,7 @@ def main() -> int:
     revised_ok = sum(client.get(index=new_index, id=d.id)["_source"]["metadata"].get("revised") == "yes" for d in revised)
     swaps = [index for _, index in loop.served]
     out = {
+        "change": args.change,
         "documents": len(docs),
         "killed_after_copied": killed_at["copied"],
         "killed_after_embedded": killed_at["embedded"],
@@ -215,13 +227,13 @@ def main() -> int:
         "queries": {"ok": loop.ok, "failed": len(loop.failures), "empty": loop.empty, "failures": loop.failures[:10],
                     "p50_ms": _percentile(loop.latencies, 50), "p95_ms": _percentile(loop.latencies, 95),
                     "p99_ms": _percentile(loop.latencies, 99), "served_by": swaps},
-        "alias_now": alias_indices(client, ALIAS),
+        "alias_now": alias_indices(client, alias),
         "timings_s": timings,
     }
     Path(args.out).write_text(json.dumps(out, indent=2, default=str))
     print(json.dumps({k: v for k, v in out.items() if k != "resumed_run"}, indent=2, default=str))
     print(f"written to {args.out}")
-    return 0 if not out["documents_lost"] and not loop.failures and swaps == [f"{ALIAS}-v1", f"{ALIAS}-v2"] else 1
+    return 0 if not out["documents_lost"] and not loop.failures and swaps == [f"{alias}-v1", f"{alias}-v2"] else 1
 
 
 if __name__ == "__main__":

@@ -104,3 +104,15 @@ def read_queries(path: str) -> list[str]:
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{p}: expected one JSON object with a 'text' field per line ({exc})") from exc
     return lines
+
+
+def pipeline_files(paths) -> dict:
+    """``--pipeline-file`` assets: file stem -> the pipeline body."""
+    extra = {}
+    for path in paths or []:
+        p = Path(path)
+        try:
+            extra[p.stem] = json.loads(p.read_text())
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read pipeline asset {p}: {exc}") from exc
+    return extra

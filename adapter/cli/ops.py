@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import HybridError, InputError
-from .common import add_index_spec_options, allowed, client, with_allow_model, with_url
+from .common import add_index_spec_options, allowed, client, pipeline_files, with_allow_model, with_url
 
 # `hybrid diff` exit codes, as `terraform plan -detailed-exitcode` has them: 2 means drift, so an
 # error (which the other commands report with 2) is 1 here, bad arguments included.
@@ -64,6 +64,7 @@ def add_parsers(sub) -> None:
     _spec_options(re)
     re.add_argument("--checkpoint", help="progress file (default: under the embedding cache folder, per cluster and alias)")
     re.add_argument("--no-swap", action="store_true", help="build, catch up and check, but leave the alias where it is")
+    re.add_argument("--force", action="store_true", help="build a new version even when the live index could take the spec in place")
     re.add_argument("--gate-dataset", metavar="DIR", help="a BEIR folder of this index's documents: refuse the swap when "
                                                           "nDCG@10 drops by more than --gate-max-drop")
     re.add_argument("--gate-split", default="test")
@@ -138,13 +139,7 @@ def _spec_from_flags(args):
     from ..fusions import DEFAULT_FUSION, DEFAULT_WEIGHTS, parse_fusion, parse_weights
     from ..spec import Spec
 
-    extra = {}
-    for path in args.pipeline_file or []:
-        p = Path(path)
-        try:
-            extra[p.stem] = json.loads(p.read_text())
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read pipeline asset {p}: {exc}") from exc
+    extra = pipeline_files(args.pipeline_file)
     default = DEFAULT_FUSION.name
     if args.default_fusion:
         default = args.default_fusion if args.default_fusion in extra else parse_fusion(args.default_fusion).name
@@ -239,7 +234,7 @@ def run_reindex(args) -> int:
         gate = Gate(load_beir(args.gate_dataset, args.gate_split).limited(args.gate_limit_queries), args.gate_max_drop)
     report = reindex(client(args), desired_from_spec(spec), embedder, cache=_cache(args), checkpoint=args.checkpoint, gate=gate,
                      allowed=allowed(args),
-                     swap=not args.no_swap, batch=args.batch_size, max_passes=args.max_passes, progress=not args.quiet)
+                     swap=not args.no_swap, force=args.force, batch=args.batch_size, max_passes=args.max_passes, progress=not args.quiet)
     print_migration(report)
     return 0
 

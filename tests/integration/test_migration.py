@@ -186,8 +186,23 @@ def test_the_gate_refuses_a_swap_that_loses_quality(client, live):
     with pytest.raises(MigrationError, match=r"gate refused the swap: nDCG@10 drops from 0\.9\d+ .* to 0\.0\d+"):
         reindex(client, worse, Scrambled(), gate=Gate(dataset, max_drop=0.05), source_embedder=OLD, batch=100, progress=False, log=lambda m: None)
     assert alias_indices(client, alias) == [f"{alias}-v1"]
+    # As if a run had died under its write block: abandoning the migration lifts it.
+    client.indices.put_settings(index=f"{alias}-v1", body={"index.blocks.write": True})
     pruned = prune(client, alias, unfinished=True)
     assert pruned.deleted == (f"{alias}-v2",) and not client.indices.exists(index=f"{alias}-v2")
+    settings = client.indices.get_settings(index=f"{alias}-v1")[f"{alias}-v1"]["settings"]["index"]
+    assert settings.get("blocks", {}).get("write") == "false"
+
+
+def test_a_spec_the_live_index_can_take_is_not_rebuilt_unless_forced(client, live):
+    from adapter.errors import ConfigurationError
+
+    same = Desired(live, IndexSpec(OLD.fingerprint, analyzer="english", title_boost=0.5))  # a _meta change: in place
+    with pytest.raises(ConfigurationError, match="can take this spec in place: `hybrid apply` is enough"):
+        reindex(client, same, OLD, progress=False, log=lambda m: None)
+    assert alias_indices(client, live) == [f"{live}-v1"] and not client.indices.exists(index=f"{live}-v2")
+    report = reindex(client, same, OLD, force=True, batch=200, progress=False, log=lambda m: None)
+    assert report.swapped and report.reused == N and report.embedded == 0  # the same model: vectors copied
 
 
 def test_rollback_keeps_writes_made_after_the_swap_and_prune_removes_old_versions(client, live):

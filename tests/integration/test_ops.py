@@ -12,6 +12,12 @@ from adapter.catalog import alias_indices, read_pipeline
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (fixture)
 
 
+@pytest.fixture(autouse=True)
+def target_url(monkeypatch, opensearch_url):
+    """The CLI speaks to the session's target (without it, to the default local node)."""
+    monkeypatch.setenv("OPENSEARCH_URL", opensearch_url)
+
+
 @pytest.fixture
 def spec_file(tmp_path, index_name):
     """A spec for ``index_name`` with a tuned pipeline as the default (the fingerprint pinned)."""
