@@ -24,12 +24,12 @@ def client(args):
     """``--url`` / OPENSEARCH_URL / the config file, else the running local node, else localhost:9200."""
     from urllib.parse import urlparse
 
-    from ..client import connect, read_config
+    from ..client import connect, read_config, redact_url
 
     url = getattr(args, "url", None)
     if url and urlparse(url).password is not None:
-        raise InputError("--url holds a password, which every user of this machine can read in the process list; put it "
-                         "in OPENSEARCH_PASSWORD or the config file (--config) instead")
+        raise InputError(f"--url {redact_url(url)} holds a password, which every user of this machine can read in the process "
+                         "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead")
     config = getattr(args, "config", None)
     if not (url or os.environ.get("OPENSEARCH_URL") or read_config(config)[0].get("url")):
         from ..local import LocalNode
