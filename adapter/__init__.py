@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .errors import (
     ArtifactNotFoundError,
     AssetError,
+    AuthenticationError,
     BackendError,
     CapabilityError,
     ChecksumError,
@@ -31,9 +32,12 @@ from .errors import (
     InputError,
     JavaError,
     LocalNodeError,
+    MigrationError,
     NodeStartError,
+    PermissionDeniedError,
     PipelineNotFoundError,
     PortInUseError,
+    TLSError,
 )
 from .fusions import (
     DEFAULT_FUSION,
@@ -67,6 +71,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from .catalog import IndexInfo, read_index_info
     from .engines import Engine, engine_for
     from .admin import init_index, InitReport
+    from .spec import Spec, load_spec
+    from .plan import Plan, plan_spec, apply_plan
+    from .migrate import reindex, rollback, prune
     from .embedders import Embedder, SentenceTransformerEmbedder, E5Embedder, load_embedder
     from .cache import EmbeddingCache
     from .ingest import Ingestor
@@ -93,6 +100,14 @@ _LAZY = {
     "engine_for": "engines",
     "init_index": "admin",
     "InitReport": "admin",
+    "Spec": "spec",
+    "load_spec": "spec",
+    "Plan": "plan",
+    "plan_spec": "plan",
+    "apply_plan": "plan",
+    "reindex": "migrate",
+    "rollback": "migrate",
+    "prune": "migrate",
     "Embedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "E5Embedder": "embedders",
@@ -126,7 +141,8 @@ __all__ = [
     # errors
     "HybridError", "ConfigurationError", "InputError", "AssetError", "IndexMismatchError", "CapabilityError",
     "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",
-    "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
+    "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError", "MigrationError",
+    "AuthenticationError", "PermissionDeniedError", "TLSError",
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
     "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "Facet", "Bucket", "EmbeddingFingerprint",

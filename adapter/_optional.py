@@ -17,6 +17,8 @@ EXTRAS = {
     "matplotlib": "eval",
     "boto3": "aws",
     "langchain_core": "langchain",
+    "cryptography": "secure",
+    "bcrypt": "secure",
 }
 
 

@@ -3,36 +3,37 @@
 Idempotent: each object is compared with what the cluster holds and only changed objects are sent;
 the report says what was created, updated (with a diff) or left unchanged. A change the live index
 cannot take (vector dimension, space type, engine, analyzers, the embedding fingerprint, shards)
-is refused before anything is written: it needs a new index and re-embedding.
+is refused before anything is written: it needs a new index and re-embedding (``hybrid reindex``).
+
+``init`` is a plan applied (:mod:`adapter.plan`) for the desired state its options describe; it
+never deletes a pipeline (``hybrid apply`` with a spec file does, for pipelines the spec drops).
 """
 
 from __future__ import annotations
 
-import difflib
-import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .assets import IndexNames, IndexSpec
 from .capabilities import MMR_FACTORIES, MMR_SETTING
-from .catalog import alias_indices, orphaned_indices, put_pipeline, read_pipeline
 from .client import translate_errors
 from .engines import Engine, engine_for
-from .errors import ConfigurationError, IndexMismatchError
-from .adaptive import ADAPTIVE, corpus_fusion
-from .fusions import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
-from .types import EmbeddingFingerprint
+from .errors import ConfigurationError
+from .fusions import DEFAULT_WEIGHTS
+from .plan import (  # noqa: F401  (re-exported: what init's callers and tests used from here)
+    DEFAULT_PIPELINE_SETTING,
+    Change,
+    Desired,
+    apply_plan,
+    canonical_settings,
+    desired_pipelines,
+    incompatibilities,
+    json_diff,
+    plan,
+    read_live,
+)
 
-
-DEFAULT_PIPELINE_SETTING = "index.search.default_pipeline"
-
-
-@dataclass(frozen=True)
-class Change:
-    kind: str  # component_template | index_template | index | pipeline | mapping | settings
-    name: str
-    action: str  # created | updated | unchanged | would create | would update
-    diff: str = ""
+INIT_REBUILD_HINT = "`hybrid init` does not do that: `hybrid reindex` builds it and swaps the alias (docs/OPERATIONS.md)"
 
 
 @dataclass(frozen=True)
@@ -47,137 +48,22 @@ class InitReport:
         return any(c.action != "unchanged" for c in self.changes)
 
 
-def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
-    if isinstance(value, Mapping):
-        for key, sub in value.items():
-            _flatten(f"{prefix}.{key}" if prefix else key, sub, out)
-    else:
-        out[prefix] = json.dumps(value) if isinstance(value, list) else str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def canonical_settings(settings: Mapping[str, Any]) -> dict[str, str]:
-    """Settings as the server reports them: flat ``index.*`` keys with string values."""
-    flat: dict[str, str] = {}
-    _flatten("", settings, flat)
-    return {(k if k.startswith("index.") else f"index.{k}"): v for k, v in flat.items()}
-
-
-def _canonical_template(template: Mapping[str, Any]) -> dict[str, Any]:
-    out = json.loads(json.dumps(template))
-    inner = out.get("template")
-    if isinstance(inner, dict) and "settings" in inner:
-        inner["settings"] = canonical_settings(inner["settings"])
-    return out
-
-
-def _dump(value: Any) -> list[str]:
-    return json.dumps(value, indent=2, sort_keys=True).splitlines()
-
-
-def json_diff(old: Any, new: Any, name: str) -> str:
-    return "\n".join(difflib.unified_diff(_dump(old), _dump(new), f"{name} (cluster)", f"{name} (assets)", lineterm=""))
-
-
-def _canonical_values(value: Any) -> Any:
-    """Values as the server echoes them: booleans may come back as "true", 1 as 1.0."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, list):
-        return [_canonical_values(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _canonical_values(v) for k, v in value.items()}
-    return value
-
-
-def _covers(live: Any, wanted: Any) -> bool:
-    """Whether the live mapping holds everything the wanted one says.
-
-    The server adds to what it was given (dynamically mapped metadata keys, defaults) and drops
-    the implicit ``"type": "object"``; those differences are not changes.
-    """
-    if isinstance(wanted, dict):
-        if not isinstance(live, dict):
-            return False
-        if wanted.get("type") == "object" and "type" not in live:
-            wanted = {k: v for k, v in wanted.items() if k != "type"}
-        return all(k in live and _covers(live[k], v) for k, v in wanted.items())
-    return _canonical_values(live) == _canonical_values(wanted)
-
-
-class _Applier:
-    def __init__(self, client, dry_run: bool) -> None:
-        self.client = client
-        self.dry_run = dry_run
-        self.changes: list[Change] = []
-
-    def record(self, kind: str, name: str, existed: bool, same: bool, old: Any, new: Any, send) -> None:
-        if existed and same:
-            self.changes.append(Change(kind, name, "unchanged"))
-            return
-        action = "updated" if existed else "created"
-        if self.dry_run:
-            action = f"would {action[:-1]}"
-        else:
-            with translate_errors(f"putting {kind} {name}", self.client):
-                send()
-        self.changes.append(Change(kind, name, action, json_diff(old, new, name) if existed else ""))
-
-
-def _get_or_none(client, action: str, call) -> dict | None:
-    with translate_errors(action, client):
-        resp = call()
-    if isinstance(resp, dict) and resp.get("status") == 404 and "error" in resp:
-        return None
-    return resp
-
-
-def _get_component(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading component template {name}", lambda: client.cluster.get_component_template(name=name, ignore=404))
-    return resp["component_templates"][0]["component_template"] if resp and resp.get("component_templates") else None
-
-
-def _get_index_template(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading index template {name}", lambda: client.indices.get_index_template(name=name, ignore=404))
-    return resp["index_templates"][0]["index_template"] if resp and resp.get("index_templates") else None
-
-
-def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec, engine: Engine) -> list[str]:
-    wanted = engine.render_mapping(names, spec)
-    problems = []
-    live_props = live_mapping.get("properties", {})
-    for field, body in wanted["properties"].items():
-        if field in live_props and not _covers(live_props[field], body):
-            problems.append(f"field {field!r}: cluster has {json.dumps(live_props[field])}, assets want {json.dumps(body)}")
-    live_fp = live_mapping.get("_meta", {}).get("embedding")
-    if live_fp and live_fp != spec.fingerprint.to_meta():
-        diffs = EmbeddingFingerprint.from_meta(live_fp).differences(spec.fingerprint)
-        if diffs:
-            problems.append("embedding fingerprint: " + "; ".join(diffs))
-    wanted_settings = {}
-    for body in engine.render_components(names, spec).values():
-        wanted_settings.update(canonical_settings(body["template"].get("settings", {})))
-    live = canonical_settings(live_settings)
-    for key, value in wanted_settings.items():
-        if key.startswith("index.analysis.") and live.get(key) != value:
-            problems.append(f"setting {key}: cluster has {live.get(key)!r}, assets want {value!r}")
-    if live.get("index.number_of_shards") not in (None, str(spec.shards)):
-        problems.append(f"number_of_shards: cluster has {live.get('index.number_of_shards')}, assets want {spec.shards}")
-    return problems
-
-
-def _enable_server_mmr(client, apply: _Applier) -> None:
+def _enable_server_mmr(client, *, dry_run: bool) -> Change:
+    """Turn on the k-NN plugin's MMR processors (a persistent cluster setting), keeping what is there."""
     from . import responses
 
     with translate_errors("reading cluster settings", client):
         settings = client.cluster.get_settings(include_defaults=True, filter_path=f"*.{MMR_SETTING}")
     value = responses.cluster_setting(settings or {}, MMR_SETTING) or []
     value = [value] if isinstance(value, str) else list(value)
-    on = "*" in value or all(f in value for f in MMR_FACTORIES)
+    if "*" in value or all(f in value for f in MMR_FACTORIES):
+        return Change("cluster_setting", MMR_SETTING, "unchanged")
     wanted = value + [f for f in MMR_FACTORIES if f not in value]
-    apply.record("cluster_setting", MMR_SETTING, True, on, {MMR_SETTING: value}, {MMR_SETTING: wanted},
-                 lambda: client.cluster.put_settings(body={"persistent": {MMR_SETTING: wanted}}))
+    if not dry_run:
+        with translate_errors(f"setting {MMR_SETTING}", client):
+            client.cluster.put_settings(body={"persistent": {MMR_SETTING: wanted}})
+    return Change("cluster_setting", MMR_SETTING, "would update" if dry_run else "updated",
+                  json_diff({MMR_SETTING: value}, {MMR_SETTING: wanted}, MMR_SETTING))
 
 
 def init_index(
@@ -200,116 +86,16 @@ def init_index(
     cluster setting; 3.3+), so that dense searches with MMR run it on the server.
     """
     engine = engine or engine_for(client)
-    names = IndexNames(alias)
     caps = engine.probe(client)
-    spec = spec.for_cluster(caps)
     if server_mmr and not caps.server_mmr:
         raise ConfigurationError(f"server-side MMR needs the k-NN plugin 3.3+; the cluster runs {caps.engine} {caps.version}")
-    if not caps.hybrid:
-        raise ConfigurationError(f"the cluster ({caps.engine} {caps.version}) lacks the neural-search plugin needed for hybrid search")
-    if spec.engine != "lucene" and not caps.native_engines:
-        raise ConfigurationError(
-            f"engine {spec.engine!r} needs the k-NN native libraries, which this cluster does not have "
-            "(node attribute knn_native=false); use engine 'lucene'"
-        )
-    ScoreNormalization(weights=weights)  # validates them before anything is written
-    adaptive_default = spec.default_fusion == ADAPTIVE
-    default = ScoreNormalization() if adaptive_default else parse_fusion(spec.default_fusion)  # adaptive runs min_max
-    ok, why = caps.supports(default)
-    if not ok:
-        raise ConfigurationError(f"the default fusion {spec.default_fusion} cannot be the index's default pipeline: {why}")
-
-    with translate_errors(f"checking {alias}", client):
-        plain_index = client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias)
-    if plain_index:
-        raise ConfigurationError(
-            f"an index named {alias!r} already exists and is not an alias; the adapter keeps {alias!r} as an alias "
-            f"over versioned indices ({names.index(1)}, ...). Pick another name or move that index away"
-        )
-    apply = _Applier(client, dry_run)
-    existing = alias_indices(client, alias)
-    if not existing:
-        orphans = orphaned_indices(client, alias)
-        if orphans and not reattach:
-            raise ConfigurationError(
-                f"index {orphans[-1]} exists but no alias {alias!r} points to it (was the alias deleted by hand?), so "
-                f"creating it again would fail. Re-attach the alias with `hybrid init --index {alias} --reattach-alias` "
-                "(with the same options; --dry-run shows the plan), or delete that index to start over"
-            )
-        if orphans:
-            orphan = orphans[-1]
-            apply.record("alias", alias, False, False, None, None, lambda: client.indices.put_alias(index=orphan, name=alias))
-            existing = [orphan]
-    live = None
-    if existing:
-        current = existing[-1]
-        with translate_errors(f"reading {current}", client):
-            live = client.indices.get(index=current)[current]
-        problems = _incompatibilities(live["mappings"], live["settings"], names, spec, engine)
-        if problems:
-            raise IndexMismatchError(
-                f"the assets ask for changes that index {current!r} cannot take in place: "
-                + "; ".join(problems)
-                + f". Such a change needs a new index ({names.index(IndexNames.version_of(current) + 1)}) and "
-                "re-embedding every document; `hybrid init` does not do that"
-            )
-
-    for name, body in engine.render_components(names, spec).items():
-        old = _get_component(client, name)
-        same = old is not None and _canonical_template(old) == _canonical_template(body)
-        apply.record("component_template", name, old is not None, same, old and _canonical_template(old), _canonical_template(body),
-                     lambda n=name, b=body: client.cluster.put_component_template(name=n, body=b))
-    template = engine.render_index_template(names, spec)
-    old_t = _get_index_template(client, names.index_template)
-    same_t = old_t is not None and _canonical_template(old_t) == _canonical_template(template)
-    apply.record("index_template", names.index_template, old_t is not None, same_t, old_t and _canonical_template(old_t),
-                 _canonical_template(template),
-                 lambda: client.indices.put_index_template(name=names.index_template, body=template))
-
-    # Pipelines before the index: the index names one of them as its default.
-    pipelines: dict[str, dict[str, Any]] = {}
-    for fusion in caps.fusions(weights=tuple(weights)):
-        pipelines[names.pipeline(fusion)] = engine.render_pipeline(fusion, caps)
-    if adaptive_default:
-        # What a bare hybrid query from any client gets: the weights of the index's policy and
-        # calibration for a query without per-query signals (`hybrid calibrate` updates it).
-        live_adaptive = (live["mappings"].get("_meta") or {}).get("adaptive") if live else None
-        pipelines[names.default_pipeline(spec)] = engine.render_pipeline(corpus_fusion(live_adaptive), caps)
-    for suffix, body in (extra_pipelines or {}).items():
-        if engine.pipeline_fusion(body) is None:
-            raise ConfigurationError(f"pipeline asset {suffix!r} has no normalization-processor or score-ranker-processor")
-        pipelines[f"{alias}-{suffix}"] = dict(body)
-    for name, body in pipelines.items():
-        old_p = read_pipeline(client, name)
-        same_p = old_p is not None and _canonical_values(old_p) == _canonical_values(body)
-        apply.record("pipeline", name, old_p is not None, same_p, old_p, body, lambda n=name, b=body: put_pipeline(client, n, b))
-
+    desired = Desired(IndexNames(alias).alias, spec.for_cluster(caps), tuple(weights), dict(extra_pipelines or {}))
+    wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
+    live = read_live(client, alias, engine, pipelines=wanted, caps=caps)
+    planned = plan(desired, live, engine, reattach=reattach)
+    changes = apply_plan(client, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT)
     if server_mmr:
-        _enable_server_mmr(client, apply)
+        changes += (_enable_server_mmr(client, dry_run=dry_run),)
         if not dry_run:
             engine.probe(client, refresh=True)
-    default_pipeline = names.default_pipeline(spec)
-    if existing:
-        index = existing[-1]
-        live_props = live["mappings"].get("properties", {})
-        live_meta = live["mappings"].get("_meta", {})
-        wanted = engine.render_mapping(names, spec)["properties"]
-        added = {f: b for f, b in wanted.items() if f not in live_props}
-        apply.record("mapping", index, True, not added, {}, added,
-                     lambda: client.indices.put_mapping(index=index, body={"properties": added}))
-        # _meta (query fields, schema) can change in place; the fingerprint was checked above. Keys
-        # the assets do not own (the adaptive calibration) are kept.
-        owned = {k: live_meta.get(k) for k in spec.meta}
-        merged = {**live_meta, **spec.meta}
-        apply.record("mapping _meta", index, True, owned == spec.meta, owned, spec.meta,
-                     lambda: client.indices.put_mapping(index=index, body={"_meta": merged}))
-        live_default = canonical_settings(live["settings"]).get(DEFAULT_PIPELINE_SETTING)
-        apply.record("settings", index, True, live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: live_default},
-                     {DEFAULT_PIPELINE_SETTING: default_pipeline},
-                     lambda: client.indices.put_settings(index=index, body={DEFAULT_PIPELINE_SETTING: default_pipeline}))
-        apply.changes.append(Change("index", index, "unchanged"))
-    else:
-        index = names.index(1)
-        apply.record("index", index, False, False, None, None,
-                     lambda: client.indices.create(index=index, body={"aliases": {alias: {}}}))
-    return InitReport(alias, index, tuple(apply.changes), default_pipeline)
+    return InitReport(alias, planned.index, changes, planned.default_pipeline)

@@ -125,7 +125,7 @@ class IndexNames:
         return f"{self.alias}-{fusion.name}"
 
     def default_pipeline(self, spec: IndexSpec) -> str:
-        return f"{self.alias}-{spec.default_fusion}"
+        return f"{self.alias}-{spec.default_pipeline or spec.default_fusion}"
 
     @staticmethod
     def version_of(index: str) -> int:
@@ -161,6 +161,9 @@ class IndexSpec:
     # What the cluster offers for analyzers rendered from it (polish, spanish_hunspell,
     # icu_folding: adapter.analysis); set by for_cluster(), None until the cluster is known.
     analysis: AnalysisSupport | None = None
+    # Instead, a stored pipeline of the index's own that is not a standard fusion's (`<alias>-<name>`,
+    # e.g. a tuned one from `hybrid eval --tune`): the spec's pipelines.extra.
+    default_pipeline: str | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:

@@ -14,7 +14,11 @@ chained (``raise ... from exc``) so the original cause stays visible.
     ├── CapabilityError            the cluster lacks a feature the request needs
     │   └── PipelineNotFoundError  a named search pipeline does not exist on the cluster
     ├── BackendError               OpenSearch answered with an error (keeps status and reason)
-    │   └── ClusterUnavailableError    the cluster is down or refuses the connection
+    │   ├── ClusterUnavailableError    the cluster is down or refuses the connection
+    │   │   └── TLSError               the TLS handshake failed (an unknown CA, a hostname mismatch)
+    │   ├── AuthenticationError        401: the credentials were not accepted (says which kind was used)
+    │   └── PermissionDeniedError      403: the user lacks a permission (named, as the server names it)
+    ├── MigrationError             a reindex or rollback stopped before moving the alias (gate, disagreement)
     └── LocalNodeError             provisioning or running a local node (OpenSearch or Elasticsearch)
         ├── JavaError              no Java, or one the release cannot run on (named, with the range it needs)
         ├── ArtifactNotFoundError  an artifact (Maven, PyPI wheel, Debian package) is not available
@@ -41,6 +45,10 @@ __all__ = [
     "ChecksumError",
     "PortInUseError",
     "NodeStartError",
+    "MigrationError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "TLSError",
 ]
 
 
@@ -90,6 +98,27 @@ class ClusterUnavailableError(BackendError):
     """The cluster cannot be reached: down, refusing connections, or timing out."""
 
 
+class TLSError(ClusterUnavailableError):
+    """The TLS handshake failed: the cluster's certificate is not signed by a trusted CA, names
+    another host, or the cluster wants a client certificate. The message names the problem."""
+
+
+class AuthenticationError(BackendError):
+    """401: the cluster did not accept the credentials. The message says which kind the client
+    sent (basic auth as a user, an API key, a token, a certificate), never the secret."""
+
+
+class PermissionDeniedError(BackendError):
+    """403: the user is known but lacks a permission; ``permission`` is the action the server named
+    (``indices:data/write/bulk``), ``user`` the user it named."""
+
+    def __init__(self, message: str, *, status: int | None = 403, reason: str | None = None, permission: str | None = None,
+                 user: str | None = None) -> None:
+        self.permission = permission
+        self.user = user
+        super().__init__(message, status=status, reason=reason)
+
+
 class LocalNodeError(HybridError):
     """Provisioning or running a local development node failed."""
 
@@ -116,3 +145,8 @@ class PortInUseError(LocalNodeError):
 
 class NodeStartError(LocalNodeError):
     """The node died at start or never became healthy; the message ends with its log tail."""
+
+
+class MigrationError(HybridError):
+    """A migration (``hybrid reindex`` / ``rollback``) stopped before moving the alias: its gate
+    failed, or the two indices did not hold the same entries at the swap. The alias is untouched."""

@@ -108,6 +108,9 @@ class _Indexer(threading.Thread):
         one id over the length limit) is split in halves and sent again, down to single rows, so
         one bad row fails alone and every good row around it lands."""
         failed = self._send(actions)
+        for f in failed:  # 401/403 refuse every request alike: splitting would only repeat it (raised as the adapter's error)
+            if responses.bulk_request_refused(f) and responses.bulk_status(f) in (401, 403):
+                raise next(iter(f.values()))["exception"]
         refused = {responses.bulk_item(f)[0] for f in failed if responses.bulk_request_refused(f)}
         if not refused or len(actions) == 1:
             return failed
@@ -157,6 +160,7 @@ class _Indexer(threading.Thread):
                 self._send_with_5xx_retry(actions)
             except BaseException as exc:  # surfaced by the main thread
                 self.error = exc
+                self.unsent += actions  # not confirmed written: listed in the failures file
             self.busy += time.perf_counter() - t0
 
 
@@ -187,8 +191,8 @@ class _CountingClient:
 NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
 
 
-def _unsent(action: dict, sources: dict[str, int | None]) -> ItemFailure:
-    return ItemFailure(action["_id"], NOT_SENT, line=sources.get(action["_id"]), source="not-sent")
+def _unsent(action: dict, sources: dict[str, int | None], reason: str = NOT_SENT) -> ItemFailure:
+    return ItemFailure(action["_id"], reason, line=sources.get(action["_id"]), source="not-sent")
 
 
 def _failure(info: dict, sources: dict[str, int | None], stage: str | None = None) -> ItemFailure:
@@ -323,9 +327,12 @@ class Ingestor:
             indexer.join()
             bar.close()
         if indexer.error is not None:
-            self._write_failures(failures + [_unsent(a, sources) for a in indexer.unsent])
-            with translate_errors(f"bulk indexing into {index}", self.client):
-                raise indexer.error
+            try:
+                with translate_errors(f"bulk indexing into {index}", self.client):
+                    raise indexer.error
+            except BaseException as exc:
+                self._write_failures(failures + [_unsent(a, sources, f"not confirmed written: {exc}") for a in indexer.unsent])
+                raise
         failures += [_failure(info, sources) for info in indexer.failed]
         failures += [_unsent(a, sources) for a in indexer.unsent]
         unconfirmed = [f for f in failures if f.source == "not-sent" or (f.source is None and f.status is None)]

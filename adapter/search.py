@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import functools
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping, Sequence
@@ -31,7 +32,7 @@ from . import responses
 from .adaptive import ADAPTIVE, AdaptivePolicy, QuerySignals, match_quality, stored_policy
 from .assets import IndexNames
 from .capabilities import Capabilities
-from .catalog import IndexInfo, mapped_fields, max_clause_count, read_index_info, read_pipeline
+from .catalog import IndexInfo, alias_indices, mapped_fields, max_clause_count, read_index_info, read_pipeline
 from .client import translate_errors
 from .documents import embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, load_index_embedder
@@ -69,6 +70,30 @@ def _recording() -> Iterator[list[SentRequest]]:
         yield sent
     finally:
         _SENT.reset(token)
+
+
+class _AliasMoved(IndexMismatchError):
+    """The alias answered from an index the searcher did not open (a migration swapped it)."""
+
+    def __init__(self, alias: str, old: str, new: Sequence[str]) -> None:
+        self.old = old
+        super().__init__(f"the alias {alias} no longer points to {old} (hits came from {', '.join(new)})")
+
+
+def _following_the_alias(method):
+    """When the alias moved to another index since the searcher read it, follow it (the new index's
+    embedder, fields and default pipeline, unless they were given) and run the query again: a
+    result never mixes one model's query vector with another model's documents."""
+
+    @functools.wraps(method)
+    def search(self, query, **options):
+        try:
+            return method(self, query, **options)
+        except _AliasMoved as moved:
+            self._follow(moved, options.get("query_vector") is not None)
+        return method(self, query, **options)
+
+    return search
 
 
 @dataclass(frozen=True)
@@ -150,6 +175,9 @@ class Searcher:
         self.depth = depth
         self.allow_fallback = allow_fallback
         self._embedder = embedder
+        # What follows the index when its alias moves to a new version (adapter.migrate) unless given.
+        self._given = {"embedder": embedder is not None, "text_leg": text_leg is not None, "pipeline": pipeline is not None or fusion is not None}
+        self._serving = {info.index}  # indices whose hits this searcher accepts: the alias's at open
         self.allowed_models = allowed_models  # None: adapter.embedders.allowed_models()
         self._pipelines: dict[str, Fusion | None] = {}  # stored pipeline -> its fusion (None: absent)
         self._max_clauses: int | None = None  # the cluster's indices.query.bool.max_clause_count, read when needed
@@ -271,19 +299,72 @@ class Searcher:
         action = f"searching {self.alias}"
         lines = msearch_lines(self.alias, bodies)
         _record("POST", "/_msearch", None, lines)
-        with translate_errors(action, self.client):
-            resp = self.client.msearch(body=lines)
-        out = responses.msearch_responses(resp, action)
+        with self._refused_by_another_index():
+            with translate_errors(action, self.client):
+                resp = self.client.msearch(body=lines)
+            out = responses.msearch_responses(resp, action)
+        for answer in out:
+            self._check_served(answer)
         # The legs run in parallel on the server: the request's took, not the sum of the legs'.
         return float(resp.get("took", max((responses.took(r) for r in out), default=0))), out
 
     def _search(self, body: dict, pipeline: str | None = None) -> Mapping[str, Any]:
         params = {"search_pipeline": pipeline} if pipeline else None
         _record("POST", f"/{self.alias}/_search", params, body)
-        with translate_errors(f"searching {self.alias}", self.client):
-            return self.client.search(index=self.alias, body=body, params=params)
+        with self._refused_by_another_index(), translate_errors(f"searching {self.alias}", self.client):
+            resp = self.client.search(index=self.alias, body=body, params=params)
+        self._check_served(resp)
+        return resp
+
+    # -- the alias moved (a migration swapped it): follow, never mix models --------------------------
+    def _check_served(self, resp: Mapping[str, Any]) -> None:
+        """Hits from an index this searcher did not open are fine when the alias still includes its
+        own (an alias over several indices); else the alias moved and the answer may come from
+        another model's vectors: :class:`_AliasMoved` makes :meth:`search` follow and ask again."""
+        served = {h.get("_index") for h in (resp.get("hits") or {}).get("hits", [])} - {None}
+        if served <= self._serving:
+            return
+        now = alias_indices(self.client, self.alias)
+        if self.info.index in now:
+            self._serving.update(now)
+            return
+        raise _AliasMoved(self.alias, self.info.index, sorted(served - self._serving))
+
+    @contextlib.contextmanager
+    def _refused_by_another_index(self) -> Iterator[None]:
+        """A request the server refused because the alias moved to an index of another vector
+        dimension (a 400 naming the dimension) is followed like hits from another index."""
+        try:
+            yield
+        except BackendError as exc:
+            if exc.status != 400 or "dimension" not in (exc.reason or "").lower():
+                raise
+            now = alias_indices(self.client, self.alias)
+            if now and self.info.index not in now:
+                raise _AliasMoved(self.alias, self.info.index, now) from exc
+            raise
+
+    def _follow(self, moved: _AliasMoved, query_vector_given: bool) -> None:
+        info = read_index_info(self.client, self.alias)
+        changed = bool(info.fingerprint.differences(self.info.fingerprint))
+        if changed and (self._given["embedder"] or query_vector_given):
+            whose = "the query vector given" if query_vector_given else f"this searcher's embedder ({self.embedder.fingerprint.model})"
+            raise IndexMismatchError(
+                f"the alias {self.alias} moved from {moved.old} to {info.index}, built with {info.fingerprint.model}; {whose} "
+                f"belongs to the old index. Open a new searcher with the new model (Searcher.open(client, {self.alias!r}, embedder))"
+            ) from moved
+        self.info = info
+        self._serving = {info.index}
+        self._pipelines.clear()
+        if changed:
+            self._embedder = None  # loaded again from the new fingerprint (allow-list)
+        if not self._given["text_leg"]:
+            self.text_leg = TextLeg(info.query_fields)
+        if not self._given["pipeline"]:
+            self.pipeline = info.default_pipeline
 
     # -- the call --------------------------------------------------------------------------------
+    @_following_the_alias
     def search(
         self,
         query: str,

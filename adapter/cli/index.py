@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from ..errors import InputError
-from .common import add_index_spec_options, client, index_spec, with_url
+from .common import add_index_spec_options, client, index_spec, pipeline_files, with_url
 from .printers import print_init
 
 
@@ -70,13 +68,7 @@ def run_init(args) -> int:
     from ..admin import init_index
     from ..fusions import DEFAULT_WEIGHTS, parse_weights
 
-    extra = {}
-    for path in args.pipeline_file or []:
-        p = Path(path)
-        try:
-            extra[p.stem] = json.loads(p.read_text())
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read pipeline asset {p}: {exc}") from exc
+    extra = pipeline_files(args.pipeline_file)
     report = init_index(client(args), args.index, index_spec(args), weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
                         extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias,
                         server_mmr=args.server_mmr)

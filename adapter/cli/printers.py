@@ -169,3 +169,79 @@ def print_eval(report) -> None:
     if parity:
         print(f"server RRF vs client-rrf: {parity['identical_up_to_ties']}/{parity['queries']} queries ranked identically up to the "
               f"order of tied scores ({parity['identical_order']} in exactly the same order)")
+
+
+_MARKS = {"create": "+", "created": "+", "would create": "+", "update": "~", "updated": "~", "would update": "~",
+          "delete": "-", "deleted": "-", "would delete": "-", "rebuild": "!"}
+
+
+def _print_changes(changes, *, indent: str = "  ") -> None:
+    for change in changes:
+        reason = f"  ({change.reason})" if change.reason and change.action != "rebuild" else ""
+        print(f"{indent}{_MARKS.get(change.action, ' ')} {change.action:<13} {change.kind:<18} {change.name}{reason}")
+        if change.action == "rebuild":
+            print(f"{indent}    {change.reason}")
+        if change.diff:
+            print("\n".join(f"{indent}      {line}" for line in change.diff.splitlines()))
+
+
+def _rebuild_hint(plan, spec_file) -> str:
+    what = spec_file or f"--index {plan.alias} ..."
+    return (f"{plan.index} cannot take this change in place: it needs a new index ({plan.next_index}). "
+            f"`hybrid reindex {what}` builds it, then swaps the alias (docs/OPERATIONS.md)")
+
+
+def print_plan(plan, *, spec_file=None, applied: bool = False) -> None:
+    """What a plan changes (or, ``applied``, what was changed); unchanged objects are counted."""
+    drift = [c for c in plan.changes if c.action != "unchanged"]
+    _print_changes(drift)
+    unchanged = len(plan.changes) - len(drift)
+    if plan.rebuild:
+        print(f"nothing applied: {_rebuild_hint(plan, spec_file)}")
+    elif not drift:
+        print(f"in sync: the cluster matches the spec for {plan.alias} ({unchanged} objects checked)")
+    else:
+        verb = "changed" if applied else "to change"
+        print(f"{len(drift)} {verb}, {unchanged} unchanged; index {plan.alias} -> {plan.index}")
+    if plan.default_pipeline:
+        print(f"default search pipeline: {plan.default_pipeline}")
+
+
+def print_diff(plan, *, spec_file=None) -> None:
+    """Drift only, for CI logs: each object that differs, how, and what fixes it."""
+    drift = [c for c in plan.changes if c.action != "unchanged"]
+    if not drift:
+        print(f"in sync: the cluster matches the spec for {plan.alias} ({len(plan.changes)} objects checked)")
+        return
+    print(f"drift for {plan.alias}: {len(drift)} of {len(plan.changes)} objects differ from the spec")
+    _print_changes(drift)
+    in_place = [c for c in drift if c.action != "rebuild"]
+    if in_place:
+        print(f"`hybrid apply {spec_file or '...'}` fixes {len(in_place)} in place")
+    if plan.rebuild:
+        print(_rebuild_hint(plan, spec_file))
+
+
+def plan_json(plan) -> dict:
+    return {
+        "alias": plan.alias, "index": plan.index, "in_sync": plan.in_sync, "rebuild": list(plan.rebuild),
+        "next_index": plan.next_index, "default_pipeline": plan.default_pipeline,
+        "changes": [{"kind": c.kind, "name": c.name, "action": c.action, "reason": c.reason, "diff": c.diff} for c in plan.changes],
+    }
+
+
+def print_migration(report) -> None:
+    """A reindex or rollback: where the alias went, what was copied, embedded and caught up, how long."""
+    secs = report.seconds
+    if report.swapped:
+        print(f"alias {report.alias}: {report.source} -> {report.target} ({report.entries} entries, checksum {report.checksum[:16]})")
+    else:
+        print(f"{report.target} built from {report.source} ({report.entries} entries); the alias was not moved (--no-swap)")
+    if report.resumed_after:
+        print(f"resumed after {report.resumed_after} entries copied by an earlier run (not read, embedded or written again)")
+    print(f"copied: {report.copied}  embedded: {report.embedded}  from cache: {report.from_cache}  vectors reused: {report.reused}")
+    print(f"caught up: {report.caught_up} written or changed during the migration, {report.deleted} deleted; {report.passes} passes")
+    if report.gate is not None:
+        g = report.gate
+        print(f"gate: nDCG@10 {g.old:.4f} -> {g.new:.4f} on {g.queries} queries (allowed drop {g.max_drop}): {'passed' if g.passed else 'FAILED'}")
+    print("time: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}s" for k, v in secs.items()))

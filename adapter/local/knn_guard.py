@@ -31,5 +31,5 @@ WARNING = (
 )
 
 
-def install(url: str) -> None:
-    procs.get_json(f"{url}/_template/{TEMPLATE}", method="PUT", body=BODY, timeout=30)
+def install(url: str, **http) -> None:
+    procs.get_json(f"{url}/_template/{TEMPLATE}", method="PUT", body=BODY, timeout=30, **http)

@@ -38,7 +38,7 @@ from ..errors import ConfigurationError, LocalNodeError, NodeStartError, PortInU
 from . import procs
 from .artifacts import make_fetcher
 from .distribution import assemble
-from .engines import DEFAULT_ENGINE, ENGINES, Release, resolve_release
+from .engines import DEFAULT_ENGINE, ENGINES, Release, resolve_release, secured
 from .java import VECTOR_MODULE, Java, find_java
 
 DEFAULT_RUN_USER = "opensearch"
@@ -73,6 +73,7 @@ class NodeConfig:
     start_timeout: float = 180.0
     hunspell: bool = True  # install the pl_PL and es_ES dictionaries
     settings: Mapping[str, str] = field(default_factory=dict)  # extra node settings (static ones too), e.g. a tiny write queue
+    secure: bool = False  # the security plugin: TLS on HTTP and transport, users and roles (adapter.local.security)
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,8 @@ class LocalNode:
             raise ConfigurationError(f"nodes must be at least 1, not {self.config.nodes}")
         existing = self._existing_home()
         self.release = _detect_release(existing) if existing else resolve_release(self.config.engine, self.config.version)
+        if self.config.secure:
+            self.release = secured(self.release)
         self.engine = self.release.engine
         self.cache_dir = Path(self.config.cache_dir)
         suffix = f"-{self.config.nodes}nodes" if self.config.nodes > 1 else ""
@@ -139,7 +142,7 @@ class LocalNode:
             try:
                 state = json.loads(state_file.read_text())
                 config = NodeConfig(version=state["version"], engine=state["engine"], nodes=len(state["nodes"]),
-                                    cache_dir=Path(cache_dir or default_cache_dir()))
+                                    cache_dir=Path(cache_dir or default_cache_dir()), secure=bool(state.get("secure")))
                 node = cls(config, log=log)
             except (OSError, ValueError, KeyError, ConfigurationError):  # unreadable, or a release no longer pinned
                 continue
@@ -255,7 +258,8 @@ class LocalNode:
         n = len(ports)
         node_dir = self.node_dir / f"node-{index + 1}"
         lines = [
-            f"# Written by `hybrid local up`: node {index + 1} of {n}, loopback only, no security.",
+            f"# Written by `hybrid local up`: node {index + 1} of {n}, loopback only, "
+            + ("the security plugin (TLS, users)." if self.release.security else "no security."),
             f"cluster.name: hybrid-{self.name}",
             f"node.name: node-{index + 1}",
             "network.host: 127.0.0.1",
@@ -285,6 +289,10 @@ class LocalNode:
             lines.append("node.attr.knn_native: false")
         else:
             lines.append("xpack.security.enabled: false")
+        if self.release.security:
+            from . import security
+
+            lines += security.settings()
         lines += [f"{key}: {value}" for key, value in self.config.settings.items()]
         return "\n".join(lines) + "\n"
 
@@ -309,6 +317,11 @@ class LocalNode:
             shutil.copytree(src_conf / "jvm.options.d", conf / "jvm.options.d", dirs_exist_ok=True)
         locales = install(dictionaries, conf) if dictionaries else []
         (conf / self.engine.config_file).write_text(self._settings(index, ports, locales))
+        if self.release.security:
+            from . import security
+
+            pki = security.ensure_pki(self.node_dir)
+            security.install(conf, pki, security.Credentials.load_or_create(pki.credentials_file))
         if user:
             pw = pwd.getpwnam(user)
             for path in [node_dir, *node_dir.rglob("*")]:
@@ -385,7 +398,8 @@ class LocalNode:
                     )
             url = next((n["url"] for n in state["nodes"] if n.get("pid") and procs.pid_alive(n["pid"])), state["nodes"][0]["url"])
             try:
-                health = procs.get_json(f"{url}/_cluster/health?wait_for_status=yellow&wait_for_nodes={nodes}&timeout=2s")
+                health = procs.get_json(f"{url}/_cluster/health?wait_for_status=yellow&wait_for_nodes={nodes}&timeout=2s",
+                                        **self._http())
                 if health.get("status") in ("yellow", "green") and health.get("number_of_nodes") == nodes:
                     return
                 last = f"status {health.get('status')}, {health.get('number_of_nodes')} of {nodes} nodes"
@@ -436,9 +450,10 @@ class LocalNode:
             "java_home": str(java.home), "java": os.path.realpath(java.binary), "java_major": java.major, "java_source": java.source,
             "vector_module": java.has_vector_module,
             "user": user, "uid": pwd.getpwnam(user).pw_uid if user else os.geteuid(), "started": time.time(),
+            "secure": self.release.security,
             "nodes": [
                 {"name": f"node-{i + 1}", "dir": str(self.node_dir / f"node-{i + 1}"), "http_port": p["http"], "transport_port": p["transport"],
-                 "url": f"http://127.0.0.1:{p['http']}", "pid": None}
+                 "url": f"{'https' if self.release.security else 'http'}://127.0.0.1:{p['http']}", "pid": None}
                 for i, p in enumerate(ports)
             ],
         }
@@ -459,6 +474,8 @@ class LocalNode:
             self.state_file.unlink(missing_ok=True)
             raise
         self.log(f"{self.name} is up at {state['nodes'][0]['url']} ({time.monotonic() - started:.1f}s)")
+        if self.release.security:
+            self._announce_security(state["nodes"][0]["url"])
         return self.status()
 
     def _guard_native_knn(self, url: str, *, announce: bool = False) -> None:
@@ -466,9 +483,27 @@ class LocalNode:
             return
         from . import knn_guard
 
-        knn_guard.install(url)
+        knn_guard.install(url, **self._http())
         if announce:
             self.log(knn_guard.WARNING)
+
+    def _http(self) -> dict:
+        """TLS context and auth for the node's own requests (nothing for a node without security)."""
+        if not self.release.security:
+            return {}
+        from . import security
+
+        pki = security.ensure_pki(self.node_dir)
+        return security.http_options(pki, security.Credentials.load_or_create(pki.credentials_file))
+
+    @property
+    def client_config(self) -> Path | None:
+        """A secured cluster's client config file (the reader's), for ``HYBRID_CONFIG``; None without security."""
+        if not self.release.security:
+            return None
+        from . import security
+
+        return security.Pki(self.node_dir / "pki", self.node_dir / "client").config_file
 
     def _dictionaries(self) -> Path | None:
         if not self.config.hunspell:
@@ -480,6 +515,14 @@ class LocalNode:
         except LocalNodeError as exc:  # analyzers without them still work; say loudly what is missing
             self.log(f"WARNING: no hunspell dictionaries, the node starts without them: {exc}")
             return None
+
+    def _announce_security(self, url: str) -> None:
+        from . import security
+
+        pki = security.ensure_pki(self.node_dir)
+        config = security.write_client_config(pki, url, security.Credentials.load_or_create(pki.credentials_file))
+        self.log(f"TLS from the CA {pki.ca}; users admin and reader (passwords in {pki.credentials_file}, mode 600); "
+                 f"client certificate {pki.client_cert}. As the reader: HYBRID_CONFIG={config} hybrid search ...")
 
     def _start_one(self, state: dict, index: int) -> None:
         node = state["nodes"][index]
@@ -566,8 +609,8 @@ class LocalNode:
                     nodes=nodes, java=f"{state['java_home']} (Java {state['java_major']}, {state['java_source']})",
                     rss_bytes=sum(n["rss_bytes"] or 0 for n in nodes), version=state["version"])
         try:
-            info = procs.get_json(f"{url}/_nodes/_local/plugins,jvm,settings")["nodes"]
-            health = procs.get_json(f"{url}/_cluster/health")["status"]
+            info = procs.get_json(f"{url}/_nodes/_local/plugins,jvm,settings", **self._http())["nodes"]
+            health = procs.get_json(f"{url}/_cluster/health", **self._http())["status"]
         except (urllib.error.URLError, OSError, ValueError, KeyError):
             return NodeStatus(**base)
         node = next(iter(info.values()))

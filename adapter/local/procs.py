@@ -31,10 +31,12 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def get_json(url: str, timeout: float = 5.0, method: str = "GET", body: dict | None = None):
+def get_json(url: str, timeout: float = 5.0, method: str = "GET", body: dict | None = None, *, context=None,
+             headers: dict | None = None):
+    """A JSON request to a local node; ``context`` (TLS) and ``headers`` (auth) for a secured one."""
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (loopback)
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
+    with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:  # noqa: S310 (loopback)
         return json.loads(resp.read())
 
 

@@ -1,0 +1,269 @@
+"""``hybrid plan | apply | diff`` (a spec file against the cluster) and ``hybrid reindex | rollback | prune``
+(zero-downtime migrations to a new index version). See docs/OPERATIONS.md.
+
+Each takes a spec file (YAML or JSON) or the same options as ``hybrid init``, which build one
+(``--write-spec FILE`` saves it, with the embedder's fingerprint pinned so CI needs no model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import HybridError, InputError
+from .common import add_index_spec_options, allowed, client, pipeline_files, with_allow_model, with_url
+
+# `hybrid diff` exit codes, as `terraform plan -detailed-exitcode` has them: 2 means drift, so an
+# error (which the other commands report with 2) is 1 here, bad arguments included.
+DIFF_IN_SYNC = 0
+DIFF_ERROR = 1
+DIFF_DRIFT = 2
+DIFF_EXIT_CODES = f"""exit codes:
+  {DIFF_IN_SYNC}  the cluster matches the spec
+  {DIFF_ERROR}  an error: bad arguments or spec, cluster unreachable, ... (never read as drift)
+  {DIFF_DRIFT}  drift: the cluster differs from the spec (the diff says how)
+"""
+_SPEC_DESTS = ("embedder", "analyzer", "space_type", "engine", "m", "ef_construction", "shards", "title_boost", "weights",
+               "default_fusion", "pipeline_file")
+
+
+def _spec_options(p, *, reattach: bool = False) -> None:
+    p.add_argument("spec", nargs="?", help="the index spec file (YAML or JSON); or give --index and init's options")
+    p.add_argument("--index", help="alias name, when no spec file is given (options as for `hybrid init`)")
+    add_index_spec_options(p)
+    p.add_argument("--pipeline-file", action="append", help="extra search pipeline asset (JSON), stored as <index>-<file stem>")
+    p.add_argument("--write-spec", metavar="FILE", help="save the spec the options describe (.yaml or .json; fingerprint pinned)")
+    with_url(p)
+
+
+def add_parsers(sub) -> None:
+    formatter = argparse.RawDescriptionHelpFormatter
+    plan = sub.add_parser("plan", help="show what `apply` would change on the cluster, drift made by hand included")
+    _spec_options(plan)
+    plan.add_argument("--json", action="store_true", help="the plan as JSON")
+    plan.set_defaults(func=run_plan)
+
+    apply = sub.add_parser("apply", help="make the cluster match the spec (idempotent; refuses changes that need a new index)")
+    _spec_options(apply)
+    apply.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
+    apply.set_defaults(func=run_apply)
+
+    diff = sub.add_parser("diff", help="compare the cluster with the spec, for CI: exit 0 in sync, 2 on drift, 1 on error",
+                          epilog=DIFF_EXIT_CODES, formatter_class=formatter)
+    _spec_options(diff)
+    diff.add_argument("--json", action="store_true", help="the drift as JSON")
+    diff.set_defaults(func=run_diff, usage_error_code=DIFF_ERROR)
+    diff.error = lambda message: _diff_usage_error(diff, message)  # argparse's own exit 2 would read as drift
+
+    re = sub.add_parser("reindex", help="build <alias>-v(N+1) from the live index with the spec's mapping and model, then swap the alias",
+                        description="Zero-downtime: searches keep using the live index until one atomic alias swap; writes made "
+                                    "meanwhile are caught up; a crash resumes from the checkpoint. See docs/OPERATIONS.md.")
+    _spec_options(re)
+    re.add_argument("--checkpoint", help="progress file (default: under the embedding cache folder, per cluster and alias)")
+    re.add_argument("--no-swap", action="store_true", help="build, catch up and check, but leave the alias where it is")
+    re.add_argument("--force", action="store_true", help="build a new version even when the live index could take the spec in place")
+    re.add_argument("--gate-dataset", metavar="DIR", help="a BEIR folder of this index's documents: refuse the swap when "
+                                                          "nDCG@10 drops by more than --gate-max-drop")
+    re.add_argument("--gate-split", default="test")
+    re.add_argument("--gate-max-drop", type=float, default=0.02, help="allowed nDCG@10 drop, absolute (default %(default)s)")
+    re.add_argument("--gate-limit-queries", type=int, help="only the first N judged queries")
+    with_allow_model(re)  # the gate searches the live index with the model it names
+    re.add_argument("--batch-size", type=int, default=64, help="entries embedded and written per batch (and per checkpoint)")
+    re.add_argument("--max-passes", type=int, default=5, help="catch-up passes before the swap (default %(default)s)")
+    re.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
+    re.add_argument("--no-cache", action="store_true")
+    re.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    re.set_defaults(func=run_reindex, spec_overrides=("embedder",))
+
+    rb = with_url(sub.add_parser("rollback", help="point the alias back at the previous version (writes since the swap are copied back)"))
+    rb.add_argument("alias", help="the alias (or a spec file naming it)")
+    rb.add_argument("--embedder", help="the previous version's model (default: the one its fingerprint names, if allowed)")
+    with_allow_model(rb)
+    rb.add_argument("--cache", help="embedding cache file")
+    rb.add_argument("--no-cache", action="store_true")
+    rb.set_defaults(func=run_rollback)
+
+    pr = with_url(sub.add_parser("prune", help="delete the versions an alias has moved away from"))
+    pr.add_argument("alias", help="the alias (or a spec file naming it)")
+    pr.add_argument("--keep", type=int, default=0, help="keep the newest N old versions, to roll back to (default %(default)s)")
+    pr.add_argument("--unfinished", action="store_true", help="also delete newer versions a migration left unswapped")
+    pr.add_argument("--dry-run", action="store_true", help="list what would be deleted")
+    pr.set_defaults(func=run_prune)
+
+
+def _diff_usage_error(parser, message: str):
+    parser.print_usage(sys.stderr)
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    sys.exit(DIFF_ERROR)
+
+
+# -- building the spec ---------------------------------------------------------------------------------
+def spec_from_args(args):
+    """The spec file, or one built from init's options; with its fingerprint resolved (a pinned one
+    is used as is, else the model package is loaded to compute it)."""
+    from ..spec import load_spec
+
+    if args.spec:
+        overrides = getattr(args, "spec_overrides", ())
+        given = [f"--{d.replace('_', '-')}" for d in ("index", *_SPEC_DESTS) if d not in overrides and _explicit(args, d)]
+        if given:
+            raise InputError(f"{', '.join(given)} cannot be combined with a spec file: the file says it all")
+        spec = load_spec(args.spec)
+        if "embedder" in getattr(args, "spec_overrides", ()) and _explicit(args, "embedder"):
+            spec = replace(spec, embedder=args.embedder, fingerprint=None)  # migrating to another model
+    elif args.index:
+        spec = _spec_from_flags(args)
+    else:
+        raise InputError("give a spec file, or --index with the options of `hybrid init`")
+    spec = resolve(spec)
+    if args.write_spec:
+        from ..spec import dump_spec
+
+        print(f"spec written to {dump_spec(spec, args.write_spec)}")
+    return spec
+
+
+_DEFAULTS = {"embedder": "minilm", "analyzer": "folding", "space_type": "cosinesimil", "engine": "lucene", "m": 16,
+             "ef_construction": 128, "shards": 1, "title_boost": 1.0}
+
+
+def _explicit(args, dest: str) -> bool:
+    value = getattr(args, dest, None)
+    return value is not None and value != _DEFAULTS.get(dest)
+
+
+def _spec_from_flags(args):
+    from ..fusions import DEFAULT_FUSION, DEFAULT_WEIGHTS, parse_fusion, parse_weights
+    from ..spec import Spec
+
+    extra = pipeline_files(args.pipeline_file)
+    default = DEFAULT_FUSION.name
+    if args.default_fusion:
+        default = args.default_fusion if args.default_fusion in extra else parse_fusion(args.default_fusion).name
+    return Spec(
+        alias=args.index, embedder=args.embedder, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
+        m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
+        weights=tuple(parse_weights(args.weights) or DEFAULT_WEIGHTS),
+        extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())), default=default,
+    )
+
+
+def resolve(spec):
+    """The spec with its fingerprint: pinned, or computed by loading the embedder's package."""
+    from ..embedders import load_embedder
+
+    if spec.fingerprint is not None:
+        return spec
+    try:
+        return spec.resolved(lambda name: load_embedder(name).fingerprint)
+    except HybridError as exc:
+        raise type(exc)(f"{exc}. To plan without the model, pin its fingerprint in the spec (`--write-spec FILE` "
+                        "on a machine that has it writes one)") from exc
+
+
+# -- the commands ------------------------------------------------------------------------------------
+def _plan(args):
+    from ..engines import engine_for
+    from ..plan import plan_spec
+
+    spec = spec_from_args(args)
+    cluster = client(args)
+    planned, _ = plan_spec(cluster, spec, engine_for(cluster))
+    return spec, cluster, planned
+
+
+def run_plan(args) -> int:
+    from .printers import print_plan, plan_json
+
+    spec, _, planned = _plan(args)
+    if args.json:
+        print(json.dumps(plan_json(planned), indent=2))
+    else:
+        print_plan(planned, spec_file=args.spec)
+    return 0
+
+
+def run_apply(args) -> int:
+    from ..plan import apply_plan
+    from .printers import print_plan
+
+    spec, cluster, planned = _plan(args)
+    hint = f"`hybrid apply` does not do that: `hybrid reindex {args.spec or '--index ' + spec.alias + ' ...'}` builds it and swaps the alias"
+    done = apply_plan(cluster, planned, dry_run=args.dry_run, rebuild_hint=hint)
+    print_plan(replace(planned, changes=done), spec_file=args.spec, applied=not args.dry_run)
+    return 0
+
+
+def run_diff(args) -> int:
+    from .printers import print_diff, plan_json
+
+    try:
+        spec, _, planned = _plan(args)
+    except HybridError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return DIFF_ERROR
+    if args.json:
+        print(json.dumps(plan_json(planned), indent=2))
+    else:
+        print_diff(planned, spec_file=args.spec)
+    return DIFF_IN_SYNC if planned.in_sync else DIFF_DRIFT
+
+
+def _cache(args):
+    from ..cache import EmbeddingCache
+
+    return None if args.no_cache else EmbeddingCache(args.cache)
+
+
+def run_reindex(args) -> int:
+    from ..embedders import check_fingerprint, load_embedder
+    from ..migrate import Gate, reindex
+    from ..plan import desired_from_spec
+    from .printers import print_migration
+
+    spec = spec_from_args(args)
+    embedder = load_embedder(spec.embedder)
+    check_fingerprint(f"{spec.alias} (the spec's pinned fingerprint)", spec.fingerprint, embedder)
+    gate = None
+    if args.gate_dataset:
+        from ..metrics import load_beir
+
+        gate = Gate(load_beir(args.gate_dataset, args.gate_split).limited(args.gate_limit_queries), args.gate_max_drop)
+    report = reindex(client(args), desired_from_spec(spec), embedder, cache=_cache(args), checkpoint=args.checkpoint, gate=gate,
+                     allowed=allowed(args),
+                     swap=not args.no_swap, force=args.force, batch=args.batch_size, max_passes=args.max_passes, progress=not args.quiet)
+    print_migration(report)
+    return 0
+
+
+def _alias(value: str) -> str:
+    from ..spec import load_spec
+
+    return load_spec(value).alias if value.endswith((".yaml", ".yml", ".json")) and Path(value).exists() else value
+
+
+def run_rollback(args) -> int:
+    from ..embedders import load_embedder
+    from ..migrate import rollback
+    from .printers import print_migration
+
+    embedder = load_embedder(args.embedder) if args.embedder else None
+    report = rollback(client(args), _alias(args.alias), embedder=embedder, allowed=allowed(args), cache=_cache(args))
+    print_migration(report)
+    return 0
+
+
+def run_prune(args) -> int:
+    from ..migrate import prune
+
+    report = prune(client(args), _alias(args.alias), keep=args.keep, unfinished=args.unfinished, dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"{report.alias} -> {report.current}; {verb}: {', '.join(report.deleted) or 'nothing'}"
+          + (f"; kept: {', '.join(report.kept)}" if report.kept else ""))
+    left = [u for u in report.unfinished if u not in report.deleted]
+    if left:
+        print(f"unfinished migration targets kept: {', '.join(left)} (resume with `hybrid reindex`, or `prune --unfinished`)")
+    return 0

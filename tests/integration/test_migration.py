@@ -1,0 +1,224 @@
+"""Zero-downtime migrations against the real node: reindex to a new model while writing and searching,
+a crash midway resumed from the checkpoint, the gate, rollback, prune.
+
+Small corpora and the hashing test models keep this quick; the full SciFact migration with real
+models is measured by `make migration` (scripts/measure_migration.py, docs/OPERATIONS.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adapter.admin import init_index
+from adapter.assets import IndexSpec
+from adapter.cache import EmbeddingCache
+from adapter.catalog import alias_indices
+from adapter.errors import MigrationError
+from adapter.fusions import ScoreNormalization
+from adapter.ingest import Ingestor
+from adapter.migrate import Gate, prune, reindex, rollback
+from adapter.plan import Desired
+from adapter.search import Searcher
+from adapter.sources import SourceDoc
+from tests.conftest import ROOT
+from tests.support.migration import NEW, OLD, Slow, by_spec, corpus
+
+N = 400
+# The token query matches one document in BM25; the hashing model's dense leg is noise, so BM25 leads.
+BM25_FIRST = ScoreNormalization(weights=(0.7, 0.3))
+
+
+def _docs(rows):
+    return [SourceDoc(r["id"], r["text"], r["title"], {"lang": r["lang"]}) for r in rows]
+
+
+@pytest.fixture
+def live(client, index_name):
+    """``index_name``-v1 with N documents embedded by the old test model."""
+    init_index(client, index_name, IndexSpec(OLD.fingerprint, analyzer="english"))
+    report = Ingestor.open(client, index_name, OLD, progress=False).ingest(_docs(corpus(N)))
+    assert report.complete
+    return index_name
+
+
+def _source(client, index, doc_id):
+    return client.get(index=index, id=doc_id)["_source"]
+
+
+def _wait_for(path: Path, copied: int, timeout: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = json.loads(path.read_text())
+            if state["copied"] >= copied:
+                return state
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"the migration did not copy {copied} entries in {timeout}s")
+
+
+def test_reindex_to_a_new_model_while_writing_and_searching(client, live, tmp_path, monkeypatch):
+    """Writes made during the copy (changed, new and deleted documents, some already copied) all
+    reach the new index; a searcher opened before the swap never fails and follows the alias to the
+    new model; the alias moves once, and the old index keeps a write block."""
+    import adapter.search
+
+    monkeypatch.setattr(adapter.search, "load_index_embedder", by_spec)
+    alias, checkpoint = live, tmp_path / "ckpt.json"
+    searcher = Searcher.open(client, alias)  # its embedder comes from the index, as an application's would
+    stop, failures, wrong, served = threading.Event(), [], [], []
+
+    def search_loop():
+        i = 0
+        while not stop.is_set():
+            doc = 200 + i % 150  # documents the writer leaves alone: each must come first for its own token
+            try:
+                result = searcher.search(f"tok{doc}x", k=3, fusion=BM25_FIRST)
+                if not result.hits or result.hits[0].id != f"d{doc:04d}":
+                    wrong.append((searcher.info.index, doc, result.ids))
+                served.append(searcher.info.index)
+            except Exception as exc:  # noqa: BLE001 (counted: the target is zero)
+                failures.append(repr(exc))
+            i += 1
+
+    changed = {f"d{i:04d}" for i in range(0, 40, 4)}  # copied early: only the catch-up can see these changes
+    deleted = [f"d{i:04d}" for i in range(1, 40, 8)] + ["d0399"]
+    added = corpus(5, prefix="new")
+
+    def write_during_copy():
+        _wait_for(checkpoint, 64)
+        rows = [dict(r, text=r["text"] + " revised") for r in corpus(40) if r["id"] in changed] + added
+        assert Ingestor.open(client, alias, OLD, progress=False).ingest(_docs(rows)).complete
+        for doc_id in deleted:
+            client.delete(index=f"{alias}-v1", id=doc_id, refresh=True)
+
+    threads = [threading.Thread(target=search_loop), threading.Thread(target=write_during_copy)]
+    for t in threads:
+        t.start()
+    try:
+        report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english")), Slow(NEW, pause=0.05),
+                         checkpoint=checkpoint, batch=16, progress=False, log=lambda m: None)
+        time.sleep(0.5)  # queries after the swap
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+    assert failures == [] and wrong == []
+    assert served[0] == f"{alias}-v1" and served[-1] == f"{alias}-v2" and searcher.info.fingerprint == NEW.fingerprint
+    assert report.swapped and alias_indices(client, alias) == [f"{alias}-v2"]
+    assert report.caught_up >= len(changed) + len(added) and report.deleted == len(deleted)
+    expected = N + len(added) - len(deleted)
+    assert report.entries == expected == client.count(index=f"{alias}-v2")["count"] == client.count(index=f"{alias}-v1")["count"]
+    for doc_id in changed:
+        assert _source(client, f"{alias}-v2", doc_id)["text"].endswith(" revised")
+    for doc_id in deleted:
+        assert not client.exists(index=f"{alias}-v2", id=doc_id)
+    new_doc = _source(client, f"{alias}-v2", "new0003")
+    assert new_doc["metadata"] == {"lang": "en"} and new_doc["parent_id"] == "new0003"
+    np.testing.assert_allclose(new_doc["embedding"], NEW.embed_documents([f"{new_doc['title']}\n{new_doc['text']}"])[0], atol=1e-6)
+    settings = client.indices.get_settings(index=f"{alias}-v1")[f"{alias}-v1"]["settings"]["index"]
+    assert settings["blocks"]["write"] == "true"  # a writer still aimed at the old index is refused, not lost
+    assert not checkpoint.exists()
+
+
+def test_a_crash_midway_resumes_without_re_embedding_what_was_done(client, live, tmp_path):
+    alias, checkpoint, cache = live, tmp_path / "ckpt.json", tmp_path / "cache.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    url = client.transport.hosts[0]
+    proc = subprocess.Popen([sys.executable, "-m", "tests.support.migration", f"http://{url['host']}:{url['port']}", alias,
+                             str(checkpoint), str(cache)], cwd=ROOT, env=env)
+    try:
+        _wait_for(checkpoint, 96)
+        proc.send_signal(signal.SIGKILL)  # a crash: no cleanup, no last checkpoint
+    finally:
+        proc.wait(timeout=30)
+    state = json.loads(checkpoint.read_text())
+    assert 96 <= state["copied"] < N and not state["copy_done"]
+
+    model = Slow(NEW)
+    report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english")), model, cache=EmbeddingCache(cache),
+                     checkpoint=checkpoint, batch=16, progress=False, log=lambda m: None)
+    done = {f"d{i:04d}" for i in range(state["copied"])}  # key order is id order in this corpus
+    texts = {f"{r['title']}\n{r['text']}": r["id"] for r in corpus(N)}
+    embedded_again = [texts[t] for t in model.texts if texts.get(t) in done]
+    assert embedded_again == []  # nothing the crashed run had copied went to the model again
+    assert report.resumed_after == state["copied"] and report.copied == N - state["copied"]
+    # What the crashed run embedded after its last checkpoint is in the cache: at most one batch.
+    assert report.embedded + report.from_cache == N - state["copied"] and report.from_cache <= 16
+    assert report.swapped and report.entries == N == client.count(index=f"{alias}-v2")["count"]
+
+
+class Scrambled(Slow):
+    """A 'model' whose vectors carry no meaning (a hash of the whole text)."""
+
+    def __init__(self) -> None:
+        from tests.conftest import HashingEmbedder
+
+        super().__init__(HashingEmbedder(48, "mig-scrambled"))
+
+    def embed_documents(self, texts):
+        return np.stack([self.inner._one(f"doc {hashlib.md5(t.encode()).hexdigest()}") for t in texts])
+
+    def embed_query(self, text):
+        return self.inner._one(f"query {hashlib.md5(text.encode()).hexdigest()}")
+
+
+def test_the_gate_refuses_a_swap_that_loses_quality(client, live):
+    from adapter.metrics import Dataset
+
+    alias = live
+    queries = {f"q{i}": f"tok{i}x" for i in range(0, N, 10)}
+    dataset = Dataset("tokens", ROOT, "test", queries, {f"q{i}": {f"d{i:04d}": 1} for i in range(0, N, 10)})
+    worse = Desired(alias, IndexSpec(Scrambled().fingerprint, analyzer="keyword"))  # no BM25 match for a single token either
+    with pytest.raises(MigrationError, match=r"gate refused the swap: nDCG@10 drops from 0\.9\d+ .* to 0\.0\d+"):
+        reindex(client, worse, Scrambled(), gate=Gate(dataset, max_drop=0.05), source_embedder=OLD, batch=100, progress=False, log=lambda m: None)
+    assert alias_indices(client, alias) == [f"{alias}-v1"]
+    # As if a run had died under its write block: abandoning the migration lifts it.
+    client.indices.put_settings(index=f"{alias}-v1", body={"index.blocks.write": True})
+    pruned = prune(client, alias, unfinished=True)
+    assert pruned.deleted == (f"{alias}-v2",) and not client.indices.exists(index=f"{alias}-v2")
+    settings = client.indices.get_settings(index=f"{alias}-v1")[f"{alias}-v1"]["settings"]["index"]
+    assert settings.get("blocks", {}).get("write") == "false"
+
+
+def test_a_spec_the_live_index_can_take_is_not_rebuilt_unless_forced(client, live):
+    from adapter.errors import ConfigurationError
+
+    same = Desired(live, IndexSpec(OLD.fingerprint, analyzer="english", title_boost=0.5))  # a _meta change: in place
+    with pytest.raises(ConfigurationError, match="can take this spec in place: `hybrid apply` is enough"):
+        reindex(client, same, OLD, progress=False, log=lambda m: None)
+    assert alias_indices(client, live) == [f"{live}-v1"] and not client.indices.exists(index=f"{live}-v2")
+    report = reindex(client, same, OLD, force=True, batch=200, progress=False, log=lambda m: None)
+    assert report.swapped and report.reused == N and report.embedded == 0  # the same model: vectors copied
+
+
+def test_rollback_keeps_writes_made_after_the_swap_and_prune_removes_old_versions(client, live):
+    alias = live
+    reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english")), NEW, batch=100, progress=False, log=lambda m: None)
+    after_swap = corpus(3, prefix="late")
+    assert Ingestor.open(client, alias, NEW, progress=False).ingest(_docs(after_swap)).complete
+    report = rollback(client, alias, embedder=OLD, log=lambda m: None)
+    assert alias_indices(client, alias) == [f"{alias}-v1"] and report.caught_up == 3
+    late = _source(client, f"{alias}-v1", "late0002")
+    np.testing.assert_allclose(late["embedding"], OLD.embed_documents([f"{late['title']}\n{late['text']}"])[0], atol=1e-6)
+    assert client.count(index=alias)["count"] == N + 3
+    # v1 takes writes again; v2, the version rolled back from, is kept (unfinished) until asked.
+    assert Ingestor.open(client, alias, OLD, progress=False).ingest(_docs(corpus(1, prefix="again"))).complete
+    kept = prune(client, alias)
+    assert kept.deleted == () and kept.unfinished == (f"{alias}-v2",)
+    assert prune(client, alias, unfinished=True).deleted == (f"{alias}-v2",)
+    with pytest.raises(Exception, match="no older version"):
+        rollback(client, alias, embedder=OLD, log=lambda m: None)

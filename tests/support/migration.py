@@ -1,0 +1,81 @@
+"""Migration test helpers: a synthetic corpus, slow and counting embedders, and a reindex to crash.
+
+``python -m tests.support.migration URL ALIAS CHECKPOINT CACHE`` runs a reindex to the second test
+model, slowly (so the test can SIGKILL it midway, as a crash would stop it).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from tests.conftest import HashingEmbedder
+
+OLD = HashingEmbedder(32, "mig-old")
+NEW = HashingEmbedder(48, "mig-new")
+WORDS = "protein cell gene virus cancer immune brain heart blood lung liver kidney bone skin muscle".split()
+
+
+def corpus(n: int, prefix: str = "d") -> list[dict]:
+    """``n`` documents; each holds a token of its own (``tok<i>x``) that only it has."""
+    return [
+        {"id": f"{prefix}{i:04d}", "title": f"Title {WORDS[i % len(WORDS)]}",
+         "text": f"{' '.join(WORDS[(i + j) % len(WORDS)] for j in range(6))} tok{i}x", "lang": "en" if i % 2 else "es"}
+        for i in range(n)
+    ]
+
+
+class Slow:
+    """An embedder that takes ``pause`` seconds per batch and records the texts it was asked for."""
+
+    def __init__(self, inner: HashingEmbedder, pause: float = 0.0) -> None:
+        self.inner = inner
+        self.pause = pause
+        self.texts: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def fingerprint(self):
+        return self.inner.fingerprint
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def normalized(self) -> bool:
+        return True
+
+    def embed_documents(self, texts):
+        time.sleep(self.pause)
+        with self._lock:
+            self.texts += list(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def by_spec(spec: str, **_):
+    """``load_index_embedder`` for the test models (what the searcher loads when the alias moves)."""
+    for model in (OLD, NEW):
+        if model.fingerprint.spec == spec:
+            return model
+    raise AssertionError(f"no test model {spec}")
+
+
+def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
+    from adapter.cache import EmbeddingCache
+    from adapter.client import connect
+    from adapter.migrate import reindex
+    from adapter.plan import Desired
+    from adapter.assets import IndexSpec
+
+    desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english"))
+    reindex(connect(url), desired, Slow(NEW, pause=0.2), cache=EmbeddingCache(cache), checkpoint=checkpoint, batch=16,
+            progress=False, log=lambda m: None)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])

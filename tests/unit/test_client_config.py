@@ -1,0 +1,102 @@
+"""Where connect() takes its settings from, and that secrets stay out of reprs and messages (no cluster)."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapter.client import connect
+from adapter.errors import ConfigurationError
+
+SECRET = "s3cret-Value_123"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch, tmp_path):
+    for name in ("OPENSEARCH_URL", "OPENSEARCH_USERNAME", "OPENSEARCH_PASSWORD", "OPENSEARCH_API_KEY", "OPENSEARCH_BEARER_TOKEN",
+                 "OPENSEARCH_CA_CERTS", "OPENSEARCH_CLIENT_CERT", "OPENSEARCH_CLIENT_KEY", "OPENSEARCH_VERIFY_CERTS", "HYBRID_CONFIG",
+                 "OPENSEARCH_AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+def _conn(client):
+    return client.transport.connection_pool.connections[0]
+
+
+def _config(tmp_path, text, mode=0o600):
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+def test_arguments_beat_the_environment_which_beats_the_config_file(tmp_path, monkeypatch):
+    path = _config(tmp_path, f"url: http://from-file:9200\nusername: file-user\npassword: {SECRET}\n")
+    monkeypatch.setenv("HYBRID_CONFIG", str(path))
+    client = connect()
+    assert client.transport.hosts[0]["host"] == "from-file" and "file-user" in client._hybrid_auth
+    assert "the config file" in client._hybrid_auth
+    monkeypatch.setenv("OPENSEARCH_USERNAME", "env-user")
+    assert "'env-user' (from OPENSEARCH_USERNAME)" in connect()._hybrid_auth
+    assert "'arg-user' (from the arguments)" in connect(username="arg-user", password="x")._hybrid_auth
+
+
+def test_api_keys_and_bearer_tokens_go_in_the_authorization_header_only(monkeypatch):
+    monkeypatch.setenv("OPENSEARCH_API_KEY", SECRET)
+    client = connect("https://127.0.0.1:9200")
+    assert _conn(client).headers["authorization"] == f"ApiKey {SECRET}"
+    assert SECRET not in repr(client) + repr(_conn(client)) + client._hybrid_auth
+    monkeypatch.delenv("OPENSEARCH_API_KEY")
+    monkeypatch.setenv("OPENSEARCH_BEARER_TOKEN", SECRET)
+    assert _conn(connect("https://127.0.0.1:9200")).headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_credentials_in_the_url_leave_the_url():
+    client = connect(f"https://admin:{SECRET}@127.0.0.1:9200")
+    assert SECRET not in repr(client) + str(client.transport.hosts) + repr(_conn(client))
+    assert "'admin' (from the URL)" in client._hybrid_auth
+
+
+def test_a_readable_config_file_with_a_secret_is_refused_without_showing_it(tmp_path):
+    path = _config(tmp_path, f"password: {SECRET}\n", mode=0o644)
+    with pytest.raises(ConfigurationError, match="chmod 600") as refused:
+        connect(config=path)
+    assert SECRET not in str(refused.value)
+    _config(tmp_path, "url: http://x:9200\n", mode=0o644)  # no secret: fine
+    assert connect(config=path).transport.hosts[0]["host"] == "x"
+
+
+def test_config_file_mistakes_are_named(tmp_path):
+    with pytest.raises(ConfigurationError, match="unknown keys passwd"):
+        connect(config=_config(tmp_path, "passwd: x\n"))
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        connect(config=tmp_path / "nope.yaml")
+    with pytest.raises(ConfigurationError, match="CA certificates file .*missing.pem .*does not exist"):
+        connect("https://127.0.0.1:9200", ca_certs=str(tmp_path / "missing.pem"))
+    bad = _config(tmp_path, f"password: [{SECRET}\n")
+    with pytest.raises(ConfigurationError, match="cannot read the config file") as refused:
+        connect(config=bad)
+    assert SECRET not in str(refused.value)
+
+
+def test_tls_is_verified_unless_turned_off(monkeypatch, tmp_path):
+    assert _conn(connect("https://127.0.0.1:9200")).pool.cert_reqs == "CERT_REQUIRED"
+    monkeypatch.setenv("OPENSEARCH_VERIFY_CERTS", "false")
+    assert _conn(connect("https://127.0.0.1:9200")).pool.cert_reqs == "CERT_NONE"
+
+
+def test_the_cli_refuses_a_password_on_its_command_line(capsys):
+    from adapter.cli import main
+
+    code = main(["search", "q", "--index", "docs", "--url", f"https://u:{SECRET}@127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 2 and "holds a password" in err and "u:***@" in err and SECRET not in err
+
+
+def test_generated_credentials_do_not_show_in_their_repr(tmp_path):
+    from adapter.local.security import Credentials
+
+    creds = Credentials.load_or_create(tmp_path / "credentials.json")
+    assert creds.admin_password not in repr(creds) and creds.jwt_key not in repr(creds)
+    assert (tmp_path / "credentials.json").stat().st_mode & 0o777 == 0o600
+    assert Credentials.load_or_create(tmp_path / "credentials.json") == creds

@@ -1,0 +1,82 @@
+"""A searcher whose alias moved (a migration swapped it) follows it and never mixes models (no cluster)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adapter.assets import IndexNames, IndexSpec
+from adapter.capabilities import Capabilities
+from adapter.catalog import IndexInfo
+from adapter.engines.opensearch import OPENSEARCH
+from adapter.errors import IndexMismatchError
+from adapter.fusions import ScoreNormalization
+from adapter.search import Searcher
+from adapter.testing import FakeClient
+from adapter.types import EmbeddingFingerprint
+
+OLD = EmbeddingFingerprint("old", "test:old", "aa", 4, True)
+NEW = EmbeddingFingerprint("new", "test:new", "bb", 4, True)
+CAPS = Capabilities.opensearch("2.19.1")
+FUSION = ScoreNormalization(weights=(0.5, 0.5))
+
+
+class Fixed:
+    def __init__(self, fp, value):
+        self.fingerprint, self.dimension, self.normalized, self.value = fp, 4, True, value
+        self.queries = 0
+
+    def embed_query(self, text):
+        self.queries += 1
+        return np.array([self.value, 0, 0, 0], dtype=np.float32)
+
+
+def _index(fp, name):
+    spec = IndexSpec(fp)
+    mapping = OPENSEARCH.render_mapping(IndexNames("docs"), spec)
+    return {name: {"mappings": mapping, "settings": {"index": {"search": {"default_pipeline": "docs-min_max-arithmetic_mean"}}}}}
+
+
+def _client(new_fp):
+    pipeline = OPENSEARCH.render_pipeline(FUSION, CAPS)
+    answers = [
+        {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}},  # the alias moved
+        {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}},
+    ]
+    return FakeClient({
+        "search": answers,
+        "indices.exists_alias": True,
+        "indices.get_alias": {"docs-v2": {"aliases": {"docs": {}}}},
+        "indices.get": _index(new_fp, "docs-v2"),
+        "transport.perform_request": lambda call: {call.args[1].rsplit("/", 1)[-1]: pipeline},
+    })
+
+
+def test_a_moved_alias_with_another_model_is_followed_with_that_model(monkeypatch):
+    import adapter.search
+
+    old, new = Fixed(OLD, 1.0), Fixed(NEW, -1.0)
+    monkeypatch.setattr(adapter.search, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec])
+    client = _client(NEW)
+    searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS)
+    result = searcher.search("q")
+    assert result.ids == ["a"] and searcher.info.index == "docs-v2" and searcher.info.fingerprint == NEW
+    first, second = client.calls_to("search")
+    vector = lambda call: call.kwargs["body"]["query"]["hybrid"]["queries"][1]["knn"]["embedding"]["vector"]  # noqa: E731
+    assert vector(first)[0] == 1.0 and vector(second)[0] == -1.0  # asked again with the new model's vector
+    assert old.queries == 1 and new.queries == 1
+
+
+def test_a_given_embedder_is_not_swapped_behind_the_callers_back():
+    client = _client(NEW)
+    searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS,
+                        Fixed(OLD, 1.0))
+    with pytest.raises(IndexMismatchError, match="moved from docs-v1 to docs-v2, built with new.*Open a new searcher"):
+        searcher.search("q")
+
+
+def test_the_same_model_behind_a_moved_alias_is_followed_quietly():
+    client = _client(OLD)
+    searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS,
+                        Fixed(OLD, 1.0))
+    assert searcher.search("q").ids == ["a"] and searcher.info.index == "docs-v2"
