@@ -1,4 +1,5 @@
 """OpenSearch-native hybrid search: BM25 + k-NN fused by the server, embeddings computed in Python.
+Elasticsearch 8.19 / 9.x too (``connect_cluster`` picks the client; the ``elasticsearch`` extra).
 
 The public API (everything else is internal)::
 
@@ -43,6 +44,7 @@ from .fusions import (
     Fusion,
     Normalization,
     ScoreNormalization,
+    ScoreSum,
     parse_fusion,
 )
 from .types import (
@@ -57,7 +59,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time)
-    from .client import connect
+    from .client import connect, connect_cluster
     from .capabilities import Capabilities
     from .assets import IndexSpec, IndexNames
     from .documents import DocumentLayout
@@ -77,6 +79,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
 
 _LAZY = {
     "connect": "client",
+    "connect_cluster": "client",
     "Capabilities": "capabilities",
     "IndexSpec": "assets",
     "IndexNames": "assets",
@@ -114,7 +117,7 @@ __all__ = [
     "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError",
     # values
-    "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
+    "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "ScoreSum", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
     "parse_fusion", "FusedBy", "Hit", "LegScore", "SearchResult", "EmbeddingFingerprint", "IngestReport", "ItemFailure",
     # functions and classes (lazy)
     *_LAZY,

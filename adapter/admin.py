@@ -1,4 +1,5 @@
-"""``hybrid init``: apply templates, create the versioned index behind its alias, put pipelines.
+"""``hybrid init``: apply templates, create the versioned index behind its alias, put pipelines
+(where the engine has them: Elasticsearch fuses inside each request, so there it puts none).
 
 Idempotent: each object is compared with what the cluster holds and only changed objects are sent;
 the report says what was created, updated (with a diff) or left unchanged. A change the live index
@@ -13,11 +14,12 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .analysis import render_analysis
 from .assets import IndexNames, IndexSpec
 from .catalog import alias_indices, orphaned_indices, put_pipeline, read_pipeline
 from .client import translate_errors
 from .engines import Engine, engine_for
-from .errors import ConfigurationError, IndexMismatchError
+from .errors import BackendError, ConfigurationError, IndexMismatchError
 from .fusions import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
@@ -39,6 +41,8 @@ class InitReport:
     index: str
     changes: tuple[Change, ...]
     default_pipeline: str | None = None  # what a hybrid query without a pipeline is fused by
+    default_fusion: str | None = None  # without search pipelines (Elasticsearch): what the adapter fuses by, from _meta
+    notices: tuple[str, ...] = ()  # what differs from what was asked (an analyzer rebuilt, a fusion that will fall back)
 
     @property
     def changed(self) -> bool:
@@ -60,8 +64,12 @@ def canonical_settings(settings: Mapping[str, Any]) -> dict[str, str]:
     return {(k if k.startswith("index.") else f"index.{k}"): v for k, v in flat.items()}
 
 
+# Stamped by Elasticsearch 9 on every stored template: not part of what was sent.
+SERVER_STAMPS = ("created_date_millis", "modified_date_millis", "created_date", "modified_date")
+
+
 def _canonical_template(template: Mapping[str, Any]) -> dict[str, Any]:
-    out = json.loads(json.dumps(template))
+    out = {k: v for k, v in json.loads(json.dumps(template)).items() if k not in SERVER_STAMPS}
     inner = out.get("template")
     if isinstance(inner, dict) and "settings" in inner:
         inner["settings"] = canonical_settings(inner["settings"])
@@ -124,25 +132,28 @@ class _Applier:
 
 
 def _get_or_none(client, action: str, call) -> dict | None:
-    with translate_errors(action, client):
-        resp = call()
-    if isinstance(resp, dict) and resp.get("status") == 404 and "error" in resp:
-        return None
-    return resp
+    try:
+        with translate_errors(action, client):
+            return call()
+    except BackendError as exc:
+        if exc.status == 404:
+            return None
+        raise
 
 
 def _get_component(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading component template {name}", lambda: client.cluster.get_component_template(name=name, ignore=404))
+    resp = _get_or_none(client, f"reading component template {name}", lambda: client.cluster.get_component_template(name=name))
     return resp["component_templates"][0]["component_template"] if resp and resp.get("component_templates") else None
 
 
 def _get_index_template(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading index template {name}", lambda: client.indices.get_index_template(name=name, ignore=404))
+    resp = _get_or_none(client, f"reading index template {name}", lambda: client.indices.get_index_template(name=name))
     return resp["index_templates"][0]["index_template"] if resp and resp.get("index_templates") else None
 
 
-def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec, engine: Engine) -> list[str]:
-    wanted = engine.render_mapping(names, spec)
+def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec, engine: Engine,
+                       caps=None) -> list[str]:
+    wanted = engine.render_mapping(names, spec, caps)
     problems = []
     live_props = live_mapping.get("properties", {})
     for field, body in wanted["properties"].items():
@@ -154,7 +165,7 @@ def _incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: Ind
         if diffs:
             problems.append("embedding fingerprint: " + "; ".join(diffs))
     wanted_settings = {}
-    for body in engine.render_components(names, spec).values():
+    for body in engine.render_components(names, spec, caps).values():
         wanted_settings.update(canonical_settings(body["template"].get("settings", {})))
     live = canonical_settings(live_settings)
     for key, value in wanted_settings.items():
@@ -186,16 +197,20 @@ def init_index(
     caps = engine.probe(client)
     if not caps.hybrid:
         raise ConfigurationError(f"the cluster ({caps.engine} {caps.version}) lacks the neural-search plugin needed for hybrid search")
-    if spec.engine != "lucene" and not caps.native_engines:
-        raise ConfigurationError(
-            f"engine {spec.engine!r} needs the k-NN native libraries, which this cluster does not have "
-            "(node attribute knn_native=false); use engine 'lucene'"
-        )
+    engine.check_spec(spec, caps)
     ScoreNormalization(weights=weights)  # validates them before anything is written
+    notices = list(render_analysis(spec.analyzer, caps).notices)
     default = parse_fusion(spec.default_fusion)
     ok, why = caps.supports(default)
-    if not ok:
+    if not ok and caps.search_pipelines:
         raise ConfigurationError(f"the default fusion {default.name} cannot be the index's default pipeline: {why}")
+    if not caps.search_pipelines:
+        if extra_pipelines:
+            raise ConfigurationError(f"{caps.engine} has no search pipelines: --pipeline-file cannot apply there")
+        instead = engine.server_fallback(default, caps) if not ok else None
+        notices.append(f"{caps.engine} has no search pipelines: none are put; each hybrid search carries its fusion in the "
+                       f"request, by default {default.name} (recorded in the index's _meta)"
+                       + ("" if ok else f", which falls back to {instead.name if instead else 'client-rrf'} here: {why}"))
 
     with translate_errors(f"checking {alias}", client):
         plain_index = client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias)
@@ -223,7 +238,7 @@ def init_index(
         current = existing[-1]
         with translate_errors(f"reading {current}", client):
             live = client.indices.get(index=current)[current]
-        problems = _incompatibilities(live["mappings"], live["settings"], names, spec, engine)
+        problems = _incompatibilities(live["mappings"], live["settings"], names, spec, engine, caps)
         if problems:
             raise IndexMismatchError(
                 f"the assets ask for changes that index {current!r} cannot take in place: "
@@ -232,12 +247,12 @@ def init_index(
                 "re-embedding every document; `hybrid init` does not do that"
             )
 
-    for name, body in engine.render_components(names, spec).items():
+    for name, body in engine.render_components(names, spec, caps).items():
         old = _get_component(client, name)
         same = old is not None and _canonical_template(old) == _canonical_template(body)
         apply.record("component_template", name, old is not None, same, old and _canonical_template(old), _canonical_template(body),
                      lambda n=name, b=body: client.cluster.put_component_template(name=n, body=b))
-    template = engine.render_index_template(names, spec)
+    template = engine.render_index_template(names, spec, caps)
     old_t = _get_index_template(client, names.index_template)
     same_t = old_t is not None and _canonical_template(old_t) == _canonical_template(template)
     apply.record("index_template", names.index_template, old_t is not None, same_t, old_t and _canonical_template(old_t),
@@ -246,7 +261,7 @@ def init_index(
 
     # Pipelines before the index: the index names one of them as its default.
     pipelines: dict[str, dict[str, Any]] = {}
-    for fusion in caps.fusions(weights=tuple(weights)):
+    for fusion in caps.fusions(weights=tuple(weights)) if caps.search_pipelines else ():
         pipelines[names.pipeline(fusion)] = engine.render_pipeline(fusion, caps)
     for suffix, body in (extra_pipelines or {}).items():
         if engine.pipeline_fusion(body) is None:
@@ -257,25 +272,28 @@ def init_index(
         same_p = old_p is not None and _canonical_values(old_p) == _canonical_values(body)
         apply.record("pipeline", name, old_p is not None, same_p, old_p, body, lambda n=name, b=body: put_pipeline(client, n, b))
 
-    default_pipeline = names.default_pipeline(spec)
+    default_pipeline = names.default_pipeline(spec) if caps.search_pipelines else None
     if existing:
         index = existing[-1]
         live_props = live["mappings"].get("properties", {})
         live_meta = live["mappings"].get("_meta", {})
-        wanted = engine.render_mapping(names, spec)["properties"]
+        wanted_mapping = engine.render_mapping(names, spec, caps)
+        wanted, meta = wanted_mapping["properties"], wanted_mapping["_meta"]
         added = {f: b for f, b in wanted.items() if f not in live_props}
         apply.record("mapping", index, True, not added, {}, added,
                      lambda: client.indices.put_mapping(index=index, body={"properties": added}))
         # _meta (query fields, schema) can change in place; the fingerprint was checked above.
-        apply.record("mapping _meta", index, True, live_meta == spec.meta, live_meta, spec.meta,
-                     lambda: client.indices.put_mapping(index=index, body={"_meta": spec.meta}))
-        live_default = canonical_settings(live["settings"]).get(DEFAULT_PIPELINE_SETTING)
-        apply.record("settings", index, True, live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: live_default},
-                     {DEFAULT_PIPELINE_SETTING: default_pipeline},
-                     lambda: client.indices.put_settings(index=index, body={DEFAULT_PIPELINE_SETTING: default_pipeline}))
+        apply.record("mapping _meta", index, True, live_meta == meta, live_meta, meta,
+                     lambda: client.indices.put_mapping(index=index, body={"_meta": meta}))
+        if default_pipeline is not None:
+            live_default = canonical_settings(live["settings"]).get(DEFAULT_PIPELINE_SETTING)
+            apply.record("settings", index, True, live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: live_default},
+                         {DEFAULT_PIPELINE_SETTING: default_pipeline},
+                         lambda: client.indices.put_settings(index=index, body={DEFAULT_PIPELINE_SETTING: default_pipeline}))
         apply.changes.append(Change("index", index, "unchanged"))
     else:
         index = names.index(1)
         apply.record("index", index, False, False, None, None,
                      lambda: client.indices.create(index=index, body={"aliases": {alias: {}}}))
-    return InitReport(alias, index, tuple(apply.changes), default_pipeline)
+    return InitReport(alias, index, tuple(apply.changes), default_pipeline,
+                      default_fusion=None if caps.search_pipelines else default.name, notices=tuple(notices))

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .analysis import render_analysis
 from .documents import DocumentLayout
 from .errors import AssetError, ConfigurationError, InputError
 from .fusions import DEFAULT_FUSION, parse_fusion
@@ -191,14 +192,21 @@ class IndexSpec:
         }
 
 
-def render_text_component(spec: IndexSpec) -> dict[str, Any]:
-    """The text fields with the spec's analyzer (shared by every engine)."""
+def render_text_component(spec: IndexSpec, caps=None) -> dict[str, Any]:
+    """The text fields with the spec's analyzer as the cluster ``caps`` describes can run it
+    (:func:`adapter.analysis.render_analysis`; None: a cluster with analysis-common). Shared by every engine."""
+    analysis = render_analysis(spec.analyzer, caps)
     text = load_asset("mappings", "component-text")
+    if analysis.settings is not None:
+        if analysis.settings:
+            text["template"]["settings"]["analysis"] = analysis.settings
+        else:
+            del text["template"]["settings"]
     props = text["template"]["mappings"]["properties"]
     template_field = props.pop("text")
     props.pop("title", None)
     for name in spec.text_fields:
-        props[name] = {**copy.deepcopy(template_field), "analyzer": spec.analyzer}
+        props[name] = {**copy.deepcopy(template_field), "analyzer": analysis.analyzer}
     return text
 
 

@@ -4,12 +4,15 @@
 - ``dense``: a k-NN query; the query vector is computed in Python by the index's embedder.
 - ``hybrid``: one hybrid request (text leg + vector leg) fused by the server — on OpenSearch a
   ``hybrid`` query with a search pipeline, named or temporary; never without one (the server
-  would return unfused results).
+  would return unfused results); on Elasticsearch an ``rrf``/``linear`` retriever, or ``query`` +
+  ``knn`` with the scores summed (the engine builds it: :mod:`adapter.engines`).
 - ``client-rrf``: both legs in one ``_msearch``, fused here with the server's RRF formula.
 - rerank (cross-encoder over the top N) and MMR (over stored vectors) can follow any of them.
 
-When the cluster cannot run the requested fusion, the searcher falls back to ``client-rrf`` and
-says so in ``SearchResult.notices`` (or raises :class:`CapabilityError` if fallback is off).
+When the cluster cannot run the requested fusion, the searcher falls back (to a server-side fusion
+the engine offers instead, else to ``client-rrf``) and says so in ``SearchResult.notices`` (or
+raises :class:`CapabilityError` if fallback is off); so does a fusion the cluster refuses when
+asked (Elasticsearch: a retriever it lacks, a licence that does not cover it).
 
 Construction does no I/O: :meth:`Searcher.open` reads the index (:mod:`adapter.catalog`) and the
 cluster's capabilities once and hands them in.
@@ -35,7 +38,7 @@ from .documents import embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, load_index_embedder
 from .engines import Engine, engine_for
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
-from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
+from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion, ScoreSum, parse_fusion
 from .mmr import mmr as mmr_select
 from .queries import TextLeg, clean_query, filter_field, msearch_lines, query_words, search_body, text_query
 from .rerank import Reranker
@@ -73,6 +76,7 @@ class FusionPlan:
     fused_by: FusedBy
     pipeline: str | None = None  # the stored pipeline (SERVER_PIPELINE)
     inline: dict[str, Any] | None = None  # the pipeline sent with the request (SERVER_INLINE)
+    # SERVER_RETRIEVER / SERVER_SUM (Elasticsearch): the fusion itself is the request's body
     notice: str | None = None  # why the plan differs from what was asked (a fallback)
 
 
@@ -125,7 +129,8 @@ class Searcher:
         self.names = IndexNames(info.alias)
         self.text_leg = text_leg or TextLeg(info.query_fields)
         self.reranker = reranker
-        self.fusion = fusion or DEFAULT_FUSION
+        # Without a fusion of its own: the index's (Elasticsearch records it in _meta), else the product's.
+        self.fusion = fusion or (parse_fusion(info.default_fusion) if info.default_fusion else None) or DEFAULT_FUSION
         # Without a fusion or pipeline of its own, the searcher follows the index's default pipeline.
         self.pipeline = pipeline or (info.default_pipeline if fusion is None else None)
         self.depth = depth
@@ -178,7 +183,13 @@ class Searcher:
         return self._pipelines[name]
 
     def plan_fusion(self, fusion: Fusion | None = None, pipeline: str | None = None) -> FusionPlan:
-        """Decide where ``fusion`` runs: a stored pipeline, a temporary one, or client RRF."""
+        """Decide where ``fusion`` runs: a stored pipeline, a temporary one, the request itself
+        (Elasticsearch), or client RRF."""
+        if not self.caps.search_pipelines:  # Elasticsearch: the fusion is part of the request
+            if pipeline:
+                raise CapabilityError(f"{self.caps.engine} has no search pipelines ({pipeline!r}); choose a fusion instead")
+            wanted = fusion or self.fusion
+            return self._checked(FusionPlan(wanted, _in_request(wanted)))
         pipeline = pipeline or (None if fusion is not None else self.pipeline)
         if pipeline:
             stored = self._stored_fusion(pipeline)
@@ -203,6 +214,12 @@ class Searcher:
             return plan
         if not self.allow_fallback:
             raise CapabilityError(f"{why}; fallback to client-rrf is disabled")
+        instead = self.engine.server_fallback(plan.fusion, self.caps)
+        if instead is not None:
+            return FusionPlan(instead, _in_request(instead), notice=(
+                f"{why}: fell back to the server's {instead.name} of the legs' raw scores (weights "
+                f"{'/'.join(f'{w:g}' for w in instead.effective_weights)} as boosts; NOT normalised: BM25 scores are unbounded, "
+                "the vector leg's lie in [0, 1])"))
         fusion = plan.fusion
         rrf = RRF(fusion.rank_constant, fusion.weights) if isinstance(fusion, RRF) else RRF(DEFAULT_RANK_CONSTANT)
         note = f"{why}: fell back to client-rrf (both legs fused in Python by RRF, rank_constant {rrf.rank_constant})"
@@ -226,7 +243,7 @@ class Searcher:
         params = {} if with_vectors else {"_source_excludes": self.info.vector_field}
         _record("POST", f"/{self.info.index}/_mget", params, {"ids": list(ids)})
         with translate_errors(f"fetching documents from {self.alias}", self.client):
-            docs = self.client.mget(index=self.info.index, body={"ids": list(ids)}, params=params)["docs"]
+            docs = self.client.mget(index=self.info.index, body={"ids": list(ids)}, **params)["docs"]
         return {d["_id"]: d.get("_source", {}) for d in docs if d.get("found")}
 
     def _msearch(self, bodies: Sequence[dict]) -> tuple[float, list[Mapping[str, Any]]]:
@@ -244,6 +261,8 @@ class Searcher:
         params = {"search_pipeline": pipeline} if pipeline else None
         _record("POST", f"/{self.alias}/_search", params, body)
         with translate_errors(f"searching {self.alias}", self.client):
+            if params is None:  # the call both clients take (elasticsearch-py has no params=)
+                return self.client.search(index=self.alias, body=body)
             return self.client.search(index=self.alias, body=body, params=params)
 
     # -- the call --------------------------------------------------------------------------------
@@ -314,7 +333,17 @@ class Searcher:
                 knn = self.engine.knn_query(vector, field=self.info.vector_field, k=max(depth, page_from + page_size), filters=filters)
                 hits, took = self._single_leg(stage, knn)
             elif technique is Technique.HYBRID:
-                hits, took, requests = self._server_hybrid(stage, plan, explain)
+                try:
+                    hits, took, requests = self._server_hybrid(stage, plan, explain)
+                except BackendError as exc:
+                    plan, refused = self._refused(plan, exc)
+                    notices.append(refused)
+                    if plan.fused_by is FusedBy.CLIENT:
+                        technique = Technique.CLIENT_RRF
+                        hits, took, requests = self._client_rrf(stage, plan.fusion)
+                    else:
+                        hits, took, requests = self._server_hybrid(stage, plan, explain)
+                    requests += 1
                 notices += self._hybrid_notices()
             else:
                 hits, took, requests = self._client_rrf(stage, plan.fusion)
@@ -388,11 +417,26 @@ class Searcher:
         resp = self._search(body)
         return [self._hit(r, stage.from_ + i + 1) for i, r in enumerate(responses.hits(resp))], responses.took(resp)
 
+    def _refused(self, plan: FusionPlan, exc: BackendError) -> tuple[FusionPlan, str]:
+        """The cluster refused a fusion it was thought to run (Elasticsearch: 400 unknown retriever, 403
+        licence): forget it for this searcher and plan the fallback; any other error is raised."""
+        why = self.engine.refused_fusion(exc)
+        if why is None:
+            raise exc
+        self.caps = self.caps.without(plan.fusion)
+        if not self.allow_fallback:
+            raise CapabilityError(f"{why}; fallback is disabled") from exc
+        sent = _SENT.get()
+        if sent:
+            sent.pop()  # the refused request: SearchResult.sent lists what the result came from
+        fallback = self._checked(FusionPlan(plan.fusion, plan.fused_by))
+        return fallback, f"{why}: fell back to {fallback.fused_by.value} ({fallback.fusion.name})"
+
     def _server_hybrid(self, stage: _Stage, plan: FusionPlan, explain: bool) -> tuple[list[Hit], float, int]:
         text = text_query(stage.query, self.text_leg, stage.filters)
         knn = self.engine.knn_query(stage.vector, field=self.info.vector_field, k=stage.depth, filters=stage.filters)
         body = self.engine.hybrid_body(text, knn, caps=self.caps, depth=stage.depth, size=stage.size, from_=stage.from_,
-                                       exclude=self._exclude(stage), explain=explain, inline_pipeline=plan.inline)
+                                       exclude=self._exclude(stage), explain=explain, inline_pipeline=plan.inline, fusion=plan.fusion)
         try:
             resp = self._hybrid_search(body, plan.pipeline)
         except BackendError as exc:
@@ -415,7 +459,7 @@ class Searcher:
         try:
             return self._search(body, pipeline=pipeline)
         except BackendError as exc:
-            hybrid = body["query"]["hybrid"]
+            hybrid = (body.get("query") or {}).get("hybrid") or {}
             if not (self.caps.serverless and exc.status == 400 and "pagination_depth" in (exc.reason or "") and "pagination_depth" in hybrid):
                 raise
         self.caps = replace(self.caps, pagination_depth=False)
@@ -463,8 +507,8 @@ class Searcher:
         out = {}
         for r in raw:
             found = [positions[leg].get(r.id, (None, None)) for leg in range(len(LEGS))]
-            scores = self.engine.explained_leg_scores(r, [raw_score for _, raw_score in found])
-            if isinstance(fusion, RRF):
+            scores = self.engine.explained_leg_scores(r, [raw_score for _, raw_score in found], weights=weights)
+            if isinstance(fusion, (RRF, ScoreSum)):
                 parts = [w * s if s is not None else 0.0 for s, w in zip(scores, weights)]
             else:
                 parts = fusion_fns.contributions(scores, weights, fusion.combination, r.score)
@@ -493,3 +537,8 @@ class Searcher:
         return [replace(hits[i], score=s, mmr_score=s,
                         first_stage_score=hits[i].first_stage_score if hits[i].first_stage_score is not None else hits[i].score)
                 for i, s in picked]
+
+
+def _in_request(fusion: Fusion) -> FusedBy:
+    """Who fuses a fusion sent inside the request (Elasticsearch): the sum, or a retriever."""
+    return FusedBy.SERVER_SUM if isinstance(fusion, ScoreSum) else FusedBy.SERVER_RETRIEVER

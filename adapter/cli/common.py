@@ -10,20 +10,22 @@ from ..errors import InputError
 
 
 def with_url(parser):
-    parser.add_argument("--url", help="OpenSearch URL (env OPENSEARCH_URL; default: the running local node)")
+    parser.add_argument("--url", help="OpenSearch or Elasticsearch URL (env OPENSEARCH_URL; default: the running local node); "
+                                      "the engine is asked (env HYBRID_ENGINE=opensearch|elasticsearch skips that)")
     return parser
 
 
 def client(args):
-    """``--url`` / OPENSEARCH_URL, else the running local node, else localhost:9200."""
-    from ..client import connect
+    """``--url`` / OPENSEARCH_URL, else the running local node, else localhost:9200; a client for
+    whichever engine answers there (:func:`adapter.client.connect_cluster`)."""
+    from ..client import connect_cluster
 
     url = getattr(args, "url", None) or os.environ.get("OPENSEARCH_URL")
     if not url:
         from ..local import LocalNode
 
         url = LocalNode(log=lambda m: None).url
-    return connect(url)
+    return connect_cluster(url)
 
 
 def add_index_spec_options(p) -> None:

@@ -18,6 +18,8 @@ def add_parsers(sub) -> None:
     render.add_argument("--what", choices=["templates", "pipelines", "all"], default="all")
     render.add_argument("--opensearch-version", default=DEFAULT_VERSION,
                         help="render the pipelines this OpenSearch version runs (default %(default)s)")
+    render.add_argument("--elasticsearch-version", metavar="VERSION",
+                        help="render for Elasticsearch VERSION instead (a full distribution: analysis-common; no pipelines)")
     add_index_spec_options(render)
     render.set_defaults(func=run_render)
 
@@ -34,19 +36,23 @@ def add_parsers(sub) -> None:
 def run_render(args) -> int:
     from ..assets import IndexNames
     from ..capabilities import Capabilities
+    from ..engines.elasticsearch import ELASTICSEARCH
     from ..engines.opensearch import OPENSEARCH
     from ..fusions import DEFAULT_WEIGHTS, parse_weights
 
     names = IndexNames(args.index)
+    if args.elasticsearch_version:
+        engine, caps = ELASTICSEARCH, Capabilities.elasticsearch(args.elasticsearch_version)
+    else:
+        engine, caps = OPENSEARCH, Capabilities.opensearch(args.opensearch_version)
     out = {}
     if args.what in ("templates", "all"):
         spec = index_spec(args)
-        out["component_templates"] = OPENSEARCH.render_components(names, spec)
-        out["index_template"] = {names.index_template: OPENSEARCH.render_index_template(names, spec)}
-    if args.what in ("pipelines", "all"):
-        caps = Capabilities.opensearch(args.opensearch_version)
+        out["component_templates"] = engine.render_components(names, spec, caps)
+        out["index_template"] = {names.index_template: engine.render_index_template(names, spec, caps)}
+    if args.what in ("pipelines", "all") and caps.search_pipelines:
         fusions = caps.fusions(parse_weights(args.weights) or DEFAULT_WEIGHTS)
-        out["pipelines"] = {names.pipeline(f): OPENSEARCH.render_pipeline(f, caps) for f in fusions}
+        out["pipelines"] = {names.pipeline(f): engine.render_pipeline(f, caps) for f in fusions}
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 

@@ -75,9 +75,10 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     """
     from ..ingest import Ingestor
 
-    if fresh and alias_indices(client, alias):
+    old = alias_indices(client, alias) if fresh else []
+    if old:  # by name: Elasticsearch refuses wildcard deletes (action.destructive_requires_name)
         with translate_errors(f"deleting the old {alias}", client):
-            client.indices.delete(index=f"{alias}-v*")
+            client.indices.delete(index=",".join(old))
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost))
     with translate_errors(f"counting {alias}", client):
         have = client.count(index=alias)["count"]
