@@ -74,7 +74,10 @@ def run_eval(args) -> int:
         print(f"tuned on {report.tuning.split} ({report.tuning.queries} queries): {report.tuning.as_json()['chosen']}")
         out = Path(args.tune_output or f"tuned-{dataset.name}.json")
         out.write_text(json.dumps(report.tuning.pipeline, indent=2) + "\n")
-        print(f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... --pipeline-file {out}")
+        if "fusion" in report.tuning.pipeline:  # no search pipelines (Elasticsearch): the fusion goes with each search
+            print(f"winning fusion written to {out}; {report.tuning.pipeline['description']}")
+        else:
+            print(f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... --pipeline-file {out}")
     if args.json:
         write_json(report, args.json)
         print(f"results written to {args.json}")

@@ -110,18 +110,15 @@ def _dict_answers_class():
 
 
 def speaks_elasticsearch(client) -> bool:
-    """Whether the server behind an opensearch-py ``client`` is Elasticsearch: its ``GET /`` names no
-    OpenSearch distribution (a full Elasticsearch says ``You Know, for Search``), or is refused with
-    405 (Elasticsearch's integ-test distribution has no root endpoint; OpenSearch always has one)."""
-    from opensearchpy.exceptions import TransportError
-
-    try:
-        root = client.info()
-    except TransportError as exc:
-        return exc.status_code == 405
+    """Whether the server behind an opensearch-py ``client`` is Elasticsearch: its ``GET /`` has
+    Elasticsearch's tagline (``You Know, for Search``) and no OpenSearch distribution, or is refused
+    with 405 (Elasticsearch's integ-test distribution has no root endpoint; OpenSearch always has one)."""
+    root = client.info(ignore=405)  # ignored, not logged as a failed request
+    if root.get("status") == 405 and "error" in root:
+        return True
     version = root.get("version") or {}
-    return version.get("distribution") != "opensearch" and (
-        "build_flavor" in version or "You Know, for Search" in str(root.get("tagline", "")))
+    # OpenSearch's tagline is its own, whatever compatibility.override_main_response_version does to the version.
+    return version.get("distribution") != "opensearch" and "You Know, for Search" in str(root.get("tagline", ""))
 
 
 def is_client_error(exc: BaseException) -> bool:

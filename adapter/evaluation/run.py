@@ -49,6 +49,14 @@ def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: 
     return out
 
 
+def fusion_asset(fusion) -> dict:
+    """Where there are no search pipelines (Elasticsearch): the winning fusion, to pass per search."""
+    weights = ",".join(f"{w:g}" for w in fusion.effective_weights)
+    return {"description": f"no search pipelines on this engine: the fusion goes with each search request "
+                           f"(hybrid search --fusion {fusion.name} --weights {weights})",
+            "fusion": fusion.name, "weights": list(fusion.effective_weights)}
+
+
 def eval_alias(dataset: Dataset, embedder: Embedder) -> str:
     """The default name of a dataset's eval index: eval-<dataset>-<embedder spec>."""
     return f"eval-{dataset.name}-{embedder.fingerprint.spec}".lower().replace(":", "-").replace("/", "-").replace("_", "-")
@@ -193,7 +201,8 @@ def run_eval(
         specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True))
         if mmr is not None:
             specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=mmr, mmr_candidates=mmr_candidates, tuned=True))
-        tuning = Tuning(tune_split.split, len(tune_split.queries), best, searcher.engine.render_pipeline(best, caps), tuple(trials))
+        asset = searcher.engine.render_pipeline(best, caps) if caps.search_pipelines else fusion_asset(best)
+        tuning = Tuning(tune_split.split, len(tune_split.queries), best, asset, tuple(trials))
     results, runs = evaluate_techniques(searcher, dataset, specs, k=k, depth=depth, progress=progress)
     parity = rrf_parity(runs["hybrid-rrf"], runs["client-rrf"]) if {"hybrid-rrf", "client-rrf"} <= set(runs) else None
     return EvalReport(
