@@ -1,7 +1,7 @@
 """`hybrid init` against the real node: templates, alias, pipelines, idempotence, refusals.
 
 Tests marked for both engines hold on Elasticsearch too (no pipelines there: see
-tests/integration/test_elasticsearch.py for what it puts instead)."""
+tests/integration/test_elastic_adapter.py for what it puts instead)."""
 
 import re
 

@@ -1,7 +1,7 @@
 """Searching the seed's Spanish support documents with a real multilingual embedder.
 
 Tests marked for both engines hold on Elasticsearch too, where hybrid is fused in the request (on the
-integ-test node: query + knn summed; tests/integration/test_elasticsearch.py has its own paths)."""
+integ-test node: query + knn summed; tests/integration/test_elastic_adapter.py has its own paths)."""
 
 import uuid
 
