@@ -212,15 +212,19 @@ class Searcher:
         ok, why = self.caps.supports(plan.fusion)
         if ok:
             return plan
+        return self._fallback(plan.fusion, why)
+
+    def _fallback(self, fusion: Fusion, why: str) -> FusionPlan:
+        """The plan for a fusion this cluster cannot run (``why``): a server-side fusion the engine
+        offers instead, else client RRF; a notice says which and why."""
+        instead = self.engine.server_fallback(fusion, self.caps)
         if not self.allow_fallback:
-            raise CapabilityError(f"{why}; fallback to client-rrf is disabled")
-        instead = self.engine.server_fallback(plan.fusion, self.caps)
+            raise CapabilityError(f"{why}; fallback to {'the server sum' if instead else 'client-rrf'} is disabled")
         if instead is not None:
             return FusionPlan(instead, _in_request(instead), notice=(
                 f"{why}: fell back to the server's {instead.name} of the legs' raw scores (weights "
                 f"{'/'.join(f'{w:g}' for w in instead.effective_weights)} as boosts; NOT normalised: BM25 scores are unbounded, "
                 "the vector leg's lie in [0, 1])"))
-        fusion = plan.fusion
         rrf = RRF(fusion.rank_constant, fusion.weights) if isinstance(fusion, RRF) else RRF(DEFAULT_RANK_CONSTANT)
         note = f"{why}: fell back to client-rrf (both legs fused in Python by RRF, rank_constant {rrf.rank_constant})"
         return FusionPlan(rrf, FusedBy.CLIENT, notice=note)
@@ -336,8 +340,8 @@ class Searcher:
                 try:
                     hits, took, requests = self._server_hybrid(stage, plan, explain)
                 except BackendError as exc:
-                    plan, refused = self._refused(plan, exc)
-                    notices.append(refused)
+                    plan = self._refused(plan, exc)
+                    notices.append(plan.notice)
                     if plan.fused_by is FusedBy.CLIENT:
                         technique = Technique.CLIENT_RRF
                         hits, took, requests = self._client_rrf(stage, plan.fusion)
@@ -417,20 +421,21 @@ class Searcher:
         resp = self._search(body)
         return [self._hit(r, stage.from_ + i + 1) for i, r in enumerate(responses.hits(resp))], responses.took(resp)
 
-    def _refused(self, plan: FusionPlan, exc: BackendError) -> tuple[FusionPlan, str]:
+    def _refused(self, plan: FusionPlan, exc: BackendError) -> FusionPlan:
         """The cluster refused a fusion it was thought to run (Elasticsearch: 400 unknown retriever, 403
         licence): forget it for this searcher and plan the fallback; any other error is raised."""
         why = self.engine.refused_fusion(exc)
         if why is None:
             raise exc
         self.caps = self.caps.without(plan.fusion)
-        if not self.allow_fallback:
-            raise CapabilityError(f"{why}; fallback is disabled") from exc
+        try:
+            fallback = self._fallback(plan.fusion, why)
+        except CapabilityError as refusal:
+            raise refusal from exc
         sent = _SENT.get()
         if sent:
             sent.pop()  # the refused request: SearchResult.sent lists what the result came from
-        fallback = self._checked(FusionPlan(plan.fusion, plan.fused_by))
-        return fallback, f"{why}: fell back to {fallback.fused_by.value} ({fallback.fusion.name})"
+        return fallback
 
     def _server_hybrid(self, stage: _Stage, plan: FusionPlan, explain: bool) -> tuple[list[Hit], float, int]:
         text = text_query(stage.query, self.text_leg, stage.filters)

@@ -16,15 +16,17 @@ def with_url(parser):
 
 
 def client(args):
-    """``--url`` / OPENSEARCH_URL, else the running local node, else localhost:9200; a client for
-    whichever engine answers there (:func:`adapter.client.connect_cluster`)."""
+    """``--url`` / OPENSEARCH_URL, else the running local node (OpenSearch's default release, else
+    Elasticsearch's), else localhost:9200; a client for whichever engine answers there
+    (:func:`adapter.client.connect_cluster`)."""
     from ..client import connect_cluster
 
     url = getattr(args, "url", None) or os.environ.get("OPENSEARCH_URL")
     if not url:
-        from ..local import LocalNode
+        from ..local import LocalNode, NodeConfig
 
-        url = LocalNode(log=lambda m: None).url
+        quiet = lambda m: None  # noqa: E731
+        url = LocalNode(log=quiet).url or LocalNode(NodeConfig(engine="elasticsearch"), log=quiet).url
     return connect_cluster(url)
 
 

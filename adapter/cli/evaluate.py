@@ -103,7 +103,8 @@ def run_advise(args) -> int:
         dataset = load_beir(args.dataset, args.split)
         embedder = load_embedder(args.embedder)
         report = evaluate(client(args), dataset, embedder, alias=eval_alias(dataset, embedder), analyzer=args.analyzer, fresh=False,
-                          techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf"], progress=False)
+                          techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf", "hybrid-sum"],
+                          available_only=True, progress=False)
         data = report.as_json()
     if data:
         print(verdict(advice, data))

@@ -167,6 +167,7 @@ def run_eval(
     alias: str,
     analyzer: str = "english",
     techniques: Sequence[str] | None = None,
+    available_only: bool = False,
     reranker=None,
     mmr: float | None = None,
     mmr_candidates: int = 30,
@@ -192,7 +193,9 @@ def run_eval(
     if techniques:
         known = {s.name: s for s in specs}
         unknown = [t for t in techniques if t not in known]
-        if unknown:
+        if available_only:  # the subset this cluster runs (hybrid-rrf, say, is not on every cluster)
+            techniques, unknown = [t for t in techniques if t in known], []
+        if unknown or not techniques:
             raise InputError(f"unknown techniques {unknown}; available here: {', '.join(known)}")
         specs = [known[t] for t in techniques]
     tuning = None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from dataclasses import replace
 
 import pytest
@@ -23,29 +22,12 @@ from adapter.engines.elasticsearch import ELASTICSEARCH
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import fuse
 from adapter.fusions import RRF, ScoreNormalization, ScoreSum
-from adapter.ingest import Ingestor
 from adapter.search import Searcher
-from adapter.sources import FieldMap, read_source
 from adapter.types import FusedBy, Technique
-from tests.conftest import drop_hybrid_index
-from tests.integration.test_evaluation import tiny_beir  # noqa: F401 (a fixture)
+from tests.integration.test_evaluation import tiny_beir  # noqa: F401 (fixtures)
+from tests.integration.test_search import searcher, support  # noqa: F401 (the seed's support index, Spanish, e5)
 
 pytestmark = pytest.mark.engine("elasticsearch")
-
-
-@pytest.fixture(scope="module")
-def support(client, e5, support_docs_path):
-    alias = f"t-es-support-{uuid.uuid4().hex[:6]}"
-    init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    report = Ingestor.open(client, alias, e5, progress=False).ingest(read_source(support_docs_path, FieldMap(metadata=("category", "lang"))))
-    assert report.documents == 12 and not report.failures
-    yield alias
-    drop_hybrid_index(client, alias)
-
-
-@pytest.fixture(scope="module")
-def searcher(client, support, e5):
-    return Searcher.open(client, support, e5)
 
 
 def run(capsys, *args):

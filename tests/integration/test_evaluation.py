@@ -97,6 +97,7 @@ def test_offline_fusion_reproduces_the_server(client, index_name, e5, support_do
     assert [h.id for h in server.hits] == [f.id for f in rrf(searcher.legs("envío del pedido", depth=12))][: len(server.hits)]
 
 
+@pytest.mark.engine("opensearch", "elasticsearch")
 def test_advise_measures_a_dataset_when_given_qrels(capsys, client, opensearch_url, tiny_beir, tmp_path):
     from tests.conftest import drop_hybrid_index
 
