@@ -1,6 +1,6 @@
 """Tuning the fusion offline on a labelled split: fetch both legs once per query, then score every
 fusion the cluster runs (normalisation x combination x BM25 weight 0.0-1.0 by 0.1, RRF rank
-constants, and on Elasticsearch the score sum with the dense boost up to 100x BM25's: the legs'
+constants, and on Elasticsearch the score sum with the dense boost up to 1000x BM25's: the legs'
 raw scores differ in scale) with the server's own formulas (:func:`adapter.fusion.fuse`), and keep
 the best by nDCG@10. The winner is then confirmed through the server on a *different* split."""
 
@@ -15,7 +15,7 @@ from .report import Trial
 
 TUNE_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 TUNE_RANK_CONSTANTS = (5, 10, 20, 40, 60, 80, 100)
-TUNE_SUM_DENSE_BOOSTS = (2, 5, 10, 20, 50, 100)  # x a BM25 boost of 1: cosine scores are ~1, BM25's ~10-30
+TUNE_SUM_DENSE_BOOSTS = (2, 5, 10, 20, 50, 100, 200, 500, 1000)  # x a BM25 boost of 1: vector scores ~0.65-0.9, BM25 ~10-60 (SciFact)
 
 
 def candidates(caps: Capabilities) -> list[Fusion]:
