@@ -1,4 +1,5 @@
 """OpenSearch-native hybrid search: BM25 + k-NN fused by the server, embeddings computed in Python.
+Elasticsearch 8.19 / 9.x too (``connect_cluster`` picks the client; the ``elasticsearch`` extra).
 
 The public API (everything else is internal)::
 
@@ -47,6 +48,7 @@ from .fusions import (
     Fusion,
     Normalization,
     ScoreNormalization,
+    ScoreSum,
     parse_fusion,
 )
 from .types import (
@@ -64,7 +66,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time)
-    from .client import connect
+    from .client import connect, connect_cluster
     from .capabilities import Capabilities
     from .assets import IndexSpec, IndexNames
     from .documents import DocumentLayout
@@ -90,6 +92,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
 
 _LAZY = {
     "connect": "client",
+    "connect_cluster": "client",
     "Capabilities": "capabilities",
     "IndexSpec": "assets",
     "IndexNames": "assets",
@@ -144,7 +147,7 @@ __all__ = [
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError", "MigrationError",
     "AuthenticationError", "PermissionDeniedError", "TLSError",
     # values
-    "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
+    "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "ScoreSum", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
     "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "Facet", "Bucket", "EmbeddingFingerprint",
     "IngestReport", "ItemFailure",
     # functions and classes (lazy)

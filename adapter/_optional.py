@@ -16,6 +16,8 @@ EXTRAS = {
     "ir_measures": "eval",
     "matplotlib": "eval",
     "boto3": "aws",
+    "elasticsearch": "elasticsearch",
+    "elastic_transport": "elasticsearch",
     "langchain_core": "langchain",
     "cryptography": "secure",
     "bcrypt": "secure",

@@ -1,4 +1,5 @@
-"""``hybrid init``: apply templates, create the versioned index behind its alias, put pipelines.
+"""``hybrid init``: apply templates, create the versioned index behind its alias, put pipelines
+(where the engine has them: Elasticsearch fuses inside each request, so there it puts none).
 
 Idempotent: each object is compared with what the cluster holds and only changed objects are sent;
 the report says what was created, updated (with a diff) or left unchanged. A change the live index
@@ -42,6 +43,8 @@ class InitReport:
     index: str
     changes: tuple[Change, ...]
     default_pipeline: str | None = None  # what a hybrid query without a pipeline is fused by
+    default_fusion: str | None = None  # without search pipelines (Elasticsearch): what the adapter fuses by, from _meta
+    notices: tuple[str, ...] = ()  # what differs from what was asked (an analyzer rebuilt, a fusion that will fall back)
 
     @property
     def changed(self) -> bool:
@@ -98,4 +101,4 @@ def init_index(
         changes += (_enable_server_mmr(client, dry_run=dry_run),)
         if not dry_run:
             engine.probe(client, refresh=True)
-    return InitReport(alias, planned.index, changes, planned.default_pipeline)
+    return InitReport(alias, planned.index, changes, planned.default_pipeline, planned.default_fusion, planned.notices)

@@ -224,15 +224,23 @@ class IndexSpec:
         }
 
 
-def render_text_component(spec: IndexSpec) -> dict[str, Any]:
-    """The text fields with the spec's analyzer (shared by every engine); an analyzer rendered
-    from the cluster (:mod:`adapter.analysis`) adds its filters and analyzer to the settings."""
-    analysis = text_analysis(spec.analyzer, spec.analysis)
+def render_text_component(spec: IndexSpec, caps=None) -> dict[str, Any]:
+    """The text fields with the spec's analyzer (shared by every engine), as the cluster can run it:
+    ``caps`` (:class:`~adapter.capabilities.Capabilities`) when given, else what
+    :meth:`IndexSpec.for_cluster` recorded (:mod:`adapter.analysis`)."""
+    analysis = text_analysis(spec.analyzer, AnalysisSupport.of(caps) if caps is not None else spec.analysis)
     text = load_asset("mappings", "component-text")
-    settings = text["template"]["settings"]["analysis"]
-    if analysis.filters:
-        settings.setdefault("filter", {}).update(analysis.filters)
-    settings["analyzer"].update(analysis.analyzers)
+    if analysis.own_block:
+        block = {k: v for k, v in (("filter", analysis.filters), ("analyzer", analysis.analyzers)) if v}
+        if block:
+            text["template"]["settings"]["analysis"] = block
+        else:
+            del text["template"]["settings"]
+    else:
+        settings = text["template"]["settings"]["analysis"]
+        if analysis.filters:
+            settings.setdefault("filter", {}).update(analysis.filters)
+        settings["analyzer"].update(analysis.analyzers)
     props = text["template"]["mappings"]["properties"]
     template_field = props.pop("text")
     props.pop("title", None)

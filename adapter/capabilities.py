@@ -18,6 +18,10 @@ needs the ``reindex`` module; the Polish analyzer the ``analysis-stempel`` plugi
 ``analysis-icu``; Hunspell dictionaries are named by the node attribute ``hunspell``. In-query
 fusion (``hybrid.fusion``, no pipeline) is unreleased: it is recognised by the cluster setting that
 switches it (``plugins.neural_search.hybrid.fusion.enabled``), not by a version.
+For Elasticsearch there are no search pipelines: fusion is part of the request. The ``rrf`` (8.14+)
+and ``linear`` (8.18+; min_max, and l2 from 8.19/9.1) retrievers need the ``rank-rrf`` module *and*
+an Enterprise or trial licence; every 8.4+ cluster runs the free-tier ``query`` + ``knn`` request
+whose scores are summed with boosts (:class:`~adapter.fusions.ScoreSum`, not normalised).
 """
 
 from __future__ import annotations
@@ -25,8 +29,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from dataclasses import replace
+
 from .analysis import ICU, STEMPEL
-from .fusions import DEFAULT_RANK_CONSTANT, RRF, Combination, Fusion, Normalization, ScoreNormalization
+from .fusions import DEFAULT_RANK_CONSTANT, RRF, Combination, Fusion, Normalization, ScoreNormalization, ScoreSum
+
+# Elasticsearch licences under which rank-rrf's retrievers run (RRF was Platinum before 8.17).
+RETRIEVER_LICENSES = ("enterprise", "trial")
+ANALYSIS_MODULE = "analysis-common"
+RANK_MODULE = "rank-rrf"
 
 # Analysis plugins Amazon OpenSearch Service (managed and Serverless) bundles; assumed where the
 # cluster hides its plugin list.
@@ -93,7 +104,11 @@ class Capabilities:
     in_query_fusion: bool = False  # hybrid.fusion: fused without a search pipeline (unreleased)
     delete_by_query: bool = False  # the reindex module
     modules: tuple[str, ...] = ()
-    hunspell: tuple[str, ...] = ()  # Hunspell locales the nodes have (node attribute `hunspell`)
+    hunspell: tuple[str, ...] = ()  # Hunspell locales every node has (node attribute `hunspell`)
+    search_pipelines: bool = True  # fusion runs in a search pipeline (OpenSearch), else in the request (Elasticsearch)
+    score_sum: bool = False  # Elasticsearch: query + knn in one request, raw scores summed with boosts
+    license: str | None = None  # Elasticsearch: the licence type (basic, trial, enterprise...); None: unknown
+    analysis_common: bool = True  # language analyzers, asciifolding, stemmers (absent from Elasticsearch's integ-test zip)
 
     @classmethod
     def opensearch(cls, version: str, *, neural_search: bool = True, native_engines: bool = True,
@@ -148,29 +163,86 @@ class Capabilities:
         """``icu_tokenizer`` and ``icu_folding``."""
         return ICU in self.plugins
 
+    @classmethod
+    def elasticsearch(cls, version: str, *, modules: Iterable[str] | None = None, license: str | None = None,
+                      hunspell: Iterable[str] = ()) -> Capabilities:
+        """An Elasticsearch ``version`` with these ``modules`` and plugins (None: unknown, a standard
+        distribution is assumed) under ``license`` (None: unknown; retrievers are tried, and a
+        refusal is turned into the fallback by the searcher)."""
+        v = version_tuple(version)
+        names = set(modules) if modules is not None else {RANK_MODULE, ANALYSIS_MODULE}
+        retrievers = RANK_MODULE in names and (license is None or license in RETRIEVER_LICENSES)
+        return cls(
+            version=version,
+            distribution="elasticsearch",
+            plugins=tuple(sorted(p for p in names if p)),
+            hybrid=True,
+            normalization=retrievers and v >= (8, 18, 0),  # the linear retriever
+            rrf=retrievers and v >= (8, 14, 0),
+            rrf_weights=retrievers and v >= (9, 3, 0),
+            z_score=False,
+            explanation=False,
+            pagination_depth=False,
+            native_engines=False,  # Lucene HNSW only: no faiss or nmslib
+            engine="elasticsearch",
+            search_pipelines=False,
+            score_sum=v >= (8, 4, 0),
+            license=license,
+            analysis_common=ANALYSIS_MODULE in names,
+            hunspell=tuple(sorted(set(hunspell))),
+        )
+
     def normalizations(self) -> tuple[Normalization, ...]:
+        if self.engine == "elasticsearch":  # the linear retriever's normalizers: minmax; l2_norm from 8.19 / 9.1
+            v = version_tuple(self.version)
+            l2 = v >= (9, 1, 0) or (8, 19, 0) <= v < (9, 0, 0)
+            return (Normalization.MIN_MAX, Normalization.L2) if l2 else (Normalization.MIN_MAX,)
         norms = [Normalization.MIN_MAX, Normalization.L2]
         if self.z_score:
             norms.append(Normalization.Z_SCORE)
         return tuple(norms)
 
+    def combinations(self) -> tuple[Combination, ...]:
+        """Elasticsearch's linear retriever sums weighted scores: the arithmetic mean only."""
+        return (Combination.ARITHMETIC_MEAN,) if self.engine == "elasticsearch" else tuple(Combination)
+
+    def without(self, fusion: Fusion) -> Capabilities:
+        """These capabilities less the server-side way of running ``fusion`` (after the cluster
+        refused it: an unknown retriever, a licence that does not cover it)."""
+        if isinstance(fusion, RRF):
+            return replace(self, rrf=False, rrf_weights=False)
+        if isinstance(fusion, ScoreSum):
+            return replace(self, score_sum=False)
+        return replace(self, normalization=False)
+
     def fusions(self, weights: tuple[float, ...] | None = None, *, rank_constants: Iterable[int] = (DEFAULT_RANK_CONSTANT,)) -> list[Fusion]:
         """Every server-side fusion this cluster runs: each normalisation x combination the server
-        allows (with ``weights``), then RRF with each of ``rank_constants``."""
-        if not self.normalization:
-            return []
+        allows (with ``weights``), then RRF with each of ``rank_constants``, then (Elasticsearch) the
+        score sum with ``weights`` as boosts."""
         out: list[Fusion] = []
-        for norm in self.normalizations():
-            for comb in Combination:
-                if norm is Normalization.Z_SCORE and comb is not Combination.ARITHMETIC_MEAN:
-                    continue
-                out.append(ScoreNormalization(norm, comb, weights))
+        if self.normalization:
+            for norm in self.normalizations():
+                for comb in self.combinations():
+                    if norm is Normalization.Z_SCORE and comb is not Combination.ARITHMETIC_MEAN:
+                        continue
+                    out.append(ScoreNormalization(norm, comb, weights))
         if self.rrf:
             out += [RRF(rc) for rc in rank_constants]
+        if self.score_sum:
+            out.append(ScoreSum(weights))
         return out
 
     def supports(self, fusion: Fusion) -> tuple[bool, str]:
         """Whether the server can run ``fusion``, and if not, why."""
+        if isinstance(fusion, ScoreSum):
+            if self.score_sum:
+                return True, ""
+            if self.engine == "elasticsearch":
+                return False, f"the query + knn score sum needs Elasticsearch 8.4+, the cluster runs {self.version}"
+            return False, ("the score sum is Elasticsearch's query + knn request; OpenSearch fuses in a search pipeline "
+                           "(min_max, l2, z_score or RRF)")
+        if self.engine == "elasticsearch":
+            return self._retriever_supports(fusion)
         if not self.hybrid:
             return False, f"the cluster ({self.engine} {self.version}) has no neural-search plugin with the hybrid query"
         if isinstance(fusion, RRF):
@@ -181,4 +253,32 @@ class Capabilities:
             return True, ""
         if fusion.technique is Normalization.Z_SCORE and not self.z_score:
             return False, f"z_score normalisation needs OpenSearch 3.0+, the cluster runs {self.version}"
+        return True, ""
+
+    def _retriever_gap(self) -> str:
+        """Why rank-rrf's retrievers do not run here (Elasticsearch)."""
+        gaps = []
+        if RANK_MODULE not in self.plugins:
+            gaps.append("it has no rank-rrf module (the integ-test distribution has none)")
+        if self.license is not None and self.license not in RETRIEVER_LICENSES:
+            gaps.append(f"its licence is {self.license}")
+        return " and ".join(gaps) or "it refused the retriever"
+
+    def _retriever_supports(self, fusion: Fusion) -> tuple[bool, str]:
+        v = version_tuple(self.version)
+        if isinstance(fusion, RRF):
+            if not self.rrf:
+                return False, (f"the rrf retriever needs the rank-rrf module and an Enterprise or trial licence; this cluster "
+                               f"(Elasticsearch {self.version}) lacks them: {self._retriever_gap()}")
+            if fusion.weights is not None and not self.rrf_weights:
+                return False, f"RRF weights need Elasticsearch 9.3+, the cluster runs {self.version}"
+            return True, ""
+        if fusion.technique is Normalization.Z_SCORE or fusion.combination is not Combination.ARITHMETIC_MEAN:
+            return False, (f"Elasticsearch's linear retriever sums weighted min_max or l2 scores (the arithmetic mean); "
+                           f"{fusion.name} is OpenSearch's")
+        if not self.normalization:
+            why = "Elasticsearch 8.18+" if v < (8, 18, 0) else f"the rank-rrf module and an Enterprise or trial licence: {self._retriever_gap()}"
+            return False, f"{fusion.name} runs in the linear retriever, which needs {why} (cluster: Elasticsearch {self.version})"
+        if fusion.technique not in self.normalizations():
+            return False, f"the linear retriever's l2_norm normalizer needs Elasticsearch 8.19 or 9.1+, the cluster runs {self.version}"
         return True, ""

@@ -36,7 +36,7 @@ class IndexInfo:
     max_window: int = DEFAULT_MAX_WINDOW  # index.max_result_window
     default_pipeline: str | None = None  # index.search.default_pipeline
     schema: int = 1  # _meta.adapter_schema
-    default_fusion: str | None = None  # _meta.default_fusion: "adaptive" makes the searcher choose weights per query
+    default_fusion: str | None = None  # _meta.default_fusion: "adaptive" (weights per query); on Elasticsearch the fusion a search without one uses
     adaptive: Mapping[str, Any] | None = None  # _meta.adaptive: calibration and policy (adapter.adaptive)
 
     @property
@@ -100,7 +100,7 @@ def alias_indices(client, alias: str) -> list[str]:
 def orphaned_indices(client, alias: str) -> list[str]:
     """Versioned indices of ``alias`` (``<alias>-vN``) that exist while the alias does not, oldest first."""
     with translate_errors(f"looking for indices of {alias}", client):
-        found = client.indices.get_alias(index=f"{alias}-v*", params={"allow_no_indices": "true", "ignore_unavailable": "true"})
+        found = client.indices.get_alias(index=f"{alias}-v*", allow_no_indices=True, ignore_unavailable=True)
     pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
     return sorted((name for name in found if pattern.match(name)), key=index_version)
 
@@ -115,7 +115,7 @@ def read_index_info(client, alias: str) -> IndexInfo:
         raise ConfigurationError(f"no hybrid index {alias!r} on the cluster ({hint})")
     index = indices[-1]
     with translate_errors(f"reading {index}", client):
-        body = client.indices.get(index=index, params={"include_defaults": "true", "filter_path": _INFO_FILTER})[index]
+        body = client.indices.get(index=index, include_defaults=True, filter_path=_INFO_FILTER)[index]
     return IndexInfo.from_index(alias, index, body)
 
 

@@ -1,4 +1,5 @@
-"""Connecting to OpenSearch, and translating the client's exceptions into the adapter's tree.
+"""Connecting to OpenSearch (or Elasticsearch: :func:`connect_cluster`), and translating the
+clients' exceptions into the adapter's tree.
 
 :func:`connect` is the one place that reads the environment and the config file. Library classes
 take a ready client. Secrets go to the client only: never into ``repr``, logs, error messages or
@@ -240,7 +241,9 @@ def describe_url(client) -> str:
         scheme = "https" if host.get("use_ssl") or host.get("scheme") == "https" else "http"
         return f"{scheme}://{host.get('host')}:{host.get('port')}"
     except (AttributeError, IndexError, KeyError):
-        return "the cluster"
+        from .engines.elasticsearch_client import describe
+
+        return describe(client) or "the cluster"
 
 
 def _reason(exc) -> str:
@@ -307,6 +310,53 @@ def translate_errors(action: str, client=None) -> Iterator[None]:
             name = reason.split("Pipeline", 1)[1].split("is not defined")[0].strip()
             raise PipelineNotFoundError(name, "create it with `hybrid init`") from exc
         raise BackendError(f"{action}: OpenSearch answered {status}: {reason}", status=status, reason=reason) from exc
+    except Exception as exc:
+        from .engines.elasticsearch_client import translate
+
+        translated = translate(exc, action, describe_url(client) if client is not None else "the cluster")
+        if translated is None:  # not elasticsearch-py's: not ours to translate
+            raise
+        raise translated from exc
+
+
+# -- either engine -------------------------------------------------------------------------------
+
+
+def connect_cluster(url: str | None = None, *, engine: str | None = None, **options):
+    """A client for the engine at ``url``: opensearch-py for OpenSearch (:func:`connect`),
+    elasticsearch-py for Elasticsearch (:func:`~adapter.engines.elasticsearch_client.connect_elasticsearch`,
+    the ``elasticsearch`` extra). ``engine`` (or ``HYBRID_ENGINE``) names it; otherwise one
+    ``GET /`` decides. Amazon's SigV4 services are OpenSearch and are not asked."""
+    engine = engine or os.environ.get("HYBRID_ENGINE")
+    if engine not in (None, "opensearch", "elasticsearch"):
+        raise ConfigurationError(f"engine must be opensearch or elasticsearch, got {engine!r}")
+    if engine == "elasticsearch":
+        from .engines.elasticsearch_client import connect_elasticsearch
+
+        return connect_elasticsearch(url, **_shared(options))
+    client = connect(url, **options)
+    if engine is None and not (options.get("aws_region") or os.environ.get("OPENSEARCH_AWS_REGION")):
+        from .engines.elasticsearch_client import speaks_elasticsearch
+
+        try:
+            with translate_errors("asking the cluster which engine it runs", client):
+                elastic = speaks_elasticsearch(client)
+        except ClusterUnavailableError:
+            return client  # the first real call says so, as before
+        if elastic:
+            from .engines.elasticsearch_client import connect_elasticsearch
+
+            return connect_elasticsearch(url, **_shared(options))
+    return client
+
+
+def _shared(options: dict) -> dict:
+    """The options of :func:`connect` that the Elasticsearch client takes too."""
+    aws = [k for k in ("aws_region", "aws_service") if options.get(k)]
+    if aws:
+        raise ConfigurationError(f"{', '.join(aws)}: SigV4 signing is for Amazon OpenSearch Service, not Elasticsearch")
+    keep = ("username", "password", "verify_certs", "timeout", "pool_maxsize")
+    return {k: v for k, v in options.items() if k in keep and v is not None}
 
 
 def tls_reason(exc) -> str:

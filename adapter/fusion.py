@@ -14,7 +14,8 @@ minimum becomes 0.001, a lone score 1.0); l2 divides by the leg's L2 norm; z_sco
 ``(s - mean) / sample std`` floored at 0.001. Arithmetic mean counts a leg that missed the hit as 0
 (its weight stays in the denominator); geometric and harmonic means skip such legs.
 :func:`fuse_normalized` puts them together, so weights can be tuned offline on fetched legs and
-the winner confirmed by the server.
+the winner confirmed by the server. :func:`score_sum` is Elasticsearch's ``query`` + ``knn``
+request: raw scores times weights (boosts), summed in float32, with no normalisation.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .fusions import RRF, Combination, Fusion, Normalization
+from .fusions import RRF, Combination, Fusion, Normalization, ScoreSum
 from .types import LegScore
 
 # A run: (doc_id, score) pairs, best first, as one leg returned them.
@@ -189,8 +190,39 @@ def fuse_normalized(
     return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in fused]
 
 
+def score_sum(runs: Sequence[Run], *, weights: Sequence[float], leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
+    """Each leg's raw score times its weight, summed; a leg that missed a document adds nothing
+    (Elasticsearch's ``query`` + ``knn`` request, the weights sent as boosts)."""
+    names = list(leg_names or [f"leg{i}" for i in range(len(runs))])
+    if not (len(names) == len(runs) == len(weights)):
+        raise ValueError(f"{len(runs)} runs, {len(names)} leg names and {len(weights)} weights must match")
+    per_leg: list[dict[str, tuple[int, float]]] = []
+    for run in runs:
+        firsts: dict[str, tuple[int, float]] = {}
+        for rank, (doc_id, raw) in enumerate(run, start=1):
+            firsts.setdefault(doc_id, (rank, raw))
+        per_leg.append(firsts)
+    fused = []
+    for doc_id in dict.fromkeys(d for leg in per_leg for d in leg):
+        total, legs = np.float32(0.0), []
+        for name, leg, w in zip(names, per_leg, weights):
+            if doc_id in leg:
+                rank, raw = leg[doc_id]
+                part = np.float32(np.float32(raw) * np.float32(w))
+                total = np.float32(total + part)
+                legs.append(LegScore(name, rank, float(raw), float(raw), float(w), float(part)))
+            else:
+                legs.append(LegScore(name, None, None, None, float(w), 0.0))
+        best = min(leg[doc_id][0] for leg in per_leg if doc_id in leg)
+        fused.append((float(total), best, doc_id, tuple(legs)))
+    fused.sort(key=lambda item: (-item[0], item[1], item[2]))
+    return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in fused]
+
+
 def fuse(runs: Sequence[Run], fusion: Fusion, *, leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
     """Fuse ``runs`` as the server would run ``fusion`` (weights default as the server's do)."""
+    if isinstance(fusion, ScoreSum):
+        return score_sum(runs, weights=fusion.effective_weights, leg_names=leg_names)
     if isinstance(fusion, RRF):
         return rrf(runs, rank_constant=fusion.rank_constant, weights=fusion.weights, leg_names=leg_names)
     return fuse_normalized(runs, normalization=fusion.technique, combination=fusion.combination,

@@ -8,7 +8,11 @@ Two kinds, named and validated as the server names and validates them:
   (min_max, l2, z_score from 3.0) and a ``combination`` (arithmetic, geometric, harmonic mean)
   with per-leg ``weights`` in [0, 1] that sum to 1.
 
-Both are frozen, validated at construction (an invalid fusion cannot exist), have a stable short
+A third, :class:`ScoreSum`, is Elasticsearch's free-tier hybrid: ``query`` and ``knn`` in one
+request, each leg's raw score times its weight (boost), summed. No normalisation: BM25 scores are
+unbounded while cosine scores lie in [0, 1], so the weights must make up for the scales.
+
+All are frozen, validated at construction (an invalid fusion cannot exist), have a stable short
 ``name`` that :func:`parse_fusion` reads back (``rrf``, ``rrf-40``, ``min_max-arithmetic_mean``),
 and render to the processor they configure (:meth:`processor`). Which fusions a given cluster can
 run is :class:`adapter.capabilities.Capabilities`' business, not theirs.
@@ -202,7 +206,29 @@ class ScoreNormalization:
         return cls(technique, combination or Combination.ARITHMETIC_MEAN, weights)
 
 
-Fusion = Union[RRF, ScoreNormalization]
+@dataclass(frozen=True)
+class ScoreSum:
+    """Each leg's raw score times its weight, summed: Elasticsearch's ``query`` + ``knn`` request
+    (``_score = w_bm25 * bm25 + w_dense * similarity``, the weights sent as boosts). Not normalised."""
+
+    weights: tuple[float, ...] | None = None  # None: (1, 1), the plain sum
+
+    kind = "sum"
+    name = "sum"  # weights are not part of the name
+
+    def __post_init__(self) -> None:
+        # Boosts: any non-negative numbers, at least one positive (the scales of the legs differ).
+        object.__setattr__(self, "weights", _checked_weights(self.weights, unit_sum=False))
+
+    @property
+    def effective_weights(self) -> tuple[float, ...]:
+        return self.weights or (1.0,) * len(LEGS)
+
+    def with_weights(self, weights: tuple[float, ...] | None) -> ScoreSum:
+        return ScoreSum(weights)
+
+
+Fusion = Union[RRF, ScoreNormalization, ScoreSum]
 DEFAULT_FUSION: Fusion = ScoreNormalization()
 
 
@@ -225,8 +251,10 @@ def parse_fusion(text: str | None, *, weights: tuple[float, ...] | None = None, 
         return fusion
     if rank_constant is not None:
         raise InputError(f"a rank constant applies to RRF only, not to {name!r}")
+    if name == ScoreSum.name:
+        return ScoreSum(weights)
     if not name or name.split("-")[0] not in {n.value for n in Normalization}:
-        choices = ", ".join(["rrf", "rrf-<k>", *(f"{n.value}-<combination>" for n in Normalization)])
+        choices = ", ".join(["rrf", "rrf-<k>", *(f"{n.value}-<combination>" for n in Normalization), ScoreSum.name])
         raise InputError(f"unknown fusion {text!r}; expected one of: {choices}")
     return ScoreNormalization.parse(name, weights=weights)
 

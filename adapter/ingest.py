@@ -1,7 +1,7 @@
 """``hybrid ingest``: embed documents in Python and bulk-index them, with indexing overlapping embedding.
 
-The main thread reads, chunks and embeds in batches; a second thread feeds the batches to
-opensearch-py's ``streaming_bulk`` (which retries 429s with backoff; the client retries 502/503/504
+The main thread reads, chunks and embeds in batches; a second thread feeds the batches to the
+client's ``streaming_bulk`` through the engine (which retries 429s with backoff; the client retries 502/503/504
 and timeouts; per-document 5xx failures get one more round). Every per-item failure is collected
 with its reason and written to a failures file: nothing is dropped silently. Ids are stable (the
 document id, or ``<id>#<n>`` for chunks), so re-ingesting replaces instead of duplicating.
@@ -24,6 +24,7 @@ from .catalog import IndexInfo, read_index_info
 from .client import describe_url, translate_errors
 from .documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
 from .embedders import Embedder, check_fingerprint, check_vectors
+from .engines import Engine, engine_for
 from .errors import ClusterUnavailableError, InputError
 from .sources import Chunking, RowError, SourceDoc, chunk_id
 from .types import IngestReport, ItemFailure
@@ -74,9 +75,10 @@ class _Indexer(threading.Thread):
     sent once more after a pause.
     """
 
-    def __init__(self, client, *, chunk_size: int, max_retries: int, retry_pause: float = 2.0) -> None:
+    def __init__(self, client, engine: Engine, *, chunk_size: int, max_retries: int, retry_pause: float = 2.0) -> None:
         super().__init__(daemon=True, name="hybrid-bulk")
         self.client = _CountingClient(client)
+        self.engine = engine
         self.chunk_size = chunk_size
         self.max_retries = max_retries
         self.retry_pause = retry_pause
@@ -91,11 +93,9 @@ class _Indexer(threading.Thread):
         self.splits = 0
 
     def _send(self, actions: Sequence[dict]) -> list[dict]:
-        from opensearchpy.helpers import streaming_bulk
-
         return [
             info
-            for ok, info in streaming_bulk(
+            for ok, info in self.engine.streaming_bulk(
                 self.client, actions, chunk_size=self.chunk_size, max_retries=self.max_retries,
                 initial_backoff=1, max_backoff=30, raise_on_error=False, raise_on_exception=False,
                 yield_ok=False,
@@ -168,24 +168,37 @@ class _CountingClient:
     """The client as ``streaming_bulk`` sees it, counting the items the server refused with 429
     (a full write queue): the helper retries those with backoff and says nothing, the report does."""
 
-    def __init__(self, client) -> None:
+    def __init__(self, client, counts: list[int] | None = None) -> None:
         self._client = client
-        self.rejected_429 = 0
+        self._counts = counts if counts is not None else [0]  # shared with the copies options() makes
+
+    @property
+    def rejected_429(self) -> int:
+        return self._counts[0]
 
     def __getattr__(self, name: str):
         return getattr(self._client, name)
 
-    def bulk(self, *args, **kwargs):
-        from opensearchpy.exceptions import TransportError
+    def options(self, **kwargs):
+        """elasticsearch-py's helpers work on ``client.options()``: a copy that counts into the same total."""
+        return _CountingClient(self._client.options(**kwargs), self._counts)
 
+    def bulk(self, *args, **kwargs):
         try:
             resp = self._client.bulk(*args, **kwargs)
-        except TransportError as exc:
-            if exc.status_code == 429:  # the whole request: every action in it is retried
-                self.rejected_429 += str(kwargs.get("body", "")).count("\n") // 2
+        except Exception as exc:  # opensearch-py's TransportError, elasticsearch-py's ApiError: both have status_code
+            if getattr(exc, "status_code", None) == 429:  # the whole request: every action in it is retried
+                self._counts[0] += _actions_in(kwargs.get("body", kwargs.get("operations", "")))
             raise
-        self.rejected_429 += sum(1 for item in resp.get("items", ()) if responses.bulk_status(item) == 429)
+        self._counts[0] += sum(1 for item in resp.get("items", ()) if responses.bulk_status(item) == 429)
         return resp
+
+
+def _actions_in(payload) -> int:
+    """Actions in a bulk body: NDJSON text (opensearch-py) or a list of lines (elasticsearch-py), two lines an action."""
+    if isinstance(payload, (list, tuple)):
+        return len(payload) // 2
+    return str(payload).count("\n") // 2
 
 
 NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
@@ -223,6 +236,7 @@ class Ingestor:
         failures_path: str | Path | None = None,
         refresh: bool = True,
         caps: Capabilities | None = None,
+        engine: Engine | None = None,
     ) -> None:
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
@@ -240,6 +254,7 @@ class Ingestor:
         self.failures_path = Path(failures_path) if failures_path else None
         self.refresh = refresh
         self._caps = caps  # probed when first needed (only to delete stale chunks)
+        self.engine = engine or engine_for(client)
 
     @classmethod
     def open(cls, client, alias: str, embedder: Embedder, **options) -> Ingestor:
@@ -268,7 +283,7 @@ class Ingestor:
                 listing = "; ".join(f"line {r.line}: {r.reason}" for r in bad[:20])
                 raise InputError(f"{len(bad)} bad rows and --strict is set, so nothing was written: {listing}")
         fp = self.embedder.fingerprint
-        indexer = _Indexer(self.client, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries)
+        indexer = _Indexer(self.client, self.engine, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries)
         indexer.start()
         sources: dict[str, int | None] = {}
         documents = chunks = embedded = from_cache = rejected = 0
@@ -377,11 +392,11 @@ class Ingestor:
     def _delete_stale_chunks(self, index: str, counts: dict[str, int]) -> list[ItemFailure]:
         """Delete chunks beyond a document's new chunk count (left from an older, longer text).
 
-        With ``_delete_by_query`` (the reindex module: 3.x zips, the managed service) one request
-        per 500 documents. Elsewhere (2.19's minimal zip has no reindex module) they are found
-        with searches paged by ``search_after`` over (parent_id, chunk_index), so any number of
-        stale chunks is found, and removed with bulk deletes. Deletes that fail are returned as
-        failures, never dropped.
+        With ``_delete_by_query`` (the reindex module: 3.x zips, the managed service, Elasticsearch's
+        full distribution) one request per 500 documents. Elsewhere (2.19's minimal zip, Elasticsearch's
+        integ-test zip) they are found with searches paged by ``search_after`` over (parent_id,
+        chunk_index), so any number of stale chunks is found, and removed with bulk deletes. Deletes
+        that fail are returned as failures, never dropped.
         """
         with translate_errors(f"refreshing {index}", self.client):
             self.client.indices.refresh(index=index)
@@ -434,8 +449,8 @@ class Ingestor:
             return []
         actions = ({"_op_type": "delete", "_index": index, "_id": i} for i in stale)
         with translate_errors(f"deleting stale chunks in {index}", self.client):
-            failed = [info for ok, info in streaming_bulk(self.client, actions, raise_on_error=False, yield_ok=False,
-                                                          max_retries=self.max_retries) if not ok]
+            failed = [info for ok, info in self.engine.streaming_bulk(self.client, actions, raise_on_error=False, yield_ok=False,
+                                                                      max_retries=self.max_retries) if not ok]
         # A chunk already gone is what we wanted.
         return [_failure(info, {}, stage="delete-stale") for info in failed if responses.bulk_status(info) != 404]
 

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from .adaptive import ADAPTIVE, corpus_fusion
+from .analysis import AnalysisSupport, text_analysis
 from .assets import IndexNames, IndexSpec
 from .capabilities import Capabilities
 from .catalog import alias_indices, index_version, orphaned_indices, put_pipeline, read_pipeline
 from .client import translate_errors
 from .engines import Engine
-from .errors import ConfigurationError, IndexMismatchError
+from .errors import BackendError, ConfigurationError, IndexMismatchError
 from .fusions import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
@@ -100,6 +101,8 @@ class Plan:
     next_index: str = ""  # where a rebuild goes
     default_pipeline: str | None = None
     label: str = "assets"  # the desired side's name in messages
+    default_fusion: str | None = None  # without search pipelines (Elasticsearch): what searches fuse by, from _meta
+    notices: tuple[str, ...] = ()  # what differs from what was asked (an analyzer rebuilt, a fusion that will fall back)
 
     @property
     def drift(self) -> list[Change]:
@@ -126,8 +129,12 @@ def canonical_settings(settings: Mapping[str, Any]) -> dict[str, str]:
     return {(k if k.startswith("index.") else f"index.{k}"): v for k, v in flat.items()}
 
 
+# Stamped by Elasticsearch 9 on every stored template: not part of what was sent.
+SERVER_STAMPS = ("created_date_millis", "modified_date_millis", "created_date", "modified_date")
+
+
 def canonical_template(template: Mapping[str, Any]) -> dict[str, Any]:
-    out = json.loads(json.dumps(template))
+    out = {k: v for k, v in json.loads(json.dumps(template)).items() if k not in SERVER_STAMPS}
     inner = out.get("template")
     if isinstance(inner, dict) and "settings" in inner:
         inner["settings"] = canonical_settings(inner["settings"])
@@ -172,9 +179,10 @@ def covers(live: Any, wanted: Any) -> bool:
     return canonical_values(live) == canonical_values(wanted)
 
 
-def incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec, engine: Engine) -> list[str]:
+def incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec, engine: Engine,
+                      caps: Capabilities | None = None) -> list[str]:
     """Why an index with this mapping and these settings cannot become ``spec`` in place (empty: it can)."""
-    wanted = engine.render_mapping(names, spec)
+    wanted = engine.render_mapping(names, spec, caps)
     problems = []
     live_props = live_mapping.get("properties", {})
     for name, body in wanted["properties"].items():
@@ -186,7 +194,7 @@ def incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: Inde
         if diffs:
             problems.append("embedding fingerprint: " + "; ".join(diffs))
     wanted_settings = {}
-    for body in engine.render_components(names, spec).values():
+    for body in engine.render_components(names, spec, caps).values():
         wanted_settings.update(canonical_settings(body["template"].get("settings", {})))
     live = canonical_settings(live_settings)
     for key, value in wanted_settings.items():
@@ -204,6 +212,8 @@ def desired_pipelines(desired: Desired, caps: Capabilities, engine: Engine, *,
     (from the live index's calibration, ``live_meta``), then the extra ones."""
     names = desired.names
     out: dict[str, dict[str, Any]] = {}
+    if not caps.search_pipelines:
+        return out  # Elasticsearch: each search carries its fusion
     for fusion in caps.fusions(weights=tuple(desired.weights)):
         out[names.pipeline(fusion)] = engine.render_pipeline(fusion, caps)
     if desired.spec.default_fusion == ADAPTIVE and not desired.spec.default_pipeline:
@@ -217,17 +227,17 @@ def desired_pipelines(desired: Desired, caps: Capabilities, engine: Engine, *,
     return out
 
 
-def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> None:
-    """Refuse what the cluster cannot run, before anything is read or written."""
+def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> tuple[str, ...]:
+    """Refuse what the cluster cannot run, before anything is read or written; returns notices
+    for what will run differently from what was asked."""
     spec = desired.spec
     if not caps.hybrid:
         raise ConfigurationError(f"the cluster ({caps.engine} {caps.version}) lacks the neural-search plugin needed for hybrid search")
-    if spec.engine != "lucene" and not caps.native_engines:
-        raise ConfigurationError(
-            f"engine {spec.engine!r} needs the k-NN native libraries, which this cluster does not have "
-            "(node attribute knn_native=false); use engine 'lucene'"
-        )
+    engine.check_spec(spec, caps)
     ScoreNormalization(weights=desired.weights)  # validates them before anything is written
+    notices = list(text_analysis(spec.analyzer, AnalysisSupport.of(caps)).notices)
+    if not caps.search_pipelines and (desired.extra_pipelines or spec.default_pipeline):
+        raise ConfigurationError(f"{caps.engine} has no search pipelines: pipeline files cannot apply there")
     if spec.default_pipeline:
         if spec.default_pipeline not in desired.extra_pipelines:
             raise ConfigurationError(f"the default pipeline {spec.default_pipeline!r} is not one of the extra pipelines "
@@ -240,26 +250,35 @@ def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> None:
     else:
         default = parse_fusion(spec.default_fusion)
     ok, why = caps.supports(default)
-    if not ok:
+    if not ok and caps.search_pipelines:
         raise ConfigurationError(f"the default fusion {spec.default_pipeline or spec.default_fusion} cannot be the index's default pipeline: {why}")
+    if not caps.search_pipelines:
+        instead = engine.server_fallback(default, caps) if not ok else None
+        notices.append(f"{caps.engine} has no search pipelines: none are put; each hybrid search carries its fusion in the "
+                       f"request, by default {spec.default_fusion} (recorded in the index's _meta)"
+                       + ("" if ok else f", which falls back to {instead.name if instead else 'client-rrf'} here: {why}"))
+    return tuple(notices)
 
 
 # -- reading the cluster ----------------------------------------------------------------------------
 def _get_or_none(client, action: str, call) -> dict | None:
-    with translate_errors(action, client):
-        resp = call()
-    if isinstance(resp, dict) and resp.get("status") == 404 and "error" in resp:
-        return None
-    return resp
+    """``call()``'s answer, None for a 404 (in the call both clients take: no ``ignore=``)."""
+    try:
+        with translate_errors(action, client):
+            return call()
+    except BackendError as exc:
+        if exc.status == 404:
+            return None
+        raise
 
 
 def get_component(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading component template {name}", lambda: client.cluster.get_component_template(name=name, ignore=404))
+    resp = _get_or_none(client, f"reading component template {name}", lambda: client.cluster.get_component_template(name=name))
     return resp["component_templates"][0]["component_template"] if resp and resp.get("component_templates") else None
 
 
 def get_index_template(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading index template {name}", lambda: client.indices.get_index_template(name=name, ignore=404))
+    resp = _get_or_none(client, f"reading index template {name}", lambda: client.indices.get_index_template(name=name))
     return resp["index_templates"][0]["index_template"] if resp and resp.get("index_templates") else None
 
 
@@ -275,11 +294,11 @@ def _other_prefixes(client, alias: str) -> set[str]:
     """Aliases and index templates named ``<alias>-...``: their pipelines are theirs, not this alias's."""
     found: set[str] = set()
     aliases = _get_or_none(client, "reading aliases", lambda: client.indices.get_alias(
-        name=f"{alias}-*", params={"allow_no_indices": "true", "ignore_unavailable": "true"}, ignore=404)) or {}
+        name=f"{alias}-*", allow_no_indices=True, ignore_unavailable=True)) or {}
     for body in aliases.values():
         if isinstance(body, Mapping):
             found.update(body.get("aliases", {}))
-    templates = _get_or_none(client, "reading index templates", lambda: client.indices.get_index_template(name=f"{alias}-*", ignore=404)) or {}
+    templates = _get_or_none(client, "reading index templates", lambda: client.indices.get_index_template(name=f"{alias}-*")) or {}
     found.update(t.get("name", "") for t in templates.get("index_templates", []))
     return {f for f in found if f.startswith(f"{alias}-")}
 
@@ -330,7 +349,7 @@ def versions_of(client, alias: str) -> list[str]:
     import re
 
     with translate_errors(f"listing the indices of {alias}", client):
-        found = client.indices.get_alias(index=IndexNames(alias).pattern, params={"allow_no_indices": "true", "ignore_unavailable": "true"})
+        found = client.indices.get_alias(index=IndexNames(alias).pattern, allow_no_indices=True, ignore_unavailable=True)
     pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
     return [n for n in found if pattern.match(n)]
 
@@ -344,7 +363,7 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
     """
     alias, names, spec = desired.alias, desired.names, desired.spec
     label = desired.label
-    check_desired(desired, live.caps, engine)
+    notices = check_desired(desired, live.caps, engine)
     if live.plain_index:
         raise ConfigurationError(
             f"an index named {alias!r} already exists and is not an alias; the adapter keeps {alias!r} as an alias "
@@ -364,7 +383,7 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
         current = orphan
     rebuild: list[str] = []
     if live.index_body is not None:
-        rebuild = incompatibilities(live.index_body["mappings"], live.index_body["settings"], names, spec, engine)
+        rebuild = incompatibilities(live.index_body["mappings"], live.index_body["settings"], names, spec, engine, live.caps)
 
     def record(kind: str, name: str, old: Any, new: Any, same: bool, body: Any = None, reason: str = "") -> None:
         if old is not None and same:
@@ -374,11 +393,11 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
         else:
             changes.append(Change(kind, name, UPDATE, json_diff(old, new, name, label), reason, body))
 
-    for name, body in engine.render_components(names, spec).items():
+    for name, body in engine.render_components(names, spec, live.caps).items():
         old = live.components.get(name)
         record("component_template", name, old and canonical_template(old), canonical_template(body),
                old is not None and canonical_template(old) == canonical_template(body), body)
-    template = engine.render_index_template(names, spec)
+    template = engine.render_index_template(names, spec, live.caps)
     old_t = live.index_template
     record("index_template", names.index_template, old_t and canonical_template(old_t), canonical_template(template),
            old_t is not None and canonical_template(old_t) == canonical_template(template), template)
@@ -395,22 +414,24 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
                 changes.append(Change("pipeline", name, DELETE, json_diff(live.pipelines.get(name), None, name, label),
                                       f"named {alias}-*, not in the {label}"))
 
-    default_pipeline = names.default_pipeline(spec)
+    default_pipeline = names.default_pipeline(spec) if live.caps.search_pipelines else None
     if current and live.index_body is not None:
         live_props = live.index_body["mappings"].get("properties", {})
         live_meta = live.index_body["mappings"].get("_meta", {})
-        wanted_props = engine.render_mapping(names, spec)["properties"]
+        wanted_mapping = engine.render_mapping(names, spec, live.caps)
+        wanted_props, meta = wanted_mapping["properties"], wanted_mapping.get("_meta", spec.meta)
         added = {f: b for f, b in wanted_props.items() if f not in live_props}
         if not rebuild:  # else the new index gets them
             record("mapping", current, {}, added, not added, {"properties": added})
             # _meta (query fields, schema) can change in place; the fingerprint was checked above. Keys
             # the assets do not own (the adaptive calibration) are kept.
-            owned_meta = {k: live_meta.get(k) for k in spec.meta}
-            record("mapping _meta", current, owned_meta, spec.meta, owned_meta == spec.meta, {"_meta": {**live_meta, **spec.meta}})
-        live_default = canonical_settings(live.index_body["settings"]).get(DEFAULT_PIPELINE_SETTING)
-        record("settings", current, {DEFAULT_PIPELINE_SETTING: live_default}, {DEFAULT_PIPELINE_SETTING: default_pipeline},
-               live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: default_pipeline},
-               "" if live_default else "the index has no default search pipeline")
+            owned_meta = {k: live_meta.get(k) for k in meta}
+            record("mapping _meta", current, owned_meta, meta, owned_meta == meta, {"_meta": {**live_meta, **meta}})
+        if default_pipeline is not None:
+            live_default = canonical_settings(live.index_body["settings"]).get(DEFAULT_PIPELINE_SETTING)
+            record("settings", current, {DEFAULT_PIPELINE_SETTING: live_default}, {DEFAULT_PIPELINE_SETTING: default_pipeline},
+                   live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: default_pipeline},
+                   "" if live_default else "the index has no default search pipeline")
         if rebuild:
             changes.append(Change("index", current, "rebuild", reason="; ".join(rebuild)))
         else:
@@ -420,7 +441,8 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
         index = names.index(1) if not live.versions else live.next_index
         changes.append(Change("index", index, CREATE, reason=f"create {index} behind the alias {alias}",
                               body={"aliases": {alias: {}}}))
-    return Plan(alias, index, tuple(changes), tuple(rebuild), live.next_index, default_pipeline, label)
+    return Plan(alias, index, tuple(changes), tuple(rebuild), live.next_index, default_pipeline, label,
+                default_fusion=None if live.caps.search_pipelines else spec.default_fusion, notices=notices)
 
 
 # -- applying ---------------------------------------------------------------------------------------

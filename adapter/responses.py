@@ -8,6 +8,7 @@ named as such.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -180,6 +181,59 @@ def hybrid_leg_scores(
         out[leg] = float(detail.get("value", 0.0))
     return out
 
+
+
+# Elasticsearch's explanations of fused hits (rank-rrf's RRFRankDoc / LinearRankDoc, and the knn
+# part of a query + knn request), in the words of its source.
+_ES_RRF_LEG = re.compile(r"rrf score: \[([^\]]+)\], for rank \[\d+\] in query at index \[(\d+)\]")
+_ES_LINEAR_LEG = re.compile(r"weighted score: \[[^\]]+\] in query at index \[(\d+)\].*?computed as \[[^ \]]+ \* ([^\]]+)\]")
+_ES_KNN = "within top k documents"
+
+
+def _explanation_nodes(explanation: Mapping[str, Any] | None):
+    if not isinstance(explanation, Mapping):
+        return
+    yield explanation
+    for detail in explanation.get("details") or []:
+        yield from _explanation_nodes(detail)
+
+
+def elasticsearch_leg_scores(
+    explanation: Mapping[str, Any] | None,
+    legs: Sequence[str],
+    *,
+    score: float,
+    weights: Sequence[float],
+    matched: Sequence[str] = (),
+) -> list[float | None]:
+    """Per-leg scores of an Elasticsearch hybrid hit, in leg order (None: the leg missed it), read
+    from its ``_explanation``:
+
+    - the ``rrf`` retriever: each leg's ``1 / (rank_constant + rank)`` (``rrf score: [x], for rank
+      [r] in query at index [i]``; ``result not found in query at index [i]`` for a miss);
+    - the ``linear`` retriever: each leg's normalised score (``computed as [w * s]``);
+    - ``query`` + ``knn`` (the sum of boosted scores): the knn leg's boosted score is the node
+      ``within top k documents``, the text leg's the rest of the hit's ``score``; each divided by
+      its weight gives the leg's raw score.
+    """
+    out: list[float | None] = [None] * len(legs)
+    nodes = list(_explanation_nodes(explanation))
+    for node in nodes:
+        description = str(node.get("description", ""))
+        for pattern in (_ES_RRF_LEG, _ES_LINEAR_LEG):
+            found = pattern.search(description)
+            if found:
+                value, index = (found.group(1), found.group(2)) if pattern is _ES_RRF_LEG else (found.group(2), found.group(1))
+                if int(index) < len(out):
+                    out[int(index)] = float(value)
+    if any(v is not None for v in out) or any("result not found in query" in str(n.get("description", "")) for n in nodes):
+        return out
+    knn = next((float(n.get("value", 0.0)) for n in nodes if str(n.get("description", "")).startswith(_ES_KNN)), None)
+    text = score - (knn or 0.0) if (legs[0] in matched or (not matched and knn is None)) else None
+    for i, boosted in enumerate((text, knn)):
+        if boosted is not None and i < len(out):
+            out[i] = boosted / weights[i] if weights[i] else 0.0
+    return out
 
 
 def mapped_fields(mapping: Mapping[str, Any]) -> set[str]:

@@ -4,12 +4,15 @@
 - ``dense``: a k-NN query; the query vector is computed in Python by the index's embedder.
 - ``hybrid``: one hybrid request (text leg + vector leg) fused by the server — on OpenSearch a
   ``hybrid`` query with a search pipeline, named or temporary; never without one (the server
-  would return unfused results).
+  would return unfused results); on Elasticsearch an ``rrf``/``linear`` retriever, or ``query`` +
+  ``knn`` with the scores summed (the engine builds it: :mod:`adapter.engines`).
 - ``client-rrf``: both legs in one ``_msearch``, fused here with the server's RRF formula.
 - rerank (cross-encoder over the top N) and MMR (over stored vectors) can follow any of them.
 
-When the cluster cannot run the requested fusion, the searcher falls back to ``client-rrf`` and
-says so in ``SearchResult.notices`` (or raises :class:`CapabilityError` if fallback is off).
+When the cluster cannot run the requested fusion, the searcher falls back (to a server-side fusion
+the engine offers instead, else to ``client-rrf``) and says so in ``SearchResult.notices`` (or
+raises :class:`CapabilityError` if fallback is off); so does a fusion the cluster refuses when
+asked (Elasticsearch: a retriever it lacks, a licence that does not cover it).
 
 Construction does no I/O: :meth:`Searcher.open` reads the index (:mod:`adapter.catalog`) and the
 cluster's capabilities once and hands them in.
@@ -38,7 +41,7 @@ from .documents import embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, load_index_embedder
 from .engines import Engine, engine_for
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
-from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion
+from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion, ScoreSum, parse_fusion
 from .mmr import mmr as mmr_select
 from .page import (CHUNKS, SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, client_steps, facets_body, highlight_clause,
                    page_clauses, plan_page)
@@ -104,6 +107,7 @@ class FusionPlan:
     fused_by: FusedBy
     pipeline: str | None = None  # the stored pipeline (SERVER_PIPELINE)
     inline: dict[str, Any] | None = None  # the pipeline sent with the request (SERVER_INLINE)
+    # SERVER_RETRIEVER / SERVER_SUM (Elasticsearch): the fusion itself is the request's body
     notice: str | None = None  # why the plan differs from what was asked (a fallback)
 
 
@@ -169,7 +173,9 @@ class Searcher:
         self.policy, self.calibration = stored_policy(info.adaptive)
         if fusion is None and pipeline is None and info.default_fusion == ADAPTIVE:
             fusion = self.policy
-        self.fusion = fusion or DEFAULT_FUSION
+        # Without a fusion of its own: the index's (Elasticsearch records it in _meta), else the product's.
+        recorded = parse_fusion(info.default_fusion) if info.default_fusion and info.default_fusion != ADAPTIVE else None
+        self.fusion = fusion or recorded or DEFAULT_FUSION
         # Without a fusion or pipeline of its own, the searcher follows the index's default pipeline.
         self.pipeline = pipeline or (info.default_pipeline if fusion is None else None)
         self.depth = depth
@@ -225,7 +231,13 @@ class Searcher:
         return self._pipelines[name]
 
     def plan_fusion(self, fusion: Fusion | None = None, pipeline: str | None = None) -> FusionPlan:
-        """Decide where ``fusion`` runs: a stored pipeline, a temporary one, or client RRF."""
+        """Decide where ``fusion`` runs: a stored pipeline, a temporary one, the request itself
+        (Elasticsearch), or client RRF."""
+        if not self.caps.search_pipelines:  # Elasticsearch: the fusion is part of the request
+            if pipeline:
+                raise CapabilityError(f"{self.caps.engine} has no search pipelines ({pipeline!r}); choose a fusion instead")
+            wanted = fusion or self.fusion
+            return self._checked(FusionPlan(wanted, _in_request(wanted)))
         pipeline = pipeline or (None if fusion is not None else self.pipeline)
         if pipeline:
             stored = self._stored_fusion(pipeline)
@@ -259,9 +271,19 @@ class Searcher:
         ok, why = self.caps.supports(plan.fusion)
         if ok:
             return plan
+        return self._fallback(plan.fusion, why)
+
+    def _fallback(self, fusion: Fusion, why: str) -> FusionPlan:
+        """The plan for a fusion this cluster cannot run (``why``): a server-side fusion the engine
+        offers instead, else client RRF; a notice says which and why."""
+        instead = self.engine.server_fallback(fusion, self.caps)
         if not self.allow_fallback:
-            raise CapabilityError(f"{why}; fallback to client-rrf is disabled")
-        fusion = plan.fusion
+            raise CapabilityError(f"{why}; fallback to {'the server sum' if instead else 'client-rrf'} is disabled")
+        if instead is not None:
+            return FusionPlan(instead, _in_request(instead), notice=(
+                f"{why}: fell back to the server's {instead.name} of the legs' raw scores (weights "
+                f"{'/'.join(f'{w:g}' for w in instead.effective_weights)} as boosts; NOT normalised: BM25 scores are unbounded, "
+                "the vector leg's lie in [0, 1])"))
         rrf = RRF(fusion.rank_constant, fusion.weights) if isinstance(fusion, RRF) else RRF(DEFAULT_RANK_CONSTANT)
         note = f"{why}: fell back to client-rrf (both legs fused in Python by RRF, rank_constant {rrf.rank_constant})"
         return FusionPlan(rrf, FusedBy.CLIENT, notice=note)
@@ -291,7 +313,7 @@ class Searcher:
         params = {} if with_vectors else {"_source_excludes": self.info.vector_field}
         _record("POST", f"/{self.info.index}/_mget", params, {"ids": list(ids)})
         with translate_errors(f"fetching documents from {self.alias}", self.client):
-            docs = self.client.mget(index=self.info.index, body={"ids": list(ids)}, params=params)["docs"]
+            docs = self.client.mget(index=self.info.index, body={"ids": list(ids)}, **params)["docs"]
         return {d["_id"]: d.get("_source", {}) for d in docs if d.get("found")}
 
     def _msearch(self, bodies: Sequence[dict]) -> tuple[float, list[Mapping[str, Any]]]:
@@ -312,7 +334,10 @@ class Searcher:
         params = {"search_pipeline": pipeline} if pipeline else None
         _record("POST", f"/{self.alias}/_search", params, body)
         with self._refused_by_another_index(), translate_errors(f"searching {self.alias}", self.client):
-            resp = self.client.search(index=self.alias, body=body, params=params)
+            if params is None:  # the call both clients take (elasticsearch-py has no params=)
+                resp = self.client.search(index=self.alias, body=body)
+            else:
+                resp = self.client.search(index=self.alias, body=body, params=params)
         self._check_served(resp)
         return resp
 
@@ -456,7 +481,17 @@ class Searcher:
                 mmr = (1.0 - mmr_lambda, k_dense) if server_mmr else None
                 hits, took, requests, facets = self._single_leg(stage if not server_mmr else replace(stage, from_=0, size=wanted), knn, mmr)
             elif technique is Technique.HYBRID:
-                hits, took, requests, facets = self._server_hybrid(stage, plan, explain)
+                try:
+                    hits, took, requests, facets = self._server_hybrid(stage, plan, explain)
+                except BackendError as exc:
+                    plan = self._refused(plan, exc)
+                    notices.append(plan.notice)
+                    if plan.fused_by is FusedBy.CLIENT:
+                        technique = Technique.CLIENT_RRF
+                        hits, took, requests, facets = self._client_rrf(stage, plan.fusion)
+                    else:
+                        hits, took, requests, facets = self._server_hybrid(stage, plan, explain)
+                    requests += 1
                 notices += self._hybrid_notices()
             else:
                 hits, took, requests, facets = self._client_rrf(stage, plan.fusion)
@@ -599,6 +634,22 @@ class Searcher:
         hits = [self._hit(r, stage.from_ + i + 1) for i, r in enumerate(responses.hits(resp))]
         return hits, responses.took(resp), 1, responses.facets(resp, stage.page.options.facets)
 
+    def _refused(self, plan: FusionPlan, exc: BackendError) -> FusionPlan:
+        """The cluster refused a fusion it was thought to run (Elasticsearch: 400 unknown retriever, 403
+        licence): forget it for this searcher and plan the fallback; any other error is raised."""
+        why = self.engine.refused_fusion(exc)
+        if why is None:
+            raise exc
+        self.caps = self.caps.without(plan.fusion)
+        try:
+            fallback = self._fallback(plan.fusion, why)
+        except CapabilityError as refusal:
+            raise refusal from exc
+        sent = _SENT.get()
+        if sent:
+            sent.pop()  # the refused request: SearchResult.sent lists what the result came from
+        return fallback
+
     def _server_hybrid(self, stage: _Stage, plan: FusionPlan, explain: bool) -> tuple[list[Hit], float, int, dict[str, Facet]]:
         # 3.0+: the filter once, in hybrid.filter (the server pushes it into both legs, into the knn
         # clause as its pre-filter); before, inside each leg.
@@ -611,7 +662,7 @@ class Searcher:
         extra: dict[str, Any] = {}  # only what this cluster has: an engine without them need not know the names
         if pushed:
             extra["filter"] = {"bool": {"filter": filter_clauses(stage.filters)}}
-        if in_query:
+        if in_query or not self.caps.search_pipelines:  # fused by the request itself (Elasticsearch, in-query fusion)
             extra["fusion"] = plan.fusion
 
         def body(server_explain: bool) -> dict:
@@ -624,8 +675,11 @@ class Searcher:
             groups = client_steps(responses.hits(resp), stage.page, score=lambda r: r.score, fields=lambda r: r.fields)
             return groups[stage.from_ : stage.from_ + stage.size] if stage.whole else groups
 
+        # Elasticsearch explains in the request itself (its fused explanations carry the legs); OpenSearch
+        # only when the mirror below cannot reproduce the fused scores.
+        server_explains = explain and not self.caps.search_pipelines
         try:
-            resp = self._hybrid_search(body(False), plan.pipeline)
+            resp = self._hybrid_search(body(server_explains), plan.pipeline)
         except BackendError as exc:
             if exc.status == 400 and "increase pagination_depth" in (exc.reason or ""):
                 return [], 0.0, 1, {}  # past the end of the fused list: search() says so, as client-rrf does
@@ -644,12 +698,13 @@ class Searcher:
             runs, leg_took = self._runs(stage.query, stage.vector, stage.depth, stage.filters)
             took += leg_took
             requests += 1
-            legs_by_id = self._mirrored_legs([r for r, _ in groups], runs, plan.fusion)
+            legs_by_id = None if server_explains else self._mirrored_legs([r for r, _ in groups], runs, plan.fusion)
             if legs_by_id is None:
-                resp = self._hybrid_search(body(True), plan.pipeline)
-                took += responses.took(resp)
-                requests += 1
-                groups = page_of(resp)
+                if not server_explains:
+                    resp = self._hybrid_search(body(True), plan.pipeline)
+                    took += responses.took(resp)
+                    requests += 1
+                    groups = page_of(resp)
                 legs_by_id = self._server_legs([r for r, _ in groups], runs, plan.fusion)
         hits = [self._hit(r, stage.from_ + i + 1, legs_by_id.get(r.id, ()), others) for i, (r, others) in enumerate(groups)]
         return hits, took, requests, facets
@@ -660,7 +715,7 @@ class Searcher:
         try:
             return self._search(body, pipeline=pipeline)
         except BackendError as exc:
-            hybrid = body["query"]["hybrid"]
+            hybrid = (body.get("query") or {}).get("hybrid") or {}
             if not (self.caps.serverless and exc.status == 400 and "pagination_depth" in (exc.reason or "") and "pagination_depth" in hybrid):
                 raise
         self.caps = replace(self.caps, pagination_depth=False)
@@ -764,8 +819,8 @@ class Searcher:
         out = {}
         for r in raw:
             found = [positions[leg].get(r.id, (None, None)) for leg in range(len(LEGS))]
-            scores = self.engine.explained_leg_scores(r, [raw_score for _, raw_score in found])
-            if isinstance(fusion, RRF):
+            scores = self.engine.explained_leg_scores(r, [raw_score for _, raw_score in found], weights=weights)
+            if isinstance(fusion, (RRF, ScoreSum)):
                 parts = [w * s if s is not None else 0.0 for s, w in zip(scores, weights)]
             else:
                 parts = fusion_fns.contributions(scores, weights, fusion.combination, r.score)
@@ -794,3 +849,8 @@ class Searcher:
         return [replace(hits[i], score=s, mmr_score=s,
                         first_stage_score=hits[i].first_stage_score if hits[i].first_stage_score is not None else hits[i].score)
                 for i, s in picked]
+
+
+def _in_request(fusion: Fusion) -> FusedBy:
+    """Who fuses a fusion sent inside the request (Elasticsearch): the sum, or a retriever."""
+    return FusedBy.SERVER_SUM if isinstance(fusion, ScoreSum) else FusedBy.SERVER_RETRIEVER

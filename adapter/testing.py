@@ -67,11 +67,15 @@ class FakeClient:
     (the last one repeats); a callable gets the :class:`Call` and returns the answer; an
     exception instance is raised. A call with no answer raises ``AssertionError`` naming it.
     ``recording`` (from :class:`RecordingClient`) answers calls in the recorded order, checking
-    each call's path against the recording.
+    each call's path against the recording. ``engine_name``: the engine it stands for
+    (``opensearch`` or ``elasticsearch``; :func:`adapter.engines.engine_for` reads it).
     """
 
+    engine_name = "opensearch"
+
     def __init__(self, answers: Mapping[str, Any] | None = None, *, recording: list[Mapping[str, Any]] | None = None,
-                 host: str = "fake-cluster", port: int = 9200) -> None:
+                 host: str = "fake-cluster", port: int = 9200, engine_name: str = "opensearch") -> None:
+        self.engine_name = engine_name
         self.answers = dict(answers or {})
         self.recording = list(recording or [])
         self._replayed = 0
@@ -133,6 +137,12 @@ class RecordingClient:
         self.exchanges: list[dict[str, Any]] = []
         self.transport = _RecordingTransport(self)
 
+    @property
+    def engine_name(self) -> str:
+        from .engines import engine_name
+
+        return engine_name(self._inner)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
@@ -144,7 +154,9 @@ class RecordingClient:
             target = getattr(target, part)
         request = {"path": path, "args": _json_safe(list(args)), "kwargs": _json_safe(dict(kwargs))}  # before the client edits them
         response = target(*args, **kwargs)
-        self.exchanges.append({**request, "response": _json_safe(response)})
+        # elasticsearch-py answers HEAD requests (exists) with a HeadApiResponse: its truth is the answer.
+        kept = bool(response) if type(response).__name__ == "HeadApiResponse" else response
+        self.exchanges.append({**request, "response": _json_safe(kept)})
         return response
 
 

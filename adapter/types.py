@@ -32,6 +32,8 @@ class FusedBy(str, enum.Enum):
     SERVER_PIPELINE = "server-pipeline"  # a search pipeline stored on the cluster (named)
     SERVER_INLINE = "server-inline"  # a search pipeline sent with the request
     SERVER_QUERY = "server-query"  # the hybrid query's own `fusion` (in-query fusion, no pipeline)
+    SERVER_RETRIEVER = "server-retriever"  # Elasticsearch: an rrf or linear retriever in the request
+    SERVER_SUM = "server-sum"  # Elasticsearch: query + knn in one request, raw scores summed with boosts
     CLIENT = "client"  # both legs fetched and fused here (client-rrf)
 
 
@@ -142,13 +144,18 @@ class SearchResult:
 
     @property
     def fused_by_label(self) -> str:
-        """``server:<pipeline>``, ``server:inline:<fusion>``, ``client:<fusion>`` or ``none``, for people."""
+        """``server:<pipeline>``, ``server:inline:<fusion>``, ``server:retriever:<fusion>``, ``server:sum``,
+        ``client:<fusion>`` or ``none``, for people."""
         if self.fused_by is FusedBy.SERVER_PIPELINE:
             return f"server:{self.pipeline}"
         if self.fused_by is FusedBy.SERVER_INLINE:
             return f"server:inline:{self.fusion.name}"
         if self.fused_by is FusedBy.SERVER_QUERY:
             return f"server:query:{self.fusion.name}"
+        if self.fused_by is FusedBy.SERVER_RETRIEVER:
+            return f"server:retriever:{self.fusion.name}"
+        if self.fused_by is FusedBy.SERVER_SUM:
+            return "server:sum"
         if self.fused_by is FusedBy.CLIENT:
             return f"client:{self.fusion.name}"
         return "none"

@@ -1,6 +1,6 @@
 """Record a real node's answers to the searcher's requests, for the replay unit tests.
 
-    .venv/bin/python scripts/record_fixtures.py [--url URL]
+    .venv/bin/python scripts/record_fixtures.py [--url URL]    # OpenSearch or Elasticsearch (asked)
 
 Builds the seed's Spanish support index (multilingual-e5-small), then records ``Searcher.open``
 and one search per technique (hybrid with explanations, client-rrf, bm25 with a filter, dense)
@@ -20,9 +20,10 @@ sys.path.insert(0, str(ROOT))
 
 from adapter.admin import init_index  # noqa: E402
 from adapter.assets import IndexSpec  # noqa: E402
-from adapter.client import connect  # noqa: E402
+from adapter.catalog import alias_indices  # noqa: E402
+from adapter.client import connect_cluster  # noqa: E402
 from adapter.embedders import E5Embedder  # noqa: E402
-from adapter.engines.opensearch import OpenSearchEngine  # noqa: E402
+from adapter.engines import engine_for  # noqa: E402
 from adapter.fusions import parse_fusion  # noqa: E402
 from adapter.ingest import Ingestor  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
@@ -54,14 +55,16 @@ def main() -> None:
         from adapter.local import LocalNode
 
         url = LocalNode(log=lambda m: print(m, file=sys.stderr)).up().url
-    client = connect(url)
+    client = connect_cluster(url)
     e5 = E5Embedder()
-    client.indices.delete(index=f"{ALIAS}-v*", ignore=[404])
+    old = alias_indices(client, ALIAS)
+    if old:  # by name: Elasticsearch refuses wildcard deletes
+        client.indices.delete(index=",".join(old))
     init_index(client, ALIAS, IndexSpec(e5.fingerprint, analyzer="spanish"))
     Ingestor.open(client, ALIAS, e5, progress=False).ingest(
         read_source(ROOT / "adapter" / "data" / "support_es.jsonl", FieldMap(metadata=("category", "lang"))))
     recorder = RecordingClient(client)
-    searcher = Searcher.open(recorder, ALIAS, engine=OpenSearchEngine())  # a fresh probe, recorded too
+    searcher = Searcher.open(recorder, ALIAS, engine=type(engine_for(client))())  # a fresh probe, recorded too
     vectors = {}
     for spec in SEARCHES:
         vector = e5.embed_query(spec["query"])

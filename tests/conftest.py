@@ -20,8 +20,11 @@ A test with ``engine``/``min_version``/``max_version`` that is *skipped* on a ta
 selected for is reported as a failure: the target should support it.
 
 Session fixtures: ``target`` (engine, version, ``at_least()``/``at_most()``, ``url`` when given),
-``cluster_url`` (= ``opensearch_url``), ``client`` (opensearch-py), and ``local_cluster`` (the
-:class:`adapter.local.LocalNode` serving the target, or None for an ``OPENSEARCH_URL`` target).
+``cluster_url`` (= ``opensearch_url``), ``client`` (opensearch-py, or elasticsearch-py on an
+Elasticsearch target), and ``local_cluster`` (the :class:`adapter.local.LocalNode` serving the
+target, or None for an ``OPENSEARCH_URL`` target). Tests that hold on both engines say
+``@pytest.mark.engine("opensearch", "elasticsearch")``; ``drop_hybrid_index`` removes what ``init``
+made on either.
 """
 
 from __future__ import annotations
@@ -188,10 +191,10 @@ def opensearch_url(cluster_url):
 
 
 @pytest.fixture(scope="session")
-def client(opensearch_url):
-    from adapter.client import connect
+def client(opensearch_url, target):
+    from adapter.client import connect_cluster
 
-    return connect(opensearch_url)
+    return connect_cluster(opensearch_url, engine=target.engine)
 
 
 def _slug(text: str) -> str:
@@ -203,11 +206,34 @@ def index_name(request, client):
     """A unique alias name; everything created under it is removed afterwards."""
     name = f"t-{_slug(request.node.name)}-{uuid.uuid4().hex[:6]}"
     yield name
-    client.indices.delete(index=f"{name}*", ignore=[404], expand_wildcards="all")
-    client.indices.delete_index_template(name=name, ignore=[404])
+    drop_hybrid_index(client, name)
+
+
+def drop_hybrid_index(client, name: str) -> None:
+    """Remove the indices, templates and pipelines named after ``name``, on either engine (indices by
+    name: Elasticsearch refuses wildcard deletes)."""
+    from adapter.engines import engine_name
+    from adapter.errors import BackendError
+
+    def quietly(call, **kwargs):
+        try:
+            with translate_errors("cleaning up", client):
+                call(**kwargs)
+        except BackendError as exc:
+            if exc.status != 404:
+                raise
+
+    from adapter.client import translate_errors
+
+    with translate_errors("cleaning up", client):
+        found = client.indices.get(index=f"{name}*", expand_wildcards="all", ignore_unavailable=True, allow_no_indices=True)
+    if found:
+        quietly(client.indices.delete, index=",".join(found))
+    quietly(client.indices.delete_index_template, name=name)
     for part in ("text", "vector", "metadata"):
-        client.cluster.delete_component_template(name=f"{name}-{part}", ignore=[404])
-    delete_pipelines(client, f"{name}-")
+        quietly(client.cluster.delete_component_template, name=f"{name}-{part}")
+    if engine_name(client) == "opensearch":
+        delete_pipelines(client, f"{name}-")
 
 
 def delete_pipelines(client, prefix: str) -> None:

@@ -10,7 +10,8 @@ from ..errors import InputError
 
 
 def with_url(parser):
-    parser.add_argument("--url", help="OpenSearch URL (env OPENSEARCH_URL; default: the running local node)")
+    parser.add_argument("--url", help="OpenSearch or Elasticsearch URL (env OPENSEARCH_URL; default: the running local node); "
+                                      "the engine is asked (env HYBRID_ENGINE=opensearch|elasticsearch skips that)")
     parser.add_argument("--ca-certs", metavar="PEM", help="CA certificates the cluster's TLS certificate must chain to (env OPENSEARCH_CA_CERTS)")
     parser.add_argument("--client-cert", metavar="PEM", help="a TLS client certificate (env OPENSEARCH_CLIENT_CERT)")
     parser.add_argument("--client-key", metavar="PEM", help="its private key, when not in the certificate file (env OPENSEARCH_CLIENT_KEY)")
@@ -21,10 +22,12 @@ def with_url(parser):
 
 
 def client(args):
-    """``--url`` / OPENSEARCH_URL / the config file, else the running local node, else localhost:9200."""
+    """``--url`` / OPENSEARCH_URL / the config file, else the running local node (OpenSearch's
+    default release, else Elasticsearch's), else localhost:9200; a client for whichever engine
+    answers there (:func:`adapter.client.connect_cluster`)."""
     from urllib.parse import urlparse
 
-    from ..client import connect, read_config, redact_url
+    from ..client import connect_cluster, read_config, redact_url
 
     url = getattr(args, "url", None)
     if url and urlparse(url).password is not None:
@@ -32,11 +35,12 @@ def client(args):
                          "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead")
     config = getattr(args, "config", None)
     if not (url or os.environ.get("OPENSEARCH_URL") or read_config(config)[0].get("url")):
-        from ..local import LocalNode
+        from ..local import LocalNode, NodeConfig
 
-        url = LocalNode(log=lambda m: None).url
-    return connect(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
-                   client_key=getattr(args, "client_key", None), config=config)
+        quiet = lambda m: None  # noqa: E731
+        url = LocalNode(log=quiet).url or LocalNode(NodeConfig(engine="elasticsearch"), log=quiet).url
+    return connect_cluster(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
+                           client_key=getattr(args, "client_key", None), config=config)
 
 
 def add_index_spec_options(p) -> None:

@@ -96,7 +96,10 @@ def run_eval(args) -> int:
         print(f"tuned on {report.tuning.split} ({report.tuning.queries} queries): {report.tuning.as_json()['chosen']}")
         out = Path(args.tune_output or f"tuned-{dataset.name}.json")
         out.write_text(json.dumps(report.tuning.pipeline, indent=2) + "\n")
-        print(f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... --pipeline-file {out}")
+        if "fusion" in report.tuning.pipeline:  # no search pipelines (Elasticsearch): the fusion goes with each search
+            print(f"winning fusion written to {out}; {report.tuning.pipeline['description']}")
+        else:
+            print(f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... --pipeline-file {out}")
     if args.json:
         write_json(report, args.json)
         print(f"results written to {args.json}")
@@ -122,7 +125,8 @@ def run_advise(args) -> int:
         dataset = load_beir(args.dataset, args.split)
         embedder = load_embedder(args.embedder)
         report = evaluate(client(args), dataset, embedder, alias=eval_alias(dataset, embedder), analyzer=args.analyzer, fresh=False,
-                          techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf"], progress=False)
+                          techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf", "hybrid-sum"],
+                          available_only=True, progress=False)
         data = report.as_json()
     if data:
         print(verdict(advice, data))

@@ -20,6 +20,8 @@ def add_parsers(sub) -> None:
                         help="a plugin the target cluster has, for analyzers that depend on it (analysis-stempel, analysis-icu)")
     render.add_argument("--hunspell", default="", metavar="LOCALES",
                         help="Hunspell dictionaries the target cluster's nodes have, e.g. pl_PL,es_ES (for --analyzer polish)")
+    render.add_argument("--elasticsearch-version", metavar="VERSION",
+                        help="render for Elasticsearch VERSION instead (a full distribution: analysis-common; no pipelines)")
     add_index_spec_options(render)
     render.set_defaults(func=run_render)
 
@@ -39,27 +41,31 @@ def add_parsers(sub) -> None:
 def run_render(args) -> int:
     from ..assets import IndexNames
     from ..capabilities import Capabilities
+    from ..engines.elasticsearch import ELASTICSEARCH
     from ..engines.opensearch import OPENSEARCH
     from ..defaults import default_fusion_name
     from ..fusions import DEFAULT_WEIGHTS, parse_weights
 
     names = IndexNames(args.index)
+    hunspell = [h.strip() for h in args.hunspell.split(",") if h.strip()]
+    if args.elasticsearch_version:
+        engine, caps = ELASTICSEARCH, Capabilities.elasticsearch(args.elasticsearch_version, hunspell=hunspell)
+    else:
+        engine, caps = OPENSEARCH, Capabilities.opensearch(args.opensearch_version, plugins=args.plugin, hunspell=hunspell)
     out = {}
-    caps = Capabilities.opensearch(args.opensearch_version, plugins=args.plugin,
-                                   hunspell=[h.strip() for h in args.hunspell.split(",") if h.strip()])
     if args.what in ("templates", "all"):
         spec = index_spec(args)
-        if args.plugin or args.hunspell:  # else analyzers that depend on the cluster say how to describe it
+        if args.plugin or args.hunspell or args.elasticsearch_version:  # else analyzers that depend on the cluster say how to describe it
             spec = spec.for_cluster(caps)
-        out["component_templates"] = OPENSEARCH.render_components(names, spec)
-        out["index_template"] = {names.index_template: OPENSEARCH.render_index_template(names, spec)}
-    if args.what in ("pipelines", "all"):
+        out["component_templates"] = engine.render_components(names, spec, caps)
+        out["index_template"] = {names.index_template: engine.render_index_template(names, spec, caps)}
+    if args.what in ("pipelines", "all") and caps.search_pipelines:
         from ..adaptive import ADAPTIVE, corpus_fusion
 
         fusions = caps.fusions(parse_weights(args.weights) or DEFAULT_WEIGHTS)
-        out["pipelines"] = {names.pipeline(f): OPENSEARCH.render_pipeline(f, caps) for f in fusions}
+        out["pipelines"] = {names.pipeline(f): engine.render_pipeline(f, caps) for f in fusions}
         if (args.default_fusion or default_fusion_name()) == ADAPTIVE:  # before calibration: the policy's even weights
-            out["pipelines"][f"{args.index}-{ADAPTIVE}"] = OPENSEARCH.render_pipeline(corpus_fusion(None), caps)
+            out["pipelines"][f"{args.index}-{ADAPTIVE}"] = engine.render_pipeline(corpus_fusion(None), caps)
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 

@@ -11,6 +11,10 @@ def print_init(report) -> None:
     print("nothing to change: the cluster already matches the assets" if not report.changed else f"index {report.alias} -> {report.index}")
     if report.default_pipeline:
         print(f"default search pipeline: {report.default_pipeline} (a hybrid query sent without one is fused by it)")
+    if report.default_fusion:
+        print(f"default fusion: {report.default_fusion} (recorded in the index's _meta; the adapter sends it with each hybrid search)")
+    for notice in report.notices:
+        print(f"note: {notice}")
 
 
 def console():

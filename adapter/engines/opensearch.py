@@ -24,7 +24,7 @@ from ..assets import (
     render_text_component,
 )
 from ..capabilities import AWS_ANALYSIS_PLUGINS, FUSION_SETTING, MMR_SETTING, Capabilities, version_tuple
-from ..errors import CapabilityError
+from ..errors import CapabilityError, ConfigurationError
 from ..fusions import RRF, Fusion, fusion_from_processor
 from ..fusions import LEGS
 from ..queries import filter_clauses, named_query, search_body
@@ -139,18 +139,25 @@ class OpenSearchEngine:
         props[spec.vector_field] = field
         return vector
 
-    def render_components(self, names: IndexNames, spec: IndexSpec) -> dict[str, dict[str, Any]]:
+    def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:
+        if spec.engine != "lucene" and not caps.native_engines:
+            raise ConfigurationError(
+                f"engine {spec.engine!r} needs the k-NN native libraries, which this cluster does not have "
+                "(node attribute knn_native=false); use engine 'lucene'"
+            )
+
+    def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
         return {
-            names.component("text"): render_text_component(spec),
+            names.component("text"): render_text_component(spec, caps),
             names.component("vector"): self.render_vector_component(spec),
             names.component("metadata"): render_metadata_component(),
         }
 
-    def render_index_template(self, names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
+    def render_index_template(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
         return render_index_template(names, spec)
 
-    def render_mapping(self, names: IndexNames, spec: IndexSpec) -> dict[str, Any]:
-        return merged_mapping(self.render_components(names, spec), spec)
+    def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+        return merged_mapping(self.render_components(names, spec, caps), spec)
 
     def render_pipeline(self, fusion: Fusion, caps: Capabilities) -> dict[str, Any]:
         """A search pipeline running ``fusion`` on this cluster, with ``hybrid_score_explanation``
@@ -227,9 +234,22 @@ class OpenSearchEngine:
         if "knn" not in body.get("query", {}):
             raise CapabilityError("server-side MMR runs on a top-level knn query only (not hybrid, not bool)")
         return {**body, "ext": {"mmr": {"diversity": float(diversity), "candidates": int(candidates), "vector_field_path": field}}}
+    # -- fallbacks -----------------------------------------------------------------------------------
+    def server_fallback(self, fusion: Fusion, caps: Capabilities) -> Fusion | None:
+        return None  # what a pipeline cannot run here, client-side RRF does
+
+    def refused_fusion(self, error) -> str | None:
+        return None  # capabilities come from the plugins' versions; a refusal is a real error
+
+    # -- bulk ----------------------------------------------------------------------------------------
+    def streaming_bulk(self, client, actions, **options):
+        from opensearchpy.helpers import streaming_bulk
+
+        return streaming_bulk(client, actions, **options)
 
     # -- answers -------------------------------------------------------------------------------------
-    def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None]) -> list[float | None]:
+    def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None], *,
+                             weights: Sequence[float] | None = None) -> list[float | None]:
         return responses.hybrid_leg_scores(hit.explanation, LEGS, matched=hit.matched_queries, raw_scores=raw_scores)
 
 

@@ -68,6 +68,14 @@ def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: 
     return out
 
 
+def fusion_asset(fusion) -> dict:
+    """Where there are no search pipelines (Elasticsearch): the winning fusion, to pass per search."""
+    weights = ",".join(f"{w:g}" for w in fusion.effective_weights)
+    return {"description": f"no search pipelines on this engine: the fusion goes with each search request "
+                           f"(hybrid search --fusion {fusion.name} --weights {weights})",
+            "fusion": fusion.name, "weights": list(fusion.effective_weights)}
+
+
 def eval_alias(dataset: Dataset, embedder: Embedder) -> str:
     """The default name of a dataset's eval index: eval-<dataset>-<embedder spec>."""
     return f"eval-{dataset.name}-{embedder.fingerprint.spec}".lower().replace(":", "-").replace("/", "-").replace("_", "-")
@@ -94,9 +102,10 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     """
     from ..ingest import Ingestor
 
-    if fresh and alias_indices(client, alias):
+    old = alias_indices(client, alias) if fresh else []
+    if old:  # by name: Elasticsearch refuses wildcard deletes (action.destructive_requires_name)
         with translate_errors(f"deleting the old {alias}", client):
-            client.indices.delete(index=f"{alias}-v*")
+            client.indices.delete(index=",".join(old))
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost, text_layout=text_layout,
                                         shards=shards))
     with translate_errors(f"counting {alias}", client):
@@ -202,6 +211,7 @@ def run_eval(
     alias: str,
     analyzer: str = "english",
     techniques: Sequence[str] | None = None,
+    available_only: bool = False,
     reranker=None,
     mmr: float | None = None,
     mmr_candidates: int = 30,
@@ -259,7 +269,9 @@ def run_eval(
     if techniques:
         known = {s.name: s for s in specs}
         unknown = [t for t in wanted if t not in known and t not in extra]
-        if unknown:
+        if available_only:  # the subset this cluster runs (hybrid-rrf, say, is not on every cluster)
+            wanted, unknown = [t for t in wanted if t in known or t in extra], []
+        if unknown or not wanted:
             raise InputError(f"unknown techniques {unknown}; available here: {', '.join([*known, *sorted(extra)])}")
         specs = [known[t] for t in wanted if t in known]
     tuning = learned = None
@@ -268,7 +280,8 @@ def run_eval(
         specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True))
         if mmr is not None:
             specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=mmr, mmr_candidates=mmr_candidates, tuned=True))
-        tuning = Tuning(tune_split.split, len(tune_split.queries), best, searcher.engine.render_pipeline(best, caps), tuple(trials))
+        asset = searcher.engine.render_pipeline(best, caps) if caps.search_pipelines else fusion_asset(best)
+        tuning = Tuning(tune_split.split, len(tune_split.queries), best, asset, tuple(trials))
         if adaptive and (not techniques or f"hybrid-{LEARNED}" in wanted):
             fit, _ = learn_policy(searcher, tune_split, base=DEFAULT_POLICY, depth=depth, progress=progress)
             specs.append(TechniqueSpec(f"hybrid-{LEARNED}", Technique.HYBRID, fit.policy, tuned=True))

@@ -1,19 +1,21 @@
 """Tuning the fusion offline on a labelled split: fetch both legs once per query, then score every
-fusion the cluster runs (normalisation x combination x BM25 weight 0.0-1.0 by 0.1, and RRF rank
-constants) with the server's own formulas (:func:`adapter.fusion.fuse`), and keep the best by
-nDCG@10. The winner is then confirmed through the server on a *different* split."""
+fusion the cluster runs (normalisation x combination x BM25 weight 0.0-1.0 by 0.1, RRF rank
+constants, and on Elasticsearch the score sum with the dense boost up to 1000x BM25's: the legs'
+raw scores differ in scale) with the server's own formulas (:func:`adapter.fusion.fuse`), and keep
+the best by nDCG@10. The winner is then confirmed through the server on a *different* split."""
 
 from __future__ import annotations
 
 from ..capabilities import Capabilities
 from ..fusion import fuse
-from ..fusions import Fusion
+from ..fusions import Fusion, ScoreSum
 from ..metrics import Dataset, evaluate
 from ..search import Searcher
 from .report import Trial
 
 TUNE_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 TUNE_RANK_CONSTANTS = (5, 10, 20, 40, 60, 80, 100)
+TUNE_SUM_DENSE_BOOSTS = (2, 5, 10, 20, 50, 100, 200, 500, 1000)  # x a BM25 boost of 1: vector scores ~0.65-0.9, BM25 ~10-60 (SciFact)
 
 
 def candidates(caps: Capabilities) -> list[Fusion]:
@@ -21,6 +23,10 @@ def candidates(caps: Capabilities) -> list[Fusion]:
     out: dict[tuple, Fusion] = {}
     for w in TUNE_WEIGHTS:
         for fusion in caps.fusions((w, round(1 - w, 1)), rank_constants=TUNE_RANK_CONSTANTS):
+            out.setdefault((fusion.name, fusion.weights), fusion)
+    if caps.score_sum:
+        for boost in TUNE_SUM_DENSE_BOOSTS:
+            fusion = ScoreSum((1.0, float(boost)))
             out.setdefault((fusion.name, fusion.weights), fusion)
     return list(out.values())
 

@@ -3,6 +3,8 @@
 import json
 import re
 
+import pytest
+
 from adapter.cli import main
 from adapter.client import connect
 from adapter.engines.opensearch import OPENSEARCH
@@ -50,6 +52,7 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     assert data["sent"] and data["sent"][0]["method"] == "POST"
 
 
+@pytest.mark.engine("opensearch", "elasticsearch")
 def test_cli_errors_are_one_clear_line(capsys, opensearch_url):
     code, _, err = run(capsys, "search", "  ", "--index", "whatever", "--url", opensearch_url)
     assert code == 2 and err.startswith("error: ")

@@ -1,6 +1,7 @@
-"""The local Elasticsearch node, over plain HTTP (the Elasticsearch dialect of the adapter is
-another engineer's): it boots with the modules the integ-test zip has, and serves a
-``dense_vector`` field with one request that combines a BM25 query and ``knn``."""
+"""The local Elasticsearch node itself, over plain HTTP: it boots with the modules the integ-test
+zip has, and serves a ``dense_vector`` field with one request that combines a BM25 query and
+``knn``. The adapter on it (the official client, the Elasticsearch dialect) is tested in
+test_elastic_adapter.py and by the engine-neutral tests marked for both engines."""
 
 import uuid
 

@@ -73,6 +73,7 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
     assert "nDCG@10 by query class" in out
 
 
+@pytest.mark.engine("opensearch", "elasticsearch")
 def test_tuning_on_the_reported_split_is_refused(client, tiny_beir, e5, index_name):
     test = load_beir(tiny_beir, "test")
     with pytest.raises(InputError, match="same split"):
@@ -109,8 +110,9 @@ def test_offline_fusion_reproduces_the_server(client, index_name, e5, support_do
     assert [h.id for h in server.hits] == [f.id for f in rrf(searcher.legs("envío del pedido", depth=12))][: len(server.hits)]
 
 
+@pytest.mark.engine("opensearch", "elasticsearch")
 def test_advise_measures_a_dataset_when_given_qrels(capsys, client, opensearch_url, tiny_beir, tmp_path):
-    from tests.conftest import delete_pipelines
+    from tests.conftest import drop_hybrid_index
 
     queries = tmp_path / "q.txt"
     queries.write_text("error E-4012\n¿cómo devuelvo un pedido?\n")
@@ -121,8 +123,4 @@ def test_advise_measures_a_dataset_when_given_qrels(capsys, client, opensearch_u
         out = capsys.readouterr().out
         assert code == 0 and "measured on support-beir test: best technique" in out
     finally:
-        client.indices.delete(index=f"{alias}-v*", ignore=[404])
-        client.indices.delete_index_template(name=alias, ignore=[404])
-        for part in ("text", "vector", "metadata"):
-            client.cluster.delete_component_template(name=f"{alias}-{part}", ignore=[404])
-        delete_pipelines(client, f"{alias}-")
+        drop_hybrid_index(client, alias)

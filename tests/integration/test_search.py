@@ -1,4 +1,7 @@
-"""Searching the seed's Spanish support documents with a real multilingual embedder."""
+"""Searching the seed's Spanish support documents with a real multilingual embedder.
+
+Tests marked for both engines hold on Elasticsearch too, where hybrid is fused in the request (on the
+integ-test node: query + knn summed; tests/integration/test_elastic_adapter.py has its own paths)."""
 
 import uuid
 
@@ -7,7 +10,7 @@ import pytest
 
 from adapter.admin import init_index
 from adapter.assets import IndexSpec
-from adapter.client import connect
+from adapter.client import connect_cluster
 from adapter.fusion import same_ranking_up_to_ties
 from adapter.errors import CapabilityError, ClusterUnavailableError, IndexMismatchError, InputError, PipelineNotFoundError
 from adapter.ingest import Ingestor
@@ -15,8 +18,9 @@ from adapter.search import Searcher
 from adapter.sources import FieldMap, read_source
 from adapter.fusions import RRF, ScoreNormalization
 from adapter.types import FusedBy, Technique
-from tests.conftest import delete_pipelines
+from tests.conftest import drop_hybrid_index
 
+BOTH = pytest.mark.engine("opensearch", "elasticsearch")
 RETURNS = {"reembolso", "devoluciones", "devoluciones-copia", "etiqueta-devolucion"}
 
 
@@ -27,11 +31,7 @@ def support(client, e5, support_docs_path):
     report = Ingestor.open(client, alias, e5, progress=False).ingest(read_source(support_docs_path, FieldMap(metadata=("category", "lang"))))
     assert report.documents == 12 and not report.failures
     yield alias
-    client.indices.delete(index=f"{alias}*", expand_wildcards="all")
-    client.indices.delete_index_template(name=alias)
-    for part in ("text", "vector", "metadata"):
-        client.cluster.delete_component_template(name=f"{alias}-{part}")
-    delete_pipelines(client, f"{alias}-")
+    drop_hybrid_index(client, alias)
 
 
 @pytest.fixture(scope="module")
@@ -39,22 +39,26 @@ def searcher(client, support, e5):
     return Searcher.open(client, support, e5)
 
 
+@BOTH
 @pytest.mark.parametrize("technique", ["bm25", "dense", "hybrid", "client-rrf"])
-def test_every_technique_returns_results(searcher, technique):
+def test_every_technique_returns_results(searcher, technique, target):
     result = searcher.search("devoluciones y reembolsos", technique=technique, k=5)
     assert result.technique is Technique.parse(technique)
     assert 1 <= len(result.hits) <= 5
     assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
     assert result.hits[0].score >= result.hits[-1].score
     assert "embedding" not in result.hits[0].source
-    assert result.fused_by is {"hybrid": FusedBy.SERVER_PIPELINE, "client-rrf": FusedBy.CLIENT}.get(technique, FusedBy.NONE)
+    hybrid = FusedBy.SERVER_PIPELINE if target.engine == "opensearch" else FusedBy.SERVER_SUM  # the integ-test node has no retrievers
+    assert result.fused_by is {"hybrid": hybrid, "client-rrf": FusedBy.CLIENT}.get(technique, FusedBy.NONE)
 
 
+@BOTH
 @pytest.mark.parametrize("technique", ["bm25", "hybrid"])
 def test_error_code_puts_its_document_first(searcher, technique):
     assert searcher.search("error E-4012", technique=technique, k=3).hits[0].id == "e-4012"
 
 
+@BOTH
 @pytest.mark.parametrize("technique", ["dense", "hybrid"])
 def test_paraphrase_finds_the_returns_documents(searcher, technique):
     hits = searcher.search("¿cómo devuelvo un pedido?", technique=technique, k=3).hits
@@ -100,6 +104,7 @@ def test_z_score_and_weighted_rrf_fuse_on_the_server_from_3_1(searcher, support)
     assert [h.score for h in weighted.hits] == pytest.approx([h.score for h in client_side.hits], rel=1e-6)
 
 
+@BOTH
 def test_filters_pre_filter_the_knn_leg(searcher):
     unfiltered = searcher.search("error en el pago con tarjeta", technique="dense", k=4)
     assert any(h.source["metadata"]["category"] != "devoluciones" for h in unfiltered.hits)  # a post-filter would lose these
@@ -110,6 +115,7 @@ def test_filters_pre_filter_the_knn_leg(searcher):
             assert len(hits) == 4  # k filtered hits, not fewer
 
 
+@BOTH
 def test_pages_do_not_overlap(searcher):
     for technique in ("hybrid", "client-rrf", "bm25", "dense"):
         first = searcher.search("pedido envío devolución cuenta", technique=technique, k=4, from_=0, depth=12)
@@ -120,6 +126,7 @@ def test_pages_do_not_overlap(searcher):
         assert [h.rank for h in second.hits] == [5, 6, 7, 8][: len(second.hits)]
 
 
+@BOTH
 def test_mmr_lambda_zero_removes_the_near_duplicate(searcher):
     query = "política de devoluciones de 30 días"
     relevant = searcher.search(query, technique="hybrid", k=2, mmr_lambda=1.0)
@@ -150,12 +157,14 @@ def test_server_explanations_add_up_to_the_fused_score(searcher, fusion):
                     assert leg.normalized_score == pytest.approx(1 / (60 + leg.rank), rel=1e-6)
 
 
+@BOTH
 def test_client_rrf_explanations_add_up(searcher):
     for hit in searcher.search("error E-4012", technique="client-rrf", k=5).hits:
         assert sum(leg.contribution for leg in hit.legs) == pytest.approx(hit.score, rel=1e-6)
 
 
-def test_bad_input_gets_clear_errors(searcher):
+@BOTH
+def test_bad_input_gets_clear_errors(searcher, target):
     with pytest.raises(InputError, match="empty"):
         searcher.search("   ")
     with pytest.raises(InputError, match="positive"):
@@ -164,12 +173,13 @@ def test_bad_input_gets_clear_errors(searcher):
         searcher.search("x", k=10_001)
     with pytest.raises(InputError, match="unknown technique 'semantic'"):
         searcher.search("x", technique="semantic")
-    with pytest.raises(PipelineNotFoundError, match=r"'nope' does not exist.*hybrid init"):
+    with pytest.raises(CapabilityError, match=r"'nope' does not exist.*hybrid init" if target.engine == "opensearch" else "no search pipelines"):
         searcher.search("x", pipeline="nope")
     with pytest.raises(IndexMismatchError, match="expects"):
         searcher.search("x", technique="dense", query_vector=np.ones(16))
 
 
+@BOTH
 def test_query_embedder_must_match_the_index(client, support):
     from adapter.embedders import load_embedder
 
@@ -191,6 +201,7 @@ def test_index_without_vector_field_and_missing_pipelines(client, index_name, e5
         Searcher.open(client, other, e5).search("hola")
 
 
-def test_cluster_down_is_a_clear_error(e5):
+@BOTH
+def test_cluster_down_is_a_clear_error(e5, target):
     with pytest.raises(ClusterUnavailableError, match="is it running"):
-        Searcher.open(connect("http://127.0.0.1:9"), "support", e5)
+        Searcher.open(connect_cluster("http://127.0.0.1:9", engine=target.engine), "support", e5)

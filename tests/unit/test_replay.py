@@ -1,4 +1,6 @@
-"""The searcher against a real node's recorded answers (scripts/record_fixtures.py made them).
+"""The searcher against a real node's recorded answers (scripts/record_fixtures.py made them), one
+recording per engine (OpenSearch 2.19.1; Elasticsearch 9.2.4, whose hybrid runs as query + knn summed
+and whose RRF falls back to the client: the integ-test node has no rank-rrf).
 
 The same calls must send the same requests (nothing drifted in how bodies are built) and read the
 real answers right (explanations, sources, paging), without a cluster or a model.
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.engines.opensearch import OpenSearchEngine
+from adapter.engines import engine_for
 from adapter.search import Searcher
 from adapter.fusions import parse_fusion
 from adapter.testing import FakeClient
@@ -26,8 +28,9 @@ def fusion_of(spec):
 @pytest.fixture(params=RECORDINGS, ids=[p.stem for p in RECORDINGS])
 def replayed(request):
     data = json.loads(request.param.read_text(encoding="utf-8"))
-    client = FakeClient(recording=data["exchanges"])
-    searcher = Searcher.open(client, data["alias"], engine=OpenSearchEngine())
+    engine = request.param.stem.split("-")[1]  # searcher-<engine>-<version>
+    client = FakeClient(recording=data["exchanges"], engine_name=engine)
+    searcher = Searcher.open(client, data["alias"], engine=type(engine_for(client))())
     results = []
     for spec in data["searches"]:
         options = {k: v for k, v in spec.items() if k not in ("query", "fusion")}

@@ -159,7 +159,7 @@ def test_client_rrf_sends_both_legs_in_one_msearch_then_fetches_the_page():
     assert result.ids == ["b", "a"] and result.took_ms == 5 and result.requests == 2
     assert [h.title for h in result.hits] == ["B", "A"]
     assert client.calls_to("mget")[0].body == {"ids": ["b", "a"]}
-    assert client.calls_to("mget")[0].params == {"_source_excludes": "embedding"}
+    assert client.calls_to("mget")[0].kwargs["_source_excludes"] == "embedding"
 
 
 def test_an_errored_leg_is_a_backend_error_with_the_servers_reason():

@@ -1,0 +1,265 @@
+"""Elasticsearch 8.19 / 9.x: ``dense_vector`` mappings, fusion inside the search request.
+
+Elasticsearch has no search pipelines, no ``hybrid`` query and no ``index.knn`` setting. A hybrid
+search is one request whose body does the fusion, the best the cluster allows:
+
+- the ``rrf`` / ``linear`` retrievers (``FusedBy.SERVER_RETRIEVER``): they need the ``rank-rrf``
+  module and an Enterprise or trial licence;
+- else ``query`` + ``knn`` in one request (``FusedBy.SERVER_SUM``, every licence): each hit's score
+  is ``w_bm25 * bm25 + w_dense * similarity``, the weights sent as boosts. Not normalised: BM25 is
+  unbounded, the similarity lies in [0, 1];
+- else client-side RRF (the searcher), with a notice.
+
+The probe asks ``_nodes/plugins`` (version, modules, the ``hunspell`` node attribute) and
+``_license``, never ``GET /`` (the integ-test zip has no root endpoint: 405). Pure apart from
+:meth:`ElasticsearchEngine.probe` and :meth:`ElasticsearchEngine.streaming_bulk`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from .. import responses
+from ..assets import IndexNames, IndexSpec, load_asset, merged_mapping, render_index_template, render_metadata_component, render_text_component
+from ..capabilities import Capabilities, version_tuple
+from ..errors import BackendError, CapabilityError, ConfigurationError
+from ..fusions import LEGS, RRF, Fusion, Normalization, ScoreNormalization, ScoreSum
+from ..queries import filter_clauses, named_query
+
+# IndexSpec.space_type (OpenSearch's names) -> dense_vector similarity: the same scores, (1 + cos) / 2 etc.
+SIMILARITIES = {"cosinesimil": "cosine", "innerproduct": "dot_product", "l2": "l2_norm"}
+NORMALIZERS = {Normalization.MIN_MAX: "minmax", Normalization.L2: "l2_norm"}
+# 9.2 leaves vectors out of _source unless the index says otherwise; the adapter reads them (MMR, check).
+EXCLUDE_SOURCE_VECTORS = "index.mapping.exclude_source_vectors"
+EXCLUDE_SOURCE_VECTORS_SINCE = (9, 2, 0)
+KNN_MAX_CANDIDATES = 10_000
+
+
+def capabilities_from(nodes: Mapping[str, Any] | None, license: Mapping[str, Any] | None, version: str | None = None) -> Capabilities:
+    """Capabilities from ``GET _nodes/plugins`` and ``GET _license`` (None where the cluster hides them:
+    then ``version`` comes from elsewhere and a standard distribution is assumed)."""
+    lic = (license or {}).get("license") or {}
+    kind = lic.get("type") if lic.get("status", "active") == "active" else "expired"
+    if nodes is None:
+        return Capabilities.elasticsearch(version or "0", license=kind if license is not None else None)
+    node_list = list((nodes.get("nodes") or {}).values())
+    versions = sorted({n.get("version", "0") for n in node_list}, key=version_tuple)
+    modules = [{m.get("name") for m in n.get("modules", []) + n.get("plugins", [])} for n in node_list]
+    hunspell = [set(filter(None, str((n.get("attributes") or {}).get("hunspell", "")).split(","))) for n in node_list]
+    return Capabilities.elasticsearch(
+        versions[0] if versions else (version or "0"),
+        modules=set.intersection(*modules) if modules else set(),
+        license=kind if license is not None else None,
+        hunspell=set.intersection(*hunspell) if hunspell else set(),
+    )
+
+
+class ElasticsearchEngine:
+    name = "elasticsearch"
+
+    def __init__(self) -> None:
+        self._probed: dict[str, Capabilities] = {}
+        self._lock = threading.Lock()
+
+    # -- capabilities ------------------------------------------------------------------------------
+    def probe(self, client, *, refresh: bool = False) -> Capabilities:
+        """Version, modules and Hunspell dictionaries from ``_nodes/plugins``; the licence from
+        ``_license``. A cluster that hides them (403/404) is assumed a standard distribution under
+        an unknown licence: retrievers are tried, and refused ones fall back (see the searcher)."""
+        from ..client import describe_url, translate_errors
+
+        nodes = _hidden_or(client, "listing nodes and modules", lambda: client.nodes.info(metric="plugins"))
+        key = f"{(nodes or {}).get('cluster_name', '')}@{describe_url(client)}"
+        with self._lock:
+            if not refresh and key in self._probed:
+                return self._probed[key]
+        version = None
+        if nodes is None:
+            with translate_errors("reading the cluster's version", client):
+                version = client.info()["version"]["number"]
+        license = _hidden_or(client, "reading the licence", lambda: client.license.get())
+        caps = capabilities_from(nodes, license, version)
+        with self._lock:
+            self._probed[key] = caps
+        return caps
+
+    # -- assets --------------------------------------------------------------------------------------
+    def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:
+        if spec.engine != "lucene":
+            raise ConfigurationError(f"k-NN engine {spec.engine!r} is OpenSearch's; Elasticsearch indexes vectors with "
+                                     "Lucene's HNSW only: use engine 'lucene'")
+
+    def render_vector_component(self, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+        vector = load_asset("mappings", "component-vector-elasticsearch")
+        props = vector["template"]["mappings"]["properties"]
+        field = props.pop("embedding")
+        field.update(dims=spec.fingerprint.dimension, similarity=SIMILARITIES[spec.space_type])
+        field["index_options"].update(m=spec.m, ef_construction=spec.ef_construction)
+        props[spec.vector_field] = field
+        if caps is None or version_tuple(caps.version) >= EXCLUDE_SOURCE_VECTORS_SINCE:
+            vector["template"]["settings"] = {EXCLUDE_SOURCE_VECTORS: False}
+        return vector
+
+    def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
+        return {
+            names.component("text"): render_text_component(spec, caps),
+            names.component("vector"): self.render_vector_component(spec, caps),
+            names.component("metadata"): render_metadata_component(),
+        }
+
+    def index_meta(self, spec: IndexSpec) -> dict[str, Any]:
+        """``_meta``: the spec's, plus the fusion the adapter uses when a search names none (there
+        is no default pipeline to carry it)."""
+        return {**spec.meta, "default_fusion": spec.default_fusion}
+
+    def render_index_template(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+        body = render_index_template(names, spec)
+        body["template"]["settings"].pop("index.search.default_pipeline")
+        body["template"]["mappings"]["_meta"] = self.index_meta(spec)
+        return body
+
+    def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+        return {**merged_mapping(self.render_components(names, spec, caps), spec), "_meta": self.index_meta(spec)}
+
+    def render_pipeline(self, fusion: Fusion, caps: Capabilities) -> dict[str, Any]:
+        raise CapabilityError("Elasticsearch has no search pipelines: the fusion is part of each search request")
+
+    def pipeline_fusion(self, body: Mapping[str, Any]) -> Fusion | None:
+        return None
+
+    # -- requests ------------------------------------------------------------------------------------
+    def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The ``knn`` query: ``k`` nearest (per shard), ``num_candidates`` as Elasticsearch's own
+        default (1.5 k, at most 10,000) spelled out; filters are a pre-filter, as on OpenSearch."""
+        body: dict[str, Any] = {"field": field, "query_vector": [float(x) for x in vector], "k": int(k),
+                                "num_candidates": max(int(k), min(round(1.5 * k), KNN_MAX_CANDIDATES))}
+        clauses = filter_clauses(filters)
+        if clauses:
+            body["filter"] = {"bool": {"filter": clauses}}
+        return {"knn": body}
+
+    def hybrid_body(
+        self,
+        text: dict[str, Any],
+        knn: dict[str, Any],
+        *,
+        caps: Capabilities,
+        depth: int,
+        size: int,
+        from_: int = 0,
+        exclude: Sequence[str] = (),
+        explain: bool = False,
+        inline_pipeline: dict[str, Any] | None = None,
+        fusion: Fusion | None = None,
+    ) -> dict[str, Any]:
+        """The request that fuses: the ``rrf`` / ``linear`` retriever, or ``query`` + ``knn`` summed.
+
+        Each leg brings its top ``depth`` (the knn ``k``, the retrievers' ``rank_window_size``), so
+        pages of one query are cut from the same fused list, as OpenSearch's ``pagination_depth``.
+        In the sum the text leg brings every match (``query`` is not cut), the knn leg its global top ``k``.
+        """
+        if inline_pipeline is not None:
+            raise CapabilityError("Elasticsearch has no search pipelines to send with a request")
+        vector = dict(knn["knn"])
+        if isinstance(fusion, ScoreSum):
+            w_text, w_dense = fusion.effective_weights
+            body: dict[str, Any] = {
+                "query": {"bool": {"should": [text], "boost": w_text, "_name": LEGS[0]}},
+                "knn": {**vector, "boost": w_dense, "_name": LEGS[1]},
+            }
+        elif isinstance(fusion, RRF):
+            rrf: dict[str, Any] = {"retrievers": _components(text, vector, fusion.weights), "rank_window_size": int(depth),
+                                   "rank_constant": fusion.rank_constant}
+            body = {"retriever": {"rrf": rrf}}
+        elif isinstance(fusion, ScoreNormalization):
+            normalizer = NORMALIZERS[fusion.technique]
+            legs = [{**c, "normalizer": normalizer} for c in _components(text, vector, fusion.effective_weights)]
+            body = {"retriever": {"linear": {"retrievers": legs, "rank_window_size": int(depth)}}}
+        else:
+            raise CapabilityError(f"no Elasticsearch request fuses {fusion!r}")
+        body["size"] = int(size)
+        if from_:
+            body["from"] = int(from_)
+        if exclude:
+            body["_source"] = {"excludes": list(exclude)}
+        if explain:
+            body["explain"] = True
+        return body
+
+    # -- fallbacks -----------------------------------------------------------------------------------
+    def server_fallback(self, fusion: Fusion, caps: Capabilities) -> Fusion | None:
+        """A score fusion (min_max, l2) without the linear retriever becomes the free-tier sum with
+        the same weights as boosts, still on the server; RRF falls back to the client's exact RRF."""
+        if isinstance(fusion, ScoreNormalization) and caps.score_sum:
+            return ScoreSum(fusion.effective_weights)
+        return None
+
+    def refused_fusion(self, error: BackendError) -> str | None:
+        """400 ``unknown retriever [rrf]`` (no rank-rrf module) or 403 ``current license is
+        non-compliant for [...]`` (a licence below Enterprise): the retriever cannot run here."""
+        reason = error.reason or ""
+        if error.status == 400 and "unknown retriever [" in reason:
+            return f"the cluster refused the retriever: {reason} (no rank-rrf module)"
+        if error.status == 403 and ("license is non-compliant" in reason or "license" in reason.lower()):
+            return f"the cluster refused the retriever: {reason} (its licence does not cover it)"
+        return None
+
+    # -- bulk ----------------------------------------------------------------------------------------
+    def streaming_bulk(self, client, actions: Iterable[dict], **options) -> Iterator[tuple[bool, dict]]:
+        """elasticsearch-py's ``streaming_bulk``; where the connection fails mid-way (it raises
+        transport errors instead of reporting them per item), the actions not yet answered are
+        failed with the status ``"N/A"`` (what opensearch-py reports), so nothing is dropped."""
+        from elastic_transport import TransportError
+        from elasticsearch.helpers import streaming_bulk
+
+        yield_ok = options.pop("yield_ok", True)
+        pending = list(actions)
+        answered: Counter = Counter()
+        try:
+            for ok, item in streaming_bulk(client, pending, yield_ok=True, **options):
+                op = next(iter(item.values()), {})
+                answered[op.get("_id") if isinstance(op, Mapping) else None] += 1
+                if yield_ok or not ok:
+                    yield ok, item
+        except TransportError as exc:
+            for action in pending:
+                if answered[action.get("_id")] > 0:
+                    answered[action.get("_id")] -= 1
+                    continue
+                op = action.get("_op_type", "index")
+                yield False, {op: {"_index": action.get("_index"), "_id": action.get("_id"), "status": "N/A",
+                                   "error": f"{exc.__class__.__name__}: {exc}", "exception": exc}}
+
+    # -- answers -------------------------------------------------------------------------------------
+    def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None], *,
+                             weights: Sequence[float] | None = None) -> list[float | None]:
+        """Per-leg scores from the hit's explanation: the rrf retriever's ``1 / (k + rank)`` terms, the
+        linear retriever's normalised scores, or (the sum) each leg's raw score."""
+        return responses.elasticsearch_leg_scores(hit.explanation, LEGS, score=hit.score, weights=weights or (1.0,) * len(LEGS),
+                                                  matched=hit.matched_queries)
+
+
+def _components(text: dict[str, Any], vector: dict[str, Any], weights: Sequence[float] | None) -> list[dict[str, Any]]:
+    """The two legs as retrievers (``standard``, ``knn``), wrapped with their weights when given."""
+    legs = [{"standard": {"query": text}}, {"knn": vector}]
+    if weights is None:
+        return legs
+    return [{"retriever": leg, "weight": float(w)} for leg, w in zip(legs, weights)]
+
+
+def _hidden_or(client, action: str, call) -> Mapping[str, Any] | None:
+    """``call()``'s answer, or None where the cluster hides it (403, 404, 410: a restricted user, Serverless)."""
+    from ..client import translate_errors
+
+    try:
+        with translate_errors(action, client):
+            return call()
+    except BackendError as exc:
+        if exc.status in (403, 404, 410):
+            return None
+        raise
+
+
+ELASTICSEARCH = ElasticsearchEngine()

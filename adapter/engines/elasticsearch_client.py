@@ -1,0 +1,164 @@
+"""Connecting to Elasticsearch with the official client, and reading its exceptions.
+
+elasticsearch-py is the optional extra ``elasticsearch`` and is pinned below 9: a client of major
+N sends ``compatible-with=N`` headers, which a 9.x server accepts for N = 8 while an 8.x server
+refuses N = 9 (400 ``media_type_header_exception``, elastic/elasticsearch-py#2923). So the 8.19
+client talks to Elasticsearch 8.19 and 9.x alike.
+
+The adapter calls the client with the subset of its API that opensearch-py shares (``body=``,
+query parameters as keywords, no ``params=``/``ignore=``), so the searcher, the ingestor and
+``init`` run unchanged on either client; what differs (bulk helpers, the probe, the request that
+fuses) belongs to :class:`adapter.engines.elasticsearch.ElasticsearchEngine`. One thing is
+adapted, the answers: elasticsearch-py wraps JSON in ``ObjectApiResponse`` (no ``.get``, not a
+``Mapping``), opensearch-py returns dicts, and :mod:`adapter.responses` reads dicts. The client
+:func:`connect_elasticsearch` returns gives answers that are dicts and keep ``.body``/``.meta``
+for elasticsearch-py's own helpers.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlparse
+
+from .._optional import require
+from ..errors import BackendError, ClusterUnavailableError, ConfigurationError
+from ..responses import error_reason
+
+# Modules whose exceptions :func:`translate` reads.
+CLIENT_MODULES = ("elasticsearch", "elastic_transport")
+
+
+def connect_elasticsearch(
+    url: str | None = None,
+    *,
+    username: str | None = None,
+    password: str | None = None,
+    api_key: str | None = None,
+    verify_certs: bool | None = None,
+    timeout: float = 60.0,
+    pool_maxsize: int = 10,
+):
+    """An ``elasticsearch.Elasticsearch`` client; arguments override the environment, which is
+    read as :func:`adapter.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
+    ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
+    from ..client import DEFAULT_URL, redact_url
+
+    es = require("elasticsearch", "an Elasticsearch cluster")
+    url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigurationError(f"Elasticsearch URL {redact_url(url)!r} is not an http(s) URL")
+    username = username or os.environ.get("OPENSEARCH_USERNAME")
+    password = password or os.environ.get("OPENSEARCH_PASSWORD")
+    api_key = api_key or os.environ.get("ELASTICSEARCH_API_KEY")
+    if verify_certs is None:
+        verify_certs = os.environ.get("OPENSEARCH_VERIFY_CERTS", "true").lower() not in ("0", "false", "no")
+    kwargs = dict(
+        hosts=[url],
+        request_timeout=timeout,
+        connections_per_node=pool_maxsize,
+        # As connect(): connection errors, timeouts and 502/503/504 are retried by the transport.
+        max_retries=3,
+        retry_on_timeout=True,
+        retry_on_status=(502, 503, 504),
+        http_compress=parsed.hostname not in ("localhost", "127.0.0.1", "::1"),
+    )
+    if parsed.scheme == "https":
+        kwargs.update(verify_certs=verify_certs, ssl_show_warn=verify_certs)
+    if api_key:
+        kwargs["api_key"] = api_key
+    elif username:
+        kwargs["basic_auth"] = (username, password or "")
+    return _dict_answers_class()(**kwargs)
+
+
+class Answer(dict):
+    """A JSON object answer as a plain dict, with elasticsearch-py's ``.body`` and ``.meta``."""
+
+    def __init__(self, body: dict, meta) -> None:
+        super().__init__(body)
+        self.meta = meta
+
+    @property
+    def body(self) -> dict:
+        return self
+
+
+_DICT_ANSWERS = None
+
+
+def _dict_answers_class():
+    """``Elasticsearch`` whose JSON object answers are :class:`Answer` dicts (``HEAD`` answers stay
+    truthy/falsy ``HeadApiResponse``s). Its namespaces (``indices``, ``cluster``...) and the copies
+    ``options()`` makes go through the same ``perform_request``."""
+    global _DICT_ANSWERS
+    if _DICT_ANSWERS is None:
+        from elastic_transport import ObjectApiResponse
+        from elasticsearch import Elasticsearch
+
+        class DictAnswers(Elasticsearch):
+            engine_name = "elasticsearch"
+
+            def perform_request(self, *args, **kwargs):
+                resp = super().perform_request(*args, **kwargs)
+                if isinstance(resp, ObjectApiResponse) and isinstance(resp.body, dict):
+                    return Answer(resp.body, resp.meta)
+                return resp
+
+        _DICT_ANSWERS = DictAnswers
+    return _DICT_ANSWERS
+
+
+def speaks_elasticsearch(client) -> bool:
+    """Whether the server behind an opensearch-py ``client`` is Elasticsearch: its ``GET /`` has
+    Elasticsearch's tagline (``You Know, for Search``) and no OpenSearch distribution, or is refused
+    with 405 (Elasticsearch's integ-test distribution has no root endpoint; OpenSearch always has one)."""
+    root = client.info(ignore=405)  # ignored, not logged as a failed request
+    if root.get("status") == 405 and "error" in root:
+        return True
+    version = root.get("version") or {}
+    # OpenSearch's tagline is its own, whatever compatibility.override_main_response_version does to the version.
+    return version.get("distribution") != "opensearch" and "You Know, for Search" in str(root.get("tagline", ""))
+
+
+def is_client_error(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from elasticsearch-py or its transport (checked without importing them)."""
+    return type(exc).__module__.split(".")[0] in CLIENT_MODULES
+
+
+def describe(client) -> str | None:
+    """The address of an elasticsearch-py client's first node, without credentials (None: not one)."""
+    try:
+        node = client.transport.node_pool.all()[0]
+        return f"{node.config.scheme}://{node.config.host}:{node.config.port}"
+    except (AttributeError, IndexError):
+        return None
+
+
+def translate(exc: BaseException, action: str, where: str) -> BackendError | None:
+    """elasticsearch-py's exception as the adapter's (None: ``exc`` is not one of its exceptions).
+
+    Connection errors and timeouts (``elastic_transport.ConnectionError``, ``ConnectionTimeout``)
+    become :class:`ClusterUnavailableError`; every ``ApiError`` (400 ``BadRequestError``, 403
+    ``AuthorizationException``, 404 ``NotFoundError``, and plain ``ApiError`` for 405, 429, 5xx)
+    a :class:`BackendError` with the server's status and reason.
+    """
+    if not is_client_error(exc):
+        return None
+    from elastic_transport import ConnectionError as TransportConnectionError
+    from elastic_transport import ConnectionTimeout
+    from elasticsearch import ApiError, UnsupportedProductError
+
+    if isinstance(exc, (TransportConnectionError, ConnectionTimeout)):
+        return ClusterUnavailableError(
+            f"{action}: cannot reach Elasticsearch at {where} ({exc.__class__.__name__}); is it running? "
+            "For a local node: `hybrid local up --engine elasticsearch`")
+    if isinstance(exc, UnsupportedProductError):
+        return BackendError(f"{action}: the server at {where} is not Elasticsearch ({exc.message}); "
+                            "for OpenSearch use adapter.client.connect", status=exc.status_code, reason=str(exc.message))
+    if isinstance(exc, ApiError):
+        status = exc.status_code if isinstance(exc.status_code, int) else None
+        body = exc.body
+        reason = error_reason(body) if isinstance(body, (dict, str)) and body else str(exc.message)
+        return BackendError(f"{action}: Elasticsearch answered {status}: {reason}", status=status, reason=reason)
+    return BackendError(f"{action}: {exc.__class__.__name__}: {exc}")
