@@ -12,6 +12,7 @@ the cluster and converge it, ``hybrid reindex SPEC`` migrates to it. The same op
       analyzer: english
       text_fields: [title, text]     # title first, body last (adapter.documents)
       title_boost: 0.5
+      text_layout: fields            # or combined: title and text copied into one BM25 field
       vector_field: embedding
       space_type: cosinesimil
       engine: lucene
@@ -22,7 +23,8 @@ the cluster and converge it, ``hybrid reindex SPEC`` migrates to it. The same op
       weights: [0.5, 0.5]            # of the standard pipelines: every fusion the cluster runs
       extra:                         # more pipelines, stored as <alias>-<name>
         tuned: tuned-scifact.json    # a pipeline asset file (relative to the spec), or the body inline
-      default: min_max-arithmetic_mean   # index.search.default_pipeline: a fusion name or an extra's name
+      default: adaptive              # index.search.default_pipeline: a fusion name (adaptive: weights per
+                                     # query), or an extra's name; default: the measured default, as init
 
 Unknown keys are errors (a typo in an ops file must not be ignored). JSON is read by the standard
 library; YAML by PyYAML (a core dependency: the format ops write by hand).
@@ -40,14 +42,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .adaptive import ADAPTIVE
 from .assets import IndexSpec, IndexNames
+from .defaults import default_fusion_name
 from .errors import ConfigurationError, InputError
 from .fusions import DEFAULT_FUSION, DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
 SPEC_VERSION = 1
 _TOP = ("version", "alias", "embedder", "index", "pipelines")
-_INDEX = ("analyzer", "text_fields", "title_boost", "vector_field", "space_type", "engine", "hnsw", "shards", "replicas")
+_INDEX = ("analyzer", "text_fields", "title_boost", "text_layout", "vector_field", "space_type", "engine", "hnsw", "shards", "replicas")
 _HNSW = ("m", "ef_construction")
 _PIPELINES = ("weights", "extra", "default")
 _EMBEDDER = ("spec", "fingerprint")
@@ -63,6 +67,7 @@ class Spec:
     analyzer: str = "folding"
     text_fields: tuple[str, ...] = ("title", "text")
     title_boost: float = 1.0
+    text_layout: str = "fields"
     vector_field: str = "embedding"
     space_type: str = "cosinesimil"
     engine: str = "lucene"
@@ -73,11 +78,11 @@ class Spec:
     weights: tuple[float, float] = DEFAULT_WEIGHTS
     # name -> pipeline body, stored as <alias>-<name>; a tuple of pairs so the spec stays hashable and frozen
     extra_pipelines: tuple[tuple[str, str], ...] = ()  # (name, body as canonical JSON)
-    default: str = DEFAULT_FUSION.name  # a fusion name or an extra pipeline's name
+    default: str = field(default_factory=default_fusion_name)  # a fusion name, "adaptive", or an extra pipeline's name
     origin: str = field(default="", compare=False)  # where it was read from, for messages
 
     def __post_init__(self) -> None:
-        if self.default not in dict(self.extra_pipelines):
+        if self.default not in dict(self.extra_pipelines) and self.default != ADAPTIVE:
             try:
                 fusion = parse_fusion(self.default)
             except InputError:
@@ -124,7 +129,7 @@ class Spec:
             fp, analyzer=self.analyzer, space_type=self.space_type, engine=self.engine, m=self.m,
             ef_construction=self.ef_construction, shards=self.shards, replicas=self.replicas,
             vector_field=self.vector_field, text_fields=tuple(self.text_fields), title_boost=self.title_boost,
-            default_fusion=DEFAULT_FUSION.name if self.default_is_extra else self.default,
+            text_layout=self.text_layout, default_fusion=DEFAULT_FUSION.name if self.default_is_extra else self.default,
             default_pipeline=self.default if self.default_is_extra else None,
         )
 
@@ -139,6 +144,7 @@ class Spec:
             "embedder": embedder,
             "index": {
                 "analyzer": self.analyzer, "text_fields": list(self.text_fields), "title_boost": self.title_boost,
+                "text_layout": self.text_layout,
                 "vector_field": self.vector_field, "space_type": self.space_type, "engine": self.engine,
                 "hnsw": {"m": self.m, "ef_construction": self.ef_construction}, "shards": self.shards, "replicas": self.replicas,
             },
@@ -205,7 +211,7 @@ def spec_from_document(doc: Any, *, origin: str = "", base: Path | None = None) 
     if not isinstance(extra, Mapping):
         raise InputError(f"{where}: pipelines.extra must map names to pipeline bodies or files")
     options: dict[str, Any] = {}
-    for key in ("analyzer", "vector_field", "space_type", "engine"):
+    for key in ("analyzer", "text_layout", "vector_field", "space_type", "engine"):
         if key in index:
             options[key] = str(index[key])
     for key, cast in (("title_boost", float), ("shards", int)):

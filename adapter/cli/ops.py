@@ -26,8 +26,8 @@ DIFF_EXIT_CODES = f"""exit codes:
   {DIFF_ERROR}  an error: bad arguments or spec, cluster unreachable, ... (never read as drift)
   {DIFF_DRIFT}  drift: the cluster differs from the spec (the diff says how)
 """
-_SPEC_DESTS = ("embedder", "analyzer", "space_type", "engine", "m", "ef_construction", "shards", "title_boost", "weights",
-               "default_fusion", "pipeline_file")
+_SPEC_DESTS = ("embedder", "analyzer", "space_type", "engine", "m", "ef_construction", "shards", "title_boost", "text_layout",
+               "weights", "default_fusion", "pipeline_file")
 
 
 def _spec_options(p, *, reattach: bool = False) -> None:
@@ -127,7 +127,7 @@ def spec_from_args(args):
 
 
 _DEFAULTS = {"embedder": "minilm", "analyzer": "folding", "space_type": "cosinesimil", "engine": "lucene", "m": 16,
-             "ef_construction": 128, "shards": 1, "title_boost": 1.0}
+             "ef_construction": 128, "shards": 1, "title_boost": 1.0, "text_layout": "fields"}
 
 
 def _explicit(args, dest: str) -> bool:
@@ -136,16 +136,19 @@ def _explicit(args, dest: str) -> bool:
 
 
 def _spec_from_flags(args):
-    from ..fusions import DEFAULT_FUSION, DEFAULT_WEIGHTS, parse_fusion, parse_weights
+    from ..adaptive import ADAPTIVE
+    from ..defaults import default_fusion_name
+    from ..fusions import DEFAULT_WEIGHTS, parse_fusion, parse_weights
     from ..spec import Spec
 
     extra = pipeline_files(args.pipeline_file)
-    default = DEFAULT_FUSION.name
-    if args.default_fusion:
-        default = args.default_fusion if args.default_fusion in extra else parse_fusion(args.default_fusion).name
+    default = args.default_fusion or default_fusion_name()  # as init: the measured default
+    if default not in extra and default != ADAPTIVE:
+        default = parse_fusion(default).name
     return Spec(
         alias=args.index, embedder=args.embedder, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
+        text_layout=args.text_layout,
         weights=tuple(parse_weights(args.weights) or DEFAULT_WEIGHTS),
         extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())), default=default,
     )

@@ -109,15 +109,30 @@ def test_rrf_ranks_within_each_shard_before_3_5(sharded):
             assert score == pytest.approx(per_shard[doc], rel=1e-6), (query, doc)
 
 
+def rrf_bounds(runs, k=60):
+    """Per document, the lowest and highest RRF score its global ranks allow: a document tied with
+    others on a leg's score may hold any rank of its tie group."""
+    low: dict[str, float] = {}
+    high: dict[str, float] = {}
+    for run in runs:
+        scores = [sc for _, sc in run]
+        for doc, sc in run:
+            first, last = scores.index(sc) + 1, len(scores) - scores[::-1].index(sc)
+            low[doc] = low.get(doc, 0.0) + 1 / (k + last)
+            high[doc] = high.get(doc, 0.0) + 1 / (k + first)
+    return low, high
+
+
 @pytest.mark.min_version("3.5")
 def test_rrf_ranks_across_shards_from_3_5(sharded):
     """From 3.5 the rank is global: the place among every shard's candidates of the leg, by score."""
     for query in QUERIES:
         legs = shard_legs(sharded, query)
         server = server_scores(sharded, query, RRF())
-        glob = {f.id: f.score for f in fusion_fns.rrf([by_score(runs) for runs in legs])}
+        low, high = rrf_bounds([by_score(runs) for runs in legs])
         for doc, score in server.items():
-            assert score == pytest.approx(glob[doc], rel=1e-6), (query, doc)
+            # equal leg scores (common in this synthetic corpus) may be ranked either way round
+            assert low[doc] * (1 - 1e-6) <= score <= high[doc] * (1 + 1e-6), (query, doc)
 
 
 @pytest.mark.parametrize("fusion", [ScoreNormalization(), RRF()], ids=["min_max", "rrf"])

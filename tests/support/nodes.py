@@ -30,13 +30,15 @@ def own_node(name: str, settings: Mapping[str, str] | None = None, heap: str = "
 
 def kill_hard(node) -> int:
     """SIGKILL the node's JVM (no shutdown hooks, no flush) and wait until it is gone."""
+    from adapter.local import procs
+
     pid = node.status().pid
+    if not pid:
+        raise RuntimeError(f"{node.name} is not running: nothing to kill")
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not procs.pid_alive(pid):  # a zombie counts as gone: whoever reaps it is not us
             return pid
         time.sleep(0.1)
     raise RuntimeError(f"node pid {pid} survived SIGKILL")

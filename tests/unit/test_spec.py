@@ -161,5 +161,5 @@ def test_templates_compare_as_the_server_echoes_them():
     body = OPENSEARCH.render_index_template(desired.names, desired.spec)
     echoed = json.loads(json.dumps(body))
     echoed["template"]["settings"] = {"index": {"number_of_shards": "1", "auto_expand_replicas": "0-1", "refresh_interval": "1s",
-                                                "search": {"default_pipeline": "docs-min_max-arithmetic_mean"}}}
+                                                "search": {"default_pipeline": desired.names.default_pipeline(desired.spec)}}}
     assert canonical_template(echoed) == canonical_template(body)
