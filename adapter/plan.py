@@ -508,5 +508,7 @@ def plan_spec(client, spec, engine: Engine) -> tuple[Plan, LiveState]:
     desired = desired_from_spec(spec)
     desired = replace(desired, spec=desired.spec.for_cluster(caps))
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
-    live = read_live(client, spec.alias, engine, pipelines=wanted, own_pipelines=True, caps=caps)
+    # Pipelines named as the alias's but not in the spec are pruned; an engine without search
+    # pipelines (Elasticsearch) has none to read.
+    live = read_live(client, spec.alias, engine, pipelines=wanted, own_pipelines=caps.search_pipelines, caps=caps)
     return plan(desired, live, engine, reattach=True, prune_pipelines=True), live
