@@ -71,6 +71,20 @@ def took(resp: Mapping[str, Any]) -> float:
     return float(resp.get("took") or 0.0)
 
 
+def shard_failures(resp: Mapping[str, Any]) -> tuple[int, int, tuple[str, ...]]:
+    """(failed shards, total shards, their distinct reasons) of a search answer: a 200 in which some
+    shard failed holds only the other shards' hits."""
+    shards = resp.get("_shards") or {}
+    failed = int(shards.get("failed") or 0)
+    reasons = []
+    for failure in shards.get("failures") or ():
+        reason = failure.get("reason") if isinstance(failure, Mapping) else None
+        text = f"{reason.get('type')}: {reason.get('reason')}" if isinstance(reason, Mapping) else str(reason)
+        if text not in reasons:
+            reasons.append(text)
+    return failed, int(shards.get("total") or 0), tuple(reasons)
+
+
 def error_reason(error: Any) -> str:
     """The most specific reason in an error body (``root_cause[0].reason``, else ``reason``)."""
     if isinstance(error, Mapping):

@@ -56,12 +56,33 @@ MIRROR_TOLERANCE = 1e-5  # relative: the mirror computes in float32 as the serve
 CLAUSE_CHECK_FLOOR = 64  # below this many term clauses a query is not checked against the cluster's limit
 # The requests of the search() call running in this thread/task (SearchResult.sent).
 _SENT: contextvars.ContextVar[list[SentRequest] | None] = contextvars.ContextVar("sent", default=None)
+# Notices about partial answers (shards that failed even when asked again) in this search() call.
+_PARTIAL: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("partial", default=None)
+PARTIAL_RETRY_PAUSE_S = 0.2  # a node leaving or joining: its shards' other copies answer a moment later
 
 
 def _record(method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> None:
     sent = _SENT.get()
     if sent is not None:
         sent.append(SentRequest(method, path, dict(params or {}), body))
+
+
+def _note_partial(resp: Mapping[str, Any]) -> None:
+    failed, total, reasons = responses.shard_failures(resp)
+    notices = _PARTIAL.get()
+    if failed and notices is not None:
+        notices.append(f"partial result: {failed} of {total} shards failed even when asked again ({'; '.join(reasons) or 'no reason given'}); "
+                       "their hits are missing")
+
+
+@contextlib.contextmanager
+def _partial_notices() -> Iterator[list[str]]:
+    notices: list[str] = []
+    token = _PARTIAL.set(notices)
+    try:
+        yield notices
+    finally:
+        _PARTIAL.reset(token)
 
 
 @contextlib.contextmanager
@@ -317,7 +338,17 @@ class Searcher:
         return {d["_id"]: d.get("_source", {}) for d in docs if d.get("found")}
 
     def _msearch(self, bodies: Sequence[dict]) -> tuple[float, list[Mapping[str, Any]]]:
-        """(the server's ``took`` for the whole request, one response per body)."""
+        """(the server's ``took`` for the whole request, one response per body); asked once more
+        when a shard failed in any answer (see :meth:`_search`)."""
+        took, out = self._msearch_once(bodies)
+        if any(responses.shard_failures(r)[0] for r in out):
+            time.sleep(PARTIAL_RETRY_PAUSE_S)
+            took, out = self._msearch_once(bodies)
+            for answer in out:
+                _note_partial(answer)
+        return took, out
+
+    def _msearch_once(self, bodies: Sequence[dict]) -> tuple[float, list[Mapping[str, Any]]]:
         action = f"searching {self.alias}"
         lines = msearch_lines(self.alias, bodies)
         _record("POST", "/_msearch", None, lines)
@@ -331,6 +362,17 @@ class Searcher:
         return float(resp.get("took", max((responses.took(r) for r in out), default=0))), out
 
     def _search(self, body: dict, pipeline: str | None = None) -> Mapping[str, Any]:
+        """One search. An answer in which a shard failed (a 200 holding only the other shards' hits:
+        a node stopping loses its search contexts) is asked for once more, when the shards' other
+        copies answer; still partial, it is used with a notice, never silently."""
+        resp = self._search_once(body, pipeline)
+        if responses.shard_failures(resp)[0]:
+            time.sleep(PARTIAL_RETRY_PAUSE_S)
+            resp = self._search_once(body, pipeline)
+            _note_partial(resp)
+        return resp
+
+    def _search_once(self, body: dict, pipeline: str | None) -> Mapping[str, Any]:
         params = {"search_pipeline": pipeline} if pipeline else None
         _record("POST", f"/{self.alias}/_search", params, body)
         with self._refused_by_another_index(), translate_errors(f"searching {self.alias}", self.client):
@@ -470,7 +512,7 @@ class Searcher:
         stage = _Stage(query, vector, filters, depth, page_from, page_size, with_vectors=mmr_lambda is not None and not server_mmr,
                        page=page)
         requests, notices = 1, [n for n in (plan.notice if plan else None, mmr_notice, *page.notices) if n]
-        with _recording() as sent:
+        with _recording() as sent, _partial_notices() as partial:
             if technique is Technique.BM25:
                 hits, took, requests, facets = self._single_leg(stage, text_query(query, self.text_leg, filters))
             elif technique is Technique.DENSE:
@@ -496,6 +538,7 @@ class Searcher:
             else:
                 hits, took, requests, facets = self._client_rrf(stage, plan.fusion)
         took, requests = took + asked[0], requests + asked[1]
+        notices += partial
 
         if rerank_top is not None:
             hits = self._rerank(query, hits[:rerank_top])

@@ -409,3 +409,34 @@ def test_refused_inputs_need_no_cluster():
         Ingestor(FakeClient(), INFO, UnitEmbedder(), batch_size=0)
     with pytest.raises(InputError, match="depth"):
         Searcher(FakeClient(), INFO, CAPS_2, UnitEmbedder(), depth=0)
+
+
+def _partial(answer: dict) -> dict:
+    """``answer`` as a 200 in which two of three shards failed (a node stopping mid-search)."""
+    failure = {"shard": 0, "index": "docs-v1", "reason": {"type": "search_context_missing_exception", "reason": "No search context found"}}
+    return {**answer, "_shards": {"total": 3, "successful": 1, "skipped": 0, "failed": 2, "failures": [failure, failure]}}
+
+
+def test_a_partial_answer_is_asked_for_again(monkeypatch):
+    """A shard that failed leaves a 200 with fewer hits: the searcher asks once more (the shards'
+    other copies answer) and, still partial, says so instead of passing it off as the result."""
+    monkeypatch.setattr("adapter.search.PARTIAL_RETRY_PAUSE_S", 0.0)
+    full = hits(("a", 2.0), ("b", 1.0))
+    client = FakeClient({"search": [_partial(hits(("b", 1.0))), full]})
+    result = searcher(client).search("hola", technique="bm25", k=3)
+    assert result.ids == ["a", "b"] and not result.notices and len(client.calls_to("search")) == 2
+    assert len(result.sent) == 2  # both requests are listed: the first one was answered partially
+
+    client = FakeClient({"search": _partial(hits(("b", 1.0)))})
+    result = searcher(client).search("hola", technique="bm25", k=3)
+    assert result.ids == ["b"] and len(client.calls_to("search")) == 2
+    assert any("partial result: 2 of 3 shards failed" in n and "search_context_missing_exception" in n for n in result.notices)
+
+
+def test_a_partial_leg_of_client_rrf_is_asked_for_again(monkeypatch):
+    monkeypatch.setattr("adapter.search.PARTIAL_RETRY_PAUSE_S", 0.0)
+    legs = {"responses": [hits(("a", 2.0)), hits(("a", 0.9))]}
+    broken = {"responses": [_partial(hits()), hits(("a", 0.9))]}
+    client = FakeClient({"msearch": [broken, legs], "mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}]}})
+    result = searcher(client).search("hola", technique="client-rrf", k=3)
+    assert result.ids == ["a"] and not result.notices and len(client.calls_to("msearch")) == 2
