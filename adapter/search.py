@@ -76,24 +76,23 @@ def _note_partial(resp: Mapping[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _partial_notices() -> Iterator[list[str]]:
-    notices: list[str] = []
-    token = _PARTIAL.set(notices)
+def _collecting(var: contextvars.ContextVar) -> Iterator[list]:
+    """A fresh list in ``var`` for this block: what the block's calls append to it."""
+    items: list = []
+    token = var.set(items)
     try:
-        yield notices
+        yield items
     finally:
-        _PARTIAL.reset(token)
+        var.reset(token)
 
 
-@contextlib.contextmanager
-def _recording() -> Iterator[list[SentRequest]]:
+def _partial_notices():
+    return _collecting(_PARTIAL)
+
+
+def _recording():
     """Collect what ``_record`` sees in this block (a reference to each body: no copies)."""
-    sent: list[SentRequest] = []
-    token = _SENT.set(sent)
-    try:
-        yield sent
-    finally:
-        _SENT.reset(token)
+    return _collecting(_SENT)
 
 
 class _AliasMoved(IndexMismatchError):
