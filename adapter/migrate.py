@@ -360,7 +360,7 @@ def reindex(
         log(f"created {target} from the templates of {alias}")
     with translate_errors(f"reading {target}", client):
         body = client.indices.get(index=target)[target]
-    problems = incompatibilities(body["mappings"], body["settings"], names, spec, engine)
+    problems = incompatibilities(body["mappings"], body["settings"], names, spec, engine, caps)
     if problems:
         raise ConfigurationError(f"{target} exists but does not match the spec ({'; '.join(problems)}); it is left from another "
                                  f"attempt: remove it with `hybrid prune {alias} --unfinished` and run again")
