@@ -198,3 +198,13 @@ def test_reindex_rollback_prune_from_the_command_line(cli, client, spec_file, in
     assert code == 0 and f"would delete: {index_name}-v2" in out and client.indices.exists(index=f"{index_name}-v2")
     code, out, _ = cli("prune", index_name, "--unfinished")
     assert code == 0 and not client.indices.exists(index=f"{index_name}-v2")
+
+
+@pytest.mark.engine("elasticsearch")
+def test_init_then_diff_is_in_sync_on_elasticsearch(cli, client, index_name):
+    """Elasticsearch has no search pipelines: plan/diff read none there (they used to ask for
+    every stored pipeline and failed), and what init made is what diff expects."""
+    code, _, err = cli("init", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "standard")
+    assert code == 0, err
+    code, out, err = cli("diff", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "standard")
+    assert code == 0 and "in sync" in out, out + err
