@@ -417,7 +417,6 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
     default_pipeline = names.default_pipeline(spec) if live.caps.search_pipelines else None
     if current and live.index_body is not None:
         live_props = live.index_body["mappings"].get("properties", {})
-        live_meta = live.index_body["mappings"].get("_meta", {})
         wanted_mapping = engine.render_mapping(names, spec, live.caps)
         wanted_props, meta = wanted_mapping["properties"], wanted_mapping.get("_meta", spec.meta)
         added = {f: b for f, b in wanted_props.items() if f not in live_props}
