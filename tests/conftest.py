@@ -39,7 +39,6 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
 TIERS = {"unit": "unit", "integration": "integration", "packaging": "packaging", "reliability": "reliability"}
 REQUIREMENT_MARKERS = ("engine", "min_version", "max_version")
 

@@ -150,14 +150,15 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
 
 
 def test_eval_and_tuning_on_elasticsearch(capsys, cluster_url, tiny_beir, tmp_path, index_name):  # noqa: F811
-    out_json, tuned = tmp_path / "eval.json", tmp_path / "tuned.json"
+    out_json, tuned, policy = tmp_path / "eval.json", tmp_path / "tuned.json", tmp_path / "policy.json"
     code, out, _ = run(capsys, "eval", "--dataset", tiny_beir, "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
-                       "--index", index_name, "--url", cluster_url, "--tune", "--tune-output", tuned, "--json", out_json,
+                       "--index", index_name, "--url", cluster_url, "--tune", "--tune-output", tuned, "--policy-output", policy, "--json", out_json,
                        "--quiet", "--cache", tmp_path / "c.sqlite")
     assert code == 0
     data = json.loads(out_json.read_text())
     assert {"bm25", "dense", "hybrid-sum", "client-rrf"} <= set(data["results"]) and data["settings"]["engine"] == "elasticsearch"
     assert any(n.startswith("hybrid-tuned-") for n in data["results"])
+    assert json.loads(policy.read_text())["kind"] == "adaptive-fusion-policy"  # where it was asked to go, not the cwd
     assert data["results"]["bm25"]["mrr@10"] > 0.3
     asset = json.loads(tuned.read_text())
     assert asset["fusion"] and "hybrid search --fusion" in asset["description"] and "winning fusion written" in out
