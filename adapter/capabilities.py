@@ -59,6 +59,8 @@ NEURAL_SEARCH_SINCE = {
     "hybrid_collapse": (3, 1, 0),
     "collapse_inner_hits": (3, 2, 0),
     "fused_min_score": (3, 5, 0),
+    # RRF ranks each leg's hits among every shard's candidates; before, within each shard (neural-search #1718)
+    "rrf_global_ranks": (3, 5, 0),
 }
 MMR_FACTORIES = ("mmr_over_sample_factory", "mmr_rerank_factory")
 MMR_SETTING = "cluster.search.enabled_system_generated_factories"
@@ -99,6 +101,7 @@ class Capabilities:
     hybrid_collapse: bool = False
     collapse_inner_hits: bool = False
     fused_min_score: bool = False
+    rrf_global_ranks: bool = False
     server_mmr: bool = False  # the k-NN plugin knows ext.mmr (3.3+)
     server_mmr_enabled: bool = False  # ... and the cluster setting turns its processors on
     in_query_fusion: bool = False  # hybrid.fusion: fused without a search pipeline (unreleased)

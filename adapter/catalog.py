@@ -38,6 +38,7 @@ class IndexInfo:
     schema: int = 1  # _meta.adapter_schema
     default_fusion: str | None = None  # _meta.default_fusion: "adaptive" (weights per query); on Elasticsearch the fusion a search without one uses
     adaptive: Mapping[str, Any] | None = None  # _meta.adaptive: calibration and policy (adapter.adaptive)
+    shards: int = 1  # index.number_of_shards
 
     @property
     def layout(self) -> DocumentLayout:
@@ -71,6 +72,7 @@ class IndexInfo:
             schema=int(meta.get("adapter_schema", 1)),
             default_fusion=meta.get("default_fusion"),
             adaptive=meta.get("adaptive") or None,
+            shards=int(settings.get("number_of_shards") or 1),
         )
 
 
@@ -121,7 +123,7 @@ def read_index_info(client, alias: str) -> IndexInfo:
 
 # Only what IndexInfo reads: the defaults of every setting are long.
 _INFO_FILTER = ",".join(
-    f"*.{part}" for part in ("mappings", "settings.index.max_result_window", "settings.index.search",
+    f"*.{part}" for part in ("mappings", "settings.index.max_result_window", "settings.index.search", "settings.index.number_of_shards",
                              "defaults.index.max_result_window", "defaults.index.search")
 )
 

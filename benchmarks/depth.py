@@ -293,8 +293,8 @@ def shard_quality(name: str, one, three, dataset, specs, *, k: int = 100, depth:
         a, b = results["1"][spec.name].metrics, results["3"][spec.name].metrics
         same = sum(1 for q in runs["1"][spec.name]
                    if [d for d, _ in runs["1"][spec.name][q][:10]] == [d for d, _ in runs["3"][spec.name].get(q, [])[:10]])
-        rows.append([spec.name, a["ndcg@10"], b["ndcg@10"], b["ndcg@10"] - a["ndcg@10"], a["recall@100"], b["recall@100"],
-                     f"{same}/{len(runs['1'][spec.name])}"])
+        rows.append([spec.name, f"{a['ndcg@10']:.4f}", f"{b['ndcg@10']:.4f}", f"{b['ndcg@10'] - a['ndcg@10']:+.4f}",
+                     f"{a['recall@100']:.4f}", f"{b['recall@100']:.4f}", f"{same}/{len(runs['1'][spec.name])}"])
     lines = [f"**{name}** ({len(dataset.queries)} SciFact test queries, k {k}, depth {depth} per leg):", "",
              *table(["technique", "nDCG@10, 1 shard", "nDCG@10, 3 shards", "difference", "R@100, 1 shard", "R@100, 3 shards",
                      "same top 10 (queries)"], rows)]
@@ -303,4 +303,6 @@ def shard_quality(name: str, one, three, dataset, specs, *, k: int = 100, depth:
             parity = rrf_parity(runs[label]["hybrid-rrf"], runs[label]["client-rrf"])
             lines.append(f"- {label} shard{'s' if label != '1' else ''}: server RRF and client-rrf rank {parity['identical_up_to_ties']}"
                          f"/{parity['queries']} queries identically up to ties.")
+        lines.append(f"- On 3 shards the server fuses every shard's top {depth} of each leg (up to {3 * depth} candidates a leg), "
+                     f"client-rrf each leg's top {depth} of the whole index: the {k}-hit lists can differ below their top.")
     return lines

@@ -28,6 +28,7 @@ GATES = {  # flag -> first OpenSearch version with it (neural-search / k-NN rele
     "collapse_inner_hits": "3.2.0",
     "server_mmr": "3.3.0",
     "fused_min_score": "3.5.0",
+    "rrf_global_ranks": "3.5.0",
 }
 
 
