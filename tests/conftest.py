@@ -115,6 +115,29 @@ class _TargetFilter:
 
 def pytest_sessionstart(session):
     session.config.pluginmanager.register(_TargetFilter(), "hybrid-target-filter")
+    session.config._hybrid_untracked = _untracked_files()
+
+
+def _untracked_files() -> set[str] | None:
+    """Files in the checkout that git neither tracks nor ignores (None outside a git checkout)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=all"],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {line[3:] for line in out.splitlines() if line.startswith("?? ")}
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # A test writes into tmp_path, never into the checkout (a CLI default such as policy-<dataset>.json
+    # once landed in the repo root and was committed): new untracked files fail the run.
+    before = getattr(session.config, "_hybrid_untracked", None)
+    after = _untracked_files() if before is not None else None
+    if after is not None and after - before:
+        print(f"\nthe tests left files in the checkout: {', '.join(sorted(after - before))}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_report_header(config):
