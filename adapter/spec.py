@@ -64,17 +64,18 @@ class Spec:
     alias: str
     embedder: str  # how to load the model (adapter.embedders.load_embedder)
     fingerprint: EmbeddingFingerprint | None = None  # pinned; None: resolved from the model when needed
-    analyzer: str = "folding"
-    text_fields: tuple[str, ...] = ("title", "text")
-    title_boost: float = 1.0
-    text_layout: str = "fields"
-    vector_field: str = "embedding"
-    space_type: str = "cosinesimil"
-    engine: str = "lucene"
-    m: int = 16
-    ef_construction: int = 128
-    shards: int = 1
-    replicas: str = "0-1"
+    # The index options default to IndexSpec's: one place holds them.
+    analyzer: str = IndexSpec.analyzer
+    text_fields: tuple[str, ...] = IndexSpec.text_fields
+    title_boost: float = IndexSpec.title_boost
+    text_layout: str = IndexSpec.text_layout
+    vector_field: str = IndexSpec.vector_field
+    space_type: str = IndexSpec.space_type
+    engine: str = IndexSpec.engine
+    m: int = IndexSpec.m
+    ef_construction: int = IndexSpec.ef_construction
+    shards: int = IndexSpec.shards
+    replicas: str = IndexSpec.replicas
     weights: tuple[float, float] = DEFAULT_WEIGHTS
     # name -> pipeline body, stored as <alias>-<name>; a tuple of pairs so the spec stays hashable and frozen
     extra_pipelines: tuple[tuple[str, str], ...] = ()  # (name, body as canonical JSON)
