@@ -241,7 +241,7 @@ def describe_url(client) -> str:
         scheme = "https" if host.get("use_ssl") or host.get("scheme") == "https" else "http"
         return f"{scheme}://{host.get('host')}:{host.get('port')}"
     except (AttributeError, IndexError, KeyError):
-        from .engines.elasticsearch_client import describe
+        from .engines.elasticsearch.client import describe
 
         return describe(client) or "the cluster"
 
@@ -311,7 +311,7 @@ def translate_errors(action: str, client=None) -> Iterator[None]:
             raise PipelineNotFoundError(name, "create it with `hybrid init`") from exc
         raise BackendError(f"{action}: OpenSearch answered {status}: {reason}", status=status, reason=reason) from exc
     except Exception as exc:
-        from .engines.elasticsearch_client import translate
+        from .engines.elasticsearch.client import translate
 
         translated = translate(exc, action, describe_url(client) if client is not None else "the cluster")
         if translated is None:  # not elasticsearch-py's: not ours to translate
@@ -324,19 +324,19 @@ def translate_errors(action: str, client=None) -> Iterator[None]:
 
 def connect_cluster(url: str | None = None, *, engine: str | None = None, **options):
     """A client for the engine at ``url``: opensearch-py for OpenSearch (:func:`connect`),
-    elasticsearch-py for Elasticsearch (:func:`~adapter.engines.elasticsearch_client.connect_elasticsearch`,
+    elasticsearch-py for Elasticsearch (:func:`~adapter.engines.elasticsearch.client.connect_elasticsearch`,
     the ``elasticsearch`` extra). ``engine`` (or ``HYBRID_ENGINE``) names it; otherwise one
     ``GET /`` decides. Amazon's SigV4 services are OpenSearch and are not asked."""
     engine = engine or os.environ.get("HYBRID_ENGINE")
     if engine not in (None, "opensearch", "elasticsearch"):
         raise ConfigurationError(f"engine must be opensearch or elasticsearch, got {engine!r}")
     if engine == "elasticsearch":
-        from .engines.elasticsearch_client import connect_elasticsearch
+        from .engines.elasticsearch.client import connect_elasticsearch
 
         return connect_elasticsearch(url, **_shared(options))
     client = connect(url, **options)
     if engine is None and not (options.get("aws_region") or os.environ.get("OPENSEARCH_AWS_REGION")):
-        from .engines.elasticsearch_client import speaks_elasticsearch
+        from .engines.elasticsearch.client import speaks_elasticsearch
 
         try:
             with translate_errors("asking the cluster which engine it runs", client):
@@ -344,7 +344,7 @@ def connect_cluster(url: str | None = None, *, engine: str | None = None, **opti
         except ClusterUnavailableError:
             return client  # the first real call says so, as before
         if elastic:
-            from .engines.elasticsearch_client import connect_elasticsearch
+            from .engines.elasticsearch.client import connect_elasticsearch
 
             return connect_elasticsearch(url, **_shared(options))
     return client

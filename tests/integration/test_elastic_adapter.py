@@ -43,7 +43,7 @@ def test_the_probe_reads_version_modules_hunspell_and_licence(client, cluster_ur
     assert "rank-rrf" not in caps.plugins and not caps.analysis_common and "es_ES" in caps.hunspell
     assert not caps.rrf and not caps.normalization and caps.score_sum and not caps.search_pipelines
     # GET / answers 405 here: that alone says Elasticsearch, and the right client comes back
-    assert type(connect_cluster(cluster_url)).__module__ == "adapter.engines.elasticsearch_client"
+    assert type(connect_cluster(cluster_url)).__module__ == "adapter.engines.elasticsearch.client"
 
 
 def test_init_puts_templates_and_the_index_and_no_pipelines(client, index_name, e5, target):

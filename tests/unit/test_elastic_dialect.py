@@ -314,7 +314,7 @@ def test_elasticsearch_connection_errors_are_cluster_unavailable(name):
 
 
 def test_the_engine_follows_the_client():
-    from adapter.engines.elasticsearch_client import connect_elasticsearch
+    from adapter.engines.elasticsearch.client import connect_elasticsearch
 
     assert engine_for(connect_elasticsearch("http://localhost:9200")) is ELASTICSEARCH
     assert engine_for(FakeClient(engine_name="elasticsearch")) is ELASTICSEARCH and engine_for(FakeClient()) is OPENSEARCH
@@ -322,7 +322,7 @@ def test_the_engine_follows_the_client():
 
 def test_bulk_to_an_unreachable_node_fails_every_row_with_no_answer():
     """elasticsearch-py raises connection errors out of streaming_bulk; the engine reports the rows instead."""
-    from adapter.engines.elasticsearch_client import connect_elasticsearch
+    from adapter.engines.elasticsearch.client import connect_elasticsearch
 
     client = connect_elasticsearch("http://127.0.0.1:1")
     actions = [{"_op_type": "index", "_index": "docs-v1", "_id": str(i), "_source": {"text": "x"}} for i in range(3)]
@@ -352,7 +352,7 @@ def test_the_bulk_counter_survives_the_helpers_client_copy():
     ({"version": {"number": "7.10.2"}, "tagline": "The OpenSearch Project: https://opensearch.org/"}, False),  # override_main_response_version
 ])
 def test_one_get_root_tells_the_engines_apart(root, elastic):
-    from adapter.engines.elasticsearch_client import speaks_elasticsearch
+    from adapter.engines.elasticsearch.client import speaks_elasticsearch
 
     client = FakeClient({"info": root})
     assert speaks_elasticsearch(client) is elastic

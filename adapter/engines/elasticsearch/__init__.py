@@ -21,12 +21,12 @@ import threading
 from collections import Counter
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .. import responses
-from ..assets import IndexNames, IndexSpec, load_asset, merged_mapping, render_index_template, render_metadata_component, render_text_component
-from ..capabilities import Capabilities, version_tuple
-from ..errors import BackendError, CapabilityError, ConfigurationError
-from ..fusions import LEGS, RRF, Fusion, Normalization, ScoreNormalization, ScoreSum
-from ..queries import filter_clauses, named_query
+from ... import responses
+from ...assets import IndexNames, IndexSpec, load_asset, merged_mapping, render_index_template, render_metadata_component, render_text_component
+from ...capabilities import Capabilities, version_tuple
+from ...errors import BackendError, CapabilityError, ConfigurationError
+from ...fusions import LEGS, RRF, Fusion, Normalization, ScoreNormalization, ScoreSum
+from ...queries import filter_clauses, named_query
 
 # IndexSpec.space_type (OpenSearch's names) -> dense_vector similarity: the same scores, (1 + cos) / 2 etc.
 SIMILARITIES = {"cosinesimil": "cosine", "innerproduct": "dot_product", "l2": "l2_norm"}
@@ -68,7 +68,7 @@ class ElasticsearchEngine:
         """Version, modules and Hunspell dictionaries from ``_nodes/plugins``; the licence from
         ``_license``. A cluster that hides them (403/404) is assumed a standard distribution under
         an unknown licence: retrievers are tried, and refused ones fall back (see the searcher)."""
-        from ..client import describe_url, translate_errors
+        from ...client import describe_url, translate_errors
 
         nodes = _hidden_or(client, "listing nodes and modules", lambda: client.nodes.info(metric="plugins"))
         key = f"{(nodes or {}).get('cluster_name', '')}@{describe_url(client)}"
@@ -251,7 +251,7 @@ def _components(text: dict[str, Any], vector: dict[str, Any], weights: Sequence[
 
 def _hidden_or(client, action: str, call) -> Mapping[str, Any] | None:
     """``call()``'s answer, or None where the cluster hides it (403, 404, 410: a restricted user, Serverless)."""
-    from ..client import translate_errors
+    from ...client import translate_errors
 
     try:
         with translate_errors(action, client):

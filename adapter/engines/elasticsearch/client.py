@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 from urllib.parse import urlparse
 
-from .._optional import require
-from ..errors import BackendError, ClusterUnavailableError, ConfigurationError
-from ..responses import error_reason
+from ..._optional import require
+from ...errors import BackendError, ClusterUnavailableError, ConfigurationError
+from ...responses import error_reason
 
 # Modules whose exceptions :func:`translate` reads.
 CLIENT_MODULES = ("elasticsearch", "elastic_transport")
@@ -41,7 +41,7 @@ def connect_elasticsearch(
     """An ``elasticsearch.Elasticsearch`` client; arguments override the environment, which is
     read as :func:`adapter.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
     ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
-    from ..client import DEFAULT_URL, redact_url
+    from ...client import DEFAULT_URL, redact_url
 
     es = require("elasticsearch", "an Elasticsearch cluster")
     url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL

@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Mapping, Sequence
 
-from .. import responses
-from ..assets import (
+from ... import responses
+from ...assets import (
     IndexNames,
     IndexSpec,
     load_asset,
@@ -23,11 +23,11 @@ from ..assets import (
     render_metadata_component,
     render_text_component,
 )
-from ..capabilities import AWS_ANALYSIS_PLUGINS, FUSION_SETTING, MMR_SETTING, Capabilities, version_tuple
-from ..errors import CapabilityError, ConfigurationError
-from ..fusions import RRF, Fusion, fusion_from_processor
-from ..fusions import LEGS
-from ..queries import filter_clauses, named_query, search_body
+from ...capabilities import AWS_ANALYSIS_PLUGINS, FUSION_SETTING, MMR_SETTING, Capabilities, version_tuple
+from ...errors import CapabilityError, ConfigurationError
+from ...fusions import RRF, Fusion, fusion_from_processor
+from ...fusions import LEGS
+from ...queries import filter_clauses, named_query, search_body
 
 NEURAL_PLUGINS = ("opensearch-knn", "opensearch-neural-search")
 PROBED_SETTINGS = (MMR_SETTING, FUSION_SETTING)
@@ -77,8 +77,8 @@ def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None,
 
 def probe_settings(client) -> Mapping[str, Any]:
     """The cluster settings of :data:`PROBED_SETTINGS`, defaults included ({} where they are hidden)."""
-    from ..client import translate_errors
-    from ..errors import BackendError, ClusterUnavailableError
+    from ...client import translate_errors
+    from ...errors import BackendError, ClusterUnavailableError
 
     paths = ",".join(f"*.{name}" for name in PROBED_SETTINGS)
     try:
@@ -103,7 +103,7 @@ class OpenSearchEngine:
         the client's SigV4 service) answers neither ``GET /`` nor ``_nodes``: nothing is asked."""
         from opensearchpy.exceptions import AuthorizationException, NotFoundError
 
-        from ..client import describe_url, is_serverless, translate_errors
+        from ...client import describe_url, is_serverless, translate_errors
 
         if serverless if serverless is not None else is_serverless(client):
             return Capabilities.serverless_collection()
