@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from .common import client, embedder_for, with_allow_model, with_url
 
 
@@ -39,6 +41,10 @@ def add_parsers(sub) -> None:
     ingest.add_argument("--failures", help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>.jsonl")
     ingest.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
     ingest.add_argument("--no-cache", action="store_true", help="always call the model")
+    ingest.add_argument("--partition", metavar="I/N",
+                        help="index only partition I of N (from 1; by a stable hash of the id), so N processes or machines "
+                             "can index one input at the same time with no coordination and no duplicates; each writes "
+                             "its own failures file (<name>.part-I-of-N.jsonl)")
     ingest.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     ingest.set_defaults(func=run)
 
@@ -46,8 +52,10 @@ def add_parsers(sub) -> None:
 def run(args) -> int:
     from ..cache import EmbeddingCache
     from ..ingest import Ingestor
+    from ..partition import Partition, Selection
     from ..sources import Chunking, FieldMap, count_rows, read_source
 
+    partition = Partition.parse(args.partition) if args.partition else None
     cluster = client(args)
     embedder = embedder_for(args, cluster)
     fields = FieldMap(
@@ -55,10 +63,21 @@ def run(args) -> int:
         metadata=tuple(args.metadata_fields.split(",")) if args.metadata_fields else None,
     )
     chunking = Chunking(args.chunk_size, args.chunk_overlap) if args.chunk_size else None
+    failures = args.failures
+    if partition is not None:
+        failures = partition.failures_path(failures or f"ingest-failures-{args.index}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
     ingestor = Ingestor.open(cluster, args.index, embedder, cache=None if args.no_cache else EmbeddingCache(args.cache),
-                             batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=args.failures,
+                             batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=failures,
                              progress=not args.quiet)
-    report = ingestor.ingest(read_source(args.path, fields, format=args.format), total=count_rows(args.path))
+    rows = read_source(args.path, fields, format=args.format)
+    total = count_rows(args.path)
+    selection = Selection(partition) if partition is not None else None
+    if selection is not None:
+        rows, total = selection(rows), None  # how many rows are this partition's is known only at the end
+    report = ingestor.ingest(rows, total=total)
+    if selection is not None:
+        print(f"partition {selection.partition.label}: {selection.kept} rows of {selection.kept + selection.others} "
+              "(the others belong to the other partitions)")
     print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {len(report.failures)}")
     print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
     if report.cache_rejected:

@@ -29,3 +29,19 @@ def cli(monkeypatch, capsys):
         return code, out, err
 
     return run
+
+
+def main_with_test_embedder(argv: list[str] | None = None) -> int:
+    """``python -m tests.support.cli ARGS``: the ``hybrid`` command in a process of its own, with
+    ``test:hashing`` loadable (for tests that run several commands at once)."""
+    import adapter.embedders as embedders
+
+    real = embedders.load_embedder
+    embedders.load_embedder = lambda spec, **o: TEST_EMBEDDER if spec == "test:hashing" else real(spec, **o)  # type: ignore[assignment]
+    return main(argv)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main_with_test_embedder(sys.argv[1:]))
