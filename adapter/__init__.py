@@ -17,6 +17,7 @@ Shell objects (client, models, searcher) import lazily, so ``import adapter`` st
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version as _dist_version
 from typing import TYPE_CHECKING
 
 from .errors import (
@@ -64,6 +65,11 @@ from .types import (
     SearchResult,
     Technique,
 )
+
+try:  # the installed distribution's version (pyproject.toml); `hybrid --version` prints it
+    __version__ = _dist_version("opensearch-hybrid-adapter")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time)
     from .client import connect, connect_cluster
@@ -141,6 +147,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "__version__",
     # errors
     "HybridError", "ConfigurationError", "InputError", "AssetError", "IndexMismatchError", "CapabilityError",
     "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",

@@ -44,12 +44,13 @@ from typing import Any, Callable, Mapping
 
 from .adaptive import ADAPTIVE
 from .assets import IndexSpec, IndexNames
+from .contracts import SPEC_SCHEMA_VERSION
 from .defaults import default_fusion_name
 from .errors import ConfigurationError, InputError
 from .fusions import DEFAULT_FUSION, DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
-SPEC_VERSION = 1
+SPEC_VERSION = SPEC_SCHEMA_VERSION  # adapter/schemas/spec.schema.json (`hybrid schema spec`)
 _TOP = ("version", "alias", "embedder", "index", "pipelines")
 _INDEX = ("analyzer", "text_fields", "title_boost", "text_layout", "vector_field", "space_type", "engine", "hnsw", "shards", "replicas")
 _HNSW = ("m", "ef_construction")

@@ -10,15 +10,18 @@ import argparse
 import sys
 
 from ..errors import HybridError
-from . import adaptive, check, demo, evaluate, index, ingest, ops, search
+from . import adaptive, check, contracts, demo, evaluate, index, ingest, ops, search
 
-COMMANDS = (index, ops, ingest, search, check, evaluate, adaptive, demo)
+COMMANDS = (index, ops, ingest, search, check, evaluate, adaptive, demo, contracts)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from ..local.command import add_parser as add_local_parser
 
+    from .. import __version__
+
     parser = argparse.ArgumentParser(prog="hybrid", description="OpenSearch-native hybrid search (BM25 + k-NN).")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     add_local_parser(sub)
     for module in COMMANDS:

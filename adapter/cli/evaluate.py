@@ -41,7 +41,7 @@ def add_parsers(sub) -> None:
                     help="build both layouts, choose the better one on --tune-split (needs --tune), report on it")
     ev.add_argument("--no-adaptive", action="store_true", help="leave out hybrid-adaptive (and hybrid-learned)")
     ev.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
-    ev.add_argument("--json", help="write results as JSON (schema in docs/EVALUATION.md)")
+    ev.add_argument("--json", help="write results as JSON (schema: `hybrid schema eval`)")
     ev.add_argument("--plot", help="write a PNG chart of quality and latency")
     ev.add_argument("--keep-index", action="store_true", help="reuse a complete eval index instead of rebuilding it")
     ev.add_argument("--cache", help="embedding cache file")

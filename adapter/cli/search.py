@@ -51,7 +51,7 @@ def add_parsers(sub) -> None:
     search.add_argument("--no-fallback", action="store_true", help="fail instead of falling back to client-rrf")
     search.add_argument("--show-query", action="store_true",
                         help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client")
-    search.add_argument("--json", action="store_true", help="the result as JSON, with the requests sent under 'sent'")
+    search.add_argument("--json", action="store_true", help="the result as JSON (schema: `hybrid schema search`), with the requests sent under 'sent'")
     search.set_defaults(func=run)
 
 
@@ -77,17 +77,8 @@ def search_options(args):
     )
 
 
-def result_json(result) -> dict:
-    from dataclasses import asdict
-
-    data = asdict(result)
-    data["technique"] = result.technique.value
-    data["fused_by"] = result.fused_by.value
-    data["fusion"] = None if result.fusion is None else {"name": result.fusion.name, "kind": result.fusion.kind, **asdict(result.fusion)}
-    return data  # result.choice (adaptive weights and why) is a plain dataclass: asdict has it
-
-
 def run(args) -> int:
+    from ..contracts import search_result_json
     from ..fusions import parse_fusion, parse_weights
     from ..queries import clean_query
     from ..search import Searcher
@@ -122,7 +113,7 @@ def run(args) -> int:
         fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
     )
     if args.json:
-        print(json.dumps(result_json(result), indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(search_result_json(result), indent=2, ensure_ascii=False, default=str))
     else:
         print_result(result, explain=args.explain, show_query=args.show_query)
     return 0

@@ -11,11 +11,12 @@ from typing import Any, Callable
 import numpy as np
 
 from ..adaptive import AdaptivePolicy
+from ..contracts import EVAL_SCHEMA_VERSION
 from ..fusions import RRF, Fusion
 from ..metrics import MEASURES
 from ..types import Technique
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = EVAL_SCHEMA_VERSION  # adapter/schemas/eval.schema.json; additions bump it (adapter.contracts)
 MMR_TOP = 10
 
 
@@ -114,7 +115,7 @@ class EvalReport:
     learned: dict[str, Any] | None = None  # the learned adaptive policy: asset, family, cross-validation
 
     def as_json(self) -> dict[str, Any]:
-        """The documented schema (docs/EVALUATION.md)."""
+        """The eval contract (adapter/schemas/eval.schema.json, `hybrid schema eval`)."""
         return {
             "schema_version": SCHEMA_VERSION,
             "dataset": self.dataset,

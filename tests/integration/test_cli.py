@@ -7,6 +7,7 @@ import pytest
 
 from adapter.cli import main
 from adapter.client import connect
+from adapter.contracts import Contract, validate
 from adapter.engines.opensearch import OPENSEARCH
 
 
@@ -42,9 +43,11 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     assert code == 0 and "median of 3 calibration queries" in out and "facturacion" not in hits[0]
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--json", "-t", "client-rrf", *url)
     data = json.loads(out)
-    assert data["technique"] == "client-rrf" and data["hits"][0]["id"] == "e-4012"
+    validate(Contract.SEARCH, data)  # the documented contract (adapter/schemas/search.schema.json)
+    assert data["technique"] == "client-rrf" and data["hits"][0]["id"] == "e-4012" and data["schema_version"] == 1
     code, out, _ = run(capsys, "search", "x", "--index", index_name, "--fusion", "z_score-arithmetic_mean", "--json", *url)
     data = json.loads(out)
+    validate(Contract.SEARCH, data)
     if OPENSEARCH.probe(connect(opensearch_url)).z_score:  # the capability follows the probed cluster
         assert code == 0 and data["fused_by"] == "server-pipeline" and data["pipeline"] == f"{index_name}-z_score-arithmetic_mean"
     else:
@@ -83,6 +86,7 @@ def test_search_page_flags(capsys, opensearch_url, index_name, support_docs_path
     assert code == 0 and "snippet" in out and "more" in out and "facet category: devoluciones" in out and "docs)" in out
     code, out, _ = run(capsys, "search", "devoluciones del pedido", "--index", index_name, "-k", "3", *page, "--json", *url)
     data = json.loads(out)
+    validate(Contract.SEARCH, data)  # highlight, facets, collapsed chunks
     hits = data["hits"]
     assert code == 0 and len({h["source"]["parent_id"] for h in hits}) == 3 and any(h["highlight"] for h in hits)
     assert all(c["source"]["parent_id"] == h["source"]["parent_id"] for h in hits for c in h["chunks"])

@@ -146,6 +146,9 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
     assert set(json.loads("\n".join(request[2:]))) >= {"query", "knn"}
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--fusion", "rrf", "--json", *url)
     data = json.loads(out)
+    from adapter.contracts import Contract, validate
+
+    validate(Contract.SEARCH, data)
     assert code == 0 and data["fused_by"] in ("client", "server-retriever") and data["hits"][0]["id"] == "e-4012"
 
 
@@ -156,6 +159,9 @@ def test_eval_and_tuning_on_elasticsearch(capsys, cluster_url, tiny_beir, tmp_pa
                        "--quiet", "--cache", tmp_path / "c.sqlite")
     assert code == 0
     data = json.loads(out_json.read_text())
+    from adapter.contracts import Contract, validate
+
+    validate(Contract.EVAL, data)
     assert {"bm25", "dense", "hybrid-sum", "client-rrf"} <= set(data["results"]) and data["settings"]["engine"] == "elasticsearch"
     assert any(n.startswith("hybrid-tuned-") for n in data["results"])
     assert json.loads(policy.read_text())["kind"] == "adaptive-fusion-policy"  # where it was asked to go, not the cwd

@@ -47,6 +47,9 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
     out = capsys.readouterr().out
     assert code == 0
     data = json.loads(out_json.read_text())
+    from adapter.contracts import Contract, validate
+
+    validate(Contract.EVAL, data)  # the documented contract (adapter/schemas/eval.schema.json)
     assert data["dataset"] == "support-beir" and data["split"] == "test"
     names = set(data["results"])
     assert {"bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-l2-harmonic_mean", "hybrid-rrf", "client-rrf", "bm25+mmr"} <= names

@@ -20,6 +20,8 @@ def test_wheel_contains_the_assets(tmp_path):
         for asset in (ROOT / kind).glob("*.json"):
             assert f"adapter/_assets/{kind}/{asset.name}" in names, asset
     assert "adapter/data/support_es.jsonl" in names
+    for schema in ("search", "eval", "spec"):  # the versioned contracts (adapter.contracts)
+        assert f"adapter/schemas/{schema}.schema.json" in names
     assert "adapter/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
@@ -36,6 +38,7 @@ def test_wheel_contains_the_assets(tmp_path):
     code = (
         "import adapter.assets as a, json; from adapter.engines.opensearch import OPENSEARCH; from adapter import RRF, Capabilities;"
         "assert '_assets' in str(a._asset_root('pipelines'));"
+        "from adapter.contracts import schema; assert schema('eval')['title'];"
         "print(json.dumps(OPENSEARCH.render_pipeline(RRF(20), Capabilities.opensearch('3.6.0'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target)})

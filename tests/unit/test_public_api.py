@@ -28,7 +28,7 @@ def test_cli_help_starts_without_heavy_imports():
 
 
 CORE = ("types", "errors", "fusion", "fusions", "mmr", "queries", "assets", "documents", "responses", "sources", "advisor",
-        "capabilities", "adaptive", "defaults", "page", "analysis", "spec")
+        "capabilities", "adaptive", "defaults", "page", "analysis", "spec", "contracts")
 SHELL = ("client", "catalog", "search", "ingest", "admin", "embedders", "cache", "cli", "local", "rerank", "metrics",
          "evaluation", "engines", "testing", "_optional", "progress", "check", "integrations", "calibration", "plan", "migrate", "scan")
 
