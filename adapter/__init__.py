@@ -72,7 +72,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time)
-    from .client import connect, connect_cluster
+    from .engines import connect, connect_cluster
     from .capabilities import Capabilities
     from .assets import IndexSpec, IndexNames
     from .documents import DocumentLayout
@@ -97,8 +97,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from .calibration import calibrate_index
 
 _LAZY = {
-    "connect": "client",
-    "connect_cluster": "client",
+    "connect": "engines",
+    "connect_cluster": "engines",
     "Capabilities": "capabilities",
     "IndexSpec": "assets",
     "IndexNames": "assets",

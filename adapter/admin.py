@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from .assets import IndexNames, IndexSpec
 from .capabilities import MMR_FACTORIES, MMR_SETTING
-from .client import translate_errors
+from .engines import translate_errors
 from .engines import Engine, engine_for
 from .errors import ConfigurationError
 from .fusions import DEFAULT_WEIGHTS

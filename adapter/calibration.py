@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from .adaptive import ADAPTIVE, AdaptivePolicy, Calibration, calibrate, corpus_fusion
 from .catalog import put_pipeline, read_index_info
-from .client import translate_errors
+from .engines import translate_errors
 from .engines import engine_for
 from .errors import InputError
 

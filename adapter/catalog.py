@@ -1,6 +1,8 @@
 """Reading cluster state in one place: which index an alias points to, what it was built with,
 and which search pipelines exist. :class:`IndexInfo` is what the searcher and the ingestor need;
 they take it ready-made and do no requests of their own to learn it.
+
+Each function takes a client or a port (:func:`adapter.engines.cluster_for`) and asks the port.
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .client import translate_errors
 from .documents import DocumentLayout
+from .engines import cluster_for
 from .errors import ConfigurationError, IndexMismatchError
 from .types import EmbeddingFingerprint
 
@@ -91,33 +93,31 @@ def _flat_index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k[len("index."):] if k.startswith("index.") else k: v for k, v in out.items()}
 
 
-def alias_indices(client, alias: str) -> list[str]:
+def alias_indices(client: Any, alias: str) -> list[str]:
     """Indices behind ``alias``, oldest version first (empty when the alias does not exist)."""
-    with translate_errors(f"reading alias {alias}", client):
-        if not client.indices.exists_alias(name=alias):
-            return []
-        return sorted(client.indices.get_alias(name=alias).keys(), key=index_version)
+    cluster = cluster_for(client)
+    if not cluster.alias_exists(alias):
+        return []
+    return sorted(cluster.aliased_indices(alias), key=index_version)
 
 
-def orphaned_indices(client, alias: str) -> list[str]:
+def orphaned_indices(client: Any, alias: str) -> list[str]:
     """Versioned indices of ``alias`` (``<alias>-vN``) that exist while the alias does not, oldest first."""
-    with translate_errors(f"looking for indices of {alias}", client):
-        found = client.indices.get_alias(index=f"{alias}-v*", allow_no_indices=True, ignore_unavailable=True)
+    found = cluster_for(client).indices_matching(f"{alias}-v*", action=f"looking for indices of {alias}")
     pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
     return sorted((name for name in found if pattern.match(name)), key=index_version)
 
 
-def read_index_info(client, alias: str) -> IndexInfo:
+def read_index_info(client: Any, alias: str) -> IndexInfo:
     """The :class:`IndexInfo` of the newest index behind ``alias``; a clear error if there is none."""
-    indices = alias_indices(client, alias)
+    cluster = cluster_for(client)
+    indices = alias_indices(cluster, alias)
     if not indices:
-        with translate_errors(f"reading index {alias}", client):
-            exists = client.indices.exists(index=alias)
+        exists = cluster.index_exists(alias)
         hint = "it is a plain index, not one made by `hybrid init`" if exists else "create it with `hybrid init`"
         raise ConfigurationError(f"no hybrid index {alias!r} on the cluster ({hint})")
     index = indices[-1]
-    with translate_errors(f"reading {index}", client):
-        body = client.indices.get(index=index, include_defaults=True, filter_path=_INFO_FILTER)[index]
+    body = cluster.get_index(index, include_defaults=True, filter_path=_INFO_FILTER)
     return IndexInfo.from_index(alias, index, body)
 
 
@@ -128,32 +128,26 @@ _INFO_FILTER = ",".join(
 )
 
 
-def read_pipeline(client, name: str) -> dict | None:
+def read_pipeline(client: Any, name: str) -> dict[str, Any] | None:
     """A search pipeline's body, or None when the cluster has no pipeline of that name."""
-    with translate_errors(f"reading search pipeline {name}", client):
-        resp = client.transport.perform_request("GET", f"/_search/pipeline/{name}", params={"ignore": 404})
-    if not isinstance(resp, Mapping) or (resp.get("status") == 404 and "error" in resp):
-        return None
-    return resp.get(name)
+    return cluster_for(client).get_search_pipeline(name)
 
 
-def put_pipeline(client, name: str, body: Mapping[str, Any]) -> None:
-    with translate_errors(f"putting search pipeline {name}", client):
-        client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=dict(body))
+def put_pipeline(client: Any, name: str, body: Mapping[str, Any]) -> None:
+    cluster_for(client).put_search_pipeline(name, body)
 
 
 DEFAULT_MAX_CLAUSE_COUNT = 1024  # indices.query.bool.max_clause_count when the cluster does not say
 
 
-def mapped_fields(client, index: str) -> set[str]:
+def mapped_fields(client: Any, index: str) -> set[str]:
     """Dotted paths of every field the index's mapping holds (dynamic metadata fields included)."""
     from . import responses
 
-    with translate_errors(f"reading the mapping of {index}", client):
-        return responses.mapped_fields(client.indices.get_mapping(index=index))
+    return responses.mapped_fields(cluster_for(client).get_mapping(index))
 
 
-def max_clause_count(client) -> int:
+def max_clause_count(client: Any) -> int:
     """The cluster's limit on clauses in one query (``indices.query.bool.max_clause_count``)."""
     from . import responses
 
@@ -161,8 +155,8 @@ def max_clause_count(client) -> int:
 
     name = "indices.query.bool.max_clause_count"
     try:
-        with translate_errors("reading the cluster's clause limit", client):
-            settings = client.cluster.get_settings(include_defaults=True, filter_path=f"**.{name.rsplit('.', 1)[1]}")
+        settings = cluster_for(client).cluster_settings(filter_path=f"**.{name.rsplit('.', 1)[1]}",
+                                                        action="reading the cluster's clause limit")
     except ClusterUnavailableError:
         raise
     except BackendError:  # a managed cluster that hides its settings (Serverless): assume the default

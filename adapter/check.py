@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .catalog import IndexInfo, read_index_info
-from .client import translate_errors
+from .engines import translate_errors
 from .documents import embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, load_embedder
 from .errors import InputError

@@ -1,8 +1,9 @@
 """``hybrid ingest``: embed documents in Python and bulk-index them, with indexing overlapping embedding.
 
 The main thread reads, chunks and embeds in batches; a second thread feeds the batches to the
-client's ``streaming_bulk`` through the engine (which retries 429s with backoff; the client retries 502/503/504
-and timeouts; per-document 5xx failures get one more round). Every per-item failure is collected
+port's bulk (:meth:`adapter.engines.port.Cluster.bulk`: the client's ``streaming_bulk``, which
+retries 429s with backoff; the client retries 502/503/504 and timeouts; per-document 5xx failures
+get one more round). Every per-item failure is collected
 with its reason and written to a failures file: nothing is dropped silently. Ids are stable (the
 document id, or ``<id>#<n>`` for chunks), so re-ingesting replaces instead of duplicating.
 """
@@ -21,10 +22,9 @@ from . import responses
 from .cache import EmbeddingCache, embed_documents
 from .capabilities import Capabilities
 from .catalog import IndexInfo, read_index_info
-from .client import describe_url, translate_errors
 from .documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
 from .embedders import Embedder, check_fingerprint, check_vectors
-from .engines import Engine, engine_for
+from .engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for
 from .errors import ClusterUnavailableError, InputError
 from .sources import Chunking, RowError, SourceDoc, chunk_id
 from .types import IngestReport, ItemFailure
@@ -68,17 +68,18 @@ def _batches(rows: Iterable[SourceDoc | RowError], size: int) -> Iterator[list[S
 
 
 class _Indexer(threading.Thread):
-    """Sends queued action batches with ``streaming_bulk`` while the main thread embeds.
+    """Sends queued action batches through the port's bulk while the main thread embeds.
 
     Batches waiting in the queue are merged up to ``chunk_size`` actions per request. The actions
     of a request are kept until it finishes so that items the cluster failed with a 5xx can be
     sent once more after a pause.
     """
 
-    def __init__(self, client, engine: Engine, *, chunk_size: int, max_retries: int, retry_pause: float = 2.0) -> None:
+    def __init__(self, cluster: Cluster, index: str, *, chunk_size: int, max_retries: int, retry_pause: float = 2.0) -> None:
         super().__init__(daemon=True, name="hybrid-bulk")
-        self.client = _CountingClient(client)
-        self.engine = engine
+        self.cluster = cluster
+        self.action = f"bulk indexing into {index}"
+        self.counts = BulkCounts()  # 429s the helper retried without saying
         self.chunk_size = chunk_size
         self.max_retries = max_retries
         self.retry_pause = retry_pause
@@ -93,22 +94,15 @@ class _Indexer(threading.Thread):
         self.splits = 0
 
     def _send(self, actions: Sequence[dict]) -> list[dict]:
-        return [
-            info
-            for ok, info in self.engine.streaming_bulk(
-                self.client, actions, chunk_size=self.chunk_size, max_retries=self.max_retries,
-                initial_backoff=1, max_backoff=30, raise_on_error=False, raise_on_exception=False,
-                yield_ok=False,
-            )
-            if not ok
-        ]
+        options = BulkOptions(batch_size=self.chunk_size, max_retries=self.max_retries, initial_backoff=1, max_backoff=30)
+        return list(self.cluster.bulk(actions, options, counts=self.counts, action=self.action))
 
     def _send_splitting(self, actions: Sequence[dict]) -> list[dict]:
         """Send ``actions``; a request the server refused as a whole (a 4xx for the request, such as
         one id over the length limit) is split in halves and sent again, down to single rows, so
         one bad row fails alone and every good row around it lands."""
         failed = self._send(actions)
-        for f in failed:  # 401/403 refuse every request alike: splitting would only repeat it (raised as the adapter's error)
+        for f in failed:  # 401/403 refuse every request alike: splitting would only repeat it (the port's error, raised)
             if responses.bulk_request_refused(f) and responses.bulk_status(f) in (401, 403):
                 raise next(iter(f.values()))["exception"]
         refused = {responses.bulk_item(f)[0] for f in failed if responses.bulk_request_refused(f)}
@@ -164,43 +158,6 @@ class _Indexer(threading.Thread):
             self.busy += time.perf_counter() - t0
 
 
-class _CountingClient:
-    """The client as ``streaming_bulk`` sees it, counting the items the server refused with 429
-    (a full write queue): the helper retries those with backoff and says nothing, the report does."""
-
-    def __init__(self, client, counts: list[int] | None = None) -> None:
-        self._client = client
-        self._counts = counts if counts is not None else [0]  # shared with the copies options() makes
-
-    @property
-    def rejected_429(self) -> int:
-        return self._counts[0]
-
-    def __getattr__(self, name: str):
-        return getattr(self._client, name)
-
-    def options(self, **kwargs):
-        """elasticsearch-py's helpers work on ``client.options()``: a copy that counts into the same total."""
-        return _CountingClient(self._client.options(**kwargs), self._counts)
-
-    def bulk(self, *args, **kwargs):
-        try:
-            resp = self._client.bulk(*args, **kwargs)
-        except Exception as exc:  # opensearch-py's TransportError, elasticsearch-py's ApiError: both have status_code
-            if getattr(exc, "status_code", None) == 429:  # the whole request: every action in it is retried
-                self._counts[0] += _actions_in(kwargs.get("body", kwargs.get("operations", "")))
-            raise
-        self._counts[0] += sum(1 for item in resp.get("items", ()) if responses.bulk_status(item) == 429)
-        return resp
-
-
-def _actions_in(payload) -> int:
-    """Actions in a bulk body: NDJSON text (opensearch-py) or a list of lines (elasticsearch-py), two lines an action."""
-    if isinstance(payload, (list, tuple)):
-        return len(payload) // 2
-    return str(payload).count("\n") // 2
-
-
 NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
 
 
@@ -242,6 +199,7 @@ class Ingestor:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
         check_fingerprint(info.alias, info.fingerprint, embedder)
         self.client = client
+        self.cluster = cluster_for(client, engine)  # the port: every request goes through it
         self.info = info
         self.embedder = embedder
         self.cache = cache
@@ -254,12 +212,12 @@ class Ingestor:
         self.failures_path = Path(failures_path) if failures_path else None
         self.refresh = refresh
         self._caps = caps  # probed when first needed (only to delete stale chunks)
-        self.engine = engine or engine_for(client)
+        self.engine = self.cluster.engine
 
     @classmethod
     def open(cls, client, alias: str, embedder: Embedder, **options) -> Ingestor:
         """An ingestor for the hybrid index behind ``alias`` (reads the index once)."""
-        return cls(client, read_index_info(client, alias), embedder, **options)
+        return cls(client, read_index_info(cluster_for(client, options.get("engine")), alias), embedder, **options)
 
     @property
     def alias(self) -> str:
@@ -283,7 +241,7 @@ class Ingestor:
                 listing = "; ".join(f"line {r.line}: {r.reason}" for r in bad[:20])
                 raise InputError(f"{len(bad)} bad rows and --strict is set, so nothing was written: {listing}")
         fp = self.embedder.fingerprint
-        indexer = _Indexer(self.client, self.engine, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries)
+        indexer = _Indexer(self.cluster, index, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries)
         indexer.start()
         sources: dict[str, int | None] = {}
         documents = chunks = embedded = from_cache = rejected = 0
@@ -343,8 +301,7 @@ class Ingestor:
             bar.close()
         if indexer.error is not None:
             try:
-                with translate_errors(f"bulk indexing into {index}", self.client):
-                    raise indexer.error
+                raise indexer.error  # the port's error (it translated the client's)
             except BaseException as exc:
                 self._write_failures(failures + [_unsent(a, sources, f"not confirmed written: {exc}") for a in indexer.unsent])
                 raise
@@ -355,15 +312,14 @@ class Ingestor:
             # The bulk helper reports a request that got no answer as items with status "N/A".
             path = self._write_failures(failures)
             raise ClusterUnavailableError(
-                f"lost the connection to {describe_url(self.client)} while indexing into {index}: {len(unconfirmed)} rows "
+                f"lost the connection to {self.cluster.describe()} while indexing into {index}: {len(unconfirmed)} rows "
                 f"were not confirmed written (listed in {path}, with every other failure). Run the same ingest again "
                 "once the cluster answers: ids are stable, so it completes them without duplicates"
             )
         if shrink:
             failures += self._delete_stale_chunks(index, shrink)
         if self.refresh:
-            with translate_errors(f"refreshing {index}", self.client):
-                self.client.indices.refresh(index=index)
+            self.cluster.refresh([index])
         elapsed = time.perf_counter() - started
         return IngestReport(
             documents=documents,
@@ -376,7 +332,7 @@ class Ingestor:
             seconds_indexing=indexer.busy,
             failures_file=self._write_failures(failures),
             cache_rejected=rejected,
-            retried_429=indexer.client.rejected_429,
+            retried_429=indexer.counts.rejected_429,
             retried_5xx=indexer.retried_5xx,
             split_requests=indexer.splits,
         )
@@ -384,9 +340,7 @@ class Ingestor:
     @property
     def caps(self) -> Capabilities:
         if self._caps is None:
-            from .engines import engine_for
-
-            self._caps = engine_for(self.client).probe(self.client)
+            self._caps = self.cluster.probe()
         return self._caps
 
     def _delete_stale_chunks(self, index: str, counts: dict[str, int]) -> list[ItemFailure]:
@@ -398,8 +352,7 @@ class Ingestor:
         chunk_index), so any number of stale chunks is found, and removed with bulk deletes. Deletes
         that fail are returned as failures, never dropped.
         """
-        with translate_errors(f"refreshing {index}", self.client):
-            self.client.indices.refresh(index=index)
+        self.cluster.refresh([index])
         items = list(counts.items())
         queries = [
             {"bool": {"should": [
@@ -415,8 +368,7 @@ class Ingestor:
     def _delete_by_query(self, index: str, queries: list[dict[str, Any]]) -> list[ItemFailure]:
         failures: list[ItemFailure] = []
         for query in queries:
-            with translate_errors(f"deleting stale chunks in {index}", self.client):
-                resp = self.client.delete_by_query(index=index, body={"query": query}, params={"conflicts": "proceed"})
+            resp = self.cluster.delete_by_query(index, query, action=f"deleting stale chunks in {index}")
             for f in resp.get("failures") or []:
                 cause = f.get("cause") or {}
                 failures.append(ItemFailure(f.get("id"), f"{cause.get('type')}: {cause.get('reason')}", status=f.get("status"),
@@ -428,8 +380,6 @@ class Ingestor:
         return failures
 
     def _delete_found(self, index: str, queries: list[dict[str, Any]]) -> list[ItemFailure]:
-        from opensearchpy.helpers import streaming_bulk
-
         stale: list[str] = []
         for query in queries:
             body: dict[str, Any] = {
@@ -439,8 +389,7 @@ class Ingestor:
                 "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
             }
             while True:
-                with translate_errors(f"finding stale chunks in {index}", self.client):
-                    page = self.client.search(index=index, body=body)["hits"]["hits"]
+                page = self.cluster.search(index, body, action=f"finding stale chunks in {index}")["hits"]["hits"]
                 stale += [h["_id"] for h in page]
                 if len(page) < STALE_PAGE:
                     break
@@ -448,9 +397,8 @@ class Ingestor:
         if not stale:
             return []
         actions = ({"_op_type": "delete", "_index": index, "_id": i} for i in stale)
-        with translate_errors(f"deleting stale chunks in {index}", self.client):
-            failed = [info for ok, info in self.engine.streaming_bulk(self.client, actions, raise_on_error=False, yield_ok=False,
-                                                                      max_retries=self.max_retries) if not ok]
+        failed = list(self.cluster.bulk(actions, BulkOptions(max_retries=self.max_retries, raise_on_exception=True),
+                                        action=f"deleting stale chunks in {index}"))
         # A chunk already gone is what we wanted.
         return [_failure(info, {}, stage="delete-stale") for info in failed if responses.bulk_status(info) != 404]
 

@@ -42,7 +42,7 @@ import numpy as np
 from . import scan
 from .cache import EmbeddingCache, default_cache_path, embed_documents
 from .catalog import IndexInfo, alias_indices, index_version
-from .client import translate_errors
+from .engines import translate_errors
 from .documents import DocumentLayout, embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, check_vectors
 from .engines import Engine, engine_for

@@ -27,7 +27,7 @@ from .analysis import AnalysisSupport, text_analysis
 from .assets import IndexNames, IndexSpec
 from .capabilities import Capabilities
 from .catalog import alias_indices, index_version, orphaned_indices, put_pipeline, read_pipeline
-from .client import translate_errors
+from .engines import translate_errors
 from .engines import Engine
 from .errors import BackendError, ConfigurationError, IndexMismatchError
 from .fusions import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion

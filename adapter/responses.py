@@ -144,7 +144,8 @@ def bulk_item(item: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
     """``(id, status, reason)`` of one failed bulk item."""
     op = next(iter(item.values()), {}) if item else {}
     error = op.get("error")
-    refused = getattr(op.get("exception"), "info", None)  # the server's answer to a request refused as a whole
+    # The server's answer to a request refused as a whole (the port keeps it beside the exception it translated).
+    refused = op.get("refused") or getattr(op.get("exception"), "info", None)
     if isinstance(refused, Mapping):
         reason = f"the bulk request was refused: {error_reason(refused)}"
     elif isinstance(error, Mapping):

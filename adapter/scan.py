@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 from . import responses
-from .client import translate_errors
+from .engines import translate_errors
 from .documents import CHUNK_FIELD, PARENT_FIELD
 from .errors import BackendError, InputError
 

@@ -36,16 +36,16 @@ from .adaptive import ADAPTIVE, AdaptivePolicy, QuerySignals, match_quality, sto
 from .assets import IndexNames
 from .capabilities import Capabilities
 from .catalog import IndexInfo, alias_indices, mapped_fields, max_clause_count, read_index_info, read_pipeline
-from .client import translate_errors
 from .documents import embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, load_index_embedder
-from .engines import Engine, engine_for
+from .engines import Engine, cluster_for
+from .engines.port import forget_last, recording
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion, ScoreSum, parse_fusion
 from .mmr import mmr as mmr_select
 from .page import (CHUNKS, SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, client_steps, facets_body, highlight_clause,
                    page_clauses, plan_page)
-from .queries import (TextLeg, clean_query, field_boosts, filter_clauses, filter_field, msearch_lines, query_words, search_body,
+from .queries import (TextLeg, clean_query, field_boosts, filter_clauses, filter_field, query_words, search_body,
                       termvectors_body, text_query)
 from .rerank import Reranker
 from .responses import RawHit
@@ -54,17 +54,9 @@ from .types import Facet, FusedBy, FusionChoice, Hit, LegScore, SearchResult, Se
 KNN_MAX_K = 10_000
 MIRROR_TOLERANCE = 1e-5  # relative: the mirror computes in float32 as the server does
 CLAUSE_CHECK_FLOOR = 64  # below this many term clauses a query is not checked against the cluster's limit
-# The requests of the search() call running in this thread/task (SearchResult.sent).
-_SENT: contextvars.ContextVar[list[SentRequest] | None] = contextvars.ContextVar("sent", default=None)
 # Notices about partial answers (shards that failed even when asked again) in this search() call.
 _PARTIAL: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("partial", default=None)
 PARTIAL_RETRY_PAUSE_S = 0.2  # a node leaving or joining: its shards' other copies answer a moment later
-
-
-def _record(method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> None:
-    sent = _SENT.get()
-    if sent is not None:
-        sent.append(SentRequest(method, path, dict(params or {}), body))
 
 
 def _note_partial(resp: Mapping[str, Any]) -> None:
@@ -91,8 +83,8 @@ def _partial_notices():
 
 
 def _recording():
-    """Collect what ``_record`` sees in this block (a reference to each body: no copies)."""
-    return _collecting(_SENT)
+    """Collect the search requests the port sends in this block (a reference to each body: no copies)."""
+    return recording()
 
 
 class _AliasMoved(IndexMismatchError):
@@ -182,9 +174,10 @@ class Searcher:
         if embedder is not None:
             check_fingerprint(info.alias, info.fingerprint, embedder)
         self.client = client
+        self.cluster = cluster_for(client, engine)  # the port: every request goes through it
         self.info = info
         self.caps = caps
-        self.engine = engine or engine_for(client)
+        self.engine = self.cluster.engine
         self.names = IndexNames(info.alias)
         self.text_leg = text_leg or TextLeg(info.query_fields)
         self.reranker = reranker
@@ -211,9 +204,9 @@ class Searcher:
     @classmethod
     def open(cls, client, alias: str, embedder: Embedder | None = None, **options) -> Searcher:
         """A searcher for the hybrid index behind ``alias``: reads the index and probes the cluster."""
-        engine = options.pop("engine", None) or engine_for(client)
-        info = read_index_info(client, alias)
-        return cls(client, info, engine.probe(client), embedder, engine=engine, **options)
+        cluster = cluster_for(client, options.pop("engine", None))
+        info = read_index_info(cluster, alias)
+        return cls(client, info, cluster.probe(), embedder, engine=cluster.engine, **options)
 
     @property
     def alias(self) -> str:
@@ -241,7 +234,7 @@ class Searcher:
         A pipeline deleted later still fails loudly: the server rejects the request naming it.
         """
         if name not in self._pipelines:
-            body = read_pipeline(self.client, name)
+            body = read_pipeline(self.cluster, name)
             if body is None:
                 return None
             fusion = self.engine.pipeline_fusion(body)
@@ -330,10 +323,8 @@ class Searcher:
     def _sources(self, ids: Sequence[str], *, with_vectors: bool) -> dict[str, Mapping[str, Any]]:
         if not ids:
             return {}
-        params = {} if with_vectors else {"_source_excludes": self.info.vector_field}
-        _record("POST", f"/{self.info.index}/_mget", params, {"ids": list(ids)})
-        with translate_errors(f"fetching documents from {self.alias}", self.client):
-            docs = self.client.mget(index=self.info.index, body={"ids": list(ids)}, **params)["docs"]
+        docs = self.cluster.mget(self.info.index, ids, exclude=() if with_vectors else (self.info.vector_field,),
+                                 action=f"fetching documents from {self.alias}")
         return {d["_id"]: d.get("_source", {}) for d in docs if d.get("found")}
 
     def _msearch(self, bodies: Sequence[dict]) -> tuple[float, list[Mapping[str, Any]]]:
@@ -349,11 +340,8 @@ class Searcher:
 
     def _msearch_once(self, bodies: Sequence[dict]) -> tuple[float, list[Mapping[str, Any]]]:
         action = f"searching {self.alias}"
-        lines = msearch_lines(self.alias, bodies)
-        _record("POST", "/_msearch", None, lines)
         with self._refused_by_another_index():
-            with translate_errors(action, self.client):
-                resp = self.client.msearch(body=lines)
+            resp = self.cluster.msearch(self.alias, bodies, action=action)
             out = responses.msearch_responses(resp, action)
         for answer in out:
             self._check_served(answer)
@@ -372,13 +360,8 @@ class Searcher:
         return resp
 
     def _search_once(self, body: dict, pipeline: str | None) -> Mapping[str, Any]:
-        params = {"search_pipeline": pipeline} if pipeline else None
-        _record("POST", f"/{self.alias}/_search", params, body)
-        with self._refused_by_another_index(), translate_errors(f"searching {self.alias}", self.client):
-            if params is None:  # the call both clients take (elasticsearch-py has no params=)
-                resp = self.client.search(index=self.alias, body=body)
-            else:
-                resp = self.client.search(index=self.alias, body=body, params=params)
+        with self._refused_by_another_index():
+            resp = self.cluster.search(self.alias, body, pipeline=pipeline, action=f"searching {self.alias}")
         self._check_served(resp)
         return resp
 
@@ -390,7 +373,7 @@ class Searcher:
         served = {h.get("_index") for h in (resp.get("hits") or {}).get("hits", [])} - {None}
         if served <= self._serving:
             return
-        now = alias_indices(self.client, self.alias)
+        now = alias_indices(self.cluster, self.alias)
         if self.info.index in now:
             self._serving.update(now)
             return
@@ -405,13 +388,13 @@ class Searcher:
         except BackendError as exc:
             if exc.status != 400 or "dimension" not in (exc.reason or "").lower():
                 raise
-            now = alias_indices(self.client, self.alias)
+            now = alias_indices(self.cluster, self.alias)
             if now and self.info.index not in now:
                 raise _AliasMoved(self.alias, self.info.index, now) from exc
             raise
 
     def _follow(self, moved: _AliasMoved, query_vector_given: bool) -> None:
-        info = read_index_info(self.client, self.alias)
+        info = read_index_info(self.cluster, self.alias)
         changed = bool(info.fingerprint.differences(self.info.fingerprint))
         if changed and (self._given["embedder"] or query_vector_given):
             whose = "the query vector given" if query_vector_given else f"this searcher's embedder ({self.embedder.fingerprint.model})"
@@ -606,7 +589,7 @@ class Searcher:
 
     def _unknown_filter_fields(self, filters: Mapping[str, Any]) -> list[str]:
         """Filters on a field the index does not map match nothing; say so (read when a filtered search is empty)."""
-        fields = mapped_fields(self.client, self.info.index)
+        fields = mapped_fields(self.cluster, self.info.index)
         metadata = sorted(f.split(".", 1)[1] for f in fields if f.startswith("metadata.") and f.count(".") == 1)
         return [
             f"filter field {key!r} ({filter_field(key)}) is not in the mapping of {self.info.index}: no document has it, so "
@@ -622,7 +605,7 @@ class Searcher:
         if words * fields <= CLAUSE_CHECK_FLOOR:
             return
         if self._max_clauses is None:
-            self._max_clauses = max_clause_count(self.client)
+            self._max_clauses = max_clause_count(self.cluster)
         if words * fields > self._max_clauses:
             raise InputError(
                 f"the query has {words} distinct words; over {fields} text fields that is {words * fields} clauses, more "
@@ -652,8 +635,8 @@ class Searcher:
         body = {**search_body(text_query(query, self.text_leg, filters), size=1), "_source": False}
         resp = self._search(body)
         top = responses.hits(resp)
-        with translate_errors(f"reading term statistics of {self.alias}", self.client):
-            tv = self.client.termvectors(index=self.info.index, body=termvectors_body(query, self.text_leg))
+        tv = self.cluster.termvectors(self.info.index, termvectors_body(query, self.text_leg),
+                                      action=f"reading term statistics of {self.alias}")
         fields = responses.term_statistics(tv, field_boosts(self.text_leg.fields))
         quality = match_quality(top[0].score if top else 0.0, fields, legacy_bm25=self.caps.legacy_bm25)
         return quality, responses.took(resp) + float(tv.get("took", 0) or 0)
@@ -687,9 +670,7 @@ class Searcher:
             fallback = self._fallback(plan.fusion, why)
         except CapabilityError as refusal:
             raise refusal from exc
-        sent = _SENT.get()
-        if sent:
-            sent.pop()  # the refused request: SearchResult.sent lists what the result came from
+        forget_last()  # the refused request: SearchResult.sent lists what the result came from
         return fallback
 
     def _server_hybrid(self, stage: _Stage, plan: FusionPlan, explain: bool) -> tuple[list[Hit], float, int, dict[str, Facet]]:
@@ -761,9 +742,7 @@ class Searcher:
             if not (self.caps.serverless and exc.status == 400 and "pagination_depth" in (exc.reason or "") and "pagination_depth" in hybrid):
                 raise
         self.caps = replace(self.caps, pagination_depth=False)
-        sent = _SENT.get()
-        if sent:
-            sent.pop()  # the rejected form: SearchResult.sent lists what the result came from
+        forget_last()  # the rejected form: SearchResult.sent lists what the result came from
         body = {**body, "query": {"hybrid": {k: v for k, v in hybrid.items() if k != "pagination_depth"}}}
         return self._search(body, pipeline=pipeline)
 
@@ -817,9 +796,7 @@ class Searcher:
             return {}
         body = search_body({"ids": {"values": list(ids)}}, size=len(ids), exclude_source=self._exclude(stage))
         body["highlight"] = highlight_clause(stage.page.options, self.info.text_fields, self.text_leg.body(stage.query))
-        _record("POST", f"/{self.info.index}/_search", None, body)
-        with translate_errors(f"fetching documents from {self.alias}", self.client):
-            resp = self.client.search(index=self.info.index, body=body)
+        resp = self.cluster.search(self.info.index, body, action=f"fetching documents from {self.alias}")
         return {r.id: r for r in responses.hits(resp)}
 
     def legs(self, query: str, *, depth: int | None = None, filters=None, query_vector: Sequence[float] | None = None) -> list[list[tuple[str, float]]]:

@@ -67,7 +67,7 @@ def table(header: list[str], rows: list[list]) -> list[str]:
 
 def clusters_for(args) -> list[tuple[str, object]]:
     """(version, client) per cluster: ``--url`` (or OPENSEARCH_URL) alone, else a local node per ``--versions``."""
-    from adapter.client import connect
+    from adapter.engines import connect
     from adapter.local import LocalNode, NodeConfig
 
     url = args.url or os.environ.get("OPENSEARCH_URL")

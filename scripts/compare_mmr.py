@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from adapter.cache import EmbeddingCache  # noqa: E402
 from adapter.capabilities import MMR_FACTORIES, MMR_SETTING  # noqa: E402
-from adapter.client import connect  # noqa: E402
+from adapter.engines import connect  # noqa: E402
 from adapter.embedders import load_embedder  # noqa: E402
 from adapter.evaluation.run import prepare_index  # noqa: E402
 from adapter.metrics import evaluate, load_beir  # noqa: E402

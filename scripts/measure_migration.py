@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from adapter.cache import EmbeddingCache  # noqa: E402
 from adapter.catalog import alias_indices  # noqa: E402
-from adapter.client import connect  # noqa: E402
+from adapter.engines import connect  # noqa: E402
 from adapter.engines import engine_for  # noqa: E402
 from adapter.ingest import Ingestor  # noqa: E402
 from adapter.metrics import load_beir  # noqa: E402

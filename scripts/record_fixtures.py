@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from adapter.admin import init_index  # noqa: E402
 from adapter.assets import IndexSpec  # noqa: E402
 from adapter.catalog import alias_indices  # noqa: E402
-from adapter.client import connect_cluster  # noqa: E402
+from adapter.engines import connect_cluster  # noqa: E402
 from adapter.embedders import E5Embedder  # noqa: E402
 from adapter.engines import engine_for  # noqa: E402
 from adapter.fusions import parse_fusion  # noqa: E402

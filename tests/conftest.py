@@ -214,7 +214,7 @@ def opensearch_url(cluster_url):
 
 @pytest.fixture(scope="session")
 def client(opensearch_url, target):
-    from adapter.client import connect_cluster
+    from adapter.engines import connect_cluster
 
     return connect_cluster(opensearch_url, engine=target.engine)
 
@@ -245,7 +245,7 @@ def drop_hybrid_index(client, name: str) -> None:
             if exc.status != 404:
                 raise
 
-    from adapter.client import translate_errors
+    from adapter.engines import translate_errors
 
     with translate_errors("cleaning up", client):
         found = client.indices.get(index=f"{name}*", expand_wildcards="all", ignore_unavailable=True, allow_no_indices=True)

@@ -24,10 +24,11 @@ def with_url(parser):
 def client(args):
     """``--url`` / OPENSEARCH_URL / the config file, else the running local node (OpenSearch's
     default release, else Elasticsearch's), else localhost:9200; a client for whichever engine
-    answers there (:func:`adapter.client.connect_cluster`)."""
+    answers there (:func:`adapter.engines.connect_cluster`)."""
     from urllib.parse import urlparse
 
-    from ..client import connect_cluster, read_config, redact_url
+    from ..client import read_config, redact_url
+    from ..engines import connect_cluster
 
     url = getattr(args, "url", None)
     if url and urlparse(url).password is not None:

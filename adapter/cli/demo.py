@@ -27,7 +27,7 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
     from ..cache import EmbeddingCache
     from ..calibration import calibrate_index
     from ..defaults import default_fusion_name
-    from ..client import connect
+    from ..engines import connect
     from ..embedders import load_embedder
     from ..ingest import Ingestor
     from ..search import Searcher

@@ -1,12 +1,18 @@
 """The engine seam: everything that differs between search engines and their versions.
 
-An :class:`Engine` renders the index mapping and the fusion assets, builds the request bodies that
-differ by engine (the vector leg, the hybrid request), probes what a cluster can do, and reads the
-engine-specific parts of answers (hybrid score explanations), and owns the few calls whose client
-API differs (bulk indexing). Searching, ingesting, ``init`` and evaluation call it and stay
-engine-neutral. Members: OpenSearch (:mod:`adapter.engines.opensearch`: search pipelines) and
-Elasticsearch (:mod:`adapter.engines.elasticsearch`: fusion inside the request, by retrievers or
-the ``query`` + ``knn`` sum). :func:`engine_for` picks the engine from the client.
+Each engine is a package with two faces:
+
+- an :class:`Engine` (pure): it renders the index mapping and the fusion assets, builds the request
+  bodies that differ by engine (the vector leg, the hybrid request), holds the engine's capability
+  rules, and reads the engine-specific parts of answers (hybrid score explanations);
+- a :class:`~adapter.engines.port.Cluster` (I/O, the port): every cluster operation the shell
+  needs, over that engine's client (:func:`cluster_for`).
+
+Searching, ingesting, ``init``, migrations and evaluation call both and stay engine-neutral; none
+of them imports a client library. Members: OpenSearch (:mod:`adapter.engines.opensearch`: search
+pipelines) and Elasticsearch (:mod:`adapter.engines.elasticsearch`: fusion inside the request, by
+retrievers or the ``query`` + ``knn`` sum). :func:`engine_for` picks the engine from the client;
+:func:`connect_cluster` builds the client for whichever engine answers at a URL.
 
 The shared query DSL (``match``/``multi_match``, ``bool`` filters, paging) lives in
 :mod:`adapter.queries`; shared answer parsing in :mod:`adapter.responses`.
@@ -14,7 +20,12 @@ The shared query DSL (``match``/``multi_match``, ``bool`` filters, paging) lives
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence
+import contextlib
+import os
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol, Sequence
+
+from ..errors import ClusterUnavailableError, ConfigurationError
+from .port import BulkCounts, BulkOptions, Cluster, EngineName, recording
 
 if TYPE_CHECKING:
     from ..errors import BackendError
@@ -27,9 +38,9 @@ if TYPE_CHECKING:
 class Engine(Protocol):
     name: str
 
-    # -- what the cluster can do (I/O) --------------------------------------------------------------
-    def probe(self, client, *, refresh: bool = False) -> Capabilities:
-        """The cluster's capabilities, cached per cluster."""
+    # -- the port ---------------------------------------------------------------------------------------
+    def cluster(self, client: Any) -> Cluster:
+        """The port over ``client`` (this engine's client library, or a test double of it)."""
         ...
 
     # -- index and fusion assets (pure) ---------------------------------------------------------------
@@ -97,13 +108,6 @@ class Engine(Protocol):
         a licence that does not cover it); None when ``error`` is anything else."""
         ...
 
-    # -- the calls whose client API differs (I/O) ----------------------------------------------------
-    def streaming_bulk(self, client, actions: Iterable[dict], **options) -> Iterator[tuple[bool, dict]]:
-        """``(ok, item)`` per action, as the client's ``helpers.streaming_bulk`` with
-        ``raise_on_error=False`` yields them; an action whose request got no answer is failed with
-        the status ``"N/A"``, never dropped."""
-        ...
-
     # -- answers (pure) -------------------------------------------------------------------------------
     def explained_leg_scores(self, hit: RawHit, raw_scores: Sequence[float | None], *,
                              weights: Sequence[float] | None = None) -> list[float | None]:
@@ -113,16 +117,19 @@ class Engine(Protocol):
         ...
 
 
-def engine_name(client) -> str:
+def engine_name(client: Any) -> str:
     """``elasticsearch`` for an elasticsearch-py client, else ``opensearch``. Test doubles
     (:mod:`adapter.testing`) say which engine they stand for with ``engine_name``."""
     if hasattr(type(client), "engine_name"):
-        return client.engine_name
+        return str(client.engine_name)
     return "elasticsearch" if type(client).__module__.split(".")[0] == "elasticsearch" else "opensearch"
 
 
-def engine_for(client) -> Engine:
-    """The engine that speaks to ``client``: its dialect follows the client's library."""
+def engine_for(client: Any) -> Engine:
+    """The engine that speaks to ``client``: its dialect follows the client's library (a port:
+    its own engine)."""
+    if isinstance(client, Cluster):
+        return client.engine
     if engine_name(client) == "elasticsearch":
         from .elasticsearch import ELASTICSEARCH
 
@@ -130,3 +137,87 @@ def engine_for(client) -> Engine:
     from .opensearch import OPENSEARCH
 
     return OPENSEARCH
+
+
+def cluster_for(client: Any, engine: Engine | None = None) -> Cluster:
+    """The port for ``client``: itself when it is one, else ``engine`` (by default the one its
+    library speaks for: :func:`engine_for`) over it."""
+    if isinstance(client, Cluster):
+        return client
+    return (engine or engine_for(client)).cluster(client)
+
+
+def describe_url(client: Any) -> str:
+    """The cluster's address without credentials, for messages."""
+    return cluster_for(client).describe()
+
+
+@contextlib.contextmanager
+def translate_errors(action: str, client: Any = None) -> Iterator[None]:
+    """Re-raise a client library's exceptions in this block as the adapter's, chained (for code
+    holding a client: tests, scripts; the shell goes through the port, which translates by itself).
+    The exception's library decides which engine reads it."""
+    try:
+        yield
+    except Exception as exc:
+        from .elasticsearch import client as elasticsearch_client
+        from .opensearch import client as opensearch_client
+
+        if elasticsearch_client.is_client_error(exc):
+            where = describe_url(client) if client is not None else "the cluster"
+            translated = elasticsearch_client.translate(exc, action, where)
+        else:
+            translated = opensearch_client.translate(exc, action, client)
+        if translated is None:
+            raise
+        raise translated from exc
+
+
+# -- connecting -------------------------------------------------------------------------------------
+
+
+def connect(url: str | None = None, **options: Any) -> Any:
+    """An opensearch-py client (:func:`adapter.engines.opensearch.client.connect`)."""
+    from .opensearch.client import connect as connect_opensearch
+
+    return connect_opensearch(url, **options)
+
+
+def connect_cluster(url: str | None = None, *, engine: str | None = None, **options: Any) -> Any:
+    """A client for the engine at ``url``: opensearch-py for OpenSearch (:func:`connect`),
+    elasticsearch-py for Elasticsearch (:func:`~adapter.engines.elasticsearch.client.connect_elasticsearch`,
+    the ``elasticsearch`` extra). ``engine`` (or ``HYBRID_ENGINE``) names it; otherwise one
+    ``GET /`` decides. Amazon's SigV4 services are OpenSearch and are not asked."""
+    engine = engine or os.environ.get("HYBRID_ENGINE")
+    if engine not in (None, "opensearch", "elasticsearch"):
+        raise ConfigurationError(f"engine must be opensearch or elasticsearch, got {engine!r}")
+    if engine == "elasticsearch":
+        from .elasticsearch.client import connect_elasticsearch
+
+        return connect_elasticsearch(url, **_shared(options))
+    client = connect(url, **options)
+    if engine is None and not (options.get("aws_region") or os.environ.get("OPENSEARCH_AWS_REGION")):
+        from .elasticsearch.client import connect_elasticsearch, speaks_elasticsearch
+        from .opensearch.client import translate_errors as opensearch_errors
+
+        try:
+            with opensearch_errors("asking the cluster which engine it runs", client):
+                elastic = speaks_elasticsearch(client)
+        except ClusterUnavailableError:
+            return client  # the first real call says so, as before
+        if elastic:
+            return connect_elasticsearch(url, **_shared(options))
+    return client
+
+
+def _shared(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of :func:`connect` that the Elasticsearch client takes too."""
+    aws = [k for k in ("aws_region", "aws_service") if options.get(k)]
+    if aws:
+        raise ConfigurationError(f"{', '.join(aws)}: SigV4 signing is for Amazon OpenSearch Service, not Elasticsearch")
+    keep = ("username", "password", "verify_certs", "timeout", "pool_maxsize")
+    return {k: v for k, v in options.items() if k in keep and v is not None}
+
+
+__all__ = ["BulkCounts", "BulkOptions", "Cluster", "Engine", "EngineName", "cluster_for", "connect", "connect_cluster",
+           "describe_url", "engine_for", "engine_name", "recording", "translate_errors"]

@@ -23,7 +23,7 @@ from ..cache import EmbeddingCache
 from ..calibration import measure_calibration, store_adaptive
 from ..capabilities import Capabilities
 from ..catalog import alias_indices
-from ..client import translate_errors
+from ..engines import translate_errors
 from ..defaults import default_technique
 from ..embedders import Embedder
 from ..errors import InputError

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from adapter.cli import main
-from adapter.client import connect
+from adapter.engines import connect
 from adapter.engines.opensearch import OpenSearchEngine
 from adapter.search import Searcher
 from tests.sigv4_endpoint import ACCESS_KEY, REGION, SECRET_KEY, SigV4Endpoint

@@ -6,8 +6,8 @@ import re
 import pytest
 
 from adapter.cli import main
-from adapter.client import connect
 from adapter.contracts import Contract, validate
+from adapter.engines import connect
 from adapter.engines.opensearch import OPENSEARCH
 
 

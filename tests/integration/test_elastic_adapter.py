@@ -17,7 +17,7 @@ import pytest
 from adapter.admin import init_index
 from adapter.assets import IndexSpec
 from adapter.cli import main
-from adapter.client import connect_cluster
+from adapter.engines import connect_cluster
 from adapter.engines.elasticsearch import ELASTICSEARCH
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import fuse

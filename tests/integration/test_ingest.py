@@ -7,7 +7,7 @@ import pytest
 from adapter.admin import init_index
 from adapter.assets import IndexSpec
 from adapter.cache import EmbeddingCache
-from adapter.client import connect_cluster
+from adapter.engines import connect_cluster
 from adapter.errors import ClusterUnavailableError, ConfigurationError, IndexMismatchError, InputError
 from adapter.ingest import Ingestor
 from adapter.sources import Chunking, FieldMap, read_source

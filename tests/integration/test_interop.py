@@ -86,7 +86,7 @@ def test_langchain_add_texts_with_another_model_is_caught(client, support_index,
     from langchain_community.vectorstores import OpenSearchVectorSearch
 
     from adapter.check import check_index
-    from adapter.client import describe_url
+    from adapter.engines import describe_url
     from adapter.integrations.langchain import EmbedderEmbeddings
 
     url = describe_url(client)

@@ -10,7 +10,7 @@ import pytest
 
 from adapter.admin import init_index
 from adapter.assets import IndexSpec
-from adapter.client import connect_cluster
+from adapter.engines import connect_cluster
 from adapter.fusion import same_ranking_up_to_ties
 from adapter.errors import CapabilityError, ClusterUnavailableError, IndexMismatchError, InputError, PipelineNotFoundError
 from adapter.ingest import Ingestor

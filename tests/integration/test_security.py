@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.client import connect
+from adapter.engines import connect
 from adapter.errors import AuthenticationError, PermissionDeniedError, TLSError
 from tests.conftest import ROOT
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (fixture)

@@ -36,7 +36,7 @@ def embedder():
 
 
 def connect_to(node, **options):
-    from adapter.client import connect
+    from adapter.engines import connect
 
     return connect(node.url, **options)
 

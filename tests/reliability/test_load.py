@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from adapter.client import connect
+from adapter.engines import connect
 from adapter.errors import ClusterUnavailableError
 from adapter.ingest import Ingestor
 from adapter.search import Searcher

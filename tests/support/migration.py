@@ -67,7 +67,7 @@ def by_spec(spec: str, **_):
 
 def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
     from adapter.cache import EmbeddingCache
-    from adapter.client import connect
+    from adapter.engines import connect
     from adapter.migrate import reindex
     from adapter.plan import Desired
     from adapter.assets import IndexSpec

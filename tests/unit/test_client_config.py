@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapter.client import connect
+from adapter.engines import connect
 from adapter.errors import ConfigurationError
 
 SECRET = "s3cret-Value_123"

@@ -17,7 +17,7 @@ import pytest
 from adapter.analysis import AnalysisSupport, text_analysis
 from adapter.capabilities import Capabilities
 from adapter.catalog import IndexInfo
-from adapter.client import translate_errors
+from adapter.engines import translate_errors
 from adapter.engines import engine_for
 from adapter.engines.elasticsearch import ELASTICSEARCH, capabilities_from
 from adapter.engines.opensearch import OPENSEARCH
@@ -326,12 +326,14 @@ def test_bulk_to_an_unreachable_node_fails_every_row_with_no_answer():
 
     client = connect_elasticsearch("http://127.0.0.1:1")
     actions = [{"_op_type": "index", "_index": "docs-v1", "_id": str(i), "_source": {"text": "x"}} for i in range(3)]
-    failed = list(ELASTICSEARCH.streaming_bulk(client, actions, raise_on_error=False, raise_on_exception=False, yield_ok=False))
-    assert [(ok, item["index"]["_id"], item["index"]["status"]) for ok, item in failed] == [(False, "0", "N/A"), (False, "1", "N/A"), (False, "2", "N/A")]
+    failed = list(ELASTICSEARCH.cluster(client).bulk(actions))
+    assert [(item["index"]["_id"], item["index"]["status"]) for item in failed] == [("0", "N/A"), ("1", "N/A"), ("2", "N/A")]
+    assert all(isinstance(item["index"]["exception"], ClusterUnavailableError) for item in failed)  # the port's error, not the client's
 
 
 def test_the_bulk_counter_survives_the_helpers_client_copy():
-    from adapter.ingest import _CountingClient
+    from adapter.engines.clientapi import _Counting
+    from adapter.engines.port import BulkCounts
 
     class Inner:
         def options(self, **kwargs):
@@ -340,9 +342,9 @@ def test_the_bulk_counter_survives_the_helpers_client_copy():
         def bulk(self, **kwargs):
             return {"items": [{"index": {"_id": "1", "status": 429}}, {"index": {"_id": "2", "status": 201}}]}
 
-    counting = _CountingClient(Inner())
-    counting.options().bulk(operations=[b"{}", b"{}"])
-    assert counting.rejected_429 == 1
+    counts = BulkCounts()
+    _Counting(Inner(), counts).options().bulk(operations=[b"{}", b"{}"])
+    assert counts.rejected_429 == 1
 
 
 @pytest.mark.parametrize("root, elastic", [

@@ -15,7 +15,7 @@ import pytest
 
 from adapter.cache import EmbeddingCache, embed_documents, text_key
 from adapter.catalog import IndexInfo
-from adapter.client import connect
+from adapter.engines import connect
 from adapter.errors import ConfigurationError, InputError
 from adapter.ingest import Ingestor
 from adapter.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl

@@ -12,14 +12,13 @@ search is one request whose body does the fusion, the best the cluster allows:
 
 The probe asks ``_nodes/plugins`` (version, modules, the ``hunspell`` node attribute) and
 ``_license``, never ``GET /`` (the integ-test zip has no root endpoint: 405). Pure apart from
-:meth:`ElasticsearchEngine.probe` and :meth:`ElasticsearchEngine.streaming_bulk`.
+:meth:`ElasticsearchEngine.probe`; the port (:mod:`.cluster`) makes the calls.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import Counter
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ... import responses
 from ...assets import IndexNames, IndexSpec, load_asset, merged_mapping, render_index_template, render_metadata_component, render_text_component
@@ -27,6 +26,9 @@ from ...capabilities import Capabilities, version_tuple
 from ...errors import BackendError, CapabilityError, ConfigurationError
 from ...fusions import LEGS, RRF, Fusion, Normalization, ScoreNormalization, ScoreSum
 from ...queries import filter_clauses, named_query
+
+if TYPE_CHECKING:
+    from .cluster import ElasticsearchCluster
 
 # IndexSpec.space_type (OpenSearch's names) -> dense_vector similarity: the same scores, (1 + cos) / 2 etc.
 SIMILARITIES = {"cosinesimil": "cosine", "innerproduct": "dot_product", "l2": "l2_norm"}
@@ -63,15 +65,21 @@ class ElasticsearchEngine:
         self._probed: dict[str, Capabilities] = {}
         self._lock = threading.Lock()
 
+    def cluster(self, client: Any) -> ElasticsearchCluster:
+        """The port over an elasticsearch-py ``client``."""
+        from .cluster import ElasticsearchCluster
+
+        return ElasticsearchCluster(client, self)
+
     # -- capabilities ------------------------------------------------------------------------------
     def probe(self, client, *, refresh: bool = False) -> Capabilities:
         """Version, modules and Hunspell dictionaries from ``_nodes/plugins``; the licence from
         ``_license``. A cluster that hides them (403/404) is assumed a standard distribution under
         an unknown licence: retrievers are tried, and refused ones fall back (see the searcher)."""
-        from ...client import describe_url, translate_errors
+        from .client import describe, translate_errors
 
         nodes = _hidden_or(client, "listing nodes and modules", lambda: client.nodes.info(metric="plugins"))
-        key = f"{(nodes or {}).get('cluster_name', '')}@{describe_url(client)}"
+        key = f"{(nodes or {}).get('cluster_name', '')}@{describe(client) or 'the cluster'}"
         with self._lock:
             if not refresh and key in self._probed:
                 return self._probed[key]
@@ -206,32 +214,6 @@ class ElasticsearchEngine:
             return f"the cluster refused the retriever: {reason} (its licence does not cover it)"
         return None
 
-    # -- bulk ----------------------------------------------------------------------------------------
-    def streaming_bulk(self, client, actions: Iterable[dict], **options) -> Iterator[tuple[bool, dict]]:
-        """elasticsearch-py's ``streaming_bulk``; where the connection fails mid-way (it raises
-        transport errors instead of reporting them per item), the actions not yet answered are
-        failed with the status ``"N/A"`` (what opensearch-py reports), so nothing is dropped."""
-        from elastic_transport import TransportError
-        from elasticsearch.helpers import streaming_bulk
-
-        yield_ok = options.pop("yield_ok", True)
-        pending = list(actions)
-        answered: Counter = Counter()
-        try:
-            for ok, item in streaming_bulk(client, pending, yield_ok=True, **options):
-                op = next(iter(item.values()), {})
-                answered[op.get("_id") if isinstance(op, Mapping) else None] += 1
-                if yield_ok or not ok:
-                    yield ok, item
-        except TransportError as exc:
-            for action in pending:
-                if answered[action.get("_id")] > 0:
-                    answered[action.get("_id")] -= 1
-                    continue
-                op = action.get("_op_type", "index")
-                yield False, {op: {"_index": action.get("_index"), "_id": action.get("_id"), "status": "N/A",
-                                   "error": f"{exc.__class__.__name__}: {exc}", "exception": exc}}
-
     # -- answers -------------------------------------------------------------------------------------
     def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None], *,
                              weights: Sequence[float] | None = None) -> list[float | None]:
@@ -251,7 +233,7 @@ def _components(text: dict[str, Any], vector: dict[str, Any], weights: Sequence[
 
 def _hidden_or(client, action: str, call) -> Mapping[str, Any] | None:
     """``call()``'s answer, or None where the cluster hides it (403, 404, 410: a restricted user, Serverless)."""
-    from ...client import translate_errors
+    from .client import translate_errors
 
     try:
         with translate_errors(action, client):

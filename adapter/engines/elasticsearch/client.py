@@ -7,8 +7,9 @@ client talks to Elasticsearch 8.19 and 9.x alike.
 
 The adapter calls the client with the subset of its API that opensearch-py shares (``body=``,
 query parameters as keywords, no ``params=``/``ignore=``), so the searcher, the ingestor and
-``init`` run unchanged on either client; what differs (bulk helpers, the probe, the request that
-fuses) belongs to :class:`adapter.engines.elasticsearch.ElasticsearchEngine`. One thing is
+``init`` run unchanged on either client; what differs (bulk helpers, points in time, the probe, the
+request that fuses) belongs to the port (:mod:`adapter.engines.elasticsearch.cluster`) and the
+engine (:class:`adapter.engines.elasticsearch.ElasticsearchEngine`). One thing is
 adapted, the answers: elasticsearch-py wraps JSON in ``ObjectApiResponse`` (no ``.get``, not a
 ``Mapping``), opensearch-py returns dicts, and :mod:`adapter.responses` reads dicts. The client
 :func:`connect_elasticsearch` returns gives answers that are dicts and keep ``.body``/``.meta``
@@ -17,10 +18,13 @@ for elasticsearch-py's own helpers.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from typing import Iterator
 from urllib.parse import urlparse
 
 from ..._optional import require
+from ...client import DEFAULT_URL, redact_url
 from ...errors import BackendError, ClusterUnavailableError, ConfigurationError
 from ...responses import error_reason
 
@@ -39,10 +43,8 @@ def connect_elasticsearch(
     pool_maxsize: int = 10,
 ):
     """An ``elasticsearch.Elasticsearch`` client; arguments override the environment, which is
-    read as :func:`adapter.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
+    read as :func:`adapter.engines.opensearch.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
     ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
-    from ...client import DEFAULT_URL, redact_url
-
     es = require("elasticsearch", "an Elasticsearch cluster")
     url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
     parsed = urlparse(url)
@@ -132,7 +134,24 @@ def describe(client) -> str | None:
         node = client.transport.node_pool.all()[0]
         return f"{node.config.scheme}://{node.config.host}:{node.config.port}"
     except (AttributeError, IndexError):
+        pass
+    try:  # a test double (adapter.testing) lists its hosts as opensearch-py does
+        host = client.transport.hosts[0]
+        return f"{host.get('scheme', 'http')}://{host.get('host')}:{host.get('port')}"
+    except (AttributeError, IndexError, KeyError, TypeError):
         return None
+
+
+@contextlib.contextmanager
+def translate_errors(action: str, client) -> Iterator[None]:
+    """Re-raise elasticsearch-py's exceptions in this block as the adapter's, chained."""
+    try:
+        yield
+    except Exception as exc:
+        translated = translate(exc, action, describe(client) or "the cluster")
+        if translated is None:
+            raise
+        raise translated from exc
 
 
 def translate(exc: BaseException, action: str, where: str) -> BackendError | None:
@@ -155,7 +174,7 @@ def translate(exc: BaseException, action: str, where: str) -> BackendError | Non
             "For a local node: `hybrid local up --engine elasticsearch`")
     if isinstance(exc, UnsupportedProductError):
         return BackendError(f"{action}: the server at {where} is not Elasticsearch ({exc.message}); "
-                            "for OpenSearch use adapter.client.connect", status=exc.status_code, reason=str(exc.message))
+                            "for OpenSearch use adapter.connect", status=exc.status_code, reason=str(exc.message))
     if isinstance(exc, ApiError):
         status = exc.status_code if isinstance(exc.status_code, int) else None
         body = exc.body

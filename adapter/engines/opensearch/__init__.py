@@ -11,7 +11,7 @@ not asked.
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ... import responses
 from ...assets import (
@@ -28,6 +28,9 @@ from ...errors import CapabilityError, ConfigurationError
 from ...fusions import RRF, Fusion, fusion_from_processor
 from ...fusions import LEGS
 from ...queries import filter_clauses, named_query, search_body
+
+if TYPE_CHECKING:
+    from .cluster import OpenSearchCluster
 
 NEURAL_PLUGINS = ("opensearch-knn", "opensearch-neural-search")
 PROBED_SETTINGS = (MMR_SETTING, FUSION_SETTING)
@@ -77,8 +80,8 @@ def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None,
 
 def probe_settings(client) -> Mapping[str, Any]:
     """The cluster settings of :data:`PROBED_SETTINGS`, defaults included ({} where they are hidden)."""
-    from ...client import translate_errors
     from ...errors import BackendError, ClusterUnavailableError
+    from .client import translate_errors
 
     paths = ",".join(f"*.{name}" for name in PROBED_SETTINGS)
     try:
@@ -97,19 +100,25 @@ class OpenSearchEngine:
         self._probed: dict[str, Capabilities] = {}
         self._lock = threading.Lock()
 
+    def cluster(self, client: Any) -> OpenSearchCluster:
+        """The port over an opensearch-py ``client``."""
+        from .cluster import OpenSearchCluster
+
+        return OpenSearchCluster(client, self)
+
     # -- capabilities ------------------------------------------------------------------------------
     def probe(self, client, *, refresh: bool = False, serverless: bool | None = None) -> Capabilities:
         """What the cluster runs, cached per cluster. Serverless (``serverless``, by default read from
         the client's SigV4 service) answers neither ``GET /`` nor ``_nodes``: nothing is asked."""
         from opensearchpy.exceptions import AuthorizationException, NotFoundError
 
-        from ...client import describe_url, is_serverless, translate_errors
+        from .client import describe, is_serverless, translate_errors
 
         if serverless if serverless is not None else is_serverless(client):
             return Capabilities.serverless_collection()
         with translate_errors("probing the cluster", client):
             root = client.info()
-        key = root.get("cluster_uuid") or root.get("cluster_name") or describe_url(client)
+        key = root.get("cluster_uuid") or root.get("cluster_name") or describe(client) or "the cluster"
         with self._lock:
             if not refresh and key in self._probed:
                 return self._probed[key]
@@ -240,12 +249,6 @@ class OpenSearchEngine:
 
     def refused_fusion(self, error) -> str | None:
         return None  # capabilities come from the plugins' versions; a refusal is a real error
-
-    # -- bulk ----------------------------------------------------------------------------------------
-    def streaming_bulk(self, client, actions, **options):
-        from opensearchpy.helpers import streaming_bulk
-
-        return streaming_bulk(client, actions, **options)
 
     # -- answers -------------------------------------------------------------------------------------
     def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None], *,

@@ -1,0 +1,90 @@
+"""The port on Elasticsearch: elasticsearch-py's calls, its point-in-time API, no search pipelines."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+
+from ...errors import BackendError, CapabilityError
+from ..clientapi import ClientCluster
+from ..port import Body, Json
+from .client import describe, translate
+
+if TYPE_CHECKING:
+    from . import ElasticsearchEngine
+
+NO_PIPELINES = "Elasticsearch has no search pipelines: the fusion is part of each search request"
+
+
+class ElasticsearchCluster(ClientCluster):
+    """:class:`~adapter.engines.port.Cluster` over an elasticsearch-py client
+    (:func:`~adapter.engines.elasticsearch.client.connect_elasticsearch`)."""
+
+    engine: ElasticsearchEngine
+
+    def describe(self) -> str:
+        return describe(self.client) or "the cluster"
+
+    def translate(self, exc: BaseException, action: str) -> BackendError | None:
+        return translate(exc, action, self.describe())
+
+    def cluster_id(self, *, action: str | None = None) -> str:
+        """The cluster's uuid from its state (the integ-test distribution has no ``GET /``)."""
+        state = self._call(action or "reading the cluster's id", lambda: self.client.cluster.state(
+            metric="metadata", filter_path="metadata.cluster_uuid"))
+        return str((state.get("metadata") or {}).get("cluster_uuid") or "cluster")
+
+    # -- searching ------------------------------------------------------------------------------------
+    def _search_params(self, pipeline: str | None, body: Body) -> dict[str, Any]:
+        if pipeline:
+            raise CapabilityError(f"{NO_PIPELINES} (asked for {pipeline!r})")
+        return {}
+
+    def _msearch_body(self, body: Body) -> Body:
+        return body
+
+    def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
+        resp = self._call(f"opening a point in time on {index}", lambda: self.client.open_point_in_time(index=index, keep_alive=keep_alive))
+        return str(resp["id"])
+
+    def close_point_in_time(self, pit: str) -> None:
+        self._call("closing a point in time", lambda: self.client.close_point_in_time(body={"id": pit}))
+
+    # -- writing --------------------------------------------------------------------------------------
+    def _streaming_bulk(self, client: Any, actions: Iterable[Mapping[str, Any]], **options: Any) -> Iterator[tuple[bool, Json]]:
+        """elasticsearch-py's ``streaming_bulk``; where the connection fails mid-way (it raises
+        transport errors instead of reporting them per item), the actions not yet answered are
+        failed with the status ``"N/A"`` (what opensearch-py reports), so nothing is dropped."""
+        from elastic_transport import TransportError
+        from elasticsearch.helpers import streaming_bulk
+
+        yield_ok = options.pop("yield_ok", True)
+        pending = list(actions)
+        answered: Counter[Any] = Counter()
+        try:
+            for ok, item in streaming_bulk(client, pending, yield_ok=True, **options):
+                op = next(iter(item.values()), {})
+                answered[op.get("_id") if isinstance(op, Mapping) else None] += 1
+                if yield_ok or not ok:
+                    yield ok, item
+        except TransportError as exc:
+            for action in pending:
+                if answered[action.get("_id")] > 0:
+                    answered[action.get("_id")] -= 1
+                    continue
+                op_type = action.get("_op_type", "index")
+                yield False, {op_type: {"_index": action.get("_index"), "_id": action.get("_id"), "status": "N/A",
+                                        "error": f"{exc.__class__.__name__}: {exc}", "exception": exc}}
+
+    # -- no search pipelines --------------------------------------------------------------------------
+    def get_search_pipeline(self, name: str, *, action: str | None = None) -> Json | None:
+        return None
+
+    def search_pipelines(self, *, action: str | None = None) -> dict[str, Json]:
+        return {}
+
+    def put_search_pipeline(self, name: str, body: Body, *, action: str | None = None) -> None:
+        raise CapabilityError(NO_PIPELINES)
+
+    def delete_search_pipeline(self, name: str, *, action: str | None = None) -> None:
+        raise CapabilityError(NO_PIPELINES)

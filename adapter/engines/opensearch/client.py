@@ -1,0 +1,211 @@
+"""Connecting to OpenSearch with opensearch-py, and reading its exceptions.
+
+:func:`connect` builds the client from :class:`adapter.client.ConnectionSettings` (TLS, basic auth,
+API key, bearer token, SigV4 for Amazon OpenSearch Service and Serverless); :func:`translate_errors`
+turns opensearch-py's exceptions into the adapter's tree: TLS failures, 401 (who the client said
+it was) and 403 (the permission the server names) each in its own words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import warnings
+from typing import Any, Iterator
+
+from ..._optional import require
+from ...client import ConnectionSettings, resolve_settings
+from ...errors import (
+    AuthenticationError,
+    BackendError,
+    ClusterUnavailableError,
+    ConfigurationError,
+    PermissionDeniedError,
+    PipelineNotFoundError,
+    TLSError,
+)
+from ...responses import error_reason
+
+# `hybrid local up` installs a catch-all legacy template (hybrid-local-no-native-knn, see
+# adapter/local) that every index template overlaps, and the server warns at each template put.
+# Nothing to act on: keep it out of users' output.
+warnings.filterwarnings("ignore", message=r".*hybrid-local-no-native-knn.*")
+
+
+def connect(
+    url: str | None = None,
+    *,
+    username: str | None = None,
+    password: str | None = None,
+    aws_region: str | None = None,
+    aws_service: str | None = None,
+    verify_certs: bool | None = None,
+    ca_certs: str | None = None,
+    client_cert: str | None = None,
+    client_key: str | None = None,
+    api_key: str | None = None,
+    bearer_token: str | None = None,
+    config: str | os.PathLike[str] | None = None,
+    timeout: float = 60.0,
+    connect_timeout: float = 5.0,
+    pool_maxsize: int = 10,
+) -> Any:
+    """An ``opensearchpy.OpenSearch`` client; arguments override the environment, which overrides
+    the config file (:mod:`adapter.client`).
+
+    ``connect_timeout`` bounds opening a connection (a host that does not answer fails fast);
+    ``timeout`` bounds waiting for an answer (a big bulk request or search may take a while).
+    ``pool_maxsize``: connections kept open, at least the number of threads sharing the client.
+    """
+    settings = resolve_settings(url, username=username, password=password, aws_region=aws_region, aws_service=aws_service,
+                                verify_certs=verify_certs, ca_certs=ca_certs, client_cert=client_cert, client_key=client_key,
+                                api_key=api_key, bearer_token=bearer_token, config=config)
+    return client_for(settings, timeout=timeout, connect_timeout=connect_timeout, pool_maxsize=pool_maxsize)
+
+
+def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10) -> Any:
+    """The opensearch-py client for ``settings``."""
+    import urllib3
+    from opensearchpy import OpenSearch, RequestsHttpConnection
+
+    kwargs: dict[str, Any] = dict(
+        hosts=[settings.url],
+        verify_certs=settings.verify_certs,
+        ssl_show_warn=settings.verify_certs,
+        timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout),
+        maxsize=pool_maxsize,
+        # Transport-level retries: connection errors, timeouts and 502/503/504 from a proxy or node.
+        max_retries=3,
+        retry_on_timeout=True,
+        retry_on_status=(502, 503, 504),
+        # gzip pays off across a network (AWS recommends it), not on loopback where it only costs CPU.
+        http_compress=not settings.loopback,
+    )
+    for key in ("ca_certs", "client_cert", "client_key"):
+        if getattr(settings, key):
+            kwargs[key] = getattr(settings, key)
+    if settings.aws_region:
+        boto3 = require("boto3", "SigV4 signing for Amazon OpenSearch Service")
+        from opensearchpy import RequestsAWSV4SignerAuth
+
+        credentials = boto3.Session().get_credentials()
+        if credentials is None:
+            raise ConfigurationError("no AWS credentials found for SigV4 signing (checked the default credential chain)")
+        kwargs.update(http_auth=RequestsAWSV4SignerAuth(credentials, settings.aws_region, settings.aws_service),
+                      connection_class=RequestsHttpConnection)
+    elif settings.api_key:
+        kwargs["headers"] = {"Authorization": f"ApiKey {settings.api_key}"}
+    elif settings.bearer_token:
+        kwargs["headers"] = {"Authorization": f"Bearer {settings.bearer_token}"}
+    elif settings.username:
+        kwargs["http_auth"] = (settings.username, settings.password or "")
+    client = OpenSearch(**kwargs)
+    client._hybrid_auth = settings.auth_description()  # how it authenticates, for 401/403 messages (never the secret)
+    return client
+
+
+def is_serverless(client: Any) -> bool:
+    """Whether ``client`` speaks to Amazon OpenSearch Serverless: it signs for the ``aoss`` service
+    (opensearch-py's SigV4 signers carry it), or its host is a ``*.aoss.amazonaws.com`` collection."""
+    transport = getattr(client, "transport", None)
+    auth = (getattr(transport, "kwargs", None) or {}).get("http_auth")
+    service = getattr(auth, "service", None) or getattr(getattr(auth, "signer", None), "service", None)
+    if service == "aoss":
+        return True
+    hosts = getattr(transport, "hosts", None) or []
+    return any(str(h.get("host", "")).endswith(".aoss.amazonaws.com") for h in hosts if isinstance(h, dict))
+
+
+def describe(client: Any) -> str | None:
+    """The address of an opensearch-py client's first host, without credentials (None: not one)."""
+    try:
+        host = client.transport.hosts[0]
+        scheme = "https" if host.get("use_ssl") or host.get("scheme") == "https" else "http"
+        return f"{scheme}://{host.get('host')}:{host.get('port')}"
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+
+
+def _reason(exc: Any) -> str:
+    info = getattr(exc, "info", None)
+    if isinstance(info, dict):
+        return error_reason(info)
+    return str(getattr(exc, "error", None) or exc)
+
+
+_NO_PERMISSION = re.compile(r"no permissions for \[([^\]]*)\](?: and User \[name=([^,\]]+))?")
+
+
+def _auth_of(client: Any) -> str:
+    return getattr(client, "_hybrid_auth", None) or "the credentials given"
+
+
+def translate(exc: BaseException, action: str, client: Any = None) -> BackendError | None:
+    """opensearch-py's exception as the adapter's (None: ``exc`` is not one of its exceptions)."""
+    from opensearchpy.exceptions import AuthenticationException, AuthorizationException
+    from opensearchpy.exceptions import ConnectionError as OSConnectionError
+    from opensearchpy.exceptions import ConnectionTimeout, SSLError, TransportError
+
+    where = (describe(client) or "the cluster") if client is not None else "the cluster"
+    if isinstance(exc, SSLError):
+        return TLSError(
+            f"{action}: the TLS handshake with {where} failed ({tls_reason(exc)}). Verification is on: give the CA that "
+            "signed the cluster's certificate with --ca-certs (OPENSEARCH_CA_CERTS, or ca_certs in the config file); "
+            "OPENSEARCH_VERIFY_CERTS=false turns the check off, for a test cluster only",
+        )
+    if isinstance(exc, (OSConnectionError, ConnectionTimeout)):
+        hint = ""
+        if where.startswith("http://") and any(m in str(exc) for m in ("RemoteDisconnected", "BadStatusLine", "Connection aborted")):
+            hint = " If the cluster uses TLS, the URL must start with https://."
+        return ClusterUnavailableError(
+            f"{action}: cannot reach OpenSearch at {where} ({exc.__class__.__name__}); is it running? "
+            f"For a local node: `hybrid local up`.{hint}",
+        )
+    if isinstance(exc, AuthenticationException):
+        return AuthenticationError(
+            f"{action}: OpenSearch at {where} did not accept the credentials (401 Unauthorized); the client used "
+            f"{_auth_of(client)}. Check the user and password, API key, token or client certificate",
+            status=401, reason=_reason(exc),
+        )
+    if isinstance(exc, AuthorizationException):
+        reason = _reason(exc)
+        found = _NO_PERMISSION.search(reason)
+        permission, user = (found.group(1), found.group(2)) if found else (None, None)
+        who = f"user {user!r}" if user else _auth_of(client)
+        lacks = f"lacks the permission {permission}" if permission else f"is not allowed to do this ({reason})"
+        return PermissionDeniedError(
+            f"{action}: permission denied (403): {who} {lacks}. A role that grants it is needed (docs/OPERATIONS.md lists "
+            "what each command needs)", status=403, reason=reason, permission=permission, user=user,
+        )
+    if isinstance(exc, TransportError):
+        status = exc.status_code if isinstance(exc.status_code, int) else None
+        reason = _reason(exc)
+        if "Pipeline" in reason and "is not defined" in reason:
+            name = reason.split("Pipeline", 1)[1].split("is not defined")[0].strip()
+            return PipelineNotFoundError(name, "create it with `hybrid init`")
+        return BackendError(f"{action}: OpenSearch answered {status}: {reason}", status=status, reason=reason)
+    return None
+
+
+@contextlib.contextmanager
+def translate_errors(action: str, client: Any = None) -> Iterator[None]:
+    """Re-raise opensearch-py exceptions as :class:`BackendError` subclasses, chained."""
+    try:
+        yield
+    except Exception as exc:
+        translated = translate(exc, action, client)
+        if translated is None:
+            raise
+        raise translated from exc
+
+
+def tls_reason(exc: BaseException) -> str:
+    """The certificate problem in an SSL error, without the request around it."""
+    text = str(exc)
+    for marker in ("certificate verify failed", "hostname mismatch", "wrong version number", "unknown ca", "bad certificate",
+                   "certificate required", "self-signed certificate", "self signed certificate"):
+        at = text.find(marker)
+        if at >= 0:
+            return text[at:].split("(_ssl", 1)[0].split("'", 1)[0].rstrip(" ,)")
+    return exc.__class__.__name__

@@ -1,0 +1,74 @@
+"""The port on OpenSearch: opensearch-py's calls, search pipelines, OpenSearch's point-in-time API."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+
+from ...errors import BackendError
+from ..clientapi import ClientCluster
+from ..port import Body, Json
+from .client import describe, translate
+
+if TYPE_CHECKING:
+    from . import OpenSearchEngine
+
+
+class OpenSearchCluster(ClientCluster):
+    """:class:`~adapter.engines.port.Cluster` over an opensearch-py client."""
+
+    engine: OpenSearchEngine
+
+    def describe(self) -> str:
+        return describe(self.client) or "the cluster"
+
+    def translate(self, exc: BaseException, action: str) -> BackendError | None:
+        return translate(exc, action, self.client)
+
+    # -- searching ------------------------------------------------------------------------------------
+    def _search_params(self, pipeline: str | None, body: Body) -> dict[str, Any]:
+        return {"search_pipeline": pipeline} if pipeline else {}
+
+    def _msearch_body(self, body: Body) -> Body:
+        return body
+
+    def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
+        resp = self._call(f"opening a point in time on {index}", lambda: self.client.transport.perform_request(
+            "POST", f"/{index}/_search/point_in_time", params={"keep_alive": keep_alive}))
+        return str(resp["pit_id"])
+
+    def close_point_in_time(self, pit: str) -> None:
+        self._call("closing a point in time", lambda: self.client.transport.perform_request(
+            "DELETE", "/_search/point_in_time", body={"pit_id": [pit]}))
+
+    def _proceed_on_conflicts(self) -> dict[str, Any]:
+        return {"params": {"conflicts": "proceed"}}
+
+    # -- writing --------------------------------------------------------------------------------------
+    def _streaming_bulk(self, client: Any, actions: Iterable[Mapping[str, Any]], **options: Any) -> Iterator[tuple[bool, Json]]:
+        from opensearchpy.helpers import streaming_bulk
+
+        return streaming_bulk(client, actions, **options)  # type: ignore[no-any-return]
+
+    # -- search pipelines -----------------------------------------------------------------------------
+    def get_search_pipeline(self, name: str, *, action: str | None = None) -> Json | None:
+        resp = self._call(action or f"reading search pipeline {name}", lambda: self.client.transport.perform_request(
+            "GET", f"/_search/pipeline/{name}", params={"ignore": 404}))
+        if not isinstance(resp, Mapping) or (resp.get("status") == 404 and "error" in resp):
+            return None
+        found = resp.get(name)
+        return dict(found) if isinstance(found, Mapping) else None
+
+    def search_pipelines(self, *, action: str | None = None) -> dict[str, Json]:
+        resp = self._call(action or "reading search pipelines", lambda: self.client.transport.perform_request(
+            "GET", "/_search/pipeline", params={"ignore": 404}))
+        if not isinstance(resp, Mapping) or (resp.get("status") == 404 and "error" in resp):
+            return {}
+        return {k: dict(v) for k, v in resp.items() if isinstance(v, Mapping)}
+
+    def put_search_pipeline(self, name: str, body: Body, *, action: str | None = None) -> None:
+        self._call(action or f"putting search pipeline {name}", lambda: self.client.transport.perform_request(
+            "PUT", f"/_search/pipeline/{name}", body=dict(body)))
+
+    def delete_search_pipeline(self, name: str, *, action: str | None = None) -> None:
+        self._call(action or f"deleting search pipeline {name}", lambda: self.client.transport.perform_request(
+            "DELETE", f"/_search/pipeline/{name}"))

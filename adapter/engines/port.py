@@ -1,0 +1,269 @@
+"""The engine port: every cluster operation the shell needs, as typed methods.
+
+A :class:`Cluster` is one engine's connection to one cluster, its client inside. Searching,
+ingesting, plan and apply, migrations, calibration, evaluation and ``check`` call these methods
+and never a client library; each engine package implements them with its own client
+(:mod:`adapter.engines.opensearch`, :mod:`adapter.engines.elasticsearch`), translates that
+client's exceptions into the adapter's tree, and owns what differs on the wire: search pipelines,
+points in time, the bulk helpers, the probe. A third engine is one more package with a
+:class:`Cluster` and an :class:`~adapter.engines.Engine` (``tests/support/fake_engine`` is one,
+in memory).
+
+Every method raises :class:`~adapter.errors.BackendError` (with the server's status and reason)
+or one of its subclasses; ``action`` names what the caller was doing, for the message
+("searching docs: OpenSearch answered 400: ...").
+
+The search requests a port sends (``search``, ``msearch``, ``mget``) are recorded, as sent, in the
+calling context's :func:`recording` (``SearchResult.sent``, ``hybrid search --show-query``).
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import contextvars
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+
+from ..types import SentRequest
+
+if TYPE_CHECKING:
+    from ..capabilities import Capabilities
+    from . import Engine
+
+Body = Mapping[str, Any]
+Json = dict[str, Any]
+
+
+class EngineName(str, enum.Enum):
+    """The search engine behind a port. The shipped engines are members; a third engine names
+    itself with any other word (``EngineName("fake")`` makes that name a member of its own, as
+    :class:`enum.Flag` makes its combinations), so the set stays open to new ports."""
+
+    OPENSEARCH = "opensearch"
+    ELASTICSEARCH = "elasticsearch"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    @classmethod
+    def _missing_(cls, value: object) -> EngineName | None:
+        if not (isinstance(value, str) and value.isidentifier() and value == value.lower()):
+            return None
+        member = str.__new__(cls, value)
+        member._name_ = value.upper()
+        member._value_ = value
+        return cls._value2member_map_.setdefault(value, member)  # type: ignore[return-value]
+
+
+# -- what a search sent ------------------------------------------------------------------------------
+_SENT: contextvars.ContextVar[list[SentRequest] | None] = contextvars.ContextVar("hybrid_sent", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[SentRequest]]:
+    """The search requests sent by ports in this block (this thread or task only), in order."""
+    sent: list[SentRequest] = []
+    token = _SENT.set(sent)
+    try:
+        yield sent
+    finally:
+        _SENT.reset(token)
+
+
+def record(method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> None:
+    """Keep one request in the current :func:`recording` (a reference to ``body``: no copy)."""
+    sent = _SENT.get()
+    if sent is not None:
+        sent.append(SentRequest(method, path, dict(params or {}), body))
+
+
+def forget_last() -> None:
+    """Drop the last recorded request (one the server refused and the caller replaced)."""
+    sent = _SENT.get()
+    if sent:
+        sent.pop()
+
+
+# -- typed values ------------------------------------------------------------------------------------
+@dataclass
+class BulkCounts:
+    """What the bulk helpers did without saying: items the cluster refused with 429 (a full write
+    queue) and the helper sent again after a pause."""
+
+    rejected_429: int = 0
+
+
+@dataclass(frozen=True)
+class BulkOptions:
+    """How :meth:`Cluster.bulk` sends: ``batch_size`` actions per request, 429s retried
+    ``max_retries`` times with exponential backoff from ``initial_backoff`` up to ``max_backoff``
+    seconds (the bulk helpers' defaults); ``raise_on_exception``: a request that got no answer
+    raises, else its actions come back failed with the status ``"N/A"``."""
+
+    batch_size: int = 500
+    max_retries: int = 5
+    initial_backoff: float = 2.0
+    max_backoff: float = 600.0
+    raise_on_exception: bool = False
+
+
+class Cluster(abc.ABC):
+    """One engine's connection to one cluster (see the module docstring)."""
+
+    engine: Engine
+
+    @property
+    def name(self) -> EngineName:
+        return EngineName(self.engine.name)
+
+    # -- the cluster ----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """The cluster's address without credentials, for messages."""
+
+    @abc.abstractmethod
+    def probe(self, *, refresh: bool = False) -> Capabilities:
+        """What the cluster can do, cached per cluster (``refresh`` asks again)."""
+
+    @abc.abstractmethod
+    def cluster_id(self, *, action: str | None = None) -> str:
+        """A name that stays the same for this cluster (its uuid where the engine has one)."""
+
+    @abc.abstractmethod
+    def health(self, index: str | None = None, *, wait_for_status: str | None = None, timeout: str | None = None) -> Json:
+        """``_cluster/health`` (of ``index``), waiting up to ``timeout`` for ``wait_for_status``."""
+
+    @abc.abstractmethod
+    def cluster_settings(self, *, filter_path: str, action: str | None = None) -> Json:
+        """The cluster settings that ``filter_path`` selects, defaults included."""
+
+    @abc.abstractmethod
+    def put_cluster_settings(self, body: Body, *, action: str | None = None) -> None: ...
+
+    # -- searching ------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def search(self, index: str | None, body: Body, *, pipeline: str | None = None, action: str | None = None) -> Json:
+        """One search of ``index`` (None: the point in time in ``body``) through the stored search
+        ``pipeline`` (engines with search pipelines only)."""
+
+    @abc.abstractmethod
+    def msearch(self, index: str, bodies: Sequence[Body], *, action: str | None = None) -> Json:
+        """Several searches of ``index`` in one request: the answer as the server gave it."""
+
+    @abc.abstractmethod
+    def mget(self, index: str, ids: Sequence[str], *, exclude: Sequence[str] = (), action: str | None = None) -> list[Json]:
+        """The documents ``ids`` (``found`` false where missing), sources without the ``exclude`` fields."""
+
+    @abc.abstractmethod
+    def count(self, index: str, query: Body | None = None, *, action: str | None = None) -> int:
+        """How many documents of ``index`` match ``query`` (all without one)."""
+
+    @abc.abstractmethod
+    def termvectors(self, index: str, body: Body, *, action: str | None = None) -> Json:
+        """Term statistics of the artificial document in ``body``."""
+
+    @abc.abstractmethod
+    def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
+        """A point in time on ``index``: its id, for ``search(None, {"pit": {"id": ...}})``."""
+
+    @abc.abstractmethod
+    def close_point_in_time(self, pit: str) -> None: ...
+
+    # -- writing documents ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def bulk(self, actions: Iterable[Mapping[str, Any]], options: BulkOptions = BulkOptions(), *,
+             counts: BulkCounts | None = None, action: str | None = None) -> Iterator[Json]:
+        """Send ``actions`` (``_op_type``, ``_index``, ``_id``, ``_source``) in batches; yields each
+        failed item (the server's ``{op: {...}}``; a client-side exception under ``exception``,
+        already one of the adapter's). 429s are retried and counted in ``counts``."""
+
+    @abc.abstractmethod
+    def delete_by_query(self, index: str, query: Body, *, action: str | None = None) -> Json:
+        """``_delete_by_query`` that proceeds past version conflicts (the answer: deleted, failures)."""
+
+    @abc.abstractmethod
+    def refresh(self, indices: Sequence[str], *, action: str | None = None) -> None: ...
+
+    # -- indices and aliases --------------------------------------------------------------------------
+    @abc.abstractmethod
+    def index_exists(self, name: str, *, action: str | None = None) -> bool: ...
+
+    @abc.abstractmethod
+    def alias_exists(self, name: str, *, action: str | None = None) -> bool: ...
+
+    @abc.abstractmethod
+    def aliased_indices(self, alias: str, *, action: str | None = None) -> list[str]:
+        """The indices ``alias`` points to (in no order)."""
+
+    @abc.abstractmethod
+    def indices_matching(self, pattern: str, *, action: str | None = None) -> list[str]:
+        """Indices whose names match ``pattern`` (none: empty)."""
+
+    @abc.abstractmethod
+    def aliases_matching(self, pattern: str, *, action: str | None = None) -> set[str]:
+        """Aliases whose names match ``pattern`` (none: empty)."""
+
+    @abc.abstractmethod
+    def get_index(self, index: str, *, include_defaults: bool = False, filter_path: str | None = None,
+                  action: str | None = None) -> Json:
+        """``GET <index>``: its ``mappings`` and ``settings`` (and ``defaults`` when asked)."""
+
+    @abc.abstractmethod
+    def create_index(self, index: str, body: Body, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def delete_indices(self, indices: Sequence[str], *, action: str | None = None) -> None:
+        """Delete these indices, by name (no wildcards: Elasticsearch refuses them)."""
+
+    @abc.abstractmethod
+    def get_mapping(self, index: str, *, action: str | None = None) -> Json:
+        """``GET <index>/_mapping``, keyed by the concrete index."""
+
+    @abc.abstractmethod
+    def put_mapping(self, index: str, body: Body, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def put_index_settings(self, index: str, body: Body, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def put_alias(self, index: str, alias: str, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def update_aliases(self, actions: Sequence[Body], *, action: str | None = None) -> None:
+        """One ``_aliases`` request: every action applies, or none."""
+
+    # -- templates ------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def get_component_template(self, name: str) -> Json | None:
+        """The component template's body (None: there is none)."""
+
+    @abc.abstractmethod
+    def put_component_template(self, name: str, body: Body, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def get_index_template(self, name: str) -> Json | None:
+        """The index template's body (None: there is none)."""
+
+    @abc.abstractmethod
+    def index_templates_matching(self, pattern: str) -> list[str]:
+        """Names of the index templates matching ``pattern``."""
+
+    @abc.abstractmethod
+    def put_index_template(self, name: str, body: Body, *, action: str | None = None) -> None: ...
+
+    # -- search pipelines (where the engine has them: else CapabilityError) --------------------------
+    @abc.abstractmethod
+    def get_search_pipeline(self, name: str, *, action: str | None = None) -> Json | None:
+        """A search pipeline's body (None: no pipeline of that name)."""
+
+    @abc.abstractmethod
+    def search_pipelines(self, *, action: str | None = None) -> dict[str, Json]:
+        """Every search pipeline, by name."""
+
+    @abc.abstractmethod
+    def put_search_pipeline(self, name: str, body: Body, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def delete_search_pipeline(self, name: str, *, action: str | None = None) -> None: ...
