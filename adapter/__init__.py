@@ -41,7 +41,7 @@ from .errors import (
     PortInUseError,
     TLSError,
 )
-from .fusions import (
+from .fusion import (
     DEFAULT_FUSION,
     DEFAULT_WEIGHTS,
     RRF,

@@ -41,7 +41,7 @@ import numpy as np
 
 from .advisor import classify
 from .errors import InputError
-from .fusions import Combination, Normalization, ScoreNormalization
+from .fusion import Combination, Normalization, ScoreNormalization
 from .types import FusionChoice
 
 ADAPTIVE = "adaptive"  # the name the CLI, IndexSpec.default_fusion and the eval rows use

@@ -20,7 +20,7 @@ from .capabilities import MMR_FACTORIES, MMR_SETTING
 from .engines import translate_errors
 from .engines import Engine, engine_for
 from .errors import ConfigurationError
-from .fusions import DEFAULT_WEIGHTS
+from .fusion import DEFAULT_WEIGHTS
 from .plan import (  # noqa: F401  (re-exported: what init's callers and tests used from here)
     DEFAULT_PIPELINE_SETTING,
     Change,

@@ -23,7 +23,7 @@ from .analysis import AnalysisSupport, text_analysis
 from .documents import DocumentLayout
 from .errors import AssetError, ConfigurationError, InputError
 from .adaptive import ADAPTIVE
-from .fusions import DEFAULT_FUSION, parse_fusion
+from .fusion import DEFAULT_FUSION, parse_fusion
 from .types import EmbeddingFingerprint
 
 ASSET_DIRS = ("mappings", "pipelines")

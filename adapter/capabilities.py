@@ -21,7 +21,8 @@ switches it (``plugins.neural_search.hybrid.fusion.enabled``), not by a version.
 For Elasticsearch there are no search pipelines: fusion is part of the request. The ``rrf`` (8.14+)
 and ``linear`` (8.18+; min_max, and l2 from 8.19/9.1) retrievers need the ``rank-rrf`` module *and*
 an Enterprise or trial licence; every 8.4+ cluster runs the free-tier ``query`` + ``knn`` request
-whose scores are summed with boosts (:class:`~adapter.fusions.ScoreSum`, not normalised).
+whose scores are summed with boosts (:class:`~adapter.fusion.score_sum.ScoreSum`, not normalised); what each
+engine needs for each fusion is its renderer's (``adapter.engines.<engine>.fusion``).
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from dataclasses import replace
-
 from .analysis import ICU, STEMPEL
-from .fusions import DEFAULT_RANK_CONSTANT, RRF, Combination, Fusion, Normalization, ScoreNormalization, ScoreSum
+from .fusion.base import Fusion, methods
+from .fusion.render import renderer, server_support
+from .fusion.rrf import DEFAULT_RANK_CONSTANT
 
 # Elasticsearch licences under which rank-rrf's retrievers run (RRF was Platinum before 8.17).
 RETRIEVER_LICENSES = ("enterprise", "trial")
@@ -195,93 +196,20 @@ class Capabilities:
             hunspell=tuple(sorted(set(hunspell))),
         )
 
-    def normalizations(self) -> tuple[Normalization, ...]:
-        if self.engine == "elasticsearch":  # the linear retriever's normalizers: minmax; l2_norm from 8.19 / 9.1
-            v = version_tuple(self.version)
-            l2 = v >= (9, 1, 0) or (8, 19, 0) <= v < (9, 0, 0)
-            return (Normalization.MIN_MAX, Normalization.L2) if l2 else (Normalization.MIN_MAX,)
-        norms = [Normalization.MIN_MAX, Normalization.L2]
-        if self.z_score:
-            norms.append(Normalization.Z_SCORE)
-        return tuple(norms)
-
-    def combinations(self) -> tuple[Combination, ...]:
-        """Elasticsearch's linear retriever sums weighted scores: the arithmetic mean only."""
-        return (Combination.ARITHMETIC_MEAN,) if self.engine == "elasticsearch" else tuple(Combination)
-
     def without(self, fusion: Fusion) -> Capabilities:
         """These capabilities less the server-side way of running ``fusion`` (after the cluster
         refused it: an unknown retriever, a licence that does not cover it)."""
-        if isinstance(fusion, RRF):
-            return replace(self, rrf=False, rrf_weights=False)
-        if isinstance(fusion, ScoreSum):
-            return replace(self, score_sum=False)
-        return replace(self, normalization=False)
+        found = renderer(self.engine, fusion)
+        return self if found is None else found.without(self)
 
     def fusions(self, weights: tuple[float, ...] | None = None, *, rank_constants: Iterable[int] = (DEFAULT_RANK_CONSTANT,)) -> list[Fusion]:
-        """Every server-side fusion this cluster runs: each normalisation x combination the server
-        allows (with ``weights``), then RRF with each of ``rank_constants``, then (Elasticsearch) the
-        score sum with ``weights`` as boosts."""
-        out: list[Fusion] = []
-        if self.normalization:
-            for norm in self.normalizations():
-                for comb in self.combinations():
-                    if norm is Normalization.Z_SCORE and comb is not Combination.ARITHMETIC_MEAN:
-                        continue
-                    out.append(ScoreNormalization(norm, comb, weights))
-        if self.rrf:
-            out += [RRF(rc) for rc in rank_constants]
-        if self.score_sum:
-            out.append(ScoreSum(weights))
-        return out
+        """Every server-side fusion this cluster runs, by method (adapter.fusion: each normalisation x
+        combination the server allows with ``weights``, then RRF with each of ``rank_constants``, then,
+        on Elasticsearch, the score sum with ``weights`` as boosts)."""
+        return [fusion for method in methods() if self.engine in method.servers
+                for fusion in method.variants(weights, rank_constants) if self.supports(fusion)[0]]
 
     def supports(self, fusion: Fusion) -> tuple[bool, str]:
-        """Whether the server can run ``fusion``, and if not, why."""
-        if isinstance(fusion, ScoreSum):
-            if self.score_sum:
-                return True, ""
-            if self.engine == "elasticsearch":
-                return False, f"the query + knn score sum needs Elasticsearch 8.4+, the cluster runs {self.version}"
-            return False, ("the score sum is Elasticsearch's query + knn request; OpenSearch fuses in a search pipeline "
-                           "(min_max, l2, z_score or RRF)")
-        if self.engine == "elasticsearch":
-            return self._retriever_supports(fusion)
-        if not self.hybrid:
-            return False, f"the cluster ({self.engine} {self.version}) has no neural-search plugin with the hybrid query"
-        if isinstance(fusion, RRF):
-            if not self.rrf:
-                return False, f"RRF (score-ranker-processor) needs OpenSearch 2.19+, the cluster runs {self.version}"
-            if fusion.weights is not None and not self.rrf_weights:
-                return False, f"RRF weights need OpenSearch 3.1+, the cluster runs {self.version}"
-            return True, ""
-        if fusion.technique is Normalization.Z_SCORE and not self.z_score:
-            return False, f"z_score normalisation needs OpenSearch 3.0+, the cluster runs {self.version}"
-        return True, ""
-
-    def _retriever_gap(self) -> str:
-        """Why rank-rrf's retrievers do not run here (Elasticsearch)."""
-        gaps = []
-        if RANK_MODULE not in self.plugins:
-            gaps.append("it has no rank-rrf module (the integ-test distribution has none)")
-        if self.license is not None and self.license not in RETRIEVER_LICENSES:
-            gaps.append(f"its licence is {self.license}")
-        return " and ".join(gaps) or "it refused the retriever"
-
-    def _retriever_supports(self, fusion: Fusion) -> tuple[bool, str]:
-        v = version_tuple(self.version)
-        if isinstance(fusion, RRF):
-            if not self.rrf:
-                return False, (f"the rrf retriever needs the rank-rrf module and an Enterprise or trial licence; this cluster "
-                               f"(Elasticsearch {self.version}) lacks them: {self._retriever_gap()}")
-            if fusion.weights is not None and not self.rrf_weights:
-                return False, f"RRF weights need Elasticsearch 9.3+, the cluster runs {self.version}"
-            return True, ""
-        if fusion.technique is Normalization.Z_SCORE or fusion.combination is not Combination.ARITHMETIC_MEAN:
-            return False, (f"Elasticsearch's linear retriever sums weighted min_max or l2 scores (the arithmetic mean); "
-                           f"{fusion.name} is OpenSearch's")
-        if not self.normalization:
-            why = "Elasticsearch 8.18+" if v < (8, 18, 0) else f"the rank-rrf module and an Enterprise or trial licence: {self._retriever_gap()}"
-            return False, f"{fusion.name} runs in the linear retriever, which needs {why} (cluster: Elasticsearch {self.version})"
-        if fusion.technique not in self.normalizations():
-            return False, f"the linear retriever's l2_norm normalizer needs Elasticsearch 8.19 or 9.1+, the cluster runs {self.version}"
-        return True, ""
+        """Whether the server can run ``fusion``, and if not, why (the engine's renderer of it knows)."""
+        why = server_support(fusion, self)
+        return why is None, why or ""

@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from .documents import PARENT_FIELD
 from .errors import InputError
-from .fusions import parse_enum
+from .types import parse_enum
 from .queries import filter_field
 
 T = TypeVar("T")
@@ -172,7 +172,7 @@ class PagePlan:
 
 def plan_page(options: SearchOptions, caps, technique: str, *, post: bool = False) -> PagePlan:
     """Decide where each part runs on a cluster with ``caps`` for ``technique`` (``bm25``,
-    ``dense``, ``hybrid``, ``client-rrf``); ``post``: rerank or MMR reorders the first stage."""
+    ``dense``, ``hybrid``, ``client-rrf``, ``client``); ``post``: rerank or MMR reorders the first stage."""
     if options.sort and post:
         raise InputError("a field sort cannot be combined with rerank or MMR, which reorder the hits by relevance")
     notices: list[str] = []
@@ -182,7 +182,7 @@ def plan_page(options: SearchOptions, caps, technique: str, *, post: bool = Fals
         return PagePlan(o, highlight=o.highlight, facets_in_query=bool(o.facets), collapse_on_server=o.collapse is not None,
                         inner_hits_on_server=bool(o.collapse and o.collapse.inner_hits), sort_on_server=bool(o.sort),
                         min_score_on_server=o.min_score is not None)
-    if technique == "client-rrf":
+    if technique in ("client-rrf", "client"):
         return PagePlan(o, highlight=o.highlight, facets_apart=bool(o.facets), collapse_by_client=o.collapse is not None,
                         sort_by_client=bool(o.sort), min_score_by_client=o.min_score is not None)
     # hybrid, fused on the server

@@ -30,7 +30,7 @@ from .catalog import alias_indices, index_version, orphaned_indices, put_pipelin
 from .engines import translate_errors
 from .engines import Engine
 from .errors import BackendError, ConfigurationError, IndexMismatchError
-from .fusions import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
+from .fusion import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
 DEFAULT_PIPELINE_SETTING = "index.search.default_pipeline"
@@ -253,10 +253,9 @@ def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> tuple
     if not ok and caps.search_pipelines:
         raise ConfigurationError(f"the default fusion {spec.default_pipeline or spec.default_fusion} cannot be the index's default pipeline: {why}")
     if not caps.search_pipelines:
-        instead = engine.server_fallback(default, caps) if not ok else None
         notices.append(f"{caps.engine} has no search pipelines: none are put; each hybrid search carries its fusion in the "
                        f"request, by default {spec.default_fusion} (recorded in the index's _meta)"
-                       + ("" if ok else f", which falls back to {instead.name if instead else 'client-rrf'} here: {why}"))
+                       + ("" if ok else f", which is fused in the client here (both legs fetched, the same formula): {why}"))
     return tuple(notices)
 
 

@@ -2,7 +2,7 @@
 ``match``-type queries (never a query-string query, never a script).
 
 Leg order is fixed everywhere: the text leg (BM25) first, the vector leg (k-NN) second; weights
-and explanations follow that order (:data:`adapter.fusions.LEGS`). The vector leg and the hybrid
+and explanations follow that order (:data:`adapter.fusion.LEGS`). The vector leg and the hybrid
 request differ by engine and live in :mod:`adapter.engines`.
 """
 

@@ -6,11 +6,12 @@
   ``hybrid`` query with a search pipeline, named or temporary; never without one (the server
   would return unfused results); on Elasticsearch an ``rrf``/``linear`` retriever, or ``query`` +
   ``knn`` with the scores summed (the engine builds it: :mod:`adapter.engines`).
-- ``client-rrf``: both legs in one ``_msearch``, fused here with the server's RRF formula.
+- ``client-rrf``: both legs in one ``_msearch``, fused here with the server's RRF formula;
+  ``client``: the same with any fusion (:mod:`adapter.fusion`: DBSF, a normalisation, the sum).
 - rerank (cross-encoder over the top N) and MMR (over stored vectors) can follow any of them.
 
-When the cluster cannot run the requested fusion, the searcher falls back (to a server-side fusion
-the engine offers instead, else to ``client-rrf``) and says so in ``SearchResult.notices`` (or
+When the cluster cannot run the requested fusion, the searcher fuses the legs in the client by that
+same fusion (the server's formula) and says so in ``SearchResult.notices`` (or
 raises :class:`CapabilityError` if fallback is off); so does a fusion the cluster refuses when
 asked (Elasticsearch: a retriever it lacks, a licence that does not cover it).
 
@@ -30,7 +31,6 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import fusion as fusion_fns
 from . import responses
 from .adaptive import ADAPTIVE, AdaptivePolicy, QuerySignals, match_quality, stored_policy
 from .assets import IndexNames
@@ -41,7 +41,8 @@ from .embedders import Embedder, check_fingerprint, load_index_embedder
 from .engines import Engine, cluster_for
 from .engines.port import forget_last, recording
 from .errors import BackendError, CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
-from .fusions import DEFAULT_FUSION, DEFAULT_RANK_CONSTANT, LEGS, RRF, Fusion, ScoreSum, parse_fusion
+from .fusion import DEFAULT_FUSION, LEGS, RRF, Fusion, parse_fusion
+from .fusion.render import renderer
 from .mmr import mmr as mmr_select
 from .page import (CHUNKS, SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, client_steps, facets_body, highlight_clause,
                    page_clauses, plan_page)
@@ -250,7 +251,8 @@ class Searcher:
             if pipeline:
                 raise CapabilityError(f"{self.caps.engine} has no search pipelines ({pipeline!r}); choose a fusion instead")
             wanted = fusion or self.fusion
-            return self._checked(FusionPlan(wanted, _in_request(wanted)))
+            ok, why = self.caps.supports(wanted)
+            return FusionPlan(wanted, _in_request(wanted, self.caps)) if ok else self._fallback(wanted, why)
         pipeline = pipeline or (None if fusion is not None else self.pipeline)
         if pipeline:
             stored = self._stored_fusion(pipeline)
@@ -274,6 +276,16 @@ class Searcher:
         # Parameters no stored pipeline has: send the pipeline with the request (server-side still).
         return FusionPlan(wanted, FusedBy.SERVER_INLINE, inline=self.engine.render_pipeline(wanted, self.caps))
 
+    def _client_plan(self, fusion: Fusion | None, pipeline: str | None) -> FusionPlan:
+        """Technique ``client``: the fusion given, else the named (or the index's default) pipeline's
+        fusion, else the searcher's; fused here."""
+        name = pipeline or (self.pipeline if fusion is None and self.caps.search_pipelines else None)
+        if fusion is None and name:
+            fusion = self._stored_fusion(name)
+            if fusion is None:
+                raise PipelineNotFoundError(name, f"create it with `hybrid init --index {self.alias}`")
+        return FusionPlan(fusion or self.fusion, FusedBy.CLIENT)
+
     def _runs_exactly(self, name: str, fusion: Fusion) -> bool:
         try:
             return self._stored_fusion(name) == fusion
@@ -287,19 +299,12 @@ class Searcher:
         return self._fallback(plan.fusion, why)
 
     def _fallback(self, fusion: Fusion, why: str) -> FusionPlan:
-        """The plan for a fusion this cluster cannot run (``why``): a server-side fusion the engine
-        offers instead, else client RRF; a notice says which and why."""
-        instead = self.engine.server_fallback(fusion, self.caps)
+        """The plan for a fusion this cluster cannot run (``why``): the same fusion computed in the
+        client (every fusion has the server's formula there); a notice says so and why."""
         if not self.allow_fallback:
-            raise CapabilityError(f"{why}; fallback to {'the server sum' if instead else 'client-rrf'} is disabled")
-        if instead is not None:
-            return FusionPlan(instead, _in_request(instead), notice=(
-                f"{why}: fell back to the server's {instead.name} of the legs' raw scores (weights "
-                f"{'/'.join(f'{w:g}' for w in instead.effective_weights)} as boosts; NOT normalised: BM25 scores are unbounded, "
-                "the vector leg's lie in [0, 1])"))
-        rrf = RRF(fusion.rank_constant, fusion.weights) if isinstance(fusion, RRF) else RRF(DEFAULT_RANK_CONSTANT)
-        note = f"{why}: fell back to client-rrf (both legs fused in Python by RRF, rank_constant {rrf.rank_constant})"
-        return FusionPlan(rrf, FusedBy.CLIENT, notice=note)
+            raise CapabilityError(f"{why}; fallback to client-side fusion is disabled")
+        return FusionPlan(fusion, FusedBy.CLIENT, notice=(f"{why}: fell back to client-side {fusion.name} (both legs in one "
+                                                          "_msearch, fused in Python with the server's formula)"))
 
     def _hit(self, raw: RawHit, rank: int, legs: tuple[LegScore, ...] = (), others: Sequence[RawHit] = ()) -> Hit:
         """A hit; ``others``: the rest of its collapse group (by the client), else the server's inner hits."""
@@ -454,8 +459,9 @@ class Searcher:
                 raise InputError(f"rerank_top ({rerank_top}) must cover from + k ({from_ + k})")
         if mmr_lambda is not None and not 0.0 <= mmr_lambda <= 1.0:
             raise InputError(f"MMR lambda must be between 0 and 1, got {mmr_lambda}")
-        if technique is Technique.CLIENT_RRF and fusion is not None and not isinstance(fusion, RRF):
-            raise InputError("client-rrf fuses by RRF only; pass RRF(rank_constant, weights) or use technique hybrid")
+        if technique is Technique.CLIENT_RRF and isinstance(fusion, Fusion) and fusion.kind != RRF.kind:
+            raise InputError(f"client-rrf fuses by RRF only; pass RRF(rank_constant, weights), or technique client to fuse "
+                             f"{fusion.name} in the client")
         post = rerank_top is not None or mmr_lambda is not None
         wanted = from_ + k
         first_stage = max(wanted, rerank_top or 0, (mmr_candidates or 3 * wanted) if mmr_lambda is not None else 0)
@@ -471,15 +477,15 @@ class Searcher:
         choice: FusionChoice | None = None
         asked = (0.0, 0)  # server time and requests spent before the first stage (adaptive signals)
         signals: list[SentRequest] = []
-        if technique is Technique.HYBRID:
+        if technique in (Technique.HYBRID, Technique.CLIENT):
             policy = self._adaptive(fusion, pipeline)
             if policy is not None:
                 with _recording() as signals:
                     choice, asked = self._choose(policy, query, filters)
                 fusion = policy.fusion(choice)
-            plan = self.plan_fusion(fusion, pipeline)
+            plan = self.plan_fusion(fusion, pipeline) if technique is Technique.HYBRID else self._client_plan(fusion, pipeline)
             if plan.fused_by is FusedBy.CLIENT:
-                technique = Technique.CLIENT_RRF
+                technique = Technique.CLIENT
             elif plan.fused_by is FusedBy.SERVER_INLINE and self.caps.in_query_fusion and not explain:
                 # A cluster with in-query fusion needs no pipeline in the request (the explanation
                 # response processor still does).
@@ -511,14 +517,14 @@ class Searcher:
                     plan = self._refused(plan, exc)
                     notices.append(plan.notice)
                     if plan.fused_by is FusedBy.CLIENT:
-                        technique = Technique.CLIENT_RRF
-                        hits, took, requests, facets = self._client_rrf(stage, plan.fusion)
+                        technique = Technique.CLIENT
+                        hits, took, requests, facets = self._client_fused(stage, plan.fusion)
                     else:
                         hits, took, requests, facets = self._server_hybrid(stage, plan, explain)
                     requests += 1
                 notices += self._hybrid_notices(plan)
             else:
-                hits, took, requests, facets = self._client_rrf(stage, plan.fusion)
+                hits, took, requests, facets = self._client_fused(stage, plan.fusion)
         took, requests = took + asked[0], requests + asked[1]
         notices += partial
 
@@ -578,7 +584,7 @@ class Searcher:
     def _notices(self, notices: list[str], hits: Sequence[Hit], technique: Technique, page_from: int, depth: int,
                  filters: Mapping[str, Any] | None) -> list[str]:
         notices = list(notices)
-        if not hits and page_from > 0 and technique in (Technique.HYBRID, Technique.CLIENT_RRF):
+        if not hits and page_from > 0 and (technique is Technique.HYBRID or technique.fused_by_client):
             # The server refuses such a page (400, pagination_depth); client-rrf finds it empty: both say why.
             notices.append(f"no hits: the page starting at {page_from} is past the end of the fused results (each leg "
                            f"gives at most {depth} candidates: the depth, which is the hybrid query's pagination_depth); "
@@ -751,14 +757,13 @@ class Searcher:
         if self.caps.serverless and not self.caps.pagination_depth:
             notices.append("this Serverless collection rejects the hybrid query's pagination_depth: sent without it, so scores and "
                            "pages can differ from a managed cluster's (each leg's candidates are limited by the page size, not the depth)")
-        if (isinstance(plan.fusion, RRF) and plan.fused_by is not FusedBy.CLIENT and self.caps.search_pipelines
-                and not self.caps.rrf_global_ranks and self.info.shards > 1):
-            notices.append(f"RRF on {self.caps.engine} {self.caps.version} ranks each leg's hits within each of this index's "
-                           f"{self.info.shards} shards, not across them (fixed in 3.5): on SciFact with 3 shards that cost 0.045 "
-                           "nDCG@10 (docs/BENCHMARKS.md); client-rrf or a score normalisation ranks across shards")
+        server = renderer(self.caps.engine, plan.fusion) if plan.fused_by is not FusedBy.CLIENT else None
+        caveat = server.caveat(self.caps, self.info.shards) if server is not None else None
+        if caveat:
+            notices.append(caveat)
         return notices
 
-    def _client_rrf(self, stage: _Stage, fusion: RRF) -> tuple[list[Hit], float, int, dict[str, Facet]]:
+    def _client_fused(self, stage: _Stage, fusion: Fusion) -> tuple[list[Hit], float, int, dict[str, Facet]]:
         """Both legs (and the facets, over what either leg matches) in one ``_msearch``; fused
         here; the page's sources (with highlights) fetched after."""
         options = stage.page.options
@@ -766,8 +771,7 @@ class Searcher:
         runs, took, answers = self._runs_with(stage.query, stage.vector, stage.depth, stage.filters,
                                               fields=stage.page.field_values, extra=extra)
         facets = responses.facets(answers[0], options.facets) if answers else {}
-        fused = fusion_fns.rrf([[(d.id, d.score) for d in run] for run in runs],
-                               rank_constant=fusion.rank_constant, weights=fusion.weights, leg_names=LEGS)
+        fused = fusion.fuse([[(d.id, d.score) for d in run] for run in runs], leg_names=LEGS)
         values = {r.id: r.fields for run in runs for r in run if r.fields}
         groups = client_steps(fused, stage.page, score=lambda f: f.score, fields=lambda f: values.get(f.id, {}))
         groups = groups[stage.from_ : stage.from_ + stage.size]
@@ -825,7 +829,7 @@ class Searcher:
         formulas), or None unless they reproduce the server's fused score of every returned hit. On one
         shard the legs are the server's candidates; on several, each shard contributes its own top
         ``depth`` per leg (and RRF ranks are per shard before 3.5), so the check usually fails there."""
-        fused = {f.id: f for f in fusion_fns.fuse([[(d.id, d.score) for d in run] for run in runs], fusion, leg_names=LEGS)}
+        fused = {f.id: f for f in fusion.fuse([[(d.id, d.score) for d in run] for run in runs], leg_names=LEGS)}
         out = {}
         for r in raw:
             mirror = fused.get(r.id)
@@ -845,10 +849,7 @@ class Searcher:
         for r in raw:
             found = [positions[leg].get(r.id, (None, None)) for leg in range(len(LEGS))]
             scores = self.engine.explained_leg_scores(r, [raw_score for _, raw_score in found], weights=weights)
-            if isinstance(fusion, (RRF, ScoreSum)):
-                parts = [w * s if s is not None else 0.0 for s, w in zip(scores, weights)]
-            else:
-                parts = fusion_fns.contributions(scores, weights, fusion.combination, r.score)
+            parts = fusion.contributions(scores, r.score)
             out[r.id] = tuple(
                 LegScore(leg, rank, raw_score, scores[i], weights[i], parts[i])
                 for i, (leg, (rank, raw_score)) in enumerate(zip(LEGS, found))
@@ -876,6 +877,9 @@ class Searcher:
                 for i, s in picked]
 
 
-def _in_request(fusion: Fusion) -> FusedBy:
-    """Who fuses a fusion sent inside the request (Elasticsearch): the sum, or a retriever."""
-    return FusedBy.SERVER_SUM if isinstance(fusion, ScoreSum) else FusedBy.SERVER_RETRIEVER
+def _in_request(fusion: Fusion, caps: Capabilities) -> FusedBy:
+    """Who fuses a fusion sent inside the request (Elasticsearch): a retriever, or the sum."""
+    server = renderer(caps.engine, fusion)
+    if server is None:
+        raise CapabilityError(f"{caps.engine} has no request that fuses {fusion.name}")
+    return server.fused_by

@@ -47,7 +47,7 @@ from .assets import IndexSpec, IndexNames
 from .contracts import SPEC_SCHEMA_VERSION
 from .defaults import default_fusion_name
 from .errors import ConfigurationError, InputError
-from .fusions import DEFAULT_FUSION, DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
+from .fusion import DEFAULT_FUSION, DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
 SPEC_VERSION = SPEC_SCHEMA_VERSION  # adapter/schemas/spec.schema.json (`hybrid schema spec`)

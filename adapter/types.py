@@ -6,10 +6,24 @@ import enum
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 from .errors import InputError
-from .fusions import Fusion, parse_enum
+
+if TYPE_CHECKING:
+    from .fusion import Fusion
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def parse_enum(enum_cls: type[E], value: object, what: str) -> E:
+    """``value`` as a member of ``enum_cls`` (case-insensitive), or an InputError listing the choices."""
+    if isinstance(value, enum_cls):
+        return value
+    try:
+        return enum_cls(str(value).strip().lower())
+    except ValueError:
+        raise InputError(f"unknown {what} {value!r}; expected one of: {', '.join(str(e.value) for e in enum_cls)}") from None
 
 
 class Technique(str, enum.Enum):
@@ -18,7 +32,12 @@ class Technique(str, enum.Enum):
     BM25 = "bm25"
     DENSE = "dense"
     HYBRID = "hybrid"  # one `hybrid` query, fused by a search pipeline on the server
-    CLIENT_RRF = "client-rrf"  # the two legs in one _msearch, fused here with the server's formula
+    CLIENT_RRF = "client-rrf"  # the two legs in one _msearch, fused here by RRF with the server's formula
+    CLIENT = "client"  # the two legs in one _msearch, fused here by any fusion (adapter.fusion), the server's formula where it has one
+
+    @property
+    def fused_by_client(self) -> bool:
+        return self in (Technique.CLIENT_RRF, Technique.CLIENT)
 
     @classmethod
     def parse(cls, value: str | Technique) -> Technique:
@@ -34,7 +53,7 @@ class FusedBy(str, enum.Enum):
     SERVER_QUERY = "server-query"  # the hybrid query's own `fusion` (in-query fusion, no pipeline)
     SERVER_RETRIEVER = "server-retriever"  # Elasticsearch: an rrf or linear retriever in the request
     SERVER_SUM = "server-sum"  # Elasticsearch: query + knn in one request, raw scores summed with boosts
-    CLIENT = "client"  # both legs fetched and fused here (client-rrf)
+    CLIENT = "client"  # both legs fetched and fused here (client, client-rrf, or a fallback)
 
 
 @dataclass(frozen=True)

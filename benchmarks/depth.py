@@ -18,7 +18,7 @@ import numpy as np
 
 from adapter import fusion as fusion_fns
 from adapter import responses
-from adapter.fusions import LEGS
+from adapter.fusion import LEGS
 from adapter.queries import msearch_lines, search_body, text_query
 from adapter.search import Searcher
 

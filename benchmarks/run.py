@@ -156,14 +156,14 @@ def ensure_scifact_index(client, embedder, progress=True) -> str:
 
 def bench_query(client, args) -> Section:
     from adapter.embedders import load_embedder
-    from adapter.fusions import RRF
+    from adapter.fusion import RRF
     from adapter.metrics import load_beir
     from adapter.search import Searcher
     from adapter.testing import FakeClient, RecordingClient
 
     from adapter.adaptive import AdaptivePolicy
     from adapter.calibration import calibrate_index
-    from adapter.fusions import ScoreNormalization
+    from adapter.fusion import ScoreNormalization
 
     from adapter.admin import init_index
     from adapter.assets import IndexSpec

@@ -24,7 +24,7 @@ from adapter.catalog import alias_indices  # noqa: E402
 from adapter.engines import connect_cluster  # noqa: E402
 from adapter.embedders import E5Embedder  # noqa: E402
 from adapter.engines import engine_for  # noqa: E402
-from adapter.fusions import parse_fusion  # noqa: E402
+from adapter.fusion import parse_fusion  # noqa: E402
 from adapter.ingest import Ingestor  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
 from adapter.sources import FieldMap, read_source  # noqa: E402

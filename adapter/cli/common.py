@@ -71,7 +71,7 @@ def index_spec(args):
     embedder = load_embedder(args.embedder)
     from ..adaptive import ADAPTIVE
     from ..defaults import default_fusion_name
-    from ..fusions import parse_fusion
+    from ..fusion import parse_fusion
 
     name = args.default_fusion or default_fusion_name()
     default = name if name == ADAPTIVE else parse_fusion(name).name

@@ -65,7 +65,7 @@ def run_eval(args) -> int:
     from ..cache import EmbeddingCache
     from ..embedders import load_embedder
     from ..evaluation import eval_alias, plot, run_eval as evaluate, write_json
-    from ..fusions import DEFAULT_WEIGHTS, parse_weights
+    from ..fusion import DEFAULT_WEIGHTS, parse_weights
     from ..metrics import load_beir
 
     dataset = load_beir(args.dataset, args.split).limited(args.limit_queries)

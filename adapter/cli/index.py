@@ -44,7 +44,7 @@ def run_render(args) -> int:
     from ..engines.elasticsearch import ELASTICSEARCH
     from ..engines.opensearch import OPENSEARCH
     from ..defaults import default_fusion_name
-    from ..fusions import DEFAULT_WEIGHTS, parse_weights
+    from ..fusion import DEFAULT_WEIGHTS, parse_weights
 
     names = IndexNames(args.index)
     hunspell = [h.strip() for h in args.hunspell.split(",") if h.strip()]
@@ -72,7 +72,7 @@ def run_render(args) -> int:
 
 def run_init(args) -> int:
     from ..admin import init_index
-    from ..fusions import DEFAULT_WEIGHTS, parse_weights
+    from ..fusion import DEFAULT_WEIGHTS, parse_weights
 
     extra = pipeline_files(args.pipeline_file)
     report = init_index(client(args), args.index, index_spec(args), weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,

@@ -138,7 +138,7 @@ def _explicit(args, dest: str) -> bool:
 def _spec_from_flags(args):
     from ..adaptive import ADAPTIVE
     from ..defaults import default_fusion_name
-    from ..fusions import DEFAULT_WEIGHTS, parse_fusion, parse_weights
+    from ..fusion import DEFAULT_WEIGHTS, parse_fusion, parse_weights
     from ..spec import Spec
 
     extra = pipeline_files(args.pipeline_file)

@@ -1,4 +1,4 @@
-"""``hybrid search``: one query by bm25, dense, hybrid or client-rrf (+ rerank, MMR)."""
+"""``hybrid search``: one query by bm25, dense, hybrid, client-rrf or client (+ rerank, MMR)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from .printers import print_result
 
 
 def add_parsers(sub) -> None:
-    search = with_url(sub.add_parser("search", help="search with bm25, dense, hybrid or client-rrf (+ rerank, MMR)"))
+    search = with_url(sub.add_parser("search", help="search with bm25, dense, hybrid, client-rrf or client (+ rerank, MMR)"))
     search.add_argument("query")
     search.add_argument("--index", required=True)
-    search.add_argument("-t", "--technique", default="hybrid", help="bm25, dense, hybrid or client-rrf (default %(default)s)")
+    search.add_argument("-t", "--technique", default="hybrid", help="bm25, dense, hybrid, client-rrf, or client (both legs fused here by --fusion) (default %(default)s)")
     search.add_argument("-k", type=int, default=10, help="hits to return (default %(default)s)")
     search.add_argument("--from", dest="from_", type=int, default=0, help="offset for pagination")
     search.add_argument("--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs")
     search.add_argument("--fusion", help="hybrid fusion: adaptive (weights chosen per query), min_max-arithmetic_mean, "
-                        "l2-harmonic_mean, ..., rrf or rrf-<rank constant> (default: the index's)")
+                        "l2-harmonic_mean, ..., rrf or rrf-<rank constant>, sum, dbsf (client-side only) (default: the index's)")
     search.add_argument("--policy", help="adaptive fusion: a policy file (e.g. learned by `hybrid eval --tune`)")
     search.add_argument("--weights", help="per-leg weights bm25,dense")
     search.add_argument("--rank-constant", type=int, help="RRF rank constant (default 60)")
@@ -48,7 +48,7 @@ def add_parsers(sub) -> None:
     search.add_argument("--embedder", help="default: the embedder recorded in the index")
     with_allow_model(search)
     search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
-    search.add_argument("--no-fallback", action="store_true", help="fail instead of falling back to client-rrf")
+    search.add_argument("--no-fallback", action="store_true", help="fail instead of fusing in the client a fusion the cluster cannot run")
     search.add_argument("--show-query", action="store_true",
                         help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client")
     search.add_argument("--json", action="store_true", help="the result as JSON (schema: `hybrid schema search`), with the requests sent under 'sent'")
@@ -79,7 +79,7 @@ def search_options(args):
 
 def run(args) -> int:
     from ..contracts import search_result_json
-    from ..fusions import parse_fusion, parse_weights
+    from ..fusion import parse_fusion, parse_weights
     from ..queries import clean_query
     from ..search import Searcher
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..errors import BackendError
     from ..assets import IndexNames, IndexSpec
     from ..capabilities import Capabilities
-    from ..fusions import Fusion
+    from ..fusion import Fusion
     from ..responses import RawHit
 
 
@@ -98,11 +98,6 @@ class Engine(Protocol):
         ...
 
     # -- fallbacks ------------------------------------------------------------------------------------
-    def server_fallback(self, fusion: Fusion, caps: Capabilities) -> Fusion | None:
-        """A server-side fusion to run instead of ``fusion``, which the cluster cannot run (None:
-        fall back to client-side RRF)."""
-        ...
-
     def refused_fusion(self, error: BackendError) -> str | None:
         """Why the cluster refused a server-side fusion it was thought to run (a retriever it lacks,
         a licence that does not cover it); None when ``error`` is anything else."""

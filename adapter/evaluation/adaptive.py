@@ -16,7 +16,7 @@ import numpy as np
 
 from ..adaptive import AdaptivePolicy, Calibration, Example, Learned, QuerySignals, calibrate, learn_policy as fit, weight_grid
 from ..fusion import fuse
-from ..fusions import LEGS, ScoreNormalization
+from ..fusion import LEGS, ScoreNormalization
 from ..metrics import Dataset, per_query
 from ..search import Searcher
 

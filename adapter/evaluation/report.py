@@ -12,7 +12,7 @@ import numpy as np
 
 from ..adaptive import AdaptivePolicy
 from ..contracts import EVAL_SCHEMA_VERSION
-from ..fusions import RRF, Fusion
+from ..fusion import Fusion
 from ..metrics import MEASURES
 from ..types import Technique
 
@@ -85,7 +85,7 @@ class Trial:
 
     def as_json(self) -> dict[str, Any]:
         return {"fusion": self.fusion.name, "weights": list(self.fusion.weights) if self.fusion.weights else None,
-                "rank_constant": self.fusion.rank_constant if isinstance(self.fusion, RRF) else None, **self.metrics}
+                "rank_constant": getattr(self.fusion, "rank_constant", None), **self.metrics}  # RRF's parameter
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str =
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..fusions import DEFAULT_FUSION
+    from ..fusion import DEFAULT_FUSION
 
     data, rows = _rows(report)
     first = {n: r for n, r in rows.items() if not _post(n, r)}

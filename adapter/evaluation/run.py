@@ -28,8 +28,8 @@ from ..defaults import default_technique
 from ..embedders import Embedder
 from ..errors import InputError
 from ..errors import AssetError
-from ..fusion import fuse, same_ranking_up_to_ties
-from ..fusions import DEFAULT_WEIGHTS, LEGS, RRF, Normalization, ScoreNormalization
+from ..fusion import client_only, fuse, same_ranking_up_to_ties
+from ..fusion import DEFAULT_WEIGHTS, LEGS, RRF, Normalization, ScoreNormalization
 from ..documents import PARENT_FIELD
 from ..metrics import Dataset, evaluate
 from ..page import Collapse, SearchOptions
@@ -48,12 +48,14 @@ Ranking = dict[str, list[tuple[str, float]]]
 def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: bool = False, mmr: float | None = None,
                         mmr_candidates: int = 30, policy: AdaptivePolicy | None = DEFAULT_POLICY,
                         collapse: bool = False) -> list[TechniqueSpec]:
-    """bm25, dense, every server fusion the cluster has, client-rrf, hybrid-adaptive; then +rerank /
+    """bm25, dense, every server fusion the cluster has, client-rrf, each fusion only the client runs
+    (``client-dbsf``), hybrid-adaptive; then +rerank /
     +mmr (MMR in the client; ``dense+server-mmr``: the k-NN plugin's, where the cluster runs it) /
     +collapse (one hit per document) variants."""
     base = [TechniqueSpec("bm25", Technique.BM25), TechniqueSpec("dense", Technique.DENSE)]
     base += [TechniqueSpec(f"hybrid-{f.name}", Technique.HYBRID, f) for f in caps.fusions(tuple(weights))]
     base.append(TechniqueSpec("client-rrf", Technique.CLIENT_RRF, RRF()))
+    base += [TechniqueSpec(f"client-{f.name}", Technique.CLIENT, f) for f in client_only()]  # DBSF: no server runs it
     if policy is not None and caps.supports(ScoreNormalization())[0]:
         base.append(TechniqueSpec(f"hybrid-{ADAPTIVE}", Technique.HYBRID, policy))
     out = list(base)

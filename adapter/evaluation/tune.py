@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..capabilities import Capabilities
 from ..fusion import fuse
-from ..fusions import Fusion, ScoreSum
+from ..fusion import Fusion, ScoreSum
 from ..metrics import Dataset, evaluate
 from ..search import Searcher
 from .report import Trial

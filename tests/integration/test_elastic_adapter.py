@@ -21,7 +21,7 @@ from adapter.engines import connect_cluster
 from adapter.engines.elasticsearch import ELASTICSEARCH
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import fuse
-from adapter.fusions import RRF, ScoreNormalization, ScoreSum
+from adapter.fusion import RRF, ScoreNormalization, ScoreSum
 from adapter.search import Searcher
 from adapter.types import FusedBy, Technique
 from tests.integration.test_evaluation import tiny_beir  # noqa: F401 (fixtures)
@@ -83,10 +83,21 @@ def test_spanish_stems_with_hunspell_and_accents_stay(searcher):
     assert searcher.search("contrasenas", technique="hybrid", k=1).ids == ["contrasena"]  # the dense leg still finds it
 
 
+def test_the_default_min_max_without_the_linear_retriever_is_fused_in_the_client(searcher):
+    """The integ-test node has no rank-rrf module: min_max (the index's default) runs in the client,
+    by the same formula, from both legs fetched in one _msearch."""
+    result = searcher.search("error E-4012", k=12, depth=12)
+    assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization()
+    assert "linear retriever" in result.notices[0] and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
+    offline = fuse(searcher.legs("error E-4012", depth=12), ScoreNormalization())
+    assert [(h.id, h.score) for h in result.hits] == [(f.id, f.score) for f in offline][: len(result.hits)]
+    assert result.ids[0] == "e-4012"
+
+
 def test_hybrid_is_the_query_knn_sum_explained_leg_by_leg(searcher):
-    result = searcher.search("error E-4012", k=5, explain=True)
+    result = searcher.search("error E-4012", fusion=ScoreSum((0.5, 0.5)), k=5, explain=True)
     assert result.technique is Technique.HYBRID and result.fused_by is FusedBy.SERVER_SUM and result.ids[0] == "e-4012"
-    assert result.fusion == ScoreSum((0.5, 0.5)) and "NOT normalised" in result.notices[0]
+    assert result.fusion == ScoreSum((0.5, 0.5)) and not result.notices
     body = result.request_body
     assert body["knn"]["boost"] == 0.5 and body["query"]["bool"]["boost"] == 0.5 and "retriever" not in body
     for hit in result.hits:
@@ -114,20 +125,21 @@ def test_a_retriever_the_node_lacks_is_refused_live_and_falls_back(client, suppo
     searcher = Searcher.open(client, support, e5)
     searcher.caps = replace(searcher.caps, rrf=True, normalization=True, plugins=(*searcher.caps.plugins, "rank-rrf"))
     rrf = searcher.search("error E-4012", fusion=RRF(), k=3)
-    assert rrf.fused_by is FusedBy.CLIENT and rrf.technique is Technique.CLIENT_RRF and rrf.ids[0] == "e-4012"
+    assert rrf.fused_by is FusedBy.CLIENT and rrf.technique is Technique.CLIENT and rrf.ids[0] == "e-4012"
     assert "unknown retriever [rrf]" in rrf.notices[0]
     linear = searcher.search("error E-4012", fusion=ScoreNormalization(weights=(0.3, 0.7)), k=3)
-    assert linear.fused_by is FusedBy.SERVER_SUM and linear.fusion == ScoreSum((0.3, 0.7))
-    assert "unknown retriever [linear]" in linear.notices[0] and "knn" in linear.request_body
+    assert linear.fused_by is FusedBy.CLIENT and linear.fusion == ScoreNormalization(weights=(0.3, 0.7))
+    assert "unknown retriever [linear]" in linear.notices[0] and linear.sent[0].path == "/_msearch"
     strict = Searcher.open(client, support, e5, allow_fallback=False)
     strict.caps = replace(strict.caps, rrf=True, plugins=(*strict.caps.plugins, "rank-rrf"))
     with pytest.raises(CapabilityError, match=r"unknown retriever \[rrf\]"):
         strict.search("error E-4012", fusion=RRF())
 
 
-def test_pages_of_the_sum_are_cut_from_one_list(searcher):
-    both = searcher.search("pedido envío devolución cuenta", k=8, depth=12)
-    pages = [searcher.search("pedido envío devolución cuenta", k=4, from_=f, depth=12) for f in (0, 4)]
+@pytest.mark.parametrize("fusion", [ScoreSum(), ScoreNormalization()], ids=["sum", "min_max-in-the-client"])
+def test_pages_are_cut_from_one_list(searcher, fusion):
+    both = searcher.search("pedido envío devolución cuenta", fusion=fusion, k=8, depth=12)
+    pages = [searcher.search("pedido envío devolución cuenta", fusion=fusion, k=4, from_=f, depth=12) for f in (0, 4)]
     assert pages[0].ids + pages[1].ids == both.ids
 
 
@@ -139,8 +151,8 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
     assert code == 0 and "documents: 12  chunks: 12  failures: 0" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--explain", "-k", "3", *url)
     rows = [line for line in out.splitlines() if re.match(r"\s*\d+\s+\d+\.\d{4}\s", line)]
-    assert code == 0 and "fused by server:sum" in out and rows[0].split()[2] == "e-4012"
-    code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--show-query", "-k", "3", *url)
+    assert code == 0 and "fused by client:min_max-arithmetic_mean" in out and rows[0].split()[2] == "e-4012"
+    code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--fusion", "sum", "--show-query", "-k", "3", *url)
     request = out[out.index("== request 1/1"):].splitlines()
     assert request[1] == f"POST /{index_name}/_search"
     assert set(json.loads("\n".join(request[2:]))) >= {"query", "knn"}

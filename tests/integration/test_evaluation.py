@@ -14,7 +14,7 @@ from adapter.ingest import Ingestor
 from adapter.metrics import load_beir
 from adapter.search import Searcher
 from adapter.sources import read_source
-from adapter.fusions import RRF, Combination, Normalization, ScoreNormalization
+from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization
 
 QUERIES = {
     "test": {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),

@@ -12,7 +12,7 @@ from adapter.assets import IndexSpec
 from adapter.catalog import alias_indices, read_pipeline as get_pipeline
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, IndexMismatchError, InputError
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 
 BOTH = pytest.mark.engine("opensearch", "elasticsearch")
 

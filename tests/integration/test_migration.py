@@ -25,7 +25,7 @@ from adapter.assets import IndexSpec
 from adapter.cache import EmbeddingCache
 from adapter.catalog import alias_indices
 from adapter.errors import MigrationError
-from adapter.fusions import ScoreNormalization
+from adapter.fusion import ScoreNormalization
 from adapter.ingest import Ingestor
 from adapter.migrate import Gate, prune, reindex, rollback
 from adapter.plan import Desired

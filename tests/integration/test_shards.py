@@ -15,7 +15,7 @@ import pytest
 from adapter import fusion as fusion_fns
 from adapter.admin import init_index
 from adapter.assets import IndexSpec
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 from adapter.ingest import Ingestor
 from adapter.search import Searcher
 from adapter.sources import SourceDoc

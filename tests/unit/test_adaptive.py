@@ -25,7 +25,7 @@ from adapter.adaptive import (
     weight_grid,
 )
 from adapter.errors import InputError
-from adapter.fusions import ScoreNormalization
+from adapter.fusion import ScoreNormalization
 from adapter.responses import term_statistics
 
 pytestmark = pytest.mark.unit

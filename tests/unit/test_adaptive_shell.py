@@ -15,7 +15,7 @@ from adapter.calibration import calibrate_index
 from adapter.capabilities import Capabilities
 from adapter.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
-from adapter.fusions import ScoreNormalization
+from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint, FusedBy

@@ -6,7 +6,7 @@ from adapter.assets import IndexNames, IndexSpec, list_assets, load_asset, valid
 from adapter.capabilities import Capabilities
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import AssetError, ConfigurationError, InputError
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 from adapter.types import EmbeddingFingerprint
 
 render_components = OPENSEARCH.render_components

@@ -1,6 +1,6 @@
 from adapter.capabilities import Capabilities
 from adapter.engines.opensearch import capabilities_from
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 
 
 def nodes(version, plugins=("opensearch-knn", "opensearch-neural-search"), attrs=None):

@@ -14,7 +14,7 @@ jsonschema = pytest.importorskip("jsonschema")  # the test extra has it; CI inst
 from adapter import contracts  # noqa: E402
 from adapter.contracts import Contract, search_result_json, validate  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
-from adapter.fusions import RRF, ScoreNormalization  # noqa: E402
+from adapter.fusion import RRF, ScoreNormalization  # noqa: E402
 from adapter.types import Bucket, Facet, FusedBy, FusionChoice, Hit, LegScore, SearchResult, SentRequest, Technique  # noqa: E402
 
 pytestmark = pytest.mark.unit
@@ -63,7 +63,7 @@ def test_a_search_result_with_every_part_validates():
 def test_real_answers_replayed_validate(recording):
     """The searcher reading a real node's recorded answers (tests/unit/test_replay.py) writes valid documents."""
     from adapter.engines import engine_for
-    from adapter.fusions import parse_fusion
+    from adapter.fusion import parse_fusion
     from adapter.search import Searcher
     from adapter.testing import FakeClient
 

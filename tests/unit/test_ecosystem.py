@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from adapter.capabilities import Capabilities
 from adapter.cli.printers import compact_numbers, print_result
 from adapter.engines.opensearch import OpenSearchEngine
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 from adapter.testing import FakeClient
 from adapter.types import FusedBy, Hit, LegScore, SearchResult, SentRequest, Technique
 from tests.unit.test_shell import hits, pipelines, searcher

@@ -24,7 +24,7 @@ from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import BackendError, CapabilityError, ClusterUnavailableError, ConfigurationError
 from adapter.assets import IndexNames, IndexSpec
 from adapter.fusion import score_sum
-from adapter.fusions import RRF, ScoreNormalization, ScoreSum, parse_fusion
+from adapter.fusion import RRF, ScoreNormalization, ScoreSum, parse_fusion
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint, FusedBy, Technique
@@ -108,8 +108,8 @@ def test_retrievers_need_the_module_and_an_enterprise_or_trial_licence():
 
 def test_opensearch_has_no_score_sum():
     ok, why = Capabilities.opensearch("3.6.0").supports(ScoreSum())
-    assert not ok and "Elasticsearch" in why
-    assert all(not isinstance(f, ScoreSum) for f in Capabilities.opensearch("3.6.0").fusions())
+    assert not ok and "only by Elasticsearch" in why and "fused in the client" in why
+    assert ScoreSum() not in Capabilities.opensearch("3.6.0").fusions()
 
 
 def test_the_score_sum_fusion_parses_and_sums_raw_scores():
@@ -210,17 +210,33 @@ def test_the_free_tier_sum_is_query_plus_knn_with_boosts():
                                    {"value": 3.6, "description": "weight(text:e in 0) [PerFieldSimilarity], result of:", "details": []},
                                    {"value": 0.4, "description": "within top k documents", "details": []}]}}]}}
     client, s = searcher(caps, {"search": hits, "msearch": legs_answer([("a", 7.2)], [("a", 0.8)])})
-    result = s.search("error E-4012", k=1, depth=20, explain=True, query_vector=VECTOR)  # the index's default: min_max
+    result = s.search("error E-4012", fusion=ScoreSum((0.5, 0.5)), k=1, depth=20, explain=True, query_vector=VECTOR)
     body = sent_body(client.calls_to("search")[0])
     text = {"multi_match": {"query": "error E-4012", "fields": ["title", "text"], "type": "most_fields", "operator": "or"}}
     assert body == {"query": {"bool": {"should": [text], "boost": 0.5, "_name": "bm25"}},
                     "knn": {"field": "embedding", "query_vector": VECTOR, "k": 20, "num_candidates": 30, "boost": 0.5, "_name": "dense"},
                     "size": 1, "explain": True}
-    assert result.fused_by is FusedBy.SERVER_SUM and result.fusion == ScoreSum((0.5, 0.5))
-    assert "NOT normalised" in result.notices[0] and "linear retriever" in result.notices[0]
+    assert result.fused_by is FusedBy.SERVER_SUM and result.fusion == ScoreSum((0.5, 0.5)) and not result.notices
     legs = result.hits[0].legs
     assert [leg.normalized_score for leg in legs] == pytest.approx([7.2, 0.8])  # raw scores: nothing normalises them
     assert [leg.contribution for leg in legs] == pytest.approx([3.6, 0.4])
+
+
+def test_a_score_fusion_the_licence_lacks_is_fused_in_the_client_by_the_same_formula():
+    # A basic licence has no linear retriever: the index's default min_max runs in the client (it ran as the
+    # server's unnormalised sum before: 0.6657 against 0.7100 nDCG@10 on SciFact, docs/ELASTICSEARCH.md).
+    caps = capabilities_from(answer("nodes.info"), answer("license.get"))
+    docs = {"docs": [{"_id": d, "found": True, "_source": {"title": d}} for d in ("a", "b", "c")]}
+    client, s = searcher(caps, {"msearch": legs_answer(BM25_LEG, DENSE_LEG), "mget": docs})
+    result = s.search("error E-4012", k=3, depth=20, query_vector=VECTOR)
+    assert not client.calls_to("search")
+    assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization()
+    assert "linear retriever" in result.notices[0] and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
+    # min_max per leg (the minimum becomes 0.001), then 0.5 / 0.5 arithmetic mean; a missing leg counts 0.
+    a = (0.5 * 1.0 + 0.5 * 0.001) / 1.0
+    b = (0.5 * 0.0 + 0.5 * 1.0) / 1.0
+    c = (0.5 * 0.001 + 0.5 * 0.0) / 1.0
+    assert [(h.id, round(h.score, 6)) for h in result.hits] == [("a", round(a, 6)), ("b", b), ("c", round(c, 6))]
 
 
 def test_the_sum_with_filters_pre_filters_the_knn_leg_and_filters_the_text_leg():
@@ -241,19 +257,19 @@ def test_a_pipeline_has_no_meaning_on_elasticsearch():
 # -- refused retrievers become the fallback ---------------------------------------------------------------
 
 
-def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_sum_and_is_remembered():
+def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_client_and_is_remembered():
     caps = Capabilities.elasticsearch("9.2.4", modules=FULL)  # licence hidden: assumed to allow it
     refused = es_error("AuthorizationException", 403, PAIRS["license_403"])
-    summed = {"hits": {"hits": [{"_id": "a", "_score": 1.0}]}}
-    client, s = searcher(caps, {"search": [refused, summed]})
+    docs = {"docs": [{"_id": d, "found": True, "_source": {"title": d}} for d in ("a", "b", "c")]}
+    client, s = searcher(caps, {"search": [refused], "msearch": legs_answer(BM25_LEG, DENSE_LEG), "mget": docs})
     result = s.search("error", fusion=ScoreNormalization(weights=(0.3, 0.7)), k=1, depth=10, query_vector=VECTOR)
-    assert result.fused_by is FusedBy.SERVER_SUM and result.fusion == ScoreSum((0.3, 0.7))
+    assert result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization(weights=(0.3, 0.7))
     assert "current license is non-compliant for [linear retriever]" in result.notices[0]
-    first, second = client.calls_to("search")
-    assert "retriever" in first.body and "knn" in second.body and "retriever" not in second.body
-    assert len(result.sent) == 1 and "knn" in result.sent[0].body  # what the result came from
+    (first,) = client.calls_to("search")
+    assert "retriever" in first.body
+    assert [r.path.rsplit("/", 1)[-1] for r in result.sent] == ["_msearch", "_mget"]  # what the result came from
     s.search("error", fusion=ScoreNormalization(weights=(0.3, 0.7)), k=1, depth=10, query_vector=VECTOR)
-    assert len(client.calls_to("search")) == 3 and "knn" in client.calls_to("search")[2].body
+    assert len(client.calls_to("search")) == 1 and len(client.calls_to("msearch")) == 2  # the refusal is remembered
 
 
 def test_an_unknown_rrf_retriever_falls_back_to_client_rrf():
@@ -262,7 +278,7 @@ def test_an_unknown_rrf_retriever_falls_back_to_client_rrf():
     docs = {"docs": [{"_id": d, "found": True, "_source": {"title": d}} for d in ("a", "b", "c")]}
     client, s = searcher(caps, {"search": refused, "msearch": legs_answer(BM25_LEG, DENSE_LEG), "mget": docs})
     result = s.search("error", fusion=RRF(), k=3, depth=10, query_vector=VECTOR)
-    assert result.fused_by is FusedBy.CLIENT and result.technique is Technique.CLIENT_RRF
+    assert result.fused_by is FusedBy.CLIENT and result.technique is Technique.CLIENT and result.fusion == RRF()
     assert "unknown retriever [rrf]" in result.notices[0]
     assert result.ids == ["a", "b", "c"]
     _, strict = searcher(caps, {"search": refused}, allow_fallback=False)

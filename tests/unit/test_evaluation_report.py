@@ -7,7 +7,7 @@ from adapter.capabilities import Capabilities
 from adapter.errors import InputError
 from adapter.evaluation import SCHEMA_VERSION, EvalReport, Family, TechniqueResult, TechniqueSpec, format_table, standard_techniques
 from adapter.evaluation.tune import candidates
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 from adapter.types import Technique
 
 

@@ -10,7 +10,7 @@ from adapter.capabilities import Capabilities
 from adapter.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import IndexMismatchError
-from adapter.fusions import ScoreNormalization
+from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint

@@ -229,7 +229,7 @@ def paged_searcher(answers):
     from adapter.search import Searcher
 
     from tests.unit.test_shell import UnitEmbedder, pipelines
-    from adapter.fusions import ScoreNormalization
+    from adapter.fusion import ScoreNormalization
 
     client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), **answers})
     return client, Searcher(client, INFO, Capabilities.opensearch("2.19.1"), UnitEmbedder())

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from adapter.fusion import combine, contributions, rrf, rrf_term
-from adapter.fusions import Combination
+from adapter.fusion import Combination
 
 
 def f32(x):
@@ -92,7 +92,7 @@ def test_contributions_add_up_to_the_fused_score(combination):
 
 
 from adapter.fusion import fuse_normalized, normalize  # noqa: E402
-from adapter.fusions import Normalization  # noqa: E402
+from adapter.fusion import Normalization  # noqa: E402
 
 
 def test_min_max_normalisation_matches_the_server_edge_cases():

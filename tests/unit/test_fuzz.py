@@ -21,7 +21,7 @@ from adapter.assets import IndexNames, IndexSpec, validate_index_name
 from adapter.capabilities import Capabilities
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import HybridError
-from adapter.fusions import parse_fusion, parse_weights
+from adapter.fusion import parse_fusion, parse_weights
 from adapter.queries import TextLeg, clean_query, filter_clauses, text_query
 from adapter.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
 from adapter.types import EmbeddingFingerprint

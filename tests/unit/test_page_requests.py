@@ -12,7 +12,7 @@ from adapter.capabilities import Capabilities
 from adapter.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH, fusion_clause
 from adapter.errors import CapabilityError, ConfigurationError
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 from adapter.mmr import knn_mmr
 from adapter.page import Collapse, MMRPlace, SearchOptions, SortKey
 from adapter.search import Searcher

@@ -27,36 +27,38 @@ def test_cli_help_starts_without_heavy_imports():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-CORE = ("types", "errors", "fusion", "fusions", "mmr", "queries", "assets", "documents", "responses", "sources", "advisor",
+CORE = ("types", "errors", "fusion", "mmr", "queries", "assets", "documents", "responses", "sources", "advisor",
         "capabilities", "adaptive", "defaults", "page", "analysis", "spec", "contracts")
 SHELL = ("client", "catalog", "search", "ingest", "admin", "embedders", "cache", "cli", "local", "rerank", "metrics",
          "evaluation", "engines", "testing", "_optional", "progress", "check", "integrations", "calibration", "plan", "migrate", "scan")
 
 
 def adapter_imports(module: str) -> set[str]:
-    """Every adapter module ``adapter.<module>`` imports, however it is written (AST, not text)."""
+    """Every adapter module ``adapter.<module>`` (each file of it, for a package) imports, however
+    it is written (AST, not text), as the top-level name under ``adapter``."""
     import ast
     import importlib.util
+    from pathlib import Path
 
-    path = importlib.util.find_spec(f"adapter.{module}").origin
+    spec = importlib.util.find_spec(f"adapter.{module}")
+    files = ([(f"adapter.{module}", Path(spec.origin))] if not spec.submodule_search_locations else
+             [(f"adapter.{module}" + ("" if f.stem == "__init__" else f".{f.stem}"), f)
+              for f in sorted(Path(spec.submodule_search_locations[0]).glob("*.py"))])
     found = set()
-    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 0 and (node.module or "").startswith("adapter"):
-                parts = node.module.split(".")[1:]
+    for name, path in files:
+        package = name if path.stem == "__init__" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level else node.module or ""
+                if not base.startswith("adapter"):
+                    continue
+                parts = base.split(".")[1:]
                 found.add(parts[0] if parts else "")
                 if not parts:
-                    found.update(a.name for a in node.names)
-            elif node.level == 1:
-                if node.module:
-                    found.add(node.module.split(".")[0])
-                else:
-                    found.update(a.name for a in node.names)  # from . import x
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith("adapter."):
-                    found.add(alias.name.split(".")[1])
-    return found
+                    found.update(a.name for a in node.names)  # from adapter import x / from . import x
+            elif isinstance(node, ast.Import):
+                found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("adapter."))
+    return found - {"", module}
 
 
 def test_core_imports_nothing_from_the_shell():

@@ -15,7 +15,7 @@ import pytest
 
 from adapter.engines import engine_for
 from adapter.search import Searcher
-from adapter.fusions import parse_fusion
+from adapter.fusion import parse_fusion
 from adapter.testing import FakeClient
 
 RECORDINGS = sorted((Path(__file__).parent / "recordings").glob("searcher-*.json"))

@@ -18,7 +18,7 @@ from adapter.capabilities import Capabilities
 from adapter.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import CapabilityError, ClusterUnavailableError, InputError, PipelineNotFoundError
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 from adapter.ingest import Ingestor
 from adapter.search import Searcher
 from adapter.sources import SourceDoc
@@ -112,10 +112,13 @@ def test_unsupported_fusion_falls_back_with_a_notice_or_refuses():
     client = FakeClient({"transport.perform_request": pipelines(), "msearch": {"took": 4, "responses": [hits(("a", 2.0)), hits(("a", 0.9))]},
                          "mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}]}})
     result = searcher(client).search("hola", fusion=ScoreNormalization("z_score"))
-    assert result.technique is Technique.CLIENT_RRF and result.fused_by is FusedBy.CLIENT and result.fusion == RRF()
-    assert "z_score normalisation needs OpenSearch 3.0+" in result.notices[0] and "fell back to client-rrf" in result.notices[0]
+    # The requested fusion is kept, computed in the client (it was client RRF, another fusion, before).
+    assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT
+    assert result.fusion == ScoreNormalization("z_score") and result.fused_by_label == "client:z_score-arithmetic_mean"
+    assert "z_score normalisation needs OpenSearch 3.0+" in result.notices[0]
+    assert "fell back to client-side z_score-arithmetic_mean" in result.notices[0]
     assert result.hits[0].text == "uno"
-    with pytest.raises(CapabilityError, match="fallback to client-rrf is disabled"):
+    with pytest.raises(CapabilityError, match="fallback to client-side fusion is disabled"):
         searcher(FakeClient({"transport.perform_request": pipelines()}), allow_fallback=False).search("hola", fusion=RRF(weights=(0.7, 0.3)))
     # The same weighted RRF runs on the server from 3.1.
     client = FakeClient({"transport.perform_request": pipelines(RRF()), "search": hits(("a", 0.03))})

@@ -1,7 +1,7 @@
 import pytest
 
 from adapter.errors import InputError
-from adapter.fusions import RRF, Combination, Normalization, ScoreNormalization, parse_fusion
+from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization, parse_fusion
 from adapter.types import EmbeddingFingerprint, Technique
 
 

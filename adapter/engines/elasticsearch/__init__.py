@@ -24,15 +24,15 @@ from ... import responses
 from ...assets import IndexNames, IndexSpec, load_asset, merged_mapping, render_index_template, render_metadata_component, render_text_component
 from ...capabilities import Capabilities, version_tuple
 from ...errors import BackendError, CapabilityError, ConfigurationError
-from ...fusions import LEGS, RRF, Fusion, Normalization, ScoreNormalization, ScoreSum
-from ...queries import filter_clauses, named_query
+from ...fusion import LEGS, Fusion
+from ...queries import filter_clauses
+from .fusion import request_fusion
 
 if TYPE_CHECKING:
     from .cluster import ElasticsearchCluster
 
 # IndexSpec.space_type (OpenSearch's names) -> dense_vector similarity: the same scores, (1 + cos) / 2 etc.
 SIMILARITIES = {"cosinesimil": "cosine", "innerproduct": "dot_product", "l2": "l2_norm"}
-NORMALIZERS = {Normalization.MIN_MAX: "minmax", Normalization.L2: "l2_norm"}
 # 9.2 leaves vectors out of _source unless the index says otherwise; the adapter reads them (MMR, check).
 EXCLUDE_SOURCE_VECTORS = "index.mapping.exclude_source_vectors"
 EXCLUDE_SOURCE_VECTORS_SINCE = (9, 2, 0)
@@ -170,23 +170,9 @@ class ElasticsearchEngine:
         """
         if inline_pipeline is not None:
             raise CapabilityError("Elasticsearch has no search pipelines to send with a request")
-        vector = dict(knn["knn"])
-        if isinstance(fusion, ScoreSum):
-            w_text, w_dense = fusion.effective_weights
-            body: dict[str, Any] = {
-                "query": {"bool": {"should": [text], "boost": w_text, "_name": LEGS[0]}},
-                "knn": {**vector, "boost": w_dense, "_name": LEGS[1]},
-            }
-        elif isinstance(fusion, RRF):
-            rrf: dict[str, Any] = {"retrievers": _components(text, vector, fusion.weights), "rank_window_size": int(depth),
-                                   "rank_constant": fusion.rank_constant}
-            body = {"retriever": {"rrf": rrf}}
-        elif isinstance(fusion, ScoreNormalization):
-            normalizer = NORMALIZERS[fusion.technique]
-            legs = [{**c, "normalizer": normalizer} for c in _components(text, vector, fusion.effective_weights)]
-            body = {"retriever": {"linear": {"retrievers": legs, "rank_window_size": int(depth)}}}
-        else:
-            raise CapabilityError(f"no Elasticsearch request fuses {fusion!r}")
+        if fusion is None:
+            raise CapabilityError("an Elasticsearch hybrid request needs the fusion that it runs")
+        body = request_fusion(fusion).body(text, dict(knn["knn"]), depth=depth)
         body["size"] = int(size)
         if from_:
             body["from"] = int(from_)
@@ -197,13 +183,6 @@ class ElasticsearchEngine:
         return body
 
     # -- fallbacks -----------------------------------------------------------------------------------
-    def server_fallback(self, fusion: Fusion, caps: Capabilities) -> Fusion | None:
-        """A score fusion (min_max, l2) without the linear retriever becomes the free-tier sum with
-        the same weights as boosts, still on the server; RRF falls back to the client's exact RRF."""
-        if isinstance(fusion, ScoreNormalization) and caps.score_sum:
-            return ScoreSum(fusion.effective_weights)
-        return None
-
     def refused_fusion(self, error: BackendError) -> str | None:
         """400 ``unknown retriever [rrf]`` (no rank-rrf module) or 403 ``current license is
         non-compliant for [...]`` (a licence below Enterprise): the retriever cannot run here."""
@@ -221,14 +200,6 @@ class ElasticsearchEngine:
         linear retriever's normalised scores, or (the sum) each leg's raw score."""
         return responses.elasticsearch_leg_scores(hit.explanation, LEGS, score=hit.score, weights=weights or (1.0,) * len(LEGS),
                                                   matched=hit.matched_queries)
-
-
-def _components(text: dict[str, Any], vector: dict[str, Any], weights: Sequence[float] | None) -> list[dict[str, Any]]:
-    """The two legs as retrievers (``standard``, ``knn``), wrapped with their weights when given."""
-    legs = [{"standard": {"query": text}}, {"knn": vector}]
-    if weights is None:
-        return legs
-    return [{"retriever": leg, "weight": float(w)} for leg, w in zip(legs, weights)]
 
 
 def _hidden_or(client, action: str, call) -> Mapping[str, Any] | None:

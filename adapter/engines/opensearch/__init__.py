@@ -25,9 +25,9 @@ from ...assets import (
 )
 from ...capabilities import AWS_ANALYSIS_PLUGINS, FUSION_SETTING, MMR_SETTING, Capabilities, version_tuple
 from ...errors import CapabilityError, ConfigurationError
-from ...fusions import RRF, Fusion, fusion_from_processor
-from ...fusions import LEGS
+from ...fusion import LEGS, Fusion
 from ...queries import filter_clauses, named_query, search_body
+from .fusion import fusion_from_processors, step
 
 if TYPE_CHECKING:
     from .cluster import OpenSearchCluster
@@ -170,20 +170,16 @@ class OpenSearchEngine:
 
     def render_pipeline(self, fusion: Fusion, caps: Capabilities) -> dict[str, Any]:
         """A search pipeline running ``fusion`` on this cluster, with ``hybrid_score_explanation``
-        where the cluster has it. RRF's rank constant sits where the cluster's version reads it."""
-        body = load_asset("pipelines", "rrf" if isinstance(fusion, RRF) else "normalization")
-        template = body["phase_results_processors"][0]
-        if isinstance(fusion, RRF):
-            processor = fusion.processor(template, legacy=version_tuple(caps.version) < (3, 1, 0))
-        else:
-            processor = fusion.processor(template)
-        body["phase_results_processors"] = [processor]
+        where the cluster has it (:mod:`adapter.engines.opensearch.fusion` renders the processor)."""
+        processor = step(fusion)
+        body = load_asset("pipelines", processor.asset)
+        body["phase_results_processors"] = [processor.processor(body["phase_results_processors"][0], caps)]
         if caps.explanation:
             body["response_processors"] = load_asset("pipelines", "explanation")["response_processors"]
         return body
 
     def pipeline_fusion(self, body: Mapping[str, Any]) -> Fusion | None:
-        return fusion_from_processor((body or {}).get("phase_results_processors", []))
+        return fusion_from_processors((body or {}).get("phase_results_processors", []))
 
     # -- requests ------------------------------------------------------------------------------------
     def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -244,9 +240,6 @@ class OpenSearchEngine:
             raise CapabilityError("server-side MMR runs on a top-level knn query only (not hybrid, not bool)")
         return {**body, "ext": {"mmr": {"diversity": float(diversity), "candidates": int(candidates), "vector_field_path": field}}}
     # -- fallbacks -----------------------------------------------------------------------------------
-    def server_fallback(self, fusion: Fusion, caps: Capabilities) -> Fusion | None:
-        return None  # what a pipeline cannot run here, client-side RRF does
-
     def refused_fusion(self, error) -> str | None:
         return None  # capabilities come from the plugins' versions; a refusal is a real error
 
@@ -261,10 +254,9 @@ def fusion_clause(fusion: Fusion, caps: Capabilities, *, window_size: int) -> di
     ``combination`` (RRF's ``rank_constant`` where 3.1+ reads it) and the candidates per leg
     (``window_size``). Shape from neural-search's fused-mode branch (RFC #1930, PR #1933/#1948);
     unreleased, so it follows what that branch accepts."""
-    body = load_asset("pipelines", "rrf" if isinstance(fusion, RRF) else "normalization")
-    template = body["phase_results_processors"][0]
-    processor = fusion.processor(template, legacy=False) if isinstance(fusion, RRF) else fusion.processor(template)
-    (inner,) = processor.values()
+    processor = step(fusion)
+    template = load_asset("pipelines", processor.asset)["phase_results_processors"][0]
+    (inner,) = processor.processor(template, None).values()  # the rank constant where 3.1+ reads it
     return {**inner, "window_size": int(window_size)}
 
 

@@ -1,0 +1,193 @@
+"""What every fusion method shares: runs in, a fused run out. Pure.
+
+A *run* is one leg's ranked ``(doc_id, score)`` list, best first. A fusion method is a frozen
+dataclass deriving :class:`Fusion`: its parameters (validated at construction, so an invalid
+fusion cannot exist), a short ``name`` that :meth:`Fusion.parse` reads back, and :meth:`Fusion.fuse`,
+which computes the fused list exactly as the server it mirrors does. Deriving registers it
+(:func:`methods`). Weights are per leg, in leg order: the text (BM25) leg first, the vector leg
+second.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Iterable, Sequence, TypeVar
+
+import numpy as np
+
+from ..errors import InputError
+from ..types import LegScore
+
+LEGS = ("bm25", "dense")
+DEFAULT_WEIGHTS: tuple[float, float] = (0.5, 0.5)
+# neural-search checks that normalisation weights sum to 1 within this tolerance.
+WEIGHT_SUM_TOLERANCE = 0.01
+
+# A run: (doc_id, score) pairs, best first, as one leg returned them.
+Run = Sequence[tuple[str, float]]
+# One leg's distinct documents, first (best) occurrence only: doc_id -> (1-based rank, raw score).
+Firsts = dict[str, tuple[int, float]]
+
+F = TypeVar("F", bound="Fusion")
+
+
+@dataclass(frozen=True)
+class FusedDoc:
+    """One document of a fused run: its fused score and each leg's part in it."""
+
+    id: str
+    score: float
+    legs: tuple[LegScore, ...]
+
+
+_METHODS: list[type[Fusion]] = []
+
+
+class Fusion(abc.ABC):
+    """A fusion method with its parameters. Subclasses are frozen dataclasses with a ``weights``
+    field; deriving from this class registers them (:func:`methods`)."""
+
+    weights: tuple[float, ...] | None
+    # The family, as results and JSON name it ("rrf", "normalization", "sum", "dbsf").
+    kind: ClassVar[str]
+    # The search engines that can run this method server-side (each registers a renderer for it,
+    # adapter.fusion.render); everywhere else it is fused in the client, by fuse().
+    servers: ClassVar[frozenset[str]] = frozenset()
+    # How the name is written, for error messages ("rrf", "rrf-<k>").
+    spellings: ClassVar[tuple[str, ...]]
+    # The weights when none are given: what the server uses then.
+    unweighted: ClassVar[tuple[float, ...]] = (1.0,) * len(LEGS)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if not getattr(cls, "__abstractmethods__", None) and cls not in _METHODS:
+            _METHODS.append(cls)
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The short, stable name (weights are not part of it): ``rrf``, ``min_max-arithmetic_mean``."""
+
+    @property
+    def effective_weights(self) -> tuple[float, ...]:
+        return self.weights or self.unweighted
+
+    def with_weights(self: F, weights: tuple[float, ...] | None) -> F:
+        """The same method with other weights (validated again)."""
+        return dataclasses.replace(self, weights=weights)  # type: ignore[type-var]  # every method is a dataclass
+
+    @abc.abstractmethod
+    def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
+        """Every document of every run, fused, best first (ties: best rank in any leg, then id)."""
+
+    def contributions(self, scores: Sequence[float | None], fused: float) -> list[float]:
+        """Each leg's share of a hit's ``fused`` score from its per-leg (normalised) ``scores``
+        (None: the leg missed it); for a weighted sum, ``weight * score``."""
+        return [w * s if s is not None else 0.0 for s, w in zip(scores, self.effective_weights)]
+
+    @classmethod
+    @abc.abstractmethod
+    def parse(cls: type[F], name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> F | None:
+        """The method named ``name`` (lower case) with these weights, or None when the name is not
+        this method's. A parameter the method does not take is an error, never dropped."""
+
+    @classmethod
+    def variants(cls: type[F], weights: tuple[float, ...] | None, rank_constants: Iterable[int]) -> list[F]:
+        """The parameterisations worth comparing (``hybrid eval``, tuning), with ``weights``."""
+        return [cls().with_weights(weights)]  # every method's parameters have defaults
+
+
+def methods() -> tuple[type[Fusion], ...]:
+    """Every fusion method, in the order their modules were imported (adapter.fusion imports all)."""
+    return tuple(_METHODS)
+
+
+def no_rank_constant(name: str, rank_constant: int | None) -> None:
+    if rank_constant is not None:
+        raise InputError(f"a rank constant applies to RRF only, not to {name!r}")
+
+
+def checked_weights(weights: Iterable[float] | None, *, unit_sum: bool) -> tuple[float, ...] | None:
+    """``weights`` as a tuple of floats, one per leg, or an InputError saying what is wrong.
+    ``unit_sum``: in [0, 1] and summing to 1 (the server's rule for its processors); else any
+    non-negative numbers, at least one positive."""
+    if weights is None:
+        return None
+    try:
+        values = tuple(float(w) for w in weights)
+    except (TypeError, ValueError):
+        raise InputError(f"weights must be numbers, got {weights!r}") from None
+    if len(values) != len(LEGS):
+        raise InputError(f"{len(values)} weights given for {len(LEGS)} legs; give one weight per leg ({', '.join(LEGS)})")
+    if not all(math.isfinite(w) for w in values):
+        raise InputError(f"weights must be finite numbers, got {list(values)}")
+    if any(w < 0 for w in values):
+        raise InputError(f"weights must not be negative, got {list(values)}")
+    if unit_sum and (any(w > 1 for w in values) or abs(sum(values) - 1.0) > WEIGHT_SUM_TOLERANCE):
+        raise InputError(f"the server requires weights in [0, 1] that sum to 1.0, got {list(values)}")
+    if not unit_sum and sum(values) == 0:
+        raise InputError(f"at least one weight must be positive, got {list(values)}")
+    return values
+
+
+def parse_weights(text: str | None) -> tuple[float, ...] | None:
+    """``"0.3,0.7"`` -> ``(0.3, 0.7)``; None or empty -> None. Validation is the fusion's job."""
+    if text is None or not str(text).strip():
+        return None
+    try:
+        return tuple(float(w) for w in str(text).split(","))
+    except ValueError:
+        raise InputError(f"weights must be comma-separated numbers, e.g. 0.3,0.7; got {text!r}") from None
+
+
+def leg_names_for(runs: Sequence[Run], leg_names: Sequence[str], weights: Sequence[float]) -> list[str]:
+    """``leg_names`` checked against the runs and weights (one of each per leg)."""
+    if not (len(leg_names) == len(runs) == len(weights)):
+        raise ValueError(f"{len(runs)} runs, {len(leg_names)} leg names and {len(weights)} weights must match")
+    return list(leg_names)
+
+
+def firsts(run: Run) -> Firsts:
+    """A leg's documents at their first (best) rank: a document repeated within one run counts once."""
+    out: Firsts = {}
+    for rank, (doc_id, raw) in enumerate(run, start=1):
+        out.setdefault(doc_id, (rank, raw))
+    return out
+
+
+def ranked(fused: Iterable[tuple[float, int, str, tuple[LegScore, ...]]]) -> list[FusedDoc]:
+    """``(score, best rank, id, legs)`` rows, best first: ties by the best rank any leg gave, then
+    by id, so the order is deterministic (the server's order among equal scores is not specified)."""
+    rows = sorted(fused, key=lambda row: (-row[0], row[1], row[2]))
+    return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in rows]
+
+
+def weighted_sum(runs: Sequence[Run], leg_scores: Callable[[Firsts], Sequence[float]], weights: Sequence[float],
+                 leg_names: Sequence[str]) -> list[FusedDoc]:
+    """``sum over legs of weight * leg_scores(leg)[doc]`` in float32, legs in order; a leg that
+    missed a document adds nothing. ``leg_scores`` maps a leg's first occurrences (in rank order)
+    to one score each: RRF's ``1 / (k + rank)``, the raw score, a normalised score."""
+    names = leg_names_for(runs, leg_names, weights)
+    per_leg: list[dict[str, tuple[int, float, float]]] = []
+    for run in runs:
+        first = firsts(run)
+        scored = leg_scores(first)
+        per_leg.append({d: (rank, raw, s) for (d, (rank, raw)), s in zip(first.items(), scored)})
+    rows = []
+    for doc_id in dict.fromkeys(d for leg in per_leg for d in leg):
+        total = np.float32(0.0)
+        legs = []
+        for name, leg, w in zip(names, per_leg, weights):
+            if doc_id in leg:
+                rank, raw, score = leg[doc_id]
+                part = np.float32(np.float32(score) * np.float32(w))
+                total = np.float32(total + part)
+                legs.append(LegScore(name, rank, float(raw), float(score), float(w), float(part)))
+            else:
+                legs.append(LegScore(name, None, None, None, float(w), 0.0))
+        best = min(leg[doc_id][0] for leg in per_leg if doc_id in leg)
+        rows.append((float(total), best, doc_id, tuple(legs)))
+    return ranked(rows)

@@ -1,0 +1,51 @@
+"""Each leg's raw score times its weight, summed: Elasticsearch's ``query`` + ``knn`` request
+(``_score = w_bm25 * bm25 + w_dense * similarity``, the weights sent as boosts). Pure.
+
+No normalisation: BM25 scores are unbounded while cosine scores lie in [0, 1], so the weights must
+make up for the scales. A leg that missed a document adds nothing; the sum is float32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Sequence
+
+from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, no_rank_constant, weighted_sum
+
+
+def score_sum(runs: Sequence[Run], *, weights: Sequence[float], leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
+    """Each leg's raw score times its weight, summed in float32."""
+
+    def raw(first: Firsts) -> list[float]:
+        return [score for _, score in first.values()]
+
+    return weighted_sum(runs, raw, weights, leg_names or [f"leg{i}" for i in range(len(runs))])
+
+
+@dataclass(frozen=True)
+class ScoreSum(Fusion):
+    """The weighted sum of the legs' raw scores; ``weights`` are boosts: any non-negative numbers,
+    at least one positive (None: 1 / 1, the plain sum)."""
+
+    weights: tuple[float, ...] | None = None
+
+    kind: ClassVar[str] = "sum"
+    servers: ClassVar[frozenset[str]] = frozenset({"elasticsearch"})
+    spellings: ClassVar[tuple[str, ...]] = ("sum",)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weights", checked_weights(self.weights, unit_sum=False))
+
+    @property
+    def name(self) -> str:
+        return "sum"
+
+    def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
+        return score_sum(runs, weights=self.effective_weights, leg_names=leg_names)
+
+    @classmethod
+    def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> ScoreSum | None:
+        if name != "sum":
+            return None
+        no_rank_constant(name, rank_constant)
+        return cls(weights)
