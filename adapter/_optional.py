@@ -19,6 +19,10 @@ EXTRAS = {
     "elasticsearch": "elasticsearch",
     "elastic_transport": "elasticsearch",
     "langchain_core": "langchain",
+    "haystack": "haystack",
+    "llama_index": "llamaindex",
+    "jsonschema": "test",
+    "pdoc": "docs",
     "cryptography": "secure",
     "bcrypt": "secure",
 }

@@ -215,9 +215,17 @@ class Ingestor:
         self.engine = self.cluster.engine
 
     @classmethod
-    def open(cls, client, alias: str, embedder: Embedder, **options) -> Ingestor:
-        """An ingestor for the hybrid index behind ``alias`` (reads the index once)."""
-        return cls(client, read_index_info(cluster_for(client, options.get("engine")), alias), embedder, **options)
+    def open(cls, client, alias: str, embedder: Embedder | None = None, *, allowed_models: Sequence[str] | None = None,
+             **options) -> Ingestor:
+        """An ingestor for the hybrid index behind ``alias`` (reads the index once). Without
+        ``embedder``, the one the index records (when on the allow-list, ``allowed_models``;
+        :func:`adapter.embedders.load_index_embedder`), as :meth:`Searcher.open` does."""
+        info = read_index_info(cluster_for(client, options.get("engine")), alias)
+        if embedder is None:
+            from .embedders import load_index_embedder
+
+            embedder = load_index_embedder(info.fingerprint.spec, allowed=allowed_models, index=alias)
+        return cls(client, info, embedder, **options)
 
     @property
     def alias(self) -> str:

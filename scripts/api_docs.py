@@ -18,6 +18,8 @@ MODULES = (
     "adapter.errors",
     "adapter.testing",
     "adapter.integrations.langchain",
+    "adapter.integrations.haystack",
+    "adapter.integrations.llamaindex",
 )
 
 

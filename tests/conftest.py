@@ -38,6 +38,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# Haystack posts usage events when a pipeline runs; tests send nothing off the machine.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
 ROOT = Path(__file__).resolve().parent.parent
 TIERS = {"unit": "unit", "integration": "integration", "packaging": "packaging", "reliability": "reliability"}
 REQUIREMENT_MARKERS = ("engine", "min_version", "max_version")

@@ -1,1 +1,4 @@
-"""Adapters for other frameworks, each an optional extra: :mod:`.langchain` (``langchain``)."""
+"""Components for other frameworks, each behind its own extra: :mod:`.langchain` (``langchain``: a
+retriever and a ``VectorStore``), :mod:`.haystack` (``haystack``: a retriever and a document writer),
+:mod:`.llamaindex` (``llamaindex``: a retriever and an ingestion step). Each searches through
+:class:`adapter.Searcher` and writes through :class:`adapter.Ingestor`; the core imports none of them."""

@@ -36,10 +36,17 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     namespace = {"URL": opensearch_url, "INDEX": support_index}
     for block in blocks:
         exec(compile(block, "docs/INTEROP.md", "exec"), namespace)
-    # By hand with opensearch-py: the adapter's own hybrid, same hits and scores.
-    ours = Searcher.open(client, support_index, e5).search(QUERY, k=5)
+    # By hand with opensearch-py: the adapter's own hybrid (the first snippet's, before the writers wrote), same hits and scores.
+    ours = namespace["result"]
     assert [h["_id"] for h in namespace["hits"]] == ours.ids
     assert [h["_score"] for h in namespace["hits"]] == pytest.approx([h.score for h in ours.hits], rel=1e-5)
+    # The components: what the searcher finds for the same query, with what their writers wrote.
+    searcher = Searcher.open(client, support_index, e5)
+    haystack_docs = namespace["answer"]["retriever"]["documents"]
+    assert namespace["written"]["writer"] == {"documents_written": 1, "failures": []}
+    assert [d.id for d in haystack_docs] == searcher.search(QUERY, k=3, filters={"category": "devoluciones"}).ids
+    assert [n.node.node_id for n in namespace["nodes"]] == searcher.search(QUERY, k=3, filters={"lang": "es"}).ids
+    assert namespace["found"][0].id == "lc-1" and namespace["ids"] == ["lc-1"]
     # The retriever: filtered, server-fused, metadata carried.
     docs = namespace["docs"]
     assert docs and all(d.metadata["category"] == "devoluciones" for d in docs)
@@ -48,7 +55,7 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     dense = Searcher.open(client, support_index, e5).search(QUERY, technique="dense", k=3)
     assert [d.page_content for d in namespace["dense"]] == [h.text for h in dense.hits]
     assert all(d.metadata.get("lang") == "es" for d in namespace["dense"])
-    assert namespace["report"].ok and namespace["report"].sampled == 12
+    assert namespace["report"].ok and namespace["report"].sampled == 15  # the 12 samples and what the three writers wrote
 
 
 def test_the_retriever_returns_what_the_searcher_finds(client, support_index, e5):

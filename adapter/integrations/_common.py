@@ -1,0 +1,152 @@
+"""What the framework components share, with no framework imported: the fusion and filters they
+take, the metadata a hit becomes, and the rows the adapter's ingest reads from their documents.
+
+Every component searches through :meth:`adapter.Searcher.search` (the server's hybrid, with the
+index's fusion unless told another) and writes through :meth:`adapter.Ingestor.ingest` (the
+index's own embedder, the fingerprint check, stable ids, validation, failures); none builds a
+request of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, replace
+from typing import Any, Iterable, Iterator, Mapping
+
+from ..adaptive import ADAPTIVE, AdaptivePolicy
+from ..errors import InputError
+from ..fusions import Fusion, parse_fusion
+from ..sources import FieldMap, RowError, SourceDoc, _dedupe
+from ..types import Hit, IngestReport, ItemFailure, SearchResult
+
+# Filter operators the adapter's filters can say (a conjunction of term / terms / range clauses on
+# metadata), spelled as Haystack and LlamaIndex spell them.
+_RANGES = {">": "gt", ">=": "gte", "<": "lt", "<=": "lte"}
+_FIELDS = FieldMap(id="id", title="title", text="text", metadata=())
+TITLE = "title"  # the metadata key a framework document's title travels in
+
+
+def resolve_fusion(searcher: Any, fusion: Fusion | AdaptivePolicy | str | None) -> Fusion | AdaptivePolicy | None:
+    """``None``: the index's default; ``"adaptive"``: the index's policy; a name (``"rrf"``,
+    ``"min_max-arithmetic_mean"``, ``"rrf-40"``) or a fusion object as :meth:`Searcher.search` takes it."""
+    if fusion is None or not isinstance(fusion, str):
+        return fusion
+    if fusion == ADAPTIVE:
+        return searcher.policy  # type: ignore[no-any-return]
+    return parse_fusion(fusion)
+
+
+def adapter_filters(filters: Any) -> dict[str, Any] | None:
+    """The adapter's filters (``{"lang": "es", "tags": ["a", "b"], "year": {"gte": 2020}}``) from
+    themselves, from Haystack's filter dicts (``{"field": "meta.lang", "operator": "==", "value": "es"}``,
+    ``AND`` of those) or from LlamaIndex ``MetadataFilters`` (``==``, ``in``, ranges, ``and``).
+
+    What the adapter's filters cannot say (``OR``, ``NOT``, ``!=``, ``nin``, text match) is refused
+    with :class:`InputError`, never dropped."""
+    if filters is None:
+        return None
+    if hasattr(filters, "filters") and hasattr(filters, "condition"):  # llama_index MetadataFilters
+        return _conjunction(filters.condition, filters.filters, "LlamaIndex MetadataFilters")
+    if not isinstance(filters, Mapping):
+        raise InputError(f"filters must be a mapping or MetadataFilters, got {type(filters).__name__}")
+    if "operator" in filters:  # Haystack's syntax
+        if "conditions" in filters:
+            return _conjunction(filters["operator"], filters["conditions"], "Haystack filters")
+        return _comparison(filters.get("field"), filters["operator"], filters.get("value"), "Haystack filters")
+    return dict(filters)
+
+
+def _conjunction(condition: Any, items: Iterable[Any], where: str) -> dict[str, Any]:
+    name = str(getattr(condition, "value", condition) or "and").lower()
+    if name != "and":
+        raise InputError(f"{where}: only AND is supported (the adapter's filters are a conjunction of term, terms and "
+                         f"range clauses on metadata), got {name.upper()}")
+    out: dict[str, Any] = {}
+    for item in items:
+        if isinstance(item, Mapping):
+            part = adapter_filters(item)
+        elif hasattr(item, "filters"):
+            part = adapter_filters(item)
+        else:
+            part = _comparison(item.key, item.operator, item.value, where)
+        for key, value in (part or {}).items():
+            if key in out and isinstance(out[key], dict) and isinstance(value, dict):
+                out[key] = {**out[key], **value}  # two bounds of one range
+            elif key in out:
+                raise InputError(f"{where}: two conditions on {key!r}; give one value or a list of values (`in`)")
+            else:
+                out[key] = value
+    return out
+
+
+def _comparison(field: Any, operator: Any, value: Any, where: str) -> dict[str, Any]:
+    op = str(getattr(operator, "value", operator))
+    if not isinstance(field, str) or not field:
+        raise InputError(f"{where}: a condition needs a field, got {field!r}")
+    key = field[len("meta."):] if field.startswith("meta.") else field
+    if op == "==":
+        return {key: value}
+    if op == "in":
+        if not isinstance(value, (list, tuple)):
+            raise InputError(f"{where}: `in` on {field!r} needs a list of values, got {value!r}")
+        return {key: list(value)}
+    if op in _RANGES:
+        return {key: {_RANGES[op]: value}}
+    raise InputError(f"{where}: operator {op!r} on {field!r} is not supported; the adapter filters with ==, in, >, >=, <, <= "
+                     "(all of them must hold)")
+
+
+def hit_metadata(hit: Hit, result: SearchResult) -> dict[str, Any]:
+    """What a framework document carries of a hit: its ``metadata`` fields, then ``title``,
+    ``parent_id``, ``chunk_index``, ``score``, ``rank``, ``fused_by`` (``server:<pipeline>``, ...)
+    and, when the search explained itself, ``legs``: each leg's rank, raw and normalised score,
+    weight and contribution (``[{"leg": "bm25", "rank": 1, ...}, {"leg": "dense", ...}]``)."""
+    meta: dict[str, Any] = dict(hit.source.get("metadata") or {})
+    meta.update(title=hit.title, parent_id=hit.source.get("parent_id", hit.id), chunk_index=hit.source.get("chunk_index", 0),
+                score=hit.score, rank=hit.rank, fused_by=result.fused_by_label)
+    if hit.legs:
+        meta["legs"] = [asdict(leg) for leg in hit.legs]
+    return meta
+
+
+def content_id(text: str, title: str, metadata: Mapping[str, Any]) -> str:
+    """A stable id for a document given without one (LangChain texts): the same text, title and
+    metadata get the same id, so adding them again replaces instead of duplicating."""
+    blob = json.dumps([text, title, metadata], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+
+
+def source_rows(items: Iterable[tuple[Any, Any, Any, Mapping[str, Any] | None]]) -> Iterator[SourceDoc | RowError]:
+    """``(id, text, title, metadata)`` tuples as the adapter's readers yield a file's rows, checked
+    the same way (an id, some text, valid Unicode, no id twice); ``line`` is the 1-based position."""
+    def rows() -> Iterator[SourceDoc | RowError]:
+        for line, (doc_id, text, title, metadata) in enumerate(items, 1):
+            if metadata is not None and not isinstance(metadata, Mapping):
+                yield RowError(line, f"metadata must be a mapping, got {type(metadata).__name__}", None if doc_id is None else str(doc_id))
+                continue
+            row = _FIELDS.row({"id": doc_id, "text": text, "title": title or ""}, line)
+            yield replace(row, metadata=dict(metadata or {})) if isinstance(row, SourceDoc) else row
+
+    return _dedupe(rows())
+
+
+def split_title(metadata: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """A framework document's metadata -> (the adapter's title, the rest as metadata)."""
+    rest = dict(metadata or {})
+    title = rest.pop(TITLE, "")
+    return ("" if title is None else str(title)), rest
+
+
+def failures_json(failures: Iterable[ItemFailure]) -> list[dict[str, Any]]:
+    return [asdict(f) for f in failures]
+
+
+def raise_on_failures(report: IngestReport, what: str, total: int) -> None:
+    """The rows that landed stay; the others (of ``total`` given) are named in one :class:`InputError`."""
+    if report.failures:
+        listing = "; ".join(f"{f.id or f'item {f.line}'}: {f.reason}" for f in report.failures[:10])
+        more = f" (and {len(report.failures) - 10} more)" if len(report.failures) > 10 else ""
+        where = f"; all are in {report.failures_file}" if report.failures_file else ""
+        raise InputError(f"{what}: {len(report.failures)} of {total} documents did not land "
+                         f"(the others did): {listing}{more}{where}")

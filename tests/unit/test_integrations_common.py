@@ -1,0 +1,97 @@
+"""What the framework components share, without a framework: filters, rows, ids, hit metadata."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from adapter.errors import InputError
+from adapter.integrations._common import adapter_filters, content_id, hit_metadata, raise_on_failures, source_rows, split_title
+from adapter.sources import RowError, SourceDoc
+from adapter.types import FusedBy, Hit, IngestReport, ItemFailure, LegScore, SearchResult, Technique
+
+pytestmark = pytest.mark.unit
+
+
+def test_haystack_filters_become_the_adapters():
+    assert adapter_filters(None) is None
+    assert adapter_filters({"lang": "es"}) == {"lang": "es"}
+    assert adapter_filters({"field": "meta.lang", "operator": "==", "value": "es"}) == {"lang": "es"}
+    both = {"operator": "AND", "conditions": [
+        {"field": "meta.category", "operator": "in", "value": ["a", "b"]},
+        {"field": "meta.year", "operator": ">=", "value": 2020},
+        {"field": "meta.year", "operator": "<", "value": 2025},
+        {"operator": "AND", "conditions": [{"field": "parent_id", "operator": "==", "value": "d1"}]},
+    ]}
+    assert adapter_filters(both) == {"category": ["a", "b"], "year": {"gte": 2020, "lt": 2025}, "parent_id": "d1"}
+    for refused, match in (({"operator": "OR", "conditions": []}, "only AND"),
+                           ({"operator": "NOT", "conditions": []}, "only AND"),
+                           ({"field": "meta.lang", "operator": "!=", "value": "es"}, "'!=' on 'meta.lang' is not supported"),
+                           ({"field": "meta.lang", "operator": "in", "value": "es"}, "needs a list"),
+                           ({"operator": "AND", "conditions": [{"field": "meta.a", "operator": "==", "value": 1},
+                                                               {"field": "meta.a", "operator": "==", "value": 2}]}, "two conditions")):
+        with pytest.raises(InputError, match=match):
+            adapter_filters(refused)
+
+
+def test_llamaindex_style_filters_become_the_adapters():
+    """MetadataFilters as duck types (attributes filters/condition; key/operator/value with enum values)."""
+    op = lambda v: SimpleNamespace(value=v)  # noqa: E731
+    filters = SimpleNamespace(condition=op("and"), filters=[SimpleNamespace(key="lang", operator=op("=="), value="es"),
+                                                            SimpleNamespace(key="n", operator=op("<="), value=3)])
+    assert adapter_filters(filters) == {"lang": "es", "n": {"lte": 3}}
+    with pytest.raises(InputError, match="only AND"):
+        adapter_filters(SimpleNamespace(condition=op("or"), filters=[]))
+    with pytest.raises(InputError, match="'text_match'"):
+        adapter_filters(SimpleNamespace(condition=op("and"), filters=[SimpleNamespace(key="t", operator=op("text_match"), value="x")]))
+
+
+def test_rows_are_checked_as_the_readers_check_a_file():
+    rows = list(source_rows([("a", "text a", "Title", {"lang": "es"}), ("b", "", "", None), (None, "x", "", None),
+                             ("a", "again", "", None), ("c", "ok", None, "not a mapping")]))
+    assert rows[0] == SourceDoc("a", "text a", "Title", {"lang": "es"}, 1)
+    assert isinstance(rows[1], RowError) and rows[1].line == 2 and "no text" in rows[1].reason and rows[1].id == "b"
+    assert isinstance(rows[2], RowError) and "no value in id field" in rows[2].reason
+    assert isinstance(rows[3], RowError) and "duplicate id 'a' (first on line 1)" in rows[3].reason
+    assert isinstance(rows[4], RowError) and "metadata must be a mapping" in rows[4].reason
+
+
+def test_ids_from_content_are_stable_and_titles_travel_in_metadata():
+    assert content_id("t", "T", {"a": 1, "b": 2}) == content_id("t", "T", {"b": 2, "a": 1})
+    assert content_id("t", "T", {}) != content_id("t", "", {}) and len(content_id("t", "", {})) == 32
+    assert split_title({"title": "T", "lang": "es"}) == ("T", {"lang": "es"})
+    assert split_title(None) == ("", {}) and split_title({"title": None}) == ("", {})
+
+
+def test_a_hit_carries_its_metadata_ids_and_legs():
+    legs = (LegScore("bm25", 2, 3.1, 0.5, 0.3, 0.15), LegScore("dense", 1, 0.9, 1.0, 0.7, 0.7))
+    hit = Hit("d#1", 0.85, {"metadata": {"lang": "es", "rank": "user's"}, "parent_id": "d", "chunk_index": 1}, rank=1, legs=legs,
+              title="T", text="x")
+    result = SearchResult("q", Technique.HYBRID, (hit,), FusedBy.SERVER_PIPELINE, pipeline="docs-adaptive")
+    meta = hit_metadata(hit, result)
+    assert meta == {"lang": "es", "rank": 1, "title": "T", "parent_id": "d", "chunk_index": 1, "score": 0.85,
+                    "fused_by": "server:docs-adaptive",
+                    "legs": [{"leg": "bm25", "rank": 2, "raw_score": 3.1, "normalized_score": 0.5, "weight": 0.3, "contribution": 0.15},
+                             {"leg": "dense", "rank": 1, "raw_score": 0.9, "normalized_score": 1.0, "weight": 0.7, "contribution": 0.7}]}
+
+
+def test_failed_rows_are_named_once_the_others_landed():
+    report = IngestReport(1, 1, (ItemFailure("b", "no text in field 'text'", line=2, source="input"),), 1, 0, 0.1, 0.05, 0.05,
+                          failures_file="f.jsonl")
+    with pytest.raises(InputError, match=r"add_texts: 1 of 2 documents did not land \(the others did\): b: no text.*f\.jsonl"):
+        raise_on_failures(report, "add_texts", 2)
+    raise_on_failures(IngestReport(2, 2, (), 2, 0, 0.1, 0.05, 0.05), "add_texts", 2)
+
+
+@pytest.mark.parametrize("module,package,extra", [("haystack", "haystack", "haystack"), ("llamaindex", "llama_index", "llamaindex"),
+                                                  ("langchain", "langchain_core", "langchain")])
+def test_a_missing_framework_names_its_extra(module, package, extra):
+    import subprocess
+    import sys
+
+    code = (f"import sys; sys.modules[{package!r}] = None\n"
+            "from adapter.errors import ConfigurationError\n"
+            f"try:\n    import adapter.integrations.{module}\nexcept ConfigurationError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert f"pip install 'opensearch-hybrid-adapter[{extra}]'" in out.stdout, out.stdout + out.stderr
