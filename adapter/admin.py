@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .assets import IndexNames, IndexSpec
-from .capabilities import MMR_FACTORIES, MMR_SETTING
-from .engines import translate_errors
-from .engines import Engine, engine_for
+from .engines import Cluster, Engine, cluster_for
 from .errors import ConfigurationError
 from .fusion import DEFAULT_WEIGHTS
 from .plan import (  # noqa: F401  (re-exported: what init's callers and tests used from here)
@@ -51,22 +49,13 @@ class InitReport:
         return any(c.action != "unchanged" for c in self.changes)
 
 
-def _enable_server_mmr(client, *, dry_run: bool) -> Change:
-    """Turn on the k-NN plugin's MMR processors (a persistent cluster setting), keeping what is there."""
-    from . import responses
-
-    with translate_errors("reading cluster settings", client):
-        settings = client.cluster.get_settings(include_defaults=True, filter_path=f"*.{MMR_SETTING}")
-    value = responses.cluster_setting(settings or {}, MMR_SETTING) or []
-    value = [value] if isinstance(value, str) else list(value)
-    if "*" in value or all(f in value for f in MMR_FACTORIES):
-        return Change("cluster_setting", MMR_SETTING, "unchanged")
-    wanted = value + [f for f in MMR_FACTORIES if f not in value]
-    if not dry_run:
-        with translate_errors(f"setting {MMR_SETTING}", client):
-            client.cluster.put_settings(body={"persistent": {MMR_SETTING: wanted}})
-    return Change("cluster_setting", MMR_SETTING, "would update" if dry_run else "updated",
-                  json_diff({MMR_SETTING: value}, {MMR_SETTING: wanted}, MMR_SETTING))
+def _enable_server_mmr(cluster: Cluster, *, dry_run: bool) -> Change:
+    """Turn on the server's MMR processors (a persistent cluster setting), keeping what is there."""
+    change = cluster.enable_server_mmr(dry_run=dry_run)
+    if not change.changed:
+        return Change("cluster_setting", change.name, "unchanged")
+    return Change("cluster_setting", change.name, "would update" if dry_run else "updated",
+                  json_diff({change.name: change.before}, {change.name: change.after}, change.name))
 
 
 def init_index(
@@ -88,17 +77,17 @@ def init_index(
     ``server_mmr`` turns on the k-NN plugin's MMR processors for the whole cluster (a persistent
     cluster setting; 3.3+), so that dense searches with MMR run it on the server.
     """
-    engine = engine or engine_for(client)
-    caps = engine.probe(client)
+    cluster = cluster_for(client, engine)
+    engine, caps = cluster.engine, cluster.probe()
     if server_mmr and not caps.server_mmr:
         raise ConfigurationError(f"server-side MMR needs the k-NN plugin 3.3+; the cluster runs {caps.engine} {caps.version}")
     desired = Desired(IndexNames(alias).alias, spec.for_cluster(caps), tuple(weights), dict(extra_pipelines or {}))
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
-    live = read_live(client, alias, engine, pipelines=wanted, caps=caps)
+    live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
     planned = plan(desired, live, engine, reattach=reattach)
-    changes = apply_plan(client, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT)
+    changes = apply_plan(cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT)
     if server_mmr:
-        changes += (_enable_server_mmr(client, dry_run=dry_run),)
+        changes += (_enable_server_mmr(cluster, dry_run=dry_run),)
         if not dry_run:
-            engine.probe(client, refresh=True)
+            cluster.probe(refresh=True)
     return InitReport(alias, planned.index, changes, planned.default_pipeline, planned.default_fusion, planned.notices)

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .adaptive import ADAPTIVE, AdaptivePolicy, Calibration, calibrate, corpus_fusion
-from .catalog import put_pipeline, read_index_info
-from .engines import translate_errors
-from .engines import engine_for
+from .catalog import read_index_info
+from .engines import cluster_for
 from .errors import InputError
 
 MAX_CALIBRATION_QUERIES = 2_000  # enough for a stable median; the rest are not read
@@ -48,22 +47,20 @@ def store_adaptive(client, alias: str, *, calibration: Calibration | None = None
                    engine=None) -> CalibrationReport:
     """Keep ``calibration`` and ``policy`` in the index's ``_meta.adaptive`` (merged with what is
     there) and bring the index's adaptive pipeline to the corpus weights."""
-    engine = engine or engine_for(client)
-    info = read_index_info(client, alias)
-    with translate_errors(f"reading the mapping of {info.index}", client):
-        meta = dict(client.indices.get_mapping(index=info.index)[info.index]["mappings"].get("_meta") or {})
+    cluster = cluster_for(client, engine)
+    info = read_index_info(cluster, alias)
+    meta = dict(cluster.get_mapping(info.index)[info.index]["mappings"].get("_meta") or {})
     adaptive: dict[str, Any] = dict(meta.get("adaptive") or {})
     if calibration is not None:
         adaptive["calibration"] = calibration.to_meta()
     if policy is not None:
         adaptive["policy"] = policy.to_json()
-    with translate_errors(f"storing the adaptive calibration of {info.index}", client):
-        client.indices.put_mapping(index=info.index, body={"_meta": {**meta, "adaptive": adaptive}})
+    cluster.put_mapping(info.index, {"_meta": {**meta, "adaptive": adaptive}}, action=f"storing the adaptive calibration of {info.index}")
     fusion = corpus_fusion(adaptive)
     pipeline = None
     if info.default_fusion == ADAPTIVE and info.default_pipeline:
         pipeline = info.default_pipeline
-        put_pipeline(client, pipeline, engine.render_pipeline(fusion, engine.probe(client)))
+        cluster.put_search_pipeline(pipeline, cluster.engine.render_pipeline(fusion, cluster.probe()))
     stored = AdaptivePolicy.from_json(adaptive["policy"]) if adaptive.get("policy") else None
     cal = Calibration.from_meta(adaptive.get("calibration"))
     if cal is None:

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .catalog import IndexInfo, read_index_info
-from .engines import translate_errors
+from .engines import cluster_for
 from .documents import embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, load_embedder
 from .errors import InputError
@@ -91,8 +91,7 @@ def _sample(client, info: IndexInfo, size: int, seed: int) -> tuple[int, list[Ma
                                      "boost_mode": "replace"}},
         "_source": [*info.text_fields, info.vector_field],
     }
-    with translate_errors(f"sampling {info.alias}", client):
-        resp = client.search(index=info.index, body=body)
+    resp = cluster_for(client).search(info.index, body, action=f"sampling {info.alias}")
     hits = resp["hits"]
     return int(hits["total"]["value"]), list(hits["hits"])
 

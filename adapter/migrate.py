@@ -42,10 +42,9 @@ import numpy as np
 from . import scan
 from .cache import EmbeddingCache, default_cache_path, embed_documents
 from .catalog import IndexInfo, alias_indices, index_version
-from .engines import translate_errors
 from .documents import DocumentLayout, embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, check_vectors
-from .engines import Engine, engine_for
+from .engines import Engine, cluster_for
 from .errors import ConfigurationError, MigrationError
 from .plan import Desired, Plan, apply_plan, desired_pipelines, incompatibilities, plan, read_live, versions_of
 
@@ -93,8 +92,7 @@ class Checkpoint:
 
 def default_checkpoint(client, alias: str) -> Path:
     """``<embedding cache folder>/migrations/<cluster uuid>-<alias>.json``."""
-    with translate_errors("reading the cluster's id", client):
-        uuid = client.info().get("cluster_uuid") or "cluster"
+    uuid = cluster_for(client).cluster_id()
     return default_cache_path().parent / "migrations" / f"{uuid}-{alias}.json"
 
 
@@ -135,7 +133,7 @@ def _ndcg(client, index: str, embedder: Embedder, dataset, caps, engine: Engine,
 
 def run_gate(client, gate: Gate, *, old: tuple[str, Embedder], new: tuple[str, Embedder], engine: Engine) -> GateResult:
     """nDCG@10 of the default hybrid search on both indices (query vectors computed once per model)."""
-    caps = engine.probe(client)
+    caps = cluster_for(client, engine).probe()
     vectors: dict[str, dict] = {}
     scores = []
     for index, embedder in (old, new):
@@ -169,9 +167,7 @@ class MigrationReport:
 
 # -- building blocks -------------------------------------------------------------------------------------
 def _info(client, alias: str, index: str) -> IndexInfo:
-    with translate_errors(f"reading {index}", client):
-        body = client.indices.get(index=index)[index]
-    return IndexInfo.from_index(alias, index, body)
+    return IndexInfo.from_index(alias, index, cluster_for(client).get_index(index))
 
 
 @dataclass
@@ -210,13 +206,12 @@ def _documents(entries: Sequence[scan.Entry], *, source_vector: str, layout: Doc
 
 
 def _refresh(client, *indices: str) -> None:
-    with translate_errors(f"refreshing {', '.join(indices)}", client):
-        client.indices.refresh(index=",".join(indices))
+    cluster_for(client).refresh(indices)
 
 
 def _block_writes(client, index: str, blocked: bool) -> None:
-    with translate_errors(f"{'blocking' if blocked else 'allowing'} writes to {index}", client):
-        client.indices.put_settings(index=index, body={WRITE_BLOCK: blocked})
+    cluster_for(client).put_index_settings(index, {WRITE_BLOCK: blocked},
+                                           action=f"{'blocking' if blocked else 'allowing'} writes to {index}")
 
 
 @dataclass
@@ -277,8 +272,7 @@ class _Sync:
 def _swap(client, alias: str, old: str, new: str) -> None:
     """One ``_aliases`` call: searches see either the old index or the new one, never neither or both."""
     actions = [{"remove": {"index": old, "alias": alias}}, {"add": {"index": new, "alias": alias}}]
-    with translate_errors(f"moving the alias {alias} from {old} to {new}", client):
-        client.indices.update_aliases(body={"actions": actions})
+    cluster_for(client).update_aliases(actions, action=f"moving the alias {alias} from {old} to {new}")
 
 
 def _freeze_and_swap(client, sync: _Sync, alias: str, batch: int) -> tuple[scan.Comparison, float]:
@@ -329,16 +323,17 @@ def reindex(
     from .progress import Bar
 
     t0 = time.perf_counter()
-    engine = engine or engine_for(client)
+    cluster = cluster_for(client, engine)  # the port: every request goes through it
+    engine = cluster.engine
     alias, names, spec = desired.alias, desired.names, desired.spec
     check_fingerprint(f"{alias} (the spec)", spec.fingerprint, embedder)
-    caps = engine.probe(client)
+    caps = cluster.probe()
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
-    live = read_live(client, alias, engine, pipelines=wanted, caps=caps)
+    live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
     if not live.indices:
         raise ConfigurationError(f"no hybrid index {alias!r} to migrate (create it with `hybrid apply` or `hybrid init`)")
     source = live.current
-    path = Path(checkpoint) if checkpoint else default_checkpoint(client, alias)
+    path = Path(checkpoint) if checkpoint else default_checkpoint(cluster, alias)
     ckpt = Checkpoint.load(path)
     if ckpt is not None and (ckpt.alias, ckpt.source, ckpt.fingerprint) != (alias, source, spec.fingerprint.key):
         log(f"ignoring the checkpoint {path}: it belongs to another migration ({ckpt.source} -> {ckpt.target})")
@@ -353,20 +348,18 @@ def reindex(
     planned = plan(desired, live, engine, reattach=False)
     if not planned.rebuild and not force and ckpt.copied == 0 and target not in live.versions:
         raise ConfigurationError(f"{source} can take this spec in place: `hybrid apply` is enough (--force builds {target} anyway)")
-    apply_plan(client, _templates_and_pipelines(planned))
+    apply_plan(cluster, _templates_and_pipelines(planned))
     if target not in live.versions:
-        with translate_errors(f"creating {target}", client):
-            client.indices.create(index=target, body={})
+        cluster.create_index(target, {})
         log(f"created {target} from the templates of {alias}")
-    with translate_errors(f"reading {target}", client):
-        body = client.indices.get(index=target)[target]
+    body = cluster.get_index(target)
     problems = incompatibilities(body["mappings"], body["settings"], names, spec, engine, caps)
     if problems:
         raise ConfigurationError(f"{target} exists but does not match the spec ({'; '.join(problems)}); it is left from another "
                                  f"attempt: remove it with `hybrid prune {alias} --unfinished` and run again")
-    scan.require_keys(client, source)
+    scan.require_keys(cluster, source)
 
-    source_info = _info(client, alias, source)
+    source_info = _info(cluster, alias, source)
     layout = spec.layout
     reuse = not source_info.fingerprint.differences(spec.fingerprint)
     counts = _Counts()
@@ -377,20 +370,19 @@ def reindex(
     t = time.perf_counter()
     copied = 0
     if not ckpt.copy_done:
-        with translate_errors(f"counting {source}", client):
-            total = int(client.count(index=source)["count"])
+        total = cluster.count(source)
         if resumed_after:
             log(f"resuming the copy {source} -> {target} after {resumed_after} entries (checkpoint {path})")
         base = (ckpt.embedded, ckpt.from_cache, ckpt.reused)
         bar = Bar(f"copy {source} -> {target}", total=total, enabled=progress)
         bar.update(resumed_after)
         try:
-            for page in scan.pages(client, source, after=ckpt.after, vector_field=source_info.vector_field, with_vectors=reuse):
+            for page in scan.pages(cluster, source, after=ckpt.after, vector_field=source_info.vector_field, with_vectors=reuse):
                 for start in range(0, len(page), batch):
                     part = page[start:start + batch]
                     docs = _documents(part, source_vector=source_info.vector_field, layout=layout, embedder=embedder, cache=cache,
                                       reuse=reuse, counts=counts)
-                    scan.write(client, target, docs)
+                    scan.write(cluster, target, docs)
                     copied += len(part)
                     ckpt.after = list(part[-1].key)
                     ckpt.copied += len(part)
@@ -406,7 +398,7 @@ def reindex(
 
     # 3. catch up
     t = time.perf_counter()
-    sync = _Sync(client, source, target, source_info.vector_field, layout, embedder, cache, reuse, counts=counts)
+    sync = _Sync(cluster, source, target, source_info.vector_field, layout, embedder, cache, reuse, counts=counts)
     sync.until_quiet(batch, max_passes, log)
     seconds["catch_up"] = time.perf_counter() - t
 
@@ -415,7 +407,7 @@ def reindex(
     if gate is not None:
         t = time.perf_counter()
         old_embedder = embedder if reuse else source_embedder or _source_embedder(source_info, allowed)
-        result = run_gate(client, gate, old=(source, old_embedder), new=(target, embedder), engine=engine)
+        result = run_gate(cluster, gate, old=(source, old_embedder), new=(target, embedder), engine=engine)
         seconds["gate"] = time.perf_counter() - t
         log(f"gate: nDCG@10 {result.old:.4f} on {source}, {result.new:.4f} on {target} ({result.queries} queries, "
             f"allowed drop {result.max_drop})")
@@ -429,12 +421,12 @@ def reindex(
     # 5. swap
     check = None
     if swap:
-        check, seconds["write_block"] = _freeze_and_swap(client, sync, alias, batch)
+        check, seconds["write_block"] = _freeze_and_swap(cluster, sync, alias, batch)
         ckpt.remove()
         log(f"alias {alias}: {source} -> {target} ({check.source_count} entries, checksum {check.source_checksum[:16]}); "
             f"{source} is kept, write-blocked, until `hybrid prune {alias}`")
     seconds["total"] = time.perf_counter() - t0
-    entries = check.source_count if check else sync_count(client, target)
+    entries = check.source_count if check else sync_count(cluster, target)
     return MigrationReport(
         alias, source, target, entries, copied=copied, resumed_after=resumed_after, embedded=counts.embedded,
         from_cache=counts.from_cache, reused=counts.reused, caught_up=sync.copied, deleted=sync.deleted, passes=sync.passes,
@@ -443,8 +435,7 @@ def reindex(
 
 
 def sync_count(client, index: str) -> int:
-    with translate_errors(f"counting {index}", client):
-        return int(client.count(index=index)["count"])
+    return cluster_for(client).count(index)
 
 
 def _source_embedder(info: IndexInfo, allowed: Sequence[str] | None = None) -> Embedder:
@@ -510,8 +501,7 @@ def prune(client, alias: str, *, keep: int = 0, unfinished: bool = False, dry_ru
     kept = older[len(older) - keep:] if keep else []
     doomed = [v for v in older if v not in kept] + (newer if unfinished else [])
     if doomed and not dry_run:
-        with translate_errors(f"deleting {', '.join(doomed)}", client):
-            client.indices.delete(index=",".join(doomed))
+        cluster_for(client).delete_indices(doomed)
     if unfinished and newer and not dry_run:
         _block_writes(client, current, False)  # a migration that died under its write block leaves it: abandoning it lifts it
     return PruneReport(alias, current, tuple(doomed), tuple(kept), tuple(newer))

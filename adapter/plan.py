@@ -20,16 +20,15 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from .adaptive import ADAPTIVE, corpus_fusion
 from .analysis import AnalysisSupport, text_analysis
 from .assets import IndexNames, IndexSpec
 from .capabilities import Capabilities
-from .catalog import alias_indices, index_version, orphaned_indices, put_pipeline, read_pipeline
-from .engines import translate_errors
-from .engines import Engine
-from .errors import BackendError, ConfigurationError, IndexMismatchError
+from .catalog import alias_indices, index_version, orphaned_indices, read_pipeline
+from .engines import Cluster, Engine, cluster_for
+from .errors import ConfigurationError, IndexMismatchError
 from .fusion import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
 from .types import EmbeddingFingerprint
 
@@ -260,45 +259,9 @@ def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> tuple
 
 
 # -- reading the cluster ----------------------------------------------------------------------------
-def _get_or_none(client, action: str, call) -> dict | None:
-    """``call()``'s answer, None for a 404 (in the call both clients take: no ``ignore=``)."""
-    try:
-        with translate_errors(action, client):
-            return call()
-    except BackendError as exc:
-        if exc.status == 404:
-            return None
-        raise
-
-
-def get_component(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading component template {name}", lambda: client.cluster.get_component_template(name=name))
-    return resp["component_templates"][0]["component_template"] if resp and resp.get("component_templates") else None
-
-
-def get_index_template(client, name: str) -> dict | None:
-    resp = _get_or_none(client, f"reading index template {name}", lambda: client.indices.get_index_template(name=name))
-    return resp["index_templates"][0]["index_template"] if resp and resp.get("index_templates") else None
-
-
-def _all_pipelines(client) -> dict[str, dict]:
-    with translate_errors("reading search pipelines", client):
-        resp = client.transport.perform_request("GET", "/_search/pipeline", params={"ignore": 404})
-    if not isinstance(resp, Mapping) or (resp.get("status") == 404 and "error" in resp):
-        return {}
-    return {k: v for k, v in resp.items() if isinstance(v, Mapping)}
-
-
-def _other_prefixes(client, alias: str) -> set[str]:
+def _other_prefixes(cluster: Cluster, alias: str) -> set[str]:
     """Aliases and index templates named ``<alias>-...``: their pipelines are theirs, not this alias's."""
-    found: set[str] = set()
-    aliases = _get_or_none(client, "reading aliases", lambda: client.indices.get_alias(
-        name=f"{alias}-*", allow_no_indices=True, ignore_unavailable=True)) or {}
-    for body in aliases.values():
-        if isinstance(body, Mapping):
-            found.update(body.get("aliases", {}))
-    templates = _get_or_none(client, "reading index templates", lambda: client.indices.get_index_template(name=f"{alias}-*")) or {}
-    found.update(t.get("name", "") for t in templates.get("index_templates", []))
+    found = cluster.aliases_matching(f"{alias}-*") | set(cluster.index_templates_matching(f"{alias}-*"))
     return {f for f in found if f.startswith(f"{alias}-")}
 
 
@@ -313,31 +276,29 @@ def read_live(client, alias: str, engine: Engine, *, pipelines: list[str] | None
     ``own_pipelines`` every search pipeline is read (one request) and those named as the alias's
     are listed in ``owned_pipelines``. ``components``: the component templates to read."""
     names = IndexNames(alias)
-    caps = caps or engine.probe(client)
-    with translate_errors(f"checking {alias}", client):
-        plain_index = bool(client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias))
+    cluster = cluster_for(client, engine)
+    caps = caps or cluster.probe()
+    checking = f"checking {alias}"
+    plain_index = cluster.index_exists(alias, action=checking) and not cluster.alias_exists(alias, action=checking)
     if plain_index:
         return LiveState(alias, caps, plain_index=True)
-    indices = tuple(alias_indices(client, alias))
-    orphans = () if indices else tuple(orphaned_indices(client, alias))
-    versions = tuple(sorted(set(indices) | set(orphans) | set(versions_of(client, alias)), key=index_version))
+    indices = tuple(alias_indices(cluster, alias))
+    orphans = () if indices else tuple(orphaned_indices(cluster, alias))
+    versions = tuple(sorted(set(indices) | set(orphans) | set(versions_of(cluster, alias)), key=index_version))
     current = indices[-1] if indices else (orphans[-1] if orphans else None)
-    body = None
-    if current:
-        with translate_errors(f"reading {current}", client):
-            body = client.indices.get(index=current)[current]
-    comps = {name: get_component(client, name) for name in (components or [names.component(p) for p in ("text", "vector", "metadata")])}
-    template = get_index_template(client, names.index_template)
+    body = cluster.get_index(current) if current else None
+    comps = {name: cluster.get_component_template(name) for name in (components or [names.component(p) for p in ("text", "vector", "metadata")])}
+    template = cluster.get_index_template(names.index_template)
     owned_names = None
     if own_pipelines:
-        every = _all_pipelines(client)
-        others = _other_prefixes(client, alias)
+        every = cluster.search_pipelines()
+        others = _other_prefixes(cluster, alias)
         owned_names = tuple(sorted(n for n, b in every.items() if owned(alias, n, others) and engine.pipeline_fusion(b) is not None))
         present = {n: b for n, b in every.items() if n in set(pipelines or ()) | set(owned_names)}
     else:
         present = {}
         for name in pipelines or ():
-            body_p = read_pipeline(client, name)
+            body_p = read_pipeline(cluster, name)
             if body_p is not None:
                 present[name] = body_p
     return LiveState(alias, caps, False, indices, orphans, versions, body, comps, template, present, owned_names)
@@ -347,8 +308,7 @@ def versions_of(client, alias: str) -> list[str]:
     """Every ``<alias>-vN`` index, with or without the alias (an unfinished migration's target too)."""
     import re
 
-    with translate_errors(f"listing the indices of {alias}", client):
-        found = client.indices.get_alias(index=IndexNames(alias).pattern, allow_no_indices=True, ignore_unavailable=True)
+    found = cluster_for(client).indices_matching(IndexNames(alias).pattern, action=f"listing the indices of {alias}")
     pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
     return [n for n in found if pattern.match(n)]
 
@@ -451,25 +411,26 @@ def rebuild_error(plan_: Plan, hint: str) -> IndexMismatchError:
     )
 
 
-def _sender(client, change: Change) -> Callable[[], Any]:
+def _send(cluster: Cluster, change: Change, action: str) -> None:
     kind, name, body = change.kind, change.name, change.body
     if kind == "alias":
-        return lambda: client.indices.put_alias(index=body, name=name)
-    if kind == "component_template":
-        return lambda: client.cluster.put_component_template(name=name, body=body)
-    if kind == "index_template":
-        return lambda: client.indices.put_index_template(name=name, body=body)
-    if kind == "pipeline" and change.action == DELETE:
-        return lambda: client.transport.perform_request("DELETE", f"/_search/pipeline/{name}")
-    if kind == "pipeline":
-        return lambda: put_pipeline(client, name, body)
-    if kind in ("mapping", "mapping _meta"):
-        return lambda: client.indices.put_mapping(index=name, body=body)
-    if kind == "settings":
-        return lambda: client.indices.put_settings(index=name, body=body)
-    if kind == "index":
-        return lambda: client.indices.create(index=name, body=body)
-    raise AssertionError(f"no sender for {kind}")
+        cluster.put_alias(body, name, action=action)
+    elif kind == "component_template":
+        cluster.put_component_template(name, body, action=action)
+    elif kind == "index_template":
+        cluster.put_index_template(name, body, action=action)
+    elif kind == "pipeline" and change.action == DELETE:
+        cluster.delete_search_pipeline(name, action=action)
+    elif kind == "pipeline":
+        cluster.put_search_pipeline(name, body, action=action)
+    elif kind in ("mapping", "mapping _meta"):
+        cluster.put_mapping(name, body, action=action)
+    elif kind == "settings":
+        cluster.put_index_settings(name, body, action=action)
+    elif kind == "index":
+        cluster.create_index(name, body, action=action)
+    else:
+        raise AssertionError(f"no sender for {kind}")
 
 
 def apply_plan(client, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "") -> tuple[Change, ...]:
@@ -479,6 +440,7 @@ def apply_plan(client, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str 
     """
     if plan_.rebuild:
         raise rebuild_error(plan_, rebuild_hint)
+    cluster = cluster_for(client)
     done = []
     for change in plan_.changes:
         if change.action == UNCHANGED:
@@ -488,8 +450,7 @@ def apply_plan(client, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str 
         if dry_run:
             action = f"would {change.action}"
         else:
-            with translate_errors(f"{change.action} {change.kind} {change.name}", client):
-                _sender(client, change)()
+            _send(cluster, change, f"{change.action} {change.kind} {change.name}")
         done.append(Change(change.kind, change.name, action, change.diff, change.reason, change.body))
     return tuple(done)
 
@@ -502,11 +463,12 @@ def desired_from_spec(spec) -> Desired:
 def plan_spec(client, spec, engine: Engine) -> tuple[Plan, LiveState]:
     """Read the cluster and plan ``spec`` against it (pipelines named as the alias's but not in the
     spec are deleted; an alias deleted by hand is put back)."""
-    caps = engine.probe(client)
+    cluster = cluster_for(client, engine)
+    caps = cluster.probe()
     desired = desired_from_spec(spec)
     desired = replace(desired, spec=desired.spec.for_cluster(caps))
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
     # Pipelines named as the alias's but not in the spec are pruned; an engine without search
     # pipelines (Elasticsearch) has none to read.
-    live = read_live(client, spec.alias, engine, pipelines=wanted, own_pipelines=caps.search_pipelines, caps=caps)
+    live = read_live(cluster, spec.alias, engine, pipelines=wanted, own_pipelines=caps.search_pipelines, caps=caps)
     return plan(desired, live, engine, reattach=True, prune_pipelines=True), live

@@ -1,4 +1,5 @@
 """Reading a whole index in a stable order, comparing two indices entry by entry, copying entries.
+Every request goes through the port (a client given is wrapped: :func:`adapter.engines.cluster_for`).
 
 The order is the document contract's key, ``(parent_id, chunk_index)`` (adapter.documents): unique
 per entry, with doc values, the same in every version of an index. Pages are read with
@@ -19,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 from . import responses
-from .engines import translate_errors
 from .documents import CHUNK_FIELD, PARENT_FIELD
+from .engines import BulkOptions, cluster_for
 from .errors import BackendError, InputError
 
 SORT = [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}]
@@ -41,36 +42,33 @@ def content_hash(source: Mapping[str, Any], vector_field: str) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def open_pit(client, index: str) -> str:
-    with translate_errors(f"opening a point in time on {index}", client):
-        resp = client.transport.perform_request("POST", f"/{index}/_search/point_in_time", params={"keep_alive": KEEP_ALIVE})
-    return resp["pit_id"]
+def open_pit(client: Any, index: str) -> str:
+    return cluster_for(client).open_point_in_time(index, keep_alive=KEEP_ALIVE)
 
 
-def close_pit(client, pit: str | None) -> None:
+def close_pit(client: Any, pit: str | None) -> None:
     if pit is None:
         return
     try:
-        with translate_errors("closing a point in time", client):
-            client.transport.perform_request("DELETE", "/_search/point_in_time", body={"pit_id": [pit]})
+        cluster_for(client).close_point_in_time(pit)
     except BackendError:  # it expires by itself; nothing is lost by leaving it
         pass
 
 
-def unkeyed_count(client, index: str) -> int:
+def unkeyed_count(client: Any, index: str) -> int:
     """Entries without the contract's key (written by another client): a scan cannot order them."""
-    body = {"query": {"bool": {"should": [{"bool": {"must_not": {"exists": {"field": f}}}} for f in (PARENT_FIELD, CHUNK_FIELD)]}}}
-    with translate_errors(f"checking the entries of {index}", client):
-        return int(client.count(index=index, body=body)["count"])
+    query = {"bool": {"should": [{"bool": {"must_not": {"exists": {"field": f}}}} for f in (PARENT_FIELD, CHUNK_FIELD)]}}
+    return cluster_for(client).count(index, query, action=f"checking the entries of {index}")
 
 
-def pages(client, index: str, *, after: Sequence[Any] | None = None, size: int = PAGE, vector_field: str | None = None,
+def pages(client: Any, index: str, *, after: Sequence[Any] | None = None, size: int = PAGE, vector_field: str | None = None,
           with_vectors: bool = False) -> Iterator[list[Entry]]:
     """Every entry of ``index`` after key ``after``, in key order, a page at a time, within one PIT.
 
     ``with_vectors``: keep the vector in each source (to copy it); else it is not sent at all.
     """
-    pit = open_pit(client, index)
+    cluster = cluster_for(client)
+    pit = open_pit(cluster, index)
     try:
         body: dict[str, Any] = {"size": size, "sort": SORT, "pit": {"id": pit, "keep_alive": KEEP_ALIVE}, "track_total_hits": False}
         if vector_field and not with_vectors:
@@ -78,8 +76,7 @@ def pages(client, index: str, *, after: Sequence[Any] | None = None, size: int =
         if after:
             body["search_after"] = list(after)
         while True:
-            with translate_errors(f"reading {index}", client):
-                resp = client.search(body=body)
+            resp = cluster.search(None, body, action=f"reading {index}")
             pit = resp.get("pit_id") or pit
             body["pit"]["id"] = pit
             raw = (resp.get("hits") or {}).get("hits", [])
@@ -90,7 +87,7 @@ def pages(client, index: str, *, after: Sequence[Any] | None = None, size: int =
                 return
             body["search_after"] = raw[-1]["sort"]
     finally:
-        close_pit(client, pit)
+        close_pit(cluster, pit)
 
 
 @dataclass
@@ -117,15 +114,16 @@ class Comparison:
         return self._target_sum.hexdigest()
 
 
-def _entries(client, index: str, vector_field: str) -> Iterator[tuple[Entry, str]]:
+def _entries(client: Any, index: str, vector_field: str) -> Iterator[tuple[Entry, str]]:
     for page in pages(client, index, vector_field=vector_field):
         for entry in page:
             yield entry, content_hash(entry.source, vector_field)
 
 
-def compare(client, source: str, target: str, *, source_vector: str, target_vector: str) -> Comparison:
+def compare(client: Any, source: str, target: str, *, source_vector: str, target_vector: str) -> Comparison:
     """Merge the two indices' entries in key order (both read in a PIT of their own) and list the differences."""
     out = Comparison()
+    client = cluster_for(client)
     left, right = _entries(client, source, source_vector), _entries(client, target, target_vector)
     a, b = next(left, None), next(right, None)
     while a is not None or b is not None:
@@ -151,20 +149,18 @@ def compare(client, source: str, target: str, *, source_vector: str, target_vect
     return out
 
 
-def write(client, index: str, docs: Sequence[tuple[str, Mapping[str, Any]]], deletes: Sequence[str] = (), *, max_retries: int = 5) -> None:
+def write(client: Any, index: str, docs: Sequence[tuple[str, Mapping[str, Any]]], deletes: Sequence[str] = (), *,
+          max_retries: int = 5) -> None:
     """Index ``docs`` ((id, source) pairs) and delete ``deletes`` in ``index``; every failure is an error.
 
     Ids are stable, so sending a page again after a crash replaces, never duplicates.
     """
-    from opensearchpy.helpers import streaming_bulk
-
     actions = [{"_op_type": "index", "_index": index, "_id": i, "_source": s} for i, s in docs]
     actions += [{"_op_type": "delete", "_index": index, "_id": i} for i in deletes]
     if not actions:
         return
-    with translate_errors(f"writing to {index}", client):
-        failed = [info for ok, info in streaming_bulk(client, actions, chunk_size=PAGE, max_retries=max_retries, initial_backoff=1,
-                                                      raise_on_error=False, raise_on_exception=False, yield_ok=False) if not ok]
+    options = BulkOptions(batch_size=PAGE, max_retries=max_retries, initial_backoff=1)
+    failed = list(cluster_for(client).bulk(actions, options, action=f"writing to {index}"))
     failed = [f for f in failed if not (responses.bulk_item(f)[1] == 404 and "delete" in f)]  # already gone
     if failed:
         first = responses.bulk_item(failed[0])
@@ -172,7 +168,7 @@ def write(client, index: str, docs: Sequence[tuple[str, Mapping[str, Any]]], del
                            status=first[1], reason=first[2])
 
 
-def require_keys(client, index: str) -> None:
+def require_keys(client: Any, index: str) -> None:
     missing = unkeyed_count(client, index)
     if missing:
         raise InputError(

@@ -26,6 +26,27 @@ def parse_enum(enum_cls: type[E], value: object, what: str) -> E:
         raise InputError(f"unknown {what} {value!r}; expected one of: {', '.join(str(e.value) for e in enum_cls)}") from None
 
 
+class EngineName(str, enum.Enum):
+    """The search engine behind a cluster. The shipped engines are members; a third engine's port
+    names itself with any other lowercase word (``EngineName("fake")`` makes that word a member of
+    its own, as :class:`enum.Flag` makes its combinations), so the set stays open to new ports."""
+
+    OPENSEARCH = "opensearch"
+    ELASTICSEARCH = "elasticsearch"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    @classmethod
+    def _missing_(cls, value: object) -> EngineName | None:
+        if not (isinstance(value, str) and value.isidentifier() and value == value.lower()):
+            return None
+        member = str.__new__(cls, value)
+        member._name_ = value.upper()
+        member._value_ = value
+        return cls._value2member_map_.setdefault(value, member)  # type: ignore[return-value]
+
+
 class Technique(str, enum.Enum):
     """Retrieval techniques, named as the seeds name them."""
 

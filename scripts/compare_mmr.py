@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapter.cache import EmbeddingCache  # noqa: E402
-from adapter.capabilities import MMR_FACTORIES, MMR_SETTING  # noqa: E402
+from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
 from adapter.engines import connect  # noqa: E402
 from adapter.embedders import load_embedder  # noqa: E402
 from adapter.evaluation.run import prepare_index  # noqa: E402

@@ -40,18 +40,19 @@ def add_parsers(sub) -> None:
 
 def run_render(args) -> int:
     from ..assets import IndexNames
-    from ..capabilities import Capabilities
     from ..engines.elasticsearch import ELASTICSEARCH
+    from ..engines.elasticsearch.capabilities import elasticsearch_capabilities
     from ..engines.opensearch import OPENSEARCH
+    from ..engines.opensearch.capabilities import opensearch_capabilities
     from ..defaults import default_fusion_name
     from ..fusion import DEFAULT_WEIGHTS, parse_weights
 
     names = IndexNames(args.index)
     hunspell = [h.strip() for h in args.hunspell.split(",") if h.strip()]
     if args.elasticsearch_version:
-        engine, caps = ELASTICSEARCH, Capabilities.elasticsearch(args.elasticsearch_version, hunspell=hunspell)
+        engine, caps = ELASTICSEARCH, elasticsearch_capabilities(args.elasticsearch_version, hunspell=hunspell)
     else:
-        engine, caps = OPENSEARCH, Capabilities.opensearch(args.opensearch_version, plugins=args.plugin, hunspell=hunspell)
+        engine, caps = OPENSEARCH, opensearch_capabilities(args.opensearch_version, plugins=args.plugin, hunspell=hunspell)
     out = {}
     if args.what in ("templates", "all"):
         spec = index_spec(args)

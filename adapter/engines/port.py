@@ -22,11 +22,10 @@ from __future__ import annotations
 import abc
 import contextlib
 import contextvars
-import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ..types import SentRequest
+from ..types import EngineName, SentRequest
 
 if TYPE_CHECKING:
     from ..capabilities import Capabilities
@@ -34,27 +33,6 @@ if TYPE_CHECKING:
 
 Body = Mapping[str, Any]
 Json = dict[str, Any]
-
-
-class EngineName(str, enum.Enum):
-    """The search engine behind a port. The shipped engines are members; a third engine names
-    itself with any other word (``EngineName("fake")`` makes that name a member of its own, as
-    :class:`enum.Flag` makes its combinations), so the set stays open to new ports."""
-
-    OPENSEARCH = "opensearch"
-    ELASTICSEARCH = "elasticsearch"
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    @classmethod
-    def _missing_(cls, value: object) -> EngineName | None:
-        if not (isinstance(value, str) and value.isidentifier() and value == value.lower()):
-            return None
-        member = str.__new__(cls, value)
-        member._name_ = value.upper()
-        member._value_ = value
-        return cls._value2member_map_.setdefault(value, member)  # type: ignore[return-value]
 
 
 # -- what a search sent ------------------------------------------------------------------------------
@@ -109,6 +87,19 @@ class BulkOptions:
     raise_on_exception: bool = False
 
 
+@dataclass(frozen=True)
+class SettingChange:
+    """A cluster setting as it was and as it is (or would be) after a change."""
+
+    name: str
+    before: Any
+    after: Any
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.before != self.after)
+
+
 class Cluster(abc.ABC):
     """One engine's connection to one cluster (see the module docstring)."""
 
@@ -141,6 +132,13 @@ class Cluster(abc.ABC):
 
     @abc.abstractmethod
     def put_cluster_settings(self, body: Body, *, action: str | None = None) -> None: ...
+
+    def enable_server_mmr(self, *, dry_run: bool = False) -> SettingChange:
+        """Turn on the server's MMR for the whole cluster (a persistent setting), keeping what is
+        there; ``dry_run``: say what would change. Engines without server MMR refuse."""
+        from ..errors import CapabilityError
+
+        raise CapabilityError(f"{self.name} has no server-side MMR")
 
     # -- searching ------------------------------------------------------------------------------------
     @abc.abstractmethod

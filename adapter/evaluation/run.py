@@ -23,7 +23,7 @@ from ..cache import EmbeddingCache
 from ..calibration import measure_calibration, store_adaptive
 from ..capabilities import Capabilities
 from ..catalog import alias_indices
-from ..engines import translate_errors
+from ..engines import cluster_for
 from ..defaults import default_technique
 from ..embedders import Embedder
 from ..errors import InputError
@@ -104,14 +104,13 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     """
     from ..ingest import Ingestor
 
-    old = alias_indices(client, alias) if fresh else []
+    cluster = cluster_for(client)
+    old = alias_indices(cluster, alias) if fresh else []
     if old:  # by name: Elasticsearch refuses wildcard deletes (action.destructive_requires_name)
-        with translate_errors(f"deleting the old {alias}", client):
-            client.indices.delete(index=",".join(old))
-    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost, text_layout=text_layout,
+        cluster.delete_indices(old, action=f"deleting the old {alias}")
+    init_index(cluster, alias, IndexSpec(embedder.fingerprint, analyzer=analyzer, title_boost=title_boost, text_layout=text_layout,
                                         shards=shards))
-    with translate_errors(f"counting {alias}", client):
-        have = client.count(index=alias)["count"]
+    have = cluster.count(alias)
     rows = list(read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=())))
     skipped = tuple(str(r.id) for r in rows if isinstance(r, RowError) and r.empty)
     rows = [r for r in rows if not (isinstance(r, RowError) and r.empty)]
@@ -119,7 +118,7 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
     expected = sum(len(chunking.split(r.text)) if chunking else 1 for r in rows if isinstance(r, SourceDoc))
     if have != expected:
         failures = Path(tempfile.gettempdir()) / f"hybrid-eval-failures-{alias}.jsonl"
-        report = Ingestor.open(client, alias, embedder, cache=cache, progress=progress, failures_path=failures,
+        report = Ingestor.open(cluster, alias, embedder, cache=cache, progress=progress, failures_path=failures,
                                chunking=chunking).ingest(rows, total=len(rows))
         if report.failures:
             raise InputError(f"{len(report.failures)} corpus documents failed to index (see {report.failures_file})")

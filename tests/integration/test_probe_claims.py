@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from opensearchpy.exceptions import RequestError, TransportError
 
-from adapter.capabilities import MMR_FACTORIES, MMR_SETTING
+from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
 from adapter.engines.opensearch import OpenSearchEngine
 from adapter.mmr import knn_mmr
 

@@ -130,7 +130,7 @@ def test_server_mmr_where_the_cluster_runs_it(client, searcher):
     """Dense + MMR: on 3.3+ with the factories on, the server's ext.mmr (its formula: knn_mmr); the
     client's MMR elsewhere. Both diversify: fewer chunks of one document in the top 5."""
     from adapter.engines.opensearch import OpenSearchEngine
-    from adapter.capabilities import MMR_FACTORIES, MMR_SETTING
+    from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
 
     plain = searcher.search(QUERY, technique="dense", k=5)
     if not searcher.caps.server_mmr:
@@ -208,7 +208,7 @@ def test_polish_inflections_and_diacritics(client, index_name, analyzer):
 
 
 def test_init_switches_server_mmr_on_where_the_cluster_has_it(client, index_name):
-    from adapter.capabilities import MMR_SETTING
+    from adapter.engines.opensearch.capabilities import MMR_SETTING
     from adapter.engines.opensearch import OpenSearchEngine
 
     engine = OpenSearchEngine()

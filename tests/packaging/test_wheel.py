@@ -36,10 +36,11 @@ def test_wheel_contains_the_assets(tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)], check=True)
     code = (
-        "import adapter.assets as a, json; from adapter.engines.opensearch import OPENSEARCH; from adapter import RRF, Capabilities;"
+        "import adapter.assets as a, json; from adapter.engines.opensearch import OPENSEARCH; from adapter import RRF;"
+        "from adapter.engines.opensearch.capabilities import opensearch_capabilities;"
         "assert '_assets' in str(a._asset_root('pipelines'));"
         "from adapter.contracts import schema; assert schema('eval')['title'];"
-        "print(json.dumps(OPENSEARCH.render_pipeline(RRF(20), Capabilities.opensearch('3.6.0'))))"
+        "print(json.dumps(OPENSEARCH.render_pipeline(RRF(20), opensearch_capabilities('3.6.0'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target)})
     assert out.returncode == 0, out.stderr

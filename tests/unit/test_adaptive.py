@@ -27,6 +27,7 @@ from adapter.adaptive import (
 from adapter.errors import InputError
 from adapter.fusion import ScoreNormalization
 from adapter.responses import term_statistics
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 pytestmark = pytest.mark.unit
 
@@ -198,4 +199,4 @@ def test_match_quality_means_the_same_on_legacy_and_lucene_bm25():
     assert match_quality(legacy_top, fields, legacy_bm25=True) == pytest.approx(match_quality(lucene_top, fields, legacy_bm25=False))
     from adapter.capabilities import Capabilities
 
-    assert Capabilities.opensearch("2.19.1").legacy_bm25 and not Capabilities.opensearch("3.6.0").legacy_bm25
+    assert opensearch_capabilities("2.19.1").legacy_bm25 and not opensearch_capabilities("3.6.0").legacy_bm25

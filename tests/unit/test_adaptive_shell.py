@@ -19,11 +19,12 @@ from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint, FusedBy
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 pytestmark = pytest.mark.unit
 
 FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
-CAPS = Capabilities.opensearch("2.19.1")
+CAPS = opensearch_capabilities("2.19.1")
 VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
 NODE = {"info": {"cluster_uuid": "unit-adaptive", "version": {"number": "2.19.1", "distribution": "opensearch"}},
         "nodes.info": {"nodes": {"n": {"version": "2.19.1", "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}]}}}}

@@ -8,13 +8,14 @@ from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import AssetError, ConfigurationError, InputError
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.types import EmbeddingFingerprint
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 render_components = OPENSEARCH.render_components
 render_index_template = OPENSEARCH.render_index_template
 render_index_mapping = OPENSEARCH.render_mapping
 fusion_from_pipeline = OPENSEARCH.pipeline_fusion
-CAPS = Capabilities.opensearch("2.19.1")
-CAPS_3 = Capabilities.opensearch("3.6.0")
+CAPS = opensearch_capabilities("2.19.1")
+CAPS_3 = opensearch_capabilities("3.6.0")
 
 
 def fp(dimension=384, normalized=True):
@@ -86,7 +87,7 @@ def test_normalization_pipeline_renders_parameters():
     assert proc == {"normalization": {"technique": "l2"}, "combination": {"technique": "geometric_mean", "parameters": {"weights": [0.3, 0.7]}}}
     assert body["response_processors"] == [{"hybrid_score_explanation": {}}]
     # Before 2.19 the cluster has no explanation processor: the pipeline must not name it.
-    assert "response_processors" not in OPENSEARCH.render_pipeline(ScoreNormalization(), Capabilities.opensearch("2.18.0"))
+    assert "response_processors" not in OPENSEARCH.render_pipeline(ScoreNormalization(), opensearch_capabilities("2.18.0"))
     default = OPENSEARCH.render_pipeline(ScoreNormalization(), CAPS)["phase_results_processors"][0]["normalization-processor"]
     assert default["combination"]["parameters"]["weights"] == [0.5, 0.5]
 

@@ -12,6 +12,7 @@ from adapter.fusion import RRF, ScoreNormalization
 from adapter.testing import FakeClient
 from adapter.types import FusedBy, Hit, LegScore, SearchResult, SentRequest, Technique
 from tests.unit.test_shell import hits, pipelines, searcher
+from adapter.engines.opensearch.capabilities import serverless_capabilities
 
 
 def signed_for(service: str, **answers) -> FakeClient:
@@ -92,5 +93,5 @@ def test_explain_columns_line_up_whatever_the_titles(capsys):
 
 
 def test_serverless_capabilities_render_pipelines_without_the_explanation_processor():
-    body = OpenSearchEngine().render_pipeline(ScoreNormalization(), Capabilities.serverless_collection())
+    body = OpenSearchEngine().render_pipeline(ScoreNormalization(), serverless_capabilities())
     assert "response_processors" not in body

@@ -28,6 +28,8 @@ from adapter.fusion import RRF, ScoreNormalization, ScoreSum, parse_fusion
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
+from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
 
 RECORDINGS = Path(__file__).parent / "recordings"
 PAIRS = json.loads((RECORDINGS / "elasticsearch-retrievers.json").read_text())
@@ -90,26 +92,26 @@ def test_the_integ_test_node_probes_as_basic_without_rank_rrf_or_analysis_common
 
 
 def test_retrievers_need_the_module_and_an_enterprise_or_trial_licence():
-    enterprise = Capabilities.elasticsearch("9.2.4", modules=FULL, license="enterprise")
+    enterprise = elasticsearch_capabilities("9.2.4", modules=FULL, license="enterprise")
     assert [f.name for f in enterprise.fusions((0.5, 0.5))] == ["min_max-arithmetic_mean", "l2-arithmetic_mean", "rrf", "sum"]
-    assert Capabilities.elasticsearch("9.2.4", modules=FULL, license="trial").rrf
-    basic = Capabilities.elasticsearch("9.2.4", modules=FULL, license="basic")
+    assert elasticsearch_capabilities("9.2.4", modules=FULL, license="trial").rrf
+    basic = elasticsearch_capabilities("9.2.4", modules=FULL, license="basic")
     ok, why = basic.supports(ScoreNormalization())
     assert not ok and "licence is basic" in why and "rank-rrf module" not in why.split(":")[-1]
     # geometric/harmonic means and z_score are OpenSearch's; l2_norm needs 8.19 or 9.1+; RRF weights 9.3+
     assert not enterprise.supports(ScoreNormalization("min_max", "geometric_mean"))[0]
-    assert not Capabilities.elasticsearch("9.0.0", modules=FULL, license="enterprise").supports(ScoreNormalization("l2"))[0]
-    assert Capabilities.elasticsearch("8.19.3", modules=FULL, license="enterprise").supports(ScoreNormalization("l2"))[0]
+    assert not elasticsearch_capabilities("9.0.0", modules=FULL, license="enterprise").supports(ScoreNormalization("l2"))[0]
+    assert elasticsearch_capabilities("8.19.3", modules=FULL, license="enterprise").supports(ScoreNormalization("l2"))[0]
     assert "9.3" in enterprise.supports(RRF(weights=(0.3, 0.7)))[1]
-    assert Capabilities.elasticsearch("9.3.2", modules=FULL, license="enterprise").supports(RRF(weights=(0.3, 0.7)))[0]
+    assert elasticsearch_capabilities("9.3.2", modules=FULL, license="enterprise").supports(RRF(weights=(0.3, 0.7)))[0]
     # an unknown licence (a cluster that hides _license): try, and fall back if refused
-    assert Capabilities.elasticsearch("9.2.4", modules=FULL).rrf
+    assert elasticsearch_capabilities("9.2.4", modules=FULL).rrf
 
 
 def test_opensearch_has_no_score_sum():
-    ok, why = Capabilities.opensearch("3.6.0").supports(ScoreSum())
+    ok, why = opensearch_capabilities("3.6.0").supports(ScoreSum())
     assert not ok and "only by Elasticsearch" in why and "fused in the client" in why
-    assert ScoreSum() not in Capabilities.opensearch("3.6.0").fusions()
+    assert ScoreSum() not in opensearch_capabilities("3.6.0").fusions()
 
 
 def test_the_score_sum_fusion_parses_and_sums_raw_scores():
@@ -127,14 +129,14 @@ def test_the_score_sum_fusion_parses_and_sums_raw_scores():
 
 def test_components_render_dense_vector_spelled_out_and_no_knn_setting():
     spec = IndexSpec(fp(384), analyzer="standard", m=24, ef_construction=256, space_type="innerproduct")
-    caps = Capabilities.elasticsearch("9.2.4", modules=())
+    caps = elasticsearch_capabilities("9.2.4", modules=())
     comps = ELASTICSEARCH.render_components(IndexNames("docs"), spec, caps)
     vector = comps["docs-vector"]["template"]
     assert vector["mappings"]["properties"]["embedding"] == {
         "type": "dense_vector", "dims": 384, "index": True, "similarity": "dot_product",
         "index_options": {"type": "hnsw", "m": 24, "ef_construction": 256}}
     assert vector["settings"] == {"index.mapping.exclude_source_vectors": False}  # 9.2 hides vectors from _source otherwise
-    assert "settings" not in ELASTICSEARCH.render_components(IndexNames("docs"), spec, Capabilities.elasticsearch("8.19.3"))["docs-vector"]["template"]
+    assert "settings" not in ELASTICSEARCH.render_components(IndexNames("docs"), spec, elasticsearch_capabilities("8.19.3"))["docs-vector"]["template"]
     template = ELASTICSEARCH.render_index_template(IndexNames("docs"), spec, caps)
     assert "index.search.default_pipeline" not in template["template"]["settings"]
     assert template["template"]["mappings"]["_meta"]["default_fusion"] == "min_max-arithmetic_mean"
@@ -152,7 +154,7 @@ def render_analysis(name, caps):
 
 
 def test_analyzers_follow_what_the_cluster_has():
-    integ = Capabilities.elasticsearch("9.2.4", modules=(), hunspell=("es_ES",))
+    integ = elasticsearch_capabilities("9.2.4", modules=(), hunspell=("es_ES",))
     spanish, settings = render_analysis("spanish", integ)
     assert spanish.analyzer == "spanish_hunspell"
     assert settings["analyzer"]["spanish_hunspell"]["filter"] == ["lowercase", "spanish_stop", "spanish_hunspell_stem"]
@@ -164,10 +166,10 @@ def test_analyzers_follow_what_the_cluster_has():
     with pytest.raises(ConfigurationError, match="analysis-common"):
         render_analysis("english", integ)
     with pytest.raises(ConfigurationError, match="es_ES"):
-        render_analysis("spanish", Capabilities.elasticsearch("9.2.4", modules=()))
+        render_analysis("spanish", elasticsearch_capabilities("9.2.4", modules=()))
     # a cluster with analysis-common renders exactly what OpenSearch always rendered
     spec = IndexSpec(fp(), analyzer="spanish")
-    full = Capabilities.elasticsearch("9.2.4", modules=FULL)
+    full = elasticsearch_capabilities("9.2.4", modules=FULL)
     assert ELASTICSEARCH.render_components(IndexNames("d"), spec, full)["d-text"] == OPENSEARCH.render_components(IndexNames("d"), spec)["d-text"]
     text = ELASTICSEARCH.render_components(IndexNames("d"), spec, integ)["d-text"]["template"]
     assert text["mappings"]["properties"]["text"]["analyzer"] == "spanish_hunspell"
@@ -179,7 +181,7 @@ def test_analyzers_follow_what_the_cluster_has():
 @pytest.mark.parametrize("name, fusion", [("rrf", RRF()), ("linear", ScoreNormalization(weights=(0.3, 0.7)))])
 def test_retriever_requests_and_explanations_match_the_pairs(name, fusion):
     pair = PAIRS[name]
-    caps = Capabilities.elasticsearch("9.2.4", modules=FULL, license="enterprise")
+    caps = elasticsearch_capabilities("9.2.4", modules=FULL, license="enterprise")
     client, s = searcher(caps, {"search": pair["response"], "msearch": legs_answer(BM25_LEG, DENSE_LEG)})
     result = s.search("error E-4012", fusion=fusion, k=3, depth=20, explain=True, query_vector=VECTOR)
     assert sent_body(client.calls_to("search")[0]) == pair["request"]
@@ -197,7 +199,7 @@ def test_retriever_requests_and_explanations_match_the_pairs(name, fusion):
 
 
 def test_weighted_rrf_uses_the_9_3_form():
-    caps = Capabilities.elasticsearch("9.3.2", modules=FULL, license="enterprise")
+    caps = elasticsearch_capabilities("9.3.2", modules=FULL, license="enterprise")
     client, s = searcher(caps, {"search": PAIRS["rrf"]["response"]})
     s.search("error E-4012", fusion=RRF(weights=(0.3, 0.7)), k=3, depth=20, query_vector=VECTOR)
     assert sent_body(client.calls_to("search")[0]) == PAIRS["rrf_weighted_request_9_3"]
@@ -240,7 +242,7 @@ def test_a_score_fusion_the_licence_lacks_is_fused_in_the_client_by_the_same_for
 
 
 def test_the_sum_with_filters_pre_filters_the_knn_leg_and_filters_the_text_leg():
-    caps = Capabilities.elasticsearch("9.2.4", modules=())
+    caps = elasticsearch_capabilities("9.2.4", modules=())
     client, s = searcher(caps, {"search": {"hits": {"hits": [{"_id": "a", "_score": 1.0}]}}})
     s.search("error", fusion=ScoreSum((1, 20)), filters={"lang": "es"}, k=5, depth=10, query_vector=VECTOR)
     body = sent_body(client.calls_to("search")[0])
@@ -249,7 +251,7 @@ def test_the_sum_with_filters_pre_filters_the_knn_leg_and_filters_the_text_leg()
 
 
 def test_a_pipeline_has_no_meaning_on_elasticsearch():
-    _, s = searcher(Capabilities.elasticsearch("9.2.4", modules=()), {})
+    _, s = searcher(elasticsearch_capabilities("9.2.4", modules=()), {})
     with pytest.raises(CapabilityError, match="no search pipelines"):
         s.search("x", pipeline="docs-rrf", query_vector=VECTOR)
 
@@ -258,7 +260,9 @@ def test_a_pipeline_has_no_meaning_on_elasticsearch():
 
 
 def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_client_and_is_remembered():
-    caps = Capabilities.elasticsearch("9.2.4", modules=FULL)  # licence hidden: assumed to allow it
+    caps = elasticsearch_capabilities("9.2.4", modules=FULL)  # licence hidden: assumed to allow it
+def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_sum_and_is_remembered():
+    caps = elasticsearch_capabilities("9.2.4", modules=FULL)  # licence hidden: assumed to allow it
     refused = es_error("AuthorizationException", 403, PAIRS["license_403"])
     docs = {"docs": [{"_id": d, "found": True, "_source": {"title": d}} for d in ("a", "b", "c")]}
     client, s = searcher(caps, {"search": [refused], "msearch": legs_answer(BM25_LEG, DENSE_LEG), "mget": docs})
@@ -273,7 +277,7 @@ def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_client_and_
 
 
 def test_an_unknown_rrf_retriever_falls_back_to_client_rrf():
-    caps = Capabilities.elasticsearch("9.2.4", modules=FULL, license="trial")
+    caps = elasticsearch_capabilities("9.2.4", modules=FULL, license="trial")
     refused = es_error("BadRequestError", 400, PAIRS["unknown_retriever_400"])
     docs = {"docs": [{"_id": d, "found": True, "_source": {"title": d}} for d in ("a", "b", "c")]}
     client, s = searcher(caps, {"search": refused, "msearch": legs_answer(BM25_LEG, DENSE_LEG), "mget": docs})
@@ -287,7 +291,7 @@ def test_an_unknown_rrf_retriever_falls_back_to_client_rrf():
 
 
 def test_other_errors_are_not_taken_for_a_refused_retriever():
-    caps = Capabilities.elasticsearch("9.2.4", modules=FULL, license="enterprise")
+    caps = elasticsearch_capabilities("9.2.4", modules=FULL, license="enterprise")
     broken = es_error("BadRequestError", 400, {"error": {"type": "parsing_exception", "reason": "unknown field [nope]"}, "status": 400})
     _, s = searcher(caps, {"search": broken})
     with pytest.raises(BackendError, match="unknown field"):
@@ -295,7 +299,7 @@ def test_other_errors_are_not_taken_for_a_refused_retriever():
 
 
 def test_the_index_default_fusion_comes_from_meta():
-    _, s = searcher(Capabilities.elasticsearch("9.2.4", modules=()), {}, default_fusion="rrf-40")
+    _, s = searcher(elasticsearch_capabilities("9.2.4", modules=()), {}, default_fusion="rrf-40")
     assert s.fusion == RRF(40)
     plan = s.plan_fusion()
     assert plan.fused_by is FusedBy.CLIENT and plan.fusion == RRF(40) and "rank-rrf" in plan.notice

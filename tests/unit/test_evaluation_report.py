@@ -9,6 +9,7 @@ from adapter.evaluation import SCHEMA_VERSION, EvalReport, Family, TechniqueResu
 from adapter.evaluation.tune import candidates
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.types import Technique
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 
 def result(ndcg, p50, spec=None):
@@ -40,7 +41,7 @@ def test_table_marks_the_best_value_of_each_column():
 
 
 def test_standard_techniques_follow_the_cluster():
-    caps = Capabilities.opensearch("2.19.1")
+    caps = opensearch_capabilities("2.19.1")
     names = [s.name for s in standard_techniques(caps, mmr=0.5)]
     assert names[:2] == ["bm25", "dense"]
     assert "hybrid-min_max-harmonic_mean" in names and "hybrid-rrf" in names and "client-rrf" in names
@@ -49,7 +50,7 @@ def test_standard_techniques_follow_the_cluster():
 
 
 def test_rows_say_their_family_so_nothing_is_recognised_by_name():
-    specs = {s.name: s for s in standard_techniques(Capabilities.opensearch("2.19.1"), mmr=0.5)}
+    specs = {s.name: s for s in standard_techniques(opensearch_capabilities("2.19.1"), mmr=0.5)}
     assert specs["client-rrf"].family is Family.HYBRID and specs["dense+mmr"].family is Family.DENSE
     assert specs["dense+mmr"].post_processed and not specs["dense"].post_processed
     row = report().as_json()["results"]["hybrid-rrf"]
@@ -69,7 +70,7 @@ def test_advise_verdict_uses_families_and_skips_post_processing():
 
 
 def test_tuning_grid_follows_the_cluster_without_duplicates():
-    old, new = candidates(Capabilities.opensearch("2.19.1")), candidates(Capabilities.opensearch("3.6.0"))
+    old, new = candidates(opensearch_capabilities("2.19.1")), candidates(opensearch_capabilities("3.6.0"))
     assert len(old) == 6 * 11 + 7 and len(new) == 7 * 11 + 7
     assert len({(f.name, f.weights) for f in new}) == len(new)
     assert ScoreNormalization("z_score", weights=(0.3, 0.7)) in new and ScoreNormalization("z_score", weights=(0.3, 0.7)) not in old

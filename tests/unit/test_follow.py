@@ -14,10 +14,11 @@ from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 OLD = EmbeddingFingerprint("old", "test:old", "aa", 4, True)
 NEW = EmbeddingFingerprint("new", "test:new", "bb", 4, True)
-CAPS = Capabilities.opensearch("2.19.1")
+CAPS = opensearch_capabilities("2.19.1")
 FUSION = ScoreNormalization(weights=(0.5, 0.5))
 
 

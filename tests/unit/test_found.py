@@ -21,6 +21,7 @@ from adapter.ingest import Ingestor
 from adapter.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
 from adapter.types import EmbeddingFingerprint
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
 INFO = IndexInfo("docs", "docs-v1", FP)
@@ -205,7 +206,7 @@ def test_the_searcher_refuses_a_model_the_index_names_but_nobody_allowed(monkeyp
     monkeypatch.delenv("HYBRID_ALLOWED_MODELS", raising=False)
     loaded = []
     monkeypatch.setattr(embedders, "SentenceTransformerEmbedder", lambda *a, **k: loaded.append(a))
-    searcher = Searcher(FakeClient(), planted("st:/tmp/evil-model"), Capabilities.opensearch("2.19.1"))
+    searcher = Searcher(FakeClient(), planted("st:/tmp/evil-model"), opensearch_capabilities("2.19.1"))
     with pytest.raises(ConfigurationError, match=r"'st:/tmp/evil-model'.*not on the allow-list.*--allow-model st:/tmp/evil-model.*HYBRID_ALLOWED_MODELS"):
         searcher.search("hello", technique="dense")
     assert loaded == []
@@ -232,7 +233,7 @@ def paged_searcher(answers):
     from adapter.fusion import ScoreNormalization
 
     client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), **answers})
-    return client, Searcher(client, INFO, Capabilities.opensearch("2.19.1"), UnitEmbedder())
+    return client, Searcher(client, INFO, opensearch_capabilities("2.19.1"), UnitEmbedder())
 
 
 def test_a_hybrid_page_past_the_end_agrees_with_client_rrf_and_says_why():

@@ -15,6 +15,8 @@ from adapter.fusion.render import renderer
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 pytestmark = pytest.mark.unit
 
@@ -51,7 +53,7 @@ def test_each_engine_renders_exactly_the_methods_that_name_it(engine, renderers)
 
 
 def test_hybrid_eval_scores_each_client_only_method_in_the_client():
-    for caps in (Capabilities.opensearch("3.6.0"), Capabilities.elasticsearch("9.2.4", modules=())):
+    for caps in (opensearch_capabilities("3.6.0"), elasticsearch_capabilities("9.2.4", modules=())):
         specs = {spec.name: spec for spec in standard_techniques(caps, weights=DEFAULT_WEIGHTS)}
         for method in methods():
             if not method.servers:
@@ -66,7 +68,7 @@ def test_a_fusion_the_cluster_cannot_run_is_kept_and_fused_in_the_client(fusion)
     legs = {"took": 2, "responses": [{"took": 1, "hits": {"hits": [{"_id": d, "_score": s} for d, s in run]}} for run in RUNS]}
     docs = {"docs": [{"_id": d, "found": True, "_source": {"text": d}} for d in "abcd"]}
     client = FakeClient({"msearch": legs, "mget": docs})
-    searcher = Searcher(client, IndexInfo("docs", "docs-v1", fp), Capabilities.opensearch("3.6.0", neural_search=False))
+    searcher = Searcher(client, IndexInfo("docs", "docs-v1", fp), opensearch_capabilities("3.6.0", neural_search=False))
     result = searcher.search("x", fusion=fusion, k=4, query_vector=[1.0, 0.0])
     assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == fusion
     assert f"fell back to client-side {fusion.name}" in result.notices[0]

@@ -25,6 +25,7 @@ from adapter.fusion import parse_fusion, parse_weights
 from adapter.queries import TextLeg, clean_query, filter_clauses, text_query
 from adapter.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
 from adapter.types import EmbeddingFingerprint
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FORBIDDEN = ("query_string", "simple_query_string", "script", "script_score", "wrapper", "regexp")
@@ -68,7 +69,7 @@ def test_user_text_only_reaches_match_clauses(query, filters, fields):
     assert not keys_anywhere(body) & set(FORBIDDEN)
     knn = outcome(OPENSEARCH.knn_query, np.ones(4, np.float32), field="embedding", k=10, filters=filters)
     if knn is not None:
-        hybrid = OPENSEARCH.hybrid_body(body, knn, caps=Capabilities.opensearch("3.6.0"), depth=10, size=10)
+        hybrid = OPENSEARCH.hybrid_body(body, knn, caps=opensearch_capabilities("3.6.0"), depth=10, size=10)
         assert not keys_anywhere(hybrid) & set(FORBIDDEN)
 
 

@@ -10,10 +10,11 @@ from adapter.capabilities import Capabilities
 from adapter.errors import InputError
 from adapter.page import (Collapse, MMRPlace, SearchOptions, SortKey, client_steps, collapse_hits, facet_aggs, facets_body,
                           page_clauses, plan_page, sort_hits)
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
-CAPS_2 = Capabilities.opensearch("2.19.1")
-CAPS_31 = Capabilities.opensearch("3.1.0")
-CAPS_3 = Capabilities.opensearch("3.6.0")
+CAPS_2 = opensearch_capabilities("2.19.1")
+CAPS_31 = opensearch_capabilities("3.1.0")
+CAPS_3 = opensearch_capabilities("3.6.0")
 EVERYTHING = SearchOptions(highlight=True, facets=("category",), collapse=Collapse(inner_hits=2), min_score=0.5)
 
 
@@ -70,7 +71,7 @@ def test_inner_hits_need_3_2_where_collapse_runs_on_the_server():
 
 
 def test_old_clusters_sort_and_aggregate_apart():
-    plan = plan_page(SearchOptions(sort=(SortKey("year"),), facets=("lang",)), Capabilities.opensearch("2.12.0"), "hybrid")
+    plan = plan_page(SearchOptions(sort=(SortKey("year"),), facets=("lang",)), opensearch_capabilities("2.12.0"), "hybrid")
     assert plan.sort_by_client and plan.facets_apart and not plan.facets_in_query and len(plan.notices) == 2
 
 
@@ -125,7 +126,7 @@ def test_client_steps_run_in_the_servers_order():
 def test_eval_variants_follow_the_cluster():
     from adapter.evaluation.run import standard_techniques
 
-    on = Capabilities.opensearch("3.6.0", cluster_settings={"cluster.search.enabled_system_generated_factories": ["*"]})
+    on = opensearch_capabilities("3.6.0", cluster_settings={"cluster.search.enabled_system_generated_factories": ["*"]})
     specs = {s.name: s for s in standard_techniques(on, mmr=0.5, collapse=True)}
     assert specs["dense+server-mmr"].mmr_place == "server" and specs["dense+mmr"].mmr_place == "client"
     assert specs["hybrid-rrf+collapse"].collapse and not specs["hybrid-rrf+collapse"].post_processed

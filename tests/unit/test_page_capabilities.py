@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from adapter.capabilities import MMR_SETTING, Capabilities
+from adapter.capabilities import Capabilities
+
+from adapter.engines.opensearch.capabilities import MMR_SETTING
 from adapter.engines.opensearch import capabilities_from
+from adapter.engines.opensearch.capabilities import opensearch_capabilities, serverless_capabilities
 
 RECORDINGS = Path(__file__).parent / "recordings"
 
@@ -40,33 +43,33 @@ def before(version: str) -> str:
 @pytest.mark.parametrize("flag", sorted(GATES))
 def test_each_page_feature_starts_at_its_release(flag):
     since = GATES[flag]
-    assert getattr(Capabilities.opensearch(since), flag), since
-    assert getattr(Capabilities.opensearch("3.6.0"), flag)
-    assert not getattr(Capabilities.opensearch(before(since)), flag), before(since)
+    assert getattr(opensearch_capabilities(since), flag), since
+    assert getattr(opensearch_capabilities("3.6.0"), flag)
+    assert not getattr(opensearch_capabilities(before(since)), flag), before(since)
 
 
 def test_hybrid_features_need_neural_search_but_server_mmr_only_knn():
-    caps = Capabilities.opensearch("3.6.0", neural_search=False, plugins=("opensearch-knn",))
+    caps = opensearch_capabilities("3.6.0", neural_search=False, plugins=("opensearch-knn",))
     assert not (caps.hybrid_filter or caps.hybrid_collapse or caps.fused_min_score or caps.hybrid_aggregations)
     assert caps.server_mmr
 
 
 def test_server_mmr_is_on_only_when_the_setting_lists_both_factories():
     def on(value):
-        return Capabilities.opensearch("3.6.0", cluster_settings={MMR_SETTING: value}).server_mmr_enabled
+        return opensearch_capabilities("3.6.0", cluster_settings={MMR_SETTING: value}).server_mmr_enabled
 
     assert on(["mmr_over_sample_factory", "mmr_rerank_factory"]) and on(["*"]) and on("*")
     assert not on([]) and not on(["mmr_rerank_factory"]) and not on(None)
-    assert not Capabilities.opensearch("3.2.0", cluster_settings={MMR_SETTING: ["*"]}).server_mmr_enabled
+    assert not opensearch_capabilities("3.2.0", cluster_settings={MMR_SETTING: ["*"]}).server_mmr_enabled
 
 
 def test_in_query_fusion_is_recognised_by_its_switch_not_a_version():
     # 3.8.0 shipped without it (neural-search 3.8.0.0 tag); the unreleased branch registers the switch.
-    assert not Capabilities.opensearch("3.8.0").in_query_fusion
-    assert not Capabilities.opensearch("3.10.0").in_query_fusion
+    assert not opensearch_capabilities("3.8.0").in_query_fusion
+    assert not opensearch_capabilities("3.10.0").in_query_fusion
     switch = "plugins.neural_search.hybrid.fusion.enabled"
-    assert Capabilities.opensearch("3.10.0", cluster_settings={switch: "true"}).in_query_fusion
-    assert not Capabilities.opensearch("3.10.0", cluster_settings={switch: "false"}).in_query_fusion
+    assert opensearch_capabilities("3.10.0", cluster_settings={switch: "true"}).in_query_fusion
+    assert not opensearch_capabilities("3.10.0", cluster_settings={switch: "false"}).in_query_fusion
     settings = {"defaults": {"plugins": {"neural_search": {"hybrid": {"fusion": {"enabled": "true"}}}}}}
     assert capabilities_from({}, nodes("3.10.0"), settings).in_query_fusion
 
@@ -88,7 +91,7 @@ def test_modules_and_hunspell_count_only_when_every_node_has_them():
 def test_analysis_plugins():
     caps = capabilities_from({}, nodes("3.6.0", plugins=("opensearch-knn", "opensearch-neural-search", "analysis-stempel")))
     assert caps.stempel and not caps.icu
-    serverless = Capabilities.serverless_collection()
+    serverless = serverless_capabilities()
     assert serverless.stempel and serverless.icu and not serverless.hybrid_collapse and not serverless.delete_by_query
 
 

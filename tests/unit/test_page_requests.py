@@ -18,12 +18,13 @@ from adapter.page import Collapse, MMRPlace, SearchOptions, SortKey
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint, FusedBy
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FP = EmbeddingFingerprint("m", "test:m", "0" * 64, 4, True)
 INFO = IndexInfo("docs", "docs-v1", FP, max_window=10_000)
-CAPS_2 = Capabilities.opensearch("2.19.1")
-CAPS_3 = Capabilities.opensearch("3.6.0", cluster_settings={"cluster.search.enabled_system_generated_factories": ["*"]})
-FUSED = Capabilities.opensearch("3.10.0", cluster_settings={"plugins.neural_search.hybrid.fusion.enabled": True})
+CAPS_2 = opensearch_capabilities("2.19.1")
+CAPS_3 = opensearch_capabilities("3.6.0", cluster_settings={"cluster.search.enabled_system_generated_factories": ["*"]})
+FUSED = opensearch_capabilities("3.10.0", cluster_settings={"plugins.neural_search.hybrid.fusion.enabled": True})
 VEC = [1.0, 0.0, 0.0, 0.0]
 TEXT, KNN = {"match": {"text": "x"}}, {"knn": {"embedding": {"vector": VEC, "k": 50}}}
 
@@ -101,7 +102,7 @@ def test_spanish_hunspell_and_icu_folding():
 
 
 def test_text_component_carries_the_cluster_analyzer():
-    caps = Capabilities.opensearch("3.6.0", hunspell=("pl_PL",))
+    caps = opensearch_capabilities("3.6.0", hunspell=("pl_PL",))
     component = render_text_component(IndexSpec(FP, analyzer="polish").for_cluster(caps))
     analysis = component["template"]["settings"]["analysis"]
     assert set(analysis["analyzer"]) == {"folding", "polish_hunspell"} and "pl_stem" in analysis["filter"]
@@ -193,7 +194,7 @@ def test_dense_mmr_runs_on_the_server_where_it_is_on():
 def test_server_mmr_asked_where_it_cannot_run_falls_back_with_a_notice():
     vectors = {"took": 1, "hits": {"hits": [
         {"_id": f"d{i}", "_score": 1.0 - i / 10, "_source": {"text": "t", "embedding": [1.0, i, 0.0, 0.0]}} for i in range(3)]}}
-    for caps, why in ((CAPS_2, "3.3+"), (Capabilities.opensearch("3.6.0"), "is off on this cluster")):
+    for caps, why in ((CAPS_2, "3.3+"), (opensearch_capabilities("3.6.0"), "is off on this cluster")):
         client, s = searcher(caps, {"search": vectors})
         result = s.search("x", technique="dense", k=2, query_vector=VEC, mmr_lambda=0.5, options=SearchOptions(mmr=MMRPlace.SERVER))
         assert "ext" not in client.calls_to("search")[0].body and why in result.notices[0] and "ran in the client" in result.notices[0]

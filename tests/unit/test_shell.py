@@ -24,11 +24,12 @@ from adapter.search import Searcher
 from adapter.sources import SourceDoc
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
 from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
 INFO = IndexInfo("docs", "docs-v1", FP)
-CAPS_2 = Capabilities.opensearch("2.19.1")
-CAPS_3 = Capabilities.opensearch("3.6.0")
+CAPS_2 = opensearch_capabilities("2.19.1")
+CAPS_3 = opensearch_capabilities("3.6.0")
 NAMES = IndexNames("docs")
 VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
 
@@ -379,7 +380,7 @@ def test_stale_chunk_search_pages_past_one_page():
         return bulk_answer(call, lambda op, doc_id: 404 if doc_id == "a#5" else 200 if op == "delete" else 201)
 
     client = FakeClient({"bulk": bulk, "indices.refresh": {}, "search": search})
-    no_reindex = Capabilities.opensearch("2.19.1", modules=("analysis-common", "lang-painless"))  # the 2.19.1 zip's modules
+    no_reindex = opensearch_capabilities("2.19.1", modules=("analysis-common", "lang-painless"))  # the 2.19.1 zip's modules
     report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=no_reindex).ingest([SourceDoc("a", "corto")])
     assert len(client.calls_to("search")) == 2
     assert sorted(deleted) == sorted(stale)
@@ -394,7 +395,7 @@ def test_stale_chunks_go_by_delete_by_query_where_the_reindex_module_is():
                {"deleted": 0, "version_conflicts": 2, "failures": [
                    {"index": "docs-v1", "id": "b#4", "status": 500, "cause": {"type": "x", "reason": "disk"}}]}]
     client = FakeClient({"bulk": lambda call: bulk_answer(call), "indices.refresh": {}, "delete_by_query": answers})
-    caps = Capabilities.opensearch("3.6.0", modules=("reindex", "analysis-common"))
+    caps = opensearch_capabilities("3.6.0", modules=("reindex", "analysis-common"))
     docs = [SourceDoc(f"d{i}", "corto") for i in range(501)]
     report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=caps).ingest(docs)
     calls = client.calls_to("delete_by_query")

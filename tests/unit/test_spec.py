@@ -13,9 +13,10 @@ from adapter.errors import ConfigurationError, InputError
 from adapter.plan import Desired, LiveState, canonical_template, desired_pipelines, owned, plan
 from adapter.spec import Spec, dump_spec, load_spec, parse_spec_text
 from adapter.types import EmbeddingFingerprint
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FP = EmbeddingFingerprint("m", "minilm", "ab" * 32, 384, True)
-CAPS = Capabilities.opensearch("3.6.0")
+CAPS = opensearch_capabilities("3.6.0")
 YAML = """
 version: 1
 alias: docs

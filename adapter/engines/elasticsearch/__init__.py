@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ... import responses
 from ...assets import IndexNames, IndexSpec, load_asset, merged_mapping, render_index_template, render_metadata_component, render_text_component
 from ...capabilities import Capabilities, version_tuple
+from .capabilities import capabilities_from, elasticsearch_capabilities  # noqa: F401  (re-exported)
 from ...errors import BackendError, CapabilityError, ConfigurationError
 from ...fusion import LEGS, Fusion
 from ...queries import filter_clauses
@@ -37,25 +38,6 @@ SIMILARITIES = {"cosinesimil": "cosine", "innerproduct": "dot_product", "l2": "l
 EXCLUDE_SOURCE_VECTORS = "index.mapping.exclude_source_vectors"
 EXCLUDE_SOURCE_VECTORS_SINCE = (9, 2, 0)
 KNN_MAX_CANDIDATES = 10_000
-
-
-def capabilities_from(nodes: Mapping[str, Any] | None, license: Mapping[str, Any] | None, version: str | None = None) -> Capabilities:
-    """Capabilities from ``GET _nodes/plugins`` and ``GET _license`` (None where the cluster hides them:
-    then ``version`` comes from elsewhere and a standard distribution is assumed)."""
-    lic = (license or {}).get("license") or {}
-    kind = lic.get("type") if lic.get("status", "active") == "active" else "expired"
-    if nodes is None:
-        return Capabilities.elasticsearch(version or "0", license=kind if license is not None else None)
-    node_list = list((nodes.get("nodes") or {}).values())
-    versions = sorted({n.get("version", "0") for n in node_list}, key=version_tuple)
-    modules = [{m.get("name") for m in n.get("modules", []) + n.get("plugins", [])} for n in node_list]
-    hunspell = [set(filter(None, str((n.get("attributes") or {}).get("hunspell", "")).split(","))) for n in node_list]
-    return Capabilities.elasticsearch(
-        versions[0] if versions else (version or "0"),
-        modules=set.intersection(*modules) if modules else set(),
-        license=kind if license is not None else None,
-        hunspell=set.intersection(*hunspell) if hunspell else set(),
-    )
 
 
 class ElasticsearchEngine:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, Sequence
 
-from ...capabilities import RANK_MODULE, RETRIEVER_LICENSES, Capabilities, version_tuple
+from ...capabilities import Capabilities, version_tuple
+from .capabilities import RANK_MODULE, RETRIEVER_LICENSES
 from ...errors import CapabilityError
 from ...fusion.base import LEGS, Fusion
 from ...fusion.normalization import Combination, Normalization, ScoreNormalization

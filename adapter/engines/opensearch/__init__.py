@@ -23,7 +23,8 @@ from ...assets import (
     render_metadata_component,
     render_text_component,
 )
-from ...capabilities import AWS_ANALYSIS_PLUGINS, FUSION_SETTING, MMR_SETTING, Capabilities, version_tuple
+from ...capabilities import Capabilities, version_tuple
+from .capabilities import PROBED_SETTINGS, SETTINGS_SINCE, capabilities_from, serverless_capabilities  # noqa: F401  (re-exported)
 from ...errors import CapabilityError, ConfigurationError
 from ...fusion import LEGS, Fusion
 from ...queries import filter_clauses, named_query, search_body
@@ -32,50 +33,6 @@ from .fusion import fusion_from_processors, step
 if TYPE_CHECKING:
     from .cluster import OpenSearchCluster
 
-NEURAL_PLUGINS = ("opensearch-knn", "opensearch-neural-search")
-PROBED_SETTINGS = (MMR_SETTING, FUSION_SETTING)
-SETTINGS_SINCE = (3, 3, 0)  # server MMR; older clusters have none of PROBED_SETTINGS, so they are not asked
-
-
-def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None,
-                      settings: Mapping[str, Any] | None = None) -> Capabilities:
-    """Derive capabilities from ``GET /``, ``GET _nodes/plugins`` (None where the cluster hides it:
-    then the plugins Amazon OpenSearch Service ships are assumed) and the cluster settings the
-    features depend on (``GET _cluster/settings?include_defaults``, see :func:`probe_settings`).
-
-    Plugins, modules and Hunspell locales count only when every node has them: a request may land
-    on any node.
-    """
-    distribution = root.get("version", {}).get("distribution", "opensearch")
-    flat = {name: responses.cluster_setting(settings or {}, name) for name in PROBED_SETTINGS}
-    flat = {k: v for k, v in flat.items() if v is not None}
-    if nodes is None:  # a managed cluster that hides _nodes: its version, plugins assumed
-        return Capabilities.opensearch(root.get("version", {}).get("number", "0"), distribution=distribution,
-                                       plugins=AWS_ANALYSIS_PLUGINS, cluster_settings=flat)
-    node_list = list(nodes.get("nodes", {}).values())
-    versions = sorted({n.get("version", "0") for n in node_list}, key=version_tuple)
-    version = versions[0] if versions else root.get("version", {}).get("number", "0")
-
-    def on_every_node(values) -> set[str]:
-        sets = [set(v) for v in values]
-        return set.intersection(*sets) if sets else set()
-
-    plugins = on_every_node({p.get("name") for p in n.get("plugins", [])} for n in node_list)
-    modules = on_every_node({m.get("name") for m in n.get("modules", [])} for n in node_list)
-    hunspell = on_every_node({h.strip() for h in str(n.get("attributes", {}).get("hunspell", "")).split(",") if h.strip()}
-                             for n in node_list)
-    native = not any(n.get("attributes", {}).get("knn_native") == "false" for n in node_list)
-    return Capabilities.opensearch(
-        version,
-        neural_search=all(p in plugins for p in NEURAL_PLUGINS),
-        native_engines=native and "opensearch-knn" in plugins,
-        plugins=plugins,
-        distribution=distribution,
-        # An answer without module lists (older recordings) says nothing about them.
-        modules=modules if any("modules" in n for n in node_list) else None,
-        hunspell=hunspell,
-        cluster_settings=flat,
-    )
 
 
 def probe_settings(client) -> Mapping[str, Any]:
@@ -115,7 +72,7 @@ class OpenSearchEngine:
         from .client import describe, is_serverless, translate_errors
 
         if serverless if serverless is not None else is_serverless(client):
-            return Capabilities.serverless_collection()
+            return serverless_capabilities()
         with translate_errors("probing the cluster", client):
             root = client.info()
         key = root.get("cluster_uuid") or root.get("cluster_name") or describe(client) or "the cluster"

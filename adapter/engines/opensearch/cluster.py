@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
+from ... import responses
 from ...errors import BackendError
 from ..clientapi import ClientCluster
-from ..port import Body, Json
+from ..port import Body, Json, SettingChange
+from .capabilities import MMR_FACTORIES, MMR_SETTING
 from .client import describe, translate
 
 if TYPE_CHECKING:
@@ -23,6 +25,18 @@ class OpenSearchCluster(ClientCluster):
 
     def translate(self, exc: BaseException, action: str) -> BackendError | None:
         return translate(exc, action, self.client)
+
+    def enable_server_mmr(self, *, dry_run: bool = False) -> SettingChange:
+        """The k-NN plugin's MMR processors (3.3+), added to those the setting already lists."""
+        settings = self.cluster_settings(filter_path=f"*.{MMR_SETTING}")
+        value = responses.cluster_setting(settings or {}, MMR_SETTING) or []
+        value = [value] if isinstance(value, str) else list(value)
+        if "*" in value or all(f in value for f in MMR_FACTORIES):
+            return SettingChange(MMR_SETTING, value, value)
+        wanted = value + [f for f in MMR_FACTORIES if f not in value]
+        if not dry_run:
+            self.put_cluster_settings({"persistent": {MMR_SETTING: wanted}}, action=f"setting {MMR_SETTING}")
+        return SettingChange(MMR_SETTING, value, wanted)
 
     # -- searching ------------------------------------------------------------------------------------
     def _search_params(self, pipeline: str | None, body: Body) -> dict[str, Any]:

@@ -1,0 +1,94 @@
+"""The fake engine's dialect: pure, as every engine's is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from adapter.assets import IndexNames, IndexSpec, merged_mapping, render_index_template, render_metadata_component, render_text_component
+from adapter.capabilities import Capabilities
+from adapter.errors import CapabilityError, ConfigurationError
+from adapter.fusion import LEGS, Fusion
+from adapter.queries import filter_clauses
+from adapter.types import EngineName
+
+NAME = EngineName("fake")  # a third engine names itself: the enum stays open
+
+
+@dataclass(frozen=True)
+class FakeCapabilities(Capabilities):
+    """Single legs, no search pipelines, no server-side fusion: hybrid queries are fused in the client."""
+
+
+def fake_capabilities(version: str = "1.0.0") -> FakeCapabilities:
+    return FakeCapabilities(version=version, distribution="fake", plugins=(), hybrid=True, normalization=True, rrf=True,
+                            rrf_weights=True, z_score=False, explanation=False, pagination_depth=False, native_engines=False,
+                            engine=NAME, search_pipelines=False, delete_by_query=True)
+
+
+class FakeEngine:
+    name = NAME.value
+
+    def cluster(self, client: Any) -> Any:
+        from .cluster import FakeCluster
+
+        if isinstance(client, FakeCluster):
+            return client
+        raise ConfigurationError("the fake engine holds its cluster in memory: use FakeCluster() as the client")
+
+    # -- assets ---------------------------------------------------------------------------------------
+    def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:
+        if spec.engine != "lucene":
+            raise ConfigurationError(f"the fake engine has one k-NN method, not {spec.engine!r}")
+
+    def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
+        vector = {"template": {"mappings": {"properties": {spec.vector_field: {
+            "type": "fake_vector", "dims": spec.fingerprint.dimension, "similarity": spec.space_type}}}}}
+        return {
+            names.component("text"): render_text_component(spec, caps),
+            names.component("vector"): vector,
+            names.component("metadata"): render_metadata_component(),
+        }
+
+    def render_index_template(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+        body = render_index_template(names, spec)
+        body["template"]["settings"].pop("index.search.default_pipeline")
+        body["template"]["mappings"]["_meta"] = self._meta(spec)
+        return body
+
+    def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+        return {**merged_mapping(self.render_components(names, spec, caps), spec), "_meta": self._meta(spec)}
+
+    def _meta(self, spec: IndexSpec) -> dict[str, Any]:
+        return {**spec.meta, "default_fusion": spec.default_fusion}  # no default pipeline to carry it
+
+    def render_pipeline(self, fusion: Fusion, caps: Capabilities) -> dict[str, Any]:
+        raise CapabilityError("the fake engine has no search pipelines: the fusion is part of each request")
+
+    def pipeline_fusion(self, body: Mapping[str, Any]) -> Fusion | None:
+        return None
+
+    # -- requests -------------------------------------------------------------------------------------
+    def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return {"fake_knn": {"field": field, "vector": [float(x) for x in vector], "k": int(k), "filter": filter_clauses(filters)}}
+
+    def hybrid_body(self, text: dict[str, Any], knn: dict[str, Any], **options: Any) -> dict[str, Any]:
+        # No fusion method names the fake among its servers (adapter.fusion: Fusion.servers), so the
+        # searcher fuses its hybrid queries in the client, by the same formula; never asked for this.
+        raise CapabilityError("the fake engine runs no fusion server-side")
+
+    def server_mmr(self, body: dict[str, Any], *, field: str, diversity: float, candidates: int) -> dict[str, Any]:
+        raise CapabilityError("the fake engine has no server-side MMR")
+
+    # -- fallbacks and answers ------------------------------------------------------------------------
+    def server_fallback(self, fusion: Fusion, caps: Capabilities) -> Fusion | None:
+        return None
+
+    def refused_fusion(self, error: Any) -> str | None:
+        return None
+
+    def explained_leg_scores(self, hit: Any, raw_scores: Sequence[float | None], *, weights: Sequence[float] | None = None) -> list[float | None]:
+        return list(raw_scores)[: len(LEGS)]
+
+
+FAKE = FakeEngine()
