@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ..adaptive import ADAPTIVE, AdaptivePolicy
 from ..errors import InputError
-from ..fusions import Fusion, parse_fusion
+from ..fusion import Fusion, parse_fusion
 from ..sources import FieldMap, RowError, SourceDoc, _dedupe
 from ..types import Hit, IngestReport, ItemFailure, SearchResult
 
