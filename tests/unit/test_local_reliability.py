@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapter.local import LocalNode, NodeConfig
+from adapter.errors import LocalNodeError
 from adapter.local import procs
 
 
@@ -68,3 +69,67 @@ def test_a_port_left_in_time_wait_counts_as_free():
         listening.bind(("127.0.0.1", 0))
         listening.listen()
         assert not procs.port_is_free(listening.getsockname()[1])
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from adapter.local import LocalNode, NodeConfig
+node = LocalNode(NodeConfig(cache_dir=Path(sys.argv[1])), log=lambda m: None)
+with node._lock():
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def _hold_lock(cache: Path, seconds: float) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(cache), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_up_says_who_holds_the_cache_lock_and_how_long_it_waits(tmp_path):
+    """Issue 20 item 17: `hybrid local up` waited 55 s in silence while another process held the lock."""
+    holder = _hold_lock(tmp_path, 1.5)
+    logs: list[str] = []
+    node = LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)
+    try:
+        started = time.monotonic()
+        with node._lock():
+            waited = time.monotonic() - started
+    finally:
+        holder.wait(timeout=30)
+    assert waited >= 1.0
+    assert logs and f"pid {holder.pid}" in logs[0] and "-c" in logs[0], logs
+    assert str(tmp_path / ".lock") in logs[0] and "up to 600 s" in logs[0]
+    assert any("got the lock after" in m for m in logs), logs
+
+
+def test_the_wait_for_the_cache_lock_is_bounded_and_names_the_holder(tmp_path):
+    holder = _hold_lock(tmp_path, 20)
+    node = LocalNode(NodeConfig(cache_dir=tmp_path, lock_timeout=0.5), log=lambda m: None)
+    try:
+        with pytest.raises(LocalNodeError, match=rf"after 0\.5 s .*pid {holder.pid}"):
+            with node._lock():
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_restarted_node_gets_the_port_it_had_when_that_port_is_free(tmp_path):
+    """Issue 20 item 18: the port changed on every restart (34425, then 48781), breaking a saved OPENSEARCH_URL."""
+    logs: list[str] = []
+    node = LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)
+    first = node._ports()
+    node._remember_ports(first)
+    assert node.down() is False  # `down` forgets the cluster, not its ports
+    assert LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)._ports() == first
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", first[0]["http"]))
+        taken.listen()
+        again = LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)._ports()
+    assert again[0]["http"] != first[0]["http"]
+    assert any(f"port {first[0]['http']}" in m and "taken" in m for m in logs), logs
+    explicit = LocalNode(NodeConfig(cache_dir=tmp_path, port=procs.free_port()), log=logs.append)
+    assert explicit._ports()[0]["http"] == explicit.config.port  # --port still wins
