@@ -34,6 +34,7 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -52,9 +53,23 @@ WRITE_BLOCK = "index.blocks.write"
 
 
 # -- the checkpoint -----------------------------------------------------------------------------------
+class Phase(str, Enum):
+    """Where a migration is; saved in its checkpoint before each step that changes the cluster."""
+
+    COPY = "copy"
+    CATCH_UP = "catch-up"
+    FREEZE = "freeze"  # the source carries the migration's write block
+    SWAP = "swap"  # the alias swap is being sent: the node may have done it without the client knowing
+
+
 @dataclass
 class Checkpoint:
-    """Progress of one migration, saved after every batch (atomically: a crash leaves the last one)."""
+    """Progress of one migration, saved after every batch (atomically: a crash leaves the last one).
+
+    It describes what the cluster holds: the target by name and uuid (an index deleted and made
+    again is another one), the phase, and it is removed as soon as the swap has reached the node.
+    The file is private to its user (0600, in a 0700 folder): it names the cluster and its indices.
+    """
 
     path: Path
     alias: str
@@ -68,13 +83,20 @@ class Checkpoint:
     reused: int = 0
     copy_done: bool = False
     started: float = field(default_factory=time.time)
+    phase: str = Phase.COPY.value
+    target_uuid: str | None = None
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        private_folder(self.path.parent)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         data = {k: v for k, v in asdict(self).items() if k != "path"}
-        tmp.write_text(json.dumps(data, indent=2))
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as fh:
+            fh.write(json.dumps(data, indent=2))
         os.replace(tmp, self.path)
+
+    def at(self, phase: Phase) -> None:
+        self.phase = phase.value
+        self.save()
 
     @classmethod
     def load(cls, path: Path) -> Checkpoint | None:
@@ -88,6 +110,12 @@ class Checkpoint:
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def private_folder(path: Path) -> None:
+    """Create ``path`` (and parents) for this user only (0700); an existing folder is left as it is."""
+    if not path.is_dir():
+        path.mkdir(parents=True, mode=0o700, exist_ok=True)
 
 
 def default_checkpoint(client, alias: str) -> Path:
@@ -214,6 +242,40 @@ def _block_writes(client, index: str, blocked: bool) -> None:
                                            action=f"{'blocking' if blocked else 'allowing'} writes to {index}")
 
 
+@dataclass(frozen=True)
+class _IndexState:
+    uuid: str | None
+    blocks: tuple[str, ...]  # the blocks set on it: write, read_only, read_only_allow_delete
+
+    @property
+    def writable(self) -> bool:
+        return not self.blocks
+
+
+def _index_state(client, index: str) -> _IndexState:
+    settings = cluster_for(client).get_index(index, action=f"reading the settings of {index}")["settings"]
+    settings = settings.get("index", settings)
+    blocks = settings.get("blocks") or {}
+    return _IndexState(settings.get("uuid"), tuple(b for b in ("write", "read_only", "read_only_allow_delete")
+                                                   if str(blocks.get(b)).lower() == "true"))
+
+
+def _alias_targets(client, alias: str) -> list[str]:
+    return alias_indices(client, alias)
+
+
+def _require_writable_alias(client, alias: str, expected: str) -> None:
+    """After a swap: the alias names exactly ``expected``, and it takes writes."""
+    now = _alias_targets(client, alias)
+    if now != [expected]:
+        raise MigrationError(f"after the swap {alias} points to {', '.join(now) or 'nothing'}, not {expected} alone; "
+                             f"check it with `hybrid plan` before writing")
+    state = _index_state(client, expected)
+    if not state.writable:
+        raise MigrationError(f"after the swap {alias} points to {expected}, which refuses writes (index.blocks."
+                             f"{', index.blocks.'.join(state.blocks)}); lift the block on {expected} before writing")
+
+
 @dataclass
 class _Sync:
     """Copies what changed in ``source`` into ``target`` (one comparison pass at a time)."""
@@ -275,16 +337,49 @@ def _swap(client, alias: str, old: str, new: str) -> None:
     cluster_for(client).update_aliases(actions, action=f"moving the alias {alias} from {old} to {new}")
 
 
-def _freeze_and_swap(client, sync: _Sync, alias: str, batch: int) -> tuple[scan.Comparison, float]:
+def _freeze_and_swap(client, sync: _Sync, alias: str, batch: int, ckpt: Checkpoint | None = None,
+                     log: Callable[[str], None] = print) -> tuple[scan.Comparison, float]:
+    """Write-block the source, catch up once more, check, make sure the target takes writes, swap,
+    and check that the alias ends on one writable index. Whatever interrupts it (an error, SIGTERM
+    turned into an exception by the CLI) is met by asking the node where the alias is: if the swap
+    reached it, the migration is over (the checkpoint goes, the source keeps its block); if not, the
+    source takes writes again."""
     started = time.perf_counter()
-    _block_writes(client, sync.source, True)
+    if ckpt is not None:
+        ckpt.at(Phase.FREEZE)
     try:
+        _block_writes(client, sync.source, True)
         check = sync.final(batch)
+        if not _index_state(client, sync.target).writable:  # a rollback left its block, or someone set one
+            _block_writes(client, sync.target, False)
+        if ckpt is not None:
+            ckpt.at(Phase.SWAP)
         _swap(client, alias, sync.source, sync.target)
     except BaseException:
-        _block_writes(client, sync.source, False)
+        if _swap_reached(client, alias, sync.target):
+            if ckpt is not None:
+                ckpt.remove()
+            log(f"interrupted, but the swap had reached the cluster: {alias} points to {sync.target}, which takes writes; "
+                f"{sync.source} keeps its write block. The migration is complete")
+        else:
+            _block_writes(client, sync.source, False)
+            if ckpt is not None:
+                ckpt.at(Phase.CATCH_UP)
+            log(f"interrupted before the swap: {alias} still points to {sync.source}, which takes writes again"
+                + (f"; run the same command again to continue (checkpoint {ckpt.path})" if ckpt is not None else ""))
         raise
+    if ckpt is not None:
+        ckpt.remove()
+    _require_writable_alias(client, alias, sync.target)
     return check, time.perf_counter() - started
+
+
+def _swap_reached(client, alias: str, target: str) -> bool:
+    """Whether the alias names ``target`` now (False when the node cannot say)."""
+    try:
+        return _alias_targets(client, alias) == [target]
+    except Exception:  # noqa: BLE001 (an unreachable node: the caller reports the original error)
+        return False
 
 
 # -- reindex ------------------------------------------------------------------------------------------------
@@ -335,13 +430,11 @@ def reindex(
     source = live.current
     path = Path(checkpoint) if checkpoint else default_checkpoint(cluster, alias)
     ckpt = Checkpoint.load(path)
-    if ckpt is not None and (ckpt.alias, ckpt.source, ckpt.fingerprint) != (alias, source, spec.fingerprint.key):
-        log(f"ignoring the checkpoint {path}: it belongs to another migration ({ckpt.source} -> {ckpt.target})")
-        ckpt = None
+    if ckpt is not None and _finished_earlier(cluster, ckpt, alias, live, spec.fingerprint.key, log):
+        return MigrationReport(alias, ckpt.source, ckpt.target, sync_count(cluster, ckpt.target), swapped=False,
+                               seconds={"total": time.perf_counter() - t0})
+    ckpt = _trusted(cluster, ckpt, alias, live, spec.fingerprint.key, log)
     target = ckpt.target if ckpt else live.next_index
-    if ckpt and target not in live.versions:
-        log(f"the checkpoint's target {target} is gone: starting over")
-        ckpt, target = None, live.next_index
     if ckpt is None:
         ckpt = Checkpoint(path, alias, source, target, spec.fingerprint.key)
 
@@ -352,6 +445,7 @@ def reindex(
     if target not in live.versions:
         cluster.create_index(target, {})
         log(f"created {target} from the templates of {alias}")
+    ckpt.target_uuid = _index_state(cluster, target).uuid
     body = cluster.get_index(target)
     problems = incompatibilities(body["mappings"], body["settings"], names, spec, engine, caps)
     if problems:
@@ -369,6 +463,7 @@ def reindex(
     # 2. copy
     t = time.perf_counter()
     copied = 0
+    ckpt.save()  # from here on the checkpoint names the target the cluster has
     if not ckpt.copy_done:
         total = cluster.count(source)
         if resumed_after:
@@ -398,6 +493,7 @@ def reindex(
 
     # 3. catch up
     t = time.perf_counter()
+    ckpt.at(Phase.CATCH_UP)
     sync = _Sync(cluster, source, target, source_info.vector_field, layout, embedder, cache, reuse, counts=counts)
     sync.until_quiet(batch, max_passes, log)
     seconds["catch_up"] = time.perf_counter() - t
@@ -421,8 +517,7 @@ def reindex(
     # 5. swap
     check = None
     if swap:
-        check, seconds["write_block"] = _freeze_and_swap(cluster, sync, alias, batch)
-        ckpt.remove()
+        check, seconds["write_block"] = _freeze_and_swap(cluster, sync, alias, batch, ckpt, log)
         log(f"alias {alias}: {source} -> {target} ({check.source_count} entries, checksum {check.source_checksum[:16]}); "
             f"{source} is kept, write-blocked, until `hybrid prune {alias}`")
     seconds["total"] = time.perf_counter() - t0
@@ -432,6 +527,54 @@ def reindex(
         from_cache=counts.from_cache, reused=counts.reused, caught_up=sync.copied, deleted=sync.deleted, passes=sync.passes,
         checksum=check.source_checksum if check else "", swapped=swap, gate=result, seconds=seconds,
     )
+
+
+def _finished_earlier(client, ckpt: Checkpoint, alias: str, live, fingerprint: str, log: Callable[[str], None]) -> bool:
+    """A checkpoint whose swap reached the node although its run never learnt it (killed while the
+    request was in flight): the alias names its target. Then the migration is over: the checkpoint
+    goes, the source keeps its write block, and nothing is swapped again."""
+    if (ckpt.alias, ckpt.fingerprint) != (alias, fingerprint) or live.indices != (ckpt.target,) or ckpt.source not in live.versions:
+        return False
+    state = _index_state(client, ckpt.target)
+    if ckpt.target_uuid and state.uuid != ckpt.target_uuid:
+        return False
+    if not state.writable:
+        _block_writes(client, ckpt.target, False)
+    if _index_state(client, ckpt.source).writable:
+        _block_writes(client, ckpt.source, True)
+    ckpt.remove()
+    log(f"the swap of an earlier run had reached the cluster: {alias} points to {ckpt.target}, which takes writes; "
+        f"{ckpt.source} keeps its write block. Nothing left to do (checkpoint {ckpt.path} removed)")
+    return True
+
+
+def _trusted(client, ckpt: Checkpoint | None, alias: str, live, fingerprint: str, log: Callable[[str], None]) -> Checkpoint | None:
+    """The checkpoint, if it still describes the cluster: the same migration (alias, live source,
+    model), its target still there (the same index, by uuid) and never live since. A target that
+    carries a write block was live after this checkpoint was written (a rollback moved the alias
+    away from it and blocked it; a migration never blocks its own target): resuming into it would
+    trust counts older than the rollback, so the run starts over into a new version."""
+    if ckpt is None:
+        return None
+    source = live.current
+    if (ckpt.alias, ckpt.source, ckpt.fingerprint) != (alias, source, fingerprint):
+        log(f"ignoring the checkpoint {ckpt.path}: it belongs to another migration ({ckpt.source} -> {ckpt.target})")
+        return None
+    if ckpt.target not in live.versions:
+        log(f"the checkpoint's target {ckpt.target} is gone: starting over")
+        return None
+    state = _index_state(client, ckpt.target)
+    if ckpt.target_uuid and state.uuid != ckpt.target_uuid:
+        log(f"the checkpoint's target {ckpt.target} was deleted and made again since: starting over into {live.next_index}")
+        return None
+    if not state.writable:
+        log(f"the checkpoint's target {ckpt.target} carries a write block: it was live and rolled back (or blocked by hand) "
+            f"after the checkpoint was written, so the checkpoint is not trusted; building {live.next_index} instead")
+        return None
+    if ckpt.phase in (Phase.FREEZE.value, Phase.SWAP.value) and not _index_state(client, source).writable:
+        _block_writes(client, source, False)  # the run died under its write block: the live index takes writes meanwhile
+        log(f"the earlier run stopped under its write block: {source} takes writes again until the swap")
+    return ckpt
 
 
 def sync_count(client, index: str) -> int:
@@ -465,15 +608,33 @@ def rollback(client, alias: str, *, embedder: Embedder | None = None, allowed: S
     embedder = embedder or _source_embedder(prev_info, allowed)
     check_fingerprint(previous, prev_info.fingerprint, embedder)
     reuse = not cur_info.fingerprint.differences(prev_info.fingerprint)
-    _block_writes(client, previous, False)  # the catch-up writes into it
     sync = _Sync(client, current, previous, cur_info.vector_field, prev_info.layout, embedder, cache, reuse)
-    sync.until_quiet(batch, max_passes, log)
-    check, blocked = _freeze_and_swap(client, sync, alias, batch)
+    try:
+        _block_writes(client, previous, False)  # the catch-up writes into it
+        sync.until_quiet(batch, max_passes, log)
+    except BaseException:
+        _block_writes(client, previous, True)  # not live: a writer aimed at it is refused again
+        raise
+    check, blocked = _freeze_and_swap(client, sync, alias, batch, log=log)
+    _forget_checkpoint(client, alias, current, log)
     log(f"alias {alias}: {current} -> {previous} ({check.source_count} entries); {current} is kept, write-blocked")
     return MigrationReport(alias, current, previous, check.source_count, embedded=sync.counts.embedded,
                            from_cache=sync.counts.from_cache, reused=sync.counts.reused, caught_up=sync.copied,
                            deleted=sync.deleted, passes=sync.passes, checksum=check.source_checksum, swapped=True,
                            seconds={"write_block": blocked, "total": time.perf_counter() - t0})
+
+
+def _forget_checkpoint(client, alias: str, rolled_back: str, log: Callable[[str], None]) -> None:
+    """The default checkpoint of a migration into ``rolled_back`` (left by a run killed after its swap)
+    no longer describes the cluster: remove it. One elsewhere (``--checkpoint``) is caught when read."""
+    path = default_checkpoint(client, alias)
+    try:
+        ckpt = Checkpoint.load(path)
+    except ConfigurationError:  # unreadable: not ours to judge here
+        return
+    if ckpt is not None and ckpt.target == rolled_back:
+        ckpt.remove()
+        log(f"removed the checkpoint {path}: its migration into {rolled_back} is rolled back")
 
 
 @dataclass(frozen=True)

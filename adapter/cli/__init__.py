@@ -7,7 +7,9 @@ and ``hybrid render`` start fast.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 from ..errors import HybridError
 from . import adaptive, check, contracts, demo, evaluate, index, ingest, ops, search
@@ -29,6 +31,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM (``timeout``, ``kill``, a service manager), raised in the main thread like Ctrl-C, so
+    that cleanup runs: a migration lifts its write block or records that its swap happened, an
+    ingest lists the rows it did not confirm."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -36,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
         return getattr(args, "usage_error_code", 2)
+    previous = signal.signal(signal.SIGTERM, _terminated) if threading.current_thread() is threading.main_thread() else None
     try:
         return args.func(args) or 0
     except HybridError as exc:
@@ -43,9 +56,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Terminated:
+        print("error: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -222,3 +222,81 @@ def test_rollback_keeps_writes_made_after_the_swap_and_prune_removes_old_version
     assert prune(client, alias, unfinished=True).deleted == (f"{alias}-v2",)
     with pytest.raises(Exception, match="no older version"):
         rollback(client, alias, embedder=OLD, log=lambda m: None)
+
+
+def _writable(client, index: str) -> bool:
+    settings = client.indices.get_settings(index=index)[index]["settings"]["index"]
+    blocks = settings.get("blocks", {})
+    return not any(blocks.get(b) == "true" for b in ("write", "read_only", "read_only_allow_delete"))
+
+
+def _hybrid(command: str, url: str, alias: str, checkpoint, cache, pause: float = 0.0) -> subprocess.Popen:
+    """``hybrid reindex|rollback`` in a child process, as a user runs it (its own signal handling)."""
+    return subprocess.Popen([sys.executable, "-m", "tests.support.migration", "cli", command, url, alias, str(checkpoint), str(cache),
+                             str(pause)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def test_a_swap_the_client_never_saw_then_rollback_then_rerun_ends_on_a_writable_index(client, live, tmp_path, opensearch_url):
+    """Issue 20 item 1, as found: `timeout -s TERM` ended `hybrid reindex` while its alias swap was in
+    flight (the server finished it), the checkpoint stayed, `hybrid rollback` write-blocked v2, and
+    the re-run "resumed", swapped to the still-blocked v2 and exited 0: every later ingest failed.
+    Here the proxy holds the answer to the swap while SIGTERM arrives."""
+    from tests.support.faults import PASS, FaultProxy, Hold
+
+    alias, checkpoint, cache = live, tmp_path / "ckpt.json", tmp_path / "cache.sqlite"
+    swap_sent = threading.Event()
+
+    def hold_the_swap(n, method, path):
+        if method == "POST" and path.startswith("/_aliases"):
+            swap_sent.set()
+            return Hold(5.0)
+        return PASS
+
+    with FaultProxy(opensearch_url, hold_the_swap) as proxy:
+        proc = _hybrid("reindex", proxy.url, alias, checkpoint, cache)
+        try:
+            assert swap_sent.wait(120), "the reindex never sent its swap"
+            time.sleep(1.0)  # the node has moved the alias; its answer is held
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    assert proc.returncode == 143, out  # terminated, and says so
+    assert alias_indices(client, alias) == [f"{alias}-v2"] and _writable(client, f"{alias}-v2")
+    assert not _writable(client, f"{alias}-v1")  # the old index keeps its block: a writer aimed at it is refused
+    assert "the swap had reached the cluster" in out, out
+    assert not checkpoint.exists(), "the checkpoint describes a migration that is over"
+
+    rollback(client, alias, embedder=OLD, log=lambda m: None)
+    assert alias_indices(client, alias) == [f"{alias}-v1"] and _writable(client, f"{alias}-v1")
+    assert not _writable(client, f"{alias}-v2")
+
+    messages: list[str] = []
+    report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english")), NEW, checkpoint=checkpoint, batch=100,
+                     progress=False, log=messages.append)
+    live_now = alias_indices(client, alias)
+    assert report.swapped and report.resumed_after == 0 and len(live_now) == 1, messages
+    assert _writable(client, live_now[0]), f"the alias ends on {live_now[0]}, which refuses writes"
+    late = Ingestor.open(client, alias, NEW, progress=False).ingest(_docs(corpus(3, prefix="late")))
+    assert late.complete and client.count(index=alias)["count"] == N + 3
+
+
+def test_a_checkpoint_older_than_a_rollback_is_not_trusted(client, live, tmp_path):
+    """A run killed (SIGKILL: no handler runs) after its swap reached the node leaves its checkpoint;
+    a rollback then moves the alias back. The re-run must not resume into the version rolled back from."""
+    alias, checkpoint, cache = live, tmp_path / "ckpt.json", tmp_path / "cache.sqlite"
+    desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english"))
+    reindex(client, desired, NEW, checkpoint=checkpoint, batch=100, swap=False, progress=False, log=lambda m: None)
+    stale = json.loads(checkpoint.read_text())  # copy and catch-up done, no swap: as a run killed just before it
+    client.indices.update_aliases(body={"actions": [{"remove": {"index": f"{alias}-v1", "alias": alias}},
+                                                    {"add": {"index": f"{alias}-v2", "alias": alias}}]})
+    client.indices.put_settings(index=f"{alias}-v1", body={"index.blocks.write": True})  # the swap, done by the node
+    rollback(client, alias, embedder=OLD, log=lambda m: None)
+    checkpoint.write_text(json.dumps(stale))  # a checkpoint at a path of the user's choosing survives the rollback
+    messages: list[str] = []
+    report = reindex(client, desired, NEW, checkpoint=checkpoint, batch=100, progress=False, log=messages.append)
+    assert report.resumed_after == 0 and report.target == f"{alias}-v3", messages
+    assert any("rolled back" in m and f"{alias}-v2" in m for m in messages), messages
+    assert alias_indices(client, alias) == [f"{alias}-v3"] and _writable(client, f"{alias}-v3")
+    assert client.count(index=alias)["count"] == N

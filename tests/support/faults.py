@@ -8,7 +8,7 @@ forwarding. Everything is bounded: the proxy runs in daemon threads and stops wi
         client = connect(proxy.url)
 
 ``policy(n, method, path)`` gets the request's number (from 1), method and path and returns
-``PASS``, ``Status(503)``, ``RESET`` or ``Delay(seconds)``; :attr:`FaultProxy.log` keeps
+``PASS``, ``Status(503)``, ``RESET``, ``Delay(seconds)`` or ``Hold(seconds)``; :attr:`FaultProxy.log` keeps
 ``(n, method, path, action)`` for every request.
 """
 
@@ -35,6 +35,14 @@ class Status:
 
 @dataclass(frozen=True)
 class Delay:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Forward the request (the node does the work), then wait before answering: a client killed
+    meanwhile never learns that its request succeeded."""
+
     seconds: float
 
 
@@ -82,6 +90,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         finally:
             upstream.close()
+        if isinstance(action, Hold):
+            time.sleep(action.seconds)
         self.send_response(resp.status)
         for k, v in resp.getheaders():
             if k.lower() not in _HOP and k.lower() != "content-length":

@@ -1,7 +1,9 @@
 """Migration test helpers: a synthetic corpus, slow and counting embedders, and a reindex to crash.
 
 ``python -m tests.support.migration URL ALIAS CHECKPOINT CACHE`` runs a reindex to the second test
-model, slowly (so the test can SIGKILL it midway, as a crash would stop it).
+model, slowly (so the test can SIGKILL it midway, as a crash would stop it);
+``python -m tests.support.migration cli reindex|rollback URL ALIAS CHECKPOINT CACHE [PAUSE]`` runs
+``hybrid reindex`` / ``hybrid rollback`` as a user would (its exit code, its SIGTERM handling), with the test models.
 """
 
 from __future__ import annotations
@@ -77,5 +79,24 @@ def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
             progress=False, log=lambda m: None)
 
 
+def cli(command: str, url: str, alias: str, checkpoint: str, cache: str, pause: str = "0") -> int:
+    import adapter.embedders as embedders
+    from adapter.cli import main as hybrid
+
+    models = {m.fingerprint.spec: m for m in (OLD, NEW)}
+    real = embedders.load_embedder
+    slow = {spec: Slow(model, pause=float(pause)) for spec, model in models.items()}
+    embedders.load_embedder = lambda spec, **o: slow[spec] if spec in slow else real(spec, **o)
+    embedders.load_index_embedder = lambda spec, **o: slow[spec]
+    if command == "reindex":
+        args = ["reindex", "--index", alias, "--embedder", NEW.fingerprint.spec, "--analyzer", "english", "--checkpoint", checkpoint,
+                "--batch-size", "16"]
+    else:
+        args = ["rollback", alias]
+    return hybrid([*args, "--url", url, "--cache", cache, *(["-q"] if command == "reindex" else [])])
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "cli":
+        sys.exit(cli(*sys.argv[2:]))
     main(*sys.argv[1:5])
