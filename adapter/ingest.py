@@ -11,7 +11,9 @@ document id, or ``<id>#<n>`` for chunks), so re-ingesting replaces instead of du
 from __future__ import annotations
 
 import json
+import os
 import queue
+import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from .documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document
 from .embedders import Embedder, check_fingerprint, check_vectors
 from .engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for
 from .errors import ClusterUnavailableError, InputError
-from .sources import Chunking, RowError, SourceDoc, chunk_id
+from .sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize
 from .types import IngestReport, ItemFailure
 
 _DONE = object()
@@ -67,6 +69,65 @@ def _batches(rows: Iterable[SourceDoc | RowError], size: int) -> Iterator[list[S
         yield batch
 
 
+class FailureLog:
+    """Failures as they happen: each is written to the failures file at once and counted; the report
+    keeps the first :attr:`KEEP` (memory stays flat however many rows fail).
+
+    The file is created on the first failure, private to its user (0600). Without a path its name is
+    ``ingest-failures-<alias>-<time>-<pid>-<random>.jsonl``, created exclusively: two ingests started in
+    the same second never share one.
+    """
+
+    KEEP = 1_000
+
+    def __init__(self, path: str | Path | None, alias: str) -> None:
+        self._path = Path(path) if path else None
+        self._alias = alias
+        self._fh: Any = None
+        self._lock = threading.Lock()
+        self.kept: list[ItemFailure] = []
+        self.count = 0
+        self.unconfirmed = 0  # not sent, or sent without an answer: a re-run completes them
+        self.index_failed = 0  # entries the cluster refused (they were counted as written)
+
+    @property
+    def path(self) -> str | None:
+        return str(self._path) if self._fh is not None else None
+
+    def add(self, failure: ItemFailure) -> None:
+        with self._lock:
+            if self._fh is None:
+                self._fh = self._open()
+            self._fh.write(json.dumps({"id": failure.id, "line": failure.line, "status": failure.status,
+                                       "stage": failure.source or "index", "reason": failure.reason}) + "\n")
+            self.count += 1
+            if failure.source == "not-sent" or (failure.source is None and failure.status is None):
+                self.unconfirmed += 1
+            if failure.source is None:
+                self.index_failed += 1
+            if len(self.kept) < self.KEEP:
+                self.kept.append(failure)
+
+    def _open(self):
+        if self._path is not None:
+            return open(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        while True:
+            path = Path(f"ingest-failures-{self._alias}-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.jsonl")
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                continue
+            self._path = path
+            return open(fd, "w", encoding="utf-8")
+
+    def close(self) -> str | None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+        return self.path
+
+
 class _Indexer(threading.Thread):
     """Sends queued action batches through the port's bulk while the main thread embeds.
 
@@ -75,7 +136,8 @@ class _Indexer(threading.Thread):
     sent once more after a pause.
     """
 
-    def __init__(self, cluster: Cluster, index: str, *, chunk_size: int, max_retries: int, retry_pause: float = 2.0) -> None:
+    def __init__(self, cluster: Cluster, index: str, *, chunk_size: int, max_retries: int, failures: FailureLog,
+                 sources: dict[str, int | None], retry_pause: float = 2.0) -> None:
         super().__init__(daemon=True, name="hybrid-bulk")
         self.cluster = cluster
         self.action = f"bulk indexing into {index}"
@@ -84,12 +146,13 @@ class _Indexer(threading.Thread):
         self.max_retries = max_retries
         self.retry_pause = retry_pause
         self.queue: queue.Queue = queue.Queue(maxsize=8)
-        self.failed: list[dict] = []
+        self.failures = failures
+        self.sources = sources  # entry id -> input line, until its request is answered
         self.waiting = 0.0
         self.busy = 0.0
         self.error: BaseException | None = None
         self.lost = False  # a request got no answer: the cluster is gone, stop sending
-        self.unsent: list[dict] = []  # actions never sent because of that
+        self.unsent: list[str] = []  # ids of entries never sent (or not confirmed) because of that
         self.retried_5xx = 0
         self.splits = 0
 
@@ -124,7 +187,8 @@ class _Indexer(threading.Thread):
             self.retried_5xx += len(server_errors)
             failed = [f for f in failed if responses.bulk_item(f)[0] not in server_errors]
             failed += self._send_splitting([a for a in actions if a["_id"] in server_errors])
-        self.failed += failed
+        for f in failed:
+            self.failures.add(_failure(f, self.sources))
         if any(responses.bulk_unanswered(f) for f in failed):
             self.lost = True
 
@@ -147,22 +211,25 @@ class _Indexer(threading.Thread):
                     break
                 actions += more
             if self.error is not None or self.lost:
-                self.unsent += actions  # drain the queue so the producer never blocks
+                self.unsent += [a["_id"] for a in actions]  # drain the queue so the producer never blocks
                 continue
             t0 = time.perf_counter()
             try:
                 self._send_with_5xx_retry(actions)
             except BaseException as exc:  # surfaced by the main thread
                 self.error = exc
-                self.unsent += actions  # not confirmed written: listed in the failures file
+                self.unsent += [a["_id"] for a in actions]  # not confirmed written: listed in the failures file
+            else:
+                for a in actions:  # answered: the line is no longer needed (memory stays flat)
+                    self.sources.pop(a["_id"], None)
             self.busy += time.perf_counter() - t0
 
 
 NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
 
 
-def _unsent(action: dict, sources: dict[str, int | None], reason: str = NOT_SENT) -> ItemFailure:
-    return ItemFailure(action["_id"], reason, line=sources.get(action["_id"]), source="not-sent")
+def _unsent(doc_id: str, sources: dict[str, int | None], reason: str = NOT_SENT) -> ItemFailure:
+    return ItemFailure(doc_id, reason, line=sources.get(doc_id), source="not-sent")
 
 
 def _failure(info: dict, sources: dict[str, int | None], stage: str | None = None) -> ItemFailure:
@@ -192,6 +259,7 @@ class Ingestor:
         max_retries: int = 5,
         failures_path: str | Path | None = None,
         refresh: bool = True,
+        max_chars: int | None = DEFAULT_MAX_CHARS,
         caps: Capabilities | None = None,
         engine: Engine | None = None,
     ) -> None:
@@ -211,6 +279,7 @@ class Ingestor:
         self.max_retries = max_retries
         self.failures_path = Path(failures_path) if failures_path else None
         self.refresh = refresh
+        self.max_chars = max_chars  # the size policy: an entry whose text is longer is refused before it is embedded
         self._caps = caps  # probed when first needed (only to delete stale chunks)
         self.engine = self.cluster.engine
 
@@ -241,109 +310,128 @@ class Ingestor:
 
         index, layout = self.info.index, self.info.layout
         started = time.perf_counter()
-        failures: list[ItemFailure] = []
         if self.strict:
             rows = list(rows)
-            bad = [r for r in rows if isinstance(r, RowError)]
+            bad = [r for r in rows if isinstance(r, RowError)] + [
+                RowError(r.line, problem, r.id) for r in rows if isinstance(r, SourceDoc)
+                for problem in [self._too_big(_entries(r, self.chunking, layout))] if problem]
             if bad:
                 listing = "; ".join(f"line {r.line}: {r.reason}" for r in bad[:20])
                 raise InputError(f"{len(bad)} bad rows and --strict is set, so nothing was written: {listing}")
         fp = self.embedder.fingerprint
-        indexer = _Indexer(self.cluster, index, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries)
-        indexer.start()
+        failures = FailureLog(self.failures_path, self.alias)
         sources: dict[str, int | None] = {}
+        indexer = _Indexer(self.cluster, index, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries,
+                           failures=failures, sources=sources)
+        indexer.start()
         documents = chunks = embedded = from_cache = rejected = 0
         embed_seconds = 0.0
         shrink: dict[str, int] = {}
         bar = Bar(f"ingest {self.alias}", total=total, enabled=self.progress)
         try:
-            for batch in _batches(rows, self.batch_size):
-                entries: list[_Entry] = []
-                for row in batch:
-                    if isinstance(row, RowError):
-                        failures.append(ItemFailure(row.id, row.reason, line=row.line, source="input"))
-                        continue
-                    if indexer.lost or indexer.error is not None:
-                        # Nothing more is sent; the row is listed so that the failures file is complete.
-                        failures.append(ItemFailure(row.id, NOT_SENT, line=row.line, source="not-sent"))
-                        continue
-                    doc_entries = _entries(row, self.chunking, layout)
-                    if not doc_entries:
-                        failures.append(ItemFailure(row.id, "no words left to index after chunking", line=row.line, source="input"))
-                        continue
-                    bad_id = next((p for p in map(id_problem, (e.id for e in doc_entries)) if p), None)
-                    if bad_id:
-                        failures.append(ItemFailure(row.id, bad_id, line=row.line, source="input"))
-                        continue
-                    documents += 1
-                    entries += doc_entries
-                    if self.chunking is not None:
-                        shrink[row.id] = len(doc_entries)
-                    for entry in doc_entries:
-                        sources[entry.id] = row.line
-                if entries:
-                    t0 = time.perf_counter()
-                    batch_vectors = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in entries], self.cache)
-                    embed_seconds += time.perf_counter() - t0
-                    vectors = batch_vectors.vectors
-                    check_vectors(vectors, fp, what=f"vectors from {fp.model}")
-                    embedded += batch_vectors.embedded
-                    from_cache += batch_vectors.from_cache
-                    rejected += batch_vectors.rejected
-                    chunks += len(entries)
-                    actions = [
-                        {
-                            "_op_type": "index",
-                            "_index": index,
-                            "_id": e.id,
-                            "_source": build_document(layout, text=e.text, vector=v, parent_id=e.parent_id, chunk_index=e.chunk_index,
-                                                      title=e.title, extra=e.extra, metadata=e.metadata),
-                        }
-                        for e, v in zip(entries, vectors)
-                    ]
-                    indexer.queue.put(actions)
-                bar.update(len(batch))
-        finally:
-            indexer.queue.put(_DONE)
-            indexer.join()
-            bar.close()
-        if indexer.error is not None:
             try:
-                raise indexer.error  # the port's error (it translated the client's)
-            except BaseException as exc:
-                self._write_failures(failures + [_unsent(a, sources, f"not confirmed written: {exc}") for a in indexer.unsent])
-                raise
-        failures += [_failure(info, sources) for info in indexer.failed]
-        failures += [_unsent(a, sources) for a in indexer.unsent]
-        unconfirmed = [f for f in failures if f.source == "not-sent" or (f.source is None and f.status is None)]
-        if unconfirmed:
-            # The bulk helper reports a request that got no answer as items with status "N/A".
-            path = self._write_failures(failures)
-            raise ClusterUnavailableError(
-                f"lost the connection to {self.cluster.describe()} while indexing into {index}: {len(unconfirmed)} rows "
-                f"were not confirmed written (listed in {path}, with every other failure). Run the same ingest again "
-                "once the cluster answers: ids are stable, so it completes them without duplicates"
-            )
-        if shrink:
-            failures += self._delete_stale_chunks(index, shrink)
-        if self.refresh:
-            self.cluster.refresh([index])
+                for batch in _batches(rows, self.batch_size):
+                    entries: list[_Entry] = []
+                    for row in batch:
+                        if isinstance(row, RowError):
+                            failures.add(ItemFailure(row.id, row.reason, line=row.line, source="input"))
+                            continue
+                        if indexer.lost or indexer.error is not None:
+                            # Nothing more is sent; the row is listed so that the failures file is complete.
+                            failures.add(ItemFailure(row.id, NOT_SENT, line=row.line, source="not-sent"))
+                            continue
+                        doc_entries = _entries(row, self.chunking, layout)
+                        problem = self._entries_problem(doc_entries)
+                        if problem:
+                            failures.add(ItemFailure(row.id, problem, line=row.line, source="input"))
+                            continue
+                        documents += 1
+                        entries += doc_entries
+                        if self.chunking is not None:
+                            shrink[row.id] = len(doc_entries)
+                        for entry in doc_entries:
+                            sources[entry.id] = row.line
+                    if entries:
+                        t0 = time.perf_counter()
+                        batch_vectors = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in entries], self.cache)
+                        embed_seconds += time.perf_counter() - t0
+                        vectors = batch_vectors.vectors
+                        check_vectors(vectors, fp, what=f"vectors from {fp.model}")
+                        embedded += batch_vectors.embedded
+                        from_cache += batch_vectors.from_cache
+                        rejected += batch_vectors.rejected
+                        chunks += len(entries)
+                        indexer.queue.put([self._action(index, layout, e, v) for e, v in zip(entries, vectors)])
+                    bar.update(len(batch))
+            finally:
+                indexer.queue.put(_DONE)
+                indexer.join()
+                bar.close()
+            if indexer.error is not None:
+                try:
+                    raise indexer.error  # the port's error (it translated the client's)
+                except BaseException as exc:
+                    for doc_id in indexer.unsent:
+                        failures.add(_unsent(doc_id, sources, f"not confirmed written: {exc}"))
+                    raise
+            for doc_id in indexer.unsent:
+                failures.add(_unsent(doc_id, sources))
+            if failures.unconfirmed:
+                # The bulk helper reports a request that got no answer as items with status "N/A".
+                raise ClusterUnavailableError(
+                    f"lost the connection to {self.cluster.describe()} while indexing into {index}: {failures.unconfirmed} rows "
+                    f"were not confirmed written (listed in {failures.path}, with every other failure). Run the same ingest "
+                    "again once the cluster answers: ids are stable, so it completes them without duplicates"
+                )
+            if shrink:
+                for failure in self._delete_stale_chunks(index, shrink):
+                    failures.add(failure)
+            if self.refresh:
+                self.cluster.refresh([index])
+        finally:
+            failures_file = failures.close()
         elapsed = time.perf_counter() - started
         return IngestReport(
             documents=documents,
-            chunks=chunks - sum(1 for f in failures if f.source is None),
-            failures=tuple(failures),
+            chunks=chunks - failures.index_failed,
+            failures=tuple(failures.kept),
             embedded=embedded,
             cache_hits=from_cache,
             seconds_total=elapsed,
             seconds_embedding=embed_seconds,
             seconds_indexing=indexer.busy,
-            failures_file=self._write_failures(failures),
+            failures_file=failures_file,
             cache_rejected=rejected,
             retried_429=indexer.counts.rejected_429,
             retried_5xx=indexer.retried_5xx,
             split_requests=indexer.splits,
+            failed=failures.count,
         )
+
+    def _entries_problem(self, entries: list[_Entry]) -> str | None:
+        """Why a document's entries cannot be written (checked before anything is embedded), or None."""
+        if not entries:
+            return "no words left to index after chunking"
+        return next((p for p in map(id_problem, (e.id for e in entries)) if p), None) or self._too_big(entries)
+
+    def _too_big(self, entries: list[_Entry]) -> str | None:
+        if self.max_chars is None:
+            return None
+        for n, e in enumerate(entries):
+            size = len(e.title) + len(e.text) + sum(len(v) for v in e.extra.values())
+            if size > self.max_chars:
+                return oversize(size, self.max_chars, f"chunk {n} of its text" if self.chunking is not None else "its text")
+        return None
+
+    @staticmethod
+    def _action(index: str, layout: DocumentLayout, e: _Entry, vector) -> dict[str, Any]:
+        return {
+            "_op_type": "index",
+            "_index": index,
+            "_id": e.id,
+            "_source": build_document(layout, text=e.text, vector=vector, parent_id=e.parent_id, chunk_index=e.chunk_index,
+                                      title=e.title, extra=e.extra, metadata=e.metadata),
+        }
 
     @property
     def caps(self) -> Capabilities:
@@ -409,12 +497,3 @@ class Ingestor:
                                         action=f"deleting stale chunks in {index}"))
         # A chunk already gone is what we wanted.
         return [_failure(info, {}, stage="delete-stale") for info in failed if responses.bulk_status(info) != 404]
-
-    def _write_failures(self, failures: list[ItemFailure]) -> str | None:
-        if not failures:
-            return None
-        path = self.failures_path or Path(f"ingest-failures-{self.alias}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
-        with open(path, "w", encoding="utf-8") as fh:
-            for f in failures:
-                fh.write(json.dumps({"id": f.id, "line": f.line, "status": f.status, "stage": f.source or "index", "reason": f.reason}) + "\n")
-        return str(path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -16,6 +17,28 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from .errors import InputError
 
 ID_CANDIDATES = ("id", "_id", "doc_id")
+
+# The size policy (docs/RELIABILITY.md): a document whose text (title, body and extra text fields)
+# is over this many characters is refused before it is embedded, with what to do (chunk it with
+# --chunk-size, or raise --max-chars). One huge entry would otherwise hold the model for minutes
+# (a 105 MB text took 12 GB of memory) and come back in every search it matches.
+DEFAULT_MAX_CHARS = 100_000
+
+
+def row_limit(max_chars: int | None) -> int | None:
+    """Characters a raw input row may have before the reader refuses it unread (its JSON, escapes and
+    metadata around a text of ``max_chars``); None: no limit."""
+    return None if max_chars is None else max(16 * max_chars, 4 << 20)
+
+
+def oversize(chars: int, max_chars: int, what: str = "its text") -> str:
+    return (f"{what} is {chars:,} characters, over the limit of {max_chars:,}: split it into chunks (--chunk-size N words), "
+            "or raise the limit (--max-chars)")
+
+
+def _too_long_row(size: int, limit: int) -> str:
+    return (f"the row is {size / 2**20:.1f} MiB, over the {limit:,} characters a row may have under the size limit; it "
+            "was skipped unread. Split the document, or raise the limit (--max-chars)")
 
 
 @dataclass(frozen=True)
@@ -75,19 +98,56 @@ class FieldMap:
         if broken:
             return RowError(line, broken)
         raw_id = record.get(self.id)  # type: ignore[arg-type]
-        if raw_id is None or str(raw_id).strip() == "":
+        if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, (str, int))):
+            return RowError(line, f"id field {self.id!r} holds {_kind(raw_id)}; an id is text or a whole number")
+        if raw_id is None or not visible(str(raw_id)):
             return RowError(line, f"no value in id field {self.id!r}")
         doc_id = str(raw_id).strip()
         text = record.get(self.text)
-        if not isinstance(text, str) or not text.strip():
+        if text is not None and not isinstance(text, str):
+            return RowError(line, f"text field {self.text!r} holds {_kind(text)}, not text", doc_id)
+        if not text or not text.strip():
             return RowError(line, f"no text in field {self.text!r}", doc_id, empty=True)
+        if not visible(text):
+            return RowError(line, f"no visible text in field {self.text!r} (only spaces, zero-width or control characters)", doc_id,
+                            empty=True)
         title = record.get(self.title) if self.title else ""
+        if title is not None and not isinstance(title, str):
+            return RowError(line, f"title field {self.title!r} holds {_kind(title)}, not text", doc_id)
+        title = title if title and visible(title) else ""
         if self.metadata is None:
             skip = {self.id, self.text, self.title}
             metadata = {k: v for k, v in record.items() if k not in skip and v not in (None, "")}
         else:
             metadata = {k: record[k] for k in self.metadata if record.get(k) not in (None, "")}
         return SourceDoc(doc_id, text, str(title or ""), metadata, line)
+
+
+# Characters that show nothing: controls (NUL...), format characters (zero-width space, joiners,
+# word joiner, BOM, soft hyphen), unassigned and surrogate code points, and every kind of space.
+_INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Cs", "Zs", "Zl", "Zp"})
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` has at least one character that shows (text of only NBSP + ZWSP is empty)."""
+    import unicodedata
+
+    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE for ch in text)
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's type in words, for messages that must not print a Python repr."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "a number"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -129,12 +189,40 @@ def _dedupe(rows: Iterable[SourceDoc | RowError]) -> Iterator[SourceDoc | RowErr
         yield row
 
 
-def read_jsonl(path: Path, fields: FieldMap) -> Iterator[SourceDoc | RowError]:
+def _lines(fh, limit: int | None) -> Iterator[tuple[str, int | None]]:
+    """``(line, None)`` per line, or ``("", bytes)`` for a line over ``limit`` characters, which is
+    read through in pieces and dropped (memory: one piece, never the line)."""
+    if limit is None:
+        for line in fh:
+            yield line, None
+        return
+    while True:
+        line = fh.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith("\n"):
+            yield line, None
+            continue
+        size = len(line.encode("utf-8", "surrogateescape"))
+        while not line.endswith("\n"):
+            line = fh.readline(1 << 20)
+            if not line:
+                break
+            size += len(line.encode("utf-8", "surrogateescape"))
+        yield "", size
+
+
+def read_jsonl(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
+    limit = row_limit(max_chars)
+
     def rows():
         resolved = None
         # Decoded line by line: one bad byte costs its own line, not the file.
         with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
-            for line_no, line in enumerate(fh, start=1):
+            for line_no, (line, skipped) in enumerate(_lines(fh, limit), start=1):
+                if skipped is not None:
+                    yield RowError(line_no, _too_long_row(skipped, limit or 0))
+                    continue
                 if not line.strip():
                     continue
                 bad_bytes = _undecoded(line)
@@ -156,7 +244,74 @@ def read_jsonl(path: Path, fields: FieldMap) -> Iterator[SourceDoc | RowError]:
     return _dedupe(rows())
 
 
-def read_csv(path: Path, fields: FieldMap) -> Iterator[SourceDoc | RowError]:
+_ARRAY_READ = 1 << 20  # characters read at a time from a JSON array file
+_ARRAY_MAX_ELEMENT = 64 << 20  # an element that does not parse within this many characters is refused
+
+
+def _starts_with_array(path: Path) -> bool:
+    with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
+        head = fh.read(4096).lstrip()
+    return head.startswith("[")
+
+
+def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
+    """A ``.json`` file holding one array of objects (pretty-printed or not), read an element at a time
+    (memory: the largest element, not the file). Each row's line is the line its object starts on."""
+    largest = row_limit(max_chars) or _ARRAY_MAX_ELEMENT
+
+    def rows() -> Iterator[SourceDoc | RowError]:
+        decoder = json.JSONDecoder()
+        resolved = None
+        with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
+            buf, pos, line, eof = fh.read(_ARRAY_READ), 0, 1, False
+            pos = buf.index("[") + 1
+            line += buf.count("\n", 0, pos)
+            while True:
+                while True:  # skip whitespace and one comma; refill the buffer as needed
+                    while pos < len(buf) and buf[pos] in " \t\r\n,":
+                        line += buf[pos] == "\n"
+                        pos += 1
+                    if pos < len(buf) or eof:
+                        break
+                    buf, pos = fh.read(_ARRAY_READ), 0
+                    eof = not buf
+                if pos >= len(buf) or buf[pos] == "]":
+                    return
+                while True:
+                    try:
+                        record, end = decoder.raw_decode(buf, pos)
+                        break
+                    except json.JSONDecodeError as exc:
+                        more = "" if eof else fh.read(_ARRAY_READ)
+                        if not more or len(buf) - pos > largest:
+                            where = line + buf.count("\n", pos, exc.pos)
+                            column = exc.pos - buf.rfind("\n", 0, exc.pos)
+                            yield RowError(where, f"invalid JSON: {exc.msg} at column {column}; the rest of the file was not "
+                                                  "read (the array is broken there)")
+                            return
+                        buf, pos = buf[pos:] + more, 0
+                bad_bytes = _undecoded(buf[pos:end])
+                start, line = line, line + buf.count("\n", pos, end)
+                buf, pos = buf[end:], 0
+                if bad_bytes:
+                    yield RowError(start, bad_bytes)
+                    continue
+                if not isinstance(record, dict):
+                    yield RowError(start, f"expected a JSON object, got {type(record).__name__}")
+                    continue
+                if resolved is None:
+                    resolved = fields.check(record.keys(), f"{path} line {start}")
+                yield resolved.row(record, start)
+
+    return _dedupe(rows())
+
+
+def read_csv(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
+    limit = row_limit(max_chars)
+    # The csv module refuses cells over its own limit (128 KiB by default) with an error that ended the
+    # whole file; it is process-wide, so it is only ever raised.
+    csv.field_size_limit(max(csv.field_size_limit(), limit or sys.maxsize))
+
     def rows():
         with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
             reader = csv.DictReader(fh)
@@ -166,7 +321,18 @@ def read_csv(path: Path, fields: FieldMap) -> Iterator[SourceDoc | RowError]:
             if header_bytes:
                 raise InputError(f"{path}: the header row is {header_bytes}")
             resolved = fields.check(reader.fieldnames, str(path))
-            for record in reader:
+            while True:
+                try:
+                    record = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:  # a cell over the limit: that row alone
+                    yield RowError(reader.line_num, f"{exc}: a cell over {limit or 0:,} characters (the size limit, --max-chars)")
+                    continue
+                text = record.get(resolved.text)
+                if limit is not None and isinstance(text, str) and len(text) > limit:
+                    yield RowError(reader.line_num, _too_long_row(len(text.encode("utf-8", "surrogateescape")), limit))
+                    continue
                 if None in record:  # more cells than header names
                     yield RowError(reader.line_num, f"{len(record[None])} more cells than the header has columns")
                     continue
@@ -182,13 +348,18 @@ def read_csv(path: Path, fields: FieldMap) -> Iterator[SourceDoc | RowError]:
 _HEADING = re.compile(r"^\s*#\s+(.+?)\s*$", re.MULTILINE)
 
 
-def read_folder(path: Path) -> Iterator[SourceDoc | RowError]:
+def read_folder(path: Path, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
     """Every .txt/.md file below ``path``; id = relative path, title = first Markdown heading or file stem."""
     files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".md"))
     if not files:
         raise InputError(f"{path} contains no .txt or .md files")
+    limit = row_limit(max_chars)
     for file in files:
         rel = file.relative_to(path).as_posix()
+        size = file.stat().st_size
+        if limit is not None and size > limit:
+            yield RowError(None, f"{rel}: {_too_long_row(size, limit)}", rel)
+            continue
         try:
             text = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -202,19 +373,25 @@ def read_folder(path: Path) -> Iterator[SourceDoc | RowError]:
         yield SourceDoc(rel, text, title, {"path": rel, "format": file.suffix.lower().lstrip(".")})
 
 
-def read_source(path: str | Path, fields: FieldMap | None = None, *, format: str | None = None) -> Iterator[SourceDoc | RowError]:
-    """Pick the reader from ``format`` or the path (folder, .jsonl/.json, .csv)."""
+def read_source(path: str | Path, fields: FieldMap | None = None, *, format: str | None = None,
+                max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
+    """Pick the reader from ``format`` or the path (folder, .jsonl, .json (JSON Lines or one array), .csv).
+
+    ``max_chars``: rows too big to hold a text under this limit are refused unread (:func:`row_limit`);
+    the text itself is checked by the :class:`~adapter.ingest.Ingestor`, before it is embedded."""
     path = Path(path)
     fields = fields or FieldMap()
     if not path.exists():
         raise InputError(f"{path} does not exist")
     kind = format or ("folder" if path.is_dir() else path.suffix.lower().lstrip("."))
     if kind == "folder":
-        return read_folder(path)
+        return read_folder(path, max_chars=max_chars)
+    if kind == "json" and _starts_with_array(path):
+        return read_json_array(path, fields, max_chars=max_chars)
     if kind in ("jsonl", "ndjson", "json"):
-        return read_jsonl(path, fields)
+        return read_jsonl(path, fields, max_chars=max_chars)
     if kind == "csv":
-        return read_csv(path, fields)
+        return read_csv(path, fields, max_chars=max_chars)
     raise InputError(f"cannot tell the format of {path}; use .jsonl, .csv or a folder (or pass format=)")
 
 
@@ -223,6 +400,8 @@ def count_rows(path: str | Path) -> int | None:
     path = Path(path)
     if path.is_dir():
         return sum(1 for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".md"))
+    if path.suffix.lower() == ".json" and _starts_with_array(path):
+        return None  # elements, not lines: unknown until read
     with open(path, "rb") as fh:
         lines = sum(1 for line in fh if line.strip())
     return max(lines - 1, 0) if path.suffix.lower() == ".csv" else lines

@@ -257,7 +257,7 @@ class ItemFailure:
 class IngestReport:
     documents: int  # input documents accepted
     chunks: int  # index entries written (== documents when not chunking)
-    failures: tuple[ItemFailure, ...]
+    failures: tuple[ItemFailure, ...]  # the first 1,000 (all of them are in the failures file)
     embedded: int  # texts sent to the model
     cache_hits: int  # texts whose vectors came from the embedding cache
     seconds_total: float
@@ -268,11 +268,12 @@ class IngestReport:
     retried_429: int = 0  # items the cluster refused with 429 (write queue full), retried with backoff
     retried_5xx: int = 0  # items that got a 5xx and were sent once more
     split_requests: int = 0  # requests refused as a whole, split in halves to isolate the bad rows
+    failed: int = 0  # rows that did not land; ``failures`` holds the first 1,000 of them, the failures file all
 
     @property
     def complete(self) -> bool:
         """Every input row landed."""
-        return not self.failures
+        return not self.failures and not self.failed
 
     @property
     def docs_per_second(self) -> float:

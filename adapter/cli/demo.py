@@ -48,7 +48,7 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
             read_jsonl(path, FieldMap(metadata=("category", "lang")))
         )
     print(f"== ingested {ingest.documents} documents ({ingest.embedded} embedded, {ingest.cache_hits} from cache), "
-          f"{len(ingest.failures)} failures")
+          f"{ingest.failed} failures")
     # Adaptive fusion's corpus prior: how BM25 matches typical queries of this index (texts only, no judgments).
     with resources.as_file(resources.files("adapter") / "data" / "support_es_queries.txt") as path:
         report = calibrate_index(client, index, path.read_text(encoding="utf-8").splitlines(), source=path.name)

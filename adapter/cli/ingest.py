@@ -37,6 +37,9 @@ def add_parsers(sub) -> None:
     ingest.add_argument("--chunk-size", type=int, help="split texts into chunks of this many words")
     ingest.add_argument("--chunk-overlap", type=int, default=40, help="words shared by consecutive chunks (default %(default)s)")
     ingest.add_argument("--batch-size", type=int, default=64, help="documents embedded per batch (default %(default)s)")
+    ingest.add_argument("--max-chars", type=int, default=None, metavar="N",
+                        help="refuse documents (or chunks) whose text is over N characters, before embedding them "
+                             "(default 100,000; 0: no limit). Longer texts: --chunk-size")
     ingest.add_argument("--strict", action="store_true", help="any bad row is fatal, before anything is written")
     ingest.add_argument("--failures", help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>.jsonl")
     ingest.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
@@ -49,11 +52,18 @@ def add_parsers(sub) -> None:
     ingest.set_defaults(func=run)
 
 
+def failure_line(failure) -> str:
+    """``line 4: d7: reason``, leaving out what the failure does not have (no ``None`` for a missing id)."""
+    parts = [f"line {failure.line}" if failure.line is not None else None, failure.id, failure.reason]
+    return ": ".join(p for p in parts if p is not None)
+
+
 def run(args) -> int:
     from ..cache import EmbeddingCache
     from ..ingest import Ingestor
+    from ..errors import InputError
     from ..partition import Partition, Selection
-    from ..sources import Chunking, FieldMap, count_rows, read_source
+    from ..sources import DEFAULT_MAX_CHARS, Chunking, FieldMap, count_rows, read_source
 
     partition = Partition.parse(args.partition) if args.partition else None
     cluster = client(args)
@@ -63,13 +73,16 @@ def run(args) -> int:
         metadata=tuple(args.metadata_fields.split(",")) if args.metadata_fields else None,
     )
     chunking = Chunking(args.chunk_size, args.chunk_overlap) if args.chunk_size else None
+    if args.max_chars is not None and args.max_chars < 0:
+        raise InputError(f"--max-chars must be 0 (no limit) or more, got {args.max_chars}")
+    max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None)
     failures = args.failures
     if partition is not None:
         failures = partition.failures_path(failures or f"ingest-failures-{args.index}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
     ingestor = Ingestor.open(cluster, args.index, embedder, cache=None if args.no_cache else EmbeddingCache(args.cache),
                              batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=failures,
-                             progress=not args.quiet)
-    rows = read_source(args.path, fields, format=args.format)
+                             progress=not args.quiet, max_chars=max_chars)
+    rows = read_source(args.path, fields, format=args.format, max_chars=max_chars)
     total = count_rows(args.path)
     selection = Selection(partition) if partition is not None else None
     if selection is not None:
@@ -78,7 +91,7 @@ def run(args) -> int:
     if selection is not None:
         print(f"partition {selection.partition.label}: {selection.kept} rows of {selection.kept + selection.others} "
               "(the others belong to the other partitions)")
-    print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {len(report.failures)}")
+    print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {report.failed}")
     print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
     if report.cache_rejected:
         print(f"cache: {report.cache_rejected} entries failed their integrity check and were embedded again")
@@ -90,8 +103,8 @@ def run(args) -> int:
     if report.complete:
         print("every row landed")
         return EXIT_ALL_LANDED
-    print(f"NOT every row landed: {len(report.failures)} failed (exit code {EXIT_SOME_ROWS_FAILED})")
+    print(f"NOT every row landed: {report.failed} failed (exit code {EXIT_SOME_ROWS_FAILED})")
     for f in report.failures[:10]:
-        print(f"  line {f.line}: {f.id}: {f.reason}")
+        print(f"  {failure_line(f)}")
     print(f"all failures written to {report.failures_file}")
     return EXIT_SOME_ROWS_FAILED

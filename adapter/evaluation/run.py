@@ -121,7 +121,7 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
         report = Ingestor.open(cluster, alias, embedder, cache=cache, progress=progress, failures_path=failures,
                                chunking=chunking).ingest(rows, total=len(rows))
         if report.failures:
-            raise InputError(f"{len(report.failures)} corpus documents failed to index (see {report.failures_file})")
+            raise InputError(f"{report.failed} corpus documents failed to index (see {report.failures_file})")
     return PreparedIndex(alias, skipped)
 
 

@@ -1,0 +1,223 @@
+"""Issue 20, "Found": the defects whose logic is pure, reproduced without a cluster.
+
+Each test here failed before its fix. The behaviours that are the server's (a closed index, a
+flood-stage block, 413, init on a red cluster, migrations under faults) are proven against real
+nodes in tests/integration/ and tests/reliability/.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from adapter.sources import FieldMap, RowError, SourceDoc, read_jsonl, read_source
+
+
+def write(path, lines):
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def rows_of(path, fields=FieldMap()):
+    rows = list(read_source(path, fields))
+    return [r for r in rows if isinstance(r, SourceDoc)], {r.line: r.reason for r in rows if isinstance(r, RowError)}
+
+
+# -- 8. non-scalar ids and titles became Python reprs --------------------------------------------------
+def test_ids_and_titles_that_are_not_scalars_are_refused_naming_the_type(tmp_path):
+    path = write(tmp_path / "d.jsonl", [
+        json.dumps({"id": {"x": 1}, "text": "an object as id"}),
+        json.dumps({"id": True, "text": "a boolean as id"}),
+        json.dumps({"id": [1, 2], "text": "a list as id"}),
+        json.dumps({"id": 7, "text": "a number as id is fine"}),
+        json.dumps({"id": "t1", "title": ["not", "text"], "text": "a list as title"}),
+        json.dumps({"id": "t2", "title": 12, "text": "a number as title"}),
+        json.dumps({"id": "t3", "title": "fine", "text": "ok"}),
+    ])
+    good, bad = rows_of(path)
+    assert [(d.id, d.title) for d in good] == [("7", ""), ("t3", "fine")]
+    assert "id field 'id' holds an object" in bad[1] and "{'x': 1}" not in bad[1]
+    assert "id field 'id' holds a boolean" in bad[2]
+    assert "id field 'id' holds a list" in bad[3]
+    assert "title field 'title' holds a list, not text" in bad[5]
+    assert "title field 'title' holds a number, not text" in bad[6]
+
+
+# -- 9. invisible text was indexed ---------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["\u200b\u200b\u200b", "\x00\x00", "\u00a0\u200b", "\ufeff \u2060\u200d", "\u3000\u00ad"])
+def test_text_with_no_visible_character_is_empty(tmp_path, text):
+    path = write(tmp_path / "d.jsonl", [json.dumps({"id": "a", "text": text}), json.dumps({"id": "b", "text": "visible\u200b"})])
+    good, bad = rows_of(path)
+    assert [d.id for d in good] == ["b"]
+    assert "no visible text in field 'text'" in bad[1]
+
+
+def test_an_id_of_only_invisible_characters_is_no_id(tmp_path):
+    path = write(tmp_path / "d.jsonl", [json.dumps({"id": "\u200b", "text": "some text"}), json.dumps({"id": "\u00a0", "text": "x"})])
+    good, bad = rows_of(path)
+    assert good == [] and "no value in id field 'id'" in bad[1] and "no value in id field 'id'" in bad[2]
+
+
+def test_an_invisible_title_is_no_title(tmp_path):
+    path = write(tmp_path / "d.jsonl", [json.dumps({"id": "a", "title": "\u200b\u200b", "text": "body"})])
+    good, _ = rows_of(path)
+    assert good[0].title == ""
+
+
+# -- 13. a pretty-printed JSON array gave 22 "invalid JSON" lines and 0 rows ------------------------------
+def test_a_json_array_file_is_read_as_rows_with_their_lines(tmp_path):
+    docs = [{"id": "a", "title": "A", "text": "first"}, {"id": "b", "text": "second\nwith a newline"}, "not an object",
+            {"id": "c", "text": ""}, {"id": "d", "text": "fourth"}]
+    path = tmp_path / "docs.json"
+    path.write_text(json.dumps(docs, indent=2), encoding="utf-8")
+    good, bad = rows_of(path)
+    assert [(d.id, d.text) for d in good] == [("a", "first"), ("b", "second\nwith a newline"), ("d", "fourth")]
+    text = path.read_text().splitlines()
+    assert good[0].line == 2 and all(text[d.line - 1].strip() == "{" for d in good)  # the line each object starts on
+    assert len(bad) == 2 and any("expected a JSON object, got str" in r for r in bad.values())
+    assert any("no text" in r for r in bad.values())
+
+
+def test_a_broken_json_array_is_one_clear_error_for_the_rest_of_the_file(tmp_path):
+    path = tmp_path / "docs.json"
+    path.write_text('[\n  {"id": "a", "text": "one"},\n  {"id": "b", "text": "two"\n  {"id": "c", "text": "three"}\n]\n', encoding="utf-8")
+    good, bad = rows_of(path)
+    assert [d.id for d in good] == ["a"]
+    assert len(bad) == 1 and "invalid JSON" in next(iter(bad.values())) and "the rest of the file" in next(iter(bad.values()))
+
+
+def test_jsonl_named_json_still_reads_as_lines(tmp_path):
+    path = write(tmp_path / "docs.json", [json.dumps({"id": "a", "text": "one"}), json.dumps({"id": "b", "text": "two"})])
+    good, bad = rows_of(path)
+    assert [d.id for d in good] == ["a", "b"] and bad == {}
+
+
+# -- 19. missing ids printed as None ----------------------------------------------------------------------
+def test_a_failure_without_an_id_is_printed_without_none():
+    from adapter.cli.ingest import failure_line
+    from adapter.types import ItemFailure
+
+    assert failure_line(ItemFailure(None, "no value in id field 'id'", line=4)) == "line 4: no value in id field 'id'"
+    assert failure_line(ItemFailure("d7", "refused", line=9)) == "line 9: d7: refused"
+    assert failure_line(ItemFailure("d7", "refused")) == "d7: refused"
+
+
+# -- the ingest side: a fake cluster, a counting model -------------------------------------------------
+import hashlib  # noqa: E402
+import os  # noqa: E402
+import stat  # noqa: E402
+import tracemalloc  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from adapter.catalog import IndexInfo  # noqa: E402
+from adapter.ingest import Ingestor  # noqa: E402
+from adapter.testing import FakeClient, bulk_actions, bulk_answer  # noqa: E402
+from adapter.types import EmbeddingFingerprint  # noqa: E402
+
+FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
+INFO = IndexInfo("docs", "docs-v1", FP)
+
+
+class CountingEmbedder:
+    fingerprint = FP
+    dimension = 4
+    normalized = True
+
+    def __init__(self):
+        self.longest = 0
+        self.texts = 0
+
+    def embed_documents(self, texts):
+        self.texts += len(texts)
+        self.longest = max([self.longest, *map(len, texts)])
+        vectors = np.stack([np.frombuffer(hashlib.sha256(t.encode()).digest()[:4], np.uint8).astype(np.float32) + 1 for t in texts])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def embed_query(self, text):
+        return self.embed_documents([text])[0]
+
+
+def fake_cluster():
+    return FakeClient({"bulk": lambda call: bulk_answer(call), "indices.refresh": {}})
+
+
+# -- 2, 3. a 105 MB document reached the model; no size policy ----------------------------------------------
+def test_a_document_over_the_size_limit_is_refused_before_it_reaches_the_model(tmp_path):
+    from adapter.sources import DEFAULT_MAX_CHARS
+
+    model = CountingEmbedder()
+    rows = [SourceDoc("small", "fine text", line=1), SourceDoc("huge", "word " * (DEFAULT_MAX_CHARS // 5 + 1), line=2),
+            SourceDoc("titled", "short body", title="t" * DEFAULT_MAX_CHARS, line=3)]
+    report = Ingestor(fake_cluster(), INFO, model, progress=False, failures_path=tmp_path / "f.jsonl").ingest(rows)
+    assert model.longest < 100 and model.texts == 1  # neither big one was embedded
+    assert [(f.id, f.line, f.source) for f in report.failures] == [("huge", 2, "input"), ("titled", 3, "input")]
+    reason = report.failures[0].reason
+    assert f"{DEFAULT_MAX_CHARS + 5:,} characters" in reason and f"limit of {DEFAULT_MAX_CHARS:,}" in reason
+    assert "--max-chars" in reason and "--chunk-size" in reason
+
+
+def test_the_size_limit_is_configurable_and_can_be_lifted(tmp_path):
+    model = CountingEmbedder()
+    rows = [SourceDoc("a", "x" * 50, line=1), SourceDoc("b", "y" * 5000, line=2)]
+    report = Ingestor(fake_cluster(), INFO, model, progress=False, max_chars=100, failures_path=tmp_path / "f.jsonl").ingest(rows)
+    assert [f.id for f in report.failures] == ["b"] and "limit of 100" in report.failures[0].reason
+    report = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False, max_chars=None).ingest(rows)
+    assert report.complete
+
+
+def test_a_row_over_the_limit_is_refused_by_the_reader_without_holding_it(tmp_path):
+    """The reader skips a 30 MB line in pieces: it never holds the row, let alone parses it."""
+    path = tmp_path / "d.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"id": "a", "text": "before"}) + "\n")
+        fh.write('{"id": "big", "text": "' + "z" * (30 << 20) + '"}\n')
+        fh.write(json.dumps({"id": "c", "text": "after"}) + "\n")
+    tracemalloc.start()
+    try:
+        rows = list(read_jsonl(path, FieldMap()))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [r.id for r in rows if isinstance(r, SourceDoc)] == ["a", "c"]
+    bad = [r for r in rows if isinstance(r, RowError)]
+    assert len(bad) == 1 and bad[0].line == 2 and "30.0 MiB" in bad[0].reason and "--max-chars" in bad[0].reason
+    assert peak < 16 << 20, f"peak {peak / 2**20:.1f} MiB while reading"
+
+
+# -- 4. two concurrent ingests wrote the same failures file -------------------------------------------------
+def test_two_ingests_in_the_same_second_write_failures_files_of_their_own(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    import adapter.ingest as ingest_module
+
+    monkeypatch.setattr(ingest_module.time, "strftime", lambda *a: "20261201-120000")  # the same second for both
+    first = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False).ingest([RowError(1, "bad one", "x1")])
+    second = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False).ingest([RowError(1, "bad two", "x2")])
+    assert first.failures_file != second.failures_file
+    assert "bad one" in open(first.failures_file).read() and "bad two" in open(second.failures_file).read()
+
+
+# -- 15. failures files were created 0644 ----------------------------------------------------------------------
+def test_a_failures_file_is_private_to_its_user(tmp_path):
+    path = tmp_path / "f.jsonl"
+    report = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False, failures_path=path).ingest([RowError(1, "bad")])
+    assert report.failures_file == str(path) and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+# -- 7. memory grew with the number of bad rows -------------------------------------------------------------------
+def test_failures_stream_to_the_file_and_memory_holds_counts(tmp_path):
+    """50,000 bad rows grew the heap by 15 MiB before (a list of every failure); now by what one row takes."""
+    n = 50_000
+    rows = (RowError(i, f"invalid JSON: Expecting value at column {i % 80}", f"id-{i}") for i in range(1, n + 1))
+    Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False, failures_path=tmp_path / "warm.jsonl").ingest([])  # lazy imports
+    tracemalloc.start()
+    try:
+        report = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False, failures_path=tmp_path / "f.jsonl").ingest(rows)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report.failed == n and not report.complete and len(report.failures) <= 1000
+    with open(tmp_path / "f.jsonl") as fh:
+        assert sum(1 for _ in fh) == n
+    assert peak < 4 << 20, f"peak {peak / 2**20:.1f} MiB for {n:,} bad rows"
