@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from .assets import IndexNames, IndexSpec
 from .engines import Cluster, Engine, cluster_for
-from .errors import ConfigurationError
+from .errors import ConfigurationError, IndexHealthError
 from .fusion import DEFAULT_WEIGHTS
 from .plan import (  # noqa: F401  (re-exported: what init's callers and tests used from here)
     DEFAULT_PIPELINE_SETTING,
@@ -49,6 +49,27 @@ class InitReport:
         return any(c.action != "unchanged" for c in self.changes)
 
 
+def wait_for_yellow(cluster: Cluster, index: str, seconds: float) -> None:
+    """Until ``index`` is yellow or green, at most ``seconds``; else IndexHealthError with the server's explanation."""
+    health = cluster.health(index, wait_for_status="yellow", timeout=f"{max(int(seconds), 1)}s")
+    if health.get("status") in ("yellow", "green") and not health.get("timed_out"):
+        return
+    explain = cluster.allocation_explain(index)
+    raise IndexHealthError(
+        f"{index} is {health.get('status')} after {seconds:g} s: {health.get('unassigned_shards', '?')} shards unassigned, "
+        f"{health.get('active_primary_shards', '?')} primaries active ({_why_unassigned(explain)}). The index and its alias "
+        "exist but cannot take writes; fix the cause (GET _cluster/allocation/explain says more), then run `hybrid init` "
+        "again: it waits for yellow", reason=str(health.get("status")))
+
+
+def _why_unassigned(explain: Mapping[str, Any] | None) -> str:
+    if not explain:
+        return "the server did not say why"
+    reason = explain.get("allocate_explanation") or (explain.get("unassigned_info") or {}).get("reason") or "no explanation"
+    deciders = [d.get("explanation") for n in explain.get("node_allocation_decisions") or [] for d in n.get("deciders") or []]
+    return f"{reason}; {deciders[0]}" if deciders and deciders[0] else str(reason)
+
+
 def _enable_server_mmr(cluster: Cluster, *, dry_run: bool) -> Change:
     """Turn on the server's MMR processors (a persistent cluster setting), keeping what is there."""
     change = cluster.enable_server_mmr(dry_run=dry_run)
@@ -69,13 +90,16 @@ def init_index(
     engine: Engine | None = None,
     reattach: bool = False,
     server_mmr: bool = False,
+    wait_timeout: float = 30.0,
 ) -> InitReport:
     """Make the cluster match the assets for index ``alias``; see the module docstring.
 
     An index ``<alias>-vN`` whose alias was deleted by hand is refused with a clear error unless
     ``reattach`` is set: then the alias is put back on the newest one (and the rest proceeds).
     ``server_mmr`` turns on the k-NN plugin's MMR processors for the whole cluster (a persistent
-    cluster setting; 3.3+), so that dense searches with MMR run it on the server.
+    cluster setting; 3.3+), so that dense searches with MMR run it on the server. The index must
+    reach yellow (every primary assigned) within ``wait_timeout`` seconds (0: no wait), else
+    :class:`IndexHealthError` says which shards are unassigned and why.
     """
     cluster = cluster_for(client, engine)
     engine, caps = cluster.engine, cluster.probe()
@@ -86,6 +110,8 @@ def init_index(
     live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
     planned = plan(desired, live, engine, reattach=reattach)
     changes = apply_plan(cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT)
+    if not dry_run and wait_timeout:
+        wait_for_yellow(cluster, planned.index, wait_timeout)
     if server_mmr:
         changes += (_enable_server_mmr(cluster, dry_run=dry_run),)
         if not dry_run:

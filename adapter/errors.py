@@ -16,6 +16,8 @@ chained (``raise ... from exc``) so the original cause stays visible.
     ├── BackendError               OpenSearch answered with an error (keeps status and reason)
     │   ├── ClusterUnavailableError    the cluster is down or refuses the connection
     │   │   └── TLSError               the TLS handshake failed (an unknown CA, a hostname mismatch)
+    │   ├── IndexHealthError           an index stayed red (unassigned primaries) past the wait
+    │   ├── WriteBlockedError          the index is read-only after a flood-stage disk block (429 cluster_block_exception)
     │   ├── AuthenticationError        401: the credentials were not accepted (says which kind was used)
     │   └── PermissionDeniedError      403: the user lacks a permission (named, as the server names it)
     ├── MigrationError             a reindex or rollback stopped before moving the alias (gate, disagreement)
@@ -39,6 +41,8 @@ __all__ = [
     "PipelineNotFoundError",
     "BackendError",
     "ClusterUnavailableError",
+    "IndexHealthError",
+    "WriteBlockedError",
     "LocalNodeError",
     "JavaError",
     "ArtifactNotFoundError",
@@ -96,6 +100,21 @@ class BackendError(HybridError):
 
 class ClusterUnavailableError(BackendError):
     """The cluster cannot be reached: down, refusing connections, or timing out."""
+
+
+class IndexHealthError(BackendError):
+    """An index did not reach yellow (every primary shard assigned) within the wait: it exists, but
+    cannot take writes or answer every search. The message says which shards and why, as the server explains it."""
+
+
+class WriteBlockedError(BackendError):
+    """The index refused writes with ``index.blocks.read_only_allow_delete``, which the server sets when
+    disk usage passes the flood-stage watermark (a 429 ``cluster_block_exception``: not a full write
+    queue, so waiting and retrying does not help). ``index`` names it."""
+
+    def __init__(self, message: str, *, index: str | None = None, status: int | None = 429, reason: str | None = None) -> None:
+        self.index = index
+        super().__init__(message, status=status, reason=reason)
 
 
 class TLSError(ClusterUnavailableError):

@@ -27,7 +27,7 @@ from .catalog import IndexInfo, read_index_info
 from .documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
 from .embedders import Embedder, check_fingerprint, check_vectors
 from .engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for
-from .errors import ClusterUnavailableError, InputError
+from .errors import BackendError, ClusterUnavailableError, InputError, WriteBlockedError
 from .sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize
 from .types import IngestReport, ItemFailure
 
@@ -367,6 +367,15 @@ class Ingestor:
                 indexer.queue.put(_DONE)
                 indexer.join()
                 bar.close()
+            if isinstance(indexer.error, WriteBlockedError):  # a flood-stage block: retrying would only wait
+                for doc_id in indexer.unsent:
+                    failures.add(_unsent(doc_id, sources, f"not written: {indexer.error.reason}"))
+                blocked = indexer.error.index or index
+                raise WriteBlockedError(
+                    f"{indexer.error}. Free disk space on the data nodes; the block is lifted once usage drops below the high "
+                    f"watermark (or: PUT {blocked}/_settings {{\"index.blocks.read_only_allow_delete\": null}}). Then run the same "
+                    f"ingest again: {failures.count} rows were not written (listed in {failures.path})",
+                    index=blocked, status=indexer.error.status, reason=indexer.error.reason) from indexer.error
             if indexer.error is not None:
                 try:
                     raise indexer.error  # the port's error (it translated the client's)
@@ -386,8 +395,14 @@ class Ingestor:
             if shrink:
                 for failure in self._delete_stale_chunks(index, shrink):
                     failures.add(failure)
-            if self.refresh:
-                self.cluster.refresh([index])
+            if self.refresh and chunks > failures.index_failed:  # nothing landed (a closed index): nothing to refresh
+                try:
+                    self.cluster.refresh([index])
+                except BackendError as exc:
+                    if not failures.count:
+                        raise
+                    raise type(exc)(f"{exc}; besides, {failures.count} rows did not land (listed in {failures.path})",
+                                    status=exc.status, reason=exc.reason) from exc
         finally:
             failures_file = failures.close()
         elapsed = time.perf_counter() - started

@@ -140,6 +140,17 @@ def bulk_request_refused(item: Mapping[str, Any]) -> bool:
     return isinstance(op, Mapping) and "exception" in op and status is not None and 400 <= status < 500 and status != 429
 
 
+def bulk_disk_block(item: Mapping[str, Any]) -> str | None:
+    """The reason, when a bulk item was refused by the index's ``read_only_allow_delete`` block: a
+    ``cluster_block_exception`` with 429, which the server sets when disk usage passes the
+    flood-stage watermark. Retrying it only waits (the bulk helpers take it for a full write queue)."""
+    op = next(iter(item.values()), {}) if item else {}
+    error = op.get("error") if isinstance(op, Mapping) else None
+    if bulk_status(item) == 429 and isinstance(error, Mapping) and error.get("type") == "cluster_block_exception":
+        return str(error.get("reason") or "cluster_block_exception")
+    return None
+
+
 def bulk_item(item: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
     """``(id, status, reason)`` of one failed bulk item."""
     op = next(iter(item.values()), {}) if item else {}

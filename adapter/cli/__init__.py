@@ -13,6 +13,7 @@ import threading
 
 from ..errors import HybridError
 from . import adaptive, check, contracts, demo, evaluate, index, ingest, ops, search
+from .exits import Exit
 
 COMMANDS = (index, ops, ingest, search, check, evaluate, adaptive, demo, contracts)
 
@@ -47,18 +48,18 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:  # as parse_args would say it, with the command's own code (`diff`: 1, since 2 means drift)
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
-        return getattr(args, "usage_error_code", 2)
+        return getattr(args, "usage_error_code", Exit.ERROR)
     previous = signal.signal(signal.SIGTERM, _terminated) if threading.current_thread() is threading.main_thread() else None
     try:
         return args.func(args) or 0
     except HybridError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return Exit.ERROR
     except KeyboardInterrupt:
-        return 130
+        return Exit.INTERRUPTED
     except Terminated:
         print("error: terminated (SIGTERM)", file=sys.stderr)
-        return 143
+        return Exit.TERMINATED
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0

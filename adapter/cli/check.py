@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from .common import client, with_url
+from .exits import Exit, help_epilog
 
 
 def add_parsers(sub) -> None:
     from ..check import DEFAULT_MIN_COSINE, DEFAULT_SAMPLE
 
     check = with_url(sub.add_parser(
-        "check", help="sample documents, embed their text again with the index's embedder, and report vectors written by another model"))
+        "check", help="sample documents, embed their text again with the index's embedder, and report vectors written by another model",
+        epilog=help_epilog("check"), formatter_class=__import__("argparse").RawDescriptionHelpFormatter))
     check.add_argument("--index", required=True)
     check.add_argument("--sample", type=int, default=DEFAULT_SAMPLE, help="documents to check (default %(default)s)")
     check.add_argument("--min-cosine", type=float, default=DEFAULT_MIN_COSINE,
@@ -32,7 +34,7 @@ def run(args) -> int:
         print(f"  {m.id}: {m.reason}")
     if report.ok:
         print("ok: every sampled vector is the index's embedder's")
-        return 0
+        return Exit.OK
     print(f"{len(report.mismatches)} of {report.sampled} sampled documents have vectors the index's embedder did not write; "
           "re-ingest them through the adapter (or `hybrid ingest`), which embeds with the recorded model")
-    return 1
+    return Exit.FOUND

@@ -35,6 +35,9 @@ def add_parsers(sub) -> None:
     init.add_argument("--server-mmr", action="store_true",
                       help="turn on the k-NN plugin's MMR processors for the cluster (a persistent cluster setting; OpenSearch "
                            "3.3+), so that dense searches with --mmr run it on the server")
+    init.add_argument("--wait-timeout", type=float, default=30.0, metavar="SECONDS",
+                      help="how long to wait for the index to be yellow (every primary shard assigned); red after it: "
+                           "exit 2 with why (default %(default)s; 0: do not wait)")
     init.set_defaults(func=run_init)
 
 
@@ -78,6 +81,6 @@ def run_init(args) -> int:
     extra = pipeline_files(args.pipeline_file)
     report = init_index(client(args), args.index, index_spec(args), weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
                         extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias,
-                        server_mmr=args.server_mmr)
+                        server_mmr=args.server_mmr, wait_timeout=args.wait_timeout)
     print_init(report)
     return 0

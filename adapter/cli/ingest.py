@@ -5,26 +5,20 @@ from __future__ import annotations
 import time
 
 from .common import client, embedder_for, with_allow_model, with_url
+from .exits import Exit, help_epilog
 
 
-# Exit codes of `hybrid ingest` (also in its --help and the README).
-EXIT_ALL_LANDED = 0
-EXIT_ERROR = 2  # nothing or not everything was done: bad arguments, cluster unreachable or lost (see the failures file)
-EXIT_SOME_ROWS_FAILED = 3  # the ingest finished, but some rows did not land (listed in the failures file)
-EXIT_CODES = f"""exit codes:
-  {EXIT_ALL_LANDED}  every row landed
-  {EXIT_ERROR}  an error stopped the ingest (bad arguments, cluster unreachable, connection lost); rows not
-     confirmed written are in the failures file, and running the same command again completes them
-  {EXIT_SOME_ROWS_FAILED}  the ingest finished but some rows did not land (bad input or refused by the cluster);
-     each is in the failures file with its line and reason
-"""
+# Exit codes of `hybrid ingest` (the table for every command: adapter/cli/exits.py, printed in the README).
+EXIT_ALL_LANDED = Exit.OK
+EXIT_ERROR = Exit.ERROR  # an error stopped it: rows not confirmed written are in the failures file
+EXIT_SOME_ROWS_FAILED = Exit.INCOMPLETE  # the ingest finished, but some rows did not land (listed in the failures file)
 
 
 def add_parsers(sub) -> None:
     import argparse
 
     ingest = with_url(sub.add_parser("ingest", help="embed and index JSONL, CSV or a folder of .txt/.md files",
-                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter))
+                                     epilog=help_epilog("ingest"), formatter_class=argparse.RawDescriptionHelpFormatter))
     ingest.add_argument("path")
     ingest.add_argument("--index", required=True)
     ingest.add_argument("--embedder", help="default: the embedder recorded in the index")
@@ -41,7 +35,7 @@ def add_parsers(sub) -> None:
                         help="refuse documents (or chunks) whose text is over N characters, before embedding them "
                              "(default 100,000; 0: no limit). Longer texts: --chunk-size")
     ingest.add_argument("--strict", action="store_true", help="any bad row is fatal, before anything is written")
-    ingest.add_argument("--failures", help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>.jsonl")
+    ingest.add_argument("--failures", help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>-<pid>-<random>.jsonl, mode 600")
     ingest.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
     ingest.add_argument("--no-cache", action="store_true", help="always call the model")
     ingest.add_argument("--partition", metavar="I/N",
@@ -103,7 +97,7 @@ def run(args) -> int:
     if report.complete:
         print("every row landed")
         return EXIT_ALL_LANDED
-    print(f"NOT every row landed: {report.failed} failed (exit code {EXIT_SOME_ROWS_FAILED})")
+    print(f"NOT every row landed: {report.failed} failed (exit code {int(EXIT_SOME_ROWS_FAILED)})")
     for f in report.failures[:10]:
         print(f"  {failure_line(f)}")
     print(f"all failures written to {report.failures_file}")

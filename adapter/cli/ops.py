@@ -14,18 +14,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import HybridError, InputError
+from .exits import Exit, help_epilog
 from .common import add_index_spec_options, allowed, client, pipeline_files, with_allow_model, with_url
 
 # `hybrid diff` exit codes, as `terraform plan -detailed-exitcode` has them: 2 means drift, so an
-# error (which the other commands report with 2) is 1 here, bad arguments included.
-DIFF_IN_SYNC = 0
-DIFF_ERROR = 1
-DIFF_DRIFT = 2
-DIFF_EXIT_CODES = f"""exit codes:
-  {DIFF_IN_SYNC}  the cluster matches the spec
-  {DIFF_ERROR}  an error: bad arguments or spec, cluster unreachable, ... (never read as drift)
-  {DIFF_DRIFT}  drift: the cluster differs from the spec (the diff says how)
-"""
+# error (which the other commands report with 2) is 1 here, bad arguments included (adapter/cli/exits.py).
+DIFF_IN_SYNC = Exit.OK
+DIFF_ERROR = Exit.FOUND
+DIFF_DRIFT = Exit.ERROR
 _SPEC_DESTS = ("embedder", "analyzer", "space_type", "engine", "m", "ef_construction", "shards", "title_boost", "text_layout",
                "weights", "default_fusion", "pipeline_file")
 
@@ -52,7 +48,7 @@ def add_parsers(sub) -> None:
     apply.set_defaults(func=run_apply)
 
     diff = sub.add_parser("diff", help="compare the cluster with the spec, for CI: exit 0 in sync, 2 on drift, 1 on error",
-                          epilog=DIFF_EXIT_CODES, formatter_class=formatter)
+                          epilog=help_epilog("diff"), formatter_class=formatter)
     _spec_options(diff)
     diff.add_argument("--json", action="store_true", help="the drift as JSON")
     diff.set_defaults(func=run_diff, usage_error_code=DIFF_ERROR)

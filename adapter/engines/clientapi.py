@@ -14,7 +14,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from .. import responses
-from ..errors import BackendError
+from ..errors import BackendError, WriteBlockedError
 from .port import Body, BulkCounts, BulkOptions, Cluster, Json, record
 
 if TYPE_CHECKING:
@@ -87,7 +87,27 @@ class ClientCluster(Cluster):
 
     def health(self, index: str | None = None, *, wait_for_status: str | None = None, timeout: str | None = None) -> Json:
         options = {k: v for k, v in (("index", index), ("wait_for_status", wait_for_status), ("timeout", timeout)) if v is not None}
-        return dict(self._call("reading the cluster's health", lambda: self.client.cluster.health(**options)))
+        if timeout is not None:
+            options.update(self._server_timeout(timeout))
+        try:
+            return dict(self._call("reading the cluster's health", lambda: self.client.cluster.health(**options)))
+        except BackendError as exc:
+            if exc.status != 408 or wait_for_status is None:
+                raise
+        # 408: the wait ran out; the health as it is now says what is missing.
+        now = {k: v for k, v in options.items() if k == "index"}
+        return {**self._call("reading the cluster's health", lambda: self.client.cluster.health(**now)), "timed_out": True}
+
+    def _server_timeout(self, timeout: str) -> dict[str, Any]:
+        """What else a call with the server-side ``timeout`` parameter needs (opensearch-py takes it for its own)."""
+        return {}
+
+    def allocation_explain(self, index: str, *, shard: int = 0, primary: bool = True) -> Json | None:
+        try:
+            return dict(self._call(f"asking why {index} is not assigned", lambda: self.client.cluster.allocation_explain(
+                body={"index": index, "shard": shard, "primary": primary})))
+        except BackendError:  # 400: every shard is assigned; nothing to explain
+            return None
 
     def cluster_settings(self, *, filter_path: str, action: str | None = None) -> Json:
         return dict(self._call(action or "reading cluster settings", lambda: self.client.cluster.get_settings(
@@ -262,6 +282,13 @@ class _Counting:
             if getattr(exc, "status_code", None) == 429:  # the whole request: every action in it is retried
                 self._counts.rejected_429 += _actions_in(kwargs.get("body", kwargs.get("operations", "")))
             raise
+        blocked = next((r for r in map(responses.bulk_disk_block, resp.get("items", ())) if r), None)
+        if blocked:  # a flood-stage block, not a full write queue: the helper's retries would wait minutes for nothing
+            index = next(iter(resp["items"][0].values()), {}).get("_index")
+            raise WriteBlockedError(
+                f"the cluster refused writes to {index}: {blocked}. The index is read-only "
+                "(index.blocks.read_only_allow_delete), which the server sets when a node's disk usage passes the "
+                "flood-stage watermark (cluster.routing.allocation.disk.watermark.flood_stage)", index=index, reason=blocked)
         self._counts.rejected_429 += sum(1 for item in resp.get("items", ()) if responses.bulk_status(item) == 429)
         return resp
 

@@ -124,7 +124,12 @@ class Cluster(abc.ABC):
 
     @abc.abstractmethod
     def health(self, index: str | None = None, *, wait_for_status: str | None = None, timeout: str | None = None) -> Json:
-        """``_cluster/health`` (of ``index``), waiting up to ``timeout`` for ``wait_for_status``."""
+        """``_cluster/health`` (of ``index``), waiting up to ``timeout`` (the server's, e.g. ``"30s"``) for
+        ``wait_for_status``; a wait that runs out answers the health as it is then (``timed_out``: true)."""
+
+    @abc.abstractmethod
+    def allocation_explain(self, index: str, *, shard: int = 0, primary: bool = True) -> Json | None:
+        """Why a shard of ``index`` is not assigned (``_cluster/allocation/explain``); None when it is, or the server cannot say."""
 
     @abc.abstractmethod
     def cluster_settings(self, *, filter_path: str, action: str | None = None) -> Json:

@@ -93,7 +93,7 @@ def run(args) -> int:
             print(f"no local cluster is running from {config.cache_dir}")
         for status in statuses if not args.json else ():
             print_status(status)
-        return 0 if statuses else 3
+        return 0 if statuses else 3  # adapter/cli/exits.py: Exit.INCOMPLETE, not running
     node = LocalNode(config, log=log)
     if args.action == "up":
         status = node.up()
@@ -107,7 +107,7 @@ def run(args) -> int:
             print(json.dumps(status.__dict__, indent=2))
         else:
             print_status(status)
-        return 0 if status.running else 3
+        return 0 if status.running else 3  # Exit.INCOMPLETE
     elif args.action == "logs":
         print(node.logs(args.lines))
     return 0

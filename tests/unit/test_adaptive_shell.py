@@ -159,7 +159,7 @@ def test_init_with_an_adaptive_default_keeps_the_calibration_and_its_weights():
                              {"name": call.kwargs["name"], "component_template": components[call.kwargs["name"]]}]},
                          "indices.get_index_template": lambda call: {"index_templates": [
                              {"name": "docs", "index_template": OPENSEARCH.render_index_template(names, spec)}]},
-                         "transport.perform_request": perform})
+                         "transport.perform_request": perform, "cluster.health": {"status": "green"}})
     report = init_index(client, "docs", spec, engine=OPENSEARCH)
     assert report.default_pipeline == "docs-adaptive"
     assert not client.calls_to("indices.put_mapping")  # the calibration in _meta is not the assets' to remove

@@ -271,6 +271,7 @@ def _init_client(stored_weights, live_default="docs-min_max-arithmetic_mean"):
         "indices.get_index_template": lambda call: {"index_templates": [
             {"name": "docs", "index_template": OPENSEARCH.render_index_template(NAMES, spec)}]},
         "transport.perform_request": perform,
+        "cluster.health": {"status": "green", "timed_out": False},
     })
 
 

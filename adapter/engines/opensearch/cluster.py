@@ -49,6 +49,11 @@ class OpenSearchCluster(ClientCluster):
             self.put_cluster_settings({"persistent": {MMR_SETTING: wanted}}, action=f"setting {MMR_SETTING}")
         return SettingChange(MMR_SETTING, value, wanted)
 
+    def _server_timeout(self, timeout: str) -> dict[str, Any]:
+        # opensearch-py reads a ``timeout`` keyword as its own socket timeout unless ``request_timeout`` is given.
+        seconds = float(timeout.rstrip("s")) if timeout.rstrip("s").replace(".", "", 1).isdigit() else 30.0
+        return {"request_timeout": seconds + 30}
+
     # -- searching ------------------------------------------------------------------------------------
     def _search_params(self, pipeline: str | None, body: Body) -> dict[str, Any]:
         if pipeline:

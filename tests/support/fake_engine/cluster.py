@@ -55,6 +55,9 @@ class FakeCluster(Cluster):
     def health(self, index: str | None = None, *, wait_for_status: str | None = None, timeout: str | None = None) -> Json:
         return {"status": "green", "number_of_nodes": 1}
 
+    def allocation_explain(self, index: str, *, shard: int = 0, primary: bool = True) -> Json | None:
+        return None
+
     def cluster_settings(self, *, filter_path: str, action: str | None = None) -> Json:
         return {"persistent": dict(self.settings)}
 
