@@ -43,11 +43,18 @@ def add_parsers(sub) -> None:
     ev.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     ev.add_argument("--json", help="write results as JSON (schema: `hybrid schema eval`)")
     ev.add_argument("--plot", help="write a PNG chart of quality and latency")
+    ev.add_argument("--report", metavar="DIR", help="write the evaluation's files (run files, qrels, per-query details) and an HTML "
+                                                    "report of it, per query, to DIR (opens offline: DIR/index.html)")
     ev.add_argument("--keep-index", action="store_true", help="reuse a complete eval index instead of rebuilding it")
     ev.add_argument("--cache", help="embedding cache file")
     ev.add_argument("--no-cache", action="store_true")
     ev.add_argument("-q", "--quiet", action="store_true")
     ev.set_defaults(func=run_eval)
+
+    rep = sub.add_parser("report", help="(re)build the HTML report of a stored evaluation (`hybrid eval --report DIR`)")
+    rep.add_argument("eval_dir", help="the folder `hybrid eval --report` wrote")
+    rep.add_argument("--out", help="write the page there instead (default: the eval folder)")
+    rep.set_defaults(func=run_report)
 
     adv = with_url(sub.add_parser("advise", help="classify queries (natural language vs exact terms) and recommend a technique"))
     adv.add_argument("queries", help="one query per line, or BEIR queries.jsonl")
@@ -106,6 +113,33 @@ def run_eval(args) -> int:
     if args.plot:
         plot(report, args.plot)
         print(f"chart written to {args.plot}")
+    if args.report:
+        write_report_dir(report, dataset, args.report)
+    return 0
+
+
+def write_report_dir(report, dataset, root) -> None:
+    import time
+
+    from ..evaluation import stored
+    from ..evaluation.html import write_report
+
+    started = time.perf_counter()
+    stored.write(report, dataset, root)
+    page = write_report(stored.load(root))
+    print(f"report written to {page} in {time.perf_counter() - started:.1f} s (run files in {Path(root) / stored.RUNS}, "
+          f"qrels in {Path(root) / 'qrels.txt'})")
+
+
+def run_report(args) -> int:
+    import time
+
+    from ..evaluation import stored
+    from ..evaluation.html import write_report
+
+    started = time.perf_counter()
+    page = write_report(stored.load(args.eval_dir), args.out)
+    print(f"report written to {page} in {time.perf_counter() - started:.1f} s")
     return 0
 
 

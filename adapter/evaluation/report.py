@@ -6,7 +6,7 @@ import enum
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from ..contracts import EVAL_SCHEMA_VERSION
 from ..fusion import Fusion
 from ..metrics import MEASURES
 from ..types import Technique
+from .perquery import QueryRun
 
 SCHEMA_VERSION = EVAL_SCHEMA_VERSION  # adapter/schemas/eval.schema.json; additions bump it (adapter.contracts)
 MMR_TOP = 10
@@ -66,6 +67,8 @@ class TechniqueResult:
     notices: tuple[str, ...] = ()
     spec: TechniqueSpec | None = None
     by_class: dict[str, dict[str, float]] = field(default_factory=dict)  # "exact" / "natural" -> metrics + queries
+    # Each query's run (adapter.evaluation.perquery): for run files and the HTML report, not in the JSON.
+    per_query: Mapping[str, QueryRun] = field(default_factory=dict, repr=False, compare=False)
 
     def as_json(self) -> dict[str, Any]:
         out = {**self.metrics, "latency_ms_p50": self.latency_ms_p50, "latency_ms_p95": self.latency_ms_p95,

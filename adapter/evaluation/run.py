@@ -38,6 +38,7 @@ from ..sources import Chunking, FieldMap, RowError, SourceDoc, read_jsonl
 from ..types import Technique
 from .report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
 from .adaptive import learn_policy
+from .perquery import TOP, FusionUsed, QueryRun
 from .tune import tune_fusion
 
 LEARNED = "learned"
@@ -127,10 +128,12 @@ def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, a
 
 def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str, np.ndarray], spec: TechniqueSpec, *,
                   k: int = 100, depth: int = 100, rerank_top: int = 50, progress: bool = True
-                  ) -> tuple[Ranking, list[float], list[float], set[str]]:
+                  ) -> tuple[Ranking, list[float], list[float], set[str], dict[str, QueryRun]]:
+    """Every query through one technique: the rankings, client and server milliseconds (in query
+    order), the notices, and each query's run as the report keeps it (:mod:`.perquery`)."""
     from ..progress import track
 
-    rankings, client_ms, server_ms, notices = {}, [], [], set()
+    rankings, client_ms, server_ms, notices, kept = {}, [], [], set(), {}
     options = SearchOptions(collapse=Collapse() if spec.collapse else None, mmr=spec.mmr_place)
     for qid, text in track(queries.items(), spec.name, total=len(queries), enabled=progress):
         result = searcher.search(
@@ -138,6 +141,7 @@ def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str
             rerank_top=max(rerank_top, k) if spec.rerank else None, options=options,
         )
         ranked = documents(result.hits)
+        named = _titles(result.hits)
         if spec.mmr is not None:
             # As used: MMR picks the final MMR_TOP from the top mmr_candidates; the rest of the
             # first-stage list follows unchanged, so Recall@100 stays comparable.
@@ -148,11 +152,18 @@ def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str
             picked = documents(result.hits)
             chosen = {d for d, _ in picked}
             ranked = picked + [(d, sc) for d, sc in ranked if d not in chosen]
+            named.update(_titles(result.hits))
         rankings[qid] = ranked
         client_ms.append(result.total_ms or 0.0)
         server_ms.append(result.took_ms or 0.0)
         notices.update(result.notices)
-    return rankings, client_ms, server_ms, notices
+        kept[qid] = QueryRun(tuple(ranked), client_ms[-1], server_ms[-1], FusionUsed.of(result.fusion) if result.fusion else None,
+                             tuple(named.get(d, "") for d, _ in ranked[:TOP]))
+    return rankings, client_ms, server_ms, notices, kept
+
+
+def _titles(hits) -> dict[str, str]:
+    return {str(h.source.get(PARENT_FIELD, h.id)): h.title for h in hits if h.title}
 
 
 def by_class(dataset: Dataset, ranked: Ranking) -> dict[str, dict[str, float]]:
@@ -179,7 +190,8 @@ def evaluate_techniques(searcher: Searcher, dataset: Dataset, specs: Sequence[Te
     vectors = {qid: searcher.embedder.embed_query(text) for qid, text in dataset.queries.items()}
     results, runs = {}, {}
     for spec in specs:
-        ranked, client_ms, server_ms, notices = run_technique(searcher, dataset.queries, vectors, spec, k=k, depth=depth, progress=progress)
+        ranked, client_ms, server_ms, notices, kept = run_technique(searcher, dataset.queries, vectors, spec, k=k, depth=depth,
+                                                                   progress=progress)
         runs[spec.name] = ranked
         results[spec.name] = TechniqueResult(
             metrics=evaluate(dataset.qrels, {q: [d for d, _ in hits] for q, hits in ranked.items()}),
@@ -191,6 +203,7 @@ def evaluate_techniques(searcher: Searcher, dataset: Dataset, specs: Sequence[Te
             notices=tuple(sorted(notices)),
             spec=spec,
             by_class=by_class(dataset, ranked),
+            per_query=kept,
         )
     return results, runs
 

@@ -1,0 +1,109 @@
+"""The stored evaluation and its HTML report, from a synthetic evaluation (no cluster)."""
+
+import json
+
+import pytest
+
+from adapter import fusion as fusion_fns
+from adapter.errors import InputError
+from adapter.evaluation import EvalReport, TechniqueResult, TechniqueSpec, stored
+from adapter.evaluation.html import report_data, write_report
+from adapter.evaluation.perquery import FusionUsed, QueryRun, query_metrics
+from adapter.fusions import RRF, ScoreNormalization
+from adapter.metrics import Dataset, evaluate
+from adapter.types import Technique
+
+pytestmark = pytest.mark.unit
+
+QUERIES = {"q1": "histone H2A.Z", "q2": "what lowers blood pressure", "q3": "BRCA1 mutations"}
+QRELS = {"q1": {"a": 1}, "q2": {"b": 2, "c": 1}, "q3": {"z": 1}}
+BM25 = {"q1": [("a", 12.0), ("b", 9.5), ("c", 3.0)], "q2": [("c", 8.0), ("d", 7.0)], "q3": [("y", 4.0), ("x", 4.0)]}
+DENSE = {"q1": [("b", 0.91), ("a", 0.90), ("e", 0.2)], "q2": [("b", 0.88), ("c", 0.70), ("d", 0.5)], "q3": [("z", 0.8), ("y", 0.7)]}
+
+
+def fused(fusion):
+    return {q: [(f.id, f.score) for f in fusion_fns.fuse([BM25[q], DENSE[q]], fusion, leg_names=("bm25", "dense"))] for q in QUERIES}
+
+
+def result(spec, rankings, fusion=None, per_query_weights=None):
+    runs = {}
+    for q, ranking in rankings.items():
+        used = fusion.with_weights(per_query_weights[q]) if per_query_weights else fusion
+        runs[q] = QueryRun(tuple(ranking), 10.0 + len(q), 2.0, FusionUsed.of(used) if used else None,
+                           tuple(f"title of {d}" for d, _ in ranking[:10]))
+    metrics = evaluate(QRELS, {q: [d for d, _ in r] for q, r in rankings.items()})
+    return TechniqueResult(metrics, 11.0, 12.0, 2.0, 3.0, len(rankings), spec=spec, per_query=runs)
+
+
+@pytest.fixture
+def evaluation(tmp_path):
+    rrf, mm = RRF(), ScoreNormalization(weights=(0.3, 0.7))
+    weights = {"q1": (0.2, 0.8), "q2": (0.5, 0.5), "q3": (0.9, 0.1)}
+    results = {
+        "bm25": result(TechniqueSpec("bm25", Technique.BM25), BM25),
+        "dense": result(TechniqueSpec("dense", Technique.DENSE), DENSE),
+        "hybrid-rrf": result(TechniqueSpec("hybrid-rrf", Technique.HYBRID, rrf), fused(rrf), rrf),
+        "hybrid-adaptive": result(TechniqueSpec("hybrid-adaptive", Technique.HYBRID, mm), fused(mm), mm, weights),
+    }
+    report = EvalReport("tiny", "test", "minilm", "eval-tiny", results, settings={"default_technique": "hybrid-adaptive", "k": 3})
+    dataset = Dataset("tiny", tmp_path, "test", QUERIES, QRELS)
+    return report, stored.write(report, dataset, tmp_path / "eval")
+
+
+def test_a_stored_eval_reads_back_what_was_measured(evaluation):
+    report, root = evaluation
+    back = stored.load(root)
+    assert back.techniques == list(report.results)
+    for name, result in report.results.items():
+        for q, run in result.per_query.items():
+            mine = back.runs[name][q]
+            assert mine.ids == run.ids and mine.fusion == run.fusion and mine.client_ms == run.client_ms
+    assert back.runs["hybrid-adaptive"]["q3"].fusion == FusionUsed("min_max-arithmetic_mean", (0.9, 0.1))
+    assert back.qrels == QRELS and back.classes["q3"] == "exact" and back.titles["a"] == "title of a"
+    # The means the eval reported come back from the run files.
+    scores = query_metrics(QRELS, back.runs)
+    for name, result in report.results.items():
+        assert sum(scores["ndcg@10"][name].values()) / len(QRELS) == pytest.approx(result.metrics["ndcg@10"])
+
+
+def test_a_folder_that_is_not_a_stored_eval_is_named(tmp_path):
+    with pytest.raises(InputError, match="no eval.json"):
+        stored.load(tmp_path)
+
+
+def test_the_drill_down_has_each_legs_rank_raw_and_normalised_score(evaluation):
+    _, root = evaluation
+    data = report_data(stored.load(root), resamples=200)
+    q1 = data["drill"]["q1"]
+    assert q1["legs"]["bm25"]["a"] == [1, 12.0] and q1["legs"]["dense"]["a"] == [2, 0.9]
+    assert "e" not in q1["legs"]["bm25"]  # not returned by BM25
+    # min_max over the leg's list: (s - min) / (max - min); the minimum itself becomes 0.001.
+    norm = q1["norm"]["hybrid-adaptive"]
+    assert norm["b"][0] == pytest.approx((9.5 - 3.0) / (12.0 - 3.0), rel=1e-4) and norm["a"][1] == pytest.approx((0.90 - 0.2) / (0.91 - 0.2), rel=1e-4)
+    assert q1["weights"]["hybrid-adaptive"] == [0.2, 0.8] and data["drill"]["q3"]["weights"]["hybrid-adaptive"] == [0.9, 0.1]
+    # RRF: 1 / (60 + rank) in each leg.
+    assert q1["norm"]["hybrid-rrf"]["a"] == [pytest.approx(1 / 61, rel=1e-4), pytest.approx(1 / 62, rel=1e-4)]
+    assert data["default"] == "hybrid-adaptive" and data["legs"] == ["bm25", "dense"]
+
+
+def test_the_summary_tests_against_the_default_and_each_leg(evaluation):
+    _, root = evaluation
+    data = report_data(stored.load(root), resamples=200)
+    tests = data["tests"]
+    assert tests["baselines"] == ["hybrid-adaptive", "bm25", "dense"] and tests["correction"] == "Holm-Bonferroni"
+    pairs = {(c["technique"], c["baseline"], c["measure"]) for c in tests["comparisons"]}
+    assert ("hybrid-rrf", "hybrid-adaptive", "ndcg@10") in pairs and ("hybrid-rrf", "dense", "mrr@10") in pairs
+    assert ("bm25", "bm25", "ndcg@10") not in pairs
+    assert len(data["scores"]["ndcg@10"]["bm25"]) == len(data["queries"]) == 3
+
+
+def test_the_page_is_self_contained(evaluation):
+    _, root = evaluation
+    page = write_report(stored.load(root), resamples=200)
+    html = page.read_text()
+    assert "http://" not in html and "https://" not in html  # nothing fetched from a network
+    for name in ("report.js", "labels.js", "report.css", "chart.umd.min.js", "data.js", "chart.js-LICENSE.md"):
+        assert (page.parent / "assets" / name).is_file()
+    assert "Holm-Bonferroni" in html and "hybrid-adaptive" in html
+    data = (page.parent / "assets" / "data.js").read_text()
+    assert data.startswith("window.REPORT_DATA = ") and json.loads(data[len("window.REPORT_DATA = "):].rstrip().rstrip(";"))
