@@ -106,12 +106,15 @@ def _leg_cells(leg) -> list[str]:
     return [str(leg.rank or "-"), _num(leg.raw_score, 3), _num(leg.normalized_score, 4), f"{leg.contribution:.4f}"]
 
 
-def print_result(result, *, explain: bool, show_query: bool = False) -> None:
+def print_result(result, *, explain: bool, show_query: bool = False, timing=None) -> None:
+    """The hits for people; ``timing`` (adapter.cli.search.QueryTiming) says what the client spent
+    besides the search: the model's load apart from the query's embedding."""
     out = console()
     for notice in result.notices:
         out.print(f"note: {notice}", markup=False)
+    spent = timing.line(result.total_ms or 0.0) if timing is not None else f"{result.total_ms:.0f} ms (total)"
     out.print(f"{result.technique.value} | fused by {result.fused_by_label} | {len(result.hits)} hits | took {result.took_ms:.0f} ms "
-              f"(server), {result.total_ms:.0f} ms (total)", markup=False)
+              f"(server), {spent}", markup=False)
     if result.choice is not None:
         out.print("adaptive fusion: " + "; ".join(result.choice.reasons), markup=False)
     out.print(result_table(result, explain=explain))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from ..errors import InputError
 from .common import allowed, client, embedder_for, with_allow_model, with_url
@@ -46,6 +47,9 @@ def add_parsers(sub) -> None:
     page.add_argument("--sort", action="append", default=[], metavar="FIELD[:asc|desc]", help="sort by a field instead of the score")
     page.add_argument("--min-score", type=float, help="drop hits scoring lower (the fused score for hybrid)")
     search.add_argument("--embedder", help="default: the embedder recorded in the index")
+    search.add_argument("--query-vector", metavar="FILE|-",
+                        help="the query's vector, embedded elsewhere: a JSON array of numbers (or numbers separated by spaces, "
+                             "commas or lines) in FILE, or on standard input with -; no model is loaded")
     with_allow_model(search)
     search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
     search.add_argument("--no-fallback", action="store_true", help="fail instead of fusing in the client a fusion the cluster cannot run")
@@ -82,6 +86,7 @@ def run(args) -> int:
     from ..fusion import parse_fusion, parse_weights
     from ..queries import clean_query
     from ..search import Searcher
+    from ..types import Technique
 
     clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
     from ..adaptive import ADAPTIVE
@@ -97,6 +102,8 @@ def run(args) -> int:
     else:
         fusion = parse_fusion(args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant)
     options = search_options(args)
+    vector = read_query_vector(args.query_vector) if args.query_vector else None
+    quiet_models()
     cluster = client(args)
     reranker = None
     if args.rerank:
@@ -108,12 +115,90 @@ def run(args) -> int:
                              allowed_models=allowed(args))
     if fusion == ADAPTIVE:
         fusion = searcher.policy
+    timing = QueryTiming()
+    if vector is None and (Technique.parse(args.technique) is not Technique.BM25 or args.mmr is not None):
+        vector, timing = embed_timed(searcher, args.query)
+    elif vector is not None:
+        timing = QueryTiming(source=args.query_vector)
     result = searcher.search(
         args.query, technique=args.technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
         fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
+        query_vector=vector,
     )
     if args.json:
         print(json.dumps(search_result_json(result), indent=2, ensure_ascii=False, default=str))
     else:
-        print_result(result, explain=args.explain, show_query=args.show_query)
+        print_result(result, explain=args.explain, show_query=args.show_query, timing=timing)
     return 0
+
+
+@dataclass(frozen=True)
+class QueryTiming:
+    """Where a terminal search spent its time besides the search itself."""
+
+    load_s: float | None = None  # loading the model (and its first, cold encode)
+    embed_ms: float | None = None  # embedding the query with the model warm
+    source: str | None = None  # the vector came from this file (- for standard input): no model
+
+    def line(self, search_ms: float) -> str:
+        """``took`` stays the server's; this says what the client spent, model load apart."""
+        if self.source is not None:
+            return f"{search_ms:.0f} ms (search; query vector from {'standard input' if self.source == '-' else self.source})"
+        if self.embed_ms is None:
+            return f"{search_ms:.0f} ms (search)"
+        return (f"{search_ms + self.embed_ms:.0f} ms (query: {self.embed_ms:.0f} ms embedding + {search_ms:.0f} ms search); "
+                f"model loaded in {self.load_s:.1f} s, once per process (hybrid serve keeps it loaded)")
+
+
+def embed_timed(searcher, query: str):
+    """The query's vector, timing the model's load (its first encode) apart from a warm encode."""
+    import time
+
+    from ..queries import clean_query
+
+    text = clean_query(query)
+    started = time.perf_counter()
+    searcher.query_vector(text)  # loads the model: the first encode pays for it
+    loaded = time.perf_counter()
+    vector = searcher.query_vector(text)
+    return vector, QueryTiming(load_s=loaded - started, embed_ms=(time.perf_counter() - loaded) * 1000)
+
+
+def read_query_vector(source: str) -> list[float]:
+    """``--query-vector FILE|-``: a JSON array of numbers, or numbers separated by whitespace or commas."""
+    import math
+    import re
+    import sys
+    from pathlib import Path
+
+    where = "standard input" if source == "-" else source
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the query vector from {where}: {exc.strerror or exc}") from exc
+    text = text.strip()
+    try:
+        values = json.loads(text) if text.startswith("[") else [float(t) for t in re.split(r"[\s,]+", text) if t]
+    except ValueError as exc:
+        raise InputError(f"the query vector in {where} is neither a JSON array of numbers nor numbers separated by spaces or "
+                         f"commas ({exc})") from exc
+    if not isinstance(values, list) or not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise InputError(f"the query vector in {where} must be a non-empty list of numbers")
+    bad = [i for i, v in enumerate(values) if not math.isfinite(v)]
+    if bad:
+        raise InputError(f"the query vector in {where} has {len(bad)} values that are not finite numbers (first at position {bad[0]})")
+    return [float(v) for v in values]
+
+
+def quiet_models() -> None:
+    """No model-loading progress bars on a terminal search (huggingface_hub and transformers draw
+    them on stderr while weights load); set before either is imported, where the user did not."""
+    import os
+    import sys
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if "transformers" in sys.modules:  # imported already (a library caller): its switch is read once at import
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()

@@ -1,0 +1,37 @@
+"""`hybrid search --query-vector` input and the result line's timing (no cluster)."""
+
+import io
+
+import pytest
+
+from adapter.cli.search import QueryTiming, read_query_vector
+from adapter.errors import InputError
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_query_vector_is_json_or_numbers_separated_by_spaces_commas_or_lines(tmp_path, monkeypatch):
+    (tmp_path / "v.json").write_text("[0.5, -1, 2e-3]\n")
+    assert read_query_vector(str(tmp_path / "v.json")) == [0.5, -1.0, 0.002]
+    monkeypatch.setattr("sys.stdin", io.StringIO("0.5, -1\n2e-3\n"))
+    assert read_query_vector("-") == [0.5, -1.0, 0.002]
+
+
+@pytest.mark.parametrize("text, says", [("", "non-empty"), ("[]", "non-empty"), ('["a"]', "list of numbers"), ("[true]", "list of numbers"),
+                                        ("1 two", "neither a JSON array"), ("[1, NaN]", "not finite"), ('{"v": [1]}', "neither")])
+def test_a_bad_query_vector_is_refused_saying_why(tmp_path, text, says):
+    (tmp_path / "v").write_text(text)
+    with pytest.raises(InputError, match=says):
+        read_query_vector(str(tmp_path / "v"))
+
+
+def test_a_missing_vector_file_is_named(tmp_path):
+    with pytest.raises(InputError, match="cannot read the query vector from .*nope"):
+        read_query_vector(str(tmp_path / "nope"))
+
+
+def test_the_result_line_keeps_the_models_load_apart_from_the_query():
+    line = QueryTiming(load_s=8.14, embed_ms=6.2).line(21.0)
+    assert line.startswith("27 ms (query: 6 ms embedding + 21 ms search)") and "model loaded in 8.1 s" in line
+    assert QueryTiming(source="-").line(12.0) == "12 ms (search; query vector from standard input)"
+    assert QueryTiming().line(12.0) == "12 ms (search)"
