@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from .common import allowed, client, embedder_for, with_allow_model, with_url
 from .printers import print_result
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..search import Searcher
 
 
 def add_parsers(sub) -> None:
@@ -150,7 +156,7 @@ class QueryTiming:
                 f"model loaded in {self.load_s:.1f} s, once per process (hybrid serve keeps it loaded)")
 
 
-def embed_timed(searcher, query: str):
+def embed_timed(searcher: Searcher, query: str) -> tuple[np.ndarray, QueryTiming]:
     """The query's vector, timing the model's load (its first encode) apart from a warm encode."""
     import time
 
@@ -201,4 +207,4 @@ def quiet_models() -> None:
     if "transformers" in sys.modules:  # imported already (a library caller): its switch is read once at import
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
