@@ -20,8 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import fusion as fusion_fns
-from ..fusions import DEFAULT_FUSION, LEGS, RRF, Fusion, ScoreNormalization
+from ..fusion import DEFAULT_FUSION, LEGS, Fusion
 from .perquery import REPORTED, TOP, QueryRun, query_metrics
 from .significance import ALPHA, CORRECTION, RESAMPLES, Comparison, compare
 from .stored import StoredEval
@@ -56,23 +55,15 @@ def _technique_rows(summary: Mapping[str, Any], default: str | None) -> list[dic
     return out
 
 
-def _leg_normaliser(fusion: Fusion, legs: list[list[tuple[str, float]]],
-                    cache: dict[Any, list[dict[str, float]]]) -> list[dict[str, float]] | None:
-    """Each leg's normalised score by document, as ``fusion`` normalises it (the server's formulas);
-    None for a fusion that does not normalise (Elasticsearch's raw sum). A leg's normalisation
-    depends on the leg and the technique only, not on the weights, so it is computed once a query."""
-    if isinstance(fusion, RRF):
-        key: Any = ("rrf", fusion.rank_constant)
-        if key not in cache:
-            cache[key] = [{d: fusion_fns.rrf_term(rank, fusion.rank_constant) for rank, (d, _) in enumerate(run, start=1)}
-                          for run in legs]
-        return cache[key]
-    if isinstance(fusion, ScoreNormalization):
-        key = fusion.technique
-        if key not in cache:
-            cache[key] = [dict(zip([d for d, _ in run], fusion_fns.normalize([s for _, s in run], fusion.technique))) for run in legs]
-        return cache[key]
-    return None
+def _normalised(fusion: Fusion, legs: list[list[tuple[str, float]]],
+                cache: dict[Fusion, list[dict[str, float | None]]]) -> list[dict[str, float | None]]:
+    """Each leg's normalised score by document, as ``fusion`` normalises it (the server's formulas,
+    :meth:`~adapter.fusion.base.Fusion.normalized`); once a query per method and parameters, since
+    the weights (all that adaptive fusion changes) do not enter it."""
+    key = fusion.with_weights(None)
+    if key not in cache:
+        cache[key] = [key.normalized(run) for run in legs]
+    return cache[key]
 
 
 def _drill(qid: str, runs: Mapping[str, Mapping[str, QueryRun]]) -> dict[str, Any]:
@@ -89,7 +80,7 @@ def _drill(qid: str, runs: Mapping[str, Mapping[str, QueryRun]]) -> dict[str, An
         legs[leg] = {d: [rank, _num(score)] for rank, (d, score) in enumerate(ranking, start=1) if d in listed}
     norm: dict[str, dict[str, list[float | None]]] = {}
     weights: dict[str, list[float | None]] = {}
-    cache: dict[Any, list[dict[str, float]]] = {}
+    cache: dict[Fusion, list[dict[str, float | None]]] = {}
     if all(leg in runs for leg in LEGS):
         for name, by_query in runs.items():
             run = by_query.get(qid)
@@ -97,9 +88,8 @@ def _drill(qid: str, runs: Mapping[str, Mapping[str, QueryRun]]) -> dict[str, An
                 continue
             fusion = run.fusion.fusion()
             weights[name] = [_num(w, 4) for w in fusion.effective_weights]
-            normalised = _leg_normaliser(fusion, leg_runs, cache)
-            if normalised is not None:
-                norm[name] = {d: [_num(by_doc.get(d)) for by_doc in normalised] for d, _ in run.ranking[:TOP]}
+            normalised = _normalised(fusion, leg_runs, cache)
+            norm[name] = {d: [_num(by_doc.get(d)) for by_doc in normalised] for d, _ in run.ranking[:TOP]}
     return {"lists": lists, "legs": legs, "norm": norm, "weights": weights}
 
 

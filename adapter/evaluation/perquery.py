@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
-from ..fusions import Fusion, parse_fusion
+from ..fusion import Fusion, parse_fusion
 from ..metrics import MEASURES, Qrels, per_query
 
 TOP = 10  # documents per query whose titles are kept (the report shows each list's top 10)

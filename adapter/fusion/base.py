@@ -83,6 +83,14 @@ class Fusion(abc.ABC):
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         """Every document of every run, fused, best first (ties: best rank in any leg, then id)."""
 
+    def normalized(self, run: Run) -> dict[str, float | None]:
+        """One leg's documents (at their first rank) with the score this method gives them before
+        weighting and combining: normalised, ``1 / (k + rank)`` for RRF, the raw score for a sum.
+        It does not depend on the weights. By default from :meth:`fuse` on that leg alone; methods
+        override it where that is cheaper (the evaluation report asks for it per query and method)."""
+        alone = [run, *([[]] * (len(LEGS) - 1))]  # the other legs empty: a leg is normalised on its own
+        return {f.id: f.legs[0].normalized_score for f in self.fuse(alone)}
+
     def contributions(self, scores: Sequence[float | None], fused: float) -> list[float]:
         """Each leg's share of a hit's ``fused`` score from its per-leg (normalised) ``scores``
         (None: the leg missed it); for a weighted sum, ``weight * score``."""

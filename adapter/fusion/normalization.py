@@ -165,6 +165,10 @@ class ScoreNormalization(Fusion):
     def contributions(self, scores: Sequence[float | None], fused: float) -> list[float]:
         return contributions(scores, self.effective_weights, self.combination, fused)
 
+    def normalized(self, run: Run) -> dict[str, float | None]:
+        first = firsts(run)
+        return dict(zip(first, normalize([raw for _, raw in first.values()], self.technique)))
+
     @classmethod
     def parse(cls, name: str, *, weights: tuple[float, ...] | None = None,
               rank_constant: int | None = None) -> ScoreNormalization | None:

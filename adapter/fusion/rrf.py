@@ -19,7 +19,7 @@ from typing import ClassVar, Iterable, Sequence
 import numpy as np
 
 from ..errors import InputError
-from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, weighted_sum
+from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, weighted_sum
 
 DEFAULT_RANK_CONSTANT = 60
 RANK_CONSTANT_RANGE = (1, 10_000)
@@ -72,6 +72,9 @@ class RRF(Fusion):
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         return rrf(runs, rank_constant=self.rank_constant, weights=self.weights, leg_names=leg_names)
+
+    def normalized(self, run: Run) -> dict[str, float | None]:
+        return {d: rrf_term(rank, self.rank_constant) for d, (rank, _) in firsts(run).items()}
 
     @classmethod
     def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> RRF | None:

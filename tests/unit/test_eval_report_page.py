@@ -4,12 +4,11 @@ import json
 
 import pytest
 
-from adapter import fusion as fusion_fns
 from adapter.errors import InputError
 from adapter.evaluation import EvalReport, TechniqueResult, TechniqueSpec, stored
 from adapter.evaluation.html import report_data, write_report
 from adapter.evaluation.perquery import FusionUsed, QueryRun, query_metrics
-from adapter.fusions import RRF, ScoreNormalization
+from adapter.fusion import RRF, ScoreNormalization
 from adapter.metrics import Dataset, evaluate
 from adapter.types import Technique
 
@@ -22,7 +21,7 @@ DENSE = {"q1": [("b", 0.91), ("a", 0.90), ("e", 0.2)], "q2": [("b", 0.88), ("c",
 
 
 def fused(fusion):
-    return {q: [(f.id, f.score) for f in fusion_fns.fuse([BM25[q], DENSE[q]], fusion, leg_names=("bm25", "dense"))] for q in QUERIES}
+    return {q: [(f.id, f.score) for f in fusion.fuse([BM25[q], DENSE[q]])] for q in QUERIES}
 
 
 def result(spec, rankings, fusion=None, per_query_weights=None):
