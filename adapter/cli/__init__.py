@@ -12,10 +12,10 @@ import sys
 import threading
 
 from ..errors import HybridError
-from . import adaptive, check, contracts, demo, evaluate, index, ingest, judgments, ops, search
+from . import adaptive, check, contracts, demo, evaluate, index, ingest, judgments, ops, search, serve
 from .exits import Exit
 
-COMMANDS = (index, ops, ingest, search, check, evaluate, judgments, adaptive, demo, contracts)
+COMMANDS = (index, ops, ingest, search, serve, check, evaluate, judgments, adaptive, demo, contracts)
 
 
 def build_parser() -> argparse.ArgumentParser:

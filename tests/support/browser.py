@@ -63,3 +63,16 @@ def watched_page(b, *, width: int = 1440, height: int = 1000) -> Watched:
     page.on("pageerror", lambda e: watched.errors.append(f"page error: {e}"))
     page.on("requestfailed", lambda r: watched.errors.append(f"request failed: {r.url} ({r.failure})"))
     return watched
+
+
+def wait_until(page, expression: str, *, timeout_s: float = 60.0) -> None:
+    """Poll ``expression`` in the page until it is true. Unlike Playwright's wait_for_function (which
+    evaluates a string, refused by a Content-Security-Policy without 'unsafe-eval'), this works on
+    pages served with a strict CSP."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{expression} still false after {timeout_s:.0f} s")
+        time.sleep(0.05)

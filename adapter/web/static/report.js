@@ -39,9 +39,11 @@
   });
 
   // --- charts ------------------------------------------------------------------------------------
+  // The server's took is whole milliseconds: 0 means under 1 ms, drawn at 0.5 on the log axis and said so.
+  const FLOOR_MS = 0.5;
   function chartPoints(measure, key) {
-    return D.techniques.filter((t) => t[key] !== null && t[key] > 0 && t[measure] !== null).map((t) => ({
-      x: t[key], y: t[measure], label: (t.default ? "★ " : "") + t.name, strong: t.default, t,
+    return D.techniques.filter((t) => t[key] !== null && t[measure] !== null).map((t) => ({
+      x: Math.max(t[key], FLOOR_MS), y: t[measure], label: (t.default ? "★ " : "") + t.name + (t[key] < FLOOR_MS ? " (<1 ms)" : ""), strong: t.default, t,
     }));
   }
 

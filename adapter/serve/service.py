@@ -1,0 +1,139 @@
+"""What ``hybrid serve`` does for a request, apart from HTTP: one warm searcher, read-only.
+
+The searcher (and so its embedder, loaded once) is opened at start and kept; every request is a
+search through it (``search``, ``msearch``, ``mget``: nothing is written to the cluster, and a
+fusion no stored pipeline runs travels inside the request). A compare embeds its query once and
+runs every column with that vector. Results are the search contract's JSON
+(:func:`adapter.contracts.search_result_json`, what ``hybrid search --json`` prints).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..capabilities import Capabilities
+from ..contracts import search_result_json
+from ..errors import HybridError, InputError
+from ..fusion import DEFAULT_WEIGHTS, Fusion, parse_fusion
+from ..page import SearchOptions
+from ..queries import clean_query
+from ..search import Searcher
+from ..types import Technique
+from .params import ADAPTIVE, Config, Limits
+
+
+def engine_notes(caps: Capabilities) -> list[str]:
+    """What differs on this cluster, for the page: where fusion runs and what this engine lacks."""
+    notes = []
+    if caps.search_pipelines:
+        notes.append(f"{caps.engine} {caps.version}: hybrid is one `hybrid` query fused on the server by a search pipeline "
+                     "(stored, or sent with the request for a fusion no stored pipeline runs).")
+        if not caps.rrf_weights:
+            notes.append("RRF weights need OpenSearch 3.1+: weighted RRF is fused in the client here.")
+        if not caps.z_score:
+            notes.append("z_score needs OpenSearch 3.0+: it is fused in the client here.")
+        if not caps.rrf_global_ranks:
+            notes.append("Before 3.5, server RRF ranks each leg's hits within each shard (the index's shards matter).")
+    else:
+        licence = caps.license or "unknown"
+        notes.append(f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request, as an "
+                     f"rrf or linear retriever where the licence allows it (this one: {licence}), else the legs are fused in the client.")
+        notes.append("Score sum (fusion 'sum') is Elasticsearch's free query + knn request: raw scores times the weights, not normalised.")
+    client_only = [f.name for f in _client_only()]
+    if client_only:
+        notes.append(f"Fused in the client on every engine: {', '.join(client_only)}.")
+    return notes
+
+
+def _client_only() -> list[Fusion]:
+    from ..fusion import client_only
+
+    return client_only()
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    cluster: str  # its address, without credentials
+    index: str
+    engine: str
+    version: str
+    embedder: str
+    fusions: tuple[str, ...]
+    default_fusion: str
+    reranker: str | None
+    notes: tuple[str, ...]
+    limits: Limits
+
+    def as_json(self) -> dict[str, Any]:
+        return {"cluster": self.cluster, "index": self.index, "engine": self.engine, "version": self.version, "embedder": self.embedder,
+                "fusions": list(self.fusions), "default_fusion": self.default_fusion, "reranker": self.reranker,
+                "notes": list(self.notes), "limits": self.limits.as_json(), "read_only": True,
+                "techniques": [t.value for t in Technique]}
+
+
+class SearchService:
+    """One index behind a warm searcher. Thread-safe: searches run one at a time (the searcher and
+    its model are shared; a compare's columns are one request)."""
+
+    def __init__(self, searcher: Searcher, *, cluster: str, limits: Limits = Limits(), reranker: str | None = None) -> None:
+        self.searcher = searcher
+        self.limits = limits
+        self.reranker = reranker
+        self._lock = threading.Lock()
+        caps = searcher.caps
+        default = searcher.info.default_fusion or (searcher.pipeline or searcher.fusion.name)
+        self.info = ServerInfo(cluster=cluster, index=searcher.alias, engine=caps.engine, version=caps.version,
+                               embedder=searcher.info.fingerprint.model,
+                               fusions=tuple(dict.fromkeys([ADAPTIVE, *(f.name for f in caps.fusions(DEFAULT_WEIGHTS)),
+                                                            *(f.name for f in _client_only())])),
+                               default_fusion=str(default), reranker=reranker, notes=tuple(engine_notes(caps)), limits=limits)
+
+    def warm(self) -> float:
+        """Load the model now (its first encode); seconds spent."""
+        started = time.perf_counter()
+        self.searcher.query_vector("warm up")
+        return time.perf_counter() - started
+
+    def _fusion(self, config: Config) -> Any:
+        if config.fusion == ADAPTIVE:
+            if config.weights or config.rank_constant:
+                raise InputError("adaptive fusion chooses the weights itself; drop weights / rank_constant")
+            return self.searcher.policy
+        return parse_fusion(config.fusion, weights=config.weights, rank_constant=config.rank_constant)
+
+    def _run(self, query: str, config: Config, vector: np.ndarray | None) -> dict[str, Any]:
+        fusion = self._fusion(config)
+        result = self.searcher.search(
+            query, technique=config.technique, k=config.k, from_=config.from_, depth=config.depth, fusion=fusion,
+            rerank_top=config.rerank, mmr_lambda=config.mmr, explain=config.explain and config.technique is not Technique.BM25
+            and config.technique is not Technique.DENSE, query_vector=vector, filters=dict(config.filters) or None,
+            options=SearchOptions(highlight=config.highlight),
+        )
+        return search_result_json(result)
+
+    def _vector(self, query: str, configs: Sequence[Config]) -> np.ndarray | None:
+        if all(c.technique is Technique.BM25 and c.mmr is None for c in configs):
+            return None
+        return self.searcher.query_vector(clean_query(query))
+
+    def search(self, query: str, config: Config) -> dict[str, Any]:
+        """One search, as ``hybrid search --json`` answers it."""
+        with self._lock:
+            return self._run(query, config, self._vector(query, [config]))
+
+    def compare(self, query: str, configs: Sequence[Config]) -> list[Mapping[str, Any]]:
+        """Every column's result (or its error) for one query, embedded once."""
+        with self._lock:
+            vector = self._vector(query, configs)
+            out: list[Mapping[str, Any]] = []
+            for config in configs:
+                try:
+                    out.append({"label": config.label, "result": self._run(query, config, vector)})
+                except HybridError as exc:  # one column's bad configuration does not sink the others
+                    out.append({"label": config.label, "error": str(exc)})
+            return out

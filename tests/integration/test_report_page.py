@@ -1,0 +1,110 @@
+"""`hybrid eval --report` end to end: the stored evaluation's files, read by other tools, and its page
+in a real headless Chromium (sorted, filtered, drilled into), on each engine."""
+
+import json
+
+import pytest
+
+from adapter.cli import main
+from adapter.contracts import validate
+from tests.support.browser import SCREENSHOTS, available, browser, watched_page
+
+QUERIES = {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
+           "t3": ("cambiar mi contraseña", ["contrasena"]), "t4": ("envíos a las islas", ["envios-canarias"]),
+           "t5": ("descargar la factura en pdf", ["facturacion"]), "t6": ("borrar mis datos", ["cuenta-borrar"])}
+
+
+@pytest.fixture
+def support_beir(tmp_path, support_docs_path):
+    root = tmp_path / "support-beir"
+    (root / "qrels").mkdir(parents=True)
+    docs = [json.loads(line) for line in support_docs_path.read_text(encoding="utf-8").splitlines()]
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d["id"], "title": d["title"], "text": d["text"]}) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, (t, _) in QUERIES.items()))
+    rows = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t{2 if i == 0 else 1}" for q, (_, rel) in QUERIES.items() for i, d in enumerate(rel)]
+    (root / "qrels" / "test.tsv").write_text("\n".join(rows) + "\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    why = available()
+    if why:
+        pytest.fail(f"the page tests need a real browser: {why}")
+    with browser() as b:
+        yield b
+
+
+@pytest.mark.engine("opensearch", "elasticsearch")
+def test_the_report_opens_offline_and_a_person_can_use_it(support_beir, opensearch_url, index_name, tmp_path, chromium, target):
+    out = tmp_path / "report"
+    code = main(["eval", "--dataset", str(support_beir), "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
+                 "--index", index_name, "--url", opensearch_url, "--mmr", "0.5", "--report", str(out), "--quiet",
+                 "--cache", str(tmp_path / "c.sqlite")])
+    assert code == 0
+    summary = json.loads((out / "eval.json").read_text())
+    validate("eval", summary)
+
+    # The run files give the eval's numbers in ir-measures (trec_eval underneath), every technique.
+    import ir_measures
+
+    qrels = list(ir_measures.read_trec_qrels(str(out / "qrels.txt")))
+    measures = {"ndcg@10": ir_measures.nDCG @ 10, "recall@100": ir_measures.R @ 100, "mrr@10": ir_measures.RR @ 10}
+    for name, row in summary["results"].items():
+        got = ir_measures.calc_aggregate(list(measures.values()), qrels, ir_measures.read_trec_run(str(out / "runs" / f"{name}.run")))
+        for key, measure in measures.items():
+            assert got[measure] == pytest.approx(row[key], abs=1e-9), (name, key)
+
+    page = watched_page(chromium, width=1600, height=1000)
+    page.page.goto((out / "index.html").as_uri())
+    page.page.wait_for_function("window.REPORT && window.REPORT.ready")
+    rows = page.page.locator("#summary-table tbody tr")
+    assert rows.count() == len(summary["results"])
+    assert "Holm-Bonferroni" in page.page.inner_text("#summary")
+    page.screenshot(f"report-{target.engine}-summary", full_page=False)
+
+    # Every point labelled, no two labels overlapping, none over a point's marker, in both charts.
+    charts = page.page.evaluate("Object.values(window.REPORT.charts).map(c => c.$pointLabels)")
+    for boxes in charts:
+        assert len(boxes) == len(summary["results"])
+        assert not any(b["clash"] for b in boxes)
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert not (a["l"] < b["r"] and b["l"] < a["r"] and a["t"] < b["b"] and b["t"] < a["b"]), (a["text"], b["text"])
+    page.page.locator("#charts").screenshot(path=str(SCREENSHOTS / f"report-{target.engine}-charts.png"))
+
+    # Sort the per-query table by bm25's nDCG@10: one click, best first; another, worst first.
+    keys = page.page.evaluate("Array.from(document.querySelectorAll('#pq-table thead th')).map(th => th.dataset.key)")
+    column = keys.index("t:bm25")
+    read = f"Array.from(document.querySelectorAll('#pq-table tbody tr')).map(tr => Number(tr.children[{column}].textContent))"
+    page.page.click("#pq-table th[data-key='t:bm25'] button")
+    assert page.page.get_attribute("#pq-table th[data-key='t:bm25']", "aria-sort") == "descending"
+    values = page.page.evaluate(read)
+    assert values == sorted(values, reverse=True) and len(values) == len(QUERIES)
+    page.page.click("#pq-table th[data-key='t:bm25'] button")
+    assert page.page.evaluate(read) == sorted(values)
+
+    # Filter: the queries where the default lost to BM25, as the eval's numbers say.
+    default = summary["settings"]["default_technique"]
+    page.page.click("#pq-presets button:has-text('lost to bm25')")
+    shown = page.page.evaluate("Array.from(document.querySelectorAll('#pq-table tbody tr:not([hidden])')).map(tr => tr.dataset.qid)")
+    data = page.page.evaluate("window.REPORT_DATA")
+    qids = [q["id"] for q in data["queries"]]
+    lost = [q for i, q in enumerate(qids) if data["scores"]["ndcg@10"][default][i] < data["scores"]["ndcg@10"]["bm25"][i] - 1e-9]
+    assert sorted(shown) == sorted(lost)
+    assert f"{len(lost)} of {len(QUERIES)} queries" in page.page.inner_text("#pq-count")
+
+    # Drill into a query with the keyboard: each leg's top 10 and the fused list, with grades and leg ranks.
+    page.page.click("#pq-presets button:has-text('all queries')")
+    page.page.focus("#pq-table tbody tr[data-qid='t2']")
+    page.page.keyboard.press("Enter")
+    page.page.wait_for_selector("#drill:not([hidden])")
+    lists = page.page.locator("#drill-body .lists .col")
+    assert lists.count() == 3
+    fused = page.page.locator("#drill-body table.fused tbody tr")
+    assert fused.count() >= 3
+    first = fused.first.inner_text()
+    assert "#" in first  # a leg rank
+    assert page.page.locator("#drill-body .grade.g2, #drill-body .grade.g1").count() >= 1  # judged documents marked
+    page.screenshot(f"report-{target.engine}-drill", full_page=False)
+    assert page.errors == []

@@ -1,0 +1,59 @@
+"""hybrid serve: what a request may ask for, refused with a reason before the cluster sees it."""
+
+import pytest
+
+from adapter.capabilities import Capabilities
+from adapter.errors import InputError
+from adapter.serve import Limits, engine_notes
+from adapter.serve.params import parse_compare, parse_config, query_text
+from adapter.types import Technique
+
+pytestmark = pytest.mark.unit
+
+LIMITS = Limits()
+
+
+def test_a_configuration_from_query_string_values():
+    c = parse_config({"technique": "hybrid", "fusion": "RRF", "weights": "0.3,0.7", "k": "5", "from": "10", "depth": "50",
+                      "mmr": "0.5", "explain": "false", "filter": ["lang=es", "category=a|b"]}, LIMITS, reranker=False)
+    assert (c.technique, c.fusion, c.weights, c.k, c.from_, c.depth, c.mmr, c.explain) == (Technique.HYBRID, "rrf", (0.3, 0.7), 5, 10, 50,
+                                                                                             0.5, False)
+    assert c.filters == (("lang", "es"), ("category", ("a", "b")))
+    assert parse_config({}, LIMITS, reranker=False) == parse_config({"technique": "hybrid"}, LIMITS, reranker=False)
+    assert parse_config({"weights": [0.2, 0.8]}, LIMITS, reranker=False).weights == (0.2, 0.8)  # a JSON body's list
+
+
+@pytest.mark.parametrize("params, says", [
+    ({"k": "500"}, "k must be from 1 to 100"), ({"k": "ten"}, "whole number"), ({"from": "995", "k": "10"}, "at most 1000"),
+    ({"depth": "5000"}, "depth must be from"), ({"mmr": "1.5"}, "mmr must be from 0 to 1"), ({"technique": "magic"}, "technique"),
+    ({"weights": "0.5,x"}, "each weight"), ({"rerank": "50"}, "no reranker"), ({"explain": "maybe"}, "true or false"),
+    ({"size": "10"}, "unknown parameters size"), ({"filter": "lang"}, "field=value"), ({"k": ["1", "2"]}, "given 2 times"),
+])
+def test_what_a_request_may_not_ask_for_is_refused_saying_why(params, says):
+    with pytest.raises(InputError, match=says):
+        parse_config(params, LIMITS, reranker=False)
+
+
+def test_the_query_is_capped_and_a_compare_has_at_most_four_columns():
+    with pytest.raises(InputError, match="empty"):
+        query_text("  ", LIMITS)
+    with pytest.raises(InputError, match="at most 1000"):
+        query_text("x" * 1001, LIMITS)
+    query, columns = parse_compare({"q": "red dress", "columns": [{"technique": "bm25"}, {"technique": "hybrid", "fusion": "rrf"}]},
+                                   LIMITS, reranker=False)
+    assert query == "red dress" and [c.technique for c in columns] == [Technique.BM25, Technique.HYBRID]
+    assert columns[1].label == "hybrid · rrf"
+    with pytest.raises(InputError, match="at most 4"):
+        parse_compare({"q": "x", "columns": [{}] * 5}, LIMITS, reranker=False)
+    with pytest.raises(InputError, match="column 2: k must be"):
+        parse_compare({"q": "x", "columns": [{}, {"k": 0}]}, LIMITS, reranker=False)
+    with pytest.raises(InputError, match="JSON object"):
+        parse_compare(["x"], LIMITS, reranker=False)
+
+
+def test_the_page_says_what_differs_on_each_engine():
+    old = " ".join(engine_notes(Capabilities.opensearch("2.19.1")))
+    new = " ".join(engine_notes(Capabilities.opensearch("3.6.0")))
+    es = " ".join(engine_notes(Capabilities.elasticsearch("9.2.4", license="basic")))
+    assert "search pipeline" in new and "z_score needs OpenSearch 3.0+" in old and "RRF weights need OpenSearch 3.1+" in old
+    assert "z_score" not in new and "no search pipelines" in es and "basic" in es and "not normalised" in es
