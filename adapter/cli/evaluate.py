@@ -74,7 +74,9 @@ def run_eval(args) -> int:
     from ..evaluation import eval_alias, plot, run_eval as evaluate, write_json
     from ..fusion import DEFAULT_WEIGHTS, parse_weights
     from ..metrics import load_beir
+    from .search import quiet_models
 
+    quiet_models()  # the eval's own progress bars, not the model library's
     dataset = load_beir(args.dataset, args.split).limited(args.limit_queries)
     tune = load_beir(args.dataset, args.tune_split).limited(args.limit_queries) if args.tune else None
     embedder = load_embedder(args.embedder)
