@@ -2,7 +2,8 @@
 
 import pytest
 
-from adapter.capabilities import Capabilities
+from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.errors import InputError
 from adapter.serve import Limits, engine_notes
 from adapter.serve.params import parse_compare, parse_config, query_text
@@ -52,8 +53,8 @@ def test_the_query_is_capped_and_a_compare_has_at_most_four_columns():
 
 
 def test_the_page_says_what_differs_on_each_engine():
-    old = " ".join(engine_notes(Capabilities.opensearch("2.19.1")))
-    new = " ".join(engine_notes(Capabilities.opensearch("3.6.0")))
-    es = " ".join(engine_notes(Capabilities.elasticsearch("9.2.4", license="basic")))
+    old = " ".join(engine_notes(opensearch_capabilities("2.19.1")))
+    new = " ".join(engine_notes(opensearch_capabilities("3.6.0")))
+    es = " ".join(engine_notes(elasticsearch_capabilities("9.2.4", license="basic")))
     assert "search pipeline" in new and "z_score needs OpenSearch 3.0+" in old and "RRF weights need OpenSearch 3.1+" in old
     assert "z_score" not in new and "no search pipelines" in es and "basic" in es and "not normalised" in es
