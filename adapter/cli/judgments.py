@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from ..errors import InputError
+from .exits import Exit, help_epilog
 
 QUERY_SET, QUERY_SET_NDJSON, JUDGMENTS = "query-set.json", "query-set.ndjson", "judgments.json"
 
@@ -16,7 +17,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     top = sub.add_parser("judgments", help="query sets and judgments to and from OpenSearch's Search Relevance Workbench (3.1+)")
     verbs = top.add_subparsers(dest="verb", required=True)
 
-    out = verbs.add_parser("export", help="a BEIR dataset's queries and qrels as the workbench's query set and judgment list")
+    out = verbs.add_parser("export", help="a BEIR dataset's queries and qrels as the workbench's query set and judgment list",
+                           epilog=help_epilog("judgments export"), formatter_class=argparse.RawDescriptionHelpFormatter)
     out.add_argument("--dataset", required=True, help="folder with queries.jsonl and qrels/<split>.tsv (a corpus is not needed)")
     out.add_argument("--split", default="test")
     out.add_argument("--out", required=True, help=f"folder for {QUERY_SET} and {JUDGMENTS} (the PUT bodies) and {QUERY_SET_NDJSON} "
@@ -84,7 +86,7 @@ def run_export(args: argparse.Namespace) -> int:
         print(f"left out: query {qid} {texts[qid]!r}: {why}")
     print(f"load them: curl -XPUT <cluster>/_plugins/_search_relevance/query_sets -H 'Content-Type: application/json' -d @{paths[0]}")
     print(f"           curl -XPUT <cluster>/_plugins/_search_relevance/judgments -H 'Content-Type: application/json' -d @{paths[2]}")
-    return 1 if refused else 0
+    return Exit.INCOMPLETE if refused else Exit.OK
 
 
 def _read(path: str, what: str) -> object:
