@@ -21,7 +21,9 @@ from .errors import ConfigurationError, IndexHealthError
 from .fusion import DEFAULT_WEIGHTS
 from .plan import (  # noqa: F401  (re-exported: what init's callers and tests used from here)
     DEFAULT_PIPELINE_SETTING,
+    Action,
     Change,
+    ChangeKind,
     Desired,
     apply_plan,
     canonical_settings,
@@ -46,7 +48,7 @@ class InitReport:
 
     @property
     def changed(self) -> bool:
-        return any(c.action != "unchanged" for c in self.changes)
+        return any(c.action is not Action.UNCHANGED for c in self.changes)
 
 
 def wait_for_yellow(cluster: Cluster, index: str, seconds: float) -> None:
@@ -74,13 +76,13 @@ def _enable_server_mmr(cluster: Cluster, *, dry_run: bool) -> Change:
     """Turn on the server's MMR processors (a persistent cluster setting), keeping what is there."""
     change = cluster.enable_server_mmr(dry_run=dry_run)
     if not change.changed:
-        return Change("cluster_setting", change.name, "unchanged")
-    return Change("cluster_setting", change.name, "would update" if dry_run else "updated",
+        return Change(ChangeKind.CLUSTER_SETTING, change.name, Action.UNCHANGED)
+    return Change(ChangeKind.CLUSTER_SETTING, change.name, Action.UPDATE.applied(dry_run=dry_run),
                   json_diff({change.name: change.before}, {change.name: change.after}, change.name))
 
 
 def init_index(
-    client,
+    client: Any,
     alias: str,
     spec: IndexSpec,
     *,
@@ -105,7 +107,8 @@ def init_index(
     engine, caps = cluster.engine, cluster.probe()
     if server_mmr and not caps.server_mmr:
         raise ConfigurationError(f"server-side MMR needs the k-NN plugin 3.3+; the cluster runs {caps.engine} {caps.version}")
-    desired = Desired(IndexNames(alias).alias, spec.for_cluster(caps), tuple(weights), dict(extra_pipelines or {}))
+    w_text, w_dense = weights
+    desired = Desired(IndexNames(alias).alias, spec.for_cluster(caps), (w_text, w_dense), dict(extra_pipelines or {}))
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
     live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
     planned = plan(desired, live, engine, reattach=reattach)

@@ -13,11 +13,12 @@ from __future__ import annotations
 import copy
 import json
 import re
+import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .analysis import AnalysisSupport, text_analysis
 from .documents import DocumentLayout
@@ -26,9 +27,15 @@ from .adaptive import ADAPTIVE
 from .fusion import DEFAULT_FUSION, parse_fusion
 from .types import EmbeddingFingerprint
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+    from .capabilities import Capabilities
+    from .fusion import Fusion
+
 ASSET_DIRS = ("mappings", "pipelines")
 SPACE_TYPES = ("cosinesimil", "innerproduct", "l2")
-ENGINES = ("lucene", "faiss", "nmslib")
+KNN_METHODS = ("lucene", "faiss", "nmslib")  # the k-NN plugin's method engines (its word: method.engine)
 COMPONENTS = ("text", "vector", "metadata")
 SCHEMA_VERSION = 1
 # How the BM25 leg reads the text fields: "fields" (multi_match most_fields over each field, the
@@ -38,7 +45,7 @@ TEXT_LAYOUTS = ("fields", "combined")
 COMBINED_FIELD = "all_text"
 
 
-def _asset_root(kind: str):
+def _asset_root(kind: str) -> Traversable:
     packaged = resources.files("adapter") / "_assets" / kind
     if packaged.is_dir():
         return packaged
@@ -54,7 +61,7 @@ def _load_cached(kind: str, name: str) -> str:
         raise AssetError(f"unknown asset kind {kind!r}")
     path = _asset_root(kind) / f"{name}.json"
     try:
-        return path.read_text(encoding="utf-8")
+        return str(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise AssetError(f"asset {kind}/{name}.json does not exist") from None
 
@@ -63,7 +70,8 @@ def load_asset(kind: str, name: str) -> dict[str, Any]:
     """A fresh parsed copy of ``<kind>/<name>.json``."""
     text = _load_cached(kind, name)
     try:
-        return json.loads(text)
+        parsed: dict[str, Any] = json.loads(text)
+        return parsed
     except json.JSONDecodeError as exc:
         raise AssetError(f"{kind}/{name}.json is not valid JSON: {exc}") from exc
 
@@ -120,7 +128,7 @@ class IndexNames:
     def pattern(self) -> str:
         return f"{self.alias}-v*"
 
-    def pipeline(self, fusion) -> str:
+    def pipeline(self, fusion: Fusion) -> str:
         """The stored pipeline that runs ``fusion`` for this index: ``<alias>-<fusion name>``."""
         return f"{self.alias}-{fusion.name}"
 
@@ -145,7 +153,7 @@ class IndexSpec:
     fingerprint: EmbeddingFingerprint
     analyzer: str = "folding"
     space_type: str = "cosinesimil"
-    engine: str = "lucene"
+    knn_method: str = "lucene"  # the k-NN method's engine: lucene (HNSW in Lucene), faiss, nmslib
     m: int = 16
     ef_construction: int = 128
     shards: int = 1
@@ -166,8 +174,8 @@ class IndexSpec:
     default_pipeline: str | None = None
 
     def __post_init__(self) -> None:
-        if self.engine not in ENGINES:
-            raise ConfigurationError(f"unknown k-NN engine {self.engine!r}; expected one of {', '.join(ENGINES)}")
+        if self.knn_method not in KNN_METHODS:
+            raise ConfigurationError(f"unknown k-NN method {self.knn_method!r}; expected one of {', '.join(KNN_METHODS)}")
         if self.space_type not in SPACE_TYPES:
             raise ConfigurationError(f"unknown space_type {self.space_type!r}; expected one of {', '.join(SPACE_TYPES)}")
         if self.space_type != "cosinesimil" and not self.fingerprint.normalized:
@@ -198,7 +206,7 @@ class IndexSpec:
     def layout(self) -> DocumentLayout:
         return DocumentLayout(tuple(self.text_fields), self.vector_field)
 
-    def for_cluster(self, caps) -> IndexSpec:
+    def for_cluster(self, caps: Capabilities) -> IndexSpec:
         """This spec on a cluster with ``caps`` (:class:`~adapter.capabilities.Capabilities`):
         analyzers that depend on the cluster render for what it has."""
         return replace(self, analysis=AnalysisSupport.of(caps))
@@ -224,7 +232,28 @@ class IndexSpec:
         }
 
 
-def render_text_component(spec: IndexSpec, caps=None) -> dict[str, Any]:
+
+
+# The k-NN method was called `engine` (a word the adapter keeps for the search engine): the old
+# keyword and attribute still work, with a FutureWarning, so scripts keep running.
+_dataclass_init = IndexSpec.__init__
+
+
+def _init(self: IndexSpec, *args: Any, engine: str | None = None, **kwargs: Any) -> None:
+    if engine is not None:
+        warnings.warn("IndexSpec(engine=...) is deprecated: the k-NN method is knn_method=...", FutureWarning, stacklevel=2)
+        kwargs.setdefault("knn_method", engine)
+    _dataclass_init(self, *args, **kwargs)
+
+
+def _engine(self: IndexSpec) -> str:
+    warnings.warn("IndexSpec.engine is deprecated: read knn_method", FutureWarning, stacklevel=2)
+    return self.knn_method
+
+
+IndexSpec.__init__ = _init  # type: ignore[method-assign]
+IndexSpec.engine = property(_engine)  # type: ignore[attr-defined]
+def render_text_component(spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
     """The text fields with the spec's analyzer (shared by every engine), as the cluster can run it:
     ``caps`` (:class:`~adapter.capabilities.Capabilities`) when given, else what
     :meth:`IndexSpec.for_cluster` recorded (:mod:`adapter.analysis`)."""

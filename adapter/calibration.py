@@ -11,12 +11,15 @@ corpus weights, which is what a bare hybrid query from any other client gets.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .adaptive import ADAPTIVE, AdaptivePolicy, Calibration, calibrate, corpus_fusion
 from .catalog import read_index_info
-from .engines import cluster_for
+from .engines import Engine, cluster_for
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .search import Searcher
 
 MAX_CALIBRATION_QUERIES = 2_000  # enough for a stable median; the rest are not read
 
@@ -31,7 +34,7 @@ class CalibrationReport:
     pipeline: str | None  # the stored adaptive pipeline updated to those weights, if the index has one
 
 
-def measure_calibration(searcher, queries: Iterable[str], *, source: str = "") -> Calibration:
+def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: str = "") -> Calibration:
     """The calibration of ``queries`` against the searcher's index (BM25 requests only)."""
     qualities = []
     for n, query in enumerate(q for q in queries if q and q.strip()):
@@ -43,8 +46,8 @@ def measure_calibration(searcher, queries: Iterable[str], *, source: str = "") -
     return calibrate(qualities, source=source)
 
 
-def store_adaptive(client, alias: str, *, calibration: Calibration | None = None, policy: AdaptivePolicy | None = None,
-                   engine=None) -> CalibrationReport:
+def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None = None, policy: AdaptivePolicy | None = None,
+                   engine: Engine | None = None) -> CalibrationReport:
     """Keep ``calibration`` and ``policy`` in the index's ``_meta.adaptive`` (merged with what is
     there) and bring the index's adaptive pipeline to the corpus weights."""
     cluster = cluster_for(client, engine)
@@ -68,7 +71,7 @@ def store_adaptive(client, alias: str, *, calibration: Calibration | None = None
     return CalibrationReport(alias, info.index, cal, stored, fusion.effective_weights, pipeline)
 
 
-def calibrate_index(client, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,
+def calibrate_index(client: Any, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,
                     source: str = "") -> CalibrationReport:
     """Measure ``queries`` on index ``alias`` and store the calibration (and ``policy``) with it."""
     from .search import Searcher

@@ -49,7 +49,7 @@ class CheckReport:
         return not self.mismatches
 
 
-def check_index(client, alias: str, embedder: Embedder | None = None, *, sample: int = DEFAULT_SAMPLE,
+def check_index(client: Any, alias: str, embedder: Embedder | None = None, *, sample: int = DEFAULT_SAMPLE,
                 min_cosine: float = DEFAULT_MIN_COSINE, seed: int = 0, batch_size: int = 32) -> CheckReport:
     """Sample ``sample`` documents of ``alias`` (a seeded random sample) and report those whose
     stored vector is not what the index's embedder computes for their text."""
@@ -83,7 +83,7 @@ def check_index(client, alias: str, embedder: Embedder | None = None, *, sample:
                        min(cosines) if cosines else None, tuple(mismatches))
 
 
-def _sample(client, info: IndexInfo, size: int, seed: int) -> tuple[int, list[Mapping[str, Any]]]:
+def _sample(client: Any, info: IndexInfo, size: int, seed: int) -> tuple[int, list[Mapping[str, Any]]]:
     body = {
         "size": size,
         "track_total_hits": True,

@@ -50,7 +50,7 @@ def default_config_path() -> Path:
     return Path(root) / "opensearch-hybrid" / "config.yaml"
 
 
-def read_config(path: str | os.PathLike | None = None) -> tuple[dict[str, Any], str | None]:
+def read_config(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], str | None]:
     """The config file's settings and where they came from (``{}`` when there is none)."""
     explicit = path or os.environ.get(CONFIG_ENV)
     p = Path(explicit) if explicit else default_config_path()

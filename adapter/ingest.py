@@ -29,7 +29,7 @@ from .embedders import Embedder, check_fingerprint, check_vectors
 from .engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for
 from .errors import BackendError, ClusterUnavailableError, InputError, WriteBlockedError
 from .sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize
-from .types import IngestReport, ItemFailure
+from .types import FailureSource, IngestReport, ItemFailure
 
 _DONE = object()
 STALE_PAGE = 1_000  # stale chunk ids fetched per search page
@@ -101,7 +101,7 @@ class FailureLog:
             self._fh.write(json.dumps({"id": failure.id, "line": failure.line, "status": failure.status,
                                        "stage": failure.source or "index", "reason": failure.reason}) + "\n")
             self.count += 1
-            if failure.source == "not-sent" or (failure.source is None and failure.status is None):
+            if failure.source == FailureSource.NOT_SENT or (failure.source is None and failure.status is None):
                 self.unconfirmed += 1
             if failure.source is None:
                 self.index_failed += 1
@@ -229,10 +229,10 @@ NOT_SENT = "not sent: the connection to the cluster was lost before this row's t
 
 
 def _unsent(doc_id: str, sources: dict[str, int | None], reason: str = NOT_SENT) -> ItemFailure:
-    return ItemFailure(doc_id, reason, line=sources.get(doc_id), source="not-sent")
+    return ItemFailure(doc_id, reason, line=sources.get(doc_id), source=FailureSource.NOT_SENT)
 
 
-def _failure(info: dict, sources: dict[str, int | None], stage: str | None = None) -> ItemFailure:
+def _failure(info: dict, sources: dict[str, int | None], stage: FailureSource | None = None) -> ItemFailure:
     doc_id, status, reason = responses.bulk_item(info)
     return ItemFailure(doc_id, reason, line=sources.get(doc_id), status=status, source=stage)
 
@@ -334,16 +334,16 @@ class Ingestor:
                     entries: list[_Entry] = []
                     for row in batch:
                         if isinstance(row, RowError):
-                            failures.add(ItemFailure(row.id, row.reason, line=row.line, source="input"))
+                            failures.add(ItemFailure(row.id, row.reason, line=row.line, source=FailureSource.INPUT))
                             continue
                         if indexer.lost or indexer.error is not None:
                             # Nothing more is sent; the row is listed so that the failures file is complete.
-                            failures.add(ItemFailure(row.id, NOT_SENT, line=row.line, source="not-sent"))
+                            failures.add(ItemFailure(row.id, NOT_SENT, line=row.line, source=FailureSource.NOT_SENT))
                             continue
                         doc_entries = _entries(row, self.chunking, layout)
                         problem = self._entries_problem(doc_entries)
                         if problem:
-                            failures.add(ItemFailure(row.id, problem, line=row.line, source="input"))
+                            failures.add(ItemFailure(row.id, problem, line=row.line, source=FailureSource.INPUT))
                             continue
                         documents += 1
                         entries += doc_entries
@@ -483,11 +483,11 @@ class Ingestor:
             for f in resp.get("failures") or []:
                 cause = f.get("cause") or {}
                 failures.append(ItemFailure(f.get("id"), f"{cause.get('type')}: {cause.get('reason')}", status=f.get("status"),
-                                            source="delete-stale"))
+                                            source=FailureSource.DELETE_STALE))
             if resp.get("version_conflicts"):
                 failures.append(ItemFailure(None, f"{resp['version_conflicts']} stale chunks were written by someone else while being "
                                                   "deleted (version conflicts) and were left in place; run the ingest again",
-                                            source="delete-stale"))
+                                            source=FailureSource.DELETE_STALE))
         return failures
 
     def _delete_found(self, index: str, queries: list[dict[str, Any]]) -> list[ItemFailure]:
@@ -511,4 +511,4 @@ class Ingestor:
         failed = list(self.cluster.bulk(actions, BulkOptions(max_retries=self.max_retries, raise_on_exception=True),
                                         action=f"deleting stale chunks in {index}"))
         # A chunk already gone is what we wanted.
-        return [_failure(info, {}, stage="delete-stale") for info in failed if responses.bulk_status(info) != 404]
+        return [_failure(info, {}, stage=FailureSource.DELETE_STALE) for info in failed if responses.bulk_status(info) != 404]

@@ -47,7 +47,7 @@ from .documents import DocumentLayout, embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, check_vectors
 from .engines import Engine, cluster_for
 from .errors import ConfigurationError, MigrationError
-from .plan import Desired, Plan, apply_plan, desired_pipelines, incompatibilities, plan, read_live, versions_of
+from .plan import Action, ChangeKind, Desired, Plan, apply_plan, desired_pipelines, incompatibilities, plan, read_live, versions_of
 
 WRITE_BLOCK = "index.blocks.write"
 
@@ -384,7 +384,8 @@ def _swap_reached(client, alias: str, target: str) -> bool:
 
 # -- reindex ------------------------------------------------------------------------------------------------
 def _templates_and_pipelines(plan_: Plan) -> Plan:
-    keep = tuple(c for c in plan_.changes if c.kind in ("component_template", "index_template", "pipeline") and c.action != "delete")
+    kinds = (ChangeKind.COMPONENT_TEMPLATE, ChangeKind.INDEX_TEMPLATE, ChangeKind.PIPELINE)
+    keep = tuple(c for c in plan_.changes if c.kind in kinds and c.action is not Action.DELETE)
     return replace(plan_, changes=keep, rebuild=())
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .adaptive import ADAPTIVE, corpus_fusion
 from .analysis import AnalysisSupport, text_analysis
@@ -30,20 +30,57 @@ from .catalog import alias_indices, index_version, orphaned_indices, read_pipeli
 from .engines import Cluster, Engine, cluster_for
 from .errors import ConfigurationError, IndexMismatchError
 from .fusion import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
-from .types import EmbeddingFingerprint
+from .types import EmbeddingFingerprint, TextEnum
+
+if TYPE_CHECKING:
+    from .spec import Spec
 
 DEFAULT_PIPELINE_SETTING = "index.search.default_pipeline"
 
-# Plan actions. Applying turns them into "created", "updated", "deleted" ("would ..." in a dry run).
-CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
-_DONE = {CREATE: "created", UPDATE: "updated", DELETE: "deleted"}
+class ChangeKind(TextEnum):
+    """What a change is made to."""
+
+    ALIAS = "alias"
+    COMPONENT_TEMPLATE = "component_template"
+    INDEX_TEMPLATE = "index_template"
+    PIPELINE = "pipeline"
+    MAPPING = "mapping"
+    MAPPING_META = "mapping _meta"
+    SETTINGS = "settings"
+    INDEX = "index"
+    CLUSTER_SETTING = "cluster_setting"
+
+
+class Action(TextEnum):
+    """What a plan does to an object; once applied, what was done (``would ...`` in a dry run)."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+    UNCHANGED = "unchanged"
+    REBUILD = "rebuild"  # the live index cannot take the change: a new version is needed
+    CREATED = "created"
+    UPDATED = "updated"
+    DELETED = "deleted"
+    WOULD_CREATE = "would create"
+    WOULD_UPDATE = "would update"
+    WOULD_DELETE = "would delete"
+
+    def applied(self, *, dry_run: bool = False) -> Action:
+        """The planned action as done (or as a dry run says it would be)."""
+        done = {Action.CREATE: (Action.CREATED, Action.WOULD_CREATE), Action.UPDATE: (Action.UPDATED, Action.WOULD_UPDATE),
+                Action.DELETE: (Action.DELETED, Action.WOULD_DELETE)}
+        return done[self][1 if dry_run else 0] if self in done else self
+
+
+CREATE, UPDATE, DELETE, UNCHANGED = Action.CREATE, Action.UPDATE, Action.DELETE, Action.UNCHANGED
 
 
 @dataclass(frozen=True)
 class Change:
-    kind: str  # alias | component_template | index_template | pipeline | mapping | mapping _meta | settings | index
+    kind: ChangeKind
     name: str
-    action: str  # a plan action, or once applied: created | updated | deleted | unchanged | would create | ...
+    action: Action
     diff: str = ""
     reason: str = ""  # why, when the diff does not say it (a deleted template, a re-attached alias)
     body: Any = field(default=None, compare=False, repr=False)  # what is sent
@@ -175,10 +212,10 @@ def covers(live: Any, wanted: Any) -> bool:
         if wanted.get("type") == "object" and "type" not in live:
             wanted = {k: v for k, v in wanted.items() if k != "type"}
         return all(k in live and covers(live[k], v) for k, v in wanted.items())
-    return canonical_values(live) == canonical_values(wanted)
+    return bool(canonical_values(live) == canonical_values(wanted))
 
 
-def incompatibilities(live_mapping: Mapping, live_settings: Mapping, names: IndexNames, spec: IndexSpec, engine: Engine,
+def incompatibilities(live_mapping: Mapping[str, Any], live_settings: Mapping[str, Any], names: IndexNames, spec: IndexSpec, engine: Engine,
                       caps: Capabilities | None = None) -> list[str]:
     """Why an index with this mapping and these settings cannot become ``spec`` in place (empty: it can)."""
     wanted = engine.render_mapping(names, spec, caps)
@@ -247,7 +284,10 @@ def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> tuple
     elif spec.default_fusion == ADAPTIVE:
         default = ScoreNormalization()  # adaptive runs min_max with weights chosen per query
     else:
-        default = parse_fusion(spec.default_fusion)
+        parsed = parse_fusion(spec.default_fusion)
+        if parsed is None:
+            raise ConfigurationError(f"the index spec names no default fusion ({spec.default_fusion!r})")
+        default = parsed
     ok, why = caps.supports(default)
     if not ok and caps.search_pipelines:
         raise ConfigurationError(f"the default fusion {spec.default_pipeline or spec.default_fusion} cannot be the index's default pipeline: {why}")
@@ -270,7 +310,7 @@ def owned(alias: str, pipeline: str, others: set[str]) -> bool:
     return pipeline.startswith(f"{alias}-") and not any(pipeline.startswith(f"{o}-") for o in others)
 
 
-def read_live(client, alias: str, engine: Engine, *, pipelines: list[str] | None = None, own_pipelines: bool = False,
+def read_live(client: Any, alias: str, engine: Engine, *, pipelines: list[str] | None = None, own_pipelines: bool = False,
               components: list[str] | None = None, caps: Capabilities | None = None) -> LiveState:
     """What the cluster holds for ``alias``. ``pipelines``: the names to read; with
     ``own_pipelines`` every search pipeline is read (one request) and those named as the alias's
@@ -304,7 +344,7 @@ def read_live(client, alias: str, engine: Engine, *, pipelines: list[str] | None
     return LiveState(alias, caps, False, indices, orphans, versions, body, comps, template, present, owned_names)
 
 
-def versions_of(client, alias: str) -> list[str]:
+def versions_of(client: Any, alias: str) -> list[str]:
     """Every ``<alias>-vN`` index, with or without the alias (an unfinished migration's target too)."""
     import re
 
@@ -338,13 +378,13 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
                 f"creating it again would fail. Re-attach the alias with `hybrid init --index {alias} --reattach-alias` "
                 "(with the same options; --dry-run shows the plan), or delete that index to start over"
             )
-        changes.append(Change("alias", alias, CREATE, reason=f"the alias is missing: put it back on {orphan}", body=orphan))
+        changes.append(Change(ChangeKind.ALIAS, alias, CREATE, reason=f"the alias is missing: put it back on {orphan}", body=orphan))
         current = orphan
     rebuild: list[str] = []
     if live.index_body is not None:
         rebuild = incompatibilities(live.index_body["mappings"], live.index_body["settings"], names, spec, engine, live.caps)
 
-    def record(kind: str, name: str, old: Any, new: Any, same: bool, body: Any = None, reason: str = "") -> None:
+    def record(kind: ChangeKind, name: str, old: Any, new: Any, same: bool, body: Any = None, reason: str = "") -> None:
         if old is not None and same:
             changes.append(Change(kind, name, UNCHANGED))
         elif old is None:
@@ -354,11 +394,11 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
 
     for name, body in engine.render_components(names, spec, live.caps).items():
         old = live.components.get(name)
-        record("component_template", name, old and canonical_template(old), canonical_template(body),
+        record(ChangeKind.COMPONENT_TEMPLATE, name, old and canonical_template(old), canonical_template(body),
                old is not None and canonical_template(old) == canonical_template(body), body)
     template = engine.render_index_template(names, spec, live.caps)
     old_t = live.index_template
-    record("index_template", names.index_template, old_t and canonical_template(old_t), canonical_template(template),
+    record(ChangeKind.INDEX_TEMPLATE, names.index_template, old_t and canonical_template(old_t), canonical_template(template),
            old_t is not None and canonical_template(old_t) == canonical_template(template), template)
 
     # Pipelines before the index: the index names one of them as its default.
@@ -366,11 +406,11 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
     wanted = desired_pipelines(desired, live.caps, engine, live_meta=live_meta)
     for name, body in wanted.items():
         old_p = live.pipelines.get(name)
-        record("pipeline", name, old_p, body, old_p is not None and canonical_values(old_p) == canonical_values(body), body)
+        record(ChangeKind.PIPELINE, name, old_p, body, old_p is not None and canonical_values(old_p) == canonical_values(body), body)
     if prune_pipelines and live.owned_pipelines is not None:
         for name in live.owned_pipelines:
             if name not in wanted:
-                changes.append(Change("pipeline", name, DELETE, json_diff(live.pipelines.get(name), None, name, label),
+                changes.append(Change(ChangeKind.PIPELINE, name, DELETE, json_diff(live.pipelines.get(name), None, name, label),
                                       f"named {alias}-*, not in the {label}"))
 
     default_pipeline = names.default_pipeline(spec) if live.caps.search_pipelines else None
@@ -380,24 +420,24 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
         wanted_props, meta = wanted_mapping["properties"], wanted_mapping.get("_meta", spec.meta)
         added = {f: b for f, b in wanted_props.items() if f not in live_props}
         if not rebuild:  # else the new index gets them
-            record("mapping", current, {}, added, not added, {"properties": added})
+            record(ChangeKind.MAPPING, current, {}, added, not added, {"properties": added})
             # _meta (query fields, schema) can change in place; the fingerprint was checked above. Keys
             # the assets do not own (the adaptive calibration) are kept.
             owned_meta = {k: live_meta.get(k) for k in meta}
-            record("mapping _meta", current, owned_meta, meta, owned_meta == meta, {"_meta": {**live_meta, **meta}})
+            record(ChangeKind.MAPPING_META, current, owned_meta, meta, owned_meta == meta, {"_meta": {**live_meta, **meta}})
         if default_pipeline is not None:
             live_default = canonical_settings(live.index_body["settings"]).get(DEFAULT_PIPELINE_SETTING)
-            record("settings", current, {DEFAULT_PIPELINE_SETTING: live_default}, {DEFAULT_PIPELINE_SETTING: default_pipeline},
+            record(ChangeKind.SETTINGS, current, {DEFAULT_PIPELINE_SETTING: live_default}, {DEFAULT_PIPELINE_SETTING: default_pipeline},
                    live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: default_pipeline},
                    "" if live_default else "the index has no default search pipeline")
         if rebuild:
-            changes.append(Change("index", current, "rebuild", reason="; ".join(rebuild)))
+            changes.append(Change(ChangeKind.INDEX, current, Action.REBUILD, reason="; ".join(rebuild)))
         else:
-            changes.append(Change("index", current, UNCHANGED))
+            changes.append(Change(ChangeKind.INDEX, current, UNCHANGED))
         index = current
     else:
         index = names.index(1) if not live.versions else live.next_index
-        changes.append(Change("index", index, CREATE, reason=f"create {index} behind the alias {alias}",
+        changes.append(Change(ChangeKind.INDEX, index, CREATE, reason=f"create {index} behind the alias {alias}",
                               body={"aliases": {alias: {}}}))
     return Plan(alias, index, tuple(changes), tuple(rebuild), live.next_index, default_pipeline, label,
                 default_fusion=None if live.caps.search_pipelines else spec.default_fusion, notices=notices)
@@ -413,27 +453,27 @@ def rebuild_error(plan_: Plan, hint: str) -> IndexMismatchError:
 
 def _send(cluster: Cluster, change: Change, action: str) -> None:
     kind, name, body = change.kind, change.name, change.body
-    if kind == "alias":
+    if kind is ChangeKind.ALIAS:
         cluster.put_alias(body, name, action=action)
-    elif kind == "component_template":
+    elif kind is ChangeKind.COMPONENT_TEMPLATE:
         cluster.put_component_template(name, body, action=action)
-    elif kind == "index_template":
+    elif kind is ChangeKind.INDEX_TEMPLATE:
         cluster.put_index_template(name, body, action=action)
-    elif kind == "pipeline" and change.action == DELETE:
+    elif kind is ChangeKind.PIPELINE and change.action is DELETE:
         cluster.delete_search_pipeline(name, action=action)
-    elif kind == "pipeline":
+    elif kind is ChangeKind.PIPELINE:
         cluster.put_search_pipeline(name, body, action=action)
-    elif kind in ("mapping", "mapping _meta"):
+    elif kind in (ChangeKind.MAPPING, ChangeKind.MAPPING_META):
         cluster.put_mapping(name, body, action=action)
-    elif kind == "settings":
+    elif kind is ChangeKind.SETTINGS:
         cluster.put_index_settings(name, body, action=action)
-    elif kind == "index":
+    elif kind is ChangeKind.INDEX:
         cluster.create_index(name, body, action=action)
     else:
         raise AssertionError(f"no sender for {kind}")
 
 
-def apply_plan(client, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "") -> tuple[Change, ...]:
+def apply_plan(client: Any, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "") -> tuple[Change, ...]:
     """Send every change of ``plan_`` in order; returns them with what was done (``created``, ...).
 
     A plan that needs a new index is refused (IndexMismatchError) before anything is sent.
@@ -441,30 +481,29 @@ def apply_plan(client, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str 
     if plan_.rebuild:
         raise rebuild_error(plan_, rebuild_hint)
     cluster = cluster_for(client)
-    done = []
+    done: list[Change] = []
     for change in plan_.changes:
         if change.action == UNCHANGED:
             done.append(change)
             continue
-        action = _DONE[change.action]
-        if dry_run:
-            action = f"would {change.action}"
-        else:
+        action = change.action.applied(dry_run=dry_run)
+        if not dry_run:
             _send(cluster, change, f"{change.action} {change.kind} {change.name}")
         done.append(Change(change.kind, change.name, action, change.diff, change.reason, change.body))
     return tuple(done)
 
 
-def desired_from_spec(spec) -> Desired:
+def desired_from_spec(spec: Spec) -> Desired:
     """The desired state an :class:`adapter.spec.Spec` (with its fingerprint resolved) describes."""
-    return Desired(spec.alias, spec.index_spec(), tuple(spec.weights), spec.pipelines, label=spec.origin or "spec")
+    w_text, w_dense = spec.weights
+    return Desired(spec.alias, spec.index_spec(), (w_text, w_dense), spec.pipelines, label=spec.origin or "spec")
 
 
-def plan_spec(client, spec, engine: Engine) -> tuple[Plan, LiveState]:
+def plan_spec(client: Any, spec: Spec, engine: Engine | None = None) -> tuple[Plan, LiveState]:
     """Read the cluster and plan ``spec`` against it (pipelines named as the alias's but not in the
     spec are deleted; an alias deleted by hand is put back)."""
     cluster = cluster_for(client, engine)
-    caps = cluster.probe()
+    engine, caps = cluster.engine, cluster.probe()
     desired = desired_from_spec(spec)
     desired = replace(desired, spec=desired.spec.for_cluster(caps))
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []

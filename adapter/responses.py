@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from .adaptive import FieldTerms
 from .errors import BackendError
@@ -118,14 +118,14 @@ def msearch_responses(resp: Mapping[str, Any], action: str) -> list[Mapping[str,
 
 def bulk_status(item: Mapping[str, Any]) -> int | None:
     """A bulk item's HTTP status. The client reports ``"N/A"`` when the request never got an answer."""
-    op = next(iter(item.values()), {}) if item else {}
+    op: Any = next(iter(item.values()), {}) if item else {}
     status = op.get("status") if isinstance(op, Mapping) else None
     return status if isinstance(status, int) else None
 
 
 def bulk_unanswered(item: Mapping[str, Any]) -> bool:
     """Whether a failed bulk item's request never got an answer (the client's ``"N/A"`` status)."""
-    op = next(iter(item.values()), {}) if item else {}
+    op: Any = next(iter(item.values()), {}) if item else {}
     return isinstance(op, Mapping) and op.get("status") == "N/A"
 
 
@@ -135,7 +135,7 @@ def bulk_request_refused(item: Mapping[str, Any]) -> bool:
     The bulk helpers mark every item of such a request with the request's exception; one bad row
     (an id over the length limit) takes the whole request down that way.
     """
-    op = next(iter(item.values()), {}) if item else {}
+    op: Any = next(iter(item.values()), {}) if item else {}
     status = bulk_status(item)
     return isinstance(op, Mapping) and "exception" in op and status is not None and 400 <= status < 500 and status != 429
 
@@ -153,7 +153,7 @@ def bulk_disk_block(item: Mapping[str, Any]) -> str | None:
 
 def bulk_item(item: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
     """``(id, status, reason)`` of one failed bulk item."""
-    op = next(iter(item.values()), {}) if item else {}
+    op: Any = next(iter(item.values()), {}) if item else {}
     error = op.get("error")
     # The server's answer to a request refused as a whole (the port keeps it beside the exception it translated).
     refused = op.get("refused") or getattr(op.get("exception"), "info", None)
@@ -216,7 +216,7 @@ _ES_LINEAR_LEG = re.compile(r"weighted score: \[[^\]]+\] in query at index \[(\d
 _ES_KNN = "within top k documents"
 
 
-def _explanation_nodes(explanation: Mapping[str, Any] | None):
+def _explanation_nodes(explanation: Mapping[str, Any] | None) -> Iterator[Mapping[str, Any]]:
     if not isinstance(explanation, Mapping):
         return
     yield explanation

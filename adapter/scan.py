@@ -32,7 +32,7 @@ KEEP_ALIVE = "10m"
 @dataclass(frozen=True)
 class Entry:
     id: str
-    key: tuple  # the sort values: (parent_id, chunk_index)
+    key: tuple[Any, ...]  # the sort values: (parent_id, chunk_index)
     source: Mapping[str, Any]
 
 
@@ -107,11 +107,11 @@ class Comparison:
 
     @property
     def source_checksum(self) -> str:
-        return self._source_sum.hexdigest()
+        return str(self._source_sum.hexdigest())
 
     @property
     def target_checksum(self) -> str:
-        return self._target_sum.hexdigest()
+        return str(self._target_sum.hexdigest())
 
 
 def _entries(client: Any, index: str, vector_field: str) -> Iterator[tuple[Entry, str]]:
@@ -123,26 +123,26 @@ def _entries(client: Any, index: str, vector_field: str) -> Iterator[tuple[Entry
 def compare(client: Any, source: str, target: str, *, source_vector: str, target_vector: str) -> Comparison:
     """Merge the two indices' entries in key order (both read in a PIT of their own) and list the differences."""
     out = Comparison()
-    client = cluster_for(client)
-    left, right = _entries(client, source, source_vector), _entries(client, target, target_vector)
+    cluster = cluster_for(client)
+    left, right = _entries(cluster, source, source_vector), _entries(cluster, target, target_vector)
     a, b = next(left, None), next(right, None)
     while a is not None or b is not None:
-        take_a = b is None or (a is not None and a[0].key <= b[0].key)
-        take_b = a is None or (b is not None and b[0].key <= a[0].key)
-        if take_a and take_b:  # the same key on both sides
+        take_a = a is not None and (b is None or a[0].key <= b[0].key)
+        take_b = b is not None and (a is None or b[0].key <= a[0].key)
+        if a is not None and b is not None and take_a and take_b:  # the same key on both sides
             if a[0].id != b[0].id or a[1] != b[1]:
                 out.to_copy.append(a[0])
             if a[0].id != b[0].id:
                 out.to_delete.append(b[0].id)
-        elif take_a:
+        elif a is not None and take_a:
             out.to_copy.append(a[0])
-        else:
+        elif b is not None:
             out.to_delete.append(b[0].id)
-        if take_a:
+        if a is not None and take_a:
             out.source_count += 1
             out._source_sum.update(f"{a[0].id}\0{a[1]}\n".encode())
             a = next(left, None)
-        if take_b:
+        if b is not None and take_b:
             out.target_count += 1
             out._target_sum.update(f"{b[0].id}\0{b[1]}\n".encode())
             b = next(right, None)

@@ -15,7 +15,7 @@ the cluster and converge it, ``hybrid reindex SPEC`` migrates to it. The same op
       text_layout: fields            # or combined: title and text copied into one BM25 field
       vector_field: embedding
       space_type: cosinesimil
-      engine: lucene
+      knn_method: lucene             # the k-NN method (lucene, faiss, nmslib; was `engine`, still read)
       hnsw: {m: 16, ef_construction: 128}
       shards: 1
       replicas: 0-1                  # index.auto_expand_replicas
@@ -38,6 +38,7 @@ that embed (``reindex``) check the loaded model against the pin.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -52,7 +53,8 @@ from .types import EmbeddingFingerprint
 
 SPEC_VERSION = SPEC_SCHEMA_VERSION  # adapter/schemas/spec.schema.json (`hybrid schema spec`)
 _TOP = ("version", "alias", "embedder", "index", "pipelines")
-_INDEX = ("analyzer", "text_fields", "title_boost", "text_layout", "vector_field", "space_type", "engine", "hnsw", "shards", "replicas")
+_INDEX = ("analyzer", "text_fields", "title_boost", "text_layout", "vector_field", "space_type", "knn_method", "hnsw", "shards",
+          "replicas", "engine")  # engine: knn_method's old name, read with a FutureWarning
 _HNSW = ("m", "ef_construction")
 _PIPELINES = ("weights", "extra", "default")
 _EMBEDDER = ("spec", "fingerprint")
@@ -72,7 +74,7 @@ class Spec:
     text_layout: str = IndexSpec.text_layout
     vector_field: str = IndexSpec.vector_field
     space_type: str = IndexSpec.space_type
-    engine: str = IndexSpec.engine
+    knn_method: str = IndexSpec.knn_method
     m: int = IndexSpec.m
     ef_construction: int = IndexSpec.ef_construction
     shards: int = IndexSpec.shards
@@ -128,7 +130,7 @@ class Spec:
         if fp is None:
             raise InputError(f"{self._where}the embedder {self.embedder!r} has no fingerprint yet; resolve the spec first")
         return IndexSpec(
-            fp, analyzer=self.analyzer, space_type=self.space_type, engine=self.engine, m=self.m,
+            fp, analyzer=self.analyzer, space_type=self.space_type, knn_method=self.knn_method, m=self.m,
             ef_construction=self.ef_construction, shards=self.shards, replicas=self.replicas,
             vector_field=self.vector_field, text_fields=tuple(self.text_fields), title_boost=self.title_boost,
             text_layout=self.text_layout, default_fusion=DEFAULT_FUSION.name if self.default_is_extra else self.default,
@@ -147,7 +149,7 @@ class Spec:
             "index": {
                 "analyzer": self.analyzer, "text_fields": list(self.text_fields), "title_boost": self.title_boost,
                 "text_layout": self.text_layout,
-                "vector_field": self.vector_field, "space_type": self.space_type, "engine": self.engine,
+                "vector_field": self.vector_field, "space_type": self.space_type, "knn_method": self.knn_method,
                 "hnsw": {"m": self.m, "ef_construction": self.ef_construction}, "shards": self.shards, "replicas": self.replicas,
             },
             "pipelines": {"weights": list(self.weights), "default": self.default},
@@ -213,7 +215,12 @@ def spec_from_document(doc: Any, *, origin: str = "", base: Path | None = None) 
     if not isinstance(extra, Mapping):
         raise InputError(f"{where}: pipelines.extra must map names to pipeline bodies or files")
     options: dict[str, Any] = {}
-    for key in ("analyzer", "text_layout", "vector_field", "space_type", "engine"):
+    if "engine" in index:  # knn_method's old name: scripts and files that use it keep working
+        if "knn_method" in index:
+            raise InputError(f"{where}: index.engine is the old name of index.knn_method; give one of them")
+        warnings.warn(f"{where}: index.engine is deprecated: name the k-NN method index.knn_method", FutureWarning, stacklevel=2)
+        options["knn_method"] = str(index["engine"])
+    for key in ("analyzer", "text_layout", "vector_field", "space_type", "knn_method"):
         if key in index:
             options[key] = str(index[key])
     for key, cast in (("title_boost", float), ("shards", int)):
@@ -240,7 +247,7 @@ def spec_from_document(doc: Any, *, origin: str = "", base: Path | None = None) 
                 origin=origin, **options)
 
 
-def _cast(value: Any, kind, where: str):
+def _cast(value: Any, kind: type[int] | type[float], where: str) -> Any:
     if isinstance(value, bool):
         raise InputError(f"{where} must be a number, got {value!r}")
     try:

@@ -26,16 +26,20 @@ def parse_enum(enum_cls: type[E], value: object, what: str) -> E:
         raise InputError(f"unknown {what} {value!r}; expected one of: {', '.join(str(e.value) for e in enum_cls)}") from None
 
 
-class EngineName(str, enum.Enum):
+class TextEnum(str, enum.Enum):
+    """An enum whose members are their words: ``str()``, f-strings and JSON give the value."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class EngineName(TextEnum):
     """The search engine behind a cluster. The shipped engines are members; a third engine's port
     names itself with any other lowercase word (``EngineName("fake")`` makes that word a member of
     its own, as :class:`enum.Flag` makes its combinations), so the set stays open to new ports."""
 
     OPENSEARCH = "opensearch"
     ELASTICSEARCH = "elasticsearch"
-
-    def __str__(self) -> str:
-        return str(self.value)
 
     @classmethod
     def _missing_(cls, value: object) -> EngineName | None:
@@ -186,18 +190,19 @@ class SearchResult:
     def fused_by_label(self) -> str:
         """``server:<pipeline>``, ``server:inline:<fusion>``, ``server:retriever:<fusion>``, ``server:sum``,
         ``client:<fusion>`` or ``none``, for people."""
+        name = self.fusion.name if self.fusion is not None else "?"
         if self.fused_by is FusedBy.SERVER_PIPELINE:
             return f"server:{self.pipeline}"
         if self.fused_by is FusedBy.SERVER_INLINE:
-            return f"server:inline:{self.fusion.name}"
+            return f"server:inline:{name}"
         if self.fused_by is FusedBy.SERVER_QUERY:
-            return f"server:query:{self.fusion.name}"
+            return f"server:query:{name}"
         if self.fused_by is FusedBy.SERVER_RETRIEVER:
-            return f"server:retriever:{self.fusion.name}"
+            return f"server:retriever:{name}"
         if self.fused_by is FusedBy.SERVER_SUM:
             return "server:sum"
         if self.fused_by is FusedBy.CLIENT:
-            return f"client:{self.fusion.name}"
+            return f"client:{name}"
         return "none"
 
 
@@ -242,6 +247,14 @@ class EmbeddingFingerprint:
         return diffs
 
 
+class FailureSource(TextEnum):
+    """Where a row failed, when not in the cluster's answer to indexing it (``ItemFailure.source`` None)."""
+
+    INPUT = "input"  # the row itself: bad JSON, no id, no text
+    NOT_SENT = "not-sent"  # never sent, or not confirmed written: the connection was lost
+    DELETE_STALE = "delete-stale"  # deleting the chunks a shorter text left behind
+
+
 @dataclass(frozen=True)
 class ItemFailure:
     """A row or a document that did not make it into the index, and why."""
@@ -250,7 +263,7 @@ class ItemFailure:
     reason: str
     line: int | None = None
     status: int | None = None
-    source: str | None = None
+    source: FailureSource | None = None  # None: the cluster refused to index it (status and reason are its)
 
 
 @dataclass(frozen=True)

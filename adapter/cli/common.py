@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
+
+
+class Renamed(argparse.Action):
+    """An option's old spelling (users' scripts still say it): sets the new one's value and says so on
+    stderr. ``argparse.add_argument("--old", action=Renamed, dest=new.dest, new="--new")``."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, help=f"deprecated: {new}", **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"warning: {option_string} is deprecated: use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def with_url(parser):
@@ -50,7 +67,9 @@ def add_index_spec_options(p) -> None:
                         "or one rendered from what the cluster has: polish (analysis-stempel, else Hunspell pl_PL), "
                         "spanish_hunspell (Hunspell es_ES), icu_folding (analysis-icu)")
     p.add_argument("--space-type", default="cosinesimil", choices=["cosinesimil", "innerproduct", "l2"])
-    p.add_argument("--engine", default="lucene", choices=["lucene", "faiss", "nmslib"])
+    p.add_argument("--knn-method", default="lucene", choices=["lucene", "faiss", "nmslib"],
+                   help="the k-NN method's engine (default %(default)s; faiss and nmslib need the plugin's native libraries)")
+    p.add_argument("--engine", action=Renamed, dest="knn_method", new="--knn-method", choices=["lucene", "faiss", "nmslib"])
     p.add_argument("--m", type=int, default=16, help="HNSW m")
     p.add_argument("--ef-construction", type=int, default=128, help="HNSW ef_construction")
     p.add_argument("--shards", type=int, default=1)
@@ -76,7 +95,7 @@ def index_spec(args):
     name = args.default_fusion or default_fusion_name()
     default = name if name == ADAPTIVE else parse_fusion(name).name
     return IndexSpec(
-        fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
+        fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
         default_fusion=default, text_layout=args.text_layout,
     )

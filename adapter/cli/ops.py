@@ -22,7 +22,7 @@ from .common import add_index_spec_options, allowed, client, pipeline_files, wit
 DIFF_IN_SYNC = Exit.OK
 DIFF_ERROR = Exit.FOUND
 DIFF_DRIFT = Exit.ERROR
-_SPEC_DESTS = ("embedder", "analyzer", "space_type", "engine", "m", "ef_construction", "shards", "title_boost", "text_layout",
+_SPEC_DESTS = ("embedder", "analyzer", "space_type", "knn_method", "m", "ef_construction", "shards", "title_boost", "text_layout",
                "weights", "default_fusion", "pipeline_file")
 
 
@@ -122,7 +122,7 @@ def spec_from_args(args):
     return spec
 
 
-_DEFAULTS = {"embedder": "minilm", "analyzer": "folding", "space_type": "cosinesimil", "engine": "lucene", "m": 16,
+_DEFAULTS = {"embedder": "minilm", "analyzer": "folding", "space_type": "cosinesimil", "knn_method": "lucene", "m": 16,
              "ef_construction": 128, "shards": 1, "title_boost": 1.0, "text_layout": "fields"}
 
 
@@ -142,7 +142,7 @@ def _spec_from_flags(args):
     if default not in extra and default != ADAPTIVE:
         default = parse_fusion(default).name
     return Spec(
-        alias=args.index, embedder=args.embedder, analyzer=args.analyzer, space_type=args.space_type, engine=args.engine,
+        alias=args.index, embedder=args.embedder, analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
         text_layout=args.text_layout,
         weights=tuple(parse_weights(args.weights) or DEFAULT_WEIGHTS),

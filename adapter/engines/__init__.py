@@ -24,8 +24,9 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol, Sequence
 
-from ..errors import ClusterUnavailableError, ConfigurationError
-from .port import BulkCounts, BulkOptions, Cluster, EngineName, recording
+from ..errors import ClusterUnavailableError, ConfigurationError, HybridError
+from ..types import EngineName
+from .port import BulkCounts, BulkOptions, Cluster, recording
 
 if TYPE_CHECKING:
     from ..errors import BackendError
@@ -158,6 +159,7 @@ def translate_errors(action: str, client: Any = None) -> Iterator[None]:
         from .elasticsearch import client as elasticsearch_client
         from .opensearch import client as opensearch_client
 
+        translated: HybridError | None
         if elasticsearch_client.is_client_error(exc):
             where = describe_url(client) if client is not None else "the cluster"
             translated = elasticsearch_client.translate(exc, action, where)

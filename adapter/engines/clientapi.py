@@ -11,20 +11,29 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from .. import responses
-from ..errors import BackendError, WriteBlockedError
+from ..errors import BackendError, HybridError, WriteBlockedError
 from .port import Body, BulkCounts, BulkOptions, Cluster, Json, record
 
 if TYPE_CHECKING:
+    from ..capabilities import Capabilities
     from . import Engine
+
+
+class ProbingEngine(Protocol):
+    """An engine that probes a client's cluster (and caches what it found, per cluster)."""
+
+    def probe(self, client: Any, *, refresh: bool = False) -> Capabilities: ...
 
 T = TypeVar("T")
 
 
 class ClientCluster(Cluster):
     """A :class:`~adapter.engines.port.Cluster` over an opensearch-py or elasticsearch-py ``client``."""
+
+    engine: Any  # an Engine that also probes (ProbingEngine)
 
     def __init__(self, client: Any, engine: Engine) -> None:
         self.client = client
@@ -35,7 +44,7 @@ class ClientCluster(Cluster):
 
     # -- what each engine supplies ----------------------------------------------------------------
     @abc.abstractmethod
-    def translate(self, exc: BaseException, action: str) -> BackendError | None:
+    def translate(self, exc: BaseException, action: str) -> HybridError | None:
         """The client's exception ``exc`` as the adapter's (None: not one of the client's)."""
 
     @abc.abstractmethod
@@ -56,7 +65,7 @@ class ClientCluster(Cluster):
         """Re-raise the client's exceptions in this block as the adapter's, chained."""
         try:
             yield
-        except BackendError:
+        except HybridError:
             raise
         except Exception as exc:
             translated = self.translate(exc, action)
@@ -78,8 +87,9 @@ class ClientCluster(Cluster):
             raise
 
     # -- the cluster ----------------------------------------------------------------------------------
-    def probe(self, *, refresh: bool = False) -> Any:
-        return self.engine.probe(self.client, refresh=refresh)
+    def probe(self, *, refresh: bool = False) -> Capabilities:
+        caps: Capabilities = self.engine.probe(self.client, refresh=refresh)  # the engine caches it, per cluster
+        return caps
 
     def cluster_id(self, *, action: str | None = None) -> str:
         answer = self._call(action or "reading the cluster's id", self.client.info)
@@ -129,7 +139,7 @@ class ClientCluster(Cluster):
     def msearch(self, index: str, bodies: Sequence[Body], *, action: str | None = None) -> Json:
         from ..queries import msearch_lines
 
-        lines = msearch_lines(index, [self._msearch_body(b) for b in bodies])
+        lines = msearch_lines(index, [dict(self._msearch_body(b)) for b in bodies])
         record("POST", "/_msearch", None, lines)
         return dict(self._call(action or f"searching {index}", lambda: self.client.msearch(body=lines)))
 
@@ -167,7 +177,7 @@ class ClientCluster(Cluster):
         """A failed item whose request raised (no answer, a refused request): its exception as the adapter's."""
         op, body = next(iter(item.items()), (None, None))
         exc = body.get("exception") if isinstance(body, Mapping) else None
-        if op is None or not isinstance(exc, BaseException) or isinstance(exc, BackendError):
+        if op is None or not isinstance(body, Mapping) or not isinstance(exc, BaseException) or isinstance(exc, BackendError):
             return item
         translated = self.translate(exc, action)
         if translated is None:
@@ -237,7 +247,8 @@ class ClientCluster(Cluster):
         self._call(action or f"pointing {alias} at {index}", lambda: self.client.indices.put_alias(index=index, name=alias))
 
     def update_aliases(self, actions: Sequence[Body], *, action: str | None = None) -> None:
-        self._call(action or "moving aliases", lambda: self.client.indices.update_aliases(body={"actions": [dict(a) for a in actions]}))
+        body = {"actions": [dict(a) for a in actions]}
+        self._call(action or "moving aliases", lambda: self.client.indices.update_aliases(body=body))
 
     # -- templates ------------------------------------------------------------------------------------
     def get_component_template(self, name: str) -> Json | None:

@@ -73,7 +73,7 @@ def test_analyzers_the_node_lacks_are_rebuilt_said_or_refused(client, index_name
         init_index(client, f"{index_name}-e", IndexSpec(e5.fingerprint, analyzer="english"))
     assert client.indices.get(index=f"{index_name}-e*", allow_no_indices=True) == {}
     with pytest.raises(ConfigurationError, match="Lucene's HNSW only"):
-        init_index(client, f"{index_name}-e", IndexSpec(e5.fingerprint, analyzer="spanish", engine="faiss"))
+        init_index(client, f"{index_name}-e", IndexSpec(e5.fingerprint, analyzer="spanish", knn_method="faiss"))
 
 
 @pytest.mark.local_node

@@ -102,7 +102,7 @@ def test_init_refuses_bad_names_and_bad_weights(client, spec):
 def test_native_engines_follow_the_probed_cluster(client, index_name, e5):
     """faiss is refused where the cluster has no native k-NN libraries (the Maven-built node) and
     accepted where it has them (the official image, compose.yaml, managed clusters)."""
-    spec = IndexSpec(e5.fingerprint, analyzer="spanish", engine="faiss")
+    spec = IndexSpec(e5.fingerprint, analyzer="spanish", knn_method="faiss")
     if not OPENSEARCH.probe(client).native_engines:
         with pytest.raises(ConfigurationError, match="native libraries"):
             init_index(client, index_name, spec)

@@ -78,7 +78,7 @@ def test_dot_product_needs_normalised_vectors():
     with pytest.raises(ConfigurationError, match="L2-normalised"):
         IndexSpec(fp(normalized=False), space_type="l2")
     with pytest.raises(ConfigurationError):
-        IndexSpec(fp(), engine="annoy")
+        IndexSpec(fp(), knn_method="annoy")
 
 
 def test_normalization_pipeline_renders_parameters():

@@ -142,7 +142,7 @@ def test_components_render_dense_vector_spelled_out_and_no_knn_setting():
     assert template["template"]["mappings"]["_meta"]["default_fusion"] == "min_max-arithmetic_mean"
     assert ELASTICSEARCH.render_mapping(IndexNames("docs"), spec, caps)["_meta"]["default_fusion"] == "min_max-arithmetic_mean"
     with pytest.raises(ConfigurationError, match="Lucene"):
-        ELASTICSEARCH.check_spec(IndexSpec(fp(), engine="faiss"), caps)
+        ELASTICSEARCH.check_spec(IndexSpec(fp(), knn_method="faiss"), caps)
     with pytest.raises(CapabilityError, match="no search pipelines"):
         ELASTICSEARCH.render_pipeline(RRF(), caps)
 

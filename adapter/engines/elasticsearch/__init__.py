@@ -18,7 +18,7 @@ The probe asks ``_nodes/plugins`` (version, modules, the ``hunspell`` node attri
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ... import responses
 from ...assets import IndexNames, IndexSpec, load_asset, merged_mapping, render_index_template, render_metadata_component, render_text_component
@@ -54,7 +54,7 @@ class ElasticsearchEngine:
         return ElasticsearchCluster(client, self)
 
     # -- capabilities ------------------------------------------------------------------------------
-    def probe(self, client, *, refresh: bool = False) -> Capabilities:
+    def probe(self, client: Any, *, refresh: bool = False) -> Capabilities:
         """Version, modules and Hunspell dictionaries from ``_nodes/plugins``; the licence from
         ``_license``. A cluster that hides them (403/404) is assumed a standard distribution under
         an unknown licence: retrievers are tried, and refused ones fall back (see the searcher)."""
@@ -77,9 +77,9 @@ class ElasticsearchEngine:
 
     # -- assets --------------------------------------------------------------------------------------
     def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:
-        if spec.engine != "lucene":
-            raise ConfigurationError(f"k-NN engine {spec.engine!r} is OpenSearch's; Elasticsearch indexes vectors with "
-                                     "Lucene's HNSW only: use engine 'lucene'")
+        if spec.knn_method != "lucene":
+            raise ConfigurationError(f"k-NN method {spec.knn_method!r} is OpenSearch's; Elasticsearch indexes vectors with "
+                                     "Lucene's HNSW only: use the k-NN method lucene (--knn-method lucene)")
 
     def render_vector_component(self, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
         vector = load_asset("mappings", "component-vector-elasticsearch")
@@ -142,9 +142,11 @@ class ElasticsearchEngine:
         exclude: Sequence[str] = (),
         explain: bool = False,
         inline_pipeline: dict[str, Any] | None = None,
+        filter: Mapping[str, Any] | None = None,
         fusion: Fusion | None = None,
     ) -> dict[str, Any]:
         """The request that fuses: the ``rrf`` / ``linear`` retriever, or ``query`` + ``knn`` summed.
+        ``filter`` is never given (no ``caps.hybrid_filter``): each leg carries the filter.
 
         Each leg brings its top ``depth`` (the knn ``k``, the retrievers' ``rank_window_size``), so
         pages of one query are cut from the same fused list, as OpenSearch's ``pagination_depth``.
@@ -152,6 +154,8 @@ class ElasticsearchEngine:
         """
         if inline_pipeline is not None:
             raise CapabilityError("Elasticsearch has no search pipelines to send with a request")
+        if filter is not None:
+            raise CapabilityError("Elasticsearch's hybrid request has no filter of its own: each leg carries it")
         if fusion is None:
             raise CapabilityError("an Elasticsearch hybrid request needs the fusion that it runs")
         body = request_fusion(fusion).body(text, dict(knn["knn"]), depth=depth)
@@ -163,6 +167,9 @@ class ElasticsearchEngine:
         if explain:
             body["explain"] = True
         return body
+
+    def server_mmr(self, body: dict[str, Any], *, field: str, diversity: float, candidates: int) -> dict[str, Any]:
+        raise CapabilityError("Elasticsearch has no server-side MMR here (ext.mmr is OpenSearch's k-NN plugin)")
 
     # -- fallbacks -----------------------------------------------------------------------------------
     def refused_fusion(self, error: BackendError) -> str | None:
@@ -184,13 +191,14 @@ class ElasticsearchEngine:
                                                   matched=hit.matched_queries)
 
 
-def _hidden_or(client, action: str, call) -> Mapping[str, Any] | None:
+def _hidden_or(client: Any, action: str, call: Callable[[], Any]) -> Mapping[str, Any] | None:
     """``call()``'s answer, or None where the cluster hides it (403, 404, 410: a restricted user, Serverless)."""
     from .client import translate_errors
 
     try:
         with translate_errors(action, client):
-            return call()
+            answer: Mapping[str, Any] = call()
+            return answer
     except BackendError as exc:
         if exc.status in (403, 404, 410):
             return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Iterator
+from typing import Any, Iterator
 from urllib.parse import urlparse
 
 from ..._optional import require
@@ -41,7 +41,7 @@ def connect_elasticsearch(
     verify_certs: bool | None = None,
     timeout: float = 60.0,
     pool_maxsize: int = 10,
-):
+) -> Any:
     """An ``elasticsearch.Elasticsearch`` client; arguments override the environment, which is
     read as :func:`adapter.engines.opensearch.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
     ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
@@ -74,22 +74,22 @@ def connect_elasticsearch(
     return _dict_answers_class()(**kwargs)
 
 
-class Answer(dict):
+class Answer(dict[str, Any]):
     """A JSON object answer as a plain dict, with elasticsearch-py's ``.body`` and ``.meta``."""
 
-    def __init__(self, body: dict, meta) -> None:
+    def __init__(self, body: dict[str, Any], meta: Any) -> None:
         super().__init__(body)
         self.meta = meta
 
     @property
-    def body(self) -> dict:
+    def body(self) -> dict[str, Any]:
         return self
 
 
-_DICT_ANSWERS = None
+_DICT_ANSWERS: Any = None
 
 
-def _dict_answers_class():
+def _dict_answers_class() -> Any:
     """``Elasticsearch`` whose JSON object answers are :class:`Answer` dicts (``HEAD`` answers stay
     truthy/falsy ``HeadApiResponse``s). Its namespaces (``indices``, ``cluster``...) and the copies
     ``options()`` makes go through the same ``perform_request``."""
@@ -101,7 +101,7 @@ def _dict_answers_class():
         class DictAnswers(Elasticsearch):
             engine_name = "elasticsearch"
 
-            def perform_request(self, *args, **kwargs):
+            def perform_request(self, *args: Any, **kwargs: Any) -> Any:
                 resp = super().perform_request(*args, **kwargs)
                 if isinstance(resp, ObjectApiResponse) and isinstance(resp.body, dict):
                     return Answer(resp.body, resp.meta)
@@ -111,7 +111,7 @@ def _dict_answers_class():
     return _DICT_ANSWERS
 
 
-def speaks_elasticsearch(client) -> bool:
+def speaks_elasticsearch(client: Any) -> bool:
     """Whether the server behind an opensearch-py ``client`` is Elasticsearch: its ``GET /`` has
     Elasticsearch's tagline (``You Know, for Search``) and no OpenSearch distribution, or is refused
     with 405 (Elasticsearch's integ-test distribution has no root endpoint; OpenSearch always has one)."""
@@ -120,7 +120,7 @@ def speaks_elasticsearch(client) -> bool:
         return True
     version = root.get("version") or {}
     # OpenSearch's tagline is its own, whatever compatibility.override_main_response_version does to the version.
-    return version.get("distribution") != "opensearch" and "You Know, for Search" in str(root.get("tagline", ""))
+    return bool(version.get("distribution") != "opensearch" and "You Know, for Search" in str(root.get("tagline", "")))
 
 
 def is_client_error(exc: BaseException) -> bool:
@@ -128,7 +128,7 @@ def is_client_error(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] in CLIENT_MODULES
 
 
-def describe(client) -> str | None:
+def describe(client: Any) -> str | None:
     """The address of an elasticsearch-py client's first node, without credentials (None: not one)."""
     try:
         node = client.transport.node_pool.all()[0]
@@ -143,7 +143,7 @@ def describe(client) -> str | None:
 
 
 @contextlib.contextmanager
-def translate_errors(action: str, client) -> Iterator[None]:
+def translate_errors(action: str, client: Any) -> Iterator[None]:
     """Re-raise elasticsearch-py's exceptions in this block as the adapter's, chained."""
     try:
         yield

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
-from ...errors import BackendError, CapabilityError
+from ...errors import CapabilityError, HybridError
 from ..clientapi import ClientCluster
 from ..port import Body, Json
 from .client import describe, translate
@@ -25,7 +25,7 @@ class ElasticsearchCluster(ClientCluster):
     def describe(self) -> str:
         return describe(self.client) or "the cluster"
 
-    def translate(self, exc: BaseException, action: str) -> BackendError | None:
+    def translate(self, exc: BaseException, action: str) -> HybridError | None:
         return translate(exc, action, self.describe())
 
     def cluster_id(self, *, action: str | None = None) -> str:
@@ -59,11 +59,11 @@ class ElasticsearchCluster(ClientCluster):
         from elasticsearch.helpers import streaming_bulk
 
         yield_ok = options.pop("yield_ok", True)
-        pending = list(actions)
+        pending: list[Any] = list(actions)
         answered: Counter[Any] = Counter()
         try:
             for ok, item in streaming_bulk(client, pending, yield_ok=True, **options):
-                op = next(iter(item.values()), {})
+                op: Any = next(iter(item.values()), {})
                 answered[op.get("_id") if isinstance(op, Mapping) else None] += 1
                 if yield_ok or not ok:
                     yield ok, item

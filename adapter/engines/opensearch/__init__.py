@@ -25,7 +25,7 @@ from ...assets import (
 )
 from ...capabilities import Capabilities, version_tuple
 from .capabilities import PROBED_SETTINGS, SETTINGS_SINCE, capabilities_from, serverless_capabilities  # noqa: F401  (re-exported)
-from ...errors import CapabilityError, ConfigurationError
+from ...errors import BackendError, CapabilityError, ConfigurationError
 from ...fusion import LEGS, Fusion
 from ...queries import filter_clauses, named_query, search_body
 from .fusion import fusion_from_processors, step
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 
 
-def probe_settings(client) -> Mapping[str, Any]:
+def probe_settings(client: Any) -> Mapping[str, Any]:
     """The cluster settings of :data:`PROBED_SETTINGS`, defaults included ({} where they are hidden)."""
     from ...errors import BackendError, ClusterUnavailableError
     from .client import translate_errors
@@ -64,7 +64,7 @@ class OpenSearchEngine:
         return OpenSearchCluster(client, self)
 
     # -- capabilities ------------------------------------------------------------------------------
-    def probe(self, client, *, refresh: bool = False, serverless: bool | None = None) -> Capabilities:
+    def probe(self, client: Any, *, refresh: bool = False, serverless: bool | None = None) -> Capabilities:
         """What the cluster runs, cached per cluster. Serverless (``serverless``, by default read from
         the client's SigV4 service) answers neither ``GET /`` nor ``_nodes``: nothing is asked."""
         from opensearchpy.exceptions import AuthorizationException, NotFoundError
@@ -100,16 +100,16 @@ class OpenSearchEngine:
         props = vector["template"]["mappings"]["properties"]
         field = props.pop("embedding")
         field["dimension"] = spec.fingerprint.dimension
-        field["method"].update(engine=spec.engine, space_type=spec.space_type)
+        field["method"].update(engine=spec.knn_method, space_type=spec.space_type)  # the plugin calls the method's engine so
         field["method"]["parameters"] = {"m": spec.m, "ef_construction": spec.ef_construction}
         props[spec.vector_field] = field
         return vector
 
     def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:
-        if spec.engine != "lucene" and not caps.native_engines:
+        if spec.knn_method != "lucene" and not caps.native_engines:
             raise ConfigurationError(
-                f"engine {spec.engine!r} needs the k-NN native libraries, which this cluster does not have "
-                "(node attribute knn_native=false); use engine 'lucene'"
+                f"k-NN method {spec.knn_method!r} needs the k-NN native libraries, which this cluster does not have "
+                "(node attribute knn_native=false); use the k-NN method lucene (--knn-method lucene)"
             )
 
     def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
@@ -197,7 +197,7 @@ class OpenSearchEngine:
             raise CapabilityError("server-side MMR runs on a top-level knn query only (not hybrid, not bool)")
         return {**body, "ext": {"mmr": {"diversity": float(diversity), "candidates": int(candidates), "vector_field_path": field}}}
     # -- fallbacks -----------------------------------------------------------------------------------
-    def refused_fusion(self, error) -> str | None:
+    def refused_fusion(self, error: BackendError) -> str | None:
         return None  # capabilities come from the plugins' versions; a refusal is a real error
 
     # -- answers -------------------------------------------------------------------------------------

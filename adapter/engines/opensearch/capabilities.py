@@ -75,11 +75,12 @@ def opensearch_capabilities(version: str, *, neural_search: bool = True, native_
     factories = settings.get(MMR_SETTING) or []
     factories = [factories] if isinstance(factories, str) else list(factories)
     fusion_switch = settings.get(FUSION_SETTING)
+    flags: dict[str, Any] = {flag: neural_search and v >= since for flag, since in NEURAL_SEARCH_SINCE.items()}
     return Capabilities(
         version=version,
         distribution=distribution,
         plugins=tuple(sorted(p for p in plugins if p)),
-        **{flag: neural_search and v >= since for flag, since in NEURAL_SEARCH_SINCE.items()},
+        **flags,
         native_engines=native_engines,
         engine=EngineName.OPENSEARCH,
         legacy_bm25=v < (3, 0, 0),

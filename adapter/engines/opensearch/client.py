@@ -21,6 +21,7 @@ from ...errors import (
     BackendError,
     ClusterUnavailableError,
     ConfigurationError,
+    HybridError,
     PermissionDeniedError,
     PipelineNotFoundError,
     TLSError,
@@ -101,7 +102,7 @@ def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_t
     elif settings.username:
         kwargs["http_auth"] = (settings.username, settings.password or "")
     client = OpenSearch(**kwargs)
-    client._hybrid_auth = settings.auth_description()  # how it authenticates, for 401/403 messages (never the secret)
+    setattr(client, "_hybrid_auth", settings.auth_description())  # how it authenticates, for 401/403 messages (never the secret)
     return client
 
 
@@ -141,7 +142,7 @@ def _auth_of(client: Any) -> str:
     return getattr(client, "_hybrid_auth", None) or "the credentials given"
 
 
-def translate(exc: BaseException, action: str, client: Any = None) -> BackendError | None:
+def translate(exc: BaseException, action: str, client: Any = None) -> HybridError | None:
     """opensearch-py's exception as the adapter's (None: ``exc`` is not one of its exceptions)."""
     from opensearchpy.exceptions import AuthenticationException, AuthorizationException
     from opensearchpy.exceptions import ConnectionError as OSConnectionError

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ... import responses
-from ...errors import BackendError
+from ...errors import HybridError
 from ..clientapi import ClientCluster
 from ..port import Body, Json, SettingChange
 from .capabilities import MMR_FACTORIES, MMR_SETTING
@@ -34,7 +34,7 @@ class OpenSearchCluster(ClientCluster):
     def describe(self) -> str:
         return describe(self.client) or "the cluster"
 
-    def translate(self, exc: BaseException, action: str) -> BackendError | None:
+    def translate(self, exc: BaseException, action: str) -> HybridError | None:
         return translate(exc, action, self.client)
 
     def enable_server_mmr(self, *, dry_run: bool = False) -> SettingChange:

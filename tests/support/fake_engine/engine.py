@@ -38,8 +38,8 @@ class FakeEngine:
 
     # -- assets ---------------------------------------------------------------------------------------
     def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:
-        if spec.engine != "lucene":
-            raise ConfigurationError(f"the fake engine has one k-NN method, not {spec.engine!r}")
+        if spec.knn_method != "lucene":
+            raise ConfigurationError(f"the fake engine has one k-NN method, not {spec.knn_method!r}")
 
     def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
         vector = {"template": {"mappings": {"properties": {spec.vector_field: {

@@ -1,0 +1,48 @@
+"""Renamed options keep working, with a warning that names the new one: "engine" is the search engine
+only (the k-NN method is knn_method, the local node's engine its distribution); "chunk" is a text
+chunk only (bulk actions per request are a batch). Users have scripts with the old spellings."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from adapter.assets import IndexSpec
+from adapter.cli import build_parser
+from adapter.errors import InputError
+from adapter.spec import parse_spec_text
+from adapter.types import EmbeddingFingerprint
+
+FP = EmbeddingFingerprint("m", "s", "x", 4, True)
+
+
+@pytest.mark.parametrize("command", [["render", "--index", "docs"], ["init", "--index", "docs"], ["plan", "--index", "docs"]])
+def test_the_k_nn_method_flag_and_its_old_spelling(command, capsys):
+    parser = build_parser()
+    assert parser.parse_args(command).knn_method == "lucene"
+    assert parser.parse_args([*command, "--knn-method", "faiss"]).knn_method == "faiss"
+    assert "deprecated" not in capsys.readouterr().err
+    assert parser.parse_args([*command, "--engine", "nmslib"]).knn_method == "nmslib"
+    assert "warning: --engine is deprecated: use --knn-method" in capsys.readouterr().err
+
+
+def test_the_spec_key_and_its_old_spelling():
+    new = parse_spec_text("alias: docs\nembedder: minilm\nindex: {knn_method: faiss}\n")
+    with pytest.warns(FutureWarning, match="index.engine is deprecated: name the k-NN method index.knn_method"):
+        old = parse_spec_text("alias: docs\nembedder: minilm\nindex: {engine: faiss}\n")
+    assert new.knn_method == old.knn_method == "faiss" and new.to_document()["index"]["knn_method"] == "faiss"
+    assert "engine" not in new.to_document()["index"]
+    with pytest.raises(InputError, match="give one of them"):
+        parse_spec_text("alias: docs\nembedder: minilm\nindex: {engine: faiss, knn_method: lucene}\n")
+
+
+def test_the_library_keyword_and_attribute_and_their_old_spelling():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert IndexSpec(FP, knn_method="faiss").knn_method == "faiss"
+    with pytest.warns(FutureWarning, match="knn_method"):
+        spec = IndexSpec(FP, engine="nmslib")
+    with pytest.warns(FutureWarning, match="knn_method"):
+        assert spec.engine == "nmslib" == spec.knn_method
+    assert spec == IndexSpec(FP, knn_method="nmslib")
