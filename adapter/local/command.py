@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def add_parser(sub) -> None:
-    from .engines import DEFAULT_VERSION, RELEASES
+    from .releases import DEFAULT_VERSION, RELEASES
 
     pinned = ", ".join(r.name for r in RELEASES)
     local = sub.add_parser("local", help="local OpenSearch (k-NN + neural-search) or Elasticsearch nodes, from Maven")

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..errors import ChecksumError, LocalNodeError
 from . import procs
 from .artifacts import Artifact, Fetcher, pom_dependencies
-from .engines import DEFAULT_VERSION, Release, resolve_release
+from .releases import DEFAULT_VERSION, Release, resolve_release
 
 __all__ = ["DEFAULT_VERSION", "MODULES", "assemble", "distribution_artifacts", "verify_home"]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigurationError, JavaError
-from .engines import Release, resolve_release
+from .releases import Release, resolve_release
 
 VECTOR_MODULE = "jdk.incubator.vector"
 BUNDLED = "bundled"

@@ -38,7 +38,7 @@ from ..errors import ConfigurationError, LocalNodeError, NodeStartError, PortInU
 from . import procs
 from .artifacts import make_fetcher
 from .distribution import assemble
-from .engines import DEFAULT_ENGINE, ENGINES, Release, resolve_release, secured
+from .releases import DEFAULT_ENGINE, ENGINES, Release, resolve_release, secured
 from .java import VECTOR_MODULE, Java, find_java
 
 DEFAULT_RUN_USER = "opensearch"

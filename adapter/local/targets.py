@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigurationError
 from . import procs
-from .engines import DEFAULT_ENGINE, RELEASES, release_by_name
+from .releases import DEFAULT_ENGINE, RELEASES, release_by_name
 
 DEFAULT_TARGETS = tuple(r.name for r in RELEASES)
 

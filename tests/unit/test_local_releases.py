@@ -13,7 +13,7 @@ from adapter.local import LocalNode, NodeConfig
 from adapter.local import java as java_mod
 from adapter.local.distribution import assemble, distribution_artifacts, verify_home
 from adapter.local.downloads import deb_members
-from adapter.local.engines import DEFAULT_VERSION, resolve_release
+from adapter.local.releases import DEFAULT_VERSION, resolve_release
 from adapter.local.java import find_java
 from adapter.local.targets import Target, current_target, parse_target
 
@@ -38,7 +38,7 @@ def test_the_default_is_opensearch_3_6_and_majors_pick_the_newest_pinned():
 
 def test_every_pinned_release_has_a_pin_for_every_artifact():
     from adapter.local.artifacts import PINS
-    from adapter.local.engines import RELEASES
+    from adapter.local.releases import RELEASES
 
     for release in RELEASES:
         for artifact in distribution_artifacts(release).values():

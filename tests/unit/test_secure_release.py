@@ -8,7 +8,7 @@ import yaml
 from adapter.errors import ConfigurationError
 from adapter.local.artifacts import PINS
 from adapter.local.distribution import distribution_artifacts
-from adapter.local.engines import release_by_name, resolve_release, secured
+from adapter.local.releases import release_by_name, resolve_release, secured
 
 
 def test_the_secure_release_is_its_own_folder_and_pins_its_plugin():

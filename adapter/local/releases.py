@@ -92,7 +92,7 @@ def resolve_release(engine: str = DEFAULT_ENGINE, version: str | None = None) ->
     pinned = ", ".join(r.version for r in candidates)
     raise ConfigurationError(
         f"{engine} {version} is not pinned by this project (pinned: {pinned}); "
-        "add it with scripts/pin_artifacts.py and an entry in adapter/local/engines.py"
+        "add it with scripts/pin_artifacts.py and an entry in adapter/local/releases.py"
     )
 
 
