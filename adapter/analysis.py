@@ -17,7 +17,7 @@ that a query typed without diacritics (``zrodlo``) matches ``źródło``; stemmi
 on the text as written, since the dictionaries and stemmers know words with their diacritics.
 Elasticsearch's plugins register the same names, so every engine renders these the same way.
 
-Without the ``analysis-common`` module (Elasticsearch's integ-test zip, ``hybrid local up --engine
+Without the ``analysis-common`` module (Elasticsearch's integ-test zip, ``hybrid local up --distribution
 elasticsearch``) the language analyzers, ``asciifolding`` and the stemmers are missing; then:
 
 - a language with a Hunspell dictionary on every node is rebuilt from core parts (standard

@@ -16,6 +16,7 @@ import queue
 import secrets
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -131,18 +132,18 @@ class FailureLog:
 class _Indexer(threading.Thread):
     """Sends queued action batches through the port's bulk while the main thread embeds.
 
-    Batches waiting in the queue are merged up to ``chunk_size`` actions per request. The actions
+    Batches waiting in the queue are merged up to ``batch_size`` actions per request. The actions
     of a request are kept until it finishes so that items the cluster failed with a 5xx can be
     sent once more after a pause.
     """
 
-    def __init__(self, cluster: Cluster, index: str, *, chunk_size: int, max_retries: int, failures: FailureLog,
+    def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
                  sources: dict[str, int | None], retry_pause: float = 2.0) -> None:
         super().__init__(daemon=True, name="hybrid-bulk")
         self.cluster = cluster
         self.action = f"bulk indexing into {index}"
         self.counts = BulkCounts()  # 429s the helper retried without saying
-        self.chunk_size = chunk_size
+        self.batch_size = batch_size  # bulk actions per request
         self.max_retries = max_retries
         self.retry_pause = retry_pause
         self.queue: queue.Queue = queue.Queue(maxsize=8)
@@ -157,7 +158,7 @@ class _Indexer(threading.Thread):
         self.splits = 0
 
     def _send(self, actions: Sequence[dict]) -> list[dict]:
-        options = BulkOptions(batch_size=self.chunk_size, max_retries=self.max_retries, initial_backoff=1, max_backoff=30)
+        options = BulkOptions(batch_size=self.batch_size, max_retries=self.max_retries, initial_backoff=1, max_backoff=30)
         return list(self.cluster.bulk(actions, options, counts=self.counts, action=self.action))
 
     def _send_splitting(self, actions: Sequence[dict]) -> list[dict]:
@@ -201,7 +202,7 @@ class _Indexer(threading.Thread):
             if item is _DONE:
                 break
             actions = list(item)
-            while len(actions) < self.chunk_size:
+            while len(actions) < self.batch_size:
                 try:
                     more = self.queue.get_nowait()
                 except queue.Empty:
@@ -252,7 +253,7 @@ class Ingestor:
         *,
         cache: EmbeddingCache | None = None,
         batch_size: int = 64,
-        bulk_chunk_size: int = 500,
+        bulk_batch_size: int = 500,
         chunking: Chunking | None = None,
         strict: bool = False,
         progress: bool = True,
@@ -262,7 +263,11 @@ class Ingestor:
         max_chars: int | None = DEFAULT_MAX_CHARS,
         caps: Capabilities | None = None,
         engine: Engine | None = None,
+        bulk_chunk_size: int | None = None,
     ) -> None:
+        if bulk_chunk_size is not None:  # the old name: a 'chunk' is a piece of a text, bulk actions come in batches
+            warnings.warn("Ingestor(bulk_chunk_size=...) is deprecated: it is bulk_batch_size", FutureWarning, stacklevel=2)
+            bulk_batch_size = bulk_chunk_size
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
         check_fingerprint(info.alias, info.fingerprint, embedder)
@@ -272,7 +277,7 @@ class Ingestor:
         self.embedder = embedder
         self.cache = cache
         self.batch_size = batch_size
-        self.bulk_chunk_size = bulk_chunk_size
+        self.bulk_batch_size = bulk_batch_size  # bulk actions per request (batch_size: texts per model call)
         self.chunking = chunking
         self.strict = strict
         self.progress = progress
@@ -321,7 +326,7 @@ class Ingestor:
         fp = self.embedder.fingerprint
         failures = FailureLog(self.failures_path, self.alias)
         sources: dict[str, int | None] = {}
-        indexer = _Indexer(self.cluster, index, chunk_size=self.bulk_chunk_size, max_retries=self.max_retries,
+        indexer = _Indexer(self.cluster, index, batch_size=self.bulk_batch_size, max_retries=self.max_retries,
                            failures=failures, sources=sources)
         indexer.start()
         documents = chunks = embedded = from_cache = rejected = 0

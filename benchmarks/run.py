@@ -363,7 +363,7 @@ def ensure_synthetic(client, n: int, *, keep: bool) -> Synthetic:
         return Synthetic(alias, None)
     drop(client, alias)
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="folding"))
-    report = Ingestor.open(client, alias, embedder, batch_size=500, bulk_chunk_size=1000, progress=True).ingest(synthetic_docs(n), total=n)
+    report = Ingestor.open(client, alias, embedder, batch_size=500, bulk_batch_size=1000, progress=True).ingest(synthetic_docs(n), total=n)
     client.indices.forcemerge(index=alias, max_num_segments=1, request_timeout=1800)
     client.indices.refresh(index=alias)
     return Synthetic(alias, report)

@@ -72,7 +72,7 @@ def _query(engine: str, q, k: int) -> dict:
 
 
 def measure(engine: str, home: str, cache: Path, java: str | None, vectors: np.ndarray, queries: np.ndarray, k: int) -> dict:
-    node = LocalNode(NodeConfig(engine=engine, cache_dir=cache, opensearch_home=home, java_home=java, hunspell=False),
+    node = LocalNode(NodeConfig(distribution=engine, cache_dir=cache, opensearch_home=home, java_home=java, hunspell=False),
                      log=lambda m: print(m, file=sys.stderr))
     status = node.up()
     try:
@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args()
     os_home = LocalNode(log=lambda m: None)._home()  # the assembled default releases
-    es_home = LocalNode(NodeConfig(engine="elasticsearch"), log=lambda m: None)._home()
+    es_home = LocalNode(NodeConfig(distribution="elasticsearch"), log=lambda m: None)._home()
     full = find_java(resolve_release())
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((args.docs, args.dim)).astype(np.float32)

@@ -205,7 +205,7 @@ def local_cluster(target):
         return
     from adapter.local import LocalNode, NodeConfig
 
-    node = LocalNode(NodeConfig(engine=target.engine, version=target.version))
+    node = LocalNode(NodeConfig(distribution=target.engine, version=target.version))
     was_running = node.url is not None
     node.up()
     yield node

@@ -56,7 +56,7 @@ def client(args):
         from ..local import LocalNode, NodeConfig
 
         quiet = lambda m: None  # noqa: E731
-        url = LocalNode(log=quiet).url or LocalNode(NodeConfig(engine="elasticsearch"), log=quiet).url
+        url = LocalNode(log=quiet).url or LocalNode(NodeConfig(distribution="elasticsearch"), log=quiet).url
     return connect_cluster(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
                            client_key=getattr(args, "client_key", None), config=config)
 

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .node import NodeConfig, NodeStatus
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Any) -> None:
+    from ..cli.common import Renamed
     from .releases import DEFAULT_VERSION, RELEASES
 
     pinned = ", ".join(r.name for r in RELEASES)
     local = sub.add_parser("local", help="local OpenSearch (k-NN + neural-search) or Elasticsearch nodes, from Maven")
     local.add_argument("action", choices=["up", "down", "status", "logs"])
-    local.add_argument("--engine", choices=["opensearch", "elasticsearch"], default="opensearch", help="(default %(default)s)")
+    local.add_argument("--distribution", choices=["opensearch", "elasticsearch"], default="opensearch",
+                       help="what the node runs (default %(default)s)")
+    local.add_argument("--engine", action=Renamed, dest="distribution", new="--distribution", choices=["opensearch", "elasticsearch"])
     local.add_argument("--version", help=f"exact, or a major for its newest pinned release (default {DEFAULT_VERSION}; pinned: {pinned})")
     local.add_argument("--nodes", type=int, default=1, help="nodes in the cluster, on loopback (default %(default)s)")
     local.add_argument("--all", action="store_true", help="status/down: every cluster in the cache folder")
@@ -33,12 +41,12 @@ def add_parser(sub) -> None:
     local.set_defaults(func=run)
 
 
-def node_config(args):
+def node_config(args: argparse.Namespace) -> NodeConfig:
     from .node import NodeConfig, default_cache_dir
 
     return NodeConfig(
         version=getattr(args, "version", None),
-        engine=getattr(args, "engine", "opensearch"),
+        distribution=getattr(args, "distribution", "opensearch"),
         nodes=getattr(args, "nodes", 1),
         cache_dir=Path(args.cache_dir) if getattr(args, "cache_dir", None) else default_cache_dir(),
         port=getattr(args, "port", None),
@@ -51,7 +59,7 @@ def node_config(args):
     )
 
 
-def print_status(status) -> None:
+def print_status(status: NodeStatus) -> None:
     if not status.running:
         print(f"{status.name}: not running")
         return
@@ -71,11 +79,11 @@ def print_status(status) -> None:
     print(f"  home:     {status.home}")
 
 
-def _explicit(args) -> bool:
-    return bool(args.version or args.engine != "opensearch" or args.nodes != 1 or args.secure)
+def _explicit(args: argparse.Namespace) -> bool:
+    return bool(args.version or args.distribution != "opensearch" or args.nodes != 1 or args.secure)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from .node import LocalNode
 
     log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731

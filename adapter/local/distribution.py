@@ -1,6 +1,6 @@
 """Assembling a node's home from Maven artifacts: OpenSearch (with k-NN and neural-search) or Elasticsearch.
 
-Maven Central carries each engine's integ-test distribution (server and launchers; no JDK). For
+Maven Central carries each distribution's integ-test zip (server and launchers; no JDK). For
 OpenSearch it also carries the k-NN and neural-search plugin zips, unzipped into ``plugins/``.
 OpenSearch 2.x's integ-test zip lacks the ``lang-painless`` and ``analysis-common`` modules, which
 ship as bare jars, so their folders (jars + descriptor + policy) are built here; 3.x's zip already
@@ -71,8 +71,8 @@ def _release(release: Release | str) -> Release:
 def distribution_artifacts(release: Release | str) -> dict[str, Artifact]:
     """The top-level artifacts of ``release`` (a Release, or an OpenSearch version); module dependencies come from their POMs."""
     release = _release(release)
-    group = f"org.{release.engine.name}.distribution.integ-test-zip"
-    arts = {"core": Artifact(group, release.engine.name, release.version, "zip")}
+    group = f"org.{release.distribution.name}.distribution.integ-test-zip"
+    arts = {"core": Artifact(group, release.distribution.name, release.version, "zip")}
     for folder, artifact in release.plugins:
         arts[folder] = Artifact("org.opensearch.plugin", artifact, f"{release.version}.0", "zip")
     if release.build_modules:
@@ -133,7 +133,7 @@ def home_dir(release: Release, cache_dir: Path) -> Path:
 
 
 def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log=print) -> Path:
-    """Build ``<cache_dir>/<engine>-<version>`` once; later calls return it (after :func:`verify_home`).
+    """Build ``<cache_dir>/<distribution>-<version>`` once; later calls return it (after :func:`verify_home`).
 
     Returns the home. The home is complete only when ``.assembled.json`` exists, so an interrupted
     assembly is redone rather than trusted.
@@ -182,7 +182,7 @@ def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log=p
     for path in [staging, *staging.rglob("*")]:  # readable by the unprivileged user that runs the node
         path.chmod((path.stat().st_mode | (0o555 if path.is_dir() else 0o444)) & ~0o022)
     (staging / ".assembled.json").write_text(json.dumps({
-        "engine": release.engine.name, "version": release.version, "download_bytes": size,
+        "engine": release.distribution.name, "version": release.version, "download_bytes": size,
         "artifacts": sorted(a.coordinates for a in arts.values()), "sha256": _manifest(staging),
     }, indent=2))
     if home.exists():  # a stale home may still serve a running node: move it aside, never delete it under one

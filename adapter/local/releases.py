@@ -1,8 +1,8 @@
-"""What differs between the engines and versions the local node can run.
+"""What differs between the distributions and versions the local node can run.
 
-An :class:`Engine` holds the names (launcher, main class, environment variables, settings) that
+A :class:`Distribution` holds the names (launcher, main class, environment variables, settings) that
 differ between OpenSearch and Elasticsearch; a :class:`Release` is one pinned version of one
-engine with the Java range it runs on and the plugins it needs. Only pinned releases can be
+distribution with the Java range it runs on and the plugins it needs. Only pinned releases can be
 started: every artifact of a release has a SHA-256 pin in ``pins-*.json``.
 """
 
@@ -14,7 +14,7 @@ from ..errors import ConfigurationError
 
 
 @dataclass(frozen=True)
-class Engine:
+class Distribution:
     name: str
     launcher: str  # under bin/
     main_class: str  # what `down` expects in the process's command line
@@ -26,22 +26,22 @@ class Engine:
     initial_managers: str  # the bootstrap setting of a multi-node cluster
 
 
-OPENSEARCH = Engine(
+OPENSEARCH = Distribution(
     "opensearch", "opensearch", "org.opensearch.bootstrap.OpenSearch", "opensearch.yml",
     "OPENSEARCH_PATH_CONF", "OPENSEARCH_TMPDIR", "OPENSEARCH_JAVA_OPTS", "JAVA_HOME",
     "cluster.initial_cluster_manager_nodes",
 )
-ELASTICSEARCH = Engine(
+ELASTICSEARCH = Distribution(
     "elasticsearch", "elasticsearch", "org.elasticsearch.bootstrap.Elasticsearch", "elasticsearch.yml",
     "ES_PATH_CONF", "ES_TMPDIR", "ES_JAVA_OPTS", "ES_JAVA_HOME",
     "cluster.initial_master_nodes",
 )
-ENGINES = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
+DISTRIBUTIONS = {d.name: d for d in (OPENSEARCH, ELASTICSEARCH)}
 
 
 @dataclass(frozen=True)
 class Release:
-    engine: Engine
+    distribution: Distribution
     version: str
     java: tuple[int, int]  # supported Java feature versions, inclusive
     build_modules: bool = False  # 2.x's integ-test zip lacks lang-painless/analysis-common: built from jars
@@ -55,7 +55,7 @@ class Release:
     @property
     def name(self) -> str:
         """``opensearch-3.6.0``: the node folder's and the test target's name (``-secure`` with the security plugin)."""
-        return f"{self.engine.name}-{self.version}" + ("-secure" if self.security else "")
+        return f"{self.distribution.name}-{self.version}" + ("-secure" if self.security else "")
 
     @property
     def major(self) -> int:
@@ -64,7 +64,7 @@ class Release:
 
 _OS_PLUGINS = (("opensearch-knn", "opensearch-knn"), ("opensearch-neural-search", "neural-search"))
 
-# Newest first within each engine: the first is the default, and `--version 3` is the newest 3.x.
+# Newest first within each distribution: the first is the default, and `--version 3` is the newest 3.x.
 RELEASES = (
     # 3.x replaced the security manager with a Java agent: Java 21+ (the agent runs on 25).
     Release(OPENSEARCH, "3.6.0", (21, 25), plugins=_OS_PLUGINS),
@@ -75,15 +75,15 @@ RELEASES = (
     # 8.19 (the last 8.x minor) is supported on Java 17 and 21.
     Release(ELASTICSEARCH, "8.19.21", (17, 21)),
 )
-DEFAULT_ENGINE = "opensearch"
+DEFAULT_DISTRIBUTION = "opensearch"
 DEFAULT_VERSION = RELEASES[0].version
 
 
-def resolve_release(engine: str = DEFAULT_ENGINE, version: str | None = None) -> Release:
-    """The pinned release for ``engine`` and ``version``: exact (``2.19.1``), a major (``3``), or None (default)."""
-    if engine not in ENGINES:
-        raise ConfigurationError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
-    candidates = [r for r in RELEASES if r.engine.name == engine]
+def resolve_release(distribution: str = DEFAULT_DISTRIBUTION, version: str | None = None) -> Release:
+    """The pinned release of ``distribution`` and ``version``: exact (``2.19.1``), a major (``3``), or None (default)."""
+    if distribution not in DISTRIBUTIONS:
+        raise ConfigurationError(f"unknown distribution {distribution!r}; expected one of {', '.join(DISTRIBUTIONS)}")
+    candidates = [r for r in RELEASES if r.distribution.name == distribution]
     if version is None:
         return candidates[0]
     for release in candidates:
@@ -91,7 +91,7 @@ def resolve_release(engine: str = DEFAULT_ENGINE, version: str | None = None) ->
             return release
     pinned = ", ".join(r.version for r in candidates)
     raise ConfigurationError(
-        f"{engine} {version} is not pinned by this project (pinned: {pinned}); "
+        f"{distribution} {version} is not pinned by this project (pinned: {pinned}); "
         "add it with scripts/pin_artifacts.py and an entry in adapter/local/releases.py"
     )
 
@@ -102,7 +102,7 @@ def secured(release: Release) -> Release:
 
     from .security import PLUGIN, SECURITY_PLUGINS
 
-    if release.engine.name != "opensearch" or release.version not in SECURITY_PLUGINS:
+    if release.distribution.name != "opensearch" or release.version not in SECURITY_PLUGINS:
         raise ConfigurationError(
             f"--secure needs the opensearch-security plugin for {release.name}, which Maven Central does not publish "
             f"(it has it for OpenSearch {', '.join(SECURITY_PLUGINS)}; not 3.6.0.0, checked); use --version 2"
@@ -113,6 +113,6 @@ def secured(release: Release) -> Release:
 def release_by_name(name: str) -> Release:
     """``opensearch-3.6.0`` (or ``opensearch-2.19.1-secure``) -> its Release (the inverse of :attr:`Release.name`)."""
     secure = name.endswith("-secure")
-    engine, _, version = name.removesuffix("-secure").partition("-")
-    release = resolve_release(engine, version or None)
+    distribution, _, version = name.removesuffix("-secure").partition("-")
+    release = resolve_release(distribution, version or None)
     return secured(release) if secure else release

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigurationError
 from . import procs
-from .releases import DEFAULT_ENGINE, RELEASES, release_by_name
+from .releases import DEFAULT_DISTRIBUTION, RELEASES, release_by_name
 
 DEFAULT_TARGETS = tuple(r.name for r in RELEASES)
 
@@ -50,7 +50,7 @@ class Target:
 def parse_target(name: str) -> Target:
     """``opensearch-3.6.0`` / ``opensearch-3`` / ``elasticsearch`` -> a pinned local Target."""
     release = release_by_name(name.strip())
-    return Target(release.engine.name, release.version)
+    return Target(release.distribution.name, release.version)
 
 
 def probe(url: str, timeout: float = 10.0) -> Target:
@@ -76,4 +76,4 @@ def current_target(environ=os.environ) -> Target:
         if named and parse_target(named).engine != target.engine:
             raise ConfigurationError(f"HYBRID_TEST_TARGET={named} but OPENSEARCH_URL={url} runs {target.name}")
         return target
-    return parse_target(named or DEFAULT_ENGINE)
+    return parse_target(named or DEFAULT_DISTRIBUTION)

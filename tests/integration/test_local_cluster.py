@@ -17,7 +17,7 @@ def _health(url: str, status: str, nodes: int) -> dict:
 
 
 def test_two_nodes_green_yellow_with_one_stopped_green_after_restart(local_cluster, target):
-    cluster = LocalNode(NodeConfig(engine=target.engine, version=target.version, nodes=2, cache_dir=local_cluster.cache_dir, hunspell=False),
+    cluster = LocalNode(NodeConfig(distribution=target.engine, version=target.version, nodes=2, cache_dir=local_cluster.cache_dir, hunspell=False),
                         log=lambda m: None)
     status = cluster.up()
     try:

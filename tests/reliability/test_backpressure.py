@@ -23,7 +23,7 @@ from tests.support.faults import PASS, RESET, Delay, FaultProxy, Status
 
 def ingestor(client, alias, embedder, tmp_path, **options):
     return Ingestor.open(client, alias, embedder, progress=False, failures_path=tmp_path / f"failures-{alias}.jsonl",
-                         **{"bulk_chunk_size": 200, **options})
+                         **{"bulk_batch_size": 200, **options})
 
 
 def test_a_full_write_queue_costs_retries_not_documents(node, embedder, tmp_path):

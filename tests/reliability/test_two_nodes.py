@@ -75,7 +75,7 @@ def test_ingest_and_search_go_on_while_a_node_stops_and_restarts(cluster, embedd
 
     ingested: dict = {}
     ingest = threading.Thread(target=lambda: ingested.update(report=Ingestor.open(
-        client, alias, embedder, batch_size=50, bulk_chunk_size=50, progress=False).ingest(paced(), total=DOCS)))
+        client, alias, embedder, batch_size=50, bulk_batch_size=50, progress=False).ingest(paced(), total=DOCS)))
 
     checked = ShardCheckingClient(connect_to(cluster))
     searcher = Searcher.open(checked, alias, embedder)

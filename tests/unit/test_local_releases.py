@@ -126,7 +126,7 @@ def test_two_node_settings_seed_each_other_and_only_node_one_manages(tmp_path):
         assert 'cluster.initial_cluster_manager_nodes: ["node-1"]' in text and "single-node" not in text
     assert "node.roles: [cluster_manager, data, ingest]" in first and "node.roles: [data, ingest]" in second
     assert "node.attr.hunspell: pl_PL" in first and "node.attr.knn_native: false" in first
-    es = LocalNode(NodeConfig(cache_dir=tmp_path, engine="elasticsearch"), log=lambda m: None)
+    es = LocalNode(NodeConfig(cache_dir=tmp_path, distribution="elasticsearch"), log=lambda m: None)
     single = es._settings(0, ports[:1], [])
     assert "discovery.type: single-node" in single and "xpack.security.enabled: false" in single
 

@@ -46,3 +46,39 @@ def test_the_library_keyword_and_attribute_and_their_old_spelling():
     with pytest.warns(FutureWarning, match="knn_method"):
         assert spec.engine == "nmslib" == spec.knn_method
     assert spec == IndexSpec(FP, knn_method="nmslib")
+
+
+def test_the_local_node_distribution_flag_and_its_old_spelling(capsys):
+    from adapter.local.command import node_config
+
+    parser = build_parser()
+    assert node_config(parser.parse_args(["local", "status"])).distribution == "opensearch"
+    new = node_config(parser.parse_args(["local", "up", "--distribution", "elasticsearch"]))
+    assert new.distribution == "elasticsearch" and "deprecated" not in capsys.readouterr().err
+    old = node_config(parser.parse_args(["local", "up", "--engine", "elasticsearch"]))
+    assert old.distribution == "elasticsearch"
+    assert "warning: --engine is deprecated: use --distribution" in capsys.readouterr().err
+
+
+def test_the_node_config_keyword_and_attribute_and_their_old_spelling():
+    from adapter.local import NodeConfig
+
+    with pytest.warns(FutureWarning, match="distribution"):
+        config = NodeConfig(engine="elasticsearch")
+    with pytest.warns(FutureWarning, match="distribution"):
+        assert config.engine == "elasticsearch" == config.distribution
+    assert config == NodeConfig(distribution="elasticsearch", cache_dir=config.cache_dir, artifacts_dir=config.artifacts_dir)
+
+
+def test_bulk_actions_per_request_are_a_batch_and_the_old_keyword_still_works():
+    from adapter.catalog import IndexInfo
+    from adapter.ingest import Ingestor
+    from tests.support.fake_engine import FakeCluster
+
+    class Embedder:
+        fingerprint, dimension, normalized = FP, 4, True
+
+    info = IndexInfo("docs", "docs-v1", FP)
+    assert Ingestor(FakeCluster(), info, Embedder(), bulk_batch_size=7).bulk_batch_size == 7
+    with pytest.warns(FutureWarning, match="bulk_batch_size"):
+        assert Ingestor(FakeCluster(), info, Embedder(), bulk_chunk_size=9).bulk_batch_size == 9

@@ -171,7 +171,7 @@ def translate(exc: BaseException, action: str, where: str) -> BackendError | Non
     if isinstance(exc, (TransportConnectionError, ConnectionTimeout)):
         return ClusterUnavailableError(
             f"{action}: cannot reach Elasticsearch at {where} ({exc.__class__.__name__}); is it running? "
-            "For a local node: `hybrid local up --engine elasticsearch`")
+            "For a local node: `hybrid local up --distribution elasticsearch`")
     if isinstance(exc, UnsupportedProductError):
         return BackendError(f"{action}: the server at {where} is not Elasticsearch ({exc.message}); "
                             "for OpenSearch use adapter.connect", status=exc.status_code, reason=str(exc.message))
