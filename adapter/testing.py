@@ -1,15 +1,22 @@
 """Test doubles for the shell: record a real cluster's answers, replay them without one.
 
+They stand in for the *client library*, under the real port (:mod:`adapter.engines.port`), as
+httpx's ``MockTransport`` stands in for the network under a real ``httpx.Client``: the port's own
+code runs for real over them (the requests it builds, the answers it reads, how it translates
+errors), and a test reads what reached the "wire" in :attr:`FakeClient.calls`.
+
 - :class:`RecordingClient` wraps a real client: every call goes through and is kept, request and
   answer, as JSON-safe data (:attr:`RecordingClient.exchanges`).
 - :class:`FakeClient` answers from such a recording, or from answers scripted per call (a value,
   a list of values used in turn, a function of the call, or an exception to raise), and keeps
   every call it got (:attr:`FakeClient.calls`) for assertions on request bodies.
+  :attr:`FakeClient.port` is the port over it.
 
-Both speak the opensearch-py surface the adapter uses (``search``, ``msearch``, ``mget``,
-``bulk``, ``info``, ``indices.*``, ``cluster.*``, ``nodes.*``, ``transport.perform_request``), so
-the searcher, the ingestor and ``init`` run unchanged against them. They are for tests and
-benchmarks of the adapter's own logic; behaviour of the server is tested against a real one.
+Both speak the opensearch-py surface the ports use (``search``, ``msearch``, ``mget``, ``bulk``,
+``info``, ``indices.*``, ``cluster.*``, ``nodes.*``, ``transport.perform_request``); ``engine_name``
+says which engine's port to put over them. A fake of the port itself, an engine of its own held in
+memory, is ``tests/support/fake_engine``. They are for tests and benchmarks of the adapter's own
+logic; behaviour of the server is tested against a real one.
 """
 
 from __future__ import annotations
@@ -90,6 +97,13 @@ class FakeClient:
 
     def calls_to(self, path: str) -> list[Call]:
         return [c for c in self.calls if c.path == path]
+
+    @property
+    def port(self) -> Any:
+        """The port of the engine this double stands for, over it (:func:`adapter.engines.cluster_for`)."""
+        from .engines import cluster_for
+
+        return cluster_for(self)
 
     def _call(self, path: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
         call = Call(path, tuple(args), dict(kwargs))
