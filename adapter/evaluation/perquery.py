@@ -12,7 +12,8 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
 from ..fusion import Fusion, parse_fusion
-from ..metrics import MEASURES, Qrels, per_query
+from .._optional import require
+from ..metrics import MEASURES, Qrels, run_from_rankings
 
 TOP = 10  # documents per query whose titles are kept (the report shows each list's top 10)
 REPORTED = ("ndcg@10", "recall@100", "mrr@10")  # the report's measures, each tested for significance
@@ -69,12 +70,22 @@ Runs = Mapping[str, Mapping[str, QueryRun]]  # technique -> query id -> its run
 
 def query_metrics(qrels: Qrels, runs: Runs, measures: Sequence[str] = REPORTED) -> dict[str, dict[str, dict[str, float]]]:
     """``measure -> technique -> query id -> value`` for every judged query (0 where nothing was
-    returned), by ir-measures, as the means are."""
+    returned), by ir-measures as the means are (:func:`adapter.metrics.evaluate`), every measure of
+    a technique in one pass."""
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:
         raise ValueError(f"unknown measures {unknown}; expected some of {list(MEASURES)}")
-    return {m: {name: per_query(qrels, {q: r.ids for q, r in by_query.items()}, m) for name, by_query in runs.items()}
-            for m in measures}
+    ir_measures = require("ir_measures", "scoring retrieval metrics")
+    parsed = {ir_measures.parse_measure(MEASURES[m]): m for m in measures}
+    qrels_dict = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
+    out: dict[str, dict[str, dict[str, float]]] = {m: {} for m in measures}
+    for name, by_query in runs.items():
+        run = {q: docs for q, docs in run_from_rankings({q: r.ids for q, r in by_query.items()}).items() if q in qrels and docs}
+        for m in measures:
+            out[m][name] = {q: 0.0 for q in qrels}
+        for metric in ir_measures.iter_calc(list(parsed), qrels_dict, run):
+            out[parsed[metric.measure]][name][metric.query_id] = float(metric.value)
+    return out
 
 
 def titles(runs: Runs) -> dict[str, str]:

@@ -16,7 +16,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, no_rank_constant, weighted_sum
+from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, no_rank_constant, weighted_sum
 
 SIGMAS = 3.0
 LONE = 0.5  # a single score, or no spread: the middle of [0, 1]
@@ -64,6 +64,10 @@ class DBSF(Fusion):
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         return dbsf(runs, weights=self.effective_weights, leg_names=leg_names)
+
+    def normalized(self, run: Run) -> dict[str, float | None]:
+        first = firsts(run)
+        return dict(zip(first, distribution_normalize([score for _, score in first.values()])))
 
     @classmethod
     def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> DBSF | None:

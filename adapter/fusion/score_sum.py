@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
-from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, no_rank_constant, weighted_sum
+from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, no_rank_constant, weighted_sum
 
 
 def score_sum(runs: Sequence[Run], *, weights: Sequence[float], leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
@@ -42,6 +42,9 @@ class ScoreSum(Fusion):
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         return score_sum(runs, weights=self.effective_weights, leg_names=leg_names)
+
+    def normalized(self, run: Run) -> dict[str, float | None]:
+        return {d: score for d, (_, score) in firsts(run).items()}  # a sum does not normalise: the raw score
 
     @classmethod
     def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> ScoreSum | None:

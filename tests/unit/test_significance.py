@@ -62,3 +62,14 @@ def test_compare_tests_each_pair_once_and_corrects_within_each_measure():
     assert big.p_t_adjusted == pytest.approx(min(1.0, big.p_t * 3)) or big.p_t_adjusted == pytest.approx(min(1.0, big.p_t * 2))
     twin = next(c for c in rows if c.technique == "bm25" and c.baseline == "default")
     assert twin.p_randomization == 1.0 and not twin.significant
+
+
+def test_the_t_test_p_values_are_scipys_ttest_rel():
+    from scipy import stats
+
+    from adapter.evaluation.significance import paired_t_pvalues
+
+    rng = np.random.default_rng(6)
+    x, y = rng.random((4, 40)), rng.random((4, 40))
+    assert paired_t_pvalues(x - y) == pytest.approx(stats.ttest_rel(x, y, axis=1).pvalue, rel=1e-12)
+    assert paired_t_pvalues(np.array([[0.1, 0.1, 0.1]]))[0] == 1.0  # no spread: no evidence either way
