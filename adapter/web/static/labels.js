@@ -59,7 +59,9 @@
       }
       const box = found || fallback || candidate(p, ORDER[0], DISTANCES[0], w, h);
       const near = Math.max(box.l - p.x, p.x - box.r, box.t - p.y, p.y - box.b) <= p.r + DISTANCES[1];
-      placed[i] = Object.assign({}, box, { x: p.x, y: p.y, text: p.text, leader: !near, clash: !found });
+      // Among close neighbours even an adjacent label could be read as another point's: draw its line.
+      const crowded = points.some((q, j) => j !== i && Math.hypot(q.x - p.x, q.y - p.y) < 40);
+      placed[i] = Object.assign({}, box, { x: p.x, y: p.y, text: p.text, leader: !near || crowded, clash: !found });
       boxes.push(box);
     }
     return placed;
