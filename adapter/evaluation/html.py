@@ -43,6 +43,14 @@ def default_row(summary: Mapping[str, Any]) -> str | None:
     return next((n for n in rows if n.startswith("hybrid-")), None)
 
 
+def _default_note(summary: Mapping[str, Any], default: str | None) -> str | None:
+    """Said on the page when the product's default is not a row of this eval (an engine that cannot run it)."""
+    recorded = (summary.get("settings") or {}).get("default_technique")
+    if recorded and recorded != default:
+        return f"the product's default, {recorded}, was not run on this cluster; the comparisons use {default} instead"
+    return None
+
+
 def _technique_rows(summary: Mapping[str, Any], default: str | None) -> list[dict[str, Any]]:
     out = []
     for name, row in summary["results"].items():
@@ -118,7 +126,8 @@ def report_data(stored: StoredEval, *, resamples: int = RESAMPLES) -> dict[str, 
         "dataset": summary.get("dataset"), "split": summary.get("split"), "embedder": summary.get("embedder"),
         "index": summary.get("index"), "engine": settings.get("engine", "opensearch"),
         "version": settings.get("version") or settings.get("opensearch"), "settings": settings,
-        "default": default, "legs": [leg for leg in LEGS if leg in stored.runs], "measures": list(REPORTED),
+        "default": default, "default_note": _default_note(summary, default),
+        "legs": [leg for leg in LEGS if leg in stored.runs], "measures": list(REPORTED),
         "techniques": _technique_rows(summary, default),
         "tests": {"correction": CORRECTION, "alpha": ALPHA, "resamples": resamples, "baselines": baselines,
                   "comparisons": [_comparison_json(c) for c in comparisons]},

@@ -145,7 +145,10 @@ def test_a_person_compares_four_configurations(app_url, chromium, target):
     assert "devoluciones" in columns.nth(2).inner_text() or "Reembolsos" in columns.nth(2).inner_text()
     # Moves against the first column are marked; each hybrid hit shows both legs' ranks.
     assert columns.nth(1).locator(".moved").count() >= 1, columns.nth(0).inner_text()
-    assert "bm25 #" in columns.nth(2).locator("li").first.inner_text() and "dense #" in columns.nth(2).locator("li").first.inner_text()
+    first = columns.nth(2).locator("li[data-doc]").first.inner_text()
+    assert "bm25 #" in first and "dense #" in first, first
+    if target.engine == "elasticsearch":  # a basic licence: the page says the fusion fell back, and to what
+        assert "fell back" in columns.nth(2).locator(".notices").inner_text()
     # The explanation on demand, by keyboard: Tab to the hit, Enter opens it.
     first_hit = columns.nth(2).locator("summary").first
     first_hit.focus()

@@ -106,3 +106,14 @@ def test_the_page_is_self_contained(evaluation):
     assert "Holm-Bonferroni" in html and "hybrid-adaptive" in html
     data = (page.parent / "assets" / "data.js").read_text()
     assert data.startswith("window.REPORT_DATA = ") and json.loads(data[len("window.REPORT_DATA = "):].rstrip().rstrip(";"))
+
+
+def test_a_default_the_eval_did_not_run_is_said_on_the_page(evaluation, tmp_path):
+    report, _ = evaluation
+    results = {k: v for k, v in report.results.items() if k != "hybrid-adaptive"}
+    dataset = Dataset("tiny", tmp_path, "test", QUERIES, QRELS)
+    root = stored.write(EvalReport("tiny", "test", "minilm", "eval-tiny", results, settings=report.settings), dataset, tmp_path / "es")
+    data = report_data(stored.load(root), resamples=200)
+    assert data["default"] == "hybrid-rrf"  # no min_max row either: the first hybrid row
+    assert "hybrid-adaptive, was not run on this cluster; the comparisons use hybrid-rrf" in data["default_note"]
+    assert "was not run on this cluster" in write_report(stored.load(root), resamples=200).read_text()
