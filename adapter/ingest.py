@@ -1,6 +1,7 @@
 """``hybrid ingest``: embed documents in Python and bulk-index them, with indexing overlapping embedding.
 
-The main thread reads, chunks and embeds in batches; a second thread feeds the batches to the
+The main thread reads, chunks and embeds in batches; sender threads (``bulk_concurrency``, default
+2, so that one request is indexed while the next is serialised and sent) feed the batches to the
 port's bulk (:meth:`adapter.engines.port.Cluster.bulk`: the client's ``streaming_bulk``, which
 retries 429s with backoff; the client retries 502/503/504 and timeouts; per-document 5xx failures
 get one more round). Every per-item failure is collected
@@ -138,15 +139,17 @@ class _Indexer(threading.Thread):
     """
 
     def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
-                 sources: dict[str, int | None], retry_pause: float = 2.0) -> None:
-        super().__init__(daemon=True, name="hybrid-bulk")
+                 sources: dict[str, int | None], retry_pause: float = 2.0, work: queue.Queue | None = None,
+                 counts: BulkCounts | None = None, stop: threading.Event | None = None, name: str = "hybrid-bulk") -> None:
+        super().__init__(daemon=True, name=name)
         self.cluster = cluster
         self.action = f"bulk indexing into {index}"
-        self.counts = BulkCounts()  # 429s the helper retried without saying
+        self.counts = counts or BulkCounts()  # 429s the helper retried without saying
         self.batch_size = batch_size  # bulk actions per request
         self.max_retries = max_retries
         self.retry_pause = retry_pause
-        self.queue: queue.Queue = queue.Queue(maxsize=8)
+        self.queue: queue.Queue = work if work is not None else queue.Queue(maxsize=8)
+        self.stop = stop or threading.Event()  # set by any sender of a pool that failed or lost the cluster
         self.failures = failures
         self.sources = sources  # entry id -> input line, until its request is answered
         self.waiting = 0.0
@@ -211,7 +214,7 @@ class _Indexer(threading.Thread):
                     done = True
                     break
                 actions += more
-            if self.error is not None or self.lost:
+            if self.error is not None or self.lost or self.stop.is_set():
                 self.unsent += [a["_id"] for a in actions]  # drain the queue so the producer never blocks
                 continue
             t0 = time.perf_counter()
@@ -223,7 +226,62 @@ class _Indexer(threading.Thread):
             else:
                 for a in actions:  # answered: the line is no longer needed (memory stays flat)
                     self.sources.pop(a["_id"], None)
+            if self.error is not None or self.lost:
+                self.stop.set()
             self.busy += time.perf_counter() - t0
+
+
+class _Senders:
+    """``threads`` senders on one queue, so several bulk requests are in flight at once (a shard
+    indexes one request on one write thread: a single sender leaves the other cores idle; measured
+    in docs/BENCHMARKS.md, Scale). Reads like one :class:`_Indexer`: failures, counts, errors summed."""
+
+    def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
+                 sources: dict[str, int | None], threads: int) -> None:
+        work: queue.Queue = queue.Queue(maxsize=8 * threads)
+        self.counts, stop = BulkCounts(), threading.Event()
+        self.threads = [
+            _Indexer(cluster, index, batch_size=batch_size, max_retries=max_retries, failures=failures, sources=sources,
+                     work=work, counts=self.counts, stop=stop, name=f"hybrid-bulk-{i}")
+            for i in range(threads)
+        ]
+        self.queue = work
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def finish(self) -> None:
+        """No more batches: each sender takes one end mark, sends what it holds and stops."""
+        for _ in self.threads:
+            self.queue.put(_DONE)
+        for t in self.threads:
+            t.join()
+
+    @property
+    def lost(self) -> bool:
+        return any(t.lost for t in self.threads)
+
+    @property
+    def error(self) -> BaseException | None:
+        return next((t.error for t in self.threads if t.error is not None), None)
+
+    @property
+    def unsent(self) -> list[str]:
+        return [doc_id for t in self.threads for doc_id in t.unsent]
+
+    @property
+    def busy(self) -> float:
+        """Seconds the busiest sender spent in bulk calls."""
+        return max(t.busy for t in self.threads)
+
+    @property
+    def retried_5xx(self) -> int:
+        return sum(t.retried_5xx for t in self.threads)
+
+    @property
+    def splits(self) -> int:
+        return sum(t.splits for t in self.threads)
 
 
 NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
@@ -243,6 +301,8 @@ class Ingestor:
 
     ``cache`` (an :class:`~adapter.cache.EmbeddingCache`) answers document vectors already
     computed by the same embedder; the report counts cache hits and model calls.
+    ``bulk_concurrency`` bulk requests of up to ``bulk_batch_size`` actions are in flight at once
+    (one sender reached 0.52x opensearch-py's ``parallel_bulk``, two 1.15x: docs/BENCHMARKS.md).
     """
 
     def __init__(
@@ -254,6 +314,7 @@ class Ingestor:
         cache: EmbeddingCache | None = None,
         batch_size: int = 64,
         bulk_batch_size: int = 500,
+        bulk_concurrency: int = 2,
         chunking: Chunking | None = None,
         strict: bool = False,
         progress: bool = True,
@@ -270,6 +331,8 @@ class Ingestor:
             bulk_batch_size = bulk_chunk_size
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        if bulk_concurrency < 1:
+            raise InputError(f"bulk_concurrency must be at least 1, got {bulk_concurrency}")
         check_fingerprint(info.alias, info.fingerprint, embedder)
         self.client = client
         self.cluster = cluster_for(client, engine)  # the port: every request goes through it
@@ -278,6 +341,7 @@ class Ingestor:
         self.cache = cache
         self.batch_size = batch_size
         self.bulk_batch_size = bulk_batch_size  # bulk actions per request (batch_size: texts per model call)
+        self.bulk_concurrency = bulk_concurrency
         self.chunking = chunking
         self.strict = strict
         self.progress = progress
@@ -326,8 +390,8 @@ class Ingestor:
         fp = self.embedder.fingerprint
         failures = FailureLog(self.failures_path, self.alias)
         sources: dict[str, int | None] = {}
-        indexer = _Indexer(self.cluster, index, batch_size=self.bulk_batch_size, max_retries=self.max_retries,
-                           failures=failures, sources=sources)
+        indexer = _Senders(self.cluster, index, batch_size=self.bulk_batch_size, max_retries=self.max_retries,
+                           failures=failures, sources=sources, threads=self.bulk_concurrency)
         indexer.start()
         documents = chunks = embedded = from_cache = rejected = 0
         embed_seconds = 0.0
@@ -369,8 +433,7 @@ class Ingestor:
                         indexer.queue.put([self._action(index, layout, e, v) for e, v in zip(entries, vectors)])
                     bar.update(len(batch))
             finally:
-                indexer.queue.put(_DONE)
-                indexer.join()
+                indexer.finish()
                 bar.close()
             if isinstance(indexer.error, WriteBlockedError):  # a flood-stage block: retrying would only wait
                 for doc_id in indexer.unsent:
