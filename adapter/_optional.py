@@ -23,6 +23,7 @@ EXTRAS = {
     "llama_index": "llamaindex",
     "jsonschema": "test",
     "pdoc": "docs",
+    "ray": "ray",
     "cryptography": "secure",
     "bcrypt": "secure",
 }

@@ -42,10 +42,11 @@ def test_two_senders_have_two_bulk_requests_in_flight_at_once():
     assert sent == sorted(f"d{i}" for i in range(8))  # every row once
 
 
-def test_failures_of_every_sender_are_reported():
+def test_failures_of_every_sender_are_reported(tmp_path):
     client = FakeClient({"bulk": lambda call: bulk_answer(call, lambda op, doc_id: 400 if doc_id in ("d1", "d6") else 201),
                          "indices.refresh": {}})
-    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, batch_size=2, bulk_batch_size=2, bulk_concurrency=3).ingest(docs(8))
+    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, batch_size=2, bulk_batch_size=2, bulk_concurrency=3,
+                      failures_path=tmp_path / "f.jsonl").ingest(docs(8))
     assert sorted(f.id for f in report.failures) == ["d1", "d6"] and report.chunks == 6
 
 

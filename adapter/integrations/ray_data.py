@@ -1,0 +1,182 @@
+"""Ray Data: embed and index tens of millions of documents over a cluster's CPUs or GPUs (extra ``ray``).
+
+One machine embeds MiniLM at a few dozen documents a second per core; a corpus of tens of millions
+needs many cores or GPUs. :func:`index_dataset` runs the two halves of ``hybrid ingest`` as Ray
+Data stages over any ``ray.data.Dataset`` of ``{id, text[, title]}`` rows (``read_json``,
+``read_parquet``, ...):
+
+1. ``map_batches`` with embedder actors (``embed_concurrency`` of them, each with ``embed_cpus``
+   CPUs or ``embed_gpus`` GPUs): each loads the model once and adds a vector to every row;
+2. ``map_batches`` with writer actors, each an :class:`~adapter.ingest.Ingestor` (the adapter's
+   bulk writer: retries, splitting, failures with reasons) fed the vectors of stage 1: the index
+   contract, the fingerprint check and the failure reporting are the same as ``hybrid ingest``'s.
+
+Ray schedules the stages as a stream, so GPUs embed while CPUs send. Give actors fractional CPUs or
+leave cores free: on a small machine a pool that takes every CPU starves Ray's read tasks and the
+pipeline stalls.
+
+    import ray
+    from adapter.integrations.ray_data import index_dataset
+
+    ray.init()
+    summary = index_dataset(ray.data.read_json("s3://bucket/corpus/"), url="https://...", alias="docs",
+                            embedder="minilm", embed_gpus=1, embed_concurrency=8, write_concurrency=4)
+    summary.failures  # every row that did not land, with its reason (also in summary.failures_file)
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .._optional import require
+from ..embedders import Embedder
+from ..types import EmbeddingFingerprint, ItemFailure
+
+EmbedderSource = str | Callable[[], Embedder]  # a spec for load_embedder, or a function that builds one (runs in each actor)
+VECTOR = "__vector"
+
+
+def _load(source: EmbedderSource) -> Embedder:
+    from ..embedders import load_embedder
+
+    return load_embedder(source) if isinstance(source, str) else source()
+
+
+def _column(batch: Mapping[str, Any], name: str, n: int) -> list[str]:
+    values = batch.get(name)
+    return ["" if v is None else str(v) for v in values] if values is not None else [""] * n
+
+
+class EmbedActor:
+    """Stage 1: the embedder, loaded once per actor; adds each row's vector (title + text, as ingest embeds)."""
+
+    def __init__(self, source: EmbedderSource) -> None:
+        self.embedder = _load(source)
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        from ..documents import embedding_text
+
+        n = len(batch["id"])
+        texts = [embedding_text(t, x) for t, x in zip(_column(batch, "title", n), _column(batch, "text", n))]
+        return {**batch, VECTOR: np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)}
+
+
+class _Given:
+    """The vectors stage 1 computed, by embedding text, under the fingerprint of the embedder that made them."""
+
+    def __init__(self, fingerprint: EmbeddingFingerprint, vectors: Mapping[str, np.ndarray]) -> None:
+        self.fingerprint = fingerprint
+        self.dimension = fingerprint.dimension
+        self.normalized = fingerprint.normalized
+        self._vectors = vectors
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise TypeError("the Ray writer stage embeds no queries")
+
+
+class WriteActor:
+    """Stage 2: one client and the index's contract per actor; each batch goes through an Ingestor."""
+
+    def __init__(self, url: str, alias: str, fingerprint: dict[str, Any], client_options: Mapping[str, Any] | None = None,
+                 bulk_batch_size: int = 500) -> None:
+        from ..catalog import read_index_info
+        from ..client import connect_cluster
+
+        self.client = connect_cluster(url, **dict(client_options or {}))
+        self.info = read_index_info(self.client, alias)
+        self.fingerprint = EmbeddingFingerprint(**fingerprint)
+        self.bulk_batch_size = bulk_batch_size
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        from ..documents import embedding_text
+        from ..ingest import Ingestor
+        from ..sources import SourceDoc
+
+        n = len(batch["id"])
+        titles, texts = _column(batch, "title", n), _column(batch, "text", n)
+        rows = [SourceDoc(str(i), x, t) for i, t, x in zip(batch["id"], titles, texts)]
+        vectors = {embedding_text(t, x): np.asarray(v, dtype=np.float32) for t, x, v in zip(titles, texts, batch[VECTOR])}
+        with tempfile.TemporaryDirectory() as tmp:  # the failures go back to the driver, which writes the one file
+            ingestor = Ingestor(self.client, self.info, _Given(self.fingerprint, vectors), progress=False, refresh=False,
+                                bulk_batch_size=self.bulk_batch_size, failures_path=Path(tmp) / "failures.jsonl")
+            report = ingestor.ingest(rows)
+        failures = [json.dumps({"id": f.id, "reason": f.reason, "status": f.status, "stage": f.source or "index"}) for f in report.failures]
+        return {"written": np.array([report.chunks]), "failures": np.array([json.dumps(failures)])}
+
+
+@dataclass(frozen=True)
+class RaySummary:
+    """What :func:`index_dataset` did: rows written, every failure with its reason, where they were written."""
+
+    written: int
+    failures: tuple[ItemFailure, ...]
+    failures_file: str | None
+
+    @property
+    def complete(self) -> bool:
+        return not self.failures
+
+
+def index_dataset(
+    dataset: Any,
+    *,
+    url: str,
+    alias: str,
+    embedder: EmbedderSource,
+    batch_size: int = 256,
+    embed_concurrency: int = 1,
+    embed_cpus: float = 1.0,
+    embed_gpus: float = 0.0,
+    write_concurrency: int = 1,
+    write_cpus: float = 0.5,
+    client_options: Mapping[str, Any] | None = None,
+    failures_path: str | Path | None = None,
+    refresh: bool = True,
+) -> RaySummary:
+    """Embed ``dataset`` (rows with ``id``, ``text`` and optionally ``title``) and index it into ``alias``.
+
+    ``embedder`` is a spec (``"minilm"``) or a function that builds the embedder in each actor; it
+    must match the index's fingerprint (checked here before Ray starts any work, and by each
+    writer). Returns a :class:`RaySummary`; rows that did not land are listed in it and in
+    ``failures_path`` (default ``ingest-failures-<alias>-ray.jsonl``) when there are any.
+    """
+    require("ray", "Ray Data ingest (adapter.integrations.ray_data)")
+    from ..catalog import read_index_info
+    from ..client import connect_cluster
+    from ..client import translate_errors
+    from ..embedders import check_fingerprint
+
+    client = connect_cluster(url, **dict(client_options or {}))
+    info = read_index_info(client, alias)
+    probe = _load(embedder)
+    check_fingerprint(alias, info.fingerprint, probe)
+    embed_resources: dict[str, Any] = {"num_gpus": embed_gpus} if embed_gpus else {"num_cpus": embed_cpus}
+    embedded = dataset.map_batches(EmbedActor, fn_constructor_kwargs={"source": embedder}, batch_size=batch_size,
+                                   concurrency=embed_concurrency, **embed_resources)
+    written = embedded.map_batches(WriteActor, batch_size=batch_size, concurrency=write_concurrency, num_cpus=write_cpus,
+                                   fn_constructor_kwargs={"url": url, "alias": alias, "fingerprint": probe.fingerprint.to_meta(),
+                                                          "client_options": dict(client_options or {})})
+    total, failures = 0, []
+    for row in written.iter_rows():
+        total += int(row["written"])
+        failures += [json.loads(f) for f in json.loads(row["failures"])]
+    items = tuple(ItemFailure(f["id"], f["reason"], status=f["status"], source=f["stage"]) for f in failures)
+    path = None
+    if items:
+        path = str(failures_path or f"ingest-failures-{alias}-ray.jsonl")
+        with open(path, "w", encoding="utf-8") as fh:
+            for f in failures:
+                fh.write(json.dumps(f) + "\n")
+    if refresh:
+        with translate_errors(f"refreshing {info.index}", client):
+            client.indices.refresh(index=info.index)
+    return RaySummary(total, items, path)
