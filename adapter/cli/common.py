@@ -114,14 +114,15 @@ def allowed(args) -> tuple[str, ...]:
     return allowed_models(getattr(args, "allow_model", None) or ())
 
 
-def embedder_for(args, client):
-    """``--embedder``, else the one the index records (when it is on the allow-list)."""
+def embedder_for(args, client, **options):
+    """``--embedder``, else the one the index records (when it is on the allow-list); ``options``
+    (device, processes) go to the embedder."""
     from ..catalog import read_index_info
     from ..embedders import load_embedder, load_index_embedder
 
     if args.embedder:
-        return load_embedder(args.embedder)
-    return load_index_embedder(read_index_info(client, args.index).fingerprint.spec, allowed=allowed(args), index=args.index)
+        return load_embedder(args.embedder, **options)
+    return load_index_embedder(read_index_info(client, args.index).fingerprint.spec, allowed=allowed(args), index=args.index, **options)
 
 
 def read_queries(path: str) -> list[str]:

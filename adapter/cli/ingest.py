@@ -31,6 +31,11 @@ def add_parsers(sub) -> None:
     ingest.add_argument("--chunk-size", type=int, help="split texts into chunks of this many words")
     ingest.add_argument("--chunk-overlap", type=int, default=40, help="words shared by consecutive chunks (default %(default)s)")
     ingest.add_argument("--batch-size", type=int, default=64, help="documents embedded per batch (default %(default)s)")
+    ingest.add_argument("--device", help="where a sentence-transformers model encodes: cpu (default), cuda, cuda:1, or several "
+                                         "GPUs as cuda:0,cuda:1 (one encode process each)")
+    ingest.add_argument("--encode-processes", type=int, metavar="N",
+                        help="encode in N processes on the device (sentence-transformers' multi-process pool; on CPUs "
+                             "each gets an equal share of the cores); raise --batch-size with it (e.g. 64 per process)")
     ingest.add_argument("--max-chars", type=int, default=None, metavar="N",
                         help="refuse documents (or chunks) whose text is over N characters, before embedding them "
                              "(default 100,000; 0: no limit). Longer texts: --chunk-size")
@@ -61,7 +66,8 @@ def run(args) -> int:
 
     partition = Partition.parse(args.partition) if args.partition else None
     cluster = client(args)
-    embedder = embedder_for(args, cluster)
+    encode = {k: v for k, v in (("device", args.device), ("processes", args.encode_processes)) if v is not None}
+    embedder = embedder_for(args, cluster, **encode)
     fields = FieldMap(
         id=args.id_field, title=args.title_field or None, text=args.text_field,
         metadata=tuple(args.metadata_fields.split(",")) if args.metadata_fields else None,

@@ -89,7 +89,7 @@ class WriteActor:
     def __init__(self, url: str, alias: str, fingerprint: dict[str, Any], client_options: Mapping[str, Any] | None = None,
                  bulk_batch_size: int = 500) -> None:
         from ..catalog import read_index_info
-        from ..client import connect_cluster
+        from ..engines import connect_cluster
 
         self.client = connect_cluster(url, **dict(client_options or {}))
         self.info = read_index_info(self.client, alias)
@@ -151,9 +151,8 @@ def index_dataset(
     """
     require("ray", "Ray Data ingest (adapter.integrations.ray_data)")
     from ..catalog import read_index_info
-    from ..client import connect_cluster
-    from ..client import translate_errors
     from ..embedders import check_fingerprint
+    from ..engines import cluster_for, connect_cluster
 
     client = connect_cluster(url, **dict(client_options or {}))
     info = read_index_info(client, alias)
@@ -177,6 +176,5 @@ def index_dataset(
             for f in failures:
                 fh.write(json.dumps(f) + "\n")
     if refresh:
-        with translate_errors(f"refreshing {info.index}", client):
-            client.indices.refresh(index=info.index)
+        cluster_for(client).refresh([info.index], action=f"refreshing {info.index}")
     return RaySummary(total, items, path)
