@@ -36,7 +36,7 @@ import numpy as np
 
 from .._optional import require
 from ..embedders import Embedder
-from ..types import EmbeddingFingerprint, ItemFailure
+from ..types import EmbeddingFingerprint, FailureSource, ItemFailure
 
 EmbedderSource = str | Callable[[], Embedder]  # a spec for load_embedder, or a function that builds one (runs in each actor)
 VECTOR = "__vector"
@@ -109,7 +109,7 @@ class WriteActor:
             ingestor = Ingestor(self.client, self.info, _Given(self.fingerprint, vectors), progress=False, refresh=False,
                                 bulk_batch_size=self.bulk_batch_size, failures_path=Path(tmp) / "failures.jsonl")
             report = ingestor.ingest(rows)
-        failures = [json.dumps({"id": f.id, "reason": f.reason, "status": f.status, "stage": f.source or "index"}) for f in report.failures]
+        failures = [json.dumps({"id": f.id, "reason": f.reason, "status": f.status, "stage": f.source.value if f.source else "index"}) for f in report.failures]
         return {"written": np.array([report.chunks]), "failures": np.array([json.dumps(failures)])}
 
 
@@ -168,7 +168,8 @@ def index_dataset(
     for row in written.iter_rows():
         total += int(row["written"])
         failures += [json.loads(f) for f in json.loads(row["failures"])]
-    items = tuple(ItemFailure(f["id"], f["reason"], status=f["status"], source=f["stage"]) for f in failures)
+    items = tuple(ItemFailure(f["id"], f["reason"], status=f["status"], source=None if f["stage"] == "index" else FailureSource(f["stage"]))
+                  for f in failures)
     path = None
     if items:
         path = str(failures_path or f"ingest-failures-{alias}-ray.jsonl")
