@@ -14,7 +14,7 @@ import copy
 import json
 import re
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -24,7 +24,8 @@ from .analysis import AnalysisSupport, text_analysis
 from .documents import DocumentLayout
 from .errors import AssetError, ConfigurationError, InputError
 from .adaptive import ADAPTIVE
-from .fusion import DEFAULT_FUSION, parse_fusion
+from .defaults import default_fusion_name
+from .fusion import parse_fusion
 from .types import EmbeddingFingerprint
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ class IndexSpec:
     # The fusion of the index's default search pipeline (index.search.default_pipeline): what a
     # hybrid query sent without a pipeline gets, from any client. "adaptive": the adapter's searcher
     # chooses the weights per query (adapter.adaptive); other clients get the calibrated corpus weights.
-    default_fusion: str = DEFAULT_FUSION.name
+    default_fusion: str = field(default_factory=default_fusion_name)  # the measured default (adapter.defaults), as `hybrid init`'s
     # What the cluster offers for analyzers rendered from it (polish, spanish_hunspell,
     # icu_folding: adapter.analysis); set by for_cluster(), None until the cluster is known.
     analysis: AnalysisSupport | None = None

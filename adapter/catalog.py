@@ -8,10 +8,10 @@ Each function takes a client or a port (:func:`adapter.engines.cluster_for`) and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .documents import DocumentLayout
+from .documents import EMBEDDED_BY_FIELD, METADATA_FIELD, DocumentLayout
 from .engines import cluster_for
 from .errors import ConfigurationError, IndexMismatchError
 from .types import EmbeddingFingerprint
@@ -41,6 +41,10 @@ class IndexInfo:
     default_fusion: str | None = None  # _meta.default_fusion: "adaptive" (weights per query); on Elasticsearch the fusion a search without one uses
     adaptive: Mapping[str, Any] | None = None  # _meta.adaptive: calibration and policy (adapter.adaptive)
     shards: int = 1  # index.number_of_shards
+    # The live metadata mapping: its declared keys and whether others are refused (adapter.metadata).
+    metadata_fields: Mapping[str, Any] = field(default_factory=dict)  # metadata.properties
+    metadata_strict: bool = False  # metadata is dynamic: strict (or false): the ingest declares its keys
+    stamps_entries: bool = False  # the mapping has embedded_by: the ingest writes the fingerprint key on each entry
 
     @property
     def layout(self) -> DocumentLayout:
@@ -62,6 +66,8 @@ class IndexInfo:
         defaults = _flat_index_settings(body.get("defaults"))
         window = settings.get("max_result_window") or defaults.get("max_result_window") or DEFAULT_MAX_WINDOW
         pipeline = settings.get("search.default_pipeline")
+        props = mappings.get("properties") or {}
+        metadata = props.get(METADATA_FIELD) or {}
         return cls(
             alias=alias,
             index=index,
@@ -75,6 +81,9 @@ class IndexInfo:
             default_fusion=meta.get("default_fusion"),
             adaptive=meta.get("adaptive") or None,
             shards=int(settings.get("number_of_shards") or 1),
+            metadata_fields=dict(metadata.get("properties") or {}),
+            metadata_strict=str(metadata.get("dynamic", "true")).lower() in ("strict", "false"),
+            stamps_entries=EMBEDDED_BY_FIELD in props,
         )
 
 

@@ -4,7 +4,8 @@ An index has ordered text fields (``IndexSpec.text_fields``, recorded in ``_meta
 is the body: the text that is chunked and always present. With more than one field, the first is
 the title: repeated on every chunk of a document and given to the embedder as context. Fields in
 between are extra text fields, read from the source by the same name. Around them sit the ids
-(``parent_id``, ``chunk_index``), keyword ``metadata`` and the vector field. Ingest, stale-chunk
+(``parent_id``, ``chunk_index``), ``metadata`` (declared by the ingest, :mod:`adapter.metadata`), the vector
+field and ``embedded_by`` (which model computed it). Ingest, stale-chunk
 cleanup and search all read the field names from here, so any text field names work end to end.
 """
 
@@ -18,7 +19,10 @@ from .errors import ConfigurationError
 PARENT_FIELD = "parent_id"
 CHUNK_FIELD = "chunk_index"
 METADATA_FIELD = "metadata"
-RESERVED_FIELDS = (PARENT_FIELD, CHUNK_FIELD, METADATA_FIELD)
+# The key of the fingerprint of the model that computed the entry's vector (EmbeddingFingerprint.key),
+# written by the adapter on every entry: `hybrid check` finds entries written without it by one query.
+EMBEDDED_BY_FIELD = "embedded_by"
+RESERVED_FIELDS = (PARENT_FIELD, CHUNK_FIELD, METADATA_FIELD, EMBEDDED_BY_FIELD)
 MAX_ID_BYTES = 512  # the server's limit on _id, counted in UTF-8 bytes (a longer one fails the whole bulk request)
 
 
@@ -78,8 +82,10 @@ def build_document(
     title: str = "",
     extra: Mapping[str, str] | None = None,
     metadata: Mapping[str, Any] | None = None,
+    embedded_by: str | None = None,
 ) -> dict[str, Any]:
-    """The ``_source`` of one entry. Extra text fields the layout does not have are ignored."""
+    """The ``_source`` of one entry. Extra text fields the layout does not have are ignored;
+    ``embedded_by``: the fingerprint key of the vector's model (indexes whose mapping has the field)."""
     doc: dict[str, Any] = {}
     if layout.title_field is not None:
         doc[layout.title_field] = title
@@ -91,6 +97,8 @@ def build_document(
     doc[PARENT_FIELD] = parent_id
     doc[CHUNK_FIELD] = chunk_index
     doc[METADATA_FIELD] = dict(metadata or {})
+    if embedded_by is not None:
+        doc[EMBEDDED_BY_FIELD] = embedded_by
     doc[layout.vector_field] = [float(x) for x in vector]
     return doc
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from . import metadata as metadata_mapping
 from . import responses
 from .cache import EmbeddingCache, embed_documents
 from .capabilities import Capabilities
@@ -351,6 +352,7 @@ class Ingestor:
         self.max_chars = max_chars  # the size policy: an entry whose text is longer is refused before it is embedded
         self._caps = caps  # probed when first needed (only to delete stale chunks)
         self.engine = self.cluster.engine
+        self._declared = dict(info.metadata_fields)  # metadata keys the mapping has (adapter.metadata)
 
     @classmethod
     def open(cls, client, alias: str, embedder: Embedder | None = None, *, allowed_models: Sequence[str] | None = None,
@@ -430,7 +432,9 @@ class Ingestor:
                         from_cache += batch_vectors.from_cache
                         rejected += batch_vectors.rejected
                         chunks += len(entries)
-                        indexer.queue.put([self._action(index, layout, e, v) for e, v in zip(entries, vectors)])
+                        self._declare_metadata(index, entries)
+                        indexer.queue.put([self._action(index, layout, e, v, fp.key if self.info.stamps_entries else None)
+                                           for e, v in zip(entries, vectors)])
                     bar.update(len(batch))
             finally:
                 indexer.finish()
@@ -507,14 +511,32 @@ class Ingestor:
         return None
 
     @staticmethod
-    def _action(index: str, layout: DocumentLayout, e: _Entry, vector) -> dict[str, Any]:
+    def _action(index: str, layout: DocumentLayout, e: _Entry, vector, stamp: str | None) -> dict[str, Any]:
+        """``stamp``: the fingerprint key written as ``embedded_by`` (indexes whose mapping has the field)."""
         return {
             "_op_type": "index",
             "_index": index,
             "_id": e.id,
             "_source": build_document(layout, text=e.text, vector=vector, parent_id=e.parent_id, chunk_index=e.chunk_index,
-                                      title=e.title, extra=e.extra, metadata=e.metadata),
+                                      title=e.title, extra=e.extra, metadata=e.metadata, embedded_by=stamp),
         }
+
+    def _declare_metadata(self, index: str, entries: Sequence[_Entry]) -> None:
+        """Put the metadata keys these entries bring and the mapping lacks, before they are sent
+        (a strict metadata mapping refuses undeclared keys; adapter.metadata)."""
+        if not self.info.metadata_strict:
+            return  # an index made before metadata was strict maps new keys itself
+        added = metadata_mapping.undeclared(self._declared, (e.metadata for e in entries))
+        if not added:
+            return
+        try:
+            self.cluster.put_mapping(index, metadata_mapping.put_body(added),
+                                     action=f"declaring metadata {', '.join(sorted(added))} in {index}")
+        except BackendError:
+            # Refused (a key that clashes with a declared one, the field limit): the rows are sent anyway and
+            # the server refuses each of them, with its reason, into the failures; the others land.
+            return
+        self._declared = metadata_mapping.merge(self._declared, added)
 
     @property
     def caps(self) -> Capabilities:

@@ -40,10 +40,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from . import metadata as metadata_mapping
 from . import scan
 from .cache import EmbeddingCache, default_cache_path, embed_documents
 from .catalog import IndexInfo, alias_indices, index_version
-from .documents import DocumentLayout, embedding_text, hit_text, hit_title
+from .documents import EMBEDDED_BY_FIELD, DocumentLayout, embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, check_vectors
 from .engines import Engine, cluster_for
 from .errors import ConfigurationError, MigrationError
@@ -206,9 +207,14 @@ class _Counts:
 
 
 def _documents(entries: Sequence[scan.Entry], *, source_vector: str, layout: DocumentLayout, embedder: Embedder,
-               cache: EmbeddingCache | None, reuse: bool, counts: _Counts) -> list[tuple[str, dict]]:
+               cache: EmbeddingCache | None, reuse: bool, counts: _Counts, stamp_reused: bool = True,
+               target_stamps: bool = True) -> list[tuple[str, dict]]:
     """The target's version of ``entries``: their stored fields, the vector under the target's
-    field, computed by ``embedder`` (or, with ``reuse``, the source's where it has one)."""
+    field, computed by ``embedder`` (or, with ``reuse``, the source's where it has one), and
+    ``embedded_by``: the model's key on a vector computed now; a reused vector keeps the source's
+    stamp (or its absence: `hybrid check` reports it), unless ``stamp_reused`` (the source index
+    predates stamps, and its vectors are taken as its model's, as before). A target without the
+    field (a rollback to a version that predates it) gets none."""
     vectors: list[Any] = [None] * len(entries)
     if reuse:
         for i, e in enumerate(entries):
@@ -226,8 +232,13 @@ def _documents(entries: Sequence[scan.Entry], *, source_vector: str, layout: Doc
         for i, v in zip(todo, got.vectors):
             vectors[i] = v
     out = []
-    for e, v in zip(entries, vectors):
+    computed = set(todo)
+    for i, (e, v) in enumerate(zip(entries, vectors)):
         doc = {k: val for k, val in e.source.items() if k != source_vector}
+        if not target_stamps:
+            doc.pop(EMBEDDED_BY_FIELD, None)
+        elif i in computed or stamp_reused:
+            doc[EMBEDDED_BY_FIELD] = embedder.fingerprint.key
         doc[layout.vector_field] = [float(x) for x in np.asarray(v, dtype=np.float32)]
         out.append((e.id, doc))
     return out
@@ -289,6 +300,8 @@ class _Sync:
     cache: EmbeddingCache | None
     reuse: bool
     counts: _Counts = field(default_factory=_Counts)
+    stamp_reused: bool = True  # the source predates embedded_by (see _documents)
+    target_stamps: bool = True  # the target's mapping has embedded_by
     copied: int = 0
     deleted: int = 0
     passes: int = 0
@@ -301,7 +314,8 @@ class _Sync:
         self.passes += 1
         for start in range(0, len(cmp.to_copy), batch):
             docs = _documents(cmp.to_copy[start:start + batch], source_vector=self.source_vector, layout=self.layout,
-                              embedder=self.embedder, cache=self.cache, reuse=self.reuse, counts=self.counts)
+                              embedder=self.embedder, cache=self.cache, reuse=self.reuse, counts=self.counts,
+                              stamp_reused=self.stamp_reused, target_stamps=self.target_stamps)
             scan.write(self.client, self.target, docs)
         scan.write(self.client, self.target, [], cmp.to_delete)
         self.copied += len(cmp.to_copy)
@@ -455,6 +469,9 @@ def reindex(
     scan.require_keys(cluster, source)
 
     source_info = _info(cluster, alias, source)
+    if source_info.metadata_fields:  # the metadata keys declared (or mapped) on the source: the target's mapping is strict
+        cluster.put_mapping(target, metadata_mapping.put_body(source_info.metadata_fields),
+                            action=f"declaring the metadata of {source} in {target}")
     layout = spec.layout
     reuse = not source_info.fingerprint.differences(spec.fingerprint)
     counts = _Counts()
@@ -477,7 +494,7 @@ def reindex(
                 for start in range(0, len(page), batch):
                     part = page[start:start + batch]
                     docs = _documents(part, source_vector=source_info.vector_field, layout=layout, embedder=embedder, cache=cache,
-                                      reuse=reuse, counts=counts)
+                                      reuse=reuse, counts=counts, stamp_reused=not source_info.stamps_entries)
                     scan.write(cluster, target, docs)
                     copied += len(part)
                     ckpt.after = list(part[-1].key)
@@ -495,7 +512,8 @@ def reindex(
     # 3. catch up
     t = time.perf_counter()
     ckpt.at(Phase.CATCH_UP)
-    sync = _Sync(cluster, source, target, source_info.vector_field, layout, embedder, cache, reuse, counts=counts)
+    sync = _Sync(cluster, source, target, source_info.vector_field, layout, embedder, cache, reuse, counts=counts,
+                 stamp_reused=not source_info.stamps_entries)
     sync.until_quiet(batch, max_passes, log)
     seconds["catch_up"] = time.perf_counter() - t
 
@@ -609,7 +627,11 @@ def rollback(client, alias: str, *, embedder: Embedder | None = None, allowed: S
     embedder = embedder or _source_embedder(prev_info, allowed)
     check_fingerprint(previous, prev_info.fingerprint, embedder)
     reuse = not cur_info.fingerprint.differences(prev_info.fingerprint)
-    sync = _Sync(client, current, previous, cur_info.vector_field, prev_info.layout, embedder, cache, reuse)
+    if prev_info.metadata_strict and cur_info.metadata_fields:  # keys declared since the swap
+        cluster_for(client).put_mapping(previous, metadata_mapping.put_body(cur_info.metadata_fields),
+                                        action=f"declaring the metadata of {current} in {previous}")
+    sync = _Sync(client, current, previous, cur_info.vector_field, prev_info.layout, embedder, cache, reuse,
+                 stamp_reused=not cur_info.stamps_entries, target_stamps=prev_info.stamps_entries)
     try:
         _block_writes(client, previous, False)  # the catch-up writes into it
         sync.until_quiet(batch, max_passes, log)

@@ -215,6 +215,22 @@ def covers(live: Any, wanted: Any) -> bool:
     return bool(canonical_values(live) == canonical_values(wanted))
 
 
+def _without_dynamic(mapping: Any) -> Any:
+    """An object field's mapping without its ``dynamic`` parameter, which a put_mapping changes in place."""
+    return {k: v for k, v in mapping.items() if k != "dynamic"} if isinstance(mapping, dict) else mapping
+
+
+def dynamic_changes(live_props: Mapping[str, Any], wanted_props: Mapping[str, Any]) -> dict[str, Any]:
+    """Object fields whose ``dynamic`` differs from the assets' (e.g. ``metadata``, strict since
+    adapter 0.2), as the put_mapping that changes each in place."""
+    out = {}
+    for name, body in wanted_props.items():
+        if name in live_props and isinstance(body, dict) and "dynamic" in body:
+            if str(live_props[name].get("dynamic", "true")).lower() != str(body["dynamic"]).lower():
+                out[name] = {"type": "object", "dynamic": body["dynamic"]}
+    return out
+
+
 def incompatibilities(live_mapping: Mapping[str, Any], live_settings: Mapping[str, Any], names: IndexNames, spec: IndexSpec, engine: Engine,
                       caps: Capabilities | None = None) -> list[str]:
     """Why an index with this mapping and these settings cannot become ``spec`` in place (empty: it can)."""
@@ -222,13 +238,19 @@ def incompatibilities(live_mapping: Mapping[str, Any], live_settings: Mapping[st
     problems = []
     live_props = live_mapping.get("properties", {})
     for name, body in wanted["properties"].items():
-        if name in live_props and not covers(live_props[name], body):
+        if name in live_props and not covers(_without_dynamic(live_props[name]), _without_dynamic(body)):
             problems.append(f"field {name!r}: cluster has {json.dumps(live_props[name])}, assets want {json.dumps(body)}")
     live_fp = live_mapping.get("_meta", {}).get("embedding")
     if live_fp and live_fp != spec.fingerprint.to_meta():
-        diffs = EmbeddingFingerprint.from_meta(live_fp).differences(spec.fingerprint)
+        live_model = EmbeddingFingerprint.from_meta(live_fp)
+        diffs = live_model.differences(spec.fingerprint)
         if diffs:
-            problems.append("embedding fingerprint: " + "; ".join(diffs))
+            words = {"weights_sha256": "weights", "normalized": "normalisation", "query_prefix": "query prefix",
+                     "passage_prefix": "passage prefix"}
+            what = ", ".join(words.get(d.split(":", 1)[0], d.split(":", 1)[0]) for d in diffs)  # named, not their digests
+            problems.append(f"embedding model: the index was embedded by {live_model.model} ({live_model.spec}, dimension "
+                            f"{live_model.dimension}), the spec names {spec.fingerprint.model} ({spec.fingerprint.spec}, dimension "
+                            f"{spec.fingerprint.dimension}); they differ in {what}")
     wanted_settings = {}
     for body in engine.render_components(names, spec, caps).values():
         wanted_settings.update(canonical_settings(body["template"].get("settings", {})))
@@ -419,6 +441,7 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
         wanted_mapping = engine.render_mapping(names, spec, live.caps)
         wanted_props, meta = wanted_mapping["properties"], wanted_mapping.get("_meta", spec.meta)
         added = {f: b for f, b in wanted_props.items() if f not in live_props}
+        added.update(dynamic_changes(live_props, wanted_props))
         if not rebuild:  # else the new index gets them
             record(ChangeKind.MAPPING, current, {}, added, not added, {"properties": added})
             # _meta (query fields, schema) can change in place; the fingerprint was checked above. Keys

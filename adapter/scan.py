@@ -23,6 +23,7 @@ from . import responses
 from .documents import CHUNK_FIELD, PARENT_FIELD
 from .engines import BulkOptions, cluster_for
 from .errors import BackendError, InputError
+from .documents import EMBEDDED_BY_FIELD
 
 SORT = [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}]
 PAGE = 500
@@ -37,8 +38,9 @@ class Entry:
 
 
 def content_hash(source: Mapping[str, Any], vector_field: str) -> str:
-    """What an entry holds apart from its vector, as a digest (key order does not matter)."""
-    body = {k: v for k, v in source.items() if k != vector_field}
+    """What an entry holds apart from its vector and the key of the model that wrote it
+    (``embedded_by``: it changes with the vector), as a digest (key order does not matter)."""
+    body = {k: v for k, v in source.items() if k not in (vector_field, EMBEDDED_BY_FIELD)}
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 

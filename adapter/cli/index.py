@@ -78,8 +78,14 @@ def run_init(args) -> int:
     from ..admin import init_index
     from ..fusion import DEFAULT_WEIGHTS, parse_weights
 
+    from ..engines import cluster_for
+
     extra = pipeline_files(args.pipeline_file)
-    report = init_index(client(args), args.index, index_spec(args), weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
+    cluster = client(args)
+    port = cluster_for(cluster)
+    caps = port.probe()
+    print(f"cluster: {caps.engine} {caps.version} at {port.describe()}")  # which one: --url, OPENSEARCH_URL, the config or the local node
+    report = init_index(cluster, args.index, index_spec(args), weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
                         extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias,
                         server_mmr=args.server_mmr, wait_timeout=args.wait_timeout)
     print_init(report)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import HybridError, InputError
 from .exits import Exit, help_epilog
-from .common import add_index_spec_options, allowed, client, pipeline_files, with_allow_model, with_url
+from .common import add_index_spec_options, allowed, chosen_embedder, client, pipeline_files, with_allow_model, with_url
 
 # `hybrid diff` exit codes, as `terraform plan -detailed-exitcode` has them: 2 means drift, so an
 # error (which the other commands report with 2) is 1 here, bad arguments included (adapter/cli/exits.py).
@@ -122,7 +122,7 @@ def spec_from_args(args):
     return spec
 
 
-_DEFAULTS = {"embedder": "minilm", "analyzer": "folding", "space_type": "cosinesimil", "knn_method": "lucene", "m": 16,
+_DEFAULTS = {"embedder": None, "analyzer": "folding", "space_type": "cosinesimil", "knn_method": "lucene", "m": 16,
              "ef_construction": 128, "shards": 1, "title_boost": 1.0, "text_layout": "fields"}
 
 
@@ -142,7 +142,7 @@ def _spec_from_flags(args):
     if default not in extra and default != ADAPTIVE:
         default = parse_fusion(default).name
     return Spec(
-        alias=args.index, embedder=args.embedder, analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
+        alias=args.index, embedder=chosen_embedder(args), analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
         text_layout=args.text_layout,
         weights=tuple(parse_weights(args.weights) or DEFAULT_WEIGHTS),

@@ -220,13 +220,17 @@ def print_diff(plan, *, spec_file=None) -> None:
     if not drift:
         print(f"in sync: the cluster matches the spec for {plan.alias} ({len(plan.changes)} objects checked)")
         return
-    print(f"drift for {plan.alias}: {len(drift)} of {len(plan.changes)} objects differ from the spec")
+    compared = (f"{len(plan.changes)} objects compared (not the index's mapping and _meta: the index needs rebuilding)"
+                if plan.rebuild else f"{len(plan.changes)} objects")
+    print(f"drift for {plan.alias}: {len(drift)} of {compared} differ from the spec")
     _print_changes(drift)
     in_place = [c for c in drift if c.action != "rebuild"]
-    if in_place:
-        print(f"`hybrid apply {spec_file or '...'}` fixes {len(in_place)} in place")
     if plan.rebuild:
-        print(_rebuild_hint(plan, spec_file))
+        # apply refuses a plan with a rebuild as a whole: it must not promise the in-place part.
+        print(_rebuild_hint(plan, spec_file) + f"; `hybrid apply` changes nothing while the index needs that"
+              + (f" (the other {len(in_place)} changes come with it)" if in_place else ""))
+    elif in_place:
+        print(f"`hybrid apply {spec_file or '...'}` fixes {len(in_place)} in place")
 
 
 def plan_json(plan) -> dict:

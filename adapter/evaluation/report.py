@@ -159,6 +159,7 @@ def format_table(report: EvalReport) -> str:
             fmt = f"{row[col]:.4f}" if col in MEASURES else f"{row[col]:.1f}"
             cells.append(f"{fmt + mark:>16}")
         lines.append(f"{name:<{width}}" + "".join(cells))
+    lines.append("* the best of its column: the highest metric, the lowest latency (ms: client p50/p95, server p50)")
     return "\n".join(lines)
 
 

@@ -71,6 +71,10 @@ def print_status(status: NodeStatus) -> None:
     print("  plugins:  " + ", ".join(f"{n} {v}" for n, v in status.plugins))
     print("  modules:  " + ", ".join(status.modules))
     print("  hunspell: " + (", ".join(status.hunspell) or "none"))
+    if status.engine == "opensearch":
+        from .knn_guard import STATUS_LINE
+
+        print(f"  k-NN:     {STATUS_LINE}")
     print(f"  java:     {status.java}")
     if status.heap_max_bytes:
         print(f"  heap max: {status.heap_max_bytes / 2**20:.0f} MiB per node")

@@ -23,12 +23,9 @@ BODY = {
     "order": -1000,  # the lowest: any other legacy template overrides it
     "settings": {"index.knn.advanced.approximate_threshold": -1},
 }
-WARNING = (
-    "note: this node's k-NN plugin has no faiss/nmslib libraries (only the lucene engine builds graphs). "
-    f"Indices without a composable template get index.knn.advanced.approximate_threshold=-1 (template {TEMPLATE!r}): "
-    "faiss/nmslib fields there are served by exact search. A faiss/nmslib index created through a composable "
-    "index template, or with its own approximate_threshold, still brings the node down when it is refreshed."
-)
+# What `hybrid local status` says (`up` says nothing: adapter indexes use lucene, and `init --engine faiss` is refused here).
+STATUS_LINE = ("lucene only (the Maven k-NN plugin has no faiss/nmslib libraries). Other tools' faiss/nmslib indices get exact "
+               f"search (template {TEMPLATE!r}), except through a composable template: docs/LOCAL-NODE.md")
 
 
 def install(url: str, **http) -> None:

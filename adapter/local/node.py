@@ -323,7 +323,8 @@ class LocalNode:
             useradd = shutil.which("useradd")
             if not useradd:
                 raise LocalNodeError(f"{self.distribution.name} refuses to run as root and user {user!r} does not exist (no useradd to create it)") from None
-            self.log(f"creating system user {user!r} to run {self.distribution.name} (it refuses to run as root)")
+            self.log(f"{self.distribution.name} refuses to run as root, so the node runs as the system user {user!r} (no home, no "
+                     f"login shell; HYBRID_RUN_USER picks another): creating it with useradd")
             subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
         return user
 
@@ -588,7 +589,7 @@ class LocalNode:
                 self._spawn(state, index)
                 self._write_state(state)
             self._wait_healthy(state, timeout=self.config.start_timeout)
-            self._guard_native_knn(state["nodes"][0]["url"], announce=True)
+            self._guard_native_knn(state["nodes"][0]["url"])
         except BaseException:
             # A cluster that failed to come up is stopped, not left running behind the error (its logs stay).
             for node in state["nodes"]:
@@ -601,14 +602,14 @@ class LocalNode:
             self._announce_security(state["nodes"][0]["url"])
         return self.status()
 
-    def _guard_native_knn(self, url: str, *, announce: bool = False) -> None:
+    def _guard_native_knn(self, url: str) -> None:
+        """Install the template that keeps faiss/nmslib indices of other tools from killing the node
+        (quietly: adapter indexes use lucene, and `init --knn-method faiss` is refused here; `status` says it)."""
         if self.distribution.name != "opensearch":
             return
         from . import knn_guard
 
         knn_guard.install(url, **self._http())
-        if announce:
-            self.log(knn_guard.WARNING)
 
     def _http(self) -> dict:
         """TLS context and auth for the node's own requests (nothing for a node without security)."""

@@ -99,7 +99,7 @@ def test_haystack_writer_goes_through_the_adapters_ingest(client, empty_index, e
     stored = written(client, empty_index)
     assert set(stored) == {"h-1", "h-2"}
     assert stored["h-1"] == {"title": "Devoluciones", "text": "Para devolver un pedido, abre Mis pedidos.", "parent_id": "h-1",
-                             "chunk_index": 0, "metadata": {"category": "devoluciones"}}
+                             "chunk_index": 0, "metadata": {"category": "devoluciones"}, "embedded_by": e5.fingerprint.key}
     report = check_index(client, empty_index, e5)  # the index's own model wrote the vectors
     assert report.ok and report.sampled == 2
     docs = HybridRetriever(Searcher.open(client, empty_index, e5), top_k=1).run("tarjeta caducada")["documents"]
@@ -150,7 +150,7 @@ def test_llamaindex_ingestion_pipeline_writes_through_the_adapter(client, empty_
     assert [n.node_id for n in nodes] == ["l-1", "l-2"] and writer.last_report.complete
     stored = written(client, empty_index)
     assert stored["l-1"] == {"title": "Reembolsos", "text": "Los reembolsos tardan de 5 a 10 días.", "parent_id": "l-1",
-                             "chunk_index": 0, "metadata": {"lang": "es"}}  # no _node_content, no doc_id: the contract
+                             "chunk_index": 0, "metadata": {"lang": "es"}, "embedded_by": e5.fingerprint.key}  # no _node_content, no doc_id: the contract
     assert check_index(client, empty_index, e5).ok
     with pytest.raises(InputError, match="1 of 2 documents did not land.*l-3"):
         pipeline.run(documents=[Document(id_="l-3", text=" "), Document(id_="l-4", text="Envíos a Canarias")])
@@ -195,7 +195,7 @@ def test_langchain_vector_store_adds_through_the_adapter(client, empty_index, e5
     stored = written(client, empty_index)
     assert set(stored) == {"c-1", ids[1], "c-3"}  # the same text added twice: one document
     assert stored["c-1"] == {"title": "Envíos", "text": "Los envíos a Canarias tardan 5 días.", "parent_id": "c-1",
-                             "chunk_index": 0, "metadata": {"lang": "es"}}
+                             "chunk_index": 0, "metadata": {"lang": "es"}, "embedded_by": e5.fingerprint.key}
     assert check_index(client, empty_index, e5).ok
     assert store.similarity_search("fondos insuficientes", k=1)[0].id == ids[1]
     with pytest.raises(InputError, match="1 of 2 documents did not land"):

@@ -37,9 +37,10 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     assert mapping["properties"]["text"]["analyzer"] == "spanish"
     names = {c.name for c in report.changes if c.kind == "pipeline"}
     z_score = ("z_score-arithmetic_mean",) if target.at_least("3.0") else ()  # z_score exists from 3.0
+    assert spec.default_fusion == "adaptive"  # the measured default, as `hybrid init`'s (adapter.defaults)
     assert names == {f"{index_name}-{n}" for n in (
         "min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
-        "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf", *z_score)}
+        "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf", *z_score, "adaptive")}
     rrf = get_pipeline(client, f"{index_name}-rrf")
     assert OPENSEARCH.pipeline_fusion(rrf) == RRF(60)
     assert rrf["response_processors"] == [{"hybrid_score_explanation": {}}]
@@ -141,7 +142,7 @@ def test_a_bare_hybrid_query_from_any_client_is_fused_by_the_default_pipeline(cl
     from adapter.sources import read_source
 
     report = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    assert report.default_pipeline == f"{index_name}-min_max-arithmetic_mean"
+    assert report.default_pipeline == f"{index_name}-adaptive"  # the measured default: calibrated corpus weights for any client
     Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
     query = "¿cómo devuelvo un pedido?"
     vector = [float(x) for x in e5.embed_query(query)]

@@ -73,7 +73,7 @@ def test_the_retriever_returns_what_the_searcher_finds(client, support_index, e5
 def test_check_finds_vectors_another_model_wrote(client, support_index, capsys, opensearch_url):
     """Before: nothing told an admin that documents had been written with another model's vectors."""
     assert main(["check", "--index", support_index, "--url", opensearch_url]) == 0
-    assert "ok: every sampled vector" in capsys.readouterr().out
+    assert "ok: every document was written by the adapter, and every sampled vector" in capsys.readouterr().out
     # Another tool writes two documents straight into the alias, with another 384-d model's vectors.
     other = HashingEmbedder(384, name="another-model")
     for doc_id, text in (("foreign-1", "Devolver un pedido dañado"), ("foreign-2", "Cambiar la contraseña")):
@@ -85,7 +85,9 @@ def test_check_finds_vectors_another_model_wrote(client, support_index, capsys, 
     assert code == 1
     flagged = re.findall(r"^  (\S+): cosine (-?[0-9.]+)", out, flags=re.M)
     assert sorted(d for d, _ in flagged) == ["foreign-1", "foreign-2"] and all(float(c) < 0.5 for _, c in flagged)
-    assert "14 of 14 documents" in out
+    assert "vectors (a sample of 14, embedded again)" in out
+    # Without the fingerprint key the adapter writes on each entry, the contract query finds them too.
+    assert "2 of 14 documents were written without the adapter (no fingerprint: 2)" in out
 
 
 def test_langchain_add_texts_with_another_model_is_caught(client, support_index, e5):
@@ -103,9 +105,10 @@ def test_langchain_add_texts_with_another_model_is_caught(client, support_index,
     client.indices.refresh(index=support_index)
     report = check_index(client, support_index, e5)
     assert [m.id for m in report.mismatches] == ["from-langchain"]
-    # The same tool with the index's own model writes vectors the check accepts.
+    # The same tool with the index's own model writes vectors the sample accepts; the contract query still finds the document.
     store = OpenSearchVectorSearch(opensearch_url=url, index_name=support_index, embedding_function=EmbedderEmbeddings(e5))
     store.add_texts(["Texto escrito por otra herramienta"], ids=["from-langchain"], vector_field="embedding", text_field="text")
     client.indices.refresh(index=support_index)
-    assert check_index(client, support_index, e5).ok
+    again = check_index(client, support_index, e5)
+    assert not again.mismatches and [m.id for m in again.foreign] == ["from-langchain"] and not again.ok
     assert np.isclose(report.min_cosine, 0.99)

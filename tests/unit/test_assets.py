@@ -66,7 +66,7 @@ def test_index_template_carries_the_fingerprint_and_pattern():
     meta = body["template"]["mappings"]["_meta"]
     assert meta["embedding"] == fp().to_meta() and meta["vector_field"] == "embedding"
     mapping = render_index_mapping(names, IndexSpec(fp()))
-    assert set(mapping["properties"]) == {"title", "text", "embedding", "parent_id", "chunk_index", "metadata"}
+    assert set(mapping["properties"]) == {"title", "text", "embedding", "parent_id", "chunk_index", "metadata", "embedded_by"}
     assert mapping["dynamic"] == "strict"
 
 

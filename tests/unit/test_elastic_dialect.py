@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from adapter.defaults import default_fusion_name
+
 from adapter.analysis import AnalysisSupport, text_analysis
 from adapter.capabilities import Capabilities
 from adapter.catalog import IndexInfo
@@ -139,8 +141,8 @@ def test_components_render_dense_vector_spelled_out_and_no_knn_setting():
     assert "settings" not in ELASTICSEARCH.render_components(IndexNames("docs"), spec, elasticsearch_capabilities("8.19.3"))["docs-vector"]["template"]
     template = ELASTICSEARCH.render_index_template(IndexNames("docs"), spec, caps)
     assert "index.search.default_pipeline" not in template["template"]["settings"]
-    assert template["template"]["mappings"]["_meta"]["default_fusion"] == "min_max-arithmetic_mean"
-    assert ELASTICSEARCH.render_mapping(IndexNames("docs"), spec, caps)["_meta"]["default_fusion"] == "min_max-arithmetic_mean"
+    assert template["template"]["mappings"]["_meta"]["default_fusion"] == spec.default_fusion == default_fusion_name()  # the measured default
+    assert ELASTICSEARCH.render_mapping(IndexNames("docs"), spec, caps)["_meta"]["default_fusion"] == spec.default_fusion
     with pytest.raises(ConfigurationError, match="Lucene"):
         ELASTICSEARCH.check_spec(IndexSpec(fp(), knn_method="faiss"), caps)
     with pytest.raises(CapabilityError, match="no search pipelines"):

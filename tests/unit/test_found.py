@@ -293,14 +293,16 @@ def test_init_detects_an_index_whose_alias_was_deleted_and_offers_to_reattach_it
     from adapter.assets import IndexSpec
     from adapter.engines.opensearch import OPENSEARCH
 
+    SPEC = IndexSpec(FP, default_fusion="min_max-arithmetic_mean")  # the index _init_client models
+
     for dry_run in (True, False):
         with pytest.raises(ConfigurationError, match=r"docs-v1 exists but no alias 'docs' points to it.*--reattach-alias"):
-            init_index(orphaned_init_client(), "docs", IndexSpec(FP), engine=OPENSEARCH, dry_run=dry_run)
+            init_index(orphaned_init_client(), "docs", SPEC, engine=OPENSEARCH, dry_run=dry_run)
     client = orphaned_init_client()
-    planned = init_index(client, "docs", IndexSpec(FP), engine=OPENSEARCH, dry_run=True, reattach=True)
+    planned = init_index(client, "docs", SPEC, engine=OPENSEARCH, dry_run=True, reattach=True)
     assert ("alias", "docs", "would create") in [(c.kind, c.name, c.action) for c in planned.changes]
     assert not [c for c in planned.changes if c.kind == "index" and "create" in c.action]
     assert not client.calls_to("indices.put_alias")
-    done = init_index(client, "docs", IndexSpec(FP), engine=OPENSEARCH, reattach=True)
+    done = init_index(client, "docs", SPEC, engine=OPENSEARCH, reattach=True)
     assert done.index == "docs-v1" and [c.kwargs for c in client.calls_to("indices.put_alias")] == [{"index": "docs-v1", "name": "docs"}]
     assert not client.calls_to("indices.create")

@@ -243,7 +243,7 @@ def test_explain_asks_the_server_when_the_mirror_disagrees():
 
 # -- init ------------------------------------------------------------------------------------------
 def _init_client(stored_weights, live_default="docs-min_max-arithmetic_mean"):
-    spec = IndexSpec(FP)
+    spec = IndexSpec(FP, default_fusion="min_max-arithmetic_mean")  # an index of a fixed fusion
     names_stored = {}
     for fusion in CAPS_2.fusions(stored_weights):
         names_stored[f"docs-{fusion.name}"] = OPENSEARCH.render_pipeline(fusion, CAPS_2)
@@ -277,7 +277,7 @@ def _init_client(stored_weights, live_default="docs-min_max-arithmetic_mean"):
 
 def test_init_updates_only_changed_pipelines_with_a_diff():
     client = _init_client((0.5, 0.5))
-    report = init_index(client, "docs", IndexSpec(FP), weights=(0.3, 0.7), engine=OPENSEARCH)
+    report = init_index(client, "docs", IndexSpec(FP, default_fusion="min_max-arithmetic_mean"), weights=(0.3, 0.7), engine=OPENSEARCH)
     updated = {c.name: c for c in report.changes if c.action == "updated"}
     assert set(updated) == {f"docs-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")}
     diff = updated["docs-l2-harmonic_mean"].diff
@@ -289,7 +289,7 @@ def test_init_updates_only_changed_pipelines_with_a_diff():
 
 def test_init_sets_the_index_default_pipeline_where_it_differs():
     client = _init_client((0.5, 0.5), live_default="docs-rrf")
-    report = init_index(client, "docs", IndexSpec(FP), engine=OPENSEARCH)
+    report = init_index(client, "docs", IndexSpec(FP, default_fusion="min_max-arithmetic_mean"), engine=OPENSEARCH)
     assert report.default_pipeline == "docs-min_max-arithmetic_mean"
     (change,) = [c for c in report.changes if c.action == "updated"]
     assert change.kind == "settings" and '"docs-rrf"' in change.diff
@@ -302,7 +302,8 @@ def test_init_sets_the_index_default_pipeline_where_it_differs():
 
 def test_init_dry_run_sends_nothing():
     client = _init_client((0.5, 0.5))
-    report = init_index(client, "docs", IndexSpec(FP), weights=(0.3, 0.7), dry_run=True, engine=OPENSEARCH)
+    report = init_index(client, "docs", IndexSpec(FP, default_fusion="min_max-arithmetic_mean"), weights=(0.3, 0.7), dry_run=True,
+                        engine=OPENSEARCH)
     assert {c.action for c in report.changes} == {"unchanged", "would update"}
     assert not [c for c in client.calls_to("transport.perform_request") if c.args[0] == "PUT"]
 
