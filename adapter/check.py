@@ -140,7 +140,7 @@ def check_index(client: Any, alias: str, embedder: Embedder | None = None, *, sa
                        info.stamps_entries)
 
 
-def _contract(client, info: IndexInfo, limit: int) -> tuple[int, int, tuple[VectorMismatch, ...], dict[str, int]]:
+def _contract(client: Any, info: IndexInfo, limit: int) -> tuple[int, int, tuple[VectorMismatch, ...], dict[str, int]]:
     cluster = cluster_for(client)
     resp = cluster.search(info.index, contract_body(info, limit), action=f"checking the contract of {info.alias}")
     checked = cluster.count(info.index, action=f"counting {info.alias}")

@@ -3,21 +3,24 @@ support documents, and the seed's two queries run by each technique."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from typing import Any
 from importlib import resources
 
 from .common import with_url
 from .printers import print_init, print_result
 
 
-def add_parsers(sub) -> None:
-    demo = with_url(sub.add_parser("demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"))
+def add_parsers(sub: Any) -> None:
+    demo = with_url(  # type: ignore[no-untyped-call]
+        sub.add_parser("demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"))
     demo.add_argument("--index", default="demo-support")
     demo.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     return run_demo(url=args.url or os.environ.get("OPENSEARCH_URL"), index=args.index)
 
 
@@ -61,24 +64,40 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
         for technique in ("bm25", "dense", "hybrid"):
             print(f"\n== {technique}: {query}")
             print_result(searcher.search(query, technique=technique, k=3, explain=technique == "hybrid"), explain=technique == "hybrid")
-    print_next_steps(url, index, node)
+    print_next_steps(str(url), index, node)
     return 0
 
 
-def print_next_steps(url: str, index: str, node) -> None:
+def print_next_steps(url: str, index: str, node: Any) -> None:
     """The demo's ending: what is still running, where, and what to do next (the printed commands run as they are)."""
     from ..embedders import default_embedder
 
     embedder, _ = default_embedder()
     where = f" --url {url}" if node is None else ""  # the local node is found without it
+    hybrid = hybrid_command()
     print()
     if node is not None:
         print(f"== {node.engine} {node.version} is still running at {url} (its files: {node.home}); the index {index!r} stays on it")
     else:
         print(f"== the index {index!r} stays on {url}")
-    print(f"   search it:            hybrid search \"¿cómo devuelvo un pedido?\" --index {index} --explain{where}")
-    print(f"   index your own data:  hybrid init --index docs{where}     (embedder {embedder}; --analyzer english, spanish, ...)")
-    print(f"                         hybrid ingest docs.jsonl --index docs{where}     (JSONL with id, title, text; CSV; or a folder of .txt/.md)")
-    print(f"                         hybrid search \"your question\" --index docs{where}")
+    print(f"   search it:            {hybrid} search \"¿cómo devuelvo un pedido?\" --index {index} --explain{where}")
+    print(f"   index your own data:  {hybrid} init --index docs{where}     (embedder {embedder}; --analyzer english, spanish, ...)")
+    print(f"                         {hybrid} ingest docs.jsonl --index docs{where}     (JSONL with id, title, text; CSV; or a folder of .txt/.md)")
+    print(f"                         {hybrid} search \"your question\" --index docs{where}")
     if node is not None:
-        print("   stop it:              hybrid local down     (hybrid local status: what runs; `make demo` starts it again)")
+        print(f"   stop it:              {hybrid} local down     ({hybrid} local status: what runs; `make demo` starts it again)")
+
+
+def hybrid_command(argv0: str | None = None) -> str:
+    """How the user runs this command: ``hybrid`` when it is on PATH, else the path it was started
+    by (after ``make demo`` that is ``.venv/bin/hybrid``: the printed commands must run as printed)."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    started = Path(argv0 if argv0 is not None else sys.argv[0])
+    found = shutil.which("hybrid")
+    if started.name != "hybrid" or (found and Path(found).resolve() == started.resolve()):
+        return "hybrid"
+    relative = os.path.relpath(started.resolve())
+    return relative if not relative.startswith("..") else str(started.resolve())

@@ -134,3 +134,19 @@ def test_parser_defaults_leave_the_embedder_to_what_is_installed():
     parser = argparse.ArgumentParser()
     add_index_spec_options(parser)
     assert parser.parse_args([]).embedder is None
+
+
+def test_the_printed_commands_run_as_printed(tmp_path, monkeypatch):
+    """Found walking the first hour: after `make demo` the command is .venv/bin/hybrid, not on PATH, yet the ending said `hybrid`."""
+    from adapter.cli.demo import hybrid_command
+
+    script = tmp_path / ".venv" / "bin" / "hybrid"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/nowhere")
+    assert hybrid_command(str(script)) == ".venv/bin/hybrid"
+    monkeypatch.setenv("PATH", str(script.parent))
+    script.chmod(0o755)
+    assert hybrid_command(str(script)) == "hybrid"
+    assert hybrid_command("/usr/lib/python3/pytest") == "hybrid"
