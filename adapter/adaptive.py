@@ -45,7 +45,7 @@ from .fusion import Combination, Normalization, ScoreNormalization
 from .types import FusionChoice
 
 ADAPTIVE = "adaptive"  # the name the CLI, IndexSpec.default_fusion and the eval rows use
-POLICY_SCHEMA = 1
+POLICY_SCHEMA = 2
 POLICY_KIND = "adaptive-fusion-policy"
 BM25_K1 = 1.2  # OpenSearch's default BM25 k1: a score of top * (1 + k1) ~ idf for one average match
 
@@ -115,12 +115,17 @@ class Calibration:
     queries: int  # how many queries it was measured on (with at least one analysed term)
     dense_agreement: float | None = None  # share of BM25's full matches (quality >= 0.8) in the dense top 10
     source: str = ""  # where the queries came from
+    # Median share of a query's analysed terms the index holds (adapter.signals.term_coverage);
+    # None in calibrations made before it was measured.
+    coverage: float | None = None
 
     def __post_init__(self) -> None:
         if not (self.match_quality >= 0 and math.isfinite(self.match_quality)):
             raise InputError(f"a calibration's match quality must be a finite number >= 0, got {self.match_quality!r}")
         if self.queries < 1:
             raise InputError("a calibration needs at least one query")
+        if self.coverage is not None and not 0 <= self.coverage <= 1:
+            raise InputError(f"a calibration's term coverage must be in [0, 1], got {self.coverage!r}")
 
     def to_meta(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -131,13 +136,16 @@ class Calibration:
             return None
         try:
             return cls(float(meta["match_quality"]), int(meta["queries"]),
-                       None if meta.get("dense_agreement") is None else float(meta["dense_agreement"]), str(meta.get("source", "")))
+                       None if meta.get("dense_agreement") is None else float(meta["dense_agreement"]), str(meta.get("source", "")),
+                       None if meta.get("coverage") is None else float(meta["coverage"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"the index's adaptive calibration is unreadable ({exc}); run `hybrid calibrate` again") from exc
 
 
-def calibrate(qualities: Sequence[float | None], *, dense_hits: Sequence[bool] = (), source: str = "") -> Calibration:
-    """The :class:`Calibration` of per-query match qualities (None: a query without analysed terms).
+def calibrate(qualities: Sequence[float | None], *, coverages: Sequence[float | None] = (), dense_hits: Sequence[bool] = (),
+              source: str = "") -> Calibration:
+    """The :class:`Calibration` of per-query match qualities (None: a query without analysed terms)
+    and term coverages (:func:`adapter.signals.term_coverage`; none given: not measured).
 
     ``dense_hits``: for each query whose BM25 match was full (quality >= 0.8), whether the dense
     leg's top 10 held BM25's best hit; a diagnostic of the dense leg, not an input of the weights.
@@ -145,8 +153,10 @@ def calibrate(qualities: Sequence[float | None], *, dense_hits: Sequence[bool] =
     values = [q for q in qualities if q is not None]
     if not values:
         raise InputError("no calibration query had an analysed term; give queries in the index's language")
+    covered = [c for c in coverages if c is not None]
     agreement = float(np.mean(dense_hits)) if len(dense_hits) else None
-    return Calibration(float(np.median(values)), len(values), agreement, source)
+    return Calibration(float(np.median(values)), len(values), agreement, source,
+                       float(np.median(covered)) if covered else None)
 
 
 # -- the policy ------------------------------------------------------------------------------------
@@ -154,24 +164,38 @@ def _logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
+PARAMETERS = ("bias", "corpus", "query", "exact", "uncalibrated_quality", "min_weight", "step", "coverage_start", "coverage_full",
+              "sample_queries", "min_queries")
+NORMALIZATIONS = ("auto", Normalization.MIN_MAX.value, Normalization.Z_SCORE.value)
+
+
 @dataclass(frozen=True)
 class AdaptivePolicy:
     """Per-query fusion weights from :class:`QuerySignals` and a :class:`Calibration` (module docstring)."""
 
-    # Defaults chosen on the train splits of SciFact, soporte-es and wsparcie-pl, both text layouts
-    # (docs/EVALUATION.md): both legs weigh 0.5 where BM25's typical best hit is ~2.1x an ideal match.
-    bias: float = -1.5
-    corpus: float = 2.0  # slope on ln(corpus match quality)
+    # The logit part: 0 -> 0.5 / 0.5. The corpus slope on ln(match quality) is off by default: match
+    # quality falls with query length whatever BM25's strength (issue 18); learned policies may use it.
+    bias: float = 0.0
+    corpus: float = 0.0  # slope on ln(corpus match quality)
     query: float = 0.0  # slope on ln(query quality / corpus quality); != 0 costs a request per query
     exact: float = 0.0  # shift for exact-term queries
-    uncalibrated_quality: float = 2.12  # assumed without a calibration: the default policy's 0.5 / 0.5
+    uncalibrated_quality: float = 2.12  # assumed without a calibration (only matters with corpus != 0)
     min_weight: float = 0.1  # neither leg is ever silenced
     step: float = 0.05  # weights are rounded to this grid
+    # The departure from the baseline towards the dense leg, with a confidence in [0, 1]: none while
+    # the calibration's term coverage is at or above coverage_start, full at coverage_full, shrunk by
+    # the sample's size (n / (n + sample_queries)), and none from fewer than min_queries queries.
+    # coverage_start <= coverage_full: off. Chosen by leave-one-set-out (docs/EVALUATION.md).
+    coverage_start: float = 0.85
+    coverage_full: float = 0.75
+    sample_queries: float = 0.0
+    min_queries: float = 10.0  # a guard, not tuned: a handful of queries says nothing about a corpus
+    normalization: str = "auto"  # the base fusion: z_score where the cluster runs it (3.0+), else min_max
     name: str = "adaptive"
     trained_on: Mapping[str, Any] | None = field(default=None, compare=False)  # learned policies: where
 
     def __post_init__(self) -> None:
-        for attr in ("bias", "corpus", "query", "exact"):
+        for attr in ("bias", "corpus", "query", "exact", "coverage_start", "coverage_full", "sample_queries", "min_queries"):
             if not math.isfinite(getattr(self, attr)):
                 raise InputError(f"policy parameter {attr} must be a finite number, got {getattr(self, attr)!r}")
         if not 0 < self.uncalibrated_quality:
@@ -180,72 +204,139 @@ class AdaptivePolicy:
             raise InputError(f"min_weight must be in (0, 0.5), got {self.min_weight}")
         if not 0 < self.step <= 0.5 or abs(round(1 / self.step) * self.step - 1) > 1e-9:
             raise InputError(f"step must divide 1 (0.05, 0.1, ...), got {self.step}")
+        if self.sample_queries < 0:
+            raise InputError(f"sample_queries must be >= 0, got {self.sample_queries}")
+        if self.normalization not in NORMALIZATIONS:
+            raise InputError(f"unknown policy normalization {self.normalization!r}; expected one of {', '.join(NORMALIZATIONS)}")
 
     @property
     def uses_legs(self) -> bool:
         """Whether the weight needs the query's BM25 match quality (a request before the hybrid one)."""
         return self.query != 0
 
+    @property
+    def departs(self) -> bool:
+        """Whether the policy can leave the baseline on corpus evidence (term coverage)."""
+        return self.coverage_start > self.coverage_full
+
+    def confidence(self, calibration: Calibration | None) -> float:
+        """How sure the corpus evidence is that BM25 is the weaker leg, in [0, 1]: the shortfall of
+        term coverage below ``coverage_start`` (full at ``coverage_full``) times the sample's weight."""
+        if not self.departs or calibration is None or calibration.coverage is None or calibration.queries < self.min_queries:
+            return 0.0
+        strength = (self.coverage_start - calibration.coverage) / (self.coverage_start - self.coverage_full)
+        sample = calibration.queries / (calibration.queries + self.sample_queries)
+        return min(max(strength, 0.0), 1.0) * sample
+
     def weight(self, signals: QuerySignals, calibration: Calibration | None = None) -> tuple[float, dict[str, float]]:
-        """The BM25 weight (on the ``step`` grid) and the terms of its logit, by name."""
+        """The BM25 weight (on the ``step`` grid) and the terms it was made of, by name."""
         corpus_q = calibration.match_quality if calibration else self.uncalibrated_quality
-        terms = {"bias": self.bias, "corpus": self.corpus * math.log(max(corpus_q, 0.01))}
+        terms = {"bias": self.bias}
+        if self.corpus:
+            terms["corpus"] = self.corpus * math.log(max(corpus_q, 0.01))
         if self.query and signals.match_quality is not None:
             terms["query"] = self.query * math.log(max(signals.match_quality, 0.01) / max(corpus_q, 0.01))
         if self.exact and signals.kind == "exact":
             terms["exact"] = self.exact
         raw = 1.0 / (1.0 + math.exp(-sum(terms.values())))
+        confidence = self.confidence(calibration)
+        terms["confidence"] = confidence
+        raw += confidence * (self.min_weight - raw)  # shrunk towards the baseline as the evidence weakens
         w = min(max(raw, self.min_weight), 1.0 - self.min_weight)
         steps = round(1 / self.step)
         w = round(round(w * steps) / steps, 6)
         return min(max(w, self.min_weight), 1.0 - self.min_weight), terms
 
-    def choose(self, signals: QuerySignals, calibration: Calibration | None = None) -> FusionChoice:
-        """The weights for one query and why."""
+    def _corpus_reason(self, calibration: Calibration | None, confidence: float) -> str:
+        if not self.departs:
+            return "corpus evidence not used by this policy"
+        if calibration is None:
+            return "corpus: not calibrated (run `hybrid calibrate`): the baseline weights"
+        if calibration.coverage is None:
+            return "corpus: calibrated before term coverage was measured (run `hybrid calibrate` again): the baseline weights"
+        if calibration.queries < self.min_queries:
+            return (f"corpus: calibrated on {calibration.queries} queries, fewer than {self.min_queries:g}: too few to depart from "
+                    "the baseline (confidence 0.00)")
+        share = 1.0 - calibration.coverage
+        where = f"median of {calibration.queries} calibration queries"
+        if confidence <= 0:
+            return (f"corpus: {share:.0%} of a query's terms are missing from the index ({where}): no evidence that a leg "
+                    f"is weaker (a departure starts above {1 - self.coverage_start:.0%}), confidence 0.00: the baseline")
+        return (f"corpus: {share:.0%} of a query's terms are missing from the index ({where}): BM25 cannot match them, "
+                f"confidence {confidence:.2f} that BM25 is the weaker leg (full at {1 - self.coverage_full:.0%} missing) -> more dense")
+
+    def choose(self, signals: QuerySignals, calibration: Calibration | None = None, *, z_score: bool = False) -> FusionChoice:
+        """The weights for one query and why (``z_score``: whether the cluster runs it, for the base)."""
         w, terms = self.weight(signals, calibration)
         weights = (w, round(1.0 - w, 6))
-        reasons = []
-        if calibration:
-            reasons.append(f"corpus: BM25 match quality {calibration.match_quality:.2f} (median of {calibration.queries} "
-                           f"calibration queries)")
-        else:
-            reasons.append(f"corpus: not calibrated (assumed BM25 match quality {self.uncalibrated_quality:.2f}; "
-                           "run `hybrid calibrate`)")
+        confidence = terms.pop("confidence")
+        base = self.base(z_score)
+        reasons = [f"baseline {base.value} 0.50 / 0.50 (the measured default; docs/EVALUATION.md)",
+                   self._corpus_reason(calibration, confidence)]
+        if "corpus" in terms:
+            reasons.append(f"corpus: BM25 match quality {calibration.match_quality if calibration else self.uncalibrated_quality:.2f}"
+                           f" -> logit {terms['corpus']:+.2f}")
         if "query" in terms:
             lean = "more" if terms["query"] > 0 else "less"
             reasons.append(f"query: BM25's best hit matches {signals.match_quality:.2f} of an ideal match -> {lean} BM25")
         if "exact" in terms:
             lean = "more" if terms["exact"] > 0 else "less"
             reasons.append(f"query: exact-term ({'; '.join(signals.reasons[:3])}) -> {lean} BM25")
-        reasons.append(f"weights bm25 {weights[0]:.2f} / dense {weights[1]:.2f} ({self.name})")
+        per = "this query" if (self.query or self.exact) else "every query of this index (no per-query term)"
+        reasons.append(f"weights bm25 {weights[0]:.2f} / dense {weights[1]:.2f} for {per} ({self.name})")
         features = {"logit_" + k: round(v, 4) for k, v in terms.items()}
         if signals.match_quality is not None:
             features["match_quality"] = round(signals.match_quality, 4)
         features["corpus_match_quality"] = round(calibration.match_quality if calibration else self.uncalibrated_quality, 4)
-        return FusionChoice(weights, tuple(reasons), self.name, features, signals.kind)
+        if calibration is not None and calibration.coverage is not None:
+            features["corpus_coverage"] = round(calibration.coverage, 4)
+        return FusionChoice(weights, tuple(reasons), self.name, features, signals.kind, confidence=round(confidence, 4),
+                            normalization=base.value, per_query=bool(self.query or self.exact))
+
+    def base(self, z_score: bool) -> Normalization:
+        """The base normalisation on a cluster that does (``z_score``) or does not run z_score.
+        ``auto``: min_max without z_score; with it, the one the measured selection chose for such
+        clusters (adapter.defaults: the ``hybrid-adaptive`` row runs z_score, ``hybrid-adaptive-min_max``
+        min_max)."""
+        if self.normalization != "auto":
+            return Normalization(self.normalization)
+        if not z_score:
+            return Normalization.MIN_MAX
+        from .defaults import measured_adaptive_base  # here: adapter.defaults reads this module's names
+
+        return measured_adaptive_base()
 
     def fusion(self, choice: FusionChoice) -> ScoreNormalization:
-        """The server fusion that runs a choice: min_max + arithmetic mean with its weights."""
-        return ScoreNormalization(Normalization.MIN_MAX, Combination.ARITHMETIC_MEAN, choice.weights)
+        """The server fusion that runs a choice: its base normalisation + arithmetic mean with its weights."""
+        return ScoreNormalization(Normalization(choice.normalization), Combination.ARITHMETIC_MEAN, choice.weights)
 
     # -- the versioned asset ---------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        params = {k: getattr(self, k) for k in ("bias", "corpus", "query", "exact", "uncalibrated_quality", "min_weight", "step")}
+        params = {k: getattr(self, k) for k in PARAMETERS}
         return {"schema": POLICY_SCHEMA, "kind": POLICY_KIND, "name": self.name, "parameters": params,
-                "trained_on": dict(self.trained_on) if self.trained_on else None}
+                "normalization": self.normalization, "trained_on": dict(self.trained_on) if self.trained_on else None}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AdaptivePolicy:
         if not isinstance(data, Mapping) or data.get("kind") != POLICY_KIND:
             raise InputError(f"not an adaptive fusion policy (expected \"kind\": \"{POLICY_KIND}\")")
-        if data.get("schema") != POLICY_SCHEMA:
-            raise InputError(f"adaptive policy schema {data.get('schema')!r} is not supported (this version reads {POLICY_SCHEMA})")
-        params = data.get("parameters") or {}
-        unknown = set(params) - {"bias", "corpus", "query", "exact", "uncalibrated_quality", "min_weight", "step"}
+        schema = data.get("schema")
+        if schema not in (1, POLICY_SCHEMA):
+            raise InputError(f"adaptive policy schema {schema!r} is not supported (this version reads 1 and {POLICY_SCHEMA})")
+        params = dict(data.get("parameters") or {})
+        unknown = set(params) - set(PARAMETERS if schema == POLICY_SCHEMA else PARAMETERS[:7])
         if unknown:
             raise InputError(f"unknown policy parameters {sorted(unknown)}")
+        if schema == 1:
+            # Schema 1 (before issue 18): min_max, the logit of match quality, no coverage departure;
+            # its parameters' defaults were those of the policy of that time.
+            params = {"bias": -1.5, "corpus": 2.0, **params, "coverage_start": 0.0, "coverage_full": 0.0}
+            normalization = Normalization.MIN_MAX.value
+        else:
+            normalization = str(data.get("normalization", "auto"))
         try:
-            return cls(**{k: float(v) for k, v in params.items()}, name=str(data.get("name", "adaptive")), trained_on=data.get("trained_on"))
+            return cls(**{k: float(v) for k, v in params.items()}, normalization=normalization, name=str(data.get("name", "adaptive")),
+                       trained_on=data.get("trained_on"))
         except (TypeError, ValueError) as exc:
             raise InputError(f"policy parameters must be numbers: {exc}") from exc
 
@@ -270,11 +361,12 @@ def stored_policy(meta: Mapping[str, Any] | None) -> tuple[AdaptivePolicy, Calib
     return policy, Calibration.from_meta(meta.get("calibration"))
 
 
-def corpus_fusion(meta: Mapping[str, Any] | None) -> ScoreNormalization:
-    """The fusion a query without per-query signals gets from an index's policy and calibration:
-    what its stored ``<alias>-adaptive`` pipeline runs for clients that send a bare hybrid query."""
+def corpus_fusion(meta: Mapping[str, Any] | None, *, z_score: bool = False) -> ScoreNormalization:
+    """The fusion a query without per-query signals gets from an index's policy and calibration
+    (``z_score``: whether the cluster runs it): what its stored ``<alias>-adaptive`` pipeline runs
+    for clients that send a bare hybrid query."""
     policy, calibration = stored_policy(meta)
-    return policy.fusion(policy.choose(QuerySignals("natural"), calibration))
+    return policy.fusion(policy.choose(QuerySignals("natural"), calibration, z_score=z_score))
 
 
 # -- learning from judgments -----------------------------------------------------------------------

@@ -36,14 +36,16 @@ class CalibrationReport:
 
 def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: str = "") -> Calibration:
     """The calibration of ``queries`` against the searcher's index (BM25 requests only)."""
-    qualities = []
+    qualities, coverages = [], []
     for n, query in enumerate(q for q in queries if q and q.strip()):
         if n >= MAX_CALIBRATION_QUERIES:
             break
-        qualities.append(searcher.query_match_quality(query)[0])
+        quality, coverage, _ = searcher.query_evidence(query)
+        qualities.append(quality)
+        coverages.append(coverage)
     if not qualities:
         raise InputError("no queries to calibrate with; give a file with one query per line (or BEIR queries.jsonl)")
-    return calibrate(qualities, source=source)
+    return calibrate(qualities, coverages=coverages, source=source)
 
 
 def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None = None, policy: AdaptivePolicy | None = None,
@@ -59,11 +61,12 @@ def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None =
     if policy is not None:
         adaptive["policy"] = policy.to_json()
     cluster.put_mapping(info.index, {"_meta": {**meta, "adaptive": adaptive}}, action=f"storing the adaptive calibration of {info.index}")
-    fusion = corpus_fusion(adaptive)
+    caps = cluster.probe()
+    fusion = corpus_fusion(adaptive, z_score=caps.z_score)
     pipeline = None
-    if info.default_fusion == ADAPTIVE and info.default_pipeline:
+    if info.default_fusion == ADAPTIVE and info.default_pipeline and caps.search_pipelines:
         pipeline = info.default_pipeline
-        cluster.put_search_pipeline(pipeline, cluster.engine.render_pipeline(fusion, cluster.probe()))
+        cluster.put_search_pipeline(pipeline, cluster.engine.render_pipeline(fusion, caps))
     stored = AdaptivePolicy.from_json(adaptive["policy"]) if adaptive.get("policy") else None
     cal = Calibration.from_meta(adaptive.get("calibration"))
     if cal is None:

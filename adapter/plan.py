@@ -277,7 +277,8 @@ def desired_pipelines(desired: Desired, caps: Capabilities, engine: Engine, *,
     if desired.spec.default_fusion == ADAPTIVE and not desired.spec.default_pipeline:
         # What a bare hybrid query from any client gets: the weights of the index's policy and
         # calibration for a query without per-query signals (`hybrid calibrate` updates it).
-        out[names.default_pipeline(desired.spec)] = engine.render_pipeline(corpus_fusion((live_meta or {}).get("adaptive")), caps)
+        out[names.default_pipeline(desired.spec)] = engine.render_pipeline(
+            corpus_fusion((live_meta or {}).get("adaptive"), z_score=caps.z_score), caps)
     for suffix, body in desired.extra_pipelines.items():
         if engine.pipeline_fusion(body) is None:
             raise ConfigurationError(f"pipeline asset {suffix!r} has no normalization-processor or score-ranker-processor")

@@ -49,6 +49,7 @@ from .page import (CHUNKS, SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOpti
 from .queries import (TextLeg, clean_query, field_boosts, filter_clauses, filter_field, query_words, search_body,
                       termvectors_body, text_query)
 from .rerank import Reranker
+from .signals import term_coverage
 from .responses import RawHit
 from .types import Facet, FusedBy, FusionChoice, Hit, LegScore, SearchResult, SentRequest, Technique
 
@@ -631,13 +632,19 @@ class Searcher:
     def _choose(self, policy: AdaptivePolicy, query: str, filters) -> tuple[FusionChoice, tuple[float, int]]:
         """The policy's weights for ``query``; (server took, requests) spent on its signals."""
         if not policy.uses_legs:
-            return policy.choose(QuerySignals.of(query), self.calibration), (0.0, 0)
+            return policy.choose(QuerySignals.of(query), self.calibration, z_score=self.caps.z_score), (0.0, 0)
         quality, took = self.query_match_quality(query, filters)
-        return policy.choose(QuerySignals.of(query, quality), self.calibration), (took, 2)
+        return policy.choose(QuerySignals.of(query, quality), self.calibration, z_score=self.caps.z_score), (took, 2)
 
     def query_match_quality(self, query: str, filters=None) -> tuple[float | None, float]:
         """BM25's match quality for ``query`` (:func:`adapter.adaptive.match_quality`) and the server's
         took: the BM25 leg's best hit (one hit, no source) and the query's term statistics."""
+        quality, _, took = self.query_evidence(query, filters)
+        return quality, took
+
+    def query_evidence(self, query: str, filters=None) -> tuple[float | None, float | None, float]:
+        """BM25's match quality, the query's term coverage (:func:`adapter.signals.term_coverage`) and
+        the server's took, from the same two requests (the best BM25 hit; the term statistics)."""
         body = {**search_body(text_query(query, self.text_leg, filters), size=1), "_source": False}
         resp = self._search(body)
         top = responses.hits(resp)
@@ -645,7 +652,7 @@ class Searcher:
                                       action=f"reading term statistics of {self.alias}")
         fields = responses.term_statistics(tv, field_boosts(self.text_leg.fields))
         quality = match_quality(top[0].score if top else 0.0, fields, legacy_bm25=self.caps.legacy_bm25)
-        return quality, responses.took(resp) + float(tv.get("took", 0) or 0)
+        return quality, term_coverage(fields), responses.took(resp) + float(tv.get("took", 0) or 0)
 
     # -- first stages ------------------------------------------------------------------------------
     def _exclude(self, stage: _Stage) -> tuple[str, ...]:

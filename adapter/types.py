@@ -156,6 +156,9 @@ class FusionChoice:
     policy: str  # the policy's name ("adaptive", or a learned one)
     features: Mapping[str, float] = field(default_factory=dict)  # the numbers behind the reasons
     kind: str = "natural"  # the query's class: "exact" or "natural"
+    confidence: float = 0.0  # how far the evidence moved the weights from the baseline's, in [0, 1]
+    normalization: str = "min_max"  # the base fusion's normalisation (min_max, or z_score where the cluster runs it)
+    per_query: bool = False  # whether the weights depend on the query (else every query of the index gets them)
 
 
 @dataclass(frozen=True)

@@ -41,10 +41,14 @@ def run_calibrate(args) -> int:
     else:
         report = store_adaptive(cluster, args.index, policy=policy)
     cal = report.calibration
-    print(f"index {report.alias} ({report.index}): BM25 match quality {cal.match_quality:.3f} (median of {cal.queries} queries"
-          f"{', ' + cal.source if cal.source else ''})")
-    print(f"policy: {report.policy.name if report.policy else 'the default'}; a query without per-query signals gets "
-          f"bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}")
+    coverage = f", query terms in the index {cal.coverage:.0%}" if cal.coverage is not None else ""
+    print(f"index {report.alias} ({report.index}): BM25 match quality {cal.match_quality:.3f}{coverage} (medians of {cal.queries} "
+          f"queries{', ' + cal.source if cal.source else ''})")
+    from ..adaptive import DEFAULT_POLICY
+
+    policy = report.policy or DEFAULT_POLICY
+    print(f"policy: {report.policy.name if report.policy else 'the default'} (confidence {policy.confidence(cal):.2f}); a query "
+          f"without per-query signals gets bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}")
     if report.pipeline:
         print(f"search pipeline {report.pipeline} updated to those weights (what a bare hybrid query from any client gets)")
     return 0
@@ -62,5 +66,5 @@ def adaptive_choices(args, queries: list[str]):
     out = []
     for q in queries:
         quality = searcher.query_match_quality(q)[0] if policy.uses_legs else None
-        out.append(policy.choose(QuerySignals.of(q, quality), searcher.calibration))
+        out.append(policy.choose(QuerySignals.of(q, quality), searcher.calibration, z_score=searcher.caps.z_score))
     return out

@@ -80,25 +80,57 @@ def add_index_spec_options(p) -> None:
                    help="the index's default fusion: adaptive (weights chosen per query; other clients get the calibrated "
                         "corpus weights), or a fixed one such as min_max-arithmetic_mean or rrf (default: the measured "
                         "best, adapter/data/measured-defaults.json)")
-    p.add_argument("--text-layout", choices=["fields", "combined"], default="fields",
-                   help="BM25 over title and text apart (fields) or one copy_to field (combined; title boost does not apply)")
+    p.add_argument("--text-layout", choices=["fields", "combined"], default=None,
+                   help="BM25 over title and text apart (fields) or one copy_to field (combined; title boost does not apply). "
+                        "Default: an existing index keeps its own; a new one gets the measured default "
+                        "(adapter/data/measured-defaults.json: combined), fields when --title-boost is given")
 
 
-def index_spec(args):
+def text_layout(args, live: str | None = None) -> str:
+    """``--text-layout``, else the layout of the existing index (``live``: it cannot change in place),
+    else fields when a title boost was given (it applies to fields only), else the measured default."""
+    from ..defaults import default_layout
+
+    if args.text_layout:
+        return args.text_layout
+    if live:
+        return live
+    return "fields" if getattr(args, "title_boost", 1.0) != 1.0 else default_layout()
+
+
+def live_layout(cluster, alias: str) -> str | None:
+    """The text layout of the index behind ``alias`` (None: no such hybrid index yet)."""
+    from ..assets import COMBINED_FIELD
+    from ..catalog import read_index_info
+    from ..errors import ConfigurationError
+
+    try:
+        info = read_index_info(cluster, alias)
+    except ConfigurationError:
+        return None
+    return "combined" if any(f.split("^")[0] == COMBINED_FIELD for f in info.query_fields) else "fields"
+
+
+def index_spec(args, caps=None, *, layout: str | None = None):
+    """The index spec of init's flags; the default fusion is the measured one for ``caps``' kind of
+    cluster (z_score where it runs; without ``caps``, OpenSearch 3.x's); ``layout``: the existing
+    index's text layout, kept unless ``--text-layout`` says otherwise."""
     from ..assets import IndexSpec
     from ..embedders import load_embedder
 
     embedder = load_embedder(chosen_embedder(args))
     from ..adaptive import ADAPTIVE
-    from ..defaults import default_fusion_name
+    from ..defaults import cluster_kind, default_fusion_name
     from ..fusion import parse_fusion
+    from ..selection import ClusterKind
 
-    name = args.default_fusion or default_fusion_name()
+    kind = cluster_kind(caps.engine, caps.z_score) if caps is not None else ClusterKind.OPENSEARCH_3
+    name = args.default_fusion or default_fusion_name(kind)
     default = name if name == ADAPTIVE else parse_fusion(name).name
     return IndexSpec(
         fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
-        default_fusion=default, text_layout=args.text_layout,
+        default_fusion=default, text_layout=text_layout(args, layout),
     )
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from .adaptive import adaptive_choices
-from .common import chosen_embedder, client, read_queries, with_url
+from .common import chosen_embedder, client, read_queries, text_layout, with_url
 from .printers import print_advice, print_eval
 
 
@@ -37,8 +37,11 @@ def add_parsers(sub) -> None:
                                           "of the other outputs named, else here)")
     ev.add_argument("--policy-output", help="where the learned adaptive policy goes with --tune (default policy-<dataset>.json, "
                                             "beside the other outputs named, else here)")
-    ev.add_argument("--text-layout", choices=["fields", "combined"], default="fields",
-                    help="BM25 layout of the eval index: title and text scored apart (fields) or one copy_to field (combined)")
+    ev.add_argument("--model-output", help="where the learned fusion model goes with --tune (default model-<dataset>.json, "
+                                           "beside the other outputs named, else here)")
+    ev.add_argument("--text-layout", choices=["fields", "combined"], default=None,
+                    help="BM25 layout of the eval index: title and text scored apart (fields) or one copy_to field (combined); "
+                         "default: what `hybrid init` gives a new index (combined; fields with --title-boost)")
     ev.add_argument("--compare-layouts", action="store_true",
                     help="build both layouts, choose the better one on --tune-split (needs --tune), report on it")
     ev.add_argument("--no-adaptive", action="store_true", help="leave out hybrid-adaptive (and hybrid-learned)")
@@ -101,7 +104,7 @@ def run_eval(args) -> int:
         mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, tune_split=tune,
         k=args.k, depth=args.depth, shards=args.shards, fresh=not args.keep_index, title_boost=args.title_boost, use_titles=not args.no_titles,
         progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
-        text_layout=args.text_layout, compare_layouts=args.compare_layouts, adaptive=not args.no_adaptive,
+        text_layout=text_layout(args), compare_layouts=args.compare_layouts, adaptive=not args.no_adaptive,
         collapse=args.collapse, chunk_words=args.chunk_words,
     )
     print_eval(report)
@@ -110,6 +113,11 @@ def run_eval(args) -> int:
         out.write_text(json.dumps(report.learned["policy"], indent=2) + "\n")
         print(f"learned adaptive policy written to {out}; use it with: hybrid search --fusion adaptive --policy {out}, "
               f"or keep it with the index: hybrid calibrate --index <name> --policy {out}")
+    if report.model:
+        out = Path(args.model_output) if args.model_output else _beside(args, f"model-{dataset.name}.json")
+        out.write_text(report.model.dumps())
+        print(f"learned fusion model written to {out} (row client-learned: fused in the client); use it with: "
+              f"hybrid search --fusion learned --model {out}")
     if report.tuning:
         print(f"tuned on {report.tuning.split} ({report.tuning.queries} queries): {report.tuning.as_json()['chosen']}")
         out = Path(args.tune_output) if args.tune_output else _beside(args, f"tuned-{dataset.name}.json")
@@ -157,7 +165,7 @@ def run_report(args) -> int:
 def _beside(args, name: str) -> Path:
     """Where an output not named goes: next to the outputs that were named (--json, --plot, --tune-output,
     --policy-output), else the working directory."""
-    named = [p for p in (args.json, args.plot, args.tune_output, args.policy_output) if p]
+    named = [p for p in (args.json, args.plot, args.tune_output, args.policy_output, args.model_output) if p]
     return Path(named[0]).parent / name if named else Path(name)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .common import add_index_spec_options, client, index_spec, pipeline_files, with_url
+from .common import add_index_spec_options, client, index_spec, live_layout, pipeline_files, with_url
 from .printers import print_init
 
 
@@ -58,7 +58,7 @@ def run_render(args) -> int:
         engine, caps = OPENSEARCH, opensearch_capabilities(args.opensearch_version, plugins=args.plugin, hunspell=hunspell)
     out = {}
     if args.what in ("templates", "all"):
-        spec = index_spec(args)
+        spec = index_spec(args, caps)
         if args.plugin or args.hunspell or args.elasticsearch_version:  # else analyzers that depend on the cluster say how to describe it
             spec = spec.for_cluster(caps)
         out["component_templates"] = engine.render_components(names, spec, caps)
@@ -68,14 +68,18 @@ def run_render(args) -> int:
 
         fusions = caps.fusions(parse_weights(args.weights) or DEFAULT_WEIGHTS)
         out["pipelines"] = {names.pipeline(f): engine.render_pipeline(f, caps) for f in fusions}
-        if (args.default_fusion or default_fusion_name()) == ADAPTIVE:  # before calibration: the policy's even weights
-            out["pipelines"][f"{args.index}-{ADAPTIVE}"] = engine.render_pipeline(corpus_fusion(None), caps)
+        from ..defaults import cluster_kind
+
+        if (args.default_fusion or default_fusion_name(cluster_kind(caps.engine, caps.z_score))) == ADAPTIVE:  # before calibration
+            out["pipelines"][f"{args.index}-{ADAPTIVE}"] = engine.render_pipeline(corpus_fusion(None, z_score=caps.z_score), caps)
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 
 
 def run_init(args) -> int:
     from ..admin import init_index
+    from ..defaults import cluster_kind, why
+    from ..engines import cluster_for
     from ..fusion import DEFAULT_WEIGHTS, parse_weights
 
     from ..engines import cluster_for
@@ -85,8 +89,15 @@ def run_init(args) -> int:
     port = cluster_for(cluster)
     caps = port.probe()
     print(f"cluster: {caps.engine} {caps.version} at {port.describe()}")  # which one: --url, OPENSEARCH_URL, the config or the local node
-    report = init_index(cluster, args.index, index_spec(args), weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
+    live = live_layout(cluster, args.index)
+    spec = index_spec(args, caps, layout=live)
+    report = init_index(cluster, args.index, spec, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
                         extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias,
                         server_mmr=args.server_mmr, wait_timeout=args.wait_timeout)
     print_init(report)
+    if not args.default_fusion:
+        print(f"{caps.engine} {caps.version}: {why(cluster_kind(caps.engine, caps.z_score))}")
+    if not args.text_layout:
+        print(f"text layout: {spec.text_layout} (" + ("the existing index's" if live else "the measured default for new indexes, "
+              "chosen on the labelled sets' train splits") + "; --text-layout to choose)")
     return 0

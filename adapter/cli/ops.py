@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import HybridError, InputError
 from .exits import Exit, help_epilog
-from .common import add_index_spec_options, allowed, chosen_embedder, client, pipeline_files, with_allow_model, with_url
+from .common import add_index_spec_options, allowed, chosen_embedder, client, pipeline_files, text_layout, with_allow_model, with_url
 
 # `hybrid diff` exit codes, as `terraform plan -detailed-exitcode` has them: 2 means drift, so an
 # error (which the other commands report with 2) is 1 here, bad arguments included (adapter/cli/exits.py).
@@ -123,7 +123,7 @@ def spec_from_args(args):
 
 
 _DEFAULTS = {"embedder": None, "analyzer": "folding", "space_type": "cosinesimil", "knn_method": "lucene", "m": 16,
-             "ef_construction": 128, "shards": 1, "title_boost": 1.0, "text_layout": "fields"}
+             "ef_construction": 128, "shards": 1, "title_boost": 1.0, "text_layout": None}
 
 
 def _explicit(args, dest: str) -> bool:
@@ -138,13 +138,13 @@ def _spec_from_flags(args):
     from ..spec import Spec
 
     extra = pipeline_files(args.pipeline_file)
-    default = args.default_fusion or default_fusion_name()  # as init: the measured default
+    default = args.default_fusion or default_fusion_name()  # as init: the measured default (OpenSearch 3.x's)
     if default not in extra and default != ADAPTIVE:
         default = parse_fusion(default).name
     return Spec(
         alias=args.index, embedder=chosen_embedder(args), analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
-        text_layout=args.text_layout,
+        text_layout=text_layout(args),  # as init gives a new index
         weights=tuple(parse_weights(args.weights) or DEFAULT_WEIGHTS),
         extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())), default=default,
     )

@@ -140,15 +140,24 @@ def compact_numbers(text: str) -> str:
 
 
 def print_advice(advice, choices=None) -> None:
-    """The class of each query and, with ``choices`` (one FusionChoice per query), the adaptive weights."""
+    """The class of each query and, with ``choices`` (one FusionChoice per query), the adaptive
+    weights: per query when the policy weighs each query, else once, for the whole index (a policy
+    without per-query terms gives every query the same weights, whatever its class)."""
+    per_query = bool(choices) and any(c.per_query for c in choices)
     for i, c in enumerate(advice.queries):
         line = f"{c.kind:>7}  {c.text[:70]:<70}  {'; '.join(c.reasons)}"
-        if choices:
+        if per_query:
             w = choices[i].weights
             line += f"  -> {choices[i].policy}: bm25 {w[0]:.2f} / dense {w[1]:.2f}"
         print(line)
     print(f"\n{len(advice.queries)} queries: {advice.natural_share:.0%} natural language, {advice.exact_share:.0%} exact terms")
     print(f"recommendation: {advice.recommendation} ({advice.reason})")
+    if choices and not per_query:
+        c = choices[0]
+        print(f"adaptive fusion on this index ({c.policy}): {c.normalization} bm25 {c.weights[0]:.2f} / dense {c.weights[1]:.2f} for "
+              f"every query, exact-term or not: the weights follow the corpus, not the query (confidence {c.confidence:.2f})")
+        for reason in c.reasons[:-1]:
+            print(f"  {reason}")
 
 
 def print_eval(report) -> None:
@@ -169,6 +178,12 @@ def print_eval(report) -> None:
             print(f"  {name:<40} {cells[0]:>16} | {cells[1]:>16}")
     if report.settings.get("default_technique"):
         print(f"the product's default: {report.settings['default_technique']}")
+    regret = report.default_regret
+    if regret is not None:
+        print(f"default regret: {regret.regret:+.4f} against the best fixed fusion of this run ({regret.best_fixed} "
+              f"{regret.best_fixed_ndcg:.4f}; default {regret.ndcg:.4f}, better leg {regret.best_leg} {regret.best_leg_ndcg:.4f})")
+        for line in regret.warnings:
+            print(f"warning: {line}")
     if report.learned:
         print(f"learned adaptive policy ({report.learned['family']}; cross-validated on the train split: "
               f"{report.learned['cross_validated_ndcg@10']}): {report.learned['policy']['parameters']}")

@@ -25,7 +25,9 @@ def add_parsers(sub) -> None:
     search.add_argument("--from", dest="from_", type=int, default=0, help="offset for pagination")
     search.add_argument("--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs")
     search.add_argument("--fusion", help="hybrid fusion: adaptive (weights chosen per query), min_max-arithmetic_mean, "
-                        "l2-harmonic_mean, ..., rrf or rrf-<rank constant>, sum, dbsf (client-side only) (default: the index's)")
+                        "l2-harmonic_mean, ..., rrf or rrf-<rank constant>, sum, dbsf (client-side only), or learned "
+                        "(--model; fused in the client) (default: the index's)")
+    search.add_argument("--model", help="learned fusion: a model file written by `hybrid eval --tune` (--fusion learned)")
     search.add_argument("--policy", help="adaptive fusion: a policy file (e.g. learned by `hybrid eval --tune`)")
     search.add_argument("--weights", help="per-leg weights bm25,dense")
     search.add_argument("--rank-constant", type=int, help="RRF rank constant (default 60)")
@@ -87,6 +89,17 @@ def search_options(args):
     )
 
 
+def load_model(path: str):
+    from pathlib import Path
+
+    from ..learned import LearnedFusion
+
+    try:
+        return LearnedFusion.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read model file {path}: {exc}") from exc
+
+
 def run(args) -> int:
     from ..contracts import search_result_json
     from ..fusion import parse_fusion, parse_weights
@@ -98,10 +111,18 @@ def run(args) -> int:
     from ..adaptive import ADAPTIVE
     from .adaptive import load_policy
 
+    from ..learned import LEARNED
+
     policy = load_policy(args.policy)
     if policy is not None and args.fusion not in (None, ADAPTIVE):
         raise InputError(f"--policy is for --fusion {ADAPTIVE}, not {args.fusion}")
-    if args.fusion == ADAPTIVE or policy is not None:
+    if (args.fusion == LEARNED) != bool(args.model):
+        raise InputError(f"learned fusion needs its model: give --fusion {LEARNED} --model FILE (from `hybrid eval --tune`)")
+    if args.fusion == LEARNED:
+        if args.weights or args.rank_constant:
+            raise InputError("learned fusion weighs the legs by its model; drop --weights / --rank-constant")
+        fusion = load_model(args.model)
+    elif args.fusion == ADAPTIVE or policy is not None:
         if args.weights or args.rank_constant:
             raise InputError("adaptive fusion chooses the weights itself; drop --weights / --rank-constant")
         fusion = policy or ADAPTIVE  # resolved below: the index's own policy unless a file was given
@@ -126,8 +147,11 @@ def run(args) -> int:
         vector, timing = embed_timed(searcher, args.query)
     elif vector is not None:
         timing = QueryTiming(source=args.query_vector)
+    technique = args.technique
+    if args.fusion == LEARNED and technique == "hybrid":
+        technique = "client"  # no server runs a learned fusion: both legs are fused here by the model
     result = searcher.search(
-        args.query, technique=args.technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
+        args.query, technique=technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
         fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
         query_vector=vector,
     )

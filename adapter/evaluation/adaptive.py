@@ -16,7 +16,7 @@ import numpy as np
 
 from ..adaptive import AdaptivePolicy, Calibration, Example, Learned, QuerySignals, calibrate, learn_policy as fit, weight_grid
 from ..fusion import fuse
-from ..fusion import LEGS, ScoreNormalization
+from ..fusion import LEGS, Normalization, ScoreNormalization
 from ..metrics import Dataset, per_query
 from ..search import Searcher
 
@@ -30,6 +30,7 @@ class QueryRecord:
     text: str
     signals: QuerySignals
     legs: tuple[tuple[tuple[str, float], ...], ...]  # per leg: (id, raw score), best first
+    coverage: float | None = None  # the query's term coverage (adapter.signals.term_coverage)
 
 
 def measure_queries(searcher: Searcher, queries: Mapping[str, str], *, vectors: Mapping[str, np.ndarray] | None = None,
@@ -39,11 +40,11 @@ def measure_queries(searcher: Searcher, queries: Mapping[str, str], *, vectors: 
 
     out = {}
     for qid, text in tqdm(queries.items(), desc="adaptive signals", unit="q", disable=not progress, leave=False):
-        quality, _ = searcher.query_match_quality(text)
+        quality, coverage, _ = searcher.query_evidence(text)
         runs = ()
         if legs:
             runs = tuple(tuple(run) for run in searcher.legs(text, depth=depth, query_vector=vectors.get(qid) if vectors else None))
-        out[qid] = QueryRecord(text, QuerySignals.of(text, quality), runs)
+        out[qid] = QueryRecord(text, QuerySignals.of(text, quality), runs, coverage)
     return out
 
 
@@ -55,15 +56,18 @@ def calibration_of(records: Mapping[str, QueryRecord], *, source: str = "") -> C
         q = r.signals.match_quality
         if r.legs and q is not None and q >= CALIBRATION_FULL_MATCH and r.legs[0]:
             agree.append(r.legs[0][0][0] in {d for d, _ in r.legs[1][:10]})
-    return calibrate([r.signals.match_quality for r in records.values()], dense_hits=agree, source=source)
+    return calibrate([r.signals.match_quality for r in records.values()], coverages=[r.coverage for r in records.values()],
+                     dense_hits=agree, source=source)
 
 
-def examples(records: Mapping[str, QueryRecord], qrels: Mapping[str, Mapping[str, int]], grid: Sequence[float]) -> list[Example]:
-    """Per judged query, the nDCG@10 of its fused list at every BM25 weight of ``grid``."""
+def examples(records: Mapping[str, QueryRecord], qrels: Mapping[str, Mapping[str, int]], grid: Sequence[float], *,
+             normalization: Normalization = Normalization.MIN_MAX) -> list[Example]:
+    """Per judged query, the nDCG@10 of its fused list (``normalization`` + arithmetic mean) at every
+    BM25 weight of ``grid``."""
     qids = [q for q in records if q in qrels]
     gains = {q: [] for q in qids}
     for w in grid:
-        fusion = ScoreNormalization(weights=(w, round(1 - w, 6)))
+        fusion = ScoreNormalization(normalization, weights=(w, round(1 - w, 6)))
         ranked = {q: [f.id for f in fuse(records[q].legs, fusion, leg_names=LEGS)[:10]] for q in qids}
         for q, value in per_query({q: qrels[q] for q in qids}, ranked).items():
             gains[q].append(value)
@@ -79,4 +83,5 @@ def learn_policy(searcher: Searcher, train: Dataset, *, base: AdaptivePolicy, de
     calibration = calibration_of(records, source=f"{train.name} {train.split} queries")
     grid = weight_grid(base.step)
     trained_on = {"dataset": train.name, "split": train.split, "queries": len(train.queries), "metric": "ndcg@10"}
-    return fit(base, examples(records, train.qrels, grid), calibration, grid=grid, trained_on=trained_on), calibration
+    found = examples(records, train.qrels, grid, normalization=base.base(searcher.caps.z_score))
+    return fit(base, found, calibration, grid=grid, trained_on=trained_on), calibration

@@ -13,9 +13,11 @@ import numpy as np
 from ..adaptive import AdaptivePolicy
 from ..contracts import EVAL_SCHEMA_VERSION
 from ..fusion import Fusion
+from ..learned import LearnedFusion
 from ..metrics import MEASURES
 from ..types import Technique
 from .perquery import QueryRun
+from .regret import DefaultRegret, default_regret
 
 SCHEMA_VERSION = EVAL_SCHEMA_VERSION  # adapter/schemas/eval.schema.json; additions bump it (adapter.contracts)
 MMR_TOP = 10
@@ -35,7 +37,7 @@ class TechniqueSpec:
 
     name: str
     technique: Technique
-    fusion: Fusion | AdaptivePolicy | None = None  # a policy chooses the weights per query
+    fusion: Fusion | AdaptivePolicy | LearnedFusion | None = None  # a policy chooses the weights per query
     rerank: bool = False
     mmr: float | None = None
     mmr_candidates: int = 30  # MMR picks the final MMR_TOP from this many first-stage hits
@@ -116,6 +118,7 @@ class EvalReport:
     settings: dict[str, Any] = field(default_factory=dict)
     tuning: Tuning | None = None
     learned: dict[str, Any] | None = None  # the learned adaptive policy: asset, family, cross-validation
+    model: LearnedFusion | None = None  # the learned fusion model trained on the tuning split (client-learned)
 
     def as_json(self) -> dict[str, Any]:
         """The eval contract (adapter/schemas/eval.schema.json, `hybrid schema eval`)."""
@@ -129,7 +132,15 @@ class EvalReport:
             "results": {name: r.as_json() for name, r in self.results.items()},
             "tuning": self.tuning.as_json() if self.tuning else None,
             "learned": self.learned,
+            "learned_fusion": self.model.to_json() if self.model else None,
+            "default_regret": regret.as_json() if (regret := self.default_regret) else None,
         }
+
+    @property
+    def default_regret(self) -> DefaultRegret | None:
+        """The product's default row against the best fixed fusion and the better leg of this run."""
+        first = {n: r.metrics["ndcg@10"] for n, r in self.results.items() if not (r.spec and (r.spec.post_processed or r.spec.tuned))}
+        return default_regret(first, self.settings.get("default_technique"))
 
     def best(self, metric: str = "ndcg@10", among: Callable[[TechniqueResult], bool] = lambda r: True) -> str:
         names = [n for n, r in self.results.items() if among(r)]

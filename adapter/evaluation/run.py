@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -24,12 +24,13 @@ from ..calibration import measure_calibration, store_adaptive
 from ..capabilities import Capabilities
 from ..catalog import alias_indices
 from ..engines import cluster_for
-from ..defaults import default_technique
+from ..defaults import cluster_kind, default_technique
 from ..embedders import Embedder
 from ..errors import InputError
 from ..errors import AssetError
 from ..fusion import client_only, fuse, same_ranking_up_to_ties
 from ..fusion import DEFAULT_WEIGHTS, LEGS, RRF, Normalization, ScoreNormalization
+from ..learned import train as train_model
 from ..documents import PARENT_FIELD
 from ..metrics import Dataset, evaluate
 from ..page import Collapse, SearchOptions
@@ -39,9 +40,10 @@ from ..types import Technique
 from .report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
 from .adaptive import learn_policy
 from .perquery import TOP, FusionUsed, QueryRun
-from .tune import tune_fusion
+from .tune import fetch_legs, tune_fusion
 
 LEARNED = "learned"
+LEARNED_FUSION_ROW = "client-learned"  # the learned fusion model (adapter.learned), fused in the client
 
 Ranking = dict[str, list[tuple[str, float]]]
 
@@ -58,7 +60,14 @@ def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: 
     base.append(TechniqueSpec("client-rrf", Technique.CLIENT_RRF, RRF()))
     base += [TechniqueSpec(f"client-{f.name}", Technique.CLIENT, f) for f in client_only()]  # DBSF: no server runs it
     if policy is not None and caps.supports(ScoreNormalization())[0]:
-        base.append(TechniqueSpec(f"hybrid-{ADAPTIVE}", Technique.HYBRID, policy))
+        if caps.z_score and policy.normalization == "auto":
+            # Both forms of the policy, each explicit (the selection chooses between them from these rows,
+            # adapter.defaults): on z_score (hybrid-adaptive), and on min_max, what 2.19 runs.
+            base.append(TechniqueSpec(f"hybrid-{ADAPTIVE}", Technique.HYBRID, replace(policy, normalization=Normalization.Z_SCORE.value)))
+            variant = replace(policy, normalization=Normalization.MIN_MAX.value, name=f"{policy.name}-min_max")
+            base.append(TechniqueSpec(f"hybrid-{ADAPTIVE}-min_max", Technique.HYBRID, variant))
+        else:
+            base.append(TechniqueSpec(f"hybrid-{ADAPTIVE}", Technique.HYBRID, policy))
     out = list(base)
     if rerank:
         out += [TechniqueSpec(f"{s.name}+rerank", s.technique, s.fusion, rerank=True) for s in base]
@@ -279,7 +288,7 @@ def run_eval(
     specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates,
                                 policy=DEFAULT_POLICY if adaptive else None, collapse=collapse)
     wanted = list(techniques or [])
-    extra = {f"hybrid-{LEARNED}"} if tune_split is not None and adaptive else set()
+    extra = ({f"hybrid-{LEARNED}"} if tune_split is not None and adaptive else set()) | ({LEARNED_FUSION_ROW} if tune_split else set())
     if techniques:
         known = {s.name: s for s in specs}
         unknown = [t for t in wanted if t not in known and t not in extra]
@@ -289,9 +298,16 @@ def run_eval(
             raise InputError(f"unknown techniques {unknown}; available here: {', '.join([*known, *sorted(extra)])}")
         specs = [known[t] for t in wanted if t in known]
     tuning = learned = None
+    model = None
     if tune_split is not None:
-        best, trials = tune_fusion(searcher, tune_split, depth=depth, progress=progress)
+        tune_legs = fetch_legs(searcher, tune_split, depth=depth, progress=progress)
+        best, trials = tune_fusion(searcher, tune_split, depth=depth, progress=progress, legs=tune_legs)
         specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True))
+        if not techniques or LEARNED_FUSION_ROW in wanted:
+            # Learned fusion (adapter.learned): trained on the tuning split's judgments, fused in the client.
+            model = train_model(tune_legs, tune_split.qrels, trained_on={"dataset": tune_split.name, "split": tune_split.split,
+                                                                        "queries": len(tune_split.queries), "depth": depth})
+            specs.append(TechniqueSpec(LEARNED_FUSION_ROW, Technique.CLIENT, model, tuned=True))
         if mmr is not None:
             specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=mmr, mmr_candidates=mmr_candidates, tuned=True))
         asset = searcher.engine.render_pipeline(best, caps) if caps.search_pipelines else fusion_asset(best)
@@ -313,20 +329,22 @@ def run_eval(
                   "weights": list(weights), "mmr_lambda": mmr,
                   "mmr": f"picks the top {MMR_TOP} of {mmr_candidates} first-stage hits" if mmr is not None else None,
                   "text_fields": list(searcher.text_leg.fields), "text_layout": text_layout, "layouts": layout_trials,
-                  "calibration": calibration.to_meta() if calibration else None, "default_technique": _default_technique(),
+                  "calibration": calibration.to_meta() if calibration else None, "default_technique": _default_technique(caps),
                   "engine": caps.engine, "version": caps.version,
                   "opensearch": caps.version, "seconds": round(time.perf_counter() - started, 1), "rrf_parity": parity,
                   "skipped_empty_documents": list(prepared.skipped), "chunk_words": chunk_words,
                   "server_mmr": caps.server_mmr_enabled},
         tuning=tuning,
         learned=learned,
+        model=model,
     )
 
 
-def _default_technique() -> str | None:
-    """The product's default row, as measured (None before the first measurement is packaged)."""
+def _default_technique(caps: Capabilities) -> str | None:
+    """The product's default row on this kind of cluster, as measured (None before the first
+    measurement is packaged, or where nothing was measured for this kind)."""
     try:
-        return default_technique()
+        return default_technique(cluster_kind(caps.engine, caps.z_score))
     except AssetError:
         return None
 

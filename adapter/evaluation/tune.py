@@ -31,13 +31,21 @@ def candidates(caps: Capabilities) -> list[Fusion]:
     return list(out.values())
 
 
-def tune_fusion(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True) -> tuple[Fusion, list[Trial]]:
-    """Best fusion on ``dataset`` (the tuning split) by nDCG@10 (then Recall@100), from fetched legs."""
+def fetch_legs(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True) -> dict[str, list]:
+    """Both legs of every query of ``dataset`` (one ``_msearch`` each): what tuning fuses offline."""
     from ..progress import track
 
-    legs = {}
-    for qid, text in track(dataset.queries.items(), f"legs ({dataset.split})", total=len(dataset.queries), enabled=progress):
-        legs[qid] = searcher.legs(text, depth=depth)
+    return {qid: searcher.legs(text, depth=depth)
+            for qid, text in track(dataset.queries.items(), f"legs ({dataset.split})", total=len(dataset.queries), enabled=progress)}
+
+
+def tune_fusion(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True,
+                legs: dict[str, list] | None = None) -> tuple[Fusion, list[Trial]]:
+    """Best fusion on ``dataset`` (the tuning split) by nDCG@10 (then Recall@100), from fetched legs
+    (``legs``, else fetched here)."""
+    from ..progress import track
+
+    legs = legs if legs is not None else fetch_legs(searcher, dataset, depth=depth, progress=progress)
     trials = []
     for fusion in track(candidates(searcher.caps), "tuning", enabled=progress):
         rankings = {qid: [f.id for f in fuse(runs, fusion)[:100]] for qid, runs in legs.items()}

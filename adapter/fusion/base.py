@@ -61,9 +61,13 @@ class Fusion(abc.ABC):
     # The weights when none are given: what the server uses then.
     unweighted: ClassVar[tuple[float, ...]] = (1.0,) * len(LEGS)
 
+    # Whether the method is one of the registry's (named, parsed and varied from a name alone). A
+    # fusion that needs a trained model (adapter.learned) is not: it comes from its file.
+    registered: ClassVar[bool] = True
+
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        if not getattr(cls, "__abstractmethods__", None) and cls not in _METHODS:
+        if not getattr(cls, "__abstractmethods__", None) and cls.registered and cls not in _METHODS:
             _METHODS.append(cls)
 
     @property

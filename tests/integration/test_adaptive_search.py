@@ -88,7 +88,8 @@ def test_query_match_quality_reads_the_layouts_fields(client, adaptive_index, e5
 
 def test_a_learned_policy_file_is_used_and_kept_with_the_index(client, adaptive_index, e5, tmp_path):
     adaptive_index, layout = adaptive_index
-    learned = AdaptivePolicy(bias=3.0, name="learned-test", trained_on={"dataset": "unit"})
+    # A policy that leans on BM25 whatever the corpus (no coverage departure), as a learned one may.
+    learned = AdaptivePolicy(bias=3.0, coverage_start=0.0, coverage_full=0.0, name="learned-test", trained_on={"dataset": "unit"})
     path = tmp_path / "policy.json"
     path.write_text(learned.dumps())
     loaded = AdaptivePolicy.loads(path.read_text())

@@ -167,7 +167,8 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
 def test_eval_and_tuning_on_elasticsearch(capsys, cluster_url, tiny_beir, tmp_path, index_name):  # noqa: F811
     out_json, tuned, policy = tmp_path / "eval.json", tmp_path / "tuned.json", tmp_path / "policy.json"
     code, out, _ = run(capsys, "eval", "--dataset", tiny_beir, "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
-                       "--index", index_name, "--url", cluster_url, "--tune", "--tune-output", tuned, "--policy-output", policy, "--json", out_json,
+                       "--index", index_name, "--url", cluster_url, "--tune", "--tune-output", tuned, "--policy-output", policy,
+                       "--model-output", tmp_path / "model.json", "--json", out_json,
                        "--quiet", "--cache", tmp_path / "c.sqlite")
     assert code == 0
     data = json.loads(out_json.read_text())

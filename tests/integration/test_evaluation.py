@@ -39,10 +39,10 @@ def tiny_beir(tmp_path, support_docs_path):
 
 def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_beir, tmp_path, index_name):
     out_json, out_png, tuned = tmp_path / "eval.json", tmp_path / "eval.png", tmp_path / "tuned.json"
-    policy = tmp_path / "policy.json"
+    policy, model = tmp_path / "policy.json", tmp_path / "model.json"
     code = main(["eval", "--dataset", str(tiny_beir), "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
                  "--index", index_name, "--url", opensearch_url, "--mmr", "0.5", "--tune", "--tune-output", str(tuned),
-                 "--policy-output", str(policy),
+                 "--policy-output", str(policy), "--model-output", str(model),
                  "--json", str(out_json), "--plot", str(out_png), "--quiet", "--cache", str(tmp_path / "c.sqlite")])
     out = capsys.readouterr().out
     assert code == 0
@@ -74,6 +74,16 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
 
     assert AdaptivePolicy.loads(policy.read_text()).trained_on["split"] == "train"
     assert "nDCG@10 by query class" in out
+    # Learned fusion (issue 18): trained on the train split, a row of its own, the model written where asked.
+    from adapter.learned import LearnedFusion
+
+    assert "client-learned" in names and data["learned_fusion"]["trained_on"]["split"] == "train"
+    assert LearnedFusion.loads(model.read_text()).trained_on["split"] == "train"
+    assert "hybrid search --fusion learned --model" in out
+    # The default row's regret against the best fixed fusion of the run, said in the table's footer.
+    regret = data["default_regret"]
+    assert regret["default"] == data["settings"]["default_technique"] and regret["best_fixed"] in names
+    assert f"default regret: {regret['regret']:+.4f}" in out
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")

@@ -83,59 +83,100 @@ def test_weight_is_the_logistic_of_the_documented_terms():
     signals = QuerySignals("exact", ("code: E-4012",), match_quality=2.2)
     w, terms = policy.weight(signals, cal)
     logit = -1.5 + 2.0 * math.log(1.1) + 0.5 * math.log(2.2 / 1.1) + 1.0
-    assert terms == pytest.approx({"bias": -1.5, "corpus": 2.0 * math.log(1.1), "query": 0.5 * math.log(2.0), "exact": 1.0})
+    assert terms == pytest.approx({"bias": -1.5, "corpus": 2.0 * math.log(1.1), "query": 0.5 * math.log(2.0), "exact": 1.0,
+                                   "confidence": 0.0})  # no coverage measured: no departure
     assert w == round(round((1 / (1 + math.exp(-logit))) * 20) / 20, 6)
 
 
-def test_default_policy_is_even_without_calibration_and_follows_the_corpus():
+def test_the_departure_is_the_coverage_shortfall_shrunk_by_the_sample():
+    policy = AdaptivePolicy(coverage_start=0.85, coverage_full=0.65, sample_queries=10.0)
+    # 25% of terms missing (coverage 0.75): 0.10 of the 0.20 span below the start, 30 queries -> 30 / 40.
+    cal = Calibration(0.8, 30, coverage=0.75)
+    assert policy.confidence(cal) == pytest.approx(0.5 * 0.75)
+    w, _ = policy.weight(QuerySignals("natural"), cal)
+    assert w == pytest.approx(0.5 + 0.375 * (0.1 - 0.5)) and w == 0.35  # from 0.5 towards the 0.1 floor
+    assert policy.confidence(Calibration(0.8, 30, coverage=0.95)) == 0.0  # above the start: the baseline
+    assert policy.confidence(Calibration(0.8, 10**6, coverage=0.2)) == pytest.approx(1.0, abs=1e-4)  # full, any sample
+    assert policy.confidence(Calibration(0.8, 30)) == 0.0  # calibrated before coverage was measured
+    assert AdaptivePolicy(coverage_start=0.0, coverage_full=0.0).confidence(cal) == 0.0  # departure off
+    few = Calibration(0.8, 9, coverage=0.2)  # under min_queries (10): too few to say anything about the corpus
+    assert policy.confidence(few) == 0.0
+    assert "fewer than 10: too few to depart" in " | ".join(policy.choose(QuerySignals.of("x"), few).reasons)
+
+
+def test_default_policy_is_the_baseline_unless_the_corpus_says_otherwise():
     assert DEFAULT_POLICY.choose(QuerySignals.of("anything")).weights == (0.5, 0.5)
     assert not DEFAULT_POLICY.uses_legs  # no request before the hybrid one
-    weak_bm25 = DEFAULT_POLICY.choose(QuerySignals.of("¿cómo devuelvo un pedido?"), Calibration(0.39, 12)).weights
-    strong_bm25 = DEFAULT_POLICY.choose(QuerySignals.of("¿cómo devuelvo un pedido?"), Calibration(2.5, 809)).weights
-    assert weak_bm25 == (0.1, 0.9)  # clipped at min_weight: the dense leg leads, BM25 still counts
-    assert strong_bm25[0] > 0.5
+    # Long requests in the corpus's own words (LISA: match quality 0.83, every term in the index): the
+    # baseline, where the match-quality policy gave the weaker dense leg 0.75.
+    long_requests = DEFAULT_POLICY.choose(QuerySignals.of("I AM INTERESTED IN ..."), Calibration(0.83, 35, coverage=1.0))
+    assert long_requests.weights == (0.5, 0.5) and long_requests.confidence == 0.0
+    # A vocabulary gap: half the query terms are not in the index at all.
+    gap = DEFAULT_POLICY.choose(QuerySignals.of("jak zmienić hasło"), Calibration(0.77, 400, coverage=0.5))
+    assert gap.weights == (0.1, 0.9) and gap.confidence > 0.95  # the dense leg leads, BM25 still counts
 
 
 def test_weights_are_clipped_and_on_the_grid():
-    for q in (0.01, 0.3, 1.0, 3.0, 100.0):
-        w, _ = AdaptivePolicy(step=0.1, min_weight=0.2).weight(QuerySignals("natural"), Calibration(q, 5))
+    for c in (0.0, 0.3, 0.7, 0.8, 1.0):
+        w, _ = AdaptivePolicy(step=0.1, min_weight=0.2).weight(QuerySignals("natural"), Calibration(1.0, 50, coverage=c))
         assert 0.2 <= w <= 0.8 and abs(w * 10 - round(w * 10)) < 1e-9
 
 
-def test_choice_says_why():
-    policy = AdaptivePolicy(query=1.0, exact=0.5)
-    choice = policy.choose(QuerySignals.of("error E-4012", match_quality=0.3), Calibration(1.0, 12, source="q.txt"))
+def test_choice_says_why_and_how_confident():
+    policy = AdaptivePolicy(query=1.0, exact=0.5, corpus=2.0)
+    choice = policy.choose(QuerySignals.of("error E-4012", match_quality=0.3), Calibration(1.0, 12, source="q.txt", coverage=0.80),
+                           z_score=True)
     text = " | ".join(choice.reasons)
-    assert "BM25 match quality 1.00 (median of 12 calibration queries)" in text
+    assert "baseline z_score 0.50 / 0.50" in text or "baseline min_max 0.50 / 0.50" in text  # auto: the measured form
+    assert "20% of a query's terms are missing from the index (median of 12 calibration queries)" in text
+    assert f"confidence {choice.confidence:.2f} that BM25 is the weaker leg" in text and 0 < choice.confidence < 1
+    assert "BM25 match quality 1.00" in text
     assert "matches 0.30 of an ideal match -> less BM25" in text
     assert "exact-term (code: E-4012" in text and "-> more BM25" in text
-    assert f"weights bm25 {choice.weights[0]:.2f} / dense {choice.weights[1]:.2f}" in text
-    assert choice.kind == "exact" and choice.features["match_quality"] == 0.3
-    assert sum(choice.weights) == pytest.approx(1.0)
-    assert policy.fusion(choice) == ScoreNormalization("min_max", "arithmetic_mean", choice.weights)
+    assert f"weights bm25 {choice.weights[0]:.2f} / dense {choice.weights[1]:.2f} for this query" in text
+    assert choice.kind == "exact" and choice.features["match_quality"] == 0.3 and choice.features["corpus_coverage"] == 0.80
+    assert sum(choice.weights) == pytest.approx(1.0) and choice.per_query
+    assert policy.fusion(choice) == ScoreNormalization(choice.normalization, "arithmetic_mean", choice.weights)
+    assert AdaptivePolicy(normalization="z_score").choose(QuerySignals.of("x"), None, z_score=True).normalization == "z_score"
+    # Without z_score on the cluster (2.19) the same policy runs on min_max.
+    assert policy.fusion(policy.choose(QuerySignals.of("x"), None)).technique.value == "min_max"
+    baseline = DEFAULT_POLICY.choose(QuerySignals.of("x"), Calibration(2.0, 300, coverage=0.99), z_score=True)
+    assert "confidence 0.00: the baseline" in " | ".join(baseline.reasons) and not baseline.per_query
+    assert "for every query of this index" in baseline.reasons[-1]
 
 
 def test_policy_asset_round_trip_and_refusals():
-    learned = AdaptivePolicy(bias=-1.25, corpus=2.0, query=0.5, exact=-0.5, name="learned",
+    learned = AdaptivePolicy(bias=-1.25, corpus=2.0, query=0.5, exact=-0.5, name="learned", normalization="min_max",
                              trained_on={"dataset": "scifact", "split": "train", "queries": 809})
     again = AdaptivePolicy.loads(learned.dumps())
     assert again == learned and again.trained_on == learned.trained_on and again.name == "learned"
-    assert json.loads(learned.dumps())["schema"] == 1
+    assert json.loads(learned.dumps())["schema"] == 2
     with pytest.raises(InputError, match="not an adaptive fusion policy"):
         AdaptivePolicy.from_json({"kind": "something else"})
-    with pytest.raises(InputError, match="schema 2 is not supported"):
-        AdaptivePolicy.from_json({**learned.to_json(), "schema": 2})
+    with pytest.raises(InputError, match="schema 3 is not supported"):
+        AdaptivePolicy.from_json({**learned.to_json(), "schema": 3})
     with pytest.raises(InputError, match="unknown policy parameters"):
         AdaptivePolicy.from_json({**learned.to_json(), "parameters": {"bias": 1, "surprise": 2}})
     with pytest.raises(InputError, match="not JSON"):
         AdaptivePolicy.loads("{")
     with pytest.raises(InputError, match="step must divide 1"):
         AdaptivePolicy(step=0.3)
+    with pytest.raises(InputError, match="unknown policy normalization"):
+        AdaptivePolicy(normalization="l2")
+
+
+def test_a_schema_1_policy_file_keeps_meaning_what_it_meant():
+    # Written before issue 18 (docs/policy-*.json): min_max, the match-quality logit, no coverage departure.
+    old = AdaptivePolicy.from_json({"schema": 1, "kind": "adaptive-fusion-policy", "name": "learned",
+                                    "parameters": {"bias": -1.25, "query": 0.5}})
+    assert (old.bias, old.corpus, old.query, old.normalization, old.departs) == (-1.25, 2.0, 0.5, "min_max", False)
+    w, _ = old.weight(QuerySignals("natural"), Calibration(0.39, 12, coverage=0.2))
+    assert w == 0.1  # the old corpus prior, whatever the coverage
 
 
 def test_calibration_round_trip_and_median():
-    cal = calibrate([0.2, None, 1.0, 3.0], dense_hits=[True, False], source="log")
-    assert cal == Calibration(1.0, 3, 0.5, "log")
+    cal = calibrate([0.2, None, 1.0, 3.0], coverages=[1.0, None, 0.5, 0.8], dense_hits=[True, False], source="log")
+    assert cal == Calibration(1.0, 3, 0.5, "log", coverage=0.8)
     assert Calibration.from_meta(cal.to_meta()) == cal
     assert Calibration.from_meta(None) is None
     with pytest.raises(InputError, match="no calibration query had an analysed term"):
@@ -145,10 +186,13 @@ def test_calibration_round_trip_and_median():
 
 
 def test_corpus_fusion_is_what_a_bare_query_gets():
-    meta = {"calibration": Calibration(0.39, 12).to_meta()}
+    meta = {"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}
     assert corpus_fusion(meta) == ScoreNormalization(weights=(0.1, 0.9))
+    from adapter.defaults import measured_adaptive_base
+
+    assert corpus_fusion(meta, z_score=True) == ScoreNormalization(measured_adaptive_base(), weights=(0.1, 0.9))
     assert corpus_fusion(None) == ScoreNormalization(weights=(0.5, 0.5))
-    stored = {**meta, "policy": AdaptivePolicy(bias=3.0).to_json()}
+    stored = {"calibration": Calibration(0.39, 12, coverage=1.0).to_meta(), "policy": AdaptivePolicy(bias=3.0).to_json()}
     assert corpus_fusion(stored).weights[0] > 0.5
 
 

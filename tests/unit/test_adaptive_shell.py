@@ -65,14 +65,15 @@ def inline_weights(call) -> list[float]:
 
 def test_the_default_policy_costs_no_request_and_sends_its_weights_inline():
     client = FakeClient({"transport.perform_request": no_pipelines, "search": hits(("a", 0.9))})
-    calibrated = {"calibration": Calibration(0.39, 12).to_meta()}
+    calibrated = {"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}
     s = Searcher(client, info(calibrated), CAPS, UnitEmbedder(), fusion=AdaptivePolicy())
     result = s.search("¿cómo devuelvo un pedido?")
     (search,) = client.calls_to("search")
     assert not client.calls_to("termvectors") and result.requests == 1
     assert result.fused_by is FusedBy.SERVER_INLINE and inline_weights(search) == [0.1, 0.9]
     assert result.fusion == ScoreNormalization(weights=(0.1, 0.9)) and result.choice.weights == (0.1, 0.9)
-    assert "BM25 match quality 0.39 (median of 12 calibration queries)" in result.choice.reasons[0]
+    assert "70% of a query's terms are missing from the index (median of 1000 calibration queries)" in result.choice.reasons[1]
+    assert result.choice.normalization == "min_max"  # 2.19 has no z_score
 
 
 def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_stored_pipeline():
@@ -85,7 +86,7 @@ def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_s
         return {"error": "not found", "status": 404}
 
     client = FakeClient({"transport.perform_request": pipelines, "search": hits(("a", 0.9))})
-    calibrated = info({"calibration": Calibration(0.39, 12).to_meta()}, default_fusion="adaptive", default_pipeline="docs-adaptive")
+    calibrated = info({"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}, default_fusion="adaptive", default_pipeline="docs-adaptive")
     s = Searcher(client, calibrated, CAPS, UnitEmbedder())
     result = s.search("hola")
     assert result.choice.weights == (0.1, 0.9)
@@ -139,7 +140,7 @@ def test_init_with_an_adaptive_default_keeps_the_calibration_and_its_weights():
     spec = IndexSpec(FP, default_fusion="adaptive")
     names = IndexNames("docs")
     components = OPENSEARCH.render_components(names, spec)
-    calibrated = {**spec.meta, "adaptive": {"calibration": Calibration(0.39, 12).to_meta()}}
+    calibrated = {**spec.meta, "adaptive": {"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}}
     live_mapping = {**OPENSEARCH.render_mapping(names, spec), "_meta": calibrated}
     stored = {}
 

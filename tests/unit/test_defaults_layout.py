@@ -12,6 +12,7 @@ from adapter.assets import COMBINED_FIELD, IndexNames, IndexSpec
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import AssetError, ConfigurationError
 from adapter.queries import TextLeg, termvectors_body
+from adapter.selection import ClusterKind
 from adapter.types import EmbeddingFingerprint
 
 pytestmark = pytest.mark.unit
@@ -20,14 +21,19 @@ FP = EmbeddingFingerprint("m", "s", "abc", 4, True)
 
 
 # -- the measured default --------------------------------------------------------------------------
-def test_choose_default_takes_the_best_mean_over_sets_measured_everywhere():
-    sets = {"a": {"hybrid-min_max-arithmetic_mean": 0.70, "hybrid-adaptive": 0.72, "hybrid-rrf": 0.90},
-            "b": {"hybrid-min_max-arithmetic_mean": 0.90, "hybrid-adaptive": 0.93}}
-    assert defaults.choose_default(sets) == "hybrid-adaptive"  # rrf was not measured on b
-    tie = {"a": {"hybrid-min_max-arithmetic_mean": 0.8, "hybrid-adaptive": 0.8}}
+def test_choose_default_takes_the_smallest_worst_case_regret_per_cluster_kind():
+    legs = {"bm25": 0.5, "dense": 0.5}
+    sets = {"a": {**legs, "hybrid-min_max-arithmetic_mean": 0.70, "hybrid-z_score-arithmetic_mean": 0.74, "hybrid-adaptive": 0.80},
+            "b": {**legs, "hybrid-min_max-arithmetic_mean": 0.90, "hybrid-z_score-arithmetic_mean": 0.89, "hybrid-adaptive": 0.80}}
+    # adaptive's mean is the best (0.80) but it loses 0.10 on b; z_score's worst loss is 0.01.
+    assert defaults.choose_default(sets) == "hybrid-z_score-arithmetic_mean"
+    assert defaults.choose_default(sets, ClusterKind.OPENSEARCH_2) == "hybrid-min_max-arithmetic_mean"  # no z_score on 2.19
+    tie = {"a": {**legs, "hybrid-min_max-arithmetic_mean": 0.8, "hybrid-adaptive": 0.8}}
     assert defaults.choose_default(tie) == "hybrid-min_max-arithmetic_mean"  # ties go to the simpler fusion
     with pytest.raises(AssetError, match="no default candidate"):
-        defaults.choose_default({"a": {"hybrid-tuned-rrf": 0.99}})
+        defaults.choose_default({"a": {**legs, "hybrid-tuned-rrf": 0.99}})
+    assert defaults.fusion_name("hybrid-adaptive-min_max") == "adaptive" and defaults.fusion_name("client-rrf") == "rrf"
+    assert defaults.fusion_name("hybrid-z_score-arithmetic_mean") == "z_score-arithmetic_mean"
 
 
 def test_the_shipped_default_is_recomputed_from_the_committed_eval_reports():
@@ -35,12 +41,16 @@ def test_the_shipped_default_is_recomputed_from_the_committed_eval_reports():
     reports = {label: json.loads((ROOT / path).read_text()) for label, path in shipped["sources"].items()}
     recomputed = defaults.summarize(reports)
     assert recomputed["sets"] == shipped["sets"]
-    assert recomputed["default"] == shipped["default"] == defaults.default_technique()
+    assert recomputed["defaults"] == shipped["defaults"] and recomputed["selection"] == shipped["selection"]
+    assert shipped["defaults"]["opensearch-3"] == defaults.default_technique()
+    for kind in ClusterKind:
+        if kind.value in shipped["defaults"]:
+            assert defaults.default_technique(kind) == shipped["defaults"][kind.value]
+            assert defaults.default_fusion_name(kind) == defaults.fusion_name(shipped["defaults"][kind.value])
     for label, report in reports.items():
         assert report["split"] != (report.get("tuning") or {}).get("split"), f"{label} was tuned on its reported split"
-        assert report["settings"]["default_technique"] == shipped["default"]
-    name = defaults.default_fusion_name()
-    assert shipped["default"] == f"hybrid-{name}"
+        assert report["settings"]["default_technique"] == shipped["defaults"]["opensearch-3"]
+        assert report["settings"]["engine"] == "opensearch" and report["settings"]["version"].startswith("3.")
 
 
 # -- the text layout -------------------------------------------------------------------------------
@@ -73,3 +83,22 @@ def test_adaptive_is_a_default_fusion_with_its_own_pipeline_name():
     assert IndexNames("docs").default_pipeline(spec) == "docs-adaptive" and spec.meta["default_fusion"] == "adaptive"
     with pytest.raises(ConfigurationError, match="unknown fusion 'adaptiv'.*or adaptive"):
         IndexSpec(FP, default_fusion="adaptiv")  # a typo is named, with adaptive among the choices
+
+
+def test_the_default_policy_runs_the_form_the_selection_chose():
+    from adapter.adaptive import DEFAULT_POLICY
+    from adapter.fusion import Normalization
+
+    chosen = defaults.default_technique()
+    expected = Normalization.MIN_MAX if chosen == "hybrid-adaptive-min_max" else Normalization.Z_SCORE
+    assert DEFAULT_POLICY.base(True) == defaults.measured_adaptive_base() == expected
+    assert DEFAULT_POLICY.base(False) == Normalization.MIN_MAX  # 2.19: no z_score
+    assert defaults.default_layout() == defaults.measured()["text_layout"]["chosen"]
+
+
+def test_the_reports_the_default_is_chosen_from_follow_the_eval_contract():
+    pytest.importorskip("jsonschema")
+    from adapter.contracts import Contract, validate
+
+    for path in defaults.measured()["sources"].values():
+        validate(Contract.EVAL, json.loads((ROOT / path).read_text(encoding="utf-8")))

@@ -1,0 +1,110 @@
+"""Learned fusion (adapter.learned): features written as arithmetic, the model's ranking, the asset,
+training on a toy split, and the searcher fusing in the client with it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from adapter.errors import InputError
+from adapter.learned import FEATURES, LearnedFusion, features, train, training_rows
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
+from adapter.catalog import IndexInfo
+from adapter.search import Searcher
+from adapter.testing import FakeClient
+from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+
+pytestmark = pytest.mark.unit
+
+FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
+
+
+class UnitEmbedder:
+    fingerprint = FP
+    dimension = 4
+    normalized = True
+
+    def embed_query(self, text):
+        return np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+
+
+BM25 = [("a", 9.0), ("b", 6.0), ("c", 3.0)]
+DENSE = [("b", 0.9), ("d", 0.8), ("a", 0.5)]
+
+
+def test_features_per_leg_are_min_max_z_score_found_and_inverse_rank():
+    ids, x = features([BM25, DENSE])
+    assert ids == ["a", "b", "c", "d"] and x.shape == (4, len(FEATURES))
+    row = dict(zip(FEATURES, x[ids.index("b")]))
+    # BM25: b is 6 in [3, 9] -> 0.5; mean 6, std 3 -> z 0 (floored); rank 2.
+    assert row["bm25_min_max"] == pytest.approx((6 - 3) / (9 - 3)) and row["bm25_z_score"] == 0.0
+    assert row["bm25_found"] == 1.0 and row["bm25_inverse_rank"] == pytest.approx(1 / 2)
+    # Dense: b is the top of [0.5, 0.9] -> 1; z (0.9 - 0.7333) / std.
+    std = float(np.std([0.9, 0.8, 0.5], ddof=1))
+    assert row["dense_min_max"] == 1.0 and row["dense_z_score"] == pytest.approx((0.9 - 2.2 / 3) / std)
+    d = dict(zip(FEATURES, x[ids.index("d")]))
+    assert (d["bm25_found"], d["bm25_min_max"], d["bm25_inverse_rank"]) == (0.0, 0.0, 0.0)  # BM25 missed d
+    with pytest.raises(InputError, match="takes 2 legs"):
+        features([BM25])
+
+
+def test_the_model_ranks_by_its_linear_score_and_explains_each_leg():
+    found_both = LearnedFusion(tuple(1.0 if name.endswith("_found") else 0.0 for name in FEATURES))
+    fused = found_both.fuse([BM25, DENSE])
+    # a and b are found by both legs (2), c and d by one (1); ties go to the best rank (a 1, b 1; d 2, c 3).
+    assert [f.id for f in fused] == ["a", "b", "d", "c"] and [f.score for f in fused] == [2.0, 2.0, 1.0, 1.0]
+    legs = {leg.leg: leg for leg in fused[2].legs}
+    assert legs["bm25"].rank is None and legs["dense"].rank == 2 and legs["dense"].contribution == 1.0
+    assert LearnedFusion((0.0,) * len(FEATURES)).fuse([[], []]) == []
+
+
+def test_the_model_asset_round_trips_and_refuses_what_it_cannot_read():
+    model = LearnedFusion(tuple(float(i) for i in range(len(FEATURES))), -0.5, {"dataset": "scifact", "split": "train"})
+    again = LearnedFusion.loads(model.dumps())
+    assert again == model and again.trained_on == {"dataset": "scifact", "split": "train"}
+    data = json.loads(model.dumps())
+    assert data["kind"] == "learned-fusion" and data["schema"] == 1 and data["features"] == list(FEATURES)
+    with pytest.raises(InputError, match="not a learned fusion model"):
+        LearnedFusion.from_json({"kind": "adaptive-fusion-policy"})
+    with pytest.raises(InputError, match="schema 9"):
+        LearnedFusion.from_json({**data, "schema": 9})
+    with pytest.raises(InputError, match="features"):
+        LearnedFusion.from_json({**data, "features": ["bm25_min_max"]})
+    with pytest.raises(InputError, match="needs 8 weights"):
+        LearnedFusion((1.0,))
+
+
+def test_training_learns_that_relevant_documents_are_the_ones_both_legs_find():
+    # Toy split: the relevant document is always the one both legs found, wherever it ranks.
+    legs, qrels = {}, {}
+    for q in range(30):
+        bm25 = [(f"q{q}-x{i}", 10.0 - i) for i in range(5)] + [(f"q{q}-rel", 4.0)]
+        dense = [(f"q{q}-y{i}", 0.9 - i / 100) for i in range(5)] + [(f"q{q}-rel", 0.8)]
+        legs[str(q)], qrels[str(q)] = [bm25, dense], {f"q{q}-rel": 1}
+    x, y, groups = training_rows(legs, qrels)
+    assert x.shape == (30 * 11, len(FEATURES)) and y.sum() == 30 and len(set(groups)) == 30
+    model = train(legs, qrels, trained_on={"dataset": "toy", "split": "train", "queries": 30})
+    first = [model.fuse(runs)[0].id for runs in legs.values()]
+    assert first == [f"q{q}-rel" for q in range(30)]
+    with pytest.raises(InputError, match="no judged query"):
+        train(legs, {})
+
+
+def test_the_searcher_fuses_in_the_client_and_says_so():
+    client = FakeClient({"msearch": {"responses": [
+        {"took": 2, "hits": {"hits": [{"_id": d, "_score": s} for d, s in BM25]}},
+        {"took": 3, "hits": {"hits": [{"_id": d, "_score": s} for d, s in DENSE]}}]},
+        "mget": {"docs": [{"_id": d, "found": True, "_source": {"text": d}} for d in "abcd"]}})
+    model = LearnedFusion(tuple(1.0 if name.endswith("_found") else 0.0 for name in FEATURES),
+                          trained_on={"dataset": "scifact", "split": "train", "queries": 809})
+    index = IndexInfo("docs", "docs-v1", FP, text_fields=("text",), query_fields=("text",))
+    searcher = Searcher(client, index, opensearch_capabilities("3.6.0"), UnitEmbedder())
+    result = searcher.search("q", technique="client", fusion=model, k=3)  # what `--fusion learned` asks for
+    assert [h.id for h in result.hits] == ["a", "b", "d"]
+    assert result.fused_by is FusedBy.CLIENT and result.technique is Technique.CLIENT and result.fused_by_label == "client:learned"
+    assert result.fusion == model and result.fusion.trained_on["split"] == "train" and len(client.calls_to("msearch")) == 1
+    # Asked as a server hybrid, it is still fused in the client, and the result says why.
+    hybrid = searcher.search("q", fusion=model, k=3)
+    assert hybrid.fused_by is FusedBy.CLIENT and any("run server-side by no search engine" in n for n in hybrid.notices)
