@@ -62,9 +62,11 @@ def test_tune_outputs_go_beside_the_outputs_named():
 
     from adapter.cli.evaluate import _beside
 
-    args = SimpleNamespace(json="out/eval.json", plot=None, tune_output=None, policy_output=None)
+    none = dict(json=None, plot=None, tune_output=None, policy_output=None, model_output=None)
+    args = SimpleNamespace(**{**none, "json": "out/eval.json"})
     assert _beside(args, "policy-scifact.json") == Path("out/policy-scifact.json")
-    assert _beside(SimpleNamespace(json=None, plot=None, tune_output=None, policy_output=None), "p.json") == Path("p.json")
+    assert _beside(args, "model-scifact.json") == Path("out/model-scifact.json")
+    assert _beside(SimpleNamespace(**none), "p.json") == Path("p.json")
 
 
 def _plan(rebuild: bool):
