@@ -75,8 +75,8 @@ def pages(client: Any, index: str, *, after: Sequence[Any] | None = None, size: 
         body: dict[str, Any] = {"size": size, "sort": SORT, "pit": {"id": pit, "keep_alive": KEEP_ALIVE}, "track_total_hits": False}
         if vector_field and not with_vectors:
             body["_source"] = {"excludes": [vector_field]}
-        if after:
-            body["search_after"] = list(after)
+        if after:  # in a new point in time: by the key itself (a PIT's own sort values, such as _shard_doc, do not carry over)
+            body["query"] = after_key(after)
         while True:
             resp = cluster.search(None, body, action=f"reading {index}")
             pit = resp.get("pit_id") or pit
@@ -84,12 +84,22 @@ def pages(client: Any, index: str, *, after: Sequence[Any] | None = None, size: 
             raw = (resp.get("hits") or {}).get("hits", [])
             if not raw:
                 return
-            yield [Entry(h["_id"], tuple(h["sort"]), h.get("_source") or {}) for h in raw]
+            # Elasticsearch appends a tiebreaker (_shard_doc) to a PIT's sort values: the key is the contract's fields alone.
+            yield [Entry(h["_id"], tuple(h["sort"][:len(SORT)]), h.get("_source") or {}) for h in raw]
             if len(raw) < size:
                 return
             body["search_after"] = raw[-1]["sort"]
     finally:
         close_pit(cluster, pit)
+
+
+def after_key(key: Sequence[Any]) -> dict[str, Any]:
+    """The entries after ``key`` = ``(parent_id, chunk_index)`` in key order, as a query."""
+    parent, chunk = key[0], key[1]
+    return {"bool": {"should": [
+        {"range": {PARENT_FIELD: {"gt": parent}}},
+        {"bool": {"filter": [{"term": {PARENT_FIELD: parent}}, {"range": {CHUNK_FIELD: {"gt": chunk}}}]}},
+    ], "minimum_should_match": 1}}
 
 
 @dataclass

@@ -34,6 +34,9 @@ from adapter.sources import SourceDoc
 from tests.conftest import ROOT
 from tests.support.migration import NEW, OLD, Slow, by_spec, corpus
 
+# Migrations hold on both engines (issue 20: they were untested on Elasticsearch).
+pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
+
 N = 400
 # The token query matches one document in BM25; the hashing model's dense leg is noise, so BM25 leads.
 BM25_FIRST = ScoreNormalization(weights=(0.7, 0.3))
@@ -46,7 +49,7 @@ def _docs(rows):
 @pytest.fixture
 def live(client, index_name):
     """``index_name``-v1 with N documents embedded by the old test model."""
-    init_index(client, index_name, IndexSpec(OLD.fingerprint, analyzer="english"))
+    init_index(client, index_name, IndexSpec(OLD.fingerprint, analyzer="standard"))
     report = Ingestor.open(client, index_name, OLD, progress=False).ingest(_docs(corpus(N)))
     assert report.complete
     return index_name
@@ -108,7 +111,7 @@ def test_reindex_to_a_new_model_while_writing_and_searching(client, live, tmp_pa
     for t in threads:
         t.start()
     try:
-        report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english")), Slow(NEW, pause=0.05),
+        report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), Slow(NEW, pause=0.05),
                          checkpoint=checkpoint, batch=16, progress=False, log=lambda m: None)
         time.sleep(0.5)  # queries after the swap
     finally:
@@ -134,11 +137,10 @@ def test_reindex_to_a_new_model_while_writing_and_searching(client, live, tmp_pa
     assert not checkpoint.exists()
 
 
-def test_a_crash_midway_resumes_without_re_embedding_what_was_done(client, live, tmp_path):
+def test_a_crash_midway_resumes_without_re_embedding_what_was_done(client, live, tmp_path, opensearch_url):
     alias, checkpoint, cache = live, tmp_path / "ckpt.json", tmp_path / "cache.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    url = client.transport.hosts[0]
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.migration", f"http://{url['host']}:{url['port']}", alias,
+    proc = subprocess.Popen([sys.executable, "-m", "tests.support.migration", opensearch_url, alias,
                              str(checkpoint), str(cache)], cwd=ROOT, env=env)
     try:
         _wait_for(checkpoint, 96)
@@ -149,7 +151,7 @@ def test_a_crash_midway_resumes_without_re_embedding_what_was_done(client, live,
     assert 96 <= state["copied"] < N and not state["copy_done"]
 
     model = Slow(NEW)
-    report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english")), model, cache=EmbeddingCache(cache),
+    report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), model, cache=EmbeddingCache(cache),
                      checkpoint=checkpoint, batch=16, progress=False, log=lambda m: None)
     done = {f"d{i:04d}" for i in range(state["copied"])}  # key order is id order in this corpus
     texts = {f"{r['title']}\n{r['text']}": r["id"] for r in corpus(N)}
@@ -197,7 +199,7 @@ def test_the_gate_refuses_a_swap_that_loses_quality(client, live):
 def test_a_spec_the_live_index_can_take_is_not_rebuilt_unless_forced(client, live):
     from adapter.errors import ConfigurationError
 
-    same = Desired(live, IndexSpec(OLD.fingerprint, analyzer="english", title_boost=0.5))  # a _meta change: in place
+    same = Desired(live, IndexSpec(OLD.fingerprint, analyzer="standard", title_boost=0.5))  # a _meta change: in place
     with pytest.raises(ConfigurationError, match="can take this spec in place: `hybrid apply` is enough"):
         reindex(client, same, OLD, progress=False, log=lambda m: None)
     assert alias_indices(client, live) == [f"{live}-v1"] and not client.indices.exists(index=f"{live}-v2")
@@ -207,7 +209,7 @@ def test_a_spec_the_live_index_can_take_is_not_rebuilt_unless_forced(client, liv
 
 def test_rollback_keeps_writes_made_after_the_swap_and_prune_removes_old_versions(client, live):
     alias = live
-    reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english")), NEW, batch=100, progress=False, log=lambda m: None)
+    reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), NEW, batch=100, progress=False, log=lambda m: None)
     after_swap = corpus(3, prefix="late")
     assert Ingestor.open(client, alias, NEW, progress=False).ingest(_docs(after_swap)).complete
     report = rollback(client, alias, embedder=OLD, log=lambda m: None)
@@ -273,7 +275,7 @@ def test_a_swap_the_client_never_saw_then_rollback_then_rerun_ends_on_a_writable
     assert not _writable(client, f"{alias}-v2")
 
     messages: list[str] = []
-    report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english")), NEW, checkpoint=checkpoint, batch=100,
+    report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), NEW, checkpoint=checkpoint, batch=100,
                      progress=False, log=messages.append)
     live_now = alias_indices(client, alias)
     assert report.swapped and report.resumed_after == 0 and len(live_now) == 1, messages
@@ -286,7 +288,7 @@ def test_a_checkpoint_older_than_a_rollback_is_not_trusted(client, live, tmp_pat
     """A run killed (SIGKILL: no handler runs) after its swap reached the node leaves its checkpoint;
     a rollback then moves the alias back. The re-run must not resume into the version rolled back from."""
     alias, checkpoint, cache = live, tmp_path / "ckpt.json", tmp_path / "cache.sqlite"
-    desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english"))
+    desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard"))
     reindex(client, desired, NEW, checkpoint=checkpoint, batch=100, swap=False, progress=False, log=lambda m: None)
     stale = json.loads(checkpoint.read_text())  # copy and catch-up done, no swap: as a run killed just before it
     client.indices.update_aliases(body={"actions": [{"remove": {"index": f"{alias}-v1", "alias": alias}},

@@ -69,13 +69,13 @@ def by_spec(spec: str, **_):
 
 def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
     from adapter.cache import EmbeddingCache
-    from adapter.engines import connect
+    from adapter.engines import connect_cluster
     from adapter.migrate import reindex
     from adapter.plan import Desired
     from adapter.assets import IndexSpec
 
-    desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="english"))
-    reindex(connect(url), desired, Slow(NEW, pause=0.2), cache=EmbeddingCache(cache), checkpoint=checkpoint, batch=16,
+    desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard"))
+    reindex(connect_cluster(url), desired, Slow(NEW, pause=0.2), cache=EmbeddingCache(cache), checkpoint=checkpoint, batch=16,
             progress=False, log=lambda m: None)
 
 
@@ -89,7 +89,7 @@ def cli(command: str, url: str, alias: str, checkpoint: str, cache: str, pause: 
     embedders.load_embedder = lambda spec, **o: slow[spec] if spec in slow else real(spec, **o)
     embedders.load_index_embedder = lambda spec, **o: slow[spec]
     if command == "reindex":
-        args = ["reindex", "--index", alias, "--embedder", NEW.fingerprint.spec, "--analyzer", "english", "--checkpoint", checkpoint,
+        args = ["reindex", "--index", alias, "--embedder", NEW.fingerprint.spec, "--analyzer", "standard", "--checkpoint", checkpoint,
                 "--batch-size", "16"]
     else:
         args = ["rollback", alias]
