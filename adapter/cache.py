@@ -2,17 +2,29 @@
 
 Re-ingesting unchanged text then costs a lookup instead of a model call. The key includes the
 fingerprint, so a different model (or prefix, or normalisation) never reads another's vectors.
-Only document vectors are cached (:func:`embed_documents`); queries go to the model. The cache
-is not trusted blindly: each entry's digest binds its vector to its key, and an entry that fails
-the check is embedded again and counted.
+Only document vectors are cached (:func:`embed_documents`); queries go to the model.
+
+The cache is not trusted blindly. Each entry carries an HMAC-SHA256 over its key (fingerprint,
+text hash), shape, dtype and bytes, keyed by a secret of the user's (``cache.key`` beside the
+cache, 0600, or ``HYBRID_CACHE_KEY_FILE``); an entry that fails the check is embedded again and
+counted. What that protects against: anyone who can write the cache file but cannot read the key
+(another user of a shared or group-writable cache, a cache file copied from elsewhere) cannot plant
+a vector that passes. What it does not: a process running as the user (it can read the key), or
+root. New caches are created 0600 in a 0700 folder. Entries from before the key (an unkeyed
+digest only) are signed once, when a cache only its owner can write is first opened with the key
+(trust on first use); a later row without a valid HMAC is embedded again. The unkeyed digest is
+still written, so older versions of the adapter keep reading the same file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import os
+import secrets
 import sqlite3
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -49,6 +61,50 @@ def entry_digest(fp: str, key: str, vector: bytes, dimension: int, dtype: str = 
     return sha.hexdigest()
 
 
+def entry_mac(key: bytes, fp: str, h: str, vector: bytes, dimension: int, dtype: str = DTYPE) -> str:
+    """The keyed digest of an entry: HMAC-SHA256 with the user's key over what :func:`entry_digest` covers."""
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    for part in (fp, h, dtype, str(dimension)):
+        mac.update(part.encode("utf-8") + b"\0")
+    mac.update(vector)
+    return mac.hexdigest()
+
+
+def default_key_path(cache_path: Path) -> Path:
+    value = os.environ.get("HYBRID_CACHE_KEY_FILE")
+    return Path(value) if value else cache_path.parent / "cache.key"
+
+
+def load_or_create_key(path: Path) -> bytes:
+    """The user's cache key (32 random bytes, hex in a 0600 file), made on first use."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with open(fd, "w") as fh:
+            fh.write(secrets.token_hex(32) + "\n")
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        text = path.read_text().strip()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read the embedding cache's key {path} ({exc}); point HYBRID_CACHE_KEY_FILE at a "
+                                 "file of your own, or pass --no-cache") from exc
+    if mode & 0o077:
+        raise ConfigurationError(f"the embedding cache's key {path} is readable by others (mode {mode:o}): anyone who reads "
+                                 f"it can plant vectors that pass the check. `chmod 600 {path}`, or delete it to make a new one "
+                                 "(the cache's entries are then embedded again once)")
+    try:
+        return bytes.fromhex(text)
+    except ValueError as exc:
+        raise ConfigurationError(f"the embedding cache's key {path} is not what the adapter writes; delete it to make a new one") from exc
+
+
+def _only_owner_writes(path: Path) -> bool:
+    st = os.stat(path)
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
 @dataclass(frozen=True)
 class Lookup:
     """What the cache answered for some keys: verified vectors, and keys whose entry failed its check."""
@@ -58,23 +114,51 @@ class Lookup:
 
 
 class EmbeddingCache:
-    """Document vectors on disk. Every entry carries its dimension, dtype and a digest bound to its
-    key (:func:`entry_digest`); an entry that fails the check is not used (the caller re-embeds it
-    and the write replaces it). Entries written before the check existed have no digest and are
-    treated the same way, once."""
+    """Document vectors on disk. Every entry carries its dimension, dtype and an HMAC bound to its
+    key under the user's secret (:func:`entry_mac`; see the module docstring for what it protects
+    against); an entry that fails the check is not used (the caller re-embeds it and the write
+    replaces it). ``key_path``: the key file (default ``cache.key`` beside the cache, or
+    ``HYBRID_CACHE_KEY_FILE``)."""
 
-    def __init__(self, path: str | os.PathLike | None = None) -> None:
+    def __init__(self, path: str | os.PathLike | None = None, *, key_path: str | os.PathLike | None = None) -> None:
         self.path = Path(path) if path else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.parent.is_dir():
+            self.path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # SQLite's -wal/-shm take its mode
+        self._key = load_or_create_key(Path(key_path) if key_path else default_key_path(self.path))
         with self._readable():
             self._db = sqlite3.connect(self.path, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS vectors (fp TEXT, h TEXT, v BLOB, PRIMARY KEY (fp, h))")
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(vectors)")}
-            for name, kind in (("dim", "INTEGER"), ("dtype", "TEXT"), ("digest", "TEXT")):
-                if name not in columns:  # a cache from before the integrity check: same rows, new columns
+            for name, kind in (("dim", "INTEGER"), ("dtype", "TEXT"), ("digest", "TEXT"), ("mac", "TEXT")):
+                if name not in columns:  # a cache from before the integrity check or the key: same rows, new columns
                     with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
                         self._db.execute(f"ALTER TABLE vectors ADD COLUMN {name} {kind}")
+            self._sign_entries_from_before_the_key()
+
+    def _sign_entries_from_before_the_key(self) -> None:
+        """Once per cache file and key: sign the rows that carry only the unkeyed digest, if only the
+        owner can write the file (then nobody else could have planted them: trust on first use)."""
+        marker = f"signed-with:{hashlib.sha256(self._key).hexdigest()[:16]}"
+        if self._db.execute("SELECT 1 FROM meta WHERE k = ?", (marker,)).fetchone():
+            return
+        if _only_owner_writes(self.path):
+            last = -1
+            while True:  # a few thousand rows at a time: memory stays small for a big cache
+                with self._db:
+                    rows = self._db.execute("SELECT rowid, fp, h, v, dim, dtype, digest FROM vectors WHERE mac IS NULL AND rowid > ? "
+                                            "ORDER BY rowid LIMIT 2000", (last,)).fetchall()
+                    signed = [(entry_mac(self._key, fp, h, v, dim), rowid) for rowid, fp, h, v, dim, dtype, digest in rows
+                              if isinstance(v, bytes) and dtype == DTYPE and digest == entry_digest(fp, h, v, dim)]
+                    self._db.executemany("UPDATE vectors SET mac = ? WHERE rowid = ?", signed)
+                if len(rows) < 2000:
+                    break
+                last = rows[-1][0]
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", (marker, "1"))
 
     @contextlib.contextmanager
     def _readable(self):
@@ -97,11 +181,11 @@ class EmbeddingCache:
             chunk = unique[i : i + 500]
             marks = ",".join("?" * len(chunk))
             with self._readable():
-                rows = self._db.execute(f"SELECT h, v, dim, dtype, digest FROM vectors WHERE fp = ? AND h IN ({marks})",
+                rows = self._db.execute(f"SELECT h, v, dim, dtype, mac FROM vectors WHERE fp = ? AND h IN ({marks})",
                                         [fp, *chunk]).fetchall()
-            for h, blob, dim, dtype, digest in rows:
+            for h, blob, dim, dtype, mac in rows:
                 ok = (isinstance(blob, bytes) and len(blob) == expected and dim == dimension and dtype == DTYPE
-                      and digest == entry_digest(fp, h, blob, dimension))
+                      and isinstance(mac, str) and hmac.compare_digest(mac, entry_mac(self._key, fp, h, blob, dimension)))
                 if ok:
                     found[h] = np.frombuffer(blob, dtype=DTYPE)
                 else:
@@ -113,9 +197,10 @@ class EmbeddingCache:
         for h, v in items:
             blob = np.asarray(v, dtype=DTYPE).tobytes()
             dim = int(np.asarray(v).size)
-            rows.append((fp, h, blob, dim, DTYPE, entry_digest(fp, h, blob, dim)))
+            rows.append((fp, h, blob, dim, DTYPE, entry_digest(fp, h, blob, dim), entry_mac(self._key, fp, h, blob, dim)))
         with self._readable(), self._db:
-            self._db.executemany("INSERT OR REPLACE INTO vectors (fp, h, v, dim, dtype, digest) VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO vectors (fp, h, v, dim, dtype, digest, mac) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 rows)
 
     def close(self) -> None:
         self._db.close()
