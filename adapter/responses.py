@@ -7,6 +7,8 @@ named as such.
 
 from __future__ import annotations
 
+import json
+
 import math
 import re
 from dataclasses import dataclass, field
@@ -151,13 +153,26 @@ def bulk_disk_block(item: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _info(exc: Any) -> Any:
+    """opensearch-py's ``TransportError.info`` (the server's answer); it raises when the error was made without one."""
+    try:
+        return getattr(exc, "info", None)
+    except IndexError:
+        return None
+
+
 def bulk_item(item: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
     """``(id, status, reason)`` of one failed bulk item."""
     op: Any = next(iter(item.values()), {}) if item else {}
     error = op.get("error")
     # The server's answer to a request refused as a whole (the port keeps it beside the exception it translated).
-    refused = op.get("refused") or getattr(op.get("exception"), "info", None)
-    if isinstance(refused, Mapping):
+    refused = op.get("refused") or _info(op.get("exception"))
+    if bulk_status(item) == 413:  # the request's body was over the cluster's limit; the server says nothing more
+        data = op.get("data")
+        size = f"; this row alone is {len(json.dumps(data)) / 2**20:.1f} MB of JSON" if data is not None else ""
+        reason = ("the cluster refused the request as too large (413: over its http.max_content_length, 100mb by default)"
+                  f"{size}. Split the document (--chunk-size), or raise http.max_content_length on the cluster")
+    elif isinstance(refused, Mapping):
         reason = f"the bulk request was refused: {error_reason(refused)}"
     elif isinstance(error, Mapping):
         reason = f"{error.get('type')}: {error.get('reason')}"

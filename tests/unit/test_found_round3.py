@@ -290,3 +290,16 @@ def test_a_cache_others_could_write_is_not_trusted_on_first_use(tmp_path):
     os.chmod(path, 0o666)
     got = embed_documents(CountingEmbedder(), ["who wrote this"], EmbeddingCache(path))
     assert (got.from_cache, got.rejected) == (0, 1)
+
+
+# -- 14. a document over http.max_content_length was reported as TransportError(413, '') -----------------------------
+def test_a_row_refused_as_too_large_names_the_limit_and_its_size():
+    from opensearchpy.exceptions import TransportError
+
+    from adapter import responses
+
+    item = {"index": {"_id": "big", "status": 413, "error": "TransportError(413, '')", "exception": TransportError(413, ""),
+                      "data": {"text": "x" * (3 << 20)}}}
+    doc_id, status, reason = responses.bulk_item(item)
+    assert (doc_id, status) == ("big", 413)
+    assert "http.max_content_length" in reason and "3.0 MB" in reason and "TransportError" not in reason
