@@ -113,7 +113,7 @@ def init_index(
     live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
     planned = plan(desired, live, engine, reattach=reattach)
     changes = apply_plan(cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT)
-    if not dry_run and wait_timeout:
+    if not dry_run and wait_timeout and not caps.serverless:  # Serverless has no shards to wait for (and no _cluster/health)
         wait_for_yellow(cluster, planned.index, wait_timeout)
     if server_mmr:
         changes += (_enable_server_mmr(cluster, dry_run=dry_run),)
