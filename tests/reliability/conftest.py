@@ -35,6 +35,15 @@ def embedder():
     return HashingEmbedder(32)
 
 
+@pytest.fixture
+def cli_embedder(monkeypatch, embedder):
+    """`hybrid ingest --embedder test:hashing` loads the test embedder (the subject is the node, not the model)."""
+    import adapter.embedders as embedders
+
+    real = embedders.load_embedder
+    monkeypatch.setattr(embedders, "load_embedder", lambda spec, **o: embedder if spec == "test:hashing" else real(spec, **o))
+
+
 def connect_to(node, **options):
     from adapter.engines import connect
 

@@ -7,22 +7,11 @@ import json
 import threading
 import time
 
-import pytest
-
 from adapter.cli import main
 from tests.reliability.conftest import connect_to, corpus, expected_checksums, indexed_checksums, make_index, write_figures
-from tests.support.nodes import kill_hard
+from tests.support.nodes import kill_hard, restart
 
 DOCS = 6_000
-
-
-@pytest.fixture
-def cli_embedder(monkeypatch, embedder):
-    """`hybrid ingest --embedder test:hashing` loads the test embedder (the subject is the node, not the model)."""
-    import adapter.embedders as embedders
-
-    real = embedders.load_embedder
-    monkeypatch.setattr(embedders, "load_embedder", lambda spec, **o: embedder if spec == "test:hashing" else real(spec, **o))
 
 
 def ingest_cli(path, alias, url, failures, capsys=None):
@@ -32,6 +21,7 @@ def ingest_cli(path, alias, url, failures, capsys=None):
 
 def test_sigkill_mid_ingest_then_restart_and_rerun_is_exact(node, embedder, cli_embedder, tmp_path, capsys):
     client = connect_to(node)
+    url_before = node.url
     alias = make_index(client, "rel-kill", embedder)
     src = corpus(tmp_path / "docs.jsonl", DOCS)
     expected = expected_checksums(src, embedder)
@@ -59,8 +49,9 @@ def test_sigkill_mid_ingest_then_restart_and_rerun_is_exact(node, embedder, cli_
     assert unconfirmed and {r["stage"] for r in unconfirmed} <= {"index", "not-sent"}
 
     started = time.monotonic()
-    node.up()
+    restart(node)
     restart_seconds = time.monotonic() - started
+    assert node.url == url_before, "the restarted node took another port: a saved OPENSEARCH_URL would break (issue 20 item 18)"
     client = connect_to(node)
     client.cluster.health(index=alias, wait_for_status="yellow")
     survived = client.count(index=alias)["count"]

@@ -2,7 +2,7 @@
 
 ``python -m tests.support.migration URL ALIAS CHECKPOINT CACHE`` runs a reindex to the second test
 model, slowly (so the test can SIGKILL it midway, as a crash would stop it);
-``python -m tests.support.migration cli reindex|rollback URL ALIAS CHECKPOINT CACHE [PAUSE]`` runs
+``python -m tests.support.migration cli reindex|rollback URL ALIAS CHECKPOINT CACHE [PAUSE [old|new]]`` runs
 ``hybrid reindex`` / ``hybrid rollback`` as a user would (its exit code, its SIGTERM handling), with the test models.
 """
 
@@ -79,7 +79,7 @@ def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
             progress=False, log=lambda m: None)
 
 
-def cli(command: str, url: str, alias: str, checkpoint: str, cache: str, pause: str = "0") -> int:
+def cli(command: str, url: str, alias: str, checkpoint: str, cache: str, pause: str = "0", model: str = "new") -> int:
     import adapter.embedders as embedders
     from adapter.cli import main as hybrid
 
@@ -89,7 +89,8 @@ def cli(command: str, url: str, alias: str, checkpoint: str, cache: str, pause: 
     embedders.load_embedder = lambda spec, **o: slow[spec] if spec in slow else real(spec, **o)
     embedders.load_index_embedder = lambda spec, **o: slow[spec]
     if command == "reindex":
-        args = ["reindex", "--index", alias, "--embedder", NEW.fingerprint.spec, "--analyzer", "standard", "--checkpoint", checkpoint,
+        target = {"old": OLD, "new": NEW}[model]
+        args = ["reindex", "--index", alias, "--embedder", target.fingerprint.spec, "--analyzer", "standard", "--checkpoint", checkpoint,
                 "--batch-size", "16"]
     else:
         args = ["rollback", alias]

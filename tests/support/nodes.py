@@ -25,11 +25,12 @@ def own_cache_dir(name: str) -> Path:
     return default_cache_dir() / f"own-{name}"
 
 
-def own_node(name: str, settings: Mapping[str, str] | None = None, heap: str = "512m", nodes: int = 1):
+def own_node(name: str, settings: Mapping[str, str] | None = None, heap: str = "512m", nodes: int = 1, engine: str = "opensearch"):
     """A :class:`LocalNode` in its own cache folder, not started yet (``nodes=2``: a two-node cluster)."""
     from adapter.local import LocalNode, NodeConfig
 
-    config = NodeConfig(cache_dir=own_cache_dir(name), heap=heap, settings=dict(settings or {}), nodes=nodes)
+    config = NodeConfig(cache_dir=own_cache_dir(name), heap=heap, settings=dict(settings or {}), nodes=nodes, engine=engine,
+                        hunspell=engine == "opensearch")
     return LocalNode(config, log=lambda m: None)
 
 
@@ -47,3 +48,13 @@ def kill_hard(node) -> int:
             return pid
         time.sleep(0.1)
     raise RuntimeError(f"node pid {pid} survived SIGKILL")
+
+
+def restart(node, timeout: float = 600.0):
+    """Start ``node`` again after a kill, waiting as long as a loaded machine needs (the default start
+    timeout is for a node started once, not for a restart among other suites' load)."""
+    from dataclasses import replace
+
+    from adapter.local import LocalNode
+
+    return LocalNode(replace(node.config, start_timeout=timeout), log=lambda m: None).up()
