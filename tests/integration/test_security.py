@@ -72,7 +72,9 @@ def hybrid_index(admin, secure):
     init_index(admin, name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="spanish"))
     Ingestor.open(admin, name, TEST_EMBEDDER, progress=False).ingest(read_source(ROOT / "adapter" / "data" / "support_es.jsonl"))
     yield name
-    admin.indices.delete(index=f"{name}-v*", ignore=[404])
+    from tests.conftest import drop_hybrid_index
+
+    drop_hybrid_index(admin, name)  # its templates and pipelines too (issue 20 item 16)
 
 
 def _who(client) -> str:
@@ -98,6 +100,24 @@ def test_tls_is_verified_by_default_and_a_wrong_ca_fails_clearly(secure, tmp_pat
     with pytest.raises(Exception, match="CA certificates file .* does not exist"):
         connect(secure["url"], ca_certs=str(tmp_path / "missing.pem"))
     assert _who(connect(secure["url"], username="admin", password=secure["admin_password"], ca_certs=secure["ca"])) == "admin"
+
+
+def test_anonymous_requests_are_refused(env, secure, cli, hybrid_index):
+    """Issue 20, Prove: `hybrid local up --secure` (2.19) serves nobody without credentials: not the
+    root, not the index, not a search through the adapter."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    context = ssl.create_default_context(cafile=secure["ca"])
+    for path in ("/", f"/{hybrid_index}/_search", "/_cat/indices"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{secure['url']}{path}", context=context, timeout=30)
+        assert refused.value.code == 401, path
+    env.setenv("OPENSEARCH_CA_CERTS", secure["ca"])
+    code, out, err = cli("search", "reembolso", "--index", hybrid_index, "--embedder", "test:hashing")
+    assert code == 2 and "did not accept the credentials (401" in err, err
+    assert "reembolso" not in out
 
 
 def test_basic_auth_from_the_environment_and_a_wrong_password(env, secure, cli, hybrid_index):
