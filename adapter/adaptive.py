@@ -32,6 +32,7 @@ chosen on the train splits of SciFact, soporte-es and wsparcie-pl (docs/EVALUATI
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from dataclasses import asdict, dataclass, field, replace
@@ -44,7 +45,20 @@ from .errors import InputError
 from .fusion import Combination, Normalization, ScoreNormalization
 from .types import FusionChoice
 
-ADAPTIVE = "adaptive"  # the name the CLI, IndexSpec.default_fusion and the eval rows use
+
+
+class FusionMode(str, enum.Enum):
+    """A fusion named by what chooses its weights rather than by them: ``adaptive``, the weights an
+    :class:`AdaptivePolicy` chooses per query. The CLI's ``--fusion``, ``IndexSpec.default_fusion``
+    and the eval rows (``hybrid-adaptive``) use its value."""
+
+    ADAPTIVE = "adaptive"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+ADAPTIVE = FusionMode.ADAPTIVE
 POLICY_SCHEMA = 2
 POLICY_KIND = "adaptive-fusion-policy"
 BM25_K1 = 1.2  # OpenSearch's default BM25 k1: a score of top * (1 + k1) ~ idf for one average match

@@ -80,6 +80,11 @@ class FusedBy(str, enum.Enum):
     SERVER_SUM = "server-sum"  # Elasticsearch: query + knn in one request, raw scores summed with boosts
     CLIENT = "client"  # both legs fetched and fused here (client, client-rrf, or a fallback)
 
+    @property
+    def in_request(self) -> bool:
+        """The request's body fuses (no search pipeline): in-query fusion, a retriever, the sum."""
+        return self in (FusedBy.SERVER_QUERY, FusedBy.SERVER_RETRIEVER, FusedBy.SERVER_SUM)
+
 
 @dataclass(frozen=True)
 class LegScore:

@@ -16,11 +16,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from adapter import fusion as fusion_fns
 from adapter import responses
 from adapter.fusion import LEGS
 from adapter.queries import msearch_lines, search_body, text_query
+from adapter.responses import RawHit
 from adapter.search import Searcher
+from adapter.search.answers import Legs
+from adapter.search.bodies import leg_bodies
+from adapter.search.fuse import server_legs
 
 
 def pct(values, q):
@@ -89,7 +92,7 @@ def hybrid_request(searcher: Searcher, query: str, vector, depth: int, *, size: 
 
 def legs_msearch(searcher: Searcher, query: str, vector, depth: int) -> Request:
     """Both legs to ``depth`` in one ``_msearch``: what client-rrf and explanations send."""
-    return Request(msearch_lines(searcher.alias, searcher._leg_bodies(query, vector, depth, None)), msearch=True)
+    return Request(msearch_lines(searcher.alias, leg_bodies(searcher.engine, searcher.state, query, vector, depth, None)), msearch=True)
 
 
 def interleaved(targets: Sequence[Target], queries: Sequence[tuple[str, Any]],
@@ -260,15 +263,15 @@ def client_explain_work(target: Target, queries: Sequence[tuple[str, Any]], dept
     searcher = target.searcher
     mirror, parse = [], []
     for query, vector in queries:
-        runs, _ = searcher._runs(query, np.asarray(vector, dtype=np.float32), depth, None)
+        legs = Legs(tuple(tuple((RawHit(d, s) for d, s in run)) for run in searcher.legs(query, depth=depth, query_vector=vector)), 0.0)
         request = hybrid_request(searcher, query, vector, depth, size=k, explain=True)
         raw = responses.hits(target.client.search(index=searcher.alias, body=request.body, params=request.params))
         plan = searcher.plan_fusion()
         t0 = time.perf_counter()
-        fusion_fns.fuse([[(d.id, d.score) for d in run] for run in runs], plan.fusion, leg_names=LEGS)
+        plan.fusion.fuse(legs.pairs(), leg_names=LEGS)
         mirror.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
-        searcher._server_legs(raw, runs, plan.fusion)
+        server_legs(raw, legs, plan.fusion, searcher.engine)
         parse.append((time.perf_counter() - t0) * 1000)
     return [f"Client work per query ({target.name}, {len(queries)} queries, p50): fusion mirror over both legs "
             f"{pct(mirror, 50):.2f} ms; reading the server's explanations of the page {pct(parse, 50):.2f} ms."]

@@ -73,9 +73,9 @@ def run(client, args) -> int:
     embedder = load_embedder("minilm")
     alias = "feat-mmr-scifact"
     prepare_index(client, dataset, embedder, alias, analyzer="english", fresh=False, progress=False, cache=EmbeddingCache())
-    searcher = Searcher.open(client, alias, embedder)
-    caps = searcher.engine.probe(client, refresh=True)
-    searcher.caps = caps
+    opened = Searcher.open(client, alias, embedder)
+    caps = opened.engine.probe(client, refresh=True)
+    searcher = Searcher(client, opened.info, caps, embedder)  # the capabilities as the setting now stands
     if not caps.server_mmr_enabled:
         raise SystemExit(f"the server's MMR is not on ({caps.version}); pass --enable")
     field = searcher.info.vector_field

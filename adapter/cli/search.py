@@ -78,14 +78,14 @@ def parse_filters(items) -> dict:
 
 
 def search_options(args):
-    from ..page import Collapse, SearchOptions, SortKey
+    from ..page import Collapse, MMRPlace, SearchOptions, SortKey
 
     if args.inner_hits and not args.collapse:
         raise InputError("--inner-hits needs --collapse")
     return SearchOptions(
         highlight=args.highlight, facets=tuple(args.facet), facet_size=args.facet_size,
         collapse=Collapse(args.collapse, args.inner_hits) if args.collapse else None,
-        sort=tuple(SortKey.parse(s) for s in args.sort), min_score=args.min_score, mmr=args.mmr_place or "auto",
+        sort=tuple(SortKey.parse(s) for s in args.sort), min_score=args.min_score, mmr=MMRPlace.parse(args.mmr_place or MMRPlace.AUTO),
     )
 
 

@@ -14,6 +14,7 @@ from ..adaptive import AdaptivePolicy
 from ..contracts import EVAL_SCHEMA_VERSION
 from ..fusion import Fusion
 from ..learned import LearnedFusion
+from ..page import MMRPlace
 from ..metrics import MEASURES
 from ..types import Technique
 from .perquery import QueryRun
@@ -42,7 +43,7 @@ class TechniqueSpec:
     mmr: float | None = None
     mmr_candidates: int = 30  # MMR picks the final MMR_TOP from this many first-stage hits
     tuned: bool = False  # the fusion was learned on another split
-    mmr_place: str = "client"  # where MMR runs: client, or server (the k-NN plugin's ext.mmr, dense only)
+    mmr_place: MMRPlace = MMRPlace.CLIENT  # SERVER: the k-NN plugin's ext.mmr (dense only)
     collapse: bool = False  # one hit per document (its best chunk), by the server or the client
 
     @property

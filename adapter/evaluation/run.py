@@ -33,7 +33,7 @@ from ..fusion import DEFAULT_WEIGHTS, LEGS, RRF, Normalization, ScoreNormalizati
 from ..learned import train as train_model
 from ..documents import PARENT_FIELD
 from ..metrics import Dataset, evaluate
-from ..page import Collapse, SearchOptions
+from ..page import Collapse, MMRPlace, SearchOptions
 from ..search import Searcher
 from ..sources import Chunking, FieldMap, RowError, SourceDoc, read_jsonl
 from ..types import Technique
@@ -74,7 +74,7 @@ def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: 
     if mmr is not None:
         out += [TechniqueSpec(f"{s.name}+mmr", s.technique, s.fusion, mmr=mmr, mmr_candidates=mmr_candidates) for s in base]
         if caps.server_mmr_enabled:
-            out.append(TechniqueSpec("dense+server-mmr", Technique.DENSE, mmr=mmr, mmr_candidates=mmr_candidates, mmr_place="server"))
+            out.append(TechniqueSpec("dense+server-mmr", Technique.DENSE, mmr=mmr, mmr_candidates=mmr_candidates, mmr_place=MMRPlace.SERVER))
     if collapse:
         out += [TechniqueSpec(f"{s.name}+collapse", s.technique, s.fusion, collapse=True) for s in base]
     return out

@@ -122,16 +122,16 @@ def test_offline_sum_reproduces_the_server(searcher, weights):
 def test_a_retriever_the_node_lacks_is_refused_live_and_falls_back(client, support, e5):
     """As if the probe had been wrong (a licence or module it could not read): the node answers 400
     unknown retriever, and the search falls back instead of failing."""
-    searcher = Searcher.open(client, support, e5)
-    searcher.caps = replace(searcher.caps, rrf=True, normalization=True, plugins=(*searcher.caps.plugins, "rank-rrf"))
+    probed = Searcher.open(client, support, e5)
+    searcher = Searcher(client, probed.info, replace(probed.caps, rrf=True, normalization=True, plugins=(*probed.caps.plugins, "rank-rrf")), e5)
     rrf = searcher.search("error E-4012", fusion=RRF(), k=3)
     assert rrf.fused_by is FusedBy.CLIENT and rrf.technique is Technique.CLIENT and rrf.ids[0] == "e-4012"
     assert "unknown retriever [rrf]" in rrf.notices[0]
     linear = searcher.search("error E-4012", fusion=ScoreNormalization(weights=(0.3, 0.7)), k=3)
     assert linear.fused_by is FusedBy.CLIENT and linear.fusion == ScoreNormalization(weights=(0.3, 0.7))
     assert "unknown retriever [linear]" in linear.notices[0] and linear.sent[0].path == "/_msearch"
-    strict = Searcher.open(client, support, e5, allow_fallback=False)
-    strict.caps = replace(strict.caps, rrf=True, plugins=(*strict.caps.plugins, "rank-rrf"))
+    strict = Searcher(client, probed.info, replace(probed.caps, rrf=True, plugins=(*probed.caps.plugins, "rank-rrf")), e5,
+                      allow_fallback=False)
     with pytest.raises(CapabilityError, match=r"unknown retriever \[rrf\]"):
         strict.search("error E-4012", fusion=RRF())
 

@@ -76,9 +76,9 @@ def test_reindex_to_a_new_model_while_writing_and_searching(client, live, tmp_pa
     """Writes made during the copy (changed, new and deleted documents, some already copied) all
     reach the new index; a searcher opened before the swap never fails and follows the alias to the
     new model; the alias moves once, and the old index keeps a write block."""
-    import adapter.search
+    import adapter.search.state
 
-    monkeypatch.setattr(adapter.search, "load_index_embedder", by_spec)
+    monkeypatch.setattr(adapter.search.state, "load_index_embedder", by_spec)
     alias, checkpoint = live, tmp_path / "ckpt.json"
     searcher = Searcher.open(client, alias)  # its embedder comes from the index, as an application's would
     stop, failures, wrong, served = threading.Event(), [], [], []

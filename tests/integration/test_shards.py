@@ -18,6 +18,7 @@ from adapter.assets import IndexSpec
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.ingest import Ingestor
 from adapter.search import Searcher
+from adapter.search.bodies import leg_bodies
 from adapter.sources import SourceDoc
 from tests.conftest import HashingEmbedder, delete_pipelines
 
@@ -54,7 +55,7 @@ def shard_legs(searcher, query):
     vector = searcher.query_vector(query)
     legs = [[], []]
     for shard in range(SHARDS):
-        for leg, body in enumerate(searcher._leg_bodies(query, vector, DEPTH, None)):
+        for leg, body in enumerate(leg_bodies(searcher.engine, searcher.state, query, vector, DEPTH, None)):
             resp = searcher.client.search(index=searcher.info.index, body=body, params={"preference": f"_shards:{shard}"})
             legs[leg].append([(h["_id"], h["_score"]) for h in resp["hits"]["hits"]])
     return legs

@@ -54,10 +54,10 @@ def _client(new_fp):
 
 
 def test_a_moved_alias_with_another_model_is_followed_with_that_model(monkeypatch):
-    import adapter.search
+    import adapter.search.state
 
     old, new = Fixed(OLD, 1.0), Fixed(NEW, -1.0)
-    monkeypatch.setattr(adapter.search, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec])
+    monkeypatch.setattr(adapter.search.state, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec])
     client = _client(NEW)
     searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS)
     result = searcher.search("q")

@@ -426,7 +426,7 @@ def _partial(answer: dict) -> dict:
 def test_a_partial_answer_is_asked_for_again(monkeypatch):
     """A shard that failed leaves a 200 with fewer hits: the searcher asks once more (the shards'
     other copies answer) and, still partial, says so instead of passing it off as the result."""
-    monkeypatch.setattr("adapter.search.PARTIAL_RETRY_PAUSE_S", 0.0)
+    monkeypatch.setattr("adapter.search.recovery.PARTIAL_RETRY_PAUSE_S", 0.0)
     full = hits(("a", 2.0), ("b", 1.0))
     client = FakeClient({"search": [_partial(hits(("b", 1.0))), full]})
     result = searcher(client).search("hola", technique="bm25", k=3)
@@ -440,7 +440,7 @@ def test_a_partial_answer_is_asked_for_again(monkeypatch):
 
 
 def test_a_partial_leg_of_client_rrf_is_asked_for_again(monkeypatch):
-    monkeypatch.setattr("adapter.search.PARTIAL_RETRY_PAUSE_S", 0.0)
+    monkeypatch.setattr("adapter.search.recovery.PARTIAL_RETRY_PAUSE_S", 0.0)
     legs = {"responses": [hits(("a", 2.0)), hits(("a", 0.9))]}
     broken = {"responses": [_partial(hits()), hits(("a", 0.9))]}
     client = FakeClient({"msearch": [broken, legs], "mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}]}})

@@ -1,0 +1,124 @@
+"""How the stages compose for each technique: retrieve, then fuse (where the client fuses), then the
+hits assembled. One function per way of running a first stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping
+
+from .. import responses
+from ..queries import text_query
+from ..types import Facet, Hit, Technique
+from ..fusion import FusedDoc
+from . import assemble, bodies, fuse
+from .answers import Answer
+from .planning import FusionPlan, SearchPlan
+from .request import SearchRequest
+from .retrieve import Retriever
+
+
+@dataclass(frozen=True)
+class FirstHits:
+    """The first stage's hits, ranked, and what they cost."""
+
+    hits: tuple[Hit, ...]
+    took: float
+    requests: int
+    facets: Mapping[str, Facet] = field(default_factory=dict)
+    notices: tuple[str, ...] = ()
+
+
+def _ranked(r: Retriever, answer: Answer, from_: int) -> FirstHits:
+    layout = r.state.info.layout
+    hits = tuple(assemble.hit(layout, raw, from_ + i + 1) for i, raw in enumerate(answer.hits))
+    return FirstHits(hits, answer.took, answer.requests, answer.facets)
+
+
+def bm25(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
+    stage = plan.stage
+    return _ranked(r, r.single_leg(stage, text_query(stage.query, r.state.text_leg, stage.filters)), stage.from_)
+
+
+def dense(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
+    """The knn leg; with the server's MMR it oversamples the candidates and returns the page."""
+    stage, vector = plan.stage, plan.stage.vector
+    if vector is None:
+        raise ValueError("dense search needs the query vector")
+    k = max(stage.depth, stage.from_ + stage.size)
+    mmr = None
+    if plan.server_mmr and request.mmr_lambda is not None:
+        k = request.mmr_candidates or 3 * request.wanted
+        mmr = (1.0 - request.mmr_lambda, k)
+        stage = replace(stage, from_=0, size=request.wanted)
+    query = bodies.knn(r.engine, r.state, vector, k, stage.filters)
+    return _ranked(r, r.single_leg(stage, query, mmr), stage.from_)
+
+
+def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
+    """One hybrid request, fused by the server; explained from the legs when asked."""
+    fusion, stage = _fusion(plan), plan.stage
+    # Elasticsearch explains in the request itself (its fused explanations carry the legs); OpenSearch
+    # only when the mirror cannot reproduce the fused scores (fuse.explained).
+    server_explains = request.explain and not r.state.caps.search_pipelines
+    resp = r.hybrid(stage, fusion, explain=server_explains)
+    if resp is None:
+        return FirstHits((), 0.0, 1)  # past the end of the fused list: the result says so, as client fusion does
+    took, requests = responses.took(resp), 1
+    facets = responses.facets(resp, stage.page.options.facets)
+    if stage.page.facets_apart:
+        apart = r.facets_apart(stage)
+        facets, took, requests = responses.facets(apart, stage.page.options.facets), took + responses.took(apart), requests + 1
+    groups = fuse.server_page(responses.hits(resp), stage)
+    explained: fuse.Explained = {}
+    if request.explain:
+        legs = r.legs(stage)
+        took, requests = took + legs.took, requests + 1
+        spent: list[float] = []
+
+        def again() -> list[fuse.RawGroup]:
+            answer = r.hybrid(stage, fusion, explain=True) or {}
+            spent.append(responses.took(answer))
+            return fuse.server_page(responses.hits(answer), stage)
+
+        groups, explained = fuse.explained(groups, legs, fusion.fusion, r.engine, server_explained=server_explains, explain_again=again)
+        took, requests = took + sum(spent), requests + len(spent)
+    layout = r.state.info.layout
+    hits = tuple(assemble.hit(layout, raw, stage.from_ + i + 1, explained.get(raw.id, ()), others)
+                 for i, (raw, others) in enumerate(groups))
+    return FirstHits(hits, took, requests, facets, tuple(assemble.hybrid_notices(r.state, fusion)))
+
+
+def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
+    """Both legs (and the facets, over what either leg matches) in one ``_msearch``; fused here; the
+    page's documents (with highlights) fetched after."""
+    fusion, stage = _fusion(plan).fusion, plan.stage
+    extra = [bodies.facets(r.engine, r.state, stage)] if stage.page.facets_apart else []
+    legs = r.legs(stage, fields=stage.page.field_values, extra=extra)
+    facets = responses.facets(legs.extra[0], stage.page.options.facets) if legs.extra else {}
+    groups = fuse.client_fused(legs, fusion, stage)
+    found = r.documents([f.id for g, others in groups for f in (g, *others)], stage)
+
+    def raw(f: FusedDoc) -> responses.RawHit:
+        got = found.get(f.id)
+        return responses.RawHit(f.id, f.score, got.source if got else {}, highlight=got.highlight if got else {})
+
+    layout = r.state.info.layout
+    hits = tuple(assemble.hit(layout, raw(f), stage.from_ + i + 1, f.legs, [raw(o) for o in others])
+                 for i, (f, others) in enumerate(groups))
+    return FirstHits(hits, legs.took, 2, facets)
+
+
+def _fusion(plan: SearchPlan) -> FusionPlan:
+    if plan.fusion is None:
+        raise ValueError(f"{plan.technique.value} needs a fusion plan")
+    return plan.fusion
+
+
+FirstStageRunner = Callable[[Retriever, SearchPlan, SearchRequest], FirstHits]
+BY_TECHNIQUE: Mapping[Technique, FirstStageRunner] = {
+    Technique.BM25: bm25,
+    Technique.DENSE: dense,
+    Technique.HYBRID: server_hybrid,
+    Technique.CLIENT_RRF: client_fused,
+    Technique.CLIENT: client_fused,
+}

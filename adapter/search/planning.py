@@ -1,0 +1,244 @@
+"""The plan stage: what one search will send, decided before anything is sent.
+
+Where the fusion runs (a stored pipeline, one sent with the request, the request itself on
+Elasticsearch, or the client, with a notice, when the cluster cannot), the adaptive weights for
+this query, where MMR and each part of the page run, and the first stage's sizes. Pure but for
+two questions it asks the cluster through :class:`Lookups` (a stored pipeline's fusion, the
+query's BM25 match quality), answered by the retrieve stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Protocol
+
+import numpy as np
+
+from ..adaptive import AdaptivePolicy, QuerySignals
+from ..assets import IndexNames
+from ..errors import CapabilityError, InputError, PipelineNotFoundError
+from ..fusion import DEFAULT_FUSION, RRF, Fusion
+from ..fusion.render import renderer
+from ..page import SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, plan_page
+from ..types import FusedBy, FusionChoice, SentRequest, Technique
+from .request import SearchRequest, Shape
+from .state import IndexState
+
+
+@dataclass(frozen=True)
+class FusionPlan:
+    """How one hybrid request will be fused, decided before it is sent."""
+
+    fusion: Fusion
+    fused_by: FusedBy
+    pipeline: str | None = None  # the stored pipeline (SERVER_PIPELINE)
+    inline: dict[str, Any] | None = None  # the pipeline sent with the request (SERVER_INLINE)
+    # SERVER_RETRIEVER / SERVER_SUM (Elasticsearch): the fusion itself is the request's body
+    notice: str | None = None  # why the plan differs from what was asked (a fallback)
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """The first-stage request(s): what to ask for and which page of it."""
+
+    query: str
+    vector: np.ndarray | None
+    filters: Mapping[str, Any] | None
+    depth: int  # candidates per leg
+    from_: int
+    size: int
+    with_vectors: bool  # keep stored vectors in the sources (for MMR)
+    page: PagePlan = PagePlan(SearchOptions())  # highlight, facets, collapse, sort, min_score: where each runs
+
+    @property
+    def whole(self) -> bool:
+        """The client collapses or sorts: fetch the whole fused list, cut the page after."""
+        return self.page.needs_whole_list
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the adaptive choice cost: the server's took, requests, and the requests themselves."""
+
+    took: float = 0.0
+    requests: int = 0
+    sent: tuple[SentRequest, ...] = ()
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    technique: Technique  # what runs (hybrid becomes client when the client fuses)
+    fusion: FusionPlan | None  # None: a single leg
+    stage: FirstStage
+    server_mmr: bool
+    choice: FusionChoice | None = None
+    notices: tuple[str, ...] = ()
+    signals: Signals = Signals()
+
+
+class Lookups(Protocol):
+    """The cluster facts planning needs (the retrieve stage answers them)."""
+
+    def stored_fusion(self, name: str) -> Fusion | None:
+        """The fusion of a stored pipeline (None: no such pipeline; InputError: it fuses nothing)."""
+        ...
+
+    def match_quality(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, Signals]:
+        """BM25's match quality for ``query`` and what asking cost."""
+        ...
+
+    def render_pipeline(self, fusion: Fusion, state: IndexState) -> dict[str, Any]:
+        """The search pipeline body that runs ``fusion`` on this cluster (sent with the request)."""
+        ...
+
+
+def fallback(fusion: Fusion, why: str, *, allowed: bool) -> FusionPlan:
+    """The plan for a fusion this cluster cannot run (``why``): that same fusion computed in the
+    client (every fusion has the server's formula there); a notice says so and why."""
+    if not allowed:
+        raise CapabilityError(f"{why}; fallback to client-side fusion is disabled")
+    return FusionPlan(fusion, FusedBy.CLIENT, notice=(f"{why}: fell back to client-side {fusion.name} (both legs in one "
+                                                      "_msearch, fused in Python with the server's formula)"))
+
+
+def _checked(plan: FusionPlan, state: IndexState, allowed: bool, refused: str | None) -> FusionPlan:
+    ok, why = state.caps.supports(plan.fusion)
+    return plan if ok else fallback(plan.fusion, refused or why, allowed=allowed)
+
+
+def plan_fusion(state: IndexState, lookups: Lookups, fusion: Fusion | None = None, pipeline: str | None = None, *,
+                allow_fallback: bool = True, refused: str | None = None) -> FusionPlan:
+    """Decide where ``fusion`` runs: a stored pipeline, a temporary one, the request itself
+    (Elasticsearch), or the client. ``refused``: why the cluster refused it when asked (the notice)."""
+    if not state.caps.search_pipelines:  # Elasticsearch: the fusion is part of the request
+        if pipeline:
+            raise CapabilityError(f"{state.caps.engine} has no search pipelines ({pipeline!r}); choose a fusion instead")
+        wanted = fusion or _fixed(state)
+        server = renderer(state.caps.engine, wanted)
+        ok, why = state.caps.supports(wanted)
+        if not ok or server is None:
+            return fallback(wanted, refused or why, allowed=allow_fallback)
+        return FusionPlan(wanted, server.fused_by)
+    pipeline = pipeline or (None if fusion is not None else state.pipeline)
+    if pipeline:
+        stored = lookups.stored_fusion(pipeline)
+        if stored is None:
+            raise PipelineNotFoundError(pipeline, f"create it with `hybrid init --index {state.alias}`")
+        return _checked(FusionPlan(stored, FusedBy.SERVER_PIPELINE, pipeline=pipeline), state, allow_fallback, refused)
+    wanted = fusion or _fixed(state)
+    if not state.caps.supports(wanted)[0]:
+        return _checked(FusionPlan(wanted, FusedBy.SERVER_INLINE), state, allow_fallback, refused)
+    return _server_side(state, lookups, wanted, asked=fusion is not None)
+
+
+def _server_side(state: IndexState, lookups: Lookups, wanted: Fusion, *, asked: bool) -> FusionPlan:
+    """A fusion this OpenSearch cluster runs: its stored pipeline, else the index's default one when it
+    runs exactly these weights (stored beats inline: docs/BENCHMARKS.md), else inline."""
+    named = IndexNames(state.alias).pipeline(wanted)
+    stored = lookups.stored_fusion(named)
+    if stored is not None and (wanted.weights is None or stored == wanted):
+        return FusionPlan(stored, FusedBy.SERVER_PIPELINE, pipeline=named)
+    default = state.info.default_pipeline
+    if default and default != named and wanted.weights is not None and _runs_exactly(lookups, default, wanted):
+        return FusionPlan(wanted, FusedBy.SERVER_PIPELINE, pipeline=default)
+    if not asked and wanted == DEFAULT_FUSION:
+        raise PipelineNotFoundError(named, f"create it with `hybrid init --index {state.alias}`")
+    # Parameters no stored pipeline has: send the pipeline with the request (server-side still).
+    return FusionPlan(wanted, FusedBy.SERVER_INLINE, inline=lookups.render_pipeline(wanted, state))
+
+
+def _runs_exactly(lookups: Lookups, name: str, fusion: Fusion) -> bool:
+    try:
+        return lookups.stored_fusion(name) == fusion
+    except InputError:  # a default pipeline that does not fuse: not one to reuse
+        return False
+
+
+def _fixed(state: IndexState) -> Fusion:
+    """The searcher's fixed default fusion (a policy's weights are chosen per query instead)."""
+    return state.fusion
+
+
+def client_plan(state: IndexState, lookups: Lookups, fusion: Fusion | None, pipeline: str | None) -> FusionPlan:
+    """Technique ``client``: the fusion given, else the named (or the index's default) pipeline's
+    fusion, else the searcher's; fused here."""
+    name = pipeline or (state.pipeline if fusion is None and state.caps.search_pipelines else None)
+    if fusion is None and name:
+        fusion = lookups.stored_fusion(name)
+        if fusion is None:
+            raise PipelineNotFoundError(name, f"create it with `hybrid init --index {state.alias}`")
+    return FusionPlan(fusion or _fixed(state), FusedBy.CLIENT)
+
+
+def adaptive_policy(state: IndexState, request: SearchRequest) -> AdaptivePolicy | None:
+    """The adaptive policy this hybrid search runs, if any (an explicit pipeline or fusion wins)."""
+    if request.policy is not None:
+        return request.policy
+    return state.adaptive if request.fusion is None and request.pipeline is None else None
+
+
+def choose(policy: AdaptivePolicy, state: IndexState, lookups: Lookups, request: SearchRequest) -> tuple[FusionChoice, Signals]:
+    """The policy's weights for this query, and what its signals cost (nothing without leg signals)."""
+    z_score = state.caps.z_score  # the policy's base normalisation where the cluster runs it
+    if not policy.uses_legs:
+        return policy.choose(QuerySignals.of(request.query), state.calibration, z_score=z_score), Signals()
+    quality, cost = lookups.match_quality(request.query, request.filters)
+    return policy.choose(QuerySignals.of(request.query, quality), state.calibration, z_score=z_score), cost
+
+
+def mmr_place(state: IndexState, technique: Technique, request: SearchRequest) -> tuple[bool, str | None]:
+    """Whether MMR runs on the server (the k-NN plugin's ``ext.mmr``), and a notice when it was
+    asked for there and cannot. The server runs it for dense alone, without rerank (which comes
+    first), collapse or sort, where the cluster setting turns its processors on; ``auto`` asks
+    for it from :data:`~adapter.page.SERVER_MMR_MIN_LAMBDA` up, where it was measured as good."""
+    options, caps = request.options, state.caps
+    if request.mmr_lambda is None or options.mmr is MMRPlace.CLIENT:
+        return False, None
+    if options.mmr is MMRPlace.AUTO and request.mmr_lambda < SERVER_MMR_MIN_LAMBDA:
+        return False, None  # the server's formula diversifies more at one lambda: measured worse below
+    why = None
+    if technique is not Technique.DENSE:
+        why = f"the server's MMR (ext.mmr) runs on a knn query alone, not {technique.value}"
+    elif request.rerank_top is not None or options.collapse is not None or options.sort:
+        why = "the server's MMR (ext.mmr) cannot follow rerank, collapse or a sort"
+    elif not caps.server_mmr:
+        why = f"the server's MMR (ext.mmr) needs the k-NN plugin 3.3+, the cluster runs {caps.version}"
+    elif not caps.server_mmr_enabled:
+        why = ("the server's MMR is off on this cluster: enable it with PUT _cluster/settings {\"persistent\": "
+               "{\"cluster.search.enabled_system_generated_factories\": [\"mmr_over_sample_factory\", \"mmr_rerank_factory\"]}} "
+               "(or `hybrid init --server-mmr`)")
+    if why is None:
+        return True, None
+    return False, (f"{why}: MMR ran in the client" if options.mmr is MMRPlace.SERVER else None)
+
+
+def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups: Lookups, vector: np.ndarray | None, *,
+                allow_fallback: bool = True, refused: str | None = None) -> SearchPlan:
+    """The whole plan of one search (``vector``: the query's, where it needs one)."""
+    technique, fixed, pipeline = request.technique, request.fusion, request.pipeline
+    plan: FusionPlan | None = None
+    choice, signals = None, Signals()
+    if technique in (Technique.HYBRID, Technique.CLIENT):
+        policy = adaptive_policy(state, request)
+        if policy is not None:
+            choice, signals = choose(policy, state, lookups, request)
+            fixed = policy.fusion(choice)
+        if technique is Technique.HYBRID:
+            plan = plan_fusion(state, lookups, fixed, pipeline, allow_fallback=allow_fallback, refused=refused)
+        else:
+            plan = client_plan(state, lookups, fixed, pipeline)
+        if plan.fused_by is FusedBy.CLIENT:
+            technique = Technique.CLIENT
+        elif plan.fused_by is FusedBy.SERVER_INLINE and state.caps.in_query_fusion and not request.explain:
+            # A cluster with in-query fusion needs no pipeline in the request (the explanation
+            # response processor still does).
+            plan = replace(plan, fused_by=FusedBy.SERVER_QUERY, inline=None)
+    elif technique is Technique.CLIENT_RRF:
+        plan = FusionPlan(fixed or RRF(), FusedBy.CLIENT)
+    server_mmr, mmr_notice = mmr_place(state, technique, request)
+    page = plan_page(request.options, state.caps, technique.value, post=request.post)
+    stage = FirstStage(request.query, vector, request.filters, shape.depth, shape.page_from, shape.page_size,
+                       with_vectors=request.mmr_lambda is not None and not server_mmr, page=page)
+    notices = tuple(n for n in (plan.notice if plan else None, mmr_notice, *page.notices) if n)
+    return SearchPlan(technique, plan, stage, server_mmr, choice, notices, signals)
+

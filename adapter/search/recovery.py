@@ -1,0 +1,107 @@
+"""Retries and fallbacks of a search, in one place.
+
+A search runs as attempts. An attempt that meets one of these ends with a :class:`Recover`, and the
+search is planned again on a new :class:`~.state.IndexState` (never by changing the old one):
+
+- :class:`AliasMoved`: hits came from an index the searcher did not open, or the server refused
+  the query vector's dimension, and the alias no longer holds the old index (a migration swapped
+  it): the new index is read (its embedder, fields, default pipeline) and the query runs there;
+- :class:`FusionRefused`: the cluster refused a fusion it was thought to run (Elasticsearch: 400
+  unknown retriever, 403 licence): the capability goes, and the plan falls back, saying why;
+- :class:`PaginationDepthRejected`: a Serverless collection refused the hybrid query's
+  ``pagination_depth``: it is sent without it from then on (every result says so);
+- :class:`PartialAnswer`: shards failed (a node leaving loses its search contexts): asked once more
+  a moment later, when their other copies answer; still partial, the answer is used with a notice.
+
+Each kind recovers at most once per search. The record of what a search sent is the last
+attempt's, after the partially answered requests of an attempt asked again; a refused request is
+not in it (it counts in ``SearchResult.requests``: it cost a round trip).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable, Generic, Sequence, TypeVar
+
+from ..engines.port import recording
+from ..errors import IndexMismatchError
+from ..fusion import Fusion
+from ..types import SentRequest
+from .state import IndexState
+
+T = TypeVar("T")
+Follow = Callable[[IndexState, "AliasMoved"], IndexState]
+PARTIAL_RETRY_PAUSE_S = 0.2  # a node leaving or joining: its shards' other copies answer a moment later
+
+
+class Recover(Exception):
+    """An attempt that must be planned again (caught by :func:`run`, never seen by callers)."""
+
+    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+        """The state and the attempt to run next (``sent``: what the ended attempt sent)."""
+        raise NotImplementedError
+
+
+class AliasMoved(Recover, IndexMismatchError):
+    def __init__(self, alias: str, old: str, new: Sequence[str]) -> None:
+        self.old = old
+        super().__init__(f"the alias {alias} no longer points to {old} (hits came from {', '.join(new)})")
+
+    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+        return follow(state, self), attempt
+
+
+class FusionRefused(Recover):
+    def __init__(self, fusion: Fusion, why: str) -> None:
+        self.fusion, self.why = fusion, why
+        super().__init__(why)
+
+    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+        return (state.with_caps(state.caps.without(self.fusion)),
+                replace(attempt, refused=self.why, spent_requests=attempt.spent_requests + len(sent)))
+
+
+class PaginationDepthRejected(Recover):
+    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+        return state.with_caps(replace(state.caps, pagination_depth=False)), attempt
+
+
+class PartialAnswer(Recover):
+    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+        time.sleep(PARTIAL_RETRY_PAUSE_S)
+        return state, replace(attempt, accept_partial=True, earlier=attempt.earlier + tuple(sent))  # it was answered: listed
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """How this attempt runs, from what the previous ones met."""
+
+    accept_partial: bool = False  # use a partial answer, with a notice (the second time)
+    refused: str | None = None  # why the cluster refused the fusion planned before (the fallback's notice)
+    spent_requests: int = 0  # requests of earlier attempts that count in the result
+    earlier: tuple[SentRequest, ...] = ()  # requests of earlier attempts the result lists (answered, partially)
+    met: frozenset[type[Recover]] = frozenset()
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[T]):
+    value: T
+    state: IndexState
+    attempt: Attempt
+    sent: tuple[SentRequest, ...] = field(default=())
+
+
+def run(once: Callable[[IndexState, Attempt], T], state: IndexState, follow: Follow) -> Outcome[T]:
+    """``once(state, attempt)`` until it ends without a :class:`Recover`; ``follow`` reads the index
+    the alias moved to. A kind met twice is not recovered again: its error is raised."""
+    attempt = Attempt()
+    while True:
+        with recording() as sent:
+            try:
+                return Outcome(once(state, attempt), state, attempt, attempt.earlier + tuple(sent))
+            except Recover as recover:
+                if type(recover) in attempt.met:
+                    raise
+                met = replace(attempt, met=attempt.met | {type(recover)})
+                state, attempt = recover.recovered(state, met, sent, follow)

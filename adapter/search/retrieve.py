@@ -1,0 +1,191 @@
+"""The retrieve stage: every request a search sends, through the engine's port, and what the answers
+say about the index (hits from another index: the alias moved; a refused fusion; a partial answer),
+raised as :mod:`.recovery` signals. One :class:`Retriever` serves one attempt of one search."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .. import responses
+from ..adaptive import match_quality
+from ..catalog import alias_indices, mapped_fields, max_clause_count, read_pipeline
+from ..engines import Engine
+from ..engines.port import Cluster, recording
+from ..errors import BackendError, IndexMismatchError, InputError
+from ..fusion import LEGS, Fusion
+from ..queries import field_boosts, filter_field
+from ..responses import RawHit
+from ..signals import term_coverage
+from . import bodies
+from .answers import Answer, Legs
+from .planning import FirstStage, FusionPlan, Signals
+from .recovery import AliasMoved, Attempt, FusionRefused, PaginationDepthRejected, PartialAnswer
+from .state import IndexState
+
+Json = Mapping[str, Any]
+
+
+class Retriever:
+    """Sends one attempt's requests for ``state``; its notices are about the answers (partial ones)."""
+
+    def __init__(self, cluster: Cluster, engine: Engine, state: IndexState, attempt: Attempt) -> None:
+        self.cluster, self.engine, self.state, self.attempt = cluster, engine, state, attempt
+        self.notices: list[str] = []
+
+    @property
+    def alias(self) -> str:
+        return self.state.alias
+
+    # -- sending ---------------------------------------------------------------------------------
+    def search(self, body: Mapping[str, Any], *, pipeline: str | None = None) -> Json:
+        with self._moved_if_refused():
+            resp = self.cluster.search(self.alias, body, pipeline=pipeline, action=f"searching {self.alias}")
+        self._check(resp)
+        return resp
+
+    def msearch(self, bodies_: Sequence[Mapping[str, Any]]) -> tuple[float, list[Json]]:
+        """(the server's ``took`` for the whole request, one answer per body)."""
+        action = f"searching {self.alias}"
+        with self._moved_if_refused():
+            resp = self.cluster.msearch(self.alias, bodies_, action=action)
+            out = responses.msearch_responses(resp, action)
+        for answer in out:
+            self._check(answer)
+        # The legs run in parallel on the server: the request's took, not the sum of the legs'.
+        return float(resp.get("took", max((responses.took(r) for r in out), default=0))), out
+
+    def _check(self, resp: Json) -> None:
+        """Hits from another index are fine while the alias still includes ours (an alias over several
+        indices); else the alias moved. A partial answer is asked again once, then used with a notice."""
+        served = frozenset(h.get("_index") for h in (resp.get("hits") or {}).get("hits", [])) - {None}
+        ours = self.state.info.index
+        if served - {ours} and not self.state.members.get(served, lambda: ours in alias_indices(self.cluster, self.alias)):
+            raise AliasMoved(self.alias, ours, sorted(served - {ours}))
+        failed, total, reasons = responses.shard_failures(resp)
+        if failed and not self.attempt.accept_partial:
+            raise PartialAnswer(f"{failed} of {total} shards failed")
+        if failed:
+            self.notices.append(f"partial result: {failed} of {total} shards failed even when asked again "
+                                f"({'; '.join(reasons) or 'no reason given'}); their hits are missing")
+
+    @contextlib.contextmanager
+    def _moved_if_refused(self) -> Iterator[None]:
+        """A request refused because the alias moved to an index of another vector dimension (a 400
+        naming the dimension) is followed like hits from another index."""
+        try:
+            yield
+        except BackendError as exc:
+            if exc.status != 400 or "dimension" not in (exc.reason or "").lower():
+                raise
+            now = alias_indices(self.cluster, self.alias)
+            if now and self.state.info.index not in now:
+                raise AliasMoved(self.alias, self.state.info.index, now) from exc
+            raise
+
+    # -- first stages ----------------------------------------------------------------------------
+    def single_leg(self, stage: FirstStage, query: dict[str, Any], mmr: tuple[float, int] | None = None) -> Answer:
+        resp = self.search(bodies.single_leg(self.engine, self.state, stage, query, mmr))
+        return Answer(tuple(responses.hits(resp)), responses.facets(resp, stage.page.options.facets), responses.took(resp), 1)
+
+    def hybrid(self, stage: FirstStage, plan: FusionPlan, *, explain: bool) -> Json | None:
+        """The hybrid request (None: the page lies past the end of the fused list, which the server refuses)."""
+        body = bodies.hybrid(self.engine, self.state, stage, plan, explain=explain)
+        try:
+            return self.search(body, pipeline=plan.pipeline)
+        except BackendError as exc:
+            reason = exc.reason or ""
+            why = self.engine.refused_fusion(exc)
+            if why is not None:
+                raise FusionRefused(plan.fusion, why) from exc
+            hybrid = (body.get("query") or {}).get("hybrid") or {}
+            if self.state.caps.serverless and exc.status == 400 and "pagination_depth" in reason and "pagination_depth" in hybrid:
+                raise PaginationDepthRejected(reason) from exc
+            if exc.status == 400 and "increase pagination_depth" in reason:
+                return None
+            raise
+
+    def legs(self, stage: FirstStage, *, fields: Sequence[str] = (), extra: Sequence[Mapping[str, Any]] = ()) -> Legs:
+        """Both legs to the stage's depth in one ``_msearch``, with ``extra`` bodies (answers after)."""
+        if stage.vector is None:
+            raise ValueError("the legs need the query vector")
+        legs = bodies.leg_bodies(self.engine, self.state, stage.query, stage.vector, stage.depth, stage.filters, fields)
+        took, answers = self.msearch([*legs, *extra])
+        return Legs(tuple(tuple(responses.hits(r)) for r in answers[: len(LEGS)]), took, tuple(answers[len(LEGS):]))
+
+    def facets_apart(self, stage: FirstStage) -> Json:
+        return self.search(bodies.facets(self.engine, self.state, stage))
+
+    def documents(self, ids: Sequence[str], stage: FirstStage) -> dict[str, RawHit]:
+        """The final page's documents: their sources (``_mget``), or with highlights (a search for exactly them)."""
+        if not ids:
+            return {}
+        action = f"fetching documents from {self.alias}"
+        if stage.page.highlight:
+            resp = self.cluster.search(self.state.info.index, bodies.highlighted(self.state, stage, ids), action=action)
+            return {r.id: r for r in responses.hits(resp)}
+        docs = self.cluster.mget(self.state.info.index, ids, exclude=bodies.exclude(self.state, stage), action=action)
+        return {d["_id"]: RawHit(d["_id"], 0.0, d.get("_source", {})) for d in docs if d.get("found")}
+
+    # -- what planning and the result ask --------------------------------------------------------
+    def stored_fusion(self, name: str) -> Fusion | None:
+        """The fusion of a stored pipeline, read once per state (None: no such pipeline). A pipeline
+        deleted later still fails loudly: the server rejects the request naming it."""
+
+        def read() -> Fusion | None:
+            body = read_pipeline(self.cluster, name)
+            if body is None:
+                return None
+            fusion = self.engine.pipeline_fusion(body)
+            if fusion is None:
+                raise InputError(f"search pipeline {name!r} does not fuse hybrid results (no normalization or score-ranker processor)")
+            return fusion
+
+        return self.state.pipelines.get(name, read)
+
+    def render_pipeline(self, fusion: Fusion, state: IndexState) -> dict[str, Any]:
+        return self.engine.render_pipeline(fusion, state.caps)
+
+    def match_quality(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, Signals]:
+        """BM25's match quality for ``query`` (:func:`adapter.adaptive.match_quality`) and what asking cost."""
+        quality, _, signals = self.evidence(query, filters)
+        return quality, signals
+
+    def evidence(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, float | None, Signals]:
+        """BM25's match quality and the query's term coverage (:func:`adapter.signals.term_coverage`),
+        from the BM25 leg's best hit and the query's term statistics; recorded apart from the search's
+        own requests."""
+        with recording() as sent:
+            resp = self.search(bodies.top_bm25(self.state, query, filters))
+        top = responses.hits(resp)
+        tv = self.cluster.termvectors(self.state.info.index, bodies.term_statistics(self.state, query),
+                                      action=f"reading term statistics of {self.alias}")
+        fields = responses.term_statistics(tv, field_boosts(self.state.text_leg.fields))
+        quality = match_quality(top[0].score if top else 0.0, fields, legacy_bm25=self.state.caps.legacy_bm25)
+        return quality, term_coverage(fields), Signals(responses.took(resp) + float(tv.get("took", 0) or 0), 2, tuple(sent))
+
+    def max_clauses(self) -> int:
+        return self.state.facts.get("max_clause_count", lambda: max_clause_count(self.cluster))
+
+    def unknown_filter_fields(self, filters: Mapping[str, Any]) -> list[str]:
+        """Filters on a field the index does not map match nothing; say so (asked when a filtered search is empty)."""
+        fields = mapped_fields(self.cluster, self.state.info.index)
+        metadata = sorted(f.split(".", 1)[1] for f in fields if f.startswith("metadata.") and f.count(".") == 1)
+        return [
+            f"filter field {key!r} ({filter_field(key)}) is not in the mapping of {self.state.info.index}: no document has it, "
+            f"so the filter matches nothing (metadata fields: {', '.join(metadata) or 'none'})"
+            for key in filters if filter_field(key) not in fields
+        ]
+
+
+def vector_of(state: IndexState, query: str, vector: Sequence[float] | None) -> np.ndarray:
+    """The query's vector: the one given (checked against the index's dimension), else the index's embedder's."""
+    if vector is not None:
+        arr = np.asarray(vector, dtype=np.float32)
+        dimension = state.info.fingerprint.dimension
+        if arr.shape != (dimension,):
+            raise IndexMismatchError(f"the query vector has shape {arr.shape}; index {state.alias!r} expects ({dimension},)")
+        return arr
+    return state.embedder().embed_query(query)

@@ -1,0 +1,255 @@
+"""The :class:`Searcher`: one index, searched by composing the stages per request."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..adaptive import AdaptivePolicy, Calibration
+from ..assets import IndexNames
+from ..capabilities import Capabilities
+from ..catalog import IndexInfo, read_index_info
+from ..embedders import Embedder
+from ..engines import Engine, cluster_for
+from ..errors import IndexMismatchError, InputError
+from ..fusion import Fusion
+from ..page import SearchOptions
+from ..queries import TextLeg, clean_query, query_words
+from ..rerank import Reranker
+from ..types import FusedBy, Hit, SearchResult, Technique
+from . import assemble, post, recovery
+from .compose import BY_TECHNIQUE, FirstHits
+from .planning import FirstStage, FusionPlan, SearchPlan, plan_fusion, plan_search
+from .request import SearchRequest, Shape, TechniqueLike
+from .retrieve import Retriever, vector_of
+from .state import Given, HybridFusion, IndexState, split_fusion
+
+CLAUSE_CHECK_FLOOR = 64  # below this many term clauses a query is not checked against the cluster's limit
+
+
+@dataclass(frozen=True)
+class Found:
+    """What one attempt found: the plan it ran, the final hits and the notices about them."""
+
+    plan: SearchPlan
+    first: FirstHits
+    hits: tuple[Hit, ...]
+    notices: tuple[str, ...]
+
+
+class Searcher:
+    """Search one hybrid index. Use :meth:`open`; the constructor takes what it reads.
+
+    ``embedder`` defaults to the one recorded in the index's fingerprint (loaded on first use, and
+    only when its spec is in ``allowed_models``, see :func:`~adapter.embedders.load_index_embedder`);
+    a given embedder must match that fingerprint. ``depth`` is the candidate depth per leg.
+    ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches; an
+    :class:`~adapter.adaptive.AdaptivePolicy` chooses the weights per query. Without either, the
+    searcher follows the index: adaptive when ``hybrid init`` made it so, else its default pipeline.
+
+    One searcher is safe across threads: each search reads the current :class:`~.state.IndexState`
+    once; what changes it (the alias moved, the cluster refused a fusion) publishes a new one.
+    """
+
+    def __init__(self, client: Any, info: IndexInfo, caps: Capabilities, embedder: Embedder | None = None, *,
+                 engine: Engine | None = None, reranker: Reranker | None = None, text_leg: TextLeg | None = None,
+                 fusion: HybridFusion | None = None, pipeline: str | None = None, depth: int = 100, allow_fallback: bool = True,
+                 allowed_models: Sequence[str] | None = None) -> None:
+        if depth < 1:
+            raise InputError(f"depth must be at least 1, got {depth}")
+        self.client = client
+        self.cluster = cluster_for(client, engine)  # the port: every request goes through it
+        self.engine = self.cluster.engine
+        self.reranker = reranker
+        self.depth = depth
+        self.allow_fallback = allow_fallback
+        self._state = IndexState.of(info, caps, Given(embedder, text_leg, fusion, pipeline, allowed_models))
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, client: Any, alias: str, embedder: Embedder | None = None, *, engine: Engine | None = None,
+             **options: Any) -> Searcher:
+        """A searcher for the hybrid index behind ``alias``: reads the index and probes the cluster."""
+        cluster = cluster_for(client, engine)
+        info = read_index_info(cluster, alias)
+        return cls(client, info, cluster.probe(), embedder, engine=cluster.engine, **options)
+
+    # -- the current state, read-only ------------------------------------------------------------
+    @property
+    def state(self) -> IndexState:
+        return self._state
+
+    @property
+    def info(self) -> IndexInfo:
+        return self._state.info
+
+    @property
+    def caps(self) -> Capabilities:
+        return self._state.caps
+
+    @property
+    def alias(self) -> str:
+        return self._state.alias
+
+    @property
+    def names(self) -> IndexNames:
+        return IndexNames(self.alias)
+
+    @property
+    def text_leg(self) -> TextLeg:
+        return self._state.text_leg
+
+    @property
+    def fusion(self) -> HybridFusion:
+        """The default of hybrid searches: an adaptive policy, or a fixed fusion."""
+        return self._state.default
+
+    @property
+    def pipeline(self) -> str | None:
+        return self._state.pipeline
+
+    @property
+    def policy(self) -> AdaptivePolicy:
+        return self._state.policy
+
+    @property
+    def calibration(self) -> Calibration | None:
+        return self._state.calibration
+
+    @property
+    def allowed_models(self) -> Sequence[str] | None:
+        return self._state.given.allowed_models
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._state.embedder()
+
+    def _publish(self, old: IndexState, new: IndexState) -> None:
+        """``new`` replaces ``old`` for the searches after (unless another search replaced it first)."""
+        with self._lock:
+            if self._state is old:
+                self._state = new
+
+    # -- building blocks -------------------------------------------------------------------------
+    def query_vector(self, query: str, vector: Sequence[float] | None = None) -> np.ndarray:
+        return vector_of(self._state, query, vector)
+
+    def plan_fusion(self, fusion: Fusion | None = None, pipeline: str | None = None) -> FusionPlan:
+        """Where ``fusion`` (default: the searcher's) would run: a stored pipeline, a temporary one,
+        the request itself (Elasticsearch), or the client."""
+        state = self._state
+        retriever = Retriever(self.cluster, self.engine, state, recovery.Attempt())
+        return plan_fusion(state, retriever, fusion, pipeline, allow_fallback=self.allow_fallback)
+
+    def legs(self, query: str, *, depth: int | None = None, filters: Mapping[str, Any] | None = None,
+             query_vector: Sequence[float] | None = None) -> list[list[tuple[str, float]]]:
+        """Each leg's ranked ``(id, raw score)`` list to ``depth``, from one ``_msearch`` (for tuning
+        fusion offline: :func:`adapter.fusion.fuse`)."""
+        query = clean_query(query)
+
+        def once(state: IndexState, attempt: recovery.Attempt) -> list[list[tuple[str, float]]]:
+            vector = vector_of(state, query, query_vector)
+            stage = FirstStage(query, vector, filters, depth or self.depth, 0, 0, with_vectors=False)
+            return Retriever(self.cluster, self.engine, state, attempt).legs(stage).pairs()
+
+        return self._run(once, query_vector is not None).value
+
+    def query_match_quality(self, query: str, filters: Mapping[str, Any] | None = None) -> tuple[float | None, float]:
+        """BM25's match quality for ``query`` (:func:`adapter.adaptive.match_quality`) and the server's took."""
+        quality, _, took = self.query_evidence(query, filters)
+        return quality, took
+
+    def query_evidence(self, query: str, filters: Mapping[str, Any] | None = None) -> tuple[float | None, float | None, float]:
+        """BM25's match quality, the query's term coverage (:func:`adapter.signals.term_coverage`) and
+        the server's took, from the same two requests (the best BM25 hit; the term statistics)."""
+        retriever = Retriever(self.cluster, self.engine, self._state, recovery.Attempt(accept_partial=True))
+        quality, coverage, signals = retriever.evidence(clean_query(query), filters)
+        return quality, coverage, signals.took
+
+    # -- the call --------------------------------------------------------------------------------
+    def search(self, query: str, *, technique: TechniqueLike = Technique.HYBRID, k: int = 10, from_: int = 0,
+               filters: Mapping[str, Any] | None = None, fusion: HybridFusion | None = None, pipeline: str | None = None,
+               depth: int | None = None, rerank_top: int | None = None, mmr_lambda: float | None = None,
+               mmr_candidates: int | None = None, explain: bool = False, query_vector: Sequence[float] | None = None,
+               options: SearchOptions | None = None) -> SearchResult:
+        """Run one query. ``rerank_top`` reranks that many first-stage hits (needs a reranker);
+        ``mmr_lambda`` diversifies the final list with MMR over ``mmr_candidates`` candidates.
+        ``options`` (:class:`~adapter.page.SearchOptions`): highlights, facets, collapse, a field
+        sort, a score floor, where MMR runs; a part the cluster cannot run for this technique is
+        run by the client, and the result says so in ``notices``. Raises :class:`~adapter.errors.InputError`
+        for bad parameters, :class:`~adapter.errors.CapabilityError` where a fallback is needed and
+        refused, :class:`~adapter.errors.BackendError` for the server's errors."""
+        started = time.perf_counter()
+        fixed, policy = split_fusion(fusion)
+        request = SearchRequest(query, Technique.parse(technique), k, from_, filters, fixed, policy, pipeline, depth, rerank_top,
+                                mmr_lambda, mmr_candidates, explain, query_vector, options or SearchOptions())
+        outcome = self._run(lambda state, attempt: self._attempt(request, state, attempt), query_vector is not None)
+        found, plan = outcome.value, outcome.value.plan
+        fused = plan.fusion
+        return SearchResult(
+            query=request.query, technique=plan.technique, hits=found.hits,
+            fused_by=fused.fused_by if fused else FusedBy.NONE, fusion=fused.fusion if fused else None,
+            pipeline=fused.pipeline if fused else None, took_ms=float(found.first.took + plan.signals.took),
+            total_ms=(time.perf_counter() - started) * 1000.0, notices=found.notices,
+            requests=found.first.requests + plan.signals.requests + outcome.attempt.spent_requests,
+            sent=outcome.sent + plan.signals.sent,  # the search's own requests first, then adaptive signals'
+            choice=plan.choice, aggregations=found.first.facets)
+
+    def _run(self, once: Callable[[IndexState, recovery.Attempt], recovery.T], vector_given: bool) -> recovery.Outcome[recovery.T]:
+        old = self._state
+
+        def follow(state: IndexState, moved: recovery.AliasMoved) -> IndexState:
+            info = read_index_info(self.cluster, state.alias)
+            try:
+                return state.moved_to(info, query_vector_given=vector_given)
+            except IndexMismatchError as exc:
+                raise exc from moved
+
+        outcome = recovery.run(once, old, follow)
+        if outcome.state is not old:
+            self._publish(old, outcome.state)
+        return outcome
+
+    def _attempt(self, request: SearchRequest, state: IndexState, attempt: recovery.Attempt) -> Found:
+        shape = Shape.of(request, default_depth=self.depth, max_window=state.info.max_window, has_reranker=self.reranker is not None)
+        retriever = Retriever(self.cluster, self.engine, state, attempt)
+        if request.technique is not Technique.DENSE:
+            _check_clauses(request.query, state, retriever.max_clauses)
+        vector = vector_of(state, request.query, request.query_vector) if request.needs_vector else None
+        plan = plan_search(request, shape, state, retriever, vector, allow_fallback=self.allow_fallback, refused=attempt.refused)
+        first = BY_TECHNIQUE[plan.technique](retriever, plan, request)
+        hits = self._post(request, plan, first, state)
+        notices = [*plan.notices, *first.notices, *retriever.notices,
+                   *assemble.past_the_end(hits, plan.technique, shape.page_from, shape.depth)]
+        if assemble.unknown_fields_asked(hits, request.filters) and request.filters:
+            notices += retriever.unknown_filter_fields(request.filters)
+        return Found(plan, first, tuple(hits), tuple(notices))
+
+    def _post(self, request: SearchRequest, plan: SearchPlan, first: FirstHits, state: IndexState) -> list[Hit]:
+        """Rerank, MMR in the client, the page cut after either, the stored vectors stripped."""
+        hits = list(first.hits)
+        if request.rerank_top is not None and self.reranker is not None:
+            hits = post.rerank(self.reranker, request.query, hits[: request.rerank_top])
+        if request.mmr_lambda is not None and not plan.server_mmr and plan.stage.vector is not None:
+            hits = post.diversify(plan.stage.vector, hits, field=state.info.vector_field, k=request.wanted, lambda_=request.mmr_lambda)
+        if request.post:
+            hits = post.page(hits, request.from_, request.k)
+        return post.strip(hits, state.info.vector_field) if plan.stage.with_vectors else hits
+
+
+def _check_clauses(query: str, state: IndexState, max_clauses: Callable[[], int]) -> None:
+    """Refuse a query the server would refuse: one term clause per distinct word and text field,
+    against the cluster's ``indices.query.bool.max_clause_count`` (read once, for long queries)."""
+    words, fields = query_words(query), len(state.text_leg.fields)
+    if words * fields <= CLAUSE_CHECK_FLOOR:
+        return
+    limit = max_clauses()
+    if words * fields > limit:
+        raise InputError(
+            f"the query has {words} distinct words; over {fields} text fields that is {words * fields} clauses, more "
+            f"than the cluster allows (indices.query.bool.max_clause_count = {limit}). Shorten the query "
+            f"to at most {limit // fields} distinct words")
