@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from adapter.adaptive import AdaptivePolicy
-from adapter.capabilities import Capabilities
+from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.catalog import IndexInfo
 from adapter.engines.port import record
 from adapter.errors import CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
@@ -31,9 +32,9 @@ pytestmark = pytest.mark.unit
 
 FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 2, True)
 INFO = IndexInfo("docs", "docs-v1", FP, default_pipeline="docs-min_max-arithmetic_mean")
-OS_3 = Capabilities.opensearch("3.6.0")
-OS_2 = Capabilities.opensearch("2.19.1")
-ES_BASIC = Capabilities.elasticsearch("9.2.4", modules=())
+OS_3 = opensearch_capabilities("3.6.0")
+OS_2 = opensearch_capabilities("2.19.1")
+ES_BASIC = elasticsearch_capabilities("9.2.4", modules=())
 
 
 class StoredPipelines:
@@ -163,7 +164,7 @@ def test_post_processing_reorders_keeps_the_first_stage_score_and_strips_vectors
 
 # -- recovery and state -------------------------------------------------------------------------------
 def test_each_recovery_plans_again_on_a_new_state_and_lists_what_the_result_came_from():
-    first = state(Capabilities.elasticsearch("9.2.4", modules=("rank-rrf",), license="trial"))
+    first = state(elasticsearch_capabilities("9.2.4", modules=("rank-rrf",), license="trial"))
     seen = []
 
     def once(s, attempt):
