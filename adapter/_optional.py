@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
 from .errors import ConfigurationError
 
@@ -30,7 +31,7 @@ EXTRAS = {
 }
 
 
-def require(module: str, purpose: str):
+def require(module: str, purpose: str) -> ModuleType:
     """Import ``module`` or raise :class:`ConfigurationError` saying which extra brings it."""
     try:
         return importlib.import_module(module)

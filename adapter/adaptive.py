@@ -36,7 +36,7 @@ import enum
 import json
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -420,7 +420,7 @@ FAMILIES = {
 }
 
 
-def _candidates(base: AdaptivePolicy, family: str):
+def _candidates(base: AdaptivePolicy, family: str) -> Iterator[AdaptivePolicy]:
     space = FAMILIES[family]
     for offset in space.get("bias", (0.0,)):
         for slope in space.get("query", (base.query,)):
@@ -431,12 +431,12 @@ def _candidates(base: AdaptivePolicy, family: str):
 def _fit(base: AdaptivePolicy, family: str, examples: Sequence[Example], calibration: Calibration | None,
          grid: Sequence[float]) -> tuple[AdaptivePolicy, float]:
     """The family's best candidate on ``examples``; ties go to the one closest to ``base``."""
-    best, best_key = base, None
+    best, best_key = base, (float("-inf"), 0.0)
     for cand in _candidates(base, family):
         score = score_policy(cand, examples, calibration, grid)
         distance = abs(cand.bias - base.bias) + abs(cand.query - base.query) + abs(cand.exact - base.exact)
         key = (round(score, 9), -distance)
-        if best_key is None or key > best_key:
+        if key > best_key:
             best, best_key = cand, key
     return best, best_key[0]
 

@@ -31,9 +31,12 @@ elasticsearch``) the language analyzers, ``asciifolding`` and the stemmers are m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from .capabilities import Capabilities
 
 STEMPEL = "analysis-stempel"
 ICU = "analysis-icu"
@@ -55,7 +58,7 @@ class AnalysisSupport:
     analysis_common: bool = True  # the analysis-common module: language analyzers, asciifolding, stemmers
 
     @classmethod
-    def of(cls, caps) -> AnalysisSupport:
+    def of(cls, caps: Capabilities) -> AnalysisSupport:
         """From :class:`~adapter.capabilities.Capabilities`."""
         return cls(tuple(p for p in caps.plugins if p.startswith("analysis-")), tuple(caps.hunspell), f"{caps.engine} {caps.version}",
                    analysis_common=caps.analysis_common)
@@ -107,7 +110,7 @@ def text_analysis(analyzer: str, support: AnalysisSupport | None) -> TextAnalysi
             f"analyzer {analyzer!r} is rendered from what the cluster has (analysis plugins, Hunspell dictionaries); "
             "render it for a cluster: `hybrid init` probes it, `hybrid render` takes --plugin and --hunspell"
         )
-    fold = support.folding
+    fold = support.folding or "asciifolding"  # analysis-common is there (checked above)
     if analyzer == "polish":
         if STEMPEL in support.plugins:
             return TextAnalysis("polish_folding", {}, {"polish_folding": _custom(["lowercase", "polish_stop", "polish_stem", fold])})
@@ -160,13 +163,13 @@ def _without_common(name: str, support: AnalysisSupport) -> TextAnalysis:
             )
         base = name.removesuffix("_hunspell")
         analyzer, stop, stem = f"{base}_hunspell", f"{base}_stop", f"{base}_hunspell_stem"
-        filters: dict[str, Any] = {stem: _hunspell(locale)}
+        own: dict[str, Any] = {stem: _hunspell(locale)}
         chain = ["lowercase"]
         if stopwords:
-            filters[stop] = {"type": "stop", "stopwords": stopwords}
+            own[stop] = {"type": "stop", "stopwords": stopwords}
             chain.append(stop)
         chain += [stem, *([fold] if fold else [])]
-        return TextAnalysis(analyzer, filters, {analyzer: _custom(chain)}, own_block=True, notices=(
+        return TextAnalysis(analyzer, own, {analyzer: _custom(chain)}, own_block=True, notices=(
             f"analyzer {name}: {where}, so it is rebuilt from core parts as {analyzer} (standard tokenizer, lowercase, "
             + (f"{stopwords} stop words, " if stopwords else "") + f"Hunspell {locale} stems)"
             + ("" if fold else "; accents are not folded"),))

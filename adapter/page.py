@@ -31,12 +31,15 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .documents import PARENT_FIELD
 from .errors import InputError
 from .types import parse_enum
 from .queries import filter_field
+
+if TYPE_CHECKING:
+    from .capabilities import Capabilities
 
 T = TypeVar("T")
 MAX_FACETS = 20
@@ -170,7 +173,7 @@ class PagePlan:
         return tuple(dict.fromkeys(fields))
 
 
-def plan_page(options: SearchOptions, caps, technique: str, *, post: bool = False) -> PagePlan:
+def plan_page(options: SearchOptions, caps: Capabilities, technique: str, *, post: bool = False) -> PagePlan:
     """Decide where each part runs on a cluster with ``caps`` for ``technique`` (``bm25``,
     ``dense``, ``hybrid``, ``client-rrf``, ``client``); ``post``: rerank or MMR reorders the first stage."""
     if options.sort and post:
@@ -191,7 +194,7 @@ def plan_page(options: SearchOptions, caps, technique: str, *, post: bool = Fals
         notices.append(f"aggregations with the hybrid query need OpenSearch 2.13+ ({version} has none): the facets come from "
                        "a separate request over the documents either leg matches")
     collapse_on_server = o.collapse is not None and caps.hybrid_collapse
-    inner_on_server = collapse_on_server and bool(o.collapse.inner_hits) and caps.collapse_inner_hits
+    inner_on_server = collapse_on_server and o.collapse is not None and bool(o.collapse.inner_hits) and caps.collapse_inner_hits
     if o.collapse is not None and not collapse_on_server:
         notices.append(f"collapse on a hybrid query needs OpenSearch 3.1+ ({version} would ignore it): one hit per "
                        f"{o.collapse.field} was kept by the client from the fused list (each leg's top depth)")
@@ -262,11 +265,11 @@ def page_clauses(plan: PagePlan, *, text_fields: Sequence[str], text_query: Mapp
         body["highlight"] = highlight_clause(o, text_fields, text_query)
     if plan.facets_in_query:
         body["aggs"] = facet_aggs(o)
-    if plan.collapse_on_server:
+    if plan.collapse_on_server and o.collapse is not None:
         body["collapse"] = collapse_clause(o.collapse, inner_hits=plan.inner_hits_on_server, exclude_source=exclude_source)
     if plan.sort_on_server:
         body["sort"] = sort_clause(o.sort)
-    if plan.min_score_on_server:
+    if plan.min_score_on_server and o.min_score is not None:
         body["min_score"] = float(o.min_score)
     if plan.field_values:
         body["docvalue_fields"] = list(plan.field_values)
@@ -324,10 +327,12 @@ def client_steps(items: Sequence[T], plan: PagePlan, *, score: Callable[[T], flo
     then the sort, then collapse (so each group keeps its best hit by the sort, or by score).
     Returns one ``(hit, others of its group)`` per kept hit."""
     o = plan.options
-    if plan.min_score_by_client:
-        items = [i for i in items if score(i) >= o.min_score]
+    floor = o.min_score
+    if plan.min_score_by_client and floor is not None:
+        items = [i for i in items if score(i) >= floor]
     if plan.sort_by_client:
         items = sort_hits(items, o.sort, lambda i, name: field_value(fields(i), name))
-    if plan.collapse_by_client:
-        return collapse_hits(items, lambda i: field_value(fields(i), o.collapse.field), o.collapse.inner_hits)
+    collapse = o.collapse
+    if plan.collapse_by_client and collapse is not None:
+        return collapse_hits(items, lambda i: field_value(fields(i), collapse.field), collapse.inner_hits)
     return [(i, []) for i in items]

@@ -78,7 +78,7 @@ def filter_clauses(filters: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
     Keys without a dot address ``metadata.<key>`` (except the top-level id fields).
     """
-    clauses = []
+    clauses: list[dict[str, Any]] = []
     for key, value in (filters or {}).items():
         field = filter_field(key)
         if isinstance(value, Mapping):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -39,7 +39,7 @@ class CrossEncoderReranker:
         return f"CrossEncoderReranker({self.model_name!r})"
 
     @property
-    def model(self):
+    def model(self) -> Any:  # sentence_transformers.CrossEncoder, imported late
         if self._model is None:
             if Path(self.model_name).is_dir():
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -146,7 +146,7 @@ def bulk_disk_block(item: Mapping[str, Any]) -> str | None:
     """The reason, when a bulk item was refused by the index's ``read_only_allow_delete`` block: a
     ``cluster_block_exception`` with 429, which the server sets when disk usage passes the
     flood-stage watermark. Retrying it only waits (the bulk helpers take it for a full write queue)."""
-    op = next(iter(item.values()), {}) if item else {}
+    op: Any = next(iter(item.values()), {}) if item else {}
     error = op.get("error") if isinstance(op, Mapping) else None
     if bulk_status(item) == 429 and isinstance(error, Mapping) and error.get("type") == "cluster_block_exception":
         return str(error.get("reason") or "cluster_block_exception")

@@ -12,7 +12,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
 
 from .errors import InputError
 
@@ -189,7 +189,7 @@ def _dedupe(rows: Iterable[SourceDoc | RowError]) -> Iterator[SourceDoc | RowErr
         yield row
 
 
-def _lines(fh, limit: int | None) -> Iterator[tuple[str, int | None]]:
+def _lines(fh: TextIO, limit: int | None) -> Iterator[tuple[str, int | None]]:
     """``(line, None)`` per line, or ``("", bytes)`` for a line over ``limit`` characters, which is
     read through in pieces and dropped (memory: one piece, never the line)."""
     if limit is None:
@@ -215,7 +215,7 @@ def _lines(fh, limit: int | None) -> Iterator[tuple[str, int | None]]:
 def read_jsonl(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
     limit = row_limit(max_chars)
 
-    def rows():
+    def rows() -> Iterator[SourceDoc | RowError]:
         resolved = None
         # Decoded line by line: one bad byte costs its own line, not the file.
         with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
@@ -238,7 +238,7 @@ def read_jsonl(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_
                     yield RowError(line_no, f"expected a JSON object, got {type(record).__name__}")
                     continue
                 if resolved is None:
-                    resolved = fields.check(record.keys(), f"{path} line {line_no}")
+                    resolved = fields.check(list(record), f"{path} line {line_no}")
                 yield resolved.row(record, line_no)
 
     return _dedupe(rows())
@@ -300,7 +300,7 @@ def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEF
                     yield RowError(start, f"expected a JSON object, got {type(record).__name__}")
                     continue
                 if resolved is None:
-                    resolved = fields.check(record.keys(), f"{path} line {start}")
+                    resolved = fields.check(list(record), f"{path} line {start}")
                 yield resolved.row(record, start)
 
     return _dedupe(rows())
@@ -312,7 +312,7 @@ def read_csv(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MA
     # whole file; it is process-wide, so it is only ever raised.
     csv.field_size_limit(max(csv.field_size_limit(), limit or sys.maxsize))
 
-    def rows():
+    def rows() -> Iterator[SourceDoc | RowError]:
         with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
             reader = csv.DictReader(fh)
             if not reader.fieldnames:

@@ -61,44 +61,54 @@ def test_sixteen_threads_see_no_mixed_state_while_the_alias_moves(client, two_mo
     (old_index,), (new_index,) = alias_indices(client, alias), alias_indices(client, other)
     searcher = Searcher.open(client, alias, depth=20)  # its embedder comes from the index, as an application's would
     dimension = {"old": OLD.dimension, "new": NEW.dimension}
-    stop, results, failures, lock = threading.Event(), [], [], threading.Lock()
+    stop, moved, results, failures, lock = threading.Event(), threading.Event(), [], [], threading.Lock()
+    rounds = {(w, after): 0 for w in range(THREADS) for after in (False, True)}  # searches each worker finished, per side
 
     def search_loop(worker: int) -> None:
         i = 0
         while not stop.is_set():
-            technique = TECHNIQUES[(worker + i) % len(TECHNIQUES)]
+            technique, after = TECHNIQUES[(worker + i) % len(TECHNIQUES)], moved.is_set()
             try:
                 result = searcher.search(f"tok{(worker * 7 + i) % 60}x protein", technique=technique, k=5)
                 with lock:
-                    results.append((technique, result))
+                    results.append((technique, after, result))
+                    rounds[worker, after] += 1
             except Exception as exc:  # noqa: BLE001 (counted: the target is zero)
                 failures.append(f"{technique}: {exc!r}")
             i += 1
+
+    def every_worker_searched(after: bool, times: int = len(TECHNIQUES), timeout: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not failures:
+            with lock:
+                if all(rounds[w, after] >= times for w in range(THREADS)):
+                    return
+            time.sleep(0.05)
+        raise AssertionError(f"not every worker searched {times} times ({'after' if after else 'before'} the move): {rounds}, {failures[:3]}")
 
     threads = [threading.Thread(target=search_loop, args=(w,)) for w in range(THREADS)]
     for t in threads:
         t.start()
     try:
-        time.sleep(1.5)
+        every_worker_searched(after=False)  # every technique, on the old index
         client.indices.update_aliases(body={"actions": [{"remove": {"index": old_index, "alias": alias}},
                                                         {"add": {"index": new_index, "alias": alias}}]})
-        time.sleep(2.5)
+        moved.set()
+        every_worker_searched(after=True)  # every technique again, each search started after the move
     finally:
         stop.set()
         for t in threads:
             t.join()
 
     assert failures == []
-    served = []
-    for technique, result in results:
+    for technique, after, result in results:
         versions = {h.source["metadata"]["version"] for h in result.hits}
         assert len(versions) == 1, (technique, result.ids, versions)  # one index per result
         (version,) = versions
-        served.append(version)
         sent = set().union(*(vectors(r.body, set()) for r in result.sent))
         if technique != "bm25":
             assert sent == {dimension[version]}, (technique, version, sent)  # that index's model, never the other's
-    assert served.count("old") > THREADS and served.count("new") > THREADS  # both sides of the move were searched
-    assert served[-THREADS:] == ["new"] * THREADS
+        if after:
+            assert version == "new", (technique, result.ids)  # a search that started after the move never sees the old index
     state = searcher.state  # one consistent value: the new index, its model, its fields and pipeline
     assert state.info.index == new_index and state.info.fingerprint == NEW.fingerprint and state.embedder() is NEW

@@ -25,6 +25,7 @@ from adapter.fusion import RRF, ScoreNormalization, ScoreSum
 from adapter.search import Searcher
 from adapter.types import FusedBy, Technique
 from tests.integration.test_evaluation import tiny_beir  # noqa: F401 (fixtures)
+from tests.conftest import drop_hybrid_index
 from tests.integration.test_search import searcher, support  # noqa: F401 (the seed's support index, Spanish, e5)
 
 pytestmark = pytest.mark.engine("elasticsearch")
@@ -67,8 +68,11 @@ def test_analyzers_the_node_lacks_are_rebuilt_said_or_refused(client, index_name
     spanish = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
     assert any("spanish_hunspell" in n and "es_ES" in n for n in spanish.notices)
     other = f"{index_name}-f"
-    folding = init_index(client, other, IndexSpec(e5.fingerprint))  # the default analyzer
-    assert any("NOT folded" in n for n in folding.notices)
+    try:
+        folding = init_index(client, other, IndexSpec(e5.fingerprint))  # the default analyzer
+        assert any("NOT folded" in n for n in folding.notices)
+    finally:
+        drop_hybrid_index(client, other)  # its templates too (the index_name fixture drops only its own)
     with pytest.raises(ConfigurationError, match="analysis-common"):
         init_index(client, f"{index_name}-e", IndexSpec(e5.fingerprint, analyzer="english"))
     assert client.indices.get(index=f"{index_name}-e*", allow_no_indices=True) == {}
