@@ -65,7 +65,7 @@ def examples(records: Mapping[str, QueryRecord], qrels: Mapping[str, Mapping[str
     """Per judged query, the nDCG@10 of its fused list (``normalization`` + arithmetic mean) at every
     BM25 weight of ``grid``."""
     qids = [q for q in records if q in qrels]
-    gains = {q: [] for q in qids}
+    gains: dict[str, list[float]] = {q: [] for q in qids}
     for w in grid:
         fusion = ScoreNormalization(normalization, weights=(w, round(1 - w, 6)))
         ranked = {q: [f.id for f in fuse(records[q].legs, fusion, leg_names=LEGS)[:10]] for q in qids}

@@ -227,21 +227,21 @@ def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str =
             ax.scatter(x, y, s=60, color=colors[_family(name, row)], edgecolors="black" if name in front else "none", zorder=3)
     if front:
         ax.plot(*zip(*[points[n] for n in front]), "--", color="0.3", lw=1, zorder=1, label="Pareto front (no technique is faster and better)")
-    labelled = dict.fromkeys(front)
-    for name, note in ((default, "product default"), (best_leg, "best single leg")):
-        if name in points:
-            labelled[name] = note
+    labelled: dict[str, str | None] = dict.fromkeys(front)
+    for marked, note in ((default, "product default"), (best_leg, "best single leg")):
+        if marked is not None and marked in points:
+            labelled[marked] = note
     span_x = (max(p[0] for p in points.values()) - min(p[0] for p in points.values())) or 1.0
     span_y = (max(p[1] for p in points.values()) - min(p[1] for p in points.values())) or 0.01
     placed: list[tuple[float, float]] = []
-    for name, note in sorted(labelled.items(), key=lambda item: -points[item[0]][1]):
+    for name, label in sorted(labelled.items(), key=lambda item: -points[item[0]][1]):
         x, y = points[name]
-        text = f"{name}\n{y:.3f}, {x:.0f} ms" + (f"  ({note})" if note else "")
+        text = f"{name}\n{y:.3f}, {x:.0f} ms" + (f"  ({label})" if label else "")
         # Points close to one already labelled get their label stacked further down, so none overlap.
         near = sum(1 for px, py in placed if abs(px - x) < 0.25 * span_x and abs(py - y) < 0.25 * span_y)
         placed.append((x, y))
         ax.annotate(text, (x, y), xytext=(8, 6 - 28 * near), textcoords="offset points", fontsize=8,
-                    fontweight="bold" if note else "normal", arrowprops=dict(arrowstyle="-", color="0.5", lw=0.5))
+                    fontweight="bold" if label else "normal", arrowprops=dict(arrowstyle="-", color="0.5", lw=0.5))
     xs = [float(r["server_ms_p50"]) for r in rows.values()]
     ys = [float(r[metric]) for r in rows.values()]
     pad_x, pad_y = (max(xs) - min(xs)) * 0.1 or 1.0, (max(ys) - min(ys)) * 0.1 or 0.01
@@ -258,15 +258,15 @@ def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str =
 
     names = list(rows)
     measures = [m for m in MEASURES if all(m in r for r in rows.values())]
-    x = np.arange(len(names))
+    slots = np.arange(len(names))
     width = 0.8 / max(1, len(measures))
     low = min(float(rows[n][m]) for n in names for m in measures)
     high = max(float(rows[n][m]) for n in names for m in measures)
     for i, m in enumerate(measures):
-        bars.bar(x + (i - (len(measures) - 1) / 2) * width, [float(rows[n][m]) for n in names], width, label=m)
+        bars.bar(slots + (i - (len(measures) - 1) / 2) * width, [float(rows[n][m]) for n in names], width, label=m)
     bars.set_ylim(max(0.0, low - 0.05), high + 0.08)  # room for the legend above the bars
     bars.set_ylabel(f"score (axis starts at {max(0.0, low - 0.05):.2f})")
-    bars.set_xticks(x)
+    bars.set_xticks(slots)
     bars.set_xticklabels(names, rotation=60, ha="right", fontsize=7)
     bars.legend(fontsize=8, ncol=len(measures), loc="upper left")
     bars.grid(axis="y", alpha=0.3)

@@ -11,7 +11,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -29,14 +29,15 @@ from ..embedders import Embedder
 from ..errors import InputError
 from ..errors import AssetError
 from ..fusion import client_only, fuse, same_ranking_up_to_ties
-from ..fusion import DEFAULT_WEIGHTS, LEGS, RRF, Normalization, ScoreNormalization
+from ..fusion import DEFAULT_WEIGHTS, LEGS, RRF, Fusion, Normalization, ScoreNormalization
 from ..learned import train as train_model
 from ..documents import PARENT_FIELD
 from ..metrics import Dataset, evaluate
 from ..page import Collapse, MMRPlace, SearchOptions
 from ..search import Searcher
 from ..sources import Chunking, FieldMap, RowError, SourceDoc, read_jsonl
-from ..types import Technique
+from ..rerank import Reranker
+from ..types import Hit, Technique
 from .report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
 from .adaptive import learn_policy
 from .perquery import TOP, FusionUsed, QueryRun
@@ -48,7 +49,7 @@ LEARNED_FUSION_ROW = "client-learned"  # the learned fusion model (adapter.learn
 Ranking = dict[str, list[tuple[str, float]]]
 
 
-def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: bool = False, mmr: float | None = None,
+def standard_techniques(caps: Capabilities, *, weights: Sequence[float] = DEFAULT_WEIGHTS, rerank: bool = False, mmr: float | None = None,
                         mmr_candidates: int = 30, policy: AdaptivePolicy | None = DEFAULT_POLICY,
                         collapse: bool = False) -> list[TechniqueSpec]:
     """bm25, dense, every server fusion the cluster has, client-rrf, each fusion only the client runs
@@ -80,7 +81,7 @@ def standard_techniques(caps: Capabilities, *, weights=DEFAULT_WEIGHTS, rerank: 
     return out
 
 
-def fusion_asset(fusion) -> dict:
+def fusion_asset(fusion: Fusion) -> dict[str, Any]:
     """Where there are no search pipelines (Elasticsearch): the winning fusion, to pass per search."""
     weights = ",".join(f"{w:g}" for w in fusion.effective_weights)
     return {"description": f"no search pipelines on this engine: the fusion goes with each search request "
@@ -103,7 +104,7 @@ class PreparedIndex:
     skipped: tuple[str, ...] = ()  # ids of corpus documents without text, left out
 
 
-def prepare_index(client, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
+def prepare_index(client: Any, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
                   use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None,
                   text_layout: str = "fields", shards: int = 1, chunk_words: int | None = None) -> PreparedIndex:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path.
@@ -142,7 +143,11 @@ def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str
     order), the notices, and each query's run as the report keeps it (:mod:`.perquery`)."""
     from ..progress import track
 
-    rankings, client_ms, server_ms, notices, kept = {}, [], [], set(), {}
+    rankings: Ranking = {}
+    client_ms: list[float] = []
+    server_ms: list[float] = []
+    notices: set[str] = set()
+    kept: dict[str, QueryRun] = {}
     options = SearchOptions(collapse=Collapse() if spec.collapse else None, mmr=spec.mmr_place)
     for qid, text in track(queries.items(), spec.name, total=len(queries), enabled=progress):
         result = searcher.search(
@@ -171,7 +176,7 @@ def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str
     return rankings, client_ms, server_ms, notices, kept
 
 
-def _titles(hits) -> dict[str, str]:
+def _titles(hits: Sequence[Hit]) -> dict[str, str]:
     return {str(h.source.get(PARENT_FIELD, h.id)): h.title for h in hits if h.title}
 
 
@@ -185,7 +190,7 @@ def by_class(dataset: Dataset, ranked: Ranking) -> dict[str, dict[str, float]]:
             metrics = evaluate({q: dataset.qrels[q] for q in qids}, {q: [d for d, _ in ranked.get(q, [])] for q in qids})
             out[kind] = {**{m: round(v, 4) for m, v in metrics.items()}, "queries": len(qids)}
     return out
-def documents(hits) -> list[tuple[str, float]]:
+def documents(hits: Sequence[Hit]) -> list[tuple[str, float]]:
     """The documents of ranked hits, each at its best chunk's place (qrels judge documents; an
     index of whole documents has one chunk each, its id the document's)."""
     seen: dict[str, float] = {}
@@ -227,7 +232,7 @@ def rrf_parity(server: Ranking, client: Ranking) -> dict[str, int]:
 
 
 def run_eval(
-    client,
+    client: Any,
     dataset: Dataset,
     embedder: Embedder,
     *,
@@ -235,7 +240,7 @@ def run_eval(
     analyzer: str = "english",
     techniques: Sequence[str] | None = None,
     available_only: bool = False,
-    reranker=None,
+    reranker: Reranker | None = None,
     mmr: float | None = None,
     mmr_candidates: int = 30,
     weights: tuple[float, float] = DEFAULT_WEIGHTS,
@@ -266,7 +271,7 @@ def run_eval(
         raise InputError("tuning scores each leg's chunks against document judgements; tune on an index of whole documents")
     started = time.perf_counter()
     layout_trials = None
-    if compare_layouts:
+    if compare_layouts and tune_split is not None:
         text_layout, layout_trials = choose_layout(client, tune_split, embedder, alias, analyzer=analyzer, title_boost=title_boost,
                                                    use_titles=use_titles, depth=depth, fresh=fresh, progress=progress, cache=cache)
     if text_layout not in TEXT_LAYOUTS:
@@ -354,11 +359,11 @@ def layout_alias(alias: str, layout: str) -> str:
     return alias if layout == "fields" else f"{alias}-{layout}"
 
 
-def choose_layout(client, train: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float, use_titles: bool,
-                  depth: int, fresh: bool, progress: bool, cache: EmbeddingCache | None) -> tuple[str, dict[str, dict[str, float]]]:
+def choose_layout(client: Any, train: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float, use_titles: bool,
+                  depth: int, fresh: bool, progress: bool, cache: EmbeddingCache | None) -> tuple[str, dict[str, Any]]:
     """The text layout whose fixed default fusion (min_max, 0.5 / 0.5) scores best on ``train``
     (nDCG@10 from the fetched legs, with the server's formula); one index per layout."""
-    trials = {}
+    trials: dict[str, dict[str, float]] = {}
     for layout in TEXT_LAYOUTS:
         name = layout_alias(alias, layout)
         prepare_index(client, train, embedder, name, analyzer=analyzer, title_boost=title_boost if layout == "fields" else 1.0,

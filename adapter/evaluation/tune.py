@@ -20,7 +20,7 @@ TUNE_SUM_DENSE_BOOSTS = (2, 5, 10, 20, 50, 100, 200, 500, 1000)  # x a BM25 boos
 
 def candidates(caps: Capabilities) -> list[Fusion]:
     """Every fusion the tuning grid tries on this cluster, without duplicates."""
-    out: dict[tuple, Fusion] = {}
+    out: dict[tuple[str, tuple[float, ...] | None], Fusion] = {}
     for w in TUNE_WEIGHTS:
         for fusion in caps.fusions((w, round(1 - w, 1)), rank_constants=TUNE_RANK_CONSTANTS):
             out.setdefault((fusion.name, fusion.weights), fusion)

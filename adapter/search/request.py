@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence, Union
 
+import numpy as np
+
 from ..adaptive import AdaptivePolicy
 from ..errors import InputError
 from ..fusion import Fusion
@@ -16,6 +18,8 @@ KNN_MAX_K = 10_000
 # The techniques by name, so that a misspelt one is a type error (the CLI parses them at its edge).
 TechniqueName = Literal["bm25", "dense", "hybrid", "client-rrf", "client"]
 TechniqueLike = Union[Technique, TechniqueName]
+# A query vector computed elsewhere: a list of floats or a NumPy array.
+VectorLike = Union[Sequence[float], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,7 @@ class SearchRequest:
     mmr_lambda: float | None = None
     mmr_candidates: int | None = None
     explain: bool = False
-    query_vector: Sequence[float] | None = None
+    query_vector: VectorLike | None = None
     options: SearchOptions = field(default_factory=SearchOptions)
 
     def __post_init__(self) -> None:

@@ -22,6 +22,7 @@ from ..signals import term_coverage
 from . import bodies
 from .answers import Answer, Legs
 from .planning import FirstStage, FusionPlan, Signals
+from .request import VectorLike
 from .recovery import AliasMoved, Attempt, FusionRefused, PaginationDepthRejected, PartialAnswer
 from .state import IndexState
 
@@ -180,7 +181,7 @@ class Retriever:
         ]
 
 
-def vector_of(state: IndexState, query: str, vector: Sequence[float] | None) -> np.ndarray:
+def vector_of(state: IndexState, query: str, vector: VectorLike | None) -> np.ndarray:
     """The query's vector: the one given (checked against the index's dimension), else the index's embedder's."""
     if vector is not None:
         arr = np.asarray(vector, dtype=np.float32)

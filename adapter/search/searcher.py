@@ -24,7 +24,7 @@ from ..types import FusedBy, Hit, SearchResult, Technique
 from . import assemble, post, recovery
 from .compose import BY_TECHNIQUE, FirstHits
 from .planning import FirstStage, FusionPlan, SearchPlan, plan_fusion, plan_search
-from .request import SearchRequest, Shape, TechniqueLike
+from .request import SearchRequest, Shape, TechniqueLike, VectorLike
 from .retrieve import Retriever, vector_of
 from .state import Given, HybridFusion, IndexState, split_fusion
 
@@ -135,7 +135,7 @@ class Searcher:
                 self._state = new
 
     # -- building blocks -------------------------------------------------------------------------
-    def query_vector(self, query: str, vector: Sequence[float] | None = None) -> np.ndarray:
+    def query_vector(self, query: str, vector: VectorLike | None = None) -> np.ndarray:
         return vector_of(self._state, query, vector)
 
     def plan_fusion(self, fusion: Fusion | None = None, pipeline: str | None = None) -> FusionPlan:
@@ -146,7 +146,7 @@ class Searcher:
         return plan_fusion(state, retriever, fusion, pipeline, allow_fallback=self.allow_fallback)
 
     def legs(self, query: str, *, depth: int | None = None, filters: Mapping[str, Any] | None = None,
-             query_vector: Sequence[float] | None = None) -> list[list[tuple[str, float]]]:
+             query_vector: VectorLike | None = None) -> list[list[tuple[str, float]]]:
         """Each leg's ranked ``(id, raw score)`` list to ``depth``, from one ``_msearch`` (for tuning
         fusion offline: :func:`adapter.fusion.fuse`)."""
         query = clean_query(query)
@@ -174,7 +174,7 @@ class Searcher:
     def search(self, query: str, *, technique: TechniqueLike = Technique.HYBRID, k: int = 10, from_: int = 0,
                filters: Mapping[str, Any] | None = None, fusion: HybridFusion | None = None, pipeline: str | None = None,
                depth: int | None = None, rerank_top: int | None = None, mmr_lambda: float | None = None,
-               mmr_candidates: int | None = None, explain: bool = False, query_vector: Sequence[float] | None = None,
+               mmr_candidates: int | None = None, explain: bool = False, query_vector: VectorLike | None = None,
                options: SearchOptions | None = None) -> SearchResult:
         """Run one query. ``rerank_top`` reranks that many first-stage hits (needs a reranker);
         ``mmr_lambda`` diversifies the final list with MMR over ``mmr_candidates`` candidates.
