@@ -104,18 +104,9 @@ def fast_path(searcher, query: str, vector: np.ndarray, *, k: int, depth: int):
     """Both legs in one ``_msearch`` (ids and scores), fused here by the searcher's own fusion with
     the server's formulas, then the page's sources: the requests the parallel-legs fast path sends.
     Returns (ids of the page, client ms, server took of the _msearch)."""
-    from adapter.fusion import fuse
-    from adapter.types import Technique
-
     fusion = searcher.plan_fusion().fusion
-    if "client" in {t.value for t in Technique}:  # the staged searcher: client fusion by any fusion, one _msearch + the page
-        r = searcher.search(query, technique="client", fusion=fusion, k=k, depth=depth, query_vector=vector)
-        return [(h.id, h.score) for h in r.hits], r.total_ms, r.took_ms
-    t0 = time.perf_counter()
-    runs, took = searcher._runs(query, vector, depth, None)
-    fused = fuse([[(d.id, d.score) for d in run] for run in runs], fusion)[:k]
-    searcher._sources([f.id for f in fused], with_vectors=False)
-    return [(f.id, f.score) for f in fused], (time.perf_counter() - t0) * 1000, took
+    r = searcher.search(query, technique="client", fusion=fusion, k=k, depth=depth, query_vector=vector)  # one _msearch + the page
+    return [(h.id, h.score) for h in r.hits], r.total_ms, r.took_ms
 
 
 def measure_queries(searcher, queries: list[tuple[str, np.ndarray]], *, k: int = 10, depth: int = 100, seed: int = 7) -> dict[str, Any]:
