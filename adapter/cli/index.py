@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+
 import json
 
-from .common import add_index_spec_options, client, index_spec, live_layout, pipeline_files, with_url
+from .common import Subparsers, add_index_spec_options, client, index_spec, live_layout, pipeline_files, with_url
 from .printers import print_init
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub: Subparsers) -> None:
     from ..local.distribution import DEFAULT_VERSION
 
     render = sub.add_parser("render", help="print the index templates and search pipelines the assets render to (no cluster)")
@@ -41,10 +43,11 @@ def add_parsers(sub) -> None:
     init.set_defaults(func=run_init)
 
 
-def run_render(args) -> int:
+def run_render(args: argparse.Namespace) -> int:
     from ..assets import IndexNames
     from ..engines.elasticsearch import ELASTICSEARCH
     from ..engines.elasticsearch.capabilities import elasticsearch_capabilities
+    from ..engines import Engine
     from ..engines.opensearch import OPENSEARCH
     from ..engines.opensearch.capabilities import opensearch_capabilities
     from ..defaults import default_fusion_name
@@ -52,6 +55,7 @@ def run_render(args) -> int:
 
     names = IndexNames(args.index)
     hunspell = [h.strip() for h in args.hunspell.split(",") if h.strip()]
+    engine: Engine
     if args.elasticsearch_version:
         engine, caps = ELASTICSEARCH, elasticsearch_capabilities(args.elasticsearch_version, hunspell=hunspell)
     else:
@@ -76,7 +80,7 @@ def run_render(args) -> int:
     return 0
 
 
-def run_init(args) -> int:
+def run_init(args: argparse.Namespace) -> int:
     from ..admin import init_index
     from ..defaults import cluster_kind, why
     from ..engines import cluster_for

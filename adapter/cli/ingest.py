@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import time
+import argparse
 
-from .common import client, embedder_for, with_allow_model, with_url
+import time
+from typing import TYPE_CHECKING
+
+from .common import Subparsers, client, embedder_for, with_allow_model, with_url
 from .exits import Exit, help_epilog
+
+if TYPE_CHECKING:
+    from ..types import ItemFailure
 
 
 # Exit codes of `hybrid ingest` (the table for every command: adapter/cli/exits.py, printed in the README).
@@ -14,7 +20,7 @@ EXIT_ERROR = Exit.ERROR  # an error stopped it: rows not confirmed written are i
 EXIT_SOME_ROWS_FAILED = Exit.INCOMPLETE  # the ingest finished, but some rows did not land (listed in the failures file)
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub: Subparsers) -> None:
     import argparse
 
     ingest = with_url(sub.add_parser("ingest", help="embed and index JSONL, CSV or a folder of .txt/.md files",
@@ -51,13 +57,13 @@ def add_parsers(sub) -> None:
     ingest.set_defaults(func=run)
 
 
-def failure_line(failure) -> str:
+def failure_line(failure: ItemFailure) -> str:
     """``line 4: d7: reason``, leaving out what the failure does not have (no ``None`` for a missing id)."""
     parts = [f"line {failure.line}" if failure.line is not None else None, failure.id, failure.reason]
     return ": ".join(p for p in parts if p is not None)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..cache import EmbeddingCache
     from ..ingest import Ingestor
     from ..errors import InputError

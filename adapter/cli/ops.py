@@ -12,10 +12,17 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import HybridError, InputError
 from .exits import Exit, help_epilog
-from .common import add_index_spec_options, allowed, chosen_embedder, client, pipeline_files, text_layout, with_allow_model, with_url
+from .common import (Subparsers, add_index_spec_options, allowed, chosen_embedder, client, pipeline_files, text_layout, with_allow_model,
+                     with_url)
+
+if TYPE_CHECKING:
+    from ..cache import EmbeddingCache
+    from ..plan import Plan
+    from ..spec import Spec
 
 # `hybrid diff` exit codes, as `terraform plan -detailed-exitcode` has them: 2 means drift, so an
 # error (which the other commands report with 2) is 1 here, bad arguments included (adapter/cli/exits.py).
@@ -26,7 +33,7 @@ _SPEC_DESTS = ("embedder", "analyzer", "space_type", "knn_method", "m", "ef_cons
                "weights", "default_fusion", "pipeline_file")
 
 
-def _spec_options(p, *, reattach: bool = False) -> None:
+def _spec_options(p: argparse.ArgumentParser, *, reattach: bool = False) -> None:
     p.add_argument("spec", nargs="?", help="the index spec file (YAML or JSON); or give --index and init's options")
     p.add_argument("--index", help="alias name, when no spec file is given (options as for `hybrid init`)")
     add_index_spec_options(p)
@@ -35,7 +42,7 @@ def _spec_options(p, *, reattach: bool = False) -> None:
     with_url(p)
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub: Subparsers) -> None:
     formatter = argparse.RawDescriptionHelpFormatter
     plan = sub.add_parser("plan", help="show what `apply` would change on the cluster, drift made by hand included")
     _spec_options(plan)
@@ -52,7 +59,7 @@ def add_parsers(sub) -> None:
     _spec_options(diff)
     diff.add_argument("--json", action="store_true", help="the drift as JSON")
     diff.set_defaults(func=run_diff, usage_error_code=DIFF_ERROR)
-    diff.error = lambda message: _diff_usage_error(diff, message)  # argparse's own exit 2 would read as drift
+    diff.error = lambda message: _diff_usage_error(diff, message)  # type: ignore[method-assign]  # argparse's own exit 2 would read as drift
 
     re = sub.add_parser("reindex", help="build <alias>-v(N+1) from the live index with the spec's mapping and model, then swap the alias",
                         description="Zero-downtime: searches keep using the live index until one atomic alias swap; writes made "
@@ -90,14 +97,14 @@ def add_parsers(sub) -> None:
     pr.set_defaults(func=run_prune)
 
 
-def _diff_usage_error(parser, message: str):
+def _diff_usage_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     parser.print_usage(sys.stderr)
     print(f"{parser.prog}: error: {message}", file=sys.stderr)
     sys.exit(DIFF_ERROR)
 
 
 # -- building the spec ---------------------------------------------------------------------------------
-def spec_from_args(args):
+def spec_from_args(args: argparse.Namespace) -> Spec:
     """The spec file, or one built from init's options; with its fingerprint resolved (a pinned one
     is used as is, else the model package is loaded to compute it)."""
     from ..spec import load_spec
@@ -126,12 +133,12 @@ _DEFAULTS = {"embedder": None, "analyzer": "folding", "space_type": "cosinesimil
              "ef_construction": 128, "shards": 1, "title_boost": 1.0, "text_layout": None}
 
 
-def _explicit(args, dest: str) -> bool:
+def _explicit(args: argparse.Namespace, dest: str) -> bool:
     value = getattr(args, dest, None)
     return value is not None and value != _DEFAULTS.get(dest)
 
 
-def _spec_from_flags(args):
+def _spec_from_flags(args: argparse.Namespace) -> Spec:
     from ..adaptive import ADAPTIVE
     from ..defaults import default_fusion_name
     from ..fusion import DEFAULT_WEIGHTS, parse_fusion, parse_weights
@@ -145,12 +152,12 @@ def _spec_from_flags(args):
         alias=args.index, embedder=chosen_embedder(args), analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
         text_layout=text_layout(args),  # as init gives a new index
-        weights=tuple(parse_weights(args.weights) or DEFAULT_WEIGHTS),
+        weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
         extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())), default=default,
     )
 
 
-def resolve(spec):
+def resolve(spec: Spec) -> Spec:
     """The spec with its fingerprint: pinned, or computed by loading the embedder's package."""
     from ..embedders import load_embedder
 
@@ -164,7 +171,7 @@ def resolve(spec):
 
 
 # -- the commands ------------------------------------------------------------------------------------
-def _plan(args):
+def _plan(args: argparse.Namespace) -> tuple[Spec, Any, Plan]:
     from ..engines import engine_for
     from ..plan import plan_spec
 
@@ -174,7 +181,7 @@ def _plan(args):
     return spec, cluster, planned
 
 
-def run_plan(args) -> int:
+def run_plan(args: argparse.Namespace) -> int:
     from .printers import print_plan, plan_json
 
     spec, _, planned = _plan(args)
@@ -185,7 +192,7 @@ def run_plan(args) -> int:
     return 0
 
 
-def run_apply(args) -> int:
+def run_apply(args: argparse.Namespace) -> int:
     from ..plan import apply_plan
     from .printers import print_plan
 
@@ -196,7 +203,7 @@ def run_apply(args) -> int:
     return 0
 
 
-def run_diff(args) -> int:
+def run_diff(args: argparse.Namespace) -> int:
     from .printers import print_diff, plan_json
 
     try:
@@ -211,13 +218,13 @@ def run_diff(args) -> int:
     return DIFF_IN_SYNC if planned.in_sync else DIFF_DRIFT
 
 
-def _cache(args):
+def _cache(args: argparse.Namespace) -> EmbeddingCache | None:
     from ..cache import EmbeddingCache
 
     return None if args.no_cache else EmbeddingCache(args.cache)
 
 
-def run_reindex(args) -> int:
+def run_reindex(args: argparse.Namespace) -> int:
     from ..embedders import check_fingerprint, load_embedder
     from ..migrate import Gate, reindex
     from ..plan import desired_from_spec
@@ -225,7 +232,8 @@ def run_reindex(args) -> int:
 
     spec = spec_from_args(args)
     embedder = load_embedder(spec.embedder)
-    check_fingerprint(f"{spec.alias} (the spec's pinned fingerprint)", spec.fingerprint, embedder)
+    if spec.fingerprint is not None:  # resolved by spec_from_args
+        check_fingerprint(f"{spec.alias} (the spec's pinned fingerprint)", spec.fingerprint, embedder)
     gate = None
     if args.gate_dataset:
         from ..metrics import load_beir
@@ -244,7 +252,7 @@ def _alias(value: str) -> str:
     return load_spec(value).alias if value.endswith((".yaml", ".yml", ".json")) and Path(value).exists() else value
 
 
-def run_rollback(args) -> int:
+def run_rollback(args: argparse.Namespace) -> int:
     from ..embedders import load_embedder
     from ..migrate import rollback
     from .printers import print_migration
@@ -255,7 +263,7 @@ def run_rollback(args) -> int:
     return 0
 
 
-def run_prune(args) -> int:
+def run_prune(args: argparse.Namespace) -> int:
     from ..migrate import prune
 
     report = prune(client(args), _alias(args.alias), keep=args.keep, unfinished=args.unfinished, dry_run=args.dry_run)

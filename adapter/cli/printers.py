@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-def print_init(report) -> None:
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..admin import InitReport
+    from ..advisor import Advice
+    from ..evaluation import EvalReport
+    from ..migrate import MigrationReport
+    from ..plan import Change, Plan
+    from ..types import FusionChoice, LegScore, SearchResult
+    from .search import QueryTiming
+
+
+def print_init(report: InitReport) -> None:
     for change in report.changes:
         print(f"{change.action:>12}  {change.kind:<18} {change.name}")
         if change.diff:
@@ -17,7 +32,7 @@ def print_init(report) -> None:
         print(f"note: {notice}")
 
 
-def console():
+def console() -> Console:
     """Rich output on stdout; piped or captured output gets a fixed wide layout and no colour."""
     import sys
 
@@ -26,11 +41,11 @@ def console():
     return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
 
-def _num(value, digits: int) -> str:
+def _num(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def result_table(result, *, explain: bool):
+def result_table(result: SearchResult, *, explain: bool) -> Table:
     """The hits as a table; with ``explain`` one column per leg figure, aligned whatever the titles.
     Only the title gives way (wraps) in a narrow terminal."""
     from rich import box
@@ -60,9 +75,9 @@ def result_table(result, *, explain: bool):
     number("score", columns.pop("score"))
     table.add_column("id", no_wrap=True, overflow="ellipsis", max_width=24, min_width=min(24, max([2, *map(len, ids)])))
     table.add_column("title", overflow="fold", max_width=60)
-    for header, cells in columns.items():
-        number(header, cells)
-    extra = []
+    for header, column in columns.items():
+        number(header, column)
+    extra: list[list[str | Text]] = []
     if collapsed:
         table.add_column("more\nchunks", no_wrap=True, overflow="ellipsis", max_width=30)
         extra.append([", ".join(c.id for c in h.chunks) for h in hits])
@@ -75,7 +90,7 @@ def result_table(result, *, explain: bool):
     return table
 
 
-def snippet(highlight) -> object:
+def snippet(highlight: Mapping[str, Sequence[str]]) -> Text:
     """The first snippet of a hit (body field first), its matched words in bold."""
     import re
 
@@ -90,7 +105,7 @@ def snippet(highlight) -> object:
     return text
 
 
-def facet_lines(result) -> list[str]:
+def facet_lines(result: SearchResult) -> list[str]:
     """One line per facet: its values with their counts (and documents, when collapsed)."""
     lines = []
     for name, facet in result.aggregations.items():
@@ -100,13 +115,13 @@ def facet_lines(result) -> list[str]:
     return lines
 
 
-def _leg_cells(leg) -> list[str]:
+def _leg_cells(leg: LegScore) -> list[str]:
     if leg.rank is None and leg.normalized_score is None:
         return ["-", "-", "-", "-"]
     return [str(leg.rank or "-"), _num(leg.raw_score, 3), _num(leg.normalized_score, 4), f"{leg.contribution:.4f}"]
 
 
-def print_result(result, *, explain: bool, show_query: bool = False, timing=None) -> None:
+def print_result(result: SearchResult, *, explain: bool, show_query: bool = False, timing: QueryTiming | None = None) -> None:
     """The hits for people; ``timing`` (adapter.cli.search.QueryTiming) says what the client spent
     besides the search: the model's load apart from the query's embedding."""
     out = console()
@@ -124,7 +139,7 @@ def print_result(result, *, explain: bool, show_query: bool = False, timing=None
         print_requests(result)
 
 
-def print_requests(result) -> None:
+def print_requests(result: SearchResult) -> None:
     """Each request the search sent, as a console would send it (vectors on one line)."""
     for i, sent in enumerate(result.sent, 1):
         print(f"== request {i}/{len(result.sent)}")
@@ -139,28 +154,29 @@ def compact_numbers(text: str) -> str:
                   lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
 
 
-def print_advice(advice, choices=None) -> None:
+def print_advice(advice: Advice, choices: Sequence[FusionChoice] | None = None) -> None:
     """The class of each query and, with ``choices`` (one FusionChoice per query), the adaptive
     weights: per query when the policy weighs each query, else once, for the whole index (a policy
     without per-query terms gives every query the same weights, whatever its class)."""
-    per_query = bool(choices) and any(c.per_query for c in choices)
-    for i, c in enumerate(advice.queries):
-        line = f"{c.kind:>7}  {c.text[:70]:<70}  {'; '.join(c.reasons)}"
+    chosen = list(choices or ())
+    per_query = any(c.per_query for c in chosen)
+    for i, q in enumerate(advice.queries):
+        line = f"{q.kind:>7}  {q.text[:70]:<70}  {'; '.join(q.reasons)}"
         if per_query:
-            w = choices[i].weights
-            line += f"  -> {choices[i].policy}: bm25 {w[0]:.2f} / dense {w[1]:.2f}"
+            w = chosen[i].weights
+            line += f"  -> {chosen[i].policy}: bm25 {w[0]:.2f} / dense {w[1]:.2f}"
         print(line)
     print(f"\n{len(advice.queries)} queries: {advice.natural_share:.0%} natural language, {advice.exact_share:.0%} exact terms")
     print(f"recommendation: {advice.recommendation} ({advice.reason})")
-    if choices and not per_query:
-        c = choices[0]
+    if chosen and not per_query:
+        c = chosen[0]
         print(f"adaptive fusion on this index ({c.policy}): {c.normalization} bm25 {c.weights[0]:.2f} / dense {c.weights[1]:.2f} for "
               f"every query, exact-term or not: the weights follow the corpus, not the query (confidence {c.confidence:.2f})")
         for reason in c.reasons[:-1]:
             print(f"  {reason}")
 
 
-def print_eval(report) -> None:
+def print_eval(report: EvalReport) -> None:
     from ..evaluation import format_table
 
     print(format_table(report))
@@ -197,7 +213,7 @@ _MARKS = {"create": "+", "created": "+", "would create": "+", "update": "~", "up
           "delete": "-", "deleted": "-", "would delete": "-", "rebuild": "!"}
 
 
-def _print_changes(changes, *, indent: str = "  ") -> None:
+def _print_changes(changes: Sequence[Change], *, indent: str = "  ") -> None:
     for change in changes:
         reason = f"  ({change.reason})" if change.reason and change.action != "rebuild" else ""
         print(f"{indent}{_MARKS.get(change.action, ' ')} {change.action:<13} {change.kind:<18} {change.name}{reason}")
@@ -207,13 +223,13 @@ def _print_changes(changes, *, indent: str = "  ") -> None:
             print("\n".join(f"{indent}      {line}" for line in change.diff.splitlines()))
 
 
-def _rebuild_hint(plan, spec_file) -> str:
+def _rebuild_hint(plan: Plan, spec_file: str | None) -> str:
     what = spec_file or f"--index {plan.alias} ..."
     return (f"{plan.index} cannot take this change in place: it needs a new index ({plan.next_index}). "
             f"`hybrid reindex {what}` builds it, then swaps the alias (docs/OPERATIONS.md)")
 
 
-def print_plan(plan, *, spec_file=None, applied: bool = False) -> None:
+def print_plan(plan: Plan, *, spec_file: str | None = None, applied: bool = False) -> None:
     """What a plan changes (or, ``applied``, what was changed); unchanged objects are counted."""
     drift = [c for c in plan.changes if c.action != "unchanged"]
     _print_changes(drift)
@@ -229,7 +245,7 @@ def print_plan(plan, *, spec_file=None, applied: bool = False) -> None:
         print(f"default search pipeline: {plan.default_pipeline}")
 
 
-def print_diff(plan, *, spec_file=None) -> None:
+def print_diff(plan: Plan, *, spec_file: str | None = None) -> None:
     """Drift only, for CI logs: each object that differs, how, and what fixes it."""
     drift = [c for c in plan.changes if c.action != "unchanged"]
     if not drift:
@@ -248,7 +264,7 @@ def print_diff(plan, *, spec_file=None) -> None:
         print(f"`hybrid apply {spec_file or '...'}` fixes {len(in_place)} in place")
 
 
-def plan_json(plan) -> dict:
+def plan_json(plan: Plan) -> dict[str, Any]:
     return {
         "alias": plan.alias, "index": plan.index, "in_sync": plan.in_sync, "rebuild": list(plan.rebuild),
         "next_index": plan.next_index, "default_pipeline": plan.default_pipeline,
@@ -256,7 +272,7 @@ def plan_json(plan) -> dict:
     }
 
 
-def print_migration(report) -> None:
+def print_migration(report: MigrationReport) -> None:
     """A reindex or rollback: where the alias went, what was copied, embedded and caught up, how long."""
     secs = report.seconds
     if report.swapped:

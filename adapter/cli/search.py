@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import InputError
-from .common import allowed, client, embedder_for, with_allow_model, with_url
+from .common import Subparsers, allowed, client, embedder_for, with_allow_model, with_url
 from .printers import print_result
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..adaptive import FusionMode
+    from ..learned import LearnedFusion
+    from ..page import SearchOptions
     from ..search import Searcher
+    from ..search.request import VectorLike
+    from ..search.state import HybridFusion
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub: Subparsers) -> None:
     search = with_url(sub.add_parser("search", help="search with bm25, dense, hybrid, client-rrf or client (+ rerank, MMR)"))
     search.add_argument("query")
     search.add_argument("--index", required=True)
@@ -67,8 +73,8 @@ def add_parsers(sub) -> None:
     search.set_defaults(func=run)
 
 
-def parse_filters(items) -> dict:
-    filters: dict = {}
+def parse_filters(items: Sequence[str] | None) -> dict[str, Any]:
+    filters: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
             raise InputError(f"filters look like field=value, got {item!r}")
@@ -77,7 +83,7 @@ def parse_filters(items) -> dict:
     return filters
 
 
-def search_options(args):
+def search_options(args: argparse.Namespace) -> SearchOptions:
     from ..page import Collapse, MMRPlace, SearchOptions, SortKey
 
     if args.inner_hits and not args.collapse:
@@ -89,7 +95,7 @@ def search_options(args):
     )
 
 
-def load_model(path: str):
+def load_model(path: str) -> LearnedFusion:
     from pathlib import Path
 
     from ..learned import LearnedFusion
@@ -100,7 +106,7 @@ def load_model(path: str):
         raise InputError(f"cannot read model file {path}: {exc}") from exc
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..contracts import search_result_json
     from ..fusion import parse_fusion, parse_weights
     from ..queries import clean_query
@@ -114,6 +120,7 @@ def run(args) -> int:
     from ..learned import LEARNED
 
     policy = load_policy(args.policy)
+    fusion: HybridFusion | FusionMode | None
     if policy is not None and args.fusion not in (None, ADAPTIVE):
         raise InputError(f"--policy is for --fusion {ADAPTIVE}, not {args.fusion}")
     if (args.fusion == LEARNED) != bool(args.model):
@@ -194,7 +201,7 @@ def embed_timed(searcher: Searcher, query: str) -> tuple[np.ndarray, QueryTiming
     return vector, QueryTiming(load_s=loaded - started, embed_ms=(time.perf_counter() - loaded) * 1000)
 
 
-def read_query_vector(source: str) -> list[float]:
+def read_query_vector(source: str) -> VectorLike:
     """``--query-vector FILE|-``: a JSON array of numbers, or numbers separated by whitespace or commas."""
     import math
     import re

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Sequence
+from typing import Sequence, overload
 
 from ..errors import InputError
 from .base import DEFAULT_WEIGHTS, LEGS, FusedDoc, Fusion, Run, methods, parse_weights
@@ -51,6 +51,14 @@ __all__ = [
     "fuse_normalized", "methods", "normalize", "parse_fusion", "parse_weights", "rrf", "rrf_term",
     "same_ranking_up_to_ties", "score_sum",
 ]
+
+
+@overload
+def parse_fusion(text: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> Fusion: ...
+
+
+@overload
+def parse_fusion(text: str | None, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> Fusion | None: ...
 
 
 def parse_fusion(text: str | None, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> Fusion | None:

@@ -145,14 +145,18 @@ def checked_weights(weights: Iterable[float] | None, *, unit_sum: bool) -> tuple
     return values
 
 
-def parse_weights(text: str | None) -> tuple[float, ...] | None:
-    """``"0.3,0.7"`` -> ``(0.3, 0.7)``; None or empty -> None. Validation is the fusion's job."""
+def parse_weights(text: str | None) -> tuple[float, float] | None:
+    """``"0.3,0.7"`` -> ``(0.3, 0.7)``: one weight per leg; None or empty -> None. Their values are
+    the fusion's to validate."""
     if text is None or not str(text).strip():
         return None
     try:
-        return tuple(float(w) for w in str(text).split(","))
+        values = [float(w) for w in str(text).split(",")]
     except ValueError:
         raise InputError(f"weights must be comma-separated numbers, e.g. 0.3,0.7; got {text!r}") from None
+    if len(values) != len(LEGS):
+        raise InputError(f"{len(values)} weights given for {len(LEGS)} legs; give one weight per leg ({', '.join(LEGS)})")
+    return values[0], values[1]
 
 
 def leg_names_for(runs: Sequence[Run], leg_names: Sequence[str], weights: Sequence[float]) -> list[str]:
