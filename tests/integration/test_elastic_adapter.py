@@ -48,15 +48,16 @@ def test_the_probe_reads_version_modules_hunspell_and_licence(client, cluster_ur
 
 
 def test_init_puts_templates_and_the_index_and_no_pipelines(client, index_name, e5, target):
-    report = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
+    spec = IndexSpec(e5.fingerprint, analyzer="spanish")  # the product's default fusion (adapter.defaults: measured)
+    report = init_index(client, index_name, spec)
     assert {c.kind for c in report.changes} == {"component_template", "index_template", "index"}
-    assert report.default_pipeline is None and report.default_fusion == "min_max-arithmetic_mean"
+    assert report.default_pipeline is None and report.default_fusion == spec.default_fusion
     assert any("no search pipelines" in n for n in report.notices)
     index = client.indices.get(index=index_name)[f"{index_name}-v1"]
     mapping, settings = index["mappings"], index["settings"]["index"]
     assert mapping["properties"]["embedding"] == {"type": "dense_vector", "dims": 384, "index": True, "similarity": "cosine",
                                                   "index_options": {"type": "hnsw", "m": 16, "ef_construction": 128}}
-    assert mapping["_meta"]["default_fusion"] == "min_max-arithmetic_mean" and "search" not in settings
+    assert mapping["_meta"]["default_fusion"] == spec.default_fusion and "search" not in settings
     if target.at_least("9.2"):
         assert settings["mapping"]["exclude_source_vectors"] == "false"  # the adapter reads vectors back (MMR, check)
     again = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
@@ -87,10 +88,10 @@ def test_spanish_stems_with_hunspell_and_accents_stay(searcher):
     assert searcher.search("contrasenas", technique="hybrid", k=1).ids == ["contrasena"]  # the dense leg still finds it
 
 
-def test_the_default_min_max_without_the_linear_retriever_is_fused_in_the_client(searcher):
-    """The integ-test node has no rank-rrf module: min_max (the index's default) runs in the client,
+def test_min_max_without_the_linear_retriever_is_fused_in_the_client(searcher):
+    """The integ-test node has no rank-rrf module: min_max (the default's base) runs in the client,
     by the same formula, from both legs fetched in one _msearch."""
-    result = searcher.search("error E-4012", k=12, depth=12)
+    result = searcher.search("error E-4012", k=12, depth=12, fusion=ScoreNormalization())
     assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization()
     assert "linear retriever" in result.notices[0] and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
     offline = fuse(searcher.legs("error E-4012", depth=12), ScoreNormalization())
