@@ -29,7 +29,7 @@ from .fusion import parse_fusion
 from .types import EmbeddingFingerprint
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.abc import Traversable  # importlib.resources.abc from 3.11; the package supports 3.10
 
     from .capabilities import Capabilities
     from .fusion import Fusion

@@ -136,8 +136,8 @@ class SentenceTransformerEmbedder:
             raise ConfigurationError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
         self.backend = backend
         self.max_seq_length = max_seq_length
-        self._model = None
-        self._pool: dict | None = None
+        self._model: Any = None  # sentence_transformers.SentenceTransformer, loaded on first use
+        self._pool: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self.model_name!r})"
@@ -212,7 +212,7 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     @property
-    def pool(self) -> dict:
+    def pool(self) -> dict[str, Any]:
         """sentence-transformers' multi-process pool over ``devices``, started on first use.
 
         On CPUs each worker gets an equal share of the cores (``OMP_NUM_THREADS``, read when a spawned

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Call:
     """One call made on a fake or recording client: ``path`` is e.g. ``"search"`` or ``"indices.get"``."""
 
     path: str
-    args: tuple = ()
+    args: tuple[Any, ...] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -47,6 +47,12 @@ class Call:
         return self.kwargs.get("params") or {}
 
 
+class _Owner(Protocol):
+    """What a :class:`_Path` sends its call to (a fake or recording client)."""
+
+    def _call(self, path: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any: ...
+
+
 def _json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
@@ -54,7 +60,7 @@ def _json_safe(value: Any) -> Any:
 class _Path:
     """``client.indices.get`` as an object: attribute access goes deeper, calling it sends the call."""
 
-    def __init__(self, owner, path: str) -> None:
+    def __init__(self, owner: _Owner, path: str) -> None:
         self._owner = owner
         self._path = path
 
@@ -63,7 +69,7 @@ class _Path:
             raise AttributeError(name)
         return _Path(self._owner, f"{self._path}.{name}")
 
-    def __call__(self, *args, **kwargs) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._owner._call(self._path, args, kwargs)
 
 
@@ -105,7 +111,7 @@ class FakeClient:
 
         return cluster_for(self)
 
-    def _call(self, path: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
+    def _call(self, path: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         call = Call(path, tuple(args), dict(kwargs))
         self.calls.append(call)
         if path in self.answers:
@@ -129,24 +135,24 @@ class FakeClient:
 
 
 class _Transport:
-    def __init__(self, owner, hosts: list[dict]) -> None:
+    def __init__(self, owner: _Owner, hosts: list[dict[str, Any]]) -> None:
         self._owner = owner
         self.hosts = hosts
 
     @property
-    def serializer(self):
+    def serializer(self) -> Any:
         from opensearchpy.serializer import JSONSerializer  # what the bulk helpers encode actions with
 
         return JSONSerializer()
 
-    def perform_request(self, method: str, url: str, *args, **kwargs) -> Any:
+    def perform_request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         return self._owner._call("transport.perform_request", (method, url, *args), kwargs)
 
 
 class RecordingClient:
     """Passes every call to ``inner`` (a real client) and keeps request and answer."""
 
-    def __init__(self, inner) -> None:
+    def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.exchanges: list[dict[str, Any]] = []
         self.transport = _RecordingTransport(self)
@@ -162,7 +168,7 @@ class RecordingClient:
             raise AttributeError(name)
         return _Path(self, name)
 
-    def _call(self, path: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
+    def _call(self, path: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         target = self._inner
         for part in path.split("."):
             target = getattr(target, part)
@@ -179,14 +185,14 @@ class _RecordingTransport:
         self._owner = owner
 
     @property
-    def hosts(self):
+    def hosts(self) -> Any:
         return self._owner._inner.transport.hosts
 
     @property
-    def serializer(self):
+    def serializer(self) -> Any:
         return self._owner._inner.transport.serializer
 
-    def perform_request(self, method: str, url: str, *args, **kwargs) -> Any:
+    def perform_request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         return self._owner._call("transport.perform_request", (method, url, *args), kwargs)
 
 

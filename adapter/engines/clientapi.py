@@ -295,7 +295,8 @@ class _Counting:
             raise
         blocked = next((r for r in map(responses.bulk_disk_block, resp.get("items", ())) if r), None)
         if blocked:  # a flood-stage block, not a full write queue: the helper's retries would wait minutes for nothing
-            index = next(iter(resp["items"][0].values()), {}).get("_index")
+            first: Mapping[str, Any] = next(iter(resp["items"][0].values()), {})
+            index = first.get("_index")
             raise WriteBlockedError(
                 f"the cluster refused writes to {index}: {blocked}. The index is read-only "
                 "(index.blocks.read_only_allow_delete), which the server sets when a node's disk usage passes the "

@@ -41,7 +41,7 @@ def measure_queries(searcher: Searcher, queries: Mapping[str, str], *, vectors: 
     out = {}
     for qid, text in tqdm(queries.items(), desc="adaptive signals", unit="q", disable=not progress, leave=False):
         quality, coverage, _ = searcher.query_evidence(text)
-        runs = ()
+        runs: tuple[tuple[tuple[str, float], ...], ...] = ()
         if legs:
             runs = tuple(tuple(run) for run in searcher.legs(text, depth=depth, query_vector=vectors.get(qid) if vectors else None))
         out[qid] = QueryRecord(text, QuerySignals.of(text, quality), runs, coverage)

@@ -31,7 +31,7 @@ def candidates(caps: Capabilities) -> list[Fusion]:
     return list(out.values())
 
 
-def fetch_legs(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True) -> dict[str, list]:
+def fetch_legs(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True) -> dict[str, list[list[tuple[str, float]]]]:
     """Both legs of every query of ``dataset`` (one ``_msearch`` each): what tuning fuses offline."""
     from ..progress import track
 
@@ -40,7 +40,7 @@ def fetch_legs(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progre
 
 
 def tune_fusion(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True,
-                legs: dict[str, list] | None = None) -> tuple[Fusion, list[Trial]]:
+                legs: dict[str, list[list[tuple[str, float]]]] | None = None) -> tuple[Fusion, list[Trial]]:
     """Best fusion on ``dataset`` (the tuning split) by nDCG@10 (then Recall@100), from fetched legs
     (``legs``, else fetched here)."""
     from ..progress import track
