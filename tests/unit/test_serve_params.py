@@ -58,3 +58,11 @@ def test_the_page_says_what_differs_on_each_engine():
     es = " ".join(engine_notes(elasticsearch_capabilities("9.2.4", license="basic")))
     assert "search pipeline" in new and "z_score needs OpenSearch 3.0+" in old and "RRF weights need OpenSearch 3.1+" in old
     assert "z_score" not in new and "no search pipelines" in es and "basic" in es and "not normalised" in es
+
+
+def test_only_a_loopback_address_is_served_without_a_warning():
+    from adapter.cli.serve import LOOPBACK, loopback
+
+    assert LOOPBACK == "127.0.0.1"
+    assert loopback("127.0.0.1") and loopback("localhost") and loopback("::1") and loopback("127.0.0.2")
+    assert not loopback("0.0.0.0") and not loopback("192.168.1.20") and not loopback("example.org")
