@@ -84,7 +84,9 @@
   function explainTable(hit) {
     if (!hit.legs || !hit.legs.length) return el("p", { class: "muted" }, "a single leg: its score is the leg's own");
     return el("table", { class: "explain" },
-      el("thead", {}, el("tr", {}, ...["leg", "rank", "raw", "normalised", "weight", "contribution"].map((h) => el("th", {}, h)))),
+      // Short heads (the full name on hover): the table fits a quarter of a laptop's window.
+      el("thead", {}, el("tr", {}, ...[["leg"], ["rank"], ["raw", "the leg's own score"], ["norm.", "normalised, as the fusion normalised it"],
+        ["weight"], ["contrib.", "contribution to the fused score"]].map(([h, title]) => el("th", { title }, h)))),
       el("tbody", {}, ...hit.legs.map((l) => el("tr", {},
         el("td", {}, l.leg), el("td", { class: "num" }, l.rank ?? "—"), el("td", { class: "num" }, num(l.raw_score)),
         el("td", { class: "num" }, num(l.normalized_score)), el("td", { class: "num" }, num(l.weight, 2)), el("td", { class: "num" }, num(l.contribution))))));
@@ -122,7 +124,8 @@
           hit.rerank_score !== null && hit.rerank_score !== undefined ? el("p", {}, `rerank score ${num(hit.rerank_score)}, first stage ${num(hit.first_stage_score)}`) : null,
           hit.mmr_score !== null && hit.mmr_score !== undefined ? el("p", {}, `MMR score ${num(hit.mmr_score)}, first stage ${num(hit.first_stage_score)}`) : null)))));
     const weights = r.fusion && r.fusion.weights ? ` ${r.fusion.weights.join("/")}` : "";
-    const foot = el("p", { class: "foot muted" }, `fused by ${r.fused_by}${r.pipeline ? " (" + r.pipeline + ")" : ""}${r.fusion ? " · " + r.fusion.name + weights : ""}`,
+    const fused = r.fused_by === "none" ? "one leg, no fusion" : `fused by ${r.fused_by}${r.pipeline ? " (" + r.pipeline + ")" : ""}${r.fusion ? " · " + r.fusion.name + weights : ""}`;
+    const foot = el("p", { class: "foot muted" }, fused,
       ` · took ${Math.round(r.took_ms ?? 0)} ms server, ${Math.round(r.total_ms ?? 0)} ms client · ${r.requests} request${r.requests === 1 ? "" : "s"}`);
     const notices = r.notices.length ? el("ul", { class: "notices" }, ...r.notices.map((n) => el("li", {}, n))) : null;
     if (!r.hits.length) list.append(el("li", { class: "muted" }, "no hits"));
