@@ -125,8 +125,13 @@ def read_index_info(client: Any, alias: str) -> IndexInfo:
         exists = cluster.index_exists(alias)
         hint = "it is a plain index, not one made by `hybrid init`" if exists else "create it with `hybrid init`"
         raise ConfigurationError(f"no hybrid index {alias!r} on the cluster ({hint})")
-    index = indices[-1]
-    body = cluster.get_index(index, include_defaults=True, filter_path=_INFO_FILTER)
+    return version_index_info(cluster, alias, indices[-1])
+
+
+def version_index_info(client: Any, alias: str, index: str) -> IndexInfo:
+    """The :class:`IndexInfo` of one versioned index of ``alias``, whether or not the alias points to
+    it (init re-attaching a deleted alias reads the index it will point to)."""
+    body = cluster_for(client).get_index(index, include_defaults=True, filter_path=_INFO_FILTER)
     return IndexInfo.from_index(alias, index, body)
 
 

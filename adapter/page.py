@@ -220,10 +220,13 @@ def plan_page(options: SearchOptions, caps: Capabilities, technique: str, *, pos
 
 def highlight_clause(options: SearchOptions, fields: Sequence[str], text_query: Mapping[str, Any]) -> dict[str, Any]:
     """Snippets of ``fields`` around the words of ``text_query`` (the query's text leg, without
-    filters: hits found by the vector leg alone are highlighted where they contain query words)."""
+    filters: hits found by the vector leg alone are highlighted where they contain query words).
+    ``require_field_match`` off: in the combined layout the leg queries ``all_text``, which is
+    copied from, and analysed like, the fields shown; with it on they would get no snippet."""
     return {
         "fields": {f: {} for f in (options.highlight_fields or fields)},
         "highlight_query": dict(text_query),
+        "require_field_match": False,
         "fragment_size": options.fragment_size,
         "number_of_fragments": options.fragments,
     }

@@ -329,9 +329,13 @@ def _slug(text: str) -> str:
 @pytest.fixture
 def index_name(request, client):
     """A unique alias name; everything created under it is removed afterwards."""
+    from adapter.assets import TEXT_LAYOUTS
+    from adapter.evaluation.run import layout_alias
+
     name = f"t-{_slug(request.node.name)}-{uuid.uuid4().hex[:6]}"
     yield name
-    drop_hybrid_index(client, name)
+    for layout in TEXT_LAYOUTS:  # an eval keeps one index per text layout it built (reused by the next run)
+        drop_hybrid_index(client, layout_alias(name, layout))
 
 
 def drop_hybrid_index(client, name: str) -> None:

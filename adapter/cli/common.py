@@ -107,15 +107,19 @@ def text_layout(args: argparse.Namespace, live: str | None = None) -> str:
 
 
 def live_layout(cluster: Any, alias: str) -> str | None:
-    """The text layout of the index behind ``alias`` (None: no such hybrid index yet)."""
+    """The text layout of the index behind ``alias``, or of its newest ``<alias>-vN`` when the alias
+    was deleted (init re-attaches it: the layout cannot change in place); None: no such index yet."""
     from ..assets import COMBINED_FIELD
-    from ..catalog import read_index_info
+    from ..catalog import version_index_info, orphaned_indices, read_index_info
     from ..errors import ConfigurationError
 
     try:
         info = read_index_info(cluster, alias)
     except ConfigurationError:
-        return None
+        orphans = orphaned_indices(cluster, alias)
+        if not orphans:
+            return None
+        info = version_index_info(cluster, alias, orphans[-1])
     return "combined" if any(f.split("^")[0] == COMBINED_FIELD for f in info.query_fields) else "fields"
 
 

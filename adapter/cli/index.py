@@ -86,8 +86,6 @@ def run_init(args: argparse.Namespace) -> int:
     from ..engines import cluster_for
     from ..fusion import DEFAULT_WEIGHTS, parse_weights
 
-    from ..engines import cluster_for
-
     extra = pipeline_files(args.pipeline_file)
     cluster = client(args)
     port = cluster_for(cluster)

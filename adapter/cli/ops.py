@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import HybridError, InputError
 from .exits import Exit, help_epilog
-from .common import (Subparsers, add_index_spec_options, allowed, chosen_embedder, client, pipeline_files, text_layout, with_allow_model,
-                     with_url)
+from .common import (Subparsers, add_index_spec_options, allowed, chosen_embedder, client, live_layout, pipeline_files, text_layout,
+                     with_allow_model, with_url)
 
 if TYPE_CHECKING:
     from ..cache import EmbeddingCache
@@ -151,7 +151,7 @@ def _spec_from_flags(args: argparse.Namespace) -> Spec:
     return Spec(
         alias=args.index, embedder=chosen_embedder(args), analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
         m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
-        text_layout=text_layout(args),  # as init gives a new index
+        text_layout=text_layout(args),  # as init gives a new index (_plan keeps an existing index's)
         weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
         extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())), default=default,
     )
@@ -177,6 +177,8 @@ def _plan(args: argparse.Namespace) -> tuple[Spec, Any, Plan]:
 
     spec = spec_from_args(args)
     cluster = client(args)
+    if not args.spec and not args.text_layout:  # as init: an existing index keeps its text layout
+        spec = replace(spec, text_layout=live_layout(cluster, spec.alias) or spec.text_layout)
     planned, _ = plan_spec(cluster, spec, engine_for(cluster))
     return spec, cluster, planned
 

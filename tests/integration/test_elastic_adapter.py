@@ -169,14 +169,7 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
     assert code == 0 and data["fused_by"] in ("client", "server-retriever") and data["hits"][0]["id"] == "e-4012"
 
 
-@pytest.fixture
-def combined_too(client, index_name):
-    """The eval's second text layout builds ``<index>-combined``: dropped afterwards, as index_name is."""
-    yield
-    drop_hybrid_index(client, f"{index_name}-combined")
-
-
-def test_eval_and_tuning_on_elasticsearch(capsys, cluster_url, tiny_beir, tmp_path, index_name, combined_too):  # noqa: F811
+def test_eval_and_tuning_on_elasticsearch(capsys, cluster_url, tiny_beir, tmp_path, index_name):  # noqa: F811
     out_json, tuned, policy = tmp_path / "eval.json", tmp_path / "tuned.json", tmp_path / "policy.json"
     code, out, _ = run(capsys, "eval", "--dataset", tiny_beir, "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
                        "--index", index_name, "--url", cluster_url, "--tune", "--tune-output", tuned, "--policy-output", policy,

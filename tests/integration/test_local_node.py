@@ -60,8 +60,8 @@ def _analyze(url: str, index: str, text: str) -> list[str]:
 def test_hunspell_polish_stems_inflections_and_matches_without_diacritics(session_node, cluster_url):
     """The pl_PL dictionary under config/hunspell/ serves a hunspell filter; asciifolding (where the
     engine has it) lets a query typed without diacritics match."""
-    index = f"t-hunspell-pl-{session_node.engine.name}"
-    folding = session_node.engine.name == "opensearch"  # asciifolding is in analysis-common, absent from ES's integ-test zip
+    index = f"t-hunspell-pl-{session_node.distribution.name}"
+    folding = session_node.distribution.name == "opensearch"  # asciifolding is in analysis-common, absent from ES's integ-test zip
     filters = ["lowercase", "pl_stem"] + (["asciifolding"] if folding else [])
     body = {"settings": {"analysis": {
         "filter": {"pl_stem": {"type": "hunspell", "locale": "pl_PL", "dedup": True}},
@@ -82,7 +82,7 @@ def test_hunspell_polish_stems_inflections_and_matches_without_diacritics(sessio
 
 
 def test_hunspell_spanish_dictionary_is_served(session_node, cluster_url):
-    index = f"t-hunspell-es-{session_node.engine.name}"
+    index = f"t-hunspell-es-{session_node.distribution.name}"
     body = {"settings": {"analysis": {
         "filter": {"es_stem": {"type": "hunspell", "locale": "es_ES", "dedup": True}},
         "analyzer": {"pl": {"type": "custom", "tokenizer": "standard", "filter": ["lowercase", "es_stem"]}},

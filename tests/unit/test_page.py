@@ -88,7 +88,7 @@ def test_clauses_are_the_server_vocabulary():
                                    sort=(SortKey("year", "asc"),)), CAPS_3, "hybrid")
     body = page_clauses(plan, text_fields=("title", "text"), text_query={"match": {"text": "pago"}}, exclude_source=("embedding",))
     assert body == {
-        "highlight": {"fields": {"title": {}, "text": {}}, "highlight_query": {"match": {"text": "pago"}},
+        "highlight": {"fields": {"title": {}, "text": {}}, "highlight_query": {"match": {"text": "pago"}}, "require_field_match": False,
                       "fragment_size": 150, "number_of_fragments": 2},
         "aggs": {"category": {"terms": {"field": "metadata.category", "size": 10},
                               "aggs": {"documents": {"cardinality": {"field": "parent_id"}}}}},
