@@ -58,6 +58,7 @@ def test_init_puts_templates_and_the_index_and_no_pipelines(client, index_name, 
     assert mapping["properties"]["embedding"] == {"type": "dense_vector", "dims": 384, "index": True, "similarity": "cosine",
                                                   "index_options": {"type": "hnsw", "m": 16, "ef_construction": 128}}
     assert mapping["_meta"]["default_fusion"] == spec.default_fusion and "search" not in settings
+    assert mapping["properties"]["metadata"] == {"type": "object", "dynamic": "strict"}  # the ingest declares its keys
     if target.at_least("9.2"):
         assert settings["mapping"]["exclude_source_vectors"] == "false"  # the adapter reads vectors back (MMR, check)
     again = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
