@@ -69,7 +69,7 @@ class DocumentLayout:
 
 def embedding_text(title: str, text: str) -> str:
     """What the embedder reads for an entry: the title gives a chunk its context (BEIR-style title + text)."""
-    return f"{title}\n{text}" if title else text
+    return f"{title}\n{text}" if title and text else title or text
 
 
 def build_document(

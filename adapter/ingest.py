@@ -55,10 +55,8 @@ def _entries(doc: SourceDoc, chunking: Chunking | None, layout: DocumentLayout) 
     metadata = {k: v for k, v in doc.metadata.items() if k not in extra}
     if chunking is None:
         return [_Entry(doc.id, doc.id, 0, doc.title, doc.text, extra, metadata)]
-    return [
-        _Entry(chunk_id(doc.id, i), doc.id, i, doc.title, piece, extra, metadata)
-        for i, piece in enumerate(chunking.split(doc.text))
-    ]
+    pieces = chunking.split(doc.text) or [""]  # a title-only document is one entry: its title
+    return [_Entry(chunk_id(doc.id, i), doc.id, i, doc.title, piece, extra, metadata) for i, piece in enumerate(pieces)]
 
 
 def _batches(rows: Iterable[SourceDoc | RowError], size: int) -> Iterator[list[SourceDoc | RowError]]:

@@ -106,15 +106,17 @@ class FieldMap:
         text = record.get(self.text)
         if text is not None and not isinstance(text, str):
             return RowError(line, f"text field {self.text!r} holds {_kind(text)}, not text", doc_id)
-        if not text or not text.strip():
-            return RowError(line, f"no text in field {self.text!r}", doc_id, empty=True)
-        if not visible(text):
-            return RowError(line, f"no visible text in field {self.text!r} (only spaces, zero-width or control characters)", doc_id,
-                            empty=True)
         title = record.get(self.title) if self.title else ""
         if title is not None and not isinstance(title, str):
             return RowError(line, f"title field {self.title!r} holds {_kind(title)}, not text", doc_id)
         title = title if title and visible(title) else ""
+        if not title:  # a row with a title and no body is a document: its title is what it has (LISA, catalogues)
+            if not text or not text.strip():
+                return RowError(line, f"no text in field {self.text!r}", doc_id, empty=True)
+            if not visible(text):
+                return RowError(line, f"no visible text in field {self.text!r} (only spaces, zero-width or control characters)",
+                                doc_id, empty=True)
+        text = text if text and visible(text) else ""
         if self.metadata is None:
             skip = {self.id, self.text, self.title}
             metadata = {k: v for k, v in record.items() if k not in skip and v not in (None, "")}

@@ -185,7 +185,7 @@ def print_eval(report: EvalReport) -> None:
             print(f"note ({name}): {notice}")
     skipped = report.settings.get("skipped_empty_documents")
     if skipped:
-        print(f"note: {len(skipped)} corpus documents have no text and were left out: {', '.join(skipped[:10])}")
+        print(f"note: {len(skipped)} corpus documents have neither title nor text and were left out: {', '.join(skipped[:10])}")
     classes = [(name, r.by_class) for name, r in report.results.items() if r.by_class]
     if classes:
         print("\nnDCG@10 by query class (adapter.advisor): exact-term | natural language")

@@ -101,7 +101,7 @@ def _percentile(values: Sequence[float], q: float) -> float:
 @dataclass(frozen=True)
 class PreparedIndex:
     alias: str
-    skipped: tuple[str, ...] = ()  # ids of corpus documents without text, left out
+    skipped: tuple[str, ...] = ()  # ids of corpus documents with neither title nor text, left out
 
 
 def prepare_index(client: Any, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
@@ -109,7 +109,7 @@ def prepare_index(client: Any, dataset: Dataset, embedder: Embedder, alias: str,
                   text_layout: str = "fields", shards: int = 1, chunk_words: int | None = None) -> PreparedIndex:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path.
 
-    Documents without text are left out with a notice (classic collections have a few; they can
+    Documents with neither title nor text are left out with a notice (classic collections have a few; they can
     never be retrieved by text anyway); any other bad row is an error naming its failures file,
     which goes to the temporary folder, not the working directory.
     """
@@ -126,7 +126,7 @@ def prepare_index(client: Any, dataset: Dataset, embedder: Embedder, alias: str,
     skipped = tuple(str(r.id) for r in rows if isinstance(r, RowError) and r.empty)
     rows = [r for r in rows if not (isinstance(r, RowError) and r.empty)]
     chunking = Chunking(chunk_words, chunk_words // 5) if chunk_words else None
-    expected = sum(len(chunking.split(r.text)) if chunking else 1 for r in rows if isinstance(r, SourceDoc))
+    expected = sum(max(1, len(chunking.split(r.text))) if chunking else 1 for r in rows if isinstance(r, SourceDoc))
     if have != expected:
         failures = Path(tempfile.gettempdir()) / f"hybrid-eval-failures-{alias}.jsonl"
         report = Ingestor.open(cluster, alias, embedder, cache=cache, progress=progress, failures_path=failures,

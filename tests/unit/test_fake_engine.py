@@ -101,3 +101,17 @@ def test_a_document_the_mapping_refuses_is_a_failure_not_a_loss(indexed):
         Ingestor.open(cluster, "docs", wrong, progress=False)
     failed = list(cluster.bulk([{"_op_type": "index", "_index": "docs", "_id": "x", "_source": {"embedding": [0.0] * 3}}]))
     assert failed and failed[0]["index"]["status"] == 400 and cluster.count("docs") == 5
+
+
+@pytest.mark.parametrize("chunk_words", [None, 50])
+def test_a_title_only_document_is_indexed_and_found_by_its_title(chunk_words):
+    from adapter.sources import Chunking
+
+    cluster, embedder = FakeCluster(), HashingEmbedder(16)
+    init_index(cluster, "docs", IndexSpec(embedder.fingerprint))
+    chunking = Chunking(chunk_words, chunk_words // 5) if chunk_words else None
+    docs = [*DOCS, SourceDoc("catalogues", "", "Online catalogues in university libraries")]
+    report = Ingestor.open(cluster, "docs", embedder, progress=False, chunking=chunking).ingest(docs)
+    assert not report.failures and cluster.count("docs") == len(docs)
+    hits = Searcher.open(cluster, "docs", embedder).search("university catalogues", technique=Technique.BM25, k=3).hits
+    assert hits[0].id.split("#")[0] == "catalogues"

@@ -86,3 +86,19 @@ def test_chunking_windows_overlap_and_keep_original_text():
         Chunking(size=4, overlap=4)
     with pytest.raises(InputError):
         Chunking(size=0, overlap=0)
+
+
+def test_a_title_only_row_is_a_document_and_a_row_with_neither_is_empty(tmp_path):
+    # Classic collections (LISA: 3,495 of 5,999 documents, 232 of its 379 judged relevant) and
+    # catalogues have rows with a title and no body: the title is what BM25 and the model read.
+    path = write(tmp_path / "d.jsonl", [
+        json.dumps({"id": "t", "title": "ONLINE CATALOGUES IN UNIVERSITY LIBRARIES", "text": ""}),
+        json.dumps({"id": "n", "title": "  ", "text": ""}),
+        json.dumps({"id": "m", "text": "  "}),
+    ])
+    rows = list(read_jsonl(path, FieldMap()))
+    assert isinstance(rows[0], SourceDoc) and (rows[0].title, rows[0].text) == ("ONLINE CATALOGUES IN UNIVERSITY LIBRARIES", "")
+    assert all(isinstance(r, RowError) and r.empty and "no text" in r.reason for r in rows[1:])
+    # Without a title field the same row has nothing to index.
+    untitled = list(read_jsonl(path, FieldMap(title=None)))
+    assert isinstance(untitled[0], RowError) and untitled[0].empty
