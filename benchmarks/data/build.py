@@ -12,21 +12,32 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import tables_soporte_es, tables_wsparcie_pl
+from . import tables_parts_en, tables_soporte_es, tables_wsparcie_pl
 
 HERE = Path(__file__).resolve().parent
-SETS = {"soporte-es": tables_soporte_es, "wsparcie-pl": tables_wsparcie_pl}
+SETS = {"soporte-es": tables_soporte_es, "wsparcie-pl": tables_wsparcie_pl, "parts-en": tables_parts_en}
+
+
+def _documents_and_queries(tables) -> tuple[list[dict], list[tuple[str, str, list[str]]]]:
+    if hasattr(tables, "documents"):  # a catalogue: cards made from attribute tables, judgments by rule
+        parts = tables.documents()
+        docs = [{"_id": p["_id"], "title": p["title"], "text": p["text"], "metadata": {"family": p["family"]}} for p in parts]
+        return docs, [(kind, text, [p["_id"] for p in parts if rule(p)]) for kind, text, rule in tables.QUERIES]
+    docs = [{"_id": i, "title": t, "text": x} for i, _, t, x in tables.CODED_ERRORS + tables.CODED_PRODUCTS]
+    docs += [{"_id": i, "title": t, "text": x} for i, t, x in tables.HELP]
+    return docs, list(tables.QUERIES)
 
 
 def write_set(folder: Path, tables) -> str:
-    docs = [{"_id": i, "title": t, "text": x} for i, _, t, x in tables.CODED_ERRORS + tables.CODED_PRODUCTS]
-    docs += [{"_id": i, "title": t, "text": x} for i, t, x in tables.HELP]
+    docs, judged = _documents_and_queries(tables)
     ids = {d["_id"] for d in docs}
     if len(ids) != len(docs):
         raise ValueError(f"{folder.name}: duplicate document ids")
     queries, qrels = [], {"train": [], "test": []}
     seen: dict[str, int] = {}
-    for n, (kind, text, relevant) in enumerate(tables.QUERIES, start=1):
+    for n, (kind, text, relevant) in enumerate(judged, start=1):
+        if not relevant:
+            raise ValueError(f"{folder.name}: query {text!r} judges no document")
         if missing := set(relevant) - ids:
             raise ValueError(f"{folder.name}: query {text!r} judges unknown documents {sorted(missing)}")
         qid = f"q{n:03d}"
