@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..errors import AssetError
 from ..fusion import client_only, fuse, same_ranking_up_to_ties
 from ..fusion import DEFAULT_WEIGHTS, LEGS, RRF, Fusion, Normalization, ScoreNormalization
-from ..learned import train as train_model
+from ..learned import select as select_model
 from ..documents import PARENT_FIELD
 from ..metrics import Dataset, evaluate
 from ..page import Collapse, MMRPlace, SearchOptions
@@ -309,9 +309,11 @@ def run_eval(
         best, trials = tune_fusion(searcher, tune_split, depth=depth, progress=progress, legs=tune_legs)
         specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True))
         if not techniques or LEARNED_FUSION_ROW in wanted:
-            # Learned fusion (adapter.learned): trained on the tuning split's judgments, fused in the client.
-            model = train_model(tune_legs, tune_split.qrels, trained_on={"dataset": tune_split.name, "split": tune_split.split,
-                                                                        "queries": len(tune_split.queries), "depth": depth})
+            # Learned fusion (adapter.learned): features and C chosen by cross-validation on the tuning split,
+            # trained on all of it, fused in the client; the model says how it was chosen (trained_on.selection).
+            about = {"dataset": tune_split.name, "split": tune_split.split, "queries": len(tune_split.queries), "depth": depth}
+            chosen = select_model(tune_legs, tune_split.qrels, trained_on=about)
+            model = replace(chosen.model, trained_on={**about, "selection": chosen.as_json()})
             specs.append(TechniqueSpec(LEARNED_FUSION_ROW, Technique.CLIENT, model, tuned=True))
         if mmr is not None:
             specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=mmr, mmr_candidates=mmr_candidates, tuned=True))

@@ -14,7 +14,7 @@ from adapter.catalog import read_index_info
 from adapter.defaults import cluster_kind, default_fusion_name, default_layout
 from adapter.engines import cluster_for
 from adapter.ingest import Ingestor
-from adapter.learned import FEATURES, LearnedFusion
+from adapter.learned import SCHEMA1_FEATURES, LearnedFusion
 from adapter.sources import FieldMap, read_source
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401
 
@@ -46,8 +46,8 @@ def test_learned_fusion_is_an_opt_in_that_fuses_in_the_client(cli, client, index
     report = Ingestor.open(client, index_name, TEST_EMBEDDER, progress=False).ingest(read_source(support_docs_path, FieldMap()))
     assert not report.failures
     # Found by both legs counts, then BM25's min_max score: the code's article first.
-    model = LearnedFusion(tuple({"bm25_found": 1.0, "dense_found": 1.0, "bm25_min_max": 2.0}.get(f, 0.0) for f in FEATURES),
-                          trained_on={"dataset": "hand-made", "split": "none", "queries": 0})
+    model = LearnedFusion(tuple({"bm25_found": 1.0, "dense_found": 1.0, "bm25_min_max": 2.0}.get(f, 0.0) for f in SCHEMA1_FEATURES),
+                          trained_on={"dataset": "hand-made", "split": "none", "queries": 0}, features=SCHEMA1_FEATURES)
     path = tmp_path / "model.json"
     path.write_text(model.dumps())
     code, out, _ = cli("search", "error E-4012", "--index", index_name, "--embedder", "test:hashing", "--fusion", "learned",
