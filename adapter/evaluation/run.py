@@ -351,9 +351,12 @@ def _default_technique(caps: Capabilities) -> str | None:
     """The product's default row on this kind of cluster, as measured (None before the first
     measurement is packaged, or where nothing was measured for this kind)."""
     try:
-        return default_technique(cluster_kind(caps.engine, caps.z_score))
+        row = default_technique(cluster_kind(caps.engine, caps.z_score))
     except AssetError:
         return None
+    if row == f"hybrid-{ADAPTIVE}-min_max" and not caps.z_score:
+        return f"hybrid-{ADAPTIVE}"  # without z_score the one adaptive row runs the policy's min_max form (techniques())
+    return row
 
 
 def layout_alias(alias: str, layout: str) -> str:
