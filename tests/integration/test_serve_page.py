@@ -168,3 +168,32 @@ def test_a_person_compares_four_configurations(app_url, chromium, target):
     wait_until(page.page, "document.body.dataset.state === 'done' && document.querySelector('#columns .column:nth-child(4) .label').textContent.includes('k=20')")
     assert "rrf-20" in columns.nth(3).locator(".foot").inner_text()
     assert page.errors == []
+
+
+@pytest.mark.engine("opensearch", "elasticsearch")
+def test_the_report_of_a_stored_eval_is_served_under_the_servers_policy(support_index, opensearch_url, e5, tmp_path, chromium):
+    """`hybrid serve --report DIR`: the compare page links to the report, which opens and works under
+    the server's Content-Security-Policy (external scripts only; no eval), as it does from the file system."""
+    from adapter.evaluation import stored
+    from adapter.evaluation.html import write_report
+    from tests.support.tiny_eval import write_tiny_evaluation
+
+    _, root = write_tiny_evaluation(tmp_path)
+    write_report(stored.load(root), resamples=200)
+    cluster = connect_cluster(opensearch_url)
+    service = SearchService(Searcher.open(cluster, support_index, e5), cluster=describe_url(cluster))
+    with served(create_app(service, report_dir=root)) as url:
+        page = watched_page(chromium, width=1440, height=900)
+        page.page.goto(url)
+        page.page.click("header a[href='/report/']")
+        wait_until(page.page, "window.REPORT && window.REPORT.ready === true")
+        assert page.page.url == f"{url}/report/"
+        assert page.page.locator("#summary-table tbody tr").count() == 4
+        assert page.page.evaluate("Object.values(window.REPORT.charts).every(c => c.$pointLabels.length === 4)")
+        page.page.focus("#pq-table tbody tr[data-qid='q2']")
+        page.page.keyboard.press("Enter")
+        page.page.wait_for_selector("#drill:not([hidden])")
+        assert page.page.locator("#drill-body .lists .col").count() == 3
+        with urllib.request.urlopen(f"{url}/report/", timeout=30) as r:
+            assert "default-src 'self'" in r.headers["Content-Security-Policy"]
+        assert page.errors == []

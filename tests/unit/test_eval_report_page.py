@@ -5,48 +5,18 @@ import json
 import pytest
 
 from adapter.errors import InputError
-from adapter.evaluation import EvalReport, TechniqueResult, TechniqueSpec, stored
+from adapter.evaluation import EvalReport, stored
 from adapter.evaluation.html import report_data, write_report
-from adapter.evaluation.perquery import FusionUsed, QueryRun, query_metrics
-from adapter.fusion import RRF, ScoreNormalization
-from adapter.metrics import Dataset, evaluate
-from adapter.types import Technique
+from adapter.evaluation.perquery import FusionUsed, query_metrics
+from adapter.metrics import Dataset
+from tests.support.tiny_eval import QRELS, QUERIES, write_tiny_evaluation
 
 pytestmark = pytest.mark.unit
-
-QUERIES = {"q1": "histone H2A.Z", "q2": "what lowers blood pressure", "q3": "BRCA1 mutations"}
-QRELS = {"q1": {"a": 1}, "q2": {"b": 2, "c": 1}, "q3": {"z": 1}}
-BM25 = {"q1": [("a", 12.0), ("b", 9.5), ("c", 3.0)], "q2": [("c", 8.0), ("d", 7.0)], "q3": [("y", 4.0), ("x", 4.0)]}
-DENSE = {"q1": [("b", 0.91), ("a", 0.90), ("e", 0.2)], "q2": [("b", 0.88), ("c", 0.70), ("d", 0.5)], "q3": [("z", 0.8), ("y", 0.7)]}
-
-
-def fused(fusion):
-    return {q: [(f.id, f.score) for f in fusion.fuse([BM25[q], DENSE[q]])] for q in QUERIES}
-
-
-def result(spec, rankings, fusion=None, per_query_weights=None):
-    runs = {}
-    for q, ranking in rankings.items():
-        used = fusion.with_weights(per_query_weights[q]) if per_query_weights else fusion
-        runs[q] = QueryRun(tuple(ranking), 10.0 + len(q), 2.0, FusionUsed.of(used) if used else None,
-                           tuple(f"title of {d}" for d, _ in ranking[:10]))
-    metrics = evaluate(QRELS, {q: [d for d, _ in r] for q, r in rankings.items()})
-    return TechniqueResult(metrics, 11.0, 12.0, 2.0, 3.0, len(rankings), spec=spec, per_query=runs)
 
 
 @pytest.fixture
 def evaluation(tmp_path):
-    rrf, mm = RRF(), ScoreNormalization(weights=(0.3, 0.7))
-    weights = {"q1": (0.2, 0.8), "q2": (0.5, 0.5), "q3": (0.9, 0.1)}
-    results = {
-        "bm25": result(TechniqueSpec("bm25", Technique.BM25), BM25),
-        "dense": result(TechniqueSpec("dense", Technique.DENSE), DENSE),
-        "hybrid-rrf": result(TechniqueSpec("hybrid-rrf", Technique.HYBRID, rrf), fused(rrf), rrf),
-        "hybrid-adaptive": result(TechniqueSpec("hybrid-adaptive", Technique.HYBRID, mm), fused(mm), mm, weights),
-    }
-    report = EvalReport("tiny", "test", "minilm", "eval-tiny", results, settings={"default_technique": "hybrid-adaptive", "k": 3})
-    dataset = Dataset("tiny", tmp_path, "test", QUERIES, QRELS)
-    return report, stored.write(report, dataset, tmp_path / "eval")
+    return write_tiny_evaluation(tmp_path)
 
 
 def test_a_stored_eval_reads_back_what_was_measured(evaluation):
