@@ -19,7 +19,7 @@ import numpy as np
 from ..capabilities import Capabilities
 from ..contracts import search_result_json
 from ..errors import HybridError, InputError
-from ..fusion import DEFAULT_WEIGHTS, Fusion, parse_fusion
+from ..fusion import DEFAULT_RANK_CONSTANT, DEFAULT_WEIGHTS, Fusion, methods, parse_fusion
 from ..page import SearchOptions
 from ..queries import clean_query
 from ..search import Searcher
@@ -50,6 +50,18 @@ def engine_notes(caps: Capabilities) -> list[str]:
     return notes
 
 
+def offered_fusions(caps: Capabilities) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every fusion a column may ask for, those of them fused in the client here): adaptive, what this
+    cluster's server runs, then every other variant of a method this engine runs or no engine runs
+    (the searcher fuses those in the client and its notices say so; a method of another engine only,
+    such as Elasticsearch's sum on OpenSearch, is not offered)."""
+    server = [f.name for f in caps.fusions(DEFAULT_WEIGHTS)]
+    every = [f.name for method in methods() if caps.engine in method.servers or not method.servers
+             for f in method.variants(DEFAULT_WEIGHTS, (DEFAULT_RANK_CONSTANT,))]
+    client = tuple(dict.fromkeys(name for name in every if name not in server))
+    return tuple(dict.fromkeys([ADAPTIVE, *server, *every])), client
+
+
 def _client_only() -> list[Fusion]:
     from ..fusion import client_only
 
@@ -64,6 +76,7 @@ class ServerInfo:
     version: str
     embedder: str
     fusions: tuple[str, ...]
+    client_fusions: tuple[str, ...]  # of those, the ones this cluster's server cannot run
     default_fusion: str
     reranker: str | None
     notes: tuple[str, ...]
@@ -71,8 +84,8 @@ class ServerInfo:
 
     def as_json(self) -> dict[str, Any]:
         return {"cluster": self.cluster, "index": self.index, "engine": self.engine, "version": self.version, "embedder": self.embedder,
-                "fusions": list(self.fusions), "default_fusion": self.default_fusion, "reranker": self.reranker,
-                "notes": list(self.notes), "limits": self.limits.as_json(), "read_only": True,
+                "fusions": list(self.fusions), "client_fusions": list(self.client_fusions), "default_fusion": self.default_fusion,
+                "reranker": self.reranker, "notes": list(self.notes), "limits": self.limits.as_json(), "read_only": True,
                 "techniques": [t.value for t in Technique]}
 
 
@@ -87,10 +100,9 @@ class SearchService:
         self._lock = threading.Lock()
         caps = searcher.caps
         default = searcher.info.default_fusion or (searcher.pipeline or searcher.fusion.name)
+        fusions, client_fusions = offered_fusions(caps)
         self.info = ServerInfo(cluster=cluster, index=searcher.alias, engine=caps.engine, version=caps.version,
-                               embedder=searcher.info.fingerprint.model,
-                               fusions=tuple(dict.fromkeys([ADAPTIVE, *(f.name for f in caps.fusions(DEFAULT_WEIGHTS)),
-                                                            *(f.name for f in _client_only())])),
+                               embedder=searcher.info.fingerprint.model, fusions=fusions, client_fusions=client_fusions,
                                default_fusion=str(default), reranker=reranker, notes=tuple(engine_notes(caps)), limits=limits)
 
     def warm(self) -> float:

@@ -143,6 +143,10 @@ def test_a_person_compares_four_configurations(app_url, chromium, target):
     for i in range(4):
         assert columns.nth(i).locator("ol.hits li[data-doc]").count() >= 3, columns.nth(i).inner_text()
     assert "devoluciones" in columns.nth(2).inner_text() or "Reembolsos" in columns.nth(2).inner_text()
+    # The fourth column is RRF on every engine (on Elasticsearch's basic licence the page did not offer
+    # it, and the column ran the index's default again: columns 3 and 4 the same).
+    assert "rrf" in columns.nth(3).locator("h2 .label").inner_text()
+    assert "rrf" in columns.nth(3).locator(".foot").inner_text()
     # Moves against the first column are marked; each hybrid hit shows both legs' ranks.
     assert columns.nth(1).locator(".moved").count() >= 1, columns.nth(0).inner_text()
     first = columns.nth(2).locator("li[data-doc]").first.inner_text()

@@ -6,6 +6,7 @@ from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilitie
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.errors import InputError
 from adapter.serve import Limits, engine_notes
+from adapter.serve.service import offered_fusions
 from adapter.serve.params import parse_compare, parse_config, query_text
 from adapter.types import Technique
 
@@ -66,3 +67,17 @@ def test_only_a_loopback_address_is_served_without_a_warning():
     assert LOOPBACK == "127.0.0.1"
     assert loopback("127.0.0.1") and loopback("localhost") and loopback("::1") and loopback("127.0.0.2")
     assert not loopback("0.0.0.0") and not loopback("192.168.1.20") and not loopback("example.org")
+
+
+def test_a_column_may_ask_for_every_fusion_this_engine_can_serve_and_says_where_it_runs():
+    # On a basic licence Elasticsearch's server runs only the sum: RRF and min_max are fused in the
+    # client (the result's notices say so). The page offered only adaptive, sum and dbsf, so its default
+    # RRF column quietly became a second copy of the index-default column; 2.19 lacked z_score, which
+    # its own note says runs in the client there.
+    es, client = offered_fusions(elasticsearch_capabilities("9.2.4", license="basic"))
+    assert es[0] == "adaptive" and {"rrf", "min_max-arithmetic_mean", "z_score-arithmetic_mean", "sum", "dbsf"} <= set(es)
+    assert "sum" not in client and {"rrf", "min_max-arithmetic_mean", "dbsf"} <= set(client)
+    old, client = offered_fusions(opensearch_capabilities("2.19.1"))
+    assert "z_score-arithmetic_mean" in old and set(client) == {"z_score-arithmetic_mean", "dbsf"}
+    new, client = offered_fusions(opensearch_capabilities("3.6.0"))
+    assert "sum" not in new and "rrf" in new and client == ("dbsf",)  # the sum is Elasticsearch's request, not a fusion here

@@ -7,6 +7,7 @@
 
   const INFO = JSON.parse(document.getElementById("server-info").textContent);
   const TECHNIQUES = INFO.techniques;
+  const CLIENT_FUSED = new Set(INFO.client_fusions || []);  // offered, but this cluster's server cannot run them
   const DEFAULT_COLUMNS = [
     { technique: "bm25" },
     { technique: "dense" },
@@ -51,7 +52,7 @@
     const technique = el("select", { "aria-label": `column ${i + 1} technique` }, ...TECHNIQUES.map((t) => el("option", { value: t, selected: t === c.technique }, t)));
     const fusion = el("select", { "aria-label": `column ${i + 1} fusion` },
       el("option", { value: "" }, `index default (${INFO.default_fusion})`),
-      ...INFO.fusions.map((f) => el("option", { value: f, selected: f === c.fusion }, f)));
+      ...INFO.fusions.map((f) => el("option", { value: f, selected: f === c.fusion }, CLIENT_FUSED.has(f) ? `${f} (client)` : f)));
     fusion.title = "the fusion; adaptive chooses the weights per query";
     const weight = el("input", { type: "number", min: "0", max: "1", step: "0.05", value: c.weights ? c.weights[0] : "", placeholder: "w bm25",
       "aria-label": `column ${i + 1} bm25 weight (dense gets the rest)`, title: "bm25 weight, 0 to 1; dense gets 1 minus it (empty: the fusion's default)" });
