@@ -7,7 +7,6 @@ import pytest
 
 from adapter.cli import main
 from adapter.contracts import validate
-from tests.conftest import drop_hybrid_index
 from tests.support.browser import SCREENSHOTS, available, browser, watched_page
 
 QUERIES = {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
@@ -27,14 +26,6 @@ def support_beir(tmp_path, support_docs_path):
     return root
 
 
-@pytest.fixture
-def combined_too(client, index_name):
-    """The eval's second text layout builds ``<index>-combined``: dropped afterwards, as index_name is
-    (the session's leak check failed the run on its templates before)."""
-    yield
-    drop_hybrid_index(client, f"{index_name}-combined")
-
-
 @pytest.fixture(scope="module")
 def chromium():
     why = available()
@@ -45,8 +36,7 @@ def chromium():
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")
-def test_the_report_opens_offline_and_a_person_can_use_it(support_beir, opensearch_url, index_name, combined_too, tmp_path, chromium,
-                                                          target):
+def test_the_report_opens_offline_and_a_person_can_use_it(support_beir, opensearch_url, index_name, tmp_path, chromium, target):
     out = tmp_path / "report"
     code = main(["eval", "--dataset", str(support_beir), "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
                  "--index", index_name, "--url", opensearch_url, "--mmr", "0.5", "--report", str(out), "--quiet",
