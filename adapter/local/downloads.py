@@ -106,7 +106,9 @@ def deb_members(deb: Path, wanted: dict[str, str]) -> dict[str, bytes]:
         for member in tar.getmembers():
             path = member.name.removeprefix("./")
             if path in wanted and member.isfile():
-                out[wanted[path]] = tar.extractfile(member).read()
+                extracted = tar.extractfile(member)
+                if extracted is not None:  # None only for members that are not regular files
+                    out[wanted[path]] = extracted.read()
     missing = set(wanted.values()) - set(out)
     if missing:
         raise LocalNodeError(f"{deb} lacks {', '.join(sorted(missing))}")

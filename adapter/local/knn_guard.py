@@ -15,6 +15,8 @@ threshold, is not covered, so ``up`` says so.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import procs
 
 TEMPLATE = "hybrid-local-no-native-knn"
@@ -28,5 +30,5 @@ STATUS_LINE = ("lucene only (the Maven k-NN plugin has no faiss/nmslib libraries
                f"search (template {TEMPLATE!r}), except through a composable template: docs/LOCAL-NODE.md")
 
 
-def install(url: str, **http) -> None:
+def install(url: str, **http: Any) -> None:
     procs.get_json(f"{url}/_template/{TEMPLATE}", method="PUT", body=BODY, timeout=30, **http)

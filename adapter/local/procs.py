@@ -6,14 +6,17 @@ import contextlib
 import json
 import os
 import socket
+import ssl
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def port_is_free(port: int) -> bool:
@@ -31,8 +34,8 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def get_json(url: str, timeout: float = 5.0, method: str = "GET", body: dict | None = None, *, context=None,
-             headers: dict | None = None):
+def get_json(url: str, timeout: float = 5.0, method: str = "GET", body: dict[str, Any] | None = None, *,
+             context: ssl.SSLContext | None = None, headers: dict[str, str] | None = None) -> Any:
     """A JSON request to a local node; ``context`` (TLS) and ``headers`` (auth) for a secured one."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})

@@ -34,9 +34,14 @@ import secrets
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .._optional import require
 from ..errors import ConfigurationError
+
+if TYPE_CHECKING:  # cryptography is the `secure` extra: imported where it is used, named here for the types
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 
 # OpenSearch versions whose security plugin is on Maven Central (org.opensearch.plugin:opensearch-security:<v>.0:zip).
 SECURITY_PLUGINS = ("2.19.1",)
@@ -79,7 +84,7 @@ def _write_private(path: Path, text: str | bytes) -> None:
 
 
 # -- certificates ------------------------------------------------------------------------------------
-def _name(cn: str):
+def _name(cn: str) -> x509.Name:
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
@@ -93,26 +98,26 @@ def dn(cn: str) -> str:
     return f"CN={cn},OU=hybrid-local,O=opensearch-hybrid-adapter"
 
 
-def _key():
+def _key() -> RSAPrivateKey:
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def _pem_key(key) -> bytes:
+def _pem_key(key: RSAPrivateKey) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
     # PKCS#8, unencrypted: what the plugin's pemkey_filepath reads (PKCS#1 "RSA PRIVATE KEY" is refused).
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
 
 
-def _pem_cert(cert) -> bytes:
+def _pem_cert(cert: x509.Certificate) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
-def make_ca(cn: str = "hybrid-local-ca", days: int = 3650):
+def make_ca(cn: str = "hybrid-local-ca", days: int = 3650) -> tuple[x509.Certificate, RSAPrivateKey]:
     """A self-signed CA: (certificate, key)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
@@ -131,7 +136,8 @@ def make_ca(cn: str = "hybrid-local-ca", days: int = 3650):
     return cert, key
 
 
-def issue(ca_cert, ca_key, cn: str, *, server: bool, days: int = 825):
+def issue(ca_cert: x509.Certificate, ca_key: RSAPrivateKey, cn: str, *, server: bool,
+          days: int = 825) -> tuple[x509.Certificate, RSAPrivateKey]:
     """A certificate signed by the CA: for a node (server and client use, SAN 127.0.0.1/localhost) or a client."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
@@ -227,17 +233,19 @@ def settings() -> list[str]:
 
 
 def _hash(password: str) -> str:
-    bcrypt = require("bcrypt", "the secured local node's password hashes")
+    require("bcrypt", "the secured local node's password hashes")  # names the extra when it is missing
+    import bcrypt
+
     return bcrypt.hashpw(password.encode(), bcrypt.gensalt(12)).decode()
 
 
-def _yaml(doc: dict) -> str:
+def _yaml(doc: dict[str, Any]) -> str:
     import yaml
 
     return yaml.safe_dump(doc, sort_keys=False)
 
 
-def _meta(kind: str) -> dict:
+def _meta(kind: str) -> dict[str, Any]:
     return {"_meta": {"type": kind, "config_version": 2}}
 
 
@@ -309,7 +317,7 @@ def write_client_config(pki: Pki, url: str, creds: Credentials) -> Path:
     return pki.config_file
 
 
-def http_options(pki: Pki, creds: Credentials) -> dict:
+def http_options(pki: Pki, creds: Credentials) -> dict[str, Any]:
     """What the node's own health checks send (urllib): the CA to trust and the admin's basic auth."""
     context = ssl.create_default_context(cafile=str(pki.ca))
     token = base64.b64encode(f"admin:{creds.admin_password}".encode()).decode()

@@ -12,6 +12,7 @@ import os
 import re
 import urllib.error
 from dataclasses import dataclass
+from typing import Mapping
 
 from ..errors import ConfigurationError
 from . import procs
@@ -67,7 +68,7 @@ def probe(url: str, timeout: float = 10.0) -> Target:
         raise ConfigurationError(f"cannot read the engine and version of {url}: {exc}") from exc
 
 
-def current_target(environ=os.environ) -> Target:
+def current_target(environ: Mapping[str, str] = os.environ) -> Target:
     """``OPENSEARCH_URL`` (probed) when set, else ``HYBRID_TEST_TARGET``, else the default local release."""
     url = environ.get("OPENSEARCH_URL")
     named = environ.get("HYBRID_TEST_TARGET")
