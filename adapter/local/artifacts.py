@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import ArtifactNotFoundError, ChecksumError, ConfigurationError, LocalNodeError
+from .downloads import sha256_of
 
 DEFAULT_REPOSITORY = "https://repo1.maven.org/maven2"
 _CHECKSUMS = (("sha512", hashlib.sha512), ("sha256", hashlib.sha256), ("sha1", hashlib.sha1))
@@ -80,7 +81,7 @@ def check_pin(artifact: Artifact, path: Path, *, required: bool) -> str | None:
                 "refusing an unverified download (add a pin with scripts/pin_artifacts.py)"
             )
         return None
-    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    actual = sha256_of(path)
     if actual != pin:
         raise ChecksumError(f"{artifact.coordinates}: sha256 is {actual}, the project's pin says {pin}; the download is corrupt or was tampered with")
     return f"sha256 pin {pin}"
@@ -96,17 +97,9 @@ def _verified_marker(path: Path) -> Path:
     return path.with_name(path.name + ".verified")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _mark_verified(path: Path, note: str) -> None:
     """Record the file's SHA-256 next to how it was verified, so every later use can re-hash it."""
-    _verified_marker(path).write_text(f"sha256={_sha256(path)}; {note.strip('; ')}\n")
+    _verified_marker(path).write_text(f"sha256={sha256_of(path)}; {note.strip('; ')}\n")
 
 
 def reuse_verified(path: Path) -> bool:
@@ -121,7 +114,7 @@ def reuse_verified(path: Path) -> bool:
     if not recorded.startswith("sha256="):
         marker.unlink()
         return False
-    if _sha256(path) != recorded.removeprefix("sha256="):
+    if sha256_of(path) != recorded.removeprefix("sha256="):
         raise ChecksumError(f"{path} changed since it was verified (sha256 differs from {marker.name}); delete both and fetch again")
     return True
 

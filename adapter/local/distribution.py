@@ -13,7 +13,6 @@ The finished home carries a manifest (``.assembled.json``: SHA-256 of every file
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import time
@@ -25,6 +24,7 @@ from typing import Callable
 from ..errors import ChecksumError, LocalNodeError
 from . import procs
 from .artifacts import Artifact, Fetcher, pom_dependencies
+from .downloads import sha256_of
 from .releases import DEFAULT_VERSION, Release, resolve_release
 
 __all__ = ["DEFAULT_VERSION", "MODULES", "assemble", "distribution_artifacts", "verify_home"]
@@ -117,16 +117,8 @@ def _unzip(archive: Path, dest: Path, strip_top: bool) -> None:
                 target.chmod(mode)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _manifest(home: Path) -> dict[str, str]:
-    return {str(p.relative_to(home)): _sha256(p) for p in sorted(home.rglob("*")) if p.is_file() and p.name != ".assembled.json"}
+    return {str(p.relative_to(home)): sha256_of(p) for p in sorted(home.rglob("*")) if p.is_file() and p.name != ".assembled.json"}
 
 
 def home_dir(release: Release, cache_dir: Path) -> Path:
@@ -215,7 +207,7 @@ def verify_home(home: Path) -> None:
         path = home / rel
         if not path.is_file():
             raise ChecksumError(f"{path} is missing from the assembled home; delete {home} and run `hybrid local up` again")
-        if _sha256(path) != expected:
+        if sha256_of(path) != expected:
             raise ChecksumError(f"{path} changed after it was verified and assembled; delete {home} and run `hybrid local up` again")
     for sub in ("lib", "modules", "plugins", "agent"):
         for path in (home / sub).rglob("*"):
