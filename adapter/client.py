@@ -28,10 +28,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, TypedDict
 from urllib.parse import urlparse
 
 from .errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11; annotations only
 
 DEFAULT_URL = "http://localhost:9200"
 CONFIG_ENV = "HYBRID_CONFIG"
@@ -136,27 +139,31 @@ class ConnectionSettings:
         return auth
 
 
-def resolve_settings(
-    url: str | None = None,
-    *,
-    username: str | None = None,
-    password: str | None = None,
-    aws_region: str | None = None,
-    aws_service: str | None = None,
-    verify_certs: bool | None = None,
-    ca_certs: str | None = None,
-    client_cert: str | None = None,
-    client_key: str | None = None,
-    api_key: str | None = None,
-    bearer_token: str | None = None,
-    config: str | os.PathLike[str] | None = None,
-) -> ConnectionSettings:
+class ConnectionOptions(TypedDict, total=False):
+    """The settings a caller may give (:func:`resolve_settings`, the engines' ``connect``): each
+    overrides the environment and the config file; ``config`` names the config file."""
+
+    username: str | None
+    password: str | None
+    aws_region: str | None
+    aws_service: str | None
+    verify_certs: bool | None
+    ca_certs: str | None
+    client_cert: str | None
+    client_key: str | None
+    api_key: str | None
+    bearer_token: str | None
+    config: str | os.PathLike[str] | None
+
+
+def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions]) -> ConnectionSettings:
     """The settings the arguments, the environment and the config file give, first found wins;
     certificate files are checked to exist, credentials in the URL are moved out of it."""
-    file, file_path = read_config(config)
-    given = {"url": url, "username": username, "password": password, "aws_region": aws_region, "aws_service": aws_service,
-             "verify_certs": verify_certs, "ca_certs": ca_certs, "client_cert": client_cert, "client_key": client_key,
-             "api_key": api_key, "bearer_token": bearer_token}
+    unknown = sorted(set(options) - set(ConnectionOptions.__annotations__))
+    if unknown:  # a misspelt option is refused, as a signature of named parameters refuses it
+        raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(ConnectionOptions.__annotations__)}")
+    file, file_path = read_config(options.get("config"))
+    given: dict[str, object] = {key: url if key == "url" else options.get(key) for key in ENV}
     settings: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for key, value in given.items():

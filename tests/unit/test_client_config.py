@@ -100,3 +100,11 @@ def test_generated_credentials_do_not_show_in_their_repr(tmp_path):
     assert creds.admin_password not in repr(creds) and creds.jwt_key not in repr(creds)
     assert (tmp_path / "credentials.json").stat().st_mode & 0o777 == 0o600
     assert Credentials.load_or_create(tmp_path / "credentials.json") == creds
+
+
+def test_a_misspelt_connection_option_is_refused_not_ignored():
+    """connect() takes its settings as one set of options (adapter.client.ConnectionOptions): a name
+    outside it is an error, as a named parameter's misspelling was, never a setting quietly dropped."""
+    with pytest.raises(TypeError, match="unknown connection options verify_cert; known: username, .*verify_certs"):
+        connect("https://127.0.0.1:9200", verify_cert=False)
+    assert _conn(connect("https://127.0.0.1:9200", verify_certs=False)).pool.cert_reqs == "CERT_NONE"

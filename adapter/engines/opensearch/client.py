@@ -9,13 +9,12 @@ it was) and 403 (the permission the server names) each in its own words.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import warnings
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..._optional import require
-from ...client import ConnectionSettings, resolve_settings
+from ...client import ConnectionOptions, ConnectionSettings, resolve_settings
 from ...errors import (
     AuthenticationError,
     BackendError,
@@ -28,41 +27,25 @@ from ...errors import (
 )
 from ...responses import error_reason
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 # `hybrid local up` installs a catch-all legacy template (hybrid-local-no-native-knn, see
 # adapter/local) that every index template overlaps, and the server warns at each template put.
 # Nothing to act on: keep it out of users' output.
 warnings.filterwarnings("ignore", message=r".*hybrid-local-no-native-knn.*")
 
 
-def connect(
-    url: str | None = None,
-    *,
-    username: str | None = None,
-    password: str | None = None,
-    aws_region: str | None = None,
-    aws_service: str | None = None,
-    verify_certs: bool | None = None,
-    ca_certs: str | None = None,
-    client_cert: str | None = None,
-    client_key: str | None = None,
-    api_key: str | None = None,
-    bearer_token: str | None = None,
-    config: str | os.PathLike[str] | None = None,
-    timeout: float = 60.0,
-    connect_timeout: float = 5.0,
-    pool_maxsize: int = 10,
-) -> Any:
+def connect(url: str | None = None, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10,
+            **options: Unpack[ConnectionOptions]) -> Any:
     """An ``opensearchpy.OpenSearch`` client; arguments override the environment, which overrides
-    the config file (:mod:`adapter.client`).
+    the config file (:mod:`adapter.client`); ``options`` are :class:`~adapter.client.ConnectionOptions`.
 
     ``connect_timeout`` bounds opening a connection (a host that does not answer fails fast);
     ``timeout`` bounds waiting for an answer (a big bulk request or search may take a while).
     ``pool_maxsize``: connections kept open, at least the number of threads sharing the client.
     """
-    settings = resolve_settings(url, username=username, password=password, aws_region=aws_region, aws_service=aws_service,
-                                verify_certs=verify_certs, ca_certs=ca_certs, client_cert=client_cert, client_key=client_key,
-                                api_key=api_key, bearer_token=bearer_token, config=config)
-    return client_for(settings, timeout=timeout, connect_timeout=connect_timeout, pool_maxsize=pool_maxsize)
+    return client_for(resolve_settings(url, **options), timeout=timeout, connect_timeout=connect_timeout, pool_maxsize=pool_maxsize)
 
 
 def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10) -> Any:
