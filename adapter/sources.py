@@ -217,8 +217,7 @@ def _lines(fh: TextIO, limit: int | None) -> Iterator[tuple[str, int | None]]:
 def read_jsonl(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
     limit = row_limit(max_chars)
 
-    def rows() -> Iterator[SourceDoc | RowError]:
-        resolved = None
+    def rows() -> Iterator[tuple[int, object] | RowError]:
         # Decoded line by line: one bad byte costs its own line, not the file.
         with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
             for line_no, (line, skipped) in enumerate(_lines(fh, limit), start=1):
@@ -232,18 +231,28 @@ def read_jsonl(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_
                     yield RowError(line_no, bad_bytes)
                     continue
                 try:
-                    record = json.loads(line)
+                    yield line_no, json.loads(line)
                 except json.JSONDecodeError as exc:
                     yield RowError(line_no, _json_error(exc))
-                    continue
-                if not isinstance(record, dict):
-                    yield RowError(line_no, f"expected a JSON object, got {type(record).__name__}")
-                    continue
-                if resolved is None:
-                    resolved = fields.check(list(record), f"{path} line {line_no}")
-                yield resolved.row(record, line_no)
 
-    return _dedupe(rows())
+    return _dedupe(_objects(path, fields, rows()))
+
+
+def _objects(path: Path, fields: FieldMap, parsed: Iterator[tuple[int, object] | RowError]) -> Iterator[SourceDoc | RowError]:
+    """The rows of parsed JSON values (with the line each starts on): objects only; the first
+    one's keys are checked against the field map."""
+    resolved = None
+    for item in parsed:
+        if isinstance(item, RowError):
+            yield item
+            continue
+        line_no, record = item
+        if not isinstance(record, dict):
+            yield RowError(line_no, f"expected a JSON object, got {type(record).__name__}")
+            continue
+        if resolved is None:
+            resolved = fields.check(list(record), f"{path} line {line_no}")
+        yield resolved.row(record, line_no)
 
 
 _ARRAY_READ = 1 << 20  # characters read at a time from a JSON array file
@@ -261,9 +270,8 @@ def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEF
     (memory: the largest element, not the file). Each row's line is the line its object starts on."""
     largest = row_limit(max_chars) or _ARRAY_MAX_ELEMENT
 
-    def rows() -> Iterator[SourceDoc | RowError]:
+    def rows() -> Iterator[tuple[int, object] | RowError]:
         decoder = json.JSONDecoder()
-        resolved = None
         with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
             buf, pos, line, eof = fh.read(_ARRAY_READ), 0, 1, False
             pos = buf.index("[") + 1
@@ -295,17 +303,9 @@ def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEF
                 bad_bytes = _undecoded(buf[pos:end])
                 start, line = line, line + buf.count("\n", pos, end)
                 buf, pos = buf[end:], 0
-                if bad_bytes:
-                    yield RowError(start, bad_bytes)
-                    continue
-                if not isinstance(record, dict):
-                    yield RowError(start, f"expected a JSON object, got {type(record).__name__}")
-                    continue
-                if resolved is None:
-                    resolved = fields.check(list(record), f"{path} line {start}")
-                yield resolved.row(record, start)
+                yield RowError(start, bad_bytes) if bad_bytes else (start, record)
 
-    return _dedupe(rows())
+    return _dedupe(_objects(path, fields, rows()))
 
 
 def read_csv(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
