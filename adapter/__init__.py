@@ -71,30 +71,32 @@ try:  # the installed distribution's version (pyproject.toml); `hybrid --version
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
 
-if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time)
-    from .engines import connect, connect_cluster
-    from .capabilities import Capabilities
-    from .assets import IndexSpec, IndexNames
-    from .documents import DocumentLayout
-    from .catalog import IndexInfo, read_index_info
-    from .engines import Engine, engine_for
-    from .admin import init_index, InitReport
-    from .spec import Spec, load_spec
-    from .plan import Plan, plan_spec, apply_plan
-    from .migrate import reindex, rollback, prune
-    from .embedders import Embedder, SentenceTransformerEmbedder, E5Embedder, load_embedder
-    from .cache import EmbeddingCache
-    from .ingest import Ingestor
-    from .sources import FieldMap, Chunking, read_source
-    from .search import Searcher, FusionPlan
-    from .queries import TextLeg
-    from .page import SearchOptions, Collapse, SortKey, MMRPlace
-    from .rerank import Reranker, CrossEncoderReranker
-    from .fusion import rrf, fuse
-    from .mmr import mmr
-    from .local import LocalNode, NodeConfig
-    from .adaptive import AdaptivePolicy, Calibration, DEFAULT_POLICY
-    from .calibration import calibrate_index
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time);
+    # `name as name`: a re-export that a strict checker accepts (a star in __all__ it cannot read)
+    from .engines import connect as connect, connect_cluster as connect_cluster
+    from .capabilities import Capabilities as Capabilities
+    from .assets import IndexSpec as IndexSpec, IndexNames as IndexNames
+    from .documents import DocumentLayout as DocumentLayout
+    from .catalog import IndexInfo as IndexInfo, read_index_info as read_index_info
+    from .engines import Engine as Engine, engine_for as engine_for
+    from .admin import init_index as init_index, InitReport as InitReport
+    from .spec import Spec as Spec, load_spec as load_spec
+    from .plan import Plan as Plan, plan_spec as plan_spec, apply_plan as apply_plan
+    from .migrate import reindex as reindex, rollback as rollback, prune as prune
+    from .embedders import Embedder as Embedder, SentenceTransformerEmbedder as SentenceTransformerEmbedder
+    from .embedders import E5Embedder as E5Embedder, load_embedder as load_embedder
+    from .cache import EmbeddingCache as EmbeddingCache
+    from .ingest import Ingestor as Ingestor
+    from .sources import FieldMap as FieldMap, Chunking as Chunking, read_source as read_source
+    from .search import Searcher as Searcher, FusionPlan as FusionPlan
+    from .queries import TextLeg as TextLeg
+    from .page import SearchOptions as SearchOptions, Collapse as Collapse, SortKey as SortKey, MMRPlace as MMRPlace
+    from .rerank import Reranker as Reranker, CrossEncoderReranker as CrossEncoderReranker
+    from .fusion import rrf as rrf, fuse as fuse
+    from .mmr import mmr as mmr
+    from .local import LocalNode as LocalNode, NodeConfig as NodeConfig
+    from .adaptive import AdaptivePolicy as AdaptivePolicy, Calibration as Calibration, DEFAULT_POLICY as DEFAULT_POLICY
+    from .calibration import calibrate_index as calibrate_index
 
 _LAZY = {
     "connect": "engines",
