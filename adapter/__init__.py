@@ -7,7 +7,7 @@ The public API (everything else is internal)::
 
     client = connect("http://localhost:9200")
     embedder = load_embedder("minilm")
-    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer="english"))
+    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer="english", text_layout="combined"))  # as `hybrid init`
     Ingestor.open(client, "docs", embedder).ingest(read_source("docs.jsonl"))
     result = Searcher.open(client, "docs", embedder).search("error E-4012", technique="hybrid")
 

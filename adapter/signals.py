@@ -34,15 +34,17 @@ Run = Sequence[tuple[str, float]]  # (id, raw score), best first
 
 
 def term_coverage(fields: Sequence[FieldTerms]) -> float | None:
-    """The share of the query's distinct analysed terms with a document frequency above 0, in the
-    query field with the most terms (the body, or the combined field); None without terms."""
-    if not fields:
+    """The share of the query's distinct analysed terms that some query field holds (a document
+    frequency above 0 there: BM25 matches a term in any of them); None without terms. In the fields
+    layout the query fills title and text alike, so a term absent from titles still counts when
+    bodies hold it."""
+    held: dict[str, bool] = {}
+    for f in fields:
+        for term, _, df in f.terms:
+            held[term] = held.get(term, False) or df > 0
+    if not held:
         return None
-    main = max(fields, key=lambda f: (len(f.terms), f.doc_count))
-    terms = {t: df for t, _, df in main.terms}
-    if not terms:
-        return None
-    return sum(1 for df in terms.values() if df > 0) / len(terms)
+    return sum(held.values()) / len(held)
 
 
 def overlap(a: Run, b: Run, k: int = 10) -> float:

@@ -245,6 +245,10 @@ def print_plan(plan: Plan, *, spec_file: str | None = None, applied: bool = Fals
         print(f"default search pipeline: {plan.default_pipeline}")
 
 
+def _changes(n: int) -> str:
+    return "change comes" if n == 1 else f"{n} changes come"
+
+
 def print_diff(plan: Plan, *, spec_file: str | None = None) -> None:
     """Drift only, for CI logs: each object that differs, how, and what fixes it."""
     drift = [c for c in plan.changes if c.action != "unchanged"]
@@ -259,7 +263,7 @@ def print_diff(plan: Plan, *, spec_file: str | None = None) -> None:
     if plan.rebuild:
         # apply refuses a plan with a rebuild as a whole: it must not promise the in-place part.
         print(_rebuild_hint(plan, spec_file) + f"; `hybrid apply` changes nothing while the index needs that"
-              + (f" (the other {len(in_place)} changes come with it)" if in_place else ""))
+              + (f" (the other {_changes(len(in_place))} with it)" if in_place else ""))
     elif in_place:
         print(f"`hybrid apply {spec_file or '...'}` fixes {len(in_place)} in place")
 

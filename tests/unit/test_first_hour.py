@@ -85,7 +85,7 @@ def test_diff_promises_no_in_place_fix_that_apply_refuses(capsys):
 
     print_diff(_plan(rebuild=True), spec_file="docs.yaml")
     out = capsys.readouterr().out
-    assert "fixes" not in out and "`hybrid apply` changes nothing while the index needs that (the other 1 changes come with it)" in out
+    assert "fixes" not in out and "`hybrid apply` changes nothing while the index needs that (the other change comes with it)" in out
     assert "drift for docs: 2 of 3 objects compared (not the index's mapping and _meta: the index needs rebuilding)" in out
     print_diff(_plan(rebuild=False), spec_file="docs.yaml")
     assert "`hybrid apply docs.yaml` fixes 1 in place" in capsys.readouterr().out
@@ -152,3 +152,36 @@ def test_the_printed_commands_run_as_printed(tmp_path, monkeypatch):
     script.chmod(0o755)
     assert hybrid_command(str(script)) == "hybrid"
     assert hybrid_command("/usr/lib/python3/pytest") == "hybrid"
+
+
+def _python_example_spec(text: str, fingerprint):
+    """The ``IndexSpec(...)`` of a Python example, evaluated as written (the names it uses imported from adapter)."""
+    import re
+
+    import adapter
+    from adapter.defaults import default_layout
+
+    call = re.search(r"IndexSpec\((embedder\.fingerprint[^\n]*?\))\)", text)
+    assert call, "no IndexSpec(embedder.fingerprint, ...) in the example"
+    names = {"IndexSpec": adapter.IndexSpec, "default_layout": default_layout, "embedder": SimpleNamespace(fingerprint=fingerprint)}
+    return eval(f"IndexSpec({call.group(1)}", names)  # noqa: S307 (the repository's own README)
+
+
+@pytest.mark.parametrize("where", ["README.md", "adapter/__init__.py"])
+def test_the_python_example_makes_the_index_hybrid_init_makes(where, monkeypatch):
+    """Before: README's `init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer="english"))` made a
+    fields-layout index, while `hybrid init --index docs --analyzer english` gives a new index the measured default
+    (combined): the same words, two different indices."""
+    from pathlib import Path
+
+    from adapter import embedders
+    from adapter.cli import common
+    from adapter.types import EmbeddingFingerprint
+
+    fp = EmbeddingFingerprint("sentence-transformers/all-MiniLM-L6-v2", "minilm", "abc", 384, True)
+    monkeypatch.setattr(embedders, "load_embedder", lambda spec, **_: SimpleNamespace(fingerprint=fp))
+    parser = argparse.ArgumentParser()
+    common.add_index_spec_options(parser)
+    from_cli = common.index_spec(parser.parse_args(["--embedder", "minilm", "--analyzer", "english"]))
+    text = (Path(__file__).resolve().parents[2] / where).read_text(encoding="utf-8")
+    assert _python_example_spec(text, fp) == from_cli
