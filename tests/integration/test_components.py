@@ -94,7 +94,7 @@ def test_haystack_writer_goes_through_the_adapters_ingest(client, empty_index, e
     documents = [
         Document(id="h-1", content="Para devolver un pedido, abre Mis pedidos.", meta={"title": "Devoluciones", "category": "devoluciones"}),
         Document(id="h-2", content="El error E-4012 aparece cuando la tarjeta ha caducado.", meta={"title": "Error E-4012", "category": "pagos"}),
-        Document(id="h-3", content="", meta={"title": "vacío"}),  # no content: refused, the others land
+        Document(id="h-3", content="", meta={"category": "vacío"}),  # neither text nor title: refused, the others land
         Document(id="x" * 600, content="un id demasiado largo"),  # over the server's 512-byte id limit
     ]
     out = pipeline.run({"cleaner": {"documents": documents}})["writer"]
