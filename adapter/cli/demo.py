@@ -9,7 +9,7 @@ import sys
 from typing import Any
 from importlib import resources
 
-from .common import with_url
+from .common import live_layout, with_url
 from .printers import print_init, print_result
 
 
@@ -29,7 +29,7 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
     from ..assets import IndexSpec
     from ..cache import EmbeddingCache
     from ..calibration import calibrate_index
-    from ..defaults import default_fusion_name
+    from ..defaults import default_fusion_name, default_layout
     from ..engines import connect
     from ..embedders import load_embedder
     from ..ingest import Ingestor
@@ -45,8 +45,11 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
     print(f"== OpenSearch at {url}")
     client = connect(url)
     embedder = load_embedder("multilingual-e5-small")  # the documents are Spanish
-    print(f"== init {index} (spanish analyzer, {embedder.fingerprint.model})")
-    print_init(init_index(client, index, IndexSpec(embedder.fingerprint, analyzer="spanish", default_fusion=default_fusion_name())))
+    # As `hybrid init`: a new index gets the measured text layout, an existing one (an earlier demo's) keeps its own.
+    layout = live_layout(client, index) or default_layout()
+    print(f"== init {index} (spanish analyzer, {embedder.fingerprint.model}, {layout} text layout)")
+    spec = IndexSpec(embedder.fingerprint, analyzer="spanish", default_fusion=default_fusion_name(), text_layout=layout)
+    print_init(init_index(client, index, spec))
     sample = resources.files("adapter") / "data" / "support_es.jsonl"
     with resources.as_file(sample) as path:
         ingest = Ingestor.open(client, index, embedder, cache=EmbeddingCache(), progress=False).ingest(

@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 
 from adapter.cli import main
+from adapter.cli.common import live_layout
+from adapter.defaults import default_layout
 
 
-def test_the_demo_indexes_searches_and_says_what_next(capsys, opensearch_url, index_name):
+def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch_url, index_name):
     code = main(["demo", "--url", opensearch_url, "--index", index_name])
     out = capsys.readouterr().out
     assert code == 0
+    # The index `hybrid init` would make (before: the fields layout, while init gives a new index the measured one).
+    assert live_layout(client, index_name) == default_layout() and f"{default_layout()} text layout)" in out
     assert re.search(r"^== ingested 12 documents \(\d+ embedded, \d+ from cache\), 0 failures$", out, re.M)
     sections = dict(re.findall(r"^== ((?:bm25|dense|hybrid): [^\n]+)\n(.*?)(?=^== |\Z)", out, re.M | re.S))
     hybrid = sections["hybrid: error E-4012"]
