@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from adapter.adaptive import DEFAULT_POLICY
 from adapter.cli import main
 from adapter.contracts import SEARCH_SCHEMA_VERSION, Contract, validate
 from adapter.engines import connect
@@ -29,7 +30,9 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     rows = [line for line in out.splitlines() if line[:3].strip().isdigit()]
     assert code == 0 and "fused by server:" in out and rows[0].split()[:1] == ["1"] and "e-4012" in rows[0]
     # `hybrid init` made the index adaptive (the measured default); calibrating it needs only query texts.
-    assert "adaptive fusion: baseline min_max 0.50 / 0.50" in out and "corpus: not calibrated" in out
+    # Its baseline is the form the selection chose where the cluster runs z_score, else min_max.
+    base = DEFAULT_POLICY.base(OPENSEARCH.probe(connect(opensearch_url)).z_score).value
+    assert f"adaptive fusion: baseline {base} 0.50 / 0.50" in out and "corpus: not calibrated" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--show-query", "-k", "3", *url)
     first = re.split(r"^== request \d+/\d+$", out, flags=re.M)[1].strip().splitlines()
     assert first[0].startswith(f"POST /{index_name}/_search")

@@ -112,7 +112,8 @@ def test_an_adaptive_plan_chooses_the_weights_and_counts_its_signals():
     shape = Shape.of(request, default_depth=20, max_window=10_000, has_reranker=False)
     plan = plan_search(request, shape, state(), StoredPipelines(), np.zeros(2, dtype=np.float32))
     assert plan.choice is not None and plan.signals == Signals(3.0, 2)
-    assert plan.fusion.fusion == ScoreNormalization(weights=plan.choice.weights)
+    # The policy's base: the form the measured selection chose, since this 3.x cluster runs z_score.
+    assert plan.fusion.fusion == ScoreNormalization(policy.base(True), weights=plan.choice.weights)
     assert plan.stage.depth == 20 and plan.technique is Technique.HYBRID
 
 
