@@ -64,8 +64,10 @@ def runs_on(row: str, kind: ClusterKind) -> bool:
     cannot run, and ``hybrid-adaptive-min_max``, which both can."""
     if kind is ClusterKind.ELASTICSEARCH:
         # The searcher fuses in the client whatever the licence does not run server-side, with the
-        # server's formulas: every row measured on OpenSearch is what it gets (and the sum is its own).
-        return True
+        # server's formulas: every fixed row measured on OpenSearch is what it gets (and the sum is
+        # its own). Not the policy's z_score form: the policy's base follows the cluster's z_score
+        # capability, which Elasticsearch does not report, so it runs the min_max form there.
+        return row != ADAPTIVE_ROW
     if row in ("hybrid-sum", "client-rrf"):
         return False
     if kind is ClusterKind.OPENSEARCH_2:

@@ -102,3 +102,21 @@ def test_the_reports_the_default_is_chosen_from_follow_the_eval_contract():
 
     for path in defaults.measured()["sources"].values():
         validate(Contract.EVAL, json.loads((ROOT / path).read_text(encoding="utf-8")))
+
+
+def test_a_cluster_without_z_score_is_selected_on_the_adaptive_form_its_policy_runs():
+    # The default policy's base follows the cluster's z_score capability, and Elasticsearch reports
+    # none (its client fusion could run z_score, the policy does not), as 2.19: on both the policy
+    # runs the min_max form, so the z_score form's row is no candidate there.
+    from adapter import selection
+    from adapter.adaptive import DEFAULT_POLICY
+    from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
+    from adapter.engines.opensearch.capabilities import opensearch_capabilities
+
+    for caps, kind in ((opensearch_capabilities("2.19.1"), ClusterKind.OPENSEARCH_2), (elasticsearch_capabilities("9.2.4"), ClusterKind.ELASTICSEARCH)):
+        assert DEFAULT_POLICY.base(caps.z_score).value == "min_max"
+        assert selection.runs_on("hybrid-adaptive-min_max", kind) and not selection.runs_on("hybrid-adaptive", kind), kind
+    legs = {"bm25": 0.5, "dense": 0.5}
+    sets = {"a": {**legs, "hybrid-min_max-arithmetic_mean": 0.70, "hybrid-adaptive": 0.80, "hybrid-adaptive-min_max": 0.72}}
+    assert defaults.choose_default(sets, ClusterKind.ELASTICSEARCH) == "hybrid-adaptive-min_max"
+    assert defaults.choose_default(sets, ClusterKind.OPENSEARCH_3) == "hybrid-adaptive"
