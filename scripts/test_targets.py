@@ -1,4 +1,4 @@
-"""`make test`: the unit and packaging tiers once, then the integration tier once per target.
+"""`make test`: the type check, the unit and packaging tiers once, then the integration tier once per target.
 
     python scripts/test_targets.py                       # every pinned local release
     HYBRID_TEST_TARGETS=opensearch-3.6.0 python scripts/test_targets.py
@@ -8,6 +8,10 @@ Each integration run is its own pytest process with HYBRID_TEST_TARGET set; it s
 target's local node and stops it again if it started it. The exit status is non-zero when any
 run failed, and a run that collected no test (pytest's exit 5) counts as a failure.
 Extra arguments go to every pytest run.
+
+The type check comes first: ``mypy`` with pyproject's ``[tool.mypy]`` (``--strict`` on
+``adapter/``), its report printed as it comes; any error fails the run as a failed test does
+(the tiers still run, so one CI run shows both).
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from adapter.local.targets import DEFAULT_TARGETS
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _pytest(args: list[str], env: dict[str, str], label: str) -> tuple[str, int, float]:
@@ -27,13 +34,21 @@ def _pytest(args: list[str], env: dict[str, str], label: str) -> tuple[str, int,
     return label, rc, time.monotonic() - started
 
 
+def type_check(paths: list[str] | None = None, options: tuple[str, ...] = ()) -> tuple[str, int, float]:
+    """mypy with the project's configuration (and ``options``), on ``paths`` (default: pyproject's ``files``, adapter/)."""
+    print("\n=== type check (mypy --strict) ===", flush=True)
+    started = time.monotonic()
+    rc = subprocess.call([sys.executable, "-m", "mypy", *options, *(paths or [])], cwd=ROOT)
+    return "type check", rc, time.monotonic() - started
+
+
 def main(extra: list[str]) -> int:
     env = dict(os.environ)
     if env.get("OPENSEARCH_URL"):
         targets = [None]  # the given cluster, whatever it runs
     else:
         targets = [t.strip() for t in env.get("HYBRID_TEST_TARGETS", ",".join(DEFAULT_TARGETS)).split(",") if t.strip()]
-    results = [_pytest(["-m", "unit or packaging", *extra], env, "unit and packaging tiers")]
+    results = [type_check(), _pytest(["-m", "unit or packaging", *extra], env, "unit and packaging tiers")]
     for target in targets:
         run_env = dict(env)
         if target:
