@@ -20,7 +20,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence, TextIO
 
 from . import metadata as metadata_mapping
 from . import responses
@@ -109,7 +109,7 @@ class FailureLog:
             if len(self.kept) < self.KEEP:
                 self.kept.append(failure)
 
-    def _open(self):
+    def _open(self) -> TextIO:
         if self._path is not None:
             return open(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8")
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -138,7 +138,7 @@ class _Indexer(threading.Thread):
     """
 
     def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
-                 sources: dict[str, int | None], retry_pause: float = 2.0, work: queue.Queue | None = None,
+                 sources: dict[str, int | None], retry_pause: float = 2.0, work: queue.Queue[Any] | None = None,
                  counts: BulkCounts | None = None, stop: threading.Event | None = None, name: str = "hybrid-bulk") -> None:
         super().__init__(daemon=True, name=name)
         self.cluster = cluster
@@ -147,7 +147,7 @@ class _Indexer(threading.Thread):
         self.batch_size = batch_size  # bulk actions per request
         self.max_retries = max_retries
         self.retry_pause = retry_pause
-        self.queue: queue.Queue = work if work is not None else queue.Queue(maxsize=8)
+        self.queue: queue.Queue[Any] = work if work is not None else queue.Queue(maxsize=8)
         self.stop = stop or threading.Event()  # set by any sender of a pool that failed or lost the cluster
         self.failures = failures
         self.sources = sources  # entry id -> input line, until its request is answered
@@ -159,11 +159,11 @@ class _Indexer(threading.Thread):
         self.retried_5xx = 0
         self.splits = 0
 
-    def _send(self, actions: Sequence[dict]) -> list[dict]:
+    def _send(self, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         options = BulkOptions(batch_size=self.batch_size, max_retries=self.max_retries, initial_backoff=1, max_backoff=30)
         return list(self.cluster.bulk(actions, options, counts=self.counts, action=self.action))
 
-    def _send_splitting(self, actions: Sequence[dict]) -> list[dict]:
+    def _send_splitting(self, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Send ``actions``; a request the server refused as a whole (a 4xx for the request, such as
         one id over the length limit) is split in halves and sent again, down to single rows, so
         one bad row fails alone and every good row around it lands."""
@@ -182,7 +182,7 @@ class _Indexer(threading.Thread):
         half = len(again) // 2
         return out + self._send_splitting(again[:half]) + self._send_splitting(again[half:])
 
-    def _send_with_5xx_retry(self, actions: list[dict]) -> None:
+    def _send_with_5xx_retry(self, actions: list[dict[str, Any]]) -> None:
         failed = self._send_splitting(actions)
         server_errors = {responses.bulk_item(f)[0] for f in failed if (responses.bulk_status(f) or 0) >= 500}
         if server_errors:
@@ -237,7 +237,7 @@ class _Senders:
 
     def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
                  sources: dict[str, int | None], threads: int) -> None:
-        work: queue.Queue = queue.Queue(maxsize=8 * threads)
+        work: queue.Queue[Any] = queue.Queue(maxsize=8 * threads)
         self.counts, stop = BulkCounts(), threading.Event()
         self.threads = [
             _Indexer(cluster, index, batch_size=batch_size, max_retries=max_retries, failures=failures, sources=sources,
@@ -290,9 +290,9 @@ def _unsent(doc_id: str, sources: dict[str, int | None], reason: str = NOT_SENT)
     return ItemFailure(doc_id, reason, line=sources.get(doc_id), source=FailureSource.NOT_SENT)
 
 
-def _failure(info: dict, sources: dict[str, int | None], stage: FailureSource | None = None) -> ItemFailure:
+def _failure(info: dict[str, Any], sources: dict[str, int | None], stage: FailureSource | None = None) -> ItemFailure:
     doc_id, status, reason = responses.bulk_item(info)
-    return ItemFailure(doc_id, reason, line=sources.get(doc_id), status=status, source=stage)
+    return ItemFailure(doc_id, reason, line=sources.get(doc_id) if doc_id is not None else None, status=status, source=stage)
 
 
 class Ingestor:
@@ -306,7 +306,7 @@ class Ingestor:
 
     def __init__(
         self,
-        client,
+        client: Any,
         info: IndexInfo,
         embedder: Embedder,
         *,
@@ -353,8 +353,8 @@ class Ingestor:
         self._declared = dict(info.metadata_fields)  # metadata keys the mapping has (adapter.metadata)
 
     @classmethod
-    def open(cls, client, alias: str, embedder: Embedder | None = None, *, allowed_models: Sequence[str] | None = None,
-             **options) -> Ingestor:
+    def open(cls, client: Any, alias: str, embedder: Embedder | None = None, *, allowed_models: Sequence[str] | None = None,
+             **options: Any) -> Ingestor:
         """An ingestor for the hybrid index behind ``alias`` (reads the index once). Without
         ``embedder``, the one the index records (when on the allow-list, ``allowed_models``;
         :func:`adapter.embedders.load_index_embedder`), as :meth:`Searcher.open` does."""
@@ -509,7 +509,7 @@ class Ingestor:
         return None
 
     @staticmethod
-    def _action(index: str, layout: DocumentLayout, e: _Entry, vector, stamp: str | None) -> dict[str, Any]:
+    def _action(index: str, layout: DocumentLayout, e: _Entry, vector: Any, stamp: str | None) -> dict[str, Any]:
         """``stamp``: the fingerprint key written as ``embedded_by`` (indexes whose mapping has the field)."""
         return {
             "_op_type": "index",

@@ -43,12 +43,14 @@ import numpy as np
 from . import metadata as metadata_mapping
 from . import scan
 from .cache import EmbeddingCache, default_cache_path, embed_documents
+from .capabilities import Capabilities
 from .catalog import IndexInfo, alias_indices, index_version
 from .documents import EMBEDDED_BY_FIELD, DocumentLayout, embedding_text, hit_text, hit_title
 from .embedders import Embedder, check_fingerprint, check_vectors
 from .engines import Engine, cluster_for
 from .errors import ConfigurationError, MigrationError
-from .plan import Action, ChangeKind, Desired, Plan, apply_plan, desired_pipelines, incompatibilities, plan, read_live, versions_of
+from .plan import (Action, ChangeKind, Desired, LiveState, Plan, apply_plan, desired_pipelines, incompatibilities, plan, read_live,
+                   versions_of)
 
 WRITE_BLOCK = "index.blocks.write"
 
@@ -77,7 +79,7 @@ class Checkpoint:
     source: str
     target: str
     fingerprint: str  # the target's embedder (its key): a different model must not continue
-    after: list | None = None  # the last key written by the copy
+    after: list[Any] | None = None  # the last key written by the copy
     copied: int = 0
     embedded: int = 0
     from_cache: int = 0
@@ -119,7 +121,7 @@ def private_folder(path: Path) -> None:
         path.mkdir(parents=True, mode=0o700, exist_ok=True)
 
 
-def default_checkpoint(client, alias: str) -> Path:
+def default_checkpoint(client: Any, alias: str) -> Path:
     """``<embedding cache folder>/migrations/<cluster uuid>-<alias>.json``."""
     uuid = cluster_for(client).cluster_id()
     return default_cache_path().parent / "migrations" / f"{uuid}-{alias}.json"
@@ -147,7 +149,8 @@ class GateResult:
         return self.new >= self.old - self.max_drop - 1e-12
 
 
-def _ndcg(client, index: str, embedder: Embedder, dataset, caps, engine: Engine, vectors: dict) -> float:
+def _ndcg(client: Any, index: str, embedder: Embedder, dataset: Any, caps: Capabilities, engine: Engine,
+          vectors: dict[str, Any]) -> float:
     from .evaluation.report import TechniqueSpec
     from .evaluation.run import run_technique
     from .metrics import evaluate
@@ -160,10 +163,10 @@ def _ndcg(client, index: str, embedder: Embedder, dataset, caps, engine: Engine,
     return evaluate(dataset.qrels, {q: [d for d, _ in hits] for q, hits in ranked.items()})["ndcg@10"]
 
 
-def run_gate(client, gate: Gate, *, old: tuple[str, Embedder], new: tuple[str, Embedder], engine: Engine) -> GateResult:
+def run_gate(client: Any, gate: Gate, *, old: tuple[str, Embedder], new: tuple[str, Embedder], engine: Engine) -> GateResult:
     """nDCG@10 of the default hybrid search on both indices (query vectors computed once per model)."""
     caps = cluster_for(client, engine).probe()
-    vectors: dict[str, dict] = {}
+    vectors: dict[str, dict[str, Any]] = {}
     scores = []
     for index, embedder in (old, new):
         key = embedder.fingerprint.key
@@ -195,7 +198,7 @@ class MigrationReport:
 
 
 # -- building blocks -------------------------------------------------------------------------------------
-def _info(client, alias: str, index: str) -> IndexInfo:
+def _info(client: Any, alias: str, index: str) -> IndexInfo:
     return IndexInfo.from_index(alias, index, cluster_for(client).get_index(index))
 
 
@@ -208,7 +211,7 @@ class _Counts:
 
 def _documents(entries: Sequence[scan.Entry], *, source_vector: str, layout: DocumentLayout, embedder: Embedder,
                cache: EmbeddingCache | None, reuse: bool, counts: _Counts, stamp_reused: bool = True,
-               target_stamps: bool = True) -> list[tuple[str, dict]]:
+               target_stamps: bool = True) -> list[tuple[str, dict[str, Any]]]:
     """The target's version of ``entries``: their stored fields, the vector under the target's
     field, computed by ``embedder`` (or, with ``reuse``, the source's where it has one), and
     ``embedded_by``: the model's key on a vector computed now; a reused vector keeps the source's
@@ -244,11 +247,11 @@ def _documents(entries: Sequence[scan.Entry], *, source_vector: str, layout: Doc
     return out
 
 
-def _refresh(client, *indices: str) -> None:
+def _refresh(client: Any, *indices: str) -> None:
     cluster_for(client).refresh(indices)
 
 
-def _block_writes(client, index: str, blocked: bool) -> None:
+def _block_writes(client: Any, index: str, blocked: bool) -> None:
     cluster_for(client).put_index_settings(index, {WRITE_BLOCK: blocked},
                                            action=f"{'blocking' if blocked else 'allowing'} writes to {index}")
 
@@ -263,7 +266,7 @@ class _IndexState:
         return not self.blocks
 
 
-def _index_state(client, index: str) -> _IndexState:
+def _index_state(client: Any, index: str) -> _IndexState:
     settings = cluster_for(client).get_index(index, action=f"reading the settings of {index}")["settings"]
     settings = settings.get("index", settings)
     blocks = settings.get("blocks") or {}
@@ -271,11 +274,11 @@ def _index_state(client, index: str) -> _IndexState:
                                                    if str(blocks.get(b)).lower() == "true"))
 
 
-def _alias_targets(client, alias: str) -> list[str]:
+def _alias_targets(client: Any, alias: str) -> list[str]:
     return alias_indices(client, alias)
 
 
-def _require_writable_alias(client, alias: str, expected: str) -> None:
+def _require_writable_alias(client: Any, alias: str, expected: str) -> None:
     """After a swap: the alias names exactly ``expected``, and it takes writes."""
     now = _alias_targets(client, alias)
     if now != [expected]:
@@ -345,13 +348,13 @@ class _Sync:
         return check
 
 
-def _swap(client, alias: str, old: str, new: str) -> None:
+def _swap(client: Any, alias: str, old: str, new: str) -> None:
     """One ``_aliases`` call: searches see either the old index or the new one, never neither or both."""
     actions = [{"remove": {"index": old, "alias": alias}}, {"add": {"index": new, "alias": alias}}]
     cluster_for(client).update_aliases(actions, action=f"moving the alias {alias} from {old} to {new}")
 
 
-def _freeze_and_swap(client, sync: _Sync, alias: str, batch: int, ckpt: Checkpoint | None = None,
+def _freeze_and_swap(client: Any, sync: _Sync, alias: str, batch: int, ckpt: Checkpoint | None = None,
                      log: Callable[[str], None] = print) -> tuple[scan.Comparison, float]:
     """Write-block the source, catch up once more, check, make sure the target takes writes, swap,
     and check that the alias ends on one writable index. Whatever interrupts it (an error, SIGTERM
@@ -388,7 +391,7 @@ def _freeze_and_swap(client, sync: _Sync, alias: str, batch: int, ckpt: Checkpoi
     return check, time.perf_counter() - started
 
 
-def _swap_reached(client, alias: str, target: str) -> bool:
+def _swap_reached(client: Any, alias: str, target: str) -> bool:
     """Whether the alias names ``target`` now (False when the node cannot say)."""
     try:
         return _alias_targets(client, alias) == [target]
@@ -404,7 +407,7 @@ def _templates_and_pipelines(plan_: Plan) -> Plan:
 
 
 def reindex(
-    client,
+    client: Any,
     desired: Desired,
     embedder: Embedder,
     *,
@@ -440,9 +443,9 @@ def reindex(
     caps = cluster.probe()
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
     live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
-    if not live.indices:
-        raise ConfigurationError(f"no hybrid index {alias!r} to migrate (create it with `hybrid apply` or `hybrid init`)")
     source = live.current
+    if not live.indices or source is None:
+        raise ConfigurationError(f"no hybrid index {alias!r} to migrate (create it with `hybrid apply` or `hybrid init`)")
     path = Path(checkpoint) if checkpoint else default_checkpoint(cluster, alias)
     ckpt = Checkpoint.load(path)
     if ckpt is not None and _finished_earlier(cluster, ckpt, alias, live, spec.fingerprint.key, log):
@@ -548,7 +551,7 @@ def reindex(
     )
 
 
-def _finished_earlier(client, ckpt: Checkpoint, alias: str, live, fingerprint: str, log: Callable[[str], None]) -> bool:
+def _finished_earlier(client: Any, ckpt: Checkpoint, alias: str, live: LiveState, fingerprint: str, log: Callable[[str], None]) -> bool:
     """A checkpoint whose swap reached the node although its run never learnt it (killed while the
     request was in flight): the alias names its target. Then the migration is over: the checkpoint
     goes, the source keeps its write block, and nothing is swapped again."""
@@ -567,7 +570,8 @@ def _finished_earlier(client, ckpt: Checkpoint, alias: str, live, fingerprint: s
     return True
 
 
-def _trusted(client, ckpt: Checkpoint | None, alias: str, live, fingerprint: str, log: Callable[[str], None]) -> Checkpoint | None:
+def _trusted(client: Any, ckpt: Checkpoint | None, alias: str, live: LiveState, fingerprint: str,
+             log: Callable[[str], None]) -> Checkpoint | None:
     """The checkpoint, if it still describes the cluster: the same migration (alias, live source,
     model), its target still there (the same index, by uuid) and never live since. A target that
     carries a write block was live after this checkpoint was written (a rollback moved the alias
@@ -590,13 +594,13 @@ def _trusted(client, ckpt: Checkpoint | None, alias: str, live, fingerprint: str
         log(f"the checkpoint's target {ckpt.target} carries a write block: it was live and rolled back (or blocked by hand) "
             f"after the checkpoint was written, so the checkpoint is not trusted; building {live.next_index} instead")
         return None
-    if ckpt.phase in (Phase.FREEZE.value, Phase.SWAP.value) and not _index_state(client, source).writable:
-        _block_writes(client, source, False)  # the run died under its write block: the live index takes writes meanwhile
+    if ckpt.phase in (Phase.FREEZE.value, Phase.SWAP.value) and not _index_state(client, ckpt.source).writable:
+        _block_writes(client, ckpt.source, False)  # the run died under its write block: the live index takes writes meanwhile
         log(f"the earlier run stopped under its write block: {source} takes writes again until the swap")
     return ckpt
 
 
-def sync_count(client, index: str) -> int:
+def sync_count(client: Any, index: str) -> int:
     return cluster_for(client).count(index)
 
 
@@ -609,7 +613,7 @@ def _source_embedder(info: IndexInfo, allowed: Sequence[str] | None = None) -> E
 
 
 # -- rollback and prune -----------------------------------------------------------------------------------------
-def rollback(client, alias: str, *, embedder: Embedder | None = None, allowed: Sequence[str] | None = None,
+def rollback(client: Any, alias: str, *, embedder: Embedder | None = None, allowed: Sequence[str] | None = None,
              cache: EmbeddingCache | None = None, batch: int = 64, max_passes: int = 5, log: Callable[[str], None] = print
              ) -> MigrationReport:
     """Point ``alias`` back at the previous version, after copying into it what was written since the
@@ -647,7 +651,7 @@ def rollback(client, alias: str, *, embedder: Embedder | None = None, allowed: S
                            seconds={"write_block": blocked, "total": time.perf_counter() - t0})
 
 
-def _forget_checkpoint(client, alias: str, rolled_back: str, log: Callable[[str], None]) -> None:
+def _forget_checkpoint(client: Any, alias: str, rolled_back: str, log: Callable[[str], None]) -> None:
     """The default checkpoint of a migration into ``rolled_back`` (left by a run killed after its swap)
     no longer describes the cluster: remove it. One elsewhere (``--checkpoint``) is caught when read."""
     path = default_checkpoint(client, alias)
@@ -669,7 +673,7 @@ class PruneReport:
     unfinished: tuple[str, ...]  # newer than the current one: a migration not swapped (kept unless asked)
 
 
-def prune(client, alias: str, *, keep: int = 0, unfinished: bool = False, dry_run: bool = False) -> PruneReport:
+def prune(client: Any, alias: str, *, keep: int = 0, unfinished: bool = False, dry_run: bool = False) -> PruneReport:
     """Delete the versions of ``alias`` older than the one it points to, but the newest ``keep``
     (to roll back to); ``unfinished`` also deletes newer ones a migration left unswapped, and lifts
     the write block a migration that died during its swap left on the live index."""

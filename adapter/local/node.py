@@ -33,7 +33,7 @@ import urllib.error
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import ConfigurationError, LocalNodeError, NodeStartError, PortInUseError
 from . import procs
@@ -82,7 +82,7 @@ class NodeConfig:
     start_timeout: float = 180.0
     lock_timeout: float = 600.0  # how long to wait for another process's `up`/`down` in the same cache folder
     hunspell: bool = True  # install the pl_PL and es_ES dictionaries
-    settings: Mapping[str, str] = field(default_factory=dict)  # extra node settings (static ones too), e.g. a tiny write queue
+    settings: Mapping[str, str] = field(default_factory=dict[str, str])  # extra node settings (static ones too), e.g. a tiny write queue
     secure: bool = False  # the security plugin: TLS on HTTP and transport, users and roles (adapter.local.security)
 
 
@@ -120,7 +120,7 @@ class NodeStatus:
     home: str | None = None
     engine: str | None = None
     name: str | None = None  # the folder under <cache>/nodes/
-    nodes: tuple[dict, ...] = ()  # per node: name, pid, url, running, rss_bytes
+    nodes: tuple[dict[str, Any], ...] = ()  # per node: name, pid, url, running, rss_bytes
     health: str | None = None
     java: str | None = None
     hunspell: tuple[str, ...] = ()  # locales under config/hunspell/
@@ -130,7 +130,7 @@ LOCK_REPORT_EVERY = 10.0  # seconds between "still waiting" lines
 
 
 @contextlib.contextmanager
-def _held(path: Path, timeout: float, log):
+def _held(path: Path, timeout: float, log: Callable[[str], None]) -> Iterator[None]:
     """``path`` locked (flock) for the block. Waiting for another process says who it is (the holder
     writes its pid, start and command into the file), how long it has waited and for how long it will."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -197,7 +197,7 @@ def _detect_release(home: Path) -> Release:
 class LocalNode:
     """One local cluster (one or more nodes of one release) in a cache folder."""
 
-    def __init__(self, config: NodeConfig | None = None, *, log=print) -> None:
+    def __init__(self, config: NodeConfig | None = None, *, log: Callable[[str], None] = print) -> None:
         self.config = config or NodeConfig()
         self.log = log
         if self.config.nodes < 1:
@@ -215,7 +215,7 @@ class LocalNode:
         self.state_file = self.node_dir / "state.json"
 
     @classmethod
-    def running_clusters(cls, cache_dir: Path | None = None, *, log=print) -> list[LocalNode]:
+    def running_clusters(cls, cache_dir: Path | None = None, *, log: Callable[[str], None] = print) -> list[LocalNode]:
         """Every cluster in ``cache_dir`` whose state file names a running node (for `local status`)."""
         root = Path(cache_dir or default_cache_dir()) / "nodes"
         found = []
@@ -232,7 +232,7 @@ class LocalNode:
         return found
 
     # -- state ---------------------------------------------------------------------------------
-    def _state(self) -> dict | None:
+    def _state(self) -> dict[str, Any] | None:
         """The state file, only if the caller owns it and nobody else can write it."""
         try:
             st = self.state_file.stat()
@@ -244,19 +244,19 @@ class LocalNode:
             return None
         return state if isinstance(state, dict) and isinstance(state.get("nodes"), list) else None
 
-    def _write_state(self, state: dict) -> None:
+    def _write_state(self, state: dict[str, Any]) -> None:
         tmp = self.state_file.with_name(".state.json.tmp")
         tmp.write_text(json.dumps(state, indent=2))
         tmp.chmod(0o644)
         os.replace(tmp, self.state_file)
 
     @contextlib.contextmanager
-    def _lock(self):
+    def _lock(self) -> Iterator[None]:
         with _held(self.cache_dir / ".lock", self.config.lock_timeout, self.log):
             yield
 
     @contextlib.contextmanager
-    def _artifacts_lock(self):
+    def _artifacts_lock(self) -> Iterator[None]:
         """The artifacts folder's lock, when it is another cache folder's (its own ``up`` may be assembling there)."""
         if self.artifacts_dir == self.cache_dir:
             yield
@@ -264,7 +264,7 @@ class LocalNode:
         with _held(self.artifacts_dir / ".lock", self.config.lock_timeout, self.log):
             yield
 
-    def _why_not_ours(self, state: dict, node: dict) -> str | None:
+    def _why_not_ours(self, state: dict[str, Any], node: dict[str, Any]) -> str | None:
         if not node.get("pid"):
             return "not started"
         return procs.is_node_process(
@@ -273,10 +273,10 @@ class LocalNode:
             node_arg=f"-Djava.io.tmpdir={node['dir']}/tmp", started=node.get("start_time"),
         )
 
-    def _alive(self, state: dict) -> list[bool]:
+    def _alive(self, state: dict[str, Any]) -> list[bool]:
         return [self._why_not_ours(state, n) is None for n in state["nodes"]]
 
-    def _running_state(self) -> dict | None:
+    def _running_state(self) -> dict[str, Any] | None:
         """The recorded cluster, if at least one of its nodes still runs and is ours."""
         state = self._state()
         if state and any(self._alive(state)):
@@ -289,7 +289,7 @@ class LocalNode:
         if not state:
             return None
         alive = self._alive(state)
-        return next(n["url"] for n, ok in zip(state["nodes"], alive) if ok)
+        return str(next(n["url"] for n, ok in zip(state["nodes"], alive) if ok))
 
     # -- home, java, user ------------------------------------------------------------------------
     def _existing_home(self) -> Path | None:
@@ -342,7 +342,7 @@ class LocalNode:
             text = re.sub(rf"^.*--add-modules={re.escape(VECTOR_MODULE)}\s*$", "", text, flags=re.M)
         return text
 
-    def _settings(self, index: int, ports: list[dict], hunspell: list[str]) -> str:
+    def _settings(self, index: int, ports: list[dict[str, Any]], hunspell: list[str]) -> str:
         n = len(ports)
         node_dir = self.node_dir / f"node-{index + 1}"
         lines = [
@@ -384,14 +384,14 @@ class LocalNode:
         lines += [f"{key}: {value}" for key, value in self.config.settings.items()]
         return "\n".join(lines) + "\n"
 
-    def _prepare(self, home: Path, java: Java, ports: list[dict], user: str | None, dictionaries: Path | None) -> None:
+    def _prepare(self, home: Path, java: Java, ports: list[dict[str, Any]], user: str | None, dictionaries: Path | None) -> None:
         self.node_dir.mkdir(parents=True, exist_ok=True)
         os.chown(self.node_dir, os.geteuid(), os.getegid())
         self.node_dir.chmod(0o755)  # the node user may enter, not write: the state file stays ours
         for index in range(len(ports)):
             self._prepare_node(index, home, java, ports, user, dictionaries)
 
-    def _prepare_node(self, index: int, home: Path, java: Java, ports: list[dict], user: str | None, dictionaries: Path | None) -> None:
+    def _prepare_node(self, index: int, home: Path, java: Java, ports: list[dict[str, Any]], user: str | None, dictionaries: Path | None) -> None:
         from .hunspell import install
 
         node_dir = self.node_dir / f"node-{index + 1}"
@@ -433,7 +433,7 @@ class LocalNode:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
     # -- starting one process ------------------------------------------------------------------
-    def _spawn(self, state: dict, index: int) -> None:
+    def _spawn(self, state: dict[str, Any], index: int) -> None:
         """Start node ``index`` of ``state`` as a daemon and record its pid (not yet healthy)."""
         node = state["nodes"][index]
         node_dir = Path(node["dir"])
@@ -473,7 +473,7 @@ class LocalNode:
             time.sleep(0.2)
         raise NodeStartError(f"{self.distribution.name} wrote no pid file at {pidfile}\n--- log tail ---\n{self._log_tail(index=index)}")
 
-    def _wait_healthy(self, state: dict, timeout: float, nodes: int | None = None) -> None:
+    def _wait_healthy(self, state: dict[str, Any], timeout: float, nodes: int | None = None) -> None:
         """Until the cluster answers yellow or green with ``nodes`` nodes joined (default: all)."""
         nodes = nodes or len(state["nodes"])
         deadline = time.monotonic() + timeout
@@ -511,7 +511,7 @@ class LocalNode:
                 for index in missing:
                     self._start_one(state, index)
                 self._wait_healthy(state, timeout=self.config.start_timeout)
-                self._guard_native_knn(self.url)
+                self._guard_native_knn(first["url"])
                 if not missing:
                     self.log(f"{self.name} already running at {first['url']} (pid {first['pid']})")
                 return self.status()
@@ -521,22 +521,22 @@ class LocalNode:
     def _ports_file(self) -> Path:
         return self.node_dir / "last-ports.json"  # kept after `down`, unlike the state file
 
-    def _remember_ports(self, ports: list[dict]) -> None:
+    def _remember_ports(self, ports: list[dict[str, Any]]) -> None:
         self.node_dir.mkdir(parents=True, exist_ok=True)
         self._ports_file.write_text(json.dumps(ports))
 
-    def _last_ports(self) -> list[dict]:
+    def _last_ports(self) -> list[dict[str, Any]]:
         try:
             last = json.loads(self._ports_file.read_text())
             return [{"http": int(p["http"]), "transport": int(p["transport"])} for p in last]
         except (OSError, ValueError, KeyError, TypeError):
             return []
 
-    def _ports(self) -> list[dict]:
+    def _ports(self) -> list[dict[str, Any]]:
         """``--port`` for node 1, else the ports of the last start when they are free (a saved URL keeps
         working), else free ones."""
         last = self._last_ports()
-        taken = set()
+        taken: set[int] = set()
         ports = []
         for index in range(self.config.nodes):
             if index == 0 and self.config.port:
@@ -569,7 +569,7 @@ class LocalNode:
         user = self._run_user()
         dictionaries = self._dictionaries()
         self._prepare(home, java, ports, user, dictionaries)
-        state = {
+        state: dict[str, Any] = {
             "engine": self.distribution.name, "version": self.release.version, "home": str(home),
             "java_home": str(java.home), "java": os.path.realpath(java.binary), "java_major": java.major, "java_source": java.source,
             "vector_module": java.has_vector_module,
@@ -611,7 +611,7 @@ class LocalNode:
 
         knn_guard.install(url, **self._http())
 
-    def _http(self) -> dict:
+    def _http(self) -> dict[str, Any]:
         """TLS context and auth for the node's own requests (nothing for a node without security)."""
         if not self.release.security:
             return {}
@@ -649,7 +649,7 @@ class LocalNode:
         self.log(f"TLS from the CA {pki.ca}; users admin and reader (passwords in {pki.credentials_file}, mode 600); "
                  f"client certificate {pki.client_cert}. As the reader: HYBRID_CONFIG={config} hybrid search ...")
 
-    def _start_one(self, state: dict, index: int) -> None:
+    def _start_one(self, state: dict[str, Any], index: int) -> None:
         node = state["nodes"][index]
         if not procs.port_is_free(node["http_port"]) or not procs.port_is_free(node["transport_port"]):
             raise PortInUseError(f"node-{index + 1}'s ports ({node['http_port']}, {node['transport_port']}) are taken by another process")
@@ -682,13 +682,13 @@ class LocalNode:
             node["pid"] = None
             self._write_state(state)
 
-    def _require_state(self) -> dict:
+    def _require_state(self) -> dict[str, Any]:
         state = self._running_state()
         if not state:
             raise LocalNodeError(f"{self.name} is not running; start it with `hybrid local up`")
         return state
 
-    def _check_index(self, state: dict, index: int) -> None:
+    def _check_index(self, state: dict[str, Any], index: int) -> None:
         if not 0 <= index < len(state["nodes"]):
             raise ConfigurationError(f"{self.name} has nodes 0..{len(state['nodes']) - 1}, not {index}")
 
@@ -706,9 +706,9 @@ class LocalNode:
         A recorded process that is not this cluster's JVM is left alone (and named in the log).
         """
         with self._lock():
-            state = self._state()
+            state = self._state() or {"nodes": []}
             stopped = []
-            for node in state["nodes"] if state else ():
+            for node in state["nodes"]:
                 why = self._why_not_ours(state, node)
                 if why is None:
                     self._terminate(node["pid"], 60.0)
