@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .documents import PARENT_FIELD
 from .errors import InputError
+from .responses import RawHit
 from .types import parse_enum
 from .queries import filter_field
 
@@ -117,6 +118,8 @@ class SearchOptions:
     sort: tuple[SortKey, ...] = ()
     min_score: float | None = None
     mmr: MMRPlace = MMRPlace.AUTO
+    full_text: bool = False  # the text fields whole; by default each comes back as an excerpt of at most max_text_chars
+    max_text_chars: int = 10_000
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "facets", tuple(dict.fromkeys(self.facets)))
@@ -127,7 +130,8 @@ class SearchOptions:
             raise InputError(f"at most {MAX_FACETS} facets, got {len(self.facets)}")
         for name in self.facets:
             filter_field(name)
-        for name, value, low in (("facet_size", self.facet_size, 1), ("fragment_size", self.fragment_size, 18), ("fragments", self.fragments, 1)):
+        for name, value, low in (("facet_size", self.facet_size, 1), ("fragment_size", self.fragment_size, 18), ("fragments", self.fragments, 1),
+                                 ("max_text_chars", self.max_text_chars, 100)):
             if not isinstance(value, int) or value < low:
                 raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
         if self.min_score is not None:
@@ -232,6 +236,84 @@ def highlight_clause(options: SearchOptions, fields: Sequence[str], text_query: 
     }
 
 
+# -- bounded text -------------------------------------------------------------------------------------
+# A hit's text fields come back as an excerpt unless the page asks for the full text: one document of a
+# million characters, matched by many searches at once, filled the node's heap with their answers
+# (issue 20: 429 "[parent] Data too large" for 399 of 913 searches). The plain highlighter returns a
+# text shorter than the bound whole, a longer one as the best fragment of that size around the
+# query's words (or its start when none matches), reading at most EXCERPT_ANALYZED_FACTOR bounds of it.
+EXCERPT_ANALYZED_FACTOR = 10
+MAX_ANALYZED = 1_000_000  # the servers' index.highlight.max_analyzed_offset default: a request may not ask more
+
+
+@dataclass(frozen=True)
+class Excerpts:
+    """Which text fields of a search come back bounded, and by which request (:func:`plan_excerpts`)."""
+
+    bounded: tuple[str, ...] = ()  # kept out of every ``_source`` the search asks for
+    in_request: tuple[str, ...] = ()  # excerpted by the highlight of the request that returns the hits
+    after: tuple[str, ...] = ()  # excerpted by a search for the page's ids afterwards
+    max_chars: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.bounded)
+
+
+def plan_excerpts(options: SearchOptions, text_fields: Sequence[str], *, highlighted: bool, request_highlights: bool) -> Excerpts:
+    """Every text field is bounded unless the page asks for the full text. The request that returns
+    the hits excerpts them in its own ``highlight`` clause where it can carry one
+    (``request_highlights``) and the field is not among the page's snippets (``highlighted``: a
+    field is highlighted once per request); the others are excerpted by a search for the page's ids."""
+    if options.full_text:
+        return Excerpts()
+    bounded = tuple(dict.fromkeys(text_fields))
+    shown = set(options.highlight_fields or text_fields) if highlighted else set()
+    in_request = tuple(f for f in bounded if request_highlights and f not in shown)
+    return Excerpts(bounded, in_request, tuple(f for f in bounded if f not in in_request), options.max_text_chars)
+
+
+def excerpt_highlight(fields: Sequence[str], options: SearchOptions, text_query: Mapping[str, Any], *,
+                      offset_option: str) -> dict[str, Any]:
+    """The ``highlight`` clause that returns each of ``fields`` as one fragment of at most
+    ``max_text_chars``, untagged. ``offset_option``: the engine's name for the analysed-length cap."""
+    n = options.max_text_chars
+    per_field = {"type": "plain", "fragment_size": n, "number_of_fragments": 1, "no_match_size": n, "pre_tags": [""],
+                 "post_tags": [""]}
+    return {"fields": {f: dict(per_field) for f in fields}, "highlight_query": dict(text_query),
+            offset_option: min(EXCERPT_ANALYZED_FACTOR * n, MAX_ANALYZED)}
+
+
+def merge_highlight(clause: Mapping[str, Any] | None, excerpts: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """One ``highlight`` clause with the page's snippets and the excerpts (their fields are disjoint)."""
+    if not excerpts:
+        return dict(clause) if clause else None
+    if not clause:
+        return dict(excerpts)
+    return {**excerpts, **clause, "fields": {**clause["fields"], **excerpts["fields"]}}
+
+
+def with_excerpts(raw: RawHit, fields: Sequence[str]) -> RawHit:
+    """``raw`` with the excerpts of ``fields`` (from its highlights) as their values in its source,
+    and no longer among its highlights; its inner hits the same."""
+    if not fields:
+        return raw
+    source = {**raw.source, **{f: raw.highlight[f][0] for f in fields if raw.highlight.get(f)}}
+    highlight = {k: v for k, v in raw.highlight.items() if k not in fields}
+    inner = {name: tuple(with_excerpts(h, fields) for h in hits) for name, hits in raw.inner_hits.items()}
+    return replace(raw, source=source, highlight=highlight, inner_hits=inner)
+
+
+def hit_ids(raws: Sequence[RawHit]) -> list[str]:
+    """The ids of ``raws`` and of their inner hits, once each."""
+    return list(dict.fromkeys(i for r in raws for i in (r.id, *(h.id for hits in r.inner_hits.values() for h in hits))))
+
+
+def with_texts(raw: RawHit, texts: Mapping[str, Mapping[str, str]]) -> RawHit:
+    """``raw`` (and its inner hits) with the excerpts fetched for its id (``texts``: id -> field -> excerpt)."""
+    inner = {name: tuple(with_texts(h, texts) for h in hits) for name, hits in raw.inner_hits.items()}
+    return replace(raw, source={**raw.source, **texts.get(raw.id, {})}, inner_hits=inner)
+
+
 def facet_aggs(options: SearchOptions) -> dict[str, Any]:
     """A ``terms`` aggregation per facet, named after the facet as given; with collapse each
     bucket also counts distinct documents (values of the collapse field)."""
@@ -244,13 +326,16 @@ def facet_aggs(options: SearchOptions) -> dict[str, Any]:
     return out
 
 
-def collapse_clause(collapse: Collapse, *, inner_hits: bool, exclude_source: Sequence[str] = ()) -> dict[str, Any]:
+def collapse_clause(collapse: Collapse, *, inner_hits: bool, exclude_source: Sequence[str] = (),
+                    highlight: Mapping[str, Any] | None = None) -> dict[str, Any]:
     clause: dict[str, Any] = {"field": collapse.field}
     if inner_hits and collapse.inner_hits:
         # size + 1: the group's best hit is its first inner hit too; the hit carries the others.
         inner: dict[str, Any] = {"name": CHUNKS, "size": collapse.inner_hits + 1}
         if exclude_source:
             inner["_source"] = {"excludes": list(exclude_source)}
+        if highlight:
+            inner["highlight"] = dict(highlight)
         clause["inner_hits"] = inner
     return clause
 
@@ -260,16 +345,20 @@ def sort_clause(sort: Sequence[SortKey]) -> list[dict[str, Any]]:
 
 
 def page_clauses(plan: PagePlan, *, text_fields: Sequence[str], text_query: Mapping[str, Any],
-                 exclude_source: Sequence[str] = ()) -> dict[str, Any]:
-    """The parts of the search body that run on the server (merged into the body by the caller)."""
+                 exclude_source: Sequence[str] = (), excerpts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The parts of the search body that run on the server (merged into the body by the caller);
+    ``exclude_source``: what inner hits leave out of their sources too; ``excerpts``: the
+    :func:`excerpt_highlight` clause of the text fields this request excerpts (inner hits too)."""
     o = plan.options
     body: dict[str, Any] = {}
-    if plan.highlight:
-        body["highlight"] = highlight_clause(o, text_fields, text_query)
+    highlight = merge_highlight(highlight_clause(o, text_fields, text_query) if plan.highlight else None, excerpts)
+    if highlight:
+        body["highlight"] = highlight
     if plan.facets_in_query:
         body["aggs"] = facet_aggs(o)
     if plan.collapse_on_server and o.collapse is not None:
-        body["collapse"] = collapse_clause(o.collapse, inner_hits=plan.inner_hits_on_server, exclude_source=exclude_source)
+        body["collapse"] = collapse_clause(o.collapse, inner_hits=plan.inner_hits_on_server, exclude_source=exclude_source,
+                                           highlight=excerpts)
     if plan.sort_on_server:
         body["sort"] = sort_clause(o.sort)
     if plan.min_score_on_server and o.min_score is not None:

@@ -167,6 +167,18 @@ class FusionChoice:
 
 
 @dataclass(frozen=True)
+class Excerpts:
+    """The text fields a result carries as excerpts of at most ``max_chars`` characters each, in the
+    hits' ``title``, ``text`` and ``source``: a text the query matches whole when shorter, else its
+    best fragment around the query's words; a text it does not match from its start to the end of
+    its last word within the bound (punctuation after that word is dropped).
+    ``SearchOptions(full_text=True)`` (``--full-text``) returns them whole."""
+
+    fields: tuple[str, ...]
+    max_chars: int
+
+
+@dataclass(frozen=True)
 class SearchResult:
     """What a search returned and how it was produced."""
 
@@ -183,6 +195,7 @@ class SearchResult:
     sent: tuple[SentRequest, ...] = ()  # every request the search sent, in order (the first is the search itself)
     choice: FusionChoice | None = None  # adaptive fusion: the weights chosen for this query and why
     aggregations: Mapping[str, Facet] = field(default_factory=dict)  # the facets asked for (SearchOptions.facets)
+    excerpts: Excerpts | None = None  # the text fields bounded to excerpts (None: whole, SearchOptions.full_text)
 
     @property
     def request_body(self) -> Any:

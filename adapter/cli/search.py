@@ -52,6 +52,11 @@ def add_parsers(sub: Subparsers) -> None:
     page = search.add_argument_group("page", "what the page shows besides the hits (where the cluster cannot, the client does it, "
                                              "and says so)")
     page.add_argument("--highlight", action="store_true", help="snippets of the text fields around the query's words")
+    page.add_argument("--full-text", action="store_true",
+                      help="the hits' whole texts (default: each text field as an excerpt of at most --max-text-chars around "
+                           "the query's words)")
+    page.add_argument("--max-text-chars", type=int, default=10_000, metavar="N",
+                      help="the longest excerpt of a text field a hit carries (default %(default)s)")
     page.add_argument("--facet", action="append", default=[], metavar="FIELD",
                       help="count the values of FIELD among the matched documents (repeatable; a bare name is metadata.FIELD)")
     page.add_argument("--facet-size", type=int, default=10, help="values per facet (default %(default)s)")
@@ -89,7 +94,8 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
     if args.inner_hits and not args.collapse:
         raise InputError("--inner-hits needs --collapse")
     return SearchOptions(
-        highlight=args.highlight, facets=tuple(args.facet), facet_size=args.facet_size,
+        highlight=args.highlight, full_text=args.full_text, max_text_chars=args.max_text_chars, facets=tuple(args.facet),
+        facet_size=args.facet_size,
         collapse=Collapse(args.collapse, args.inner_hits) if args.collapse else None,
         sort=tuple(SortKey.parse(s) for s in args.sort), min_score=args.min_score, mmr=MMRPlace.parse(args.mmr_place or MMRPlace.AUTO),
     )

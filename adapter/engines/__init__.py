@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 class Engine(Protocol):
     name: str
+    highlight_offset_option: str  # the highlight option capping how much of a field is analysed
 
     # -- the port ---------------------------------------------------------------------------------------
     def cluster(self, client: Any) -> Cluster:

@@ -148,7 +148,9 @@ def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str
     server_ms: list[float] = []
     notices: set[str] = set()
     kept: dict[str, QueryRun] = {}
-    options = SearchOptions(collapse=Collapse() if spec.collapse else None, mmr=spec.mmr_place)
+    # Whole texts, as in every earlier report: the rankings are measured, and excerpting 100 hits a
+    # query would move the latencies the reports compare.
+    options = SearchOptions(collapse=Collapse() if spec.collapse else None, mmr=spec.mmr_place, full_text=True)
     for qid, text in track(queries.items(), spec.name, total=len(queries), enabled=progress):
         result = searcher.search(
             text, technique=spec.technique, k=k, depth=depth, fusion=spec.fusion, query_vector=vectors[qid],

@@ -8,8 +8,9 @@ import numpy as np
 
 from ..engines import Engine
 from ..fusion import LEGS
-from ..page import facets_body, highlight_clause, page_clauses
+from ..page import Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
 from ..queries import filter_clauses, search_body, termvectors_body, text_query
+from ..types import FusedBy
 from .planning import FirstStage, FusionPlan
 from .state import IndexState
 
@@ -22,14 +23,37 @@ def _vector(stage: FirstStage) -> np.ndarray:
     return stage.vector
 
 
+def excerpts(state: IndexState, stage: FirstStage, *, request_highlights: bool = True) -> Excerpts:
+    """The text fields this search bounds, and which of them the request returning the hits excerpts
+    (``request_highlights``: it can carry a ``highlight`` clause; the hybrid query where the cluster
+    highlights it)."""
+    return plan_excerpts(stage.page.options, state.info.text_fields, highlighted=stage.page.highlight,
+                         request_highlights=request_highlights)
+
+
+def hybrid_highlights(state: IndexState, plan: FusionPlan) -> bool:
+    """Whether the hybrid request carries a ``highlight`` clause: OpenSearch's hybrid query where the
+    cluster highlights it, Elasticsearch's query + knn sum (a plain search); not its retrievers."""
+    return state.caps.hybrid_highlight or plan.fused_by is FusedBy.SERVER_SUM
+
+
 def exclude(state: IndexState, stage: FirstStage) -> tuple[str, ...]:
-    """The stored vectors stay out of the sources unless MMR reads them."""
-    return () if stage.with_vectors else (state.info.vector_field,)
+    """The stored vectors stay out of the sources unless MMR reads them; the bounded text fields
+    always (their excerpts come from a highlight)."""
+    return (*(() if stage.with_vectors else (state.info.vector_field,)), *excerpts(state, stage).bounded)
 
 
-def _page(state: IndexState, stage: FirstStage) -> Body:
+def excerpt_clause(engine: Engine, state: IndexState, stage: FirstStage, fields: Sequence[str]) -> Body | None:
+    if not fields:
+        return None
+    return excerpt_highlight(fields, stage.page.options, state.text_leg.body(stage.query), offset_option=engine.highlight_offset_option)
+
+
+def _page(engine: Engine, state: IndexState, stage: FirstStage, *, request_highlights: bool = True) -> Body:
+    bounded = excerpts(state, stage, request_highlights=request_highlights)
     return page_clauses(stage.page, text_fields=state.info.text_fields, text_query=state.text_leg.body(stage.query),
-                        exclude_source=(state.info.vector_field,))  # inner hits: MMR reads the hits' vectors alone
+                        exclude_source=(state.info.vector_field, *bounded.bounded),  # inner hits: MMR reads the hits' vectors alone
+                        excerpts=excerpt_clause(engine, state, stage, bounded.in_request))
 
 
 def knn(engine: Engine, state: IndexState, vector: Sequence[float] | np.ndarray, k: int,
@@ -39,7 +63,7 @@ def knn(engine: Engine, state: IndexState, vector: Sequence[float] | np.ndarray,
 
 def single_leg(engine: Engine, state: IndexState, stage: FirstStage, query: Body, mmr: tuple[float, int] | None = None) -> Body:
     """One leg's request; ``mmr``: (diversity, candidates) for the server's MMR."""
-    body = {**search_body(query, size=stage.size, from_=stage.from_, exclude_source=exclude(state, stage)), **_page(state, stage)}
+    body = {**search_body(query, size=stage.size, from_=stage.from_, exclude_source=exclude(state, stage)), **_page(engine, state, stage)}
     if mmr is not None:
         body = engine.server_mmr(body, field=state.info.vector_field, diversity=mmr[0], candidates=mmr[1])
     return body
@@ -73,7 +97,7 @@ def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPla
         extra["fusion"] = plan.fusion
     body = engine.hybrid_body(text, vector_leg, caps=caps, depth=stage.depth, size=size, from_=from_, exclude=exclude(state, stage),
                               explain=explain, inline_pipeline=plan.inline, **extra)
-    body.update(_page(state, stage))
+    body.update(_page(engine, state, stage, request_highlights=hybrid_highlights(state, plan)))
     return body
 
 
@@ -83,10 +107,22 @@ def facets(engine: Engine, state: IndexState, stage: FirstStage) -> Body:
     return facets_body(legs, stage.page.options)
 
 
-def highlighted(state: IndexState, stage: FirstStage, ids: Sequence[str]) -> Body:
-    """Exactly the documents ``ids``, with the query's words to highlight."""
+def documents(engine: Engine, state: IndexState, stage: FirstStage, ids: Sequence[str], fields: Sequence[str] = ()) -> Body:
+    """Exactly the documents ``ids``: with the query's words highlighted where the page asks for
+    snippets, and ``fields`` as excerpts."""
     body = search_body({"ids": {"values": list(ids)}}, size=len(ids), exclude_source=exclude(state, stage))
-    body["highlight"] = highlight_clause(stage.page.options, state.info.text_fields, state.text_leg.body(stage.query))
+    snippets = highlight_clause(stage.page.options, state.info.text_fields, state.text_leg.body(stage.query)) if stage.page.highlight else None
+    highlight = merge_highlight(snippets, excerpt_clause(engine, state, stage, fields))
+    if highlight:
+        body["highlight"] = highlight
+    return body
+
+
+def texts(engine: Engine, state: IndexState, stage: FirstStage, ids: Sequence[str], fields: Sequence[str]) -> Body:
+    """The excerpts of ``fields`` of the documents ``ids``, nothing else."""
+    body = search_body({"ids": {"values": list(ids)}}, size=len(ids))
+    body["_source"] = False
+    body["highlight"] = excerpt_clause(engine, state, stage, fields)
     return body
 
 

@@ -12,7 +12,7 @@ from ..types import Facet, Hit, Technique
 from ..fusion import FusedDoc
 from . import assemble, bodies, fuse
 from .answers import Answer
-from .planning import FusionPlan, SearchPlan
+from .planning import FirstStage, FusionPlan, SearchPlan
 from .request import SearchRequest
 from .retrieve import Retriever
 
@@ -28,15 +28,16 @@ class FirstHits:
     notices: tuple[str, ...] = ()
 
 
-def _ranked(r: Retriever, answer: Answer, from_: int) -> FirstHits:
+def _ranked(r: Retriever, answer: Answer, stage: FirstStage) -> FirstHits:
     layout = r.state.info.layout
-    hits = tuple(assemble.hit(layout, raw, from_ + i + 1) for i, raw in enumerate(answer.hits))
-    return FirstHits(hits, answer.took, answer.requests, answer.facets)
+    raws = r.bounded(answer.hits, stage, bodies.excerpts(r.state, stage))
+    hits = tuple(assemble.hit(layout, raw, stage.from_ + i + 1) for i, raw in enumerate(raws))
+    return FirstHits(hits, answer.took + sum(r.fetched), answer.requests + len(r.fetched), answer.facets)
 
 
 def bm25(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
     stage = plan.stage
-    return _ranked(r, r.single_leg(stage, text_query(stage.query, r.state.text_leg, stage.filters)), stage.from_)
+    return _ranked(r, r.single_leg(stage, text_query(stage.query, r.state.text_leg, stage.filters)), stage)
 
 
 def dense(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
@@ -51,7 +52,7 @@ def dense(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
         mmr = (1.0 - request.mmr_lambda, k)
         stage = replace(stage, from_=0, size=request.wanted)
     query = bodies.knn(r.engine, r.state, vector, k, stage.filters)
-    return _ranked(r, r.single_leg(stage, query, mmr), stage.from_)
+    return _ranked(r, r.single_leg(stage, query, mmr), stage)
 
 
 def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
@@ -68,7 +69,8 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
     if stage.page.facets_apart:
         apart = r.facets_apart(stage)
         facets, took, requests = responses.facets(apart, stage.page.options.facets), took + responses.took(apart), requests + 1
-    groups = fuse.server_page(responses.hits(resp), stage)
+    excerpts = bodies.excerpts(r.state, stage, request_highlights=bodies.hybrid_highlights(r.state, fusion))
+    groups = fuse.server_page(r.bounded(responses.hits(resp), stage, excerpts), stage)
     explained: fuse.Explained = {}
     if request.explain:
         legs = r.legs(stage)
@@ -78,14 +80,14 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
         def again() -> list[fuse.RawGroup]:
             answer = r.hybrid(stage, fusion, explain=True) or {}
             spent.append(responses.took(answer))
-            return fuse.server_page(responses.hits(answer), stage)
+            return fuse.server_page(r.bounded(responses.hits(answer), stage, excerpts), stage)
 
         groups, explained = fuse.explained(groups, legs, fusion.fusion, r.engine, server_explained=server_explains, explain_again=again)
         took, requests = took + sum(spent), requests + len(spent)
     layout = r.state.info.layout
     hits = tuple(assemble.hit(layout, raw, stage.from_ + i + 1, explained.get(raw.id, ()), others)
                  for i, (raw, others) in enumerate(groups))
-    return FirstHits(hits, took, requests, facets, tuple(assemble.hybrid_notices(r.state, fusion)))
+    return FirstHits(hits, took + sum(r.fetched), requests + len(r.fetched), facets, tuple(assemble.hybrid_notices(r.state, fusion)))
 
 
 def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
@@ -105,7 +107,7 @@ def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Firs
     layout = r.state.info.layout
     hits = tuple(assemble.hit(layout, raw(f), stage.from_ + i + 1, f.legs, [raw(o) for o in others])
                  for i, (f, others) in enumerate(groups))
-    return FirstHits(hits, legs.took, 2, facets)
+    return FirstHits(hits, legs.took + sum(r.fetched), 2 + len(r.fetched), facets)
 
 
 def _fusion(plan: SearchPlan) -> FusionPlan:

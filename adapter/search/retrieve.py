@@ -17,6 +17,7 @@ from ..engines.port import Cluster, recording
 from ..errors import BackendError, IndexMismatchError, InputError
 from ..fusion import LEGS, Fusion
 from ..queries import field_boosts, filter_field
+from ..page import Excerpts, hit_ids, with_excerpts, with_texts
 from ..responses import RawHit
 from ..signals import term_coverage
 from . import bodies
@@ -35,6 +36,7 @@ class Retriever:
     def __init__(self, cluster: Cluster, engine: Engine, state: IndexState, attempt: Attempt) -> None:
         self.cluster, self.engine, self.state, self.attempt = cluster, engine, state, attempt
         self.notices: list[str] = []
+        self.fetched: list[float] = []  # the took of each request fetching excerpts after the hits (counted by the result)
 
     @property
     def alias(self) -> str:
@@ -120,15 +122,31 @@ class Retriever:
         return self.search(bodies.facets(self.engine, self.state, stage))
 
     def documents(self, ids: Sequence[str], stage: FirstStage) -> dict[str, RawHit]:
-        """The final page's documents: their sources (``_mget``), or with highlights (a search for exactly them)."""
+        """The final page's documents: their sources (``_mget``), or, with highlights or bounded text,
+        a search for exactly them (the excerpts it can carry in its sources, :meth:`texts` the rest)."""
         if not ids:
             return {}
         action = f"fetching documents from {self.alias}"
-        if stage.page.highlight:
-            resp = self.cluster.search(self.state.info.index, bodies.highlighted(self.state, stage, ids), action=action)
-            return {r.id: r for r in responses.hits(resp)}
+        excerpts = bodies.excerpts(self.state, stage)
+        if stage.page.highlight or excerpts:
+            body = bodies.documents(self.engine, self.state, stage, ids, excerpts.in_request)
+            found = self.bounded(responses.hits(self.cluster.search(self.state.info.index, body, action=action)), stage, excerpts)
+            return {r.id: r for r in found}
         docs = self.cluster.mget(self.state.info.index, ids, exclude=bodies.exclude(self.state, stage), action=action)
         return {d["_id"]: RawHit(d["_id"], 0.0, d.get("_source", {})) for d in docs if d.get("found")}
+
+    def bounded(self, raws: Sequence[RawHit], stage: FirstStage, excerpts: Excerpts) -> list[RawHit]:
+        """``raws`` with their bounded text fields filled: from their own highlights (``in_request``),
+        and by one search for the excerpts the request could not carry (``after``)."""
+        raws = [with_excerpts(r, excerpts.in_request) for r in raws]
+        if not excerpts.after or not raws:
+            return raws
+        ids = hit_ids(raws)
+        body = bodies.texts(self.engine, self.state, stage, ids, excerpts.after)
+        resp = self.cluster.search(self.state.info.index, body, action=f"fetching excerpts from {self.alias}")
+        self.fetched.append(responses.took(resp))
+        found = {h.id: {f: h.highlight[f][0] for f in excerpts.after if h.highlight.get(f)} for h in responses.hits(resp)}
+        return [with_texts(r, found) for r in raws]
 
     # -- what planning and the result ask --------------------------------------------------------
     def stored_fusion(self, name: str) -> Fusion | None:

@@ -17,10 +17,10 @@ from ..embedders import Embedder
 from ..engines import Engine, cluster_for
 from ..errors import IndexMismatchError, InputError
 from ..fusion import Fusion
-from ..page import SearchOptions
+from ..page import SearchOptions, plan_excerpts
 from ..queries import TextLeg, clean_query, query_words
 from ..rerank import Reranker
-from ..types import FusedBy, Hit, SearchResult, Technique
+from ..types import Excerpts, FusedBy, Hit, SearchResult, Technique
 from . import assemble, post, recovery
 from .compose import BY_TECHNIQUE, FirstHits
 from .planning import FirstStage, FusionPlan, SearchPlan, plan_fusion, plan_search
@@ -197,7 +197,7 @@ class Searcher:
             total_ms=(time.perf_counter() - started) * 1000.0, notices=found.notices,
             requests=found.first.requests + plan.signals.requests + outcome.attempt.spent_requests,
             sent=outcome.sent + plan.signals.sent,  # the search's own requests first, then adaptive signals'
-            choice=plan.choice, aggregations=found.first.facets)
+            choice=plan.choice, aggregations=found.first.facets, excerpts=_excerpts(request.options, outcome.state))
 
     def _run(self, once: Callable[[IndexState, recovery.Attempt], recovery.T], vector_given: bool) -> recovery.Outcome[recovery.T]:
         old = self._state
@@ -239,6 +239,11 @@ class Searcher:
         if request.post:
             hits = post.page(hits, request.from_, request.k)
         return post.strip(hits, state.info.vector_field) if plan.stage.with_vectors else hits
+
+
+def _excerpts(options: SearchOptions, state: IndexState) -> Excerpts | None:
+    bounded = plan_excerpts(options, state.info.text_fields, highlighted=False, request_highlights=True).bounded
+    return Excerpts(bounded, options.max_text_chars) if bounded else None
 
 
 def _check_clauses(query: str, state: IndexState, max_clauses: Callable[[], int]) -> None:

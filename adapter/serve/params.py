@@ -51,6 +51,7 @@ class Config:
     explain: bool = True
     highlight: bool = True
     filters: tuple[tuple[str, str | tuple[str, ...]], ...] = ()
+    full_text: bool = False  # the hits' whole texts, not their bounded excerpts
 
     @property
     def label(self) -> str:
@@ -121,7 +122,7 @@ def query_text(value: Any, limits: Limits) -> str:
 def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -> Config:
     """A configuration from request parameters (query string values, or a JSON object's)."""
     known = {"technique", "fusion", "weights", "rank_constant", "k", "from", "depth", "rerank", "mmr", "explain", "highlight",
-             "filter", "q"}
+             "full_text", "filter", "q"}
     unknown = sorted(set(params) - known)
     if unknown:
         raise InputError(f"unknown parameters {', '.join(unknown)}; this server takes {', '.join(sorted(known))}")
@@ -146,7 +147,9 @@ def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -
     mmr = _float(params["mmr"], "mmr", 0.0, 1.0) if params.get("mmr") not in (None, "") else None
     explain = _bool(params["explain"], "explain") if params.get("explain") not in (None, "") else True
     highlight = _bool(params["highlight"], "highlight") if params.get("highlight") not in (None, "") else True
-    return Config(technique, fusion, weights, rank_constant, k, from_, depth, rerank, mmr, explain, highlight, _filters(params.get("filter")))
+    full_text = _bool(params["full_text"], "full_text") if params.get("full_text") not in (None, "") else False
+    return Config(technique, fusion, weights, rank_constant, k, from_, depth, rerank, mmr, explain, highlight, _filters(params.get("filter")),
+                  full_text)
 
 
 def _filters(value: Any) -> tuple[tuple[str, str | tuple[str, ...]], ...]:

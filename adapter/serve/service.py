@@ -124,7 +124,7 @@ class SearchService:
             query, technique=config.technique, k=config.k, from_=config.from_, depth=config.depth, fusion=fusion,
             rerank_top=config.rerank, mmr_lambda=config.mmr, explain=config.explain and config.technique is not Technique.BM25
             and config.technique is not Technique.DENSE, query_vector=vector, filters=dict(config.filters) or None,
-            options=SearchOptions(highlight=config.highlight),
+            options=SearchOptions(highlight=config.highlight, full_text=config.full_text),
         )
         return search_result_json(result)
 

@@ -11,6 +11,7 @@ from adapter.admin import init_index
 from adapter.assets import IndexSpec
 from adapter.cli import main
 from adapter.ingest import Ingestor
+from adapter.page import SearchOptions
 from adapter.search import Searcher
 from adapter.sources import read_source
 from tests.conftest import HashingEmbedder
@@ -52,7 +53,8 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     assert docs and all(d.metadata["category"] == "devoluciones" for d in docs)
     assert docs[0].metadata["fused_by"] == f"server:{support_index}-min_max-arithmetic_mean"
     # LangChain's own store, dense: the adapter's dense ranking, with metadata.
-    dense = Searcher.open(client, support_index, e5).search(QUERY, technique="dense", k=3)
+    # The snippet reads whole texts from _source; the adapter returns excerpts unless asked for the full text.
+    dense = Searcher.open(client, support_index, e5).search(QUERY, technique="dense", k=3, options=SearchOptions(full_text=True))
     assert [d.page_content for d in namespace["dense"]] == [h.text for h in dense.hits]
     assert all(d.metadata.get("lang") == "es" for d in namespace["dense"])
     assert namespace["report"].ok and namespace["report"].sampled == 15  # the 12 samples and what the three writers wrote

@@ -9,6 +9,7 @@ from adapter.capabilities import Capabilities
 from adapter.cli.printers import compact_numbers, print_result
 from adapter.engines.opensearch import OpenSearchEngine
 from adapter.fusion import RRF, ScoreNormalization
+from tests.support.pages import page_answer
 from adapter.testing import FakeClient
 from adapter.types import FusedBy, Hit, LegScore, SearchResult, SentRequest, Technique
 from tests.unit.test_shell import hits, pipelines, searcher
@@ -52,13 +53,15 @@ def test_the_result_carries_the_exact_requests_sent():
     assert json.loads(text.split("\n", 1)[1]) == call.body
 
 
-def test_client_rrf_records_its_msearch_and_mget():
+def test_client_rrf_records_its_msearch_and_the_page_fetch():
     client = FakeClient({"msearch": {"took": 4, "responses": [hits(("a", 2.0)), hits(("a", 0.9))]},
-                         "mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}]}})
+                         "search": page_answer({"a": {"text": "uno"}})})
     result = searcher(client).search("hola", technique="client-rrf", fusion=RRF(40))
-    assert [(s.method, s.path) for s in result.sent] == [("POST", "/_msearch"), ("POST", "/docs-v1/_mget")]
+    assert [(s.method, s.path) for s in result.sent] == [("POST", "/_msearch"), ("POST", "/docs-v1/_search")]
+    assert result.hits[0].text == "uno"  # the excerpt, from the page fetch's highlight
     assert result.sent[0].body == client.calls_to("msearch")[0].body
-    assert result.sent[1].params == {"_source_excludes": "embedding"} and result.sent[1].body == {"ids": ["a"]}
+    assert result.sent[1].params == {"search_pipeline": "_none"} and result.sent[1].body == client.calls_to("search")[0].body
+    assert result.sent[1].body["query"] == {"ids": {"values": ["a"]}}
     ndjson = result.sent[0].as_text().splitlines()[1:]
     assert [json.loads(line) for line in ndjson] == result.sent[0].body
 

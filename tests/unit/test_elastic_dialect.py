@@ -28,6 +28,7 @@ from adapter.assets import IndexNames, IndexSpec
 from adapter.fusion import score_sum
 from adapter.fusion import RRF, ScoreNormalization, ScoreSum, parse_fusion
 from adapter.search import Searcher
+from tests.support.pages import page_answer
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint, FusedBy, Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
@@ -75,8 +76,10 @@ def searcher(caps, answers, **options):
 
 
 def sent_body(call):
+    """The hybrid request's body, less its ``_source``: the vector and the text fields stay out (the
+    text fields' excerpts come from the sum's own highlight, or, after a retriever, a search for the page's ids)."""
     body = dict(call.body)
-    assert body.pop("_source") == {"excludes": ["embedding"]}
+    assert body.pop("_source") == {"excludes": ["embedding", "title", "text"]}
     return body
 
 
@@ -217,6 +220,9 @@ def test_the_free_tier_sum_is_query_plus_knn_with_boosts():
     result = s.search("error E-4012", fusion=ScoreSum((0.5, 0.5)), k=1, depth=20, explain=True, query_vector=VECTOR)
     body = sent_body(client.calls_to("search")[0])
     text = {"multi_match": {"query": "error E-4012", "fields": ["title", "text"], "type": "most_fields", "operator": "or"}}
+    # The sum is a plain search: it carries the text fields' excerpts itself (no request after it).
+    excerpts = body.pop("highlight")
+    assert set(excerpts["fields"]) == {"title", "text"} and excerpts["max_analyzed_offset"] == 100_000 and len(client.calls_to("search")) == 1
     assert body == {"query": {"bool": {"should": [text], "boost": 0.5, "_name": "bm25"}},
                     "knn": {"field": "embedding", "query_vector": VECTOR, "k": 20, "num_candidates": 30, "boost": 0.5, "_name": "dense"},
                     "size": 1, "explain": True}
@@ -230,10 +236,10 @@ def test_a_score_fusion_the_licence_lacks_is_fused_in_the_client_by_the_same_for
     # A basic licence has no linear retriever: the index's default min_max runs in the client (it ran as the
     # server's unnormalised sum before: 0.6657 against 0.7100 nDCG@10 on SciFact, docs/ELASTICSEARCH.md).
     caps = capabilities_from(answer("nodes.info"), answer("license.get"))
-    docs = {"docs": [{"_id": d, "found": True, "_source": {"title": d}} for d in ("a", "b", "c")]}
-    client, s = searcher(caps, {"msearch": legs_answer(BM25_LEG, DENSE_LEG), "mget": docs})
+    docs = page_answer({d: {"title": d} for d in ("a", "b", "c")})
+    client, s = searcher(caps, {"msearch": legs_answer(BM25_LEG, DENSE_LEG), "search": docs})
     result = s.search("error E-4012", k=3, depth=20, query_vector=VECTOR)
-    assert not client.calls_to("search")
+    assert [c.body["query"] for c in client.calls_to("search")] == [{"ids": {"values": ["a", "b", "c"]}}]  # the page's documents alone
     assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization()
     assert "linear retriever" in result.notices[0] and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
     # min_max per leg (the minimum becomes 0.001), then 0.5 / 0.5 arithmetic mean; a missing leg counts 0.
@@ -266,23 +272,24 @@ def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_client_and_
 def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_sum_and_is_remembered():
     caps = elasticsearch_capabilities("9.2.4", modules=FULL)  # licence hidden: assumed to allow it
     refused = es_error("AuthorizationException", 403, PAIRS["license_403"])
-    docs = {"docs": [{"_id": d, "found": True, "_source": {"title": d}} for d in ("a", "b", "c")]}
-    client, s = searcher(caps, {"search": [refused], "msearch": legs_answer(BM25_LEG, DENSE_LEG), "mget": docs})
+    docs = page_answer({d: {"title": d} for d in ("a", "b", "c")})
+    client, s = searcher(caps, {"search": [refused, docs], "msearch": legs_answer(BM25_LEG, DENSE_LEG)})
     result = s.search("error", fusion=ScoreNormalization(weights=(0.3, 0.7)), k=1, depth=10, query_vector=VECTOR)
     assert result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization(weights=(0.3, 0.7))
     assert "current license is non-compliant for [linear retriever]" in result.notices[0]
-    (first,) = client.calls_to("search")
-    assert "retriever" in first.body
-    assert [r.path.rsplit("/", 1)[-1] for r in result.sent] == ["_msearch", "_mget"]  # what the result came from
+    first, page = client.calls_to("search")
+    assert "retriever" in first.body and "ids" in page.body["query"]
+    assert [r.path.rsplit("/", 1)[-1] for r in result.sent] == ["_msearch", "_search"]  # what the result came from
     s.search("error", fusion=ScoreNormalization(weights=(0.3, 0.7)), k=1, depth=10, query_vector=VECTOR)
-    assert len(client.calls_to("search")) == 1 and len(client.calls_to("msearch")) == 2  # the refusal is remembered
+    assert ["retriever" in c.body for c in client.calls_to("search")] == [True, False, False]  # the refusal is remembered
+    assert len(client.calls_to("msearch")) == 2
 
 
 def test_an_unknown_rrf_retriever_falls_back_to_client_rrf():
     caps = elasticsearch_capabilities("9.2.4", modules=FULL, license="trial")
     refused = es_error("BadRequestError", 400, PAIRS["unknown_retriever_400"])
-    docs = {"docs": [{"_id": d, "found": True, "_source": {"title": d}} for d in ("a", "b", "c")]}
-    client, s = searcher(caps, {"search": refused, "msearch": legs_answer(BM25_LEG, DENSE_LEG), "mget": docs})
+    docs = page_answer({d: {"title": d} for d in ("a", "b", "c")})
+    client, s = searcher(caps, {"search": [refused, docs], "msearch": legs_answer(BM25_LEG, DENSE_LEG)})
     result = s.search("error", fusion=RRF(), k=3, depth=10, query_vector=VECTOR)
     assert result.fused_by is FusedBy.CLIENT and result.technique is Technique.CLIENT and result.fusion == RRF()
     assert "unknown retriever [rrf]" in result.notices[0]

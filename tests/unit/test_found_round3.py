@@ -303,3 +303,51 @@ def test_a_row_refused_as_too_large_names_the_limit_and_its_size():
     doc_id, status, reason = responses.bulk_item(item)
     assert (doc_id, status) == ("big", 413)
     assert "http.max_content_length" in reason and "3.0 MB" in reason and "TransportError" not in reason
+
+
+# -- 2. search results carried whole texts (a 1,000,000-character one tripped the breaker) ------------------------------
+def test_text_fields_come_back_as_bounded_excerpts_unless_the_full_text_is_asked_for():
+    from adapter.page import Excerpts, SearchOptions, excerpt_highlight, hit_ids, merge_highlight, plan_excerpts, with_excerpts, with_texts
+    from adapter.responses import RawHit
+
+    fields = ("title", "text")
+    plain = plan_excerpts(SearchOptions(), fields, highlighted=False, request_highlights=True)
+    assert plain == Excerpts(("title", "text"), ("title", "text"), (), 10_000)
+    assert not plan_excerpts(SearchOptions(full_text=True), fields, highlighted=True, request_highlights=True)
+    # A field the page highlights is highlighted once per request: its excerpt comes from a search for the page's ids.
+    shown = plan_excerpts(SearchOptions(highlight=True, highlight_fields=("text",)), fields, highlighted=True, request_highlights=True)
+    assert (shown.bounded, shown.in_request, shown.after) == (fields, ("title",), ("text",))
+    # A request that carries no highlight (Elasticsearch's retrievers): every excerpt comes after.
+    apart = plan_excerpts(SearchOptions(), fields, highlighted=False, request_highlights=False)
+    assert (apart.in_request, apart.after) == ((), fields)
+
+    clause = excerpt_highlight(("text",), SearchOptions(max_text_chars=500), {"match": {"text": "refund"}},
+                               offset_option="max_analyzer_offset")
+    assert clause["fields"]["text"] == {"type": "plain", "fragment_size": 500, "number_of_fragments": 1, "no_match_size": 500,
+                                        "pre_tags": [""], "post_tags": [""]}
+    assert clause["max_analyzer_offset"] == 5_000 and clause["highlight_query"] == {"match": {"text": "refund"}}
+    snippets = {"fields": {"title": {}}, "fragment_size": 150}
+    assert set((merge_highlight(snippets, clause) or {})["fields"]) == {"title", "text"}
+
+    chunk = RawHit("a#1", 0.5, {}, highlight={"text": ("its chunk",)})
+    raw = RawHit("a", 1.0, {"title": "T", "lang": "es"}, highlight={"text": ("an excerpt",), "title": ("<em>T</em>",)},
+                 inner_hits={"chunks": (chunk,)})
+    filled = with_excerpts(raw, ("text",))
+    assert filled.source == {"title": "T", "lang": "es", "text": "an excerpt"} and filled.highlight == {"title": ("<em>T</em>",)}
+    assert filled.inner_hits["chunks"][0].source == {"text": "its chunk"}
+    assert hit_ids([raw, RawHit("b", 0.2)]) == ["a", "a#1", "b"]
+    fetched = with_texts(raw, {"a": {"title": "T2"}, "a#1": {"title": "C"}})
+    assert fetched.source["title"] == "T2" and fetched.inner_hits["chunks"][0].source == {"title": "C"}
+    with pytest.raises(Exception, match="max_text_chars"):
+        SearchOptions(max_text_chars=10)
+
+
+def test_the_command_line_bounds_texts_unless_asked_for_the_full_text():
+    from adapter.cli import build_parser
+    from adapter.cli.search import search_options
+
+    parse = build_parser().parse_args
+    assert search_options(parse(["search", "q", "--index", "docs"])).full_text is False
+    assert search_options(parse(["search", "q", "--index", "docs"])).max_text_chars == 10_000
+    assert search_options(parse(["search", "q", "--index", "docs", "--full-text"])).full_text is True
+    assert search_options(parse(["search", "q", "--index", "docs", "--max-text-chars", "500"])).max_text_chars == 500

@@ -13,6 +13,7 @@ from adapter.learned import FEATURES, SCHEMA1_FEATURES, LearnedFusion, features,
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.catalog import IndexInfo
 from adapter.search import Searcher
+from tests.support.pages import page_answer
 from adapter.testing import FakeClient
 from adapter.types import EmbeddingFingerprint, FusedBy, Technique
 
@@ -143,7 +144,7 @@ def test_the_searcher_fuses_in_the_client_and_says_so():
     client = FakeClient({"msearch": {"responses": [
         {"took": 2, "hits": {"hits": [{"_id": d, "_score": s} for d, s in BM25]}},
         {"took": 3, "hits": {"hits": [{"_id": d, "_score": s} for d, s in DENSE]}}]},
-        "mget": {"docs": [{"_id": d, "found": True, "_source": {"text": d}} for d in "abcd"]}})
+        "search": page_answer({d: {"text": d} for d in "abcd"}, text_fields=("text",))})
     model = LearnedFusion(tuple(1.0 if name.endswith("_found") else 0.0 for name in FEATURES),
                           trained_on={"dataset": "scifact", "split": "train", "queries": 809})
     index = IndexInfo("docs", "docs-v1", FP, text_fields=("text",), query_fields=("text",))

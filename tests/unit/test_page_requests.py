@@ -187,7 +187,8 @@ def test_dense_mmr_runs_on_the_server_where_it_is_on():
     result = s.search("x", technique="dense", k=2, query_vector=VEC, mmr_lambda=0.9, mmr_candidates=20)
     body = client.calls_to("search")[0].body
     assert body["ext"]["mmr"] == {"diversity": pytest.approx(0.1), "candidates": 20, "vector_field_path": "embedding"}
-    assert body["query"]["knn"]["embedding"]["k"] == 20 and body["size"] == 2 and body["_source"] == {"excludes": ["embedding"]}
+    assert body["query"]["knn"]["embedding"]["k"] == 20 and body["size"] == 2
+    assert body["_source"] == {"excludes": ["embedding", "title", "text"]} and set(body["highlight"]["fields"]) == {"title", "text"}
     assert result.ids == ["a#0", "c#0"] and not result.notices
 
 
@@ -222,7 +223,7 @@ def test_field_sort_on_the_server_and_in_the_client():
     legs = {"responses": [{"hits": {"hits": [{"_id": "a#0", "_score": 2.0, "fields": {"metadata.year": [2001]}},
                                              {"_id": "b#0", "_score": 1.0, "fields": {"metadata.year": [2020]}}]}},
                           {"hits": {"hits": []}}]}
-    client, s = searcher(CAPS_3, {"msearch": legs, "mget": {"docs": []}})
+    client, s = searcher(CAPS_3, {"msearch": legs, "search": {"hits": {"hits": []}}})
     result = s.search("x", technique="client-rrf", k=2, query_vector=VEC, options=SearchOptions(sort=(SortKey("year"),)))
     assert result.ids == ["b#0", "a#0"] and client.calls_to("msearch")[0].body[1]["docvalue_fields"] == ["metadata.year"]
 

@@ -81,3 +81,10 @@ def test_a_column_may_ask_for_every_fusion_this_engine_can_serve_and_says_where_
     assert "z_score-arithmetic_mean" in old and set(client) == {"z_score-arithmetic_mean", "dbsf"}
     new, client = offered_fusions(opensearch_capabilities("3.6.0"))
     assert "sum" not in new and "rrf" in new and client == ("dbsf",)  # the sum is Elasticsearch's request, not a fusion here
+
+
+def test_full_text_is_asked_for_by_name_and_off_by_default():
+    """Hits carry bounded excerpts unless the request asks for the whole texts (issue 20 item 2)."""
+    assert parse_config({}, LIMITS, reranker=False).full_text is False
+    assert parse_config({"full_text": "1"}, LIMITS, reranker=False).full_text is True
+    assert parse_config({"full_text": True}, LIMITS, reranker=False).full_text is True

@@ -22,6 +22,7 @@ from adapter.fusion import RRF, ScoreNormalization
 from adapter.ingest import Ingestor
 from adapter.search import Searcher
 from adapter.sources import SourceDoc
+from tests.support.pages import page_answer
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
 from adapter.types import EmbeddingFingerprint, FusedBy, Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
@@ -111,7 +112,7 @@ def test_weights_no_stored_pipeline_has_go_inline():
 
 def test_unsupported_fusion_falls_back_with_a_notice_or_refuses():
     client = FakeClient({"transport.perform_request": pipelines(), "msearch": {"took": 4, "responses": [hits(("a", 2.0)), hits(("a", 0.9))]},
-                         "mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}]}})
+                         "search": page_answer({"a": {"text": "uno"}})})
     result = searcher(client).search("hola", fusion=ScoreNormalization("z_score"))
     # The requested fusion is kept, computed in the client (it was client RRF, another fusion, before).
     assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT
@@ -150,8 +151,7 @@ def test_a_pipeline_deleted_behind_the_searchers_back_is_a_clear_error():
 def test_client_rrf_sends_both_legs_in_one_msearch_then_fetches_the_page():
     client = FakeClient({
         "msearch": {"took": 5, "responses": [hits(("a", 3.0), ("b", 2.0)), hits(("b", 0.9), ("c", 0.8))]},
-        "mget": {"docs": [{"_id": "b", "found": True, "_source": {"title": "B", "text": "bee"}},
-                          {"_id": "a", "found": True, "_source": {"title": "A", "text": "ay"}}]},
+        "search": page_answer({"b": {"title": "B", "text": "bee"}, "a": {"title": "A", "text": "ay"}}),
     })
     result = searcher(client, depth=20).search("hola", technique="client-rrf", k=2, filters={"lang": "es"})
     header_1, text_leg, header_2, knn_leg = client.calls_to("msearch")[0].body
@@ -162,8 +162,10 @@ def test_client_rrf_sends_both_legs_in_one_msearch_then_fetches_the_page():
     assert knn_leg["query"]["knn"]["embedding"]["filter"] == {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}}
     assert result.ids == ["b", "a"] and result.took_ms == 5 and result.requests == 2
     assert [h.title for h in result.hits] == ["B", "A"]
-    assert client.calls_to("mget")[0].body == {"ids": ["b", "a"]}
-    assert client.calls_to("mget")[0].kwargs["_source_excludes"] == "embedding"
+    # The page's documents: their text fields as bounded excerpts (highlights of at most 10,000 characters), nothing whole.
+    page = client.calls_to("search")[0].body
+    assert page["query"] == {"ids": {"values": ["b", "a"]}} and page["_source"] == {"excludes": ["embedding", "title", "text"]}
+    assert set(page["highlight"]["fields"]) == {"title", "text"} and page["highlight"]["fields"]["text"]["fragment_size"] == 10_000
 
 
 def test_an_errored_leg_is_a_backend_error_with_the_servers_reason():
@@ -183,8 +185,10 @@ def test_bm25_and_dense_bodies():
     s.search("hola", technique="bm25", k=3, from_=3)
     s.search("hola", technique="dense", k=3)
     bm25, dense = (c.body for c in client.calls_to("search"))
-    assert bm25 == {"size": 3, "from": 3, "query": {"multi_match": {"query": "hola", "fields": ["title", "text"], "type": "most_fields",
-                                                                      "operator": "or"}}, "_source": {"excludes": ["embedding"]}}
+    text_query = {"multi_match": {"query": "hola", "fields": ["title", "text"], "type": "most_fields", "operator": "or"}}
+    excerpt = {"type": "plain", "fragment_size": 10_000, "number_of_fragments": 1, "no_match_size": 10_000, "pre_tags": [""], "post_tags": [""]}
+    assert bm25 == {"size": 3, "from": 3, "query": text_query, "_source": {"excludes": ["embedding", "title", "text"]},
+                    "highlight": {"fields": {"title": excerpt, "text": excerpt}, "highlight_query": text_query, "max_analyzer_offset": 100_000}}
     assert dense["query"]["knn"]["embedding"]["vector"] == [1.0, 0.0, 0.0, 0.0] and dense["query"]["knn"]["embedding"]["k"] == 100
 
 
@@ -443,6 +447,6 @@ def test_a_partial_leg_of_client_rrf_is_asked_for_again(monkeypatch):
     monkeypatch.setattr("adapter.search.recovery.PARTIAL_RETRY_PAUSE_S", 0.0)
     legs = {"responses": [hits(("a", 2.0)), hits(("a", 0.9))]}
     broken = {"responses": [_partial(hits()), hits(("a", 0.9))]}
-    client = FakeClient({"msearch": [broken, legs], "mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}]}})
+    client = FakeClient({"msearch": [broken, legs], "search": page_answer({"a": {"text": "uno"}})})
     result = searcher(client).search("hola", technique="client-rrf", k=3)
     assert result.ids == ["a"] and not result.notices and len(client.calls_to("msearch")) == 2

@@ -52,6 +52,7 @@ def probe_settings(client: Any) -> Mapping[str, Any]:
 
 class OpenSearchEngine:
     name = "opensearch"
+    highlight_offset_option = "max_analyzer_offset"  # highlight: how much of a field is analysed at most
 
     def __init__(self) -> None:
         self._probed: dict[str, Capabilities] = {}

@@ -28,6 +28,7 @@ def fake_capabilities(version: str = "1.0.0") -> FakeCapabilities:
 
 class FakeEngine:
     name = NAME.value
+    highlight_offset_option = "max_analyzer_offset"
 
     def cluster(self, client: Any) -> Any:
         from .cluster import FakeCluster
