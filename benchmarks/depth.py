@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from adapter import responses
+from adapter.engines import HybridRequest
 from adapter.fusion import LEGS
 from adapter.queries import msearch_lines, search_body, text_query
 from adapter.responses import RawHit
@@ -85,8 +86,8 @@ def hybrid_request(searcher: Searcher, query: str, vector, depth: int, *, size: 
     plan = searcher.plan_fusion()
     text = text_query(query, searcher.text_leg)
     knn = searcher.engine.knn_query(vector, field=searcher.info.vector_field, k=depth)
-    body = searcher.engine.hybrid_body(text, knn, caps=searcher.caps, depth=depth, size=size, explain=explain,
-                                       inline_pipeline=plan.inline)
+    body = searcher.engine.hybrid_body(HybridRequest(text, knn, caps=searcher.caps, depth=depth, size=size, explain=explain,
+                                                     inline_pipeline=plan.inline))
     return Request(_no_source(body), {"search_pipeline": plan.pipeline} if plan.pipeline else None)
 
 

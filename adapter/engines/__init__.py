@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol, Sequence
 
 from ..errors import ClusterUnavailableError, ConfigurationError, HybridError
@@ -34,6 +35,31 @@ if TYPE_CHECKING:
     from ..capabilities import Capabilities
     from ..fusion import Fusion
     from ..responses import RawHit
+
+
+@dataclass(frozen=True)
+class HybridRequest:
+    """What :meth:`Engine.hybrid_body` turns into the one request that runs both legs and fuses them.
+
+    ``text`` and ``knn`` are the legs' queries (``knn`` as the engine's :meth:`Engine.knn_query`
+    built it); ``depth`` the candidates each leg brings; ``size`` / ``from_`` the page of fused
+    hits; ``exclude`` the source fields left out; ``explain`` asks for the server's explanation.
+    ``inline_pipeline`` (OpenSearch): a temporary search pipeline sent with the request.
+    ``filter`` (only where ``caps.hybrid_filter``): one filter for every leg. ``fusion``: what
+    the request itself fuses by (Elasticsearch; OpenSearch's in-query fusion where
+    ``caps.in_query_fusion``); None: a pipeline fuses."""
+
+    text: dict[str, Any]
+    knn: dict[str, Any]
+    caps: Capabilities
+    depth: int
+    size: int
+    from_: int = 0
+    exclude: Sequence[str] = ()
+    explain: bool = False
+    inline_pipeline: dict[str, Any] | None = None
+    filter: Mapping[str, Any] | None = None
+    fusion: Fusion | None = None
 
 
 class Engine(Protocol):
@@ -74,25 +100,9 @@ class Engine(Protocol):
     # -- request bodies (pure) ------------------------------------------------------------------------
     def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None) -> dict[str, Any]: ...
 
-    def hybrid_body(
-        self,
-        text: dict[str, Any],
-        knn: dict[str, Any],
-        *,
-        caps: Capabilities,
-        depth: int,
-        size: int,
-        from_: int,
-        exclude: Sequence[str],
-        explain: bool,
-        inline_pipeline: dict[str, Any] | None,
-        filter: Mapping[str, Any] | None = None,
-        fusion: Fusion | None = None,
-    ) -> dict[str, Any]:
+    def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
         """The one request that runs both legs and fuses them on the server (by the pipeline given
-        with it or named in the URL; or, without search pipelines, by ``fusion`` itself).
-        ``filter`` (sent only where ``caps.hybrid_filter``): one filter for every leg; ``fusion``
-        on OpenSearch (only where ``caps.in_query_fusion``): fused in the query, no pipeline."""
+        with it or named in the URL; or, without search pipelines, by ``request.fusion`` itself)."""
         ...
 
     def server_mmr(self, body: dict[str, Any], *, field: str, diversity: float, candidates: int) -> dict[str, Any]:
@@ -217,5 +227,5 @@ def _shared(options: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k in keep and v is not None}
 
 
-__all__ = ["BulkCounts", "BulkOptions", "Cluster", "Engine", "EngineName", "cluster_for", "connect", "connect_cluster",
+__all__ = ["BulkCounts", "BulkOptions", "Cluster", "Engine", "EngineName", "HybridRequest", "cluster_for", "connect", "connect_cluster",
            "describe_url", "engine_for", "engine_name", "recording", "translate_errors"]

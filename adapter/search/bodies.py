@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..engines import Engine
+from ..engines import Engine, HybridRequest
 from ..fusion import LEGS
 from ..page import Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
 from ..queries import filter_clauses, search_body, termvectors_body, text_query
@@ -90,13 +90,10 @@ def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPla
     text = text_query(stage.query, state.text_leg, leg_filters)
     vector_leg = knn(engine, state, _vector(stage), stage.depth, leg_filters)
     from_, size = (0, min(len(LEGS) * stage.depth, state.info.max_window)) if stage.whole else (stage.from_, stage.size)
-    extra: dict[str, Any] = {}  # only what this cluster has: an engine without them need not know the names
-    if pushed:
-        extra["filter"] = {"bool": {"filter": filter_clauses(stage.filters)}}
-    if plan.fused_by.in_request:  # fused by the request itself (Elasticsearch, in-query fusion)
-        extra["fusion"] = plan.fusion
-    body = engine.hybrid_body(text, vector_leg, caps=caps, depth=stage.depth, size=size, from_=from_, exclude=exclude(state, stage),
-                              explain=explain, inline_pipeline=plan.inline, **extra)
+    body = engine.hybrid_body(HybridRequest(
+        text, vector_leg, caps=caps, depth=stage.depth, size=size, from_=from_, exclude=exclude(state, stage), explain=explain,
+        inline_pipeline=plan.inline, filter={"bool": {"filter": filter_clauses(stage.filters)}} if pushed else None,
+        fusion=plan.fusion if plan.fused_by.in_request else None))  # in_request: Elasticsearch, in-query fusion
     body.update(_page(engine, state, stage, request_highlights=hybrid_highlights(state, plan)))
     return body
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from adapter.advisor import advise, classify
 from adapter.assets import IndexNames, IndexSpec, validate_index_name
 from adapter.capabilities import Capabilities
+from adapter.engines import HybridRequest
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import HybridError
 from adapter.fusion import parse_fusion, parse_weights
@@ -69,7 +70,7 @@ def test_user_text_only_reaches_match_clauses(query, filters, fields):
     assert not keys_anywhere(body) & set(FORBIDDEN)
     knn = outcome(OPENSEARCH.knn_query, np.ones(4, np.float32), field="embedding", k=10, filters=filters)
     if knn is not None:
-        hybrid = OPENSEARCH.hybrid_body(body, knn, caps=opensearch_capabilities("3.6.0"), depth=10, size=10)
+        hybrid = OPENSEARCH.hybrid_body(HybridRequest(body, knn, caps=opensearch_capabilities("3.6.0"), depth=10, size=10))
         assert not keys_anywhere(hybrid) & set(FORBIDDEN)
 
 

@@ -10,6 +10,7 @@ from adapter.analysis import AnalysisSupport, text_analysis
 from adapter.assets import IndexSpec, render_text_component
 from adapter.capabilities import Capabilities
 from adapter.catalog import IndexInfo
+from adapter.engines import HybridRequest
 from adapter.engines.opensearch import OPENSEARCH, fusion_clause
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import RRF, ScoreNormalization
@@ -35,7 +36,8 @@ def test_fused_hybrid_matches_the_recorded_bodies():
     # neural-search feature branch, HybridSearchFusedModeIT#fusedTwoLegQuery and RFC #1930 / PR #1933:
     # {"hybrid": {"fusion": {"normalization": {"technique": "min_max"}, "combination": {"technique": "arithmetic_mean"}}, ...}}
     # docs/opensearch-3x notes §4: "window_size" (candidates per leg), no pagination_depth, weights under combination.parameters.
-    body = OPENSEARCH.hybrid_body(TEXT, KNN, caps=FUSED, depth=100, size=10, fusion=ScoreNormalization(weights=(0.3, 0.7)))
+    body = OPENSEARCH.hybrid_body(HybridRequest(TEXT, KNN, caps=FUSED, depth=100, size=10,
+                                                fusion=ScoreNormalization(weights=(0.3, 0.7))))
     hybrid = body["query"]["hybrid"]
     assert hybrid["fusion"] == {"normalization": {"technique": "min_max"},
                                 "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
@@ -45,15 +47,15 @@ def test_fused_hybrid_matches_the_recorded_bodies():
     assert fusion_clause(RRF(40, (0.6, 0.4)), FUSED, window_size=20) == {
         "combination": {"technique": "rrf", "rank_constant": 40, "parameters": {"weights": [0.6, 0.4]}}, "window_size": 20}
     with pytest.raises(CapabilityError, match="in-query fusion"):
-        OPENSEARCH.hybrid_body(TEXT, KNN, caps=CAPS_3, depth=10, size=10, fusion=RRF())
+        OPENSEARCH.hybrid_body(HybridRequest(TEXT, KNN, caps=CAPS_3, depth=10, size=10, fusion=RRF()))
 
 
 def test_hybrid_filter_goes_to_the_query_on_3x_and_is_refused_on_2_19():
     f = {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}}
-    body = OPENSEARCH.hybrid_body(TEXT, KNN, caps=CAPS_3, depth=10, size=5, filter=f)
+    body = OPENSEARCH.hybrid_body(HybridRequest(TEXT, KNN, caps=CAPS_3, depth=10, size=5, filter=f))
     assert body["query"]["hybrid"]["filter"] == f and body["query"]["hybrid"]["pagination_depth"] == 10
     with pytest.raises(CapabilityError, match="3.0"):
-        OPENSEARCH.hybrid_body(TEXT, KNN, caps=CAPS_2, depth=10, size=5, filter=f)
+        OPENSEARCH.hybrid_body(HybridRequest(TEXT, KNN, caps=CAPS_2, depth=10, size=5, filter=f))
 
 
 def test_server_mmr_body_and_its_limits():

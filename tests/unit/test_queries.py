@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from adapter.capabilities import Capabilities
+from adapter.engines import HybridRequest
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import InputError
 from adapter.queries import TextLeg, clean_query, filter_clauses, msearch_lines, search_body, text_query
@@ -48,12 +49,12 @@ def test_filters_go_on_both_legs_and_inside_knn():
 
 def test_hybrid_body_orders_legs_and_sets_pagination_depth():
     t, v = {"match": {"text": {"query": "q"}}}, {"knn": {"v": {"vector": [1.0], "k": 5}}}
-    body = OPENSEARCH.hybrid_body(t, v, caps=opensearch_capabilities("2.19.1"), depth=50, size=10, from_=20,
-                                  exclude=["v"], explain=True, inline_pipeline={"x": 1})
+    body = OPENSEARCH.hybrid_body(HybridRequest(t, v, caps=opensearch_capabilities("2.19.1"), depth=50, size=10, from_=20,
+                                                exclude=["v"], explain=True, inline_pipeline={"x": 1}))
     legs = [{"match": {"text": {"query": "q", "_name": "bm25"}}}, {"knn": {"v": {"vector": [1.0], "k": 5, "_name": "dense"}}}]
     assert body == {"size": 10, "from": 20, "query": {"hybrid": {"queries": legs, "pagination_depth": 50}},
                     "_source": {"excludes": ["v"]}, "explain": True, "search_pipeline": {"x": 1}}
-    old = OPENSEARCH.hybrid_body(t, v, caps=opensearch_capabilities("2.18.0"), depth=50, size=10, inline_pipeline=None)
+    old = OPENSEARCH.hybrid_body(HybridRequest(t, v, caps=opensearch_capabilities("2.18.0"), depth=50, size=10))
     assert "pagination_depth" not in old["query"]["hybrid"] and "search_pipeline" not in old
 
 
@@ -61,7 +62,7 @@ def test_hybrid_legs_are_named_only_for_the_servers_explanation():
     # A named sub-query is evaluated again for every returned hit (matched_queries): 1-2 ms of a
     # 9 ms hybrid on 3.6, 3-7 ms on 2.19 (docs/BENCHMARKS.md). Only the server's explanation needs the names.
     t, v = {"match": {"text": {"query": "q"}}}, {"knn": {"v": {"vector": [1.0], "k": 5}}}
-    plain = OPENSEARCH.hybrid_body(t, v, caps=opensearch_capabilities("3.6.0"), depth=50, size=10)
+    plain = OPENSEARCH.hybrid_body(HybridRequest(t, v, caps=opensearch_capabilities("3.6.0"), depth=50, size=10))
     assert plain["query"]["hybrid"]["queries"] == [t, v] and "explain" not in plain
 
 

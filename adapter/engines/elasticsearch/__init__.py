@@ -30,6 +30,7 @@ from ...queries import filter_clauses
 from .fusion import request_fusion
 
 if TYPE_CHECKING:
+    from .. import HybridRequest
     from .cluster import ElasticsearchCluster
 
 # IndexSpec.space_type (OpenSearch's names) -> dense_vector similarity: the same scores, (1 + cos) / 2 etc.
@@ -131,21 +132,7 @@ class ElasticsearchEngine:
             body["filter"] = {"bool": {"filter": clauses}}
         return {"knn": body}
 
-    def hybrid_body(
-        self,
-        text: dict[str, Any],
-        knn: dict[str, Any],
-        *,
-        caps: Capabilities,
-        depth: int,
-        size: int,
-        from_: int = 0,
-        exclude: Sequence[str] = (),
-        explain: bool = False,
-        inline_pipeline: dict[str, Any] | None = None,
-        filter: Mapping[str, Any] | None = None,
-        fusion: Fusion | None = None,
-    ) -> dict[str, Any]:
+    def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
         """The request that fuses: the ``rrf`` / ``linear`` retriever, or ``query`` + ``knn`` summed.
         ``filter`` is never given (no ``caps.hybrid_filter``): each leg carries the filter.
 
@@ -153,19 +140,19 @@ class ElasticsearchEngine:
         pages of one query are cut from the same fused list, as OpenSearch's ``pagination_depth``.
         In the sum the text leg brings every match (``query`` is not cut), the knn leg its global top ``k``.
         """
-        if inline_pipeline is not None:
+        if request.inline_pipeline is not None:
             raise CapabilityError("Elasticsearch has no search pipelines to send with a request")
-        if filter is not None:
+        if request.filter is not None:
             raise CapabilityError("Elasticsearch's hybrid request has no filter of its own: each leg carries it")
-        if fusion is None:
+        if request.fusion is None:
             raise CapabilityError("an Elasticsearch hybrid request needs the fusion that it runs")
-        body = request_fusion(fusion).body(text, dict(knn["knn"]), depth=depth)
-        body["size"] = int(size)
-        if from_:
-            body["from"] = int(from_)
-        if exclude:
-            body["_source"] = {"excludes": list(exclude)}
-        if explain:
+        body = request_fusion(request.fusion).body(request.text, dict(request.knn["knn"]), depth=request.depth)
+        body["size"] = int(request.size)
+        if request.from_:
+            body["from"] = int(request.from_)
+        if request.exclude:
+            body["_source"] = {"excludes": list(request.exclude)}
+        if request.explain:
             body["explain"] = True
         return body
 

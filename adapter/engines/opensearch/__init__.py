@@ -31,6 +31,7 @@ from ...queries import filter_clauses, named_query, search_body
 from .fusion import fusion_from_processors, step
 
 if TYPE_CHECKING:
+    from .. import HybridRequest
     from .cluster import OpenSearchCluster
 
 
@@ -148,21 +149,7 @@ class OpenSearchEngine:
             body["filter"] = {"bool": {"filter": clauses}}
         return {"knn": {field: body}}
 
-    def hybrid_body(
-        self,
-        text: dict[str, Any],
-        knn: dict[str, Any],
-        *,
-        caps: Capabilities,
-        depth: int,
-        size: int,
-        from_: int = 0,
-        exclude: Sequence[str] = (),
-        explain: bool = False,
-        inline_pipeline: dict[str, Any] | None = None,
-        filter: Mapping[str, Any] | None = None,
-        fusion: Fusion | None = None,
-    ) -> dict[str, Any]:
+    def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
         """One ``hybrid`` query (text leg first, vector leg second). With ``explain`` each sub-query
         is named after its leg, so the server's explanation can say which leg matched; only then:
         a named sub-query is evaluated again for every returned hit (``matched_queries``), which
@@ -173,21 +160,23 @@ class OpenSearchEngine:
         the knn clause as its pre-filter); older clusters need it inside each leg instead.
         ``fusion`` fuses in the query itself (``hybrid.fusion``, no pipeline; unreleased, see
         :func:`fusion_clause`): then ``pagination_depth`` is not sent (the server refuses both)."""
+        caps, depth, filter, fusion = request.caps, request.depth, request.filter, request.fusion
         if filter is not None and not caps.hybrid_filter:
             raise CapabilityError(f"hybrid.filter needs OpenSearch 3.0+, the cluster runs {caps.version}; put the filter in each leg")
         if fusion is not None and not caps.in_query_fusion:
             raise CapabilityError(f"the cluster ({caps.version}) has no in-query fusion (hybrid.fusion)")
-        legs = (text, knn)
-        hybrid: dict[str, Any] = {"queries": [named_query(q, leg) for q, leg in zip(legs, LEGS)] if explain else list(legs)}
+        legs = (request.text, request.knn)
+        hybrid: dict[str, Any] = {"queries": [named_query(q, leg) for q, leg in zip(legs, LEGS)] if request.explain else list(legs)}
         if filter is not None:
             hybrid["filter"] = dict(filter)
         if fusion is not None:
             hybrid["fusion"] = fusion_clause(fusion, caps, window_size=depth)
         elif caps.pagination_depth:
             hybrid["pagination_depth"] = int(depth)
-        body = search_body({"hybrid": hybrid}, size=size, from_=from_, exclude_source=exclude, explain=explain)
-        if inline_pipeline is not None:
-            body["search_pipeline"] = inline_pipeline  # a temporary pipeline, defined in the request
+        body = search_body({"hybrid": hybrid}, size=request.size, from_=request.from_, exclude_source=request.exclude,
+                           explain=request.explain)
+        if request.inline_pipeline is not None:
+            body["search_pipeline"] = request.inline_pipeline  # a temporary pipeline, defined in the request
         return body
 
     def server_mmr(self, body: dict[str, Any], *, field: str, diversity: float, candidates: int) -> dict[str, Any]:

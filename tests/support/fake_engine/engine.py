@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from adapter.assets import IndexNames, IndexSpec, merged_mapping, render_index_template, render_metadata_component, render_text_component
 from adapter.capabilities import Capabilities
+from adapter.engines import HybridRequest
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import LEGS, Fusion
 from adapter.queries import filter_clauses
@@ -73,7 +74,7 @@ class FakeEngine:
     def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return {"fake_knn": {"field": field, "vector": [float(x) for x in vector], "k": int(k), "filter": filter_clauses(filters)}}
 
-    def hybrid_body(self, text: dict[str, Any], knn: dict[str, Any], **options: Any) -> dict[str, Any]:
+    def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
         # No fusion method names the fake among its servers (adapter.fusion: Fusion.servers), so the
         # searcher fuses its hybrid queries in the client, by the same formula; never asked for this.
         raise CapabilityError("the fake engine runs no fusion server-side")
