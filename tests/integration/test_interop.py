@@ -7,9 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from adapter.adaptive import DEFAULT_POLICY
 from adapter.admin import init_index
 from adapter.assets import IndexSpec
 from adapter.cli import main
+from adapter.engines import cluster_for
 from adapter.ingest import Ingestor
 from adapter.page import SearchOptions
 from adapter.search import Searcher
@@ -51,7 +53,8 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     # The retriever: filtered, server-fused, metadata carried.
     docs = namespace["docs"]
     assert docs and all(d.metadata["category"] == "devoluciones" for d in docs)
-    assert docs[0].metadata["fused_by"] == f"server:{support_index}-min_max-arithmetic_mean"
+    base = DEFAULT_POLICY.base(cluster_for(client).probe().z_score).value  # the uncalibrated adaptive index's baseline there
+    assert docs[0].metadata["fused_by"] == f"server:{support_index}-{base}-arithmetic_mean"
     # LangChain's own store, dense: the adapter's dense ranking, with metadata.
     # The snippet reads whole texts from _source; the adapter returns excerpts unless asked for the full text.
     dense = Searcher.open(client, support_index, e5).search(QUERY, technique="dense", k=3, options=SearchOptions(full_text=True))

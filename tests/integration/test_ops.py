@@ -103,7 +103,7 @@ def test_fingerprint_in_meta_no_longer_matches_the_spec(cli, client, spec_file, 
     # Before: "embedding fingerprint: weights_sha256: '3c2a...' != '0000...'", and "`hybrid apply` fixes 1 in place" though apply refuses.
     assert code == 2 and "! rebuild" in out and "embedding model: the index was embedded by" in out and "differ in weights" in out
     assert f"needs a new index ({index_name}-v2)" in out and f"hybrid reindex {spec_file}" in out
-    assert "fixes 1 in place" not in out and "`hybrid apply` changes nothing while the index needs that (the other 1 changes" in out
+    assert "fixes 1 in place" not in out and "`hybrid apply` changes nothing while the index needs that (the other change comes with it)" in out
     assert "objects compared (not the index's mapping and _meta: the index needs rebuilding)" in out
     code, out, err = cli("apply", spec_file)
     assert code == 2 and "cannot take in place" in err and "hybrid reindex" in err
