@@ -77,8 +77,9 @@ def expected_checksums(path: Path, embedder) -> dict[str, str]:
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         vector = embedder.embed_documents([embedding_text(row["title"], row["text"])])[0]
+        # embedded_by: the ingest stamps each entry with its model's fingerprint key (the index contract, issue 22).
         doc = build_document(DocumentLayout(), text=row["text"], vector=vector, parent_id=row["id"], title=row["title"],
-                             metadata={"lang": row["lang"]})
+                             metadata={"lang": row["lang"]}, embedded_by=embedder.fingerprint.key)
         out[row["id"]] = checksum(doc)
     return out
 
