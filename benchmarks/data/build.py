@@ -28,6 +28,19 @@ def _documents_and_queries(tables) -> tuple[list[dict], list[tuple[str, str, lis
     return docs, list(tables.QUERIES)
 
 
+def write_beir(folder: Path, docs: list[dict], queries: list[dict], qrels: dict[str, list[tuple[str, str]]]) -> None:
+    """A labelled set in BEIR's layout: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (grade 1)."""
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)
+    with open(folder / "queries.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(q, ensure_ascii=False) + "\n" for q in queries)
+    for split, rows in qrels.items():
+        with open(folder / "qrels" / f"{split}.tsv", "w", encoding="utf-8") as fh:
+            fh.write("query-id\tcorpus-id\tscore\n")
+            fh.writelines(f"{q}\t{d}\t1\n" for q, d in rows)
+
+
 def write_set(folder: Path, tables) -> str:
     docs, judged = _documents_and_queries(tables)
     ids = {d["_id"] for d in docs}
@@ -45,16 +58,7 @@ def write_set(folder: Path, tables) -> str:
         split = "train" if seen.get(kind, 0) % 2 == 0 else "test"
         seen[kind] = seen.get(kind, 0) + 1
         qrels[split] += [(qid, doc) for doc in relevant]
-    folder.mkdir(exist_ok=True)
-    (folder / "qrels").mkdir(exist_ok=True)
-    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)
-    with open(folder / "queries.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(q, ensure_ascii=False) + "\n" for q in queries)
-    for split, rows in qrels.items():
-        with open(folder / "qrels" / f"{split}.tsv", "w", encoding="utf-8") as fh:
-            fh.write("query-id\tcorpus-id\tscore\n")
-            fh.writelines(f"{q}\t{d}\t1\n" for q, d in rows)
+    write_beir(folder, docs, queries, qrels)
     counts = {s: len({q for q, _ in rows}) for s, rows in qrels.items()}
     return f"{folder.name}: {len(docs)} documents, {len(queries)} queries (train {counts['train']}, test {counts['test']})"
 

@@ -18,12 +18,13 @@ Each document records its Debian package (``dpkg -S``), whose copyright file giv
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import re
 import subprocess
 from collections import Counter
 from pathlib import Path
+
+from .build import write_beir
 
 HERE = Path(__file__).resolve().parent
 MAN1 = Path("/usr/share/man/man1")
@@ -102,16 +103,7 @@ def main() -> None:
         qid = f"q{n + 1:03d}"
         queries.append({"_id": qid, "text": summaries[doc_id], "metadata": {"kind": "summary"}})
         qrels["train" if n % 2 == 0 else "test"].append((qid, doc_id))
-    folder = HERE / "apropos-en"
-    (folder / "qrels").mkdir(parents=True, exist_ok=True)
-    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)
-    with open(folder / "queries.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(q, ensure_ascii=False) + "\n" for q in queries)
-    for split, rows in qrels.items():
-        with open(folder / "qrels" / f"{split}.tsv", "w", encoding="utf-8") as fh:
-            fh.write("query-id\tcorpus-id\tscore\n")
-            fh.writelines(f"{q}\t{d}\t1\n" for q, d in rows)
+    write_beir(HERE / "apropos-en", docs, queries, qrels)
     print(f"apropos-en: {len(docs)} documents, {len(queries)} queries (train {len(qrels['train'])}, test {len(qrels['test'])})")
 
 
