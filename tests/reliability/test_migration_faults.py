@@ -344,7 +344,7 @@ def test_migrations_under_faults_end_on_one_writable_index_holding_every_documen
 
 @pytest.fixture(scope="module")
 def es_node():
-    node = own_node("migrations-es", engine="elasticsearch")
+    node = own_node("migrations-es", distribution="elasticsearch")
     node.up()
     yield node
     node.down()
