@@ -255,9 +255,11 @@ class Selected:
     cross_validated: Mapping[str, float]  # setting -> mean nDCG@10 over the held-out folds (empty: not cross-validated)
     standard_error: float  # of the paired per-query difference between the best setting and the chosen one
     folds: int = FOLDS  # 0: too few judged queries to cross-validate; the default setting was trained
+    skipped_folds: int = 0  # folds whose training queries had nothing to learn (no relevant candidate, or no other)
 
     def as_json(self) -> dict[str, Any]:
         return {"setting": self.setting, "folds": self.folds, "standard_error": round(self.standard_error, 4),
+                "skipped_folds": self.skipped_folds,
                 "cross_validated_ndcg@10": {k: round(v, 4) for k, v in self.cross_validated.items()}}
 
 
@@ -288,18 +290,24 @@ def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, i
         name, c = DEFAULT_SETTING
         model = train({q: legs[q] for q in judged}, qrels, names=feature_names(FEATURE_SETS[name]), c=c, trained_on=trained_on)
         return Selected(model, f"{name} C={c:g}", {}, 0.0, folds=0)
+    # A fold whose training queries are all relevant or all not has nothing to learn: its held-out
+    # queries are scored by no setting (the same for each), rather than the selection failing.
+    fits = {k: [q for i, q in enumerate(judged) if i % folds != k] for k in range(folds)}
+    fits = {k: qs for k, qs in fits.items() if _learnable(legs, qrels, qs)}
+    if not fits:
+        raise InputError("no cross-validation fold has training queries with both relevant and other candidates")
+    scored = [q for i, q in enumerate(judged) if i % folds in fits]
     settings = [(name, c) for name in sets for c in sorted(regularisation)]
     held: dict[str, dict[str, float]] = {}
     for name, c in settings:
         names = feature_names(sets[name])
         scores: dict[str, float] = {}
-        for k in range(folds):
-            fit_on = {q: legs[q] for i, q in enumerate(judged) if i % folds != k}
-            model = train(fit_on, qrels, names=names, c=c)
+        for k, fit_on in fits.items():
+            model = train({q: legs[q] for q in fit_on}, qrels, names=names, c=c)
             ranked = {q: [f.id for f in model.fuse(legs[q])[:100]] for i, q in enumerate(judged) if i % folds == k}
             scores.update(per_query({q: qrels[q] for q in ranked}, ranked))
         held[f"{name} C={c:g}"] = scores
-    mean = {s: float(np.mean([v[q] for q in judged])) for s, v in held.items()}
+    mean = {s: float(np.mean([v[q] for q in scored])) for s, v in held.items()}
     order = list(held)
 
     def top(candidates: Sequence[str]) -> str:
@@ -309,11 +317,19 @@ def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, i
     chosen, se = best, 0.0
     for name in sets:  # simplest first
         mine = top([s for s in order if s.startswith(f"{name} C=")])
-        diff = np.asarray([held[best][q] - held[mine][q] for q in judged])
-        err = float(diff.std(ddof=1) / math.sqrt(len(diff)))
+        diff = np.asarray([held[best][q] - held[mine][q] for q in scored])
+        err = float(diff.std(ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else 0.0
         if mean[best] - mean[mine] <= err:
             chosen, se = mine, err
             break
     name, c = settings[order.index(chosen)]
     model = train({q: legs[q] for q in judged}, qrels, names=feature_names(sets[name]), c=c, trained_on=trained_on)
-    return Selected(model, chosen, mean, se, folds=folds)
+    return Selected(model, chosen, mean, se, folds=folds, skipped_folds=folds - len(fits))
+
+
+def _learnable(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str]) -> bool:
+    """Whether training on these queries has both relevant and other candidates to tell apart."""
+    if not qids:
+        return False
+    _, y, _ = training_rows({q: legs[q] for q in qids}, qrels)
+    return bool(y.min() != y.max())

@@ -156,3 +156,18 @@ def test_the_searcher_fuses_in_the_client_and_says_so():
     # Asked as a server hybrid, it is still fused in the client, and the result says why.
     hybrid = searcher.search("q", fusion=model, k=3)
     assert hybrid.fused_by is FusedBy.CLIENT and any("run server-side by no search engine" in n for n in hybrid.notices)
+
+
+def test_a_fold_with_nothing_to_learn_is_left_out_of_the_selection_not_an_error():
+    # Two judged queries, two folds: query 0's relevant document is the one both legs found; query 2's
+    # was never a candidate, so the fold trained on query 2 alone has nothing to learn.
+    legs, qrels = {}, {}
+    for q in (0, 2):
+        bm25 = [(f"q{q}-x{i}", 10.0 - i) for i in range(5)] + [(f"q{q}-rel", 4.0)]
+        dense = [(f"q{q}-y{i}", 0.9 - i / 100) for i in range(5)] + [(f"q{q}-rel", 0.8)]
+        legs[str(q)], qrels[str(q)] = [bm25, dense], {f"q{q}-rel" if q == 0 else f"q{q}-missing": 1}
+    chosen = select(legs, qrels)
+    # The other fold (trained on query 0) scores query 2: 0 for every setting, a tie the simplest wins.
+    assert chosen.folds == 2 and chosen.skipped_folds == 1 and chosen.as_json()["skipped_folds"] == 1
+    assert set(chosen.cross_validated.values()) == {0.0} and chosen.setting == "dbsf C=0.1" and chosen.standard_error == 0.0
+    assert chosen.model.fuse(legs["0"])[0].id == "q0-rel"  # then trained on both queries
