@@ -11,6 +11,7 @@ from .common import Subparsers, client, embedder_for, with_allow_model, with_url
 from .exits import Exit, help_epilog
 
 if TYPE_CHECKING:
+    from ..catalog import IndexInfo
     from ..types import ItemFailure
 
 
@@ -108,9 +109,20 @@ def run(args: argparse.Namespace) -> int:
           f"indexing {report.seconds_indexing:.1f}s (overlapping)")
     if report.complete:
         print("every row landed")
+        _next_steps(ingestor.info)
         return EXIT_ALL_LANDED
     print(f"NOT every row landed: {report.failed} failed (exit code {int(EXIT_SOME_ROWS_FAILED)})")
     for f in report.failures[:10]:
         print(f"  {failure_line(f)}")
     print(f"all failures written to {report.failures_file}")
     return EXIT_SOME_ROWS_FAILED
+
+
+def _next_steps(info: IndexInfo) -> None:
+    """An adaptive index runs its 0.5 / 0.5 baseline until calibrated: say how, once its rows are in."""
+    from ..adaptive import stored_policy
+
+    policy, calibration = stored_policy(info.adaptive)
+    if info.default_fusion == "adaptive" and policy.departs and calibration is None:
+        print(f"next: hybrid calibrate --index {info.alias} --queries FILE (a sample of your users' queries, one per line: "
+              "the adaptive default keeps 0.5 / 0.5 until it has seen how they match this corpus)")

@@ -26,6 +26,8 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     assert code == 0 and "nothing to change" in out
     code, out, _ = run(capsys, "ingest", str(support_docs_path), "--index", index_name, "--quiet", "--cache", str(tmp_path / "c.sqlite"), *url)
     assert code == 0 and "documents: 12  chunks: 12  failures: 0" in out
+    # The index's adaptive default runs its baseline until it is calibrated: the ingest says how.
+    assert f"next: hybrid calibrate --index {index_name} --queries FILE" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--explain", "-k", "3", *url)
     rows = [line for line in out.splitlines() if line[:3].strip().isdigit()]
     assert code == 0 and "fused by server:" in out and rows[0].split()[:1] == ["1"] and "e-4012" in rows[0]
