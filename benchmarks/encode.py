@@ -108,7 +108,7 @@ def main() -> None:
         from benchmarks.run import Section, write_report
 
         title = "Encoding: raw encode against ingest, 1 and N processes" + ("" if args.device == "cpu" else f" ({args.device})")
-        write_report(Path(args.out), [Section(title, lines)], replace_only=True)
+        write_report(Path(args.out), [Section(title, lines)])
 
 
 if __name__ == "__main__":

@@ -298,7 +298,7 @@ def main() -> None:
     if args.out != "-":
         from benchmarks.run import Section, write_report
 
-        write_report(Path(args.out), [Section("Against peers: LangChain, Haystack, LlamaIndex on the same vectors", lines)], replace_only=True)
+        write_report(Path(args.out), [Section("Against peers: LangChain, Haystack, LlamaIndex on the same vectors", lines)])
 
 
 if __name__ == "__main__":

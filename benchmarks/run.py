@@ -527,24 +527,25 @@ def main() -> None:
         for _, c in clusters:
             drop(c, f"bench-synthetic-{args.scale_docs}")
     if args.out != "-":
-        write_report(Path(args.out), sections, replace_only=bool(args.only))
+        write_report(Path(args.out), sections)
 
 
 HEADER = [
     "# Benchmarks",
     "",
     "Measured on this project's machine ({cores} cores, {machine}, Python {python}, local nodes with a 1 GiB heap, lucene "
-    "HNSW). Produced by `make bench` (`python -m benchmarks.run --only SECTION` measures one section again and replaces "
-    "it here); every ratio comes from one run with the compared variants measured side by side, interleaved per query. "
+    "HNSW). Produced by `make bench` (`python -m benchmarks.run --only SECTION` measures one section again; a run "
+    "replaces the sections it measured and keeps the others); every ratio comes from one run with the compared variants measured side by side, interleaved per query. "
     "The machine is shared with other engineers' test suites: absolute times vary between runs (each section notes "
     "the load average), ratios much less.",
 ]
 
 
-def write_report(path: Path, sections: list[Section], *, replace_only: bool) -> None:
-    """Write the sections; with ``--only``, replace those sections in the existing report and keep the rest."""
+def write_report(path: Path, sections: list[Section]) -> None:
+    """Replace these sections in the report and keep every other one: the report also holds
+    sections other commands measured (peers, scale, encode) and hand-written readings of them."""
     kept: list[tuple[str, list[str]]] = []
-    if replace_only and path.exists():
+    if path.exists():
         current: tuple[str, list[str]] | None = None
         for line in path.read_text().splitlines():
             if line.startswith("## "):

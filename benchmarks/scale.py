@@ -315,7 +315,7 @@ def main() -> None:
     if args.out != "-":
         from benchmarks.run import Section, write_report
 
-        write_report(Path(args.out), [Section(f"Scale: {args.docs:,} documents", lines)], replace_only=True)
+        write_report(Path(args.out), [Section(f"Scale: {args.docs:,} documents", lines)])
 
 
 if __name__ == "__main__":
