@@ -30,6 +30,9 @@ from ..types import EngineName
 from .port import BulkCounts, BulkOptions, Cluster, recording
 
 if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+    from opensearchpy import OpenSearch
+
     from ..errors import BackendError
     from ..assets import IndexNames, IndexSpec
     from ..capabilities import Capabilities
@@ -184,14 +187,14 @@ def translate_errors(action: str, client: Any = None) -> Iterator[None]:
 # -- connecting -------------------------------------------------------------------------------------
 
 
-def connect(url: str | None = None, **options: Any) -> Any:
+def connect(url: str | None = None, **options: Any) -> OpenSearch:
     """An opensearch-py client (:func:`adapter.engines.opensearch.client.connect`)."""
     from .opensearch.client import connect as connect_opensearch
 
     return connect_opensearch(url, **options)
 
 
-def connect_cluster(url: str | None = None, *, engine: str | None = None, **options: Any) -> Any:
+def connect_cluster(url: str | None = None, *, engine: str | None = None, **options: Any) -> OpenSearch | Elasticsearch:
     """A client for the engine at ``url``: opensearch-py for OpenSearch (:func:`connect`),
     elasticsearch-py for Elasticsearch (:func:`~adapter.engines.elasticsearch.client.connect_elasticsearch`,
     the ``elasticsearch`` extra). ``engine`` (or ``HYBRID_ENGINE``) names it; otherwise one

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlparse
 
 from ..._optional import require
 from ...client import DEFAULT_URL, redact_url
 from ...errors import BackendError, ClusterUnavailableError, ConfigurationError
 from ...responses import error_reason
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
 
 # Modules whose exceptions :func:`translate` reads.
 CLIENT_MODULES = ("elasticsearch", "elastic_transport")
@@ -41,7 +44,7 @@ def connect_elasticsearch(
     verify_certs: bool | None = None,
     timeout: float = 60.0,
     pool_maxsize: int = 10,
-) -> Any:
+) -> Elasticsearch:
     """An ``elasticsearch.Elasticsearch`` client; arguments override the environment, which is
     read as :func:`adapter.engines.opensearch.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
     ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
@@ -71,7 +74,8 @@ def connect_elasticsearch(
         kwargs["api_key"] = api_key
     elif username:
         kwargs["basic_auth"] = (username, password or "")
-    return _dict_answers_class()(**kwargs)
+    client: Elasticsearch = _dict_answers_class()(**kwargs)
+    return client
 
 
 class Answer(dict[str, Any]):

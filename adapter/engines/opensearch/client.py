@@ -28,6 +28,7 @@ from ...errors import (
 from ...responses import error_reason
 
 if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
     from typing_extensions import Unpack
 
 # `hybrid local up` installs a catch-all legacy template (hybrid-local-no-native-knn, see
@@ -37,7 +38,7 @@ warnings.filterwarnings("ignore", message=r".*hybrid-local-no-native-knn.*")
 
 
 def connect(url: str | None = None, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10,
-            **options: Unpack[ConnectionOptions]) -> Any:
+            **options: Unpack[ConnectionOptions]) -> OpenSearch:
     """An ``opensearchpy.OpenSearch`` client; arguments override the environment, which overrides
     the config file (:mod:`adapter.client`); ``options`` are :class:`~adapter.client.ConnectionOptions`.
 
@@ -48,7 +49,7 @@ def connect(url: str | None = None, *, timeout: float = 60.0, connect_timeout: f
     return client_for(resolve_settings(url, **options), timeout=timeout, connect_timeout=connect_timeout, pool_maxsize=pool_maxsize)
 
 
-def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10) -> Any:
+def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10) -> OpenSearch:
     """The opensearch-py client for ``settings``."""
     import urllib3
     from opensearchpy import OpenSearch, RequestsHttpConnection
