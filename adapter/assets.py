@@ -13,13 +13,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-import warnings
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._renamed import keep_old_field_name
 from .analysis import AnalysisSupport, text_analysis
 from .documents import DocumentLayout
 from .errors import AssetError, ConfigurationError, InputError
@@ -233,27 +233,13 @@ class IndexSpec:
         }
 
 
-
-
 # The k-NN method was called `engine` (a word the adapter keeps for the search engine): the old
 # keyword and attribute still work, with a FutureWarning, so scripts keep running.
-_dataclass_init = IndexSpec.__init__
+keep_old_field_name(IndexSpec, "engine", "knn_method",
+                    keyword_warning="IndexSpec(engine=...) is deprecated: the k-NN method is knn_method=...",
+                    attribute_warning="IndexSpec.engine is deprecated: read knn_method")
 
 
-def _init(self: IndexSpec, *args: Any, engine: str | None = None, **kwargs: Any) -> None:
-    if engine is not None:
-        warnings.warn("IndexSpec(engine=...) is deprecated: the k-NN method is knn_method=...", FutureWarning, stacklevel=2)
-        kwargs.setdefault("knn_method", engine)
-    _dataclass_init(self, *args, **kwargs)
-
-
-def _engine(self: IndexSpec) -> str:
-    warnings.warn("IndexSpec.engine is deprecated: read knn_method", FutureWarning, stacklevel=2)
-    return self.knn_method
-
-
-IndexSpec.__init__ = _init  # type: ignore[method-assign]
-IndexSpec.engine = property(_engine)  # type: ignore[attr-defined]
 def render_text_component(spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
     """The text fields with the spec's analyzer (shared by every engine), as the cluster can run it:
     ``caps`` (:class:`~adapter.capabilities.Capabilities`) when given, else what

@@ -30,11 +30,11 @@ import signal
 import subprocess
 import time
 import urllib.error
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from .._renamed import keep_old_field_name
 from ..errors import ConfigurationError, LocalNodeError, NodeStartError, PortInUseError
 from . import procs
 from .artifacts import make_fetcher
@@ -88,23 +88,9 @@ class NodeConfig:
 
 # What the node runs was called its `engine` (the adapter keeps that word for the search engine a
 # client speaks to): the old keyword and attribute still work, with a FutureWarning.
-_node_config_init = NodeConfig.__init__
-
-
-def _init(self: NodeConfig, *args: Any, engine: str | None = None, **kwargs: Any) -> None:
-    if engine is not None:
-        warnings.warn("NodeConfig(engine=...) is deprecated: it is NodeConfig(distribution=...)", FutureWarning, stacklevel=2)
-        kwargs.setdefault("distribution", engine)
-    _node_config_init(self, *args, **kwargs)
-
-
-def _engine(self: NodeConfig) -> str:
-    warnings.warn("NodeConfig.engine is deprecated: read distribution", FutureWarning, stacklevel=2)
-    return self.distribution
-
-
-NodeConfig.__init__ = _init  # type: ignore[method-assign]
-NodeConfig.engine = property(_engine)  # type: ignore[attr-defined]
+keep_old_field_name(NodeConfig, "engine", "distribution",
+                    keyword_warning="NodeConfig(engine=...) is deprecated: it is NodeConfig(distribution=...)",
+                    attribute_warning="NodeConfig.engine is deprecated: read distribution")
 
 
 @dataclass(frozen=True)
