@@ -9,13 +9,14 @@ much: the query's length, the hits, the offset, the candidate depth, the columns
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..errors import InputError
 from ..types import Technique
 
 ADAPTIVE = "adaptive"
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+_N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True)
@@ -77,26 +78,24 @@ def _text(value: Any, name: str) -> str:
     return str(value).strip()
 
 
-def _int(value: Any, name: str, low: int, high: int) -> int:
+def _number(value: Any, name: str, low: _N, high: _N, parse: Callable[[str], _N], kind: str, spec: str) -> _N:
+    """``value`` as a number from ``low`` to ``high``; ``kind`` names it and ``spec`` formats the bounds in a refusal."""
     text = _text(value, name)
     try:
-        number = int(text)
+        number = parse(text)
     except ValueError:
-        raise InputError(f"{name} must be a whole number from {low} to {high}, got {text!r}") from None
+        raise InputError(f"{name} must be {kind} from {low:{spec}} to {high:{spec}}, got {text!r}") from None
     if not low <= number <= high:
-        raise InputError(f"{name} must be from {low} to {high}, got {number}")
+        raise InputError(f"{name} must be from {low:{spec}} to {high:{spec}}, got {number:{spec}}")
     return number
+
+
+def _int(value: Any, name: str, low: int, high: int) -> int:
+    return _number(value, name, low, high, int, "a whole number", "")
 
 
 def _float(value: Any, name: str, low: float, high: float) -> float:
-    text = _text(value, name)
-    try:
-        number = float(text)
-    except ValueError:
-        raise InputError(f"{name} must be a number from {low:g} to {high:g}, got {text!r}") from None
-    if not low <= number <= high:
-        raise InputError(f"{name} must be from {low:g} to {high:g}, got {number:g}")
-    return number
+    return _number(value, name, low, high, float, "a number", "g")
 
 
 def _bool(value: Any, name: str) -> bool:
