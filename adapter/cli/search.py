@@ -116,7 +116,6 @@ def run(args: argparse.Namespace) -> int:
     from ..contracts import search_result_json
     from ..fusion import parse_fusion, parse_weights
     from ..queries import clean_query
-    from ..search import Searcher
     from ..types import Technique
 
     clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
@@ -143,16 +142,7 @@ def run(args: argparse.Namespace) -> int:
         fusion = parse_fusion(args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant)
     options = search_options(args)
     vector = read_query_vector(args.query_vector) if args.query_vector else None
-    quiet_models()
-    cluster = client(args)
-    reranker = None
-    if args.rerank:
-        from ..rerank import CrossEncoderReranker
-
-        reranker = CrossEncoderReranker(args.reranker)
-    embedder = embedder_for(args, cluster) if args.embedder else None
-    searcher = Searcher.open(cluster, args.index, embedder, reranker=reranker, depth=args.depth, allow_fallback=not args.no_fallback,
-                             allowed_models=allowed(args))
+    searcher = open_searcher(args, args.reranker if args.rerank else None, depth=args.depth, allow_fallback=not args.no_fallback)
     if fusion == ADAPTIVE:
         fusion = searcher.policy
     timing = QueryTiming()
@@ -245,3 +235,20 @@ def quiet_models() -> None:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+
+def open_searcher(args: argparse.Namespace, reranker: str | None, **options: Any) -> Searcher:
+    """``args.index`` on ``args``' cluster with the embedder ``--embedder`` names (default: the index's)
+    and the cross-encoder ``reranker`` (None: none); ``options`` go to :meth:`Searcher.open`.
+    ``hybrid search`` and ``hybrid serve`` open theirs alike."""
+    from ..search import Searcher
+
+    quiet_models()  # before a model loads
+    cluster = client(args)
+    cross_encoder = None
+    if reranker:
+        from ..rerank import CrossEncoderReranker
+
+        cross_encoder = CrossEncoderReranker(reranker)
+    embedder = embedder_for(args, cluster) if args.embedder else None
+    return Searcher.open(cluster, args.index, embedder, reranker=cross_encoder, allowed_models=allowed(args), **options)

@@ -8,7 +8,7 @@ import ipaddress
 import sys
 
 from ..errors import InputError
-from .common import allowed, client, embedder_for, with_allow_model, with_url
+from .common import with_allow_model, with_url
 
 LOOPBACK = "127.0.0.1"
 
@@ -39,7 +39,6 @@ def loopback(host: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from ..engines import describe_url
-    from ..search import Searcher
 
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be from 1 to 65535, got {args.port}")
@@ -49,18 +48,10 @@ def run(args: argparse.Namespace) -> int:
         from ..serve import SearchService, create_app
     except ImportError as exc:
         raise InputError(f"hybrid serve needs the serve extra: pip install 'opensearch-hybrid-adapter[serve]' ({exc.name} is missing)") from None
-    from .search import quiet_models
+    from .search import open_searcher
 
-    quiet_models()
-    cluster = client(args)
-    reranker = None
-    if args.reranker:
-        from ..rerank import CrossEncoderReranker
-
-        reranker = CrossEncoderReranker(args.reranker)
-    embedder = embedder_for(args, cluster) if args.embedder else None
-    searcher = Searcher.open(cluster, args.index, embedder, reranker=reranker, allowed_models=allowed(args))
-    service = SearchService(searcher, cluster=describe_url(cluster), reranker=args.reranker)
+    searcher = open_searcher(args, args.reranker)
+    service = SearchService(searcher, cluster=describe_url(searcher.client), reranker=args.reranker)
     app = create_app(service, report_dir=args.report)
     seconds = service.warm()
     if not loopback(args.host):
