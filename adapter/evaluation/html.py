@@ -3,7 +3,7 @@
     DIR/index.html              the summary table with significance, the charts, the per-query
                                 table and the drill-down (rendered by Jinja2; the tables filled
                                 and sorted by assets/report.js from assets/data.js)
-    DIR/assets/                 report.js, report.css, data.js and Chart.js (vendored, MIT)
+    DIR/assets/                 report.js (with dom.js, labels.js), report.css, data.js and Chart.js (vendored, MIT)
 
 :func:`report_data` is everything the page shows, computed here: per-query measures (ir-measures),
 paired tests against the product's default and each leg (:mod:`.significance`), and per query the
@@ -25,7 +25,7 @@ from .perquery import REPORTED, TOP, QueryRun, query_metrics
 from .significance import ALPHA, CORRECTION, RESAMPLES, Comparison, compare
 from .stored import StoredEval
 
-ASSETS = ("labels.js", "report.js", "report.css")
+ASSETS = ("dom.js", "labels.js", "report.js", "report.css")
 VENDORED = ("vendor/chart.umd.min.js", "vendor/chart.js-LICENSE.md")
 DIGITS = 5  # significant digits of the scores the page shows
 

@@ -24,7 +24,7 @@ def test_wheel_contains_the_assets(tmp_path):
         assert f"adapter/schemas/{schema}.schema.json" in names
     assert "adapter/py.typed" in names
     # The pages work offline from an installed wheel: templates, scripts, and the vendored chart library with its licence.
-    for page in ("templates/report.html.j2", "templates/compare.html.j2", "static/report.js", "static/labels.js", "static/compare.js",
+    for page in ("templates/report.html.j2", "templates/compare.html.j2", "static/dom.js", "static/report.js", "static/labels.js", "static/compare.js",
                  "static/vendor/chart.umd.min.js", "static/vendor/chart.js-LICENSE.md"):
         assert f"adapter/web/{page}" in names, page
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)

@@ -71,7 +71,7 @@ def test_the_page_is_self_contained(evaluation):
     page = write_report(stored.load(root), resamples=200)
     html = page.read_text()
     assert "http://" not in html and "https://" not in html  # nothing fetched from a network
-    for name in ("report.js", "labels.js", "report.css", "chart.umd.min.js", "data.js", "chart.js-LICENSE.md"):
+    for name in ("dom.js", "report.js", "labels.js", "report.css", "chart.umd.min.js", "data.js", "chart.js-LICENSE.md"):
         assert (page.parent / "assets" / name).is_file()
     assert "Holm-Bonferroni" in html and "hybrid-adaptive" in html
     data = (page.parent / "assets" / "data.js").read_text()

@@ -11,21 +11,7 @@
   const qpos = Object.fromEntries(D.queries.map((q, i) => [q.id, i]));
   const charts = {};
 
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "class") node.className = v;
-      else if (k === "text") node.textContent = v;
-      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-      else node.setAttribute(k, v === true ? "" : v);
-    }
-    for (const c of children) {
-      if (c === null || c === undefined) continue;
-      node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    }
-    return node;
-  }
+  const { el } = window.Dom;  // dom.js, loaded first
 
   const fmt = (v, d = 4) => (v === null || v === undefined ? "-" : Number(v).toFixed(d));
   const fmtScore = (v) => (v === null || v === undefined ? "-" : Math.abs(v) >= 100 ? Number(v).toFixed(1) : Math.abs(v) >= 1 ? Number(v).toFixed(3) : Number(v).toFixed(4));
