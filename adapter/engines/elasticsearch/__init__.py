@@ -17,7 +17,6 @@ The probe asks ``_nodes/plugins`` (version, modules, the ``hunspell`` node attri
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ... import responses
@@ -28,6 +27,7 @@ from ...errors import BackendError, CapabilityError, ConfigurationError
 from ...fusion import LEGS, Fusion
 from ...queries import filter_clauses
 from .fusion import request_fusion
+from ..probed import ProbedClusters
 
 if TYPE_CHECKING:
     from .. import HybridRequest
@@ -46,8 +46,7 @@ class ElasticsearchEngine:
     highlight_offset_option = "max_analyzed_offset"  # highlight: how much of a field is analysed at most
 
     def __init__(self) -> None:
-        self._probed: dict[str, Capabilities] = {}
-        self._lock = threading.Lock()
+        self._probed = ProbedClusters()
 
     def cluster(self, client: Any) -> ElasticsearchCluster:
         """The port over an elasticsearch-py ``client``."""
@@ -64,18 +63,16 @@ class ElasticsearchEngine:
 
         nodes = _hidden_or(client, "listing nodes and modules", lambda: client.nodes.info(metric="plugins"))
         key = f"{(nodes or {}).get('cluster_name', '')}@{describe(client) or 'the cluster'}"
-        with self._lock:
-            if not refresh and key in self._probed:
-                return self._probed[key]
+        probed = self._probed.get(key, refresh=refresh)
+        if probed is not None:
+            return probed
         version = None
         if nodes is None:
             with translate_errors("reading the cluster's version", client):
                 version = client.info()["version"]["number"]
         license = _hidden_or(client, "reading the licence", lambda: client.license.get())
         caps = capabilities_from(nodes, license, version)
-        with self._lock:
-            self._probed[key] = caps
-        return caps
+        return self._probed.put(key, caps)
 
     # -- assets --------------------------------------------------------------------------------------
     def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:

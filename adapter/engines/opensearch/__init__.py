@@ -10,7 +10,6 @@ not asked.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ... import responses
@@ -29,6 +28,7 @@ from ...errors import BackendError, CapabilityError, ConfigurationError
 from ...fusion import LEGS, Fusion
 from ...queries import filter_clauses, named_query, search_body
 from .fusion import fusion_from_processors, step
+from ..probed import ProbedClusters
 
 if TYPE_CHECKING:
     from .. import HybridRequest
@@ -56,8 +56,7 @@ class OpenSearchEngine:
     highlight_offset_option = "max_analyzer_offset"  # highlight: how much of a field is analysed at most
 
     def __init__(self) -> None:
-        self._probed: dict[str, Capabilities] = {}
-        self._lock = threading.Lock()
+        self._probed = ProbedClusters()
 
     def cluster(self, client: Any) -> OpenSearchCluster:
         """The port over an opensearch-py ``client``."""
@@ -78,9 +77,9 @@ class OpenSearchEngine:
         with translate_errors("probing the cluster", client):
             root = client.info()
         key = root.get("cluster_uuid") or root.get("cluster_name") or describe(client) or "the cluster"
-        with self._lock:
-            if not refresh and key in self._probed:
-                return self._probed[key]
+        probed = self._probed.get(key, refresh=refresh)
+        if probed is not None:
+            return probed
         try:
             with translate_errors("listing plugins", client):
                 nodes = client.nodes.info(metric="plugins")
@@ -92,9 +91,7 @@ class OpenSearchEngine:
         version = capabilities_from(root, nodes).version
         settings = probe_settings(client) if version_tuple(version) >= SETTINGS_SINCE else None
         caps = capabilities_from(root, nodes, settings)
-        with self._lock:
-            self._probed[key] = caps
-        return caps
+        return self._probed.put(key, caps)
 
     # -- assets --------------------------------------------------------------------------------------
     def render_vector_component(self, spec: IndexSpec) -> dict[str, Any]:
