@@ -100,11 +100,19 @@ def index_stats(client, index: str) -> dict[str, float]:
 
 
 # -- queries ---------------------------------------------------------------------------------------
-def fast_path(searcher, query: str, vector: np.ndarray, *, k: int, depth: int):
-    """Both legs in one ``_msearch`` (ids and scores), fused here by the searcher's own fusion with
-    the server's formulas, then the page's sources: the requests the parallel-legs fast path sends.
+def default_fusion(searcher, query: str, vector: np.ndarray):
+    """The fixed fusion the default hybrid runs (an uncalibrated adaptive index: its baseline, the
+    same for every query), which the fast path must fuse by to rank as it does."""
+    r = searcher.search(query, technique="hybrid", k=1, query_vector=vector)
+    if r.choice is not None and r.choice.per_query:
+        raise SystemExit("the index's adaptive policy chooses weights per query: the fast path here fuses one fixed fusion")
+    return r.fusion
+
+
+def fast_path(searcher, fusion, query: str, vector: np.ndarray, *, k: int, depth: int):
+    """Both legs in one ``_msearch`` (ids and scores), fused here by ``fusion`` with the server's
+    formulas, then the page's sources: the requests the parallel-legs fast path sends.
     Returns (ids of the page, client ms, server took of the _msearch)."""
-    fusion = searcher.plan_fusion().fusion
     r = searcher.search(query, technique="client", fusion=fusion, k=k, depth=depth, query_vector=vector)  # one _msearch + the page
     return [(h.id, h.score) for h in r.hits], r.total_ms, r.took_ms
 
@@ -119,7 +127,8 @@ def measure_queries(searcher, queries: list[tuple[str, np.ndarray]], *, k: int =
             r = searcher.search(q, technique=technique, k=k, depth=depth, query_vector=v)
             return [(h.id, h.score) for h in r.hits], r.total_ms, r.took_ms
         modes[{"hybrid": "hybrid (default: server pipeline)"}.get(technique, technique)] = run
-    modes["hybrid fast path (legs _msearch, client fusion)"] = lambda q, v: fast_path(searcher, q, v, k=k, depth=depth)
+    fixed = default_fusion(searcher, *queries[0])
+    modes["hybrid fast path (legs _msearch, client fusion)"] = lambda q, v: fast_path(searcher, fixed, q, v, k=k, depth=depth)
     for q, v in queries[:10]:
         for run in modes.values():
             run(q, v)

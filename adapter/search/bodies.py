@@ -32,9 +32,12 @@ def excerpts(state: IndexState, stage: FirstStage, *, request_highlights: bool =
 
 
 def hybrid_highlights(state: IndexState, plan: FusionPlan) -> bool:
-    """Whether the hybrid request carries a ``highlight`` clause: OpenSearch's hybrid query where the
-    cluster highlights it, Elasticsearch's query + knn sum (a plain search); not its retrievers."""
-    return state.caps.hybrid_highlight or plan.fused_by is FusedBy.SERVER_SUM
+    """Whether the hybrid request carries the excerpts' ``highlight`` clause: Elasticsearch's query +
+    knn sum (a plain search, its fetch phase sees the page alone). Not OpenSearch's hybrid query: on
+    one shard its fetch phase runs over every candidate of both legs before the pipeline trims to the
+    page, so excerpts there cost ~5x a search for the page's ids (docs/BENCHMARKS.md, Scale); nor
+    Elasticsearch's retrievers (no highlight)."""
+    return plan.fused_by is FusedBy.SERVER_SUM
 
 
 def exclude(state: IndexState, stage: FirstStage) -> tuple[str, ...]:

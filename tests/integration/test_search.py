@@ -146,7 +146,7 @@ def test_mmr_lambda_zero_removes_the_near_duplicate(searcher):
 @pytest.mark.parametrize("fusion", [ScoreNormalization(weights=(0.3, 0.7)), ScoreNormalization("l2", "harmonic_mean", (0.5, 0.5)), RRF()])
 def test_server_explanations_add_up_to_the_fused_score(searcher, fusion):
     result = searcher.search("¿cómo devuelvo un pedido?", technique="hybrid", fusion=fusion, k=6, explain=True)
-    assert result.requests == 2
+    assert result.requests == 3  # the hybrid, its page's excerpts, both legs (the explanation)
     for hit in result.hits:
         bm25, dense = hit.legs
         assert (bm25.leg, dense.leg) == ("bm25", "dense")

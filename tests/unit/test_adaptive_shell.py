@@ -68,8 +68,9 @@ def test_the_default_policy_costs_no_request_and_sends_its_weights_inline():
     calibrated = {"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}
     s = Searcher(client, info(calibrated), CAPS, UnitEmbedder(), fusion=AdaptivePolicy())
     result = s.search("¿cómo devuelvo un pedido?")
-    (search,) = client.calls_to("search")
-    assert not client.calls_to("termvectors") and result.requests == 1
+    search, excerpts = client.calls_to("search")  # the hybrid, then the page's excerpts
+    assert excerpts.body["query"] == {"ids": {"values": ["a"]}} and "highlight" not in search.body
+    assert not client.calls_to("termvectors") and result.requests == 2
     assert result.fused_by is FusedBy.SERVER_INLINE and inline_weights(search) == [0.1, 0.9]
     assert result.fusion == ScoreNormalization(weights=(0.1, 0.9)) and result.choice.weights == (0.1, 0.9)
     assert "70% of a query's terms are missing from the index (median of 1000 calibration queries)" in result.choice.reasons[1]
@@ -93,7 +94,7 @@ def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_s
     assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == "docs-adaptive"
     assert client.calls_to("search")[0].params == {"search_pipeline": "docs-adaptive"}
     explicit = s.search("hola", fusion=ScoreNormalization(weights=(0.7, 0.3)))  # an explicit fusion wins
-    assert explicit.choice is None and inline_weights(client.calls_to("search")[-1]) == [0.7, 0.3]
+    assert explicit.choice is None and inline_weights(client.calls_to("search")[-2]) == [0.7, 0.3]
 
 
 def test_a_per_query_policy_asks_bm25_and_the_term_statistics_first():
@@ -103,13 +104,13 @@ def test_a_per_query_policy_asks_bm25_and_the_term_statistics_first():
     policy = AdaptivePolicy(query=1.0)
     result = Searcher(client, info({"calibration": Calibration(2.12, 40).to_meta()}), CAPS, UnitEmbedder(), fusion=policy
                       ).search("¿cómo devuelvo un pedido?")
-    first, hybrid = client.calls_to("search")
+    first, hybrid, _excerpts = client.calls_to("search")
     assert first.body == {"size": 1, "query": {"match": {"text": {"query": "¿cómo devuelvo un pedido?", "operator": "or"}}}, "_source": False}
     (tv,) = client.calls_to("termvectors")
     assert tv.kwargs["index"] == "docs-v1" and tv.body["doc"] == {"text": "¿cómo devuelvo un pedido?"} and tv.body["term_statistics"]
     quality = 1.417 * 2.2 / (2 * math.log(26) + math.log(1 + 8.5 / 4.5))
     assert result.choice.features["match_quality"] == pytest.approx(quality, abs=1e-4)
-    assert result.requests == 3 and result.took_ms == 3 + 3 + 1  # both signals' took counted with the hybrid's
+    assert result.requests == 4 and result.took_ms == 3 + 3 + 1 + 3  # both signals' took counted with the hybrid's and its excerpts'
     assert inline_weights(hybrid) == list(result.choice.weights) and result.choice.weights[0] < 0.5
     assert "hybrid" in hybrid.body["query"]
 

@@ -39,7 +39,8 @@ def test_managed_service_probe_reads_the_version():
 def test_the_result_carries_the_exact_requests_sent():
     client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), "search": hits(("a", 0.9))})
     result = searcher(client).search("hola", k=3)
-    (sent,) = result.sent
+    sent, excerpts = result.sent  # the hybrid, then the page's bounded texts (never inside it: docs/BENCHMARKS.md, Scale)
+    assert excerpts.path == "/docs-v1/_search" and excerpts.body["query"] == {"ids": {"values": ["a"]}}
     call = client.calls_to("search")[0]
     assert sent == SentRequest("POST", "/docs/_search", {"search_pipeline": "docs-min_max-arithmetic_mean"}, call.body)
     assert result.request_body is call.body  # the body that went out, not a copy

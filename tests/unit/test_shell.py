@@ -219,8 +219,8 @@ def test_explain_computes_the_legs_here_when_they_reproduce_the_servers_scores()
         "msearch": {"took": 1, "responses": [hits(("a", 4.0), ("b", 2.0)), hits(("c", 0.9), ("b", 0.5))]},
     })
     result = searcher(client).search("hola", explain=True)
-    assert [c.path for c in client.calls if c.path in ("search", "msearch")] == ["search", "msearch"]
-    assert "explain" not in client.calls[-2].body and result.requests == 2
+    assert [c.path for c in client.calls if c.path in ("search", "msearch")] == ["search", "search", "msearch"]  # hybrid, excerpts, legs
+    assert "explain" not in client.calls_to("search")[0].body and result.requests == 3
     bm25, dense = result.hits[0].legs
     assert (bm25.rank, bm25.raw_score, bm25.normalized_score, bm25.contribution) == (1, 4.0, 1.0, 0.5)
     assert dense.rank is None and dense.contribution == 0.0
@@ -231,16 +231,17 @@ def test_explain_asks_the_server_when_the_mirror_disagrees():
     server's explanation is used then, never a computed one that does not add up to the score."""
     explanation = {"value": 0.4, "description": "arithmetic_mean combination of:", "details": [
         {"value": 0.8, "description": "min_max normalization of:", "details": [{"value": 4.0, "description": "weight(...)"}]}]}
-    searches = [hits(("a", 0.4)), {"took": 9, "hits": {"hits": [{"_id": "a", "_score": 0.4, "_source": {}, "_explanation": explanation}]}}]
+    searches = [hits(("a", 0.4)), hits(("a", 0.0)),  # the hybrid, its page's excerpts
+                {"took": 9, "hits": {"hits": [{"_id": "a", "_score": 0.4, "_source": {}, "_explanation": explanation}]}}, hits(("a", 0.0))]
     client = FakeClient({
         "transport.perform_request": pipelines(ScoreNormalization()),
         "search": searches,
         "msearch": {"took": 1, "responses": [hits(("a", 4.0), ("b", 2.0)), hits(("c", 0.9))]},
     })
     result = searcher(client).search("hola", explain=True)
-    sent = [c for c in client.calls if c.path == "search"]
+    sent = [c for c in client.calls if c.path == "search" and "hybrid" in c.body["query"]]
     assert len(sent) == 2 and "explain" not in sent[0].body and sent[1].body["explain"] is True
-    assert result.requests == 3 and result.took_ms == 3 + 1 + 9
+    assert result.requests == 5 and result.took_ms == 3 + 3 + 1 + 9 + 3  # each hybrid's page excerpted after it
     bm25, _ = result.hits[0].legs
     assert bm25.normalized_score == 0.8 and bm25.contribution == pytest.approx(0.4)
 
