@@ -190,6 +190,8 @@ def measure_rss(client, url: str, corpus: Corpus, rows: int, partition: str, wor
                 out.write(line)
     alias = f"{ALIAS}-rss"
     client.indices.delete(index=f"{alias}-v*", ignore=[404])
+    # Deleting the 1M index keeps the master busy for minutes: a create sent meanwhile times out (503).
+    client.cluster.health(wait_for_events="languid", timeout="1800s", params={"request_timeout": 1900})
     init_index(client, alias, IndexSpec(CachedVectors(corpus).fingerprint))
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--rss-child", str(corpus.folder), "ingest", str(path), "--index",
@@ -208,6 +210,13 @@ def measure_rss(client, url: str, corpus: Corpus, rows: int, partition: str, wor
     return {"rows": rows, "partition": partition, "seconds": seconds, "summary": kept, **result}
 
 
+def client_rss(client, url: str, corpus: Corpus, workdir: Path) -> list[str]:
+    """Step 4's table: peak RSS over the first 100k rows and over the whole input."""
+    rss = [measure_rss(client, url, corpus, rows, "1/20", workdir) for rows in sorted({min(100_000, corpus.n), corpus.n})]
+    return table(["input rows", "rows indexed", "peak RSS MiB", "seconds"],
+                 [[r["rows"], r["summary"], r["peak_rss_mib"], r["seconds"]] for r in rss])
+
+
 # -- the run -----------------------------------------------------------------------------------------
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--rss-child":
@@ -222,6 +231,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the index (default: deleted at the end, it is large)")
     parser.add_argument("--cache", default=str(ROOT / "out" / "bench-scale"))
     parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
+    parser.add_argument("--only-rss", action="store_true", help="only the client's memory (step 4), on the cached corpus; prints its table")
     args = parser.parse_args()
     checkpoints = sorted({int(c) for c in args.checkpoints.split(",")} | {args.docs})
 
@@ -243,6 +253,10 @@ def main() -> None:
         url = LocalNode(NodeConfig(), log=lambda m: print(m, file=sys.stderr)).up().url
     client = connect(url, timeout=600)
     version = client.info()["version"]["number"]
+    workdir = Path(args.cache)
+    if args.only_rss:
+        print("\n".join(client_rss(client, url, corpus, workdir)))
+        return
     embedder = CachedVectors(corpus)
     client.indices.delete(index=f"{ALIAS}-v*", ignore=[404])
     init_index(client, ALIAS, IndexSpec(embedder.fingerprint))
@@ -299,8 +313,7 @@ def main() -> None:
     if not args.keep:
         client.indices.delete(index=f"{ALIAS}-v*", ignore=[404])
 
-    workdir = Path(args.cache)
-    rss = [measure_rss(client, url, corpus, rows, "1/20", workdir) for rows in sorted({min(100_000, args.docs), args.docs})]
+    rss_lines = client_rss(client, url, corpus, workdir)
 
     lines = [
         f"Synthetic corpus ({args.docs:,} documents; lengths drawn from SciFact's abstracts; 384-d hashed-word vectors cached, no "
@@ -315,7 +328,7 @@ def main() -> None:
         "### How each grows (client p50 ms, k 10, depth 100)", "",
         *table(["technique", *growth], [[m, *[growth[c][m] for c in growth]] for m in next(iter(growth.values()))]), "",
         "### The client's memory: `hybrid ingest` over the whole input, `--partition 1/20`", "",
-        *table(["input rows", "rows indexed", "peak RSS MiB", "seconds"], [[r["rows"], r["summary"], r["peak_rss_mib"], r["seconds"]] for r in rss]),
+        *rss_lines,
         "", "No model is loaded (the vectors come from the cache): the target is RSS <= 500 MB plus the model.", "",
         f"_Measured {time.strftime('%Y-%m-%d %H:%M')} on OpenSearch {version}; {time.perf_counter() - started:,.0f} s in all; load "
         f"average {load0:.1f} at its start, {os.getloadavg()[0]:.1f} at its end._",
