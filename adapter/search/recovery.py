@@ -11,7 +11,10 @@ search is planned again on a new :class:`~.state.IndexState` (never by changing 
 - :class:`PaginationDepthRejected`: a Serverless collection refused the hybrid query's
   ``pagination_depth``: it is sent without it from then on (every result says so);
 - :class:`PartialAnswer`: shards failed (a node leaving loses its search contexts): asked once more
-  a moment later, when their other copies answer; still partial, the answer is used with a notice.
+  a moment later, when their other copies answer; still partial, the answer is used with a notice;
+- :class:`NodeLeft`: a request failed as a whole because a node was leaving (500 "Node not
+  connected" while the cluster state still lists it): asked once more a moment later; failing
+  again, the server's error is raised.
 
 Each kind recovers at most once per search. The record of what a search sent is the last
 attempt's, after the partially answered requests of an attempt asked again; a refused request is
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Generic, Sequence, TypeVar
 
 from ..engines.port import recording
-from ..errors import IndexMismatchError
+from ..errors import BackendError, IndexMismatchError
 from ..fusion import Fusion
 from ..types import SentRequest
 from .state import IndexState
@@ -71,6 +74,28 @@ class PartialAnswer(Recover):
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         time.sleep(PARTIAL_RETRY_PAUSE_S)
         return state, replace(attempt, accept_partial=True, earlier=attempt.earlier + tuple(sent))  # it was answered: listed
+
+
+# How a coordinating node words a request it could not send to a node that is leaving (the Java
+# exceptions NodeNotConnectedException, NodeDisconnectedException, NodeClosedException; the same in
+# OpenSearch and Elasticsearch).
+NODE_LEFT_REASONS = ("node not connected", "] disconnected", "node closed")
+
+
+def node_left(error: BackendError) -> bool:
+    reason = (error.reason or "").lower()
+    return error.status in (500, 503) and any(r in reason for r in NODE_LEFT_REASONS)
+
+
+class NodeLeft(Recover, BackendError):
+    """The server's error, raised as it is when met a second time."""
+
+    def __init__(self, error: BackendError) -> None:
+        super().__init__(str(error), status=error.status, reason=error.reason)
+
+    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+        time.sleep(PARTIAL_RETRY_PAUSE_S)
+        return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))  # the refused one is among them
 
 
 @dataclass(frozen=True)

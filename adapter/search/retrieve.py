@@ -24,7 +24,7 @@ from . import bodies
 from .answers import Answer, Legs
 from .planning import FirstStage, FusionPlan, Signals
 from .request import VectorLike
-from .recovery import AliasMoved, Attempt, FusionRefused, PaginationDepthRejected, PartialAnswer
+from .recovery import AliasMoved, Attempt, FusionRefused, NodeLeft, PaginationDepthRejected, PartialAnswer, node_left
 from .state import IndexState
 
 Json = Mapping[str, Any]
@@ -44,7 +44,7 @@ class Retriever:
 
     # -- sending ---------------------------------------------------------------------------------
     def search(self, body: Mapping[str, Any], *, pipeline: str | None = None) -> Json:
-        with self._moved_if_refused():
+        with self._refusals_recovered():
             resp = self.cluster.search(self.alias, body, pipeline=pipeline, action=f"searching {self.alias}")
         self._check(resp)
         return resp
@@ -52,7 +52,7 @@ class Retriever:
     def msearch(self, bodies_: Sequence[Mapping[str, Any]]) -> tuple[float, list[Json]]:
         """(the server's ``took`` for the whole request, one answer per body)."""
         action = f"searching {self.alias}"
-        with self._moved_if_refused():
+        with self._refusals_recovered():
             resp = self.cluster.msearch(self.alias, bodies_, action=action)
             out = responses.msearch_responses(resp, action)
         for answer in out:
@@ -75,12 +75,15 @@ class Retriever:
                                 f"({'; '.join(reasons) or 'no reason given'}); their hits are missing")
 
     @contextlib.contextmanager
-    def _moved_if_refused(self) -> Iterator[None]:
+    def _refusals_recovered(self) -> Iterator[None]:
         """A request refused because the alias moved to an index of another vector dimension (a 400
-        naming the dimension) is followed like hits from another index."""
+        naming the dimension) is followed like hits from another index; one refused because a node
+        was leaving is asked again."""
         try:
             yield
         except BackendError as exc:
+            if node_left(exc) and not isinstance(exc, NodeLeft):
+                raise NodeLeft(exc) from exc
             if exc.status != 400 or "dimension" not in (exc.reason or "").lower():
                 raise
             now = alias_indices(self.cluster, self.alias)
@@ -130,9 +133,13 @@ class Retriever:
         excerpts = bodies.excerpts(self.state, stage)
         if stage.page.highlight or excerpts:
             body = bodies.documents(self.engine, self.state, stage, ids, excerpts.in_request)
-            found = self.bounded(responses.hits(self.cluster.search(self.state.info.index, body, action=action)), stage, excerpts)
+            with self._refusals_recovered():
+                resp = self.cluster.search(self.state.info.index, body, action=action)
+            self._check(resp)  # a shard that failed would leave hits of the page without their documents
+            found = self.bounded(responses.hits(resp), stage, excerpts)
             return {r.id: r for r in found}
-        docs = self.cluster.mget(self.state.info.index, ids, exclude=bodies.exclude(self.state, stage), action=action)
+        with self._refusals_recovered():
+            docs = self.cluster.mget(self.state.info.index, ids, exclude=bodies.exclude(self.state, stage), action=action)
         return {d["_id"]: RawHit(d["_id"], 0.0, d.get("_source", {})) for d in docs if d.get("found")}
 
     def bounded(self, raws: Sequence[RawHit], stage: FirstStage, excerpts: Excerpts) -> list[RawHit]:
@@ -143,7 +150,9 @@ class Retriever:
             return raws
         ids = hit_ids(raws)
         body = bodies.texts(self.engine, self.state, stage, ids, excerpts.after)
-        resp = self.cluster.search(self.state.info.index, body, action=f"fetching excerpts from {self.alias}")
+        with self._refusals_recovered():
+            resp = self.cluster.search(self.state.info.index, body, action=f"fetching excerpts from {self.alias}")
+        self._check(resp)
         self.fetched.append(responses.took(resp))
         found = {h.id: {f: h.highlight[f][0] for f in excerpts.after if h.highlight.get(f)} for h in responses.hits(resp)}
         return [with_texts(r, found) for r in raws]

@@ -395,7 +395,7 @@ def test_stale_chunk_search_pages_past_one_page():
     assert not client.calls_to("delete_by_query")
 
 
-def test_stale_chunks_go_by_delete_by_query_where_the_reindex_module_is():
+def test_stale_chunks_go_by_delete_by_query_where_the_reindex_module_is(tmp_path):
     from adapter.sources import Chunking
 
     answers = [{"deleted": 3, "failures": [], "version_conflicts": 0},
@@ -404,7 +404,8 @@ def test_stale_chunks_go_by_delete_by_query_where_the_reindex_module_is():
     client = FakeClient({"bulk": lambda call: bulk_answer(call), "indices.refresh": {}, "delete_by_query": answers})
     caps = opensearch_capabilities("3.6.0", modules=("reindex", "analysis-common"))
     docs = [SourceDoc(f"d{i}", "corto") for i in range(501)]
-    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=caps).ingest(docs)
+    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=caps,
+                      failures_path=tmp_path / "failures.jsonl").ingest(docs)
     calls = client.calls_to("delete_by_query")
     assert len(calls) == 2 and not client.calls_to("search")  # 500 documents per request
     should = calls[0].body["query"]["bool"]["should"]
@@ -451,3 +452,47 @@ def test_a_partial_leg_of_client_rrf_is_asked_for_again(monkeypatch):
     client = FakeClient({"msearch": [broken, legs], "search": page_answer({"a": {"text": "uno"}})})
     result = searcher(client).search("hola", technique="client-rrf", k=3)
     assert result.ids == ["a"] and not result.notices and len(client.calls_to("msearch")) == 2
+
+
+def _node_left() -> Exception:
+    """What a coordinating node answers while another node is stopping: the request as a whole
+    fails, 500, before the cluster state drops the node (tests/reliability/test_two_nodes.py met it)."""
+    from opensearchpy.exceptions import TransportError
+
+    reason = "[node-2][127.0.0.1:49783] Node not connected"
+    return TransportError(500, "node_not_connected_exception", {"error": {"type": "node_not_connected_exception", "reason": reason}, "status": 500})
+
+
+def test_a_request_refused_because_a_node_left_is_asked_for_again(monkeypatch):
+    """The page's documents and the legs: asked once more a moment later, when the other copies answer."""
+    monkeypatch.setattr("adapter.search.recovery.PARTIAL_RETRY_PAUSE_S", 0.0)
+    legs = {"responses": [hits(("a", 2.0)), hits(("a", 0.9))]}
+    client = FakeClient({"msearch": legs, "search": [_node_left(), page_answer({"a": {"text": "uno"}})]})
+    result = searcher(client).search("hola", technique="client-rrf", k=3)
+    assert result.ids == ["a"] and result.hits[0].text == "uno" and not result.notices
+    assert len(client.calls_to("search")) == 2
+
+    client = FakeClient({"msearch": [_node_left(), legs], "search": page_answer({"a": {"text": "uno"}})})
+    assert searcher(client).search("hola", technique="client-rrf", k=3).ids == ["a"]
+    assert len(client.calls_to("msearch")) == 2
+
+
+def test_a_node_that_stays_gone_is_an_error_after_one_more_try(monkeypatch):
+    from adapter.errors import BackendError
+
+    monkeypatch.setattr("adapter.search.recovery.PARTIAL_RETRY_PAUSE_S", 0.0)
+    client = FakeClient({"search": _node_left()})
+    with pytest.raises(BackendError, match="Node not connected"):
+        searcher(client).search("hola", technique="bm25", k=3)
+    assert len(client.calls_to("search")) == 2
+
+
+def test_a_partial_answer_for_the_pages_documents_is_asked_for_again(monkeypatch):
+    """Without it a hit of the page would come back with no text, and nothing said."""
+    monkeypatch.setattr("adapter.search.recovery.PARTIAL_RETRY_PAUSE_S", 0.0)
+    legs = {"responses": [hits(("a", 2.0), ("b", 1.0)), hits(("a", 0.9))]}
+    full = page_answer({"a": {"text": "uno"}, "b": {"text": "dos"}})
+    client = FakeClient({"msearch": legs, "search": [_partial(page_answer({"a": {"text": "uno"}})), full]})
+    result = searcher(client).search("hola", technique="client-rrf", k=3)
+    assert [h.text for h in result.hits] == ["uno", "dos"] and not result.notices
+    assert len(client.calls_to("search")) == 2 and len(client.calls_to("msearch")) == 2  # the attempt runs again
