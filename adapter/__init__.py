@@ -41,6 +41,7 @@ from .errors import (
     PortInUseError,
     TLSError,
 )
+from .fastpath import FastPath, FastPathCheck
 from .fusion import (
     DEFAULT_FUSION,
     DEFAULT_WEIGHTS,
@@ -97,6 +98,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from .local import LocalNode as LocalNode, NodeConfig as NodeConfig
     from .adaptive import AdaptivePolicy as AdaptivePolicy, Calibration as Calibration, DEFAULT_POLICY as DEFAULT_POLICY
     from .calibration import calibrate_index as calibrate_index
+    from .fast_path_check import check_fast_path as check_fast_path, keep_fast_path as keep_fast_path
 
 _LAZY = {
     "connect": "engines",
@@ -134,6 +136,8 @@ _LAZY = {
     "Calibration": "adaptive",
     "DEFAULT_POLICY": "adaptive",
     "calibrate_index": "calibration",
+    "check_fast_path": "fast_path_check",
+    "keep_fast_path": "fast_path_check",
     "TextLeg": "queries",
     "SearchOptions": "page",
     "Collapse": "page",
@@ -158,7 +162,7 @@ __all__ = [
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "ScoreSum", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
     "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "Facet", "Bucket", "EmbeddingFingerprint",
-    "IngestReport", "ItemFailure",
+    "IngestReport", "ItemFailure", "FastPath", "FastPathCheck",
     # functions and classes (lazy)
     *_LAZY,
 ]

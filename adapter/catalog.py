@@ -40,6 +40,7 @@ class IndexInfo:
     schema: int = 1  # _meta.adapter_schema
     default_fusion: str | None = None  # _meta.default_fusion: "adaptive" (weights per query); on Elasticsearch the fusion a search without one uses
     adaptive: Mapping[str, Any] | None = None  # _meta.adaptive: calibration and policy (adapter.adaptive)
+    fast_path: Mapping[str, Any] | None = None  # _meta.fast_path: the check that earns the fast path (adapter.fastpath)
     shards: int = 1  # index.number_of_shards
     # The live metadata mapping: its declared keys and whether others are refused (adapter.metadata).
     metadata_fields: Mapping[str, Any] = field(default_factory=dict)  # metadata.properties
@@ -80,6 +81,7 @@ class IndexInfo:
             schema=int(meta.get("adapter_schema", 1)),
             default_fusion=meta.get("default_fusion"),
             adaptive=meta.get("adaptive") or None,
+            fast_path=meta.get("fast_path") or None,
             shards=int(settings.get("number_of_shards") or 1),
             metadata_fields=dict(metadata.get("properties") or {}),
             metadata_strict=str(metadata.get("dynamic", "true")).lower() in ("strict", "false"),

@@ -81,6 +81,11 @@ class FusedBy(str, enum.Enum):
     CLIENT = "client"  # both legs fetched and fused here (client, client-rrf, or a fallback)
 
     @property
+    def server(self) -> bool:
+        """The cluster fuses (a pipeline, the request's body)."""
+        return self not in (FusedBy.NONE, FusedBy.CLIENT)
+
+    @property
     def in_request(self) -> bool:
         """The request's body fuses (no search pipeline): in-query fusion, a retriever, the sum."""
         return self in (FusedBy.SERVER_QUERY, FusedBy.SERVER_RETRIEVER, FusedBy.SERVER_SUM)

@@ -13,10 +13,10 @@ import threading
 from types import FrameType
 
 from ..errors import HybridError
-from . import adaptive, check, contracts, demo, evaluate, index, ingest, judgments, ops, search, serve
+from . import adaptive, check, contracts, demo, evaluate, fastpath, index, ingest, judgments, ops, search, serve
 from .exits import Exit
 
-COMMANDS = (index, ops, ingest, search, serve, check, evaluate, judgments, adaptive, demo, contracts)
+COMMANDS = (index, ops, ingest, search, serve, check, evaluate, judgments, adaptive, fastpath, demo, contracts)
 
 
 def build_parser() -> argparse.ArgumentParser:

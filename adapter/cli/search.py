@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import InputError
+from ..fastpath import FastPath
 from .common import Subparsers, allowed, client, embedder_for, with_allow_model, with_url
 from .printers import print_result
 
@@ -71,6 +72,8 @@ def add_parsers(sub: Subparsers) -> None:
                              "commas or lines) in FILE, or on standard input with -; no model is loaded")
     with_allow_model(search)
     search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
+    search.add_argument("--fast-path", choices=("auto", "on", "off"), default="auto",
+                        help="hybrid: the parallel-legs fast path where `hybrid fast-path --keep` earned it (auto), always, or never")
     search.add_argument("--no-fallback", action="store_true", help="fail instead of fusing in the client a fusion the cluster cannot run")
     search.add_argument("--show-query", action="store_true",
                         help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client")
@@ -155,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         technique = "client"  # no server runs a learned fusion: both legs are fused here by the model
     result = searcher.search(
         args.query, technique=technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
-        fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
+        fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options, fast_path=FastPath(args.fast_path),
         query_vector=vector,
     )
     if args.json:

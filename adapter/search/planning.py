@@ -17,6 +17,7 @@ import numpy as np
 from ..adaptive import AdaptivePolicy, QuerySignals
 from ..assets import IndexNames
 from ..errors import CapabilityError, InputError, PipelineNotFoundError
+from ..fastpath import FastPath
 from ..fusion import DEFAULT_FUSION, RRF, Fusion
 from ..fusion.render import renderer
 from ..page import SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, plan_page
@@ -170,6 +171,19 @@ def client_plan(state: IndexState, lookups: Lookups, fusion: Fusion | None, pipe
     return FusionPlan(fusion or _fixed(state), FusedBy.CLIENT)
 
 
+def fast_path(plan: FusionPlan, state: IndexState, request: SearchRequest, shape: Shape) -> FusionPlan:
+    """The server-fused ``plan`` run on the fast path where the index's check applies to it
+    (:mod:`adapter.fastpath`): the same fusion in the client, with a notice saying why."""
+    if request.fast_path is FastPath.OFF or request.explain or not plan.fused_by.server:
+        return plan
+    if request.fast_path is FastPath.ON:
+        return FusionPlan(plan.fusion, FusedBy.CLIENT, notice=f"fast path (asked for): both legs in one _msearch, fused here by {plan.fusion.name}")
+    check = state.fast_path
+    if check is None or not check.applies(plan.fusion.name, shape.depth, state.caps.version):
+        return plan
+    return FusionPlan(plan.fusion, FusedBy.CLIENT, notice=check.notice())
+
+
 def adaptive_policy(state: IndexState, request: SearchRequest) -> AdaptivePolicy | None:
     """The adaptive policy this hybrid search runs, if any (an explicit pipeline or fusion wins)."""
     if request.policy is not None:
@@ -225,6 +239,7 @@ def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups
             fixed = policy.fusion(choice)
         if technique is Technique.HYBRID:
             plan = plan_fusion(state, lookups, fixed, pipeline, allow_fallback=allow_fallback, refused=refused)
+            plan = fast_path(plan, state, request, shape)
         else:
             plan = client_plan(state, lookups, fixed, pipeline)
         if plan.fused_by is FusedBy.CLIENT:

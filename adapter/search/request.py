@@ -9,6 +9,7 @@ import numpy as np
 
 from ..adaptive import AdaptivePolicy
 from ..errors import InputError
+from ..fastpath import FastPath
 from ..fusion import Fusion
 from ..page import SearchOptions
 from ..queries import clean_query
@@ -41,6 +42,7 @@ class SearchRequest:
     explain: bool = False
     query_vector: VectorLike | None = None
     options: SearchOptions = field(default_factory=SearchOptions)
+    fast_path: FastPath = FastPath.AUTO  # the parallel-legs fast path (adapter.fastpath)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "query", clean_query(self.query))

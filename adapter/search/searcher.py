@@ -16,6 +16,7 @@ from ..catalog import IndexInfo, read_index_info
 from ..embedders import Embedder
 from ..engines import Engine, cluster_for
 from ..errors import IndexMismatchError, InputError
+from ..fastpath import FastPath
 from ..fusion import Fusion
 from ..page import SearchOptions, plan_excerpts
 from ..queries import TextLeg, clean_query, query_words
@@ -175,18 +176,20 @@ class Searcher:
                filters: Mapping[str, Any] | None = None, fusion: HybridFusion | None = None, pipeline: str | None = None,
                depth: int | None = None, rerank_top: int | None = None, mmr_lambda: float | None = None,
                mmr_candidates: int | None = None, explain: bool = False, query_vector: VectorLike | None = None,
-               options: SearchOptions | None = None) -> SearchResult:
+               options: SearchOptions | None = None, fast_path: FastPath = FastPath.AUTO) -> SearchResult:
         """Run one query. ``rerank_top`` reranks that many first-stage hits (needs a reranker);
         ``mmr_lambda`` diversifies the final list with MMR over ``mmr_candidates`` candidates.
         ``options`` (:class:`~adapter.page.SearchOptions`): highlights, facets, collapse, a field
         sort, a score floor, where MMR runs; a part the cluster cannot run for this technique is
-        run by the client, and the result says so in ``notices``. Raises :class:`~adapter.errors.InputError`
+        run by the client, and the result says so in ``notices``. ``fast_path``
+        (:class:`~adapter.fastpath.FastPath`): a hybrid takes the parallel-legs fast path where the
+        index's ``hybrid fast-path`` check earned it (``AUTO``), always (``ON``) or never (``OFF``). Raises :class:`~adapter.errors.InputError`
         for bad parameters, :class:`~adapter.errors.CapabilityError` where a fallback is needed and
         refused, :class:`~adapter.errors.BackendError` for the server's errors."""
         started = time.perf_counter()
         fixed, policy = split_fusion(fusion)
         request = SearchRequest(query, Technique.parse(technique), k, from_, filters, fixed, policy, pipeline, depth, rerank_top,
-                                mmr_lambda, mmr_candidates, explain, query_vector, options or SearchOptions())
+                                mmr_lambda, mmr_candidates, explain, query_vector, options or SearchOptions(), fast_path)
         outcome = self._run(lambda state, attempt: self._attempt(request, state, attempt), query_vector is not None)
         found, plan = outcome.value, outcome.value.plan
         fused = plan.fusion

@@ -20,6 +20,7 @@ from ..capabilities import Capabilities
 from ..catalog import IndexInfo
 from ..embedders import Embedder, check_fingerprint, load_index_embedder
 from ..errors import IndexMismatchError
+from ..fastpath import FastPathCheck
 from ..fusion import DEFAULT_FUSION, Fusion, parse_fusion
 from ..queries import TextLeg
 
@@ -77,6 +78,7 @@ class IndexState:
     pipeline: str | None  # the stored pipeline a hybrid search without a fusion runs
     policy: AdaptivePolicy  # the index's own (learned, else the default)
     calibration: Calibration | None
+    fast_path: FastPathCheck | None  # the index's kept check of the fast path (taken where it applies)
     pipelines: Memo[str, Fusion | None] = field(default_factory=Memo)  # stored pipeline -> its fusion (None: absent)
     facts: Memo[str, int] = field(default_factory=Memo)  # cluster settings read once (the clause limit)
     members: Memo[frozenset[str], bool] = field(default_factory=Memo)  # indices the alias served from: ours among them?
@@ -95,7 +97,7 @@ class IndexState:
         recorded = parse_fusion(info.default_fusion) if info.default_fusion and info.default_fusion != ADAPTIVE else None
         pipeline = given.pipeline or (info.default_pipeline if given.fusion is None and adaptive is None else None)
         return cls(info, caps, given, given.text_leg or TextLeg(info.query_fields), given_fixed or recorded or DEFAULT_FUSION,
-                   adaptive, pipeline, policy, calibration)
+                   adaptive, pipeline, policy, calibration, FastPathCheck.from_meta(info.fast_path))
 
     def moved_to(self, info: IndexInfo, *, query_vector_given: bool = False) -> IndexState:
         """The state once the alias points to ``info`` (a migration swapped it). A given embedder or

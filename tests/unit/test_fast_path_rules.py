@@ -1,0 +1,88 @@
+"""The parallel-legs fast path: what a kept check earns (pure), and a searcher taking it where the
+check applies and nowhere else (the client double: the requests each path sends)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from adapter.catalog import IndexInfo
+from adapter.fastpath import FASTER_THAN, MIN_QUERIES, FastPath, FastPathCheck
+from adapter.fusion import ScoreNormalization
+from adapter.search import Searcher
+from adapter.testing import FakeClient
+from adapter.types import FusedBy, Technique
+from tests.support.pages import page_answer
+from tests.unit.test_shell import CAPS_2, FP, UnitEmbedder, hits, pipelines
+
+CHECK = FastPathCheck("min_max-arithmetic_mean", 100, 10, 200, 200, 40.0, 30.0, CAPS_2.version, "2026-12-02T18:00:00Z")
+
+
+def test_a_check_earns_the_fast_path_only_when_every_page_agreed_and_it_was_faster():
+    assert CHECK.taken and CHECK.why_not() is None and CHECK.ratio == pytest.approx(0.75)
+    one_differs = replace(CHECK, same_pages=199)
+    assert not one_differs.taken and one_differs.why_not() == "the pages differed for 1 of 200 queries"
+    tie = replace(CHECK, fast_p50_ms=40.0 * FASTER_THAN + 0.1)
+    assert not tie.taken and "not faster" in (tie.why_not() or "")
+    few = replace(CHECK, queries=MIN_QUERIES - 1, same_pages=MIN_QUERIES - 1)
+    assert not few.taken and f"{MIN_QUERIES} needed" in (few.why_not() or "")
+
+
+def test_a_check_applies_to_its_fusion_family_depth_and_version_only():
+    assert CHECK.applies("min_max-arithmetic_mean", 100, CAPS_2.version)
+    assert not CHECK.applies("rrf", 100, CAPS_2.version)
+    assert not CHECK.applies("min_max-arithmetic_mean", 20, CAPS_2.version)
+    assert not CHECK.applies("min_max-arithmetic_mean", 100, "3.6.0")  # the node was upgraded: check again
+    assert not replace(CHECK, same_pages=1).applies("min_max-arithmetic_mean", 100, CAPS_2.version)
+
+
+def test_the_kept_check_reads_back_and_an_unreadable_one_is_none():
+    assert FastPathCheck.from_meta(CHECK.to_meta()) == CHECK
+    assert FastPathCheck.from_meta(None) is None
+    assert FastPathCheck.from_meta({"fusion": "rrf"}) is None  # incomplete: not taken
+    assert FastPathCheck.from_meta({**CHECK.to_meta(), "depth": "many"}) is None
+
+
+def _searcher(client, check: FastPathCheck | None = CHECK) -> Searcher:
+    info = IndexInfo("docs", "docs-v1", FP, fast_path=check.to_meta() if check else None)
+    return Searcher(client, info, CAPS_2, UnitEmbedder())
+
+
+def _client() -> FakeClient:
+    legs = {"responses": [hits(("a", 2.0), ("b", 1.0)), hits(("b", 0.9), ("a", 0.5))]}
+    return FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), "msearch": legs,
+                       "search": lambda call: page_answer({"a": {"text": "uno"}, "b": {"text": "dos"}})
+                       if "ids" in str(call.body.get("query")) else hits(("a", 0.9), ("b", 0.4))})
+
+
+def test_a_hybrid_takes_the_fast_path_where_the_kept_check_applies_and_says_so():
+    client = _client()
+    result = _searcher(client).search("hola", k=2)
+    assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT
+    assert result.fusion is not None and result.fusion.name == "min_max-arithmetic_mean" and result.ids == ["a", "b"] and [h.text for h in result.hits] == ["uno", "dos"]
+    assert any(n.startswith("fast path: both legs in one _msearch") and "200/200 queries" in n for n in result.notices)
+    assert len(client.calls_to("msearch")) == 1 and all("hybrid" not in str(c.body) for c in client.calls_to("search"))
+
+
+@pytest.mark.parametrize("why, kwargs, check", [
+    ("asked off", {"fast_path": FastPath.OFF}, CHECK),
+    ("another depth", {"depth": 50}, CHECK),
+    ("an explanation", {"explain": True}, CHECK),
+    ("another fusion family", {"fusion": ScoreNormalization("l2")}, CHECK),
+    ("no check kept", {}, None),
+    ("a check that did not earn it", {}, replace(CHECK, same_pages=150)),
+])
+def test_a_hybrid_is_fused_on_the_server_where_the_check_does_not_apply(why, kwargs, check):
+    client = _client()
+    result = _searcher(client, check).search("hola", k=2, **kwargs)
+    assert result.technique is Technique.HYBRID and result.fused_by.server, why
+    assert not any(n.startswith("fast path") for n in result.notices)
+    assert why == "an explanation" or not client.calls_to("msearch")  # an explanation asks the legs for their raw scores
+
+
+def test_fast_path_on_takes_it_without_a_check():
+    client = _client()
+    result = _searcher(client, None).search("hola", k=2, fast_path=FastPath.ON)
+    assert result.fused_by is FusedBy.CLIENT and result.ids == ["a", "b"]
+    assert any(n.startswith("fast path (asked for)") for n in result.notices)
