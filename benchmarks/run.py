@@ -489,9 +489,29 @@ def bench_shards(clusters, args) -> Section:
     return Section("One shard vs three: fusion quality on SciFact", lines)
 
 
+def bench_fast_path(clusters, args) -> Section:
+    """`hybrid fast-path`'s own check on SciFact, per cluster and depth: what it would keep."""
+    from adapter.embedders import load_embedder
+    from adapter.fast_path_check import check_fast_path
+    from adapter.metrics import load_beir
+
+    embedder = load_embedder("minilm")
+    queries = list(load_beir(SCIFACT, "test").queries.values())[: args.queries]
+    rows = []
+    for target in scifact_targets(clusters, embedder):
+        for depth in (int(d) for d in args.depths.split(",")):
+            check = check_fast_path(target.searcher, queries, k=10, depth=depth, max_queries=args.queries)
+            rows.append([target.name, depth, check.fusion, f"{check.same_pages}/{check.queries}", f"{check.hybrid_p50_ms:.1f}",
+                         f"{check.fast_p50_ms:.1f}", f"{check.ratio:.2f}x", check.why_not() or "earned: kept with --keep"])
+    lines = [f"`hybrid fast-path` (`adapter.fast_path_check`) on the SciFact index, k 10, {len(queries)} test queries, each run "
+             "as the server hybrid and on the fast path in a random order (one query vector for both):", "",
+             *table(["node", "depth", "fusion", "same page", "server hybrid p50 ms", "fast path p50 ms", "ratio", "the check"], rows)]
+    return Section("The fast path's check (hybrid fast-path) on SciFact", lines)
+
+
 SECTIONS = {"ingest": bench_ingest, "query": bench_query, "models": bench_models, "scale": bench_scale,
-            "depth": bench_depth, "explain": bench_explain, "shards": bench_shards}
-MULTI = {"depth", "explain", "shards"}  # sections that compare every cluster
+            "depth": bench_depth, "explain": bench_explain, "shards": bench_shards, "fastpath": bench_fast_path}
+MULTI = {"depth", "explain", "shards", "fastpath"}  # sections that compare every cluster
 
 
 def main() -> None:
