@@ -17,8 +17,9 @@ parameter is the peer's):
   with its defaults: a BM25 and an embedding request, joined in Python by reciprocal rank fusion.
 - LlamaIndex ``OpensearchVectorStore`` (llama-index-vector-stores-opensearch) in
   ``VectorStoreQueryMode.HYBRID`` with the search pipeline of its docs (min_max, 0.3 / 0.7).
-- The adapter: its default hybrid (the index's default pipeline) at the depth it chooses for the
-  page and at 100 candidates per leg, client-rrf, bm25 and dense.
+- The adapter: its default hybrid (the index's default pipeline) at max(k, 20) candidates per leg
+  (given with each request: the Searcher's own default depth is 100) and at 100, client-rrf, bm25
+  and dense.
 
 Every system answers the same 300 queries at k = 10 and k = 100, the (system, k) pairs
 interleaved in a random order per query: nDCG@10 and Recall@100 of the returned list, client
