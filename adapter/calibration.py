@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .adaptive import ADAPTIVE, AdaptivePolicy, Calibration, calibrate, corpus_fusion
-from .catalog import read_index_info
+from .catalog import index_meta, read_index_info
 from .engines import Engine, cluster_for
 from .errors import InputError
 
@@ -54,7 +54,7 @@ def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None =
     there) and bring the index's adaptive pipeline to the corpus weights."""
     cluster = cluster_for(client, engine)
     info = read_index_info(cluster, alias)
-    meta = dict(cluster.get_mapping(info.index)[info.index]["mappings"].get("_meta") or {})
+    meta = index_meta(cluster, info.index)
     adaptive: dict[str, Any] = dict(meta.get("adaptive") or {})
     if calibration is not None:
         adaptive["calibration"] = calibration.to_meta()

@@ -156,6 +156,12 @@ def put_pipeline(client: Any, name: str, body: Mapping[str, Any]) -> None:
 DEFAULT_MAX_CLAUSE_COUNT = 1024  # indices.query.bool.max_clause_count when the cluster does not say
 
 
+def index_meta(client: Any, index: str) -> dict[str, Any]:
+    """The concrete index's mapping ``_meta`` (a copy: a put_mapping replaces it whole, so a writer
+    sends back every key it does not change)."""
+    return dict(cluster_for(client).get_mapping(index)[index]["mappings"].get("_meta") or {})
+
+
 def mapped_fields(client: Any, index: str) -> set[str]:
     """Dotted paths of every field the index's mapping holds (dynamic metadata fields included)."""
     from . import responses

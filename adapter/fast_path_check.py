@@ -15,7 +15,7 @@ import statistics
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .catalog import read_index_info
+from .catalog import index_meta, read_index_info
 from .engines import cluster_for
 from .errors import InputError
 from .fastpath import FastPath, FastPathCheck
@@ -31,6 +31,10 @@ WARMUP = 5
 def check_fast_path(searcher: Searcher, queries: Iterable[str], *, k: int = 10, depth: int | None = None,
                     max_queries: int = MAX_QUERIES, seed: int = 7) -> FastPathCheck:
     """Both paths on up to ``max_queries`` of ``queries`` (k hits, ``depth`` candidates per leg)."""
+    if depth is not None and depth < 1:
+        raise InputError(f"depth must be at least 1, got {depth}")
+    if max_queries < 1:
+        raise InputError(f"max_queries must be at least 1, got {max_queries}")
     texts = [q for q in queries if q and q.strip()][:max_queries]
     if not texts:
         raise InputError("no queries to check with; give a file with one query per line (or BEIR queries.jsonl)")
@@ -73,8 +77,8 @@ def keep_fast_path(client: Any, alias: str, check: FastPathCheck | None) -> str:
     """Keep ``check`` in the index's ``_meta.fast_path`` (None: forget the one kept); returns the index."""
     cluster = cluster_for(client)
     info = read_index_info(cluster, alias)
-    meta = dict(cluster.get_mapping(info.index)[info.index]["mappings"].get("_meta") or {})
-    meta.pop("fast_path", None)  # a put_mapping replaces _meta whole: the rest is sent back as it is
+    meta = index_meta(cluster, info.index)
+    meta.pop("fast_path", None)
     if check is not None:
         meta["fast_path"] = check.to_meta()
     cluster.put_mapping(info.index, {"_meta": meta}, action=f"keeping the fast-path check of {info.index}")

@@ -158,8 +158,8 @@ def run(args: argparse.Namespace) -> int:
         technique = "client"  # no server runs a learned fusion: both legs are fused here by the model
     result = searcher.search(
         args.query, technique=technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
-        fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options, fast_path=FastPath(args.fast_path),
-        query_vector=vector,
+        fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
+        query_vector=vector, fast_path=FastPath(args.fast_path),
     )
     if args.json:
         print(json.dumps(search_result_json(result), indent=2, ensure_ascii=False, default=str))

@@ -86,3 +86,15 @@ def test_fast_path_on_takes_it_without_a_check():
     result = _searcher(client, None).search("hola", k=2, fast_path=FastPath.ON)
     assert result.fused_by is FusedBy.CLIENT and result.ids == ["a", "b"]
     assert any(n.startswith("fast path (asked for)") for n in result.notices)
+
+
+@pytest.mark.parametrize("options, message", [({"depth": 0}, "depth must be at least 1, got 0"),
+                                              ({"max_queries": 0}, "max_queries must be at least 1, got 0")])
+def test_the_check_refuses_a_bad_depth_or_sample_size_before_any_request(options, message):
+    from adapter.errors import InputError
+    from adapter.fast_path_check import check_fast_path
+
+    client = _client()
+    with pytest.raises(InputError, match=message):
+        check_fast_path(_searcher(client, None), ["hola"] * 30, **options)
+    assert client.calls == []
