@@ -14,9 +14,14 @@ search is planned again on a new :class:`~.state.IndexState` (never by changing 
   a moment later, when their other copies answer; still partial, the answer is used with a notice;
 - :class:`NodeLeft`: a request failed as a whole because a node was leaving (500 "Node not
   connected" while the cluster state still lists it): asked once more a moment later; failing
-  again, the server's error is raised.
+  again, the server's error is raised;
+- :class:`Overloaded`: the node's memory breaker refused the request at its door (429 "Data too
+  large": its heap full for the moment, no work done): asked again after a growing pause, a
+  bounded number of times, then the server's error is raised.
 
-Each kind recovers at most once per search. The record of what a search sent is the last
+Each kind recovers at most ``tries`` times per search (once, but for :class:`Overloaded`).
+
+The record of what a search sent is the last
 attempt's, after the partially answered requests of an attempt asked again; a refused request is
 not in it (it counts in ``SearchResult.requests``: it cost a round trip).
 """
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Generic, Sequence, TypeVar
+from typing import Callable, ClassVar, Generic, Sequence, TypeVar
 
 from ..engines.port import recording
 from ..errors import BackendError, IndexMismatchError
@@ -40,6 +45,8 @@ PARTIAL_RETRY_PAUSE_S = 0.2  # a node leaving or joining: its shards' other copi
 
 class Recover(Exception):
     """An attempt that must be planned again (caught by :func:`run`, never seen by callers)."""
+
+    tries: ClassVar[int] = 1  # how many times one search recovers from this kind
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         """The state and the attempt to run next (``sent``: what the ended attempt sent)."""
@@ -98,6 +105,27 @@ class NodeLeft(Recover, BackendError):
         return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))  # the refused one is among them
 
 
+OVERLOAD_PAUSE_S = 0.25  # the first pause after the memory breaker refused; doubled at each try
+
+
+def overloaded(error: BackendError) -> bool:
+    """The parent (or another) circuit breaker refused the request: 429 with "Data too large"."""
+    return error.status == 429 and "data too large" in (error.reason or "").lower()
+
+
+class Overloaded(Recover, BackendError):
+    """The server's error, raised as it is once the tries are spent (pauses 0.25 + 0.5 + 1 s at most)."""
+
+    tries = 3
+
+    def __init__(self, error: BackendError) -> None:
+        super().__init__(str(error), status=error.status, reason=error.reason)
+
+    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+        time.sleep(OVERLOAD_PAUSE_S * 2 ** (attempt.met.count(Overloaded) - 1))
+        return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))
+
+
 @dataclass(frozen=True)
 class Attempt:
     """How this attempt runs, from what the previous ones met."""
@@ -106,7 +134,7 @@ class Attempt:
     refused: str | None = None  # why the cluster refused the fusion planned before (the fallback's notice)
     spent_requests: int = 0  # requests of earlier attempts that count in the result
     earlier: tuple[SentRequest, ...] = ()  # requests of earlier attempts the result lists (answered, partially)
-    met: frozenset[type[Recover]] = frozenset()
+    met: tuple[type[Recover], ...] = ()  # every kind recovered from so far, once per time
 
 
 @dataclass(frozen=True)
@@ -119,14 +147,14 @@ class Outcome(Generic[T]):
 
 def run(once: Callable[[IndexState, Attempt], T], state: IndexState, follow: Follow) -> Outcome[T]:
     """``once(state, attempt)`` until it ends without a :class:`Recover`; ``follow`` reads the index
-    the alias moved to. A kind met twice is not recovered again: its error is raised."""
+    the alias moved to. A kind met more than its ``tries`` is not recovered again: its error is raised."""
     attempt = Attempt()
     while True:
         with recording() as sent:
             try:
                 return Outcome(once(state, attempt), state, attempt, attempt.earlier + tuple(sent))
             except Recover as recover:
-                if type(recover) in attempt.met:
+                if attempt.met.count(type(recover)) >= recover.tries:
                     raise
-                met = replace(attempt, met=attempt.met | {type(recover)})
+                met = replace(attempt, met=attempt.met + (type(recover),))
                 state, attempt = recover.recovered(state, met, sent, follow)

@@ -24,7 +24,7 @@ from . import bodies
 from .answers import Answer, Legs
 from .planning import FirstStage, FusionPlan, Signals
 from .request import VectorLike
-from .recovery import AliasMoved, Attempt, FusionRefused, NodeLeft, PaginationDepthRejected, PartialAnswer, node_left
+from .recovery import AliasMoved, Attempt, FusionRefused, NodeLeft, Overloaded, PaginationDepthRejected, PartialAnswer, node_left, overloaded
 from .state import IndexState
 
 Json = Mapping[str, Any]
@@ -78,12 +78,14 @@ class Retriever:
     def _refusals_recovered(self) -> Iterator[None]:
         """A request refused because the alias moved to an index of another vector dimension (a 400
         naming the dimension) is followed like hits from another index; one refused because a node
-        was leaving is asked again."""
+        was leaving, or by the memory breaker, is asked again."""
         try:
             yield
         except BackendError as exc:
-            if node_left(exc) and not isinstance(exc, NodeLeft):
+            if node_left(exc):
                 raise NodeLeft(exc) from exc
+            if overloaded(exc):
+                raise Overloaded(exc) from exc
             if exc.status != 400 or "dimension" not in (exc.reason or "").lower():
                 raise
             now = alias_indices(self.cluster, self.alias)

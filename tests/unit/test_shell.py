@@ -496,3 +496,37 @@ def test_a_partial_answer_for_the_pages_documents_is_asked_for_again(monkeypatch
     result = searcher(client).search("hola", technique="client-rrf", k=3)
     assert [h.text for h in result.hits] == ["uno", "dos"] and not result.notices
     assert len(client.calls_to("search")) == 2 and len(client.calls_to("msearch")) == 2  # the attempt runs again
+
+
+def _breaker() -> Exception:
+    """A node whose heap is full for the moment refuses the request at its door (the parent circuit
+    breaker, real memory: transient); tests/reliability/test_big_documents.py met 284 in 1,895 searches."""
+    from opensearchpy.exceptions import TransportError
+
+    reason = ("[parent] Data too large, data for [<http_request>] would be [1031799928/984mb], which is larger than the "
+              "limit of [1020054732/972.7mb], real usage: [1031798784/984mb], new bytes reserved: [1144/1.1kb]")
+    return TransportError(429, "circuit_breaking_exception", {"error": {"type": "circuit_breaking_exception", "reason": reason,
+                                                                        "durability": "TRANSIENT"}, "status": 429})
+
+
+def test_a_request_the_memory_breaker_refused_is_asked_again_after_a_pause(monkeypatch):
+    pauses: list[float] = []
+    monkeypatch.setattr("adapter.search.recovery.time.sleep", pauses.append)
+    legs = {"responses": [hits(("a", 2.0)), hits(("a", 0.9))]}
+    client = FakeClient({"msearch": [_breaker(), _breaker(), legs], "search": [_breaker(), page_answer({"a": {"text": "uno"}})]})
+    result = searcher(client).search("hola", technique="client-rrf", k=3)
+    assert result.ids == ["a"] and result.hits[0].text == "uno" and not result.notices
+    assert len(pauses) == 3 and pauses[0] < pauses[1]  # backing off: the heap needs time to be collected
+
+
+def test_a_breaker_that_keeps_refusing_is_an_error_after_bounded_tries(monkeypatch):
+    from adapter.errors import BackendError
+    from adapter.search.recovery import Overloaded
+
+    pauses: list[float] = []
+    monkeypatch.setattr("adapter.search.recovery.time.sleep", pauses.append)
+    client = FakeClient({"search": _breaker()})
+    with pytest.raises(BackendError, match="429: \\[parent\\] Data too large"):
+        searcher(client).search("hola", technique="bm25", k=3)
+    assert len(client.calls_to("search")) == Overloaded.tries + 1 and len(pauses) == Overloaded.tries
+    assert sum(pauses) < 3.0  # bounded: a search does not hang on a node that stays full
