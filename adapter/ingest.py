@@ -70,6 +70,12 @@ def _batches(rows: Iterable[SourceDoc | RowError], size: int) -> Iterator[list[S
         yield batch
 
 
+# Tries of a row its bulk request got a 429 for (a full write queue), with backoff 1, 2, 4 ... 30 s:
+# 8 give about two minutes of patience (5, 31 s, left rows failed under 8 ingests into one write
+# thread; tests/reliability/test_backpressure.py). Rows still refused after them are failures, listed.
+BULK_MAX_RETRIES = 8
+
+
 class FailureLog:
     """Failures as they happen: each is written to the failures file at once and counted; the report
     keeps the first :attr:`KEEP` (memory stays flat however many rows fail).
@@ -317,7 +323,7 @@ class Ingestor:
         chunking: Chunking | None = None,
         strict: bool = False,
         progress: bool = True,
-        max_retries: int = 5,
+        max_retries: int = BULK_MAX_RETRIES,
         failures_path: str | Path | None = None,
         refresh: bool = True,
         max_chars: int | None = DEFAULT_MAX_CHARS,
