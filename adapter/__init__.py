@@ -17,10 +17,12 @@ Shell objects (client, models, searcher) import lazily, so ``import adapter`` st
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version as _dist_version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from adapter.engines.responses import Bucket, Facet
+from adapter.errors import (
     ArtifactNotFoundError,
     AssetError,
     AuthenticationError,
@@ -41,8 +43,7 @@ from .errors import (
     PortInUseError,
     TLSError,
 )
-from .fastpath import FastPath, FastPathCheck
-from .fusion import (
+from adapter.fusion import (
     DEFAULT_FUSION,
     DEFAULT_WEIGHTS,
     RRF,
@@ -53,19 +54,12 @@ from .fusion import (
     ScoreSum,
     parse_fusion,
 )
-from .types import (
-    Bucket,
-    EmbeddingFingerprint,
-    Facet,
-    FusedBy,
-    FusionChoice,
-    Hit,
-    IngestReport,
-    ItemFailure,
-    LegScore,
-    SearchResult,
-    Technique,
-)
+from adapter.fusion.base import FusedBy, LegScore
+from adapter.fusion.choice.values import FusionChoice
+from adapter.ingest.report import IngestReport, ItemFailure
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.search.fast_path import FastPath, FastPathCheck
+from adapter.search.results import Hit, SearchResult, Technique
 
 try:  # the installed distribution's version (pyproject.toml); `hybrid --version` prints it
     __version__ = _dist_version("opensearch-hybrid-adapter")
@@ -74,82 +68,106 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time);
     # `name as name`: a re-export that a strict checker accepts (a star in __all__ it cannot read)
-    from .engines import connect as connect, connect_cluster as connect_cluster
-    from .capabilities import Capabilities as Capabilities
-    from .assets import IndexSpec as IndexSpec, IndexNames as IndexNames
-    from .documents import DocumentLayout as DocumentLayout
-    from .catalog import IndexInfo as IndexInfo, read_index_info as read_index_info
-    from .engines import Engine as Engine, engine_for as engine_for
-    from .admin import init_index as init_index, InitReport as InitReport
-    from .spec import Spec as Spec, load_spec as load_spec
-    from .plan import Plan as Plan, plan_spec as plan_spec, apply_plan as apply_plan
-    from .migrate import reindex as reindex, rollback as rollback, prune as prune
-    from .embedders import Embedder as Embedder, SentenceTransformerEmbedder as SentenceTransformerEmbedder
-    from .embedders import E5Embedder as E5Embedder, load_embedder as load_embedder
-    from .cache import EmbeddingCache as EmbeddingCache
-    from .ingest import Ingestor as Ingestor
-    from .sources import FieldMap as FieldMap, Chunking as Chunking, read_source as read_source
-    from .search import Searcher as Searcher, FusionPlan as FusionPlan
-    from .queries import TextLeg as TextLeg
-    from .page import SearchOptions as SearchOptions, Collapse as Collapse, SortKey as SortKey, MMRPlace as MMRPlace
-    from .rerank import Reranker as Reranker, CrossEncoderReranker as CrossEncoderReranker
-    from .fusion import rrf as rrf, fuse as fuse
-    from .mmr import mmr as mmr
-    from .local import LocalNode as LocalNode, NodeConfig as NodeConfig
-    from .adaptive import AdaptivePolicy as AdaptivePolicy, Calibration as Calibration, DEFAULT_POLICY as DEFAULT_POLICY
-    from .calibration import calibrate_index as calibrate_index
-    from .fast_path_check import check_fast_path as check_fast_path, keep_fast_path as keep_fast_path
+    from adapter.engines import Engine as Engine
+    from adapter.engines import connect as connect
+    from adapter.engines import connect_cluster as connect_cluster
+    from adapter.engines import engine_for as engine_for
+    from adapter.engines.capabilities import Capabilities as Capabilities
+    from adapter.engines.dsl import TextLeg as TextLeg
+    from adapter.fusion import fuse as fuse
+    from adapter.fusion import rrf as rrf
+    from adapter.fusion.choice.calibrate import calibrate_index as calibrate_index
+    from adapter.fusion.choice.policy import DEFAULT_POLICY as DEFAULT_POLICY
+    from adapter.fusion.choice.policy import AdaptivePolicy as AdaptivePolicy
+    from adapter.fusion.choice.policy import Calibration as Calibration
+    from adapter.index.assets import IndexNames as IndexNames
+    from adapter.index.assets import IndexSpec as IndexSpec
+    from adapter.index.catalog import IndexInfo as IndexInfo
+    from adapter.index.catalog import read_index_info as read_index_info
+    from adapter.index.documents import DocumentLayout as DocumentLayout
+    from adapter.index.init import InitReport as InitReport
+    from adapter.index.init import init_index as init_index
+    from adapter.index.migrate import prune as prune
+    from adapter.index.migrate import reindex as reindex
+    from adapter.index.migrate import rollback as rollback
+    from adapter.index.plan import Plan as Plan
+    from adapter.index.plan import apply_plan as apply_plan
+    from adapter.index.plan import plan_spec as plan_spec
+    from adapter.index.spec import Spec as Spec
+    from adapter.index.spec import load_spec as load_spec
+    from adapter.ingest.ingestor import Ingestor as Ingestor
+    from adapter.ingest.sources import Chunking as Chunking
+    from adapter.ingest.sources import FieldMap as FieldMap
+    from adapter.ingest.sources import read_source as read_source
+    from adapter.local import LocalNode as LocalNode
+    from adapter.local import NodeConfig as NodeConfig
+    from adapter.models.cache import EmbeddingCache as EmbeddingCache
+    from adapter.models.embedders import E5Embedder as E5Embedder
+    from adapter.models.embedders import Embedder as Embedder
+    from adapter.models.embedders import SentenceTransformerEmbedder as SentenceTransformerEmbedder
+    from adapter.models.embedders import load_embedder as load_embedder
+    from adapter.search import FusionPlan as FusionPlan
+    from adapter.search import Searcher as Searcher
+    from adapter.search.fast_path import check_fast_path as check_fast_path
+    from adapter.search.fast_path import keep_fast_path as keep_fast_path
+    from adapter.search.mmr import mmr as mmr
+    from adapter.search.page import Collapse as Collapse
+    from adapter.search.page import MMRPlace as MMRPlace
+    from adapter.search.page import SearchOptions as SearchOptions
+    from adapter.search.page import SortKey as SortKey
+    from adapter.search.rerank import CrossEncoderReranker as CrossEncoderReranker
+    from adapter.search.rerank import Reranker as Reranker
 
-_LAZY = {
-    "connect": "engines",
-    "connect_cluster": "engines",
-    "Capabilities": "capabilities",
-    "IndexSpec": "assets",
-    "IndexNames": "assets",
-    "DocumentLayout": "documents",
-    "IndexInfo": "catalog",
-    "read_index_info": "catalog",
-    "Engine": "engines",
-    "engine_for": "engines",
-    "init_index": "admin",
-    "InitReport": "admin",
-    "Spec": "spec",
-    "load_spec": "spec",
-    "Plan": "plan",
-    "plan_spec": "plan",
-    "apply_plan": "plan",
-    "reindex": "migrate",
-    "rollback": "migrate",
-    "prune": "migrate",
-    "Embedder": "embedders",
-    "SentenceTransformerEmbedder": "embedders",
-    "E5Embedder": "embedders",
-    "load_embedder": "embedders",
-    "EmbeddingCache": "cache",
-    "Ingestor": "ingest",
-    "FieldMap": "sources",
-    "Chunking": "sources",
-    "read_source": "sources",
-    "Searcher": "search",
-    "FusionPlan": "search",
-    "AdaptivePolicy": "adaptive",
-    "Calibration": "adaptive",
-    "DEFAULT_POLICY": "adaptive",
-    "calibrate_index": "calibration",
-    "check_fast_path": "fast_path_check",
-    "keep_fast_path": "fast_path_check",
-    "TextLeg": "queries",
-    "SearchOptions": "page",
-    "Collapse": "page",
-    "SortKey": "page",
-    "MMRPlace": "page",
-    "Reranker": "rerank",
-    "CrossEncoderReranker": "rerank",
-    "rrf": "fusion",
-    "fuse": "fusion",
-    "mmr": "mmr",
-    "LocalNode": "local",
-    "NodeConfig": "local",
+_LAZY = {  # name -> the module that defines it
+    "connect": "adapter.engines",
+    "connect_cluster": "adapter.engines",
+    "Capabilities": "adapter.engines.capabilities",
+    "IndexSpec": "adapter.index.assets",
+    "IndexNames": "adapter.index.assets",
+    "DocumentLayout": "adapter.index.documents",
+    "IndexInfo": "adapter.index.catalog",
+    "read_index_info": "adapter.index.catalog",
+    "Engine": "adapter.engines",
+    "engine_for": "adapter.engines",
+    "init_index": "adapter.index.init",
+    "InitReport": "adapter.index.init",
+    "Spec": "adapter.index.spec",
+    "load_spec": "adapter.index.spec",
+    "Plan": "adapter.index.plan",
+    "plan_spec": "adapter.index.plan",
+    "apply_plan": "adapter.index.plan",
+    "reindex": "adapter.index.migrate",
+    "rollback": "adapter.index.migrate",
+    "prune": "adapter.index.migrate",
+    "Embedder": "adapter.models.embedders",
+    "SentenceTransformerEmbedder": "adapter.models.embedders",
+    "E5Embedder": "adapter.models.embedders",
+    "load_embedder": "adapter.models.embedders",
+    "EmbeddingCache": "adapter.models.cache",
+    "Ingestor": "adapter.ingest.ingestor",
+    "FieldMap": "adapter.ingest.sources",
+    "Chunking": "adapter.ingest.sources",
+    "read_source": "adapter.ingest.sources",
+    "Searcher": "adapter.search",
+    "FusionPlan": "adapter.search",
+    "TextLeg": "adapter.engines.dsl",
+    "SearchOptions": "adapter.search.page",
+    "Collapse": "adapter.search.page",
+    "SortKey": "adapter.search.page",
+    "MMRPlace": "adapter.search.page",
+    "Reranker": "adapter.search.rerank",
+    "CrossEncoderReranker": "adapter.search.rerank",
+    "rrf": "adapter.fusion",
+    "fuse": "adapter.fusion",
+    "mmr": "adapter.search.mmr",
+    "LocalNode": "adapter.local",
+    "NodeConfig": "adapter.local",
+    "AdaptivePolicy": "adapter.fusion.choice.policy",
+    "Calibration": "adapter.fusion.choice.policy",
+    "DEFAULT_POLICY": "adapter.fusion.choice.policy",
+    "calibrate_index": "adapter.fusion.choice.calibrate",
+    "check_fast_path": "adapter.search.fast_path",
+    "keep_fast_path": "adapter.search.fast_path",
 }
 
 __all__ = [
@@ -172,6 +190,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'adapter' has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .errors import ConfigurationError
+from adapter.errors import ConfigurationError
 
 PACKAGE = "opensearch-hybrid-adapter"
 # module -> the extra that installs it

@@ -107,7 +107,7 @@ class FakeClient:
     @property
     def port(self) -> Any:
         """The port of the engine this double stands for, over it (:func:`adapter.engines.cluster_for`)."""
-        from .engines import cluster_for
+        from adapter.engines import cluster_for
 
         return cluster_for(self)
 
@@ -159,7 +159,7 @@ class RecordingClient:
 
     @property
     def engine_name(self) -> str:
-        from .engines import engine_name
+        from adapter.engines import engine_name
 
         return engine_name(self._inner)
 

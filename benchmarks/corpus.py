@@ -25,8 +25,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from adapter.documents import embedding_text
-from adapter.types import EmbeddingFingerprint
+from adapter.index.documents import embedding_text
+from adapter.models.fingerprint import EmbeddingFingerprint
 
 DIM = 384
 VOCAB = 50_000

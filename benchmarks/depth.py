@@ -16,11 +16,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from adapter import responses
+from adapter.engines import responses
 from adapter.engines import HybridRequest
 from adapter.fusion import LEGS
-from adapter.queries import msearch_lines, search_body, text_query
-from adapter.responses import RawHit
+from adapter.engines.dsl import msearch_lines, search_body, text_query
+from adapter.engines.responses import RawHit
 from adapter.search import Searcher
 from adapter.search.answers import Legs
 from adapter.search.bodies import leg_bodies

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def texts_and_rows(n: int):
-    from adapter.documents import embedding_text
-    from adapter.sources import SourceDoc
+    from adapter.index.documents import embedding_text
+    from adapter.ingest.sources import SourceDoc
     from benchmarks.run import scifact_docs
 
     docs = scifact_docs(n)
@@ -40,10 +40,10 @@ def texts_and_rows(n: int):
 
 
 def measure(client, spec: str, device: str, processes: int, batch: int, texts: list[str], rows) -> dict[str, Any]:
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
-    from adapter.embedders import load_embedder
-    from adapter.ingest import Ingestor
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
+    from adapter.models.embedders import load_embedder
+    from adapter.ingest.ingestor import Ingestor
 
     options: dict[str, Any] = {"batch_size": min(batch, 256)}
     if spec == "minilm" or spec.startswith("st:"):

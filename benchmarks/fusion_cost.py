@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapter.fusion import LEGS, ScoreNormalization, fuse, rrf  # noqa: E402
-from adapter.learned import FEATURES, LearnedFusion  # noqa: E402
+from adapter.fusion.choice.learned import FEATURES, LearnedFusion  # noqa: E402
 
 
 def synthetic(n: int, depth: int = 100, seed: int = 7) -> list[list[list[tuple[str, float]]]]:

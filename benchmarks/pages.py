@@ -65,7 +65,7 @@ def report(eval_dir: Path) -> dict[str, Any]:
 
 
 def demo_index(url: str | None) -> tuple[Any, str]:
-    from adapter.catalog import alias_indices
+    from adapter.index.catalog import alias_indices
     from adapter.cli.demo import run_demo
     from adapter.engines import connect_cluster
 
@@ -80,9 +80,9 @@ def serve_and_compare(url: str | None, rounds: int) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     import httpx
 
-    from adapter.contracts import search_result_json
+    from adapter.index.contracts import search_result_json
     from adapter.engines import describe_url
-    from adapter.page import SearchOptions
+    from adapter.search.page import SearchOptions
     from adapter.search import Searcher
     from adapter.serve import SearchService, create_app
     from tests.support.browser import browser, watched_page

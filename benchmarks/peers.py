@@ -71,9 +71,9 @@ class Precomputed:
 def load_corpus(embedder, limit: int | None) -> Corpus:
     import json
 
-    from adapter.cache import EmbeddingCache, embed_documents
-    from adapter.documents import embedding_text
-    from adapter.metrics import load_beir
+    from adapter.models.cache import EmbeddingCache, embed_documents
+    from adapter.index.documents import embedding_text
+    from adapter.evaluation.metrics import load_beir
 
     dataset = load_beir(SCIFACT, "test").limited(limit)
     ids, texts = [], []
@@ -207,7 +207,7 @@ def adapter_systems(client, corpus: Corpus, embedder) -> dict[str, Search]:
 
 # -- the run -----------------------------------------------------------------------------------------
 def run_all(systems: dict[str, Search], corpus: Corpus, ks: Sequence[int], *, seed: int = 7) -> dict[tuple[str, int], dict[str, Any]]:
-    from adapter.metrics import evaluate
+    from adapter.evaluation.metrics import evaluate
 
     rankings: dict[tuple[str, int], dict[str, list[str]]] = {(s, k): {} for s in systems for k in ks}
     times: dict[tuple[str, int], list[float]] = {key: [] for key in rankings}
@@ -278,7 +278,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
     args = parser.parse_args()
     from adapter.engines import connect
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
 
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     url = args.url

@@ -96,12 +96,12 @@ def drop(client, alias: str) -> None:
 
 # -- ingest --------------------------------------------------------------------------------------
 def bench_ingest(client, args) -> Section:
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
-    from adapter.cache import EmbeddingCache
-    from adapter.embedders import load_embedder
-    from adapter.ingest import Ingestor
-    from adapter.sources import SourceDoc
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
+    from adapter.models.cache import EmbeddingCache
+    from adapter.models.embedders import load_embedder
+    from adapter.ingest.ingestor import Ingestor
+    from adapter.ingest.sources import SourceDoc
 
     docs = scifact_docs(args.ingest_docs)
     rows = [SourceDoc(str(d["_id"]), d["text"], d.get("title", "")) for d in docs]
@@ -145,9 +145,9 @@ def bench_ingest(client, args) -> Section:
 
 # -- query ---------------------------------------------------------------------------------------
 def ensure_scifact_index(client, embedder, progress=True) -> str:
-    from adapter.cache import EmbeddingCache
+    from adapter.models.cache import EmbeddingCache
     from adapter.evaluation import prepare_index
-    from adapter.metrics import load_beir
+    from adapter.evaluation.metrics import load_beir
 
     dataset = load_beir(SCIFACT, "test")
     return prepare_index(client, dataset, embedder, "bench-scifact", analyzer="english", title_boost=0.5, fresh=False,
@@ -155,18 +155,18 @@ def ensure_scifact_index(client, embedder, progress=True) -> str:
 
 
 def bench_query(client, args) -> Section:
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
     from adapter.fusion import RRF
-    from adapter.metrics import load_beir
+    from adapter.evaluation.metrics import load_beir
     from adapter.search import Searcher
     from adapter.testing import FakeClient, RecordingClient
 
-    from adapter.adaptive import AdaptivePolicy
-    from adapter.calibration import calibrate_index
+    from adapter.fusion.choice.policy import AdaptivePolicy
+    from adapter.fusion.choice.calibrate import calibrate_index
     from adapter.fusion import ScoreNormalization
 
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
 
     embedder = load_embedder("minilm")
     alias = ensure_scifact_index(client, embedder)
@@ -265,9 +265,9 @@ def bench_query(client, args) -> Section:
 def bench_models(client, args) -> Section:
     from sentence_transformers import CrossEncoder
 
-    from adapter.embedders import load_embedder
-    from adapter.metrics import load_beir
-    from adapter.rerank import CrossEncoderReranker
+    from adapter.models.embedders import load_embedder
+    from adapter.evaluation.metrics import load_beir
+    from adapter.search.rerank import CrossEncoderReranker
 
     queries = list(load_beir(SCIFACT, "test").queries.values())[: args.queries]
     rows = []
@@ -304,7 +304,7 @@ class HashedWordsEmbedder:
     """Vectors from hashed words: real 384-d unit vectors without a model, so scale runs measure the cluster."""
 
     def __init__(self, dimension: int = 384) -> None:
-        from adapter.types import EmbeddingFingerprint
+        from adapter.models.fingerprint import EmbeddingFingerprint
 
         self._fp = EmbeddingFingerprint("bench/hashed-words", "bench:hashed-words", hashlib.sha256(b"hashed-words-v1").hexdigest(), dimension, True)
         self._rng_cache: dict[str, np.ndarray] = {}
@@ -333,7 +333,7 @@ class HashedWordsEmbedder:
 
 
 def synthetic_docs(n: int, seed: int = 11):
-    from adapter.sources import SourceDoc
+    from adapter.ingest.sources import SourceDoc
 
     rng = random.Random(seed)
     vocab = [f"w{i}" for i in range(20_000)]
@@ -352,10 +352,10 @@ class Synthetic:
 def ensure_synthetic(client, n: int, *, keep: bool) -> Synthetic:
     """``bench-synthetic-<n>``: n synthetic documents, force-merged to one segment; reused when
     complete and ``keep`` (``--keep-indices``), so later runs skip the ingest."""
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
-    from adapter.catalog import alias_indices
-    from adapter.ingest import Ingestor
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
+    from adapter.index.catalog import alias_indices
+    from adapter.ingest.ingestor import Ingestor
 
     alias = f"bench-synthetic-{n}"
     embedder = HashedWordsEmbedder()
@@ -423,14 +423,14 @@ def scifact_targets(clusters, embedder):
 
 
 def scifact_queries(embedder, n: int):
-    from adapter.metrics import load_beir
+    from adapter.evaluation.metrics import load_beir
 
     queries = list(load_beir(SCIFACT, "test").queries.values())[:n]
     return [(q, embedder.embed_query(q)) for q in queries]
 
 
 def bench_depth(clusters, args) -> Section:
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
     from adapter.search import Searcher
     from benchmarks.depth import Target, equal_depth, profiles
 
@@ -458,7 +458,7 @@ def bench_depth(clusters, args) -> Section:
 
 
 def bench_explain(clusters, args) -> Section:
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
     from benchmarks.depth import explain_cost
 
     embedder = load_embedder("minilm")
@@ -468,10 +468,10 @@ def bench_explain(clusters, args) -> Section:
 
 
 def bench_shards(clusters, args) -> Section:
-    from adapter.cache import EmbeddingCache
-    from adapter.embedders import load_embedder
+    from adapter.models.cache import EmbeddingCache
+    from adapter.models.embedders import load_embedder
     from adapter.evaluation import prepare_index, standard_techniques
-    from adapter.metrics import load_beir
+    from adapter.evaluation.metrics import load_beir
     from adapter.search import Searcher
     from benchmarks.depth import shard_quality
 
@@ -491,9 +491,9 @@ def bench_shards(clusters, args) -> Section:
 
 def bench_fast_path(clusters, args) -> Section:
     """`hybrid fast-path`'s own check on SciFact, per cluster and depth: what it would keep."""
-    from adapter.embedders import load_embedder
-    from adapter.fast_path_check import check_fast_path
-    from adapter.metrics import load_beir
+    from adapter.models.embedders import load_embedder
+    from adapter.search.fast_path import check_fast_path
+    from adapter.evaluation.metrics import load_beir
 
     embedder = load_embedder("minilm")
     queries = list(load_beir(SCIFACT, "test").queries.values())[: args.queries]
@@ -503,7 +503,7 @@ def bench_fast_path(clusters, args) -> Section:
             check = check_fast_path(target.searcher, queries, k=10, depth=depth, max_queries=args.queries)
             rows.append([target.name, depth, check.fusion, f"{check.same_pages}/{check.queries}", f"{check.hybrid_p50_ms:.1f}",
                          f"{check.fast_p50_ms:.1f}", f"{check.ratio:.2f}x", check.why_not() or "earned: kept with --keep"])
-    lines = [f"`hybrid fast-path` (`adapter.fast_path_check`) on the SciFact index, k 10, {len(queries)} test queries, each run "
+    lines = [f"`hybrid fast-path` (`adapter.search.fast_path`) on the SciFact index, k 10, {len(queries)} test queries, each run "
              "as the server hybrid and on the fast path in a random order (one query vector for both):", "",
              *table(["node", "depth", "fusion", "same page", "server hybrid p50 ms", "fast path p50 ms", "ratio", "the check"], rows)]
     return Section("The fast path's check (hybrid fast-path) on SciFact", lines)

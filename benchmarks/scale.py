@@ -58,8 +58,8 @@ def table(header: list[str], rows: list[list[Any]]) -> list[str]:
 # -- writers ---------------------------------------------------------------------------------------
 def adapter_block(client, info, embedder: CachedVectors, corpus: Corpus, start: int, stop: int) -> tuple[int, int]:
     """(documents written, failures) by the adapter's Ingestor with its defaults."""
-    from adapter.ingest import Ingestor
-    from adapter.sources import SourceDoc
+    from adapter.ingest.ingestor import Ingestor
+    from adapter.ingest.sources import SourceDoc
 
     rows = (SourceDoc(r["id"], r["text"], r["title"], line=i + 1) for i, r in corpus.rows(start, stop))
     report = Ingestor(client, info, embedder, cache=None, progress=False, refresh=False).ingest(rows)
@@ -70,7 +70,7 @@ def parallel_bulk_block(client, info, corpus: Corpus, start: int, stop: int) -> 
     """(documents written, failures) by opensearch-py's ``parallel_bulk`` with its defaults, same bodies."""
     from opensearchpy.helpers import parallel_bulk
 
-    from adapter.documents import build_document
+    from adapter.index.documents import build_document
 
     vectors = corpus.vector_rows(start, stop)
 
@@ -165,7 +165,7 @@ def checkpoint_lines(label: str, stats: dict[str, float], measured: dict[str, An
 # -- client RSS --------------------------------------------------------------------------------------
 def rss_child(argv: list[str]) -> None:
     """In a process of its own: ``hybrid ingest`` with the cached vectors as its embedder; prints peak RSS (MiB)."""
-    import adapter.embedders as embedders
+    import adapter.models.embedders as embedders
     from adapter.cli import main
 
     corpus = Corpus(Path(argv.pop(0)), 0)
@@ -177,8 +177,8 @@ def rss_child(argv: list[str]) -> None:
 
 
 def measure_rss(client, url: str, corpus: Corpus, rows: int, partition: str, workdir: Path) -> dict[str, Any]:
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
 
     path = corpus.jsonl
     if rows < corpus.n:
@@ -235,9 +235,9 @@ def main() -> None:
     args = parser.parse_args()
     checkpoints = sorted({int(c) for c in args.checkpoints.split(",")} | {args.docs})
 
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
-    from adapter.catalog import read_index_info
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
+    from adapter.index.catalog import read_index_info
     from adapter.engines import connect
     from adapter.search import Searcher
     from benchmarks.depth import Target, equal_depth

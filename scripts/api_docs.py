@@ -14,7 +14,7 @@ from pathlib import Path
 
 MODULES = (
     "adapter",
-    "adapter.contracts",
+    "adapter.index.contracts",
     "adapter.errors",
     "adapter.testing",
     "adapter.integrations.langchain",

@@ -2,7 +2,7 @@
 
 For every test query, interleaved so both share the machine's noise: dense top 10 (no MMR); the
 adapter's MMR over the top ``--candidates`` dense hits (vectors fetched to the client); the
-server's MMR over the same candidates; and the server's formula replayed here (adapter.mmr.knn_mmr)
+server's MMR over the same candidates; and the server's formula replayed here (adapter.search.mmr.knn_mmr)
 over the very candidates and scores the server saw, to show the server list is that formula.
 Reports nDCG@10, the lists' overlap, how alike each list's documents are (mean pairwise cosine
 of the top 10: lower is more diverse) and latency (the client's wall time and the server's took).
@@ -26,14 +26,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapter.cache import EmbeddingCache  # noqa: E402
+from adapter.models.cache import EmbeddingCache  # noqa: E402
 from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
 from adapter.engines import connect  # noqa: E402
-from adapter.embedders import load_embedder  # noqa: E402
+from adapter.models.embedders import load_embedder  # noqa: E402
 from adapter.evaluation.run import prepare_index  # noqa: E402
-from adapter.metrics import evaluate, load_beir  # noqa: E402
-from adapter.mmr import knn_mmr  # noqa: E402
-from adapter.page import MMRPlace, SearchOptions  # noqa: E402
+from adapter.evaluation.metrics import evaluate, load_beir  # noqa: E402
+from adapter.search.mmr import knn_mmr  # noqa: E402
+from adapter.search.page import MMRPlace, SearchOptions  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
 
 

@@ -7,7 +7,7 @@ Builds (or, with ``--keep-index``, reuses) the index ``hybrid eval`` would build
 normal ingest path, the embedding cache), then, for every query of every split with judgments:
 each leg's top ``--depth`` ids with raw scores (one ``_msearch``, :meth:`Searcher.legs`) and the
 query's analysed terms with their document frequencies (``_termvectors``), from which every
-label-free signal in :mod:`adapter.signals` is computed offline. The judgments are copied along
+label-free signal in :mod:`adapter.fusion.choice.signals` is computed offline. The judgments are copied along
 so one file holds a set's whole run. Nothing here chooses anything: the choice is
 ``scripts/select_default.py``'s, from ``hybrid eval`` JSONs.
 """
@@ -38,14 +38,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
 
-    from adapter import responses
-    from adapter.cache import EmbeddingCache
+    from adapter.engines import responses
+    from adapter.models.cache import EmbeddingCache
     from adapter.engines import cluster_for, connect_cluster
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
     from adapter.evaluation.run import eval_alias, layout_alias, prepare_index
     from adapter.local import LocalNode
-    from adapter.metrics import load_beir
-    from adapter.queries import field_boosts, termvectors_body
+    from adapter.evaluation.metrics import load_beir
+    from adapter.engines.dsl import field_boosts, termvectors_body
     from adapter.search import Searcher
 
     root = Path(args.dataset)

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/learned_offline.py out/legs/scifact-combined.json [more legs files] [--model-out FILE]
 
 Each file is a legs file of ``scripts/fetch_legs.py`` (both legs of every judged query, fetched once).
-:func:`adapter.learned.select` chooses the feature set and C by cross-validation on the train
+:func:`adapter.fusion.choice.learned.select` chooses the feature set and C by cross-validation on the train
 queries' legs and trains on all of them; :meth:`LearnedFusion.fuse` then ranks the test queries'
 legs, as the ``client-learned`` row of ``hybrid eval --tune`` does. Prints the selection, the test
 nDCG@10 and, beside it, fixed min_max 0.5 / 0.5 on the same legs.
@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapter.fusion import LEGS, Normalization, ScoreNormalization, fuse  # noqa: E402
-from adapter.learned import Run, select  # noqa: E402
-from adapter.metrics import per_query  # noqa: E402
+from adapter.fusion.choice.learned import Run, select  # noqa: E402
+from adapter.evaluation.metrics import per_query  # noqa: E402
 
 
 def _legs(data: dict[str, Any], qid: str) -> list[Run]:

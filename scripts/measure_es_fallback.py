@@ -13,14 +13,14 @@ import json
 import sys
 
 from adapter.engines import connect_cluster
-from adapter.embedders import load_embedder
+from adapter.models.embedders import load_embedder
 from adapter.evaluation.run import prepare_index, evaluate_techniques
 from adapter.evaluation.report import TechniqueSpec
 from adapter.fusion import RRF, ScoreNormalization, ScoreSum
 from adapter.fusion.dbsf import DBSF
-from adapter.metrics import load_beir
+from adapter.evaluation.metrics import load_beir
 from adapter.search import Searcher
-from adapter.types import Technique
+from adapter.search.results import Technique
 
 url = sys.argv[1]
 client = connect_cluster(url)

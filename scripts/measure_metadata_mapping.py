@@ -35,9 +35,9 @@ def metadata_keys(client, alias: str) -> list[str]:
 
 
 def variant_index(client, name: str, variant: str, e5) -> None:
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
-    from adapter.catalog import read_index_info
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
+    from adapter.index.catalog import read_index_info
 
     init_index(client, name, IndexSpec(e5.fingerprint, analyzer="spanish"))
     index = read_index_info(client, name).index
@@ -55,8 +55,8 @@ def variant_index(client, name: str, variant: str, e5) -> None:
 
 def ingest(client, name: str, variant: str, e5, rows) -> int:
     """Rows written by the adapter's ingest (declaring nothing unless the variant is the adapter's)."""
-    from adapter.catalog import read_index_info
-    from adapter.ingest import Ingestor
+    from adapter.index.catalog import read_index_info
+    from adapter.ingest.ingestor import Ingestor
 
     info = read_index_info(client, name)
     if variant != "strict, declared by the ingest":
@@ -93,8 +93,8 @@ def foreign_writes(client, name: str, e5) -> dict[str, str]:
 
 
 def features(client, name: str, e5) -> dict[str, object]:
-    from adapter.check import check_index
-    from adapter.page import Collapse, SearchOptions
+    from adapter.index.check import check_index
+    from adapter.search.page import Collapse, SearchOptions
     from adapter.search import Searcher
 
     searcher = Searcher.open(client, name, e5)
@@ -120,9 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     from importlib import resources
 
     from adapter import connect
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
     from adapter.local import LocalNode
-    from adapter.sources import FieldMap, SourceDoc, read_jsonl
+    from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl
 
     client = connect(args.url or LocalNode(log=lambda m: None).url)
     e5 = load_embedder("multilingual-e5-small")

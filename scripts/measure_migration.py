@@ -34,16 +34,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapter.cache import EmbeddingCache  # noqa: E402
-from adapter.catalog import alias_indices  # noqa: E402
+from adapter.models.cache import EmbeddingCache  # noqa: E402
+from adapter.index.catalog import alias_indices  # noqa: E402
 from adapter.engines import connect  # noqa: E402
 from adapter.engines import engine_for  # noqa: E402
-from adapter.ingest import Ingestor  # noqa: E402
-from adapter.metrics import load_beir  # noqa: E402
-from adapter.plan import apply_plan, plan_spec  # noqa: E402
+from adapter.ingest.ingestor import Ingestor  # noqa: E402
+from adapter.evaluation.metrics import load_beir  # noqa: E402
+from adapter.index.plan import apply_plan, plan_spec  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
-from adapter.sources import FieldMap, SourceDoc, read_jsonl  # noqa: E402
-from adapter.spec import Spec, dump_spec  # noqa: E402
+from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl  # noqa: E402
+from adapter.index.spec import Spec, dump_spec  # noqa: E402
 
 # The shared data folder next to the checkout (or next to its worktree folder).
 SCIFACT = next((p / "shared" / "data" / "scifact" for p in ROOT.parents if (p / "shared" / "data" / "scifact").is_dir()),
@@ -93,10 +93,10 @@ def _percentile(values, q):
 
 def worker(spec_file: str, checkpoint: str, gate_queries: int, out: str) -> None:
     """The reindex as a child process runs it (killed midway by the parent)."""
-    from adapter.embedders import load_embedder
-    from adapter.migrate import Gate, reindex
-    from adapter.plan import desired_from_spec
-    from adapter.spec import load_spec
+    from adapter.models.embedders import load_embedder
+    from adapter.index.migrate import Gate, reindex
+    from adapter.index.plan import desired_from_spec
+    from adapter.index.spec import load_spec
 
     spec = load_spec(spec_file)
     embedder = load_embedder(spec.embedder)
@@ -127,7 +127,7 @@ def main() -> int:
     work = Path(args.out).parent
     work.mkdir(parents=True, exist_ok=True)
     client = connect(_url(), pool_maxsize=4)
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
 
     minilm = load_embedder("minilm")
     alias = f"{ALIAS}-{args.change}"

@@ -6,7 +6,7 @@
 Writes ``adapter/data/measured-defaults.json`` (per set, the nDCG@10 of the legs and of every
 default candidate on the reported split; per kind of cluster, each candidate's regret against the
 set's best fixed untuned fusion, its worst case and mean, the chosen row and the leave-one-set-out
-check; see ``adapter.selection`` and ``adapter.defaults``) and stamps the chosen row into each
+check; see ``adapter.fusion.choice.selection`` and ``adapter.fusion.choice.defaults``) and stamps the chosen row into each
 JSON's ``settings.default_technique``, so every report names the default the product now ships.
 ``--layouts`` names ``--compare-layouts`` runs whose train-split comparisons choose the text layout
 of ``hybrid init`` (by the same rule: the smallest worst-case loss). ``--markdown`` prints the
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapter.defaults import MEASURED_FILE, summarize  # noqa: E402
+from adapter.fusion.choice.defaults import MEASURED_FILE, summarize  # noqa: E402
 from adapter.evaluation.regret import default_regret  # noqa: E402
 
 

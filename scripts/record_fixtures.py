@@ -18,16 +18,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapter.admin import init_index  # noqa: E402
-from adapter.assets import IndexSpec  # noqa: E402
-from adapter.catalog import alias_indices  # noqa: E402
+from adapter.index.init import init_index  # noqa: E402
+from adapter.index.assets import IndexSpec  # noqa: E402
+from adapter.index.catalog import alias_indices  # noqa: E402
 from adapter.engines import connect_cluster  # noqa: E402
-from adapter.embedders import E5Embedder  # noqa: E402
+from adapter.models.embedders import E5Embedder  # noqa: E402
 from adapter.engines import engine_for  # noqa: E402
 from adapter.fusion import parse_fusion  # noqa: E402
-from adapter.ingest import Ingestor  # noqa: E402
+from adapter.ingest.ingestor import Ingestor  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
-from adapter.sources import FieldMap, read_source  # noqa: E402
+from adapter.ingest.sources import FieldMap, read_source  # noqa: E402
 from adapter.testing import RecordingClient  # noqa: E402
 
 ALIAS = "recorded-support"

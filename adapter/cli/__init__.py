@@ -12,17 +12,16 @@ import sys
 import threading
 from types import FrameType
 
-from ..errors import HybridError
-from . import adaptive, check, contracts, demo, evaluate, fastpath, index, ingest, judgments, ops, search, serve
-from .exits import Exit
+from adapter.cli import adaptive, check, contracts, demo, evaluate, fast_path, index, ingest, judgments, ops, search, serve
+from adapter.cli.exits import Exit
+from adapter.errors import HybridError
 
-COMMANDS = (index, ops, ingest, search, serve, check, evaluate, judgments, adaptive, fastpath, demo, contracts)
+COMMANDS = (index, ops, ingest, search, serve, check, evaluate, judgments, adaptive, fast_path, demo, contracts)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..local.command import add_parser as add_local_parser
-
-    from .. import __version__
+    from adapter import __version__
+    from adapter.local.command import add_parser as add_local_parser
 
     parser = argparse.ArgumentParser(prog="hybrid", description="OpenSearch-native hybrid search (BM25 + k-NN).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

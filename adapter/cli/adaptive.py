@@ -4,16 +4,15 @@ options the other commands share (``--policy``, the weights ``hybrid advise`` sh
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pathlib import Path
-
-from ..errors import InputError
-from .common import Subparsers, client, read_queries, with_url
+from adapter.cli.common import Subparsers, client, read_queries, with_url
+from adapter.errors import InputError
 
 if TYPE_CHECKING:
-    from ..adaptive import AdaptivePolicy
-    from ..types import FusionChoice
+    from adapter.fusion.choice.policy import AdaptivePolicy
+    from adapter.fusion.choice.values import FusionChoice
 
 
 def add_parsers(sub: Subparsers) -> None:
@@ -28,7 +27,7 @@ def load_policy(path: str | None) -> AdaptivePolicy | None:
     """The policy in ``path`` (None: no file given)."""
     if not path:
         return None
-    from ..adaptive import AdaptivePolicy
+    from adapter.fusion.choice.policy import AdaptivePolicy
 
     try:
         return AdaptivePolicy.loads(Path(path).read_text(encoding="utf-8"))
@@ -37,7 +36,7 @@ def load_policy(path: str | None) -> AdaptivePolicy | None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from ..calibration import calibrate_index, store_adaptive
+    from adapter.fusion.choice.calibrate import calibrate_index, store_adaptive
 
     if not args.queries and not args.policy:
         raise InputError("give --queries to calibrate with, --policy to store, or both")
@@ -51,7 +50,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     coverage = f", query terms in the index {cal.coverage:.0%}" if cal.coverage is not None else ""
     print(f"index {report.alias} ({report.index}): BM25 match quality {cal.match_quality:.3f}{coverage} (medians of {cal.queries} "
           f"queries{', ' + cal.source if cal.source else ''})")
-    from ..adaptive import DEFAULT_POLICY
+    from adapter.fusion.choice.policy import DEFAULT_POLICY
 
     policy = report.policy or DEFAULT_POLICY
     print(f"policy: {report.policy.name if report.policy else 'the default'} (confidence {policy.confidence(cal):.2f}); a query "
@@ -65,8 +64,8 @@ def adaptive_choices(args: argparse.Namespace, queries: list[str]) -> list[Fusio
     """With ``--index``: the weights the adaptive policy would choose for each query (None without)."""
     if not getattr(args, "index", None):
         return None
-    from ..adaptive import QuerySignals
-    from ..search import Searcher
+    from adapter.fusion.choice.policy import QuerySignals
+    from adapter.search import Searcher
 
     searcher = Searcher.open(client(args), args.index)
     policy = load_policy(getattr(args, "policy", None)) or searcher.policy

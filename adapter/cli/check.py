@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from .common import Subparsers, client, with_url
-from .exits import Exit, help_epilog
+from adapter.cli.common import Subparsers, client, with_url
+from adapter.cli.exits import Exit, help_epilog
 
 
 def add_parsers(sub: Subparsers) -> None:
-    from ..check import DEFAULT_LIMIT, DEFAULT_MIN_COSINE, DEFAULT_SAMPLE
+    from adapter.index.check import DEFAULT_LIMIT, DEFAULT_MIN_COSINE, DEFAULT_SAMPLE
 
     check = with_url(sub.add_parser(
         "check", help="find documents written without the adapter (one query over the whole index) and vectors written by "
@@ -26,8 +26,8 @@ def add_parsers(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..check import check_index
-    from ..embedders import load_embedder
+    from adapter.index.check import check_index
+    from adapter.models.embedders import load_embedder
 
     report = check_index(client(args), args.index, load_embedder(args.embedder) if args.embedder else None, sample=args.sample,
                          min_cosine=args.min_cosine, seed=args.seed, limit=args.limit)

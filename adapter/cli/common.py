@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
 
-from ..errors import InputError
+from adapter.errors import InputError
 
 if TYPE_CHECKING:
-    from ..assets import IndexSpec
-    from ..capabilities import Capabilities
-    from ..embedders import Embedder
+    from adapter.engines.capabilities import Capabilities
+    from adapter.index.assets import IndexSpec
+    from adapter.models.embedders import Embedder
 
 # What ``add_subparsers()`` returns (argparse names the class only privately).
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -52,8 +52,8 @@ def client(args: argparse.Namespace) -> Any:
     answers there (:func:`adapter.engines.connect_cluster`)."""
     from urllib.parse import urlparse
 
-    from ..client import read_config, redact_url
-    from ..engines import connect_cluster
+    from adapter.engines import connect_cluster
+    from adapter.engines.connection import read_config, redact_url
 
     url = getattr(args, "url", None)
     if url and urlparse(url).password is not None:
@@ -61,7 +61,7 @@ def client(args: argparse.Namespace) -> Any:
                          "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead")
     config = getattr(args, "config", None)
     if not (url or os.environ.get("OPENSEARCH_URL") or read_config(config)[0].get("url")):
-        from ..local import LocalNode, NodeConfig
+        from adapter.local import LocalNode, NodeConfig
 
         quiet = lambda m: None  # noqa: E731
         url = LocalNode(log=quiet).url or LocalNode(NodeConfig(distribution="elasticsearch"), log=quiet).url
@@ -97,7 +97,7 @@ def add_index_spec_options(p: argparse.ArgumentParser) -> None:
 def text_layout(args: argparse.Namespace, live: str | None = None) -> str:
     """``--text-layout``, else the layout of the existing index (``live``: it cannot change in place),
     else fields when a title boost was given (it applies to fields only), else the measured default."""
-    from ..defaults import default_layout
+    from adapter.fusion.choice.defaults import default_layout
 
     if args.text_layout:
         return str(args.text_layout)
@@ -109,9 +109,9 @@ def text_layout(args: argparse.Namespace, live: str | None = None) -> str:
 def live_layout(cluster: Any, alias: str) -> str | None:
     """The text layout of the index behind ``alias``, or of its newest ``<alias>-vN`` when the alias
     was deleted (init re-attaches it: the layout cannot change in place); None: no such index yet."""
-    from ..assets import COMBINED_FIELD
-    from ..catalog import version_index_info, orphaned_indices, read_index_info
-    from ..errors import ConfigurationError
+    from adapter.errors import ConfigurationError
+    from adapter.index.assets import COMBINED_FIELD
+    from adapter.index.catalog import orphaned_indices, read_index_info, version_index_info
 
     try:
         info = read_index_info(cluster, alias)
@@ -127,14 +127,14 @@ def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, la
     """The index spec of init's flags; the default fusion is the measured one for ``caps``' kind of
     cluster (z_score where it runs; without ``caps``, OpenSearch 3.x's); ``layout``: the existing
     index's text layout, kept unless ``--text-layout`` says otherwise."""
-    from ..assets import IndexSpec
-    from ..embedders import load_embedder
+    from adapter.index.assets import IndexSpec
+    from adapter.models.embedders import load_embedder
 
     embedder = load_embedder(chosen_embedder(args))
-    from ..adaptive import ADAPTIVE
-    from ..defaults import cluster_kind, default_fusion_name
-    from ..fusion import parse_fusion
-    from ..selection import ClusterKind
+    from adapter.fusion import parse_fusion
+    from adapter.fusion.choice.defaults import cluster_kind, default_fusion_name
+    from adapter.fusion.choice.selection import ClusterKind
+    from adapter.fusion.choice.values import ADAPTIVE
 
     kind = cluster_kind(caps.engine, caps.z_score) if caps is not None else ClusterKind.OPENSEARCH_3
     name = args.default_fusion or default_fusion_name(kind)
@@ -150,7 +150,7 @@ def chosen_embedder(args: argparse.Namespace) -> str:
     """``--embedder``, else the default for what is installed (saying so on stderr when it is not minilm)."""
     import sys
 
-    from ..embedders import default_embedder
+    from adapter.models.embedders import default_embedder
 
     if getattr(args, "embedder", None):
         return str(args.embedder)
@@ -169,7 +169,7 @@ def with_allow_model(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 
 def allowed(args: argparse.Namespace) -> tuple[str, ...]:
-    from ..embedders import allowed_models
+    from adapter.models.embedders import allowed_models
 
     return allowed_models(getattr(args, "allow_model", None) or ())
 
@@ -177,8 +177,8 @@ def allowed(args: argparse.Namespace) -> tuple[str, ...]:
 def embedder_for(args: argparse.Namespace, client: Any, **options: Any) -> Embedder:
     """``--embedder``, else the one the index records (when it is on the allow-list); ``options``
     (device, processes) go to the embedder."""
-    from ..catalog import read_index_info
-    from ..embedders import load_embedder, load_index_embedder
+    from adapter.index.catalog import read_index_info
+    from adapter.models.embedders import load_embedder, load_index_embedder
 
     if args.embedder:
         return load_embedder(args.embedder, **options)

@@ -1,4 +1,4 @@
-"""``hybrid schema NAME``: print the JSON Schema of one of the adapter's documents (adapter.contracts)."""
+"""``hybrid schema NAME``: print the JSON Schema of one of the adapter's documents (adapter.index.contracts)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 
 def add_parsers(sub: Any) -> None:  # argparse's _SubParsersAction
-    from ..contracts import Contract
+    from adapter.index.contracts import Contract
 
     schema = sub.add_parser("schema", help="print the JSON Schema of search --json, eval --json or the spec file")
     schema.add_argument("name", choices=[c.value for c in Contract])
@@ -16,7 +16,7 @@ def add_parsers(sub: Any) -> None:  # argparse's _SubParsersAction
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..contracts import schema
+    from adapter.index.contracts import schema
 
     print(json.dumps(schema(args.name), indent=2, ensure_ascii=False))
     return 0

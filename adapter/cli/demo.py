@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 from importlib import resources
+from typing import Any
 
-from .common import live_layout, with_url
-from .printers import print_init, print_result
+from adapter.cli.common import live_layout, with_url
+from adapter.cli.printers import print_init, print_result
 
 
 def add_parsers(sub: Any) -> None:
@@ -25,20 +25,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
-    from ..admin import init_index
-    from ..assets import IndexSpec
-    from ..cache import EmbeddingCache
-    from ..calibration import calibrate_index
-    from ..defaults import default_fusion_name, default_layout
-    from ..engines import connect
-    from ..embedders import load_embedder
-    from ..ingest import Ingestor
-    from ..search import Searcher
-    from ..sources import FieldMap, read_jsonl
+    from adapter.engines import connect
+    from adapter.fusion.choice.calibrate import calibrate_index
+    from adapter.fusion.choice.defaults import default_fusion_name, default_layout
+    from adapter.index.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.ingest.ingestor import Ingestor
+    from adapter.ingest.sources import FieldMap, read_jsonl
+    from adapter.models.cache import EmbeddingCache
+    from adapter.models.embedders import load_embedder
+    from adapter.search import Searcher
 
     node = None
     if url is None:
-        from ..local import LocalNode
+        from adapter.local import LocalNode
 
         node = LocalNode(log=lambda m: print(m, file=sys.stderr)).up()
         url = node.url
@@ -73,7 +73,7 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
 
 def print_next_steps(url: str, index: str, node: Any) -> None:
     """The demo's ending: what is still running, where, and what to do next (the printed commands run as they are)."""
-    from ..embedders import default_embedder
+    from adapter.models.embedders import default_embedder
 
     embedder, _ = default_embedder()
     where = f" --url {url}" if node is None else ""  # the local node is found without it

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .adaptive import adaptive_choices
-from .common import Subparsers, chosen_embedder, client, read_queries, text_layout, with_url
-from .printers import print_advice, print_eval
+from adapter.cli.adaptive import adaptive_choices
+from adapter.cli.common import Subparsers, chosen_embedder, client, read_queries, text_layout, with_url
+from adapter.cli.printers import print_advice, print_eval
 
 if TYPE_CHECKING:
-    from ..evaluation import EvalReport
-    from ..metrics import Dataset
+    from adapter.evaluation import EvalReport
+    from adapter.evaluation.metrics import Dataset
 
 
 def add_parsers(sub: Subparsers) -> None:
@@ -81,16 +80,17 @@ def add_parsers(sub: Subparsers) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from ..cache import EmbeddingCache
-    from ..embedders import load_embedder
-    from ..evaluation import eval_alias, plot, run_eval as evaluate, write_json
-    from ..fusion import DEFAULT_WEIGHTS, parse_weights
-    from ..metrics import load_beir
-    from .search import quiet_models
+    from adapter.cli.search import quiet_models
+    from adapter.evaluation import eval_alias, plot, write_json
+    from adapter.evaluation import run_eval as evaluate
+    from adapter.evaluation.metrics import load_beir
+    from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
+    from adapter.models.cache import EmbeddingCache
+    from adapter.models.embedders import load_embedder
 
     quiet_models()  # the eval's own progress bars, not the model library's
 
-    from .._optional import require
+    from adapter._optional import require
 
     # The extras scoring and the chart need, before the corpus is read, embedded and indexed (minutes).
     require("ir_measures", "hybrid eval (its metrics)")
@@ -101,7 +101,7 @@ def run_eval(args: argparse.Namespace) -> int:
     embedder = load_embedder(chosen_embedder(args))
     reranker = None
     if args.rerank:
-        from ..rerank import CrossEncoderReranker
+        from adapter.search.rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(args.rerank)
     alias = args.index or eval_alias(dataset, embedder) + (f"-c{args.chunk_words}" if args.chunk_words else "")
@@ -147,8 +147,8 @@ def run_eval(args: argparse.Namespace) -> int:
 def write_report_dir(report: EvalReport, dataset: Dataset, root: str | Path) -> None:
     import time
 
-    from ..evaluation import stored
-    from ..evaluation.html import write_report
+    from adapter.evaluation import stored
+    from adapter.evaluation.html import write_report
 
     started = time.perf_counter()
     stored.write(report, dataset, root)
@@ -160,8 +160,8 @@ def write_report_dir(report: EvalReport, dataset: Dataset, root: str | Path) -> 
 def run_report(args: argparse.Namespace) -> int:
     import time
 
-    from ..evaluation import stored
-    from ..evaluation.html import write_report
+    from adapter.evaluation import stored
+    from adapter.evaluation.html import write_report
 
     started = time.perf_counter()
     page = write_report(stored.load(args.eval_dir), args.out)
@@ -177,7 +177,7 @@ def _beside(args: argparse.Namespace, name: str) -> Path:
 
 
 def run_advise(args: argparse.Namespace) -> int:
-    from ..advisor import advise, verdict
+    from adapter.fusion.choice.advise import advise, verdict
 
     advice = advise(read_queries(args.queries))
     print_advice(advice, choices=adaptive_choices(args, [c.text for c in advice.queries]))
@@ -185,9 +185,10 @@ def run_advise(args: argparse.Namespace) -> int:
     if args.results:
         data = json.loads(Path(args.results).read_text())
     elif args.dataset:  # judged queries given: measure the candidates now
-        from ..embedders import load_embedder
-        from ..evaluation import eval_alias, run_eval as evaluate
-        from ..metrics import load_beir
+        from adapter.evaluation import eval_alias
+        from adapter.evaluation import run_eval as evaluate
+        from adapter.evaluation.metrics import load_beir
+        from adapter.models.embedders import load_embedder
 
         dataset = load_beir(args.dataset, args.split)
         embedder = load_embedder(chosen_embedder(args))

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-
 import json
 
-from .common import Subparsers, add_index_spec_options, client, index_spec, live_layout, pipeline_files, with_url
-from .printers import print_init
+from adapter.cli.common import Subparsers, add_index_spec_options, client, index_spec, live_layout, pipeline_files, with_url
+from adapter.cli.printers import print_init
 
 
 def add_parsers(sub: Subparsers) -> None:
-    from ..local.distribution import DEFAULT_VERSION
+    from adapter.local.distribution import DEFAULT_VERSION
 
     render = sub.add_parser("render", help="print the index templates and search pipelines the assets render to (no cluster)")
     render.add_argument("--index", required=True)
@@ -44,14 +43,14 @@ def add_parsers(sub: Subparsers) -> None:
 
 
 def run_render(args: argparse.Namespace) -> int:
-    from ..assets import IndexNames
-    from ..engines.elasticsearch import ELASTICSEARCH
-    from ..engines.elasticsearch.capabilities import elasticsearch_capabilities
-    from ..engines import Engine
-    from ..engines.opensearch import OPENSEARCH
-    from ..engines.opensearch.capabilities import opensearch_capabilities
-    from ..defaults import default_fusion_name
-    from ..fusion import DEFAULT_WEIGHTS, parse_weights
+    from adapter.engines import Engine
+    from adapter.engines.elasticsearch import ELASTICSEARCH
+    from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
+    from adapter.engines.opensearch import OPENSEARCH
+    from adapter.engines.opensearch.capabilities import opensearch_capabilities
+    from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
+    from adapter.fusion.choice.defaults import default_fusion_name
+    from adapter.index.assets import IndexNames
 
     names = IndexNames(args.index)
     hunspell = [h.strip() for h in args.hunspell.split(",") if h.strip()]
@@ -68,11 +67,12 @@ def run_render(args: argparse.Namespace) -> int:
         out["component_templates"] = engine.render_components(names, spec, caps)
         out["index_template"] = {names.index_template: engine.render_index_template(names, spec, caps)}
     if args.what in ("pipelines", "all") and caps.search_pipelines:
-        from ..adaptive import ADAPTIVE, corpus_fusion
+        from adapter.fusion.choice.policy import corpus_fusion
+        from adapter.fusion.choice.values import ADAPTIVE
 
         fusions = caps.fusions(parse_weights(args.weights) or DEFAULT_WEIGHTS)
         out["pipelines"] = {names.pipeline(f): engine.render_pipeline(f, caps) for f in fusions}
-        from ..defaults import cluster_kind
+        from adapter.fusion.choice.defaults import cluster_kind
 
         if (args.default_fusion or default_fusion_name(cluster_kind(caps.engine, caps.z_score))) == ADAPTIVE:  # before calibration
             out["pipelines"][f"{args.index}-{ADAPTIVE}"] = engine.render_pipeline(corpus_fusion(None, z_score=caps.z_score), caps)
@@ -81,10 +81,10 @@ def run_render(args: argparse.Namespace) -> int:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    from ..admin import init_index
-    from ..defaults import cluster_kind, why
-    from ..engines import cluster_for
-    from ..fusion import DEFAULT_WEIGHTS, parse_weights
+    from adapter.engines import cluster_for
+    from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
+    from adapter.fusion.choice.defaults import cluster_kind, why
+    from adapter.index.init import init_index
 
     extra = pipeline_files(args.pipeline_file)
     cluster = client(args)

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-
 import time
 from typing import TYPE_CHECKING
 
-from .common import Subparsers, client, embedder_for, with_allow_model, with_url
-from .exits import Exit, help_epilog
+from adapter.cli.common import Subparsers, client, embedder_for, with_allow_model, with_url
+from adapter.cli.exits import Exit, help_epilog
 
 if TYPE_CHECKING:
-    from ..catalog import IndexInfo
-    from ..types import ItemFailure
+    from adapter.index.catalog import IndexInfo
+    from adapter.ingest.report import ItemFailure
 
 
 # Exit codes of `hybrid ingest` (the table for every command: adapter/cli/exits.py, printed in the README).
@@ -65,11 +64,11 @@ def failure_line(failure: ItemFailure) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..cache import EmbeddingCache
-    from ..ingest import Ingestor
-    from ..errors import InputError
-    from ..partition import Partition, Selection
-    from ..sources import DEFAULT_MAX_CHARS, Chunking, FieldMap, count_rows, read_source
+    from adapter.errors import InputError
+    from adapter.ingest.ingestor import Ingestor
+    from adapter.ingest.partition import Partition, Selection
+    from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, FieldMap, count_rows, read_source
+    from adapter.models.cache import EmbeddingCache
 
     partition = Partition.parse(args.partition) if args.partition else None
     cluster = client(args)
@@ -120,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _next_steps(info: IndexInfo) -> None:
     """An adaptive index runs its 0.5 / 0.5 baseline until calibrated: say how, once its rows are in."""
-    from ..adaptive import stored_policy
+    from adapter.fusion.choice.policy import stored_policy
 
     policy, calibration = stored_policy(info.adaptive)
     if info.default_fusion == "adaptive" and policy.departs and calibration is None:

@@ -7,8 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..errors import InputError
-from .exits import Exit, help_epilog
+from adapter.cli.exits import Exit, help_epilog
+from adapter.errors import InputError
 
 QUERY_SET, QUERY_SET_NDJSON, JUDGMENTS = "query-set.json", "query-set.ndjson", "judgments.json"
 
@@ -49,8 +49,8 @@ def _writable(paths: list[Path], force: bool) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..evaluation import srw
-    from ..metrics import load_qrels
+    from adapter.evaluation import srw
+    from adapter.evaluation.metrics import load_qrels
 
     root = Path(args.dataset)
     qrels_path = root / "qrels" / f"{args.split}.tsv"
@@ -90,7 +90,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def _read(path: str, what: str) -> object:
-    from ..evaluation import srw
+    from adapter.evaluation import srw
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -100,7 +100,7 @@ def _read(path: str, what: str) -> object:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..evaluation import srw
+    from adapter.evaluation import srw
 
     queries = srw.parse_query_set(_read(args.query_set, "query set")) if args.query_set else None
     exchange = srw.parse_judgments(_read(args.judgments, "judgment list"), queries, round_fractions=args.round)

@@ -14,15 +14,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import HybridError, InputError
-from .exits import Exit, help_epilog
-from .common import (Subparsers, add_index_spec_options, allowed, chosen_embedder, client, live_layout, pipeline_files, text_layout,
-                     with_allow_model, with_url)
+from adapter.cli.common import (
+    Subparsers,
+    add_index_spec_options,
+    allowed,
+    chosen_embedder,
+    client,
+    live_layout,
+    pipeline_files,
+    text_layout,
+    with_allow_model,
+    with_url,
+)
+from adapter.cli.exits import Exit, help_epilog
+from adapter.errors import HybridError, InputError
 
 if TYPE_CHECKING:
-    from ..cache import EmbeddingCache
-    from ..plan import Plan
-    from ..spec import Spec
+    from adapter.index.plan import Plan
+    from adapter.index.spec import Spec
+    from adapter.models.cache import EmbeddingCache
 
 # `hybrid diff` exit codes, as `terraform plan -detailed-exitcode` has them: 2 means drift, so an
 # error (which the other commands report with 2) is 1 here, bad arguments included (adapter/cli/exits.py).
@@ -107,7 +117,7 @@ def _diff_usage_error(parser: argparse.ArgumentParser, message: str) -> NoReturn
 def spec_from_args(args: argparse.Namespace) -> Spec:
     """The spec file, or one built from init's options; with its fingerprint resolved (a pinned one
     is used as is, else the model package is loaded to compute it)."""
-    from ..spec import load_spec
+    from adapter.index.spec import load_spec
 
     if args.spec:
         overrides = getattr(args, "spec_overrides", ())
@@ -123,7 +133,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
         raise InputError("give a spec file, or --index with the options of `hybrid init`")
     spec = resolve(spec)
     if args.write_spec:
-        from ..spec import dump_spec
+        from adapter.index.spec import dump_spec
 
         print(f"spec written to {dump_spec(spec, args.write_spec)}")
     return spec
@@ -139,10 +149,10 @@ def _explicit(args: argparse.Namespace, dest: str) -> bool:
 
 
 def _spec_from_flags(args: argparse.Namespace) -> Spec:
-    from ..adaptive import ADAPTIVE
-    from ..defaults import default_fusion_name
-    from ..fusion import DEFAULT_WEIGHTS, parse_fusion, parse_weights
-    from ..spec import Spec
+    from adapter.fusion import DEFAULT_WEIGHTS, parse_fusion, parse_weights
+    from adapter.fusion.choice.defaults import default_fusion_name
+    from adapter.fusion.choice.values import ADAPTIVE
+    from adapter.index.spec import Spec
 
     extra = pipeline_files(args.pipeline_file)
     default = args.default_fusion or default_fusion_name()  # as init: the measured default (OpenSearch 3.x's)
@@ -159,7 +169,7 @@ def _spec_from_flags(args: argparse.Namespace) -> Spec:
 
 def resolve(spec: Spec) -> Spec:
     """The spec with its fingerprint: pinned, or computed by loading the embedder's package."""
-    from ..embedders import load_embedder
+    from adapter.models.embedders import load_embedder
 
     if spec.fingerprint is not None:
         return spec
@@ -172,8 +182,8 @@ def resolve(spec: Spec) -> Spec:
 
 # -- the commands ------------------------------------------------------------------------------------
 def _plan(args: argparse.Namespace) -> tuple[Spec, Any, Plan]:
-    from ..engines import engine_for
-    from ..plan import plan_spec
+    from adapter.engines import engine_for
+    from adapter.index.plan import plan_spec
 
     spec = spec_from_args(args)
     cluster = client(args)
@@ -184,7 +194,7 @@ def _plan(args: argparse.Namespace) -> tuple[Spec, Any, Plan]:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from .printers import print_plan, plan_json
+    from adapter.cli.printers import plan_json, print_plan
 
     spec, _, planned = _plan(args)
     if args.json:
@@ -195,8 +205,8 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from ..plan import apply_plan
-    from .printers import print_plan
+    from adapter.cli.printers import print_plan
+    from adapter.index.plan import apply_plan
 
     spec, cluster, planned = _plan(args)
     hint = f"`hybrid apply` does not do that: `hybrid reindex {args.spec or '--index ' + spec.alias + ' ...'}` builds it and swaps the alias"
@@ -206,7 +216,7 @@ def run_apply(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from .printers import print_diff, plan_json
+    from adapter.cli.printers import plan_json, print_diff
 
     try:
         spec, _, planned = _plan(args)
@@ -221,16 +231,16 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def _cache(args: argparse.Namespace) -> EmbeddingCache | None:
-    from ..cache import EmbeddingCache
+    from adapter.models.cache import EmbeddingCache
 
     return None if args.no_cache else EmbeddingCache(args.cache)
 
 
 def run_reindex(args: argparse.Namespace) -> int:
-    from ..embedders import check_fingerprint, load_embedder
-    from ..migrate import Gate, reindex
-    from ..plan import desired_from_spec
-    from .printers import print_migration
+    from adapter.cli.printers import print_migration
+    from adapter.index.migrate import Gate, reindex
+    from adapter.index.plan import desired_from_spec
+    from adapter.models.embedders import check_fingerprint, load_embedder
 
     spec = spec_from_args(args)
     embedder = load_embedder(spec.embedder)
@@ -238,7 +248,7 @@ def run_reindex(args: argparse.Namespace) -> int:
         check_fingerprint(f"{spec.alias} (the spec's pinned fingerprint)", spec.fingerprint, embedder)
     gate = None
     if args.gate_dataset:
-        from ..metrics import load_beir
+        from adapter.evaluation.metrics import load_beir
 
         gate = Gate(load_beir(args.gate_dataset, args.gate_split).limited(args.gate_limit_queries), args.gate_max_drop)
     report = reindex(client(args), desired_from_spec(spec), embedder, cache=_cache(args), checkpoint=args.checkpoint, gate=gate,
@@ -249,15 +259,15 @@ def run_reindex(args: argparse.Namespace) -> int:
 
 
 def _alias(value: str) -> str:
-    from ..spec import load_spec
+    from adapter.index.spec import load_spec
 
     return load_spec(value).alias if value.endswith((".yaml", ".yml", ".json")) and Path(value).exists() else value
 
 
 def run_rollback(args: argparse.Namespace) -> int:
-    from ..embedders import load_embedder
-    from ..migrate import rollback
-    from .printers import print_migration
+    from adapter.cli.printers import print_migration
+    from adapter.index.migrate import rollback
+    from adapter.models.embedders import load_embedder
 
     embedder = load_embedder(args.embedder) if args.embedder else None
     report = rollback(client(args), _alias(args.alias), embedder=embedder, allowed=allowed(args), cache=_cache(args))
@@ -266,7 +276,7 @@ def run_rollback(args: argparse.Namespace) -> int:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from ..migrate import prune
+    from adapter.index.migrate import prune
 
     report = prune(client(args), _alias(args.alias), keep=args.keep, unfinished=args.unfinished, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"

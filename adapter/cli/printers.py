@@ -9,13 +9,15 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from ..admin import InitReport
-    from ..advisor import Advice
-    from ..evaluation import EvalReport
-    from ..migrate import MigrationReport
-    from ..plan import Change, Plan
-    from ..types import FusionChoice, LegScore, SearchResult
-    from .search import QueryTiming
+    from adapter.cli.search import QueryTiming
+    from adapter.evaluation import EvalReport
+    from adapter.fusion.base import LegScore
+    from adapter.fusion.choice.advise import Advice
+    from adapter.fusion.choice.values import FusionChoice
+    from adapter.index.init import InitReport
+    from adapter.index.migrate import MigrationReport
+    from adapter.index.plan import Change, Plan
+    from adapter.search.results import SearchResult
 
 
 def print_init(report: InitReport) -> None:
@@ -177,7 +179,7 @@ def print_advice(advice: Advice, choices: Sequence[FusionChoice] | None = None) 
 
 
 def print_eval(report: EvalReport) -> None:
-    from ..evaluation import format_table
+    from adapter.evaluation import format_table
 
     print(format_table(report))
     for name, result in report.results.items():
@@ -188,7 +190,7 @@ def print_eval(report: EvalReport) -> None:
         print(f"note: {len(skipped)} corpus documents have neither title nor text and were left out: {', '.join(skipped[:10])}")
     classes = [(name, r.by_class) for name, r in report.results.items() if r.by_class]
     if classes:
-        print("\nnDCG@10 by query class (adapter.advisor): exact-term | natural language")
+        print("\nnDCG@10 by query class (adapter.fusion.choice.advise): exact-term | natural language")
         for name, by in classes:
             cells = [f"{by[k]['ndcg@10']:.4f} ({by[k]['queries']})" if k in by else "-" for k in ("exact", "natural")]
             print(f"  {name:<40} {cells[0]:>16} | {cells[1]:>16}")

@@ -7,20 +7,20 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..errors import InputError
-from ..fastpath import FastPath
-from .common import Subparsers, allowed, client, embedder_for, with_allow_model, with_url
-from .printers import print_result
+from adapter.cli.common import Subparsers, allowed, client, embedder_for, with_allow_model, with_url
+from adapter.cli.printers import print_result
+from adapter.errors import InputError
+from adapter.search.fast_path import FastPath
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..adaptive import FusionMode
-    from ..learned import LearnedFusion
-    from ..page import SearchOptions
-    from ..search import Searcher
-    from ..search.request import VectorLike
-    from ..search.state import HybridFusion
+    from adapter.fusion.choice.learned import LearnedFusion
+    from adapter.fusion.choice.values import FusionMode
+    from adapter.search import Searcher
+    from adapter.search.page import SearchOptions
+    from adapter.search.request import VectorLike
+    from adapter.search.state import HybridFusion
 
 
 def add_parsers(sub: Subparsers) -> None:
@@ -92,7 +92,7 @@ def parse_filters(items: Sequence[str] | None) -> dict[str, Any]:
 
 
 def search_options(args: argparse.Namespace) -> SearchOptions:
-    from ..page import Collapse, MMRPlace, SearchOptions, SortKey
+    from adapter.search.page import Collapse, MMRPlace, SearchOptions, SortKey
 
     if args.inner_hits and not args.collapse:
         raise InputError("--inner-hits needs --collapse")
@@ -107,7 +107,7 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
 def load_model(path: str) -> LearnedFusion:
     from pathlib import Path
 
-    from ..learned import LearnedFusion
+    from adapter.fusion.choice.learned import LearnedFusion
 
     try:
         return LearnedFusion.loads(Path(path).read_text(encoding="utf-8"))
@@ -116,16 +116,15 @@ def load_model(path: str) -> LearnedFusion:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..contracts import search_result_json
-    from ..fusion import parse_fusion, parse_weights
-    from ..queries import clean_query
-    from ..types import Technique
+    from adapter.engines.dsl import clean_query
+    from adapter.fusion import parse_fusion, parse_weights
+    from adapter.index.contracts import search_result_json
+    from adapter.search.results import Technique
 
     clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
-    from ..adaptive import ADAPTIVE
-    from .adaptive import load_policy
-
-    from ..learned import LEARNED
+    from adapter.cli.adaptive import load_policy
+    from adapter.fusion.choice.learned import LEARNED
+    from adapter.fusion.choice.values import ADAPTIVE
 
     policy = load_policy(args.policy)
     fusion: HybridFusion | FusionMode | None
@@ -190,7 +189,7 @@ def embed_timed(searcher: Searcher, query: str) -> tuple[np.ndarray, QueryTiming
     """The query's vector, timing the model's load (its first encode) apart from a warm encode."""
     import time
 
-    from ..queries import clean_query
+    from adapter.engines.dsl import clean_query
 
     text = clean_query(query)
     started = time.perf_counter()
@@ -244,13 +243,13 @@ def open_searcher(args: argparse.Namespace, reranker: str | None, **options: Any
     """``args.index`` on ``args``' cluster with the embedder ``--embedder`` names (default: the index's)
     and the cross-encoder ``reranker`` (None: none); ``options`` go to :meth:`Searcher.open`.
     ``hybrid search`` and ``hybrid serve`` open theirs alike."""
-    from ..search import Searcher
+    from adapter.search import Searcher
 
     quiet_models()  # before a model loads
     cluster = client(args)
     cross_encoder = None
     if reranker:
-        from ..rerank import CrossEncoderReranker
+        from adapter.search.rerank import CrossEncoderReranker
 
         cross_encoder = CrossEncoderReranker(reranker)
     embedder = embedder_for(args, cluster) if args.embedder else None

@@ -7,8 +7,8 @@ import argparse
 import ipaddress
 import sys
 
-from ..errors import InputError
-from .common import with_allow_model, with_url
+from adapter.cli.common import with_allow_model, with_url
+from adapter.errors import InputError
 
 LOOPBACK = "127.0.0.1"
 
@@ -38,17 +38,17 @@ def loopback(host: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engines import describe_url
+    from adapter.engines import describe_url
 
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be from 1 to 65535, got {args.port}")
     try:
         import uvicorn
 
-        from ..serve import SearchService, create_app
+        from adapter.serve import SearchService, create_app
     except ImportError as exc:
         raise InputError(f"hybrid serve needs the serve extra: pip install 'opensearch-hybrid-adapter[serve]' ({exc.name} is missing)") from None
-    from .search import open_searcher
+    from adapter.cli.search import open_searcher
 
     searcher = open_searcher(args, args.reranker)
     service = SearchService(searcher, cluster=describe_url(searcher.client), reranker=args.reranker)

@@ -15,7 +15,7 @@ retrievers or the ``query`` + ``knn`` sum). :func:`engine_for` picks the engine 
 :func:`connect_cluster` builds the client for whichever engine answers at a URL.
 
 The shared query DSL (``match``/``multi_match``, ``bool`` filters, paging) lives in
-:mod:`adapter.queries`; shared answer parsing in :mod:`adapter.responses`.
+:mod:`adapter.engines.dsl`; shared answer parsing in :mod:`adapter.engines.responses`.
 """
 
 from __future__ import annotations
@@ -25,19 +25,19 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol, Sequence
 
-from ..errors import ClusterUnavailableError, ConfigurationError, HybridError
-from ..types import EngineName
-from .port import BulkCounts, BulkOptions, Cluster, recording
+from adapter.engines.capabilities import EngineName
+from adapter.engines.port import BulkCounts, BulkOptions, Cluster, recording
+from adapter.errors import ClusterUnavailableError, ConfigurationError, HybridError
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
     from opensearchpy import OpenSearch
 
-    from ..errors import BackendError
-    from ..assets import IndexNames, IndexSpec
-    from ..capabilities import Capabilities
-    from ..fusion import Fusion
-    from ..responses import RawHit
+    from adapter.engines.capabilities import Capabilities
+    from adapter.engines.responses import RawHit
+    from adapter.errors import BackendError
+    from adapter.fusion import Fusion
+    from adapter.index.assets import IndexNames, IndexSpec
 
 
 @dataclass(frozen=True)
@@ -141,10 +141,10 @@ def engine_for(client: Any) -> Engine:
     if isinstance(client, Cluster):
         return client.engine
     if engine_name(client) == "elasticsearch":
-        from .elasticsearch import ELASTICSEARCH
+        from adapter.engines.elasticsearch import ELASTICSEARCH
 
         return ELASTICSEARCH
-    from .opensearch import OPENSEARCH
+    from adapter.engines.opensearch import OPENSEARCH
 
     return OPENSEARCH
 
@@ -170,8 +170,8 @@ def translate_errors(action: str, client: Any = None) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        from .elasticsearch import client as elasticsearch_client
-        from .opensearch import client as opensearch_client
+        from adapter.engines.elasticsearch import client as elasticsearch_client
+        from adapter.engines.opensearch import client as opensearch_client
 
         translated: HybridError | None
         if elasticsearch_client.is_client_error(exc):
@@ -189,7 +189,7 @@ def translate_errors(action: str, client: Any = None) -> Iterator[None]:
 
 def connect(url: str | None = None, **options: Any) -> OpenSearch:
     """An opensearch-py client (:func:`adapter.engines.opensearch.client.connect`)."""
-    from .opensearch.client import connect as connect_opensearch
+    from adapter.engines.opensearch.client import connect as connect_opensearch
 
     return connect_opensearch(url, **options)
 
@@ -203,13 +203,13 @@ def connect_cluster(url: str | None = None, *, engine: str | None = None, **opti
     if engine not in (None, "opensearch", "elasticsearch"):
         raise ConfigurationError(f"engine must be opensearch or elasticsearch, got {engine!r}")
     if engine == "elasticsearch":
-        from .elasticsearch.client import connect_elasticsearch
+        from adapter.engines.elasticsearch.client import connect_elasticsearch
 
         return connect_elasticsearch(url, **_shared(options))
     client = connect(url, **options)
     if engine is None and not (options.get("aws_region") or os.environ.get("OPENSEARCH_AWS_REGION")):
-        from .elasticsearch.client import connect_elasticsearch, speaks_elasticsearch
-        from .opensearch.client import translate_errors as opensearch_errors
+        from adapter.engines.elasticsearch.client import connect_elasticsearch, speaks_elasticsearch
+        from adapter.engines.opensearch.client import translate_errors as opensearch_errors
 
         try:
             with opensearch_errors("asking the cluster which engine it runs", client):

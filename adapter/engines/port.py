@@ -25,11 +25,13 @@ import contextvars
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ..types import EngineName, SentRequest
+from adapter.engines.capabilities import EngineName
+from adapter.engines.dsl import SentRequest
 
 if TYPE_CHECKING:
-    from ..capabilities import Capabilities
-    from . import Engine
+    from adapter.engines import Engine
+    from adapter.engines.capabilities import Capabilities
+
 
 Body = Mapping[str, Any]
 Json = dict[str, Any]
@@ -141,7 +143,7 @@ class Cluster(abc.ABC):
     def enable_server_mmr(self, *, dry_run: bool = False) -> SettingChange:
         """Turn on the server's MMR for the whole cluster (a persistent setting), keeping what is
         there; ``dry_run``: say what would change. Engines without server MMR refuse."""
-        from ..errors import CapabilityError
+        from adapter.errors import CapabilityError
 
         raise CapabilityError(f"{self.name} has no server-side MMR")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from ..capabilities import Capabilities
+from adapter.engines.capabilities import Capabilities
 
 
 class ProbedClusters:

@@ -5,7 +5,7 @@
 - :mod:`.report`: the typed results, their JSON schema, table and chart.
 """
 
-from .report import (
+from adapter.evaluation.report import (
     MMR_TOP,
     SCHEMA_VERSION,
     EvalReport,
@@ -18,8 +18,8 @@ from .report import (
     plot,
     write_json,
 )
-from .run import eval_alias, evaluate_techniques, prepare_index, rrf_parity, run_eval, run_technique, standard_techniques
-from .tune import TUNE_RANK_CONSTANTS, TUNE_WEIGHTS, candidates, tune_fusion
+from adapter.evaluation.run import eval_alias, evaluate_techniques, prepare_index, rrf_parity, run_eval, run_technique, standard_techniques
+from adapter.evaluation.tune import TUNE_RANK_CONSTANTS, TUNE_WEIGHTS, candidates, tune_fusion
 
 __all__ = [
     "MMR_TOP", "SCHEMA_VERSION", "EvalReport", "Family", "TechniqueResult", "TechniqueSpec", "Trial", "Tuning",

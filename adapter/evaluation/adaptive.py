@@ -14,11 +14,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..adaptive import AdaptivePolicy, Calibration, Example, Learned, QuerySignals, calibrate, learn_policy as fit, weight_grid
-from ..fusion import fuse
-from ..fusion import LEGS, Normalization, ScoreNormalization
-from ..metrics import Dataset, per_query
-from ..search import Searcher
+from adapter.evaluation.metrics import Dataset, per_query
+from adapter.fusion import LEGS, Normalization, ScoreNormalization, fuse
+from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, Example, Learned, QuerySignals, calibrate, weight_grid
+from adapter.fusion.choice.policy import learn_policy as fit
+from adapter.search import Searcher
 
 CALIBRATION_FULL_MATCH = 0.8  # a BM25 match at least this good is "full" for the dense-agreement diagnostic
 
@@ -30,7 +30,7 @@ class QueryRecord:
     text: str
     signals: QuerySignals
     legs: tuple[tuple[tuple[str, float], ...], ...]  # per leg: (id, raw score), best first
-    coverage: float | None = None  # the query's term coverage (adapter.signals.term_coverage)
+    coverage: float | None = None  # the query's term coverage (adapter.fusion.choice.signals.term_coverage)
 
 
 def measure_queries(searcher: Searcher, queries: Mapping[str, str], *, vectors: Mapping[str, np.ndarray] | None = None,
@@ -76,7 +76,7 @@ def examples(records: Mapping[str, QueryRecord], qrels: Mapping[str, Mapping[str
 
 def learn_policy(searcher: Searcher, train: Dataset, *, base: AdaptivePolicy, depth: int = 100, progress: bool = False
                  ) -> tuple[Learned, Calibration]:
-    """A policy learned on ``train`` (its judgments; see :func:`adapter.adaptive.learn_policy`), and
+    """A policy learned on ``train`` (its judgments; see :func:`adapter.fusion.choice.policy.learn_policy`), and
     the calibration of its queries it was learned with."""
     vectors = {q: searcher.embedder.embed_query(t) for q, t in train.queries.items()}
     records = measure_queries(searcher, train.queries, vectors=vectors, depth=depth, progress=progress)

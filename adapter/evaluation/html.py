@@ -20,10 +20,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..fusion import DEFAULT_FUSION, LEGS, Fusion
-from .perquery import REPORTED, TOP, QueryRun, query_metrics
-from .significance import ALPHA, CORRECTION, RESAMPLES, Comparison, compare
-from .stored import StoredEval
+from adapter.evaluation.perquery import REPORTED, TOP, QueryRun, query_metrics
+from adapter.evaluation.significance import ALPHA, CORRECTION, RESAMPLES, Comparison, compare
+from adapter.evaluation.stored import StoredEval
+from adapter.fusion import DEFAULT_FUSION, LEGS, Fusion
 
 ASSETS = ("dom.js", "labels.js", "report.js", "report.css")
 VENDORED = ("vendor/chart.umd.min.js", "vendor/chart.js-LICENSE.md")

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..errors import InputError
-from ..fusion import Fusion, parse_fusion
-from .._optional import require
-from ..metrics import MEASURES, Qrels, run_from_rankings
+from adapter._optional import require
+from adapter.errors import InputError
+from adapter.evaluation.metrics import MEASURES, Qrels, run_from_rankings
+from adapter.fusion import Fusion, parse_fusion
 
 TOP = 10  # documents per query whose titles are kept (the report shows each list's top 10)
 REPORTED = ("ndcg@10", "recall@100", "mrr@10")  # the report's measures, each tested for significance
@@ -70,7 +70,7 @@ Runs = Mapping[str, Mapping[str, QueryRun]]  # technique -> query id -> its run
 
 def query_metrics(qrels: Qrels, runs: Runs, measures: Sequence[str] = REPORTED) -> dict[str, dict[str, dict[str, float]]]:
     """``measure -> technique -> query id -> value`` for every judged query (0 where nothing was
-    returned), by ir-measures as the means are (:func:`adapter.metrics.evaluate`), every measure of
+    returned), by ir-measures as the means are (:func:`adapter.evaluation.metrics.evaluate`), every measure of
     a technique in one pass."""
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:

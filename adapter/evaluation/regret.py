@@ -1,12 +1,12 @@
 """The default row's regret in one ``hybrid eval`` run: what it lost against the best fixed fusion
-of the same run and against each leg (adapter.selection's measure, on one set). Pure."""
+of the same run and against each leg (adapter.fusion.choice.selection's measure, on one set). Pure."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..selection import SetRun, fixed_rows
+from adapter.fusion.choice.selection import SetRun, fixed_rows
 
 # A loss above this is worth a warning line (one or two queries' worth on a small set).
 WARN_LOSS = 0.005

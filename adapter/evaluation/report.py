@@ -10,17 +10,17 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..adaptive import AdaptivePolicy
-from ..contracts import EVAL_SCHEMA_VERSION
-from ..fusion import Fusion
-from ..learned import LearnedFusion
-from ..page import MMRPlace
-from ..metrics import MEASURES
-from ..types import Technique
-from .perquery import QueryRun
-from .regret import DefaultRegret, default_regret
+from adapter.evaluation.metrics import MEASURES
+from adapter.evaluation.perquery import QueryRun
+from adapter.evaluation.regret import DefaultRegret, default_regret
+from adapter.fusion import Fusion
+from adapter.fusion.choice.learned import LearnedFusion
+from adapter.fusion.choice.policy import AdaptivePolicy
+from adapter.index.contracts import EVAL_SCHEMA_VERSION
+from adapter.search.page import MMRPlace
+from adapter.search.results import Technique
 
-SCHEMA_VERSION = EVAL_SCHEMA_VERSION  # adapter/schemas/eval.schema.json; additions bump it (adapter.contracts)
+SCHEMA_VERSION = EVAL_SCHEMA_VERSION  # adapter/schemas/eval.schema.json; additions bump it (adapter.index.contracts)
 MMR_TOP = 10
 
 
@@ -206,7 +206,7 @@ def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str =
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..fusion import DEFAULT_FUSION
+    from adapter.fusion import DEFAULT_FUSION
 
     data, rows = _rows(report)
     first = {n: r for n, r in rows.items() if not _post(n, r)}

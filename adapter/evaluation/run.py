@@ -15,36 +15,35 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..adaptive import ADAPTIVE, DEFAULT_POLICY, AdaptivePolicy
-from ..admin import init_index
-from ..advisor import classify
-from ..assets import TEXT_LAYOUTS, IndexSpec
-from ..cache import EmbeddingCache
-from ..calibration import measure_calibration, store_adaptive
-from ..capabilities import Capabilities
-from ..catalog import alias_indices
-from ..engines import cluster_for
-from ..defaults import cluster_kind, default_technique
-from ..embedders import Embedder
-from ..errors import InputError
-from ..errors import AssetError
-from ..fusion import client_only, fuse, same_ranking_up_to_ties
-from ..fusion import DEFAULT_WEIGHTS, LEGS, RRF, Fusion, Normalization, ScoreNormalization
-from ..learned import select as select_model
-from ..documents import PARENT_FIELD
-from ..metrics import Dataset, evaluate
-from ..page import Collapse, MMRPlace, SearchOptions
-from ..search import Searcher
-from ..sources import Chunking, FieldMap, RowError, SourceDoc, read_jsonl
-from ..rerank import Reranker
-from ..types import Hit, Technique
-from .report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
-from .adaptive import learn_policy
-from .perquery import TOP, FusionUsed, QueryRun
-from .tune import fetch_legs, tune_fusion
+from adapter.engines import cluster_for
+from adapter.engines.capabilities import Capabilities
+from adapter.errors import AssetError, InputError
+from adapter.evaluation.adaptive import learn_policy
+from adapter.evaluation.metrics import Dataset, evaluate
+from adapter.evaluation.perquery import TOP, FusionUsed, QueryRun
+from adapter.evaluation.report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
+from adapter.evaluation.tune import fetch_legs, tune_fusion
+from adapter.fusion import DEFAULT_WEIGHTS, LEGS, RRF, Fusion, Normalization, ScoreNormalization, client_only, fuse, same_ranking_up_to_ties
+from adapter.fusion.choice.advise import classify
+from adapter.fusion.choice.calibrate import measure_calibration, store_adaptive
+from adapter.fusion.choice.defaults import cluster_kind, default_technique
+from adapter.fusion.choice.learned import select as select_model
+from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy
+from adapter.fusion.choice.values import ADAPTIVE
+from adapter.index.assets import TEXT_LAYOUTS, IndexSpec
+from adapter.index.catalog import alias_indices
+from adapter.index.documents import PARENT_FIELD
+from adapter.index.init import init_index
+from adapter.ingest.sources import Chunking, FieldMap, RowError, SourceDoc, read_jsonl
+from adapter.models.cache import EmbeddingCache
+from adapter.models.embedders import Embedder
+from adapter.search import Searcher
+from adapter.search.page import Collapse, MMRPlace, SearchOptions
+from adapter.search.rerank import Reranker
+from adapter.search.results import Hit, Technique
 
 LEARNED = "learned"
-LEARNED_FUSION_ROW = "client-learned"  # the learned fusion model (adapter.learned), fused in the client
+LEARNED_FUSION_ROW = "client-learned"  # the learned fusion model (adapter.fusion.choice.learned), fused in the client
 
 Ranking = dict[str, list[tuple[str, float]]]
 
@@ -63,7 +62,7 @@ def standard_techniques(caps: Capabilities, *, weights: Sequence[float] = DEFAUL
     if policy is not None and caps.supports(ScoreNormalization())[0]:
         if caps.z_score and policy.normalization == "auto":
             # Both forms of the policy, each explicit (the selection chooses between them from these rows,
-            # adapter.defaults): on z_score (hybrid-adaptive), and on min_max, what 2.19 runs.
+            # adapter.fusion.choice.defaults): on z_score (hybrid-adaptive), and on min_max, what 2.19 runs.
             base.append(TechniqueSpec(f"hybrid-{ADAPTIVE}", Technique.HYBRID, replace(policy, normalization=Normalization.Z_SCORE.value)))
             variant = replace(policy, normalization=Normalization.MIN_MAX.value, name=f"{policy.name}-min_max")
             base.append(TechniqueSpec(f"hybrid-{ADAPTIVE}-min_max", Technique.HYBRID, variant))
@@ -113,7 +112,7 @@ def prepare_index(client: Any, dataset: Dataset, embedder: Embedder, alias: str,
     never be retrieved by text anyway); any other bad row is an error naming its failures file,
     which goes to the temporary folder, not the working directory.
     """
-    from ..ingest import Ingestor
+    from adapter.ingest.ingestor import Ingestor
 
     cluster = cluster_for(client)
     old = alias_indices(cluster, alias) if fresh else []
@@ -141,7 +140,7 @@ def run_technique(searcher: Searcher, queries: dict[str, str], vectors: dict[str
                   ) -> tuple[Ranking, list[float], list[float], set[str], dict[str, QueryRun]]:
     """Every query through one technique: the rankings, client and server milliseconds (in query
     order), the notices, and each query's run as the report keeps it (:mod:`.perquery`)."""
-    from ..progress import track
+    from adapter._progress import track
 
     rankings: Ranking = {}
     client_ms: list[float] = []
@@ -183,7 +182,7 @@ def _titles(hits: Sequence[Hit]) -> dict[str, str]:
 
 
 def by_class(dataset: Dataset, ranked: Ranking) -> dict[str, dict[str, float]]:
-    """The metrics per query class (adapter.advisor: exact-term vs natural language), with counts."""
+    """The metrics per query class (adapter.fusion.choice.advise: exact-term vs natural language), with counts."""
     kinds = {qid: classify(text).kind for qid, text in dataset.queries.items()}
     out = {}
     for kind in ("exact", "natural"):
@@ -311,7 +310,7 @@ def run_eval(
         best, trials = tune_fusion(searcher, tune_split, depth=depth, progress=progress, legs=tune_legs)
         specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True))
         if not techniques or LEARNED_FUSION_ROW in wanted:
-            # Learned fusion (adapter.learned): features and C chosen by cross-validation on the tuning split,
+            # Learned fusion (adapter.fusion.choice.learned): features and C chosen by cross-validation on the tuning split,
             # trained on all of it, fused in the client; the model says how it was chosen (trained_on.selection).
             about = {"dataset": tune_split.name, "split": tune_split.split, "queries": len(tune_split.queries), "depth": depth}
             chosen = select_model(tune_legs, tune_split.qrels, trained_on=about)

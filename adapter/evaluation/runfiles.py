@@ -17,9 +17,9 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .._optional import require
-from ..errors import InputError
-from ..metrics import Qrels
+from adapter._optional import require
+from adapter.errors import InputError
+from adapter.evaluation.metrics import Qrels
 
 _TAG = re.compile(r"[^A-Za-z0-9_.+-]")
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..errors import InputError
+from adapter.errors import InputError
 
 NAME_MAX, DESCRIPTION_MAX, TEXT_MAX = 50, 250, 2000
 _REFUSED = re.compile(r"[\"\\<>]")  # TextValidationUtil.DANGEROUS_CHARS_PATTERN

@@ -1,7 +1,7 @@
 """A stored evaluation: everything ``hybrid eval --report DIR`` measured, in files other tools read.
 
     DIR/eval.json          the means (the ``hybrid eval --json`` document, docs/EVALUATION.md)
-    DIR/queries.jsonl      the queries, BEIR style ({"_id", "text"}), with their class (adapter.advisor)
+    DIR/queries.jsonl      the queries, BEIR style ({"_id", "text"}), with their class (adapter.fusion.choice.advise)
     DIR/qrels.txt          the judgments, TREC qrels (qid 0 docid grade)
     DIR/runs/<name>.run    one TREC run file per technique (adapter.evaluation.runfiles)
     DIR/details.json       per query and technique: client and server milliseconds, the fusion it
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..advisor import classify
-from ..errors import InputError
-from ..metrics import Dataset
-from .perquery import TOP, FusionUsed, QueryRun
-from .report import EvalReport
-from .runfiles import read_qrels, read_run, write_qrels, write_run
+from adapter.errors import InputError
+from adapter.evaluation.metrics import Dataset
+from adapter.evaluation.perquery import TOP, FusionUsed, QueryRun
+from adapter.evaluation.report import EvalReport
+from adapter.evaluation.runfiles import read_qrels, read_run, write_qrels, write_run
+from adapter.fusion.choice.advise import classify
 
 DETAILS_VERSION = 1
 RUNS = "runs"
@@ -50,7 +50,7 @@ def run_path(root: str | Path, technique: str) -> Path:
 
 def write(report: EvalReport, dataset: Dataset, root: str | Path) -> Path:
     """The evaluation's files under ``root`` (created; existing files of an earlier eval are replaced)."""
-    from .report import write_json
+    from adapter.evaluation.report import write_json
 
     root = Path(root)
     (root / RUNS).mkdir(parents=True, exist_ok=True)

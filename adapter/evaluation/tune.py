@@ -6,12 +6,11 @@ the best by nDCG@10. The winner is then confirmed through the server on a *diffe
 
 from __future__ import annotations
 
-from ..capabilities import Capabilities
-from ..fusion import fuse
-from ..fusion import Fusion, ScoreSum
-from ..metrics import Dataset, evaluate
-from ..search import Searcher
-from .report import Trial
+from adapter.engines.capabilities import Capabilities
+from adapter.evaluation.metrics import Dataset, evaluate
+from adapter.evaluation.report import Trial
+from adapter.fusion import Fusion, ScoreSum, fuse
+from adapter.search import Searcher
 
 TUNE_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 TUNE_RANK_CONSTANTS = (5, 10, 20, 40, 60, 80, 100)
@@ -33,7 +32,7 @@ def candidates(caps: Capabilities) -> list[Fusion]:
 
 def fetch_legs(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True) -> dict[str, list[list[tuple[str, float]]]]:
     """Both legs of every query of ``dataset`` (one ``_msearch`` each): what tuning fuses offline."""
-    from ..progress import track
+    from adapter._progress import track
 
     return {qid: searcher.legs(text, depth=depth)
             for qid, text in track(dataset.queries.items(), f"legs ({dataset.split})", total=len(dataset.queries), enabled=progress)}
@@ -43,7 +42,7 @@ def tune_fusion(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progr
                 legs: dict[str, list[list[tuple[str, float]]]] | None = None) -> tuple[Fusion, list[Trial]]:
     """Best fusion on ``dataset`` (the tuning split) by nDCG@10 (then Recall@100), from fetched legs
     (``legs``, else fetched here)."""
-    from ..progress import track
+    from adapter._progress import track
 
     legs = legs if legs is not None else fetch_legs(searcher, dataset, depth=depth, progress=progress)
     trials = []

@@ -15,7 +15,7 @@ Which search engines can run a method server-side is the method's ``servers``; e
 engines registers a renderer for it (:mod:`.render`): OpenSearch as a search-pipeline processor or
 in-query fusion, Elasticsearch as a retriever or the summed request. Everywhere else the searcher
 fetches both legs and fuses them here, with a notice. Whether one cluster (its version, plugins,
-licence) runs a fusion: :meth:`adapter.capabilities.Capabilities.supports`.
+licence) runs a fusion: :meth:`adapter.engines.capabilities.Capabilities.supports`.
 
 Adding a method: one module here (a frozen dataclass deriving ``Fusion`` with ``kind``,
 ``spellings``, ``name``, ``parse`` and ``fuse``; ``servers`` empty unless an engine renders it) and
@@ -32,12 +32,12 @@ import importlib
 import pkgutil
 from typing import Sequence, overload
 
-from ..errors import InputError
-from .base import DEFAULT_WEIGHTS, LEGS, FusedDoc, Fusion, Run, methods, parse_weights
-from .compare import same_ranking_up_to_ties
-from .normalization import Combination, Normalization, ScoreNormalization, combine, contributions, fuse_normalized, normalize
-from .rrf import DEFAULT_RANK_CONSTANT, RRF, rrf, rrf_term
-from .score_sum import ScoreSum, score_sum
+from adapter.errors import InputError
+from adapter.fusion.base import DEFAULT_WEIGHTS, LEGS, FusedDoc, Fusion, Run, methods, parse_weights
+from adapter.fusion.compare import same_ranking_up_to_ties
+from adapter.fusion.normalization import Combination, Normalization, ScoreNormalization, combine, contributions, fuse_normalized, normalize
+from adapter.fusion.rrf import DEFAULT_RANK_CONSTANT, RRF, rrf, rrf_term
+from adapter.fusion.score_sum import ScoreSum, score_sum
 
 # Every module of the package, so that each method registers itself (a new module needs no edit here).
 for _module in pkgutil.iter_modules(__path__):

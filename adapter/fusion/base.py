@@ -12,14 +12,48 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import enum
 import math
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from ..errors import InputError
-from ..types import LegScore
+from adapter.errors import InputError
+
+
+class FusedBy(str, enum.Enum):
+    """Who fused the legs of a result."""
+
+    NONE = "none"  # a single leg (bm25, dense): nothing to fuse
+    SERVER_PIPELINE = "server-pipeline"  # a search pipeline stored on the cluster (named)
+    SERVER_INLINE = "server-inline"  # a search pipeline sent with the request
+    SERVER_QUERY = "server-query"  # the hybrid query's own `fusion` (in-query fusion, no pipeline)
+    SERVER_RETRIEVER = "server-retriever"  # Elasticsearch: an rrf or linear retriever in the request
+    SERVER_SUM = "server-sum"  # Elasticsearch: query + knn in one request, raw scores summed with boosts
+    CLIENT = "client"  # both legs fetched and fused here (client, client-rrf, or a fallback)
+
+    @property
+    def server(self) -> bool:
+        """The cluster fuses (a pipeline, the request's body)."""
+        return self not in (FusedBy.NONE, FusedBy.CLIENT)
+
+    @property
+    def in_request(self) -> bool:
+        """The request's body fuses (no search pipeline): in-query fusion, a retriever, the sum."""
+        return self in (FusedBy.SERVER_QUERY, FusedBy.SERVER_RETRIEVER, FusedBy.SERVER_SUM)
+
+
+@dataclass(frozen=True)
+class LegScore:
+    """One leg's part in a hit's fused score (an explanation row)."""
+
+    leg: str  # "bm25" or "dense"
+    rank: int | None  # 1-based rank in that leg; None when the leg did not return the hit
+    raw_score: float | None  # the leg's own score (BM25 score, k-NN similarity score)
+    normalized_score: float | None  # after min_max / l2 / z_score, or 1/(k+rank) for RRF
+    weight: float
+    contribution: float  # this leg's share of the fused score
 
 LEGS = ("bm25", "dense")
 DEFAULT_WEIGHTS: tuple[float, float] = (0.5, 0.5)
@@ -62,7 +96,7 @@ class Fusion(abc.ABC):
     unweighted: ClassVar[tuple[float, ...]] = (1.0,) * len(LEGS)
 
     # Whether the method is one of the registry's (named, parsed and varied from a name alone). A
-    # fusion that needs a trained model (adapter.learned) is not: it comes from its file.
+    # fusion that needs a trained model (adapter.fusion.choice.learned) is not: it comes from its file.
     registered: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Run
+from adapter.fusion.base import Run
 
 
 def same_ranking_up_to_ties(a: Run, b: Run, *, rel_tol: float = 1e-6) -> bool:

@@ -16,7 +16,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, no_rank_constant, weighted_sum
+from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, no_rank_constant, weighted_sum
 
 SIGMAS = 3.0
 LONE = 0.5  # a single score, or no spread: the middle of [0, 1]

@@ -18,9 +18,21 @@ from typing import ClassVar, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from ..types import LegScore, parse_enum
-from .base import DEFAULT_WEIGHTS, LEGS, FusedDoc, Fusion, Run, checked_weights, firsts, leg_names_for, no_rank_constant, ranked
+from adapter._enums import parse_enum
+from adapter.errors import InputError
+from adapter.fusion.base import (
+    DEFAULT_WEIGHTS,
+    LEGS,
+    FusedDoc,
+    Fusion,
+    LegScore,
+    Run,
+    checked_weights,
+    firsts,
+    leg_names_for,
+    no_rank_constant,
+    ranked,
+)
 
 
 class Normalization(str, enum.Enum):

@@ -12,11 +12,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Callable, Generic, Protocol, TypeVar
 
-from .base import Fusion
+from adapter.fusion.base import Fusion
 
 if TYPE_CHECKING:
-    from ..capabilities import Capabilities
-    from ..types import FusedBy
+    from adapter.engines.capabilities import Capabilities
+    from adapter.fusion.base import FusedBy
 
 F = TypeVar("F", bound=Fusion)
 

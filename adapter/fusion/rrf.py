@@ -18,8 +18,8 @@ from typing import ClassVar, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, weighted_sum
+from adapter.errors import InputError
+from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, weighted_sum
 
 DEFAULT_RANK_CONSTANT = 60
 RANK_CONSTANT_RANGE = (1, 10_000)

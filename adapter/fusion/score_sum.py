@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
-from .base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, no_rank_constant, weighted_sum
+from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, no_rank_constant, weighted_sum
 
 
 def score_sum(runs: Sequence[Run], *, weights: Sequence[float], leg_names: Sequence[str] | None = None) -> list[FusedDoc]:

@@ -14,11 +14,13 @@ import json
 from dataclasses import asdict, replace
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..adaptive import ADAPTIVE, AdaptivePolicy
-from ..errors import InputError
-from ..fusion import Fusion, parse_fusion
-from ..sources import FieldMap, RowError, SourceDoc, _dedupe
-from ..types import Hit, IngestReport, ItemFailure, SearchResult
+from adapter.errors import InputError
+from adapter.fusion import Fusion, parse_fusion
+from adapter.fusion.choice.policy import AdaptivePolicy
+from adapter.fusion.choice.values import ADAPTIVE
+from adapter.ingest.report import IngestReport, ItemFailure
+from adapter.ingest.sources import FieldMap, RowError, SourceDoc, _dedupe
+from adapter.search.results import Hit, SearchResult
 
 # Filter operators the adapter's filters can say (a conjunction of term / terms / range clauses on
 # metadata), spelled as Haystack and LlamaIndex spell them.

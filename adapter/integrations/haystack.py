@@ -30,15 +30,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._optional import require
+from adapter._optional import require
 
 require("haystack", "the Haystack components")
 
 from haystack import Document, component  # noqa: E402
 
-from ..errors import InputError  # noqa: E402
-from ..types import Technique  # noqa: E402
-from ._common import adapter_filters, failures_json, hit_metadata, resolve_fusion, source_rows, split_title  # noqa: E402
+from adapter.errors import InputError  # noqa: E402
+from adapter.integrations._common import adapter_filters, failures_json, hit_metadata, resolve_fusion, source_rows, split_title  # noqa: E402
+from adapter.search.results import Technique  # noqa: E402
 
 
 @component

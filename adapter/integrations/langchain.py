@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from .._optional import require
+from adapter._optional import require
 
 require("langchain_core", "the LangChain retriever")
 
@@ -45,14 +45,22 @@ from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_core.vectorstores import VectorStore  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
-from ..errors import InputError  # noqa: E402
-from ..types import Hit, SearchResult, Technique  # noqa: E402
+from adapter.errors import InputError  # noqa: E402
+from adapter.search.results import Hit, SearchResult, Technique  # noqa: E402
 
 if TYPE_CHECKING:
-    from ..embedders import Embedder
-    from ..ingest import Ingestor
-    from ..search import Searcher
-from ._common import adapter_filters, content_id, hit_metadata, raise_on_failures, resolve_fusion, source_rows, split_title  # noqa: E402
+    from adapter.ingest.ingestor import Ingestor
+    from adapter.models.embedders import Embedder
+    from adapter.search import Searcher
+from adapter.integrations._common import (  # noqa: E402
+    adapter_filters,
+    content_id,
+    hit_metadata,
+    raise_on_failures,
+    resolve_fusion,
+    source_rows,
+    split_title,
+)
 
 
 class HybridRetriever(BaseRetriever):
@@ -176,8 +184,8 @@ class HybridVectorStore(VectorStore):
         """Add ``texts`` to the existing adapter index ``index`` (``hybrid init`` makes one) and
         return its store. ``embedding`` may only be :class:`EmbedderEmbeddings` of the index's own
         model (or ``None``): the ingestor embeds with the model the index records."""
-        from ..ingest import Ingestor
-        from ..search import Searcher
+        from adapter.ingest.ingestor import Ingestor
+        from adapter.search import Searcher
 
         if client is None or not index:
             raise InputError("HybridVectorStore.from_texts needs client=adapter.connect(url) and index=<alias of an adapter index>")

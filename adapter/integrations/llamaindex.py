@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .._optional import require
+from adapter._optional import require
 
 require("llama_index.core", "the LlamaIndex components")
 
@@ -34,9 +34,10 @@ from llama_index.core.retrievers import BaseRetriever  # noqa: E402
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode, TransformComponent  # noqa: E402
 from pydantic import ConfigDict, PrivateAttr  # noqa: E402
 
-from ..errors import InputError  # noqa: E402
-from ..types import IngestReport, Technique  # noqa: E402
-from ._common import adapter_filters, hit_metadata, raise_on_failures, resolve_fusion, source_rows, split_title  # noqa: E402
+from adapter.errors import InputError  # noqa: E402
+from adapter.ingest.report import IngestReport  # noqa: E402
+from adapter.integrations._common import adapter_filters, hit_metadata, raise_on_failures, resolve_fusion, source_rows, split_title  # noqa: E402
+from adapter.search.results import Technique  # noqa: E402
 
 
 class HybridRetriever(BaseRetriever):

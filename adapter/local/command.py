@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .node import NodeConfig, NodeStatus
+    from adapter.local.node import NodeConfig, NodeStatus
 
 
 def add_parser(sub: Any) -> None:
-    from ..cli.common import Renamed
-    from .releases import DEFAULT_VERSION, RELEASES
+    from adapter.cli.common import Renamed
+    from adapter.local.releases import DEFAULT_VERSION, RELEASES
 
     pinned = ", ".join(r.name for r in RELEASES)
     local = sub.add_parser("local", help="local OpenSearch (k-NN + neural-search) or Elasticsearch nodes, from Maven")
@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> None:
 
 
 def node_config(args: argparse.Namespace) -> NodeConfig:
-    from .node import NodeConfig, default_cache_dir
+    from adapter.local.node import NodeConfig, default_cache_dir
 
     return NodeConfig(
         version=getattr(args, "version", None),
@@ -72,7 +72,7 @@ def print_status(status: NodeStatus) -> None:
     print("  modules:  " + ", ".join(status.modules))
     print("  hunspell: " + (", ".join(status.hunspell) or "none"))
     if status.engine == "opensearch":
-        from .knn_guard import STATUS_LINE
+        from adapter.local.knn_guard import STATUS_LINE
 
         print(f"  k-NN:     {STATUS_LINE}")
     print(f"  java:     {status.java}")
@@ -88,7 +88,7 @@ def _explicit(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .node import LocalNode
+    from adapter.local.node import LocalNode
 
     log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     config = node_config(args)

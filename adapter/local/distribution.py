@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import ChecksumError, LocalNodeError
-from . import procs
-from .artifacts import Artifact, Fetcher, pom_dependencies
-from .downloads import sha256_of
-from .releases import DEFAULT_VERSION, Release, resolve_release
+from adapter.errors import ChecksumError, LocalNodeError
+from adapter.local import procs
+from adapter.local.artifacts import Artifact, Fetcher, pom_dependencies
+from adapter.local.downloads import sha256_of
+from adapter.local.releases import DEFAULT_VERSION, Release, resolve_release
 
 __all__ = ["DEFAULT_VERSION", "MODULES", "assemble", "distribution_artifacts", "verify_home"]
 

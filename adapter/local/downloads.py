@@ -16,7 +16,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ..errors import ArtifactNotFoundError, ChecksumError, LocalNodeError
+from adapter.errors import ArtifactNotFoundError, ChecksumError, LocalNodeError
 
 
 def sha256_of(path: Path) -> str:

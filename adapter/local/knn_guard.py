@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import procs
+from adapter.local import procs
 
 TEMPLATE = "hybrid-local-no-native-knn"
 BODY = {

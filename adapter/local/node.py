@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from .._renamed import keep_old_field_name
-from ..errors import ConfigurationError, LocalNodeError, NodeStartError, PortInUseError
-from . import procs
-from .artifacts import make_fetcher
-from .distribution import assemble
-from .releases import DEFAULT_DISTRIBUTION, DISTRIBUTIONS, Release, resolve_release, secured
-from .java import VECTOR_MODULE, Java, find_java
+from adapter._renamed import keep_old_field_name
+from adapter.errors import ConfigurationError, LocalNodeError, NodeStartError, PortInUseError
+from adapter.local import procs
+from adapter.local.artifacts import make_fetcher
+from adapter.local.distribution import assemble
+from adapter.local.java import VECTOR_MODULE, Java, find_java
+from adapter.local.releases import DEFAULT_DISTRIBUTION, DISTRIBUTIONS, Release, resolve_release, secured
 
 DEFAULT_RUN_USER = "opensearch"
 
@@ -364,7 +364,7 @@ class LocalNode:
         else:
             lines.append("xpack.security.enabled: false")
         if self.release.security:
-            from . import security
+            from adapter.local import security
 
             lines += security.settings()
         lines += [f"{key}: {value}" for key, value in self.config.settings.items()]
@@ -378,7 +378,7 @@ class LocalNode:
             self._prepare_node(index, home, java, ports, user, dictionaries)
 
     def _prepare_node(self, index: int, home: Path, java: Java, ports: list[dict[str, Any]], user: str | None, dictionaries: Path | None) -> None:
-        from .hunspell import install
+        from adapter.local.hunspell import install
 
         node_dir = self.node_dir / f"node-{index + 1}"
         conf = node_dir / "config"
@@ -392,7 +392,7 @@ class LocalNode:
         locales = install(dictionaries, conf) if dictionaries else []
         (conf / self.distribution.config_file).write_text(self._settings(index, ports, locales))
         if self.release.security:
-            from . import security
+            from adapter.local import security
 
             pki = security.ensure_pki(self.node_dir)
             security.install(conf, pki, security.Credentials.load_or_create(pki.credentials_file))
@@ -593,7 +593,7 @@ class LocalNode:
         (quietly: adapter indexes use lucene, and `init --knn-method faiss` is refused here; `status` says it)."""
         if self.distribution.name != "opensearch":
             return
-        from . import knn_guard
+        from adapter.local import knn_guard
 
         knn_guard.install(url, **self._http())
 
@@ -601,7 +601,7 @@ class LocalNode:
         """TLS context and auth for the node's own requests (nothing for a node without security)."""
         if not self.release.security:
             return {}
-        from . import security
+        from adapter.local import security
 
         pki = security.ensure_pki(self.node_dir)
         return security.http_options(pki, security.Credentials.load_or_create(pki.credentials_file))
@@ -611,14 +611,14 @@ class LocalNode:
         """A secured cluster's client config file (the reader's), for ``HYBRID_CONFIG``; None without security."""
         if not self.release.security:
             return None
-        from . import security
+        from adapter.local import security
 
         return security.Pki(self.node_dir / "pki", self.node_dir / "client").config_file
 
     def _dictionaries(self) -> Path | None:
         if not self.config.hunspell:
             return None
-        from .hunspell import ensure_dictionaries
+        from adapter.local.hunspell import ensure_dictionaries
 
         try:
             with self._artifacts_lock():
@@ -628,7 +628,7 @@ class LocalNode:
             return None
 
     def _announce_security(self, url: str) -> None:
-        from . import security
+        from adapter.local import security
 
         pki = security.ensure_pki(self.node_dir)
         config = security.write_client_config(pki, url, security.Credentials.load_or_create(pki.credentials_file))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ConfigurationError
+from adapter.errors import ConfigurationError
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def secured(release: Release) -> Release:
     """``release`` with the OpenSearch security plugin (``hybrid local up --secure``)."""
     from dataclasses import replace
 
-    from .security import PLUGIN, SECURITY_PLUGINS
+    from adapter.local.security import PLUGIN, SECURITY_PLUGINS
 
     if release.distribution.name != "opensearch" or release.version not in SECURITY_PLUGINS:
         raise ConfigurationError(

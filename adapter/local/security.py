@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._optional import require
-from ..errors import ConfigurationError
+from adapter._optional import require
+from adapter.errors import ConfigurationError
 
 if TYPE_CHECKING:  # cryptography is the `secure` extra: imported where it is used, named here for the types
     from cryptography import x509

@@ -14,9 +14,9 @@ import urllib.error
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..errors import ConfigurationError
-from . import procs
-from .releases import DEFAULT_DISTRIBUTION, RELEASES, release_by_name
+from adapter.errors import ConfigurationError
+from adapter.local import procs
+from adapter.local.releases import DEFAULT_DISTRIBUTION, RELEASES, release_by_name
 
 DEFAULT_TARGETS = tuple(r.name for r in RELEASES)
 

@@ -28,17 +28,17 @@ A search is a chain of small stages, composed per request (:mod:`.compose`):
 :mod:`.state`     what the searcher knows of the index: one immutable value, replaced when it changes
 ==============  ======================================================================
 
-Construction does no I/O: :meth:`Searcher.open` reads the index (:mod:`adapter.catalog`) and the
+Construction does no I/O: :meth:`Searcher.open` reads the index (:mod:`adapter.index.catalog`) and the
 cluster's capabilities once and hands them in.
 """
 
 from __future__ import annotations
 
-from .planning import FirstStage, FusionPlan, SearchPlan
-from .recovery import PARTIAL_RETRY_PAUSE_S
-from .request import KNN_MAX_K, SearchRequest, TechniqueName
-from .searcher import Searcher
-from .state import IndexState
+from adapter.search.planning import FirstStage, FusionPlan, SearchPlan
+from adapter.search.recovery import PARTIAL_RETRY_PAUSE_S
+from adapter.search.request import KNN_MAX_K, SearchRequest, TechniqueName
+from adapter.search.searcher import Searcher
+from adapter.search.state import IndexState
 
 __all__ = ["KNN_MAX_K", "PARTIAL_RETRY_PAUSE_S", "FirstStage", "FusionPlan", "IndexState", "SearchPlan", "SearchRequest", "Searcher",
            "TechniqueName"]

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..responses import RawHit
-from ..types import Facet
+from adapter.engines.responses import Facet, RawHit
 
 Json = Mapping[str, Any]
 

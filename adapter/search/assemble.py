@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..documents import DocumentLayout, hit_text, hit_title
-from ..fusion.render import renderer
-from ..page import CHUNKS
-from ..responses import RawHit
-from ..types import FusedBy, Hit, LegScore, Technique
-from .planning import FusionPlan
-from .state import IndexState
+from adapter.engines.responses import RawHit
+from adapter.fusion.base import FusedBy, LegScore
+from adapter.fusion.render import renderer
+from adapter.index.documents import DocumentLayout, hit_text, hit_title
+from adapter.search.page import CHUNKS
+from adapter.search.planning import FusionPlan
+from adapter.search.results import Hit, Technique
+from adapter.search.state import IndexState
 
 
 def hit(layout: DocumentLayout, raw: RawHit, rank: int, legs: tuple[LegScore, ...] = (), others: Sequence[RawHit] = ()) -> Hit:

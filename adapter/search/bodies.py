@@ -6,13 +6,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..engines import Engine, HybridRequest
-from ..fusion import LEGS
-from ..page import Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
-from ..queries import filter_clauses, search_body, termvectors_body, text_query
-from ..types import FusedBy
-from .planning import FirstStage, FusionPlan
-from .state import IndexState
+from adapter.engines import Engine, HybridRequest
+from adapter.engines.dsl import filter_clauses, search_body, termvectors_body, text_query
+from adapter.fusion import LEGS
+from adapter.fusion.base import FusedBy
+from adapter.search.page import Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
+from adapter.search.planning import FirstStage, FusionPlan
+from adapter.search.state import IndexState
 
 Body = dict[str, Any]
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
-from .. import responses
-from ..queries import text_query
-from ..types import Facet, Hit, Technique
-from ..fusion import FusedDoc
-from . import assemble, bodies, fuse
-from .answers import Answer
-from .planning import FirstStage, FusionPlan, SearchPlan
-from .request import SearchRequest
-from .retrieve import Retriever
+from adapter.engines import responses
+from adapter.engines.dsl import text_query
+from adapter.engines.responses import Facet
+from adapter.fusion import FusedDoc
+from adapter.search import assemble, bodies, fuse
+from adapter.search.answers import Answer
+from adapter.search.planning import FirstStage, FusionPlan, SearchPlan
+from adapter.search.request import SearchRequest
+from adapter.search.results import Hit, Technique
+from adapter.search.retrieve import Retriever
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping, Sequence
 
-from ..engines import Engine
-from ..fusion import LEGS, FusedDoc, Fusion
-from ..page import client_steps
-from ..responses import RawHit
-from ..types import LegScore
-from .planning import FirstStage
-from .answers import Legs
+from adapter.engines import Engine
+from adapter.engines.responses import RawHit
+from adapter.fusion import LEGS, FusedDoc, Fusion
+from adapter.fusion.base import LegScore
+from adapter.search.answers import Legs
+from adapter.search.page import client_steps
+from adapter.search.planning import FirstStage
 
 MIRROR_TOLERANCE = 1e-5  # relative: the mirror computes in float32 as the server does
 Group = tuple[FusedDoc, list[FusedDoc]]  # a hit and the rest of its collapse group

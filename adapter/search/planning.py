@@ -14,16 +14,19 @@ from typing import Any, Mapping, Protocol
 
 import numpy as np
 
-from ..adaptive import AdaptivePolicy, QuerySignals
-from ..assets import IndexNames
-from ..errors import CapabilityError, InputError, PipelineNotFoundError
-from ..fastpath import FastPath
-from ..fusion import DEFAULT_FUSION, RRF, Fusion
-from ..fusion.render import renderer
-from ..page import SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, plan_page
-from ..types import FusedBy, FusionChoice, SentRequest, Technique
-from .request import SearchRequest, Shape
-from .state import IndexState
+from adapter.engines.dsl import SentRequest
+from adapter.errors import CapabilityError, InputError, PipelineNotFoundError
+from adapter.fusion import DEFAULT_FUSION, RRF, Fusion
+from adapter.fusion.base import FusedBy
+from adapter.fusion.choice.policy import AdaptivePolicy, QuerySignals
+from adapter.fusion.choice.values import FusionChoice
+from adapter.fusion.render import renderer
+from adapter.index.assets import IndexNames
+from adapter.search.fast_path import FastPath
+from adapter.search.page import SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, plan_page
+from adapter.search.request import SearchRequest, Shape
+from adapter.search.results import Technique
+from adapter.search.state import IndexState
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ def client_plan(state: IndexState, lookups: Lookups, fusion: Fusion | None, pipe
 
 def fast_path(plan: FusionPlan, state: IndexState, request: SearchRequest, shape: Shape) -> FusionPlan:
     """The server-fused ``plan`` run on the fast path where the index's check applies to it
-    (:mod:`adapter.fastpath`): the same fusion in the client, with a notice saying why."""
+    (:mod:`adapter.search.fast_path`): the same fusion in the client, with a notice saying why."""
     if request.fast_path is FastPath.OFF or request.explain or not plan.fused_by.server:
         return plan
     if request.fast_path is FastPath.ON:
@@ -204,7 +207,7 @@ def mmr_place(state: IndexState, technique: Technique, request: SearchRequest) -
     """Whether MMR runs on the server (the k-NN plugin's ``ext.mmr``), and a notice when it was
     asked for there and cannot. The server runs it for dense alone, without rerank (which comes
     first), collapse or sort, where the cluster setting turns its processors on; ``auto`` asks
-    for it from :data:`~adapter.page.SERVER_MMR_MIN_LAMBDA` up, where it was measured as good."""
+    for it from :data:`~adapter.search.page.SERVER_MMR_MIN_LAMBDA` up, where it was measured as good."""
     options, caps = request.options, state.caps
     if request.mmr_lambda is None or options.mmr is MMRPlace.CLIENT:
         return False, None

@@ -2,7 +2,7 @@
 the reranker it is given (a cross-encoder, injected).
 
 Rerank (a cross-encoder over the top N), MMR (Carbonell & Goldstein 1998, over the stored vectors,
-:func:`adapter.mmr.mmr`), the page cut after either, and the stored vectors stripped from what MMR
+:func:`adapter.search.mmr.mmr`), the page cut after either, and the stored vectors stripped from what MMR
 read. Each keeps the first stage's score in ``Hit.first_stage_score``.
 """
 
@@ -13,11 +13,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ..documents import embedding_text
-from ..errors import IndexMismatchError
-from ..mmr import mmr as mmr_select
-from ..rerank import Reranker
-from ..types import Hit
+from adapter.errors import IndexMismatchError
+from adapter.index.documents import embedding_text
+from adapter.search.mmr import mmr as mmr_select
+from adapter.search.rerank import Reranker
+from adapter.search.results import Hit
 
 
 def _first_stage(hit: Hit) -> float:

@@ -32,11 +32,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Generic, Sequence, TypeVar
 
-from ..engines.port import recording
-from ..errors import BackendError, IndexMismatchError
-from ..fusion import Fusion
-from ..types import SentRequest
-from .state import IndexState
+from adapter.engines.dsl import SentRequest
+from adapter.engines.port import recording
+from adapter.errors import BackendError, IndexMismatchError
+from adapter.fusion import Fusion
+from adapter.search.state import IndexState
 
 T = TypeVar("T")
 Follow = Callable[[IndexState, "AliasMoved"], IndexState]

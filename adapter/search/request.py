@@ -7,13 +7,13 @@ from typing import Any, Literal, Mapping, Sequence, Union
 
 import numpy as np
 
-from ..adaptive import AdaptivePolicy
-from ..errors import InputError
-from ..fastpath import FastPath
-from ..fusion import Fusion
-from ..page import SearchOptions
-from ..queries import clean_query
-from ..types import Technique
+from adapter.engines.dsl import clean_query
+from adapter.errors import InputError
+from adapter.fusion import Fusion
+from adapter.fusion.choice.policy import AdaptivePolicy
+from adapter.search.fast_path import FastPath
+from adapter.search.page import SearchOptions
+from adapter.search.results import Technique
 
 KNN_MAX_K = 10_000
 # The techniques by name, so that a misspelt one is a type error (the CLI parses them at its edge).
@@ -42,7 +42,7 @@ class SearchRequest:
     explain: bool = False
     query_vector: VectorLike | None = None
     options: SearchOptions = field(default_factory=SearchOptions)
-    fast_path: FastPath = FastPath.AUTO  # the parallel-legs fast path (adapter.fastpath)
+    fast_path: FastPath = FastPath.AUTO  # the parallel-legs fast path (adapter.search.fast_path)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "query", clean_query(self.query))

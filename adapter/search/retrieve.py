@@ -9,23 +9,32 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .. import responses
-from ..adaptive import match_quality
-from ..catalog import alias_indices, mapped_fields, max_clause_count, read_pipeline
-from ..engines import Engine
-from ..engines.port import Cluster, recording
-from ..errors import BackendError, IndexMismatchError, InputError
-from ..fusion import LEGS, Fusion
-from ..queries import field_boosts, filter_field
-from ..page import Excerpts, hit_ids, with_excerpts, with_texts
-from ..responses import RawHit
-from ..signals import term_coverage
-from . import bodies
-from .answers import Answer, Legs
-from .planning import FirstStage, FusionPlan, Signals
-from .request import VectorLike
-from .recovery import AliasMoved, Attempt, FusionRefused, NodeLeft, Overloaded, PaginationDepthRejected, PartialAnswer, node_left, overloaded
-from .state import IndexState
+from adapter.engines import Engine, responses
+from adapter.engines.dsl import field_boosts, filter_field
+from adapter.engines.port import Cluster, recording
+from adapter.engines.responses import RawHit
+from adapter.errors import BackendError, IndexMismatchError, InputError
+from adapter.fusion import LEGS, Fusion
+from adapter.fusion.choice.policy import match_quality
+from adapter.fusion.choice.signals import term_coverage
+from adapter.index.catalog import alias_indices, mapped_fields, max_clause_count, read_pipeline
+from adapter.search import bodies
+from adapter.search.answers import Answer, Legs
+from adapter.search.page import Excerpts, hit_ids, with_excerpts, with_texts
+from adapter.search.planning import FirstStage, FusionPlan, Signals
+from adapter.search.recovery import (
+    AliasMoved,
+    Attempt,
+    FusionRefused,
+    NodeLeft,
+    Overloaded,
+    PaginationDepthRejected,
+    PartialAnswer,
+    node_left,
+    overloaded,
+)
+from adapter.search.request import VectorLike
+from adapter.search.state import IndexState
 
 Json = Mapping[str, Any]
 
@@ -179,12 +188,12 @@ class Retriever:
         return self.engine.render_pipeline(fusion, state.caps)
 
     def match_quality(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, Signals]:
-        """BM25's match quality for ``query`` (:func:`adapter.adaptive.match_quality`) and what asking cost."""
+        """BM25's match quality for ``query`` (:func:`adapter.fusion.choice.policy.match_quality`) and what asking cost."""
         quality, _, signals = self.evidence(query, filters)
         return quality, signals
 
     def evidence(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, float | None, Signals]:
-        """BM25's match quality and the query's term coverage (:func:`adapter.signals.term_coverage`),
+        """BM25's match quality and the query's term coverage (:func:`adapter.fusion.choice.signals.term_coverage`),
         from the BM25 leg's best hit and the query's term statistics; recorded apart from the search's
         own requests."""
         with recording() as sent:

@@ -9,25 +9,26 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..adaptive import AdaptivePolicy, Calibration
-from ..assets import IndexNames
-from ..capabilities import Capabilities
-from ..catalog import IndexInfo, read_index_info
-from ..embedders import Embedder
-from ..engines import Engine, cluster_for
-from ..errors import IndexMismatchError, InputError
-from ..fastpath import FastPath
-from ..fusion import Fusion
-from ..page import SearchOptions, plan_excerpts
-from ..queries import TextLeg, clean_query, query_words
-from ..rerank import Reranker
-from ..types import Excerpts, FusedBy, Hit, SearchResult, Technique
-from . import assemble, post, recovery
-from .compose import BY_TECHNIQUE, FirstHits
-from .planning import FirstStage, FusionPlan, SearchPlan, plan_fusion, plan_search
-from .request import SearchRequest, Shape, TechniqueLike, VectorLike
-from .retrieve import Retriever, vector_of
-from .state import Given, HybridFusion, IndexState, split_fusion
+from adapter.engines import Engine, cluster_for
+from adapter.engines.capabilities import Capabilities
+from adapter.engines.dsl import TextLeg, clean_query, query_words
+from adapter.errors import IndexMismatchError, InputError
+from adapter.fusion import Fusion
+from adapter.fusion.base import FusedBy
+from adapter.fusion.choice.policy import AdaptivePolicy, Calibration
+from adapter.index.assets import IndexNames
+from adapter.index.catalog import IndexInfo, read_index_info
+from adapter.models.embedders import Embedder
+from adapter.search import assemble, post, recovery
+from adapter.search.compose import BY_TECHNIQUE, FirstHits
+from adapter.search.fast_path import FastPath
+from adapter.search.page import SearchOptions, plan_excerpts
+from adapter.search.planning import FirstStage, FusionPlan, SearchPlan, plan_fusion, plan_search
+from adapter.search.request import SearchRequest, Shape, TechniqueLike, VectorLike
+from adapter.search.rerank import Reranker
+from adapter.search.results import Excerpts, Hit, SearchResult, Technique
+from adapter.search.retrieve import Retriever, vector_of
+from adapter.search.state import Given, HybridFusion, IndexState, split_fusion
 
 CLAUSE_CHECK_FLOOR = 64  # below this many term clauses a query is not checked against the cluster's limit
 
@@ -46,10 +47,10 @@ class Searcher:
     """Search one hybrid index. Use :meth:`open`; the constructor takes what it reads.
 
     ``embedder`` defaults to the one recorded in the index's fingerprint (loaded on first use, and
-    only when its spec is in ``allowed_models``, see :func:`~adapter.embedders.load_index_embedder`);
+    only when its spec is in ``allowed_models``, see :func:`~adapter.models.embedders.load_index_embedder`);
     a given embedder must match that fingerprint. ``depth`` is the candidate depth per leg.
     ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches; an
-    :class:`~adapter.adaptive.AdaptivePolicy` chooses the weights per query. Without either, the
+    :class:`~adapter.fusion.choice.policy.AdaptivePolicy` chooses the weights per query. Without either, the
     searcher follows the index: adaptive when ``hybrid init`` made it so, else its default pipeline.
 
     One searcher is safe across threads: each search reads the current :class:`~.state.IndexState`
@@ -160,12 +161,12 @@ class Searcher:
         return self._run(once, query_vector is not None).value
 
     def query_match_quality(self, query: str, filters: Mapping[str, Any] | None = None) -> tuple[float | None, float]:
-        """BM25's match quality for ``query`` (:func:`adapter.adaptive.match_quality`) and the server's took."""
+        """BM25's match quality for ``query`` (:func:`adapter.fusion.choice.policy.match_quality`) and the server's took."""
         quality, _, took = self.query_evidence(query, filters)
         return quality, took
 
     def query_evidence(self, query: str, filters: Mapping[str, Any] | None = None) -> tuple[float | None, float | None, float]:
-        """BM25's match quality, the query's term coverage (:func:`adapter.signals.term_coverage`) and
+        """BM25's match quality, the query's term coverage (:func:`adapter.fusion.choice.signals.term_coverage`) and
         the server's took, from the same two requests (the best BM25 hit; the term statistics)."""
         retriever = Retriever(self.cluster, self.engine, self._state, recovery.Attempt(accept_partial=True))
         quality, coverage, signals = retriever.evidence(clean_query(query), filters)
@@ -179,10 +180,10 @@ class Searcher:
                options: SearchOptions | None = None, fast_path: FastPath = FastPath.AUTO) -> SearchResult:
         """Run one query. ``rerank_top`` reranks that many first-stage hits (needs a reranker);
         ``mmr_lambda`` diversifies the final list with MMR over ``mmr_candidates`` candidates.
-        ``options`` (:class:`~adapter.page.SearchOptions`): highlights, facets, collapse, a field
+        ``options`` (:class:`~adapter.search.page.SearchOptions`): highlights, facets, collapse, a field
         sort, a score floor, where MMR runs; a part the cluster cannot run for this technique is
         run by the client, and the result says so in ``notices``. ``fast_path``
-        (:class:`~adapter.fastpath.FastPath`): a hybrid takes the parallel-legs fast path where the
+        (:class:`~adapter.search.fast_path.FastPath`): a hybrid takes the parallel-legs fast path where the
         index's ``hybrid fast-path`` check earned it (``AUTO``), always (``ON``) or never (``OFF``). Raises :class:`~adapter.errors.InputError`
         for bad parameters, :class:`~adapter.errors.CapabilityError` where a fallback is needed and
         refused, :class:`~adapter.errors.BackendError` for the server's errors."""

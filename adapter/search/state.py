@@ -15,14 +15,15 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Callable, Generic, Hashable, Sequence, TypeVar, Union
 
-from ..adaptive import ADAPTIVE, AdaptivePolicy, Calibration, stored_policy
-from ..capabilities import Capabilities
-from ..catalog import IndexInfo
-from ..embedders import Embedder, check_fingerprint, load_index_embedder
-from ..errors import IndexMismatchError
-from ..fastpath import FastPathCheck
-from ..fusion import DEFAULT_FUSION, Fusion, parse_fusion
-from ..queries import TextLeg
+from adapter.engines.capabilities import Capabilities
+from adapter.engines.dsl import TextLeg
+from adapter.errors import IndexMismatchError
+from adapter.fusion import DEFAULT_FUSION, Fusion, parse_fusion
+from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, stored_policy
+from adapter.fusion.choice.values import ADAPTIVE
+from adapter.index.catalog import IndexInfo
+from adapter.models.embedders import Embedder, check_fingerprint, load_index_embedder
+from adapter.search.fast_path import FastPathCheck
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)

@@ -7,8 +7,8 @@
 Needs the ``serve`` extra (starlette, uvicorn, Jinja2).
 """
 
-from .app import create_app
-from .params import Config, Limits
-from .service import SearchService, engine_notes
+from adapter.serve.app import create_app
+from adapter.serve.params import Config, Limits
+from adapter.serve.service import SearchService, engine_notes
 
 __all__ = ["Config", "Limits", "SearchService", "create_app", "engine_notes"]

@@ -27,9 +27,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import BackendError, HybridError, InputError
-from .params import parse_compare, parse_config, query_text
-from .service import SearchService
+from adapter.errors import BackendError, HybridError, InputError
+from adapter.serve.params import parse_compare, parse_config, query_text
+from adapter.serve.service import SearchService
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
@@ -112,7 +112,7 @@ def _query_params(request: Request) -> dict[str, Any]:
 def create_app(service: SearchService, *, report_dir: str | Path | None = None) -> Starlette:
     """The app for one warm :class:`SearchService`; ``report_dir`` (a stored evaluation with its
     report) is served under ``/report/``."""
-    from ..evaluation.html import environment
+    from adapter.evaluation.html import environment
 
     limits = service.limits
     page = environment().get_template("compare.html.j2")

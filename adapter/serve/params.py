@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from ..errors import InputError
-from ..types import Technique
+from adapter.errors import InputError
+from adapter.search.results import Technique
 
 ADAPTIVE = "adaptive"
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")

@@ -4,7 +4,7 @@ The searcher (and so its embedder, loaded once) is opened at start and kept; eve
 search through it (``search``, ``msearch``, ``mget``: nothing is written to the cluster, and a
 fusion no stored pipeline runs travels inside the request). A compare embeds its query once and
 runs every column with that vector. Results are the search contract's JSON
-(:func:`adapter.contracts.search_result_json`, what ``hybrid search --json`` prints).
+(:func:`adapter.index.contracts.search_result_json`, what ``hybrid search --json`` prints).
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..capabilities import Capabilities
-from ..contracts import search_result_json
-from ..errors import HybridError, InputError
-from ..fusion import DEFAULT_RANK_CONSTANT, DEFAULT_WEIGHTS, Fusion, methods, parse_fusion
-from ..page import SearchOptions
-from ..queries import clean_query
-from ..search import Searcher
-from ..types import Technique
-from .params import ADAPTIVE, Config, Limits
+from adapter.engines.capabilities import Capabilities
+from adapter.engines.dsl import clean_query
+from adapter.errors import HybridError, InputError
+from adapter.fusion import DEFAULT_RANK_CONSTANT, DEFAULT_WEIGHTS, Fusion, methods, parse_fusion
+from adapter.index.contracts import search_result_json
+from adapter.search import Searcher
+from adapter.search.page import SearchOptions
+from adapter.search.results import Technique
+from adapter.serve.params import ADAPTIVE, Config, Limits
 
 
 def engine_notes(caps: Capabilities) -> list[str]:
@@ -63,7 +63,7 @@ def offered_fusions(caps: Capabilities) -> tuple[tuple[str, ...], tuple[str, ...
 
 
 def _client_only() -> list[Fusion]:
-    from ..fusion import client_only
+    from adapter.fusion import client_only
 
     return client_only()
 

@@ -8,15 +8,15 @@ from importlib import resources
 
 import pytest
 
-from adapter.adaptive import AdaptivePolicy, Calibration, QuerySignals
-from adapter.admin import init_index
-from adapter.assets import COMBINED_FIELD, IndexSpec
-from adapter.calibration import calibrate_index
-from adapter.catalog import read_index_info, read_pipeline
-from adapter.ingest import Ingestor
+from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, QuerySignals
+from adapter.index.init import init_index
+from adapter.index.assets import COMBINED_FIELD, IndexSpec
+from adapter.fusion.choice.calibrate import calibrate_index
+from adapter.index.catalog import read_index_info, read_pipeline
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import FieldMap, read_source
-from adapter.types import FusedBy
+from adapter.ingest.sources import FieldMap, read_source
+from adapter.fusion.base import FusedBy
 from tests.conftest import delete_pipelines
 
 RETURNS = {"reembolso", "devoluciones", "devoluciones-copia", "etiqueta-devolucion"}

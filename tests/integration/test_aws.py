@@ -53,10 +53,10 @@ def test_serverless_init_ingest_and_search_from_the_cli(opensearch_url, index_na
 def test_serverless_sends_the_managed_service_request_and_gets_its_ranking(opensearch_url, client, index_name, e5,
                                                                           support_docs_path, aws_credentials):
     """Before: the Serverless branch dropped pagination_depth, changing scores and order."""
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
-    from adapter.ingest import Ingestor
-    from adapter.sources import read_source
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
+    from adapter.ingest.ingestor import Ingestor
+    from adapter.ingest.sources import read_source
 
     # One fixed fusion both run: the adaptive default's baseline is z_score where the cluster has it, which Serverless has not.
     init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="min_max-arithmetic_mean"))
@@ -78,10 +78,10 @@ def test_serverless_sends_the_managed_service_request_and_gets_its_ranking(opens
 
 def test_a_collection_rejecting_pagination_depth_gets_the_query_without_it_and_a_notice(opensearch_url, client, index_name, e5,
                                                                                         support_docs_path, aws_credentials):
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
-    from adapter.ingest import Ingestor
-    from adapter.sources import read_source
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
+    from adapter.ingest.ingestor import Ingestor
+    from adapter.ingest.sources import read_source
 
     init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
     Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))

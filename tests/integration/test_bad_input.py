@@ -9,11 +9,11 @@ import sqlite3
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.cache import EmbeddingCache
-from adapter.ingest import Ingestor
-from adapter.sources import read_source
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.models.cache import EmbeddingCache
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import read_source
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401 (fixture)
 
 GOOD = [{"id": "g1", "title": "Primero", "text": "reembolso del pedido"}, {"id": "g2", "title": "Segundo", "text": "error E-4012 en el pago"}]
@@ -208,7 +208,7 @@ def test_init_after_the_alias_was_deleted_offers_and_does_the_reattach(cli, clie
 
 def test_eval_skips_empty_corpus_documents_with_a_notice_and_leaves_no_file_behind(client, index_name, tmp_path, monkeypatch):
     from adapter.evaluation import run_eval
-    from adapter.metrics import load_beir
+    from adapter.evaluation.metrics import load_beir
 
     root = tmp_path / "tiny"
     (root / "qrels").mkdir(parents=True)

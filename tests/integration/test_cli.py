@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from adapter.adaptive import DEFAULT_POLICY
+from adapter.fusion.choice.policy import DEFAULT_POLICY
 from adapter.cli import main
-from adapter.contracts import SEARCH_SCHEMA_VERSION, Contract, validate
+from adapter.index.contracts import SEARCH_SCHEMA_VERSION, Contract, validate
 from adapter.engines import connect
 from adapter.engines.opensearch import OPENSEARCH
 

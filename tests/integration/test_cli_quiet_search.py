@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.embedders import load_embedder
-from adapter.ingest import Ingestor
-from adapter.sources import read_source
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.models.embedders import load_embedder
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import read_source
 from tests.conftest import HashingEmbedder
 
 QUERY = "¿cómo devuelvo un pedido?"

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.check import check_index
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.index.check import check_index
 from adapter.errors import InputError
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import read_source
+from adapter.ingest.sources import read_source
 
 # The components hold on both engines: they go through Searcher and Ingestor, which speak each one's dialect.
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.catalog import alias_indices
-from adapter.ingest import Ingestor
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.index.catalog import alias_indices
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import SourceDoc
+from adapter.ingest.sources import SourceDoc
 from tests.conftest import drop_hybrid_index
 from tests.support.migration import NEW, OLD, by_spec, corpus
 

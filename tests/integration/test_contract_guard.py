@@ -8,14 +8,14 @@ import re
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.check import check_index
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.index.check import check_index
 from adapter.cli import main
 from adapter.engines import describe_url
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import FieldMap, read_source
+from adapter.ingest.sources import FieldMap, read_source
 
 
 @pytest.fixture
@@ -110,7 +110,7 @@ def test_the_adapter_declares_its_own_metadata_and_every_metadata_feature_works(
     assert searcher.search("pedido", filters={"year": {"gte": 2024}}).ids == ["a"]
     assert searcher.search("pedido", filters={"metadata.owner.team": "soporte"}).ids == ["a"]  # a dotted key is a field path
     assert searcher.search("pedido", filters={"urgent": True}).ids == ["a"]
-    from adapter.page import Collapse, SearchOptions
+    from adapter.search.page import Collapse, SearchOptions
 
     page = searcher.search("pedido", options=SearchOptions(facets=("category",), collapse=Collapse()))
     assert sorted(b.key for b in page.aggregations["category"].buckets) == ["devoluciones", "envios"]

@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import COMBINED_FIELD, IndexSpec
-from adapter.catalog import read_index_info
-from adapter.defaults import cluster_kind, default_fusion_name, default_layout
+from adapter.index.init import init_index
+from adapter.index.assets import COMBINED_FIELD, IndexSpec
+from adapter.index.catalog import read_index_info
+from adapter.fusion.choice.defaults import cluster_kind, default_fusion_name, default_layout
 from adapter.engines import cluster_for
-from adapter.ingest import Ingestor
-from adapter.learned import SCHEMA1_FEATURES, LearnedFusion
-from adapter.sources import FieldMap, read_source
+from adapter.ingest.ingestor import Ingestor
+from adapter.fusion.choice.learned import SCHEMA1_FEATURES, LearnedFusion
+from adapter.ingest.sources import FieldMap, read_source
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401
 
 pytestmark = pytest.mark.engine("opensearch")

@@ -8,7 +8,7 @@ import re
 
 from adapter.cli import main
 from adapter.cli.common import live_layout
-from adapter.defaults import default_layout
+from adapter.fusion.choice.defaults import default_layout
 
 
 def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch_url, index_name):

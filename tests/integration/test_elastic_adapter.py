@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from adapter.cli import main
 from adapter.engines import connect_cluster
 from adapter.engines.elasticsearch import ELASTICSEARCH
@@ -23,7 +23,8 @@ from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import fuse
 from adapter.fusion import RRF, ScoreNormalization, ScoreSum
 from adapter.search import Searcher
-from adapter.types import FusedBy, Technique
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 from tests.integration.test_evaluation import tiny_beir  # noqa: F401 (fixtures)
 from tests.conftest import drop_hybrid_index
 from tests.integration.test_search import searcher, support  # noqa: F401 (the seed's support index, Spanish, e5)
@@ -48,7 +49,7 @@ def test_the_probe_reads_version_modules_hunspell_and_licence(client, cluster_ur
 
 
 def test_init_puts_templates_and_the_index_and_no_pipelines(client, index_name, e5, target):
-    spec = IndexSpec(e5.fingerprint, analyzer="spanish")  # the product's default fusion (adapter.defaults: measured)
+    spec = IndexSpec(e5.fingerprint, analyzer="spanish")  # the product's default fusion (adapter.fusion.choice.defaults: measured)
     report = init_index(client, index_name, spec)
     assert {c.kind for c in report.changes} == {"component_template", "index_template", "index"}
     assert report.default_pipeline is None and report.default_fusion == spec.default_fusion
@@ -164,7 +165,7 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
     assert set(json.loads("\n".join(request[2:]))) >= {"query", "knn"}
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--fusion", "rrf", "--json", *url)
     data = json.loads(out)
-    from adapter.contracts import Contract, validate
+    from adapter.index.contracts import Contract, validate
 
     validate(Contract.SEARCH, data)
     assert code == 0 and data["fused_by"] in ("client", "server-retriever") and data["hits"][0]["id"] == "e-4012"
@@ -178,7 +179,7 @@ def test_eval_and_tuning_on_elasticsearch(capsys, cluster_url, tiny_beir, tmp_pa
                        "--quiet", "--cache", tmp_path / "c.sqlite")
     assert code == 0
     data = json.loads(out_json.read_text())
-    from adapter.contracts import Contract, validate
+    from adapter.index.contracts import Contract, validate
 
     validate(Contract.EVAL, data)
     assert {"bm25", "dense", "hybrid-sum", "client-rrf"} <= set(data["results"]) and data["settings"]["engine"] == "elasticsearch"

@@ -4,16 +4,16 @@ import json
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from adapter.cli import main
 from adapter.errors import InputError
 from adapter.evaluation import run_eval
 from adapter.fusion import fuse_normalized, rrf
-from adapter.ingest import Ingestor
-from adapter.metrics import load_beir
+from adapter.ingest.ingestor import Ingestor
+from adapter.evaluation.metrics import load_beir
 from adapter.search import Searcher
-from adapter.sources import read_source
+from adapter.ingest.sources import read_source
 from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization
 
 QUERIES = {
@@ -47,7 +47,7 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
     out = capsys.readouterr().out
     assert code == 0
     data = json.loads(out_json.read_text())
-    from adapter.contracts import Contract, validate
+    from adapter.index.contracts import Contract, validate
 
     validate(Contract.EVAL, data)  # the documented contract (adapter/schemas/eval.schema.json)
     assert data["dataset"] == "support-beir" and data["split"] == "test"
@@ -70,12 +70,12 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
     by_class = data["results"]["hybrid-adaptive"]["by_class"]
     assert by_class["exact"]["queries"] == 1 and by_class["natural"]["queries"] == 2  # "error E-4012" is the exact-term one
     assert data["learned"]["family"] in data["learned"]["cross_validated_ndcg@10"]
-    from adapter.adaptive import AdaptivePolicy
+    from adapter.fusion.choice.policy import AdaptivePolicy
 
     assert AdaptivePolicy.loads(policy.read_text()).trained_on["split"] == "train"
     assert "nDCG@10 by query class" in out
     # Learned fusion (issue 18): trained on the train split, a row of its own, the model written where asked.
-    from adapter.learned import LearnedFusion
+    from adapter.fusion.choice.learned import LearnedFusion
 
     assert "client-learned" in names and data["learned_fusion"]["trained_on"]["split"] == "train"
     assert LearnedFusion.loads(model.read_text()).trained_on["split"] == "train"

@@ -6,18 +6,19 @@ from dataclasses import replace
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.catalog import read_index_info
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.index.catalog import read_index_info
 from adapter.cli import main
 from adapter.engines import cluster_for
-from adapter.fast_path_check import check_fast_path, keep_fast_path
-from adapter.fastpath import FastPath, FastPathCheck
+from adapter.search.fast_path import check_fast_path, keep_fast_path
+from adapter.search.fast_path import FastPath, FastPathCheck
 from adapter.fusion import same_ranking_up_to_ties
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import read_source
-from adapter.types import FusedBy, Technique
+from adapter.ingest.sources import read_source
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 from tests.conftest import drop_hybrid_index
 
 QUERIES = [f"{a} {b}" for a in ("error E-4012", "¿cómo devuelvo un pedido?", "envío del paquete", "factura", "reembolso",

@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.cache import EmbeddingCache
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.models.cache import EmbeddingCache
 from adapter.engines import connect_cluster
 from adapter.errors import ClusterUnavailableError, ConfigurationError, IndexMismatchError, InputError
-from adapter.ingest import Ingestor
-from adapter.sources import Chunking, FieldMap, read_source
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import Chunking, FieldMap, read_source
 from tests.conftest import HashingEmbedder
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
@@ -120,7 +120,7 @@ def test_csv_and_folder_sources(client, hybrid_index, ingestor_for, tmp_path):
 
 
 def test_wrong_model_or_dimension_is_refused_before_writing(client, hybrid_index, support_docs_path):
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
 
     with pytest.raises(IndexMismatchError, match=r"never mix embedding models.*dimension: 384 != 64"):
         Ingestor.open(client, hybrid_index, HashingEmbedder(64), progress=False).ingest(read_source(support_docs_path))

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.catalog import alias_indices, read_pipeline as get_pipeline
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.index.catalog import alias_indices, read_pipeline as get_pipeline
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, IndexMismatchError, InputError
 from adapter.fusion import RRF, ScoreNormalization
@@ -37,7 +37,7 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     assert mapping["properties"]["text"]["analyzer"] == "spanish"
     names = {c.name for c in report.changes if c.kind == "pipeline"}
     z_score = ("z_score-arithmetic_mean",) if target.at_least("3.0") else ()  # z_score exists from 3.0
-    assert spec.default_fusion == "adaptive"  # the measured default, as `hybrid init`'s (adapter.defaults)
+    assert spec.default_fusion == "adaptive"  # the measured default, as `hybrid init`'s (adapter.fusion.choice.defaults)
     assert names == {f"{index_name}-{n}" for n in (
         "min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
         "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf", *z_score, "adaptive")}
@@ -137,9 +137,9 @@ def test_query_field_boost_is_updated_in_place(client, index_name, e5):
 
 def test_a_bare_hybrid_query_from_any_client_is_fused_by_the_default_pipeline(client, index_name, e5, support_docs_path):
     """What a user of plain opensearch-py gets: no search_pipeline parameter, still fused scores."""
-    from adapter.ingest import Ingestor
+    from adapter.ingest.ingestor import Ingestor
     from adapter.search import Searcher
-    from adapter.sources import read_source
+    from adapter.ingest.sources import read_source
 
     report = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
     assert report.default_pipeline == f"{index_name}-adaptive"  # the measured default: calibrated corpus weights for any client

@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapter.adaptive import DEFAULT_POLICY
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.fusion.choice.policy import DEFAULT_POLICY
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from adapter.cli import main
 from adapter.engines import cluster_for
-from adapter.ingest import Ingestor
-from adapter.page import SearchOptions
+from adapter.ingest.ingestor import Ingestor
+from adapter.search.page import SearchOptions
 from adapter.search import Searcher
-from adapter.sources import read_source
+from adapter.ingest.sources import read_source
 from tests.conftest import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ def test_langchain_add_texts_with_another_model_is_caught(client, support_index,
     """LangChain's add_texts bypasses the fingerprint; `hybrid check` sees what it wrote."""
     from langchain_community.vectorstores import OpenSearchVectorSearch
 
-    from adapter.check import check_index
+    from adapter.index.check import check_index
     from adapter.engines import describe_url
     from adapter.integrations.langchain import EmbedderEmbeddings
 

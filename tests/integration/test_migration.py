@@ -20,17 +20,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.cache import EmbeddingCache
-from adapter.catalog import alias_indices
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.models.cache import EmbeddingCache
+from adapter.index.catalog import alias_indices
 from adapter.errors import MigrationError
 from adapter.fusion import ScoreNormalization
-from adapter.ingest import Ingestor
-from adapter.migrate import Gate, prune, reindex, rollback
-from adapter.plan import Desired
+from adapter.ingest.ingestor import Ingestor
+from adapter.index.migrate import Gate, prune, reindex, rollback
+from adapter.index.plan import Desired
 from adapter.search import Searcher
-from adapter.sources import SourceDoc
+from adapter.ingest.sources import SourceDoc
 from tests.conftest import ROOT
 from tests.support.migration import NEW, OLD, Slow, by_spec, corpus
 
@@ -179,7 +179,7 @@ class Scrambled(Slow):
 
 
 def test_the_gate_refuses_a_swap_that_loses_quality(client, live):
-    from adapter.metrics import Dataset
+    from adapter.evaluation.metrics import Dataset
 
     alias = live
     queries = {f"q{i}": f"tok{i}x" for i in range(0, N, 10)}

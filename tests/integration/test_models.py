@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.embedders import load_embedder
-from adapter.ingest import Ingestor
-from adapter.rerank import CrossEncoderReranker
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.models.embedders import load_embedder
+from adapter.ingest.ingestor import Ingestor
+from adapter.search.rerank import CrossEncoderReranker
 from adapter.search import Searcher
-from adapter.sources import read_source
+from adapter.ingest.sources import read_source
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from adapter.catalog import alias_indices, read_pipeline
+from adapter.index.catalog import alias_indices, read_pipeline
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (fixture)
 
 

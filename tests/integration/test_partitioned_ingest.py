@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from tests.support.cli import TEST_EMBEDDER
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")

@@ -20,7 +20,7 @@ from opensearchpy.exceptions import RequestError, TransportError
 
 from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
 from adapter.engines.opensearch import OpenSearchEngine
-from adapter.mmr import knn_mmr
+from adapter.search.mmr import knn_mmr
 
 DOCS = [  # id, parent, chunk, text, category, vector (unit length, 2-d)
     ("a#0", "a", 0, "red apple pie", "x", (1.0, 0.0)),
@@ -259,7 +259,7 @@ def test_server_mmr_when_switched_on(client, idx, caps, request):
     body = {"size": 3, "query": {"knn": {"vec": {"vector": query, "k": 3}}},
             "ext": {"mmr": {"diversity": 0.7, "candidates": 6, "vector_field_path": "vec"}}}
     resp = search(client, idx, body)
-    # The server's list is its formula (adapter.mmr.knn_mmr) over the same candidates and scores.
+    # The server's list is its formula (adapter.search.mmr.knn_mmr) over the same candidates and scores.
     vectors = [h["_source"]["vec"] for h in plain["hits"]["hits"]]
     expected = [ids(plain)[i] for i, _ in knn_mmr(scores(plain), vectors, k=3, diversity=0.7)]
     assert ids(resp) == expected and ids(resp) != ids(plain)[:3]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from adapter.errors import IndexMismatchError
 from tests.conftest import HashingEmbedder
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from adapter.cli import main
-from adapter.contracts import validate
+from adapter.index.contracts import validate
 from tests.support.browser import SCREENSHOTS, available, browser, watched_page
 
 QUERIES = {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),

@@ -8,16 +8,17 @@ import uuid
 import numpy as np
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from adapter.engines import connect_cluster
 from adapter.fusion import same_ranking_up_to_ties
 from adapter.errors import CapabilityError, ClusterUnavailableError, IndexMismatchError, InputError, PipelineNotFoundError
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import FieldMap, read_source
+from adapter.ingest.sources import FieldMap, read_source
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.types import FusedBy, Technique
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 from tests.conftest import drop_hybrid_index
 
 BOTH = pytest.mark.engine("opensearch", "elasticsearch")
@@ -186,7 +187,7 @@ def test_bad_input_gets_clear_errors(searcher, target):
 
 @BOTH
 def test_query_embedder_must_match_the_index(client, support):
-    from adapter.embedders import load_embedder
+    from adapter.models.embedders import load_embedder
 
     with pytest.raises(IndexMismatchError, match="never mix embedding models"):
         Searcher.open(client, support, load_embedder("minilm"))

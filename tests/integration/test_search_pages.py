@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from adapter.errors import ConfigurationError
 from adapter.fusion import same_ranking_up_to_ties
-from adapter.ingest import Ingestor
-from adapter.page import Collapse, MMRPlace, SearchOptions, SortKey
+from adapter.ingest.ingestor import Ingestor
+from adapter.search.page import Collapse, MMRPlace, SearchOptions, SortKey
 from adapter.search import Searcher
-from adapter.sources import Chunking, FieldMap, SourceDoc, read_source
+from adapter.ingest.sources import Chunking, FieldMap, SourceDoc, read_source
 from adapter.testing import RecordingClient
 from tests.conftest import HashingEmbedder, delete_pipelines
 

@@ -63,10 +63,10 @@ def env(monkeypatch, secure):
 @pytest.fixture
 def hybrid_index(admin, secure):
     """An adapter index with the support documents, made by the admin."""
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
-    from adapter.ingest import Ingestor
-    from adapter.sources import read_source
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
+    from adapter.ingest.ingestor import Ingestor
+    from adapter.ingest.sources import read_source
 
     name = f"sec-{int(time.time() * 1000) % 10**8}"
     init_index(admin, name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="spanish"))
@@ -144,8 +144,8 @@ def test_the_read_only_role_gets_403s_naming_the_permission(env, secure, cli, hy
     code, _, err = cli("apply", "--index", hybrid_index, "--embedder", "test:hashing", "--analyzer", "spanish")
     assert code == 2 and "permission denied (403): user 'reader' lacks the permission cluster:admin/component_template/get" in err
     with pytest.raises(PermissionDeniedError) as denied:
-        from adapter.admin import init_index
-        from adapter.assets import IndexSpec
+        from adapter.index.init import init_index
+        from adapter.index.assets import IndexSpec
 
         init_index(connect(config=secure["config"]), f"{hybrid_index}-x", IndexSpec(TEST_EMBEDDER.fingerprint))
     assert denied.value.permission and denied.value.user == "reader" and denied.value.status == 403
@@ -215,8 +215,8 @@ def test_no_secret_in_logs_argv_reprs_or_errors(env, secure, cli, hybrid_index, 
     url_client = connect(secure["url"].replace("https://", f"https://admin:{secure['admin_password']}@"), ca_certs=secure["ca"])
     assert _who(url_client) == "admin"
     texts += [repr(url_client), str(url_client.transport.hosts)]
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
 
     for attempt in (lambda: _probe(connect(secure["url"], username="admin", password=secure["admin_password"])),  # TLS
                     lambda: _probe(connect(secure["url"], username="reader", password=secure["admin_password"], ca_certs=secure["ca"])),  # 401

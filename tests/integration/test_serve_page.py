@@ -8,15 +8,15 @@ import urllib.request
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from adapter.cli import main
-from adapter.contracts import validate
+from adapter.index.contracts import validate
 from adapter.engines import connect_cluster, describe_url
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.serve import SearchService, create_app
-from adapter.sources import read_source
+from adapter.ingest.sources import read_source
 from tests.support.browser import available, browser, wait_until, watched_page
 from tests.support.serving import served
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401 (fixture)
 
 ROWS = [{"id": f"r{i:03d}", "title": f"Fila {i}", "text": f"reembolso del pedido número {i}"} for i in range(240)]

@@ -13,13 +13,13 @@ import uuid
 import pytest
 
 from adapter import fusion as fusion_fns
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.search.bodies import leg_bodies
-from adapter.sources import SourceDoc
+from adapter.ingest.sources import SourceDoc
 from tests.conftest import HashingEmbedder, delete_pipelines
 
 SHARDS = 3

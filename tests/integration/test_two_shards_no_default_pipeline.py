@@ -19,15 +19,15 @@ import uuid
 
 import pytest
 
-from adapter import scan
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.calibration import measure_calibration
-from adapter.check import check_index
+from adapter.index import scan
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.fusion.choice.calibrate import measure_calibration
+from adapter.index.check import check_index
 from adapter.engines import cluster_for
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import SourceDoc
+from adapter.ingest.sources import SourceDoc
 from adapter.testing import RecordingClient
 from tests.conftest import HashingEmbedder, drop_hybrid_index
 

@@ -20,7 +20,7 @@ def test_wheel_contains_the_assets(tmp_path):
         for asset in (ROOT / kind).glob("*.json"):
             assert f"adapter/_assets/{kind}/{asset.name}" in names, asset
     assert "adapter/data/support_es.jsonl" in names
-    for schema in ("search", "eval", "spec"):  # the versioned contracts (adapter.contracts)
+    for schema in ("search", "eval", "spec"):  # the versioned contracts (adapter.index.contracts)
         assert f"adapter/schemas/{schema}.schema.json" in names
     assert "adapter/py.typed" in names
     # The pages work offline from an installed wheel: templates, scripts, and the vendored chart library with its licence.
@@ -40,10 +40,10 @@ def test_wheel_contains_the_assets(tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)], check=True)
     code = (
-        "import adapter.assets as a, json; from adapter.engines.opensearch import OPENSEARCH; from adapter import RRF;"
+        "import adapter.index.assets as a, json; from adapter.engines.opensearch import OPENSEARCH; from adapter import RRF;"
         "from adapter.engines.opensearch.capabilities import opensearch_capabilities;"
         "assert '_assets' in str(a._asset_root('pipelines'));"
-        "from adapter.contracts import schema; assert schema('eval')['title'];"
+        "from adapter.index.contracts import schema; assert schema('eval')['title'];"
         "print(json.dumps(OPENSEARCH.render_pipeline(RRF(20), opensearch_capabilities('3.6.0'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target)})

@@ -38,7 +38,7 @@ def embedder():
 @pytest.fixture
 def cli_embedder(monkeypatch, embedder):
     """`hybrid ingest --embedder test:hashing` loads the test embedder (the subject is the node, not the model)."""
-    import adapter.embedders as embedders
+    import adapter.models.embedders as embedders
 
     real = embedders.load_embedder
     monkeypatch.setattr(embedders, "load_embedder", lambda spec, **o: embedder if spec == "test:hashing" else real(spec, **o))
@@ -51,8 +51,8 @@ def connect_to(node, **options):
 
 
 def make_index(client, alias, embedder, *, shards=1):
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
 
     client.indices.delete(index=f"{alias}-v*", ignore=[404])
     init_index(client, alias, IndexSpec(embedder.fingerprint, shards=shards))
@@ -71,7 +71,7 @@ def corpus(path: Path, n: int, *, prefix: str = "doc") -> Path:
 
 def expected_checksums(path: Path, embedder) -> dict[str, str]:
     """id -> checksum of the document the index should hold for each row (vector included)."""
-    from adapter.documents import DocumentLayout, build_document, embedding_text
+    from adapter.index.documents import DocumentLayout, build_document, embedding_text
 
     out = {}
     for line in path.read_text(encoding="utf-8").splitlines():

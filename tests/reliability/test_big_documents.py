@@ -40,14 +40,14 @@ def _big_text() -> str:
 
 
 def test_16_searchers_make_no_errors_with_a_million_character_document_in_the_index(big_node, embedder, tmp_path):
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
     from adapter.engines import connect
-    from adapter.ingest import Ingestor
+    from adapter.ingest.ingestor import Ingestor
     from adapter.search import Searcher
-    from adapter.sources import SourceDoc
+    from adapter.ingest.sources import SourceDoc
     from adapter import SearchOptions
-    from adapter.types import Excerpts
+    from adapter.search.results import Excerpts
 
     client = connect(big_node.url, pool_maxsize=SEARCHERS)
     alias = "rel-big"
@@ -104,8 +104,8 @@ def test_16_searchers_make_no_errors_with_a_million_character_document_in_the_in
 
 
 def test_a_document_over_the_request_size_limit_is_named_with_the_limit(big_node, embedder, tmp_path, cli_embedder, capsys):
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
     from adapter.cli import main
     from adapter.engines import connect
 

@@ -12,9 +12,9 @@ import pytest
 
 from adapter.engines import connect
 from adapter.errors import ClusterUnavailableError
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import read_source
+from adapter.ingest.sources import read_source
 from tests.reliability.conftest import connect_to, corpus, make_index, write_figures
 from tests.support.faults import black_hole
 

@@ -92,12 +92,12 @@ class World:
         return self.tmp / "ckpt.json"
 
     def live(self) -> list[str]:
-        from adapter.catalog import alias_indices
+        from adapter.index.catalog import alias_indices
 
         return alias_indices(self.client, self.alias)
 
     def live_model(self):
-        from adapter.catalog import read_index_info
+        from adapter.index.catalog import read_index_info
 
         return MODELS[read_index_info(self.client, self.alias).fingerprint.spec]
 
@@ -169,7 +169,7 @@ def _phase_trigger(world: World, phase: str):
 
 
 def _docs(rows):
-    from adapter.sources import SourceDoc
+    from adapter.ingest.sources import SourceDoc
 
     return [SourceDoc(r["id"], r["text"], r["title"], {"lang": r["lang"]}) for r in rows]
 
@@ -181,7 +181,7 @@ def _expect(world: World, rows) -> None:
 
 def _ingest(world: World, rows) -> list:
     """Rows through the alias with its live model; returns the rows that did not land."""
-    from adapter.ingest import Ingestor
+    from adapter.ingest.ingestor import Ingestor
 
     report = Ingestor.open(world.client, world.alias, world.live_model(), progress=False,
                            failures_path=world.tmp / f"failures-{world.written}.jsonl").ingest(_docs(rows))
@@ -205,8 +205,8 @@ def _step(world: World, step: str) -> None:
         run = _hybrid(world, step, "reindex", pause=0.05, trigger=_phase_trigger(world, step[5:]))
         assert run.code in (0, 143), run.out
     elif step == "rollback":
-        from adapter.catalog import index_version
-        from adapter.plan import versions_of
+        from adapter.index.catalog import index_version
+        from adapter.index.plan import versions_of
 
         if not [v for v in versions_of(world.client, world.alias) if index_version(v) < index_version(world.live()[0])]:
             return _step(world, "reindex")  # nothing to go back to yet
@@ -277,8 +277,8 @@ def _digest(fields: dict) -> str:
 
 def _check_documents(world: World) -> int:
     """The live index holds exactly the documents written, each with the live model's vector."""
-    from adapter.catalog import read_index_info
-    from adapter.documents import embedding_text
+    from adapter.index.catalog import read_index_info
+    from adapter.index.documents import embedding_text
 
     info = read_index_info(world.client, world.alias)
     model = MODELS[info.fingerprint.spec]
@@ -294,8 +294,8 @@ def _check_documents(world: World) -> int:
 
 
 def _sequences(world: World, n: int, rng: random.Random, steps: tuple[str, ...]) -> dict:
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
     from tests.conftest import drop_hybrid_index
 
     figures: dict = {"sequences": []}

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import read_source
+from adapter.ingest.sources import read_source
 from tests.reliability.conftest import connect_to, corpus, expected_checksums, indexed_checksums, make_index, write_figures
 from tests.support.nodes import own_node
 

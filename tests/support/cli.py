@@ -17,7 +17,7 @@ TEST_EMBEDDER = HashingEmbedder(32)
 @pytest.fixture
 def cli(monkeypatch, capsys):
     """``cli(*args) -> (exit code, stdout, stderr)`` with ``test:hashing`` loadable."""
-    import adapter.embedders as embedders
+    import adapter.models.embedders as embedders
 
     real = embedders.load_embedder
     monkeypatch.setattr(embedders, "load_embedder", lambda spec, **o: TEST_EMBEDDER if spec == "test:hashing" else real(spec, **o))
@@ -34,7 +34,7 @@ def cli(monkeypatch, capsys):
 def main_with_test_embedder(argv: list[str] | None = None) -> int:
     """``python -m tests.support.cli ARGS``: the ``hybrid`` command in a process of its own, with
     ``test:hashing`` loadable (for tests that run several commands at once)."""
-    import adapter.embedders as embedders
+    import adapter.models.embedders as embedders
 
     real = embedders.load_embedder
     embedders.load_embedder = lambda spec, **o: TEST_EMBEDDER if spec == "test:hashing" else real(spec, **o)  # type: ignore[assignment]

@@ -68,11 +68,11 @@ def by_spec(spec: str, **_):
 
 
 def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
-    from adapter.cache import EmbeddingCache
+    from adapter.models.cache import EmbeddingCache
     from adapter.engines import connect_cluster
-    from adapter.migrate import reindex
-    from adapter.plan import Desired
-    from adapter.assets import IndexSpec
+    from adapter.index.migrate import reindex
+    from adapter.index.plan import Desired
+    from adapter.index.assets import IndexSpec
 
     desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard"))
     reindex(connect_cluster(url), desired, Slow(NEW, pause=0.2), cache=EmbeddingCache(cache), checkpoint=checkpoint, batch=16,
@@ -80,7 +80,7 @@ def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
 
 
 def cli(command: str, url: str, alias: str, checkpoint: str, cache: str, pause: str = "0", model: str = "new") -> int:
-    import adapter.embedders as embedders
+    import adapter.models.embedders as embedders
     from adapter.cli import main as hybrid
 
     models = {m.fingerprint.spec: m for m in (OLD, NEW)}

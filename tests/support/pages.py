@@ -1,6 +1,6 @@
 """Answers a node gives to the search that fetches a page's documents (client fusion's second
 request): the text fields come back as excerpts in ``highlight`` (they are kept out of ``_source``
-unless the page asks for the full text, adapter.page.plan_excerpts), the other fields in ``_source``."""
+unless the page asks for the full text, adapter.search.page.plan_excerpts), the other fields in ``_source``."""
 
 from __future__ import annotations
 

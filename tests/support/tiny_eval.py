@@ -8,8 +8,8 @@ from pathlib import Path
 from adapter.evaluation import EvalReport, TechniqueResult, TechniqueSpec, stored
 from adapter.evaluation.perquery import FusionUsed, QueryRun
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.metrics import Dataset, evaluate
-from adapter.types import Technique
+from adapter.evaluation.metrics import Dataset, evaluate
+from adapter.search.results import Technique
 
 QUERIES = {"q1": "histone H2A.Z", "q2": "what lowers blood pressure", "q3": "BRCA1 mutations"}
 QRELS = {"q1": {"a": 1}, "q2": {"b": 2, "c": 1}, "q3": {"z": 1}}

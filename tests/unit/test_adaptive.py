@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from adapter.adaptive import (
+from adapter.fusion.choice.policy import (
     BM25_K1,
     DEFAULT_POLICY,
     AdaptivePolicy,
@@ -26,7 +26,7 @@ from adapter.adaptive import (
 )
 from adapter.errors import InputError
 from adapter.fusion import ScoreNormalization
-from adapter.responses import term_statistics
+from adapter.engines.responses import term_statistics
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 pytestmark = pytest.mark.unit
@@ -188,7 +188,7 @@ def test_calibration_round_trip_and_median():
 def test_corpus_fusion_is_what_a_bare_query_gets():
     meta = {"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}
     assert corpus_fusion(meta) == ScoreNormalization(weights=(0.1, 0.9))
-    from adapter.defaults import measured_adaptive_base
+    from adapter.fusion.choice.defaults import measured_adaptive_base
 
     assert corpus_fusion(meta, z_score=True) == ScoreNormalization(measured_adaptive_base(), weights=(0.1, 0.9))
     assert corpus_fusion(None) == ScoreNormalization(weights=(0.5, 0.5))
@@ -241,6 +241,6 @@ def test_match_quality_means_the_same_on_legacy_and_lucene_bm25():
     legacy_top = ideal_score(fields) * (1 + BM25_K1)
     lucene_top = legacy_top / (1 + BM25_K1)
     assert match_quality(legacy_top, fields, legacy_bm25=True) == pytest.approx(match_quality(lucene_top, fields, legacy_bm25=False))
-    from adapter.capabilities import Capabilities
+    from adapter.engines.capabilities import Capabilities
 
     assert opensearch_capabilities("2.19.1").legacy_bm25 and not opensearch_capabilities("3.6.0").legacy_bm25

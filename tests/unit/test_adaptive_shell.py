@@ -8,17 +8,18 @@ import math
 import numpy as np
 import pytest
 
-from adapter.adaptive import AdaptivePolicy, Calibration
-from adapter.admin import init_index
-from adapter.assets import IndexNames, IndexSpec
-from adapter.calibration import calibrate_index
-from adapter.capabilities import Capabilities
-from adapter.catalog import IndexInfo
+from adapter.fusion.choice.policy import AdaptivePolicy, Calibration
+from adapter.index.init import init_index
+from adapter.index.assets import IndexNames, IndexSpec
+from adapter.fusion.choice.calibrate import calibrate_index
+from adapter.engines.capabilities import Capabilities
+from adapter.index.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
 from adapter.testing import FakeClient
-from adapter.types import EmbeddingFingerprint, FusedBy
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.fusion.base import FusedBy
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 pytestmark = pytest.mark.unit

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapter.adaptive import DEFAULT_POLICY, AdaptivePolicy, Calibration, QuerySignals
-from adapter.advisor import advise
+from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy, Calibration, QuerySignals
+from adapter.fusion.choice.advise import advise
 from adapter.cli.printers import print_advice
 
 pytestmark = pytest.mark.unit

@@ -1,6 +1,6 @@
 import pytest
 
-from adapter.advisor import advise, classify
+from adapter.fusion.choice.advise import advise, classify
 from adapter.errors import InputError
 
 

@@ -2,12 +2,12 @@ import json
 
 import pytest
 
-from adapter.assets import IndexNames, IndexSpec, list_assets, load_asset, validate_index_name
-from adapter.capabilities import Capabilities
+from adapter.index.assets import IndexNames, IndexSpec, list_assets, load_asset, validate_index_name
+from adapter.engines.capabilities import Capabilities
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import AssetError, ConfigurationError, InputError
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.types import EmbeddingFingerprint
+from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 render_components = OPENSEARCH.render_components

@@ -1,4 +1,4 @@
-from adapter.capabilities import Capabilities
+from adapter.engines.capabilities import Capabilities
 from adapter.engines.opensearch import capabilities_from
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.engines.opensearch.capabilities import opensearch_capabilities, serverless_capabilities

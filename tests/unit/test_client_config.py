@@ -103,7 +103,7 @@ def test_generated_credentials_do_not_show_in_their_repr(tmp_path):
 
 
 def test_a_misspelt_connection_option_is_refused_not_ignored():
-    """connect() takes its settings as one set of options (adapter.client.ConnectionOptions): a name
+    """connect() takes its settings as one set of options (adapter.engines.connection.ConnectionOptions): a name
     outside it is an error, as a named parameter's misspelling was, never a setting quietly dropped."""
     with pytest.raises(TypeError, match="unknown connection options verify_cert; known: username, .*verify_certs"):
         connect("https://127.0.0.1:9200", verify_cert=False)

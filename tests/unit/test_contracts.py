@@ -11,11 +11,15 @@ import pytest
 
 jsonschema = pytest.importorskip("jsonschema")  # the test extra has it; CI installs it
 
-from adapter import contracts  # noqa: E402
-from adapter.contracts import Contract, search_result_json, validate  # noqa: E402
+from adapter.index import contracts
+from adapter.index.contracts import Contract, search_result_json, validate  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.fusion import RRF, ScoreNormalization  # noqa: E402
-from adapter.types import Bucket, Facet, FusedBy, FusionChoice, Hit, LegScore, SearchResult, SentRequest, Technique  # noqa: E402
+from adapter.engines.responses import Bucket, Facet  # noqa: E402
+from adapter.fusion.base import FusedBy, LegScore  # noqa: E402
+from adapter.fusion.choice.values import FusionChoice  # noqa: E402
+from adapter.search.results import Hit, SearchResult, Technique  # noqa: E402
+from adapter.engines.dsl import SentRequest  # noqa: E402
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,17 +125,17 @@ def test_the_eval_writer_validates():
 def test_spec_files_validate_as_the_reader_reads_them(tmp_path):
     import yaml
 
-    from adapter.spec import Spec, parse_spec_text
-    from adapter.types import EmbeddingFingerprint
+    from adapter.index.spec import Spec, parse_spec_text
+    from adapter.models.fingerprint import EmbeddingFingerprint
 
     fp = EmbeddingFingerprint("m", "minilm", "abc", 384, True)
     written = Spec("docs", "minilm", fp, analyzer="english", extra_pipelines=(("tuned", "{}"),)).to_document()
     validate(Contract.SPEC, written)
     parse_spec_text(json.dumps(written))
-    import adapter.spec
+    import adapter.index.spec
 
     examples = [b.split("\n", 1)[1].split("```")[0] for b in (ROOT / "docs" / "OPERATIONS.md").read_text(encoding="utf-8").split("```yaml")[1:]]
-    examples.append(adapter.spec.__doc__.split("::\n", 1)[1].split("\n\nUnknown keys")[0])  # the format in the module's docstring
+    examples.append(adapter.index.spec.__doc__.split("::\n", 1)[1].split("\n\nUnknown keys")[0])  # the format in the module's docstring
     specs = [doc for doc in map(yaml.safe_load, examples) if isinstance(doc, dict) and "alias" in doc]
     assert len(specs) >= 2
     for doc in specs:  # the examples people copy

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from adapter import defaults
-from adapter.assets import COMBINED_FIELD, IndexNames, IndexSpec
+from adapter.fusion.choice import defaults
+from adapter.index.assets import COMBINED_FIELD, IndexNames, IndexSpec
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import AssetError, ConfigurationError
-from adapter.queries import TextLeg, termvectors_body
-from adapter.selection import ClusterKind
-from adapter.types import EmbeddingFingerprint
+from adapter.engines.dsl import TextLeg, termvectors_body
+from adapter.fusion.choice.selection import ClusterKind
+from adapter.models.fingerprint import EmbeddingFingerprint
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +86,7 @@ def test_adaptive_is_a_default_fusion_with_its_own_pipeline_name():
 
 
 def test_the_default_policy_runs_the_form_the_selection_chose():
-    from adapter.adaptive import DEFAULT_POLICY
+    from adapter.fusion.choice.policy import DEFAULT_POLICY
     from adapter.fusion import Normalization
 
     chosen = defaults.default_technique()
@@ -98,7 +98,7 @@ def test_the_default_policy_runs_the_form_the_selection_chose():
 
 def test_the_reports_the_default_is_chosen_from_follow_the_eval_contract():
     pytest.importorskip("jsonschema")
-    from adapter.contracts import Contract, validate
+    from adapter.index.contracts import Contract, validate
 
     for path in defaults.measured()["sources"].values():
         validate(Contract.EVAL, json.loads((ROOT / path).read_text(encoding="utf-8")))
@@ -108,8 +108,8 @@ def test_a_cluster_without_z_score_is_selected_on_the_adaptive_form_its_policy_r
     # The default policy's base follows the cluster's z_score capability, and Elasticsearch reports
     # none (its client fusion could run z_score, the policy does not), as 2.19: on both the policy
     # runs the min_max form, so the z_score form's row is no candidate there.
-    from adapter import selection
-    from adapter.adaptive import DEFAULT_POLICY
+    from adapter.fusion.choice import selection
+    from adapter.fusion.choice.policy import DEFAULT_POLICY
     from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
     from adapter.engines.opensearch.capabilities import opensearch_capabilities
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from adapter.capabilities import Capabilities
+from adapter.engines.capabilities import Capabilities
 from adapter.cli.printers import compact_numbers, print_result
 from adapter.engines.opensearch import OpenSearchEngine
 from adapter.fusion import RRF, ScoreNormalization
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient
-from adapter.types import FusedBy, Hit, LegScore, SearchResult, SentRequest, Technique
+from adapter.fusion.base import FusedBy, LegScore
+from adapter.search.results import Hit, SearchResult, Technique
+from adapter.engines.dsl import SentRequest
 from tests.unit.test_shell import hits, pipelines, searcher
 from adapter.engines.opensearch.capabilities import serverless_capabilities
 

@@ -14,23 +14,25 @@ from pathlib import Path
 
 import pytest
 
-from adapter.defaults import default_fusion_name
+from adapter.fusion.choice.defaults import default_fusion_name
 
-from adapter.analysis import AnalysisSupport, text_analysis
-from adapter.capabilities import Capabilities
-from adapter.catalog import IndexInfo
+from adapter.index.analysis import AnalysisSupport, text_analysis
+from adapter.engines.capabilities import Capabilities
+from adapter.index.catalog import IndexInfo
 from adapter.engines import translate_errors
 from adapter.engines import engine_for
 from adapter.engines.elasticsearch import ELASTICSEARCH, capabilities_from
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import BackendError, CapabilityError, ClusterUnavailableError, ConfigurationError
-from adapter.assets import IndexNames, IndexSpec
+from adapter.index.assets import IndexNames, IndexSpec
 from adapter.fusion import score_sum
 from adapter.fusion import RRF, ScoreNormalization, ScoreSum, parse_fusion
 from adapter.search import Searcher
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient
-from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
 
@@ -361,7 +363,7 @@ def test_bulk_to_an_unreachable_node_fails_every_row_with_no_answer():
 
 
 def test_the_bulk_counter_survives_the_helpers_client_copy():
-    from adapter.engines.clientapi import _Counting
+    from adapter.engines.base_cluster import _Counting
     from adapter.engines.port import BulkCounts
 
     class Inner:

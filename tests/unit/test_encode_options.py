@@ -2,7 +2,7 @@
 
 import pytest
 
-from adapter.embedders import SentenceTransformerEmbedder, _devices, load_embedder
+from adapter.models.embedders import SentenceTransformerEmbedder, _devices, load_embedder
 from adapter.errors import ConfigurationError
 
 pytestmark = pytest.mark.unit

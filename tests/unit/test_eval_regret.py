@@ -7,7 +7,7 @@ import pytest
 from adapter.evaluation import EvalReport, TechniqueResult, TechniqueSpec
 from adapter.evaluation.regret import default_regret
 from adapter.fusion import ScoreNormalization
-from adapter.types import Technique
+from adapter.search.results import Technique
 
 pytestmark = pytest.mark.unit
 

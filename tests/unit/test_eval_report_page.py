@@ -8,7 +8,7 @@ from adapter.errors import InputError
 from adapter.evaluation import EvalReport, stored
 from adapter.evaluation.html import report_data, write_report
 from adapter.evaluation.perquery import FusionUsed, query_metrics
-from adapter.metrics import Dataset
+from adapter.evaluation.metrics import Dataset
 from tests.support.tiny_eval import QRELS, QUERIES, write_tiny_evaluation
 
 pytestmark = pytest.mark.unit

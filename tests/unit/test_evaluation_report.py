@@ -2,13 +2,13 @@ import json
 
 import pytest
 
-from adapter.advisor import advise, verdict
-from adapter.capabilities import Capabilities
+from adapter.fusion.choice.advise import advise, verdict
+from adapter.engines.capabilities import Capabilities
 from adapter.errors import InputError
 from adapter.evaluation import SCHEMA_VERSION, EvalReport, Family, TechniqueResult, TechniqueSpec, format_table, standard_techniques
 from adapter.evaluation.tune import candidates
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.types import Technique
+from adapter.search.results import Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 
@@ -100,7 +100,7 @@ def test_depth_below_k_is_refused_rather_than_silently_raised(tmp_path):
     # The searcher fetches at least k candidates per leg, so `--depth 30` with k = 100 used to run
     # at depth 100 while the report said depth_per_leg 30.
     from adapter.evaluation import run_eval
-    from adapter.metrics import Dataset
+    from adapter.evaluation.metrics import Dataset
 
     dataset = Dataset("tiny", tmp_path, "test", {"q1": "x"}, {"q1": {"d1": 1}})
     with pytest.raises(InputError, match=r"depth 30 is below k 100"):

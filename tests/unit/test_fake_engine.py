@@ -7,17 +7,19 @@ from dataclasses import replace
 
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexSpec
-from adapter.catalog import read_index_info
+from adapter.index.init import init_index
+from adapter.index.assets import IndexSpec
+from adapter.index.catalog import read_index_info
 from adapter.engines import cluster_for, engine_for
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.ingest import Ingestor
-from adapter.plan import apply_plan, plan_spec
+from adapter.ingest.ingestor import Ingestor
+from adapter.index.plan import apply_plan, plan_spec
 from adapter.search import Searcher
-from adapter.sources import SourceDoc
-from adapter.spec import Spec
-from adapter.types import EngineName, FusedBy, Technique
+from adapter.ingest.sources import SourceDoc
+from adapter.index.spec import Spec
+from adapter.engines.capabilities import EngineName
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 from tests.conftest import HashingEmbedder
 from tests.support.fake_engine import FAKE, FakeCluster
 
@@ -105,7 +107,7 @@ def test_a_document_the_mapping_refuses_is_a_failure_not_a_loss(indexed):
 
 @pytest.mark.parametrize("chunk_words", [None, 50])
 def test_a_title_only_document_is_indexed_and_found_by_its_title(chunk_words):
-    from adapter.sources import Chunking
+    from adapter.ingest.sources import Chunking
 
     cluster, embedder = FakeCluster(), HashingEmbedder(16)
     init_index(cluster, "docs", IndexSpec(embedder.fingerprint))

@@ -7,12 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from adapter.catalog import IndexInfo
-from adapter.fastpath import FASTER_THAN, MIN_QUERIES, FastPath, FastPathCheck
+from adapter.index.catalog import IndexInfo
+from adapter.search.fast_path import FASTER_THAN, MIN_QUERIES, FastPath, FastPathCheck
 from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
 from adapter.testing import FakeClient
-from adapter.types import FusedBy, Technique
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 from tests.support.pages import page_answer
 from tests.unit.test_shell import CAPS_2, FP, UnitEmbedder, hits, pipelines
 
@@ -92,7 +93,7 @@ def test_fast_path_on_takes_it_without_a_check():
                                               ({"max_queries": 0}, "max_queries must be at least 1, got 0")])
 def test_the_check_refuses_a_bad_depth_or_sample_size_before_any_request(options, message):
     from adapter.errors import InputError
-    from adapter.fast_path_check import check_fast_path
+    from adapter.search.fast_path import check_fast_path
 
     client = _client()
     with pytest.raises(InputError, match=message):

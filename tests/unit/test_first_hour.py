@@ -21,7 +21,7 @@ def run_cli(*args: str, block: tuple[str, ...] = ()) -> subprocess.CompletedProc
 
 def test_progress_bars_leave_no_blank_lines_when_piped():
     """Before: each finished bar left an empty line on a piped stderr (12 in an eval)."""
-    code = ("from adapter.progress import Bar, track\n"
+    code = ("from adapter._progress import Bar, track\n"
             "list(track(range(3), 'score'))\nlist(track(range(3), 'score'))\n"
             "bar = Bar('ingest docs', total=2); bar.update(2); bar.close()\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -70,7 +70,7 @@ def test_tune_outputs_go_beside_the_outputs_named():
 
 
 def _plan(rebuild: bool):
-    from adapter.plan import Change, Plan
+    from adapter.index.plan import Change, Plan
 
     changes = [Change("index_template", "docs", "create", reason="missing on the cluster"),
                Change("component_template", "docs-text", "unchanged")]
@@ -159,7 +159,7 @@ def _python_example_spec(text: str, fingerprint):
     import re
 
     import adapter
-    from adapter.defaults import default_layout
+    from adapter.fusion.choice.defaults import default_layout
 
     call = re.search(r"IndexSpec\((embedder\.fingerprint[^\n]*?\))\)", text)
     assert call, "no IndexSpec(embedder.fingerprint, ...) in the example"
@@ -174,9 +174,9 @@ def test_the_python_example_makes_the_index_hybrid_init_makes(where, monkeypatch
     (combined): the same words, two different indices."""
     from pathlib import Path
 
-    from adapter import embedders
+    from adapter.models import embedders
     from adapter.cli import common
-    from adapter.types import EmbeddingFingerprint
+    from adapter.models.fingerprint import EmbeddingFingerprint
 
     fp = EmbeddingFingerprint("sentence-transformers/all-MiniLM-L6-v2", "minilm", "abc", 384, True)
     monkeypatch.setattr(embedders, "load_embedder", lambda spec, **_: SimpleNamespace(fingerprint=fp))

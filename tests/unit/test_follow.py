@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adapter.assets import IndexNames, IndexSpec
-from adapter.capabilities import Capabilities
-from adapter.catalog import IndexInfo
+from adapter.index.assets import IndexNames, IndexSpec
+from adapter.engines.capabilities import Capabilities
+from adapter.index.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import IndexMismatchError
 from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
 from adapter.testing import FakeClient
-from adapter.types import EmbeddingFingerprint
+from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 OLD = EmbeddingFingerprint("old", "test:old", "aa", 4, True)

@@ -13,14 +13,14 @@ import sqlite3
 import numpy as np
 import pytest
 
-from adapter.cache import EmbeddingCache, embed_documents, text_key
-from adapter.catalog import IndexInfo
+from adapter.models.cache import EmbeddingCache, embed_documents, text_key
+from adapter.index.catalog import IndexInfo
 from adapter.engines import connect
 from adapter.errors import ConfigurationError, InputError
-from adapter.ingest import Ingestor
-from adapter.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
-from adapter.types import EmbeddingFingerprint
+from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
@@ -50,7 +50,7 @@ class CountingEmbedder:
 
 
 def no_pause(monkeypatch):
-    import adapter.ingest as ingest_module
+    import adapter.ingest.ingestor as ingest_module
 
     monkeypatch.setattr(ingest_module.time, "sleep", lambda s: None)
 
@@ -199,8 +199,8 @@ def planted(spec):
 
 
 def test_the_searcher_refuses_a_model_the_index_names_but_nobody_allowed(monkeypatch):
-    import adapter.embedders as embedders
-    from adapter.capabilities import Capabilities
+    import adapter.models.embedders as embedders
+    from adapter.engines.capabilities import Capabilities
     from adapter.search import Searcher
 
     monkeypatch.delenv("HYBRID_ALLOWED_MODELS", raising=False)
@@ -213,7 +213,7 @@ def test_the_searcher_refuses_a_model_the_index_names_but_nobody_allowed(monkeyp
 
 
 def test_allowed_models_come_from_the_built_ins_the_environment_and_the_caller(monkeypatch):
-    from adapter.embedders import allowed_models, load_index_embedder
+    from adapter.models.embedders import allowed_models, load_index_embedder
 
     monkeypatch.setenv("HYBRID_ALLOWED_MODELS", "st:org/model-a, st:/models/b")
     assert {"minilm", "multilingual-e5-small", "st:org/model-a", "st:/models/b", "st:c"} <= set(allowed_models(["st:c"]))
@@ -226,7 +226,7 @@ def test_allowed_models_come_from_the_built_ins_the_environment_and_the_caller(m
 
 # -- 7. search: past the last page, a filter on a field the index lacks, a query over the clause limit --
 def paged_searcher(answers):
-    from adapter.capabilities import Capabilities
+    from adapter.engines.capabilities import Capabilities
     from adapter.search import Searcher
 
     from tests.unit.test_shell import UnitEmbedder, pipelines
@@ -289,8 +289,8 @@ def orphaned_init_client():
 
 
 def test_init_detects_an_index_whose_alias_was_deleted_and_offers_to_reattach_it():
-    from adapter.admin import init_index
-    from adapter.assets import IndexSpec
+    from adapter.index.init import init_index
+    from adapter.index.assets import IndexSpec
     from adapter.engines.opensearch import OPENSEARCH
 
     SPEC = IndexSpec(FP, default_fusion="min_max-arithmetic_mean")  # the index _init_client models

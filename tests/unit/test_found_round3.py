@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from adapter.sources import FieldMap, RowError, SourceDoc, read_jsonl, read_source
+from adapter.ingest.sources import FieldMap, RowError, SourceDoc, read_jsonl, read_source
 
 
 def write(path, lines):
@@ -96,7 +96,7 @@ def test_jsonl_named_json_still_reads_as_lines(tmp_path):
 # -- 19. missing ids printed as None ----------------------------------------------------------------------
 def test_a_failure_without_an_id_is_printed_without_none():
     from adapter.cli.ingest import failure_line
-    from adapter.types import ItemFailure
+    from adapter.ingest.report import ItemFailure
 
     assert failure_line(ItemFailure(None, "no value in id field 'id'", line=4)) == "line 4: no value in id field 'id'"
     assert failure_line(ItemFailure("d7", "refused", line=9)) == "line 9: d7: refused"
@@ -111,10 +111,10 @@ import tracemalloc  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from adapter.catalog import IndexInfo  # noqa: E402
-from adapter.ingest import Ingestor  # noqa: E402
+from adapter.index.catalog import IndexInfo  # noqa: E402
+from adapter.ingest.ingestor import Ingestor  # noqa: E402
 from adapter.testing import FakeClient, bulk_actions, bulk_answer  # noqa: E402
-from adapter.types import EmbeddingFingerprint  # noqa: E402
+from adapter.models.fingerprint import EmbeddingFingerprint  # noqa: E402
 
 FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
 INFO = IndexInfo("docs", "docs-v1", FP)
@@ -145,7 +145,7 @@ def fake_cluster():
 
 # -- 2, 3. a 105 MB document reached the model; no size policy ----------------------------------------------
 def test_a_document_over_the_size_limit_is_refused_before_it_reaches_the_model(tmp_path):
-    from adapter.sources import DEFAULT_MAX_CHARS
+    from adapter.ingest.sources import DEFAULT_MAX_CHARS
 
     model = CountingEmbedder()
     rows = [SourceDoc("small", "fine text", line=1), SourceDoc("huge", "word " * (DEFAULT_MAX_CHARS // 5 + 1), line=2),
@@ -189,7 +189,7 @@ def test_a_row_over_the_limit_is_refused_by_the_reader_without_holding_it(tmp_pa
 # -- 4. two concurrent ingests wrote the same failures file -------------------------------------------------
 def test_two_ingests_in_the_same_second_write_failures_files_of_their_own(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    import adapter.ingest as ingest_module
+    import adapter.ingest.ingestor as ingest_module
 
     monkeypatch.setattr(ingest_module.time, "strftime", lambda *a: "20261201-120000")  # the same second for both
     first = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False).ingest([RowError(1, "bad one", "x1")])
@@ -228,7 +228,7 @@ def _plant(path, fp, text, vector):
     """What anyone who can write the cache file can do: add a row whose unkeyed digest is right."""
     import sqlite3
 
-    from adapter.cache import entry_digest, text_key
+    from adapter.models.cache import entry_digest, text_key
 
     blob = np.asarray(vector, dtype=np.float32).tobytes()
     with sqlite3.connect(path) as db:
@@ -237,7 +237,7 @@ def _plant(path, fp, text, vector):
 
 
 def test_the_embedding_cache_its_folder_and_its_key_are_private_to_their_user(tmp_path):
-    from adapter.cache import EmbeddingCache, embed_documents
+    from adapter.models.cache import EmbeddingCache, embed_documents
 
     path = tmp_path / "fresh" / "embeddings.sqlite"
     embed_documents(CountingEmbedder(), ["some text"], EmbeddingCache(path))
@@ -246,7 +246,7 @@ def test_the_embedding_cache_its_folder_and_its_key_are_private_to_their_user(tm
 
 
 def test_a_vector_planted_without_the_key_is_rejected_and_embedded_again(tmp_path):
-    from adapter.cache import EmbeddingCache, embed_documents
+    from adapter.models.cache import EmbeddingCache, embed_documents
 
     path = tmp_path / "c.sqlite"
     model = CountingEmbedder()
@@ -262,7 +262,7 @@ def test_a_cache_from_before_the_key_stays_usable_when_only_its_user_can_write_i
     the key was made are signed once (trust on first use); a row added later without the key is not trusted."""
     import sqlite3
 
-    from adapter.cache import EmbeddingCache, embed_documents
+    from adapter.models.cache import EmbeddingCache, embed_documents
 
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:  # the schema before the key
@@ -281,7 +281,7 @@ def test_a_cache_from_before_the_key_stays_usable_when_only_its_user_can_write_i
 def test_a_cache_others_could_write_is_not_trusted_on_first_use(tmp_path):
     import sqlite3
 
-    from adapter.cache import EmbeddingCache, embed_documents
+    from adapter.models.cache import EmbeddingCache, embed_documents
 
     path = tmp_path / "shared.sqlite"
     with sqlite3.connect(path) as db:
@@ -296,7 +296,7 @@ def test_a_cache_others_could_write_is_not_trusted_on_first_use(tmp_path):
 def test_a_row_refused_as_too_large_names_the_limit_and_its_size():
     from opensearchpy.exceptions import TransportError
 
-    from adapter import responses
+    from adapter.engines import responses
 
     item = {"index": {"_id": "big", "status": 413, "error": "TransportError(413, '')", "exception": TransportError(413, ""),
                       "data": {"text": "x" * (3 << 20)}}}
@@ -307,8 +307,8 @@ def test_a_row_refused_as_too_large_names_the_limit_and_its_size():
 
 # -- 2. search results carried whole texts (a 1,000,000-character one tripped the breaker) ------------------------------
 def test_text_fields_come_back_as_bounded_excerpts_unless_the_full_text_is_asked_for():
-    from adapter.page import Excerpts, SearchOptions, excerpt_highlight, hit_ids, merge_highlight, plan_excerpts, with_excerpts, with_texts
-    from adapter.responses import RawHit
+    from adapter.search.page import Excerpts, SearchOptions, excerpt_highlight, hit_ids, merge_highlight, plan_excerpts, with_excerpts, with_texts
+    from adapter.engines.responses import RawHit
 
     fields = ("title", "text")
     plain = plan_excerpts(SearchOptions(), fields, highlighted=False, request_highlights=True)

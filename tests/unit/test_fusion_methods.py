@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapter.capabilities import Capabilities
-from adapter.catalog import IndexInfo
+from adapter.engines.capabilities import Capabilities
+from adapter.index.catalog import IndexInfo
 from adapter.engines.elasticsearch.fusion import RENDERERS as ELASTICSEARCH_RENDERERS
 from adapter.engines.opensearch.fusion import RENDERERS as OPENSEARCH_RENDERERS
 from adapter.evaluation.run import standard_techniques
@@ -15,7 +15,9 @@ from adapter.fusion.render import renderer
 from adapter.search import Searcher
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient
-from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 

@@ -16,16 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.advisor import advise, classify
-from adapter.assets import IndexNames, IndexSpec, validate_index_name
-from adapter.capabilities import Capabilities
+from adapter.fusion.choice.advise import advise, classify
+from adapter.index.assets import IndexNames, IndexSpec, validate_index_name
+from adapter.engines.capabilities import Capabilities
 from adapter.engines import HybridRequest
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import HybridError
 from adapter.fusion import parse_fusion, parse_weights
-from adapter.queries import TextLeg, clean_query, filter_clauses, text_query
-from adapter.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
-from adapter.types import EmbeddingFingerprint
+from adapter.engines.dsl import TextLeg, clean_query, filter_clauses, text_query
+from adapter.ingest.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
+from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -4,10 +4,10 @@ import threading
 
 import pytest
 
-from adapter.catalog import IndexInfo
+from adapter.index.catalog import IndexInfo
 from adapter.errors import InputError
-from adapter.ingest import Ingestor
-from adapter.sources import SourceDoc
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import SourceDoc
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
 from tests.unit.test_shell import FP, UnitEmbedder
 

@@ -8,8 +8,10 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.integrations._common import adapter_filters, content_id, hit_metadata, raise_on_failures, source_rows, split_title
-from adapter.sources import RowError, SourceDoc
-from adapter.types import FusedBy, Hit, IngestReport, ItemFailure, LegScore, SearchResult, Technique
+from adapter.ingest.sources import RowError, SourceDoc
+from adapter.fusion.base import FusedBy, LegScore
+from adapter.search.results import Hit, SearchResult, Technique
+from adapter.ingest.report import IngestReport, ItemFailure
 
 pytestmark = pytest.mark.unit
 

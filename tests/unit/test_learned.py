@@ -1,4 +1,4 @@
-"""Learned fusion (adapter.learned): features written as arithmetic, the model's ranking, the asset,
+"""Learned fusion (adapter.fusion.choice.learned): features written as arithmetic, the model's ranking, the asset,
 training on a toy split, and the searcher fusing in the client with it."""
 
 from __future__ import annotations
@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 
 from adapter.errors import InputError
-from adapter.learned import FEATURES, SCHEMA1_FEATURES, LearnedFusion, features, select, train, training_rows
+from adapter.fusion.choice.learned import FEATURES, SCHEMA1_FEATURES, LearnedFusion, features, select, train, training_rows
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
-from adapter.catalog import IndexInfo
+from adapter.index.catalog import IndexInfo
 from adapter.search import Searcher
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient
-from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 
 pytestmark = pytest.mark.unit
 

@@ -1,14 +1,14 @@
-"""The metadata the ingest declares (adapter.metadata), the contract query of `hybrid check`, and one default fusion."""
+"""The metadata the ingest declares (adapter.index.metadata), the contract query of `hybrid check`, and one default fusion."""
 
 from __future__ import annotations
 
 import pytest
 
-from adapter.assets import IndexSpec, load_asset
-from adapter.catalog import IndexInfo
-from adapter.check import NO_FINGERPRINT, OTHER_FINGERPRINT, contract_body, contract_problems
-from adapter.metadata import merge, put_body, undeclared, value_mapping
-from adapter.types import EmbeddingFingerprint
+from adapter.index.assets import IndexSpec, load_asset
+from adapter.index.catalog import IndexInfo
+from adapter.index.check import NO_FINGERPRINT, OTHER_FINGERPRINT, contract_body, contract_problems
+from adapter.index.metadata import merge, put_body, undeclared, value_mapping
+from adapter.models.fingerprint import EmbeddingFingerprint
 
 pytestmark = pytest.mark.unit
 FP = EmbeddingFingerprint("m", "minilm", "abc", 384, True)
@@ -58,7 +58,7 @@ def test_python_and_the_cli_default_to_the_same_measured_fusion():
     import argparse
 
     from adapter.cli.common import add_index_spec_options
-    from adapter.defaults import default_fusion_name
+    from adapter.fusion.choice.defaults import default_fusion_name
 
     parser = argparse.ArgumentParser()
     add_index_spec_options(parser)

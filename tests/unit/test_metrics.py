@@ -4,7 +4,7 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.fusion import rrf_term
-from adapter.metrics import evaluate, load_beir, run_from_rankings
+from adapter.evaluation.metrics import evaluate, load_beir, run_from_rankings
 
 
 def test_metrics_on_a_tiny_hand_checked_dataset():

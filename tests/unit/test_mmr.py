@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from adapter.mmr import mmr
+from adapter.search.mmr import mmr
 
 
 def test_lambda_one_is_pure_relevance_order():

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from adapter.capabilities import Capabilities
+from adapter.engines.capabilities import Capabilities
 from adapter.errors import InputError
-from adapter.page import (Collapse, MMRPlace, SearchOptions, SortKey, client_steps, collapse_hits, facet_aggs, facets_body,
+from adapter.search.page import (Collapse, MMRPlace, SearchOptions, SortKey, client_steps, collapse_hits, facet_aggs, facets_body,
                           page_clauses, plan_page, sort_hits)
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
@@ -136,7 +136,7 @@ def test_eval_variants_follow_the_cluster():
 
 def test_eval_ranks_documents_at_their_best_chunk():
     from adapter.evaluation.run import documents
-    from adapter.types import Hit
+    from adapter.search.results import Hit
 
     hits = [Hit("d1#2", 0.9, {"parent_id": "d1"}), Hit("d2#0", 0.8, {"parent_id": "d2"}), Hit("d1#0", 0.7, {"parent_id": "d1"}),
             Hit("d3", 0.6, {})]
@@ -145,7 +145,9 @@ def test_eval_ranks_documents_at_their_best_chunk():
 
 def test_the_table_shows_snippets_more_chunks_and_facets(capsys):
     from adapter.cli.printers import print_result
-    from adapter.types import Bucket, Facet, FusedBy, Hit, SearchResult, Technique
+    from adapter.engines.responses import Bucket, Facet
+    from adapter.fusion.base import FusedBy
+    from adapter.search.results import Hit, SearchResult, Technique
 
     hits = (Hit("a#1", 0.9, {}, 1, title="Devoluciones", highlight={"text": ("las <em>devoluciones</em> se aceptan",)},
                 chunks=(Hit("a#0", 0.8),)),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.capabilities import Capabilities
+from adapter.engines.capabilities import Capabilities
 
 from adapter.engines.opensearch.capabilities import MMR_SETTING
 from adapter.engines.opensearch import capabilities_from

@@ -6,19 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adapter.analysis import AnalysisSupport, text_analysis
-from adapter.assets import IndexSpec, render_text_component
-from adapter.capabilities import Capabilities
-from adapter.catalog import IndexInfo
+from adapter.index.analysis import AnalysisSupport, text_analysis
+from adapter.index.assets import IndexSpec, render_text_component
+from adapter.engines.capabilities import Capabilities
+from adapter.index.catalog import IndexInfo
 from adapter.engines import HybridRequest
 from adapter.engines.opensearch import OPENSEARCH, fusion_clause
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.mmr import knn_mmr
-from adapter.page import Collapse, MMRPlace, SearchOptions, SortKey
+from adapter.search.mmr import knn_mmr
+from adapter.search.page import Collapse, MMRPlace, SearchOptions, SortKey
 from adapter.search import Searcher
 from adapter.testing import FakeClient
-from adapter.types import EmbeddingFingerprint, FusedBy
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.fusion.base import FusedBy
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FP = EmbeddingFingerprint("m", "test:m", "0" * 64, 4, True)

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from adapter.errors import InputError
-from adapter.partition import Partition, Selection, bucket
-from adapter.sources import RowError, SourceDoc
+from adapter.ingest.partition import Partition, Selection, bucket
+from adapter.ingest.sources import RowError, SourceDoc
 
 pytestmark = pytest.mark.unit
 

@@ -3,11 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from adapter.capabilities import Capabilities
+from adapter.engines.capabilities import Capabilities
 from adapter.engines import HybridRequest
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import InputError
-from adapter.queries import TextLeg, clean_query, filter_clauses, msearch_lines, search_body, text_query
+from adapter.engines.dsl import TextLeg, clean_query, filter_clauses, msearch_lines, search_body, text_query
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 
@@ -85,7 +85,7 @@ def test_queries_are_stripped_and_bounded():
 
 
 def test_named_queries_put_the_name_inside_the_clause():
-    from adapter.queries import named_query
+    from adapter.engines.dsl import named_query
 
     assert named_query({"multi_match": {"query": "q", "fields": ["a"]}}, "bm25") == {"multi_match": {"query": "q", "fields": ["a"], "_name": "bm25"}}
     assert named_query({"bool": {"must": []}}, "bm25") == {"bool": {"must": [], "_name": "bm25"}}

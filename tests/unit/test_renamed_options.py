@@ -8,11 +8,11 @@ import warnings
 
 import pytest
 
-from adapter.assets import IndexSpec
+from adapter.index.assets import IndexSpec
 from adapter.cli import build_parser
 from adapter.errors import InputError
-from adapter.spec import parse_spec_text
-from adapter.types import EmbeddingFingerprint
+from adapter.index.spec import parse_spec_text
+from adapter.models.fingerprint import EmbeddingFingerprint
 
 FP = EmbeddingFingerprint("m", "s", "x", 4, True)
 
@@ -71,8 +71,8 @@ def test_the_node_config_keyword_and_attribute_and_their_old_spelling():
 
 
 def test_bulk_actions_per_request_are_a_batch_and_the_old_keyword_still_works():
-    from adapter.catalog import IndexInfo
-    from adapter.ingest import Ingestor
+    from adapter.index.catalog import IndexInfo
+    from adapter.ingest.ingestor import Ingestor
     from tests.support.fake_engine import FakeCluster
 
     class Embedder:

@@ -5,7 +5,7 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.evaluation.runfiles import decreasing, read_qrels, read_run, run_tag, write_qrels, write_run
-from adapter.metrics import MEASURES, per_query
+from adapter.evaluation.metrics import MEASURES, per_query
 
 pytestmark = pytest.mark.unit
 

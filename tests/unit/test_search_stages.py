@@ -11,22 +11,24 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from adapter.adaptive import AdaptivePolicy
+from adapter.fusion.choice.policy import AdaptivePolicy
 from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
-from adapter.catalog import IndexInfo
+from adapter.index.catalog import IndexInfo
 from adapter.engines.port import record
 from adapter.errors import CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
 from adapter.fusion import RRF, ScoreNormalization, ScoreSum
 from adapter.fusion.dbsf import DBSF
-from adapter.page import SearchOptions
-from adapter.responses import RawHit
+from adapter.search.page import SearchOptions
+from adapter.engines.responses import RawHit
 from adapter.search import fuse, post, recovery
 from adapter.search.answers import Legs
 from adapter.search.planning import FirstStage, Signals, mmr_place, plan_fusion, plan_search
 from adapter.search.request import SearchRequest, Shape
 from adapter.search.state import Given, IndexState
-from adapter.types import EmbeddingFingerprint, FusedBy, Hit, Technique
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Hit, Technique
 
 pytestmark = pytest.mark.unit
 

@@ -1,11 +1,11 @@
-"""Choosing the default by leave-one-set-out regret (adapter.selection), on hand-made numbers."""
+"""Choosing the default by leave-one-set-out regret (adapter.fusion.choice.selection), on hand-made numbers."""
 
 from __future__ import annotations
 
 import pytest
 
 from adapter.errors import AssetError
-from adapter.selection import ClusterKind, SetRun, choose, default_rows, fixed_rows, leave_one_out, runs_on, scores
+from adapter.fusion.choice.selection import ClusterKind, SetRun, choose, default_rows, fixed_rows, leave_one_out, runs_on, scores
 
 pytestmark = pytest.mark.unit
 

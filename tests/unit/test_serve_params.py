@@ -8,7 +8,7 @@ from adapter.errors import InputError
 from adapter.serve import Limits, engine_notes
 from adapter.serve.service import offered_fusions
 from adapter.serve.params import parse_compare, parse_config, query_text
-from adapter.types import Technique
+from adapter.search.results import Technique
 
 pytestmark = pytest.mark.unit
 

@@ -12,19 +12,21 @@ import re
 import numpy as np
 import pytest
 
-from adapter.admin import init_index
-from adapter.assets import IndexNames, IndexSpec
-from adapter.capabilities import Capabilities
-from adapter.catalog import IndexInfo
+from adapter.index.init import init_index
+from adapter.index.assets import IndexNames, IndexSpec
+from adapter.engines.capabilities import Capabilities
+from adapter.index.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import CapabilityError, ClusterUnavailableError, InputError, PipelineNotFoundError
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.ingest import Ingestor
+from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.sources import SourceDoc
+from adapter.ingest.sources import SourceDoc
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
-from adapter.types import EmbeddingFingerprint, FusedBy, Technique
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.fusion.base import FusedBy
+from adapter.search.results import Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
@@ -339,7 +341,7 @@ def test_items_that_got_a_5xx_are_sent_once_more():
 
 
 def ingestor_pause(ingestor):
-    import adapter.ingest as ingest_module
+    import adapter.ingest.ingestor as ingest_module
 
     ingestor._pause_patch = pytest.MonkeyPatch()
     ingestor._pause_patch.setattr(ingest_module.time, "sleep", lambda s: None)
@@ -368,8 +370,8 @@ def test_custom_text_fields_are_written_by_the_document_contract():
 
 
 def test_stale_chunk_search_pages_past_one_page():
-    from adapter.ingest import STALE_PAGE
-    from adapter.sources import Chunking
+    from adapter.ingest.ingestor import STALE_PAGE
+    from adapter.ingest.sources import Chunking
 
     stale = [f"a#{i}" for i in range(1, STALE_PAGE + 3)]
 
@@ -396,7 +398,7 @@ def test_stale_chunk_search_pages_past_one_page():
 
 
 def test_stale_chunks_go_by_delete_by_query_where_the_reindex_module_is(tmp_path):
-    from adapter.sources import Chunking
+    from adapter.ingest.sources import Chunking
 
     answers = [{"deleted": 3, "failures": [], "version_conflicts": 0},
                {"deleted": 0, "version_conflicts": 2, "failures": [

@@ -1,4 +1,4 @@
-"""Length-independent signals (adapter.signals) on hand-checked queries and legs."""
+"""Length-independent signals (adapter.fusion.choice.signals) on hand-checked queries and legs."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from adapter.adaptive import FieldTerms, match_quality
-from adapter.signals import QueryEvidence, corpus_signals, overlap, peakedness, rank_correlation, term_coverage
+from adapter.fusion.choice.policy import FieldTerms, match_quality
+from adapter.fusion.choice.signals import QueryEvidence, corpus_signals, overlap, peakedness, rank_correlation, term_coverage
 
 pytestmark = pytest.mark.unit
 
@@ -49,7 +49,7 @@ def test_match_quality_falls_with_query_length_where_coverage_does_not():
     # The best hit holds the three rarest terms (one occurrence each, average length): BM25's score is
     # their idf sum. For the long request that is a fine hit, yet its match quality is low because the
     # ideal holds all eighteen terms; coverage says nothing about how many terms one hit holds.
-    from adapter.adaptive import idf
+    from adapter.fusion.choice.policy import idf
 
     top = sum(idf(N, df) for df in (1, 1, 12))
     long_quality = match_quality(top, [LONG])

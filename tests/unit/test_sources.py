@@ -3,7 +3,7 @@ import json
 import pytest
 
 from adapter.errors import InputError
-from adapter.sources import Chunking, FieldMap, RowError, SourceDoc, chunk_id, count_rows, read_csv, read_folder, read_jsonl, read_source
+from adapter.ingest.sources import Chunking, FieldMap, RowError, SourceDoc, chunk_id, count_rows, read_csv, read_folder, read_jsonl, read_source
 
 
 def write(path, lines):

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from adapter.assets import IndexNames
-from adapter.capabilities import Capabilities
+from adapter.index.assets import IndexNames
+from adapter.engines.capabilities import Capabilities
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, InputError
-from adapter.plan import Desired, LiveState, canonical_template, desired_pipelines, owned, plan
-from adapter.spec import Spec, dump_spec, load_spec, parse_spec_text
-from adapter.types import EmbeddingFingerprint
+from adapter.index.plan import Desired, LiveState, canonical_template, desired_pipelines, owned, plan
+from adapter.index.spec import Spec, dump_spec, load_spec, parse_spec_text
+from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 FP = EmbeddingFingerprint("m", "minilm", "ab" * 32, 384, True)

@@ -7,7 +7,7 @@ import pytest
 from adapter.cli import main
 from adapter.errors import InputError
 from adapter.evaluation import srw
-from adapter.metrics import load_beir, load_qrels
+from adapter.evaluation.metrics import load_beir, load_qrels
 
 pytestmark = pytest.mark.unit
 

@@ -2,7 +2,8 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization, parse_fusion
-from adapter.types import EmbeddingFingerprint, Technique
+from adapter.models.fingerprint import EmbeddingFingerprint
+from adapter.search.results import Technique
 
 
 def test_technique_parse_names_the_choices():

@@ -19,19 +19,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from ... import responses
-from ...assets import IndexNames, IndexSpec, load_asset, merged_mapping, render_index_template, render_metadata_component, render_text_component
-from ...capabilities import Capabilities, version_tuple
-from .capabilities import capabilities_from, elasticsearch_capabilities  # noqa: F401  (re-exported)
-from ...errors import BackendError, CapabilityError, ConfigurationError
-from ...fusion import LEGS, Fusion
-from ...queries import filter_clauses
-from .fusion import request_fusion
-from ..probed import ProbedClusters
+from adapter.engines import responses
+from adapter.engines.capabilities import Capabilities, version_tuple
+from adapter.engines.dsl import filter_clauses
+from adapter.engines.elasticsearch.capabilities import capabilities_from, elasticsearch_capabilities  # noqa: F401  (re-exported)
+from adapter.engines.elasticsearch.fusion import request_fusion
+from adapter.engines.probed import ProbedClusters
+from adapter.errors import BackendError, CapabilityError, ConfigurationError
+from adapter.fusion import LEGS, Fusion
+from adapter.index.assets import (
+    IndexNames,
+    IndexSpec,
+    load_asset,
+    merged_mapping,
+    render_index_template,
+    render_metadata_component,
+    render_text_component,
+)
 
 if TYPE_CHECKING:
-    from .. import HybridRequest
-    from .cluster import ElasticsearchCluster
+    from adapter.engines import HybridRequest
+    from adapter.engines.elasticsearch.cluster import ElasticsearchCluster
 
 # IndexSpec.space_type (OpenSearch's names) -> dense_vector similarity: the same scores, (1 + cos) / 2 etc.
 SIMILARITIES = {"cosinesimil": "cosine", "innerproduct": "dot_product", "l2": "l2_norm"}
@@ -50,7 +58,7 @@ class ElasticsearchEngine:
 
     def cluster(self, client: Any) -> ElasticsearchCluster:
         """The port over an elasticsearch-py ``client``."""
-        from .cluster import ElasticsearchCluster
+        from adapter.engines.elasticsearch.cluster import ElasticsearchCluster
 
         return ElasticsearchCluster(client, self)
 
@@ -59,7 +67,7 @@ class ElasticsearchEngine:
         """Version, modules and Hunspell dictionaries from ``_nodes/plugins``; the licence from
         ``_license``. A cluster that hides them (403/404) is assumed a standard distribution under
         an unknown licence: retrievers are tried, and refused ones fall back (see the searcher)."""
-        from .client import describe, translate_errors
+        from adapter.engines.elasticsearch.client import describe, translate_errors
 
         nodes = _hidden_or(client, "listing nodes and modules", lambda: client.nodes.info(metric="plugins"))
         key = f"{(nodes or {}).get('cluster_name', '')}@{describe(client) or 'the cluster'}"
@@ -178,7 +186,7 @@ class ElasticsearchEngine:
 
 def _hidden_or(client: Any, action: str, call: Callable[[], Any]) -> Mapping[str, Any] | None:
     """``call()``'s answer, or None where the cluster hides it (403, 404, 410: a restricted user, Serverless)."""
-    from .client import translate_errors
+    from adapter.engines.elasticsearch.client import translate_errors
 
     try:
         with translate_errors(action, client):

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ...capabilities import Capabilities, version_tuple
-from ...types import EngineName
+from adapter.engines.capabilities import Capabilities, EngineName, version_tuple
 
 # Elasticsearch licences under which rank-rrf's retrievers run (RRF was Platinum before 8.17).
 RETRIEVER_LICENSES = ("enterprise", "trial")

@@ -11,7 +11,7 @@ query parameters as keywords, no ``params=``/``ignore=``), so the searcher, the 
 request that fuses) belongs to the port (:mod:`adapter.engines.elasticsearch.cluster`) and the
 engine (:class:`adapter.engines.elasticsearch.ElasticsearchEngine`). One thing is
 adapted, the answers: elasticsearch-py wraps JSON in ``ObjectApiResponse`` (no ``.get``, not a
-``Mapping``), opensearch-py returns dicts, and :mod:`adapter.responses` reads dicts. The client
+``Mapping``), opensearch-py returns dicts, and :mod:`adapter.engines.responses` reads dicts. The client
 :func:`connect_elasticsearch` returns gives answers that are dicts and keep ``.body``/``.meta``
 for elasticsearch-py's own helpers.
 """
@@ -23,10 +23,10 @@ import os
 from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlparse
 
-from ..._optional import require
-from ...client import DEFAULT_URL, redact_url
-from ...errors import BackendError, ClusterUnavailableError, ConfigurationError
-from ...responses import error_reason
+from adapter._optional import require
+from adapter.engines.connection import DEFAULT_URL, redact_url
+from adapter.engines.responses import error_reason
+from adapter.errors import BackendError, ClusterUnavailableError, ConfigurationError
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch

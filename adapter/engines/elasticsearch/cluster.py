@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
-from ...errors import CapabilityError, HybridError
-from ..clientapi import ClientCluster
-from ..port import Body, Json
-from .client import describe, translate
+from adapter.engines.base_cluster import ClientCluster
+from adapter.engines.elasticsearch.client import describe, translate
+from adapter.engines.port import Body, Json
+from adapter.errors import CapabilityError, HybridError
 
 if TYPE_CHECKING:
-    from . import ElasticsearchEngine
+    from adapter.engines.elasticsearch import ElasticsearchEngine
 
 NO_PIPELINES = "Elasticsearch has no search pipelines: the fusion is part of each search request"
 

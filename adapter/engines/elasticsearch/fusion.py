@@ -12,15 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, Sequence
 
-from ...capabilities import Capabilities, version_tuple
-from .capabilities import RANK_MODULE, RETRIEVER_LICENSES
-from ...errors import CapabilityError
-from ...fusion.base import LEGS, Fusion
-from ...fusion.normalization import Combination, Normalization, ScoreNormalization
-from ...fusion.render import Renderers, ServerFusion
-from ...fusion.rrf import RRF
-from ...fusion.score_sum import ScoreSum
-from ...types import FusedBy
+from adapter.engines.capabilities import Capabilities, version_tuple
+from adapter.engines.elasticsearch.capabilities import RANK_MODULE, RETRIEVER_LICENSES
+from adapter.errors import CapabilityError
+from adapter.fusion.base import LEGS, FusedBy, Fusion
+from adapter.fusion.normalization import Combination, Normalization, ScoreNormalization
+from adapter.fusion.render import Renderers, ServerFusion
+from adapter.fusion.rrf import RRF
+from adapter.fusion.score_sum import ScoreSum
 
 NORMALIZERS = {Normalization.MIN_MAX: "minmax", Normalization.L2: "l2_norm"}
 

@@ -12,8 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from ... import responses
-from ...assets import (
+from adapter.engines import responses
+from adapter.engines.capabilities import Capabilities, version_tuple
+from adapter.engines.dsl import filter_clauses, named_query, search_body
+from adapter.engines.opensearch.capabilities import PROBED_SETTINGS, SETTINGS_SINCE, capabilities_from, serverless_capabilities  # noqa: F401  (re-exported)
+from adapter.engines.opensearch.fusion import fusion_from_processors, step
+from adapter.engines.probed import ProbedClusters
+from adapter.errors import BackendError, CapabilityError, ConfigurationError
+from adapter.fusion import LEGS, Fusion
+from adapter.index.assets import (
     IndexNames,
     IndexSpec,
     load_asset,
@@ -22,24 +29,17 @@ from ...assets import (
     render_metadata_component,
     render_text_component,
 )
-from ...capabilities import Capabilities, version_tuple
-from .capabilities import PROBED_SETTINGS, SETTINGS_SINCE, capabilities_from, serverless_capabilities  # noqa: F401  (re-exported)
-from ...errors import BackendError, CapabilityError, ConfigurationError
-from ...fusion import LEGS, Fusion
-from ...queries import filter_clauses, named_query, search_body
-from .fusion import fusion_from_processors, step
-from ..probed import ProbedClusters
 
 if TYPE_CHECKING:
-    from .. import HybridRequest
-    from .cluster import OpenSearchCluster
+    from adapter.engines import HybridRequest
+    from adapter.engines.opensearch.cluster import OpenSearchCluster
 
 
 
 def probe_settings(client: Any) -> Mapping[str, Any]:
     """The cluster settings of :data:`PROBED_SETTINGS`, defaults included ({} where they are hidden)."""
-    from ...errors import BackendError, ClusterUnavailableError
-    from .client import translate_errors
+    from adapter.engines.opensearch.client import translate_errors
+    from adapter.errors import BackendError, ClusterUnavailableError
 
     paths = ",".join(f"*.{name}" for name in PROBED_SETTINGS)
     try:
@@ -60,7 +60,7 @@ class OpenSearchEngine:
 
     def cluster(self, client: Any) -> OpenSearchCluster:
         """The port over an opensearch-py ``client``."""
-        from .cluster import OpenSearchCluster
+        from adapter.engines.opensearch.cluster import OpenSearchCluster
 
         return OpenSearchCluster(client, self)
 
@@ -70,7 +70,7 @@ class OpenSearchEngine:
         the client's SigV4 service) answers neither ``GET /`` nor ``_nodes``: nothing is asked."""
         from opensearchpy.exceptions import AuthorizationException, NotFoundError
 
-        from .client import describe, is_serverless, translate_errors
+        from adapter.engines.opensearch.client import describe, is_serverless, translate_errors
 
         if serverless if serverless is not None else is_serverless(client):
             return serverless_capabilities()

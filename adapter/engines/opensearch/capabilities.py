@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ... import responses
-from ...analysis import ICU, STEMPEL
-from ...capabilities import Capabilities, version_tuple
-from ...types import EngineName
+from adapter.engines import responses
+from adapter.engines.capabilities import Capabilities, EngineName, version_tuple
+from adapter.index.analysis import ICU, STEMPEL
 
 NEURAL_PLUGINS = ("opensearch-knn", "opensearch-neural-search")
 # Analysis plugins Amazon OpenSearch Service (managed and Serverless) bundles; assumed where the

@@ -1,6 +1,6 @@
 """Connecting to OpenSearch with opensearch-py, and reading its exceptions.
 
-:func:`connect` builds the client from :class:`adapter.client.ConnectionSettings` (TLS, basic auth,
+:func:`connect` builds the client from :class:`adapter.engines.connection.ConnectionSettings` (TLS, basic auth,
 API key, bearer token, SigV4 for Amazon OpenSearch Service and Serverless); :func:`translate_errors`
 turns opensearch-py's exceptions into the adapter's tree: TLS failures, 401 (who the client said
 it was) and 403 (the permission the server names) each in its own words.
@@ -13,9 +13,10 @@ import re
 import warnings
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..._optional import require
-from ...client import ConnectionOptions, ConnectionSettings, resolve_settings
-from ...errors import (
+from adapter._optional import require
+from adapter.engines.connection import ConnectionOptions, ConnectionSettings, resolve_settings
+from adapter.engines.responses import error_reason
+from adapter.errors import (
     AuthenticationError,
     BackendError,
     ClusterUnavailableError,
@@ -25,7 +26,6 @@ from ...errors import (
     PipelineNotFoundError,
     TLSError,
 )
-from ...responses import error_reason
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -40,7 +40,7 @@ warnings.filterwarnings("ignore", message=r".*hybrid-local-no-native-knn.*")
 def connect(url: str | None = None, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10,
             **options: Unpack[ConnectionOptions]) -> OpenSearch:
     """An ``opensearchpy.OpenSearch`` client; arguments override the environment, which overrides
-    the config file (:mod:`adapter.client`); ``options`` are :class:`~adapter.client.ConnectionOptions`.
+    the config file (:mod:`adapter.engines.connection`); ``options`` are :class:`~adapter.engines.connection.ConnectionOptions`.
 
     ``connect_timeout`` bounds opening a connection (a host that does not answer fails fast);
     ``timeout`` bounds waiting for an answer (a big bulk request or search may take a while).
@@ -128,9 +128,8 @@ def _auth_of(client: Any) -> str:
 
 def translate(exc: BaseException, action: str, client: Any = None) -> HybridError | None:
     """opensearch-py's exception as the adapter's (None: ``exc`` is not one of its exceptions)."""
-    from opensearchpy.exceptions import AuthenticationException, AuthorizationException
+    from opensearchpy.exceptions import AuthenticationException, AuthorizationException, ConnectionTimeout, SSLError, TransportError
     from opensearchpy.exceptions import ConnectionError as OSConnectionError
-    from opensearchpy.exceptions import ConnectionTimeout, SSLError, TransportError
 
     where = (describe(client) or "the cluster") if client is not None else "the cluster"
     if isinstance(exc, SSLError):

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
-from ... import responses
-from ...errors import HybridError
-from ..clientapi import ClientCluster
-from ..port import Body, Json, SettingChange
-from .capabilities import MMR_FACTORIES, MMR_SETTING
-from .client import describe, translate
+from adapter.engines import responses
+from adapter.engines.base_cluster import ClientCluster
+from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
+from adapter.engines.opensearch.client import describe, translate
+from adapter.engines.port import Body, Json, SettingChange
+from adapter.errors import HybridError
 
 if TYPE_CHECKING:
-    from . import OpenSearchEngine
+    from adapter.engines.opensearch import OpenSearchEngine
 
 NO_PIPELINE = "_none"  # OpenSearch's name for "no search pipeline, not even the index's default"
 

@@ -13,13 +13,12 @@ import copy
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from ...capabilities import Capabilities, version_tuple
-from ...errors import CapabilityError, InputError
-from ...fusion.base import Fusion
-from ...fusion.normalization import Combination, Normalization, ScoreNormalization
-from ...fusion.render import Renderers, ServerFusion
-from ...fusion.rrf import DEFAULT_RANK_CONSTANT, RRF
-from ...types import FusedBy
+from adapter.engines.capabilities import Capabilities, version_tuple
+from adapter.errors import CapabilityError, InputError
+from adapter.fusion.base import FusedBy, Fusion
+from adapter.fusion.normalization import Combination, Normalization, ScoreNormalization
+from adapter.fusion.render import Renderers, ServerFusion
+from adapter.fusion.rrf import DEFAULT_RANK_CONSTANT, RRF
 
 RRF_PARAMETERS_MOVED = (3, 1, 0)  # neural-search 3.1 reads rank_constant from combination, no longer from its parameters
 

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from adapter.engines.port import Body, BulkCounts, BulkOptions, Cluster, Json, record
 from adapter.errors import BackendError, CapabilityError
-from adapter.plan import canonical_settings
+from adapter.index.plan import canonical_settings
 
 from .engine import FAKE, FakeEngine, fake_capabilities
 from .search import BM25, matches, project, ranked, sort_key, tokens

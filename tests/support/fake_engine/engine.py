@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from adapter.assets import IndexNames, IndexSpec, merged_mapping, render_index_template, render_metadata_component, render_text_component
-from adapter.capabilities import Capabilities
+from adapter.index.assets import IndexNames, IndexSpec, merged_mapping, render_index_template, render_metadata_component, render_text_component
+from adapter.engines.capabilities import Capabilities
 from adapter.engines import HybridRequest
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import LEGS, Fusion
-from adapter.queries import filter_clauses
-from adapter.types import EngineName
+from adapter.engines.dsl import filter_clauses
+from adapter.engines.capabilities import EngineName
 
 NAME = EngineName("fake")  # a third engine names itself: the enum stays open
 

@@ -1,0 +1,114 @@
+"""What a cluster can do for hybrid search, as flags the shell reads. Pure.
+
+Each engine probes its clusters (:meth:`adapter.engines.port.Cluster.probe`) and fills these flags
+from what it finds: :mod:`adapter.engines.opensearch.capabilities` (the neural-search releases: the
+``hybrid`` query and ``normalization-processor`` 2.10; RRF, explanations and ``pagination_depth``
+2.19; ``z_score`` 3.0; RRF weights 3.1; what a search page can add by version,
+docs/OPENSEARCH-FEATURES.md) and :mod:`adapter.engines.elasticsearch.capabilities` (the ``rrf`` /
+``linear`` retrievers, licences, the ``query`` + ``knn`` sum). Which fusion the server runs, and
+why not, is each engine's renderer's (``adapter.engines.<engine>.fusion``, :mod:`adapter.fusion.render`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from adapter._enums import TextEnum
+from adapter.fusion.base import Fusion, methods
+from adapter.fusion.render import renderer, server_support
+from adapter.fusion.rrf import DEFAULT_RANK_CONSTANT
+from adapter.index.analysis import ICU, STEMPEL
+
+
+class EngineName(TextEnum):
+    """The search engine behind a cluster. The shipped engines are members; a third engine's port
+    names itself with any other lowercase word (``EngineName("fake")`` makes that word a member of
+    its own, as :class:`enum.Flag` makes its combinations), so the set stays open to new ports."""
+
+    OPENSEARCH = "opensearch"
+    ELASTICSEARCH = "elasticsearch"
+
+    @classmethod
+    def _missing_(cls, value: object) -> EngineName | None:
+        if not (isinstance(value, str) and value.isidentifier() and value == value.lower()):
+            return None
+        member = str.__new__(cls, value)
+        member._name_ = value.upper()
+        member._value_ = value
+        return cls._value2member_map_.setdefault(value, member)  # type: ignore[return-value]
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"2.19.1"`` -> ``(2, 19, 1)``; suffixes such as ``-SNAPSHOT`` are ignored."""
+    parts = []
+    for piece in str(version).split("-")[0].split(".")[:3]:
+        parts.append(int(piece) if piece.isdigit() else 0)
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    version: str
+    distribution: str
+    plugins: tuple[str, ...]
+    hybrid: bool
+    normalization: bool
+    rrf: bool
+    rrf_weights: bool
+    z_score: bool
+    explanation: bool
+    pagination_depth: bool
+    native_engines: bool
+    serverless: bool = False
+    engine: EngineName = EngineName.OPENSEARCH
+    # BM25 scores carry the legacy (1 + k1) factor: OpenSearch before 3.0 (LegacyBM25Similarity by
+    # default). 3.x scores with Lucene's BM25, about 2.2x lower for the same match.
+    legacy_bm25: bool = False
+    # What a search page can add to a hybrid query (see the engine's rules).
+    hybrid_aggregations: bool = False
+    hybrid_sort: bool = False
+    hybrid_highlight: bool = False
+    hybrid_filter: bool = False
+    hybrid_collapse: bool = False
+    collapse_inner_hits: bool = False
+    fused_min_score: bool = False
+    rrf_global_ranks: bool = False
+    server_mmr: bool = False  # the k-NN plugin knows ext.mmr (3.3+)
+    server_mmr_enabled: bool = False  # ... and the cluster setting turns its processors on
+    in_query_fusion: bool = False  # hybrid.fusion: fused without a search pipeline (unreleased)
+    delete_by_query: bool = False  # the reindex module
+    modules: tuple[str, ...] = ()
+    hunspell: tuple[str, ...] = ()  # Hunspell locales every node has (node attribute `hunspell`)
+    search_pipelines: bool = True  # fusion runs in a search pipeline (OpenSearch), else in the request (Elasticsearch)
+    score_sum: bool = False  # Elasticsearch: query + knn in one request, raw scores summed with boosts
+    license: str | None = None  # Elasticsearch: the licence type (basic, trial, enterprise...); None: unknown
+    analysis_common: bool = True  # language analyzers, asciifolding, stemmers (absent from Elasticsearch's integ-test zip)
+
+    @property
+    def stempel(self) -> bool:
+        """The ``polish`` analyzer and the ``polish_stem`` / ``polish_stop`` filters."""
+        return STEMPEL in self.plugins
+
+    @property
+    def icu(self) -> bool:
+        """``icu_tokenizer`` and ``icu_folding``."""
+        return ICU in self.plugins
+
+    def without(self, fusion: Fusion) -> Capabilities:
+        """These capabilities less the server-side way of running ``fusion`` (after the cluster
+        refused it: an unknown retriever, a licence that does not cover it)."""
+        found = renderer(self.engine, fusion)
+        return self if found is None else found.without(self)
+
+    def fusions(self, weights: tuple[float, ...] | None = None, *, rank_constants: Iterable[int] = (DEFAULT_RANK_CONSTANT,)) -> list[Fusion]:
+        """Every server-side fusion this cluster runs, by method (adapter.fusion: each normalisation x
+        combination the server allows with ``weights``, then RRF with each of ``rank_constants``, then,
+        on Elasticsearch, the score sum with ``weights`` as boosts)."""
+        return [fusion for method in methods() if self.engine in method.servers
+                for fusion in method.variants(weights, rank_constants) if self.supports(fusion)[0]]
+
+    def supports(self, fusion: Fusion) -> tuple[bool, str]:
+        """Whether the server can run ``fusion``, and if not, why (the engine's renderer of it knows)."""
+        why = server_support(fusion, self)
+        return why is None, why or ""

@@ -1,0 +1,211 @@
+"""Where the connection settings come from: URL, TLS, credentials, the config file. Neutral: no
+engine's client is built here (each engine package builds its own from :class:`ConnectionSettings`:
+:func:`adapter.engines.opensearch.client.connect`, :func:`adapter.engines.connect_cluster`).
+
+:func:`resolve_settings` is the one place that reads the environment and the config file. Library
+classes take a ready client. Secrets go to the client only: never into ``repr``, logs, error
+messages or command lines (the CLI takes none as an option; a URL with a password in it is refused
+there).
+
+Where settings come from, first found wins: the arguments, the environment, the config file.
+
+- ``OPENSEARCH_URL`` (default ``http://localhost:9200``); TLS is verified unless
+  ``OPENSEARCH_VERIFY_CERTS=false``; ``OPENSEARCH_CA_CERTS`` (a PEM file of the CA that signed the
+  cluster's certificate), ``OPENSEARCH_CLIENT_CERT`` / ``OPENSEARCH_CLIENT_KEY`` (a client certificate).
+- Basic auth: ``OPENSEARCH_USERNAME`` / ``OPENSEARCH_PASSWORD``. An API key
+  (``OPENSEARCH_API_KEY``: ``Authorization: ApiKey``, OpenSearch 3.7+ and Elasticsearch) or a bearer
+  token (``OPENSEARCH_BEARER_TOKEN``: a JWT for the security plugin's JWT domain, or an on-behalf-of
+  token). ``OPENSEARCH_AWS_REGION`` + ``OPENSEARCH_AWS_SERVICE`` (``es``, ``aoss``): SigV4 with the
+  default AWS credential chain.
+- The config file: ``HYBRID_CONFIG``, else ``~/.config/opensearch-hybrid/config.yaml`` when it
+  exists (YAML or JSON) with the keys ``url``, ``username``, ``password``, ``password_file``,
+  ``api_key``, ``bearer_token``, ``ca_certs``, ``client_cert``, ``client_key``, ``verify_certs``,
+  ``aws_region``, ``aws_service``. A file holding a secret must be readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, TypedDict
+from urllib.parse import urlparse
+
+from adapter.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11; annotations only
+
+DEFAULT_URL = "http://localhost:9200"
+CONFIG_ENV = "HYBRID_CONFIG"
+CONFIG_KEYS = ("url", "username", "password", "password_file", "api_key", "bearer_token", "ca_certs", "client_cert", "client_key",
+               "verify_certs", "aws_region", "aws_service")
+SECRET_KEYS = ("password", "api_key", "bearer_token")
+ENV = {"url": "OPENSEARCH_URL", "username": "OPENSEARCH_USERNAME", "password": "OPENSEARCH_PASSWORD", "api_key": "OPENSEARCH_API_KEY",
+       "bearer_token": "OPENSEARCH_BEARER_TOKEN", "ca_certs": "OPENSEARCH_CA_CERTS", "client_cert": "OPENSEARCH_CLIENT_CERT",
+       "client_key": "OPENSEARCH_CLIENT_KEY", "verify_certs": "OPENSEARCH_VERIFY_CERTS", "aws_region": "OPENSEARCH_AWS_REGION",
+       "aws_service": "OPENSEARCH_AWS_SERVICE"}
+
+
+
+def default_config_path() -> Path:
+    root = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return Path(root) / "opensearch-hybrid" / "config.yaml"
+
+
+def read_config(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], str | None]:
+    """The config file's settings and where they came from (``{}`` when there is none)."""
+    explicit = path or os.environ.get(CONFIG_ENV)
+    p = Path(explicit) if explicit else default_config_path()
+    if not p.exists():
+        if explicit:
+            raise ConfigurationError(f"the config file {p} does not exist (from {'--config' if path else CONFIG_ENV})")
+        return {}, None
+    import yaml
+
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigurationError(f"cannot read the config file {p}: {exc.__class__.__name__}") from None  # its text may hold secrets
+    if not isinstance(data, Mapping):
+        raise ConfigurationError(f"the config file {p} must be a mapping of settings ({', '.join(CONFIG_KEYS)})")
+    unknown = sorted(set(data) - set(CONFIG_KEYS))
+    if unknown:
+        raise ConfigurationError(f"the config file {p} has unknown keys {', '.join(unknown)}; expected {', '.join(CONFIG_KEYS)}")
+    if any(data.get(k) for k in SECRET_KEYS) and p.stat().st_mode & 0o077:
+        raise ConfigurationError(f"the config file {p} holds a secret but others can read it: chmod 600 {p}")
+    return dict(data), str(p)
+
+
+def _password_file(path: str, where: str) -> str:
+    p = Path(path).expanduser()
+    try:
+        if p.stat().st_mode & 0o077:
+            raise ConfigurationError(f"the password file {p} (from {where}) is readable by others: chmod 600 it")
+        return p.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read the password file {p} (from {where}): {exc.strerror}") from None
+
+
+def _file(path: str | None, what: str, where: str) -> str | None:
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ConfigurationError(f"the {what} file {p} (from {where}) does not exist")
+    return str(p)
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """Where and how to connect, resolved (see the module docstring). ``origin`` says where each
+    setting came from, for messages; secrets are left out of ``repr``."""
+
+    url: str = DEFAULT_URL  # without credentials
+    verify_certs: bool = True
+    ca_certs: str | None = None
+    client_cert: str | None = None
+    client_key: str | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    api_key: str | None = field(default=None, repr=False)
+    bearer_token: str | None = field(default=None, repr=False)
+    aws_region: str | None = None
+    aws_service: str = "es"
+    origin: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def hostname(self) -> str:
+        return urlparse(self.url).hostname or ""
+
+    @property
+    def loopback(self) -> bool:
+        return self.hostname in ("localhost", "127.0.0.1", "::1")
+
+    def auth_description(self) -> str:
+        """How the client authenticates, for 401/403 messages (never the secret)."""
+        if self.aws_region:
+            auth = f"SigV4 ({self.aws_service}, {self.aws_region})"
+        elif self.api_key:
+            auth = f"an API key (from {self.origin.get('api_key', 'the arguments')})"
+        elif self.bearer_token:
+            auth = f"a bearer token (from {self.origin.get('bearer_token', 'the arguments')})"
+        elif self.username:
+            auth = f"basic auth as {self.username!r} (from {self.origin.get('username', 'the arguments')})"
+        else:
+            auth = "no credentials"
+        if self.client_cert:
+            auth += f", client certificate {self.client_cert}"
+        return auth
+
+
+class ConnectionOptions(TypedDict, total=False):
+    """The settings a caller may give (:func:`resolve_settings`, the engines' ``connect``): each
+    overrides the environment and the config file; ``config`` names the config file."""
+
+    username: str | None
+    password: str | None
+    aws_region: str | None
+    aws_service: str | None
+    verify_certs: bool | None
+    ca_certs: str | None
+    client_cert: str | None
+    client_key: str | None
+    api_key: str | None
+    bearer_token: str | None
+    config: str | os.PathLike[str] | None
+
+
+def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions]) -> ConnectionSettings:
+    """The settings the arguments, the environment and the config file give, first found wins;
+    certificate files are checked to exist, credentials in the URL are moved out of it."""
+    unknown = sorted(set(options) - set(ConnectionOptions.__annotations__))
+    if unknown:  # a misspelt option is refused, as a signature of named parameters refuses it
+        raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(ConnectionOptions.__annotations__)}")
+    file, file_path = read_config(options.get("config"))
+    given: dict[str, object] = {key: url if key == "url" else options.get(key) for key in ENV}
+    settings: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for key, value in given.items():
+        for source, found in (("the arguments", value), (ENV.get(key, ""), os.environ.get(ENV.get(key, "")) if key in ENV else None),
+                              (f"the config file {file_path}", file.get(key))):
+            if found not in (None, ""):
+                settings[key], origin[key] = found, source
+                break
+    if "password" not in settings and file.get("password_file"):
+        settings["password"] = _password_file(file["password_file"], f"the config file {file_path}")
+        origin["password"] = f"the config file {file_path}"
+    url = str(settings.get("url") or DEFAULT_URL)
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigurationError(f"OpenSearch URL {redact_url(url)!r} is not an http(s) URL")
+    if parsed.username is not None:  # credentials in the URL: moved out, so no repr or message shows them
+        settings.setdefault("username", parsed.username)
+        origin.setdefault("username", "the URL")
+        if parsed.password is not None:
+            settings.setdefault("password", parsed.password)
+            origin.setdefault("password", "the URL")
+        url = parsed._replace(netloc=parsed.netloc.rsplit("@", 1)[1]).geturl()
+    verify = settings.get("verify_certs", True)
+    if isinstance(verify, str):
+        verify = verify.lower() not in ("0", "false", "no")
+    files = {key: _file(settings.get(key), what, origin.get(key, ""))
+             for key, what in (("ca_certs", "CA certificates"), ("client_cert", "client certificate"), ("client_key", "client key"))}
+    service = str(settings.get("aws_service") or "es")
+    if settings.get("aws_region") and service not in ("es", "aoss"):
+        raise ConfigurationError(f"OPENSEARCH_AWS_SERVICE must be 'es' or 'aoss', got {service!r}")
+    text = {k: str(settings[k]) if settings.get(k) not in (None, "") else None
+            for k in ("username", "password", "api_key", "bearer_token", "aws_region")}
+    return ConnectionSettings(url=url, verify_certs=bool(verify), aws_service=service, origin=origin, **files, **text)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``, for messages."""
+    try:
+        parsed = urlparse(url)
+        if parsed.password is None:
+            return url
+        host = parsed.netloc.rsplit("@", 1)[1]
+        return parsed._replace(netloc=f"{parsed.username}:***@{host}").geturl()
+    except ValueError:  # an unparsable port and the like: say nothing of what it holds
+        return "<the URL given>"

@@ -1,0 +1,121 @@
+"""``hybrid advise``: the seeds' decision rule made a tool. Pure: no cluster, no model.
+
+Each query is classified as natural language or exact-term. Exact terms are what BM25 finds and
+embeddings blur: codes (E-4012, CVE-2024-3094), identifiers mixing letters and digits (BRCA1,
+gpt4o), acronyms (HIV), numbers of three or more digits (#8821, 2019), versions (3.5.0, v2),
+quoted phrases, e-mail addresses, URLs and paths, and proper names (a capitalised word that does
+not start the sentence). The rule: >= 30% exact-term queries -> hybrid; else >= 80% natural
+language -> dense first; anything in between is mixed -> hybrid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from adapter.errors import InputError
+
+EXACT_SHARE_FOR_HYBRID = 0.30
+NATURAL_SHARE_FOR_DENSE = 0.80
+
+_PATTERNS = (
+    ("code", re.compile(r"\b[A-Za-z]{1,6}-\d{2,}(?:-\d+)*\b")),
+    ("version", re.compile(r"\b[vV]?\d+(?:\.\d+){1,3}\b|\b[vV]\d+\b")),
+    ("quoted phrase", re.compile(r"\"[^\"]{2,}\"|«[^»]{2,}»|“[^”]{2,}”|'[^']{3,}'")),
+    ("e-mail or URL", re.compile(r"\S+@\S+\.\w+|https?://\S+|\bwww\.\S+")),
+    ("path", re.compile(r"(?:^|\s)(?:/[\w.-]+){2,}|\b\w+\.(?:py|js|json|yaml|yml|txt|md|csv|exe|dll|log)\b")),
+    ("number", re.compile(r"#\d+|\b\d{1,3}(?:,\d{3})+\b|\b\d{3,}\b")),
+    ("identifier", re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{3,}\b")),
+    ("acronym", re.compile(r"\b[A-Z]{2,}s?\b")),
+)
+_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+# Capitalised words that are not names even mid-sentence.
+_NOT_NAMES = {"I", "I'm", "I've", "OK"}
+
+
+@dataclass(frozen=True)
+class QueryClass:
+    text: str
+    kind: str  # "exact" or "natural"
+    reasons: tuple[str, ...]  # e.g. ("code: E-4012",)
+
+
+def classify(query: str) -> QueryClass:
+    reasons = []
+    for label, pattern in _PATTERNS:
+        for match in pattern.finditer(query):
+            token = match.group(0).strip()
+            if label == "acronym" and len(token.rstrip("s")) < 2:
+                continue
+            reasons.append(f"{label}: {token}")
+    words = _WORD.findall(query)
+    for i, word in enumerate(words):
+        previous = query[: query.find(word)].rstrip()
+        sentence_start = i == 0 or previous.endswith((".", "!", "?", "¿", "¡", ":"))
+        if not sentence_start and word[:1].isupper() and not word.isupper() and word not in _NOT_NAMES:
+            reasons.append(f"proper name: {word}")
+    unique = tuple(dict.fromkeys(reasons))
+    return QueryClass(query, "exact" if unique else "natural", unique)
+
+
+@dataclass(frozen=True)
+class Advice:
+    queries: tuple[QueryClass, ...]
+    natural_share: float
+    exact_share: float
+    recommendation: str  # "dense" or "hybrid"
+    reason: str
+
+    def matches(self, family: str) -> bool:
+        """Whether a measured best technique's family (bm25, dense, hybrid) agrees with the recommendation."""
+        return family == self.recommendation
+
+
+def advise(queries: Iterable[str]) -> Advice:
+    classes = tuple(classify(q) for q in queries if q and q.strip())
+    if not classes:
+        raise InputError("no queries to advise on; give a file with one query per line (or BEIR queries.jsonl)")
+    exact = sum(1 for c in classes if c.kind == "exact") / len(classes)
+    natural = 1.0 - exact
+    if exact >= EXACT_SHARE_FOR_HYBRID:
+        rec, why = "hybrid", f"{exact:.0%} of queries carry exact terms (>= {EXACT_SHARE_FOR_HYBRID:.0%}): add BM25 and fuse"
+    elif natural >= NATURAL_SHARE_FOR_DENSE:
+        rec, why = "dense", f"{natural:.0%} of queries are natural language (>= {NATURAL_SHARE_FOR_DENSE:.0%}): start with dense retrieval"
+    else:
+        rec, why = "hybrid", f"mixed queries ({natural:.0%} natural, {exact:.0%} exact): hybrid covers both; measure"
+    return Advice(classes, natural, exact, rec, why)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The recommendation checked against measured results (a ``hybrid eval`` JSON's ``results``)."""
+
+    dataset: str
+    split: str
+    best: str  # the best first stage by nDCG@10 (no rerank or MMR)
+    best_ndcg: float
+    best_family: str
+    matches: bool
+    best_overall: str  # the best row including post-processing
+
+    def __str__(self) -> str:
+        text = (f"measured on {self.dataset} {self.split}: best technique {self.best} (nDCG@10 {self.best_ndcg:.4f}); "
+                f"the recommendation {'matches' if self.matches else 'does not match'} it")
+        return text + (f" (best with post-processing: {self.best_overall})" if self.best_overall != self.best else "")
+
+
+def verdict(advice: Advice, eval_json: Mapping[str, Any]) -> Verdict:
+    """Compare ``advice`` with an evaluation (the JSON of ``hybrid eval``, schema in docs/EVALUATION.md)."""
+    rows = eval_json.get("results") or {}
+    if not rows:
+        raise InputError("the evaluation has no results to compare with")
+    missing = [name for name, row in rows.items() if "family" not in row]
+    if missing:
+        raise InputError(f"the evaluation results do not say each technique's family ({missing[0]!r}); re-run `hybrid eval` to refresh them")
+    first_stage = {n: r for n, r in rows.items() if not r.get("post_processed")}
+    best = max(first_stage, key=lambda n: first_stage[n]["ndcg@10"])
+    overall = max(rows, key=lambda n: rows[n]["ndcg@10"])
+    family = first_stage[best]["family"]
+    return Verdict(str(eval_json.get("dataset")), str(eval_json.get("split")), best, float(first_stage[best]["ndcg@10"]), family,
+                   advice.matches(family), overall)

@@ -1,0 +1,335 @@
+"""Learned fusion: a linear model over per-hit leg features, trained on judgments. Pure.
+
+The server's normalisation processor adds the legs' normalised scores with fixed weights; it
+cannot add "this leg found the hit at all" or a rank term, which is what a model trained on
+judged queries uses (learning to rank with a pointwise logistic loss over the candidates of both
+legs; Liu, *Learning to Rank for Information Retrieval*, 2009, ch. 2). So it fuses in the client:
+both legs are fetched (one ``_msearch``) and ranked here by :meth:`LearnedFusion.fuse`.
+
+Features of a candidate, per leg, all 0 when the leg missed it (:data:`LEG_FEATURES`): the min_max
+normalised score (as the server's min_max: over the leg's candidates), the z-score (floored at 0),
+the DBSF score (``(s - (mean - 3 std)) / (6 std)``, :mod:`adapter.fusion.dbsf`'s, unfloored), a
+found flag, and ``1 / rank``. A model names the features it was trained on (``<leg>_<feature>``);
+:data:`FEATURE_SETS` are the sets training chooses between. The model is :class:`LearnedFusion`
+(features, weights, bias, how it was trained), a versioned JSON asset written by ``hybrid eval
+--tune`` (:meth:`LearnedFusion.dumps`); its score is the linear decision value, so ranking needs no
+sigmoid. :func:`select` picks the feature set and the regularisation by cross-validation on the
+judged (train) queries it is given, never on the split it is reported on. Training needs
+scikit-learn and ir-measures (the ``eval`` extra), scoring only numpy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from adapter.errors import InputError
+from adapter.fusion import LEGS, FusedDoc, Fusion
+from adapter.fusion.base import LegScore
+from adapter.fusion.dbsf import LONE, SIGMAS
+
+LEARNED = "learned"
+MODEL_SCHEMA = 2  # 2: the model names its features (schema 1: always the eight of SCHEMA1_FEATURES)
+MODEL_KIND = "learned-fusion"
+Run = Sequence[tuple[str, float]]
+
+
+def _min_max(scores: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    lo, hi = float(scores.min()), float(scores.max())
+    return np.ones_like(scores) if hi == lo else (scores - lo) / (hi - lo)
+
+
+def _z_score(scores: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    std = float(scores.std(ddof=1)) if len(scores) > 1 else 0.0
+    return np.maximum(0.0, (scores - scores.mean()) / std) if std > 0 else np.zeros_like(scores)
+
+
+def _dbsf(scores: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    # DBSF's map (adapter.fusion.dbsf), in float64: mean +- 3 sample std -> [0, 1], a lone score or no spread 0.5.
+    std = float(scores.std(ddof=1)) if len(scores) > 1 else 0.0
+    if std <= 0:
+        return np.full_like(scores, LONE)
+    mapped: np.ndarray = (scores - (scores.mean() - SIGMAS * std)) / (2 * SIGMAS * std)
+    return mapped
+
+
+# Per-leg features: (the leg's scores, its 1-based ranks) over its distinct candidates -> one column.
+LEG_FEATURES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "min_max": _min_max,
+    "z_score": _z_score,
+    "dbsf": _dbsf,
+    "found": lambda scores, ranks: np.ones_like(scores),
+    "inverse_rank": lambda scores, ranks: 1.0 / ranks,
+}
+# The sets training chooses between, simplest first (the one-standard-error rule prefers the first).
+FEATURE_SETS: dict[str, tuple[str, ...]] = {
+    "dbsf": ("dbsf", "found"),
+    "scores": ("min_max", "z_score", "found", "inverse_rank"),
+    "scores+dbsf": ("min_max", "z_score", "found", "inverse_rank", "dbsf"),
+}
+REGULARISATION = (0.1, 1.0)  # scikit-learn's C (inverse L2 penalty) on standardised features
+FOLDS = 5
+
+
+def feature_names(per_leg: Sequence[str]) -> tuple[str, ...]:
+    return tuple(f"{leg}_{name}" for leg in LEGS for name in per_leg)
+
+
+FEATURES = feature_names(FEATURE_SETS["dbsf"])  # what a model gets unless training chooses otherwise
+SCHEMA1_FEATURES = feature_names(FEATURE_SETS["scores"])  # the features of every schema-1 model
+
+
+def _per_leg(names: Sequence[str]) -> tuple[str, ...]:
+    """The per-leg feature names of a model's features (the same for both legs, in order)."""
+    per = len(names) // len(LEGS)
+    parts = tuple(n.split("_", 1)[1] if "_" in n else "" for n in names[:per])
+    if per == 0 or len(names) != per * len(LEGS) or tuple(names) != feature_names(parts) or not set(parts) <= set(LEG_FEATURES):
+        raise InputError(f"learned fusion features must be <leg>_<feature> for the legs {', '.join(LEGS)} in that order, "
+                         f"with features among {', '.join(LEG_FEATURES)}; got {list(names)}")
+    return parts
+
+
+def _leg_features(run: Run, per_leg: Sequence[str]) -> dict[str, list[float]]:
+    firsts: dict[str, tuple[int, float]] = {}
+    for rank, (doc_id, raw) in enumerate(run, start=1):
+        firsts.setdefault(doc_id, (rank, float(raw)))
+    if not firsts:
+        return {}
+    scores = np.fromiter((s for _, s in firsts.values()), dtype=np.float64, count=len(firsts))
+    ranks = np.fromiter((r for r, _ in firsts.values()), dtype=np.float64, count=len(firsts))
+    columns = np.column_stack([LEG_FEATURES[name](scores, ranks) for name in per_leg]).tolist()
+    return dict(zip(firsts, columns))
+
+
+def features(runs: Sequence[Run], names: Sequence[str] = FEATURES) -> tuple[list[str], np.ndarray]:
+    """The candidates of both legs (first seen first) and their feature matrix (``len x names``)."""
+    if len(runs) != len(LEGS):
+        raise InputError(f"learned fusion takes {len(LEGS)} legs ({', '.join(LEGS)}), got {len(runs)}")
+    per = _per_leg(names)
+    per_leg = [_leg_features(run, per) for run in runs]
+    ids = list(dict.fromkeys(d for leg in per_leg for d in leg))
+    zero = [0.0] * len(per)
+    matrix = np.asarray([[v for leg in per_leg for v in leg.get(d, zero)] for d in ids], dtype=np.float64)
+    return ids, matrix.reshape(len(ids), len(names))
+
+
+@dataclass(frozen=True)
+class LearnedFusion(Fusion):
+    """A linear model over its ``features`` (``weights`` are per feature, not per leg); no search
+    engine runs it, so the searcher fuses in the client with it (and says so)."""
+
+    weights: tuple[float, ...]
+    bias: float = 0.0
+    trained_on: Mapping[str, Any] | None = field(default=None, compare=False)
+    features: tuple[str, ...] = FEATURES
+
+    kind: ClassVar[str] = LEARNED
+    spellings: ClassVar[tuple[str, ...]] = (LEARNED,)
+    registered: ClassVar[bool] = False  # it needs its model file: not a method to parse from a name or vary
+
+    @property
+    def name(self) -> str:
+        return LEARNED
+
+    @classmethod
+    def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> LearnedFusion | None:
+        return None  # from its file (LearnedFusion.loads), never from a name
+
+    def contributions(self, scores: Sequence[float | None], fused: float) -> list[float]:
+        raise InputError("a learned fusion's per-leg parts come with its fused documents (LearnedFusion.fuse)")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "features", tuple(self.features))
+        _per_leg(self.features)
+        if len(self.weights) != len(self.features):
+            raise InputError(f"a learned fusion needs {len(self.features)} weights ({', '.join(self.features)}), got {len(self.weights)}")
+        if not all(math.isfinite(w) for w in (*self.weights, self.bias)):
+            raise InputError("a learned fusion's weights must be finite numbers")
+
+    def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
+        """Every candidate of both legs, best first, scored by the model (ties: best rank, then id)."""
+        ids, x = features(runs, self.features)
+        if not ids:
+            return []
+        per = len(self.features) // len(LEGS)
+        w = np.asarray(self.weights).reshape(len(LEGS), per)
+        parts = (x.reshape(len(ids), len(LEGS), per) * w).sum(axis=2)  # each leg's share of the score
+        scores = (parts.sum(axis=1) + self.bias).tolist()
+        found = [name.split("_", 1)[1] for name in self.features[:per]]
+        shown = found.index("min_max") if "min_max" in found else 0  # the normalised score an explanation shows
+        parts_list, normed = parts.tolist(), x[:, shown::per].tolist()
+        positions = [{d: (r, float(sc)) for r, (d, sc) in reversed(list(enumerate(run, start=1)))} for run in runs]
+        fused = []
+        for i, doc_id in enumerate(ids):
+            legs, best = [], math.inf
+            for j, name in enumerate(leg_names):
+                rank, raw = positions[j].get(doc_id, (None, None))
+                legs.append(LegScore(name, rank, raw, normed[i][j] if rank else None, 1.0, parts_list[i][j]))
+                if rank is not None and rank < best:
+                    best = rank
+            fused.append((scores[i], best, doc_id, tuple(legs)))
+        fused.sort(key=lambda item: (-item[0], item[1], item[2]))
+        return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in fused]
+
+    # -- the versioned asset ---------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": MODEL_SCHEMA, "kind": MODEL_KIND, "features": list(self.features), "weights": list(self.weights),
+                "bias": self.bias, "trained_on": dict(self.trained_on) if self.trained_on else None}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LearnedFusion:
+        if not isinstance(data, Mapping) or data.get("kind") != MODEL_KIND:
+            raise InputError(f"not a learned fusion model (expected \"kind\": \"{MODEL_KIND}\")")
+        schema = data.get("schema")
+        if schema not in (1, MODEL_SCHEMA):
+            raise InputError(f"learned fusion schema {schema!r} is not supported (this version reads 1 and {MODEL_SCHEMA})")
+        names = tuple(data.get("features") or [])
+        if schema == 1 and names != SCHEMA1_FEATURES:
+            raise InputError(f"the model's features {list(names)} are not schema 1's {list(SCHEMA1_FEATURES)}")
+        try:
+            return cls(tuple(float(w) for w in data["weights"]), float(data.get("bias", 0.0)), data.get("trained_on"), names)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"the learned fusion model is unreadable: {exc}") from exc
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+    @classmethod
+    def loads(cls, text: str) -> LearnedFusion:
+        try:
+            return cls.from_json(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"the learned fusion file is not JSON: {exc}") from exc
+
+
+# -- training --------------------------------------------------------------------------------------
+def _query_order(qids: Sequence[str]) -> list[str]:
+    """Query ids in id order (numbers as numbers), so folds do not depend on how the legs were fetched."""
+    return sorted(qids, key=lambda q: (0, int(q), "") if q.isdigit() else (1, 0, q))
+
+
+def training_rows(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], names: Sequence[str] = FEATURES
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels (judged relevant: 1) and query index of every candidate of every judged query."""
+    xs, ys, groups = [], [], []
+    for n, (qid, runs) in enumerate(legs.items()):
+        if qid not in qrels:
+            continue
+        ids, x = features(runs, names)
+        xs.append(x)
+        ys.append(np.asarray([1.0 if qrels[qid].get(d, 0) > 0 else 0.0 for d in ids]))
+        groups.append(np.full(len(ids), n))
+    if not xs:
+        raise InputError("no judged query to train the learned fusion on")
+    return np.vstack(xs), np.concatenate(ys), np.concatenate(groups)
+
+
+def train(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], *, names: Sequence[str] = FEATURES,
+          c: float = 1.0, trained_on: Mapping[str, Any] | None = None) -> LearnedFusion:
+    """Fit the model on judged queries' legs: logistic regression on standardised features (L2
+    penalty ``1 / c``), the standardisation folded back into the weights of the raw features."""
+    from adapter._optional import require
+
+    linear_model = require("sklearn.linear_model", "training a learned fusion")
+    x, y, _ = training_rows(legs, qrels, names)
+    if y.min() == y.max():
+        raise InputError("the training queries' candidates are all relevant or all not: nothing to learn")
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std[std == 0] = 1.0
+    model = linear_model.LogisticRegression(C=c, max_iter=2000).fit((x - mean) / std, y)
+    weights = model.coef_[0] / std
+    bias = float(model.intercept_[0] - (model.coef_[0] * mean / std).sum())
+    return LearnedFusion(tuple(float(w) for w in weights), bias, trained_on, tuple(names))
+
+
+@dataclass(frozen=True)
+class Selected:
+    """The model :func:`select` chose, and the held-out nDCG@10 of every setting it compared."""
+
+    model: LearnedFusion
+    setting: str  # "<feature set> C=<c>"
+    cross_validated: Mapping[str, float]  # setting -> mean nDCG@10 over the held-out folds (empty: not cross-validated)
+    standard_error: float  # of the paired per-query difference between the best setting and the chosen one
+    folds: int = FOLDS  # 0: too few judged queries to cross-validate; the default setting was trained
+    skipped_folds: int = 0  # folds whose training queries had nothing to learn (no relevant candidate, or no other)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"setting": self.setting, "folds": self.folds, "standard_error": round(self.standard_error, 4),
+                "skipped_folds": self.skipped_folds,
+                "cross_validated_ndcg@10": {k: round(v, 4) for k, v in self.cross_validated.items()}}
+
+
+DEFAULT_SETTING = ("dbsf", 1.0)  # what a model gets when there are too few judged queries to choose (train's C)
+
+
+def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], *,
+           sets: Mapping[str, Sequence[str]] = FEATURE_SETS, regularisation: Sequence[float] = REGULARISATION, folds: int = FOLDS,
+           trained_on: Mapping[str, Any] | None = None) -> Selected:
+    """The feature set and ``C`` by ``folds``-fold cross-validation on these judged queries (folds
+    interleave the queries in id order; one per query when there are fewer queries than folds),
+    then trained on all of them. A single judged query cannot be cross-validated: it trains
+    :data:`DEFAULT_SETTING`, and ``folds`` 0 says so.
+
+    The simplest feature set (in their order) whose best setting's held-out nDCG@10 is within one
+    standard error of the best setting's (the paired per-query difference; the one-standard-error
+    rule, Hastie, Tibshirani & Friedman, *Elements of Statistical Learning* 7.10) wins, as
+    :func:`adapter.fusion.choice.policy.learn_policy` chooses a policy family; its ``C`` is its best one."""
+    from adapter.evaluation.metrics import per_query
+
+    judged = [q for q in _query_order(list(legs)) if q in qrels]
+    if not judged:
+        raise InputError("no judged query to train the learned fusion on")
+    if folds < 2:
+        raise InputError(f"choosing a learned fusion by cross-validation needs 2 folds or more, got {folds}")
+    folds = min(folds, len(judged))
+    if folds < 2:
+        name, c = DEFAULT_SETTING
+        model = train({q: legs[q] for q in judged}, qrels, names=feature_names(FEATURE_SETS[name]), c=c, trained_on=trained_on)
+        return Selected(model, f"{name} C={c:g}", {}, 0.0, folds=0)
+    # A fold whose training queries are all relevant or all not has nothing to learn: its held-out
+    # queries are scored by no setting (the same for each), rather than the selection failing.
+    fits = {k: [q for i, q in enumerate(judged) if i % folds != k] for k in range(folds)}
+    fits = {k: qs for k, qs in fits.items() if _learnable(legs, qrels, qs)}
+    if not fits:
+        raise InputError("no cross-validation fold has training queries with both relevant and other candidates")
+    scored = [q for i, q in enumerate(judged) if i % folds in fits]
+    settings = [(name, c) for name in sets for c in sorted(regularisation)]
+    held: dict[str, dict[str, float]] = {}
+    for name, c in settings:
+        names = feature_names(sets[name])
+        scores: dict[str, float] = {}
+        for k, fit_on in fits.items():
+            model = train({q: legs[q] for q in fit_on}, qrels, names=names, c=c)
+            ranked = {q: [f.id for f in model.fuse(legs[q])[:100]] for i, q in enumerate(judged) if i % folds == k}
+            scores.update(per_query({q: qrels[q] for q in ranked}, ranked))
+        held[f"{name} C={c:g}"] = scores
+    mean = {s: float(np.mean([v[q] for q in scored])) for s, v in held.items()}
+    order = list(held)
+
+    def top(candidates: Sequence[str]) -> str:
+        return max(candidates, key=lambda s: (round(mean[s], 9), -order.index(s)))
+
+    best = top(order)
+    chosen, se = best, 0.0
+    for name in sets:  # simplest first
+        mine = top([s for s in order if s.startswith(f"{name} C=")])
+        diff = np.asarray([held[best][q] - held[mine][q] for q in scored])
+        err = float(diff.std(ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if mean[best] - mean[mine] <= err:
+            chosen, se = mine, err
+            break
+    name, c = settings[order.index(chosen)]
+    model = train({q: legs[q] for q in judged}, qrels, names=feature_names(sets[name]), c=c, trained_on=trained_on)
+    return Selected(model, chosen, mean, se, folds=folds, skipped_folds=folds - len(fits))
+
+
+def _learnable(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str]) -> bool:
+    """Whether training on these queries has both relevant and other candidates to tell apart."""
+    if not qids:
+        return False
+    _, y, _ = training_rows({q: legs[q] for q in qids}, qrels)
+    return bool(y.min() != y.max())

@@ -1,0 +1,186 @@
+"""Reading cluster state in one place: which index an alias points to, what it was built with,
+and which search pipelines exist. :class:`IndexInfo` is what the searcher and the ingestor need;
+they take it ready-made and do no requests of their own to learn it.
+
+Each function takes a client or a port (:func:`adapter.engines.cluster_for`) and asks the port.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from adapter.engines import cluster_for
+from adapter.errors import ConfigurationError, IndexMismatchError
+from adapter.index.documents import EMBEDDED_BY_FIELD, METADATA_FIELD, DocumentLayout
+from adapter.models.fingerprint import EmbeddingFingerprint
+
+DEFAULT_MAX_WINDOW = 10_000
+
+
+def index_version(index: str) -> int:
+    """The N of ``<alias>-vN`` (0 for a name without a version)."""
+    match = re.search(r"-v(\d+)$", index)
+    return int(match.group(1)) if match else 0
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """A hybrid index as the cluster holds it."""
+
+    alias: str
+    index: str  # the concrete index the alias points to (the newest version)
+    fingerprint: EmbeddingFingerprint
+    vector_field: str = "embedding"
+    text_fields: tuple[str, ...] = ("title", "text")
+    query_fields: tuple[str, ...] = ("title", "text")  # with boosts, e.g. title^0.5
+    max_window: int = DEFAULT_MAX_WINDOW  # index.max_result_window
+    default_pipeline: str | None = None  # index.search.default_pipeline
+    schema: int = 1  # _meta.adapter_schema
+    default_fusion: str | None = None  # _meta.default_fusion: "adaptive" (weights per query); on Elasticsearch the fusion a search without one uses
+    adaptive: Mapping[str, Any] | None = None  # _meta.adaptive: calibration and policy (adapter.fusion.choice.policy)
+    fast_path: Mapping[str, Any] | None = None  # _meta.fast_path: the check that earns the fast path (adapter.search.fast_path)
+    shards: int = 1  # index.number_of_shards
+    # The live metadata mapping: its declared keys and whether others are refused (adapter.index.metadata).
+    metadata_fields: Mapping[str, Any] = field(default_factory=dict)  # metadata.properties
+    metadata_strict: bool = False  # metadata is dynamic: strict (or false): the ingest declares its keys
+    stamps_entries: bool = False  # the mapping has embedded_by: the ingest writes the fingerprint key on each entry
+
+    @property
+    def layout(self) -> DocumentLayout:
+        return DocumentLayout(self.text_fields, self.vector_field)
+
+    @classmethod
+    def from_index(cls, alias: str, index: str, body: Mapping[str, Any]) -> IndexInfo:
+        """From the answer of ``GET <index>`` (mappings, settings and, if asked, their defaults)."""
+        mappings = body.get("mappings") or {}
+        meta = mappings.get("_meta") or {}
+        fp = meta.get("embedding")
+        if not fp:
+            raise ConfigurationError(f"index {index!r} has no _meta.embedding fingerprint; was it created by `hybrid init`?")
+        vector_field = meta.get("vector_field", "embedding")
+        if vector_field not in (mappings.get("properties") or {}):
+            raise IndexMismatchError(f"index {index!r} has no vector field {vector_field!r}; it cannot serve dense or hybrid search")
+        text_fields = tuple(meta.get("text_fields") or ("title", "text"))
+        settings = _flat_index_settings(body.get("settings"))
+        defaults = _flat_index_settings(body.get("defaults"))
+        window = settings.get("max_result_window") or defaults.get("max_result_window") or DEFAULT_MAX_WINDOW
+        pipeline = settings.get("search.default_pipeline")
+        props = mappings.get("properties") or {}
+        metadata = props.get(METADATA_FIELD) or {}
+        return cls(
+            alias=alias,
+            index=index,
+            fingerprint=EmbeddingFingerprint.from_meta(fp),
+            vector_field=vector_field,
+            text_fields=text_fields,
+            query_fields=tuple(meta.get("query_fields") or text_fields),
+            max_window=int(window),
+            default_pipeline=pipeline if pipeline and pipeline != "_none" else None,
+            schema=int(meta.get("adapter_schema", 1)),
+            default_fusion=meta.get("default_fusion"),
+            adaptive=meta.get("adaptive") or None,
+            fast_path=meta.get("fast_path") or None,
+            shards=int(settings.get("number_of_shards") or 1),
+            metadata_fields=dict(metadata.get("properties") or {}),
+            metadata_strict=str(metadata.get("dynamic", "true")).lower() in ("strict", "false"),
+            stamps_entries=EMBEDDED_BY_FIELD in props,
+        )
+
+
+def _flat_index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{"index": {"search": {"default_pipeline": x}}}`` or flat keys -> ``{"search.default_pipeline": x}``."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for key, sub in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, sub)
+        else:
+            out[prefix] = value
+
+    walk("", settings or {})
+    return {k[len("index."):] if k.startswith("index.") else k: v for k, v in out.items()}
+
+
+def alias_indices(client: Any, alias: str) -> list[str]:
+    """Indices behind ``alias``, oldest version first (empty when the alias does not exist)."""
+    cluster = cluster_for(client)
+    if not cluster.alias_exists(alias):
+        return []
+    return sorted(cluster.aliased_indices(alias), key=index_version)
+
+
+def orphaned_indices(client: Any, alias: str) -> list[str]:
+    """Versioned indices of ``alias`` (``<alias>-vN``) that exist while the alias does not, oldest first."""
+    found = cluster_for(client).indices_matching(f"{alias}-v*", action=f"looking for indices of {alias}")
+    pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
+    return sorted((name for name in found if pattern.match(name)), key=index_version)
+
+
+def read_index_info(client: Any, alias: str) -> IndexInfo:
+    """The :class:`IndexInfo` of the newest index behind ``alias``; a clear error if there is none."""
+    cluster = cluster_for(client)
+    indices = alias_indices(cluster, alias)
+    if not indices:
+        exists = cluster.index_exists(alias)
+        hint = "it is a plain index, not one made by `hybrid init`" if exists else "create it with `hybrid init`"
+        raise ConfigurationError(f"no hybrid index {alias!r} on the cluster ({hint})")
+    return version_index_info(cluster, alias, indices[-1])
+
+
+def version_index_info(client: Any, alias: str, index: str) -> IndexInfo:
+    """The :class:`IndexInfo` of one versioned index of ``alias``, whether or not the alias points to
+    it (init re-attaching a deleted alias reads the index it will point to)."""
+    body = cluster_for(client).get_index(index, include_defaults=True, filter_path=_INFO_FILTER)
+    return IndexInfo.from_index(alias, index, body)
+
+
+# Only what IndexInfo reads: the defaults of every setting are long.
+_INFO_FILTER = ",".join(
+    f"*.{part}" for part in ("mappings", "settings.index.max_result_window", "settings.index.search", "settings.index.number_of_shards",
+                             "defaults.index.max_result_window", "defaults.index.search")
+)
+
+
+def read_pipeline(client: Any, name: str) -> dict[str, Any] | None:
+    """A search pipeline's body, or None when the cluster has no pipeline of that name."""
+    return cluster_for(client).get_search_pipeline(name)
+
+
+def put_pipeline(client: Any, name: str, body: Mapping[str, Any]) -> None:
+    cluster_for(client).put_search_pipeline(name, body)
+
+
+DEFAULT_MAX_CLAUSE_COUNT = 1024  # indices.query.bool.max_clause_count when the cluster does not say
+
+
+def index_meta(client: Any, index: str) -> dict[str, Any]:
+    """The concrete index's mapping ``_meta`` (a copy: a put_mapping replaces it whole, so a writer
+    sends back every key it does not change)."""
+    return dict(cluster_for(client).get_mapping(index)[index]["mappings"].get("_meta") or {})
+
+
+def mapped_fields(client: Any, index: str) -> set[str]:
+    """Dotted paths of every field the index's mapping holds (dynamic metadata fields included)."""
+    from adapter.engines import responses
+
+    return responses.mapped_fields(cluster_for(client).get_mapping(index))
+
+
+def max_clause_count(client: Any) -> int:
+    """The cluster's limit on clauses in one query (``indices.query.bool.max_clause_count``)."""
+    from adapter.engines import responses
+    from adapter.errors import BackendError, ClusterUnavailableError
+
+    name = "indices.query.bool.max_clause_count"
+    try:
+        settings = cluster_for(client).cluster_settings(filter_path=f"**.{name.rsplit('.', 1)[1]}",
+                                                        action="reading the cluster's clause limit")
+    except ClusterUnavailableError:
+        raise
+    except BackendError:  # a managed cluster that hides its settings (Serverless): assume the default
+        return DEFAULT_MAX_CLAUSE_COUNT
+    value = responses.cluster_setting(settings or {}, name)
+    return int(value) if value is not None else DEFAULT_MAX_CLAUSE_COUNT

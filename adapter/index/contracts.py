@@ -1,0 +1,122 @@
+"""The versioned JSON contracts: ``hybrid search --json``, ``hybrid eval --json`` and the spec file.
+
+Each is a JSON Schema (draft 2020-12) shipped in the package (``adapter/schemas/*.schema.json``,
+read with :mod:`importlib.resources`, so an installed wheel has them; ``hybrid schema NAME`` prints
+one). Every document carries its version (``schema_version``; the spec file's ``version``), an
+integer:
+
+- a new version **adds** keys; they are optional in the schema, so a document of an earlier
+  version still validates, and their description says ``since N``;
+- a key whose meaning changes gets a new name instead; removing one is a new version too;
+- each change has a line in CHANGELOG.md.
+
+Readers check the version and ignore keys they do not know. The objects the adapter builds are
+closed in the schemas (``additionalProperties: false``), so a key added without a new version
+fails the tests (``tests/unit/test_contracts.py``) rather than reaching users undocumented.
+
+Pure: reads packaged files; :func:`validate` needs ``jsonschema`` (the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Mapping
+
+from adapter.errors import AssetError, InputError
+
+if TYPE_CHECKING:
+    from adapter.search.results import SearchResult
+
+
+class Contract(str, enum.Enum):
+    """The documented JSON documents."""
+
+    SEARCH = "search"  # hybrid search --json; adapter.index.contracts.search_result_json
+    EVAL = "eval"  # hybrid eval --json; adapter.evaluation.EvalReport.as_json
+    SPEC = "spec"  # the index spec file; adapter.index.spec
+
+    @classmethod
+    def parse(cls, value: str | Contract) -> Contract:
+        try:
+            return cls(value)
+        except ValueError:
+            raise InputError(f"unknown contract {value!r}; expected one of {', '.join(c.value for c in cls)}") from None
+
+
+# The version each writer writes now (the newest in its schema's enum; a unit test keeps them equal).
+SEARCH_SCHEMA_VERSION = 3
+EVAL_SCHEMA_VERSION = 2
+SPEC_SCHEMA_VERSION = 1
+VERSIONS = {Contract.SEARCH: SEARCH_SCHEMA_VERSION, Contract.EVAL: EVAL_SCHEMA_VERSION, Contract.SPEC: SPEC_SCHEMA_VERSION}
+# The key that holds the version (the spec file, written by hand, says `version`).
+VERSION_KEYS = {Contract.SEARCH: "schema_version", Contract.EVAL: "schema_version", Contract.SPEC: "version"}
+
+
+def schema_file(contract: str | Contract) -> str:
+    return f"{Contract.parse(contract).value}.schema.json"
+
+
+@lru_cache(maxsize=None)
+def _schema_text(contract: Contract) -> str:
+    path = resources.files("adapter") / "schemas" / schema_file(contract)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AssetError(f"adapter/schemas/{schema_file(contract)} is missing from the package") from None
+
+
+def schema(contract: str | Contract) -> dict[str, Any]:
+    """A fresh parsed copy of the contract's JSON Schema."""
+    contract = Contract.parse(contract)
+    try:
+        parsed: dict[str, Any] = json.loads(_schema_text(contract))
+        return parsed
+    except json.JSONDecodeError as exc:
+        raise AssetError(f"adapter/schemas/{schema_file(contract)} is not valid JSON: {exc}") from exc
+
+
+def validate(contract: str | Contract, document: Any) -> None:
+    """Raise :class:`InputError` listing every place ``document`` breaks the contract's schema.
+
+    Needs ``jsonschema`` (``pip install 'opensearch-hybrid-adapter[test]'`` or ``pip install jsonschema``)."""
+    contract = Contract.parse(contract)
+    try:
+        import jsonschema  # type: ignore[import-untyped]
+    except ImportError:
+        raise InputError("validating a document needs jsonschema: pip install jsonschema") from None
+    validator = jsonschema.Draft202012Validator(schema(contract))
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = [f"  at /{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:20]]
+        more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        raise InputError(f"not a valid {contract.value} document ({schema_file(contract)}):\n" + "\n".join(lines) + more)
+
+
+def search_result_json(result: SearchResult) -> dict[str, Any]:
+    """``result`` as the search contract says (``hybrid search --json``, ``hybrid serve``)."""
+    data: dict[str, Any] = {"schema_version": SEARCH_SCHEMA_VERSION}
+    data.update(asdict(result))
+    data["technique"] = result.technique.value
+    data["fused_by"] = result.fused_by.value
+    data["fusion"] = None if result.fusion is None else _fusion_json(result.fusion)
+    plain: dict[str, Any] = _plain(data)
+    return plain  # result.choice (adaptive weights and why) is a plain dataclass: asdict has it
+
+
+def _fusion_json(fusion: Any) -> dict[str, Any]:
+    return {"name": fusion.name, "kind": fusion.kind, **asdict(fusion)}
+
+
+def _plain(value: Any) -> Any:
+    """JSON types only: enums by value, tuples as lists, mappings as dicts (what json.dumps writes)."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

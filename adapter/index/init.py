@@ -1,0 +1,122 @@
+"""``hybrid init``: apply templates, create the versioned index behind its alias, put pipelines
+(where the engine has them: Elasticsearch fuses inside each request, so there it puts none).
+
+Idempotent: each object is compared with what the cluster holds and only changed objects are sent;
+the report says what was created, updated (with a diff) or left unchanged. A change the live index
+cannot take (vector dimension, space type, engine, analyzers, the embedding fingerprint, shards)
+is refused before anything is written: it needs a new index and re-embedding (``hybrid reindex``).
+
+``init`` is a plan applied (:mod:`adapter.index.plan`) for the desired state its options describe; it
+never deletes a pipeline (``hybrid apply`` with a spec file does, for pipelines the spec drops).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from adapter.engines import Cluster, Engine, cluster_for
+from adapter.errors import ConfigurationError, IndexHealthError
+from adapter.fusion import DEFAULT_WEIGHTS
+from adapter.index.assets import IndexNames, IndexSpec
+from adapter.index.plan import (  # noqa: F401  (re-exported: what init's callers and tests used from here)
+    DEFAULT_PIPELINE_SETTING,
+    Action,
+    Change,
+    ChangeKind,
+    Desired,
+    apply_plan,
+    canonical_settings,
+    desired_pipelines,
+    incompatibilities,
+    json_diff,
+    plan,
+    read_live,
+)
+
+INIT_REBUILD_HINT = "`hybrid init` does not do that: `hybrid reindex` builds it and swaps the alias (docs/OPERATIONS.md)"
+
+
+@dataclass(frozen=True)
+class InitReport:
+    alias: str
+    index: str
+    changes: tuple[Change, ...]
+    default_pipeline: str | None = None  # what a hybrid query without a pipeline is fused by
+    default_fusion: str | None = None  # without search pipelines (Elasticsearch): what the adapter fuses by, from _meta
+    notices: tuple[str, ...] = ()  # what differs from what was asked (an analyzer rebuilt, a fusion that will fall back)
+
+    @property
+    def changed(self) -> bool:
+        return any(c.action is not Action.UNCHANGED for c in self.changes)
+
+
+def wait_for_yellow(cluster: Cluster, index: str, seconds: float) -> None:
+    """Until ``index`` is yellow or green, at most ``seconds``; else IndexHealthError with the server's explanation."""
+    health = cluster.health(index, wait_for_status="yellow", timeout=f"{max(int(seconds), 1)}s")
+    if health.get("status") in ("yellow", "green") and not health.get("timed_out"):
+        return
+    explain = cluster.allocation_explain(index)
+    raise IndexHealthError(
+        f"{index} is {health.get('status')} after {seconds:g} s: {health.get('unassigned_shards', '?')} shards unassigned, "
+        f"{health.get('active_primary_shards', '?')} primaries active ({_why_unassigned(explain)}). The index and its alias "
+        "exist but cannot take writes; fix the cause (GET _cluster/allocation/explain says more), then run `hybrid init` "
+        "again: it waits for yellow", reason=str(health.get("status")))
+
+
+def _why_unassigned(explain: Mapping[str, Any] | None) -> str:
+    if not explain:
+        return "the server did not say why"
+    reason = explain.get("allocate_explanation") or (explain.get("unassigned_info") or {}).get("reason") or "no explanation"
+    deciders = [d.get("explanation") for n in explain.get("node_allocation_decisions") or [] for d in n.get("deciders") or []]
+    return f"{reason}; {deciders[0]}" if deciders and deciders[0] else str(reason)
+
+
+def _enable_server_mmr(cluster: Cluster, *, dry_run: bool) -> Change:
+    """Turn on the server's MMR processors (a persistent cluster setting), keeping what is there."""
+    change = cluster.enable_server_mmr(dry_run=dry_run)
+    if not change.changed:
+        return Change(ChangeKind.CLUSTER_SETTING, change.name, Action.UNCHANGED)
+    return Change(ChangeKind.CLUSTER_SETTING, change.name, Action.UPDATE.applied(dry_run=dry_run),
+                  json_diff({change.name: change.before}, {change.name: change.after}, change.name))
+
+
+def init_index(
+    client: Any,
+    alias: str,
+    spec: IndexSpec,
+    *,
+    weights: tuple[float, float] = DEFAULT_WEIGHTS,
+    extra_pipelines: Mapping[str, Mapping[str, Any]] | None = None,
+    dry_run: bool = False,
+    engine: Engine | None = None,
+    reattach: bool = False,
+    server_mmr: bool = False,
+    wait_timeout: float = 30.0,
+) -> InitReport:
+    """Make the cluster match the assets for index ``alias``; see the module docstring.
+
+    An index ``<alias>-vN`` whose alias was deleted by hand is refused with a clear error unless
+    ``reattach`` is set: then the alias is put back on the newest one (and the rest proceeds).
+    ``server_mmr`` turns on the k-NN plugin's MMR processors for the whole cluster (a persistent
+    cluster setting; 3.3+), so that dense searches with MMR run it on the server. The index must
+    reach yellow (every primary assigned) within ``wait_timeout`` seconds (0: no wait), else
+    :class:`IndexHealthError` says which shards are unassigned and why.
+    """
+    cluster = cluster_for(client, engine)
+    engine, caps = cluster.engine, cluster.probe()
+    if server_mmr and not caps.server_mmr:
+        raise ConfigurationError(f"server-side MMR needs the k-NN plugin 3.3+; the cluster runs {caps.engine} {caps.version}")
+    w_text, w_dense = weights
+    desired = Desired(IndexNames(alias).alias, spec.for_cluster(caps), (w_text, w_dense), dict(extra_pipelines or {}))
+    wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
+    live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
+    planned = plan(desired, live, engine, reattach=reattach)
+    changes = apply_plan(cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT)
+    if not dry_run and wait_timeout and not caps.serverless:  # Serverless has no shards to wait for (and no _cluster/health)
+        wait_for_yellow(cluster, planned.index, wait_timeout)
+    if server_mmr:
+        changes += (_enable_server_mmr(cluster, dry_run=dry_run),)
+        if not dry_run:
+            cluster.probe(refresh=True)
+    return InitReport(alias, planned.index, changes, planned.default_pipeline, planned.default_fusion, planned.notices)

@@ -1,0 +1,607 @@
+"""``hybrid ingest``: embed documents in Python and bulk-index them, with indexing overlapping embedding.
+
+The main thread reads, chunks and embeds in batches; sender threads (``bulk_concurrency``, default
+2, so that one request is indexed while the next is serialised and sent) feed the batches to the
+port's bulk (:meth:`adapter.engines.port.Cluster.bulk`: the client's ``streaming_bulk``, which
+retries 429s with backoff; the client retries 502/503/504 and timeouts; per-document 5xx failures
+get one more round). Every per-item failure is collected
+with its reason and written to a failures file: nothing is dropped silently. Ids are stable (the
+document id, or ``<id>#<n>`` for chunks), so re-ingesting replaces instead of duplicating.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence, TextIO
+
+from adapter.engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for, responses
+from adapter.engines.capabilities import Capabilities
+from adapter.errors import BackendError, ClusterUnavailableError, InputError, WriteBlockedError
+from adapter.index import metadata as metadata_mapping
+from adapter.index.catalog import IndexInfo, read_index_info
+from adapter.index.documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
+from adapter.ingest.report import FailureSource, IngestReport, ItemFailure
+from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize
+from adapter.models.cache import EmbeddingCache, embed_documents
+from adapter.models.embedders import Embedder, check_fingerprint, check_vectors
+
+_DONE = object()
+STALE_PAGE = 1_000  # stale chunk ids fetched per search page
+
+
+@dataclass(frozen=True)
+class _Entry:
+    id: str
+    parent_id: str
+    chunk_index: int
+    title: str
+    text: str
+    extra: dict[str, str]
+    metadata: dict[str, Any]
+
+
+def _entries(doc: SourceDoc, chunking: Chunking | None, layout: DocumentLayout) -> list[_Entry]:
+    # A source field named like one of the index's extra text fields is text, not metadata.
+    extra = {**{f: str(doc.metadata[f]) for f in layout.extra_fields if f in doc.metadata}, **doc.extra}
+    metadata = {k: v for k, v in doc.metadata.items() if k not in extra}
+    if chunking is None:
+        return [_Entry(doc.id, doc.id, 0, doc.title, doc.text, extra, metadata)]
+    pieces = chunking.split(doc.text) or [""]  # a title-only document is one entry: its title
+    return [_Entry(chunk_id(doc.id, i), doc.id, i, doc.title, piece, extra, metadata) for i, piece in enumerate(pieces)]
+
+
+def _batches(rows: Iterable[SourceDoc | RowError], size: int) -> Iterator[list[SourceDoc | RowError]]:
+    batch: list[SourceDoc | RowError] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# Tries of a row its bulk request got a 429 for (a full write queue), with backoff 1, 2, 4 ... 30 s:
+# 8 give about two minutes of patience (5, 31 s, left rows failed under 8 ingests into one write
+# thread; tests/reliability/test_backpressure.py). Rows still refused after them are failures, listed.
+BULK_MAX_RETRIES = 8
+
+
+class FailureLog:
+    """Failures as they happen: each is written to the failures file at once and counted; the report
+    keeps the first :attr:`KEEP` (memory stays flat however many rows fail).
+
+    The file is created on the first failure, private to its user (0600). Without a path its name is
+    ``ingest-failures-<alias>-<time>-<pid>-<random>.jsonl``, created exclusively: two ingests started in
+    the same second never share one.
+    """
+
+    KEEP = 1_000
+
+    def __init__(self, path: str | Path | None, alias: str) -> None:
+        self._path = Path(path) if path else None
+        self._alias = alias
+        self._fh: Any = None
+        self._lock = threading.Lock()
+        self.kept: list[ItemFailure] = []
+        self.count = 0
+        self.unconfirmed = 0  # not sent, or sent without an answer: a re-run completes them
+        self.index_failed = 0  # entries the cluster refused (they were counted as written)
+
+    @property
+    def path(self) -> str | None:
+        return str(self._path) if self._fh is not None else None
+
+    def add(self, failure: ItemFailure) -> None:
+        with self._lock:
+            if self._fh is None:
+                self._fh = self._open()
+            self._fh.write(json.dumps({"id": failure.id, "line": failure.line, "status": failure.status,
+                                       "stage": failure.source or "index", "reason": failure.reason}) + "\n")
+            self.count += 1
+            if failure.source == FailureSource.NOT_SENT or (failure.source is None and failure.status is None):
+                self.unconfirmed += 1
+            if failure.source is None:
+                self.index_failed += 1
+            if len(self.kept) < self.KEEP:
+                self.kept.append(failure)
+
+    def _open(self) -> TextIO:
+        if self._path is not None:
+            return open(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        while True:
+            path = Path(f"ingest-failures-{self._alias}-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.jsonl")
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                continue
+            self._path = path
+            return open(fd, "w", encoding="utf-8")
+
+    def close(self) -> str | None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+        return self.path
+
+
+class _Indexer(threading.Thread):
+    """Sends queued action batches through the port's bulk while the main thread embeds.
+
+    Batches waiting in the queue are merged up to ``batch_size`` actions per request. The actions
+    of a request are kept until it finishes so that items the cluster failed with a 5xx can be
+    sent once more after a pause.
+    """
+
+    def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
+                 sources: dict[str, int | None], retry_pause: float = 2.0, work: queue.Queue[Any] | None = None,
+                 counts: BulkCounts | None = None, stop: threading.Event | None = None, name: str = "hybrid-bulk") -> None:
+        super().__init__(daemon=True, name=name)
+        self.cluster = cluster
+        self.action = f"bulk indexing into {index}"
+        self.counts = counts or BulkCounts()  # 429s the helper retried without saying
+        self.batch_size = batch_size  # bulk actions per request
+        self.max_retries = max_retries
+        self.retry_pause = retry_pause
+        self.queue: queue.Queue[Any] = work if work is not None else queue.Queue(maxsize=8)
+        self.stop = stop or threading.Event()  # set by any sender of a pool that failed or lost the cluster
+        self.failures = failures
+        self.sources = sources  # entry id -> input line, until its request is answered
+        self.waiting = 0.0
+        self.busy = 0.0
+        self.error: BaseException | None = None
+        self.lost = False  # a request got no answer: the cluster is gone, stop sending
+        self.unsent: list[str] = []  # ids of entries never sent (or not confirmed) because of that
+        self.retried_5xx = 0
+        self.splits = 0
+
+    def _send(self, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        options = BulkOptions(batch_size=self.batch_size, max_retries=self.max_retries, initial_backoff=1, max_backoff=30)
+        return list(self.cluster.bulk(actions, options, counts=self.counts, action=self.action))
+
+    def _send_splitting(self, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send ``actions``; a request the server refused as a whole (a 4xx for the request, such as
+        one id over the length limit) is split in halves and sent again, down to single rows, so
+        one bad row fails alone and every good row around it lands."""
+        failed = self._send(actions)
+        for f in failed:  # 401/403 refuse every request alike: splitting would only repeat it (the port's error, raised)
+            if responses.bulk_request_refused(f) and responses.bulk_status(f) in (401, 403):
+                raise next(iter(f.values()))["exception"]
+        refused = {responses.bulk_item(f)[0] for f in failed if responses.bulk_request_refused(f)}
+        if not refused or len(actions) == 1:
+            return failed
+        out = [f for f in failed if responses.bulk_item(f)[0] not in refused]
+        again = [a for a in actions if a["_id"] in refused]
+        if len(again) == 1:
+            return out + self._send(again)
+        self.splits += 1
+        half = len(again) // 2
+        return out + self._send_splitting(again[:half]) + self._send_splitting(again[half:])
+
+    def _send_with_5xx_retry(self, actions: list[dict[str, Any]]) -> None:
+        failed = self._send_splitting(actions)
+        server_errors = {responses.bulk_item(f)[0] for f in failed if (responses.bulk_status(f) or 0) >= 500}
+        if server_errors:
+            time.sleep(self.retry_pause)
+            self.retried_5xx += len(server_errors)
+            failed = [f for f in failed if responses.bulk_item(f)[0] not in server_errors]
+            failed += self._send_splitting([a for a in actions if a["_id"] in server_errors])
+        for f in failed:
+            self.failures.add(_failure(f, self.sources))
+        if any(responses.bulk_unanswered(f) for f in failed):
+            self.lost = True
+
+    def run(self) -> None:
+        done = False
+        while not done:
+            started = time.perf_counter()
+            item = self.queue.get()
+            self.waiting += time.perf_counter() - started
+            if item is _DONE:
+                break
+            actions = list(item)
+            while len(actions) < self.batch_size:
+                try:
+                    more = self.queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is _DONE:
+                    done = True
+                    break
+                actions += more
+            if self.error is not None or self.lost or self.stop.is_set():
+                self.unsent += [a["_id"] for a in actions]  # drain the queue so the producer never blocks
+                continue
+            t0 = time.perf_counter()
+            try:
+                self._send_with_5xx_retry(actions)
+            except BaseException as exc:  # surfaced by the main thread
+                self.error = exc
+                self.unsent += [a["_id"] for a in actions]  # not confirmed written: listed in the failures file
+            else:
+                for a in actions:  # answered: the line is no longer needed (memory stays flat)
+                    self.sources.pop(a["_id"], None)
+            if self.error is not None or self.lost:
+                self.stop.set()
+            self.busy += time.perf_counter() - t0
+
+
+class _Senders:
+    """``threads`` senders on one queue, so several bulk requests are in flight at once (a shard
+    indexes one request on one write thread: a single sender leaves the other cores idle; measured
+    in docs/BENCHMARKS.md, Scale). Reads like one :class:`_Indexer`: failures, counts, errors summed."""
+
+    def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
+                 sources: dict[str, int | None], threads: int) -> None:
+        work: queue.Queue[Any] = queue.Queue(maxsize=8 * threads)
+        self.counts, stop = BulkCounts(), threading.Event()
+        self.threads = [
+            _Indexer(cluster, index, batch_size=batch_size, max_retries=max_retries, failures=failures, sources=sources,
+                     work=work, counts=self.counts, stop=stop, name=f"hybrid-bulk-{i}")
+            for i in range(threads)
+        ]
+        self.queue = work
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def finish(self) -> None:
+        """No more batches: each sender takes one end mark, sends what it holds and stops."""
+        for _ in self.threads:
+            self.queue.put(_DONE)
+        for t in self.threads:
+            t.join()
+
+    @property
+    def lost(self) -> bool:
+        return any(t.lost for t in self.threads)
+
+    @property
+    def error(self) -> BaseException | None:
+        return next((t.error for t in self.threads if t.error is not None), None)
+
+    @property
+    def unsent(self) -> list[str]:
+        return [doc_id for t in self.threads for doc_id in t.unsent]
+
+    @property
+    def busy(self) -> float:
+        """Seconds the busiest sender spent in bulk calls."""
+        return max(t.busy for t in self.threads)
+
+    @property
+    def retried_5xx(self) -> int:
+        return sum(t.retried_5xx for t in self.threads)
+
+    @property
+    def splits(self) -> int:
+        return sum(t.splits for t in self.threads)
+
+
+NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
+
+
+def _unsent(doc_id: str, sources: dict[str, int | None], reason: str = NOT_SENT) -> ItemFailure:
+    return ItemFailure(doc_id, reason, line=sources.get(doc_id), source=FailureSource.NOT_SENT)
+
+
+def _failure(info: dict[str, Any], sources: dict[str, int | None], stage: FailureSource | None = None) -> ItemFailure:
+    doc_id, status, reason = responses.bulk_item(info)
+    return ItemFailure(doc_id, reason, line=sources.get(doc_id) if doc_id is not None else None, status=status, source=stage)
+
+
+class Ingestor:
+    """Ingest documents into one hybrid index. Use :meth:`open`; the constructor takes what it reads.
+
+    ``cache`` (an :class:`~adapter.models.cache.EmbeddingCache`) answers document vectors already
+    computed by the same embedder; the report counts cache hits and model calls.
+    ``bulk_concurrency`` bulk requests of up to ``bulk_batch_size`` actions are in flight at once
+    (one sender reached 0.52x opensearch-py's ``parallel_bulk``, two 1.15x: docs/BENCHMARKS.md).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        info: IndexInfo,
+        embedder: Embedder,
+        *,
+        cache: EmbeddingCache | None = None,
+        batch_size: int = 64,
+        bulk_batch_size: int = 500,
+        bulk_concurrency: int = 2,
+        chunking: Chunking | None = None,
+        strict: bool = False,
+        progress: bool = True,
+        max_retries: int = BULK_MAX_RETRIES,
+        failures_path: str | Path | None = None,
+        refresh: bool = True,
+        max_chars: int | None = DEFAULT_MAX_CHARS,
+        caps: Capabilities | None = None,
+        engine: Engine | None = None,
+        bulk_chunk_size: int | None = None,
+    ) -> None:
+        if bulk_chunk_size is not None:  # the old name: a 'chunk' is a piece of a text, bulk actions come in batches
+            warnings.warn("Ingestor(bulk_chunk_size=...) is deprecated: it is bulk_batch_size", FutureWarning, stacklevel=2)
+            bulk_batch_size = bulk_chunk_size
+        if batch_size < 1:
+            raise InputError(f"batch_size must be at least 1, got {batch_size}")
+        if bulk_concurrency < 1:
+            raise InputError(f"bulk_concurrency must be at least 1, got {bulk_concurrency}")
+        check_fingerprint(info.alias, info.fingerprint, embedder)
+        self.client = client
+        self.cluster = cluster_for(client, engine)  # the port: every request goes through it
+        self.info = info
+        self.embedder = embedder
+        self.cache = cache
+        self.batch_size = batch_size
+        self.bulk_batch_size = bulk_batch_size  # bulk actions per request (batch_size: texts per model call)
+        self.bulk_concurrency = bulk_concurrency
+        self.chunking = chunking
+        self.strict = strict
+        self.progress = progress
+        self.max_retries = max_retries
+        self.failures_path = Path(failures_path) if failures_path else None
+        self.refresh = refresh
+        self.max_chars = max_chars  # the size policy: an entry whose text is longer is refused before it is embedded
+        self._caps = caps  # probed when first needed (only to delete stale chunks)
+        self.engine = self.cluster.engine
+        self._declared = dict(info.metadata_fields)  # metadata keys the mapping has (adapter.index.metadata)
+
+    @classmethod
+    def open(cls, client: Any, alias: str, embedder: Embedder | None = None, *, allowed_models: Sequence[str] | None = None,
+             **options: Any) -> Ingestor:
+        """An ingestor for the hybrid index behind ``alias`` (reads the index once). Without
+        ``embedder``, the one the index records (when on the allow-list, ``allowed_models``;
+        :func:`adapter.models.embedders.load_index_embedder`), as :meth:`Searcher.open` does."""
+        info = read_index_info(cluster_for(client, options.get("engine")), alias)
+        if embedder is None:
+            from adapter.models.embedders import load_index_embedder
+
+            embedder = load_index_embedder(info.fingerprint.spec, allowed=allowed_models, index=alias)
+        return cls(client, info, embedder, **options)
+
+    @property
+    def alias(self) -> str:
+        return self.info.alias
+
+    def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None) -> IngestReport:
+        """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict).
+
+        Raises :class:`ClusterUnavailableError` when the cluster stops answering, after writing
+        every row not confirmed written to the failures file (a re-run completes them).
+        """
+        from adapter._progress import Bar
+
+        index, layout = self.info.index, self.info.layout
+        started = time.perf_counter()
+        if self.strict:
+            rows = list(rows)
+            bad = [r for r in rows if isinstance(r, RowError)] + [
+                RowError(r.line, problem, r.id) for r in rows if isinstance(r, SourceDoc)
+                for problem in [self._too_big(_entries(r, self.chunking, layout))] if problem]
+            if bad:
+                listing = "; ".join(f"line {r.line}: {r.reason}" for r in bad[:20])
+                raise InputError(f"{len(bad)} bad rows and --strict is set, so nothing was written: {listing}")
+        fp = self.embedder.fingerprint
+        failures = FailureLog(self.failures_path, self.alias)
+        sources: dict[str, int | None] = {}
+        indexer = _Senders(self.cluster, index, batch_size=self.bulk_batch_size, max_retries=self.max_retries,
+                           failures=failures, sources=sources, threads=self.bulk_concurrency)
+        indexer.start()
+        documents = chunks = embedded = from_cache = rejected = 0
+        embed_seconds = 0.0
+        shrink: dict[str, int] = {}
+        bar = Bar(f"ingest {self.alias}", total=total, enabled=self.progress)
+        try:
+            try:
+                for batch in _batches(rows, self.batch_size):
+                    entries: list[_Entry] = []
+                    for row in batch:
+                        if isinstance(row, RowError):
+                            failures.add(ItemFailure(row.id, row.reason, line=row.line, source=FailureSource.INPUT))
+                            continue
+                        if indexer.lost or indexer.error is not None:
+                            # Nothing more is sent; the row is listed so that the failures file is complete.
+                            failures.add(ItemFailure(row.id, NOT_SENT, line=row.line, source=FailureSource.NOT_SENT))
+                            continue
+                        doc_entries = _entries(row, self.chunking, layout)
+                        problem = self._entries_problem(doc_entries)
+                        if problem:
+                            failures.add(ItemFailure(row.id, problem, line=row.line, source=FailureSource.INPUT))
+                            continue
+                        documents += 1
+                        entries += doc_entries
+                        if self.chunking is not None:
+                            shrink[row.id] = len(doc_entries)
+                        for entry in doc_entries:
+                            sources[entry.id] = row.line
+                    if entries:
+                        t0 = time.perf_counter()
+                        batch_vectors = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in entries], self.cache)
+                        embed_seconds += time.perf_counter() - t0
+                        vectors = batch_vectors.vectors
+                        check_vectors(vectors, fp, what=f"vectors from {fp.model}")
+                        embedded += batch_vectors.embedded
+                        from_cache += batch_vectors.from_cache
+                        rejected += batch_vectors.rejected
+                        chunks += len(entries)
+                        self._declare_metadata(index, entries)
+                        indexer.queue.put([self._action(index, layout, e, v, fp.key if self.info.stamps_entries else None)
+                                           for e, v in zip(entries, vectors)])
+                    bar.update(len(batch))
+            finally:
+                indexer.finish()
+                bar.close()
+            if isinstance(indexer.error, WriteBlockedError):  # a flood-stage block: retrying would only wait
+                for doc_id in indexer.unsent:
+                    failures.add(_unsent(doc_id, sources, f"not written: {indexer.error.reason}"))
+                blocked = indexer.error.index or index
+                raise WriteBlockedError(
+                    f"{indexer.error}. Free disk space on the data nodes; the block is lifted once usage drops below the high "
+                    f"watermark (or: PUT {blocked}/_settings {{\"index.blocks.read_only_allow_delete\": null}}). Then run the same "
+                    f"ingest again: {failures.count} rows were not written (listed in {failures.path})",
+                    index=blocked, status=indexer.error.status, reason=indexer.error.reason) from indexer.error
+            if indexer.error is not None:
+                try:
+                    raise indexer.error  # the port's error (it translated the client's)
+                except BaseException as exc:
+                    for doc_id in indexer.unsent:
+                        failures.add(_unsent(doc_id, sources, f"not confirmed written: {exc}"))
+                    raise
+            for doc_id in indexer.unsent:
+                failures.add(_unsent(doc_id, sources))
+            if failures.unconfirmed:
+                # The bulk helper reports a request that got no answer as items with status "N/A".
+                raise ClusterUnavailableError(
+                    f"lost the connection to {self.cluster.describe()} while indexing into {index}: {failures.unconfirmed} rows "
+                    f"were not confirmed written (listed in {failures.path}, with every other failure). Run the same ingest "
+                    "again once the cluster answers: ids are stable, so it completes them without duplicates"
+                )
+            if shrink:
+                for failure in self._delete_stale_chunks(index, shrink):
+                    failures.add(failure)
+            if self.refresh and chunks > failures.index_failed:  # nothing landed (a closed index): nothing to refresh
+                try:
+                    self.cluster.refresh([index])
+                except BackendError as exc:
+                    if not failures.count:
+                        raise
+                    raise type(exc)(f"{exc}; besides, {failures.count} rows did not land (listed in {failures.path})",
+                                    status=exc.status, reason=exc.reason) from exc
+        finally:
+            failures_file = failures.close()
+        elapsed = time.perf_counter() - started
+        return IngestReport(
+            documents=documents,
+            chunks=chunks - failures.index_failed,
+            failures=tuple(failures.kept),
+            embedded=embedded,
+            cache_hits=from_cache,
+            seconds_total=elapsed,
+            seconds_embedding=embed_seconds,
+            seconds_indexing=indexer.busy,
+            failures_file=failures_file,
+            cache_rejected=rejected,
+            retried_429=indexer.counts.rejected_429,
+            retried_5xx=indexer.retried_5xx,
+            split_requests=indexer.splits,
+            failed=failures.count,
+        )
+
+    def _entries_problem(self, entries: list[_Entry]) -> str | None:
+        """Why a document's entries cannot be written (checked before anything is embedded), or None."""
+        if not entries:
+            return "no words left to index after chunking"
+        return next((p for p in map(id_problem, (e.id for e in entries)) if p), None) or self._too_big(entries)
+
+    def _too_big(self, entries: list[_Entry]) -> str | None:
+        if self.max_chars is None:
+            return None
+        for n, e in enumerate(entries):
+            size = len(e.title) + len(e.text) + sum(len(v) for v in e.extra.values())
+            if size > self.max_chars:
+                return oversize(size, self.max_chars, f"chunk {n} of its text" if self.chunking is not None else "its text")
+        return None
+
+    @staticmethod
+    def _action(index: str, layout: DocumentLayout, e: _Entry, vector: Any, stamp: str | None) -> dict[str, Any]:
+        """``stamp``: the fingerprint key written as ``embedded_by`` (indexes whose mapping has the field)."""
+        return {
+            "_op_type": "index",
+            "_index": index,
+            "_id": e.id,
+            "_source": build_document(layout, text=e.text, vector=vector, parent_id=e.parent_id, chunk_index=e.chunk_index,
+                                      title=e.title, extra=e.extra, metadata=e.metadata, embedded_by=stamp),
+        }
+
+    def _declare_metadata(self, index: str, entries: Sequence[_Entry]) -> None:
+        """Put the metadata keys these entries bring and the mapping lacks, before they are sent
+        (a strict metadata mapping refuses undeclared keys; adapter.index.metadata)."""
+        if not self.info.metadata_strict:
+            return  # an index made before metadata was strict maps new keys itself
+        added = metadata_mapping.undeclared(self._declared, (e.metadata for e in entries))
+        if not added:
+            return
+        try:
+            self.cluster.put_mapping(index, metadata_mapping.put_body(added),
+                                     action=f"declaring metadata {', '.join(sorted(added))} in {index}")
+        except BackendError:
+            # Refused (a key that clashes with a declared one, the field limit): the rows are sent anyway and
+            # the server refuses each of them, with its reason, into the failures; the others land.
+            return
+        self._declared = metadata_mapping.merge(self._declared, added)
+
+    @property
+    def caps(self) -> Capabilities:
+        if self._caps is None:
+            self._caps = self.cluster.probe()
+        return self._caps
+
+    def _delete_stale_chunks(self, index: str, counts: dict[str, int]) -> list[ItemFailure]:
+        """Delete chunks beyond a document's new chunk count (left from an older, longer text).
+
+        With ``_delete_by_query`` (the reindex module: 3.x zips, the managed service, Elasticsearch's
+        full distribution) one request per 500 documents. Elsewhere (2.19's minimal zip, Elasticsearch's
+        integ-test zip) they are found with searches paged by ``search_after`` over (parent_id,
+        chunk_index), so any number of stale chunks is found, and removed with bulk deletes. Deletes
+        that fail are returned as failures, never dropped.
+        """
+        self.cluster.refresh([index])
+        items = list(counts.items())
+        queries = [
+            {"bool": {"should": [
+                {"bool": {"filter": [{"term": {PARENT_FIELD: doc_id}}, {"range": {CHUNK_FIELD: {"gte": n}}}]}}
+                for doc_id, n in items[start : start + 500]
+            ], "minimum_should_match": 1}}
+            for start in range(0, len(items), 500)
+        ]
+        if self.caps.delete_by_query:
+            return self._delete_by_query(index, queries)
+        return self._delete_found(index, queries)
+
+    def _delete_by_query(self, index: str, queries: list[dict[str, Any]]) -> list[ItemFailure]:
+        failures: list[ItemFailure] = []
+        for query in queries:
+            resp = self.cluster.delete_by_query(index, query, action=f"deleting stale chunks in {index}")
+            for f in resp.get("failures") or []:
+                cause = f.get("cause") or {}
+                failures.append(ItemFailure(f.get("id"), f"{cause.get('type')}: {cause.get('reason')}", status=f.get("status"),
+                                            source=FailureSource.DELETE_STALE))
+            if resp.get("version_conflicts"):
+                failures.append(ItemFailure(None, f"{resp['version_conflicts']} stale chunks were written by someone else while being "
+                                                  "deleted (version conflicts) and were left in place; run the ingest again",
+                                            source=FailureSource.DELETE_STALE))
+        return failures
+
+    def _delete_found(self, index: str, queries: list[dict[str, Any]]) -> list[ItemFailure]:
+        stale: list[str] = []
+        for query in queries:
+            body: dict[str, Any] = {
+                "query": query,
+                "_source": False,
+                "size": STALE_PAGE,
+                "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
+            }
+            while True:
+                page = self.cluster.search(index, body, action=f"finding stale chunks in {index}")["hits"]["hits"]
+                stale += [h["_id"] for h in page]
+                if len(page) < STALE_PAGE:
+                    break
+                body["search_after"] = page[-1]["sort"]
+        if not stale:
+            return []
+        actions = ({"_op_type": "delete", "_index": index, "_id": i} for i in stale)
+        failed = list(self.cluster.bulk(actions, BulkOptions(max_retries=self.max_retries, raise_on_exception=True),
+                                        action=f"deleting stale chunks in {index}"))
+        # A chunk already gone is what we wanted.
+        return [_failure(info, {}, stage=FailureSource.DELETE_STALE) for info in failed if responses.bulk_status(info) != 404]

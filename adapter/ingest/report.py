@@ -1,0 +1,53 @@
+"""What an ingest reports: the rows that landed, those that did not and why. Pure values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from adapter._enums import TextEnum
+
+
+class FailureSource(TextEnum):
+    """Where a row failed, when not in the cluster's answer to indexing it (``ItemFailure.source`` None)."""
+
+    INPUT = "input"  # the row itself: bad JSON, no id, no text
+    NOT_SENT = "not-sent"  # never sent, or not confirmed written: the connection was lost
+    DELETE_STALE = "delete-stale"  # deleting the chunks a shorter text left behind
+
+
+@dataclass(frozen=True)
+class ItemFailure:
+    """A row or a document that did not make it into the index, and why."""
+
+    id: str | None
+    reason: str
+    line: int | None = None
+    status: int | None = None
+    source: FailureSource | None = None  # None: the cluster refused to index it (status and reason are its)
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    documents: int  # input documents accepted
+    chunks: int  # index entries written (== documents when not chunking)
+    failures: tuple[ItemFailure, ...]  # the first 1,000 (all of them are in the failures file)
+    embedded: int  # texts sent to the model
+    cache_hits: int  # texts whose vectors came from the embedding cache
+    seconds_total: float
+    seconds_embedding: float
+    seconds_indexing: float  # time the indexing thread spent in bulk calls (overlaps embedding)
+    failures_file: str | None = None
+    cache_rejected: int = 0  # cache entries that failed their integrity check and were embedded again
+    retried_429: int = 0  # items the cluster refused with 429 (write queue full), retried with backoff
+    retried_5xx: int = 0  # items that got a 5xx and were sent once more
+    split_requests: int = 0  # requests refused as a whole, split in halves to isolate the bad rows
+    failed: int = 0  # rows that did not land; ``failures`` holds the first 1,000 of them, the failures file all
+
+    @property
+    def complete(self) -> bool:
+        """Every input row landed."""
+        return not self.failures and not self.failed
+
+    @property
+    def docs_per_second(self) -> float:
+        return self.documents / self.seconds_total if self.seconds_total else 0.0

@@ -1,0 +1,179 @@
+"""The parallel-legs fast path of a hybrid search, and the check that earns it. Pure.
+
+A server hybrid on OpenSearch runs both legs, then reads the source of every candidate of both in
+its fetch phase, then fuses in its pipeline. The fast path sends the two legs in one ``_msearch``
+(ids and scores only), fuses them here with the server's own formula (:mod:`adapter.fusion`), and
+fetches the page's documents: the same page, in fewer bytes where the candidates outnumber the
+page. Whether it is faster depends on the index and the node (measured: 0.72x the server hybrid's
+client p50 at 1M documents, 0.98x at 100k, slower under load at 100k; docs/BENCHMARKS.md), so
+it is never assumed: ``hybrid fast-path`` runs both on a sample of the index's queries, and only a
+check that found every page identical and the fast path faster is kept with the index
+(``_meta.fast_path``). A search takes it only where the check applies: the same fusion family, the
+same candidate depth, the same cluster version, no explanation asked; the result says so.
+
+:func:`check_fast_path` is ``hybrid fast-path``: each query is embedded once (both paths get the
+same vector: the embedder's time is not what is compared), both paths run a few queries to warm
+up, then each query runs once per path in a random order, so the machine's noise falls on both
+alike. The pages are compared score by score (:func:`~adapter.fusion.same_ranking_up_to_ties`):
+one query whose page differs and the check does not earn the fast path. :func:`keep_fast_path`
+keeps it with the index. The rest of the module is pure.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import statistics
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from adapter.engines import cluster_for
+from adapter.errors import InputError
+from adapter.fusion import same_ranking_up_to_ties
+from adapter.index.catalog import index_meta, read_index_info
+
+if TYPE_CHECKING:
+    from adapter.search import Searcher
+
+# The fast path is kept only when its client p50 is at most this share of the server hybrid's: a
+# margin over the noise of one run on a shared machine (a tie is not "measured faster").
+FASTER_THAN = 0.9
+MIN_QUERIES = 20  # fewer queries do not show that every page agrees
+
+
+class FastPath(str, enum.Enum):
+    """Whether a hybrid search may take the fast path."""
+
+    AUTO = "auto"  # where the index's kept check applies (the default)
+    ON = "on"  # always, for a server-fused hybrid (what the check itself measures)
+    OFF = "off"  # never: the server fuses
+
+
+@dataclass(frozen=True)
+class FastPathCheck:
+    """One run of both paths on a sample of queries, as kept in the index's ``_meta.fast_path``."""
+
+    fusion: str  # the fusion family both ran (Fusion.name: weights may differ per query)
+    depth: int  # candidates per leg
+    k: int
+    queries: int
+    same_pages: int  # queries whose pages ranked identically (up to ties)
+    hybrid_p50_ms: float  # client time of the server hybrid
+    fast_p50_ms: float  # client time of the fast path
+    version: str  # the cluster's version when checked
+    checked: str  # when (ISO 8601, UTC)
+
+    @property
+    def ratio(self) -> float:
+        return self.fast_p50_ms / self.hybrid_p50_ms if self.hybrid_p50_ms > 0 else float("inf")
+
+    @property
+    def congruent(self) -> bool:
+        return self.queries >= MIN_QUERIES and self.same_pages == self.queries
+
+    @property
+    def faster(self) -> bool:
+        return self.ratio <= FASTER_THAN
+
+    @property
+    def taken(self) -> bool:
+        """Whether searches may take the fast path on this evidence."""
+        return self.congruent and self.faster
+
+    def why_not(self) -> str | None:
+        """Why the check does not earn the fast path (None: it does)."""
+        if self.queries < MIN_QUERIES:
+            return f"{self.queries} queries checked, {MIN_QUERIES} needed"
+        if not self.congruent:
+            return f"the pages differed for {self.queries - self.same_pages} of {self.queries} queries"
+        if not self.faster:
+            return f"not faster: {self.fast_p50_ms:.1f} against {self.hybrid_p50_ms:.1f} ms p50 ({self.ratio:.2f}x, {FASTER_THAN}x needed)"
+        return None
+
+    def applies(self, fusion: str, depth: int, version: str) -> bool:
+        """Whether a search of ``fusion`` (its name) at ``depth`` on a cluster of ``version`` is what was checked."""
+        return self.taken and fusion == self.fusion and depth == self.depth and version == self.version
+
+    def notice(self) -> str:
+        return (f"fast path: both legs in one _msearch, fused here by {self.fusion} with the server's formula "
+                f"(`hybrid fast-path` on {self.checked[:10]}: the same page for {self.same_pages}/{self.queries} queries, "
+                f"client p50 {self.fast_p50_ms:.1f} against {self.hybrid_p50_ms:.1f} ms for the server hybrid)")
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"fusion": self.fusion, "depth": self.depth, "k": self.k, "queries": self.queries, "same_pages": self.same_pages,
+                "hybrid_p50_ms": self.hybrid_p50_ms, "fast_p50_ms": self.fast_p50_ms,
+                "version": self.version, "checked": self.checked}
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any] | None) -> FastPathCheck | None:
+        """The kept check (None: none, or one this version cannot read, which is not taken)."""
+        if not meta:
+            return None
+        try:
+            return cls(str(meta["fusion"]), int(meta["depth"]), int(meta["k"]), int(meta["queries"]), int(meta["same_pages"]),
+                       float(meta["hybrid_p50_ms"]), float(meta["fast_p50_ms"]), str(meta["version"]), str(meta["checked"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+# -- the check (I/O: runs searches, keeps the result in the index's _meta) ------------------------
+MAX_QUERIES = 200
+WARMUP = 5
+
+
+def check_fast_path(searcher: Searcher, queries: Iterable[str], *, k: int = 10, depth: int | None = None,
+                    max_queries: int = MAX_QUERIES, seed: int = 7) -> FastPathCheck:
+    """Both paths on up to ``max_queries`` of ``queries`` (k hits, ``depth`` candidates per leg)."""
+    if depth is not None and depth < 1:
+        raise InputError(f"depth must be at least 1, got {depth}")
+    if max_queries < 1:
+        raise InputError(f"max_queries must be at least 1, got {max_queries}")
+    texts = [q for q in queries if q and q.strip()][:max_queries]
+    if not texts:
+        raise InputError("no queries to check with; give a file with one query per line (or BEIR queries.jsonl)")
+    depth = depth or searcher.depth
+    embedder = searcher.embedder
+    vectors = [embedder.embed_query(q) for q in texts]
+    paths: dict[FastPath, list[float]] = {FastPath.OFF: [], FastPath.ON: []}
+    fusions: set[str] = set()
+
+    def run(path: FastPath, i: int) -> tuple[list[tuple[str, float]], float]:
+        r = searcher.search(texts[i], technique="hybrid", k=k, depth=depth, query_vector=vectors[i], fast_path=path)
+        if path is FastPath.OFF:
+            if r.fusion is None or not r.fused_by.server:
+                raise InputError(f"the server does not fuse this index's hybrid ({r.fused_by.value}): there is no "
+                                 "server hybrid to check the fast path against")
+            fusions.add(r.fusion.name)
+        return [(h.id, h.score) for h in r.hits], r.total_ms or 0.0  # a Searcher always sets it
+
+    for i in range(min(WARMUP, len(texts))):
+        for path in paths:
+            run(path, i)
+    same, rng = 0, random.Random(seed)
+    for i in range(len(texts)):
+        order = list(paths)
+        rng.shuffle(order)
+        pages = {}
+        for path in order:
+            pages[path], ms = run(path, i)
+            paths[path].append(ms)
+        same += same_ranking_up_to_ties(pages[FastPath.OFF], pages[FastPath.ON])
+    if len(fusions) != 1:
+        raise InputError(f"the server hybrid fused by {len(fusions)} fusion families ({', '.join(sorted(fusions))}) "
+                         "across these queries: one check covers one")
+    return FastPathCheck(fusions.pop(), depth, k, len(texts), same, round(statistics.median(paths[FastPath.OFF]), 3),
+                         round(statistics.median(paths[FastPath.ON]), 3), searcher.caps.version,
+                         datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def keep_fast_path(client: Any, alias: str, check: FastPathCheck | None) -> str:
+    """Keep ``check`` in the index's ``_meta.fast_path`` (None: forget the one kept); returns the index."""
+    cluster = cluster_for(client)
+    info = read_index_info(cluster, alias)
+    meta = index_meta(cluster, info.index)
+    meta.pop("fast_path", None)
+    if check is not None:
+        meta["fast_path"] = check.to_meta()
+    cluster.put_mapping(info.index, {"_meta": meta}, action=f"keeping the fast-path check of {info.index}")
+    return info.index
