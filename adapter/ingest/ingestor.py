@@ -267,6 +267,11 @@ class _Senders:
         return any(t.lost for t in self.threads)
 
     @property
+    def stopped(self) -> bool:
+        """A sender lost the cluster or failed: nothing more is sent."""
+        return self.lost or self.error is not None
+
+    @property
     def error(self) -> BaseException | None:
         return next((t.error for t in self.threads if t.error is not None), None)
 
@@ -298,6 +303,100 @@ def _unsent(doc_id: str, sources: dict[str, int | None], reason: str = NOT_SENT)
 def _failure(info: dict[str, Any], sources: dict[str, int | None], stage: FailureSource | None = None) -> ItemFailure:
     doc_id, status, reason = responses.bulk_item(info)
     return ItemFailure(doc_id, reason, line=sources.get(doc_id) if doc_id is not None else None, status=status, source=stage)
+
+
+@dataclass(frozen=True)
+class _Admitted:
+    """One batch of rows sorted before embedding: the entries to index, and the rows that failed."""
+
+    entries: tuple[_Entry, ...]
+    failures: tuple[ItemFailure, ...]
+    lines: tuple[tuple[str, int | None], ...]  # entry id -> the input line it came from
+    chunk_counts: tuple[tuple[str, int], ...]  # document id -> its entries now (chunking only: older chunks beyond go)
+    documents: int
+
+
+@dataclass(frozen=True)
+class _Embedded:
+    """The vectors of one batch's entries, and where they came from."""
+
+    vectors: Any
+    embedded: int  # texts the model saw
+    from_cache: int
+    rejected: int  # cache entries that failed their integrity check (embedded again)
+    seconds: float
+
+    @classmethod
+    def none(cls) -> _Embedded:
+        return cls((), 0, 0, 0, 0.0)
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """What an ingest has done so far; each batch makes a new one."""
+
+    documents: int = 0
+    chunks: int = 0  # entries handed to the senders
+    embedded: int = 0
+    from_cache: int = 0
+    rejected: int = 0
+    embed_seconds: float = 0.0
+
+    def plus(self, admitted: _Admitted, embedded: _Embedded) -> _Tally:
+        return _Tally(self.documents + admitted.documents, self.chunks + len(admitted.entries), self.embedded + embedded.embedded,
+                      self.from_cache + embedded.from_cache, self.rejected + embedded.rejected,
+                      self.embed_seconds + embedded.seconds)
+
+
+@dataclass
+class _Run:
+    """The shell state of one ingest: the failures file, the senders and what they still need to know
+    (each entry's input line until its request is answered), the progress bar."""
+
+    failures: FailureLog
+    sources: dict[str, int | None]
+    senders: _Senders
+    bar: Any
+    chunk_counts: dict[str, int]
+
+    @classmethod
+    def start(cls, ingestor: Ingestor, total: int | None) -> _Run:
+        from adapter._progress import Bar
+
+        failures = FailureLog(ingestor.failures_path, ingestor.alias)
+        sources: dict[str, int | None] = {}
+        senders = _Senders(ingestor.cluster, ingestor.info.index, batch_size=ingestor.bulk_batch_size,
+                           max_retries=ingestor.max_retries, failures=failures, sources=sources,
+                           threads=ingestor.bulk_concurrency)
+        senders.start()
+        return cls(failures, sources, senders, Bar(f"ingest {ingestor.alias}", total=total, enabled=ingestor.progress), {})
+
+    def record(self, admitted: _Admitted) -> None:
+        """The batch's failures into the file; its entries' lines for the senders (before they are queued)."""
+        for failure in admitted.failures:
+            self.failures.add(failure)
+        self.sources.update(admitted.lines)
+        self.chunk_counts.update(admitted.chunk_counts)
+
+
+def _report(tally: _Tally, run: _Run, failures_file: str | None, seconds: float) -> IngestReport:
+    failures, senders = run.failures, run.senders
+    return IngestReport(
+        documents=tally.documents,
+        chunks=tally.chunks - failures.index_failed,
+        failures=tuple(failures.kept),
+        embedded=tally.embedded,
+        cache_hits=tally.from_cache,
+        seconds_total=seconds,
+        seconds_embedding=tally.embed_seconds,
+        seconds_indexing=senders.busy,
+        failures_file=failures_file,
+        cache_rejected=tally.rejected,
+        retried_429=senders.counts.rejected_429,
+        retried_5xx=senders.retried_5xx,
+        split_requests=senders.splits,
+        failed=failures.count,
+    )
 
 
 class Ingestor:
@@ -379,124 +478,143 @@ class Ingestor:
 
         Raises :class:`ClusterUnavailableError` when the cluster stops answering, after writing
         every row not confirmed written to the failures file (a re-run completes them).
-        """
-        from adapter._progress import Bar
 
-        index, layout = self.info.index, self.info.layout
+        The steps: refuse a strict input with bad rows (:meth:`_strict_rows`); per batch, admit the
+        rows (:meth:`_admit`), embed what was admitted (:meth:`_embed`) and queue it for the senders
+        (:meth:`_queue`); then settle what the senders could not confirm (:meth:`_settle`), delete
+        the chunks a shorter text left behind and refresh (:meth:`_finish`), and report.
+        """
         started = time.perf_counter()
-        if self.strict:
-            rows = list(rows)
-            bad = [r for r in rows if isinstance(r, RowError)] + [
-                RowError(r.line, problem, r.id) for r in rows if isinstance(r, SourceDoc)
-                for problem in [self._too_big(_entries(r, self.chunking, layout))] if problem]
-            if bad:
-                listing = "; ".join(f"line {r.line}: {r.reason}" for r in bad[:20])
-                raise InputError(f"{len(bad)} bad rows and --strict is set, so nothing was written: {listing}")
-        fp = self.embedder.fingerprint
-        failures = FailureLog(self.failures_path, self.alias)
-        sources: dict[str, int | None] = {}
-        indexer = _Senders(self.cluster, index, batch_size=self.bulk_batch_size, max_retries=self.max_retries,
-                           failures=failures, sources=sources, threads=self.bulk_concurrency)
-        indexer.start()
-        documents = chunks = embedded = from_cache = rejected = 0
-        embed_seconds = 0.0
-        shrink: dict[str, int] = {}
-        bar = Bar(f"ingest {self.alias}", total=total, enabled=self.progress)
+        rows = self._strict_rows(rows)
+        run = _Run.start(self, total)
         try:
-            try:
-                for batch in _batches(rows, self.batch_size):
-                    entries: list[_Entry] = []
-                    for row in batch:
-                        if isinstance(row, RowError):
-                            failures.add(ItemFailure(row.id, row.reason, line=row.line, source=FailureSource.INPUT))
-                            continue
-                        if indexer.lost or indexer.error is not None:
-                            # Nothing more is sent; the row is listed so that the failures file is complete.
-                            failures.add(ItemFailure(row.id, NOT_SENT, line=row.line, source=FailureSource.NOT_SENT))
-                            continue
-                        doc_entries = _entries(row, self.chunking, layout)
-                        problem = self._entries_problem(doc_entries)
-                        if problem:
-                            failures.add(ItemFailure(row.id, problem, line=row.line, source=FailureSource.INPUT))
-                            continue
-                        documents += 1
-                        entries += doc_entries
-                        if self.chunking is not None:
-                            shrink[row.id] = len(doc_entries)
-                        for entry in doc_entries:
-                            sources[entry.id] = row.line
-                    if entries:
-                        t0 = time.perf_counter()
-                        batch_vectors = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in entries], self.cache)
-                        embed_seconds += time.perf_counter() - t0
-                        vectors = batch_vectors.vectors
-                        check_vectors(vectors, fp, what=f"vectors from {fp.model}")
-                        embedded += batch_vectors.embedded
-                        from_cache += batch_vectors.from_cache
-                        rejected += batch_vectors.rejected
-                        chunks += len(entries)
-                        self._declare_metadata(index, entries)
-                        indexer.queue.put([self._action(index, layout, e, v, fp.key if self.info.stamps_entries else None)
-                                           for e, v in zip(entries, vectors)])
-                    bar.update(len(batch))
-            finally:
-                indexer.finish()
-                bar.close()
-            if isinstance(indexer.error, WriteBlockedError):  # a flood-stage block: retrying would only wait
-                for doc_id in indexer.unsent:
-                    failures.add(_unsent(doc_id, sources, f"not written: {indexer.error.reason}"))
-                blocked = indexer.error.index or index
-                raise WriteBlockedError(
-                    f"{indexer.error}. Free disk space on the data nodes; the block is lifted once usage drops below the high "
-                    f"watermark (or: PUT {blocked}/_settings {{\"index.blocks.read_only_allow_delete\": null}}). Then run the same "
-                    f"ingest again: {failures.count} rows were not written (listed in {failures.path})",
-                    index=blocked, status=indexer.error.status, reason=indexer.error.reason) from indexer.error
-            if indexer.error is not None:
-                try:
-                    raise indexer.error  # the port's error (it translated the client's)
-                except BaseException as exc:
-                    for doc_id in indexer.unsent:
-                        failures.add(_unsent(doc_id, sources, f"not confirmed written: {exc}"))
-                    raise
-            for doc_id in indexer.unsent:
-                failures.add(_unsent(doc_id, sources))
-            if failures.unconfirmed:
-                # The bulk helper reports a request that got no answer as items with status "N/A".
-                raise ClusterUnavailableError(
-                    f"lost the connection to {self.cluster.describe()} while indexing into {index}: {failures.unconfirmed} rows "
-                    f"were not confirmed written (listed in {failures.path}, with every other failure). Run the same ingest "
-                    "again once the cluster answers: ids are stable, so it completes them without duplicates"
-                )
-            if shrink:
-                for failure in self._delete_stale_chunks(index, shrink):
-                    failures.add(failure)
-            if self.refresh and chunks > failures.index_failed:  # nothing landed (a closed index): nothing to refresh
-                try:
-                    self.cluster.refresh([index])
-                except BackendError as exc:
-                    if not failures.count:
-                        raise
-                    raise type(exc)(f"{exc}; besides, {failures.count} rows did not land (listed in {failures.path})",
-                                    status=exc.status, reason=exc.reason) from exc
+            tally = self._stream(rows, run)
+            self._settle(run)
+            self._finish(run, tally)
         finally:
-            failures_file = failures.close()
-        elapsed = time.perf_counter() - started
-        return IngestReport(
-            documents=documents,
-            chunks=chunks - failures.index_failed,
-            failures=tuple(failures.kept),
-            embedded=embedded,
-            cache_hits=from_cache,
-            seconds_total=elapsed,
-            seconds_embedding=embed_seconds,
-            seconds_indexing=indexer.busy,
-            failures_file=failures_file,
-            cache_rejected=rejected,
-            retried_429=indexer.counts.rejected_429,
-            retried_5xx=indexer.retried_5xx,
-            split_requests=indexer.splits,
-            failed=failures.count,
-        )
+            failures_file = run.failures.close()
+        return _report(tally, run, failures_file, time.perf_counter() - started)
+
+    def _strict_rows(self, rows: Iterable[SourceDoc | RowError]) -> Iterable[SourceDoc | RowError]:
+        """``rows`` as given; with ``strict``, read whole and refused when any row is bad, before anything is sent."""
+        if not self.strict:
+            return rows
+        rows = list(rows)
+        bad = [r for r in rows if isinstance(r, RowError)] + [
+            RowError(r.line, problem, r.id) for r in rows if isinstance(r, SourceDoc)
+            for problem in [self._too_big(_entries(r, self.chunking, self.info.layout))] if problem]
+        if bad:
+            listing = "; ".join(f"line {r.line}: {r.reason}" for r in bad[:20])
+            raise InputError(f"{len(bad)} bad rows and --strict is set, so nothing was written: {listing}")
+        return rows
+
+    def _stream(self, rows: Iterable[SourceDoc | RowError], run: _Run) -> _Tally:
+        """Admit, embed and queue ``rows`` batch by batch; the senders index while the next batch embeds."""
+        tally = _Tally()
+        try:
+            for batch in _batches(rows, self.batch_size):
+                admitted = self._admit(batch, stopped=run.senders.stopped)
+                run.record(admitted)
+                embedded = self._embed(admitted.entries) if admitted.entries else _Embedded.none()
+                if admitted.entries:
+                    self._queue(admitted.entries, embedded.vectors, run)
+                tally = tally.plus(admitted, embedded)
+                run.bar.update(len(batch))
+        finally:
+            run.senders.finish()
+            run.bar.close()
+        return tally
+
+    def _admit(self, batch: Sequence[SourceDoc | RowError], *, stopped: bool) -> _Admitted:
+        """Sort one batch of rows: the entries to embed and index, and the rows that fail before embedding
+        (bad input; or every row once the senders stopped, listed so that the failures file is complete)."""
+        entries: list[_Entry] = []
+        failures: list[ItemFailure] = []
+        lines: list[tuple[str, int | None]] = []
+        counts: list[tuple[str, int]] = []
+        for row in batch:
+            if isinstance(row, RowError):
+                failures.append(ItemFailure(row.id, row.reason, line=row.line, source=FailureSource.INPUT))
+                continue
+            if stopped:
+                failures.append(ItemFailure(row.id, NOT_SENT, line=row.line, source=FailureSource.NOT_SENT))
+                continue
+            doc_entries = _entries(row, self.chunking, self.info.layout)
+            problem = self._entries_problem(doc_entries)
+            if problem:
+                failures.append(ItemFailure(row.id, problem, line=row.line, source=FailureSource.INPUT))
+                continue
+            entries += doc_entries
+            lines += [(e.id, row.line) for e in doc_entries]
+            counts.append((row.id, len(doc_entries)))
+        return _Admitted(tuple(entries), tuple(failures), tuple(lines), tuple(counts) if self.chunking is not None else (),
+                         documents=len(counts))
+
+    def _embed(self, entries: Sequence[_Entry]) -> _Embedded:
+        """The entries' vectors (through the cache), checked against the index's fingerprint."""
+        fp = self.embedder.fingerprint
+        t0 = time.perf_counter()
+        found = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in entries], self.cache)
+        seconds = time.perf_counter() - t0
+        check_vectors(found.vectors, fp, what=f"vectors from {fp.model}")
+        return _Embedded(found.vectors, found.embedded, found.from_cache, found.rejected, seconds)
+
+    def _queue(self, entries: Sequence[_Entry], vectors: Any, run: _Run) -> None:
+        """Declare the metadata keys the entries bring, then hand their bulk actions to the senders."""
+        index, layout = self.info.index, self.info.layout
+        stamp = self.embedder.fingerprint.key if self.info.stamps_entries else None
+        self._declare_metadata(index, entries)
+        run.senders.queue.put([self._action(index, layout, e, v, stamp) for e, v in zip(entries, vectors)])
+
+    def _settle(self, run: _Run) -> None:
+        """List every row the senders did not confirm written, then raise what stopped them, if anything did."""
+        senders, failures = run.senders, run.failures
+        if isinstance(senders.error, WriteBlockedError):  # a flood-stage block: retrying would only wait
+            raise self._write_blocked(senders.error, run) from senders.error
+        if senders.error is not None:
+            try:
+                raise senders.error  # the port's error (it translated the client's)
+            except BaseException as exc:
+                for doc_id in senders.unsent:
+                    failures.add(_unsent(doc_id, run.sources, f"not confirmed written: {exc}"))
+                raise
+        for doc_id in senders.unsent:
+            failures.add(_unsent(doc_id, run.sources))
+        if failures.unconfirmed:
+            # The bulk helper reports a request that got no answer as items with status "N/A".
+            raise ClusterUnavailableError(
+                f"lost the connection to {self.cluster.describe()} while indexing into {self.info.index}: "
+                f"{failures.unconfirmed} rows were not confirmed written (listed in {failures.path}, with every other "
+                "failure). Run the same ingest again once the cluster answers: ids are stable, so it completes them "
+                "without duplicates"
+            )
+
+    def _write_blocked(self, error: WriteBlockedError, run: _Run) -> WriteBlockedError:
+        """The flood-stage block named with how to lift it, after listing the rows it kept out."""
+        for doc_id in run.senders.unsent:
+            run.failures.add(_unsent(doc_id, run.sources, f"not written: {error.reason}"))
+        blocked = error.index or self.info.index
+        return WriteBlockedError(
+            f"{error}. Free disk space on the data nodes; the block is lifted once usage drops below the high "
+            f"watermark (or: PUT {blocked}/_settings {{\"index.blocks.read_only_allow_delete\": null}}). Then run the same "
+            f"ingest again: {run.failures.count} rows were not written (listed in {run.failures.path})",
+            index=blocked, status=error.status, reason=error.reason)
+
+    def _finish(self, run: _Run, tally: _Tally) -> None:
+        """Delete the chunks shorter texts left behind, then refresh so that what landed is searchable."""
+        index, failures = self.info.index, run.failures
+        if run.chunk_counts:
+            for failure in self._delete_stale_chunks(index, run.chunk_counts):
+                failures.add(failure)
+        if not self.refresh or tally.chunks <= failures.index_failed:  # nothing landed (a closed index): nothing to refresh
+            return
+        try:
+            self.cluster.refresh([index])
+        except BackendError as exc:
+            if not failures.count:
+                raise
+            raise type(exc)(f"{exc}; besides, {failures.count} rows did not land (listed in {failures.path})",
+                            status=exc.status, reason=exc.reason) from exc
 
     def _entries_problem(self, entries: list[_Entry]) -> str | None:
         """Why a document's entries cannot be written (checked before anything is embedded), or None."""
