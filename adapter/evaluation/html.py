@@ -24,6 +24,7 @@ from adapter.evaluation.perquery import REPORTED, TOP, QueryRun, query_metrics
 from adapter.evaluation.significance import ALPHA, CORRECTION, RESAMPLES, Comparison, compare
 from adapter.evaluation.stored import StoredEval
 from adapter.fusion import DEFAULT_FUSION, LEGS, Fusion
+from adapter.fusion.choice.learned import LEARNED
 
 ASSETS = ("dom.js", "labels.js", "report.js", "report.css")
 VENDORED = ("vendor/chart.umd.min.js", "vendor/chart.js-LICENSE.md")
@@ -92,7 +93,8 @@ def _drill(qid: str, runs: Mapping[str, Mapping[str, QueryRun]]) -> dict[str, An
     if all(leg in runs for leg in LEGS):
         for name, by_query in runs.items():
             run = by_query.get(qid)
-            if run is None or run.fusion is None:
+            # A learned model (client-learned) scores features, not normalised legs: its list, no per-leg view.
+            if run is None or run.fusion is None or run.fusion.name == LEARNED:
                 continue
             fusion = run.fusion.fusion()
             weights[name] = [_num(w, 4) for w in fusion.effective_weights]

@@ -87,3 +87,22 @@ def test_a_default_the_eval_did_not_run_is_said_on_the_page(evaluation, tmp_path
     assert data["default"] == "hybrid-rrf"  # no min_max row either: the first hybrid row
     assert "hybrid-adaptive, was not run on this cluster; the comparisons use hybrid-rrf" in data["default_note"]
     assert "was not run on this cluster" in write_report(stored.load(root), resamples=200).read_text()
+
+
+def test_a_learned_fusion_row_gets_its_lists_in_the_drill_down_without_a_normalisation(tmp_path):
+    # `hybrid eval --tune --report DIR` stopped at the report with "unknown fusion 'learned'": the
+    # drill-down rebuilt every fused row's fusion from its name, and a learned model has no name to parse.
+    from adapter.evaluation import TechniqueSpec
+    from adapter.fusion.choice.learned import LearnedFusion
+    from adapter.search.results import Technique
+    from tests.support.tiny_eval import BM25, result
+
+    report, _ = write_tiny_evaluation(tmp_path)
+    model = LearnedFusion(weights=(1.0,) * 4)  # the default features: per leg its DBSF score and a found flag
+    learned = result(TechniqueSpec("client-learned", Technique.CLIENT, model), BM25, model)
+    report = EvalReport(report.dataset, report.split, report.embedder, report.index, {**report.results, "client-learned": learned},
+                        settings=report.settings)
+    root = stored.write(report, Dataset("tiny", tmp_path, "test", QUERIES, QRELS), tmp_path / "learned")
+    data = report_data(stored.load(root), resamples=200)
+    assert data["drill"]["q1"]["lists"]["client-learned"][0][0] == "a"
+    assert "client-learned" not in data["drill"]["q1"]["norm"] and "hybrid-rrf" in data["drill"]["q1"]["norm"]
