@@ -501,11 +501,11 @@ def bench_fast_path(clusters, args) -> Section:
     for target in scifact_targets(clusters, embedder):
         for depth in (int(d) for d in args.depths.split(",")):
             check = check_fast_path(target.searcher, queries, k=10, depth=depth, max_queries=args.queries)
-            rows.append([target.name, depth, check.fusion, f"{check.same_pages}/{check.queries}", f"{check.hybrid_p50_ms:.1f}",
+            rows.append([target.name, depth, check.fusion, f"{check.same_pages}/{check.queries}", f"{check.same_lists}/{check.queries}", f"{check.hybrid_p50_ms:.1f}",
                          f"{check.fast_p50_ms:.1f}", f"{check.ratio:.2f}x", check.why_not() or "earned: kept with --keep"])
     lines = [f"`hybrid fast-path` (`adapter.search.fast_path`) on the SciFact index, k 10, {len(queries)} test queries, each run "
              "as the server hybrid and on the fast path in a random order (one query vector for both):", "",
-             *table(["node", "depth", "fusion", "same page", "server hybrid p50 ms", "fast path p50 ms", "ratio", "the check"], rows)]
+             *table(["node", "depth", "fusion", "same page", "same list (every offset)", "server hybrid p50 ms", "fast path p50 ms", "ratio", "the check"], rows)]
     return Section("The fast path's check (hybrid fast-path) on SciFact", lines)
 
 

@@ -38,10 +38,12 @@ def run_fast_path(args: argparse.Namespace) -> int:
     print(f"  server hybrid      client p50 {check.hybrid_p50_ms:8.1f} ms")
     print(f"  fast path          client p50 {check.fast_p50_ms:8.1f} ms  ({check.ratio:.2f}x)")
     print(f"  same page          {check.same_pages}/{check.queries} queries")
+    print(f"  same list          {check.same_lists}/{check.queries} queries (the whole fused list to depth {check.depth}, "
+          f"in order: every offset; {check.shards} shard{'s' if check.shards != 1 else ''})")
     why = check.why_not()
     print("the fast path earns it" if why is None else f"the fast path does not earn it: {why}")
     if args.keep:
         index = keep_fast_path(cluster, args.index, check if why is None else None)
-        print(f"kept with {index}: hybrid searches at depth {check.depth} take the fast path, and say so" if why is None
+        print(f"kept with {index}: hybrid searches at depth {check.depth} take the fast path at any offset, and say so" if why is None
               else f"nothing kept with {index} (and any earlier check removed): every hybrid is fused on the server")
     return 0

@@ -182,7 +182,7 @@ def fast_path(plan: FusionPlan, state: IndexState, request: SearchRequest, shape
     if request.fast_path is FastPath.ON:
         return FusionPlan(plan.fusion, FusedBy.CLIENT, notice=f"fast path (asked for): both legs in one _msearch, fused here by {plan.fusion.name}")
     check = state.fast_path
-    if check is None or not check.applies(plan.fusion.name, shape.depth, state.caps.version):
+    if check is None or not check.applies(plan.fusion.name, shape.depth, state.caps.version, state.info.shards):
         return plan
     return FusionPlan(plan.fusion, FusedBy.CLIENT, notice=check.notice())
 

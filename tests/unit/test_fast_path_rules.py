@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from adapter.index.catalog import IndexInfo
-from adapter.search.fast_path import FASTER_THAN, MIN_QUERIES, FastPath, FastPathCheck
-from adapter.fusion import ScoreNormalization
+from adapter.search.fast_path import FASTER_THAN, MIN_QUERIES, FastPath, FastPathCheck, same_order
+from adapter.fusion import ScoreNormalization, same_ranking_up_to_ties
 from adapter.search import Searcher
 from adapter.testing import FakeClient
 from adapter.fusion.base import FusedBy
@@ -17,7 +17,7 @@ from adapter.search.results import Technique
 from tests.support.pages import page_answer
 from tests.unit.test_shell import CAPS_2, FP, UnitEmbedder, hits, pipelines
 
-CHECK = FastPathCheck("min_max-arithmetic_mean", 100, 10, 200, 200, 40.0, 30.0, CAPS_2.version, "2026-12-02T18:00:00Z")
+CHECK = FastPathCheck("min_max-arithmetic_mean", 100, 10, 200, 200, 40.0, 30.0, CAPS_2.version, "2026-12-02T18:00:00Z", 200, 1)
 
 
 def test_a_check_earns_the_fast_path_only_when_every_page_agreed_and_it_was_faster():
@@ -26,16 +26,19 @@ def test_a_check_earns_the_fast_path_only_when_every_page_agreed_and_it_was_fast
     assert not one_differs.taken and one_differs.why_not() == "the pages differed for 1 of 200 queries"
     tie = replace(CHECK, fast_p50_ms=40.0 * FASTER_THAN + 0.1)
     assert not tie.taken and "not faster" in (tie.why_not() or "")
-    few = replace(CHECK, queries=MIN_QUERIES - 1, same_pages=MIN_QUERIES - 1)
+    reordered = replace(CHECK, same_lists=190)  # the first pages agreed up to ties, later ones would not
+    assert not reordered.taken and "another order for 10 of 200 queries" in (reordered.why_not() or "")
+    few = replace(CHECK, queries=MIN_QUERIES - 1, same_pages=MIN_QUERIES - 1, same_lists=MIN_QUERIES - 1)
     assert not few.taken and f"{MIN_QUERIES} needed" in (few.why_not() or "")
 
 
-def test_a_check_applies_to_its_fusion_family_depth_and_version_only():
-    assert CHECK.applies("min_max-arithmetic_mean", 100, CAPS_2.version)
-    assert not CHECK.applies("rrf", 100, CAPS_2.version)
-    assert not CHECK.applies("min_max-arithmetic_mean", 20, CAPS_2.version)
-    assert not CHECK.applies("min_max-arithmetic_mean", 100, "3.6.0")  # the node was upgraded: check again
-    assert not replace(CHECK, same_pages=1).applies("min_max-arithmetic_mean", 100, CAPS_2.version)
+def test_a_check_applies_to_its_fusion_family_depth_version_and_shards_only():
+    assert CHECK.applies("min_max-arithmetic_mean", 100, CAPS_2.version, 1)
+    assert not CHECK.applies("rrf", 100, CAPS_2.version, 1)
+    assert not CHECK.applies("min_max-arithmetic_mean", 20, CAPS_2.version, 1)
+    assert not CHECK.applies("min_max-arithmetic_mean", 100, "3.6.0", 1)  # the node was upgraded: check again
+    assert not CHECK.applies("min_max-arithmetic_mean", 100, CAPS_2.version, 3)  # each shard fuses its own candidates
+    assert not replace(CHECK, same_pages=1).applies("min_max-arithmetic_mean", 100, CAPS_2.version, 1)
 
 
 def test_the_kept_check_reads_back_and_an_unreadable_one_is_none():
@@ -43,6 +46,14 @@ def test_the_kept_check_reads_back_and_an_unreadable_one_is_none():
     assert FastPathCheck.from_meta(None) is None
     assert FastPathCheck.from_meta({"fusion": "rrf"}) is None  # incomplete: not taken
     assert FastPathCheck.from_meta({**CHECK.to_meta(), "depth": "many"}) is None
+    first_page_only = {k: v for k, v in CHECK.to_meta().items() if k not in ("same_lists", "shards")}
+    assert FastPathCheck.from_meta(first_page_only) is None  # kept before every offset was checked: not taken
+
+
+def test_same_order_is_order_at_every_offset_not_up_to_ties():
+    a, b = [("x", 2.0), ("y", 1.0), ("z", 1.0)], [("x", 2.0), ("z", 1.0), ("y", 1.0)]
+    assert same_ranking_up_to_ties(a, b) and not same_order(a, b)  # from=1, k=1 gives y against z
+    assert same_order(a, list(a)) and not same_order(a, a[:2]) and not same_order(a, [("x", 2.5), *a[1:]])
 
 
 def _searcher(client, check: FastPathCheck | None = CHECK) -> Searcher:
@@ -73,6 +84,7 @@ def test_a_hybrid_takes_the_fast_path_where_the_kept_check_applies_and_says_so()
     ("another fusion family", {"fusion": ScoreNormalization("l2")}, CHECK),
     ("no check kept", {}, None),
     ("a check that did not earn it", {}, replace(CHECK, same_pages=150)),
+    ("a check of another shard layout", {}, replace(CHECK, shards=3)),
 ])
 def test_a_hybrid_is_fused_on_the_server_where_the_check_does_not_apply(why, kwargs, check):
     client = _client()
