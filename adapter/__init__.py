@@ -16,6 +16,7 @@ Shell objects (client, models, searcher) import lazily, so ``import adapter`` st
 
 from __future__ import annotations
 
+import logging
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
@@ -60,6 +61,9 @@ from adapter.ingest.report import IngestReport, ItemFailure
 from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.search.fast_path import FastPath, FastPathCheck
 from adapter.search.results import Hit, SearchResult, Technique
+
+# A library logs under "adapter" and says nothing until the application configures logging (adapter.telemetry).
+logging.getLogger("adapter").addHandler(logging.NullHandler())
 
 try:  # the installed distribution's version (pyproject.toml); `hybrid --version` prints it
     __version__ = _dist_version("opensearch-hybrid-adapter")

@@ -7,10 +7,13 @@ and ``hybrid render`` start fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import signal
 import sys
 import threading
 from types import FrameType
+from typing import Iterator
 
 from adapter.cli import adaptive, check, contracts, demo, evaluate, fast_path, index, ingest, judgments, ops, search, serve
 from adapter.cli.exits import Exit
@@ -25,6 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="hybrid", description="OpenSearch-native hybrid search (BM25 + k-NN).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, dest="log_verbosity",
+                        help="log to stderr: -v retries, fallbacks and notices; -vv every request (method, path, status, took, "
+                             "X-Opaque-Id; never a credential)")
+    parser.add_argument("-q", "--quiet", action="store_true", dest="log_quiet",
+                        help="log errors only (not the warnings about retries); a command's own -q is about its progress bar")
     sub = parser.add_subparsers(dest="command", required=True)
     add_local_parser(sub)
     for module in COMMANDS:
@@ -51,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         return getattr(args, "usage_error_code", Exit.ERROR)
     previous = signal.signal(signal.SIGTERM, _terminated) if threading.current_thread() is threading.main_thread() else None
     try:
-        return args.func(args) or 0
+        with _log_to_stderr(args.log_verbosity, args.log_quiet):
+            return args.func(args) or 0
     except HybridError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return Exit.ERROR
@@ -66,6 +75,25 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _log_to_stderr(verbosity: int, quiet: bool) -> Iterator[None]:
+    """The adapter's logs on stderr for this command: warnings (retries) by default, -v info, -vv debug,
+    -q errors only. Taken away when the command ends (a process may run several, as the tests do)."""
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO)[verbosity] if verbosity < 2 else logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(level)
+    logger = logging.getLogger("adapter")
+    before = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(min(level, before) if before else level)  # an application's lower level stays
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(before)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import abc
 import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
+from adapter import telemetry
 from adapter.engines import responses
 from adapter.engines.port import Body, BulkCounts, BulkOptions, Cluster, Json, record
 from adapter.errors import BackendError, HybridError, WriteBlockedError
@@ -291,7 +292,10 @@ class _Counting:
             resp = self._client.bulk(*args, **kwargs)
         except Exception as exc:  # opensearch-py's TransportError, elasticsearch-py's ApiError: both have status_code
             if getattr(exc, "status_code", None) == 429:  # the whole request: every action in it is retried
-                self._counts.rejected_429 += _actions_in(kwargs.get("body", kwargs.get("operations", "")))
+                refused = _actions_in(kwargs.get("body", kwargs.get("operations", "")))
+                self._counts.rejected_429 += refused
+                telemetry.INGEST.warning("bulk: the cluster refused a request of %d actions with 429 (its write queue is full); "
+                                         "the bulk helper sends it again after a pause", refused)
             raise
         blocked = next((r for r in map(responses.bulk_disk_block, resp.get("items", ())) if r), None)
         if blocked:  # a flood-stage block, not a full write queue: the helper's retries would wait minutes for nothing
@@ -301,7 +305,11 @@ class _Counting:
                 f"the cluster refused writes to {index}: {blocked}. The index is read-only "
                 "(index.blocks.read_only_allow_delete), which the server sets when a node's disk usage passes the "
                 "flood-stage watermark (cluster.routing.allocation.disk.watermark.flood_stage)", index=index, reason=blocked)
-        self._counts.rejected_429 += sum(1 for item in resp.get("items", ()) if responses.bulk_status(item) == 429)
+        refused = sum(1 for item in resp.get("items", ()) if responses.bulk_status(item) == 429)
+        if refused:
+            self._counts.rejected_429 += refused
+            telemetry.INGEST.warning("bulk: the cluster refused %d of %d actions with 429 (its write queue is full); the bulk "
+                                     "helper sends them again after a pause", refused, len(resp.get("items", ())))
         return resp
 
 

@@ -11,6 +11,7 @@ document id, or ``<id>#<n>`` for chunks), so re-ingesting replaces instead of du
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import queue
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence, TextIO
 
+from adapter import telemetry, tracing
 from adapter.engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for, responses
 from adapter.engines.capabilities import Capabilities
 from adapter.errors import BackendError, ClusterUnavailableError, InputError, WriteBlockedError
@@ -146,7 +148,10 @@ class _Indexer(threading.Thread):
                  sources: dict[str, int | None], retry_pause: float = 2.0, work: queue.Queue[Any] | None = None,
                  counts: BulkCounts | None = None, stop: threading.Event | None = None, name: str = "hybrid-bulk") -> None:
         super().__init__(daemon=True, name=name)
+        # The creator's context (its X-Opaque-Id, its span), which a thread does not inherit.
+        self.context = contextvars.copy_context()
         self.cluster = cluster
+        self.index = index
         self.action = f"bulk indexing into {index}"
         self.counts = counts or BulkCounts()  # 429s the helper retried without saying
         self.batch_size = batch_size  # bulk actions per request
@@ -184,23 +189,38 @@ class _Indexer(threading.Thread):
         if len(again) == 1:
             return out + self._send(again)
         self.splits += 1
+        telemetry.INGEST.warning("%s: a request of %d rows was refused as a whole; sending it again in halves to find the bad row",
+                                 self.action, len(again))
         half = len(again) // 2
         return out + self._send_splitting(again[:half]) + self._send_splitting(again[half:])
 
     def _send_with_5xx_retry(self, actions: list[dict[str, Any]]) -> None:
-        failed = self._send_splitting(actions)
-        server_errors = {responses.bulk_item(f)[0] for f in failed if (responses.bulk_status(f) or 0) >= 500}
-        if server_errors:
-            time.sleep(self.retry_pause)
-            self.retried_5xx += len(server_errors)
-            failed = [f for f in failed if responses.bulk_item(f)[0] not in server_errors]
-            failed += self._send_splitting([a for a in actions if a["_id"] in server_errors])
+        before = (self.counts.rejected_429, self.retried_5xx)
+        with tracing.span("hybrid.ingest.batch", {"hybrid.index": self.index, "hybrid.rows": len(actions)}) as span:
+            failed = self._send_failing(actions)
+            tracing.annotate(span, {"hybrid.failed": len(failed), "hybrid.retries": self.counts.rejected_429 + self.retried_5xx - sum(before)})
         for f in failed:
             self.failures.add(_failure(f, self.sources))
         if any(responses.bulk_unanswered(f) for f in failed):
             self.lost = True
 
+    def _send_failing(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send ``actions``, the rows failed with a 5xx once more after a pause: the rows that failed."""
+        failed = self._send_splitting(actions)
+        server_errors = {responses.bulk_item(f)[0] for f in failed if (responses.bulk_status(f) or 0) >= 500}
+        if server_errors:
+            telemetry.INGEST.warning("%s: %d rows failed with a server error (5xx); sending them once more in %.1f s", self.action,
+                                     len(server_errors), self.retry_pause)
+            time.sleep(self.retry_pause)
+            self.retried_5xx += len(server_errors)
+            failed = [f for f in failed if responses.bulk_item(f)[0] not in server_errors]
+            failed += self._send_splitting([a for a in actions if a["_id"] in server_errors])
+        return failed
+
     def run(self) -> None:
+        self.context.run(self._run)
+
+    def _run(self) -> None:
         done = False
         while not done:
             started = time.perf_counter()
@@ -482,18 +502,23 @@ class Ingestor:
         The steps: refuse a strict input with bad rows (:meth:`_strict_rows`); per batch, admit the
         rows (:meth:`_admit`), embed what was admitted (:meth:`_embed`) and queue it for the senders
         (:meth:`_queue`); then settle what the senders could not confirm (:meth:`_settle`), delete
-        the chunks a shorter text left behind and refresh (:meth:`_finish`), and report.
+        the chunks a shorter text left behind and refresh (:meth:`_finish`), and report. Every
+        request carries one X-Opaque-Id; the ``hybrid.ingest`` span holds a span per bulk request.
         """
         started = time.perf_counter()
         rows = self._strict_rows(rows)
-        run = _Run.start(self, total)
-        try:
-            tally = self._stream(rows, run)
-            self._settle(run)
-            self._finish(run, tally)
-        finally:
-            failures_file = run.failures.close()
-        return _report(tally, run, failures_file, time.perf_counter() - started)
+        with telemetry.request_id() as rid, tracing.span("hybrid.ingest", {"hybrid.index": self.alias, "hybrid.request_id": rid}) as span:
+            run = _Run.start(self, total)
+            try:
+                tally = self._stream(rows, run)
+                self._settle(run)
+                self._finish(run, tally)
+            finally:
+                failures_file = run.failures.close()
+            report = _report(tally, run, failures_file, time.perf_counter() - started)
+            tracing.annotate(span, {"hybrid.documents": report.documents, "hybrid.chunks": report.chunks, "hybrid.failed": report.failed,
+                                    "hybrid.retries": report.retried_429 + report.retried_5xx})
+        return report
 
     def _strict_rows(self, rows: Iterable[SourceDoc | RowError]) -> Iterable[SourceDoc | RowError]:
         """``rows`` as given; with ``strict``, read whole and refused when any row is bad, before anything is sent."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
+from adapter import tracing
 from adapter.engines import responses
 from adapter.engines.dsl import text_query
 from adapter.engines.responses import Facet
@@ -38,7 +39,7 @@ def _ranked(r: Retriever, answer: Answer, stage: FirstStage) -> FirstHits:
 
 def bm25(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
     stage = plan.stage
-    return _ranked(r, r.single_leg(stage, text_query(stage.query, r.state.text_leg, stage.filters)), stage)
+    return _ranked(r, r.single_leg(stage, text_query(stage.query, r.state.text_leg, stage.filters), leg="bm25"), stage)
 
 
 def dense(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
@@ -53,7 +54,7 @@ def dense(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
         mmr = (1.0 - request.mmr_lambda, k)
         stage = replace(stage, from_=0, size=request.wanted)
     query = bodies.knn(r.engine, r.state, vector, k, stage.filters)
-    return _ranked(r, r.single_leg(stage, query, mmr), stage)
+    return _ranked(r, r.single_leg(stage, query, mmr, leg="dense"), stage)
 
 
 def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
@@ -98,7 +99,8 @@ def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Firs
     extra = [bodies.facets(r.engine, r.state, stage)] if stage.page.facets_apart else []
     legs = r.legs(stage, fields=stage.page.field_values, extra=extra)
     facets = responses.facets(legs.extra[0], stage.page.options.facets) if legs.extra else {}
-    groups = fuse.client_fused(legs, fusion, stage)
+    with tracing.span("hybrid.fuse", {"hybrid.fusion": fusion.name, "hybrid.candidates": sum(len(run) for run in legs.runs)}):
+        groups = fuse.client_fused(legs, fusion, stage)
     found = r.documents([f.id for g, others in groups for f in (g, *others)], stage)
 
     def raw(f: FusedDoc) -> responses.RawHit:

@@ -28,10 +28,12 @@ not in it (it counts in ``SearchResult.requests``: it cost a round trip).
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Generic, Sequence, TypeVar
 
+from adapter import telemetry
 from adapter.engines.dsl import SentRequest
 from adapter.engines.port import recording
 from adapter.errors import BackendError, IndexMismatchError
@@ -47,6 +49,8 @@ class Recover(Exception):
     """An attempt that must be planned again (caught by :func:`run`, never seen by callers)."""
 
     tries: ClassVar[int] = 1  # how many times one search recovers from this kind
+    level: ClassVar[int] = logging.INFO  # how the recovery is logged (adapter.search): WARNING for a retry
+    then: ClassVar[str] = "planning the search again"  # what happens next, for the log
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         """The state and the attempt to run next (``sent``: what the ended attempt sent)."""
@@ -54,6 +58,8 @@ class Recover(Exception):
 
 
 class AliasMoved(Recover, IndexMismatchError):
+    then = "following the alias to its new index"
+
     def __init__(self, alias: str, old: str, new: Sequence[str]) -> None:
         self.old = old
         super().__init__(f"the alias {alias} no longer points to {old} (hits came from {', '.join(new)})")
@@ -63,6 +69,8 @@ class AliasMoved(Recover, IndexMismatchError):
 
 
 class FusionRefused(Recover):
+    then = "falling back to the next way of fusing (the result says which)"
+
     def __init__(self, fusion: Fusion, why: str) -> None:
         self.fusion, self.why = fusion, why
         super().__init__(why)
@@ -73,11 +81,16 @@ class FusionRefused(Recover):
 
 
 class PaginationDepthRejected(Recover):
+    then = "sending the hybrid query without pagination_depth from now on"
+
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         return state.with_caps(replace(state.caps, pagination_depth=False)), attempt
 
 
 class PartialAnswer(Recover):
+    level = logging.WARNING
+    then = f"asking again in {PARTIAL_RETRY_PAUSE_S} s"
+
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         time.sleep(PARTIAL_RETRY_PAUSE_S)
         return state, replace(attempt, accept_partial=True, earlier=attempt.earlier + tuple(sent))  # it was answered: listed
@@ -96,6 +109,9 @@ def node_left(error: BackendError) -> bool:
 
 class NodeLeft(Recover, BackendError):
     """The server's error, raised as it is when met a second time."""
+
+    level = logging.WARNING
+    then = f"asking again in {PARTIAL_RETRY_PAUSE_S} s"
 
     def __init__(self, error: BackendError) -> None:
         super().__init__(str(error), status=error.status, reason=error.reason)
@@ -117,6 +133,8 @@ class Overloaded(Recover, BackendError):
     """The server's error, raised as it is once the tries are spent (pauses 0.25 + 0.5 + 1 s at most)."""
 
     tries = 3
+    level = logging.WARNING
+    then = "asking again after a pause"
 
     def __init__(self, error: BackendError) -> None:
         super().__init__(str(error), status=error.status, reason=error.reason)
@@ -156,5 +174,6 @@ def run(once: Callable[[IndexState, Attempt], T], state: IndexState, follow: Fol
             except Recover as recover:
                 if attempt.met.count(type(recover)) >= recover.tries:
                     raise
+                telemetry.SEARCH.log(recover.level, "%s: %s; %s", type(recover).__name__, recover, recover.then)
                 met = replace(attempt, met=attempt.met + (type(recover),))
                 state, attempt = recover.recovered(state, met, sent, follow)

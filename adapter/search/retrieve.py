@@ -9,6 +9,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from adapter import tracing
 from adapter.engines import Engine, responses
 from adapter.engines.dsl import field_boosts, filter_field
 from adapter.engines.port import Cluster, recording
@@ -52,18 +53,20 @@ class Retriever:
         return self.state.alias
 
     # -- sending ---------------------------------------------------------------------------------
-    def search(self, body: Mapping[str, Any], *, pipeline: str | None = None) -> Json:
-        with self._refusals_recovered():
+    def search(self, body: Mapping[str, Any], *, pipeline: str | None = None, leg: str = "search") -> Json:
+        with self._sending(leg, "search") as span:
             resp = self.cluster.search(self.alias, body, pipeline=pipeline, action=f"searching {self.alias}")
+            span.set_attribute("hybrid.took_ms", responses.took(resp))
         self._check(resp)
         return resp
 
-    def msearch(self, bodies_: Sequence[Mapping[str, Any]]) -> tuple[float, list[Json]]:
+    def msearch(self, bodies_: Sequence[Mapping[str, Any]], *, leg: str = "bm25+dense") -> tuple[float, list[Json]]:
         """(the server's ``took`` for the whole request, one answer per body)."""
         action = f"searching {self.alias}"
-        with self._refusals_recovered():
+        with self._sending(leg, "msearch") as span:
             resp = self.cluster.msearch(self.alias, bodies_, action=action)
             out = responses.msearch_responses(resp, action)
+            span.set_attribute("hybrid.took_ms", float(resp.get("took", 0) or 0))
         for answer in out:
             self._check(answer)
         # The legs run in parallel on the server: the request's took, not the sum of the legs'.
@@ -82,6 +85,14 @@ class Retriever:
         if failed:
             self.notices.append(f"partial result: {failed} of {total} shards failed even when asked again "
                                 f"({'; '.join(reasons) or 'no reason given'}); their hits are missing")
+
+    @contextlib.contextmanager
+    def _sending(self, leg: str, operation: str) -> Iterator[tracing.Span]:
+        """One request of this search: its ``hybrid.request`` span, and its refusals recovered."""
+        attributes: dict[str, tracing.AttributeValue | None] = {"hybrid.leg": leg, "db.operation.name": operation,
+                                                                 "hybrid.index": self.alias}
+        with tracing.span("hybrid.request", attributes) as span, self._refusals_recovered():
+            yield span
 
     @contextlib.contextmanager
     def _refusals_recovered(self) -> Iterator[None]:
@@ -103,15 +114,15 @@ class Retriever:
             raise
 
     # -- first stages ----------------------------------------------------------------------------
-    def single_leg(self, stage: FirstStage, query: dict[str, Any], mmr: tuple[float, int] | None = None) -> Answer:
-        resp = self.search(bodies.single_leg(self.engine, self.state, stage, query, mmr))
+    def single_leg(self, stage: FirstStage, query: dict[str, Any], mmr: tuple[float, int] | None = None, *, leg: str) -> Answer:
+        resp = self.search(bodies.single_leg(self.engine, self.state, stage, query, mmr), leg=leg)
         return Answer(tuple(responses.hits(resp)), responses.facets(resp, stage.page.options.facets), responses.took(resp), 1)
 
     def hybrid(self, stage: FirstStage, plan: FusionPlan, *, explain: bool) -> Json | None:
         """The hybrid request (None: the page lies past the end of the fused list, which the server refuses)."""
         body = bodies.hybrid(self.engine, self.state, stage, plan, explain=explain)
         try:
-            return self.search(body, pipeline=plan.pipeline)
+            return self.search(body, pipeline=plan.pipeline, leg="hybrid")
         except BackendError as exc:
             reason = exc.reason or ""
             why = self.engine.refused_fusion(exc)
@@ -133,7 +144,7 @@ class Retriever:
         return Legs(tuple(tuple(responses.hits(r)) for r in answers[: len(LEGS)]), took, tuple(answers[len(LEGS):]))
 
     def facets_apart(self, stage: FirstStage) -> Json:
-        return self.search(bodies.facets(self.engine, self.state, stage))
+        return self.search(bodies.facets(self.engine, self.state, stage), leg="facets")
 
     def documents(self, ids: Sequence[str], stage: FirstStage) -> dict[str, RawHit]:
         """The final page's documents: their sources (``_mget``), or, with highlights or bounded text,
@@ -144,12 +155,13 @@ class Retriever:
         excerpts = bodies.excerpts(self.state, stage)
         if stage.page.highlight or excerpts:
             body = bodies.documents(self.engine, self.state, stage, ids, excerpts.in_request)
-            with self._refusals_recovered():
+            with self._sending("documents", "search") as span:
                 resp = self.cluster.search(self.state.info.index, body, action=action)
+                span.set_attribute("hybrid.took_ms", responses.took(resp))
             self._check(resp)  # a shard that failed would leave hits of the page without their documents
             found = self.bounded(responses.hits(resp), stage, excerpts)
             return {r.id: r for r in found}
-        with self._refusals_recovered():
+        with self._sending("documents", "mget"):
             docs = self.cluster.mget(self.state.info.index, ids, exclude=bodies.exclude(self.state, stage), action=action)
         return {d["_id"]: RawHit(d["_id"], 0.0, d.get("_source", {})) for d in docs if d.get("found")}
 
@@ -161,8 +173,9 @@ class Retriever:
             return raws
         ids = hit_ids(raws)
         body = bodies.texts(self.engine, self.state, stage, ids, excerpts.after)
-        with self._refusals_recovered():
+        with self._sending("excerpts", "search") as span:
             resp = self.cluster.search(self.state.info.index, body, action=f"fetching excerpts from {self.alias}")
+            span.set_attribute("hybrid.took_ms", responses.took(resp))
         self._check(resp)
         self.fetched.append(responses.took(resp))
         found = {h.id: {f: h.highlight[f][0] for f in excerpts.after if h.highlight.get(f)} for h in responses.hits(resp)}
@@ -197,10 +210,11 @@ class Retriever:
         from the BM25 leg's best hit and the query's term statistics; recorded apart from the search's
         own requests."""
         with recording() as sent:
-            resp = self.search(bodies.top_bm25(self.state, query, filters))
+            resp = self.search(bodies.top_bm25(self.state, query, filters), leg="signals")
         top = responses.hits(resp)
-        tv = self.cluster.termvectors(self.state.info.index, bodies.term_statistics(self.state, query),
-                                      action=f"reading term statistics of {self.alias}")
+        with tracing.span("hybrid.request", {"hybrid.leg": "signals", "db.operation.name": "termvectors", "hybrid.index": self.alias}):
+            tv = self.cluster.termvectors(self.state.info.index, bodies.term_statistics(self.state, query),
+                                          action=f"reading term statistics of {self.alias}")
         fields = responses.term_statistics(tv, field_boosts(self.state.text_leg.fields))
         quality = match_quality(top[0].score if top else 0.0, fields, legacy_bm25=self.state.caps.legacy_bm25)
         return quality, term_coverage(fields), Signals(responses.took(resp) + float(tv.get("took", 0) or 0), 2, tuple(sent))
@@ -227,4 +241,5 @@ def vector_of(state: IndexState, query: str, vector: VectorLike | None) -> np.nd
         if arr.shape != (dimension,):
             raise IndexMismatchError(f"the query vector has shape {arr.shape}; index {state.alias!r} expects ({dimension},)")
         return arr
-    return state.embedder().embed_query(query)
+    with tracing.span("hybrid.embed", {"hybrid.model": state.info.fingerprint.model}):
+        return state.embedder().embed_query(query)

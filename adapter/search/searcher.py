@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from adapter import telemetry, tracing
 from adapter.engines import Engine, cluster_for
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.dsl import TextLeg, clean_query, query_words
@@ -191,17 +193,12 @@ class Searcher:
         fixed, policy = split_fusion(fusion)
         request = SearchRequest(query, Technique.parse(technique), k, from_, filters, fixed, policy, pipeline, depth, rerank_top,
                                 mmr_lambda, mmr_candidates, explain, query_vector, options or SearchOptions(), fast_path)
-        outcome = self._run(lambda state, attempt: self._attempt(request, state, attempt), query_vector is not None)
-        found, plan = outcome.value, outcome.value.plan
-        fused = plan.fusion
-        return SearchResult(
-            query=request.query, technique=plan.technique, hits=found.hits,
-            fused_by=fused.fused_by if fused else FusedBy.NONE, fusion=fused.fusion if fused else None,
-            pipeline=fused.pipeline if fused else None, took_ms=float(found.first.took + plan.signals.took),
-            total_ms=(time.perf_counter() - started) * 1000.0, notices=found.notices,
-            requests=found.first.requests + plan.signals.requests + outcome.attempt.spent_requests,
-            sent=outcome.sent + plan.signals.sent,  # the search's own requests first, then adaptive signals'
-            choice=plan.choice, aggregations=found.first.facets, excerpts=_excerpts(request.options, outcome.state))
+        with telemetry.request_id() as rid, tracing.span("hybrid.search", _span_start(self.alias, request, rid)) as span:
+            outcome = self._run(lambda state, attempt: self._attempt(request, state, attempt), query_vector is not None)
+            result = _result(request, outcome, started)
+            tracing.annotate(span, _span_end(result, outcome))
+        _log(result, outcome.state.alias, rid)
+        return result
 
     def _run(self, once: Callable[[IndexState, recovery.Attempt], recovery.T], vector_given: bool) -> recovery.Outcome[recovery.T]:
         old = self._state
@@ -213,7 +210,8 @@ class Searcher:
             except IndexMismatchError as exc:
                 raise exc from moved
 
-        outcome = recovery.run(once, old, follow)
+        with telemetry.request_id():  # every request of this search carries one X-Opaque-Id
+            outcome = recovery.run(once, old, follow)
         if outcome.state is not old:
             self._publish(old, outcome.state)
         return outcome
@@ -237,12 +235,53 @@ class Searcher:
         """Rerank, MMR in the client, the page cut after either, the stored vectors stripped."""
         hits = list(first.hits)
         if request.rerank_top is not None and self.reranker is not None:
-            hits = post.rerank(self.reranker, request.query, hits[: request.rerank_top])
+            with tracing.span("hybrid.rerank", {"hybrid.candidates": min(len(hits), request.rerank_top)}):
+                hits = post.rerank(self.reranker, request.query, hits[: request.rerank_top])
         if request.mmr_lambda is not None and not plan.server_mmr and plan.stage.vector is not None:
-            hits = post.diversify(plan.stage.vector, hits, field=state.info.vector_field, k=request.wanted, lambda_=request.mmr_lambda)
+            with tracing.span("hybrid.mmr", {"hybrid.candidates": len(hits), "hybrid.mmr_lambda": request.mmr_lambda}):
+                hits = post.diversify(plan.stage.vector, hits, field=state.info.vector_field, k=request.wanted, lambda_=request.mmr_lambda)
         if request.post:
             hits = post.page(hits, request.from_, request.k)
         return post.strip(hits, state.info.vector_field) if plan.stage.with_vectors else hits
+
+
+def _result(request: SearchRequest, outcome: recovery.Outcome[Found], started: float) -> SearchResult:
+    """The search's result from its last attempt (what it found, what every attempt cost)."""
+    found, plan = outcome.value, outcome.value.plan
+    fused = plan.fusion
+    return SearchResult(
+        query=request.query, technique=plan.technique, hits=found.hits,
+        fused_by=fused.fused_by if fused else FusedBy.NONE, fusion=fused.fusion if fused else None,
+        pipeline=fused.pipeline if fused else None, took_ms=float(found.first.took + plan.signals.took),
+        total_ms=(time.perf_counter() - started) * 1000.0, notices=found.notices,
+        requests=found.first.requests + plan.signals.requests + outcome.attempt.spent_requests,
+        sent=outcome.sent + plan.signals.sent,  # the search's own requests first, then adaptive signals'
+        choice=plan.choice, aggregations=found.first.facets, excerpts=_excerpts(request.options, outcome.state))
+
+
+def _span_start(alias: str, request: SearchRequest, rid: str) -> dict[str, tracing.AttributeValue | None]:
+    return {"hybrid.index": alias, "hybrid.technique": request.technique.value, "hybrid.request_id": rid}
+
+
+def _span_end(result: SearchResult, outcome: recovery.Outcome[Found]) -> dict[str, tracing.AttributeValue | None]:
+    """The ``hybrid.search`` span's attributes once the search ran (adapter.tracing lists them)."""
+    fused = outcome.value.plan.fusion
+    reason = (fused.notice if fused else None) or outcome.attempt.refused
+    return {"hybrid.technique": result.technique.value, "hybrid.fusion": result.fusion.name if result.fusion else None,
+            "hybrid.fused_by": result.fused_by_label, "hybrid.took_ms": result.took_ms, "hybrid.requests": result.requests,
+            "hybrid.fallback": reason is not None, "hybrid.fallback_reason": reason, "hybrid.retries": len(outcome.attempt.met),
+            "hybrid.hits": len(result.hits)}
+
+
+def _log(result: SearchResult, alias: str, rid: str) -> None:
+    """The search's summary at DEBUG, each notice (fallbacks among them) at INFO (``adapter.search``)."""
+    log = telemetry.SEARCH
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("searched %s: technique=%s fusion=%s fused_by=%s took=%.0fms total=%.0fms requests=%d hits=%d id=%s", alias,
+                  result.technique.value, result.fusion.name if result.fusion else "-", result.fused_by_label, result.took_ms,
+                  result.total_ms, result.requests, len(result.hits), rid)
+    for notice in result.notices:
+        log.info("search of %s (id=%s): %s", alias, rid, notice)
 
 
 def _excerpts(options: SearchOptions, state: IndexState) -> Excerpts | None:

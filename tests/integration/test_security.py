@@ -231,12 +231,23 @@ def test_no_secret_in_logs_argv_reprs_or_errors(env, secure, cli, hybrid_index, 
                   "--failures", tmp_path / "f.jsonl"),
                  ("diff", "--index", hybrid_index, "--embedder", "test:hashing")):
         texts += list(cli(*args)[1:])
+    texts += list(cli("-vv", "search", "reembolso", "--index", hybrid_index, "--embedder", "test:hashing")[1:])  # every request logged
+    import jwt
+
+    token = jwt.encode({"sub": "admin", "roles": ["admin"], "exp": int(time.time()) + 300}, base64.b64decode(secure["jwt_key"]),
+                       algorithm="HS256")
+    secrets.append(token)
+    from adapter.search import Searcher
+
+    Searcher.open(connect(secure["url"], bearer_token=token, ca_certs=secure["ca"]), hybrid_index, TEST_EMBEDDER).search("reembolso")
     texts += [(tmp_path / "f.jsonl").read_text()]
     code, _, err = cli("search", "x", "--index", hybrid_index, "--url", secure["url"].replace("https://", "https://reader:pw-in-argv@"))
     assert code == 2 and "holds a password" in err and "pw-in-argv" not in err
     texts += [r.getMessage() for r in caplog.records]
     texts += _process_command_lines(secure["node"]) + _node_files(secure["node"])
     assert len(caplog.records) > 5 and texts
+    logged = [r.getMessage() for r in caplog.records if r.name == "adapter.requests"]
+    assert any(f"/{hybrid_index}/_search" in m and " 200 took=" in m for m in logged)  # the adapter's own request log was on
     leaked = [s for s in secrets + encoded if any(s in t for t in texts)]
     assert leaked == [], "a secret appeared in a repr, log, message, command line or node file"
 

@@ -9,7 +9,7 @@ forwarding. Everything is bounded: the proxy runs in daemon threads and stops wi
 
 ``policy(n, method, path)`` gets the request's number (from 1), method and path and returns
 ``PASS``, ``Status(503)``, ``RESET``, ``Delay(seconds)`` or ``Hold(seconds)``; :attr:`FaultProxy.log` keeps
-``(n, method, path, action)`` for every request.
+``(n, method, path, action)`` for every request, :attr:`FaultProxy.headers` its headers.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _handle(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
-        action = self.server.next_action(self.command, self.path)
+        action = self.server.next_action(self.command, self.path, dict(self.headers.items()))
         if action == RESET:
             # SO_LINGER 0: close() sends RST, the client sees "connection reset", no answer.
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -117,13 +117,15 @@ class _Server(http.server.ThreadingHTTPServer):
         self.upstream = upstream
         self.policy = policy
         self.log: list[tuple[int, str, str, object]] = []
+        self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
 
-    def next_action(self, method: str, path: str) -> object:
+    def next_action(self, method: str, path: str, headers: dict[str, str]) -> object:
         with self._lock:
             n = len(self.log) + 1
             action = self.policy(n, method, path)
             self.log.append((n, method, path, action))
+            self.headers.append(headers)
         return action
 
 
@@ -140,6 +142,11 @@ class FaultProxy:
     @property
     def log(self) -> list[tuple[int, str, str, object]]:
         return self._server.log
+
+    @property
+    def headers(self) -> list[dict[str, str]]:
+        """Each request's headers, in the order of :attr:`log`."""
+        return self._server.headers
 
     def set_policy(self, policy: Policy) -> None:
         self._server.policy = policy

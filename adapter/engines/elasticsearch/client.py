@@ -23,6 +23,7 @@ import os
 from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlparse
 
+from adapter import telemetry
 from adapter._optional import require
 from adapter.engines.connection import DEFAULT_URL, redact_url
 from adapter.engines.responses import error_reason
@@ -67,6 +68,8 @@ def connect_elasticsearch(
         retry_on_timeout=True,
         retry_on_status=(502, 503, 504),
         http_compress=parsed.hostname not in ("localhost", "127.0.0.1", "::1"),
+        node_class=_observed_node(),
+        headers={"user-agent": telemetry.user_agent(f"elasticsearch-py/{_client_version()}")},
     )
     if parsed.scheme == "https":
         kwargs.update(verify_certs=verify_certs, ssl_show_warn=verify_certs)
@@ -76,6 +79,46 @@ def connect_elasticsearch(
         kwargs["basic_auth"] = (username, password or "")
     client: Elasticsearch = _dict_answers_class()(**kwargs)
     return client
+
+
+def _client_version() -> str:
+    from elasticsearch._version import __versionstr__
+
+    return str(__versionstr__)
+
+
+_OBSERVED: Any = None
+
+
+def _observed_node() -> Any:
+    """elastic-transport's urllib3 node, sending the current request id (X-Opaque-Id) and logging each
+    request through :func:`adapter.telemetry.log_request` (method, target, status, took; never a
+    header or a body)."""
+    global _OBSERVED
+    if _OBSERVED is None:
+        import time
+
+        from elastic_transport import HttpHeaders, Urllib3HttpNode
+        from elastic_transport.client_utils import DEFAULT
+
+        class ObservedNode(Urllib3HttpNode):
+            def perform_request(self, method: str, target: str, body: bytes | None = None, headers: HttpHeaders | None = None,
+                                request_timeout: Any = DEFAULT) -> Any:
+                rid = telemetry.current_request_id()
+                if rid is not None:
+                    headers = HttpHeaders(headers or {})
+                    headers["x-opaque-id"] = rid
+                started = time.perf_counter()
+                try:
+                    resp = super().perform_request(method, target, body, headers, request_timeout)
+                except Exception as exc:
+                    telemetry.log_request(method, target, None, time.perf_counter() - started, error=exc)
+                    raise
+                telemetry.log_request(method, target, resp.meta.status, resp.meta.duration, resp.body)
+                return resp
+
+        _OBSERVED = ObservedNode
+    return _OBSERVED
 
 
 class Answer(dict[str, Any]):

@@ -13,6 +13,7 @@ import re
 import warnings
 from typing import TYPE_CHECKING, Any, Iterator
 
+from adapter import telemetry
 from adapter._optional import require
 from adapter.engines.connection import ConnectionOptions, ConnectionSettings, resolve_settings
 from adapter.engines.responses import error_reason
@@ -56,6 +57,8 @@ def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_t
 
     kwargs: dict[str, Any] = dict(
         hosts=[settings.url],
+        connection_class=observed_connection(),
+        headers={"user-agent": telemetry.user_agent(f"opensearch-py/{_client_version()}")},
         verify_certs=settings.verify_certs,
         ssl_show_warn=settings.verify_certs,
         timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout),
@@ -80,14 +83,53 @@ def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_t
         kwargs.update(http_auth=RequestsAWSV4SignerAuth(credentials, settings.aws_region, settings.aws_service),
                       connection_class=RequestsHttpConnection)
     elif settings.api_key:
-        kwargs["headers"] = {"Authorization": f"ApiKey {settings.api_key}"}
+        kwargs["headers"]["Authorization"] = f"ApiKey {settings.api_key}"
     elif settings.bearer_token:
-        kwargs["headers"] = {"Authorization": f"Bearer {settings.bearer_token}"}
+        kwargs["headers"]["Authorization"] = f"Bearer {settings.bearer_token}"
     elif settings.username:
         kwargs["http_auth"] = (settings.username, settings.password or "")
     client = OpenSearch(**kwargs)
     setattr(client, "_hybrid_auth", settings.auth_description())  # how it authenticates, for 401/403 messages (never the secret)
     return client
+
+
+def _client_version() -> str:
+    from opensearchpy import __versionstr__
+
+    return str(__versionstr__)
+
+
+_OBSERVED: Any = None
+
+
+def observed_connection() -> Any:
+    """opensearch-py's urllib3 connection, sending the current request id (X-Opaque-Id) and logging
+    each request through :func:`adapter.telemetry.log_request` (method, path, status, took; never a
+    header or a body)."""
+    global _OBSERVED
+    if _OBSERVED is None:
+        from opensearchpy import Urllib3HttpConnection
+
+        class ObservedConnection(Urllib3HttpConnection):
+            def perform_request(self, method: str, url: str, params: Any = None, body: Any = None, timeout: Any = None,
+                                ignore: Any = (), headers: Any = None) -> Any:
+                rid = telemetry.current_request_id()
+                if rid is not None:
+                    headers = {**(headers or {}), "x-opaque-id": rid}
+                return super().perform_request(method, url, params, body, timeout, ignore, headers)
+
+            def log_request_success(self, method: str, full_url: str, path: str, body: Any, status_code: int, response: str,
+                                    duration: float) -> None:
+                telemetry.log_request(method, path, status_code, duration, response)
+                super().log_request_success(method, full_url, path, body, status_code, response, duration)
+
+            def log_request_fail(self, method: str, full_url: str, path: str, body: Any, duration: float, status_code: int | None = None,
+                                 response: str | None = None, exception: Exception | None = None) -> None:
+                telemetry.log_request(method, path, status_code, duration, response, exception)
+                super().log_request_fail(method, full_url, path, body, duration, status_code, response, exception)
+
+        _OBSERVED = ObservedConnection
+    return _OBSERVED
 
 
 def is_serverless(client: Any) -> bool:
