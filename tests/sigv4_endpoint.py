@@ -1,7 +1,10 @@
 """A local stand-in for Amazon OpenSearch Service (``es``) or Serverless (``aoss``) in front of a real node.
 
 It verifies each request's SigV4 signature the way AWS does (botocore's ``SigV4Auth`` recomputes it
-from the request and fixed test credentials), rejects unsigned and wrongly signed requests with 403,
+from the request and fixed test credentials) under the signed-header rules of AWS's front end:
+hop-by-hop headers (``connection``, ``keep-alive``, ...) are dropped before the check, so a signature
+over one does not match, and Serverless refuses ``content-length`` among the signed headers
+(opensearch-py #1047, #1044). It rejects unsigned and wrongly signed requests with 403,
 answers 404 for what Serverless lacks (``GET /``, ``_nodes``, cluster health and stats, scroll), and
 proxies the rest to the node. It keeps every request it let through (method, path, JSON body) so
 tests can compare what reached "AWS" with and without Serverless.
@@ -25,6 +28,8 @@ ACCESS_KEY = "AKIDTESTEXAMPLE0000"
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYTESTEXAMPLE"
 REGION = "eu-west-1"
 SERVERLESS_LACKS = re.compile(r"^/(_nodes|_cluster/(health|stats|state)|_search/scroll|_cat/nodes)(/|$)")
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+                        "transfer-encoding", "upgrade"})
 _AUTH = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, ?"
                    r"SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})")
 
@@ -47,6 +52,7 @@ class SigV4Endpoint:
     seen: list[Seen] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # paths answered 404 because Serverless lacks them
+    signed: list[str] = field(default_factory=list)  # the SignedHeaders of every request that carried a signature
 
     def __enter__(self) -> SigV4Endpoint:
         endpoint = self
@@ -134,10 +140,14 @@ class SigV4Endpoint:
         if self.service == "aoss" and declared is None:
             return "Serverless requires X-Amz-Content-SHA256"
         names = signed.split(";")
+        self.signed.append(signed)
         if "host" not in names:
             return "the host header is not signed"
+        if self.service == "aoss" and "content-length" in names:
+            return "Serverless does not accept content-length among the signed headers"
+        # The front end drops hop-by-hop headers before the check: a signature over one cannot match.
         request = AWSRequest(method=method, url=f"http://{lower['host']}{target}", data=body,
-                             headers={n: lower[n] for n in names if n in lower})
+                             headers={n: lower[n] for n in names if n in lower and n not in HOP_BY_HOP})
         request.context["timestamp"] = stamp
         auth = SigV4Auth(Credentials(ACCESS_KEY, SECRET_KEY), self.service, REGION)
         expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)

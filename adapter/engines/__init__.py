@@ -198,7 +198,7 @@ def connect_cluster(url: str | None = None, *, engine: str | None = None, **opti
     """A client for the engine at ``url``: opensearch-py for OpenSearch (:func:`connect`),
     elasticsearch-py for Elasticsearch (:func:`~adapter.engines.elasticsearch.client.connect_elasticsearch`,
     the ``elasticsearch`` extra). ``engine`` (or ``HYBRID_ENGINE``) names it; otherwise one
-    ``GET /`` decides. Amazon's SigV4 services are OpenSearch and are not asked."""
+    ``GET /`` decides. A client that signs for Amazon's services (SigV4) is OpenSearch's and asks nothing."""
     engine = engine or os.environ.get("HYBRID_ENGINE")
     if engine not in (None, "opensearch", "elasticsearch"):
         raise ConfigurationError(f"engine must be opensearch or elasticsearch, got {engine!r}")
@@ -207,7 +207,9 @@ def connect_cluster(url: str | None = None, *, engine: str | None = None, **opti
 
         return connect_elasticsearch(url, **_shared(options))
     client = connect(url, **options)
-    if engine is None and not (options.get("aws_region") or os.environ.get("OPENSEARCH_AWS_REGION")):
+    from adapter.engines.opensearch.client import sigv4_service
+
+    if engine is None and sigv4_service(client) is None:
         from adapter.engines.elasticsearch.client import connect_elasticsearch, speaks_elasticsearch
         from adapter.engines.opensearch.client import translate_errors as opensearch_errors
 

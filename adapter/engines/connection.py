@@ -15,8 +15,12 @@ Where settings come from, first found wins: the arguments, the environment, the 
 - Basic auth: ``OPENSEARCH_USERNAME`` / ``OPENSEARCH_PASSWORD``. An API key
   (``OPENSEARCH_API_KEY``: ``Authorization: ApiKey``, OpenSearch 3.7+ and Elasticsearch) or a bearer
   token (``OPENSEARCH_BEARER_TOKEN``: a JWT for the security plugin's JWT domain, or an on-behalf-of
-  token). ``OPENSEARCH_AWS_REGION`` + ``OPENSEARCH_AWS_SERVICE`` (``es``, ``aoss``): SigV4 with the
-  default AWS credential chain.
+  token). SigV4 (the default AWS credential chain) for Amazon OpenSearch Service (``es``) and
+  Serverless (``aoss``): ``OPENSEARCH_AWS_SERVICE`` and ``OPENSEARCH_AWS_REGION``; what is not given
+  comes from the host (``*.aoss.amazonaws.com`` is always signed, for ``aoss``; ``*.es.amazonaws.com``
+  names its region), then ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, then the AWS profile. A service
+  with no region anywhere, a setting the host contradicts, or SigV4 beside another credential is
+  refused (:class:`~adapter.errors.ConfigurationError`).
 - The config file: ``HYBRID_CONFIG``, else ``~/.config/opensearch-hybrid/config.yaml`` when it
   exists (YAML or JSON) with the keys ``url``, ``username``, ``password``, ``password_file``,
   ``api_key``, ``bearer_token``, ``ca_certs``, ``client_cert``, ``client_key``, ``verify_certs``,
@@ -25,7 +29,9 @@ Where settings come from, first found wins: the arguments, the environment, the 
 
 from __future__ import annotations
 
+import importlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, TypedDict
@@ -191,12 +197,73 @@ def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions
         verify = verify.lower() not in ("0", "false", "no")
     files = {key: _file(settings.get(key), what, origin.get(key, ""))
              for key, what in (("ca_certs", "CA certificates"), ("client_cert", "client certificate"), ("client_key", "client key"))}
-    service = str(settings.get("aws_service") or "es")
-    if settings.get("aws_region") and service not in ("es", "aoss"):
-        raise ConfigurationError(f"OPENSEARCH_AWS_SERVICE must be 'es' or 'aoss', got {service!r}")
     text = {k: str(settings[k]) if settings.get(k) not in (None, "") else None
-            for k in ("username", "password", "api_key", "bearer_token", "aws_region")}
-    return ConnectionSettings(url=url, verify_certs=bool(verify), aws_service=service, origin=origin, **files, **text)
+            for k in ("username", "password", "api_key", "bearer_token", "aws_region", "aws_service")}
+    region, service = _sigv4(text.pop("aws_region"), text.pop("aws_service"), urlparse(url).hostname or "", origin,
+                             other=_other_credential(text, origin))
+    return ConnectionSettings(url=url, verify_certs=bool(verify), aws_region=region, aws_service=service, origin=origin, **files, **text)
+
+
+# <id>.<region>.aoss.amazonaws.com (a Serverless collection), search-<domain>-<id>.<region>.es.amazonaws.com (a domain)
+AWS_HOST = re.compile(r"^[^.]+\.(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+)\.(?P<service>es|aoss)\.amazonaws\.com(?:\.cn)?$")
+SIGV4_SERVICES = ("es", "aoss")
+
+
+def _other_credential(text: Mapping[str, str | None], origin: Mapping[str, str]) -> str | None:
+    """The credential besides SigV4 that the settings give, named with where it came from (None: none)."""
+    for key, what in (("username", "basic auth"), ("api_key", "an API key"), ("bearer_token", "a bearer token")):
+        if text.get(key):
+            return f"{what} (from {origin.get(key, 'the arguments')})"
+    return None
+
+
+def _sigv4(region: str | None, service: str | None, hostname: str, origin: dict[str, str], *,
+           other: str | None) -> tuple[str | None, str]:
+    """The SigV4 region and service (region None: not signed). Signed when a region or a service is
+    given, or the host is a Serverless collection (which takes nothing else); the service and region
+    the host names fill what was not given, then AWS_REGION / AWS_DEFAULT_REGION, then the AWS
+    profile. Settings that contradict the host, a service without any region, and SigV4 beside
+    another credential are refused: each would fail at the first request, or sign nothing, silently."""
+    host = AWS_HOST.match(hostname.lower())
+    host_service, host_region = (host["service"], host["region"]) if host else (None, None)
+    if not (region or service or host_service == "aoss"):
+        return None, "es"
+    why = (f"the service {service!r} from {origin.get('aws_service')}" if service else
+           f"the region {region!r} from {origin.get('aws_region')}" if region else f"the Serverless host {hostname}")
+    if service is not None and service not in SIGV4_SERVICES:
+        raise ConfigurationError(f"OPENSEARCH_AWS_SERVICE must be 'es' or 'aoss', got {service!r} (from {origin.get('aws_service')})")
+    for key, given, from_host in (("aws_service", service, host_service), ("aws_region", region, host_region)):
+        if given and from_host and given != from_host:
+            raise ConfigurationError(f"{key} is {given!r} (from {origin.get(key)}) but the host name says {from_host} ({hostname}): "
+                                     "a request signed so is refused. Fix the setting or the URL, or leave the setting out")
+    if not service:
+        service = host_service or "es"
+        origin["aws_service"] = "the host name" if host_service else "the default"
+    if not region:
+        region, origin["aws_region"] = _found_region(host_region)
+    if not region:
+        raise ConfigurationError(
+            f"SigV4 signing for {service} (asked by {why}) needs a region, and none was found: not in OPENSEARCH_AWS_REGION, "
+            "the host name, AWS_REGION / AWS_DEFAULT_REGION or the AWS profile. Set OPENSEARCH_AWS_REGION (aws_region in the "
+            "config file)")
+    if other:
+        raise ConfigurationError(f"both SigV4 ({service}, {region}; asked by {why}) and {other} are configured, and a request "
+                                 "carries one of them: unset the one you do not use")
+    return region, service
+
+
+def _found_region(from_host: str | None) -> tuple[str | None, str]:
+    """The region and where it came from: the host name, AWS_REGION, AWS_DEFAULT_REGION, the AWS profile."""
+    if from_host:
+        return from_host, "the host name"
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        if os.environ.get(name):
+            return os.environ[name], name
+    try:
+        boto3: Any = importlib.import_module("boto3")
+    except ImportError:  # the aws extra is missing: connecting says so
+        return None, ""
+    return boto3.Session().region_name, "the AWS profile"
 
 
 def redact_url(url: str) -> str:

@@ -120,3 +120,44 @@ def test_unsigned_and_wrongly_signed_requests_are_refused(opensearch_url, aws_cr
             connect(endpoint.url, aws_region=REGION, aws_service=other).indices.get_alias(name="*")
         assert len(endpoint.rejected) == 3
         connect(endpoint.url, aws_region=REGION, aws_service=service).indices.get_alias(name="*")  # the right signature passes
+
+
+def test_serverless_refuses_a_signed_content_length_and_the_adapter_signs_only_what_it_accepts(opensearch_url, aws_credentials):
+    """opensearch-py 3.2.0's RequestsAWSV4SignerAuth, which the adapter used, signs content-length and connection:
+    Serverless answers 403 (opensearch-py #1047). The adapter's signer signs host, x-amz-content-sha256 and x-amz-date."""
+    import boto3
+    from opensearchpy import OpenSearch, RequestsAWSV4SignerAuth, RequestsHttpConnection
+    from opensearchpy.exceptions import AuthorizationException
+
+    with SigV4Endpoint(opensearch_url, "aoss") as aoss:
+        stock = OpenSearch(hosts=[aoss.url], http_auth=RequestsAWSV4SignerAuth(boto3.Session().get_credentials(), REGION, "aoss"),
+                           connection_class=RequestsHttpConnection)
+        with pytest.raises(AuthorizationException):
+            stock.search(index="t-none-*", body={"query": {"match_all": {}}}, params={"ignore_unavailable": "true"})
+        assert "content-length" in aoss.signed[-1].split(";") and "content-length" in aoss.rejected[-1]
+        ours = connect(aoss.url, aws_region=REGION, aws_service="aoss")
+        ours.search(index="t-none-*", body={"query": {"match_all": {}}}, params={"ignore_unavailable": "true"})
+        assert aoss.signed[-1] == "host;x-amz-content-sha256;x-amz-date" and len(aoss.rejected) == 1
+
+
+def test_the_region_comes_from_aws_region_or_the_profile_and_a_half_set_configuration_is_refused(opensearch_url, aws_credentials,
+                                                                                                 monkeypatch, tmp_path, capsys):
+    """Before: OPENSEARCH_AWS_SERVICE=aoss without OPENSEARCH_AWS_REGION sent unsigned requests (403 from AWS)."""
+    from adapter.errors import ConfigurationError
+
+    monkeypatch.delenv("OPENSEARCH_AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.setenv("OPENSEARCH_AWS_SERVICE", "aoss")
+    with SigV4Endpoint(opensearch_url, "aoss") as aoss:
+        monkeypatch.delenv("AWS_REGION", raising=False)
+        with pytest.raises(ConfigurationError, match="needs a region"):
+            connect(aoss.url)
+        assert main(["search", "x", "--index", "t-none", "--url", aoss.url]) == 2
+        assert "OPENSEARCH_AWS_SERVICE" in capsys.readouterr().err and aoss.seen == []  # nothing was sent unsigned
+        monkeypatch.setenv("AWS_REGION", REGION)
+        connect(aoss.url).indices.exists(index="t-none")  # signed with AWS_REGION's region: accepted
+        monkeypatch.delenv("AWS_REGION")
+        (tmp_path / "profile").write_text(f"[default]\nregion = {REGION}\n")
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "profile"))
+        connect(aoss.url).indices.exists(index="t-none")  # the profile's region: accepted
+    assert aoss.rejected == [] and len(aoss.seen) == 2

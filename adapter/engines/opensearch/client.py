@@ -53,7 +53,7 @@ def connect(url: str | None = None, *, timeout: float = 60.0, connect_timeout: f
 def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10) -> OpenSearch:
     """The opensearch-py client for ``settings``."""
     import urllib3
-    from opensearchpy import OpenSearch, RequestsHttpConnection
+    from opensearchpy import OpenSearch
 
     kwargs: dict[str, Any] = dict(
         hosts=[settings.url],
@@ -74,14 +74,7 @@ def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_t
         if getattr(settings, key):
             kwargs[key] = getattr(settings, key)
     if settings.aws_region:
-        boto3 = require("boto3", "SigV4 signing for Amazon OpenSearch Service")
-        from opensearchpy import RequestsAWSV4SignerAuth
-
-        credentials = boto3.Session().get_credentials()
-        if credentials is None:
-            raise ConfigurationError("no AWS credentials found for SigV4 signing (checked the default credential chain)")
-        kwargs.update(http_auth=RequestsAWSV4SignerAuth(credentials, settings.aws_region, settings.aws_service),
-                      connection_class=RequestsHttpConnection)
+        kwargs["http_auth"] = sigv4_signer(settings)
     elif settings.api_key:
         kwargs["headers"]["Authorization"] = f"ApiKey {settings.api_key}"
     elif settings.bearer_token:
@@ -91,6 +84,35 @@ def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_t
     client = OpenSearch(**kwargs)
     setattr(client, "_hybrid_auth", settings.auth_description())  # how it authenticates, for 401/403 messages (never the secret)
     return client
+
+
+def aws_credentials(settings: ConnectionSettings) -> Any:
+    """The default AWS credential chain's credentials (refreshed by boto3 as they expire)."""
+    boto3 = require("boto3", "SigV4 signing for Amazon OpenSearch Service and Serverless")
+    credentials = boto3.Session().get_credentials()
+    if credentials is None:
+        raise ConfigurationError(f"no AWS credentials found for SigV4 signing ({settings.aws_service}, {settings.aws_region}; "
+                                 "checked the default credential chain: the environment, the shared files, the instance role)")
+    return credentials
+
+
+def sigv4_signer(settings: ConnectionSettings) -> Any:
+    """opensearch-py's ``Urllib3AWSV4SignerAuth``: its connection calls it with the method, URL and body
+    alone, so it signs ``host``, ``x-amz-date`` and ``x-amz-content-sha256`` (and the session token).
+    Serverless refuses a signature over ``content-length``, and AWS's front end drops hop-by-hop
+    headers before checking; opensearch-py 3.2.0's ``RequestsAWSV4SignerAuth`` signs every header of
+    the request, both included (opensearch-py #1047, #1044)."""
+    from opensearchpy import Urllib3AWSV4SignerAuth
+
+    return Urllib3AWSV4SignerAuth(aws_credentials(settings), settings.aws_region, settings.aws_service)
+
+
+def sigv4_service(client: Any) -> str | None:
+    """The service an opensearch-py client signs for with SigV4 (None: it does not sign)."""
+    transport = getattr(client, "transport", None)
+    auth = (getattr(transport, "kwargs", None) or {}).get("http_auth")
+    service = getattr(auth, "service", None) or getattr(getattr(auth, "signer", None), "service", None)
+    return str(service) if service else None
 
 
 def _client_version() -> str:
@@ -135,11 +157,9 @@ def observed_connection() -> Any:
 def is_serverless(client: Any) -> bool:
     """Whether ``client`` speaks to Amazon OpenSearch Serverless: it signs for the ``aoss`` service
     (opensearch-py's SigV4 signers carry it), or its host is a ``*.aoss.amazonaws.com`` collection."""
-    transport = getattr(client, "transport", None)
-    auth = (getattr(transport, "kwargs", None) or {}).get("http_auth")
-    service = getattr(auth, "service", None) or getattr(getattr(auth, "signer", None), "service", None)
-    if service == "aoss":
+    if sigv4_service(client) == "aoss":
         return True
+    transport = getattr(client, "transport", None)
     hosts = getattr(transport, "hosts", None) or []
     return any(str(h.get("host", "")).endswith(".aoss.amazonaws.com") for h in hosts if isinstance(h, dict))
 
