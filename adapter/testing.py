@@ -107,9 +107,9 @@ class FakeClient:
     @property
     def port(self) -> Any:
         """The port of the engine this double stands for, over it (:func:`adapter.engines.cluster_for`)."""
-        from adapter.engines import cluster_for
+        from adapter.engines.registry import engine_named
 
-        return cluster_for(self)
+        return engine_named(self.engine_name).cluster(self)
 
     def _call(self, path: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         call = Call(path, tuple(args), dict(kwargs))

@@ -132,11 +132,12 @@ def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, la
 
     embedder = load_embedder(chosen_embedder(args))
     from adapter.fusion import parse_fusion
-    from adapter.fusion.choice.defaults import cluster_kind, default_fusion_name
+    from adapter.engines.registry import engine_named
+    from adapter.fusion.choice.defaults import default_fusion_name
     from adapter.fusion.choice.selection import ClusterKind
     from adapter.fusion.choice.values import ADAPTIVE
 
-    kind = cluster_kind(caps.engine, caps.z_score) if caps is not None else ClusterKind.OPENSEARCH_3
+    kind = engine_named(caps.engine).placement.kind(caps) if caps is not None else ClusterKind.OPENSEARCH_3
     name = args.default_fusion or default_fusion_name(kind)
     default = name if name == ADAPTIVE else parse_fusion(name).name
     return IndexSpec(

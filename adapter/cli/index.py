@@ -66,16 +66,11 @@ def run_render(args: argparse.Namespace) -> int:
             spec = spec.for_cluster(caps)
         out["component_templates"] = engine.render_components(names, spec, caps)
         out["index_template"] = {names.index_template: engine.render_index_template(names, spec, caps)}
-    if args.what in ("pipelines", "all") and caps.search_pipelines:
-        from adapter.fusion.choice.policy import corpus_fusion
-        from adapter.fusion.choice.values import ADAPTIVE
-
-        fusions = caps.fusions(parse_weights(args.weights) or DEFAULT_WEIGHTS)
-        out["pipelines"] = {names.pipeline(f): engine.render_pipeline(f, caps) for f in fusions}
-        from adapter.fusion.choice.defaults import cluster_kind
-
-        if (args.default_fusion or default_fusion_name(cluster_kind(caps.engine, caps.z_score))) == ADAPTIVE:  # before calibration
-            out["pipelines"][f"{args.index}-{ADAPTIVE}"] = engine.render_pipeline(corpus_fusion(None, z_score=caps.z_score), caps)
+    if args.what in ("pipelines", "all"):
+        default = args.default_fusion or default_fusion_name(engine.placement.kind(caps))  # adaptive: before calibration
+        stored = engine.placement.stored(names, caps, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, default_fusion=default)
+        if stored:  # an engine that stores no fusions (Elasticsearch) has none to show
+            out["pipelines"] = stored
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 
@@ -83,7 +78,7 @@ def run_render(args: argparse.Namespace) -> int:
 def run_init(args: argparse.Namespace) -> int:
     from adapter.engines import cluster_for
     from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
-    from adapter.fusion.choice.defaults import cluster_kind, why
+    from adapter.fusion.choice.defaults import why
     from adapter.index.init import init_index
 
     extra = pipeline_files(args.pipeline_file)
@@ -98,7 +93,7 @@ def run_init(args: argparse.Namespace) -> int:
                         server_mmr=args.server_mmr, wait_timeout=args.wait_timeout)
     print_init(report)
     if not args.default_fusion:
-        print(f"{caps.engine} {caps.version}: {why(cluster_kind(caps.engine, caps.z_score))}")
+        print(f"{caps.engine} {caps.version}: {why(port.engine.placement.kind(caps))}")
     if not args.text_layout:
         print(f"text layout: {spec.text_layout} (" + ("the existing index's" if live else "the measured default for new indexes, "
               "chosen on the labelled sets' train splits") + "; --text-layout to choose)")

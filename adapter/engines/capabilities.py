@@ -16,7 +16,7 @@ from typing import Iterable
 
 from adapter._enums import TextEnum
 from adapter.fusion.base import Fusion, methods
-from adapter.fusion.render import renderer, server_support
+from adapter.fusion.render import renderer, server_support, servers
 from adapter.fusion.rrf import DEFAULT_RANK_CONSTANT
 from adapter.index.analysis import ICU, STEMPEL
 
@@ -80,7 +80,6 @@ class Capabilities:
     delete_by_query: bool = False  # the reindex module
     modules: tuple[str, ...] = ()
     hunspell: tuple[str, ...] = ()  # Hunspell locales every node has (node attribute `hunspell`)
-    search_pipelines: bool = True  # fusion runs in a search pipeline (OpenSearch), else in the request (Elasticsearch)
     score_sum: bool = False  # Elasticsearch: query + knn in one request, raw scores summed with boosts
     license: str | None = None  # Elasticsearch: the licence type (basic, trial, enterprise...); None: unknown
     analysis_common: bool = True  # language analyzers, asciifolding, stemmers (absent from Elasticsearch's integ-test zip)
@@ -105,8 +104,13 @@ class Capabilities:
         """Every server-side fusion this cluster runs, by method (adapter.fusion: each normalisation x
         combination the server allows with ``weights``, then RRF with each of ``rank_constants``, then,
         on Elasticsearch, the score sum with ``weights`` as boosts)."""
-        return [fusion for method in methods() if self.engine in method.servers
-                for fusion in method.variants(weights, rank_constants) if self.supports(fusion)[0]]
+        runs = set(self.engine_servers())
+        return [fusion for method in methods() if method in runs for fusion in method.variants(weights, rank_constants)
+                if self.supports(fusion)[0]]
+
+    def engine_servers(self) -> tuple[type[Fusion], ...]:
+        """The fusion methods this cluster's engine runs server-side (on some release; :meth:`supports` says whether here)."""
+        return tuple(method for method in methods() if self.engine in servers(method))
 
     def supports(self, fusion: Fusion) -> tuple[bool, str]:
         """Whether the server can run ``fusion``, and if not, why (the engine's renderer of it knows)."""

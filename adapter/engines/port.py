@@ -6,8 +6,9 @@ and never a client library; each engine package implements them with its own cli
 (:mod:`adapter.engines.opensearch`, :mod:`adapter.engines.elasticsearch`), translates that
 client's exceptions into the adapter's tree, and owns what differs on the wire: search pipelines,
 points in time, the bulk helpers, the probe. A third engine is one more package with a
-:class:`Cluster` and an :class:`~adapter.engines.Engine` (``tests/support/fake_engine`` is one,
-in memory).
+:class:`Cluster` and an :class:`~adapter.engines.engine.Engine` (``tests/support/fake_engine`` is one,
+in memory). What only some engines have is a facet the port derives besides :class:`Cluster`
+(:class:`SearchPipelines`, found as :attr:`Cluster.pipelines`): an engine writes what it has, never refusals.
 
 Every method raises :class:`~adapter.errors.BackendError` (with the server's status and reason)
 or one of its subclasses; ``action`` names what the caller was doing, for the message
@@ -29,8 +30,8 @@ from adapter.engines.capabilities import EngineName
 from adapter.engines.dsl import SentRequest
 
 if TYPE_CHECKING:
-    from adapter.engines import Engine
     from adapter.engines.capabilities import Capabilities
+    from adapter.engines.engine import Engine
 
 
 Body = Mapping[str, Any]
@@ -110,6 +111,12 @@ class Cluster(abc.ABC):
     @property
     def name(self) -> EngineName:
         return EngineName(self.engine.name)
+
+    # -- optional facets: an engine implements the core below and only the facets it has -----------
+    @property
+    def pipelines(self) -> SearchPipelines | None:
+        """This port's search pipelines (:class:`SearchPipelines`); None where its engine has none."""
+        return self if isinstance(self, SearchPipelines) else None
 
     # -- the cluster ----------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -258,7 +265,14 @@ class Cluster(abc.ABC):
     @abc.abstractmethod
     def put_index_template(self, name: str, body: Body, *, action: str | None = None) -> None: ...
 
-    # -- search pipelines (where the engine has them: else CapabilityError) --------------------------
+
+
+
+class SearchPipelines(abc.ABC):
+    """The facet of a port whose engine has search pipelines (OpenSearch): a :class:`Cluster` that
+    has them derives this too; :attr:`Cluster.pipelines` finds it. Its engine's placement
+    (:mod:`adapter.engines.opensearch.placement`) is what calls these."""
+
     @abc.abstractmethod
     def get_search_pipeline(self, name: str, *, action: str | None = None) -> Json | None:
         """A search pipeline's body (None: no pipeline of that name)."""

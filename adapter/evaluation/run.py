@@ -17,6 +17,7 @@ import numpy as np
 
 from adapter.engines import cluster_for
 from adapter.engines.capabilities import Capabilities
+from adapter.engines.registry import engine_named
 from adapter.errors import AssetError, InputError
 from adapter.evaluation.adaptive import learn_policy
 from adapter.evaluation.metrics import Dataset, evaluate
@@ -26,7 +27,7 @@ from adapter.evaluation.tune import fetch_legs, tune_fusion
 from adapter.fusion import DEFAULT_WEIGHTS, LEGS, RRF, Fusion, Normalization, ScoreNormalization, client_only, fuse, same_ranking_up_to_ties
 from adapter.fusion.choice.advise import classify
 from adapter.fusion.choice.calibrate import measure_calibration, store_adaptive
-from adapter.fusion.choice.defaults import cluster_kind, default_technique
+from adapter.fusion.choice.defaults import default_technique
 from adapter.fusion.choice.learned import LearnedFusion
 from adapter.fusion.choice.learned import select as select_model
 from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy, Calibration
@@ -79,14 +80,6 @@ def standard_techniques(caps: Capabilities, *, weights: Sequence[float] = DEFAUL
     if collapse:
         out += [TechniqueSpec(f"{s.name}+collapse", s.technique, s.fusion, collapse=True) for s in base]
     return out
-
-
-def fusion_asset(fusion: Fusion) -> dict[str, Any]:
-    """Where there are no search pipelines (Elasticsearch): the winning fusion, to pass per search."""
-    weights = ",".join(f"{w:g}" for w in fusion.effective_weights)
-    return {"description": f"no search pipelines on this engine: the fusion goes with each search request "
-                           f"(hybrid search --fusion {fusion.name} --weights {weights})",
-            "fusion": fusion.name, "weights": list(fusion.effective_weights)}
 
 
 def eval_alias(dataset: Dataset, embedder: Embedder) -> str:
@@ -414,7 +407,7 @@ def tune(searcher: Searcher, settings: EvalSettings, tune_split: Dataset) -> Tun
         specs.append(TechniqueSpec(f"hybrid-tuned-{best.name}+mmr", Technique.HYBRID, best, mmr=settings.mmr,
                                    mmr_candidates=settings.mmr_candidates, tuned=True))
     caps = searcher.caps
-    asset = searcher.engine.render_pipeline(best, caps) if caps.search_pipelines else fusion_asset(best)
+    asset = searcher.engine.placement.asset(best, caps)
     tuning = Tuning(tune_split.split, len(tune_split.queries), best, asset, tuple(trials))
     learned = None
     if settings.adaptive and _asked(settings, f"hybrid-{LEARNED}"):
@@ -452,7 +445,7 @@ def _default_technique(caps: Capabilities) -> str | None:
     """The product's default row on this kind of cluster, as measured (None before the first
     measurement is packaged, or where nothing was measured for this kind)."""
     try:
-        row = default_technique(cluster_kind(caps.engine, caps.z_score))
+        row = default_technique(engine_named(caps.engine).placement.kind(caps))
     except AssetError:
         return None
     if row == f"hybrid-{ADAPTIVE}-min_max" and not caps.z_score:

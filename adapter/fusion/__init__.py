@@ -11,19 +11,17 @@ server it mirrors computes it (float32, and rounding where the server rounds):
 - :mod:`.score_sum` — Elasticsearch's ``query`` + ``knn`` request: raw scores times boosts, summed;
 - :mod:`.dbsf` — distribution-based score fusion (Qdrant's): client-side only.
 
-Which search engines can run a method server-side is the method's ``servers``; each of those
-engines registers a renderer for it (:mod:`.render`): OpenSearch as a search-pipeline processor or
-in-query fusion, Elasticsearch as a retriever or the summed request. Everywhere else the searcher
-fetches both legs and fuses them here, with a notice. Whether one cluster (its version, plugins,
+A method names no search engine: an engine that runs it server-side registers a renderer for it
+(:mod:`.render`): OpenSearch as a search-pipeline processor or in-query fusion, Elasticsearch as a
+retriever or the summed request. Everywhere else the searcher fetches both legs and fuses them
+here, with a notice. Whether one cluster (its version, plugins,
 licence) runs a fusion: :meth:`adapter.engines.capabilities.Capabilities.supports`.
 
 Adding a method: one module here (a frozen dataclass deriving ``Fusion`` with ``kind``,
-``spellings``, ``name``, ``parse`` and ``fuse``; ``servers`` empty unless an engine renders it) and
-its unit tests, whose expected scores are the arithmetic written out. The package imports every
+``spellings``, ``name``, ``parse`` and ``fuse``) and its unit tests, whose expected scores are the arithmetic written out. The package imports every
 module of its own, so ``parse_fusion``, ``hybrid search --fusion`` and ``hybrid eval`` (a
 ``client-<name>`` row for each client-only method) know it with no other edit. To run it on a
-server too, add the engine to ``servers`` and register a renderer in that engine's
-``adapter.engines.<engine>.fusion`` module.
+server too, register a renderer in that engine's ``adapter.engines.<engine>.fusion`` module.
 """
 
 from __future__ import annotations
@@ -87,4 +85,6 @@ def fuse(runs: Sequence[Run], fusion: Fusion, *, leg_names: Sequence[str] = LEGS
 def client_only(weights: tuple[float, ...] | None = None) -> list[Fusion]:
     """One fusion of each method no search engine runs server-side (with ``weights`` where the
     method takes them): what ``hybrid eval`` scores as ``client-<name>``."""
-    return [f for method in methods() if not method.servers for f in method.variants(weights, ())]
+    from adapter.fusion.render import servers
+
+    return [f for method in methods() if not servers(method) for f in method.variants(weights, ())]

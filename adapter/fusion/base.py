@@ -87,9 +87,6 @@ class Fusion(abc.ABC):
     weights: tuple[float, ...] | None
     # The family, as results and JSON name it ("rrf", "normalization", "sum", "dbsf").
     kind: ClassVar[str]
-    # The search engines that can run this method server-side (each registers a renderer for it,
-    # adapter.fusion.render); everywhere else it is fused in the client, by fuse().
-    servers: ClassVar[frozenset[str]] = frozenset()
     # How the name is written, for error messages ("rrf", "rrf-<k>").
     spellings: ClassVar[tuple[str, ...]]
     # The weights when none are given: what the server uses then.

@@ -154,7 +154,6 @@ class ScoreNormalization(Fusion):
     weights: tuple[float, ...] | None = None
 
     kind: ClassVar[str] = "normalization"
-    servers: ClassVar[frozenset[str]] = frozenset({"opensearch", "elasticsearch"})
     spellings: ClassVar[tuple[str, ...]] = tuple(f"{n.value}-<combination>" for n in Normalization)
     unweighted: ClassVar[tuple[float, ...]] = DEFAULT_WEIGHTS
 

@@ -4,14 +4,16 @@ Each engine keeps a :class:`Renderers` registry (in ``adapter.engines.<engine>.f
 registers, for each method it can run, a factory that binds a fusion to its renderer: an object
 that says whether a given cluster runs it (:meth:`ServerFusion.supports`) and renders it in the
 engine's own form (a search-pipeline processor, a retriever...). The core asks through
-:func:`renderer`; a fusion with no renderer on a cluster's engine is fused in the client.
+:func:`renderer`; a fusion with no renderer on a cluster's engine is fused in the client. A fusion
+method names no engine: which engines run it is which engines registered a renderer for it
+(:func:`servers`), found through :mod:`adapter.engines.registry`.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any, Callable, Generic, Protocol, TypeVar
 
+from adapter.engines import registry
 from adapter.fusion.base import Fusion
 
 if TYPE_CHECKING:
@@ -43,23 +45,19 @@ class ServerFusion(Protocol):
 
 
 R = TypeVar("R", bound=ServerFusion)
-_ENGINES: dict[str, Callable[[Fusion], ServerFusion | None]] = {}
-_TITLES: dict[str, str] = {}
+_ENGINES: dict[str, Renderers[Any]] = {}
 
 
 class Renderers(Generic[R]):
     """The renderers of one engine, by fusion method."""
 
-    def __init__(self, engine: str, title: str) -> None:
+    def __init__(self, engine: str) -> None:
         self.engine = engine
-        _TITLES[engine] = title
         # Factories by exact method: each takes only its own method's fusions (register's F).
         self._factories: dict[type[Fusion], Callable[[Any], R]] = {}
-        _ENGINES[engine] = self.get
+        _ENGINES[engine] = self
 
     def register(self, method: type[F], factory: Callable[[F], R]) -> None:
-        if self.engine not in method.servers:
-            raise ValueError(f"{method.__name__}.servers does not name {self.engine}; add it there too")
         self._factories[method] = factory
 
     def get(self, fusion: Fusion) -> R | None:
@@ -71,35 +69,34 @@ class Renderers(Generic[R]):
         return frozenset(self._factories)
 
 
-def _load(engine: str) -> None:
-    """The engine's module (``adapter.engines.<engine>``) registers its renderers when imported."""
-    if engine not in _ENGINES:
-        importlib.import_module(f"adapter.engines.{engine}")
+def _renderers(engine: str) -> Renderers[Any] | None:
+    """The engine's renderers (its module, imported through the registry, registers them)."""
+    if engine not in _ENGINES and not registry.loaded(engine):
+        return None
+    return _ENGINES.get(engine)
 
 
 def renderer(engine: str, fusion: Fusion) -> ServerFusion | None:
     """How ``engine`` runs ``fusion`` (None: it does not; fuse in the client)."""
-    if engine not in fusion.servers:
-        return None
-    _load(engine)
-    return _ENGINES[engine](fusion)
+    found = _renderers(engine)
+    return None if found is None else found.get(fusion)
+
+
+def servers(method: type[Fusion]) -> tuple[str, ...]:
+    """The registered engines that can run ``method`` server-side (empty: it is fused in the client everywhere)."""
+    return tuple(e for e in registry.names() if (r := _renderers(e)) is not None and method in r.methods)
 
 
 def title(engine: str) -> str:
-    """The engine's name for people (``OpenSearch``); an engine that renders no fusion (a port of its
-    own outside ``adapter.engines``: tests/support/fake_engine) is named as it names itself."""
-    try:
-        _load(engine)
-    except ModuleNotFoundError as exc:
-        if exc.name != f"adapter.engines.{engine}":
-            raise
-    return _TITLES.get(engine, str(engine))
+    """The engine's name for people (``OpenSearch``)."""
+    return registry.title(engine)
 
 
 def server_support(fusion: Fusion, caps: Capabilities) -> str | None:
     """None when the cluster ``caps`` describes runs ``fusion`` server-side; else why not."""
     found = renderer(caps.engine, fusion)
     if found is None:
-        where = f"only by {' and '.join(title(e) for e in sorted(fusion.servers))}" if fusion.servers else "by no search engine"
-        return f"{fusion.name} is run server-side {where}, not by {title(caps.engine)}: it is fused in the client"
+        where = servers(type(fusion))
+        by = f"only by {' and '.join(title(e) for e in sorted(where))}" if where else "by no search engine"
+        return f"{fusion.name} is run server-side {by}, not by {title(caps.engine)}: it is fused in the client"
     return found.supports(caps)

@@ -55,7 +55,6 @@ class RRF(Fusion):
     weights: tuple[float, ...] | None = None
 
     kind: ClassVar[str] = "rrf"
-    servers: ClassVar[frozenset[str]] = frozenset({"opensearch", "elasticsearch"})
     spellings: ClassVar[tuple[str, ...]] = ("rrf", "rrf-<k>")
 
     def __post_init__(self) -> None:

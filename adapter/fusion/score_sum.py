@@ -30,7 +30,6 @@ class ScoreSum(Fusion):
     weights: tuple[float, ...] | None = None
 
     kind: ClassVar[str] = "sum"
-    servers: ClassVar[frozenset[str]] = frozenset({"elasticsearch"})
     spellings: ClassVar[tuple[str, ...]] = ("sum",)
 
     def __post_init__(self) -> None:

@@ -145,12 +145,10 @@ _INFO_FILTER = ",".join(
 
 
 def read_pipeline(client: Any, name: str) -> dict[str, Any] | None:
-    """A search pipeline's body, or None when the cluster has no pipeline of that name."""
-    return cluster_for(client).get_search_pipeline(name)
-
-
-def put_pipeline(client: Any, name: str, body: Mapping[str, Any]) -> None:
-    cluster_for(client).put_search_pipeline(name, body)
+    """A search pipeline's body, or None when the cluster has no pipeline of that name (or its
+    engine has no search pipelines)."""
+    pipelines = cluster_for(client).pipelines
+    return pipelines.get_search_pipeline(name) if pipelines is not None else None
 
 
 DEFAULT_MAX_CLAUSE_COUNT = 1024  # indices.query.bool.max_clause_count when the cluster does not say

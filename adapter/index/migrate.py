@@ -634,7 +634,7 @@ def rollback(client: Any, alias: str, *, embedder: Embedder | None = None, allow
     if not current_list:
         raise ConfigurationError(f"no alias {alias!r} on the cluster")
     current = current_list[-1]
-    older = [v for v in sorted(versions_of(client, alias), key=index_version) if index_version(v) < index_version(current)]
+    older = [v for v in sorted(versions_of(cluster_for(client), alias), key=index_version) if index_version(v) < index_version(current)]
     if not older:
         raise ConfigurationError(f"{alias} points to {current} and no older version is left to go back to (pruned?)")
     previous = older[-1]
@@ -694,7 +694,7 @@ def prune(client: Any, alias: str, *, keep: int = 0, unfinished: bool = False, d
     if not current_list:
         raise ConfigurationError(f"no alias {alias!r} on the cluster: prune deletes only versions an alias has moved away from")
     current = current_list[-1]
-    versions = sorted(versions_of(client, alias), key=index_version)
+    versions = sorted(versions_of(cluster_for(client), alias), key=index_version)
     older = [v for v in versions if index_version(v) < index_version(current) and v not in current_list]
     newer = [v for v in versions if index_version(v) > index_version(current)]
     kept = older[len(older) - keep:] if keep else []

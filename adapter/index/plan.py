@@ -9,10 +9,13 @@ A change the live index cannot take in place (vector dimension, space type, engi
 the embedding fingerprint, shards) makes the plan a *rebuild*: nothing is applied, and
 ``hybrid reindex`` (:mod:`adapter.index.migrate`) builds the next version and swaps the alias.
 
-Search pipelines belong to an index by name, ``<alias>-<name>``. With ``own_pipelines`` the plan
-also finds fusing pipelines of that name the desired state does not list (made by hand, or
-dropped from the spec) and deletes them; a pipeline whose name starts with another alias's or
-template's name plus ``-`` (``docs-es-rrf`` next to an alias ``docs-es``) belongs to that one.
+What the cluster stores for an index's fusions is its engine's placement's
+(:mod:`adapter.engines.placement`): OpenSearch's search pipelines belong to an index by name,
+``<alias>-<name>``. With ``own_pipelines`` the plan also finds fusing pipelines of that name the
+desired state does not list (made by hand, or dropped from the spec) and deletes them; a pipeline
+whose name starts with another alias's or template's name plus ``-`` (``docs-es-rrf`` next to an
+alias ``docs-es``) belongs to that one (:mod:`adapter.engines.opensearch.placement`). Elasticsearch
+stores none: each search carries its fusion, the index's default recorded in ``_meta``.
 """
 
 from __future__ import annotations
@@ -26,12 +29,10 @@ from adapter._enums import TextEnum
 from adapter.engines import Cluster, Engine, cluster_for
 from adapter.engines.capabilities import Capabilities
 from adapter.errors import ConfigurationError, IndexMismatchError
-from adapter.fusion import DEFAULT_WEIGHTS, ScoreNormalization, parse_fusion
-from adapter.fusion.choice.policy import corpus_fusion
-from adapter.fusion.choice.values import ADAPTIVE
+from adapter.fusion import DEFAULT_WEIGHTS, ScoreNormalization
 from adapter.index.analysis import AnalysisSupport, text_analysis
 from adapter.index.assets import IndexNames, IndexSpec
-from adapter.index.catalog import alias_indices, index_version, orphaned_indices, read_pipeline
+from adapter.index.catalog import alias_indices, index_version, orphaned_indices
 from adapter.models.fingerprint import EmbeddingFingerprint
 
 if TYPE_CHECKING:
@@ -268,24 +269,14 @@ def incompatibilities(live_mapping: Mapping[str, Any], live_settings: Mapping[st
 # -- the desired pipelines --------------------------------------------------------------------------
 def desired_pipelines(desired: Desired, caps: Capabilities, engine: Engine, *,
                       live_meta: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-    """Every pipeline the alias should have: one per fusion the cluster runs, the adaptive default
-    (from the live index's calibration, ``live_meta``), then the extra ones."""
-    names = desired.names
-    out: dict[str, dict[str, Any]] = {}
-    if not caps.search_pipelines:
-        return out  # Elasticsearch: each search carries its fusion
-    for fusion in caps.fusions(weights=tuple(desired.weights)):
-        out[names.pipeline(fusion)] = engine.render_pipeline(fusion, caps)
-    if desired.spec.default_fusion == ADAPTIVE and not desired.spec.default_pipeline:
-        # What a bare hybrid query from any client gets: the weights of the index's policy and
-        # calibration for a query without per-query signals (`hybrid calibrate` updates it).
-        out[names.default_pipeline(desired.spec)] = engine.render_pipeline(
-            corpus_fusion((live_meta or {}).get("adaptive"), z_score=caps.z_score), caps)
-    for suffix, body in desired.extra_pipelines.items():
-        if engine.pipeline_fusion(body) is None:
-            raise ConfigurationError(f"pipeline asset {suffix!r} has no normalization-processor or score-ranker-processor")
-        out[f"{desired.alias}-{suffix}"] = json.loads(json.dumps(body))
-    return out
+    """What the cluster should store for the alias's fusions, as the engine places them
+    (:mod:`adapter.engines.placement`): on OpenSearch one pipeline per fusion the cluster runs, the
+    adaptive default (from the live index's calibration, ``live_meta``), then the extra ones; on
+    Elasticsearch nothing."""
+    spec = desired.spec
+    return engine.placement.stored(desired.names, caps, weights=tuple(desired.weights), default_fusion=spec.default_fusion,
+                                   default_pipeline=spec.default_pipeline, adaptive=(live_meta or {}).get("adaptive"),
+                                   extra=desired.extra_pipelines)
 
 
 def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> tuple[str, ...]:
@@ -297,51 +288,16 @@ def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> tuple
     engine.check_spec(spec, caps)
     ScoreNormalization(weights=desired.weights)  # validates them before anything is written
     notices = list(text_analysis(spec.analyzer, AnalysisSupport.of(caps)).notices)
-    if not caps.search_pipelines and (desired.extra_pipelines or spec.default_pipeline):
-        raise ConfigurationError(f"{caps.engine} has no search pipelines: pipeline files cannot apply there")
-    if spec.default_pipeline:
-        if spec.default_pipeline not in desired.extra_pipelines:
-            raise ConfigurationError(f"the default pipeline {spec.default_pipeline!r} is not one of the extra pipelines "
-                                     f"({', '.join(desired.extra_pipelines) or 'none'})")
-        default = engine.pipeline_fusion(desired.extra_pipelines[spec.default_pipeline])
-        if default is None:
-            raise ConfigurationError(f"pipeline asset {spec.default_pipeline!r} has no normalization-processor or score-ranker-processor")
-    elif spec.default_fusion == ADAPTIVE:
-        default = ScoreNormalization()  # adaptive runs min_max with weights chosen per query
-    else:
-        parsed = parse_fusion(spec.default_fusion)
-        if parsed is None:
-            raise ConfigurationError(f"the index spec names no default fusion ({spec.default_fusion!r})")
-        default = parsed
-    ok, why = caps.supports(default)
-    if not ok and caps.search_pipelines:
-        raise ConfigurationError(f"the default fusion {spec.default_pipeline or spec.default_fusion} cannot be the index's default pipeline: {why}")
-    if not caps.search_pipelines:
-        notices.append(f"{caps.engine} has no search pipelines: none are put; each hybrid search carries its fusion in the "
-                       f"request, by default {spec.default_fusion} (recorded in the index's _meta)"
-                       + ("" if ok else f", which is fused in the client here (both legs fetched, the same formula): {why}"))
-    return tuple(notices)
+    return (*notices, *engine.placement.check(spec, desired.extra_pipelines, caps))
 
 
 # -- reading the cluster ----------------------------------------------------------------------------
-def _other_prefixes(cluster: Cluster, alias: str) -> set[str]:
-    """Aliases and index templates named ``<alias>-...``: their pipelines are theirs, not this alias's."""
-    found = cluster.aliases_matching(f"{alias}-*") | set(cluster.index_templates_matching(f"{alias}-*"))
-    return {f for f in found if f.startswith(f"{alias}-")}
-
-
-def owned(alias: str, pipeline: str, others: set[str]) -> bool:
-    """Whether ``pipeline`` is named as one of ``alias``'s (and not as one of the ``others``')."""
-    return pipeline.startswith(f"{alias}-") and not any(pipeline.startswith(f"{o}-") for o in others)
-
-
-def read_live(client: Any, alias: str, engine: Engine, *, pipelines: list[str] | None = None, own_pipelines: bool = False,
+def read_live(cluster: Cluster, alias: str, engine: Engine, *, pipelines: list[str] | None = None, own_pipelines: bool = False,
               components: list[str] | None = None, caps: Capabilities | None = None) -> LiveState:
-    """What the cluster holds for ``alias``. ``pipelines``: the names to read; with
-    ``own_pipelines`` every search pipeline is read (one request) and those named as the alias's
-    are listed in ``owned_pipelines``. ``components``: the component templates to read."""
+    """What the cluster holds for ``alias``. ``pipelines``: the stored fusions to read; with
+    ``own_pipelines`` every one is read (one request) and those named as the alias's are listed in
+    ``owned_pipelines`` (engines that store none: none). ``components``: the component templates to read."""
     names = IndexNames(alias)
-    cluster = cluster_for(client, engine)
     caps = caps or cluster.probe()
     checking = f"checking {alias}"
     plain_index = cluster.index_exists(alias, action=checking) and not cluster.alias_exists(alias, action=checking)
@@ -354,26 +310,15 @@ def read_live(client: Any, alias: str, engine: Engine, *, pipelines: list[str] |
     body = cluster.get_index(current) if current else None
     comps = {name: cluster.get_component_template(name) for name in (components or [names.component(p) for p in ("text", "vector", "metadata")])}
     template = cluster.get_index_template(names.index_template)
-    owned_names = None
-    if own_pipelines:
-        every = cluster.search_pipelines()
-        others = _other_prefixes(cluster, alias)
-        owned_names = tuple(sorted(n for n, b in every.items() if owned(alias, n, others) and engine.pipeline_fusion(b) is not None))
-        present = {n: b for n, b in every.items() if n in set(pipelines or ()) | set(owned_names)}
-    else:
-        present = {}
-        for name in pipelines or ():
-            body_p = read_pipeline(cluster, name)
-            if body_p is not None:
-                present[name] = body_p
+    present, owned_names = engine.placement.read_stored(cluster, alias, list(pipelines or ()), own=own_pipelines)
     return LiveState(alias, caps, False, indices, orphans, versions, body, comps, template, present, owned_names)
 
 
-def versions_of(client: Any, alias: str) -> list[str]:
+def versions_of(cluster: Cluster, alias: str) -> list[str]:
     """Every ``<alias>-vN`` index, with or without the alias (an unfinished migration's target too)."""
     import re
 
-    found = cluster_for(client).indices_matching(IndexNames(alias).pattern, action=f"listing the indices of {alias}")
+    found = cluster.indices_matching(IndexNames(alias).pattern, action=f"listing the indices of {alias}")
     pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
     return [n for n in found if pattern.match(n)]
 
@@ -438,7 +383,7 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
                 changes.append(Change(ChangeKind.PIPELINE, name, DELETE, json_diff(live.pipelines.get(name), None, name, label),
                                       f"named {alias}-*, not in the {label}"))
 
-    default_pipeline = names.default_pipeline(spec) if live.caps.search_pipelines else None
+    default_pipeline = engine.placement.default_pipeline(names, spec)
     if current and live.index_body is not None:
         live_props = live.index_body["mappings"].get("properties", {})
         wanted_mapping = engine.render_mapping(names, spec, live.caps)
@@ -466,7 +411,7 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
         changes.append(Change(ChangeKind.INDEX, index, CREATE, reason=f"create {index} behind the alias {alias}",
                               body={"aliases": {alias: {}}}))
     return Plan(alias, index, tuple(changes), tuple(rebuild), live.next_index, default_pipeline, label,
-                default_fusion=None if live.caps.search_pipelines else spec.default_fusion, notices=notices)
+                default_fusion=engine.placement.recorded_default(spec), notices=notices)
 
 
 # -- applying ---------------------------------------------------------------------------------------
@@ -486,9 +431,9 @@ def _send(cluster: Cluster, change: Change, action: str) -> None:
     elif kind is ChangeKind.INDEX_TEMPLATE:
         cluster.put_index_template(name, body, action=action)
     elif kind is ChangeKind.PIPELINE and change.action is DELETE:
-        cluster.delete_search_pipeline(name, action=action)
+        cluster.engine.placement.delete(cluster, name, action=action)
     elif kind is ChangeKind.PIPELINE:
-        cluster.put_search_pipeline(name, body, action=action)
+        cluster.engine.placement.put(cluster, name, body, action=action)
     elif kind in (ChangeKind.MAPPING, ChangeKind.MAPPING_META):
         cluster.put_mapping(name, body, action=action)
     elif kind is ChangeKind.SETTINGS:
@@ -533,7 +478,7 @@ def plan_spec(client: Any, spec: Spec, engine: Engine | None = None) -> tuple[Pl
     desired = desired_from_spec(spec)
     desired = replace(desired, spec=desired.spec.for_cluster(caps))
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
-    # Pipelines named as the alias's but not in the spec are pruned; an engine without search
-    # pipelines (Elasticsearch) has none to read.
-    live = read_live(cluster, spec.alias, engine, pipelines=wanted, own_pipelines=caps.search_pipelines, caps=caps)
+    # Pipelines named as the alias's but not in the spec are pruned; an engine that stores no
+    # fusions (Elasticsearch) has none to read.
+    live = read_live(cluster, spec.alias, engine, pipelines=wanted, own_pipelines=True, caps=caps)
     return plan(desired, live, engine, reattach=True, prune_pipelines=True), live

@@ -34,7 +34,8 @@ cluster's capabilities once and hands them in.
 
 from __future__ import annotations
 
-from adapter.search.planning import FirstStage, FusionPlan, SearchPlan
+from adapter.engines.placement import FusionPlan
+from adapter.search.planning import FirstStage, SearchPlan
 from adapter.search.recovery import PARTIAL_RETRY_PAUSE_S
 from adapter.search.request import KNN_MAX_K, SearchRequest, TechniqueName
 from adapter.search.searcher import Searcher

@@ -9,7 +9,7 @@ from adapter.fusion.base import FusedBy, LegScore
 from adapter.fusion.render import renderer
 from adapter.index.documents import DocumentLayout, hit_text, hit_title
 from adapter.search.page import CHUNKS
-from adapter.search.planning import FusionPlan
+from adapter.engines.placement import FusionPlan
 from adapter.search.results import Hit, Technique
 from adapter.search.state import IndexState
 

@@ -11,7 +11,8 @@ from adapter.engines.dsl import filter_clauses, search_body, termvectors_body, t
 from adapter.fusion import LEGS
 from adapter.fusion.base import FusedBy
 from adapter.search.page import Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
-from adapter.search.planning import FirstStage, FusionPlan
+from adapter.engines.placement import FusionPlan
+from adapter.search.planning import FirstStage
 from adapter.search.state import IndexState
 
 Body = dict[str, Any]

@@ -13,7 +13,8 @@ from adapter.engines.responses import Facet
 from adapter.fusion import FusedDoc
 from adapter.search import assemble, bodies, fuse
 from adapter.search.answers import Answer
-from adapter.search.planning import FirstStage, FusionPlan, SearchPlan
+from adapter.engines.placement import FusionPlan
+from adapter.search.planning import FirstStage, SearchPlan
 from adapter.search.request import SearchRequest
 from adapter.search.results import Hit, Technique
 from adapter.search.retrieve import Retriever
@@ -60,9 +61,10 @@ def dense(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
 def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
     """One hybrid request, fused by the server; explained from the legs when asked."""
     fusion, stage = _fusion(plan), plan.stage
-    # Elasticsearch explains in the request itself (its fused explanations carry the legs); OpenSearch
-    # only when the mirror cannot reproduce the fused scores (fuse.explained).
-    server_explains = request.explain and not r.state.caps.search_pipelines
+    # A request that fuses in its own body (Elasticsearch's retrievers and sum) explains itself: its fused
+    # explanations carry the legs; a pipeline's fusion is explained only when the mirror cannot
+    # reproduce the fused scores (fuse.explained). (OpenSearch's in-query fusion is never planned with explain.)
+    server_explains = request.explain and fusion.fused_by.in_request
     resp = r.hybrid(stage, fusion, explain=server_explains)
     if resp is None:
         return FirstHits((), 0.0, 1)  # past the end of the fused list: the result says so, as client fusion does

@@ -1,7 +1,8 @@
 """The plan stage: what one search will send, decided before anything is sent.
 
-Where the fusion runs (a stored pipeline, one sent with the request, the request itself on
-Elasticsearch, or the client, with a notice, when the cluster cannot), the adaptive weights for
+Where the fusion runs (as the engine's placement puts it: a stored pipeline, one sent with the
+request, the request itself on Elasticsearch; or the client, with a notice, when the cluster
+cannot: :mod:`adapter.engines.placement`), the adaptive weights for
 this query, where MMR and each part of the page run, and the first stage's sizes. Pure but for
 two questions it asks the cluster through :class:`Lookups` (a stored pipeline's fusion, the
 query's BM25 match quality), answered by the retrieve stage.
@@ -15,30 +16,18 @@ from typing import Any, Mapping, Protocol
 import numpy as np
 
 from adapter.engines.dsl import SentRequest
-from adapter.errors import CapabilityError, InputError, PipelineNotFoundError
-from adapter.fusion import DEFAULT_FUSION, RRF, Fusion
+from adapter.engines.placement import FusionAsk, FusionPlacement, FusionPlan, StoredFusions
+from adapter.engines.registry import engine_named
+from adapter.errors import PipelineNotFoundError
+from adapter.fusion import RRF, Fusion
 from adapter.fusion.base import FusedBy
 from adapter.fusion.choice.policy import AdaptivePolicy, QuerySignals
 from adapter.fusion.choice.values import FusionChoice
-from adapter.fusion.render import renderer
-from adapter.index.assets import IndexNames
 from adapter.search.fast_path import FastPath
 from adapter.search.page import SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, plan_page
 from adapter.search.request import SearchRequest, Shape
 from adapter.search.results import Technique
 from adapter.search.state import IndexState
-
-
-@dataclass(frozen=True)
-class FusionPlan:
-    """How one hybrid request will be fused, decided before it is sent."""
-
-    fusion: Fusion
-    fused_by: FusedBy
-    pipeline: str | None = None  # the stored pipeline (SERVER_PIPELINE)
-    inline: dict[str, Any] | None = None  # the pipeline sent with the request (SERVER_INLINE)
-    # SERVER_RETRIEVER / SERVER_SUM (Elasticsearch): the fusion itself is the request's body
-    notice: str | None = None  # why the plan differs from what was asked (a fallback)
 
 
 @dataclass(frozen=True)
@@ -80,98 +69,44 @@ class SearchPlan:
     signals: Signals = Signals()
 
 
-class Lookups(Protocol):
-    """The cluster facts planning needs (the retrieve stage answers them)."""
-
-    def stored_fusion(self, name: str) -> Fusion | None:
-        """The fusion of a stored pipeline (None: no such pipeline; InputError: it fuses nothing)."""
-        ...
+class Lookups(StoredFusions, Protocol):
+    """The cluster facts planning needs (the retrieve stage answers them): a stored pipeline's
+    fusion (:class:`~adapter.engines.placement.StoredFusions`) and the query's match quality."""
 
     def match_quality(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, Signals]:
         """BM25's match quality for ``query`` and what asking cost."""
         ...
 
-    def render_pipeline(self, fusion: Fusion, state: IndexState) -> dict[str, Any]:
-        """The search pipeline body that runs ``fusion`` on this cluster (sent with the request)."""
-        ...
+
+def fusion_ask(state: IndexState, fusion: Fusion | None, pipeline: str | None, *, allow_fallback: bool = True,
+               refused: str | None = None) -> FusionAsk:
+    """What a hybrid search on ``state`` asks of the engine's placement."""
+    return FusionAsk(state.caps, state.alias, fusion, pipeline, state.fusion, state.pipeline, state.info.default_pipeline,
+                     allow_fallback, refused)
 
 
-def fallback(fusion: Fusion, why: str, *, allowed: bool) -> FusionPlan:
-    """The plan for a fusion this cluster cannot run (``why``): that same fusion computed in the
-    client (every fusion has the server's formula there); a notice says so and why."""
-    if not allowed:
-        raise CapabilityError(f"{why}; fallback to client-side fusion is disabled")
-    return FusionPlan(fusion, FusedBy.CLIENT, notice=(f"{why}: fell back to client-side {fusion.name} (both legs in one "
-                                                      "_msearch, fused in Python with the server's formula)"))
-
-
-def _checked(plan: FusionPlan, state: IndexState, allowed: bool, refused: str | None) -> FusionPlan:
-    ok, why = state.caps.supports(plan.fusion)
-    return plan if ok else fallback(plan.fusion, refused or why, allowed=allowed)
+def placement(state: IndexState) -> FusionPlacement:
+    """The placement of the state's engine (:mod:`adapter.engines.placement`)."""
+    return engine_named(state.caps.engine).placement
 
 
 def plan_fusion(state: IndexState, lookups: Lookups, fusion: Fusion | None = None, pipeline: str | None = None, *,
                 allow_fallback: bool = True, refused: str | None = None) -> FusionPlan:
-    """Decide where ``fusion`` runs: a stored pipeline, a temporary one, the request itself
-    (Elasticsearch), or the client. ``refused``: why the cluster refused it when asked (the notice)."""
-    if not state.caps.search_pipelines:  # Elasticsearch: the fusion is part of the request
-        if pipeline:
-            raise CapabilityError(f"{state.caps.engine} has no search pipelines ({pipeline!r}); choose a fusion instead")
-        wanted = fusion or _fixed(state)
-        server = renderer(state.caps.engine, wanted)
-        ok, why = state.caps.supports(wanted)
-        if not ok or server is None:
-            return fallback(wanted, refused or why, allowed=allow_fallback)
-        return FusionPlan(wanted, server.fused_by)
-    pipeline = pipeline or (None if fusion is not None else state.pipeline)
-    if pipeline:
-        stored = lookups.stored_fusion(pipeline)
-        if stored is None:
-            raise PipelineNotFoundError(pipeline, f"create it with `hybrid init --index {state.alias}`")
-        return _checked(FusionPlan(stored, FusedBy.SERVER_PIPELINE, pipeline=pipeline), state, allow_fallback, refused)
-    wanted = fusion or _fixed(state)
-    if not state.caps.supports(wanted)[0]:
-        return _checked(FusionPlan(wanted, FusedBy.SERVER_INLINE), state, allow_fallback, refused)
-    return _server_side(state, lookups, wanted, asked=fusion is not None)
-
-
-def _server_side(state: IndexState, lookups: Lookups, wanted: Fusion, *, asked: bool) -> FusionPlan:
-    """A fusion this OpenSearch cluster runs: its stored pipeline, else the index's default one when it
-    runs exactly these weights (stored beats inline: docs/BENCHMARKS.md), else inline."""
-    named = IndexNames(state.alias).pipeline(wanted)
-    stored = lookups.stored_fusion(named)
-    if stored is not None and (wanted.weights is None or stored == wanted):
-        return FusionPlan(stored, FusedBy.SERVER_PIPELINE, pipeline=named)
-    default = state.info.default_pipeline
-    if default and default != named and wanted.weights is not None and _runs_exactly(lookups, default, wanted):
-        return FusionPlan(wanted, FusedBy.SERVER_PIPELINE, pipeline=default)
-    if not asked and wanted == DEFAULT_FUSION:
-        raise PipelineNotFoundError(named, f"create it with `hybrid init --index {state.alias}`")
-    # Parameters no stored pipeline has: send the pipeline with the request (server-side still).
-    return FusionPlan(wanted, FusedBy.SERVER_INLINE, inline=lookups.render_pipeline(wanted, state))
-
-
-def _runs_exactly(lookups: Lookups, name: str, fusion: Fusion) -> bool:
-    try:
-        return lookups.stored_fusion(name) == fusion
-    except InputError:  # a default pipeline that does not fuse: not one to reuse
-        return False
-
-
-def _fixed(state: IndexState) -> Fusion:
-    """The searcher's fixed default fusion (a policy's weights are chosen per query instead)."""
-    return state.fusion
+    """Decide where ``fusion`` runs, as the engine places it: a stored pipeline, a temporary one, the
+    request itself (Elasticsearch), or the client. ``refused``: why the cluster refused it when asked (the notice)."""
+    ask = fusion_ask(state, fusion, pipeline, allow_fallback=allow_fallback, refused=refused)
+    return placement(state).plan(ask, lookups)
 
 
 def client_plan(state: IndexState, lookups: Lookups, fusion: Fusion | None, pipeline: str | None) -> FusionPlan:
     """Technique ``client``: the fusion given, else the named (or the index's default) pipeline's
     fusion, else the searcher's; fused here."""
-    name = pipeline or (state.pipeline if fusion is None and state.caps.search_pipelines else None)
+    name = placement(state).client_pipeline(fusion_ask(state, fusion, pipeline))
     if fusion is None and name:
         fusion = lookups.stored_fusion(name)
         if fusion is None:
             raise PipelineNotFoundError(name, f"create it with `hybrid init --index {state.alias}`")
-    return FusionPlan(fusion or _fixed(state), FusedBy.CLIENT)
+    return FusionPlan(fusion or state.fusion, FusedBy.CLIENT)
 
 
 def fast_path(plan: FusionPlan, state: IndexState, request: SearchRequest, shape: Shape) -> FusionPlan:

@@ -18,11 +18,12 @@ from adapter.errors import BackendError, IndexMismatchError, InputError
 from adapter.fusion import LEGS, Fusion
 from adapter.fusion.choice.policy import match_quality
 from adapter.fusion.choice.signals import term_coverage
-from adapter.index.catalog import alias_indices, mapped_fields, max_clause_count, read_pipeline
+from adapter.index.catalog import alias_indices, mapped_fields, max_clause_count
 from adapter.search import bodies
 from adapter.search.answers import Answer, Legs
 from adapter.search.page import Excerpts, hit_ids, with_excerpts, with_texts
-from adapter.search.planning import FirstStage, FusionPlan, Signals
+from adapter.engines.placement import FusionPlan
+from adapter.search.planning import FirstStage, Signals
 from adapter.search.recovery import (
     AliasMoved,
     Attempt,
@@ -186,19 +187,7 @@ class Retriever:
         """The fusion of a stored pipeline, read once per state (None: no such pipeline). A pipeline
         deleted later still fails loudly: the server rejects the request naming it."""
 
-        def read() -> Fusion | None:
-            body = read_pipeline(self.cluster, name)
-            if body is None:
-                return None
-            fusion = self.engine.pipeline_fusion(body)
-            if fusion is None:
-                raise InputError(f"search pipeline {name!r} does not fuse hybrid results (no normalization or score-ranker processor)")
-            return fusion
-
-        return self.state.pipelines.get(name, read)
-
-    def render_pipeline(self, fusion: Fusion, state: IndexState) -> dict[str, Any]:
-        return self.engine.render_pipeline(fusion, state.caps)
+        return self.state.pipelines.get(name, lambda: self.engine.placement.stored_fusion(self.cluster, name))
 
     def match_quality(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, Signals]:
         """BM25's match quality for ``query`` (:func:`adapter.fusion.choice.policy.match_quality`) and what asking cost."""

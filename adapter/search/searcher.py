@@ -25,7 +25,8 @@ from adapter.search import assemble, post, recovery
 from adapter.search.compose import BY_TECHNIQUE, FirstHits
 from adapter.search.fast_path import FastPath
 from adapter.search.page import SearchOptions, plan_excerpts
-from adapter.search.planning import FirstStage, FusionPlan, SearchPlan, plan_fusion, plan_search
+from adapter.engines.placement import FusionPlan
+from adapter.search.planning import FirstStage, SearchPlan, plan_fusion, plan_search
 from adapter.search.request import SearchRequest, Shape, TechniqueLike, VectorLike
 from adapter.search.rerank import Reranker
 from adapter.search.results import Excerpts, Hit, SearchResult, Technique

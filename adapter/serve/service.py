@@ -18,8 +18,10 @@ import numpy as np
 
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.dsl import clean_query
+from adapter.engines.registry import engine_named
 from adapter.errors import HybridError, InputError
 from adapter.fusion import DEFAULT_RANK_CONSTANT, DEFAULT_WEIGHTS, Fusion, methods, parse_fusion
+from adapter.fusion.render import servers
 from adapter.index.contracts import search_result_json
 from adapter.search import Searcher
 from adapter.search.page import SearchOptions
@@ -28,22 +30,9 @@ from adapter.serve.params import ADAPTIVE, Config, Limits
 
 
 def engine_notes(caps: Capabilities) -> list[str]:
-    """What differs on this cluster, for the page: where fusion runs and what this engine lacks."""
-    notes = []
-    if caps.search_pipelines:
-        notes.append(f"{caps.engine} {caps.version}: hybrid is one `hybrid` query fused on the server by a search pipeline "
-                     "(stored, or sent with the request for a fusion no stored pipeline runs).")
-        if not caps.rrf_weights:
-            notes.append("RRF weights need OpenSearch 3.1+: weighted RRF is fused in the client here.")
-        if not caps.z_score:
-            notes.append("z_score needs OpenSearch 3.0+: it is fused in the client here.")
-        if not caps.rrf_global_ranks:
-            notes.append("Before 3.5, server RRF ranks each leg's hits within each shard (the index's shards matter).")
-    else:
-        licence = caps.license or "unknown"
-        notes.append(f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request, as an "
-                     f"rrf or linear retriever where the licence allows it (this one: {licence}), else the legs are fused in the client.")
-        notes.append("Score sum (fusion 'sum') is Elasticsearch's free query + knn request: raw scores times the weights, not normalised.")
+    """What differs on this cluster, for the page: where fusion runs (the engine's placement says) and
+    what is fused in the client everywhere."""
+    notes = engine_named(caps.engine).placement.notes(caps)
     client_only = [f.name for f in _client_only()]
     if client_only:
         notes.append(f"Fused in the client on every engine: {', '.join(client_only)}.")
@@ -56,7 +45,7 @@ def offered_fusions(caps: Capabilities) -> tuple[tuple[str, ...], tuple[str, ...
     (the searcher fuses those in the client and its notices say so; a method of another engine only,
     such as Elasticsearch's sum on OpenSearch, is not offered)."""
     server = [f.name for f in caps.fusions(DEFAULT_WEIGHTS)]
-    every = [f.name for method in methods() if caps.engine in method.servers or not method.servers
+    every = [f.name for method in methods() if caps.engine in servers(method) or not servers(method)
              for f in method.variants(DEFAULT_WEIGHTS, (DEFAULT_RANK_CONSTANT,))]
     client = tuple(dict.fromkeys(name for name in every if name not in server))
     return tuple(dict.fromkeys([ADAPTIVE, *server, *every])), client

@@ -11,7 +11,8 @@ import pytest
 from adapter.index.init import init_index
 from adapter.index.assets import COMBINED_FIELD, IndexSpec
 from adapter.index.catalog import read_index_info
-from adapter.fusion.choice.defaults import cluster_kind, default_fusion_name, default_layout
+from adapter.engines.registry import engine_named
+from adapter.fusion.choice.defaults import default_fusion_name, default_layout
 from adapter.engines import cluster_for
 from adapter.ingest.ingestor import Ingestor
 from adapter.fusion.choice.learned import SCHEMA1_FEATURES, LearnedFusion
@@ -25,7 +26,7 @@ def test_init_gives_a_new_index_the_measured_fusion_and_layout_and_says_why(cli,
     code, out, _ = cli("init", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "spanish", "--url", cluster_url)
     assert code == 0
     caps = cluster_for(client).probe()
-    kind = cluster_kind(caps.engine, caps.z_score)
+    kind = engine_named(caps.engine).placement.kind(caps)
     info = read_index_info(client, index_name)
     assert info.default_fusion == default_fusion_name(kind)
     assert f"{caps.engine} {caps.version}: default fusion {default_fusion_name(kind)}" in out

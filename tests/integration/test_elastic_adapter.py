@@ -17,7 +17,7 @@ import pytest
 from adapter.index.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.cli import main
-from adapter.engines import connect_cluster
+from adapter.engines import connect_cluster, open_cluster
 from adapter.engines.elasticsearch import ELASTICSEARCH
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import fuse
@@ -43,9 +43,10 @@ def test_the_probe_reads_version_modules_hunspell_and_licence(client, cluster_ur
     caps = ELASTICSEARCH.probe(client, refresh=True)
     assert (caps.engine, caps.version, caps.license) == ("elasticsearch", target.version, "basic")
     assert "rank-rrf" not in caps.plugins and not caps.analysis_common and "es_ES" in caps.hunspell
-    assert not caps.rrf and not caps.normalization and caps.score_sum and not caps.search_pipelines
+    assert not caps.rrf and not caps.normalization and caps.score_sum
     # GET / answers 405 here: that alone says Elasticsearch, and the right client comes back
     assert type(connect_cluster(cluster_url)).__module__ == "adapter.engines.elasticsearch.client"
+    assert open_cluster(cluster_url).name == "elasticsearch" and open_cluster(cluster_url).pipelines is None
 
 
 def test_init_puts_templates_and_the_index_and_no_pipelines(client, index_name, e5, target):

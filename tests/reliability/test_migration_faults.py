@@ -206,9 +206,10 @@ def _step(world: World, step: str) -> None:
         assert run.code in (0, 143), run.out
     elif step == "rollback":
         from adapter.index.catalog import index_version
+        from adapter.engines import cluster_for
         from adapter.index.plan import versions_of
 
-        if not [v for v in versions_of(world.client, world.alias) if index_version(v) < index_version(world.live()[0])]:
+        if not [v for v in versions_of(cluster_for(world.client), world.alias) if index_version(v) < index_version(world.live()[0])]:
             return _step(world, "reindex")  # nothing to go back to yet
         if world.checkpoint.exists():  # an interrupted migration first: rolling back under it is not this property
             return _step(world, "reindex")

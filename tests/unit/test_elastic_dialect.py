@@ -91,7 +91,7 @@ def sent_body(call):
 def test_the_integ_test_node_probes_as_basic_without_rank_rrf_or_analysis_common():
     caps = capabilities_from(answer("nodes.info"), answer("license.get"))
     assert (caps.engine, caps.version, caps.license) == ("elasticsearch", "9.2.4", "basic")
-    assert not caps.search_pipelines and not caps.analysis_common and caps.hunspell == ("es_ES", "pl_PL")
+    assert not caps.analysis_common and caps.hunspell == ("es_ES", "pl_PL")
     assert caps.fusions((0.5, 0.5)) == [ScoreSum((0.5, 0.5))]
     ok, why = caps.supports(RRF())
     assert not ok and "rank-rrf" in why and "licence is basic" in why
@@ -150,8 +150,9 @@ def test_components_render_dense_vector_spelled_out_and_no_knn_setting():
     assert ELASTICSEARCH.render_mapping(IndexNames("docs"), spec, caps)["_meta"]["default_fusion"] == spec.default_fusion
     with pytest.raises(ConfigurationError, match="Lucene"):
         ELASTICSEARCH.check_spec(IndexSpec(fp(), knn_method="faiss"), caps)
-    with pytest.raises(CapabilityError, match="no search pipelines"):
-        ELASTICSEARCH.render_pipeline(RRF(), caps)
+    # No search pipelines: no pipeline renderer on the engine, no pipeline facet on its port, nothing stored.
+    assert not hasattr(ELASTICSEARCH, "render_pipeline") and ELASTICSEARCH.cluster(object()).pipelines is None
+    assert ELASTICSEARCH.placement.stored(IndexNames("docs"), caps, weights=(0.5, 0.5), default_fusion="rrf") == {}
 
 
 def render_analysis(name, caps):
@@ -385,8 +386,9 @@ def test_the_bulk_counter_survives_the_helpers_client_copy():
     ({"version": {"number": "7.10.2"}, "tagline": "The OpenSearch Project: https://opensearch.org/"}, False),  # override_main_response_version
 ])
 def test_one_get_root_tells_the_engines_apart(root, elastic):
-    from adapter.engines.elasticsearch.client import speaks_elasticsearch
+    from adapter.engines import registry
 
     client = FakeClient({"info": root})
-    assert speaks_elasticsearch(client) is elastic
+    answer = registry.root_answer(client.port)
+    assert (registry.recognised(answer) == "elasticsearch") is elastic
     assert client.calls_to("info")[0].kwargs == {"ignore": 405}  # a 405 is an answer here, not a logged failure

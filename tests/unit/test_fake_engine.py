@@ -46,6 +46,25 @@ def test_the_fake_is_a_port_of_its_own_engine():
     assert cluster.name is EngineName("fake") and cluster.probe().engine == "fake" and str(cluster.probe().engine) == "fake"
 
 
+def test_the_fake_is_found_through_the_registry_and_implements_only_what_it_has():
+    """It registered itself (tests/support/fake_engine/__init__.py): no edit in adapter/ names it. Its
+    port has no search-pipelines facet and its placement is the in-request one; it registers no fusion
+    renderer, so every fusion names other engines as its servers and is fused in the client here."""
+    from adapter.engines import registry
+    from adapter.engines.placement import IN_REQUEST
+    from adapter.engines.port import Cluster, SearchPipelines
+    from adapter.fusion import methods
+    from adapter.fusion.render import server_support, servers
+
+    assert "fake" in registry.names() and registry.engine_named("fake") is FAKE and registry.title("fake") == "the fake engine"
+    cluster = FakeCluster()
+    assert cluster.pipelines is None and not isinstance(cluster, SearchPipelines) and FAKE.placement is IN_REQUEST
+    assert not hasattr(FakeCluster, "put_search_pipeline") and not hasattr(FAKE, "render_pipeline")
+    assert all("fake" not in servers(method) for method in methods())
+    assert "not by the fake engine: it is fused in the client" in server_support(RRF(), cluster.probe())
+    assert not set(SearchPipelines.__abstractmethods__) & set(Cluster.__abstractmethods__)  # the core has no pipeline method
+
+
 def test_init_creates_the_templates_and_the_index_behind_its_alias(indexed):
     cluster, embedder, report, ingest = indexed
     assert report.index == "docs-v1" and report.default_pipeline is None and report.default_fusion

@@ -6,6 +6,7 @@ import pytest
 
 from adapter.fusion import parse_fusion
 from adapter.fusion.dbsf import DBSF, distribution_normalize
+from adapter.fusion.render import servers
 
 pytestmark = pytest.mark.unit
 
@@ -65,7 +66,7 @@ def test_weights_multiply_each_legs_normalised_score():
 
 def test_dbsf_is_named_parsed_and_client_side_only():
     assert parse_fusion("dbsf") == DBSF() and parse_fusion("DBSF", weights=(1, 2)) == DBSF((1.0, 2.0))
-    assert DBSF().name == "dbsf" and DBSF.servers == frozenset()
+    assert DBSF().name == "dbsf" and servers(DBSF) == ()
     with pytest.raises(Exception, match="rank constant applies to RRF only"):
         parse_fusion("dbsf", rank_constant=40)
     runs = [list(BM25), list(DENSE)]

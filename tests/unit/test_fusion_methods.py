@@ -11,7 +11,8 @@ from adapter.engines.elasticsearch.fusion import RENDERERS as ELASTICSEARCH_REND
 from adapter.engines.opensearch.fusion import RENDERERS as OPENSEARCH_RENDERERS
 from adapter.evaluation.run import standard_techniques
 from adapter.fusion import DEFAULT_WEIGHTS, LEGS, methods, parse_fusion
-from adapter.fusion.render import renderer
+from adapter.fusion import RRF, ScoreSum
+from adapter.fusion.render import renderer, servers
 from adapter.search import Searcher
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient
@@ -49,17 +50,18 @@ def test_fuse_returns_every_document_once_best_first_without_touching_its_input(
 
 
 @pytest.mark.parametrize("engine, renderers", [("opensearch", OPENSEARCH_RENDERERS), ("elasticsearch", ELASTICSEARCH_RENDERERS)])
-def test_each_engine_renders_exactly_the_methods_that_name_it(engine, renderers):
-    assert renderers.methods == {method for method in methods() if engine in method.servers}
+def test_the_engines_that_run_a_method_are_those_that_registered_a_renderer_for_it(engine, renderers):
+    assert renderers.methods == {method for method in methods() if engine in servers(method)}
     for fusion in EVERY:
-        assert (renderer(engine, fusion) is not None) == (engine in fusion.servers)
+        assert (renderer(engine, fusion) is not None) == (engine in servers(type(fusion)))
+    assert servers(RRF) == ("opensearch", "elasticsearch") and servers(ScoreSum) == ("elasticsearch",)
 
 
 def test_hybrid_eval_scores_each_client_only_method_in_the_client():
     for caps in (opensearch_capabilities("3.6.0"), elasticsearch_capabilities("9.2.4", modules=())):
         specs = {spec.name: spec for spec in standard_techniques(caps, weights=DEFAULT_WEIGHTS)}
         for method in methods():
-            if not method.servers:
+            if not servers(method):
                 spec = specs[f"client-{method.kind}"]
                 assert spec.technique is Technique.CLIENT and type(spec.fusion) is method
 

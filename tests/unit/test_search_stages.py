@@ -13,6 +13,7 @@ import pytest
 
 from adapter.fusion.choice.policy import AdaptivePolicy
 from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
+from adapter.engines.opensearch import OPENSEARCH
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.index.catalog import IndexInfo
 from adapter.engines.port import record
@@ -53,9 +54,6 @@ class StoredPipelines:
     def match_quality(self, query, filters):
         return 0.5, Signals(3.0, 2)
 
-    def render_pipeline(self, fusion, state):
-        return {"inline": fusion.name}
-
 
 def state(caps=OS_3, info=INFO, **given):
     return IndexState.of(info, caps, Given(**given))
@@ -88,7 +86,7 @@ def test_the_plan_runs_a_stored_pipeline_else_inline_else_the_client():
     stored = plan_fusion(state(), lookups, RRF())
     assert stored.fused_by is FusedBy.SERVER_PIPELINE and stored.pipeline == "docs-rrf"
     inline = plan_fusion(state(), lookups, RRF(40))
-    assert inline.fused_by is FusedBy.SERVER_INLINE and inline.inline == {"inline": "rrf-40"}
+    assert inline.fused_by is FusedBy.SERVER_INLINE and inline.inline == OPENSEARCH.render_pipeline(RRF(40), OS_3)
     client = plan_fusion(state(OS_2), lookups, ScoreNormalization("z_score"))
     assert client.fused_by is FusedBy.CLIENT and client.fusion == ScoreNormalization("z_score")
     assert client.notice.startswith("z_score normalisation needs OpenSearch 3.0+, the cluster runs 2.19.1: fell back to "

@@ -10,7 +10,8 @@ from adapter.index.assets import IndexNames
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, InputError
-from adapter.index.plan import Desired, LiveState, canonical_template, desired_pipelines, owned, plan
+from adapter.engines.opensearch.placement import owned
+from adapter.index.plan import Desired, LiveState, canonical_template, desired_pipelines, plan
 from adapter.index.spec import Spec, dump_spec, load_spec, parse_spec_text
 from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.engines.opensearch.capabilities import opensearch_capabilities

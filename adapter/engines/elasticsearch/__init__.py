@@ -23,7 +23,7 @@ from adapter.engines import responses
 from adapter.engines.capabilities import Capabilities, version_tuple
 from adapter.engines.dsl import filter_clauses
 from adapter.engines.elasticsearch.capabilities import capabilities_from, elasticsearch_capabilities  # noqa: F401  (re-exported)
-from adapter.engines.elasticsearch.fusion import request_fusion
+from adapter.engines.elasticsearch.fusion import IN_ELASTICSEARCH_REQUEST, request_fusion
 from adapter.engines.probed import ProbedClusters
 from adapter.errors import BackendError, CapabilityError, ConfigurationError
 from adapter.fusion import LEGS, Fusion
@@ -55,6 +55,7 @@ class ElasticsearchEngine:
 
     def __init__(self) -> None:
         self._probed = ProbedClusters()
+        self.placement = IN_ELASTICSEARCH_REQUEST  # the request fuses: no search pipelines
 
     def cluster(self, client: Any) -> ElasticsearchCluster:
         """The port over an elasticsearch-py ``client``."""
@@ -119,12 +120,6 @@ class ElasticsearchEngine:
 
     def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
         return {**merged_mapping(self.render_components(names, spec, caps), spec), "_meta": self.index_meta(spec)}
-
-    def render_pipeline(self, fusion: Fusion, caps: Capabilities) -> dict[str, Any]:
-        raise CapabilityError("Elasticsearch has no search pipelines: the fusion is part of each search request")
-
-    def pipeline_fusion(self, body: Mapping[str, Any]) -> Fusion | None:
-        return None
 
     # -- requests ------------------------------------------------------------------------------------
     def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -199,3 +194,4 @@ def _hidden_or(client: Any, action: str, call: Callable[[], Any]) -> Mapping[str
 
 
 ELASTICSEARCH = ElasticsearchEngine()
+ENGINE = ELASTICSEARCH  # what the registry finds (adapter.engines.registry)

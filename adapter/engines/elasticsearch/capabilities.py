@@ -40,7 +40,6 @@ def elasticsearch_capabilities(version: str, *, modules: Iterable[str] | None = 
         pagination_depth=False,
         native_engines=False,  # Lucene HNSW only: no faiss or nmslib
         engine=EngineName.ELASTICSEARCH,
-        search_pipelines=False,
         score_sum=v >= (8, 4, 0),
         license=license,
         analysis_common=ANALYSIS_MODULE in names,

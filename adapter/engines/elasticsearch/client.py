@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from urllib.parse import urlparse
 
 from adapter import telemetry
@@ -31,6 +31,8 @@ from adapter.errors import BackendError, ClusterUnavailableError, ConfigurationE
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
+
+    from adapter.engines.elasticsearch.cluster import ElasticsearchCluster
 
 # Modules whose exceptions :func:`translate` reads.
 CLIENT_MODULES = ("elasticsearch", "elastic_transport")
@@ -158,11 +160,22 @@ def _dict_answers_class() -> Any:
     return _DICT_ANSWERS
 
 
-def speaks_elasticsearch(client: Any) -> bool:
-    """Whether the server behind an opensearch-py ``client`` is Elasticsearch: its ``GET /`` has
-    Elasticsearch's tagline (``You Know, for Search``) and no OpenSearch distribution, or is refused
-    with 405 (Elasticsearch's integ-test distribution has no root endpoint; OpenSearch always has one)."""
-    root = client.info(ignore=405)  # ignored, not logged as a failed request
+def connect_cluster(url: str | None = None, **options: Any) -> ElasticsearchCluster:
+    """The port over :func:`connect_elasticsearch`'s client, from the options of
+    :func:`adapter.engines.connect` that it takes too (the registry's way to Elasticsearch)."""
+    from adapter.engines.elasticsearch import ELASTICSEARCH
+
+    aws = [k for k in ("aws_region", "aws_service") if options.get(k)]
+    if aws:
+        raise ConfigurationError(f"{', '.join(aws)}: SigV4 signing is for Amazon OpenSearch Service, not Elasticsearch")
+    keep = ("username", "password", "verify_certs", "timeout", "pool_maxsize")
+    return ELASTICSEARCH.cluster(connect_elasticsearch(url, **{k: v for k, v in options.items() if k in keep and v is not None}))
+
+
+def recognises(root: Mapping[str, Any]) -> bool:
+    """Whether a ``GET /`` answer comes from Elasticsearch: Elasticsearch's tagline (``You Know, for
+    Search``) and no OpenSearch distribution, or refused with 405 (Elasticsearch's integ-test
+    distribution has no root endpoint; OpenSearch always has one)."""
     if root.get("status") == 405 and "error" in root:
         return True
     version = root.get("version") or {}

@@ -1,4 +1,4 @@
-"""The port on Elasticsearch: elasticsearch-py's calls, its point-in-time API, no search pipelines."""
+"""The port on Elasticsearch: elasticsearch-py's calls, its point-in-time API (no search pipelines: no facet of them)."""
 
 from __future__ import annotations
 
@@ -75,16 +75,3 @@ class ElasticsearchCluster(ClientCluster):
                 op_type = action.get("_op_type", "index")
                 yield False, {op_type: {"_index": action.get("_index"), "_id": action.get("_id"), "status": "N/A",
                                         "error": f"{exc.__class__.__name__}: {exc}", "exception": exc}}
-
-    # -- no search pipelines --------------------------------------------------------------------------
-    def get_search_pipeline(self, name: str, *, action: str | None = None) -> Json | None:
-        return None
-
-    def search_pipelines(self, *, action: str | None = None) -> dict[str, Json]:
-        return {}
-
-    def put_search_pipeline(self, name: str, body: Body, *, action: str | None = None) -> None:
-        raise CapabilityError(NO_PIPELINES)
-
-    def delete_search_pipeline(self, name: str, *, action: str | None = None) -> None:
-        raise CapabilityError(NO_PIPELINES)

@@ -14,6 +14,7 @@ from typing import Any, Protocol, Sequence
 
 from adapter.engines.capabilities import Capabilities, version_tuple
 from adapter.engines.elasticsearch.capabilities import RANK_MODULE, RETRIEVER_LICENSES
+from adapter.engines.placement import InRequest
 from adapter.errors import CapabilityError
 from adapter.fusion.base import LEGS, FusedBy, Fusion
 from adapter.fusion.normalization import Combination, Normalization, ScoreNormalization
@@ -33,7 +34,7 @@ class RequestFusion(ServerFusion, Protocol):
         ...
 
 
-RENDERERS: Renderers[RequestFusion] = Renderers("elasticsearch", "Elasticsearch")
+RENDERERS: Renderers[RequestFusion] = Renderers("elasticsearch")
 
 
 def _components(text: dict[str, Any], vector: dict[str, Any], weights: Sequence[float] | None) -> list[dict[str, Any]]:
@@ -139,6 +140,19 @@ class SumRequest:
 RENDERERS.register(RRF, RRFRetriever)
 RENDERERS.register(ScoreNormalization, LinearRetriever)
 RENDERERS.register(ScoreSum, SumRequest)
+
+
+class InElasticsearchRequest(InRequest):
+    """Elasticsearch's placement: the request fuses (a retriever, the summed query), else the client."""
+
+    def notes(self, caps: Capabilities) -> list[str]:
+        licence = caps.license or "unknown"
+        return [f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request, as an rrf or "
+                f"linear retriever where the licence allows it (this one: {licence}), else the legs are fused in the client.",
+                "Score sum (fusion 'sum') is Elasticsearch's free query + knn request: raw scores times the weights, not normalised."]
+
+
+IN_ELASTICSEARCH_REQUEST = InElasticsearchRequest()
 
 
 def request_fusion(fusion: Fusion) -> RequestFusion:

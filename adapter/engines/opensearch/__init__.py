@@ -17,6 +17,7 @@ from adapter.engines.capabilities import Capabilities, version_tuple
 from adapter.engines.dsl import filter_clauses, named_query, search_body
 from adapter.engines.opensearch.capabilities import PROBED_SETTINGS, SETTINGS_SINCE, capabilities_from, serverless_capabilities  # noqa: F401  (re-exported)
 from adapter.engines.opensearch.fusion import fusion_from_processors, step
+from adapter.engines.opensearch.placement import InPipeline
 from adapter.engines.probed import ProbedClusters
 from adapter.errors import BackendError, CapabilityError, ConfigurationError
 from adapter.fusion import LEGS, Fusion
@@ -57,6 +58,7 @@ class OpenSearchEngine:
 
     def __init__(self) -> None:
         self._probed = ProbedClusters()
+        self.placement = InPipeline(self)  # fusion in search pipelines
 
     def cluster(self, client: Any) -> OpenSearchCluster:
         """The port over an opensearch-py ``client``."""
@@ -205,3 +207,4 @@ def fusion_clause(fusion: Fusion, caps: Capabilities, *, window_size: int) -> di
 
 
 OPENSEARCH = OpenSearchEngine()
+ENGINE = OPENSEARCH  # what the registry finds (adapter.engines.registry)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import warnings
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from adapter import telemetry
 from adapter._optional import require
@@ -29,6 +29,8 @@ from adapter.errors import (
 )
 
 if TYPE_CHECKING:
+    from adapter.engines.opensearch.cluster import OpenSearchCluster
+    from adapter.engines.port import Cluster
     from opensearchpy import OpenSearch
     from typing_extensions import Unpack
 
@@ -152,6 +154,28 @@ def observed_connection() -> Any:
 
         _OBSERVED = ObservedConnection
     return _OBSERVED
+
+
+def connect_cluster(url: str | None = None, **options: Any) -> OpenSearchCluster:
+    """The port over :func:`connect`'s client (the registry's way to OpenSearch)."""
+    from adapter.engines.opensearch import OPENSEARCH
+
+    return OPENSEARCH.cluster(connect(url, **options))
+
+
+def root_answer(cluster: Cluster) -> Mapping[str, Any] | None:
+    """``GET /`` as the port's client gets it, to tell which engine runs at its URL (a 405 is an
+    answer: Elasticsearch's integ-test node has no root endpoint). None: not asked (a client signing
+    for Amazon's SigV4 services, which run OpenSearch) or not answered (the first real call says so)."""
+    client = getattr(cluster, "client", None)
+    if client is None or sigv4_service(client) is not None:
+        return None
+    try:
+        with translate_errors("asking the cluster which engine it runs", client):
+            answer: Mapping[str, Any] = client.info(ignore=405)  # ignored, not logged as a failed request
+            return answer
+    except ClusterUnavailableError:
+        return None
 
 
 def is_serverless(client: Any) -> bool:

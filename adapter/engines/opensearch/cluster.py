@@ -17,7 +17,7 @@ from adapter.engines import responses
 from adapter.engines.base_cluster import ClientCluster
 from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
 from adapter.engines.opensearch.client import describe, translate
-from adapter.engines.port import Body, Json, SettingChange
+from adapter.engines.port import Body, Json, SearchPipelines, SettingChange
 from adapter.errors import HybridError
 
 if TYPE_CHECKING:
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 NO_PIPELINE = "_none"  # OpenSearch's name for "no search pipeline, not even the index's default"
 
 
-class OpenSearchCluster(ClientCluster):
-    """:class:`~adapter.engines.port.Cluster` over an opensearch-py client."""
+class OpenSearchCluster(ClientCluster, SearchPipelines):
+    """:class:`~adapter.engines.port.Cluster` over an opensearch-py client, with the search-pipelines facet."""
 
     engine: OpenSearchEngine
 

@@ -37,7 +37,7 @@ class PipelineStep(ServerFusion, Protocol):
         ...
 
 
-RENDERERS: Renderers[PipelineStep] = Renderers("opensearch", "OpenSearch")
+RENDERERS: Renderers[PipelineStep] = Renderers("opensearch")
 
 
 def _no_hybrid(caps: Capabilities) -> str | None:

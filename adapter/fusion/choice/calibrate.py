@@ -65,9 +65,8 @@ def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None =
     caps = cluster.probe()
     fusion = corpus_fusion(adaptive, z_score=caps.z_score)
     pipeline = None
-    if info.default_fusion == ADAPTIVE and info.default_pipeline and caps.search_pipelines:
-        pipeline = info.default_pipeline
-        cluster.put_search_pipeline(pipeline, cluster.engine.render_pipeline(fusion, caps))
+    if info.default_fusion == ADAPTIVE:  # where a default pipeline carries the corpus weights, the engine updates it
+        pipeline = cluster.engine.placement.update_default(cluster, info.default_pipeline, fusion, caps)
     stored = AdaptivePolicy.from_json(adaptive["policy"]) if adaptive.get("policy") else None
     cal = Calibration.from_meta(adaptive.get("calibration"))
     if cal is None:

@@ -5,7 +5,8 @@
 on a split nothing was tuned on (written by ``scripts/select_default.py`` from the eval JSONs in
 docs/). The default is chosen from those numbers by :mod:`adapter.fusion.choice.selection` (the smallest
 worst-case regret against each set's best fixed fusion, then the best mean), per kind of cluster:
-z_score only where the cluster runs it. ``hybrid init`` and the eval report use it. Learned or
+z_score only where the cluster runs it. Which kind a cluster is, its engine's placement says
+(:meth:`adapter.engines.placement.FusionPlacement.kind`). ``hybrid init`` and the eval report use it. Learned or
 tuned rows are not candidates: they need the user's judgments.
 """
 
@@ -129,13 +130,6 @@ def measured() -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise AssetError(f"adapter/data/{MEASURED_FILE} is not valid JSON: {exc}") from exc
     return data
-
-
-def cluster_kind(engine: str, z_score: bool) -> ClusterKind:
-    """The kind of a cluster from its engine name and whether it runs z_score."""
-    if engine == "elasticsearch":
-        return ClusterKind.ELASTICSEARCH
-    return ClusterKind.OPENSEARCH_3 if z_score else ClusterKind.OPENSEARCH_2
 
 
 def default_technique(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:

@@ -299,19 +299,6 @@ class FakeCluster(Cluster):
     def put_index_template(self, name: str, body: Body, *, action: str | None = None) -> None:
         self.templates[name] = copy.deepcopy(dict(body))
 
-    # -- no search pipelines --------------------------------------------------------------------------
-    def get_search_pipeline(self, name: str, *, action: str | None = None) -> Json | None:
-        return None
-
-    def search_pipelines(self, *, action: str | None = None) -> dict[str, Json]:
-        return {}
-
-    def put_search_pipeline(self, name: str, body: Body, *, action: str | None = None) -> None:
-        raise CapabilityError(NO_PIPELINES)
-
-    def delete_search_pipeline(self, name: str, *, action: str | None = None) -> None:
-        raise CapabilityError(NO_PIPELINES)
-
 
 def _merge_mappings(into: dict[str, Any], extra: Mapping[str, Any]) -> None:
     """Properties merged field by field (objects deeply), everything else replaced, as a server merges mappings."""

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 from adapter.index.assets import IndexNames, IndexSpec, merged_mapping, render_index_template, render_metadata_component, render_text_component
 from adapter.engines.capabilities import Capabilities
 from adapter.engines import HybridRequest
+from adapter.engines.placement import IN_REQUEST
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import LEGS, Fusion
 from adapter.engines.dsl import filter_clauses
@@ -24,12 +25,13 @@ class FakeCapabilities(Capabilities):
 def fake_capabilities(version: str = "1.0.0") -> FakeCapabilities:
     return FakeCapabilities(version=version, distribution="fake", plugins=(), hybrid=True, normalization=True, rrf=True,
                             rrf_weights=True, z_score=False, explanation=False, pagination_depth=False, native_engines=False,
-                            engine=NAME, search_pipelines=False, delete_by_query=True)
+                            engine=NAME, delete_by_query=True)
 
 
 class FakeEngine:
     name = NAME.value
     highlight_offset_option = "max_analyzer_offset"
+    placement = IN_REQUEST  # no search pipelines: a fusion would go in the request; it runs none, so the client fuses
 
     def cluster(self, client: Any) -> Any:
         from .cluster import FakeCluster
@@ -64,28 +66,19 @@ class FakeEngine:
     def _meta(self, spec: IndexSpec) -> dict[str, Any]:
         return {**spec.meta, "default_fusion": spec.default_fusion}  # no default pipeline to carry it
 
-    def render_pipeline(self, fusion: Fusion, caps: Capabilities) -> dict[str, Any]:
-        raise CapabilityError("the fake engine has no search pipelines: the fusion is part of each request")
-
-    def pipeline_fusion(self, body: Mapping[str, Any]) -> Fusion | None:
-        return None
-
     # -- requests -------------------------------------------------------------------------------------
     def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return {"fake_knn": {"field": field, "vector": [float(x) for x in vector], "k": int(k), "filter": filter_clauses(filters)}}
 
     def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
-        # No fusion method names the fake among its servers (adapter.fusion: Fusion.servers), so the
-        # searcher fuses its hybrid queries in the client, by the same formula; never asked for this.
+        # The fake registers no fusion renderer (adapter.fusion.render), so the searcher fuses its
+        # hybrid queries in the client, by the same formula; never asked for this.
         raise CapabilityError("the fake engine runs no fusion server-side")
 
     def server_mmr(self, body: dict[str, Any], *, field: str, diversity: float, candidates: int) -> dict[str, Any]:
         raise CapabilityError("the fake engine has no server-side MMR")
 
     # -- fallbacks and answers ------------------------------------------------------------------------
-    def server_fallback(self, fusion: Fusion, caps: Capabilities) -> Fusion | None:
-        return None
-
     def refused_fusion(self, error: Any) -> str | None:
         return None
 
@@ -94,3 +87,4 @@ class FakeEngine:
 
 
 FAKE = FakeEngine()
+ENGINE = FAKE  # what the registry finds
