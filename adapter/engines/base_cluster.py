@@ -60,6 +60,19 @@ class ClientCluster(Cluster):
     def _streaming_bulk(self, client: Any, actions: Iterable[Mapping[str, Any]], **options: Any) -> Iterator[tuple[bool, Json]]:
         """The client's ``helpers.streaming_bulk`` (``raise_on_error=False``): ``(ok, item)`` per action."""
 
+    @property
+    def retried_statuses(self) -> frozenset[int]:
+        """What the client's transport asks again: elasticsearch-py's per-client setting where it has
+        one, else the transport's (both clients keep ``retry_on_status`` and ``max_retries`` there)."""
+        def setting(name: str) -> Any:
+            own = getattr(self.client, f"_{name}", None)  # elasticsearch-py; a DEFAULT sentinel when not set
+            return own if isinstance(own, (int, tuple, list, frozenset, set)) else getattr(getattr(self.client, "transport", None), name, None)
+
+        statuses, times = setting("retry_on_status"), setting("max_retries")
+        if not isinstance(statuses, (tuple, list, frozenset, set)) or not isinstance(times, int) or times < 1:
+            return frozenset()
+        return frozenset(int(s) for s in statuses)
+
     # -- errors -----------------------------------------------------------------------------------
     @contextlib.contextmanager
     def errors(self, action: str) -> Iterator[None]:

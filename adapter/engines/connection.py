@@ -43,6 +43,11 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing's own from Python 3.11; annotations only
 
 DEFAULT_URL = "http://localhost:9200"
+# The transport's retry policy of the clients the adapter builds (both engines): connection errors,
+# timeouts and these statuses from a proxy or node, asked again this many times. A search asks again
+# only what the transport does not (adapter.search.recovery): one policy per request.
+RETRY_ON_STATUS = (502, 503, 504)
+MAX_RETRIES = 3
 CONFIG_ENV = "HYBRID_CONFIG"
 CONFIG_KEYS = ("url", "username", "password", "password_file", "api_key", "bearer_token", "ca_certs", "client_cert", "client_key",
                "verify_certs", "aws_region", "aws_service")

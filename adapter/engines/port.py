@@ -112,6 +112,12 @@ class Cluster(abc.ABC):
     def name(self) -> EngineName:
         return EngineName(self.engine.name)
 
+    @property
+    def retried_statuses(self) -> frozenset[int]:
+        """The HTTP statuses this port's client asks again by itself (its transport's retry policy):
+        a caller does not ask them again on top (one retry policy per request). None by default."""
+        return frozenset()
+
     # -- optional facets: an engine implements the core below and only the facets it has -----------
     @property
     def pipelines(self) -> SearchPipelines | None:

@@ -21,6 +21,17 @@ search is planned again on a new :class:`~.state.IndexState` (never by changing 
 
 Each kind recovers at most ``tries`` times per search (once, but for :class:`Overloaded`).
 
+One retry policy per request: the client's transport asks again what it retries itself (502, 503,
+504 and timeouts on the adapter's clients; whatever a user's client is set to:
+:attr:`adapter.engines.port.Cluster.retried_statuses`); a search recovers only from what the
+transport does not ask again, so no status is retried by both (a 503 once reached the server 8
+times: four transport tries, twice).
+
+These signals are not errors: none derives from :class:`~adapter.errors.HybridError`, so a caller's
+``except BackendError`` never catches one meant for the search itself. Each carries the error it
+stands for (``error``: the server's, or one of the tree's), which :func:`run` raises when the
+signal cannot be recovered from again.
+
 The record of what a search sent is the last
 attempt's, after the partially answered requests of an attempt asked again; a refused request is
 not in it (it counts in ``SearchResult.requests``: it cost a round trip).
@@ -36,7 +47,7 @@ from typing import Callable, ClassVar, Generic, Sequence, TypeVar
 from adapter import telemetry
 from adapter.engines.dsl import SentRequest
 from adapter.engines.port import recording
-from adapter.errors import BackendError, IndexMismatchError
+from adapter.errors import BackendError, HybridError, IndexMismatchError
 from adapter.fusion import Fusion
 from adapter.search.state import IndexState
 
@@ -46,23 +57,28 @@ PARTIAL_RETRY_PAUSE_S = 0.2  # a node leaving or joining: its shards' other copi
 
 
 class Recover(Exception):
-    """An attempt that must be planned again (caught by :func:`run`, never seen by callers)."""
+    """An attempt that must be planned again (caught by :func:`run`, never seen by callers);
+    ``error`` is what the caller gets when it cannot be."""
 
     tries: ClassVar[int] = 1  # how many times one search recovers from this kind
     level: ClassVar[int] = logging.INFO  # how the recovery is logged (adapter.search): WARNING for a retry
     then: ClassVar[str] = "planning the search again"  # what happens next, for the log
+
+    def __init__(self, error: HybridError) -> None:
+        self.error = error
+        super().__init__(str(error))
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         """The state and the attempt to run next (``sent``: what the ended attempt sent)."""
         raise NotImplementedError
 
 
-class AliasMoved(Recover, IndexMismatchError):
+class AliasMoved(Recover):
     then = "following the alias to its new index"
 
     def __init__(self, alias: str, old: str, new: Sequence[str]) -> None:
         self.old = old
-        super().__init__(f"the alias {alias} no longer points to {old} (hits came from {', '.join(new)})")
+        super().__init__(IndexMismatchError(f"the alias {alias} no longer points to {old} (hits came from {', '.join(new)})"))
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         return follow(state, self), attempt
@@ -71,9 +87,12 @@ class AliasMoved(Recover, IndexMismatchError):
 class FusionRefused(Recover):
     then = "falling back to the next way of fusing (the result says which)"
 
-    def __init__(self, fusion: Fusion, why: str) -> None:
-        self.fusion, self.why = fusion, why
-        super().__init__(why)
+    def __init__(self, fusion: Fusion, why: str, error: BackendError) -> None:
+        self.fusion, self.why = fusion, why  # error: the server's refusal (a retriever it lacks, a licence)
+        super().__init__(error)
+
+    def __str__(self) -> str:
+        return self.why
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         return (state.with_caps(state.caps.without(self.fusion)),
@@ -91,6 +110,9 @@ class PartialAnswer(Recover):
     level = logging.WARNING
     then = f"asking again in {PARTIAL_RETRY_PAUSE_S} s"
 
+    def __init__(self, message: str) -> None:
+        super().__init__(BackendError(message))
+
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         time.sleep(PARTIAL_RETRY_PAUSE_S)
         return state, replace(attempt, accept_partial=True, earlier=attempt.earlier + tuple(sent))  # it was answered: listed
@@ -107,14 +129,11 @@ def node_left(error: BackendError) -> bool:
     return error.status in (500, 503) and any(r in reason for r in NODE_LEFT_REASONS)
 
 
-class NodeLeft(Recover, BackendError):
-    """The server's error, raised as it is when met a second time."""
+class NodeLeft(Recover):
+    """``error``: the server's, raised as it is when met a second time."""
 
     level = logging.WARNING
     then = f"asking again in {PARTIAL_RETRY_PAUSE_S} s"
-
-    def __init__(self, error: BackendError) -> None:
-        super().__init__(str(error), status=error.status, reason=error.reason)
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         time.sleep(PARTIAL_RETRY_PAUSE_S)
@@ -129,15 +148,12 @@ def overloaded(error: BackendError) -> bool:
     return error.status == 429 and "data too large" in (error.reason or "").lower()
 
 
-class Overloaded(Recover, BackendError):
-    """The server's error, raised as it is once the tries are spent (pauses 0.25 + 0.5 + 1 s at most)."""
+class Overloaded(Recover):
+    """``error``: the server's, raised as it is once the tries are spent (pauses 0.25 + 0.5 + 1 s at most)."""
 
     tries = 3
     level = logging.WARNING
     then = "asking again after a pause"
-
-    def __init__(self, error: BackendError) -> None:
-        super().__init__(str(error), status=error.status, reason=error.reason)
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         time.sleep(OVERLOAD_PAUSE_S * 2 ** (attempt.met.count(Overloaded) - 1))
@@ -165,7 +181,8 @@ class Outcome(Generic[T]):
 
 def run(once: Callable[[IndexState, Attempt], T], state: IndexState, follow: Follow) -> Outcome[T]:
     """``once(state, attempt)`` until it ends without a :class:`Recover`; ``follow`` reads the index
-    the alias moved to. A kind met more than its ``tries`` is not recovered again: its error is raised."""
+    the alias moved to. A kind met more than its ``tries`` is not recovered again: the error it
+    stands for is raised (with its own cause: the server's answer), never the signal."""
     attempt = Attempt()
     while True:
         with recording() as sent:
@@ -173,7 +190,7 @@ def run(once: Callable[[IndexState, Attempt], T], state: IndexState, follow: Fol
                 return Outcome(once(state, attempt), state, attempt, attempt.earlier + tuple(sent))
             except Recover as recover:
                 if attempt.met.count(type(recover)) >= recover.tries:
-                    raise
+                    raise recover.error from recover.error.__cause__
                 telemetry.SEARCH.log(recover.level, "%s: %s; %s", type(recover).__name__, recover, recover.then)
                 met = replace(attempt, met=attempt.met + (type(recover),))
                 state, attempt = recover.recovered(state, met, sent, follow)

@@ -99,13 +99,15 @@ class Retriever:
     def _refusals_recovered(self) -> Iterator[None]:
         """A request refused because the alias moved to an index of another vector dimension (a 400
         naming the dimension) is followed like hits from another index; one refused because a node
-        was leaving, or by the memory breaker, is asked again."""
+        was leaving, or by the memory breaker, is asked again, unless the client's transport already
+        asked it again (one retry policy per request: :mod:`.recovery`)."""
         try:
             yield
         except BackendError as exc:
-            if node_left(exc):
+            retried = exc.status in self.cluster.retried_statuses
+            if node_left(exc) and not retried:
                 raise NodeLeft(exc) from exc
-            if overloaded(exc):
+            if overloaded(exc) and not retried:
                 raise Overloaded(exc) from exc
             if exc.status != 400 or "dimension" not in (exc.reason or "").lower():
                 raise
@@ -128,10 +130,10 @@ class Retriever:
             reason = exc.reason or ""
             why = self.engine.refused_fusion(exc)
             if why is not None:
-                raise FusionRefused(plan.fusion, why) from exc
+                raise FusionRefused(plan.fusion, why, exc) from exc
             hybrid = (body.get("query") or {}).get("hybrid") or {}
             if self.state.caps.serverless and exc.status == 400 and "pagination_depth" in reason and "pagination_depth" in hybrid:
-                raise PaginationDepthRejected(reason) from exc
+                raise PaginationDepthRejected(exc) from exc
             if exc.status == 400 and "increase pagination_depth" in reason:
                 return None
             raise

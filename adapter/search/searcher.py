@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -171,9 +171,14 @@ class Searcher:
     def query_evidence(self, query: str, filters: Mapping[str, Any] | None = None) -> tuple[float | None, float | None, float]:
         """BM25's match quality, the query's term coverage (:func:`adapter.fusion.choice.signals.term_coverage`) and
         the server's took, from the same two requests (the best BM25 hit; the term statistics)."""
-        retriever = Retriever(self.cluster, self.engine, self._state, recovery.Attempt(accept_partial=True))
-        quality, coverage, signals = retriever.evidence(clean_query(query), filters)
-        return quality, coverage, signals.took
+        query = clean_query(query)
+
+        def once(state: IndexState, attempt: recovery.Attempt) -> tuple[float | None, float | None, float]:
+            retriever = Retriever(self.cluster, self.engine, state, replace(attempt, accept_partial=True))
+            quality, coverage, signals = retriever.evidence(query, filters)
+            return quality, coverage, signals.took
+
+        return self._run(once, False).value
 
     # -- the call --------------------------------------------------------------------------------
     def search(self, query: str, *, technique: TechniqueLike = Technique.HYBRID, k: int = 10, from_: int = 0,
@@ -209,7 +214,7 @@ class Searcher:
             try:
                 return state.moved_to(info, query_vector_given=vector_given)
             except IndexMismatchError as exc:
-                raise exc from moved
+                raise exc from moved.error
 
         with telemetry.request_id():  # every request of this search carries one X-Opaque-Id
             outcome = recovery.run(once, old, follow)

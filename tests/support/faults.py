@@ -8,13 +8,14 @@ forwarding. Everything is bounded: the proxy runs in daemon threads and stops wi
         client = connect(proxy.url)
 
 ``policy(n, method, path)`` gets the request's number (from 1), method and path and returns
-``PASS``, ``Status(503)``, ``RESET``, ``Delay(seconds)`` or ``Hold(seconds)``; :attr:`FaultProxy.log` keeps
-``(n, method, path, action)`` for every request, :attr:`FaultProxy.headers` its headers.
+``PASS``, ``Status(503)`` (or ``Status(500, reason, type)``: the server's words), ``RESET``, ``Delay(seconds)`` or
+``Hold(seconds)``; :attr:`FaultProxy.log` keeps ``(n, method, path, action)`` for every request, :attr:`FaultProxy.headers` its headers.
 """
 
 from __future__ import annotations
 
 import http.client
+import json
 import http.server
 import socket
 import struct
@@ -30,7 +31,11 @@ RESET = "reset"
 
 @dataclass(frozen=True)
 class Status:
+    """Answer ``code`` with an error body of this ``type`` and ``reason`` (the server's words, e.g. a node leaving)."""
+
     code: int
+    reason: str | None = None
+    type: str = "injected_fault"
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.connection.close()
             return
         if isinstance(action, Status):
-            payload = b'{"error":{"type":"injected_fault","reason":"fault proxy answered %d"},"status":%d}' % (action.code, action.code)
+            reason = action.reason or f"fault proxy answered {action.code}"
+            payload = json.dumps({"error": {"type": action.type, "reason": reason}, "status": action.code}).encode()
             self.send_response(action.code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))

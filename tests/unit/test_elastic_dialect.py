@@ -392,3 +392,19 @@ def test_one_get_root_tells_the_engines_apart(root, elastic):
     answer = registry.root_answer(client.port)
     assert (registry.recognised(answer) == "elasticsearch") is elastic
     assert client.calls_to("info")[0].kwargs == {"ignore": 405}  # a 405 is an answer here, not a logged failure
+
+
+def test_each_port_says_which_statuses_its_clients_transport_asks_again():
+    """One retry policy per request: what the transport retries (a user's client as it is set), the
+    search does not retry on top (adapter.search.recovery)."""
+    from elasticsearch import Elasticsearch
+    from opensearchpy import OpenSearch
+
+    from adapter.engines.elasticsearch.client import connect_elasticsearch
+    from adapter.engines.opensearch.client import connect
+
+    assert OPENSEARCH.cluster(connect("http://127.0.0.1:9")).retried_statuses == {502, 503, 504}
+    assert ELASTICSEARCH.cluster(connect_elasticsearch("http://127.0.0.1:9")).retried_statuses == {502, 503, 504}
+    assert ELASTICSEARCH.cluster(Elasticsearch("http://127.0.0.1:9")).retried_statuses == {429, 502, 503, 504}  # its default
+    assert OPENSEARCH.cluster(OpenSearch("http://127.0.0.1:9", max_retries=0)).retried_statuses == frozenset()
+    assert FakeClient().port.retried_statuses == frozenset()

@@ -17,7 +17,7 @@ from adapter.engines.opensearch import OPENSEARCH
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.index.catalog import IndexInfo
 from adapter.engines.port import record
-from adapter.errors import CapabilityError, IndexMismatchError, InputError, PipelineNotFoundError
+from adapter.errors import BackendError, CapabilityError, HybridError, IndexMismatchError, InputError, PipelineNotFoundError
 from adapter.fusion import RRF, ScoreNormalization, ScoreSum
 from adapter.fusion.dbsf import DBSF
 from adapter.search.page import SearchOptions
@@ -172,7 +172,7 @@ def test_each_recovery_plans_again_on_a_new_state_and_lists_what_the_result_came
         seen.append((s, attempt))
         record("POST", "/docs/_search", None, {"n": len(seen)})
         if len(seen) == 1:
-            raise recovery.FusionRefused(RRF(), "unknown retriever [rrf]")
+            raise recovery.FusionRefused(RRF(), "unknown retriever [rrf]", REFUSED)
         if len(seen) == 2:
             raise recovery.PartialAnswer("1 of 2 shards failed")
         return "found"
@@ -188,12 +188,31 @@ def test_each_recovery_plans_again_on_a_new_state_and_lists_what_the_result_came
     assert [r.body["n"] for r in outcome.sent] == [2, 3]  # the partial answer and the final one; not the refused one
 
 
-def test_a_recovery_met_twice_is_raised():
-    def once(s, attempt):
-        raise recovery.PaginationDepthRejected("pagination_depth")
+REFUSED = BackendError("searching docs: OpenSearch answered 400: pagination_depth is not allowed", status=400,
+                       reason="pagination_depth is not allowed")
 
-    with pytest.raises(recovery.PaginationDepthRejected):
+
+@pytest.mark.parametrize("signal", [
+    lambda: recovery.PaginationDepthRejected(REFUSED),
+    lambda: recovery.FusionRefused(RRF(), "unknown retriever [rrf]", REFUSED),
+], ids=["pagination-depth", "fusion-refused"])
+def test_a_recovery_met_too_often_raises_the_servers_error_never_the_signal(signal):
+    """A control-flow signal never escapes: a kind met more often than it recovers raises the error it
+    stands for, one of the adapter's (before: the bare signal, which no ``except HybridError`` caught)."""
+    def once(s, attempt):
+        raise signal()
+
+    with pytest.raises(HybridError) as raised:
         recovery.run(once, state(), follow=lambda s, moved: s)
+    assert raised.value is REFUSED and not isinstance(raised.value, recovery.Recover)
+
+
+def test_control_flow_signals_are_not_public_errors():
+    """``except IndexMismatchError`` / ``except BackendError`` in a caller must not catch a signal
+    meant for the search's own recovery (AliasMoved was an IndexMismatchError, NodeLeft a BackendError)."""
+    signals = [c for c in vars(recovery).values() if isinstance(c, type) and issubclass(c, recovery.Recover)]
+    assert len(signals) >= 7
+    assert [c.__name__ for c in signals if issubclass(c, HybridError)] == []
 
 
 def test_a_moved_alias_makes_a_new_state_and_refuses_a_given_model_of_the_old_index():

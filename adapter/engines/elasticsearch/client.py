@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 from adapter import telemetry
 from adapter._optional import require
-from adapter.engines.connection import DEFAULT_URL, redact_url
+from adapter.engines.connection import DEFAULT_URL, MAX_RETRIES, RETRY_ON_STATUS, redact_url
 from adapter.engines.responses import error_reason
 from adapter.errors import BackendError, ClusterUnavailableError, ConfigurationError
 
@@ -65,10 +65,11 @@ def connect_elasticsearch(
         hosts=[url],
         request_timeout=timeout,
         connections_per_node=pool_maxsize,
-        # As connect(): connection errors, timeouts and 502/503/504 are retried by the transport.
-        max_retries=3,
+        # As connect(): connection errors, timeouts and 502/503/504 are retried by the transport (not 429,
+        # elasticsearch-py's default: the bulk helper and the search's breaker recovery handle those).
+        max_retries=MAX_RETRIES,
         retry_on_timeout=True,
-        retry_on_status=(502, 503, 504),
+        retry_on_status=RETRY_ON_STATUS,
         http_compress=parsed.hostname not in ("localhost", "127.0.0.1", "::1"),
         node_class=_observed_node(),
         headers={"user-agent": telemetry.user_agent(f"elasticsearch-py/{_client_version()}")},

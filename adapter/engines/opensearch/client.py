@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from adapter import telemetry
 from adapter._optional import require
-from adapter.engines.connection import ConnectionOptions, ConnectionSettings, resolve_settings
+from adapter.engines.connection import MAX_RETRIES, RETRY_ON_STATUS, ConnectionOptions, ConnectionSettings, resolve_settings
 from adapter.engines.responses import error_reason
 from adapter.errors import (
     AuthenticationError,
@@ -65,10 +65,10 @@ def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_t
         ssl_show_warn=settings.verify_certs,
         timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout),
         maxsize=pool_maxsize,
-        # Transport-level retries: connection errors, timeouts and 502/503/504 from a proxy or node.
-        max_retries=3,
+        # Transport-level retries (connection errors, timeouts, 502/503/504): the one policy (connection.RETRY_ON_STATUS).
+        max_retries=MAX_RETRIES,
         retry_on_timeout=True,
-        retry_on_status=(502, 503, 504),
+        retry_on_status=RETRY_ON_STATUS,
         # gzip pays off across a network (AWS recommends it), not on loopback where it only costs CPU.
         http_compress=not settings.loopback,
     )
