@@ -50,7 +50,7 @@ def exclude(state: IndexState, stage: FirstStage) -> tuple[str, ...]:
 def excerpt_clause(engine: Engine, state: IndexState, stage: FirstStage, fields: Sequence[str]) -> Body | None:
     if not fields:
         return None
-    return excerpt_highlight(fields, stage.page.options, state.text_leg.body(stage.query), offset_option=engine.highlight_offset_option)
+    return excerpt_highlight(fields, stage.page.options, offset_option=engine.highlight_offset_option)
 
 
 def _page(engine: Engine, state: IndexState, stage: FirstStage, *, request_highlights: bool = True) -> Body:

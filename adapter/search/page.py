@@ -38,6 +38,7 @@ from adapter.engines.dsl import filter_field
 from adapter.engines.responses import RawHit
 from adapter.errors import InputError
 from adapter.index.documents import PARENT_FIELD
+from adapter.search.excerpt import excerpt
 
 if TYPE_CHECKING:
     from adapter.engines.capabilities import Capabilities
@@ -239,9 +240,12 @@ def highlight_clause(options: SearchOptions, fields: Sequence[str], text_query: 
 # -- bounded text -------------------------------------------------------------------------------------
 # A hit's text fields come back as an excerpt unless the page asks for the full text: one document of a
 # million characters, matched by many searches at once, filled the node's heap with their answers
-# (issue 20: 429 "[parent] Data too large" for 399 of 913 searches). The plain highlighter returns a
-# text shorter than the bound whole, a longer one as the best fragment of that size around the
-# query's words (or its start when none matches), reading at most EXCERPT_ANALYZED_FACTOR bounds of it.
+# (issue 20: 429 "[parent] Data too large" for 399 of 913 searches). The server sends each text's
+# start: the unified highlighter with a query that matches nothing returns a text up to one
+# character over the bound whole (but for spaces and line breaks at its ends) and a longer one up to
+# the first word end past the bound; :func:`adapter.search.excerpt.excerpt` cuts what is over.
+# (The plain highlighter's fragment ended at the fragment's last word: "OOMKilled (exit code 137",
+# every text without its full stop; issue 32.)
 EXCERPT_ANALYZED_FACTOR = 10
 MAX_ANALYZED = 1_000_000  # the servers' index.highlight.max_analyzed_offset default: a request may not ask more
 
@@ -272,15 +276,16 @@ def plan_excerpts(options: SearchOptions, text_fields: Sequence[str], *, highlig
     return Excerpts(bounded, in_request, tuple(f for f in bounded if f not in in_request), options.max_text_chars)
 
 
-def excerpt_highlight(fields: Sequence[str], options: SearchOptions, text_query: Mapping[str, Any], *,
-                      offset_option: str) -> dict[str, Any]:
-    """The ``highlight`` clause that returns each of ``fields`` as one fragment of at most
-    ``max_text_chars``, untagged. ``offset_option``: the engine's name for the analysed-length cap."""
-    n = options.max_text_chars
-    per_field = {"type": "plain", "fragment_size": n, "number_of_fragments": 1, "no_match_size": n, "pre_tags": [""],
+def excerpt_highlight(fields: Sequence[str], options: SearchOptions, *, offset_option: str) -> dict[str, Any]:
+    """The ``highlight`` clause that returns the start of each of ``fields``, at least one character
+    past ``max_text_chars`` when it is longer (so a cut shows), untagged: a no-match excerpt (its own
+    ``highlight_query`` matches nothing, whatever the page's snippets ask). ``offset_option``: the
+    engine's name for the analysed-length cap."""
+    n = options.max_text_chars + 1
+    per_field = {"type": "unified", "fragment_size": n, "number_of_fragments": 1, "no_match_size": n, "pre_tags": [""],
                  "post_tags": [""]}
-    return {"fields": {f: dict(per_field) for f in fields}, "highlight_query": dict(text_query),
-            offset_option: min(EXCERPT_ANALYZED_FACTOR * n, MAX_ANALYZED)}
+    return {"fields": {f: {**per_field, "highlight_query": {"match_none": {}}} for f in fields},
+            offset_option: min(EXCERPT_ANALYZED_FACTOR * options.max_text_chars, MAX_ANALYZED)}
 
 
 def merge_highlight(clause: Mapping[str, Any] | None, excerpts: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -292,14 +297,19 @@ def merge_highlight(clause: Mapping[str, Any] | None, excerpts: Mapping[str, Any
     return {**excerpts, **clause, "fields": {**clause["fields"], **excerpts["fields"]}}
 
 
-def with_excerpts(raw: RawHit, fields: Sequence[str]) -> RawHit:
+def excerpts_of(raw: RawHit, fields: Sequence[str], max_chars: int) -> dict[str, str]:
+    """The excerpts of ``fields`` in ``raw``'s highlights (:func:`excerpt_highlight`), cut to ``max_chars``."""
+    return {f: excerpt(raw.highlight[f][0], max_chars) for f in fields if raw.highlight.get(f)}
+
+
+def with_excerpts(raw: RawHit, fields: Sequence[str], max_chars: int) -> RawHit:
     """``raw`` with the excerpts of ``fields`` (from its highlights) as their values in its source,
     and no longer among its highlights; its inner hits the same."""
     if not fields:
         return raw
-    source = {**raw.source, **{f: raw.highlight[f][0] for f in fields if raw.highlight.get(f)}}
+    source = {**raw.source, **excerpts_of(raw, fields, max_chars)}
     highlight = {k: v for k, v in raw.highlight.items() if k not in fields}
-    inner = {name: tuple(with_excerpts(h, fields) for h in hits) for name, hits in raw.inner_hits.items()}
+    inner = {name: tuple(with_excerpts(h, fields, max_chars) for h in hits) for name, hits in raw.inner_hits.items()}
     return replace(raw, source=source, highlight=highlight, inner_hits=inner)
 
 

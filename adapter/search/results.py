@@ -55,10 +55,10 @@ class Hit:
 @dataclass(frozen=True)
 class Excerpts:
     """The text fields a result carries as excerpts of at most ``max_chars`` characters each, in the
-    hits' ``title``, ``text`` and ``source``: a text the query matches whole when shorter, else its
-    best fragment around the query's words; a text it does not match from its start to the end of
-    its last word within the bound (punctuation after that word is dropped).
-    ``SearchOptions(full_text=True)`` (``--full-text``) returns them whole."""
+    hits' ``title``, ``text`` and ``source``: a text that fits whole, as written (but for spaces and
+    line breaks at its ends); a longer one its start, cut where a word ends and ended with ``…``
+    (:func:`adapter.search.excerpt.excerpt`). ``SearchOptions(full_text=True)`` (``--full-text``)
+    returns them whole."""
 
     fields: tuple[str, ...]
     max_chars: int

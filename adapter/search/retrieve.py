@@ -21,7 +21,7 @@ from adapter.fusion.choice.signals import term_coverage
 from adapter.index.catalog import alias_indices, mapped_fields, max_clause_count
 from adapter.search import bodies
 from adapter.search.answers import Answer, Legs
-from adapter.search.page import Excerpts, hit_ids, with_excerpts, with_texts
+from adapter.search.page import Excerpts, excerpts_of, hit_ids, with_excerpts, with_texts
 from adapter.engines.placement import FusionPlan
 from adapter.search.planning import FirstStage, Signals
 from adapter.search.recovery import (
@@ -171,7 +171,7 @@ class Retriever:
     def bounded(self, raws: Sequence[RawHit], stage: FirstStage, excerpts: Excerpts) -> list[RawHit]:
         """``raws`` with their bounded text fields filled: from their own highlights (``in_request``),
         and by one search for the excerpts the request could not carry (``after``)."""
-        raws = [with_excerpts(r, excerpts.in_request) for r in raws]
+        raws = [with_excerpts(r, excerpts.in_request, excerpts.max_chars) for r in raws]
         if not excerpts.after or not raws:
             return raws
         ids = hit_ids(raws)
@@ -181,7 +181,7 @@ class Retriever:
             span.set_attribute("hybrid.took_ms", responses.took(resp))
         self._check(resp)
         self.fetched.append(responses.took(resp))
-        found = {h.id: {f: h.highlight[f][0] for f in excerpts.after if h.highlight.get(f)} for h in responses.hits(resp)}
+        found = {h.id: excerpts_of(h, excerpts.after, excerpts.max_chars) for h in responses.hits(resp)}
         return [with_texts(r, found) for r in raws]
 
     # -- what planning and the result ask --------------------------------------------------------

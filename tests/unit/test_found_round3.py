@@ -321,18 +321,18 @@ def test_text_fields_come_back_as_bounded_excerpts_unless_the_full_text_is_asked
     apart = plan_excerpts(SearchOptions(), fields, highlighted=False, request_highlights=False)
     assert (apart.in_request, apart.after) == ((), fields)
 
-    clause = excerpt_highlight(("text",), SearchOptions(max_text_chars=500), {"match": {"text": "refund"}},
-                               offset_option="max_analyzer_offset")
-    assert clause["fields"]["text"] == {"type": "plain", "fragment_size": 500, "number_of_fragments": 1, "no_match_size": 500,
-                                        "pre_tags": [""], "post_tags": [""]}
-    assert clause["max_analyzer_offset"] == 5_000 and clause["highlight_query"] == {"match": {"text": "refund"}}
+    clause = excerpt_highlight(("text",), SearchOptions(max_text_chars=500), offset_option="max_analyzer_offset")
+    # The text's start, one character past the bound when longer (issue 32: excerpt() cuts it, with "…").
+    assert clause["fields"]["text"] == {"type": "unified", "fragment_size": 501, "number_of_fragments": 1, "no_match_size": 501,
+                                        "pre_tags": [""], "post_tags": [""], "highlight_query": {"match_none": {}}}
+    assert clause["max_analyzer_offset"] == 5_000
     snippets = {"fields": {"title": {}}, "fragment_size": 150}
     assert set((merge_highlight(snippets, clause) or {})["fields"]) == {"title", "text"}
 
     chunk = RawHit("a#1", 0.5, {}, highlight={"text": ("its chunk",)})
     raw = RawHit("a", 1.0, {"title": "T", "lang": "es"}, highlight={"text": ("an excerpt",), "title": ("<em>T</em>",)},
                  inner_hits={"chunks": (chunk,)})
-    filled = with_excerpts(raw, ("text",))
+    filled = with_excerpts(raw, ("text",), 100)
     assert filled.source == {"title": "T", "lang": "es", "text": "an excerpt"} and filled.highlight == {"title": ("<em>T</em>",)}
     assert filled.inner_hits["chunks"][0].source == {"text": "its chunk"}
     assert hit_ids([raw, RawHit("b", 0.2)]) == ["a", "a#1", "b"]

@@ -167,7 +167,7 @@ def test_client_rrf_sends_both_legs_in_one_msearch_then_fetches_the_page():
     # The page's documents: their text fields as bounded excerpts (highlights of at most 10,000 characters), nothing whole.
     page = client.calls_to("search")[0].body
     assert page["query"] == {"ids": {"values": ["b", "a"]}} and page["_source"] == {"excludes": ["embedding", "title", "text"]}
-    assert set(page["highlight"]["fields"]) == {"title", "text"} and page["highlight"]["fields"]["text"]["fragment_size"] == 10_000
+    assert set(page["highlight"]["fields"]) == {"title", "text"} and page["highlight"]["fields"]["text"]["fragment_size"] == 10_001
 
 
 def test_an_errored_leg_is_a_backend_error_with_the_servers_reason():
@@ -188,9 +188,11 @@ def test_bm25_and_dense_bodies():
     s.search("hola", technique="dense", k=3)
     bm25, dense = (c.body for c in client.calls_to("search"))
     text_query = {"multi_match": {"query": "hola", "fields": ["title", "text"], "type": "most_fields", "operator": "or"}}
-    excerpt = {"type": "plain", "fragment_size": 10_000, "number_of_fragments": 1, "no_match_size": 10_000, "pre_tags": [""], "post_tags": [""]}
+    # Each text's start, one character past the bound (issue 32: the client cuts it, with "…").
+    excerpt = {"type": "unified", "fragment_size": 10_001, "number_of_fragments": 1, "no_match_size": 10_001, "pre_tags": [""],
+               "post_tags": [""], "highlight_query": {"match_none": {}}}
     assert bm25 == {"size": 3, "from": 3, "query": text_query, "_source": {"excludes": ["embedding", "title", "text"]},
-                    "highlight": {"fields": {"title": excerpt, "text": excerpt}, "highlight_query": text_query, "max_analyzer_offset": 100_000}}
+                    "highlight": {"fields": {"title": excerpt, "text": excerpt}, "max_analyzer_offset": 100_000}}
     assert dense["query"]["knn"]["embedding"]["vector"] == [1.0, 0.0, 0.0, 0.0] and dense["query"]["knn"]["embedding"]["k"] == 100
 
 

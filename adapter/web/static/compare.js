@@ -16,14 +16,14 @@
   ];
   const state = { columns: [], results: null, lastMs: null };
 
-  const { el } = window.Dom;  // dom.js, loaded first
+  const { el, excerpt } = window.Dom;  // dom.js, loaded first
 
   const num = (v, d = 4) => (v === null || v === undefined ? "-" : Math.abs(v) >= 100 ? v.toFixed(1) : Math.abs(v) >= 1 ? v.toFixed(3) : v.toFixed(d));
 
   /* A snippet with the server's <em> marks as <mark> elements, nothing else interpreted. */
   function snippet(highlight, text) {
     const names = Object.keys(highlight || {}).sort((a, b) => (a === "title") - (b === "title"));
-    const fragment = names.length && highlight[names[0]].length ? highlight[names[0]][0] : (text || "").slice(0, 220);
+    const fragment = names.length && highlight[names[0]].length ? highlight[names[0]][0] : excerpt(text, 220);
     const out = el("p", { class: "snippet" });
     fragment.split(/(<em>.*?<\/em>)/).forEach((part) => {
       const m = part.match(/^<em>(.*)<\/em>$/);

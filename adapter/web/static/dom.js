@@ -21,5 +21,23 @@
     return node;
   }
 
-  window.Dom = { el };
+  /* A text cut to at most n characters the way adapter/search/excerpt.py cuts it (a test holds the two
+   * equal): whole when it fits; else its start up to a word boundary, then "…". */
+  const UNSPACED = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]/u;
+  const COMBINING = /^\p{M}$/u;
+  const SPACE = /^\s$/u;
+  function excerpt(text, n) {
+    const chars = Array.from(text || "");  // code points, as Python counts them
+    if (chars.length <= n) return chars.join("");
+    const room = n - 1;
+    const boundary = (b, a) => !COMBINING.test(a) && (SPACE.test(a) || SPACE.test(b) || UNSPACED.test(b) || UNSPACED.test(a));
+    const inside = () => { let i = room; while (i > 0 && COMBINING.test(chars[i])) i -= 1; return i || room; };
+    let cut = -1;
+    for (let i = room; i > Math.floor(room / 2); i -= 1) if (boundary(chars[i - 1], chars[i])) { cut = i; break; }
+    if (cut < 0) cut = inside();
+    const kept = chars.slice(0, cut).join("").replace(/\s+$/u, "") || chars.slice(0, inside()).join("");
+    return kept + "…";
+  }
+
+  window.Dom = { el, excerpt };
 })();
