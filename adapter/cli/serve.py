@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
         from adapter.serve import SearchService, create_app
     except ImportError as exc:
-        raise InputError(f"hybrid serve needs the serve extra: pip install 'opensearch-hybrid-adapter[serve]' ({exc.name} is missing)") from None
+        from adapter._optional import install_hint
+
+        raise InputError(f"hybrid serve needs the serve extra: {install_hint('serve')} ({exc.name} is missing)") from None
     from adapter.cli.search import open_searcher
 
     searcher = open_searcher(args, args.reranker)

@@ -9,7 +9,8 @@ there).
 
 Where settings come from, first found wins: the arguments, the environment, the config file.
 
-- ``OPENSEARCH_URL`` (default ``http://localhost:9200``); TLS is verified unless
+- ``OPENSEARCH_URL`` (default: the running local node of ``hybrid local up`` / ``make demo``, else
+  ``http://localhost:9200``); TLS is verified unless
   ``OPENSEARCH_VERIFY_CERTS=false``; ``OPENSEARCH_CA_CERTS`` (a PEM file of the CA that signed the
   cluster's certificate), ``OPENSEARCH_CLIENT_CERT`` / ``OPENSEARCH_CLIENT_KEY`` (a client certificate).
 - Basic auth: ``OPENSEARCH_USERNAME`` / ``OPENSEARCH_PASSWORD``. An API key
@@ -186,7 +187,7 @@ def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions
     if "password" not in settings and file.get("password_file"):
         settings["password"] = _password_file(file["password_file"], f"the config file {file_path}")
         origin["password"] = f"the config file {file_path}"
-    url = str(settings.get("url") or DEFAULT_URL)
+    url = str(settings.get("url") or local_node_url() or DEFAULT_URL)
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ConfigurationError(f"OpenSearch URL {redact_url(url)!r} is not an http(s) URL")
@@ -269,6 +270,20 @@ def _found_region(from_host: str | None) -> tuple[str | None, str]:
     except ImportError:  # the aws extra is missing: connecting says so
         return None, ""
     return boto3.Session().region_name, "the AWS profile"
+
+
+def local_node_url() -> str | None:
+    """The URL of the running local node (``hybrid local up``, ``make demo``): OpenSearch's default
+    release, else Elasticsearch's; None when none runs. What a URL given nowhere means, for the CLI
+    and the library alike."""
+    from adapter.errors import HybridError
+    from adapter.local import LocalNode, NodeConfig
+
+    quiet = lambda m: None  # noqa: E731
+    try:
+        return LocalNode(log=quiet).url or LocalNode(NodeConfig(distribution="elasticsearch"), log=quiet).url
+    except HybridError:  # an unusable OPENSEARCH_HOME and the like: no local node to find
+        return None
 
 
 def redact_url(url: str) -> str:

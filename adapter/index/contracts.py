@@ -82,7 +82,7 @@ def schema(contract: str | Contract) -> dict[str, Any]:
 def validate(contract: str | Contract, document: Any) -> None:
     """Raise :class:`InputError` listing every place ``document`` breaks the contract's schema.
 
-    Needs ``jsonschema`` (``pip install 'opensearch-hybrid-adapter[test]'`` or ``pip install jsonschema``)."""
+    Needs ``jsonschema`` (the ``test`` extra, or ``jsonschema`` alone)."""
     contract = Contract.parse(contract)
     try:
         import jsonschema  # type: ignore[import-untyped]

@@ -152,7 +152,8 @@ class Spec:
                 "vector_field": self.vector_field, "space_type": self.space_type, "knn_method": self.knn_method,
                 "hnsw": {"m": self.m, "ef_construction": self.ef_construction}, "shards": self.shards, "replicas": self.replicas,
             },
-            "pipelines": {"weights": list(self.weights), "default": self.default},
+            # str(): the adaptive default is a str enum, which yaml.safe_dump cannot represent
+            "pipelines": {"weights": list(self.weights), "default": str(self.default)},
         }
         if self.extra_pipelines:
             doc["pipelines"]["extra"] = self.pipelines

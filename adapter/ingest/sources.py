@@ -238,10 +238,17 @@ def read_jsonl(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_
     return _dedupe(_objects(path, fields, rows()))
 
 
+MAPPING_ROWS = 100  # JSON rows read to check the field map against before any is ingested
+
+
 def _objects(path: Path, fields: FieldMap, parsed: Iterator[tuple[int, object] | RowError]) -> Iterator[SourceDoc | RowError]:
-    """The rows of parsed JSON values (with the line each starts on): objects only; the first
-    one's keys are checked against the field map."""
-    resolved = None
+    """The rows of parsed JSON values (with the line each starts on): objects only. The field map
+    is checked against the keys of the first rows together (up to :data:`MAPPING_ROWS`, fewer once
+    every field it names was seen), not the first row alone: a title-only row on line 1 is a
+    document, as it is on line 2, and a field no row has is still refused before any is ingested."""
+    resolved: FieldMap | None = None
+    held: list[tuple[int, dict[str, Any]]] = []
+    keys: dict[str, None] = {}
     for item in parsed:
         if isinstance(item, RowError):
             yield item
@@ -250,9 +257,31 @@ def _objects(path: Path, fields: FieldMap, parsed: Iterator[tuple[int, object] |
         if not isinstance(record, dict):
             yield RowError(line_no, f"expected a JSON object, got {type(record).__name__}")
             continue
-        if resolved is None:
-            resolved = fields.check(list(record), f"{path} line {line_no}")
-        yield resolved.row(record, line_no)
+        if resolved is not None:
+            yield resolved.row(record, line_no)
+            continue
+        held.append((line_no, record))
+        keys.update(dict.fromkeys(record))
+        if len(held) >= MAPPING_ROWS or _covers(fields, keys):
+            resolved = fields.check(list(keys), _rows_where(path, held))
+            yield from (resolved.row(r, n) for n, r in held)
+    if resolved is None and held:
+        resolved = fields.check(list(keys), _rows_where(path, held))
+        yield from (resolved.row(r, n) for n, r in held)
+
+
+def _covers(fields: FieldMap, keys: Mapping[str, None]) -> bool:
+    """Whether ``keys`` hold every field the map names (and an id, when the map leaves it to be found)."""
+    named = [fields.id] if fields.id else []
+    if not named and not any(c in keys for c in ID_CANDIDATES):
+        return False
+    named += [fields.text, *([fields.title] if fields.title and fields.title != "title" else []), *(fields.metadata or ())]
+    return all(n in keys for n in named)
+
+
+def _rows_where(path: Path, held: Sequence[tuple[int, Any]]) -> str:
+    first, last = held[0][0], held[-1][0]
+    return f"{path} line {first}" if first == last else f"{path} lines {first}-{last}"
 
 
 _ARRAY_READ = 1 << 20  # characters read at a time from a JSON array file

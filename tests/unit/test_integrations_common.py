@@ -96,4 +96,4 @@ def test_a_missing_framework_names_its_extra(module, package, extra):
             "from adapter.errors import ConfigurationError\n"
             f"try:\n    import adapter.integrations.{module}\nexcept ConfigurationError as exc:\n    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert f"pip install 'opensearch-hybrid-adapter[{extra}]'" in out.stdout, out.stdout + out.stderr
+    assert f"install -c constraints.txt -e '.[{extra}]'" in out.stdout, out.stdout + out.stderr  # this clone's line (issue 32)

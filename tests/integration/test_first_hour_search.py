@@ -1,0 +1,89 @@
+"""What a newcomer meets in the first hour, round 3 (issue 32), against a real node: each failed before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapter.index.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import SourceDoc
+from adapter.search import Searcher
+from adapter.search.page import SearchOptions
+from tests.conftest import HashingEmbedder
+
+BOTH = pytest.mark.engine("opensearch", "elasticsearch")
+SHORT = {  # what a troubleshooting corpus holds: codes and their parentheses, full stops, a trailing line break
+    "oom": ("OOMKilled (exit code 137)", "The container was killed because it used too much memory. Raise its limit."),
+    "copy": ("Política de devoluciones (copia)", "Puede devolver un pedido en 30 días (sin gastos)."),
+    "conn": ("ECONNREFUSED!", "Nothing listens on that port: is the service up?\n"),
+}
+LONG = "CrashLoopBackOff means the container starts, fails and is restarted with a growing delay. " * 3
+
+
+@pytest.fixture(scope="module")
+def troubleshooting(client):
+    import uuid
+
+    from tests.conftest import drop_hybrid_index
+
+    alias = f"t-excerpts-{uuid.uuid4().hex[:6]}"
+    embedder = HashingEmbedder()
+    init_index(client, alias, IndexSpec(embedder.fingerprint))
+    docs = [SourceDoc(i, text, title) for i, (title, text) in SHORT.items()] + [SourceDoc("long", LONG, "CrashLoopBackOff")]
+    assert Ingestor.open(client, alias, embedder, progress=False).ingest(docs).complete
+    yield Searcher.open(client, alias, embedder)
+    drop_hybrid_index(client, alias)
+
+
+@BOTH
+@pytest.mark.parametrize("technique", ["bm25", "dense", "hybrid", "client-rrf"])
+@pytest.mark.parametrize("query", ["memory limit", "devolver pedido", "nothing matches this"])
+def test_an_excerpt_never_changes_a_text_that_fits(troubleshooting, technique, query):
+    """Before: "OOMKilled (exit code 137", "Política de devoluciones (copia", every text without its full stop
+    (the plain highlighter's no-match fragment ends at the last word), in title, text and source alike."""
+    result = troubleshooting.search(query, technique=technique, k=10, options=SearchOptions(max_text_chars=200))
+    short = [h for h in result.hits if h.id in SHORT]
+    assert short, [h.id for h in result.hits]
+    for hit in short:
+        title, text = SHORT[hit.id]
+        assert (hit.title, hit.source["title"]) == (title, title)
+        assert hit.text == hit.source["text"] and hit.text.strip() == text.strip(), hit.id  # the ends' line breaks aside
+
+
+@BOTH
+@pytest.mark.parametrize("technique", ["bm25", "hybrid"])
+def test_a_cut_text_ends_at_a_word_boundary_with_an_ellipsis(troubleshooting, technique):
+    """Before: a cut text ended wherever the highlighter's fragment did, with nothing to say it was cut."""
+    result = troubleshooting.search("CrashLoopBackOff", technique=technique, k=10, options=SearchOptions(max_text_chars=100))
+    hit = next(h for h in result.hits if h.id == "long")
+    assert len(hit.text) <= 100 and hit.text.endswith("…") and hit.text == hit.source["text"]
+    kept = hit.text[:-1]
+    assert LONG.startswith(kept) and LONG[len(kept)] == " ", hit.text  # the start of the text, cut where a word ends
+    whole = troubleshooting.search("CrashLoopBackOff", technique=technique, k=10, options=SearchOptions(full_text=True))
+    assert next(h for h in whole.hits if h.id == "long").text == LONG
+
+
+def test_readmes_python_example_runs_after_make_demo(local_cluster, index_name, tmp_path, monkeypatch):
+    """Before: `load_embedder("minilm")` needed the 6 GB models extra `make demo` does not install, and
+    `connect("http://localhost:9200")` missed the demo node's port (connect() without a URL did not look for it).
+    The README's first Python block, as written (its index renamed), on the light install `make demo` makes."""
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    python = readme.split("\n## Python\n", 1)[1]
+    block = re.search(r"```python\n(.*?)```", python, re.S).group(1).replace('"docs"', json.dumps(index_name))
+    (tmp_path / "corpus.jsonl").write_text(
+        json.dumps({"id": "e-4012", "title": "Error E-4012", "text": "The card was declined (error E-4012)."}) + "\n"
+        + json.dumps({"id": "oom", "title": "OOMKilled", "text": "The container used too much memory."}) + "\n")
+    blocked = "import sys\nfor name in ('sentence_transformers', 'torch'):\n    sys.modules[name] = None\n"  # `make demo`'s install
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENSEARCH_URL", "HYBRID_CONFIG")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path)  # no config file either: nothing names a URL
+    out = subprocess.run([sys.executable, "-c", blocked + block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert re.search(r"^1 e-4012 ", out.stdout, re.M) and "server:" in out.stdout, out.stdout
