@@ -54,8 +54,9 @@ def require(module: str, purpose: str) -> ModuleType:
 
 
 def install_hint(extra: str) -> str:
-    """A command that installs ``extra`` (or, when it is not one of the adapter's extras, the package
-    of that name) where this adapter runs: in its clone, its wheel, or from the package index."""
+    """A command that installs ``extra`` (several: ``eval,report``; or, when it is not one of the
+    adapter's extras, the package of that name) where this adapter runs: in its clone, its wheel, or
+    from the package index."""
     python = Path(sys.executable)
     pip = python.parent / "pip"
     return install_command(extra, installed_from(), cwd=Path.cwd(), pip=str(pip) if pip.exists() else f"{python} -m pip")
@@ -80,7 +81,7 @@ def install_command(extra: str, origin: Mapping[str, Any] | None, *, cwd: Path, 
     the adapter's is installed by itself."""
     url = str((origin or {}).get("url", ""))
     path = Path(unquote(urlparse(url).path)) if url.startswith("file://") else None
-    if extra not in EXTRA_NAMES:
+    if not set(extra.split(",")) <= EXTRA_NAMES:
         return f"{_shown(pip, cwd)} install {shlex.quote(extra)}"
     if path is not None and (origin or {}).get("dir_info", {}).get("editable"):
         line = f"{_shown(pip, path)} install -c constraints.txt -e {shlex.quote(f'.[{extra}]')}"

@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Iterator
+from typing import Iterator, NoReturn
 
 from adapter.cli import adaptive, check, contracts, demo, evaluate, fast_path, index, ingest, judgments, ops, search, serve
 from adapter.cli.exits import Exit
@@ -22,11 +22,48 @@ from adapter.errors import HybridError
 COMMANDS = (index, ops, ingest, search, serve, check, evaluate, judgments, adaptive, fast_path, demo, contracts)
 
 
+class HybridParser(argparse.ArgumentParser):
+    """argparse's parser (every subcommand's too), whose errors say what a newcomer needs next: a
+    positional left out because it starts with ``-`` (a query such as ``-E1234``) is one for ``--``."""
+
+    def error(self, message: str) -> NoReturn:
+        if "the following arguments are required:" in message and any(a.option_strings == [] for a in self._actions):
+            message += (f"\n(a value that starts with '-' is read as an option: put it after '--', last, e.g. "
+                        f"`{self.prog} --index docs -- -E1234`)" if self.prog.endswith(" search")
+                        else "\n(a value that starts with '-' is read as an option: put it after '--', last)")
+        super().error(message)
+
+
+def unknown_hints(parser: argparse.ArgumentParser, unknown: list[str]) -> list[str]:
+    """"did you mean" for each unknown option of ``parser`` that is close to one of its own; and, for
+    an argument after ``--`` taken for a positional, that ``--`` goes last."""
+    import difflib
+
+    known = sorted(o for o in parser._option_string_actions if o.startswith("--"))
+    hints = []
+    for token in unknown:
+        if token.startswith("-") and token != "--" and token.split("=", 1)[0] not in parser._option_string_actions:
+            close = difflib.get_close_matches(token.split("=", 1)[0], known, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"{token}: did you mean {close[0]}?")
+    if any(token in parser._option_string_actions for token in unknown):
+        hints.append("options after '--' are read as values: put '--' and what starts with '-' last")
+    return hints
+
+
+def subcommand_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    """The parser of ``command`` (``hybrid search``'s for search), else ``parser`` itself."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]  # type: ignore[no-any-return]
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     from adapter import __version__
     from adapter.local.command import add_parser as add_local_parser
 
-    parser = argparse.ArgumentParser(prog="hybrid", description="OpenSearch-native hybrid search (BM25 + k-NN).")
+    parser = HybridParser(prog="hybrid", description="OpenSearch-native hybrid search (BM25 + k-NN).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, dest="log_verbosity",
                         help="log to stderr: -v retries, fallbacks and notices; -vv every request (method, path, status, took, "
@@ -53,9 +90,12 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
-    if unknown:  # as parse_args would say it, with the command's own code (`diff`: 1, since 2 means drift)
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
+    if unknown:  # as parse_args would say it, by the command's own parser, with the command's own code (`diff`: 1, since 2 means drift)
+        command = subcommand_parser(parser, getattr(args, "command", None))
+        command.print_usage(sys.stderr)
+        print(f"{command.prog}: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
+        for hint in unknown_hints(command, unknown):
+            print(f"  {hint}", file=sys.stderr)
         return getattr(args, "usage_error_code", Exit.ERROR)
     previous = signal.signal(signal.SIGTERM, _terminated) if threading.current_thread() is threading.main_thread() else None
     try:

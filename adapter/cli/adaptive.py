@@ -11,6 +11,7 @@ from adapter.cli.common import Subparsers, client, read_queries, with_url
 from adapter.errors import InputError
 
 if TYPE_CHECKING:
+    from adapter.fusion.choice.calibrate import CalibrationReport
     from adapter.fusion.choice.policy import AdaptivePolicy
     from adapter.fusion.choice.values import FusionChoice
 
@@ -20,6 +21,8 @@ def add_parsers(sub: Subparsers) -> None:
     cal.add_argument("--index", required=True)
     cal.add_argument("--queries", help="a sample of the index's queries: one per line, or BEIR queries.jsonl (no judgments needed)")
     cal.add_argument("--policy", help="an adaptive policy file to keep with the index (e.g. learned by `hybrid eval --tune`)")
+    cal.add_argument("--replace", action="store_true", help="store this calibration even when it has fewer queries (under 10) "
+                                                            "than the one it replaces")
     cal.set_defaults(func=run_calibrate)
 
 
@@ -43,21 +46,31 @@ def run_calibrate(args: argparse.Namespace) -> int:
     policy = load_policy(args.policy)
     cluster = client(args)
     if args.queries:
-        report = calibrate_index(cluster, args.index, read_queries(args.queries), policy=policy, source=Path(args.queries).name)
+        report = calibrate_index(cluster, args.index, read_queries(args.queries), policy=policy, source=Path(args.queries).name,
+                                 replace=args.replace)
     else:
         report = store_adaptive(cluster, args.index, policy=policy)
-    cal = report.calibration
-    coverage = f", query terms in the index {cal.coverage:.0%}" if cal.coverage is not None else ""
-    print(f"index {report.alias} ({report.index}): BM25 match quality {cal.match_quality:.3f}{coverage} (medians of {cal.queries} "
-          f"queries{', ' + cal.source if cal.source else ''})")
+    print_calibration(report)
+    return 0
+
+
+def print_calibration(report: CalibrationReport) -> None:
+    """What sets the weights first (term coverage, confidence, the weights); BM25's match quality last,
+    as the diagnostic it now is (it no longer sets weights: README, Adaptive fusion)."""
     from adapter.fusion.choice.policy import DEFAULT_POLICY
 
+    cal = report.calibration
     policy = report.policy or DEFAULT_POLICY
-    print(f"policy: {report.policy.name if report.policy else 'the default'} (confidence {policy.confidence(cal):.2f}); a query "
-          f"without per-query signals gets bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}")
+    coverage = (f"{cal.coverage:.0%} of a query's terms are in the index (median)" if cal.coverage is not None
+                else "term coverage not measured (an older calibration)")
+    print(f"index {report.alias} ({report.index}): {coverage}, over {cal.queries} queries{' from ' + cal.source if cal.source else ''}")
+    print(f"weights: bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f} for a query without per-query signals "
+          f"(policy {report.policy.name if report.policy else 'the default'}, confidence {policy.confidence(cal):.2f})")
+    for note in report.notes:
+        print(f"note: {note}")
     if report.pipeline:
         print(f"search pipeline {report.pipeline} updated to those weights (what a bare hybrid query from any client gets)")
-    return 0
+    print(f"diagnostic: BM25 match quality {cal.match_quality:.3f} (median; it does not set the weights)")
 
 
 def adaptive_choices(args: argparse.Namespace, queries: list[str]) -> list[FusionChoice] | None:

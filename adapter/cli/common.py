@@ -79,8 +79,8 @@ def add_index_spec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches relative to text (default 1)")
     p.add_argument("--weights", help="hybrid weights bm25,dense for the normalization pipelines (default 0.5,0.5)")
     p.add_argument("--default-fusion", default=None,
-                   help="the index's default fusion: adaptive (weights chosen per query; other clients get the calibrated "
-                        "corpus weights), or a fixed one such as min_max-arithmetic_mean or rrf (default: the measured "
+                   help="the index's default fusion: adaptive (weights chosen per index from `hybrid calibrate`'s evidence; "
+                        "a learned policy may add per-query terms), or a fixed one such as min_max-arithmetic_mean or rrf (default: the measured "
                         "best, adapter/data/measured-defaults.json)")
     p.add_argument("--text-layout", choices=["fields", "combined"], default=None,
                    help="BM25 over title and text apart (fields) or one copy_to field (combined; title boost does not apply). "

@@ -4,27 +4,35 @@ support documents, and the seed's two queries run by each technique."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from adapter.cli.common import live_layout, with_url
 from adapter.cli.printers import print_init, print_result
+from adapter.errors import InputError
 
 
 def add_parsers(sub: Any) -> None:
     demo = with_url(
         sub.add_parser("demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"))
     demo.add_argument("--index", default="demo-support")
+    demo.add_argument("--port", type=int, help="HTTP port of the local node it starts (default: the running node's, else a free "
+                                               "one; `make demo PORT=9250`)")
     demo.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_demo(url=args.url or os.environ.get("OPENSEARCH_URL"), index=args.index)
+    url = args.url or os.environ.get("OPENSEARCH_URL")
+    if url and args.port:
+        raise InputError(f"--port is the port of the local node the demo starts; with --url {url} it starts none")
+    return run_demo(url=url, index=args.index, port=args.port)
 
 
-def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
+def run_demo(*, url: str | None = None, index: str = "demo-support", port: int | None = None) -> int:
     from adapter.engines import connect
     from adapter.fusion.choice.calibrate import calibrate_index
     from adapter.fusion.choice.defaults import default_fusion_name, default_layout
@@ -38,9 +46,9 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
 
     node = None
     if url is None:
-        from adapter.local import LocalNode
+        from adapter.local import LocalNode, NodeConfig
 
-        node = LocalNode(log=lambda m: print(m, file=sys.stderr)).up()
+        node = LocalNode(NodeConfig(port=port), log=lambda m: print(m, file=sys.stderr)).up()
         url = node.url
     print(f"== OpenSearch at {url}")
     client = connect(url)
@@ -60,8 +68,10 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
     # Adaptive fusion's corpus prior: how BM25 matches typical queries of this index (texts only, no judgments).
     with resources.as_file(resources.files("adapter") / "data" / "support_es_queries.txt") as path:
         report = calibrate_index(client, index, path.read_text(encoding="utf-8").splitlines(), source=path.name)
-    print(f"== calibrated on {report.calibration.queries} sample queries: BM25 match quality {report.calibration.match_quality:.2f}; "
-          f"default weights bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}")
+    coverage = report.calibration.coverage
+    print(f"== calibrated on {report.calibration.queries} sample queries"
+          + (f": {coverage:.0%} of a query's terms are in the index" if coverage is not None else "")
+          + f"; default weights bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}")
     searcher = Searcher.open(client, index, embedder)
     for query in ("error E-4012", "¿cómo devuelvo un pedido?"):
         for technique in ("bm25", "dense", "hybrid"):
@@ -71,11 +81,14 @@ def run_demo(*, url: str | None = None, index: str = "demo-support") -> int:
     return 0
 
 
-def print_next_steps(url: str, index: str, node: Any) -> None:
-    """The demo's ending: what is still running, where, and what to do next (the printed commands run as they are)."""
+def print_next_steps(url: str, index: str, node: Any, *, clone: bool | None = None) -> None:
+    """The demo's ending: what is still running, where, and what to do next, in the order a newcomer
+    goes: see the techniques side by side, their own data in five commands, measure it on judged
+    queries. Every command runs as printed (``clone``: a Makefile is here, so make targets run)."""
+    from adapter._optional import install_hint
     from adapter.models.embedders import default_embedder
 
-    embedder = default_embedder()
+    clone = Path("Makefile").is_file() and Path("benchmarks/data/soporte-es").is_dir() if clone is None else clone
     where = f" --url {url}" if node is None else ""  # the local node is found without it
     hybrid = hybrid_command()
     print()
@@ -83,12 +96,26 @@ def print_next_steps(url: str, index: str, node: Any) -> None:
         print(f"== {node.engine} {node.version} is still running at {url} (its files: {node.home}); the index {index!r} stays on it")
     else:
         print(f"== the index {index!r} stays on {url}")
-    print(f"   search it:            {hybrid} search \"¿cómo devuelvo un pedido?\" --index {index} --explain{where}")
-    print(f"   index your own data:  {hybrid} init --index docs{where}     (embedder {embedder}; --analyzer english, spanish, ...)")
-    print(f"                         {hybrid} ingest docs.jsonl --index docs{where}     (JSONL with id, title, text; CSV; or a folder of .txt/.md)")
-    print(f"                         {hybrid} search \"your question\" --index docs{where}")
+    print(f"   search it:         {hybrid} search \"¿cómo devuelvo un pedido?\" --index {index} --explain{where}")
+    print(f"   compare it:        {hybrid} serve --index {index}{where}     (bm25, dense and hybrid side by side at "
+          "http://127.0.0.1:8765/)")
+    if importlib.util.find_spec("starlette") is None:
+        print(f"                      (it needs the serve extra: {install_hint('serve')})")
+    print(f"\n== your own data in five commands (embedder {default_embedder()}; --analyzer english, spanish, ...):")
+    print(f"   {hybrid} init --index docs --analyzer english{where}")
+    print(f"   {hybrid} ingest docs.jsonl --index docs{where}     (JSONL with id, title, text; CSV; or a folder of .txt/.md)")
+    print(f"   {hybrid} calibrate --index docs --queries queries.txt{where}     (10+ real queries, one a line: the fusion's weights)")
+    print(f"   {hybrid} search \"your question\" --index docs --explain{where}")
+    print(f"   {hybrid} serve --index docs{where}")
+    print("\n== measure it on judged queries (nDCG@10 per technique, significance, each query's legs side by side):")
+    if clone:
+        print("   make demo-report     (installs the eval and report extras, ~450 MB; a labelled Spanish support set, 63 queries "
+              "-> out/demo-report/index.html)")
+    else:
+        print(f"   {install_hint('eval,report')}")
+    print(f"   {hybrid} eval --dataset DIR --report out/mine{where}     (DIR: corpus.jsonl, queries.jsonl, qrels/test.tsv)")
     if node is not None:
-        print(f"   stop it:              {hybrid} local down     ({hybrid} local status: what runs; `make demo` starts it again)")
+        print(f"\n== stop the node:    {hybrid} local down     ({hybrid} local status: what runs; `make demo` starts it again)")
 
 
 def hybrid_command(argv0: str | None = None) -> str:

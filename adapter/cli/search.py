@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from adapter.search import Searcher
     from adapter.search.page import SearchOptions
     from adapter.search.request import VectorLike
+    from adapter.search.results import SearchResult
     from adapter.search.state import HybridFusion
 
 
@@ -31,7 +32,7 @@ def add_parsers(sub: Subparsers) -> None:
     search.add_argument("-k", type=int, default=10, help="hits to return (default %(default)s)")
     search.add_argument("--from", dest="from_", type=int, default=0, help="offset for pagination")
     search.add_argument("--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs")
-    search.add_argument("--fusion", help="hybrid fusion: adaptive (weights chosen per query), min_max-arithmetic_mean, "
+    search.add_argument("--fusion", help="hybrid fusion: adaptive (the index's calibrated weights), min_max-arithmetic_mean, "
                         "l2-harmonic_mean, ..., rrf or rrf-<rank constant>, sum, dbsf (client-side only), or learned "
                         "(--model; fused in the client) (default: the index's)")
     search.add_argument("--model", help="learned fusion: a model file written by `hybrid eval --tune` (--fusion learned)")
@@ -160,11 +161,47 @@ def run(args: argparse.Namespace) -> int:
         fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
         query_vector=vector, fast_path=FastPath(args.fast_path),
     )
+    result = with_match_notes(searcher, args.query, result)
     if args.json:
         print(json.dumps(search_result_json(result), indent=2, ensure_ascii=False, default=str))
     else:
         print_result(result, explain=args.explain, show_query=args.show_query, timing=timing)
     return 0
+
+
+_TEXT_LEGS = ("bm25", "hybrid", "client", "client-rrf")
+
+
+def with_match_notes(searcher: Searcher, query: str, result: SearchResult) -> SearchResult:
+    """``result`` with notes where BM25 could not match (an empty index; a query of stopwords only, or of
+    words the index does not hold), which a page of dense hits alone, or none, would not say. Asked
+    here, not by every search: a count when the page is empty, the query's term statistics when a
+    leg is BM25 (two small requests, apart from the search's own)."""
+    from dataclasses import replace
+
+    documents = None
+    if not result.hits:
+        documents = searcher.cluster.count(searcher.info.index, action=f"counting the documents of {searcher.alias}")
+    coverage: float | None = -1.0  # not asked
+    if result.technique.value in _TEXT_LEGS and documents != 0:
+        coverage = searcher.query_evidence(query)[1]
+    notes = match_notes(searcher.alias, documents=documents, coverage=coverage, technique=result.technique.value,
+                        hits=len(result.hits))
+    return replace(result, notices=(*result.notices, *notes)) if notes else result
+
+
+def match_notes(index: str, *, documents: int | None, coverage: float | None, technique: str, hits: int) -> list[str]:
+    """The notes of :func:`with_match_notes` (pure). ``documents``: the index's count (None: not
+    asked); ``coverage``: the query's term coverage (None: no analysed term; below 0: not asked)."""
+    if documents == 0:
+        return [f"index {index!r} holds no documents: nothing can match yet (hybrid ingest FILE --index {index})"]
+    if coverage is not None and coverage != 0:  # terms the index holds, or not asked
+        return [] if hits else ["no document matched the query (and its filters, if any)"]
+    why = ("the query has no word the index's analyzer keeps (stopwords only)" if coverage is None
+           else "none of the query's words is in the index")
+    if technique == "bm25" or not hits:
+        return [f"{why}: BM25 matched nothing" + ("; -t dense searches by meaning" if technique == "bm25" else "")]
+    return [f"{why}: BM25 matched nothing, so these hits are the dense leg's alone"]
 
 
 @dataclass(frozen=True)

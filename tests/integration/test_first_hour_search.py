@@ -87,3 +87,60 @@ def test_readmes_python_example_runs_after_make_demo(local_cluster, index_name, 
     out = subprocess.run([sys.executable, "-c", blocked + block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert re.search(r"^1 e-4012 ", out.stdout, re.M) and "server:" in out.stdout, out.stdout
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from adapter.cli import main
+
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_calibrate_says_what_is_wrong_and_keeps_the_better_calibration(client, index_name, opensearch_url, tmp_path, capsys):
+    """Before: on an empty index it blamed the queries' language; three queries silently replaced a 22-query
+    calibration; and it led with "BM25 match quality 1.124", a number that no longer sets the weights."""
+    from adapter.fusion.choice.policy import Calibration
+    from adapter.index.catalog import index_meta, read_index_info
+
+    embedder = HashingEmbedder()
+    init_index(client, index_name, IndexSpec(embedder.fingerprint))
+    queries = tmp_path / "queries.txt"
+    queries.write_text("pod CrashLoopBackOff restarting\nE1234 on checkout\nECONNREFUSED to the database\n")
+    code, out, err = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url)
+    assert code == 2 and "holds no documents" in err and "language" not in err
+
+    docs = [SourceDoc(f"d{i}", f"pod CrashLoopBackOff E1234 ECONNREFUSED database checkout restarting number {i}", f"T{i}")
+            for i in range(30)]
+    assert Ingestor.open(client, index_name, embedder, progress=False).ingest(docs).complete
+    many = tmp_path / "many.txt"
+    many.write_text("".join(f"pod restarting {i} database checkout\n" for i in range(22)))
+    code, out, _ = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(many), "--url", opensearch_url)
+    assert code == 0 and out.splitlines()[0].startswith(f"index {index_name} (") and "over 22 queries" in out.splitlines()[0]
+    assert "match quality" not in "\n".join(out.splitlines()[:2]) and out.splitlines()[-1].startswith("diagnostic: BM25 match quality")
+
+    def stored() -> Calibration | None:
+        info = read_index_info(client, index_name)
+        return Calibration.from_meta(index_meta(client, info.index)["adaptive"]["calibration"])
+
+    code, out, _ = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url)
+    assert code == 0 and "note: kept the calibration on 22 queries (many.txt): these 3 are fewer than the 10" in out
+    assert stored().queries == 22
+    code, out, _ = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url, "--replace")
+    assert code == 0 and stored().queries == 3 and "note: 3 queries are fewer than the 10 a confidence needs" in out
+
+
+def test_zero_results_and_dense_only_hits_say_why(client, index_name, opensearch_url, e5, capsys):
+    """Before: an empty index and a stopword-only query gave exit 0 and no note (bm25: 0 hits; hybrid: the dense leg's hits)."""
+    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="english"))
+    search = ("search", "--index", index_name, "--url", opensearch_url, "--embedder", "multilingual-e5-small")
+    code, out, _ = _cli(capsys, *search, "pod restarting", "-t", "bm25")
+    assert code == 0 and f"note: index '{index_name}' holds no documents" in out
+    docs = [SourceDoc(i, text, title) for i, (title, text) in SHORT.items()]
+    assert Ingestor.open(client, index_name, e5, progress=False).ingest(docs).complete
+    code, out, _ = _cli(capsys, *search, "the of and", "-t", "bm25")
+    assert code == 0 and "note: the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing" in out
+    code, out, _ = _cli(capsys, *search, "the of and")
+    assert code == 0 and "BM25 matched nothing, so these hits are the dense leg's alone" in out and "| 3 hits |" in out
+    code, out, _ = _cli(capsys, *search, "container memory limit")
+    assert code == 0 and "BM25 matched nothing" not in out and "note: no document" not in out

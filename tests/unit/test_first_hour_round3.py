@@ -6,6 +6,7 @@ import argparse
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -196,3 +197,84 @@ def test_a_field_no_row_has_is_still_refused_before_any_row(tmp_path):
         list(read_jsonl(path, FieldMap()))
     with pytest.raises(InputError, match="names 'lang' for metadata"):
         list(read_jsonl(_jsonl(tmp_path, {"id": "a", "text": "x"}), FieldMap(metadata=("lang",))))
+
+
+# -- item 7: zero results say why ------------------------------------------------------------------------------
+def test_an_empty_index_and_a_query_bm25_cannot_match_get_a_note():
+    """Before: exit 0 and nothing said; bm25 returned 0 hits, hybrid returned the dense leg's hits alone."""
+    from adapter.cli.search import match_notes
+
+    assert match_notes("docs", documents=0, coverage=-1.0, technique="hybrid", hits=0) == [
+        "index 'docs' holds no documents: nothing can match yet (hybrid ingest FILE --index docs)"]
+    assert match_notes("docs", documents=None, coverage=None, technique="hybrid", hits=10) == [
+        "the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing, so these hits are the dense leg's "
+        "alone"]
+    assert match_notes("docs", documents=12, coverage=None, technique="bm25", hits=0) == [
+        "the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing; -t dense searches by meaning"]
+    assert match_notes("docs", documents=12, coverage=0.0, technique="bm25", hits=0)[0].startswith(
+        "none of the query's words is in the index: BM25 matched nothing")
+    assert match_notes("docs", documents=None, coverage=0.5, technique="hybrid", hits=10) == []  # BM25 matched: nothing to say
+    assert match_notes("docs", documents=12, coverage=0.5, technique="bm25", hits=0) == ["no document matched the query (and its filters, if any)"]
+
+
+# -- item 9: the demo's port and its ending ---------------------------------------------------------------------
+def test_make_demo_takes_a_port(tmp_path):
+    """Before: `make demo` could not take a port; fixing one later cost another node start."""
+    out = subprocess.run(["make", "-n", "demo", "PORT=9250"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1].endswith("/hybrid demo --port 9250")
+    from adapter.cli import build_parser
+
+    assert build_parser().parse_args(["demo", "--port", "9250"]).port == 9250
+
+
+def test_the_demo_ends_on_what_convinces(capsys):
+    """Before: the ending listed init, ingest and search, not calibrate, eval --report or serve."""
+    from types import SimpleNamespace
+
+    from adapter.cli.demo import print_next_steps
+
+    node = SimpleNamespace(engine="opensearch", version="3.6.0", home="/var/cache/x/nodes/opensearch-3.6.0")
+    print_next_steps("http://127.0.0.1:9250", "demo-support", node, clone=True)
+    out = capsys.readouterr().out
+    steps = [line.strip() for line in out.splitlines()]
+    assert any(s.startswith("compare it:") and "serve --index demo-support" in s for s in steps)
+    five = steps[steps.index(next(s for s in steps if s.startswith("== your own data in five commands"))) + 1:][:5]
+    assert [s.split()[1] for s in five] == ["init", "ingest", "calibrate", "search", "serve"]
+    assert any(s.startswith("make demo-report") for s in steps) and any(" eval --dataset DIR --report " in s for s in steps)
+    print_next_steps("http://127.0.0.1:9250", "demo-support", node, clone=False)  # from a wheel: no make, the extras' install line
+    assert "make demo-report" not in (out := capsys.readouterr().out) and "eval,report" in out
+
+
+# -- item 12: advise, argparse, help texts -------------------------------------------------------------------
+@pytest.mark.parametrize("query, kind", [
+    ("CrashLoopBackOff", "exact"), ("pod in CrashLoopBackOff after deploy", "exact"), ("OOMKilled", "exact"),
+    ("my container was killed for using too much RAM", "natural"), ("download the invoice as a PDF", "natural"),
+    ("ECONNREFUSED when calling the API", "exact"), ("E1234 on checkout", "exact"), ("HIV treatment outcomes", "exact"),
+])
+def test_advise_reads_troubleshooting_queries_as_a_person_does(query, kind):
+    """Before: `CrashLoopBackOff` was natural language (a capital at the start is no name) and "...too much RAM" exact."""
+    from adapter.fusion.choice.advise import classify
+
+    assert classify(query).kind == kind, classify(query).reasons
+
+
+def test_an_unknown_flag_gets_the_commands_usage_and_a_did_you_mean():
+    """Before: the top-level usage (every command's name) and no suggestion."""
+    out = _cli("search", "q", "--index", "docs", "--explian")
+    assert out.returncode == 2 and out.stderr.startswith("usage: hybrid search ")
+    assert "hybrid search: error: unrecognized arguments: --explian\n  --explian: did you mean --explain?" in out.stderr
+
+
+def test_a_query_that_starts_with_a_dash_is_told_about_double_dash():
+    """Before: `hybrid search --index docs -E1234` said only "the following arguments are required: query"."""
+    out = _cli("search", "--index", "docs", "-E1234")
+    assert out.returncode == 2 and "put it after '--', last, e.g. `hybrid search --index docs -- -E1234`" in out.stderr
+    out = _cli("search", "--index", "docs", "--", "-E1234", "--url", "http://127.0.0.1:9")  # '--' not last: the rest are values
+    assert out.returncode == 2 and "options after '--' are read as values" in out.stderr and "did you mean" not in out.stderr
+
+
+def test_the_help_says_adaptive_weights_are_per_index_as_the_readme_does():
+    """Before: `--default-fusion` and `--fusion` said "weights chosen per query"; README: every query of an index gets the same."""
+    helps = " ".join(" ".join(_cli(command, "--help").stdout.split()) for command in ("init", "search"))
+    assert "chosen per query" not in helps and "chosen per index" in helps and "the index's calibrated weights" in helps

@@ -2,7 +2,8 @@
 
 Each query is classified as natural language or exact-term. Exact terms are what BM25 finds and
 embeddings blur: codes (E-4012, CVE-2024-3094), identifiers mixing letters and digits (BRCA1,
-gpt4o), acronyms (HIV), numbers of three or more digits (#8821, 2019), versions (3.5.0, v2),
+gpt4o), names with a case change inside (CrashLoopBackOff, OOMKilled), acronyms (HIV; not everyday
+ones such as RAM or PDF), numbers of three or more digits (#8821, 2019), versions (3.5.0, v2),
 quoted phrases, e-mail addresses, URLs and paths, and proper names (a capitalised word that does
 not start the sentence). The rule: >= 30% exact-term queries -> hybrid; else >= 80% natural
 language -> dense first; anything in between is mixed -> hybrid.
@@ -27,8 +28,14 @@ _PATTERNS = (
     ("path", re.compile(r"(?:^|\s)(?:/[\w.-]+){2,}|\b\w+\.(?:py|js|json|yaml|yml|txt|md|csv|exe|dll|log)\b")),
     ("number", re.compile(r"#\d+|\b\d{1,3}(?:,\d{3})+\b|\b\d{3,}\b")),
     ("identifier", re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{3,}\b")),
+    # A case change inside a word: CrashLoopBackOff, OOMKilled, getItem (a name in code or logs, wherever it stands).
+    ("identifier", re.compile(r"\b[A-Za-z]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z]*\b")),
     ("acronym", re.compile(r"\b[A-Z]{2,}s?\b")),
 )
+# Acronyms of everyday language, which embeddings know as well as any word ("too much RAM", "a PDF invoice"):
+# not exact terms. An acronym of a field (HIV, BRCA) or an error name (ECONNREFUSED) still is.
+_COMMON_ACRONYMS = {"RAM", "CPU", "GPU", "PDF", "USB", "URL", "API", "SSD", "HDD", "DNS", "VPN", "OS", "PC", "TV", "ID", "FAQ",
+                    "PIN", "SMS", "IT", "AI", "UI", "OK", "IP", "WIFI", "GPS", "ATM", "DVD", "CD", "EU", "US", "UK"}
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 # Capitalised words that are not names even mid-sentence.
 _NOT_NAMES = {"I", "I'm", "I've", "OK"}
@@ -46,7 +53,7 @@ def classify(query: str) -> QueryClass:
     for label, pattern in _PATTERNS:
         for match in pattern.finditer(query):
             token = match.group(0).strip()
-            if label == "acronym" and len(token.rstrip("s")) < 2:
+            if label == "acronym" and (len(token.rstrip("s")) < 2 or token.rstrip("s") in _COMMON_ACRONYMS):
                 continue
             reasons.append(f"{label}: {token}")
     words = _WORD.findall(query)

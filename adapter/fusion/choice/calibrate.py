@@ -33,6 +33,7 @@ class CalibrationReport:
     policy: AdaptivePolicy | None  # the policy stored with it (None: the default policy)
     weights: tuple[float, ...]  # what a query without per-query signals now gets
     pipeline: str | None  # the stored adaptive pipeline updated to those weights, if the index has one
+    notes: tuple[str, ...] = ()  # what the caller must know: a calibration kept, too few queries to depart
 
 
 def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: str = "") -> Calibration:
@@ -75,10 +76,33 @@ def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None =
 
 
 def calibrate_index(client: Any, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,
-                    source: str = "") -> CalibrationReport:
-    """Measure ``queries`` on index ``alias`` and store the calibration (and ``policy``) with it."""
+                    source: str = "", replace: bool = False) -> CalibrationReport:
+    """Measure ``queries`` on index ``alias`` and store the calibration (and ``policy``) with it.
+
+    A calibration on fewer queries than a confidence needs (the policy's ``min_queries``, 10) does
+    not replace one made on more unless ``replace``: the one kept is said in the report's notes."""
+    from dataclasses import replace as replaced
+
+    from adapter.fusion.choice.policy import DEFAULT_POLICY
     from adapter.search import Searcher
 
     searcher = Searcher.open(client, alias)
-    return store_adaptive(client, alias, calibration=measure_calibration(searcher, queries, source=source), policy=policy,
-                          engine=searcher.engine)
+    if searcher.cluster.count(searcher.info.index, action=f"counting the documents of {alias}") == 0:
+        raise InputError(f"index {alias!r} holds no documents: there is nothing for BM25 to match yet. Ingest first "
+                         f"(hybrid ingest FILE --index {alias}), then calibrate")
+    measured = measure_calibration(searcher, queries, source=source)
+    minimum = (policy or DEFAULT_POLICY).min_queries
+    stored = Calibration.from_meta((index_meta(searcher.cluster, searcher.info.index).get("adaptive") or {}).get("calibration"))
+    if measured.queries < minimum and stored is not None and stored.queries > measured.queries and not replace:
+        report = store_adaptive(client, alias, policy=policy, engine=searcher.engine)
+        return replaced(report, notes=(f"kept the calibration on {stored.queries} queries{_from(stored)}: these {measured.queries} "
+                                       f"are fewer than the {minimum:g} a confidence needs (--replace stores them anyway)",))
+    report = store_adaptive(client, alias, calibration=measured, policy=policy, engine=searcher.engine)
+    if measured.queries < minimum:
+        return replaced(report, notes=(f"{measured.queries} queries are fewer than the {minimum:g} a confidence needs: every query "
+                                       f"gets the baseline weights until a calibration on at least {minimum:g}",))
+    return report
+
+
+def _from(calibration: Calibration) -> str:
+    return f" ({calibration.source})" if calibration.source else ""

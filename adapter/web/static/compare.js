@@ -40,7 +40,7 @@
     const fusion = el("select", { "aria-label": `column ${i + 1} fusion` },
       el("option", { value: "" }, `index default (${INFO.default_fusion})`),
       ...INFO.fusions.map((f) => el("option", { value: f, selected: f === c.fusion }, CLIENT_FUSED.has(f) ? `${f} (client)` : f)));
-    fusion.title = "the fusion; adaptive chooses the weights per query";
+    fusion.title = "the fusion; adaptive: the index's calibrated weights (hybrid calibrate)";
     const weight = el("input", { type: "number", min: "0", max: "1", step: "0.05", value: c.weights ? c.weights[0] : "", placeholder: "w bm25",
       "aria-label": `column ${i + 1} bm25 weight (dense gets the rest)`, title: "bm25 weight, 0 to 1; dense gets 1 minus it (empty: the fusion's default)" });
     const rankConstant = el("input", { type: "number", min: "1", max: "10000", step: "1", value: c.rank_constant || "", placeholder: "RRF k",
