@@ -40,7 +40,7 @@ EXTRAS = {
 
 # Every extra pyproject.toml declares (a unit test holds the two equal).
 EXTRA_NAMES = frozenset({"aws", "bench", "docs", "e5", "elasticsearch", "eval", "haystack", "langchain", "llamaindex", "models",
-                         "peers", "ray", "report", "secure", "serve", "test"})
+                         "otel", "peers", "ray", "report", "secure", "serve", "test"})
 
 
 def require(module: str, purpose: str) -> ModuleType:
