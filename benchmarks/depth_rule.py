@@ -42,7 +42,7 @@ class LabelledSet:
 
 
 SETS = (
-    LabelledSet("scifact", SHARED / "scifact", "minilm", "english", 0.5),
+    LabelledSet("scifact", SHARED / "scifact", "minilm", "english"),
     LabelledSet("apropos-en", ROOT / "benchmarks" / "data" / "apropos-en", "minilm", "english"),
     LabelledSet("soporte-es", ROOT / "benchmarks" / "data" / "soporte-es", "multilingual-e5-small", "spanish"),
     LabelledSet("parts-en", ROOT / "benchmarks" / "data" / "parts-en", "minilm", "english"),
