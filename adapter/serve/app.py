@@ -1,12 +1,21 @@
-"""The ``hybrid serve`` ASGI app (Starlette): the compare page, ``/search``, ``/api/compare`` and a
+"""The ``hybrid serve`` app (FastAPI on Starlette): the compare page, search, health, metrics and a
 stored evaluation's report.
 
     GET  /                 the compare page (one query, two to four configurations side by side)
     GET  /search?q=...     one search, the JSON of ``hybrid search --json`` (adapter/schemas/search.schema.json)
-    POST /search           the same, parameters as a JSON object
+    POST /search           the same, parameters as a JSON object (strict types: ``{"q": 1}`` is refused)
     POST /api/compare      {"q", "columns": [config, ...]} -> {"columns": [{"label", "result" | "error"}]}
     GET  /api/info         which cluster (address without credentials) and index, what this engine differs in, the caps
+    GET  /healthz          the process answers (nothing else is asked: a liveness probe)
+    GET  /readyz           the model loaded and the cluster answering for the index (200), else 503: a readiness probe
+    GET  /metrics          Prometheus text (adapter.serve.metrics)
+    GET  /openapi.json     the OpenAPI document: the request models of adapter.serve.schema, the search contract
     GET  /report/          the report of ``--report DIR`` (a stored ``hybrid eval --report``), when given
+
+FastAPI because the request models are pydantic classes and it makes both the validation and the
+OpenAPI document from them (query-string models included); it is Starlette underneath, so the
+middleware, static files and uvicorn are the same as before. Searches never run on the event loop
+(adapter.serve.runner): a slow cluster holds its own requests and nothing else.
 
 Nothing a page gets holds the cluster's credentials: the client keeps them, the address is shown
 without them, and errors say what failed without the request's headers. Responses carry a
@@ -16,143 +25,210 @@ Content-Security-Policy that lets the pages load only this server's own files.
 from __future__ import annotations
 
 import json
+import logging
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Annotated, Any, AsyncIterator, Awaitable, Callable
 
-from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
+from fastapi import FastAPI, Query
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from adapter.errors import BackendError, HybridError, InputError
+from adapter import __version__
+from adapter.errors import BackendError, ClusterUnavailableError, HybridError, InputError
+from adapter.index.contracts import schema
+from adapter.serve.admission import Refused
+from adapter.serve.door import HEADERS, BodyTooLarge, Counted, Door, Security
+from adapter.serve.metrics import Metrics
 from adapter.serve.params import parse_compare, parse_config, query_text
+from adapter.serve.runner import Ops, Runner
+from adapter.serve.schema import CompareBody, SearchBody, SearchQuery, refusal
 from adapter.serve.service import SearchService
 
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
-       "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-           "Cache-Control": "no-store"}
+log = logging.getLogger("adapter.serve")
+JSON = "application/json"
 
 
-class _Guard:
-    """Security headers on every response; request bodies over the cap refused with 413."""
-
-    def __init__(self, app: ASGIApp, *, body_bytes: int) -> None:
-        self.app = app
-        self.body_bytes = body_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.body_bytes:
-            await _error(413, f"the request body is over {self.body_bytes} bytes")(scope, receive, send)
-            return
-        seen = 0
-
-        async def capped() -> Any:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.body_bytes:
-                raise InputError(f"the request body is over {self.body_bytes} bytes")
-            return message
-
-        async def with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers") or [])
-                present = {k.lower() for k, _ in headers}
-                headers += [(k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k.lower().encode() not in present]
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, capped, with_headers)
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(json.dumps({"error": message}, ensure_ascii=False), status_code=status, media_type=JSON,
+                    headers={**HEADERS, **(headers or {})})
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=HEADERS)
+def _responses(ok: str) -> dict[int | str, dict[str, Any]]:
+    error = {"content": {JSON: {"schema": {"type": "object", "properties": {"error": {"type": "string"}}}}}}
+    return {200: {"description": ok, "content": {JSON: {"schema": {"$ref": "#/components/schemas/SearchResult"}}}}
+            if ok == "search" else {"description": ok},
+            400: {"description": "a parameter refused, saying why", **error},
+            401: {"description": "the token is missing or wrong (when the server has one)", **error},
+            415: {"description": "a POST body that is not application/json", **error},
+            502: {"description": "the cluster failed the search", **error},
+            503: {"description": "the queue is full or the deadline passed: see Retry-After", **error}}
 
 
-def _status(exc: HybridError) -> int:
-    if isinstance(exc, BackendError):
-        return 502  # the cluster failed the request: not the caller's mistake
-    return 400
+class _Answers:
+    """Turns what a route raised into its answer, and counts it by kind."""
 
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
 
-def _json_endpoint(work: Callable[[Request], Awaitable[Any]]) -> Callable[[Request], Awaitable[Response]]:
-    async def endpoint(request: Request) -> Response:
+    async def __call__(self, work: Awaitable[bytes]) -> Response:
         try:
-            return JSONResponse(await work(request))
+            return Response(await work, media_type=JSON)
+        except Refused as exc:
+            return self.refused(exc.kind, 503, str(exc), {"Retry-After": str(exc.retry_after)})
+        except ClusterUnavailableError as exc:
+            return self.refused("unavailable", 502, str(exc))
+        except BackendError as exc:
+            return self.refused("cluster", 502, str(exc))
         except HybridError as exc:
-            return _error(_status(exc), str(exc))
+            return self.refused("input", 400, str(exc))
+        except Exception:
+            log.exception("hybrid serve: a request failed")
+            return self.refused("internal", 500, "the server failed this request (its log says why)")
 
-    return endpoint
+    def refused(self, kind: str, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+        self.metrics.errors.labels(kind).inc()
+        return _error(status, message, headers)
+
+    async def invalid(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        errors = list(exc.errors())
+        if errors and errors[0].get("type") == "json_invalid":
+            message = f"the request body is not JSON: {errors[0].get('ctx', {}).get('error', 'invalid')} at character {errors[0]['loc'][-1]}"
+        else:
+            message = refusal(errors)
+        return self.refused("input", 400, message)
+
+    async def http(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        cause = exc.__cause__
+        if isinstance(cause, RecursionError):
+            return self.refused("input", 400, "the JSON body is nested too deeply")
+        if isinstance(cause, BodyTooLarge):
+            return self.refused("too_large", 413, str(cause))
+        kind = "input" if exc.status_code == 400 else "not_found" if exc.status_code in (404, 405) else "http"
+        return self.refused(kind, exc.status_code, str(exc.detail), dict(exc.headers or {}))
 
 
-async def _body(request: Request) -> Any:
-    raw = await request.body()
-    try:
-        return json.loads(raw or b"{}")
-    except ValueError as exc:
-        raise InputError(f"the request body is not JSON: {exc}") from exc
-
-
-def _query_params(request: Request) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in request.query_params:
-        values = request.query_params.getlist(key)
-        out[key] = values if len(values) > 1 or key == "filter" else values[0]
-    return out
-
-
-def create_app(service: SearchService, *, report_dir: str | Path | None = None) -> Starlette:
+def create_app(service: SearchService, *, report_dir: str | Path | None = None, ops: Ops = Ops(),
+               security: Security = Security()) -> FastAPI:
     """The app for one warm :class:`SearchService`; ``report_dir`` (a stored evaluation with its
-    report) is served under ``/report/``."""
+    report) is served under ``/report/``; ``ops``: deadline, slots, queue, cache; ``security``: the
+    hosts answered and the bearer token."""
     from adapter.evaluation.html import environment
 
     limits = service.limits
-    page = environment().get_template("compare.html.j2")
+    metrics = Metrics()
+    runner = Runner(service, ops, metrics)
+    answers = _Answers(metrics)
     info = service.info.as_json()
     info["report"] = "/report/" if report_dir else None
+    page = environment().get_template("compare.html.j2").render(info=info, info_json=json.dumps(info, ensure_ascii=False).replace("</", "<\\/"))
+    info_bytes = json.dumps(info, ensure_ascii=False).encode()
+    reranker = service.reranker is not None
 
-    async def home(request: Request) -> Response:
-        return HTMLResponse(page.render(info=info, info_json=json.dumps(info, ensure_ascii=False).replace("</", "<\\/")))
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await runner.warm()
+        yield
+        runner.close()
+        Metrics.process_ended()
 
-    async def api_info(request: Request) -> Any:
-        return info
+    app = FastAPI(title="hybrid serve", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  description="Hybrid BM25 + vector search over one index, read-only (opensearch-hybrid-adapter).")
+    app.state.runner = runner
+    app.add_exception_handler(RequestValidationError, answers.invalid)
+    app.add_exception_handler(HTTPException, answers.http)
 
-    async def search(request: Request) -> Any:
-        params = await _body(request) if request.method == "POST" else _query_params(request)
-        if not isinstance(params, dict):
-            raise InputError("a search request body is a JSON object of parameters")
+    async def search(params: dict[str, Any]) -> bytes:
         query = query_text(params.get("q"), limits)
-        config = parse_config(params, limits, reranker=service.reranker is not None)
-        # On the event loop's thread: the service runs one search at a time anyway, and the hop to a
-        # worker thread cost 3 ms a call at load 30 (benchmarks/pages.py: /search added 5.09 ms p50
-        # over the Python API through run_in_threadpool, 2.12 ms without). A compare stays on a worker.
-        return service.search(query, config)
+        return await runner.search(query, parse_config(params, limits, reranker=reranker))
 
-    async def compare(request: Request) -> Any:
-        query, configs = parse_compare(await _body(request), limits, reranker=service.reranker is not None)
-        return {"q": query, "columns": await run_in_threadpool(service.compare, query, configs)}
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def home() -> Response:
+        return HTMLResponse(page)
 
-    routes: list[Any] = [
-        Route("/", home),
-        Route("/api/info", _json_endpoint(api_info)),
-        Route("/search", _json_endpoint(search), methods=["GET", "POST"]),
-        Route("/api/compare", _json_endpoint(compare), methods=["POST"]),
-        Mount("/static", StaticFiles(packages=[("adapter.web", "static")]), name="static"),
-    ]
+    @app.get("/api/info", summary="the cluster, index, engine notes and caps of this server")
+    async def api_info() -> Response:
+        return Response(info_bytes, media_type=JSON)
+
+    @app.get("/search", summary="one search (parameters in the query string)", responses=_responses("search"))
+    async def search_get(params: Annotated[SearchQuery, Query()]) -> Response:
+        return await answers(search(params.params()))
+
+    @app.post("/search", summary="one search (parameters as a JSON object)", responses=_responses("search"))
+    async def search_post(body: SearchBody) -> Response:
+        return await answers(search(body.params()))
+
+    @app.post("/api/compare", summary="one query, several configurations side by side", responses=_responses("the columns"))
+    async def compare(body: CompareBody) -> Response:
+        async def run() -> bytes:
+            query, configs = parse_compare({"q": body.q, "columns": [c.params() for c in body.columns]}, limits, reranker=reranker)
+            return await runner.compare(query, configs)
+
+        return await answers(run())
+
+    @app.get("/healthz", summary="liveness: the process answers")
+    async def healthz() -> Response:
+        return Response(b'{"status":"ok"}', media_type=JSON)
+
+    @app.get("/readyz", summary="readiness: the model loaded, the cluster answering for the index")
+    async def readyz() -> Response:
+        ready, checks = await runner.ready()
+        return Response(json.dumps({"ready": ready, **checks}, ensure_ascii=False), status_code=200 if ready else 503, media_type=JSON)
+
+    @app.get("/metrics", summary="Prometheus text: requests, latency per technique, fallbacks, errors")
+    async def prometheus() -> Response:
+        body, content_type = metrics.exposition()
+        return Response(body, media_type=content_type)
+
+    app.mount("/static", StaticFiles(packages=[("adapter.web", "static")]), name="static")
     if report_dir is not None:
-        root = Path(report_dir)
-        if not (root / "index.html").is_file():
-            raise InputError(f"{root} has no index.html: write the report with `hybrid eval ... --report {root}` or `hybrid report {root}`")
-        routes.append(Route("/report", lambda request: RedirectResponse("/report/")))
-        routes.append(Mount("/report", StaticFiles(directory=str(root), html=True), name="report"))
-    app = Starlette(routes=routes)
-    app.add_middleware(_Guard, body_bytes=limits.body_bytes)
+        _mount_report(app, Path(report_dir))
+    app.openapi = _with_search_contract(app)  # type: ignore[method-assign]
+    app.add_middleware(Door, security=security, body_bytes=limits.body_bytes, metrics=metrics)
+    app.add_middleware(Counted, metrics=metrics)
     return app
+
+
+def _mount_report(app: FastAPI, root: Path) -> None:
+    if not (root / "index.html").is_file():
+        raise InputError(f"{root} has no index.html: write the report with `hybrid eval ... --report {root}` or `hybrid report {root}`")
+
+    @app.get("/report", include_in_schema=False)
+    async def report() -> Response:
+        return RedirectResponse("/report/")
+
+    app.mount("/report", StaticFiles(directory=str(root), html=True), name="report")
+
+
+def _with_search_contract(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    """FastAPI's OpenAPI document with the search contract (adapter/schemas/search.schema.json) as
+    the ``SearchResult`` component: its ``$defs`` become ``SearchResult_<name>`` components."""
+    from fastapi.openapi.utils import get_openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            contract = schema("search")
+            defs = contract.pop("$defs", {})
+            for key in ("$schema", "$id"):
+                contract.pop(key, None)
+            components = document.setdefault("components", {}).setdefault("schemas", {})
+            components["SearchResult"] = _refs(contract)
+            components.update({f"SearchResult_{name}": _refs(value) for name, value in defs.items()})
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    return openapi
+
+
+def _refs(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: (v.replace("#/$defs/", "#/components/schemas/SearchResult_") if k == "$ref" else _refs(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_refs(v) for v in value]
+    return value

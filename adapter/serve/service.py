@@ -5,6 +5,10 @@ search through it (``search``, ``msearch``, ``mget``: nothing is written to the 
 fusion no stored pipeline runs travels inside the request). A compare embeds its query once and
 runs every column with that vector. Results are the search contract's JSON
 (:func:`adapter.index.contracts.search_result_json`, what ``hybrid search --json`` prints).
+
+Nothing here holds a lock across a search: the searcher is safe across threads (each search reads
+its state once), the embedder is called by one thread (:mod:`adapter.serve.vectors`), and only the
+reranker, whose tokenizer refuses concurrent calls, takes one request at a time.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -23,9 +27,11 @@ from adapter.errors import HybridError, InputError
 from adapter.fusion import DEFAULT_RANK_CONSTANT, DEFAULT_WEIGHTS, Fusion, methods, parse_fusion
 from adapter.fusion.render import servers
 from adapter.index.contracts import search_result_json
+from adapter.models.embedders import Embedder
 from adapter.search import Searcher
 from adapter.search.page import SearchOptions
-from adapter.search.results import Technique
+from adapter.search.rerank import Reranker
+from adapter.search.results import SearchResult, Technique
 from adapter.serve.params import ADAPTIVE, Config, Limits
 
 
@@ -78,15 +84,28 @@ class ServerInfo:
                 "techniques": [t.value for t in Technique]}
 
 
+class _OneAtATime:
+    """A reranker called by one thread at a time (a Hugging Face tokenizer refuses concurrent calls)."""
+
+    def __init__(self, reranker: Reranker) -> None:
+        self._reranker = reranker
+        self._lock = threading.Lock()
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return self._reranker.score(query, texts)
+
+
 class SearchService:
-    """One index behind a warm searcher. Thread-safe: searches run one at a time (the searcher and
-    its model are shared; a compare's columns are one request)."""
+    """One index behind a warm searcher. Thread-safe without a shared lock: concurrent searches and
+    compares run side by side (``reranker`` names the searcher's cross-encoder, for the page)."""
 
     def __init__(self, searcher: Searcher, *, cluster: str, limits: Limits = Limits(), reranker: str | None = None) -> None:
         self.searcher = searcher
         self.limits = limits
         self.reranker = reranker
-        self._lock = threading.Lock()
+        if searcher.reranker is not None and not isinstance(searcher.reranker, _OneAtATime):
+            searcher.reranker = _OneAtATime(searcher.reranker)
         caps = searcher.caps
         default = searcher.info.default_fusion or (searcher.pipeline or searcher.fusion.name)
         fusions, client_fusions = offered_fusions(caps)
@@ -94,11 +113,19 @@ class SearchService:
                                embedder=searcher.info.fingerprint.model, fusions=fusions, client_fusions=client_fusions,
                                default_fusion=str(default), reranker=reranker, notes=tuple(engine_notes(caps)), limits=limits)
 
+    @property
+    def embedder(self) -> Embedder:
+        return self.searcher.embedder
+
     def warm(self) -> float:
         """Load the model now (its first encode); seconds spent."""
         started = time.perf_counter()
         self.searcher.query_vector("warm up")
         return time.perf_counter() - started
+
+    def ready(self) -> dict[str, Any]:
+        """One cheap request (a count of the index) that needs the cluster and the index: raises what it met."""
+        return {"documents": self.searcher.cluster.count(self.searcher.alias, action="checking readiness")}
 
     def _fusion(self, config: Config) -> Any:
         if config.fusion == ADAPTIVE:
@@ -107,34 +134,47 @@ class SearchService:
             return self.searcher.policy
         return parse_fusion(config.fusion, weights=config.weights, rank_constant=config.rank_constant)
 
-    def _run(self, query: str, config: Config, vector: np.ndarray | None) -> dict[str, Any]:
+    def result(self, query: str, config: Config, vector: np.ndarray | None) -> SearchResult:
+        """One search with ``config``; ``vector``: the query's (None: embedded here when needed)."""
         fusion = self._fusion(config)
-        result = self.searcher.search(
+        return self.searcher.search(
             query, technique=config.technique, k=config.k, from_=config.from_, depth=config.depth, fusion=fusion,
             rerank_top=config.rerank, mmr_lambda=config.mmr, explain=config.explain and config.technique is not Technique.BM25
             and config.technique is not Technique.DENSE, query_vector=vector, filters=dict(config.filters) or None,
             options=SearchOptions(highlight=config.highlight, full_text=config.full_text),
         )
-        return search_result_json(result)
+
+    def needs_vector(self, configs: Sequence[Config]) -> bool:
+        return not all(c.technique is Technique.BM25 and c.mmr is None for c in configs)
+
+    def embedding_text(self, query: str) -> str:
+        """What is embedded for ``query`` (and so the query-vector cache's key)."""
+        return clean_query(query)
 
     def _vector(self, query: str, configs: Sequence[Config]) -> np.ndarray | None:
-        if all(c.technique is Technique.BM25 and c.mmr is None for c in configs):
-            return None
-        return self.searcher.query_vector(clean_query(query))
+        return self.searcher.query_vector(self.embedding_text(query)) if self.needs_vector(configs) else None
 
-    def search(self, query: str, config: Config) -> dict[str, Any]:
+    def search(self, query: str, config: Config, vector: np.ndarray | None = None) -> dict[str, Any]:
         """One search, as ``hybrid search --json`` answers it."""
-        with self._lock:
-            return self._run(query, config, self._vector(query, [config]))
+        if vector is None:
+            vector = self._vector(query, [config])
+        return search_result_json(self.result(query, config, vector))
 
-    def compare(self, query: str, configs: Sequence[Config]) -> list[Mapping[str, Any]]:
-        """Every column's result (or its error) for one query, embedded once."""
-        with self._lock:
+    def compare(self, query: str, configs: Sequence[Config], vector: np.ndarray | None = None,
+                each: Callable[[Config, SearchResult | None, float], None] = lambda config, result, seconds: None) -> list[Mapping[str, Any]]:
+        """Every column's result (or its error) for one query, embedded once; ``each(config, result or
+        None, seconds)`` hears of every column."""
+        if vector is None:
             vector = self._vector(query, configs)
-            out: list[Mapping[str, Any]] = []
-            for config in configs:
-                try:
-                    out.append({"label": config.label, "result": self._run(query, config, vector)})
-                except HybridError as exc:  # one column's bad configuration does not sink the others
-                    out.append({"label": config.label, "error": str(exc)})
-            return out
+        out: list[Mapping[str, Any]] = []
+        for config in configs:
+            started = time.perf_counter()
+            try:
+                result = self.result(query, config, vector)
+            except HybridError as exc:  # one column's bad configuration does not sink the others
+                each(config, None, time.perf_counter() - started)
+                out.append({"label": config.label, "error": str(exc)})
+                continue
+            each(config, result, time.perf_counter() - started)
+            out.append({"label": config.label, "result": search_result_json(result)})
+        return out

@@ -1,0 +1,151 @@
+"""How many searches run at once, how many may wait, and for how long: ``hybrid serve``'s back-pressure.
+
+At most ``concurrency`` searches run (each on a worker thread of a pool that size); at most ``queue``
+more wait for one of them to end. A request that finds the queue full is refused at once
+(:class:`Overloaded`); one whose deadline passes while it waits or runs is answered then
+(:class:`DeadlineExceeded`): both become a 503 with ``Retry-After``. A search whose caller gave up
+keeps its slot until its thread really ends (a blocking client call cannot be interrupted), so a
+stuck cluster fills the slots and then the queue, and the server refuses fast instead of piling up
+threads. The event loop never runs a search: ``/healthz`` answers while every slot is stuck.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import queue
+import threading
+import time
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+
+
+class DaemonPool:
+    """``size`` daemon threads running what :meth:`submit` gives them, in order. Daemon threads
+    (which the standard ThreadPoolExecutor's are not) because a thread stuck on a cluster that
+    never answers must not keep the process from exiting once its request has been answered."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, Callable[[], Any], asyncio.Future[Any]] | None] = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(size)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, work: Callable[[], T]) -> asyncio.Future[T]:
+        """``work()`` on a thread; its answer (or exception) in the returned future, on the caller's loop."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put((loop, work, future))
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, work, future = job
+            try:
+                outcome: tuple[bool, Any] = (True, work())
+            except BaseException as exc:  # handed to the awaiting request, which answers for it
+                outcome = (False, exc)
+            try:
+                loop.call_soon_threadsafe(_settle, future, outcome)
+            except RuntimeError:  # the loop closed (the server stopped) while this ran: nobody waits
+                pass
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+
+
+def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if future.done():
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+class Refused(Exception):
+    """A request this server will not run now; ``retry_after`` seconds is a fair wait."""
+
+    kind = "refused"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Overloaded(Refused):
+    kind = "overloaded"
+
+
+class DeadlineExceeded(Refused):
+    kind = "deadline"
+
+
+class Deadline:
+    """A request's clock: ``seconds`` from when it was made."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    def exceeded(self, doing: str) -> DeadlineExceeded:
+        return DeadlineExceeded(f"the request's deadline ({self.seconds:g} s) passed while {doing}; try again later",
+                                retry_after=max(1, math.ceil(self.seconds)))
+
+
+class Admission:
+    """The slots and the queue. ``on_change(running, waiting)`` reports to the metrics."""
+
+    def __init__(self, *, concurrency: int, queue: int, on_change: Callable[[int, int], None] = lambda running, waiting: None) -> None:
+        if concurrency < 1 or queue < 0:
+            raise ValueError(f"concurrency must be >= 1 and queue >= 0, got {concurrency}, {queue}")
+        self.concurrency = concurrency
+        self.queue = queue
+        self._slots = asyncio.Semaphore(concurrency)
+        self._pool = DaemonPool(concurrency, "hybrid-serve-search")
+        self._on_change = on_change
+        self.running = 0
+        self.waiting = 0
+
+    async def run(self, work: Callable[[], T], deadline: Deadline) -> T:
+        """``work()`` on a worker thread once a slot is free, its answer within ``deadline``."""
+        await self._enter(deadline)
+        future = self._pool.submit(work)
+        future.add_done_callback(self._leave)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout=max(deadline.left(), 0.0))
+        except asyncio.TimeoutError:
+            raise deadline.exceeded("the cluster answered") from None
+
+    async def _enter(self, deadline: Deadline) -> None:
+        if self._slots.locked() and self.waiting >= self.queue:
+            raise Overloaded(f"{self.running} searches are running and {self.waiting} waiting, the most this server queues; "
+                             "try again shortly", retry_after=1)
+        self._change(waiting=1)
+        try:
+            await asyncio.wait_for(self._slots.acquire(), timeout=max(deadline.left(), 0.0))
+        except asyncio.TimeoutError:
+            raise deadline.exceeded("waiting for a free search slot") from None
+        finally:
+            self._change(waiting=-1)
+        self._change(running=1)
+
+    def _leave(self, future: asyncio.Future[Any]) -> None:
+        self._slots.release()
+        self._change(running=-1)
+        if not future.cancelled():
+            future.exception()  # seen: the caller may have given up on it
+
+    def _change(self, *, running: int = 0, waiting: int = 0) -> None:
+        self.running += running
+        self.waiting += waiting
+        self._on_change(self.running, self.waiting)
+
+    def close(self) -> None:
+        self._pool.close()

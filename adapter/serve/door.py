@@ -1,0 +1,216 @@
+"""What every ``hybrid serve`` request passes before a route: pure ASGI middleware.
+
+- :class:`Counted` (outermost): every answer counted and timed (``/metrics``), refusals included.
+- :class:`Door`: security headers on every answer, then, in order, refusals that say why:
+  a ``Host`` this server does not answer to (400: DNS rebinding: a page whose name was rebound to
+  127.0.0.1 still sends its own name); a missing or wrong bearer token where one is set (401; the
+  probes ``/healthz`` and ``/readyz`` and the package's static files excepted); a POST whose body
+  is not ``application/json`` (415: a cross-site form or ``text/plain`` fetch needs no CORS
+  preflight; JSON does, and this server grants none); a body over the cap (413).
+
+A browser cannot send a bearer token when it opens a page, so ``GET /?token=...`` with the right
+token answers with a cookie (HttpOnly, SameSite=Strict: never sent by another site's page) and a
+redirect to the address without it; the cookie then stands for the token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import urlencode
+
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from adapter.serve.metrics import Metrics, route_of
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
+       "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+           "Cache-Control": "no-store"}
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+OPEN_PATHS = ("/healthz", "/readyz")  # probes: a load balancer or kubelet asks without a token
+COOKIE = "hybrid_serve_token"
+
+
+@dataclass(frozen=True)
+class Security:
+    """``hosts``: the ``Host`` names answered (None: any; ``*.example.org`` matches its subdomains);
+    ``token``: the bearer token every request but the probes must carry (None: none)."""
+
+    hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
+    token: str | None = None
+
+    def __repr__(self) -> str:  # never the token
+        return f"Security(hosts={self.hosts!r}, token={'set' if self.token else None})"
+
+
+def json_answer(status: int, message: str, headers: dict[str, str] | None = None) -> tuple[Message, Message]:
+    body = json.dumps({"error": message}, ensure_ascii=False).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.lower().encode(), v.encode()) for k, v in {**HEADERS, **(headers or {})}.items()]
+    return {"type": "http.response.start", "status": status, "headers": raw}, {"type": "http.response.body", "body": body}
+
+
+def host_name(header: str) -> str:
+    """The name of a ``Host`` header, without its port; IPv6 without its brackets."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def host_allowed(name: str, hosts: tuple[str, ...]) -> bool:
+    return any(name == h or (h.startswith("*.") and name.endswith(h[1:])) or h == "*" for h in hosts)
+
+
+class Door:
+    def __init__(self, app: ASGIApp, *, security: Security, body_bytes: int, metrics: Metrics) -> None:
+        self.app = app
+        self.security = security
+        self.body_bytes = body_bytes
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            kind, status, message, extra = refusal
+            self.metrics.errors.labels(kind).inc()
+            for message_part in json_answer(status, message, extra):
+                await send(message_part)
+            return
+        login = self._login(scope)
+        if login is not None:
+            for part in login:
+                await send(part)
+            return
+        await self.app(scope, self._capped(receive), self._with_headers(send))
+
+    def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[str, int, str, dict[str, str]] | None:
+        hosts = self.security.hosts
+        if hosts is not None and not host_allowed(host_name(headers.get("host", "")), hosts):
+            return ("host", 400, f"this server answers to Host {', '.join(hosts)}, not {headers.get('host', '(none)')!r}", {})
+        if self.security.token and not self._authorized(scope, headers):
+            return ("unauthorized", 401, "this server needs its token: send Authorization: Bearer <token>",
+                    {"WWW-Authenticate": 'Bearer realm="hybrid serve"'})
+        if scope["method"] == "POST" and not _is_json(headers.get("content-type", "")):
+            return ("media_type", 415, f"a POST body is JSON: send Content-Type: application/json (got {headers.get('content-type', 'none')!r})", {})
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.body_bytes:
+            return ("too_large", 413, f"the request body is over {self.body_bytes} bytes", {})
+        return None
+
+    def _authorized(self, scope: Scope, headers: dict[str, str]) -> bool:
+        path = scope["path"]
+        if path in OPEN_PATHS or path.startswith("/static/"):
+            return True
+        token = self.security.token or ""
+        given = headers.get("authorization", "")
+        if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(), token.encode()):
+            return True
+        cookie = _cookies(headers.get("cookie", "")).get(COOKIE)
+        if cookie is not None and hmac.compare_digest(cookie.encode(), token.encode()):
+            return True
+        return self._token_in_query(scope) is not None
+
+    def _token_in_query(self, scope: Scope) -> str | None:
+        if scope["method"] != "GET" or not self.security.token:
+            return None
+        given = HTTPConnection(scope).query_params.get("token")
+        return given if given is not None and hmac.compare_digest(given.encode(), self.security.token.encode()) else None
+
+    def _login(self, scope: Scope) -> tuple[Message, Message] | None:
+        """``GET <path>?token=...`` (the right one): the cookie, and the address without the token."""
+        token = self._token_in_query(scope)
+        if token is None:
+            return None
+        rest = [(k, v) for k, v in HTTPConnection(scope).query_params.multi_items() if k != "token"]
+        location = scope["path"] + (f"?{urlencode(rest)}" if rest else "")
+        secure = "; Secure" if scope.get("scheme") == "https" else ""
+        start, body = json_answer(303, "signed in", {"Location": location,
+                                                     "Set-Cookie": f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/{secure}"})
+        return start, body
+
+    def _capped(self, receive: Receive) -> Receive:
+        seen = 0
+        cap = self.body_bytes
+
+        async def capped() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > cap:
+                raise BodyTooLarge(f"the request body is over {cap} bytes")
+            return message
+
+        return capped
+
+    @staticmethod
+    def _with_headers(send: Send) -> Send:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                present = {k.lower() for k, _ in headers}
+                headers += [(k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k.lower().encode() not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return with_headers
+
+
+class BodyTooLarge(Exception):
+    """A body that grew past the cap while it was read (no Content-Length, or a false one)."""
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+def _cookies(header: str) -> dict[str, str]:
+    out = {}
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name:
+            out[name] = value
+    return out
+
+
+class Counted:
+    """Counts and times every answer by route, method and status (a failure that escapes: 500)."""
+
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = self.clock()
+        status: list[int] = []
+
+        async def noted(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(int(message["status"]))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noted)
+        except BaseException:
+            if not status:
+                status.append(500)
+            raise
+        finally:
+            route = route_of(scope["path"])
+            self.metrics.requests.labels(route, scope["method"], str(status[0] if status else 500)).inc()
+            self.metrics.request_seconds.labels(route).observe(self.clock() - started)
+

@@ -1,0 +1,153 @@
+"""The async side of :class:`~adapter.serve.service.SearchService`: what a request awaits.
+
+A search's query vector comes from the cache or the batched model (:mod:`adapter.serve.vectors`);
+the search itself runs on a worker thread behind :class:`~adapter.serve.admission.Admission` (a
+slot, a bounded queue), and the whole request within its deadline. The event loop only awaits.
+Every search is observed: its seconds by technique, a hybrid the server could not fuse (fused
+here instead: a fallback), the cluster's errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from adapter.errors import BackendError, ClusterUnavailableError, HybridError
+from adapter.fusion.base import FusedBy
+from adapter.index.contracts import search_result_json
+from adapter.search.results import SearchResult, Technique
+from adapter.serve.admission import Admission, DaemonPool, Deadline
+from adapter.serve.metrics import Metrics
+from adapter.serve.params import Config
+from adapter.serve.service import SearchService
+from adapter.serve.vectors import QueryVectors, batch_embedder
+
+
+@dataclass(frozen=True)
+class Ops:
+    """How ``hybrid serve`` runs its searches."""
+
+    deadline: float = 10.0  # seconds a request may take, queue wait included
+    concurrency: int = 16  # searches at once (worker threads; the cluster client's connections)
+    queue: int = 64  # searches that may wait for a slot
+    query_cache: int = 10_000  # query vectors kept (0: none)
+    max_batch: int = 32  # queries per model call
+    ready_timeout: float = 2.0  # seconds /readyz waits for the cluster
+
+    def __post_init__(self) -> None:
+        if not (self.deadline > 0 and self.concurrency >= 1 and self.queue >= 0 and self.query_cache >= 0 and self.max_batch >= 1
+                and self.ready_timeout > 0):
+            raise ValueError(f"invalid serve settings: {self}")
+
+
+def render(document: Any) -> bytes:
+    """JSON as Starlette's JSONResponse writes it (compact, UTF-8, no NaN)."""
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+class Runner:
+    """Searches for one app: started in its lifespan, on its event loop."""
+
+    def __init__(self, service: SearchService, ops: Ops, metrics: Metrics) -> None:
+        self.service = service
+        self.ops = ops
+        self.metrics = metrics
+        self.admission = Admission(concurrency=ops.concurrency, queue=ops.queue, on_change=self._slots_changed)
+        self.vectors = QueryVectors(batch_embedder(service.embedder), cache_size=ops.query_cache, max_batch=ops.max_batch,
+                                    on_batch=lambda n: metrics.embed_batch.observe(n),
+                                    on_vector=lambda source: metrics.query_vectors.labels(source).inc())
+        self._checks = DaemonPool(1, "hybrid-serve-ready")
+        self._check: asyncio.Future[dict[str, Any]] | None = None
+        self.model_loaded = False
+
+    async def warm(self) -> float:
+        """The model loaded, before the first request (seconds)."""
+        seconds = await self._checks.submit(self.service.warm)
+        self.model_loaded = True
+        return seconds
+
+    async def _vector(self, query: str, configs: Sequence[Config], deadline: Deadline) -> np.ndarray | None:
+        if not self.service.needs_vector(configs):
+            return None
+        try:
+            return await asyncio.wait_for(self.vectors.get(self.service.embedding_text(query)), timeout=max(deadline.left(), 0.0))
+        except asyncio.TimeoutError:
+            raise deadline.exceeded("embedding the query") from None
+
+    async def search(self, query: str, config: Config) -> bytes:
+        """The search's JSON (``hybrid search --json``), encoded on the worker thread."""
+        deadline = Deadline(self.ops.deadline)
+        vector = await self._vector(query, [config], deadline)
+
+        def work() -> bytes:
+            started = time.perf_counter()
+            try:
+                result = self.service.result(query, config, vector)
+            except HybridError as exc:
+                self._failed(exc)
+                raise
+            self._observe(config, result, time.perf_counter() - started)
+            return render(search_result_json(result))
+
+        return await self.admission.run(work, deadline)
+
+    async def compare(self, query: str, configs: Sequence[Config]) -> bytes:
+        """``{"q", "columns"}``: every column in one slot, one after the other (a compare is one
+        person's request); a column's failure is its ``error``."""
+        deadline = Deadline(self.ops.deadline)
+        vector = await self._vector(query, configs, deadline)
+
+        def each(config: Config, result: SearchResult | None, seconds: float) -> None:
+            if result is not None:
+                self._observe(config, result, seconds)
+
+        def work() -> bytes:
+            try:
+                columns = self.service.compare(query, configs, vector, each)
+            except HybridError as exc:
+                self._failed(exc)
+                raise
+            return render({"q": query, "columns": columns})
+
+        return await self.admission.run(work, deadline)
+
+    def _observe(self, config: Config, result: SearchResult, seconds: float) -> None:
+        self.metrics.search_seconds.labels(config.technique.value).observe(seconds)
+        if result.technique is Technique.HYBRID and result.fused_by is FusedBy.CLIENT:
+            self.metrics.fallbacks.labels(config.technique.value).inc()
+
+    def _failed(self, exc: HybridError) -> None:
+        if isinstance(exc, ClusterUnavailableError):
+            self.metrics.cluster_errors.labels("unreachable").inc()
+        elif isinstance(exc, BackendError):
+            self.metrics.cluster_errors.labels(str(exc.status or "unknown")).inc()
+
+    def _slots_changed(self, running: int, waiting: int) -> None:
+        self.metrics.in_flight.set(running)
+        self.metrics.queued.set(waiting)
+
+    async def ready(self) -> tuple[bool, dict[str, Any]]:
+        """Whether this server can search now: the model loaded, the cluster answering for the index
+        within ``ops.ready_timeout`` (one check at a time; a probe arriving meanwhile shares it)."""
+        checks: dict[str, Any] = {"model": "loaded" if self.model_loaded else "not loaded"}
+        if self._check is None or self._check.done():
+            self._check = self._checks.submit(self.service.ready)
+            self._check.add_done_callback(lambda f: f.cancelled() or f.exception())
+        try:
+            found = await asyncio.wait_for(asyncio.shield(self._check), timeout=self.ops.ready_timeout)
+            checks.update(cluster="answering", index=self.service.info.index, documents=found["documents"])
+        except asyncio.TimeoutError:
+            checks["cluster"] = f"no answer within {self.ops.ready_timeout:g} s"
+        except HybridError as exc:
+            checks["cluster"] = str(exc)
+        return self.model_loaded and checks.get("cluster") == "answering", checks
+
+    def close(self) -> None:
+        self.admission.close()
+        self.vectors.close()
+        self._checks.close()

@@ -1,0 +1,302 @@
+"""`hybrid serve` for ops, on a real node (issue 29 item 4): a slow cluster holds only its own
+requests, the door refuses what it must, the probes, metrics and OpenAPI document, slow clients,
+and the command itself: SIGTERM mid-request and several workers (the load test is test_serve_load.py).
+
+Engine-neutral: one OpenSearch 3.x target runs it."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+from adapter.engines import connect, describe_url
+from adapter.index.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import read_source
+from adapter.search import Searcher
+from adapter.serve import Ops, SearchService, Security, create_app
+from tests.conftest import HashingEmbedder
+from tests.support.faults import PASS, Delay, FaultProxy, Hold
+from tests.support.serving import free_port, served
+
+pytestmark = pytest.mark.min_version("3.0")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def hashing():
+    return HashingEmbedder(32)
+
+
+@pytest.fixture
+def small_index(client, index_name, support_docs_path, hashing):
+    init_index(client, index_name, IndexSpec(hashing.fingerprint))
+    Ingestor.open(client, index_name, hashing, progress=False).ingest(read_source(support_docs_path))
+    return index_name
+
+
+def call(url: str, *, method: str = "GET", body: bytes | None = None, headers: dict | None = None,
+         timeout: float = 60) -> tuple[int, dict, bytes, float]:
+    """(status, headers, body, seconds) of one request, errors included."""
+    request = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read(), time.perf_counter() - started
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read(), time.perf_counter() - started
+
+
+def post_json(url: str, document, **options):
+    return call(url, method="POST", body=json.dumps(document).encode(), headers={"Content-Type": "application/json"}, **options)
+
+
+def counter(metrics_text: str, name: str, **labels) -> float:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    total = 0.0
+    for family in text_string_to_metric_families(metrics_text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total
+
+
+def test_a_cluster_holding_every_answer_holds_only_the_searches(small_index, opensearch_url, hashing):
+    """Every answer of the cluster held 40 s by a proxy. Before: one /search took 120 s and
+    /api/info, a constant, waited 119 s behind it. Now the searches get a 503 with Retry-After at
+    their deadline (or at once when the queue is full) and nothing else waits."""
+    with FaultProxy(opensearch_url) as proxy:
+        cluster = connect(proxy.url)
+        service = SearchService(Searcher.open(cluster, small_index, hashing), cluster=describe_url(cluster))
+        app = create_app(service, ops=Ops(deadline=2.0, concurrency=4, queue=2, ready_timeout=1.0))
+        with served(app) as url:
+            assert call(f"{url}/readyz")[0] == 200
+            proxy.set_policy(lambda n, method, path: Hold(40.0))
+            answers: list = [None] * 8
+
+            def search(i: int) -> None:
+                answers[i] = call(f"{url}/search?q=pedido+{i}&explain=false")
+
+            held = [threading.Thread(target=search, args=(i,)) for i in range(8)]
+            for t in held:
+                t.start()
+                time.sleep(0.05)  # in order: four run, two wait, two find the queue full
+            probes = [call(f"{url}/healthz")[3] for _ in range(40)] + [call(f"{url}/api/info")[3] for _ in range(10)]
+            for t in held:
+                t.join(timeout=30)
+            ready = call(f"{url}/readyz")
+            metrics = call(f"{url}/metrics")[2].decode()
+    statuses = [a[0] for a in answers]
+    assert statuses == [503] * 8, [a[2] for a in answers]
+    bodies = [json.loads(a[2])["error"] for a in answers]
+    assert sum("most this server queues" in b for b in bodies) == 2 and sum("deadline (2 s) passed" in b for b in bodies) == 6, bodies
+    assert all(a[1].get("retry-after") in ("1", "2") for a in answers)
+    assert max(a[3] for a in answers) < 2.0 + 1.5  # the deadline, not the cluster's 40 s
+    # The process answers at once while every search is stuck (the issue's target: p99 under 50 ms;
+    # asserted with room for a loaded shared machine: the figure goes to docs/BENCHMARKS.md).
+    assert float(np.percentile(probes, 99)) < 0.5, probes
+    assert ready[0] == 503 and "no answer within 1 s" in json.loads(ready[2])["cluster"]
+    assert counter(metrics, "hybrid_serve_errors_total", kind="overloaded") == 2
+    assert counter(metrics, "hybrid_serve_errors_total", kind="deadline") == 6
+    assert counter(metrics, "hybrid_serve_requests_total", route="/search", status="503") == 8
+    assert counter(metrics, "hybrid_serve_in_flight") == 4  # still stuck on the cluster, still counted
+
+
+def test_the_door_refuses_rebinding_text_posts_coercion_and_deep_json(small_index, opensearch_url, hashing):
+    service = SearchService(Searcher.open(connect(opensearch_url), small_index, hashing), cluster="test")
+    with served(create_app(service)) as url:
+        port = url.rsplit(":", 1)[1]
+        # DNS rebinding: the attacker's page, its name now resolving to 127.0.0.1, sends its own Host.
+        rebound = call(f"{url}/api/info", headers={"Host": f"rebind.attacker.example:{port}"})
+        assert rebound[0] == 400 and "answers to Host 127.0.0.1, localhost, ::1" in json.loads(rebound[2])["error"]
+        assert call(f"{url}/api/info", headers={"Host": f"localhost:{port}"})[0] == 200
+        assert call(f"{url}/api/info", headers={"Host": f"[::1]:{port}"})[0] == 200
+        # A text/plain or form POST needs no CORS preflight: another site's page could send it.
+        for content_type in ("text/plain", "application/x-www-form-urlencoded", None):
+            sent = call(f"{url}/search", method="POST", body=b'{"q": "pedido"}', headers={"Content-Type": content_type} if content_type else {})
+            assert sent[0] == 415 and "Content-Type: application/json" in json.loads(sent[2])["error"], sent
+        coerced = post_json(f"{url}/search", {"q": 1})
+        assert coerced[0] == 400 and json.loads(coerced[2])["error"] == "q: Input should be a valid string, got 1"
+        assert post_json(f"{url}/search", {"q": "pedido", "k": "5"})[0] == 400  # JSON numbers are numbers
+        assert call(f"{url}/search?q=pedido&k=5&explain=false")[0] == 200  # a query string's are text
+        unknown = post_json(f"{url}/search", {"q": "pedido", "size": 5})
+        assert unknown[0] == 400 and "unknown parameter size" in json.loads(unknown[2])["error"]
+        deep = call(f"{url}/search", method="POST", body=b'{"q": ' + b"[" * 30_000 + b"]" * 30_000 + b"}",
+                    headers={"Content-Type": "application/json"})
+        assert deep[0] == 400 and json.loads(deep[2])["error"] == "the JSON body is nested too deeply"
+        broken = call(f"{url}/search", method="POST", body=b'{"q": "pedido"', headers={"Content-Type": "application/json"})
+        assert broken[0] == 400 and "not JSON" in json.loads(broken[2])["error"]
+        ok = post_json(f"{url}/search", {"q": "pedido", "explain": False, "k": 3})
+        assert ok[0] == 200 and len(json.loads(ok[2])["hits"]) == 3
+        metrics = call(f"{url}/metrics")[2].decode()
+    assert counter(metrics, "hybrid_serve_errors_total", kind="host") == 1
+    assert counter(metrics, "hybrid_serve_errors_total", kind="media_type") == 3
+    assert counter(metrics, "hybrid_serve_errors_total", kind="input") == 5
+    assert counter(metrics, "hybrid_serve_search_seconds_count", technique="hybrid") == 2
+
+
+def test_probes_metrics_and_the_openapi_document(small_index, opensearch_url, hashing):
+    service = SearchService(Searcher.open(connect(opensearch_url), small_index, hashing), cluster="test")
+    with served(create_app(service)) as url:
+        assert call(f"{url}/healthz")[:3:2] == (200, b'{"status":"ok"}')
+        ready = call(f"{url}/readyz")
+        assert ready[0] == 200 and json.loads(ready[2]) == {"ready": True, "model": "loaded", "cluster": "answering",
+                                                           "index": small_index, "documents": 12}
+        for technique in ("bm25", "dense", "hybrid", "client"):
+            assert post_json(f"{url}/search", {"q": "pedido", "technique": technique, "explain": False})[0] == 200
+        compare = post_json(f"{url}/api/compare", {"q": "pedido", "columns": [{"technique": "bm25"}, {"technique": "hybrid", "fusion": "rrf"}]})
+        assert compare[0] == 200 and [c["label"] for c in json.loads(compare[2])["columns"]] == ["bm25", "hybrid · rrf"]
+        metrics = call(f"{url}/metrics")
+        document = json.loads(call(f"{url}/openapi.json")[2])
+    text = metrics[2].decode()
+    assert metrics[1]["content-type"].startswith("text/plain; version=")
+    assert counter(text, "hybrid_serve_search_seconds_count", technique="hybrid") == 2  # the /search and the compare column
+    assert counter(text, "hybrid_serve_search_seconds_count", technique="bm25") == 2
+    assert counter(text, "hybrid_serve_requests_total", route="/search", method="POST", status="200") == 4
+    assert counter(text, "hybrid_serve_query_vectors_total") >= 3  # bm25 alone needs none
+    assert counter(text, "hybrid_serve_fallbacks_total") == 0  # 3.x fuses every one of these on the server
+    paths = document["paths"]
+    assert {"/search", "/api/compare", "/healthz", "/readyz", "/metrics", "/api/info"} <= set(paths)
+    body = paths["/search"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    assert body == "#/components/schemas/SearchBody"
+    schemas = document["components"]["schemas"]
+    assert schemas["SearchBody"]["required"] == ["q"] and schemas["SearchBody"]["additionalProperties"] is False
+    assert paths["/search"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/SearchResult"
+    assert "SearchResult_hit" in schemas and "$defs" not in json.dumps(document)  # the contract's refs point inside the document
+
+
+def test_a_token_guards_all_but_the_probes_and_a_browser_signs_in_once(small_index, opensearch_url, hashing):
+    service = SearchService(Searcher.open(connect(opensearch_url), small_index, hashing), cluster="test")
+    with served(create_app(service, security=Security(hosts=None, token="t0ken-for-tests"))) as url:
+        refused = call(f"{url}/search?q=pedido")
+        assert refused[0] == 401 and refused[1]["www-authenticate"].startswith("Bearer")
+        assert call(f"{url}/metrics")[0] == 401 and call(f"{url}/")[0] == 401
+        assert call(f"{url}/search?q=pedido", headers={"Authorization": "Bearer wrong"})[0] == 401
+        assert call(f"{url}/search?q=pedido&explain=false", headers={"Authorization": "Bearer t0ken-for-tests"})[0] == 200
+        assert call(f"{url}/healthz")[0] == 200 and call(f"{url}/readyz")[0] == 200 and call(f"{url}/static/compare.js")[0] == 200
+        # A browser: /?token=... once, then the cookie (HttpOnly, SameSite=Strict) stands for it.
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with opener.open(f"{url}/?token=t0ken-for-tests", timeout=30) as page:
+            assert page.status == 200 and page.url == f"{url}/" and "server-info" in page.read().decode()
+        with opener.open(f"{url}/api/info", timeout=30) as info:
+            assert info.status == 200
+        plain = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1]), timeout=30)
+        plain.request("GET", "/search?q=pedido&token=t0ken-for-tests")
+        signed = plain.getresponse()
+        assert signed.status == 303 and signed.getheader("Location") == "/search?q=pedido"
+        assert signed.getheader("Set-Cookie") == "hybrid_serve_token=t0ken-for-tests; HttpOnly; SameSite=Strict; Path=/"
+
+
+def test_connections_that_never_finish_their_headers_are_closed(small_index, opensearch_url, hashing):
+    service = SearchService(Searcher.open(connect(opensearch_url), small_index, hashing), cluster="test")
+    with served(create_app(service), header_timeout=1.0, keep_alive=1.0) as url:
+        port = int(url.rsplit(":", 1)[1])
+        slow = []
+        for _ in range(200):
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")  # and never the rest
+            slow.append(s)
+        assert call(f"{url}/healthz")[0] == 200  # served meanwhile
+        idle = socket.create_connection(("127.0.0.1", port), timeout=10)  # connects, says nothing
+        started = time.monotonic()
+        closed = [s.recv(1) == b"" for s in [*slow, idle]]  # EOF: the server closed it
+        waited = time.monotonic() - started
+        for s in [*slow, idle]:
+            s.close()
+        assert all(closed) and waited < 1.0 + 5.0
+        # An answered keep-alive connection that goes quiet is closed too.
+        kept = socket.create_connection(("127.0.0.1", port), timeout=10)
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert b"200 OK" in kept.recv(4096)
+        assert kept.recv(1) == b""
+        kept.close()
+
+
+def _serve(index: str, cluster_url: str, *extra: str) -> tuple[subprocess.Popen, str]:
+    """``hybrid serve`` in a process of its own (``test:hashing`` loadable: tests.support.cli)."""
+    port = free_port()
+    env = {**os.environ, "OPENSEARCH_URL": cluster_url}
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.cli", "serve", "--index", index, "--port", str(port), *extra],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if call(f"{base}/readyz", timeout=5)[0] == 200:
+                return process, base
+        except OSError:
+            pass
+        time.sleep(0.3)
+    process.kill()
+    raise AssertionError(f"hybrid serve did not become ready: {process.communicate()}")
+
+
+def children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as fh:
+        return [int(p) for p in fh.read().split()]
+
+
+@pytest.fixture
+def e5_index(client, index_name, support_docs_path, e5):
+    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
+    Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
+    return index_name
+
+
+def test_sigterm_answers_the_request_in_flight_then_exits_0(small_index, opensearch_url):
+    with FaultProxy(opensearch_url) as proxy:
+        process, base = _serve(small_index, proxy.url, "--embedder", "test:hashing")
+        proxy.set_policy(lambda n, method, path: Delay(3.0) if "_search" in path else PASS)
+        answer: list = []
+        flying = threading.Thread(target=lambda: answer.append(post_json(f"{base}/search", {"q": "pedido", "technique": "bm25"})))
+        flying.start()
+        time.sleep(1.0)  # the search waits on the cluster
+        process.send_signal(signal.SIGTERM)
+        flying.join(timeout=30)
+        out, err = process.communicate(timeout=30)
+    assert answer and answer[0][0] == 200 and json.loads(answer[0][2])["hits"], answer
+    assert process.returncode == 0, err
+    assert "error" not in err.lower(), err
+    assert f"serving {small_index}" in out
+
+
+def test_two_workers_answer_on_one_port_and_metrics_add_them_up(e5_index, opensearch_url):
+    process, base = _serve(e5_index, opensearch_url, "--workers", "2")
+    try:
+        statuses = []
+        lock = threading.Lock()
+
+        def client() -> None:
+            for i in range(10):
+                status = post_json(f"{base}/search", {"q": f"pedido {i % 3}", "explain": False})[0]
+                with lock:
+                    statuses.append(status)
+
+        clients = [threading.Thread(target=client) for _ in range(8)]
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join(timeout=120)
+        metrics = call(f"{base}/metrics")[2].decode()
+        workers = [pid for pid in children(process.pid) if b"resource_tracker" not in open(f"/proc/{pid}/cmdline", "rb").read()]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    assert statuses == [200] * 80 and len(workers) == 2
+    # Whichever worker answered /metrics, it counted both workers' requests.
+    assert counter(metrics, "hybrid_serve_requests_total", route="/search", status="200") == 80
+    assert process.returncode == 0 and "2 workers" in out, err

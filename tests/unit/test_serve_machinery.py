@@ -1,0 +1,204 @@
+"""hybrid serve's machinery, without a cluster: query vectors batched and cached, the bounded queue
+and the deadline, the door's checks, the request models' refusals, the command's settings."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import threading
+import time
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from adapter.errors import ConfigurationError
+from adapter.serve.admission import Admission, Deadline, DeadlineExceeded, Overloaded
+from adapter.serve.door import host_allowed, host_name
+from adapter.serve.metrics import Metrics, route_of
+from adapter.serve.schema import CompareBody, SearchBody, SearchQuery, refusal
+from adapter.serve.vectors import QueryVectors
+
+pytestmark = pytest.mark.unit
+
+
+def on_a_loop(test):
+    """An async test run on a fresh event loop (the project has no async test plugin)."""
+
+    @functools.wraps(test)
+    def run():
+        return asyncio.run(test())
+
+    return run
+
+
+class CountingModel:
+    """Embeds a batch slowly enough that requests pile up behind it; records each batch."""
+
+    def __init__(self, seconds: float = 0.05) -> None:
+        self.batches: list[list[str]] = []
+        self.seconds = seconds
+        self.threads: set[str] = set()
+
+    def __call__(self, texts):
+        self.batches.append(list(texts))
+        self.threads.add(threading.current_thread().name)
+        time.sleep(self.seconds)
+        return np.stack([np.full(4, len(t), dtype=np.float32) for t in texts])
+
+
+@on_a_loop
+async def test_concurrent_queries_share_model_calls_and_a_repeated_one_is_not_embedded_again():
+    model = CountingModel()
+    vectors = QueryVectors(model, cache_size=100, max_batch=8)
+    texts = [f"query {i}" for i in range(20)]
+    got = await asyncio.gather(*(vectors.get(t) for t in texts), vectors.get("query 3"))
+    assert [float(v[0]) for v in got] == [float(len(t)) for t in [*texts, "query 3"]]
+    # The 20 that arrived together, 8 at a time: "query 3", asked twice at once, embedded once.
+    assert [len(b) for b in model.batches] == [8, 8, 4]
+    first = asyncio.create_task(vectors.get("alone"))  # a query alone waits for nothing
+    await asyncio.sleep(0.01)
+    later = [asyncio.create_task(vectors.get(f"later {i}")) for i in range(3)]  # these arrive while it is embedded
+    await asyncio.gather(first, *later)
+    assert [len(b) for b in model.batches[3:]] == [1, 3]
+    assert model.threads == {"hybrid-serve-embed-0"}  # one thread calls the model
+    await vectors.get("query 5")
+    assert len(model.batches) == 5  # from the cache
+    vectors.close()
+
+
+@on_a_loop
+async def test_the_cache_keeps_the_most_recent_and_size_zero_keeps_none():
+    model = CountingModel(0.0)
+    vectors = QueryVectors(model, cache_size=2)
+    for text in ("a", "b", "a", "c"):  # a is used again, so b is the oldest when c arrives
+        await vectors.get(text)
+    assert len(vectors) == 2
+    await vectors.get("a")
+    await vectors.get("b")
+    assert [b for batch in model.batches for b in batch] == ["a", "b", "c", "b"]
+    none = QueryVectors(model, cache_size=0)
+    await none.get("a")
+    await none.get("a")
+    assert len(none) == 0 and model.batches[-2:] == [["a"], ["a"]]
+
+
+@on_a_loop
+async def test_a_model_failure_reaches_every_waiter_and_a_waiter_giving_up_leaves_the_others():
+    def broken(texts):
+        time.sleep(0.05)
+        raise RuntimeError("model crashed")
+
+    vectors = QueryVectors(broken, cache_size=10)
+    results = await asyncio.gather(vectors.get("x"), vectors.get("y"), return_exceptions=True)
+    assert [str(r) for r in results] == ["model crashed", "model crashed"]
+    model = CountingModel(0.2)
+    vectors = QueryVectors(model, cache_size=10)
+    impatient = asyncio.create_task(asyncio.wait_for(vectors.get("z"), 0.05))
+    patient = asyncio.create_task(vectors.get("z"))
+    with pytest.raises(asyncio.TimeoutError):
+        await impatient
+    assert float((await patient)[0]) == 1.0 and len(vectors) == 1
+
+
+@on_a_loop
+async def test_a_full_queue_is_refused_at_once_and_a_deadline_ends_the_wait():
+    admission = Admission(concurrency=2, queue=1)
+    release = threading.Event()
+    running = [asyncio.create_task(admission.run(release.wait, Deadline(5))) for _ in range(2)]
+    await asyncio.sleep(0.05)
+    queued = asyncio.create_task(admission.run(lambda: "ran", Deadline(0.3)))
+    await asyncio.sleep(0.05)
+    assert (admission.running, admission.waiting) == (2, 1)
+    started = time.monotonic()
+    with pytest.raises(Overloaded) as full:
+        await admission.run(lambda: "never", Deadline(5))
+    assert time.monotonic() - started < 0.1 and full.value.retry_after == 1
+    with pytest.raises(DeadlineExceeded, match="waiting for a free search slot") as late:
+        await queued
+    assert late.value.retry_after == 1  # ceil(0.3 s)
+    release.set()
+    assert await asyncio.gather(*running) == [True, True]
+    assert await admission.run(lambda: "ran", Deadline(1)) == "ran"
+    admission.close()
+
+
+@on_a_loop
+async def test_a_search_past_its_deadline_keeps_its_slot_until_its_thread_ends():
+    admission = Admission(concurrency=1, queue=0)
+    release = threading.Event()
+    with pytest.raises(DeadlineExceeded, match="while the cluster answered"):
+        await admission.run(release.wait, Deadline(0.1))
+    assert admission.running == 1  # the thread still waits on the "cluster"
+    with pytest.raises(Overloaded):
+        await admission.run(lambda: "x", Deadline(1))
+    release.set()
+    await asyncio.sleep(0.05)
+    assert admission.running == 0 and await admission.run(lambda: "x", Deadline(1)) == "x"
+    with pytest.raises(ZeroDivisionError):  # the work's own error reaches its caller
+        await admission.run(lambda: 1 / 0, Deadline(1))
+    admission.close()
+
+
+def test_host_names_with_ports_and_ipv6_and_the_loopback_default():
+    from adapter.serve.door import LOOPBACK_HOSTS
+
+    assert host_name("127.0.0.1:8765") == "127.0.0.1" and host_name("[::1]:8765") == "::1" and host_name("LocalHost") == "localhost"
+    assert host_name("::1") == "::1" and host_name("") == ""
+    assert all(host_allowed(host_name(h), LOOPBACK_HOSTS) for h in ("127.0.0.1:1", "localhost:8765", "[::1]:80"))
+    # DNS rebinding: the attacker's name, resolved to 127.0.0.1, is still the name the browser sends.
+    assert not host_allowed(host_name("rebind.attacker.example:8765"), LOOPBACK_HOSTS)
+    assert host_allowed("search.example.org", ("*.example.org",)) and not host_allowed("example.org.evil", ("*.example.org",))
+
+
+def test_json_bodies_are_strict_and_query_strings_are_read_as_their_types():
+    with pytest.raises(ValidationError) as wrong:
+        SearchBody.model_validate_json('{"q": 1}')
+    assert refusal(wrong.value.errors()) == "q: Input should be a valid string, got 1"
+    with pytest.raises(ValidationError) as unknown:
+        SearchBody.model_validate_json('{"q": "x", "size": 5, "k": "5"}')
+    said = refusal(unknown.value.errors())
+    assert "unknown parameter size" in said and "k: Input should be a valid integer, got '5'" in said
+    body = SearchBody.model_validate_json('{"q": "x", "from": 10, "weights": [0.3, 0.7], "rerank": true}')
+    assert body.params() == {"q": "x", "from": 10, "weights": [0.3, 0.7], "rerank": True}
+    assert SearchQuery.model_validate({"q": "x", "k": "5", "explain": "false"}).params() == {"q": "x", "k": 5, "explain": False}
+    with pytest.raises(ValidationError):
+        CompareBody.model_validate_json('{"q": "x", "columns": [{"technique": 3}]}')
+    with pytest.raises(ValidationError) as missing:
+        SearchBody.model_validate_json("{}")
+    assert refusal(missing.value.errors()) == "q is missing"
+
+
+def test_metrics_routes_never_grow_with_what_clients_send():
+    assert [route_of(p) for p in ("/search", "/static/compare.js", "/report/assets/x", "/../etc/passwd", "/search/x")] == \
+        ["/search", "/static", "/report", "other", "other"]
+    metrics = Metrics()
+    metrics.requests.labels("/search", "GET", "200").inc()
+    text, content_type = metrics.exposition()
+    assert b'hybrid_serve_requests_total{method="GET",route="/search",status="200"} 1.0' in text and content_type.startswith("text/plain")
+
+
+def _args(**given):
+    base = dict(host="127.0.0.1", port=8765, workers=1, deadline=10.0, concurrency=16, queue=64, query_cache=10_000,
+                header_timeout=10.0, keep_alive=5.0, allowed_host=None, token_file=None)
+    return argparse.Namespace(**{**base, **given})
+
+
+def test_off_loopback_needs_a_token_and_the_token_never_shows(monkeypatch, tmp_path):
+    from adapter.cli.serve import TOKEN_ENV, settings
+
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    with pytest.raises(ConfigurationError, match="--host 0.0.0.0 serves the index to anyone .* HYBRID_SERVE_TOKEN or --token-file"):
+        settings(_args(host="0.0.0.0"))
+    listen, ops, security = settings(_args())
+    assert security.hosts == ("127.0.0.1", "localhost", "::1") and security.token is None and listen.workers == 1
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    _, _, security = settings(_args(host="0.0.0.0", token_file=str(token)))
+    assert security.hosts is None and security.token == "s3cret-token" and "s3cret" not in repr(security)
+    monkeypatch.setenv(TOKEN_ENV, "from-env")
+    _, _, security = settings(_args(host="10.0.0.5", allowed_host=["search.example.org"]))
+    assert security.token == "from-env" and security.hosts == ("search.example.org",)
+    with pytest.raises(Exception, match="--workers, --concurrency >= 1"):
+        settings(_args(concurrency=0))
