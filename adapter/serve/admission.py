@@ -7,11 +7,18 @@ more wait for one of them to end. A request that finds the queue full is refused
 keeps its slot until its thread really ends (a blocking client call cannot be interrupted), so a
 stuck cluster fills the slots and then the queue, and the server refuses fast instead of piling up
 threads. The event loop never runs a search: ``/healthz`` answers while every slot is stuck.
+
+Slot time spent on a search whose caller has gone is lost to everyone, so the queue is bounded by
+time as well: from how long searches have been taking (a moving average), a request that would not
+start before its deadline is refused at once, and one that reaches a slot with less time left than
+a search takes is refused there instead of run. Without that, a slow cluster's queue fills with
+requests that all time out after their search started, and hardly any search ends in time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 import queue
 import threading
@@ -19,6 +26,10 @@ import time
 from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
+
+# When the request arrived (time.monotonic()), set by the outermost middleware: a deadline counts
+# the time a request waited for the event loop and its body too.
+arrived: contextvars.ContextVar[float] = contextvars.ContextVar("hybrid_serve_arrived")
 
 
 class DaemonPool:
@@ -85,11 +96,11 @@ class DeadlineExceeded(Refused):
 
 
 class Deadline:
-    """A request's clock: ``seconds`` from when it was made."""
+    """A request's clock: ``seconds`` from when it arrived (:data:`arrived`; else from now)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.at = time.monotonic() + seconds
+        self.at = arrived.get(time.monotonic()) + seconds
 
     def left(self) -> float:
         return self.at - time.monotonic()
@@ -112,21 +123,38 @@ class Admission:
         self._on_change = on_change
         self.running = 0
         self.waiting = 0
+        self.typical: float | None = None  # seconds a search takes: a moving average of the last ones
 
     async def run(self, work: Callable[[], T], deadline: Deadline) -> T:
         """``work()`` on a worker thread once a slot is free, its answer within ``deadline``."""
         await self._enter(deadline)
+        started = time.monotonic()
         future = self._pool.submit(work)
-        future.add_done_callback(self._leave)
+        future.add_done_callback(lambda done: self._leave(done, time.monotonic() - started))
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout=max(deadline.left(), 0.0))
         except asyncio.TimeoutError:
             raise deadline.exceeded("the cluster answered") from None
 
+    def refusal(self, deadline: Deadline) -> Overloaded | None:
+        """Why a request arriving now would be refused at once (None: it may wait for a slot). Cheap:
+        the server asks it before reading a search's body."""
+        if not self._slots.locked():
+            return None
+        if self.waiting >= self.queue:
+            return Overloaded(f"{self.running} searches are running and {self.waiting} waiting, the most this server queues; "
+                              "try again shortly", retry_after=1)
+        if self.typical is not None and self._wait_ahead() + self.typical > deadline.left():
+            return Overloaded(f"{self.running} searches are running and {self.waiting} waiting; at {self.typical:.2f} s a search, "
+                              f"this one would not end within its deadline ({deadline.seconds:g} s); try again shortly",
+                              retry_after=max(1, math.ceil(self._wait_ahead())))
+        return None
+
     async def _enter(self, deadline: Deadline) -> None:
-        if self._slots.locked() and self.waiting >= self.queue:
-            raise Overloaded(f"{self.running} searches are running and {self.waiting} waiting, the most this server queues; "
-                             "try again shortly", retry_after=1)
+        refused = self.refusal(deadline)
+        if refused is not None:
+            raise refused
+        queued = self._slots.locked()
         self._change(waiting=1)
         try:
             await asyncio.wait_for(self._slots.acquire(), timeout=max(deadline.left(), 0.0))
@@ -134,11 +162,21 @@ class Admission:
             raise deadline.exceeded("waiting for a free search slot") from None
         finally:
             self._change(waiting=-1)
+        # Only a request that waited is turned away here: one that finds a slot free always runs,
+        # so the average keeps learning (a cluster that recovers is noticed).
+        if queued and self.typical is not None and deadline.left() < self.typical:
+            self._slots.release()
+            raise deadline.exceeded(f"waiting for a free search slot (a search takes {self.typical:.2f} s)")
         self._change(running=1)
 
-    def _leave(self, future: asyncio.Future[Any]) -> None:
+    def _wait_ahead(self) -> float:
+        """About how long a request arriving now waits for a slot."""
+        return (self.waiting + 1) / self.concurrency * (self.typical or 0.0)
+
+    def _leave(self, future: asyncio.Future[Any], seconds: float) -> None:
         self._slots.release()
         self._change(running=-1)
+        self.typical = seconds if self.typical is None else 0.8 * self.typical + 0.2 * seconds
         if not future.cancelled():
             future.exception()  # seen: the caller may have given up on it
 

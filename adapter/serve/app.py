@@ -189,7 +189,7 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     if report_dir is not None:
         _mount_report(app, Path(report_dir))
     app.openapi = _with_search_contract(app)  # type: ignore[method-assign]
-    app.add_middleware(Door, security=security, body_bytes=limits.body_bytes, metrics=metrics)
+    app.add_middleware(Door, security=security, body_bytes=limits.body_bytes, metrics=metrics, busy=runner.refusal)
     app.add_middleware(Counted, metrics=metrics)
     return app
 

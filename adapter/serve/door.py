@@ -19,12 +19,13 @@ import hmac
 import json
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 from urllib.parse import urlencode
 
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from adapter.serve.admission import Refused, arrived
 from adapter.serve.metrics import Metrics, route_of
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
@@ -67,12 +68,20 @@ def host_allowed(name: str, hosts: tuple[str, ...]) -> bool:
     return any(name == h or (h.startswith("*.") and name.endswith(h[1:])) or h == "*" for h in hosts)
 
 
+SEARCH_ROUTES = ("/search", "/api/compare")
+Busy = Callable[[], Optional[Refused]]
+
+
 class Door:
-    def __init__(self, app: ASGIApp, *, security: Security, body_bytes: int, metrics: Metrics) -> None:
+    """``busy()``: why a search would be refused now (a full queue): answered here, before the body
+    is read and parsed, so a flood of refused searches costs the server little."""
+
+    def __init__(self, app: ASGIApp, *, security: Security, body_bytes: int, metrics: Metrics, busy: Busy = lambda: None) -> None:
         self.app = app
         self.security = security
         self.body_bytes = body_bytes
         self.metrics = metrics
+        self.busy = busy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -105,6 +114,9 @@ class Door:
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.body_bytes:
             return ("too_large", 413, f"the request body is over {self.body_bytes} bytes", {})
+        refused = self.busy() if scope["path"] in SEARCH_ROUTES else None
+        if refused is not None:
+            return (refused.kind, 503, str(refused), {"Retry-After": str(refused.retry_after)})
         return None
 
     def _authorized(self, scope: Scope, headers: dict[str, str]) -> bool:
@@ -196,6 +208,7 @@ class Counted:
             await self.app(scope, receive, send)
             return
         started = self.clock()
+        arrived.set(time.monotonic())
         status: list[int] = []
 
         async def noted(message: Message) -> None:

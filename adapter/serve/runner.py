@@ -21,7 +21,7 @@ from adapter.errors import BackendError, ClusterUnavailableError, HybridError
 from adapter.fusion.base import FusedBy
 from adapter.index.contracts import search_result_json
 from adapter.search.results import SearchResult, Technique
-from adapter.serve.admission import Admission, DaemonPool, Deadline
+from adapter.serve.admission import Admission, DaemonPool, Deadline, Refused
 from adapter.serve.metrics import Metrics
 from adapter.serve.params import Config
 from adapter.serve.service import SearchService
@@ -115,6 +115,10 @@ class Runner:
             return render({"q": query, "columns": columns})
 
         return await self.admission.run(work, deadline)
+
+    def refusal(self) -> Refused | None:
+        """Why a search arriving now would be refused at once (None: it is let in)."""
+        return self.admission.refusal(Deadline(self.ops.deadline))
 
     def _observe(self, config: Config, result: SearchResult, seconds: float) -> None:
         self.metrics.search_seconds.labels(config.technique.value).observe(seconds)

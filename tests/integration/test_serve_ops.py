@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -30,10 +27,9 @@ from adapter.search import Searcher
 from adapter.serve import Ops, SearchService, Security, create_app
 from tests.conftest import HashingEmbedder
 from tests.support.faults import PASS, Delay, FaultProxy, Hold
-from tests.support.serving import free_port, served
+from tests.support.serving import call, counter, post_json, serve_command, served
 
 pytestmark = pytest.mark.min_version("3.0")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
@@ -46,33 +42,6 @@ def small_index(client, index_name, support_docs_path, hashing):
     init_index(client, index_name, IndexSpec(hashing.fingerprint))
     Ingestor.open(client, index_name, hashing, progress=False).ingest(read_source(support_docs_path))
     return index_name
-
-
-def call(url: str, *, method: str = "GET", body: bytes | None = None, headers: dict | None = None,
-         timeout: float = 60) -> tuple[int, dict, bytes, float]:
-    """(status, headers, body, seconds) of one request, errors included."""
-    request = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
-    started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as r:
-            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read(), time.perf_counter() - started
-    except urllib.error.HTTPError as e:
-        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read(), time.perf_counter() - started
-
-
-def post_json(url: str, document, **options):
-    return call(url, method="POST", body=json.dumps(document).encode(), headers={"Content-Type": "application/json"}, **options)
-
-
-def counter(metrics_text: str, name: str, **labels) -> float:
-    from prometheus_client.parser import text_string_to_metric_families
-
-    total = 0.0
-    for family in text_string_to_metric_families(metrics_text):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
-                total += sample.value
-    return total
 
 
 def test_a_cluster_holding_every_answer_holds_only_the_searches(small_index, opensearch_url, hashing):
@@ -226,25 +195,6 @@ def test_connections_that_never_finish_their_headers_are_closed(small_index, ope
         kept.close()
 
 
-def _serve(index: str, cluster_url: str, *extra: str) -> tuple[subprocess.Popen, str]:
-    """``hybrid serve`` in a process of its own (``test:hashing`` loadable: tests.support.cli)."""
-    port = free_port()
-    env = {**os.environ, "OPENSEARCH_URL": cluster_url}
-    process = subprocess.Popen([sys.executable, "-m", "tests.support.cli", "serve", "--index", index, "--port", str(port), *extra],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if call(f"{base}/readyz", timeout=5)[0] == 200:
-                return process, base
-        except OSError:
-            pass
-        time.sleep(0.3)
-    process.kill()
-    raise AssertionError(f"hybrid serve did not become ready: {process.communicate()}")
-
-
 def children(pid: int) -> list[int]:
     with open(f"/proc/{pid}/task/{pid}/children") as fh:
         return [int(p) for p in fh.read().split()]
@@ -259,7 +209,7 @@ def e5_index(client, index_name, support_docs_path, e5):
 
 def test_sigterm_answers_the_request_in_flight_then_exits_0(small_index, opensearch_url):
     with FaultProxy(opensearch_url) as proxy:
-        process, base = _serve(small_index, proxy.url, "--embedder", "test:hashing")
+        process, base = serve_command(small_index, proxy.url, "--embedder", "test:hashing")
         proxy.set_policy(lambda n, method, path: Delay(3.0) if "_search" in path else PASS)
         answer: list = []
         flying = threading.Thread(target=lambda: answer.append(post_json(f"{base}/search", {"q": "pedido", "technique": "bm25"})))
@@ -275,7 +225,7 @@ def test_sigterm_answers_the_request_in_flight_then_exits_0(small_index, opensea
 
 
 def test_two_workers_answer_on_one_port_and_metrics_add_them_up(e5_index, opensearch_url):
-    process, base = _serve(e5_index, opensearch_url, "--workers", "2")
+    process, base = serve_command(e5_index, opensearch_url, "--workers", "2")
     try:
         statuses = []
         lock = threading.Lock()

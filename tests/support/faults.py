@@ -126,6 +126,13 @@ class _Server(http.server.ThreadingHTTPServer):
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away (reset) is no error of the proxy's: quiet; anything else as usual."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
     def next_action(self, method: str, path: str, headers: dict[str, str]) -> object:
         with self._lock:
             n = len(self.log) + 1

@@ -5,10 +5,19 @@ app is not ours."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.error
+import urllib.request
+from pathlib import Path
 from typing import Any, Iterator
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -39,3 +48,49 @@ def served(app: Any, **listen: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def call(url: str, *, method: str = "GET", body: bytes | None = None, headers: dict | None = None,
+         timeout: float = 60) -> tuple[int, dict, bytes, float]:
+    """(status, headers, body, seconds) of one request, errors included."""
+    request = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read(), time.perf_counter() - started
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read(), time.perf_counter() - started
+
+
+def post_json(url: str, document, **options):
+    return call(url, method="POST", body=json.dumps(document).encode(), headers={"Content-Type": "application/json"}, **options)
+
+
+def counter(metrics_text: str, name: str, **labels) -> float:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    total = 0.0
+    for family in text_string_to_metric_families(metrics_text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total
+
+
+def serve_command(index: str, cluster_url: str, *extra: str) -> tuple[subprocess.Popen, str]:
+    """``hybrid serve`` in a process of its own (``test:hashing`` loadable: tests.support.cli)."""
+    port = free_port()
+    env = {**os.environ, "OPENSEARCH_URL": cluster_url}
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.cli", "serve", "--index", index, "--port", str(port), *extra],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if call(f"{base}/readyz", timeout=5)[0] == 200:
+                return process, base
+        except OSError:
+            pass
+        time.sleep(0.3)
+    process.kill()
+    raise AssertionError(f"hybrid serve did not become ready: {process.communicate()}")

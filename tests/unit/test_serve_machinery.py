@@ -141,6 +141,26 @@ async def test_a_search_past_its_deadline_keeps_its_slot_until_its_thread_ends()
     admission.close()
 
 
+@on_a_loop
+async def test_a_request_that_could_not_end_in_time_is_refused_before_it_takes_a_slot():
+    admission = Admission(concurrency=1, queue=10)
+    for _ in range(3):
+        await admission.run(lambda: time.sleep(0.2), Deadline(5))
+    assert admission.typical == pytest.approx(0.2, abs=0.1)
+    blocker = asyncio.create_task(admission.run(lambda: time.sleep(0.3), Deadline(5)))
+    await asyncio.sleep(0.02)
+    ran = []
+    started = time.monotonic()
+    with pytest.raises(Overloaded, match="would not end within its deadline"):  # waits ~0.3 s, then 0.2 s: past 0.25
+        await admission.run(lambda: ran.append(1), Deadline(0.25))
+    assert time.monotonic() - started < 0.05 and ran == []  # at once, and never run
+    await blocker
+    # A slot free: the request runs whatever the average says (a recovered cluster is noticed).
+    admission.typical = 10.0
+    assert await admission.run(lambda: "ran", Deadline(1)) == "ran" and admission.typical < 10.0
+    admission.close()
+
+
 def test_host_names_with_ports_and_ipv6_and_the_loopback_default():
     from adapter.serve.door import LOOPBACK_HOSTS
 
