@@ -1,0 +1,271 @@
+"""`hybrid serve` under load (issue 30 item 5): QPS and latency at 1, 8 and 32 clients, side by side.
+
+    .venv/bin/python -m benchmarks.serve [--url URL] [--seconds 20] [--clients 1,8,32] \\
+        [--systems raw,serve,serve-model,baseline-model] [--baseline-ref REF] [--out out/bench-serve.json]
+
+One SciFact index (MiniLM, ``bench-scifact``, built as ``make bench`` builds it), one node, the same
+queries. Every system runs N client threads for T seconds, each client one request at a time on its
+own keep-alive connection; the systems take turns at each client count, so they share the noise.
+
+- ``raw``: opensearch-py (one client, a connection per thread) sending, for each query, the hybrid
+  request the server's own searcher sends (``SearchResult.sent[0]``, vectors precomputed): the
+  cluster's own limit.
+- ``serve``: ``hybrid serve`` of this checkout, ``POST /search`` with the same parameters, every
+  query seen once before the clock starts (its vector comes from the query-vector cache: the model
+  out of the loop, as the raw client's vectors are given).
+- ``serve-model``: the same with ``--query-cache 0``: every query embedded, the model in the loop.
+- ``baseline-model``: ``hybrid serve`` of ``--baseline-ref`` (default: the commit before the serve
+  work) run from a copy of that tree, the model in the loop (it has no cache).
+
+Each serve runs as its own process (``hybrid serve``), started and stopped here with SIGTERM. The
+load average is read before and after each run; the serve's CPU seconds per request come from
+/proc. Not a timed test: the figures go to docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.support.load import drive, json_poster, statuses  # noqa: E402  (the load test's clients)
+SCIFACT = Path(os.environ.get("HYBRID_SHARED_DATA", ROOT.parent / "shared" / "data")) / "scifact"
+BASELINE_REF = "50bc754"  # main before issue 29 item 4 / issue 30 item 5: searches on the event loop, one at a time
+PARAMS = {"technique": "hybrid", "k": 10, "explain": False, "highlight": False}
+
+
+@dataclass
+class Run:
+    system: str
+    clients: int
+    seconds: float
+    latencies_ms: list[float] = field(default_factory=list)
+    statuses: dict[str, int] = field(default_factory=dict)
+    load_before: float = 0.0
+    load_after: float = 0.0
+    server_cpu_s: float | None = None
+
+    def summary(self) -> dict[str, Any]:
+        ok = self.statuses.get("200", 0)
+        lat = self.latencies_ms
+        return {"system": self.system, "clients": self.clients, "seconds": round(self.seconds, 1), "requests": len(lat),
+                "ok": ok, "errors": len(lat) - ok, "statuses": self.statuses, "qps": round(ok / self.seconds, 1),
+                "p50_ms": round(float(np.percentile(lat, 50)), 1) if lat else None,
+                "p99_ms": round(float(np.percentile(lat, 99)), 1) if lat else None,
+                "server_cpu_ms_per_request": round(1000 * self.server_cpu_s / len(lat), 2) if self.server_cpu_s and lat else None,
+                "load_before": self.load_before, "load_after": self.load_after}
+
+
+def load1() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+# -- the systems -------------------------------------------------------------------------------------
+def raw_caller(url: str, sent: list[Any], clients: int) -> Callable[[int], Callable[[], tuple[str, str | None]]]:
+    from adapter.engines import connect
+
+    client = connect(url, pool_maxsize=max(clients, 1))
+    counter = itertools.count()
+
+    def call(i: int) -> Callable[[], tuple[str, str | None]]:
+        def once() -> tuple[str, str | None]:
+            request = sent[next(counter) % len(sent)]
+            client.transport.perform_request(request.method, request.path, params=dict(request.params), body=request.body)
+            return "200", None
+
+        return once
+
+    return call
+
+
+class Served:
+    """``hybrid serve`` as a process: ``tree`` (a checkout) on PYTHONPATH, stopped with SIGTERM."""
+
+    def __init__(self, tree: Path, url: str, index: str, port: int, extra: list[str]) -> None:
+        env = {**os.environ, "PYTHONPATH": str(tree), "OPENSEARCH_URL": url}
+        code = "import sys; from adapter.cli import main; sys.exit(main())"
+        self.base = f"http://127.0.0.1:{port}"
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-serve-", suffix=".log", delete=False)
+        self.process = subprocess.Popen([sys.executable, "-c", code, "serve", "--index", index, "--port", str(port), *extra],
+                                        env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(tree))
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.base}/api/info", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"hybrid serve did not start: {Path(self.log.name).read_text()[-2000:]}")
+            time.sleep(0.5)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the serve and its children (workers)."""
+        total = 0.0
+        for pid in [self.process.pid, *self._children()]:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
+
+    def _children(self) -> list[int]:
+        try:
+            return [int(p) for p in Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()]
+        except OSError:
+            return []
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+
+def baseline_tree(ref: str) -> Path:
+    """The tree of ``ref`` (git archive), in a temporary folder kept for the run."""
+    out = Path(tempfile.mkdtemp(prefix=f"serve-baseline-{ref[:10]}-"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    return out
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- the run ------------------------------------------------------------------------------------------
+def queries_and_bodies(url: str, count: int) -> tuple[str, list[str], list[str], list[Any], int]:
+    """The index, the test queries (for raw and the cached serve), every query (for the model in the
+    loop), the raw client's requests (what the searcher sends for each test query) and the searcher's
+    requests per search."""
+    sys.path.insert(0, str(ROOT))
+    from adapter.engines import connect_cluster
+    from adapter.evaluation.metrics import load_beir
+    from adapter.models.embedders import load_embedder
+    from adapter.search import Searcher
+    from adapter.search.page import SearchOptions
+    from benchmarks.run import ensure_scifact_index
+
+    client = connect_cluster(url)
+    embedder = load_embedder("minilm")
+    index = ensure_scifact_index(client, embedder, progress=False)
+    test = list(load_beir(SCIFACT, "test").queries.values())[:count]
+    every = list(dict.fromkeys([*test, *load_beir(SCIFACT, "train").queries.values()]))
+    searcher = Searcher.open(client, index, embedder)
+    sent, requests = [], 0
+    for q in test:
+        result = searcher.search(q, technique="hybrid", k=10, explain=False, options=SearchOptions(highlight=False),
+                                 query_vector=embedder.embed_query(q))
+        sent.append(result.sent[0])
+        requests = max(requests, result.requests)
+    return index, test, every, sent, requests
+
+
+def bodies(queries: list[str]) -> list[dict[str, Any]]:
+    return [{"q": q, **PARAMS} for q in queries]
+
+
+def systems_iter(names: list[str], clients: list[int]) -> Iterator[tuple[int, str]]:
+    for n in clients:
+        for name in names:
+            yield n, name
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", default=os.environ.get("OPENSEARCH_URL"), help="the cluster (default: the running local node)")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--systems", default="raw,serve,serve-model,baseline-model")
+    parser.add_argument("--baseline-ref", default=BASELINE_REF)
+    parser.add_argument("--queries", type=int, default=300, help="test queries for raw and the cached serve")
+    parser.add_argument("--serve-args", default="", help="more arguments for this checkout's serve (e.g. '--workers 2')")
+    parser.add_argument("--out", default="out/bench-serve.json")
+    args = parser.parse_args(argv)
+    if not args.url:
+        from adapter.local import LocalNode
+
+        args.url = LocalNode().url
+        if not args.url:
+            parser.error("no --url and no local node running (hybrid local up)")
+    names = args.systems.split(",")
+    clients = [int(c) for c in args.clients.split(",")]
+    index, test, every, sent, requests = queries_and_bodies(args.url, args.queries)
+    print(f"index {index}: {len(test)} test queries, {len(every)} in all; the searcher sends {requests} request(s) per search")
+
+    servers: dict[str, Served] = {}
+    extra = args.serve_args.split()
+    if "serve" in names:
+        servers["serve"] = Served(ROOT, args.url, index, free_port(), extra)
+    if "serve-model" in names:
+        servers["serve-model"] = Served(ROOT, args.url, index, free_port(), ["--query-cache", "0", *extra])
+    if "baseline-model" in names:
+        servers["baseline-model"] = Served(baseline_tree(args.baseline_ref), args.url, index, free_port(), [])
+    try:
+        if "serve" in servers:  # every test query seen once: its vector is cached
+            warm = json_poster(servers["serve"].base, "/search", bodies(test))(0)
+            for _ in test:
+                warm()
+        runs = []
+        for n, name in systems_iter(names, clients):
+            caller = raw_caller(args.url, sent, n) if name == "raw" else \
+                json_poster(servers[name].base, "/search", bodies(test if name == "serve" else every))
+            server = servers.get(name)
+            run = Run(name, n, args.seconds, load_before=load1())
+            cpu = server.cpu_seconds() if server else 0.0
+            started = time.perf_counter()
+            answers = drive(n, args.seconds, caller)
+            run.latencies_ms, run.statuses = [a.ms for a in answers], statuses(answers)
+            run.seconds = time.perf_counter() - started
+            run.server_cpu_s = server.cpu_seconds() - cpu if server else None
+            run.load_after = load1()
+            runs.append(run.summary())
+            print(json.dumps(runs[-1]))
+    finally:
+        codes = {name: s.stop() for name, s in servers.items()}
+    out = {"index": index, "url": args.url, "seconds": args.seconds, "searcher_requests_per_search": requests, "params": PARAMS,
+           "baseline_ref": args.baseline_ref, "exit_codes": codes, "runs": runs, "cpus": os.cpu_count()}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+    print(table(runs))
+    return 0
+
+
+def table(runs: list[dict[str, Any]]) -> str:
+    raw = {r["clients"]: r["qps"] for r in runs if r["system"] == "raw"}
+    base = {r["clients"]: r["qps"] for r in runs if r["system"] == "baseline-model"}
+    lines = ["| clients | system | QPS | p50 ms | p99 ms | errors | serve CPU ms/request | x raw | x baseline (model) | load |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        x_raw = f"{r['qps'] / raw[r['clients']]:.2f}" if raw.get(r["clients"]) else "-"
+        x_base = f"{r['qps'] / base[r['clients']]:.2f}" if base.get(r["clients"]) else "-"
+        lines.append(f"| {r['clients']} | {r['system']} | {r['qps']} | {r['p50_ms']} | {r['p99_ms']} | {r['errors']} | "
+                     f"{r['server_cpu_ms_per_request'] or '-'} | {x_raw} | {x_base} | {r['load_before']}-{r['load_after']} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
