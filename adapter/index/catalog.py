@@ -7,6 +7,7 @@ Each function takes a client or a port (:func:`adapter.engines.cluster_for`) and
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -46,6 +47,9 @@ class IndexInfo:
     metadata_fields: Mapping[str, Any] = field(default_factory=dict)  # metadata.properties
     metadata_strict: bool = False  # metadata is dynamic: strict (or false): the ingest declares its keys
     stamps_entries: bool = False  # the mapping has embedded_by: the ingest writes the fingerprint key on each entry
+    # _meta keys someone edited into a shape this version cannot use: key -> what is wrong and the way back. The
+    # searcher refuses such an index (naming them); init, calibrate and ingest still open it, to write them anew.
+    problems: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def layout(self) -> DocumentLayout:
@@ -62,7 +66,8 @@ class IndexInfo:
         vector_field = meta.get("vector_field", "embedding")
         if vector_field not in (mappings.get("properties") or {}):
             raise IndexMismatchError(f"index {index!r} has no vector field {vector_field!r}; it cannot serve dense or hybrid search")
-        text_fields = tuple(meta.get("text_fields") or ("title", "text"))
+        problems = _meta_problems(index, meta, mappings.get("properties") or {})
+        text_fields = _strings(meta.get("text_fields")) or ("title", "text")
         settings = _flat_index_settings(body.get("settings"))
         defaults = _flat_index_settings(body.get("defaults"))
         window = settings.get("max_result_window") or defaults.get("max_result_window") or DEFAULT_MAX_WINDOW
@@ -75,18 +80,69 @@ class IndexInfo:
             fingerprint=EmbeddingFingerprint.from_meta(fp),
             vector_field=vector_field,
             text_fields=text_fields,
-            query_fields=tuple(meta.get("query_fields") or text_fields),
+            query_fields=_strings(meta.get("query_fields")) or text_fields,
             max_window=int(window),
             default_pipeline=pipeline if pipeline and pipeline != "_none" else None,
             schema=int(meta.get("adapter_schema", 1)),
-            default_fusion=meta.get("default_fusion"),
-            adaptive=meta.get("adaptive") or None,
+            default_fusion=meta.get("default_fusion") if "default_fusion" not in problems else None,
+            adaptive=meta.get("adaptive") if "adaptive" not in problems and meta.get("adaptive") else None,
             fast_path=meta.get("fast_path") or None,
             shards=int(settings.get("number_of_shards") or 1),
             metadata_fields=dict(metadata.get("properties") or {}),
             metadata_strict=str(metadata.get("dynamic", "true")).lower() in ("strict", "false"),
             stamps_entries=EMBEDDED_BY_FIELD in props,
+            problems=problems,
         )
+
+    def check_meta(self, *, own_text_fields: bool = False) -> None:
+        """Raise :class:`IndexMismatchError` naming every ``_meta`` key of :attr:`problems` (``own_text_fields``:
+        the caller queries text fields of its own, so ``query_fields`` is not used)."""
+        found = [p for key, p in self.problems.items() if not (own_text_fields and key == "query_fields")]
+        if found:
+            raise IndexMismatchError("; ".join(found))
+
+
+_FIXES = {
+    "adaptive": "run `hybrid calibrate` to write it anew",
+    "query_fields": "run `hybrid init` with the index's spec to write the fields back, or query text fields of your own",
+    "text_fields": "run `hybrid init` with the index's spec to write them back",
+    "default_fusion": "run `hybrid init` with the index's spec to write it back",
+}
+
+
+def _a(value: Any) -> str:
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A list of strings as a tuple; anything else (a bare string included: not its characters) as ()."""
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return ()
+
+
+def _meta_problems(index: str, meta: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, str]:
+    """The ``_meta`` keys in a shape this version cannot use, each with what is wrong and the way back. A
+    ``query_fields`` that names a field the mapping lacks would make BM25 match nothing: a problem too."""
+    from adapter.engines import responses
+
+    wrong: dict[str, str] = {}
+    for key in ("text_fields", "query_fields"):
+        value = meta.get(key)
+        if value is not None and not (_strings(value) and value):
+            wrong[key] = f"is {_a(value)}, not a list of field names"
+    for key, kind, name in (("adaptive", Mapping, "an object"), ("default_fusion", str, "a fusion's name")):
+        value = meta.get(key)
+        if value is not None and not isinstance(value, kind):
+            wrong[key] = f"is {_a(value)}, not {name}"
+    if "query_fields" not in wrong:
+        mapped = responses.mapped_fields({index: {"mappings": {"properties": properties}}})
+        missing = [f for f in _strings(meta.get("query_fields")) if not fnmatch.filter(mapped, f.split("^")[0])]
+        if missing:
+            wrong["query_fields"] = (f"names {', '.join(map(repr, missing))}, which the mapping lacks: BM25 would match "
+                                     "nothing and a hybrid search would be dense only")
+    return {key: f"index {index}'s _meta.{key} {what}; {_FIXES[key]}" for key, what in wrong.items()}
 
 
 def _flat_index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:

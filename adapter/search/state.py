@@ -89,6 +89,7 @@ class IndexState:
     def of(cls, info: IndexInfo, caps: Capabilities, given: Given) -> IndexState:
         """The state for ``info``: an adaptive index follows its policy, else the index's recorded
         fusion (Elasticsearch keeps it in ``_meta``) or default pipeline, else the product default."""
+        info.check_meta(own_text_fields=given.text_leg is not None)
         if given.embedder is not None:
             check_fingerprint(info.alias, info.fingerprint, given.embedder)
         policy, calibration = stored_policy(info.adaptive)

@@ -119,7 +119,7 @@ def test_a_per_query_policy_asks_bm25_and_the_term_statistics_first():
 def test_calibration_is_stored_with_the_index_and_sets_its_adaptive_pipeline():
     meta = {"embedding": FP.to_meta(), "vector_field": "embedding", "text_fields": ["text"], "query_fields": ["text"],
             "default_fusion": "adaptive", "other": "kept"}
-    index_body = {"docs-v1": {"mappings": {"_meta": meta, "properties": {"embedding": {"type": "knn_vector"}}},
+    index_body = {"docs-v1": {"mappings": {"_meta": meta, "properties": {"embedding": {"type": "knn_vector"}, "text": {"type": "text"}}},
                               "settings": {"index": {"search": {"default_pipeline": "docs-adaptive"}}}}}
     client = FakeClient({**NODE, "indices.exists_alias": True, "indices.get_alias": {"docs-v1": {"aliases": {"docs": {}}}},
                          "indices.get": index_body, "indices.get_mapping": index_body, "indices.put_mapping": {"acknowledged": True},

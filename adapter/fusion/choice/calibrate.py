@@ -11,7 +11,7 @@ corpus weights, which is what a bare hybrid query from any other client gets.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from adapter.engines import Engine, cluster_for
 from adapter.errors import InputError
@@ -57,7 +57,8 @@ def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None =
     cluster = cluster_for(client, engine)
     info = read_index_info(cluster, alias)
     meta = index_meta(cluster, info.index)
-    adaptive: dict[str, Any] = dict(meta.get("adaptive") or {})
+    kept = meta.get("adaptive")
+    adaptive: dict[str, Any] = dict(kept) if isinstance(kept, Mapping) else {}  # one edited out of shape is written anew
     if calibration is not None:
         adaptive["calibration"] = calibration.to_meta()
     if policy is not None:
