@@ -227,10 +227,31 @@ class Retriever:
 def vector_of(state: IndexState, query: str, vector: VectorLike | None) -> np.ndarray:
     """The query's vector: the one given (checked against the index's dimension), else the index's embedder's."""
     if vector is not None:
-        arr = np.asarray(vector, dtype=np.float32)
+        wide = np.asarray(vector, dtype=np.float64)
         dimension = state.info.fingerprint.dimension
-        if arr.shape != (dimension,):
-            raise IndexMismatchError(f"the query vector has shape {arr.shape}; index {state.alias!r} expects ({dimension},)")
-        return arr
+        if wide.shape != (dimension,):
+            raise IndexMismatchError(f"the query vector has shape {wide.shape}; index {state.alias!r} expects ({dimension},)")
+        check_query_vector(wide)
+        return wide.astype(np.float32)
     with tracing.span("hybrid.embed", {"hybrid.model": state.info.fingerprint.model}):
         return state.embedder().embed_query(query)
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_query_vector(wide: np.ndarray) -> None:
+    """Refuse a given query vector (as float64) the server could not score: the servers read it as float32 and
+    compute similarities in float32, so a value over float32's range arrives as ``Infinity`` and a norm that
+    overflows makes every score NaN."""
+    bad = np.flatnonzero(~np.isfinite(wide))
+    if bad.size:
+        raise InputError(f"the query vector has {bad.size} values that are not finite numbers (first at position {int(bad[0])})")
+    bad = np.flatnonzero(np.abs(wide) > FLOAT32_MAX)
+    if bad.size:
+        raise InputError(f"the query vector has {bad.size} values that are not finite in 32-bit floats, as the server reads "
+                         f"them (first at position {int(bad[0])}: {float(wide[bad[0]]):g}; the largest is {FLOAT32_MAX:g})")
+    if float(np.dot(wide, wide)) > FLOAT32_MAX:
+        raise InputError(f"the query vector's values are too large: its squared norm overflows 32-bit floats, in which the "
+                         "server computes similarities (scale it down; cosine ranks a scaled vector the same)")
+
