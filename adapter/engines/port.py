@@ -229,7 +229,9 @@ class Cluster(abc.ABC):
         """``GET <index>``: its ``mappings`` and ``settings`` (and ``defaults`` when asked)."""
 
     @abc.abstractmethod
-    def create_index(self, index: str, body: Body, *, action: str | None = None) -> None: ...
+    def create_index(self, index: str, body: Body, *, action: str | None = None) -> None:
+        """Create ``index``; returns once it exists, without waiting for its shards to start (the caller
+        waits as long as it chose: init's ``wait_for_yellow``; the server's own 30 s wait came first)."""
 
     @abc.abstractmethod
     def delete_indices(self, indices: Sequence[str], *, action: str | None = None) -> None:
