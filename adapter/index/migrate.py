@@ -636,7 +636,7 @@ def rollback(client: Any, alias: str, *, embedder: Embedder | None = None, allow
     current = current_list[-1]
     older = [v for v in sorted(versions_of(cluster_for(client), alias), key=index_version) if index_version(v) < index_version(current)]
     if not older:
-        raise ConfigurationError(f"{alias} points to {current} and no older version is left to go back to (pruned?)")
+        raise ConfigurationError(_nothing_to_roll_back(client, alias, current))
     previous = older[-1]
     prev_info, cur_info = _info(client, alias, previous), _info(client, alias, current)
     embedder = embedder or _source_embedder(prev_info, allowed)
@@ -660,6 +660,26 @@ def rollback(client: Any, alias: str, *, embedder: Embedder | None = None, allow
                            from_cache=sync.counts.from_cache, reused=sync.counts.reused, caught_up=sync.copied,
                            deleted=sync.deleted, passes=sync.passes, checksum=check.source_checksum, swapped=True,
                            seconds={"write_block": blocked, "total": time.perf_counter() - t0})
+
+
+def _nothing_to_roll_back(client: Any, alias: str, current: str) -> str:
+    """Why ``alias`` has no version to go back to, and the ways out. A reindex killed before its swap (in its
+    copy or its freeze: SIGKILL runs no cleanup) leaves the alias on ``current``, a newer unswapped version and,
+    from the freeze, a write block on ``current``: that is no rollback's to undo, but the reindex's to finish or drop."""
+    newer = sorted((v for v in versions_of(cluster_for(client), alias) if index_version(v) > index_version(current)), key=index_version)
+    blocked = "write" in _index_state(client, current).blocks
+    if not newer and not blocked:
+        return (f"{alias} points to {current} and no older version exists to go back to (`hybrid prune` deletes them; "
+                "`prune --keep N` keeps some)")
+    said = [f"nothing to roll back: {alias} still points to {current}, its only version; no reindex swapped it"]
+    if newer:
+        said.append(f"{', '.join(newer)} {'is' if len(newer) == 1 else 'are'} an interrupted reindex's unfinished target")
+    if blocked:
+        said.append(f"{current} is write-blocked ({WRITE_BLOCK}): that reindex was stopped in its freeze, before the swap, "
+                    "so every write to the alias is refused")
+    return ("; ".join(said) + ". Ways out: run the same `hybrid reindex` again (it resumes from its checkpoint and swaps), "
+            f"or `hybrid prune {alias} --unfinished` to abandon it (deletes {', '.join(newer) or 'nothing newer'} and lifts the "
+            f"write block on {current})")
 
 
 def _forget_checkpoint(client: Any, alias: str, rolled_back: str, log: Callable[[str], None]) -> None:
@@ -701,7 +721,7 @@ def prune(client: Any, alias: str, *, keep: int = 0, unfinished: bool = False, d
     doomed = [v for v in older if v not in kept] + (newer if unfinished else [])
     if doomed and not dry_run:
         cluster_for(client).delete_indices(doomed)
-    if unfinished and newer and not dry_run:
+    if unfinished and not dry_run and (newer or "write" in _index_state(client, current).blocks):
         _block_writes(client, current, False)  # a migration that died under its write block leaves it: abandoning it lifts it
     return PruneReport(alias, current, tuple(doomed), tuple(kept), tuple(newer))
 

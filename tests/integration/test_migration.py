@@ -24,7 +24,7 @@ from adapter.index.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.models.cache import EmbeddingCache
 from adapter.index.catalog import alias_indices
-from adapter.errors import MigrationError
+from adapter.errors import ConfigurationError, MigrationError
 from adapter.fusion import ScoreNormalization
 from adapter.ingest.ingestor import Ingestor
 from adapter.index.migrate import Gate, prune, reindex, rollback
@@ -224,6 +224,25 @@ def test_rollback_keeps_writes_made_after_the_swap_and_prune_removes_old_version
     assert prune(client, alias, unfinished=True).deleted == (f"{alias}-v2",)
     with pytest.raises(Exception, match="no older version"):
         rollback(client, alias, embedder=OLD, log=lambda m: None)
+
+
+def test_rollback_after_a_kill_in_the_freeze_names_the_blocked_live_index_and_the_ways_out(client, live, tmp_path):
+    """Issue 33 item 8: a reindex killed (SIGKILL: no cleanup runs) during its freeze leaves the live v1
+    write-blocked, the alias on it and v2 unswapped. `rollback` said "no older version is left to go
+    back to (pruned?)"; it must name the blocked v1, the unfinished v2 and the ways out."""
+    from adapter.engines import cluster_for
+
+    alias = live
+    cluster_for(client).create_index(f"{alias}-v2", {})  # the state the freeze leaves: the target made, v1 blocked
+    client.indices.put_settings(index=f"{alias}-v1", body={"index.blocks.write": True})
+    with pytest.raises(ConfigurationError) as caught:
+        rollback(client, alias, embedder=OLD, log=lambda m: None)
+    said = str(caught.value)
+    assert f"{alias}-v1" in said and "write-blocked" in said and f"{alias}-v2" in said, said
+    assert "hybrid reindex" in said and f"hybrid prune {alias} --unfinished" in said and "pruned?" not in said, said
+    # The way out it names works: v2 goes, v1 takes writes again.
+    assert prune(client, alias, unfinished=True).deleted == (f"{alias}-v2",) and _writable(client, f"{alias}-v1")
+    assert Ingestor.open(client, alias, OLD, progress=False).ingest(_docs(corpus(1, prefix="after"))).complete
 
 
 def _writable(client, index: str) -> bool:
