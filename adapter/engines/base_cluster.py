@@ -242,10 +242,12 @@ class ClientCluster(Cluster):
         answer = self._call(action or f"reading {index}", lambda: self.client.indices.get(index=index, **options))
         return dict(answer[index])
 
-    def create_index(self, index: str, body: Body, *, action: str | None = None) -> None:
-        # wait_for_active_shards=0: the server would otherwise wait up to 30 s for the primaries before answering,
-        # on top of the wait the caller chose (init --wait-timeout 10 took 42 s on a red index). Serverless has no shards.
-        wait = {} if self.probe().serverless else {"wait_for_active_shards": "0"}
+    def create_index(self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None) -> None:
+        # The request's timeout bounds the server's wait for the primaries (its active-shards wait runs up to it).
+        wait: dict[str, Any] = {}
+        if shard_wait is not None and not self.probe().serverless:
+            wait = {"timeout": f"{max(round(shard_wait), 1)}s"}
+            wait.update(self._server_timeout(wait["timeout"]))
         self._call(action or f"creating {index}", lambda: self.client.indices.create(index=index, body=dict(body), **wait))
 
     def delete_indices(self, indices: Sequence[str], *, action: str | None = None) -> None:

@@ -229,9 +229,9 @@ class Cluster(abc.ABC):
         """``GET <index>``: its ``mappings`` and ``settings`` (and ``defaults`` when asked)."""
 
     @abc.abstractmethod
-    def create_index(self, index: str, body: Body, *, action: str | None = None) -> None:
-        """Create ``index``; returns once it exists, without waiting for its shards to start (the caller
-        waits as long as it chose: init's ``wait_for_yellow``; the server's own 30 s wait came first)."""
+    def create_index(self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None) -> None:
+        """Create ``index``. The server answers once its primaries started, or after ``shard_wait`` seconds
+        (None: its own default, 30 s) with the index made but not yet started."""
 
     @abc.abstractmethod
     def delete_indices(self, indices: Sequence[str], *, action: str | None = None) -> None:

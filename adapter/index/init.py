@@ -12,6 +12,7 @@ never deletes a pipeline (``hybrid apply`` with a spec file does, for pipelines 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -51,9 +52,10 @@ class InitReport:
         return any(c.action is not Action.UNCHANGED for c in self.changes)
 
 
-def wait_for_yellow(cluster: Cluster, index: str, seconds: float) -> None:
-    """Until ``index`` is yellow or green, at most ``seconds``; else IndexHealthError with the server's explanation."""
-    health = cluster.health(index, wait_for_status="yellow", timeout=f"{max(int(seconds), 1)}s")
+def wait_for_yellow(cluster: Cluster, index: str, seconds: float, *, left: float | None = None) -> None:
+    """Until ``index`` is yellow or green, at most ``seconds`` (``left`` of them, when some were spent already);
+    else IndexHealthError with the server's explanation."""
+    health = cluster.health(index, wait_for_status="yellow", timeout=f"{max(round(seconds if left is None else left), 1)}s")
     if health.get("status") in ("yellow", "green") and not health.get("timed_out"):
         return
     explain = cluster.allocation_explain(index)
@@ -112,9 +114,10 @@ def init_index(
     wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
     live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
     planned = plan(desired, live, engine, reattach=reattach)
-    changes = apply_plan(cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT)
+    deadline = time.monotonic() + wait_timeout  # one wait in all: the creation's for the primaries, then yellow
+    changes = apply_plan(cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT, shard_wait=wait_timeout or None)
     if not dry_run and wait_timeout and not caps.serverless:  # Serverless has no shards to wait for (and no _cluster/health)
-        wait_for_yellow(cluster, planned.index, wait_timeout)
+        wait_for_yellow(cluster, planned.index, wait_timeout, left=max(deadline - time.monotonic(), 1.0))
     if server_mmr:
         changes += (_enable_server_mmr(cluster, dry_run=dry_run),)
         if not dry_run:

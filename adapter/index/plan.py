@@ -422,7 +422,7 @@ def rebuild_error(plan_: Plan, hint: str) -> IndexMismatchError:
     )
 
 
-def _send(cluster: Cluster, change: Change, action: str) -> None:
+def _send(cluster: Cluster, change: Change, action: str, shard_wait: float | None = None) -> None:
     kind, name, body = change.kind, change.name, change.body
     if kind is ChangeKind.ALIAS:
         cluster.put_alias(body, name, action=action)
@@ -439,13 +439,15 @@ def _send(cluster: Cluster, change: Change, action: str) -> None:
     elif kind is ChangeKind.SETTINGS:
         cluster.put_index_settings(name, body, action=action)
     elif kind is ChangeKind.INDEX:
-        cluster.create_index(name, body, action=action)
+        cluster.create_index(name, body, shard_wait=shard_wait, action=action)
     else:
         raise AssertionError(f"no sender for {kind}")
 
 
-def apply_plan(client: Any, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "") -> tuple[Change, ...]:
+def apply_plan(client: Any, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "",
+               shard_wait: float | None = None) -> tuple[Change, ...]:
     """Send every change of ``plan_`` in order; returns them with what was done (``created``, ...).
+    ``shard_wait``: how long a new index's creation waits for its primaries (None: the server's 30 s).
 
     A plan that needs a new index is refused (IndexMismatchError) before anything is sent.
     """
@@ -459,7 +461,7 @@ def apply_plan(client: Any, plan_: Plan, *, dry_run: bool = False, rebuild_hint:
             continue
         action = change.action.applied(dry_run=dry_run)
         if not dry_run:
-            _send(cluster, change, f"{change.action} {change.kind} {change.name}")
+            _send(cluster, change, f"{change.action} {change.kind} {change.name}", shard_wait)
         done.append(Change(change.kind, change.name, action, change.diff, change.reason, change.body))
     return tuple(done)
 

@@ -237,7 +237,7 @@ class FakeCluster(Cluster):
         ix = self.indices[index]
         return {"mappings": copy.deepcopy(ix.mappings), "settings": dict(ix.settings), "aliases": {a: {} for a in ix.aliases}}
 
-    def create_index(self, index: str, body: Body, *, action: str | None = None) -> None:
+    def create_index(self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None) -> None:
         if index in self.indices:
             raise BackendError(f"{action or f'creating {index}'}: the fake engine answered 400: {index} exists", status=400,
                                reason="resource_already_exists_exception")
