@@ -14,6 +14,11 @@ from adapter.errors import InputError
     ("what did Cormack propose", "proper name: Cormack"),
     ("CVE-2024-3094 in xz", "code: CVE-2024-3094"),
     ("contact admin@example.com", "e-mail or URL: admin@example.com"),
+    # Code identifiers (issue 31: an API reference searched by name, where BM25 is far the stronger leg).
+    ("put_nowait", "identifier: put_nowait"),
+    ("LifoQueue", "identifier: LifoQueue"),
+    ("how do I call getElementById", "identifier: getElementById"),
+    ("os.path.splitext", "dotted name: os.path.splitext"),
 ])
 def test_exact_terms_are_found_with_a_reason(query, reason):
     c = classify(query)
@@ -25,6 +30,8 @@ def test_exact_terms_are_found_with_a_reason(query, reason):
     "How does attention work in transformers?",
     "the cat sat on the mat",
     "Los envíos tardan entre 5 y 7 días",
+    "e.g. a fast sort, i.e. quicksort",  # abbreviations are not dotted names
+    "state-of-the-art retrieval",  # a hyphen is not an underscore
 ])
 def test_natural_language_queries(query):
     c = classify(query)

@@ -2,8 +2,9 @@
 
 Each query is classified as natural language or exact-term. Exact terms are what BM25 finds and
 embeddings blur: codes (E-4012, CVE-2024-3094), identifiers mixing letters and digits (BRCA1,
-gpt4o), names with a case change inside (CrashLoopBackOff, OOMKilled), acronyms (HIV; not everyday
-ones such as RAM or PDF), numbers of three or more digits (#8821, 2019), versions (3.5.0, v2),
+gpt4o), names with a case change inside (CrashLoopBackOff, OOMKilled, getElementById, LifoQueue), snake_case
+identifiers (put_nowait) and dotted names (os.path.splitext), acronyms (HIV; not everyday ones such as RAM
+or PDF), numbers of three or more digits (#8821, 2019), versions (3.5.0, v2),
 quoted phrases, e-mail addresses, URLs and paths, and proper names (a capitalised word that does
 not start the sentence). The rule: >= 30% exact-term queries -> hybrid; else >= 80% natural
 language -> dense first; anything in between is mixed -> hybrid.
@@ -30,6 +31,9 @@ _PATTERNS = (
     ("identifier", re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{3,}\b")),
     # A case change inside a word: CrashLoopBackOff, OOMKilled, getItem (a name in code or logs, wherever it stands).
     ("identifier", re.compile(r"\b[A-Za-z]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z]*\b")),
+    # snake_case code identifiers (put_nowait, HTTP_PROXY).
+    ("identifier", re.compile(r"\b[A-Za-z][A-Za-z\d]*(?:_[A-Za-z\d]+)+\b")),
+    ("dotted name", re.compile(r"\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b")),
     ("acronym", re.compile(r"\b[A-Z]{2,}s?\b")),
 )
 # Acronyms of everyday language, which embeddings know as well as any word ("too much RAM", "a PDF invoice"):
