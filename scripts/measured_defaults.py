@@ -1,17 +1,19 @@
-"""Choose the product's default fusion from measured `hybrid eval` JSONs, by leave-one-set-out regret.
+"""Choose the product's default fusion from measured per-set rows, by the rule of docs/EVALUATION.md.
 
-    .venv/bin/python scripts/measured_defaults.py docs/evals/*.json --layouts docs/eval-scifact.json \
+    .venv/bin/python scripts/measured_defaults.py docs/evals/round3/*.json --layouts docs/eval-scifact.json \
         docs/eval-soporte-es.json docs/eval-wsparcie-pl.json [--markdown]
 
-Writes ``adapter/data/measured-defaults.json`` (per set, the nDCG@10 of the legs and of every
-default candidate on the reported split; per kind of cluster, each candidate's regret against the
-set's best fixed untuned fusion, its worst case and mean, the chosen row and the leave-one-set-out
-check; see ``adapter.fusion.choice.selection`` and ``adapter.fusion.choice.defaults``) and stamps the chosen row into each
-JSON's ``settings.default_technique``, so every report names the default the product now ships.
+Reads per-set reports: the offline rows of ``scripts/study_round3.py`` (each row's nDCG@10 per
+query, so regrets get their bootstrap standard errors and near worst cases are tied), or ``hybrid
+eval --json`` reports (means only: no standard errors). Writes ``adapter/data/measured-defaults.json``
+(per set, the mean nDCG@10 of the legs and every default candidate on the reported split; per kind
+of cluster, each candidate's regret and its standard error per set, worst and mean, the paired
+standard error against the best worst case, whether it is tied, the chosen row and the
+leave-one-set-out check; see ``adapter.fusion.choice.selection`` and ``adapter.fusion.choice.defaults``)
+and stamps the chosen row into each ``hybrid eval`` JSON's ``settings.default_technique``.
 ``--layouts`` names ``--compare-layouts`` runs whose train-split comparisons choose the text layout
-of ``hybrid init`` (by the same rule: the smallest worst-case loss). ``--markdown`` prints the
-per-set and selection tables of docs/EVALUATION.md. Give only reports whose rows were not tuned on
-their reported split (``hybrid eval`` refuses that).
+of ``hybrid init``. ``--markdown`` prints the tables of docs/EVALUATION.md. Give only reports whose
+rows were not tuned on their reported split.
 """
 
 from __future__ import annotations
@@ -32,23 +34,30 @@ def _tuned(row: str) -> bool:
     return row.startswith("hybrid-tuned-") or row in ("hybrid-learned", "client-learned")
 
 
-def markdown(summary: dict) -> str:
+def markdown(summary: dict, kind: str = "opensearch-3") -> str:
     sets = list(summary["sets"])
-    os3 = summary["selection"]["opensearch-3"]
-    lines = ["| nDCG@10 | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
+    table = summary["selection"][kind]
+    head = [s.replace(" test", "") for s in sets]
+    lines = ["| nDCG@10 (test) | " + " | ".join(head) + " |", "|---|" + "---|" * len(sets),
+             "| queries | " + " | ".join(str(summary.get("queries", {}).get(s, "")) for s in sets) + " |"]
     for leg in ("bm25", "dense"):
         lines.append(f"| {leg} | " + " | ".join(f"{summary['sets'][s].get(leg, float('nan')):.4f}" for s in sets) + " |")
-    lines.append("| best fixed untuned fusion | " + " | ".join(f"{os3['best_fixed'][s][1]:.4f} ({os3['best_fixed'][s][0][7:]})"
-                                                            for s in sets) + " |")
-    lines += ["", "| candidate (OpenSearch 3.x) | " + " | ".join(f"regret {s}" for s in sets) + " | worst | mean |",
-              "|---|" + "---|" * (len(sets) + 2)]
-    ranked = sorted(os3["candidates"].items(), key=lambda kv: (kv[1]["worst"], kv[1]["mean"]))
-    for row, c in ranked:
-        mark = "**" if row == os3["chosen"] else ""
-        lines.append(f"| {mark}{row}{mark} | " + " | ".join(f"{c['regret'][s]:+.4f}" for s in sets) +
-                     f" | {c['worst']:+.4f} | {c['mean']:+.4f} |")
-    lines += ["", "| held out | chosen on the others | its regret there |", "|---|---|---|"]
-    lines += [f"| {h['held_out']} | {h['chosen']} | {h['regret']:+.4f} |" for h in os3["leave_one_out"]]
+    lines.append("| best untuned alternative | " + " | ".join(
+        f"{table['reference'][s][1]:.4f} ({table['reference'][s][0].replace('hybrid-', '').replace('-arithmetic_mean', '')})"
+        for s in sets) + " |")
+    lines += ["", f"| candidate ({kind}) | " + " | ".join(f"regret {h} ± se" for h in head) + " | worst | mean | worst - best's ± paired se | tied |",
+              "|---|" + "---|" * (len(sets) + 4)]
+    for row, c in table["candidates"].items():
+        mark = "**" if row == table["chosen"] else ""
+        se = c.get("standard_error") or {}
+        cells = [f"{c['regret'][s]:+.4f} ± {se[s]:.4f}" if s in se else f"{c['regret'][s]:+.4f}" for s in sets]
+        best = min(v["worst"] for v in table["candidates"].values())
+        tie = "" if c.get("tie_error") is None else f"{c['worst'] - best:+.4f} ± {c['tie_error']:.4f}"
+        lines.append(f"| {mark}{row}{mark} | " + " | ".join(cells) + f" | {c['worst']:+.4f} | {c['mean']:+.4f} | {tie} | "
+                     f"{'yes' if c.get('tied') else ''} |")
+    lines += ["", "| held out | chosen on the others | its regret there ± se |", "|---|---|---|"]
+    lines += [f"| {h['held_out'].replace(' test', '')} | {h['chosen']} | {h['regret']:+.4f} ± {h.get('standard_error', 0.0):.4f} |"
+              for h in table["leave_one_out"]]
     lines += ["", "defaults per cluster kind: " + ", ".join(f"{k}: {v}" for k, v in summary["defaults"].items())]
     return "\n".join(lines)
 
@@ -77,6 +86,8 @@ def main(argv: list[str]) -> None:
     (ROOT / "adapter" / "data" / MEASURED_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     default = summary["defaults"]["opensearch-3"]
     for label, (path, data) in reports.items():
+        if "results" not in data:
+            continue  # offline rows (scripts/study_round3.py): not a `hybrid eval` report
         data["settings"]["default_technique"] = default
         rows = {n: r["ndcg@10"] for n, r in data["results"].items() if not r.get("post_processed") and not _tuned(n)}
         regret = default_regret(rows, default)
@@ -84,7 +95,9 @@ def main(argv: list[str]) -> None:
         path.write_text(json.dumps(data, indent=2) + "\n")
     print(f"defaults: {summary['defaults']}; text layout: {(summary['text_layout'] or {}).get('chosen')}")
     if show:
-        print(markdown(summary))
+        for kind in summary["selection"]:
+            print(f"\n### {kind}\n")
+            print(markdown(summary, kind))
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 def print_calibration(report: CalibrationReport) -> None:
     """What sets the weights first (term coverage, confidence, the weights); BM25's match quality last,
     as the diagnostic it now is (it no longer sets weights: README, Adaptive fusion)."""
-    from adapter.fusion.choice.policy import DEFAULT_POLICY
+    from adapter.fusion.choice.policy import DEFAULT_POLICY, leg_evidence
 
     cal = report.calibration
     policy = report.policy or DEFAULT_POLICY
@@ -66,6 +66,8 @@ def print_calibration(report: CalibrationReport) -> None:
     print(f"index {report.alias} ({report.index}): {coverage}, over {cal.queries} queries{' from ' + cal.source if cal.source else ''}")
     print(f"weights: bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f} for a query without per-query signals "
           f"(policy {report.policy.name if report.policy else 'the default'}, confidence {policy.confidence(cal):.2f})")
+    for line in leg_evidence(policy, cal, z_score=report.z_score).lines():
+        print(line)
     for note in report.notes:
         print(f"note: {note}")
     if report.pipeline:

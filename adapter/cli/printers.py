@@ -198,7 +198,9 @@ def print_eval(report: EvalReport) -> None:
         print(f"the product's default: {report.settings['default_technique']}")
     regret = report.default_regret
     if regret is not None:
-        print(f"default regret: {regret.regret:+.4f} against the best fixed fusion of this run ({regret.best_fixed} "
+        noise = ("" if regret.standard_error is None else
+                 f" ± {regret.standard_error:.4f}" + (" (within one standard error: a tie)" if regret.within_noise else ""))
+        print(f"default regret: {regret.regret:+.4f}{noise} against the best fixed fusion of this run ({regret.best_fixed} "
               f"{regret.best_fixed_ndcg:.4f}; default {regret.ndcg:.4f}, better leg {regret.best_leg} {regret.best_leg_ndcg:.4f})")
         for line in regret.warnings:
             print(f"warning: {line}")

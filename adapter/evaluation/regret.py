@@ -4,8 +4,9 @@ of the same run and against each leg (adapter.fusion.choice.selection's measure,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+from adapter.evaluation.noise import gap
 from adapter.fusion.choice.selection import SetRun, fixed_rows
 
 # A loss above this is worth a warning line (one or two queries' worth on a small set).
@@ -22,6 +23,17 @@ class DefaultRegret:
     best_fixed_ndcg: float
     best_leg: str
     best_leg_ndcg: float
+    standard_error: float | None = None  # the regret's, paired over the run's queries (None: not measured per query)
+    leg_error: float | None = None  # that of the default's gap to the better leg
+
+    @property
+    def within_noise(self) -> bool:
+        """Whether the regret is inside one standard error (a tie, not a win or a loss)."""
+        return self.standard_error is not None and abs(self.regret) <= self.standard_error
+
+    @staticmethod
+    def _noise(loss: float, error: float | None) -> str:
+        return f" (within one standard error, {error:.4f}: noise)" if error is not None and abs(loss) <= error else ""
 
     @property
     def regret(self) -> float:
@@ -31,25 +43,33 @@ class DefaultRegret:
     @property
     def warnings(self) -> tuple[str, ...]:
         out = []
-        if self.best_leg_ndcg - self.ndcg > WARN_LOSS:
+        to_leg = self.best_leg_ndcg - self.ndcg
+        if to_leg > WARN_LOSS:
             out.append(f"the default ({self.default}, {self.ndcg:.4f}) lost to {self.best_leg} alone ({self.best_leg_ndcg:.4f}) "
-                       f"by {self.best_leg_ndcg - self.ndcg:.4f}")
+                       f"by {to_leg:.4f}{self._noise(to_leg, self.leg_error)}")
         if self.regret > WARN_LOSS:
             out.append(f"the default ({self.default}, {self.ndcg:.4f}) lost to the fixed {self.best_fixed} ({self.best_fixed_ndcg:.4f}) "
-                       f"by {self.regret:.4f}")
+                       f"by {self.regret:.4f}{self._noise(self.regret, self.standard_error)}")
         return tuple(out)
 
     def as_json(self) -> dict[str, Any]:
         return {"default": self.default, "ndcg@10": round(self.ndcg, 4), "best_fixed": self.best_fixed,
                 "best_fixed_ndcg@10": round(self.best_fixed_ndcg, 4), "regret": round(self.regret, 4),
-                "best_leg": self.best_leg, "best_leg_ndcg@10": round(self.best_leg_ndcg, 4), "warnings": list(self.warnings)}
+                "best_leg": self.best_leg, "best_leg_ndcg@10": round(self.best_leg_ndcg, 4), "warnings": list(self.warnings),
+                **({"standard_error": round(self.standard_error, 4), "within_noise": self.within_noise}
+                   if self.standard_error is not None else {})}
 
 
-def default_regret(rows: Mapping[str, float], default: str | None) -> DefaultRegret | None:
+def default_regret(rows: Mapping[str, float], default: str | None, per_query: Mapping[str, Sequence[float]] | None = None,
+                   name: str = "run") -> DefaultRegret | None:
     """The regret of ``default`` among a run's rows (row -> nDCG@10); None when the run has no such
-    row, no fixed fusion or no leg to compare with."""
+    row, no fixed fusion or no leg to compare with. With ``per_query`` (every row's nDCG@10 per
+    query), its standard error against the best fixed fusion, paired over the queries (``name``: the
+    bootstrap's seed, the run's dataset and split)."""
     if not default or default not in rows or not fixed_rows(rows) or not ({"bm25", "dense"} & set(rows)):
         return None
-    run = SetRun("run", rows)
-    (fixed, fixed_value), (leg, leg_value) = run.best_fixed, run.best_leg
-    return DefaultRegret(default, rows[default], fixed, fixed_value, leg, leg_value)
+    (fixed, fixed_value), (leg, leg_value) = SetRun("run", rows).best_fixed, SetRun("run", rows).best_leg
+    # Against the best fixed fusion, as the regret is, paired over the queries.
+    error = gap(name, fixed, default, per_query).standard_error if per_query else None
+    leg_error = gap(name, leg, default, per_query).standard_error if per_query else None
+    return DefaultRegret(default, rows[default], fixed, fixed_value, leg, leg_value, error, leg_error)

@@ -6,11 +6,12 @@ import enum
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from adapter.evaluation.metrics import MEASURES
+from adapter.evaluation.noise import Gap, gaps_to_best
 from adapter.evaluation.perquery import QueryRun
 from adapter.evaluation.regret import DefaultRegret, default_regret
 from adapter.fusion import Fusion
@@ -72,6 +73,9 @@ class TechniqueResult:
     by_class: dict[str, dict[str, float]] = field(default_factory=dict)  # "exact" / "natural" -> metrics + queries
     # Each query's run (adapter.evaluation.perquery): for run files and the HTML report, not in the JSON.
     per_query: Mapping[str, QueryRun] = field(default_factory=dict, repr=False, compare=False)
+    # nDCG@10 of each judged query, in the dataset's query order (the standard errors: adapter.evaluation.noise).
+    ndcg_by_query: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    standard_error: float | None = None  # of the mean nDCG@10 (None: not measured per query)
 
     def as_json(self) -> dict[str, Any]:
         out = {**self.metrics, "latency_ms_p50": self.latency_ms_p50, "latency_ms_p95": self.latency_ms_p95,
@@ -79,6 +83,8 @@ class TechniqueResult:
                "notices": list(self.notices), "by_class": self.by_class}
         if self.spec is not None:
             out.update(family=self.spec.family.value, post_processed=self.spec.post_processed)
+        if self.standard_error is not None:
+            out["standard_error"] = {"ndcg@10": round(self.standard_error, 4)}
         return out
 
 
@@ -123,6 +129,7 @@ class EvalReport:
 
     def as_json(self) -> dict[str, Any]:
         """The eval contract (adapter/schemas/eval.schema.json, `hybrid schema eval`)."""
+        gaps = self.gaps
         return {
             "schema_version": SCHEMA_VERSION,
             "dataset": self.dataset,
@@ -130,7 +137,8 @@ class EvalReport:
             "embedder": self.embedder,
             "index": self.index,
             "settings": self.settings,
-            "results": {name: r.as_json() for name, r in self.results.items()},
+            "results": {name: {**r.as_json(), **({"versus_best": gaps[name].as_json()} if name in gaps else {})}
+                        for name, r in self.results.items()},
             "tuning": self.tuning.as_json() if self.tuning else None,
             "learned": self.learned,
             "learned_fusion": self.model.to_json() if self.model else None,
@@ -141,7 +149,20 @@ class EvalReport:
     def default_regret(self) -> DefaultRegret | None:
         """The product's default row against the best fixed fusion and the better leg of this run."""
         first = {n: r.metrics["ndcg@10"] for n, r in self.results.items() if not (r.spec and (r.spec.post_processed or r.spec.tuned))}
-        return default_regret(first, self.settings.get("default_technique"))
+        return default_regret(first, self.settings.get("default_technique"), self._per_query(list(first)), f"{self.dataset} {self.split}")
+
+    def _per_query(self, rows: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        """The rows' nDCG@10 per query where every one of ``rows`` has it (else none: no standard errors)."""
+        per = {n: self.results[n].ndcg_by_query for n in rows}
+        return per if per and all(per.values()) and len({len(v) for v in per.values()}) == 1 else {}
+
+    @property
+    def gaps(self) -> dict[str, Gap]:
+        """Each first-stage row against the best first-stage row of the run, with the paired standard
+        error of the difference (adapter.evaluation.noise); empty without per-query values."""
+        first = [n for n, r in self.results.items() if not (r.spec and r.spec.post_processed)]
+        per = self._per_query(first)
+        return gaps_to_best(f"{self.dataset} {self.split}", per, first) if per else {}
 
     def best(self, metric: str = "ndcg@10", among: Callable[[TechniqueResult], bool] = lambda r: True) -> str:
         names = [n for n, r in self.results.items() if among(r)]
@@ -153,25 +174,38 @@ def write_json(report: EvalReport, path: str | Path) -> None:
 
 
 def format_table(report: EvalReport) -> str:
-    """Quality and latency per technique; ``*`` marks the best value of each column."""
+    """Quality and latency per technique; ``*`` marks the best value of each column. With per-query
+    values, each row's nDCG@10 standard error and its gap to the best row, ``~`` where that gap is
+    within one paired standard error (noise: another draw of such queries could reverse it)."""
     cols = [*MEASURES, "latency_ms_p50", "latency_ms_p95", "server_ms_p50"]
     rows = {name: r.as_json() for name, r in report.results.items()}
     best = {}
     for col in cols:
         values = [row[col] for row in rows.values()]
         best[col] = min(values) if col.endswith(("p50", "p95")) else max(values)
+    gaps = report.gaps
     width = max(len(n) for n in rows) + 2
     queries = next(iter(report.results.values())).queries if report.results else 0
+    noise_head = f"{'se':>8}{'vs best':>12}" if gaps else ""
     lines = [f"{report.dataset} ({report.split}, {queries} queries), embedder {report.embedder}",
-             f"{'technique':<{width}}" + "".join(f"{c:>16}" for c in cols)]
+             f"{'technique':<{width}}{cols[0]:>16}{noise_head}" + "".join(f"{c:>16}" for c in cols[1:])]
     for name, row in rows.items():
         cells = []
         for col in cols:
             mark = "*" if row[col] == best[col] else " "
             fmt = f"{row[col]:.4f}" if col in MEASURES else f"{row[col]:.1f}"
             cells.append(f"{fmt + mark:>16}")
-        lines.append(f"{name:<{width}}" + "".join(cells))
+        noise = ""
+        if gaps:
+            se = report.results[name].standard_error
+            g = gaps.get(name)
+            versus = "" if g is None else ("best" if g.row == g.to else f"{g.delta:+.4f}{'~' if g.within_noise else ' '}")
+            noise = f"{'' if se is None else f'{se:.4f}':>8}{versus:>12}"
+        lines.append(f"{name:<{width}}{cells[0]}{noise}" + "".join(cells[1:]))
     lines.append("* the best of its column: the highest metric, the lowest latency (ms: client p50/p95, server p50)")
+    if gaps:
+        lines.append("se: the standard error of the row's nDCG@10 (bootstrap over the queries); vs best: its nDCG@10 minus the best "
+                     "row's, ~ where that gap is within one paired standard error (noise, not a difference)")
     return "\n".join(lines)
 
 

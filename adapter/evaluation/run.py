@@ -20,7 +20,8 @@ from adapter.engines.capabilities import Capabilities
 from adapter.engines.registry import engine_named
 from adapter.errors import AssetError, InputError
 from adapter.evaluation.adaptive import learn_policy
-from adapter.evaluation.metrics import Dataset, evaluate
+from adapter.evaluation.metrics import Dataset, evaluate, per_query
+from adapter.evaluation.noise import standard_error
 from adapter.evaluation.perquery import TOP, FusionUsed, QueryRun
 from adapter.evaluation.report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
 from adapter.evaluation.tune import fetch_legs, tune_fusion
@@ -202,6 +203,8 @@ def evaluate_techniques(searcher: Searcher, dataset: Dataset, specs: Sequence[Te
         ranked, client_ms, server_ms, notices, kept = run_technique(searcher, dataset.queries, vectors, spec, k=k, depth=depth,
                                                                    progress=progress)
         runs[spec.name] = ranked
+        by_query = per_query(dataset.qrels, {q: [d for d, _ in hits] for q, hits in ranked.items()})
+        ndcg = tuple(by_query[q] for q in sorted(by_query))
         results[spec.name] = TechniqueResult(
             metrics=evaluate(dataset.qrels, {q: [d for d, _ in hits] for q, hits in ranked.items()}),
             latency_ms_p50=_percentile(client_ms, 50),
@@ -213,6 +216,8 @@ def evaluate_techniques(searcher: Searcher, dataset: Dataset, specs: Sequence[Te
             spec=spec,
             by_class=by_class(dataset, ranked),
             per_query=kept,
+            ndcg_by_query=ndcg,
+            standard_error=standard_error(f"{dataset.name} {dataset.split}", ndcg),
         )
     return results, runs
 

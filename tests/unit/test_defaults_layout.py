@@ -48,9 +48,13 @@ def test_the_shipped_default_is_recomputed_from_the_committed_eval_reports():
             assert defaults.default_technique(kind) == shipped["defaults"][kind.value]
             assert defaults.default_fusion_name(kind) == defaults.fusion_name(shipped["defaults"][kind.value])
     for label, report in reports.items():
-        assert report["split"] != (report.get("tuning") or {}).get("split"), f"{label} was tuned on its reported split"
-        assert report["settings"]["default_technique"] == shipped["defaults"]["opensearch-3"]
-        assert report["settings"]["engine"] == "opensearch" and report["settings"]["version"].startswith("3.")
+        assert report["split"] == "test" and report["split"] != (report.get("tuning") or {}).get("split"), label
+        if "results" in report:  # a `hybrid eval` report: it names the default the product ships
+            assert report["settings"]["default_technique"] == shipped["defaults"]["opensearch-3"]
+            assert report["settings"]["engine"] == "opensearch" and report["settings"]["version"].startswith("3.")
+        else:  # offline rows of scripts/study_round3.py: legs fetched from OpenSearch 3.x, every row per query
+            assert report["engine"] == "opensearch" and report["version"].startswith("3.")
+            assert all(len(v) == len(report["queries"]) for v in report["per_query_ndcg@10"].values())
 
 
 # -- the text layout -------------------------------------------------------------------------------
@@ -101,7 +105,9 @@ def test_the_reports_the_default_is_chosen_from_follow_the_eval_contract():
     from adapter.index.contracts import Contract, validate
 
     for path in defaults.measured()["sources"].values():
-        validate(Contract.EVAL, json.loads((ROOT / path).read_text(encoding="utf-8")))
+        report = json.loads((ROOT / path).read_text(encoding="utf-8"))
+        if "results" in report:  # offline rows are not `hybrid eval` reports
+            validate(Contract.EVAL, report)
 
 
 def test_a_cluster_without_z_score_is_selected_on_the_adaptive_form_its_policy_runs():

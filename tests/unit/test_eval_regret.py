@@ -57,3 +57,73 @@ def test_the_eval_report_carries_the_default_regret_and_ignores_tuned_rows():
     data = report.as_json()["default_regret"]
     assert data["best_fixed"] == "hybrid-min_max-arithmetic_mean" and data["regret"] == 0.0 and data["warnings"] == []
     assert EvalReport("d", "test", "m", "i", results).as_json()["default_regret"] is None
+
+
+# -- with per-query values: standard errors and what is within them (issue 31) --------------------
+def _noisy(ndcg_by_query: list[float], spec: TechniqueSpec) -> TechniqueResult:
+    from adapter.evaluation.noise import standard_error
+
+    mean = sum(ndcg_by_query) / len(ndcg_by_query)
+    return TechniqueResult({"ndcg@10": mean, "recall@10": 0, "recall@100": 0, "mrr@10": 0}, 0, 0, 0, 0, len(ndcg_by_query), spec=spec,
+                           ndcg_by_query=tuple(ndcg_by_query), standard_error=standard_error("d test", ndcg_by_query))
+
+
+def noisy_report() -> EvalReport:
+    # 20 queries. min_max wins 0.05 over z_score on average, by 1.0 on one query and 0 on the others
+    # (noise: one query's luck); bm25 loses 0.2 on every query (a difference).
+    mm, z = ScoreNormalization(), ScoreNormalization("z_score")
+    results = {
+        "bm25": _noisy([0.3] * 20, TechniqueSpec("bm25", Technique.BM25)),
+        "dense": _noisy([0.5] * 20, TechniqueSpec("dense", Technique.DENSE)),
+        "hybrid-min_max-arithmetic_mean": _noisy([1.0] + [0.5] * 19, TechniqueSpec("hybrid-min_max-arithmetic_mean", Technique.HYBRID, mm)),
+        "hybrid-z_score-arithmetic_mean": _noisy([0.0] + [0.5] * 19 + [], TechniqueSpec("hybrid-z_score-arithmetic_mean", Technique.HYBRID, z)),
+    }
+    return EvalReport("d", "test", "m", "i", results, settings={"default_technique": "hybrid-z_score-arithmetic_mean"})
+
+
+def test_each_row_has_its_standard_error_and_its_gap_to_the_best_row():
+    report = noisy_report()
+    gaps = report.gaps
+    assert gaps["hybrid-min_max-arithmetic_mean"].delta == 0.0  # the best row
+    z = gaps["hybrid-z_score-arithmetic_mean"]
+    # One query of 20 differs by 1.0: mean 0.05, standard error about sqrt(0.05 * 0.95 / 20) ~ 0.049.
+    assert z.delta == pytest.approx(-0.05) and z.standard_error == pytest.approx(0.0487, abs=0.006)
+    assert gaps["bm25"].delta == pytest.approx(-0.225) and not gaps["bm25"].within_noise
+    data = report.as_json()
+    assert data["results"]["bm25"]["standard_error"] == {"ndcg@10": 0.0}
+    assert data["results"]["hybrid-z_score-arithmetic_mean"]["versus_best"]["to"] == "hybrid-min_max-arithmetic_mean"
+
+
+def test_the_default_regret_says_its_standard_error_and_a_loss_inside_it_is_a_tie():
+    regret = noisy_report().default_regret
+    assert regret.regret == pytest.approx(0.05) and regret.standard_error == pytest.approx(0.0487, abs=0.006)
+    assert regret.within_noise == (0.05 <= regret.standard_error)
+    assert regret.warnings[-1].startswith("the default (hybrid-z_score-arithmetic_mean, 0.4750) lost to the fixed")
+    assert regret.warnings[-1].endswith(": noise)") == regret.within_noise
+    data = noisy_report().as_json()["default_regret"]
+    assert data["standard_error"] == round(regret.standard_error, 4) and data["within_noise"] == regret.within_noise
+
+
+def test_the_table_prints_each_rows_standard_error_and_marks_gaps_within_noise():
+    from adapter.evaluation import format_table
+
+    table = format_table(noisy_report())
+    lines = {line.split()[0]: line for line in table.splitlines() if line.startswith(("bm25", "hybrid-"))}
+    assert " best " in lines["hybrid-min_max-arithmetic_mean"]
+    assert "-0.2250 " in lines["bm25"] and "-0.2250~" not in lines["bm25"]
+    z = lines["hybrid-z_score-arithmetic_mean"]
+    assert ("-0.0500~" in z) == noisy_report().gaps["hybrid-z_score-arithmetic_mean"].within_noise
+    assert "~ where that gap is within one paired standard error" in table
+
+
+def test_a_noisy_report_follows_the_eval_contract():
+    pytest.importorskip("jsonschema")
+    from adapter.index.contracts import Contract, validate
+
+    import json
+    from pathlib import Path
+
+    # A real report's settings, with the noisy rows and regret (what schema version 3 adds).
+    real = json.loads((Path(__file__).resolve().parents[2] / "docs" / "eval-scifact-server.json").read_text())
+    noisy = noisy_report().as_json()
+    validate(Contract.EVAL, {**real, "schema_version": 3, "results": noisy["results"], "default_regret": noisy["default_regret"]})

@@ -87,3 +87,82 @@ def test_nothing_to_choose_from_is_an_error():
         SetRun("a", {"bm25": 0.1, AD: 0.5}).regret(AD)
     with pytest.raises(AssetError, match="no bm25 or dense row"):
         SetRun("a", {MM: 0.1, AD: 0.5}).regret(AD)
+
+
+# -- the rule with its noise (issue 31) ------------------------------------------------------------
+def noisy(name, rows, n=40, seed=0):
+    """A set whose rows' per-query nDCG@10 average to ``rows`` (the same jitter in every row, so rows
+    differ by a constant per query unless ``rows`` gives a (mean, spread) pair)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(-0.2, 0.2, n)
+    per, means = {}, {}
+    for row, value in rows.items():
+        mean, spread = value if isinstance(value, tuple) else (value, 0.0)
+        own = base + np.random.default_rng(seed + hash(row) % 1000).normal(0.0, spread, n) if spread else base.copy()
+        own = own - own.mean() + mean
+        per[row], means[row] = own.tolist(), float(np.mean(own))
+    return SetRun(name, means, per)
+
+
+def test_a_regrets_standard_error_is_the_bootstrap_of_the_paired_difference():
+    import numpy as np
+
+    from adapter.fusion.choice.selection import standard_error
+
+    s = noisy("a", {"bm25": 0.5, "dense": 0.5, MM: 0.70, Z: (0.69, 0.05)}, n=60)
+    diffs = np.asarray(s.per_query[MM]) - np.asarray(s.per_query[Z])
+    analytic = diffs.std(ddof=0) / np.sqrt(len(diffs))  # what the bootstrap of a mean converges to
+    assert standard_error(s, Z) == pytest.approx(analytic, rel=0.1)
+    assert standard_error(s, MM) == 0.0  # the reference against itself
+    # Paired: rows that differ by a constant on every query have no noise in their difference.
+    same = noisy("b", {"bm25": 0.5, "dense": 0.5, MM: 0.70, Z: 0.69})
+    assert standard_error(same, Z) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_worst_case_inside_one_standard_error_is_a_tie_and_the_mean_decides():
+    # z_score's worst case is 0.003 smaller (min_max's is on b, where their per-query gap is noisy), but
+    # it loses on average: the issue-18 situation. The rule picks min_max.
+    from adapter.fusion.choice.selection import ranked
+
+    sets = [noisy("a", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.58, AD: 0.50}, seed=1),
+            noisy("b", {"bm25": 0.40, "dense": 0.40, MM: (0.60, 0.08), Z: 0.623, AD: 0.52}, seed=2),
+            noisy("c", {"bm25": 0.40, "dense": 0.40, MM: 0.70, Z: 0.68, AD: 0.60}, seed=3)]
+    measured = {s.row: s for s in scores(sets, [MM, Z, AD])}
+    assert measured[Z].worst == pytest.approx(0.02) and measured[MM].worst == pytest.approx(0.023)  # the old rule: z_score
+    assert measured[MM].mean < measured[Z].mean
+    marks = {s.row: s for s in ranked(sets, [MM, Z, AD])}
+    assert marks[MM].tied and marks[Z].tied and not marks[AD].tied
+    assert marks[MM].tie_error >= marks[MM].worst - marks[Z].worst and marks[Z].tie_error == 0.0
+    assert marks[MM].errors["b"] > 0.01 and marks[MM].errors["a"] == 0.0  # the reference on a: no noise against itself
+    assert choose(sets, [MM, Z, AD]).row == MM
+
+
+def test_a_worst_case_gap_beyond_its_standard_error_is_kept():
+    # The same means, but each row differs from the others by the same amount on every query: no noise,
+    # so the smaller worst case wins.
+    sets = [noisy("a", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.58}, seed=1),
+            noisy("b", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.623}, seed=2),
+            noisy("c", {"bm25": 0.40, "dense": 0.40, MM: 0.70, Z: 0.68}, seed=3)]
+    assert choose(sets, [MM, Z]).row == Z
+
+
+def test_leave_one_out_reports_the_held_out_regrets_standard_error():
+    from adapter.fusion.choice.selection import standard_error
+
+    sets = [noisy(n, {"bm25": 0.4, "dense": 0.4, MM: (0.6 + d, 0.05), Z: 0.6}, seed=i)
+            for i, (n, d) in enumerate((("a", 0.01), ("b", -0.01), ("c", 0.0)))]
+    held = leave_one_out(sets, [MM, Z])
+    assert [h.held_out for h in held] == ["a", "b", "c"]
+    for h, s in zip(held, sets):
+        assert h.error == standard_error(s, h.chosen) and h.regret == pytest.approx(s.regret(h.chosen))
+
+
+def test_dbsf_in_the_client_is_a_candidate_only_where_the_fusion_runs_in_the_client():
+    assert runs_on("client-dbsf", ClusterKind.ELASTICSEARCH)
+    assert not runs_on("client-dbsf", ClusterKind.OPENSEARCH_3) and not runs_on("client-dbsf", ClusterKind.OPENSEARCH_2)
+    assert "client-dbsf" in fixed_rows({"client-dbsf": 0.5, "bm25": 0.4})
+    # The guard-less policy of issue 18 keeps its two forms' place: the z_score one needs OpenSearch 3.x.
+    assert not runs_on("hybrid-adaptive-issue18", ClusterKind.OPENSEARCH_2)
+    assert runs_on("hybrid-adaptive-issue18-min_max", ClusterKind.ELASTICSEARCH)

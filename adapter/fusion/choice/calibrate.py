@@ -34,20 +34,22 @@ class CalibrationReport:
     weights: tuple[float, ...]  # what a query without per-query signals now gets
     pipeline: str | None  # the stored adaptive pipeline updated to those weights, if the index has one
     notes: tuple[str, ...] = ()  # what the caller must know: a calibration kept, too few queries to depart
+    z_score: bool = False  # whether the cluster runs z_score (the policy's base there)
 
 
 def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: str = "") -> Calibration:
     """The calibration of ``queries`` against the searcher's index (BM25 requests only)."""
-    qualities, coverages = [], []
+    qualities, coverages, texts = [], [], []
     for n, query in enumerate(q for q in queries if q and q.strip()):
         if n >= MAX_CALIBRATION_QUERIES:
             break
         quality, coverage, _ = searcher.query_evidence(query)
         qualities.append(quality)
         coverages.append(coverage)
+        texts.append(query)
     if not qualities:
         raise InputError("no queries to calibrate with; give a file with one query per line (or BEIR queries.jsonl)")
-    return calibrate(qualities, coverages=coverages, source=source)
+    return calibrate(qualities, coverages=coverages, source=source, texts=texts)
 
 
 def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None = None, policy: AdaptivePolicy | None = None,
@@ -73,7 +75,7 @@ def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None =
     cal = Calibration.from_meta(adaptive.get("calibration"))
     if cal is None:
         raise InputError(f"index {alias!r} has no calibration yet; give queries to calibrate with")
-    return CalibrationReport(alias, info.index, cal, stored, fusion.effective_weights, pipeline)
+    return CalibrationReport(alias, info.index, cal, stored, fusion.effective_weights, pipeline, z_score=caps.z_score)
 
 
 def calibrate_index(client: Any, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,

@@ -1,12 +1,15 @@
 """The product's default hybrid fusion, chosen by measurement. Pure (reads a packaged file).
 
-``adapter/data/measured-defaults.json`` holds, per labelled set, the nDCG@10 of every row of a
-``hybrid eval`` run that could be a default (fusions that need no judgments, and the legs), each
-on a split nothing was tuned on (written by ``scripts/select_default.py`` from the eval JSONs in
-docs/). The default is chosen from those numbers by :mod:`adapter.fusion.choice.selection` (the smallest
-worst-case regret against each set's best fixed fusion, then the best mean), per kind of cluster:
-z_score only where the cluster runs it. Which kind a cluster is, its engine's placement says
-(:meth:`adapter.engines.placement.FusionPlacement.kind`). ``hybrid init`` and the eval report use it. Learned or
+``adapter/data/measured-defaults.json`` holds, per labelled set, the nDCG@10 of every row that could
+be a default (fusions that need no judgments, and the legs), each on a split nothing was tuned on,
+with its value per query (written by ``scripts/measured_defaults.py`` from the reports in
+docs/evals/). The default is chosen from those numbers by :mod:`adapter.fusion.choice.selection`
+(the smallest worst-case regret against each set's best untuned alternative, candidates within one
+paired standard error of it tied, then the best mean), per kind of cluster: z_score only where the
+cluster runs it. Which kind a cluster is, its engine's placement says
+(:meth:`adapter.engines.placement.FusionPlacement.kind`). The file keeps the choice per kind
+(``defaults``), which ``hybrid init``, the searcher and the eval report read; the bootstrap behind it runs where the file is written and in
+the unit test that recomputes it (tests/unit/test_defaults_layout.py), not in a search. Learned or
 tuned rows are not candidates: they need the user's judgments.
 """
 
@@ -15,11 +18,11 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from adapter.errors import AssetError
 from adapter.fusion import Normalization
-from adapter.fusion.choice.selection import ClusterKind, SetRun, candidates_for, choose, default_rows, fixed_rows, leave_one_out, scores
+from adapter.fusion.choice.selection import ClusterKind, SetRun, candidates_for, default_rows, fixed_rows, leave_one_out
 from adapter.fusion.choice.values import ADAPTIVE
 
 # Rows of `hybrid eval` that can be a default (fusions that need no judgments), in order of
@@ -27,62 +30,88 @@ from adapter.fusion.choice.values import ADAPTIVE
 CANDIDATES = (
     "hybrid-z_score-arithmetic_mean", "hybrid-min_max-arithmetic_mean", "hybrid-l2-arithmetic_mean", "hybrid-rrf",
     "hybrid-min_max-geometric_mean", "hybrid-min_max-harmonic_mean", "hybrid-l2-geometric_mean", "hybrid-l2-harmonic_mean",
-    "hybrid-sum", "client-rrf", "hybrid-adaptive", "hybrid-adaptive-min_max",
+    "hybrid-sum", "client-rrf", "client-dbsf", "hybrid-adaptive", "hybrid-adaptive-min_max",
+    # The policy of issue 18 (no better-leg guard), measured offline beside the shipped one (docs/EVALUATION.md).
+    "hybrid-adaptive-issue18", "hybrid-adaptive-issue18-min_max",
 )
 MEASURED_FILE = "measured-defaults.json"
-SCHEMA = 2
+SCHEMA = 3
+RULE = ("the smallest worst-case regret against each set's best untuned alternative (a fixed fusion or a leg alone); "
+        "candidates within one paired bootstrap standard error of it are tied, and the smallest mean regret decides among them")
+
+Sets = Mapping[str, Mapping[str, float]]  # set -> row -> mean nDCG@10
+PerQuery = Mapping[str, Mapping[str, Sequence[float]]]  # set -> row -> nDCG@10 per query
 
 
-def set_runs(sets: Mapping[str, Mapping[str, float]]) -> list[SetRun]:
-    return [SetRun(name, rows) for name, rows in sets.items()]
+def set_runs(sets: Sets, per_query: PerQuery | None = None) -> list[SetRun]:
+    return [SetRun(name, rows, (per_query or {}).get(name, {})) for name, rows in sets.items()]
 
 
-def choose_default(sets: Mapping[str, Mapping[str, float]], kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
-    """The candidate row with the smallest worst-case regret over ``sets`` (set -> row -> nDCG@10)
-    on a cluster of ``kind``, then the smallest mean regret; only candidates measured on every set
-    count; ties go to the earlier candidate (the simpler fusion)."""
+def choose_default(sets: Sets, kind: ClusterKind = ClusterKind.OPENSEARCH_3, per_query: PerQuery | None = None) -> str:
+    """The chosen row over ``sets`` on a cluster of ``kind`` (:func:`adapter.fusion.choice.selection.choose`;
+    with ``per_query``, the standard errors and ties); only candidates measured on every set count."""
     if not sets:
-        raise AssetError("no measurements to choose the default fusion from")
-    chosen = default_rows(set_runs(sets), CANDIDATES)
+        raise AssetError("no measurements to choose the default from")
+    chosen = default_rows(set_runs(sets, per_query), CANDIDATES)
     if kind.value not in chosen:
         raise AssetError(f"no default candidate ({', '.join(candidates_for(kind, CANDIDATES))}) was measured on every set "
                          f"with a fixed fusion to compare against, for {kind.value}")
     return chosen[kind.value]
 
 
-def selection_table(sets: Mapping[str, Mapping[str, float]], kind: ClusterKind) -> dict[str, Any]:
-    """Per candidate: its regret on each set, worst and mean; and the leave-one-set-out check."""
-    from adapter.fusion.choice.selection import as_run_on
+def selection_table(sets: Sets, kind: ClusterKind, per_query: PerQuery | None = None) -> dict[str, Any]:
+    """Per candidate: its regret on each set with its standard error, worst and mean, the paired
+    standard error against the best worst case and whether it is tied with it; the chosen row; and
+    the leave-one-set-out check."""
+    from adapter.fusion.choice.selection import as_run_on, ranked
 
-    runs = [as_run_on(s, kind) for s in set_runs(sets)]
+    runs = [as_run_on(s, kind) for s in set_runs(sets, per_query)]
     mine = candidates_for(kind, CANDIDATES)
-    measured = scores(runs, mine)
+    order = ranked(runs, mine)
     return {
         "best_fixed": {r.name: list(r.best_fixed) for r in runs},
         "best_leg": {r.name: list(r.best_leg) for r in runs},
+        "reference": {r.name: [r.reference_row, r.reference] for r in runs},
         "candidates": {s.row: {"worst": round(s.worst, 4), "mean": round(s.mean, 4),
-                               "regret": {k: round(v, 4) for k, v in s.regrets.items()}} for s in measured},
-        "chosen": choose(runs, mine).row,
-        "leave_one_out": [{"held_out": h.held_out, "chosen": h.chosen, "regret": round(h.regret, 4)} for h in leave_one_out(runs, mine)],
+                               "regret": {k: round(v, 4) for k, v in s.regrets.items()},
+                               "standard_error": {k: round(v, 4) for k, v in s.errors.items()},
+                               "tie_error": None if s.tie_error is None else round(s.tie_error, 4), "tied": s.tied}
+                       for s in order},
+        "chosen": order[0].row,
+        "leave_one_out": [{"held_out": h.held_out, "chosen": h.chosen, "regret": round(h.regret, 4), "standard_error": round(h.error, 4)}
+                          for h in leave_one_out(runs, mine)],
     }
+
+
+def report_rows(report: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """A report's candidate rows and legs: mean nDCG@10, and per query where the report has it.
+
+    Two kinds of report: ``hybrid eval --json`` (the eval contract: ``results``, means only), and the
+    offline rows of ``scripts/study_round3.py`` (``ndcg@10`` and ``per_query_ndcg@10``)."""
+    if "results" in report:
+        rows = report.get("results") or {}
+        keep = [r for r in rows if r in ("bm25", "dense") or r in CANDIDATES]
+        return {r: round(float(rows[r]["ndcg@10"]), 4) for r in keep}, {}
+    means, per = report["ndcg@10"], report.get("per_query_ndcg@10") or {}
+    keep = [r for r in means if r in ("bm25", "dense") or r in CANDIDATES]
+    return {r: round(float(means[r]), 4) for r in keep}, {r: [float(x) for x in per[r]] for r in keep if r in per}
 
 
 def summarize(eval_reports: Mapping[str, Mapping[str, Any]], layout_reports: Mapping[str, Mapping[str, Any]] | None = None
               ) -> dict[str, Any]:
-    """The measured-defaults document from ``hybrid eval`` JSONs (label -> report), and the text
-    layout from the train-split comparisons of ``layout_reports`` (``--compare-layouts`` runs)."""
-    sets = {}
+    """The measured-defaults document from reports (label -> report, :func:`report_rows`), and the
+    text layout from the train-split comparisons of ``layout_reports`` (``--compare-layouts`` runs)."""
+    sets, per_query = {}, {}
     for label, report in eval_reports.items():
-        rows = report.get("results") or {}
-        keep = [r for r in rows if r in ("bm25", "dense") or r in CANDIDATES]
-        sets[label] = {r: round(float(rows[r]["ndcg@10"]), 4) for r in keep}
+        sets[label], per = report_rows(report)
+        if per:
+            per_query[label] = per
         if not fixed_rows(sets[label]):
             raise AssetError(f"{label}: the report has no fixed untuned fusion row to measure regret against")
-    kinds = {kind.value: selection_table(sets, kind) for kind in ClusterKind
-             if kind.value in default_rows(set_runs(sets), CANDIDATES)}
+    kinds = {kind.value: selection_table(sets, kind, per_query) for kind in ClusterKind
+             if kind.value in default_rows(set_runs(sets, per_query), CANDIDATES)}
     trials = layout_trials(layout_reports or {})
-    return {"schema": SCHEMA, "metric": "ndcg@10", "rule": "smallest worst-case regret against each set's best untuned "
-            "alternative (a fixed fusion or a leg alone), then the smallest mean regret", "sets": sets,
+    return {"schema": SCHEMA, "metric": "ndcg@10", "rule": RULE, "sets": sets, "queries": {k: len(next(iter(v.values()))) for k, v in per_query.items()},
             "defaults": {k: v["chosen"] for k, v in kinds.items()}, "selection": kinds,
             "text_layout": {"chosen": choose_layout(trials), "train": trials} if trials else None}
 
@@ -134,10 +163,13 @@ def measured() -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def default_technique(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
-    """The eval row the product defaults to on a cluster of ``kind``, computed from the measurements
-    (once per process: the adaptive policy asks for its base on every search, and the selection
-    reads every set's rows, ~30 ms)."""
-    return choose_default(measured()["sets"], kind)
+    """The eval row the product defaults to on a cluster of ``kind``: the selection's, as the packaged
+    file keeps it (recomputed from its measurements by the unit tests). Cached: the adaptive policy asks for
+    its base on every search."""
+    chosen = measured().get("defaults") or {}
+    if kind.value not in chosen:
+        raise AssetError(f"no default measured for {kind.value} clusters (adapter/data/{MEASURED_FILE})")
+    return str(chosen[kind.value])
 
 
 def fusion_name(row: str) -> str:
@@ -178,6 +210,9 @@ def why(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
         return (f"default fusion {default_fusion_name(kind)}: nothing measured on {kind.value} clusters; "
                 "the OpenSearch 3.x default (docs/EVALUATION.md)")
     cand = table["candidates"][row]
-    return (f"default fusion {fusion_name(row)} ({row}): the smallest worst-case loss against the best fixed fusion over "
-            f"{len(doc['sets'])} labelled sets on {kind.value} clusters (worst {cand['worst']:+.4f}, mean {cand['mean']:+.4f} nDCG@10; "
-            "docs/EVALUATION.md)")
+    tied = [r for r, c in table["candidates"].items() if c.get("tied")]
+    noise = (f"; {len(tied)} candidates within one standard error of the smallest worst case, the best mean of them"
+             if len(tied) > 1 else "")
+    return (f"default fusion {fusion_name(row)} ({row}): the smallest worst-case loss against the best untuned alternative over "
+            f"{len(doc['sets'])} labelled sets on {kind.value} clusters (worst {cand['worst']:+.4f}, mean {cand['mean']:+.4f} nDCG@10"
+            f"{noise}; docs/EVALUATION.md)")

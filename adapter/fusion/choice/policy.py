@@ -45,7 +45,7 @@ from adapter.fusion.choice.advise import classify
 from adapter.fusion.choice.defaults import measured_adaptive_base
 from adapter.fusion.choice.values import FusionChoice
 
-POLICY_SCHEMA = 2
+POLICY_SCHEMA = 3  # 3: the better-leg guard's departure_weight and exact_departure (issue 31)
 POLICY_KIND = "adaptive-fusion-policy"
 BM25_K1 = 1.2  # OpenSearch's default BM25 k1: a score of top * (1 + k1) ~ idf for one average match
 
@@ -118,14 +118,19 @@ class Calibration:
     # Median share of a query's analysed terms the index holds (adapter.fusion.choice.signals.term_coverage);
     # None in calibrations made before it was measured.
     coverage: float | None = None
+    # Share of the calibration queries that carry codes or identifiers (adapter.fusion.choice.advise): what
+    # BM25 matches exactly whatever the vocabulary gap; None in calibrations made before issue 31.
+    exact_share: float | None = None
 
     def __post_init__(self) -> None:
         if not (self.match_quality >= 0 and math.isfinite(self.match_quality)):
             raise InputError(f"a calibration's match quality must be a finite number >= 0, got {self.match_quality!r}")
         if self.queries < 1:
             raise InputError("a calibration needs at least one query")
-        if self.coverage is not None and not 0 <= self.coverage <= 1:
-            raise InputError(f"a calibration's term coverage must be in [0, 1], got {self.coverage!r}")
+        for name in ("coverage", "exact_share"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value <= 1:
+                raise InputError(f"a calibration's {name.replace('_', ' ')} must be in [0, 1], got {value!r}")
 
     def to_meta(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -137,26 +142,29 @@ class Calibration:
         try:
             return cls(float(meta["match_quality"]), int(meta["queries"]),
                        None if meta.get("dense_agreement") is None else float(meta["dense_agreement"]), str(meta.get("source", "")),
-                       None if meta.get("coverage") is None else float(meta["coverage"]))
+                       None if meta.get("coverage") is None else float(meta["coverage"]),
+                       None if meta.get("exact_share") is None else float(meta["exact_share"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"the index's adaptive calibration is unreadable ({exc}); run `hybrid calibrate` again") from exc
 
 
 def calibrate(qualities: Sequence[float | None], *, coverages: Sequence[float | None] = (), dense_hits: Sequence[bool] = (),
-              source: str = "") -> Calibration:
+              source: str = "", texts: Sequence[str] = ()) -> Calibration:
     """The :class:`Calibration` of per-query match qualities (None: a query without analysed terms)
     and term coverages (:func:`adapter.fusion.choice.signals.term_coverage`; none given: not measured).
 
     ``dense_hits``: for each query whose BM25 match was full (quality >= 0.8), whether the dense
     leg's top 10 held BM25's best hit; a diagnostic of the dense leg, not an input of the weights.
+    ``texts``: the queries themselves, for the share that carries codes or identifiers (the guard's evidence).
     """
     values = [q for q in qualities if q is not None]
     if not values:
         raise InputError("no calibration query had an analysed term; give queries in the index's language")
     covered = [c for c in coverages if c is not None]
     agreement = float(np.mean(dense_hits)) if len(dense_hits) else None
+    exact = float(np.mean([classify(t).kind == "exact" for t in texts])) if texts else None
     return Calibration(float(np.median(values)), len(values), agreement, source,
-                       float(np.median(covered)) if covered else None)
+                       float(np.median(covered)) if covered else None, exact)
 
 
 # -- the policy ------------------------------------------------------------------------------------
@@ -165,7 +173,7 @@ def _logit(p: float) -> float:
 
 
 PARAMETERS = ("bias", "corpus", "query", "exact", "uncalibrated_quality", "min_weight", "step", "coverage_start", "coverage_full",
-              "sample_queries", "min_queries")
+              "sample_queries", "min_queries", "departure_weight", "exact_departure")
 NORMALIZATIONS = ("auto", Normalization.MIN_MAX.value, Normalization.Z_SCORE.value)
 
 
@@ -190,6 +198,13 @@ class AdaptivePolicy:
     coverage_full: float = 0.75
     sample_queries: float = 0.0
     min_queries: float = 10.0  # a guard, not tuned: a handful of queries says nothing about a corpus
+    # The better-leg guard (issue 31): where the departure goes at full confidence, and how far an
+    # exact-term query follows it. A vocabulary gap (the evidence of the departure) is about words,
+    # not codes: BM25 still matches a code exactly where the dense leg blurs look-alikes, and for the
+    # rest of the queries BM25 then adds noise, not recall (departure_weight 0: the dense leg alone).
+    # departure_weight None (min_weight) and exact_departure 1: the policy of issue 18 (ISSUE18_POLICY).
+    departure_weight: float | None = None
+    exact_departure: float = 1.0
     normalization: str = "auto"  # the base fusion: z_score where the cluster runs it (3.0+), else min_max
     name: str = "adaptive"
     trained_on: Mapping[str, Any] | None = field(default=None, compare=False)  # learned policies: where
@@ -206,6 +221,10 @@ class AdaptivePolicy:
             raise InputError(f"step must divide 1 (0.05, 0.1, ...), got {self.step}")
         if self.sample_queries < 0:
             raise InputError(f"sample_queries must be >= 0, got {self.sample_queries}")
+        if self.departure_weight is not None and not 0 <= self.departure_weight <= self.min_weight:
+            raise InputError(f"departure_weight must be in [0, min_weight ({self.min_weight})], got {self.departure_weight}")
+        if not 0 <= self.exact_departure <= 1:
+            raise InputError(f"exact_departure must be in [0, 1], got {self.exact_departure}")
         if self.normalization not in NORMALIZATIONS:
             raise InputError(f"unknown policy normalization {self.normalization!r}; expected one of {', '.join(NORMALIZATIONS)}")
 
@@ -241,11 +260,38 @@ class AdaptivePolicy:
         raw = 1.0 / (1.0 + math.exp(-sum(terms.values())))
         confidence = self.confidence(calibration)
         terms["confidence"] = confidence
-        raw += confidence * (self.min_weight - raw)  # shrunk towards the baseline as the evidence weakens
-        w = min(max(raw, self.min_weight), 1.0 - self.min_weight)
+        follows = self.exact_departure if signals.kind == "exact" else 1.0  # the guard: codes keep BM25
+        floor = self.floor
+        raw += confidence * follows * (floor - raw)  # shrunk towards the baseline as the evidence weakens
         steps = round(1 / self.step)
-        w = round(round(w * steps) / steps, 6)
-        return min(max(w, self.min_weight), 1.0 - self.min_weight), terms
+        w = round(round(min(max(raw, floor), 1.0 - self.min_weight) * steps) / steps, 6)
+        return min(max(w, floor), 1.0 - self.min_weight), terms
+
+    @property
+    def floor(self) -> float:
+        """The lowest BM25 weight: where a full departure goes (min_weight unless the guard lowers it)."""
+        return self.min_weight if self.departure_weight is None else self.departure_weight
+
+    def bare_weights(self, calibration: Calibration | None) -> tuple[float, float]:
+        """The weights for a query whose class is not known (a bare hybrid query from another client,
+        through the stored pipeline): with the guard acting, the calibration's mix of exact-term and
+        natural-language queries (each class's BM25 weight, weighted by its share, on the grid);
+        otherwise what any query gets."""
+        natural, _ = self.weight(QuerySignals("natural"), calibration)
+        share = calibration.exact_share if calibration is not None else None
+        if not self.per_query(calibration) or self.query or self.exact:
+            return natural, round(1.0 - natural, 6)
+        if share is None:  # calibrated before the mix was kept: BM25 at its floor of before the guard, not silenced
+            w = max(natural, self.min_weight)
+            return w, round(1.0 - w, 6)
+        exact, _ = self.weight(QuerySignals("exact"), calibration)
+        steps = round(1 / self.step)
+        w = round(round((share * exact + (1.0 - share) * natural) * steps) / steps, 6)
+        return w, round(1.0 - w, 6)
+
+    def per_query(self, calibration: Calibration | None) -> bool:
+        """Whether the weights depend on the query (else every query of the index gets the same)."""
+        return bool(self.query or self.exact or (self.exact_departure != 1.0 and self.confidence(calibration) > 0))
 
     def _corpus_reason(self, calibration: Calibration | None, confidence: float) -> str:
         if not self.departs:
@@ -282,7 +328,10 @@ class AdaptivePolicy:
         if "exact" in terms:
             lean = "more" if terms["exact"] > 0 else "less"
             reasons.append(f"query: exact-term ({'; '.join(signals.reasons[:3])}) -> {lean} BM25")
-        per = "this query" if (self.query or self.exact) else "every query of this index (no per-query term)"
+        per_query = self.per_query(calibration)
+        if per_query and confidence > 0 and self.exact_departure != 1.0:
+            reasons.append(self._guard_reason(signals, confidence))
+        per = "this query" if per_query else "every query of this index (no per-query term)"
         reasons.append(f"weights bm25 {weights[0]:.2f} / dense {weights[1]:.2f} for {per} ({self.name})")
         features = {"logit_" + k: round(v, 4) for k, v in terms.items()}
         if signals.match_quality is not None:
@@ -291,7 +340,15 @@ class AdaptivePolicy:
         if calibration is not None and calibration.coverage is not None:
             features["corpus_coverage"] = round(calibration.coverage, 4)
         return FusionChoice(weights, tuple(reasons), self.name, features, signals.kind, confidence=round(confidence, 4),
-                            normalization=base.value, per_query=bool(self.query or self.exact))
+                            normalization=base.value, per_query=per_query)
+
+    def _guard_reason(self, signals: QuerySignals, confidence: float) -> str:
+        if signals.kind == "exact":
+            kept = "keeps the baseline" if self.exact_departure == 0 else f"follows {self.exact_departure:.0%} of the departure"
+            return (f"guard: an exact-term query ({'; '.join(signals.reasons[:2])}) {kept}: BM25 matches codes the "
+                    "vocabulary gap does not touch")
+        return (f"guard: a natural-language query follows the departure (bm25 {self.floor:.2f} at full confidence, "
+                f"{confidence:.2f} here): BM25 matches only part of its words")
 
     def base(self, z_score: bool) -> Normalization:
         """The base normalisation on a cluster that does (``z_score``) or does not run z_score.
@@ -319,10 +376,10 @@ class AdaptivePolicy:
         if not isinstance(data, Mapping) or data.get("kind") != POLICY_KIND:
             raise InputError(f"not an adaptive fusion policy (expected \"kind\": \"{POLICY_KIND}\")")
         schema = data.get("schema")
-        if schema not in (1, POLICY_SCHEMA):
-            raise InputError(f"adaptive policy schema {schema!r} is not supported (this version reads 1 and {POLICY_SCHEMA})")
+        if schema not in (1, 2, POLICY_SCHEMA):
+            raise InputError(f"adaptive policy schema {schema!r} is not supported (this version reads 1 to {POLICY_SCHEMA})")
         params = dict(data.get("parameters") or {})
-        unknown = set(params) - set(PARAMETERS if schema == POLICY_SCHEMA else PARAMETERS[:7])
+        unknown = set(params) - set(PARAMETERS[: {1: 7, 2: 11}.get(schema, len(PARAMETERS))])
         if unknown:
             raise InputError(f"unknown policy parameters {sorted(unknown)}")
         if schema == 1:
@@ -332,9 +389,11 @@ class AdaptivePolicy:
             normalization = Normalization.MIN_MAX.value
         else:
             normalization = str(data.get("normalization", "auto"))
+        if schema in (1, 2):  # written before the guard: they keep meaning what they meant (no guard)
+            params = {**params, "departure_weight": None, "exact_departure": 1.0}
         try:
-            return cls(**{k: float(v) for k, v in params.items()}, normalization=normalization, name=str(data.get("name", "adaptive")),
-                       trained_on=data.get("trained_on"))
+            values: dict[str, Any] = {k: None if v is None and k == "departure_weight" else float(v) for k, v in params.items()}
+            return cls(**values, normalization=normalization, name=str(data.get("name", "adaptive")), trained_on=data.get("trained_on"))
         except (TypeError, ValueError) as exc:
             raise InputError(f"policy parameters must be numbers: {exc}") from exc
 
@@ -349,7 +408,53 @@ class AdaptivePolicy:
             raise InputError(f"the policy file is not JSON: {exc}") from exc
 
 
+@dataclass(frozen=True)
+class LegEvidence:
+    """What the calibration says about each leg, and the better-leg guard's decision (``hybrid calibrate``).
+
+    BM25's strength is estimated by its **reach**: the share of a query's analysed terms the index
+    holds at all (a term it does not hold, BM25 can never match), and the share of queries with
+    codes or identifiers, which BM25 matches exactly. The dense leg has no such label-free measure:
+    it is judged the stronger one where BM25 cannot reach the queries' words, with the policy's
+    confidence in that (:meth:`AdaptivePolicy.confidence`)."""
+
+    bm25_reach: float | None
+    exact_share: float | None
+    queries: int
+    stronger: str  # "dense" (for natural-language queries) or "neither"
+    confidence: float
+    natural: tuple[float, float]  # the weights a natural-language query gets
+    exact: tuple[float, float]  # the weights an exact-term query gets
+    min_queries: float = 0.0  # fewer calibration queries than this say nothing (the policy's)
+
+    def lines(self) -> list[str]:
+        reach = "not measured (calibrate again)" if self.bm25_reach is None else f"{self.bm25_reach:.0%} of a query's analysed terms"
+        codes = "" if self.exact_share is None else f"; {self.exact_share:.0%} of the queries carry codes or identifiers"
+        out = [f"bm25: reaches {reach} (median of {self.queries} queries){codes}",
+               "dense: no label-free measure of its own; the stronger leg where BM25 cannot reach the queries' words"]
+        if self.stronger == "dense":
+            alone = " (the dense leg alone)" if self.natural[0] == 0 else ""
+            out.append(f"guard: dense estimated the stronger leg for natural-language queries, confidence {self.confidence:.2f}: "
+                       f"they get bm25 {self.natural[0]:.2f} / dense {self.natural[1]:.2f}{alone}; exact-term queries "
+                       f"bm25 {self.exact[0]:.2f} / dense {self.exact[1]:.2f}")
+        else:
+            few = f"; {self.queries} calibration queries, fewer than {self.min_queries:g}" if self.queries < self.min_queries else ""
+            out.append(f"guard: no evidence that one leg dominates (confidence {self.confidence:.2f}{few}): every query gets "
+                       f"bm25 {self.natural[0]:.2f} / dense {self.natural[1]:.2f}")
+        return out
+
+
+def leg_evidence(policy: AdaptivePolicy, calibration: Calibration, *, z_score: bool = False) -> LegEvidence:
+    """The evidence behind ``policy``'s weights on an index with ``calibration``, and its guard's decision."""
+    natural = policy.choose(QuerySignals("natural"), calibration, z_score=z_score)
+    exact = policy.choose(QuerySignals("exact", ("code",)), calibration, z_score=z_score)
+    confidence = policy.confidence(calibration)
+    return LegEvidence(calibration.coverage, calibration.exact_share, calibration.queries, "dense" if confidence > 0 else "neither",
+                       confidence, (natural.weights[0], natural.weights[1]), (exact.weights[0], exact.weights[1]), policy.min_queries)
+
+
 DEFAULT_POLICY = AdaptivePolicy()
+ISSUE18_POLICY = AdaptivePolicy(departure_weight=None, exact_departure=1.0, name="adaptive-issue18")  # without the guard
 
 
 def stored_policy(meta: Mapping[str, Any] | None) -> tuple[AdaptivePolicy, Calibration | None]:
@@ -364,7 +469,8 @@ def corpus_fusion(meta: Mapping[str, Any] | None, *, z_score: bool = False) -> S
     (``z_score``: whether the cluster runs it): what its stored ``<alias>-adaptive`` pipeline runs
     for clients that send a bare hybrid query."""
     policy, calibration = stored_policy(meta)
-    return policy.fusion(policy.choose(QuerySignals("natural"), calibration, z_score=z_score))
+    return policy.fusion(policy.choose(QuerySignals("natural"), calibration, z_score=z_score)).with_weights(
+        policy.bare_weights(calibration))
 
 
 # -- learning from judgments -----------------------------------------------------------------------

@@ -15,6 +15,12 @@ the rule is applied to the *other* sets and the row it picks is scored on the he
 with rows fitted without the set they are reported on (the offline study of docs/EVALUATION.md
 does that); a fixed fusion has nothing to fit.
 
+**Noise** (issue 31; docs/EVALUATION.md, "The rule"): where the sets carry each row's nDCG@10 per
+query, a regret comes with its standard error (the bootstrap over the set's queries of the paired
+difference with the reference row), and candidates whose worst case is within one paired standard
+error of the best worst case are **tied**: the smallest mean regret decides among them. Issue 18's
+rule chose by 0.003 of worst-case regret on sets of 35 queries, which held-out sets then reversed.
+
 Which candidates a cluster can run differs (z_score needs OpenSearch 3.0+; Elasticsearch on a
 basic licence runs only the score sum or client fusion), so the rule is applied per
 :class:`ClusterKind` to the candidates that kind runs.
@@ -23,13 +29,20 @@ basic licence runs only the score sum or client fusion), so the rule is applied 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Mapping, Sequence
+
+import numpy as np
 
 from adapter.errors import AssetError
 
 HYBRID_PREFIX = "hybrid-"
 ADAPTIVE_ROW = "hybrid-adaptive"
+CLIENT_ONLY_ROWS = ("client-dbsf",)  # fusions no engine runs: candidates only where the fusion runs in the client
+RESAMPLES = 2000  # bootstrap resamples of each set's queries (docs/EVALUATION.md, "The rule")
+SEED = 31
 
 
 class ClusterKind(str, enum.Enum):
@@ -46,7 +59,7 @@ def fixed_rows(rows: Mapping[str, float]) -> list[str]:
     user gets without choosing."""
     out = []
     for name in rows:
-        if name in ("hybrid-sum", "client-rrf"):
+        if name in ("hybrid-sum", "client-rrf", *CLIENT_ONLY_ROWS):
             out.append(name)
             continue
         if not name.startswith(HYBRID_PREFIX) or "+" in name:
@@ -65,14 +78,20 @@ def runs_on(row: str, kind: ClusterKind) -> bool:
     if kind is ClusterKind.ELASTICSEARCH:
         # The searcher fuses in the client whatever the licence does not run server-side, with the
         # server's formulas: every fixed row measured on OpenSearch is what it gets (and the sum is
-        # its own). Not the policy's z_score form: the policy's base follows the cluster's z_score
-        # capability, which Elasticsearch does not report, so it runs the min_max form there.
-        return row != ADAPTIVE_ROW
-    if row in ("hybrid-sum", "client-rrf"):
-        return False
+        # its own, DBSF too: the fusion already runs in the client there). Not the policy's z_score
+        # form: the policy's base follows the cluster's z_score capability, which Elasticsearch does
+        # not report, so it runs the min_max form there.
+        return not z_form_adaptive(row)
+    if row in ("hybrid-sum", "client-rrf", *CLIENT_ONLY_ROWS):
+        return False  # the fusion stays on the server: a bare hybrid query from any client gets it
     if kind is ClusterKind.OPENSEARCH_2:
-        return "z_score" not in row and row != ADAPTIVE_ROW
+        return "z_score" not in row and not z_form_adaptive(row)
     return True
+
+
+def z_form_adaptive(row: str) -> bool:
+    """A row of the adaptive policy on z_score (``hybrid-adaptive``, ``hybrid-adaptive-issue18``), not its min_max form."""
+    return row.startswith(ADAPTIVE_ROW) and not row.endswith("-min_max")
 
 
 @dataclass(frozen=True)
@@ -81,6 +100,9 @@ class SetRun:
 
     name: str
     rows: Mapping[str, float]
+    # Each row's nDCG@10 per query, the queries in one order for every row (the standard errors need
+    # them; without them a regret has none and nothing is tied).
+    per_query: Mapping[str, Sequence[float]] = field(default_factory=dict)
 
     @property
     def best_fixed(self) -> tuple[str, float]:
@@ -99,13 +121,52 @@ class SetRun:
         return best, self.rows[best]
 
     @property
-    def reference(self) -> float:
+    def reference_row(self) -> str:
         """The best untuned alternative: the best fixed fusion or the better leg, whichever scored more."""
-        return max(self.best_fixed[1], self.best_leg[1])
+        (fixed, value), (leg, leg_value) = self.best_fixed, self.best_leg
+        return fixed if value >= leg_value else leg
+
+    @property
+    def reference(self) -> float:
+        return self.rows[self.reference_row]
 
     def regret(self, row: str) -> float:
         """The best untuned alternative minus ``row`` (positive: ``row`` lost)."""
         return self.reference - self.rows[row]
+
+    @property
+    def noisy(self) -> bool:
+        """Whether every row has its per-query values (so regrets have standard errors)."""
+        return bool(self.per_query) and all(r in self.per_query for r in self.rows)
+
+    def differences(self, row: str) -> np.ndarray:
+        """Per query, the reference row's nDCG@10 minus ``row``'s (what a regret averages)."""
+        diff: np.ndarray = np.asarray(self.per_query[self.reference_row], dtype=float) - np.asarray(self.per_query[row], dtype=float)
+        return diff
+
+
+@lru_cache(maxsize=64)
+def bootstrap_weights(name: str, queries: int, resamples: int = RESAMPLES) -> np.ndarray:
+    """The bootstrap's weights for one set: ``resamples`` x ``queries``, each row how often each query
+    was drawn over ``queries`` (so a row times the per-query values is a resampled mean). Seeded by the
+    set's name, so a set is drawn alike whichever other sets are in the comparison (leave one out)."""
+    rng = np.random.default_rng([SEED, zlib.crc32(name.encode("utf-8"))])
+    return (rng.multinomial(queries, np.full(queries, 1.0 / queries), size=resamples) / queries).astype(np.float64)
+
+
+def regret_draws(run: SetRun, row: str) -> np.ndarray:
+    """``row``'s regret on ``run`` in each bootstrap resample of the set's queries."""
+    diffs = run.differences(row)
+    drawn: np.ndarray = bootstrap_weights(run.name, len(diffs)) @ diffs
+    return drawn
+
+
+def standard_error(run: SetRun, row: str) -> float:
+    """The bootstrap standard error of ``row``'s regret on ``run`` (paired: the same queries resampled
+    for the row and the reference); 0 without per-query values."""
+    if not run.noisy:
+        return 0.0
+    return float(np.std(regret_draws(run, row), ddof=1))
 
 
 @dataclass(frozen=True)
@@ -114,6 +175,9 @@ class Score:
 
     row: str
     regrets: Mapping[str, float]
+    errors: Mapping[str, float] = field(default_factory=dict)  # each regret's standard error (empty: not measured)
+    tie_error: float | None = None  # the paired standard error of its worst case minus the best candidate's
+    tied: bool = False  # within one tie_error of the best worst case: the mean decides among these
 
     @property
     def worst(self) -> float:
@@ -130,18 +194,49 @@ def _key(score: Score, order: Sequence[str]) -> tuple[float, float, int]:
 
 
 def scores(sets: Sequence[SetRun], candidates: Sequence[str]) -> list[Score]:
-    """Every candidate measured on every set, with its regrets (candidates missing a set are left out)."""
-    return [Score(c, {s.name: s.regret(c) for s in sets}) for c in candidates if all(c in s.rows for s in sets)]
+    """Every candidate measured on every set, with its regrets and their standard errors (candidates
+    missing a set are left out)."""
+    return [Score(c, {s.name: s.regret(c) for s in sets}, {s.name: standard_error(s, c) for s in sets if s.noisy})
+            for c in candidates if all(c in s.rows for s in sets)]
 
 
-def choose(sets: Sequence[SetRun], candidates: Sequence[str]) -> Score:
-    """The candidate with the smallest worst-case regret, then the smallest mean regret."""
+def worst_draws(sets: Sequence[SetRun], row: str) -> np.ndarray:
+    """``row``'s worst-case regret over ``sets`` in each resample (each set's queries drawn independently)."""
+    worst: np.ndarray = np.max(np.stack([regret_draws(s, row) for s in sets]), axis=0)
+    return worst
+
+
+def with_ties(sets: Sequence[SetRun], measured: Sequence[Score], best: Score) -> list[Score]:
+    """``measured`` with each one's paired standard error against ``best`` and whether it is tied with it."""
+    if not all(s.noisy for s in sets):
+        return [Score(m.row, m.regrets, m.errors, None, m.row == best.row) for m in measured]
+    reference = worst_draws(sets, best.row)
+    out = []
+    for m in measured:
+        error = float(np.std(worst_draws(sets, m.row) - reference, ddof=1)) if m.row != best.row else 0.0
+        out.append(Score(m.row, m.regrets, m.errors, error, m.worst - best.worst <= error + 1e-12))
+    return out
+
+
+def ranked(sets: Sequence[SetRun], candidates: Sequence[str]) -> list[Score]:
+    """Every candidate measured on every set, the chosen one first: the smallest worst-case regret
+    (``c*``); then every candidate within one paired standard error of it is tied, and the tied one
+    with the smallest mean regret is chosen (then the earlier candidate)."""
     if not sets:
         raise AssetError("no measured sets to choose the default from")
     measured = scores(sets, candidates)
     if not measured:
         raise AssetError(f"no candidate ({', '.join(candidates)}) was measured on every set")
-    return min(measured, key=lambda s: _key(s, list(candidates)))
+    order = list(candidates)
+    best = min(measured, key=lambda s: _key(s, order))
+    marked = with_ties(sets, measured, best)
+    return sorted(marked, key=lambda s: (not s.tied, round(s.mean, 4) if s.tied else 0.0, _key(s, order)))
+
+
+def choose(sets: Sequence[SetRun], candidates: Sequence[str]) -> Score:
+    """The rule (module docstring, docs/EVALUATION.md): among the candidates tied with the smallest
+    worst-case regret, the smallest mean regret."""
+    return ranked(sets, candidates)[0]
 
 
 @dataclass(frozen=True)
@@ -151,6 +246,7 @@ class HeldOut:
     held_out: str
     chosen: str  # the row chosen on the other sets
     regret: float  # its regret on the held-out set
+    error: float = 0.0  # that regret's standard error
 
 
 def leave_one_out(sets: Sequence[SetRun], candidates: Sequence[str]) -> list[HeldOut]:
@@ -163,7 +259,7 @@ def leave_one_out(sets: Sequence[SetRun], candidates: Sequence[str]) -> list[Hel
         if not rest:
             continue
         pick = choose(rest, candidates).row
-        out.append(HeldOut(s.name, pick, s.regret(pick)))
+        out.append(HeldOut(s.name, pick, s.regret(pick), standard_error(s, pick)))
     return out
 
 
@@ -173,7 +269,8 @@ def candidates_for(kind: ClusterKind, candidates: Sequence[str]) -> list[str]:
 
 def as_run_on(run: SetRun, kind: ClusterKind) -> SetRun:
     """The set's run as a cluster of ``kind`` would have it: the legs and the rows it runs."""
-    return SetRun(run.name, {r: v for r, v in run.rows.items() if r in ("bm25", "dense") or runs_on(r, kind)})
+    keep = [r for r in run.rows if r in ("bm25", "dense") or runs_on(r, kind)]
+    return SetRun(run.name, {r: run.rows[r] for r in keep}, {r: run.per_query[r] for r in keep if r in run.per_query})
 
 
 def default_rows(sets: Sequence[SetRun], candidates: Sequence[str]) -> dict[str, str]:

@@ -1,0 +1,86 @@
+"""The better-leg guard of the adaptive policy (issue 31), its evidence for `hybrid calibrate`, and
+the standard errors `hybrid eval` prints. Pure: no cluster."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from adapter.errors import InputError
+from adapter.fusion.choice.policy import ISSUE18_POLICY, AdaptivePolicy, Calibration, QuerySignals, calibrate, leg_evidence
+
+pytestmark = pytest.mark.unit
+
+GUARD = AdaptivePolicy(departure_weight=0.0, exact_departure=0.0)
+GAP = Calibration(0.77, 400, coverage=0.5, exact_share=0.4)  # half the query terms missing: full departure
+NO_GAP = Calibration(2.1, 300, coverage=1.0, exact_share=0.6)
+
+
+def test_a_full_departure_gives_natural_language_queries_the_dense_leg_alone_and_codes_the_baseline():
+    natural = GUARD.choose(QuerySignals.of("jak zmienić hasło do routera"), GAP)
+    code = GUARD.choose(QuerySignals.of("błąd R-651"), GAP)
+    assert natural.weights == (0.0, 1.0) and natural.per_query
+    assert code.weights == (0.5, 0.5) and code.per_query
+    assert any(r.startswith("guard: a natural-language query") for r in natural.reasons)
+    assert any("exact-term query (code: R-651" in r and "keeps the baseline" in r for r in code.reasons)
+    # Half the evidence: half the way, for natural-language queries only.
+    half = Calibration(0.9, 400, coverage=0.80)
+    assert GUARD.confidence(half) == pytest.approx(0.5)
+    assert GUARD.choose(QuerySignals("natural"), half).weights == (0.25, 0.75)
+    assert GUARD.choose(QuerySignals("exact", ("code: X-1",)), half).weights == (0.5, 0.5)
+
+
+def test_without_a_vocabulary_gap_the_guard_changes_nothing():
+    for text in ("effects of statins on LDL", "list directory contents"):
+        choice = GUARD.choose(QuerySignals.of(text), NO_GAP)
+        assert choice.weights == (0.5, 0.5) and choice.confidence == 0.0 and not choice.per_query
+
+
+def test_the_policy_of_issue_18_departs_for_every_query_and_keeps_bm25_at_its_floor():
+    for text in ("jak zmienić hasło", "błąd R-651"):
+        assert ISSUE18_POLICY.choose(QuerySignals.of(text), GAP).weights == (0.1, 0.9)
+
+
+def test_a_policy_file_written_before_the_guard_keeps_meaning_what_it_meant():
+    old = {"schema": 2, "kind": "adaptive-fusion-policy", "name": "learned", "normalization": "min_max",
+           "parameters": {"bias": 0.0, "corpus": 0.0, "query": 0.0, "exact": 0.0, "uncalibrated_quality": 2.12, "min_weight": 0.1,
+                          "step": 0.05, "coverage_start": 0.85, "coverage_full": 0.75, "sample_queries": 0.0, "min_queries": 10.0}}
+    policy = AdaptivePolicy.from_json(old)
+    assert policy.departure_weight is None and policy.exact_departure == 1.0
+    assert policy.choose(QuerySignals("natural"), GAP).weights == (0.1, 0.9)
+    back = AdaptivePolicy.loads(GUARD.dumps())
+    assert back == GUARD and json.loads(GUARD.dumps())["schema"] == 3
+    with pytest.raises(InputError, match="unknown policy parameters"):
+        AdaptivePolicy.from_json({**old, "parameters": {**old["parameters"], "departure_weight": 0.0}})  # not a schema-2 parameter
+    with pytest.raises(InputError, match="departure_weight must be in"):
+        AdaptivePolicy(departure_weight=0.2)
+    with pytest.raises(InputError, match="exact_departure must be in"):
+        AdaptivePolicy(exact_departure=1.5)
+
+
+def test_calibrate_counts_the_queries_with_codes_and_the_evidence_says_the_guards_decision():
+    cal = calibrate([1.0, 0.8, 0.9, 0.7], coverages=[0.5, 0.4, 0.6, 0.5], texts=["jak zmienić hasło", "błąd R-651", "faktura", "SIM-200"])
+    assert cal.exact_share == 0.5 and Calibration.from_meta(cal.to_meta()) == cal
+    lines = leg_evidence(GUARD, cal).lines()
+    assert lines[0] == "bm25: reaches 50% of a query's analysed terms (median of 4 queries); 50% of the queries carry codes or identifiers"
+    assert lines[-1].startswith("guard: no evidence that one leg dominates (confidence 0.00; 4 calibration queries, fewer than 10)")
+    many = Calibration(0.8, 40, coverage=0.5, exact_share=0.5)
+    decided = leg_evidence(GUARD, many).lines()[-1]
+    assert "confidence 1.00" in decided and "bm25 0.00 / dense 1.00 (the dense leg alone)" in decided
+    assert decided.endswith("exact-term queries bm25 0.50 / dense 0.50")
+    assert leg_evidence(GUARD, NO_GAP).lines()[-1] == ("guard: no evidence that one leg dominates (confidence 0.00): every query gets "
+                                                       "bm25 0.50 / dense 0.50")
+
+
+def test_a_bare_hybrid_query_gets_the_weights_of_the_calibrations_mix_of_query_classes():
+    from adapter.fusion.choice.policy import corpus_fusion
+
+    # 40% of the calibration queries carry codes (bm25 0.5 each), 60% are natural language (bm25 0.0).
+    assert GUARD.bare_weights(GAP) == (0.2, 0.8)
+    meta = {"policy": GUARD.to_json(), "calibration": GAP.to_meta()}
+    assert corpus_fusion(meta, z_score=True).weights == (0.2, 0.8)
+    assert GUARD.bare_weights(NO_GAP) == (0.5, 0.5)  # no departure: the baseline
+    unmeasured = Calibration(0.77, 400, coverage=0.5)  # calibrated before the mix was kept: BM25 not silenced
+    assert GUARD.bare_weights(unmeasured) == (0.1, 0.9)
+    assert ISSUE18_POLICY.bare_weights(GAP) == (0.1, 0.9)
