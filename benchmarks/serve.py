@@ -1,7 +1,8 @@
 """`hybrid serve` under load (issue 30 item 5): QPS and latency at 1, 8 and 32 clients, side by side.
 
     .venv/bin/python -m benchmarks.serve [--url URL] [--seconds 20] [--clients 1,8,32] \\
-        [--systems raw,serve,serve-model,baseline-model] [--baseline-ref REF] [--out out/bench-serve.json]
+        [--systems raw,serve,serve-model,baseline-model,serve-slow] [--slow 0.5] [--warm 1] [--baseline-ref REF] \\
+        [--out out/bench-serve.json]
 
 One SciFact index (MiniLM, ``bench-scifact``, built as ``make bench`` builds it), one node, the same
 queries. Every system runs N client threads for T seconds, each client one request at a time on its
@@ -16,6 +17,15 @@ own keep-alive connection; the systems take turns at each client count, so they 
 - ``serve-model``: the same with ``--query-cache 0``: every query embedded, the model in the loop.
 - ``baseline-model``: ``hybrid serve`` of ``--baseline-ref`` (default: the commit before the serve
   work) run from a copy of that tree, the model in the loop (it has no cache).
+
+- ``serve-slow``: this checkout's serve (its defaults) behind a fault proxy (tests/support/faults.py)
+  that delays every search answer of the cluster by ``--slow`` seconds (0.5).
+
+While a serve system runs, one more thread asks ``/api/info`` (a constant) every 100 ms: its median
+says whether anything but the searches waits (6.8 s under 32 clients when searches ran on the event
+loop). Before the load, ``--warm`` rounds of the test queries, one at a time, measure a warm
+``/search`` against the server's own ``took`` in its answer (and the raw client's request against
+its ``took``): what serving adds.
 
 Each serve runs as its own process (``hybrid serve``), started and stopped here with SIGTERM. The
 load average is read before and after each run; the serve's CPU seconds per request come from
@@ -58,6 +68,7 @@ class Run:
     load_before: float = 0.0
     load_after: float = 0.0
     server_cpu_s: float | None = None
+    info_ms: list[float] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         ok = self.statuses.get("200", 0)
@@ -67,11 +78,79 @@ class Run:
                 "p50_ms": round(float(np.percentile(lat, 50)), 1) if lat else None,
                 "p99_ms": round(float(np.percentile(lat, 99)), 1) if lat else None,
                 "server_cpu_ms_per_request": round(1000 * self.server_cpu_s / len(lat), 2) if self.server_cpu_s and lat else None,
+                "info_p50_ms": pct(self.info_ms, 50), "info_p99_ms": pct(self.info_ms, 99), "info_probes": len(self.info_ms),
                 "load_before": self.load_before, "load_after": self.load_after}
 
 
 def load1() -> float:
     return round(os.getloadavg()[0], 2)
+
+
+def pct(values: list[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 1) if values else None
+
+
+class InfoProbe:
+    """``GET /api/info`` every 100 ms on a new connection until stopped: milliseconds each."""
+
+    def __init__(self, base: str) -> None:
+        import threading
+
+        self.base, self.ms, self._stop = base, [], threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            with urllib.request.urlopen(f"{self.base}/api/info", timeout=60) as r:
+                r.read()
+            self.ms.append((time.perf_counter() - started) * 1000)
+            self._stop.wait(0.1)
+
+    def stop(self) -> list[float]:
+        self._stop.set()
+        self._thread.join(timeout=70)
+        return self.ms
+
+
+def warm_latency(base: str, queries: list[str], rounds: int) -> dict[str, Any]:
+    """One client, one request at a time, every query ``rounds`` times (vectors cached): the client's
+    milliseconds for ``POST /search`` against the answer's ``took_ms`` (the server's took, summed over
+    its requests) and ``total_ms`` (the searcher's own time)."""
+    import http.client
+
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    client, took, total = [], [], []
+    for q in queries * rounds:
+        started = time.perf_counter()
+        conn.request("POST", "/search", body=json.dumps({"q": q, **PARAMS}), headers={"Content-Type": "application/json"})
+        answer = json.loads(conn.getresponse().read())
+        client.append((time.perf_counter() - started) * 1000)
+        took.append(float(answer["took_ms"]))
+        total.append(float(answer["total_ms"]))
+    conn.close()
+    over = [c - t for c, t in zip(client, took)]
+    return {"requests": len(client), "client_p50_ms": pct(client, 50), "client_p95_ms": pct(client, 95),
+            "took_p50_ms": pct(took, 50), "took_p95_ms": pct(took, 95), "searcher_total_p50_ms": pct(total, 50),
+            "searcher_total_p95_ms": pct(total, 95), "client_minus_took_p50_ms": pct(over, 50), "client_minus_took_p95_ms": pct(over, 95)}
+
+
+def raw_latency(url: str, sent: list[Any], rounds: int) -> dict[str, Any]:
+    """The raw client's request for each query (opensearch-py, one at a time) against its ``took``."""
+    from adapter.engines import connect
+
+    client = connect(url)
+    ms, took = [], []
+    for request in sent * rounds:
+        started = time.perf_counter()
+        answer = client.transport.perform_request(request.method, request.path, params=dict(request.params), body=request.body)
+        ms.append((time.perf_counter() - started) * 1000)
+        took.append(float(answer["took"]))
+    over = [c - t for c, t in zip(ms, took)]
+    return {"requests": len(ms), "client_p50_ms": pct(ms, 50), "client_p95_ms": pct(ms, 95), "took_p50_ms": pct(took, 50),
+            "took_p95_ms": pct(took, 95), "client_minus_took_p50_ms": pct(over, 50), "client_minus_took_p95_ms": pct(over, 95)}
 
 
 # -- the systems -------------------------------------------------------------------------------------
@@ -203,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-ref", default=BASELINE_REF)
     parser.add_argument("--queries", type=int, default=300, help="test queries for raw and the cached serve")
     parser.add_argument("--serve-args", default="", help="more arguments for this checkout's serve (e.g. '--workers 2')")
+    parser.add_argument("--slow", type=float, default=0.5, help="serve-slow: seconds the proxy delays each search answer")
+    parser.add_argument("--warm", type=int, default=1, help="rounds of the test queries for warm /search vs took (0: none)")
     parser.add_argument("--out", default="out/bench-serve.json")
     args = parser.parse_args(argv)
     if not args.url:
@@ -224,30 +305,48 @@ def main(argv: list[str] | None = None) -> int:
         servers["serve-model"] = Served(ROOT, args.url, index, free_port(), ["--query-cache", "0", *extra])
     if "baseline-model" in names:
         servers["baseline-model"] = Served(baseline_tree(args.baseline_ref), args.url, index, free_port(), [])
+    proxy = None
+    if "serve-slow" in names:
+        from tests.support.faults import PASS, Delay, FaultProxy
+
+        proxy = FaultProxy(args.url).__enter__()
+        servers["serve-slow"] = Served(ROOT, proxy.url, index, free_port(), extra)
+        proxy.set_policy(lambda n, method, path: Delay(args.slow) if "_search" in path else PASS)
+    warm_figures: dict[str, Any] = {}
     try:
-        if "serve" in servers:  # every test query seen once: its vector is cached
-            warm = json_poster(servers["serve"].base, "/search", bodies(test))(0)
-            for _ in test:
-                warm()
+        for name in ("serve", "serve-slow"):
+            if name in servers:  # every test query seen once: its vector is cached
+                warm = json_poster(servers[name].base, "/search", bodies(test))(0)
+                for _ in test:
+                    warm()
+        if args.warm and "serve" in servers:
+            warm_figures = {"serve": warm_latency(servers["serve"].base, test, args.warm), "raw": raw_latency(args.url, sent, args.warm),
+                            "load_after": load1()}
+            print(json.dumps({"warm": warm_figures}))
         runs = []
         for n, name in systems_iter(names, clients):
             caller = raw_caller(args.url, sent, n) if name == "raw" else \
-                json_poster(servers[name].base, "/search", bodies(test if name == "serve" else every))
+                json_poster(servers[name].base, "/search", bodies(test if name in ("serve", "serve-slow") else every))
             server = servers.get(name)
             run = Run(name, n, args.seconds, load_before=load1())
             cpu = server.cpu_seconds() if server else 0.0
+            probe = InfoProbe(server.base) if server else None
             started = time.perf_counter()
             answers = drive(n, args.seconds, caller)
             run.latencies_ms, run.statuses = [a.ms for a in answers], statuses(answers)
             run.seconds = time.perf_counter() - started
+            run.info_ms = probe.stop() if probe else []
             run.server_cpu_s = server.cpu_seconds() - cpu if server else None
             run.load_after = load1()
             runs.append(run.summary())
             print(json.dumps(runs[-1]))
     finally:
         codes = {name: s.stop() for name, s in servers.items()}
+        if proxy is not None:
+            proxy.__exit__(None, None, None)
     out = {"index": index, "url": args.url, "seconds": args.seconds, "searcher_requests_per_search": requests, "params": PARAMS,
-           "baseline_ref": args.baseline_ref, "exit_codes": codes, "runs": runs, "cpus": os.cpu_count()}
+           "baseline_ref": args.baseline_ref, "slow_s": args.slow, "exit_codes": codes, "warm": warm_figures, "runs": runs,
+           "cpus": os.cpu_count()}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
     print(table(runs))
@@ -257,12 +356,12 @@ def main(argv: list[str] | None = None) -> int:
 def table(runs: list[dict[str, Any]]) -> str:
     raw = {r["clients"]: r["qps"] for r in runs if r["system"] == "raw"}
     base = {r["clients"]: r["qps"] for r in runs if r["system"] == "baseline-model"}
-    lines = ["| clients | system | QPS | p50 ms | p99 ms | errors | serve CPU ms/request | x raw | x baseline (model) | load |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| clients | system | QPS | p50 ms | p99 ms | errors | /api/info p50 ms | serve CPU ms/request | x raw | x baseline (model) | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         x_raw = f"{r['qps'] / raw[r['clients']]:.2f}" if raw.get(r["clients"]) else "-"
         x_base = f"{r['qps'] / base[r['clients']]:.2f}" if base.get(r["clients"]) else "-"
-        lines.append(f"| {r['clients']} | {r['system']} | {r['qps']} | {r['p50_ms']} | {r['p99_ms']} | {r['errors']} | "
+        lines.append(f"| {r['clients']} | {r['system']} | {r['qps']} | {r['p50_ms']} | {r['p99_ms']} | {r['errors']} | {r['info_p50_ms'] or '-'} | "
                      f"{r['server_cpu_ms_per_request'] or '-'} | {x_raw} | {x_base} | {r['load_before']}-{r['load_after']} |")
     return "\n".join(lines)
 

@@ -41,7 +41,7 @@ from adapter import __version__
 from adapter.errors import BackendError, ClusterUnavailableError, HybridError, InputError
 from adapter.index.contracts import schema
 from adapter.serve.admission import Refused
-from adapter.serve.door import HEADERS, BodyTooLarge, Counted, Door, Security
+from adapter.serve.door import HEADERS, Counted, Door, Security, TrustedHosts
 from adapter.serve.metrics import Metrics
 from adapter.serve.params import parse_compare, parse_config, query_text
 from adapter.serve.runner import Ops, Runner
@@ -71,8 +71,9 @@ def _responses(ok: str) -> dict[int | str, dict[str, Any]]:
 class _Answers:
     """Turns what a route raised into its answer, and counts it by kind."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, body_bytes: int) -> None:
         self.metrics = metrics
+        self.body_bytes = body_bytes
 
     async def __call__(self, work: Awaitable[bytes]) -> Response:
         try:
@@ -107,8 +108,8 @@ class _Answers:
         cause = exc.__cause__
         if isinstance(cause, RecursionError):
             return self.refused("input", 400, "the JSON body is nested too deeply")
-        if isinstance(cause, BodyTooLarge):
-            return self.refused("too_large", 413, str(cause))
+        if exc.status_code == 413:  # FastAPI's max_body_size (where a Content-Length announced it, Starlette answers its own words)
+            return self.refused("too_large", 413, f"the request body is over {self.body_bytes} bytes")
         kind = "input" if exc.status_code == 400 else "not_found" if exc.status_code in (404, 405) else "http"
         return self.refused(kind, exc.status_code, str(exc.detail), dict(exc.headers or {}))
 
@@ -123,7 +124,7 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     limits = service.limits
     metrics = Metrics()
     runner = Runner(service, ops, metrics)
-    answers = _Answers(metrics)
+    answers = _Answers(metrics, limits.body_bytes)
     info = service.info.as_json()
     info["report"] = "/report/" if report_dir else None
     page = environment().get_template("compare.html.j2").render(info=info, info_json=json.dumps(info, ensure_ascii=False).replace("</", "<\\/"))
@@ -138,6 +139,7 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
         Metrics.process_ended()
 
     app = FastAPI(title="hybrid serve", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  max_body_size=limits.body_bytes,
                   description="Hybrid BM25 + vector search over one index, read-only (opensearch-hybrid-adapter).")
     app.state.runner = runner
     app.add_exception_handler(RequestValidationError, answers.invalid)
@@ -189,7 +191,8 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     if report_dir is not None:
         _mount_report(app, Path(report_dir))
     app.openapi = _with_search_contract(app)  # type: ignore[method-assign]
-    app.add_middleware(Door, security=security, body_bytes=limits.body_bytes, metrics=metrics, busy=runner.refusal)
+    app.add_middleware(Door, security=security, metrics=metrics, busy=runner.refusal)
+    app.add_middleware(TrustedHosts, hosts=security.hosts, metrics=metrics)
     app.add_middleware(Counted, metrics=metrics)
     return app
 

@@ -1,12 +1,16 @@
 """What every ``hybrid serve`` request passes before a route: pure ASGI middleware.
 
 - :class:`Counted` (outermost): every answer counted and timed (``/metrics``), refusals included.
-- :class:`Door`: security headers on every answer, then, in order, refusals that say why:
-  a ``Host`` this server does not answer to (400: DNS rebinding: a page whose name was rebound to
-  127.0.0.1 still sends its own name); a missing or wrong bearer token where one is set (401; the
-  probes ``/healthz`` and ``/readyz`` and the package's static files excepted); a POST whose body
-  is not ``application/json`` (415: a cross-site form or ``text/plain`` fetch needs no CORS
-  preflight; JSON does, and this server grants none); a body over the cap (413).
+- :class:`TrustedHosts`: a ``Host`` this server does not answer to is refused (400: DNS rebinding:
+  a page whose name was rebound to 127.0.0.1 still sends its own name). Starlette's
+  TrustedHostMiddleware decides (its parser knows ports and IPv6 literals); this says which names
+  are answered and counts the refusal.
+- :class:`Door`: security headers on every answer, then, in order, refusals that say why: a missing
+  or wrong bearer token where one is set (401; the probes ``/healthz`` and ``/readyz`` and the
+  package's static files excepted); a POST whose body is not ``application/json`` (415: a
+  cross-site form or ``text/plain`` fetch needs no CORS preflight; JSON does, and this server
+  grants none); a search while the queue is full (503). A body over the cap is FastAPI's
+  ``max_body_size`` (413).
 
 A browser cannot send a bearer token when it opens a page, so ``GET /?token=...`` with the right
 token answers with a cookie (HttpOnly, SameSite=Strict: never sent by another site's page) and a
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 from urllib.parse import urlencode
 
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -56,16 +61,44 @@ def json_answer(status: int, message: str, headers: dict[str, str] | None = None
     return {"type": "http.response.start", "status": status, "headers": raw}, {"type": "http.response.body", "body": body}
 
 
-def host_name(header: str) -> str:
-    """The name of a ``Host`` header, without its port; IPv6 without its brackets."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        return header[1:].split("]", 1)[0]
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+def starlette_host(name: str) -> str:
+    """A name as TrustedHostMiddleware matches it: an IPv6 literal in brackets (``[::1]``)."""
+    name = name.strip().lower()
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
 
 
-def host_allowed(name: str, hosts: tuple[str, ...]) -> bool:
-    return any(name == h or (h.startswith("*.") and name.endswith(h[1:])) or h == "*" for h in hosts)
+class TrustedHosts:
+    """Starlette's TrustedHostMiddleware with a refusal that names the hosts answered (JSON, like
+    every other refusal here) and is counted (``hybrid_serve_errors_total{kind="host"}``)."""
+
+    PASSED = "hybrid.host_passed"
+
+    def __init__(self, app: ASGIApp, *, hosts: tuple[str, ...] | None, metrics: Metrics) -> None:
+        self.app = app
+        self.hosts = hosts
+        self.metrics = metrics
+        self.check = TrustedHostMiddleware(self._passed, allowed_hosts=[starlette_host(h) for h in hosts or ("*",)], www_redirect=False)
+
+    async def _passed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[self.PASSED] = True
+        await self.app(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.hosts is None or scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def unless_refused(message: Message) -> None:  # the middleware's own plain-text 400 is replaced below
+            if scope.get(self.PASSED):
+                await send(message)
+
+        await self.check(scope, receive, unless_refused)
+        if not scope.get(self.PASSED):
+            self.metrics.errors.labels("host").inc()
+            host = dict(scope.get("headers") or []).get(b"host", b"(none)").decode("latin-1")
+            for part in json_answer(400, f"this server answers to Host {', '.join(self.hosts)}, not {host!r} "
+                                         "(hybrid serve --allowed-host NAME)"):
+                await send(part)
 
 
 SEARCH_ROUTES = ("/search", "/api/compare")
@@ -76,10 +109,9 @@ class Door:
     """``busy()``: why a search would be refused now (a full queue): answered here, before the body
     is read and parsed, so a flood of refused searches costs the server little."""
 
-    def __init__(self, app: ASGIApp, *, security: Security, body_bytes: int, metrics: Metrics, busy: Busy = lambda: None) -> None:
+    def __init__(self, app: ASGIApp, *, security: Security, metrics: Metrics, busy: Busy = lambda: None) -> None:
         self.app = app
         self.security = security
-        self.body_bytes = body_bytes
         self.metrics = metrics
         self.busy = busy
 
@@ -100,20 +132,14 @@ class Door:
             for part in login:
                 await send(part)
             return
-        await self.app(scope, self._capped(receive), self._with_headers(send))
+        await self.app(scope, receive, self._with_headers(send))
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[str, int, str, dict[str, str]] | None:
-        hosts = self.security.hosts
-        if hosts is not None and not host_allowed(host_name(headers.get("host", "")), hosts):
-            return ("host", 400, f"this server answers to Host {', '.join(hosts)}, not {headers.get('host', '(none)')!r}", {})
         if self.security.token and not self._authorized(scope, headers):
             return ("unauthorized", 401, "this server needs its token: send Authorization: Bearer <token>",
                     {"WWW-Authenticate": 'Bearer realm="hybrid serve"'})
         if scope["method"] == "POST" and not _is_json(headers.get("content-type", "")):
             return ("media_type", 415, f"a POST body is JSON: send Content-Type: application/json (got {headers.get('content-type', 'none')!r})", {})
-        declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.body_bytes:
-            return ("too_large", 413, f"the request body is over {self.body_bytes} bytes", {})
         refused = self.busy() if scope["path"] in SEARCH_ROUTES else None
         if refused is not None:
             return (refused.kind, 503, str(refused), {"Retry-After": str(refused.retry_after)})
@@ -150,20 +176,6 @@ class Door:
                                                      "Set-Cookie": f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/{secure}"})
         return start, body
 
-    def _capped(self, receive: Receive) -> Receive:
-        seen = 0
-        cap = self.body_bytes
-
-        async def capped() -> Message:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > cap:
-                raise BodyTooLarge(f"the request body is over {cap} bytes")
-            return message
-
-        return capped
-
     @staticmethod
     def _with_headers(send: Send) -> Send:
         async def with_headers(message: Message) -> None:
@@ -175,10 +187,6 @@ class Door:
             await send(message)
 
         return with_headers
-
-
-class BodyTooLarge(Exception):
-    """A body that grew past the cap while it was read (no Content-Length, or a false one)."""
 
 
 def _is_json(content_type: str) -> bool:

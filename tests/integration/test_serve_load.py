@@ -2,7 +2,7 @@
 against the command in a process of its own, then again with the cluster made slow by a fault proxy.
 
 Every answer is a 200 (or, with the cluster slow, a 503 with Retry-After); none outlives its
-deadline; ``/healthz`` stays fast meanwhile; ``/metrics`` counts what the clients counted. Kept short
+deadline; ``/healthz`` and ``/api/info`` stay fast meanwhile; ``/metrics`` counts what the clients counted. Kept short
 for CI: the long measurement (60 s, QPS and p99 against the raw client) is ``benchmarks/serve.py``.
 """
 
@@ -49,16 +49,20 @@ def bodies():
     return [{"q": q, "technique": t, "k": 10, "explain": False} for q in QUERIES for t in TECHNIQUES]
 
 
-def probe(base: str, stop: threading.Event, seconds: list[float]) -> None:
-    """/healthz every 50 ms until ``stop``, on a new connection each time (as a load balancer asks)."""
+def probe(base: str, stop: threading.Event, health: list[float], info: list[float]) -> None:
+    """/healthz and /api/info (a constant: 6.8 s median under 32 clients when searches ran on the
+    event loop) in turn every 50 ms until ``stop``, on a new connection each time (as a load balancer asks)."""
     while not stop.is_set():
-        seconds.append(call(f"{base}/healthz", timeout=30)[3])
+        health.append(call(f"{base}/healthz", timeout=30)[3])
+        answer = call(f"{base}/api/info", timeout=30)
+        assert answer[0] == 200, answer
+        info.append(answer[3])
         stop.wait(0.05)
 
 
 def run_load(base: str, deadline: float) -> dict:
-    stop, health = threading.Event(), []
-    prober = threading.Thread(target=probe, args=(base, stop, health))
+    stop, health, info = threading.Event(), [], []
+    prober = threading.Thread(target=probe, args=(base, stop, health, info))
     prober.start()
     started = time.perf_counter()
     answers = in_a_process(base, "/search", bodies(), clients=CLIENTS, seconds=SECONDS)
@@ -73,6 +77,7 @@ def run_load(base: str, deadline: float) -> dict:
         "qps_200": round(sum(a.status == "200" for a in answers) / elapsed, 1),
         "p50_ms": round(float(np.percentile(ms, 50)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1), "max_ms": round(max(ms), 1),
         "deadline_s": deadline, "healthz_p99_ms": round(float(np.percentile(health, 99)) * 1000, 1), "healthz_probes": len(health),
+        "info_p50_ms": round(float(np.percentile(info, 50)) * 1000, 1), "info_p99_ms": round(float(np.percentile(info, 99)) * 1000, 1),
         "load_average": round(os.getloadavg()[0], 1)}}
 
 
@@ -116,6 +121,7 @@ def test_32_clients_for_a_bounded_time_then_with_the_cluster_slow(small_index, o
     assert calm["figures"]["statuses"] == {"200": len(calm["answers"])}, calm["figures"]
     assert calm["figures"]["max_ms"] < 10_000
     metrics_equal_the_clients(calm["metrics"], calm["answers"])
+    assert calm["figures"]["info_p50_ms"] < 250, calm["figures"]  # never behind the searches (6.8 s before)
     # Slow: 200s and 503s with Retry-After, nothing else; no answer outlives the deadline (plus the
     # time to send it, with room for a loaded machine); the probe never waits behind the searches.
     slow_answers = slow["answers"]
@@ -125,7 +131,7 @@ def test_32_clients_for_a_bounded_time_then_with_the_cluster_slow(small_index, o
     assert slow["figures"]["max_ms"] < (deadline + 2.0) * 1000, slow["figures"]
     # Never behind a search (their deadline is 3 s; the issue's target, 50 ms, is measured in docs/BENCHMARKS.md:
     # a loaded shared machine alone took 0.65 s here).
-    assert slow["figures"]["healthz_p99_ms"] < 1000, slow["figures"]
+    assert slow["figures"]["healthz_p99_ms"] < 1000 and slow["figures"]["info_p50_ms"] < 250, slow["figures"]
     metrics_equal_the_clients(slow["metrics"], slow_answers)
     assert counter(slow["metrics"], "hybrid_serve_errors_total", kind="overloaded") + \
         counter(slow["metrics"], "hybrid_serve_errors_total", kind="deadline") == statuses(slow_answers)["503"]

@@ -85,6 +85,36 @@ def test_a_cluster_holding_every_answer_holds_only_the_searches(small_index, ope
     assert counter(metrics, "hybrid_serve_in_flight") == 4  # still stuck on the cluster, still counted
 
 
+def test_a_compare_holds_no_lock_a_search_beside_it_answers_first(small_index, opensearch_url, hashing):
+    """Every cluster answer delayed 1 s. Before: a compare held the service's lock for all its columns
+    (4 s here), and a /search sent meanwhile waited behind it. Now each takes its own slot."""
+    with FaultProxy(opensearch_url) as proxy:
+        cluster = connect(proxy.url)
+        service = SearchService(Searcher.open(cluster, small_index, hashing), cluster=describe_url(cluster))
+        with served(create_app(service, ops=Ops(deadline=20.0))) as url:
+            assert call(f"{url}/search?q=pedido&technique=bm25&explain=false")[0] == 200  # warm
+            proxy.set_policy(lambda n, method, path: Delay(1.0) if "_search" in path else PASS)
+            columns = [{"technique": t, "explain": False} for t in ("bm25", "dense", "hybrid", "client")]
+            ended: dict[str, float] = {}
+            compared: list = []
+
+            def compare() -> None:
+                compared.append(post_json(f"{url}/api/compare", {"q": "pedido", "columns": columns}, timeout=60))
+                ended["compare"] = time.monotonic()
+
+            started = time.monotonic()
+            side = threading.Thread(target=compare)
+            side.start()
+            time.sleep(0.5)  # the compare is on its first column
+            searched = call(f"{url}/search?q=factura&technique=bm25&explain=false", timeout=60)
+            ended["search"] = time.monotonic()
+            side.join(timeout=60)
+    assert searched[0] == 200 and json.loads(searched[2])["hits"], searched
+    assert compared and compared[0][0] == 200 and all("result" in c for c in json.loads(compared[0][2])["columns"]), compared
+    assert ended["compare"] - started >= 3.5  # four columns, each at least one delayed request
+    assert ended["search"] < ended["compare"] - 1.0 and searched[3] < 3.0, (searched[3], ended)
+
+
 def test_the_door_refuses_rebinding_text_posts_coercion_and_deep_json(small_index, opensearch_url, hashing):
     service = SearchService(Searcher.open(connect(opensearch_url), small_index, hashing), cluster="test")
     with served(create_app(service)) as url:
@@ -109,12 +139,18 @@ def test_the_door_refuses_rebinding_text_posts_coercion_and_deep_json(small_inde
         assert deep[0] == 400 and json.loads(deep[2])["error"] == "the JSON body is nested too deeply"
         broken = call(f"{url}/search", method="POST", body=b'{"q": "pedido"', headers={"Content-Type": "application/json"})
         assert broken[0] == 400 and "not JSON" in json.loads(broken[2])["error"]
+        large = post_json(f"{url}/search", {"q": "pedido", "fusion": "x" * 70_000})  # its Content-Length says so: Starlette's answer
+        assert large[0] == 413 and large[2] == b"Content Too Large", large
+        chunked = call(f"{url}/search", method="POST", body=iter([b'{"q": "', b"x" * 70_000, b'"}']),  # no Content-Length:
+                       headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})  # FastAPI's max_body_size
+        assert chunked[0] == 413 and json.loads(chunked[2])["error"] == "the request body is over 65536 bytes", chunked
         ok = post_json(f"{url}/search", {"q": "pedido", "explain": False, "k": 3})
         assert ok[0] == 200 and len(json.loads(ok[2])["hits"]) == 3
         metrics = call(f"{url}/metrics")[2].decode()
     assert counter(metrics, "hybrid_serve_errors_total", kind="host") == 1
     assert counter(metrics, "hybrid_serve_errors_total", kind="media_type") == 3
     assert counter(metrics, "hybrid_serve_errors_total", kind="input") == 5
+    assert counter(metrics, "hybrid_serve_errors_total", kind="too_large") == 2
     assert counter(metrics, "hybrid_serve_search_seconds_count", technique="hybrid") == 2
 
 

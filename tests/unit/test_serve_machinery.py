@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from adapter.errors import ConfigurationError
 from adapter.serve.admission import Admission, Deadline, DeadlineExceeded, Overloaded
-from adapter.serve.door import host_allowed, host_name
+from adapter.serve.door import LOOPBACK_HOSTS, TrustedHosts
 from adapter.serve.metrics import Metrics, route_of
 from adapter.serve.schema import CompareBody, SearchBody, SearchQuery, refusal
 from adapter.serve.vectors import QueryVectors
@@ -161,15 +161,37 @@ async def test_a_request_that_could_not_end_in_time_is_refused_before_it_takes_a
     admission.close()
 
 
-def test_host_names_with_ports_and_ipv6_and_the_loopback_default():
-    from adapter.serve.door import LOOPBACK_HOSTS
+def answered(hosts, host: str | None) -> tuple[int, bytes, float]:
+    """(status, body, host refusals counted) of one GET / through TrustedHosts, the app behind it answering 204."""
+    metrics = Metrics()
 
-    assert host_name("127.0.0.1:8765") == "127.0.0.1" and host_name("[::1]:8765") == "::1" and host_name("LocalHost") == "localhost"
-    assert host_name("::1") == "::1" and host_name("") == ""
-    assert all(host_allowed(host_name(h), LOOPBACK_HOSTS) for h in ("127.0.0.1:1", "localhost:8765", "[::1]:80"))
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": [(b"host", host.encode())] if host is not None else []}
+    asyncio.run(TrustedHosts(app, hosts=hosts, metrics=metrics)(scope, receive, send))
+    refused = metrics.errors.labels("host")._value.get()
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:]), refused
+
+
+def test_hosts_are_starlettes_check_with_ports_and_ipv6_and_the_loopback_default():
+    for host in ("127.0.0.1:1", "localhost:8765", "LocalHost", "[::1]:80", "[::1]", "127.0.0.1"):
+        assert answered(LOOPBACK_HOSTS, host) == (204, b"", 0), host
     # DNS rebinding: the attacker's name, resolved to 127.0.0.1, is still the name the browser sends.
-    assert not host_allowed(host_name("rebind.attacker.example:8765"), LOOPBACK_HOSTS)
-    assert host_allowed("search.example.org", ("*.example.org",)) and not host_allowed("example.org.evil", ("*.example.org",))
+    for host in ("rebind.attacker.example:8765", "127.0.0.1.attacker.example", "::1", None):
+        status, body, refused = answered(LOOPBACK_HOSTS, host)
+        assert status == 400 and refused == 1 and b"answers to Host 127.0.0.1, localhost, ::1" in body, host
+    assert answered(("*.example.org",), "search.example.org")[0] == 204 and answered(("*.example.org",), "example.org.evil")[0] == 400
+    assert answered(None, "anything.example")[0] == 204  # off loopback with no --allowed-host: the token guards it
 
 
 def test_json_bodies_are_strict_and_query_strings_are_read_as_their_types():
