@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.support.load import drive, json_poster, statuses  # noqa: E402  (the load test's clients)
 SCIFACT = Path(os.environ.get("HYBRID_SHARED_DATA", ROOT.parent / "shared" / "data")) / "scifact"
-BASELINE_REF = "50bc754"  # main before issue 29 item 4 / issue 30 item 5: searches on the event loop, one at a time
+BASELINE_REF = "9af3d68"  # main just before issue 29 item 4 landed: searches on the event loop, one at a time; the same searcher
 PARAMS = {"technique": "hybrid", "k": 10, "explain": False, "highlight": False}
 
 
