@@ -43,6 +43,7 @@ EXIT_CODES: tuple[ExitCode, ...] = (
     ExitCode(Exit.FOUND, "`diff`", "an error (bad arguments or spec, cluster unreachable): never read as drift"),
     ExitCode(Exit.ERROR, "`diff`", "drift: the cluster differs from the spec (the diff says how)"),
     ExitCode(Exit.INCOMPLETE, "`local status`", "no local cluster is running"),
+    ExitCode(Exit.INCOMPLETE, "`get`", "some ids were not found (each is named on stderr; the others were printed)"),
     ExitCode(Exit.INCOMPLETE, "`judgments export`",
              "written, but `--drop-refused` left out queries the Search Relevance Workbench refuses (each one named)"),
     ExitCode(Exit.INTERRUPTED, "every command", "interrupted (Ctrl-C)"),

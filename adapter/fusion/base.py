@@ -126,6 +126,13 @@ class Fusion(abc.ABC):
         alone = [run, *([[]] * (len(LEGS) - 1))]  # the other legs empty: a leg is normalised on its own
         return {f.id: f.legs[0].normalized_score for f in self.fuse(alone)}
 
+    def relevance(self, score: float) -> float:
+        """A fused ``score`` as a relevance in [0, 1] (monotone: the order stays), for frameworks
+        that threshold on one (LangChain's ``score_threshold``). By default a non-negative score
+        with no upper bound (a raw sum, z-scores) maps to ``s / (1 + s)``; methods whose scores are
+        bounded override it with their own bound."""
+        return bounded(score)
+
     def contributions(self, scores: Sequence[float | None], fused: float) -> list[float]:
         """Each leg's share of a hit's ``fused`` score from its per-leg (normalised) ``scores``
         (None: the leg missed it); for a weighted sum, ``weight * score``."""
@@ -141,6 +148,16 @@ class Fusion(abc.ABC):
     def variants(cls: type[F], weights: tuple[float, ...] | None, rank_constants: Iterable[int]) -> list[F]:
         """The parameterisations worth comparing (``hybrid eval``, tuning), with ``weights``."""
         return [cls().with_weights(weights)]  # every method's parameters have defaults
+
+
+def bounded(score: float) -> float:
+    """An unbounded non-negative score in [0, 1): ``s / (1 + s)`` (negative: 0)."""
+    return 0.0 if not score > 0 else float(score / (1.0 + score))
+
+
+def clamped(score: float) -> float:
+    """A score that is in [0, 1] up to float rounding, kept there."""
+    return min(1.0, max(0.0, float(score)))
 
 
 def methods() -> tuple[type[Fusion], ...]:

@@ -16,7 +16,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, no_rank_constant, weighted_sum
+from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, clamped, firsts, no_rank_constant, weighted_sum
 
 SIGMAS = 3.0
 LONE = 0.5  # a single score, or no spread: the middle of [0, 1]
@@ -57,6 +57,10 @@ class DBSF(Fusion):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", checked_weights(self.weights, unit_sum=False))
+
+    def relevance(self, score: float) -> float:
+        """``score`` over the sum of the weights (each leg's normalised score is about [0, 1]), clamped."""
+        return clamped(score / sum(self.effective_weights))
 
     @property
     def name(self) -> str:

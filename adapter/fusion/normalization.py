@@ -27,7 +27,9 @@ from adapter.fusion.base import (
     Fusion,
     LegScore,
     Run,
+    bounded,
     checked_weights,
+    clamped,
     firsts,
     leg_names_for,
     no_rank_constant,
@@ -163,6 +165,11 @@ class ScoreNormalization(Fusion):
         object.__setattr__(self, "weights", checked_weights(self.weights, unit_sum=True))
         if self.technique is Normalization.Z_SCORE and self.combination is not Combination.ARITHMETIC_MEAN:
             raise InputError("z_score normalisation works only with arithmetic_mean combination on the server")
+
+    def relevance(self, score: float) -> float:
+        """min_max and l2 scores are in [0, 1] already (a mean of per-leg scores in [0, 1], weights
+        summing to 1); z-scores (floored at 0.001) have no upper bound: ``s / (1 + s)``."""
+        return bounded(score) if self.technique is Normalization.Z_SCORE else clamped(score)
 
     @property
     def name(self) -> str:

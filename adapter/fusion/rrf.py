@@ -19,7 +19,7 @@ from typing import ClassVar, Iterable, Sequence
 import numpy as np
 
 from adapter.errors import InputError
-from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, weighted_sum
+from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, clamped, firsts, weighted_sum
 
 DEFAULT_RANK_CONSTANT = 60
 RANK_CONSTANT_RANGE = (1, 10_000)
@@ -68,6 +68,10 @@ class RRF(Fusion):
     def name(self) -> str:
         """``rrf`` for the default rank constant, else ``rrf-<k>``."""
         return "rrf" if self.rank_constant == DEFAULT_RANK_CONSTANT else f"rrf-{self.rank_constant}"
+
+    def relevance(self, score: float) -> float:
+        """``score`` over the best an RRF score can be (first in every leg: ``sum(weights) / (k + 1)``)."""
+        return clamped(score * (self.rank_constant + 1) / sum(self.effective_weights))
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         return rrf(runs, rank_constant=self.rank_constant, weights=self.weights, leg_names=leg_names)

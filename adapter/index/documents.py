@@ -103,6 +103,20 @@ def build_document(
     return doc
 
 
+def metadata_as_written(stored: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An entry's metadata as its writer gave it. Before issue 28 a row's ``metadata`` object was
+    stored one level too deep (``metadata.metadata.<key>``); a ``metadata`` key inside can only come
+    from there now (the readers take a row's ``metadata`` object as the metadata itself), so it is
+    read back at the top level, as the writer meant it (filters on it need the entry ingested again)."""
+    out = dict(stored or {})
+    nested = out.pop(METADATA_FIELD, None)
+    if isinstance(nested, Mapping):
+        out = {**nested, **out}
+    elif nested is not None:
+        out[METADATA_FIELD] = nested
+    return out
+
+
 def hit_title(layout: DocumentLayout, source: Mapping[str, Any]) -> str:
     return str(source.get(layout.title_field) or "") if layout.title_field else ""
 

@@ -21,7 +21,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence, TextIO
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
 
 from adapter import telemetry, tracing
 from adapter.engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for, responses
@@ -30,6 +30,7 @@ from adapter.errors import BackendError, ClusterUnavailableError, InputError, Wr
 from adapter.index import metadata as metadata_mapping
 from adapter.index.catalog import IndexInfo, read_index_info
 from adapter.index.documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
+from adapter.ingest.by_id import Documents
 from adapter.ingest.report import FailureSource, IngestReport, ItemFailure
 from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize
 from adapter.models.cache import EmbeddingCache, embed_documents
@@ -48,16 +49,45 @@ class _Entry:
     text: str
     extra: dict[str, str]
     metadata: dict[str, Any]
+    vector: tuple[float, ...] | None = None  # carried by the row (its model checked before it is used)
+    embedded_by: str | None = None
 
 
 def _entries(doc: SourceDoc, chunking: Chunking | None, layout: DocumentLayout) -> list[_Entry]:
     # A source field named like one of the index's extra text fields is text, not metadata.
     extra = {**{f: str(doc.metadata[f]) for f in layout.extra_fields if f in doc.metadata}, **doc.extra}
     metadata = {k: v for k, v in doc.metadata.items() if k not in extra}
+    if _as_written(doc):  # a chunk a framework made, or a row with its vector: one entry, never split again
+        return [_Entry(doc.id, doc.parent_id or doc.id, doc.chunk_index or 0, doc.title, doc.text, extra, metadata,
+                       doc.vector, doc.embedded_by)]
     if chunking is None:
         return [_Entry(doc.id, doc.id, 0, doc.title, doc.text, extra, metadata)]
     pieces = chunking.split(doc.text) or [""]  # a title-only document is one entry: its title
     return [_Entry(chunk_id(doc.id, i), doc.id, i, doc.title, piece, extra, metadata) for i, piece in enumerate(pieces)]
+
+
+def _as_written(doc: SourceDoc) -> bool:
+    return doc.parent_id is not None or doc.chunk_index is not None or doc.vector is not None
+
+
+def _carried_problem(entry: _Entry, key: str, dimension: int) -> str | None:
+    """Why a carried vector cannot be used (another model's, or none named, or the wrong size), or None."""
+    if entry.vector is None:
+        return None
+    if entry.embedded_by != key:
+        said = f"embedded_by {entry.embedded_by!r}" if entry.embedded_by else "no embedded_by"
+        return (f"the row carries its own vector with {said}, but the index's model has the fingerprint key {key!r}: a vector "
+                "from another model would silently ruin dense and hybrid search. Drop the vector (the index's model embeds "
+                "the text) or compute it with the index's model and give its key as embedded_by")
+    if len(entry.vector) != dimension:
+        return f"the row's vector has {len(entry.vector)} numbers, the index's model gives {dimension}"
+    return None
+
+
+def _with_carried(entries: Sequence[_Entry], fresh: Any) -> list[Any]:
+    """One vector per entry, in order: its carried one, else the next freshly computed one."""
+    computed = iter(fresh)
+    return [e.vector if e.vector is not None else next(computed) for e in entries]
 
 
 def _batches(rows: Iterable[SourceDoc | RowError], size: int) -> Iterator[list[SourceDoc | RowError]]:
@@ -493,6 +523,28 @@ class Ingestor:
     def alias(self) -> str:
         return self.info.alias
 
+    def documents(self) -> Documents:
+        """:class:`adapter.ingest.by_id.Documents` on the same index: get and delete by id."""
+        return Documents(self.client, self.info, engine=self.engine, refresh=self.refresh)
+
+    def update(self, doc_id: str, *, text: str | None = None, title: str | None = None,
+               metadata: Mapping[str, Any] | None = None, replace_metadata: bool = False) -> IngestReport:
+        """Change one stored entry. Only what is given changes: ``metadata`` keys are merged into the
+        stored ones (``replace_metadata``: replace them). The vector is computed again only when the
+        text or the title changed (or the stored one is another model's); otherwise the stored vector
+        is written back as it is. Lineage (``parent_id``, ``chunk_index``) is kept. Raises
+        :class:`InputError` when there is no entry ``doc_id``."""
+        found = self.documents().get([doc_id], with_vectors=True)
+        if not found:
+            raise InputError(f"there is no document {doc_id!r} in {self.alias} to update (add it with ingest)")
+        old, fp = found[0], self.embedder.fingerprint
+        new_text, new_title = old.text if text is None else text, old.title if title is None else title
+        meta = dict(metadata or {}) if replace_metadata else {**old.metadata, **(metadata or {})}
+        same = new_text == old.text and new_title == old.title and old.embedded_by == fp.key and old.vector is not None
+        row = SourceDoc(old.id, new_text, new_title, meta, 1, dict(old.extra), parent_id=old.parent_id, chunk_index=old.chunk_index,
+                        vector=old.vector if same else None, embedded_by=fp.key if same else None)
+        return self.ingest([row], total=1)
+
     def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None) -> IngestReport:
         """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict).
 
@@ -557,6 +609,7 @@ class Ingestor:
         failures: list[ItemFailure] = []
         lines: list[tuple[str, int | None]] = []
         counts: list[tuple[str, int]] = []
+        documents = 0
         for row in batch:
             if isinstance(row, RowError):
                 failures.append(ItemFailure(row.id, row.reason, line=row.line, source=FailureSource.INPUT))
@@ -571,18 +624,22 @@ class Ingestor:
                 continue
             entries += doc_entries
             lines += [(e.id, row.line) for e in doc_entries]
-            counts.append((row.id, len(doc_entries)))
+            documents += 1
+            if not _as_written(row):  # a chunk given as it is has no older, longer self to trim
+                counts.append((row.id, len(doc_entries)))
         return _Admitted(tuple(entries), tuple(failures), tuple(lines), tuple(counts) if self.chunking is not None else (),
-                         documents=len(counts))
+                         documents=documents)
 
     def _embed(self, entries: Sequence[_Entry]) -> _Embedded:
-        """The entries' vectors (through the cache), checked against the index's fingerprint."""
+        """The entries' vectors (through the cache), checked against the index's fingerprint; a carried
+        vector (checked in :meth:`_entries_problem`) is used as it is."""
         fp = self.embedder.fingerprint
         t0 = time.perf_counter()
-        found = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in entries], self.cache)
+        fresh = [e for e in entries if e.vector is None]
+        found = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in fresh], self.cache)
         seconds = time.perf_counter() - t0
         check_vectors(found.vectors, fp, what=f"vectors from {fp.model}")
-        return _Embedded(found.vectors, found.embedded, found.from_cache, found.rejected, seconds)
+        return _Embedded(_with_carried(entries, found.vectors), found.embedded, found.from_cache, found.rejected, seconds)
 
     def _queue(self, entries: Sequence[_Entry], vectors: Any, run: _Run) -> None:
         """Declare the metadata keys the entries bring, then hand their bulk actions to the senders."""
@@ -645,7 +702,9 @@ class Ingestor:
         """Why a document's entries cannot be written (checked before anything is embedded), or None."""
         if not entries:
             return "no words left to index after chunking"
-        return next((p for p in map(id_problem, (e.id for e in entries)) if p), None) or self._too_big(entries)
+        fp = self.embedder.fingerprint
+        return (next((p for p in map(id_problem, (e.id for e in entries)) if p), None) or self._too_big(entries)
+                or next((p for e in entries for p in [_carried_problem(e, fp.key, fp.dimension)] if p), None))
 
     def _too_big(self, entries: list[_Entry]) -> str | None:
         if self.max_chars is None:

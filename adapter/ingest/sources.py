@@ -52,6 +52,14 @@ class SourceDoc:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     line: int | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
+    # Lineage: an entry a framework (or an earlier export) already split off its document. ``parent_id``
+    # set: the row is one chunk, written as it is (never split again) under its own id.
+    parent_id: str | None = None
+    chunk_index: int | None = None
+    # A vector the row carries, with the fingerprint key of the model that computed it (``embedded_by``):
+    # used when that is the index's model, refused otherwise (never replaced silently).
+    vector: tuple[float, ...] | None = None
+    embedded_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,13 +75,18 @@ class FieldMap:
     """Which input fields hold the id, title, text and metadata.
 
     ``id=None`` takes the first of id/_id/doc_id present. ``metadata=None`` keeps every other
-    field as metadata; a tuple keeps just those fields.
+    field as metadata; a tuple keeps just those fields. A field named ``metadata`` holding an
+    object is the metadata itself (the index contract's shape and BEIR's): its keys are read at
+    the top level, never as ``metadata.metadata.*``. The contract's own fields (``parent_id``,
+    ``chunk_index``, ``embedded_by`` and the ``vector`` field) are read as what they are, never as
+    metadata, so a document read back in the contract's shape ingests as it was.
     """
 
     id: str | None = None
     title: str | None = "title"
     text: str = "text"
     metadata: tuple[str, ...] | None = None
+    vector: str = "embedding"
 
     def check(self, available: Sequence[str], where: str) -> FieldMap:
         """Resolve ``id`` and reject fields the input does not have (a clear error, not silence)."""
@@ -91,7 +104,7 @@ class FieldMap:
         for role, name in wanted.items():
             if name not in keys:
                 raise InputError(f"{where}: the field mapping names {name!r} for {role}, but the input has only: {', '.join(keys)}")
-        return FieldMap(id=id_field, title=self.title, text=self.text, metadata=self.metadata)
+        return FieldMap(id=id_field, title=self.title, text=self.text, metadata=self.metadata, vector=self.vector)
 
     def row(self, record: Mapping[str, Any], line: int) -> SourceDoc | RowError:
         broken = _not_unicode(record)
@@ -117,12 +130,65 @@ class FieldMap:
                 return RowError(line, f"no visible text in field {self.text!r} (only spaces, zero-width or control characters)",
                                 doc_id, empty=True)
         text = text if text and visible(text) else ""
+        metadata = self._metadata(record)
+        if isinstance(metadata, str):
+            return RowError(line, metadata, doc_id)
+        lineage = _lineage(record, self.vector)
+        if isinstance(lineage, str):
+            return RowError(line, lineage, doc_id)
+        return SourceDoc(doc_id, text, str(title or ""), metadata, line, **lineage)
+
+    def _metadata(self, record: Mapping[str, Any]) -> dict[str, Any] | str:
+        """The row's metadata as written (a ``metadata`` object's keys at the top level), or why not."""
         if self.metadata is None:
-            skip = {self.id, self.text, self.title}
-            metadata = {k: v for k, v in record.items() if k not in skip and v not in (None, "")}
+            skip = {self.id, self.text, self.title, self.vector, *CONTRACT_FIELDS}
+            names = [k for k in record if k not in skip]
         else:
-            metadata = {k: record[k] for k in self.metadata if record.get(k) not in (None, "")}
-        return SourceDoc(doc_id, text, str(title or ""), metadata, line)
+            names = list(self.metadata)
+        out = {k: record[k] for k in names if k != METADATA_KEY and record.get(k) not in (None, "")}
+        if METADATA_KEY not in names or record.get(METADATA_KEY) in (None, ""):
+            return out
+        inner = record[METADATA_KEY]
+        if not isinstance(inner, Mapping):
+            return f"field {METADATA_KEY!r} holds {_kind(inner)}; metadata is an object of keys and values"
+        for key, value in inner.items():
+            if key in out and out[key] != value:
+                return f"metadata key {key!r} is given twice with different values (at the top level and under {METADATA_KEY!r})"
+            out[str(key)] = value
+        return out
+
+
+METADATA_KEY = "metadata"
+# The index contract's fields a row may carry back (adapter.index.documents): lineage and the vector's model.
+CONTRACT_FIELDS = ("parent_id", "chunk_index", "embedded_by")
+
+
+def _lineage(record: Mapping[str, Any], vector_field: str) -> dict[str, Any] | str:
+    """``parent_id``, ``chunk_index``, the carried vector and its ``embedded_by`` (SourceDoc's
+    keywords), or why they cannot be read."""
+    out: dict[str, Any] = {}
+    parent = record.get("parent_id")
+    if parent not in (None, ""):
+        if isinstance(parent, bool) or not isinstance(parent, (str, int)) or not visible(str(parent)):
+            return f"parent_id holds {_kind(parent)}; it is the id of the document the row is a chunk of"
+        out["parent_id"] = str(parent).strip()
+    index = record.get("chunk_index")
+    if index is not None:
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            return f"chunk_index must be a whole number >= 0, got {index!r}"
+        out["chunk_index"] = index
+    vector = record.get(vector_field)
+    if vector is not None:
+        if not isinstance(vector, (list, tuple)) or not vector or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+            return f"field {vector_field!r} holds {_kind(vector)}; a carried vector is a list of numbers"
+        out["vector"] = tuple(float(x) for x in vector)
+    stamp = record.get("embedded_by")
+    if stamp not in (None, ""):
+        if not isinstance(stamp, str):
+            return f"embedded_by holds {_kind(stamp)}; it is the fingerprint key of the vector's model"
+        out["embedded_by"] = stamp
+    return out
 
 
 # Characters that show nothing: controls (NUL...), format characters (zero-width space, joiners,

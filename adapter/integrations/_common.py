@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, replace
+import math
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable, Iterator, Mapping
 
 from adapter.errors import InputError
 from adapter.fusion import Fusion, parse_fusion
+from adapter.fusion.base import bounded, clamped
 from adapter.fusion.choice.policy import AdaptivePolicy
 from adapter.fusion.choice.values import ADAPTIVE
 from adapter.ingest.report import IngestReport, ItemFailure
 from adapter.ingest.sources import FieldMap, RowError, SourceDoc, _dedupe
-from adapter.search.results import Hit, SearchResult
+from adapter.index.documents import CHUNK_FIELD, METADATA_FIELD, PARENT_FIELD, metadata_as_written
+from adapter.search.results import Hit, SearchResult, Technique
 
 # Filter operators the adapter's filters can say (a conjunction of term / terms / range clauses on
 # metadata), spelled as Haystack and LlamaIndex spell them.
@@ -99,17 +102,60 @@ def _comparison(field: Any, operator: Any, value: Any, where: str) -> dict[str, 
                      "(all of them must hold)")
 
 
-def hit_metadata(hit: Hit, result: SearchResult) -> dict[str, Any]:
-    """What a framework document carries of a hit: its ``metadata`` fields, then ``title``,
-    ``parent_id``, ``chunk_index``, ``score``, ``rank``, ``fused_by`` (``server:<pipeline>``, ...)
-    and, when the search explained itself, ``legs``: each leg's rank, raw and normalised score,
-    weight and contribution (``[{"leg": "bm25", "rank": 1, ...}, {"leg": "dense", ...}]``)."""
-    meta: dict[str, Any] = dict(hit.source.get("metadata") or {})
-    meta.update(title=hit.title, parent_id=hit.source.get("parent_id", hit.id), chunk_index=hit.source.get("chunk_index", 0),
-                score=hit.score, rank=hit.rank, fused_by=result.fused_by_label)
-    if hit.legs:
-        meta["legs"] = [asdict(leg) for leg in hit.legs]
+@dataclass(frozen=True)
+class HitInfo:
+    """What the adapter knows of a hit beyond the document itself, kept apart from the framework's
+    metadata dict (which holds exactly what the user wrote): its lineage (``parent_id``,
+    ``chunk_index``), the fused ``score`` and its ``relevance`` in [0, 1] (:func:`relevance`), the
+    1-based ``rank``, ``fused_by`` (``server:<pipeline>``, ...) and, when the search explained
+    itself, ``legs`` (each leg's rank, raw and normalised score, weight and contribution)."""
+
+    id: str
+    parent_id: str
+    chunk_index: int
+    score: float
+    relevance: float
+    rank: int
+    fused_by: str
+    legs: tuple[dict[str, Any], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "legs": [dict(leg) for leg in self.legs]}
+
+
+def hit_info(hit: Hit, result: SearchResult) -> HitInfo:
+    return HitInfo(id=hit.id, parent_id=str(hit.source.get(PARENT_FIELD, hit.id)), chunk_index=int(hit.source.get(CHUNK_FIELD) or 0),
+                   score=hit.score, relevance=relevance(hit, result), rank=hit.rank, fused_by=result.fused_by_label,
+                   legs=tuple(asdict(leg) for leg in hit.legs))
+
+
+def hit_metadata(hit: Hit) -> dict[str, Any]:
+    """A framework document's metadata: the hit's metadata as written, and ``title`` when it has one
+    (the title a framework document gave travels in its metadata). Nothing of the adapter's own."""
+    meta = metadata_as_written(hit.source.get(METADATA_FIELD))
+    if hit.title:
+        meta[TITLE] = hit.title
     return meta
+
+
+def relevance(hit: Hit, result: SearchResult) -> float:
+    """The hit's score as a relevance in [0, 1], by what produced it (docs/INTEROP.md, Scores):
+
+    - a fusion: :meth:`adapter.fusion.Fusion.relevance` (RRF: ``score * (k + 1) / sum(weights)``;
+      min_max and l2: the score; z_score and a raw sum: ``s / (1 + s)``; DBSF: ``score / sum(weights)``);
+    - the dense leg alone: the engine's k-NN score, ``(1 + cosine) / 2``, already in [0, 1];
+    - BM25 alone: ``s / (1 + s)``;
+    - a reranker's score (a cross-encoder's logit): the logistic ``1 / (1 + e^-s)``;
+    - after MMR: the first-stage score, mapped as above.
+    """
+    if hit.rerank_score is not None and hit.mmr_score is None:
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, hit.score))))
+    score = hit.first_stage_score if hit.mmr_score is not None and hit.first_stage_score is not None else hit.score
+    if result.fusion is not None:
+        return result.fusion.relevance(score)
+    if result.technique is Technique.DENSE:
+        return clamped(score)
+    return bounded(score)
 
 
 def content_id(text: str, title: str, metadata: Mapping[str, Any]) -> str:
@@ -119,16 +165,38 @@ def content_id(text: str, title: str, metadata: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
-def source_rows(items: Iterable[tuple[Any, Any, Any, Mapping[str, Any] | None]]) -> Iterator[SourceDoc | RowError]:
-    """``(id, text, title, metadata)`` tuples as the adapter's readers yield a file's rows, checked
-    the same way (an id, some text, valid Unicode, no id twice); ``line`` is the 1-based position."""
+@dataclass(frozen=True)
+class FrameworkRow:
+    """One framework document on its way to the ingest: its id, text, title, metadata (as the user
+    wrote it), its lineage when a framework split it off a document (``parent_id``, ``chunk_index``)
+    and a vector it carries with the fingerprint key of the model that made it (``embedded_by``)."""
+
+    id: Any
+    text: Any
+    title: str = ""
+    metadata: Any = None
+    parent_id: str | None = None
+    chunk_index: int | None = None
+    vector: Any = None
+    embedded_by: str | None = None
+
+
+def source_rows(items: Iterable[FrameworkRow]) -> Iterator[SourceDoc | RowError]:
+    """Framework rows as the adapter's readers yield a file's rows, checked the same way (an id,
+    some text, valid Unicode, no id twice); ``line`` is the 1-based position."""
     def rows() -> Iterator[SourceDoc | RowError]:
-        for line, (doc_id, text, title, metadata) in enumerate(items, 1):
-            if metadata is not None and not isinstance(metadata, Mapping):
-                yield RowError(line, f"metadata must be a mapping, got {type(metadata).__name__}", None if doc_id is None else str(doc_id))
+        for line, item in enumerate(items, 1):
+            doc_id = None if item.id is None else str(item.id)
+            if item.metadata is not None and not isinstance(item.metadata, Mapping):
+                yield RowError(line, f"metadata must be a mapping, got {type(item.metadata).__name__}", doc_id)
                 continue
-            row = _FIELDS.row({"id": doc_id, "text": text, "title": title or ""}, line)
-            yield replace(row, metadata=dict(metadata or {})) if isinstance(row, SourceDoc) else row
+            row = _FIELDS.row({"id": item.id, "text": item.text, "title": item.title or ""}, line)
+            if not isinstance(row, SourceDoc):
+                yield row
+                continue
+            vector = None if item.vector is None else tuple(float(x) for x in item.vector)
+            yield replace(row, metadata=dict(item.metadata or {}), parent_id=item.parent_id, chunk_index=item.chunk_index,
+                          vector=vector, embedded_by=item.embedded_by)
 
     return _dedupe(rows())
 

@@ -19,10 +19,11 @@ they are embedded by the index's own model and checked like ``hybrid ingest``'s 
     docs = pipeline.run({"retriever": {"query": "error E-4012"}})["retriever"]["documents"]
 
 Each retrieved ``Document`` has ``id`` = the hit's id (``<parent_id>`` or ``<parent_id>#<n>``),
-``content`` = its body text, ``score`` = the fused score, and ``meta`` = the hit's metadata
-fields, ``title``, ``parent_id``, ``chunk_index``, ``score``, ``rank``, ``fused_by`` and (with
-``explain``, the default) ``legs``: each leg's rank, raw and normalised score, weight and
-contribution. Haystack's own OpenSearch store reads an adapter index by other field names and
+``content`` = its body text, ``score`` = the fused score, and ``meta`` = the metadata as written
+(``title`` with it; a chunk Haystack's splitter made has its ``source_id`` and ``split_id`` back).
+What the adapter knows of each hit comes apart, in the ``hits`` output (one dict per document:
+``parent_id``, ``chunk_index``, ``score``, ``relevance`` in [0, 1], ``rank``, ``fused_by`` and,
+with ``explain``, ``legs``: each leg's rank, raw and normalised score, weight and contribution). Haystack's own OpenSearch store reads an adapter index by other field names and
 fuses in Python; these components use the index's contract and the server's fusion instead.
 """
 
@@ -37,8 +38,24 @@ require("haystack", "the Haystack components")
 from haystack import Document, component  # noqa: E402
 
 from adapter.errors import InputError  # noqa: E402
-from adapter.integrations._common import adapter_filters, failures_json, hit_metadata, resolve_fusion, source_rows, split_title  # noqa: E402
-from adapter.search.results import Technique  # noqa: E402
+from adapter.integrations._common import (  # noqa: E402
+    FrameworkRow,
+    adapter_filters,
+    failures_json,
+    hit_info,
+    hit_metadata,
+    resolve_fusion,
+    source_rows,
+    split_title,
+)
+from adapter.search.page import SearchOptions  # noqa: E402
+from adapter.search.results import Hit, Technique  # noqa: E402
+
+# Haystack's DocumentSplitter writes the document a split came from and the split's position into meta:
+# they are the entry's lineage (parent_id, chunk_index), given back under the same keys on the way out.
+SOURCE_ID, SPLIT_ID = "source_id", "split_id"
+# The splitter's bookkeeping (where a split starts, what it overlaps): not the user's metadata, kept out of the mapping.
+BOOKKEEPING = ("_split_overlap", "split_idx_start")
 
 
 @component
@@ -70,15 +87,16 @@ class HybridRetriever:
         self.explain = explain
         self.search_kwargs = dict(search_kwargs or {})
 
-    @component.output_types(documents=list[Document])
-    def run(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, list[Document]]:
-        """``filters`` and ``top_k`` given here replace the component's for this run."""
+    @component.output_types(documents=list[Document], hits=list[dict[str, Any]])
+    def run(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
+        """``filters`` and ``top_k`` given here replace the component's for this run. ``hits``: what
+        the adapter knows of each document's hit, in the same order."""
         k = self.top_k if top_k is None else _check_top_k(top_k)
         wanted = self.filters if filters is None else adapter_filters(filters)
         result = self.searcher.search(query, technique=self.technique, k=k, filters=wanted, fusion=self.fusion,
-                                      explain=self.explain, **self.search_kwargs)
-        return {"documents": [Document(id=hit.id, content=hit.text, score=hit.score, meta=hit_metadata(hit, result))
-                              for hit in result.hits]}
+                                      explain=self.explain, options=SearchOptions(full_text=True), **self.search_kwargs)
+        return {"documents": [haystack_document(hit, hit.score) for hit in result.hits],
+                "hits": [hit_info(hit, result).as_dict() for hit in result.hits]}
 
 
 @component
@@ -101,14 +119,32 @@ class HybridDocumentWriter:
     @component.output_types(documents_written=int, failures=list[dict[str, Any]])
     def run(self, documents: list[Document]) -> dict[str, Any]:
         """``documents_written``: index entries written (chunks, when chunking); ``failures``: what did not land."""
-        rows = []
-        for doc in documents:
-            if not isinstance(doc, Document):
-                raise InputError(f"HybridDocumentWriter takes haystack Documents, got {type(doc).__name__}")
-            title, metadata = split_title(doc.meta)
-            rows.append((doc.id, doc.content, title, metadata))
+        rows = [framework_row(doc) for doc in documents]
         report = self.ingestor.ingest(source_rows(rows), total=len(rows))
         return {"documents_written": report.chunks, "failures": failures_json(report.failures)}
+
+
+def framework_row(doc: Any) -> FrameworkRow:
+    """A Haystack ``Document`` as the ingest's row: ``meta["title"]`` the title, the splitter's
+    ``source_id``/``split_id`` its lineage, its bookkeeping left out, the rest the metadata."""
+    if not isinstance(doc, Document):
+        raise InputError(f"expected haystack Documents, got {type(doc).__name__}")
+    title, metadata = split_title(doc.meta)
+    parent = metadata.pop(SOURCE_ID, None)
+    split = metadata.pop(SPLIT_ID, None) if parent is not None else None
+    for key in BOOKKEEPING:
+        metadata.pop(key, None)
+    return FrameworkRow(doc.id, doc.content, title, metadata, parent_id=None if parent is None else str(parent),
+                        chunk_index=split if isinstance(split, int) and not isinstance(split, bool) else None)
+
+
+def haystack_document(hit: Hit, score: float | None = None) -> Document:
+    """A hit (or a stored entry read as one) as Haystack's ``Document``, its lineage back in ``meta``."""
+    meta = hit_metadata(hit)
+    parent = str(hit.source.get("parent_id", hit.id))
+    if parent != hit.id:
+        meta[SOURCE_ID], meta[SPLIT_ID] = parent, int(hit.source.get("chunk_index") or 0)
+    return Document(id=hit.id, content=hit.text, score=score, meta=meta)
 
 
 def _check_top_k(top_k: Any) -> int:

@@ -24,15 +24,18 @@ the adapter's MMR, ``as_retriever()`` works as for any store::
 :class:`EmbedderEmbeddings` hands an adapter embedder (with its prefixes) to LangChain code that
 wants ``Embeddings``, such as ``OpenSearchVectorSearch`` for dense search on an adapter index.
 
-Each ``Document`` has the hit's body text as ``page_content``, its id as ``id``, and in
-``metadata``: the hit's ``metadata`` fields, ``title``, ``parent_id``, ``chunk_index``, ``score``,
-``rank``, ``fused_by`` and, with ``explain``, the per-leg ``legs`` (the Haystack and LlamaIndex
-components carry the same keys).
+Each ``Document`` has the hit's body text as ``page_content``, its id as ``id`` and as ``metadata``
+exactly what was written (with ``title`` when the entry has one): the adapter's own fields (lineage,
+scores, rank, how it was fused, the legs) never enter it. They come apart, as
+:class:`~adapter.integrations._common.HitInfo`, from :meth:`HybridVectorStore.search_with_hits`
+and :meth:`HybridRetriever.search_with_hits`. ``similarity_search_with_relevance_scores`` gives
+each document a relevance in [0, 1] mapped from the fused score by the fusion that produced it
+(docs/INTEROP.md, Scores), so ``score_threshold`` means something under every fusion.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from adapter._optional import require
 
@@ -42,19 +45,26 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun  # noqa: E40
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
+from langchain_core.runnables.config import run_in_executor  # noqa: E402
 from langchain_core.vectorstores import VectorStore  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
 from adapter.errors import InputError  # noqa: E402
+from adapter.search.page import SearchOptions  # noqa: E402
 from adapter.search.results import Hit, SearchResult, Technique  # noqa: E402
+
+FULL_TEXT = SearchOptions(full_text=True)  # a framework document holds the whole text, never an excerpt
 
 if TYPE_CHECKING:
     from adapter.ingest.ingestor import Ingestor
     from adapter.models.embedders import Embedder
     from adapter.search import Searcher
 from adapter.integrations._common import (  # noqa: E402
+    FrameworkRow,
+    HitInfo,
     adapter_filters,
     content_id,
+    hit_info,
     hit_metadata,
     raise_on_failures,
     resolve_fusion,
@@ -65,7 +75,8 @@ from adapter.integrations._common import (  # noqa: E402
 
 class HybridRetriever(BaseRetriever):
     """Retrieve with ``searcher.search(query, technique=..., k=..., **search_kwargs)``; ``filters``
-    on metadata (the adapter's ``{"lang": "es"}``)."""
+    on metadata (the adapter's ``{"lang": "es"}``). ``invoke(query, k=2)`` and
+    ``invoke(query, filters={...})`` override them for one call."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -73,13 +84,23 @@ class HybridRetriever(BaseRetriever):
     technique: str = "hybrid"
     k: int = 4
     filters: dict[str, Any] | None = None
+    fusion: Any = None  # None: the index's default; "adaptive", a fusion name or object
     explain: bool = False
-    search_kwargs: dict[str, Any] = {}  # fusion, pipeline, depth, rerank_top, mmr_lambda, ...
+    search_kwargs: dict[str, Any] = {}  # pipeline, depth, rerank_top, mmr_lambda, ...
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        result = self.searcher.search(query, technique=self.technique, k=self.k, filters=self.filters, explain=self.explain,
-                                      **self.search_kwargs)
-        return [_document(hit, result) for hit in result.hits]
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None,
+                                filters: Any = None) -> list[Document]:
+        return [doc for doc, _ in self.search_with_hits(query, k=k, filters=filters)]
+
+    def search_with_hits(self, query: str, *, k: int | None = None, filters: Any = None) -> list[tuple[Document, HitInfo]]:
+        """The documents with what the adapter knows of each hit (lineage, score, relevance, rank, legs)."""
+        size = self.k if k is None else k
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise InputError(f"k must be a positive integer, got {size!r}")
+        wanted = self.filters if filters is None else adapter_filters(filters)
+        result = self.searcher.search(query, technique=self.technique, k=size, filters=wanted, explain=self.explain,
+                                      fusion=resolve_fusion(self.searcher, self.fusion), options=FULL_TEXT, **self.search_kwargs)
+        return [(_document(hit), hit_info(hit, result)) for hit in result.hits]
 
 
 class EmbedderEmbeddings(Embeddings):
@@ -135,7 +156,8 @@ class HybridVectorStore(VectorStore):
 
     def add_texts(self, texts: Iterable[str], metadatas: list[dict[str, Any]] | None = None, *,
                   ids: list[str] | None = None, **kwargs: Any) -> list[str]:
-        """Index ``texts`` through the adapter's ingest; returns their ids."""
+        """Index ``texts`` through the adapter's ingest; returns their ids (given ones kept, the others
+        from each text's content, so adding the same text again replaces it)."""
         if self.ingestor is None:
             raise InputError("this HybridVectorStore has no ingestor: pass ingestor=Ingestor.open(client, alias) to add texts")
         texts = list(texts)
@@ -143,37 +165,74 @@ class HybridVectorStore(VectorStore):
         if len(metadatas) != len(texts) or (ids is not None and len(ids) != len(texts)):
             raise InputError(f"{len(texts)} texts, {len(metadatas)} metadatas and {len(ids) if ids is not None else 'no'} ids: "
                              "give one of each per text")
-        rows, out_ids = [], []
+        rows = []
         for i, (text, metadata) in enumerate(zip(texts, metadatas)):
             title, rest = split_title(metadata)
             doc_id = ids[i] if ids is not None and ids[i] is not None else content_id(text, title, rest)
-            rows.append((doc_id, text, title, rest))
-            out_ids.append(str(doc_id))
+            rows.append(FrameworkRow(doc_id, text, title, rest))
         report = self.ingestor.ingest(source_rows(rows), total=len(rows))
         raise_on_failures(report, "add_texts", len(rows))
-        return out_ids
+        return [str(r.id) for r in rows]
+
+    def delete(self, ids: list[str] | None = None, *, parents: Sequence[str] = (), filter: Any = None, **kwargs: Any) -> bool:
+        """Delete the documents ``ids`` (ids that are not there are no error), every chunk of the
+        ``parents`` documents, or what ``filter`` matches. With none of them: an error, never the
+        whole index."""
+        documents = self._documents()
+        if ids is None and not parents and filter is None:
+            raise InputError("delete needs ids, parents or a filter: it never empties the whole index")
+        if ids is not None:
+            documents.delete(list(ids))
+        if parents:
+            documents.delete(parents=list(parents))
+        if filter is not None:
+            documents.delete(filters=adapter_filters(filter))
+        return True
+
+    def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
+        """The documents with these ids that exist (missing ones are left out), in the order asked."""
+        return [Document(id=d.id, page_content=d.text, metadata={**d.metadata, **({"title": d.title} if d.title else {})})
+                for d in self._documents().get(list(ids))]
+
+    def _documents(self) -> Any:
+        from adapter.ingest.by_id import Documents
+
+        if self.ingestor is not None:
+            return self.ingestor.documents()
+        return Documents(self.searcher.client, self.searcher.info, engine=self.searcher.engine)
 
     def similarity_search(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[Document]:
-        return [doc for doc, _ in self.similarity_search_with_score(query, k, filter=filter, **kwargs)]
+        return [doc for doc, _ in self.search_with_hits(query, k, filter=filter, **kwargs)]
 
     def similarity_search_with_score(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[tuple[Document, float]]:
-        """``filter``: the adapter's filters on metadata; ``kwargs``: more :meth:`Searcher.search` options."""
-        result = self._search(query, k, filter, kwargs)
-        return [(_document(hit, result), hit.score) for hit in result.hits]
+        """The documents with their fused score (its scale depends on the fusion; see
+        ``similarity_search_with_relevance_scores`` for [0, 1])."""
+        return [(doc, info.score) for doc, info in self.search_with_hits(query, k, filter=filter, **kwargs)]
 
-    def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        # The fused score of the normalization fusions is already in [0, 1] (min_max, l2); RRF's is
-        # small but ranks alike. LangChain warns when a score falls outside [0, 1].
-        return lambda score: score
+    def _similarity_search_with_relevance_scores(self, query: str, k: int = 4, **kwargs: Any) -> list[tuple[Document, float]]:
+        """Relevance in [0, 1], mapped from each hit's score by the fusion that produced it
+        (:func:`adapter.integrations._common.relevance`)."""
+        filter = kwargs.pop("filter", None)
+        return [(doc, info.relevance) for doc, info in self.search_with_hits(query, k, filter=filter, **kwargs)]
+
+    async def _asimilarity_search_with_relevance_scores(self, query: str, k: int = 4, **kwargs: Any) -> list[tuple[Document, float]]:
+        return await run_in_executor(None, self._similarity_search_with_relevance_scores, query, k, **kwargs)
+
+    def search_with_hits(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[tuple[Document, HitInfo]]:
+        """``filter``: the adapter's filters on metadata (or Haystack's / LlamaIndex's); ``kwargs``:
+        more :meth:`Searcher.search` options. Each document with what the adapter knows of its hit."""
+        result = self._search(query, k, filter, kwargs)
+        return [(_document(hit), hit_info(hit, result)) for hit in result.hits]
 
     def max_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
                                       filter: Any = None, **kwargs: Any) -> list[Document]:
         """The adapter's MMR (Carbonell & Goldstein 1998) over the first ``fetch_k`` hits, on the stored vectors."""
         result = self._search(query, k, filter, {"mmr_lambda": lambda_mult, "mmr_candidates": fetch_k, **kwargs})
-        return [_document(hit, result) for hit in result.hits]
+        return [_document(hit) for hit in result.hits]
 
     def _search(self, query: str, k: int, filter: Any, kwargs: dict[str, Any]) -> SearchResult:
         kwargs.setdefault("explain", self.explain)
+        kwargs.setdefault("options", FULL_TEXT)
         result: SearchResult = self.searcher.search(query, technique=kwargs.pop("technique", self.technique), k=k,
                                                     filters=adapter_filters(filter), fusion=kwargs.pop("fusion", self.fusion), **kwargs)
         return result
@@ -197,5 +256,5 @@ class HybridVectorStore(VectorStore):
         return store
 
 
-def _document(hit: Hit, result: SearchResult) -> Document:
-    return Document(id=hit.id, page_content=hit.text, metadata=hit_metadata(hit, result))
+def _document(hit: Hit) -> Document:
+    return Document(id=hit.id, page_content=hit.text, metadata=hit_metadata(hit))

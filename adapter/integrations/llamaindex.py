@@ -24,6 +24,7 @@ LlamaIndex's own OpenSearch store reads other field names, ranks differently (a 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Sequence
 
 from adapter._optional import require
@@ -31,13 +32,31 @@ from adapter._optional import require
 require("llama_index.core", "the LlamaIndex components")
 
 from llama_index.core.retrievers import BaseRetriever  # noqa: E402
-from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode, TransformComponent  # noqa: E402
+from llama_index.core.schema import (  # noqa: E402
+    BaseNode,
+    MetadataMode,
+    NodeRelationship,
+    NodeWithScore,
+    QueryBundle,
+    RelatedNodeInfo,
+    TextNode,
+    TransformComponent,
+)
 from pydantic import ConfigDict, PrivateAttr  # noqa: E402
 
 from adapter.errors import InputError  # noqa: E402
 from adapter.ingest.report import IngestReport  # noqa: E402
-from adapter.integrations._common import adapter_filters, hit_metadata, raise_on_failures, resolve_fusion, source_rows, split_title  # noqa: E402
-from adapter.search.results import Technique  # noqa: E402
+from adapter.integrations._common import (  # noqa: E402
+    FrameworkRow,
+    adapter_filters,
+    hit_metadata,
+    raise_on_failures,
+    resolve_fusion,
+    source_rows,
+    split_title,
+)
+from adapter.search.page import SearchOptions  # noqa: E402
+from adapter.search.results import Hit, Technique  # noqa: E402
 
 
 class HybridRetriever(BaseRetriever):
@@ -53,7 +72,7 @@ class HybridRetriever(BaseRetriever):
     """
 
     def __init__(self, searcher: Any, *, similarity_top_k: int = 10, technique: str = "hybrid", fusion: Any = None,
-                 filters: Any = None, explain: bool = True, search_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+                 filters: Any = None, explain: bool = False, search_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if not callable(getattr(searcher, "search", None)):
             raise InputError(f"searcher must be an adapter.Searcher, got {type(searcher).__name__}")
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:
@@ -69,9 +88,35 @@ class HybridRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         result = self.searcher.search(query_bundle.query_str, technique=self.technique, k=self.similarity_top_k,
-                                      filters=self.filters, fusion=self.fusion, explain=self.explain, **self.search_kwargs)
-        return [NodeWithScore(node=TextNode(id_=hit.id, text=hit.text, metadata=hit_metadata(hit, result)), score=hit.score)
-                for hit in result.hits]
+                                      filters=self.filters, fusion=self.fusion, explain=self.explain,
+                                      options=SearchOptions(full_text=True), **self.search_kwargs)
+        return [NodeWithScore(node=text_node(hit), score=hit.score) for hit in result.hits]
+
+
+def text_node(hit: Hit) -> TextNode:
+    """A hit (or a stored entry read as one) as a ``TextNode``: its metadata as written, kept out of
+    the LLM's prompt and the embedding text (``excluded_*_metadata_keys``: the text alone is what
+    the model reads), and its document as the ``SOURCE`` relationship (``node.ref_doc_id``)."""
+    meta = hit_metadata(hit)
+    parent = str(hit.source.get("parent_id", hit.id))
+    relationships = {NodeRelationship.SOURCE: RelatedNodeInfo(node_id=parent)} if parent != hit.id else {}
+    return TextNode(id_=hit.id, text=hit.text, metadata=meta, relationships=relationships,
+                    excluded_llm_metadata_keys=list(meta), excluded_embed_metadata_keys=list(meta))
+
+
+def framework_rows(nodes: Sequence[BaseNode]) -> list[FrameworkRow]:
+    """Nodes as the ingest's rows: a node split off a document (``ref_doc_id``) is a chunk of it,
+    numbered in the order its document's nodes come."""
+    rows, seen = [], Counter[str]()
+    for node in nodes:
+        title, metadata = split_title(node.metadata)
+        parent = node.ref_doc_id if node.ref_doc_id and node.ref_doc_id != node.node_id else None
+        index = None
+        if parent is not None:
+            index, seen[parent] = seen[parent], seen[parent] + 1
+        rows.append(FrameworkRow(node.node_id, node.get_content(metadata_mode=MetadataMode.NONE), title, metadata,
+                                 parent_id=parent, chunk_index=index))
+    return rows
 
 
 class HybridNodeWriter(TransformComponent):
@@ -96,10 +141,7 @@ class HybridNodeWriter(TransformComponent):
         return self._last_report
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
-        rows = []
-        for node in nodes:
-            title, metadata = split_title(node.metadata)
-            rows.append((node.node_id, node.get_content(metadata_mode=MetadataMode.NONE), title, metadata))
+        rows = framework_rows(nodes)
         report = self.ingestor.ingest(source_rows(rows), total=len(rows))
         self._last_report = report
         raise_on_failures(report, "HybridNodeWriter", len(rows))

@@ -36,7 +36,9 @@ def empty_index(client, index_name, e5):
 def expected(searcher, query, fusion, **options):
     from adapter.integrations._common import resolve_fusion
 
-    return searcher.search(query, fusion=resolve_fusion(searcher, fusion), explain=True, **options)
+    from adapter.search.page import SearchOptions
+
+    return searcher.search(query, fusion=resolve_fusion(searcher, fusion), explain=True, options=SearchOptions(full_text=True), **options)
 
 
 def written(client, index):
@@ -57,16 +59,19 @@ def test_haystack_retriever_is_the_searchers_hybrid(client, support_index, e5, t
         pipeline = Pipeline()
         pipeline.add_component("retriever", HybridRetriever(searcher, top_k=4, fusion=fusion))
         for query in QUERIES:
-            docs = pipeline.run({"retriever": {"query": query}})["retriever"]["documents"]
+            out = pipeline.run({"retriever": {"query": query}})["retriever"]
+            docs, hits = out["documents"], out["hits"]
             result = expected(searcher, query, fusion, k=4)
             assert [d.id for d in docs] == result.ids, (fusion, query)
             assert [d.score for d in docs] == [h.score for h in result.hits]
             assert all(isinstance(d, Document) and d.content == h.text and d.meta["title"] == h.title
                        for d, h in zip(docs, result.hits))
-            assert docs[0].meta["fused_by"] == result.fused_by_label
+            # The metadata is what was written; the adapter's own fields come apart, in `hits`.
+            assert all(set(d.meta) <= {"title", "category", "lang", "tags"} for d in docs), docs[0].meta
+            assert hits[0]["fused_by"] == result.fused_by_label and 0 <= hits[0]["relevance"] <= 1
             if target.engine == "opensearch":  # Elasticsearch on a basic licence fuses most of these in the client, and says so
                 assert result.fused_by_label.startswith("server:")
-            assert [leg["leg"] for leg in docs[0].meta["legs"]] == ["bm25", "dense"] and docs[0].meta["legs"][0]["rank"] >= 1
+            assert [leg["leg"] for leg in hits[0]["legs"]] == ["bm25", "dense"] and hits[0]["legs"][0]["rank"] >= 1
     # Filters (the adapter's and Haystack's syntax) and top_k at run time.
     retriever = HybridRetriever(searcher, top_k=2)
     haystack_filter = {"operator": "AND", "conditions": [{"field": "meta.category", "operator": "in", "value": ["devoluciones"]},
@@ -116,7 +121,7 @@ def test_haystack_writer_goes_through_the_adapters_ingest(client, empty_index, e
 # -- LlamaIndex ----------------------------------------------------------------------------------
 
 def test_llamaindex_retriever_is_the_searchers_hybrid(client, support_index, e5):
-    from llama_index.core.schema import NodeWithScore
+    from llama_index.core.schema import MetadataMode, NodeWithScore
     from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
     from adapter.integrations.llamaindex import HybridRetriever
@@ -131,7 +136,9 @@ def test_llamaindex_retriever_is_the_searchers_hybrid(client, support_index, e5)
             assert all(isinstance(n, NodeWithScore) for n in nodes)
             assert [n.score for n in nodes] == [h.score for h in result.hits]
             assert [n.node.get_content() for n in nodes] == [h.text for h in result.hits]
-            assert nodes[0].node.metadata["legs"][1]["leg"] == "dense"
+            # The metadata as written, kept out of the LLM's prompt; no explanation asked for by default.
+            assert "legs" not in nodes[0].node.metadata and nodes[0].node.excluded_llm_metadata_keys == list(nodes[0].node.metadata)
+            assert nodes[0].node.get_content(metadata_mode=MetadataMode.LLM) == nodes[0].node.text
     filters = MetadataFilters(filters=[MetadataFilter(key="category", value="devoluciones", operator=FilterOperator.EQ)])
     nodes = HybridRetriever(searcher, similarity_top_k=3, filters=filters).retrieve(QUERIES[0])
     result = expected(searcher, QUERIES[0], None, k=3, filters={"category": "devoluciones"})
@@ -179,7 +186,8 @@ def test_langchain_vector_store_searches_the_servers_hybrid(client, support_inde
     result = searcher.search(QUERIES[0], k=3, filters={"category": "devoluciones"})
     assert [d.id for d in docs] == result.ids and all(d.metadata["category"] == "devoluciones" for d in docs)
     scored = store.similarity_search_with_score(QUERIES[1], k=2)
-    assert [(d.id, s) for d, s in scored] == [(h.id, h.score) for h in searcher.search(QUERIES[1], k=2).hits]
+    plain = searcher.search(QUERIES[1], k=2).hits  # excerpts (the store asks for whole texts): the scores agree to float32
+    assert [d.id for d, _ in scored] == [h.id for h in plain] and [s for _, s in scored] == pytest.approx([h.score for h in plain], rel=1e-5)
     mmr = store.max_marginal_relevance_search(QUERIES[0], k=3, fetch_k=10, lambda_mult=0.5)
     assert [d.id for d in mmr] == searcher.search(QUERIES[0], k=3, mmr_lambda=0.5, mmr_candidates=10).ids
 

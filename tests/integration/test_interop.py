@@ -54,7 +54,8 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     docs = namespace["docs"]
     assert docs and all(d.metadata["category"] == "devoluciones" for d in docs)
     base = DEFAULT_POLICY.base(cluster_for(client).probe().z_score).value  # the uncalibrated adaptive index's baseline there
-    assert docs[0].metadata["fused_by"] == f"server:{support_index}-{base}-arithmetic_mean"
+    (_, info), *_ = namespace["retriever"].search_with_hits(QUERY)
+    assert info.fused_by == f"server:{support_index}-{base}-arithmetic_mean" and "fused_by" not in docs[0].metadata
     # LangChain's own store, dense: the adapter's dense ranking, with metadata.
     # The snippet reads whole texts from _source; the adapter returns excerpts unless asked for the full text.
     dense = Searcher.open(client, support_index, e5).search(QUERY, technique="dense", k=3, options=SearchOptions(full_text=True))
@@ -68,11 +69,13 @@ def test_the_retriever_returns_what_the_searcher_finds(client, support_index, e5
 
     searcher = Searcher.open(client, support_index, e5)
     for technique in ("hybrid", "bm25", "client-rrf"):
-        docs = HybridRetriever(searcher=searcher, technique=technique, k=4, explain=True).invoke("error E-4012")
-        result = searcher.search("error E-4012", technique=technique, k=4, explain=True)  # explain moves scores ~1e-4
-        assert [d.id for d in docs] == result.ids and [d.metadata["score"] for d in docs] == [h.score for h in result.hits]
+        retriever = HybridRetriever(searcher=searcher, technique=technique, k=4, explain=True)
+        docs, found = retriever.invoke("error E-4012"), retriever.search_with_hits("error E-4012")
+        result = searcher.search("error E-4012", technique=technique, k=4, explain=True,  # explain moves scores ~1e-4
+                                 options=SearchOptions(full_text=True))
+        assert [d.id for d in docs] == result.ids and [info.score for _, info in found] == [h.score for h in result.hits]
         assert [d.page_content for d in docs] == [h.text for h in result.hits]
-    assert docs[0].metadata["legs"][0]["leg"] == "bm25"
+    assert found[0][1].legs[0]["leg"] == "bm25"
 
 
 def test_check_finds_vectors_another_model_wrote(client, support_index, capsys, opensearch_url):

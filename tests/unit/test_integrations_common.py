@@ -7,7 +7,19 @@ from types import SimpleNamespace
 import pytest
 
 from adapter.errors import InputError
-from adapter.integrations._common import adapter_filters, content_id, hit_metadata, raise_on_failures, source_rows, split_title
+from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization, ScoreSum
+from adapter.fusion.dbsf import DBSF
+from adapter.integrations._common import (
+    FrameworkRow,
+    adapter_filters,
+    content_id,
+    hit_info,
+    hit_metadata,
+    raise_on_failures,
+    relevance,
+    source_rows,
+    split_title,
+)
 from adapter.ingest.sources import RowError, SourceDoc
 from adapter.fusion.base import FusedBy, LegScore
 from adapter.search.results import Hit, SearchResult, Technique
@@ -50,8 +62,8 @@ def test_llamaindex_style_filters_become_the_adapters():
 
 
 def test_rows_are_checked_as_the_readers_check_a_file():
-    rows = list(source_rows([("a", "text a", "Title", {"lang": "es"}), ("b", "", "", None), (None, "x", "", None),
-                             ("a", "again", "", None), ("c", "ok", None, "not a mapping")]))
+    rows = list(source_rows(FrameworkRow(*r) for r in [("a", "text a", "Title", {"lang": "es"}), ("b", "", "", None), (None, "x", "", None),
+                                                       ("a", "again", "", None), ("c", "ok", None, "not a mapping")]))
     assert rows[0] == SourceDoc("a", "text a", "Title", {"lang": "es"}, 1)
     assert isinstance(rows[1], RowError) and rows[1].line == 2 and "no text" in rows[1].reason and rows[1].id == "b"
     assert isinstance(rows[2], RowError) and "no value in id field" in rows[2].reason
@@ -66,16 +78,42 @@ def test_ids_from_content_are_stable_and_titles_travel_in_metadata():
     assert split_title(None) == ("", {}) and split_title({"title": None}) == ("", {})
 
 
-def test_a_hit_carries_its_metadata_ids_and_legs():
+def test_a_hits_metadata_is_what_was_written_and_the_adapters_fields_come_apart():
     legs = (LegScore("bm25", 2, 3.1, 0.5, 0.3, 0.15), LegScore("dense", 1, 0.9, 1.0, 0.7, 0.7))
     hit = Hit("d#1", 0.85, {"metadata": {"lang": "es", "rank": "user's"}, "parent_id": "d", "chunk_index": 1}, rank=1, legs=legs,
               title="T", text="x")
-    result = SearchResult("q", Technique.HYBRID, (hit,), FusedBy.SERVER_PIPELINE, pipeline="docs-adaptive")
-    meta = hit_metadata(hit, result)
-    assert meta == {"lang": "es", "rank": 1, "title": "T", "parent_id": "d", "chunk_index": 1, "score": 0.85,
-                    "fused_by": "server:docs-adaptive",
-                    "legs": [{"leg": "bm25", "rank": 2, "raw_score": 3.1, "normalized_score": 0.5, "weight": 0.3, "contribution": 0.15},
-                             {"leg": "dense", "rank": 1, "raw_score": 0.9, "normalized_score": 1.0, "weight": 0.7, "contribution": 0.7}]}
+    result = SearchResult("q", Technique.HYBRID, (hit,), FusedBy.SERVER_PIPELINE, ScoreNormalization(), pipeline="docs-adaptive")
+    assert hit_metadata(hit) == {"lang": "es", "rank": "user's", "title": "T"}  # the user's own "rank" is theirs
+    assert hit_metadata(Hit("e", 1.0, {"metadata": {"a": 1}})) == {"a": 1}  # no title: none added
+    assert hit_info(hit, result).as_dict() == {
+        "id": "d#1", "parent_id": "d", "chunk_index": 1, "score": 0.85, "relevance": 0.85, "rank": 1, "fused_by": "server:docs-adaptive",
+        "legs": [{"leg": "bm25", "rank": 2, "raw_score": 3.1, "normalized_score": 0.5, "weight": 0.3, "contribution": 0.15},
+                 {"leg": "dense", "rank": 1, "raw_score": 0.9, "normalized_score": 1.0, "weight": 0.7, "contribution": 0.7}]}
+
+
+@pytest.mark.parametrize("fusion,score,expected", [
+    (RRF(), 2 / 61, 1.0),  # first in both legs: the best an RRF score can be
+    (RRF(), 1 / 61, 0.5),  # first in one leg only
+    (RRF(rank_constant=10, weights=(0.3, 0.7)), 0.3 / 11 + 0.7 / 12, 0.3 + 0.7 * 11 / 12),
+    (ScoreNormalization(), 0.75, 0.75),
+    (ScoreNormalization(Normalization.L2, Combination.HARMONIC_MEAN), 1.0000001, 1.0),
+    (ScoreNormalization(Normalization.Z_SCORE), 3.0, 0.75),  # s / (1 + s)
+    (ScoreSum(), 5.2, 5.2 / 6.2),
+    (DBSF(), 1.5, 0.75),  # over the sum of the weights
+])
+def test_every_fusion_maps_its_score_into_zero_one(fusion, score, expected):
+    hit = Hit("a", score)
+    assert relevance(hit, SearchResult("q", Technique.HYBRID, (hit,), FusedBy.CLIENT, fusion)) == pytest.approx(expected)
+
+
+def test_single_legs_reranks_and_mmr_map_into_zero_one():
+    def rel(hit, technique):
+        return relevance(hit, SearchResult("q", technique, (hit,)))
+
+    assert rel(Hit("a", 0.93), Technique.DENSE) == pytest.approx(0.93)  # the engine's (1 + cosine) / 2
+    assert rel(Hit("a", 4.0), Technique.BM25) == pytest.approx(0.8)
+    assert rel(Hit("a", 0.0, rerank_score=0.0), Technique.BM25) == pytest.approx(0.5)  # the logistic of a logit
+    assert rel(Hit("a", -0.2, first_stage_score=4.0, mmr_score=-0.2), Technique.BM25) == pytest.approx(0.8)
 
 
 def test_failed_rows_are_named_once_the_others_landed():

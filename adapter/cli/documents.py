@@ -1,0 +1,63 @@
+"""``hybrid get`` and ``hybrid delete``: documents by id (adapter.ingest.by_id).
+
+``get`` prints each entry as one JSON line in the index contract's shape, which ``hybrid ingest``
+reads back as the same entry. ``delete`` removes entries by id, whole documents (every chunk) by
+``--parent``, or what ``--filter`` matches; ``--dry-run`` only counts them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from adapter.cli.common import Subparsers, client, with_url
+from adapter.cli.exits import Exit, help_epilog
+
+
+def add_parsers(sub: Subparsers) -> None:
+    get = with_url(sub.add_parser("get", help="print documents by id as JSON lines (the index contract's shape)",
+                                  epilog=help_epilog("get"), formatter_class=argparse.RawDescriptionHelpFormatter))
+    get.add_argument("--index", required=True)
+    get.add_argument("ids", nargs="+", metavar="ID")
+    get.add_argument("--with-vectors", action="store_true", help="include each entry's vector (with embedded_by, it is "
+                                                                   "used again when the rows are ingested into an index of the same model)")
+    get.set_defaults(func=run_get)
+
+    delete = with_url(sub.add_parser("delete", help="delete documents by id, by parent document (all its chunks) or by filter",
+                                     epilog=help_epilog("delete"), formatter_class=argparse.RawDescriptionHelpFormatter))
+    delete.add_argument("--index", required=True)
+    delete.add_argument("ids", nargs="*", metavar="ID", help="entry ids (a chunk's is <parent>#<n>)")
+    delete.add_argument("--parent", action="append", default=[], help="a document id: every entry of it (repeatable)")
+    delete.add_argument("--filter", action="append", help="field=value (value1|value2 for any of), as `hybrid search` takes it; all must hold")
+    delete.add_argument("--dry-run", action="store_true", help="count what would be deleted; delete nothing")
+    delete.set_defaults(func=run_delete)
+
+
+def run_get(args: argparse.Namespace) -> int:
+    from adapter.ingest.by_id import Documents
+
+    documents = Documents.open(client(args), args.index)
+    found = documents.get(args.ids, with_vectors=args.with_vectors)
+    for doc in found:
+        print(json.dumps(doc.as_row(documents.info.vector_field), ensure_ascii=False))
+    missing = [i for i in dict.fromkeys(args.ids) if i not in {d.id for d in found}]
+    for doc_id in missing:
+        print(f"not found: {doc_id}", file=sys.stderr)
+    return Exit.INCOMPLETE if missing else Exit.OK
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    from adapter.cli.search import parse_filters
+    from adapter.ingest.by_id import Documents
+
+    filters = parse_filters(args.filter) if args.filter else None
+    report = Documents.open(client(args), args.index).delete(args.ids, parents=args.parent, filters=filters, dry_run=args.dry_run)
+    what = f"{len(args.ids)} ids" if args.ids else f"parents {', '.join(args.parent)}" if args.parent else f"filter {filters}"
+    if report.dry_run:
+        print(f"dry run: {report.matched} entries of {args.index} match {what}; nothing was deleted")
+        return Exit.OK
+    print(f"deleted {report.deleted} of {report.matched} matching entries of {args.index} ({what})")
+    for problem in report.failures:
+        print(f"  not deleted: {problem}", file=sys.stderr)
+    return Exit.ERROR if report.failures else Exit.OK

@@ -1,0 +1,89 @@
+"""LangChain's own suites (``langchain_tests``) on the adapter's VectorStore and retriever, on a real
+node: ``VectorStoreIntegrationTests`` (sync and async, 25 tests) and ``RetrieversIntegrationTests``
+(5). Each test gets an empty adapter index (``hybrid init``'s, embedded by the index's model; one
+index per class, emptied through the adapter's delete by id after each test: creating an index per
+test cost 15-25 s on a busy shared node); the store searches through the server's fused hybrid.
+The suite's ``get_embeddings()`` (a fake model) is not used: an adapter index embeds with the model
+it records, here multilingual-e5-small."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from langchain_tests.integration_tests import RetrieversIntegrationTests, VectorStoreIntegrationTests
+
+from adapter.index.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.ingest.ingestor import Ingestor
+from adapter.search import Searcher
+from adapter.integrations._common import FrameworkRow, source_rows
+from adapter.integrations.langchain import HybridRetriever, HybridVectorStore
+
+pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
+
+
+@pytest.fixture(scope="module")
+def shared_index(client, e5):
+    from tests.conftest import drop_hybrid_index
+
+    name = f"t-langchain-suite-{uuid.uuid4().hex[:6]}"
+    init_index(client, name, IndexSpec(e5.fingerprint))
+    yield name
+    drop_hybrid_index(client, name)
+
+
+def emptied(store: HybridVectorStore) -> None:
+    documents = store.ingestor.documents()
+    hits = store.searcher.cluster.search(store.searcher.alias, {"size": 1000, "_source": False, "query": {"match_all": {}}})
+    ids = [h["_id"] for h in hits["hits"]["hits"]]
+    if ids:
+        documents.delete(ids)
+    assert documents.count() == 0
+
+
+class TestHybridVectorStore(VectorStoreIntegrationTests):
+    @pytest.fixture
+    def vectorstore(self, client, shared_index, e5):
+        store = HybridVectorStore(Searcher.open(client, shared_index, e5), Ingestor.open(client, shared_index, e5, progress=False))
+        emptied(store)
+        yield store
+        emptied(store)
+
+
+RETRIEVER_DOCS = [
+    ("r1", "Returns are free within 30 days of delivery."),
+    ("r2", "Refunds reach the original card within five working days."),
+    ("r3", "Gift cards never expire and are redeemed at checkout."),
+    ("r4", "A return label is printed from the order page."),
+]
+
+
+@pytest.fixture(scope="module")
+def retriever_index(client, e5):
+    from tests.conftest import drop_hybrid_index
+
+    name = f"t-langchain-retriever-{uuid.uuid4().hex[:6]}"
+    init_index(client, name, IndexSpec(e5.fingerprint))
+    Ingestor.open(client, name, e5, progress=False).ingest(source_rows(FrameworkRow(i, t) for i, t in RETRIEVER_DOCS))
+    TestHybridRetriever.searcher = Searcher.open(client, name, e5)
+    yield name
+    TestHybridRetriever.searcher = None
+    drop_hybrid_index(client, name)
+
+
+@pytest.mark.usefixtures("retriever_index")
+class TestHybridRetriever(RetrieversIntegrationTests):
+    searcher = None
+
+    @property
+    def retriever_constructor(self):
+        return HybridRetriever
+
+    @property
+    def retriever_constructor_params(self):
+        return {"searcher": type(self).searcher, "k": 2}
+
+    @property
+    def retriever_query_example(self):
+        return "how do I return an order"
