@@ -92,13 +92,27 @@ def termvectors_body(query: str, leg: TextLeg) -> dict[str, Any]:
             "positions": False, "offsets": False, "payloads": False}
 
 
+@dataclass(frozen=True)
+class Clause:
+    """A filter clause the adapter built itself from a framework's filter grammar (OR, NOT, exists:
+    what ``key=value`` filters cannot say; :mod:`adapter.integrations._filters`), given as the value
+    of any key of ``filters``. It is never read from JSON, so user input cannot bring a raw clause."""
+
+    body: Mapping[str, Any]
+    fields: tuple[str, ...] = ()  # the index fields it reads (for the notice on fields the mapping lacks)
+
+
 def filter_clauses(filters: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """``{"lang": "es", "year": {"gte": 2020}, "tags": ["a", "b"]}`` -> term / range / terms clauses.
 
-    Keys without a dot address ``metadata.<key>`` (except the top-level id fields).
+    Keys without a dot address ``metadata.<key>`` (except the top-level id fields); a
+    :class:`Clause` value is sent as it is.
     """
     clauses: list[dict[str, Any]] = []
     for key, value in (filters or {}).items():
+        if isinstance(value, Clause):
+            clauses.append(dict(value.body))
+            continue
         field = filter_field(key)
         if isinstance(value, Mapping):
             unknown = set(value) - {"gt", "gte", "lt", "lte"}

@@ -91,7 +91,7 @@ class Selection:
         if self.clause is not None:
             parts.append(dict(self.clause))
         if not parts:
-            raise InputError("say what to delete: ids, parent documents or a filter (to empty an index, drop and init it)")
+            return {"match_all": {}}
         return {"bool": {"filter": parts}}
 
 
@@ -137,6 +137,19 @@ class Documents:
         query = selection.query() if selection is not None else None
         return self.cluster.count(self.alias, query, action=f"counting documents of {self.alias}")
 
+    def find(self, selection: Selection | None = None) -> Iterator[StoredDocument]:
+        """Every entry ``selection`` matches (all without one), without vectors, paged by
+        ``search_after`` over (parent_id, chunk_index)."""
+        query = selection.query() if selection is not None else {"match_all": {}}
+        body: dict[str, Any] = {"query": query, "size": PAGE, "_source": {"excludes": [self.info.vector_field]},
+                                "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}]}
+        while True:
+            page = self.cluster.search(self.alias, body, action=f"reading documents of {self.alias}")["hits"]["hits"]
+            yield from (self._stored(h) for h in page)
+            if len(page) < PAGE:
+                return
+            body["search_after"] = page[-1]["sort"]
+
     def ids(self, selection: Selection) -> Iterator[str]:
         """The ids of the entries ``selection`` matches, paged by ``search_after`` over (parent_id, chunk_index, _id)."""
         body: dict[str, Any] = {"query": selection.query(), "_source": False, "size": PAGE,
@@ -155,7 +168,9 @@ class Documents:
         ``filters`` match (one kind per call). Ids that do not exist are no error. ``dry_run``: count only."""
         given = [bool(ids), bool(parents), filters is not None or clause is not None]
         if sum(given) != 1:
-            raise InputError("delete takes one of: ids, parents (whole documents) or a filter")
+            raise InputError("delete takes one of: ids, parents (whole documents) or a filter (to empty an index, drop and init it)")
+        if filters is not None and not filters and clause is None:
+            raise InputError("an empty filter would delete every entry; to empty an index, drop and init it")
         if ids:
             return self._delete_ids(_ids(ids), dry_run)
         selection = Selection(parents=tuple(_ids(parents)), filters=filters, clause=clause)

@@ -1,53 +1,67 @@
-"""Haystack components on an adapter index (the ``haystack`` extra: ``haystack-ai``).
+"""Haystack on an adapter index (the ``haystack`` extra: ``haystack-ai``).
 
-:class:`HybridRetriever` sends the adapter's server-side hybrid search (the index's fusion, or
-any other; filters on metadata; ``top_k``) and returns Haystack ``Document``\\ s;
-:class:`HybridDocumentWriter` indexes Haystack ``Document``\\ s through the adapter's ingest, so
-they are embedded by the index's own model and checked like ``hybrid ingest``'s rows::
+:class:`HybridDocumentStore` is a Haystack ``DocumentStore`` on an index ``hybrid init`` made
+(``count_documents``, ``filter_documents`` with Haystack's whole filter grammar, ``write_documents``
+under each ``DuplicatePolicy``, ``delete_documents``), so the stock ``DocumentWriter``, evaluators and
+tools work on it. :class:`HybridRetriever` sends the adapter's server-side hybrid search (the
+index's fusion, or any other; filters; ``top_k``); :class:`HybridDocumentWriter` writes through the
+adapter's ingest. Built from a store, both serialise (``to_dict``/``from_dict``, YAML pipelines,
+Hayhooks) with credentials as ``Secret`` (read from the environment, never written out)::
 
     from haystack import Document, Pipeline
+    from haystack.components.writers import DocumentWriter
 
-    from adapter import Ingestor, Searcher, connect
-    from adapter.integrations.haystack import HybridDocumentWriter, HybridRetriever
+    from adapter.integrations.haystack import HybridDocumentStore, HybridRetriever
 
-    client = connect(url)
-    writer = HybridDocumentWriter(Ingestor.open(client, "docs", progress=False))
-    writer.run([Document(id="faq-1", content="...", meta={"title": "...", "lang": "es"})])
+    store = HybridDocumentStore(url, "docs")          # OPENSEARCH_USERNAME / _PASSWORD / _API_KEY from the environment
+    DocumentWriter(store).run([Document(id="faq-1", content="...", meta={"title": "...", "lang": "es"})])
 
     pipeline = Pipeline()
-    pipeline.add_component("retriever", HybridRetriever(Searcher.open(client, "docs"), top_k=5))
+    pipeline.add_component("retriever", HybridRetriever(document_store=store, top_k=5))
     docs = pipeline.run({"retriever": {"query": "error E-4012"}})["retriever"]["documents"]
 
-Each retrieved ``Document`` has ``id`` = the hit's id (``<parent_id>`` or ``<parent_id>#<n>``),
-``content`` = its body text, ``score`` = the fused score, and ``meta`` = the metadata as written
-(``title`` with it; a chunk Haystack's splitter made has its ``source_id`` and ``split_id`` back).
-What the adapter knows of each hit comes apart, in the ``hits`` output (one dict per document:
-``parent_id``, ``chunk_index``, ``score``, ``relevance`` in [0, 1], ``rank``, ``fused_by`` and,
-with ``explain``, ``legs``: each leg's rank, raw and normalised score, weight and contribution). Haystack's own OpenSearch store reads an adapter index by other field names and
-fuses in Python; these components use the index's contract and the server's fusion instead.
+Each retrieved ``Document`` has ``id`` = the hit's id, ``content`` = its whole text, ``score`` =
+the fused score, and ``meta`` = the metadata as written (``title`` with it; a split Haystack's
+``DocumentSplitter`` made has its ``source_id`` and ``split_id`` back). What the adapter knows of
+each hit comes apart, in the ``hits`` output (one dict per document: ``parent_id``,
+``chunk_index``, ``score``, ``relevance`` in [0, 1], ``rank``, ``fused_by`` and, with ``explain``,
+``legs``). A splitter's ``source_id``/``split_id`` are the entry's lineage (``parent_id``,
+``chunk_index``), never metadata keys; its bookkeeping (``_split_overlap``, ``split_idx_start``) is
+not stored.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from dataclasses import dataclass
 from typing import Any
 
 from adapter._optional import require
 
 require("haystack", "the Haystack components")
 
-from haystack import Document, component  # noqa: E402
+from haystack import Document, component, default_from_dict, default_to_dict  # noqa: E402
+from haystack.document_stores.errors import DuplicateDocumentError  # noqa: E402
+from haystack.document_stores.types import DuplicatePolicy  # noqa: E402
+from haystack.errors import FilterError  # noqa: E402
+from haystack.utils import Secret, deserialize_secrets_inplace  # noqa: E402
 
 from adapter.errors import InputError  # noqa: E402
+from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, METADATA_FIELD, PARENT_FIELD  # noqa: E402
+from adapter.ingest.by_id import Documents, Selection, StoredDocument  # noqa: E402
 from adapter.integrations._common import (  # noqa: E402
     FrameworkRow,
     adapter_filters,
     failures_json,
     hit_info,
     hit_metadata,
+    raise_on_failures,
     resolve_fusion,
     source_rows,
     split_title,
 )
+from adapter.integrations._filters import FilterGrammarError, haystack_clause  # noqa: E402
 from adapter.search.page import SearchOptions  # noqa: E402
 from adapter.search.results import Hit, Technique  # noqa: E402
 
@@ -56,95 +70,296 @@ from adapter.search.results import Hit, Technique  # noqa: E402
 SOURCE_ID, SPLIT_ID = "source_id", "split_id"
 # The splitter's bookkeeping (where a split starts, what it overlaps): not the user's metadata, kept out of the mapping.
 BOOKKEEPING = ("_split_overlap", "split_idx_start")
+CARRIED = ("refuse", "embed")
+FULL_TEXT = SearchOptions(full_text=True)
+
+
+def _env(name: str) -> Secret:
+    return Secret.from_env_var(name, strict=False)
+
+
+@dataclass(frozen=True)
+class _Parts:
+    searcher: Any
+    ingestor: Any
+    documents: Documents
+
+
+class HybridDocumentStore:
+    """A Haystack ``DocumentStore`` on the adapter index behind ``index`` (made by ``hybrid init``).
+
+    :param url: the cluster (OpenSearch or Elasticsearch; None: ``OPENSEARCH_URL``).
+    :param index: the index's alias.
+    :param username, password, api_key: ``Secret`` s (by default from ``OPENSEARCH_USERNAME``,
+        ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_API_KEY``, when set); serialised as where to read them.
+    :param allowed_models: embedding models the index may name (default: the adapter's allow-list).
+    :param carried_vectors: what to do with a ``Document.embedding``: ``"refuse"`` (the default:
+        the document fails, unless ``meta["embedded_by"]`` is the index model's fingerprint key, when
+        the vector is used as it is) or ``"embed"`` (the vector is dropped and the index's model
+        embeds the text, as the index requires; say so when your pipeline's embedder is another model).
+    :param embedder: an already loaded embedder of the index's model (not serialised; ``from_dict``
+        loads the one the index records).
+
+    ``write_documents`` under ``DuplicatePolicy.NONE`` overwrites (a document's id is its identity:
+    writing it again replaces it, never duplicates it). Documents read back have ``embedding=None``
+    (the index's vectors are its model's) and their metadata as written.
+    """
+
+    def __init__(self, url: str | None = None, index: str = "", *, username: Secret | None = _env("OPENSEARCH_USERNAME"),
+                 password: Secret | None = _env("OPENSEARCH_PASSWORD"), api_key: Secret | None = _env("OPENSEARCH_API_KEY"),
+                 allowed_models: list[str] | None = None, carried_vectors: str = "refuse", embedder: Any = None) -> None:
+        if not index:
+            raise InputError("HybridDocumentStore needs index=<the alias of an index made by hybrid init>")
+        if carried_vectors not in CARRIED:
+            raise InputError(f"carried_vectors must be one of {', '.join(CARRIED)}, got {carried_vectors!r}")
+        for name, secret in (("username", username), ("password", password), ("api_key", api_key)):
+            if secret is not None and not isinstance(secret, Secret):
+                raise InputError(f"{name} must be a haystack Secret (Secret.from_env_var(...)), never a plain string")
+        self.url, self.index, self.allowed_models, self.carried_vectors = url, index, allowed_models, carried_vectors
+        self.username, self.password, self.api_key = username, password, api_key
+        self._embedder = embedder
+        self._parts: _Parts | None = None
+        self._lock = threading.Lock()
+
+    # -- serialisation -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        secrets = {k: v.to_dict() if v is not None else None
+                   for k, v in (("username", self.username), ("password", self.password), ("api_key", self.api_key))}
+        return default_to_dict(self, url=self.url, index=self.index, allowed_models=self.allowed_models,
+                               carried_vectors=self.carried_vectors, **secrets)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HybridDocumentStore:
+        deserialize_secrets_inplace(data["init_parameters"], keys=["username", "password", "api_key"])
+        store: HybridDocumentStore = default_from_dict(cls, data)
+        return store
+
+    # -- the adapter's parts, opened once --------------------------------------------------------------
+    def _open(self) -> _Parts:
+        with self._lock:
+            if self._parts is None:
+                self._parts = self._connect()
+            return self._parts
+
+    def _connect(self) -> _Parts:
+        from adapter.engines import connect_cluster
+        from adapter.ingest.ingestor import Ingestor
+        from adapter.search import Searcher
+
+        credentials = {k: s.resolve_value() for k, s in (("username", self.username), ("password", self.password),
+                                                           ("api_key", self.api_key)) if s is not None and s.resolve_value()}
+        client = connect_cluster(self.url, **credentials)
+        searcher = Searcher.open(client, self.index, self._embedder, allowed_models=self.allowed_models)
+        ingestor = Ingestor.open(client, self.index, self._embedder or searcher.embedder, progress=False)
+        return _Parts(searcher, ingestor, ingestor.documents())
+
+    @property
+    def searcher(self) -> Any:
+        """The :class:`adapter.Searcher` on the index (for :class:`HybridRetriever`)."""
+        return self._open().searcher
+
+    @property
+    def ingestor(self) -> Any:
+        return self._open().ingestor
+
+    # -- the DocumentStore protocol ---------------------------------------------------------------------
+    def count_documents(self) -> int:
+        return self._open().documents.count()
+
+    def filter_documents(self, filters: dict[str, Any] | None = None) -> list[Document]:
+        """Every document ``filters`` (Haystack's grammar: comparisons joined by AND, OR, NOT) selects."""
+        selection = Selection(filters={"haystack": _clause(filters)}) if filters else None
+        return [_document(d) for d in self._open().documents.find(selection)]
+
+    def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+        """Write through the adapter's ingest; returns how many were written. ``NONE`` and
+        ``OVERWRITE`` replace a document of the same id; ``SKIP`` leaves it; ``FAIL`` raises
+        ``DuplicateDocumentError`` and writes nothing."""
+        if not isinstance(documents, list) or not all(isinstance(d, Document) for d in documents):
+            raise InputError("write_documents takes a list of haystack Documents")
+        if policy in (DuplicatePolicy.SKIP, DuplicatePolicy.FAIL):
+            there = {d.id for d in self._open().documents.get([d.id for d in documents])}
+            if there and policy is DuplicatePolicy.FAIL:
+                raise DuplicateDocumentError(f"documents already in {self.index}: {', '.join(sorted(there))}")
+            documents = [d for d in documents if d.id not in there]
+        if not documents:
+            return 0
+        rows = [framework_row(d, self.carried_vectors) for d in documents]
+        report = self._open().ingestor.ingest(source_rows(rows), total=len(rows))
+        raise_on_failures(report, "write_documents", len(rows))
+        return int(report.chunks)
+
+    def delete_documents(self, document_ids: list[str]) -> None:
+        """Delete these documents (ids that are not there are no error)."""
+        if document_ids:
+            self._open().documents.delete(list(document_ids))
+
+    def delete_by_filter(self, filters: dict[str, Any]) -> int:
+        """Delete what ``filters`` selects; returns how many were deleted."""
+        return self._open().documents.delete(filters={"haystack": _clause(filters)}).deleted
+
+    def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
+        return self._open().documents.count(Selection(filters={"haystack": _clause(filters)}))
+
+
+def _clause(filters: dict[str, Any] | None) -> Any:
+    try:
+        return haystack_clause(filters or {})
+    except FilterGrammarError as exc:
+        raise FilterError(str(exc)) from exc
 
 
 @component
 class HybridRetriever:
-    """Retrieve ``Document``\\ s with :meth:`adapter.Searcher.search`.
+    """Retrieve ``Document``\\ s with :meth:`adapter.Searcher.search` (the server's fused hybrid).
 
+    :param document_store: a :class:`HybridDocumentStore` (then the retriever serialises), or
     :param searcher: an :class:`adapter.Searcher` on the index (``Searcher.open(client, alias)``).
     :param top_k: documents returned (``run(top_k=...)`` overrides it).
     :param technique: ``hybrid`` (the server fuses), ``bm25``, ``dense`` or ``client-rrf``.
     :param fusion: ``None`` (the index's default pipeline, adaptive on a new index), ``"adaptive"``,
         a fusion name (``"rrf"``, ``"min_max-arithmetic_mean"``, ``"rrf-40"``) or a fusion object.
-    :param filters: on metadata: the adapter's ``{"lang": "es"}`` or Haystack's
-        ``{"field": "meta.lang", "operator": "==", "value": "es"}`` (``==``, ``in``, ranges, ``AND``).
-    :param explain: add each leg's rank and score to ``meta["legs"]`` (the server's explanation
-        processor; the same hits, a slower request).
+    :param filters: the adapter's ``{"lang": "es"}`` or Haystack's grammar (comparisons, AND, OR, NOT).
+    :param explain: each leg's rank and score in ``hits[i]["legs"]`` (one more request's worth of work).
     :param search_kwargs: more :meth:`Searcher.search` options (``depth``, ``rerank_top``, ``mmr_lambda``, ...).
     """
 
-    def __init__(self, searcher: Any, *, top_k: int = 10, technique: str = "hybrid", fusion: Any = None,
-                 filters: Any = None, explain: bool = True, search_kwargs: dict[str, Any] | None = None) -> None:
-        if not callable(getattr(searcher, "search", None)):
+    def __init__(self, searcher: Any = None, *, document_store: HybridDocumentStore | None = None, top_k: int = 10,
+                 technique: str = "hybrid", fusion: Any = None, filters: dict[str, Any] | None = None,
+                 explain: bool = True, search_kwargs: dict[str, Any] | None = None) -> None:
+        if (searcher is None) == (document_store is None):
+            raise InputError("HybridRetriever takes a document_store (HybridDocumentStore) or a searcher (adapter.Searcher)")
+        if searcher is not None and not callable(getattr(searcher, "search", None)):
             raise InputError(f"searcher must be an adapter.Searcher, got {type(searcher).__name__}")
+        if document_store is not None and not isinstance(document_store, HybridDocumentStore):
+            raise InputError(f"document_store must be a HybridDocumentStore, got {type(document_store).__name__}")
         _check_top_k(top_k)
-        self.searcher = searcher
-        self.top_k = top_k
-        self.technique = Technique.parse(technique)
-        self.fusion = resolve_fusion(searcher, fusion)
-        self.filters = adapter_filters(filters)
-        self.explain = explain
-        self.search_kwargs = dict(search_kwargs or {})
+        self._searcher, self.document_store = searcher, document_store
+        self.top_k, self.technique, self.fusion = top_k, Technique.parse(technique), fusion
+        self.filters, self.explain, self.search_kwargs = filters, explain, dict(search_kwargs or {})
+        _filters(filters)  # refused at construction, not at the first run
+
+    @property
+    def searcher(self) -> Any:
+        return self._searcher if self._searcher is not None else self.document_store.searcher  # type: ignore[union-attr]
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.document_store is None:
+            raise InputError("a HybridRetriever built from a Searcher does not serialise: build it from a HybridDocumentStore")
+        if self.fusion is not None and not isinstance(self.fusion, str):
+            raise InputError("a fusion object does not serialise: give the fusion by name (\"rrf\", \"min_max-arithmetic_mean\")")
+        return default_to_dict(self, document_store=self.document_store.to_dict(), top_k=self.top_k,
+                               technique=self.technique.value, fusion=self.fusion, filters=self.filters,
+                               explain=self.explain, search_kwargs=self.search_kwargs)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HybridRetriever:
+        params = data["init_parameters"]
+        params["document_store"] = HybridDocumentStore.from_dict(params["document_store"])
+        retriever: HybridRetriever = default_from_dict(cls, data)
+        return retriever
 
     @component.output_types(documents=list[Document], hits=list[dict[str, Any]])
     def run(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
         """``filters`` and ``top_k`` given here replace the component's for this run. ``hits``: what
         the adapter knows of each document's hit, in the same order."""
         k = self.top_k if top_k is None else _check_top_k(top_k)
-        wanted = self.filters if filters is None else adapter_filters(filters)
-        result = self.searcher.search(query, technique=self.technique, k=k, filters=wanted, fusion=self.fusion,
-                                      explain=self.explain, options=SearchOptions(full_text=True), **self.search_kwargs)
+        searcher = self.searcher
+        result = searcher.search(query, technique=self.technique, k=k, filters=_filters(self.filters if filters is None else filters),
+                                 fusion=resolve_fusion(searcher, self.fusion), explain=self.explain, options=FULL_TEXT,
+                                 **self.search_kwargs)
         return {"documents": [haystack_document(hit, hit.score) for hit in result.hits],
                 "hits": [hit_info(hit, result).as_dict() for hit in result.hits]}
+
+    @component.output_types(documents=list[Document], hits=list[dict[str, Any]])
+    async def run_async(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
+        """:meth:`run` in a worker thread (the adapter's search is synchronous until its async searcher lands)."""
+        return await asyncio.to_thread(self.run, query, filters, top_k)
 
 
 @component
 class HybridDocumentWriter:
     """Write ``Document``\\ s through :meth:`adapter.Ingestor.ingest`: embedded by the index's
-    model, ``id`` kept (a re-run replaces, never duplicates), ``meta["title"]`` as the title and the
-    rest of ``meta`` as metadata; a document without content or with an id the server refuses is
-    listed in ``failures`` (``id``, ``reason``, ``line`` = its 1-based position) and the others land.
+    model, ``id`` kept (a re-run replaces, never duplicates), ``meta["title"]`` as the title, a
+    splitter's ``source_id``/``split_id`` as the lineage and the rest of ``meta`` as metadata; a
+    document without content or with an id the server refuses is listed in ``failures`` (``id``,
+    ``reason``, ``line`` = its 1-based position) and the others land.
 
-    :param ingestor: an :class:`adapter.Ingestor` (``Ingestor.open(client, alias, progress=False)``
-        uses the index's own embedder; its ``chunking`` splits long documents into
-        ``<id>#<n>`` chunks with ``parent_id``, so a search can collapse them to one hit).
+    :param ingestor: an :class:`adapter.Ingestor` (``Ingestor.open(client, alias, progress=False)``), or
+    :param document_store: a :class:`HybridDocumentStore` (then the writer serialises).
     """
 
-    def __init__(self, ingestor: Any) -> None:
-        if not callable(getattr(ingestor, "ingest", None)):
+    def __init__(self, ingestor: Any = None, *, document_store: HybridDocumentStore | None = None) -> None:
+        if (ingestor is None) == (document_store is None):
+            raise InputError("HybridDocumentWriter takes an ingestor (adapter.Ingestor) or a document_store (HybridDocumentStore)")
+        if ingestor is not None and not callable(getattr(ingestor, "ingest", None)):
             raise InputError(f"ingestor must be an adapter.Ingestor, got {type(ingestor).__name__}")
-        self.ingestor = ingestor
+        self._ingestor, self.document_store = ingestor, document_store
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.document_store is None:
+            raise InputError("a HybridDocumentWriter built from an Ingestor does not serialise: build it from a HybridDocumentStore")
+        return default_to_dict(self, document_store=self.document_store.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HybridDocumentWriter:
+        data["init_parameters"]["document_store"] = HybridDocumentStore.from_dict(data["init_parameters"]["document_store"])
+        writer: HybridDocumentWriter = default_from_dict(cls, data)
+        return writer
 
     @component.output_types(documents_written=int, failures=list[dict[str, Any]])
     def run(self, documents: list[Document]) -> dict[str, Any]:
-        """``documents_written``: index entries written (chunks, when chunking); ``failures``: what did not land."""
-        rows = [framework_row(doc) for doc in documents]
-        report = self.ingestor.ingest(source_rows(rows), total=len(rows))
+        """``documents_written``: index entries written; ``failures``: what did not land."""
+        ingestor = self._ingestor if self._ingestor is not None else self.document_store.ingestor  # type: ignore[union-attr]
+        carried = self.document_store.carried_vectors if self.document_store is not None else "refuse"
+        rows = [framework_row(doc, carried) for doc in documents]
+        report = ingestor.ingest(source_rows(rows), total=len(rows))
         return {"documents_written": report.chunks, "failures": failures_json(report.failures)}
 
+    @component.output_types(documents_written=int, failures=list[dict[str, Any]])
+    async def run_async(self, documents: list[Document]) -> dict[str, Any]:
+        return await asyncio.to_thread(self.run, documents)
 
-def framework_row(doc: Any) -> FrameworkRow:
+
+def _filters(filters: Any) -> dict[str, Any] | None:
+    """The adapter's filters from Haystack's grammar (any of it: a Clause) or the adapter's own dict."""
+    if filters is None or (isinstance(filters, dict) and not filters):
+        return None
+    if isinstance(filters, dict) and ("operator" in filters or "conditions" in filters):
+        return {"haystack": _clause(filters)}
+    return adapter_filters(filters)
+
+
+def framework_row(doc: Any, carried_vectors: str = "refuse") -> FrameworkRow:
     """A Haystack ``Document`` as the ingest's row: ``meta["title"]`` the title, the splitter's
-    ``source_id``/``split_id`` its lineage, its bookkeeping left out, the rest the metadata."""
+    ``source_id``/``split_id`` its lineage, its bookkeeping left out, the rest the metadata; its
+    ``embedding`` carried (checked against ``meta["embedded_by"]``) or, with ``"embed"``, dropped."""
     if not isinstance(doc, Document):
         raise InputError(f"expected haystack Documents, got {type(doc).__name__}")
     title, metadata = split_title(doc.meta)
     parent = metadata.pop(SOURCE_ID, None)
     split = metadata.pop(SPLIT_ID, None) if parent is not None else None
+    stamp = metadata.pop(EMBEDDED_BY_FIELD, None)
     for key in BOOKKEEPING:
         metadata.pop(key, None)
+    vector = doc.embedding if carried_vectors == "refuse" else None
     return FrameworkRow(doc.id, doc.content, title, metadata, parent_id=None if parent is None else str(parent),
-                        chunk_index=split if isinstance(split, int) and not isinstance(split, bool) else None)
+                        chunk_index=split if isinstance(split, int) and not isinstance(split, bool) else None,
+                        vector=vector, embedded_by=stamp if vector is not None else None)
 
 
 def haystack_document(hit: Hit, score: float | None = None) -> Document:
-    """A hit (or a stored entry read as one) as Haystack's ``Document``, its lineage back in ``meta``."""
+    """A hit as Haystack's ``Document``, its lineage back in ``meta``."""
     meta = hit_metadata(hit)
-    parent = str(hit.source.get("parent_id", hit.id))
+    parent = str(hit.source.get(PARENT_FIELD, hit.id))
     if parent != hit.id:
-        meta[SOURCE_ID], meta[SPLIT_ID] = parent, int(hit.source.get("chunk_index") or 0)
+        meta[SOURCE_ID], meta[SPLIT_ID] = parent, int(hit.source.get(CHUNK_FIELD) or 0)
     return Document(id=hit.id, content=hit.text, score=score, meta=meta)
+
+
+def _document(doc: StoredDocument) -> Document:
+    source = {METADATA_FIELD: dict(doc.metadata), PARENT_FIELD: doc.parent_id, CHUNK_FIELD: doc.chunk_index}
+    return haystack_document(Hit(doc.id, 0.0, source, title=doc.title, text=doc.text))
 
 
 def _check_top_k(top_k: Any) -> int:

@@ -11,7 +11,7 @@ import numpy as np
 
 from adapter import tracing
 from adapter.engines import Engine, responses
-from adapter.engines.dsl import field_boosts, filter_field
+from adapter.engines.dsl import Clause, field_boosts, filter_field
 from adapter.engines.port import Cluster, recording
 from adapter.engines.responses import RawHit
 from adapter.errors import BackendError, IndexMismatchError, InputError
@@ -217,10 +217,12 @@ class Retriever:
         """Filters on a field the index does not map match nothing; say so (asked when a filtered search is empty)."""
         fields = mapped_fields(self.cluster, self.state.info.index)
         metadata = sorted(f.split(".", 1)[1] for f in fields if f.startswith("metadata.") and f.count(".") == 1)
+        asked = [(f, f) for v in filters.values() if isinstance(v, Clause) for f in v.fields if f != "_id"]
+        asked += [(k, filter_field(k)) for k, v in filters.items() if not isinstance(v, Clause)]
         return [
-            f"filter field {key!r} ({filter_field(key)}) is not in the mapping of {self.state.info.index}: no document has it, "
+            f"filter field {key!r} ({field}) is not in the mapping of {self.state.info.index}: no document has it, "
             f"so the filter matches nothing (metadata fields: {', '.join(metadata) or 'none'})"
-            for key in filters if filter_field(key) not in fields
+            for key, field in asked if field not in fields
         ]
 
 

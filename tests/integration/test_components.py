@@ -51,6 +51,7 @@ def written(client, index):
 
 def test_haystack_retriever_is_the_searchers_hybrid(client, support_index, e5, target):
     from haystack import Document, Pipeline
+    from haystack.errors import FilterError
 
     from adapter.integrations.haystack import HybridRetriever
 
@@ -79,8 +80,13 @@ def test_haystack_retriever_is_the_searchers_hybrid(client, support_index, e5, t
     docs = retriever.run(QUERIES[0], filters=haystack_filter, top_k=3)["documents"]
     result = expected(searcher, QUERIES[0], None, k=3, filters={"category": ["devoluciones"], "lang": "es"})
     assert [d.id for d in docs] == result.ids and len(docs) == 3 and {d.meta["category"] for d in docs} == {"devoluciones"}
-    with pytest.raises(InputError, match="only AND"):
-        retriever.run(QUERIES[0], filters={"operator": "OR", "conditions": []})
+    either = {"operator": "OR", "conditions": [{"field": "meta.category", "operator": "==", "value": "devoluciones"},
+                                               {"field": "meta.category", "operator": "==", "value": "pagos"}]}
+    docs = retriever.run(QUERIES[0], filters=either, top_k=5)["documents"]
+    result = expected(searcher, QUERIES[0], None, k=5, filters={"category": ["devoluciones", "pagos"]})
+    assert [d.id for d in docs] == result.ids and {d.meta["category"] for d in docs} <= {"devoluciones", "pagos"}
+    with pytest.raises(FilterError):
+        retriever.run(QUERIES[0], filters={"operator": "XOR", "conditions": []})
     with pytest.raises(InputError, match="top_k"):
         HybridRetriever(searcher, top_k=0)
 

@@ -1,0 +1,111 @@
+"""Haystack's own document-store tests (``haystack.testing.document_store.DocumentStoreBaseTests``:
+count, write under each DuplicatePolicy, the whole filter grammar with AND/OR/NOT and every
+comparison, delete) on :class:`HybridDocumentStore`, on a real node; then the components
+serialised through a Pipeline's ``dumps``/``loads`` and run, and ``run_async``.
+
+Two of the suite's own choices are the store's to make, and the suite says to override them:
+``test_write_documents`` (the default policy: here NONE overwrites) and ``assert_documents_are_equal``
+(order and embeddings: an index returns documents in its own order, and an adapter index's vectors
+are its model's, never the random 768-number ones the suite's documents carry, which the store is
+told to drop with ``carried_vectors="embed"``)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from haystack import Document, Pipeline
+from haystack.document_stores.types import DuplicatePolicy
+from haystack.testing.document_store import DocumentStoreBaseTests
+
+from adapter.index.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.integrations.haystack import HybridDocumentStore, HybridDocumentWriter, HybridRetriever
+
+pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
+
+
+@pytest.fixture(scope="module")
+def shared_index(client, e5):
+    from tests.conftest import drop_hybrid_index
+
+    name = f"t-haystack-suite-{uuid.uuid4().hex[:6]}"
+    init_index(client, name, IndexSpec(e5.fingerprint))
+    yield name
+    drop_hybrid_index(client, name)
+
+
+def emptied(store: HybridDocumentStore) -> None:
+    documents = store._open().documents
+    ids = [d.id for d in documents.find()]
+    if ids:
+        documents.delete(ids)
+    assert documents.count() == 0
+
+
+class TestHybridDocumentStore(DocumentStoreBaseTests):
+    @pytest.fixture
+    def document_store(self, opensearch_url, shared_index, e5):
+        store = HybridDocumentStore(opensearch_url, shared_index, carried_vectors="embed", embedder=e5)
+        emptied(store)
+        yield store
+        emptied(store)
+
+    def assert_documents_are_equal(self, received, expected):
+        def plain(docs):
+            return sorted(((d.id, d.content, d.meta, d.score) for d in docs), key=lambda t: t[0])
+
+        assert all(d.embedding is None for d in received)
+        assert plain(received) == plain([Document(id=d.id, content=d.content, meta=d.meta) for d in expected])
+
+    def test_write_documents(self, document_store):
+        doc = Document(content="test doc")
+        assert document_store.write_documents([doc]) == 1
+        assert document_store.write_documents([doc]) == 1  # NONE overwrites: written again, not duplicated
+        self.assert_documents_are_equal(document_store.filter_documents(), [doc])
+
+
+def test_carried_vectors_are_refused_unless_the_store_is_told(opensearch_url, shared_index, e5):
+    from adapter.errors import InputError
+
+    store = HybridDocumentStore(opensearch_url, shared_index, embedder=e5)
+    emptied(store)
+    with pytest.raises(InputError, match="carries its own vector with no embedded_by"):
+        store.write_documents([Document(id="v1", content="x", embedding=[0.1] * 768)])
+    own = e5.embed_documents(["passage-prefixed text is the index's business"])[0].tolist()
+    key = e5.fingerprint.key
+    assert store.write_documents([Document(id="v2", content="y", embedding=own, meta={"embedded_by": key, "lang": "en"})]) == 1
+    (doc,) = store.filter_documents()
+    assert doc.id == "v2" and doc.meta == {"lang": "en"}
+    emptied(store)
+
+
+def test_a_pipeline_of_the_components_serialises_and_runs(opensearch_url, shared_index, e5, monkeypatch):
+    monkeypatch.setenv("OPENSEARCH_PASSWORD", "never-written-out")
+    store = HybridDocumentStore(opensearch_url, shared_index, embedder=e5)
+    emptied(store)
+    indexing = Pipeline()
+    indexing.add_component("writer", HybridDocumentWriter(document_store=store))
+    text = indexing.dumps()
+    assert "never-written-out" not in text and "OPENSEARCH_PASSWORD" in text
+    trusted = ["adapter.integrations.haystack"]  # Haystack loads classes only from modules its user trusts
+    written = Pipeline.loads(text, allowed_modules=trusted).run({"writer": {"documents": [
+        Document(id="p1", content="Returns are free within 30 days.", meta={"topic": "returns"}),
+        Document(id="p2", content="Gift cards never expire.", meta={"topic": "payments"})]}})
+    assert written["writer"] == {"documents_written": 2, "failures": []}
+    search = Pipeline()
+    search.add_component("retriever", HybridRetriever(document_store=store, top_k=1, fusion="rrf"))
+    loaded = Pipeline.loads(search.dumps(), allowed_modules=trusted)
+    out = loaded.run({"retriever": {"query": "how do returns work",
+                                    "filters": {"operator": "OR", "conditions": [
+                                        {"field": "meta.topic", "operator": "==", "value": "returns"},
+                                        {"field": "meta.topic", "operator": "==", "value": "shipping"}]}}})["retriever"]
+    assert [d.id for d in out["documents"]] == ["p1"] and out["documents"][0].meta == {"topic": "returns"}
+    assert out["hits"][0]["fused_by"].startswith(("server:", "client:")) and 0 <= out["hits"][0]["relevance"] <= 1
+    again = Pipeline.loads(search.dumps(), allowed_modules=trusted)
+    import asyncio
+
+    docs = asyncio.run(again.get_component("retriever").run_async("gift cards"))["documents"]
+    assert docs[0].id == "p2"
+    assert store.write_documents([Document(id="p1", content="changed")], policy=DuplicatePolicy.SKIP) == 0
+    emptied(store)
