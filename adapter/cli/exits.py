@@ -1,5 +1,5 @@
 """Every exit code of the ``hybrid`` command line, in one table (the README prints the same table,
-and ``tests/unit/test_exit_codes.py`` holds the two equal).
+and ``tests/unit/cli/test_exit_codes.py`` holds the two equal).
 
 A script can tell from the code alone whether every row landed (``ingest``), whether the cluster
 drifted from its spec (``diff``), or whether the command was stopped (130, 143).

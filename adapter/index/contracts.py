@@ -12,7 +12,7 @@ integer:
 
 Readers check the version and ignore keys they do not know. The objects the adapter builds are
 closed in the schemas (``additionalProperties: false``), so a key added without a new version
-fails the tests (``tests/unit/test_contracts.py``) rather than reaching users undocumented.
+fails the tests (``tests/unit/index/test_contracts.py``) rather than reaching users undocumented.
 
 Pure: reads packaged files; :func:`validate` needs ``jsonschema`` (the ``test`` extra).
 """

@@ -13,7 +13,7 @@ from adapter.engines.opensearch.capabilities import MMR_SETTING
 from adapter.engines.opensearch import capabilities_from
 from adapter.engines.opensearch.capabilities import opensearch_capabilities, serverless_capabilities
 
-RECORDINGS = Path(__file__).parent / "recordings"
+RECORDINGS = Path(__file__).parents[1] / "recordings"
 
 
 def nodes(version, plugins=("opensearch-knn", "opensearch-neural-search"), modules=None, attrs=None, count=1):

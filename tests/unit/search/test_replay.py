@@ -18,7 +18,7 @@ from adapter.search import Searcher
 from adapter.fusion import parse_fusion
 from adapter.testing import FakeClient
 
-RECORDINGS = sorted((Path(__file__).parent / "recordings").glob("searcher-*.json"))
+RECORDINGS = sorted((Path(__file__).parents[1] / "recordings").glob("searcher-*.json"))
 
 
 def fusion_of(spec):

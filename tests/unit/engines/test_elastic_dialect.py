@@ -36,7 +36,7 @@ from adapter.search.results import Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
 
-RECORDINGS = Path(__file__).parent / "recordings"
+RECORDINGS = Path(__file__).parents[1] / "recordings"
 PAIRS = json.loads((RECORDINGS / "elasticsearch-retrievers.json").read_text())
 NODE = json.loads((RECORDINGS / "searcher-elasticsearch-9.2.4.json").read_text())["exchanges"]
 FULL = ("analysis-common", "rank-rrf", "x-pack-core")

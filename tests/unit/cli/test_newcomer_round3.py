@@ -153,7 +153,7 @@ def test_the_extras_the_hints_know_are_pyprojects():
 
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-    declared = set(tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    declared = set(tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())["project"]["optional-dependencies"])
     assert EXTRA_NAMES == declared and set(EXTRAS.values()) <= declared
 
 
@@ -161,7 +161,7 @@ def test_a_missing_extra_from_this_clone_names_the_line_that_installs_it():
     """The CLI as a newcomer runs it after `make demo` (an editable install in the clone, without ir_measures)."""
     from pathlib import Path
 
-    clone = Path(__file__).resolve().parents[2]
+    clone = Path(__file__).resolve().parents[3]
     out = _cli("eval", "--dataset", "nowhere", "--url", "http://127.0.0.1:9", block=("ir_measures",))
     assert out.returncode == 2
     assert "install -c constraints.txt -e '.[eval]'" in out.stderr and "pip install 'opensearch-hybrid-adapter" not in out.stderr
@@ -220,7 +220,7 @@ def test_an_empty_index_and_a_query_bm25_cannot_match_get_a_note():
 # -- item 9: the demo's port and its ending ---------------------------------------------------------------------
 def test_make_demo_takes_a_port(tmp_path):
     """Before: `make demo` could not take a port; fixing one later cost another node start."""
-    out = subprocess.run(["make", "-n", "demo", "PORT=9250"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    out = subprocess.run(["make", "-n", "demo", "PORT=9250"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1].endswith("/hybrid demo --port 9250")
     from adapter.cli import build_parser

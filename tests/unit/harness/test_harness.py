@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
+CONFTEST = Path(__file__).resolve().parents[2] / "conftest.py"
 
 TESTS = '''
 import pytest

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_compose_follows_the_local_default_with_security_plainly_disabled():

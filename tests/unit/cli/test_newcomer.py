@@ -183,5 +183,5 @@ def test_the_python_example_makes_the_index_hybrid_init_makes(where, monkeypatch
     parser = argparse.ArgumentParser()
     common.add_index_spec_options(parser)
     from_cli = common.index_spec(parser.parse_args(["--embedder", "minilm", "--analyzer", "english"]))
-    text = (Path(__file__).resolve().parents[2] / where).read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[3] / where).read_text(encoding="utf-8")
     assert _python_example_spec(text, fp) == from_cli

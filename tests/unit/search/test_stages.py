@@ -1,6 +1,6 @@
 """Each stage of a search on its own (adapter.search): request, plan, fuse, post-process, recovery, state.
 
-The end-to-end searcher with scripted answers is tests/unit/test_shell.py and its neighbours; here
+The end-to-end searcher with scripted answers is tests/unit/search/test_shell.py and its neighbours; here
 each unit gets typed inputs and is checked on its output alone.
 """
 

@@ -14,7 +14,7 @@ from adapter.testing import FakeClient
 from adapter.fusion.base import FusedBy, LegScore
 from adapter.search.results import Hit, SearchResult, Technique
 from adapter.engines.dsl import SentRequest
-from tests.unit.test_shell import hits, pipelines, searcher
+from tests.unit.search.test_shell import hits, pipelines, searcher
 from adapter.engines.opensearch.capabilities import serverless_capabilities
 
 

@@ -16,7 +16,7 @@ from adapter.fusion.choice.selection import ClusterKind
 from adapter.models.fingerprint import EmbeddingFingerprint
 
 pytestmark = pytest.mark.unit
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 FP = EmbeddingFingerprint("m", "s", "abc", 4, True)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from adapter.cli import build_parser
 from adapter.cli.exits import EXIT_CODES, Exit, help_epilog
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def readme_table() -> list[tuple[str, str, str]]:

@@ -229,7 +229,7 @@ def paged_searcher(answers):
     from adapter.engines.capabilities import Capabilities
     from adapter.search import Searcher
 
-    from tests.unit.test_shell import UnitEmbedder, pipelines
+    from tests.unit.search.test_shell import UnitEmbedder, pipelines
     from adapter.fusion import ScoreNormalization
 
     client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), **answers})
@@ -275,7 +275,7 @@ def test_a_query_over_the_servers_clause_limit_is_refused_before_sending():
 
 # -- 7. init after the alias was deleted by hand -----------------------------------------------------
 def orphaned_init_client():
-    from tests.unit.test_shell import _init_client
+    from tests.unit.search.test_shell import _init_client
 
     client = _init_client((0.5, 0.5))
     client.answers.update({

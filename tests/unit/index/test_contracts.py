@@ -22,8 +22,8 @@ from adapter.search.results import Hit, SearchResult, Technique  # noqa: E402
 from adapter.engines.dsl import SentRequest  # noqa: E402
 
 pytestmark = pytest.mark.unit
-ROOT = Path(__file__).resolve().parents[2]
-RECORDINGS = sorted((Path(__file__).parent / "recordings").glob("searcher-*.json"))
+ROOT = Path(__file__).resolve().parents[3]
+RECORDINGS = sorted((Path(__file__).parents[1] / "recordings").glob("searcher-*.json"))
 
 
 def test_each_schema_is_a_valid_draft_2020_12_schema():
@@ -65,7 +65,7 @@ def test_a_search_result_with_every_part_validates():
 
 @pytest.mark.parametrize("recording", RECORDINGS, ids=[p.stem for p in RECORDINGS])
 def test_real_answers_replayed_validate(recording):
-    """The searcher reading a real node's recorded answers (tests/unit/test_replay.py) writes valid documents."""
+    """The searcher reading a real node's recorded answers (tests/unit/search/test_replay.py) writes valid documents."""
     from adapter.engines import engine_for
     from adapter.fusion import parse_fusion
     from adapter.search import Searcher
