@@ -9,7 +9,7 @@ paired standard error of it tied, then the best mean), per kind of cluster: z_sc
 cluster runs it. Which kind a cluster is, its engine's placement says
 (:meth:`adapter.engines.placement.FusionPlacement.kind`). The file keeps the choice per kind
 (``defaults``), which ``hybrid init``, the searcher and the eval report read; the bootstrap behind it runs where the file is written and in
-the unit test that recomputes it (tests/unit/test_defaults_layout.py), not in a search. Learned or
+the unit test that recomputes it (tests/unit/fusion/choice/test_defaults_layout.py), not in a search. Learned or
 tuned rows are not candidates: they need the user's judgments.
 """
 

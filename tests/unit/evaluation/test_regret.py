@@ -124,6 +124,6 @@ def test_a_noisy_report_follows_the_eval_contract():
     from pathlib import Path
 
     # A real report's settings, with the noisy rows and regret (what schema version 3 adds).
-    real = json.loads((Path(__file__).resolve().parents[2] / "docs" / "eval-scifact-server.json").read_text())
+    real = json.loads((Path(__file__).resolve().parents[3] / "docs" / "eval-scifact-server.json").read_text())
     noisy = noisy_report().as_json()
     validate(Contract.EVAL, {**real, "schema_version": 3, "results": noisy["results"], "default_regret": noisy["default_regret"]})

@@ -14,7 +14,7 @@ from adapter.ingest.by_id import StoredDocument
 from adapter.ingest.sources import FieldMap, RowError, SourceDoc, read_jsonl
 
 pytestmark = pytest.mark.unit
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def rows(tmp_path, *records, fields=FieldMap()):

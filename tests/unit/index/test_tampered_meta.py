@@ -19,7 +19,7 @@ from adapter.search import Searcher
 from adapter.engines.dsl import TextLeg
 from tests.conftest import HashingEmbedder
 from tests.support.fake_engine import FakeCluster
-from tests.unit.test_fake_engine import DOCS
+from tests.unit.engines.test_fake_engine import DOCS
 
 pytestmark = pytest.mark.unit
 EMBEDDER = HashingEmbedder(16)

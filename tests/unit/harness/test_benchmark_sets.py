@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.unit
-DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+DATA = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
 SETS = sorted(p.name for p in DATA.iterdir() if (p / "corpus.jsonl").is_file())
 
 

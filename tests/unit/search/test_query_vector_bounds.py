@@ -13,7 +13,7 @@ from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from tests.conftest import HashingEmbedder
 from tests.support.fake_engine import FakeCluster
-from tests.unit.test_fake_engine import DOCS
+from tests.unit.engines.test_fake_engine import DOCS
 
 pytestmark = pytest.mark.unit
 EMBEDDER = HashingEmbedder(16)
