@@ -57,13 +57,23 @@ def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_t
     import urllib3
     from opensearchpy import OpenSearch
 
+    kwargs = client_kwargs(settings, pool_maxsize=pool_maxsize)
+    kwargs.update(connection_class=observed_connection(), timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout))
+    if settings.aws_region:
+        kwargs["http_auth"] = sigv4_signer(settings)
+    client = OpenSearch(**kwargs)
+    setattr(client, "_hybrid_auth", settings.auth_description())  # how it authenticates, for 401/403 messages (never the secret)
+    return client
+
+
+def client_kwargs(settings: ConnectionSettings, *, pool_maxsize: int) -> dict[str, Any]:
+    """What the sync and the asyncio client take alike: the host, TLS, retries, compression, the
+    User-Agent and the credentials (SigV4's signer differs: each client adds its own)."""
     kwargs: dict[str, Any] = dict(
         hosts=[settings.url],
-        connection_class=observed_connection(),
         headers={"user-agent": telemetry.user_agent(f"opensearch-py/{_client_version()}")},
         verify_certs=settings.verify_certs,
         ssl_show_warn=settings.verify_certs,
-        timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout),
         maxsize=pool_maxsize,
         # Transport-level retries (connection errors, timeouts, 502/503/504): the one policy (connection.RETRY_ON_STATUS).
         max_retries=MAX_RETRIES,
@@ -76,16 +86,14 @@ def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_t
         if getattr(settings, key):
             kwargs[key] = getattr(settings, key)
     if settings.aws_region:
-        kwargs["http_auth"] = sigv4_signer(settings)
-    elif settings.api_key:
+        return kwargs  # signed by the client's own signer
+    if settings.api_key:
         kwargs["headers"]["Authorization"] = f"ApiKey {settings.api_key}"
     elif settings.bearer_token:
         kwargs["headers"]["Authorization"] = f"Bearer {settings.bearer_token}"
     elif settings.username:
         kwargs["http_auth"] = (settings.username, settings.password or "")
-    client = OpenSearch(**kwargs)
-    setattr(client, "_hybrid_auth", settings.auth_description())  # how it authenticates, for 401/403 messages (never the secret)
-    return client
+    return kwargs
 
 
 def aws_credentials(settings: ConnectionSettings) -> Any:
@@ -123,6 +131,21 @@ def _client_version() -> str:
     return str(__versionstr__)
 
 
+class RequestLog:
+    """opensearch-py's per-request log hooks (a connection calls them for each attempt), through
+    :func:`adapter.telemetry.log_request`: method, path, status, took; never a header or a body."""
+
+    def log_request_success(self, method: str, full_url: str, path: str, body: Any, status_code: int, response: str,
+                            duration: float) -> None:
+        telemetry.log_request(method, path, status_code, duration, response)
+        super().log_request_success(method, full_url, path, body, status_code, response, duration)  # type: ignore[misc]
+
+    def log_request_fail(self, method: str, full_url: str, path: str, body: Any, duration: float, status_code: int | None = None,
+                         response: str | None = None, exception: Exception | None = None) -> None:
+        telemetry.log_request(method, path, status_code, duration, response, exception)
+        super().log_request_fail(method, full_url, path, body, duration, status_code, response, exception)  # type: ignore[misc]
+
+
 _OBSERVED: Any = None
 
 
@@ -134,23 +157,13 @@ def observed_connection() -> Any:
     if _OBSERVED is None:
         from opensearchpy import Urllib3HttpConnection
 
-        class ObservedConnection(Urllib3HttpConnection):
+        class ObservedConnection(RequestLog, Urllib3HttpConnection):
             def perform_request(self, method: str, url: str, params: Any = None, body: Any = None, timeout: Any = None,
                                 ignore: Any = (), headers: Any = None) -> Any:
                 rid = telemetry.current_request_id()
                 if rid is not None:
                     headers = {**(headers or {}), "x-opaque-id": rid}
                 return super().perform_request(method, url, params, body, timeout, ignore, headers)
-
-            def log_request_success(self, method: str, full_url: str, path: str, body: Any, status_code: int, response: str,
-                                    duration: float) -> None:
-                telemetry.log_request(method, path, status_code, duration, response)
-                super().log_request_success(method, full_url, path, body, status_code, response, duration)
-
-            def log_request_fail(self, method: str, full_url: str, path: str, body: Any, duration: float, status_code: int | None = None,
-                                 response: str | None = None, exception: Exception | None = None) -> None:
-                telemetry.log_request(method, path, status_code, duration, response, exception)
-                super().log_request_fail(method, full_url, path, body, duration, status_code, response, exception)
 
         _OBSERVED = ObservedConnection
     return _OBSERVED
