@@ -54,3 +54,28 @@ def test_the_async_client_logs_each_request_and_sends_the_request_id(opensearch_
     assert headers["user-agent"].startswith(f"opensearch-hybrid-adapter/{__version__} (opensearch-py/")
     (line,) = [r.getMessage() for r in caplog.records if r.name == "adapter.requests"]
     assert line.startswith("POST /t-none-*/_search") and " 200 took=" in line and line.endswith("id=t-async-1"), line
+
+
+@pytest.mark.engine("elasticsearch")
+def test_the_async_elasticsearch_client_logs_each_request_and_sends_the_request_id(opensearch_url, caplog):
+    from adapter import __version__
+    from adapter.engines.elasticsearch.async_client import connect_elasticsearch_async
+
+    caplog.set_level(logging.DEBUG, logger="adapter")
+
+    async def run(url: str) -> dict:
+        client = connect_elasticsearch_async(url)
+        try:
+            with telemetry.request_id("t-async-2"):
+                return await client.search(index="t-none-*", body=BODY, ignore_unavailable=True)
+        finally:
+            await client.close()
+
+    with FaultProxy(opensearch_url) as proxy:
+        answer = asyncio.run(run(proxy.url))
+    assert isinstance(answer, dict) and answer["hits"]["hits"] == []  # a plain dict, as the sync client's
+    (headers,) = [{k.lower(): v for k, v in h.items()} for h in proxy.headers]
+    assert headers["x-opaque-id"] == "t-async-2"
+    assert headers["user-agent"].startswith(f"opensearch-hybrid-adapter/{__version__} (elasticsearch-py/")
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "adapter.requests"]
+    assert line.startswith("POST /t-none-*/_search") and " 200 took=" in line and line.endswith("id=t-async-2"), line

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from urllib.parse import urlparse
 
@@ -51,7 +52,16 @@ def connect_elasticsearch(
     """An ``elasticsearch.Elasticsearch`` client; arguments override the environment, which is
     read as :func:`adapter.engines.opensearch.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
     ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
-    es = require("elasticsearch", "an Elasticsearch cluster")
+    require("elasticsearch", "an Elasticsearch cluster")
+    kwargs = client_kwargs(url, username=username, password=password, api_key=api_key, verify_certs=verify_certs, timeout=timeout,
+                           pool_maxsize=pool_maxsize)
+    client: Elasticsearch = _dict_answers_class()(node_class=_observed_node(), **kwargs)
+    return client
+
+
+def client_kwargs(url: str | None, *, username: str | None, password: str | None, api_key: str | None, verify_certs: bool | None,
+                  timeout: float, pool_maxsize: int) -> dict[str, Any]:
+    """What the sync and the asyncio client take alike (all but the node class), from the arguments and the environment."""
     url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -61,7 +71,7 @@ def connect_elasticsearch(
     api_key = api_key or os.environ.get("ELASTICSEARCH_API_KEY")
     if verify_certs is None:
         verify_certs = os.environ.get("OPENSEARCH_VERIFY_CERTS", "true").lower() not in ("0", "false", "no")
-    kwargs = dict(
+    kwargs: dict[str, Any] = dict(
         hosts=[url],
         request_timeout=timeout,
         connections_per_node=pool_maxsize,
@@ -71,7 +81,6 @@ def connect_elasticsearch(
         retry_on_timeout=True,
         retry_on_status=RETRY_ON_STATUS,
         http_compress=parsed.hostname not in ("localhost", "127.0.0.1", "::1"),
-        node_class=_observed_node(),
         headers={"user-agent": telemetry.user_agent(f"elasticsearch-py/{_client_version()}")},
     )
     if parsed.scheme == "https":
@@ -80,8 +89,7 @@ def connect_elasticsearch(
         kwargs["api_key"] = api_key
     elif username:
         kwargs["basic_auth"] = (username, password or "")
-    client: Elasticsearch = _dict_answers_class()(**kwargs)
-    return client
+    return kwargs
 
 
 def _client_version() -> str:
@@ -99,29 +107,47 @@ def _observed_node() -> Any:
     header or a body)."""
     global _OBSERVED
     if _OBSERVED is None:
-        import time
-
         from elastic_transport import HttpHeaders, Urllib3HttpNode
         from elastic_transport.client_utils import DEFAULT
 
         class ObservedNode(Urllib3HttpNode):
             def perform_request(self, method: str, target: str, body: bytes | None = None, headers: HttpHeaders | None = None,
                                 request_timeout: Any = DEFAULT) -> Any:
-                rid = telemetry.current_request_id()
-                if rid is not None:
-                    headers = HttpHeaders(headers or {})
-                    headers["x-opaque-id"] = rid
-                started = time.perf_counter()
-                try:
-                    resp = super().perform_request(method, target, body, headers, request_timeout)
-                except Exception as exc:
-                    telemetry.log_request(method, target, None, time.perf_counter() - started, error=exc)
-                    raise
-                telemetry.log_request(method, target, resp.meta.status, resp.meta.duration, resp.body)
-                return resp
+                with failures_logged(method, target):
+                    resp = super().perform_request(method, target, body, with_request_id(headers), request_timeout)
+                return logged(method, target, resp)
 
         _OBSERVED = ObservedNode
     return _OBSERVED
+
+
+def with_request_id(headers: Any) -> Any:
+    """``headers`` with the current request id (X-Opaque-Id), when there is one."""
+    from elastic_transport import HttpHeaders
+
+    rid = telemetry.current_request_id()
+    if rid is None:
+        return headers
+    headers = HttpHeaders(headers or {})
+    headers["x-opaque-id"] = rid
+    return headers
+
+
+@contextlib.contextmanager
+def failures_logged(method: str, target: str) -> Iterator[None]:
+    """A request that got no answer, logged (:func:`adapter.telemetry.log_request`) and raised."""
+    started = time.perf_counter()
+    try:
+        yield
+    except Exception as exc:
+        telemetry.log_request(method, target, None, time.perf_counter() - started, error=exc)
+        raise
+
+
+def logged(method: str, target: str, resp: Any) -> Any:
+    """``resp`` (a node's answer), logged: status, took, duration."""
+    telemetry.log_request(method, target, resp.meta.status, resp.meta.duration, resp.body)
+    return resp
 
 
 class Answer(dict[str, Any]):
