@@ -47,8 +47,9 @@ def _async_classes() -> tuple[Any, Any]:
                 return resp
 
         class ObservedAsyncNode(AiohttpHttpNode):
-            async def perform_request(self, method: str, target: str, body: bytes | None = None, headers: Any = None,
-                                      request_timeout: Any = DEFAULT) -> Any:
+            # elastic-transport types the aiohttp node's perform_request as the sync node's
+            async def perform_request(self, method: str, target: str, body: bytes | None = None,  # type: ignore[override]
+                                      headers: Any = None, request_timeout: Any = DEFAULT) -> Any:
                 with failures_logged(method, target):
                     resp = await super().perform_request(method, target, body, with_request_id(headers), request_timeout)
                 return logged(method, target, resp)
