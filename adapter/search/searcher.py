@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from adapter import telemetry, tracing
+from adapter import metrics, telemetry, tracing
 from adapter.engines import Engine, cluster_for
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.dsl import TextLeg, clean_query, query_words
@@ -199,10 +199,13 @@ class Searcher:
         fixed, policy = split_fusion(fusion)
         request = SearchRequest(query, Technique.parse(technique), k, from_, filters, fixed, policy, pipeline, depth, rerank_top,
                                 mmr_lambda, mmr_candidates, explain, query_vector, options or SearchOptions(), fast_path)
-        with telemetry.request_id() as rid, tracing.span("hybrid.search", _span_start(self.alias, request, rid)) as span:
+        with (telemetry.request_id() as rid, tracing.span("hybrid.search", _span_start(self.alias, request, rid)) as span,
+              metrics.search(request.technique.value) as record):
             outcome = self._run(lambda state, attempt: self._attempt(request, state, attempt), query_vector is not None)
             result = _result(request, outcome, started)
-            tracing.annotate(span, _span_end(result, outcome))
+            end = _span_end(result, outcome)
+            tracing.annotate(span, end)
+            record(end)
         _log(result, outcome.state.alias, rid)
         return result
 

@@ -34,40 +34,22 @@ def test_the_async_client_signs_what_the_sync_one_signs_and_serverless_accepts_i
     assert answer["hits"]["hits"] == [] and aoss.signed == ["host;x-amz-content-sha256;x-amz-date"] and aoss.rejected == []
 
 
-def test_the_async_client_logs_each_request_and_sends_the_request_id(opensearch_url, caplog):
-    from adapter import __version__
-
-    caplog.set_level(logging.DEBUG, logger="adapter")
-
-    async def run(url: str) -> None:
-        client = connect_async(url)
-        try:
-            with telemetry.request_id("t-async-1"):
-                await client.search(index="t-none-*", body=BODY, params={"ignore_unavailable": "true"})
-        finally:
-            await client.close()
-
-    with FaultProxy(opensearch_url) as proxy:
-        asyncio.run(run(proxy.url))
-    (headers,) = [{k.lower(): v for k, v in h.items()} for h in proxy.headers]
-    assert headers["x-opaque-id"] == "t-async-1"
-    assert headers["user-agent"].startswith(f"opensearch-hybrid-adapter/{__version__} (opensearch-py/")
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "adapter.requests"]
-    assert line.startswith("POST /t-none-*/_search") and " 200 took=" in line and line.endswith("id=t-async-1"), line
-
-
-@pytest.mark.engine("elasticsearch")
-def test_the_async_elasticsearch_client_logs_each_request_and_sends_the_request_id(opensearch_url, caplog):
+@pytest.mark.engine("opensearch", "elasticsearch")
+def test_the_async_client_logs_each_request_and_sends_the_request_id(opensearch_url, target, caplog):
+    """On either engine: the request id and the User-Agent sent, the request logged, the answer a plain dict."""
     from adapter import __version__
     from adapter.engines.elasticsearch.async_client import connect_elasticsearch_async
 
     caplog.set_level(logging.DEBUG, logger="adapter")
+    es = target.engine == "elasticsearch"
 
     async def run(url: str) -> dict:
-        client = connect_elasticsearch_async(url)
+        client = connect_elasticsearch_async(url) if es else connect_async(url)
         try:
-            with telemetry.request_id("t-async-2"):
-                return await client.search(index="t-none-*", body=BODY, ignore_unavailable=True)
+            with telemetry.request_id("t-async-1"):
+                if es:
+                    return await client.search(index="t-none-*", body=BODY, ignore_unavailable=True)
+                return await client.search(index="t-none-*", body=BODY, params={"ignore_unavailable": "true"})
         finally:
             await client.close()
 
@@ -75,7 +57,8 @@ def test_the_async_elasticsearch_client_logs_each_request_and_sends_the_request_
         answer = asyncio.run(run(proxy.url))
     assert isinstance(answer, dict) and answer["hits"]["hits"] == []  # a plain dict, as the sync client's
     (headers,) = [{k.lower(): v for k, v in h.items()} for h in proxy.headers]
-    assert headers["x-opaque-id"] == "t-async-2"
-    assert headers["user-agent"].startswith(f"opensearch-hybrid-adapter/{__version__} (elasticsearch-py/")
+    assert headers["x-opaque-id"] == "t-async-1"
+    library = "elasticsearch-py" if es else "opensearch-py"
+    assert headers["user-agent"].startswith(f"opensearch-hybrid-adapter/{__version__} ({library}/")
     (line,) = [r.getMessage() for r in caplog.records if r.name == "adapter.requests"]
-    assert line.startswith("POST /t-none-*/_search") and " 200 took=" in line and line.endswith("id=t-async-2"), line
+    assert line.startswith("POST /t-none-*/_search") and " 200 took=" in line and line.endswith("id=t-async-1"), line

@@ -101,3 +101,38 @@ def test_the_user_agent_names_the_adapter_and_its_version(opensearch_url, target
     agents = {v for h in proxy.headers for k, v in h.items() if k.lower() == "user-agent"}
     client_library = "elasticsearch-py/" if target.engine == "elasticsearch" else "opensearch-py/"
     assert agents and all(a.startswith(f"opensearch-hybrid-adapter/{__version__} ({client_library}") for a in agents), agents
+
+
+def test_prometheus_metrics_count_searches_legs_fallbacks_and_ingest_rows(client, index_name, support_docs_path):
+    """The metrics extra: each search, each of its requests by leg, each fallback and each ingested row
+    counted in prometheus-client's default registry, equal to what the results and the report say."""
+    from prometheus_client import REGISTRY
+
+    from adapter.fusion import parse_fusion
+    from adapter.ingest.sources import RowError
+
+    def value(name, **labels):
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    names = ("hybrid_searches_total", "hybrid_leg_requests_total", "hybrid_search_fallbacks_total", "hybrid_ingest_rows_total",
+             "hybrid_ingest_batches_total", "hybrid_search_seconds_count")
+    init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="spanish"))
+    rows = [*read_source(support_docs_path), RowError(99, "not JSON", None)]
+    before = {n: sum(s.value for m in REGISTRY.collect() for s in m.samples if s.name == n) for n in names}
+    before_failed = value("hybrid_ingest_rows_total", outcome="failed")
+    report = Ingestor.open(client, index_name, TEST_EMBEDDER, progress=False, bulk_batch_size=5).ingest(rows)
+    searcher = Searcher.open(client, index_name, TEST_EMBEDDER)
+    bm25_before = value("hybrid_leg_requests_total", leg="bm25", outcome="ok")
+    results = [searcher.search(QUERY, technique=t) for t in ("bm25", "dense", "hybrid", "client-rrf")]
+    # A fusion no engine runs in the server: it falls back to the client, and says so.
+    results.append(searcher.search(QUERY, fusion=parse_fusion("dbsf")))
+    after = {n: sum(s.value for m in REGISTRY.collect() for s in m.samples if s.name == n) for n in names}
+    delta = {n: after[n] - before[n] for n in names}
+    assert delta["hybrid_searches_total"] == delta["hybrid_search_seconds_count"] == len(results)
+    assert delta["hybrid_leg_requests_total"] == sum(r.requests for r in results)
+    assert value("hybrid_leg_requests_total", leg="bm25", outcome="ok") - bm25_before == 1
+    assert delta["hybrid_search_fallbacks_total"] == sum(1 for r in results if r.notices and r.fused_by_label.startswith("client"))
+    assert delta["hybrid_search_fallbacks_total"] >= 1
+    assert delta["hybrid_ingest_rows_total"] == report.documents + report.failed == 13
+    assert value("hybrid_ingest_rows_total", outcome="failed") - before_failed == 1
+    assert delta["hybrid_ingest_batches_total"] == 1  # the 12 rows are one batch of the senders (sent in bulk requests of 5)

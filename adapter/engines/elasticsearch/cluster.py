@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
+from adapter import aio
 from adapter.engines.base_cluster import ClientCluster
 from adapter.engines.elasticsearch.client import describe, translate
 from adapter.engines.port import Body, Json
@@ -56,13 +57,13 @@ class ElasticsearchCluster(ClientCluster):
         transport errors instead of reporting them per item), the actions not yet answered are
         failed with the status ``"N/A"`` (what opensearch-py reports), so nothing is dropped."""
         from elastic_transport import TransportError
-        from elasticsearch.helpers import streaming_bulk
+        from elasticsearch.helpers import async_streaming_bulk, streaming_bulk
 
         yield_ok = options.pop("yield_ok", True)
         pending: list[Any] = list(actions)
         answered: Counter[Any] = Counter()
         try:
-            for ok, item in streaming_bulk(client, pending, yield_ok=True, **options):
+            for ok, item in aio.streaming(streaming_bulk, async_streaming_bulk, client, pending, yield_ok=True, **options):
                 op: Any = next(iter(item.values()), {})
                 answered[op.get("_id") if isinstance(op, Mapping) else None] += 1
                 if yield_ok or not ok:

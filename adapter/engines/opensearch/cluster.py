@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
+from adapter import aio
 from adapter.engines import responses
 from adapter.engines.base_cluster import ClientCluster
 from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
@@ -88,9 +89,9 @@ class OpenSearchCluster(ClientCluster, SearchPipelines):
 
     # -- writing --------------------------------------------------------------------------------------
     def _streaming_bulk(self, client: Any, actions: Iterable[Mapping[str, Any]], **options: Any) -> Iterator[tuple[bool, Json]]:
-        from opensearchpy.helpers import streaming_bulk
+        from opensearchpy.helpers import async_streaming_bulk, streaming_bulk
 
-        return streaming_bulk(client, actions, **options)  # type: ignore[no-any-return]
+        return aio.streaming(streaming_bulk, async_streaming_bulk, client, actions, **options)  # the async one on an asyncio client
 
     # -- search pipelines -----------------------------------------------------------------------------
     def get_search_pipeline(self, name: str, *, action: str | None = None) -> Json | None:

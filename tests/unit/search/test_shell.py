@@ -515,7 +515,7 @@ def _breaker() -> Exception:
 
 def test_a_request_the_memory_breaker_refused_is_asked_again_after_a_pause(monkeypatch):
     pauses: list[float] = []
-    monkeypatch.setattr("adapter.search.recovery.time.sleep", pauses.append)
+    monkeypatch.setattr("adapter.aio.time.sleep", pauses.append)
     legs = {"responses": [hits(("a", 2.0)), hits(("a", 0.9))]}
     client = FakeClient({"msearch": [_breaker(), _breaker(), legs], "search": [_breaker(), page_answer({"a": {"text": "uno"}})]})
     result = searcher(client).search("hola", technique="client-rrf", k=3)
@@ -528,7 +528,7 @@ def test_a_breaker_that_keeps_refusing_is_an_error_after_bounded_tries(monkeypat
     from adapter.search.recovery import Overloaded
 
     pauses: list[float] = []
-    monkeypatch.setattr("adapter.search.recovery.time.sleep", pauses.append)
+    monkeypatch.setattr("adapter.aio.time.sleep", pauses.append)
     client = FakeClient({"search": _breaker()})
     with pytest.raises(BackendError, match="429: \\[parent\\] Data too large"):
         searcher(client).search("hola", technique="bm25", k=3)

@@ -1,0 +1,170 @@
+"""The asyncio bridge: the sync use cases (search, ingest) run unchanged on an asyncio event loop,
+their requests sent by the engine's asyncio client (``AsyncOpenSearch``, ``AsyncElasticsearch``).
+
+A use case runs in a greenlet (:func:`run`), whose parent is the awaiting task; each request the
+port sends through :class:`Blocking` (the async client as the sync port sees it) hands its coroutine
+to that parent (:func:`wait`), which awaits it on the loop and switches back with the answer. So one
+event loop holds many searches at once (each waits on its own requests, no thread per search), and
+the steps, request bodies, fusion and parsing are the sync ones: only the I/O differs. The technique
+is SQLAlchemy's asyncio extension's (``greenlet_spawn`` / ``await_only``). The ``async`` extra
+brings greenlet and aiohttp.
+
+Contextvars (the X-Opaque-Id, the OpenTelemetry span) follow: the greenlet runs in its task's context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+import time
+from typing import Any, AsyncIterable, Awaitable, Callable, Iterable, Iterator, TypeVar
+
+from adapter._optional import require
+
+T = TypeVar("T")
+
+
+def _greenlet() -> Any:
+    return require("greenlet", "the asyncio API (AsyncSearcher, AsyncIngestor)")
+
+
+async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` run on this task: each :func:`wait` inside it awaits here."""
+    greenlet = _greenlet().greenlet
+    child = greenlet(fn, greenlet.getcurrent())
+    child.gr_context = greenlet.getcurrent().gr_context  # the task's contextvars
+    child.bridged = True
+    step = child.switch(*args, **kwargs)
+    while not child.dead:
+        try:
+            answer = await step
+        except BaseException as exc:  # raised into the use case where it waited: its own handlers see it
+            step = child.throw(exc)
+        else:
+            step = child.switch(answer)
+    result: T = step
+    return result
+
+
+def bridged() -> bool:
+    """Whether this code runs inside :func:`run` (so :func:`wait` can await)."""
+    greenlet = sys.modules.get("greenlet")  # not imported: nothing ran bridged
+    return greenlet is not None and bool(getattr(greenlet.getcurrent(), "bridged", False))
+
+
+def pause(seconds: float) -> None:
+    """A retry's pause: ``asyncio.sleep`` on the loop inside :func:`run` (the loop's other tasks go on), else ``time.sleep``."""
+    if bridged():
+        wait(asyncio.sleep(seconds))
+    else:
+        time.sleep(seconds)
+
+
+def wait(awaitable: Awaitable[T]) -> T:
+    """The result of ``awaitable``, awaited by the task that :func:`run` this use case."""
+    current = _greenlet().getcurrent()
+    if not getattr(current, "bridged", False):
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise RuntimeError("an asyncio client was called from sync code: use the Async* classes (AsyncSearcher, "
+                           "AsyncIngestor), or a sync client")
+    result: T = current.parent.switch(awaitable)
+    return result
+
+
+def iterate(items: AsyncIterable[T]) -> Iterator[T]:
+    """An async iterable as a sync iterator, inside :func:`run`."""
+    it = items.__aiter__()
+    while True:
+        try:
+            yield wait(it.__anext__())
+        except StopAsyncIteration:
+            return
+
+
+def is_blocking(client: Any) -> bool:
+    """Whether ``client`` is an asyncio client bridged by :class:`Blocking` (its calls wait on the loop)."""
+    return isinstance(client, Blocking)
+
+
+def streaming(sync_helper: Callable[..., Iterable[T]], async_helper: Callable[..., AsyncIterable[T]], client: Any,
+              *args: Any, **kwargs: Any) -> Iterator[T]:
+    """A client library's streaming helper (``streaming_bulk``): the sync one over a sync client; over a
+    bridged asyncio one (wrapped or not), the library's async one (``async_streaming_bulk``: its pauses
+    are ``asyncio.sleep``), iterated here."""
+    if not (is_blocking(client) or is_blocking(getattr(client, "__dict__", {}).get("_client"))):  # the port's counting wrapper holds it as _client
+        return iter(sync_helper(client, *args, **kwargs))
+    return iterate(async_helper(Awaiting(client), *args, **kwargs))
+
+
+class Awaiting:
+    """A sync client object over a bridged one (:class:`Blocking`, or a wrapper of it) as an async
+    helper sees it: each call a coroutine, run by :func:`run`; ``options()`` (elasticsearch-py's copy) as is."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def options(self, **kwargs: Any) -> Awaiting:
+        return Awaiting(self._target.options(**kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return value
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await run(value, *args, **kwargs)
+
+        return call
+
+
+class Blocking:
+    """An asyncio client as the sync port sees it: each call waits for its coroutine (:func:`wait`);
+    namespaces (``indices``, ``transport``...) are wrapped alike; other attributes read through.
+    ``engine_name`` comes from the wrapped client's library (:func:`adapter.engines.registry.name_of_client`)."""
+
+    engine_name = "opensearch"  # the class names one, so the registry asks the instance
+
+    def __init__(self, target: Any, engine_name: str | None = None) -> None:
+        self._target = target
+        self.engine_name = engine_name or _engine_name(target)
+
+    @property
+    def async_client(self) -> Any:
+        """The wrapped asyncio client (or namespace)."""
+        return self._target
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if inspect.iscoroutinefunction(value) or (callable(value) and inspect.ismethod(value)):
+            return _waiting(value)
+        if _is_namespace(value):
+            return Blocking(value, self.engine_name)
+        return value
+
+
+def _waiting(method: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = method(*args, **kwargs)
+        if inspect.isawaitable(result):
+            return wait(result)
+        return Blocking(result) if _is_client(result) else result  # elasticsearch-py's client.options(): a copy
+
+    return call
+
+
+def _is_namespace(value: Any) -> bool:
+    """A client's sub-API (``client.indices``) or its transport: objects whose methods are coroutines."""
+    module = type(value).__module__.split(".")[0]
+    return module in ("opensearchpy", "elasticsearch", "elastic_transport") and not isinstance(value, (str, bytes, int, float, dict, list))
+
+
+def _is_client(value: Any) -> bool:
+    return any(c.__name__ in ("AsyncOpenSearch", "AsyncElasticsearch") for c in type(value).__mro__)
+
+
+def _engine_name(client: Any) -> str:
+    from adapter.engines.registry import name_of_client
+
+    return name_of_client(client)
