@@ -53,6 +53,14 @@ def bridged() -> bool:
     return greenlet is not None and bool(getattr(greenlet.getcurrent(), "bridged", False))
 
 
+def offload(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` (CPU work: an embedding) on a worker thread inside :func:`run`, so the loop's other
+    tasks go on meanwhile (``asyncio.to_thread``: the context follows); else here."""
+    if bridged():
+        return wait(asyncio.to_thread(fn, *args))
+    return fn(*args)
+
+
 def pause(seconds: float) -> None:
     """A retry's pause: ``asyncio.sleep`` on the loop inside :func:`run` (the loop's other tasks go on), else ``time.sleep``."""
     if bridged():

@@ -21,8 +21,8 @@ class AsyncIngestor:
         report = await ingestor.ingest(read_source("docs.jsonl"))
 
     Takes :meth:`Ingestor.open`'s options; the report, the failures file, the retries and the
-    refusals are the sync ingestor's (the same steps run). The bulk requests are sent one at a time,
-    after each batch is embedded on the loop's thread (CPU work); other tasks run while they wait."""
+    refusals are the sync ingestor's (the same steps run). Each batch is embedded on a worker thread
+    (``asyncio.to_thread``), then sent; other tasks of the loop run while either waits."""
 
     def __init__(self, ingestor: Ingestor) -> None:
         self.ingestor = ingestor  # over :class:`adapter.aio.Blocking`: its requests wait on the loop

@@ -665,7 +665,7 @@ class Ingestor:
         fp = self.embedder.fingerprint
         t0 = time.perf_counter()
         fresh = [e for e in entries if e.vector is None]
-        found = embed_documents(self.embedder, [embedding_text(e.title, e.text) for e in fresh], self.cache)
+        found = aio.offload(embed_documents, self.embedder, [embedding_text(e.title, e.text) for e in fresh], self.cache)
         seconds = time.perf_counter() - t0
         check_vectors(found.vectors, fp, what=f"vectors from {fp.model}")
         return _Embedded(_with_carried(entries, found.vectors), found.embedded, found.from_cache, found.rejected, seconds)

@@ -37,9 +37,9 @@ class AsyncSearcher:
         result = await searcher.search("error E-4012", technique="hybrid")
 
     Takes :meth:`Searcher.open`'s options and :meth:`Searcher.search`'s arguments; answers what they
-    answer. Many searches may run at once on one loop. The query's embedding runs on the loop's
-    thread (CPU work, as any async caller's would): give ``query_vector`` to embed elsewhere. The
-    client stays the caller's to close (``await client.close()``)."""
+    answer. Many searches may run at once on one loop. The query's embedding runs on a worker thread
+    (``asyncio.to_thread``), so the loop goes on meanwhile. The client stays the caller's to close
+    (``await client.close()``)."""
 
     def __init__(self, searcher: Searcher) -> None:
         self.searcher = searcher  # over :class:`adapter.aio.Blocking`: its requests wait on the loop

@@ -9,7 +9,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from adapter import metrics, tracing
+from adapter import aio, metrics, tracing
 from adapter.engines import Engine, responses
 from adapter.engines.dsl import Clause, field_boosts, filter_field
 from adapter.engines.port import Cluster, recording
@@ -236,7 +236,7 @@ def vector_of(state: IndexState, query: str, vector: VectorLike | None) -> np.nd
         check_query_vector(wide)
         return wide.astype(np.float32)
     with tracing.span("hybrid.embed", {"hybrid.model": state.info.fingerprint.model}):
-        return state.embedder().embed_query(query)
+        return aio.offload(state.embedder().embed_query, query)  # off the event loop for AsyncSearcher
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
