@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
+import subprocess
 import sys
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -27,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 from adapter import AsyncSearcher, Searcher, connect, connect_async, init_index, IndexSpec, Ingestor, read_source  # noqa: E402
 from adapter.ingest.sources import FieldMap  # noqa: E402
 from adapter.models.embedders import E5Embedder  # noqa: E402
-from tests.support.faults import Delay, FaultProxy  # noqa: E402
 
 QUERIES = ("devoluciones y reembolsos", "error E-4012", "cómo cambio mi contraseña", "envío internacional")
 
@@ -61,11 +63,26 @@ def main() -> None:
     vectors = {q: embedder.embed_query(q) for q in QUERIES}
     queries = [QUERIES[i % len(QUERIES)] for i in range(args.n)]
     try:
-        with FaultProxy(args.url, lambda n, method, path: Delay(args.delay)) as proxy:
-            report(run_all(proxy.url, alias, embedder, vectors, queries, args), args)
+        with delaying_proxy(args.url, args.delay) as proxy_url:
+            report(run_all(proxy_url, alias, embedder, vectors, queries, args), args)
     finally:
         if not args.index:
             drop(args.url, alias)
+
+
+@contextlib.contextmanager
+def delaying_proxy(url: str, delay: float) -> Iterator[str]:
+    """The fault proxy holding each request ``delay`` seconds, in a process of its own (in this one, its
+    threads would take the GIL from the searches)."""
+    code = ("import sys, time; from tests.support.faults import Delay, FaultProxy\n"
+            f"with FaultProxy({url!r}, lambda n, m, p: Delay({delay})) as proxy:\n"
+            "    print(proxy.url, flush=True); sys.stdin.read()")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.communicate(timeout=30)
 
 
 def run_all(url, alias, embedder, vectors, queries, args):
