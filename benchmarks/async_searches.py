@@ -35,7 +35,7 @@ QUERIES = ("devoluciones y reembolsos", "error E-4012", "cómo cambio mi contras
 
 
 def build(url: str, embedder: E5Embedder) -> str:
-    alias = f"t-bench-async-{uuid.uuid4().hex[:6]}"
+    alias = f"bench-async-{uuid.uuid4().hex[:6]}"  # not t-*: a test session starting alone removes those
     client = connect(url)
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="spanish"))
     Ingestor.open(client, alias, embedder, progress=False).ingest(
