@@ -101,3 +101,46 @@ def _range(field: str, op: str, value: Any) -> dict[str, Any]:
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise FilterGrammarError(f"{op!r} compares numbers or ISO dates, got {type(value).__name__}")
     return {"range": {field: {_RANGE[op]: value}}}
+
+
+# LlamaIndex's operators (``FilterOperator`` values) in Haystack's grammar; the rest are built below.
+_LLAMA_SAME = {"==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=", "in": "in", "nin": "not in", "any": "in"}
+
+
+def llamaindex_clause(filters: Any) -> Clause:
+    """LlamaIndex ``MetadataFilters`` (read by their attributes: no framework imported) as one clause,
+    with the meanings of LlamaIndex's own in-memory store (``build_metadata_filter_fn``): ``and``,
+    ``or``, ``not`` (none of its filters holds), nested filters; ``==``, ``!=`` and ``nin`` (both
+    match an entry without the key), ranges, ``in``, ``any``, ``all``, ``contains`` (a list value
+    holds it), ``is_empty`` (missing, ``""`` or ``[]``). ``text_match`` is refused: metadata is stored
+    as exact values, a substring search would need another mapping."""
+    return haystack_clause(_llama_node(filters))
+
+
+def _llama_node(filters: Any) -> dict[str, Any]:
+    condition = str(getattr(filters.condition, "value", filters.condition) or "and").lower()
+    parts = [_llama_node(f) if hasattr(f, "filters") else _llama_leaf(f) for f in filters.filters]
+    if condition == "and":
+        return {"operator": "AND", "conditions": parts}
+    if condition == "or":
+        return {"operator": "OR", "conditions": parts}
+    if condition == "not":
+        return {"operator": "NOT", "conditions": [{"operator": "OR", "conditions": parts}]}
+    raise FilterGrammarError(f"unknown filter condition {condition!r}: and, or, not")
+
+
+def _llama_leaf(item: Any) -> dict[str, Any]:
+    op, field, value = str(getattr(item.operator, "value", item.operator)), f"meta.{item.key}", item.value
+    if op in _LLAMA_SAME:
+        return {"field": field, "operator": _LLAMA_SAME[op], "value": value}
+    if op == "contains":
+        return {"field": field, "operator": "==", "value": value}
+    if op == "all":
+        if not isinstance(value, list):
+            raise FilterGrammarError(f"'all' on {item.key!r} takes a list, got {type(value).__name__}")
+        return {"operator": "AND", "conditions": [{"field": field, "operator": "==", "value": v} for v in value]}
+    if op == "is_empty":
+        return {"operator": "OR", "conditions": [{"field": field, "operator": "==", "value": None},
+                                                  {"field": field, "operator": "==", "value": ""}]}
+    raise FilterGrammarError(f"operator {op!r} on {item.key!r} is not supported: metadata is stored as exact values "
+                             "(==, !=, ranges, in, nin, any, all, contains, is_empty)")

@@ -1,23 +1,30 @@
 """LlamaIndex on an adapter index (the ``llamaindex`` extra: ``llama-index-core``).
 
-:class:`HybridRetriever` is a ``BaseRetriever`` whose nodes come from the adapter's server-side
-hybrid search; :class:`HybridNodeWriter` is a transformation that writes nodes through the
-adapter's ingest (the index's own model, its checks), as the last step of an ``IngestionPipeline``::
+:class:`HybridVectorStore` is a ``BasePydanticVectorStore`` whose queries are the adapter's
+server-side fused hybrid (the query text goes to the server; LlamaIndex embeds nothing at query
+time), so the entry points users reach for work on an index ``hybrid init`` made::
 
-    from llama_index.core import Document
+    from llama_index.core import VectorStoreIndex
     from llama_index.core.ingestion import IngestionPipeline
+    from llama_index.core.node_parser import SentenceSplitter
 
-    from adapter import Ingestor, Searcher, connect
-    from adapter.integrations.llamaindex import HybridNodeWriter, HybridRetriever
+    from adapter import connect
+    from adapter.integrations.llamaindex import HybridVectorStore
 
-    client = connect(url)
-    IngestionPipeline(transformations=[HybridNodeWriter(ingestor=Ingestor.open(client, "docs", progress=False))]).run(
-        documents=[Document(id_="faq-1", text="...", metadata={"title": "...", "lang": "es"})])
-    nodes = HybridRetriever(Searcher.open(client, "docs"), similarity_top_k=5).retrieve("error E-4012")
+    store = HybridVectorStore.open(connect(url), "docs")
+    IngestionPipeline(transformations=[SentenceSplitter(), store.embed_model], vector_store=store).run(documents=[...])
+    index = VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)
+    answer = index.as_query_engine(llm=...).query("error E-4012")
 
-Each ``NodeWithScore`` has ``score`` = the fused score and a ``TextNode`` with ``id_`` = the hit's
-id, ``text`` = its body text and ``metadata`` = the hit's metadata fields, ``title``, ``parent_id``,
-``chunk_index``, ``score``, ``rank``, ``fused_by`` and (with ``explain``, the default) ``legs``.
+A node's ``ref_doc_id`` is its entry's ``parent_id`` (and its position among its document's nodes
+the ``chunk_index``), so ``delete(ref_doc_id)`` removes every chunk of a document and writing a
+document again replaces its chunks (those of an earlier split that the new one lacks are deleted:
+no duplicates, even with ``SentenceSplitter``'s random node ids). Nodes come back with their
+metadata as written, kept out of the LLM's prompt and the embedding text by default
+(``excluded_llm_metadata_keys``), and ``ref_doc_id`` set; no explanation is asked for by default.
+:class:`HybridRetriever` is a ``BaseRetriever`` on the same search, and :class:`HybridNodeWriter`
+an ``IngestionPipeline`` step that writes through the adapter's ingest.
+
 LlamaIndex's own OpenSearch store reads other field names, ranks differently (a ``match`` on
 ``text`` only) and, on write, adds ``_node_content`` and other keys that an adapter index refuses.
 """
@@ -25,6 +32,7 @@ LlamaIndex's own OpenSearch store reads other field names, ranks differently (a 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Sequence
 
 from adapter._optional import require
@@ -42,19 +50,33 @@ from llama_index.core.schema import (  # noqa: E402
     TextNode,
     TransformComponent,
 )
+from llama_index.core.embeddings import BaseEmbedding  # noqa: E402
+from llama_index.core.vector_stores.types import (  # noqa: E402
+    BasePydanticVectorStore,
+    MetadataFilters,
+    VectorStoreQuery,
+    VectorStoreQueryMode,
+    VectorStoreQueryResult,
+)
 from pydantic import ConfigDict, PrivateAttr  # noqa: E402
 
+from adapter.engines.dsl import Clause  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
+from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, METADATA_FIELD, PARENT_FIELD, embedding_text  # noqa: E402
+from adapter.fusion import Fusion, parse_fusion  # noqa: E402
+from adapter.ingest.by_id import Selection, StoredDocument  # noqa: E402
 from adapter.ingest.report import IngestReport  # noqa: E402
 from adapter.integrations._common import (  # noqa: E402
     FrameworkRow,
     adapter_filters,
     hit_metadata,
     raise_on_failures,
+    relevance,
     resolve_fusion,
     source_rows,
     split_title,
 )
+from adapter.integrations._filters import llamaindex_clause  # noqa: E402
 from adapter.search.page import SearchOptions  # noqa: E402
 from adapter.search.results import Hit, Technique  # noqa: E402
 
@@ -66,7 +88,8 @@ class HybridRetriever(BaseRetriever):
     :param similarity_top_k: nodes returned.
     :param technique: ``hybrid`` (the server fuses), ``bm25``, ``dense`` or ``client-rrf``.
     :param fusion: ``None`` (the index's default), ``"adaptive"``, a fusion name or object.
-    :param filters: ``MetadataFilters`` (``==``, ``in``, ranges; ``and``) or the adapter's ``{"lang": "es"}``.
+    :param filters: ``MetadataFilters`` (LlamaIndex's whole grammar, as :class:`HybridVectorStore` reads it) or
+        the adapter's ``{"lang": "es"}``.
     :param explain: each leg's rank and score in ``metadata["legs"]``.
     :param search_kwargs: more :meth:`Searcher.search` options.
     """
@@ -81,7 +104,7 @@ class HybridRetriever(BaseRetriever):
         self.similarity_top_k = similarity_top_k
         self.technique = Technique.parse(technique)
         self.fusion = resolve_fusion(searcher, fusion)
-        self.filters = adapter_filters(filters)
+        self.filters = llama_filters(filters)
         self.explain = explain
         self.search_kwargs = dict(search_kwargs or {})
         super().__init__(**kwargs)
@@ -91,6 +114,13 @@ class HybridRetriever(BaseRetriever):
                                       filters=self.filters, fusion=self.fusion, explain=self.explain,
                                       options=SearchOptions(full_text=True), **self.search_kwargs)
         return [NodeWithScore(node=text_node(hit), score=hit.score) for hit in result.hits]
+
+
+def llama_filters(filters: Any) -> dict[str, Any] | None:
+    """``MetadataFilters`` as one clause (:func:`adapter.integrations._filters.llamaindex_clause`), or the adapter's own dict."""
+    if isinstance(filters, MetadataFilters):
+        return {"llamaindex": llamaindex_clause(filters)} if filters.filters else None
+    return adapter_filters(filters)
 
 
 def text_node(hit: Hit) -> TextNode:
@@ -104,28 +134,59 @@ def text_node(hit: Hit) -> TextNode:
                     excluded_llm_metadata_keys=list(meta), excluded_embed_metadata_keys=list(meta))
 
 
-def framework_rows(nodes: Sequence[BaseNode]) -> list[FrameworkRow]:
+def framework_rows(nodes: Sequence[BaseNode], *, carried: bool = True) -> list[FrameworkRow]:
     """Nodes as the ingest's rows: a node split off a document (``ref_doc_id``) is a chunk of it,
-    numbered in the order its document's nodes come."""
+    numbered in the order its document's nodes come; a node's ``embedding`` is carried (checked
+    against ``metadata["embedded_by"]``), or dropped when not ``carried``."""
     rows, seen = [], Counter[str]()
     for node in nodes:
         title, metadata = split_title(node.metadata)
+        stamp = metadata.pop(EMBEDDED_BY_FIELD, None)
         parent = node.ref_doc_id if node.ref_doc_id and node.ref_doc_id != node.node_id else None
         index = None
         if parent is not None:
             index, seen[parent] = seen[parent], seen[parent] + 1
+        vector = node.embedding if carried else None
         rows.append(FrameworkRow(node.node_id, node.get_content(metadata_mode=MetadataMode.NONE), title, metadata,
-                                 parent_id=parent, chunk_index=index))
+                                 parent_id=parent, chunk_index=index, vector=vector, embedded_by=stamp if vector is not None else None))
     return rows
+
+
+def drop_older_chunks(ingestor: Any, nodes: Sequence[BaseNode], rows: Sequence[FrameworkRow]) -> None:
+    """Delete the entries of the documents just written that this write did not make (an earlier,
+    different split: ``SentenceSplitter`` gives new random node ids each run). Only for documents
+    whose nodes this write holds whole: a chain of ``PREVIOUS``/``NEXT`` relationships that leaves
+    the batch (``VectorStoreIndex`` writes 2,048 nodes per call) means the rest comes in another
+    call, whose chunks must stay."""
+    parents = sorted(_whole_documents(nodes))
+    if parents:
+        older = {"bool": {"filter": [{"terms": {PARENT_FIELD: parents}}], "must_not": [{"ids": {"values": [str(r.id) for r in rows]}}]}}
+        ingestor.documents().delete(clause=older)
+
+
+def _whole_documents(nodes: Sequence[BaseNode]) -> set[str]:
+    ids = {n.node_id for n in nodes}
+    parents: dict[str, bool] = {}
+    for node in nodes:
+        parent = node.ref_doc_id
+        if parent is None or parent == node.node_id:
+            continue
+        links = (node.relationships.get(NodeRelationship.PREVIOUS), node.relationships.get(NodeRelationship.NEXT))
+        inside = all(not isinstance(link, RelatedNodeInfo) or link.node_id in ids for link in links)
+        parents[parent] = parents.get(parent, True) and inside
+    return {parent for parent, whole in parents.items() if whole}
 
 
 class HybridNodeWriter(TransformComponent):
     """Write nodes through :meth:`adapter.Ingestor.ingest` and pass them on unchanged.
 
-    Each node is one document: ``node_id`` its id (give ``Document(id_=...)`` a stable id, or a
+    Each node is one entry: ``node_id`` its id (give ``Document(id_=...)`` a stable id, or a
     re-run adds copies under new random ids), its text without metadata, ``metadata["title"]`` its
-    title and the rest of ``metadata`` its metadata. Embeddings a node carries are not used: the
-    ingestor embeds with the index's model. Long documents: let the ingestor chunk them
+    title and the rest of ``metadata`` its metadata; a node split off a document has it as its
+    ``parent_id`` (``ref_doc_id``), and writing a document's nodes again replaces its earlier chunks
+    (give one call all of a document's nodes). A node's ``embedding`` is used when
+    ``metadata["embedded_by"]`` is the index model's fingerprint key, and refused otherwise (never
+    replaced silently); without one the ingestor embeds with the index's model. Long documents: let the ingestor chunk them
     (``Ingestor.open(..., chunking=Chunking(200, 40))``), which keeps ``parent_id`` for collapse.
     Nodes that do not land raise :class:`adapter.InputError` naming them after the others landed;
     :attr:`last_report` is the :class:`adapter.IngestReport` of the last call.
@@ -145,4 +206,199 @@ class HybridNodeWriter(TransformComponent):
         report = self.ingestor.ingest(source_rows(rows), total=len(rows))
         self._last_report = report
         raise_on_failures(report, "HybridNodeWriter", len(rows))
+        drop_older_chunks(self.ingestor, nodes, rows)
         return nodes
+
+
+class AdapterEmbedding(BaseEmbedding):
+    """LlamaIndex's ``BaseEmbedding`` from an adapter embedder (the index's model, with its query and
+    passage prefixes): what ``VectorStoreIndex`` needs to be built. :class:`HybridVectorStore`
+    embeds nothing with it at query time (the server's hybrid gets the query text).
+
+    It remembers the vectors it made (a bounded set of their hashes), so the store that handed it
+    out knows them as its own model's (``VectorStoreIndex.from_documents`` / ``insert`` embed nodes
+    with it and hand the store bare vectors)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    embedder: Any = None
+    _made: dict[int, None] = PrivateAttr(default_factory=dict)
+
+    def made(self, vector: Sequence[float] | None) -> bool:
+        """Whether this model made ``vector`` (in this process, among the last 100,000 it made)."""
+        return vector is not None and hash(tuple(float(x) for x in vector)) in self._made
+
+    def _remember(self, vector: list[float]) -> list[float]:
+        if len(self._made) >= 100_000:
+            self._made.pop(next(iter(self._made)))
+        self._made[hash(tuple(vector))] = None
+        return vector
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return [float(x) for x in self.embedder.embed_query(query)]
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._remember([float(x) for x in self.embedder.embed_documents([text])[0]])
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return [self._remember([float(x) for x in v]) for v in self.embedder.embed_documents(texts)] if texts else []
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        """As an ``IngestionPipeline`` step (LlamaIndex writes only nodes with embeddings into a vector
+        store): each node's vector as the adapter's ingest computes it (title and text, the passage
+        prefix; no metadata), stamped with the model's fingerprint key in ``metadata["embedded_by"]``
+        (left out of the prompt and of what is stored), so the store uses it as it is."""
+        key = self.embedder.fingerprint.key
+        texts = [embedding_text(str(n.metadata.get("title") or ""), n.get_content(metadata_mode=MetadataMode.NONE)) for n in nodes]
+        for node, vector in zip(nodes, self.embedder.embed_documents(texts) if texts else []):
+            node.embedding = [float(x) for x in vector]
+            node.metadata[EMBEDDED_BY_FIELD] = key
+            for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
+                if EMBEDDED_BY_FIELD not in excluded:
+                    excluded.append(EMBEDDED_BY_FIELD)
+        return nodes
+
+    async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        return self(nodes, **kwargs)
+
+
+# Query modes: the server's fused hybrid, BM25 alone, or the hybrid diversified by MMR. The learners
+# (svm, regressions) and sparse vectors are not what an adapter index holds.
+_HYBRID_MODES = {VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.HYBRID, VectorStoreQueryMode.SEMANTIC_HYBRID,
+                 VectorStoreQueryMode.MMR}
+
+
+class HybridVectorStore(BasePydanticVectorStore):
+    """A LlamaIndex vector store on an adapter index. Use :meth:`open`.
+
+    ``query`` runs :meth:`adapter.Searcher.search` with the query's text: modes ``default``,
+    ``hybrid`` and ``semantic_hybrid`` are the server's fused hybrid (``alpha``, when given, weighs
+    the legs: ``1 - alpha`` BM25, ``alpha`` dense), ``text_search`` BM25 alone, ``mmr`` the hybrid
+    diversified with ``mmr_threshold`` as MMR's lambda (0.5 without one); other modes raise
+    :class:`adapter.InputError`. It takes ``similarity_top_k``, ``filters`` (``MetadataFilters``
+    with LlamaIndex's whole grammar: :func:`adapter.integrations._filters.llamaindex_clause`),
+    ``doc_ids`` (documents: ``ref_doc_id``) and ``node_ids``; its ``similarities`` are each hit's
+    relevance in [0, 1] (docs/INTEROP.md, Scores), so ``SimilarityPostprocessor`` cutoffs mean
+    the same under every fusion.
+
+    ``add`` writes through the adapter's ingest. A node's vector is used when it is the index
+    model's: stamped with its fingerprint key in ``metadata["embedded_by"]`` (:attr:`embed_model`
+    as a pipeline step does that), or made by this store's :attr:`embed_model` (``from_documents``,
+    ``insert``). Any other vector is refused; ``carried_vectors="embed"`` drops it and the index's
+    model embeds the text. Writing a document's nodes again replaces its chunks: entries of the same
+    ``ref_doc_id`` that this call did not write are deleted, for each document whose nodes the call
+    holds whole (:func:`drop_older_chunks`; one that spans two calls keeps what it had).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    stores_text: bool = True
+    is_embedding_query: bool = False  # the server's hybrid takes the query text; LlamaIndex embeds nothing
+    flat_metadata: bool = False
+    searcher: Any
+    ingestor: Any
+    fusion: Any = None
+    explain: bool = False
+    carried_vectors: str = "refuse"
+    search_kwargs: dict[str, Any] = {}
+    _embed_model: AdapterEmbedding | None = PrivateAttr(default=None)
+
+    @classmethod
+    def open(cls, client: Any, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
+        """The store for the adapter index behind ``alias`` (its own model, loaded once for both sides)."""
+        from adapter.ingest.ingestor import Ingestor
+        from adapter.search import Searcher
+
+        searcher = Searcher.open(client, alias, embedder)
+        return cls(searcher=searcher, ingestor=Ingestor.open(client, alias, embedder or searcher.embedder, progress=False),
+                   **options)
+
+    @property
+    def client(self) -> Any:
+        return self.searcher.client
+
+    @property
+    def embed_model(self) -> AdapterEmbedding:
+        """The index's model as LlamaIndex's ``BaseEmbedding``
+        (``VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)``); one per store."""
+        if self._embed_model is None:
+            self._embed_model = AdapterEmbedding(embedder=self.searcher.embedder, model_name=self.searcher.info.fingerprint.model)
+        return self._embed_model
+
+    def add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
+        if self.carried_vectors not in ("refuse", "embed"):
+            raise InputError(f"carried_vectors must be refuse or embed, got {self.carried_vectors!r}")
+        key = self.searcher.info.fingerprint.key
+        made = self._embed_model.made if self._embed_model is not None else (lambda _: False)
+        rows = [replace(row, embedded_by=key) if row.vector is not None and row.embedded_by is None and made(row.vector) else row
+                for row in framework_rows(nodes, carried=self.carried_vectors == "refuse")]
+        report = self.ingestor.ingest(source_rows(rows), total=len(rows))
+        raise_on_failures(report, "HybridVectorStore.add", len(rows))
+        drop_older_chunks(self.ingestor, nodes, rows)
+        return [str(r.id) for r in rows]
+
+    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        """Delete every entry of the document ``ref_doc_id`` (all its chunks, or the entry itself)."""
+        self.ingestor.documents().delete(parents=[ref_doc_id])
+
+    def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **kwargs: Any) -> None:
+        """Delete the nodes ``node_ids``, or those ``filters`` select (both given: both must hold)."""
+        if not node_ids and filters is None:
+            raise InputError("delete_nodes needs node_ids or filters: it never empties the whole index (clear() does)")
+        documents = self.ingestor.documents()
+        if filters is None:
+            documents.delete(list(node_ids or ()))
+        else:
+            documents.delete(clause=self._selection(node_ids, filters).query())
+
+    def clear(self) -> None:
+        """Delete every entry of the index (the index, its model and its settings stay)."""
+        self.ingestor.documents().delete(clause={"match_all": {}})
+
+    def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None) -> list[BaseNode]:
+        """The nodes ``node_ids`` that exist (in that order), or those ``filters`` select."""
+        documents = self.ingestor.documents()
+        if filters is None:
+            return [_stored_node(d) for d in documents.get(list(node_ids or ()))]
+        return [_stored_node(d) for d in documents.find(self._selection(node_ids, filters))]
+
+    @staticmethod
+    def _selection(node_ids: list[str] | None, filters: MetadataFilters) -> Selection:
+        return Selection(ids=tuple(node_ids or ()), clause=llamaindex_clause(filters).body)
+
+    def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        if not query.query_str:
+            raise InputError("HybridVectorStore searches the query's text with the server's hybrid: give query_str")
+        if query.mode not in _HYBRID_MODES and query.mode != VectorStoreQueryMode.TEXT_SEARCH:
+            raise InputError(f"query mode {query.mode.value!r} is not one an adapter index runs: default, hybrid, "
+                             "semantic_hybrid, mmr (the server's fused hybrid) or text_search (BM25)")
+        filters = dict(llama_filters(query.filters) or {})
+        if query.doc_ids:
+            filters[PARENT_FIELD] = list(query.doc_ids)
+        if query.node_ids:
+            filters["node_ids"] = Clause({"ids": {"values": list(query.node_ids)}}, ("_id",))
+        mmr = query.mmr_threshold if query.mmr_threshold is not None else 0.5
+        result = self.searcher.search(
+            query.query_str, technique="bm25" if query.mode == VectorStoreQueryMode.TEXT_SEARCH else "hybrid",
+            k=query.similarity_top_k, filters=filters or None, fusion=self._fusion(query.alpha), explain=self.explain,
+            mmr_lambda=mmr if query.mode == VectorStoreQueryMode.MMR else None, options=SearchOptions(full_text=True),
+            **self.search_kwargs)
+        nodes = [text_node(hit) for hit in result.hits]
+        return VectorStoreQueryResult(nodes=nodes, similarities=[relevance(hit, result) for hit in result.hits],
+                                      ids=[n.node_id for n in nodes])
+
+    def _fusion(self, alpha: float | None) -> Any:
+        fusion = resolve_fusion(self.searcher, self.fusion)
+        if alpha is None:
+            return fusion
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+            raise InputError(f"alpha weighs the dense leg against BM25 and lies in [0, 1], got {alpha!r}")
+        base = fusion if isinstance(fusion, Fusion) else self.searcher.fusion
+        weights = (1.0 - float(alpha), float(alpha))
+        return base.with_weights(weights) if isinstance(base, Fusion) else parse_fusion(None, weights=weights)
+
+
+def _stored_node(doc: StoredDocument) -> TextNode:
+    source = {METADATA_FIELD: dict(doc.metadata), PARENT_FIELD: doc.parent_id, CHUNK_FIELD: doc.chunk_index}
+    return text_node(Hit(doc.id, 0.0, source, title=doc.title, text=doc.text))

@@ -149,8 +149,8 @@ def test_llamaindex_retriever_is_the_searchers_hybrid(client, support_index, e5)
     nodes = HybridRetriever(searcher, similarity_top_k=3, filters=filters).retrieve(QUERIES[0])
     result = expected(searcher, QUERIES[0], None, k=3, filters={"category": "devoluciones"})
     assert [n.node.node_id for n in nodes] == result.ids and {n.node.metadata["category"] for n in nodes} == {"devoluciones"}
-    with pytest.raises(InputError, match="operator"):
-        HybridRetriever(searcher, filters=MetadataFilters(filters=[MetadataFilter(key="lang", value="es", operator=FilterOperator.NE)]))
+    with pytest.raises(InputError, match="text_match"):  # metadata is stored as exact values: no substring match
+        HybridRetriever(searcher, filters=MetadataFilters(filters=[MetadataFilter(key="lang", value="es", operator=FilterOperator.TEXT_MATCH)]))
 
 
 def test_llamaindex_ingestion_pipeline_writes_through_the_adapter(client, empty_index, e5, tmp_path):

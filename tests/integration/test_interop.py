@@ -49,6 +49,7 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     assert namespace["written"]["writer"] == {"documents_written": 1}
     assert [d.id for d in haystack_docs] == searcher.search(QUERY, k=3, filters={"category": ["devoluciones", "reembolsos"]}).ids
     assert [n.node.node_id for n in namespace["nodes"]] == searcher.search(QUERY, k=3, filters={"lang": "es"}).ids
+    assert [n.node.node_id for n in namespace["response"].source_nodes] == searcher.search(QUERY, k=3).ids
     assert namespace["found"][0].id == "lc-1" and namespace["ids"] == ["lc-1"]
     # The retriever: filtered, server-fused, metadata carried.
     docs = namespace["docs"]

@@ -135,3 +135,30 @@ def test_a_missing_framework_names_its_extra(module, package, extra):
             f"try:\n    import adapter.integrations.{module}\nexcept ConfigurationError as exc:\n    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert f"install -c constraints.txt -e '.[{extra}]'" in out.stdout, out.stdout + out.stderr  # this clone's line (issue 32)
+
+
+def test_llamaindex_filters_become_one_clause_with_the_meanings_of_llamaindexs_own_store():
+    from adapter.integrations._filters import FilterGrammarError, llamaindex_clause
+
+    def f(key, value, operator="=="):
+        return SimpleNamespace(key=key, value=value, operator=operator)
+
+    def filters(*items, condition="and"):
+        return SimpleNamespace(filters=list(items), condition=condition)
+
+    clause = llamaindex_clause(filters(f("topic", "a"), filters(f("year", 2020, ">="), f("tags", ["x", "y"], "all"), condition="or")))
+    assert clause.fields == ("metadata.topic", "metadata.year", "metadata.tags")
+    assert clause.body == {"bool": {"filter": [
+        {"term": {"metadata.topic": "a"}},
+        {"bool": {"should": [{"range": {"metadata.year": {"gte": 2020}}},
+                             {"bool": {"filter": [{"term": {"metadata.tags": "x"}}, {"term": {"metadata.tags": "y"}}]}}],
+                  "minimum_should_match": 1}}]}}
+    # NOT: none of its filters holds (LlamaIndex's reading), and != / nin also match an entry without the key.
+    assert llamaindex_clause(filters(f("a", 1), f("b", 2), condition="not")).body == {"bool": {"must_not": [{"bool": {"filter": [
+        {"bool": {"should": [{"term": {"metadata.a": 1}}, {"term": {"metadata.b": 2}}], "minimum_should_match": 1}}]}}]}}
+    assert llamaindex_clause(filters(f("a", ["x"], "nin"))).body == {"bool": {"filter": [{"bool": {"must_not": [{"terms": {"metadata.a": ["x"]}}]}}]}}
+    assert llamaindex_clause(filters(f("a", None, "is_empty"))).body["bool"]["filter"][0]["bool"]["should"][1] == {"term": {"metadata.a": ""}}
+    with pytest.raises(FilterGrammarError, match="text_match"):
+        llamaindex_clause(filters(f("a", "x", "text_match")))
+    with pytest.raises(FilterGrammarError, match="'in' on 'meta.a' takes a list"):
+        llamaindex_clause(filters(f("a", "x", "in")))
