@@ -79,6 +79,8 @@ def add_parsers(sub: Subparsers) -> None:
     search.add_argument("--show-query", action="store_true",
                         help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client")
     search.add_argument("--json", action="store_true", help="the result as JSON (schema: `hybrid schema search`), with the requests sent under 'sent'")
+    search.add_argument("--with-vector", action="store_true",
+                        help="--json: keep the query vector in the requests under 'sent' (left out by default: ~8 KB per copy)")
     search.set_defaults(func=run)
 
 
@@ -163,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     )
     result = with_match_notes(searcher, args.query, result)
     if args.json:
-        print(json.dumps(search_result_json(result), indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(search_result_json(result, with_vector=args.with_vector), indent=2, ensure_ascii=False, default=str))
     else:
         print_result(result, explain=args.explain, show_query=args.show_query, timing=timing)
     return 0

@@ -32,7 +32,8 @@ class HybridRequest:
     ``inline_pipeline`` (OpenSearch): a temporary search pipeline sent with the request.
     ``filter`` (only where ``caps.hybrid_filter``): one filter for every leg. ``fusion``: what
     the request itself fuses by (Elasticsearch; OpenSearch's in-query fusion where
-    ``caps.in_query_fusion``); None: a pipeline fuses."""
+    ``caps.in_query_fusion``); None: a pipeline fuses. ``empty_shard``: the request also searches
+    the engine's :attr:`Engine.empty_shard_index`, where no field is mapped."""
 
     text: dict[str, Any]
     knn: dict[str, Any]
@@ -45,6 +46,7 @@ class HybridRequest:
     inline_pipeline: dict[str, Any] | None = None
     filter: Mapping[str, Any] | None = None
     fusion: Fusion | None = None
+    empty_shard: bool = False
 
 
 class Engine(Protocol):
@@ -54,6 +56,9 @@ class Engine(Protocol):
 
     name: str
     highlight_offset_option: str  # the highlight option capping how much of a field is analysed
+    # An empty index searched beside a one-shard index's hybrid, so that the server fuses before it
+    # fetches and fetches only the page (None: the engine's hybrid fetches the page alone already).
+    empty_shard_index: str | None
 
     @property
     def placement(self) -> FusionPlacement:

@@ -96,15 +96,35 @@ def validate(contract: str | Contract, document: Any) -> None:
         raise InputError(f"not a valid {contract.value} document ({schema_file(contract)}):\n" + "\n".join(lines) + more)
 
 
-def search_result_json(result: SearchResult) -> dict[str, Any]:
-    """``result`` as the search contract says (``hybrid search --json``, ``hybrid serve``)."""
+# The keys under which a request body carries the query vector (OpenSearch's knn clause,
+# Elasticsearch's knn section and retrievers).
+VECTOR_KEYS = frozenset({"vector", "query_vector"})
+
+
+def search_result_json(result: SearchResult, *, with_vector: bool = False) -> dict[str, Any]:
+    """``result`` as the search contract says (``hybrid search --json``, ``hybrid serve``). The query
+    vector in the requests sent is replaced by a note of its length unless ``with_vector`` (it is
+    ~8 KB of JSON per copy at 384 dimensions, and what a reader rarely wants)."""
     data: dict[str, Any] = {"schema_version": SEARCH_SCHEMA_VERSION}
     data.update(asdict(result))
+    if not with_vector:
+        data["sent"] = [{**sent, "body": _without_vectors(sent["body"])} for sent in data["sent"]]
     data["technique"] = result.technique.value
     data["fused_by"] = result.fused_by.value
     data["fusion"] = None if result.fusion is None else _fusion_json(result.fusion)
     plain: dict[str, Any] = _plain(data)
     return plain  # result.choice (adaptive weights and why) is a plain dataclass: asdict has it
+
+
+def _without_vectors(value: Any) -> Any:
+    """``value`` with every query vector (a list of numbers under :data:`VECTOR_KEYS`) left out."""
+    if isinstance(value, Mapping):
+        return {k: (f"<{len(v)} numbers: the query vector, left out (with_vector / --with-vector shows it)>"
+                    if k in VECTOR_KEYS and isinstance(v, (list, tuple)) and v and all(isinstance(x, (int, float)) for x in v)
+                    else _without_vectors(v)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_vectors(v) for v in value]
+    return value
 
 
 def _fusion_json(fusion: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from adapter.engines import Cluster, Engine, cluster_for
-from adapter.errors import ConfigurationError, IndexHealthError
+from adapter.errors import BackendError, ConfigurationError, IndexHealthError
 from adapter.fusion import DEFAULT_WEIGHTS
 from adapter.index.assets import IndexNames, IndexSpec
 from adapter.index.plan import (  # noqa: F401  (re-exported: what init's callers and tests used from here)
@@ -36,6 +36,10 @@ from adapter.index.plan import (  # noqa: F401  (re-exported: what init's caller
 )
 
 INIT_REBUILD_HINT = "`hybrid init` does not do that: `hybrid reindex` builds it and swaps the alias (docs/OPERATIONS.md)"
+
+
+# The empty shard: hidden (no wildcard finds it), write-blocked (it stays empty), one shard, no replica.
+EMPTY_SHARD_BODY = {"settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0, "hidden": True, "blocks.write": True}}}
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,31 @@ def _enable_server_mmr(cluster: Cluster, *, dry_run: bool) -> Change:
                   json_diff({change.name: change.before}, {change.name: change.after}, change.name))
 
 
+def _empty_shard(cluster: Cluster, engine: Engine, *, serverless: bool, dry_run: bool) -> tuple[tuple[Change, ...], tuple[str, ...]]:
+    """The engine's empty shard (:attr:`~adapter.engines.Engine.empty_shard_index`), created once per
+    cluster where the engine needs one; a cluster that refuses it only makes its hybrid searches fetch
+    their excerpts in a second request (the notice says so)."""
+    name = engine.empty_shard_index
+    if name is None or serverless:  # Serverless: no shards to add
+        return (), ()
+    if cluster.index_exists(name, action=f"checking for {name}"):
+        return (), ()  # the cluster's, not this index's: listed only when this init creates it
+    body = EMPTY_SHARD_BODY
+    if not dry_run:
+        try:
+            cluster.create_index(name, body, action=f"creating {name}")
+        except BackendError as exc:
+            if exc.status == 400 and "already_exists" in (exc.reason or ""):  # another init created it meanwhile
+                return (), ()
+            if exc.status != 403:
+                raise
+            return (), (f"could not create {name} (403: {exc.reason}): hybrid searches of a one-shard index fetch their "
+                        "excerpts in a second request (an admin can run `hybrid init` once to create it)",)
+    return (Change(ChangeKind.INDEX, name, Action.CREATE.applied(dry_run=dry_run),
+                   reason="an empty shard searched beside one-shard indices: the server fuses, then fetches the page alone",
+                   body=body),), ()
+
+
 def init_index(
     client: Any,
     alias: str,
@@ -122,4 +151,6 @@ def init_index(
         changes += (_enable_server_mmr(cluster, dry_run=dry_run),)
         if not dry_run:
             cluster.probe(refresh=True)
-    return InitReport(alias, planned.index, changes, planned.default_pipeline, planned.default_fusion, planned.notices)
+    shard, notices = _empty_shard(cluster, engine, serverless=caps.serverless, dry_run=dry_run) if caps.hybrid else ((), ())
+    return InitReport(alias, planned.index, changes + shard, planned.default_pipeline, planned.default_fusion,
+                      planned.notices + notices)

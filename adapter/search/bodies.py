@@ -32,13 +32,20 @@ def excerpts(state: IndexState, stage: FirstStage, *, request_highlights: bool =
                          request_highlights=request_highlights)
 
 
-def hybrid_highlights(state: IndexState, plan: FusionPlan) -> bool:
-    """Whether the hybrid request carries the excerpts' ``highlight`` clause: Elasticsearch's query +
-    knn sum (a plain search, its fetch phase sees the page alone). Not OpenSearch's hybrid query: on
-    one shard its fetch phase runs over every candidate of both legs before the pipeline trims to the
-    page, so excerpts there cost ~5x a search for the page's ids (docs/BENCHMARKS.md, Scale); nor
-    Elasticsearch's retrievers (no highlight)."""
-    return plan.fused_by is FusedBy.SERVER_SUM
+# OpenSearch's hybrid query, fused by a pipeline (stored or inline) or by its own ``fusion``.
+HYBRID_QUERY_FUSIONS = frozenset({FusedBy.SERVER_PIPELINE, FusedBy.SERVER_INLINE, FusedBy.SERVER_QUERY})
+
+
+def hybrid_highlights(state: IndexState, plan: FusionPlan, *, empty_shard: bool) -> bool:
+    """Whether the hybrid request carries the excerpts' ``highlight`` clause: where its fetch phase
+    sees the page alone. Elasticsearch's query + knn sum (a plain search); OpenSearch's hybrid query
+    over several shards, or over one searched beside the engine's empty shard (the server fuses, then
+    fetches). Not OpenSearch's hybrid over one shard alone: its fetch phase runs over every candidate
+    of both legs before the pipeline trims to the page, so excerpts there cost ~5x a search for the
+    page's ids (docs/BENCHMARKS.md, Scale); nor Elasticsearch's retrievers (no highlight)."""
+    if plan.fused_by is FusedBy.SERVER_SUM:
+        return True
+    return plan.fused_by in HYBRID_QUERY_FUSIONS and (empty_shard or state.info.shards > 1)
 
 
 def exclude(state: IndexState, stage: FirstStage) -> tuple[str, ...]:
@@ -84,10 +91,11 @@ def leg_bodies(engine: Engine, state: IndexState, query: str, vector: Sequence[f
     ]
 
 
-def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPlan, *, explain: bool) -> Body:
+def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPlan, *, explain: bool, empty_shard: bool = False) -> Body:
     """The one request that runs both legs and fuses them on the server. From 3.0 the filter goes
     once into ``hybrid.filter`` (the server pushes it into both legs, into the knn clause as its
-    pre-filter); before, inside each leg."""
+    pre-filter); before, inside each leg. ``empty_shard``: sent to the index and the engine's empty
+    shard (:meth:`.retrieve.Retriever.empty_shard`), so it carries the excerpts itself."""
     caps = state.caps
     pushed = bool(stage.filters) and caps.hybrid_filter
     leg_filters = None if pushed else stage.filters
@@ -97,8 +105,9 @@ def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPla
     body = engine.hybrid_body(HybridRequest(
         text, vector_leg, caps=caps, depth=stage.depth, size=size, from_=from_, exclude=exclude(state, stage), explain=explain,
         inline_pipeline=plan.inline, filter={"bool": {"filter": filter_clauses(stage.filters)}} if pushed else None,
-        fusion=plan.fusion if plan.fused_by.in_request else None))  # in_request: Elasticsearch, in-query fusion
-    body.update(_page(engine, state, stage, request_highlights=hybrid_highlights(state, plan)))
+        fusion=plan.fusion if plan.fused_by.in_request else None,  # in_request: Elasticsearch, in-query fusion
+        empty_shard=empty_shard))
+    body.update(_page(engine, state, stage, request_highlights=hybrid_highlights(state, plan, empty_shard=empty_shard)))
     return body
 
 

@@ -65,7 +65,8 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
     # explanations carry the legs; a pipeline's fusion is explained only when the mirror cannot
     # reproduce the fused scores (fuse.explained). (OpenSearch's in-query fusion is never planned with explain.)
     server_explains = request.explain and fusion.fused_by.in_request
-    resp = r.hybrid(stage, fusion, explain=server_explains)
+    shard = r.empty_shard(stage, fusion)  # then the request carries the page's excerpts itself
+    resp = r.hybrid(stage, fusion, explain=server_explains, empty_shard=shard)
     if resp is None:
         return FirstHits((), 0.0, 1)  # past the end of the fused list: the result says so, as client fusion does
     took, requests = responses.took(resp), 1
@@ -73,7 +74,7 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
     if stage.page.facets_apart:
         apart = r.facets_apart(stage)
         facets, took, requests = responses.facets(apart, stage.page.options.facets), took + responses.took(apart), requests + 1
-    excerpts = bodies.excerpts(r.state, stage, request_highlights=bodies.hybrid_highlights(r.state, fusion))
+    excerpts = bodies.excerpts(r.state, stage, request_highlights=bodies.hybrid_highlights(r.state, fusion, empty_shard=shard is not None))
     groups = fuse.server_page(r.bounded(responses.hits(resp), stage, excerpts), stage)
     explained: fuse.Explained = {}
     if request.explain:
@@ -82,7 +83,7 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
         spent: list[float] = []
 
         def again() -> list[fuse.RawGroup]:
-            answer = r.hybrid(stage, fusion, explain=True) or {}
+            answer = r.hybrid(stage, fusion, explain=True, empty_shard=shard) or {}
             spent.append(responses.took(answer))
             return fuse.server_page(r.bounded(responses.hits(answer), stage, excerpts), stage)
 

@@ -54,9 +54,11 @@ class Retriever:
         return self.state.alias
 
     # -- sending ---------------------------------------------------------------------------------
-    def search(self, body: Mapping[str, Any], *, pipeline: str | None = None, leg: str = "search") -> Json:
+    def search(self, body: Mapping[str, Any], *, pipeline: str | None = None, leg: str = "search", beside: str | None = None) -> Json:
+        """``body`` on the alias (and on the index ``beside`` it: the empty shard)."""
+        target = f"{self.alias},{beside}" if beside else self.alias
         with self._sending(leg, "search") as span:
-            resp = self.cluster.search(self.alias, body, pipeline=pipeline, action=f"searching {self.alias}")
+            resp = self.cluster.search(target, body, pipeline=pipeline, action=f"searching {self.alias}")
             span.set_attribute("hybrid.took_ms", responses.took(resp))
         self._check(resp)
         return resp
@@ -121,11 +123,12 @@ class Retriever:
         resp = self.search(bodies.single_leg(self.engine, self.state, stage, query, mmr), leg=leg)
         return Answer(tuple(responses.hits(resp)), responses.facets(resp, stage.page.options.facets), responses.took(resp), 1)
 
-    def hybrid(self, stage: FirstStage, plan: FusionPlan, *, explain: bool) -> Json | None:
-        """The hybrid request (None: the page lies past the end of the fused list, which the server refuses)."""
-        body = bodies.hybrid(self.engine, self.state, stage, plan, explain=explain)
+    def hybrid(self, stage: FirstStage, plan: FusionPlan, *, explain: bool, empty_shard: str | None = None) -> Json | None:
+        """The hybrid request (None: the page lies past the end of the fused list, which the server refuses);
+        ``empty_shard``: searched beside the index (:meth:`empty_shard`)."""
+        body = bodies.hybrid(self.engine, self.state, stage, plan, explain=explain, empty_shard=empty_shard is not None)
         try:
-            return self.search(body, pipeline=plan.pipeline, leg="hybrid")
+            return self.search(body, pipeline=plan.pipeline, leg="hybrid", beside=empty_shard)
         except BackendError as exc:
             reason = exc.reason or ""
             why = self.engine.refused_fusion(exc)
@@ -137,6 +140,29 @@ class Retriever:
             if exc.status == 400 and "increase pagination_depth" in reason:
                 return None
             raise
+
+    def empty_shard(self, stage: FirstStage, plan: FusionPlan) -> str | None:
+        """The engine's empty shard, to search beside a one-shard index's server-fused hybrid so that the
+        server fuses before it fetches (the page alone, with its excerpts: one request), where it can:
+        not with a collapse or sort the server runs (the empty shard maps no field), nor where the client
+        needs the whole fused list. Whether this cluster lets us search it is asked once per state."""
+        name, page = self.engine.empty_shard_index, stage.page
+        if (name is None or not plan.fused_by.server or self.state.info.shards != 1 or self.state.caps.serverless
+                or stage.whole or page.collapse_on_server or page.sort_on_server):
+            return None
+        return name if self.state.facts.get("empty_shard", lambda: self._searchable(name)) else None
+
+    def _searchable(self, index: str) -> bool:
+        """Whether ``index`` answers a search (absent, 404, or not ours to read, 403: no); not one of the search's requests."""
+        with recording():
+            try:
+                with self._refusals_recovered():
+                    self.cluster.search(index, {"size": 0}, action=f"checking {index}")
+            except BackendError as exc:
+                if exc.status in (403, 404):
+                    return False
+                raise
+        return True
 
     def legs(self, stage: FirstStage, *, fields: Sequence[str] = (), extra: Sequence[Mapping[str, Any]] = ()) -> Legs:
         """Both legs to the stage's depth in one ``_msearch``, with ``extra`` bodies (answers after)."""

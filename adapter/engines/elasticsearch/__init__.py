@@ -52,6 +52,7 @@ KNN_MAX_CANDIDATES = 10_000
 class ElasticsearchEngine:
     name = "elasticsearch"
     highlight_offset_option = "max_analyzed_offset"  # highlight: how much of a field is analysed at most
+    empty_shard_index: str | None = None  # its hybrid fetches the page alone
 
     def __init__(self) -> None:
         self._probed = ProbedClusters()

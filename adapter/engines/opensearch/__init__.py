@@ -52,9 +52,19 @@ def probe_settings(client: Any) -> Mapping[str, Any]:
         return {}
 
 
+# On one shard OpenSearch runs the fetch phase in the same round as the query phase (query and
+# fetch), before the search pipeline fuses: a hybrid then reads the source (and highlights) of every
+# candidate of both legs, up to 2 x depth, where it returns a page. With a second shard the server
+# fuses first and fetches the page alone: searching this empty, write-blocked, hidden index beside
+# the hybrid index gives it one, without changing a score (it holds no document, and its knn leg
+# has ignore_unmapped). `hybrid init` creates it (adapter.index.init).
+EMPTY_SHARD_INDEX = "hybrid-empty-shard"
+
+
 class OpenSearchEngine:
     name = "opensearch"
     highlight_offset_option = "max_analyzer_offset"  # highlight: how much of a field is analysed at most
+    empty_shard_index: str | None = EMPTY_SHARD_INDEX
 
     def __init__(self) -> None:
         self._probed = ProbedClusters()
@@ -164,7 +174,8 @@ class OpenSearchEngine:
             raise CapabilityError(f"hybrid.filter needs OpenSearch 3.0+, the cluster runs {caps.version}; put the filter in each leg")
         if fusion is not None and not caps.in_query_fusion:
             raise CapabilityError(f"the cluster ({caps.version}) has no in-query fusion (hybrid.fusion)")
-        legs = (request.text, request.knn)
+        knn = _unmapped_ignored(request.knn) if request.empty_shard else request.knn
+        legs = (request.text, knn)
         hybrid: dict[str, Any] = {"queries": [named_query(q, leg) for q, leg in zip(legs, LEGS)] if request.explain else list(legs)}
         if filter is not None:
             hybrid["filter"] = dict(filter)
@@ -193,6 +204,12 @@ class OpenSearchEngine:
     def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None], *,
                              weights: Sequence[float] | None = None) -> list[float | None]:
         return responses.hybrid_leg_scores(hit.explanation, LEGS, matched=hit.matched_queries, raw_scores=raw_scores)
+
+
+def _unmapped_ignored(knn: Mapping[str, Any]) -> dict[str, Any]:
+    """The knn leg answering nothing on an index without its field (the empty shard), instead of an error."""
+    (field, clause), = knn["knn"].items()
+    return {"knn": {field: {**clause, "ignore_unmapped": True}}}
 
 
 def fusion_clause(fusion: Fusion, caps: Capabilities, *, window_size: int) -> dict[str, Any]:

@@ -32,6 +32,7 @@ class FakeEngine:
     name = NAME.value
     highlight_offset_option = "max_analyzer_offset"
     placement = IN_REQUEST  # no search pipelines: a fusion would go in the request; it runs none, so the client fuses
+    empty_shard_index: str | None = None  # its hybrid fetches the page alone
 
     def cluster(self, client: Any) -> Any:
         from .cluster import FakeCluster

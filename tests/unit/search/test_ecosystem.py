@@ -41,10 +41,10 @@ def test_managed_service_probe_reads_the_version():
 def test_the_result_carries_the_exact_requests_sent():
     client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), "search": hits(("a", 0.9))})
     result = searcher(client).search("hola", k=3)
-    sent, excerpts = result.sent  # the hybrid, then the page's bounded texts (never inside it: docs/BENCHMARKS.md, Scale)
-    assert excerpts.path == "/docs-v1/_search" and excerpts.body["query"] == {"ids": {"values": ["a"]}}
-    call = client.calls_to("search")[0]
-    assert sent == SentRequest("POST", "/docs/_search", {"search_pipeline": "docs-min_max-arithmetic_mean"}, call.body)
+    (sent,) = result.sent  # the hybrid beside the empty shard, its page's bounded texts inside it (not the empty shard's check)
+    call = client.calls_to("search")[1]
+    assert sent == SentRequest("POST", "/docs,hybrid-empty-shard/_search", {"search_pipeline": "docs-min_max-arithmetic_mean"}, call.body)
+    assert set(call.body["highlight"]["fields"]) == {"title", "text"}
     assert result.request_body is call.body  # the body that went out, not a copy
     hybrid = result.request_body["query"]["hybrid"]
     assert hybrid["pagination_depth"] == 100
@@ -52,7 +52,7 @@ def test_the_result_carries_the_exact_requests_sent():
                                                     "operator": "or"}}
     assert hybrid["queries"][1]["knn"]["embedding"]["k"] == 100
     text = sent.as_text()
-    assert text.startswith("POST /docs/_search?search_pipeline=docs-min_max-arithmetic_mean\n")
+    assert text.startswith("POST /docs,hybrid-empty-shard/_search?search_pipeline=docs-min_max-arithmetic_mean\n")
     assert json.loads(text.split("\n", 1)[1]) == call.body
 
 

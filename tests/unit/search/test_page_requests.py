@@ -213,7 +213,7 @@ def test_server_mmr_asked_where_it_cannot_run_falls_back_with_a_notice():
 def test_in_query_fusion_replaces_the_inline_pipeline():
     client, s = searcher(FUSED, {"search": {"took": 1, "hits": {"hits": [hit(0, 0.5, "a")]}}})
     result = s.search("x", k=1, query_vector=VEC, fusion=ScoreNormalization(weights=(0.2, 0.8)))
-    body = client.calls_to("search")[0].body
+    body = client.calls_to("search")[-1].body  # after the empty shard's check
     assert result.fused_by is FusedBy.SERVER_QUERY and result.fused_by_label == "server:query:min_max-arithmetic_mean"
     assert "search_pipeline" not in body and body["query"]["hybrid"]["fusion"]["combination"]["parameters"]["weights"] == [0.2, 0.8]
 

@@ -83,6 +83,11 @@ def pipelines(*stored):
     return answer
 
 
+def hybrid_calls(client) -> list:
+    """The hybrid requests a fake client got (not the empty shard's check, nor a search for excerpts)."""
+    return [c for c in client.calls_to("search") if "hybrid" in (c.body or {}).get("query", {})]
+
+
 # -- fusion resolution ---------------------------------------------------------------------------
 def test_construction_does_no_requests():
     client = FakeClient()
@@ -97,7 +102,7 @@ def test_stored_pipeline_is_used_and_looked_up_once():
     s.search("hola otra vez")
     assert first.fused_by is FusedBy.SERVER_PIPELINE and first.pipeline == "docs-min_max-arithmetic_mean"
     assert len(client.calls_to("transport.perform_request")) == 1
-    search = client.calls_to("search")[0]
+    search = hybrid_calls(client)[0]
     assert search.params == {"search_pipeline": "docs-min_max-arithmetic_mean"}
     assert "search_pipeline" not in search.body
     assert search.body["query"]["hybrid"]["pagination_depth"] == 100
@@ -107,9 +112,9 @@ def test_weights_no_stored_pipeline_has_go_inline():
     client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), "search": hits(("a", 0.9))})
     result = searcher(client).search("hola", fusion=ScoreNormalization(weights=(0.2, 0.8)))
     assert result.fused_by is FusedBy.SERVER_INLINE and result.pipeline is None
-    body = client.calls_to("search")[0].body
+    body = hybrid_calls(client)[0].body
     assert body["search_pipeline"]["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.2, 0.8]
-    assert client.calls_to("search")[0].params == {}
+    assert hybrid_calls(client)[0].params == {}
 
 
 def test_unsupported_fusion_falls_back_with_a_notice_or_refuses():
@@ -223,8 +228,9 @@ def test_explain_computes_the_legs_here_when_they_reproduce_the_servers_scores()
         "msearch": {"took": 1, "responses": [hits(("a", 4.0), ("b", 2.0)), hits(("c", 0.9), ("b", 0.5))]},
     })
     result = searcher(client).search("hola", explain=True)
-    assert [c.path for c in client.calls if c.path in ("search", "msearch")] == ["search", "search", "msearch"]  # hybrid, excerpts, legs
-    assert "explain" not in client.calls_to("search")[0].body and result.requests == 3
+    # the empty shard's check (once per searcher), the hybrid beside it with its excerpts, the legs
+    assert [c.path for c in client.calls if c.path in ("search", "msearch")] == ["search", "search", "msearch"]
+    assert "explain" not in hybrid_calls(client)[0].body and "highlight" in hybrid_calls(client)[0].body and result.requests == 2
     bm25, dense = result.hits[0].legs
     assert (bm25.rank, bm25.raw_score, bm25.normalized_score, bm25.contribution) == (1, 4.0, 1.0, 0.5)
     assert dense.rank is None and dense.contribution == 0.0
@@ -235,17 +241,17 @@ def test_explain_asks_the_server_when_the_mirror_disagrees():
     server's explanation is used then, never a computed one that does not add up to the score."""
     explanation = {"value": 0.4, "description": "arithmetic_mean combination of:", "details": [
         {"value": 0.8, "description": "min_max normalization of:", "details": [{"value": 4.0, "description": "weight(...)"}]}]}
-    searches = [hits(("a", 0.4)), hits(("a", 0.0)),  # the hybrid, its page's excerpts
-                {"took": 9, "hits": {"hits": [{"_id": "a", "_score": 0.4, "_source": {}, "_explanation": explanation}]}}, hits(("a", 0.0))]
+    searches = [hits(), hits(("a", 0.4)),  # the empty shard's check, the hybrid (with its page's excerpts)
+                {"took": 9, "hits": {"hits": [{"_id": "a", "_score": 0.4, "_source": {}, "_explanation": explanation}]}}]
     client = FakeClient({
         "transport.perform_request": pipelines(ScoreNormalization()),
         "search": searches,
         "msearch": {"took": 1, "responses": [hits(("a", 4.0), ("b", 2.0)), hits(("c", 0.9))]},
     })
     result = searcher(client).search("hola", explain=True)
-    sent = [c for c in client.calls if c.path == "search" and "hybrid" in c.body["query"]]
+    sent = hybrid_calls(client)
     assert len(sent) == 2 and "explain" not in sent[0].body and sent[1].body["explain"] is True
-    assert result.requests == 5 and result.took_ms == 3 + 3 + 1 + 9 + 3  # each hybrid's page excerpted after it
+    assert result.requests == 3 and result.took_ms == 3 + 1 + 9  # each hybrid carries its page's excerpts
     bm25, _ = result.hits[0].legs
     assert bm25.normalized_score == 0.8 and bm25.contribution == pytest.approx(0.4)
 

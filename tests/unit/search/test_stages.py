@@ -232,21 +232,29 @@ def test_the_state_follows_the_index_defaults():
 
 
 # -- the bench-scale run: excerpts inside OpenSearch's hybrid request cost ~5x the page ------------------
-def test_the_opensearch_hybrid_request_carries_no_excerpts_they_come_from_a_search_for_the_page():
+def test_the_opensearch_hybrid_request_carries_its_excerpts_only_where_the_server_fetches_the_page_alone():
     """On one shard the hybrid query's fetch phase runs over every candidate of both legs before the
     pipeline trims to the page, so a highlight inside it excerpts up to 2 x depth documents (measured
-    on 100k synthetic documents: took 29 -> 77 ms at depth 100); a search for the page's ids, 6 ms."""
+    on 100k synthetic documents: took 29 -> 77 ms at depth 100); a search for the page's ids, 6 ms.
+    Beside the empty shard (or on several shards) the server fuses first and fetches the page alone:
+    the excerpts ride in the hybrid request itself, and the knn leg ignores the field the empty shard lacks."""
     from adapter.engines.opensearch import OPENSEARCH
     from adapter.search import bodies
 
+    stage = FirstStage("refund", np.zeros(2, dtype=np.float32), None, 100, 0, 10, with_vectors=False)
     for caps in (OS_3, OS_2):
         s = state(caps)
         plan = plan_fusion(s, StoredPipelines(**{"docs-min_max-arithmetic_mean": ScoreNormalization()}))
-        stage = FirstStage("refund", np.zeros(2, dtype=np.float32), None, 100, 0, 10, with_vectors=False)
         body = bodies.hybrid(OPENSEARCH, s, stage, plan, explain=False)
         assert "highlight" not in body and set(body["_source"]["excludes"]) >= {"title", "text"}
-        excerpts = bodies.excerpts(s, stage, request_highlights=bodies.hybrid_highlights(s, plan))
+        excerpts = bodies.excerpts(s, stage, request_highlights=bodies.hybrid_highlights(s, plan, empty_shard=False))
         assert (excerpts.in_request, excerpts.after) == ((), ("title", "text"))
+        beside = bodies.hybrid(OPENSEARCH, s, stage, plan, explain=False, empty_shard=True)
+        assert set(beside["highlight"]["fields"]) == {"title", "text"} and set(beside["_source"]["excludes"]) >= {"title", "text"}
+        assert beside["query"]["hybrid"]["queries"][1]["knn"]["embedding"]["ignore_unmapped"] is True
+        assert "ignore_unmapped" not in body["query"]["hybrid"]["queries"][1]["knn"]["embedding"]
+        sharded = replace(s, info=replace(s.info, shards=3))
+        assert bodies.hybrid_highlights(sharded, plan, empty_shard=False)
     # A plain search (a single leg) fetches only its page: its excerpts stay in the request.
     one = bodies.single_leg(OPENSEARCH, state(), stage, {"match": {"text": "refund"}})
     assert set(one["highlight"]["fields"]) == {"title", "text"}

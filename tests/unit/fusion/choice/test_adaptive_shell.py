@@ -69,9 +69,10 @@ def test_the_default_policy_costs_no_request_and_sends_its_weights_inline():
     calibrated = {"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}
     s = Searcher(client, info(calibrated), CAPS, UnitEmbedder(), fusion=AdaptivePolicy())
     result = s.search("¿cómo devuelvo un pedido?")
-    search, excerpts = client.calls_to("search")  # the hybrid, then the page's excerpts
-    assert excerpts.body["query"] == {"ids": {"values": ["a"]}} and "highlight" not in search.body
-    assert not client.calls_to("termvectors") and result.requests == 2
+    shard, search = client.calls_to("search")  # the empty shard asked once, then the hybrid beside it, with its excerpts
+    assert shard.kwargs["index"] == "hybrid-empty-shard" and search.kwargs["index"] == "docs,hybrid-empty-shard"
+    assert set(search.body["highlight"]["fields"]) == {"text"}
+    assert not client.calls_to("termvectors") and result.requests == 1
     assert result.fused_by is FusedBy.SERVER_INLINE and inline_weights(search) == [0.1, 0.9]
     assert result.fusion == ScoreNormalization(weights=(0.1, 0.9)) and result.choice.weights == (0.1, 0.9)
     assert "70% of a query's terms are missing from the index (median of 1000 calibration queries)" in result.choice.reasons[1]
@@ -93,25 +94,25 @@ def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_s
     result = s.search("hola")
     assert result.choice.weights == (0.1, 0.9)
     assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == "docs-adaptive"
-    assert client.calls_to("search")[0].params == {"search_pipeline": "docs-adaptive"}
+    assert client.calls_to("search")[1].params == {"search_pipeline": "docs-adaptive"}  # after the empty shard's check
     explicit = s.search("hola", fusion=ScoreNormalization(weights=(0.7, 0.3)))  # an explicit fusion wins
-    assert explicit.choice is None and inline_weights(client.calls_to("search")[-2]) == [0.7, 0.3]
+    assert explicit.choice is None and inline_weights(client.calls_to("search")[-1]) == [0.7, 0.3]
 
 
 def test_a_per_query_policy_asks_bm25_and_the_term_statistics_first():
     # BM25's best hit scores 1.417 for a query whose terms are cómo (df 0), devuelv (df 0), pedid (df 4).
-    client = FakeClient({"transport.perform_request": no_pipelines, "search": [hits(("facturacion", 1.417)), hits(("a", 0.9))],
+    client = FakeClient({"transport.perform_request": no_pipelines, "search": [hits(("facturacion", 1.417)), hits(), hits(("a", 0.9))],
                          "termvectors": termvectors(cómo=None, devuelv=None, pedid=4)})
     policy = AdaptivePolicy(query=1.0)
     result = Searcher(client, info({"calibration": Calibration(2.12, 40).to_meta()}), CAPS, UnitEmbedder(), fusion=policy
                       ).search("¿cómo devuelvo un pedido?")
-    first, hybrid, _excerpts = client.calls_to("search")
+    first, _shard, hybrid = client.calls_to("search")  # BM25's best hit, the empty shard's check, the hybrid
     assert first.body == {"size": 1, "query": {"match": {"text": {"query": "¿cómo devuelvo un pedido?", "operator": "or"}}}, "_source": False}
     (tv,) = client.calls_to("termvectors")
     assert tv.kwargs["index"] == "docs-v1" and tv.body["doc"] == {"text": "¿cómo devuelvo un pedido?"} and tv.body["term_statistics"]
     quality = 1.417 * 2.2 / (2 * math.log(26) + math.log(1 + 8.5 / 4.5))
     assert result.choice.features["match_quality"] == pytest.approx(quality, abs=1e-4)
-    assert result.requests == 4 and result.took_ms == 3 + 3 + 1 + 3  # both signals' took counted with the hybrid's and its excerpts'
+    assert result.requests == 3 and result.took_ms == 3 + 1 + 3  # both signals' took counted with the hybrid's
     assert inline_weights(hybrid) == list(result.choice.weights) and result.choice.weights[0] < 0.5
     assert "hybrid" in hybrid.body["query"]
 
