@@ -37,7 +37,7 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     assert f"adaptive fusion: baseline {base} 0.50 / 0.50" in out and "corpus: not calibrated" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--show-query", "-k", "3", *url)
     first = re.split(r"^== request \d+/\d+$", out, flags=re.M)[1].strip().splitlines()
-    assert first[0].startswith(f"POST /{index_name}/_search")
+    assert first[0].startswith(f"POST /{index_name},hybrid-empty-shard/_search")  # beside the empty shard init created: one request
     assert json.loads("\n".join(first[1:]))["query"]["hybrid"]["pagination_depth"] == 100
     queries = tmp_path / "queries.txt"
     # Ten natural-language requests (fewer are too few to depart from the 0.5 / 0.5 baseline), most of
