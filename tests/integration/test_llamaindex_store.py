@@ -5,7 +5,7 @@ MockLLM (no hosted model is reachable; it echoes its prompt, so what the LLM rea
   ids): no duplicate chunks;
 - ``VectorStoreIndex.from_vector_store(...)``: ``as_query_engine()``'s source nodes are the server's
   fused hybrid in the adapter's order, with ``ref_doc_id`` lineage and the metadata out of the prompt;
-  ``as_retriever()`` with MetadataFilters (OR, NOT, !=, nin); ``as_chat_engine()``;
+  ``as_retriever()`` with MetadataFilters (OR, NOT, !=, contains, is_empty), hybrid alpha, mmr; ``as_chat_engine()`` (its default mode);
 - ``VectorStoreIndex.from_documents(..., storage_context=...)`` (vectors from the store's own model);
 - ``delete(ref_doc_id)``, ``delete_nodes``, ``get_nodes``; a foreign vector refused.
 
@@ -99,7 +99,7 @@ def test_the_query_engine_answers_from_the_servers_fused_hybrid(client, index_na
     with pytest.raises(InputError, match="query mode 'svm'"):
         index.as_retriever(vector_store_query_mode="svm").retrieve(query)
 
-    chat = index.as_chat_engine(chat_mode="context", llm=MockLLM())
+    chat = index.as_chat_engine(llm=MockLLM())  # the default mode: condense the question, then retrieve as context
     reply = chat.chat("Do gift cards expire?")
     assert reply.source_nodes and reply.source_nodes[0].node.ref_doc_id == "cards" and "never expire" in str(reply)
 
