@@ -22,6 +22,7 @@ import json
 import statistics
 import sys
 import time
+from adapter.engines import cluster_for
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def demo_index(url: str | None) -> tuple[Any, str]:
     from adapter.engines import connect_cluster
 
     client = connect_cluster(url)
-    if not alias_indices(client, DEMO_INDEX):
+    if not alias_indices(cluster_for(client), DEMO_INDEX):
         with contextlib.redirect_stdout(io.StringIO()):
             run_demo(url=url, index=DEMO_INDEX)
     return client, DEMO_INDEX

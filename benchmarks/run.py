@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from adapter.engines import cluster_for
 
 ROOT = Path(__file__).resolve().parent.parent
 # ../shared/data beside the checkout (as in CI); HYBRID_SHARED_DATA where a worktree sits elsewhere.
@@ -150,7 +151,7 @@ def ensure_scifact_index(client, embedder, progress=True) -> str:
     from adapter.evaluation.metrics import load_beir
 
     dataset = load_beir(SCIFACT, "test")
-    return prepare_index(client, dataset, embedder, "bench-scifact", analyzer="english", title_boost=0.5, fresh=False,
+    return prepare_index(cluster_for(client), dataset, embedder, "bench-scifact", analyzer="english", title_boost=0.5, fresh=False,
                          progress=progress, cache=EmbeddingCache()).alias
 
 
@@ -207,22 +208,22 @@ def bench_query(client, args) -> Section:
                    "client overhead p50 ms", "client overhead p99 ms"], rows)
 
     # Client work without network or server: the same searcher calls, answered from recordings.
-    real = searcher.client
-    recorder = RecordingClient(real)
-    searcher.client = recorder
+    real = searcher.cluster
+    recorder = RecordingClient(real.client)
+    searcher.cluster = searcher.engine.cluster(recorder)
     sample = list(zip(queries[:50], vectors[:50]))
     for q, v in sample:
         for m in modes:
             searcher.search(q, k=10, depth=100, query_vector=v, **modes[m])
     pure = {m: [] for m in modes}
     for _ in range(3):
-        searcher.client = FakeClient(recording=recorder.exchanges)
+        searcher.cluster = searcher.engine.cluster(FakeClient(recording=recorder.exchanges))
         for q, v in sample:
             for m in modes:
                 t0 = time.perf_counter()
                 searcher.search(q, k=10, depth=100, query_vector=v, **modes[m])
                 pure[m].append((time.perf_counter() - t0) * 1000)
-    searcher.client = real
+    searcher.cluster = real
     lines += ["", *table(["technique", "client work p50 ms (replayed, no network)", "p99 ms"],
                          [[m, pct(pure[m], 50), pct(pure[m], 99)] for m in modes])]
 
@@ -359,7 +360,7 @@ def ensure_synthetic(client, n: int, *, keep: bool) -> Synthetic:
 
     alias = f"bench-synthetic-{n}"
     embedder = HashedWordsEmbedder()
-    if keep and alias_indices(client, alias) and client.count(index=alias)["count"] == n:
+    if keep and alias_indices(cluster_for(client), alias) and client.count(index=alias)["count"] == n:
         return Synthetic(alias, None)
     drop(client, alias)
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="folding"))
@@ -481,7 +482,7 @@ def bench_shards(clusters, args) -> Section:
     lines = []
     for name, c in clusters:
         one = Searcher.open(c, ensure_scifact_index(c, embedder, progress=False), embedder)
-        three_alias = prepare_index(c, dataset, embedder, "bench-scifact-3shards", analyzer="english", title_boost=0.5, fresh=False,
+        three_alias = prepare_index(cluster_for(c), dataset, embedder, "bench-scifact-3shards", analyzer="english", title_boost=0.5, fresh=False,
                                     progress=False, cache=EmbeddingCache(), shards=3).alias
         three = Searcher.open(c, three_alias, embedder)
         specs = [s for s in standard_techniques(one.caps) if s.name in wanted]

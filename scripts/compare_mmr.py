@@ -35,6 +35,7 @@ from adapter.evaluation.metrics import evaluate, load_beir  # noqa: E402
 from adapter.search.mmr import knn_mmr  # noqa: E402
 from adapter.search.page import MMRPlace, SearchOptions  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
+from adapter.engines import cluster_for
 
 
 def pairwise(vectors: np.ndarray) -> float:
@@ -72,7 +73,7 @@ def run(client, args) -> int:
     dataset = load_beir(args.dataset, "test").limited(args.limit)
     embedder = load_embedder("minilm")
     alias = "feat-mmr-scifact"
-    prepare_index(client, dataset, embedder, alias, analyzer="english", fresh=False, progress=False, cache=EmbeddingCache())
+    prepare_index(cluster_for(client), dataset, embedder, alias, analyzer="english", fresh=False, progress=False, cache=EmbeddingCache())
     opened = Searcher.open(client, alias, embedder)
     caps = opened.engine.probe(client, refresh=True)
     searcher = Searcher(client, opened.info, caps, embedder)  # the capabilities as the setting now stands

@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     alias = layout_alias(eval_alias(first, embedder), args.text_layout)
     started = time.perf_counter()
     boost = args.title_boost if args.text_layout == "fields" else 1.0
-    prepare_index(client, first, embedder, alias, analyzer=args.analyzer, title_boost=boost, use_titles=not args.no_titles,
+    prepare_index(cluster_for(client), first, embedder, alias, analyzer=args.analyzer, title_boost=boost, use_titles=not args.no_titles,
                   fresh=not args.keep_index, progress=True, cache=EmbeddingCache(), text_layout=args.text_layout)
     indexed = time.perf_counter() - started
     searcher = Searcher.open(client, alias, embedder, depth=args.depth)

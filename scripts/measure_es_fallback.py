@@ -21,13 +21,14 @@ from adapter.fusion.dbsf import DBSF
 from adapter.evaluation.metrics import load_beir
 from adapter.search import Searcher
 from adapter.search.results import Technique
+from adapter.engines import cluster_for
 
 url = sys.argv[1]
 client = connect_cluster(url)
 dataset = load_beir("/work/shared/data/scifact", split="test")
 embedder = load_embedder("minilm")
 alias = "eval-scifact-issue19"
-prepare_index(client, dataset, embedder, alias, analyzer="standard", title_boost=0.5, progress=False)
+prepare_index(cluster_for(client), dataset, embedder, alias, analyzer="standard", title_boost=0.5, progress=False)
 searcher = Searcher.open(client, alias, embedder, depth=100)
 specs = [TechniqueSpec("hybrid min_max 0.5/0.5 (now: client)", Technique.HYBRID, ScoreNormalization()),
          TechniqueSpec("hybrid-sum 0.5/0.5 (the old fallback)", Technique.HYBRID, ScoreSum((0.5, 0.5))),

@@ -44,6 +44,7 @@ from adapter.index.plan import apply_plan, plan_spec  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
 from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl  # noqa: E402
 from adapter.index.spec import Spec, dump_spec  # noqa: E402
+from adapter.engines import cluster_for
 
 # The shared data folder next to the checkout (or next to its worktree folder).
 SCIFACT = next((p / "shared" / "data" / "scifact" for p in ROOT.parents if (p / "shared" / "data" / "scifact").is_dir()),
@@ -227,7 +228,7 @@ def main() -> int:
         "queries": {"ok": loop.ok, "failed": len(loop.failures), "empty": loop.empty, "failures": loop.failures[:10],
                     "p50_ms": _percentile(loop.latencies, 50), "p95_ms": _percentile(loop.latencies, 95),
                     "p99_ms": _percentile(loop.latencies, 99), "served_by": swaps},
-        "alias_now": alias_indices(client, alias),
+        "alias_now": alias_indices(cluster_for(client), alias),
         "timings_s": timings,
     }
     Path(args.out).write_text(json.dumps(out, indent=2, default=str))

@@ -29,6 +29,7 @@ from adapter.ingest.ingestor import Ingestor  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
 from adapter.ingest.sources import FieldMap, read_source  # noqa: E402
 from adapter.testing import RecordingClient  # noqa: E402
+from adapter.engines import cluster_for
 
 ALIAS = "recorded-support"
 SEARCHES = [
@@ -57,7 +58,7 @@ def main() -> None:
         url = LocalNode(log=lambda m: print(m, file=sys.stderr)).up().url
     client = connect_cluster(url)
     e5 = E5Embedder()
-    old = alias_indices(client, ALIAS)
+    old = alias_indices(cluster_for(client), ALIAS)
     if old:  # by name: Elasticsearch refuses wildcard deletes
         client.indices.delete(index=",".join(old))
     init_index(client, ALIAS, IndexSpec(e5.fingerprint, analyzer="spanish"))

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from adapter.cli.common import Subparsers, client, read_queries, with_url
+from adapter.cli.common import Subparsers, connect, read_queries, with_url
 from adapter.errors import InputError
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if not args.queries and not args.policy:
         raise InputError("give --queries to calibrate with, --policy to store, or both")
     policy = load_policy(args.policy)
-    cluster = client(args)
+    cluster = connect(args)
     if args.queries:
         report = calibrate_index(cluster, args.index, read_queries(args.queries), policy=policy, source=Path(args.queries).name,
                                  replace=args.replace)
@@ -82,7 +82,7 @@ def adaptive_choices(args: argparse.Namespace, queries: list[str]) -> list[Fusio
     from adapter.fusion.choice.policy import QuerySignals
     from adapter.search import Searcher
 
-    searcher = Searcher.open(client(args), args.index)
+    searcher = Searcher.open(connect(args), args.index)
     policy = load_policy(getattr(args, "policy", None)) or searcher.policy
     out = []
     for q in queries:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from adapter.cli.common import Subparsers, client, with_url
+from adapter.cli.common import Subparsers, connect, with_url
 from adapter.cli.exits import Exit, help_epilog
 
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from adapter.index.check import check_index
     from adapter.models.embedders import load_embedder
 
-    report = check_index(client(args), args.index, load_embedder(args.embedder) if args.embedder else None, sample=args.sample,
+    report = check_index(connect(args), args.index, load_embedder(args.embedder) if args.embedder else None, sample=args.sample,
                          min_cosine=args.min_cosine, seed=args.seed, limit=args.limit)
     print(f"{report.alias} -> {report.index}: {report.documents} documents, embedder {report.model}")
     if report.foreign_total:

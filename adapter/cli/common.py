@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
 from adapter.errors import InputError
 
 if TYPE_CHECKING:
+    from adapter.engines import Cluster
     from adapter.engines.capabilities import Capabilities
     from adapter.index.assets import IndexSpec
     from adapter.models.embedders import Embedder
@@ -45,14 +46,14 @@ def with_url(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def client(args: argparse.Namespace, **options: Any) -> Any:
+def connect(args: argparse.Namespace, **options: Any) -> Cluster:
     """``--url`` / OPENSEARCH_URL / the config file, else the running local node (OpenSearch's
-    default release, else Elasticsearch's), else localhost:9200; a client for whichever engine
-    answers there (:func:`adapter.engines.connect_cluster`; ``options`` such as ``timeout`` and
-    ``pool_maxsize`` go to it)."""
+    default release, else Elasticsearch's), else localhost:9200; the port of whichever engine
+    answers there (:func:`adapter.engines.open_cluster`; ``options`` such as ``timeout`` and
+    ``pool_maxsize`` go to its client): what every command works with."""
     from urllib.parse import urlparse
 
-    from adapter.engines import connect_cluster
+    from adapter.engines import open_cluster
     from adapter.engines.connection import redact_url
 
     url = getattr(args, "url", None)
@@ -60,8 +61,8 @@ def client(args: argparse.Namespace, **options: Any) -> Any:
         raise InputError(f"--url {redact_url(url)} holds a password, which every user of this machine can read in the process "
                          "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead")
     config = getattr(args, "config", None)  # without a URL anywhere: the running local node (resolve_settings)
-    return connect_cluster(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
-                           client_key=getattr(args, "client_key", None), config=config, **options)
+    return open_cluster(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
+                        client_key=getattr(args, "client_key", None), config=config, **options)
 
 
 def add_index_spec_options(p: argparse.ArgumentParser) -> None:
@@ -101,7 +102,7 @@ def text_layout(args: argparse.Namespace, live: str | None = None) -> str:
     return "fields" if getattr(args, "title_boost", 1.0) != 1.0 else default_layout()
 
 
-def live_layout(cluster: Any, alias: str) -> str | None:
+def live_layout(cluster: Cluster, alias: str) -> str | None:
     """The text layout of the index behind ``alias``, or of its newest ``<alias>-vN`` when the alias
     was deleted (init re-attaches it: the layout cannot change in place); None: no such index yet."""
     from adapter.errors import ConfigurationError
@@ -165,7 +166,7 @@ def allowed(args: argparse.Namespace) -> tuple[str, ...]:
     return allowed_models(getattr(args, "allow_model", None) or ())
 
 
-def embedder_for(args: argparse.Namespace, client: Any, **options: Any) -> Embedder:
+def embedder_for(args: argparse.Namespace, cluster: Cluster, **options: Any) -> Embedder:
     """``--embedder``, else the one the index records (when it is on the allow-list); ``options``
     (device, processes) go to the embedder."""
     from adapter.index.catalog import read_index_info
@@ -173,7 +174,7 @@ def embedder_for(args: argparse.Namespace, client: Any, **options: Any) -> Embed
 
     if args.embedder:
         return load_embedder(args.embedder, **options)
-    return load_index_embedder(read_index_info(client, args.index).fingerprint.spec, allowed=allowed(args), index=args.index, **options)
+    return load_index_embedder(read_index_info(cluster, args.index).fingerprint.spec, allowed=allowed(args), index=args.index, **options)
 
 
 def read_queries(path: str) -> list[str]:

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_demo(*, url: str | None = None, index: str = "demo-support", port: int | None = None) -> int:
-    from adapter.engines import connect
+    from adapter.engines import open_cluster
     from adapter.fusion.choice.calibrate import calibrate_index
     from adapter.fusion.choice.defaults import default_fusion_name, default_layout
     from adapter.index.assets import IndexSpec
@@ -51,28 +51,28 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
         node = LocalNode(NodeConfig(port=port), log=lambda m: print(m, file=sys.stderr)).up()
         url = node.url
     print(f"== OpenSearch at {url}")
-    client = connect(url)
+    cluster = open_cluster(url, engine="opensearch")  # the demo runs on OpenSearch (its own node, or the one at --url)
     embedder = load_embedder("multilingual-e5-small")  # the documents are Spanish
     # As `hybrid init`: a new index gets the measured text layout, an existing one (an earlier demo's) keeps its own.
-    layout = live_layout(client, index) or default_layout()
+    layout = live_layout(cluster, index) or default_layout()
     print(f"== init {index} (spanish analyzer, {embedder.fingerprint.model}, {layout} text layout)")
     spec = IndexSpec(embedder.fingerprint, analyzer="spanish", default_fusion=default_fusion_name(), text_layout=layout)
-    print_init(init_index(client, index, spec))
+    print_init(init_index(cluster, index, spec))
     sample = resources.files("adapter") / "data" / "support_es.jsonl"
     with resources.as_file(sample) as path:
-        ingest = Ingestor.open(client, index, embedder, cache=EmbeddingCache(), progress=False).ingest(
+        ingest = Ingestor.open(cluster, index, embedder, cache=EmbeddingCache(), progress=False).ingest(
             read_jsonl(path, FieldMap(metadata=("category", "lang")))
         )
     print(f"== ingested {ingest.documents} documents ({ingest.embedded} embedded, {ingest.cache_hits} from cache), "
           f"{ingest.failed} failures")
     # Adaptive fusion's corpus prior: how BM25 matches typical queries of this index (texts only, no judgments).
     with resources.as_file(resources.files("adapter") / "data" / "support_es_queries.txt") as path:
-        report = calibrate_index(client, index, path.read_text(encoding="utf-8").splitlines(), source=path.name)
+        report = calibrate_index(cluster, index, path.read_text(encoding="utf-8").splitlines(), source=path.name)
     coverage = report.calibration.coverage
     print(f"== calibrated on {report.calibration.queries} sample queries"
           + (f": {coverage:.0%} of a query's terms are in the index" if coverage is not None else "")
           + f"; default weights bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}")
-    searcher = Searcher.open(client, index, embedder)
+    searcher = Searcher.open(cluster, index, embedder)
     for query in ("error E-4012", "¿cómo devuelvo un pedido?"):
         for technique in ("bm25", "dense", "hybrid"):
             print(f"\n== {technique}: {query}")

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from adapter.cli.common import Subparsers, client, with_url
+from adapter.cli.common import Subparsers, connect, with_url
 from adapter.cli.exits import Exit, help_epilog
 
 
@@ -37,7 +37,7 @@ def add_parsers(sub: Subparsers) -> None:
 def run_get(args: argparse.Namespace) -> int:
     from adapter.ingest.by_id import Documents
 
-    documents = Documents.open(client(args), args.index)
+    documents = Documents.open(connect(args), args.index)
     found = documents.get(args.ids, with_vectors=args.with_vectors)
     for doc in found:
         print(json.dumps(doc.as_row(documents.info.vector_field), ensure_ascii=False))
@@ -52,7 +52,7 @@ def run_delete(args: argparse.Namespace) -> int:
     from adapter.ingest.by_id import Documents
 
     filters = parse_filters(args.filter) if args.filter else None
-    report = Documents.open(client(args), args.index).delete(args.ids, parents=args.parent, filters=filters, dry_run=args.dry_run)
+    report = Documents.open(connect(args), args.index).delete(args.ids, parents=args.parent, filters=filters, dry_run=args.dry_run)
     what = f"{len(args.ids)} ids" if args.ids else f"parents {', '.join(args.parent)}" if args.parent else f"filter {filters}"
     if report.dry_run:
         print(f"dry run: {report.matched} entries of {args.index} match {what}; nothing was deleted")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapter.cli.adaptive import adaptive_choices
-from adapter.cli.common import Subparsers, chosen_embedder, client, read_queries, text_layout, with_url
+from adapter.cli.common import Subparsers, chosen_embedder, connect, read_queries, text_layout, with_url
 from adapter.cli.printers import print_advice, print_eval
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def _evaluate(args: argparse.Namespace, inputs: EvalInputs) -> EvalReport:
     from adapter.models.cache import EmbeddingCache
 
     return evaluate(
-        client(args), inputs.dataset, inputs.embedder, alias=inputs.alias, analyzer=args.analyzer, techniques=inputs.techniques,
+        connect(args), inputs.dataset, inputs.embedder, alias=inputs.alias, analyzer=args.analyzer, techniques=inputs.techniques,
         reranker=inputs.reranker, mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
         tune_split=inputs.tune, k=args.k, depth=args.depth, shards=args.shards, fresh=not args.keep_index, title_boost=args.title_boost,
         use_titles=not args.no_titles, progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
@@ -259,7 +259,7 @@ def run_advise(args: argparse.Namespace) -> int:
 
         dataset = load_beir(args.dataset, args.split)
         embedder = load_embedder(chosen_embedder(args))
-        report = evaluate(client(args), dataset, embedder, alias=eval_alias(dataset, embedder), analyzer=args.analyzer, fresh=False,
+        report = evaluate(connect(args), dataset, embedder, alias=eval_alias(dataset, embedder), analyzer=args.analyzer, fresh=False,
                           techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf", "hybrid-sum"],
                           available_only=True, progress=False)
         data = report.as_json()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from adapter.cli.common import Subparsers, client, read_queries, with_url
+from adapter.cli.common import Subparsers, connect, read_queries, with_url
 from adapter.errors import InputError
 
 
@@ -26,7 +26,7 @@ def run_fast_path(args: argparse.Namespace) -> int:
     from adapter.search import Searcher
     from adapter.search.fast_path import check_fast_path, keep_fast_path
 
-    cluster = client(args)
+    cluster = connect(args)
     if args.forget:
         print(f"index {keep_fast_path(cluster, args.index, None)}: no fast-path check kept; every hybrid is fused on the server")
         return 0

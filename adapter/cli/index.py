@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from adapter.cli.common import Subparsers, add_index_spec_options, client, index_spec, live_layout, pipeline_files, with_url
+from adapter.cli.common import Subparsers, add_index_spec_options, connect, index_spec, live_layout, pipeline_files, with_url
 from adapter.cli.printers import print_init
 
 
@@ -76,16 +76,14 @@ def run_render(args: argparse.Namespace) -> int:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    from adapter.engines import cluster_for
     from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
     from adapter.fusion.choice.defaults import why
     from adapter.index.init import init_index
 
     extra = pipeline_files(args.pipeline_file)
-    cluster = client(args)
-    port = cluster_for(cluster)
-    caps = port.probe()
-    print(f"cluster: {caps.engine} {caps.version} at {port.describe()}")  # which one: --url, OPENSEARCH_URL, the config or the local node
+    cluster = connect(args)
+    caps = cluster.probe()
+    print(f"cluster: {caps.engine} {caps.version} at {cluster.describe()}")  # which one: --url, OPENSEARCH_URL, the config or the local node
     live = live_layout(cluster, args.index)
     spec = index_spec(args, caps, layout=live)
     report = init_index(cluster, args.index, spec, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
@@ -93,7 +91,7 @@ def run_init(args: argparse.Namespace) -> int:
                         server_mmr=args.server_mmr, wait_timeout=args.wait_timeout)
     print_init(report)
     if not args.default_fusion:
-        print(f"{caps.engine} {caps.version}: {why(port.engine.placement.kind(caps))}")
+        print(f"{caps.engine} {caps.version}: {why(cluster.engine.placement.kind(caps))}")
     if not args.text_layout:
         print(f"text layout: {spec.text_layout} (" + ("the existing index's" if live else "the measured default for new indexes, "
               "chosen on the labelled sets' train splits") + "; --text-layout to choose)")

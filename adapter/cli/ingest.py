@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
-from adapter.cli.common import Subparsers, client, embedder_for, with_allow_model, with_url
+from adapter.cli.common import Subparsers, connect, embedder_for, with_allow_model, with_url
 from adapter.cli.exits import Exit, help_epilog
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from adapter.models.cache import EmbeddingCache
 
     partition = Partition.parse(args.partition) if args.partition else None
-    cluster = client(args)
+    cluster = connect(args)
     encode = {k: v for k, v in (("device", args.device), ("processes", args.encode_processes)) if v is not None}
     embedder = embedder_for(args, cluster, **encode)
     fields = FieldMap(

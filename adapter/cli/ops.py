@@ -19,7 +19,7 @@ from adapter.cli.common import (
     add_index_spec_options,
     allowed,
     chosen_embedder,
-    client,
+    connect,
     live_layout,
     pipeline_files,
     text_layout,
@@ -182,14 +182,13 @@ def resolve(spec: Spec) -> Spec:
 
 # -- the commands ------------------------------------------------------------------------------------
 def _plan(args: argparse.Namespace) -> tuple[Spec, Any, Plan]:
-    from adapter.engines import engine_for
     from adapter.index.plan import plan_spec
 
     spec = spec_from_args(args)
-    cluster = client(args)
+    cluster = connect(args)
     if not args.spec and not args.text_layout:  # as init: an existing index keeps its text layout
         spec = replace(spec, text_layout=live_layout(cluster, spec.alias) or spec.text_layout)
-    planned, _ = plan_spec(cluster, spec, engine_for(cluster))
+    planned, _ = plan_spec(cluster, spec)
     return spec, cluster, planned
 
 
@@ -251,7 +250,7 @@ def run_reindex(args: argparse.Namespace) -> int:
         from adapter.evaluation.metrics import load_beir
 
         gate = Gate(load_beir(args.gate_dataset, args.gate_split).limited(args.gate_limit_queries), args.gate_max_drop)
-    report = reindex(client(args), desired_from_spec(spec), embedder, cache=_cache(args), checkpoint=args.checkpoint, gate=gate,
+    report = reindex(connect(args), desired_from_spec(spec), embedder, cache=_cache(args), checkpoint=args.checkpoint, gate=gate,
                      allowed=allowed(args),
                      swap=not args.no_swap, force=args.force, batch=args.batch_size, max_passes=args.max_passes, progress=not args.quiet)
     print_migration(report)
@@ -270,7 +269,7 @@ def run_rollback(args: argparse.Namespace) -> int:
     from adapter.models.embedders import load_embedder
 
     embedder = load_embedder(args.embedder) if args.embedder else None
-    report = rollback(client(args), _alias(args.alias), embedder=embedder, allowed=allowed(args), cache=_cache(args))
+    report = rollback(connect(args), _alias(args.alias), embedder=embedder, allowed=allowed(args), cache=_cache(args))
     print_migration(report)
     return 0
 
@@ -278,7 +277,7 @@ def run_rollback(args: argparse.Namespace) -> int:
 def run_prune(args: argparse.Namespace) -> int:
     from adapter.index.migrate import prune
 
-    report = prune(client(args), _alias(args.alias), keep=args.keep, unfinished=args.unfinished, dry_run=args.dry_run)
+    report = prune(connect(args), _alias(args.alias), keep=args.keep, unfinished=args.unfinished, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"
     print(f"{report.alias} -> {report.current}; {verb}: {', '.join(report.deleted) or 'nothing'}"
           + (f"; kept: {', '.join(report.kept)}" if report.kept else ""))

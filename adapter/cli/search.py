@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from adapter.cli.common import Subparsers, allowed, client, embedder_for, with_allow_model, with_url
+from adapter.cli.common import Subparsers, allowed, connect, embedder_for, with_allow_model, with_url
 from adapter.cli.printers import print_result
 from adapter.errors import InputError
 from adapter.search.fast_path import FastPath
@@ -287,7 +287,7 @@ def open_searcher(args: argparse.Namespace, reranker: str | None, *, client_opti
     from adapter.search import Searcher
 
     quiet_models()  # before a model loads
-    cluster = client(args, **(client_options or {}))
+    cluster = connect(args, **(client_options or {}))
     cross_encoder = None
     if reranker:
         from adapter.search.rerank import CrossEncoderReranker

@@ -95,13 +95,12 @@ def settings(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 def build_app(args: argparse.Namespace) -> Any:
     """The app for ``args`` (one worker's: its own searcher and model)."""
     from adapter.cli.search import open_searcher
-    from adapter.engines import describe_url
     from adapter.serve import SearchService, create_app
 
     _, ops, security = settings(args)
     # One connection per search slot; a cluster answer slower than the deadline is not waited for.
     searcher = open_searcher(args, args.reranker, client_options={"pool_maxsize": ops.concurrency, "timeout": ops.deadline})
-    service = SearchService(searcher, cluster=describe_url(searcher.client), reranker=args.reranker)
+    service = SearchService(searcher, cluster=searcher.cluster.describe(), reranker=args.reranker)
     return create_app(service, report_dir=args.report, ops=ops, security=security)
 
 

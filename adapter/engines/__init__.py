@@ -34,13 +34,15 @@ from adapter.engines.port import BulkCounts, BulkOptions, Cluster, SearchPipelin
 from adapter.errors import ConfigurationError, HybridError
 
 if TYPE_CHECKING:
-    from elasticsearch import Elasticsearch
-    from opensearchpy import OpenSearch
+    from elasticsearch import AsyncElasticsearch, Elasticsearch
+    from opensearchpy import AsyncOpenSearch, OpenSearch
 
 # What a public entrance takes: the port, or a user's raw client of a shipped engine's library
 # (:func:`cluster_for` puts the port over it, once, at that entrance).
 RawClient: TypeAlias = "OpenSearch | Elasticsearch"
 ClusterLike: TypeAlias = "Cluster | OpenSearch | Elasticsearch"
+# What the asyncio entrances (AsyncSearcher, AsyncIngestor) take: a user's asyncio client.
+AsyncRawClient: TypeAlias = "AsyncOpenSearch | AsyncElasticsearch"
 
 
 def engine_name(client: Any) -> str:
@@ -134,6 +136,6 @@ def connect_cluster(url: str | None = None, *, engine: str | None = None, **opti
     return client
 
 
-__all__ = ["BulkCounts", "BulkOptions", "Cluster", "ClusterLike", "Engine", "EngineName", "HybridRequest", "RawClient", "SearchPipelines",
+__all__ = ["AsyncRawClient", "BulkCounts", "BulkOptions", "Cluster", "ClusterLike", "Engine", "EngineName", "HybridRequest", "RawClient", "SearchPipelines",
            "cluster_for", "connect", "connect_cluster", "describe_url", "engine_for", "engine_name", "open_cluster", "recording",
            "translate_errors"]

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from adapter.engines import cluster_for
+from adapter.engines import Cluster
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.registry import engine_named
 from adapter.errors import AssetError, InputError
@@ -98,7 +98,7 @@ class PreparedIndex:
     skipped: tuple[str, ...] = ()  # ids of corpus documents with neither title nor text, left out
 
 
-def prepare_index(client: Any, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
+def prepare_index(cluster: Cluster, dataset: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float = 1.0,
                   use_titles: bool = True, fresh: bool = True, progress: bool = True, cache: EmbeddingCache | None = None,
                   text_layout: str = "fields", shards: int = 1, chunk_words: int | None = None) -> PreparedIndex:
     """A fresh hybrid index of the dataset's corpus, filled through the normal ingest path.
@@ -109,7 +109,6 @@ def prepare_index(client: Any, dataset: Dataset, embedder: Embedder, alias: str,
     """
     from adapter.ingest.ingestor import Ingestor
 
-    cluster = cluster_for(client)
     old = alias_indices(cluster, alias) if fresh else []
     if old:  # by name: Elasticsearch refuses wildcard deletes (action.destructive_requires_name)
         cluster.delete_indices(old, action=f"deleting the old {alias}")
@@ -283,7 +282,7 @@ class Tuned:
 
 
 def run_eval(
-    client: Any,
+    cluster: Cluster,
     dataset: Dataset,
     embedder: Embedder,
     *,
@@ -317,7 +316,7 @@ def run_eval(
                             fresh, progress)
     check(settings, dataset, tune_split)
     started = time.perf_counter()
-    opened = open_index(client, dataset, embedder, settings, tune_split=tune_split, reranker=reranker, cache=cache)
+    opened = open_index(cluster, dataset, embedder, settings, tune_split=tune_split, reranker=reranker, cache=cache)
     specs = chosen_specs(opened.searcher.caps, opened.settings, reranker=reranker is not None, tune_split=tune_split)
     tuned = tune(opened.searcher, opened.settings, tune_split) if tune_split is not None else Tuned()
     specs = [*specs, *tuned.specs]
@@ -344,30 +343,30 @@ def check(settings: EvalSettings, dataset: Dataset, tune_split: Dataset | None) 
         raise InputError("tuning scores each leg's chunks against document judgements; tune on an index of whole documents")
 
 
-def open_index(client: Any, dataset: Dataset, embedder: Embedder, settings: EvalSettings, *, tune_split: Dataset | None,
+def open_index(cluster: Cluster, dataset: Dataset, embedder: Embedder, settings: EvalSettings, *, tune_split: Dataset | None,
                reranker: Reranker | None, cache: EmbeddingCache | None) -> Opened:
     """The layout chosen (on the tuning split, with ``compare_layouts``), the index filled, and the
     adaptive policy's calibration stored in it (query texts only: the tuning split's when there is one)."""
     trials = None
     if settings.compare_layouts and tune_split is not None:
-        layout, trials = choose_layout(client, tune_split, embedder, settings.alias, analyzer=settings.analyzer,
+        layout, trials = choose_layout(cluster, tune_split, embedder, settings.alias, analyzer=settings.analyzer,
                                        title_boost=settings.title_boost, use_titles=settings.use_titles, depth=settings.depth,
                                        fresh=settings.fresh, progress=settings.progress, cache=cache)
         settings = replace(settings, text_layout=layout)
     if settings.text_layout not in TEXT_LAYOUTS:
         raise InputError(f"unknown text layout {settings.text_layout!r}; expected one of {', '.join(TEXT_LAYOUTS)}")
     alias = layout_alias(settings.alias, settings.text_layout)
-    prepared = prepare_index(client, dataset, embedder, alias, analyzer=settings.analyzer, title_boost=settings.boost,
+    prepared = prepare_index(cluster, dataset, embedder, alias, analyzer=settings.analyzer, title_boost=settings.boost,
                              use_titles=settings.use_titles, fresh=settings.fresh and not settings.compare_layouts,
                              progress=settings.progress, cache=cache, text_layout=settings.text_layout, shards=settings.shards,
                              chunk_words=settings.chunk_words)
-    searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=settings.depth)
+    searcher = Searcher.open(cluster, alias, embedder, reranker=reranker, depth=settings.depth)
     if not settings.adaptive:
         return Opened(settings, prepared, searcher, trials)
     sample = tune_split or dataset
     calibration = measure_calibration(searcher, sample.queries.values(), source=f"{sample.name} {sample.split} query texts")
-    store_adaptive(client, alias, calibration=calibration, engine=searcher.engine)
-    searcher = Searcher.open(client, alias, embedder, reranker=reranker, depth=settings.depth)  # reads the calibration back
+    store_adaptive(cluster, alias, calibration=calibration)
+    searcher = Searcher.open(cluster, alias, embedder, reranker=reranker, depth=settings.depth)  # reads the calibration back
     return Opened(settings, prepared, searcher, trials, calibration)
 
 
@@ -463,16 +462,16 @@ def layout_alias(alias: str, layout: str) -> str:
     return alias if layout == "fields" else f"{alias}-{layout}"
 
 
-def choose_layout(client: Any, train: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float, use_titles: bool,
+def choose_layout(cluster: Cluster, train: Dataset, embedder: Embedder, alias: str, *, analyzer: str, title_boost: float, use_titles: bool,
                   depth: int, fresh: bool, progress: bool, cache: EmbeddingCache | None) -> tuple[str, dict[str, Any]]:
     """The text layout whose fixed default fusion (min_max, 0.5 / 0.5) scores best on ``train``
     (nDCG@10 from the fetched legs, with the server's formula); one index per layout."""
     trials: dict[str, dict[str, float]] = {}
     for layout in TEXT_LAYOUTS:
         name = layout_alias(alias, layout)
-        prepare_index(client, train, embedder, name, analyzer=analyzer, title_boost=title_boost if layout == "fields" else 1.0,
+        prepare_index(cluster, train, embedder, name, analyzer=analyzer, title_boost=title_boost if layout == "fields" else 1.0,
                       use_titles=use_titles, fresh=fresh, progress=progress, cache=cache, text_layout=layout)
-        searcher = Searcher.open(client, name, embedder, depth=depth)
+        searcher = Searcher.open(cluster, name, embedder, depth=depth)
         legs = {q: searcher.legs(text, depth=depth) for q, text in train.queries.items()}
         fixed = ScoreNormalization(Normalization.MIN_MAX, weights=DEFAULT_WEIGHTS)
         trials[layout] = {

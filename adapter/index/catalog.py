@@ -2,7 +2,8 @@
 and which search pipelines exist. :class:`IndexInfo` is what the searcher and the ingestor need;
 they take it ready-made and do no requests of their own to learn it.
 
-Each function takes a client or a port (:func:`adapter.engines.cluster_for`) and asks the port.
+Each function takes the port (:class:`~adapter.engines.port.Cluster`); :func:`read_index_info`, public, also takes a
+user's raw client (:func:`adapter.engines.cluster_for`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from adapter.engines import cluster_for
+from adapter.engines import Cluster, ClusterLike, cluster_for
 from adapter.errors import ConfigurationError, IndexMismatchError
 from adapter.index.documents import EMBEDDED_BY_FIELD, METADATA_FIELD, DocumentLayout
 from adapter.models.fingerprint import EmbeddingFingerprint
@@ -160,22 +161,21 @@ def _flat_index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k[len("index."):] if k.startswith("index.") else k: v for k, v in out.items()}
 
 
-def alias_indices(client: Any, alias: str) -> list[str]:
+def alias_indices(cluster: Cluster, alias: str) -> list[str]:
     """Indices behind ``alias``, oldest version first (empty when the alias does not exist)."""
-    cluster = cluster_for(client)
     if not cluster.alias_exists(alias):
         return []
     return sorted(cluster.aliased_indices(alias), key=index_version)
 
 
-def orphaned_indices(client: Any, alias: str) -> list[str]:
+def orphaned_indices(cluster: Cluster, alias: str) -> list[str]:
     """Versioned indices of ``alias`` (``<alias>-vN``) that exist while the alias does not, oldest first."""
-    found = cluster_for(client).indices_matching(f"{alias}-v*", action=f"looking for indices of {alias}")
+    found = cluster.indices_matching(f"{alias}-v*", action=f"looking for indices of {alias}")
     pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
     return sorted((name for name in found if pattern.match(name)), key=index_version)
 
 
-def read_index_info(client: Any, alias: str) -> IndexInfo:
+def read_index_info(client: ClusterLike, alias: str) -> IndexInfo:
     """The :class:`IndexInfo` of the newest index behind ``alias``; a clear error if there is none."""
     cluster = cluster_for(client)
     indices = alias_indices(cluster, alias)
@@ -186,10 +186,10 @@ def read_index_info(client: Any, alias: str) -> IndexInfo:
     return version_index_info(cluster, alias, indices[-1])
 
 
-def version_index_info(client: Any, alias: str, index: str) -> IndexInfo:
+def version_index_info(cluster: Cluster, alias: str, index: str) -> IndexInfo:
     """The :class:`IndexInfo` of one versioned index of ``alias``, whether or not the alias points to
     it (init re-attaching a deleted alias reads the index it will point to)."""
-    body = cluster_for(client).get_index(index, include_defaults=True, filter_path=_INFO_FILTER)
+    body = cluster.get_index(index, include_defaults=True, filter_path=_INFO_FILTER)
     return IndexInfo.from_index(alias, index, body)
 
 
@@ -200,37 +200,37 @@ _INFO_FILTER = ",".join(
 )
 
 
-def read_pipeline(client: Any, name: str) -> dict[str, Any] | None:
+def read_pipeline(cluster: Cluster, name: str) -> dict[str, Any] | None:
     """A search pipeline's body, or None when the cluster has no pipeline of that name (or its
     engine has no search pipelines)."""
-    pipelines = cluster_for(client).pipelines
+    pipelines = cluster.pipelines
     return pipelines.get_search_pipeline(name) if pipelines is not None else None
 
 
 DEFAULT_MAX_CLAUSE_COUNT = 1024  # indices.query.bool.max_clause_count when the cluster does not say
 
 
-def index_meta(client: Any, index: str) -> dict[str, Any]:
+def index_meta(cluster: Cluster, index: str) -> dict[str, Any]:
     """The concrete index's mapping ``_meta`` (a copy: a put_mapping replaces it whole, so a writer
     sends back every key it does not change)."""
-    return dict(cluster_for(client).get_mapping(index)[index]["mappings"].get("_meta") or {})
+    return dict(cluster.get_mapping(index)[index]["mappings"].get("_meta") or {})
 
 
-def mapped_fields(client: Any, index: str) -> set[str]:
+def mapped_fields(cluster: Cluster, index: str) -> set[str]:
     """Dotted paths of every field the index's mapping holds (dynamic metadata fields included)."""
     from adapter.engines import responses
 
-    return responses.mapped_fields(cluster_for(client).get_mapping(index))
+    return responses.mapped_fields(cluster.get_mapping(index))
 
 
-def max_clause_count(client: Any) -> int:
+def max_clause_count(cluster: Cluster) -> int:
     """The cluster's limit on clauses in one query (``indices.query.bool.max_clause_count``)."""
     from adapter.engines import responses
     from adapter.errors import BackendError, ClusterUnavailableError
 
     name = "indices.query.bool.max_clause_count"
     try:
-        settings = cluster_for(client).cluster_settings(filter_path=f"**.{name.rsplit('.', 1)[1]}",
+        settings = cluster.cluster_settings(filter_path=f"**.{name.rsplit('.', 1)[1]}",
                                                         action="reading the cluster's clause limit")
     except ClusterUnavailableError:
         raise

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from adapter.engines import cluster_for
+from adapter.engines import Cluster, ClusterLike, cluster_for
 from adapter.errors import InputError
 from adapter.index.catalog import IndexInfo, read_index_info
 from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, PARENT_FIELD, embedding_text, hit_text, hit_title
@@ -103,7 +103,7 @@ def contract_body(info: IndexInfo, limit: int) -> dict[str, Any]:
     }
 
 
-def check_index(client: Any, alias: str, embedder: Embedder | None = None, *, sample: int = DEFAULT_SAMPLE,
+def check_index(client: ClusterLike, alias: str, embedder: Embedder | None = None, *, sample: int = DEFAULT_SAMPLE,
                 min_cosine: float = DEFAULT_MIN_COSINE, seed: int = 0, batch_size: int = 32, limit: int = DEFAULT_LIMIT) -> CheckReport:
     """Check the contract over every document of ``alias`` (one query; the first ``limit``
     offenders named), then sample ``sample`` documents (a seeded random sample) and report those
@@ -112,11 +112,12 @@ def check_index(client: Any, alias: str, embedder: Embedder | None = None, *, sa
         raise InputError(f"the sample must be at least 1 document, got {sample}")
     if not 0.0 < min_cosine <= 1.0:
         raise InputError(f"min_cosine must be in (0, 1], got {min_cosine}")
-    info = read_index_info(client, alias)
+    cluster = cluster_for(client)  # the public edge (docs/INTEROP.md): a user's raw client gets its port here
+    info = read_index_info(cluster, alias)
     if embedder is None:
         embedder = load_embedder(info.fingerprint.spec)
     check_fingerprint(alias, info.fingerprint, embedder)
-    total, hits = _sample(client, info, sample, seed)
+    total, hits = _sample(cluster, info, sample, seed)
     mismatches: list[VectorMismatch] = []
     cosines: list[float] = []
     for start in range(0, len(hits), batch_size):
@@ -134,14 +135,13 @@ def check_index(client: Any, alias: str, embedder: Embedder | None = None, *, sa
             if cosine < min_cosine:
                 mismatches.append(VectorMismatch(hit["_id"], cosine, f"cosine {cosine:.3f} with {info.fingerprint.model}'s vector "
                                                                      "for its text: written by another model (or for another text)"))
-    checked, foreign_total, foreign, problems = _contract(client, info, limit)
+    checked, foreign_total, foreign, problems = _contract(cluster, info, limit)
     return CheckReport(alias, info.index, info.fingerprint.model, total, len(hits), min_cosine,
                        min(cosines) if cosines else None, tuple(mismatches), checked, foreign_total, foreign, problems,
                        info.stamps_entries)
 
 
-def _contract(client: Any, info: IndexInfo, limit: int) -> tuple[int, int, tuple[VectorMismatch, ...], dict[str, int]]:
-    cluster = cluster_for(client)
+def _contract(cluster: Cluster, info: IndexInfo, limit: int) -> tuple[int, int, tuple[VectorMismatch, ...], dict[str, int]]:
     resp = cluster.search(info.index, contract_body(info, limit), action=f"checking the contract of {info.alias}")
     checked = cluster.count(info.index, action=f"counting {info.alias}")
     buckets = resp.get("aggregations", {}).get("problems", {}).get("buckets", {})
@@ -156,7 +156,7 @@ def _ordered(names: list[str]) -> list[str]:
     return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
 
 
-def _sample(client: Any, info: IndexInfo, size: int, seed: int) -> tuple[int, list[Mapping[str, Any]]]:
+def _sample(cluster: Cluster, info: IndexInfo, size: int, seed: int) -> tuple[int, list[Mapping[str, Any]]]:
     body = {
         "size": size,
         "track_total_hits": True,
@@ -164,7 +164,7 @@ def _sample(client: Any, info: IndexInfo, size: int, seed: int) -> tuple[int, li
                                      "boost_mode": "replace"}},
         "_source": [*info.text_fields, info.vector_field],
     }
-    resp = cluster_for(client).search(info.index, body, action=f"sampling {info.alias}")
+    resp = cluster.search(info.index, body, action=f"sampling {info.alias}")
     hits = resp["hits"]
     return int(hits["total"]["value"]), list(hits["hits"])
 

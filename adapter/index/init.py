@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from adapter.engines import Cluster, Engine, cluster_for
+from adapter.engines import Cluster, ClusterLike, Engine, cluster_for
 from adapter.errors import BackendError, ConfigurationError, IndexHealthError
 from adapter.fusion import DEFAULT_WEIGHTS
 from adapter.index.assets import IndexNames, IndexSpec
@@ -113,7 +113,7 @@ def _empty_shard(cluster: Cluster, engine: Engine, *, serverless: bool, dry_run:
 
 
 def init_index(
-    client: Any,
+    client: ClusterLike,
     alias: str,
     spec: IndexSpec,
     *,

@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from adapter.engines import Engine, cluster_for
+from adapter.engines import Cluster, ClusterLike, Engine, cluster_for
 from adapter.engines.capabilities import Capabilities
 from adapter.errors import ConfigurationError, MigrationError
 from adapter.index import metadata as metadata_mapping
@@ -132,9 +132,9 @@ def private_folder(path: Path) -> None:
         path.mkdir(parents=True, mode=0o700, exist_ok=True)
 
 
-def default_checkpoint(client: Any, alias: str) -> Path:
+def default_checkpoint(cluster: Cluster, alias: str) -> Path:
     """``<embedding cache folder>/migrations/<cluster uuid>-<alias>.json``."""
-    uuid = cluster_for(client).cluster_id()
+    uuid = cluster.cluster_id()
     return default_cache_path().parent / "migrations" / f"{uuid}-{alias}.json"
 
 
@@ -160,7 +160,7 @@ class GateResult:
         return self.new >= self.old - self.max_drop - 1e-12
 
 
-def _ndcg(client: Any, index: str, embedder: Embedder, dataset: Any, caps: Capabilities, engine: Engine,
+def _ndcg(cluster: Cluster, index: str, embedder: Embedder, dataset: Any, caps: Capabilities, engine: Engine,
           vectors: dict[str, Any]) -> float:
     from adapter.evaluation.metrics import evaluate
     from adapter.evaluation.report import TechniqueSpec
@@ -168,22 +168,22 @@ def _ndcg(client: Any, index: str, embedder: Embedder, dataset: Any, caps: Capab
     from adapter.search import Searcher
     from adapter.search.results import Technique
 
-    searcher = Searcher(client, _info(client, index, index), caps, embedder, engine=engine)
+    searcher = Searcher(cluster, _info(cluster, index, index), caps, embedder, engine=engine)
     ranked, *_ = run_technique(searcher, dataset.queries, vectors, TechniqueSpec("hybrid", Technique.HYBRID), k=10, depth=100,
                                progress=False)
     return evaluate(dataset.qrels, {q: [d for d, _ in hits] for q, hits in ranked.items()})["ndcg@10"]
 
 
-def run_gate(client: Any, gate: Gate, *, old: tuple[str, Embedder], new: tuple[str, Embedder], engine: Engine) -> GateResult:
+def run_gate(cluster: Cluster, gate: Gate, *, old: tuple[str, Embedder], new: tuple[str, Embedder], engine: Engine) -> GateResult:
     """nDCG@10 of the default hybrid search on both indices (query vectors computed once per model)."""
-    caps = cluster_for(client, engine).probe()
+    caps = cluster.probe()
     vectors: dict[str, dict[str, Any]] = {}
     scores = []
     for index, embedder in (old, new):
         key = embedder.fingerprint.key
         if key not in vectors:
             vectors[key] = {qid: embedder.embed_query(text) for qid, text in gate.dataset.queries.items()}
-        scores.append(_ndcg(client, index, embedder, gate.dataset, caps, engine, vectors[key]))
+        scores.append(_ndcg(cluster, index, embedder, gate.dataset, caps, engine, vectors[key]))
     return GateResult(scores[0], scores[1], len(gate.dataset.queries), gate.max_drop)
 
 
@@ -209,8 +209,8 @@ class MigrationReport:
 
 
 # -- building blocks -------------------------------------------------------------------------------------
-def _info(client: Any, alias: str, index: str) -> IndexInfo:
-    return IndexInfo.from_index(alias, index, cluster_for(client).get_index(index))
+def _info(cluster: Cluster, alias: str, index: str) -> IndexInfo:
+    return IndexInfo.from_index(alias, index, cluster.get_index(index))
 
 
 @dataclass
@@ -258,12 +258,12 @@ def _documents(entries: Sequence[scan.Entry], *, source_vector: str, layout: Doc
     return out
 
 
-def _refresh(client: Any, *indices: str) -> None:
-    cluster_for(client).refresh(indices)
+def _refresh(cluster: Cluster, *indices: str) -> None:
+    cluster.refresh(indices)
 
 
-def _block_writes(client: Any, index: str, blocked: bool) -> None:
-    cluster_for(client).put_index_settings(index, {WRITE_BLOCK: blocked},
+def _block_writes(cluster: Cluster, index: str, blocked: bool) -> None:
+    cluster.put_index_settings(index, {WRITE_BLOCK: blocked},
                                            action=f"{'blocking' if blocked else 'allowing'} writes to {index}")
 
 
@@ -277,25 +277,25 @@ class _IndexState:
         return not self.blocks
 
 
-def _index_state(client: Any, index: str) -> _IndexState:
-    settings = cluster_for(client).get_index(index, action=f"reading the settings of {index}")["settings"]
+def _index_state(cluster: Cluster, index: str) -> _IndexState:
+    settings = cluster.get_index(index, action=f"reading the settings of {index}")["settings"]
     settings = settings.get("index", settings)
     blocks = settings.get("blocks") or {}
     return _IndexState(settings.get("uuid"), tuple(b for b in ("write", "read_only", "read_only_allow_delete")
                                                    if str(blocks.get(b)).lower() == "true"))
 
 
-def _alias_targets(client: Any, alias: str) -> list[str]:
-    return alias_indices(client, alias)
+def _alias_targets(cluster: Cluster, alias: str) -> list[str]:
+    return alias_indices(cluster, alias)
 
 
-def _require_writable_alias(client: Any, alias: str, expected: str) -> None:
+def _require_writable_alias(cluster: Cluster, alias: str, expected: str) -> None:
     """After a swap: the alias names exactly ``expected``, and it takes writes."""
-    now = _alias_targets(client, alias)
+    now = _alias_targets(cluster, alias)
     if now != [expected]:
         raise MigrationError(f"after the swap {alias} points to {', '.join(now) or 'nothing'}, not {expected} alone; "
                              f"check it with `hybrid plan` before writing")
-    state = _index_state(client, expected)
+    state = _index_state(cluster, expected)
     if not state.writable:
         raise MigrationError(f"after the swap {alias} points to {expected}, which refuses writes (index.blocks."
                              f"{', index.blocks.'.join(state.blocks)}); lift the block on {expected} before writing")
@@ -305,7 +305,7 @@ def _require_writable_alias(client: Any, alias: str, expected: str) -> None:
 class _Sync:
     """Copies what changed in ``source`` into ``target`` (one comparison pass at a time)."""
 
-    client: Any
+    cluster: Cluster
     source: str
     target: str
     source_vector: str
@@ -322,16 +322,16 @@ class _Sync:
 
     def once(self, batch: int) -> scan.Comparison:
         """One pass: compare, then copy and delete what differs. Returns the comparison (before the fixes)."""
-        _refresh(self.client, self.source, self.target)
-        cmp = scan.compare(self.client, self.source, self.target, source_vector=self.source_vector,
+        _refresh(self.cluster, self.source, self.target)
+        cmp = scan.compare(self.cluster, self.source, self.target, source_vector=self.source_vector,
                            target_vector=self.layout.vector_field)
         self.passes += 1
         for start in range(0, len(cmp.to_copy), batch):
             docs = _documents(cmp.to_copy[start:start + batch], source_vector=self.source_vector, layout=self.layout,
                               embedder=self.embedder, cache=self.cache, reuse=self.reuse, counts=self.counts,
                               stamp_reused=self.stamp_reused, target_stamps=self.target_stamps)
-            scan.write(self.client, self.target, docs)
-        scan.write(self.client, self.target, [], cmp.to_delete)
+            scan.write(self.cluster, self.target, docs)
+        scan.write(self.cluster, self.target, [], cmp.to_delete)
         self.copied += len(cmp.to_copy)
         self.deleted += len(cmp.to_delete)
         return cmp
@@ -347,8 +347,8 @@ class _Sync:
     def final(self, batch: int) -> scan.Comparison:
         """Under the write block: a last pass, then a check that both hold the same entries."""
         self.once(batch)
-        _refresh(self.client, self.target)
-        check = scan.compare(self.client, self.source, self.target, source_vector=self.source_vector,
+        _refresh(self.cluster, self.target)
+        check = scan.compare(self.cluster, self.source, self.target, source_vector=self.source_vector,
                              target_vector=self.layout.vector_field)
         if not check.same or check.source_count != check.target_count or check.source_checksum != check.target_checksum:
             raise MigrationError(
@@ -359,13 +359,13 @@ class _Sync:
         return check
 
 
-def _swap(client: Any, alias: str, old: str, new: str) -> None:
+def _swap(cluster: Cluster, alias: str, old: str, new: str) -> None:
     """One ``_aliases`` call: searches see either the old index or the new one, never neither or both."""
     actions = [{"remove": {"index": old, "alias": alias}}, {"add": {"index": new, "alias": alias}}]
-    cluster_for(client).update_aliases(actions, action=f"moving the alias {alias} from {old} to {new}")
+    cluster.update_aliases(actions, action=f"moving the alias {alias} from {old} to {new}")
 
 
-def _freeze_and_swap(client: Any, sync: _Sync, alias: str, batch: int, ckpt: Checkpoint | None = None,
+def _freeze_and_swap(cluster: Cluster, sync: _Sync, alias: str, batch: int, ckpt: Checkpoint | None = None,
                      log: Callable[[str], None] = print) -> tuple[scan.Comparison, float]:
     """Write-block the source, catch up once more, check, make sure the target takes writes, swap,
     and check that the alias ends on one writable index. Whatever interrupts it (an error, SIGTERM
@@ -376,21 +376,21 @@ def _freeze_and_swap(client: Any, sync: _Sync, alias: str, batch: int, ckpt: Che
     if ckpt is not None:
         ckpt.at(Phase.FREEZE)
     try:
-        _block_writes(client, sync.source, True)
+        _block_writes(cluster, sync.source, True)
         check = sync.final(batch)
-        if not _index_state(client, sync.target).writable:  # a rollback left its block, or someone set one
-            _block_writes(client, sync.target, False)
+        if not _index_state(cluster, sync.target).writable:  # a rollback left its block, or someone set one
+            _block_writes(cluster, sync.target, False)
         if ckpt is not None:
             ckpt.at(Phase.SWAP)
-        _swap(client, alias, sync.source, sync.target)
+        _swap(cluster, alias, sync.source, sync.target)
     except BaseException:
-        if _swap_reached(client, alias, sync.target):
+        if _swap_reached(cluster, alias, sync.target):
             if ckpt is not None:
                 ckpt.remove()
             log(f"interrupted, but the swap had reached the cluster: {alias} points to {sync.target}, which takes writes; "
                 f"{sync.source} keeps its write block. The migration is complete")
         else:
-            _block_writes(client, sync.source, False)
+            _block_writes(cluster, sync.source, False)
             if ckpt is not None:
                 ckpt.at(Phase.CATCH_UP)
             log(f"interrupted before the swap: {alias} still points to {sync.source}, which takes writes again"
@@ -398,14 +398,14 @@ def _freeze_and_swap(client: Any, sync: _Sync, alias: str, batch: int, ckpt: Che
         raise
     if ckpt is not None:
         ckpt.remove()
-    _require_writable_alias(client, alias, sync.target)
+    _require_writable_alias(cluster, alias, sync.target)
     return check, time.perf_counter() - started
 
 
-def _swap_reached(client: Any, alias: str, target: str) -> bool:
+def _swap_reached(cluster: Cluster, alias: str, target: str) -> bool:
     """Whether the alias names ``target`` now (False when the node cannot say)."""
     try:
-        return _alias_targets(client, alias) == [target]
+        return _alias_targets(cluster, alias) == [target]
     except Exception:  # noqa: BLE001 (an unreachable node: the caller reports the original error)
         return False
 
@@ -418,7 +418,7 @@ def _templates_and_pipelines(plan_: Plan) -> Plan:
 
 
 def reindex(
-    client: Any,
+    client: ClusterLike,
     desired: Desired,
     embedder: Embedder,
     *,
@@ -562,26 +562,26 @@ def reindex(
     )
 
 
-def _finished_earlier(client: Any, ckpt: Checkpoint, alias: str, live: LiveState, fingerprint: str, log: Callable[[str], None]) -> bool:
+def _finished_earlier(cluster: Cluster, ckpt: Checkpoint, alias: str, live: LiveState, fingerprint: str, log: Callable[[str], None]) -> bool:
     """A checkpoint whose swap reached the node although its run never learnt it (killed while the
     request was in flight): the alias names its target. Then the migration is over: the checkpoint
     goes, the source keeps its write block, and nothing is swapped again."""
     if (ckpt.alias, ckpt.fingerprint) != (alias, fingerprint) or live.indices != (ckpt.target,) or ckpt.source not in live.versions:
         return False
-    state = _index_state(client, ckpt.target)
+    state = _index_state(cluster, ckpt.target)
     if ckpt.target_uuid and state.uuid != ckpt.target_uuid:
         return False
     if not state.writable:
-        _block_writes(client, ckpt.target, False)
-    if _index_state(client, ckpt.source).writable:
-        _block_writes(client, ckpt.source, True)
+        _block_writes(cluster, ckpt.target, False)
+    if _index_state(cluster, ckpt.source).writable:
+        _block_writes(cluster, ckpt.source, True)
     ckpt.remove()
     log(f"the swap of an earlier run had reached the cluster: {alias} points to {ckpt.target}, which takes writes; "
         f"{ckpt.source} keeps its write block. Nothing left to do (checkpoint {ckpt.path} removed)")
     return True
 
 
-def _trusted(client: Any, ckpt: Checkpoint | None, alias: str, live: LiveState, fingerprint: str,
+def _trusted(cluster: Cluster, ckpt: Checkpoint | None, alias: str, live: LiveState, fingerprint: str,
              log: Callable[[str], None]) -> Checkpoint | None:
     """The checkpoint, if it still describes the cluster: the same migration (alias, live source,
     model), its target still there (the same index, by uuid) and never live since. A target that
@@ -597,7 +597,7 @@ def _trusted(client: Any, ckpt: Checkpoint | None, alias: str, live: LiveState, 
     if ckpt.target not in live.versions:
         log(f"the checkpoint's target {ckpt.target} is gone: starting over")
         return None
-    state = _index_state(client, ckpt.target)
+    state = _index_state(cluster, ckpt.target)
     if ckpt.target_uuid and state.uuid != ckpt.target_uuid:
         log(f"the checkpoint's target {ckpt.target} was deleted and made again since: starting over into {live.next_index}")
         return None
@@ -605,14 +605,14 @@ def _trusted(client: Any, ckpt: Checkpoint | None, alias: str, live: LiveState, 
         log(f"the checkpoint's target {ckpt.target} carries a write block: it was live and rolled back (or blocked by hand) "
             f"after the checkpoint was written, so the checkpoint is not trusted; building {live.next_index} instead")
         return None
-    if ckpt.phase in (Phase.FREEZE.value, Phase.SWAP.value) and not _index_state(client, ckpt.source).writable:
-        _block_writes(client, ckpt.source, False)  # the run died under its write block: the live index takes writes meanwhile
+    if ckpt.phase in (Phase.FREEZE.value, Phase.SWAP.value) and not _index_state(cluster, ckpt.source).writable:
+        _block_writes(cluster, ckpt.source, False)  # the run died under its write block: the live index takes writes meanwhile
         log(f"the earlier run stopped under its write block: {source} takes writes again until the swap")
     return ckpt
 
 
-def sync_count(client: Any, index: str) -> int:
-    return cluster_for(client).count(index)
+def sync_count(cluster: Cluster, index: str) -> int:
+    return cluster.count(index)
 
 
 def _source_embedder(info: IndexInfo, allowed: Sequence[str] | None = None) -> Embedder:
@@ -624,37 +624,38 @@ def _source_embedder(info: IndexInfo, allowed: Sequence[str] | None = None) -> E
 
 
 # -- rollback and prune -----------------------------------------------------------------------------------------
-def rollback(client: Any, alias: str, *, embedder: Embedder | None = None, allowed: Sequence[str] | None = None,
+def rollback(client: ClusterLike, alias: str, *, embedder: Embedder | None = None, allowed: Sequence[str] | None = None,
              cache: EmbeddingCache | None = None, batch: int = 64, max_passes: int = 5, log: Callable[[str], None] = print
              ) -> MigrationReport:
     """Point ``alias`` back at the previous version, after copying into it what was written since the
     swap (embedded with its own model: ``embedder``, or the one its fingerprint names, if allowed)."""
     t0 = time.perf_counter()
-    current_list = alias_indices(client, alias)
+    cluster = cluster_for(client)  # the public edge: a user's raw client gets its port here
+    current_list = alias_indices(cluster, alias)
     if not current_list:
         raise ConfigurationError(f"no alias {alias!r} on the cluster")
     current = current_list[-1]
-    older = [v for v in sorted(versions_of(cluster_for(client), alias), key=index_version) if index_version(v) < index_version(current)]
+    older = [v for v in sorted(versions_of(cluster, alias), key=index_version) if index_version(v) < index_version(current)]
     if not older:
-        raise ConfigurationError(_nothing_to_roll_back(client, alias, current))
+        raise ConfigurationError(_nothing_to_roll_back(cluster, alias, current))
     previous = older[-1]
-    prev_info, cur_info = _info(client, alias, previous), _info(client, alias, current)
+    prev_info, cur_info = _info(cluster, alias, previous), _info(cluster, alias, current)
     embedder = embedder or _source_embedder(prev_info, allowed)
     check_fingerprint(previous, prev_info.fingerprint, embedder)
     reuse = not cur_info.fingerprint.differences(prev_info.fingerprint)
     if prev_info.metadata_strict and cur_info.metadata_fields:  # keys declared since the swap
-        cluster_for(client).put_mapping(previous, metadata_mapping.put_body(cur_info.metadata_fields),
-                                        action=f"declaring the metadata of {current} in {previous}")
-    sync = _Sync(client, current, previous, cur_info.vector_field, prev_info.layout, embedder, cache, reuse,
+        cluster.put_mapping(previous, metadata_mapping.put_body(cur_info.metadata_fields),
+                            action=f"declaring the metadata of {current} in {previous}")
+    sync = _Sync(cluster, current, previous, cur_info.vector_field, prev_info.layout, embedder, cache, reuse,
                  stamp_reused=not cur_info.stamps_entries, target_stamps=prev_info.stamps_entries)
     try:
-        _block_writes(client, previous, False)  # the catch-up writes into it
+        _block_writes(cluster, previous, False)  # the catch-up writes into it
         sync.until_quiet(batch, max_passes, log)
     except BaseException:
-        _block_writes(client, previous, True)  # not live: a writer aimed at it is refused again
+        _block_writes(cluster, previous, True)  # not live: a writer aimed at it is refused again
         raise
-    check, blocked = _freeze_and_swap(client, sync, alias, batch, log=log)
-    _forget_checkpoint(client, alias, current, log)
+    check, blocked = _freeze_and_swap(cluster, sync, alias, batch, log=log)
+    _forget_checkpoint(cluster, alias, current, log)
     log(f"alias {alias}: {current} -> {previous} ({check.source_count} entries); {current} is kept, write-blocked")
     return MigrationReport(alias, current, previous, check.source_count, embedded=sync.counts.embedded,
                            from_cache=sync.counts.from_cache, reused=sync.counts.reused, caught_up=sync.copied,
@@ -662,12 +663,12 @@ def rollback(client: Any, alias: str, *, embedder: Embedder | None = None, allow
                            seconds={"write_block": blocked, "total": time.perf_counter() - t0})
 
 
-def _nothing_to_roll_back(client: Any, alias: str, current: str) -> str:
+def _nothing_to_roll_back(cluster: Cluster, alias: str, current: str) -> str:
     """Why ``alias`` has no version to go back to, and the ways out. A reindex killed before its swap (in its
     copy or its freeze: SIGKILL runs no cleanup) leaves the alias on ``current``, a newer unswapped version and,
     from the freeze, a write block on ``current``: that is no rollback's to undo, but the reindex's to finish or drop."""
-    newer = sorted((v for v in versions_of(cluster_for(client), alias) if index_version(v) > index_version(current)), key=index_version)
-    blocked = "write" in _index_state(client, current).blocks
+    newer = sorted((v for v in versions_of(cluster, alias) if index_version(v) > index_version(current)), key=index_version)
+    blocked = "write" in _index_state(cluster, current).blocks
     if not newer and not blocked:
         return (f"{alias} points to {current} and no older version exists to go back to (`hybrid prune` deletes them; "
                 "`prune --keep N` keeps some)")
@@ -682,10 +683,10 @@ def _nothing_to_roll_back(client: Any, alias: str, current: str) -> str:
             f"write block on {current})")
 
 
-def _forget_checkpoint(client: Any, alias: str, rolled_back: str, log: Callable[[str], None]) -> None:
+def _forget_checkpoint(cluster: Cluster, alias: str, rolled_back: str, log: Callable[[str], None]) -> None:
     """The default checkpoint of a migration into ``rolled_back`` (left by a run killed after its swap)
     no longer describes the cluster: remove it. One elsewhere (``--checkpoint``) is caught when read."""
-    path = default_checkpoint(client, alias)
+    path = default_checkpoint(cluster, alias)
     try:
         ckpt = Checkpoint.load(path)
     except ConfigurationError:  # unreadable: not ours to judge here
@@ -704,24 +705,25 @@ class PruneReport:
     unfinished: tuple[str, ...]  # newer than the current one: a migration not swapped (kept unless asked)
 
 
-def prune(client: Any, alias: str, *, keep: int = 0, unfinished: bool = False, dry_run: bool = False) -> PruneReport:
+def prune(client: ClusterLike, alias: str, *, keep: int = 0, unfinished: bool = False, dry_run: bool = False) -> PruneReport:
     """Delete the versions of ``alias`` older than the one it points to, but the newest ``keep``
     (to roll back to); ``unfinished`` also deletes newer ones a migration left unswapped, and lifts
     the write block a migration that died during its swap left on the live index."""
     if keep < 0:
         raise ConfigurationError(f"keep must be 0 or more, got {keep}")
-    current_list = alias_indices(client, alias)
+    cluster = cluster_for(client)  # the public edge
+    current_list = alias_indices(cluster, alias)
     if not current_list:
         raise ConfigurationError(f"no alias {alias!r} on the cluster: prune deletes only versions an alias has moved away from")
     current = current_list[-1]
-    versions = sorted(versions_of(cluster_for(client), alias), key=index_version)
+    versions = sorted(versions_of(cluster, alias), key=index_version)
     older = [v for v in versions if index_version(v) < index_version(current) and v not in current_list]
     newer = [v for v in versions if index_version(v) > index_version(current)]
     kept = older[len(older) - keep:] if keep else []
     doomed = [v for v in older if v not in kept] + (newer if unfinished else [])
     if doomed and not dry_run:
-        cluster_for(client).delete_indices(doomed)
-    if unfinished and not dry_run and (newer or "write" in _index_state(client, current).blocks):
-        _block_writes(client, current, False)  # a migration that died under its write block leaves it: abandoning it lifts it
+        cluster.delete_indices(doomed)
+    if unfinished and not dry_run and (newer or "write" in _index_state(cluster, current).blocks):
+        _block_writes(cluster, current, False)  # a migration that died under its write block leaves it: abandoning it lifts it
     return PruneReport(alias, current, tuple(doomed), tuple(kept), tuple(newer))
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from adapter._enums import TextEnum
-from adapter.engines import Cluster, Engine, cluster_for
+from adapter.engines import Cluster, ClusterLike, Engine, cluster_for
 from adapter.engines.capabilities import Capabilities
 from adapter.errors import ConfigurationError, IndexMismatchError
 from adapter.fusion import DEFAULT_WEIGHTS, ScoreNormalization
@@ -444,7 +444,7 @@ def _send(cluster: Cluster, change: Change, action: str, shard_wait: float | Non
         raise AssertionError(f"no sender for {kind}")
 
 
-def apply_plan(client: Any, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "",
+def apply_plan(client: ClusterLike, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "",
                shard_wait: float | None = None) -> tuple[Change, ...]:
     """Send every change of ``plan_`` in order; returns them with what was done (``created``, ...).
     ``shard_wait``: how long a new index's creation waits for its primaries (None: the server's 30 s).
@@ -472,7 +472,7 @@ def desired_from_spec(spec: Spec) -> Desired:
     return Desired(spec.alias, spec.index_spec(), (w_text, w_dense), spec.pipelines, label=spec.origin or "spec")
 
 
-def plan_spec(client: Any, spec: Spec, engine: Engine | None = None) -> tuple[Plan, LiveState]:
+def plan_spec(client: ClusterLike, spec: Spec, engine: Engine | None = None) -> tuple[Plan, LiveState]:
     """Read the cluster and plan ``spec`` against it (pipelines named as the alias's but not in the
     spec are deleted; an alias deleted by hand is put back)."""
     cluster = cluster_for(client, engine)

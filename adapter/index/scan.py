@@ -1,5 +1,5 @@
 """Reading a whole index in a stable order, comparing two indices entry by entry, copying entries.
-Every request goes through the port (a client given is wrapped: :func:`adapter.engines.cluster_for`).
+Every request goes through the port (:class:`~adapter.engines.port.Cluster`).
 
 The order is the document contract's key, ``(parent_id, chunk_index)`` (adapter.index.documents): unique
 per entry, with doc values, the same in every version of an index. Pages are read with
@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-from adapter.engines import BulkOptions, cluster_for, responses
+from adapter.engines import BulkOptions, Cluster, responses
 from adapter.errors import BackendError, InputError
 from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, PARENT_FIELD
 
@@ -42,32 +42,31 @@ def content_hash(source: Mapping[str, Any], vector_field: str) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def open_pit(client: Any, index: str) -> str:
-    return cluster_for(client).open_point_in_time(index, keep_alive=KEEP_ALIVE)
+def open_pit(cluster: Cluster, index: str) -> str:
+    return cluster.open_point_in_time(index, keep_alive=KEEP_ALIVE)
 
 
-def close_pit(client: Any, pit: str | None) -> None:
+def close_pit(cluster: Cluster, pit: str | None) -> None:
     if pit is None:
         return
     try:
-        cluster_for(client).close_point_in_time(pit)
+        cluster.close_point_in_time(pit)
     except BackendError:  # it expires by itself; nothing is lost by leaving it
         pass
 
 
-def unkeyed_count(client: Any, index: str) -> int:
+def unkeyed_count(cluster: Cluster, index: str) -> int:
     """Entries without the contract's key (written by another client): a scan cannot order them."""
     query = {"bool": {"should": [{"bool": {"must_not": {"exists": {"field": f}}}} for f in (PARENT_FIELD, CHUNK_FIELD)]}}
-    return cluster_for(client).count(index, query, action=f"checking the entries of {index}")
+    return cluster.count(index, query, action=f"checking the entries of {index}")
 
 
-def pages(client: Any, index: str, *, after: Sequence[Any] | None = None, size: int = PAGE, vector_field: str | None = None,
+def pages(cluster: Cluster, index: str, *, after: Sequence[Any] | None = None, size: int = PAGE, vector_field: str | None = None,
           with_vectors: bool = False) -> Iterator[list[Entry]]:
     """Every entry of ``index`` after key ``after``, in key order, a page at a time, within one PIT.
 
     ``with_vectors``: keep the vector in each source (to copy it); else it is not sent at all.
     """
-    cluster = cluster_for(client)
     pit = open_pit(cluster, index)
     try:
         body: dict[str, Any] = {"size": size, "sort": SORT, "pit": {"id": pit, "keep_alive": KEEP_ALIVE}, "track_total_hits": False}
@@ -124,16 +123,15 @@ class Comparison:
         return str(self._target_sum.hexdigest())
 
 
-def _entries(client: Any, index: str, vector_field: str) -> Iterator[tuple[Entry, str]]:
-    for page in pages(client, index, vector_field=vector_field):
+def _entries(cluster: Cluster, index: str, vector_field: str) -> Iterator[tuple[Entry, str]]:
+    for page in pages(cluster, index, vector_field=vector_field):
         for entry in page:
             yield entry, content_hash(entry.source, vector_field)
 
 
-def compare(client: Any, source: str, target: str, *, source_vector: str, target_vector: str) -> Comparison:
+def compare(cluster: Cluster, source: str, target: str, *, source_vector: str, target_vector: str) -> Comparison:
     """Merge the two indices' entries in key order (both read in a PIT of their own) and list the differences."""
     out = Comparison()
-    cluster = cluster_for(client)
     left, right = _entries(cluster, source, source_vector), _entries(cluster, target, target_vector)
     a, b = next(left, None), next(right, None)
     while a is not None or b is not None:
@@ -159,7 +157,7 @@ def compare(client: Any, source: str, target: str, *, source_vector: str, target
     return out
 
 
-def write(client: Any, index: str, docs: Sequence[tuple[str, Mapping[str, Any]]], deletes: Sequence[str] = (), *,
+def write(cluster: Cluster, index: str, docs: Sequence[tuple[str, Mapping[str, Any]]], deletes: Sequence[str] = (), *,
           max_retries: int = 5) -> None:
     """Index ``docs`` ((id, source) pairs) and delete ``deletes`` in ``index``; every failure is an error.
 
@@ -170,7 +168,7 @@ def write(client: Any, index: str, docs: Sequence[tuple[str, Mapping[str, Any]]]
     if not actions:
         return
     options = BulkOptions(batch_size=PAGE, max_retries=max_retries, initial_backoff=1)
-    failed = list(cluster_for(client).bulk(actions, options, action=f"writing to {index}"))
+    failed = list(cluster.bulk(actions, options, action=f"writing to {index}"))
     failed = [f for f in failed if not (responses.bulk_item(f)[1] == 404 and "delete" in f)]  # already gone
     if failed:
         first = responses.bulk_item(failed[0])
@@ -178,8 +176,8 @@ def write(client: Any, index: str, docs: Sequence[tuple[str, Mapping[str, Any]]]
                            status=first[1], reason=first[2])
 
 
-def require_keys(client: Any, index: str) -> None:
-    missing = unkeyed_count(client, index)
+def require_keys(cluster: Cluster, index: str) -> None:
+    missing = unkeyed_count(cluster, index)
     if missing:
         raise InputError(
             f"{missing} entries of {index} lack {PARENT_FIELD} or {CHUNK_FIELD} (written by another client?); the migration "

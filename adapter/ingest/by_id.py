@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-from adapter.engines import BulkOptions, Cluster, Engine, cluster_for, responses
+from adapter.engines import BulkOptions, Cluster, ClusterLike, Engine, cluster_for, responses
 from adapter.engines.dsl import filter_clauses
 from adapter.errors import BackendError, InputError
 from adapter.index.catalog import IndexInfo, read_index_info
@@ -98,15 +98,15 @@ class Selection:
 class Documents:
     """Documents by id on the hybrid index behind ``alias``. Use :meth:`open`."""
 
-    def __init__(self, client: Any, info: IndexInfo, *, engine: Engine | None = None, refresh: bool = True) -> None:
+    def __init__(self, client: ClusterLike, info: IndexInfo, *, engine: Engine | None = None, refresh: bool = True) -> None:
         self.cluster: Cluster = cluster_for(client, engine)
         self.info = info
         self.refresh = refresh  # make a delete visible to the next search at once
 
     @classmethod
-    def open(cls, client: Any, alias: str, *, engine: Engine | None = None, refresh: bool = True) -> Documents:
+    def open(cls, client: ClusterLike, alias: str, *, engine: Engine | None = None, refresh: bool = True) -> Documents:
         cluster = cluster_for(client, engine)
-        return cls(client, read_index_info(cluster, alias), engine=cluster.engine, refresh=refresh)
+        return cls(cluster, read_index_info(cluster, alias), refresh=refresh)
 
     @property
     def alias(self) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
 
 from adapter import aio, metrics, telemetry, tracing
-from adapter.engines import BulkCounts, BulkOptions, Cluster, Engine, cluster_for, responses
+from adapter.engines import BulkCounts, BulkOptions, Cluster, ClusterLike, Engine, cluster_for, responses
 from adapter.engines.capabilities import Capabilities
 from adapter.errors import BackendError, ClusterUnavailableError, InputError, WriteBlockedError
 from adapter.index import metadata as metadata_mapping
@@ -442,7 +442,7 @@ class _Run:
 
         failures = FailureLog(ingestor.failures_path, ingestor.alias)
         sources: dict[str, int | None] = {}
-        kind = _InlineSenders if aio.is_blocking(ingestor.client) else _Senders
+        kind = _InlineSenders if aio.is_blocking(getattr(ingestor.cluster, "client", None)) else _Senders  # the port's client
         senders = kind(ingestor.cluster, ingestor.info.index, batch_size=ingestor.bulk_batch_size,
                            max_retries=ingestor.max_retries, failures=failures, sources=sources,
                            threads=ingestor.bulk_concurrency)
@@ -488,7 +488,7 @@ class Ingestor:
 
     def __init__(
         self,
-        client: Any,
+        client: ClusterLike,
         info: IndexInfo,
         embedder: Embedder,
         *,
@@ -515,8 +515,7 @@ class Ingestor:
         if bulk_concurrency < 1:
             raise InputError(f"bulk_concurrency must be at least 1, got {bulk_concurrency}")
         check_fingerprint(info.alias, info.fingerprint, embedder)
-        self.client = client
-        self.cluster = cluster_for(client, engine)  # the port: every request goes through it
+        self.cluster = cluster_for(client, engine)  # the port, every request goes through it (a user's raw client: wrapped here)
         self.info = info
         self.embedder = embedder
         self.cache = cache
@@ -535,17 +534,18 @@ class Ingestor:
         self._declared = dict(info.metadata_fields)  # metadata keys the mapping has (adapter.index.metadata)
 
     @classmethod
-    def open(cls, client: Any, alias: str, embedder: Embedder | None = None, *, allowed_models: Sequence[str] | None = None,
+    def open(cls, client: ClusterLike, alias: str, embedder: Embedder | None = None, *, allowed_models: Sequence[str] | None = None,
              **options: Any) -> Ingestor:
         """An ingestor for the hybrid index behind ``alias`` (reads the index once). Without
         ``embedder``, the one the index records (when on the allow-list, ``allowed_models``;
         :func:`adapter.models.embedders.load_index_embedder`), as :meth:`Searcher.open` does."""
-        info = read_index_info(cluster_for(client, options.get("engine")), alias)
+        cluster = cluster_for(client, options.pop("engine", None))
+        info = read_index_info(cluster, alias)
         if embedder is None:
             from adapter.models.embedders import load_index_embedder
 
             embedder = load_index_embedder(info.fingerprint.spec, allowed=allowed_models, index=alias)
-        return cls(client, info, embedder, **options)
+        return cls(cluster, info, embedder, **options)
 
     @property
     def alias(self) -> str:
@@ -553,7 +553,7 @@ class Ingestor:
 
     def documents(self) -> Documents:
         """:class:`adapter.ingest.by_id.Documents` on the same index: get and delete by id."""
-        return Documents(self.client, self.info, engine=self.engine, refresh=self.refresh)
+        return Documents(self.cluster, self.info, refresh=self.refresh)
 
     def update(self, doc_id: str, *, text: str | None = None, title: str | None = None,
                metadata: Mapping[str, Any] | None = None, replace_metadata: bool = False) -> IngestReport:

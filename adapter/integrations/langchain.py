@@ -56,6 +56,7 @@ from adapter.search.results import Hit, SearchResult, Technique  # noqa: E402
 FULL_TEXT = SearchOptions(full_text=True)  # a framework document holds the whole text, never an excerpt
 
 if TYPE_CHECKING:
+    from adapter.engines import ClusterLike
     from adapter.ingest.ingestor import Ingestor
     from adapter.models.embedders import Embedder
     from adapter.search import Searcher
@@ -199,7 +200,7 @@ class HybridVectorStore(VectorStore):
 
         if self.ingestor is not None:
             return self.ingestor.documents()
-        return Documents(self.searcher.client, self.searcher.info, engine=self.searcher.engine)
+        return Documents(self.searcher.cluster, self.searcher.info)
 
     def similarity_search(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[Document]:
         return [doc for doc, _ in self.search_with_hits(query, k, filter=filter, **kwargs)]
@@ -239,7 +240,7 @@ class HybridVectorStore(VectorStore):
 
     @classmethod
     def from_texts(cls, texts: list[str], embedding: Embeddings | None = None, metadatas: list[dict[str, Any]] | None = None, *,
-                   client: Any = None, index: str | None = None, ids: list[str] | None = None, **kwargs: Any) -> HybridVectorStore:
+                   client: ClusterLike | None = None, index: str | None = None, ids: list[str] | None = None, **kwargs: Any) -> HybridVectorStore:
         """Add ``texts`` to the existing adapter index ``index`` (``hybrid init`` makes one) and
         return its store. ``embedding`` may only be :class:`EmbedderEmbeddings` of the index's own
         model (or ``None``): the ingestor embeds with the model the index records."""

@@ -89,11 +89,11 @@ class WriteActor:
 
     def __init__(self, url: str, alias: str, fingerprint: dict[str, Any], client_options: Mapping[str, Any] | None = None,
                  bulk_batch_size: int = 500) -> None:
-        from adapter.engines import connect_cluster
+        from adapter.engines import open_cluster
         from adapter.index.catalog import read_index_info
 
-        self.client = connect_cluster(url, **dict(client_options or {}))
-        self.info = read_index_info(self.client, alias)
+        self.cluster = open_cluster(url, **dict(client_options or {}))
+        self.info = read_index_info(self.cluster, alias)
         self.fingerprint = EmbeddingFingerprint(**fingerprint)
         self.bulk_batch_size = bulk_batch_size
 
@@ -107,7 +107,7 @@ class WriteActor:
         rows = [SourceDoc(str(i), x, t) for i, t, x in zip(batch["id"], titles, texts)]
         vectors = {embedding_text(t, x): np.asarray(v, dtype=np.float32) for t, x, v in zip(titles, texts, batch[VECTOR])}
         with tempfile.TemporaryDirectory() as tmp:  # the failures go back to the driver, which writes the one file
-            ingestor = Ingestor(self.client, self.info, _Given(self.fingerprint, vectors), progress=False, refresh=False,
+            ingestor = Ingestor(self.cluster, self.info, _Given(self.fingerprint, vectors), progress=False, refresh=False,
                                 bulk_batch_size=self.bulk_batch_size, failures_path=Path(tmp) / "failures.jsonl")
             report = ingestor.ingest(rows)
         failures = [json.dumps({"id": f.id, "reason": f.reason, "status": f.status, "stage": f.source.value if f.source else "index"}) for f in report.failures]
@@ -151,12 +151,12 @@ def index_dataset(
     ``failures_path`` (default ``ingest-failures-<alias>-ray.jsonl``) when there are any.
     """
     require("ray", "Ray Data ingest (adapter.integrations.ray_data)")
-    from adapter.engines import cluster_for, connect_cluster
+    from adapter.engines import open_cluster
     from adapter.index.catalog import read_index_info
     from adapter.models.embedders import check_fingerprint
 
-    client = connect_cluster(url, **dict(client_options or {}))
-    info = read_index_info(client, alias)
+    cluster = open_cluster(url, **dict(client_options or {}))
+    info = read_index_info(cluster, alias)
     probe = _load(embedder)
     check_fingerprint(alias, info.fingerprint, probe)
     embed_resources: dict[str, Any] = {"num_gpus": embed_gpus} if embed_gpus else {"num_cpus": embed_cpus}
@@ -178,5 +178,5 @@ def index_dataset(
             for f in failures:
                 fh.write(json.dumps(f) + "\n")
     if refresh:
-        cluster_for(client).refresh([info.index], action=f"refreshing {info.index}")
+        cluster.refresh([info.index], action=f"refreshing {info.index}")
     return RaySummary(total, items, path)

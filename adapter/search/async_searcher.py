@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, Concatenate, ParamSpec, TypeVar
 
 from adapter import aio
-from adapter.engines import Engine
+from adapter.engines import AsyncRawClient, Engine
 from adapter.index.catalog import IndexInfo
 from adapter.models.embedders import Embedder
 from adapter.search.searcher import Searcher
@@ -45,7 +45,7 @@ class AsyncSearcher:
         self.searcher = searcher  # over :class:`adapter.aio.Blocking`: its requests wait on the loop
 
     @classmethod
-    async def open(cls, client: Any, alias: str, embedder: Embedder | None = None, *, engine: Engine | None = None,
+    async def open(cls, client: AsyncRawClient, alias: str, embedder: Embedder | None = None, *, engine: Engine | None = None,
                    **options: Any) -> AsyncSearcher:
         """A searcher for the hybrid index behind ``alias``, over ``client`` (an asyncio client): reads
         the index and probes the cluster, as :meth:`Searcher.open` does."""
@@ -55,7 +55,7 @@ class AsyncSearcher:
     @property
     def client(self) -> Any:
         """The asyncio client."""
-        return self.searcher.client.async_client
+        return getattr(self.searcher.cluster, "client").async_client  # the port's client: a Blocking bridge
 
     @property
     def alias(self) -> str:

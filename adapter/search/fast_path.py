@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from adapter.engines import cluster_for
+from adapter.engines import ClusterLike, cluster_for
 from adapter.errors import InputError
 from adapter.fusion import same_ranking_up_to_ties
 from adapter.index.catalog import index_meta, read_index_info
@@ -202,7 +202,7 @@ class _Runs:
         return next(iter(self.fusions))
 
 
-def keep_fast_path(client: Any, alias: str, check: FastPathCheck | None) -> str:
+def keep_fast_path(client: ClusterLike, alias: str, check: FastPathCheck | None) -> str:
     """Keep ``check`` in the index's ``_meta.fast_path`` (None: forget the one kept); returns the index."""
     cluster = cluster_for(client)
     info = read_index_info(cluster, alias)

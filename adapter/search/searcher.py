@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from adapter import metrics, telemetry, tracing
-from adapter.engines import Engine, cluster_for
+from adapter.engines import ClusterLike, Engine, cluster_for
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.dsl import TextLeg, clean_query, query_words
 from adapter.errors import IndexMismatchError, InputError
@@ -60,14 +60,13 @@ class Searcher:
     once; what changes it (the alias moved, the cluster refused a fusion) publishes a new one.
     """
 
-    def __init__(self, client: Any, info: IndexInfo, caps: Capabilities, embedder: Embedder | None = None, *,
+    def __init__(self, client: ClusterLike, info: IndexInfo, caps: Capabilities, embedder: Embedder | None = None, *,
                  engine: Engine | None = None, reranker: Reranker | None = None, text_leg: TextLeg | None = None,
                  fusion: HybridFusion | None = None, pipeline: str | None = None, depth: int = 100, allow_fallback: bool = True,
                  allowed_models: Sequence[str] | None = None) -> None:
         if depth < 1:
             raise InputError(f"depth must be at least 1, got {depth}")
-        self.client = client
-        self.cluster = cluster_for(client, engine)  # the port: every request goes through it
+        self.cluster = cluster_for(client, engine)  # the port, every request goes through it (a user's raw client: wrapped here)
         self.engine = self.cluster.engine
         self.reranker = reranker
         self.depth = depth
@@ -76,12 +75,12 @@ class Searcher:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, client: Any, alias: str, embedder: Embedder | None = None, *, engine: Engine | None = None,
+    def open(cls, client: ClusterLike, alias: str, embedder: Embedder | None = None, *, engine: Engine | None = None,
              **options: Any) -> Searcher:
         """A searcher for the hybrid index behind ``alias``: reads the index and probes the cluster."""
         cluster = cluster_for(client, engine)
         info = read_index_info(cluster, alias)
-        return cls(client, info, cluster.probe(), embedder, engine=cluster.engine, **options)
+        return cls(cluster, info, cluster.probe(), embedder, **options)
 
     # -- the current state, read-only ------------------------------------------------------------
     @property

@@ -17,6 +17,7 @@ from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.ingest.sources import FieldMap, read_source
 from adapter.fusion.base import FusedBy
+from adapter.engines import cluster_for
 from tests.conftest import delete_pipelines
 
 RETURNS = {"reembolso", "devoluciones", "devoluciones-copia", "etiqueta-devolucion"}
@@ -48,7 +49,7 @@ def test_uncalibrated_adaptive_index_is_even_and_its_pipeline_fuses_bare_queries
     adaptive_index, _ = adaptive_index
     info = read_index_info(client, adaptive_index)
     assert info.default_fusion == "adaptive" and info.default_pipeline == f"{adaptive_index}-adaptive"
-    body = read_pipeline(client, info.default_pipeline)
+    body = read_pipeline(cluster_for(client), info.default_pipeline)
     assert body["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.5, 0.5]
     assert Searcher.open(client, adaptive_index, e5).search("hola", k=1).choice.weights == (0.5, 0.5)
 
@@ -103,5 +104,5 @@ def test_a_learned_policy_file_is_used_and_kept_with_the_index(client, adaptive_
     init_index(client, adaptive_index, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive", text_layout=layout))
     kept = Searcher.open(client, adaptive_index, e5)
     assert kept.policy == loaded and isinstance(kept.calibration, Calibration)
-    weights = read_pipeline(client, f"{adaptive_index}-adaptive")["phase_results_processors"][0]["normalization-processor"]
+    weights = read_pipeline(cluster_for(client), f"{adaptive_index}-adaptive")["phase_results_processors"][0]["normalization-processor"]
     assert tuple(weights["combination"]["parameters"]["weights"]) == loaded.fusion(loaded.choose(QuerySignals("natural"), kept.calibration)).weights

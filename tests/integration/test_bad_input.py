@@ -14,6 +14,7 @@ from adapter.index.assets import IndexSpec
 from adapter.models.cache import EmbeddingCache
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
+from adapter.engines import cluster_for
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401 (fixture)
 
 GOOD = [{"id": "g1", "title": "Primero", "text": "reembolso del pedido"}, {"id": "g2", "title": "Segundo", "text": "error E-4012 en el pago"}]
@@ -218,7 +219,7 @@ def test_eval_skips_empty_corpus_documents_with_a_notice_and_leaves_no_file_behi
     (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "reembolso 3"}) + "\n")
     (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tc3\t1\n")
     monkeypatch.chdir(tmp_path)
-    report = run_eval(client, load_beir(root, "test"), TEST_EMBEDDER, alias=index_name, analyzer="spanish",
+    report = run_eval(cluster_for(client), load_beir(root, "test"), TEST_EMBEDDER, alias=index_name, analyzer="spanish",
                       techniques=["bm25"], progress=False)
     assert report.settings["skipped_empty_documents"] == ["empty1", "empty2"]
     assert list(tmp_path.glob("*failures*")) == []

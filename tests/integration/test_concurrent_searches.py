@@ -15,6 +15,7 @@ from adapter.index.catalog import alias_indices
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.ingest.sources import SourceDoc
+from adapter.engines import cluster_for
 from tests.conftest import drop_hybrid_index
 from tests.support.migration import NEW, OLD, by_spec, corpus
 
@@ -58,7 +59,7 @@ def test_sixteen_threads_see_no_mixed_state_while_the_alias_moves(client, two_mo
 
     monkeypatch.setattr(adapter.search.state, "load_index_embedder", by_spec)
     alias, other = two_models
-    (old_index,), (new_index,) = alias_indices(client, alias), alias_indices(client, other)
+    (old_index,), (new_index,) = alias_indices(cluster_for(client), alias), alias_indices(cluster_for(client), other)
     searcher = Searcher.open(client, alias, depth=20)  # its embedder comes from the index, as an application's would
     dimension = {"old": OLD.dimension, "new": NEW.dimension}
     stop, moved, results, failures, lock = threading.Event(), threading.Event(), [], [], threading.Lock()

@@ -9,6 +9,7 @@ import re
 from adapter.cli import main
 from adapter.cli.common import live_layout
 from adapter.fusion.choice.defaults import default_layout
+from adapter.engines import cluster_for
 
 
 def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch_url, index_name):
@@ -16,7 +17,7 @@ def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch
     out = capsys.readouterr().out
     assert code == 0
     # The index `hybrid init` would make (before: the fields layout, while init gives a new index the measured one).
-    assert live_layout(client, index_name) == default_layout() and f"{default_layout()} text layout)" in out
+    assert live_layout(cluster_for(client), index_name) == default_layout() and f"{default_layout()} text layout)" in out
     assert re.search(r"^== ingested 12 documents \(\d+ embedded, \d+ from cache\), 0 failures$", out, re.M)
     sections = dict(re.findall(r"^== ((?:bm25|dense|hybrid): [^\n]+)\n(.*?)(?=^== |\Z)", out, re.M | re.S))
     hybrid = sections["hybrid: error E-4012"]

@@ -15,6 +15,7 @@ from adapter.evaluation.metrics import load_beir
 from adapter.search import Searcher
 from adapter.ingest.sources import read_source
 from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization
+from adapter.engines import cluster_for
 
 QUERIES = {
     "test": {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
@@ -90,7 +91,7 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
 def test_tuning_on_the_reported_split_is_refused(client, tiny_beir, e5, index_name):
     test = load_beir(tiny_beir, "test")
     with pytest.raises(InputError, match="same split"):
-        run_eval(client, test, e5, alias=index_name, analyzer="spanish", tune_split=test)
+        run_eval(cluster_for(client), test, e5, alias=index_name, analyzer="spanish", tune_split=test)
 
 
 def test_advise_compares_with_measured_results(capsys, tmp_path):

@@ -10,6 +10,7 @@ from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import SourceDoc
 from adapter.search import Searcher
 from adapter.search.page import SearchOptions
+from adapter.engines import cluster_for
 from tests.conftest import HashingEmbedder
 
 BOTH = pytest.mark.engine("opensearch", "elasticsearch")
@@ -121,7 +122,7 @@ def test_calibrate_says_what_is_wrong_and_keeps_the_better_calibration(client, i
 
     def stored() -> Calibration | None:
         info = read_index_info(client, index_name)
-        return Calibration.from_meta(index_meta(client, info.index)["adaptive"]["calibration"])
+        return Calibration.from_meta(index_meta(cluster_for(client), info.index)["adaptive"]["calibration"])
 
     code, out, _ = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url)
     assert code == 0 and "note: kept the calibration on 22 queries (many.txt): these 3 are fewer than the 10" in out

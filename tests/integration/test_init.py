@@ -13,6 +13,7 @@ from adapter.index.catalog import alias_indices, read_pipeline as get_pipeline
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, IndexMismatchError, InputError
 from adapter.fusion import RRF, ScoreNormalization
+from adapter.engines import cluster_for
 
 BOTH = pytest.mark.engine("opensearch", "elasticsearch")
 
@@ -30,7 +31,7 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     for part in ("text", "vector", "metadata"):
         assert client.cluster.exists_component_template(name=f"{index_name}-{part}")
     assert client.indices.exists_index_template(name=index_name)
-    assert alias_indices(client, index_name) == [f"{index_name}-v1"]
+    assert alias_indices(cluster_for(client), index_name) == [f"{index_name}-v1"]
     mapping = client.indices.get_mapping(index=index_name)[f"{index_name}-v1"]["mappings"]
     assert mapping["_meta"]["embedding"] == spec.fingerprint.to_meta()
     assert mapping["properties"]["embedding"]["dimension"] == 384

@@ -31,6 +31,7 @@ from adapter.index.migrate import Gate, prune, reindex, rollback
 from adapter.index.plan import Desired
 from adapter.search import Searcher
 from adapter.ingest.sources import SourceDoc
+from adapter.engines import cluster_for
 from tests.conftest import ROOT
 from tests.support.migration import NEW, OLD, Slow, by_spec, corpus
 
@@ -121,7 +122,7 @@ def test_reindex_to_a_new_model_while_writing_and_searching(client, live, tmp_pa
 
     assert failures == [] and wrong == []
     assert served[0] == f"{alias}-v1" and served[-1] == f"{alias}-v2" and searcher.info.fingerprint == NEW.fingerprint
-    assert report.swapped and alias_indices(client, alias) == [f"{alias}-v2"]
+    assert report.swapped and alias_indices(cluster_for(client), alias) == [f"{alias}-v2"]
     assert report.caught_up >= len(changed) + len(added) and report.deleted == len(deleted)
     expected = N + len(added) - len(deleted)
     assert report.entries == expected == client.count(index=f"{alias}-v2")["count"] == client.count(index=f"{alias}-v1")["count"]
@@ -187,7 +188,7 @@ def test_the_gate_refuses_a_swap_that_loses_quality(client, live):
     worse = Desired(alias, IndexSpec(Scrambled().fingerprint, analyzer="keyword"))  # no BM25 match for a single token either
     with pytest.raises(MigrationError, match=r"gate refused the swap: nDCG@10 drops from (0\.9\d+|1\.0000) .* to 0\.0\d+"):
         reindex(client, worse, Scrambled(), gate=Gate(dataset, max_drop=0.05), source_embedder=OLD, batch=100, progress=False, log=lambda m: None)
-    assert alias_indices(client, alias) == [f"{alias}-v1"]
+    assert alias_indices(cluster_for(client), alias) == [f"{alias}-v1"]
     # As if a run had died under its write block: abandoning the migration lifts it.
     client.indices.put_settings(index=f"{alias}-v1", body={"index.blocks.write": True})
     pruned = prune(client, alias, unfinished=True)
@@ -202,7 +203,7 @@ def test_a_spec_the_live_index_can_take_is_not_rebuilt_unless_forced(client, liv
     same = Desired(live, IndexSpec(OLD.fingerprint, analyzer="standard", title_boost=0.5))  # a _meta change: in place
     with pytest.raises(ConfigurationError, match="can take this spec in place: `hybrid apply` is enough"):
         reindex(client, same, OLD, progress=False, log=lambda m: None)
-    assert alias_indices(client, live) == [f"{live}-v1"] and not client.indices.exists(index=f"{live}-v2")
+    assert alias_indices(cluster_for(client), live) == [f"{live}-v1"] and not client.indices.exists(index=f"{live}-v2")
     report = reindex(client, same, OLD, force=True, batch=200, progress=False, log=lambda m: None)
     assert report.swapped and report.reused == N and report.embedded == 0  # the same model: vectors copied
 
@@ -213,7 +214,7 @@ def test_rollback_keeps_writes_made_after_the_swap_and_prune_removes_old_version
     after_swap = corpus(3, prefix="late")
     assert Ingestor.open(client, alias, NEW, progress=False).ingest(_docs(after_swap)).complete
     report = rollback(client, alias, embedder=OLD, log=lambda m: None)
-    assert alias_indices(client, alias) == [f"{alias}-v1"] and report.caught_up == 3
+    assert alias_indices(cluster_for(client), alias) == [f"{alias}-v1"] and report.caught_up == 3
     late = _source(client, f"{alias}-v1", "late0002")
     np.testing.assert_allclose(late["embedding"], OLD.embed_documents([f"{late['title']}\n{late['text']}"])[0], atol=1e-6)
     assert client.count(index=alias)["count"] == N + 3
@@ -284,19 +285,19 @@ def test_a_swap_the_client_never_saw_then_rollback_then_rerun_ends_on_a_writable
         finally:
             proc.kill()
     assert proc.returncode == 143, out  # terminated, and says so
-    assert alias_indices(client, alias) == [f"{alias}-v2"] and _writable(client, f"{alias}-v2")
+    assert alias_indices(cluster_for(client), alias) == [f"{alias}-v2"] and _writable(client, f"{alias}-v2")
     assert not _writable(client, f"{alias}-v1")  # the old index keeps its block: a writer aimed at it is refused
     assert "the swap had reached the cluster" in out, out
     assert not checkpoint.exists(), "the checkpoint describes a migration that is over"
 
     rollback(client, alias, embedder=OLD, log=lambda m: None)
-    assert alias_indices(client, alias) == [f"{alias}-v1"] and _writable(client, f"{alias}-v1")
+    assert alias_indices(cluster_for(client), alias) == [f"{alias}-v1"] and _writable(client, f"{alias}-v1")
     assert not _writable(client, f"{alias}-v2")
 
     messages: list[str] = []
     report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), NEW, checkpoint=checkpoint, batch=100,
                      progress=False, log=messages.append)
-    live_now = alias_indices(client, alias)
+    live_now = alias_indices(cluster_for(client), alias)
     assert report.swapped and report.resumed_after == 0 and len(live_now) == 1, messages
     assert _writable(client, live_now[0]), f"the alias ends on {live_now[0]}, which refuses writes"
     late = Ingestor.open(client, alias, NEW, progress=False).ingest(_docs(corpus(3, prefix="late")))
@@ -319,5 +320,5 @@ def test_a_checkpoint_older_than_a_rollback_is_not_trusted(client, live, tmp_pat
     report = reindex(client, desired, NEW, checkpoint=checkpoint, batch=100, progress=False, log=messages.append)
     assert report.resumed_after == 0 and report.target == f"{alias}-v3", messages
     assert any("rolled back" in m and f"{alias}-v2" in m for m in messages), messages
-    assert alias_indices(client, alias) == [f"{alias}-v3"] and _writable(client, f"{alias}-v3")
+    assert alias_indices(cluster_for(client), alias) == [f"{alias}-v3"] and _writable(client, f"{alias}-v3")
     assert client.count(index=alias)["count"] == N

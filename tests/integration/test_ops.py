@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from adapter.index.catalog import alias_indices, read_pipeline
+from adapter.engines import cluster_for
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (fixture)
 
 
@@ -54,7 +55,7 @@ def test_apply_converges_and_is_idempotent(cli, client, spec_file, index_name):
     assert mapping["_meta"]["query_fields"] == ["title^0.5", "text"]
     settings = client.indices.get_settings(index=index_name)[f"{index_name}-v1"]["settings"]["index"]
     assert settings["search"]["default_pipeline"] == f"{index_name}-tuned"
-    weights = read_pipeline(client, f"{index_name}-min_max-arithmetic_mean")["phase_results_processors"][0]
+    weights = read_pipeline(cluster_for(client), f"{index_name}-min_max-arithmetic_mean")["phase_results_processors"][0]
     assert weights["normalization-processor"]["combination"]["parameters"]["weights"] == [0.4, 0.6]
     code, out, _ = cli("apply", spec_file)
     assert code == 0 and "in sync" in out and "changed" not in out
@@ -63,7 +64,7 @@ def test_apply_converges_and_is_idempotent(cli, client, spec_file, index_name):
 def test_pipeline_weights_edited_by_hand(cli, client, spec_file, index_name):
     _applied(cli, spec_file)
     name = f"{index_name}-l2-harmonic_mean"
-    body = read_pipeline(client, name)
+    body = read_pipeline(cluster_for(client), name)
     body["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] = [0.9, 0.1]
     client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=body)
     code, out, _ = cli("diff", spec_file)
@@ -129,8 +130,8 @@ def test_pipelines_added_and_removed(cli, client, spec_file, index_name):
     code, out, _ = cli("plan", spec_file)
     assert f"- delete        pipeline           {index_name}-tuned" in out
     _applied(cli, spec_file)
-    assert read_pipeline(client, f"{index_name}-tuned") is None and read_pipeline(client, f"{index_name}-rrf-10") is None
-    assert read_pipeline(client, f"{index_name}-es-rrf") is not None
+    assert read_pipeline(cluster_for(client), f"{index_name}-tuned") is None and read_pipeline(cluster_for(client), f"{index_name}-rrf-10") is None
+    assert read_pipeline(cluster_for(client), f"{index_name}-es-rrf") is not None
 
 
 def test_alias_deleted_by_hand_is_put_back(cli, client, spec_file, index_name):
@@ -139,7 +140,7 @@ def test_alias_deleted_by_hand_is_put_back(cli, client, spec_file, index_name):
     code, out, _ = cli("diff", spec_file)
     assert code == 2 and f"the alias is missing: put it back on {index_name}-v1" in out
     _applied(cli, spec_file)
-    assert alias_indices(client, index_name) == [f"{index_name}-v1"]
+    assert alias_indices(cluster_for(client), index_name) == [f"{index_name}-v1"]
 
 
 def test_diff_errors_are_not_drift(cli, tmp_path, spec_file):

@@ -86,7 +86,7 @@ def test_client_collapse_gives_the_servers_page_and_facets_count_documents(searc
     """Where the server collapses (3.1+), the client's collapse over the same fused list gives the same page."""
     options = SearchOptions(collapse=Collapse(inner_hits=1), facets=("category",))
     here = searcher.search(QUERY, k=4, from_=1, depth=40, options=options)
-    client_side = Searcher(searcher.client, searcher.info, replace(searcher.caps, hybrid_collapse=False, collapse_inner_hits=False),
+    client_side = Searcher(searcher.cluster, searcher.info, replace(searcher.caps, hybrid_collapse=False, collapse_inner_hits=False),
                            searcher.embedder)
     there = client_side.search(QUERY, k=4, from_=1, depth=40, options=options)
     # The same documents with the same scores, up to the order of equal scores (and which of a
@@ -112,7 +112,7 @@ def test_min_score_keeps_the_fused_scores_above_it_on_every_version(searcher):
 def test_hybrid_filter_gives_what_filters_in_each_leg_give(searcher):
     filters = {"category": "pagos"}
     pushed = searcher.search(QUERY, k=10, filters=filters)
-    per_leg = Searcher(searcher.client, searcher.info, replace(searcher.caps, hybrid_filter=False), searcher.embedder).search(
+    per_leg = Searcher(searcher.cluster, searcher.info, replace(searcher.caps, hybrid_filter=False), searcher.embedder).search(
         QUERY, k=10, filters=filters)
     assert ("filter" in pushed.request_body["query"]["hybrid"]) == searcher.caps.hybrid_filter
     assert pushed.ids == per_leg.ids and [h.score for h in pushed.hits] == pytest.approx([h.score for h in per_leg.hits])

@@ -56,7 +56,7 @@ def shard_legs(searcher, query):
     legs = [[], []]
     for shard in range(SHARDS):
         for leg, body in enumerate(leg_bodies(searcher.engine, searcher.state, query, vector, DEPTH, None)):
-            resp = searcher.client.search(index=searcher.info.index, body=body, params={"preference": f"_shards:{shard}"})
+            resp = searcher.cluster.client.search(index=searcher.info.index, body=body, params={"preference": f"_shards:{shard}"})
             legs[leg].append([(h["_id"], h["_score"]) for h in resp["hits"]["hits"]])
     return legs
 
@@ -72,7 +72,7 @@ def by_score(runs):
 
 
 def test_each_shard_gives_its_own_candidates(sharded):
-    counts = {sharded.client.count(index=sharded.info.index, params={"preference": f"_shards:{s}"})["count"] for s in range(SHARDS)}
+    counts = {sharded.cluster.client.count(index=sharded.info.index, params={"preference": f"_shards:{s}"})["count"] for s in range(SHARDS)}
     assert all(c > DEPTH for c in counts)  # every shard can fill its own top DEPTH
     legs = shard_legs(sharded, QUERIES[0])
     assert all(len(run) == DEPTH for run in legs[1])  # knn k applies per shard: SHARDS x DEPTH candidates

@@ -94,7 +94,7 @@ class World:
     def live(self) -> list[str]:
         from adapter.index.catalog import alias_indices
 
-        return alias_indices(self.client, self.alias)
+        return alias_indices(self.cluster, self.alias)
 
     def live_model(self):
         from adapter.index.catalog import read_index_info

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from adapter.engines import Engine, cluster_for
+from adapter.engines import Cluster, ClusterLike
 from adapter.errors import InputError
 from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, calibrate, corpus_fusion
 from adapter.fusion.choice.values import ADAPTIVE
@@ -52,11 +52,10 @@ def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: s
     return calibrate(qualities, coverages=coverages, source=source, texts=texts)
 
 
-def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None = None, policy: AdaptivePolicy | None = None,
-                   engine: Engine | None = None) -> CalibrationReport:
+def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | None = None,
+                   policy: AdaptivePolicy | None = None) -> CalibrationReport:
     """Keep ``calibration`` and ``policy`` in the index's ``_meta.adaptive`` (merged with what is
     there) and bring the index's adaptive pipeline to the corpus weights."""
-    cluster = cluster_for(client, engine)
     info = read_index_info(cluster, alias)
     meta = index_meta(cluster, info.index)
     kept = meta.get("adaptive")
@@ -78,7 +77,7 @@ def store_adaptive(client: Any, alias: str, *, calibration: Calibration | None =
     return CalibrationReport(alias, info.index, cal, stored, fusion.effective_weights, pipeline, z_score=caps.z_score)
 
 
-def calibrate_index(client: Any, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,
+def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,
                     source: str = "", replace: bool = False) -> CalibrationReport:
     """Measure ``queries`` on index ``alias`` and store the calibration (and ``policy``) with it.
 
@@ -97,10 +96,10 @@ def calibrate_index(client: Any, alias: str, queries: Iterable[str], *, policy: 
     minimum = (policy or DEFAULT_POLICY).min_queries
     stored = Calibration.from_meta((index_meta(searcher.cluster, searcher.info.index).get("adaptive") or {}).get("calibration"))
     if measured.queries < minimum and stored is not None and stored.queries > measured.queries and not replace:
-        report = store_adaptive(client, alias, policy=policy, engine=searcher.engine)
+        report = store_adaptive(searcher.cluster, alias, policy=policy)
         return replaced(report, notes=(f"kept the calibration on {stored.queries} queries{_from(stored)}: these {measured.queries} "
                                        f"are fewer than the {minimum:g} a confidence needs (--replace stores them anyway)",))
-    report = store_adaptive(client, alias, calibration=measured, policy=policy, engine=searcher.engine)
+    report = store_adaptive(searcher.cluster, alias, calibration=measured, policy=policy)
     if measured.queries < minimum:
         return replaced(report, notes=(f"{measured.queries} queries are fewer than the {minimum:g} a confidence needs: every query "
                                        f"gets the baseline weights until a calibration on at least {minimum:g}",))
