@@ -31,7 +31,7 @@ from adapter.engines import registry
 from adapter.engines.capabilities import EngineName
 from adapter.engines.engine import Engine, HybridRequest
 from adapter.engines.port import BulkCounts, BulkOptions, Cluster, SearchPipelines, recording
-from adapter.errors import ConfigurationError, HybridError
+from adapter.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from elasticsearch import AsyncElasticsearch, Elasticsearch
@@ -78,19 +78,11 @@ def describe_url(client: ClusterLike) -> str:
 def translate_errors(action: str, client: Any = None) -> Iterator[None]:
     """Re-raise a client library's exceptions in this block as the adapter's, chained (for code
     holding a raw client: tests, scripts; the shell goes through the port, which translates by itself).
-    The exception's library decides which engine reads it."""
+    The registered engine whose client library raised it reads it (:func:`adapter.engines.registry.translated`)."""
     try:
         yield
     except Exception as exc:
-        from adapter.engines.elasticsearch import client as elasticsearch_client
-        from adapter.engines.opensearch import client as opensearch_client
-
-        translated: HybridError | None
-        if elasticsearch_client.is_client_error(exc):
-            where = describe_url(client) if client is not None else "the cluster"
-            translated = elasticsearch_client.translate(exc, action, where)
-        else:
-            translated = opensearch_client.translate(exc, action, client)
+        translated = registry.translated(exc, action, client)
         if translated is None:
             raise
         raise translated from exc

@@ -18,7 +18,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from adapter.errors import ConfigurationError
+from adapter.errors import ConfigurationError, HybridError
 
 if TYPE_CHECKING:
     from adapter.engines.engine import Engine
@@ -34,7 +34,9 @@ class EngineEntry:
     at a URL, ``function(url, **options)``. ``recognises`` (``"module:function"``): whether the
     answer to ``GET /`` (``{"status": 405, "error": ...}`` where the root is refused) comes from this
     engine; engines without one are reached only when named. ``asks``: how the default engine's port
-    reads that answer."""
+    reads that answer. ``translates`` (``"module:function"``): ``function(exc, action, client)``, its
+    client library's exception as the adapter's (None: not one of its exceptions), for code that holds
+    a raw client (:func:`adapter.engines.translate_errors`; a port translates by itself)."""
 
     name: str
     title: str  # for people: "OpenSearch"
@@ -43,6 +45,7 @@ class EngineEntry:
     connect: str | None = None
     recognises: str | None = None
     asks: str | None = None  # "module:function": the GET / answer its port got (None: not asked), to recognise another engine
+    translates: str | None = None
 
 
 DEFAULT = "opensearch"  # the engine of a client no entry claims, and the one that asks a URL which engine runs there
@@ -96,6 +99,16 @@ def name_of_client(client: Any) -> str:
     return next((e.name for e in _ENTRIES.values() if package in e.client_packages), DEFAULT)
 
 
+def translated(exc: BaseException, action: str, client: Any = None) -> HybridError | None:
+    """``exc`` as the adapter's error, by the registered engine whose client library raised it (None: none did)."""
+    for found in _ENTRIES.values():
+        if found.translates is not None:
+            error: HybridError | None = _function(found.translates)(exc, action, client)
+            if error is not None:
+                return error
+    return None
+
+
 def _function(path: str) -> Callable[..., Any]:
     module, _, name = path.partition(":")
     function: Callable[..., Any] = getattr(importlib.import_module(module), name)
@@ -127,7 +140,9 @@ def recognised(root: Mapping[str, Any]) -> str | None:
 
 
 register(EngineEntry("opensearch", "OpenSearch", "adapter.engines.opensearch", ("opensearchpy",),
-                     connect="adapter.engines.opensearch.client:connect_cluster", asks="adapter.engines.opensearch.client:root_answer"))
+                     connect="adapter.engines.opensearch.client:connect_cluster", asks="adapter.engines.opensearch.client:root_answer",
+                     translates="adapter.engines.opensearch.client:translate"))
 register(EngineEntry("elasticsearch", "Elasticsearch", "adapter.engines.elasticsearch", ("elasticsearch", "elastic_transport"),
                      connect="adapter.engines.elasticsearch.client:connect_cluster",
-                     recognises="adapter.engines.elasticsearch.client:recognises"))
+                     recognises="adapter.engines.elasticsearch.client:recognises",
+                     translates="adapter.engines.elasticsearch.client:translate_raised"))

@@ -241,6 +241,13 @@ def translate_errors(action: str, client: Any) -> Iterator[None]:
         raise translated from exc
 
 
+def translate_raised(exc: BaseException, action: str, client: Any = None) -> BackendError | None:
+    """:func:`translate`, for code holding a raw client (the registry's ``translates``)."""
+    if not is_client_error(exc):
+        return None
+    return translate(exc, action, (describe(client) if client is not None else None) or "the cluster")
+
+
 def translate(exc: BaseException, action: str, where: str) -> BackendError | None:
     """elasticsearch-py's exception as the adapter's (None: ``exc`` is not one of its exceptions).
 
