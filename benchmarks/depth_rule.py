@@ -60,6 +60,7 @@ def depths_needed() -> list[int]:
 
 def measure_set(client: Any, s: LabelledSet, depths: Sequence[int], limit: int | None, seed: int) -> dict[str, Any]:
     """nDCG@10 per query and depth on the set's train split (the default hybrid, k = 10)."""
+    from adapter.engines import cluster_for
     from adapter.evaluation import prepare_index
     from adapter.evaluation.metrics import load_beir, per_query
     from adapter.fusion.choice.calibrate import calibrate_index
@@ -72,7 +73,7 @@ def measure_set(client: Any, s: LabelledSet, depths: Sequence[int], limit: int |
     dataset = load_beir(s.path, "train").limited(limit)
     embedder = load_embedder(s.embedder)
     alias = f"perf-depth-{s.name}"
-    prepare_index(client, dataset, embedder, alias, analyzer=s.analyzer, title_boost=s.title_boost, fresh=False, progress=False,
+    prepare_index(cluster_for(client), dataset, embedder, alias, analyzer=s.analyzer, title_boost=s.title_boost, fresh=False, progress=False,
                   cache=EmbeddingCache(), text_layout="combined")
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=s.analyzer, title_boost=s.title_boost, text_layout="combined",
                                         default_fusion="adaptive"))
