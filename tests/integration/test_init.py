@@ -42,7 +42,7 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     assert names == {f"{index_name}-{n}" for n in (
         "min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
         "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf", *z_score, "adaptive")}
-    rrf = get_pipeline(client, f"{index_name}-rrf")
+    rrf = get_pipeline(cluster_for(client), f"{index_name}-rrf")
     assert OPENSEARCH.pipeline_fusion(rrf) == RRF(60)
     assert rrf["response_processors"] == [{"hybrid_score_explanation": {}}]
 
@@ -62,7 +62,7 @@ def test_changed_pipeline_weights_are_updated_with_a_diff(client, index_name, sp
     z_score = {f"{index_name}-z_score-arithmetic_mean"} if target.at_least("3.0") else set()
     assert {c.name for c in updated} == {f"{index_name}-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")} | z_score
     assert re.search(r"^-\s+0\.5,?$", updated[0].diff, re.M) and re.search(r"^\+\s+0\.3,$", updated[0].diff, re.M)
-    stored = get_pipeline(client, f"{index_name}-min_max-arithmetic_mean")
+    stored = get_pipeline(cluster_for(client), f"{index_name}-min_max-arithmetic_mean")
     assert stored["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.3, 0.7]
 
 
@@ -121,7 +121,7 @@ def test_dry_run_changes_nothing(client, index_name, spec, target):
     assert {c.action for c in report.changes} == {"would create"}
     assert client.indices.get(index=f"{index_name}*") == {}
     if target.engine == "opensearch":
-        assert get_pipeline(client, f"{index_name}-rrf") is None
+        assert get_pipeline(cluster_for(client), f"{index_name}-rrf") is None
 
 
 @BOTH
