@@ -60,6 +60,7 @@ from llama_index.core.vector_stores.types import (  # noqa: E402
 )
 from pydantic import ConfigDict, PrivateAttr  # noqa: E402
 
+from adapter.engines import ClusterLike  # noqa: E402
 from adapter.engines.dsl import Clause  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, METADATA_FIELD, PARENT_FIELD, embedding_text  # noqa: E402
@@ -305,7 +306,7 @@ class HybridVectorStore(BasePydanticVectorStore):
     _embed_model: AdapterEmbedding | None = PrivateAttr(default=None)
 
     @classmethod
-    def open(cls, client: Any, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
+    def open(cls, client: ClusterLike, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
         """The store for the adapter index behind ``alias`` (its own model, loaded once for both sides)."""
         from adapter.ingest.ingestor import Ingestor
         from adapter.search import Searcher
@@ -316,7 +317,8 @@ class HybridVectorStore(BasePydanticVectorStore):
 
     @property
     def client(self) -> Any:
-        return self.searcher.client
+        """The raw client under the searcher's port (LlamaIndex's vector-store interface asks for one)."""
+        return getattr(self.searcher.cluster, "client", self.searcher.cluster)
 
     @property
     def embed_model(self) -> AdapterEmbedding:
