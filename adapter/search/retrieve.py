@@ -83,6 +83,12 @@ class Retriever:
         if served - {ours} and not self.state.members.get(served, lambda: ours in alias_indices(self.cluster, self.alias)):
             raise AliasMoved(self.alias, ours, sorted(served - {ours}))
         failed, total, reasons = responses.shard_failures(resp)
+        if failed and any("dimension" in r.lower() for r in reasons):
+            # Beside the empty shard, the moved index refusing the query vector's dimension is a failed
+            # shard of a 200, not the 400 of a search of that index alone: followed the same way.
+            now = alias_indices(self.cluster, self.alias)
+            if now and ours not in now:
+                raise AliasMoved(self.alias, ours, now)
         if failed and not self.attempt.accept_partial:
             raise PartialAnswer(f"{failed} of {total} shards failed")
         if failed:

@@ -81,3 +81,23 @@ def test_the_same_model_behind_a_moved_alias_is_followed_quietly():
     searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS,
                         Fixed(OLD, 1.0))
     assert searcher.search("q").ids == ["a"] and searcher.info.index == "docs-v2"
+
+
+def test_beside_the_empty_shard_a_dimension_refused_by_one_shard_is_followed_too(monkeypatch):
+    """Searched beside the empty shard, the moved index refusing the old model's vector is a failed
+    shard of a 200 (the empty shard answers), not a 400: it was taken for a partial answer, asked again,
+    then returned with no hits (tests/integration/test_concurrent_searches.py, 1 run in 2)."""
+    import adapter.search.state
+
+    old, new = Fixed(OLD, 1.0), Fixed(NEW, -1.0)
+    monkeypatch.setattr(adapter.search.state, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec])
+    refused = {"took": 1, "_shards": {"total": 2, "successful": 1, "failed": 1, "failures": [
+        {"shard": 0, "index": "docs-v2", "reason": {"type": "illegal_argument_exception",
+                                                    "reason": "Query vector has invalid dimension: 4. Dimension should be: 8"}}]},
+        "hits": {"hits": []}}
+    client = _client(NEW)
+    client.answers["search"] = [{"took": 0, "hits": {"hits": []}}, refused, refused,  # the empty shard's check, the refused hybrid
+                                {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}}]
+    searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS)
+    result = searcher.search("q")
+    assert result.ids == ["a"] and searcher.info.index == "docs-v2" and not result.notices
