@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import time
 from typing import TYPE_CHECKING
 
 from adapter.cli.common import Subparsers, connect, embedder_for, with_allow_model, with_url
@@ -52,7 +51,8 @@ def add_parsers(sub: Subparsers) -> None:
     ingest.add_argument("--partition", metavar="I/N",
                         help="index only partition I of N (from 1; by a stable hash of the id), so N processes or machines "
                              "can index one input at the same time with no coordination and no duplicates; each writes "
-                             "its own failures file (<name>.part-I-of-N.jsonl)")
+                             "its own failures file (<name>.part-I-of-N.jsonl). The index records the round: a run with "
+                             "another N is refused until every partition of it has run, and each run says which are left")
     ingest.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     ingest.set_defaults(func=run)
 
@@ -66,7 +66,7 @@ def failure_line(failure: ItemFailure) -> str:
 def run(args: argparse.Namespace) -> int:
     from adapter.errors import InputError
     from adapter.ingest.ingestor import Ingestor
-    from adapter.ingest.partition import Partition, Selection
+    from adapter.ingest.partition import Partition
     from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, FieldMap, count_rows, read_source
     from adapter.models.cache import EmbeddingCache
 
@@ -82,21 +82,17 @@ def run(args: argparse.Namespace) -> int:
     if args.max_chars is not None and args.max_chars < 0:
         raise InputError(f"--max-chars must be 0 (no limit) or more, got {args.max_chars}")
     max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None)
-    failures = args.failures
-    if partition is not None:
-        failures = partition.failures_path(failures or f"ingest-failures-{args.index}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
     ingestor = Ingestor.open(cluster, args.index, embedder, cache=None if args.no_cache else EmbeddingCache(args.cache),
-                             batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=failures,
+                             batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=args.failures,
                              progress=not args.quiet, max_chars=max_chars)
     rows = read_source(args.path, fields, format=args.format, max_chars=max_chars)
-    total = count_rows(args.path)
-    selection = Selection(partition) if partition is not None else None
-    if selection is not None:
-        rows, total = selection(rows), None  # how many rows are this partition's is known only at the end
-    report = ingestor.ingest(rows, total=total)
-    if selection is not None:
-        print(f"partition {selection.partition.label}: {selection.kept} rows of {selection.kept + selection.others} "
-              "(the others belong to the other partitions)")
+    report = ingestor.ingest(rows, total=count_rows(args.path), partition=partition)
+    if partition is None:  # the whole input: every row written or listed, so a partitioned round on record is over
+        from adapter.ingest import rounds
+
+        rounds.end(ingestor.cluster, ingestor.info.index)
+    if report.partition is not None:
+        print(report.partition.summary)
     print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {report.failed}")
     print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
     if report.cache_rejected:
@@ -107,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"time: {report.seconds_total:.1f}s ({report.docs_per_second:.1f} docs/s); embedding {report.seconds_embedding:.1f}s, "
           f"indexing {report.seconds_indexing:.1f}s (overlapping)")
     if report.complete:
-        print("every row landed")
+        print("every row landed" if report.partition is None else f"every row of partition {report.partition.partition.label} landed")
         _next_steps(ingestor.info)
         return EXIT_ALL_LANDED
     print(f"NOT every row landed: {report.failed} failed (exit code {int(EXIT_SOME_ROWS_FAILED)})")

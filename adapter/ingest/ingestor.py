@@ -31,6 +31,8 @@ from adapter.index import metadata as metadata_mapping
 from adapter.index.catalog import IndexInfo, read_index_info
 from adapter.index.documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
 from adapter.ingest.by_id import Documents
+from adapter.ingest import rounds
+from adapter.ingest.partition import Partition, PartitionProgress, Selection
 from adapter.ingest.report import FailureSource, IngestReport, ItemFailure
 from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize
 from adapter.models.cache import EmbeddingCache, embed_documents
@@ -118,9 +120,9 @@ class FailureLog:
 
     KEEP = 1_000
 
-    def __init__(self, path: str | Path | None, alias: str) -> None:
+    def __init__(self, path: str | Path | None, alias: str, *, tag: str | None = None) -> None:
         self._path = Path(path) if path else None
-        self._alias = alias
+        self._alias = alias if tag is None else f"{alias}-{tag}"  # the default name's; a partition's tag: part-2-of-3
         self._fh: Any = None
         self._lock = threading.Lock()
         self.kept: list[ItemFailure] = []
@@ -383,14 +385,46 @@ def _failure(info: dict[str, Any], sources: dict[str, int | None], stage: Failur
 
 
 @dataclass(frozen=True)
-class _Admitted:
-    """One batch of rows sorted before embedding: the entries to index, and the rows that failed."""
+class _Doc:
+    """One admitted document: its entries (one, or its chunks) and the input line it came from."""
 
+    id: str
+    line: int | None
     entries: tuple[_Entry, ...]
+    trims: bool = True  # its older, longer self's chunks beyond these are deleted (not a chunk given as it is)
+
+
+@dataclass(frozen=True)
+class _Admitted:
+    """One batch of rows sorted before embedding: the documents to index, and the rows that failed."""
+
+    docs: tuple[_Doc, ...]
     failures: tuple[ItemFailure, ...]
-    lines: tuple[tuple[str, int | None], ...]  # entry id -> the input line it came from
-    chunk_counts: tuple[tuple[str, int], ...]  # document id -> its entries now (chunking only: older chunks beyond go)
-    documents: int
+    chunking: bool
+
+    @property
+    def entries(self) -> tuple[_Entry, ...]:
+        return tuple(e for d in self.docs for e in d.entries)
+
+    @property
+    def lines(self) -> tuple[tuple[str, int | None], ...]:
+        """Entry id -> the input line it came from."""
+        return tuple((e.id, d.line) for d in self.docs for e in d.entries)
+
+    @property
+    def chunk_counts(self) -> tuple[tuple[str, int], ...]:
+        """Document id -> its entries now (chunking only: older chunks beyond them are deleted at the end)."""
+        return tuple((d.id, len(d.entries)) for d in self.docs if d.trims) if self.chunking else ()
+
+    @property
+    def documents(self) -> int:
+        return len(self.docs)
+
+    def refusing(self, refused: Mapping[str, str], stage: FailureSource) -> _Admitted:
+        """These documents (id -> reason) out, each of their entries a failure at ``stage``."""
+        failed = tuple(ItemFailure(e.id, refused[d.id], line=d.line, status=400, source=stage)
+                       for d in self.docs if d.id in refused for e in d.entries)
+        return _Admitted(tuple(d for d in self.docs if d.id not in refused), self.failures + failed, self.chunking)
 
 
 @dataclass(frozen=True)
@@ -437,10 +471,15 @@ class _Run:
     chunk_counts: dict[str, int]
 
     @classmethod
-    def start(cls, ingestor: Ingestor, total: int | None) -> _Run:
+    def start(cls, ingestor: Ingestor, total: int | None, partition: Partition | None = None) -> _Run:
         from adapter._progress import Bar
 
-        failures = FailureLog(ingestor.failures_path, ingestor.alias)
+        path = ingestor.failures_path
+        if partition is None:
+            failures = FailureLog(path, ingestor.alias)
+        else:  # one failures file per partition: <name>.part-2-of-3.jsonl, or a default name of its own
+            failures = FailureLog(partition.failures_path(path) if path else None, ingestor.alias,
+                                  tag=f"part-{partition.number}-of-{partition.count}")
         sources: dict[str, int | None] = {}
         kind = _InlineSenders if aio.is_blocking(getattr(ingestor.cluster, "client", None)) else _Senders  # the port's client
         senders = kind(ingestor.cluster, ingestor.info.index, batch_size=ingestor.bulk_batch_size,
@@ -457,7 +496,8 @@ class _Run:
         self.chunk_counts.update(admitted.chunk_counts)
 
 
-def _report(tally: _Tally, run: _Run, failures_file: str | None, seconds: float) -> IngestReport:
+def _report(tally: _Tally, run: _Run, failures_file: str | None, seconds: float,
+            partition: PartitionProgress | None = None) -> IngestReport:
     failures, senders = run.failures, run.senders
     return IngestReport(
         documents=tally.documents,
@@ -474,6 +514,7 @@ def _report(tally: _Tally, run: _Run, failures_file: str | None, seconds: float)
         retried_5xx=senders.retried_5xx,
         split_requests=senders.splits,
         failed=failures.count,
+        partition=partition,
     )
 
 
@@ -573,8 +614,14 @@ class Ingestor:
                         vector=old.vector if same else None, embedded_by=fp.key if same else None)
         return self.ingest([row], total=1)
 
-    def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None) -> IngestReport:
+    def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None,
+               partition: Partition | None = None) -> IngestReport:
         """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict).
+
+        ``partition``: only the rows of that partition (:mod:`adapter.ingest.partition`), as one run of a round
+        the index records (:mod:`adapter.ingest.rounds`): a run with another partition count than an unfinished
+        round's is refused before anything is written (:class:`InputError`), and the report says which
+        partitions are still to run.
 
         Raises :class:`ClusterUnavailableError` when the cluster stops answering, after writing
         every row not confirmed written to the failures file (a re-run completes them).
@@ -586,20 +633,31 @@ class Ingestor:
         request carries one X-Opaque-Id; the ``hybrid.ingest`` span holds a span per bulk request.
         """
         started = time.perf_counter()
+        selection = Selection(partition) if partition is not None else None
+        if selection is not None:
+            rows, total = selection(rows), None  # how many rows are this partition's is known only at the end
         rows = self._strict_rows(rows)
+        if partition is not None:
+            rounds.begin(self.cluster, self.info.index, partition)
         with telemetry.request_id() as rid, tracing.span("hybrid.ingest", {"hybrid.index": self.alias, "hybrid.request_id": rid}) as span:
-            run = _Run.start(self, total)
+            run = _Run.start(self, total, partition)
             try:
                 tally = self._stream(rows, run)
                 self._settle(run)
                 self._finish(run, tally)
             finally:
                 failures_file = run.failures.close()
-            report = _report(tally, run, failures_file, time.perf_counter() - started)
+            progress = self._finish_partition(selection) if selection is not None else None
+            report = _report(tally, run, failures_file, time.perf_counter() - started, progress)
             tracing.annotate(span, {"hybrid.documents": report.documents, "hybrid.chunks": report.chunks, "hybrid.failed": report.failed,
                                     "hybrid.retries": report.retried_429 + report.retried_5xx})
         metrics.ingested(report)
         return report
+
+    def _finish_partition(self, selection: Selection) -> PartitionProgress:
+        """Every row of the partition written or listed: mark it done in the round's record."""
+        ledger = rounds.finish(self.cluster, self.info.index, selection.partition)
+        return PartitionProgress(selection.partition, selection.kept, selection.others, ledger)
 
     def _strict_rows(self, rows: Iterable[SourceDoc | RowError]) -> Iterable[SourceDoc | RowError]:
         """``rows`` as given; with ``strict``, read whole and refused when any row is bad, before anything is sent."""
@@ -619,7 +677,7 @@ class Ingestor:
         tally = _Tally()
         try:
             for batch in _batches(rows, self.batch_size):
-                admitted = self._admit(batch, stopped=run.senders.stopped)
+                admitted = self._declare(self._admit(batch, stopped=run.senders.stopped))
                 run.record(admitted)
                 embedded = self._embed(admitted.entries) if admitted.entries else _Embedded.none()
                 if admitted.entries:
@@ -634,11 +692,8 @@ class Ingestor:
     def _admit(self, batch: Sequence[SourceDoc | RowError], *, stopped: bool) -> _Admitted:
         """Sort one batch of rows: the entries to embed and index, and the rows that fail before embedding
         (bad input; or every row once the senders stopped, listed so that the failures file is complete)."""
-        entries: list[_Entry] = []
+        docs: list[_Doc] = []
         failures: list[ItemFailure] = []
-        lines: list[tuple[str, int | None]] = []
-        counts: list[tuple[str, int]] = []
-        documents = 0
         for row in batch:
             if isinstance(row, RowError):
                 failures.append(ItemFailure(row.id, row.reason, line=row.line, source=FailureSource.INPUT))
@@ -651,13 +706,39 @@ class Ingestor:
             if problem:
                 failures.append(ItemFailure(row.id, problem, line=row.line, source=FailureSource.INPUT))
                 continue
-            entries += doc_entries
-            lines += [(e.id, row.line) for e in doc_entries]
-            documents += 1
-            if not _as_written(row):  # a chunk given as it is has no older, longer self to trim
-                counts.append((row.id, len(doc_entries)))
-        return _Admitted(tuple(entries), tuple(failures), tuple(lines), tuple(counts) if self.chunking is not None else (),
-                         documents=documents)
+            docs.append(_Doc(row.id, row.line, tuple(doc_entries), trims=not _as_written(row)))
+        return _Admitted(tuple(docs), tuple(failures), self.chunking is not None)
+
+    def _declare(self, admitted: _Admitted) -> _Admitted:
+        """Declare the metadata keys the batch brings and the mapping lacks, before anything is sent (a strict
+        metadata mapping refuses undeclared keys; adapter.index.metadata). A document whose keys the mapping
+        cannot take (over the total-fields or depth limit, a name the server refuses) fails alone with the
+        server's reason, and the others' keys are declared: one such row used to sink its whole batch."""
+        if not self.info.metadata_strict or not admitted.docs:
+            return admitted  # an index made before metadata was strict maps new keys itself, per row
+        refused = self._declare_docs(admitted.docs)
+        return admitted.refusing(refused, FailureSource.MAPPING) if refused else admitted
+
+    def _declare_docs(self, docs: Sequence[_Doc]) -> dict[str, str]:
+        """Declare what ``docs`` bring; when the server refuses it (400), halve them until the documents it refuses
+        are found, alone. Returns the refused documents' ids and reasons."""
+        index = self.info.index
+        added = metadata_mapping.undeclared(self._declared, (d.entries[0].metadata for d in docs))
+        if not added:
+            return {}
+        keys = sorted(added)
+        try:
+            self.cluster.put_mapping(index, metadata_mapping.put_body(added),
+                                     action=f"declaring metadata {', '.join(keys[:5])}{', ...' if len(keys) > 5 else ''} in {index}")
+        except BackendError as exc:
+            if exc.status != 400:
+                return {}  # not the rows' doing: they are sent, and the server answers for each of them
+            if len(docs) == 1:
+                return {docs[0].id: f"the index's mapping cannot take this row's metadata ({len(keys)} new keys): {exc.reason}"}
+            half = len(docs) // 2
+            return {**self._declare_docs(docs[:half]), **self._declare_docs(docs[half:])}
+        self._declared = metadata_mapping.merge(self._declared, added)
+        return {}
 
     def _embed(self, entries: Sequence[_Entry]) -> _Embedded:
         """The entries' vectors (through the cache), checked against the index's fingerprint; a carried
@@ -671,10 +752,9 @@ class Ingestor:
         return _Embedded(_with_carried(entries, found.vectors), found.embedded, found.from_cache, found.rejected, seconds)
 
     def _queue(self, entries: Sequence[_Entry], vectors: Any, run: _Run) -> None:
-        """Declare the metadata keys the entries bring, then hand their bulk actions to the senders."""
+        """Hand the entries' bulk actions to the senders."""
         index, layout = self.info.index, self.info.layout
         stamp = self.embedder.fingerprint.key if self.info.stamps_entries else None
-        self._declare_metadata(index, entries)
         run.senders.queue.put([self._action(index, layout, e, v, stamp) for e, v in zip(entries, vectors)])
 
     def _settle(self, run: _Run) -> None:
@@ -754,23 +834,6 @@ class Ingestor:
             "_source": build_document(layout, text=e.text, vector=vector, parent_id=e.parent_id, chunk_index=e.chunk_index,
                                       title=e.title, extra=e.extra, metadata=e.metadata, embedded_by=stamp),
         }
-
-    def _declare_metadata(self, index: str, entries: Sequence[_Entry]) -> None:
-        """Put the metadata keys these entries bring and the mapping lacks, before they are sent
-        (a strict metadata mapping refuses undeclared keys; adapter.index.metadata)."""
-        if not self.info.metadata_strict:
-            return  # an index made before metadata was strict maps new keys itself
-        added = metadata_mapping.undeclared(self._declared, (e.metadata for e in entries))
-        if not added:
-            return
-        try:
-            self.cluster.put_mapping(index, metadata_mapping.put_body(added),
-                                     action=f"declaring metadata {', '.join(sorted(added))} in {index}")
-        except BackendError:
-            # Refused (a key that clashes with a declared one, the field limit): the rows are sent anyway and
-            # the server refuses each of them, with its reason, into the failures; the others land.
-            return
-        self._declared = metadata_mapping.merge(self._declared, added)
 
     @property
     def caps(self) -> Capabilities:

@@ -17,7 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from adapter.errors import InputError
 from adapter.ingest.sources import RowError, SourceDoc
@@ -82,3 +82,92 @@ class Selection:
                 yield row
             else:
                 self.others += 1
+
+
+# -- the round's record in the index ------------------------------------------------------------------
+LEDGER_KEY = "ingest_partitions"  # the index's _meta key
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """What an index records of a partitioned ingest: its partition count and which partitions have run to
+    their end (every row of theirs written, or listed in their failures file). Rows of a partition that never
+    ran are nowhere, so the record is what tells a finished input from one that only looks finished: runs with
+    another count are refused until the round is complete (1/2, then 2/3 and 3/3 left 4,996 of 6,000 rows)."""
+
+    count: int
+    done: frozenset[int] = frozenset()
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> Ledger | None:
+        """The record in an index's ``_meta`` (None: no partitioned round on record). One edited out of shape
+        is an :class:`InputError` naming the key: guessing could lose rows."""
+        value = meta.get(LEDGER_KEY)
+        if value is None:
+            return None
+        try:
+            count, done = int(value["count"]), frozenset(int(n) for n in value["done"])
+            return cls(count, done) if count >= 1 and all(1 <= n <= count for n in done) else cls._unreadable(value)
+        except (KeyError, TypeError, ValueError):
+            return cls._unreadable(value)
+
+    @staticmethod
+    def _unreadable(value: Any) -> Ledger:
+        raise InputError(f"the index's _meta.{LEDGER_KEY} is unreadable ({str(value)[:80]!r}): run the ingest without "
+                         "--partition to write every row (which ends the partitioned round and its record)")
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"count": self.count, "done": sorted(self.done)}
+
+    @property
+    def complete(self) -> bool:
+        return self.done == frozenset(range(1, self.count + 1))
+
+    @property
+    def left(self) -> tuple[int, ...]:
+        return tuple(n for n in range(1, self.count + 1) if n not in self.done)
+
+    def admit(self, partition: Partition) -> Ledger:
+        """The record a run of ``partition`` starts under: this one (its count), or a new round once this one is
+        complete. A run with another count while this round is unfinished is refused, naming the ways on."""
+        if partition.count == self.count:
+            return self
+        if self.complete:
+            return Ledger(partition.count)
+        done = ", ".join(f"{n}/{self.count}" for n in sorted(self.done)) or "none yet"
+        left = " ".join(f"--partition {n}/{self.count}" for n in self.left)
+        raise InputError(
+            f"this index is being ingested in {self.count} partitions (finished: {done}), not {partition.count}: rows "
+            f"hashed into {self.count} partitions and rows hashed into {partition.count} fall apart differently, so mixing "
+            f"the counts would leave rows in no partition. Run the partitions left ({left}), or the ingest without "
+            "--partition to write every row (it ends the round)")
+
+    def finished(self, partition: Partition) -> Ledger:
+        return Ledger(self.count, self.done | {partition.number})
+
+
+def admit(ledger: Ledger | None, partition: Partition) -> Ledger:
+    """The record a run of ``partition`` starts under (a first round when there is none)."""
+    return Ledger(partition.count) if ledger is None else ledger.admit(partition)
+
+
+@dataclass(frozen=True)
+class PartitionProgress:
+    """What a partitioned run reports: its rows among the input's, and the round as recorded after it."""
+
+    partition: Partition
+    kept: int  # rows of this partition
+    others: int  # rows of the other partitions
+    ledger: Ledger | None  # None: another run changed the record meanwhile (this one's end is not on it)
+
+    @property
+    def summary(self) -> str:
+        p, ledger = self.partition, self.ledger
+        head = f"partition {p.label}: {self.kept} rows of {self.kept + self.others} (the others belong to the other partitions)"
+        if ledger is None:
+            return (f"{head}; the index's record of the round changed while this ran (another count started), so this "
+                    "partition's end is not on it")
+        if ledger.complete:
+            return f"{head}; all {ledger.count} partitions have run to their end: the whole input is written"
+        left = ", ".join(f"{n}/{ledger.count}" for n in ledger.left)
+        return f"{head}; partitions still to run before the input is complete: {left}"

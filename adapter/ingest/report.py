@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from adapter._enums import TextEnum
+from adapter.ingest.partition import PartitionProgress
 
 
 class FailureSource(TextEnum):
@@ -13,6 +14,7 @@ class FailureSource(TextEnum):
     INPUT = "input"  # the row itself: bad JSON, no id, no text
     NOT_SENT = "not-sent"  # never sent, or not confirmed written: the connection was lost
     DELETE_STALE = "delete-stale"  # deleting the chunks a shorter text left behind
+    MAPPING = "mapping"  # the index's mapping cannot take the row's metadata keys (a limit, a name): never sent
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class IngestReport:
     retried_5xx: int = 0  # items that got a 5xx and were sent once more
     split_requests: int = 0  # requests refused as a whole, split in halves to isolate the bad rows
     failed: int = 0  # rows that did not land; ``failures`` holds the first 1,000 of them, the failures file all
+    partition: PartitionProgress | None = None  # a partitioned run: its rows and the round as the index records it
 
     @property
     def complete(self) -> bool:

@@ -11,7 +11,9 @@ import pytest
 
 from adapter.index.init import init_index
 from adapter.index.assets import IndexSpec
-from tests.support.cli import TEST_EMBEDDER
+from adapter.ingest.partition import Partition
+from adapter.ingest.sources import SourceDoc
+from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,3 +71,49 @@ def test_three_partitions_at_once_index_every_row_once_with_one_failures_file_ea
     assert [code == 3 for code in codes] == [(tmp_path / f"failures.part-{i}-of-3.jsonl").exists() for i in (1, 2, 3)]
     failed = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert sorted(f["line"] for f in failed) == sorted([*BAD_LINES, total_rows])  # each bad row once, in one file
+
+
+def test_partitions_of_another_count_are_refused_until_the_round_is_complete(cli, client, index_name, cluster_url, tmp_path):
+    """Issue 33 item 2, as found: `--partition 1/2`, then `2/3` and `3/3`, each exit 0 "every row landed", left
+    4,996 of 6,000 rows. Now the second run is refused before writing, and each run says what is left."""
+    init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="standard"))
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps({"id": f"doc-{i}", "text": f"documento {i}"}) + "\n" for i in range(600)))
+
+    def ingest(part):
+        return cli("ingest", src, "--index", index_name, "--url", cluster_url, "--embedder", "test:hashing", "--no-cache", "-q",
+                   "--partition", part, "--failures", tmp_path / "f.jsonl")
+
+    code, out, _ = ingest("1/2")
+    assert code == 0 and "every row of partition 1/2 landed" in out and "still to run before the input is complete: 2/2" in out, out
+    client.indices.refresh(index=index_name)
+    written = client.count(index=index_name)["count"]
+    code, out, err = ingest("2/3")
+    assert code == 2 and "ingested in 2 partitions (finished: 1/2), not 3" in err and "--partition 2/2" in err, (out, err)
+    client.indices.refresh(index=index_name)
+    assert client.count(index=index_name)["count"] == written  # refused before writing anything
+    code, out, _ = ingest("2/2")
+    assert code == 0 and "all 2 partitions have run to their end: the whole input is written" in out, out
+    client.indices.refresh(index=index_name)
+    assert client.count(index=index_name)["count"] == 600
+    code, out, _ = ingest("1/3")  # a complete round: another count may start anew
+    assert code == 0 and "still to run before the input is complete: 2/3, 3/3" in out, out
+
+
+def test_two_runs_of_one_partition_in_the_same_second_write_failures_files_of_their_own(cli, client, index_name, cluster_url,
+                                                                                      tmp_path, monkeypatch):
+    """Issue 33 item 3: the default failures file of a partition was named to the second and opened with O_TRUNC,
+    so two runs started in the same second wrote one file and one run's records were lost."""
+    init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="standard"))
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps({"id": f"doc-{i}", "text": "" if i % 10 == 0 else f"documento {i}"}) + "\n"
+                           for i in range(100)))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("time.strftime", lambda *a: "20261203-120000")  # the same second for both runs
+    for _ in range(2):
+        code, out, err = cli("ingest", src, "--index", index_name, "--url", cluster_url, "--embedder", "test:hashing", "--no-cache",
+                             "-q", "--partition", "1/2")
+        assert code == 3, (out, err)
+    files = sorted(tmp_path.glob("ingest-failures-*part-1-of-2*.jsonl"))
+    empty = sum(1 for i in range(0, 100, 10) if Partition(1, 2).owns(SourceDoc(f"doc-{i}", "")))
+    assert len(files) == 2 and [len(f.read_text().splitlines()) for f in files] == [empty, empty], files
