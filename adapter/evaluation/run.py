@@ -404,7 +404,8 @@ def tune(searcher: Searcher, settings: EvalSettings, tune_split: Dataset) -> Tun
     legs = fetch_legs(searcher, tune_split, depth=settings.depth, progress=settings.progress)
     best, trials = tune_fusion(searcher, tune_split, depth=settings.depth, progress=settings.progress, legs=legs)
     specs = [TechniqueSpec(f"hybrid-tuned-{best.name}", Technique.HYBRID, best, tuned=True)]
-    model = learned_model(legs, tune_split, settings.depth) if _asked(settings, LEARNED_FUSION_ROW) else None
+    model = learned_model(legs, tune_split, settings.depth, index=searcher.alias, embedder=searcher.info.fingerprint.key) \
+        if _asked(settings, LEARNED_FUSION_ROW) else None
     if model is not None:
         specs.append(TechniqueSpec(LEARNED_FUSION_ROW, Technique.CLIENT, model, tuned=True))
     if settings.mmr is not None:
@@ -422,10 +423,13 @@ def tune(searcher: Searcher, settings: EvalSettings, tune_split: Dataset) -> Tun
     return Tuned(tuple(specs), tuning, learned, model)
 
 
-def learned_model(legs: dict[str, list[list[tuple[str, float]]]], tune_split: Dataset, depth: int) -> LearnedFusion:
+def learned_model(legs: dict[str, list[list[tuple[str, float]]]], tune_split: Dataset, depth: int, *, index: str | None = None,
+                  embedder: str | None = None) -> LearnedFusion:
     """Learned fusion (adapter.fusion.choice.learned): features and C chosen by cross-validation on the tuning
-    split, trained on all of it, fused in the client; the model says how it was chosen (trained_on.selection)."""
-    about = {"dataset": tune_split.name, "split": tune_split.split, "queries": len(tune_split.queries), "depth": depth}
+    split, trained on all of it, fused in the client; the model says how it was chosen (trained_on.selection)
+    and what a search checks it against (trained_on.index, .embedder: the fingerprint key, .depth)."""
+    about = {"dataset": tune_split.name, "split": tune_split.split, "queries": len(tune_split.queries), "depth": depth,
+             **({"index": index} if index else {}), **({"embedder": embedder} if embedder else {})}
     chosen = select_model(legs, tune_split.qrels, trained_on=about)
     return replace(chosen.model, trained_on={**about, "selection": chosen.as_json()})
 

@@ -21,6 +21,7 @@ from adapter.engines.registry import engine_named
 from adapter.errors import PipelineNotFoundError
 from adapter.fusion import RRF, Fusion
 from adapter.fusion.base import FusedBy
+from adapter.fusion.choice.learned import LearnedFusion
 from adapter.fusion.choice.policy import AdaptivePolicy, QuerySignals
 from adapter.fusion.choice.values import FusionChoice
 from adapter.search.fast_path import FastPath
@@ -164,6 +165,14 @@ def mmr_place(state: IndexState, technique: Technique, request: SearchRequest) -
     return False, (f"{why}: MMR ran in the client" if options.mmr is MMRPlace.SERVER else None)
 
 
+def model_fit(fusion: Fusion | None, state: IndexState, shape: Shape) -> tuple[str, ...]:
+    """A learned fusion checked against the index, embedder and depth it was trained on (refused on another
+    embedder; notices for the rest)."""
+    if not isinstance(fusion, LearnedFusion):
+        return ()
+    return fusion.fit_for(index=state.info.alias, embedder=state.info.fingerprint.key, depth=shape.depth)
+
+
 def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups: Lookups, vector: np.ndarray | None, *,
                 allow_fallback: bool = True, refused: str | None = None) -> SearchPlan:
     """The whole plan of one search (``vector``: the query's, where it needs one)."""
@@ -192,6 +201,7 @@ def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups
     page = plan_page(request.options, state.caps, technique.value, post=request.post)
     stage = FirstStage(request.query, vector, request.filters, shape.depth, shape.page_from, shape.page_size,
                        with_vectors=request.mmr_lambda is not None and not server_mmr, page=page)
-    notices = tuple(n for n in (plan.notice if plan else None, mmr_notice, *page.notices) if n)
+    fit = model_fit(plan.fusion if plan else None, state, shape)
+    notices = tuple(n for n in (plan.notice if plan else None, mmr_notice, *page.notices, *fit) if n)
     return SearchPlan(technique, plan, stage, server_mmr, choice, notices, signals)
 

@@ -79,7 +79,8 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
     from adapter.fusion.choice.learned import LearnedFusion
 
     assert "client-learned" in names and data["learned_fusion"]["trained_on"]["split"] == "train"
-    assert LearnedFusion.loads(model.read_text()).trained_on["split"] == "train"
+    trained = LearnedFusion.loads(model.read_text()).trained_on
+    assert trained["split"] == "train" and trained["index"].startswith(index_name) and len(trained["embedder"]) == 16  # what a search checks
     assert "hybrid search --fusion learned --model" in out
     # The default row's regret against the best fixed fusion of the run, said in the table's footer.
     regret = data["default_regret"]

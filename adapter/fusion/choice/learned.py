@@ -33,6 +33,7 @@ from adapter.fusion.base import LegScore
 from adapter.fusion.dbsf import LONE, SIGMAS
 
 LEARNED = "learned"
+MAX_WEIGHT_SUM = 1e100  # far beyond any trained model's (standardised features, C <= 1), far below float64's overflow
 MODEL_SCHEMA = 2  # 2: the model names its features (schema 1: always the eight of SCHEMA1_FEATURES)
 MODEL_KIND = "learned-fusion"
 Run = Sequence[tuple[str, float]]
@@ -149,6 +150,12 @@ class LearnedFusion(Fusion):
             raise InputError(f"a learned fusion needs {len(self.features)} weights ({', '.join(self.features)}), got {len(self.weights)}")
         if not all(math.isfinite(w) for w in (*self.weights, self.bias)):
             raise InputError("a learned fusion's weights must be finite numbers")
+        magnitude = sum(abs(w) for w in (*self.weights, self.bias))  # inf when it overflows (fsum would raise)
+        if not magnitude < MAX_WEIGHT_SUM:
+            # Each feature is within [0, depth] (most within [0, 1]): weights this large score every hit inf.
+            raise InputError(f"a learned fusion's weights are too large to score with (the sum of their magnitudes is "
+                             f"{magnitude:.3g}; at most {MAX_WEIGHT_SUM:.0e}): "
+                             "the model file is damaged or was not written by `hybrid eval --tune`; train it again")
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         """Every candidate of both legs, best first, scored by the model (ties: best rank, then id)."""
@@ -158,7 +165,11 @@ class LearnedFusion(Fusion):
         per = len(self.features) // len(LEGS)
         w = np.asarray(self.weights).reshape(len(LEGS), per)
         parts = (x.reshape(len(ids), len(LEGS), per) * w).sum(axis=2)  # each leg's share of the score
-        scores = (parts.sum(axis=1) + self.bias).tolist()
+        total = parts.sum(axis=1) + self.bias
+        if not np.isfinite(total).all():  # a score that is not a number ranks nothing and is no JSON
+            raise InputError(f"the learned fusion model scored {int((~np.isfinite(total)).sum())} of {len(ids)} candidates "
+                             "as inf or nan (weights too large for these features): train it again with `hybrid eval --tune`")
+        scores = total.tolist()
         found = [name.split("_", 1)[1] for name in self.features[:per]]
         shown = found.index("min_max") if "min_max" in found else 0  # the normalised score an explanation shows
         parts_list, normed = parts.tolist(), x[:, shown::per].tolist()
@@ -174,6 +185,30 @@ class LearnedFusion(Fusion):
             fused.append((scores[i], best, doc_id, tuple(legs)))
         fused.sort(key=lambda item: (-item[0], item[1], item[2]))
         return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in fused]
+
+    # -- what it was trained on --------------------------------------------------------------------
+    def fit_for(self, *, index: str, embedder: str, depth: int) -> tuple[str, ...]:
+        """Notices for a search of ``index`` (embedded by fingerprint key ``embedder``, ``depth`` candidates per leg)
+        where it differs from what the model records it was trained on (``trained_on``: index, embedder, depth).
+        Another embedder is refused (:class:`InputError`): its dense scores are another scale, so the model's
+        weights for them mean nothing. A model that records none of them says so once."""
+        about = dict(self.trained_on or {})
+        trained = {key: about.get(key) for key in ("index", "embedder", "depth")}
+        if trained["embedder"] is not None and trained["embedder"] != embedder:
+            raise InputError(f"this learned fusion model was trained on vectors of embedder {trained['embedder']} (fingerprint key), "
+                             f"and this index is embedded by {embedder}: its weights for the dense leg do not apply. Train one "
+                             "on this index with `hybrid eval --tune`")
+        if all(v is None for v in trained.values()):
+            return ("this learned fusion model does not record the index, embedder and depth it was trained on (written before "
+                    "they were recorded), so nothing checks that it fits this search: train it again with `hybrid eval --tune`",)
+        notices = []
+        if trained["index"] is not None and trained["index"] != index:
+            notices.append(f"this learned fusion model was trained on the results of index {trained['index']}, not {index}: "
+                           "its weights fit that index's score distributions")
+        if trained["depth"] is not None and trained["depth"] != depth:
+            notices.append(f"this learned fusion model was trained on {trained['depth']} candidates per leg and this search "
+                           f"fetched {depth} (its rank and z-score features differ with the depth): pass --depth {trained['depth']}")
+        return tuple(notices)
 
     # -- the versioned asset ---------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
