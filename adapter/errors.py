@@ -169,3 +169,10 @@ class NodeStartError(LocalNodeError):
 class MigrationError(HybridError):
     """A migration (``hybrid reindex`` / ``rollback``) stopped before moving the alias: its gate
     failed, or the two indices did not hold the same entries at the swap. The alias is untouched."""
+
+
+class Terminated(BaseException):
+    """SIGTERM (``timeout``, ``kill``, a service manager), raised in the main thread like Ctrl-C by the
+    ``hybrid`` command's handler, so that cleanup runs: a migration lifts its write block or records that
+    its swap happened, an ingest lists the rows it did not confirm. Not a :class:`HybridError`: like
+    KeyboardInterrupt, it stops whatever runs."""

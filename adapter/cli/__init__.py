@@ -17,7 +17,7 @@ from typing import Iterator, NoReturn
 
 from adapter.cli import adaptive, check, contracts, demo, documents, evaluate, fast_path, index, ingest, judgments, ops, search, serve
 from adapter.cli.exits import Exit
-from adapter.errors import HybridError
+from adapter.errors import HybridError, Terminated
 
 COMMANDS = (index, ops, ingest, documents, search, serve, check, evaluate, judgments, adaptive, fast_path, demo, contracts)
 
@@ -75,12 +75,6 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMANDS:
         module.add_parsers(sub)
     return parser
-
-
-class Terminated(BaseException):
-    """SIGTERM (``timeout``, ``kill``, a service manager), raised in the main thread like Ctrl-C, so
-    that cleanup runs: a migration lifts its write block or records that its swap happened, an
-    ingest lists the rows it did not confirm."""
 
 
 def _terminated(signum: int, frame: FrameType | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from adapter.cli.common import Subparsers, connect, embedder_for, with_allow_model, with_url
@@ -10,7 +11,7 @@ from adapter.cli.exits import Exit, help_epilog
 
 if TYPE_CHECKING:
     from adapter.index.catalog import IndexInfo
-    from adapter.ingest.report import ItemFailure
+    from adapter.ingest.report import IngestReport, ItemFailure
 
 
 # Exit codes of `hybrid ingest` (the table for every command: adapter/cli/exits.py, printed in the README).
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from adapter.errors import InputError
     from adapter.ingest.ingestor import Ingestor
     from adapter.ingest.partition import Partition
+    from adapter.ingest.report import IngestInterrupted
     from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, FieldMap, count_rows, read_source
     from adapter.models.cache import EmbeddingCache
 
@@ -86,7 +88,11 @@ def run(args: argparse.Namespace) -> int:
                              batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=args.failures,
                              progress=not args.quiet, max_chars=max_chars)
     rows = read_source(args.path, fields, format=args.format, max_chars=max_chars)
-    report = ingestor.ingest(rows, total=count_rows(args.path), partition=partition)
+    try:
+        report = ingestor.ingest(rows, total=count_rows(args.path), partition=partition)
+    except IngestInterrupted as stop:
+        _say_interrupted(stop.report)
+        raise stop.__cause__ or stop  # the signal's own exit code (130, 143)
     if partition is None:  # the whole input: every row written or listed, so a partitioned round on record is over
         from adapter.ingest import rounds
 
@@ -111,6 +117,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {failure_line(f)}")
     print(f"all failures written to {report.failures_file}")
     return EXIT_SOME_ROWS_FAILED
+
+
+def _say_interrupted(report: IngestReport) -> None:
+    """What an ingest stopped by Ctrl-C or SIGTERM did, and how to finish it."""
+    print(f"interrupted after {report.rows_read} rows read: landed: {report.chunks} entries; "
+          f"not confirmed written: {report.failed} rows")
+    print(f"failures file: {report.failures_file}" if report.failures_file else "failures file: none (no row was left unconfirmed)")
+    print(f"interrupted (the rows after the first {report.rows_read} of the input were not read): run the same command again "
+          "to finish; ids are stable, so the rows that landed are written again, not duplicated", file=sys.stderr)
 
 
 def _next_steps(info: IndexInfo) -> None:

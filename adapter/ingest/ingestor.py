@@ -19,26 +19,27 @@ import secrets
 import threading
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO, TypeVar
 
 from adapter import aio, metrics, telemetry, tracing
 from adapter.engines import BulkCounts, BulkOptions, Cluster, ClusterLike, Engine, cluster_for, responses
 from adapter.engines.capabilities import Capabilities
-from adapter.errors import BackendError, ClusterUnavailableError, InputError, WriteBlockedError
+from adapter.errors import BackendError, ClusterUnavailableError, InputError, Terminated, WriteBlockedError
 from adapter.index import metadata as metadata_mapping
 from adapter.index.catalog import IndexInfo, read_index_info
 from adapter.index.documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
 from adapter.ingest.by_id import Documents
 from adapter.ingest import rounds
 from adapter.ingest.partition import Partition, PartitionProgress, Selection
-from adapter.ingest.report import FailureSource, IngestReport, ItemFailure
+from adapter.ingest.report import FailureSource, IngestInterrupted, IngestReport, ItemFailure
 from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize
 from adapter.models.cache import EmbeddingCache, embed_documents
 from adapter.models.embedders import Embedder, check_fingerprint, check_vectors
 
 _DONE = object()
+T = TypeVar("T")
 STALE_PAGE = 1_000  # stale chunk ids fetched per search page
 
 
@@ -129,6 +130,7 @@ class FailureLog:
         self.count = 0
         self.unconfirmed = 0  # not sent, or sent without an answer: a re-run completes them
         self.index_failed = 0  # entries the cluster refused (they were counted as written)
+        self._closed = False
 
     @property
     def path(self) -> str | None:
@@ -136,6 +138,8 @@ class FailureLog:
 
     def add(self, failure: ItemFailure) -> None:
         with self._lock:
+            if self._closed:  # a sender an interrupt left behind answering late: its rows are listed already
+                return
             if self._fh is None:
                 self._fh = self._open()
             self._fh.write(json.dumps({"id": failure.id, "line": failure.line, "status": failure.status,
@@ -163,8 +167,9 @@ class FailureLog:
 
     def close(self) -> str | None:
         with self._lock:
-            if self._fh is not None:
+            if self._fh is not None and not self._closed:
                 self._fh.close()
+            self._closed = True
         return self.path
 
 
@@ -200,6 +205,7 @@ class _Indexer(threading.Thread):
         self.unsent: list[str] = []  # ids of entries never sent (or not confirmed) because of that
         self.retried_5xx = 0
         self.splits = 0
+        self.answered = 0  # entries whose request was answered (written, or failed into the failures file)
 
     def _send(self, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         options = BulkOptions(batch_size=self.batch_size, max_retries=self.max_retries, initial_backoff=1, max_backoff=30)
@@ -282,6 +288,7 @@ class _Indexer(threading.Thread):
             else:
                 for a in actions:  # answered: the line is no longer needed (memory stays flat)
                     self.sources.pop(a["_id"], None)
+                self.answered += len(actions)
             if self.error is not None or self.lost:
                 self.stop.set()
             self.busy += time.perf_counter() - t0
@@ -313,6 +320,26 @@ class _Senders:
             self.queue.put(_DONE)
         for t in self.threads:
             t.join()
+
+    def abandon(self, wait: float) -> None:
+        """Stop now (an interrupt): the batches queued are dropped (their rows stay unconfirmed), the requests in
+        flight get up to ``wait`` seconds to be answered; a sender still waiting then is left behind (a daemon)."""
+        self.threads[0].stop.set()
+        while True:
+            try:
+                self.queue.get_nowait()
+            except queue.Empty:
+                break
+        for _ in self.threads:
+            self.queue.put_nowait(_DONE)
+        deadline = time.monotonic() + wait
+        for t in self.threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    @property
+    def written(self) -> int:
+        """Entries answered by the cluster (each written, or listed as failed)."""
+        return sum(t.answered for t in self.threads)
 
     @property
     def lost(self) -> bool:
@@ -373,6 +400,42 @@ class _InlineSenders(_Senders):
 
 
 NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
+INTERRUPTED = "not confirmed written: the ingest was interrupted (Ctrl-C or SIGTERM) before this row's request was answered"
+INTERRUPT_WAIT = 1.0  # seconds an interrupted ingest waits for its requests in flight (the issue: stopped within 2 s)
+
+
+class _Interrupted(BaseException):
+    """Ctrl-C or SIGTERM while streaming (``__cause__``), with the tally so far."""
+
+    def __init__(self, tally: _Tally) -> None:
+        super().__init__("interrupted")
+        self.tally = tally
+
+
+def _interruptible(work: Callable[[], T]) -> T:
+    """``work()`` in a thread of its own while this one waits in short steps: a signal's handler (Ctrl-C,
+    SIGTERM) runs in the main thread between two steps, not after a model call that stays in C code for
+    a minute (a whole long document through e5). Interrupted, the call is left to finish in its daemon thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return work()  # signals reach the main thread only: nothing to wait for
+    done: list[tuple[bool, Any]] = []
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            done.append((True, context.run(work)))
+        except BaseException as exc:  # handed to the waiting thread
+            done.append((False, exc))
+
+    thread = threading.Thread(target=run, daemon=True, name="hybrid-embed")
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.1)
+    ok, value = done[0]
+    if not ok:
+        raise value
+    result: T = value
+    return result
 
 
 def _unsent(doc_id: str, sources: dict[str, int | None], reason: str = NOT_SENT) -> ItemFailure:
@@ -469,6 +532,7 @@ class _Run:
     senders: _Senders
     bar: Any
     chunk_counts: dict[str, int]
+    read: int = 0  # input rows read (an interrupted run's report says where it stopped)
 
     @classmethod
     def start(cls, ingestor: Ingestor, total: int | None, partition: Partition | None = None) -> _Run:
@@ -645,6 +709,8 @@ class Ingestor:
                 tally = self._stream(rows, run)
                 self._settle(run)
                 self._finish(run, tally)
+            except _Interrupted as stop:
+                raise self._interrupted(stop, run, time.perf_counter() - started) from stop.__cause__
             finally:
                 failures_file = run.failures.close()
             progress = self._finish_partition(selection) if selection is not None else None
@@ -653,6 +719,16 @@ class Ingestor:
                                     "hybrid.retries": report.retried_429 + report.retried_5xx})
         metrics.ingested(report)
         return report
+
+    def _interrupted(self, stop: _Interrupted, run: _Run, seconds: float) -> IngestInterrupted:
+        """Every row read and not confirmed written (the batch in the model, the batches queued or in flight)
+        listed in the failures file, and the report of what landed, for the caller to print."""
+        for doc_id, line in list(run.sources.items()):  # answered entries leave it; what is left is unconfirmed
+            run.failures.add(ItemFailure(doc_id, INTERRUPTED, line=line, source=FailureSource.NOT_SENT))
+        failures_file = run.failures.close()
+        report = replace(_report(stop.tally, run, failures_file, seconds), chunks=run.senders.written - run.failures.index_failed,
+                         interrupted=True, rows_read=run.read)
+        return IngestInterrupted(report)
 
     def _finish_partition(self, selection: Selection) -> PartitionProgress:
         """Every row of the partition written or listed: mark it done in the round's record."""
@@ -677,6 +753,7 @@ class Ingestor:
         tally = _Tally()
         try:
             for batch in _batches(rows, self.batch_size):
+                run.read += len(batch)
                 admitted = self._declare(self._admit(batch, stopped=run.senders.stopped))
                 run.record(admitted)
                 embedded = self._embed(admitted.entries) if admitted.entries else _Embedded.none()
@@ -684,8 +761,15 @@ class Ingestor:
                     self._queue(admitted.entries, embedded.vectors, run)
                 tally = tally.plus(admitted, embedded)
                 run.bar.update(len(batch))
-        finally:
+        except (KeyboardInterrupt, Terminated) as exc:  # Ctrl-C, SIGTERM: stop now, and say what landed
+            run.senders.abandon(INTERRUPT_WAIT)
+            raise _Interrupted(tally) from exc
+        except BaseException:
             run.senders.finish()
+            raise
+        else:
+            run.senders.finish()
+        finally:
             run.bar.close()
         return tally
 
@@ -745,8 +829,11 @@ class Ingestor:
         vector (checked in :meth:`_entries_problem`) is used as it is."""
         fp = self.embedder.fingerprint
         t0 = time.perf_counter()
-        fresh = [e for e in entries if e.vector is None]
-        found = aio.offload(embed_documents, self.embedder, [embedding_text(e.title, e.text) for e in fresh], self.cache)
+        texts = [embedding_text(e.title, e.text) for e in entries if e.vector is None]
+        if aio.bridged():  # AsyncIngestor: on a worker thread, the loop's other tasks going on meanwhile
+            found = aio.offload(embed_documents, self.embedder, texts, self.cache)
+        else:  # on a thread of its own, so that Ctrl-C and SIGTERM are handled at once
+            found = _interruptible(lambda: embed_documents(self.embedder, texts, self.cache))
         seconds = time.perf_counter() - t0
         check_vectors(found.vectors, fp, what=f"vectors from {fp.model}")
         return _Embedded(_with_carried(entries, found.vectors), found.embedded, found.from_cache, found.rejected, seconds)

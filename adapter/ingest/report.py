@@ -45,12 +45,26 @@ class IngestReport:
     split_requests: int = 0  # requests refused as a whole, split in halves to isolate the bad rows
     failed: int = 0  # rows that did not land; ``failures`` holds the first 1,000 of them, the failures file all
     partition: PartitionProgress | None = None  # a partitioned run: its rows and the round as the index records it
+    interrupted: bool = False  # Ctrl-C or SIGTERM stopped it (IngestInterrupted): the rows after rows_read were not read
+    rows_read: int | None = None  # input rows read (an interrupted run's)
 
     @property
     def complete(self) -> bool:
         """Every input row landed."""
-        return not self.failures and not self.failed
+        return not self.failures and not self.failed and not self.interrupted
 
     @property
     def docs_per_second(self) -> float:
         return self.documents / self.seconds_total if self.seconds_total else 0.0
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """An ingest stopped by Ctrl-C or SIGTERM (``__cause__``: the signal's exception), after listing every row it
+    read and did not confirm written in its failures file. ``report`` says what landed. A KeyboardInterrupt, so
+    code that stops on Ctrl-C still does; the rows that landed stay (ids are stable: the same ingest again
+    completes the input without duplicates)."""
+
+    def __init__(self, report: IngestReport) -> None:
+        super().__init__(f"ingest interrupted after {report.rows_read} rows read: {report.chunks} entries landed, "
+                         f"{report.failed} listed in {report.failures_file}")
+        self.report = report

@@ -31,13 +31,33 @@ def cli(monkeypatch, capsys):
     return run
 
 
+class StuckEmbedder(HashingEmbedder):
+    """``test:stuck``: :data:`TEST_EMBEDDER`'s vectors (its fingerprint too), but its second call touches the file
+    ``HYBRID_TEST_STUCK_MARK`` names and then stays in C code for minutes, as a large model's forward pass on a long
+    text does (no Python signal handler runs in between: Ctrl-C waited for it)."""
+
+    calls = 0
+
+    def embed_documents(self, texts):
+        import hashlib
+        import os
+        from pathlib import Path
+
+        StuckEmbedder.calls += 1
+        if StuckEmbedder.calls == 2:
+            Path(os.environ["HYBRID_TEST_STUCK_MARK"]).touch()
+            hashlib.pbkdf2_hmac("sha256", b"stuck", b"salt", 500_000_000)  # minutes of C code
+        return super().embed_documents(texts)
+
+
 def main_with_test_embedder(argv: list[str] | None = None) -> int:
     """``python -m tests.support.cli ARGS``: the ``hybrid`` command in a process of its own, with
-    ``test:hashing`` loadable (for tests that run several commands at once)."""
+    ``test:hashing`` (and ``test:stuck``) loadable (for tests that run several commands at once, or signal one)."""
     import adapter.models.embedders as embedders
 
     real = embedders.load_embedder
-    embedders.load_embedder = lambda spec, **o: TEST_EMBEDDER if spec == "test:hashing" else real(spec, **o)  # type: ignore[assignment]
+    ours = {"test:hashing": TEST_EMBEDDER, "test:stuck": StuckEmbedder(TEST_EMBEDDER.dimension)}
+    embedders.load_embedder = lambda spec, **o: ours[spec] if spec in ours else real(spec, **o)  # type: ignore[assignment]
     return main(argv)
 
 
