@@ -99,7 +99,8 @@ def test_search_page_flags(capsys, opensearch_url, index_name, support_docs_path
     validate(Contract.SEARCH, data)  # highlight, facets, collapsed chunks
     hits = data["hits"]
     assert code == 0 and len({h["source"]["parent_id"] for h in hits}) == 3 and any(h["highlight"] for h in hits)
-    assert all(c["source"]["parent_id"] == h["source"]["parent_id"] for h in hits for c in h["chunks"])
+    chunks = [(h, c) for h in hits for c in h["chunks"]]
+    assert chunks and all(c["source"]["parent_id"] == h["source"]["parent_id"] for h, c in chunks)
     assert data["aggregations"]["category"]["buckets"][0]["key"] == "devoluciones"
     collapsed_on_server = OPENSEARCH.probe(connect(opensearch_url)).hybrid_collapse
     assert ("collapse" in data["sent"][0]["body"]) == collapsed_on_server

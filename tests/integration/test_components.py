@@ -65,7 +65,7 @@ def test_haystack_retriever_is_the_searchers_hybrid(client, support_index, e5, t
             result = expected(searcher, query, fusion, k=4)
             assert [d.id for d in docs] == result.ids, (fusion, query)
             assert [d.score for d in docs] == [h.score for h in result.hits]
-            assert all(isinstance(d, Document) and d.content == h.text and d.meta["title"] == h.title
+            assert docs and all(isinstance(d, Document) and d.content == h.text and d.meta["title"] == h.title
                        for d, h in zip(docs, result.hits))
             # The metadata is what was written; the adapter's own fields come apart, in `hits`.
             assert all(set(d.meta) <= {"title", "category", "lang", "tags"} for d in docs), docs[0].meta
@@ -139,7 +139,7 @@ def test_llamaindex_retriever_is_the_searchers_hybrid(client, support_index, e5)
             nodes = retriever.retrieve(query)
             result = expected(searcher, query, fusion, k=4)
             assert [n.node.node_id for n in nodes] == result.ids, (fusion, query)
-            assert all(isinstance(n, NodeWithScore) for n in nodes)
+            assert nodes and all(isinstance(n, NodeWithScore) for n in nodes)
             assert [n.score for n in nodes] == [h.score for h in result.hits]
             assert [n.node.get_content() for n in nodes] == [h.text for h in result.hits]
             # The metadata as written, kept out of the LLM's prompt; no explanation asked for by default.

@@ -69,7 +69,7 @@ def test_a_kept_check_is_taken_by_a_hybrid_until_forgotten(client, support, e5, 
         assert any(n.startswith("fast path: both legs in one _msearch") for n in fast.notices)
         assert same_ranking_up_to_ties([(h.id, h.score) for h in fast.hits], [(h.id, h.score) for h in server.hits])
         texts = {h.id: h.text for h in server.hits}  # the last group of tied scores may be cut at other ids
-        assert all(h.text and h.text == texts.get(h.id, h.text) for h in fast.hits)
+        assert fast.hits and all(h.text and h.text == texts.get(h.id, h.text) for h in fast.hits)
     assert searcher.search(QUERIES[0], k=5, depth=20).fused_by is FusedBy.SERVER_PIPELINE  # not the depth checked
 
     assert main(["search", "--index", support, "--url", opensearch_url, "factura", "-k", "3"]) == 0

@@ -27,7 +27,8 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     report = init_index(client, index_name, spec)
     assert report.index == f"{index_name}-v1"
     actions = {(c.kind, c.name): c.action for c in report.changes}
-    assert all(a == "created" for k, a in actions.items() if k[0] != "mapping"), actions
+    made = [a for k, a in actions.items() if k[0] != "mapping"]
+    assert made and all(a == "created" for a in made), actions
     for part in ("text", "vector", "metadata"):
         assert client.cluster.exists_component_template(name=f"{index_name}-{part}")
     assert client.indices.exists_index_template(name=index_name)
@@ -151,7 +152,7 @@ def test_a_bare_hybrid_query_from_any_client_is_fused_by_the_default_pipeline(cl
         {"multi_match": {"query": query, "fields": ["title", "text"], "type": "most_fields"}},
         {"knn": {"embedding": {"vector": vector, "k": 100}}}], "pagination_depth": 100}}}
     hits = client.search(index=index_name, body=bare)["hits"]["hits"]
-    assert all(0.0 <= h["_score"] <= 1.0 for h in hits) and len({h["_id"] for h in hits}) == len(hits)
+    assert hits and all(0.0 <= h["_score"] <= 1.0 for h in hits) and len({h["_id"] for h in hits}) == len(hits)
     ours = Searcher.open(client, index_name, e5).search(query, k=5, query_vector=vector)
     assert [h["_id"] for h in hits] == ours.ids
     assert [h["_score"] for h in hits] == pytest.approx([h.score for h in ours.hits], rel=1e-5)

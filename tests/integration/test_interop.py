@@ -61,7 +61,7 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     # The snippet reads whole texts from _source; the adapter returns excerpts unless asked for the full text.
     dense = Searcher.open(client, support_index, e5).search(QUERY, technique="dense", k=3, options=SearchOptions(full_text=True))
     assert [d.page_content for d in namespace["dense"]] == [h.text for h in dense.hits]
-    assert all(d.metadata.get("lang") == "es" for d in namespace["dense"])
+    assert namespace["dense"] and all(d.metadata.get("lang") == "es" for d in namespace["dense"])
     assert namespace["report"].ok and namespace["report"].sampled == 15  # the 12 samples and what the three writers wrote
 
 

@@ -116,7 +116,7 @@ def test_filters_pre_filter_the_knn_leg(searcher):
     assert any(h.source["metadata"]["category"] != "devoluciones" for h in unfiltered.hits)  # a post-filter would lose these
     for technique in ("dense", "hybrid", "client-rrf", "bm25"):
         hits = searcher.search("error en el pago con tarjeta devolución", technique=technique, k=4, filters={"category": "devoluciones"}).hits
-        assert all(h.source["metadata"]["category"] == "devoluciones" for h in hits), technique
+        assert hits and all(h.source["metadata"]["category"] == "devoluciones" for h in hits), technique
         if technique == "dense":
             assert len(hits) == 4  # k filtered hits, not fewer
 
@@ -140,7 +140,7 @@ def test_mmr_lambda_zero_removes_the_near_duplicate(searcher):
     diverse = searcher.search(query, technique="hybrid", k=2, mmr_lambda=0.0)
     assert diverse.ids[0] == relevant.ids[0]
     assert len({"devoluciones", "devoluciones-copia"} & set(diverse.ids)) == 1
-    assert all(h.mmr_score is not None and h.first_stage_score is not None for h in diverse.hits)
+    assert diverse.hits and all(h.mmr_score is not None and h.first_stage_score is not None for h in diverse.hits)
     assert "embedding" not in diverse.hits[0].source
 
 

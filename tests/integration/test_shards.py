@@ -75,7 +75,7 @@ def test_each_shard_gives_its_own_candidates(sharded):
     counts = {sharded.cluster.client.count(index=sharded.info.index, params={"preference": f"_shards:{s}"})["count"] for s in range(SHARDS)}
     assert all(c > DEPTH for c in counts)  # every shard can fill its own top DEPTH
     legs = shard_legs(sharded, QUERIES[0])
-    assert all(len(run) == DEPTH for run in legs[1])  # knn k applies per shard: SHARDS x DEPTH candidates
+    assert legs[1] and all(len(run) == DEPTH for run in legs[1])  # knn k applies per shard: SHARDS x DEPTH candidates
 
 
 @pytest.mark.parametrize("fusion", [ScoreNormalization(), ScoreNormalization("l2", "arithmetic_mean", (0.3, 0.7))],

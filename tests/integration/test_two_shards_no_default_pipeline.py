@@ -78,6 +78,7 @@ def test_searches_name_no_pipeline_but_their_own(two_shards, client, technique, 
     legs = [(p, b) for p, b in _searched(result.sent) if "hybrid" not in b.get("query", {})]
     assert legs and all(_names_none(p, b) for p, b in legs), result.sent
     hybrid = [(p, b) for p, b in _searched(result.sent) if "hybrid" in b.get("query", {})]
+    # Empty where the technique sends no hybrid query (bm25, dense, client-rrf, the fast path): nothing to name then.
     assert all((p or {}).get("search_pipeline") not in (None, "_none") or "search_pipeline" in b for p, b in hybrid)
 
 

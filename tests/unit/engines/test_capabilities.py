@@ -61,6 +61,7 @@ def test_capabilities_are_the_one_list_of_fusions():
     assert names == ["min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean", "l2-arithmetic_mean",
                      "l2-geometric_mean", "l2-harmonic_mean", "z_score-arithmetic_mean", "rrf-20", "rrf"]
     weighted = caps.fusions((0.3, 0.7))
-    assert all(f.weights == (0.3, 0.7) for f in weighted if isinstance(f, ScoreNormalization))
+    normalized = [f for f in weighted if isinstance(f, ScoreNormalization)]
+    assert normalized and all(f.weights == (0.3, 0.7) for f in normalized)
     assert opensearch_capabilities("2.19.1").fusions()[-1] == RRF()
     assert opensearch_capabilities("2.18.0").fusions()[-1] == ScoreNormalization("l2", "harmonic_mean")

@@ -272,8 +272,6 @@ def test_a_pipeline_has_no_meaning_on_elasticsearch():
 
 def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_client_and_is_remembered():
     caps = elasticsearch_capabilities("9.2.4", modules=FULL)  # licence hidden: assumed to allow it
-def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_sum_and_is_remembered():
-    caps = elasticsearch_capabilities("9.2.4", modules=FULL)  # licence hidden: assumed to allow it
     refused = es_error("AuthorizationException", 403, PAIRS["license_403"])
     docs = page_answer({d: {"title": d} for d in ("a", "b", "c")})
     client, s = searcher(caps, {"search": [refused, docs], "msearch": legs_answer(BM25_LEG, DENSE_LEG)})

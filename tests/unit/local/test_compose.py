@@ -16,4 +16,5 @@ def test_compose_follows_the_local_default_with_security_plainly_disabled():
     assert "DISABLE_SECURITY_PLUGIN=true" in os_service["environment"]
     assert "discovery.type=single-node" in os_service["environment"]
     assert "SECURITY IS DISABLED" in text
-    assert all(p.startswith("127.0.0.1:") for p in os_service["ports"] + dashboards["ports"])
+    ports = os_service["ports"] + dashboards["ports"]
+    assert ports and all(p.startswith("127.0.0.1:") for p in ports)

@@ -95,7 +95,7 @@ def test_explain_columns_line_up_whatever_the_titles(capsys):
         for row in rows:
             assert row[column - 1] != " " and row[column:column + 1] in ("", " "), (column, header, row)
     raw = header.index("raw") + 3
-    assert all(row[raw - 6:raw] == "12.346" for row in rows)
+    assert rows and all(row[raw - 6:raw] == "12.346" for row in rows)
 
 
 def test_serverless_capabilities_render_pipelines_without_the_explanation_processor():

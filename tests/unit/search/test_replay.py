@@ -56,6 +56,6 @@ def test_real_answers_are_read_right(replayed):
             assert sum(leg.contribution for leg in hit.legs) == pytest.approx(hit.score, rel=1e-3, abs=1e-6)
             for leg in hit.legs:  # a leg that returned the hit has its rank, raw and normalised score
                 assert (leg.rank is None) == (leg.raw_score is None) == (leg.normalized_score is None)
-    assert all(h.source["metadata"]["category"] == "envios" for h in bm25.hits)
-    assert all(h.title and h.text and "embedding" not in h.source for h in dense.hits)
+    assert bm25.hits and all(h.source["metadata"]["category"] == "envios" for h in bm25.hits)
+    assert dense.hits and all(h.title and h.text and "embedding" not in h.source for h in dense.hits)
     assert [h.rank for h in paged.hits] == [4, 5, 6]

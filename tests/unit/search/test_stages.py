@@ -158,7 +158,8 @@ def test_post_processing_reorders_keeps_the_first_stage_score_and_strips_vectors
     diverse = post.diversify(np.array([1.0, 0.0], dtype=np.float32), hits, field="embedding", k=2, lambda_=0.3)
     assert [h.id for h in diverse] == ["a", "c"]  # b repeats a's vector
     assert [h.rank for h in post.page(reranked, 1, 2)] == [2, 3]
-    assert all("embedding" not in h.source for h in post.strip(hits, "embedding")) and "embedding" in hits[0].source
+    stripped = post.strip(hits, "embedding")
+    assert len(stripped) == len(hits) and all("embedding" not in h.source for h in stripped) and "embedding" in hits[0].source
     with pytest.raises(IndexMismatchError, match="no stored vector"):
         post.diversify(np.zeros(2, dtype=np.float32), [Hit("x", 1.0)], field="embedding", k=1, lambda_=0.5)
 
