@@ -6,6 +6,10 @@ tests is input handling and the cluster, not the model (real models are tested i
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from adapter.cli import main
@@ -65,3 +69,11 @@ if __name__ == "__main__":
     import sys
 
     sys.exit(main_with_test_embedder(sys.argv[1:]))
+
+
+def fresh_cli(*args: str, block: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """The ``hybrid`` command in a fresh interpreter, as on an install without the ``block``\\ ed packages
+    (each is set to None in ``sys.modules``, so importing it fails as if it were not installed)."""
+    code = ("import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in block)
+            + "from adapter.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})

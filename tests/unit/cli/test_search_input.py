@@ -35,3 +35,21 @@ def test_the_result_line_keeps_the_models_load_apart_from_the_query():
     assert line.startswith("27 ms (query: 6 ms embedding + 21 ms search)") and "model loaded in 8.1 s" in line
     assert QueryTiming(source="-").line(12.0) == "12 ms (search; query vector from standard input)"
     assert QueryTiming().line(12.0) == "12 ms (search)"
+
+
+# -- item 7: zero results say why ------------------------------------------------------------------------------
+def test_an_empty_index_and_a_query_bm25_cannot_match_get_a_note():
+    """Before: exit 0 and nothing said; bm25 returned 0 hits, hybrid returned the dense leg's hits alone."""
+    from adapter.cli.search import match_notes
+
+    assert match_notes("docs", documents=0, coverage=-1.0, technique="hybrid", hits=0) == [
+        "index 'docs' holds no documents: nothing can match yet (hybrid ingest FILE --index docs)"]
+    assert match_notes("docs", documents=None, coverage=None, technique="hybrid", hits=10) == [
+        "the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing, so these hits are the dense leg's "
+        "alone"]
+    assert match_notes("docs", documents=12, coverage=None, technique="bm25", hits=0) == [
+        "the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing; -t dense searches by meaning"]
+    assert match_notes("docs", documents=12, coverage=0.0, technique="bm25", hits=0)[0].startswith(
+        "none of the query's words is in the index: BM25 matched nothing")
+    assert match_notes("docs", documents=None, coverage=0.5, technique="hybrid", hits=10) == []  # BM25 matched: nothing to say
+    assert match_notes("docs", documents=12, coverage=0.5, technique="bm25", hits=0) == ["no document matched the query (and its filters, if any)"]

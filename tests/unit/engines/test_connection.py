@@ -108,3 +108,10 @@ def test_a_misspelt_connection_option_is_refused_not_ignored():
     with pytest.raises(TypeError, match="unknown connection options verify_cert; known: username, .*verify_certs"):
         connect("https://127.0.0.1:9200", verify_cert=False)
     assert _conn(connect("https://127.0.0.1:9200", verify_certs=False)).pool.cert_reqs == "CERT_NONE"
+
+
+# -- 7. smaller clear-error gaps ------------------------------------------------------------------
+def test_a_password_in_a_bad_url_is_not_printed():
+    with pytest.raises(ConfigurationError) as err:
+        connect("ftp://admin:s3cret@example.com:9200")
+    assert "s3cret" not in str(err.value) and "ftp://admin:***@example.com:9200" in str(err.value)

@@ -2,14 +2,13 @@ import json
 
 import pytest
 
-from adapter.fusion.choice.advise import advise, verdict
-from adapter.engines.capabilities import Capabilities
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.errors import InputError
-from adapter.evaluation import SCHEMA_VERSION, EvalReport, Family, TechniqueResult, TechniqueSpec, format_table, standard_techniques
+from adapter.evaluation import EvalReport, Family, SCHEMA_VERSION, TechniqueResult, TechniqueSpec, format_table, standard_techniques
 from adapter.evaluation.tune import candidates
 from adapter.fusion import RRF, ScoreNormalization
+from adapter.fusion.choice.advise import advise, verdict
 from adapter.search.results import Technique
-from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
 
 def result(ndcg, p50, spec=None):
@@ -105,3 +104,9 @@ def test_depth_below_k_is_refused_rather_than_silently_raised(tmp_path):
     dataset = Dataset("tiny", tmp_path, "test", {"q1": "x"}, {"q1": {"d1": 1}})
     with pytest.raises(InputError, match=r"depth 30 is below k 100"):
         run_eval(None, dataset, None, alias="tiny", depth=30, k=100)
+
+
+def test_the_eval_table_explains_its_star():
+    row = TechniqueResult({"ndcg@10": 0.5, "recall@10": 0.5, "recall@100": 0.5, "mrr@10": 0.5}, 1.0, 2.0, 1.0, 1.0, 3)
+    table = format_table(EvalReport("d", "test", "m", "i", {"bm25": row}))
+    assert "0.5000*" in table and table.splitlines()[-1].startswith("* the best of its column: the highest metric, the lowest latency")

@@ -1,7 +1,7 @@
 import pytest
 
-from adapter.fusion.choice.advise import advise, classify
 from adapter.errors import InputError
+from adapter.fusion.choice.advise import advise, classify
 
 
 @pytest.mark.parametrize("query, reason", [
@@ -50,3 +50,13 @@ def test_decision_rule_thresholds():
     assert a.matches("hybrid") and not a.matches("dense") and not a.matches("bm25")
     with pytest.raises(InputError):
         advise(["", "  "])
+
+
+@pytest.mark.parametrize("query, kind", [
+    ("CrashLoopBackOff", "exact"), ("pod in CrashLoopBackOff after deploy", "exact"), ("OOMKilled", "exact"),
+    ("my container was killed for using too much RAM", "natural"), ("download the invoice as a PDF", "natural"),
+    ("ECONNREFUSED when calling the API", "exact"), ("E1234 on checkout", "exact"), ("HIV treatment outcomes", "exact"),
+])
+def test_advise_reads_troubleshooting_queries_as_a_person_does(query, kind):
+    """Before: `CrashLoopBackOff` was natural language (a capital at the start is no name) and "...too much RAM" exact."""
+    assert classify(query).kind == kind, classify(query).reasons

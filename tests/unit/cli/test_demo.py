@@ -1,0 +1,67 @@
+"""`hybrid demo` and `make demo`: the port, and an ending that says what runs where and what to do next (issues 22, 32)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+
+def test_the_demo_ends_with_what_runs_where_and_what_next(capsys):
+    from adapter.cli.demo import print_next_steps
+
+    node = SimpleNamespace(engine="opensearch", version="3.6.0", home="/var/cache/x/nodes/opensearch-3.6.0")
+    print_next_steps("http://127.0.0.1:9200", "demo-support", node)
+    out = capsys.readouterr().out
+    assert "opensearch 3.6.0 is still running at http://127.0.0.1:9200 (its files: /var/cache/x/nodes/opensearch-3.6.0)" in out
+    assert 'hybrid search "¿cómo devuelvo un pedido?" --index demo-support --explain\n' in out
+    assert "hybrid init --index docs --analyzer english\n" in out and "hybrid ingest docs.jsonl --index docs " in out
+    assert "hybrid local down" in out
+    print_next_steps("http://elsewhere:9200", "demo-support", None)
+    out = capsys.readouterr().out
+    assert "--url http://elsewhere:9200" in out and "local down" not in out
+
+
+def test_the_printed_commands_run_as_printed(tmp_path, monkeypatch):
+    """Found walking the first hour: after `make demo` the command is .venv/bin/hybrid, not on PATH, yet the ending said `hybrid`."""
+    from adapter.cli.demo import hybrid_command
+
+    script = tmp_path / ".venv" / "bin" / "hybrid"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/nowhere")
+    assert hybrid_command(str(script)) == ".venv/bin/hybrid"
+    monkeypatch.setenv("PATH", str(script.parent))
+    script.chmod(0o755)
+    assert hybrid_command(str(script)) == "hybrid"
+    assert hybrid_command("/usr/lib/python3/pytest") == "hybrid"
+
+
+# -- item 9: the demo's port and its ending ---------------------------------------------------------------------
+def test_make_demo_takes_a_port(tmp_path):
+    """Before: `make demo` could not take a port; fixing one later cost another node start."""
+    out = subprocess.run(["make", "-n", "demo", "PORT=9250"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1].endswith("/hybrid demo --port 9250")
+    from adapter.cli import build_parser
+
+    assert build_parser().parse_args(["demo", "--port", "9250"]).port == 9250
+
+
+def test_the_demo_ends_on_what_convinces(capsys):
+    """Before: the ending listed init, ingest and search, not calibrate, eval --report or serve."""
+    from types import SimpleNamespace
+
+    from adapter.cli.demo import print_next_steps
+
+    node = SimpleNamespace(engine="opensearch", version="3.6.0", home="/var/cache/x/nodes/opensearch-3.6.0")
+    print_next_steps("http://127.0.0.1:9250", "demo-support", node, clone=True)
+    out = capsys.readouterr().out
+    steps = [line.strip() for line in out.splitlines()]
+    assert any(s.startswith("compare it:") and "serve --index demo-support" in s for s in steps)
+    five = steps[steps.index(next(s for s in steps if s.startswith("== your own data in five commands"))) + 1:][:5]
+    assert [s.split()[1] for s in five] == ["init", "ingest", "calibrate", "search", "serve"]
+    assert any(s.startswith("make demo-report") for s in steps) and any(" eval --dataset DIR --report " in s for s in steps)
+    print_next_steps("http://127.0.0.1:9250", "demo-support", node, clone=False)  # from a wheel: no make, the extras' install line
+    assert "make demo-report" not in (out := capsys.readouterr().out) and "eval,report" in out
