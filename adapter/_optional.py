@@ -43,7 +43,7 @@ EXTRAS = {
 
 # Every extra pyproject.toml declares (a unit test holds the two equal).
 EXTRA_NAMES = frozenset({"async", "aws", "bench", "docs", "e5", "elasticsearch", "eval", "haystack", "langchain", "llamaindex", "metrics", "models",
-                         "otel", "peers", "ray", "report", "secure", "serve", "test"})
+                         "otel", "peers", "ray", "report", "secure", "serve", "test", "unit"})
 
 
 def require(module: str, purpose: str) -> ModuleType:

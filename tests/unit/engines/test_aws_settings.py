@@ -8,6 +8,7 @@ import pytest
 
 from adapter.engines.connection import resolve_settings
 from adapter.errors import ConfigurationError
+from tests.support.extras import requires_extra
 
 AOSS = "https://abc123def456.eu-west-1.aoss.amazonaws.com"
 DOMAIN = "https://search-docs-x7rt2hzbq3.us-east-2.es.amazonaws.com"
@@ -37,6 +38,7 @@ def test_a_managed_domain_is_signed_when_asked_its_region_from_the_host(monkeypa
     assert (s.aws_service, s.aws_region) == ("es", "us-east-2")
 
 
+@requires_extra("aws")
 def test_the_region_comes_from_aws_region_then_the_profile(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENSEARCH_AWS_SERVICE", "aoss")
     config = tmp_path / "aws-config"

@@ -35,6 +35,7 @@ from adapter.fusion.base import FusedBy
 from adapter.search.results import Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
+from tests.support.extras import requires_extra
 
 RECORDINGS = Path(__file__).parents[1] / "recordings"
 PAIRS = json.loads((RECORDINGS / "elasticsearch-retrievers.json").read_text())
@@ -270,6 +271,7 @@ def test_a_pipeline_has_no_meaning_on_elasticsearch():
 # -- refused retrievers become the fallback ---------------------------------------------------------------
 
 
+@requires_extra("elasticsearch")
 def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_client_and_is_remembered():
     caps = elasticsearch_capabilities("9.2.4", modules=FULL)  # licence hidden: assumed to allow it
     refused = es_error("AuthorizationException", 403, PAIRS["license_403"])
@@ -286,6 +288,7 @@ def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_client_and_
     assert len(client.calls_to("msearch")) == 2
 
 
+@requires_extra("elasticsearch")
 def test_an_unknown_rrf_retriever_falls_back_to_client_rrf():
     caps = elasticsearch_capabilities("9.2.4", modules=FULL, license="trial")
     refused = es_error("BadRequestError", 400, PAIRS["unknown_retriever_400"])
@@ -300,6 +303,7 @@ def test_an_unknown_rrf_retriever_falls_back_to_client_rrf():
         strict.search("error", fusion=RRF(), k=3, query_vector=VECTOR)
 
 
+@requires_extra("elasticsearch")
 def test_other_errors_are_not_taken_for_a_refused_retriever():
     caps = elasticsearch_capabilities("9.2.4", modules=FULL, license="enterprise")
     broken = es_error("BadRequestError", 400, {"error": {"type": "parsing_exception", "reason": "unknown field [nope]"}, "status": 400})
@@ -327,6 +331,7 @@ def test_the_index_default_fusion_comes_from_meta():
     ("ApiError", 429, {"error": {"type": "es_rejected_execution_exception", "reason": "rejected execution"}, "status": 429}, "rejected execution"),
     ("ApiError", 503, {"error": {"type": "unavailable_shards_exception", "reason": "primary shard is not active"}, "status": 503}, "primary shard"),
 ])
+@requires_extra("elasticsearch")
 def test_elasticsearch_errors_join_the_adapter_tree(cls, status, body, reason):
     with pytest.raises(BackendError) as caught:
         with translate_errors("searching docs"):
@@ -334,6 +339,7 @@ def test_elasticsearch_errors_join_the_adapter_tree(cls, status, body, reason):
     assert caught.value.status == status and reason in caught.value.reason and not isinstance(caught.value, ClusterUnavailableError)
 
 
+@requires_extra("elasticsearch")
 @pytest.mark.parametrize("name", ["ConnectionError", "ConnectionTimeout"])
 def test_elasticsearch_connection_errors_are_cluster_unavailable(name):
     import elastic_transport
@@ -343,6 +349,7 @@ def test_elasticsearch_connection_errors_are_cluster_unavailable(name):
             raise getattr(elastic_transport, name)("connection refused")
 
 
+@requires_extra("elasticsearch")
 def test_the_engine_follows_the_client():
     from adapter.engines.elasticsearch.client import connect_elasticsearch
 
@@ -350,6 +357,7 @@ def test_the_engine_follows_the_client():
     assert engine_for(FakeClient(engine_name="elasticsearch")) is ELASTICSEARCH and engine_for(FakeClient()) is OPENSEARCH
 
 
+@requires_extra("elasticsearch")
 def test_bulk_to_an_unreachable_node_fails_every_row_with_no_answer():
     """elasticsearch-py raises connection errors out of streaming_bulk; the engine reports the rows instead."""
     from adapter.engines.elasticsearch.client import connect_elasticsearch
@@ -392,6 +400,7 @@ def test_one_get_root_tells_the_engines_apart(root, elastic):
     assert client.calls_to("info")[0].kwargs == {"ignore": 405}  # a 405 is an answer here, not a logged failure
 
 
+@requires_extra("elasticsearch")
 def test_each_port_says_which_statuses_its_clients_transport_asks_again():
     """One retry policy per request: what the transport retries (a user's client as it is set), the
     search does not retry on top (adapter.search.recovery)."""

@@ -5,8 +5,10 @@ import pytest
 from adapter.errors import InputError
 from adapter.fusion import rrf_term
 from adapter.evaluation.metrics import evaluate, load_beir, run_from_rankings
+from tests.support.extras import requires_extra
 
 
+@requires_extra("eval")
 def test_metrics_on_a_tiny_hand_checked_dataset():
     qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 2}, "q3": {"d9": 1}}
     rankings = {"q1": ["d1", "dx", "d2"], "q2": ["dy", "d3"], "q3": []}
@@ -19,11 +21,13 @@ def test_metrics_on_a_tiny_hand_checked_dataset():
     assert m["mrr@10"] == pytest.approx((1 + 1 / 2 + 0) / 3, abs=1e-6)
 
 
+@requires_extra("eval")
 def test_queries_missing_from_the_run_count_as_zero():
     qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
     assert evaluate(qrels, {"q1": ["d1"]})["mrr@10"] == pytest.approx(0.5)
 
 
+@requires_extra("eval")
 def test_rank_order_is_kept_even_for_tied_scores():
     import ir_measures
 

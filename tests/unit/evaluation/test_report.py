@@ -9,6 +9,7 @@ from adapter.evaluation.tune import candidates
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.fusion.choice.advise import advise, verdict
 from adapter.search.results import Technique
+from tests.support.extras import requires_extra
 
 
 def result(ndcg, p50, spec=None):
@@ -83,8 +84,8 @@ def test_pareto_front_keeps_only_what_nothing_beats():
     assert pareto_front(points) == ["client-rrf", "twin", "tuned"]  # ordered by latency; default is beaten by tuned
 
 
+@requires_extra("eval")
 def test_chart_is_drawn_from_a_report_or_its_json(tmp_path):
-    pytest.importorskip("matplotlib")
     from adapter.evaluation import plot
 
     plot(report(), tmp_path / "a.png")

@@ -10,8 +10,9 @@ from adapter.evaluation.html import report_data, write_report
 from adapter.evaluation.perquery import FusionUsed, query_metrics
 from adapter.evaluation.metrics import Dataset
 from tests.support.tiny_eval import QRELS, QUERIES, write_tiny_evaluation
+from tests.support.extras import requires_extra
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, requires_extra("eval", "report")]  # the tiny evaluation is scored by ir_measures
 
 
 @pytest.fixture

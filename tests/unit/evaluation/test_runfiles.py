@@ -6,6 +6,7 @@ import pytest
 from adapter.errors import InputError
 from adapter.evaluation.runfiles import decreasing, read_qrels, read_run, run_tag, write_qrels, write_run
 from adapter.evaluation.metrics import MEASURES, per_query
+from tests.support.extras import requires_extra
 
 pytestmark = pytest.mark.unit
 
@@ -30,6 +31,7 @@ def test_scores_are_lowered_only_where_they_do_not_strictly_decrease():
     assert len(set(decreasing([1.0, 1.0 - 1e-12, 1.0 - 2e-12]))) == 3
 
 
+@requires_extra("eval")
 def test_ir_measures_reading_the_files_gets_the_evals_numbers(tmp_path):
     import ir_measures
 
@@ -54,6 +56,7 @@ def test_a_run_file_reads_back_in_the_order_it_was_written(tmp_path):
     assert lines[0].split() == ["q1", "Q0", "d1", "1", "5.0", "x"]
 
 
+@requires_extra("eval")
 def test_qrels_round_trip_and_bad_files_are_named(tmp_path):
     write_qrels(tmp_path / "q.txt", QRELS)
     assert read_qrels(tmp_path / "q.txt") == QRELS

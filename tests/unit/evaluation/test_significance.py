@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from adapter.evaluation.significance import ALPHA, compare, holm, paired_tests, randomization_pvalues, sign_patterns
+from tests.support.extras import requires_extra
 
 pytestmark = pytest.mark.unit
 
@@ -14,6 +15,7 @@ def test_holm_is_the_step_down_arithmetic():
     assert holm([0.5, 0.6]) == [1.0, 1.0] and holm([]) == []
 
 
+@requires_extra("report")
 def test_the_randomization_test_is_scipys_exact_one():
     from scipy import stats
 
@@ -25,6 +27,7 @@ def test_the_randomization_test_is_scipys_exact_one():
     assert sign_patterns(11)[1] and ours == pytest.approx(theirs, abs=1e-12)
 
 
+@requires_extra("report")
 def test_the_sampled_randomization_test_agrees_with_scipys_within_its_error():
     from scipy import stats
 
@@ -37,6 +40,7 @@ def test_the_sampled_randomization_test_agrees_with_scipys_within_its_error():
     assert abs(ours - theirs) < 4 * np.sqrt(theirs * (1 - theirs) / 10_000) + 1e-3
 
 
+@requires_extra("report")
 def test_paired_t_test_is_scipys_and_identical_scores_show_no_difference():
     from scipy import stats
 
@@ -47,6 +51,7 @@ def test_paired_t_test_is_scipys_and_identical_scores_show_no_difference():
     assert paired_tests([[0.3, 0.3, 0.6]], [[0.3, 0.3, 0.6]]) == [(1.0, 1.0)]
 
 
+@requires_extra("report")
 def test_compare_tests_each_pair_once_and_corrects_within_each_measure():
     rng = np.random.default_rng(5)
     qids = [str(i) for i in range(60)]
@@ -64,6 +69,7 @@ def test_compare_tests_each_pair_once_and_corrects_within_each_measure():
     assert twin.p_randomization == 1.0 and not twin.significant
 
 
+@requires_extra("report")
 def test_the_t_test_p_values_are_scipys_ttest_rel():
     from scipy import stats
 

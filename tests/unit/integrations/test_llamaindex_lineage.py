@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.unit
+from tests.support.extras import requires_extra
+
+pytestmark = [pytest.mark.unit, requires_extra("llamaindex")]
 
 
 def test_split_nodes_carry_their_document_and_position_and_a_straddling_document_is_not_whole():

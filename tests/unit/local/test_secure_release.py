@@ -9,6 +9,7 @@ from adapter.errors import ConfigurationError
 from adapter.local.artifacts import PINS
 from adapter.local.distribution import distribution_artifacts
 from adapter.local.releases import release_by_name, resolve_release, secured
+from tests.support.extras import requires_extra
 
 
 def test_the_secure_release_is_its_own_folder_and_pins_its_plugin():
@@ -21,6 +22,7 @@ def test_the_secure_release_is_its_own_folder_and_pins_its_plugin():
         secured(resolve_release("opensearch", "3.6.0"))
 
 
+@requires_extra("secure")
 def test_certificates_chain_to_the_generated_ca(tmp_path):
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric import padding
@@ -41,6 +43,7 @@ def test_certificates_chain_to_the_generated_ca(tmp_path):
     assert ensure_pki(tmp_path).ca.read_bytes() == pki.ca.read_bytes()  # made once
 
 
+@requires_extra("secure")
 def test_the_reader_role_reads_and_never_writes(tmp_path):
     from adapter.local.security import Credentials, security_files
 

@@ -9,6 +9,7 @@ from adapter.errors import ConfigurationError
 from adapter.index.catalog import IndexInfo
 from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.testing import FakeClient
+from tests.support.extras import requires_extra
 
 
 # -- 6. the index decides which model the client loads ----------------------------------------------
@@ -31,6 +32,7 @@ def test_the_searcher_refuses_a_model_the_index_names_but_nobody_allowed(monkeyp
     assert loaded == []
 
 
+@requires_extra("e5")
 def test_allowed_models_come_from_the_built_ins_the_environment_and_the_caller(monkeypatch):
     from adapter.models.embedders import allowed_models, load_index_embedder
 

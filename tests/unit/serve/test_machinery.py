@@ -3,6 +3,10 @@ and the deadline, the door's checks, the request models' refusals, the command's
 
 from __future__ import annotations
 
+from tests.support.extras import skip_module_without
+
+skip_module_without("serve")  # before the imports that need FastAPI and pydantic
+
 import argparse
 import asyncio
 import functools

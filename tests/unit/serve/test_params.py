@@ -1,5 +1,9 @@
 """hybrid serve: what a request may ask for, refused with a reason before the cluster sees it."""
 
+from tests.support.extras import skip_module_without
+
+skip_module_without("serve")  # before the imports that need FastAPI and pydantic
+
 import pytest
 
 from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities

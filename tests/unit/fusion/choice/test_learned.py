@@ -18,6 +18,7 @@ from adapter.testing import FakeClient
 from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.fusion.base import FusedBy
 from adapter.search.results import Technique
+from tests.support.extras import requires_extra
 
 pytestmark = pytest.mark.unit
 
@@ -101,6 +102,7 @@ def test_the_model_asset_round_trips_and_refuses_what_it_cannot_read():
         LearnedFusion.from_json({**old, "features": list(FEATURES), "weights": [1.0] * 4})
 
 
+@requires_extra("eval")
 def test_training_learns_that_relevant_documents_are_the_ones_both_legs_find():
     # Toy split: the relevant document is always the one both legs found, wherever it ranks.
     legs, qrels = {}, {}
@@ -120,6 +122,7 @@ def test_training_learns_that_relevant_documents_are_the_ones_both_legs_find():
         train(legs, {})
 
 
+@requires_extra("eval")
 def test_selection_cross_validates_on_the_given_queries_and_prefers_the_simplest_features():
     legs, qrels = {}, {}
     for q in range(30):
@@ -160,6 +163,7 @@ def test_the_searcher_fuses_in_the_client_and_says_so():
     assert hybrid.fused_by is FusedBy.CLIENT and any("run server-side by no search engine" in n for n in hybrid.notices)
 
 
+@requires_extra("eval")
 def test_a_fold_with_nothing_to_learn_is_left_out_of_the_selection_not_an_error():
     # Two judged queries, two folds: query 0's relevant document is the one both legs found; query 2's
     # was never a candidate, so the fold trained on query 2 alone has nothing to learn.
