@@ -41,7 +41,7 @@ def test_the_printed_commands_run_as_printed(tmp_path, monkeypatch):
 # -- item 9: the demo's port and its ending ---------------------------------------------------------------------
 def test_make_demo_takes_a_port(tmp_path):
     """Before: `make demo` could not take a port; fixing one later cost another node start."""
-    out = subprocess.run(["make", "-n", "demo", "PORT=9250"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3])
+    out = subprocess.run(["make", "--no-print-directory", "-n", "demo", "PORT=9250"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1].endswith("/hybrid demo --port 9250")
     from adapter.cli import build_parser
