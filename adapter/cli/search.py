@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
         query_vector=vector, fast_path=FastPath(args.fast_path),
     )
-    result = with_match_notes(searcher, args.query, result)
+    result = with_match_notes(searcher, args.query, result, page_from=args.from_)
     if args.json:
         print(json.dumps(search_result_json(result, with_vector=args.with_vector), indent=2, ensure_ascii=False, default=str))
     else:
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
 _TEXT_LEGS = ("bm25", "hybrid", "client", "client-rrf")
 
 
-def with_match_notes(searcher: Searcher, query: str, result: SearchResult) -> SearchResult:
+def with_match_notes(searcher: Searcher, query: str, result: SearchResult, *, page_from: int = 0) -> SearchResult:
     """``result`` with notes where BM25 could not match (an empty index; a query of stopwords only, or of
     words the index does not hold), which a page of dense hits alone, or none, would not say. Asked
     here, not by every search: a count when the page is empty, the query's term statistics when a
@@ -188,17 +188,24 @@ def with_match_notes(searcher: Searcher, query: str, result: SearchResult) -> Se
     if result.technique.value in _TEXT_LEGS and documents != 0:
         coverage = searcher.query_evidence(query)[1]
     notes = match_notes(searcher.alias, documents=documents, coverage=coverage, technique=result.technique.value,
-                        hits=len(result.hits))
+                        hits=len(result.hits), page_from=page_from, said=result.notices)
     return replace(result, notices=(*result.notices, *notes)) if notes else result
 
 
-def match_notes(index: str, *, documents: int | None, coverage: float | None, technique: str, hits: int) -> list[str]:
+def match_notes(index: str, *, documents: int | None, coverage: float | None, technique: str, hits: int,
+                page_from: int = 0, said: tuple[str, ...] = ()) -> list[str]:
     """The notes of :func:`with_match_notes` (pure). ``documents``: the index's count (None: not
-    asked); ``coverage``: the query's term coverage (None: no analysed term; below 0: not asked)."""
+    asked); ``coverage``: the query's term coverage (None: no analysed term; below 0: not asked);
+    ``page_from``: the page's offset; ``said``: the search's own notices."""
     if documents == 0:
         return [f"index {index!r} holds no documents: nothing can match yet (hybrid ingest FILE --index {index})"]
     if coverage is not None and coverage != 0:  # terms the index holds, or not asked
-        return [] if hits else ["no document matched the query (and its filters, if any)"]
+        if hits:
+            return []
+        if page_from > 0:  # an empty page past the last match is not "nothing matched"
+            past = any("past the end" in notice for notice in said)  # the fused search said why already
+            return [] if past else [f"no hits from offset {page_from}: fewer matches than that (--from 0 shows the first page)"]
+        return ["no document matched the query (and its filters, if any)"]
     why = ("the query has no word the index's analyzer keeps (stopwords only)" if coverage is None
            else "none of the query's words is in the index")
     if technique == "bm25" or not hits:

@@ -53,3 +53,14 @@ def test_an_empty_index_and_a_query_bm25_cannot_match_get_a_note():
         "none of the query's words is in the index: BM25 matched nothing")
     assert match_notes("docs", documents=None, coverage=0.5, technique="hybrid", hits=10) == []  # BM25 matched: nothing to say
     assert match_notes("docs", documents=12, coverage=0.5, technique="bm25", hits=0) == ["no document matched the query (and its filters, if any)"]
+
+
+def test_an_empty_page_past_the_last_match_is_not_said_to_match_nothing():
+    """Before: `search --from 100` past the end of a fused list ended on "no document matched the query",
+    after the searcher's own "past the end of the fused results" (integration test_bad_input)."""
+    from adapter.cli.search import match_notes
+
+    said = ("no hits: the page starting at 100 is past the end of the fused results (...)",)
+    assert match_notes("docs", documents=12, coverage=0.5, technique="hybrid", hits=0, page_from=100, said=said) == []
+    assert match_notes("docs", documents=12, coverage=0.5, technique="bm25", hits=0, page_from=100) == [
+        "no hits from offset 100: fewer matches than that (--from 0 shows the first page)"]
