@@ -93,14 +93,16 @@ def test_nothing_to_choose_from_is_an_error():
 def noisy(name, rows, n=40, seed=0):
     """A set whose rows' per-query nDCG@10 average to ``rows`` (the same jitter in every row, so rows
     differ by a constant per query unless ``rows`` gives a (mean, spread) pair)."""
+    import zlib
+
     import numpy as np
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)  # per row below: crc32, not hash() (salted per process: a flaky test)
     base = rng.uniform(-0.2, 0.2, n)
     per, means = {}, {}
     for row, value in rows.items():
         mean, spread = value if isinstance(value, tuple) else (value, 0.0)
-        own = base + np.random.default_rng(seed + hash(row) % 1000).normal(0.0, spread, n) if spread else base.copy()
+        own = base + np.random.default_rng(seed + zlib.crc32(row.encode()) % 1000).normal(0.0, spread, n) if spread else base.copy()
         own = own - own.mean() + mean
         per[row], means[row] = own.tolist(), float(np.mean(own))
     return SetRun(name, means, per)
