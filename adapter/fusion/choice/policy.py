@@ -453,7 +453,10 @@ def leg_evidence(policy: AdaptivePolicy, calibration: Calibration, *, z_score: b
                        confidence, (natural.weights[0], natural.weights[1]), (exact.weights[0], exact.weights[1]), policy.min_queries)
 
 
-DEFAULT_POLICY = AdaptivePolicy()
+# The better-leg guard at the parameters the selection rule picked on every labelled set (issue 31;
+# docs/EVALUATION.md, round 3: "min_max-0.05-codes-kept"): a full departure gives a natural-language
+# query bm25 0.05, an exact-term query keeps the baseline.
+DEFAULT_POLICY = AdaptivePolicy(departure_weight=0.05, exact_departure=0.0)
 ISSUE18_POLICY = AdaptivePolicy(departure_weight=None, exact_departure=1.0, name="adaptive-issue18")  # without the guard
 
 

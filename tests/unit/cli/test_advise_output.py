@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy, Calibration, QuerySignals
@@ -17,7 +19,8 @@ def test_a_corpus_policy_prints_its_weights_once_for_the_index_not_per_query(cap
     # Before: "exact ERR-1042 ... -> adaptive: bm25 0.15 / dense 0.85" on the code query's line, the same as on
     # every natural-language line: it read as if the code query had been weighed and sent to dense.
     cal = Calibration(1.0, 40, coverage=0.70)
-    choices = [DEFAULT_POLICY.choose(QuerySignals.of(q), cal, z_score=True) for q in QUERIES]
+    corpus = replace(DEFAULT_POLICY, exact_departure=1.0)  # every query the corpus weights (the guard off for codes)
+    choices = [corpus.choose(QuerySignals.of(q), cal, z_score=True) for q in QUERIES]
     print_advice(advise(QUERIES), choices=choices)
     out = capsys.readouterr().out
     assert "-> adaptive: bm25" not in out  # no per-line weights

@@ -80,7 +80,7 @@ def test_the_default_policy_costs_no_request_and_sends_its_weights_inline():
 
 
 def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_stored_pipeline():
-    corpus = ScoreNormalization(weights=(0.1, 0.9))  # what `hybrid calibrate` put in docs-adaptive
+    corpus = ScoreNormalization(weights=(0.05, 0.95))  # what the stored pipeline docs-adaptive holds
 
     def pipelines(call):
         name = call.args[1].rsplit("/", 1)[-1]
@@ -92,9 +92,12 @@ def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_s
     calibrated = info({"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}, default_fusion="adaptive", default_pipeline="docs-adaptive")
     s = Searcher(client, calibrated, CAPS, UnitEmbedder())
     result = s.search("hola")
-    assert result.choice.weights == (0.1, 0.9)
+    assert result.choice.weights == (0.05, 0.95)  # the better-leg guard: a natural-language query, full confidence
     assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == "docs-adaptive"
     assert client.calls_to("search")[1].params == {"search_pipeline": "docs-adaptive"}  # after the empty shard's check
+    # A query with a code keeps the baseline: other weights than the pipeline's, so they go inline.
+    code = s.search("error E-4012")
+    assert code.choice.weights == (0.5, 0.5) and code.fused_by is FusedBy.SERVER_INLINE
     explicit = s.search("hola", fusion=ScoreNormalization(weights=(0.7, 0.3)))  # an explicit fusion wins
     assert explicit.choice is None and inline_weights(client.calls_to("search")[-1]) == [0.7, 0.3]
 

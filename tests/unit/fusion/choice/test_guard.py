@@ -84,3 +84,41 @@ def test_a_bare_hybrid_query_gets_the_weights_of_the_calibrations_mix_of_query_c
     unmeasured = Calibration(0.77, 400, coverage=0.5)  # calibrated before the mix was kept: BM25 not silenced
     assert GUARD.bare_weights(unmeasured) == (0.1, 0.9)
     assert ISSUE18_POLICY.bare_weights(GAP) == (0.1, 0.9)
+
+
+def test_the_default_policy_is_the_guard_the_rule_picked_on_every_committed_set():
+    """Recomputes rule 8 of docs/EVALUATION.md from the committed round-3 reports: the guard's family
+    on every set, the rule's pick for the selected form, and the shipped policy's parameters."""
+    from pathlib import Path
+
+    from adapter.fusion.choice import defaults
+    from adapter.fusion.choice.policy import DEFAULT_POLICY
+    from adapter.fusion.choice.selection import ClusterKind, SetRun, as_run_on, choose
+
+    row = defaults.selected_row(ClusterKind.OPENSEARCH_3)
+    assert row in defaults.SHIPPED_AS  # the guarded policy won the selection (round 3): it is what ships
+    form = "min_max" if row.endswith("-min_max") else "z_score"
+    kind = ClusterKind.OPENSEARCH_2 if form == "min_max" else ClusterKind.OPENSEARCH_3
+    root = Path(__file__).resolve().parents[2]
+    runs = []
+    for path in sorted((root / "docs" / "evals" / "round3").glob("*.json")):
+        report = json.loads(path.read_text())
+        per = {k: v for k, v in report["per_query_ndcg@10"].items() if not k.startswith("hybrid-adaptive-guard")}
+        runs.append(as_run_on(SetRun(report["dataset"], {k: sum(v) / len(v) for k, v in per.items()}, per), kind))
+    family = sorted({k for r in runs for k in r.rows if k.startswith(f"guard-{form}-")}, key=lambda k: k)
+    pick = choose(runs, family).row  # e.g. guard-min_max-0.05-codes-kept
+    _, _, floor, codes = pick.split("-", 3)
+    assert DEFAULT_POLICY.departure_weight == float(floor)
+    assert DEFAULT_POLICY.exact_departure == (0.0 if codes == "codes-kept" else 1.0)
+    assert defaults.default_technique() == defaults.SHIPPED_AS[row]  # what `hybrid eval` runs it as
+    assert DEFAULT_POLICY.base(True).value == form
+
+
+def test_on_a_corpus_where_dense_dominates_the_default_gives_words_to_the_dense_leg_and_codes_to_both():
+    # wsparcie-pl's calibration (36 train queries, 69% of their terms in the index, 42% with codes).
+    from adapter.fusion.choice.policy import DEFAULT_POLICY
+
+    cal = Calibration(0.77, 36, coverage=0.69, exact_share=0.42)
+    assert DEFAULT_POLICY.choose(QuerySignals.of("jak zmienić hasło do routera"), cal).weights == (0.05, 0.95)
+    assert DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651 przy logowaniu"), cal).weights == (0.5, 0.5)
+    assert DEFAULT_POLICY.bare_weights(cal) == (0.25, 0.75)
