@@ -99,7 +99,7 @@ def test_the_default_policy_is_the_guard_the_rule_picked_on_every_committed_set(
     assert row in defaults.SHIPPED_AS  # the guarded policy won the selection (round 3): it is what ships
     form = "min_max" if row.endswith("-min_max") else "z_score"
     kind = ClusterKind.OPENSEARCH_2 if form == "min_max" else ClusterKind.OPENSEARCH_3
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[4]  # the repository
     runs = []
     for path in sorted((root / "docs" / "evals" / "round3").glob("*.json")):
         report = json.loads(path.read_text())
