@@ -30,7 +30,7 @@ def test_init_gives_a_new_index_the_measured_fusion_and_layout_and_says_why(cli,
     info = read_index_info(client, index_name)
     assert info.default_fusion == default_fusion_name(kind)
     assert f"{caps.engine} {caps.version}: default fusion {default_fusion_name(kind)}" in out
-    assert "worst-case loss against the best untuned alternative" in out  # the rule of issue 31 (docs/EVALUATION.md)
+    assert "worst-case loss against the best untuned alternative over 10 labelled sets" in out
     assert default_layout() == "combined" and info.query_fields == (COMBINED_FIELD,)
     assert "text layout: combined (the measured default for new indexes" in out
 

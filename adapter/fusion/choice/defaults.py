@@ -224,8 +224,8 @@ def why(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
                 "the OpenSearch 3.x default (docs/EVALUATION.md)")
     cand = table["candidates"][row]
     tied = [r for r, c in table["candidates"].items() if c.get("tied")]
-    noise = (f"; {len(tied)} candidates within one standard error of the smallest worst case, the best mean of them"
-             if len(tied) > 1 else "")
-    return (f"default fusion {fusion_name(row)} ({row}): the smallest worst-case loss against the best untuned alternative over "
-            f"{len(doc['sets'])} labelled sets on {kind.value} clusters (worst {cand['worst']:+.4f}, mean {cand['mean']:+.4f} nDCG@10"
-            f"{noise}; docs/EVALUATION.md)")
+    how = (f"the best mean of the {len(tied)} candidates within one paired standard error of the smallest worst-case loss"
+           if len(tied) > 1 else "the smallest worst-case loss")
+    return (f"default fusion {fusion_name(row)} ({row}): {how} against the best untuned alternative over "
+            f"{len(doc['sets'])} labelled sets on {kind.value} clusters (worst {cand['worst']:+.4f}, mean {cand['mean']:+.4f} nDCG@10; "
+            "docs/EVALUATION.md)")
