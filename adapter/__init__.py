@@ -62,7 +62,7 @@ from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.search.fast_path import FastPath, FastPathCheck
 from adapter.search.results import Hit, SearchResult, Technique
 
-# A library logs under "adapter" and says nothing until the application configures logging (adapter.telemetry).
+# A library logs under "adapter" and says nothing until the application configures logging (adapter.observability.telemetry).
 logging.getLogger("adapter").addHandler(logging.NullHandler())
 
 try:  # the installed distribution's version (pyproject.toml); `hybrid --version` prints it

@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProces
 from prometheus_client import generate_latest, start_http_server
 
 from adapter import AsyncSearcher, connect_async
-from adapter.telemetry import request_id
+from adapter.observability.telemetry import request_id
 
 
 def observe(metrics_port: int) -> None:

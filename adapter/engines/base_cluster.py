@@ -13,7 +13,7 @@ import abc
 import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
-from adapter import telemetry
+from adapter.observability import telemetry
 from adapter.engines import responses
 from adapter.engines.port import Body, BulkCounts, BulkOptions, Cluster, Json, record
 from adapter.errors import BackendError, HybridError, WriteBlockedError

@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO, TypeVar
 
-from adapter import aio, metrics, telemetry, tracing
+from adapter import aio
+from adapter.observability import metrics, telemetry, tracing
 from adapter.engines import BulkCounts, BulkOptions, Cluster, ClusterLike, Engine, cluster_for, responses
 from adapter.engines.capabilities import Capabilities
 from adapter.errors import BackendError, ClusterUnavailableError, InputError, Terminated, WriteBlockedError

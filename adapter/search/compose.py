@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
-from adapter import tracing
+from adapter.observability import tracing
 from adapter.engines import responses
 from adapter.engines.dsl import text_query
 from adapter.engines.responses import Facet

@@ -43,7 +43,8 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Generic, Sequence, TypeVar
 
-from adapter import aio, telemetry
+from adapter import aio
+from adapter.observability import telemetry
 from adapter.engines.dsl import SentRequest
 from adapter.engines.port import recording
 from adapter.errors import BackendError, HybridError, IndexMismatchError

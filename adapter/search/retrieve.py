@@ -9,7 +9,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from adapter import aio, metrics, tracing
+from adapter import aio
+from adapter.observability import metrics, tracing
 from adapter.engines import Engine, responses
 from adapter.engines.dsl import Clause, field_boosts, filter_field
 from adapter.engines.port import Cluster, recording

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from adapter import metrics, telemetry, tracing
+from adapter.observability import metrics, telemetry, tracing
 from adapter.engines import ClusterLike, Engine, cluster_for
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.dsl import TextLeg, clean_query, query_words
@@ -272,7 +272,7 @@ def _span_start(alias: str, request: SearchRequest, rid: str) -> dict[str, traci
 
 
 def _span_end(result: SearchResult, outcome: recovery.Outcome[Found]) -> dict[str, tracing.AttributeValue | None]:
-    """The ``hybrid.search`` span's attributes once the search ran (adapter.tracing lists them)."""
+    """The ``hybrid.search`` span's attributes once the search ran (adapter.observability.tracing lists them)."""
     fused = outcome.value.plan.fusion
     reason = (fused.notice if fused else None) or outcome.attempt.refused
     return {"hybrid.technique": result.technique.value, "hybrid.fusion": result.fusion.name if result.fusion else None,

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from adapter import telemetry
+from adapter.observability import telemetry
 from adapter.engines.opensearch.async_client import connect_async
 from tests.integration.test_aws import aws_credentials  # noqa: F401  (fixture)
 from tests.sigv4_endpoint import REGION, SigV4Endpoint

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from adapter import telemetry
+from adapter.observability import telemetry
 from adapter.engines import cluster_for, connect_cluster
 from adapter.index.assets import IndexSpec
 from adapter.index.init import init_index

@@ -104,7 +104,7 @@ def test_a_search_runs_the_same_without_opentelemetry(opensearch_url, target, in
     code = f"""
 import sys
 sys.modules["opentelemetry"] = None  # as if it were not installed: importing it fails
-from adapter import tracing
+from adapter.observability import tracing
 from adapter.engines import connect_cluster
 from adapter.search import Searcher
 from tests.support.cli import TEST_EMBEDDER

@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from urllib.parse import urlparse
 
-from adapter import telemetry
+from adapter.observability import telemetry
 from adapter._optional import require
 from adapter.engines.connection import DEFAULT_URL, MAX_RETRIES, RETRY_ON_STATUS, redact_url
 from adapter.engines.responses import error_reason
@@ -103,7 +103,7 @@ _OBSERVED: Any = None
 
 def _observed_node() -> Any:
     """elastic-transport's urllib3 node, sending the current request id (X-Opaque-Id) and logging each
-    request through :func:`adapter.telemetry.log_request` (method, target, status, took; never a
+    request through :func:`adapter.observability.telemetry.log_request` (method, target, status, took; never a
     header or a body)."""
     global _OBSERVED
     if _OBSERVED is None:
@@ -135,7 +135,7 @@ def with_request_id(headers: Any) -> Any:
 
 @contextlib.contextmanager
 def failures_logged(method: str, target: str) -> Iterator[None]:
-    """A request that got no answer, logged (:func:`adapter.telemetry.log_request`) and raised."""
+    """A request that got no answer, logged (:func:`adapter.observability.telemetry.log_request`) and raised."""
     started = time.perf_counter()
     try:
         yield

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from adapter import telemetry
+from adapter.observability import telemetry
 from adapter._optional import require
 from adapter.engines.connection import ConnectionOptions, ConnectionSettings, resolve_settings
 from adapter.engines.opensearch.client import RequestLog, aws_credentials, client_kwargs

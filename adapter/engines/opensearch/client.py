@@ -13,7 +13,7 @@ import re
 import warnings
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from adapter import telemetry
+from adapter.observability import telemetry
 from adapter._optional import require
 from adapter.engines.connection import MAX_RETRIES, RETRY_ON_STATUS, ConnectionOptions, ConnectionSettings, resolve_settings
 from adapter.engines.responses import error_reason
@@ -133,7 +133,7 @@ def _client_version() -> str:
 
 class RequestLog:
     """opensearch-py's per-request log hooks (a connection calls them for each attempt), through
-    :func:`adapter.telemetry.log_request`: method, path, status, took; never a header or a body."""
+    :func:`adapter.observability.telemetry.log_request`: method, path, status, took; never a header or a body."""
 
     def log_request_success(self, method: str, full_url: str, path: str, body: Any, status_code: int, response: str,
                             duration: float) -> None:
@@ -151,7 +151,7 @@ _OBSERVED: Any = None
 
 def observed_connection() -> Any:
     """opensearch-py's urllib3 connection, sending the current request id (X-Opaque-Id) and logging
-    each request through :func:`adapter.telemetry.log_request` (method, path, status, took; never a
+    each request through :func:`adapter.observability.telemetry.log_request` (method, path, status, took; never a
     header or a body)."""
     global _OBSERVED
     if _OBSERVED is None:

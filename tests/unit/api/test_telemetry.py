@@ -1,5 +1,5 @@
 """The request id, the request log line and the CLI's log levels (no cluster: the lines the engines'
-connections hand to adapter.telemetry; tests/integration/test_observability.py has them on a real node)."""
+connections hand to adapter.observability.telemetry; tests/integration/test_observability.py has them on a real node)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from adapter import telemetry
+from adapter.observability import telemetry
 from adapter.cli import _log_to_stderr
 
 

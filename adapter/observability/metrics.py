@@ -77,7 +77,7 @@ Record = Callable[[Mapping[str, Any]], None]
 @contextlib.contextmanager
 def search(technique: str) -> Iterator[Record]:
     """Around one search: call the yielded function with the ``hybrid.search`` span's end attributes
-    (:mod:`adapter.tracing`); a search that raises counts as an ``error`` of ``technique``."""
+    (:mod:`adapter.observability.tracing`); a search that raises counts as an ``error`` of ``technique``."""
     m = _made()
     if not m:
         yield lambda end: None
