@@ -11,6 +11,9 @@ from adapter.index.contracts import SEARCH_SCHEMA_VERSION, Contract, validate
 from adapter.engines import connect
 from adapter.engines.opensearch import OPENSEARCH
 
+# A hit row of the table: its rank, then its score (the timing line, wrapped, can start with a number too).
+HIT_ROW = re.compile(r"^\d+\s+-?\d+\.\d{4}\s")
+
 
 def run(capsys, *args):
     code = main(list(args))
@@ -29,7 +32,7 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     # The index's adaptive default runs its baseline until it is calibrated: the ingest says how.
     assert f"next: hybrid calibrate --index {index_name} --queries FILE" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--explain", "-k", "3", *url)
-    rows = [line for line in out.splitlines() if line[:3].strip().isdigit()]
+    rows = [line for line in out.splitlines() if HIT_ROW.match(line)]
     assert code == 0 and "fused by server:" in out and rows[0].split()[:1] == ["1"] and "e-4012" in rows[0]
     # `hybrid init` made the index adaptive (the measured default); calibrating it needs only query texts.
     # Its baseline is the form the selection chose where the cluster runs z_score, else min_max.
@@ -49,7 +52,7 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     code, out, _ = run(capsys, "calibrate", "--index", index_name, "--queries", str(queries), *url)
     assert code == 0 and "over 10 queries" in out and f"search pipeline {index_name}-adaptive updated" in out
     code, out, _ = run(capsys, "search", "¿cómo devuelvo un pedido?", "--index", index_name, "-k", "3", *url)
-    hits = [line for line in out.splitlines() if line[:3].strip().isdigit()]
+    hits = [line for line in out.splitlines() if HIT_ROW.match(line)]
     assert code == 0 and "calibration queries" in out and "more dense" in out and "facturacion" not in hits[0]
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--json", "-t", "client-rrf", *url)
     data = json.loads(out)
