@@ -43,7 +43,7 @@ from adapter.index.contracts import schema
 from adapter.serve.admission import Refused
 from adapter.serve.door import HEADERS, Counted, Door, Security, TrustedHosts
 from adapter.serve.metrics import Metrics
-from adapter.serve.params import parse_compare, parse_config, query_text
+from adapter.serve.params import Limits, parse_compare, parse_config, query_text
 from adapter.serve.runner import Ops, Runner
 from adapter.serve.schema import CompareBody, SearchBody, SearchQuery, refusal
 from adapter.serve.service import SearchService
@@ -145,10 +145,6 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     app.add_exception_handler(RequestValidationError, answers.invalid)
     app.add_exception_handler(HTTPException, answers.http)
 
-    async def search(params: dict[str, Any]) -> bytes:
-        query = query_text(params.get("q"), limits)
-        return await runner.search(query, parse_config(params, limits, reranker=reranker))
-
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def home() -> Response:
         return HTMLResponse(page)
@@ -156,6 +152,25 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     @app.get("/api/info", summary="the cluster, index, engine notes and caps of this server")
     async def api_info() -> Response:
         return Response(info_bytes, media_type=JSON)
+
+    _search_routes(app, runner, answers, limits, reranker=reranker)
+    _ops_routes(app, runner, metrics)
+    app.mount("/static", StaticFiles(packages=[("adapter.web", "static")]), name="static")
+    if report_dir is not None:
+        _mount_report(app, Path(report_dir))
+    app.openapi = _with_search_contract(app)  # type: ignore[method-assign]
+    app.add_middleware(Door, security=security, metrics=metrics, busy=runner.refusal)
+    app.add_middleware(TrustedHosts, hosts=security.hosts, metrics=metrics)
+    app.add_middleware(Counted, metrics=metrics)
+    return app
+
+
+def _search_routes(app: FastAPI, runner: Runner, answers: _Answers, limits: Limits, *, reranker: bool) -> None:
+    """/search (GET and POST) and /api/compare: parsed and capped at the boundary, run by the runner."""
+
+    async def search(params: dict[str, Any]) -> bytes:
+        query = query_text(params.get("q"), limits)
+        return await runner.search(query, parse_config(params, limits, reranker=reranker))
 
     @app.get("/search", summary="one search (parameters in the query string)", responses=_responses("search"))
     async def search_get(params: Annotated[SearchQuery, Query()]) -> Response:
@@ -173,6 +188,10 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
 
         return await answers(run())
 
+
+def _ops_routes(app: FastAPI, runner: Runner, metrics: Metrics) -> None:
+    """What ops probe: liveness, readiness and the Prometheus text."""
+
     @app.get("/healthz", summary="liveness: the process answers")
     async def healthz() -> Response:
         return Response(b'{"status":"ok"}', media_type=JSON)
@@ -186,15 +205,6 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     async def prometheus() -> Response:
         body, content_type = metrics.exposition()
         return Response(body, media_type=content_type)
-
-    app.mount("/static", StaticFiles(packages=[("adapter.web", "static")]), name="static")
-    if report_dir is not None:
-        _mount_report(app, Path(report_dir))
-    app.openapi = _with_search_contract(app)  # type: ignore[method-assign]
-    app.add_middleware(Door, security=security, metrics=metrics, busy=runner.refusal)
-    app.add_middleware(TrustedHosts, hosts=security.hosts, metrics=metrics)
-    app.add_middleware(Counted, metrics=metrics)
-    return app
 
 
 def _mount_report(app: FastAPI, root: Path) -> None:
