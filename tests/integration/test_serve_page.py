@@ -151,6 +151,9 @@ def test_a_person_compares_four_configurations(app_url, chromium, target):
     # it, and the column ran the index's default again: columns 3 and 4 the same).
     assert "rrf" in columns.nth(3).locator("h2 .label").inner_text()
     assert "rrf" in columns.nth(3).locator(".foot").inner_text()
+    # The request count says why there are several (issue 32 item 12: "3 requests" had no word of why).
+    requests = columns.nth(2).locator(".foot abbr.requests")
+    assert "request" in requests.inner_text() and "explain" in (requests.get_attribute("title") or "")
     # Moves against the first column are marked; each hybrid hit shows both legs' ranks.
     assert columns.nth(1).locator(".moved").count() >= 1, columns.nth(0).inner_text()
     first = columns.nth(2).locator("li[data-doc]").first.inner_text()

@@ -113,8 +113,13 @@
           hit.mmr_score !== null && hit.mmr_score !== undefined ? el("p", {}, `MMR score ${num(hit.mmr_score)}, first stage ${num(hit.first_stage_score)}`) : null)))));
     const weights = r.fusion && r.fusion.weights ? ` ${r.fusion.weights.join("/")}` : "";
     const fused = r.fused_by === "none" ? "one leg, no fusion" : `fused by ${r.fused_by}${r.pipeline ? " (" + r.pipeline + ")" : ""}${r.fusion ? " · " + r.fusion.name + weights : ""}`;
+    // Why more than one request: the page asks for each leg's ranks and scores (explain) and for highlights.
+    const why = "the requests this column's search sent: the search itself; one per leg for the leg ranks and scores " +
+      "this page shows (explain); one for the highlighted excerpts where the server cannot return them with the hits. " +
+      "A plain hybrid search without explain is one request. `hybrid search --show-query` prints each.";
     const foot = el("p", { class: "foot muted" }, fused,
-      ` · took ${Math.round(r.took_ms ?? 0)} ms server, ${Math.round(r.total_ms ?? 0)} ms client · ${r.requests} request${r.requests === 1 ? "" : "s"}`);
+      ` · took ${Math.round(r.took_ms ?? 0)} ms server, ${Math.round(r.total_ms ?? 0)} ms client · `,
+      el("abbr", { class: "requests", title: why }, `${r.requests} request${r.requests === 1 ? "" : "s"}`));
     const notices = r.notices.length ? el("ul", { class: "notices" }, ...r.notices.map((n) => el("li", {}, n))) : null;
     if (!r.hits.length) list.append(el("li", { class: "muted" }, "no hits"));
     return el("div", { class: "result" }, notices, list, foot);
