@@ -3,41 +3,12 @@
 
 from __future__ import annotations
 
-import hashlib
-
-import numpy as np
 import pytest
 
-from adapter.index.catalog import IndexInfo
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
-from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
-
-FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
-INFO = IndexInfo("docs", "docs-v1", FP)
-
-
-class CountingEmbedder:
-    """A unit vector per text (from its hash), counting model calls."""
-
-    fingerprint = FP
-    dimension = 4
-    normalized = True
-
-    def __init__(self):
-        self.calls = 0
-
-    def _one(self, text):
-        v = np.frombuffer(hashlib.sha256(text.encode()).digest()[:4], dtype=np.uint8).astype(np.float32) + 1.0
-        return v / np.linalg.norm(v)
-
-    def embed_documents(self, texts):
-        self.calls += len(texts)
-        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, 4), np.float32)
-
-    def embed_query(self, text):
-        return self._one(text)
+from tests.support.counting import FP, INFO, CountingEmbedder
 
 
 def no_pause(monkeypatch):

@@ -3,44 +3,17 @@ is private, one per run, and streamed (issue 20)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import tracemalloc
 
-import numpy as np
-
-from adapter.index.catalog import IndexInfo
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import RowError, SourceDoc
-from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.testing import FakeClient, bulk_answer
+from tests.support.counting import INFO, CountingEmbedder
 
 
 # -- the ingest side: a fake cluster, a counting model -------------------------------------------------
-
-
-FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
-INFO = IndexInfo("docs", "docs-v1", FP)
-
-
-class CountingEmbedder:
-    fingerprint = FP
-    dimension = 4
-    normalized = True
-
-    def __init__(self):
-        self.longest = 0
-        self.texts = 0
-
-    def embed_documents(self, texts):
-        self.texts += len(texts)
-        self.longest = max([self.longest, *map(len, texts)])
-        vectors = np.stack([np.frombuffer(hashlib.sha256(t.encode()).digest()[:4], np.uint8).astype(np.float32) + 1 for t in texts])
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-    def embed_query(self, text):
-        return self.embed_documents([text])[0]
 
 
 def fake_cluster():

@@ -2,38 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 
 import numpy as np
 
-from adapter.models.fingerprint import EmbeddingFingerprint
-
-
-# -- a counting model ------------------------------------------------------------------------------------
-
-
-FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
-
-
-class CountingEmbedder:
-    fingerprint = FP
-    dimension = 4
-    normalized = True
-
-    def __init__(self):
-        self.longest = 0
-        self.texts = 0
-
-    def embed_documents(self, texts):
-        self.texts += len(texts)
-        self.longest = max([self.longest, *map(len, texts)])
-        vectors = np.stack([np.frombuffer(hashlib.sha256(t.encode()).digest()[:4], np.uint8).astype(np.float32) + 1 for t in texts])
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-    def embed_query(self, text):
-        return self.embed_documents([text])[0]
+from tests.support.counting import FP, CountingEmbedder
 
 
 # -- 15. the cache digest had no key; cache files were created 0644 in a 0755 folder ------------------------------
