@@ -424,3 +424,15 @@ def e5():
 @pytest.fixture(scope="session")
 def support_docs_path() -> Path:
     return ROOT / "adapter" / "data" / "support_es.jsonl"
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """A real headless Chromium (Debian's) for the page tests; its absence fails them, never skips."""
+    from tests.support.browser import available, browser
+
+    why = available()
+    if why:
+        pytest.fail(f"the page tests need a real browser: {why}")
+    with browser() as b:
+        yield b

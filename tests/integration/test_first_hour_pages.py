@@ -8,18 +8,9 @@ from pathlib import Path
 import pytest
 
 from adapter.search.excerpt import excerpt
-from tests.support.browser import available, browser, watched_page
+from tests.support.browser import watched_page
 
 STATIC = Path(__file__).resolve().parents[2] / "adapter" / "web" / "static"
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    why = available()
-    if why:
-        pytest.fail(f"the page tests need a real browser: {why}")
-    with browser() as b:
-        yield b
 
 
 def test_the_compare_page_cuts_a_text_as_the_search_does(chromium):

@@ -7,7 +7,7 @@ import pytest
 
 from adapter.cli import main
 from adapter.index.contracts import validate
-from tests.support.browser import SCREENSHOTS, available, browser, watched_page
+from tests.support.browser import SCREENSHOTS, watched_page
 
 QUERIES = {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
            "t3": ("cambiar mi contraseña", ["contrasena"]), "t4": ("envíos a las islas", ["envios-canarias"]),
@@ -24,15 +24,6 @@ def support_beir(tmp_path, support_docs_path):
     rows = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t{2 if i == 0 else 1}" for q, (_, rel) in QUERIES.items() for i, d in enumerate(rel)]
     (root / "qrels" / "test.tsv").write_text("\n".join(rows) + "\n")
     return root
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    why = available()
-    if why:
-        pytest.fail(f"the page tests need a real browser: {why}")
-    with browser() as b:
-        yield b
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")

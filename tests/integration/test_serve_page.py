@@ -17,7 +17,7 @@ from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.serve import SearchService, create_app
 from adapter.ingest.sources import read_source
-from tests.support.browser import available, browser, wait_until, watched_page
+from tests.support.browser import wait_until, watched_page
 from tests.support.serving import served
 
 QUERY = "¿cómo devuelvo un pedido?"
@@ -119,15 +119,6 @@ def test_requests_are_capped_and_credentials_never_reach_a_page(app_url, support
         assert "default-src 'self'" in r.headers["Content-Security-Policy"]
     big = post(f"{app_url}/api/compare", {"q": "x", "pad": "y" * 70_000})
     assert big[0] == 413
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    why = available()
-    if why:
-        pytest.fail(f"the page tests need a real browser: {why}")
-    with browser() as b:
-        yield b
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")
