@@ -48,7 +48,7 @@ def with_url(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def connect(args: argparse.Namespace, **options: Any) -> Cluster:
     """``--url`` / OPENSEARCH_URL / the config file, else the running local node (OpenSearch's
-    default release, else Elasticsearch's), else localhost:9200; the port of whichever engine
+    default release, else Elasticsearch's, else the one other that runs), else localhost:9200; the port of whichever engine
     answers there (:func:`adapter.engines.open_cluster`; ``options`` such as ``timeout`` and
     ``pool_maxsize`` go to its client): what every command works with."""
     from urllib.parse import urlparse

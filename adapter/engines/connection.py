@@ -274,14 +274,19 @@ def _found_region(from_host: str | None) -> tuple[str | None, str]:
 
 def local_node_url() -> str | None:
     """The URL of the running local node (``hybrid local up``, ``make demo``): OpenSearch's default
-    release, else Elasticsearch's; None when none runs. What a URL given nowhere means, for the CLI
-    and the library alike."""
+    release, else Elasticsearch's, else the one other cluster that runs (``hybrid local up --version
+    2.19.1``); None when none runs, or when several others do and nothing says which. What a URL
+    given nowhere means, for the CLI and the library alike."""
     from adapter.errors import HybridError
     from adapter.local import LocalNode, NodeConfig
 
     quiet = lambda m: None  # noqa: E731
     try:
-        return LocalNode(log=quiet).url or LocalNode(NodeConfig(distribution="elasticsearch"), log=quiet).url
+        url = LocalNode(log=quiet).url or LocalNode(NodeConfig(distribution="elasticsearch"), log=quiet).url
+        if url:
+            return url
+        others = LocalNode.running_clusters(log=quiet)
+        return others[0].url if len(others) == 1 else None
     except HybridError:  # an unusable OPENSEARCH_HOME and the like: no local node to find
         return None
 

@@ -67,7 +67,8 @@ def test_a_cut_text_ends_at_a_word_boundary_with_an_ellipsis(troubleshooting, te
 
 def test_readmes_python_example_runs_after_make_demo(local_cluster, index_name, tmp_path, monkeypatch):
     """Before: `load_embedder("minilm")` needed the 6 GB models extra `make demo` does not install, and
-    `connect("http://localhost:9200")` missed the demo node's port (connect() without a URL did not look for it).
+    `connect("http://localhost:9200")` missed the demo node's port (connect() without a URL did not look for it),
+    and connect() found only the default releases' nodes (this failed on 2.19.1 in CI).
     The README's first Python block, as written (its index renamed), on the light install `make demo` makes."""
     import json
     import os
@@ -76,6 +77,11 @@ def test_readmes_python_example_runs_after_make_demo(local_cluster, index_name, 
     import sys
     from pathlib import Path
 
+    from adapter.engines.connection import local_node_url
+
+    if local_cluster is None or local_node_url() != local_cluster.url:  # a kept node of another release, say
+        pytest.skip(f"connect() without a URL finds {local_node_url()}, not this target's local node: another local "
+                    "cluster runs in the test cache folder")
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     python = readme.split("\n## Python\n", 1)[1]
     block = re.search(r"```python\n(.*?)```", python, re.S).group(1).replace('"docs"', json.dumps(index_name))

@@ -115,3 +115,24 @@ def test_a_password_in_a_bad_url_is_not_printed():
     with pytest.raises(ConfigurationError) as err:
         connect("ftp://admin:s3cret@example.com:9200")
     assert "s3cret" not in str(err.value) and "ftp://admin:***@example.com:9200" in str(err.value)
+
+
+@pytest.mark.parametrize(("default_os", "default_es", "others", "found"), [
+    ("http://127.0.0.1:9200", "http://127.0.0.1:9201", [], "http://127.0.0.1:9200"),  # the default release first
+    (None, "http://127.0.0.1:9201", [], "http://127.0.0.1:9201"),                    # then Elasticsearch's
+    (None, None, ["http://127.0.0.1:9210"], "http://127.0.0.1:9210"),                # then the one other (2.19.1, say)
+    (None, None, ["http://127.0.0.1:9210", "http://127.0.0.1:9211"], None),          # several: nothing says which
+    (None, None, [], None),
+])
+def test_a_url_given_nowhere_means_the_running_local_node(monkeypatch, default_os, default_es, others, found):
+    """Before: only the default releases' nodes were looked for, so after `hybrid local up --version 2.19.1`
+    connect() without a URL tried localhost:9200 (the README's example failed on the 2.19.1 target in CI)."""
+    from types import SimpleNamespace
+
+    from adapter.engines.connection import local_node_url
+    from adapter.local import LocalNode
+
+    urls = {"opensearch": default_os, "elasticsearch": default_es}
+    monkeypatch.setattr(LocalNode, "url", property(lambda node: urls[node.distribution.name]))
+    monkeypatch.setattr(LocalNode, "running_clusters", classmethod(lambda cls, *a, **k: [SimpleNamespace(url=u) for u in others]))
+    assert local_node_url() == found
