@@ -5,6 +5,12 @@
   for a request being sent, so 200 connections that never finish their headers were held forever
   (:class:`TimedH11Protocol`, uvicorn's own h11 protocol with that one timer added).
 - An idle keep-alive connection is closed after ``keep_alive`` seconds (uvicorn's).
+- A connection closed while the client still sends its body (a 413 at the cap, to a client that
+  asked ``Connection: close``) lingers: the answer is followed by a FIN and what still arrives is
+  read and dropped, for at most ``LINGER_IDLE`` seconds between reads and ``LINGER_TOTAL`` in all,
+  as nginx's lingering close does. Closed at once, the kernel answers the unread bytes with a
+  reset, and a client that sends its whole body before it reads (urllib, requests) saw the reset,
+  never the 413.
 - SIGTERM or SIGINT: no new connections, the requests in flight answered (each is bounded by the
   deadline), then exit 0.
 - ``workers`` > 1: uvicorn's supervisor runs that many processes on one socket, each with its own
@@ -20,7 +26,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import h11
 from uvicorn import Config, Server
@@ -29,6 +35,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from adapter.serve.metrics import MULTIPROCESS
 
 LOOPBACK = "127.0.0.1"
+LINGER_IDLE = 2.0  # seconds without a byte before a lingering connection is closed
+LINGER_TOTAL = 5.0  # seconds a lingering connection is read at most
 
 
 @dataclass(frozen=True)
@@ -60,13 +68,27 @@ class TimedH11Protocol(H11Protocol):
         self._head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        self._raw = transport
+        self._lost = False
+        self._linger: _Linger | None = None
+        super().connection_made(cast(asyncio.Transport, _LingeringTransport(transport, self)))
         self._arm()
 
     def data_received(self, data: bytes) -> None:
+        if self._linger is not None:  # the answer is sent: what still comes of the body is dropped
+            self._linger.read()
+            return
         super().data_received(data)
         if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):  # the whole request is in
             self._disarm()
+
+    def close_while_sending(self) -> bool:
+        """Linger instead of closing when the client is still sending its body; False otherwise."""
+        if self._lost or self._linger is not None or self.conn.their_state is not h11.SEND_BODY:
+            return False
+        self._disarm()
+        self._linger = _Linger(self.loop, self._raw)
+        return True
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -74,7 +96,10 @@ class TimedH11Protocol(H11Protocol):
             self._arm()  # the next request on this connection has the same time to arrive
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
         self._disarm()
+        if self._linger is not None:
+            self._linger.cancel()
         super().connection_lost(exc)
 
     def _arm(self) -> None:
@@ -90,6 +115,51 @@ class TimedH11Protocol(H11Protocol):
         self._head_timer = None
         if not self.transport.is_closing() and self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
             self.transport.close()
+
+
+class _Linger:
+    """A connection being closed the lingering way: FIN after the answer, then reads dropped until
+    the client closes, is idle ``LINGER_IDLE`` seconds, or ``LINGER_TOTAL`` seconds have passed."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, transport: asyncio.Transport) -> None:
+        self.loop, self.transport = loop, transport
+        self.deadline = loop.time() + LINGER_TOTAL
+        self.timer: asyncio.TimerHandle | None = None
+        if transport.can_write_eof():
+            transport.write_eof()  # after the buffered answer: the client reads it, then its end
+        transport.resume_reading()  # uvicorn may have paused it at its high-water mark
+        self.read()
+
+    def read(self) -> None:
+        self.cancel()
+        wait = min(LINGER_IDLE, self.deadline - self.loop.time())
+        if wait <= 0:
+            self.transport.close()
+        else:
+            self.timer = self.loop.call_later(wait, self.transport.close)
+
+    def cancel(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+
+class _LingeringTransport:
+    """The connection's transport as uvicorn sees it: ``close()`` lingers while the client still
+    sends (:meth:`TimedH11Protocol.close_while_sending`), and a lingering connection is closing."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: TimedH11Protocol) -> None:
+        self._transport, self._protocol = transport, protocol
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def is_closing(self) -> bool:
+        return self._protocol._linger is not None or self._transport.is_closing()
+
+    def close(self) -> None:
+        if not self.is_closing() and not self._protocol.close_while_sending():
+            self._transport.close()
 
 
 def uvicorn_config(app: Any, listen: Listen, *, factory: bool = False) -> Config:

@@ -12,7 +12,6 @@ import signal
 import socket
 import threading
 import time
-import urllib.error
 import urllib.request
 
 import numpy as np
@@ -142,15 +141,10 @@ def test_the_door_refuses_rebinding_text_posts_coercion_and_deep_json(small_inde
         assert broken[0] == 400 and "not JSON" in json.loads(broken[2])["error"]
         large = post_json(f"{url}/search", {"q": "pedido", "fusion": "x" * 70_000})  # its Content-Length says so: Starlette's answer
         assert large[0] == 413 and large[2] == b"Content Too Large", large
-        chunked, tries = None, 0
-        for tries in range(1, 4):  # the server answers at the cap and closes while the client still sends: its RST can
-            try:            # reach the client before the 413 is read (seen once in ~8 runs; noted on issue 29)
-                chunked = call(f"{url}/search", method="POST", body=iter([b'{"q": "', b"x" * 70_000, b'"}']),  # no Content-Length:
-                               headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})  # FastAPI's max_body_size
-                break
-            except (ConnectionResetError, urllib.error.URLError):
-                continue
-        assert chunked is not None
+        # No Content-Length: FastAPI's max_body_size answers at the cap while urllib still sends (the server lingers:
+        # before, its reset reached the client before the 413 once in ~8 runs).
+        chunked = call(f"{url}/search", method="POST", body=iter([b'{"q": "', b"x" * 70_000, b'"}']),
+                       headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
         assert chunked[0] == 413 and json.loads(chunked[2])["error"] == "the request body is over 65536 bytes", chunked
         ok = post_json(f"{url}/search", {"q": "pedido", "explain": False, "k": 3})
         assert ok[0] == 200 and len(json.loads(ok[2])["hits"]) == 3
@@ -158,7 +152,7 @@ def test_the_door_refuses_rebinding_text_posts_coercion_and_deep_json(small_inde
     assert counter(metrics, "hybrid_serve_errors_total", kind="host") == 1
     assert counter(metrics, "hybrid_serve_errors_total", kind="media_type") == 3
     assert counter(metrics, "hybrid_serve_errors_total", kind="input") == 5
-    assert counter(metrics, "hybrid_serve_errors_total", kind="too_large") == 1 + tries  # each try was refused and counted
+    assert counter(metrics, "hybrid_serve_errors_total", kind="too_large") == 2
     assert counter(metrics, "hybrid_serve_search_seconds_count", technique="hybrid") == 2
 
 
