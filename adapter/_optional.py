@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -41,9 +42,16 @@ EXTRAS = {
 }
 
 
-# Every extra pyproject.toml declares (a unit test holds the two equal).
-EXTRA_NAMES = frozenset({"async", "aws", "bench", "docs", "e5", "elasticsearch", "eval", "haystack", "langchain", "llamaindex", "metrics", "models",
-                         "otel", "peers", "ray", "report", "secure", "serve", "test", "unit"})
+@functools.cache
+def extra_names() -> frozenset[str]:
+    """Every extra the installed package declares: pyproject.toml's, as pip read them (a new extra
+    is one edit there, none here). Empty when the source tree was never installed."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        return frozenset(metadata(PACKAGE).get_all("Provides-Extra") or ())
+    except PackageNotFoundError:
+        return frozenset()
 
 
 def require(module: str, purpose: str) -> ModuleType:
@@ -84,7 +92,7 @@ def install_command(extra: str, origin: Mapping[str, Any] | None, *, cwd: Path, 
     the adapter's is installed by itself."""
     url = str((origin or {}).get("url", ""))
     path = Path(unquote(urlparse(url).path)) if url.startswith("file://") else None
-    if not set(extra.split(",")) <= EXTRA_NAMES:
+    if not set(extra.split(",")) <= extra_names():
         return f"{_shown(pip, cwd)} install {shlex.quote(extra)}"
     if path is not None and (origin or {}).get("dir_info", {}).get("editable"):
         line = f"{_shown(pip, path)} install -c constraints.txt -e {shlex.quote(f'.[{extra}]')}"

