@@ -2,6 +2,7 @@
 compare page driven in a real headless Chromium; read-only; credentials never reach a page."""
 
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -144,7 +145,9 @@ def test_a_person_compares_four_configurations(app_url, chromium, target):
     assert "rrf" in columns.nth(3).locator(".foot").inner_text()
     # The request count says why there are several (issue 32 item 12: "3 requests" had no word of why).
     requests = columns.nth(2).locator(".foot abbr.requests")
-    assert "request" in requests.inner_text() and "explain" in (requests.get_attribute("title") or "")
+    assert "explain" in (requests.get_attribute("title") or "")
+    shown = requests.inner_text()  # the reason in words on the page, not only in a tooltip
+    assert re.fullmatch(r"\d+ requests: the search( \+ (excerpts|the legs' scores \(explain\)))+", shown), shown
     # Moves against the first column are marked; each hybrid hit shows both legs' ranks.
     assert columns.nth(1).locator(".moved").count() >= 1, columns.nth(0).inner_text()
     first = columns.nth(2).locator("li[data-doc]").first.inner_text()

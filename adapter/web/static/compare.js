@@ -98,6 +98,15 @@
     return el("span", { class: "moved same", title: "same rank as in the first column" }, "=");
   }
 
+  // What one request of a search was for, read from what it sent (the first is the search itself).
+  function purpose(sent, i) {
+    if (i === 0) return "the search";
+    const body = JSON.stringify(sent.body ?? null);
+    if (body.includes('"highlight"')) return "excerpts";
+    if (sent.path.endsWith("/_msearch") || body.includes('"_source":false')) return "the legs' scores (explain)";
+    return "a follow-up";
+  }
+
   function resultColumn(column, i, first) {
     if (column.error) return el("div", { class: "result error", role: "alert" }, column.error);
     const r = column.result;
@@ -117,9 +126,11 @@
     const why = "the requests this column's search sent: the search itself; one per leg for the leg ranks and scores " +
       "this page shows (explain); one for the highlighted excerpts where the server cannot return them with the hits. " +
       "A plain hybrid search without explain is one request. `hybrid search --show-query` prints each.";
+    const count = `${r.requests} request${r.requests === 1 ? "" : "s"}`;
+    const reasons = r.requests > 1 && r.sent ? `: ${r.sent.map(purpose).join(" + ")}` : "";
     const foot = el("p", { class: "foot muted" }, fused,
       ` · took ${Math.round(r.took_ms ?? 0)} ms server, ${Math.round(r.total_ms ?? 0)} ms client · `,
-      el("abbr", { class: "requests", title: why }, `${r.requests} request${r.requests === 1 ? "" : "s"}`));
+      el("abbr", { class: "requests", title: why }, count + reasons));
     const notices = r.notices.length ? el("ul", { class: "notices" }, ...r.notices.map((n) => el("li", {}, n))) : null;
     if (!r.hits.length) list.append(el("li", { class: "muted" }, "no hits"));
     return el("div", { class: "result" }, notices, list, foot);
