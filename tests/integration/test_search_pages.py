@@ -93,9 +93,11 @@ def test_client_collapse_gives_the_servers_page_and_facets_count_documents(searc
     # The same documents with the same scores, up to the order of equal scores (and which of a
     # document's equally scored chunks stands for it: the server and the client may pick another).
     assert [h.rank for h in here.hits] == [h.rank for h in there.hits] == [2, 3, 4, 5]
+    # Scores to 1e-5: the server's float32 sums differ in their last bits between the two requests at times
+    # (0.8596932 against 0.8596915 in one CI run of ~10; the same order).
     assert same_ranking_up_to_ties([(h.source["parent_id"], h.score) for h in here.hits],
-                                   [(h.source["parent_id"], h.score) for h in there.hits])
-    assert [h.score for h in here.hits] == pytest.approx([h.score for h in there.hits], rel=1e-6)
+                                   [(h.source["parent_id"], h.score) for h in there.hits], rel_tol=1e-5)
+    assert [h.score for h in here.hits] == pytest.approx([h.score for h in there.hits], rel=1e-5)
     assert [len(h.chunks) for h in here.hits] == [len(h.chunks) for h in there.hits]
     buckets = {b.key: (b.count, b.documents) for b in here.aggregations["category"].buckets}
     assert buckets["devoluciones"][1] == 4 and buckets["devoluciones"][0] > 4  # chunks and documents
