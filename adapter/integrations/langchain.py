@@ -21,6 +21,20 @@ the adapter's MMR, ``as_retriever()`` works as for any store::
     store.add_texts(["..."], metadatas=[{"title": "...", "lang": "es"}], ids=["faq-1"])
     store.similarity_search("error E-4012", k=5, filter={"lang": "es"})
 
+From asyncio, build them with an :class:`adapter.AsyncSearcher` (and an :class:`adapter.AsyncIngestor`
+for writes), alone or next to the sync ones (``async_searcher=``, ``async_ingestor=``): the ``a*``
+methods (``asimilarity_search*``, ``amax_marginal_relevance_search``, ``aadd_texts``/``aadd_documents``,
+``adelete``, ``aget_by_ids``, the retriever's ``ainvoke``) then await the adapter's asyncio API on
+the event loop, no thread per call, with the sync methods' results::
+
+    aclient = connect_async(url)
+    store = HybridVectorStore(Searcher.open(client, "docs"), Ingestor.open(client, "docs", progress=False),
+                              async_searcher=await AsyncSearcher.open(aclient, "docs"),
+                              async_ingestor=await AsyncIngestor.open(aclient, "docs"))
+    docs = await store.asimilarity_search("error E-4012", k=5)
+
+Built with sync parts only, the ``a*`` methods run the sync ones on a worker thread.
+
 :class:`EmbedderEmbeddings` hands an adapter embedder (with its prefixes) to LangChain code that
 wants ``Embeddings``, such as ``OpenSearchVectorSearch`` for dense search on an adapter index.
 
@@ -35,13 +49,14 @@ each document a relevance in [0, 1] mapped from the fused score by the fusion th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+import copy
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from adapter._optional import require
 
 require("langchain_core", "the LangChain retriever")
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun  # noqa: E402
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
@@ -50,16 +65,20 @@ from langchain_core.vectorstores import VectorStore  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
 from adapter.errors import InputError  # noqa: E402
+from adapter.integrations import _aio  # noqa: E402
 from adapter.search.page import SearchOptions  # noqa: E402
 from adapter.search.results import Hit, SearchResult, Technique  # noqa: E402
 
 FULL_TEXT = SearchOptions(full_text=True)  # a framework document holds the whole text, never an excerpt
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from adapter.engines import ClusterLike
+    from adapter.ingest.async_ingestor import AsyncIngestor
     from adapter.ingest.ingestor import Ingestor
     from adapter.models.embedders import Embedder
     from adapter.search import Searcher
+    from adapter.search.async_searcher import AsyncSearcher
 from adapter.integrations._common import (  # noqa: E402
     FrameworkRow,
     HitInfo,
@@ -77,11 +96,16 @@ from adapter.integrations._common import (  # noqa: E402
 class HybridRetriever(BaseRetriever):
     """Retrieve with ``searcher.search(query, technique=..., k=..., **search_kwargs)``; ``filters``
     on metadata (the adapter's ``{"lang": "es"}``). ``invoke(query, k=2)`` and
-    ``invoke(query, filters={...})`` override them for one call."""
+    ``invoke(query, filters={...})`` override them for one call.
+
+    ``searcher`` may be an :class:`adapter.AsyncSearcher` (then only ``ainvoke`` works), and
+    ``async_searcher`` one next to a sync ``searcher``: ``ainvoke`` then awaits it on the event loop.
+    With a sync searcher only, ``ainvoke`` runs ``invoke``'s search on a worker thread."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     searcher: Any  # adapter.Searcher (typed loosely: pydantic need not know it)
+    async_searcher: Any = None  # adapter.AsyncSearcher: ainvoke's, on the event loop
     technique: str = "hybrid"
     k: int = 4
     filters: dict[str, Any] | None = None
@@ -89,18 +113,36 @@ class HybridRetriever(BaseRetriever):
     explain: bool = False
     search_kwargs: dict[str, Any] = {}  # pipeline, depth, rerank_top, mmr_lambda, ...
 
+    def model_post_init(self, context: Any, /) -> None:
+        sync, given = _aio.split(self.searcher, self.async_searcher)
+        self.searcher = sync if sync is not None else _aio.bridged(given)  # async only: its sync side, for info
+        self.async_searcher = given
+
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None,
                                 filters: Any = None) -> list[Document]:
         return [doc for doc, _ in self.search_with_hits(query, k=k, filters=filters)]
 
+    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None,
+                                       filters: Any = None) -> list[Document]:
+        return [doc for doc, _ in await self.asearch_with_hits(query, k=k, filters=filters)]
+
     def search_with_hits(self, query: str, *, k: int | None = None, filters: Any = None) -> list[tuple[Document, HitInfo]]:
         """The documents with what the adapter knows of each hit (lineage, score, relevance, rank, legs)."""
+        return self._hits(self.searcher, query, k, filters)
+
+    async def asearch_with_hits(self, query: str, *, k: int | None = None, filters: Any = None) -> list[tuple[Document, HitInfo]]:
+        """:meth:`search_with_hits` from asyncio: through ``async_searcher`` on the loop (else on a worker thread)."""
+        native = self.async_searcher is not None
+        searcher = _aio.bridged(self.async_searcher) if native else self.searcher
+        return await _aio.run(native, self._hits, searcher, query, k, filters)
+
+    def _hits(self, searcher: Any, query: str, k: int | None, filters: Any) -> list[tuple[Document, HitInfo]]:
         size = self.k if k is None else k
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise InputError(f"k must be a positive integer, got {size!r}")
         wanted = self.filters if filters is None else adapter_filters(filters)
-        result = self.searcher.search(query, technique=self.technique, k=size, filters=wanted, explain=self.explain,
-                                      fusion=resolve_fusion(self.searcher, self.fusion), options=FULL_TEXT, **self.search_kwargs)
+        result = searcher.search(query, technique=self.technique, k=size, filters=wanted, explain=self.explain,
+                                 fusion=resolve_fusion(searcher, self.fusion), options=FULL_TEXT, **self.search_kwargs)
         return [(_document(hit), hit_info(hit, result)) for hit in result.hits]
 
 
@@ -129,6 +171,13 @@ class HybridVectorStore(VectorStore):
     :param technique: ``hybrid``, ``bm25``, ``dense`` or ``client-rrf``.
     :param fusion: ``None`` (the index's default), ``"adaptive"``, a fusion name or object.
     :param explain: each leg's rank and score in ``metadata["legs"]``.
+    :param async_searcher: an :class:`adapter.AsyncSearcher` on the same index (``searcher`` itself may
+        be one: then only the ``a*`` methods work): the ``a*`` methods await it on the event loop.
+    :param async_ingestor: an :class:`adapter.AsyncIngestor` (or ``ingestor`` itself), for
+        ``aadd_texts``/``aadd_documents`` on the loop; it needs an async searcher.
+
+    Without an async searcher the ``a*`` methods run the sync ones on a worker thread (one per call);
+    without an async ingestor, ``aadd_*`` do.
 
     Documents come back as :class:`HybridRetriever` makes them. Texts added without ids get an id
     from their content (the same text and metadata: the same id, so adding it again replaces it);
@@ -136,16 +185,25 @@ class HybridVectorStore(VectorStore):
     naming them, after the others landed.
     """
 
-    def __init__(self, searcher: Searcher, ingestor: Ingestor | None = None, *, technique: str = "hybrid", fusion: Any = None,
-                 explain: bool = False) -> None:
-        if not callable(getattr(searcher, "search", None)):
-            raise InputError(f"searcher must be an adapter.Searcher, got {type(searcher).__name__}")
-        if ingestor is not None and not callable(getattr(ingestor, "ingest", None)):
-            raise InputError(f"ingestor must be an adapter.Ingestor, got {type(ingestor).__name__}")
-        if ingestor is not None and ingestor.alias != searcher.alias:
-            raise InputError(f"the ingestor writes {ingestor.alias!r} but the searcher reads {searcher.alias!r}")
-        self.searcher = searcher
-        self.ingestor = ingestor
+    def __init__(self, searcher: Searcher | AsyncSearcher, ingestor: Ingestor | AsyncIngestor | None = None, *, technique: str = "hybrid",
+                 fusion: Any = None, explain: bool = False, async_searcher: AsyncSearcher | None = None,
+                 async_ingestor: AsyncIngestor | None = None) -> None:
+        sync_searcher, async_searcher = _aio.split(searcher, async_searcher)
+        sync_ingestor, async_ingestor = _aio.split(ingestor, async_ingestor)
+        if async_ingestor is not None and async_searcher is None:
+            raise InputError("an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)")
+        reader: Searcher = sync_searcher if sync_searcher is not None else _aio.bridged(async_searcher)
+        writer: Ingestor | None = sync_ingestor if sync_ingestor is not None else _aio.bridged(async_ingestor)
+        if not callable(getattr(reader, "search", None)):
+            raise InputError(f"searcher must be an adapter.Searcher, got {type(reader).__name__}")
+        if writer is not None and not callable(getattr(writer, "ingest", None)):
+            raise InputError(f"ingestor must be an adapter.Ingestor, got {type(writer).__name__}")
+        for part in (writer, async_searcher, async_ingestor):
+            if part is not None and part.alias != reader.alias:
+                raise InputError(f"the {type(part).__name__} is on {part.alias!r} but the searcher reads {reader.alias!r}")
+        self.searcher = reader  # an async-only store: the AsyncSearcher's sync side (info, embedder; no request)
+        self.ingestor = writer
+        self.async_searcher, self.async_ingestor = async_searcher, async_ingestor
         self.technique = Technique.parse(technique)
         self.fusion = resolve_fusion(searcher, fusion)
         self.explain = explain
@@ -216,8 +274,50 @@ class HybridVectorStore(VectorStore):
         filter = kwargs.pop("filter", None)
         return [(doc, info.relevance) for doc, info in self.search_with_hits(query, k, filter=filter, **kwargs)]
 
+    # -- asyncio: the sync methods, awaited on the loop (or on a worker thread: see the class docstring) ----
+    async def _read(self, method: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        if self.async_searcher is None:
+            return await run_in_executor(None, method, self, *args, **kwargs)
+        return await _aio.run(True, method, self._on_loop(), *args, **kwargs)
+
+    async def _write(self, method: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        if self.async_ingestor is None:
+            return await run_in_executor(None, method, self, *args, **kwargs)
+        return await _aio.run(True, method, self._on_loop(), *args, **kwargs)
+
+    def _on_loop(self) -> HybridVectorStore:
+        """This store with the async parts' sync sides (their requests wait on the loop, inside ``aio.run``)."""
+        twin = copy.copy(self)
+        twin.searcher, twin.ingestor = _aio.bridged(self.async_searcher), _aio.bridged(self.async_ingestor)
+        twin.async_searcher = twin.async_ingestor = None
+        return twin
+
+    async def aadd_texts(self, texts: Iterable[str], metadatas: list[dict[str, Any]] | None = None, *,
+                         ids: list[str] | None = None, **kwargs: Any) -> list[str]:
+        return await self._write(HybridVectorStore.add_texts, texts, metadatas, ids=ids, **kwargs)
+
+    async def adelete(self, ids: list[str] | None = None, *, parents: Sequence[str] = (), filter: Any = None, **kwargs: Any) -> bool:
+        return await self._read(HybridVectorStore.delete, ids, parents=parents, filter=filter, **kwargs)
+
+    async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
+        return await self._read(HybridVectorStore.get_by_ids, ids)
+
+    async def asimilarity_search(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[Document]:
+        return await self._read(HybridVectorStore.similarity_search, query, k, filter, **kwargs)
+
+    async def asimilarity_search_with_score(self, query: str, k: int = 4, filter: Any = None,
+                                            **kwargs: Any) -> list[tuple[Document, float]]:
+        return await self._read(HybridVectorStore.similarity_search_with_score, query, k, filter, **kwargs)
+
     async def _asimilarity_search_with_relevance_scores(self, query: str, k: int = 4, **kwargs: Any) -> list[tuple[Document, float]]:
-        return await run_in_executor(None, self._similarity_search_with_relevance_scores, query, k, **kwargs)
+        return await self._read(HybridVectorStore._similarity_search_with_relevance_scores, query, k, **kwargs)
+
+    async def amax_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
+                                             filter: Any = None, **kwargs: Any) -> list[Document]:
+        return await self._read(HybridVectorStore.max_marginal_relevance_search, query, k, fetch_k, lambda_mult, filter, **kwargs)
+
+    async def asearch_with_hits(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[tuple[Document, HitInfo]]:
+        return await self._read(HybridVectorStore.search_with_hits, query, k, filter, **kwargs)
 
     def search_with_hits(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[tuple[Document, HitInfo]]:
         """``filter``: the adapter's filters on metadata (or Haystack's / LlamaIndex's); ``kwargs``:

@@ -1,6 +1,6 @@
 """LangChain's own suites (``langchain_tests``) on the adapter's VectorStore and retriever, on a real
 node: ``VectorStoreIntegrationTests`` (sync and async, 25 tests) and ``RetrieversIntegrationTests``
-(5). Each test gets an empty adapter index (``hybrid init``'s, embedded by the index's model; one
+(5); the async tests run the components' native asyncio path (an AsyncSearcher and AsyncIngestor). Each test gets an empty adapter index (``hybrid init``'s, embedded by the index's model; one
 index per class, emptied through the adapter's delete by id after each test: creating an index per
 test cost 15-25 s on a busy shared node); the store searches through the server's fused hybrid.
 The suite's ``get_embeddings()`` (a fake model) is not used: an adapter index embeds with the model
@@ -15,10 +15,13 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests, Vector
 
 from adapter.index.assets import IndexSpec
 from adapter.index.init import init_index
+from adapter.ingest.async_ingestor import AsyncIngestor
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
+from adapter.search.async_searcher import AsyncSearcher
 from adapter.integrations._common import FrameworkRow, source_rows
 from adapter.integrations.langchain import HybridRetriever, HybridVectorStore
+from tests.integration.test_async_search import async_client
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 
@@ -44,11 +47,19 @@ def emptied(store: HybridVectorStore) -> None:
 
 class TestHybridVectorStore(VectorStoreIntegrationTests):
     @pytest.fixture
-    def vectorstore(self, client, shared_index, e5):
-        store = HybridVectorStore(Searcher.open(client, shared_index, e5), Ingestor.open(client, shared_index, e5, progress=False))
-        emptied(store)
-        yield store
-        emptied(store)
+    async def vectorstore(self, client, opensearch_url, shared_index, e5):
+        """Sync and async parts (opened on the test's own loop): the suite's async tests run the native
+        asyncio path (tests/integration/test_framework_async.py shows it sends from the loop's thread)."""
+        aclient = async_client(client, opensearch_url)
+        try:
+            store = HybridVectorStore(Searcher.open(client, shared_index, e5), Ingestor.open(client, shared_index, e5, progress=False),
+                                      async_searcher=await AsyncSearcher.open(aclient, shared_index, e5),
+                                      async_ingestor=await AsyncIngestor.open(aclient, shared_index, e5))
+            emptied(store)
+            yield store
+            emptied(store)
+        finally:
+            await aclient.close()
 
 
 RETRIEVER_DOCS = [
@@ -75,6 +86,16 @@ def retriever_index(client, e5):
 @pytest.mark.usefixtures("retriever_index")
 class TestHybridRetriever(RetrieversIntegrationTests):
     searcher = None
+
+    @pytest.fixture
+    async def retriever(self, client, opensearch_url):
+        """The suite's retriever, with an async searcher on the test's loop: ``ainvoke`` runs natively."""
+        aclient = async_client(client, opensearch_url)
+        try:
+            searcher = type(self).searcher
+            yield HybridRetriever(searcher=searcher, async_searcher=await AsyncSearcher.open(aclient, searcher.alias, searcher.embedder), k=2)
+        finally:
+            await aclient.close()
 
     @property
     def retriever_constructor(self):
