@@ -20,6 +20,16 @@ Hayhooks) with credentials as ``Secret`` (read from the environment, never writt
     pipeline.add_component("retriever", HybridRetriever(document_store=store, top_k=5))
     docs = pipeline.run({"retriever": {"query": "error E-4012"}})["retriever"]["documents"]
 
+From asyncio (Haystack's ``AsyncPipeline``), the store's ``*_async`` methods (``count_documents_async``,
+``filter_documents_async``, ``write_documents_async``, ``delete_documents_async``,
+``delete_by_filter_async``, ``count_documents_by_filter_async``) and the components' ``run_async``
+await the adapter's asyncio API on the event loop, no thread per call: the store opens an
+:class:`adapter.AsyncSearcher` and :class:`adapter.AsyncIngestor` itself, once per event loop, over
+the engine's asyncio client with the same URL and credentials (``await store.close_async()`` closes
+the current loop's). Components built from a Searcher / Ingestor take ``async_searcher=`` /
+``async_ingestor=`` (or the async one in its place); built from sync ones only, ``run_async`` runs
+``run`` on a worker thread.
+
 Each retrieved ``Document`` has ``id`` = the hit's id, ``content`` = its whole text, ``score`` =
 the fused score, and ``meta`` = the metadata as written (``title`` with it; a split Haystack's
 ``DocumentSplitter`` made has its ``source_id`` and ``split_id`` back). What the adapter knows of
@@ -33,9 +43,11 @@ not stored.
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
+import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from adapter._optional import require
 
@@ -47,7 +59,9 @@ from haystack.document_stores.types import DuplicatePolicy  # noqa: E402
 from haystack.errors import FilterError  # noqa: E402
 from haystack.utils import Secret, deserialize_secrets_inplace  # noqa: E402
 
+from adapter import aio  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
+from adapter.integrations import _aio  # noqa: E402
 from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, METADATA_FIELD, PARENT_FIELD  # noqa: E402
 from adapter.ingest.by_id import Documents, Selection, StoredDocument  # noqa: E402
 from adapter.integrations._common import (  # noqa: E402
@@ -72,6 +86,7 @@ SOURCE_ID, SPLIT_ID = "source_id", "split_id"
 BOOKKEEPING = ("_split_overlap", "split_idx_start")
 CARRIED = ("refuse", "embed")
 FULL_TEXT = SearchOptions(full_text=True)
+T = TypeVar("T")
 
 
 def _env(name: str) -> Secret:
@@ -83,6 +98,15 @@ class _Parts:
     searcher: Any
     ingestor: Any
     documents: Documents
+
+
+@dataclass(frozen=True)
+class _AsyncParts:
+    """One event loop's: the asyncio client and the AsyncSearcher / AsyncIngestor over it."""
+
+    client: Any
+    searcher: Any
+    ingestor: Any
 
 
 class HybridDocumentStore:
@@ -120,6 +144,8 @@ class HybridDocumentStore:
         self._embedder = embedder
         self._parts: _Parts | None = None
         self._lock = threading.Lock()
+        # per event loop (an asyncio client belongs to the loop it was opened on): its parts, being opened or open
+        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[_AsyncParts]] = weakref.WeakKeyDictionary()
 
     # -- serialisation -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -141,17 +167,74 @@ class HybridDocumentStore:
                 self._parts = self._connect()
             return self._parts
 
+    def _credentials(self) -> dict[str, Any]:
+        return {k: s.resolve_value() for k, s in (("username", self.username), ("password", self.password),
+                                                  ("api_key", self.api_key)) if s is not None and s.resolve_value()}
+
     def _connect(self) -> _Parts:
         from adapter.engines import connect_cluster
         from adapter.ingest.ingestor import Ingestor
         from adapter.search import Searcher
 
-        credentials = {k: s.resolve_value() for k, s in (("username", self.username), ("password", self.password),
-                                                           ("api_key", self.api_key)) if s is not None and s.resolve_value()}
-        client = connect_cluster(self.url, **credentials)
+        client = connect_cluster(self.url, **self._credentials())
         searcher = Searcher.open(client, self.index, self._embedder, allowed_models=self.allowed_models)
         ingestor = Ingestor.open(client, self.index, self._embedder or searcher.embedder, progress=False)
         return _Parts(searcher, ingestor, ingestor.documents())
+
+    # -- the asyncio parts, opened once per event loop --------------------------------------------------
+    async def _open_async(self) -> _AsyncParts:
+        loop = asyncio.get_running_loop()
+        task = self._async.get(loop)
+        if task is None:
+            task = self._async[loop] = loop.create_task(self._connect_async())
+        try:
+            return await asyncio.shield(task)  # one caller cancelled: the others still get the parts
+        except BaseException:
+            if task.done() and self._async.get(loop) is task and (task.cancelled() or task.exception() is not None):
+                del self._async[loop]  # a failed opening: the next call tries again
+            raise
+
+    async def _connect_async(self) -> _AsyncParts:
+        from adapter.engines import engine_name
+        from adapter.ingest.async_ingestor import AsyncIngestor
+        from adapter.search.async_searcher import AsyncSearcher
+
+        # The engine and the model: the sync parts' (opened once, on a worker thread: the model loads there).
+        engine, embedder = await asyncio.to_thread(lambda: (engine_name(self.searcher.cluster), self.searcher.embedder))
+        client = _async_client(engine, self.url, self._credentials())
+        try:
+            searcher = await AsyncSearcher.open(client, self.index, embedder, allowed_models=self.allowed_models)
+            return _AsyncParts(client, searcher, await AsyncIngestor.open(client, self.index, embedder))
+        except BaseException:
+            await client.close()
+            raise
+
+    async def close_async(self) -> None:
+        """Close this event loop's asyncio client (the next async call opens another)."""
+        task = self._async.pop(asyncio.get_running_loop(), None)
+        if task is None:
+            return
+        try:
+            parts = await task
+        except Exception:  # it never opened (its caller saw why): nothing to close
+            return
+        await parts.client.close()
+
+    async def _run(self, method: Callable[..., T], *args: Any) -> T:
+        """``method`` (a sync one of this class) on the loop, over this loop's asyncio parts."""
+        parts = await self._open_async()
+        twin = copy.copy(self)
+        bridged = _aio.bridged(parts.ingestor)
+        twin._parts = _Parts(_aio.bridged(parts.searcher), bridged, bridged.documents())
+        return await aio.run(method, twin, *args)
+
+    async def async_searcher(self) -> Any:
+        """This event loop's :class:`adapter.AsyncSearcher` on the index (for :class:`HybridRetriever`)."""
+        return (await self._open_async()).searcher
+
+    async def async_ingestor(self) -> Any:
+        """This event loop's :class:`adapter.AsyncIngestor` on the index (for :class:`HybridDocumentWriter`)."""
+        return (await self._open_async()).ingestor
 
     @property
     def searcher(self) -> Any:
@@ -201,6 +284,36 @@ class HybridDocumentStore:
     def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
         return self._open().documents.count(Selection(filters={"haystack": _clause(filters)}))
 
+    # -- the same, from asyncio (AsyncDocumentStore): awaited on the event loop ------------------------
+    async def count_documents_async(self) -> int:
+        return await self._run(HybridDocumentStore.count_documents)
+
+    async def filter_documents_async(self, filters: dict[str, Any] | None = None) -> list[Document]:
+        return await self._run(HybridDocumentStore.filter_documents, filters)
+
+    async def write_documents_async(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+        return await self._run(HybridDocumentStore.write_documents, documents, policy)
+
+    async def delete_documents_async(self, document_ids: list[str]) -> None:
+        await self._run(HybridDocumentStore.delete_documents, document_ids)
+
+    async def delete_by_filter_async(self, filters: dict[str, Any]) -> int:
+        return await self._run(HybridDocumentStore.delete_by_filter, filters)
+
+    async def count_documents_by_filter_async(self, filters: dict[str, Any]) -> int:
+        return await self._run(HybridDocumentStore.count_documents_by_filter, filters)
+
+
+def _async_client(engine: str, url: str | None, credentials: dict[str, Any]) -> Any:
+    """The asyncio client of ``engine`` at ``url``."""
+    if engine == "elasticsearch":
+        from adapter.engines.elasticsearch.async_client import connect_elasticsearch_async
+
+        return connect_elasticsearch_async(url, **credentials)
+    from adapter.engines.opensearch.async_client import connect_async
+
+    return connect_async(url, **credentials)
+
 
 def _clause(filters: dict[str, Any] | None) -> Any:
     try:
@@ -214,7 +327,9 @@ class HybridRetriever:
     """Retrieve ``Document``\\ s with :meth:`adapter.Searcher.search` (the server's fused hybrid).
 
     :param document_store: a :class:`HybridDocumentStore` (then the retriever serialises), or
-    :param searcher: an :class:`adapter.Searcher` on the index (``Searcher.open(client, alias)``).
+    :param searcher: an :class:`adapter.Searcher` on the index (``Searcher.open(client, alias)``), or an
+        :class:`adapter.AsyncSearcher` (then only ``run_async`` works).
+    :param async_searcher: an :class:`adapter.AsyncSearcher` next to a sync ``searcher``, for ``run_async``.
     :param top_k: documents returned (``run(top_k=...)`` overrides it).
     :param technique: ``hybrid`` (the server fuses), ``bm25``, ``dense`` or ``client-rrf``.
     :param fusion: ``None`` (the index's default pipeline, adaptive on a new index), ``"adaptive"``,
@@ -222,11 +337,17 @@ class HybridRetriever:
     :param filters: the adapter's ``{"lang": "es"}`` or Haystack's grammar (comparisons, AND, OR, NOT).
     :param explain: each leg's rank and score in ``hits[i]["legs"]`` (one more request's worth of work).
     :param search_kwargs: more :meth:`Searcher.search` options (``depth``, ``rerank_top``, ``mmr_lambda``, ...).
+
+    ``run_async`` awaits the async searcher (its own, else the store's for this loop) on the event
+    loop; built from a sync ``searcher`` alone, it runs :meth:`run` on a worker thread.
     """
 
     def __init__(self, searcher: Any = None, *, document_store: HybridDocumentStore | None = None, top_k: int = 10,
                  technique: str = "hybrid", fusion: Any = None, filters: dict[str, Any] | None = None,
-                 explain: bool = True, search_kwargs: dict[str, Any] | None = None) -> None:
+                 explain: bool = True, search_kwargs: dict[str, Any] | None = None, async_searcher: Any = None) -> None:
+        sync, self._async_searcher = _aio.split(searcher, async_searcher)
+        if sync is None and self._async_searcher is not None:
+            searcher = _aio.bridged(self._async_searcher)  # async only: its sync side (info; no request)
         if (searcher is None) == (document_store is None):
             raise InputError("HybridRetriever takes a document_store (HybridDocumentStore) or a searcher (adapter.Searcher)")
         if searcher is not None and not callable(getattr(searcher, "search", None)):
@@ -263,18 +384,26 @@ class HybridRetriever:
     def run(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
         """``filters`` and ``top_k`` given here replace the component's for this run. ``hits``: what
         the adapter knows of each document's hit, in the same order."""
+        return self._search(self.searcher, query, filters, top_k)
+
+    @component.output_types(documents=list[Document], hits=list[dict[str, Any]])
+    async def run_async(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
+        """:meth:`run` from asyncio (see the class docstring)."""
+        searcher = self._async_searcher
+        if searcher is None and self.document_store is not None:
+            searcher = await self.document_store.async_searcher()
+        if searcher is None:
+            return await asyncio.to_thread(self.run, query, filters, top_k)
+        return await aio.run(self._search, _aio.bridged(searcher), query, filters, top_k)
+
+    def _search(self, searcher: Any, query: str, filters: dict[str, Any] | None, top_k: int | None) -> dict[str, Any]:
         k = self.top_k if top_k is None else _check_top_k(top_k)
-        searcher = self.searcher
         result = searcher.search(query, technique=self.technique, k=k, filters=_filters(self.filters if filters is None else filters),
                                  fusion=resolve_fusion(searcher, self.fusion), explain=self.explain, options=FULL_TEXT,
                                  **self.search_kwargs)
         return {"documents": [haystack_document(hit, hit.score) for hit in result.hits],
                 "hits": [hit_info(hit, result).as_dict() for hit in result.hits]}
 
-    @component.output_types(documents=list[Document], hits=list[dict[str, Any]])
-    async def run_async(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
-        """:meth:`run` in a worker thread (the adapter's search is synchronous until its async searcher lands)."""
-        return await asyncio.to_thread(self.run, query, filters, top_k)
 
 
 @component
@@ -287,9 +416,17 @@ class HybridDocumentWriter:
 
     :param ingestor: an :class:`adapter.Ingestor` (``Ingestor.open(client, alias, progress=False)``), or
     :param document_store: a :class:`HybridDocumentStore` (then the writer serialises).
+    :param async_ingestor: an :class:`adapter.AsyncIngestor` next to a sync ``ingestor`` (``ingestor`` itself
+        may be one: then only ``run_async`` works).
+
+    ``run_async`` awaits the async ingestor (its own, else the store's for this loop) on the event
+    loop; built from a sync ``ingestor`` alone, it runs :meth:`run` on a worker thread.
     """
 
-    def __init__(self, ingestor: Any = None, *, document_store: HybridDocumentStore | None = None) -> None:
+    def __init__(self, ingestor: Any = None, *, document_store: HybridDocumentStore | None = None, async_ingestor: Any = None) -> None:
+        sync, self._async_ingestor = _aio.split(ingestor, async_ingestor)
+        if sync is None and self._async_ingestor is not None:
+            ingestor = _aio.bridged(self._async_ingestor)
         if (ingestor is None) == (document_store is None):
             raise InputError("HybridDocumentWriter takes an ingestor (adapter.Ingestor) or a document_store (HybridDocumentStore)")
         if ingestor is not None and not callable(getattr(ingestor, "ingest", None)):
@@ -310,15 +447,23 @@ class HybridDocumentWriter:
     @component.output_types(documents_written=int, failures=list[dict[str, Any]])
     def run(self, documents: list[Document]) -> dict[str, Any]:
         """``documents_written``: index entries written; ``failures``: what did not land."""
-        ingestor = self._ingestor if self._ingestor is not None else self.document_store.ingestor  # type: ignore[union-attr]
+        return self._write(self._ingestor if self._ingestor is not None else self.document_store.ingestor, documents)  # type: ignore[union-attr]
+
+    @component.output_types(documents_written=int, failures=list[dict[str, Any]])
+    async def run_async(self, documents: list[Document]) -> dict[str, Any]:
+        """:meth:`run` from asyncio (see the class docstring)."""
+        ingestor = self._async_ingestor
+        if ingestor is None and self.document_store is not None:
+            ingestor = await self.document_store.async_ingestor()
+        if ingestor is None:
+            return await asyncio.to_thread(self.run, documents)
+        return await aio.run(self._write, _aio.bridged(ingestor), documents)
+
+    def _write(self, ingestor: Any, documents: list[Document]) -> dict[str, Any]:
         carried = self.document_store.carried_vectors if self.document_store is not None else "refuse"
         rows = [framework_row(doc, carried) for doc in documents]
         report = ingestor.ingest(source_rows(rows), total=len(rows))
         return {"documents_written": report.chunks, "failures": failures_json(report.failures)}
-
-    @component.output_types(documents_written=int, failures=list[dict[str, Any]])
-    async def run_async(self, documents: list[Document]) -> dict[str, Any]:
-        return await asyncio.to_thread(self.run, documents)
 
 
 def _filters(filters: Any) -> dict[str, Any] | None:

@@ -25,15 +25,24 @@ metadata as written, kept out of the LLM's prompt and the embedding text by defa
 :class:`HybridRetriever` is a ``BaseRetriever`` on the same search, and :class:`HybridNodeWriter`
 an ``IngestionPipeline`` step that writes through the adapter's ingest.
 
+From asyncio, build them with an :class:`adapter.AsyncSearcher` (and an :class:`adapter.AsyncIngestor`
+for writes): ``HybridVectorStore.open_async(connect_async(url), "docs")``, or ``async_searcher=`` /
+``async_ingestor=`` next to the sync parts. Then ``aquery`` (so ``index.as_query_engine().aquery``),
+``async_add``, ``adelete``, ``adelete_nodes``, ``aclear``, ``aget_nodes``, the retriever's
+``aretrieve`` and the writer's ``acall`` await the adapter's asyncio API on the event loop, no
+thread per call, with the sync methods' results. Built with sync parts only, they run the sync
+methods on a worker thread (LlamaIndex's own defaults would block the loop).
+
 LlamaIndex's own OpenSearch store reads other field names, ranks differently (a ``match`` on
 ``text`` only) and, on write, adds ``_node_content`` and other keys that an adapter index refuses.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from adapter._optional import require
 
@@ -77,15 +86,21 @@ from adapter.integrations._common import (  # noqa: E402
     source_rows,
     split_title,
 )
+from adapter.integrations import _aio  # noqa: E402
 from adapter.integrations._filters import llamaindex_clause  # noqa: E402
 from adapter.search.page import SearchOptions  # noqa: E402
 from adapter.search.results import Hit, Technique  # noqa: E402
+
+T = TypeVar("T")
 
 
 class HybridRetriever(BaseRetriever):
     """Retrieve ``NodeWithScore`` with :meth:`adapter.Searcher.search`.
 
-    :param searcher: an :class:`adapter.Searcher` on the index.
+    :param searcher: an :class:`adapter.Searcher` on the index, or an :class:`adapter.AsyncSearcher`
+        (then only ``aretrieve`` works).
+    :param async_searcher: an :class:`adapter.AsyncSearcher` next to a sync ``searcher``: ``aretrieve``
+        awaits it on the event loop (without one, ``aretrieve`` searches on a worker thread).
     :param similarity_top_k: nodes returned.
     :param technique: ``hybrid`` (the server fuses), ``bm25``, ``dense`` or ``client-rrf``.
     :param fusion: ``None`` (the index's default), ``"adaptive"``, a fusion name or object.
@@ -96,7 +111,10 @@ class HybridRetriever(BaseRetriever):
     """
 
     def __init__(self, searcher: Any, *, similarity_top_k: int = 10, technique: str = "hybrid", fusion: Any = None,
-                 filters: Any = None, explain: bool = False, search_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+                 filters: Any = None, explain: bool = False, search_kwargs: dict[str, Any] | None = None,
+                 async_searcher: Any = None, **kwargs: Any) -> None:
+        sync, self.async_searcher = _aio.split(searcher, async_searcher)
+        searcher = sync if sync is not None else _aio.bridged(self.async_searcher)
         if not callable(getattr(searcher, "search", None)):
             raise InputError(f"searcher must be an adapter.Searcher, got {type(searcher).__name__}")
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:
@@ -111,9 +129,16 @@ class HybridRetriever(BaseRetriever):
         super().__init__(**kwargs)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        result = self.searcher.search(query_bundle.query_str, technique=self.technique, k=self.similarity_top_k,
-                                      filters=self.filters, fusion=self.fusion, explain=self.explain,
-                                      options=SearchOptions(full_text=True), **self.search_kwargs)
+        return self._nodes(self.searcher, query_bundle)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        native = self.async_searcher is not None
+        return await _aio.run(native, self._nodes, _aio.bridged(self.async_searcher) if native else self.searcher, query_bundle)
+
+    def _nodes(self, searcher: Any, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        result = searcher.search(query_bundle.query_str, technique=self.technique, k=self.similarity_top_k,
+                                 filters=self.filters, fusion=self.fusion, explain=self.explain,
+                                 options=SearchOptions(full_text=True), **self.search_kwargs)
         return [NodeWithScore(node=text_node(hit), score=hit.score) for hit in result.hits]
 
 
@@ -191,23 +216,38 @@ class HybridNodeWriter(TransformComponent):
     (``Ingestor.open(..., chunking=Chunking(200, 40))``), which keeps ``parent_id`` for collapse.
     Nodes that do not land raise :class:`adapter.InputError` naming them after the others landed;
     :attr:`last_report` is the :class:`adapter.IngestReport` of the last call.
+
+    ``acall`` (``IngestionPipeline.arun``) writes through ``async_ingestor`` (an :class:`adapter.AsyncIngestor`;
+    ``ingestor`` itself may be one) on the event loop; without one, on a worker thread.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     ingestor: Any
+    async_ingestor: Any = None
     _last_report: IngestReport | None = PrivateAttr(default=None)
 
     @property
     def last_report(self) -> IngestReport | None:
         return self._last_report
 
+    def model_post_init(self, context: Any, /) -> None:
+        sync, self.async_ingestor = _aio.split(self.ingestor, self.async_ingestor)
+        self.ingestor = sync if sync is not None else _aio.bridged(self.async_ingestor)
+
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        return self._write(self.ingestor, nodes)
+
+    async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        native = self.async_ingestor is not None
+        return await _aio.run(native, self._write, _aio.bridged(self.async_ingestor) if native else self.ingestor, nodes)
+
+    def _write(self, ingestor: Any, nodes: Sequence[BaseNode]) -> Sequence[BaseNode]:
         rows = framework_rows(nodes)
-        report = self.ingestor.ingest(source_rows(rows), total=len(rows))
+        report = ingestor.ingest(source_rows(rows), total=len(rows))
         self._last_report = report
         raise_on_failures(report, "HybridNodeWriter", len(rows))
-        drop_older_chunks(self.ingestor, nodes, rows)
+        drop_older_chunks(ingestor, nodes, rows)
         return nodes
 
 
@@ -238,7 +278,7 @@ class AdapterEmbedding(BaseEmbedding):
         return [float(x) for x in self.embedder.embed_query(query)]
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._get_query_embedding(query)
+        return await asyncio.to_thread(self._get_query_embedding, query)  # CPU work: the loop goes on meanwhile
 
     def _get_text_embedding(self, text: str) -> list[float]:
         return self._remember([float(x) for x in self.embedder.embed_documents([text])[0]])
@@ -262,7 +302,7 @@ class AdapterEmbedding(BaseEmbedding):
         return nodes
 
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
-        return self(nodes, **kwargs)
+        return await asyncio.to_thread(self, nodes, **kwargs)  # CPU work: the loop goes on meanwhile
 
 
 # Query modes: the server's fused hybrid, BM25 alone, or the hybrid diversified by MMR. The learners
@@ -291,6 +331,11 @@ class HybridVectorStore(BasePydanticVectorStore):
     model embeds the text. Writing a document's nodes again replaces its chunks: entries of the same
     ``ref_doc_id`` that this call did not write are deleted, for each document whose nodes the call
     holds whole (:func:`drop_older_chunks`; one that spans two calls keeps what it had).
+
+    ``async_searcher`` / ``async_ingestor`` (:class:`adapter.AsyncSearcher` / :class:`adapter.AsyncIngestor`;
+    ``searcher`` / ``ingestor`` themselves may be the async ones, as :meth:`open_async` builds it): the
+    async methods await them on the event loop. Without an async searcher they run the sync methods
+    on a worker thread; without an async ingestor, ``async_add`` does.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -303,7 +348,17 @@ class HybridVectorStore(BasePydanticVectorStore):
     explain: bool = False
     carried_vectors: str = "refuse"
     search_kwargs: dict[str, Any] = {}
+    async_searcher: Any = None
+    async_ingestor: Any = None
     _embed_model: AdapterEmbedding | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        searcher, self.async_searcher = _aio.split(self.searcher, self.async_searcher)
+        ingestor, self.async_ingestor = _aio.split(self.ingestor, self.async_ingestor)
+        if self.async_ingestor is not None and self.async_searcher is None:
+            raise InputError("an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)")
+        self.searcher = searcher if searcher is not None else _aio.bridged(self.async_searcher)  # async only: its sync side
+        self.ingestor = ingestor if ingestor is not None else _aio.bridged(self.async_ingestor)
 
     @classmethod
     def open(cls, client: ClusterLike, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
@@ -314,6 +369,48 @@ class HybridVectorStore(BasePydanticVectorStore):
         searcher = Searcher.open(client, alias, embedder)
         return cls(searcher=searcher, ingestor=Ingestor.open(client, alias, embedder or searcher.embedder, progress=False),
                    **options)
+
+    @classmethod
+    async def open_async(cls, client: Any, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
+        """:meth:`open` over an asyncio client (``connect_async(url)``): a store for the async methods only."""
+        from adapter.ingest.async_ingestor import AsyncIngestor
+        from adapter.search.async_searcher import AsyncSearcher
+
+        searcher = await AsyncSearcher.open(client, alias, embedder)
+        ingestor = await AsyncIngestor.open(client, alias, embedder or searcher.searcher.embedder)
+        return cls(searcher=searcher, ingestor=ingestor, **options)
+
+    # -- asyncio: the sync methods, awaited on the loop (or on a worker thread: see the class docstring) ----
+    async def _read(self, method: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        native = self.async_searcher is not None
+        return await _aio.run(native, method, self._on_loop() if native else self, *args, **kwargs)
+
+    async def _write(self, method: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        native = self.async_ingestor is not None
+        return await _aio.run(native, method, self._on_loop() if native else self, *args, **kwargs)
+
+    def _on_loop(self) -> HybridVectorStore:
+        """This store over the async parts' sync sides (their requests wait on the loop, inside ``aio.run``)."""
+        return self.model_copy(update={"searcher": _aio.bridged(self.async_searcher), "ingestor": _aio.bridged(self.async_ingestor),
+                                       "async_searcher": None, "async_ingestor": None})
+
+    async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
+        return await self._write(HybridVectorStore.add, nodes, **kwargs)
+
+    async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        await self._read(HybridVectorStore.delete, ref_doc_id, **delete_kwargs)
+
+    async def adelete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **kwargs: Any) -> None:
+        await self._read(HybridVectorStore.delete_nodes, node_ids, filters, **kwargs)
+
+    async def aclear(self) -> None:
+        await self._read(HybridVectorStore.clear)
+
+    async def aget_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None) -> list[BaseNode]:
+        return await self._read(HybridVectorStore.get_nodes, node_ids, filters)
+
+    async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        return await self._read(HybridVectorStore.query, query, **kwargs)
 
     @property
     def client(self) -> Any:
@@ -329,6 +426,8 @@ class HybridVectorStore(BasePydanticVectorStore):
         return self._embed_model
 
     def add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
+        if self.ingestor is None:
+            raise InputError("this HybridVectorStore has no ingestor: use HybridVectorStore.open(client, alias) to add nodes")
         if self.carried_vectors not in ("refuse", "embed"):
             raise InputError(f"carried_vectors must be refuse or embed, got {self.carried_vectors!r}")
         key = self.searcher.info.fingerprint.key
@@ -342,13 +441,13 @@ class HybridVectorStore(BasePydanticVectorStore):
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Delete every entry of the document ``ref_doc_id`` (all its chunks, or the entry itself)."""
-        self.ingestor.documents().delete(parents=[ref_doc_id])
+        self._documents().delete(parents=[ref_doc_id])
 
     def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **kwargs: Any) -> None:
         """Delete the nodes ``node_ids``, or those ``filters`` select (both given: both must hold)."""
         if not node_ids and filters is None:
             raise InputError("delete_nodes needs node_ids or filters: it never empties the whole index (clear() does)")
-        documents = self.ingestor.documents()
+        documents = self._documents()
         if filters is None:
             documents.delete(list(node_ids or ()))
         else:
@@ -356,14 +455,20 @@ class HybridVectorStore(BasePydanticVectorStore):
 
     def clear(self) -> None:
         """Delete every entry of the index (the index, its model and its settings stay)."""
-        self.ingestor.documents().delete(clause={"match_all": {}})
+        self._documents().delete(clause={"match_all": {}})
 
     def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None) -> list[BaseNode]:
         """The nodes ``node_ids`` that exist (in that order), or those ``filters`` select."""
-        documents = self.ingestor.documents()
+        documents = self._documents()
         if filters is None:
             return [_stored_node(d) for d in documents.get(list(node_ids or ()))]
         return [_stored_node(d) for d in documents.find(self._selection(node_ids, filters))]
+
+    def _documents(self) -> Any:
+        """Documents by id: the ingestor's, or over the searcher's client (a read-only store)."""
+        from adapter.ingest.by_id import Documents
+
+        return self.ingestor.documents() if self.ingestor is not None else Documents(self.searcher.cluster, self.searcher.info)
 
     @staticmethod
     def _selection(node_ids: list[str] | None, filters: MetadataFilters) -> Selection:

@@ -1,7 +1,8 @@
 """Haystack's own document-store tests (``haystack.testing.document_store.DocumentStoreBaseTests``:
 count, write under each DuplicatePolicy, the whole filter grammar with AND/OR/NOT and every
 comparison, delete) on :class:`HybridDocumentStore`, on a real node; then the components
-serialised through a Pipeline's ``dumps``/``loads`` and run, and ``run_async``.
+serialised through a Pipeline's ``dumps``/``loads`` and run, and ``run_async``; and Haystack's async
+document-store tests (``haystack.testing.document_store_async``) on the store's ``*_async`` methods.
 
 Two of the suite's own choices are the store's to make, and the suite says to override them:
 ``test_write_documents`` (the default policy: here NONE overwrites) and ``assert_documents_are_equal``
@@ -17,6 +18,14 @@ import pytest
 from haystack import Document, Pipeline
 from haystack.document_stores.types import DuplicatePolicy
 from haystack.testing.document_store import DocumentStoreBaseTests
+from haystack.testing.document_store_async import (
+    CountDocumentsAsyncTest,
+    CountDocumentsByFilterAsyncTest,
+    DeleteByFilterAsyncTest,
+    DeleteDocumentsAsyncTest,
+    FilterDocumentsAsyncTest,
+    WriteDocumentsAsyncTest,
+)
 
 from adapter.index.assets import IndexSpec
 from adapter.index.init import init_index
@@ -65,6 +74,30 @@ class TestHybridDocumentStore(DocumentStoreBaseTests):
         self.assert_documents_are_equal(document_store.filter_documents(), [doc])
 
 
+class TestHybridDocumentStoreAsync(CountDocumentsAsyncTest, WriteDocumentsAsyncTest, DeleteDocumentsAsyncTest, FilterDocumentsAsyncTest,
+                                   CountDocumentsByFilterAsyncTest, DeleteByFilterAsyncTest):
+    """Haystack's async document-store tests: the store's ``*_async`` methods, over the AsyncSearcher and
+    AsyncIngestor it opens itself on the test's loop (closed after each test)."""
+
+    @pytest.fixture
+    async def document_store(self, opensearch_url, shared_index, e5):
+        store = HybridDocumentStore(opensearch_url, shared_index, carried_vectors="embed", embedder=e5)
+        emptied(store)
+        try:
+            yield store
+        finally:
+            await store.close_async()
+            emptied(store)
+
+    assert_documents_are_equal = TestHybridDocumentStore.assert_documents_are_equal
+
+    async def test_write_documents_async(self, document_store):
+        doc = Document(content="test doc")
+        assert await document_store.write_documents_async([doc]) == 1
+        assert await document_store.write_documents_async([doc]) == 1  # NONE overwrites: written again, not duplicated
+        self.assert_documents_are_equal(await document_store.filter_documents_async(), [doc])
+
+
 def test_carried_vectors_are_refused_unless_the_store_is_told(opensearch_url, shared_index, e5):
     from adapter.errors import InputError
 
@@ -105,7 +138,14 @@ def test_a_pipeline_of_the_components_serialises_and_runs(opensearch_url, shared
     again = Pipeline.loads(search.dumps(), allowed_modules=trusted)
     import asyncio
 
-    docs = asyncio.run(again.get_component("retriever").run_async("gift cards"))["documents"]
+    async def retrieve():  # run_async over the store's own asyncio parts (opened on this loop, then closed)
+        retriever = again.get_component("retriever")
+        try:
+            return await retriever.run_async("gift cards")
+        finally:
+            await retriever.document_store.close_async()
+
+    docs = asyncio.run(retrieve())["documents"]
     assert docs[0].id == "p2"
     assert store.write_documents([Document(id="p1", content="changed")], policy=DuplicatePolicy.SKIP) == 0
     emptied(store)
