@@ -51,6 +51,7 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     assert [n.node.node_id for n in namespace["nodes"]] == searcher.search(QUERY, k=3, filters={"lang": "es"}).ids
     assert [n.node.node_id for n in namespace["response"].source_nodes] == searcher.search(QUERY, k=3).ids
     assert namespace["found"][0].id == "lc-1" and namespace["ids"] == ["lc-1"]
+    assert [d.id for d in namespace["found_async"]] == [d.id for d in namespace["found"]]  # asyncio: the same answer
     # The retriever: filtered, server-fused, metadata carried.
     docs = namespace["docs"]
     assert docs and all(d.metadata["category"] == "devoluciones" for d in docs)
