@@ -1,204 +1,364 @@
-"""Test doubles for the shell: record a real cluster's answers, replay them without one.
+"""Test doubles for the shell at the HTTP layer: record a real cluster's requests, replay them without one.
 
-They stand in for the *client library*, under the real port (:mod:`adapter.engines.port`), as
-httpx's ``MockTransport`` stands in for the network under a real ``httpx.Client``: the port's own
-code runs for real over them (the requests it builds, the answers it reads, how it translates
-errors), and a test reads what reached the "wire" in :attr:`FakeClient.calls`.
+As httpx's ``MockTransport`` stands in for the network under a real ``httpx.Client``, these stand in
+for the *node* under the real client library: :func:`FakeClient` is a real ``opensearchpy.OpenSearch``
+(or the adapter's ``elasticsearch.Elasticsearch``) whose connection (opensearch-py's
+``connection_class``; elastic-transport's ``node_class``) answers each HTTP request from a script
+instead of a socket. The client's own code runs for real over it (paths, query strings, bodies,
+NDJSON, retries of 502/503/504, HEAD's 404 as ``False``, status codes raised as its own exceptions),
+and so does the port's (:mod:`adapter.engines.port`) above it.
 
-- :class:`RecordingClient` wraps a real client: every call goes through and is kept, request and
-  answer, as JSON-safe data (:attr:`RecordingClient.exchanges`).
-- :class:`FakeClient` answers from such a recording, or from answers scripted per call (a value,
-  a list of values used in turn, a function of the call, or an exception to raise), and keeps
-  every call it got (:attr:`FakeClient.calls`) for assertions on request bodies.
-  :attr:`FakeClient.port` is the port over it.
+- :class:`Request`: one HTTP request as the node got it: ``method``, ``path``, ``params`` (the query
+  string) and ``body`` (parsed JSON; a list of objects for NDJSON: ``_bulk``, ``_msearch``).
+- :class:`FakeServer`: the answers, scripted per request as ``"METHOD /path"`` (exact, else the first
+  glob pattern in the order given that matches, e.g. ``"POST */_search"``): a value (a JSON answer
+  with status 200; for ``HEAD``, ``True``/``False`` is 200/404), a :class:`Reply` (any status, which
+  the client raises as the real one would), a list used in turn (the last one repeats), a function
+  of the :class:`Request`, or an exception to raise (a connection error). Or a recording, answered
+  in order. Every request is kept in :attr:`FakeServer.calls`.
+- :func:`FakeClient`: the client over a :class:`FakeServer`; ``.calls``, ``.calls_to(pattern)``,
+  ``.server`` and ``.port`` (the engine's port over it).
+- :func:`RecordingClient`: a copy of a real client whose connections keep every request and its
+  answer, in the same shape (``.exchanges``), for :func:`FakeClient` ``(recording=...)``.
 
-Both speak the opensearch-py surface the ports use (``search``, ``msearch``, ``mget``, ``bulk``,
-``info``, ``indices.*``, ``cluster.*``, ``nodes.*``, ``transport.perform_request``); ``engine_name``
-says which engine's port to put over them. A fake of the port itself, an engine of its own held in
-memory, is ``tests/support/fake_engine``. They are for tests and benchmarks of the adapter's own
-logic; behaviour of the server is tested against a real one.
+A fake of the port itself, an engine of its own held in memory, is ``tests/support/fake_engine``.
+These are for tests and benchmarks of the adapter's own logic; the server's behaviour is tested
+against a real one.
 """
 
 from __future__ import annotations
 
+import copy
+import gzip
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+if TYPE_CHECKING:
+    from adapter.engines.port import Cluster
+
+NDJSON_ENDPOINTS = ("_bulk", "_msearch", "_msearch/template")
 
 
 @dataclass(frozen=True)
-class Call:
-    """One call made on a fake or recording client: ``path`` is e.g. ``"search"`` or ``"indices.get"``."""
+class Request:
+    """One HTTP request as the node got it (``params``: the query string, as strings)."""
 
+    method: str
     path: str
-    args: tuple[Any, ...] = ()
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
 
     @property
-    def body(self) -> Any:
-        if "body" in self.kwargs:
-            return self.kwargs["body"]
-        if self.path == "transport.perform_request" and len(self.args) < 3:
-            return self.kwargs.get("body")
+    def key(self) -> str:
+        """``"METHOD /path"``, what answers are scripted by."""
+        return f"{self.method} {self.path}"
+
+    def matches(self, pattern: str) -> bool:
+        """Whether ``pattern`` (``"METHOD /path"``, glob) names this request."""
+        return self.key == pattern or fnmatchcase(self.key, pattern)
+
+    @property
+    def index(self) -> str | None:
+        """The index (or comma-separated indices, or alias) the path starts with; None: none (``/_msearch``)."""
+        first = self.path.lstrip("/").split("/", 1)[0]
+        return first if first and not first.startswith("_") else None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer with its status: 2xx is returned, 4xx/5xx raised by the client as its own exception.
+    ``body`` is sent as JSON unless ``headers`` give another content type (then a string goes as it is)."""
+
+    status: int = 200
+    body: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def parse_body(path: str, raw: str | bytes | None) -> Any:
+    """A request body as data: NDJSON (``_bulk``, ``_msearch``) as a list of objects, JSON parsed, else the text."""
+    if raw is None or raw == b"" or raw == "":
         return None
-
-    @property
-    def params(self) -> Mapping[str, Any]:
-        return self.kwargs.get("params") or {}
-
-
-class _Owner(Protocol):
-    """What a :class:`_Path` sends its call to (a fake or recording client)."""
-
-    def _call(self, path: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any: ...
+    if isinstance(raw, bytes):
+        raw = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+    if path.rstrip("/").endswith(NDJSON_ENDPOINTS):
+        return [json.loads(line) for line in raw.splitlines() if line.strip()]
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
-def _json_safe(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
+def query_params(params: Mapping[str, Any] | None) -> dict[str, str]:
+    """``params`` as the query string carries them (``True`` is ``"True"`` there unless the client escaped it)."""
+    return dict(parse_qsl(urlencode(dict(params or {})), keep_blank_values=True))
 
 
-class _Path:
-    """``client.indices.get`` as an object: attribute access goes deeper, calling it sends the call."""
+class FakeServer:
+    """Scripted answers (or a recording) per HTTP request; keeps every request (see the module docstring).
 
-    def __init__(self, owner: _Owner, path: str) -> None:
-        self._owner = owner
-        self._path = path
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _Path(self._owner, f"{self._path}.{name}")
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._owner._call(self._path, args, kwargs)
-
-
-class FakeClient:
-    """A client that answers from scripted answers or a recording (see the module docstring).
-
-    ``answers`` maps a call path to what it returns. A list is consumed one answer per call
-    (the last one repeats); a callable gets the :class:`Call` and returns the answer; an
-    exception instance is raised. A call with no answer raises ``AssertionError`` naming it.
-    ``recording`` (from :class:`RecordingClient`) answers calls in the recorded order, checking
-    each call's path against the recording. ``engine_name``: the engine it stands for
-    (``opensearch`` or ``elasticsearch``; :func:`adapter.engines.engine_for` reads it).
+    A request with no answer raises ``AssertionError`` naming it. ``recording`` (from
+    :func:`RecordingClient`) answers the requests that no script answers, in the recorded order,
+    checking each one's method and path against it.
     """
 
-    engine_name = "opensearch"
-
-    def __init__(self, answers: Mapping[str, Any] | None = None, *, recording: list[Mapping[str, Any]] | None = None,
-                 host: str = "fake-cluster", port: int = 9200, engine_name: str = "opensearch") -> None:
-        self.engine_name = engine_name
+    def __init__(self, answers: Mapping[str, Any] | None = None, *, recording: list[Mapping[str, Any]] | None = None) -> None:
         self.answers = dict(answers or {})
         self.recording = list(recording or [])
+        self.calls: list[Request] = []
         self._replayed = 0
         self._used: dict[str, int] = {}
-        self.calls: list[Call] = []
-        self.transport = _Transport(self, [{"host": host, "port": port}])
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return _Path(self, name)
+    def calls_to(self, pattern: str) -> list[Request]:
+        """The requests ``pattern`` (``"METHOD /path"``, glob) names, in order."""
+        return [c for c in self.calls if c.matches(pattern)]
 
-    def calls_to(self, path: str) -> list[Call]:
-        return [c for c in self.calls if c.path == path]
+    def answer(self, request: Request) -> Reply:
+        """The reply to ``request`` (kept in :attr:`calls`); raises a scripted exception."""
+        self.calls.append(request)
+        key = request.key if request.key in self.answers else next((k for k in self.answers if request.matches(k)), None)
+        if key is not None:
+            return self._scripted(key, request)
+        if self._replayed < len(self.recording):
+            exchange = self.recording[self._replayed]
+            self._replayed += 1
+            if (exchange["method"], exchange["path"]) != (request.method, request.path):
+                raise AssertionError(f"request {len(self.calls)} is {request.key}, the recording has "
+                                     f"{exchange['method']} {exchange['path']} there")
+            return Reply(int(exchange["status"]), exchange.get("response"))
+        raise AssertionError(f"FakeServer has no answer for {request.key} (request {len(self.calls)})")
+
+    def _scripted(self, key: str, request: Request) -> Reply:
+        answer = self.answers[key]
+        if isinstance(answer, list):
+            i = self._used.get(key, 0)
+            self._used[key] = i + 1
+            answer = answer[min(i, len(answer) - 1)]
+        if callable(answer) and not isinstance(answer, BaseException):
+            answer = answer(request)
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, Reply):
+            return answer
+        if isinstance(answer, bool) and request.method == "HEAD":
+            return Reply(200 if answer else 404)
+        return Reply(200, answer)
+
+
+def _encoded(reply: Reply) -> str:
+    """The answer's bytes as text: JSON, unless the reply says it is something else (``text/plain``: the text as it is)."""
+    if reply.body is None:
+        return ""
+    content_type = {k.lower(): v for k, v in reply.headers.items()}.get("content-type", "application/json")
+    return reply.body if isinstance(reply.body, str) and "json" not in content_type else json.dumps(reply.body)
+
+
+class _Scripted:
+    """What a fake client adds to the real one: its server, the requests it got, its port."""
+
+    server: FakeServer
+    engine_name: str
 
     @property
-    def port(self) -> Any:
-        """The port of the engine this double stands for, over it (:func:`adapter.engines.cluster_for`)."""
+    def calls(self) -> list[Request]:
+        return self.server.calls
+
+    def calls_to(self, pattern: str) -> list[Request]:
+        return self.server.calls_to(pattern)
+
+    @property
+    def port(self) -> Cluster:
+        """The port of the engine this client stands for, over it."""
         from adapter.engines.registry import engine_named
 
         return engine_named(self.engine_name).cluster(self)
 
-    def _call(self, path: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
-        call = Call(path, tuple(args), dict(kwargs))
-        self.calls.append(call)
-        if path in self.answers:
-            answer = self.answers[path]
-            if isinstance(answer, list):
-                i = self._used.get(path, 0)
-                self._used[path] = i + 1
-                answer = answer[min(i, len(answer) - 1)]
-            if callable(answer) and not isinstance(answer, BaseException):
-                answer = answer(call)
-            if isinstance(answer, BaseException):
-                raise answer
-            return _json_safe(answer)
-        if self._replayed < len(self.recording):
-            exchange = self.recording[self._replayed]
-            self._replayed += 1
-            if exchange["path"] != path:
-                raise AssertionError(f"call {len(self.calls)} is {path}, the recording has {exchange['path']} there")
-            return _json_safe(exchange["response"])
-        raise AssertionError(f"FakeClient has no answer for {path} (call {len(self.calls)})")
+
+def _fake_opensearch(server: FakeServer, host: str, port: int) -> Any:
+    from opensearchpy import Connection, OpenSearch
+
+    from adapter.engines.connection import MAX_RETRIES, RETRY_ON_STATUS
+
+    class FakeConnection(Connection):
+        """opensearch-py's connection, answered by the server instead of a socket."""
+
+        def perform_request(self, method: str, url: str, params: Mapping[str, Any] | None = None, body: Any = None,
+                            timeout: Any = None, ignore: Any = (), headers: Any = None) -> tuple[int, dict[str, str], str]:
+            path = self.url_prefix + url
+            reply = server.answer(Request(method, path, query_params(params), parse_body(path, body)))
+            data = _encoded(reply)
+            answer_headers = {"content-type": "application/json", **{k.lower(): v for k, v in reply.headers.items()}}
+            ignored = (ignore,) if isinstance(ignore, int) else tuple(ignore or ())
+            if not 200 <= reply.status < 300 and reply.status not in ignored:  # as opensearch-py's urllib3 connection
+                self._raise_error(reply.status, data, answer_headers["content-type"])
+            return reply.status, answer_headers, data
+
+    class FakeOpenSearch(_Scripted, OpenSearch):
+        engine_name = "opensearch"
+
+    client = FakeOpenSearch(hosts=[{"host": host, "port": port}], connection_class=FakeConnection,
+                            max_retries=MAX_RETRIES, retry_on_timeout=True, retry_on_status=RETRY_ON_STATUS)
+    client.server = server
+    return client
 
 
-class _Transport:
-    def __init__(self, owner: _Owner, hosts: list[dict[str, Any]]) -> None:
-        self._owner = owner
-        self.hosts = hosts
+def _fake_elasticsearch(server: FakeServer, host: str, port: int) -> Any:
+    from elastic_transport import ApiResponseMeta, BaseNode, HttpHeaders
+    from elastic_transport._node import NodeApiResponse
 
-    @property
-    def serializer(self) -> Any:
-        from opensearchpy.serializer import JSONSerializer  # what the bulk helpers encode actions with
+    from adapter.engines.connection import MAX_RETRIES, RETRY_ON_STATUS
+    from adapter.engines.elasticsearch.client import _dict_answers_class
 
-        return JSONSerializer()
+    class FakeNode(BaseNode):
+        """elastic-transport's node, answered by the server instead of a socket."""
 
-    def perform_request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-        return self._owner._call("transport.perform_request", (method, url, *args), kwargs)
+        _CLIENT_META_HTTP_CLIENT = ("fake", "1")
+
+        def perform_request(self, method: str, target: str, body: bytes | None = None, headers: HttpHeaders | None = None,
+                            request_timeout: Any = None) -> NodeApiResponse:
+            split = urlsplit(target)
+            path = self.path_prefix + split.path
+            reply = server.answer(Request(method, path, dict(parse_qsl(split.query, keep_blank_values=True)),
+                                          parse_body(path, body)))
+            answer_headers = HttpHeaders({"content-type": "application/json", "x-elastic-product": "Elasticsearch",
+                                          **{k.lower(): v for k, v in reply.headers.items()}})  # the product check reads it
+            meta = ApiResponseMeta(status=reply.status, http_version="1.1", headers=answer_headers, duration=0.0, node=self.config)
+            return NodeApiResponse(meta, _encoded(reply).encode("utf-8"))
+
+    class FakeElasticsearch(_Scripted, _dict_answers_class()):  # type: ignore[misc]
+        engine_name = "elasticsearch"
+
+    client = FakeElasticsearch(hosts=[f"http://{host}:{port}"], node_class=FakeNode, max_retries=MAX_RETRIES,
+                               retry_on_timeout=True, retry_on_status=RETRY_ON_STATUS)
+    client.server = server
+    return client
 
 
-class RecordingClient:
-    """Passes every call to ``inner`` (a real client) and keeps request and answer."""
+def FakeClient(answers: Mapping[str, Any] | None = None, *, recording: list[Mapping[str, Any]] | None = None,  # noqa: N802
+               host: str = "fake-cluster", port: int = 9200, engine_name: str = "opensearch") -> Any:
+    """A real client of ``engine_name`` (``opensearch`` or ``elasticsearch``) over a :class:`FakeServer`
+    answering from ``answers`` and ``recording`` (see the module docstring)."""
+    server = FakeServer(answers, recording=recording)
+    if engine_name == "elasticsearch":
+        return _fake_elasticsearch(server, host, port)
+    if engine_name != "opensearch":
+        raise ValueError(f"FakeClient stands for opensearch or elasticsearch, not {engine_name!r}")
+    return _fake_opensearch(server, host, port)
 
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
+
+# -- recording ---------------------------------------------------------------------------------------
+
+
+class _Recorder:
+    """Keeps one exchange per HTTP request: the request as :class:`Request` fields, the status and the answer."""
+
+    def __init__(self) -> None:
         self.exchanges: list[dict[str, Any]] = []
-        self.transport = _RecordingTransport(self)
 
-    @property
-    def engine_name(self) -> str:
-        from adapter.engines import engine_name
+    def keep(self, request: Request, status: int | None, answer: str | bytes | None) -> None:
+        text = answer.decode("utf-8") if isinstance(answer, bytes) else answer
+        try:
+            response = json.loads(text) if text else None
+        except ValueError:
+            response = text
+        self.exchanges.append({"method": request.method, "path": request.path, "params": dict(request.params),
+                               "body": request.body, "status": status, "response": response})
 
-        return engine_name(self._inner)
+
+class _RecordingConnection:
+    """An opensearch-py connection that keeps each request it sends and the answer."""
+
+    def __init__(self, inner: Any, recorder: _Recorder) -> None:
+        self._inner = inner
+        self._recorder = recorder
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return _Path(self, name)
+        return getattr(self._inner, name)
 
-    def _call(self, path: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
-        target = self._inner
-        for part in path.split("."):
-            target = getattr(target, part)
-        request = {"path": path, "args": _json_safe(list(args)), "kwargs": _json_safe(dict(kwargs))}  # before the client edits them
-        response = target(*args, **kwargs)
-        # elasticsearch-py answers HEAD requests (exists) with a HeadApiResponse: its truth is the answer.
-        kept = bool(response) if type(response).__name__ == "HeadApiResponse" else response
-        self.exchanges.append({**request, "response": _json_safe(kept)})
-        return response
+    def perform_request(self, method: str, url: str, params: Mapping[str, Any] | None = None, body: Any = None,
+                        timeout: Any = None, ignore: Any = (), headers: Any = None) -> Any:
+        from opensearchpy import TransportError
 
-
-class _RecordingTransport:
-    def __init__(self, owner: RecordingClient) -> None:
-        self._owner = owner
-
-    @property
-    def hosts(self) -> Any:
-        return self._owner._inner.transport.hosts
-
-    @property
-    def serializer(self) -> Any:
-        return self._owner._inner.transport.serializer
-
-    def perform_request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-        return self._owner._call("transport.perform_request", (method, url, *args), kwargs)
+        path = self._inner.url_prefix + url
+        request = Request(method, path, query_params(params), parse_body(path, body))
+        try:
+            status, answer_headers, data = self._inner.perform_request(method, url, params, body, timeout=timeout,
+                                                                       ignore=ignore, headers=headers)
+        except TransportError as e:
+            if isinstance(e.status_code, int):  # an HTTP answer; a connection error ("N/A") is not kept
+                self._recorder.keep(request, e.status_code, json.dumps(e.info) if isinstance(e.info, (dict, list)) else None)
+            raise
+        self._recorder.keep(request, status, data)
+        return status, answer_headers, data
 
 
-def bulk_actions(call: Call) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-    """The ``(action, source)`` pairs of a ``bulk`` call as the bulk helpers encoded them."""
-    lines = [json.loads(line) for line in str(call.body).splitlines() if line.strip()]
+class _RecordingNode:
+    """An elastic-transport node that keeps each request it sends and the answer."""
+
+    def __init__(self, inner: Any, recorder: _Recorder) -> None:
+        self._inner = inner
+        self._recorder = recorder
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def perform_request(self, method: str, target: str, body: bytes | None = None, headers: Any = None,
+                        request_timeout: Any = None) -> Any:
+        split = urlsplit(target)
+        path = self._inner.path_prefix + split.path
+        request = Request(method, path, dict(parse_qsl(split.query, keep_blank_values=True)), parse_body(path, body))
+        resp = self._inner.perform_request(method, target, body, headers, request_timeout)
+        self._recorder.keep(request, resp.meta.status, resp.body)
+        return resp
+
+
+class _RecordingPool:
+    """elastic-transport's node pool, handing out recording nodes."""
+
+    def __init__(self, inner: Any, recorder: _Recorder) -> None:
+        self._inner = inner
+        self._recorder = recorder
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def get(self) -> _RecordingNode:
+        return _RecordingNode(self._inner.get(), self._recorder)
+
+    def mark_dead(self, node: Any) -> None:
+        self._inner.mark_dead(getattr(node, "_inner", node))
+
+    def mark_live(self, node: Any) -> None:
+        self._inner.mark_live(getattr(node, "_inner", node))
+
+
+def RecordingClient(client: Any) -> Any:  # noqa: N802
+    """A copy of ``client`` (opensearch-py's or elasticsearch-py's) sharing its connections, whose
+    requests are kept with their answers in ``.exchanges`` (``client`` itself records nothing)."""
+    recorder = _Recorder()
+    transport = copy.copy(client.transport)
+    if hasattr(transport, "node_pool"):  # elastic-transport
+        transport.node_pool = _RecordingPool(client.transport.node_pool, recorder)
+        copied = type(client)(_transport=transport)
+    else:  # opensearch-py: the same Transport (its retries, serializer), its connections recording
+        inner_get = client.transport.get_connection
+        transport.get_connection = lambda: _RecordingConnection(inner_get(), recorder)
+        copied = type(client)(transport_class=lambda *args, **kwargs: transport)
+        for name in ("_hybrid_auth",):
+            if hasattr(client, name):
+                setattr(copied, name, getattr(client, name))
+    copied.exchanges = recorder.exchanges
+    return copied
+
+
+# -- bulk --------------------------------------------------------------------------------------------
+
+
+def bulk_actions(call: Request) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """The ``(action, source)`` pairs of a ``_bulk`` request."""
+    lines: list[dict[str, Any]] = list(call.body or [])
     out, i = [], 0
     while i < len(lines):
         action = lines[i]
@@ -209,8 +369,8 @@ def bulk_actions(call: Call) -> list[tuple[dict[str, Any], dict[str, Any] | None
     return out
 
 
-def bulk_answer(call: Call, status: Callable[[str, str], int | tuple[int, str]] = lambda op, doc_id: 201) -> dict[str, Any]:
-    """A ``bulk`` answer for ``call``: ``status(op, id)`` gives each item's status (or status and reason)."""
+def bulk_answer(call: Request, status: Callable[[str, str], int | tuple[int, str]] = lambda op, doc_id: 201) -> dict[str, Any]:
+    """A ``_bulk`` answer for ``call``: ``status(op, id)`` gives each item's status (or status and reason)."""
     items = []
     for action, _ in bulk_actions(call):
         op = next(iter(action))
@@ -222,4 +382,3 @@ def bulk_answer(call: Call, status: Callable[[str, str], int | tuple[int, str]] 
             item["error"] = {"type": "fake_error", "reason": reason or f"status {code}"}
         items.append({op: item})
     return {"took": 1, "errors": any(next(iter(i.values()))["status"] >= 300 for i in items), "items": items}
-

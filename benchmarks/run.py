@@ -217,7 +217,7 @@ def bench_query(client, args) -> Section:
             searcher.search(q, k=10, depth=100, query_vector=v, **modes[m])
     pure = {m: [] for m in modes}
     for _ in range(3):
-        searcher.cluster = searcher.engine.cluster(FakeClient(recording=recorder.exchanges))
+        searcher.cluster = searcher.engine.cluster(FakeClient(recording=recorder.exchanges, engine_name=searcher.caps.engine))
         for q, v in sample:
             for m in modes:
                 t0 = time.perf_counter()

@@ -5,7 +5,8 @@
 Builds the seed's Spanish support index (multilingual-e5-small), then records ``Searcher.open``
 and one search per technique (hybrid with explanations, client-rrf, bm25 with a filter, dense)
 into tests/unit/recordings/searcher-<engine>-<version>.json, with the query vectors used, so
-the unit tests replay exactly these requests without a cluster or a model.
+the unit tests replay exactly these requests without a cluster or a model. Each exchange is one
+HTTP request and its answer (method, path, params, body, status, response: adapter.testing).
 """
 
 from __future__ import annotations
@@ -23,13 +24,12 @@ from adapter.index.assets import IndexSpec  # noqa: E402
 from adapter.index.catalog import alias_indices  # noqa: E402
 from adapter.engines import connect_cluster  # noqa: E402
 from adapter.models.embedders import E5Embedder  # noqa: E402
-from adapter.engines import engine_for  # noqa: E402
+from adapter.engines import cluster_for, engine_for  # noqa: E402
 from adapter.fusion import parse_fusion  # noqa: E402
 from adapter.ingest.ingestor import Ingestor  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
 from adapter.ingest.sources import FieldMap, read_source  # noqa: E402
 from adapter.testing import RecordingClient  # noqa: E402
-from adapter.engines import cluster_for
 
 ALIAS = "recorded-support"
 SEARCHES = [
@@ -64,7 +64,7 @@ def main() -> None:
     init_index(client, ALIAS, IndexSpec(e5.fingerprint, analyzer="spanish"))
     Ingestor.open(client, ALIAS, e5, progress=False).ingest(
         read_source(ROOT / "adapter" / "data" / "support_es.jsonl", FieldMap(metadata=("category", "lang"))))
-    recorder = RecordingClient(client)
+    recorder = RecordingClient(client)  # a copy of the client whose HTTP requests and answers are kept
     searcher = Searcher.open(recorder, ALIAS, engine=type(engine_for(client))())  # a fresh probe, recorded too
     vectors = {}
     for spec in SEARCHES:

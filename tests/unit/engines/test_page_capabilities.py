@@ -114,11 +114,11 @@ def test_probe_asks_settings_only_from_3_3():
     from adapter.engines.opensearch import OpenSearchEngine
     from adapter.testing import FakeClient
 
-    old = FakeClient({"info": {"cluster_uuid": "a", "version": {"number": "2.19.1"}}, "nodes.info": nodes("2.19.1")})
+    old = FakeClient({"GET /": {"cluster_uuid": "a", "version": {"number": "2.19.1"}}, "GET /_nodes*": nodes("2.19.1")})
     OpenSearchEngine().probe(old, serverless=False)
-    assert [c.path for c in old.calls] == ["info", "nodes.info"]
-    new = FakeClient({"info": {"cluster_uuid": "b", "version": {"number": "3.6.0"}}, "nodes.info": nodes("3.6.0"),
-                      "cluster.get_settings": {"persistent": {"cluster": {"search": {"enabled_system_generated_factories": ["*"]}}}}})
+    assert [c.key for c in old.calls] == ["GET /", "GET /_nodes/plugins"]
+    new = FakeClient({"GET /": {"cluster_uuid": "b", "version": {"number": "3.6.0"}}, "GET /_nodes*": nodes("3.6.0"),
+                      "GET /_cluster/settings": {"persistent": {"cluster": {"search": {"enabled_system_generated_factories": ["*"]}}}}})
     caps = OpenSearchEngine().probe(new, serverless=False)
-    assert [c.path for c in new.calls] == ["info", "nodes.info", "cluster.get_settings"] and caps.server_mmr_enabled
-    assert new.calls[-1].kwargs["include_defaults"] is True
+    assert [c.key for c in new.calls] == ["GET /", "GET /_nodes/plugins", "GET /_cluster/settings"] and caps.server_mmr_enabled
+    assert new.calls[-1].params["include_defaults"] == "true"

@@ -71,7 +71,7 @@ def test_a_fusion_the_cluster_cannot_run_is_kept_and_fused_in_the_client(fusion)
     """A cluster without neural-search runs no fusion: each falls back to itself, in the client."""
     fp = EmbeddingFingerprint("m", "s", "abc", 2, True)
     legs = {"took": 2, "responses": [{"took": 1, "hits": {"hits": [{"_id": d, "_score": s} for d, s in run]}} for run in RUNS]}
-    client = FakeClient({"msearch": legs, "search": page_answer({d: {"text": d} for d in "abcd"})})
+    client = FakeClient({"POST */_msearch": legs, "POST */_search": page_answer({d: {"text": d} for d in "abcd"})})
     searcher = Searcher(client, IndexInfo("docs", "docs-v1", fp), opensearch_capabilities("3.6.0", neural_search=False))
     result = searcher.search("x", fusion=fusion, k=4, query_vector=[1.0, 0.0])
     assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == fusion

@@ -7,7 +7,7 @@ import pytest
 
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
-from adapter.testing import FakeClient, bulk_actions, bulk_answer
+from adapter.testing import FakeClient, Reply, bulk_actions, bulk_answer
 from tests.support.counting import FP, INFO, CountingEmbedder
 
 
@@ -25,22 +25,20 @@ def server_error(kind, reason):
 
 def rejects_long_ids(call):
     """Like the server: a bulk request holding an id over 512 bytes is refused as a whole (400)."""
-    from opensearchpy.exceptions import RequestError
-
     ids = [a[next(iter(a))]["_id"] for a, _ in bulk_actions(call)]
     long = [i for i in ids if len(i.encode()) > 512]
     if long:
-        raise RequestError(400, "action_request_validation_exception", server_error(
+        return Reply(400, server_error(
             "action_request_validation_exception", f"Validation Failed: 1: id [{long[0]}] is too long, must be no longer than 512 bytes"))
     return bulk_answer(call)
 
 
 def test_an_id_over_512_utf8_bytes_is_reported_alone_and_the_rest_land(tmp_path):
-    client = FakeClient({"bulk": rejects_long_ids, "indices.refresh": {}})
+    client = FakeClient({"POST */_bulk": rejects_long_ids, "POST */_refresh": {}})
     rows = [SourceDoc(f"d{i}", f"text {i}", line=i + 1) for i in range(1001)]
     rows[500] = SourceDoc("é" * 257, "too long an id: 514 bytes, 257 characters", line=501)  # over in bytes, not characters
     report = Ingestor(client, INFO, CountingEmbedder(), progress=False, failures_path=tmp_path / "f.jsonl").ingest(rows)
-    sent = {a["index"]["_id"] for call in client.calls_to("bulk") for a, _ in bulk_actions(call)}
+    sent = {a["index"]["_id"] for call in client.calls_to("POST */_bulk") for a, _ in bulk_actions(call)}
     assert len(sent) == 1000 and "é" * 257 not in sent
     assert [(f.line, f.source) for f in report.failures] == [(501, "input")]
     assert "514 bytes" in report.failures[0].reason and "512" in report.failures[0].reason
@@ -48,25 +46,23 @@ def test_an_id_over_512_utf8_bytes_is_reported_alone_and_the_rest_land(tmp_path)
 
 
 def test_a_request_rejected_as_a_whole_is_split_until_each_good_row_lands(tmp_path, monkeypatch):
-    from opensearchpy.exceptions import RequestError
-
     no_pause(monkeypatch)
 
     def bulk(call):  # the server refuses any request that holds the poisoned row
         ids = [a["index"]["_id"] for a, _ in bulk_actions(call)]
         if "poison" in ids:
-            raise RequestError(400, "illegal_argument_exception", server_error("illegal_argument_exception", "something about one row"))
+            return Reply(400, server_error("illegal_argument_exception", "something about one row"))
         return bulk_answer(call)
 
-    client = FakeClient({"bulk": bulk, "indices.refresh": {}})
+    client = FakeClient({"POST */_bulk": bulk, "POST */_refresh": {}})
     rows = [SourceDoc(f"d{i}", f"text {i}", line=i + 1) for i in range(300)]
     rows[123] = SourceDoc("poison", "looks fine here", line=124)
     report = Ingestor(client, INFO, CountingEmbedder(), progress=False, failures_path=tmp_path / "f.jsonl").ingest(rows)
-    landed = {a["index"]["_id"] for call in client.calls_to("bulk") for a, _ in bulk_actions(call) if call.kwargs}
+    landed = {a["index"]["_id"] for call in client.calls_to("POST */_bulk") for a, _ in bulk_actions(call)}
     assert [(f.id, f.line, f.status) for f in report.failures] == [("poison", 124, 400)]
     assert "something about one row" in report.failures[0].reason
     assert report.chunks == 299 and len(landed) == 300
-    assert len(client.calls_to("bulk")) <= 2 * 9 + 1  # halving 300 rows down to one: a few requests per level
+    assert len(client.calls_to("POST */_bulk")) <= 2 * 9 + 1  # halving 300 rows down to one: a few requests per level
 
 
 # -- 3. a non-UTF-8 byte loses the whole file --------------------------------------------------------

@@ -17,7 +17,7 @@ from tests.support.counting import INFO, CountingEmbedder
 
 
 def fake_cluster():
-    return FakeClient({"bulk": lambda call: bulk_answer(call), "indices.refresh": {}})
+    return FakeClient({"POST */_bulk": lambda call: bulk_answer(call), "POST */_refresh": {}})
 
 
 # -- 2, 3. a 105 MB document reached the model; no size policy ----------------------------------------------

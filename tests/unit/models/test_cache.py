@@ -60,7 +60,7 @@ def test_the_ingest_report_counts_rejected_cache_entries(tmp_path):
     embed_documents(embedder, ["T\nx"], cache)
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         db.execute("UPDATE vectors SET v = zeroblob(16)")
-    client = FakeClient({"bulk": lambda call: bulk_answer(call), "indices.refresh": {}})
+    client = FakeClient({"POST */_bulk": lambda call: bulk_answer(call), "POST */_refresh": {}})
     report = Ingestor(client, INFO, embedder, cache=cache, progress=False).ingest([SourceDoc("a", "x", "T")])
     assert (report.cache_hits, report.cache_rejected, report.embedded) == (0, 1, 1)
 

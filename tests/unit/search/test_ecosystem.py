@@ -33,19 +33,19 @@ def test_serverless_probe_asks_nothing_the_collection_lacks():
 
 def test_managed_service_probe_reads_the_version():
     nodes = {"nodes": {"n": {"version": "2.19.1", "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}]}}}
-    client = signed_for("es", info={"cluster_uuid": "u", "version": {"number": "2.19.1"}}, **{"nodes.info": nodes})
+    client = signed_for("es", **{"GET /": {"cluster_uuid": "u", "version": {"number": "2.19.1"}}, "GET /_nodes*": nodes})
     caps = OpenSearchEngine().probe(client)
-    assert [c.path for c in client.calls] == ["info", "nodes.info"] and caps.version == "2.19.1" and not caps.serverless
+    assert [c.key for c in client.calls] == ["GET /", "GET /_nodes/plugins"] and caps.version == "2.19.1" and not caps.serverless
 
 
 def test_the_result_carries_the_exact_requests_sent():
-    client = FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), "search": hits(("a", 0.9))})
+    client = FakeClient({"* /_search/pipeline/*": pipelines(ScoreNormalization()), "POST */_search": hits(("a", 0.9))})
     result = searcher(client).search("hola", k=3)
     (sent,) = result.sent  # the hybrid beside the empty shard, its page's bounded texts inside it (not the empty shard's check)
-    call = client.calls_to("search")[1]
+    call = client.calls_to("POST */_search")[1]
     assert sent == SentRequest("POST", "/docs,hybrid-empty-shard/_search", {"search_pipeline": "docs-min_max-arithmetic_mean"}, call.body)
     assert set(call.body["highlight"]["fields"]) == {"title", "text"}
-    assert result.request_body is call.body  # the body that went out, not a copy
+    assert result.request_body == call.body  # the body that went out, as the node read it
     hybrid = result.request_body["query"]["hybrid"]
     assert hybrid["pagination_depth"] == 100
     assert hybrid["queries"][0] == {"multi_match": {"query": "hola", "fields": ["title", "text"], "type": "most_fields",
@@ -57,13 +57,13 @@ def test_the_result_carries_the_exact_requests_sent():
 
 
 def test_client_rrf_records_its_msearch_and_the_page_fetch():
-    client = FakeClient({"msearch": {"took": 4, "responses": [hits(("a", 2.0)), hits(("a", 0.9))]},
-                         "search": page_answer({"a": {"text": "uno"}})})
+    client = FakeClient({"POST */_msearch": {"took": 4, "responses": [hits(("a", 2.0)), hits(("a", 0.9))]},
+                         "POST */_search": page_answer({"a": {"text": "uno"}})})
     result = searcher(client).search("hola", technique="client-rrf", fusion=RRF(40))
     assert [(s.method, s.path) for s in result.sent] == [("POST", "/_msearch"), ("POST", "/docs-v1/_search")]
     assert result.hits[0].text == "uno"  # the excerpt, from the page fetch's highlight
-    assert result.sent[0].body == client.calls_to("msearch")[0].body
-    assert result.sent[1].params == {"search_pipeline": "_none"} and result.sent[1].body == client.calls_to("search")[0].body
+    assert result.sent[0].body == client.calls_to("POST */_msearch")[0].body
+    assert result.sent[1].params == {"search_pipeline": "_none"} and result.sent[1].body == client.calls_to("POST */_search")[0].body
     assert result.sent[1].body["query"] == {"ids": {"values": ["a"]}}
     ndjson = result.sent[0].as_text().splitlines()[1:]
     assert [json.loads(line) for line in ndjson] == result.sent[0].body

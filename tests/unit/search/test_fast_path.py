@@ -63,8 +63,8 @@ def _searcher(client, check: FastPathCheck | None = CHECK) -> Searcher:
 
 def _client() -> FakeClient:
     legs = {"responses": [hits(("a", 2.0), ("b", 1.0)), hits(("b", 0.9), ("a", 0.5))]}
-    return FakeClient({"transport.perform_request": pipelines(ScoreNormalization()), "msearch": legs,
-                       "search": lambda call: page_answer({"a": {"text": "uno"}, "b": {"text": "dos"}})
+    return FakeClient({"* /_search/pipeline/*": pipelines(ScoreNormalization()), "POST */_msearch": legs,
+                       "POST */_search": lambda call: page_answer({"a": {"text": "uno"}, "b": {"text": "dos"}})
                        if "ids" in str(call.body.get("query")) else hits(("a", 0.9), ("b", 0.4))})
 
 
@@ -74,7 +74,7 @@ def test_a_hybrid_takes_the_fast_path_where_the_kept_check_applies_and_says_so()
     assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT
     assert result.fusion is not None and result.fusion.name == "min_max-arithmetic_mean" and result.ids == ["a", "b"] and [h.text for h in result.hits] == ["uno", "dos"]
     assert any(n.startswith("fast path: both legs in one _msearch") and "200/200 queries" in n for n in result.notices)
-    assert len(client.calls_to("msearch")) == 1 and all("hybrid" not in str(c.body) for c in client.calls_to("search"))
+    assert len(client.calls_to("POST */_msearch")) == 1 and all("hybrid" not in str(c.body) for c in client.calls_to("POST */_search"))
 
 
 @pytest.mark.parametrize("why, kwargs, check", [
@@ -91,7 +91,7 @@ def test_a_hybrid_is_fused_on_the_server_where_the_check_does_not_apply(why, kwa
     result = _searcher(client, check).search("hola", k=2, **kwargs)
     assert result.technique is Technique.HYBRID and result.fused_by.server, why
     assert not any(n.startswith("fast path") for n in result.notices)
-    assert why == "an explanation" or not client.calls_to("msearch")  # an explanation asks the legs for their raw scores
+    assert why == "an explanation" or not client.calls_to("POST */_msearch")  # an explanation asks the legs for their raw scores
 
 
 def test_fast_path_on_takes_it_without_a_check():

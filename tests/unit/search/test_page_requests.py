@@ -129,16 +129,16 @@ STORED = {"phase_results_processors": [{"normalization-processor": {
 
 def searcher(caps, answers):
     """A searcher whose cluster holds the default pipeline (any stored pipeline read returns it)."""
-    client = FakeClient({"transport.perform_request": lambda call: {call.args[1].rsplit("/", 1)[1]: STORED}, **answers})
+    client = FakeClient({"* /_search/pipeline/*": lambda call: {call.path.rsplit("/", 1)[1]: STORED}, **answers})
     return client, Searcher(client, INFO, caps, None)
 
 
 def test_hybrid_on_2_19_fetches_the_fused_list_and_collapses_it_here():
     hits = [hit(1, 0.9, "a"), hit(0, 0.8, "a"), hit(0, 0.7, "b"), hit(2, 0.6, "a"), hit(0, 0.5, "c")]
-    client, s = searcher(CAPS_2, {"search": {"took": 3, "hits": {"hits": hits}}})
+    client, s = searcher(CAPS_2, {"POST */_search": {"took": 3, "hits": {"hits": hits}}})
     result = s.search("x", k=2, from_=1, depth=20, query_vector=VEC, filters={"lang": "es"},
                       options=SearchOptions(collapse=Collapse(inner_hits=1), min_score=0.55))
-    body = client.calls_to("search")[0].body
+    body = client.calls_to("POST */_search")[0].body
     assert "collapse" not in body and "min_score" not in body and body["size"] == 40 and "from" not in body
     assert body["docvalue_fields"] == ["parent_id"]
     legs = body["query"]["hybrid"]["queries"]
@@ -151,10 +151,10 @@ def test_hybrid_on_3_6_asks_the_server_for_everything():
     inner = {"chunks": {"hits": {"hits": [hit(1, 0.9, "a"), hit(0, 0.8, "a")]}}}
     answer = {"took": 2, "hits": {"hits": [hit(1, 0.9, "a", inner_hits=inner, highlight={"text": ["<em>x</em>"]})]},
               "aggregations": {"category": {"sum_other_doc_count": 4, "buckets": [{"key": "pagos", "doc_count": 3, "documents": {"value": 2}}]}}}
-    client, s = searcher(CAPS_3, {"search": answer})
+    client, s = searcher(CAPS_3, {"POST */_search": answer})
     result = s.search("x", k=3, query_vector=VEC, filters={"lang": "es"}, options=SearchOptions(
         highlight=True, facets=("category",), collapse=Collapse(inner_hits=1), min_score=0.2))
-    body = client.calls_to("search")[0].body
+    body = client.calls_to("POST */_search")[0].body
     assert body["query"]["hybrid"]["filter"] == {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}}
     assert "bool" not in body["query"]["hybrid"]["queries"][0] and "filter" not in body["query"]["hybrid"]["queries"][1]["knn"]["embedding"]
     assert body["collapse"]["inner_hits"]["size"] == 2 and body["min_score"] == 0.2 and body["size"] == 3
@@ -170,25 +170,25 @@ def test_client_rrf_gets_facets_in_its_msearch_and_highlights_with_the_page():
                           {"took": 1, "hits": {"hits": [hit(1, 0.9, "a", source=False), hit(0, 0.8, "b", source=False)]}},
                           {"took": 1, "hits": {"hits": []}, "aggregations": {"lang": {"buckets": [{"key": "es", "doc_count": 3}]}}}]}
     page = {"hits": {"hits": [hit(1, 1.0, "a", highlight={"text": ["<em>x</em> a"]}), hit(0, 1.0, "b"), hit(0, 1.0, "a")]}}
-    client, s = searcher(CAPS_3, {"msearch": legs, "search": page})
+    client, s = searcher(CAPS_3, {"POST */_msearch": legs, "POST */_search": page})
     result = s.search("x", technique="client-rrf", k=5, query_vector=VEC,
                       options=SearchOptions(highlight=True, facets=("lang",), collapse=Collapse(inner_hits=1)))
-    lines = client.calls_to("msearch")[0].body
+    lines = client.calls_to("POST */_msearch")[0].body
     assert len(lines) == 6 and lines[5]["size"] == 0 and lines[5]["aggs"] == {"lang": {
         "terms": {"field": "metadata.lang", "size": 10}, "aggs": {"documents": {"cardinality": {"field": "parent_id"}}}}}
     assert lines[1]["docvalue_fields"] == ["parent_id"] and lines[3]["docvalue_fields"] == ["parent_id"]
-    fetch = client.calls_to("search")[0].body
+    fetch = client.calls_to("POST */_search")[0].body
     assert fetch["query"] == {"ids": {"values": ["a#1", "a#0", "b#0"]}} and fetch["highlight"]["highlight_query"]
     assert [(h.id, [c.id for c in h.chunks]) for h in result.hits] == [("a#1", ["a#0"]), ("b#0", [])]
     assert result.hits[0].highlight == {"text": ("<em>x</em> a",)} and result.aggregations["lang"].buckets[0].count == 3
-    assert not client.calls_to("mget")
+    assert not client.calls_to("POST */_mget")
 
 
 def test_dense_mmr_runs_on_the_server_where_it_is_on():
     answer = {"took": 4, "hits": {"hits": [hit(0, 0.9, "a"), hit(0, 0.7, "c")]}}
-    client, s = searcher(CAPS_3, {"search": answer})
+    client, s = searcher(CAPS_3, {"POST */_search": answer})
     result = s.search("x", technique="dense", k=2, query_vector=VEC, mmr_lambda=0.9, mmr_candidates=20)
-    body = client.calls_to("search")[0].body
+    body = client.calls_to("POST */_search")[0].body
     assert body["ext"]["mmr"] == {"diversity": pytest.approx(0.1), "candidates": 20, "vector_field_path": "embedding"}
     assert body["query"]["knn"]["embedding"]["k"] == 20 and body["size"] == 2
     assert body["_source"] == {"excludes": ["embedding", "title", "text"]} and set(body["highlight"]["fields"]) == {"title", "text"}
@@ -199,43 +199,43 @@ def test_server_mmr_asked_where_it_cannot_run_falls_back_with_a_notice():
     vectors = {"took": 1, "hits": {"hits": [
         {"_id": f"d{i}", "_score": 1.0 - i / 10, "_source": {"text": "t", "embedding": [1.0, i, 0.0, 0.0]}} for i in range(3)]}}
     for caps, why in ((CAPS_2, "3.3+"), (opensearch_capabilities("3.6.0"), "is off on this cluster")):
-        client, s = searcher(caps, {"search": vectors})
+        client, s = searcher(caps, {"POST */_search": vectors})
         result = s.search("x", technique="dense", k=2, query_vector=VEC, mmr_lambda=0.5, options=SearchOptions(mmr=MMRPlace.SERVER))
-        assert "ext" not in client.calls_to("search")[0].body and why in result.notices[0] and "ran in the client" in result.notices[0]
+        assert "ext" not in client.calls_to("POST */_search")[0].body and why in result.notices[0] and "ran in the client" in result.notices[0]
         assert len(result.hits) == 2 and "embedding" not in result.hits[0].source
     # auto: the server from lambda 0.9 (measured as good there), the client below; nothing to say either way
     for lam, on_server in ((0.5, False), (0.89, False), (0.9, True), (1.0, True)):
-        client, s = searcher(CAPS_3, {"search": vectors})
+        client, s = searcher(CAPS_3, {"POST */_search": vectors})
         result = s.search("x", technique="dense", k=2, query_vector=VEC, mmr_lambda=lam)
-        assert ("ext" in client.calls_to("search")[0].body) == on_server and not result.notices
+        assert ("ext" in client.calls_to("POST */_search")[0].body) == on_server and not result.notices
 
 
 def test_in_query_fusion_replaces_the_inline_pipeline():
-    client, s = searcher(FUSED, {"search": {"took": 1, "hits": {"hits": [hit(0, 0.5, "a")]}}})
+    client, s = searcher(FUSED, {"POST */_search": {"took": 1, "hits": {"hits": [hit(0, 0.5, "a")]}}})
     result = s.search("x", k=1, query_vector=VEC, fusion=ScoreNormalization(weights=(0.2, 0.8)))
-    body = client.calls_to("search")[-1].body  # after the empty shard's check
+    body = client.calls_to("POST */_search")[-1].body  # after the empty shard's check
     assert result.fused_by is FusedBy.SERVER_QUERY and result.fused_by_label == "server:query:min_max-arithmetic_mean"
     assert "search_pipeline" not in body and body["query"]["hybrid"]["fusion"]["combination"]["parameters"]["weights"] == [0.2, 0.8]
 
 
 def test_field_sort_on_the_server_and_in_the_client():
     answer = {"took": 1, "hits": {"hits": [hit(0, None, "a"), hit(0, None, "b")]}}
-    client, s = searcher(CAPS_3, {"search": answer})
+    client, s = searcher(CAPS_3, {"POST */_search": answer})
     result = s.search("x", k=2, query_vector=VEC, options=SearchOptions(sort=(SortKey("chunk_index", "asc"),)))
-    assert client.calls_to("search")[0].body["sort"] == [{"chunk_index": {"order": "asc"}}] and result.ids == ["a#0", "b#0"]
+    assert client.calls_to("POST */_search")[0].body["sort"] == [{"chunk_index": {"order": "asc"}}] and result.ids == ["a#0", "b#0"]
     legs = {"responses": [{"hits": {"hits": [{"_id": "a#0", "_score": 2.0, "fields": {"metadata.year": [2001]}},
                                              {"_id": "b#0", "_score": 1.0, "fields": {"metadata.year": [2020]}}]}},
                           {"hits": {"hits": []}}]}
-    client, s = searcher(CAPS_3, {"msearch": legs, "search": {"hits": {"hits": []}}})
+    client, s = searcher(CAPS_3, {"POST */_msearch": legs, "POST */_search": {"hits": {"hits": []}}})
     result = s.search("x", technique="client-rrf", k=2, query_vector=VEC, options=SearchOptions(sort=(SortKey("year"),)))
-    assert result.ids == ["b#0", "a#0"] and client.calls_to("msearch")[0].body[1]["docvalue_fields"] == ["metadata.year"]
+    assert result.ids == ["b#0", "a#0"] and client.calls_to("POST */_msearch")[0].body[1]["docvalue_fields"] == ["metadata.year"]
 
 
 def test_mmr_with_collapse_keeps_vectors_out_of_the_result():
     vec = {"embedding": [1.0, 0.0, 0.0, 0.0]}
     hits = [{"_id": f"{p}#{i}", "_score": 1.0 - n / 10, "fields": {"parent_id": [p]},
              "_source": {"text": "t", "parent_id": p, **vec}} for n, (p, i) in enumerate([("a", 0), ("a", 1), ("b", 0), ("c", 0)])]
-    client, s = searcher(CAPS_2, {"search": {"hits": {"hits": hits}}})
+    client, s = searcher(CAPS_2, {"POST */_search": {"hits": {"hits": hits}}})
     result = s.search("x", k=2, query_vector=VEC, mmr_lambda=0.5, options=SearchOptions(collapse=Collapse(inner_hits=1)))
     assert len(result.hits) == 2 and [c.id for h in result.hits for c in h.chunks] == ["a#1"]
     assert all("embedding" not in h.source and all("embedding" not in c.source for c in h.chunks) for h in result.hits)

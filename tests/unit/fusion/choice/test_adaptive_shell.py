@@ -17,7 +17,7 @@ from adapter.index.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
-from adapter.testing import FakeClient
+from adapter.testing import FakeClient, Reply
 from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.fusion.base import FusedBy
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
@@ -27,8 +27,8 @@ pytestmark = pytest.mark.unit
 FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
 CAPS = opensearch_capabilities("2.19.1")
 VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
-NODE = {"info": {"cluster_uuid": "unit-adaptive", "version": {"number": "2.19.1", "distribution": "opensearch"}},
-        "nodes.info": {"nodes": {"n": {"version": "2.19.1", "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}]}}}}
+NODE = {"GET /": {"cluster_uuid": "unit-adaptive", "version": {"number": "2.19.1", "distribution": "opensearch"}},
+        "GET /_nodes*": {"nodes": {"n": {"version": "2.19.1", "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}]}}}}
 
 
 class UnitEmbedder:
@@ -45,7 +45,7 @@ def hits(*pairs) -> dict:
 
 
 def no_pipelines(call):
-    return {"error": "not found", "status": 404}
+    return Reply(404, {"error": "not found", "status": 404})
 
 
 def termvectors(doc_count=12, **terms) -> dict:
@@ -65,14 +65,14 @@ def inline_weights(call) -> list[float]:
 
 
 def test_the_default_policy_costs_no_request_and_sends_its_weights_inline():
-    client = FakeClient({"transport.perform_request": no_pipelines, "search": hits(("a", 0.9))})
+    client = FakeClient({"* /_search/pipeline/*": no_pipelines, "POST */_search": hits(("a", 0.9))})
     calibrated = {"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}
     s = Searcher(client, info(calibrated), CAPS, UnitEmbedder(), fusion=AdaptivePolicy())
     result = s.search("¿cómo devuelvo un pedido?")
-    shard, search = client.calls_to("search")  # the empty shard asked once, then the hybrid beside it, with its excerpts
-    assert shard.kwargs["index"] == "hybrid-empty-shard" and search.kwargs["index"] == "docs,hybrid-empty-shard"
+    shard, search = client.calls_to("POST */_search")  # the empty shard asked once, then the hybrid beside it, with its excerpts
+    assert shard.index == "hybrid-empty-shard" and search.index == "docs,hybrid-empty-shard"
     assert set(search.body["highlight"]["fields"]) == {"text"}
-    assert not client.calls_to("termvectors") and result.requests == 1
+    assert not client.calls_to("POST */_termvectors") and result.requests == 1
     assert result.fused_by is FusedBy.SERVER_INLINE and inline_weights(search) == [0.1, 0.9]
     assert result.fusion == ScoreNormalization(weights=(0.1, 0.9)) and result.choice.weights == (0.1, 0.9)
     assert "70% of a query's terms are missing from the index (median of 1000 calibration queries)" in result.choice.reasons[1]
@@ -83,36 +83,36 @@ def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_s
     corpus = ScoreNormalization(weights=(0.05, 0.95))  # what the stored pipeline docs-adaptive holds
 
     def pipelines(call):
-        name = call.args[1].rsplit("/", 1)[-1]
+        name = call.path.rsplit("/", 1)[-1]
         if name == "docs-adaptive":
             return {name: OPENSEARCH.render_pipeline(corpus, CAPS)}
-        return {"error": "not found", "status": 404}
+        return Reply(404, {"error": "not found", "status": 404})
 
-    client = FakeClient({"transport.perform_request": pipelines, "search": hits(("a", 0.9))})
+    client = FakeClient({"* /_search/pipeline/*": pipelines, "POST */_search": hits(("a", 0.9))})
     calibrated = info({"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}, default_fusion="adaptive", default_pipeline="docs-adaptive")
     s = Searcher(client, calibrated, CAPS, UnitEmbedder())
     result = s.search("hola")
     assert result.choice.weights == (0.05, 0.95)  # the better-leg guard: a natural-language query, full confidence
     assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == "docs-adaptive"
-    assert client.calls_to("search")[1].params == {"search_pipeline": "docs-adaptive"}  # after the empty shard's check
+    assert client.calls_to("POST */_search")[1].params == {"search_pipeline": "docs-adaptive"}  # after the empty shard's check
     # A query with a code keeps the baseline: other weights than the pipeline's, so they go inline.
     code = s.search("error E-4012")
     assert code.choice.weights == (0.5, 0.5) and code.fused_by is FusedBy.SERVER_INLINE
     explicit = s.search("hola", fusion=ScoreNormalization(weights=(0.7, 0.3)))  # an explicit fusion wins
-    assert explicit.choice is None and inline_weights(client.calls_to("search")[-1]) == [0.7, 0.3]
+    assert explicit.choice is None and inline_weights(client.calls_to("POST */_search")[-1]) == [0.7, 0.3]
 
 
 def test_a_per_query_policy_asks_bm25_and_the_term_statistics_first():
     # BM25's best hit scores 1.417 for a query whose terms are cómo (df 0), devuelv (df 0), pedid (df 4).
-    client = FakeClient({"transport.perform_request": no_pipelines, "search": [hits(("facturacion", 1.417)), hits(), hits(("a", 0.9))],
-                         "termvectors": termvectors(cómo=None, devuelv=None, pedid=4)})
+    client = FakeClient({"* /_search/pipeline/*": no_pipelines, "POST */_search": [hits(("facturacion", 1.417)), hits(), hits(("a", 0.9))],
+                         "POST */_termvectors": termvectors(cómo=None, devuelv=None, pedid=4)})
     policy = AdaptivePolicy(query=1.0)
     result = Searcher(client, info({"calibration": Calibration(2.12, 40).to_meta()}), CAPS, UnitEmbedder(), fusion=policy
                       ).search("¿cómo devuelvo un pedido?")
-    first, _shard, hybrid = client.calls_to("search")  # BM25's best hit, the empty shard's check, the hybrid
+    first, _shard, hybrid = client.calls_to("POST */_search")  # BM25's best hit, the empty shard's check, the hybrid
     assert first.body == {"size": 1, "query": {"match": {"text": {"query": "¿cómo devuelvo un pedido?", "operator": "or"}}}, "_source": False}
-    (tv,) = client.calls_to("termvectors")
-    assert tv.kwargs["index"] == "docs-v1" and tv.body["doc"] == {"text": "¿cómo devuelvo un pedido?"} and tv.body["term_statistics"]
+    (tv,) = client.calls_to("POST */_termvectors")
+    assert tv.index == "docs-v1" and tv.body["doc"] == {"text": "¿cómo devuelvo un pedido?"} and tv.body["term_statistics"]
     quality = 1.417 * 2.2 / (2 * math.log(26) + math.log(1 + 8.5 / 4.5))
     assert result.choice.features["match_quality"] == pytest.approx(quality, abs=1e-4)
     assert result.requests == 3 and result.took_ms == 3 + 1 + 3  # both signals' took counted with the hybrid's
@@ -125,21 +125,21 @@ def test_calibration_is_stored_with_the_index_and_sets_its_adaptive_pipeline():
             "default_fusion": "adaptive", "other": "kept"}
     index_body = {"docs-v1": {"mappings": {"_meta": meta, "properties": {"embedding": {"type": "knn_vector"}, "text": {"type": "text"}}},
                               "settings": {"index": {"search": {"default_pipeline": "docs-adaptive"}}}}}
-    client = FakeClient({**NODE, "indices.exists_alias": True, "indices.get_alias": {"docs-v1": {"aliases": {"docs": {}}}},
-                         "indices.get": index_body, "indices.get_mapping": index_body, "indices.put_mapping": {"acknowledged": True},
+    client = FakeClient({**NODE, "HEAD */_alias*": True, "GET */_alias*": {"docs-v1": {"aliases": {"docs": {}}}},
+                         "GET /docs-v1": index_body, "GET */_mapping": index_body, "PUT */_mapping": {"acknowledged": True},
                          # the index's count first (issue 32: an empty index is named, not blamed on the queries)
-                         "search": [{"hits": {"total": {"value": 12, "relation": "eq"}, "hits": []}}, hits(("a", 0.5)), hits(("b", 9.0))],
-                         "termvectors": termvectors(pedid=4), "transport.perform_request": {"acknowledged": True}})
+                         "POST */_search": [{"hits": {"total": {"value": 12, "relation": "eq"}, "hits": []}}, hits(("a", 0.5)), hits(("b", 9.0))],
+                         "POST */_termvectors": termvectors(pedid=4), "* /_search/pipeline/*": {"acknowledged": True}})
     report = calibrate_index(client, "docs", ["un pedido", "otro pedido"], source="log.txt")
     expected_median = float(np.median([q * 2.2 / math.log(1 + 8.5 / 4.5) for q in (0.5, 9.0)]))
     assert report.calibration.match_quality == pytest.approx(expected_median)
     assert (report.calibration.queries, report.calibration.source) == (2, "log.txt")
-    (put,) = client.calls_to("indices.put_mapping")
+    (put,) = client.calls_to("PUT */_mapping")
     stored = put.body["_meta"]
     assert stored["other"] == "kept" and stored["adaptive"]["calibration"]["queries"] == 2
-    (pipeline,) = [c for c in client.calls_to("transport.perform_request") if c.args[0] == "PUT"]
-    assert pipeline.args[1] == "/_search/pipeline/docs-adaptive" and report.pipeline == "docs-adaptive"
-    weights = pipeline.kwargs["body"]["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"]
+    (pipeline,) = [c for c in client.calls_to("* /_search/pipeline/*") if c.method == "PUT"]
+    assert pipeline.path == "/_search/pipeline/docs-adaptive" and report.pipeline == "docs-adaptive"
+    weights = pipeline.body["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"]
     assert tuple(weights) == report.weights
 
 
@@ -152,24 +152,24 @@ def test_init_with_an_adaptive_default_keeps_the_calibration_and_its_weights():
     stored = {}
 
     def perform(call):
-        name = call.args[1].rsplit("/", 1)[-1]
-        if call.args[0] == "GET":
-            return {name: stored[name]} if name in stored else {"error": "missing", "status": 404}
-        stored[name] = call.kwargs["body"]
+        name = call.path.rsplit("/", 1)[-1]
+        if call.method == "GET":
+            return {name: stored[name]} if name in stored else Reply(404, {"error": "missing", "status": 404})
+        stored[name] = call.body
         return {"acknowledged": True}
 
-    client = FakeClient({**NODE, "indices.exists": True, "indices.exists_alias": True,
-                         "indices.get_alias": {"docs-v1": {"aliases": {"docs": {}}}},
-                         "indices.get": {"docs-v1": {"mappings": live_mapping, "settings": {"index": {
+    client = FakeClient({**NODE, "HEAD /[!_]*": True, "HEAD */_alias*": True,
+                         "GET */_alias*": {"docs-v1": {"aliases": {"docs": {}}}},
+                         "GET /docs-v1": {"docs-v1": {"mappings": live_mapping, "settings": {"index": {
                              "number_of_shards": "1", "search": {"default_pipeline": "docs-adaptive"},
                              **components["docs-text"]["template"]["settings"]}}}},
-                         "cluster.get_component_template": lambda call: {"component_templates": [
-                             {"name": call.kwargs["name"], "component_template": components[call.kwargs["name"]]}]},
-                         "indices.get_index_template": lambda call: {"index_templates": [
+                         "GET /_component_template/*": lambda call: {"component_templates": [
+                             {"name": call.path.rsplit("/", 1)[-1], "component_template": components[call.path.rsplit("/", 1)[-1]]}]},
+                         "GET /_index_template/*": lambda call: {"index_templates": [
                              {"name": "docs", "index_template": OPENSEARCH.render_index_template(names, spec)}]},
-                         "transport.perform_request": perform, "cluster.health": {"status": "green"}})
+                         "* /_search/pipeline/*": perform, "GET /_cluster/health*": {"status": "green"}})
     report = init_index(client, "docs", spec, engine=OPENSEARCH)
     assert report.default_pipeline == "docs-adaptive"
-    assert not client.calls_to("indices.put_mapping")  # the calibration in _meta is not the assets' to remove
+    assert not client.calls_to("PUT */_mapping")  # the calibration in _meta is not the assets' to remove
     body = stored["docs-adaptive"]["phase_results_processors"][0]["normalization-processor"]
     assert body["combination"]["parameters"]["weights"] == [0.1, 0.9]  # the calibrated corpus weights, not 0.5 / 0.5

@@ -146,10 +146,10 @@ def test_selection_cross_validates_on_the_given_queries_and_prefers_the_simplest
 
 
 def test_the_searcher_fuses_in_the_client_and_says_so():
-    client = FakeClient({"msearch": {"responses": [
+    client = FakeClient({"POST */_msearch": {"responses": [
         {"took": 2, "hits": {"hits": [{"_id": d, "_score": s} for d, s in BM25]}},
         {"took": 3, "hits": {"hits": [{"_id": d, "_score": s} for d, s in DENSE]}}]},
-        "search": page_answer({d: {"text": d} for d in "abcd"}, text_fields=("text",))})
+        "POST */_search": page_answer({d: {"text": d} for d in "abcd"}, text_fields=("text",))})
     model = LearnedFusion(tuple(1.0 if name.endswith("_found") else 0.0 for name in FEATURES),
                           trained_on={"dataset": "scifact", "split": "train", "queries": 809})
     index = IndexInfo("docs", "docs-v1", FP, text_fields=("text",), query_fields=("text",))
@@ -157,7 +157,7 @@ def test_the_searcher_fuses_in_the_client_and_says_so():
     result = searcher.search("q", technique="client", fusion=model, k=3)  # what `--fusion learned` asks for
     assert [h.id for h in result.hits] == ["a", "b", "d"]
     assert result.fused_by is FusedBy.CLIENT and result.technique is Technique.CLIENT and result.fused_by_label == "client:learned"
-    assert result.fusion == model and result.fusion.trained_on["split"] == "train" and len(client.calls_to("msearch")) == 1
+    assert result.fusion == model and result.fusion.trained_on["split"] == "train" and len(client.calls_to("POST */_msearch")) == 1
     # Asked as a server hybrid, it is still fused in the client, and the result says why.
     hybrid = searcher.search("q", fusion=model, k=3)
     assert hybrid.fused_by is FusedBy.CLIENT and any("run server-side by no search engine" in n for n in hybrid.notices)
