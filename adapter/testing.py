@@ -11,9 +11,10 @@ and so does the port's (:mod:`adapter.engines.port`) above it.
 - :class:`Request`: one HTTP request as the node got it: ``method``, ``path``, ``params`` (the query
   string) and ``body`` (parsed JSON; a list of objects for NDJSON: ``_bulk``, ``_msearch``).
 - :class:`FakeServer`: the answers, scripted per request as ``"METHOD /path"`` (exact, else the first
-  glob pattern in the order given that matches, e.g. ``"POST */_search"``): a value (a JSON answer
-  with status 200; for ``HEAD``, ``True``/``False`` is 200/404), a :class:`Reply` (any status, which
-  the client raises as the real one would), a list used in turn (the last one repeats), a function
+  glob pattern in the order given that matches, e.g. ``"POST */_search"``; ``*`` crosses ``/``): a value
+  (a JSON answer with status 200; for ``HEAD``, ``True``/``False`` is 200/404), a :class:`Reply` (any
+  status, which the client raises as the real one would; a JSON array answer goes in one too), a list
+  used in turn (the last one repeats), a function
   of the :class:`Request`, or an exception to raise (a connection error). Or a recording, answered
   in order. Every request is kept in :attr:`FakeServer.calls`.
 - :func:`FakeClient`: the client over a :class:`FakeServer`; ``.calls``, ``.calls_to(pattern)``,
