@@ -197,6 +197,17 @@ def _docker_answers() -> bool:
         return False
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _failures_files_removed():
+    """An ingest whose rows fail writes ``ingest-failures-*.jsonl`` into the working folder (the
+    product's default); the tests that make rows fail on purpose left 15 in the clone's root per
+    CI run. Removed at the end: those this session wrote, none that were there before."""
+    before = set(Path.cwd().glob("ingest-failures-*.jsonl"))
+    yield
+    for path in set(Path.cwd().glob("ingest-failures-*.jsonl")) - before:
+        path.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
 def local_cluster(target):
     """The local node serving the target, started here when needed (None for an OPENSEARCH_URL target)."""
