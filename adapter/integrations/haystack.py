@@ -45,7 +45,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import threading
-import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
@@ -145,7 +144,7 @@ class HybridDocumentStore:
         self._parts: _Parts | None = None
         self._lock = threading.Lock()
         # per event loop (an asyncio client belongs to the loop it was opened on): its parts, being opened or open
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[_AsyncParts]] = weakref.WeakKeyDictionary()
+        self._async: dict[asyncio.AbstractEventLoop, asyncio.Task[_AsyncParts]] = {}
 
     # -- serialisation -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -184,6 +183,8 @@ class HybridDocumentStore:
     # -- the asyncio parts, opened once per event loop --------------------------------------------------
     async def _open_async(self) -> _AsyncParts:
         loop = asyncio.get_running_loop()
+        for old in [other for other in list(self._async) if other.is_closed()]:
+            self._async.pop(old, None)  # a finished loop's parts (its client went with it): not kept alive
         task = self._async.get(loop)
         if task is None:
             task = self._async[loop] = loop.create_task(self._connect_async())
