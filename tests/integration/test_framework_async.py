@@ -101,7 +101,7 @@ def test_llamaindex_async_is_native_and_answers_as_sync(client, opensearch_url, 
     wanted_nodes = [n.node_id for n in store.get_nodes(wanted[0][0][:3])]
 
     async def calls(asearcher):
-        native = HybridVectorStore(searcher=asearcher, ingestor=None)
+        native = await HybridVectorStore.open_async(asearcher.client, support, embedder=e5)
         retriever = HybridRetriever(asearcher, similarity_top_k=5)
         found = await asyncio.gather(*(native.aquery(q) for q in queries))
         return ([(r.ids, r.similarities) for r in found], [n.node_id for n in await native.aget_nodes(wanted[0][0][:3])],
