@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -78,7 +79,8 @@ def add_parsers(sub: Subparsers) -> None:
     search.add_argument("--no-fallback", action="store_true", help="fail instead of fusing in the client a fusion the cluster cannot run")
     search.add_argument("--show-query", action="store_true",
                         help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client")
-    search.add_argument("--json", action="store_true", help="the result as JSON (schema: `hybrid schema search`), with the requests sent under 'sent'")
+    search.add_argument("--json", action="store_true", help="the result as JSON (schema: `hybrid schema search`), with the requests sent under 'sent'; "
+                        "indented on a terminal, one line when piped")
     search.add_argument("--with-vector", action="store_true",
                         help="--json: keep the query vector in the requests under 'sent' (left out by default: ~8 KB per copy)")
     search.set_defaults(func=run)
@@ -165,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
     )
     result = with_match_notes(searcher, args.query, result, page_from=args.from_)
     if args.json:
-        print(json.dumps(search_result_json(result, with_vector=args.with_vector), indent=2, ensure_ascii=False, default=str))
+        # Indented for a person at a terminal; one line for a program (a 10-hit answer: ~7 KB, not ~11).
+        indent = 2 if sys.stdout.isatty() else None
+        print(json.dumps(search_result_json(result, with_vector=args.with_vector), indent=indent, ensure_ascii=False, default=str))
     else:
         print_result(result, explain=args.explain, show_query=args.show_query, timing=timing)
     return 0

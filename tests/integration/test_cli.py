@@ -54,6 +54,10 @@ def test_init_ingest_search_from_the_command_line(capsys, opensearch_url, index_
     code, out, _ = run(capsys, "search", "¿cómo devuelvo un pedido?", "--index", index_name, "-k", "3", *url)
     hits = [line for line in out.splitlines() if HIT_ROW.match(line)]
     assert code == 0 and "calibration queries" in out and "more dense" in out and "facturacion" not in hits[0]
+    # Piped (as here), --json is one line: a 10-hit answer of short documents within 10 KB (it was 11.4 KB indented).
+    code, out, _ = run(capsys, "search", "pedido", "--index", index_name, "--json", "-k", "10", *url)
+    assert code == 0 and len(json.loads(out)["hits"]) == 10 and len(out.strip().splitlines()) == 1
+    assert len(out.encode("utf-8")) <= 10_240, len(out.encode("utf-8"))
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--json", "-t", "client-rrf", *url)
     data = json.loads(out)
     validate(Contract.SEARCH, data)  # the documented contract (adapter/schemas/search.schema.json)
