@@ -34,11 +34,14 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 if TYPE_CHECKING:
+    from adapter.engines import RawClient
     from adapter.engines.port import Cluster
+
+RawClientT = TypeVar("RawClientT", bound="RawClient")  # opensearch-py's client or elasticsearch-py's
 
 NDJSON_ENDPOINTS = ("_bulk", "_msearch", "_msearch/template")
 
@@ -335,23 +338,24 @@ class _RecordingPool:
         self._inner.mark_live(getattr(node, "_inner", node))
 
 
-def RecordingClient(client: Any) -> Any:  # noqa: N802
+def RecordingClient(client: RawClientT) -> RawClientT:  # noqa: N802
     """A copy of ``client`` (opensearch-py's or elasticsearch-py's) sharing its connections, whose
     requests are kept with their answers in ``.exchanges`` (``client`` itself records nothing)."""
     recorder = _Recorder()
-    transport = copy.copy(client.transport)
+    raw: Any = client  # either library's client: the two transports differ, and the copy gains .exchanges
+    transport = copy.copy(raw.transport)
     if hasattr(transport, "node_pool"):  # elastic-transport
-        transport.node_pool = _RecordingPool(client.transport.node_pool, recorder)
-        copied = type(client)(_transport=transport)
+        transport.node_pool = _RecordingPool(raw.transport.node_pool, recorder)
+        copied = type(raw)(_transport=transport)
     else:  # opensearch-py: the same Transport (its retries, serializer), its connections recording
-        inner_get = client.transport.get_connection
+        inner_get = raw.transport.get_connection
         transport.get_connection = lambda: _RecordingConnection(inner_get(), recorder)
-        copied = type(client)(transport_class=lambda *args, **kwargs: transport)
+        copied = type(raw)(transport_class=lambda *args, **kwargs: transport)
         for name in ("_hybrid_auth",):
-            if hasattr(client, name):
-                setattr(copied, name, getattr(client, name))
+            if hasattr(raw, name):
+                setattr(copied, name, getattr(raw, name))
     copied.exchanges = recorder.exchanges
-    return copied
+    return cast("RawClientT", copied)
 
 
 # -- bulk --------------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ from llama_index.core.vector_stores.types import (  # noqa: E402
 )
 from pydantic import ConfigDict, PrivateAttr  # noqa: E402
 
-from adapter.engines import ClusterLike  # noqa: E402
+from adapter.engines import AsyncRawClient, ClusterLike  # noqa: E402
 from adapter.engines.dsl import Clause  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, METADATA_FIELD, PARENT_FIELD, embedding_text  # noqa: E402
@@ -371,7 +371,7 @@ class HybridVectorStore(BasePydanticVectorStore):
                    **options)
 
     @classmethod
-    async def open_async(cls, client: Any, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
+    async def open_async(cls, client: AsyncRawClient, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
         """:meth:`open` over an asyncio client (``connect_async(url)``): a store for the async methods only."""
         from adapter.ingest.async_ingestor import AsyncIngestor
         from adapter.search.async_searcher import AsyncSearcher
