@@ -34,15 +34,19 @@ from adapter.engines.port import BulkCounts, BulkOptions, Cluster, SearchPipelin
 from adapter.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    import adapter.engines.port
+    import elasticsearch
+    import opensearchpy
     from elasticsearch import AsyncElasticsearch, Elasticsearch
     from opensearchpy import AsyncOpenSearch, OpenSearch
 
 # What a public entrance takes: the port, or a user's raw client of a shipped engine's library
-# (:func:`cluster_for` puts the port over it, once, at that entrance).
-RawClient: TypeAlias = "OpenSearch | Elasticsearch"
-ClusterLike: TypeAlias = "Cluster | OpenSearch | Elasticsearch"
+# (:func:`cluster_for` puts the port over it, once, at that entrance). Full dotted names: a module
+# that uses the alias can resolve it without importing the client libraries (pdoc imports them then).
+RawClient: TypeAlias = "opensearchpy.OpenSearch | elasticsearch.Elasticsearch"
+ClusterLike: TypeAlias = "adapter.engines.port.Cluster | opensearchpy.OpenSearch | elasticsearch.Elasticsearch"
 # What the asyncio entrances (AsyncSearcher, AsyncIngestor) take: a user's asyncio client.
-AsyncRawClient: TypeAlias = "AsyncOpenSearch | AsyncElasticsearch"
+AsyncRawClient: TypeAlias = "opensearchpy.AsyncOpenSearch | elasticsearch.AsyncElasticsearch"
 
 
 def engine_name(client: Any) -> str:

@@ -50,7 +50,7 @@ each document a relevance in [0, 1] mapped from the fused score by the fusion th
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from adapter._optional import require
 
@@ -340,7 +340,8 @@ class HybridVectorStore(VectorStore):
 
     @classmethod
     def from_texts(cls, texts: list[str], embedding: Embeddings | None = None, metadatas: list[dict[str, Any]] | None = None, *,
-                   client: ClusterLike | None = None, index: str | None = None, ids: list[str] | None = None, **kwargs: Any) -> HybridVectorStore:
+                   # Optional[...], not `ClusterLike | None`: a string alias cannot be or-ed when evaluated (pdoc)
+                   client: Optional[ClusterLike] = None, index: str | None = None, ids: list[str] | None = None, **kwargs: Any) -> HybridVectorStore:
         """Add ``texts`` to the existing adapter index ``index`` (``hybrid init`` makes one) and
         return its store. ``embedding`` may only be :class:`EmbedderEmbeddings` of the index's own
         model (or ``None``): the ingestor embeds with the model the index records."""
