@@ -533,4 +533,4 @@ def test_a_breaker_that_keeps_refusing_is_an_error_after_bounded_tries(monkeypat
     with pytest.raises(BackendError, match="429: \\[parent\\] Data too large"):
         searcher(client).search("hola", technique="bm25", k=3)
     assert len(client.calls_to("POST */_search")) == Overloaded.tries + 1 and len(pauses) == Overloaded.tries
-    assert sum(pauses) < 3.0  # bounded: a search does not hang on a node that stays full
+    assert sum(pauses) < 8.0  # bounded (0.25 + 0.5 + 1 + 2 + 4 s): a search does not hang on a node that stays full
