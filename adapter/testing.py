@@ -271,8 +271,8 @@ class _Recorder:
                                "body": request.body, "status": status, "response": response})
 
 
-class _RecordingConnection:
-    """An opensearch-py connection that keeps each request it sends and the answer."""
+class _Recording:
+    """A connection or node standing in for ``inner``: everything but ``perform_request`` is ``inner``'s."""
 
     def __init__(self, inner: Any, recorder: _Recorder) -> None:
         self._inner = inner
@@ -280,6 +280,10 @@ class _RecordingConnection:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+class _RecordingConnection(_Recording):
+    """An opensearch-py connection that keeps each request it sends and the answer."""
 
     def perform_request(self, method: str, url: str, params: Mapping[str, Any] | None = None, body: Any = None,
                         timeout: Any = None, ignore: Any = (), headers: Any = None) -> Any:
@@ -298,15 +302,8 @@ class _RecordingConnection:
         return status, answer_headers, data
 
 
-class _RecordingNode:
+class _RecordingNode(_Recording):
     """An elastic-transport node that keeps each request it sends and the answer."""
-
-    def __init__(self, inner: Any, recorder: _Recorder) -> None:
-        self._inner = inner
-        self._recorder = recorder
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
     def perform_request(self, method: str, target: str, body: bytes | None = None, headers: Any = None,
                         request_timeout: Any = None) -> Any:
