@@ -74,7 +74,7 @@ BM25_LEG = [("a", 7.2), ("c", 5.0)]
 DENSE_LEG = [("b", 0.98), ("a", 0.96)]
 
 
-def searcher(caps, answers, **options):
+def searcher(caps, answers, **options):  # a real elasticsearch-py client over the fake node: the elasticsearch extra
     client = FakeClient(answers, engine_name="elasticsearch")
     return client, Searcher(client, info(options.pop("default_fusion", None)), caps, engine=ELASTICSEARCH, **options)
 
@@ -188,6 +188,7 @@ def test_analyzers_follow_what_the_cluster_has():
 # -- request bodies and answers: recorded pairs ------------------------------------------------------------------
 
 
+@requires_extra("elasticsearch")
 @pytest.mark.parametrize("name, fusion", [("rrf", RRF()), ("linear", ScoreNormalization(weights=(0.3, 0.7)))])
 def test_retriever_requests_and_explanations_match_the_pairs(name, fusion):
     pair = PAIRS[name]
@@ -208,6 +209,7 @@ def test_retriever_requests_and_explanations_match_the_pairs(name, fusion):
     assert b.legs[0].normalized_score is None and b.legs[0].contribution == 0.0
 
 
+@requires_extra("elasticsearch")
 def test_weighted_rrf_uses_the_9_3_form():
     caps = elasticsearch_capabilities("9.3.2", modules=FULL, license="enterprise")
     client, s = searcher(caps, {"POST */_search": PAIRS["rrf"]["response"]})
@@ -215,6 +217,7 @@ def test_weighted_rrf_uses_the_9_3_form():
     assert sent_body(client.calls_to("POST */_search")[0]) == PAIRS["rrf_weighted_request_9_3"]
 
 
+@requires_extra("elasticsearch")
 def test_the_free_tier_sum_is_query_plus_knn_with_boosts():
     caps = capabilities_from(answer("GET /_nodes/plugins"), answer("GET /_license"))
     hits = {"hits": {"hits": [{"_id": "a", "_score": 4.0, "matched_queries": ["bm25", "dense"],
@@ -237,6 +240,7 @@ def test_the_free_tier_sum_is_query_plus_knn_with_boosts():
     assert [leg.contribution for leg in legs] == pytest.approx([3.6, 0.4])
 
 
+@requires_extra("elasticsearch")
 def test_a_score_fusion_the_licence_lacks_is_fused_in_the_client_by_the_same_formula():
     # A basic licence has no linear retriever: the index's default min_max runs in the client (it ran as the
     # server's unnormalised sum before: 0.6657 against 0.7100 nDCG@10 on SciFact, docs/ELASTICSEARCH.md).
@@ -254,6 +258,7 @@ def test_a_score_fusion_the_licence_lacks_is_fused_in_the_client_by_the_same_for
     assert [(h.id, round(h.score, 6)) for h in result.hits] == [("a", round(a, 6)), ("b", b), ("c", round(c, 6))]
 
 
+@requires_extra("elasticsearch")
 def test_the_sum_with_filters_pre_filters_the_knn_leg_and_filters_the_text_leg():
     caps = elasticsearch_capabilities("9.2.4", modules=())
     client, s = searcher(caps, {"POST */_search": {"hits": {"hits": [{"_id": "a", "_score": 1.0}]}}})
@@ -263,6 +268,7 @@ def test_the_sum_with_filters_pre_filters_the_knn_leg_and_filters_the_text_leg()
     assert body["query"]["bool"]["should"][0]["bool"]["filter"] == [{"term": {"metadata.lang": "es"}}]
 
 
+@requires_extra("elasticsearch")
 def test_a_pipeline_has_no_meaning_on_elasticsearch():
     _, s = searcher(elasticsearch_capabilities("9.2.4", modules=()), {})
     with pytest.raises(CapabilityError, match="no search pipelines"):
@@ -313,6 +319,7 @@ def test_other_errors_are_not_taken_for_a_refused_retriever():
         s.search("error", fusion=RRF(), query_vector=VECTOR)
 
 
+@requires_extra("elasticsearch")
 def test_the_index_default_fusion_comes_from_meta():
     _, s = searcher(elasticsearch_capabilities("9.2.4", modules=()), {}, default_fusion="rrf-40")
     assert s.fusion == RRF(40)
