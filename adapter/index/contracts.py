@@ -25,11 +25,12 @@ from collections import abc
 from dataclasses import fields, is_dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from adapter.errors import AssetError, InputError
 
 if TYPE_CHECKING:
+    from adapter.engines.dsl import SentRequest
     from adapter.search.results import SearchResult
 
 
@@ -117,7 +118,7 @@ def search_result_json(result: SearchResult, *, with_vector: bool = False) -> di
     return data  # result.choice (adaptive weights and why) is a plain dataclass: _plain walks it
 
 
-def _sent(sent: Any) -> dict[str, Any]:
+def _sent(sent: SentRequest) -> dict[str, Any]:
     """One request sent, its body's query vectors left out (the vector is not walked at all)."""
     return {f.name: _plain(getattr(sent, f.name), drop_vectors=f.name == "body") for f in fields(sent)}
 
