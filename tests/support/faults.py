@@ -117,6 +117,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog is 5: a burst of new connections (an asyncio pool reconnecting 64 at once after
+    # aiohttp's 15 s keep-alive) overflowed it, and each dropped SYN came back a second later (TCP's retry).
+    request_queue_size = 128
 
     def __init__(self, upstream: tuple[str, int], policy: Policy) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
