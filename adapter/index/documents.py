@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from adapter.errors import ConfigurationError
+from adapter.engines.floats import compact_floats
 
 PARENT_FIELD = "parent_id"
 CHUNK_FIELD = "chunk_index"
@@ -99,7 +100,7 @@ def build_document(
     doc[METADATA_FIELD] = dict(metadata or {})
     if embedded_by is not None:
         doc[EMBEDDED_BY_FIELD] = embedded_by
-    doc[layout.vector_field] = [float(x) for x in vector]
+    doc[layout.vector_field] = compact_floats(vector)  # float32's shortest decimals: the values the index keeps
     return doc
 
 

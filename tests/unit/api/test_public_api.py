@@ -36,7 +36,7 @@ CORE = (
     "adapter.fusion.dbsf", "adapter.fusion.compare", "adapter.fusion.render",
     "adapter.fusion.choice", "adapter.fusion.choice.values", "adapter.fusion.choice.policy", "adapter.fusion.choice.signals",
     "adapter.fusion.choice.selection", "adapter.fusion.choice.defaults", "adapter.fusion.choice.advise",
-    "adapter.engines.capabilities", "adapter.engines.dsl", "adapter.engines.responses",
+    "adapter.engines.capabilities", "adapter.engines.dsl", "adapter.engines.floats", "adapter.engines.responses",
     "adapter.engines.registry", "adapter.engines.engine", "adapter.engines.port", "adapter.engines.placement",
     "adapter.index", "adapter.index.assets", "adapter.index.documents", "adapter.index.analysis", "adapter.index.spec",
     "adapter.index.contracts", "adapter.index.metadata",
