@@ -1,0 +1,69 @@
+"""The simulated users, and that the traffic core is pure."""
+
+import random
+
+import pytest
+
+from adapter.errors import InputError
+from adapter.traffic.interleave import Outcome
+from adapter.traffic.simulate import ClickUser, Session, interleaved_sessions, running, sessions_to_detect
+from tests.unit.api.test_public_api import adapter_imports
+
+pytestmark = pytest.mark.unit
+PURE = ("adapter.traffic.interleave", "adapter.traffic.clicks", "adapter.traffic.ubi", "adapter.traffic.report",
+        "adapter.traffic.simulate")
+
+
+def test_the_traffic_core_imports_nothing_from_the_shell():
+    allowed = set(PURE) | {"adapter.errors"}
+    for module in PURE:
+        assert adapter_imports(module) <= allowed, f"{module} imports {sorted(adapter_imports(module) - allowed)}"
+
+
+def test_attention_falls_with_position():
+    user = ClickUser(eta=1.0)
+    assert [user.examined(p) for p in range(3)] == [1.0, 1 / 2, 1 / 3]
+    assert ClickUser(eta=0.0).examined(9) == 1.0
+    with pytest.raises(InputError):
+        ClickUser(click=(0.1, 1.5))
+
+
+def test_a_perfect_user_clicks_every_relevant_hit_and_nothing_else():
+    user = ClickUser(click=(0.0, 1.0), eta=0.0)
+    assert user.clicks(["a", "b", "c"], {"b": 1, "c": 3}, random.Random(0)) == [("b", 1), ("c", 2)]
+
+
+def test_click_rates_follow_position_and_grade():
+    user, rng = ClickUser(), random.Random(7)
+    n = 20_000
+    top = sum(bool(user.clicks(["r"], {"r": 1}, rng)) for _ in range(n)) / n
+    assert top == pytest.approx(0.9, abs=0.01)  # looked at always (1/1), clicked 90%
+    at_two = sum(("r", 1) in user.clicks(["x", "r"], {"r": 1}, rng) for _ in range(n)) / n
+    assert at_two == pytest.approx(0.9 / 2, abs=0.015)  # looked at half the time
+    noise = sum(("x", 0) in user.clicks(["x"], {}, rng) for _ in range(n)) / n
+    assert noise == pytest.approx(0.4, abs=0.015)
+
+
+def test_interleaving_prefers_the_ranking_that_puts_relevant_hits_first():
+    qrels = {f"q{i}": {f"rel{i}": 1} for i in range(20)}
+    good = {q: [f"rel{q[1:]}"] + [f"n{j}" for j in range(9)] for q in qrels}
+    bad = {q: [f"n{j}" for j in range(9)] + [f"rel{q[1:]}"] for q in qrels}
+    sessions = interleaved_sessions(bad, good, qrels, 400, seed=1)
+    t = running(sessions)
+    assert t.wins > t.losses and t.p_value < 0.05 and t.verdict == "candidate"
+    assert sessions == interleaved_sessions(bad, good, qrels, 400, seed=1)  # seeded
+    assert sessions_to_detect(sessions, step=10) is not None
+    same = interleaved_sessions(good, good, qrels, 400, seed=2)
+    assert running(same).verdict == "no difference"  # one ranking against itself: the coin splits its clicks
+    with pytest.raises(InputError, match="both rankings"):
+        interleaved_sessions({}, good, qrels, 10)
+
+
+def test_sessions_to_detect_asks_the_result_to_hold_to_the_end():
+    def s(outcome):
+        return Session("q", (), (), (), outcome)
+
+    # 10 wins: p = 2/1024 < 0.05 at 10; then 10 losses: 10-10, p = 1 at 20 -> not detected
+    assert sessions_to_detect([s(Outcome.WIN)] * 10 + [s(Outcome.LOSS)] * 10, step=10) is None
+    # 6 wins at 10 (with 4 ties): p = 2/64 = 0.031 -> detected at 10, and holds at 20 (12-0)
+    assert sessions_to_detect(([s(Outcome.WIN)] * 6 + [s(Outcome.TIE)] * 4) * 2, step=10) == 10
