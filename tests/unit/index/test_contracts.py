@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,16 @@ def test_a_search_result_with_every_part_validates():
     assert rrf["fusion"]["rank_constant"] == 40
 
 
+def test_a_hit_carries_its_title_and_text_once():
+    """Issue 37: each hit's title and text were in the answer twice (its source and its top level)."""
+    data = search_result_json(_result())
+    hit = data["hits"][0]
+    assert (hit["title"], hit["text"]) == ("A", "x") and hit["source"] == {"metadata": {"lang": "es"}}
+    assert hit["chunks"][0]["text"] == "more" and hit["chunks"][0]["source"] == {}
+    other = replace(_result().hits[0], source={"title": "stored title", "text": "x"}, title="A")  # kept where it differs
+    assert search_result_json(replace(_result(), hits=(other,)))["hits"][0]["source"] == {"title": "stored title"}
+
+
 def test_the_document_is_the_results_fields_as_asdict_gives_them_in_json_types():
     """One walk (for speed: hybrid serve's CPU) that writes exactly what ``asdict`` and json.dumps would."""
     from dataclasses import asdict, replace
@@ -73,6 +84,8 @@ def test_the_document_is_the_results_fields_as_asdict_gives_them_in_json_types()
     result = replace(_result(), sent=(SentRequest("POST", "/docs/_search", {"search_pipeline": "p"},
                                                   {"query": {"knn": {"e": {"vector": [0.5, 0.25], "k": 2}}}}),))
     expected = {"schema_version": contracts.SEARCH_SCHEMA_VERSION, **json.loads(json.dumps(asdict(result)))}
+    for hit in [*expected["hits"], *(c for h in expected["hits"] for c in h["chunks"])]:  # since 4: the texts once
+        hit["source"] = {k: v for k, v in hit["source"].items() if k not in ("title", "text")}
     expected["fusion"] = {"name": result.fusion.name, "kind": result.fusion.kind, **json.loads(json.dumps(asdict(result.fusion)))}
     assert json.loads(json.dumps(search_result_json(result, with_vector=True))) == expected
     lean = json.loads(json.dumps(search_result_json(result)))
