@@ -31,6 +31,8 @@ chained (``raise ... from exc``) so the original cause stays visible.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "HybridError",
     "ConfigurationError",
@@ -57,7 +59,10 @@ __all__ = [
 
 
 class HybridError(Exception):
-    """Base class of every error raised by the adapter."""
+    """Base class of every error raised by the adapter. ``failures``: when the error stopped an ingest, the rows
+    it listed as not landed (``adapter.ingest.report.ItemFailure``, the first 1,000), as its report would."""
+
+    failures: tuple[Any, ...] = ()
 
 
 class ConfigurationError(HybridError):

@@ -60,7 +60,7 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
     print_init(init_index(cluster, index, spec))
     sample = resources.files("adapter") / "data" / "support_es.jsonl"
     with resources.as_file(sample) as path:
-        ingest = Ingestor.open(cluster, index, embedder, cache=EmbeddingCache(), progress=False).ingest(
+        ingest = Ingestor.open(cluster, index, embedder, cache=EmbeddingCache(), progress=False, write_failures=True).ingest(
             read_jsonl(path, FieldMap(metadata=("category", "lang")))
         )
     print(f"== ingested {ingest.documents} documents ({ingest.embedded} embedded, {ingest.cache_hits} from cache), "

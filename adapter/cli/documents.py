@@ -2,7 +2,9 @@
 
 ``get`` prints each entry as one JSON line in the index contract's shape, which ``hybrid ingest``
 reads back as the same entry. ``delete`` removes entries by id, whole documents (every chunk) by
-``--parent``, or what ``--filter`` matches; ``--dry-run`` only counts them.
+``--parent``, or what ``--filter`` matches; ``--dry-run`` only counts them. A filter that matches every
+entry is refused unless ``--all`` is given (``--all`` alone deletes every entry); a filter on a field the
+index does not map is an error (:mod:`adapter.ingest.deletion`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def add_parsers(sub: Subparsers) -> None:
     delete.add_argument("ids", nargs="*", metavar="ID", help="entry ids (a chunk's is <parent>#<n>)")
     delete.add_argument("--parent", action="append", default=[], help="a document id: every entry of it (repeatable)")
     delete.add_argument("--filter", action="append", help="field=value (value1|value2 for any of), as `hybrid search` takes it; all must hold")
+    delete.add_argument("--all", action="store_true", help="allow a filter that matches every entry; alone: delete every entry "
+                                                           "(without it such a delete is refused and nothing is deleted)")
     delete.add_argument("--dry-run", action="store_true", help="count what would be deleted; delete nothing")
     delete.set_defaults(func=run_delete)
 
@@ -52,10 +56,13 @@ def run_delete(args: argparse.Namespace) -> int:
     from adapter.ingest.by_id import Documents
 
     filters = parse_filters(args.filter) if args.filter else None
-    report = Documents.open(connect(args), args.index).delete(args.ids, parents=args.parent, filters=filters, dry_run=args.dry_run)
-    what = f"{len(args.ids)} ids" if args.ids else f"parents {', '.join(args.parent)}" if args.parent else f"filter {filters}"
+    report = Documents.open(connect(args), args.index).delete(args.ids, parents=args.parent, filters=filters, all=args.all,
+                                                              dry_run=args.dry_run)
+    what = (f"{len(args.ids)} ids" if args.ids else f"parents {', '.join(args.parent)}" if args.parent
+            else f"filter {filters}" if filters is not None else "every entry (--all)")
     if report.dry_run:
-        print(f"dry run: {report.matched} entries of {args.index} match {what}; nothing was deleted")
+        whole = "; that is every entry: deleting them needs --all" if report.whole_index and not args.all else ""
+        print(f"dry run: {report.matched} entries of {args.index} match {what}{whole}; nothing was deleted")
         return Exit.OK
     print(f"deleted {report.deleted} of {report.matched} matching entries of {args.index} ({what})")
     for problem in report.failures:

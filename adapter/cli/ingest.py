@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None)
     ingestor = Ingestor.open(cluster, args.index, embedder, cache=None if args.no_cache else EmbeddingCache(args.cache),
                              batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=args.failures,
-                             progress=not args.quiet, max_chars=max_chars)
+                             write_failures=True, progress=not args.quiet, max_chars=max_chars)
     rows = read_source(args.path, fields, format=args.format, max_chars=max_chars)
     try:
         report = ingestor.ingest(rows, total=count_rows(args.path), partition=partition)

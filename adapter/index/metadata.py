@@ -15,12 +15,17 @@ float              ``float``
 boolean            ``boolean``
 mapping            ``object`` with its keys declared the same way
 list               the type of its first non-null element
-null, empty list   nothing yet (declared when a value comes)
+null, empty list   ``keyword``, when no row of the batch gives the key a value
+empty mapping      ``object``, its keys declared as they come
 =================  ============================================
 
-A later value of another type is refused by the server for its row alone, as with dynamic mapping.
-Unlike dynamic mapping, a string that looks like a date stays a ``keyword`` (ISO dates still
-sort and range-filter correctly as keywords).
+A strict mapping refuses even a null under an undeclared key (``strict_dynamic_mapping_exception``),
+so a key whose values in a batch are all empty (a loader's missing author or page title) is declared
+``keyword``, the type a later string needs; its row lands and reads back as written (the source is
+kept verbatim). A later number or boolean under it is stored and read back as written too, but
+filters and sorts as text. A later value of another type (an object under a keyword) is refused by
+the server for its row alone, as with dynamic mapping. Unlike dynamic mapping, a string that looks
+like a date stays a ``keyword`` (ISO dates still sort and range-filter correctly as keywords).
 """
 
 from __future__ import annotations
@@ -30,10 +35,11 @@ from typing import Any, Iterable, Mapping
 from adapter.index.documents import METADATA_FIELD
 
 
-def value_mapping(value: Any) -> dict[str, Any] | None:
-    """The mapping a metadata value gets, or None when it says nothing yet (null, empty list)."""
+def value_mapping(value: Any, *, empty: bool = False) -> dict[str, Any] | None:
+    """The mapping a metadata value gets, or None when it says nothing yet (null, empty list or mapping).
+    ``empty``: what such a value is declared as when nothing else says more (keyword; an object for a mapping)."""
     if value is None:
-        return None
+        return {"type": "keyword"} if empty else None
     if isinstance(value, bool):  # before int: bool is an int
         return {"type": "boolean"}
     if isinstance(value, int):
@@ -43,29 +49,36 @@ def value_mapping(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str):
         return {"type": "keyword"}
     if isinstance(value, Mapping):
-        props = {str(k): m for k, m in ((k, value_mapping(v)) for k, v in value.items()) if m is not None}
-        return {"type": "object", "properties": props} if props else None
+        props = {str(k): m for k, m in ((k, value_mapping(v, empty=empty)) for k, v in value.items()) if m is not None}
+        return {"type": "object", "properties": props} if props or empty else None
     if isinstance(value, (list, tuple)):
         for item in value:
             found = value_mapping(item)
             if found is not None:
                 return found
-        return None
+        if not empty:
+            return None
+        inner = next((i for i in value if isinstance(i, Mapping)), None)
+        return value_mapping(inner, empty=True) if inner is not None else {"type": "keyword"}
     return {"type": "keyword"}  # anything else is sent as its string
 
 
 def undeclared(declared: Mapping[str, Any], documents: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The properties to add to ``declared`` (the live ``metadata.properties``) so that every
-    document's metadata fits; the first value seen of a new key decides its type. Empty: nothing to add."""
+    document's metadata fits; the first value seen of a new key decides its type, and a key with only empty
+    values in ``documents`` (null, ``[]``, ``{}``) gets the type :func:`value_mapping` gives them. Empty:
+    nothing to add."""
+    documents = list(documents)
     added: dict[str, Any] = {}
-    for metadata in documents:
-        for key, value in metadata.items():
-            _add(declared, added, str(key), value)
+    for empty in (False, True):  # values first; then what only empty values brought
+        for metadata in documents:
+            for key, value in metadata.items():
+                _add(declared, added, str(key), value, empty)
     return added
 
 
-def _add(declared: Mapping[str, Any], added: dict[str, Any], key: str, value: Any) -> None:
-    mapping = value_mapping(value)
+def _add(declared: Mapping[str, Any], added: dict[str, Any], key: str, value: Any, empty: bool) -> None:
+    mapping = value_mapping(value, empty=empty)
     if mapping is None:
         return
     known = declared.get(key) or added.get(key)
@@ -76,7 +89,7 @@ def _add(declared: Mapping[str, Any], added: dict[str, Any], key: str, value: An
         inner = _object_value(value)
         sub_added: dict[str, Any] = {}
         for sub_key, sub_value in inner.items():
-            _add(known.get("properties", {}), sub_added, str(sub_key), sub_value)
+            _add(known.get("properties", {}), sub_added, str(sub_key), sub_value, empty)
         if sub_added:
             target = added.setdefault(key, {"type": "object", "properties": {}})
             target.setdefault("properties", {}).update(sub_added)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 from adapter.engines import BulkOptions, Cluster, ClusterLike, Engine, cluster_for, responses
-from adapter.engines.dsl import filter_clauses
+from adapter.engines.dsl import Clause, filter_clauses, filter_field
 from adapter.errors import BackendError, InputError
-from adapter.index.catalog import IndexInfo, read_index_info
+from adapter.index.catalog import IndexInfo, mapped_fields, read_index_info
 from adapter.index.documents import (
     CHUNK_FIELD,
     EMBEDDED_BY_FIELD,
@@ -30,6 +30,7 @@ from adapter.index.documents import (
     hit_title,
     metadata_as_written,
 )
+from adapter.ingest import deletion
 
 PAGE = 1_000  # ids found per search page when the cluster has no _delete_by_query
 
@@ -68,6 +69,7 @@ class DeleteReport:
     deleted: int
     dry_run: bool = False
     failures: tuple[str, ...] = ()
+    whole_index: bool = False  # a dry run's filter matches every entry (deleting them needs all=True)
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,14 @@ class Selection:
         if not parts:
             return {"match_all": {}}
         return {"bool": {"filter": parts}}
+
+    def fields(self) -> list[str]:
+        """The index fields the filters read (``metadata.<key>``, ``parent_id``, a framework clause's fields;
+        a raw ``clause`` says none)."""
+        out: list[str] = []
+        for key, value in (self.filters or {}).items():
+            out += list(value.fields) if isinstance(value, Clause) else [filter_field(key)]
+        return out
 
 
 class Documents:
@@ -163,20 +173,35 @@ class Documents:
 
     # -- deleting --------------------------------------------------------------------------------
     def delete(self, ids: Sequence[str] = (), *, parents: Sequence[str] = (), filters: Mapping[str, Any] | None = None,
-               clause: Mapping[str, Any] | None = None, dry_run: bool = False) -> DeleteReport:
+               clause: Mapping[str, Any] | None = None, all: bool = False, dry_run: bool = False) -> DeleteReport:  # noqa: A002
         """Delete the entries with these ``ids``, every entry of the ``parents`` documents, or those
-        ``filters`` match (one kind per call). Ids that do not exist are no error. ``dry_run``: count only."""
+        ``filters`` match (one kind per call). Ids that do not exist are no error. ``dry_run``: count only.
+
+        The rule of :mod:`adapter.ingest.deletion`: a filter that is empty, selects everything by its form or
+        matches every entry of the index needs ``all=True`` (``all=True`` alone deletes every entry); a filter
+        on a field the index does not map is an :class:`InputError`. Either way nothing is deleted."""
         given = [bool(ids), bool(parents), filters is not None or clause is not None]
-        if sum(given) != 1:
-            raise InputError("delete takes one of: ids, parents (whole documents) or a filter (to empty an index, drop and init it)")
-        if filters is not None and not filters and clause is None:
-            raise InputError("an empty filter would delete every entry; to empty an index, drop and init it")
+        if sum(given) > 1:
+            raise InputError("delete takes one of: ids, parents (whole documents) or a filter")
+        if not any(given) and not all:
+            raise InputError(f"delete needs ids, parents (whole documents) or a filter; {deletion.ALL_HINT}")
         if ids:
             return self._delete_ids(_ids(ids), dry_run)
         selection = Selection(parents=tuple(_ids(parents)), filters=filters, clause=clause)
+        if given[2]:
+            what = _described(filters, clause)
+            deletion.refuse_everything(selection.query(), self.alias, what, everything=all)
+            if selection.fields():
+                deletion.refuse_unknown_fields(selection.fields(), mapped_fields(self.cluster, self.info.index), self.info.index)
         matched = self.count(selection)
+        whole = False
+        if given[2] and matched:
+            scope = deletion.DeleteScope(self.alias, what, matched, self.count())
+            whole = scope.whole_index
+            if not dry_run:
+                deletion.refuse_whole_index(scope, everything=all)
         if dry_run or not matched:
-            return DeleteReport(matched, 0, dry_run)
+            return DeleteReport(matched, 0, dry_run, whole_index=whole)
         report = self._delete_matching(selection, matched)
         self._refresh()
         return report
@@ -221,6 +246,13 @@ def _ids(ids: Sequence[str] | str) -> list[str]:
             raise InputError(f"an id is text or a whole number, got {i!r}")
         out.append(str(i))
     return list(dict.fromkeys(out))
+
+
+def _described(filters: Mapping[str, Any] | None, clause: Mapping[str, Any] | None) -> str:
+    """A filter as its writer gave it, short, for the refusals (a framework's clause by its body)."""
+    shown = {k: (v.body if isinstance(v, Clause) else v) for k, v in (filters or {}).items()}
+    text = str(shown if filters is not None else dict(clause or {}))
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _reason(info: Mapping[str, Any]) -> str:

@@ -27,7 +27,7 @@ from adapter import aio
 from adapter.observability import metrics, telemetry, tracing
 from adapter.engines import BulkCounts, BulkOptions, Cluster, ClusterLike, Engine, cluster_for, responses
 from adapter.engines.capabilities import Capabilities
-from adapter.errors import BackendError, ClusterUnavailableError, InputError, Terminated, WriteBlockedError
+from adapter.errors import BackendError, ClusterUnavailableError, HybridError, InputError, Terminated, WriteBlockedError
 from adapter.index import metadata as metadata_mapping
 from adapter.index.catalog import IndexInfo, read_index_info
 from adapter.index.documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
@@ -115,15 +115,17 @@ class FailureLog:
     """Failures as they happen: each is written to the failures file at once and counted; the report
     keeps the first :attr:`KEEP` (memory stays flat however many rows fail).
 
-    The file is created on the first failure, private to its user (0600). Without a path its name is
-    ``ingest-failures-<alias>-<time>-<pid>-<random>.jsonl``, created exclusively: two ingests started in
-    the same second never share one.
+    The file is written only when asked: a ``path``, or ``default_file`` (what ``hybrid ingest`` does), whose
+    name is ``ingest-failures-<alias>-<time>-<pid>-<random>.jsonl`` in the working folder, created exclusively: two
+    ingests started in the same second never share one. It is created on the first failure, private to its user
+    (0600). Without either, failures are only counted and kept (a library's report and exceptions carry them).
     """
 
     KEEP = 1_000
 
-    def __init__(self, path: str | Path | None, alias: str, *, tag: str | None = None) -> None:
+    def __init__(self, path: str | Path | None, alias: str, *, tag: str | None = None, default_file: bool = False) -> None:
         self._path = Path(path) if path else None
+        self._writes = self._path is not None or default_file
         self._alias = alias if tag is None else f"{alias}-{tag}"  # the default name's; a partition's tag: part-2-of-3
         self._fh: Any = None
         self._lock = threading.Lock()
@@ -141,10 +143,11 @@ class FailureLog:
         with self._lock:
             if self._closed:  # a sender an interrupt left behind answering late: its rows are listed already
                 return
-            if self._fh is None:
+            if self._fh is None and self._writes:
                 self._fh = self._open()
-            self._fh.write(json.dumps({"id": failure.id, "line": failure.line, "status": failure.status,
-                                       "stage": failure.source or "index", "reason": failure.reason}) + "\n")
+            if self._fh is not None:
+                self._fh.write(json.dumps({"id": failure.id, "line": failure.line, "status": failure.status,
+                                           "stage": failure.source or "index", "reason": failure.reason}) + "\n")
             self.count += 1
             if failure.source == FailureSource.NOT_SENT or (failure.source is None and failure.status is None):
                 self.unconfirmed += 1
@@ -152,6 +155,14 @@ class FailureLog:
                 self.index_failed += 1
             if len(self.kept) < self.KEEP:
                 self.kept.append(failure)
+
+    @property
+    def where(self) -> str:
+        """Where the failures are listed, for messages."""
+        if self.path is not None:
+            return f"listed in {self.path}"
+        first = "listed" if self.count <= self.KEEP else f"the first {self.KEEP} listed"
+        return f"{first} in .failures of the report or of this error; no failures file was asked for"
 
     def _open(self) -> TextIO:
         if self._path is not None:
@@ -539,12 +550,12 @@ class _Run:
     def start(cls, ingestor: Ingestor, total: int | None, partition: Partition | None = None) -> _Run:
         from adapter._progress import Bar
 
-        path = ingestor.failures_path
+        path, default = ingestor.failures_path, ingestor.write_failures
         if partition is None:
-            failures = FailureLog(path, ingestor.alias)
+            failures = FailureLog(path, ingestor.alias, default_file=default)
         else:  # one failures file per partition: <name>.part-2-of-3.jsonl, or a default name of its own
             failures = FailureLog(partition.failures_path(path) if path else None, ingestor.alias,
-                                  tag=f"part-{partition.number}-of-{partition.count}")
+                                  tag=f"part-{partition.number}-of-{partition.count}", default_file=default)
         sources: dict[str, int | None] = {}
         kind = _InlineSenders if aio.is_blocking(getattr(ingestor.cluster, "client", None)) else _Senders  # the port's client
         senders = kind(ingestor.cluster, ingestor.info.index, batch_size=ingestor.bulk_batch_size,
@@ -590,6 +601,11 @@ class Ingestor:
     computed by the same embedder; the report counts cache hits and model calls.
     ``bulk_concurrency`` bulk requests of up to ``bulk_batch_size`` actions are in flight at once
     (one sender reached 0.52x opensearch-py's ``parallel_bulk``, two 1.15x: docs/BENCHMARKS.md).
+
+    Rows that do not land are in the report (``failures``: the first 1,000; ``failed``: how many) and, when an
+    error stops the ingest, on that error (``exc.failures``). A failures file (JSONL, every row) is written only
+    when asked: to ``failures_path``, or with ``write_failures=True`` to
+    ``ingest-failures-<alias>-<time>-<pid>-<random>.jsonl`` in the working folder (``hybrid ingest`` does).
     """
 
     def __init__(
@@ -607,6 +623,7 @@ class Ingestor:
         progress: bool = True,
         max_retries: int = BULK_MAX_RETRIES,
         failures_path: str | Path | None = None,
+        write_failures: bool = False,
         refresh: bool = True,
         max_chars: int | None = DEFAULT_MAX_CHARS,
         caps: Capabilities | None = None,
@@ -633,6 +650,7 @@ class Ingestor:
         self.progress = progress
         self.max_retries = max_retries
         self.failures_path = Path(failures_path) if failures_path else None
+        self.write_failures = write_failures  # without failures_path: a file of a default name (the CLI's); else none
         self.refresh = refresh
         self.max_chars = max_chars  # the size policy: an entry whose text is longer is refused before it is embedded
         self._caps = caps  # probed when first needed (only to delete stale chunks)
@@ -712,6 +730,9 @@ class Ingestor:
                 self._finish(run, tally)
             except _Interrupted as stop:
                 raise self._interrupted(stop, run, time.perf_counter() - started) from stop.__cause__
+            except HybridError as exc:  # the rows it kept from landing travel with it, file or no file
+                exc.failures = tuple(run.failures.kept)
+                raise
             finally:
                 failures_file = run.failures.close()
             progress = self._finish_partition(selection) if selection is not None else None
@@ -863,7 +884,7 @@ class Ingestor:
             # The bulk helper reports a request that got no answer as items with status "N/A".
             raise ClusterUnavailableError(
                 f"lost the connection to {self.cluster.describe()} while indexing into {self.info.index}: "
-                f"{failures.unconfirmed} rows were not confirmed written (listed in {failures.path}, with every other "
+                f"{failures.unconfirmed} rows were not confirmed written ({failures.where}, with every other "
                 "failure). Run the same ingest again once the cluster answers: ids are stable, so it completes them "
                 "without duplicates"
             )
@@ -876,7 +897,7 @@ class Ingestor:
         return WriteBlockedError(
             f"{error}. Free disk space on the data nodes; the block is lifted once usage drops below the high "
             f"watermark (or: PUT {blocked}/_settings {{\"index.blocks.read_only_allow_delete\": null}}). Then run the same "
-            f"ingest again: {run.failures.count} rows were not written (listed in {run.failures.path})",
+            f"ingest again: {run.failures.count} rows were not written ({run.failures.where})",
             index=blocked, status=error.status, reason=error.reason)
 
     def _finish(self, run: _Run, tally: _Tally) -> None:
@@ -892,7 +913,7 @@ class Ingestor:
         except BackendError as exc:
             if not failures.count:
                 raise
-            raise type(exc)(f"{exc}; besides, {failures.count} rows did not land (listed in {failures.path})",
+            raise type(exc)(f"{exc}; besides, {failures.count} rows did not land ({failures.where})",
                             status=exc.status, reason=exc.reason) from exc
 
     def _entries_problem(self, entries: list[_Entry]) -> str | None:

@@ -32,7 +32,7 @@ class ItemFailure:
 class IngestReport:
     documents: int  # input documents accepted
     chunks: int  # index entries written (== documents when not chunking)
-    failures: tuple[ItemFailure, ...]  # the first 1,000 (all of them are in the failures file)
+    failures: tuple[ItemFailure, ...]  # the first 1,000 (all of them in the failures file, when one was asked for)
     embedded: int  # texts sent to the model
     cache_hits: int  # texts whose vectors came from the embedding cache
     seconds_total: float
@@ -43,7 +43,7 @@ class IngestReport:
     retried_429: int = 0  # items the cluster refused with 429 (write queue full), retried with backoff
     retried_5xx: int = 0  # items that got a 5xx and were sent once more
     split_requests: int = 0  # requests refused as a whole, split in halves to isolate the bad rows
-    failed: int = 0  # rows that did not land; ``failures`` holds the first 1,000 of them, the failures file all
+    failed: int = 0  # rows that did not land; ``failures`` holds the first 1,000 of them, a failures file all
     partition: PartitionProgress | None = None  # a partitioned run: its rows and the round as the index records it
     interrupted: bool = False  # Ctrl-C or SIGTERM stopped it (IngestInterrupted): the rows after rows_read were not read
     rows_read: int | None = None  # input rows read (an interrupted run's)
@@ -65,6 +65,7 @@ class IngestInterrupted(KeyboardInterrupt):
     completes the input without duplicates)."""
 
     def __init__(self, report: IngestReport) -> None:
+        where = report.failures_file or "the report's failures"
         super().__init__(f"ingest interrupted after {report.rows_read} rows read: {report.chunks} entries landed, "
-                         f"{report.failed} listed in {report.failures_file}")
+                         f"{report.failed} listed in {where}")
         self.report = report

@@ -53,8 +53,8 @@ def _node(node: Any, fields: list[str]) -> dict[str, Any]:
     op = str(node["operator"]).upper()
     if op == "AND":
         return {"bool": {"filter": parts}}
-    if op == "OR":
-        return {"bool": {"should": parts, "minimum_should_match": 1}}
+    if op == "OR":  # of no conditions: nothing (Haystack's any([])); the server reads an empty bool as match_all
+        return {"bool": {"should": parts, "minimum_should_match": 1}} if parts else _NOTHING
     if op == "NOT":
         return {"bool": {"must_not": [{"bool": {"filter": parts}}]}}
     raise FilterGrammarError(f"unknown logical operator {node['operator']!r}: AND, OR or NOT")

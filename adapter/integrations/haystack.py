@@ -278,9 +278,15 @@ class HybridDocumentStore:
         if document_ids:
             self._open().documents.delete(list(document_ids))
 
-    def delete_by_filter(self, filters: dict[str, Any]) -> int:
-        """Delete what ``filters`` selects; returns how many were deleted."""
-        return self._open().documents.delete(filters={"haystack": _clause(filters)}).deleted
+    def delete_by_filter(self, filters: dict[str, Any], *, all: bool = False) -> int:  # noqa: A002
+        """Delete what ``filters`` selects; returns how many were deleted. A filter that selects everything
+        (``{}``, an ``AND`` of no conditions) or matches every document is refused unless ``all=True``, and one
+        on a key no document has is an error (:mod:`adapter.ingest.deletion`); nothing is deleted then."""
+        return self._open().documents.delete(filters={"haystack": _clause(filters)}, all=all).deleted
+
+    def delete_all_documents(self) -> None:
+        """Delete every document (the index, its model and its settings stay)."""
+        self._open().documents.delete(all=True)
 
     def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
         return self._open().documents.count(Selection(filters={"haystack": _clause(filters)}))
@@ -298,8 +304,11 @@ class HybridDocumentStore:
     async def delete_documents_async(self, document_ids: list[str]) -> None:
         await self._run(HybridDocumentStore.delete_documents, document_ids)
 
-    async def delete_by_filter_async(self, filters: dict[str, Any]) -> int:
-        return await self._run(HybridDocumentStore.delete_by_filter, filters)
+    async def delete_by_filter_async(self, filters: dict[str, Any], *, all: bool = False) -> int:  # noqa: A002
+        return await self._run(lambda store, f: store.delete_by_filter(f, all=all), filters)
+
+    async def delete_all_documents_async(self) -> None:
+        await self._run(HybridDocumentStore.delete_all_documents)
 
     async def count_documents_by_filter_async(self, filters: dict[str, Any]) -> int:
         return await self._run(HybridDocumentStore.count_documents_by_filter, filters)

@@ -233,19 +233,24 @@ class HybridVectorStore(VectorStore):
         raise_on_failures(report, "add_texts", len(rows))
         return [str(r.id) for r in rows]
 
-    def delete(self, ids: list[str] | None = None, *, parents: Sequence[str] = (), filter: Any = None, **kwargs: Any) -> bool:
+    def delete(self, ids: list[str] | None = None, *, parents: Sequence[str] = (), filter: Any = None, all: bool = False,  # noqa: A002
+               **kwargs: Any) -> bool:
         """Delete the documents ``ids`` (ids that are not there are no error), every chunk of the
-        ``parents`` documents, or what ``filter`` matches. With none of them: an error, never the
-        whole index."""
+        ``parents`` documents, or what ``filter`` matches. With none of them, a filter that selects
+        everything or one that matches every document: an error, unless ``all=True`` (which alone deletes
+        every document); a filter on a key no document has is an error (:mod:`adapter.ingest.deletion`)."""
         documents = self._documents()
         if ids is None and not parents and filter is None:
-            raise InputError("delete needs ids, parents or a filter: it never empties the whole index")
+            if not all:
+                raise InputError("delete needs ids, parents or a filter: it never empties the whole index unless told "
+                                 "to (all=True)")
+            documents.delete(all=True)
         if ids is not None:
             documents.delete(list(ids))
         if parents:
             documents.delete(parents=list(parents))
         if filter is not None:
-            documents.delete(filters=adapter_filters(filter))
+            documents.delete(filters=adapter_filters(filter) or {}, all=all)
         return True
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
@@ -296,8 +301,9 @@ class HybridVectorStore(VectorStore):
                          ids: list[str] | None = None, **kwargs: Any) -> list[str]:
         return await self._write(HybridVectorStore.add_texts, texts, metadatas, ids=ids, **kwargs)
 
-    async def adelete(self, ids: list[str] | None = None, *, parents: Sequence[str] = (), filter: Any = None, **kwargs: Any) -> bool:
-        return await self._read(HybridVectorStore.delete, ids, parents=parents, filter=filter, **kwargs)
+    async def adelete(self, ids: list[str] | None = None, *, parents: Sequence[str] = (), filter: Any = None, all: bool = False,  # noqa: A002
+                      **kwargs: Any) -> bool:
+        return await self._read(HybridVectorStore.delete, ids, parents=parents, filter=filter, all=all, **kwargs)
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         return await self._read(HybridVectorStore.get_by_ids, ids)

@@ -400,8 +400,9 @@ class HybridVectorStore(BasePydanticVectorStore):
     async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         await self._read(HybridVectorStore.delete, ref_doc_id, **delete_kwargs)
 
-    async def adelete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **kwargs: Any) -> None:
-        await self._read(HybridVectorStore.delete_nodes, node_ids, filters, **kwargs)
+    async def adelete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, *,
+                            all: bool = False, **kwargs: Any) -> None:  # noqa: A002
+        await self._read(HybridVectorStore.delete_nodes, node_ids, filters, all=all, **kwargs)
 
     async def aclear(self) -> None:
         await self._read(HybridVectorStore.clear)
@@ -443,19 +444,23 @@ class HybridVectorStore(BasePydanticVectorStore):
         """Delete every entry of the document ``ref_doc_id`` (all its chunks, or the entry itself)."""
         self._documents().delete(parents=[ref_doc_id])
 
-    def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **kwargs: Any) -> None:
-        """Delete the nodes ``node_ids``, or those ``filters`` select (both given: both must hold)."""
+    def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, *, all: bool = False,  # noqa: A002
+                     **kwargs: Any) -> None:
+        """Delete the nodes ``node_ids``, or those ``filters`` select (both given: both must hold). Filters that
+        select everything (``MetadataFilters(filters=[])``) or match every node are refused unless ``all=True``,
+        and a filter on a key no node has is an error (:mod:`adapter.ingest.deletion`): it never empties the
+        index unasked (``clear()`` does)."""
         if not node_ids and filters is None:
             raise InputError("delete_nodes needs node_ids or filters: it never empties the whole index (clear() does)")
         documents = self._documents()
         if filters is None:
             documents.delete(list(node_ids or ()))
         else:
-            documents.delete(clause=self._selection(node_ids, filters).query())
+            documents.delete(filters=self._filters(node_ids, filters), all=all)
 
     def clear(self) -> None:
         """Delete every entry of the index (the index, its model and its settings stay)."""
-        self._documents().delete(clause={"match_all": {}})
+        self._documents().delete(all=True)
 
     def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None) -> list[BaseNode]:
         """The nodes ``node_ids`` that exist (in that order), or those ``filters`` select."""
@@ -472,7 +477,15 @@ class HybridVectorStore(BasePydanticVectorStore):
 
     @staticmethod
     def _selection(node_ids: list[str] | None, filters: MetadataFilters) -> Selection:
-        return Selection(ids=tuple(node_ids or ()), clause=llamaindex_clause(filters).body)
+        return Selection(filters=HybridVectorStore._filters(node_ids, filters))
+
+    @staticmethod
+    def _filters(node_ids: list[str] | None, filters: MetadataFilters) -> dict[str, Clause]:
+        """The adapter's filters for ``filters`` (with the fields they read) and, given, ``node_ids``."""
+        out = {"llamaindex": llamaindex_clause(filters)}
+        if node_ids:
+            out["node_ids"] = Clause({"ids": {"values": list(node_ids)}}, ("_id",))
+        return out
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         if not query.query_str:

@@ -21,13 +21,12 @@ pipeline stalls.
     ray.init()
     summary = index_dataset(ray.data.read_json("s3://bucket/corpus/"), url="https://...", alias="docs",
                             embedder="minilm", embed_gpus=1, embed_concurrency=8, write_concurrency=4)
-    summary.failures  # every row that did not land, with its reason (also in summary.failures_file)
+    summary.failures  # every row that did not land, with its reason (written to failures_path too, when given)
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -106,10 +105,10 @@ class WriteActor:
         titles, texts = _column(batch, "title", n), _column(batch, "text", n)
         rows = [SourceDoc(str(i), x, t) for i, t, x in zip(batch["id"], titles, texts)]
         vectors = {embedding_text(t, x): np.asarray(v, dtype=np.float32) for t, x, v in zip(titles, texts, batch[VECTOR])}
-        with tempfile.TemporaryDirectory() as tmp:  # the failures go back to the driver, which writes the one file
-            ingestor = Ingestor(self.cluster, self.info, _Given(self.fingerprint, vectors), progress=False, refresh=False,
-                                bulk_batch_size=self.bulk_batch_size, failures_path=Path(tmp) / "failures.jsonl")
-            report = ingestor.ingest(rows)
+        # The failures go back to the driver in the report (a batch has fewer than its 1,000), no file here.
+        ingestor = Ingestor(self.cluster, self.info, _Given(self.fingerprint, vectors), progress=False, refresh=False,
+                            bulk_batch_size=self.bulk_batch_size)
+        report = ingestor.ingest(rows)
         failures = [json.dumps({"id": f.id, "reason": f.reason, "status": f.status, "stage": f.source.value if f.source else "index"}) for f in report.failures]
         return {"written": np.array([report.chunks]), "failures": np.array([json.dumps(failures)])}
 
@@ -147,8 +146,8 @@ def index_dataset(
 
     ``embedder`` is a spec (``"minilm"``) or a function that builds the embedder in each actor; it
     must match the index's fingerprint (checked here before Ray starts any work, and by each
-    writer). Returns a :class:`RaySummary`; rows that did not land are listed in it and in
-    ``failures_path`` (default ``ingest-failures-<alias>-ray.jsonl``) when there are any.
+    writer). Returns a :class:`RaySummary`; rows that did not land are listed in it, and also written to
+    ``failures_path`` (JSONL) when it is given and there are any: a library writes no file unasked.
     """
     require("ray", "Ray Data ingest (adapter.integrations.ray_data)")
     from adapter.engines import open_cluster
@@ -172,8 +171,8 @@ def index_dataset(
     items = tuple(ItemFailure(f["id"], f["reason"], status=f["status"], source=None if f["stage"] == "index" else FailureSource(f["stage"]))
                   for f in failures)
     path = None
-    if items:
-        path = str(failures_path or f"ingest-failures-{alias}-ray.jsonl")
+    if items and failures_path is not None:
+        path = str(failures_path)
         with open(path, "w", encoding="utf-8") as fh:
             for f in failures:
                 fh.write(json.dumps(f) + "\n")

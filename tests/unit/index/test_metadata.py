@@ -28,7 +28,7 @@ def test_only_what_the_mapping_lacks_is_declared_and_the_first_value_decides():
             {"year": "not a year", "tags": ["x"], "empty": []}]
     added = undeclared(declared, docs)
     assert added == {"year": {"type": "long"}, "owner": {"type": "object", "properties": {"site": {"type": "keyword"}}},
-                     "tags": {"type": "keyword"}}
+                     "tags": {"type": "keyword"}, "empty": {"type": "keyword"}}  # only empty values: keyword (issue 38)
     assert undeclared(merge(declared, added), docs) == {}
     assert merge(declared, added)["owner"]["properties"] == {"team": {"type": "keyword"}, "site": {"type": "keyword"}}
     assert put_body({"year": {"type": "long"}}) == {"properties": {"metadata": {"properties": {"year": {"type": "long"}}}}}

@@ -7,6 +7,8 @@ import os
 import stat
 import tracemalloc
 
+import pytest
+
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import RowError, SourceDoc
 from adapter.testing import FakeClient, bulk_answer
@@ -50,8 +52,8 @@ def test_two_ingests_in_the_same_second_write_failures_files_of_their_own(tmp_pa
     import adapter.ingest.ingestor as ingest_module
 
     monkeypatch.setattr(ingest_module.time, "strftime", lambda *a: "20261201-120000")  # the same second for both
-    first = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False).ingest([RowError(1, "bad one", "x1")])
-    second = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False).ingest([RowError(1, "bad two", "x2")])
+    first = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False, write_failures=True).ingest([RowError(1, "bad one", "x1")])
+    second = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False, write_failures=True).ingest([RowError(1, "bad two", "x2")])
     assert first.failures_file != second.failures_file
     assert "bad one" in open(first.failures_file).read() and "bad two" in open(second.failures_file).read()
 
@@ -92,3 +94,26 @@ def test_a_row_refused_as_too_large_names_the_limit_and_its_size():
     doc_id, status, reason = responses.bulk_item(item)
     assert (doc_id, status) == ("big", 413)
     assert "http.max_content_length" in reason and "3.0 MB" in reason and "TransportError" not in reason
+
+
+# -- issue 38, item 3: the framework components left nine ingest-failures-*.jsonl in one small app's folder ----------
+def test_a_library_ingest_writes_no_failures_file_unasked_and_returns_its_failures(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rows = [SourceDoc("ok", "fine text", line=1), RowError(2, "bad row", "x2"), SourceDoc("big", "y" * 500, line=3)]
+    report = Ingestor(fake_cluster(), INFO, CountingEmbedder(), progress=False, max_chars=100).ingest(rows)
+    assert [f.id for f in report.failures] == ["x2", "big"] and report.failed == 2 and report.failures_file is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_error_that_stops_a_library_ingest_carries_the_rows_it_kept_from_landing(tmp_path, monkeypatch):
+    from opensearchpy.exceptions import ConnectionError as OSConnectionError
+
+    from adapter.errors import ClusterUnavailableError
+
+    monkeypatch.chdir(tmp_path)
+    client = FakeClient({"POST */_bulk": OSConnectionError("N/A", "connection refused", Exception("refused")), "POST */_refresh": {}})
+    rows = [SourceDoc(f"d{i}", f"text {i}", line=i + 1) for i in range(3)]
+    with pytest.raises(ClusterUnavailableError, match=r"3 rows were not confirmed written \(listed in \.failures of the report or of this error; no failures file") as caught:
+        Ingestor(client, INFO, CountingEmbedder(), progress=False, max_retries=0).ingest(rows)
+    assert [(f.id, f.line) for f in caught.value.failures] == [("d0", 1), ("d1", 2), ("d2", 3)]
+    assert list(tmp_path.iterdir()) == []

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 import pytest
 
 from adapter.errors import BackendError
+from adapter.index import metadata as metadata_mapping
 from adapter.index.assets import IndexSpec
 from adapter.index.init import init_index
 from adapter.ingest.ingestor import Ingestor
@@ -81,3 +82,33 @@ def test_every_chunk_of_a_refused_document_is_listed_and_its_old_chunks_stay(clu
     report = ingestor.ingest([SourceDoc("long", "uno dos tres", metadata={f"w{i}": i for i in range(LIMIT + 1)})])
     assert {f.id for f in report.failures} == {"long#0"} and report.chunks == 0
     assert cluster.count("docs") == before  # not written, so nothing is stale: the old chunks are kept
+
+
+# -- issue 38, item 2: a new key whose first values are null, [] or {} ----------------------------------------------
+EMPTY_FIRST = [
+    SourceDoc("p0", "texto", metadata={"author": None, "tags": [], "extra": {}, "deep": {"a": None}}),
+    SourceDoc("p1", "texto", metadata={"author": "Ana", "tags": ["x"], "extra": {"k": 1}, "deep": {"a": "b", "c": []}}),
+    SourceDoc("p2", "texto", metadata={"author": None, "tags": [None], "extra": {}, "deep": {}}),
+]
+
+
+def test_new_keys_whose_first_values_are_empty_land_and_read_back_as_written(cluster):
+    ingestor = Ingestor.open(cluster, "docs", EMBEDDER, progress=False)
+    for row in EMPTY_FIRST:  # each row alone: in the first, nothing says more than null, [] or {}
+        report = ingestor.ingest([row])
+        assert report.complete and report.chunks == 1, report.failures
+    stored = {d.id: d.metadata for d in ingestor.documents().get(["p0", "p1", "p2"])}
+    assert stored == {r.id: r.metadata for r in EMPTY_FIRST}
+
+
+def test_a_value_later_in_the_batch_decides_the_type_of_a_key_that_came_empty_first():
+    declared = metadata_mapping.undeclared({}, [r.metadata for r in EMPTY_FIRST])
+    assert declared == {"author": {"type": "keyword"}, "tags": {"type": "keyword"},
+                        "extra": {"type": "object", "properties": {"k": {"type": "long"}}},
+                        "deep": {"type": "object", "properties": {"a": {"type": "keyword"}, "c": {"type": "keyword"}}}}
+    alone = metadata_mapping.undeclared({}, [{"n": None, "l": [None, []], "o": {}, "lo": [{}], "on": {"x": None}}])
+    assert alone == {"n": {"type": "keyword"}, "l": {"type": "keyword"}, "o": {"type": "object", "properties": {}},
+                     "lo": {"type": "object", "properties": {}},
+                     "on": {"type": "object", "properties": {"x": {"type": "keyword"}}}}
+    numbers = metadata_mapping.undeclared({}, [{"page": None}, {"page": 3}])
+    assert numbers == {"page": {"type": "long"}}
