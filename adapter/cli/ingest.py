@@ -65,14 +65,17 @@ def failure_line(failure: ItemFailure) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from adapter.errors import InputError
     from adapter.ingest.ingestor import Ingestor
     from adapter.ingest.partition import Partition
     from adapter.ingest.report import IngestInterrupted
-    from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, FieldMap, count_rows, read_source
+    from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, FieldMap, count_rows, input_fingerprint, read_source
     from adapter.models.cache import EmbeddingCache
 
-    partition = Partition.parse(args.partition) if args.partition else None
+    # A partitioned round records its input: another input's partitions are refused (issue 38).
+    partition = replace(Partition.parse(args.partition), input=input_fingerprint(args.path)) if args.partition else None
     cluster = connect(args)
     encode = {k: v for k, v in (("device", args.device), ("processes", args.encode_processes)) if v is not None}
     embedder = embedder_for(args, cluster, **encode)

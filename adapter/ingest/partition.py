@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from adapter.errors import InputError
-from adapter.ingest.sources import RowError, SourceDoc
+from adapter.ingest.sources import InputFingerprint, RowError, SourceDoc
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -33,10 +33,12 @@ def bucket(key: str, count: int) -> int:
 
 @dataclass(frozen=True)
 class Partition:
-    """Partition ``number`` of ``count`` (1-based, as ``split -n K/N`` counts)."""
+    """Partition ``number`` of ``count`` (1-based, as ``split -n K/N`` counts). ``input``: the input it reads
+    (:func:`adapter.ingest.sources.input_fingerprint`), recorded with the round; None: not checked."""
 
     number: int
     count: int
+    input: InputFingerprint | None = None
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -90,13 +92,15 @@ LEDGER_KEY = "ingest_partitions"  # the index's _meta key
 
 @dataclass(frozen=True)
 class Ledger:
-    """What an index records of a partitioned ingest: its partition count and which partitions have run to
-    their end (every row of theirs written, or listed in their failures file). Rows of a partition that never
-    ran are nowhere, so the record is what tells a finished input from one that only looks finished: runs with
-    another count are refused until the round is complete (1/2, then 2/3 and 3/3 left 4,996 of 6,000 rows)."""
+    """What an index records of a partitioned ingest: its partition count, the input its runs read and which
+    partitions have run to their end (every row of theirs written, or listed in their failures file). Rows of a
+    partition that never ran are nowhere, so the record is what tells a finished input from one that only looks
+    finished: runs with another count are refused until the round is complete (1/2, then 2/3 and 3/3 left 4,996
+    of 6,000 rows), and so are runs of another input (1/2 of one file, then 2/2 of another, left half of each)."""
 
     count: int
     done: frozenset[int] = frozenset()
+    input: InputFingerprint | None = None
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any]) -> Ledger | None:
@@ -107,8 +111,10 @@ class Ledger:
             return None
         try:
             count, done = int(value["count"]), frozenset(int(n) for n in value["done"])
-            return cls(count, done) if count >= 1 and all(1 <= n <= count for n in done) else cls._unreadable(value)
-        except (KeyError, TypeError, ValueError):
+            given = value.get("input")
+            source = None if given is None else InputFingerprint(str(given["name"]), str(given["digest"]))
+            return cls(count, done, source) if count >= 1 and all(1 <= n <= count for n in done) else cls._unreadable(value)
+        except (KeyError, TypeError, ValueError, AttributeError):
             return cls._unreadable(value)
 
     @staticmethod
@@ -117,7 +123,14 @@ class Ledger:
                          "--partition to write every row (which ends the partitioned round and its record)")
 
     def to_meta(self) -> dict[str, Any]:
-        return {"count": self.count, "done": sorted(self.done)}
+        meta: dict[str, Any] = {"count": self.count, "done": sorted(self.done)}
+        if self.input is not None:
+            meta["input"] = {"name": self.input.name, "digest": self.input.digest}
+        return meta
+
+    def other_input(self, partition: Partition) -> bool:
+        """Whether ``partition`` reads another input than the round's (unknown on either side: not other)."""
+        return self.input is not None and partition.input is not None and partition.input.digest != self.input.digest
 
     @property
     def complete(self) -> bool:
@@ -129,26 +142,37 @@ class Ledger:
 
     def admit(self, partition: Partition) -> Ledger:
         """The record a run of ``partition`` starts under: this one (its count), or a new round once this one is
-        complete. A run with another count while this round is unfinished is refused, naming the ways on."""
+        complete. A run with another count or of another input while this round is unfinished is refused, naming
+        the ways on; a round recorded without its input takes this run's."""
+        if self.complete and (partition.count != self.count or self.other_input(partition)):
+            return Ledger(partition.count, input=partition.input)
+        recorded, given = self.input, partition.input
+        if recorded is not None and given is not None and self.other_input(partition):
+            raise InputError(
+                f"this index is being ingested in {self.count} partitions of {recorded.label}, not of {given.label}: "
+                "partitions of two inputs would leave the rows of each that the other's partitions hold unwritten. Run "
+                f"the partitions left ({self._left_flags()}) on {recorded.name}, or the ingest without --partition to "
+                "write every row (it ends the round)")
         if partition.count == self.count:
-            return self
-        if self.complete:
-            return Ledger(partition.count)
+            return self if self.input is not None or partition.input is None else replace(self, input=partition.input)
         done = ", ".join(f"{n}/{self.count}" for n in sorted(self.done)) or "none yet"
-        left = " ".join(f"--partition {n}/{self.count}" for n in self.left)
+        left = self._left_flags()
         raise InputError(
             f"this index is being ingested in {self.count} partitions (finished: {done}), not {partition.count}: rows "
             f"hashed into {self.count} partitions and rows hashed into {partition.count} fall apart differently, so mixing "
             f"the counts would leave rows in no partition. Run the partitions left ({left}), or the ingest without "
             "--partition to write every row (it ends the round)")
 
+    def _left_flags(self) -> str:
+        return " ".join(f"--partition {n}/{self.count}" for n in self.left)
+
     def finished(self, partition: Partition) -> Ledger:
-        return Ledger(self.count, self.done | {partition.number})
+        return replace(self, done=self.done | {partition.number})
 
 
 def admit(ledger: Ledger | None, partition: Partition) -> Ledger:
     """The record a run of ``partition`` starts under (a first round when there is none)."""
-    return Ledger(partition.count) if ledger is None else ledger.admit(partition)
+    return Ledger(partition.count, input=partition.input) if ledger is None else ledger.admit(partition)
 
 
 @dataclass(frozen=True)

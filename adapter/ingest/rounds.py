@@ -47,7 +47,7 @@ def finish(cluster: Cluster, index: str, partition: Partition) -> Ledger | None:
     """Mark ``partition`` done; the record after it, or None when the record now is of another round."""
     for _ in range(TRIES):
         now = read(cluster, index)
-        if now is None or now.count != partition.count:
+        if now is None or now.count != partition.count or now.other_input(partition):
             return None
         if partition.number in now.done:
             return now

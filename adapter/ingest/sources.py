@@ -504,6 +504,35 @@ def count_rows(path: str | Path) -> int | None:
     return max(lines - 1, 0) if path.suffix.lower() == ".csv" else lines
 
 
+def input_fingerprint(path: str | Path) -> InputFingerprint:
+    """The input's name and a BLAKE2b digest of its bytes (a folder: of each .txt/.md file's relative path and
+    bytes, in order), which a partitioned round records so that its runs all read one input."""
+    import hashlib
+
+    path = Path(path)
+    digest = hashlib.blake2b(digest_size=16)
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".md")) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+        with open(file, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return InputFingerprint(path.name or str(path), digest.hexdigest())
+
+
+@dataclass(frozen=True)
+class InputFingerprint:
+    """Which input a run read: its name (for people) and the digest of its contents (what is compared)."""
+
+    name: str
+    digest: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (blake2b {self.digest[:12]})"
+
+
 # -- chunking ------------------------------------------------------------------------------------
 
 _WORD = re.compile(r"\S+")

@@ -140,3 +140,46 @@ def test_any_sequence_of_partitionings_and_kills_ends_with_every_row_once_or_a_r
     if ledger is not None:
         assert rounds.read(cluster, "docs-v1").complete and stored(cluster) == IDS
     assert stored(cluster) <= IDS and len(cluster.indices["docs-v1"].docs) == len(stored(cluster))  # each row once
+
+
+# -- issue 38, item 5: 1/2 of one file, then 2/2 of another, said "the whole input is written" -----------------------
+def test_a_partition_of_another_input_is_refused_naming_both(tmp_path):
+    from dataclasses import replace
+
+    from adapter.ingest.sources import input_fingerprint
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text('{"id": "1", "text": "uno"}\n', encoding="utf-8")
+    b.write_text('{"id": "2", "text": "dos"}\n', encoding="utf-8")
+    one, two = replace(Partition(1, 2), input=input_fingerprint(a)), replace(Partition(2, 2), input=input_fingerprint(b))
+    ledger = admit(None, one).finished(one)
+    with pytest.raises(InputError, match=r"in 2 partitions of a\.jsonl \(blake2b [0-9a-f]{12}\), not of b\.jsonl \(blake2b "
+                                         r"[0-9a-f]{12}\).*--partition 2/2\) on a\.jsonl"):
+        admit(ledger, two)
+    assert Ledger.from_meta({"ingest_partitions": ledger.to_meta()}) == ledger  # the input is recorded and read back
+    assert admit(ledger, replace(two, input=input_fingerprint(a))) == ledger
+    assert admit(Ledger(2, frozenset({1, 2}), one.input), two) == Ledger(2, input=two.input)  # a finished round: a new one
+
+
+def test_the_shell_refuses_another_inputs_partition_before_writing_and_keeps_the_round():
+    from adapter.ingest.sources import InputFingerprint
+
+    cluster = fresh()
+    first = Partition(1, 2, InputFingerprint("a.jsonl", "aa" * 16))
+    assert run(cluster, first).complete
+    before = stored(cluster)
+    with pytest.raises(InputError, match=r"partitions of a\.jsonl .*, not of b\.jsonl"):
+        run(cluster, Partition(2, 2, InputFingerprint("b.jsonl", "bb" * 16)))
+    assert stored(cluster) == before and rounds.read(cluster, "docs-v1") == Ledger(2, frozenset({1}), first.input)
+    last = run(cluster, Partition(2, 2, InputFingerprint("a.jsonl", "aa" * 16)))
+    assert "all 2 partitions have run to their end" in last.partition.summary and stored(cluster) == IDS
+
+
+def test_a_folders_fingerprint_follows_its_files_names_and_bytes(tmp_path):
+    from adapter.ingest.sources import input_fingerprint
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.md").write_text("# x\nuno", encoding="utf-8")
+    first = input_fingerprint(tmp_path / "d")
+    (tmp_path / "d" / "x.md").rename(tmp_path / "d" / "y.md")
+    assert first.name == "d" and input_fingerprint(tmp_path / "d") != first
