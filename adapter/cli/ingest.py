@@ -10,8 +10,12 @@ from adapter.cli.common import Subparsers, connect, embedder_for, with_allow_mod
 from adapter.cli.exits import Exit, help_epilog
 
 if TYPE_CHECKING:
+    from typing import Iterator
+
     from adapter.index.catalog import IndexInfo
+    from adapter.engines import Cluster
     from adapter.ingest.report import IngestReport, ItemFailure
+    from adapter.ingest.sources import RowError, SourceDoc
 
 
 # Exit codes of `hybrid ingest` (the table for every command: adapter/cli/exits.py, printed in the README).
@@ -87,10 +91,11 @@ def run(args: argparse.Namespace) -> int:
     if args.max_chars is not None and args.max_chars < 0:
         raise InputError(f"--max-chars must be 0 (no limit) or more, got {args.max_chars}")
     max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None)
+    rows = _first_documents_choose(cluster, args, read_source(args.path, fields, format=args.format, max_chars=max_chars),
+                                   partitioned=partition is not None)
     ingestor = Ingestor.open(cluster, args.index, embedder, cache=None if args.no_cache else EmbeddingCache(args.cache),
                              batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=args.failures,
                              write_failures=True, progress=not args.quiet, max_chars=max_chars)
-    rows = read_source(args.path, fields, format=args.format, max_chars=max_chars)
     try:
         report = ingestor.ingest(rows, total=count_rows(args.path), partition=partition)
     except IngestInterrupted as stop:
@@ -120,6 +125,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {failure_line(f)}")
     print(f"all failures written to {report.failures_file}")
     return EXIT_SOME_ROWS_FAILED
+
+
+def _first_documents_choose(cluster: Cluster, args: argparse.Namespace, rows: Iterator[SourceDoc | RowError], *,
+                            partitioned: bool) -> Iterator[SourceDoc | RowError]:
+    """Where `hybrid init` left the analyzer to the first documents (adapter.index.choose), choose it from
+    these rows' first ones before any is written; returns the rows, none lost."""
+    import itertools
+    from pathlib import Path
+
+    from adapter.index.choose import is_pending, settle_pending
+    from adapter.index.language import SAMPLE_DOCUMENTS
+    from adapter.ingest.sources import SourceDoc
+
+    if not is_pending(cluster, args.index):
+        return rows
+    if partitioned:  # several processes at once: none may rebuild the index under the others
+        print(f"analyzer: {args.index} keeps its analyzer for now (a partitioned ingest does not choose it; "
+              "`hybrid reindex --index ... --analyzer ...` changes it later)")
+        return rows
+    head = list(itertools.islice(rows, SAMPLE_DOCUMENTS))
+    texts = [f"{r.title}\n{r.text}" for r in head if isinstance(r, SourceDoc)]
+    choice = settle_pending(cluster, args.index, texts, source=Path(args.path).name)
+    if choice is not None:
+        print(choice.line(override="to choose another: `hybrid reindex --index " + args.index + " --analyzer ...`"))
+    return itertools.chain(head, rows)
 
 
 def _say_interrupted(report: IngestReport) -> None:

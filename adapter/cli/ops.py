@@ -20,7 +20,6 @@ from adapter.cli.common import (
     allowed,
     chosen_embedder,
     connect,
-    live_layout,
     pipeline_files,
     text_layout,
     with_allow_model,
@@ -30,6 +29,7 @@ from adapter.cli.exits import Exit, help_epilog
 from adapter.errors import HybridError, InputError
 
 if TYPE_CHECKING:
+    from adapter.engines import Cluster
     from adapter.index.plan import Plan
     from adapter.index.spec import Spec
     from adapter.models.cache import EmbeddingCache
@@ -114,9 +114,11 @@ def _diff_usage_error(parser: argparse.ArgumentParser, message: str) -> NoReturn
 
 
 # -- building the spec ---------------------------------------------------------------------------------
-def spec_from_args(args: argparse.Namespace) -> Spec:
-    """The spec file, or one built from init's options; with its fingerprint resolved (a pinned one
-    is used as is, else the model package is loaded to compute it)."""
+def spec_from_args(args: argparse.Namespace, cluster: Cluster | None = None) -> Spec:
+    """The spec file, or one built from init's options over what the live index has (an option not
+    given is the index's own; a new index gets init's defaults); with its fingerprint resolved (a pinned
+    one is used as is, else the model package is loaded to compute it). ``cluster``: where the live index
+    is read (connected when needed and not given)."""
     from adapter.index.spec import load_spec
 
     if args.spec:
@@ -128,7 +130,13 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
         if "embedder" in getattr(args, "spec_overrides", ()) and _explicit(args, "embedder"):
             spec = replace(spec, embedder=args.embedder, fingerprint=None)  # migrating to another model
     elif args.index:
-        spec = _spec_from_flags(args)
+        from adapter.index.live import live_spec
+
+        live = live_spec(cluster or connect(args), args.index)
+        spec = _spec_from_flags(args, live)
+        said = ("the live index's, where no option said otherwise" if live is not None else
+                "a new index: the options given, else init's defaults; `hybrid init --sample FILE` chooses the analyzer from documents")
+        print(f"{args.index}: {_described(spec)} ({said})", file=sys.stderr if getattr(args, "json", False) else sys.stdout)
     else:
         raise InputError("give a spec file, or --index with the options of `hybrid init`")
     spec = resolve(spec)
@@ -139,31 +147,39 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
     return spec
 
 
-_DEFAULTS = {"embedder": None, "analyzer": "folding", "space_type": "cosinesimil", "knn_method": "lucene", "m": 16,
-             "ef_construction": 128, "shards": 1, "title_boost": 1.0, "text_layout": None}
+def _described(spec: Spec) -> str:
+    return f"analyzer: {spec.analyzer}, embedder: {spec.embedder}"
 
 
 def _explicit(args: argparse.Namespace, dest: str) -> bool:
-    value = getattr(args, dest, None)
-    return value is not None and value != _DEFAULTS.get(dest)
+    return getattr(args, dest, None) is not None
 
 
-def _spec_from_flags(args: argparse.Namespace) -> Spec:
+def _spec_from_flags(args: argparse.Namespace, live: Spec | None = None) -> Spec:
+    """The spec init's options describe; ``live``: the existing index's, which stands for every option not given."""
+    from adapter.cli.common import INDEX_OPTIONS, index_option
     from adapter.fusion import DEFAULT_WEIGHTS, parse_fusion, parse_weights
     from adapter.fusion.choice.defaults import default_fusion_name
     from adapter.fusion.choice.values import ADAPTIVE
+    from adapter.index.language import DEFAULT_ANALYZER
     from adapter.index.spec import Spec
 
-    extra = pipeline_files(args.pipeline_file)
-    default = args.default_fusion or default_fusion_name()  # as init: the measured default (OpenSearch 3.x's)
+    extra = {**(live.pipelines if live is not None else {}), **pipeline_files(args.pipeline_file)}
+    default = args.default_fusion or (live.default if live is not None else default_fusion_name())  # as init: the measured default
     if default not in extra and default != ADAPTIVE:
         default = parse_fusion(default).name
+    if args.embedder or live is None:
+        embedder, fingerprint = chosen_embedder(args), None
+    else:
+        embedder, fingerprint = live.embedder, live.fingerprint  # pinned: the index's own model, none loaded
     return Spec(
-        alias=args.index, embedder=chosen_embedder(args), analyzer=args.analyzer, space_type=args.space_type, knn_method=args.knn_method,
-        m=args.m, ef_construction=args.ef_construction, shards=args.shards, title_boost=args.title_boost,
-        text_layout=text_layout(args),  # as init gives a new index (_plan keeps an existing index's)
-        weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
+        alias=args.index, embedder=embedder, fingerprint=fingerprint,
+        analyzer=args.analyzer or (live.analyzer if live is not None else DEFAULT_ANALYZER),
+        **{option: index_option(args, option, live) for option in INDEX_OPTIONS},
+        text_layout=text_layout(args, live.text_layout if live is not None else None),
+        weights=parse_weights(args.weights) or (live.weights if live is not None else DEFAULT_WEIGHTS),
         extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())), default=default,
+        **({"text_fields": live.text_fields, "vector_field": live.vector_field, "replicas": live.replicas} if live is not None else {}),
     )
 
 
@@ -184,10 +200,8 @@ def resolve(spec: Spec) -> Spec:
 def _plan(args: argparse.Namespace) -> tuple[Spec, Any, Plan]:
     from adapter.index.plan import plan_spec
 
-    spec = spec_from_args(args)
     cluster = connect(args)
-    if not args.spec and not args.text_layout:  # as init: an existing index keeps its text layout
-        spec = replace(spec, text_layout=live_layout(cluster, spec.alias) or spec.text_layout)
+    spec = spec_from_args(args, cluster)
     planned, _ = plan_spec(cluster, spec)
     return spec, cluster, planned
 

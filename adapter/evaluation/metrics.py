@@ -96,6 +96,10 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def load_beir(root: str | Path, split: str = "test") -> Dataset:
     root = Path(root)
+    if not root.is_dir():
+        what = "is a file, not a folder" if root.exists() else "does not exist"
+        here = " (labelled sets in this clone: benchmarks/data/*, e.g. benchmarks/data/soporte-es)" if Path("benchmarks/data").is_dir() else ""
+        raise InputError(f"{root} {what}: a BEIR dataset is a folder with corpus.jsonl, queries.jsonl and qrels/{split}.tsv{here}")
     missing = [p for p in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv") if not (root / p).exists()]
     if missing:
         raise InputError(f"{root} is not a BEIR dataset with split {split!r}: missing {', '.join(missing)}")

@@ -36,6 +36,7 @@ from adapter.fusion.choice.values import ADAPTIVE
 from adapter.index.assets import TEXT_LAYOUTS, IndexSpec
 from adapter.index.catalog import alias_indices
 from adapter.index.documents import PARENT_FIELD
+from adapter.index.language import DEFAULT_ANALYZER, AnalysisChoice
 from adapter.index.init import init_index
 from adapter.ingest.sources import Chunking, FieldMap, RowError, SourceDoc, read_jsonl
 from adapter.models.cache import EmbeddingCache
@@ -86,6 +87,21 @@ def standard_techniques(caps: Capabilities, *, weights: Sequence[float] = DEFAUL
 def eval_alias(dataset: Dataset, embedder: Embedder) -> str:
     """The default name of a dataset's eval index: eval-<dataset>-<embedder spec>."""
     return f"eval-{dataset.name}-{embedder.fingerprint.spec}".lower().replace(":", "-").replace("/", "-").replace("_", "-")
+
+
+def eval_analysis(cluster: Cluster, dataset: Dataset, alias: str | None = None, *, use_titles: bool = True) -> AnalysisChoice:
+    """The analyzer and embedder of an evaluation's index when none is named: the existing index's
+    (``alias``, when given and it exists), else the one rule's for the corpus's documents, as ``hybrid init``
+    and the first ingest choose them (:mod:`adapter.index.language`)."""
+    from adapter.index.choose import choose_analysis
+    from adapter.index.live import live_spec
+
+    live = live_spec(cluster, alias) if alias else None
+    if live is not None:
+        return AnalysisChoice(live.analyzer, live.embedder, f"the existing index {alias}'s")
+    rows = read_jsonl(dataset.corpus, FieldMap(title="title" if use_titles else None, metadata=()))
+    texts = (f"{r.title}\n{r.text}" for r in rows if isinstance(r, SourceDoc))
+    return choose_analysis(cluster, texts, source=f"{dataset.name}'s corpus")
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -235,7 +251,7 @@ class EvalSettings:
     """What one evaluation runs, every option of :func:`run_eval` but the objects it is handed."""
 
     alias: str
-    analyzer: str = "english"
+    analyzer: str = DEFAULT_ANALYZER
     techniques: tuple[str, ...] | None = None
     available_only: bool = False
     mmr: float | None = None
@@ -287,7 +303,7 @@ def run_eval(
     embedder: Embedder,
     *,
     alias: str,
-    analyzer: str = "english",
+    analyzer: str | None = None,
     techniques: Sequence[str] | None = None,
     available_only: bool = False,
     reranker: Reranker | None = None,
@@ -310,11 +326,15 @@ def run_eval(
     cache: EmbeddingCache | None = None,
 ) -> EvalReport:
     """Every technique over ``dataset``: index it, calibrate, tune on ``tune_split`` (another split),
-    search and score; one step each below."""
-    settings = EvalSettings(alias, analyzer, tuple(techniques) if techniques else None, available_only, mmr, mmr_candidates, weights,
-                            text_layout, compare_layouts, adaptive, collapse, chunk_words, title_boost, use_titles, k, depth, shards,
-                            fresh, progress)
+    search and score; one step each below. ``analyzer`` None: the one rule's (:func:`eval_analysis`: the
+    existing index's when ``fresh`` is False, else chosen from the corpus as ``hybrid init`` would)."""
+    settings = EvalSettings(alias, analyzer or DEFAULT_ANALYZER, tuple(techniques) if techniques else None, available_only, mmr,
+                            mmr_candidates, weights, text_layout, compare_layouts, adaptive, collapse, chunk_words, title_boost,
+                            use_titles, k, depth, shards, fresh, progress)
     check(settings, dataset, tune_split)
+    if analyzer is None:
+        live = None if fresh else layout_alias(alias, text_layout)
+        settings = replace(settings, analyzer=eval_analysis(cluster, dataset, live, use_titles=use_titles).analyzer)
     started = time.perf_counter()
     opened = open_index(cluster, dataset, embedder, settings, tune_split=tune_split, reranker=reranker, cache=cache)
     specs = chosen_specs(opened.searcher.caps, opened.settings, reranker=reranker is not None, tune_split=tune_split)

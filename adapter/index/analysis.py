@@ -177,3 +177,16 @@ def _without_common(name: str, support: AnalysisSupport) -> TextAnalysis:
         f"analyzer {name!r} lives in the analysis-common module; {where}. Use one of {', '.join((FOLDING, *CORE_ANALYZERS))}, "
         f"or {', '.join(sorted(HUNSPELL_LANGUAGES))} (Hunspell), or a cluster with analysis-common"
     )
+
+
+def spec_analyzer(field_analyzer: str, support: AnalysisSupport | None) -> str:
+    """The ``--analyzer`` name that renders as ``field_analyzer`` (what a text field's mapping names) on a
+    cluster with ``support``: the inverse of :func:`text_analysis` (``polish_hunspell`` -> ``polish``,
+    ``icu_folded`` -> ``icu_folding``); a name nothing renders to is its own (``english``, ``folding``)."""
+    for name in (*CLUSTER_ANALYZERS, *HUNSPELL_LANGUAGES):
+        try:
+            if text_analysis(name, support).analyzer == field_analyzer:
+                return name
+        except ConfigurationError:  # the cluster cannot run it, so it did not render this index
+            continue
+    return field_analyzer

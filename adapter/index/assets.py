@@ -26,6 +26,7 @@ from adapter.fusion.choice.defaults import default_fusion_name
 from adapter.fusion.choice.values import ADAPTIVE
 from adapter.index.analysis import AnalysisSupport, text_analysis
 from adapter.index.documents import DocumentLayout
+from adapter.index.language import DEFAULT_ANALYZER
 from adapter.models.fingerprint import EmbeddingFingerprint
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class IndexSpec:
     """Everything that shapes a hybrid index; rendered into component + index templates."""
 
     fingerprint: EmbeddingFingerprint
-    analyzer: str = "folding"
+    analyzer: str = DEFAULT_ANALYZER  # the one rule's default (adapter.index.language), chosen from documents where there are some
     space_type: str = "cosinesimil"
     knn_method: str = "lucene"  # the k-NN method's engine: lucene (HNSW in Lucene), faiss, nmslib
     m: int = 16

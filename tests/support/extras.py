@@ -34,6 +34,7 @@ MODULES = {
     "secure": ("cryptography", "bcrypt"),
     "ray": ("ray",),
     "docs": ("pdoc",),
+    "language": ("py3langid",),
 }
 ALL_EXTRAS = "HYBRID_TEST_ALL_EXTRAS"
 

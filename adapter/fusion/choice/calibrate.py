@@ -35,6 +35,7 @@ class CalibrationReport:
     pipeline: str | None  # the stored adaptive pipeline updated to those weights, if the index has one
     notes: tuple[str, ...] = ()  # what the caller must know: a calibration kept, too few queries to depart
     z_score: bool = False  # whether the cluster runs z_score (the policy's base there)
+    pipeline_changed: bool = True  # whether the adaptive pipeline's fusion differs from the one it held before
 
 
 def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: str = "") -> Calibration:
@@ -60,6 +61,7 @@ def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | N
     meta = index_meta(cluster, info.index)
     kept = meta.get("adaptive")
     adaptive: dict[str, Any] = dict(kept) if isinstance(kept, Mapping) else {}  # one edited out of shape is written anew
+    before = dict(adaptive)
     if calibration is not None:
         adaptive["calibration"] = calibration.to_meta()
     if policy is not None:
@@ -74,7 +76,9 @@ def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | N
     cal = Calibration.from_meta(adaptive.get("calibration"))
     if cal is None:
         raise InputError(f"index {alias!r} has no calibration yet; give queries to calibrate with")
-    return CalibrationReport(alias, info.index, cal, stored, fusion.effective_weights, pipeline, z_score=caps.z_score)
+    changed = corpus_fusion(before, z_score=caps.z_score) != fusion
+    return CalibrationReport(alias, info.index, cal, stored, fusion.effective_weights, pipeline, z_score=caps.z_score,
+                             pipeline_changed=changed)
 
 
 def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,

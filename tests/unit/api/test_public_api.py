@@ -39,7 +39,7 @@ CORE = (
     "adapter.engines.capabilities", "adapter.engines.dsl", "adapter.engines.floats", "adapter.engines.responses",
     "adapter.engines.registry", "adapter.engines.engine", "adapter.engines.port", "adapter.engines.placement",
     "adapter.index", "adapter.index.assets", "adapter.index.documents", "adapter.index.analysis", "adapter.index.spec",
-    "adapter.index.contracts", "adapter.index.metadata",
+    "adapter.index.contracts", "adapter.index.metadata", "adapter.index.language",
     "adapter.ingest", "adapter.ingest.sources", "adapter.ingest.partition", "adapter.ingest.report", "adapter.ingest.deletion",
     "adapter.models", "adapter.models.fingerprint",
     "adapter.search.mmr", "adapter.search.page", "adapter.search.results", "adapter.search.excerpt",

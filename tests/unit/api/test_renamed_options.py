@@ -20,7 +20,8 @@ FP = EmbeddingFingerprint("m", "s", "x", 4, True)
 @pytest.mark.parametrize("command", [["render", "--index", "docs"], ["init", "--index", "docs"], ["plan", "--index", "docs"]])
 def test_the_k_nn_method_flag_and_its_old_spelling(command, capsys):
     parser = build_parser()
-    assert parser.parse_args(command).knn_method == "lucene"
+    assert parser.parse_args(command).knn_method is None  # not given: an existing index's own, else IndexSpec's (lucene)
+    assert IndexSpec.knn_method == "lucene"
     assert parser.parse_args([*command, "--knn-method", "faiss"]).knn_method == "faiss"
     assert "deprecated" not in capsys.readouterr().err
     assert parser.parse_args([*command, "--engine", "nmslib"]).knn_method == "nmslib"

@@ -1,0 +1,113 @@
+"""The one rule for a new index's analyzer and embedder (adapter.index.language), its inverse reading of a
+live index's analyzer (adapter.index.analysis.spec_analyzer), and the detector on the labelled sets' documents."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from adapter.index.analysis import CLUSTER_ANALYZERS, AnalysisSupport, spec_analyzer, text_analysis
+from adapter.index.language import DEFAULT_ANALYZER, MULTILINGUAL_EMBEDDER, Languages, choose
+from tests.support.extras import requires_extra
+
+FULL = AnalysisSupport(("analysis-icu", "analysis-stempel"), ("pl_PL", "es_ES"), "opensearch 3.6.0")
+PLAIN = AnalysisSupport((), (), "opensearch 3.6.0")  # no plugin, no dictionary
+NO_COMMON = AnalysisSupport((), ("es_ES", "pl_PL"), "elasticsearch 9.2.4", analysis_common=False)
+DATA = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
+
+
+def _languages(**counts: int) -> Languages:
+    return Languages(tuple(sorted(counts.items(), key=lambda kv: -kv[1])), f"{sum(counts.values())} documents of docs.jsonl")
+
+
+@pytest.mark.unit
+def test_one_language_gets_its_analyzer_and_the_line_says_why_and_how_to_override():
+    choice = choose(_languages(es=96, en=4), FULL)
+    assert (choice.analyzer, choice.embedder) == ("spanish", MULTILINGUAL_EMBEDDER)
+    assert choice.line() == ("analyzer: spanish, embedder: multilingual-e5-small (96% of 100 documents of docs.jsonl are Spanish; "
+                             "--analyzer / --embedder to choose)")
+    assert choose(_languages(en=50), FULL).analyzer == "english"
+    assert choose(_languages(de=10), FULL).analyzer == "german"
+
+
+@pytest.mark.unit
+def test_polish_needs_a_stemmer_the_cluster_has():
+    assert choose(_languages(pl=40), FULL).analyzer == "polish"
+    assert choose(_languages(pl=40), AnalysisSupport((), ("pl_PL",))).analyzer == "polish"  # Hunspell alone will do
+    without = choose(_languages(pl=40), PLAIN)
+    assert without.analyzer == DEFAULT_ANALYZER and "no Polish stemmer" in without.why
+
+
+@pytest.mark.unit
+def test_mixed_documents_get_folding_or_icu_and_the_multilingual_embedder():
+    mixed = _languages(es=20, en=12, pl=8)
+    assert choose(mixed, FULL).analyzer == "icu_folding"
+    assert choose(mixed, PLAIN).analyzer == "folding"
+    assert choose(mixed, PLAIN).embedder == MULTILINGUAL_EMBEDDER
+    assert "50% Spanish, 30% English, 20% Polish: mixed" in choose(mixed, PLAIN).why
+    # 80% is one language: a Spanish help centre quotes English error messages
+    assert choose(_languages(es=80, en=20), PLAIN).analyzer == "spanish"
+
+
+@pytest.mark.unit
+def test_no_documents_or_too_few_give_the_default():
+    assert choose(None, FULL).analyzer == DEFAULT_ANALYZER
+    assert choose(None, FULL).why == "no documents to read the language from yet"
+    few = choose(_languages(es=2), FULL)
+    assert few.analyzer == DEFAULT_ANALYZER and "only 2 documents" in few.why
+
+
+@pytest.mark.unit
+def test_without_analysis_common_a_language_needs_its_dictionary():
+    assert choose(_languages(es=30), NO_COMMON).analyzer == "spanish"  # rebuilt from Hunspell es_ES
+    english = choose(_languages(en=30), NO_COMMON)
+    assert english.analyzer == DEFAULT_ANALYZER and "no analysis-common" in english.why
+
+
+@pytest.mark.unit
+def test_no_analyzer_for_the_language_says_so():
+    choice = choose(_languages(uk=30), FULL)  # Ukrainian: no built-in analyzer
+    assert choice.analyzer == "icu_folding" and "no analyzer for Ukrainian" in choice.why
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("support", [FULL, AnalysisSupport(("analysis-icu",), ("pl_PL",)), NO_COMMON, None])
+@pytest.mark.parametrize("name", ["folding", "english", "spanish", "german", *CLUSTER_ANALYZERS])
+def test_a_live_analyzer_reads_back_as_the_name_that_renders_it(name, support):
+    """spec_analyzer is text_analysis read backwards: the name it gives renders the same analysis."""
+    from adapter.errors import ConfigurationError
+
+    try:
+        rendered = text_analysis(name, support)
+    except ConfigurationError:
+        pytest.skip(f"{name} does not render on this cluster")
+    back = spec_analyzer(rendered.analyzer, support)
+    assert replace(text_analysis(back, support), notices=()) == replace(rendered, notices=())  # the notice names the one asked for
+
+
+@pytest.mark.unit
+@requires_extra("language")
+@pytest.mark.parametrize(("folder", "analyzer"), [("soporte-es", "spanish"), ("wsparcie-pl", "polish"), ("parts-en", "english"),
+                                                   ("glossary-en", "english"), ("pyapi-en", "english")])
+def test_the_detector_reads_the_labelled_sets_languages(folder, analyzer):
+    from adapter.models.language import detect_languages
+
+    rows = [json.loads(line) for line in (DATA / folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    languages = detect_languages((f"{r.get('title', '')}\n{r['text']}" for r in rows), source=f"{folder}/corpus.jsonl")
+    assert choose(languages, FULL).analyzer == analyzer, languages
+
+
+@pytest.mark.unit
+@requires_extra("language")
+def test_the_detector_sees_a_mixed_corpus():
+    from adapter.models.language import detect_languages
+
+    texts = []
+    for folder in ("soporte-es", "wsparcie-pl", "parts-en"):
+        lines = (DATA / folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:20]
+        texts += [json.loads(line)["text"] for line in lines]
+    choice = choose(detect_languages(texts, source="mixed"), PLAIN)
+    assert choice.analyzer == "folding" and "mixed" in choice.why
