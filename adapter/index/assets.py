@@ -30,7 +30,7 @@ from adapter.index.language import DEFAULT_ANALYZER
 from adapter.models.fingerprint import EmbeddingFingerprint
 
 if TYPE_CHECKING:
-    from importlib.abc import Traversable  # importlib.resources.abc from 3.11; the package supports 3.10
+    from importlib.resources.abc import Traversable
 
     from adapter.engines.capabilities import Capabilities
     from adapter.fusion import Fusion
