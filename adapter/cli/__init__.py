@@ -119,15 +119,41 @@ def _log_to_stderr(verbosity: int, quiet: bool) -> Iterator[None]:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     handler.setLevel(level)
+    unanswered = _Unanswered() if verbosity == 0 else None
+    if unanswered is not None:
+        handler.addFilter(unanswered)
     logger = logging.getLogger("adapter")
     before = logger.level
     logger.addHandler(handler)
     logger.setLevel(min(level, before) if before else level)  # an application's lower level stays
+    failed = False
     try:
         yield
+    except BaseException:
+        failed = True
+        raise
     finally:
         logger.removeHandler(handler)
         logger.setLevel(before)
+        if unanswered is not None and unanswered.count and not failed and not quiet:
+            print(f"note: {unanswered.count} request{'s' * (unanswered.count != 1)} got no answer and "
+                  f"{'were' if unanswered.count != 1 else 'was'} asked again (-v shows each)", file=sys.stderr)
+
+
+class _Unanswered(logging.Filter):
+    """Holds back the WARNING line of each request that got no answer (the client asks again, up to 8 lines
+    before a cluster that is not there is named as such): the command's error says it in one line, a command
+    that got through says how many were asked again; ``-v`` shows each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "adapter.requests" and record.levelno == logging.WARNING and " no answer in " in record.getMessage():
+            self.count += 1
+            return False
+        return True
 
 
 if __name__ == "__main__":

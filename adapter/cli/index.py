@@ -148,13 +148,16 @@ def _analysis_line(args: argparse.Namespace, spec: IndexSpec, live: Spec | None,
     """The one line that says which analyzer and embedder the index has, why, and how to choose others."""
     from adapter.index.language import OVERRIDE
 
+    from adapter.cli.demo import hybrid_command
+
+    hybrid = hybrid_command()
     said = f"analyzer: {spec.analyzer}, embedder: {spec.fingerprint.spec}"
     embedder = "embedder as asked" if "embedder" in asked else "the default embedder, multilingual; --embedder to choose"
     if live is not None:
-        return f"{said} (the existing index's; another needs a new index: `hybrid reindex --index {args.index} --analyzer ...`)"
+        return f"{said} (the existing index's; another needs a new index: `{hybrid} reindex --index {args.index} --analyzer ...`)"
     if choice is None:
         return f"{said} (as asked)" if len(asked) == 2 else f"{said} (analyzer as asked; {embedder})"
     if pending:
-        return (f"{said} for now: the first `hybrid ingest` reads its documents' language and chooses the analyzer "
+        return (f"{said} for now: the first `{hybrid} ingest` reads its documents' language and chooses the analyzer "
                 f"(--analyzer to choose now, --sample FILE to choose from a file)")
     return f"{said} ({choice.why}; {embedder if 'embedder' in asked else OVERRIDE})"

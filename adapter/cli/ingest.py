@@ -148,7 +148,9 @@ def _first_documents_choose(cluster: Cluster, args: argparse.Namespace, rows: It
     texts = [f"{r.title}\n{r.text}" for r in head if isinstance(r, SourceDoc)]
     choice = settle_pending(cluster, args.index, texts, source=Path(args.path).name)
     if choice is not None:
-        print(choice.line(override="to choose another: `hybrid reindex --index " + args.index + " --analyzer ...`"))
+        from adapter.cli.demo import hybrid_command
+
+        print(choice.line(override=f"to choose another: `{hybrid_command()} reindex --index {args.index} --analyzer ...`"))
     return itertools.chain(head, rows)
 
 
@@ -163,9 +165,10 @@ def _say_interrupted(report: IngestReport) -> None:
 
 def _next_steps(info: IndexInfo) -> None:
     """An adaptive index runs its 0.5 / 0.5 baseline until calibrated: say how, once its rows are in."""
+    from adapter.cli.demo import hybrid_command
     from adapter.fusion.choice.policy import stored_policy
 
     policy, calibration = stored_policy(info.adaptive)
-    if info.default_fusion == "adaptive" and policy.departs and calibration is None:
-        print(f"next: hybrid calibrate --index {info.alias} --queries FILE (a sample of your users' queries, one per line: "
+    if info.default_fusion == "adaptive" and policy.departs and calibration is None:  # the command as it runs here (.venv/bin/hybrid)
+        print(f"next: {hybrid_command()} calibrate --index {info.alias} --queries FILE (a sample of your users' queries, one per line: "
               "the adaptive default keeps 0.5 / 0.5 until it has seen how they match this corpus)")

@@ -113,6 +113,7 @@ class NodeStatus:
 
 
 LOCK_REPORT_EVERY = 10.0  # seconds between "still waiting" lines
+PROGRESS_EVERY = 15.0  # seconds between "waiting for the node to answer" lines while it starts
 
 
 @contextlib.contextmanager
@@ -462,9 +463,14 @@ class LocalNode:
     def _wait_healthy(self, state: dict[str, Any], timeout: float, nodes: int | None = None) -> None:
         """Until the cluster answers yellow or green with ``nodes`` nodes joined (default: all)."""
         nodes = nodes or len(state["nodes"])
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline, said = started + timeout, started
         last = ""
         while time.monotonic() < deadline:
+            if time.monotonic() - said >= PROGRESS_EVERY:  # a first start takes 1-2 minutes: say it is alive, not stuck
+                said = time.monotonic()
+                self.log(f"waiting for {self.name} to answer: {said - started:.0f} s so far (a start takes about 1-2 minutes here; "
+                         f"up to {timeout:g} s; its log: {self._log_file(0)})")
             for index, node in enumerate(state["nodes"]):
                 if node.get("pid") and not procs.pid_alive(node["pid"]):
                     raise NodeStartError(

@@ -65,3 +65,21 @@ def test_the_demo_ends_on_what_convinces(capsys):
     assert any(s.startswith("make demo-report") for s in steps) and any(" eval --dataset DIR --report " in s for s in steps)
     print_next_steps("http://127.0.0.1:9250", "demo-support", node, clone=False)  # from a wheel: no make, the extras' install line
     assert "make demo-report" not in (out := capsys.readouterr().out) and "eval,report" in out
+
+
+def test_ingest_next_step_names_the_command_as_it_runs(tmp_path, monkeypatch, capsys):
+    """Found walking the first hour (issue 39): after `make demo`, ingest's `next:` hint said bare `hybrid`, not on PATH."""
+    import sys
+
+    from adapter.cli.ingest import _next_steps
+    from adapter.index.catalog import IndexInfo
+    from adapter.models.fingerprint import EmbeddingFingerprint
+
+    script = tmp_path / ".venv" / "bin" / "hybrid"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/nowhere")
+    monkeypatch.setattr(sys, "argv", [str(script), "ingest"])
+    _next_steps(IndexInfo("docs", "docs-v1", EmbeddingFingerprint("m", "s", "x", 4, True), default_fusion="adaptive"))
+    assert "next: .venv/bin/hybrid calibrate --index docs --queries FILE" in capsys.readouterr().out

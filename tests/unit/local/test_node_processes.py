@@ -133,3 +133,30 @@ def test_a_restarted_node_gets_the_port_it_had_when_that_port_is_free(tmp_path):
     assert any(f"port {first[0]['http']}" in m and "taken" in m for m in logs), logs
     explicit = LocalNode(NodeConfig(cache_dir=tmp_path, port=procs.free_port()), log=logs.append)
     assert explicit._ports()[0]["http"] == explicit.config.port  # --port still wins
+
+
+def test_a_slow_start_says_it_is_still_waiting(tmp_path, monkeypatch):
+    """Found walking the first hour (issue 39): the node's 90-105 s first start printed nothing between
+    'starting ...' and 'is up', which reads as a hang."""
+    import urllib.error
+
+    from adapter.local import node as node_module
+    from adapter.local import procs
+
+    logs: list[str] = []
+    node = LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)
+    clock = iter(range(0, 10_000, 4))  # each look at the clock: 4 s later
+    monkeypatch.setattr(node_module.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(node_module.time, "sleep", lambda s: None)
+    answers = iter([urllib.error.URLError("refused")] * 12 + [{"status": "green", "number_of_nodes": 1}])
+
+    def health(url, **_):
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(procs, "get_json", health)
+    node._wait_healthy({"nodes": [{"url": "http://127.0.0.1:9", "pid": None}]}, timeout=300)
+    waiting = [line for line in logs if line.startswith("waiting for opensearch-")]
+    assert len(waiting) >= 2 and "s so far" in waiting[0] and "its log:" in waiting[0], logs
