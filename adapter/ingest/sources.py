@@ -369,6 +369,7 @@ def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEF
         decoder = json.JSONDecoder()
         with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
             buf, pos, line, eof = fh.read(_ARRAY_READ), 0, 1, False
+            base = 0  # the column (0-based) buf[0] sits at on its line: the buffer is cut mid-line
             pos = buf.index("[") + 1
             line += buf.count("\n", 0, pos)
             while True:
@@ -378,6 +379,7 @@ def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEF
                         pos += 1
                     if pos < len(buf) or eof:
                         break
+                    base = _column_at(buf, len(buf), base)
                     buf, pos = fh.read(_ARRAY_READ), 0
                     eof = not buf
                 if pos >= len(buf) or buf[pos] == "]":
@@ -390,17 +392,25 @@ def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEF
                         more = "" if eof else fh.read(_ARRAY_READ)
                         if not more or len(buf) - pos > largest:
                             where = line + buf.count("\n", pos, exc.pos)
-                            column = exc.pos - buf.rfind("\n", 0, exc.pos)
+                            column = _column_at(buf, exc.pos, base) + 1
                             yield RowError(where, f"invalid JSON: {exc.msg} at column {column}; the rest of the file was not "
                                                   "read (the array is broken there)")
                             return
+                        base = _column_at(buf, pos, base)
                         buf, pos = buf[pos:] + more, 0
                 bad_bytes = _undecoded(buf[pos:end])
                 start, line = line, line + buf.count("\n", pos, end)
+                base = _column_at(buf, end, base)
                 buf, pos = buf[end:], 0
                 yield RowError(start, bad_bytes) if bad_bytes else (start, record)
 
     return _dedupe(_objects(path, fields, rows()))
+
+
+def _column_at(buf: str, index: int, base: int) -> int:
+    """The 0-based column of ``buf[index]`` on its line, where ``buf[0]`` sits at column ``base``."""
+    newline = buf.rfind("\n", 0, index)
+    return index - newline - 1 if newline >= 0 else base + index
 
 
 def read_csv(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
