@@ -121,7 +121,10 @@ def load_model(path: str) -> LearnedFusion:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from adapter.engines.dsl import clean_query
+    from adapter.engines.port import counting
     from adapter.fusion import parse_fusion, parse_weights
     from adapter.index.contracts import search_result_json
     from adapter.search.results import Technique
@@ -147,25 +150,27 @@ def run(args: argparse.Namespace) -> int:
         fusion = policy or ADAPTIVE  # resolved below: the index's own policy unless a file was given
     else:
         fusion = parse_fusion(args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant)
-    options = search_options(args)
+    options = replace(search_options(args), text_matches=True)  # the notes below, without a request of their own
     vector = read_query_vector(args.query_vector) if args.query_vector else None
-    searcher = open_searcher(args, args.reranker if args.rerank else None, depth=args.depth, allow_fallback=not args.no_fallback)
-    if fusion == ADAPTIVE:
-        fusion = searcher.policy
-    timing = QueryTiming()
-    if vector is None and (Technique.parse(args.technique) is not Technique.BM25 or args.mmr is not None):
-        vector, timing = embed_timed(searcher, args.query)
-    elif vector is not None:
-        timing = QueryTiming(source=args.query_vector)
-    technique = args.technique
-    if args.fusion == LEARNED and technique == "hybrid":
-        technique = "client"  # no server runs a learned fusion: both legs are fused here by the model
-    result = searcher.search(
-        args.query, technique=technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
-        fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
-        query_vector=vector, fast_path=FastPath(args.fast_path),
-    )
-    result = with_match_notes(searcher, args.query, result, page_from=args.from_)
+    with counting() as counted:  # every HTTP request of the command: what the result's `requests` says
+        searcher = open_searcher(args, args.reranker if args.rerank else None, depth=args.depth, allow_fallback=not args.no_fallback)
+        if fusion == ADAPTIVE:
+            fusion = searcher.policy
+        timing = QueryTiming()
+        if vector is None and (Technique.parse(args.technique) is not Technique.BM25 or args.mmr is not None):
+            vector, timing = embed_timed(searcher, args.query)
+        elif vector is not None:
+            timing = QueryTiming(source=args.query_vector)
+        technique = args.technique
+        if args.fusion == LEARNED and technique == "hybrid":
+            technique = "client"  # no server runs a learned fusion: both legs are fused here by the model
+        result = searcher.search(
+            args.query, technique=technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
+            fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
+            query_vector=vector, fast_path=FastPath(args.fast_path),
+        )
+        result = with_match_notes(searcher, args.query, result, page_from=args.from_)
+    result = replace(result, requests=counted[0])
     if args.json:
         # Indented for a person at a terminal; one line for a program (a 10-hit answer: ~7 KB, not ~11).
         indent = 2 if sys.stdout.isatty() else None
@@ -180,20 +185,40 @@ _TEXT_LEGS = ("bm25", "hybrid", "client", "client-rrf")
 
 def with_match_notes(searcher: Searcher, query: str, result: SearchResult, *, page_from: int = 0) -> SearchResult:
     """``result`` with notes where BM25 could not match (an empty index; a query of stopwords only, or of
-    words the index does not hold), which a page of dense hits alone, or none, would not say. Asked
-    here, not by every search: a count when the page is empty, the query's term statistics when a
-    leg is BM25 (two small requests, apart from the search's own)."""
+    words the index does not hold), which a page of dense hits alone, or none, would not say. The
+    search itself told whether BM25 matched (``SearchOptions.text_matches``, taken out of the
+    aggregations here): where it did and the page has hits there is nothing to say and nothing is
+    asked. Else a count when the page is empty, and the query's term statistics (one ``_termvectors``)
+    when a leg is BM25."""
     from dataclasses import replace
 
+    from adapter.search.page import TEXT_MATCHES
+
+    told = result.aggregations.get(TEXT_MATCHES)
+    if told is not None:
+        result = replace(result, aggregations={k: v for k, v in result.aggregations.items() if k != TEXT_MATCHES})
+    technique = result.technique.value
+    matched = (technique == "bm25" and bool(result.hits)) or (told is not None and told.buckets[0].count > 0)
     documents = None
     if not result.hits:
         documents = searcher.cluster.count(searcher.info.index, action=f"counting the documents of {searcher.alias}")
     coverage: float | None = -1.0  # not asked
-    if result.technique.value in _TEXT_LEGS and documents != 0:
-        coverage = searcher.query_evidence(query)[1]
-    notes = match_notes(searcher.alias, documents=documents, coverage=coverage, technique=result.technique.value,
+    if technique in _TEXT_LEGS and documents != 0 and not (matched and result.hits):
+        coverage = term_coverage(searcher, query)
+    notes = match_notes(searcher.alias, documents=documents, coverage=coverage, technique=technique,
                         hits=len(result.hits), page_from=page_from, said=result.notices)
     return replace(result, notices=(*result.notices, *notes)) if notes else result
+
+
+def term_coverage(searcher: Searcher, query: str) -> float | None:
+    """The query's term coverage of the index (:func:`adapter.fusion.choice.signals.term_coverage`): None where
+    the analyzer keeps no word of it, 0 where the index holds none of them. One ``_termvectors``."""
+    from adapter.engines.dsl import clean_query
+    from adapter.search.recovery import Attempt
+    from adapter.search.retrieve import Retriever
+
+    retriever = Retriever(searcher.cluster, searcher.engine, searcher.state, Attempt(accept_partial=True))
+    return retriever.coverage(clean_query(query))[0]
 
 
 def match_notes(index: str, *, documents: int | None, coverage: float | None, technique: str, hits: int,

@@ -242,6 +242,15 @@ class ClientCluster(Cluster):
         answer = self._call(action or f"reading {index}", lambda: self.client.indices.get(index=index, **options))
         return dict(answer[index])
 
+    def get_indices(self, name: str, *, include_defaults: bool = False, filter_path: str | None = None,
+                    action: str | None = None) -> dict[str, Json] | None:
+        """One ``GET <name>``: the server resolves an alias to its indices and answers each by name."""
+        options: dict[str, Any] = {"include_defaults": True} if include_defaults else {}
+        if filter_path is not None:
+            options["filter_path"] = filter_path
+        answer = self._or_none(action or f"reading {name}", lambda: self.client.indices.get(index=name, **options))
+        return None if answer is None else {index: dict(body) for index, body in answer.items()}
+
     def create_index(self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None) -> None:
         # The request's timeout bounds the server's wait for the primaries (its active-shards wait runs up to it).
         wait: dict[str, Any] = {}

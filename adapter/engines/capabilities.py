@@ -77,6 +77,9 @@ class Capabilities:
     server_mmr: bool = False  # the k-NN plugin knows ext.mmr (3.3+)
     server_mmr_enabled: bool = False  # ... and the cluster setting turns its processors on
     in_query_fusion: bool = False  # hybrid.fusion: fused without a search pipeline (unreleased)
+    # The cluster settings behind server_mmr_enabled and in_query_fusion were read (False: a search's probe
+    # left them for when a search needs them; both flags are False until then).
+    switches_read: bool = True
     delete_by_query: bool = False  # the reindex module
     modules: tuple[str, ...] = ()
     hunspell: tuple[str, ...] = ()  # Hunspell locales every node has (node attribute `hunspell`)

@@ -67,6 +67,30 @@ def forget_last() -> None:
         sent.pop()
 
 
+# -- how many requests went out -----------------------------------------------------------------------
+_COUNTED: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("hybrid_counted", default=None)
+
+
+@contextlib.contextmanager
+def counting() -> Iterator[list[int]]:
+    """How many HTTP requests the adapter's clients sent in this block (this thread or task only; every
+    attempt, the transport's retries and refused requests included): ``counted[0]``, counted as the
+    connection logs each (:func:`count_request`)."""
+    counted = [0]
+    token = _COUNTED.set(counted)
+    try:
+        yield counted
+    finally:
+        _COUNTED.reset(token)
+
+
+def count_request() -> None:
+    """One HTTP request went out (called by each engine's connection, once per attempt)."""
+    counted = _COUNTED.get()
+    if counted is not None:
+        counted[0] += 1
+
+
 # -- typed values ------------------------------------------------------------------------------------
 @dataclass
 class BulkCounts:
@@ -132,6 +156,15 @@ class Cluster(abc.ABC):
     @abc.abstractmethod
     def probe(self, *, refresh: bool = False) -> Capabilities:
         """What the cluster can do, cached per cluster (``refresh`` asks again)."""
+
+    def search_capabilities(self) -> Capabilities:
+        """What a searcher needs of :meth:`probe`, where the engine can tell it for less (OpenSearch:
+        ``GET /`` alone; its switching settings read later by :meth:`with_switches`). Default: the probe."""
+        return self.probe()
+
+    def with_switches(self, caps: Capabilities) -> Capabilities:
+        """``caps`` with every flag read (``caps.switches_read``); what :meth:`search_capabilities` left out."""
+        return caps
 
     @abc.abstractmethod
     def cluster_id(self, *, action: str | None = None) -> str:
@@ -227,6 +260,18 @@ class Cluster(abc.ABC):
     def get_index(self, index: str, *, include_defaults: bool = False, filter_path: str | None = None,
                   action: str | None = None) -> Json:
         """``GET <index>``: its ``mappings`` and ``settings`` (and ``defaults`` when asked)."""
+
+    def get_indices(self, name: str, *, include_defaults: bool = False, filter_path: str | None = None,
+                    action: str | None = None) -> dict[str, Json] | None:
+        """``GET <name>``: each concrete index ``name`` stands for (itself, or an alias's indices) by
+        its name, with what :meth:`get_index` answers; None where ``name`` is neither. A port whose
+        engine answers it in one request says so by overriding this (the default asks three)."""
+        if self.alias_exists(name, action=action):
+            return {index: self.get_index(index, include_defaults=include_defaults, filter_path=filter_path, action=action)
+                    for index in self.aliased_indices(name, action=action)}
+        if self.index_exists(name, action=action):
+            return {name: self.get_index(name, include_defaults=include_defaults, filter_path=filter_path, action=action)}
+        return None
 
     @abc.abstractmethod
     def create_index(self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None) -> None:

@@ -11,7 +11,7 @@ from adapter.engines import Engine, HybridRequest
 from adapter.engines.dsl import filter_clauses, search_body, termvectors_body, text_query
 from adapter.fusion import LEGS
 from adapter.fusion.base import FusedBy
-from adapter.search.page import Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
+from adapter.search.page import TEXT_MATCHES, Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
 from adapter.engines.placement import FusionPlan
 from adapter.search.planning import FirstStage
 from adapter.search.state import IndexState
@@ -110,7 +110,15 @@ def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPla
         fusion=plan.fusion if plan.fused_by.in_request else None,  # in_request: Elasticsearch, in-query fusion
         empty_shard=empty_shard))
     body.update(_page(engine, state, stage, request_highlights=hybrid_highlights(state, plan, empty_shard=empty_shard)))
+    if counts_text_matches(state, stage, plan):  # over what the hybrid matched: how much of it the text leg matched
+        body["aggs"] = {**body.get("aggs", {}), TEXT_MATCHES: {"filter": text}}
     return body
+
+
+def counts_text_matches(state: IndexState, stage: FirstStage, plan: FusionPlan) -> bool:
+    """Whether the hybrid request counts its text leg's matches (``SearchOptions.text_matches``): a
+    filter aggregation of that leg's query, where OpenSearch's hybrid query takes aggregations."""
+    return stage.page.options.text_matches and state.caps.hybrid_aggregations and plan.fused_by in HYBRID_QUERY_FUSIONS
 
 
 def facets(engine: Engine, state: IndexState, stage: FirstStage) -> Body:

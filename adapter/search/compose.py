@@ -4,16 +4,17 @@ hits assembled. One function per way of running a first stage."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from adapter.observability import tracing
 from adapter.engines import responses
 from adapter.engines.dsl import text_query
-from adapter.engines.responses import Facet
+from adapter.engines.responses import Bucket, Facet
 from adapter.fusion import FusedDoc
 from adapter.search import assemble, bodies, fuse
 from adapter.search.answers import Answer
 from adapter.engines.placement import FusionPlan
+from adapter.search.page import TEXT_MATCHES
 from adapter.search.planning import FirstStage, SearchPlan
 from adapter.search.request import SearchRequest
 from adapter.search.results import Hit, Technique
@@ -70,7 +71,7 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
     if resp is None:
         return FirstHits((), 0.0, 1)  # past the end of the fused list: the result says so, as client fusion does
     took, requests = responses.took(resp), 1
-    facets = responses.facets(resp, stage.page.options.facets)
+    facets = {**responses.facets(resp, stage.page.options.facets), **_text_matches(resp)}
     if stage.page.facets_apart:
         apart = r.facets_apart(stage)
         facets, took, requests = responses.facets(apart, stage.page.options.facets), took + responses.took(apart), requests + 1
@@ -102,6 +103,8 @@ def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Firs
     extra = [bodies.facets(r.engine, r.state, stage)] if stage.page.facets_apart else []
     legs = r.legs(stage, fields=stage.page.field_values, extra=extra)
     facets = responses.facets(legs.extra[0], stage.page.options.facets) if legs.extra else {}
+    if stage.page.options.text_matches:
+        facets = {**facets, **text_matches(len(legs.runs[0]))}
     with tracing.span("hybrid.fuse", {"hybrid.fusion": fusion.name, "hybrid.candidates": sum(len(run) for run in legs.runs)}):
         groups = fuse.client_fused(legs, fusion, stage)
     found = r.documents([f.id for g, others in groups for f in (g, *others)], stage)
@@ -114,6 +117,17 @@ def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Firs
     hits = tuple(assemble.hit(layout, raw(f), stage.from_ + i + 1, f.legs, [raw(o) for o in others])
                  for i, (f, others) in enumerate(groups))
     return FirstHits(hits, legs.took + sum(r.fetched), 2 + len(r.fetched), facets)
+
+
+def text_matches(count: int) -> dict[str, Facet]:
+    """``SearchOptions.text_matches``' answer: how many documents BM25 matched (0: none)."""
+    return {TEXT_MATCHES: Facet(TEXT_MATCHES, (Bucket("bm25", count),))}
+
+
+def _text_matches(resp: Mapping[str, Any]) -> dict[str, Facet]:
+    """The hybrid answer's count of its text leg's matches, where the request asked for it."""
+    agg = (resp.get("aggregations") or {}).get(TEXT_MATCHES)
+    return text_matches(int(agg.get("doc_count", 0))) if isinstance(agg, Mapping) else {}
 
 
 def _fusion(plan: SearchPlan) -> FusionPlan:

@@ -105,6 +105,12 @@ class SortKey:
         return cls(name.strip(), order.strip() or "desc")
 
 
+# SearchOptions.text_matches: the facet of one bucket ("bm25", n) in SearchResult.aggregations, n > 0 when
+# BM25 matched documents among those the query matched (a hybrid query: all of them; the client's leg: its
+# candidates, a lower bound), 0 when it matched none. A leading underscore: no facet of a field is named so.
+TEXT_MATCHES = "_text_matches"
+
+
 @dataclass(frozen=True)
 class SearchOptions:
     """What a page asks for besides the hits (see the module docstring). Validated here."""
@@ -121,6 +127,10 @@ class SearchOptions:
     mmr: MMRPlace = MMRPlace.AUTO
     full_text: bool = False  # the text fields whole; by default each comes back as an excerpt of at most max_text_chars
     max_text_chars: int = 10_000
+    # Whether the text leg (BM25) matched anything, told in the result's aggregations under TEXT_MATCHES where
+    # the search can say it without another request: a hybrid query's filter aggregation (2.13+), the client's
+    # BM25 leg. What `hybrid search` needs for its notes on dense-only hits.
+    text_matches: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "facets", tuple(dict.fromkeys(self.facets)))

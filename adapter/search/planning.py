@@ -4,8 +4,9 @@ Where the fusion runs (as the engine's placement puts it: a stored pipeline, one
 request, the request itself on Elasticsearch; or the client, with a notice, when the cluster
 cannot: :mod:`adapter.engines.placement`), the adaptive weights for
 this query, where MMR and each part of the page run, and the first stage's sizes. Pure but for
-two questions it asks the cluster through :class:`Lookups` (a stored pipeline's fusion, the
-query's BM25 match quality), answered by the retrieve stage.
+the questions it asks the cluster through :class:`Lookups` (a stored pipeline's fusion, the
+query's BM25 match quality, and, where a search's probe left them out and this search depends on
+them, the cluster settings that switch server MMR and in-query fusion), answered by the retrieve stage.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ class Lookups(StoredFusions, Protocol):
 
     def match_quality(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, Signals]:
         """BM25's match quality for ``query`` and what asking cost."""
+        ...
+
+    def switched(self) -> IndexState:
+        """The state with the cluster settings that switch features read (``caps.switches_read``), once per state."""
         ...
 
 
@@ -173,6 +178,11 @@ def model_fit(fusion: Fusion | None, state: IndexState, shape: Shape) -> tuple[s
     return fusion.fit_for(index=state.info.alias, embedder=state.info.fingerprint.key, depth=shape.depth)
 
 
+def switched(state: IndexState, lookups: Lookups) -> IndexState:
+    """``state`` where its capabilities know the switching cluster settings (read through ``lookups`` only if not yet)."""
+    return state if state.caps.switches_read else lookups.switched()
+
+
 def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups: Lookups, vector: np.ndarray | None, *,
                 allow_fallback: bool = True, refused: str | None = None) -> SearchPlan:
     """The whole plan of one search (``vector``: the query's, where it needs one)."""
@@ -191,12 +201,14 @@ def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups
             plan = client_plan(state, lookups, fixed, pipeline)
         if plan.fused_by is FusedBy.CLIENT:
             technique = Technique.CLIENT
-        elif plan.fused_by is FusedBy.SERVER_INLINE and state.caps.in_query_fusion and not request.explain:
+        elif plan.fused_by is FusedBy.SERVER_INLINE and not request.explain and switched(state, lookups).caps.in_query_fusion:
             # A cluster with in-query fusion needs no pipeline in the request (the explanation
             # response processor still does).
             plan = replace(plan, fused_by=FusedBy.SERVER_QUERY, inline=None)
     elif technique is Technique.CLIENT_RRF:
         plan = FusionPlan(fixed or RRF(), FusedBy.CLIENT)
+    if request.mmr_lambda is not None and technique is Technique.DENSE and request.options.mmr is not MMRPlace.CLIENT:
+        state = switched(state, lookups)  # whether the cluster setting turns the server's MMR on
     server_mmr, mmr_notice = mmr_place(state, technique, request)
     page = plan_page(request.options, state.caps, technique.value, post=request.post)
     stage = FirstStage(request.query, vector, request.filters, shape.depth, shape.page_from, shape.page_size,

@@ -15,6 +15,8 @@ search is planned again on a new :class:`~.state.IndexState` (never by changing 
 - :class:`NodeLeft`: a request failed as a whole because a node was leaving (500 "Node not
   connected" while the cluster state still lists it): asked once more a moment later; failing
   again, the server's error is raised;
+- :class:`EmptyShardRefused`: the empty shard a one-shard hybrid searches beside is missing or not
+  ours to read: searched without it from then on;
 - :class:`Overloaded`: the node's memory breaker refused the request at its door (429 "Data too
   large": its heap full for the moment, no work done): asked again after a growing pause, a
   bounded number of times, then the server's error is raised.
@@ -138,6 +140,17 @@ class NodeLeft(Recover):
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         aio.pause(PARTIAL_RETRY_PAUSE_S)
         return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))  # the refused one is among them
+
+
+class EmptyShardRefused(Recover):
+    """The empty shard searched beside a one-shard index's hybrid (:meth:`.retrieve.Retriever.empty_shard`)
+    is missing (404: never created, or deleted) or not the caller's to read (403): the state remembers,
+    and the search runs again without it (the refused request counts: it cost a round trip)."""
+
+    then = "searching without the empty shard"
+
+    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+        return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))
 
 
 OVERLOAD_PAUSE_S = 0.25  # the first pause after the memory breaker refused; doubled at each try

@@ -17,8 +17,9 @@ from adapter.engines.port import Cluster, recording
 from adapter.engines.responses import RawHit
 from adapter.errors import BackendError, IndexMismatchError, InputError
 from adapter.fusion import LEGS, Fusion
-from adapter.fusion.choice.policy import match_quality
+from adapter.fusion.choice.policy import FieldTerms, match_quality
 from adapter.fusion.choice.signals import term_coverage
+from adapter.models.query_cache import QUERY_VECTORS
 from adapter.index.catalog import alias_indices, mapped_fields, max_clause_count
 from adapter.search import bodies
 from adapter.search.answers import Answer, Legs
@@ -28,6 +29,7 @@ from adapter.search.planning import FirstStage, Signals
 from adapter.search.recovery import (
     AliasMoved,
     Attempt,
+    EmptyShardRefused,
     FusionRefused,
     NodeLeft,
     Overloaded,
@@ -40,6 +42,7 @@ from adapter.search.request import VectorLike
 from adapter.search.state import IndexState
 
 Json = Mapping[str, Any]
+EMPTY_SHARD_REFUSED = "empty_shard_refused"  # IndexState.facts: a search beside the empty shard was refused
 
 
 class Retriever:
@@ -138,6 +141,9 @@ class Retriever:
             return self.search(body, pipeline=plan.pipeline, leg="hybrid", beside=empty_shard)
         except BackendError as exc:
             reason = exc.reason or ""
+            if empty_shard is not None and (exc.status == 403 or (exc.status == 404 and empty_shard in reason)):
+                self.state.facts.get(EMPTY_SHARD_REFUSED, lambda: 1)
+                raise EmptyShardRefused(exc) from exc
             why = self.engine.refused_fusion(exc)
             if why is not None:
                 raise FusionRefused(plan.fusion, why, exc) from exc
@@ -152,24 +158,13 @@ class Retriever:
         """The engine's empty shard, to search beside a one-shard index's server-fused hybrid so that the
         server fuses before it fetches (the page alone, with its excerpts: one request), where it can:
         not with a collapse or sort the server runs (the empty shard maps no field), nor where the client
-        needs the whole fused list. Whether this cluster lets us search it is asked once per state."""
+        needs the whole fused list. Taken as there (``hybrid init`` creates it) until a search beside it
+        is refused (404: absent; 403: not ours to read): then, for this state, not (:class:`EmptyShardRefused`)."""
         name, page = self.engine.empty_shard_index, stage.page
         if (name is None or not plan.fused_by.server or self.state.info.shards != 1 or self.state.caps.serverless
                 or stage.whole or page.collapse_on_server or page.sort_on_server):
             return None
-        return name if self.state.facts.get("empty_shard", lambda: self._searchable(name)) else None
-
-    def _searchable(self, index: str) -> bool:
-        """Whether ``index`` answers a search (absent, 404, or not ours to read, 403: no); not one of the search's requests."""
-        with recording():
-            try:
-                with self._refusals_recovered():
-                    self.cluster.search(index, {"size": 0}, action=f"checking {index}")
-            except BackendError as exc:
-                if exc.status in (403, 404):
-                    return False
-                raise
-        return True
+        return None if self.state.facts.peek(EMPTY_SHARD_REFUSED) else name
 
     def legs(self, stage: FirstStage, *, fields: Sequence[str] = (), extra: Sequence[Mapping[str, Any]] = ()) -> Legs:
         """Both legs to the stage's depth in one ``_msearch``, with ``extra`` bodies (answers after)."""
@@ -236,12 +231,23 @@ class Retriever:
         with recording() as sent:
             resp = self.search(bodies.top_bm25(self.state, query, filters), leg="signals")
         top = responses.hits(resp)
+        coverage, fields, took = self.coverage(query)
+        quality = match_quality(top[0].score if top else 0.0, fields, legacy_bm25=self.state.caps.legacy_bm25)
+        return quality, coverage, Signals(responses.took(resp) + took, 2, tuple(sent))
+
+    def coverage(self, query: str) -> tuple[float | None, list[FieldTerms], float]:
+        """The query's term coverage (:func:`adapter.fusion.choice.signals.term_coverage`), the term statistics
+        per text field and the server's took, from one ``_termvectors`` of the query on the index."""
         with tracing.span("hybrid.request", {"hybrid.leg": "signals", "db.operation.name": "termvectors", "hybrid.index": self.alias}):
             tv = self.cluster.termvectors(self.state.info.index, bodies.term_statistics(self.state, query),
                                           action=f"reading term statistics of {self.alias}")
         fields = responses.term_statistics(tv, field_boosts(self.state.text_leg.fields))
-        quality = match_quality(top[0].score if top else 0.0, fields, legacy_bm25=self.state.caps.legacy_bm25)
-        return quality, term_coverage(fields), Signals(responses.took(resp) + float(tv.get("took", 0) or 0), 2, tuple(sent))
+        return term_coverage(fields), fields, float(tv.get("took", 0) or 0)
+
+    def switched(self) -> IndexState:
+        """The state with the cluster's switching settings read (once per state: :meth:`Cluster.with_switches`)."""
+        caps = self.state.switched.get("caps", lambda: self.cluster.with_switches(self.state.caps))
+        return self.state.with_caps(caps)
 
     def max_clauses(self) -> int:
         return self.state.facts.get("max_clause_count", lambda: max_clause_count(self.cluster))
@@ -269,7 +275,9 @@ def vector_of(state: IndexState, query: str, vector: VectorLike | None) -> np.nd
         check_query_vector(wide)
         return wide.astype(np.float32)
     with tracing.span("hybrid.embed", {"hybrid.model": state.info.fingerprint.model}):
-        return aio.offload(state.embedder().embed_query, query)  # off the event loop for AsyncSearcher
+        embedder = state.embedder()
+        # The same query again is not embedded again (adapter.models.query_cache: keyed by the model's fingerprint).
+        return aio.offload(QUERY_VECTORS.get, embedder.fingerprint.key, query, embedder.embed_query)  # off the event loop
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)

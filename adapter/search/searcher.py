@@ -77,10 +77,10 @@ class Searcher:
     @classmethod
     def open(cls, client: ClusterLike, alias: str, embedder: Embedder | None = None, *, engine: Engine | None = None,
              **options: Any) -> Searcher:
-        """A searcher for the hybrid index behind ``alias``: reads the index and probes the cluster."""
+        """A searcher for the hybrid index behind ``alias``: reads the index and what a search needs of the cluster."""
         cluster = cluster_for(client, engine)
         info = read_index_info(cluster, alias)
-        return cls(cluster, info, cluster.probe(), embedder, **options)
+        return cls(cluster, info, cluster.search_capabilities(), embedder, **options)
 
     # -- the current state, read-only ------------------------------------------------------------
     @property

@@ -45,6 +45,11 @@ class Memo(Generic[K, T]):
         self._values: dict[K, T] = {}
         self._lock = threading.Lock()
 
+    def peek(self, key: K) -> T | None:
+        """The value of ``key`` if one was computed (None: not yet)."""
+        with self._lock:
+            return self._values.get(key)
+
     def get(self, key: K, compute: Callable[[], T]) -> T:
         with self._lock:
             if key in self._values:
@@ -81,9 +86,10 @@ class IndexState:
     calibration: Calibration | None
     fast_path: FastPathCheck | None  # the index's kept check of the fast path (taken where it applies)
     pipelines: Memo[str, Fusion | None] = field(default_factory=Memo)  # stored pipeline -> its fusion (None: absent)
-    facts: Memo[str, int] = field(default_factory=Memo)  # cluster settings read once (the clause limit)
+    facts: Memo[str, int] = field(default_factory=Memo)  # cluster settings read once (the clause limit), the empty shard refused
     members: Memo[frozenset[str], bool] = field(default_factory=Memo)  # indices the alias served from: ours among them?
     embedders: Memo[str, Embedder] = field(default_factory=Memo)  # the index's embedder, loaded on first use
+    switched: Memo[str, Capabilities] = field(default_factory=Memo)  # caps with the switching cluster settings read
 
     @classmethod
     def of(cls, info: IndexInfo, caps: Capabilities, given: Given) -> IndexState:

@@ -27,6 +27,7 @@ from urllib.parse import urlparse
 from adapter.observability import telemetry
 from adapter._optional import require
 from adapter.engines.connection import DEFAULT_URL, MAX_RETRIES, RETRY_ON_STATUS, redact_url
+from adapter.engines.port import count_request
 from adapter.engines.responses import error_reason
 from adapter.errors import BackendError, ClusterUnavailableError, ConfigurationError
 
@@ -113,6 +114,7 @@ def _observed_node() -> Any:
         class ObservedNode(Urllib3HttpNode):
             def perform_request(self, method: str, target: str, body: bytes | None = None, headers: HttpHeaders | None = None,
                                 request_timeout: Any = DEFAULT) -> Any:
+                count_request()
                 with failures_logged(method, target):
                     resp = super().perform_request(method, target, body, with_request_id(headers), request_timeout)
                 return logged(method, target, resp)

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from adapter.engines import responses
 from adapter.engines.capabilities import Capabilities, version_tuple
 from adapter.engines.dsl import filter_clauses, named_query, search_body
-from adapter.engines.opensearch.capabilities import PROBED_SETTINGS, SETTINGS_SINCE, capabilities_from, serverless_capabilities  # noqa: F401  (re-exported)
+from adapter.engines.opensearch.capabilities import (  # noqa: F401  (PROBED_SETTINGS re-exported)
+    OVERRIDDEN_VERSION,
+    PROBED_SETTINGS,
+    SETTINGS_SINCE,
+    capabilities_from,
+    capabilities_with_switches,
+    root_capabilities,
+    serverless_capabilities,
+)
 from adapter.engines.opensearch.fusion import fusion_from_processors, step
 from adapter.engines.opensearch.placement import InPipeline
 from adapter.engines.probed import ProbedClusters
@@ -77,18 +85,19 @@ class OpenSearchEngine:
         return OpenSearchCluster(client, self)
 
     # -- capabilities ------------------------------------------------------------------------------
-    def probe(self, client: Any, *, refresh: bool = False, serverless: bool | None = None) -> Capabilities:
+    def probe(self, client: Any, *, refresh: bool = False, serverless: bool | None = None,
+              root: Mapping[str, Any] | None = None) -> Capabilities:
         """What the cluster runs, cached per cluster. Serverless (``serverless``, by default read from
-        the client's SigV4 service) answers neither ``GET /`` nor ``_nodes``: nothing is asked."""
+        the client's SigV4 service) answers neither ``GET /`` nor ``_nodes``: nothing is asked.
+        ``root``: the ``GET /`` answer the caller already has (the engine's detection asked it)."""
         from opensearchpy.exceptions import AuthorizationException, NotFoundError
 
-        from adapter.engines.opensearch.client import describe, is_serverless, translate_errors
+        from adapter.engines.opensearch.client import is_serverless, translate_errors
 
         if serverless if serverless is not None else is_serverless(client):
             return serverless_capabilities()
-        with translate_errors("probing the cluster", client):
-            root = client.info()
-        key = root.get("cluster_uuid") or root.get("cluster_name") or describe(client) or "the cluster"
+        root = root or self._root(client)
+        key = self._key(client, root)
         probed = self._probed.get(key, refresh=refresh)
         if probed is not None:
             return probed
@@ -104,6 +113,45 @@ class OpenSearchEngine:
         settings = probe_settings(client) if version_tuple(version) >= SETTINGS_SINCE else None
         caps = capabilities_from(root, nodes, settings)
         return self._probed.put(key, caps)
+
+    def search_probe(self, client: Any, *, root: Mapping[str, Any] | None = None) -> Capabilities:
+        """What a search needs of the cluster, from ``GET /`` alone (``root``: the answer the caller
+        has; else it is asked): its version's features, neural-search and k-NN taken as installed
+        (``hybrid init`` refuses a cluster without them, and an index with a ``knn_vector`` field
+        needs k-NN; a cluster that lost neural-search later refuses the ``hybrid`` query, and the
+        searcher falls back: :meth:`refused_fusion`). Analysis plugins, modules and node attributes
+        (what init and ingest read) are not asked; nor are the cluster settings that switch server
+        MMR and in-query fusion (``switches_read`` False: :meth:`with_switches` reads them when a
+        search needs them). The full probe where one is cached already, where the version is hidden
+        (``compatibility.override_main_response_version`` answers 7.10.2), and on Serverless."""
+        from adapter.engines.opensearch.client import is_serverless
+
+        if is_serverless(client):
+            return serverless_capabilities()
+        root = root or self._root(client)
+        probed = self._probed.get(self._key(client, root))
+        version = str((root.get("version") or {}).get("number", "0"))
+        if probed is not None or version_tuple(version) >= OVERRIDDEN_VERSION:
+            return probed or self.probe(client, root=root)
+        return root_capabilities(root)
+
+    def with_switches(self, client: Any, caps: Capabilities) -> Capabilities:
+        """``caps`` with the cluster settings that switch server MMR and in-query fusion read (one request on 3.3+)."""
+        if caps.switches_read:
+            return caps
+        return capabilities_with_switches(caps, probe_settings(client))
+
+    def _root(self, client: Any) -> Mapping[str, Any]:
+        from adapter.engines.opensearch.client import translate_errors
+
+        with translate_errors("probing the cluster", client):
+            root: Mapping[str, Any] = client.info()
+        return root
+
+    def _key(self, client: Any, root: Mapping[str, Any]) -> str:
+        from adapter.engines.opensearch.client import describe
+
+        return str(root.get("cluster_uuid") or root.get("cluster_name") or describe(client) or "the cluster")
 
     # -- assets --------------------------------------------------------------------------------------
     def render_vector_component(self, spec: IndexSpec) -> dict[str, Any]:

@@ -21,6 +21,7 @@ and why not: the renderers in :mod:`adapter.engines.opensearch.fusion`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from adapter.engines import responses
@@ -56,6 +57,9 @@ MMR_SETTING = "cluster.search.enabled_system_generated_factories"
 FUSION_SETTING = "plugins.neural_search.hybrid.fusion.enabled"
 PROBED_SETTINGS = (MMR_SETTING, FUSION_SETTING)
 SETTINGS_SINCE = (3, 3, 0)  # server MMR; older clusters have none of PROBED_SETTINGS, so they are not asked
+# What GET / answers with compatibility.override_main_response_version on (7.10.2): no OpenSearch release
+# numbers itself so; the version is then read from _nodes.
+OVERRIDDEN_VERSION = (7, 0, 0)
 
 
 def opensearch_capabilities(version: str, *, neural_search: bool = True, native_engines: bool = True,
@@ -71,9 +75,7 @@ def opensearch_capabilities(version: str, *, neural_search: bool = True, native_
     v = version_tuple(version)
     settings = cluster_settings or {}
     knn = neural_search or "opensearch-knn" in set(plugins)
-    factories = settings.get(MMR_SETTING) or []
-    factories = [factories] if isinstance(factories, str) else list(factories)
-    fusion_switch = settings.get(FUSION_SETTING)
+    mmr_on, fusion_on = _switched(settings)
     flags: dict[str, Any] = {flag: neural_search and v >= since for flag, since in NEURAL_SEARCH_SINCE.items()}
     return Capabilities(
         version=version,
@@ -84,13 +86,39 @@ def opensearch_capabilities(version: str, *, neural_search: bool = True, native_
         engine=EngineName.OPENSEARCH,
         legacy_bm25=v < (3, 0, 0),
         server_mmr=knn and v >= (3, 3, 0),
-        server_mmr_enabled=knn and v >= (3, 3, 0) and ("*" in factories or all(f in factories for f in MMR_FACTORIES)),
+        server_mmr_enabled=knn and v >= (3, 3, 0) and mmr_on,
         # Recognised by the switch the plugin registers, not by a version: no release has it yet.
-        in_query_fusion=neural_search and fusion_switch is not None and str(fusion_switch).lower() == "true",
+        in_query_fusion=neural_search and fusion_on,
         delete_by_query=modules is None or "reindex" in set(modules),
         modules=tuple(sorted(m for m in (modules or ()) if m)),
         hunspell=tuple(sorted(h for h in hunspell if h)),
     )
+
+
+def _switched(settings: Mapping[str, Any]) -> tuple[bool, bool]:
+    """Whether the flat cluster ``settings`` turn on server MMR's processors, and in-query fusion."""
+    factories = settings.get(MMR_SETTING) or []
+    factories = [factories] if isinstance(factories, str) else list(factories)
+    fusion_switch = settings.get(FUSION_SETTING)
+    return ("*" in factories or all(f in factories for f in MMR_FACTORIES),
+            fusion_switch is not None and str(fusion_switch).lower() == "true")
+
+
+def root_capabilities(root: Mapping[str, Any]) -> Capabilities:
+    """A search's capabilities from ``GET /`` alone (:meth:`adapter.engines.opensearch.OpenSearchEngine.search_probe`):
+    the version's features with neural-search and k-NN installed; plugins, modules and Hunspell
+    locales unknown (none listed), and on 3.3+ the switching cluster settings not read yet."""
+    version = str((root.get("version") or {}).get("number", "0"))
+    caps = opensearch_capabilities(version, distribution=(root.get("version") or {}).get("distribution", "opensearch"))
+    return replace(caps, switches_read=version_tuple(version) < SETTINGS_SINCE)
+
+
+def capabilities_with_switches(caps: Capabilities, settings: Mapping[str, Any] | None) -> Capabilities:
+    """``caps`` with server MMR and in-query fusion as the cluster ``settings`` (``GET _cluster/settings``,
+    defaults included) switch them."""
+    flat = {name: responses.cluster_setting(settings or {}, name) for name in PROBED_SETTINGS}
+    mmr_on, fusion_on = _switched({k: v for k, v in flat.items() if v is not None})
+    return replace(caps, server_mmr_enabled=caps.server_mmr and mmr_on, in_query_fusion=caps.hybrid and fusion_on, switches_read=True)
 
 
 def serverless_capabilities(distribution: str = "opensearch") -> Capabilities:

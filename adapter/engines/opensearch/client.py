@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from adapter.observability import telemetry
 from adapter._optional import require
 from adapter.engines.connection import MAX_RETRIES, RETRY_ON_STATUS, ConnectionOptions, ConnectionSettings, resolve_settings
+from adapter.engines.port import count_request
 from adapter.engines.responses import error_reason
 from adapter.errors import (
     AuthenticationError,
@@ -137,11 +138,13 @@ class RequestLog:
 
     def log_request_success(self, method: str, full_url: str, path: str, body: Any, status_code: int, response: str,
                             duration: float) -> None:
+        count_request()
         telemetry.log_request(method, path, status_code, duration, response)
         super().log_request_success(method, full_url, path, body, status_code, response, duration)  # type: ignore[misc]
 
     def log_request_fail(self, method: str, full_url: str, path: str, body: Any, duration: float, status_code: int | None = None,
                          response: str | None = None, exception: Exception | None = None) -> None:
+        count_request()
         telemetry.log_request(method, path, status_code, duration, response, exception)
         super().log_request_fail(method, full_url, path, body, duration, status_code, response, exception)  # type: ignore[misc]
 
@@ -186,9 +189,12 @@ def root_answer(cluster: Cluster) -> Mapping[str, Any] | None:
     try:
         with translate_errors("asking the cluster which engine it runs", client):
             answer: Mapping[str, Any] = client.info(ignore=405)  # ignored, not logged as a failed request
-            return answer
     except ClusterUnavailableError:
         return None
+    seen = getattr(cluster, "seen_root", None)
+    if seen is not None and "version" in answer:
+        seen(answer)  # the port's probe reads it instead of asking GET / again
+    return answer
 
 
 def is_serverless(client: Any) -> bool:

@@ -22,6 +22,7 @@ from adapter.engines.port import Body, Json, SearchPipelines, SettingChange
 from adapter.errors import HybridError
 
 if TYPE_CHECKING:
+    from adapter.engines.capabilities import Capabilities
     from adapter.engines.opensearch import OpenSearchEngine
 
 NO_PIPELINE = "_none"  # OpenSearch's name for "no search pipeline, not even the index's default"
@@ -31,6 +32,24 @@ class OpenSearchCluster(ClientCluster, SearchPipelines):
     """:class:`~adapter.engines.port.Cluster` over an opensearch-py client, with the search-pipelines facet."""
 
     engine: OpenSearchEngine
+    _root: Mapping[str, Any] | None = None  # the GET / answer the engine's detection got, for the next probe
+
+    def seen_root(self, answer: Mapping[str, Any]) -> None:
+        """Keep the ``GET /`` answer that told which engine runs here: the next probe reads it, not the cluster."""
+        self._root = answer
+
+    def _taken_root(self) -> Mapping[str, Any] | None:
+        root, self._root = self._root, None  # once: a later probe (a rolling upgrade) asks again
+        return root
+
+    def probe(self, *, refresh: bool = False) -> Capabilities:
+        return self.engine.probe(self.client, refresh=refresh, root=self._taken_root())
+
+    def search_capabilities(self) -> Capabilities:
+        return self.engine.search_probe(self.client, root=self._taken_root())
+
+    def with_switches(self, caps: Capabilities) -> Capabilities:
+        return self.engine.with_switches(self.client, caps)
 
     def describe(self) -> str:
         return describe(self.client) or "the cluster"

@@ -41,8 +41,8 @@ def test_managed_service_probe_reads_the_version():
 def test_the_result_carries_the_exact_requests_sent():
     client = FakeClient({"* /_search/pipeline/*": pipelines(ScoreNormalization()), "POST */_search": hits(("a", 0.9))})
     result = searcher(client).search("hola", k=3)
-    (sent,) = result.sent  # the hybrid beside the empty shard, its page's bounded texts inside it (not the empty shard's check)
-    call = client.calls_to("POST */_search")[1]
+    (sent,) = result.sent  # the hybrid beside the empty shard, its page's bounded texts inside it
+    (call,) = client.calls_to("POST */_search")  # the empty shard is taken as there: not checked first
     assert sent == SentRequest("POST", "/docs,hybrid-empty-shard/_search", {"search_pipeline": "docs-min_max-arithmetic_mean"}, call.body)
     assert set(call.body["highlight"]["fields"]) == {"title", "text"}
     assert result.request_body == call.body  # the body that went out, as the node read it

@@ -48,6 +48,7 @@ def _client(new_fp):
         "POST */_search": answers,
         "HEAD */_alias*": True,
         "GET */_alias*": {"docs-v2": {"aliases": {"docs": {}}}},
+        "GET /docs": _index(new_fp, "docs-v2"),  # read_index_info: the alias and its index in one request
         "GET /docs-v2": _index(new_fp, "docs-v2"),
         "* /_search/pipeline/*": lambda call: {call.path.rsplit("/", 1)[-1]: pipeline},
     })
@@ -62,7 +63,7 @@ def test_a_moved_alias_with_another_model_is_followed_with_that_model(monkeypatc
     searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS)
     result = searcher.search("q")
     assert result.ids == ["a"] and searcher.info.index == "docs-v2" and searcher.info.fingerprint == NEW
-    first, second = [c for c in client.calls_to("POST */_search") if "hybrid" in c.body.get("query", {})]  # not the empty shard's check
+    first, second = [c for c in client.calls_to("POST */_search") if "hybrid" in c.body.get("query", {})]
     vector = lambda call: call.body["query"]["hybrid"]["queries"][1]["knn"]["embedding"]["vector"]  # noqa: E731
     assert vector(first)[0] == 1.0 and vector(second)[0] == -1.0  # asked again with the new model's vector
     assert old.queries == 1 and new.queries == 1
@@ -96,7 +97,7 @@ def test_beside_the_empty_shard_a_dimension_refused_by_one_shard_is_followed_too
                                                     "reason": "Query vector has invalid dimension: 4. Dimension should be: 8"}}]},
         "hits": {"hits": []}}
     client = _client(NEW)
-    client.server.answers["POST */_search"] = [{"took": 0, "hits": {"hits": []}}, refused, refused,  # the empty shard's check, the refused hybrid
+    client.server.answers["POST */_search"] = [refused,  # the hybrid beside the empty shard (taken as there: no check first)
                                 {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}}]
     searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS)
     result = searcher.search("q")
