@@ -101,8 +101,9 @@ def print_next_steps(url: str, index: str, node: Any, *, clone: bool | None = No
           "http://127.0.0.1:8765/)")
     if importlib.util.find_spec("starlette") is None:
         print(f"                      (it needs the serve extra: {install_hint('serve')})")
-    print(f"\n== your own data in five commands (embedder {default_embedder()}; --analyzer english, spanish, ...):")
-    print(f"   {hybrid} init --index docs --analyzer english{where}")
+    print(f"\n== your own data in five commands (embedder {default_embedder()}; the analyzer from the documents' language, "
+          "or --analyzer english, spanish, ...):")
+    print(f"   {hybrid} init --index docs{where}")
     print(f"   {hybrid} ingest docs.jsonl --index docs{where}     (JSONL with id, title, text; CSV; or a folder of .txt/.md)")
     print(f"   {hybrid} calibrate --index docs --queries queries.txt{where}     (10+ real queries, one a line: the fusion's weights)")
     print(f"   {hybrid} search \"your question\" --index docs --explain{where}")

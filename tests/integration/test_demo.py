@@ -34,4 +34,4 @@ def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch
     assert shares and max(shares) < 100, shares
     assert f"the index {index_name!r} stays on {opensearch_url}" in out
     assert f"search \"¿cómo devuelvo un pedido?\" --index {index_name} --explain --url {opensearch_url}" in out
-    assert "init --index docs --analyzer english --url" in out and "ingest docs.jsonl --index docs --url" in out
+    assert "init --index docs --url" in out and "ingest docs.jsonl --index docs --url" in out

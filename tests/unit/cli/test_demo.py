@@ -15,7 +15,7 @@ def test_the_demo_ends_with_what_runs_where_and_what_next(capsys):
     out = capsys.readouterr().out
     assert "opensearch 3.6.0 is still running at http://127.0.0.1:9200 (its files: /var/cache/x/nodes/opensearch-3.6.0)" in out
     assert 'hybrid search "¿cómo devuelvo un pedido?" --index demo-support --explain\n' in out
-    assert "hybrid init --index docs --analyzer english\n" in out and "hybrid ingest docs.jsonl --index docs " in out
+    assert "hybrid init --index docs\n" in out and "hybrid ingest docs.jsonl --index docs " in out
     assert "hybrid local down" in out
     print_next_steps("http://elsewhere:9200", "demo-support", None)
     out = capsys.readouterr().out
