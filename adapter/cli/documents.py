@@ -39,13 +39,13 @@ def add_parsers(sub: Subparsers) -> None:
 
 
 def run_get(args: argparse.Namespace) -> int:
-    from adapter.ingest.by_id import Documents
+    from adapter.ingest.by_id import Documents, stored_id
 
     documents = Documents.open(connect(args), args.index)
     found = documents.get(args.ids, with_vectors=args.with_vectors)
     for doc in found:
         print(json.dumps(doc.as_row(documents.info.vector_field), ensure_ascii=False))
-    missing = [i for i in dict.fromkeys(args.ids) if i not in {d.id for d in found}]
+    missing = [i for i in dict.fromkeys(args.ids) if stored_id(i) not in {d.id for d in found}]
     for doc_id in missing:
         print(f"not found: {doc_id}", file=sys.stderr)
     return Exit.INCOMPLETE if missing else Exit.OK

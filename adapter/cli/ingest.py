@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     except IngestInterrupted as stop:
         _say_interrupted(stop.report)
         raise stop.__cause__ or stop  # the signal's own exit code (130, 143)
+    if not report.documents and not report.failed and (report.partition is None or not report.partition.others):
+        raise InputError(f"{args.path} holds no rows: nothing was written (is it the input you meant?)")
     if partition is None:  # the whole input: every row written or listed, so a partitioned round on record is over
         from adapter.ingest import rounds
 

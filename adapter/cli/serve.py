@@ -67,8 +67,22 @@ def token(args: argparse.Namespace) -> str | None:
             raise ConfigurationError(f"cannot read --token-file {args.token_file}: {exc.strerror}") from None
         if not text:
             raise ConfigurationError(f"--token-file {args.token_file} is empty")
+        _say_if_others_can_read(Path(args.token_file))
         return text
     return os.environ.get(TOKEN_ENV) or None
+
+
+def _say_if_others_can_read(path: Path) -> None:
+    """A notice when the token file is readable by its group or by anyone (the token is the service's only lock);
+    not an error: a mounted secret (a Kubernetes volume's default 0644) may be guarded by its container instead."""
+    import stat
+    import sys
+
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        who = "anyone on this machine" if mode & 0o004 else "its group"
+        print(f"warning: --token-file {path} is readable by {who} (mode {mode:04o}), and the token is all that guards the "
+              f"service: chmod 600 {path}", file=sys.stderr)
 
 
 def settings(args: argparse.Namespace) -> tuple[Any, Any, Any]:

@@ -31,7 +31,7 @@ from adapter.engines import registry
 from adapter.engines.capabilities import EngineName
 from adapter.engines.engine import Engine, HybridRequest
 from adapter.engines.port import BulkCounts, BulkOptions, Cluster, SearchPipelines, recording
-from adapter.errors import ConfigurationError
+from adapter.errors import ConfigurationError, InputError
 
 if TYPE_CHECKING:
     import adapter.engines.port
@@ -70,6 +70,9 @@ def cluster_for(client: ClusterLike, engine: Engine | None = None) -> Cluster:
     library speaks for: :func:`engine_for`) over it. Called where a user's raw client comes in."""
     if isinstance(client, Cluster):
         return client
+    if isinstance(client, (str, bytes)):  # a URL where a client belongs: name the way, not an AttributeError
+        raise InputError(f"this takes a client, not the address {str(client)[:80]!r}: open one with adapter.connect(url) "
+                         "(or connect_elasticsearch(url)) and pass it")
     return (engine or engine_for(client)).cluster(client)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from adapter.engines import Cluster, ClusterLike, cluster_for
-from adapter.errors import ConfigurationError, IndexMismatchError
+from adapter.errors import ConfigurationError, HybridError, IndexMismatchError
 from adapter.index.documents import EMBEDDED_BY_FIELD, METADATA_FIELD, DocumentLayout
 from adapter.models.fingerprint import EmbeddingFingerprint
 
@@ -135,8 +135,12 @@ def _meta_problems(index: str, meta: Mapping[str, Any], properties: Mapping[str,
             wrong[key] = f"is {_a(value)}, not a list of field names"
     for key, kind, name in (("adaptive", Mapping, "an object"), ("default_fusion", str, "a fusion's name")):
         value = meta.get(key)
-        if value is not None and not isinstance(value, kind):
-            wrong[key] = f"is {_a(value)}, not {name}"
+        if (value is not None or key == "adaptive" and key in meta) and not isinstance(value, kind):
+            wrong[key] = f"is {_a(value) if value is not None else 'null'}, not {name}"
+    if isinstance(meta.get("adaptive"), Mapping):
+        problem = _adaptive_problem(meta["adaptive"])
+        if problem:
+            wrong["adaptive"] = problem
     if "query_fields" not in wrong:
         mapped = responses.mapped_fields({index: {"mappings": {"properties": properties}}})
         missing = [f for f in _strings(meta.get("query_fields")) if not fnmatch.filter(mapped, f.split("^")[0])]
@@ -144,6 +148,24 @@ def _meta_problems(index: str, meta: Mapping[str, Any], properties: Mapping[str,
             wrong["query_fields"] = (f"names {', '.join(map(repr, missing))}, which the mapping lacks: BM25 would match "
                                      "nothing and a hybrid search would be dense only")
     return {key: f"index {index}'s _meta.{key} {what}; {_FIXES[key]}" for key, what in wrong.items()}
+
+
+def _adaptive_problem(adaptive: Mapping[str, Any]) -> str | None:
+    """What makes an object ``_meta.adaptive`` unreadable (keys it never has, a null or malformed policy or
+    calibration), or None: read as the default policy, such an object used to be ignored without a word."""
+    from adapter.fusion.choice.policy import stored_policy
+
+    unknown = sorted(str(k) for k in adaptive if k not in ("policy", "calibration"))
+    if unknown:
+        return f"has {', '.join(map(repr, unknown))}, which it never holds (only 'policy' and 'calibration')"
+    empty = [k for k in ("policy", "calibration") if k in adaptive and not isinstance(adaptive[k], Mapping)]
+    if empty:
+        return f"holds {empty[0]!r} as {_a(adaptive[empty[0]]) if adaptive[empty[0]] is not None else 'null'}, not an object"
+    try:
+        stored_policy(adaptive)
+    except (HybridError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        return f"cannot be read ({type(exc).__name__}: {exc})"
+    return None
 
 
 def _flat_index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:

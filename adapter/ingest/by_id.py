@@ -238,14 +238,21 @@ class Documents:
 
 
 def _ids(ids: Sequence[str] | str) -> list[str]:
+    """The ids as the index holds them: the ingest trims the spaces around an id (``"  a  "`` lands as ``a``), so get,
+    delete and update trim them the same way, and find an entry by the id as it was written."""
     if isinstance(ids, str):
         raise InputError(f"ids must be a list of ids, got the string {ids!r} (write [{ids!r}])")
     out = []
     for i in ids:
         if isinstance(i, bool) or not isinstance(i, (str, int)) or not str(i).strip():
             raise InputError(f"an id is text or a whole number, got {i!r}")
-        out.append(str(i))
+        out.append(stored_id(i))
     return list(dict.fromkeys(out))
+
+
+def stored_id(doc_id: str | int) -> str:
+    """The id an entry written as ``doc_id`` has in the index (the readers trim the spaces around it)."""
+    return str(doc_id).strip()
 
 
 def _described(filters: Mapping[str, Any] | None, clause: Mapping[str, Any] | None) -> str:

@@ -31,11 +31,11 @@ from adapter.errors import BackendError, ClusterUnavailableError, HybridError, I
 from adapter.index import metadata as metadata_mapping
 from adapter.index.catalog import IndexInfo, read_index_info
 from adapter.index.documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
-from adapter.ingest.by_id import Documents
+from adapter.ingest.by_id import Documents, stored_id
 from adapter.ingest import rounds
 from adapter.ingest.partition import Partition, PartitionProgress, Selection
 from adapter.ingest.report import FailureSource, IngestInterrupted, IngestReport, ItemFailure
-from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize
+from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, RowError, SourceDoc, chunk_id, oversize, visible
 from adapter.models.cache import EmbeddingCache, embed_documents
 from adapter.models.embedders import Embedder, check_fingerprint, check_vectors
 
@@ -85,6 +85,30 @@ def _carried_problem(entry: _Entry, key: str, dimension: int) -> str | None:
                 "the text) or compute it with the index's model and give its key as embedded_by")
     if len(entry.vector) != dimension:
         return f"the row's vector has {len(entry.vector)} numbers, the index's model gives {dimension}"
+    return _vector_values_problem(entry.vector)
+
+
+FLOAT32_MAX = 3.4028234663852886e38  # the largest float32: the servers store vectors as float32
+
+
+def _vector_values_problem(vector: Sequence[float]) -> str | None:
+    """Why a carried vector's values cannot be stored or scored (checked in the client, as query vectors are), or None:
+    a value that is not a number or past float32's range (it arrives as Infinity), a squared norm that overflows
+    float32 (every similarity NaN), or all zeros (no direction: cosine is undefined for it)."""
+    import numpy as np
+
+    try:
+        wide = np.asarray(vector, dtype=np.float64)
+    except (TypeError, ValueError):
+        return "the row's vector holds values that are not numbers"
+    bad = np.flatnonzero(~np.isfinite(wide) | (np.abs(wide) > FLOAT32_MAX))
+    if bad.size:
+        return (f"the row's vector has {bad.size} values that are not finite 32-bit floats, as the server stores them (first "
+                f"at position {int(bad[0])}: {float(wide[bad[0]]):g})")
+    if not wide.any():
+        return "the row's vector is all zeros: it has no direction, so no similarity can be computed from it"
+    if float(np.dot(wide, wide)) > FLOAT32_MAX:
+        return "the row's vector's values are too large: its squared norm overflows 32-bit floats, in which the server scores"
     return None
 
 
@@ -686,6 +710,8 @@ class Ingestor:
         text or the title changed (or the stored one is another model's); otherwise the stored vector
         is written back as it is. Lineage (``parent_id``, ``chunk_index``) is kept. Raises
         :class:`InputError` when there is no entry ``doc_id``."""
+        if text is not None and not visible(text):  # what ingest refuses as a row, update refuses too
+            raise InputError(f"the new text of {doc_id!r} has no visible character; give text to index (or delete the entry)")
         found = self.documents().get([doc_id], with_vectors=True)
         if not found:
             raise InputError(f"there is no document {doc_id!r} in {self.alias} to update (add it with ingest)")
@@ -807,6 +833,8 @@ class Ingestor:
             if stopped:
                 failures.append(ItemFailure(row.id, NOT_SENT, line=row.line, source=FailureSource.NOT_SENT))
                 continue
+            if isinstance(row.id, str) and row.id != stored_id(row.id):  # the readers' rule for every row, so that
+                row = replace(row, id=stored_id(row.id))  # get, delete and update find it by the id as written
             doc_entries = _entries(row, self.chunking, self.info.layout)
             problem = self._entries_problem(doc_entries)
             if problem:

@@ -107,8 +107,8 @@ def test_delete_by_ids_parent_and_filter_with_a_dry_run(cli, client, opensearch_
     assert documents.count() == 194 + 5
     code, out, _ = cli("delete", "--parent", "manual", "--index", parts_index, *url)
     assert code == 0 and "deleted 5 of 5" in out and documents.count() == 194
-    with pytest.raises(InputError, match="one of: ids, parents"):
-        documents.delete()
+    with pytest.raises(InputError, match="delete needs ids, parents .* or a filter; to delete every entry, say so: all=True"):
+        documents.delete()  # never the whole index unasked (issue 38)
 
 
 def test_update_embeds_again_only_when_the_text_changed(client, parts_index):

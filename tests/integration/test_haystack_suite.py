@@ -97,6 +97,26 @@ class TestHybridDocumentStoreAsync(CountDocumentsAsyncTest, WriteDocumentsAsyncT
         assert await document_store.write_documents_async([doc]) == 1  # NONE overwrites: written again, not duplicated
         self.assert_documents_are_equal(await document_store.filter_documents_async(), [doc])
 
+    async def test_delete_by_filter_advanced_filters_async(self, document_store):
+        """The suite's own, but for the store's one rule (issue 38): its second filter matches every document left,
+        so it is refused, nothing deleted, until ``all=True`` says so."""
+        from adapter.errors import InputError
+
+        docs = [Document(content="Doc 1", meta={"category": "Alpha", "year": 2023, "status": "draft"}),
+                Document(content="Doc 2", meta={"category": "Alpha", "year": 2024, "status": "published"}),
+                Document(content="Doc 3", meta={"category": "Beta", "year": 2023, "status": "draft"})]
+        await document_store.write_documents_async(docs)
+        both = {"operator": "AND", "conditions": [{"field": "meta.category", "operator": "==", "value": "Alpha"},
+                                                  {"field": "meta.year", "operator": "==", "value": 2023}]}
+        assert await document_store.delete_by_filter_async(filters=both) == 1
+        either = {"operator": "OR", "conditions": [{"field": "meta.category", "operator": "==", "value": "Beta"},
+                                                   {"field": "meta.status", "operator": "==", "value": "published"}]}
+        with pytest.raises(InputError, match="matches all 2 entries"):
+            await document_store.delete_by_filter_async(filters=either)
+        assert await document_store.count_documents_async() == 2
+        assert await document_store.delete_by_filter_async(filters=either, all=True) == 2
+        assert await document_store.count_documents_async() == 0
+
 
 def test_carried_vectors_are_refused_unless_the_store_is_told(opensearch_url, shared_index, e5):
     from adapter.errors import InputError

@@ -192,3 +192,14 @@ def test_a_partition_of_another_input_is_refused_naming_both(cli, client, opense
     assert Documents.open(client, index_name).count() == landed  # nothing of two.jsonl written
     code, out, err = cli("ingest", one, "--index", index_name, "--partition", "2/2", "--quiet", *url)
     assert code == 0 and "all 2 partitions have run to their end" in out and Documents.open(client, index_name).count() == 20
+
+
+# -- 7. an empty input said "every row landed" -----------------------------------------------------------------------------
+@pytest.mark.parametrize("content", ["", "\n\n", "id,text\n"], ids=["empty", "blank lines", "csv header only"])
+def test_an_input_without_rows_is_an_error_not_every_row_landed(cli, opensearch_url, index_name, tmp_path, content):
+    url = ("--url", opensearch_url)
+    assert cli("init", "--index", index_name, "--embedder", "test:hashing", *url)[0] == 0
+    path = tmp_path / ("rows.csv" if content.startswith("id,") else "rows.jsonl")
+    path.write_text(content, encoding="utf-8")
+    code, out, err = cli("ingest", path, "--index", index_name, "--quiet", *url)
+    assert code == 2 and "holds no rows: nothing was written" in err and "every row landed" not in out, out + err

@@ -86,3 +86,12 @@ def test_sigv4_and_another_credential_are_refused(other):
 def test_an_unknown_service_is_refused():
     with pytest.raises(ConfigurationError, match="'es' or 'aoss'"):
         resolve_settings("http://127.0.0.1:9200", aws_region="eu-west-1", aws_service="opensearch")
+
+
+# Issue 38: "<id>.<region>.aoss.amazonaws.com." (a fully qualified name, with its root dot) was sent unsigned. The fix
+# belongs in adapter/engines/connection.py (AWS_HOST is matched against the host as written: strip one trailing dot
+# first, in _sigv4, and in opensearch/client.py's is_serverless), which the lead is changing for performance.
+@pytest.mark.xfail(strict=True, reason="needs adapter/engines/connection.py (off-limits this round): match the host without its trailing dot")
+def test_a_serverless_host_written_with_its_root_dot_is_signed_too():
+    s = resolve_settings(AOSS + ".")
+    assert (s.aws_service, s.aws_region) == ("aoss", "eu-west-1")

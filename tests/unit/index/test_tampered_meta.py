@@ -77,3 +77,23 @@ def test_every_tampering_names_its_key(key, value):
 def test_a_fast_path_check_this_version_cannot_read_is_not_taken():
     # Not a problem: the kept check only earns a faster path (adapter.search.fast_path), and an unreadable one is not taken.
     assert Searcher.open(tampered("fast_path", "x"), "docs", EMBEDDER).state.fast_path is None
+
+
+# -- issue 38: an object _meta.adaptive of the wrong shape was read as the default policy without a word -------------
+@pytest.mark.parametrize("value, named", [
+    (None, r"is null, not an object"),
+    ({"weights": "abc"}, r"has 'weights', which it never holds"),
+    ({"policy": None}, r"holds 'policy' as null, not an object"),
+    ({"calibration": "x"}, r"holds 'calibration' as a str, not an object"),
+    ({"policy": {"name": "adaptive", "weights": "abc"}}, r"cannot be read"),
+], ids=["null", "unknown key", "null policy", "string calibration", "malformed policy"])
+def test_an_adaptive_meta_of_the_wrong_shape_inside_is_named(value, named):
+    cluster = tampered("adaptive", value, default_fusion="adaptive")
+    with pytest.raises(IndexMismatchError, match=rf"docs-v1's _meta.adaptive {named}.*hybrid calibrate"):
+        Searcher.open(cluster, "docs", EMBEDDER)
+
+
+def test_a_calibrated_adaptive_meta_has_no_problem():
+    cluster = tampered("query_fields", ["title", "text"], default_fusion="adaptive")
+    store_adaptive(cluster, "docs", calibration=Calibration(0.7, 10))
+    assert Searcher.open(cluster, "docs", EMBEDDER).search("refund order", technique="hybrid").hits
