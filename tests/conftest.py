@@ -71,6 +71,16 @@ def _isolate_node_cache() -> None:
     os.environ["HYBRID_TEST_CACHE_DIR"] = os.environ["HYBRID_CACHE_DIR"] = str(tests)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_query_vectors():
+    """Each test embeds its own queries: the process-wide query-vector cache (adapter.models.query_cache) keys by
+    fingerprint, and the tests' fake embedders share fingerprints while answering differently."""
+    from adapter.models.query_cache import QUERY_VECTORS
+
+    QUERY_VECTORS.clear()
+    yield
+
+
 def pytest_configure(config):
     _isolate_node_cache()
     config.addinivalue_line("markers", "engine(*names): runs only on targets of these engines (default for integration tests: opensearch)")

