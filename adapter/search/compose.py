@@ -71,7 +71,9 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
     if resp is None:
         return FirstHits((), 0.0, 1)  # past the end of the fused list: the result says so, as client fusion does
     took, requests = responses.took(resp), 1
-    facets = {**responses.facets(resp, stage.page.options.facets), **_text_matches(resp)}
+    facets = responses.facets(resp, stage.page.options.facets)
+    if stage.page.options.text_matches:
+        facets = {**facets, **_text_matches(resp)}
     if stage.page.facets_apart:
         apart = r.facets_apart(stage)
         facets, took, requests = responses.facets(apart, stage.page.options.facets), took + responses.took(apart), requests + 1
