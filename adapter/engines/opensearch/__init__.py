@@ -246,7 +246,13 @@ class OpenSearchEngine:
         return {**body, "ext": {"mmr": {"diversity": float(diversity), "candidates": int(candidates), "vector_field_path": field}}}
     # -- fallbacks -----------------------------------------------------------------------------------
     def refused_fusion(self, error: BackendError) -> str | None:
-        return None  # capabilities come from the plugins' versions; a refusal is a real error
+        """Capabilities come from the version (a searcher's probe: :meth:`search_probe`) or the plugins'
+        versions, so a refusal is a real error, but for one: a cluster that lost neural-search after
+        ``hybrid init`` has no ``hybrid`` query (400 "unknown query [hybrid]"), and fuses in the client."""
+        reason = (error.reason or "").lower()
+        if error.status == 400 and "[hybrid]" in reason and ("unknown query" in reason or "no [query] registered" in reason):
+            return "the cluster has no hybrid query (the neural-search plugin is not installed)"
+        return None
 
     # -- answers -------------------------------------------------------------------------------------
     def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None], *,

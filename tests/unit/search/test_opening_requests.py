@@ -173,3 +173,16 @@ def test_the_cli_notes_ask_the_term_statistics_only_where_bm25_matched_nothing(m
     else:
         assert len(client.calls_to("POST */_termvectors")) == 1
         assert result.notices == ("none of the query's words is in the index: BM25 matched nothing, so these hits are the dense leg's alone",)
+
+
+def test_a_cluster_that_lost_neural_search_fuses_in_the_client():
+    """The searcher's probe takes neural-search as installed (init needs it); if it is gone, the server refuses the
+    hybrid query and the search falls back to the client's fusion, saying why."""
+    refused = Reply(400, {"error": {"type": "parsing_exception", "reason": "unknown query [hybrid]"}, "status": 400})
+    legs = {"took": 1, "responses": [hits("a"), hits("a")]}
+    client = node(**{"POST /docs,hybrid-empty-shard/_search": refused, "POST */_msearch": legs, "POST /docs-v1/_search": hits("a")})
+    searcher = Searcher(client, IndexInfo("docs", "docs-v1", FP, default_pipeline="docs-min_max-arithmetic_mean"),
+                        opensearch_capabilities("3.6.0"))
+    result = searcher.search("hola", query_vector=VECTOR)
+    assert result.ids == ["a"] and result.fused_by_label.startswith("client:")
+    assert any("no hybrid query" in notice for notice in result.notices)
