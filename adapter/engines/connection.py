@@ -230,7 +230,7 @@ def _sigv4(region: str | None, service: str | None, hostname: str, origin: dict[
     the host names fill what was not given, then AWS_REGION / AWS_DEFAULT_REGION, then the AWS
     profile. Settings that contradict the host, a service without any region, and SigV4 beside
     another credential are refused: each would fail at the first request, or sign nothing, silently."""
-    host = AWS_HOST.match(hostname.lower())
+    host = AWS_HOST.match(hostname.lower().removesuffix("."))  # a fully qualified name's root dot: the same host
     host_service, host_region = (host["service"], host["region"]) if host else (None, None)
     if not (region or service or host_service == "aoss"):
         return None, "es"

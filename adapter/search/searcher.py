@@ -181,7 +181,7 @@ class Searcher:
 
     # -- the call --------------------------------------------------------------------------------
     def search(self, query: str, *, technique: TechniqueLike = Technique.HYBRID, k: int = 10, from_: int = 0,
-               filters: Mapping[str, Any] | None = None, fusion: HybridFusion | None = None, pipeline: str | None = None,
+               filters: Mapping[str, Any] | None = None, fusion: HybridFusion | str | None = None, pipeline: str | None = None,
                depth: int | None = None, rerank_top: int | None = None, mmr_lambda: float | None = None,
                mmr_candidates: int | None = None, explain: bool = False, query_vector: VectorLike | None = None,
                options: SearchOptions | None = None, fast_path: FastPath = FastPath.AUTO) -> SearchResult:
@@ -195,7 +195,7 @@ class Searcher:
         for bad parameters, :class:`~adapter.errors.CapabilityError` where a fallback is needed and
         refused, :class:`~adapter.errors.BackendError` for the server's errors."""
         started = time.perf_counter()
-        fixed, policy = split_fusion(fusion)
+        fixed, policy = split_fusion(self._fusion_named(fusion) if isinstance(fusion, str) else fusion)
         request = SearchRequest(query, Technique.parse(technique), k, from_, filters, fixed, policy, pipeline, depth, rerank_top,
                                 mmr_lambda, mmr_candidates, explain, query_vector, options or SearchOptions(), fast_path)
         with (telemetry.request_id() as rid, tracing.span("hybrid.search", _span_start(self.alias, request, rid)) as span,
@@ -207,6 +207,13 @@ class Searcher:
             record(end)
         _log(result, outcome.state.alias, rid)
         return result
+
+    def _fusion_named(self, name: str) -> HybridFusion:
+        """``fusion="rrf"``, ``"min_max"``, ``"rrf-40"``, ... as the CLI reads them; ``"adaptive"``: the index's policy."""
+        from adapter.fusion import parse_fusion
+        from adapter.fusion.choice.values import ADAPTIVE
+
+        return self.policy if name.strip() == ADAPTIVE else parse_fusion(name)
 
     def _run(self, once: Callable[[IndexState, recovery.Attempt], recovery.T], vector_given: bool) -> recovery.Outcome[recovery.T]:
         old = self._state

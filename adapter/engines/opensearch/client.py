@@ -204,7 +204,7 @@ def is_serverless(client: Any) -> bool:
         return True
     transport = getattr(client, "transport", None)
     hosts = getattr(transport, "hosts", None) or []
-    return any(str(h.get("host", "")).endswith(".aoss.amazonaws.com") for h in hosts if isinstance(h, dict))
+    return any(str(h.get("host", "")).lower().removesuffix(".").endswith(".aoss.amazonaws.com") for h in hosts if isinstance(h, dict))
 
 
 def describe(client: Any) -> str | None:

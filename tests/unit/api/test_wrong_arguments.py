@@ -26,7 +26,6 @@ def test_a_url_where_a_client_belongs_is_named(entrance):
 # adapter/search/request.py. The fix belongs in Searcher.search (adapter/search/searcher.py, the lead's this round):
 # parse a string with adapter.fusion.parse_fusion, as the framework components do (integrations._common.resolve_fusion),
 # or refuse it with an InputError naming parse_fusion.
-@pytest.mark.xfail(strict=True, reason="needs adapter/search/searcher.py (off-limits this round): take or refuse a fusion's name")
 def test_a_fusion_given_by_its_name_is_taken_or_named():
     from adapter.index.assets import IndexSpec
     from adapter.index.init import init_index
