@@ -15,11 +15,11 @@ import threading
 from types import FrameType
 from typing import Iterator, NoReturn
 
-from adapter.cli import adaptive, check, contracts, demo, documents, evaluate, fast_path, index, ingest, judgments, ops, search, serve
+from adapter.cli import adaptive, check, contracts, demo, documents, evaluate, fast_path, index, ingest, judgments, ops, search, serve, traffic
 from adapter.cli.exits import Exit
 from adapter.errors import HybridError, Terminated
 
-COMMANDS = (index, ops, ingest, documents, search, serve, check, evaluate, judgments, adaptive, fast_path, demo, contracts)
+COMMANDS = (index, ops, ingest, documents, search, serve, check, evaluate, judgments, adaptive, fast_path, demo, contracts, traffic)
 
 
 class HybridParser(argparse.ArgumentParser):

@@ -132,16 +132,25 @@ def credit(page: Interleaving, clicked: Collection[str]) -> Credit:
 def sign_test(wins: int, losses: int) -> float:
     """Two-sided exact binomial (sign) test of ``wins`` against ``losses`` at p = 1/2: the chance,
     were both rankers equally good, of a split at least this uneven. 1.0 with no decided search.
-    Written with :func:`math.comb` (exact integers) so the report needs no scipy; a unit test checks it
-    against ``scipy.stats.binomtest``."""
+
+    The tail ``sum_{i <= min} C(n, i) / 2^n`` is summed from its largest term down, each term the
+    one before times ``i / (n - i + 1)``, the first from :func:`math.lgamma` (so no scipy, and a
+    report over 100,000 searches costs microseconds, not the seconds that exact big integers took);
+    a unit test checks it against ``scipy.stats.binomtest``."""
     if wins < 0 or losses < 0:
         raise InputError(f"counts cannot be negative: {wins} wins, {losses} losses")
     n = wins + losses
     if n == 0:
         return 1.0
     low = min(wins, losses)
-    tail = sum(math.comb(n, i) for i in range(low + 1))
-    return min(1.0, float(2 * tail / 2**n))
+    term = math.exp(math.lgamma(n + 1) - math.lgamma(low + 1) - math.lgamma(n - low + 1) - n * math.log(2))
+    tail = 0.0
+    for i in range(low, -1, -1):
+        tail += term
+        if term < tail * 1e-17:
+            break
+        term *= i / (n - i + 1)
+    return min(1.0, 2 * tail)
 
 
 @dataclass(frozen=True)

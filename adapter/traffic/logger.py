@@ -119,6 +119,14 @@ class UbiLogger:
         self._put("query", record)
         return query_id
 
+    def log_query(self, record: Mapping[str, Any], *, validate: bool = True) -> bool:
+        """Queue a query record built elsewhere (:func:`adapter.traffic.ubi.query_record`, an import);
+        checked against the query schema first. False when the queue was full and it was dropped."""
+        if validate:
+            ubi.validate("query", record)
+        ubi.parse_query(record)
+        return self._put("query", dict(record))
+
     def log_event(self, event: Mapping[str, Any], *, validate: bool = True) -> bool:
         """Queue one UBI event (a ``POST /events`` body), checked against the event schema first
         (:class:`~adapter.errors.InputError` names what is wrong; nothing is queued then). False when

@@ -1,13 +1,19 @@
 """Simulated users who click by a labelled set's relevance, to check interleaving and the click
 model against the truth. Pure (``random`` with a seed: the same seed, the same clicks).
 
-The user follows the position-based click model (Craswell, Zoeter, Taylor & Ramsey, "An
-experimental comparison of click position-bias models", WSDM 2008): the hit at 0-based position
-``p`` is looked at with probability ``(1 / (p + 1)) ** eta``, and a hit looked at is clicked with a
-probability set by its grade. The grade probabilities follow the "informational" user of Hofmann,
-Whiteson & de Rijke ("A probabilistic method for inferring preferences from clicks", CIKM 2011),
-the noisy one their interleaving simulations use: a non-relevant hit is clicked 40% of the times it
-is looked at, a relevant one 90%. Clicks are independent (several per page are possible).
+A user reads the page from the top (the cascade of Craswell, Zoeter, Taylor & Ramsey, "An
+experimental comparison of click position-bias models", WSDM 2008), looks at the hit at 0-based
+position ``p`` with probability ``(1 / (p + 1)) ** eta`` (their position-based model; ``eta`` 0: every
+hit reached is looked at), clicks a hit looked at with a probability set by its grade, and after a
+click stops reading with a probability set by the clicked hit's grade. Position bias comes from
+both the cascade and ``eta``; noise from clicks on non-relevant hits.
+
+The presets are the users of Hofmann, Whiteson & de Rijke's interleaving simulations ("A
+probabilistic method for inferring preferences from clicks", CIKM 2011; binary grades):
+:data:`NAVIGATIONAL` (clicks 5% / 95% of non-relevant / relevant hits, stops 20% / 90% after them)
+and :data:`INFORMATIONAL` (clicks 40% / 90%, stops 10% / 50%: the noisy one), both with ``eta`` 0
+as there; :data:`POSITION_BIASED` is the informational user with ``eta`` 1 (attention halves by
+position 2), the harder case.
 """
 
 from __future__ import annotations
@@ -22,15 +28,18 @@ from adapter.traffic.interleave import Outcome, Tally, credit, tally, team_draft
 
 @dataclass(frozen=True)
 class ClickUser:
-    """``click[g]``: the chance a looked-at hit of grade ``g`` is clicked (grades above the last
-    take the last); ``eta``: how fast attention falls with position."""
+    """``click[g]`` / ``stop[g]``: the chance a looked-at hit of grade ``g`` is clicked, and that the
+    user stops after clicking it (grades above the last take the last); ``eta``: how fast
+    attention falls with position."""
 
     click: tuple[float, ...] = (0.4, 0.9)
-    eta: float = 1.0
+    stop: tuple[float, ...] = (0.1, 0.5)
+    eta: float = 0.0
 
     def __post_init__(self) -> None:
-        if not self.click or any(not 0.0 <= p <= 1.0 for p in self.click):
-            raise InputError(f"click probabilities must be in [0, 1], got {self.click}")
+        for name, probs in (("click", self.click), ("stop", self.stop)):
+            if not probs or any(not 0.0 <= p <= 1.0 for p in probs):
+                raise InputError(f"{name} probabilities must be in [0, 1], got {probs}")
         if self.eta < 0:
             raise InputError(f"eta must be >= 0, got {self.eta}")
 
@@ -38,13 +47,21 @@ class ClickUser:
         return float((1.0 / (position + 1)) ** self.eta)
 
     def clicks(self, page: Sequence[str], grades: Mapping[str, int], rng: random.Random) -> list[tuple[str, int]]:
-        """The (document, 0-based position) pairs this user clicks on ``page``."""
+        """The (document, 0-based position) pairs this user clicks on ``page``, top down."""
         out = []
         for p, doc in enumerate(page):
-            g = min(max(int(grades.get(doc, 0)), 0), len(self.click) - 1)
-            if rng.random() < self.examined(p) and rng.random() < self.click[g]:
+            g = max(int(grades.get(doc, 0)), 0)
+            if rng.random() < self.examined(p) and rng.random() < self.click[min(g, len(self.click) - 1)]:
                 out.append((doc, p))
+                if rng.random() < self.stop[min(g, len(self.stop) - 1)]:
+                    break
         return out
+
+
+NAVIGATIONAL = ClickUser(click=(0.05, 0.95), stop=(0.2, 0.9))
+INFORMATIONAL = ClickUser(click=(0.4, 0.9), stop=(0.1, 0.5))
+POSITION_BIASED = ClickUser(click=(0.4, 0.9), stop=(0.1, 0.5), eta=1.0)
+USERS = {"navigational": NAVIGATIONAL, "informational": INFORMATIONAL, "position-biased": POSITION_BIASED}
 
 
 @dataclass(frozen=True)
@@ -59,7 +76,7 @@ class Session:
 
 
 def interleaved_sessions(baseline: Mapping[str, Sequence[str]], candidate: Mapping[str, Sequence[str]],
-                         qrels: Mapping[str, Mapping[str, int]], sessions: int, *, user: ClickUser = ClickUser(),
+                         qrels: Mapping[str, Mapping[str, int]], sessions: int, *, user: ClickUser = INFORMATIONAL,
                          k: int = 10, seed: int = 0) -> list[Session]:
     """``sessions`` searches, each of a query drawn uniformly from ``qrels``, shown the team draft of
     the two rankings (query -> ids best first) and clicked by ``user``."""
