@@ -29,12 +29,14 @@ def test_attention_falls_with_position():
 
 
 def test_a_perfect_user_clicks_every_relevant_hit_and_nothing_else():
-    user = ClickUser(click=(0.0, 1.0), eta=0.0)
+    user = ClickUser(click=(0.0, 1.0), stop=(0.0, 0.0), eta=0.0)
     assert user.clicks(["a", "b", "c"], {"b": 1, "c": 3}, random.Random(0)) == [("b", 1), ("c", 2)]
+    # a user who always stops after a relevant click never reaches c
+    assert ClickUser(click=(0.0, 1.0), stop=(0.0, 1.0)).clicks(["a", "b", "c"], {"b": 1, "c": 1}, random.Random(0)) == [("b", 1)]
 
 
 def test_click_rates_follow_position_and_grade():
-    user, rng = ClickUser(), random.Random(7)
+    user, rng = ClickUser(click=(0.4, 0.9), stop=(0.0, 0.0), eta=1.0), random.Random(7)
     n = 20_000
     top = sum(bool(user.clicks(["r"], {"r": 1}, rng)) for _ in range(n)) / n
     assert top == pytest.approx(0.9, abs=0.01)  # looked at always (1/1), clicked 90%
