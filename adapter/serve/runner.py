@@ -21,6 +21,7 @@ from adapter.errors import BackendError, ClusterUnavailableError, HybridError
 from adapter.fusion.base import FusedBy
 from adapter.index.contracts import search_result_json
 from adapter.search.results import SearchResult, Technique
+from adapter.serve import deadlines
 from adapter.serve.admission import Admission, DaemonPool, Deadline, Refused
 from adapter.serve.metrics import Metrics
 from adapter.serve.params import Config
@@ -61,6 +62,7 @@ class Runner:
         self.vectors = QueryVectors(batch_embedder(service.embedder), cache_size=ops.query_cache, max_batch=ops.max_batch,
                                     on_batch=lambda n: metrics.embed_batch.observe(n),
                                     on_vector=lambda source: metrics.query_vectors.labels(source).inc())
+        deadlines.install(getattr(service.searcher.cluster, "client", None))  # a search's tries end by its deadline
         self._checks = DaemonPool(1, "hybrid-serve-ready")
         self._check: asyncio.Future[dict[str, Any]] | None = None
         self.model_loaded = False
@@ -87,7 +89,8 @@ class Runner:
         def work() -> bytes:
             started = time.perf_counter()
             try:
-                result = self.service.result(query, config, vector)
+                with deadlines.within(deadline.left()):
+                    result = self.service.result(query, config, vector)
             except HybridError as exc:
                 self._failed(exc)
                 raise
@@ -108,7 +111,8 @@ class Runner:
 
         def work() -> bytes:
             try:
-                columns = self.service.compare(query, configs, vector, each)
+                with deadlines.within(deadline.left()):
+                    columns = self.service.compare(query, configs, vector, each)
             except HybridError as exc:
                 self._failed(exc)
                 raise
@@ -140,7 +144,7 @@ class Runner:
         within ``ops.ready_timeout`` (one check at a time; a probe arriving meanwhile shares it)."""
         checks: dict[str, Any] = {"model": "loaded" if self.model_loaded else "not loaded"}
         if self._check is None or self._check.done():
-            self._check = self._checks.submit(self.service.ready)
+            self._check = self._checks.submit(self._ready_within)
             self._check.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             found = await asyncio.wait_for(asyncio.shield(self._check), timeout=self.ops.ready_timeout)
@@ -150,6 +154,10 @@ class Runner:
         except HybridError as exc:
             checks["cluster"] = str(exc)
         return self.model_loaded and checks.get("cluster") == "answering", checks
+
+    def _ready_within(self) -> dict[str, Any]:
+        with deadlines.within(self.ops.ready_timeout):  # a slow cluster's retries do not hold the next probe's check
+            return self.service.ready()
 
     def close(self) -> None:
         self.admission.close()
