@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
         rounds.end(ingestor.cluster, ingestor.info.index)
     if report.partition is not None:
         print(report.partition.summary)
-    rows = f"  ({report.documents + report.failed} rows: the progress bar's, each landed or failed)" if report.failed else ""
-    print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {report.failed}{rows}")
+    counted = f"  ({report.documents + report.failed} rows: the progress bar's, each landed or failed)" if report.failed else ""
+    print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {report.failed}{counted}")
     print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
     if report.cache_rejected:
         print(f"cache: {report.cache_rejected} entries failed their integrity check and were embedded again")

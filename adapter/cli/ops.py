@@ -179,7 +179,9 @@ def _spec_from_flags(args: argparse.Namespace, live: Spec | None = None) -> Spec
         text_layout=text_layout(args, live.text_layout if live is not None else None),
         weights=parse_weights(args.weights) or (live.weights if live is not None else DEFAULT_WEIGHTS),
         extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())), default=default,
-        **({"text_fields": live.text_fields, "vector_field": live.vector_field, "replicas": live.replicas} if live is not None else {}),
+        text_fields=live.text_fields if live is not None else Spec.text_fields,
+        vector_field=live.vector_field if live is not None else Spec.vector_field,
+        replicas=live.replicas if live is not None else Spec.replicas,
     )
 
 

@@ -140,9 +140,9 @@ def choose(languages: Languages | None, support: AnalysisSupport) -> AnalysisCho
     assert top is not None  # documents >= MIN_DOCUMENTS
     language, share = top
     if share < ONE_LANGUAGE_SHARE:
-        analyzer = mixed_analyzer(support)
-        return AnalysisChoice(analyzer, embedder, f"{languages.source}: {languages.describe()}: mixed, so "
-                              f"{'ICU folding' if analyzer == 'icu_folding' else 'folding'} and a multilingual embedder", languages)
+        mixed = mixed_analyzer(support)
+        return AnalysisChoice(mixed, embedder, f"{languages.source}: {languages.describe()}: mixed, so "
+                              f"{'ICU folding' if mixed == 'icu_folding' else 'folding'} and a multilingual embedder", languages)
     analyzer, why_not = language_analyzer(language, support)
     said = f"{round(100 * share)}% of {languages.source} {'is' if languages.documents == 1 else 'are'} {language_name(language)}"
     if analyzer is None:

@@ -122,12 +122,13 @@ def _vector_options(engine: Engine, names: IndexNames, base: IndexSpec, live_fie
     def field(spec: IndexSpec) -> Any:
         return engine.render_mapping(names, spec, caps)["properties"][spec.vector_field]
 
-    read = {}
-    for option in ("m", "ef_construction"):
-        value = _at(live_field, _where_differs(field(base), field(replace(base, **{option: getattr(base, option) + 1}))))
-        if isinstance(value, (int, float, str)) and str(value).isdigit():
-            read[option] = int(value)
-    spec = replace(base, **read)
+    def read(value: Any, default: int) -> int:
+        return int(value) if isinstance(value, (int, float, str)) and str(value).isdigit() else default
+
+    m = read(_at(live_field, _where_differs(field(base), field(replace(base, m=base.m + 1)))), base.m)
+    ef = read(_at(live_field, _where_differs(field(base), field(replace(base, ef_construction=base.ef_construction + 1)))),
+              base.ef_construction)
+    spec = replace(base, m=m, ef_construction=ef)
     for space, method in itertools.product(SPACE_TYPES, KNN_METHODS):
         try:
             candidate = replace(spec, space_type=space, knn_method=method)

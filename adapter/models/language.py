@@ -17,10 +17,11 @@ TEXT_CHARS = 1000  # of each document: enough to tell its language, little to cl
 @functools.cache
 def _classifier() -> Callable[[str], Any] | None:
     try:
-        import py3langid
+        import py3langid  # type: ignore[import-untyped]  # no stubs; classify(text) -> (language, score)
     except ImportError:
         return None
-    return py3langid.classify  # type: ignore[no-any-return]
+    classify: Callable[[str], Any] = py3langid.classify
+    return classify
 
 
 def detector_installed() -> bool:
