@@ -13,6 +13,7 @@ language -> dense first; anything in between is mixed -> hybrid.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -52,7 +53,10 @@ class QueryClass:
     reasons: tuple[str, ...]  # e.g. ("code: E-4012",)
 
 
+@lru_cache(maxsize=4096)
 def classify(query: str) -> QueryClass:
+    """``query``'s kind: ``exact`` (codes, acronyms, names: words BM25 matches as written) or ``natural``.
+    Cached per text (an immutable answer; every adaptive search asks it, ~0.1 ms a query)."""
     reasons = []
     for label, pattern in _PATTERNS:
         for match in pattern.finditer(query):
