@@ -44,3 +44,24 @@ def write_tiny_evaluation(tmp_path: Path) -> tuple[EvalReport, Path]:
     report = EvalReport("tiny", "test", "minilm", "eval-tiny", results, settings={"default_technique": "hybrid-adaptive", "k": 3})
     dataset = Dataset("tiny", tmp_path, "test", QUERIES, QRELS)
     return report, stored.write(report, dataset, tmp_path / "eval")
+
+
+# The rows a default eval runs on OpenSearch 3.x (adapter.evaluation.run.standard_techniques), in its
+# order: the product's default, hybrid-adaptive-min_max, comes last.
+WIDE_TECHNIQUES = ("bm25", "dense", "hybrid-z_score-arithmetic_mean", "hybrid-min_max-arithmetic_mean", "hybrid-l2-arithmetic_mean",
+                   "hybrid-rrf", "hybrid-min_max-geometric_mean", "hybrid-min_max-harmonic_mean", "hybrid-l2-geometric_mean",
+                   "hybrid-l2-harmonic_mean", "client-rrf", "client-dbsf", "hybrid-adaptive", "hybrid-adaptive-min_max")
+
+
+def write_wide_evaluation(tmp_path: Path) -> tuple[EvalReport, Path]:
+    """The tiny evaluation with the 14 rows of a default eval on OpenSearch 3.x and long queries, as the
+    per-query table meets them (the fusions' lists: RRF's or min_max's; the page only reads their names)."""
+    rrf, mm = RRF(), ScoreNormalization(weights=(0.3, 0.7))
+    results = {"bm25": result(TechniqueSpec("bm25", Technique.BM25), BM25), "dense": result(TechniqueSpec("dense", Technique.DENSE), DENSE)}
+    for i, name in enumerate(WIDE_TECHNIQUES[2:]):
+        fusion = rrf if i % 2 else mm
+        results[name] = result(TechniqueSpec(name, Technique.HYBRID, fusion), fused(fusion), fusion)
+    queries = {q: f"{text}: what the literature says about it, in one long natural-language question" for q, text in QUERIES.items()}
+    report = EvalReport("wide", "test", "multilingual-e5-small", "eval-wide", results,
+                        settings={"default_technique": "hybrid-adaptive-min_max", "k": 3})
+    return report, stored.write(report, Dataset("wide", tmp_path, "test", queries, QRELS), tmp_path / "eval")
