@@ -11,6 +11,10 @@ import time
 
 import pytest
 
+from tests.support.extras import skip_module_without
+
+skip_module_without("serve")  # adapter.serve's package imports FastAPI, which `make unit` does not install
+
 from adapter.errors import HybridError
 from adapter.serve import deadlines
 
