@@ -87,8 +87,23 @@ class Refused(Exception):
         self.retry_after = retry_after
 
 
+def _again(what: str, retry_after: int) -> str:
+    """Every 503 of this server in one shape: what happened, then the wait its Retry-After says."""
+    return f"{what}; try again in {retry_after} s"
+
+
 class Overloaded(Refused):
     kind = "overloaded"
+
+    @classmethod
+    def full(cls, *, running: int, waiting: int) -> Overloaded:
+        return cls(_again(f"{running} searches are running and {waiting} waiting, the most this server queues", 1), retry_after=1)
+
+    @classmethod
+    def too_slow(cls, *, running: int, waiting: int, typical: float, deadline: Deadline, wait: float) -> Overloaded:
+        retry_after = max(1, math.ceil(wait))
+        return cls(_again(f"{running} searches are running and {waiting} waiting; at {typical:.2f} s a search, this one would "
+                          f"not end within its deadline ({deadline.seconds:g} s)", retry_after), retry_after=retry_after)
 
 
 class DeadlineExceeded(Refused):
@@ -106,8 +121,8 @@ class Deadline:
         return self.at - time.monotonic()
 
     def exceeded(self, doing: str) -> DeadlineExceeded:
-        return DeadlineExceeded(f"the request's deadline ({self.seconds:g} s) passed while {doing}; try again later",
-                                retry_after=max(1, math.ceil(self.seconds)))
+        retry_after = max(1, math.ceil(self.seconds))
+        return DeadlineExceeded(_again(f"the request's deadline ({self.seconds:g} s) passed while {doing}", retry_after), retry_after=retry_after)
 
 
 class Admission:
@@ -142,12 +157,10 @@ class Admission:
         if not self._slots.locked():
             return None
         if self.waiting >= self.queue:
-            return Overloaded(f"{self.running} searches are running and {self.waiting} waiting, the most this server queues; "
-                              "try again shortly", retry_after=1)
+            return Overloaded.full(running=self.running, waiting=self.waiting)
         if self.typical is not None and self._wait_ahead() + self.typical > deadline.left():
-            return Overloaded(f"{self.running} searches are running and {self.waiting} waiting; at {self.typical:.2f} s a search, "
-                              f"this one would not end within its deadline ({deadline.seconds:g} s); try again shortly",
-                              retry_after=max(1, math.ceil(self._wait_ahead())))
+            return Overloaded.too_slow(running=self.running, waiting=self.waiting, typical=self.typical, deadline=deadline,
+                                       wait=self._wait_ahead())
         return None
 
     async def _enter(self, deadline: Deadline) -> None:
@@ -166,7 +179,7 @@ class Admission:
         # so the average keeps learning (a cluster that recovers is noticed).
         if queued and self.typical is not None and deadline.left() < self.typical:
             self._slots.release()
-            raise deadline.exceeded(f"waiting for a free search slot (a search takes {self.typical:.2f} s)")
+            raise deadline.exceeded("waiting for a free search slot")  # the same 503 as a wait that timed out, in the same words
         self._change(running=1)
 
     def _wait_ahead(self) -> float:

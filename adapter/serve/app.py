@@ -41,7 +41,7 @@ from adapter import __version__
 from adapter.errors import BackendError, ClusterUnavailableError, HybridError, InputError
 from adapter.index.contracts import schema
 from adapter.serve.admission import Refused
-from adapter.serve.door import HEADERS, Counted, Door, Security, TrustedHosts
+from adapter.serve.door import HEADERS, TOKEN_SHOWN, Counted, Door, Security, TrustedHosts
 from adapter.serve.metrics import Metrics
 from adapter.serve.params import Limits, parse_compare, parse_config, query_text
 from adapter.serve.runner import Ops, Runner
@@ -108,7 +108,7 @@ class _Answers:
         cause = exc.__cause__
         if isinstance(cause, RecursionError):
             return self.refused("input", 400, "the JSON body is nested too deeply")
-        if exc.status_code == 413:  # FastAPI's max_body_size (where a Content-Length announced it, Starlette answers its own words)
+        if exc.status_code == 413:  # a body past the cap as it arrived (the Door's; one announced is refused before)
             return self.refused("too_large", 413, f"the request body is over {self.body_bytes} bytes")
         kind = "input" if exc.status_code == 400 else "not_found" if exc.status_code in (404, 405) else "http"
         return self.refused(kind, exc.status_code, str(exc.detail), dict(exc.headers or {}))
@@ -139,7 +139,6 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
         Metrics.process_ended()
 
     app = FastAPI(title="hybrid serve", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  max_body_size=limits.body_bytes,
                   description="Hybrid BM25 + vector search over one index, read-only (opensearch-hybrid-adapter).")
     app.state.runner = runner
     app.add_exception_handler(RequestValidationError, answers.invalid)
@@ -159,7 +158,8 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     if report_dir is not None:
         _mount_report(app, Path(report_dir))
     app.openapi = _with_search_contract(app)  # type: ignore[method-assign]
-    app.add_middleware(Door, security=security, metrics=metrics, busy=runner.refusal)
+    # The body's cap is the Door's, not FastAPI's max_body_size: Starlette answered an announced one in plain text.
+    app.add_middleware(Door, security=security, metrics=metrics, busy=runner.refusal, body_bytes=limits.body_bytes)
     app.add_middleware(TrustedHosts, hosts=security.hosts, metrics=metrics)
     app.add_middleware(Counted, metrics=metrics)
     return app
@@ -197,9 +197,11 @@ def _ops_routes(app: FastAPI, runner: Runner, metrics: Metrics) -> None:
         return Response(b'{"status":"ok"}', media_type=JSON)
 
     @app.get("/readyz", summary="readiness: the model loaded, the cluster answering for the index")
-    async def readyz() -> Response:
+    async def readyz(request: Request) -> Response:
         ready, checks = await runner.ready()
-        return Response(json.dumps({"ready": ready, **checks}, ensure_ascii=False), status_code=200 if ready else 503, media_type=JSON)
+        # Open to probes, but the index, its size and the cluster's errors only to who has the token (where one is set).
+        shown = {"ready": ready, **checks} if request.scope.get(TOKEN_SHOWN, True) else {"ready": ready}
+        return Response(json.dumps(shown, ensure_ascii=False), status_code=200 if ready else 503, media_type=JSON)
 
     @app.get("/metrics", summary="Prometheus text: requests, latency per technique, fallbacks, errors")
     async def prometheus() -> Response:

@@ -9,8 +9,8 @@
   or wrong bearer token where one is set (401; the probes ``/healthz`` and ``/readyz`` and the
   package's static files excepted); a POST whose body is not ``application/json`` (415: a
   cross-site form or ``text/plain`` fetch needs no CORS preflight; JSON does, and this server
-  grants none); a search while the queue is full (503). A body over the cap is FastAPI's
-  ``max_body_size`` (413).
+  grants none); a body over the cap (413, unread where its Content-Length announces it, else at the
+  cap as it arrives); a search while the queue is full (503).
 
 A browser cannot send a bearer token when it opens a page, so ``GET /?token=...`` with the right
 token answers with a cookie (HttpOnly, SameSite=Strict: never sent by another site's page) and a
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 from urllib.parse import urlencode
 
+from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -40,6 +41,9 @@ HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 OPEN_PATHS = ("/healthz", "/readyz")  # probes: a load balancer or kubelet asks without a token
 COOKIE = "hybrid_serve_token"
+# Set on a probe's scope where the server has a token: whether this request carries it (the probe
+# answers anyone, but names the index and its size only to who has the token).
+TOKEN_SHOWN = "hybrid.token_shown"
 
 
 @dataclass(frozen=True)
@@ -109,11 +113,13 @@ class Door:
     """``busy()``: why a search would be refused now (a full queue): answered here, before the body
     is read and parsed, so a flood of refused searches costs the server little."""
 
-    def __init__(self, app: ASGIApp, *, security: Security, metrics: Metrics, busy: Busy = lambda: None) -> None:
+    def __init__(self, app: ASGIApp, *, security: Security, metrics: Metrics, busy: Busy = lambda: None,
+                 body_bytes: int | None = None) -> None:
         self.app = app
         self.security = security
         self.metrics = metrics
         self.busy = busy
+        self.body_bytes = body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -127,12 +133,33 @@ class Door:
             for message_part in json_answer(status, message, extra):
                 await send(message_part)
             return
+        if self.security.token and scope["path"] in OPEN_PATHS:
+            scope[TOKEN_SHOWN] = self._carries_token(scope, headers)
         login = self._login(scope)
         if login is not None:
             for part in login:
                 await send(part)
             return
+        if self.body_bytes is not None and scope["method"] in ("POST", "PUT", "PATCH"):
+            receive = self._capped(receive, self.body_bytes)
         await self.app(scope, receive, self._with_headers(send))
+
+    @staticmethod
+    def _capped(receive: Receive, cap: int) -> Receive:
+        """``receive`` refusing a body that grows past ``cap`` bytes (one sent without a Content-Length):
+        the route's body read raises the 413 its exception handler answers in JSON."""
+        seen = 0
+
+        async def capped() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > cap:
+                    raise HTTPException(413)
+            return message
+
+        return capped
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[str, int, str, dict[str, str]] | None:
         if self.security.token and not self._authorized(scope, headers):
@@ -140,6 +167,9 @@ class Door:
                     {"WWW-Authenticate": 'Bearer realm="hybrid serve"'})
         if scope["method"] == "POST" and not _is_json(headers.get("content-type", "")):
             return ("media_type", 415, f"a POST body is JSON: send Content-Type: application/json (got {headers.get('content-type', 'none')!r})", {})
+        length = headers.get("content-length", "")
+        if self.body_bytes is not None and length.isdigit() and int(length) > self.body_bytes:  # announced: refused unread
+            return ("too_large", 413, f"the request body is over {self.body_bytes} bytes", {})
         refused = self.busy() if scope["path"] in SEARCH_ROUTES else None
         if refused is not None:
             return (refused.kind, 503, str(refused), {"Retry-After": str(refused.retry_after)})
@@ -149,6 +179,9 @@ class Door:
         path = scope["path"]
         if path in OPEN_PATHS or path.startswith("/static/"):
             return True
+        return self._carries_token(scope, headers)
+
+    def _carries_token(self, scope: Scope, headers: dict[str, str]) -> bool:
         token = self.security.token or ""
         given = headers.get("authorization", "")
         if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(), token.encode()):

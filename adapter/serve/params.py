@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from adapter.errors import InputError
+from adapter.ingest.sources import visible
 from adapter.search.results import Technique
 
 ADAPTIVE = "adaptive"
@@ -113,6 +114,9 @@ def query_text(value: Any, limits: Limits) -> str:
     text = _text(value, "q") if value is not None else ""
     if not text:
         raise InputError("q (the query) is empty")
+    if not visible(text):  # NUL, zero-width or other invisible characters: nothing for BM25 to match, a vector of noise
+        raise InputError("q (the query) has no visible character (only spaces, zero-width or control characters); "
+                         "give some text to search for")
     if len(text) > limits.query_chars:
         raise InputError(f"the query is {len(text)} characters long; this server takes at most {limits.query_chars}")
     return text

@@ -98,8 +98,10 @@ class Runner:
                 with deadlines.within(deadline.left()):
                     result = self.service.result(query, config, vector)
             except HybridError as exc:
-                self._failed(exc)
-                raise
+                heard = self._failed(exc, deadline)
+                if heard is exc:
+                    raise
+                raise heard from exc
             self._observe(config, result, time.perf_counter() - started)
             return render(search_result_json(result))
 
@@ -120,8 +122,10 @@ class Runner:
                 with deadlines.within(deadline.left()):
                     columns = self.service.compare(query, configs, vector, each)
             except HybridError as exc:
-                self._failed(exc)
-                raise
+                heard = self._failed(exc, deadline)
+                if heard is exc:
+                    raise
+                raise heard from exc
             return render({"q": query, "columns": columns})
 
         return await self.admission.run(work, deadline)
@@ -135,11 +139,16 @@ class Runner:
         if result.technique is Technique.HYBRID and result.fused_by is FusedBy.CLIENT:
             self.metrics.fallbacks.labels(config.technique.value).inc()
 
-    def _failed(self, exc: HybridError) -> None:
+    def _failed(self, exc: HybridError, deadline: Deadline) -> Exception:
+        """What the caller hears of ``exc``: the deadline's 503 where the deadline cut the search's tries
+        (not the cluster's fault, and the same answer as the caller's own timer gives), else ``exc``, counted."""
+        if isinstance(exc, ClusterUnavailableError) and deadline.left() <= 0:
+            return deadline.exceeded("the cluster answered")
         if isinstance(exc, ClusterUnavailableError):
             self.metrics.cluster_errors.labels("unreachable").inc()
         elif isinstance(exc, BackendError):
             self.metrics.cluster_errors.labels(str(exc.status or "unknown")).inc()
+        return exc
 
     def _slots_changed(self, running: int, waiting: int) -> None:
         self.metrics.in_flight.set(running)

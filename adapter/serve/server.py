@@ -11,6 +11,9 @@
   as nginx's lingering close does. Closed at once, the kernel answers the unread bytes with a
   reset, and a client that sends its whole body before it reads (urllib, requests) saw the reset,
   never the 413.
+- A request line or header block over ``HEAD_BYTES`` (16 KiB) is answered 414 or 431 in JSON, and the
+  connection lingers as above: uvicorn answered any head h11 refused with a plain-text 400 and closed
+  at once, so a client still sending a 160 KB query string saw a reset.
 - SIGTERM or SIGINT: no new connections, the requests in flight answered (each is bounded by the
   deadline), then exit 0.
 - ``workers`` > 1: uvicorn's supervisor runs that many processes on one socket, each with its own
@@ -21,6 +24,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import shutil
@@ -32,11 +36,13 @@ import h11
 from uvicorn import Config, Server
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from adapter.serve.door import HEADERS
 from adapter.serve.metrics import MULTIPROCESS
 
 LOOPBACK = "127.0.0.1"
 LINGER_IDLE = 2.0  # seconds without a byte before a lingering connection is closed
 LINGER_TOTAL = 5.0  # seconds a lingering connection is read at most
+HEAD_BYTES = 16 * 1024  # the most a request's head may be (h11's default, given to uvicorn explicitly)
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,8 @@ class TimedH11Protocol(H11Protocol):
         self._raw = transport
         self._lost = False
         self._linger: _Linger | None = None
+        self._head: bytes = b""  # the start of the request being read (its first HEAD_BYTES + 2 bytes)
+        self._head_seen = 0  # bytes of it so far
         super().connection_made(cast(asyncio.Transport, _LingeringTransport(transport, self)))
         self._arm()
 
@@ -78,6 +86,10 @@ class TimedH11Protocol(H11Protocol):
         if self._linger is not None:  # the answer is sent: what still comes of the body is dropped
             self._linger.read()
             return
+        if self.conn.their_state is h11.IDLE:
+            self._head_seen += len(data)
+            if len(self._head) < HEAD_BYTES + 2:
+                self._head += data[: HEAD_BYTES + 2 - len(self._head)]
         super().data_received(data)
         if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):  # the whole request is in
             self._disarm()
@@ -90,7 +102,25 @@ class TimedH11Protocol(H11Protocol):
         self._linger = _Linger(self.loop, self._raw)
         return True
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 refused: a head over the cap is 414 (its request line) or
+        431 (its headers), in JSON, and the rest of what the client sends is read and dropped."""
+        if self._head_seen <= HEAD_BYTES:
+            super().send_400_response(msg)
+            return
+        line_too_long = b"\r\n" not in self._head[:HEAD_BYTES]
+        status = 414 if line_too_long else 431
+        said = "request line (the path and query string) is" if line_too_long else "request headers are"
+        body = json.dumps({"error": f"the {said} over this server's limit of {HEAD_BYTES} bytes"}).encode()
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close"),
+                   *((k.lower().encode(), v.encode()) for k, v in HEADERS.items())]
+        for event in (h11.Response(status_code=status, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
+            self._raw.write(self.conn.send(event) or b"")
+        self._disarm()
+        self._linger = _Linger(self.loop, self._raw)
+
     def on_response_complete(self) -> None:
+        self._head, self._head_seen = b"", 0
         super().on_response_complete()
         if not self.transport.is_closing() and self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
             self._arm()  # the next request on this connection has the same time to arrive
@@ -167,7 +197,7 @@ def uvicorn_config(app: Any, listen: Listen, *, factory: bool = False) -> Config
     config = Config(app, host=listen.host, port=listen.port, workers=listen.workers, factory=factory,
                     http="adapter.serve.server:TimedH11Protocol", timeout_keep_alive=max(1, math.ceil(listen.keep_alive)),
                     timeout_graceful_shutdown=max(1, math.ceil(listen.graceful)), limit_concurrency=listen.max_connections,
-                    lifespan="on", log_level="warning", server_header=False)
+                    lifespan="on", log_level="warning", server_header=False, h11_max_incomplete_event_size=HEAD_BYTES)
     config.hybrid_header_timeout = listen.header_timeout  # type: ignore[attr-defined]  # read by TimedH11Protocol
     return config
 
