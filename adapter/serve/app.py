@@ -33,13 +33,16 @@ from typing import Annotated, Any, AsyncIterator, Awaitable, Callable
 from fastapi import FastAPI, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive
 
 from adapter import __version__
 from adapter.errors import BackendError, ClusterUnavailableError, HybridError, InputError
 from adapter.index.contracts import schema
+from adapter.serve import lean
 from adapter.serve.admission import Refused
 from adapter.serve.door import HEADERS, TOKEN_SHOWN, Counted, Door, Security, TrustedHosts
 from adapter.serve.metrics import Metrics
@@ -103,7 +106,7 @@ class _Answers:
             message = refusal(errors)
         return self.refused("input", 400, message)
 
-    async def http(self, request: Request, exc: Exception) -> Response:
+    async def http(self, request: Request | None, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         cause = exc.__cause__
         if isinstance(cause, RecursionError):
@@ -152,12 +155,13 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     async def api_info() -> Response:
         return Response(info_bytes, media_type=JSON)
 
-    _search_routes(app, runner, answers, limits, reranker=reranker)
+    hot = _search_routes(app, runner, answers, limits, reranker=reranker)
     _ops_routes(app, runner, metrics)
     app.mount("/static", StaticFiles(packages=[("adapter.web", "static")]), name="static")
     if report_dir is not None:
         _mount_report(app, Path(report_dir))
     app.openapi = _with_search_contract(app)  # type: ignore[method-assign]
+    app.add_middleware(lean.Lean, routes=hot)  # innermost of these: the door's checks apply to it
     # The body's cap is the Door's, not FastAPI's max_body_size: Starlette answered an announced one in plain text.
     app.add_middleware(Door, security=security, metrics=metrics, busy=runner.refusal, body_bytes=limits.body_bytes)
     app.add_middleware(TrustedHosts, hosts=security.hosts, metrics=metrics)
@@ -165,8 +169,10 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     return app
 
 
-def _search_routes(app: FastAPI, runner: Runner, answers: _Answers, limits: Limits, *, reranker: bool) -> None:
-    """/search (GET and POST) and /api/compare: parsed and capped at the boundary, run by the runner."""
+def _search_routes(app: FastAPI, runner: Runner, answers: _Answers, limits: Limits, *,
+                   reranker: bool) -> dict[tuple[str, str], lean.Handler]:
+    """/search (GET and POST) and /api/compare: parsed and capped at the boundary, run by the runner.
+    Returns the routes :class:`adapter.serve.lean.Lean` answers ahead of FastAPI."""
 
     async def search(params: dict[str, Any]) -> bytes:
         query = query_text(params.get("q"), limits)
@@ -177,8 +183,20 @@ def _search_routes(app: FastAPI, runner: Runner, answers: _Answers, limits: Limi
         return await answers(search(params.params()))
 
     @app.post("/search", summary="one search (parameters as a JSON object)", responses=_responses("search"))
-    async def search_post(body: SearchBody) -> Response:
+    async def search_post(body: SearchBody) -> Response:  # the OpenAPI document's; requests are answered by search_lean
         return await answers(search(body.params()))
+
+    async def search_lean(receive: Receive) -> Response:
+        """``POST /search`` as :class:`adapter.serve.lean.Lean` answers it: the same model, the same refusals."""
+        try:
+            params = SearchBody.model_validate(lean.json_document(await lean.body(receive))).params()
+        except lean.BodyError as exc:
+            return answers.refused("input", 400, str(exc))
+        except ValidationError as exc:
+            return answers.refused("input", 400, refusal([dict(e) for e in exc.errors()]))
+        except HTTPException as exc:  # the door's cap, reached as the body arrived
+            return await answers.http(None, exc)
+        return await answers(search(params))
 
     @app.post("/api/compare", summary="one query, several configurations side by side", responses=_responses("the columns"))
     async def compare(body: CompareBody) -> Response:
@@ -187,6 +205,8 @@ def _search_routes(app: FastAPI, runner: Runner, answers: _Answers, limits: Limi
             return await runner.compare(query, configs)
 
         return await answers(run())
+
+    return {("POST", "/search"): search_lean}
 
 
 def _ops_routes(app: FastAPI, runner: Runner, metrics: Metrics) -> None:

@@ -70,7 +70,7 @@ class Runner:
                                     on_vector=lambda source: metrics.query_vectors.labels(source).inc())
         deadlines.install(getattr(service.searcher.cluster, "client", None))  # a search's tries end by its deadline
         self._checks = DaemonPool(1, "hybrid-serve-ready")
-        self._check: asyncio.Future[dict[str, Any]] | None = None
+        self._check: asyncio.Future[dict[str, Any] | None] | None = None
         self.model_loaded = False
 
     async def warm(self) -> float:
@@ -163,6 +163,8 @@ class Runner:
             self._check.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             found = await asyncio.wait_for(asyncio.shield(self._check), timeout=self.ops.ready_timeout)
+            if found is None:
+                raise asyncio.TimeoutError
             checks.update(cluster="answering", index=self.service.info.index, documents=found["documents"])
         except asyncio.TimeoutError:
             checks["cluster"] = f"no answer within {self.ops.ready_timeout:g} s"
@@ -170,9 +172,17 @@ class Runner:
             checks["cluster"] = str(exc)
         return self.model_loaded and checks.get("cluster") == "answering", checks
 
-    def _ready_within(self) -> dict[str, Any]:
-        with deadlines.within(self.ops.ready_timeout):  # a slow cluster's retries do not hold the next probe's check
-            return self.service.ready()
+    def _ready_within(self) -> dict[str, Any] | None:
+        """The readiness check, its tries bounded by ``ops.ready_timeout`` (a slow cluster's retries do not hold
+        the next probe's check); None: no answer within it (the same as the probe's own timer)."""
+        with deadlines.within(self.ops.ready_timeout):
+            try:
+                return self.service.ready()
+            except ClusterUnavailableError:
+                left = deadlines.left()
+                if left is not None and left <= 0:
+                    return None
+                raise
 
     def close(self) -> None:
         self.admission.close()
