@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-report test unit setup clean bench eval eval-sets reliability migration browser api-docs bench-peers bench-scale bench-encode
+.PHONY: demo demo-report test unit setup clean bench eval eval-sets reliability migration browser api-docs bench-peers bench-e2e bench-scale bench-encode
 
 DEMO_STAMP := $(VENV)/.installed-demo
 UNIT_STAMP := $(VENV)/.installed-unit
@@ -80,6 +80,12 @@ bench: $(STAMP)
 bench-peers: $(STAMP)
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[peers]'
 	nice -n 10 $(BIN)/python -m benchmarks.peers
+
+# End to end, the model in the loop (issue 37 item 1): query text in, hits out, each system with its stock embedding class
+# over the same MiniLM folder, k 10 and 100, concurrency 1 and 8, plus the search-only table; its indices are deleted at the end.
+bench-e2e: $(STAMP)
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[peers]'
+	nice -n 10 $(BIN)/python -m benchmarks.end_to_end
 
 # One million synthetic documents (not in CI: about an hour and a half on 2 idle cores, ~15 GB of disk while it runs;
 # the index is deleted at the end). Log in out/bench-scale.log; results into docs/BENCHMARKS.md.

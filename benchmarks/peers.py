@@ -92,7 +92,15 @@ def load_corpus(embedder, limit: int | None) -> Corpus:
 Search = Callable[[str, np.ndarray, int], list[str]]
 
 
-def langchain_systems(url: str, corpus: Corpus) -> dict[str, Search]:
+# Each peer's index is built by its *_store function (index names are parameters, so a run can keep to names of its
+# own on a shared node); benchmarks/end_to_end.py searches the same indices through each peer's embedding class.
+def langchain_pipeline(index: str) -> str:
+    return index.replace("-", "_") + "_hybrid"
+
+
+def langchain_store(url: str, corpus: Corpus, index: str = "peer-langchain") -> Any:
+    """The peer-langchain index and its hybrid pipeline, written by LangChain with the corpus's vectors; the store
+    answers queries with the precomputed query vectors."""
     from langchain_community.vectorstores import OpenSearchVectorSearch
     from langchain_core.embeddings import Embeddings
 
@@ -105,18 +113,24 @@ def langchain_systems(url: str, corpus: Corpus) -> dict[str, Search]:
         def embed_query(self, text: str) -> list[float]:
             return queries.vector(text)
 
-    store = OpenSearchVectorSearch(url, "peer-langchain", Given(), engine="lucene", timeout=300)
+    store = OpenSearchVectorSearch(url, index, Given(), engine="lucene", timeout=300)
     if store.index_exists():
         store.delete_index()
     for start in range(0, len(corpus.ids), 1000):  # it refuses more embeddings per call than its bulk_size
         stop = start + 1000
         store.add_embeddings(list(zip(corpus.texts[start:stop], (v.tolist() for v in corpus.vectors[start:stop]))),
                              ids=corpus.ids[start:stop], bulk_size=1000)
-    store.client.indices.refresh(index="peer-langchain")
-    store.configure_search_pipelines("peer_langchain_hybrid")  # its defaults: min_max, 0.7 keyword / 0.3 vector
+    store.client.indices.refresh(index=index)
+    store.configure_search_pipelines(langchain_pipeline(index))  # its defaults: min_max, 0.7 keyword / 0.3 vector
+    return store
+
+
+def langchain_systems(url: str, corpus: Corpus, index: str = "peer-langchain", store: Any = None) -> dict[str, Search]:
+    store = store or langchain_store(url, corpus, index)
+    pipeline = langchain_pipeline(index)
 
     def hybrid(q: str, v: np.ndarray, k: int) -> list[str]:
-        found = store.similarity_search_with_score(q, k=k, search_type="hybrid_search", search_pipeline="peer_langchain_hybrid")
+        found = store.similarity_search_with_score(q, k=k, search_type="hybrid_search", search_pipeline=pipeline)
         return [d.id for d, _ in found]
 
     def dense(q: str, v: np.ndarray, k: int) -> list[str]:
@@ -125,10 +139,24 @@ def langchain_systems(url: str, corpus: Corpus) -> dict[str, Search]:
     return {"LangChain OpenSearchVectorSearch, hybrid (its pipeline helper)": hybrid, "LangChain OpenSearchVectorSearch, dense": dense}
 
 
-def haystack_systems(url: str, corpus: Corpus) -> dict[str, Search]:
-    from haystack import Document, component
-    from haystack_integrations.components.retrievers.opensearch import OpenSearchHybridRetriever
+def haystack_store(url: str, corpus: Corpus, index: str = "peer-haystack") -> Any:
+    """The peer-haystack index, written by Haystack's OpenSearchDocumentStore with the corpus's vectors."""
+    from haystack import Document
     from haystack_integrations.document_stores.opensearch import OpenSearchDocumentStore
+    from opensearchpy import OpenSearch
+
+    OpenSearch(url).indices.delete(index=index, ignore=[404])
+    store = OpenSearchDocumentStore(hosts=[url], index=index, embedding_dim=corpus.vectors.shape[1],
+                                    method={"space_type": "cosinesimil", "engine": "lucene", "name": "hnsw"})
+    store.write_documents([Document(id=i, content=t, embedding=v.tolist()) for i, t, v in zip(corpus.ids, corpus.texts, corpus.vectors)],
+                          policy="overwrite")
+    OpenSearch(url).indices.refresh(index=index)
+    return store
+
+
+def haystack_systems(url: str, corpus: Corpus, index: str = "peer-haystack", store: Any = None) -> dict[str, Search]:
+    from haystack import component
+    from haystack_integrations.components.retrievers.opensearch import OpenSearchHybridRetriever
 
     queries = Precomputed({corpus.queries[q]: v for q, v in corpus.query_vectors.items()})
 
@@ -138,14 +166,7 @@ def haystack_systems(url: str, corpus: Corpus) -> dict[str, Search]:
         def run(self, text: str) -> dict[str, Any]:
             return {"embedding": queries.vector(text)}
 
-    from opensearchpy import OpenSearch
-
-    OpenSearch(url).indices.delete(index="peer-haystack", ignore=[404])
-    store = OpenSearchDocumentStore(hosts=[url], index="peer-haystack", embedding_dim=corpus.vectors.shape[1],
-                                    method={"space_type": "cosinesimil", "engine": "lucene", "name": "hnsw"})
-    store.write_documents([Document(id=i, content=t, embedding=v.tolist()) for i, t, v in zip(corpus.ids, corpus.texts, corpus.vectors)],
-                          policy="overwrite")
-    OpenSearch(url).indices.refresh(index="peer-haystack")
+    store = store or haystack_store(url, corpus, index)
     retrievers: dict[int, Any] = {}
 
     def hybrid(q: str, v: np.ndarray, k: int) -> list[str]:
@@ -156,26 +177,37 @@ def haystack_systems(url: str, corpus: Corpus) -> dict[str, Search]:
     return {"Haystack OpenSearchHybridRetriever (RRF in Python)": hybrid}
 
 
-def llamaindex_systems(url: str, corpus: Corpus) -> dict[str, Search]:
+def llamaindex_pipeline(index: str) -> str:
+    return f"{index}-hybrid"
+
+
+def llamaindex_store(url: str, corpus: Corpus, index: str = "peer-llamaindex") -> Any:
+    """The peer-llamaindex index and the search pipeline of LlamaIndex's docs, written by its OpensearchVectorStore."""
     from llama_index.core.schema import TextNode
-    from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
     from llama_index.vector_stores.opensearch import OpensearchVectorClient, OpensearchVectorStore
     from opensearchpy import OpenSearch
 
     raw = OpenSearch(url, timeout=300)
-    raw.indices.delete(index="peer-llamaindex", ignore=[404])
-    raw.transport.perform_request("PUT", "/_search/pipeline/peer-llamaindex-hybrid", body={  # as its docs show
+    raw.indices.delete(index=index, ignore=[404])
+    raw.transport.perform_request("PUT", f"/_search/pipeline/{llamaindex_pipeline(index)}", body={  # as its docs show
         "description": "Post processor for hybrid search",
         "phase_results_processors": [{"normalization-processor": {
             "normalization": {"technique": "min_max"},
             "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}}}}]})
-    client = OpensearchVectorClient(url, "peer-llamaindex", corpus.vectors.shape[1], embedding_field="embedding", text_field="content",
-                                    engine="lucene", search_pipeline="peer-llamaindex-hybrid", timeout=300)
+    client = OpensearchVectorClient(url, index, corpus.vectors.shape[1], embedding_field="embedding", text_field="content",
+                                    engine="lucene", search_pipeline=llamaindex_pipeline(index), timeout=300)
     store = OpensearchVectorStore(client)
     nodes = [TextNode(id_=i, text=t, embedding=v.tolist()) for i, t, v in zip(corpus.ids, corpus.texts, corpus.vectors)]
     for start in range(0, len(nodes), 1000):
         store.add(nodes[start : start + 1000])
-    raw.indices.refresh(index="peer-llamaindex")
+    raw.indices.refresh(index=index)
+    return store
+
+
+def llamaindex_systems(url: str, corpus: Corpus, index: str = "peer-llamaindex", store: Any = None) -> dict[str, Search]:
+    from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
+
+    store = store or llamaindex_store(url, corpus, index)
 
     def hybrid(q: str, v: np.ndarray, k: int) -> list[str]:
         found = store.query(VectorStoreQuery(query_embedding=v.tolist(), query_str=q, similarity_top_k=k, mode=VectorStoreQueryMode.HYBRID))
@@ -184,11 +216,11 @@ def llamaindex_systems(url: str, corpus: Corpus) -> dict[str, Search]:
     return {"LlamaIndex OpensearchVectorStore, hybrid": hybrid}
 
 
-def adapter_systems(client, corpus: Corpus, embedder) -> dict[str, Search]:
+def adapter_systems(client, corpus: Corpus, embedder, alias: str = "bench-scifact") -> dict[str, Search]:
     from adapter.search import Searcher
     from benchmarks.run import ensure_scifact_index
 
-    searcher = Searcher.open(client, ensure_scifact_index(client, embedder, progress=False), embedder)
+    searcher = Searcher.open(client, ensure_scifact_index(client, embedder, progress=False, alias=alias), embedder)
 
     def technique(name: str, depth: Callable[[int], int] | None = None) -> Search:
         def run(q: str, v: np.ndarray, k: int) -> list[str]:

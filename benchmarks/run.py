@@ -145,13 +145,13 @@ def bench_ingest(client, args) -> Section:
 
 
 # -- query ---------------------------------------------------------------------------------------
-def ensure_scifact_index(client, embedder, progress=True) -> str:
+def ensure_scifact_index(client, embedder, progress=True, alias: str = "bench-scifact") -> str:
     from adapter.models.cache import EmbeddingCache
     from adapter.evaluation import prepare_index
     from adapter.evaluation.metrics import load_beir
 
     dataset = load_beir(SCIFACT, "test")
-    return prepare_index(cluster_for(client), dataset, embedder, "bench-scifact", analyzer="english", title_boost=0.5, fresh=False,
+    return prepare_index(cluster_for(client), dataset, embedder, alias, analyzer="english", title_boost=0.5, fresh=False,
                          progress=progress, cache=EmbeddingCache()).alias
 
 
