@@ -23,6 +23,18 @@ def add_parsers(sub: Subparsers) -> None:
     cal.add_argument("--policy", help="an adaptive policy file to keep with the index (e.g. learned by `hybrid eval --tune`)")
     cal.add_argument("--replace", action="store_true", help="store this calibration even when it has fewer queries (under 10) "
                                                             "than the one it replaces")
+    live = cal.add_argument_group("from live traffic", "fit the policy from the index's UBI clicks (COEC judgments) and ship it "
+                                                       "only if a held-out split or an interleaving run says it is better")
+    live.add_argument("--from-traffic", action="store_true", help="fit from the clicks in --queries-index / --events-index")
+    live.add_argument("--queries-index", default="ubi_queries", help="default %(default)s")
+    live.add_argument("--events-index", default="ubi_events", help="default %(default)s")
+    live.add_argument("--since", help="only records from this time on (ISO 8601)")
+    live.add_argument("--until", help="only records before this time")
+    live.add_argument("--held-out", type=float, default=0.3, help="share of the judged queries held out to test the fit (default %(default)s)")
+    live.add_argument("--min-impressions", type=int, default=3, help="judge a (query, document) shown at least this often (default %(default)s)")
+    live.add_argument("--thresholds", default="1,2", help="COEC values that earn grades 1, 2, ... (default %(default)s)")
+    live.add_argument("--dry-run", action="store_true", help="decide and say why, write nothing")
+    live.add_argument("--policy-output", help="write the fitted candidate policy here (e.g. to interleave it before shipping)")
     cal.set_defaults(func=run_calibrate)
 
 
@@ -41,6 +53,8 @@ def load_policy(path: str | None) -> AdaptivePolicy | None:
 def run_calibrate(args: argparse.Namespace) -> int:
     from adapter.fusion.choice.calibrate import calibrate_index, store_adaptive
 
+    if args.from_traffic:
+        return run_from_traffic(args)
     if not args.queries and not args.policy:
         raise InputError("give --queries to calibrate with, --policy to store, or both")
     from adapter.index.live import live_spec
@@ -96,3 +110,53 @@ def adaptive_choices(args: argparse.Namespace, queries: list[str]) -> list[Fusio
         quality = searcher.query_match_quality(q)[0] if policy.uses_legs else None
         out.append(policy.choose(QuerySignals.of(q, quality), searcher.calibration, z_score=searcher.caps.z_score))
     return out
+
+
+def run_from_traffic(args: argparse.Namespace) -> int:
+    """``hybrid calibrate --from-traffic``: the fit, the evidence, and in one line whether it shipped and why."""
+    from adapter.cli.traffic import _thresholds
+    from adapter.traffic.calibrate import META_KEY, calibrate_from_traffic
+    from adapter.traffic.evidence import MIN_HELD_OUT
+    from adapter.traffic.store import UbiStore
+
+    if args.queries or args.policy:
+        raise InputError("--from-traffic fits the policy from clicks: give it without --queries and --policy")
+    cluster = connect(args)
+    store = UbiStore(cluster, queries_index=args.queries_index, events_index=args.events_index)
+    found = calibrate_from_traffic(cluster, args.index, store=store, since=args.since, until=args.until, held_out_share=args.held_out,
+                                   min_impressions=args.min_impressions, thresholds=_thresholds(args.thresholds), dry_run=args.dry_run)
+    t, cand = found.traffic, found.candidate
+    print(f"traffic: {t.searches} searches of {args.index}, {t.clicks} clicks, {t.judged_pairs} judged (query, document) pairs; "
+          f"{len(t.queries)} queries with a relevant document: {found.fit_queries} to fit on, "
+          f"{len(t.queries) - found.fit_queries} held out")
+    if t.without_text:
+        print(f"note: {t.without_text} judged queries were logged without their text and cannot be searched again: left out")
+    weights = cand.bare_weights(found.calibration)
+    print(f"candidate {cand.name} (family {found.family}): bm25 {weights[0]:.2f} / dense {weights[1]:.2f} for a query without "
+          f"per-query signals; running: {found.running.name}")
+    held = found.held_out
+    if held is None:
+        print(f"held-out: too few queries to test on (at least {MIN_HELD_OUT})")
+    else:
+        print(f"held-out nDCG@10: running {held.old:.4f}, candidate {held.new:.4f} ({held.gain:+.4f}) over {held.queries} queries, "
+              f"paired randomization p = {held.p_value:.3g}")
+    if found.interleaved is None:
+        print(f"interleaving: no run of {cand.name} against the index's fusion in the records")
+    else:
+        tally = found.interleaved.tally
+        print(f"interleaving: {tally.wins} wins, {tally.losses} losses, {tally.ties} ties over {tally.searches} searches, "
+              f"p = {tally.p_value:.3g}: {tally.verdict}")
+    if args.policy_output:
+        Path(args.policy_output).write_text(cand.dumps(), encoding="utf-8")
+        print(f"candidate policy written to {args.policy_output} (interleave it: Interleaver(searcher, AdaptivePolicy.loads(...)))")
+    if found.decision.ship:
+        print(f"{'would ship' if args.dry_run else 'SHIPPED'}: {cand.name} replaces {found.running.name}: {found.decision.reason}")
+    else:
+        print(f"{'would keep' if args.dry_run else 'KEPT'} {found.running.name}: {found.decision.reason}")
+    if found.report is not None:
+        print_calibration(found.report)
+    if found.written:
+        print(f"evidence written to the index's _meta.{META_KEY}")
+    else:
+        print("dry run: nothing was written")
+    return 0

@@ -17,6 +17,8 @@ from adapter.engines import Cluster, ClusterLike
 from adapter.errors import InputError
 from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, calibrate, corpus_fusion
 from adapter.fusion.choice.values import ADAPTIVE
+from adapter.fusion.relevance import RelevanceMap, maps_from_json
+from adapter.fusion.relevance import fit as fit_relevance
 from adapter.index.catalog import index_meta, read_index_info
 
 if TYPE_CHECKING:
@@ -54,9 +56,11 @@ def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: s
 
 
 def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | None = None,
-                   policy: AdaptivePolicy | None = None) -> CalibrationReport:
+                   policy: AdaptivePolicy | None = None, evidence: Mapping[str, Any] | None = None) -> CalibrationReport:
     """Keep ``calibration`` and ``policy`` in the index's ``_meta.adaptive`` (merged with what is
-    there) and bring the index's adaptive pipeline to the corpus weights."""
+    there) and bring the index's adaptive pipeline to the corpus weights. ``evidence``: other
+    ``_meta`` keys written in the same request (``hybrid calibrate --from-traffic``'s
+    ``traffic_calibration``: why this policy was shipped)."""
     info = read_index_info(cluster, alias)
     meta = index_meta(cluster, info.index)
     kept = meta.get("adaptive")
@@ -66,7 +70,8 @@ def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | N
         adaptive["calibration"] = calibration.to_meta()
     if policy is not None:
         adaptive["policy"] = policy.to_json()
-    cluster.put_mapping(info.index, {"_meta": {**meta, "adaptive": adaptive}}, action=f"storing the adaptive calibration of {info.index}")
+    cluster.put_mapping(info.index, {"_meta": {**meta, **(evidence or {}), "adaptive": adaptive}},
+                        action=f"storing the adaptive calibration of {info.index}")
     caps = cluster.probe()
     fusion = corpus_fusion(adaptive, z_score=caps.z_score)
     pipeline = None
@@ -108,6 +113,33 @@ def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, 
         return replaced(report, notes=(f"{measured.queries} queries are fewer than the {minimum:g} a confidence needs: every query "
                                        f"gets the baseline weights until a calibration on at least {minimum:g}",))
     return report
+
+
+def measure_relevance(searcher: Searcher, queries: Iterable[str], fusions: Iterable[Any], *, k: int = 10) -> list[RelevanceMap]:
+    """Each fusion's relevance map (:mod:`adapter.fusion.relevance`): the fused scores of the top ``k``
+    hybrid hits of each of ``queries`` under it, fitted. ``fusions``: names or fusion objects."""
+    from adapter.fusion import parse_fusion
+
+    texts = [q for q in queries if q and q.strip()][:MAX_CALIBRATION_QUERIES]
+    maps = []
+    for fusion in fusions:
+        chosen = parse_fusion(fusion) if isinstance(fusion, str) else fusion
+        scores = [h.score for q in texts for h in searcher.search(q, k=k, fusion=chosen).hits]
+        maps.append(fit_relevance(chosen.name, scores))
+    return maps
+
+
+def store_relevance(cluster: Cluster, alias: str, maps: Iterable[RelevanceMap]) -> None:
+    """Keep ``maps`` in the index's ``_meta.relevance`` (replacing a fusion's earlier map, keeping the others')."""
+    info = read_index_info(cluster, alias)
+    meta = index_meta(cluster, info.index)
+    try:
+        kept = maps_from_json(meta.get("relevance"))
+    except InputError:
+        kept = {}  # one edited out of shape is written anew
+    kept.update({m.fusion: m for m in maps})
+    cluster.put_mapping(info.index, {"_meta": {**meta, "relevance": [m.as_json() for m in kept.values()]}},
+                        action=f"storing the relevance maps of {info.index}")
 
 
 def _from(calibration: Calibration) -> str:

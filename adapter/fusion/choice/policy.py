@@ -491,13 +491,19 @@ def weight_grid(step: float) -> tuple[float, ...]:
     return tuple(round(i / steps, 6) for i in range(steps + 1))
 
 
+def example_scores(policy: AdaptivePolicy, examples: Sequence[Example], calibration: Calibration | None,
+                   grid: Sequence[float]) -> list[float]:
+    """The nDCG@10 the policy reaches on each of ``examples``, in order (weights read off ``grid``):
+    what a paired test of two policies compares."""
+    index = {round(w, 6): i for i, w in enumerate(grid)}
+    return [_example_score(policy, ex, calibration, index) for ex in examples]
+
+
 def score_policy(policy: AdaptivePolicy, examples: Sequence[Example], calibration: Calibration | None, grid: Sequence[float]) -> float:
     """Mean nDCG@10 the policy reaches on ``examples`` (weights read off ``grid``)."""
-    index = {round(w, 6): i for i, w in enumerate(grid)}
     total = 0.0
-    for ex in examples:
-        w, _ = policy.weight(ex.signals, calibration)
-        total += ex.gains[index[round(w, 6)]]
+    for score in example_scores(policy, examples, calibration, grid):
+        total += score
     return total / len(examples) if examples else 0.0
 
 

@@ -43,6 +43,8 @@ CORE = (
     "adapter.ingest", "adapter.ingest.sources", "adapter.ingest.partition", "adapter.ingest.report", "adapter.ingest.deletion",
     "adapter.models", "adapter.models.fingerprint",
     "adapter.search.mmr", "adapter.search.page", "adapter.search.results", "adapter.search.excerpt",
+    "adapter.traffic", "adapter.traffic.interleave", "adapter.traffic.clicks", "adapter.traffic.ubi", "adapter.traffic.report",
+    "adapter.traffic.simulate", "adapter.traffic.evidence",
 )
 
 

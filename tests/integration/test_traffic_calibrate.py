@@ -1,0 +1,137 @@
+"""``hybrid calibrate --from-traffic`` against a real node: simulated users click soporte-es (train and
+test queries, by their labels) on pages the index served; the policy fitted from those clicks ships
+only when the held-out split (or an interleaving run) says it is better, with the evidence in _meta.
+
+Offline, with the labels, on this index (min_max, the policy's base here): BM25 weight 0.9 reaches
+nDCG@10 0.816 over the 124 queries, 0.1 (where the default policy goes on this corpus) 0.861."""
+
+import json
+import uuid
+
+import pytest
+
+from adapter.cli import main
+from adapter.evaluation.metrics import load_beir
+from adapter.fusion import ScoreNormalization, fuse
+from adapter.engines import cluster_for
+from adapter.errors import InputError
+from adapter.fusion.choice.calibrate import calibrate_index, store_adaptive
+from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy
+from adapter.index.assets import IndexSpec
+from adapter.index.catalog import index_meta, read_index_info
+from adapter.index.init import init_index
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import read_source
+from adapter.search import Searcher
+from adapter.traffic import ubi
+from adapter.traffic.calibrate import META_KEY, calibrate_from_traffic
+from adapter.traffic.logger import UbiLogger
+from adapter.traffic.simulate import NAVIGATIONAL, interleaved_sessions
+from adapter.traffic.store import UbiStore
+from tests.conftest import ROOT, drop_hybrid_index
+
+SESSIONS = 3000
+# What the index runs before: BM25 at 0.9 for every query (departure off), a clearly worse fusion on this corpus.
+BM25_HEAVY = AdaptivePolicy(bias=3.0, coverage_start=0.0, coverage_full=0.0, name="bm25-heavy")
+
+
+@pytest.fixture(scope="module")
+def soporte(client, e5):
+    """soporte-es (adaptive by default) and the top 10 of BM25 weights 0.9 and 0.1 for its 124 judged queries."""
+    alias = f"t-traffic-cal-{uuid.uuid4().hex[:6]}"
+    root = ROOT / "benchmarks" / "data" / "soporte-es"
+    test, train = load_beir(root, "test"), load_beir(root, "train")
+    queries, qrels = {**test.queries, **train.queries}, {**test.qrels, **train.qrels}
+    init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive"))
+    Ingestor.open(client, alias, e5, progress=False).ingest(read_source(test.corpus))
+    searcher = Searcher.open(client, alias, e5)
+    base = DEFAULT_POLICY.base(searcher.caps.z_score)
+    legs = {q: searcher.legs(text, depth=100) for q, text in queries.items()}
+    rankings = {w: {q: [d.id for d in fuse(legs[q], ScoreNormalization(base, weights=(w, round(1 - w, 6))))][:10] for q in queries}
+                for w in (0.9, 0.1)}
+    yield alias, queries, qrels, rankings, list(queries.values())
+    drop_hybrid_index(client, alias)
+
+
+@pytest.fixture
+def store(client, index_name):
+    return UbiStore(client, queries_index=f"{index_name}-ubi-queries", events_index=f"{index_name}-ubi-events")
+
+
+def log_traffic(store, alias, sessions, texts, experiment=None):
+    """Each session as a service logs it: its page (naming the index searched) and its clicks."""
+    logger = UbiLogger(store, queue_size=len(sessions) * 4)
+    for n, s in enumerate(sessions):
+        query_id = f"s{n}-{uuid.uuid4().hex[:8]}"
+        hybrid = {"index": alias}
+        if experiment:
+            hybrid["interleaving"] = {"baseline": experiment[0], "candidate": experiment[1], "teams": list(s.teams)}
+        logger.log_query(ubi.query_record(query_id=query_id, client_id=f"user-{n % 97}", user_query=texts[s.query], hit_ids=s.page,
+                                          timestamp="2026-01-02T03:04:05.000Z", hybrid=hybrid), validate=n < 20)
+        for doc, position in s.clicks:
+            logger.log_event(ubi.click_event(query_id=query_id, client_id=f"user-{n % 97}", object_id=doc, position=position,
+                                             timestamp="2026-01-02T03:04:06.000Z"), validate=n < 20)
+    assert logger.close(120) and logger.stats.dropped == logger.stats.failed == 0, logger.stats
+    store.refresh()
+
+
+def stored(client, alias):
+    cluster = cluster_for(client)
+    meta = index_meta(cluster, read_index_info(cluster, alias).index)
+    return meta["adaptive"]["policy"], meta.get(META_KEY)
+
+
+def run_cli(opensearch_url, alias, store, *extra):
+    return main(["calibrate", "--url", opensearch_url, "--index", alias, "--from-traffic", "--queries-index", store.queries_index,
+                 "--events-index", store.events_index, *extra])
+
+
+def test_a_clearly_better_candidate_ships_with_its_evidence(client, soporte, store, opensearch_url, capsys, e5):
+    alias, queries, qrels, rankings, texts = soporte
+    calibrate_index(client, alias, texts, policy=BM25_HEAVY, source="soporte-es queries")
+    # the index served BM25-heavy pages, and an operator interleaved a dense-heavy fusion beside it
+    sessions = interleaved_sessions(rankings[0.9], rankings[0.1], qrels, SESSIONS, user=NAVIGATIONAL, seed=1)
+    log_traffic(store, alias, sessions, queries, experiment=("index-default", "min_max-arithmetic_mean@0.1,0.9"))
+    before, _ = stored(client, alias)
+
+    assert run_cli(opensearch_url, alias, store, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "would ship: traffic-" in out and "dry run: nothing was written" in out
+    assert stored(client, alias) == (before, None)
+
+    assert run_cli(opensearch_url, alias, store) == 0
+    out = capsys.readouterr().out
+    assert "SHIPPED: traffic-" in out and "replaces bm25-heavy" in out and "better on the held-out queries" in out
+    policy, evidence = stored(client, alias)
+    assert policy["name"].startswith("traffic-") and policy["trained_on"]["source"] == "traffic"
+    held = evidence["held_out"]
+    assert evidence["shipped"] and evidence["searches"] == SESSIONS and evidence["judged_pairs"] > 0
+    assert held["ndcg@10_new"] > held["ndcg@10_old"] and held["p_value"] < 0.05 and held["queries"] >= 10
+    assert evidence["interleaving"] is None  # the interleaved fusion was not this candidate
+    assert evidence["candidate"]["name"] == policy["name"]
+    # searches now follow it: BM25 weight 0.9 before, the candidate's now
+    weights = AdaptivePolicy.from_json(policy).bare_weights(Searcher.open(client, alias, e5).calibration)
+    assert Searcher.open(client, alias, e5).search(texts[0], k=3).choice.weights[0] < 0.9 and weights[0] < 0.9
+    print(json.dumps(evidence, indent=1))
+
+
+def test_an_equal_candidate_is_kept(client, soporte, store, opensearch_url, capsys):
+    alias, queries, qrels, rankings, texts = soporte
+    calibrate_index(client, alias, texts, policy=BM25_HEAVY, source="soporte-es queries")
+    sessions = interleaved_sessions(rankings[0.9], rankings[0.1], qrels, SESSIONS, user=NAVIGATIONAL, seed=2)
+    log_traffic(store, alias, sessions, queries)
+    # the index runs what this traffic fits (as if it had shipped before): the fit finds nothing better
+    fit = calibrate_from_traffic(client, alias, store=store, dry_run=True)
+    store_adaptive(cluster_for(client), alias, calibration=fit.calibration, policy=fit.candidate)
+    shipped, _ = stored(client, alias)
+    assert run_cli(opensearch_url, alias, store) == 0
+    out = capsys.readouterr().out
+    assert f"KEPT {shipped['name']}: the fit found the policy the index already runs" in out
+    policy, evidence = stored(client, alias)
+    assert policy == shipped and not evidence["shipped"] and evidence["held_out"]["ndcg@10_new"] == evidence["held_out"]["ndcg@10_old"]
+
+
+def test_an_index_without_the_adaptive_default_is_refused(client, soporte, store, index_name, e5):
+    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="rrf"))
+    with pytest.raises(InputError, match="not the adaptive fusion"):
+        calibrate_from_traffic(client, index_name, store=store)
