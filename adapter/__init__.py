@@ -41,6 +41,7 @@ from adapter.errors import (
     LocalNodeError,
     MigrationError,
     NodeStartError,
+    PartialResultError,
     PermissionDeniedError,
     PipelineNotFoundError,
     PortInUseError,
@@ -196,7 +197,7 @@ __all__ = [
     "HybridError", "ConfigurationError", "InputError", "AssetError", "IndexMismatchError", "CapabilityError",
     "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",
     "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError", "MigrationError",
-    "AuthenticationError", "PermissionDeniedError", "TLSError",
+    "AuthenticationError", "PermissionDeniedError", "TLSError", "PartialResultError",
     # values
     "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "ScoreSum", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
     "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "Facet", "Bucket", "EmbeddingFingerprint",

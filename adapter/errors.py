@@ -18,6 +18,7 @@ chained (``raise ... from exc``) so the original cause stays visible.
     │   │   └── TLSError               the TLS handshake failed (an unknown CA, a hostname mismatch)
     │   ├── IndexHealthError           an index stayed red (unassigned primaries) past the wait
     │   ├── WriteBlockedError          the index is read-only after a flood-stage disk block (429 cluster_block_exception)
+    │   ├── PartialResultError         an answer that lacks part of the result (a failed shard, a short collapsed page), where asked to fail
     │   ├── AuthenticationError        401: the credentials were not accepted (says which kind was used)
     │   └── PermissionDeniedError      403: the user lacks a permission (named, as the server names it)
     ├── MigrationError             a reindex or rollback stopped before moving the alias (gate, disagreement)
@@ -45,6 +46,7 @@ __all__ = [
     "ClusterUnavailableError",
     "IndexHealthError",
     "WriteBlockedError",
+    "PartialResultError",
     "LocalNodeError",
     "JavaError",
     "ArtifactNotFoundError",
@@ -119,6 +121,18 @@ class WriteBlockedError(BackendError):
 
     def __init__(self, message: str, *, index: str | None = None, status: int | None = 429, reason: str | None = None) -> None:
         self.index = index
+        super().__init__(message, status=status, reason=reason)
+
+
+class PartialResultError(BackendError):
+    """The cluster answered without part of the result, and the search was asked to fail rather than
+    use it (``SearchOptions(allow_partial_results=False)``, ``hybrid search --no-partial-results``): a
+    shard failed even when asked again, or a collapsed page holds fewer groups than asked while the
+    query matched more. ``kind``: ``"shards"`` or ``"collapse"``. Without that option the result carries
+    the same words as a notice."""
+
+    def __init__(self, message: str, *, kind: str, status: int | None = None, reason: str | None = None) -> None:
+        self.kind = kind
         super().__init__(message, status=status, reason=reason)
 
 

@@ -77,6 +77,10 @@ def add_parsers(sub: Subparsers) -> None:
     search.add_argument("--fast-path", choices=("auto", "on", "off"), default="auto",
                         help="hybrid: the parallel-legs fast path where `hybrid fast-path --keep` earned it (auto), always, or never")
     search.add_argument("--no-fallback", action="store_true", help="fail instead of fusing in the client a fusion the cluster cannot run")
+    search.add_argument("--no-partial-results", dest="allow_partial_results", action="store_false",
+                        help="fail (exit 2) instead of printing a partial result with a note: a shard that failed even when "
+                             "asked again, or a collapsed page with fewer hits than -k while the query matched more documents "
+                             "(the servers' allow_partial_search_results=false)")
     search.add_argument("--show-query", action="store_true",
                         help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client")
     search.add_argument("--json", action="store_true", help="the result as JSON (schema: `hybrid schema search`), with the requests sent under 'sent'; "
@@ -106,6 +110,7 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
         facet_size=args.facet_size,
         collapse=Collapse(args.collapse, args.inner_hits) if args.collapse else None,
         sort=tuple(SortKey.parse(s) for s in args.sort), min_score=args.min_score, mmr=MMRPlace.parse(args.mmr_place or MMRPlace.AUTO),
+        allow_partial_results=args.allow_partial_results,
     )
 
 

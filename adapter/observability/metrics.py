@@ -12,6 +12,11 @@ at ``/metrics``). The library (Searcher, AsyncSearcher, Ingestor, AsyncIngestor)
 - ``hybrid_search_fallbacks_total{technique}``: searches whose plan fell back (the result's notices say why);
 - ``hybrid_search_retries_total{technique}``: attempts of a search planned again (alias moved, shards failed,
   node left, memory breaker: :mod:`adapter.search.recovery`);
+- ``hybrid_search_partial_results_total{kind, outcome}``: answers that lacked part of the result (``kind``:
+  ``shards``, a shard failed in a 200 or a document of the page could not be fetched; ``collapse``, a collapsed
+  page with fewer groups than asked while the query matched more). ``outcome``: ``asked_again`` (the first time:
+  the search asked once more), ``notice`` (used, the result says so), ``error`` (the search was asked not to
+  allow partial results: :class:`~adapter.errors.PartialResultError`);
 - ``hybrid_leg_requests_total{leg, outcome}`` and ``hybrid_leg_seconds{leg}``: each request a search sends
   (``leg``: ``bm25``, ``dense``, ``hybrid``, ``bm25+dense``, ``documents``, ``excerpts``, ``facets``, ``signals``);
 - ``hybrid_ingest_rows_total{outcome}``: input rows of a finished ingest, ``accepted`` (documents sent to be
@@ -60,6 +65,8 @@ def _made() -> dict[str, Any]:
                 search_seconds=p.Histogram("hybrid_search_seconds", "Wall-clock time of a search", ["technique"]),
                 fallbacks=p.Counter("hybrid_search_fallbacks", "Searches whose plan fell back", ["technique"]),
                 retries=p.Counter("hybrid_search_retries", "Attempts of a search planned again", ["technique"]),
+                partial=p.Counter("hybrid_search_partial_results", "Answers lacking part of the result: failed shards, short collapsed pages",
+                                  ["kind", "outcome"]),
                 legs=p.Counter("hybrid_leg_requests", "Requests a search sent, by leg", ["leg", "outcome"]),
                 leg_seconds=p.Histogram("hybrid_leg_seconds", "Wall-clock time of a search's request, by leg", ["leg"]),
                 rows=p.Counter("hybrid_ingest_rows", "Input rows of a finished ingest: accepted or failed", ["outcome"]),
@@ -97,6 +104,14 @@ def search(technique: str) -> Iterator[Record]:
         m["fallbacks"].labels(ran).inc()
     if end.get("hybrid.retries"):
         m["retries"].labels(ran).inc(int(end["hybrid.retries"]))
+
+
+def partial_result(kind: str, outcome: str) -> None:
+    """One answer that lacked part of the result (``kind``: ``shards`` or ``collapse``), and what the search did
+    with it (``outcome``: ``asked_again``, ``notice`` or ``error``)."""
+    m = _made()
+    if m:
+        m["partial"].labels(kind, outcome).inc()
 
 
 @contextlib.contextmanager

@@ -45,6 +45,20 @@ def past_the_end(hits: Sequence[Hit], technique: Technique, page_from: int, dept
             f"{depth} candidates: the depth, which is the hybrid query's pagination_depth); raise the depth (--depth) to page further"]
 
 
+def short_collapse(page: int, *, asked: int, from_: int, matched: int | None, field: str, depth: int) -> str | None:
+    """The notice of a collapsed page holding fewer groups (``page``) than ``asked`` while the query
+    matched more groups (``matched``: the values of ``field`` among its matches; None: not counted) than
+    the pages up to this one show. The hybrid query collapses its candidates (each leg's best ``depth``),
+    so a group owning many of them leaves the page short (3.6.0, tests/integration/test_partial_results);
+    neural-search #1947 reports such pages on 3.8 at any depth."""
+    if matched is None or page >= asked or from_ + page >= matched:
+        return None
+    return (f"short collapsed page: {page} of the {asked} hits asked for (one per {field}), though the query matched {matched} "
+            f"values of {field}: the hybrid query collapses only its candidates (each leg's best {depth}, the depth), and "
+            f"documents with many of them crowd the rest out (some versions return fewer groups than asked at any depth: "
+            f"neural-search #1947); a higher depth (--depth) reaches further")
+
+
 def unknown_fields_asked(hits: Sequence[Hit], filters: Mapping[str, Any] | None) -> bool:
     """Whether to ask the mapping which filter fields it lacks (only when a filtered search is empty)."""
     return not hits and bool(filters)

@@ -11,7 +11,7 @@ from adapter.engines import Engine, HybridRequest
 from adapter.engines.dsl import filter_clauses, search_body, termvectors_body, text_query
 from adapter.fusion import LEGS
 from adapter.fusion.base import FusedBy
-from adapter.search.page import TEXT_MATCHES, Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
+from adapter.search.page import COLLAPSE_GROUPS, TEXT_MATCHES, Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
 from adapter.engines.placement import FusionPlan
 from adapter.search.planning import FirstStage
 from adapter.search.state import IndexState
@@ -112,7 +112,19 @@ def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPla
     body.update(_page(engine, state, stage, request_highlights=hybrid_highlights(state, plan, empty_shard=empty_shard)))
     if counts_text_matches(state, stage, plan):  # over what the hybrid matched: how much of it the text leg matched
         body["aggs"] = {**body.get("aggs", {}), TEXT_MATCHES: {"filter": text}}
+    collapse = stage.page.options.collapse
+    if collapse is not None and counts_groups(state, stage, plan):
+        body["aggs"] = {**body.get("aggs", {}), COLLAPSE_GROUPS: {"cardinality": {"field": collapse.field}}}
     return body
+
+
+def counts_groups(state: IndexState, stage: FirstStage, plan: FusionPlan) -> bool:
+    """Whether the hybrid request counts the groups its query matched, beside a collapsed page (server or
+    client collapse): a cardinality aggregation of the collapse field (exact up to 3,000 groups), where
+    OpenSearch's hybrid query takes aggregations; not under a score floor, which shortens pages on purpose."""
+    options = stage.page.options
+    return (options.collapse is not None and options.min_score is None and state.caps.hybrid_aggregations
+            and plan.fused_by in HYBRID_QUERY_FUSIONS)
 
 
 def counts_text_matches(state: IndexState, stage: FirstStage, plan: FusionPlan) -> bool:

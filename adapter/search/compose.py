@@ -1,12 +1,13 @@
 """How the stages compose for each technique: retrieve, then fuse (where the client fuses), then the
-hits assembled. One function per way of running a first stage."""
+hits assembled. One function per way of running a first stage; what it used though partial (a failed
+shard, a short collapsed page) becomes notices, or an error where the search allows no partial results."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from adapter.observability import tracing
+from adapter.observability import metrics, tracing
 from adapter.engines import responses
 from adapter.engines.dsl import text_query
 from adapter.engines.responses import Bucket, Facet
@@ -14,11 +15,12 @@ from adapter.fusion import FusedDoc
 from adapter.search import assemble, bodies, fuse
 from adapter.search.answers import Answer
 from adapter.engines.placement import FusionPlan
-from adapter.search.page import TEXT_MATCHES
+from adapter.errors import PartialResultError
+from adapter.search.page import COLLAPSE_GROUPS, TEXT_MATCHES
 from adapter.search.planning import FirstStage, SearchPlan
 from adapter.search.request import SearchRequest
 from adapter.search.results import Hit, Technique
-from adapter.search.retrieve import Retriever
+from adapter.search.retrieve import Partial, Retriever
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,20 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
     layout = r.state.info.layout
     hits = tuple(assemble.hit(layout, raw, stage.from_ + i + 1, explained.get(raw.id, ()), others)
                  for i, (raw, others) in enumerate(groups))
+    _short_collapse(r, stage, len(groups), resp)
     return FirstHits(hits, took + sum(r.fetched), requests + len(r.fetched), facets, tuple(assemble.hybrid_notices(r.state, fusion)))
+
+
+def _short_collapse(r: Retriever, stage: FirstStage, page: int, resp: Mapping[str, Any]) -> None:
+    """A collapsed page short of the groups the query matched (counted in the request: ``bodies.counts_groups``) is partial."""
+    collapse, agg = stage.page.options.collapse, (resp.get("aggregations") or {}).get(COLLAPSE_GROUPS)
+    if collapse is None or not isinstance(agg, Mapping):
+        return
+    notice = assemble.short_collapse(page, asked=stage.size, from_=stage.from_, matched=int(agg.get("value") or 0),
+                                     field=collapse.field, depth=stage.depth)
+    if notice:
+        r.partial.append(Partial("collapse", notice))
+        r.notices.append(notice)
 
 
 def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
@@ -138,11 +153,40 @@ def _fusion(plan: SearchPlan) -> FusionPlan:
     return plan.fusion
 
 
+def partial_results(r: Retriever, request: SearchRequest) -> None:
+    """What the attempt used though partial (``r.partial``): notices, counted; or, where the search allows
+    no partial results (``SearchOptions.allow_partial_results``), a :class:`~adapter.errors.PartialResultError`
+    naming the first."""
+    allowed = request.options.allow_partial_results
+    for partial in r.partial:
+        metrics.partial_result(partial.kind, "notice" if allowed else "error")
+    if r.partial and not allowed:
+        first = r.partial[0]
+        more = f" (and {len(r.partial) - 1} more)" if len(r.partial) > 1 else ""
+        raise PartialResultError(f"{first.notice}{more}; this search allows no partial results (allow_partial_results=False)",
+                                 kind=first.kind)
+
+
 FirstStageRunner = Callable[[Retriever, SearchPlan, SearchRequest], FirstHits]
+
+
+def _settled(runner: FirstStageRunner) -> FirstStageRunner:
+    """``runner``, then its attempt's partial answers settled (:func:`partial_results`)."""
+
+    def run(r: Retriever, plan: SearchPlan, request: SearchRequest) -> FirstHits:
+        first = runner(r, plan, request)
+        partial_results(r, request)
+        return first
+
+    run.__name__ = run.__qualname__ = runner.__name__
+    run.__doc__ = runner.__doc__
+    return run
+
+
 BY_TECHNIQUE: Mapping[Technique, FirstStageRunner] = {
-    Technique.BM25: bm25,
-    Technique.DENSE: dense,
-    Technique.HYBRID: server_hybrid,
-    Technique.CLIENT_RRF: client_fused,
-    Technique.CLIENT: client_fused,
+    Technique.BM25: _settled(bm25),
+    Technique.DENSE: _settled(dense),
+    Technique.HYBRID: _settled(server_hybrid),
+    Technique.CLIENT_RRF: _settled(client_fused),
+    Technique.CLIENT: _settled(client_fused),
 }

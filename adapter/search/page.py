@@ -109,6 +109,9 @@ class SortKey:
 # BM25 matched documents among those the query matched (a hybrid query: all of them; the client's leg: its
 # candidates, a lower bound), 0 when it matched none. A leading underscore: no facet of a field is named so.
 TEXT_MATCHES = "_text_matches"
+# How many groups (values of the collapse field) the query matched, counted beside a collapsed hybrid page (a
+# cardinality aggregation) to tell a page short of groups from a query that matched no more.
+COLLAPSE_GROUPS = "_collapse_groups"
 
 
 @dataclass(frozen=True)
@@ -131,12 +134,18 @@ class SearchOptions:
     # the search can say it without another request: a hybrid query's filter aggregation (2.13+), the client's
     # BM25 leg. What `hybrid search` needs for its notes on dense-only hits.
     text_matches: bool = False
+    # A failed shard (even when asked again) or a collapsed page short of groups the query matched: by default the
+    # result is used with a notice saying what it lacks; False makes it an error (adapter.errors.PartialResultError).
+    # Elasticsearch's and OpenSearch's name for the same choice on one request: allow_partial_search_results.
+    allow_partial_results: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "facets", tuple(dict.fromkeys(self.facets)))
         object.__setattr__(self, "sort", tuple(self.sort))
         object.__setattr__(self, "highlight_fields", tuple(self.highlight_fields))
         object.__setattr__(self, "mmr", MMRPlace.parse(self.mmr))
+        if not isinstance(self.allow_partial_results, bool):  # "false" would be taken for True
+            raise InputError(f"allow_partial_results must be True or False, got {self.allow_partial_results!r}")
         if len(self.facets) > MAX_FACETS:
             raise InputError(f"at most {MAX_FACETS} facets, got {len(self.facets)}")
         for name in self.facets:
@@ -154,7 +163,7 @@ class SearchOptions:
 
     @property
     def plain(self) -> bool:
-        return self == SearchOptions(mmr=self.mmr)
+        return self == SearchOptions(mmr=self.mmr, allow_partial_results=self.allow_partial_results)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,12 @@ search is planned again on a new :class:`~.state.IndexState` (never by changing 
   unknown retriever, 403 licence): the capability goes, and the plan falls back, saying why;
 - :class:`PaginationDepthRejected`: a Serverless collection refused the hybrid query's
   ``pagination_depth``: it is sent without it from then on (every result says so);
-- :class:`PartialAnswer`: shards failed (a node leaving loses its search contexts): asked once more
-  a moment later, when their other copies answer; still partial, the answer is used with a notice;
+- :class:`PartialAnswer`: shards failed (a node leaving loses its search contexts), in a 200 that holds
+  the other shards' hits, or in a refusal the request asked for (Elasticsearch's retrievers are sent with
+  ``allow_partial_search_results=false``: they drop failed shards silently otherwise, elastic #157810):
+  asked once more a moment later, when their other copies answer; still partial, the answer is used
+  with a notice, or is a :class:`~adapter.errors.PartialResultError` where the search does not allow
+  partial results (a refusal always is: it holds no hits);
 - :class:`NodeLeft`: a request failed as a whole because a node was leaving (500 "Node not
   connected" while the cluster state still lists it): asked once more a moment later; failing
   again, the server's error is raised;
@@ -49,7 +53,7 @@ from adapter import aio
 from adapter.observability import telemetry
 from adapter.engines.dsl import SentRequest
 from adapter.engines.port import recording
-from adapter.errors import BackendError, HybridError, IndexMismatchError
+from adapter.errors import BackendError, HybridError, IndexMismatchError, PartialResultError
 from adapter.fusion import Fusion
 from adapter.search.state import IndexState
 
@@ -112,8 +116,8 @@ class PartialAnswer(Recover):
     level = logging.WARNING
     then = f"asking again in {PARTIAL_RETRY_PAUSE_S} s"
 
-    def __init__(self, message: str) -> None:
-        super().__init__(BackendError(message))
+    def __init__(self, message: str, error: BackendError | None = None) -> None:
+        super().__init__(error or PartialResultError(message, kind="shards"))
 
     def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
         aio.pause(PARTIAL_RETRY_PAUSE_S)

@@ -5,6 +5,7 @@ raised as :mod:`.recovery` signals. One :class:`Retriever` serves one attempt of
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -15,7 +16,7 @@ from adapter.engines import Engine, responses
 from adapter.engines.dsl import Clause, field_boosts, filter_field
 from adapter.engines.port import Cluster, recording
 from adapter.engines.responses import RawHit
-from adapter.errors import BackendError, IndexMismatchError, InputError
+from adapter.errors import BackendError, IndexMismatchError, InputError, PartialResultError
 from adapter.fusion import LEGS, Fusion
 from adapter.fusion.choice.policy import FieldTerms, match_quality
 from adapter.fusion.choice.signals import term_coverage
@@ -44,13 +45,29 @@ from adapter.search.state import IndexState
 Json = Mapping[str, Any]
 EMPTY_SHARD_REFUSED = "empty_shard_refused"  # IndexState.facts: a search beside the empty shard was refused
 
+# What a request's missing shards take from the result, by the leg that asked (the notice's last words).
+MISSING = {"documents": "the page's hits from them come without their documents",
+           "excerpts": "the page's hits from them come without their excerpts",
+           "facets": "the facet counts leave out their documents", "signals": "adaptive fusion weighed the query without them"}
+
+
+@dataclass(frozen=True)
+class Partial:
+    """An answer the attempt used though it lacked part of the result: ``kind`` ``shards`` (a shard failed,
+    or a document of the page could not be fetched) or ``collapse`` (a short collapsed page); ``notice``: what the result says."""
+
+    kind: str
+    notice: str
+
 
 class Retriever:
-    """Sends one attempt's requests for ``state``; its notices are about the answers (partial ones)."""
+    """Sends one attempt's requests for ``state``; its notices are about the answers (partial ones,
+    also listed in ``partial``: :func:`adapter.search.compose.partial_results` makes them notices or an error)."""
 
     def __init__(self, cluster: Cluster, engine: Engine, state: IndexState, attempt: Attempt) -> None:
         self.cluster, self.engine, self.state, self.attempt = cluster, engine, state, attempt
         self.notices: list[str] = []
+        self.partial: list[Partial] = []
         self.fetched: list[float] = []  # the took of each request fetching excerpts after the hits (counted by the result)
 
     @property
@@ -64,22 +81,23 @@ class Retriever:
         with self._sending(leg, "search") as span:
             resp = self.cluster.search(target, body, pipeline=pipeline, action=f"searching {self.alias}")
             span.set_attribute("hybrid.took_ms", responses.took(resp))
-        self._check(resp)
+        self._check(resp, leg)
         return resp
 
-    def msearch(self, bodies_: Sequence[Mapping[str, Any]], *, leg: str = "bm25+dense") -> tuple[float, list[Json]]:
-        """(the server's ``took`` for the whole request, one answer per body)."""
+    def msearch(self, bodies_: Sequence[Mapping[str, Any]], *, leg: str = "bm25+dense", each: Sequence[str] = ()) -> tuple[float, list[Json]]:
+        """(the server's ``took`` for the whole request, one answer per body); ``each``: what each body is
+        for (``bm25``, ``facets``, ...: what a partial answer to it lacks), by default ``leg``."""
         action = f"searching {self.alias}"
         with self._sending(leg, "msearch") as span:
             resp = self.cluster.msearch(self.alias, bodies_, action=action)
             out = responses.msearch_responses(resp, action)
             span.set_attribute("hybrid.took_ms", float(resp.get("took", 0) or 0))
-        for answer in out:
-            self._check(answer)
+        for i, answer in enumerate(out):
+            self._check(answer, each[i] if i < len(each) else leg)
         # The legs run in parallel on the server: the request's took, not the sum of the legs'.
         return float(resp.get("took", max((responses.took(r) for r in out), default=0))), out
 
-    def _check(self, resp: Json) -> None:
+    def _check(self, resp: Json, leg: str) -> None:
         """Hits from another index are fine while the alias still includes ours (an alias over several
         indices); else the alias moved. A partial answer is asked again once, then used with a notice."""
         served = frozenset(h.get("_index") for h in (resp.get("hits") or {}).get("hits", [])) - {None}
@@ -93,11 +111,18 @@ class Retriever:
             now = alias_indices(self.cluster, self.alias)
             if now and ours not in now:
                 raise AliasMoved(self.alias, ours, now)
-        if failed and not self.attempt.accept_partial:
-            raise PartialAnswer(f"{failed} of {total} shards failed")
         if failed:
-            self.notices.append(f"partial result: {failed} of {total} shards failed even when asked again "
-                                f"({'; '.join(reasons) or 'no reason given'}); their hits are missing")
+            self._partial(f"{failed} of {total} shards failed", reasons, leg)
+
+    def _partial(self, what: str, reasons: Sequence[str], leg: str) -> None:
+        """An answer lacking what ``what`` says: asked again the first time (:class:`PartialAnswer`), else kept, listed."""
+        if not self.attempt.accept_partial:
+            metrics.partial_result("shards", "asked_again")
+            raise PartialAnswer(what)
+        missing = MISSING.get(leg, "their hits are missing")
+        notice = f"partial result: {what} even when asked again ({'; '.join(reasons) or 'no reason given'}); {missing}"
+        self.partial.append(Partial("shards", notice))
+        self.notices.append(notice)
 
     @contextlib.contextmanager
     def _sending(self, leg: str, operation: str) -> Iterator[tracing.Span]:
@@ -117,6 +142,12 @@ class Retriever:
             yield
         except BackendError as exc:
             retried = exc.status in self.cluster.retried_statuses
+            if isinstance(exc, PartialResultError):  # refused for a failed shard (Elasticsearch's retrievers): no hits to keep
+                if not self.attempt.accept_partial and not retried:
+                    metrics.partial_result("shards", "asked_again")
+                    raise PartialAnswer(str(exc), exc) from exc
+                metrics.partial_result("shards", "error")
+                raise
             if node_left(exc) and not retried:
                 raise NodeLeft(exc) from exc
             if overloaded(exc) and not retried:
@@ -171,7 +202,7 @@ class Retriever:
         if stage.vector is None:
             raise ValueError("the legs need the query vector")
         legs = bodies.leg_bodies(self.engine, self.state, stage.query, stage.vector, stage.depth, stage.filters, fields)
-        took, answers = self.msearch([*legs, *extra])
+        took, answers = self.msearch([*legs, *extra], each=(*LEGS, *("facets",) * len(extra)))
         return Legs(tuple(tuple(responses.hits(r)) for r in answers[: len(LEGS)]), took, tuple(answers[len(LEGS):]))
 
     def facets_apart(self, stage: FirstStage) -> Json:
@@ -189,11 +220,15 @@ class Retriever:
             with self._sending("documents", "search") as span:
                 resp = self.cluster.search(self.state.info.index, body, action=action)
                 span.set_attribute("hybrid.took_ms", responses.took(resp))
-            self._check(resp)  # a shard that failed would leave hits of the page without their documents
+            self._check(resp, "documents")  # a shard that failed would leave hits of the page without their documents
             found = self.bounded(responses.hits(resp), stage, excerpts)
             return {r.id: r for r in found}
         with self._sending("documents", "mget"):
             docs = self.cluster.mget(self.state.info.index, ids, exclude=bodies.exclude(self.state, stage), action=action)
+        # A document on a shard that failed comes with an error, not found: false (which is a document deleted meanwhile).
+        errors = [responses.error_reason(d["error"]) for d in docs if d.get("error")]
+        if errors:
+            self._partial(f"{len(errors)} of the page's {len(ids)} documents could not be fetched", list(dict.fromkeys(errors)), "documents")
         return {d["_id"]: RawHit(d["_id"], 0.0, d.get("_source", {})) for d in docs if d.get("found")}
 
     def bounded(self, raws: Sequence[RawHit], stage: FirstStage, excerpts: Excerpts) -> list[RawHit]:
@@ -207,7 +242,7 @@ class Retriever:
         with self._sending("excerpts", "search") as span:
             resp = self.cluster.search(self.state.info.index, body, action=f"fetching excerpts from {self.alias}")
             span.set_attribute("hybrid.took_ms", responses.took(resp))
-        self._check(resp)
+        self._check(resp, "excerpts")
         self.fetched.append(responses.took(resp))
         found = {h.id: excerpts_of(h, excerpts.after, excerpts.max_chars) for h in responses.hits(resp)}
         return [with_texts(r, found) for r in raws]

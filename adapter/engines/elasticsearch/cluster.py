@@ -8,13 +8,24 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 from adapter import aio
 from adapter.engines.base_cluster import ClientCluster
 from adapter.engines.elasticsearch.client import describe, translate
-from adapter.engines.port import Body, Json
-from adapter.errors import CapabilityError, HybridError
+from adapter.engines.port import Body, Json, record
+from adapter.errors import BackendError, CapabilityError, HybridError, PartialResultError
 
 if TYPE_CHECKING:
     from adapter.engines.elasticsearch import ElasticsearchEngine
 
 NO_PIPELINES = "Elasticsearch has no search pipelines: the fusion is part of each search request"
+# How Elasticsearch words a search it refused for failed shards where the request allowed no partial results
+# (SearchPhaseExecutionException "Partial shards failure"; a compound retriever whose inner searches failed).
+PARTIAL_REFUSALS = ("partial shards failure", "nested retrievers returned errors")
+
+
+def _top_reason(error: object) -> str:
+    """The top-level ``error.reason`` of an elasticsearch-py ``ApiError``'s body ("" where none): the adapter's
+    reason is the root cause's, which does not say that the request was refused as partial."""
+    body = getattr(error, "body", None)
+    inner = body.get("error") if isinstance(body, Mapping) else None
+    return str(inner.get("reason") or "") if isinstance(inner, Mapping) else ""
 
 
 class ElasticsearchCluster(ClientCluster):
@@ -43,6 +54,27 @@ class ElasticsearchCluster(ClientCluster):
 
     def _msearch_body(self, body: Body) -> Body:
         return body
+
+    def search(self, index: str | None, body: Body, *, pipeline: str | None = None, action: str | None = None) -> Json:
+        """A retriever's request goes with ``allow_partial_search_results=false``: a compound retriever (rrf,
+        linear) drops its inner searches' failed shards without a word where partial results are allowed
+        (elastic #157810; its ``_shards`` says none failed), so there a failed shard refuses the request,
+        which raises :class:`~adapter.errors.PartialResultError` here (the searcher asks again once:
+        :mod:`adapter.search.recovery`)."""
+        if pipeline or "retriever" not in body:
+            return super().search(index, body, pipeline=pipeline, action=action)
+        record("POST", f"/{index}/_search" if index else "/_search", {"allow_partial_search_results": "false"}, body)
+        target = {"index": index} if index else {}
+        try:
+            with self.errors(action or f"searching {index or 'a point in time'}"):
+                return dict(self.client.search(**target, body=body, allow_partial_search_results=False))
+        except BackendError as exc:
+            top = _top_reason(exc.__cause__)
+            if not any(words in top.lower() for words in PARTIAL_REFUSALS):
+                raise
+            raise PartialResultError(f"{exc} ({top}: a shard failed, and a retriever's request allows no partial results, "
+                                     "which it would drop without a word: elastic #157810)", kind="shards",
+                                     status=exc.status, reason=f"{top}: {exc.reason}") from exc.__cause__
 
     def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
         resp = self._call(f"opening a point in time on {index}", lambda: self.client.open_point_in_time(index=index, keep_alive=keep_alive))
