@@ -172,6 +172,11 @@ def _is_client(value: Any) -> bool:
     return any(c.__name__ in ("AsyncOpenSearch", "AsyncElasticsearch") for c in type(value).__mro__)
 
 
+def is_async_client(value: Any) -> bool:
+    """Whether ``value`` is an engine's asyncio client (``AsyncOpenSearch``, ``AsyncElasticsearch``)."""
+    return _is_client(value)
+
+
 def _engine_name(client: Any) -> str:
     from adapter.engines.registry import name_of_client
 

@@ -43,6 +43,7 @@ class IndexInfo:
     default_fusion: str | None = None  # _meta.default_fusion: "adaptive" (weights per query); on Elasticsearch the fusion a search without one uses
     adaptive: Mapping[str, Any] | None = None  # _meta.adaptive: calibration and policy (adapter.fusion.choice.policy)
     fast_path: Mapping[str, Any] | None = None  # _meta.fast_path: the check that earns the fast path (adapter.search.fast_path)
+    relevance: Any = None  # _meta.relevance: each fusion's fitted relevance map (adapter.fusion.relevance), as stored
     shards: int = 1  # index.number_of_shards
     # The live metadata mapping: its declared keys and whether others are refused (adapter.index.metadata).
     metadata_fields: Mapping[str, Any] = field(default_factory=dict)  # metadata.properties
@@ -88,6 +89,7 @@ class IndexInfo:
             default_fusion=meta.get("default_fusion") if "default_fusion" not in problems else None,
             adaptive=meta.get("adaptive") if "adaptive" not in problems and meta.get("adaptive") else None,
             fast_path=meta.get("fast_path") or None,
+            relevance=meta.get("relevance") or None,
             shards=int(settings.get("number_of_shards") or 1),
             metadata_fields=dict(metadata.get("properties") or {}),
             metadata_strict=str(metadata.get("dynamic", "true")).lower() in ("strict", "false"),

@@ -14,7 +14,10 @@ integer            ``long``
 float              ``float``
 boolean            ``boolean``
 mapping            ``object`` with its keys declared the same way
-list               the type of its first non-null element
+list               the type of its elements (nulls left out); integers
+                   and floats: ``float``; other mixed plain values
+                   (``[1, "a"]``, ``[true, 1]``): ``keyword``, which
+                   takes them all, so they read back as written
 null, empty list   ``keyword``, when no row of the batch gives the key a value
 empty mapping      ``object``, its keys declared as they come
 =================  ============================================
@@ -26,6 +29,11 @@ kept verbatim). A later number or boolean under it is stored and read back as wr
 filters and sorts as text. A later value of another type (an object under a keyword) is refused by
 the server for its row alone, as with dynamic mapping. Unlike dynamic mapping, a string that looks
 like a date stays a ``keyword`` (ISO dates still sort and range-filter correctly as keywords).
+
+What the index cannot hold as written is refused at write time, for its row alone
+(:func:`metadata_problem`): a key named ``metadata`` (the readers lift a ``metadata.metadata``
+object's keys up, as metadata an old ingest wrote one level too deep) and a list that mixes objects
+with plain values (no one field takes both).
 """
 
 from __future__ import annotations
@@ -52,6 +60,11 @@ def value_mapping(value: Any, *, empty: bool = False) -> dict[str, Any] | None:
         props = {str(k): m for k, m in ((k, value_mapping(v, empty=empty)) for k, v in value.items()) if m is not None}
         return {"type": "object", "properties": props} if props or empty else None
     if isinstance(value, (list, tuple)):
+        kinds = _kinds(value)
+        if kinds and not kinds & {"object"}:
+            if kinds <= {"long", "float"}:
+                return {"type": "float" if "float" in kinds else "long"}
+            return {"type": next(iter(kinds))} if len(kinds) == 1 else {"type": "keyword"}
         for item in value:
             found = value_mapping(item)
             if found is not None:
@@ -61,6 +74,47 @@ def value_mapping(value: Any, *, empty: bool = False) -> dict[str, Any] | None:
         inner = next((i for i in value if isinstance(i, Mapping)), None)
         return value_mapping(inner, empty=True) if inner is not None else {"type": "keyword"}
     return {"type": "keyword"}  # anything else is sent as its string
+
+
+def _kinds(values: Any) -> set[str]:
+    """The mapping types of a list's non-null elements (a nested list's elements too; objects: ``object``)."""
+    out: set[str] = set()
+    for item in values:
+        if isinstance(item, (list, tuple)):
+            out |= _kinds(item)
+        elif isinstance(item, Mapping):
+            out.add("object")
+        elif item is not None:
+            found = value_mapping(item)
+            out.add(found["type"] if found else "keyword")
+    return out
+
+
+def metadata_problem(metadata: Mapping[str, Any]) -> str | None:
+    """Why an entry's metadata would not read back as written, or None: a top-level key named
+    ``metadata``, or a list (at any depth) that mixes objects with plain values."""
+    if METADATA_FIELD in metadata:
+        return (f"metadata key {METADATA_FIELD!r} is reserved: the index reads a metadata object under it as metadata written "
+                "one level too deep by an old ingest and lifts its keys up, so it would not read back as written; rename the key")
+    return _mixed_objects(metadata, "")
+
+
+def _mixed_objects(value: Any, path: str) -> str | None:
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            found = _mixed_objects(inner, f"{path}{key}" if not path else f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        kinds = _kinds(value)
+        if "object" in kinds and len(kinds) > 1:
+            return (f"metadata {path!r} is a list of objects and plain values ({', '.join(sorted(kinds))}): one index field "
+                    "holds one or the other; make every element an object, or none")
+        for item in value:
+            found = _mixed_objects(item, path)
+            if found:
+                return found
+    return None
 
 
 def undeclared(declared: Mapping[str, Any], documents: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -147,11 +147,12 @@ class Documents:
         query = selection.query() if selection is not None else None
         return self.cluster.count(self.alias, query, action=f"counting documents of {self.alias}")
 
-    def find(self, selection: Selection | None = None) -> Iterator[StoredDocument]:
-        """Every entry ``selection`` matches (all without one), without vectors, paged by
+    def find(self, selection: Selection | None = None, *, with_vectors: bool = False) -> Iterator[StoredDocument]:
+        """Every entry ``selection`` matches (all without one), without vectors unless asked, paged by
         ``search_after`` over (parent_id, chunk_index)."""
         query = selection.query() if selection is not None else {"match_all": {}}
-        body: dict[str, Any] = {"query": query, "size": PAGE, "_source": {"excludes": [self.info.vector_field]},
+        source: Any = True if with_vectors else {"excludes": [self.info.vector_field]}
+        body: dict[str, Any] = {"query": query, "size": PAGE, "_source": source,
                                 "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}]}
         while True:
             page = self.cluster.search(self.alias, body, action=f"reading documents of {self.alias}")["hits"]["hits"]

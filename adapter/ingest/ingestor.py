@@ -32,6 +32,7 @@ from adapter.index import metadata as metadata_mapping
 from adapter.index.catalog import IndexInfo, read_index_info
 from adapter.index.documents import CHUNK_FIELD, PARENT_FIELD, DocumentLayout, build_document, embedding_text, id_problem
 from adapter.ingest.by_id import Documents, stored_id
+from adapter.ingest.by_id import Selection as DocumentSelection
 from adapter.ingest import rounds
 from adapter.ingest.partition import Partition, PartitionProgress, Selection
 from adapter.ingest.report import FailureSource, IngestInterrupted, IngestReport, ItemFailure
@@ -723,6 +724,24 @@ class Ingestor:
                         vector=old.vector if same else None, embedded_by=fp.key if same else None)
         return self.ingest([row], total=1)
 
+    def update_where(self, selection: DocumentSelection, metadata: Mapping[str, Any]) -> IngestReport:
+        """Merge ``metadata`` into every entry ``selection`` matches (text, title, lineage and vector kept:
+        nothing is embedded again unless a stored vector is another model's). New keys are declared as
+        ingest declares them; an entry whose new metadata the mapping refuses is a failure of the report,
+        the others are written. Its ``chunks`` is how many entries were written."""
+        if not isinstance(metadata, Mapping):
+            raise InputError(f"metadata must be a mapping, got {type(metadata).__name__}")
+        key = self.embedder.fingerprint.key
+
+        def rows() -> Iterator[SourceDoc]:
+            for line, old in enumerate(self.documents().find(selection, with_vectors=True), 1):
+                same = old.embedded_by == key and old.vector is not None
+                yield SourceDoc(old.id, old.text, old.title, {**old.metadata, **metadata}, line, dict(old.extra),
+                                parent_id=old.parent_id, chunk_index=old.chunk_index,
+                                vector=old.vector if same else None, embedded_by=key if same else None)
+
+        return self.ingest(list(rows()))
+
     def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None,
                partition: Partition | None = None) -> IngestReport:
         """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict).
@@ -950,6 +969,7 @@ class Ingestor:
             return "no words left to index after chunking"
         fp = self.embedder.fingerprint
         return (next((p for p in map(id_problem, (e.id for e in entries)) if p), None) or self._too_big(entries)
+                or metadata_mapping.metadata_problem(entries[0].metadata)
                 or next((p for e in entries for p in [_carried_problem(e, fp.key, fp.dimension)] if p), None))
 
     def _too_big(self, entries: list[_Entry]) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable, Iterator, Mapping
@@ -20,6 +21,7 @@ from adapter.fusion import Fusion, parse_fusion
 from adapter.fusion.base import bounded, clamped
 from adapter.fusion.choice.policy import AdaptivePolicy
 from adapter.fusion.choice.values import ADAPTIVE
+from adapter.fusion.relevance import RelevanceMap, maps_from_json
 from adapter.ingest.report import IngestReport, ItemFailure
 from adapter.ingest.sources import FieldMap, RowError, SourceDoc, _dedupe
 from adapter.index.documents import CHUNK_FIELD, METADATA_FIELD, PARENT_FIELD, metadata_as_written
@@ -59,7 +61,46 @@ def adapter_filters(filters: Any) -> dict[str, Any] | None:
         if "conditions" in filters:
             return _conjunction(filters["operator"], filters["conditions"], "Haystack filters")
         return _comparison(filters.get("field"), filters["operator"], filters.get("value"), "Haystack filters")
-    return dict(filters)
+    return {metadata_key(k): v for k, v in filters.items()}
+
+
+def metadata_key(key: Any) -> Any:
+    """A filter key as the index names it: a dotted key is a path inside a metadata object
+    (``nested.team`` -> ``metadata.nested.team``; an adapter index has no other objects), one
+    already under ``metadata.`` stays; an undotted key the engine's filters put under ``metadata``."""
+    if isinstance(key, str) and "." in key and not key.startswith(f"{METADATA_FIELD}."):
+        return f"{METADATA_FIELD}.{key}"
+    return key
+
+
+def refuse_unknown_keys(searcher: Any, filters: Mapping[str, Any] | None, result: SearchResult) -> None:
+    """A search that found nothing under a filter naming a field the index does not map (no entry
+    was ever written with that key) did not mean what it says: :class:`InputError`, naming the key
+    and the keys there are, instead of a silent empty answer. Only the adapter's own keys (a
+    conjunction: one unknown key empties the answer) are checked, only when the answer is empty
+    (one ``GET _mapping`` then, none otherwise)."""
+    if result.hits or not filters:
+        return
+    from adapter.engines.dsl import Clause, filter_field
+    from adapter.index.catalog import mapped_fields
+
+    asked = [filter_field(k) for k, v in filters.items() if not isinstance(v, Clause) and k != "node_ids"]
+    if not asked:
+        return
+    mapped = mapped_fields(searcher.cluster, searcher.info.index)
+    unknown = [f for f in dict.fromkeys(asked) if f not in mapped]
+    if unknown:
+        keys = sorted(f[len(METADATA_FIELD) + 1:] for f in mapped if f.startswith(f"{METADATA_FIELD}."))
+        raise InputError(f"the filter names {', '.join(repr(f) for f in unknown)}, which no entry of {searcher.alias} was ever "
+                         f"written with, so it matches nothing; metadata keys: {', '.join(keys) or 'none'} (a key inside an "
+                         "object is dotted: {'nested.team': 'ops'})")
+
+
+def log_notices(logger: logging.Logger, result: SearchResult) -> None:
+    """Each of the result's notices (a fallback, a partial answer, a server that ignored part of the
+    request: what the caller must know) as a WARNING of the integration's logger."""
+    for notice in result.notices:
+        logger.warning("%s (query %r, %s)", notice, result.query, result.fused_by_label)
 
 
 def _conjunction(condition: Any, items: Iterable[Any], where: str) -> dict[str, Any]:
@@ -89,7 +130,7 @@ def _comparison(field: Any, operator: Any, value: Any, where: str) -> dict[str, 
     op = str(getattr(operator, "value", operator))
     if not isinstance(field, str) or not field:
         raise InputError(f"{where}: a condition needs a field, got {field!r}")
-    key = field[len("meta."):] if field.startswith("meta.") else field
+    key = metadata_key(field[len("meta."):] if field.startswith("meta.") else field)
     if op == "==":
         return {key: value}
     if op == "in":
@@ -123,10 +164,23 @@ class HitInfo:
         return {**asdict(self), "legs": [dict(leg) for leg in self.legs]}
 
 
-def hit_info(hit: Hit, result: SearchResult) -> HitInfo:
+def hit_info(hit: Hit, result: SearchResult, maps: Mapping[str, RelevanceMap] | None = None) -> HitInfo:
     return HitInfo(id=hit.id, parent_id=str(hit.source.get(PARENT_FIELD, hit.id)), chunk_index=int(hit.source.get(CHUNK_FIELD) or 0),
-                   score=hit.score, relevance=relevance(hit, result), rank=hit.rank, fused_by=result.fused_by_label,
+                   score=hit.score, relevance=relevance(hit, result, maps), rank=hit.rank, fused_by=result.fused_by_label,
                    legs=tuple(asdict(leg) for leg in hit.legs))
+
+
+_LOG = logging.getLogger("adapter.integrations")
+
+
+def relevance_maps(searcher: Any) -> dict[str, RelevanceMap]:
+    """The relevance maps the searcher's index keeps (``_meta.relevance``, :func:`adapter.fusion.choice.calibrate.store_relevance`);
+    none (or one edited out of shape, said once per search at WARNING): each fusion's formula."""
+    try:
+        return maps_from_json(getattr(getattr(searcher, "info", None), "relevance", None))
+    except InputError as exc:
+        _LOG.warning("the index's relevance maps are unreadable, so relevances come from each fusion's formula: %s", exc)
+        return {}
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
@@ -138,8 +192,11 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
     return meta
 
 
-def relevance(hit: Hit, result: SearchResult) -> float:
-    """The hit's score as a relevance in [0, 1], by what produced it (docs/INTEROP.md, Scores):
+def relevance(hit: Hit, result: SearchResult, maps: Mapping[str, RelevanceMap] | None = None) -> float:
+    """The hit's score as a relevance in [0, 1] (docs/INTEROP.md, Scores). Where the index keeps a
+    relevance map for the fusion that ran (``maps``, :mod:`adapter.fusion.relevance`), the share of
+    that fusion's reference scores the hit's score reaches: one meaning under every fusion. Else by
+    what produced it:
 
     - a fusion: :meth:`adapter.fusion.Fusion.relevance` (RRF: ``score * (k + 1) / sum(weights)``;
       min_max and l2: the score; z_score and a raw sum: ``s / (1 + s)``; DBSF: ``score / sum(weights)``);
@@ -152,7 +209,8 @@ def relevance(hit: Hit, result: SearchResult) -> float:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, hit.score))))
     score = hit.first_stage_score if hit.mmr_score is not None and hit.first_stage_score is not None else hit.score
     if result.fusion is not None:
-        return result.fusion.relevance(score)
+        fitted = (maps or {}).get(result.fusion.name)
+        return fitted.relevance(score) if fitted is not None else result.fusion.relevance(score)
     if result.technique is Technique.DENSE:
         return clamped(score)
     return bounded(score)
@@ -202,10 +260,13 @@ def source_rows(items: Iterable[FrameworkRow]) -> Iterator[SourceDoc | RowError]
 
 
 def split_title(metadata: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
-    """A framework document's metadata -> (the adapter's title, the rest as metadata)."""
+    """A framework document's metadata -> (the adapter's title, the rest as metadata). Only a string
+    title is the entry's title; any other (``None``, ``42``) stays a metadata key like the others,
+    so it reads back as written (a title field holds text)."""
     rest = dict(metadata or {})
-    title = rest.pop(TITLE, "")
-    return ("" if title is None else str(title)), rest
+    if not isinstance(rest.get(TITLE), str):
+        return "", rest
+    return rest.pop(TITLE), rest
 
 
 def failures_json(failures: Iterable[ItemFailure]) -> list[dict[str, Any]]:

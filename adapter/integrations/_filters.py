@@ -2,15 +2,19 @@
 index. Pure: no framework imported.
 
 Comparisons (``==``, ``!=``, ``>``, ``>=``, ``<``, ``<=``, ``in``, ``not in``) on ``meta.<key>``
-(stored at ``metadata.<key>``) or ``id``, joined by ``AND``, ``OR`` and ``NOT`` (NOT of the AND of
-its conditions), with Haystack's meanings, those of its in-memory store:
+(stored at ``metadata.<key>``), ``id`` or ``content``, joined by ``AND``, ``OR`` and ``NOT`` (NOT of
+the AND of its conditions), with Haystack's meanings, those of its in-memory store:
 
 - ``== None``: the field is missing; ``!= None``: it is present; ``!= v`` also matches documents
   without the field (``not in`` likewise);
 - ``>``, ``>=``, ``<``, ``<=`` take a number or an ISO 8601 date (compared as text: the adapter
   stores strings as ``keyword``, and ISO dates of one format sort as text); against None they match
   nothing; another string or a list is an error;
-- ``in`` and ``not in`` take a list (a tuple or a single value is an error).
+- ``in`` and ``not in`` take a list (a tuple or a single value is an error);
+- ``content`` is the index's body text, analysed: ``==`` holds where the text contains the value as
+  a phrase (``match_phrase``: an index of analysed text has no exact copy to compare), ``!=`` where
+  it does not, ``in`` / ``not in`` any / none of the phrases; ``== None`` matches nothing (every
+  entry has text); ranges on it are an error.
 
 A malformed filter (no ``operator``, ``conditions``, ``field`` or ``value``; an unknown operator)
 raises :class:`FilterGrammarError` (the store turns it into Haystack's ``FilterError``).
@@ -33,23 +37,29 @@ class FilterGrammarError(InputError):
     """A filter that does not follow Haystack's grammar."""
 
 
-def haystack_clause(filters: Mapping[str, Any]) -> Clause:
-    """One clause that selects what ``filters`` selects, with the fields it names."""
+CONTENT = "content"
+
+
+def haystack_clause(filters: Mapping[str, Any], *, content_field: str = "text") -> Clause:
+    """One clause that selects what ``filters`` selects, with the fields it names; ``content`` is
+    ``content_field`` (the index's body field, ``IndexInfo.layout.body_field``)."""
     fields: list[str] = []
-    body = _node(filters, fields)
+    body = _node(filters, fields, content_field)
     return Clause(body, tuple(dict.fromkeys(fields)))
 
 
-def _node(node: Any, fields: list[str]) -> dict[str, Any]:
+def _node(node: Any, fields: list[str], content_field: str = "text") -> dict[str, Any]:
     if not isinstance(node, Mapping):
         raise FilterGrammarError(f"a filter is a mapping, got {type(node).__name__}")
     if "field" in node:
+        if node["field"] == CONTENT:
+            return _content(node, fields, content_field)
         return _comparison(node, fields)
     if "operator" not in node:
         raise FilterGrammarError("a logical filter needs 'operator' (AND, OR, NOT)")
     if "conditions" not in node:
         raise FilterGrammarError("a logical filter needs 'conditions'")
-    parts = [_node(c, fields) for c in node["conditions"]]
+    parts = [_node(c, fields, content_field) for c in node["conditions"]]
     op = str(node["operator"]).upper()
     if op == "AND":
         return {"bool": {"filter": parts}}
@@ -67,7 +77,7 @@ def _field(name: Any) -> str:
         return "_id"
     if name.startswith("meta."):
         return f"{METADATA_FIELD}.{name[len('meta.'):]}"
-    raise FilterGrammarError(f"field {name!r}: filters address meta.<key> or id")
+    raise FilterGrammarError(f"field {name!r}: filters address meta.<key>, id or content")
 
 
 def _comparison(node: Mapping[str, Any], fields: list[str]) -> dict[str, Any]:
@@ -88,6 +98,31 @@ def _comparison(node: Mapping[str, Any], fields: list[str]) -> dict[str, Any]:
         terms = {"terms": {field: value}}
         return terms if op == "in" else {"bool": {"must_not": [terms]}}
     raise FilterGrammarError(f"unknown operator {op!r}: ==, !=, >, >=, <, <=, in, not in")
+
+
+def _content(node: Mapping[str, Any], fields: list[str], content_field: str) -> dict[str, Any]:
+    for key in ("operator", "value"):
+        if key not in node:
+            raise FilterGrammarError(f"a condition needs {key!r}: {dict(node)}")
+    op, value = node["operator"], node["value"]
+    fields.append(content_field)
+    if op in ("in", "not in"):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise FilterGrammarError(f"{op!r} on 'content' takes a list of strings, got {value!r}")
+        any_of = {"bool": {"should": [_phrase(content_field, v) for v in value], "minimum_should_match": 1}} if value else _NOTHING
+        return any_of if op == "in" else {"bool": {"must_not": [any_of]}}
+    if op not in ("==", "!="):
+        raise FilterGrammarError(f"operator {op!r} on 'content': the text is compared with ==, !=, in or not in "
+                                 "(as a phrase of the analysed text), never ordered")
+    if value is None:
+        return _NOTHING if op == "==" else {"match_all": {}}
+    if not isinstance(value, str):
+        raise FilterGrammarError(f"{op!r} on 'content' takes a string, got {type(value).__name__}")
+    return _phrase(content_field, value) if op == "==" else {"bool": {"must_not": [_phrase(content_field, value)]}}
+
+
+def _phrase(field: str, value: str) -> dict[str, Any]:
+    return {"match_phrase": {field: {"query": value}}}
 
 
 def _range(field: str, op: str, value: Any) -> dict[str, Any]:

@@ -31,7 +31,8 @@ the current loop's). Components built from a Searcher / Ingestor take ``async_se
 ``run`` on a worker thread.
 
 Each retrieved ``Document`` has ``id`` = the hit's id, ``content`` = its whole text, ``score`` =
-the fused score, and ``meta`` = the metadata as written (``title`` with it; a split Haystack's
+its relevance in [0, 1] (one meaning under every fusion where the index keeps relevance maps:
+:mod:`adapter.fusion.relevance`; the fused score is ``hits[i]["score"]``), and ``meta`` = the metadata as written (``title`` with it; a split Haystack's
 ``DocumentSplitter`` made has its ``source_id`` and ``split_id`` back). What the adapter knows of
 each hit comes apart, in the ``hits`` output (one dict per document: ``parent_id``,
 ``chunk_index``, ``score``, ``relevance`` in [0, 1], ``rank``, ``fused_by`` and, with ``explain``,
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
@@ -62,14 +64,18 @@ from adapter import aio  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.integrations import _aio  # noqa: E402
 from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, METADATA_FIELD, PARENT_FIELD  # noqa: E402
+from adapter.index.facets import MetadataFacets  # noqa: E402
 from adapter.ingest.by_id import Documents, Selection, StoredDocument  # noqa: E402
 from adapter.integrations._common import (  # noqa: E402
+    TITLE,
     FrameworkRow,
     adapter_filters,
     failures_json,
     hit_info,
     hit_metadata,
+    log_notices,
     raise_on_failures,
+    relevance_maps,
     resolve_fusion,
     source_rows,
     split_title,
@@ -86,6 +92,7 @@ BOOKKEEPING = ("_split_overlap", "split_idx_start")
 CARRIED = ("refuse", "embed")
 FULL_TEXT = SearchOptions(full_text=True)
 T = TypeVar("T")
+LOG = logging.getLogger(__name__)  # a search's notices (fallbacks, partial answers) at WARNING
 
 
 def _env(name: str) -> Secret:
@@ -250,10 +257,16 @@ class HybridDocumentStore:
     def count_documents(self) -> int:
         return self._open().documents.count()
 
+    def _selection(self, filters: dict[str, Any] | None) -> Selection | None:
+        """Haystack's filters as the adapter's selection (``content``: the index's body field); none: None."""
+        if not filters:
+            return None
+        return Selection(filters={"haystack": _clause(filters, self._open().documents.info.layout.body_field)})
+
     def filter_documents(self, filters: dict[str, Any] | None = None) -> list[Document]:
-        """Every document ``filters`` (Haystack's grammar: comparisons joined by AND, OR, NOT) selects."""
-        selection = Selection(filters={"haystack": _clause(filters)}) if filters else None
-        return [_document(d) for d in self._open().documents.find(selection)]
+        """Every document ``filters`` (Haystack's grammar: comparisons joined by AND, OR, NOT, on
+        ``meta.<key>``, ``id`` and ``content``) selects."""
+        return [_document(d) for d in self._open().documents.find(self._selection(filters))]
 
     def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
         """Write through the adapter's ingest; returns how many were written. ``NONE`` and
@@ -282,14 +295,66 @@ class HybridDocumentStore:
         """Delete what ``filters`` selects; returns how many were deleted. A filter that selects everything
         (``{}``, an ``AND`` of no conditions) or matches every document is refused unless ``all=True``, and one
         on a key no document has is an error (:mod:`adapter.ingest.deletion`); nothing is deleted then."""
-        return self._open().documents.delete(filters={"haystack": _clause(filters)}, all=all).deleted
+        selection = self._selection(filters)
+        return self._open().documents.delete(filters=dict(selection.filters) if selection else {}, all=all).deleted
 
-    def delete_all_documents(self) -> None:
-        """Delete every document (the index, its model and its settings stay)."""
+    def delete_all_documents(self, recreate_index: bool = False) -> None:
+        """Delete every document (the index, its model and its settings stay). ``recreate_index=True``
+        (which Haystack's OpenSearch store takes to drop and create the index again) is refused: an adapter
+        index is its versions behind an alias, its search pipelines and its calibration; ``hybrid reindex``
+        makes a new version."""
+        _no_recreate(recreate_index)
         self._open().documents.delete(all=True)
 
     def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
-        return self._open().documents.count(Selection(filters={"haystack": _clause(filters)}))
+        return self._open().documents.count(self._selection(filters))
+
+    # -- the optional methods of Haystack's OpenSearch and Elasticsearch stores ------------------------
+    def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        """Merge ``meta`` into the metadata of every document ``filters`` selects (their text and vectors
+        stay); returns how many were updated. New keys are declared as a write declares them; a value
+        the index's mapping refuses (a string under a numeric key) raises :class:`adapter.InputError`
+        naming the documents, after the others were updated."""
+        if not isinstance(meta, dict):
+            raise InputError(f"update_by_filter takes meta as a dict, got {type(meta).__name__}")
+        if TITLE in meta or SOURCE_ID in meta or SPLIT_ID in meta:
+            raise InputError("update_by_filter changes metadata only: title, source_id and split_id are the entry's own "
+                             "fields (write the documents again to change them)")
+        selection = self._selection(filters) or Selection()
+        report = self._open().ingestor.update_where(selection, meta)
+        raise_on_failures(report, "update_by_filter", report.chunks + report.failed)
+        return int(report.chunks)
+
+    def get_metadata_fields_info(self) -> dict[str, dict[str, str]]:
+        """``{key: {"type": ...}}`` for each metadata key a document in the store has (``keyword``,
+        ``long``, ``float``, ``boolean``; keys of objects dotted, ``author.name``). Empty store: ``{}``."""
+        return {k: {"type": t} for k, t in self._facets().present().items()}
+
+    def count_unique_metadata_by_filter(self, filters: dict[str, Any], metadata_fields: list[str]) -> dict[str, int]:
+        """How many distinct values each of ``metadata_fields`` (with or without ``meta.``) has among the
+        documents ``filters`` selects. A key no document was ever written with is an :class:`adapter.InputError`."""
+        keys = [_meta_key(f) for f in metadata_fields]
+        counts = self._facets().distinct_counts(keys, _query(self._selection(filters)))
+        return {key: counts[key] for key in keys}
+
+    def get_metadata_field_min_max(self, metadata_field: str) -> dict[str, Any]:
+        """``{"min": ..., "max": ...}`` of a metadata key (with or without ``meta.``) over the store, in the
+        key's type (numbers, ISO dates and strings alike); ``None`` each when no document has it."""
+        low, high = self._facets().bounds(_meta_key(metadata_field))
+        return {"min": low, "max": high}
+
+    def get_metadata_field_unique_values(self, metadata_field: str, search_term: str | None = None, from_: int = 0,
+                                         size: int = 10, filters: dict[str, Any] | None = None) -> tuple[list[Any], int]:
+        """``(values, total)``: the distinct values of a metadata key in ascending order, ``size`` of them
+        from ``from_``, among the documents ``filters`` selects whose value contains ``search_term``
+        (case-insensitive, on the value, not the text); ``total`` counts all such values. A key no
+        document has: ``([], 0)``."""
+        return self._facets().values(_meta_key(metadata_field), _query(self._selection(filters)), contains=search_term,
+                                     offset=from_, size=size)
+
+    def _facets(self) -> MetadataFacets:
+        documents = self._open().documents
+        return MetadataFacets(documents.cluster, documents.info)
 
     # -- the same, from asyncio (AsyncDocumentStore): awaited on the event loop ------------------------
     async def count_documents_async(self) -> int:
@@ -307,11 +372,28 @@ class HybridDocumentStore:
     async def delete_by_filter_async(self, filters: dict[str, Any], *, all: bool = False) -> int:  # noqa: A002
         return await self._run(lambda store, f: store.delete_by_filter(f, all=all), filters)
 
-    async def delete_all_documents_async(self) -> None:
+    async def delete_all_documents_async(self, recreate_index: bool = False) -> None:
+        _no_recreate(recreate_index)
         await self._run(HybridDocumentStore.delete_all_documents)
 
     async def count_documents_by_filter_async(self, filters: dict[str, Any]) -> int:
         return await self._run(HybridDocumentStore.count_documents_by_filter, filters)
+
+    async def update_by_filter_async(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        return await self._run(HybridDocumentStore.update_by_filter, filters, meta)
+
+    async def get_metadata_fields_info_async(self) -> dict[str, dict[str, str]]:
+        return await self._run(HybridDocumentStore.get_metadata_fields_info)
+
+    async def count_unique_metadata_by_filter_async(self, filters: dict[str, Any], metadata_fields: list[str]) -> dict[str, int]:
+        return await self._run(HybridDocumentStore.count_unique_metadata_by_filter, filters, metadata_fields)
+
+    async def get_metadata_field_min_max_async(self, metadata_field: str) -> dict[str, Any]:
+        return await self._run(HybridDocumentStore.get_metadata_field_min_max, metadata_field)
+
+    async def get_metadata_field_unique_values_async(self, metadata_field: str, search_term: str | None = None, from_: int = 0,
+                                                     size: int = 10, filters: dict[str, Any] | None = None) -> tuple[list[Any], int]:
+        return await self._run(HybridDocumentStore.get_metadata_field_unique_values, metadata_field, search_term, from_, size, filters)
 
 
 def _async_client(engine: str, url: str | None, credentials: dict[str, Any]) -> Any:
@@ -325,11 +407,29 @@ def _async_client(engine: str, url: str | None, credentials: dict[str, Any]) -> 
     return connect_async(url, **credentials)
 
 
-def _clause(filters: dict[str, Any] | None) -> Any:
+def _clause(filters: dict[str, Any] | None, content_field: str = "text") -> Any:
     try:
-        return haystack_clause(filters or {})
+        return haystack_clause(filters or {}, content_field=content_field)
     except FilterGrammarError as exc:
         raise FilterError(str(exc)) from exc
+
+
+def _no_recreate(recreate_index: bool) -> None:
+    if recreate_index:
+        raise InputError("delete_all_documents(recreate_index=True): an adapter index is not dropped and made again by a document "
+                         "store (its alias, versions, pipelines and calibration go with it); its documents are deleted with "
+                         "recreate_index=False, and `hybrid reindex` makes a new version of the index")
+
+
+def _query(selection: Selection | None) -> dict[str, Any] | None:
+    return selection.query() if selection is not None else None
+
+
+def _meta_key(field: Any) -> str:
+    """A metadata key as Haystack names it (``meta.category`` or ``category``)."""
+    if not isinstance(field, str) or not field or field == "meta.":
+        raise InputError(f"a metadata field is a name (with or without meta.), got {field!r}")
+    return field[len("meta."):] if field.startswith("meta.") else field
 
 
 @component
@@ -408,11 +508,15 @@ class HybridRetriever:
 
     def _search(self, searcher: Any, query: str, filters: dict[str, Any] | None, top_k: int | None) -> dict[str, Any]:
         k = self.top_k if top_k is None else _check_top_k(top_k)
-        result = searcher.search(query, technique=self.technique, k=k, filters=_filters(self.filters if filters is None else filters),
+        wanted = _filters(self.filters if filters is None else filters, searcher.info.layout.body_field)
+        result = searcher.search(query, technique=self.technique, k=k, filters=wanted,
                                  fusion=resolve_fusion(searcher, self.fusion), explain=self.explain, options=FULL_TEXT,
                                  **self.search_kwargs)
-        return {"documents": [haystack_document(hit, hit.score) for hit in result.hits],
-                "hits": [hit_info(hit, result).as_dict() for hit in result.hits]}
+        log_notices(LOG, result)
+        maps = relevance_maps(searcher)
+        infos = [hit_info(hit, result, maps) for hit in result.hits]
+        return {"documents": [haystack_document(hit, info.relevance) for hit, info in zip(result.hits, infos)],
+                "hits": [info.as_dict() for info in infos]}
 
 
 
@@ -476,12 +580,12 @@ class HybridDocumentWriter:
         return {"documents_written": report.chunks, "failures": failures_json(report.failures)}
 
 
-def _filters(filters: Any) -> dict[str, Any] | None:
+def _filters(filters: Any, content_field: str = "text") -> dict[str, Any] | None:
     """The adapter's filters from Haystack's grammar (any of it: a Clause) or the adapter's own dict."""
     if filters is None or (isinstance(filters, dict) and not filters):
         return None
     if isinstance(filters, dict) and ("operator" in filters or "conditions" in filters):
-        return {"haystack": _clause(filters)}
+        return {"haystack": _clause(filters, content_field)}
     return adapter_filters(filters)
 
 

@@ -49,7 +49,9 @@ each document a relevance in [0, 1] mapped from the fused score by the fusion th
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import logging
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from adapter._optional import require
@@ -64,6 +66,7 @@ from langchain_core.runnables.config import run_in_executor  # noqa: E402
 from langchain_core.vectorstores import VectorStore  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
+from adapter import aio  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.integrations import _aio  # noqa: E402
 from adapter.search.page import SearchOptions  # noqa: E402
@@ -71,6 +74,7 @@ from adapter.search.results import Hit, SearchResult, Technique  # noqa: E402
 
 FULL_TEXT = SearchOptions(full_text=True)  # a framework document holds the whole text, never an excerpt
 T = TypeVar("T")
+LOG = logging.getLogger(__name__)  # a search's notices (fallbacks, partial answers) at WARNING
 
 if TYPE_CHECKING:
     from adapter.engines import ClusterLike
@@ -86,7 +90,10 @@ from adapter.integrations._common import (  # noqa: E402
     content_id,
     hit_info,
     hit_metadata,
+    log_notices,
     raise_on_failures,
+    refuse_unknown_keys,
+    relevance_maps,
     resolve_fusion,
     source_rows,
     split_title,
@@ -140,10 +147,13 @@ class HybridRetriever(BaseRetriever):
         size = self.k if k is None else k
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise InputError(f"k must be a positive integer, got {size!r}")
-        wanted = self.filters if filters is None else adapter_filters(filters)
+        wanted = adapter_filters(self.filters if filters is None else filters)
         result = searcher.search(query, technique=self.technique, k=size, filters=wanted, explain=self.explain,
                                  fusion=resolve_fusion(searcher, self.fusion), options=FULL_TEXT, **self.search_kwargs)
-        return [(_document(hit), hit_info(hit, result)) for hit in result.hits]
+        log_notices(LOG, result)
+        refuse_unknown_keys(searcher, wanted, result)
+        maps = relevance_maps(searcher)
+        return [(_document(hit), hit_info(hit, result, maps)) for hit in result.hits]
 
 
 class EmbedderEmbeddings(Embeddings):
@@ -329,7 +339,8 @@ class HybridVectorStore(VectorStore):
         """``filter``: the adapter's filters on metadata (or Haystack's / LlamaIndex's); ``kwargs``:
         more :meth:`Searcher.search` options. Each document with what the adapter knows of its hit."""
         result = self._search(query, k, filter, kwargs)
-        return [(_document(hit), hit_info(hit, result)) for hit in result.hits]
+        maps = relevance_maps(self.searcher)
+        return [(_document(hit), hit_info(hit, result, maps)) for hit in result.hits]
 
     def max_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
                                       filter: Any = None, **kwargs: Any) -> list[Document]:
@@ -340,8 +351,11 @@ class HybridVectorStore(VectorStore):
     def _search(self, query: str, k: int, filter: Any, kwargs: dict[str, Any]) -> SearchResult:
         kwargs.setdefault("explain", self.explain)
         kwargs.setdefault("options", FULL_TEXT)
+        wanted = adapter_filters(filter)
         result: SearchResult = self.searcher.search(query, technique=kwargs.pop("technique", self.technique), k=k,
-                                                    filters=adapter_filters(filter), fusion=kwargs.pop("fusion", self.fusion), **kwargs)
+                                                    filters=wanted, fusion=kwargs.pop("fusion", self.fusion), **kwargs)
+        log_notices(LOG, result)
+        refuse_unknown_keys(self.searcher, wanted, result)
         return result
 
     @classmethod
@@ -354,14 +368,39 @@ class HybridVectorStore(VectorStore):
         from adapter.ingest.ingestor import Ingestor
         from adapter.search import Searcher
 
-        if client is None or not index:
-            raise InputError("HybridVectorStore.from_texts needs client=adapter.connect(url) and index=<alias of an adapter index>")
-        embedder = embedding.embedder if isinstance(embedding, EmbedderEmbeddings) else None
-        if embedding is not None and embedder is None:
-            raise InputError(f"an adapter index is embedded by the model it records; pass embedding=None, not {type(embedding).__name__}")
+        embedder = _index_embedder(client, index, embedding, "from_texts")
         store = cls(Searcher.open(client, index, embedder), Ingestor.open(client, index, embedder, progress=False), **kwargs)
         store.add_texts(texts, metadatas, ids=ids)
         return store
+
+    @classmethod
+    async def afrom_texts(cls, texts: list[str], embedding: Embeddings | None = None, metadatas: list[dict[str, Any]] | None = None, *,
+                          client: Any = None, index: str | None = None, ids: list[str] | None = None, **kwargs: Any) -> HybridVectorStore:
+        """:meth:`from_texts` from asyncio, with the base class's signature (``embedding`` may be left out).
+        Given an asyncio client (``connect_async(url)``), the store is an :class:`adapter.AsyncSearcher` and
+        :class:`adapter.AsyncIngestor` over it and the texts are added on the event loop (no thread); given a
+        sync client, :meth:`from_texts` runs on a worker thread."""
+        embedder = _index_embedder(client, index, embedding, "afrom_texts")
+        if not aio.is_async_client(client):
+            return await asyncio.to_thread(cls.from_texts, texts, embedding, metadatas, client=client, index=index, ids=ids, **kwargs)
+        from adapter.ingest.async_ingestor import AsyncIngestor
+        from adapter.search.async_searcher import AsyncSearcher
+
+        searcher = await AsyncSearcher.open(client, str(index), embedder)
+        store = cls(searcher, await AsyncIngestor.open(client, str(index), embedder or searcher.searcher.embedder), **kwargs)
+        await store.aadd_texts(texts, metadatas, ids=ids)
+        return store
+
+
+def _index_embedder(client: Any, index: str | None, embedding: Any, method: str) -> Any:
+    """The adapter embedder ``embedding`` wraps (``None``: the one the index records), after checking the arguments."""
+    if client is None or not index:
+        raise InputError(f"HybridVectorStore.{method} needs client=adapter.connect(url) (or connect_async) and index=<alias of an "
+                         "adapter index>")
+    embedder = embedding.embedder if isinstance(embedding, EmbedderEmbeddings) else None
+    if embedding is not None and embedder is None:
+        raise InputError(f"an adapter index is embedded by the model it records; pass embedding=None, not {type(embedding).__name__}")
+    return embedder
 
 
 def _document(hit: Hit) -> Document:

@@ -40,6 +40,7 @@ LlamaIndex's own OpenSearch store reads other field names, ranks differently (a 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from dataclasses import replace
 from typing import Any, Callable, Sequence, TypeVar
@@ -78,10 +79,14 @@ from adapter.ingest.by_id import Selection, StoredDocument  # noqa: E402
 from adapter.ingest.report import IngestReport  # noqa: E402
 from adapter.integrations._common import (  # noqa: E402
     FrameworkRow,
+    HitInfo,
     adapter_filters,
+    hit_info,
     hit_metadata,
+    log_notices,
     raise_on_failures,
     relevance,
+    relevance_maps,
     resolve_fusion,
     source_rows,
     split_title,
@@ -92,6 +97,7 @@ from adapter.search.page import SearchOptions  # noqa: E402
 from adapter.search.results import Hit, Technique  # noqa: E402
 
 T = TypeVar("T")
+LOG = logging.getLogger(__name__)  # a search's notices (fallbacks, partial answers) at WARNING
 
 
 class HybridRetriever(BaseRetriever):
@@ -129,17 +135,33 @@ class HybridRetriever(BaseRetriever):
         super().__init__(**kwargs)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._nodes(self.searcher, query_bundle)
+        return [node for node, _ in self._nodes(self.searcher, query_bundle)]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        native = self.async_searcher is not None
-        return await _aio.run(native, self._nodes, _aio.bridged(self.async_searcher) if native else self.searcher, query_bundle)
+        return [node for node, _ in await self.asearch_with_hits(query_bundle)]
 
-    def _nodes(self, searcher: Any, query_bundle: QueryBundle) -> list[NodeWithScore]:
+    def search_with_hits(self, query: str | QueryBundle) -> list[tuple[NodeWithScore, HitInfo]]:
+        """Each node (its score the hit's relevance) with what the adapter knows of its hit: the fused
+        ``score`` beside the ``relevance``, lineage, rank, how it was fused, the legs."""
+        return self._nodes(self.searcher, _bundle(query))
+
+    async def asearch_with_hits(self, query: str | QueryBundle) -> list[tuple[NodeWithScore, HitInfo]]:
+        native = self.async_searcher is not None
+        searcher = _aio.bridged(self.async_searcher) if native else self.searcher
+        return await _aio.run(native, self._nodes, searcher, _bundle(query))
+
+    def _nodes(self, searcher: Any, query_bundle: QueryBundle) -> list[tuple[NodeWithScore, HitInfo]]:
         result = searcher.search(query_bundle.query_str, technique=self.technique, k=self.similarity_top_k,
                                  filters=self.filters, fusion=self.fusion, explain=self.explain,
                                  options=SearchOptions(full_text=True), **self.search_kwargs)
-        return [NodeWithScore(node=text_node(hit), score=hit.score) for hit in result.hits]
+        log_notices(LOG, result)
+        maps = relevance_maps(searcher)
+        infos = [hit_info(hit, result, maps) for hit in result.hits]
+        return [(NodeWithScore(node=text_node(hit), score=info.relevance), info) for hit, info in zip(result.hits, infos)]
+
+
+def _bundle(query: str | QueryBundle) -> QueryBundle:
+    return query if isinstance(query, QueryBundle) else QueryBundle(query_str=query)
 
 
 def llama_filters(filters: Any) -> dict[str, Any] | None:
@@ -504,8 +526,10 @@ class HybridVectorStore(BasePydanticVectorStore):
             k=query.similarity_top_k, filters=filters or None, fusion=self._fusion(query.alpha), explain=self.explain,
             mmr_lambda=mmr if query.mode == VectorStoreQueryMode.MMR else None, options=SearchOptions(full_text=True),
             **self.search_kwargs)
+        log_notices(LOG, result)
+        maps = relevance_maps(self.searcher)
         nodes = [text_node(hit) for hit in result.hits]
-        return VectorStoreQueryResult(nodes=nodes, similarities=[relevance(hit, result) for hit in result.hits],
+        return VectorStoreQueryResult(nodes=nodes, similarities=[relevance(hit, result, maps) for hit in result.hits],
                                       ids=[n.node_id for n in nodes])
 
     def _fusion(self, alpha: float | None) -> Any:

@@ -11,6 +11,7 @@ from adapter.index.assets import IndexSpec
 from adapter.index.check import check_index
 from adapter.errors import InputError
 from adapter.ingest.ingestor import Ingestor
+from adapter.integrations._common import relevance, relevance_maps
 from adapter.search import Searcher
 from adapter.ingest.sources import read_source
 
@@ -64,7 +65,9 @@ def test_haystack_retriever_is_the_searchers_hybrid(client, support_index, e5, t
             docs, hits = out["documents"], out["hits"]
             result = expected(searcher, query, fusion, k=4)
             assert [d.id for d in docs] == result.ids, (fusion, query)
-            assert [d.score for d in docs] == [h.score for h in result.hits]
+            # the documents' scores are relevances (one meaning under every fusion); the fused scores are in `hits`
+            assert [d.score for d in docs] == [relevance(h, result, relevance_maps(searcher)) for h in result.hits]
+            assert [h["score"] for h in hits] == [h.score for h in result.hits]
             assert docs and all(isinstance(d, Document) and d.content == h.text and d.meta["title"] == h.title
                        for d, h in zip(docs, result.hits))
             # The metadata is what was written; the adapter's own fields come apart, in `hits`.
@@ -140,7 +143,8 @@ def test_llamaindex_retriever_is_the_searchers_hybrid(client, support_index, e5)
             result = expected(searcher, query, fusion, k=4)
             assert [n.node.node_id for n in nodes] == result.ids, (fusion, query)
             assert nodes and all(isinstance(n, NodeWithScore) for n in nodes)
-            assert [n.score for n in nodes] == [h.score for h in result.hits]
+            assert [n.score for n in nodes] == [relevance(h, result, relevance_maps(searcher)) for h in result.hits]
+            assert [info.score for _, info in retriever.search_with_hits(query)] == [h.score for h in result.hits]
             assert [n.node.get_content() for n in nodes] == [h.text for h in result.hits]
             # The metadata as written, kept out of the LLM's prompt; no explanation asked for by default.
             assert "legs" not in nodes[0].node.metadata and nodes[0].node.excluded_llm_metadata_keys == list(nodes[0].node.metadata)

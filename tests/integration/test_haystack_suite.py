@@ -17,15 +17,30 @@ import uuid
 import pytest
 from haystack import Document, Pipeline
 from haystack.document_stores.types import DuplicatePolicy
-from haystack.testing.document_store import DocumentStoreBaseTests
+from haystack.testing.document_store import (
+    CountDocumentsByFilterTest,
+    CountUniqueMetadataByFilterTest,
+    DocumentStoreBaseExtendedTests,
+    GetMetadataFieldMinMaxTest,
+    GetMetadataFieldsInfoTest,
+    GetMetadataFieldUniqueValuesTest,
+)
 from haystack.testing.document_store_async import (
     CountDocumentsAsyncTest,
     CountDocumentsByFilterAsyncTest,
+    CountUniqueMetadataByFilterAsyncTest,
+    DeleteAllAsyncTest,
     DeleteByFilterAsyncTest,
     DeleteDocumentsAsyncTest,
     FilterDocumentsAsyncTest,
+    GetMetadataFieldMinMaxAsyncTest,
+    GetMetadataFieldsInfoAsyncTest,
+    GetMetadataFieldUniqueValuesAsyncTest,
+    UpdateByFilterAsyncTest,
     WriteDocumentsAsyncTest,
 )
+
+from adapter.errors import InputError
 
 from adapter.index.assets import IndexSpec
 from adapter.index.init import init_index
@@ -52,13 +67,100 @@ def emptied(store: HybridDocumentStore) -> None:
     assert documents.count() == 0
 
 
-class TestHybridDocumentStore(DocumentStoreBaseTests):
+ALPHA_BETA = [Document(content="Doc 1", meta={"category": "Alpha", "year": 2023, "status": "draft"}),
+              Document(content="Doc 2", meta={"category": "Alpha", "year": 2024, "status": "published"}),
+              Document(content="Doc 3", meta={"category": "Beta", "year": 2023, "status": "draft"})]
+BOTH = {"operator": "AND", "conditions": [{"field": "meta.category", "operator": "==", "value": "Alpha"},
+                                          {"field": "meta.year", "operator": "==", "value": 2023}]}
+EITHER = {"operator": "OR", "conditions": [{"field": "meta.category", "operator": "==", "value": "Beta"},
+                                           {"field": "meta.status", "operator": "==", "value": "published"}]}
+# The suite's distinct-types documents: one key given an int, a string, a float and a boolean. An index maps a key
+# to one type (the first value's, here long): "1" and 1.0 are numbers the long field takes (read back as written),
+# True is refused at write time, named, and the other documents land.
+DISTINCT_TYPES = [Document(content="Doc 1", meta={"priority": 1}), Document(content="Doc 2", meta={"priority": "1"}),
+                  Document(content="Doc 3", meta={"priority": 1.0}), Document(id="as-bool", content="Doc 4", meta={"priority": True}),
+                  Document(content="Doc 5", meta={"priority": 1})]
+
+
+class TestHybridDocumentStore(DocumentStoreBaseExtendedTests, CountDocumentsByFilterTest, CountUniqueMetadataByFilterTest,
+                              GetMetadataFieldsInfoTest, GetMetadataFieldMinMaxTest, GetMetadataFieldUniqueValuesTest):
+    """Haystack's base suite and the tests of the optional methods the integrations' stores have
+    (delete_all_documents, delete_by_filter, update_by_filter, count_documents_by_filter,
+    count_unique_metadata_by_filter, get_metadata_fields_info, get_metadata_field_min_max,
+    get_metadata_field_unique_values). delete_all_documents has no recreate_index: those two skip."""
+
     @pytest.fixture
     def document_store(self, opensearch_url, shared_index, e5):
         store = HybridDocumentStore(opensearch_url, shared_index, carried_vectors="embed", embedder=e5)
         emptied(store)
         yield store
         emptied(store)
+
+    def test_delete_all_documents_with_recreate_index(self, document_store):
+        """The suite's own drops and makes the index again; an adapter index is not the store's to drop: refused, nothing
+        deleted, and recreate_index=False (the suite's other test) deletes the documents."""
+        document_store.write_documents([Document(id="1", content="A first document")])
+        with pytest.raises(InputError, match="hybrid reindex"):
+            document_store.delete_all_documents(recreate_index=True)
+        assert document_store.count_documents() == 1
+
+    def test_delete_by_filter_advanced_filters(self, document_store):
+        """The suite's own, but for the store's one delete rule (issue 38): its second filter matches every
+        document left, so it is refused, nothing deleted, until ``all=True`` says so."""
+        document_store.write_documents(ALPHA_BETA)
+        assert document_store.delete_by_filter(filters=BOTH) == 1
+        with pytest.raises(InputError, match="matches all 2 entries"):
+            document_store.delete_by_filter(filters=EITHER)
+        assert document_store.count_documents() == 2
+        assert document_store.delete_by_filter(filters=EITHER, all=True) == 2
+        assert document_store.count_documents() == 0
+
+    def test_get_metadata_field_unique_values_distinct_types(self, document_store):
+        """The suite's own asks four types under one key back apart; an index maps a key to one type."""
+        with pytest.raises(InputError, match=r"1 of 5 documents did not land.*as-bool.*metadata.priority"):
+            document_store.write_documents(DISTINCT_TYPES)
+        assert document_store.count_documents() == 4
+        assert sorted(repr(d.meta["priority"]) for d in document_store.filter_documents()) == ["'1'", "1", "1", "1.0"]  # as written
+        values, total = document_store.get_metadata_field_unique_values("priority")
+        assert (values, total) == ([1], 1) and isinstance(values[0], int)
+
+    def test_filters_on_content(self, document_store):
+        document_store.write_documents([Document(id="c1", content="Gift cards never expire.", meta={"lang": "en"}),
+                                        Document(id="c2", content="Returns are free within 30 days.", meta={"lang": "en"}),
+                                        Document(id="c3", content="Las tarjetas regalo no caducan.", meta={"lang": "es"})])
+
+        def ids(filters):
+            return sorted(d.id for d in document_store.filter_documents(filters))
+
+        assert ids({"field": "content", "operator": "==", "value": "gift cards"}) == ["c1"]
+        assert ids({"field": "content", "operator": "!=", "value": "gift cards"}) == ["c2", "c3"]
+        assert ids({"field": "content", "operator": "in", "value": ["never expire", "30 days"]}) == ["c1", "c2"]
+        assert ids({"operator": "AND", "conditions": [{"field": "meta.lang", "operator": "==", "value": "en"},
+                                                      {"field": "content", "operator": "not in", "value": ["returns"]}]}) == ["c1"]
+        assert document_store.count_documents_by_filter({"field": "content", "operator": "==", "value": "cards expire"}) == 0
+        from haystack.errors import FilterError
+
+        with pytest.raises(FilterError, match="never ordered"):
+            document_store.filter_documents({"field": "content", "operator": ">", "value": "a"})
+        retriever = HybridRetriever(document_store=document_store, top_k=3)
+        found = retriever.run("expire", filters={"field": "content", "operator": "==", "value": "gift cards"})["documents"]
+        assert [d.id for d in found] == ["c1"]
+
+    def test_update_by_filter_keeps_text_and_vectors_and_names_refusals(self, document_store):
+        document_store.write_documents([Document(id="u1", content="Gift cards never expire.", meta={"kind": "faq", "rank": 1}),
+                                        Document(id="u2", content="Returns are free.", meta={"kind": "faq", "rank": 2})])
+        def vectors():
+            return {d.id: d.vector for d in document_store._open().documents.get(["u1", "u2"], with_vectors=True)}
+
+        before = vectors()
+        assert document_store.update_by_filter({"field": "meta.rank", "operator": "==", "value": 1}, {"reviewed": "yes"}) == 1
+        (doc,) = document_store.filter_documents({"field": "meta.reviewed", "operator": "==", "value": "yes"})
+        assert (doc.id, doc.content, doc.meta) == ("u1", "Gift cards never expire.", {"kind": "faq", "rank": 1, "reviewed": "yes"})
+        assert vectors() == before  # nothing embedded again
+        with pytest.raises(InputError, match="u2.*metadata.rank"):
+            document_store.update_by_filter({"field": "meta.kind", "operator": "==", "value": "faq"}, {"rank": "not a number"})
+        with pytest.raises(InputError, match="metadata only"):
+            document_store.update_by_filter({"field": "meta.kind", "operator": "==", "value": "faq"}, {"title": "x"})
 
     def assert_documents_are_equal(self, received, expected):
         def plain(docs):
@@ -75,7 +177,9 @@ class TestHybridDocumentStore(DocumentStoreBaseTests):
 
 
 class TestHybridDocumentStoreAsync(CountDocumentsAsyncTest, WriteDocumentsAsyncTest, DeleteDocumentsAsyncTest, FilterDocumentsAsyncTest,
-                                   CountDocumentsByFilterAsyncTest, DeleteByFilterAsyncTest):
+                                   CountDocumentsByFilterAsyncTest, DeleteByFilterAsyncTest, DeleteAllAsyncTest, UpdateByFilterAsyncTest,
+                                   CountUniqueMetadataByFilterAsyncTest, GetMetadataFieldsInfoAsyncTest, GetMetadataFieldMinMaxAsyncTest,
+                                   GetMetadataFieldUniqueValuesAsyncTest):
     """Haystack's async document-store tests: the store's ``*_async`` methods, over the AsyncSearcher and
     AsyncIngestor it opens itself on the test's loop (closed after each test)."""
 
@@ -100,22 +204,25 @@ class TestHybridDocumentStoreAsync(CountDocumentsAsyncTest, WriteDocumentsAsyncT
     async def test_delete_by_filter_advanced_filters_async(self, document_store):
         """The suite's own, but for the store's one rule (issue 38): its second filter matches every document left,
         so it is refused, nothing deleted, until ``all=True`` says so."""
-        from adapter.errors import InputError
-
-        docs = [Document(content="Doc 1", meta={"category": "Alpha", "year": 2023, "status": "draft"}),
-                Document(content="Doc 2", meta={"category": "Alpha", "year": 2024, "status": "published"}),
-                Document(content="Doc 3", meta={"category": "Beta", "year": 2023, "status": "draft"})]
-        await document_store.write_documents_async(docs)
-        both = {"operator": "AND", "conditions": [{"field": "meta.category", "operator": "==", "value": "Alpha"},
-                                                  {"field": "meta.year", "operator": "==", "value": 2023}]}
-        assert await document_store.delete_by_filter_async(filters=both) == 1
-        either = {"operator": "OR", "conditions": [{"field": "meta.category", "operator": "==", "value": "Beta"},
-                                                   {"field": "meta.status", "operator": "==", "value": "published"}]}
+        await document_store.write_documents_async(ALPHA_BETA)
+        assert await document_store.delete_by_filter_async(filters=BOTH) == 1
         with pytest.raises(InputError, match="matches all 2 entries"):
-            await document_store.delete_by_filter_async(filters=either)
+            await document_store.delete_by_filter_async(filters=EITHER)
         assert await document_store.count_documents_async() == 2
-        assert await document_store.delete_by_filter_async(filters=either, all=True) == 2
+        assert await document_store.delete_by_filter_async(filters=EITHER, all=True) == 2
         assert await document_store.count_documents_async() == 0
+
+    async def test_delete_all_documents_with_recreate_index_async(self, document_store):
+        await document_store.write_documents_async([Document(id="1", content="A first document")])
+        with pytest.raises(InputError, match="hybrid reindex"):
+            await document_store.delete_all_documents_async(recreate_index=True)
+        assert await document_store.count_documents_async() == 1
+
+    async def test_get_metadata_field_unique_values_distinct_types_async(self, document_store):
+        """As the sync one: an index maps a key to one type; the boolean is refused at write time, named."""
+        with pytest.raises(InputError, match=r"1 of 5 documents did not land.*as-bool"):
+            await document_store.write_documents_async(DISTINCT_TYPES)
+        assert await document_store.get_metadata_field_unique_values_async("priority") == ([1], 1)
 
 
 def test_carried_vectors_are_refused_unless_the_store_is_told(opensearch_url, shared_index, e5):

@@ -64,3 +64,24 @@ def test_python_and_the_cli_default_to_the_same_measured_fusion():
     add_index_spec_options(parser)
     assert IndexSpec(FP).default_fusion == default_fusion_name()
     assert (parser.parse_args([]).default_fusion or default_fusion_name()) == IndexSpec(FP).default_fusion
+
+
+def test_a_list_of_mixed_scalars_is_declared_keyword_so_it_reads_back_as_written():
+    from adapter.index.metadata import value_mapping
+
+    assert value_mapping([1, "a"]) == {"type": "keyword"}  # the first element (long) would refuse "a"
+    assert value_mapping(["a", 1, True]) == {"type": "keyword"}
+    assert value_mapping([True, 1]) == {"type": "keyword"}
+    assert value_mapping([1, 2.5]) == {"type": "float"}  # numbers: a long would keep 2.5 as 2 for filters
+    assert value_mapping([None, 3]) == {"type": "long"}
+    assert value_mapping([[1], ["a"]]) == {"type": "keyword"}
+
+
+def test_metadata_the_index_cannot_hold_as_written_is_named():
+    from adapter.index.metadata import metadata_problem
+
+    assert metadata_problem({"lang": "es", "tags": [1, "a"], "author": {"name": "x"}}) is None
+    assert "'metadata'" in metadata_problem({"metadata": {"a": 1}})
+    problem = metadata_problem({"tags": [{"a": 1}, "b"]})
+    assert "'tags'" in problem and "objects and plain values" in problem
+    assert "'author.roles'" in metadata_problem({"author": {"roles": ["x", {"y": 1}]}})

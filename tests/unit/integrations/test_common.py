@@ -75,7 +75,10 @@ def test_ids_from_content_are_stable_and_titles_travel_in_metadata():
     assert content_id("t", "T", {"a": 1, "b": 2}) == content_id("t", "T", {"b": 2, "a": 1})
     assert content_id("t", "T", {}) != content_id("t", "", {}) and len(content_id("t", "", {})) == 32
     assert split_title({"title": "T", "lang": "es"}) == ("T", {"lang": "es"})
-    assert split_title(None) == ("", {}) and split_title({"title": None}) == ("", {})
+    assert split_title(None) == ("", {})
+    # a title that is not a string is metadata like any other, read back as written (42 stays 42, None stays None)
+    assert split_title({"title": None, "lang": "es"}) == ("", {"title": None, "lang": "es"})
+    assert split_title({"title": 42}) == ("", {"title": 42})
 
 
 def test_a_hits_metadata_is_what_was_written_and_the_adapters_fields_come_apart():
