@@ -133,12 +133,23 @@ def print_result(result: SearchResult, *, explain: bool, show_query: bool = Fals
     out.print(f"{result.technique.value} | fused by {result.fused_by_label} | {len(result.hits)} hits | took {result.took_ms:.0f} ms "
               f"(server), {spent}", markup=False)
     if result.choice is not None:
-        out.print("adaptive fusion: " + "; ".join(result.choice.reasons), markup=False)
+        out.print(adaptive_line(result, explain=explain), markup=False)
     out.print(result_table(result, explain=explain))
     for line in facet_lines(result):
         out.print(line, markup=False)
     if show_query:
         print_requests(result)
+
+
+def adaptive_line(result: SearchResult, *, explain: bool) -> str:
+    """Adaptive fusion's choice: the weights in one line, and with ``explain`` why (the corpus, the query's signals)."""
+    choice = result.choice
+    if choice is None:
+        return ""
+    if explain:
+        return "adaptive fusion: " + "; ".join(choice.reasons)
+    w = choice.weights
+    return f"adaptive fusion: {choice.normalization} bm25 {w[0]:.2f} / dense {w[1]:.2f} ({choice.kind} query; --explain says why)"
 
 
 def print_requests(result: SearchResult) -> None:

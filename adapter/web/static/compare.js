@@ -20,17 +20,31 @@
 
   const num = (v, d = 4) => (v === null || v === undefined ? "-" : Math.abs(v) >= 100 ? v.toFixed(1) : Math.abs(v) >= 1 ? v.toFixed(3) : v.toFixed(d));
 
-  /* A snippet with the server's <em> marks as <mark> elements, nothing else interpreted. */
-  function snippet(highlight, text) {
-    const names = Object.keys(highlight || {}).sort((a, b) => (a === "title") - (b === "title"));
-    const fragment = names.length && highlight[names[0]].length ? highlight[names[0]][0] : excerpt(text, 220);
-    const out = el("p", { class: "snippet" });
+  /* ``node`` with ``fragment``'s text appended, the server's <em> marks as <mark> elements, nothing else interpreted. */
+  function marked(node, fragment) {
     fragment.split(/(<em>.*?<\/em>)/).forEach((part) => {
       const m = part.match(/^<em>(.*)<\/em>$/);
-      if (m) out.append(el("mark", {}, m[1]));
-      else if (part) out.append(document.createTextNode(part));
+      if (m) node.append(el("mark", {}, m[1]));
+      else if (part) node.append(document.createTextNode(part));
     });
-    return out;
+    return node;
+  }
+
+  /* The hit's text: a snippet of a text field that matched, else the text's start. A title that matched marks
+   * the title line (title()): it never stands in for the text, which would show the title twice and no text. */
+  function snippet(highlight, text) {
+    const names = Object.keys(highlight || {}).filter((name) => name !== "title" && (highlight[name] || []).length);
+    return marked(el("p", { class: "snippet" }), names.length ? highlight[names[0]][0] : excerpt(text, 220));
+  }
+
+  /* The hit's title, its matched words marked where the server highlighted the whole of it. */
+  function title(hit) {
+    const span = el("span", { class: "title" });
+    const fragment = ((hit.highlight || {}).title || [])[0];
+    const whole = fragment !== undefined && fragment.replace(/<\/?em>/g, "").trim() === (hit.title || "").trim();
+    if (whole) return marked(span, fragment);
+    span.append(hit.title || hit.id);  // as written: a title is never parsed for marks
+    return span;
   }
 
   // --- column editors ------------------------------------------------------------------------------
@@ -114,7 +128,7 @@
       el("details", {},
         el("summary", {},
           el("span", { class: "rank" }, hit.rank), " ",
-          el("span", { class: "title" }, hit.title || hit.id), " ", mark(first, hit.id, hit.rank, i),
+          title(hit), " ", mark(first, hit.id, hit.rank, i),
           el("div", { class: "line" }, el("code", {}, hit.id), " ", el("span", { class: "score", title: "the final score" }, num(hit.score)), " ", legLine(r, hit)),
           snippet(hit.highlight, hit.text)),
         el("div", { class: "why" }, explainTable(hit),

@@ -36,3 +36,22 @@ def test_diff_promises_no_in_place_fix_that_apply_refuses(capsys):
     assert "drift for docs: 2 of 3 objects compared (not the index's mapping and _meta: the index needs rebuilding)" in out
     print_diff(_plan(rebuild=False), spec_file="docs.yaml")
     assert "`hybrid apply docs.yaml` fixes 1 in place" in capsys.readouterr().out
+
+
+def test_a_search_prints_adaptive_fusions_reasons_only_with_explain(capsys):
+    """Issue 39: `hybrid search` printed the adaptive explanation (the corpus, the query's signals, the guard)
+    on every search; without --explain it is one line of weights now."""
+    from adapter.cli.printers import print_result
+    from adapter.fusion.choice.policy import AdaptivePolicy, QuerySignals
+    from adapter.search.results import Hit, SearchResult, Technique
+
+    choice = AdaptivePolicy().choose(QuerySignals(kind="natural", reasons=(), match_quality=0.2))
+    result = SearchResult("hola", Technique.HYBRID, (Hit("a", 0.9, rank=1, title="Uno"),), choice=choice, total_ms=3.0, took_ms=1.0)
+    print_result(result, explain=False)
+    plain = capsys.readouterr().out
+    w = choice.weights
+    assert f"adaptive fusion: min_max bm25 {w[0]:.2f} / dense {w[1]:.2f} (natural query; --explain says why)" in plain
+    assert not any(reason in plain for reason in choice.reasons)  # "baseline ...", "corpus: ...": none of them
+    print_result(result, explain=True)
+    explained = capsys.readouterr().out
+    assert all(reason[:40] in explained for reason in choice.reasons) and choice.reasons[0].startswith("baseline ")
