@@ -20,7 +20,8 @@ def add_parsers(sub: Subparsers) -> None:
     cal = with_url(sub.add_parser("calibrate", help="measure how BM25 matches an index's queries (no judgments) for adaptive fusion"))
     cal.add_argument("--index", required=True)
     cal.add_argument("--queries", help="a sample of the index's queries: one per line, or BEIR queries.jsonl (no judgments needed)")
-    cal.add_argument("--policy", help="an adaptive policy file to keep with the index (e.g. learned by `hybrid eval --tune`)")
+    cal.add_argument("--policy", help="an adaptive policy file to keep with the index (e.g. learned by `hybrid eval --tune`); with "
+                                      "--from-traffic, the candidate to decide on instead of fitting one")
     cal.add_argument("--replace", action="store_true", help="store this calibration even when it has fewer queries (under 10) "
                                                             "than the one it replaces")
     live = cal.add_argument_group("from live traffic", "fit the policy from the index's UBI clicks (COEC judgments) and ship it "
@@ -119,12 +120,13 @@ def run_from_traffic(args: argparse.Namespace) -> int:
     from adapter.traffic.evidence import MIN_HELD_OUT
     from adapter.traffic.store import UbiStore
 
-    if args.queries or args.policy:
-        raise InputError("--from-traffic fits the policy from clicks: give it without --queries and --policy")
+    if args.queries:
+        raise InputError("--from-traffic fits the policy from clicks, not from --queries (a calibration of query texts): give one of them")
     cluster = connect(args)
     store = UbiStore(cluster, queries_index=args.queries_index, events_index=args.events_index)
     found = calibrate_from_traffic(cluster, args.index, store=store, since=args.since, until=args.until, held_out_share=args.held_out,
-                                   min_impressions=args.min_impressions, thresholds=_thresholds(args.thresholds), dry_run=args.dry_run)
+                                   min_impressions=args.min_impressions, thresholds=_thresholds(args.thresholds),
+                                   candidate=load_policy(args.policy), dry_run=args.dry_run)
     t, cand = found.traffic, found.candidate
     print(f"traffic: {t.searches} searches of {args.index}, {t.clicks} clicks, {t.judged_pairs} judged (query, document) pairs; "
           f"{len(t.queries)} queries with a relevant document: {found.fit_queries} to fit on, "
@@ -132,7 +134,8 @@ def run_from_traffic(args: argparse.Namespace) -> int:
     if t.without_text:
         print(f"note: {t.without_text} judged queries were logged without their text and cannot be searched again: left out")
     weights = cand.bare_weights(found.calibration)
-    print(f"candidate {cand.name} (family {found.family}): bm25 {weights[0]:.2f} / dense {weights[1]:.2f} for a query without "
+    how = "given" if found.family == "given" else f"fitted, family {found.family}"
+    print(f"candidate {cand.name} ({how}): bm25 {weights[0]:.2f} / dense {weights[1]:.2f} for a query without "
           f"per-query signals; running: {found.running.name}")
     held = found.held_out
     if held is None:

@@ -12,7 +12,8 @@ it only where the evidence says it is better (the rule: :mod:`adapter.traffic.ev
 3. The running policy (with its stored calibration) and the candidate are scored on the held-out side, and
    an interleaving run of the candidate against the index's fusion is looked for among the records: the
    candidate is named by a digest of its parameters (``traffic-1a2b3c4d``), so a ``dry_run``'s candidate
-   that a service interleaves (:class:`~adapter.traffic.experiment.Interleaver`) is found by the next run.
+   that a service interleaves (:class:`~adapter.traffic.experiment.Interleaver`) is found by a later run
+   given that candidate (``candidate=``, ``--policy FILE``: decided on, not fitted again).
 4. Shipped: written as ``hybrid calibrate --policy`` writes a policy (:func:`store_adaptive`). Either way
    the evidence is kept in the index's ``_meta.traffic_calibration`` (unless ``dry_run``).
 
@@ -76,7 +77,7 @@ class TrafficCalibration:
     interleaved: Interleaved | None
     traffic: Traffic
     fit_queries: int
-    family: str
+    family: str  # the policy family the fit chose (adapter.fusion.choice.policy.FAMILIES); "given": a candidate passed in
     evidence: Mapping[str, Any]
     report: CalibrationReport | None  # the store's answer when it shipped (None: kept, or a dry run)
     written: bool  # whether the evidence (and a shipped policy) went to the index
@@ -103,11 +104,13 @@ def read_traffic(store: UbiStore, names: Sequence[str], *, since: str | None = N
 def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore | None = None, embedder: Embedder | None = None,
                            since: str | None = None, until: str | None = None, held_out_share: float = HELD_OUT_SHARE,
                            min_impressions: int = DEFAULT_MIN_IMPRESSIONS, thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
-                           dry_run: bool = False) -> TrafficCalibration:
+                           candidate: AdaptivePolicy | None = None, dry_run: bool = False) -> TrafficCalibration:
     """Fit index ``alias``'s adaptive policy from its UBI clicks and ship it only if the evidence says it is
     better (module docstring). ``store``: the UBI indices (default ``ubi_queries`` / ``ubi_events`` on the
-    same cluster); ``dry_run``: decide, write nothing. Raises :class:`InputError` when the index does not run
-    the adaptive fusion or the traffic judges too few queries to fit on."""
+    same cluster); ``candidate``: decide on this policy instead of fitting one (a dry run's, interleaved
+    since: its interleaving run is found by its name); ``dry_run``: decide, write nothing. Raises
+    :class:`InputError` when the index does not run the adaptive fusion or the traffic judges too few
+    queries to fit on."""
     from adapter.evaluation.adaptive import calibration_of, measure_queries
     from adapter.fusion.choice.policy import DEFAULT_POLICY, learn_policy, weight_grid
     from adapter.fusion.choice.values import ADAPTIVE
@@ -130,9 +133,11 @@ def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore |
     grid = weight_grid(base.step)
     about = {"source": "traffic", "index": alias, "searches": traffic.searches, "judged_pairs": traffic.judged_pairs,
              "queries": len(fit_keys), "metric": "ndcg@10", **({"since": since} if since else {}), **({"until": until} if until else {})}
-    train = _examples(records, traffic.qrels, fit_keys, grid, base, searcher)
-    fitted = learn_policy(base, train, calibration, grid=grid, trained_on=about)
-    candidate = replace(fitted.policy, name=policy_name(fitted.policy))
+    family = "given"
+    if candidate is None:
+        train = _examples(records, traffic.qrels, fit_keys, grid, base, searcher)
+        fitted = learn_policy(base, train, calibration, grid=grid, trained_on=about)
+        candidate, family = replace(fitted.policy, name=policy_name(fitted.policy)), fitted.family
     running, stored = searcher.policy, searcher.calibration
     held = None
     if len(held_keys) >= MIN_HELD_OUT:
@@ -142,13 +147,13 @@ def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore |
     decision = evidence.decide(held, interleaved, same=same)
     meta = {"at": now(), "shipped": decision.ship, "reason": decision.reason, "candidate": candidate.to_json(),
             "running": running.name, "searches": traffic.searches, "clicks": traffic.clicks, "judged_pairs": traffic.judged_pairs,
-            "judged_queries": len(traffic.queries), "fit_queries": len(fit_keys), "family": fitted.family,
+            "judged_queries": len(traffic.queries), "fit_queries": len(fit_keys), "family": family,
             "held_out_share": held_out_share, "held_out": evidence.held_out_meta(held),
             "interleaving": evidence.interleaving_meta(interleaved), "window": {"since": since, "until": until}}
     shipped = None
     if not dry_run:
         shipped = _write(searcher, alias, decision, candidate, calibration, meta)
-    return TrafficCalibration(alias, decision, candidate, calibration, running, held, interleaved, traffic, len(fit_keys), fitted.family, meta,
+    return TrafficCalibration(alias, decision, candidate, calibration, running, held, interleaved, traffic, len(fit_keys), family, meta,
                               shipped, not dry_run)
 
 

@@ -5,7 +5,6 @@ only when the held-out split (or an interleaving run) says it is better, with th
 Offline, with the labels, on this index (min_max, the policy's base here): BM25 weight 0.9 reaches
 nDCG@10 0.816 over the 124 queries, 0.1 (where the default policy goes on this corpus) 0.861."""
 
-import json
 import uuid
 
 import pytest
@@ -112,7 +111,6 @@ def test_a_clearly_better_candidate_ships_with_its_evidence(client, soporte, sto
     # searches now follow it: BM25 weight 0.9 before, the candidate's now
     weights = AdaptivePolicy.from_json(policy).bare_weights(Searcher.open(client, alias, e5).calibration)
     assert Searcher.open(client, alias, e5).search(texts[0], k=3).choice.weights[0] < 0.9 and weights[0] < 0.9
-    print(json.dumps(evidence, indent=1))
 
 
 def test_an_equal_candidate_is_kept(client, soporte, store, opensearch_url, capsys):
@@ -135,3 +133,28 @@ def test_an_index_without_the_adaptive_default_is_refused(client, soporte, store
     init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="rrf"))
     with pytest.raises(InputError, match="not the adaptive fusion"):
         calibrate_from_traffic(client, index_name, store=store)
+
+
+def test_an_interleaving_run_of_the_candidate_decides(client, soporte, store, opensearch_url, capsys, e5, tmp_path):
+    """The workflow OPERATIONS describes: a dry run writes the candidate, a service interleaves it against
+    the index's fusion, and the next run, given that candidate, ships it on the users' verdict."""
+    alias, queries, qrels, rankings, texts = soporte
+    calibrate_index(client, alias, texts, policy=BM25_HEAVY, source="soporte-es queries")
+    log_traffic(store, alias, interleaved_sessions(rankings[0.9], rankings[0.1], qrels, SESSIONS, user=NAVIGATIONAL, seed=3), queries)
+    path = tmp_path / "candidate.json"
+    assert run_cli(opensearch_url, alias, store, "--dry-run", "--policy-output", str(path)) == 0
+    capsys.readouterr()
+    candidate = AdaptivePolicy.loads(path.read_text())
+    # the service's interleaving: the index's own pages (BM25-heavy) against the candidate's, as an Interleaver labels them
+    searcher = Searcher.open(client, alias, e5)
+    theirs = {q: searcher.search(text, fusion=candidate, k=10).ids for q, text in queries.items()}
+    live = interleaved_sessions(rankings[0.9], theirs, qrels, SESSIONS, user=NAVIGATIONAL, seed=4)
+    log_traffic(store, alias, live, queries, experiment=("index-default", candidate.name))
+    assert run_cli(opensearch_url, alias, store, "--policy", str(path)) == 0
+    out = capsys.readouterr().out
+    assert f"SHIPPED: {candidate.name} replaces bm25-heavy: users preferred the candidate" in out
+    policy, evidence = stored(client, alias)
+    assert policy["name"] == candidate.name and evidence["family"] == "given"
+    played = evidence["interleaving"]
+    assert played["candidate"] == candidate.name and played["searches"] == SESSIONS and played["verdict"] == "candidate"
+    assert played["wins"] > played["losses"] and played["p_value"] < 0.05
