@@ -37,7 +37,7 @@ class Ops:
     concurrency: int = 16  # searches at once (worker threads; the cluster client's connections)
     queue: int = 64  # searches that may wait for a slot
     query_cache: int = 10_000  # query vectors kept (0: none)
-    max_batch: int = 32  # queries per model call
+    max_batch: int = 8  # queries per model call (adapter.serve.vectors: more pads more and saves nothing on a CPU)
     ready_timeout: float = 2.0  # seconds /readyz waits for the cluster
 
     def __post_init__(self) -> None:

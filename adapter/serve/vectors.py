@@ -1,9 +1,11 @@
 """Query vectors for concurrent requests: an LRU cache, and the model's calls batched across requests.
 
 The model runs on one thread of its own (it is not shared by concurrent calls: a Hugging Face
-tokenizer refuses to be). While it embeds one batch, the queries that arrive wait together and are
-embedded as the next batch: one request alone pays no wait, and under load each model call
-embeds many queries (a batch of 32 short queries costs MiniLM little more than one). A query
+tokenizer refuses to be). While it embeds, the queries that arrive wait together and are embedded
+in the next round: one request alone pays no wait. A round's queries go shortest first, ``max_batch``
+(8) a model call: a call pads every query to its longest, and on a CPU a query's cost is its tokens,
+so a large batch saves little (MiniLM in ONNX Runtime, SciFact queries, ms of CPU a query: 8.6
+alone, 7.6 by 4, 8.0 by 8, 10.1 by 32 as they came; 6.7 by 8 in length order). A query
 already being embedded is not embedded twice; a request that gives up (its deadline) does not
 cancel the batch its query is in, whose vector is cached for the next asker.
 """
@@ -34,7 +36,7 @@ class QueryVectors:
     """``await vectors.get(text)``: the query's vector. ``cache_size`` 0 keeps none; ``max_batch``
     bounds one model call. ``on_batch(size)`` and ``on_vector(source)`` report to the metrics."""
 
-    def __init__(self, embed: EmbedBatch, *, cache_size: int = 10_000, max_batch: int = 32,
+    def __init__(self, embed: EmbedBatch, *, cache_size: int = 10_000, max_batch: int = 8,
                  on_batch: Callable[[int], None] = lambda n: None, on_vector: Callable[[str], None] = lambda source: None) -> None:
         if cache_size < 0 or max_batch < 1:
             raise ValueError(f"cache_size must be >= 0 and max_batch >= 1, got {cache_size}, {max_batch}")
@@ -73,19 +75,25 @@ class QueryVectors:
     async def _drain(self) -> None:
         try:
             while self._queue:
-                batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch:]
-                self._on_batch(len(batch))
-                try:
-                    vectors = await self._thread.submit(lambda: self._embed(batch))
-                except Exception as exc:  # every waiter of this batch learns why
-                    for text in batch:
-                        self._settle(text, error=exc)
-                    continue
-                for text, vector in zip(batch, vectors):
-                    self._remember(text, vector)
-                    self._settle(text, vector=vector)
+                # A round: what is queued now, shortest first, ``max_batch`` a model call (those arriving
+                # meanwhile wait for the next round: none waits behind ever-shorter newcomers).
+                round_, self._queue = sorted(self._queue, key=len), []
+                for start in range(0, len(round_), self.max_batch):
+                    await self._embed_batch(round_[start:start + self.max_batch])
         finally:
             self._draining = False
+
+    async def _embed_batch(self, batch: list[str]) -> None:
+        self._on_batch(len(batch))
+        try:
+            vectors = await self._thread.submit(lambda: self._embed(batch))
+        except Exception as exc:  # every waiter of this batch learns why
+            for text in batch:
+                self._settle(text, error=exc)
+            return
+        for text, vector in zip(batch, vectors):
+            self._remember(text, vector)
+            self._settle(text, vector=vector)
 
     def _remember(self, text: str, vector: np.ndarray) -> None:
         if self.cache_size == 0:

@@ -73,6 +73,23 @@ async def test_concurrent_queries_share_model_calls_and_a_repeated_one_is_not_em
 
 
 @on_a_loop
+async def test_a_round_goes_shortest_first_so_a_model_call_pads_little_and_newcomers_wait_their_round():
+    model = CountingModel(0.05)
+    vectors = QueryVectors(model, cache_size=0, max_batch=3)
+    first = asyncio.create_task(vectors.get("alone"))
+    await asyncio.sleep(0.01)  # embedded alone; these six queue behind it, in no order of length
+    texts = ["a much longer query than most", "short", "a middling query", "tiny", "a rather long one here", "mid query"]
+    queued = [asyncio.create_task(vectors.get(t)) for t in texts]
+    await asyncio.sleep(0.07)  # the round has begun; a newcomer, shorter than all, waits for the next round
+    newcomer = asyncio.create_task(vectors.get("x"))
+    got = await asyncio.gather(first, *queued, newcomer)
+    assert [float(v[0]) for v in got] == [float(len(t)) for t in ["alone", *texts, "x"]]  # each its own vector
+    assert model.batches == [["alone"], ["tiny", "short", "mid query"],
+                             ["a middling query", "a rather long one here", "a much longer query than most"], ["x"]]
+    vectors.close()
+
+
+@on_a_loop
 async def test_the_cache_keeps_the_most_recent_and_size_zero_keeps_none():
     model = CountingModel(0.0)
     vectors = QueryVectors(model, cache_size=2)
