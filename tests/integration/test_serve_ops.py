@@ -267,7 +267,22 @@ def test_sigterm_answers_the_request_in_flight_then_exits_0(small_index, opensea
     assert f"serving {small_index}" in out
 
 
-def test_two_workers_answer_on_one_port_and_metrics_add_them_up(e5_index, opensearch_url):
+def per_worker(folder, name: str, **labels) -> dict[str, float]:
+    """Each worker's own value of a counter, from the files of prometheus-client's multiprocess mode."""
+    from prometheus_client.mmap_dict import MmapedDict
+
+    out: dict[str, float] = {}
+    for path in folder.glob("counter_*.db"):
+        pid = path.stem.split("_")[1]
+        for key, value, _, _ in MmapedDict.read_all_values_from_file(str(path)):
+            metric, sample, sample_labels, _ = json.loads(key)
+            if sample == name and all(sample_labels.get(k) == v for k, v in labels.items()):
+                out[pid] = out.get(pid, 0.0) + value
+    return out
+
+
+def test_two_workers_answer_on_one_port_and_metrics_add_them_up(e5_index, opensearch_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # the workers' files, read below one by one
     process, base = serve_command(e5_index, opensearch_url, "--workers", "2")
     try:
         statuses = []
@@ -286,10 +301,13 @@ def test_two_workers_answer_on_one_port_and_metrics_add_them_up(e5_index, opense
             t.join(timeout=120)
         metrics = call(f"{base}/metrics")[2].decode()
         workers = [pid for pid in children(process.pid) if b"resource_tracker" not in open(f"/proc/{pid}/cmdline", "rb").read()]
+        each = per_worker(tmp_path, "hybrid_serve_requests_total", route="/search", status="200")
     finally:
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=60)
     assert statuses == [200] * 80 and len(workers) == 2
     # Whichever worker answered /metrics, it counted both workers' requests.
     assert counter(metrics, "hybrid_serve_requests_total", route="/search", status="200") == 80
+    # The requests were spread over both workers (8 connections), and /metrics is their sum.
+    assert sorted(each) == sorted(str(pid) for pid in workers) and all(v > 0 for v in each.values()) and sum(each.values()) == 80, each
     assert process.returncode == 0 and "2 workers" in out, err
