@@ -139,6 +139,17 @@ def facets(engine: Engine, state: IndexState, stage: FirstStage) -> Body:
     return facets_body(legs, stage.page.options)
 
 
+def groups(engine: Engine, state: IndexState, stage: FirstStage) -> Body:
+    """A size-0 request counting the groups (values of the collapse field) either leg matches, sent with the legs
+    where the client collapses their fused list: its page is short when the query matched more groups than it shows."""
+    collapse = stage.page.options.collapse
+    if collapse is None:
+        raise ValueError("counting groups needs a collapse")
+    legs = [text_query(stage.query, state.text_leg, stage.filters), knn(engine, state, _vector(stage), stage.depth, stage.filters)]
+    return {"size": 0, "query": {"bool": {"should": legs, "minimum_should_match": 1}},
+            "aggs": {COLLAPSE_GROUPS: {"cardinality": {"field": collapse.field}}}}
+
+
 def documents(engine: Engine, state: IndexState, stage: FirstStage, ids: Sequence[str], fields: Sequence[str] = ()) -> Body:
     """Exactly the documents ``ids``: with the query's words highlighted where the page asks for
     snippets, and ``fields`` as excerpts."""

@@ -117,9 +117,12 @@ def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Firs
     """Both legs (and the facets, over what either leg matches) in one ``_msearch``; fused here; the
     page's documents (with highlights) fetched after."""
     fusion, stage = _fusion(plan).fusion, plan.stage
-    extra = [bodies.facets(r.engine, r.state, stage)] if stage.page.facets_apart else []
-    legs = r.legs(stage, fields=stage.page.field_values, extra=extra)
-    facets = responses.facets(legs.extra[0], stage.page.options.facets) if legs.extra else {}
+    extra = {"facets": bodies.facets(r.engine, r.state, stage)} if stage.page.facets_apart else {}
+    if stage.page.collapse_by_client and stage.page.options.min_score is None:  # a score floor shortens pages on purpose
+        extra["groups"] = bodies.groups(r.engine, r.state, stage)
+    legs = r.legs(stage, fields=stage.page.field_values, extra=list(extra.values()), each=list(extra))
+    answers = dict(zip(extra, legs.extra))
+    facets = responses.facets(answers["facets"], stage.page.options.facets) if "facets" in answers else {}
     if stage.page.options.text_matches:
         facets = {**facets, **text_matches(len(legs.runs[0]))}
     with tracing.span("hybrid.fuse", {"hybrid.fusion": fusion.name, "hybrid.candidates": sum(len(run) for run in legs.runs)}):
@@ -133,6 +136,8 @@ def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Firs
     layout = r.state.info.layout
     hits = tuple(assemble.hit(layout, raw(f), stage.from_ + i + 1, f.legs, [raw(o) for o in others])
                  for i, (f, others) in enumerate(groups))
+    if "groups" in answers:
+        _short_collapse(r, stage, len(groups), answers["groups"])
     return FirstHits(hits, legs.took + sum(r.fetched), 2 + len(r.fetched), facets)
 
 

@@ -48,7 +48,8 @@ EMPTY_SHARD_REFUSED = "empty_shard_refused"  # IndexState.facts: a search beside
 # What a request's missing shards take from the result, by the leg that asked (the notice's last words).
 MISSING = {"documents": "the page's hits from them come without their documents",
            "excerpts": "the page's hits from them come without their excerpts",
-           "facets": "the facet counts leave out their documents", "signals": "adaptive fusion weighed the query without them"}
+           "facets": "the facet counts leave out their documents", "signals": "adaptive fusion weighed the query without them",
+           "groups": "the count of documents the collapsed page is checked against leaves out theirs"}
 
 
 @dataclass(frozen=True)
@@ -197,12 +198,14 @@ class Retriever:
             return None
         return None if self.state.facts.peek(EMPTY_SHARD_REFUSED) else name
 
-    def legs(self, stage: FirstStage, *, fields: Sequence[str] = (), extra: Sequence[Mapping[str, Any]] = ()) -> Legs:
-        """Both legs to the stage's depth in one ``_msearch``, with ``extra`` bodies (answers after)."""
+    def legs(self, stage: FirstStage, *, fields: Sequence[str] = (), extra: Sequence[Mapping[str, Any]] = (),
+             each: Sequence[str] = ()) -> Legs:
+        """Both legs to the stage's depth in one ``_msearch``, with ``extra`` bodies (answers after; ``each``
+        says what each is for: ``facets``, ``groups``)."""
         if stage.vector is None:
             raise ValueError("the legs need the query vector")
         legs = bodies.leg_bodies(self.engine, self.state, stage.query, stage.vector, stage.depth, stage.filters, fields)
-        took, answers = self.msearch([*legs, *extra], each=(*LEGS, *("facets",) * len(extra)))
+        took, answers = self.msearch([*legs, *extra], each=(*LEGS, *each))
         return Legs(tuple(tuple(responses.hits(r)) for r in answers[: len(LEGS)]), took, tuple(answers[len(LEGS):]))
 
     def facets_apart(self, stage: FirstStage) -> Json:

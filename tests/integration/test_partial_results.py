@@ -91,3 +91,13 @@ def test_a_collapsed_hybrid_page_short_of_the_groups_its_query_matched_says_so(c
     assert any(n.startswith("short collapsed page: 0 of the 5") for n in crowded.search("alpha beta", k=5, from_=5, depth=10, options=collapse).notices)
     last = crowded.search("alpha beta", k=5, from_=5, depth=20, options=collapse)
     assert len(last.ids) == 2 and not last.notices
+
+
+def test_the_clients_collapse_of_client_rrf_says_so_too(crowded):
+    """client-rrf collapses the fused list of both legs' candidates: the same crowding, counted in its _msearch."""
+    collapse = SearchOptions(collapse=Collapse())
+    short = crowded.search("alpha beta", technique="client-rrf", k=5, depth=5, options=collapse)
+    assert short.ids == ["big#0"] or short.ids[0].startswith("big#")
+    assert any(n.startswith(f"short collapsed page: {len(short.ids)} of the 5 hits") and "matched 7 values" in n for n in short.notices)
+    deeper = crowded.search("alpha beta", technique="client-rrf", k=5, depth=20, options=collapse)
+    assert len(deeper.ids) == 5 and not deeper.notices

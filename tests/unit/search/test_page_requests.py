@@ -174,8 +174,9 @@ def test_client_rrf_gets_facets_in_its_msearch_and_highlights_with_the_page():
     result = s.search("x", technique="client-rrf", k=5, query_vector=VEC,
                       options=SearchOptions(highlight=True, facets=("lang",), collapse=Collapse(inner_hits=1)))
     lines = client.calls_to("POST */_msearch")[0].body
-    assert len(lines) == 6 and lines[5]["size"] == 0 and lines[5]["aggs"] == {"lang": {
+    assert len(lines) == 8 and lines[5]["size"] == 0 and lines[5]["aggs"] == {"lang": {
         "terms": {"field": "metadata.lang", "size": 10}, "aggs": {"documents": {"cardinality": {"field": "parent_id"}}}}}
+    assert lines[7]["aggs"] == {"_collapse_groups": {"cardinality": {"field": "parent_id"}}}  # is the collapsed page short?
     assert lines[1]["docvalue_fields"] == ["parent_id"] and lines[3]["docvalue_fields"] == ["parent_id"]
     fetch = client.calls_to("POST */_search")[0].body
     assert fetch["query"] == {"ids": {"values": ["a#1", "a#0", "b#0"]}} and fetch["highlight"]["highlight_query"]

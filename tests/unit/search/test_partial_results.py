@@ -187,6 +187,20 @@ def test_the_client_collapse_of_a_2_19_hybrid_counts_them_too():
     assert result.ids == ["big#0"] and any(n.startswith("short collapsed page: 1 of the 2 hits") for n in result.notices)
 
 
+def test_client_rrfs_collapse_counts_the_groups_in_its_msearch():
+    def leg(*ids):
+        return {"took": 1, "hits": {"hits": [{"_id": d, "_score": 1.0 - i / 10, "fields": {"parent_id": [d.split("#")[0]]}}
+                                             for i, d in enumerate(ids)]}}
+
+    answer = legs(leg("big#0", "big#1"), leg("big#1", "big#0"), {"took": 1, "hits": {"hits": []}, "aggregations": {COLLAPSE_GROUPS: {"value": 4}}})
+    client, s = searcher({"POST */_msearch": answer, "POST */_mget": {"docs": [{"_id": "big#0", "found": True}]}})
+    result = s.search("hola", technique="client-rrf", k=3, depth=2, query_vector=VECTOR,
+                      options=SearchOptions(collapse=Collapse(), full_text=True))
+    lines = client.calls_to("POST */_msearch")[0].body
+    assert len(lines) == 6 and lines[5]["size"] == 0 and lines[5]["aggs"] == {COLLAPSE_GROUPS: {"cardinality": {"field": "parent_id"}}}
+    assert result.ids == ["big#0"] and any(n.startswith("short collapsed page: 1 of the 3 hits") for n in result.notices)
+
+
 def test_a_page_short_because_the_query_matched_no_more_groups_is_not_partial():
     client, s = searcher({"POST */_search": collapsed(["a#0", "b#0"], 2)}, caps=CAPS_3)
     assert not s.search("hola", k=5, query_vector=VECTOR, options=SearchOptions(collapse=Collapse(), allow_partial_results=False)).notices
