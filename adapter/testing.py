@@ -29,12 +29,13 @@ against a real one.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gzip
 import json
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 if TYPE_CHECKING:
@@ -384,3 +385,30 @@ def bulk_answer(call: Request, status: Callable[[str, str], int | tuple[int, str
             item["error"] = {"type": "fake_error", "reason": reason or f"status {code}"}
         items.append({op: item})
     return {"took": 1, "errors": any(next(iter(i.values()))["status"] >= 300 for i in items), "items": items}
+
+
+@contextlib.contextmanager
+def wire_log() -> Iterator[list[str]]:
+    """The requests opensearch-py sends in this block, as its request log writes them (``GET http://host/path``,
+    one line a request answered or failed, the transport's own retries included): a count taken on the wire, not
+    by the adapter's own counter. The logger's level and handlers are put back after."""
+    import logging
+
+    class Wire(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            if "[status:" in message:
+                lines.append(message.split(" [status:")[0])
+
+    lines: list[str] = []
+    logger, handler = logging.getLogger("opensearch"), Wire()
+    level, propagate = logger.level, logger.propagate
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate

@@ -12,43 +12,27 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import sys
 from contextlib import redirect_stdout
-
-
-class Wire(logging.Handler):
-    """Each request opensearch-py logs as answered or failed (``GET http://host/path [status:200 request:0.003s]``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if "[status:" in message:
-            self.lines.append(message)
 
 
 def main(argv: list[str]) -> int:
     from adapter.cli import main as hybrid
 
-    wire, logger = Wire(), logging.getLogger("opensearch")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    logger.addHandler(wire)
+    from adapter.testing import wire_log
+
     out = io.StringIO()
-    with redirect_stdout(out):
+    with redirect_stdout(out), wire_log() as lines:
         code = hybrid(["search", *argv, "--json"])
     if code != 0:
         return code
     said = json.loads(out.getvalue())["requests"]
-    for n, line in enumerate(wire.lines, 1):
+    for n, line in enumerate(lines, 1):
         method, url = line.split(" ", 2)[:2]
         path = "/" + url.split("/", 3)[-1]
         print(f"{n:>2}. {method} {path[:110]}", file=sys.stderr)
-    print(f"HTTP requests: {len(wire.lines)}; the JSON's requests: {said}", file=sys.stderr)
-    return 0 if said == len(wire.lines) else 1
+    print(f"HTTP requests: {len(lines)}; the JSON's requests: {said}", file=sys.stderr)
+    return 0 if said == len(lines) else 1
 
 
 if __name__ == "__main__":

@@ -5,11 +5,11 @@ the JSON said 1)."""
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 
 from adapter.index.assets import IndexSpec
+from adapter.testing import wire_log
 from adapter.index.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
@@ -18,30 +18,10 @@ from tests.conftest import HashingEmbedder
 QUERY = "¿cómo devuelvo un pedido?"
 
 
-class Wire(logging.Handler):
-    """Each request opensearch-py logs as answered or failed (``GET /path [status:200 request:0.003s]``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if "[status:" in message:
-            self.lines.append(message.split(" [status:")[0])
-
-
 @pytest.fixture
 def wire():
-    logger, handler = logging.getLogger("opensearch"), Wire()
-    level, propagate = logger.level, logger.propagate
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    logger.addHandler(handler)
-    yield handler
-    logger.removeHandler(handler)
-    logger.setLevel(level)
-    logger.propagate = propagate
+    with wire_log() as lines:
+        yield lines
 
 
 @pytest.fixture
@@ -61,11 +41,11 @@ def indexed(client, index_name, support_docs_path, tmp_path):
 def search(capsys, wire, *args) -> tuple[dict, list[str]]:
     from adapter.cli import main
 
-    wire.lines.clear()
+    wire.clear()
     code = main(["search", *args, "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
-    return json.loads(out.out), list(wire.lines)
+    return json.loads(out.out), list(wire)
 
 
 @pytest.mark.parametrize("technique", ["hybrid", "bm25", "client-rrf"])
