@@ -58,6 +58,9 @@ from benchmarks.peers import (  # noqa: E402
 
 SYSTEMS = ("adapter", "LangChain", "Haystack", "LlamaIndex")
 PEERS = SYSTEMS[1:]
+# Shown beside the default, not in the targets: the adapter at the candidate depth `make bench-peers` compares (one lever).
+ADAPTER_SHALLOW = "adapter, depth max(k, 20)"
+SHALLOW_SEARCH = "adapter: default hybrid, depth = max(k, 20)"
 # Each system's search alone, vector given: its row of benchmarks/peers.py (the adapter's at the Searcher's
 # default depth, 100: the call search(query, k=k) makes, less the embedding).
 SEARCH_ONLY = {
@@ -80,14 +83,14 @@ class EndToEnd:
     runtime: str  # what embeds its queries
 
 
-def adapter_e2e(client: Any, alias: str) -> EndToEnd:
+def adapter_e2e(client: Any, alias: str, depth: Callable[[int], int] | None = None) -> EndToEnd:
     from adapter.search import Searcher
 
     searcher = Searcher.open(client, alias)  # the embedder the index's fingerprint names
     embedder = searcher.embedder
 
     def search(q: str, k: int) -> list[str]:
-        return [h.id for h in searcher.search(q, k=k).hits]
+        return [h.id for h in searcher.search(q, k=k, depth=depth(k) if depth else None).hits]
 
     runtime = getattr(embedder, "query_runtime_in_use", type(embedder).__name__)
     return EndToEnd(search, embedder.embed_query, f"{runtime} (adapter.models)")
@@ -188,7 +191,8 @@ def cells_for(e2e: dict[str, EndToEnd], search_only: dict[str, Callable[[str, np
 
     for system in e2e:
         out += [Cell(system, "e2e", k, e2e_call(system, k)) for k in ks]
-        out.append(Cell(system, "embed", None, embed_call(system)))
+        if system in SYSTEMS:  # the shallow adapter's embedding is the adapter's
+            out.append(Cell(system, "embed", None, embed_call(system)))
     out += [Cell(name, "search", k, search_call(name, k)) for name in search_only for k in ks]
     return out
 
@@ -246,7 +250,7 @@ def figures(cell: Cell, corpus: Corpus, qids: Sequence[str]) -> Figures:
 # -- the report ----------------------------------------------------------------------------------------
 def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[str, EndToEnd], search_names: Sequence[str],
            ks: Sequence[int], concurrencies: Sequence[int], queries: int, node: str, loads: tuple[float, float], seconds: float,
-           errors: dict[tuple[int, str, str, int | None], list[str]], round_size: int) -> list[str]:
+           errors: dict[tuple[int, str, str, int | None], list[str]], round_size: int, torch_threads: int | None = None) -> list[str]:
     import torch
 
     def f(x: float, digits: int = 2) -> str:
@@ -256,8 +260,9 @@ def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[s
              f"one OpenSearch {node} node. Adapter: `Searcher.search(query, k=k)`, its query-vector cache off "
              "(`HYBRID_QUERY_CACHE_SIZE=0`: every call embeds). Peers: their stock embedding classes on the same local "
              "all-MiniLM-L6-v2 folder. Query embedding: "
-             + "; ".join(f"{s} {e2e[s].runtime}" for s in e2e) + f" (torch {torch.get_num_threads()} intra-op threads, its default "
-             "here). Concurrency 1 interleaves every (system, mode, k) in a random order per query; concurrency 8 runs 8 "
+             + "; ".join(f"{s} {e2e[s].runtime}" for s in SYSTEMS) + f" (torch on {torch.get_num_threads()} intra-op threads"
+             + (", set by --torch-threads" if torch_threads else ", its default here") + f"). `{ADAPTER_SHALLOW}`: the same call "
+             "with `depth=max(k, 20)` candidates per leg, shown as one lever, not in the targets. Concurrency 1 interleaves every (system, mode, k) in a random order per query; concurrency 8 runs 8 "
              f"threads on one system at a time, in rounds of {round_size} queries with the systems in a random order each round. "
              "Load: the 1-minute load average read before each cell's share of a round (mean), on a shared 2-core machine.", ""]
     for c in concurrencies:
@@ -295,7 +300,7 @@ def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[s
               "|---|---|---|---|---|---|---|---|---|"]
     for c in concurrencies:
         for k in ks:
-            for s in e2e:
+            for s in SYSTEMS:
                 emb, so, whole = results[(c, s, "embed", None)], results[(c, SEARCH_ONLY[s], "search", k)], results[(c, s, "e2e", k)]
                 lines.append(f"| {c} | {k} | {s} | {f(emb.mean)} | {f(so.mean)} | {f(whole.mean)} | {f(whole.mean - emb.mean - so.mean)} | "
                              f"{100 * emb.mean / whole.mean:.0f} % | {np.mean([emb.load, so.load, whole.load]):.1f} |")
@@ -314,7 +319,7 @@ def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[s
                   "| k | peer | nDCG@10 adapter (100) - peer | p50 (100) / peer | p50 (max(k, 20)) / peer | load |", "|---|---|---|---|---|---|"]
         for k in ks:
             a = results[(c, SEARCH_ONLY["adapter"], "search", k)]
-            a20 = results.get((c, "adapter: default hybrid, depth = max(k, 20)", "search", k))
+            a20 = results.get((c, SHALLOW_SEARCH, "search", k))
             for peer in PEERS:
                 p = results[(c, SEARCH_ONLY[peer], "search", k)]
                 lines.append(f"| {k} | {peer} | {a.ndcg10 - p.ndcg10:+.4f} | {a.p50 / p.p50:.2f} | "
@@ -327,7 +332,7 @@ def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[s
             lines.append(f"- {s} {mode} k={k} concurrency {c}: {len(errs)}, first: `{errs[0]}`")
         lines.append("")
     lines += [f"Adapter code: {source_state()}. Versions: {peer_versions()}, {packages()}. Command: `make bench-e2e` "
-              f"(`python -m benchmarks.end_to_end --queries {queries}`).", "",
+              f"(`python -m benchmarks.end_to_end --queries {queries}" + (f" --torch-threads {torch_threads}" if torch_threads else "") + "`).", "",
               f"_Measured {time.strftime('%Y-%m-%d %H:%M')}; {seconds:.0f} s; load average {loads[0]:.1f} at its start, "
               f"{loads[1]:.1f} at its end._"]
     return lines
@@ -392,8 +397,14 @@ def main() -> None:
                         "concurrency, at least 2)")
     parser.add_argument("--prefix", help="index and pipeline names start with it (default e2e-<pid>-)")
     parser.add_argument("--keep", action="store_true", help="keep the indices and pipelines")
+    parser.add_argument("--torch-threads", type=int, help="torch.set_num_threads for the peers' embedders (default: torch's "
+                        "own; the report goes to its own section)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
     args = parser.parse_args()
+    if args.torch_threads:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
 
     from adapter.engines import connect
     from adapter.models.embedders import load_embedder
@@ -425,14 +436,15 @@ def main() -> None:
                        **langchain_systems(url, corpus, names["LangChain"], stores["LangChain"]),
                        **haystack_systems(url, corpus, names["Haystack"], stores["Haystack"]),
                        **llamaindex_systems(url, corpus, names["LlamaIndex"], stores["LlamaIndex"])}
-        e2e = {"adapter": adapter_e2e(client, names["adapter"]), "LangChain": langchain_e2e(url, names["LangChain"], model),
+        e2e = {"adapter": adapter_e2e(client, names["adapter"]),
+               ADAPTER_SHALLOW: adapter_e2e(client, names["adapter"], depth=lambda k: max(k, 20)), "LangChain": langchain_e2e(url, names["LangChain"], model),
                "Haystack": haystack_e2e(stores["Haystack"], model, ks), "LlamaIndex": llamaindex_e2e(stores["LlamaIndex"], model, ks)}
         qids = list(corpus.queries)
         results: dict[tuple[int, str, str, int | None], Figures] = {}
         errors: dict[tuple[int, str, str, int | None], list[str]] = {}
         for c in concurrencies:
             # At 1 every search-only system of peers.py (the search-only table); above, the four whose split is shown.
-            wanted = search_only if c == 1 else {SEARCH_ONLY[s]: search_only[SEARCH_ONLY[s]] for s in SYSTEMS}
+            wanted = search_only if c == 1 else {n: search_only[n] for n in (*SEARCH_ONLY.values(), SHALLOW_SEARCH)}
             cells = cells_for(e2e, wanted, corpus, ks)
             t0 = time.perf_counter()
             print(f"concurrency {c}: {len(cells)} cells x {len(qids)} queries (load {os.getloadavg()[0]:.1f})", flush=True)
@@ -442,7 +454,7 @@ def main() -> None:
                 results[(c, cell.system, cell.mode, cell.k)] = figures(cell, corpus, qids)
                 errors[(c, cell.system, cell.mode, cell.k)] = cell.errors
         lines = report(results, e2e, list(search_only), ks, concurrencies, len(qids), client.info()["version"]["number"],
-                       (load0, os.getloadavg()[0]), time.perf_counter() - started, errors, args.round)
+                       (load0, os.getloadavg()[0]), time.perf_counter() - started, errors, args.round, args.torch_threads)
     finally:
         if not args.keep:
             print("deleted: " + ", ".join(cleanup(url, prefix)), flush=True)
@@ -450,7 +462,8 @@ def main() -> None:
     if args.out != "-":
         from benchmarks.run import Section, write_report
 
-        write_report(Path(args.out), [Section("End to end, the model in the loop", lines)])
+        title = "End to end, the model in the loop" + (f" (the peers' torch on {args.torch_threads} threads)" if args.torch_threads else "")
+        write_report(Path(args.out), [Section(title, lines)])
 
 
 if __name__ == "__main__":
