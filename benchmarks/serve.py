@@ -1,11 +1,15 @@
-"""`hybrid serve` under load (issue 30 item 5): QPS and latency at 1, 8 and 32 clients, side by side.
+"""`hybrid serve` under load (issue 30 item 5, issue 37 item 6): QPS and latency at 1, 8 and 32 clients, side by side.
 
     .venv/bin/python -m benchmarks.serve [--url URL] [--seconds 20] [--clients 1,8,32] \\
-        [--systems raw,serve,serve-model,baseline-model,serve-slow] [--slow 0.5] [--warm 1] [--baseline-ref REF] \\
-        [--out out/bench-serve.json]
+        [--systems raw,serve,serve-model,baseline,baseline-model,serve-slow] [--slow 0.5] [--warm 1] [--baseline-ref REF] \\
+        [--index NAME] [--out out/bench-serve.json]
 
-One SciFact index (MiniLM, ``bench-scifact``, built as ``make bench`` builds it), one node, the same
-queries. Every system runs N client threads for T seconds, each client one request at a time on its
+Issue 37's two ratios in one run, interleaved: ``--clients 32 --systems raw,serve,baseline,serve-model,baseline-model``
+gives serve's QPS over the raw client's (vectors given) and this checkout's model-in-the-loop QPS over the
+baseline's.
+
+One SciFact index (MiniLM, ``bench-scifact``, built as ``make bench`` builds it; ``--index`` names an
+existing one instead, used as it is), one node, the same queries. Every system runs N client threads for T seconds, each client one request at a time on its
 own keep-alive connection; the systems take turns at each client count, so they share the noise.
 
 - ``raw``: opensearch-py (one client, a connection per thread) sending, for each query, the hybrid
@@ -15,8 +19,11 @@ own keep-alive connection; the systems take turns at each client count, so they 
   query seen once before the clock starts (its vector comes from the query-vector cache: the model
   out of the loop, as the raw client's vectors are given).
 - ``serve-model``: the same with ``--query-cache 0``: every query embedded, the model in the loop.
-- ``baseline-model``: ``hybrid serve`` of ``--baseline-ref`` (default: the commit before the serve
-  work) run from a copy of that tree, the model in the loop (it has no cache).
+- ``serve-2w``: ``serve`` with ``--workers 2`` (each worker's cache warmed over fresh connections).
+- ``baseline``: ``hybrid serve`` of ``--baseline-ref`` (default: main when issue 37 was filed) run from
+  a copy of that tree, vectors cached as ``serve``'s are.
+- ``baseline-model``: the same tree with ``--query-cache 0``, the model in the loop (a tree from before
+  the cache, such as 9af3d68, is run without the option).
 
 - ``serve-slow``: this checkout's serve (its defaults) behind a fault proxy (tests/support/faults.py)
   that delays every search answer of the cluster by ``--slow`` seconds (0.5).
@@ -55,7 +62,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.support.load import drive, json_poster, statuses  # noqa: E402  (the load test's clients)
 SCIFACT = Path(os.environ.get("HYBRID_SHARED_DATA", ROOT.parent / "shared" / "data")) / "scifact"
-BASELINE_REF = "9af3d68"  # main just before issue 29 item 4 landed: searches on the event loop, one at a time; the same searcher
+BASELINE_REF = "d04eec1"  # main when issue 37 was filed (its serve: 88.8 against the raw client's 230.4 queries/s at 32 clients)
 PARAMS = {"technique": "hybrid", "k": 10, "explain": False, "highlight": False}
 
 
@@ -248,7 +255,7 @@ def free_port() -> int:
 
 
 # -- the run ------------------------------------------------------------------------------------------
-def queries_and_bodies(url: str, count: int) -> tuple[str, list[str], list[str], list[Any], int]:
+def queries_and_bodies(url: str, count: int, index: str | None = None) -> tuple[str, list[str], list[str], list[Any], int]:
     """The index, the test queries (for raw and the cached serve), every query (for the model in the
     loop), the raw client's requests (what the searcher sends for each test query) and the searcher's
     requests per search."""
@@ -262,7 +269,7 @@ def queries_and_bodies(url: str, count: int) -> tuple[str, list[str], list[str],
 
     client = connect_cluster(url)
     embedder = load_embedder("minilm")
-    index = ensure_scifact_index(client, embedder, progress=False)
+    index = index or ensure_scifact_index(client, embedder, progress=False)
     test = list(load_beir(SCIFACT, "test").queries.values())[:count]
     every = list(dict.fromkeys([*test, *load_beir(SCIFACT, "train").queries.values()]))
     searcher = Searcher.open(client, index, embedder)
@@ -290,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=os.environ.get("OPENSEARCH_URL"), help="the cluster (default: the running local node)")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--clients", default="1,8,32")
-    parser.add_argument("--systems", default="raw,serve,serve-model,baseline-model")
+    parser.add_argument("--systems", default="raw,serve,baseline,serve-model,baseline-model")
+    parser.add_argument("--index", help="an existing SciFact index (MiniLM) to use as it is (default: bench-scifact, built if missing)")
     parser.add_argument("--baseline-ref", default=BASELINE_REF)
     parser.add_argument("--queries", type=int, default=300, help="test queries for raw and the cached serve")
     parser.add_argument("--serve-args", default="", help="more arguments for this checkout's serve (e.g. '--workers 2')")
@@ -306,17 +314,23 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("no --url and no local node running (hybrid local up)")
     names = args.systems.split(",")
     clients = [int(c) for c in args.clients.split(",")]
-    index, test, every, sent, requests = queries_and_bodies(args.url, args.queries)
+    index, test, every, sent, requests = queries_and_bodies(args.url, args.queries, args.index)
     print(f"index {index}: {len(test)} test queries, {len(every)} in all; the searcher sends {requests} request(s) per search")
 
     servers: dict[str, Served] = {}
     extra = args.serve_args.split()
     if "serve" in names:
         servers["serve"] = Served(ROOT, args.url, index, free_port(), extra)
+    if "serve-2w" in names:
+        servers["serve-2w"] = Served(ROOT, args.url, index, free_port(), ["--workers", "2", *extra])
     if "serve-model" in names:
         servers["serve-model"] = Served(ROOT, args.url, index, free_port(), ["--query-cache", "0", *extra])
+    tree = baseline_tree(args.baseline_ref) if {"baseline", "baseline-model"} & set(names) else None
+    if "baseline" in names:
+        servers["baseline"] = Served(tree, args.url, index, free_port(), [])
     if "baseline-model" in names:
-        servers["baseline-model"] = Served(baseline_tree(args.baseline_ref), args.url, index, free_port(), [])
+        cacheless = ["--query-cache", "0"] if "--query-cache" in (tree / "adapter" / "cli" / "serve.py").read_text() else []
+        servers["baseline-model"] = Served(tree, args.url, index, free_port(), cacheless)
     proxy = None
     if "serve-slow" in names:
         from tests.support.faults import PASS, Delay, FaultProxy
@@ -326,10 +340,12 @@ def main(argv: list[str] | None = None) -> int:
         proxy.set_policy(lambda n, method, path: Delay(args.slow) if "_search" in path else PASS)
     warm_figures: dict[str, Any] = {}
     try:
-        if "serve" in servers:  # every test query seen once: its vector is cached (serve-slow's first ones embed:
-            warm = json_poster(servers["serve"].base, "/search", bodies(test))(0)  # a few ms beside the proxy's delay)
-            for _ in test:
-                warm()
+        for name in ("serve", "baseline", "serve-2w"):  # every test query seen once: its vector is cached (serve-slow's
+            for connection in range(6 if name == "serve-2w" else 1):  # first ones embed: a few ms beside the proxy's delay;
+                if name in servers:  # a worker takes a connection: six rounds leave each worker ~2 % of the queries to embed)
+                    warm = json_poster(servers[name].base, "/search", bodies(test))(connection)
+                    for _ in test:
+                        warm()
         if args.warm and "serve" in servers:
             warm_figures = {"serve": warm_latency(servers["serve"].base, test, args.warm), "raw": raw_latency(args.url, sent, args.warm),
                             "load_after": load1()}
@@ -337,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for n, name in systems_iter(names, clients):
             caller = raw_caller(args.url, sent, n) if name == "raw" else \
-                json_poster(servers[name].base, "/search", bodies(test if name in ("serve", "serve-slow") else every))
+                json_poster(servers[name].base, "/search", bodies(test if name in ("serve", "serve-slow", "baseline", "serve-2w") else every))
             server = servers.get(name)
             run = Run(name, n, args.seconds, load_before=load1())
             cpu = server.cpu_seconds() if server else 0.0
@@ -366,13 +382,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def table(runs: list[dict[str, Any]]) -> str:
-    raw = {r["clients"]: r["qps"] for r in runs if r["system"] == "raw"}
-    base = {r["clients"]: r["qps"] for r in runs if r["system"] == "baseline-model"}
-    lines = ["| clients | system | QPS | p50 ms | p99 ms | errors | /api/info p50 ms | /healthz p99 ms | serve CPU ms/request | x raw | x baseline (model) | load |",
+    """``x raw``: QPS over the raw client's at the same clients; ``x baseline``: serve's over baseline's (vectors
+    cached), serve-model's over baseline-model's (the model in the loop)."""
+    qps = {(r["system"], r["clients"]): r["qps"] for r in runs}
+    against = {"serve": "baseline", "serve-model": "baseline-model"}
+    lines = ["| clients | system | QPS | p50 ms | p99 ms | errors | /api/info p50 ms | /healthz p99 ms | serve CPU ms/request | x raw | x baseline | load |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
-        x_raw = f"{r['qps'] / raw[r['clients']]:.2f}" if raw.get(r["clients"]) else "-"
-        x_base = f"{r['qps'] / base[r['clients']]:.2f}" if base.get(r["clients"]) else "-"
+        raw, base = qps.get(("raw", r["clients"])), qps.get((against.get(r["system"], ""), r["clients"]))
+        x_raw = f"{r['qps'] / raw:.2f}" if raw else "-"
+        x_base = f"{r['qps'] / base:.2f}" if base else "-"
         lines.append(f"| {r['clients']} | {r['system']} | {r['qps']} | {r['p50_ms']} | {r['p99_ms']} | {r['errors']} | {r['info_p50_ms'] or '-'} | {r.get('healthz_p99_ms') or '-'} | "
                      f"{r['server_cpu_ms_per_request'] or '-'} | {x_raw} | {x_base} | {r['load_before']}-{r['load_after']} |")
     return "\n".join(lines)
