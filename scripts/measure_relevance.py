@@ -34,43 +34,54 @@ def shares(hits: Sequence[tuple[float, bool]], thresholds: Sequence[float]) -> d
 
 
 def measure(cluster: Any, data: Path, embedder: Any, *, analyzer: str, k: int, fusions: Sequence[str],
-            thresholds: Sequence[float], alias: str) -> dict[str, Any]:
+            thresholds: Sequence[float], alias: str, fit_tops: Sequence[int]) -> dict[str, Any]:
+    """For each fusion and each ``fit_top`` (the best hits of each train query its map is fitted on:
+    ``measure_relevance(..., k=fit_top)``), and for a map fitted on the train queries' relevant hits alone
+    (``judged``), the shares of the test queries' relevant hits kept per threshold."""
     from adapter.evaluation.metrics import load_beir
     from adapter.evaluation.run import prepare_index
     from adapter.fusion import parse_fusion
-    from adapter.fusion.choice.calibrate import measure_relevance
+    from adapter.fusion.relevance import fit
     from adapter.search import Searcher
 
     train, test = load_beir(data, "train"), load_beir(data, "test")
     prepare_index(cluster, train, embedder, alias, analyzer=analyzer, progress=False)
     searcher = Searcher.open(cluster, alias, embedder)
-    maps = {m.fusion: m for m in measure_relevance(searcher, train.queries.values(), fusions, k=k)}
     rows: dict[str, Any] = {}
+    maps: dict[str, Any] = {}
     for name in fusions:
         fusion = parse_fusion(name)
-        fitted, formula = [], []
-        for qid, query in test.queries.items():
-            for hit in searcher.search(query, k=k, fusion=fusion).hits:
-                judged = test.qrels.get(qid, {}).get(hit.id, 0) > 0
-                fitted.append((maps[fusion.name].relevance(hit.score), judged))
-                formula.append((fusion.relevance(hit.score), judged))
-        rows[fusion.name] = {"relevant_hits": sum(j for _, j in fitted), "hits": len(fitted),
-                             "map": shares(fitted, thresholds), "formula": shares(formula, thresholds)}
+        found = {qid: searcher.search(q, k=max(fit_tops, default=k), fusion=fusion).hits for qid, q in train.queries.items()}
+        sample = [[h.score for h in hits] for hits in found.values()]
+        relevant = [h.score for qid, hits in found.items() for h in hits if train.qrels.get(qid, {}).get(h.id, 0) > 0]
+        judged = [(hit.score, test.qrels.get(qid, {}).get(hit.id, 0) > 0)
+                  for qid, query in test.queries.items() for hit in searcher.search(query, k=k, fusion=fusion).hits]
+        row: dict[str, Any] = {"relevant_hits": sum(j for _, j in judged), "hits": len(judged),
+                               "formula": shares([(fusion.relevance(s), j) for s, j in judged], thresholds)}
+        for top in fit_tops:
+            fitted = fit(fusion.name, [s for scores in sample for s in scores[:top]])
+            maps[f"{fusion.name}@{top}"] = fitted.as_json()
+            row[f"map@{top}"] = shares([(fitted.relevance(s), j) for s, j in judged], thresholds)
+        judged_map = fit(fusion.name, relevant)  # supervised: the train queries' relevant hits only
+        maps[f"{fusion.name}@judged"] = judged_map.as_json()
+        row["map@judged"] = shares([(judged_map.relevance(s), j) for s, j in judged], thresholds)
+        rows[fusion.name] = row
+    kinds = ["formula", *(f"map@{top}" for top in fit_tops), "map@judged"]
     spread = {kind: {t: max(r[kind][t] for r in rows.values()) - min(r[kind][t] for r in rows.values()) for t in thresholds}
-              for kind in ("map", "formula")}
+              for kind in kinds}
     return {"data": str(data), "k": k, "train_queries": len(train.queries), "test_queries": len(test.queries),
-            "fusions": rows, "spread": spread, "maps": {n: m.as_json() for n, m in maps.items()}}
+            "fusions": rows, "spread": spread, "maps": maps}
 
 
-def table(out: dict[str, Any], thresholds: Sequence[float]) -> str:
-    head = "| fusion | relevant hits in top k | " + " | ".join(f"kept at {t:g}: map / formula" for t in thresholds) + " |"
-    lines = [head, "|" + "---|" * (2 + len(thresholds))]
+def table(out: dict[str, Any], thresholds: Sequence[float], kind: str) -> str:
+    head = "| fusion | relevant hits in top k | " + " | ".join(f"kept at {t:g}" for t in thresholds) + " |"
+    lines = [f"{kind}:", "", head, "|" + "---|" * (2 + len(thresholds))]
     for name, row in out["fusions"].items():
-        cells = " | ".join(f"{row['map'][t]:.3f} / {row['formula'][t]:.3f}" for t in thresholds)
+        cells = " | ".join(f"{row[kind][t]:.3f}" for t in thresholds)
         lines.append(f"| {name} | {row['relevant_hits']} of {row['hits']} | {cells} |")
-    spread = " | ".join(f"**{out['spread']['map'][t]:.3f}** / {out['spread']['formula'][t]:.3f}" for t in thresholds)
+    spread = " | ".join(f"**{out['spread'][kind][t]:.3f}**" for t in thresholds)
     lines.append(f"| spread (max - min) | | {spread} |")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -79,23 +90,26 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT / "benchmarks/data/soporte-es")
     parser.add_argument("--analyzer", default="spanish")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--fit-top", type=int, nargs="+", default=[1, 3, 10],
+                        help="best hits per train query each map is fitted on (one map per value)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     from adapter.engines import open_cluster
     from adapter.models.embedders import E5Embedder
 
     cluster = open_cluster(args.url)
-    alias = f"t-relevance-{uuid.uuid4().hex[:6]}"
+    alias = f"measure-relevance-{uuid.uuid4().hex[:6]}"  # not t-*: a test session sweeps those away when it ends
     try:
         out = measure(cluster, args.data, E5Embedder(), analyzer=args.analyzer, k=args.k, fusions=FUSIONS,
-                      thresholds=THRESHOLDS, alias=alias)
+                      thresholds=THRESHOLDS, alias=alias, fit_tops=args.fit_top)
     finally:  # the index, its templates and its pipelines
         from adapter.engines import connect
 
         from tests.conftest import drop_hybrid_index
 
         drop_hybrid_index(connect(args.url), alias)
-    print(table(out, THRESHOLDS))
+    for kind in out["spread"]:
+        print(table(out, THRESHOLDS, kind))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
     return 0

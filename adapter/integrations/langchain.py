@@ -43,8 +43,9 @@ exactly what was written (with ``title`` when the entry has one): the adapter's 
 scores, rank, how it was fused, the legs) never enter it. They come apart, as
 :class:`~adapter.integrations._common.HitInfo`, from :meth:`HybridVectorStore.search_with_hits`
 and :meth:`HybridRetriever.search_with_hits`. ``similarity_search_with_relevance_scores`` gives
-each document a relevance in [0, 1] mapped from the fused score by the fusion that produced it
-(docs/INTEROP.md, Scores), so ``score_threshold`` means something under every fusion.
+each document a relevance in [0, 1]: through the index's relevance map for the fusion that ran
+(:mod:`adapter.fusion.relevance`: one meaning under every fusion, so one ``score_threshold`` keeps the
+same share of hits), else by the fusion's formula (docs/INTEROP.md, Scores).
 """
 
 from __future__ import annotations

@@ -343,8 +343,9 @@ class HybridVectorStore(BasePydanticVectorStore):
     :class:`adapter.InputError`. It takes ``similarity_top_k``, ``filters`` (``MetadataFilters``
     with LlamaIndex's whole grammar: :func:`adapter.integrations._filters.llamaindex_clause`),
     ``doc_ids`` (documents: ``ref_doc_id``) and ``node_ids``; its ``similarities`` are each hit's
-    relevance in [0, 1] (docs/INTEROP.md, Scores), so ``SimilarityPostprocessor`` cutoffs mean
-    the same under every fusion.
+    relevance in [0, 1] (docs/INTEROP.md, Scores): where the index keeps relevance maps
+    (:mod:`adapter.fusion.relevance`), ``SimilarityPostprocessor`` cutoffs mean the same under every
+    fusion; else each fusion's formula maps its scores.
 
     ``add`` writes through the adapter's ingest. A node's vector is used when it is the index
     model's: stamped with its fingerprint key in ``metadata["embedded_by"]`` (:attr:`embed_model`

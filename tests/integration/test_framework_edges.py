@@ -119,3 +119,34 @@ def test_metadata_reads_back_as_written_or_is_refused_at_write_time(client, edge
     writer = HybridDocumentWriter(Ingestor.open(client, edge_index, e5, progress=False))
     out = writer.run([HaystackDocument(id="h1", content="x y", meta={"metadata": "nested"})])
     assert out["documents_written"] == 0 and "reserved" in out["failures"][0]["reason"]
+
+
+def test_the_index_relevance_maps_are_every_frameworks_relevance(client, edge_index, e5):
+    from haystack import Pipeline  # noqa: F401
+
+    from adapter.engines import cluster_for
+    from adapter.fusion.choice.calibrate import measure_relevance, store_relevance
+    from adapter.integrations.haystack import HybridRetriever as HaystackRetriever
+    from adapter.integrations.llamaindex import HybridRetriever as LlamaRetriever
+
+    store = store_of(client, edge_index, e5)
+    store.add_texts(TEXTS, METAS, ids=["a", "b", "c"])
+    queries = ["returns", "gift cards", "refunds", "card", "days", "free", "expire", "five days"]
+    (fitted,) = measure_relevance(store.searcher, queries, ["rrf"], k=3)
+    store_relevance(cluster_for(client), edge_index, [fitted])
+    searcher = Searcher.open(client, edge_index, e5)  # reads _meta.relevance
+    lc = store_of(client, edge_index, e5)
+    found = lc.search_with_hits("gift cards", k=3, fusion=fitted_fusion())
+    assert found and [info.relevance for _, info in found] == [fitted.relevance(info.score) for _, info in found]
+    kept = lc.similarity_search_with_relevance_scores("gift cards", k=3, fusion=fitted_fusion(), score_threshold=0.5)
+    assert [d.id for d, r in kept] == [d.id for d, info in found if info.relevance >= 0.5]
+    hs = HaystackRetriever(searcher, top_k=3, fusion="rrf").run("gift cards")
+    assert [d.score for d in hs["documents"]] == [fitted.relevance(h["score"]) for h in hs["hits"]]
+    li = LlamaRetriever(searcher, similarity_top_k=3, fusion="rrf").search_with_hits("gift cards")
+    assert [n.score for n, _ in li] == [fitted.relevance(info.score) for _, info in li]
+
+
+def fitted_fusion():
+    from adapter.fusion import parse_fusion
+
+    return parse_fusion("rrf")

@@ -115,9 +115,10 @@ def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, 
     return report
 
 
-def measure_relevance(searcher: Searcher, queries: Iterable[str], fusions: Iterable[Any], *, k: int = 10) -> list[RelevanceMap]:
-    """Each fusion's relevance map (:mod:`adapter.fusion.relevance`): the fused scores of the top ``k``
-    hybrid hits of each of ``queries`` under it, fitted. ``fusions``: names or fusion objects."""
+def measure_relevance(searcher: Searcher, queries: Iterable[str], fusions: Iterable[Any], *, k: int = 5) -> list[RelevanceMap]:
+    """Each fusion's relevance map (:mod:`adapter.fusion.relevance`): the fused scores of the best ``k``
+    hybrid hits of each of ``queries`` under it, fitted (``k`` = 5 kept the shares of relevant hits closest
+    across fusions on soporte-es: docs/INTEROP.md, Scores). ``fusions``: names or fusion objects."""
     from adapter.fusion import parse_fusion
 
     texts = [q for q in queries if q and q.strip()][:MAX_CALIBRATION_QUERIES]
