@@ -55,6 +55,9 @@ class Searcher:
     ``fusion`` (or ``pipeline``, a stored search pipeline) is the default for hybrid searches; an
     :class:`~adapter.fusion.choice.policy.AdaptivePolicy` chooses the weights per query. Without either, the
     searcher follows the index: adaptive when ``hybrid init`` made it so, else its default pipeline.
+    ``allow_partial_results=False``: every search raises :class:`~adapter.errors.PartialResultError` where
+    shards failed (after one retry) or a collapsed page came back short, instead of a notice (one search:
+    ``SearchOptions(allow_partial_results=False)``).
 
     One searcher is safe across threads: each search reads the current :class:`~.state.IndexState`
     once; what changes it (the alias moved, the cluster refused a fusion) publishes a new one.
@@ -63,14 +66,17 @@ class Searcher:
     def __init__(self, client: ClusterLike, info: IndexInfo, caps: Capabilities, embedder: Embedder | None = None, *,
                  engine: Engine | None = None, reranker: Reranker | None = None, text_leg: TextLeg | None = None,
                  fusion: HybridFusion | None = None, pipeline: str | None = None, depth: int = 100, allow_fallback: bool = True,
-                 allowed_models: Sequence[str] | None = None) -> None:
+                 allowed_models: Sequence[str] | None = None, allow_partial_results: bool = True) -> None:
         if depth < 1:
             raise InputError(f"depth must be at least 1, got {depth}")
+        if not isinstance(allow_partial_results, bool):
+            raise InputError(f"allow_partial_results must be True or False, got {allow_partial_results!r}")
         self.cluster = cluster_for(client, engine)  # the port, every request goes through it (a user's raw client: wrapped here)
         self.engine = self.cluster.engine
         self.reranker = reranker
         self.depth = depth
         self.allow_fallback = allow_fallback
+        self.allow_partial_results = allow_partial_results  # False: every search of this searcher is strict
         self._state = IndexState.of(info, caps, Given(embedder, text_leg, fusion, pipeline, allowed_models))
         self._lock = threading.Lock()
 
@@ -197,7 +203,7 @@ class Searcher:
         started = time.perf_counter()
         fixed, policy = split_fusion(self._fusion_named(fusion) if isinstance(fusion, str) else fusion)
         request = SearchRequest(query, Technique.parse(technique), k, from_, filters, fixed, policy, pipeline, depth, rerank_top,
-                                mmr_lambda, mmr_candidates, explain, query_vector, options or SearchOptions(), fast_path)
+                                mmr_lambda, mmr_candidates, explain, query_vector, self._options(options), fast_path)
         with (telemetry.request_id() as rid, tracing.span("hybrid.search", _span_start(self.alias, request, rid)) as span,
               metrics.search(request.technique.value) as record):
             outcome = self._run(lambda state, attempt: self._attempt(request, state, attempt), query_vector is not None)
@@ -207,6 +213,11 @@ class Searcher:
             record(end)
         _log(result, outcome.state.alias, rid)
         return result
+
+    def _options(self, options: SearchOptions | None) -> SearchOptions:
+        """The search's options; a searcher made with ``allow_partial_results=False`` makes each of its searches strict."""
+        options = options or SearchOptions()
+        return options if self.allow_partial_results else replace(options, allow_partial_results=False)
 
     def _fusion_named(self, name: str) -> HybridFusion:
         """``fusion="rrf"``, ``"min_max"``, ``"rrf-40"``, ... as the CLI reads them; ``"adaptive"``: the index's policy."""

@@ -279,3 +279,22 @@ def test_a_retriever_allows_no_partial_results_so_a_failed_shard_is_not_silence(
     with pytest.raises(PartialResultError, match="Partial shards failure.*no partial results") as raised:
         s.search("hola", fusion=RRF(), k=2, query_vector=VECTOR)  # without allow_partial_results=False too: no hits to keep
     assert raised.value.kind == "shards" and raised.value.status == 500 and len(client.calls_to("POST */_search")) == 2
+
+
+def test_a_strict_searcher_makes_each_of_its_searches_strict():
+    """Issue 38 item 6: the option on the searcher, not only per search through SearchOptions."""
+    from adapter.errors import InputError
+    from adapter.search import Searcher
+    from adapter.search.page import SearchOptions
+
+    strict = Searcher.__new__(Searcher)
+    strict.allow_partial_results = False
+    assert strict._options(None).allow_partial_results is False
+    assert strict._options(SearchOptions(highlight=True)) == SearchOptions(highlight=True, allow_partial_results=False)
+    lenient = Searcher.__new__(Searcher)
+    lenient.allow_partial_results = True
+    assert lenient._options(SearchOptions(allow_partial_results=False)).allow_partial_results is False
+    import pytest
+
+    with pytest.raises(InputError, match="True or False"):
+        Searcher(None, None, None, allow_partial_results="false")  # type: ignore[arg-type]
