@@ -116,6 +116,7 @@ def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore |
     from adapter.fusion.choice.values import ADAPTIVE
     from adapter.search import Searcher
 
+    evidence.check_share(held_out_share)
     searcher = Searcher.open(client, alias, embedder)
     if searcher.info.default_fusion != ADAPTIVE:
         raise InputError(f"index {alias!r} runs {searcher.info.default_fusion or 'its default pipeline'} by default, not the adaptive "
@@ -125,7 +126,7 @@ def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore |
     traffic = read_traffic(store, (alias, searcher.info.index), since=since, until=until, min_impressions=min_impressions,
                            thresholds=thresholds)
     fit_keys, held_keys = evidence.split(sorted(traffic.queries), held_out_share)
-    if len(fit_keys) < MIN_TRAIN:
+    if not traffic.queries or (candidate is None and len(fit_keys) < MIN_TRAIN):  # a candidate given needs no fit
         raise InputError(_too_few(alias, traffic, len(fit_keys), held_out_share))
     records = measure_queries(searcher, traffic.queries, depth=DEPTH)
     calibration = calibration_of(records, source=f"traffic: {len(records)} judged queries")

@@ -29,11 +29,15 @@ MIN_HELD_OUT = 10  # queries: fewer say nothing a test could trust
 MIN_TRAIN = 10  # queries the fit needs (two folds of five)
 
 
+def check_share(share: float) -> None:
+    if not 0 < share < 1:
+        raise InputError(f"the held-out share must be between 0 and 1 (e.g. 0.3), got {share}")
+
+
 def held_out(key: str, share: float) -> bool:
     """Whether the query ``key`` (its normalised text) is in the held-out ``share`` of the judgments:
     the first 8 bytes of its SHA-256 read as a fraction below ``share``."""
-    if not 0 < share < 1:
-        raise InputError(f"the held-out share must be between 0 and 1 (e.g. 0.3), got {share}")
+    check_share(share)
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") / 2**64 < share
 
 
