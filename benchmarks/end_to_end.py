@@ -10,7 +10,7 @@ corpus, same document vectors, same node):
 
 - the adapter: ``Searcher.open(client, alias).search(query, k=k)``, the index's embedder (its fingerprint:
   MiniLM, whose queries the adapter embeds in ONNX Runtime), every other setting its default. Its
-  query-vector cache is off (``HYBRID_QUERY_CACHE_SIZE=0``, set here before the adapter is imported), so
+  query-vector cache is off (``HYBRID_QUERY_CACHE_SIZE=0``, set by ``main`` before the adapter is imported), so
   every call embeds its query, as the peers do;
 - LangChain: ``OpenSearchVectorSearch`` with ``HuggingFaceEmbeddings`` (langchain-community's; the same class
   as langchain-huggingface's, which needs huggingface-hub < 2 and would downgrade the pinned stack),
@@ -36,23 +36,19 @@ else; its indices and pipelines are deleted at the end unless ``--keep``.
 
 from __future__ import annotations
 
+import argparse
 import os
+import random
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
-os.environ["HYBRID_QUERY_CACHE_SIZE"] = "0"  # the adapter's query-vector cache off: every call embeds (read at import)
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # every model here is a local folder; nothing may reach for a hub
+import numpy as np
 
-import argparse  # noqa: E402
-import random  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Callable, Sequence  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from benchmarks.peers import (  # noqa: E402
+from benchmarks.peers import (
     ROOT, Corpus, adapter_systems, haystack_store, haystack_systems, langchain_pipeline, langchain_store, langchain_systems,
     llamaindex_store, llamaindex_systems, load_corpus, pct, versions as peer_versions)
 
@@ -401,6 +397,9 @@ def main() -> None:
                         "own; the report goes to its own section)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
     args = parser.parse_args()
+    # Before the adapter is imported (its cache reads this once): every call embeds its query, as the peers' do.
+    os.environ["HYBRID_QUERY_CACHE_SIZE"] = "0"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # every model here is a local folder; nothing may reach for a hub
     if args.torch_threads:
         import torch
 
