@@ -296,7 +296,7 @@ class HybridDocumentStore:
         (``{}``, an ``AND`` of no conditions) or matches every document is refused unless ``all=True``, and one
         on a key no document has is an error (:mod:`adapter.ingest.deletion`); nothing is deleted then."""
         selection = self._selection(filters)
-        return self._open().documents.delete(filters=dict(selection.filters) if selection else {}, all=all).deleted
+        return self._open().documents.delete(filters=dict(selection.filters or {}) if selection else {}, all=all).deleted
 
     def delete_all_documents(self, recreate_index: bool = False) -> None:
         """Delete every document (the index, its model and its settings stay). ``recreate_index=True``

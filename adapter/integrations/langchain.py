@@ -53,7 +53,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar, cast
 
 from adapter._optional import require
 
@@ -370,6 +370,7 @@ class HybridVectorStore(VectorStore):
         from adapter.search import Searcher
 
         embedder = _index_embedder(client, index, embedding, "from_texts")
+        client, index = cast("ClusterLike", client), cast(str, index)  # _index_embedder refused None for either
         store = cls(Searcher.open(client, index, embedder), Ingestor.open(client, index, embedder, progress=False), **kwargs)
         store.add_texts(texts, metadatas, ids=ids)
         return store

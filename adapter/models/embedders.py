@@ -266,7 +266,7 @@ class SentenceTransformerEmbedder:
         return self._encode([self.passage_prefix + t for t in texts], pooled=True)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_queries([text])[0]
+        return np.asarray(self.embed_queries([text])[0])
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dimension)``: several queries in one model call (``hybrid serve`` batches

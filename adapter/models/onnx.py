@@ -64,13 +64,13 @@ def export(folder: Path, target: Path) -> None:
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # a one-off step of a search: no "Loading weights" bar on the user's terminal
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # a one-off step of a search: no "Loading weights" bar on the user's terminal
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
         model = AutoModel.from_pretrained(str(folder)).eval()
     finally:
         if bars:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     sample = tokenizer(["a query"], return_tensors="pt")
     names = [n for n in _INPUTS if n in sample]
 
