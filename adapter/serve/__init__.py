@@ -4,7 +4,9 @@
 - :mod:`.schema`: the request models (pydantic): types checked at the door, and the OpenAPI document;
 - :mod:`.service`: the warm, read-only searcher behind the requests;
 - :mod:`.runner`, :mod:`.admission`, :mod:`.vectors`: searches off the event loop, a bounded queue, a
-  deadline per request, query vectors cached and embedded in batches;
+  deadline per request, query vectors cached and embedded in batches; :mod:`.deadlines`: that deadline
+  over the cluster client's tries;
+- :mod:`.lean`: the hot routes (``POST /search``) answered ahead of FastAPI's per-request machinery;
 - :mod:`.door`, :mod:`.metrics`: hosts, token, JSON-only POST, security headers; ``/metrics``;
 - :mod:`.app`: the routes; :mod:`.server`: uvicorn with header and keep-alive timeouts, workers, SIGTERM.
 
