@@ -82,6 +82,7 @@ def client_kwargs(settings: ConnectionSettings, *, pool_maxsize: int) -> dict[st
         retry_on_status=RETRY_ON_STATUS,
         # gzip pays off across a network (AWS recommends it), not on loopback where it only costs CPU.
         http_compress=not settings.loopback,
+        serializer=fast_serializer(),
     )
     for key in ("ca_certs", "client_cert", "client_key"):
         if getattr(settings, key):
@@ -95,6 +96,32 @@ def client_kwargs(settings: ConnectionSettings, *, pool_maxsize: int) -> dict[st
     elif settings.username:
         kwargs["http_auth"] = (settings.username, settings.password or "")
     return kwargs
+
+
+def fast_serializer() -> Any:
+    """opensearch-py's JSON serializer with orjson underneath: the same documents both ways (its ``default``
+    still turns dates, Decimals, UUIDs and numpy values into JSON), in a fraction of ``json``'s time; for
+    a search the request's body and the answer's hits (issue 37: ~0.26 ms of a search's CPU in ``hybrid serve``)."""
+    import orjson
+    from opensearchpy.exceptions import SerializationError
+    from opensearchpy.serializer import JSONSerializer
+
+    class OrjsonSerializer(JSONSerializer):
+        def dumps(self, data: Any) -> Any:
+            if isinstance(data, (str, bytes)):
+                return data
+            try:  # a str, as opensearch-py's own: _bulk and _msearch join the lines as text
+                return orjson.dumps(data, default=self.default, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode()
+            except (TypeError, ValueError) as exc:  # orjson.JSONEncodeError is a TypeError
+                raise SerializationError(data, exc) from exc
+
+        def loads(self, s: str) -> Any:
+            try:
+                return orjson.loads(s)
+            except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
+                raise SerializationError(s, exc) from exc
+
+    return OrjsonSerializer()
 
 
 def aws_credentials(settings: ConnectionSettings) -> Any:
