@@ -256,7 +256,7 @@ def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[s
              f"one OpenSearch {node} node. Adapter: `Searcher.search(query, k=k)`, its query-vector cache off "
              "(`HYBRID_QUERY_CACHE_SIZE=0`: every call embeds). Peers: their stock embedding classes on the same local "
              "all-MiniLM-L6-v2 folder. Query embedding: "
-             + "; ".join(f"{s} {e2e[s].runtime}" for s in SYSTEMS) + f" (torch on {torch.get_num_threads()} intra-op threads"
+             + "; ".join(f"{s} {e2e[s].runtime}" for s in SYSTEMS) + f" (torch on {torch.get_num_threads()} intra-op thread(s)"
              + (", set by --torch-threads" if torch_threads else ", its default here") + f"). `{ADAPTER_SHALLOW}`: the same call "
              "with `depth=max(k, 20)` candidates per leg, shown as one lever, not in the targets. Concurrency 1 interleaves every (system, mode, k) in a random order per query; concurrency 8 runs 8 "
              f"threads on one system at a time, in rounds of {round_size} queries with the systems in a random order each round. "
@@ -461,7 +461,8 @@ def main() -> None:
     if args.out != "-":
         from benchmarks.run import Section, write_report
 
-        title = "End to end, the model in the loop" + (f" (the peers' torch on {args.torch_threads} threads)" if args.torch_threads else "")
+        threads = f"{args.torch_threads} thread" + ("s" if args.torch_threads != 1 else "")
+        title = "End to end, the model in the loop" + (f" (the peers' torch on {threads})" if args.torch_threads else "")
         write_report(Path(args.out), [Section(title, lines)])
 
 
