@@ -45,8 +45,24 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                           "localhost and ::1 on loopback; any elsewhere (the token guards it)")
     ops.add_argument("--token-file", metavar="FILE", help=f"a file holding the bearer token (else {TOKEN_ENV}); never the token itself "
                                                           "on the command line")
+    traffic = serve.add_argument_group("live traffic (UBI; docs/OPERATIONS.md section 6)")
+    traffic.add_argument("--ubi", action="store_true",
+                         help="log every search answered as a UBI query record (in the background) and answer its query_id; "
+                              "take the page's events on POST /events. Off by default")
+    traffic.add_argument("--ubi-no-query-text", action="store_true",
+                         help="store no query text in the records (a hash of it groups a query's searches); implies --ubi")
+    traffic.add_argument("--interleave", metavar="CANDIDATE",
+                         help="answer each search of the running fusion with the team-draft interleaving of it and CANDIDATE "
+                              "(a fusion name as --fusion takes it, or adaptive), its clicks credited (/metrics, hybrid traffic "
+                              "report); two searches per query; implies --ubi")
+    traffic.add_argument("--ubi-queries-index", default="ubi_queries", metavar="NAME", help="default %(default)s")
+    traffic.add_argument("--ubi-events-index", default="ubi_events", metavar="NAME", help="default %(default)s")
     with_allow_model(serve)
     serve.set_defaults(func=run)
+
+
+def ubi_on(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "ubi", False) or getattr(args, "ubi_no_query_text", False) or getattr(args, "interleave", None))
 
 
 def loopback(host: str) -> bool:
@@ -115,7 +131,14 @@ def build_app(args: argparse.Namespace) -> Any:
     # One connection per search slot; a cluster answer slower than the deadline is not waited for.
     searcher = open_searcher(args, args.reranker, client_options={"pool_maxsize": ops.concurrency, "timeout": ops.deadline})
     service = SearchService(searcher, cluster=searcher.cluster.describe(), reranker=args.reranker)
-    return create_app(service, report_dir=args.report, ops=ops, security=security)
+    traffic = None
+    if ubi_on(args):
+        from adapter.serve.traffic import Traffic, TrafficSettings
+
+        traffic = Traffic.open(searcher, TrafficSettings(
+            store_query_text=not getattr(args, "ubi_no_query_text", False), interleave=getattr(args, "interleave", None),
+            queries_index=getattr(args, "ubi_queries_index", "ubi_queries"), events_index=getattr(args, "ubi_events_index", "ubi_events")))
+    return create_app(service, report_dir=args.report, ops=ops, security=security, traffic=traffic)
 
 
 def worker_app() -> Any:
@@ -144,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         service = app.state.runner.service
         where = f"{args.index} ({service.info.engine} {service.info.version} at {service.info.cluster})"
     print(f"serving {where} on http://{_url_host(args.host)}:{args.port}/" + (" (token required)" if security.token else "")
-          + ("; report at /report/" if args.report else ""), flush=True)
+          + ("; report at /report/" if args.report else "") + _traffic_line(args), flush=True)
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises it again for the
     # handler it found: the command's own would call that an error. Here it is the normal way to stop.
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
@@ -153,6 +176,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _traffic_line(args: argparse.Namespace) -> str:
+    if not ubi_on(args):
+        return ""
+    text = "without query text" if args.ubi_no_query_text else "with query text"
+    line = f"; UBI logging on ({args.ubi_queries_index} / {args.ubi_events_index}, {text}; events at POST /events)"
+    return line + (f"; interleaving the running fusion with {args.interleave}" if args.interleave else "")
 
 
 def _url_host(host: str) -> str:

@@ -5,6 +5,7 @@ stored evaluation's report.
     GET  /search?q=...     one search, the JSON of ``hybrid search --json`` (adapter/schemas/search.schema.json)
     POST /search           the same, parameters as a JSON object (strict types: ``{"q": 1}`` is refused)
     POST /api/compare      {"q", "columns": [config, ...]} -> {"columns": [{"label", "result" | "error"}]}
+    POST /events           one UBI event of the page (a click), 202 when queued (--ubi; 404 without)
     GET  /api/info         which cluster (address without credentials) and index, what this engine differs in, the caps
     GET  /healthz          the process answers (nothing else is asked: a liveness probe)
     GET  /readyz           the model loaded and the cluster answering for the index (200), else 503: a readiness probe
@@ -50,6 +51,7 @@ from adapter.serve.params import Limits, parse_compare, parse_config, query_text
 from adapter.serve.runner import Ops, Runner
 from adapter.serve.schema import CompareBody, SearchBody, SearchQuery, refusal
 from adapter.serve.service import SearchService
+from adapter.serve.traffic import Traffic
 
 log = logging.getLogger("adapter.serve")
 JSON = "application/json"
@@ -118,18 +120,23 @@ class _Answers:
 
 
 def create_app(service: SearchService, *, report_dir: str | Path | None = None, ops: Ops = Ops(),
-               security: Security = Security()) -> FastAPI:
+               security: Security = Security(), traffic: Traffic | None = None) -> FastAPI:
     """The app for one warm :class:`SearchService`; ``report_dir`` (a stored evaluation with its
     report) is served under ``/report/``; ``ops``: deadline, slots, queue, cache; ``security``: the
-    hosts answered and the bearer token."""
+    hosts answered and the bearer token; ``traffic``: UBI logging and interleaving (``--ubi``, its
+    writer stopped with the app)."""
     from adapter.evaluation.html import environment
 
     limits = service.limits
     metrics = Metrics()
-    runner = Runner(service, ops, metrics)
+    if traffic is not None:
+        metrics.watch_traffic(lambda: traffic.stats, traffic.tally.tally)
+    runner = Runner(service, ops, metrics, traffic)
     answers = _Answers(metrics, limits.body_bytes)
     info = service.info.as_json()
     info["report"] = "/report/" if report_dir else None
+    info["ubi"] = traffic is not None  # the page sends its clicks to /events
+    info["interleaving"] = dict(zip(("baseline", "candidate"), traffic.names.values())) if traffic is not None and traffic.names else None
     page = environment().get_template("compare.html.j2").render(info=info, info_json=json.dumps(info, ensure_ascii=False).replace("</", "<\\/"))
     info_bytes = json.dumps(info, ensure_ascii=False).encode()
     reranker = service.reranker is not None
@@ -156,6 +163,7 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
         return Response(info_bytes, media_type=JSON)
 
     hot = _search_routes(app, runner, answers, limits, reranker=reranker)
+    hot.update(_event_routes(app, traffic, answers))
     _ops_routes(app, runner, metrics)
     app.mount("/static", StaticFiles(packages=[("adapter.web", "static")]), name="static")
     if report_dir is not None:
@@ -174,39 +182,73 @@ def _search_routes(app: FastAPI, runner: Runner, answers: _Answers, limits: Limi
     """/search (GET and POST) and /api/compare: parsed and capped at the boundary, run by the runner.
     Returns the routes :class:`adapter.serve.lean.Lean` answers ahead of FastAPI."""
 
-    async def search(params: dict[str, Any]) -> bytes:
+    async def search(params: dict[str, Any], client_id: str | None = None) -> bytes:
         query = query_text(params.get("q"), limits)
-        return await runner.search(query, parse_config(params, limits, reranker=reranker))
+        return await runner.search(query, parse_config(params, limits, reranker=reranker), client_id)
 
     @app.get("/search", summary="one search (parameters in the query string)", responses=_responses("search"))
     async def search_get(params: Annotated[SearchQuery, Query()]) -> Response:
-        return await answers(search(params.params()))
+        return await answers(search(params.params(), params.client_id))
 
     @app.post("/search", summary="one search (parameters as a JSON object)", responses=_responses("search"))
     async def search_post(body: SearchBody) -> Response:  # the OpenAPI document's; requests are answered by search_lean
-        return await answers(search(body.params()))
+        return await answers(search(body.params(), body.client_id))
 
     async def search_lean(receive: Receive) -> Response:
         """``POST /search`` as :class:`adapter.serve.lean.Lean` answers it: the same model, the same refusals."""
         try:
-            params = SearchBody.model_validate(lean.json_document(await lean.body(receive))).params()
+            body = SearchBody.model_validate(lean.json_document(await lean.body(receive)))
         except lean.BodyError as exc:
             return answers.refused("input", 400, str(exc))
         except ValidationError as exc:
             return answers.refused("input", 400, refusal([dict(e) for e in exc.errors()]))
         except HTTPException as exc:  # the door's cap, reached as the body arrived
             return await answers.http(None, exc)
-        return await answers(search(params))
+        return await answers(search(body.params(), body.client_id))
 
     @app.post("/api/compare", summary="one query, several configurations side by side", responses=_responses("the columns"))
     async def compare(body: CompareBody) -> Response:
         async def run() -> bytes:
             query, configs = parse_compare({"q": body.q, "columns": [c.params() for c in body.columns]}, limits, reranker=reranker)
-            return await runner.compare(query, configs)
+            return await runner.compare(query, configs, body.client_id)
 
         return await answers(run())
 
     return {("POST", "/search"): search_lean}
+
+
+def _event_routes(app: FastAPI, traffic: Traffic | None, answers: _Answers) -> dict[tuple[str, str], lean.Handler]:
+    """``POST /events``: one UBI event, checked against ubi-event.schema.json and queued for the
+    writer (202); a bad one is a 400 saying what is wrong; a full queue drops it (503, counted)."""
+    off = "UBI logging is off on this server: start hybrid serve with --ubi to take events"
+
+    def take(document: Any) -> Response:
+        if traffic is None:
+            return answers.refused("not_found", 404, off)
+        try:
+            queued = traffic.event(document)
+        except HybridError as exc:
+            return answers.refused("input", 400, str(exc))
+        if not queued:
+            return answers.refused("overloaded", 503, "the UBI queue is full: the event was dropped; try again in 1 s", {"Retry-After": "1"})
+        return Response(b'{"queued":true}', status_code=202, media_type=JSON)
+
+    @app.post("/events", status_code=202, summary="one UBI event of a page (a click on a hit), queued for the UBI store (--ubi)",
+              responses={202: {"description": "queued"}, 400: _responses("")[400], 404: {"description": off},
+                         503: {"description": "the UBI queue is full: the event was dropped"}})
+    async def events(body: dict[str, Any]) -> Response:  # the OpenAPI document's; requests are answered by events_lean
+        return take(body)
+
+    async def events_lean(receive: Receive) -> Response:
+        try:
+            document = lean.json_document(await lean.body(receive))
+        except lean.BodyError as exc:
+            return answers.refused("input", 400, str(exc))
+        except HTTPException as exc:
+            return await answers.http(None, exc)
+        return take(document)
+
+    return {("POST", "/events"): events_lean}
 
 
 def _ops_routes(app: FastAPI, runner: Runner, metrics: Metrics) -> None:

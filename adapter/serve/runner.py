@@ -26,6 +26,7 @@ from adapter.serve.admission import Admission, DaemonPool, Deadline, Refused
 from adapter.serve.metrics import Metrics
 from adapter.serve.params import Config
 from adapter.serve.service import SearchService
+from adapter.serve.traffic import Traffic
 from adapter.serve.vectors import QueryVectors, batch_embedder
 
 
@@ -60,8 +61,9 @@ def render(document: Any) -> bytes:
 class Runner:
     """Searches for one app: started in its lifespan, on its event loop."""
 
-    def __init__(self, service: SearchService, ops: Ops, metrics: Metrics) -> None:
+    def __init__(self, service: SearchService, ops: Ops, metrics: Metrics, traffic: Traffic | None = None) -> None:
         self.service = service
+        self.traffic = traffic
         self.ops = ops
         self.metrics = metrics
         self.admission = Admission(concurrency=ops.concurrency, queue=ops.queue, on_change=self._slots_changed)
@@ -87,35 +89,51 @@ class Runner:
         except asyncio.TimeoutError:
             raise deadline.exceeded("embedding the query") from None
 
-    async def search(self, query: str, config: Config) -> bytes:
-        """The search's JSON (``hybrid search --json``), encoded on the worker thread."""
+    async def search(self, query: str, config: Config, client_id: str | None = None) -> bytes:
+        """The search's JSON (``hybrid search --json``), encoded on the worker thread. With UBI on
+        (``traffic``) its record is queued and its ``query_id`` added; the running fusion's search is
+        interleaved with the candidate's when there is one (:mod:`adapter.serve.traffic`)."""
         deadline = Deadline(self.ops.deadline)
         vector = await self._vector(query, [config], deadline)
+        traffic = self.traffic
 
         def work() -> bytes:
             started = time.perf_counter()
+            added: dict[str, Any] = {}
             try:
                 with deadlines.within(deadline.left()):
-                    result = self.service.result(query, config, vector)
+                    if traffic is not None and traffic.interleaves(config):
+                        result, added = traffic.interleaved(query, config, vector, client_id)
+                    else:
+                        result = self.service.result(query, config, vector)
             except HybridError as exc:
                 heard = self._failed(exc, deadline)
                 if heard is exc:
                     raise
                 raise heard from exc
             self._observe(config, result, time.perf_counter() - started)
-            return render(search_result_json(result))
+            document = search_result_json(result)
+            if traffic is not None:
+                document.update(added or {"query_id": traffic.log(result, client_id)})
+                self.metrics.sync_traffic()
+            return render(document)
 
         return await self.admission.run(work, deadline)
 
-    async def compare(self, query: str, configs: Sequence[Config]) -> bytes:
+    async def compare(self, query: str, configs: Sequence[Config], client_id: str | None = None) -> bytes:
         """``{"q", "columns"}``: every column in one slot, one after the other (a compare is one
-        person's request); a column's failure is its ``error``."""
+        person's request); a column's failure is its ``error``. With UBI on, each column's search is
+        logged and its result carries its ``query_id`` (never interleaved: a column is the configuration asked)."""
         deadline = Deadline(self.ops.deadline)
         vector = await self._vector(query, configs, deadline)
+        traffic = self.traffic
+        query_ids: list[str | None] = []
 
         def each(config: Config, result: SearchResult | None, seconds: float) -> None:
             if result is not None:
                 self._observe(config, result, seconds)
+            if traffic is not None:
+                query_ids.append(None if result is None else traffic.log(result, client_id))
 
         def work() -> bytes:
             try:
@@ -126,6 +144,9 @@ class Runner:
                 if heard is exc:
                     raise
                 raise heard from exc
+            for column, query_id in zip(columns, query_ids):
+                if query_id is not None and "result" in column:
+                    column["result"]["query_id"] = query_id
             return render({"q": query, "columns": columns})
 
         return await self.admission.run(work, deadline)
@@ -185,6 +206,8 @@ class Runner:
                 raise
 
     def close(self) -> None:
+        if self.traffic is not None:
+            self.traffic.close()
         self.admission.close()
         self.vectors.close()
         self._checks.close()

@@ -14,6 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 _TECHNIQUE = "bm25, dense, hybrid (fused on the server), client-rrf or client (both legs fused here); default hybrid"
+_CLIENT = ("who searches, for the UBI record (hybrid serve --ubi): a random id per browser, never a name or an e-mail address; "
+           "default anonymous")
 _FUSION = "a fusion (rrf, min_max-arithmetic_mean, z_score-..., dbsf, ...; /api/info lists this cluster's), adaptive, or none: the index's default"
 
 
@@ -49,6 +51,10 @@ class SearchBody(_Configuration):
     """``POST /search``: the query and its configuration, a JSON object."""
 
     q: str = Field(description="the query", examples=["¿cómo devuelvo un pedido?"])
+    client_id: str | None = Field(None, min_length=1, max_length=100, description=_CLIENT)
+
+    def params(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, exclude={"client_id"})
 
 
 class SearchQuery(BaseModel):
@@ -71,9 +77,10 @@ class SearchQuery(BaseModel):
     highlight: bool | None = None
     full_text: bool | None = None
     filter: list[str] | None = None
+    client_id: str | None = Field(None, min_length=1, max_length=100, description=_CLIENT)
 
     def params(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True)
+        return self.model_dump(by_alias=True, exclude_none=True, exclude={"client_id"})
 
 
 class CompareBody(BaseModel):
@@ -83,6 +90,7 @@ class CompareBody(BaseModel):
 
     q: str = Field(description="the query")
     columns: list[Column] = Field(description="the configurations, side by side")
+    client_id: str | None = Field(None, min_length=1, max_length=100, description=_CLIENT)
 
 
 def refusal(errors: list[dict[str, Any]]) -> str:

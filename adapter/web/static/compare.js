@@ -1,7 +1,9 @@
 /* The compare page of `hybrid serve`: one query, two to four configurations side by side.
  * POST /api/compare runs every column with one query vector; each hit shows its title, snippet,
  * each leg's rank and score, the fused score, and its move against the first column. No framework;
- * every text goes in through textContent (snippets: only the server's <em> marks become elements). */
+ * every text goes in through textContent (snippets: only the server's <em> marks become elements).
+ * With UBI on (hybrid serve --ubi) each search sends this browser's random client id, and opening a
+ * hit posts one UBI click event (POST /events) with its column's query_id and its 0-based position. */
 (function () {
   "use strict";
 
@@ -14,7 +16,33 @@
     { technique: "hybrid" },
     { technique: "hybrid", fusion: "rrf" },
   ];
-  const state = { columns: [], results: null, lastMs: null };
+  const state = { columns: [], results: null, lastMs: null, events: 0 };
+
+  /* A random id for this browser (kept in localStorage), never a name: what UBI records as client_id. */
+  function clientId() {
+    const key = "hybrid-ubi-client-id";
+    let id = null;
+    try { id = localStorage.getItem(key); } catch (e) { /* storage refused: a new id per page */ }
+    if (!id) {
+      const bytes = crypto.getRandomValues(new Uint8Array(16));
+      id = "browser-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+      try { localStorage.setItem(key, id); } catch (e) { /* as above */ }
+    }
+    return id;
+  }
+  const CLIENT_ID = INFO.ubi ? clientId() : null;
+
+  /* One UBI click event (ubi-event.schema.json) for the hit at 0-based ``position`` of a search. */
+  function sendClick(queryId, doc, position) {
+    const event = {
+      action_name: "click", query_id: queryId, client_id: CLIENT_ID, timestamp: new Date().toISOString(),
+      message_type: "CLICK_THROUGH", application: "hybrid-serve",
+      event_attributes: { object: { object_id: doc, object_id_field: "_id" }, position: { ordinal: position } },
+    };
+    state.events += 1;
+    fetch("/events", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(event), keepalive: true })
+      .catch(() => { /* a lost click is only a lost signal: the page goes on */ });
+  }
 
   const { el, excerpt } = window.Dom;  // dom.js, loaded first
 
@@ -124,7 +152,7 @@
   function resultColumn(column, i, first) {
     if (column.error) return el("div", { class: "result error", role: "alert" }, column.error);
     const r = column.result;
-    const list = el("ol", { class: "hits" }, ...r.hits.map((hit) => el("li", { "data-doc": hit.id },
+    const list = el("ol", { class: "hits" }, ...r.hits.map((hit, position) => el("li", { "data-doc": hit.id, "data-position": position },
       el("details", {},
         el("summary", {},
           el("span", { class: "rank" }, hit.rank), " ",
@@ -168,8 +196,16 @@
       li.addEventListener("mouseenter", () => same().forEach((n) => n.classList.add("hover")));
       li.addEventListener("mouseleave", () => same().forEach((n) => n.classList.remove("hover")));
     });
-    document.querySelectorAll("#columns .column").forEach((col) => {
+    document.querySelectorAll("#columns .column").forEach((col, i) => {
       const summaries = Array.from(col.querySelectorAll("summary"));
+      const result = state.results && state.results[i] && state.results[i].result;
+      if (CLIENT_ID && result && result.query_id) {
+        // A click (or Enter) that opens a hit is a click on it; closing it again is not another.
+        summaries.forEach((s) => s.addEventListener("click", () => {
+          const li = s.closest("li[data-doc]");
+          if (!s.parentElement.open) sendClick(result.query_id, li.dataset.doc, Number(li.dataset.position));
+        }));
+      }
       summaries.forEach((s, j) => s.addEventListener("keydown", (e) => {
         if (e.key === "ArrowDown" && summaries[j + 1]) { e.preventDefault(); summaries[j + 1].focus(); }
         if (e.key === "ArrowUp" && summaries[j - 1]) { e.preventDefault(); summaries[j - 1].focus(); }
@@ -188,7 +224,8 @@
     status.textContent = "searching…";
     document.body.dataset.state = "searching";
     try {
-      const response = await fetch("/api/compare", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ q, columns }) });
+      const asked = CLIENT_ID ? { q, columns, client_id: CLIENT_ID } : { q, columns };
+      const response = await fetch("/api/compare", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(asked) });
       const data = await response.json();
       if (!response.ok) throw new Error(data.error || response.statusText);
       state.results = data.columns;
