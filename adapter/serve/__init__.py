@@ -8,6 +8,7 @@
   over the cluster client's tries;
 - :mod:`.lean`: the hot routes (``POST /search``) answered ahead of FastAPI's per-request machinery;
 - :mod:`.door`, :mod:`.metrics`: hosts, token, JSON-only POST, security headers; ``/metrics``;
+- :mod:`.traffic`: ``--ubi`` (a UBI record per search, ``POST /events``) and ``--interleave``;
 - :mod:`.app`: the routes; :mod:`.server`: uvicorn with header and keep-alive timeouts, workers, SIGTERM.
 
 Needs the ``serve`` extra (fastapi, uvicorn, Jinja2, prometheus-client).
