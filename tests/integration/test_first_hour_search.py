@@ -85,15 +85,13 @@ def test_readmes_python_example_runs_after_make_demo(local_cluster, index_name, 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     python = readme.split("\n## Python\n", 1)[1]
     block = re.search(r"```python\n(.*?)```", python, re.S).group(1).replace('"docs"', json.dumps(index_name))
-    (tmp_path / "corpus.jsonl").write_text(
-        json.dumps({"id": "e-4012", "title": "Error E-4012", "text": "The card was declined (error E-4012)."}) + "\n"
-        + json.dumps({"id": "oom", "title": "OOMKilled", "text": "The container used too much memory."}) + "\n")
     blocked = "import sys\nfor name in ('sentence_transformers', 'torch'):\n    sys.modules[name] = None\n"  # `make demo`'s install
     env = {k: v for k, v in os.environ.items() if k not in ("OPENSEARCH_URL", "HYBRID_CONFIG")}
     env["XDG_CONFIG_HOME"] = str(tmp_path)  # no config file either: nothing names a URL
-    out = subprocess.run([sys.executable, "-c", blocked + block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    clone = Path(__file__).resolve().parents[2]  # the block reads the clone's own sample corpus, as README says
+    out = subprocess.run([sys.executable, "-c", blocked + block], cwd=clone, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert re.search(r"^1 e-4012 ", out.stdout, re.M) and "server:" in out.stdout, out.stdout
+    assert re.search(r"^1 err-e4012 ", out.stdout, re.M) and "server:" in out.stdout, out.stdout
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -123,8 +121,10 @@ def test_calibrate_says_what_is_wrong_and_keeps_the_better_calibration(client, i
     many = tmp_path / "many.txt"
     many.write_text("".join(f"pod restarting {i} database checkout\n" for i in range(22)))
     code, out, _ = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(many), "--url", opensearch_url)
-    assert code == 0 and out.splitlines()[0].startswith(f"index {index_name} (") and "over 22 queries" in out.splitlines()[0]
-    assert "match quality" not in "\n".join(out.splitlines()[:2]) and out.splitlines()[-1].startswith("diagnostic: BM25 match quality")
+    said, lines = out.splitlines()[0], out.splitlines()[1:]  # first, which analyzer and embedder it used (issue 39)
+    assert code == 0 and said == f"index {index_name}: analyzer: folding, embedder: test:hashing"
+    assert lines[0].startswith(f"index {index_name} (") and "over 22 queries" in lines[0]
+    assert "match quality" not in "\n".join(lines[:2]) and lines[-1].startswith("diagnostic: BM25 match quality")
 
     def stored() -> Calibration | None:
         info = read_index_info(client, index_name)
