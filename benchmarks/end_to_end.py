@@ -327,23 +327,11 @@ def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[s
         for (c, s, mode, k), errs in failed.items():
             lines.append(f"- {s} {mode} k={k} concurrency {c}: {len(errs)}, first: `{errs[0]}`")
         lines.append("")
-    lines += [f"Adapter code: {source_state()}. Versions: {peer_versions()}, {packages()}. Command: `make bench-e2e` "
+    lines += [f"Adapter code: {source_state()}. Versions: {peer_versions()}, {peer_versions(PACKAGES)}. Command: `make bench-e2e` "
               f"(`python -m benchmarks.end_to_end --queries {queries}" + (f" --torch-threads {torch_threads}" if torch_threads else "") + "`).", "",
               f"_Measured {time.strftime('%Y-%m-%d %H:%M')}; {seconds:.0f} s; load average {loads[0]:.1f} at its start, "
               f"{loads[1]:.1f} at its end._"]
     return lines
-
-
-def packages() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = []
-    for name in PACKAGES:
-        try:
-            out.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            out.append(f"{name} (not installed)")
-    return ", ".join(out)
 
 
 def source_state() -> str:

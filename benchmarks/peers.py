@@ -264,11 +264,12 @@ def run_all(systems: dict[str, Search], corpus: Corpus, ks: Sequence[int], *, se
     return out
 
 
-def versions() -> str:
+def versions(names: Sequence[str] = PEER_PACKAGES) -> str:
+    """``name version`` of each installed package of ``names`` (``(not installed)`` for the others)."""
     from importlib.metadata import PackageNotFoundError, version
 
     found = []
-    for name in PEER_PACKAGES:
+    for name in names:
         try:
             found.append(f"{name} {version(name)}")
         except PackageNotFoundError:
