@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 QUEUE_SIZE = 10_000
 BATCH = 500
 LINGER_S = 0.5  # how long the writer waits for a batch to fill before it writes what it has
+POLL_S = 0.05  # how often a lingering writer looks at the queue (it sleeps between: a put does not wake it)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class UbiLogger:
         self._lock = threading.Condition()
         self._counts = {"queued": 0, "written": 0, "dropped": 0, "failed": 0}
         self._pending = 0
+        self._hurry = 0  # callers waiting in flush(): the writer stops lingering
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="hybrid-ubi-writer", daemon=True)
         self._thread.start()
@@ -145,11 +147,15 @@ class UbiLogger:
         """Wait until every queued record was written or failed (False: ``timeout`` ran out first)."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._lock.wait(left)
+            self._hurry += 1
+            try:
+                while self._pending:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._lock.wait(left)
+            finally:
+                self._hurry -= 1
         return True
 
     def close(self, timeout: float = 30.0) -> bool:
@@ -176,11 +182,20 @@ class UbiLogger:
         return True
 
     def _take(self) -> list[tuple[str, dict[str, Any]]]:
-        """A batch: wait up to ``linger`` for the first record, then take what else is there."""
+        """A batch: wait up to ``linger`` for the first record, then up to ``linger`` more for the batch to
+        fill (unless a flush or close waits), then take what is there. Records arriving one search at a
+        time were each their own ``_bulk`` and woke this thread once per search: +0.4 ms on ``hybrid
+        serve --ubi``'s p50 on a 2-core machine. Sleeping in ``POLL_S`` steps, a put never wakes it."""
         try:
             items = [self._queue.get(timeout=self._linger)]
         except queue.Empty:
             return []
+        until = time.monotonic() + self._linger
+        while self._queue.qsize() < self._batch - 1 and not (self._closed or self._hurry):
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(POLL_S, left))
         while len(items) < self._batch:
             try:
                 items.append(self._queue.get_nowait())

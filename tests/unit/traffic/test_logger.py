@@ -101,3 +101,37 @@ def test_a_failing_store_is_counted_and_the_writer_goes_on():
 def test_fusion_labels_carry_weights():
     assert fusion_label(RRF()) == "rrf" and fusion_label(None) is None
     assert fusion_label(ScoreNormalization(weights=(0.3, 0.7))) == "min_max-arithmetic_mean@0.3,0.7"
+
+
+class CountingStore(UbiStore):
+    """A store that counts its writes (each one a _bulk request on a cluster)."""
+
+    def __init__(self):
+        super().__init__(FakeCluster())
+        self.writes = []
+
+    def write(self, queries=(), events=()):
+        self.writes.append(len(queries) + len(events))
+        return super().write(queries, events)
+
+
+def test_records_trickling_in_are_written_together_not_one_bulk_each():
+    # A service's searches arrive one at a time: each was its own _bulk request (and a wake-up of the
+    # writer per search), +0.4 ms on hybrid serve's p50 on this machine; the linger gathers them.
+    store = CountingStore()
+    logger = UbiLogger(store, linger_s=0.3)
+    for _ in range(20):
+        logger.log_search(result(), client_id="c")
+        time.sleep(0.005)
+    assert logger.flush(5)
+    assert sum(store.writes) == 20 and len(store.writes) <= 2, store.writes
+    logger.close()
+
+
+def test_flush_does_not_wait_out_the_linger():
+    store = CountingStore()
+    logger = UbiLogger(store, linger_s=5.0)
+    logger.log_search(result(), client_id="c")
+    started = time.perf_counter()
+    assert logger.flush(10) and time.perf_counter() - started < 1.0
+    assert logger.close(10) and store.writes == [1]
