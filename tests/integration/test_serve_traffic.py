@@ -123,7 +123,9 @@ def test_events_are_validated_and_queued(service, settings):
         not_json = call(f"{url}/events", method="POST", body=b"{nope", headers={"Content-Type": "application/json"})
         not_object = post_json(f"{url}/events", [1, 2])
         metrics = call(f"{url}/metrics")[2].decode()
+        documented = json.loads(call(f"{url}/openapi.json")[2])
     assert good[0] == 202 and json.loads(good[2]) == {"queued": True}
+    assert "post" in documented["paths"]["/events"] and "client_id" in documented["components"]["schemas"]["SearchBody"]["properties"]
     assert no_action[0] == 400 and "action_name" in json.loads(no_action[2])["error"]
     assert negative[0] == 400 and "ordinal" in json.loads(negative[2])["error"]
     assert not_json[0] == 400 and "not JSON" in json.loads(not_json[2])["error"]
@@ -196,7 +198,7 @@ def test_a_click_on_the_page_posts_one_valid_event(service, settings, chromium):
     (request,) = posted
     event = json.loads(request.post_data)
     ubi.validate("event", event)
-    assert request.response().status == 202
+    assert request.response().status == 202 and event["application"] == ubi.APPLICATION
     assert (event["query_id"], event["event_attributes"]["object"]["object_id"], event["event_attributes"]["position"]["ordinal"]) == (query_id, doc, 1)
     _, events = stored(traffic)
     assert [(e.query_id, e.object_id, e.position) for e in events] == [(query_id, doc, 1)]

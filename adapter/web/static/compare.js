@@ -36,7 +36,7 @@
   function sendClick(queryId, doc, position) {
     const event = {
       action_name: "click", query_id: queryId, client_id: CLIENT_ID, timestamp: new Date().toISOString(),
-      message_type: "CLICK_THROUGH", application: "hybrid-serve",
+      message_type: "CLICK_THROUGH", application: "hybrid-search",  // as the query records say (adapter.traffic.ubi.APPLICATION)
       event_attributes: { object: { object_id: doc, object_id_field: "_id" }, position: { ordinal: position } },
     };
     state.events += 1;
