@@ -1,6 +1,8 @@
 """What an index's metadata holds: its keys and their types, the distinct values of a key, how many
 there are, and a key's smallest and largest value, over the whole index or the entries a selection
-matches. Each is one search (aggregations or sorts, no documents read) through the engine port.
+matches. Each is one search (aggregations or sorts, no documents read) through the engine port; the
+values containing a search term on a number, boolean or date key read that key's values first (no
+script: a cluster may have no painless).
 
 Values come back in the type the mapping gives the key (``long``: int, ``float``: the float as
 written, not float32's widened double; ``boolean``: bool; ``keyword``: str), so a key declared from
@@ -23,9 +25,8 @@ from adapter.index.documents import METADATA_FIELD
 _INTEGERS = {"long", "integer", "short", "byte", "unsigned_long"}
 _FLOATS = {"float", "half_float", "scaled_float", "double"}
 PAGE = 1_000  # distinct values fetched per composite page while walking to an offset
-# A case-insensitive substring of a key's value, on its doc values (keyword, numbers and booleans alike).
-_CONTAINS = ("def v = doc[params.field]; if (v.size() == 0) { return false; } "
-             "for (def x : v) { if (x.toString().toLowerCase().contains(params.term)) { return true; } } return false;")
+_STRINGS = {"keyword", "constant_keyword", "wildcard", "text"}  # kinds a `wildcard` query reads
+MAX_TERMS = 65_536  # index.max_terms_count's default: the most values one `terms` query may name
 
 
 def metadata_types(mapping: Mapping[str, Any]) -> dict[str, str]:
@@ -126,7 +127,10 @@ class MetadataFacets:
             return [], 0
         clauses = [dict(query)] if query else []
         if contains:
-            clauses.append({"script": {"script": {"source": _CONTAINS, "params": {"field": _field(key), "term": contains.lower()}}}})
+            matching = self._containing(key, kind, query, contains)
+            if matching is None:
+                return [], 0
+            clauses.append(matching)
         where = {"bool": {"filter": clauses}} if clauses else None
         after = self._skip(key, where, offset)
         if offset and after is None:
@@ -134,6 +138,33 @@ class MetadataFacets:
         answer = self._aggregate(where, {**_composite(key, size, after), "total": {"cardinality": {"field": _field(key)}}},
                                  f"reading the values of {key}")
         return [typed(b["key"]["v"], kind) for b in answer["values"]["buckets"]], int(answer["total"]["value"])
+
+    def _containing(self, key: str, kind: str, query: Mapping[str, Any] | None, term: str) -> dict[str, Any] | None:
+        """The clause for entries whose value of ``key`` contains ``term`` (case-insensitive), with no script
+        (a cluster may have no painless: Elasticsearch's test distribution has none). A string key asks a
+        case-insensitive ``wildcard``; a number, boolean or date has no text to match on the server, so its
+        distinct values (among those ``query`` matches) are read and the ones whose text, as the key's type
+        writes it (``0.6``, ``true``), contains ``term`` are asked by ``terms``. None: no value contains it."""
+        if kind in _STRINGS:
+            return {"wildcard": {_field(key): {"value": f"*{wildcard_escape(term)}*", "case_insensitive": True}}}
+        where = dict(query) if query else None
+        found = [v for v in (typed(raw, kind) for raw in self._walk(key, where)) if term.lower() in _text(v).lower()]
+        if not found:
+            return None
+        chunks = [{"terms": {_field(key): found[i:i + MAX_TERMS]}} for i in range(0, len(found), MAX_TERMS)]
+        return chunks[0] if len(chunks) == 1 else {"bool": {"should": chunks, "minimum_should_match": 1}}
+
+    def _walk(self, key: str, where: Mapping[str, Any] | None) -> list[Any]:
+        """Every distinct value of ``key`` (as the server answers it) among the entries ``where`` matches, a
+        composite page of :data:`PAGE` at a time."""
+        values: list[Any] = []
+        after: dict[str, Any] | None = None
+        while True:
+            page = self._aggregate(where, _composite(key, PAGE, after), f"reading the values of {key}")["values"]
+            values += [b["key"]["v"] for b in page["buckets"]]
+            after = page.get("after_key")
+            if len(page["buckets"]) < PAGE or after is None:
+                return values
 
     def _skip(self, key: str, where: Mapping[str, Any] | None, offset: int) -> dict[str, Any] | None:
         """The composite cursor after the first ``offset`` values (None: there are not that many)."""
@@ -155,6 +186,16 @@ class MetadataFacets:
         body = {"size": 0, "track_total_hits": False, "query": dict(query) if query else {"match_all": {}}, "aggs": dict(aggs)}
         answer: dict[str, Any] = self.cluster.search(self.info.alias, body, action=f"{action} of {self.info.alias}")
         return answer.get("aggregations") or {}
+
+
+def wildcard_escape(term: str) -> str:
+    """``term`` as literal text inside a ``wildcard`` pattern (``*``, ``?`` and ``\\`` escaped). Pure."""
+    return "".join("\\" + c if c in "*?\\" else c for c in term)
+
+
+def _text(value: Any) -> str:
+    """A value's text as its type writes it: booleans ``true``/``false`` (as JSON and painless do), not Python's."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _field(key: str) -> str:

@@ -124,6 +124,24 @@ class TestHybridDocumentStore(DocumentStoreBaseExtendedTests, CountDocumentsByFi
         values, total = document_store.get_metadata_field_unique_values("priority")
         assert (values, total) == ([1], 1) and isinstance(values[0], int)
 
+    def test_unique_values_search_term_needs_no_script_and_reads_numbers_and_literal_wildcards(self, document_store):
+        """search_term is a case-insensitive substring of the value with no painless (Elasticsearch's test
+        distribution has none): on a string key ``*`` and ``?`` are literal, a number or boolean matches on its
+        text, and ``filters`` narrow the documents first."""
+        document_store.write_documents([
+            Document(content="a", meta={"code": "A*1", "year": 2023, "score": 0.6, "ok": True}),
+            Document(content="b", meta={"code": "AB1", "year": 2024, "score": 1.25, "ok": False}),
+            Document(content="c", meta={"code": "ab?2", "year": 1999, "score": 0.65, "ok": True})])
+        unique = document_store.get_metadata_field_unique_values
+        assert unique("code", search_term="a*") == (["A*1"], 1)
+        assert unique("code", search_term="B?") == (["ab?2"], 1)
+        assert unique("code", search_term="ab") == (["AB1", "ab?2"], 2)
+        assert unique("year", search_term="02") == ([2023, 2024], 2)
+        assert unique("year", search_term="02", filters={"field": "meta.ok", "operator": "==", "value": True}) == ([2023], 1)
+        assert unique("score", search_term="0.6") == ([0.6, 0.65], 2)
+        assert unique("ok", search_term="TRU") == ([True], 1)
+        assert unique("year", search_term="7") == ([], 0)
+
     def test_filters_on_content(self, document_store):
         document_store.write_documents([Document(id="c1", content="Gift cards never expire.", meta={"lang": "en"}),
                                         Document(id="c2", content="Returns are free within 30 days.", meta={"lang": "en"}),
