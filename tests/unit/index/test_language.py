@@ -24,19 +24,34 @@ def _languages(**counts: int) -> Languages:
 
 
 @pytest.mark.unit
-def test_one_language_gets_its_analyzer_and_the_line_says_why_and_how_to_override():
+def test_one_language_gets_folding_not_its_analyzer_and_the_line_says_why_and_how_to_override():
+    """Issue 39's measurement (docs/EVALUATION.md): folding ranked as well as the language's analyzer or better on
+    every labelled set (Spanish, Polish, German, English), by up to 0.048 nDCG@10; the language is still said."""
     choice = choose(_languages(es=96, en=4), FULL)
-    assert (choice.analyzer, choice.embedder) == ("spanish", MULTILINGUAL_EMBEDDER)
-    assert choice.line() == ("analyzer: spanish, embedder: multilingual-e5-small (96% of 100 documents of docs.jsonl are Spanish; "
-                             "--analyzer / --embedder to choose)")
-    assert choose(_languages(en=50), FULL).analyzer == "english"
-    assert choose(_languages(de=10), FULL).analyzer == "german"
+    assert (choice.analyzer, choice.embedder) == ("folding", MULTILINGUAL_EMBEDDER)
+    assert choice.line() == ("analyzer: folding, embedder: multilingual-e5-small (96% of 100 documents of docs.jsonl are Spanish; "
+                             "folding ranks as well as spanish or better (docs/EVALUATION.md); --analyzer / --embedder to choose)")
+    for language, analyzer in (("en", "english"), ("de", "german"), ("pl", "polish"), ("fr", "french")):
+        chosen = choose(_languages(**{language: 50}), FULL)
+        assert (chosen.analyzer, chosen.embedder) == ("folding", MULTILINGUAL_EMBEDDER) and analyzer in chosen.why
+    # English too keeps the multilingual embedder: MiniLM lost 0.035-0.056 on parts-en
+    assert choose(_languages(en=200), PLAIN).embedder == MULTILINGUAL_EMBEDDER
+
+
+@pytest.mark.unit
+def test_languages_written_without_spaces_keep_their_analyzer():
+    """The standard tokenizer under folding cannot split Chinese, Japanese, Korean or Thai into words (not measured)."""
+    assert choose(_languages(zh=30), FULL).analyzer == "cjk"
+    assert choose(_languages(ja=30), PLAIN).analyzer == "cjk"
+    assert choose(_languages(th=30), PLAIN).analyzer == "thai"
 
 
 @pytest.mark.unit
 def test_polish_needs_a_stemmer_the_cluster_has():
-    assert choose(_languages(pl=40), FULL).analyzer == "polish"
-    assert choose(_languages(pl=40), AnalysisSupport((), ("pl_PL",))).analyzer == "polish"  # Hunspell alone will do
+    from adapter.index.language import language_analyzer
+
+    assert language_analyzer("pl", FULL)[0] == "polish"
+    assert language_analyzer("pl", AnalysisSupport((), ("pl_PL",)))[0] == "polish"  # Hunspell alone will do
     without = choose(_languages(pl=40), PLAIN)
     assert without.analyzer == DEFAULT_ANALYZER and "no Polish stemmer" in without.why
 
@@ -49,7 +64,8 @@ def test_mixed_documents_get_folding_or_icu_and_the_multilingual_embedder():
     assert choose(mixed, PLAIN).embedder == MULTILINGUAL_EMBEDDER
     assert "50% Spanish, 30% English, 20% Polish: mixed" in choose(mixed, PLAIN).why
     # 80% is one language: a Spanish help centre quotes English error messages
-    assert choose(_languages(es=80, en=20), PLAIN).analyzer == "spanish"
+    one = choose(_languages(es=80, en=20), FULL)
+    assert one.analyzer == "folding" and "80% of 100 documents of docs.jsonl are Spanish" in one.why
 
 
 @pytest.mark.unit
@@ -62,7 +78,9 @@ def test_no_documents_or_too_few_give_the_default():
 
 @pytest.mark.unit
 def test_without_analysis_common_a_language_needs_its_dictionary():
-    assert choose(_languages(es=30), NO_COMMON).analyzer == "spanish"  # rebuilt from Hunspell es_ES
+    from adapter.index.language import language_analyzer
+
+    assert language_analyzer("es", NO_COMMON)[0] == "spanish"  # rebuilt from Hunspell es_ES
     english = choose(_languages(en=30), NO_COMMON)
     assert english.analyzer == DEFAULT_ANALYZER and "no analysis-common" in english.why
 
@@ -90,14 +108,15 @@ def test_a_live_analyzer_reads_back_as_the_name_that_renders_it(name, support):
 
 @pytest.mark.unit
 @requires_extra("language")
-@pytest.mark.parametrize(("folder", "analyzer"), [("soporte-es", "spanish"), ("wsparcie-pl", "polish"), ("parts-en", "english"),
-                                                   ("glossary-en", "english"), ("pyapi-en", "english")])
-def test_the_detector_reads_the_labelled_sets_languages(folder, analyzer):
+@pytest.mark.parametrize(("folder", "language"), [("soporte-es", "Spanish"), ("wsparcie-pl", "Polish"), ("parts-en", "English"),
+                                                   ("glossary-en", "English"), ("pyapi-en", "English")])
+def test_the_detector_reads_the_labelled_sets_languages(folder, language):
     from adapter.models.language import detect_languages
 
     rows = [json.loads(line) for line in (DATA / folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
     languages = detect_languages((f"{r.get('title', '')}\n{r['text']}" for r in rows), source=f"{folder}/corpus.jsonl")
-    assert choose(languages, FULL).analyzer == analyzer, languages
+    choice = choose(languages, FULL)
+    assert choice.analyzer == "folding" and f"are {language}; folding ranks" in choice.why, languages
 
 
 @pytest.mark.unit

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Issue 39 (docs/EVALUATION.md, "The analyzer and embedder chosen from the documents"): one labelled set's default row,
+# hybrid eval with no --analyzer / --embedder and with each hand-chosen pair, under nice; run from the repository root:
+#   OPENSEARCH_URL=... scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
+# then: .venv/bin/python scripts/study_analysis_choice.py --reports out/analysis-choice/reports
+set -u
+: "${OPENSEARCH_URL:?the cluster to measure on}"
+name=$1; path=$(realpath "$2"); lang=$3; shift 3; extra="$*"  # lang "-": the cluster has no analyzer for the language
+OUT=${OUT:-out/analysis-choice}; mkdir -p "$OUT"; ROOT=$(pwd); cd "$OUT"
+H=$ROOT/.venv/bin/hybrid
+run() { # tag, flags...
+  tag=$1; shift
+  idx="ac-$name-$tag"
+  start=$(date +%s)
+  nice -n 19 $H eval --dataset "$path" --index "$idx" --techniques bm25,dense,hybrid-adaptive-min_max \
+     --cache emb.sqlite --json "json/$name-$tag.json" --report "reports/$name-$tag" -q $extra "$@" > "logs/$name-$tag.log" 2>&1
+  rc=$?
+  echo "$(date -Is) $name $tag rc=$rc $(( $(date +%s) - start ))s load=$(cut -d' ' -f1-3 /proc/loadavg) $(grep -m1 '^analyzer:' logs/$name-$tag.log)" >> times.log
+  for i in $(curl -s "$OPENSEARCH_URL/_alias/$idx" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(k for k in d if k.startswith("ac-")))' 2>/dev/null); do
+    curl -s -XDELETE "$OPENSEARCH_URL/$i" > /dev/null
+  done
+}
+mkdir -p json logs reports
+run auto
+a=$(python3 -c "import json; print(json.load(open('json/$name-auto.json'))['settings']['analyzer'])" 2>/dev/null)
+e=$(python3 -c "import json; print(json.load(open('json/$name-auto.json'))['embedder'])" 2>/dev/null)
+for an in $lang folding; do
+  [ "$an" = "-" ] && continue
+  for em in multilingual-e5-small minilm; do
+    tag="$an-${em%%-*}"
+    if [ "$an" = "$a" ] && [[ "$e" == *"${em}"* || ( "$em" = minilm && "$e" == *MiniLM* ) ]]; then
+      echo "$(date -Is) $name $tag = auto" >> times.log; continue
+    fi
+    run "$tag" --analyzer "$an" --embedder "$em"
+  done
+done
