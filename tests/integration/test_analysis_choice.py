@@ -90,6 +90,7 @@ def test_the_first_ingest_chooses_when_init_had_no_documents(cli, client, index_
     assert "es" in meta["analysis"]["languages"]
 
 
+@pytest.mark.engine("opensearch")  # cjk lives in analysis-common, which Elasticsearch's test distribution lacks
 @requires_extra("language")
 def test_the_first_ingest_rebuilds_the_empty_index_when_its_choice_differs(cli, client, index_name, tmp_path):
     """Chinese keeps its analyzer (cjk: folding's standard tokenizer cannot split it into words), so the pending
