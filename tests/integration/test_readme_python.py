@@ -32,5 +32,5 @@ def test_the_readme_python_blocks_run_as_written(opensearch_url, index_name):
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "OPENSEARCH_URL": opensearch_url})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "analyzer: spanish, embedder: multilingual-e5-small" in proc.stdout
+    assert "analyzer: folding, embedder: multilingual-e5-small (" in proc.stdout and "are Spanish" in proc.stdout  # issue 39: folding, measured
     assert "err-e4012" in proc.stdout  # the first block's search found the article about that error
