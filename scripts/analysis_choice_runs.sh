@@ -16,9 +16,18 @@ run() { # tag, flags...
      --cache emb.sqlite --json "json/$name-$tag.json" --report "reports/$name-$tag" -q $extra "$@" > "logs/$name-$tag.log" 2>&1
   rc=$?
   echo "$(date -Is) $name $tag rc=$rc $(( $(date +%s) - start ))s load=$(cut -d' ' -f1-3 /proc/loadavg) $(grep -m1 '^analyzer:' logs/$name-$tag.log)" >> times.log
-  for i in $(curl -s "$OPENSEARCH_URL/_alias/$idx" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(k for k in d if k.startswith("ac-")))' 2>/dev/null); do
-    curl -s -XDELETE "$OPENSEARCH_URL/$i" > /dev/null
+  clean "$idx"
+}
+clean() { # what the eval left on the cluster: <idx>-combined-v1 and its templates and search pipelines
+  local names
+  names=$(curl -s "$OPENSEARCH_URL/_cat/indices/$1-*?h=index" | tr '\n' ' ')
+  for i in $names; do curl -s -XDELETE "$OPENSEARCH_URL/$i" > /dev/null; done
+  for kind in _index_template _component_template; do
+    names=$(curl -s "$OPENSEARCH_URL/$kind/$1-*" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(t["name"] for v in d.values() for t in v))')
+    for t in $names; do curl -s -XDELETE "$OPENSEARCH_URL/$kind/$t" > /dev/null; done
   done
+  names=$(curl -s "$OPENSEARCH_URL/_search/pipeline/$1-*" | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)))')
+  for p in $names; do curl -s -XDELETE "$OPENSEARCH_URL/_search/pipeline/$p" > /dev/null; done
 }
 mkdir -p json logs reports
 run auto
