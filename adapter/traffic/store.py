@@ -90,15 +90,28 @@ class UbiStore:
             if not self.cluster.index_exists(index, action=f"checking the UBI index {index}"):
                 counts.append(0)
                 continue
-            answer = self.cluster.delete_by_query(index, query, action=f"deleting the UBI records of client {client_id!r}")
-            counts.append(int(answer.get("deleted") or 0))
+            counts.append(self._delete(index, query, action=f"deleting the UBI records of client {client_id!r}"))
         return counts[0], counts[1]
+
+    def _delete(self, index: str, query: Mapping[str, Any], *, action: str) -> int:
+        """``_delete_by_query`` where the cluster has it (the reindex module), else the matching ids read through a
+        point in time and deleted in bulk, as the adapter's own deletes do (adapter.ingest.by_id)."""
+        if self.cluster.probe().delete_by_query:
+            return int(self.cluster.delete_by_query(index, query, action=action).get("deleted") or 0)
+        ids = [hit["_id"] for hit in self._hits(index, query)]
+        failed = list(self.cluster.bulk(({"_op_type": "delete", "_index": index, "_id": i} for i in ids),
+                                        BulkOptions(raise_on_exception=True), action=action))
+        self.cluster.refresh([index], action=action)
+        return len(ids) - len(failed)
 
     def _read(self, index: str, since: str | None, until: str | None) -> Iterator[Mapping[str, Any]]:
         if not self.cluster.index_exists(index, action=f"checking the UBI index {index}"):
             return
         window = {k: v for k, v in (("gte", since), ("lt", until)) if v}
         query: dict[str, Any] = {"range": {"timestamp": window}} if window else {"match_all": {}}
+        yield from (hit.get("_source") or {} for hit in self._hits(index, query))
+
+    def _hits(self, index: str, query: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
         pit = self.cluster.open_point_in_time(index, keep_alive=KEEP_ALIVE)
         try:
             yield from self._pages(index, pit, query)
@@ -112,10 +125,16 @@ class UbiStore:
         body: dict[str, Any] = {"size": PAGE, "query": query, "sort": [{"_shard_doc": "asc"}], "track_total_hits": False,
                                 "pit": {"id": pit, "keep_alive": KEEP_ALIVE}}
         while True:
-            answer = self.cluster.search(None, body, action=f"reading {index}")
+            try:
+                answer = self.cluster.search(None, body, action=f"reading {index}")
+            except BackendError as exc:
+                if "_shard_doc" not in str(exc) or body["sort"] == [{"_doc": "asc"}]:
+                    raise
+                # OpenSearch 2.x has no _shard_doc: _doc orders the snapshot's one shard (UBI indices have one) as well.
+                body["sort"] = [{"_doc": "asc"}]
+                continue
             hits = (answer.get("hits") or {}).get("hits") or []
-            for hit in hits:
-                yield hit.get("_source") or {}
+            yield from hits
             if len(hits) < PAGE:
                 return
             body["pit"]["id"] = answer.get("pit_id") or body["pit"]["id"]
