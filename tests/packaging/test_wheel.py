@@ -31,8 +31,8 @@ def test_wheel_contains_the_assets(tmp_path):
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     core = [r for r in requires if "extra ==" not in r]
-    # The core is light: no model stack (torch comes only with the models extra); PyYAML reads spec files.
-    assert sorted(r.split(">")[0].split("<")[0].split("=")[0].strip() for r in core) == ["numpy", "opensearch-py", "pyyaml", "rich"]
+    # The core is light: no model stack (torch comes only with the models extra); PyYAML reads spec files; orjson writes vectors and JSON (issue 37).
+    assert sorted(r.split(">")[0].split("<")[0].split("=")[0].strip() for r in core) == ["numpy", "opensearch-py", "orjson", "pyyaml", "rich"]
     assert any(r.startswith("sentence-transformers") and "extra == 'models'" in r for r in requires)
     assert "Classifier: Typing :: Typed" in metadata and "License-Expression: Apache-2.0" in metadata
 
