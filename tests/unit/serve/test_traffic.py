@@ -2,8 +2,12 @@
 
 import pytest
 
-from adapter.serve.traffic import LiveTally
-from adapter.traffic.interleave import Interleaving, Team
+from tests.support.extras import skip_module_without
+
+skip_module_without("serve")  # adapter.serve's package imports FastAPI, which `make unit` does not install
+
+from adapter.serve.traffic import LiveTally  # noqa: E402
+from adapter.traffic.interleave import Interleaving, Team  # noqa: E402
 
 pytestmark = pytest.mark.unit
 
