@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import tables_parts_en, tables_soporte_es, tables_wsparcie_pl
+from . import tables_konsola_pl, tables_parts_en, tables_soporte_es, tables_wsparcie_pl
 
 HERE = Path(__file__).resolve().parent
-SETS = {"soporte-es": tables_soporte_es, "wsparcie-pl": tables_wsparcie_pl, "parts-en": tables_parts_en}
+SETS = {"soporte-es": tables_soporte_es, "wsparcie-pl": tables_wsparcie_pl, "parts-en": tables_parts_en, "konsola-pl": tables_konsola_pl}
 
 
 def _documents_and_queries(tables) -> tuple[list[dict], list[tuple[str, str, list[str]]]]:
