@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue 39 (docs/EVALUATION.md, "The analyzer and embedder chosen from the documents"): one labelled set's default row,
 # hybrid eval with no --analyzer / --embedder and with each hand-chosen pair, under nice; run from the repository root:
-#   OPENSEARCH_URL=... scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
+#   OPENSEARCH_URL=... [ROW=hybrid-adaptive] scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
+# (ROW: the default row's technique; hybrid-adaptive on OpenSearch 2.19, where the default fusion is not min_max-named)
 # then: .venv/bin/python scripts/study_analysis_choice.py --reports out/analysis-choice/reports
 set -u
 : "${OPENSEARCH_URL:?the cluster to measure on}"
@@ -12,7 +13,7 @@ run() { # tag, flags...
   tag=$1; shift
   idx="ac-$name-$tag"
   start=$(date +%s)
-  nice -n 19 $H eval --dataset "$path" --index "$idx" --techniques bm25,dense,hybrid-adaptive-min_max \
+  nice -n 19 $H eval --dataset "$path" --index "$idx" --techniques bm25,dense,${ROW:-hybrid-adaptive-min_max} \
      --cache emb.sqlite --json "json/$name-$tag.json" --report "reports/$name-$tag" -q $extra "$@" > "logs/$name-$tag.log" 2>&1
   rc=$?
   echo "$(date -Is) $name $tag rc=$rc $(( $(date +%s) - start ))s load=$(cut -d' ' -f1-3 /proc/loadavg) $(grep -m1 '^analyzer:' logs/$name-$tag.log)" >> times.log

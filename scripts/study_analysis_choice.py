@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROW = "hybrid-adaptive-min_max"  # the product's default row on OpenSearch 3.x
+ROW = "hybrid-adaptive-min_max"  # the product's default row on OpenSearch 3.x (--row: hybrid-adaptive on 2.19)
 EMBEDDERS = {"multilingual": "multilingual-e5-small", "minilm": "minilm"}
 RULES = "ABCD"  # in the doc's order of preference
 TOLERANCE = 0.005
@@ -70,9 +70,12 @@ def mean(scores: dict[str, float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=Path, required=True)
+    parser.add_argument("--row", default=ROW, help=f"the default row's technique (default {ROW}; OpenSearch 2.19: hybrid-adaptive)")
     parser.add_argument("--english", default="parts-en,apropos-en,glossary-en,pyapi-en,scifact,med,lisa",
                         help="the sets whose corpus the detector reads as English")
     args = parser.parse_args()
+    global ROW
+    ROW = args.row
     english = set(args.english.split(","))
     data = load(args.reports)
     sets = sorted(data)
