@@ -93,16 +93,22 @@ def load_or_create_key(path: Path) -> bytes:
         mode = stat.S_IMODE(os.stat(path).st_mode)
         text = path.read_text().strip()
     except OSError as exc:
-        raise ConfigurationError(f"cannot read the embedding cache's key {path} ({exc}); point HYBRID_CACHE_KEY_FILE at a "
-                                 "file of your own, or pass --no-cache") from exc
+        raise ConfigurationError(
+            f"cannot read the embedding cache's key {path} ({exc}); point HYBRID_CACHE_KEY_FILE at a "
+            "file of your own, or pass --no-cache"
+        ) from exc
     if mode & 0o077:
-        raise ConfigurationError(f"the embedding cache's key {path} is readable by others (mode {mode:o}): anyone who reads "
-                                 f"it can plant vectors that pass the check. `chmod 600 {path}`, or delete it to make a new one "
-                                 "(the cache's entries are then embedded again once)")
+        raise ConfigurationError(
+            f"the embedding cache's key {path} is readable by others (mode {mode:o}): anyone who reads "
+            f"it can plant vectors that pass the check. `chmod 600 {path}`, or delete it to make a new one "
+            "(the cache's entries are then embedded again once)"
+        )
     try:
         return bytes.fromhex(text)
     except ValueError as exc:
-        raise ConfigurationError(f"the embedding cache's key {path} is not what the adapter writes; delete it to make a new one") from exc
+        raise ConfigurationError(
+            f"the embedding cache's key {path} is not what the adapter writes; delete it to make a new one"
+        ) from exc
 
 
 def _only_owner_writes(path: Path) -> bool:
@@ -125,12 +131,16 @@ class EmbeddingCache:
     replaces it). ``key_path``: the key file (default ``cache.key`` beside the cache, or
     ``HYBRID_CACHE_KEY_FILE``)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, key_path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, key_path: str | os.PathLike[str] | None = None
+    ) -> None:
         self.path = Path(path) if path else default_cache_path()
         if not self.path.parent.is_dir():
             self.path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
         with contextlib.suppress(FileExistsError):
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # SQLite's -wal/-shm take its mode
+            os.close(
+                os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            )  # SQLite's -wal/-shm take its mode
         self._key = load_or_create_key(Path(key_path) if key_path else default_key_path(self.path))
         with self._readable():
             self._db = sqlite3.connect(self.path, check_same_thread=False)
@@ -154,10 +164,16 @@ class EmbeddingCache:
             last = -1
             while True:  # a few thousand rows at a time: memory stays small for a big cache
                 with self._db:
-                    rows = self._db.execute("SELECT rowid, fp, h, v, dim, dtype, digest FROM vectors WHERE mac IS NULL AND rowid > ? "
-                                            "ORDER BY rowid LIMIT 2000", (last,)).fetchall()
-                    signed = [(entry_mac(self._key, fp, h, v, dim), rowid) for rowid, fp, h, v, dim, dtype, digest in rows
-                              if isinstance(v, bytes) and dtype == DTYPE and digest == entry_digest(fp, h, v, dim)]
+                    rows = self._db.execute(
+                        "SELECT rowid, fp, h, v, dim, dtype, digest FROM vectors WHERE mac IS NULL AND rowid > ? "
+                        "ORDER BY rowid LIMIT 2000",
+                        (last,),
+                    ).fetchall()
+                    signed = [
+                        (entry_mac(self._key, fp, h, v, dim), rowid)
+                        for rowid, fp, h, v, dim, dtype, digest in rows
+                        if isinstance(v, bytes) and dtype == DTYPE and digest == entry_digest(fp, h, v, dim)
+                    ]
                     self._db.executemany("UPDATE vectors SET mac = ? WHERE rowid = ?", signed)
                 if len(rows) < 2000:
                     break
@@ -186,11 +202,18 @@ class EmbeddingCache:
             chunk = unique[i : i + 500]
             marks = ",".join("?" * len(chunk))
             with self._readable():
-                rows = self._db.execute(f"SELECT h, v, dim, dtype, mac FROM vectors WHERE fp = ? AND h IN ({marks})",
-                                        [fp, *chunk]).fetchall()
+                rows = self._db.execute(
+                    f"SELECT h, v, dim, dtype, mac FROM vectors WHERE fp = ? AND h IN ({marks})", [fp, *chunk]
+                ).fetchall()
             for h, blob, dim, dtype, mac in rows:
-                ok = (isinstance(blob, bytes) and len(blob) == expected and dim == dimension and dtype == DTYPE
-                      and isinstance(mac, str) and hmac.compare_digest(mac, entry_mac(self._key, fp, h, blob, dimension)))
+                ok = (
+                    isinstance(blob, bytes)
+                    and len(blob) == expected
+                    and dim == dimension
+                    and dtype == DTYPE
+                    and isinstance(mac, str)
+                    and hmac.compare_digest(mac, entry_mac(self._key, fp, h, blob, dimension))
+                )
                 if ok:
                     found[h] = np.frombuffer(blob, dtype=DTYPE)
                 else:
@@ -202,10 +225,13 @@ class EmbeddingCache:
         for h, v in items:
             blob = np.asarray(v, dtype=DTYPE).tobytes()
             dim = int(np.asarray(v).size)
-            rows.append((fp, h, blob, dim, DTYPE, entry_digest(fp, h, blob, dim), entry_mac(self._key, fp, h, blob, dim)))
+            rows.append(
+                (fp, h, blob, dim, DTYPE, entry_digest(fp, h, blob, dim), entry_mac(self._key, fp, h, blob, dim))
+            )
         with self._readable(), self._db:
-            self._db.executemany("INSERT OR REPLACE INTO vectors (fp, h, v, dim, dtype, digest, mac) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 rows)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors (fp, h, v, dim, dtype, digest, mac) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+            )
 
     def close(self) -> None:
         self._db.close()
@@ -226,7 +252,9 @@ def embed_documents(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCa
     are embedded once; fresh vectors are stored under the embedder's fingerprint. Cache entries
     that fail their integrity check are embedded again (and counted in ``rejected``)."""
     if cache is None:
-        vectors = embedder.embed_documents(list(texts)) if texts else np.zeros((0, embedder.dimension), dtype=np.float32)
+        vectors = (
+            embedder.embed_documents(list(texts)) if texts else np.zeros((0, embedder.dimension), dtype=np.float32)
+        )
         return CachedVectors(np.asarray(vectors, dtype=np.float32), 0, len(texts))
     fp = embedder.fingerprint.key
     keys = [text_key(t) for t in texts]

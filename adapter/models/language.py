@@ -28,7 +28,9 @@ def detector_installed() -> bool:
     return _classifier() is not None
 
 
-def detect_languages(texts: Iterable[str], *, source: str = "the documents", limit: int = SAMPLE_DOCUMENTS) -> Languages | None:
+def detect_languages(
+    texts: Iterable[str], *, source: str = "the documents", limit: int = SAMPLE_DOCUMENTS
+) -> Languages | None:
     """How many of the first ``limit`` non-empty ``texts`` are in each language; None when no
     detector is installed (the ``language`` extra)."""
     classify = _classifier()
@@ -43,4 +45,6 @@ def detect_languages(texts: Iterable[str], *, source: str = "the documents", lim
         if sum(counts.values()) >= limit:
             break
     n = sum(counts.values())
-    return Languages(tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))), f"{n} document{'s' * (n != 1)} of {source}")
+    return Languages(
+        tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))), f"{n} document{'s' * (n != 1)} of {source}"
+    )

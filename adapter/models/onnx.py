@@ -59,7 +59,9 @@ def export(folder: Path, target: Path) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
     except ImportError as exc:
-        raise UnsupportedModel(f"exporting the model to ONNX needs torch and transformers (the models extra): {exc}") from exc
+        raise UnsupportedModel(
+            f"exporting the model to ONNX needs torch and transformers (the models extra): {exc}"
+        ) from exc
     from transformers.utils import logging as hf_logging
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -88,13 +90,25 @@ def export(folder: Path, target: Path) -> None:
         part = Path(work) / target.name
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the exporter's notes on tracing: about this export, not the user's code
-            torch.onnx.export(Hidden(), tuple(sample[n] for n in names), str(part), input_names=names, output_names=["hidden"],
-                              dynamic_axes={**axes, "hidden": {0: "batch", 1: "tokens"}}, opset_version=17, dynamo=False)
+            torch.onnx.export(
+                Hidden(),
+                tuple(sample[n] for n in names),
+                str(part),
+                input_names=names,
+                output_names=["hidden"],
+                dynamic_axes={**axes, "hidden": {0: "batch", 1: "tokens"}},
+                opset_version=17,
+                dynamo=False,
+            )
         os.replace(part, target)
 
 
-PROBES = ("a query", "¿Cómo devuelvo un pedido?", "ECONNREFUSED on port 9200 after the upgrade",
-          "What is the role of p53 in apoptosis induced by DNA damage in human fibroblasts?")
+PROBES = (
+    "a query",
+    "¿Cómo devuelvo un pedido?",
+    "ECONNREFUSED on port 9200 after the upgrade",
+    "What is the role of p53 in apoptosis induced by DNA damage in human fibroblasts?",
+)
 TOLERANCE = 1e-3  # 1 - cos between a vector here and the torch model's
 
 
@@ -106,8 +120,16 @@ class OnnxQueryEncoder:
     ``check``: the torch model's encode, to compare a freshly exported file with on :data:`PROBES`
     (a file further than :data:`TOLERANCE` is removed and the model stays on torch)."""
 
-    def __init__(self, folder: Path, model_file: Path, *, threads: int = 1, normalize: bool = True, limit: int | None = None,
-                 check: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        model_file: Path,
+        *,
+        threads: int = 1,
+        normalize: bool = True,
+        limit: int | None = None,
+        check: Callable[[Sequence[str]], np.ndarray] | None = None,
+    ) -> None:
         try:
             import onnxruntime
             from tokenizers import Tokenizer
@@ -140,7 +162,9 @@ class OnnxQueryEncoder:
         worst = float(1.0 - cos.min())
         if worst > TOLERANCE:
             model_file.unlink(missing_ok=True)
-            raise UnsupportedModel(f"the exported model's vectors differ from torch's (1 - cos {worst:.2e} > {TOLERANCE})")
+            raise UnsupportedModel(
+                f"the exported model's vectors differ from torch's (1 - cos {worst:.2e} > {TOLERANCE})"
+            )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dimension)`` float32, as the model's ``encode`` returns them."""
