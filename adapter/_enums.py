@@ -17,7 +17,9 @@ def parse_enum(enum_cls: type[E], value: object, what: str) -> E:
     try:
         return enum_cls(str(value).strip().lower())
     except ValueError:
-        raise InputError(f"unknown {what} {value!r}; expected one of: {', '.join(str(e.value) for e in enum_cls)}") from None
+        raise InputError(
+            f"unknown {what} {value!r}; expected one of: {', '.join(str(e.value) for e in enum_cls)}"
+        ) from None
 
 
 class TextEnum(str, enum.Enum):

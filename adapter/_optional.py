@@ -62,7 +62,9 @@ def require(module: str, purpose: str) -> ModuleType:
     except ImportError as exc:
         top = module.split(".")[0]
         extra = EXTRAS.get(top)
-        raise ConfigurationError(f"{purpose} needs the {top} package, which is not installed: {install_hint(extra or top)}") from exc
+        raise ConfigurationError(
+            f"{purpose} needs the {top} package, which is not installed: {install_hint(extra or top)}"
+        ) from exc
 
 
 def install_hint(extra: str) -> str:
@@ -71,7 +73,9 @@ def install_hint(extra: str) -> str:
     from the package index."""
     python = Path(sys.executable)
     pip = python.parent / "pip"
-    return install_command(extra, installed_from(), cwd=Path.cwd(), pip=str(pip) if pip.exists() else f"{python} -m pip")
+    return install_command(
+        extra, installed_from(), cwd=Path.cwd(), pip=str(pip) if pip.exists() else f"{python} -m pip"
+    )
 
 
 def installed_from() -> Mapping[str, Any] | None:

@@ -16,22 +16,38 @@ T = TypeVar("T")
 class Bar:
     """A progress bar: ``update(n)``, then ``close()``. Does nothing when ``enabled`` is false."""
 
-    def __init__(self, description: str, *, total: int | None = None, enabled: bool = True, transient: bool = False) -> None:
+    def __init__(
+        self, description: str, *, total: int | None = None, enabled: bool = True, transient: bool = False
+    ) -> None:
         self._progress = None
         self._line: tuple[str, int | None, float] | None = None  # piped: what the closing line says
         self._done = 0
         if not enabled:
             return
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         console = Console(stderr=True)
         if not console.is_terminal:
             if not transient:
                 self._line = (description, total, time.perf_counter())
             return
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                  TimeRemainingColumn(), console=console, transient=transient)
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=transient,
+        )
         self._task = self._progress.add_task(description, total=total)
         self._progress.start()
 
@@ -46,8 +62,11 @@ class Bar:
             self._progress = None
         if self._line is not None:
             description, total, started = self._line
-            print(f"{description}: {self._done}{'' if total is None else f'/{total}'} in {time.perf_counter() - started:.1f} s",
-                  file=sys.stderr)
+            print(
+                f"{description}: {self._done}{'' if total is None else f'/{total}'} "
+                f"in {time.perf_counter() - started:.1f} s",
+                file=sys.stderr,
+            )
             self._line = None
 
 

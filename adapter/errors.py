@@ -17,8 +17,10 @@ chained (``raise ... from exc``) so the original cause stays visible.
     │   ├── ClusterUnavailableError    the cluster is down or refuses the connection
     │   │   └── TLSError               the TLS handshake failed (an unknown CA, a hostname mismatch)
     │   ├── IndexHealthError           an index stayed red (unassigned primaries) past the wait
-    │   ├── WriteBlockedError          the index is read-only after a flood-stage disk block (429 cluster_block_exception)
-    │   ├── PartialResultError         an answer that lacks part of the result (a failed shard, a short collapsed page), where asked to fail
+    │   ├── WriteBlockedError          the index is read-only after a flood-stage disk block
+    │   │                              (429 cluster_block_exception)
+    │   ├── PartialResultError         an answer that lacks part of the result (a failed shard, a short
+    │   │                              collapsed page), where asked to fail
     │   ├── AuthenticationError        401: the credentials were not accepted (says which kind was used)
     │   └── PermissionDeniedError      403: the user lacks a permission (named, as the server names it)
     ├── MigrationError             a reindex or rollback stopped before moving the alias (gate, disagreement)
@@ -119,7 +121,9 @@ class WriteBlockedError(BackendError):
     disk usage passes the flood-stage watermark (a 429 ``cluster_block_exception``: not a full write
     queue, so waiting and retrying does not help). ``index`` names it."""
 
-    def __init__(self, message: str, *, index: str | None = None, status: int | None = 429, reason: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, index: str | None = None, status: int | None = 429, reason: str | None = None
+    ) -> None:
         self.index = index
         super().__init__(message, status=status, reason=reason)
 
@@ -150,8 +154,15 @@ class PermissionDeniedError(BackendError):
     """403: the user is known but lacks a permission; ``permission`` is the action the server named
     (``indices:data/write/bulk``), ``user`` the user it named."""
 
-    def __init__(self, message: str, *, status: int | None = 403, reason: str | None = None, permission: str | None = None,
-                 user: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = 403,
+        reason: str | None = None,
+        permission: str | None = None,
+        user: str | None = None,
+    ) -> None:
         self.permission = permission
         self.user = user
         super().__init__(message, status=status, reason=reason)

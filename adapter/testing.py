@@ -109,7 +109,9 @@ class FakeServer:
     checking each one's method and path against it.
     """
 
-    def __init__(self, answers: Mapping[str, Any] | None = None, *, recording: list[Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self, answers: Mapping[str, Any] | None = None, *, recording: list[Mapping[str, Any]] | None = None
+    ) -> None:
         self.answers = dict(answers or {})
         self.recording = list(recording or [])
         self.calls: list[Request] = []
@@ -123,15 +125,19 @@ class FakeServer:
     def answer(self, request: Request) -> Reply:
         """The reply to ``request`` (kept in :attr:`calls`); raises a scripted exception."""
         self.calls.append(request)
-        key = request.key if request.key in self.answers else next((k for k in self.answers if request.matches(k)), None)
+        key = (
+            request.key if request.key in self.answers else next((k for k in self.answers if request.matches(k)), None)
+        )
         if key is not None:
             return self._scripted(key, request)
         if self._replayed < len(self.recording):
             exchange = self.recording[self._replayed]
             self._replayed += 1
             if (exchange["method"], exchange["path"]) != (request.method, request.path):
-                raise AssertionError(f"request {len(self.calls)} is {request.key}, the recording has "
-                                     f"{exchange['method']} {exchange['path']} there")
+                raise AssertionError(
+                    f"request {len(self.calls)} is {request.key}, the recording has "
+                    f"{exchange['method']} {exchange['path']} there"
+                )
             return Reply(int(exchange["status"]), exchange.get("response"))
         raise AssertionError(f"FakeServer has no answer for {request.key} (request {len(self.calls)})")
 
@@ -153,7 +159,8 @@ class FakeServer:
 
 
 def _encoded(reply: Reply) -> str:
-    """The answer's bytes as text: JSON, unless the reply says it is something else (``text/plain``: the text as it is)."""
+    """The answer's bytes as text: JSON, unless the reply says it is something else (``text/plain``: the text as
+    it is)."""
     if reply.body is None:
         return ""
     content_type = {k.lower(): v for k, v in reply.headers.items()}.get("content-type", "application/json")
@@ -189,8 +196,16 @@ def _fake_opensearch(server: FakeServer, host: str, port: int) -> Any:
     class FakeConnection(Connection):
         """opensearch-py's connection, answered by the server instead of a socket."""
 
-        def perform_request(self, method: str, url: str, params: Mapping[str, Any] | None = None, body: Any = None,
-                            timeout: Any = None, ignore: Any = (), headers: Any = None) -> tuple[int, dict[str, str], str]:
+        def perform_request(
+            self,
+            method: str,
+            url: str,
+            params: Mapping[str, Any] | None = None,
+            body: Any = None,
+            timeout: Any = None,
+            ignore: Any = (),
+            headers: Any = None,
+        ) -> tuple[int, dict[str, str], str]:
             path = self.url_prefix + url
             reply = server.answer(Request(method, path, query_params(params), parse_body(path, body)))
             data = _encoded(reply)
@@ -203,8 +218,13 @@ def _fake_opensearch(server: FakeServer, host: str, port: int) -> Any:
     class FakeOpenSearch(_Scripted, OpenSearch):
         engine_name = "opensearch"
 
-    client = FakeOpenSearch(hosts=[{"host": host, "port": port}], connection_class=FakeConnection,
-                            max_retries=MAX_RETRIES, retry_on_timeout=True, retry_on_status=RETRY_ON_STATUS)
+    client = FakeOpenSearch(
+        hosts=[{"host": host, "port": port}],
+        connection_class=FakeConnection,
+        max_retries=MAX_RETRIES,
+        retry_on_timeout=True,
+        retry_on_status=RETRY_ON_STATUS,
+    )
     client.server = server
     return client
 
@@ -221,28 +241,53 @@ def _fake_elasticsearch(server: FakeServer, host: str, port: int) -> Any:
 
         _CLIENT_META_HTTP_CLIENT = ("fake", "1")
 
-        def perform_request(self, method: str, target: str, body: bytes | None = None, headers: HttpHeaders | None = None,
-                            request_timeout: Any = None) -> NodeApiResponse:
+        def perform_request(
+            self,
+            method: str,
+            target: str,
+            body: bytes | None = None,
+            headers: HttpHeaders | None = None,
+            request_timeout: Any = None,
+        ) -> NodeApiResponse:
             split = urlsplit(target)
             path = self.path_prefix + split.path
-            reply = server.answer(Request(method, path, dict(parse_qsl(split.query, keep_blank_values=True)),
-                                          parse_body(path, body)))
-            answer_headers = HttpHeaders({"content-type": "application/json", "x-elastic-product": "Elasticsearch",
-                                          **{k.lower(): v for k, v in reply.headers.items()}})  # the product check reads it
-            meta = ApiResponseMeta(status=reply.status, http_version="1.1", headers=answer_headers, duration=0.0, node=self.config)
+            reply = server.answer(
+                Request(method, path, dict(parse_qsl(split.query, keep_blank_values=True)), parse_body(path, body))
+            )
+            answer_headers = HttpHeaders(
+                {
+                    "content-type": "application/json",
+                    "x-elastic-product": "Elasticsearch",
+                    **{k.lower(): v for k, v in reply.headers.items()},
+                }
+            )  # the product check reads it
+            meta = ApiResponseMeta(
+                status=reply.status, http_version="1.1", headers=answer_headers, duration=0.0, node=self.config
+            )
             return NodeApiResponse(meta, _encoded(reply).encode("utf-8"))
 
     class FakeElasticsearch(_Scripted, _dict_answers_class()):  # type: ignore[misc]
         engine_name = "elasticsearch"
 
-    client = FakeElasticsearch(hosts=[f"http://{host}:{port}"], node_class=FakeNode, max_retries=MAX_RETRIES,
-                               retry_on_timeout=True, retry_on_status=RETRY_ON_STATUS)
+    client = FakeElasticsearch(
+        hosts=[f"http://{host}:{port}"],
+        node_class=FakeNode,
+        max_retries=MAX_RETRIES,
+        retry_on_timeout=True,
+        retry_on_status=RETRY_ON_STATUS,
+    )
     client.server = server
     return client
 
 
-def FakeClient(answers: Mapping[str, Any] | None = None, *, recording: list[Mapping[str, Any]] | None = None,  # noqa: N802
-               host: str = "fake-cluster", port: int = 9200, engine_name: str = "opensearch") -> Any:
+def FakeClient(
+    answers: Mapping[str, Any] | None = None,
+    *,
+    recording: list[Mapping[str, Any]] | None = None,  # noqa: N802
+    host: str = "fake-cluster",
+    port: int = 9200,
+    engine_name: str = "opensearch",
+) -> Any:
     """A real client of ``engine_name`` (``opensearch`` or ``elasticsearch``) over a :class:`FakeServer`
     answering from ``answers`` and ``recording`` (see the module docstring)."""
     server = FakeServer(answers, recording=recording)
@@ -268,8 +313,16 @@ class _Recorder:
             response = json.loads(text) if text else None
         except ValueError:
             response = text
-        self.exchanges.append({"method": request.method, "path": request.path, "params": dict(request.params),
-                               "body": request.body, "status": status, "response": response})
+        self.exchanges.append(
+            {
+                "method": request.method,
+                "path": request.path,
+                "params": dict(request.params),
+                "body": request.body,
+                "status": status,
+                "response": response,
+            }
+        )
 
 
 class _Recording:
@@ -286,18 +339,29 @@ class _Recording:
 class _RecordingConnection(_Recording):
     """An opensearch-py connection that keeps each request it sends and the answer."""
 
-    def perform_request(self, method: str, url: str, params: Mapping[str, Any] | None = None, body: Any = None,
-                        timeout: Any = None, ignore: Any = (), headers: Any = None) -> Any:
+    def perform_request(
+        self,
+        method: str,
+        url: str,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        timeout: Any = None,
+        ignore: Any = (),
+        headers: Any = None,
+    ) -> Any:
         from opensearchpy import TransportError
 
         path = self._inner.url_prefix + url
         request = Request(method, path, query_params(params), parse_body(path, body))
         try:
-            status, answer_headers, data = self._inner.perform_request(method, url, params, body, timeout=timeout,
-                                                                       ignore=ignore, headers=headers)
+            status, answer_headers, data = self._inner.perform_request(
+                method, url, params, body, timeout=timeout, ignore=ignore, headers=headers
+            )
         except TransportError as e:
             if isinstance(e.status_code, int):  # an HTTP answer; a connection error ("N/A") is not kept
-                self._recorder.keep(request, e.status_code, json.dumps(e.info) if isinstance(e.info, (dict, list)) else None)
+                self._recorder.keep(
+                    request, e.status_code, json.dumps(e.info) if isinstance(e.info, (dict, list)) else None
+                )
             raise
         self._recorder.keep(request, status, data)
         return status, answer_headers, data
@@ -306,8 +370,9 @@ class _RecordingConnection(_Recording):
 class _RecordingNode(_Recording):
     """An elastic-transport node that keeps each request it sends and the answer."""
 
-    def perform_request(self, method: str, target: str, body: bytes | None = None, headers: Any = None,
-                        request_timeout: Any = None) -> Any:
+    def perform_request(
+        self, method: str, target: str, body: bytes | None = None, headers: Any = None, request_timeout: Any = None
+    ) -> Any:
         split = urlsplit(target)
         path = self._inner.path_prefix + split.path
         request = Request(method, path, dict(parse_qsl(split.query, keep_blank_values=True)), parse_body(path, body))
@@ -372,7 +437,9 @@ def bulk_actions(call: Request) -> list[tuple[dict[str, Any], dict[str, Any] | N
     return out
 
 
-def bulk_answer(call: Request, status: Callable[[str, str], int | tuple[int, str]] = lambda op, doc_id: 201) -> dict[str, Any]:
+def bulk_answer(
+    call: Request, status: Callable[[str, str], int | tuple[int, str]] = lambda op, doc_id: 201
+) -> dict[str, Any]:
     """A ``_bulk`` answer for ``call``: ``status(op, id)`` gives each item's status (or status and reason)."""
     items = []
     for action, _ in bulk_actions(call):

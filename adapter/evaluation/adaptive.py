@@ -16,7 +16,15 @@ import numpy as np
 
 from adapter.evaluation.metrics import Dataset, per_query
 from adapter.fusion import LEGS, Normalization, ScoreNormalization, fuse
-from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, Example, Learned, QuerySignals, calibrate, weight_grid
+from adapter.fusion.choice.policy import (
+    AdaptivePolicy,
+    Calibration,
+    Example,
+    Learned,
+    QuerySignals,
+    calibrate,
+    weight_grid,
+)
 from adapter.fusion.choice.policy import learn_policy as fit
 from adapter.search import Searcher
 
@@ -33,8 +41,15 @@ class QueryRecord:
     coverage: float | None = None  # the query's term coverage (adapter.fusion.choice.signals.term_coverage)
 
 
-def measure_queries(searcher: Searcher, queries: Mapping[str, str], *, vectors: Mapping[str, np.ndarray] | None = None,
-                    depth: int = 100, legs: bool = True, progress: bool = False) -> dict[str, QueryRecord]:
+def measure_queries(
+    searcher: Searcher,
+    queries: Mapping[str, str],
+    *,
+    vectors: Mapping[str, np.ndarray] | None = None,
+    depth: int = 100,
+    legs: bool = True,
+    progress: bool = False,
+) -> dict[str, QueryRecord]:
     """Signals (and, with ``legs``, both legs to ``depth``) of every query."""
     from tqdm.auto import tqdm
 
@@ -43,7 +58,10 @@ def measure_queries(searcher: Searcher, queries: Mapping[str, str], *, vectors: 
         quality, coverage, _ = searcher.query_evidence(text)
         runs: tuple[tuple[tuple[str, float], ...], ...] = ()
         if legs:
-            runs = tuple(tuple(run) for run in searcher.legs(text, depth=depth, query_vector=vectors.get(qid) if vectors else None))
+            runs = tuple(
+                tuple(run)
+                for run in searcher.legs(text, depth=depth, query_vector=vectors.get(qid) if vectors else None)
+            )
         out[qid] = QueryRecord(text, QuerySignals.of(text, quality), runs, coverage)
     return out
 
@@ -56,12 +74,21 @@ def calibration_of(records: Mapping[str, QueryRecord], *, source: str = "") -> C
         q = r.signals.match_quality
         if r.legs and q is not None and q >= CALIBRATION_FULL_MATCH and r.legs[0]:
             agree.append(r.legs[0][0][0] in {d for d, _ in r.legs[1][:10]})
-    return calibrate([r.signals.match_quality for r in records.values()], coverages=[r.coverage for r in records.values()],
-                     dense_hits=agree, source=source)
+    return calibrate(
+        [r.signals.match_quality for r in records.values()],
+        coverages=[r.coverage for r in records.values()],
+        dense_hits=agree,
+        source=source,
+    )
 
 
-def examples(records: Mapping[str, QueryRecord], qrels: Mapping[str, Mapping[str, int]], grid: Sequence[float], *,
-             normalization: Normalization = Normalization.MIN_MAX) -> list[Example]:
+def examples(
+    records: Mapping[str, QueryRecord],
+    qrels: Mapping[str, Mapping[str, int]],
+    grid: Sequence[float],
+    *,
+    normalization: Normalization = Normalization.MIN_MAX,
+) -> list[Example]:
     """Per judged query, the nDCG@10 of its fused list (``normalization`` + arithmetic mean) at every
     BM25 weight of ``grid``."""
     qids = [q for q in records if q in qrels]
@@ -74,8 +101,9 @@ def examples(records: Mapping[str, QueryRecord], qrels: Mapping[str, Mapping[str
     return [Example(records[q].signals, tuple(gains[q])) for q in qids]
 
 
-def learn_policy(searcher: Searcher, train: Dataset, *, base: AdaptivePolicy, depth: int = 100, progress: bool = False
-                 ) -> tuple[Learned, Calibration]:
+def learn_policy(
+    searcher: Searcher, train: Dataset, *, base: AdaptivePolicy, depth: int = 100, progress: bool = False
+) -> tuple[Learned, Calibration]:
     """A policy learned on ``train`` (its judgments; see :func:`adapter.fusion.choice.policy.learn_policy`), and
     the calibration of its queries it was learned with."""
     vectors = {q: searcher.embedder.embed_query(t) for q, t in train.queries.items()}

@@ -55,17 +55,29 @@ def _default_note(summary: Mapping[str, Any], default: str | None) -> str | None
 def _technique_rows(summary: Mapping[str, Any], default: str | None) -> list[dict[str, Any]]:
     out = []
     for name, row in summary["results"].items():
-        family = row.get("family") or ("bm25" if name.startswith("bm25") else "dense" if name.startswith("dense") else "hybrid")
-        out.append({"name": name, "family": family, "post": bool(row.get("post_processed", "+" in name)), "default": name == default,
-                    **{m: row.get(m) for m in REPORTED},
-                    "client_p50": row.get("latency_ms_p50"), "client_p95": row.get("latency_ms_p95"),
-                    "server_p50": row.get("server_ms_p50"), "server_p95": row.get("server_ms_p95"),
-                    "notices": row.get("notices") or []})
+        family = row.get("family") or (
+            "bm25" if name.startswith("bm25") else "dense" if name.startswith("dense") else "hybrid"
+        )
+        out.append(
+            {
+                "name": name,
+                "family": family,
+                "post": bool(row.get("post_processed", "+" in name)),
+                "default": name == default,
+                **{m: row.get(m) for m in REPORTED},
+                "client_p50": row.get("latency_ms_p50"),
+                "client_p95": row.get("latency_ms_p95"),
+                "server_p50": row.get("server_ms_p50"),
+                "server_p95": row.get("server_ms_p95"),
+                "notices": row.get("notices") or [],
+            }
+        )
     return out
 
 
-def _normalised(fusion: Fusion, legs: list[list[tuple[str, float]]],
-                cache: dict[Fusion, list[dict[str, float | None]]]) -> list[dict[str, float | None]]:
+def _normalised(
+    fusion: Fusion, legs: list[list[tuple[str, float]]], cache: dict[Fusion, list[dict[str, float | None]]]
+) -> list[dict[str, float | None]]:
     """Each leg's normalised score by document, as ``fusion`` normalises it (the server's formulas,
     :meth:`~adapter.fusion.base.Fusion.normalized`); once a query per method and parameters, since
     the weights (all that adaptive fusion changes) do not enter it."""
@@ -78,7 +90,11 @@ def _normalised(fusion: Fusion, legs: list[list[tuple[str, float]]],
 def _drill(qid: str, runs: Mapping[str, Mapping[str, QueryRun]]) -> dict[str, Any]:
     """One query's drill-down: every technique's top 10, the legs' ranks and raw scores of the
     documents listed, and each fused list's normalised scores."""
-    lists = {name: [[d, _num(s)] for d, s in by_query[qid].ranking[:TOP]] for name, by_query in runs.items() if qid in by_query}
+    lists = {
+        name: [[d, _num(s)] for d, s in by_query[qid].ranking[:TOP]]
+        for name, by_query in runs.items()
+        if qid in by_query
+    }
     listed = {d for top in lists.values() for d, _ in top}
     legs = {}
     leg_runs: list[list[tuple[str, float]]] = []
@@ -104,9 +120,17 @@ def _drill(qid: str, runs: Mapping[str, Mapping[str, QueryRun]]) -> dict[str, An
 
 
 def _comparison_json(c: Comparison) -> dict[str, Any]:
-    return {"technique": c.technique, "baseline": c.baseline, "measure": c.measure, "delta": _num(c.delta, 4),
-            "p_rand": _num(c.p_randomization, 3), "p_t": _num(c.p_t, 3), "p_rand_adj": _num(c.p_randomization_adjusted, 3),
-            "p_t_adj": _num(c.p_t_adjusted, 3), "significant": c.significant}
+    return {
+        "technique": c.technique,
+        "baseline": c.baseline,
+        "measure": c.measure,
+        "delta": _num(c.delta, 4),
+        "p_rand": _num(c.p_randomization, 3),
+        "p_t": _num(c.p_t, 3),
+        "p_rand_adj": _num(c.p_randomization_adjusted, 3),
+        "p_t_adj": _num(c.p_t_adjusted, 3),
+        "significant": c.significant,
+    }
 
 
 def report_data(stored: StoredEval, *, resamples: int = RESAMPLES) -> dict[str, Any]:
@@ -114,7 +138,9 @@ def report_data(stored: StoredEval, *, resamples: int = RESAMPLES) -> dict[str, 
     summary = stored.summary
     default = default_row(summary)
     qids = [q for q in stored.queries if q in stored.qrels]
-    scores = query_metrics({q: stored.qrels[q] for q in qids}, {n: {q: r[q] for q in qids if q in r} for n, r in stored.runs.items()})
+    scores = query_metrics(
+        {q: stored.qrels[q] for q in qids}, {n: {q: r[q] for q in qids if q in r} for n, r in stored.runs.items()}
+    )
     baselines = [b for b in (default, *LEGS) if b and b in stored.runs]
     comparisons = compare(scores, baselines, resamples=resamples)
     settings = summary.get("settings") or {}
@@ -125,20 +151,45 @@ def report_data(stored: StoredEval, *, resamples: int = RESAMPLES) -> dict[str, 
                 if d in stored.titles:
                     titles[d] = stored.titles[d][:160]
     return {
-        "dataset": summary.get("dataset"), "split": summary.get("split"), "embedder": summary.get("embedder"),
-        "index": summary.get("index"), "engine": settings.get("engine", "opensearch"),
-        "version": settings.get("version") or settings.get("opensearch"), "settings": settings,
-        "default": default, "default_note": _default_note(summary, default),
-        "legs": [leg for leg in LEGS if leg in stored.runs], "measures": list(REPORTED),
+        "dataset": summary.get("dataset"),
+        "split": summary.get("split"),
+        "embedder": summary.get("embedder"),
+        "index": summary.get("index"),
+        "engine": settings.get("engine", "opensearch"),
+        "version": settings.get("version") or settings.get("opensearch"),
+        "settings": settings,
+        "default": default,
+        "default_note": _default_note(summary, default),
+        "legs": [leg for leg in LEGS if leg in stored.runs],
+        "measures": list(REPORTED),
         "techniques": _technique_rows(summary, default),
-        "tests": {"correction": CORRECTION, "alpha": ALPHA, "resamples": resamples, "baselines": baselines,
-                  "comparisons": [_comparison_json(c) for c in comparisons]},
-        "queries": [{"id": q, "text": stored.queries[q], "class": stored.classes.get(q, ""),
-                     "relevant": sum(1 for g in stored.qrels[q].values() if g > 0)} for q in qids],
-        "scores": {m: {n: [_num(by_query.get(q, 0.0), 4) for q in qids] for n, by_query in by_technique.items()}
-                   for m, by_technique in scores.items()},
-        "latency": {n: {"client": [_num(r[q].client_ms, 3) if q in r else None for q in qids],
-                        "server": [_num(r[q].server_ms, 3) if q in r else None for q in qids]} for n, r in stored.runs.items()},
+        "tests": {
+            "correction": CORRECTION,
+            "alpha": ALPHA,
+            "resamples": resamples,
+            "baselines": baselines,
+            "comparisons": [_comparison_json(c) for c in comparisons],
+        },
+        "queries": [
+            {
+                "id": q,
+                "text": stored.queries[q],
+                "class": stored.classes.get(q, ""),
+                "relevant": sum(1 for g in stored.qrels[q].values() if g > 0),
+            }
+            for q in qids
+        ],
+        "scores": {
+            m: {n: [_num(by_query.get(q, 0.0), 4) for q in qids] for n, by_query in by_technique.items()}
+            for m, by_technique in scores.items()
+        },
+        "latency": {
+            n: {
+                "client": [_num(r[q].client_ms, 3) if q in r else None for q in qids],
+                "server": [_num(r[q].server_ms, 3) if q in r else None for q in qids],
+            }
+            for n, r in stored.runs.items()
+        },
         "qrels": {q: stored.qrels[q] for q in qids},
         "titles": titles,
         "drill": {q: _drill(q, stored.runs) for q in qids},
@@ -149,8 +200,12 @@ def environment() -> Any:
     """The pages' Jinja2 environment (templates in adapter/web/templates, autoescaped)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    return Environment(loader=PackageLoader("adapter.web", "templates"), autoescape=select_autoescape(["html", "j2"]),
-                       trim_blocks=True, lstrip_blocks=True)
+    return Environment(
+        loader=PackageLoader("adapter.web", "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def copy_static(names: tuple[str, ...], dest: Path) -> None:
@@ -165,8 +220,15 @@ def render(data: Mapping[str, Any], *, base: str = "assets/") -> str:
     """The page's HTML (its data and scripts are loaded from ``base``)."""
     by_key = {(c["technique"], c["baseline"], c["measure"]): c for c in data["tests"]["comparisons"]}
     best = {m: max((t[m] for t in data["techniques"] if t[m] is not None), default=None) for m in data["measures"]}
-    fastest = {k: min((t[k] for t in data["techniques"] if t[k] is not None), default=None) for k in ("client_p50", "server_p50")}
-    page: str = environment().get_template("report.html.j2").render(data=data, tests=by_key, best=best, fastest=fastest, base=base)
+    fastest = {
+        k: min((t[k] for t in data["techniques"] if t[k] is not None), default=None)
+        for k in ("client_p50", "server_p50")
+    }
+    page: str = (
+        environment()
+        .get_template("report.html.j2")
+        .render(data=data, tests=by_key, best=best, fastest=fastest, base=base)
+    )
     return page
 
 

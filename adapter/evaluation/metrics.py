@@ -24,10 +24,14 @@ Qrels = Mapping[str, Mapping[str, int]]
 
 def run_from_rankings(rankings: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]:
     """``{qid: [doc ids best first]}`` -> a run whose scores preserve that order exactly."""
-    return {qid: {doc: float(len(docs) - i) for i, doc in enumerate(dict.fromkeys(docs))} for qid, docs in rankings.items()}
+    return {
+        qid: {doc: float(len(docs) - i) for i, doc in enumerate(dict.fromkeys(docs))} for qid, docs in rankings.items()
+    }
 
 
-def evaluate(qrels: Qrels, rankings: Mapping[str, Sequence[str]], measures: Mapping[str, str] = MEASURES) -> dict[str, float]:
+def evaluate(
+    qrels: Qrels, rankings: Mapping[str, Sequence[str]], measures: Mapping[str, str] = MEASURES
+) -> dict[str, float]:
     """Mean of each measure over every query in ``qrels`` (missing or empty rankings count 0)."""
     ir_measures = require("ir_measures", "scoring retrieval metrics")
     parsed = {name: ir_measures.parse_measure(m) for name, m in measures.items()}
@@ -72,7 +76,9 @@ class Dataset:
         if not n:
             return self
         keep = list(self.queries)[:n]
-        return Dataset(self.name, self.root, self.split, {q: self.queries[q] for q in keep}, {q: self.qrels[q] for q in keep})
+        return Dataset(
+            self.name, self.root, self.split, {q: self.queries[q] for q in keep}, {q: self.qrels[q] for q in keep}
+        )
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -98,8 +104,14 @@ def load_beir(root: str | Path, split: str = "test") -> Dataset:
     root = Path(root)
     if not root.is_dir():
         what = "is a file, not a folder" if root.exists() else "does not exist"
-        here = " (labelled sets in this clone: benchmarks/data/*, e.g. benchmarks/data/soporte-es)" if Path("benchmarks/data").is_dir() else ""
-        raise InputError(f"{root} {what}: a BEIR dataset is a folder with corpus.jsonl, queries.jsonl and qrels/{split}.tsv{here}")
+        here = (
+            " (labelled sets in this clone: benchmarks/data/*, e.g. benchmarks/data/soporte-es)"
+            if Path("benchmarks/data").is_dir()
+            else ""
+        )
+        raise InputError(
+            f"{root} {what}: a BEIR dataset is a folder with corpus.jsonl, queries.jsonl and qrels/{split}.tsv{here}"
+        )
     missing = [p for p in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv") if not (root / p).exists()]
     if missing:
         raise InputError(f"{root} is not a BEIR dataset with split {split!r}: missing {', '.join(missing)}")
@@ -113,5 +125,7 @@ def load_beir(root: str | Path, split: str = "test") -> Dataset:
                     queries[str(row["_id"])] = row["text"]
     unknown = set(qrels) - set(queries)
     if unknown:
-        raise InputError(f"{len(unknown)} judged queries of {split!r} are missing from queries.jsonl (e.g. {sorted(unknown)[:3]})")
+        raise InputError(
+            f"{len(unknown)} judged queries of {split!r} are missing from queries.jsonl (e.g. {sorted(unknown)[:3]})"
+        )
     return Dataset(root.name, root, split, queries, qrels)

@@ -35,8 +35,12 @@ class Gap:
         return abs(self.delta) <= self.standard_error
 
     def as_json(self) -> dict[str, Any]:
-        return {"to": self.to, "delta": round(self.delta, 4), "standard_error": round(self.standard_error, 4),
-                "within_noise": self.within_noise}
+        return {
+            "to": self.to,
+            "delta": round(self.delta, 4),
+            "standard_error": round(self.standard_error, 4),
+            "within_noise": self.within_noise,
+        }
 
 
 def standard_error(name: str, values: Sequence[float]) -> float:

@@ -68,7 +68,9 @@ class QueryRun:
 Runs = Mapping[str, Mapping[str, QueryRun]]  # technique -> query id -> its run
 
 
-def query_metrics(qrels: Qrels, runs: Runs, measures: Sequence[str] = REPORTED) -> dict[str, dict[str, dict[str, float]]]:
+def query_metrics(
+    qrels: Qrels, runs: Runs, measures: Sequence[str] = REPORTED
+) -> dict[str, dict[str, dict[str, float]]]:
     """``measure -> technique -> query id -> value`` for every judged query (0 where nothing was
     returned), by ir-measures as the means are (:func:`adapter.evaluation.metrics.evaluate`), every measure of
     a technique in one pass."""
@@ -80,7 +82,11 @@ def query_metrics(qrels: Qrels, runs: Runs, measures: Sequence[str] = REPORTED) 
     qrels_dict = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
     out: dict[str, dict[str, dict[str, float]]] = {m: {} for m in measures}
     for name, by_query in runs.items():
-        run = {q: docs for q, docs in run_from_rankings({q: r.ids for q, r in by_query.items()}).items() if q in qrels and docs}
+        run = {
+            q: docs
+            for q, docs in run_from_rankings({q: r.ids for q, r in by_query.items()}).items()
+            if q in qrels and docs
+        }
         for m in measures:
             out[m][name] = {q: 0.0 for q in qrels}
         for metric in ir_measures.iter_calc(list(parsed), qrels_dict, run):

@@ -45,23 +45,43 @@ class DefaultRegret:
         out = []
         to_leg = self.best_leg_ndcg - self.ndcg
         if to_leg > WARN_LOSS:
-            out.append(f"the default ({self.default}, {self.ndcg:.4f}) lost to {self.best_leg} alone ({self.best_leg_ndcg:.4f}) "
-                       f"by {to_leg:.4f}{self._noise(to_leg, self.leg_error)}")
+            out.append(
+                f"the default ({self.default}, {self.ndcg:.4f}) "
+                f"lost to {self.best_leg} alone ({self.best_leg_ndcg:.4f}) "
+                f"by {to_leg:.4f}{self._noise(to_leg, self.leg_error)}"
+            )
         if self.regret > WARN_LOSS:
-            out.append(f"the default ({self.default}, {self.ndcg:.4f}) lost to the fixed {self.best_fixed} ({self.best_fixed_ndcg:.4f}) "
-                       f"by {self.regret:.4f}{self._noise(self.regret, self.standard_error)}")
+            out.append(
+                f"the default ({self.default}, {self.ndcg:.4f}) "
+                f"lost to the fixed {self.best_fixed} ({self.best_fixed_ndcg:.4f}) "
+                f"by {self.regret:.4f}{self._noise(self.regret, self.standard_error)}"
+            )
         return tuple(out)
 
     def as_json(self) -> dict[str, Any]:
-        return {"default": self.default, "ndcg@10": round(self.ndcg, 4), "best_fixed": self.best_fixed,
-                "best_fixed_ndcg@10": round(self.best_fixed_ndcg, 4), "regret": round(self.regret, 4),
-                "best_leg": self.best_leg, "best_leg_ndcg@10": round(self.best_leg_ndcg, 4), "warnings": list(self.warnings),
-                **({"standard_error": round(self.standard_error, 4), "within_noise": self.within_noise}
-                   if self.standard_error is not None else {})}
+        return {
+            "default": self.default,
+            "ndcg@10": round(self.ndcg, 4),
+            "best_fixed": self.best_fixed,
+            "best_fixed_ndcg@10": round(self.best_fixed_ndcg, 4),
+            "regret": round(self.regret, 4),
+            "best_leg": self.best_leg,
+            "best_leg_ndcg@10": round(self.best_leg_ndcg, 4),
+            "warnings": list(self.warnings),
+            **(
+                {"standard_error": round(self.standard_error, 4), "within_noise": self.within_noise}
+                if self.standard_error is not None
+                else {}
+            ),
+        }
 
 
-def default_regret(rows: Mapping[str, float], default: str | None, per_query: Mapping[str, Sequence[float]] | None = None,
-                   name: str = "run") -> DefaultRegret | None:
+def default_regret(
+    rows: Mapping[str, float],
+    default: str | None,
+    per_query: Mapping[str, Sequence[float]] | None = None,
+    name: str = "run",
+) -> DefaultRegret | None:
     """The regret of ``default`` among a run's rows (row -> nDCG@10); None when the run has no such
     row, no fixed fusion or no leg to compare with. With ``per_query`` (every row's nDCG@10 per
     query), its standard error against the best fixed fusion, paired over the queries (``name``: the

@@ -78,9 +78,16 @@ class TechniqueResult:
     standard_error: float | None = None  # of the mean nDCG@10 (None: not measured per query)
 
     def as_json(self) -> dict[str, Any]:
-        out = {**self.metrics, "latency_ms_p50": self.latency_ms_p50, "latency_ms_p95": self.latency_ms_p95,
-               "server_ms_p50": self.server_ms_p50, "server_ms_p95": self.server_ms_p95, "queries": self.queries,
-               "notices": list(self.notices), "by_class": self.by_class}
+        out = {
+            **self.metrics,
+            "latency_ms_p50": self.latency_ms_p50,
+            "latency_ms_p95": self.latency_ms_p95,
+            "server_ms_p50": self.server_ms_p50,
+            "server_ms_p95": self.server_ms_p95,
+            "queries": self.queries,
+            "notices": list(self.notices),
+            "by_class": self.by_class,
+        }
         if self.spec is not None:
             out.update(family=self.spec.family.value, post_processed=self.spec.post_processed)
         if self.standard_error is not None:
@@ -96,8 +103,12 @@ class Trial:
     metrics: dict[str, float]
 
     def as_json(self) -> dict[str, Any]:
-        return {"fusion": self.fusion.name, "weights": list(self.fusion.weights) if self.fusion.weights else None,
-                "rank_constant": getattr(self.fusion, "rank_constant", None), **self.metrics}  # RRF's parameter
+        return {
+            "fusion": self.fusion.name,
+            "weights": list(self.fusion.weights) if self.fusion.weights else None,
+            "rank_constant": getattr(self.fusion, "rank_constant", None),
+            **self.metrics,
+        }  # RRF's parameter
 
 
 @dataclass(frozen=True)
@@ -111,8 +122,13 @@ class Tuning:
     def as_json(self, top: int = 10) -> dict[str, Any]:
         best = sorted(self.trials, key=lambda t: -t.metrics["ndcg@10"])[:top]
         chosen = Trial(self.chosen, {}).as_json()
-        return {"split": self.split, "queries": self.queries, "chosen": chosen, "pipeline": self.pipeline,
-                "top_trials": [t.as_json() for t in best]}
+        return {
+            "split": self.split,
+            "queries": self.queries,
+            "chosen": chosen,
+            "pipeline": self.pipeline,
+            "top_trials": [t.as_json() for t in best],
+        }
 
 
 @dataclass(frozen=True)
@@ -137,8 +153,10 @@ class EvalReport:
             "embedder": self.embedder,
             "index": self.index,
             "settings": self.settings,
-            "results": {name: {**r.as_json(), **({"versus_best": gaps[name].as_json()} if name in gaps else {})}
-                        for name, r in self.results.items()},
+            "results": {
+                name: {**r.as_json(), **({"versus_best": gaps[name].as_json()} if name in gaps else {})}
+                for name, r in self.results.items()
+            },
             "tuning": self.tuning.as_json() if self.tuning else None,
             "learned": self.learned,
             "learned_fusion": self.model.to_json() if self.model else None,
@@ -148,8 +166,14 @@ class EvalReport:
     @property
     def default_regret(self) -> DefaultRegret | None:
         """The product's default row against the best fixed fusion and the better leg of this run."""
-        first = {n: r.metrics["ndcg@10"] for n, r in self.results.items() if not (r.spec and (r.spec.post_processed or r.spec.tuned))}
-        return default_regret(first, self.settings.get("default_technique"), self._per_query(list(first)), f"{self.dataset} {self.split}")
+        first = {
+            n: r.metrics["ndcg@10"]
+            for n, r in self.results.items()
+            if not (r.spec and (r.spec.post_processed or r.spec.tuned))
+        }
+        return default_regret(
+            first, self.settings.get("default_technique"), self._per_query(list(first)), f"{self.dataset} {self.split}"
+        )
 
     def _per_query(self, rows: Sequence[str]) -> dict[str, tuple[float, ...]]:
         """The rows' nDCG@10 per query where every one of ``rows`` has it (else none: no standard errors)."""
@@ -187,8 +211,10 @@ def format_table(report: EvalReport) -> str:
     width = max(len(n) for n in rows) + 2
     queries = next(iter(report.results.values())).queries if report.results else 0
     noise_head = f"{'se':>8}{'vs best':>12}" if gaps else ""
-    lines = [f"{report.dataset} ({report.split}, {queries} queries), embedder {report.embedder}",
-             f"{'technique':<{width}}{cols[0]:>16}{noise_head}" + "".join(f"{c:>16}" for c in cols[1:])]
+    lines = [
+        f"{report.dataset} ({report.split}, {queries} queries), embedder {report.embedder}",
+        f"{'technique':<{width}}{cols[0]:>16}{noise_head}" + "".join(f"{c:>16}" for c in cols[1:]),
+    ]
     for name, row in rows.items():
         cells = []
         for col in cols:
@@ -199,21 +225,29 @@ def format_table(report: EvalReport) -> str:
         if gaps:
             se = report.results[name].standard_error
             g = gaps.get(name)
-            versus = "" if g is None else ("best" if g.row == g.to else f"{g.delta:+.4f}{'~' if g.within_noise else ' '}")
+            versus = (
+                "" if g is None else ("best" if g.row == g.to else f"{g.delta:+.4f}{'~' if g.within_noise else ' '}")
+            )
             noise = f"{'' if se is None else f'{se:.4f}':>8}{versus:>12}"
         lines.append(f"{name:<{width}}{cells[0]}{noise}" + "".join(cells[1:]))
     lines.append("* the best of its column: the highest metric, the lowest latency (ms: client p50/p95, server p50)")
     if gaps:
-        lines.append("se: the standard error of the row's nDCG@10 (bootstrap over the queries); vs best: its nDCG@10 minus the best "
-                     "row's, ~ where that gap is within one paired standard error (noise, not a difference)")
+        lines.append(
+            "se: the standard error of the row's nDCG@10 (bootstrap over the queries); "
+            "vs best: its nDCG@10 minus the best row's, "
+            "~ where that gap is within one paired standard error (noise, not a difference)"
+        )
     return "\n".join(lines)
 
 
 def pareto_front(points: dict[str, tuple[float, float]]) -> list[str]:
     """Names of the points no other point beats: ``(latency, quality)``, lower latency and higher
     quality are better; ordered by latency. A point equal to another on both is kept."""
-    front = [n for n, (lat, q) in points.items()
-             if not any((l2 <= lat and q2 >= q) and (l2 < lat or q2 > q) for m, (l2, q2) in points.items() if m != n)]
+    front = [
+        n
+        for n, (lat, q) in points.items()
+        if not any((l2 <= lat and q2 >= q) and (l2 < lat or q2 > q) for m, (l2, q2) in points.items() if m != n)
+    ]
     return sorted(front, key=lambda n: points[n])
 
 
@@ -223,7 +257,9 @@ def _rows(report: EvalReport | dict[str, Any]) -> tuple[dict[str, Any], dict[str
 
 
 def _family(name: str, row: Mapping[str, Any]) -> str:
-    return row.get("family") or ("bm25" if name.startswith("bm25") else "dense" if name.startswith("dense") else "hybrid")
+    return row.get("family") or (
+        "bm25" if name.startswith("bm25") else "dense" if name.startswith("dense") else "hybrid"
+    )
 
 
 def _post(name: str, row: Mapping[str, Any]) -> bool:
@@ -294,10 +330,23 @@ def _draw_points(ax: Any, chart: Chart) -> None:
         if _post(name, row):
             ax.scatter(x, y, s=25, facecolors="none", edgecolors="0.6", zorder=2)
         else:
-            ax.scatter(x, y, s=60, color=COLORS[_family(name, row)], edgecolors="black" if name in chart.front else "none", zorder=3)
+            ax.scatter(
+                x,
+                y,
+                s=60,
+                color=COLORS[_family(name, row)],
+                edgecolors="black" if name in chart.front else "none",
+                zorder=3,
+            )
     if chart.front:
-        ax.plot(*zip(*[chart.points[n] for n in chart.front]), "--", color="0.3", lw=1, zorder=1,
-                label="Pareto front (no technique is faster and better)")
+        ax.plot(
+            *zip(*[chart.points[n] for n in chart.front]),
+            "--",
+            color="0.3",
+            lw=1,
+            zorder=1,
+            label="Pareto front (no technique is faster and better)",
+        )
 
 
 def _draw_labels(ax: Any, chart: Chart) -> None:
@@ -312,8 +361,15 @@ def _draw_labels(ax: Any, chart: Chart) -> None:
         # Points close to one already labelled get their label stacked further down, so none overlap.
         near = sum(1 for px, py in placed if abs(px - x) < 0.25 * span_x and abs(py - y) < 0.25 * span_y)
         placed.append((x, y))
-        ax.annotate(text, (x, y), xytext=(8, 6 - 28 * near), textcoords="offset points", fontsize=8,
-                    fontweight="bold" if label else "normal", arrowprops=dict(arrowstyle="-", color="0.5", lw=0.5))
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=(8, 6 - 28 * near),
+            textcoords="offset points",
+            fontsize=8,
+            fontweight="bold" if label else "normal",
+            arrowprops=dict(arrowstyle="-", color="0.5", lw=0.5),
+        )
 
 
 def _frame_points(ax: Any, chart: Chart) -> None:
@@ -328,7 +384,9 @@ def _frame_points(ax: Any, chart: Chart) -> None:
     ax.scatter([], [], facecolors="none", edgecolors="0.6", label="+ MMR / rerank (fewer hits fetched)")
     ax.set_xlabel("server latency per query, p50 (ms, the server's took)")
     ax.set_ylabel(f"{chart.metric} (axis zoomed to the data)")
-    ax.set_title(f"Which technique: {chart.metric} against latency, {chart.data['dataset']} {chart.data['split']}", fontsize=11)
+    ax.set_title(
+        f"Which technique: {chart.metric} against latency, {chart.data['dataset']} {chart.data['split']}", fontsize=11
+    )
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
 

@@ -56,7 +56,9 @@ def write_run(path: str | Path, rankings: Mapping[str, Sequence[tuple[str, float
 
 
 def write_qrels(path: str | Path, qrels: Qrels) -> None:
-    Path(path).write_text("".join(f"{q} 0 {d} {int(g)}\n" for q, docs in qrels.items() for d, g in docs.items()), encoding="utf-8")
+    Path(path).write_text(
+        "".join(f"{q} 0 {d} {int(g)}\n" for q, docs in qrels.items() for d, g in docs.items()), encoding="utf-8"
+    )
 
 
 def read_run(path: str | Path) -> dict[str, list[tuple[str, float]]]:
@@ -74,7 +76,9 @@ def read_run(path: str | Path) -> dict[str, list[tuple[str, float]]]:
                 qid, _, doc, _, score, _ = parts
                 out.setdefault(qid, []).append((doc, float(score)))
             except ValueError:
-                raise InputError(f"{path} line {number} is not a TREC run line (qid Q0 docid rank score tag): {line.strip()!r}") from None
+                raise InputError(
+                    f"{path} line {number} is not a TREC run line (qid Q0 docid rank score tag): {line.strip()!r}"
+                ) from None
     return {q: sorted(docs, key=lambda d: -d[1]) for q, docs in out.items()}
 
 

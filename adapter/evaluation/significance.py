@@ -84,8 +84,9 @@ def randomization_pvalues(differences: np.ndarray, *, resamples: int = RESAMPLES
     return out
 
 
-def paired_tests(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], *, resamples: int = RESAMPLES,
-                 seed: int = SEED) -> list[tuple[float, float]]:
+def paired_tests(
+    a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, seed: int = SEED
+) -> list[tuple[float, float]]:
     """(randomization p, t-test p), two-sided, for each row pair of per-query scores ``a[i]`` and
     ``b[i]`` (the same queries in the same order). Identical rows give 1.0 for both (no evidence
     of a difference)."""
@@ -128,8 +129,9 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def compare(scores: Mapping[str, Mapping[str, Mapping[str, float]]], baselines: Sequence[str], *,
-            resamples: int = RESAMPLES) -> list[Comparison]:
+def compare(
+    scores: Mapping[str, Mapping[str, Mapping[str, float]]], baselines: Sequence[str], *, resamples: int = RESAMPLES
+) -> list[Comparison]:
     """Every technique against every baseline, on every measure of ``scores`` (``measure ->
     technique -> query id -> value``); p-values Holm-corrected within each measure and test over
     the distinct pairs compared (a pair of two baselines is tested once)."""
@@ -154,5 +156,7 @@ def compare(scores: Mapping[str, Mapping[str, Mapping[str, float]]], baselines: 
         for name, baseline in rows:
             key = frozenset((name, baseline))
             delta = float(np.mean(np.subtract(vectors[name], vectors[baseline]))) if qids else 0.0
-            out.append(Comparison(name, baseline, measure, delta, result[key][0], result[key][1], rand_adj[key], t_adj[key]))
+            out.append(
+                Comparison(name, baseline, measure, delta, result[key][0], result[key][1], rand_adj[key], t_adj[key])
+            )
     return out

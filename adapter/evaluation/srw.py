@@ -67,20 +67,26 @@ def exportable(queries: Mapping[str, str], *, drop_refused: bool = False) -> tup
     refused = {q: why for q, text in queries.items() if (why := refused_text(text))}
     if refused and not drop_refused:
         sample = "; ".join(f"{q} {queries[q]!r}: {why}" for q, why in list(refused.items())[:5])
-        raise InputError(f"{len(refused)} queries would be refused by the Search Relevance Workbench ({sample}); "
-                         "drop them with --drop-refused, or edit their texts")
+        raise InputError(
+            f"{len(refused)} queries would be refused by the Search Relevance Workbench ({sample}); "
+            "drop them with --drop-refused, or edit their texts"
+        )
     kept = {q: t for q, t in queries.items() if q not in refused}
     by_text: dict[str, list[str]] = {}
     for q, t in kept.items():
         by_text.setdefault(t, []).append(q)
     twins = [ids for ids in by_text.values() if len(ids) > 1]
     if twins:
-        raise InputError(f"the workbench keys judgments by query text, and {len(twins)} texts belong to several queries "
-                         f"(e.g. {', '.join(twins[0])}: {kept[twins[0][0]]!r}); merge them first")
+        raise InputError(
+            f"the workbench keys judgments by query text, and {len(twins)} texts belong to several queries "
+            f"(e.g. {', '.join(twins[0])}: {kept[twins[0][0]]!r}); merge them first"
+        )
     return kept, refused
 
 
-def query_set(queries: Mapping[str, str], *, name: str, description: str = "", with_ids: bool = False) -> dict[str, Any]:
+def query_set(
+    queries: Mapping[str, str], *, name: str, description: str = "", with_ids: bool = False
+) -> dict[str, Any]:
     """The ``PUT _plugins/_search_relevance/query_sets`` body (texts checked by :func:`exportable`)."""
     _check_label("query set name", name, NAME_MAX)
     if description:
@@ -94,14 +100,18 @@ def query_set_ndjson(body: Mapping[str, Any]) -> str:
     return "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in body["querySetQueries"])
 
 
-def judgment_list(queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]], *, name: str,
-                  description: str = "") -> dict[str, Any]:
+def judgment_list(
+    queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]], *, name: str, description: str = ""
+) -> dict[str, Any]:
     """The ``PUT _plugins/_search_relevance/judgments`` body: every judgment of the queries given."""
     _check_label("judgment list name", name, NAME_MAX)
     if description:
         _check_label("description", description, DESCRIPTION_MAX)
-    ratings = [{"query": queries[q], "ratings": [{"docId": d, "rating": f"{g:.3f}"} for d, g in qrels[q].items()]}
-               for q in queries if qrels.get(q)]
+    ratings = [
+        {"query": queries[q], "ratings": [{"docId": d, "rating": f"{g:.3f}"} for d, g in qrels[q].items()]}
+        for q in queries
+        if qrels.get(q)
+    ]
     return {"name": name, "description": description or name, "type": "IMPORT_JUDGMENT", "judgmentRatings": ratings}
 
 
@@ -111,22 +121,28 @@ def _stored(document: Any, key: str, what: str) -> Any:
         return document
     hits = (document.get("hits") or {}).get("hits") if isinstance(document, Mapping) else None
     if isinstance(hits, list):
-        sources: list[Mapping[str, Any]] = [h["_source"] for h in hits if isinstance(h, Mapping) and isinstance(h.get("_source"), Mapping)]
+        sources: list[Mapping[str, Any]] = [
+            h["_source"] for h in hits if isinstance(h, Mapping) and isinstance(h.get("_source"), Mapping)
+        ]
         with_key = [s for s in sources if key in s]
         if len(with_key) == 1:
             return with_key[0]
         if len(with_key) > 1:
             names = ", ".join(repr(s.get("name")) for s in with_key)
             raise InputError(f"the {what} answer holds {len(with_key)} of them ({names}); GET one by its id")
-    raise InputError(f"not a Search Relevance Workbench {what}: expected an object with {key!r} (or GET's answer holding one)")
+    raise InputError(
+        f"not a Search Relevance Workbench {what}: expected an object with {key!r} (or GET's answer holding one)"
+    )
 
 
 def parse_query_set(document: Any) -> dict[str, str]:
     """Query id -> text from a query set: the PUT body, GET's answer, or NDJSON entries (a list).
     Ids are the ``queryId`` fields where present, else ``q1``, ``q2``... in the set's order."""
-    entries: Any = document if isinstance(document, list) else _stored(document, "querySetQueries", "query set")["querySetQueries"]
+    entries: Any = (
+        document if isinstance(document, list) else _stored(document, "querySetQueries", "query set")["querySetQueries"]
+    )
     if not isinstance(entries, list):
-        raise InputError("querySetQueries must be a list of {\"queryText\": ...} entries")
+        raise InputError('querySetQueries must be a list of {"queryText": ...} entries')
     out: dict[str, str] = {}
     for i, entry in enumerate(entries, start=1):
         text = entry if isinstance(entry, str) else entry.get("queryText") if isinstance(entry, Mapping) else None
@@ -145,25 +161,33 @@ def _grade(value: Any, *, where: str, round_fractions: bool) -> int:
     except (TypeError, ValueError):
         raise InputError(f"{where}: the rating {value!r} is not a number") from None
     if number != int(number) and not round_fractions:
-        raise InputError(f"{where}: the rating {value!r} is a fraction, and qrels grades are whole numbers; "
-                         "pass --round to round the workbench's ratings")
+        raise InputError(
+            f"{where}: the rating {value!r} is a fraction, and qrels grades are whole numbers; "
+            "pass --round to round the workbench's ratings"
+        )
     if number < 0:
         raise InputError(f"{where}: the rating {value!r} is negative")
     return int(round(number))
 
 
-def parse_judgments(document: Any, queries: Mapping[str, str] | None = None, *, round_fractions: bool = False) -> Exchange:
+def parse_judgments(
+    document: Any, queries: Mapping[str, str] | None = None, *, round_fractions: bool = False
+) -> Exchange:
     """The judgments of a judgment list (PUT body or GET's answer), keyed to the query set's ids by
     text; a judged query the set lacks (or every one, without a set) gets the next free ``q<n>``."""
     body = _stored(document, "judgmentRatings", "judgment list")
     ratings = body["judgmentRatings"]
     if not isinstance(ratings, list):
-        raise InputError("judgmentRatings must be a list of {\"query\", \"ratings\"} entries")
+        raise InputError('judgmentRatings must be a list of {"query", "ratings"} entries')
     known = dict(queries or {})
     by_text = {text: qid for qid, text in known.items()}
     qrels: dict[str, dict[str, int]] = {}
     for i, entry in enumerate(ratings, start=1):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("query"), str) or not isinstance(entry.get("ratings"), list):
+        if (
+            not isinstance(entry, Mapping)
+            or not isinstance(entry.get("query"), str)
+            or not isinstance(entry.get("ratings"), list)
+        ):
             raise InputError(f"judgmentRatings entry {i} needs a 'query' text and a 'ratings' list: {entry!r}")
         text = entry["query"]
         qid = by_text.get(text)
@@ -173,8 +197,11 @@ def parse_judgments(document: Any, queries: Mapping[str, str] | None = None, *, 
         for rating in entry["ratings"]:
             if not isinstance(rating, Mapping) or "docId" not in rating:
                 raise InputError(f"judgments of {text!r}: each rating needs a docId and a rating: {rating!r}")
-            qrels.setdefault(qid, {})[str(rating["docId"])] = _grade(rating.get("rating"), where=f"judgments of {text!r}, document "
-                                                                    f"{rating['docId']}", round_fractions=round_fractions)
+            qrels.setdefault(qid, {})[str(rating["docId"])] = _grade(
+                rating.get("rating"),
+                where=f"judgments of {text!r}, document {rating['docId']}",
+                round_fractions=round_fractions,
+            )
     return Exchange(known, qrels)
 
 

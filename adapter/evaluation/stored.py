@@ -65,9 +65,14 @@ def write(report: EvalReport, dataset: Dataset, root: str | Path) -> Path:
     details: dict[str, Any] = {"version": DETAILS_VERSION, "techniques": {}, "titles": {}}
     for name, result in report.results.items():
         write_run(run_path(root, name), {q: r.ranking for q, r in result.per_query.items()}, name)
-        details["techniques"][name] = {q: {"client_ms": round(r.client_ms, 3), "server_ms": round(r.server_ms, 3),
-                                           "fusion": r.fusion.as_json() if r.fusion else None}
-                                       for q, r in result.per_query.items()}
+        details["techniques"][name] = {
+            q: {
+                "client_ms": round(r.client_ms, 3),
+                "server_ms": round(r.server_ms, 3),
+                "fusion": r.fusion.as_json() if r.fusion else None,
+            }
+            for q, r in result.per_query.items()
+        }
         for run in result.per_query.values():
             for (doc, _), title in zip(run.ranking, run.titles):
                 if title:
@@ -81,11 +86,17 @@ def load(root: str | Path) -> StoredEval:
     root = Path(root)
     for name in ("eval.json", "queries.jsonl", "qrels.txt", "details.json"):
         if not (root / name).is_file():
-            raise InputError(f"{root} is not a stored evaluation (no {name}); write one with `hybrid eval ... --report {root}`")
+            raise InputError(
+                f"{root} is not a stored evaluation (no {name}); write one with `hybrid eval ... --report {root}`"
+            )
     try:
         summary = json.loads((root / "eval.json").read_text(encoding="utf-8"))
         details = json.loads((root / "details.json").read_text(encoding="utf-8"))
-        rows = [json.loads(line) for line in (root / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [
+            json.loads(line)
+            for line in (root / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
     except ValueError as exc:
         raise InputError(f"{root}: a damaged JSON file ({exc})") from exc
     queries = {str(r["_id"]): r["text"] for r in rows}
@@ -99,9 +110,13 @@ def load(root: str | Path) -> StoredEval:
         ranked = read_run(path)
         kept = details["techniques"].get(name, {})
         runs[name] = {
-            q: QueryRun(tuple(ranked.get(q, ())), float(kept.get(q, {}).get("client_ms", 0.0)),
-                        float(kept.get(q, {}).get("server_ms", 0.0)), FusionUsed.from_json(kept.get(q, {}).get("fusion")),
-                        tuple(titles.get(d, "") for d, _ in ranked.get(q, ())[:TOP]))
+            q: QueryRun(
+                tuple(ranked.get(q, ())),
+                float(kept.get(q, {}).get("client_ms", 0.0)),
+                float(kept.get(q, {}).get("server_ms", 0.0)),
+                FusionUsed.from_json(kept.get(q, {}).get("fusion")),
+                tuple(titles.get(d, "") for d, _ in ranked.get(q, ())[:TOP]),
+            )
             for q in queries
         }
     return StoredEval(summary, queries, classes, read_qrels(root / "qrels.txt"), runs, titles, root)

@@ -14,7 +14,17 @@ from adapter.search import Searcher
 
 TUNE_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 TUNE_RANK_CONSTANTS = (5, 10, 20, 40, 60, 80, 100)
-TUNE_SUM_DENSE_BOOSTS = (2, 5, 10, 20, 50, 100, 200, 500, 1000)  # x a BM25 boost of 1: vector scores ~0.65-0.9, BM25 ~10-60 (SciFact)
+TUNE_SUM_DENSE_BOOSTS = (
+    2,
+    5,
+    10,
+    20,
+    50,
+    100,
+    200,
+    500,
+    1000,
+)  # x a BM25 boost of 1: vector scores ~0.65-0.9, BM25 ~10-60 (SciFact)
 
 
 def candidates(caps: Capabilities) -> list[Fusion]:
@@ -30,16 +40,28 @@ def candidates(caps: Capabilities) -> list[Fusion]:
     return list(out.values())
 
 
-def fetch_legs(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True) -> dict[str, list[list[tuple[str, float]]]]:
+def fetch_legs(
+    searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True
+) -> dict[str, list[list[tuple[str, float]]]]:
     """Both legs of every query of ``dataset`` (one ``_msearch`` each): what tuning fuses offline."""
     from adapter._progress import track
 
-    return {qid: searcher.legs(text, depth=depth)
-            for qid, text in track(dataset.queries.items(), f"legs ({dataset.split})", total=len(dataset.queries), enabled=progress)}
+    return {
+        qid: searcher.legs(text, depth=depth)
+        for qid, text in track(
+            dataset.queries.items(), f"legs ({dataset.split})", total=len(dataset.queries), enabled=progress
+        )
+    }
 
 
-def tune_fusion(searcher: Searcher, dataset: Dataset, *, depth: int = 100, progress: bool = True,
-                legs: dict[str, list[list[tuple[str, float]]]] | None = None) -> tuple[Fusion, list[Trial]]:
+def tune_fusion(
+    searcher: Searcher,
+    dataset: Dataset,
+    *,
+    depth: int = 100,
+    progress: bool = True,
+    legs: dict[str, list[list[tuple[str, float]]]] | None = None,
+) -> tuple[Fusion, list[Trial]]:
     """Best fusion on ``dataset`` (the tuning split) by nDCG@10 (then Recall@100), from fetched legs
     (``legs``, else fetched here)."""
     from adapter._progress import track

@@ -38,7 +38,9 @@ class DaemonPool:
     never answers must not keep the process from exiting once its request has been answered."""
 
     def __init__(self, size: int, name: str) -> None:
-        self._jobs: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, Callable[[], Any], asyncio.Future[Any]] | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[
+            tuple[asyncio.AbstractEventLoop, Callable[[], Any], asyncio.Future[Any]] | None
+        ] = queue.SimpleQueue()
         self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(size)]
         for thread in self._threads:
             thread.start()
@@ -97,13 +99,22 @@ class Overloaded(Refused):
 
     @classmethod
     def full(cls, *, running: int, waiting: int) -> Overloaded:
-        return cls(_again(f"{running} searches are running and {waiting} waiting, the most this server queues", 1), retry_after=1)
+        return cls(
+            _again(f"{running} searches are running and {waiting} waiting, the most this server queues", 1),
+            retry_after=1,
+        )
 
     @classmethod
     def too_slow(cls, *, running: int, waiting: int, typical: float, deadline: Deadline, wait: float) -> Overloaded:
         retry_after = max(1, math.ceil(wait))
-        return cls(_again(f"{running} searches are running and {waiting} waiting; at {typical:.2f} s a search, this one would "
-                          f"not end within its deadline ({deadline.seconds:g} s)", retry_after), retry_after=retry_after)
+        return cls(
+            _again(
+                f"{running} searches are running and {waiting} waiting; at {typical:.2f} s a search, this one would "
+                f"not end within its deadline ({deadline.seconds:g} s)",
+                retry_after,
+            ),
+            retry_after=retry_after,
+        )
 
 
 class DeadlineExceeded(Refused):
@@ -122,13 +133,18 @@ class Deadline:
 
     def exceeded(self, doing: str) -> DeadlineExceeded:
         retry_after = max(1, math.ceil(self.seconds))
-        return DeadlineExceeded(_again(f"the request's deadline ({self.seconds:g} s) passed while {doing}", retry_after), retry_after=retry_after)
+        return DeadlineExceeded(
+            _again(f"the request's deadline ({self.seconds:g} s) passed while {doing}", retry_after),
+            retry_after=retry_after,
+        )
 
 
 class Admission:
     """The slots and the queue. ``on_change(running, waiting)`` reports to the metrics."""
 
-    def __init__(self, *, concurrency: int, queue: int, on_change: Callable[[int, int], None] = lambda running, waiting: None) -> None:
+    def __init__(
+        self, *, concurrency: int, queue: int, on_change: Callable[[int, int], None] = lambda running, waiting: None
+    ) -> None:
         if concurrency < 1 or queue < 0:
             raise ValueError(f"concurrency must be >= 1 and queue >= 0, got {concurrency}, {queue}")
         self.concurrency = concurrency
@@ -159,8 +175,13 @@ class Admission:
         if self.waiting >= self.queue:
             return Overloaded.full(running=self.running, waiting=self.waiting)
         if self.typical is not None and self._wait_ahead() + self.typical > deadline.left():
-            return Overloaded.too_slow(running=self.running, waiting=self.waiting, typical=self.typical, deadline=deadline,
-                                       wait=self._wait_ahead())
+            return Overloaded.too_slow(
+                running=self.running,
+                waiting=self.waiting,
+                typical=self.typical,
+                deadline=deadline,
+                wait=self._wait_ahead(),
+            )
         return None
 
     async def _enter(self, deadline: Deadline) -> None:
@@ -179,7 +200,9 @@ class Admission:
         # so the average keeps learning (a cluster that recovers is noticed).
         if queued and self.typical is not None and deadline.left() < self.typical:
             self._slots.release()
-            raise deadline.exceeded("waiting for a free search slot")  # the same 503 as a wait that timed out, in the same words
+            raise deadline.exceeded(
+                "waiting for a free search slot"
+            )  # the same 503 as a wait that timed out, in the same words
         self._change(running=1)
 
     def _wait_ahead(self) -> float:

@@ -58,19 +58,26 @@ JSON = "application/json"
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
-    return Response(json.dumps({"error": message}, ensure_ascii=False), status_code=status, media_type=JSON,
-                    headers={**HEADERS, **(headers or {})})
+    return Response(
+        json.dumps({"error": message}, ensure_ascii=False),
+        status_code=status,
+        media_type=JSON,
+        headers={**HEADERS, **(headers or {})},
+    )
 
 
 def _responses(ok: str) -> dict[int | str, dict[str, Any]]:
     error = {"content": {JSON: {"schema": {"type": "object", "properties": {"error": {"type": "string"}}}}}}
-    return {200: {"description": ok, "content": {JSON: {"schema": {"$ref": "#/components/schemas/SearchResult"}}}}
-            if ok == "search" else {"description": ok},
-            400: {"description": "a parameter refused, saying why", **error},
-            401: {"description": "the token is missing or wrong (when the server has one)", **error},
-            415: {"description": "a POST body that is not application/json", **error},
-            502: {"description": "the cluster failed the search", **error},
-            503: {"description": "the queue is full or the deadline passed: see Retry-After", **error}}
+    return {
+        200: {"description": ok, "content": {JSON: {"schema": {"$ref": "#/components/schemas/SearchResult"}}}}
+        if ok == "search"
+        else {"description": ok},
+        400: {"description": "a parameter refused, saying why", **error},
+        401: {"description": "the token is missing or wrong (when the server has one)", **error},
+        415: {"description": "a POST body that is not application/json", **error},
+        502: {"description": "the cluster failed the search", **error},
+        503: {"description": "the queue is full or the deadline passed: see Retry-After", **error},
+    }
 
 
 class _Answers:
@@ -103,7 +110,10 @@ class _Answers:
         assert isinstance(exc, RequestValidationError)
         errors = list(exc.errors())
         if errors and errors[0].get("type") == "json_invalid":
-            message = f"the request body is not JSON: {errors[0].get('ctx', {}).get('error', 'invalid')} at character {errors[0]['loc'][-1]}"
+            message = (
+                f"the request body is not JSON: {errors[0].get('ctx', {}).get('error', 'invalid')} "
+                f"at character {errors[0]['loc'][-1]}"
+            )
         else:
             message = refusal(errors)
         return self.refused("input", 400, message)
@@ -119,8 +129,14 @@ class _Answers:
         return self.refused(kind, exc.status_code, str(exc.detail), dict(exc.headers or {}))
 
 
-def create_app(service: SearchService, *, report_dir: str | Path | None = None, ops: Ops = Ops(),
-               security: Security = Security(), traffic: Traffic | None = None) -> FastAPI:
+def create_app(
+    service: SearchService,
+    *,
+    report_dir: str | Path | None = None,
+    ops: Ops = Ops(),
+    security: Security = Security(),
+    traffic: Traffic | None = None,
+) -> FastAPI:
     """The app for one warm :class:`SearchService`; ``report_dir`` (a stored evaluation with its
     report) is served under ``/report/``; ``ops``: deadline, slots, queue, cache; ``security``: the
     hosts answered and the bearer token; ``traffic``: UBI logging and interleaving (``--ubi``, its
@@ -136,8 +152,14 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     info = service.info.as_json()
     info["report"] = "/report/" if report_dir else None
     info["ubi"] = traffic is not None  # the page sends its clicks to /events
-    info["interleaving"] = dict(zip(("baseline", "candidate"), traffic.names.values())) if traffic is not None and traffic.names else None
-    page = environment().get_template("compare.html.j2").render(info=info, info_json=json.dumps(info, ensure_ascii=False).replace("</", "<\\/"))
+    info["interleaving"] = (
+        dict(zip(("baseline", "candidate"), traffic.names.values())) if traffic is not None and traffic.names else None
+    )
+    page = (
+        environment()
+        .get_template("compare.html.j2")
+        .render(info=info, info_json=json.dumps(info, ensure_ascii=False).replace("</", "<\\/"))
+    )
     info_bytes = json.dumps(info, ensure_ascii=False).encode()
     reranker = service.reranker is not None
 
@@ -148,8 +170,14 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
         runner.close()
         Metrics.process_ended()
 
-    app = FastAPI(title="hybrid serve", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  description="Hybrid BM25 + vector search over one index, read-only (opensearch-hybrid-adapter).")
+    app = FastAPI(
+        title="hybrid serve",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        description="Hybrid BM25 + vector search over one index, read-only (opensearch-hybrid-adapter).",
+    )
     app.state.runner = runner
     app.add_exception_handler(RequestValidationError, answers.invalid)
     app.add_exception_handler(HTTPException, answers.http)
@@ -177,8 +205,9 @@ def create_app(service: SearchService, *, report_dir: str | Path | None = None, 
     return app
 
 
-def _search_routes(app: FastAPI, runner: Runner, answers: _Answers, limits: Limits, *,
-                   reranker: bool) -> dict[tuple[str, str], lean.Handler]:
+def _search_routes(
+    app: FastAPI, runner: Runner, answers: _Answers, limits: Limits, *, reranker: bool
+) -> dict[tuple[str, str], lean.Handler]:
     """/search (GET and POST) and /api/compare: parsed and capped at the boundary, run by the runner.
     Returns the routes :class:`adapter.serve.lean.Lean` answers ahead of FastAPI."""
 
@@ -206,10 +235,14 @@ def _search_routes(app: FastAPI, runner: Runner, answers: _Answers, limits: Limi
             return await answers.http(None, exc)
         return await answers(search(body.params(), body.client_id))
 
-    @app.post("/api/compare", summary="one query, several configurations side by side", responses=_responses("the columns"))
+    @app.post(
+        "/api/compare", summary="one query, several configurations side by side", responses=_responses("the columns")
+    )
     async def compare(body: CompareBody) -> Response:
         async def run() -> bytes:
-            query, configs = parse_compare({"q": body.q, "columns": [c.params() for c in body.columns]}, limits, reranker=reranker)
+            query, configs = parse_compare(
+                {"q": body.q, "columns": [c.params() for c in body.columns]}, limits, reranker=reranker
+            )
             return await runner.compare(query, configs, body.client_id)
 
         return await answers(run())
@@ -230,12 +263,25 @@ def _event_routes(app: FastAPI, traffic: Traffic | None, answers: _Answers) -> d
         except HybridError as exc:
             return answers.refused("input", 400, str(exc))
         if not queued:
-            return answers.refused("overloaded", 503, "the UBI queue is full: the event was dropped; try again in 1 s", {"Retry-After": "1"})
+            return answers.refused(
+                "overloaded",
+                503,
+                "the UBI queue is full: the event was dropped; try again in 1 s",
+                {"Retry-After": "1"},
+            )
         return Response(b'{"queued":true}', status_code=202, media_type=JSON)
 
-    @app.post("/events", status_code=202, summary="one UBI event of a page (a click on a hit), queued for the UBI store (--ubi)",
-              responses={202: {"description": "queued"}, 400: _responses("")[400], 404: {"description": off},
-                         503: {"description": "the UBI queue is full: the event was dropped"}})
+    @app.post(
+        "/events",
+        status_code=202,
+        summary="one UBI event of a page (a click on a hit), queued for the UBI store (--ubi)",
+        responses={
+            202: {"description": "queued"},
+            400: _responses("")[400],
+            404: {"description": off},
+            503: {"description": "the UBI queue is full: the event was dropped"},
+        },
+    )
     async def events(body: dict[str, Any]) -> Response:  # the OpenAPI document's; requests are answered by events_lean
         return take(body)
 
@@ -273,7 +319,10 @@ def _ops_routes(app: FastAPI, runner: Runner, metrics: Metrics) -> None:
 
 def _mount_report(app: FastAPI, root: Path) -> None:
     if not (root / "index.html").is_file():
-        raise InputError(f"{root} has no index.html: write the report with `hybrid eval ... --report {root}` or `hybrid report {root}`")
+        raise InputError(
+            f"{root} has no index.html: "
+            f"write the report with `hybrid eval ... --report {root}` or `hybrid report {root}`"
+        )
 
     @app.get("/report", include_in_schema=False)
     async def report() -> Response:
@@ -305,7 +354,10 @@ def _with_search_contract(app: FastAPI) -> Callable[[], dict[str, Any]]:
 
 def _refs(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: (v.replace("#/$defs/", "#/components/schemas/SearchResult_") if k == "$ref" else _refs(v)) for k, v in value.items()}
+        return {
+            k: (v.replace("#/$defs/", "#/components/schemas/SearchResult_") if k == "$ref" else _refs(v))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_refs(v) for v in value]
     return value

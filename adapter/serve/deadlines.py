@@ -54,14 +54,20 @@ def install(client: Any) -> bool:
         from opensearchpy.exceptions import ConnectionTimeout
 
         def expired() -> Exception:
-            return ConnectionTimeout("TIMEOUT", "the search's deadline passed", TimeoutError("the search's deadline passed before this try"))
+            return ConnectionTimeout(
+                "TIMEOUT", "the search's deadline passed", TimeoutError("the search's deadline passed before this try")
+            )
 
         transport.get_connection = _taking(transport.get_connection, "timeout", expired)
-    elif callable(getattr(getattr(transport, "node_pool", None), "get", None)):  # elastic-transport (elasticsearch-py 8+)
+    elif callable(
+        getattr(getattr(transport, "node_pool", None), "get", None)
+    ):  # elastic-transport (elasticsearch-py 8+)
         from elastic_transport import ConnectionTimeout as ElasticTimeout
 
         pool = transport.node_pool
-        pool.get = _taking(pool.get, "request_timeout", lambda: ElasticTimeout("the search's deadline passed before this try"))
+        pool.get = _taking(
+            pool.get, "request_timeout", lambda: ElasticTimeout("the search's deadline passed before this try")
+        )
     else:
         return False
     setattr(transport, _WRAPPED, True)
@@ -78,7 +84,9 @@ def _taking(take: Callable[[], Any], keyword: str, expired: Callable[[], Excepti
             raise expired()
         connection = take()
         if not getattr(connection, _WRAPPED, False):
-            default = getattr(connection, "timeout", None) or getattr(getattr(connection, "config", None), "request_timeout", None)
+            default = getattr(connection, "timeout", None) or getattr(
+                getattr(connection, "config", None), "request_timeout", None
+            )
             connection.perform_request = _cut(connection.perform_request, keyword, default)
             setattr(connection, _WRAPPED, True)
         return connection

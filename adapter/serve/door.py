@@ -34,10 +34,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from adapter.serve.admission import Refused, arrived
 from adapter.serve.metrics import Metrics, route_of
 
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
-       "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-           "Cache-Control": "no-store"}
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 OPEN_PATHS = ("/healthz", "/readyz")  # probes: a load balancer or kubelet asks without a token
 COOKIE = "hybrid_serve_token"
@@ -62,7 +68,10 @@ def json_answer(status: int, message: str, headers: dict[str, str] | None = None
     body = json.dumps({"error": message}, ensure_ascii=False).encode()
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     raw += [(k.lower().encode(), v.encode()) for k, v in {**HEADERS, **(headers or {})}.items()]
-    return {"type": "http.response.start", "status": status, "headers": raw}, {"type": "http.response.body", "body": body}
+    return {"type": "http.response.start", "status": status, "headers": raw}, {
+        "type": "http.response.body",
+        "body": body,
+    }
 
 
 def starlette_host(name: str) -> str:
@@ -81,7 +90,9 @@ class TrustedHosts:
         self.app = app
         self.hosts = hosts
         self.metrics = metrics
-        self.check = TrustedHostMiddleware(self._passed, allowed_hosts=[starlette_host(h) for h in hosts or ("*",)], www_redirect=False)
+        self.check = TrustedHostMiddleware(
+            self._passed, allowed_hosts=[starlette_host(h) for h in hosts or ("*",)], www_redirect=False
+        )
 
     async def _passed(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope[self.PASSED] = True
@@ -100,8 +111,10 @@ class TrustedHosts:
         if not scope.get(self.PASSED):
             self.metrics.errors.labels("host").inc()
             host = dict(scope.get("headers") or []).get(b"host", b"(none)").decode("latin-1")
-            for part in json_answer(400, f"this server answers to Host {', '.join(self.hosts)}, not {host!r} "
-                                         "(hybrid serve --allowed-host NAME)"):
+            for part in json_answer(
+                400,
+                f"this server answers to Host {', '.join(self.hosts)}, not {host!r} (hybrid serve --allowed-host NAME)",
+            ):
                 await send(part)
 
 
@@ -113,8 +126,15 @@ class Door:
     """``busy()``: why a search would be refused now (a full queue): answered here, before the body
     is read and parsed, so a flood of refused searches costs the server little."""
 
-    def __init__(self, app: ASGIApp, *, security: Security, metrics: Metrics, busy: Busy = lambda: None,
-                 body_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        security: Security,
+        metrics: Metrics,
+        busy: Busy = lambda: None,
+        body_bytes: int | None = None,
+    ) -> None:
         self.app = app
         self.security = security
         self.metrics = metrics
@@ -163,12 +183,24 @@ class Door:
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[str, int, str, dict[str, str]] | None:
         if self.security.token and not self._authorized(scope, headers):
-            return ("unauthorized", 401, "this server needs its token: send Authorization: Bearer <token>",
-                    {"WWW-Authenticate": 'Bearer realm="hybrid serve"'})
+            return (
+                "unauthorized",
+                401,
+                "this server needs its token: send Authorization: Bearer <token>",
+                {"WWW-Authenticate": 'Bearer realm="hybrid serve"'},
+            )
         if scope["method"] == "POST" and not _is_json(headers.get("content-type", "")):
-            return ("media_type", 415, f"a POST body is JSON: send Content-Type: application/json (got {headers.get('content-type', 'none')!r})", {})
+            return (
+                "media_type",
+                415,
+                "a POST body is JSON: send Content-Type: application/json "
+                f"(got {headers.get('content-type', 'none')!r})",
+                {},
+            )
         length = headers.get("content-length", "")
-        if self.body_bytes is not None and length.isdigit() and int(length) > self.body_bytes:  # announced: refused unread
+        if (
+            self.body_bytes is not None and length.isdigit() and int(length) > self.body_bytes
+        ):  # announced: refused unread
             return ("too_large", 413, f"the request body is over {self.body_bytes} bytes", {})
         refused = self.busy() if scope["path"] in SEARCH_ROUTES else None
         if refused is not None:
@@ -195,7 +227,9 @@ class Door:
         if scope["method"] != "GET" or not self.security.token:
             return None
         given = HTTPConnection(scope).query_params.get("token")
-        return given if given is not None and hmac.compare_digest(given.encode(), self.security.token.encode()) else None
+        return (
+            given if given is not None and hmac.compare_digest(given.encode(), self.security.token.encode()) else None
+        )
 
     def _login(self, scope: Scope) -> tuple[Message, Message] | None:
         """``GET <path>?token=...`` (the right one): the cookie, and the address without the token."""
@@ -205,8 +239,11 @@ class Door:
         rest = [(k, v) for k, v in HTTPConnection(scope).query_params.multi_items() if k != "token"]
         location = scope["path"] + (f"?{urlencode(rest)}" if rest else "")
         secure = "; Secure" if scope.get("scheme") == "https" else ""
-        start, body = json_answer(303, "signed in", {"Location": location,
-                                                     "Set-Cookie": f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/{secure}"})
+        start, body = json_answer(
+            303,
+            "signed in",
+            {"Location": location, "Set-Cookie": f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/{secure}"},
+        )
         return start, body
 
     @staticmethod
@@ -215,7 +252,9 @@ class Door:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers") or [])
                 present = {k.lower() for k, _ in headers}
-                headers += [(k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k.lower().encode() not in present]
+                headers += [
+                    (k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k.lower().encode() not in present
+                ]
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -267,4 +306,3 @@ class Counted:
             route = route_of(scope["path"])
             self.metrics.requests.labels(route, scope["method"], str(status[0] if status else 500)).inc()
             self.metrics.request_seconds.labels(route).observe(self.clock() - started)
-

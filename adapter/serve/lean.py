@@ -57,6 +57,8 @@ def json_document(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        if exc.msg == "depth limit exceeded":  # orjson's 1024 levels (the standard library's answer was a RecursionError)
+        if (
+            exc.msg == "depth limit exceeded"
+        ):  # orjson's 1024 levels (the standard library's answer was a RecursionError)
             raise BodyError("the JSON body is nested too deeply") from None
         raise BodyError(f"the request body is not JSON: {exc.msg} at character {exc.pos}") from None

@@ -54,19 +54,39 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.requests = Counter("hybrid_serve_requests", "HTTP requests answered", ["route", "method", "status"], registry=r)
-        self.request_seconds = Histogram("hybrid_serve_request_seconds", "time to answer a request", ["route"], registry=r,
-                                         buckets=LATENCY_BUCKETS)
-        self.search_seconds = Histogram("hybrid_serve_search_seconds", "time of one search, by technique", ["technique"], registry=r,
-                                        buckets=LATENCY_BUCKETS)
-        self.fallbacks = Counter("hybrid_serve_fallbacks", "hybrid searches fused in the client because the server could not",
-                                 ["technique"], registry=r)
+        self.requests = Counter(
+            "hybrid_serve_requests", "HTTP requests answered", ["route", "method", "status"], registry=r
+        )
+        self.request_seconds = Histogram(
+            "hybrid_serve_request_seconds", "time to answer a request", ["route"], registry=r, buckets=LATENCY_BUCKETS
+        )
+        self.search_seconds = Histogram(
+            "hybrid_serve_search_seconds",
+            "time of one search, by technique",
+            ["technique"],
+            registry=r,
+            buckets=LATENCY_BUCKETS,
+        )
+        self.fallbacks = Counter(
+            "hybrid_serve_fallbacks",
+            "hybrid searches fused in the client because the server could not",
+            ["technique"],
+            registry=r,
+        )
         self.errors = Counter("hybrid_serve_errors", "requests refused or failed, by kind", ["kind"], registry=r)
-        self.cluster_errors = Counter("hybrid_serve_cluster_errors", "the cluster's error answers, by status", ["status"], registry=r)
+        self.cluster_errors = Counter(
+            "hybrid_serve_cluster_errors", "the cluster's error answers, by status", ["status"], registry=r
+        )
         self.in_flight = Gauge("hybrid_serve_in_flight", "searches running", registry=r, multiprocess_mode="livesum")
-        self.queued = Gauge("hybrid_serve_queued", "searches waiting for a free slot", registry=r, multiprocess_mode="livesum")
-        self.query_vectors = Counter("hybrid_serve_query_vectors", "query vectors, by where they came from", ["source"], registry=r)
-        self.embed_batch = Histogram("hybrid_serve_embed_batch_size", "queries embedded per model call", registry=r, buckets=BATCH_BUCKETS)
+        self.queued = Gauge(
+            "hybrid_serve_queued", "searches waiting for a free slot", registry=r, multiprocess_mode="livesum"
+        )
+        self.query_vectors = Counter(
+            "hybrid_serve_query_vectors", "query vectors, by where they came from", ["source"], registry=r
+        )
+        self.embed_batch = Histogram(
+            "hybrid_serve_embed_batch_size", "queries embedded per model call", registry=r, buckets=BATCH_BUCKETS
+        )
         self._traffic: tuple[Callable[[], Any], Callable[[], Any]] | None = None
         self._seen = {"queued": 0, "written": 0, "dropped": 0, "failed": 0}
         self._syncing = threading.Lock()
@@ -74,10 +94,19 @@ class Metrics:
     def watch_traffic(self, stats: Callable[[], Any], tally: Callable[[], Any]) -> None:
         """Export the UBI logger's counts (``stats()``: a LoggerStats) and the interleaving tally (``tally()``)."""
         r = self.registry
-        self.ubi_records = Counter("hybrid_serve_ubi_records", "UBI records (searches and events) by what became of them", ["state"],
-                                   registry=r)
-        self.interleaving = Gauge("hybrid_serve_interleaving_searches", "interleaved searches by the candidate's outcome so far",
-                                  ["outcome"], registry=r, multiprocess_mode="livesum")
+        self.ubi_records = Counter(
+            "hybrid_serve_ubi_records",
+            "UBI records (searches and events) by what became of them",
+            ["state"],
+            registry=r,
+        )
+        self.interleaving = Gauge(
+            "hybrid_serve_interleaving_searches",
+            "interleaved searches by the candidate's outcome so far",
+            ["outcome"],
+            registry=r,
+            multiprocess_mode="livesum",
+        )
         for state in self._seen:
             self.ubi_records.labels(state)
         self._traffic = (stats, tally)
@@ -101,7 +130,9 @@ class Metrics:
                 self.ubi_records.labels(state).inc(now - seen)
                 self._seen[state] = now
         for outcome in ("win", "loss", "tie"):
-            self.interleaving.labels(outcome).set(getattr(tally, {"win": "wins", "loss": "losses", "tie": "ties"}[outcome]))
+            self.interleaving.labels(outcome).set(
+                getattr(tally, {"win": "wins", "loss": "losses", "tie": "ties"}[outcome])
+            )
 
     def exposition(self) -> tuple[bytes, str]:
         """The text ``/metrics`` answers, and its content type: this process's values, or every

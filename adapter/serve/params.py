@@ -33,8 +33,15 @@ class Limits:
     body_bytes: int = 64 * 1024
 
     def as_json(self) -> dict[str, int]:
-        return {"query_chars": self.query_chars, "k": self.k, "offset": self.offset, "depth": self.depth, "columns": self.columns,
-                "rerank": self.rerank, "body_bytes": self.body_bytes}
+        return {
+            "query_chars": self.query_chars,
+            "k": self.k,
+            "offset": self.offset,
+            "depth": self.depth,
+            "columns": self.columns,
+            "rerank": self.rerank,
+            "body_bytes": self.body_bytes,
+        }
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,8 @@ def _text(value: Any, name: str) -> str:
 
 
 def _number(value: Any, name: str, low: _N, high: _N, parse: Callable[[str], _N], kind: str, spec: str) -> _N:
-    """``value`` as a number from ``low`` to ``high``; ``kind`` names it and ``spec`` formats the bounds in a refusal."""
+    """``value`` as a number from ``low`` to ``high``; ``kind`` names it and ``spec`` formats the bounds in a
+    refusal."""
     text = _text(value, name)
     try:
         number = parse(text)
@@ -115,8 +123,10 @@ def query_text(value: Any, limits: Limits) -> str:
     if not text:
         raise InputError("q (the query) is empty")
     if not visible(text):  # NUL, zero-width or other invisible characters: nothing for BM25 to match, a vector of noise
-        raise InputError("q (the query) has no visible character (only spaces, zero-width or control characters); "
-                         "give some text to search for")
+        raise InputError(
+            "q (the query) has no visible character (only spaces, zero-width or control characters); "
+            "give some text to search for"
+        )
     if len(text) > limits.query_chars:
         raise InputError(f"the query is {len(text)} characters long; this server takes at most {limits.query_chars}")
     return text
@@ -124,19 +134,41 @@ def query_text(value: Any, limits: Limits) -> str:
 
 def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -> Config:
     """A configuration from request parameters (query string values, or a JSON object's)."""
-    known = {"technique", "fusion", "weights", "rank_constant", "k", "from", "depth", "rerank", "mmr", "explain", "highlight",
-             "full_text", "filter", "q"}
+    known = {
+        "technique",
+        "fusion",
+        "weights",
+        "rank_constant",
+        "k",
+        "from",
+        "depth",
+        "rerank",
+        "mmr",
+        "explain",
+        "highlight",
+        "full_text",
+        "filter",
+        "q",
+    }
     unknown = sorted(set(params) - known)
     if unknown:
         raise InputError(f"unknown parameters {', '.join(unknown)}; this server takes {', '.join(sorted(known))}")
-    technique = Technique.parse(_text(params["technique"], "technique")) if params.get("technique") not in (None, "") else Technique.HYBRID
+    technique = (
+        Technique.parse(_text(params["technique"], "technique"))
+        if params.get("technique") not in (None, "")
+        else Technique.HYBRID
+    )
     fusion = _text(params["fusion"], "fusion").lower() if params.get("fusion") not in (None, "") else None
     weights = None
     if params.get("weights") not in (None, ""):
         raw = params["weights"]
         items = raw if isinstance(raw, list) and len(raw) != 1 else _text(raw, "weights").split(",")
         weights = tuple(_float(w, "each weight", 0.0, 1.0) for w in items)
-    rank_constant = _int(params["rank_constant"], "rank_constant", 1, 10_000) if params.get("rank_constant") not in (None, "") else None
+    rank_constant = (
+        _int(params["rank_constant"], "rank_constant", 1, 10_000)
+        if params.get("rank_constant") not in (None, "")
+        else None
+    )
     k = _int(params["k"], "k", 1, limits.k) if params.get("k") not in (None, "") else 10
     from_ = _int(params["from"], "from", 0, limits.offset) if params.get("from") not in (None, "") else 0
     if from_ + k > limits.offset:
@@ -146,13 +178,28 @@ def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -
     if params.get("rerank") not in (None, "", False, "false", "0"):
         if not reranker:
             raise InputError("this server has no reranker; start it with --reranker MODEL to rerank")
-        rerank = max(from_ + k, _int(params["rerank"], "rerank", 1, limits.rerank) if params["rerank"] is not True else 50)
+        rerank = max(
+            from_ + k, _int(params["rerank"], "rerank", 1, limits.rerank) if params["rerank"] is not True else 50
+        )
     mmr = _float(params["mmr"], "mmr", 0.0, 1.0) if params.get("mmr") not in (None, "") else None
     explain = _bool(params["explain"], "explain") if params.get("explain") not in (None, "") else True
     highlight = _bool(params["highlight"], "highlight") if params.get("highlight") not in (None, "") else True
     full_text = _bool(params["full_text"], "full_text") if params.get("full_text") not in (None, "") else False
-    return Config(technique, fusion, weights, rank_constant, k, from_, depth, rerank, mmr, explain, highlight, _filters(params.get("filter")),
-                  full_text)
+    return Config(
+        technique,
+        fusion,
+        weights,
+        rank_constant,
+        k,
+        from_,
+        depth,
+        rerank,
+        mmr,
+        explain,
+        highlight,
+        _filters(params.get("filter")),
+        full_text,
+    )
 
 
 def _filters(value: Any) -> tuple[tuple[str, str | tuple[str, ...]], ...]:

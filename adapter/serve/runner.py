@@ -42,8 +42,14 @@ class Ops:
     ready_timeout: float = 2.0  # seconds /readyz waits for the cluster
 
     def __post_init__(self) -> None:
-        if not (self.deadline > 0 and self.concurrency >= 1 and self.queue >= 0 and self.query_cache >= 0 and self.max_batch >= 1
-                and self.ready_timeout > 0):
+        if not (
+            self.deadline > 0
+            and self.concurrency >= 1
+            and self.queue >= 0
+            and self.query_cache >= 0
+            and self.max_batch >= 1
+            and self.ready_timeout > 0
+        ):
             raise ValueError(f"invalid serve settings: {self}")
 
 
@@ -67,9 +73,13 @@ class Runner:
         self.ops = ops
         self.metrics = metrics
         self.admission = Admission(concurrency=ops.concurrency, queue=ops.queue, on_change=self._slots_changed)
-        self.vectors = QueryVectors(batch_embedder(service.embedder), cache_size=ops.query_cache, max_batch=ops.max_batch,
-                                    on_batch=lambda n: metrics.embed_batch.observe(n),
-                                    on_vector=lambda source: metrics.query_vectors.labels(source).inc())
+        self.vectors = QueryVectors(
+            batch_embedder(service.embedder),
+            cache_size=ops.query_cache,
+            max_batch=ops.max_batch,
+            on_batch=lambda n: metrics.embed_batch.observe(n),
+            on_vector=lambda source: metrics.query_vectors.labels(source).inc(),
+        )
         deadlines.install(getattr(service.searcher.cluster, "client", None))  # a search's tries end by its deadline
         self._checks = DaemonPool(1, "hybrid-serve-ready")
         self._check: asyncio.Future[dict[str, Any] | None] | None = None
@@ -85,7 +95,9 @@ class Runner:
         if not self.service.needs_vector(configs):
             return None
         try:
-            return await asyncio.wait_for(self.vectors.get(self.service.embedding_text(query)), timeout=max(deadline.left(), 0.0))
+            return await asyncio.wait_for(
+                self.vectors.get(self.service.embedding_text(query)), timeout=max(deadline.left(), 0.0)
+            )
         except asyncio.TimeoutError:
             raise deadline.exceeded("embedding the query") from None
 

@@ -14,9 +14,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 _TECHNIQUE = "bm25, dense, hybrid (fused on the server), client-rrf or client (both legs fused here); default hybrid"
-_CLIENT = ("who searches, for the UBI record (hybrid serve --ubi): a random id per browser, never a name or an e-mail address; "
-           "default anonymous")
-_FUSION = "a fusion (rrf, min_max-arithmetic_mean, z_score-..., dbsf, ...; /api/info lists this cluster's), adaptive, or none: the index's default"
+_CLIENT = (
+    "who searches, for the UBI record (hybrid serve --ubi): a random id per browser, "
+    "never a name or an e-mail address; default anonymous"
+)
+_FUSION = (
+    "a fusion (rrf, min_max-arithmetic_mean, z_score-..., dbsf, ...; /api/info lists this cluster's), adaptive, "
+    "or none: the index's default"
+)
 
 
 class _Configuration(BaseModel):
@@ -26,17 +31,25 @@ class _Configuration(BaseModel):
 
     technique: str | None = Field(None, description=_TECHNIQUE, examples=["hybrid"])
     fusion: str | None = Field(None, description=_FUSION, examples=["rrf"])
-    weights: list[float] | None = Field(None, description="bm25 and dense weights, each from 0 to 1", examples=[[0.3, 0.7]])
+    weights: list[float] | None = Field(
+        None, description="bm25 and dense weights, each from 0 to 1", examples=[[0.3, 0.7]]
+    )
     rank_constant: int | None = Field(None, description="RRF's rank constant, 1 to 10000 (default 60)")
     k: int | None = Field(None, description="hits per page (default 10; at most the server's limits.k)")
-    from_: int | None = Field(None, alias="from", description="the page's offset (from + k at most the server's limits.offset)")
+    from_: int | None = Field(
+        None, alias="from", description="the page's offset (from + k at most the server's limits.offset)"
+    )
     depth: int | None = Field(None, description="candidates per leg, k to limits.depth (default: the searcher's)")
     rerank: int | bool | None = Field(None, description="rerank the top N with the server's cross-encoder (true: 50)")
     mmr: float | None = Field(None, description="diversify with MMR: lambda from 0 to 1")
     explain: bool | None = Field(None, description="each hit's legs: ranks, raw and normalised scores (default true)")
     highlight: bool | None = Field(None, description="the hits' matches marked in <em> (default true)")
-    full_text: bool | None = Field(None, description="the hits' whole texts instead of bounded excerpts (default false)")
-    filter: list[str] | str | None = Field(None, description="field=value, or field=a|b for any of", examples=[["lang=es"]])
+    full_text: bool | None = Field(
+        None, description="the hits' whole texts instead of bounded excerpts (default false)"
+    )
+    filter: list[str] | str | None = Field(
+        None, description="field=value, or field=a|b for any of", examples=[["lang=es"]]
+    )
 
     def params(self) -> dict[str, Any]:
         """What :func:`adapter.serve.params.parse_config` reads (the names as sent, unset ones left out)."""
@@ -103,7 +116,11 @@ def refusal(errors: list[dict[str, Any]]) -> str:
         elif error.get("type") == "missing":
             said.append(f"{where} is missing")
         else:
-            said.append(f"{where}: {error.get('msg', 'invalid')}, got {_shown(error.get('input'))}" if where else error.get("msg", "invalid"))
+            said.append(
+                f"{where}: {error.get('msg', 'invalid')}, got {_shown(error.get('input'))}"
+                if where
+                else error.get("msg", "invalid")
+            )
     more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
     return "; ".join(said) + more
 

@@ -60,7 +60,13 @@ class Listen:
     def __post_init__(self) -> None:
         if not 0 < self.port < 65536:
             raise ValueError(f"the port must be from 1 to 65535, got {self.port}")
-        if self.workers < 1 or self.header_timeout <= 0 or self.keep_alive <= 0 or self.max_connections < 1 or self.graceful < 0:
+        if (
+            self.workers < 1
+            or self.header_timeout <= 0
+            or self.keep_alive <= 0
+            or self.max_connections < 1
+            or self.graceful < 0
+        ):
             raise ValueError(f"invalid listen settings: {self}")
 
 
@@ -112,8 +118,11 @@ class TimedH11Protocol(H11Protocol):
         status = 414 if line_too_long else 431
         said = "request line (the path and query string) is" if line_too_long else "request headers are"
         body = json.dumps({"error": f"the {said} over this server's limit of {HEAD_BYTES} bytes"}).encode()
-        headers = [(b"content-type", b"application/json"), (b"connection", b"close"),
-                   *((k.lower().encode(), v.encode()) for k, v in HEADERS.items())]
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"connection", b"close"),
+            *((k.lower().encode(), v.encode()) for k, v in HEADERS.items()),
+        ]
         for event in (h11.Response(status_code=status, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
             self._raw.write(self.conn.send(event) or b"")
         self._disarm()
@@ -194,13 +203,24 @@ class _LingeringTransport:
 
 def uvicorn_config(app: Any, listen: Listen, *, factory: bool = False) -> Config:
     """uvicorn's configuration for ``app`` (an ASGI app, or with ``workers`` > 1 an import string)."""
-    config = Config(app, host=listen.host, port=listen.port, workers=listen.workers, factory=factory,
-                    http="adapter.serve.server:TimedH11Protocol", timeout_keep_alive=max(1, math.ceil(listen.keep_alive)),
-                    timeout_graceful_shutdown=max(1, math.ceil(listen.graceful)), limit_concurrency=listen.max_connections,
-                    lifespan="on", log_level="warning", server_header=False, h11_max_incomplete_event_size=HEAD_BYTES,
-                    # At "warning" the access lines are never shown, but uvicorn still formats each one's path (quote()):
-                    # ~2 % of the serve's CPU a search. Requests are counted and timed in /metrics instead.
-                    access_log=False)
+    config = Config(
+        app,
+        host=listen.host,
+        port=listen.port,
+        workers=listen.workers,
+        factory=factory,
+        http="adapter.serve.server:TimedH11Protocol",
+        timeout_keep_alive=max(1, math.ceil(listen.keep_alive)),
+        timeout_graceful_shutdown=max(1, math.ceil(listen.graceful)),
+        limit_concurrency=listen.max_connections,
+        lifespan="on",
+        log_level="warning",
+        server_header=False,
+        h11_max_incomplete_event_size=HEAD_BYTES,
+        # At "warning" the access lines are never shown, but uvicorn still formats each one's path (quote()):
+        # ~2 % of the serve's CPU a search. Requests are counted and timed in /metrics instead.
+        access_log=False,
+    )
     config.hybrid_header_timeout = listen.header_timeout  # type: ignore[attr-defined]  # read by TimedH11Protocol
     return config
 

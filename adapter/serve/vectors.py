@@ -36,8 +36,15 @@ class QueryVectors:
     """``await vectors.get(text)``: the query's vector. ``cache_size`` 0 keeps none; ``max_batch``
     bounds one model call. ``on_batch(size)`` and ``on_vector(source)`` report to the metrics."""
 
-    def __init__(self, embed: EmbedBatch, *, cache_size: int = 10_000, max_batch: int = 8,
-                 on_batch: Callable[[int], None] = lambda n: None, on_vector: Callable[[str], None] = lambda source: None) -> None:
+    def __init__(
+        self,
+        embed: EmbedBatch,
+        *,
+        cache_size: int = 10_000,
+        max_batch: int = 8,
+        on_batch: Callable[[int], None] = lambda n: None,
+        on_vector: Callable[[str], None] = lambda source: None,
+    ) -> None:
         if cache_size < 0 or max_batch < 1:
             raise ValueError(f"cache_size must be >= 0 and max_batch >= 1, got {cache_size}, {max_batch}")
         self._embed = embed
@@ -79,7 +86,7 @@ class QueryVectors:
                 # meanwhile wait for the next round: none waits behind ever-shorter newcomers).
                 round_, self._queue = sorted(self._queue, key=len), []
                 for start in range(0, len(round_), self.max_batch):
-                    await self._embed_batch(round_[start:start + self.max_batch])
+                    await self._embed_batch(round_[start : start + self.max_batch])
         finally:
             self._draining = False
 
