@@ -15,11 +15,41 @@ import threading
 from types import FrameType
 from typing import Iterator, NoReturn
 
-from adapter.cli import adaptive, check, contracts, demo, documents, evaluate, fast_path, index, ingest, judgments, ops, search, serve, traffic
+from adapter.cli import (
+    adaptive,
+    check,
+    contracts,
+    demo,
+    documents,
+    evaluate,
+    fast_path,
+    index,
+    ingest,
+    judgments,
+    ops,
+    search,
+    serve,
+    traffic,
+)
 from adapter.cli.exits import Exit
 from adapter.errors import HybridError, Terminated
 
-COMMANDS = (index, ops, ingest, documents, search, serve, check, evaluate, judgments, adaptive, fast_path, demo, contracts, traffic)
+COMMANDS = (
+    index,
+    ops,
+    ingest,
+    documents,
+    search,
+    serve,
+    check,
+    evaluate,
+    judgments,
+    adaptive,
+    fast_path,
+    demo,
+    contracts,
+    traffic,
+)
 
 
 class HybridParser(argparse.ArgumentParser):
@@ -28,14 +58,17 @@ class HybridParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         if "the following arguments are required:" in message and any(a.option_strings == [] for a in self._actions):
-            message += (f"\n(a value that starts with '-' is read as an option: put it after '--', last, e.g. "
-                        f"`{self.prog} --index docs -- -E1234`)" if self.prog.endswith(" search")
-                        else "\n(a value that starts with '-' is read as an option: put it after '--', last)")
+            message += (
+                f"\n(a value that starts with '-' is read as an option: put it after '--', last, e.g. "
+                f"`{self.prog} --index docs -- -E1234`)"
+                if self.prog.endswith(" search")
+                else "\n(a value that starts with '-' is read as an option: put it after '--', last)"
+            )
         super().error(message)
 
 
 def unknown_hints(parser: argparse.ArgumentParser, unknown: list[str]) -> list[str]:
-    """"did you mean" for each unknown option of ``parser`` that is close to one of its own; and, for
+    """ "did you mean" for each unknown option of ``parser`` that is close to one of its own; and, for
     an argument after ``--`` taken for a positional, that ``--`` goes last."""
     import difflib
 
@@ -65,11 +98,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = HybridParser(prog="hybrid", description="OpenSearch-native hybrid search (BM25 + k-NN).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, dest="log_verbosity",
-                        help="log to stderr: -v retries, fallbacks and notices; -vv every request (method, path, status, took, "
-                             "X-Opaque-Id; never a credential)")
-    parser.add_argument("-q", "--quiet", action="store_true", dest="log_quiet",
-                        help="log errors only (not the warnings about retries); a command's own -q is about its progress bar")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        dest="log_verbosity",
+        help="log to stderr: -v retries, fallbacks and notices; -vv every request (method, path, status, took, "
+        "X-Opaque-Id; never a credential)",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        dest="log_quiet",
+        help="log errors only (not the warnings about retries); a command's own -q is about its progress bar",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     add_local_parser(sub)
     for module in COMMANDS:
@@ -84,14 +128,18 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
-    if unknown:  # as parse_args would say it, by the command's own parser, with the command's own code (`diff`: 1, since 2 means drift)
+    # As parse_args would say it, by the command's own parser, with the command's own code (`diff`: 1, since 2 means
+    # drift).
+    if unknown:
         command = subcommand_parser(parser, getattr(args, "command", None))
         command.print_usage(sys.stderr)
         print(f"{command.prog}: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
         for hint in unknown_hints(command, unknown):
             print(f"  {hint}", file=sys.stderr)
         return getattr(args, "usage_error_code", Exit.ERROR)
-    previous = signal.signal(signal.SIGTERM, _terminated) if threading.current_thread() is threading.main_thread() else None
+    previous = (
+        signal.signal(signal.SIGTERM, _terminated) if threading.current_thread() is threading.main_thread() else None
+    )
     try:
         with _log_to_stderr(args.log_verbosity, args.log_quiet):
             return args.func(args) or 0
@@ -136,8 +184,11 @@ def _log_to_stderr(verbosity: int, quiet: bool) -> Iterator[None]:
         logger.removeHandler(handler)
         logger.setLevel(before)
         if unanswered is not None and unanswered.count and not failed and not quiet:
-            print(f"note: {unanswered.count} request{'s' * (unanswered.count != 1)} got no answer and "
-                  f"{'were' if unanswered.count != 1 else 'was'} asked again (-v shows each)", file=sys.stderr)
+            print(
+                f"note: {unanswered.count} request{'s' * (unanswered.count != 1)} got no answer and "
+                f"{'were' if unanswered.count != 1 else 'was'} asked again (-v shows each)",
+                file=sys.stderr,
+            )
 
 
 class _Unanswered(logging.Filter):
@@ -150,7 +201,11 @@ class _Unanswered(logging.Filter):
         self.count = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.name == "adapter.requests" and record.levelno == logging.WARNING and " no answer in " in record.getMessage():
+        if (
+            record.name == "adapter.requests"
+            and record.levelno == logging.WARNING
+            and " no answer in " in record.getMessage()
+        ):
             self.count += 1
             return False
         return True

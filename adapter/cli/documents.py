@@ -18,22 +18,46 @@ from adapter.cli.exits import Exit, help_epilog
 
 
 def add_parsers(sub: Subparsers) -> None:
-    get = with_url(sub.add_parser("get", help="print documents by id as JSON lines (the index contract's shape)",
-                                  epilog=help_epilog("get"), formatter_class=argparse.RawDescriptionHelpFormatter))
+    get = with_url(
+        sub.add_parser(
+            "get",
+            help="print documents by id as JSON lines (the index contract's shape)",
+            epilog=help_epilog("get"),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
     get.add_argument("--index", required=True)
     get.add_argument("ids", nargs="+", metavar="ID")
-    get.add_argument("--with-vectors", action="store_true", help="include each entry's vector (with embedded_by, it is "
-                                                                   "used again when the rows are ingested into an index of the same model)")
+    get.add_argument(
+        "--with-vectors",
+        action="store_true",
+        help="include each entry's vector (with embedded_by, it is "
+        "used again when the rows are ingested into an index of the same model)",
+    )
     get.set_defaults(func=run_get)
 
-    delete = with_url(sub.add_parser("delete", help="delete documents by id, by parent document (all its chunks) or by filter",
-                                     epilog=help_epilog("delete"), formatter_class=argparse.RawDescriptionHelpFormatter))
+    delete = with_url(
+        sub.add_parser(
+            "delete",
+            help="delete documents by id, by parent document (all its chunks) or by filter",
+            epilog=help_epilog("delete"),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
     delete.add_argument("--index", required=True)
     delete.add_argument("ids", nargs="*", metavar="ID", help="entry ids (a chunk's is <parent>#<n>)")
     delete.add_argument("--parent", action="append", default=[], help="a document id: every entry of it (repeatable)")
-    delete.add_argument("--filter", action="append", help="field=value (value1|value2 for any of), as `hybrid search` takes it; all must hold")
-    delete.add_argument("--all", action="store_true", help="allow a filter that matches every entry; alone: delete every entry "
-                                                           "(without it such a delete is refused and nothing is deleted)")
+    delete.add_argument(
+        "--filter",
+        action="append",
+        help="field=value (value1|value2 for any of), as `hybrid search` takes it; all must hold",
+    )
+    delete.add_argument(
+        "--all",
+        action="store_true",
+        help="allow a filter that matches every entry; alone: delete every entry "
+        "(without it such a delete is refused and nothing is deleted)",
+    )
     delete.add_argument("--dry-run", action="store_true", help="count what would be deleted; delete nothing")
     delete.set_defaults(func=run_delete)
 
@@ -56,10 +80,18 @@ def run_delete(args: argparse.Namespace) -> int:
     from adapter.ingest.by_id import Documents
 
     filters = parse_filters(args.filter) if args.filter else None
-    report = Documents.open(connect(args), args.index).delete(args.ids, parents=args.parent, filters=filters, all=args.all,
-                                                              dry_run=args.dry_run)
-    what = (f"{len(args.ids)} ids" if args.ids else f"parents {', '.join(args.parent)}" if args.parent
-            else f"filter {filters}" if filters is not None else "every entry (--all)")
+    report = Documents.open(connect(args), args.index).delete(
+        args.ids, parents=args.parent, filters=filters, all=args.all, dry_run=args.dry_run
+    )
+    what = (
+        f"{len(args.ids)} ids"
+        if args.ids
+        else f"parents {', '.join(args.parent)}"
+        if args.parent
+        else f"filter {filters}"
+        if filters is not None
+        else "every entry (--all)"
+    )
     if report.dry_run:
         whole = "; that is every entry: deleting them needs --all" if report.whole_index and not args.all else ""
         print(f"dry run: {report.matched} entries of {args.index} match {what}{whole}; nothing was deleted")

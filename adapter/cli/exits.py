@@ -31,29 +31,43 @@ EXIT_CODES: tuple[ExitCode, ...] = (
     ExitCode(Exit.OK, "every command", "done"),
     ExitCode(Exit.OK, "`ingest`", "every row landed"),
     ExitCode(Exit.OK, "`diff`", "the cluster matches the spec"),
-    ExitCode(Exit.ERROR, "every command but `diff`",
-             "an error stopped it: bad arguments, cluster unreachable or lost, a refusal (401, 403, a flood-stage disk "
-             "block), a migration's gate or check. `ingest` lists the rows not confirmed written in its failures file: "
-             "the same command run again completes them"),
-    ExitCode(Exit.INCOMPLETE, "`ingest`",
-             "the ingest finished, but some rows did not land (bad input, a row over the size limit, a row the cluster "
-             "refused, e.g. under a migration's write block or into a closed index): each is in the failures file with "
-             "its line and reason"),
+    ExitCode(
+        Exit.ERROR,
+        "every command but `diff`",
+        "an error stopped it: bad arguments, cluster unreachable or lost, a refusal (401, 403, a flood-stage disk "
+        "block), a migration's gate or check. `ingest` lists the rows not confirmed written in its failures file: "
+        "the same command run again completes them",
+    ),
+    ExitCode(
+        Exit.INCOMPLETE,
+        "`ingest`",
+        "the ingest finished, but some rows did not land (bad input, a row over the size limit, a row the cluster "
+        "refused, e.g. under a migration's write block or into a closed index): each is in the failures file with "
+        "its line and reason",
+    ),
     ExitCode(Exit.FOUND, "`check`", "some sampled vectors were not written by the index's embedder"),
     ExitCode(Exit.FOUND, "`diff`", "an error (bad arguments or spec, cluster unreachable): never read as drift"),
     ExitCode(Exit.ERROR, "`diff`", "drift: the cluster differs from the spec (the diff says how)"),
     ExitCode(Exit.INCOMPLETE, "`local status`", "no local cluster is running"),
     ExitCode(Exit.INCOMPLETE, "`get`", "some ids were not found (each is named on stderr; the others were printed)"),
-    ExitCode(Exit.INCOMPLETE, "`judgments export`",
-             "written, but `--drop-refused` left out queries the Search Relevance Workbench refuses (each one named)"),
+    ExitCode(
+        Exit.INCOMPLETE,
+        "`judgments export`",
+        "written, but `--drop-refused` left out queries the Search Relevance Workbench refuses (each one named)",
+    ),
     ExitCode(Exit.INTERRUPTED, "every command", "interrupted (Ctrl-C)"),
-    ExitCode(Exit.TERMINATED, "every command",
-             "terminated (SIGTERM); a migration says whether its swap happened, and the live index takes writes"),
+    ExitCode(
+        Exit.TERMINATED,
+        "every command",
+        "terminated (SIGTERM); a migration says whether its swap happened, and the live index takes writes",
+    ),
 )
 
 
 def _applies(entry: ExitCode, command: str) -> bool:
-    return entry.commands in (f"`{command}`", "every command") or (entry.commands == "every command but `diff`" and command != "diff")
+    return entry.commands in (f"`{command}`", "every command") or (
+        entry.commands == "every command but `diff`" and command != "diff"
+    )
 
 
 def help_epilog(command: str) -> str:

@@ -21,36 +21,72 @@ if TYPE_CHECKING:
 def add_parsers(sub: Subparsers) -> None:
     from adapter.local.distribution import DEFAULT_VERSION
 
-    render = sub.add_parser("render", help="print the index templates and search pipelines the assets render to (no cluster)")
+    render = sub.add_parser(
+        "render", help="print the index templates and search pipelines the assets render to (no cluster)"
+    )
     render.add_argument("--index", required=True)
     render.add_argument("--what", choices=["templates", "pipelines", "all"], default="all")
-    render.add_argument("--opensearch-version", default=DEFAULT_VERSION,
-                        help="render the pipelines this OpenSearch version runs (default %(default)s)")
-    render.add_argument("--plugin", action="append", default=[], metavar="NAME",
-                        help="a plugin the target cluster has, for analyzers that depend on it (analysis-stempel, analysis-icu)")
-    render.add_argument("--hunspell", default="", metavar="LOCALES",
-                        help="Hunspell dictionaries the target cluster's nodes have, e.g. pl_PL,es_ES (for --analyzer polish)")
-    render.add_argument("--elasticsearch-version", metavar="VERSION",
-                        help="render for Elasticsearch VERSION instead (a full distribution: analysis-common; no pipelines)")
+    render.add_argument(
+        "--opensearch-version",
+        default=DEFAULT_VERSION,
+        help="render the pipelines this OpenSearch version runs (default %(default)s)",
+    )
+    render.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a plugin the target cluster has, for analyzers that depend on it (analysis-stempel, analysis-icu)",
+    )
+    render.add_argument(
+        "--hunspell",
+        default="",
+        metavar="LOCALES",
+        help="Hunspell dictionaries the target cluster's nodes have, e.g. pl_PL,es_ES (for --analyzer polish)",
+    )
+    render.add_argument(
+        "--elasticsearch-version",
+        metavar="VERSION",
+        help="render for Elasticsearch VERSION instead (a full distribution: analysis-common; no pipelines)",
+    )
     add_index_spec_options(render)
     render.set_defaults(func=run_render)
 
-    init = with_url(sub.add_parser("init", help="apply templates, create <index>-v1 behind the alias <index>, put search pipelines"))
+    init = with_url(
+        sub.add_parser("init", help="apply templates, create <index>-v1 behind the alias <index>, put search pipelines")
+    )
     init.add_argument("--index", required=True, help="alias name; the index is <index>-v1")
     add_index_spec_options(init)
-    init.add_argument("--sample", metavar="FILE", help="documents (JSONL, CSV or a folder, as ingest reads them) whose language "
-                                                       "chooses a new index's analyzer; without it (and without --analyzer) the "
-                                                       "first `hybrid ingest` chooses it")
-    init.add_argument("--pipeline-file", action="append", help="extra search pipeline asset (JSON), applied as <index>-<file stem>")
+    init.add_argument(
+        "--sample",
+        metavar="FILE",
+        help="documents (JSONL, CSV or a folder, as ingest reads them) whose language "
+        "chooses a new index's analyzer; without it (and without --analyzer) the "
+        "first `hybrid ingest` chooses it",
+    )
+    init.add_argument(
+        "--pipeline-file", action="append", help="extra search pipeline asset (JSON), applied as <index>-<file stem>"
+    )
     init.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
-    init.add_argument("--reattach-alias", action="store_true",
-                      help="put the alias back on the newest <index>-vN when it was deleted by hand")
-    init.add_argument("--server-mmr", action="store_true",
-                      help="turn on the k-NN plugin's MMR processors for the cluster (a persistent cluster setting; OpenSearch "
-                           "3.3+), so that dense searches with --mmr run it on the server")
-    init.add_argument("--wait-timeout", type=float, default=30.0, metavar="SECONDS",
-                      help="how long to wait for the index to be yellow (every primary shard assigned); red after it: "
-                           "exit 2 with why (default %(default)s; 0: do not wait)")
+    init.add_argument(
+        "--reattach-alias",
+        action="store_true",
+        help="put the alias back on the newest <index>-vN when it was deleted by hand",
+    )
+    init.add_argument(
+        "--server-mmr",
+        action="store_true",
+        help="turn on the k-NN plugin's MMR processors for the cluster (a persistent cluster setting; OpenSearch "
+        "3.3+), so that dense searches with --mmr run it on the server",
+    )
+    init.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for the index to be yellow (every primary shard assigned); red after it: "
+        "exit 2 with why (default %(default)s; 0: do not wait)",
+    )
     init.set_defaults(func=run_init)
 
 
@@ -70,17 +106,26 @@ def run_render(args: argparse.Namespace) -> int:
     if args.elasticsearch_version:
         engine, caps = ELASTICSEARCH, elasticsearch_capabilities(args.elasticsearch_version, hunspell=hunspell)
     else:
-        engine, caps = OPENSEARCH, opensearch_capabilities(args.opensearch_version, plugins=args.plugin, hunspell=hunspell)
+        engine, caps = (
+            OPENSEARCH,
+            opensearch_capabilities(args.opensearch_version, plugins=args.plugin, hunspell=hunspell),
+        )
     out = {}
     if args.what in ("templates", "all"):
         spec = index_spec(args, caps)
-        if args.plugin or args.hunspell or args.elasticsearch_version:  # else analyzers that depend on the cluster say how to describe it
+        if (
+            args.plugin or args.hunspell or args.elasticsearch_version
+        ):  # else analyzers that depend on the cluster say how to describe it
             spec = spec.for_cluster(caps)
         out["component_templates"] = engine.render_components(names, spec, caps)
         out["index_template"] = {names.index_template: engine.render_index_template(names, spec, caps)}
     if args.what in ("pipelines", "all"):
-        default = args.default_fusion or default_fusion_name(engine.placement.kind(caps))  # adaptive: before calibration
-        stored = engine.placement.stored(names, caps, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, default_fusion=default)
+        default = args.default_fusion or default_fusion_name(
+            engine.placement.kind(caps)
+        )  # adaptive: before calibration
+        stored = engine.placement.stored(
+            names, caps, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, default_fusion=default
+        )
         if stored:  # an engine that stores no fusions (Elasticsearch) has none to show
             out["pipelines"] = stored
     print(json.dumps(out, indent=2, ensure_ascii=False))
@@ -95,18 +140,33 @@ def run_init(args: argparse.Namespace) -> int:
     from adapter.index.live import live_spec
 
     extra = pipeline_files(args.pipeline_file)
-    asked = {option: getattr(args, option) for option in ("analyzer", "embedder") if getattr(args, option)}  # before defaults fill them
+    asked = {
+        option: getattr(args, option) for option in ("analyzer", "embedder") if getattr(args, option)
+    }  # before defaults fill them
     cluster = connect(args)
     caps = cluster.probe()
-    print(f"cluster: {caps.engine} {caps.version} at {cluster.describe()}")  # which one: --url, OPENSEARCH_URL, the config or the local node
+    print(
+        f"cluster: {caps.engine} {caps.version} at {cluster.describe()}"
+    )  # which one: --url, OPENSEARCH_URL, the config or the local node
     live = live_spec(cluster, args.index)
     if live is not None and args.sample:
-        print(f"--sample {args.sample} is not read: {args.index} exists and keeps its analyzer (a new one: `hybrid reindex --analyzer`)")
+        print(
+            f"--sample {args.sample} is not read: {args.index} exists and keeps its analyzer (a new one: `hybrid "
+            "reindex --analyzer`)"
+        )
     choice = _choice(args, cluster) if live is None and "analyzer" not in asked else None
     spec = index_spec(args, caps, live=live, analyzer=choice.analyzer if choice else None)
-    report = init_index(cluster, args.index, spec, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
-                        extra_pipelines=extra, dry_run=args.dry_run, reattach=args.reattach_alias,
-                        server_mmr=args.server_mmr, wait_timeout=args.wait_timeout)
+    report = init_index(
+        cluster,
+        args.index,
+        spec,
+        weights=parse_weights(args.weights) or DEFAULT_WEIGHTS,
+        extra_pipelines=extra,
+        dry_run=args.dry_run,
+        reattach=args.reattach_alias,
+        server_mmr=args.server_mmr,
+        wait_timeout=args.wait_timeout,
+    )
     pending = choice is not None and not args.sample
     if live is None and not args.dry_run:
         from dataclasses import replace
@@ -114,14 +174,26 @@ def run_init(args: argparse.Namespace) -> int:
         from adapter.index.language import AnalysisChoice
 
         made = choice or AnalysisChoice(spec.analyzer, spec.fingerprint.spec, "as asked")
-        record_choice(cluster, report.index, replace(made, analyzer=spec.analyzer, embedder=spec.fingerprint.spec), pending=pending)
+        record_choice(
+            cluster,
+            report.index,
+            replace(made, analyzer=spec.analyzer, embedder=spec.fingerprint.spec),
+            pending=pending,
+        )
     print_init(report)
     print(_analysis_line(args, spec, live, choice, pending, asked))
     if not args.default_fusion:
         print(f"{caps.engine} {caps.version}: {why(cluster.engine.placement.kind(caps))}")
     if not args.text_layout:
-        print(f"text layout: {spec.text_layout} (" + ("the existing index's" if live else "the measured default for new indexes, "
-              "chosen on the labelled sets' train splits") + "; --text-layout to choose)")
+        print(
+            f"text layout: {spec.text_layout} ("
+            + (
+                "the existing index's"
+                if live
+                else "the measured default for new indexes, chosen on the labelled sets' train splits"
+            )
+            + "; --text-layout to choose)"
+        )
     return 0
 
 
@@ -143,8 +215,14 @@ def _choice(args: argparse.Namespace, cluster: Cluster) -> AnalysisChoice:
     return choose_analysis(cluster, texts, source=Path(args.sample).name)
 
 
-def _analysis_line(args: argparse.Namespace, spec: IndexSpec, live: Spec | None, choice: AnalysisChoice | None, pending: bool,
-                   asked: dict[str, str]) -> str:
+def _analysis_line(
+    args: argparse.Namespace,
+    spec: IndexSpec,
+    live: Spec | None,
+    choice: AnalysisChoice | None,
+    pending: bool,
+    asked: dict[str, str],
+) -> str:
     """The one line that says which analyzer and embedder the index has, why, and how to choose others."""
     from adapter.index.language import OVERRIDE
 
@@ -152,12 +230,19 @@ def _analysis_line(args: argparse.Namespace, spec: IndexSpec, live: Spec | None,
 
     hybrid = hybrid_command()
     said = f"analyzer: {spec.analyzer}, embedder: {spec.fingerprint.spec}"
-    embedder = "embedder as asked" if "embedder" in asked else "the default embedder, multilingual; --embedder to choose"
+    embedder = (
+        "embedder as asked" if "embedder" in asked else "the default embedder, multilingual; --embedder to choose"
+    )
     if live is not None:
-        return f"{said} (the existing index's; another needs a new index: `{hybrid} reindex --index {args.index} --analyzer ...`)"
+        return (
+            f"{said} (the existing index's; "
+            f"another needs a new index: `{hybrid} reindex --index {args.index} --analyzer ...`)"
+        )
     if choice is None:
         return f"{said} (as asked)" if len(asked) == 2 else f"{said} (analyzer as asked; {embedder})"
     if pending:
-        return (f"{said} for now: the first `{hybrid} ingest` reads its documents' language and chooses the analyzer "
-                f"(--analyzer to choose now, --sample FILE to choose from a file)")
+        return (
+            f"{said} for now: the first `{hybrid} ingest` reads its documents' language and chooses the analyzer "
+            f"(--analyzer to choose now, --sample FILE to choose from a file)"
+        )
     return f"{said} ({choice.why}; {embedder if 'embedder' in asked else OVERRIDE})"

@@ -27,8 +27,14 @@ EXIT_SOME_ROWS_FAILED = Exit.INCOMPLETE  # the ingest finished, but some rows di
 def add_parsers(sub: Subparsers) -> None:
     import argparse
 
-    ingest = with_url(sub.add_parser("ingest", help="embed and index JSONL, CSV or a folder of .txt/.md files",
-                                     epilog=help_epilog("ingest"), formatter_class=argparse.RawDescriptionHelpFormatter))
+    ingest = with_url(
+        sub.add_parser(
+            "ingest",
+            help="embed and index JSONL, CSV or a folder of .txt/.md files",
+            epilog=help_epilog("ingest"),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
     ingest.add_argument("path")
     ingest.add_argument("--index", required=True)
     ingest.add_argument("--embedder", help="default: the embedder recorded in the index")
@@ -37,27 +43,54 @@ def add_parsers(sub: Subparsers) -> None:
     ingest.add_argument("--id-field", help="default: the first of id, _id, doc_id")
     ingest.add_argument("--title-field", default="title")
     ingest.add_argument("--text-field", default="text")
-    ingest.add_argument("--metadata-fields", help="comma-separated fields kept as metadata (default: every other field)")
+    ingest.add_argument(
+        "--metadata-fields", help="comma-separated fields kept as metadata (default: every other field)"
+    )
     ingest.add_argument("--chunk-size", type=int, help="split texts into chunks of this many words")
-    ingest.add_argument("--chunk-overlap", type=int, default=40, help="words shared by consecutive chunks (default %(default)s)")
+    ingest.add_argument(
+        "--chunk-overlap", type=int, default=40, help="words shared by consecutive chunks (default %(default)s)"
+    )
     ingest.add_argument("--batch-size", type=int, default=64, help="documents embedded per batch (default %(default)s)")
-    ingest.add_argument("--device", help="where a sentence-transformers model encodes: cpu (default), cuda, cuda:1, or several "
-                                         "GPUs as cuda:0,cuda:1 (one encode process each)")
-    ingest.add_argument("--encode-processes", type=int, metavar="N",
-                        help="encode in N processes on the device (sentence-transformers' multi-process pool; on CPUs "
-                             "each gets an equal share of the cores); raise --batch-size with it (e.g. 64 per process)")
-    ingest.add_argument("--max-chars", type=int, default=None, metavar="N",
-                        help="refuse documents (or chunks) whose text is over N characters, before embedding them "
-                             "(default 100,000; 0: no limit). Longer texts: --chunk-size")
+    ingest.add_argument(
+        "--device",
+        help="where a sentence-transformers model encodes: cpu (default), cuda, cuda:1, or several "
+        "GPUs as cuda:0,cuda:1 (one encode process each)",
+    )
+    ingest.add_argument(
+        "--encode-processes",
+        type=int,
+        metavar="N",
+        help="encode in N processes on the device (sentence-transformers' multi-process pool; on CPUs "
+        "each gets an equal share of the cores); raise --batch-size with it (e.g. 64 per process)",
+    )
+    ingest.add_argument(
+        "--max-chars",
+        type=int,
+        default=None,
+        metavar="N",
+        help="refuse documents (or chunks) whose text is over N characters, before embedding them "
+        "(default 100,000; 0: no limit). Longer texts: --chunk-size",
+    )
     ingest.add_argument("--strict", action="store_true", help="any bad row is fatal, before anything is written")
-    ingest.add_argument("--failures", help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>-<pid>-<random>.jsonl, mode 600")
-    ingest.add_argument("--cache", help="embedding cache file (default embeddings.sqlite in HYBRID_CACHE_DIR, else ~/.cache/opensearch-hybrid; env HYBRID_EMBEDDING_CACHE)")
+    ingest.add_argument(
+        "--failures",
+        help="where to write failed rows (JSONL); default ingest-failures-<index>-<time>-<pid>-<random>.jsonl, mode "
+        "600",
+    )
+    ingest.add_argument(
+        "--cache",
+        help="embedding cache file (default embeddings.sqlite in HYBRID_CACHE_DIR, else ~/.cache/opensearch-hybrid; "
+        "env HYBRID_EMBEDDING_CACHE)",
+    )
     ingest.add_argument("--no-cache", action="store_true", help="always call the model")
-    ingest.add_argument("--partition", metavar="I/N",
-                        help="index only partition I of N (from 1; by a stable hash of the id), so N processes or machines "
-                             "can index one input at the same time with no coordination and no duplicates; each writes "
-                             "its own failures file (<name>.part-I-of-N.jsonl). The index records the round: a run with "
-                             "another N is refused until every partition of it has run, and each run says which are left")
+    ingest.add_argument(
+        "--partition",
+        metavar="I/N",
+        help="index only partition I of N (from 1; by a stable hash of the id), so N processes or machines "
+        "can index one input at the same time with no coordination and no duplicates; each writes "
+        "its own failures file (<name>.part-I-of-N.jsonl). The index records the round: a run with "
+        "another N is refused until every partition of it has run, and each run says which are left",
+    )
     ingest.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     ingest.set_defaults(func=run)
 
@@ -84,18 +117,34 @@ def run(args: argparse.Namespace) -> int:
     encode = {k: v for k, v in (("device", args.device), ("processes", args.encode_processes)) if v is not None}
     embedder = embedder_for(args, cluster, **encode)
     fields = FieldMap(
-        id=args.id_field, title=args.title_field or None, text=args.text_field,
+        id=args.id_field,
+        title=args.title_field or None,
+        text=args.text_field,
         metadata=tuple(args.metadata_fields.split(",")) if args.metadata_fields else None,
     )
     chunking = Chunking(args.chunk_size, args.chunk_overlap) if args.chunk_size else None
     if args.max_chars is not None and args.max_chars < 0:
         raise InputError(f"--max-chars must be 0 (no limit) or more, got {args.max_chars}")
     max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None)
-    rows = _first_documents_choose(cluster, args, read_source(args.path, fields, format=args.format, max_chars=max_chars),
-                                   partitioned=partition is not None)
-    ingestor = Ingestor.open(cluster, args.index, embedder, cache=None if args.no_cache else EmbeddingCache(args.cache),
-                             batch_size=args.batch_size, chunking=chunking, strict=args.strict, failures_path=args.failures,
-                             write_failures=True, progress=not args.quiet, max_chars=max_chars)
+    rows = _first_documents_choose(
+        cluster,
+        args,
+        read_source(args.path, fields, format=args.format, max_chars=max_chars),
+        partitioned=partition is not None,
+    )
+    ingestor = Ingestor.open(
+        cluster,
+        args.index,
+        embedder,
+        cache=None if args.no_cache else EmbeddingCache(args.cache),
+        batch_size=args.batch_size,
+        chunking=chunking,
+        strict=args.strict,
+        failures_path=args.failures,
+        write_failures=True,
+        progress=not args.quiet,
+        max_chars=max_chars,
+    )
     try:
         report = ingestor.ingest(rows, total=count_rows(args.path), partition=partition)
     except IngestInterrupted as stop:
@@ -109,18 +158,31 @@ def run(args: argparse.Namespace) -> int:
         rounds.end(ingestor.cluster, ingestor.info.index)
     if report.partition is not None:
         print(report.partition.summary)
-    counted = f"  ({report.documents + report.failed} rows: the progress bar's, each landed or failed)" if report.failed else ""
+    counted = (
+        f"  ({report.documents + report.failed} rows: the progress bar's, each landed or failed)"
+        if report.failed
+        else ""
+    )
     print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {report.failed}{counted}")
     print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
     if report.cache_rejected:
         print(f"cache: {report.cache_rejected} entries failed their integrity check and were embedded again")
     if report.retried_429 or report.retried_5xx or report.split_requests:
-        print(f"retries: {report.retried_429} items refused with 429 (write queue full) and retried, {report.retried_5xx} "
-              f"sent again after a 5xx, {report.split_requests} requests refused as a whole and split")
-    print(f"time: {report.seconds_total:.1f}s ({report.docs_per_second:.1f} docs/s); embedding {report.seconds_embedding:.1f}s, "
-          f"indexing {report.seconds_indexing:.1f}s (overlapping)")
+        print(
+            f"retries: {report.retried_429} items refused with 429 (write queue full) and retried, "
+            f"{report.retried_5xx} sent again after a 5xx, {report.split_requests} requests refused as a whole and "
+            "split"
+        )
+    print(
+        f"time: {report.seconds_total:.1f}s ({report.docs_per_second:.1f} docs/s); embedding "
+        f"{report.seconds_embedding:.1f}s, indexing {report.seconds_indexing:.1f}s (overlapping)"
+    )
     if report.complete:
-        print("every row landed" if report.partition is None else f"every row of partition {report.partition.partition.label} landed")
+        print(
+            "every row landed"
+            if report.partition is None
+            else f"every row of partition {report.partition.partition.label} landed"
+        )
         _next_steps(ingestor.info)
         return EXIT_ALL_LANDED
     print(f"NOT every row landed: {report.failed} failed (exit code {int(EXIT_SOME_ROWS_FAILED)})")
@@ -130,8 +192,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_SOME_ROWS_FAILED
 
 
-def _first_documents_choose(cluster: Cluster, args: argparse.Namespace, rows: Iterator[SourceDoc | RowError], *,
-                            partitioned: bool) -> Iterator[SourceDoc | RowError]:
+def _first_documents_choose(
+    cluster: Cluster, args: argparse.Namespace, rows: Iterator[SourceDoc | RowError], *, partitioned: bool
+) -> Iterator[SourceDoc | RowError]:
     """Where `hybrid init` left the analyzer to the first documents (adapter.index.choose), choose it from
     these rows' first ones before any is written; returns the rows, none lost."""
     import itertools
@@ -144,8 +207,10 @@ def _first_documents_choose(cluster: Cluster, args: argparse.Namespace, rows: It
     if not is_pending(cluster, args.index):
         return rows
     if partitioned:  # several processes at once: none may rebuild the index under the others
-        print(f"analyzer: {args.index} keeps its analyzer for now (a partitioned ingest does not choose it; "
-              "`hybrid reindex --index ... --analyzer ...` changes it later)")
+        print(
+            f"analyzer: {args.index} keeps its analyzer for now (a partitioned ingest does not choose it; "
+            "`hybrid reindex --index ... --analyzer ...` changes it later)"
+        )
         return rows
     head = list(itertools.islice(rows, SAMPLE_DOCUMENTS))
     texts = [f"{r.title}\n{r.text}" for r in head if isinstance(r, SourceDoc)]
@@ -153,17 +218,28 @@ def _first_documents_choose(cluster: Cluster, args: argparse.Namespace, rows: It
     if choice is not None:
         from adapter.cli.demo import hybrid_command
 
-        print(choice.line(override=f"to choose another: `{hybrid_command()} reindex --index {args.index} --analyzer ...`"))
+        print(
+            choice.line(override=f"to choose another: `{hybrid_command()} reindex --index {args.index} --analyzer ...`")
+        )
     return itertools.chain(head, rows)
 
 
 def _say_interrupted(report: IngestReport) -> None:
     """What an ingest stopped by Ctrl-C or SIGTERM did, and how to finish it."""
-    print(f"interrupted after {report.rows_read} rows read: landed: {report.chunks} entries; "
-          f"not confirmed written: {report.failed} rows")
-    print(f"failures file: {report.failures_file}" if report.failures_file else "failures file: none (no row was left unconfirmed)")
-    print(f"interrupted (the rows after the first {report.rows_read} of the input were not read): run the same command again "
-          "to finish; ids are stable, so the rows that landed are written again, not duplicated", file=sys.stderr)
+    print(
+        f"interrupted after {report.rows_read} rows read: landed: {report.chunks} entries; "
+        f"not confirmed written: {report.failed} rows"
+    )
+    print(
+        f"failures file: {report.failures_file}"
+        if report.failures_file
+        else "failures file: none (no row was left unconfirmed)"
+    )
+    print(
+        f"interrupted (the rows after the first {report.rows_read} of the input were not read): run the same command "
+        "again to finish; ids are stable, so the rows that landed are written again, not duplicated",
+        file=sys.stderr,
+    )
 
 
 def _next_steps(info: IndexInfo) -> None:
@@ -172,6 +248,10 @@ def _next_steps(info: IndexInfo) -> None:
     from adapter.fusion.choice.policy import stored_policy
 
     policy, calibration = stored_policy(info.adaptive)
-    if info.default_fusion == "adaptive" and policy.departs and calibration is None:  # the command as it runs here (.venv/bin/hybrid)
-        print(f"next: {hybrid_command()} calibrate --index {info.alias} --queries FILE (a sample of your users' queries, one per line: "
-              "the adaptive default keeps 0.5 / 0.5 until it has seen how they match this corpus)")
+    if (
+        info.default_fusion == "adaptive" and policy.departs and calibration is None
+    ):  # the command as it runs here (.venv/bin/hybrid)
+        print(
+            f"next: {hybrid_command()} calibrate --index {info.alias} --queries FILE (a sample of your users' queries, "
+            "one per line: the adaptive default keeps 0.5 / 0.5 until it has seen how they match this corpus)"
+        )

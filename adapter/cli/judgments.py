@@ -14,30 +14,65 @@ QUERY_SET, QUERY_SET_NDJSON, JUDGMENTS = "query-set.json", "query-set.ndjson", "
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    top = sub.add_parser("judgments", help="query sets and judgments to and from OpenSearch's Search Relevance Workbench (3.1+)")
+    top = sub.add_parser(
+        "judgments", help="query sets and judgments to and from OpenSearch's Search Relevance Workbench (3.1+)"
+    )
     verbs = top.add_subparsers(dest="verb", required=True)
 
-    out = verbs.add_parser("export", help="a BEIR dataset's queries and qrels as the workbench's query set and judgment list",
-                           epilog=help_epilog("judgments export"), formatter_class=argparse.RawDescriptionHelpFormatter)
-    out.add_argument("--dataset", required=True, help="folder with queries.jsonl and qrels/<split>.tsv (a corpus is not needed)")
+    out = verbs.add_parser(
+        "export",
+        help="a BEIR dataset's queries and qrels as the workbench's query set and judgment list",
+        epilog=help_epilog("judgments export"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    out.add_argument(
+        "--dataset", required=True, help="folder with queries.jsonl and qrels/<split>.tsv (a corpus is not needed)"
+    )
     out.add_argument("--split", default="test")
-    out.add_argument("--out", required=True, help=f"folder for {QUERY_SET} and {JUDGMENTS} (the PUT bodies) and {QUERY_SET_NDJSON} "
-                                                  "(the Dashboards upload)")
-    out.add_argument("--name", help="name of the query set and judgment list, at most 50 characters (default <dataset> <split>)")
-    out.add_argument("--with-ids", action="store_true", help=f"keep each query's id as the custom field {json.dumps('queryId')} "
-                                                              "(the workbench keeps custom fields; a later import reads them back)")
-    out.add_argument("--drop-refused", action="store_true",
-                     help="leave out queries the workbench refuses (quotes, backslashes, < or >), naming them, instead of failing")
+    out.add_argument(
+        "--out",
+        required=True,
+        help=f"folder for {QUERY_SET} and {JUDGMENTS} (the PUT bodies) and {QUERY_SET_NDJSON} (the Dashboards upload)",
+    )
+    out.add_argument(
+        "--name", help="name of the query set and judgment list, at most 50 characters (default <dataset> <split>)"
+    )
+    out.add_argument(
+        "--with-ids",
+        action="store_true",
+        help=f"keep each query's id as the custom field {json.dumps('queryId')} "
+        "(the workbench keeps custom fields; a later import reads them back)",
+    )
+    out.add_argument(
+        "--drop-refused",
+        action="store_true",
+        help="leave out queries the workbench refuses (quotes, backslashes, < or >), naming them, instead of failing",
+    )
     out.add_argument("--force", action="store_true", help="replace files already in --out")
     out.set_defaults(func=run_export)
 
-    inp = verbs.add_parser("import", help="the workbench's query set and judgment list as BEIR queries.jsonl and qrels/<split>.tsv")
-    inp.add_argument("--judgments", required=True, help="a judgment list: the PUT body, or what GET _plugins/_search_relevance/judgments/<id> answers")
-    inp.add_argument("--query-set", help="its query set (PUT body, GET's answer, or the NDJSON upload): query ids from it; "
-                                         "without it the ids are q1, q2... in the judgments' order")
-    inp.add_argument("--out", required=True, help="folder for queries.jsonl and qrels/<split>.tsv (put corpus.jsonl beside them for hybrid eval)")
+    inp = verbs.add_parser(
+        "import", help="the workbench's query set and judgment list as BEIR queries.jsonl and qrels/<split>.tsv"
+    )
+    inp.add_argument(
+        "--judgments",
+        required=True,
+        help="a judgment list: the PUT body, or what GET _plugins/_search_relevance/judgments/<id> answers",
+    )
+    inp.add_argument(
+        "--query-set",
+        help="its query set (PUT body, GET's answer, or the NDJSON upload): query ids from it; "
+        "without it the ids are q1, q2... in the judgments' order",
+    )
+    inp.add_argument(
+        "--out",
+        required=True,
+        help="folder for queries.jsonl and qrels/<split>.tsv (put corpus.jsonl beside them for hybrid eval)",
+    )
     inp.add_argument("--split", default="test")
-    inp.add_argument("--round", action="store_true", help="round fractional ratings (implicit judgments) to whole grades")
+    inp.add_argument(
+        "--round", action="store_true", help="round fractional ratings (implicit judgments) to whole grades"
+    )
     inp.add_argument("--force", action="store_true", help="replace files already in --out")
     inp.set_defaults(func=run_import)
 
@@ -64,7 +99,7 @@ def run_export(args: argparse.Namespace) -> int:
                 row = json.loads(line)
                 texts[str(row["_id"])] = row["text"]
             except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(f"{root / 'queries.jsonl'} line {number}: expected {{\"_id\", \"text\"}} ({exc})") from exc
+                raise InputError(f'{root / "queries.jsonl"} line {number}: expected {{"_id", "text"}} ({exc})') from exc
     missing = [q for q in qrels if q not in texts]
     if missing:
         raise InputError(f"{len(missing)} judged queries have no text in queries.jsonl (e.g. {missing[:3]})")
@@ -81,11 +116,19 @@ def run_export(args: argparse.Namespace) -> int:
     paths[1].write_text(srw.query_set_ndjson(body), encoding="utf-8")
     paths[2].write_text(json.dumps(judgments, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     ratings = sum(len(r["ratings"]) for r in judgments["judgmentRatings"])
-    print(f"{len(kept)} queries and {ratings} judgments written to {out} ({QUERY_SET}, {QUERY_SET_NDJSON}, {JUDGMENTS})")
+    print(
+        f"{len(kept)} queries and {ratings} judgments written to {out} ({QUERY_SET}, {QUERY_SET_NDJSON}, {JUDGMENTS})"
+    )
     for qid, why in refused.items():
         print(f"left out: query {qid} {texts[qid]!r}: {why}")
-    print(f"load them: curl -XPUT <cluster>/_plugins/_search_relevance/query_sets -H 'Content-Type: application/json' -d @{paths[0]}")
-    print(f"           curl -XPUT <cluster>/_plugins/_search_relevance/judgments -H 'Content-Type: application/json' -d @{paths[2]}")
+    print(
+        "load them: curl -XPUT <cluster>/_plugins/_search_relevance/query_sets -H 'Content-Type: application/json' -d "
+        f"@{paths[0]}"
+    )
+    print(
+        "           curl -XPUT <cluster>/_plugins/_search_relevance/judgments -H 'Content-Type: application/json' -d "
+        f"@{paths[2]}"
+    )
     return Exit.INCOMPLETE if refused else Exit.OK
 
 
@@ -108,10 +151,15 @@ def run_import(args: argparse.Namespace) -> int:
     paths = [out / "queries.jsonl", out / "qrels" / f"{args.split}.tsv"]
     _writable(paths, args.force)
     paths[1].parent.mkdir(parents=True, exist_ok=True)
-    paths[0].write_text("".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n" for q, t in exchange.queries.items()),
-                        encoding="utf-8")
+    paths[0].write_text(
+        "".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n" for q, t in exchange.queries.items()),
+        encoding="utf-8",
+    )
     rows = [f"{q}\t{d}\t{g}" for q, docs in exchange.qrels.items() for d, g in docs.items()]
     paths[1].write_text("query-id\tcorpus-id\tscore\n" + "".join(r + "\n" for r in rows), encoding="utf-8")
     unjudged = len(exchange.queries) - len(exchange.qrels)
-    print(f"{len(exchange.queries)} queries ({unjudged} without judgments) and {len(rows)} judgments written to {paths[0]} and {paths[1]}")
+    print(
+        f"{len(exchange.queries)} queries ({unjudged} without judgments) and {len(rows)} judgments written to "
+        f"{paths[0]} and {paths[1]}"
+    )
     return 0

@@ -26,67 +26,155 @@ if TYPE_CHECKING:
 
 
 def add_parsers(sub: Subparsers) -> None:
-    search = with_url(sub.add_parser("search", help="search with bm25, dense, hybrid, client-rrf or client (+ rerank, MMR)"))
+    search = with_url(
+        sub.add_parser("search", help="search with bm25, dense, hybrid, client-rrf or client (+ rerank, MMR)")
+    )
     search.add_argument("query")
     search.add_argument("--index", required=True)
-    search.add_argument("-t", "--technique", default="hybrid", help="bm25, dense, hybrid, client-rrf, or client (both legs fused here by --fusion) (default %(default)s)")
+    search.add_argument(
+        "-t",
+        "--technique",
+        default="hybrid",
+        help="bm25, dense, hybrid, client-rrf, or client (both legs fused here by --fusion) (default %(default)s)",
+    )
     search.add_argument("-k", type=int, default=10, help="hits to return (default %(default)s)")
     search.add_argument("--from", dest="from_", type=int, default=0, help="offset for pagination")
-    search.add_argument("--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs")
-    search.add_argument("--fusion", help="hybrid fusion: adaptive (the index's calibrated weights), min_max-arithmetic_mean, "
-                        "l2-harmonic_mean, ..., rrf or rrf-<rank constant>, sum, dbsf (client-side only), or learned "
-                        "(--model; fused in the client) (default: the index's)")
-    search.add_argument("--model", help="learned fusion: a model file written by `hybrid eval --tune` (--fusion learned)")
+    search.add_argument(
+        "--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs"
+    )
+    search.add_argument(
+        "--fusion",
+        help="hybrid fusion: adaptive (the index's calibrated weights), min_max-arithmetic_mean, "
+        "l2-harmonic_mean, ..., rrf or rrf-<rank constant>, sum, dbsf (client-side only), or learned "
+        "(--model; fused in the client) (default: the index's)",
+    )
+    search.add_argument(
+        "--model", help="learned fusion: a model file written by `hybrid eval --tune` (--fusion learned)"
+    )
     search.add_argument("--policy", help="adaptive fusion: a policy file (e.g. learned by `hybrid eval --tune`)")
     search.add_argument("--weights", help="per-leg weights bm25,dense")
     search.add_argument("--rank-constant", type=int, help="RRF rank constant (default 60)")
     search.add_argument("--pipeline", help="a named search pipeline to fuse with")
     search.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
-    search.add_argument("--rerank", type=int, nargs="?", const=50, metavar="N", help="rerank the top N (default 50) with a cross-encoder")
+    search.add_argument(
+        "--rerank",
+        type=int,
+        nargs="?",
+        const=50,
+        metavar="N",
+        help="rerank the top N (default 50) with a cross-encoder",
+    )
     search.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="cross-encoder name or path")
-    search.add_argument("--mmr", type=float, nargs="?", const=0.5, metavar="LAMBDA",
-                        help="diversify with MMR (default lambda 0.5; 1 = relevance only, 0 = diversity only)")
+    search.add_argument(
+        "--mmr",
+        type=float,
+        nargs="?",
+        const=0.5,
+        metavar="LAMBDA",
+        help="diversify with MMR (default lambda 0.5; 1 = relevance only, 0 = diversity only)",
+    )
     mmr_place = search.add_mutually_exclusive_group()
-    mmr_place.add_argument("--server-mmr", dest="mmr_place", action="store_const", const="server",
-                           help="run MMR on the server (k-NN ext.mmr: dense only, OpenSearch 3.3+ with its cluster setting on; "
-                                "its diversity is 1 - lambda). Default: the server for dense from --mmr 0.9 up, where it "
-                                "was measured as good as the client's and faster, else the client")
-    mmr_place.add_argument("--client-mmr", dest="mmr_place", action="store_const", const="client", help="run MMR in the client")
-    page = search.add_argument_group("page", "what the page shows besides the hits (where the cluster cannot, the client does it, "
-                                             "and says so)")
+    mmr_place.add_argument(
+        "--server-mmr",
+        dest="mmr_place",
+        action="store_const",
+        const="server",
+        help="run MMR on the server (k-NN ext.mmr: dense only, OpenSearch 3.3+ with its cluster setting on; "
+        "its diversity is 1 - lambda). Default: the server for dense from --mmr 0.9 up, where it "
+        "was measured as good as the client's and faster, else the client",
+    )
+    mmr_place.add_argument(
+        "--client-mmr", dest="mmr_place", action="store_const", const="client", help="run MMR in the client"
+    )
+    page = search.add_argument_group(
+        "page", "what the page shows besides the hits (where the cluster cannot, the client does it, and says so)"
+    )
     page.add_argument("--highlight", action="store_true", help="snippets of the text fields around the query's words")
-    page.add_argument("--full-text", action="store_true",
-                      help="the hits' whole texts (default: each text field as an excerpt of at most --max-text-chars around "
-                           "the query's words)")
-    page.add_argument("--max-text-chars", type=int, default=10_000, metavar="N",
-                      help="the longest excerpt of a text field a hit carries (default %(default)s)")
-    page.add_argument("--facet", action="append", default=[], metavar="FIELD",
-                      help="count the values of FIELD among the matched documents (repeatable; a bare name is metadata.FIELD)")
+    page.add_argument(
+        "--full-text",
+        action="store_true",
+        help="the hits' whole texts (default: each text field as an excerpt of at most --max-text-chars around "
+        "the query's words)",
+    )
+    page.add_argument(
+        "--max-text-chars",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="the longest excerpt of a text field a hit carries (default %(default)s)",
+    )
+    page.add_argument(
+        "--facet",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="count the values of FIELD among the matched documents (repeatable; a bare name is metadata.FIELD)",
+    )
     page.add_argument("--facet-size", type=int, default=10, help="values per facet (default %(default)s)")
-    page.add_argument("--collapse", nargs="?", const="parent_id", metavar="FIELD",
-                      help="one hit per document (its best chunk); FIELD: another keyword field to collapse by")
-    page.add_argument("--inner-hits", type=int, default=0, metavar="N", help="with --collapse: also the next N chunks of each document")
-    page.add_argument("--sort", action="append", default=[], metavar="FIELD[:asc|desc]", help="sort by a field instead of the score")
+    page.add_argument(
+        "--collapse",
+        nargs="?",
+        const="parent_id",
+        metavar="FIELD",
+        help="one hit per document (its best chunk); FIELD: another keyword field to collapse by",
+    )
+    page.add_argument(
+        "--inner-hits",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --collapse: also the next N chunks of each document",
+    )
+    page.add_argument(
+        "--sort", action="append", default=[], metavar="FIELD[:asc|desc]", help="sort by a field instead of the score"
+    )
     page.add_argument("--min-score", type=float, help="drop hits scoring lower (the fused score for hybrid)")
     search.add_argument("--embedder", help="default: the embedder recorded in the index")
-    search.add_argument("--query-vector", metavar="FILE|-",
-                        help="the query's vector, embedded elsewhere: a JSON array of numbers (or numbers separated by spaces, "
-                             "commas or lines) in FILE, or on standard input with -; no model is loaded")
+    search.add_argument(
+        "--query-vector",
+        metavar="FILE|-",
+        help="the query's vector, embedded elsewhere: a JSON array of numbers (or numbers separated by spaces, "
+        "commas or lines) in FILE, or on standard input with -; no model is loaded",
+    )
     with_allow_model(search)
-    search.add_argument("--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution")
-    search.add_argument("--fast-path", choices=("auto", "on", "off"), default="auto",
-                        help="hybrid: the parallel-legs fast path where `hybrid fast-path --keep` earned it (auto), always, or never")
-    search.add_argument("--no-fallback", action="store_true", help="fail instead of fusing in the client a fusion the cluster cannot run")
-    search.add_argument("--no-partial-results", dest="allow_partial_results", action="store_false",
-                        help="fail (exit 2) instead of printing a partial result with a note: a shard that failed even when "
-                             "asked again, or a collapsed page with fewer hits than -k while the query matched more documents "
-                             "(the servers' allow_partial_search_results=false)")
-    search.add_argument("--show-query", action="store_true",
-                        help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client")
-    search.add_argument("--json", action="store_true", help="the result as JSON (schema: `hybrid schema search`), with the requests sent under 'sent'; "
-                        "indented on a terminal, one line when piped")
-    search.add_argument("--with-vector", action="store_true",
-                        help="--json: keep the query vector in the requests under 'sent' (left out by default: ~8 KB per copy)")
+    search.add_argument(
+        "--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution"
+    )
+    search.add_argument(
+        "--fast-path",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="hybrid: the parallel-legs fast path where `hybrid fast-path --keep` earned it (auto), always, or never",
+    )
+    search.add_argument(
+        "--no-fallback",
+        action="store_true",
+        help="fail instead of fusing in the client a fusion the cluster cannot run",
+    )
+    search.add_argument(
+        "--no-partial-results",
+        dest="allow_partial_results",
+        action="store_false",
+        help="fail (exit 2) instead of printing a partial result with a note: a shard that failed even when "
+        "asked again, or a collapsed page with fewer hits than -k while the query matched more documents "
+        "(the servers' allow_partial_search_results=false)",
+    )
+    search.add_argument(
+        "--show-query",
+        action="store_true",
+        help="print every request sent (method, path, search_pipeline, exact body) to reproduce it with any client",
+    )
+    search.add_argument(
+        "--json",
+        action="store_true",
+        help="the result as JSON (schema: `hybrid schema search`), with the requests sent under 'sent'; "
+        "indented on a terminal, one line when piped",
+    )
+    search.add_argument(
+        "--with-vector",
+        action="store_true",
+        help="--json: keep the query vector in the requests under 'sent' (left out by default: ~8 KB per copy)",
+    )
     search.set_defaults(func=run)
 
 
@@ -106,10 +194,15 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
     if args.inner_hits and not args.collapse:
         raise InputError("--inner-hits needs --collapse")
     return SearchOptions(
-        highlight=args.highlight, full_text=args.full_text, max_text_chars=args.max_text_chars, facets=tuple(args.facet),
+        highlight=args.highlight,
+        full_text=args.full_text,
+        max_text_chars=args.max_text_chars,
+        facets=tuple(args.facet),
         facet_size=args.facet_size,
         collapse=Collapse(args.collapse, args.inner_hits) if args.collapse else None,
-        sort=tuple(SortKey.parse(s) for s in args.sort), min_score=args.min_score, mmr=MMRPlace.parse(args.mmr_place or MMRPlace.AUTO),
+        sort=tuple(SortKey.parse(s) for s in args.sort),
+        min_score=args.min_score,
+        mmr=MMRPlace.parse(args.mmr_place or MMRPlace.AUTO),
         allow_partial_results=args.allow_partial_results,
     )
 
@@ -144,7 +237,9 @@ def run(args: argparse.Namespace) -> int:
     if policy is not None and args.fusion not in (None, ADAPTIVE):
         raise InputError(f"--policy is for --fusion {ADAPTIVE}, not {args.fusion}")
     if (args.fusion == LEARNED) != bool(args.model):
-        raise InputError(f"learned fusion needs its model: give --fusion {LEARNED} --model FILE (from `hybrid eval --tune`)")
+        raise InputError(
+            f"learned fusion needs its model: give --fusion {LEARNED} --model FILE (from `hybrid eval --tune`)"
+        )
     if args.fusion == LEARNED:
         if args.weights or args.rank_constant:
             raise InputError("learned fusion weighs the legs by its model; drop --weights / --rank-constant")
@@ -158,7 +253,9 @@ def run(args: argparse.Namespace) -> int:
     options = replace(search_options(args), text_matches=True)  # the notes below, without a request of their own
     vector = read_query_vector(args.query_vector) if args.query_vector else None
     with counting() as counted:  # every HTTP request of the command: what the result's `requests` says
-        searcher = open_searcher(args, args.reranker if args.rerank else None, depth=args.depth, allow_fallback=not args.no_fallback)
+        searcher = open_searcher(
+            args, args.reranker if args.rerank else None, depth=args.depth, allow_fallback=not args.no_fallback
+        )
         if fusion == ADAPTIVE:
             fusion = searcher.policy
         timing = QueryTiming()
@@ -170,16 +267,30 @@ def run(args: argparse.Namespace) -> int:
         if args.fusion == LEARNED and technique == "hybrid":
             technique = "client"  # no server runs a learned fusion: both legs are fused here by the model
         result = searcher.search(
-            args.query, technique=technique, k=args.k, from_=args.from_, filters=parse_filters(args.filter),
-            fusion=fusion, pipeline=args.pipeline, rerank_top=args.rerank, mmr_lambda=args.mmr, explain=args.explain, options=options,
-            query_vector=vector, fast_path=FastPath(args.fast_path),
+            args.query,
+            technique=technique,
+            k=args.k,
+            from_=args.from_,
+            filters=parse_filters(args.filter),
+            fusion=fusion,
+            pipeline=args.pipeline,
+            rerank_top=args.rerank,
+            mmr_lambda=args.mmr,
+            explain=args.explain,
+            options=options,
+            query_vector=vector,
+            fast_path=FastPath(args.fast_path),
         )
         result = with_match_notes(searcher, args.query, result, page_from=args.from_)
     result = replace(result, requests=counted[0])
     if args.json:
         # Indented for a person at a terminal; one line for a program (a 10-hit answer: ~7 KB, not ~11).
         indent = 2 if sys.stdout.isatty() else None
-        print(json.dumps(search_result_json(result, with_vector=args.with_vector), indent=indent, ensure_ascii=False, default=str))
+        print(
+            json.dumps(
+                search_result_json(result, with_vector=args.with_vector), indent=indent, ensure_ascii=False, default=str
+            )
+        )
     else:
         print_result(result, explain=args.explain, show_query=args.show_query, timing=timing)
     return 0
@@ -210,8 +321,15 @@ def with_match_notes(searcher: Searcher, query: str, result: SearchResult, *, pa
     coverage: float | None = -1.0  # not asked
     if technique in _TEXT_LEGS and documents != 0 and not (matched and result.hits):
         coverage = term_coverage(searcher, query)
-    notes = match_notes(searcher.alias, documents=documents, coverage=coverage, technique=technique,
-                        hits=len(result.hits), page_from=page_from, said=result.notices)
+    notes = match_notes(
+        searcher.alias,
+        documents=documents,
+        coverage=coverage,
+        technique=technique,
+        hits=len(result.hits),
+        page_from=page_from,
+        said=result.notices,
+    )
     return replace(result, notices=(*result.notices, *notes)) if notes else result
 
 
@@ -226,8 +344,16 @@ def term_coverage(searcher: Searcher, query: str) -> float | None:
     return retriever.coverage(clean_query(query))[0]
 
 
-def match_notes(index: str, *, documents: int | None, coverage: float | None, technique: str, hits: int,
-                page_from: int = 0, said: tuple[str, ...] = ()) -> list[str]:
+def match_notes(
+    index: str,
+    *,
+    documents: int | None,
+    coverage: float | None,
+    technique: str,
+    hits: int,
+    page_from: int = 0,
+    said: tuple[str, ...] = (),
+) -> list[str]:
     """The notes of :func:`with_match_notes` (pure). ``documents``: the index's count (None: not
     asked); ``coverage``: the query's term coverage (None: no analysed term; below 0: not asked);
     ``page_from``: the page's offset; ``said``: the search's own notices."""
@@ -238,10 +364,17 @@ def match_notes(index: str, *, documents: int | None, coverage: float | None, te
             return []
         if page_from > 0:  # an empty page past the last match is not "nothing matched"
             past = any("past the end" in notice for notice in said)  # the fused search said why already
-            return [] if past else [f"no hits from offset {page_from}: fewer matches than that (--from 0 shows the first page)"]
+            return (
+                []
+                if past
+                else [f"no hits from offset {page_from}: fewer matches than that (--from 0 shows the first page)"]
+            )
         return ["no document matched the query (and its filters, if any)"]
-    why = ("the query has no word the index's analyzer keeps (stopwords only)" if coverage is None
-           else "none of the query's words is in the index")
+    why = (
+        "the query has no word the index's analyzer keeps (stopwords only)"
+        if coverage is None
+        else "none of the query's words is in the index"
+    )
     if technique == "bm25" or not hits:
         return [f"{why}: BM25 matched nothing" + ("; -t dense searches by meaning" if technique == "bm25" else "")]
     return [f"{why}: BM25 matched nothing, so these hits are the dense leg's alone"]
@@ -258,11 +391,16 @@ class QueryTiming:
     def line(self, search_ms: float) -> str:
         """``took`` stays the server's; this says what the client spent, model load apart."""
         if self.source is not None:
-            return f"{search_ms:.0f} ms (search; query vector from {'standard input' if self.source == '-' else self.source})"
+            return (
+                f"{search_ms:.0f} ms (search; query vector from "
+                f"{'standard input' if self.source == '-' else self.source})"
+            )
         if self.embed_ms is None:
             return f"{search_ms:.0f} ms (search)"
-        return (f"{search_ms + self.embed_ms:.0f} ms (query: {self.embed_ms:.0f} ms embedding + {search_ms:.0f} ms search); "
-                f"model loaded in {self.load_s:.1f} s, once per process (hybrid serve keeps it loaded)")
+        return (
+            f"{search_ms + self.embed_ms:.0f} ms (query: {self.embed_ms:.0f} ms embedding + {search_ms:.0f} ms "
+            f"search); model loaded in {self.load_s:.1f} s, once per process (hybrid serve keeps it loaded)"
+        )
 
 
 def embed_timed(searcher: Searcher, query: str) -> tuple[np.ndarray, QueryTiming]:
@@ -295,13 +433,22 @@ def read_query_vector(source: str) -> VectorLike:
     try:
         values = json.loads(text) if text.startswith("[") else [float(t) for t in re.split(r"[\s,]+", text) if t]
     except ValueError as exc:
-        raise InputError(f"the query vector in {where} is neither a JSON array of numbers nor numbers separated by spaces or "
-                         f"commas ({exc})") from exc
-    if not isinstance(values, list) or not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise InputError(
+            f"the query vector in {where} is neither a JSON array of numbers nor numbers separated by spaces or "
+            f"commas ({exc})"
+        ) from exc
+    if (
+        not isinstance(values, list)
+        or not values
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    ):
         raise InputError(f"the query vector in {where} must be a non-empty list of numbers")
     bad = [i for i, v in enumerate(values) if not math.isfinite(v)]
     if bad:
-        raise InputError(f"the query vector in {where} has {len(bad)} values that are not finite numbers (first at position {bad[0]})")
+        raise InputError(
+            f"the query vector in {where} has {len(bad)} values that are not finite numbers (first at position "
+            f"{bad[0]})"
+        )
     return [float(v) for v in values]
 
 
@@ -319,8 +466,9 @@ def quiet_models() -> None:
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
 
-def open_searcher(args: argparse.Namespace, reranker: str | None, *, client_options: Mapping[str, Any] | None = None,
-                  **options: Any) -> Searcher:
+def open_searcher(
+    args: argparse.Namespace, reranker: str | None, *, client_options: Mapping[str, Any] | None = None, **options: Any
+) -> Searcher:
     """``args.index`` on ``args``' cluster with the embedder ``--embedder`` names (default: the index's)
     and the cross-encoder ``reranker`` (None: none); ``client_options`` go to the client (``timeout``,
     ``pool_maxsize``), ``options`` to :meth:`Searcher.open`. ``hybrid search`` and ``hybrid serve``

@@ -17,44 +17,91 @@ from adapter.errors import ConfigurationError, InputError
 
 LOOPBACK = "127.0.0.1"
 TOKEN_ENV = "HYBRID_SERVE_TOKEN"
-ARGS_ENV = "HYBRID_SERVE_ARGS"  # what each worker of --workers N builds its app from (no secrets: those stay in the environment)
+# What each worker of --workers N builds its app from (no secrets: those stay in the environment).
+ARGS_ENV = "HYBRID_SERVE_ARGS"
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    serve = with_url(sub.add_parser("serve", help="a web page comparing configurations side by side, /search as JSON, health checks and "
-                                                  "Prometheus metrics, and an evaluation's report; the model stays loaded"))
+    serve = with_url(
+        sub.add_parser(
+            "serve",
+            help="a web page comparing configurations side by side, /search as JSON, health checks and "
+            "Prometheus metrics, and an evaluation's report; the model stays loaded",
+        )
+    )
     serve.add_argument("--index", required=True)
     serve.add_argument("--port", type=int, default=8765, help="default %(default)s")
-    serve.add_argument("--host", default=LOOPBACK,
-                       help="address to listen on (default %(default)s, this machine only). Another address needs a token "
-                            f"({TOKEN_ENV} or --token-file): anyone who can reach it could search the index otherwise")
-    serve.add_argument("--report", metavar="DIR", help="also serve the report of a stored evaluation (hybrid eval --report DIR) at /report/")
+    serve.add_argument(
+        "--host",
+        default=LOOPBACK,
+        help="address to listen on (default %(default)s, this machine only). Another address needs a token "
+        f"({TOKEN_ENV} or --token-file): anyone who can reach it could search the index otherwise",
+    )
+    serve.add_argument(
+        "--report",
+        metavar="DIR",
+        help="also serve the report of a stored evaluation (hybrid eval --report DIR) at /report/",
+    )
     serve.add_argument("--reranker", metavar="MODEL", help="a cross-encoder, so columns can rerank (default: none)")
     serve.add_argument("--embedder", help="default: the embedder recorded in the index")
     ops = serve.add_argument_group("operations")
     ops.add_argument("--workers", type=int, default=1, help="processes, each with its own model (default %(default)s)")
-    ops.add_argument("--deadline", type=float, default=10.0, help="seconds a request may take, queue included; then 503 (default %(default)s)")
+    ops.add_argument(
+        "--deadline",
+        type=float,
+        default=10.0,
+        help="seconds a request may take, queue included; then 503 (default %(default)s)",
+    )
     ops.add_argument("--concurrency", type=int, default=16, help="searches at once per worker (default %(default)s)")
-    ops.add_argument("--queue", type=int, default=64, help="searches that may wait for one; beyond, 503 at once (default %(default)s)")
-    ops.add_argument("--query-cache", type=int, default=10_000, help="query vectors kept per worker; 0: none (default %(default)s)")
-    ops.add_argument("--header-timeout", type=float, default=10.0,
-                     help="seconds a request has to arrive once its connection is open (default %(default)s)")
-    ops.add_argument("--keep-alive", type=float, default=5.0, help="seconds an idle connection stays open (default %(default)s)")
-    ops.add_argument("--allowed-host", action="append", metavar="NAME",
-                     help="a Host name this server answers to (repeat; *.example.org for its subdomains). Default: 127.0.0.1, "
-                          "localhost and ::1 on loopback; any elsewhere (the token guards it)")
-    ops.add_argument("--token-file", metavar="FILE", help=f"a file holding the bearer token (else {TOKEN_ENV}); never the token itself "
-                                                          "on the command line")
+    ops.add_argument(
+        "--queue",
+        type=int,
+        default=64,
+        help="searches that may wait for one; beyond, 503 at once (default %(default)s)",
+    )
+    ops.add_argument(
+        "--query-cache", type=int, default=10_000, help="query vectors kept per worker; 0: none (default %(default)s)"
+    )
+    ops.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a request has to arrive once its connection is open (default %(default)s)",
+    )
+    ops.add_argument(
+        "--keep-alive", type=float, default=5.0, help="seconds an idle connection stays open (default %(default)s)"
+    )
+    ops.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a Host name this server answers to (repeat; *.example.org for its subdomains). Default: 127.0.0.1, "
+        "localhost and ::1 on loopback; any elsewhere (the token guards it)",
+    )
+    ops.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help=f"a file holding the bearer token (else {TOKEN_ENV}); never the token itself on the command line",
+    )
     traffic = serve.add_argument_group("live traffic (UBI; docs/OPERATIONS.md section 6)")
-    traffic.add_argument("--ubi", action="store_true",
-                         help="log every search answered as a UBI query record (in the background) and answer its query_id; "
-                              "take the page's events on POST /events. Off by default")
-    traffic.add_argument("--ubi-no-query-text", action="store_true",
-                         help="store no query text in the records (a hash of it groups a query's searches); implies --ubi")
-    traffic.add_argument("--interleave", metavar="CANDIDATE",
-                         help="answer each search of the running fusion with the team-draft interleaving of it and CANDIDATE "
-                              "(a fusion name as --fusion takes it, or adaptive), its clicks credited (/metrics, hybrid traffic "
-                              "report); two searches per query; implies --ubi")
+    traffic.add_argument(
+        "--ubi",
+        action="store_true",
+        help="log every search answered as a UBI query record (in the background) and answer its query_id; "
+        "take the page's events on POST /events. Off by default",
+    )
+    traffic.add_argument(
+        "--ubi-no-query-text",
+        action="store_true",
+        help="store no query text in the records (a hash of it groups a query's searches); implies --ubi",
+    )
+    traffic.add_argument(
+        "--interleave",
+        metavar="CANDIDATE",
+        help="answer each search of the running fusion with the team-draft interleaving of it and CANDIDATE "
+        "(a fusion name as --fusion takes it, or adaptive), its clicks credited (/metrics, hybrid traffic "
+        "report); two searches per query; implies --ubi",
+    )
     traffic.add_argument("--ubi-queries-index", default="ubi_queries", metavar="NAME", help="default %(default)s")
     traffic.add_argument("--ubi-events-index", default="ubi_events", metavar="NAME", help="default %(default)s")
     with_allow_model(serve)
@@ -62,7 +109,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 
 def ubi_on(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "ubi", False) or getattr(args, "ubi_no_query_text", False) or getattr(args, "interleave", None))
+    return bool(
+        getattr(args, "ubi", False) or getattr(args, "ubi_no_query_text", False) or getattr(args, "interleave", None)
+    )
 
 
 def loopback(host: str) -> bool:
@@ -92,13 +141,15 @@ def _say_if_others_can_read(path: Path) -> None:
     """A notice when the token file is readable by its group or by anyone (the token is the service's only lock);
     not an error: a mounted secret (a Kubernetes volume's default 0644) may be guarded by its container instead."""
     import stat
-    import sys
 
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
         who = "anyone on this machine" if mode & 0o004 else "its group"
-        print(f"warning: --token-file {path} is readable by {who} (mode {mode:04o}), and the token is all that guards the "
-              f"service: chmod 600 {path}", file=sys.stderr)
+        print(
+            f"warning: --token-file {path} is readable by {who} (mode {mode:04o}), and the token is all that guards "
+            f"the service: chmod 600 {path}",
+            file=sys.stderr,
+        )
 
 
 def settings(args: argparse.Namespace) -> tuple[Any, Any, Any]:
@@ -109,16 +160,26 @@ def settings(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
     secret = token(args)
     if not loopback(args.host) and not secret:
-        raise ConfigurationError(f"--host {args.host} serves the index to anyone who can reach it: set a bearer token in {TOKEN_ENV} "
-                                 "or --token-file (clients send Authorization: Bearer <token>), or serve on 127.0.0.1 behind a proxy")
+        raise ConfigurationError(
+            f"--host {args.host} serves the index to anyone who can reach it: set a bearer token in {TOKEN_ENV} "
+            "or --token-file (clients send Authorization: Bearer <token>), or serve on 127.0.0.1 behind a proxy"
+        )
     hosts = tuple(args.allowed_host) if args.allowed_host else (LOOPBACK_HOSTS if loopback(args.host) else None)
     try:
         ops = Ops(deadline=args.deadline, concurrency=args.concurrency, queue=args.queue, query_cache=args.query_cache)
-        listen = Listen(host=args.host, port=args.port, workers=args.workers, header_timeout=args.header_timeout,
-                        keep_alive=args.keep_alive, graceful=args.deadline + 5)
+        listen = Listen(
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            header_timeout=args.header_timeout,
+            keep_alive=args.keep_alive,
+            graceful=args.deadline + 5,
+        )
     except ValueError as exc:
-        raise InputError(f"hybrid serve: {exc} (--port 1-65535; --workers, --concurrency >= 1; --queue, --query-cache >= 0; "
-                         "--deadline, --header-timeout, --keep-alive > 0)") from None
+        raise InputError(
+            f"hybrid serve: {exc} (--port 1-65535; --workers, --concurrency >= 1; --queue, --query-cache >= 0; "
+            "--deadline, --header-timeout, --keep-alive > 0)"
+        ) from None
     return listen, ops, Security(hosts=hosts, token=secret)
 
 
@@ -129,15 +190,23 @@ def build_app(args: argparse.Namespace) -> Any:
 
     _, ops, security = settings(args)
     # One connection per search slot; a cluster answer slower than the deadline is not waited for.
-    searcher = open_searcher(args, args.reranker, client_options={"pool_maxsize": ops.concurrency, "timeout": ops.deadline})
+    searcher = open_searcher(
+        args, args.reranker, client_options={"pool_maxsize": ops.concurrency, "timeout": ops.deadline}
+    )
     service = SearchService(searcher, cluster=searcher.cluster.describe(), reranker=args.reranker)
     traffic = None
     if ubi_on(args):
         from adapter.serve.traffic import Traffic, TrafficSettings
 
-        traffic = Traffic.open(searcher, TrafficSettings(
-            store_query_text=not getattr(args, "ubi_no_query_text", False), interleave=getattr(args, "interleave", None),
-            queries_index=getattr(args, "ubi_queries_index", "ubi_queries"), events_index=getattr(args, "ubi_events_index", "ubi_events")))
+        traffic = Traffic.open(
+            searcher,
+            TrafficSettings(
+                store_query_text=not getattr(args, "ubi_no_query_text", False),
+                interleave=getattr(args, "interleave", None),
+                queries_index=getattr(args, "ubi_queries_index", "ubi_queries"),
+                events_index=getattr(args, "ubi_events_index", "ubi_events"),
+            ),
+        )
     return create_app(service, report_dir=args.report, ops=ops, security=security, traffic=traffic)
 
 
@@ -154,7 +223,9 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         from adapter._optional import install_hint
 
-        raise InputError(f"hybrid serve needs the serve extra: {install_hint('serve')} ({exc.name} is missing)") from None
+        raise InputError(
+            f"hybrid serve needs the serve extra: {install_hint('serve')} ({exc.name} is missing)"
+        ) from None
     from adapter.serve import server
 
     listen, _, security = settings(args)
@@ -166,8 +237,13 @@ def run(args: argparse.Namespace) -> int:
         app = build_app(args)
         service = app.state.runner.service
         where = f"{args.index} ({service.info.engine} {service.info.version} at {service.info.cluster})"
-    print(f"serving {where} on http://{_url_host(args.host)}:{args.port}/" + (" (token required)" if security.token else "")
-          + ("; report at /report/" if args.report else "") + _traffic_line(args), flush=True)
+    print(
+        f"serving {where} on http://{_url_host(args.host)}:{args.port}/"
+        + (" (token required)" if security.token else "")
+        + ("; report at /report/" if args.report else "")
+        + _traffic_line(args),
+        flush=True,
+    )
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises it again for the
     # handler it found: the command's own would call that an error. Here it is the normal way to stop.
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
