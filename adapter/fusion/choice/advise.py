@@ -51,6 +51,9 @@ class QueryClass:
     text: str
     kind: str  # "exact" or "natural"
     reasons: tuple[str, ...]  # e.g. ("code: E-4012",)
+    # The share of the query's words (whitespace-separated) that hold an exact term: 1.0 for a bare
+    # `E-4012`, 1/3 for `router pokazuje R-561`, 0.0 for a natural-language query.
+    exact_words: float = 0.0
 
 
 @lru_cache(maxsize=4096)
@@ -58,20 +61,33 @@ def classify(query: str) -> QueryClass:
     """``query``'s kind: ``exact`` (codes, acronyms, names: words BM25 matches as written) or ``natural``.
     Cached per text (an immutable answer; every adaptive search asks it, ~0.1 ms a query)."""
     reasons = []
+    spans = []  # where the exact terms stand, for the share of the query's words they take
     for label, pattern in _PATTERNS:
         for match in pattern.finditer(query):
             token = match.group(0).strip()
             if label == "acronym" and (len(token.rstrip("s")) < 2 or token.rstrip("s") in _COMMON_ACRONYMS):
                 continue
             reasons.append(f"{label}: {token}")
+            spans.append(match.span())
     words = _WORD.findall(query)
     for i, word in enumerate(words):
-        previous = query[: query.find(word)].rstrip()
+        at = query.find(word)
+        previous = query[:at].rstrip()
         sentence_start = i == 0 or previous.endswith((".", "!", "?", "¿", "¡", ":"))
         if not sentence_start and word[:1].isupper() and not word.isupper() and word not in _NOT_NAMES:
             reasons.append(f"proper name: {word}")
+            spans.append((at, at + len(word)))
     unique = tuple(dict.fromkeys(reasons))
-    return QueryClass(query, "exact" if unique else "natural", unique)
+    return QueryClass(query, "exact" if unique else "natural", unique, _exact_words(query, spans))
+
+
+def _exact_words(query: str, spans: list[tuple[int, int]]) -> float:
+    """The share of ``query``'s whitespace-separated words (those with a letter or digit) that overlap an exact term."""
+    tokens = [m.span() for m in re.finditer(r"\S+", query) if any(ch.isalnum() for ch in m.group(0))]
+    if not tokens:
+        return 0.0
+    exact = sum(1 for a, b in tokens if any(s < b and a < e for s, e in spans))
+    return exact / len(tokens)
 
 
 @dataclass(frozen=True)

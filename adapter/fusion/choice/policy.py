@@ -45,7 +45,7 @@ from adapter.fusion.choice.advise import classify
 from adapter.fusion.choice.defaults import measured_adaptive_base
 from adapter.fusion.choice.values import FusionChoice
 
-POLICY_SCHEMA = 3  # 3: the better-leg guard's departure_weight and exact_departure (issue 31)
+POLICY_SCHEMA = 4  # 3: the better-leg guard's departure_weight and exact_departure (issue 31); 4: exact_by_words (issue 39)
 POLICY_KIND = "adaptive-fusion-policy"
 BM25_K1 = 1.2  # OpenSearch's default BM25 k1: a score of top * (1 + k1) ~ idf for one average match
 
@@ -100,11 +100,14 @@ class QuerySignals:
     kind: str  # "exact" or "natural" (adapter.fusion.choice.advise.classify)
     reasons: tuple[str, ...] = ()  # why exact, e.g. ("code: E-4012",)
     match_quality: float | None = None  # None when the legs were not asked (prior mode)
+    # The share of the query's words that hold an exact term (advise.QueryClass.exact_words); 1.0 unless
+    # read from a text: a query known only by its class counts as all code.
+    exact_words: float = 1.0
 
     @classmethod
     def of(cls, query: str, match_quality: float | None = None) -> QuerySignals:
         c = classify(query)
-        return cls(c.kind, c.reasons, match_quality)
+        return cls(c.kind, c.reasons, match_quality, c.exact_words)
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ def _logit(p: float) -> float:
 
 
 PARAMETERS = ("bias", "corpus", "query", "exact", "uncalibrated_quality", "min_weight", "step", "coverage_start", "coverage_full",
-              "sample_queries", "min_queries", "departure_weight", "exact_departure")
+              "sample_queries", "min_queries", "departure_weight", "exact_departure", "exact_by_words")
 NORMALIZATIONS = ("auto", Normalization.MIN_MAX.value, Normalization.Z_SCORE.value)
 
 
@@ -205,6 +208,10 @@ class AdaptivePolicy:
     # departure_weight None (min_weight) and exact_departure 1: the policy of issue 18 (ISSUE18_POLICY).
     departure_weight: float | None = None
     exact_departure: float = 1.0
+    # Issue 39: 1 makes an exact-term query also follow the departure by the share of its words that are
+    # not exact terms (a code inside a sentence of words BM25 cannot reach is one word of many); 0: by
+    # exact_departure alone. Chosen by leave-one-set-out (docs/EVALUATION.md, "code-heavy corpora").
+    exact_by_words: float = 0.0
     normalization: str = "auto"  # the base fusion: z_score where the cluster runs it (3.0+), else min_max
     name: str = "adaptive"
     trained_on: Mapping[str, Any] | None = field(default=None, compare=False)  # learned policies: where
@@ -225,6 +232,8 @@ class AdaptivePolicy:
             raise InputError(f"departure_weight must be in [0, min_weight ({self.min_weight})], got {self.departure_weight}")
         if not 0 <= self.exact_departure <= 1:
             raise InputError(f"exact_departure must be in [0, 1], got {self.exact_departure}")
+        if not 0 <= self.exact_by_words <= 1:
+            raise InputError(f"exact_by_words must be in [0, 1], got {self.exact_by_words}")
         if self.normalization not in NORMALIZATIONS:
             raise InputError(f"unknown policy normalization {self.normalization!r}; expected one of {', '.join(NORMALIZATIONS)}")
 
@@ -260,12 +269,21 @@ class AdaptivePolicy:
         raw = 1.0 / (1.0 + math.exp(-sum(terms.values())))
         confidence = self.confidence(calibration)
         terms["confidence"] = confidence
-        follows = self.exact_departure if signals.kind == "exact" else 1.0  # the guard: codes keep BM25
+        follows = self.follows(signals)  # the guard: codes keep BM25
         floor = self.floor
         raw += confidence * follows * (floor - raw)  # shrunk towards the baseline as the evidence weakens
         steps = round(1 / self.step)
         w = round(round(min(max(raw, floor), 1.0 - self.min_weight) * steps) / steps, 6)
         return min(max(w, floor), 1.0 - self.min_weight), terms
+
+    def follows(self, signals: QuerySignals) -> float:
+        """How far a query follows the departure, in [0, 1]: a natural-language query all the way; an
+        exact-term one by ``exact_departure``, and with ``exact_by_words`` also by its share of words
+        that are not exact terms (what the vocabulary gap, the departure's evidence, is about)."""
+        if signals.kind != "exact":
+            return 1.0
+        words = self.exact_by_words * (1.0 - min(max(signals.exact_words, 0.0), 1.0))
+        return self.exact_departure + (1.0 - self.exact_departure) * words
 
     @property
     def floor(self) -> float:
@@ -344,7 +362,10 @@ class AdaptivePolicy:
 
     def _guard_reason(self, signals: QuerySignals, confidence: float) -> str:
         if signals.kind == "exact":
-            kept = "keeps the baseline" if self.exact_departure == 0 else f"follows {self.exact_departure:.0%} of the departure"
+            share = self.follows(signals)
+            kept = "keeps the baseline" if share == 0 else f"follows {share:.0%} of the departure"
+            if self.exact_by_words and share > self.exact_departure:
+                kept += f" ({1 - signals.exact_words:.0%} of its words are not exact terms)"
             return (f"guard: an exact-term query ({'; '.join(signals.reasons[:2])}) {kept}: BM25 matches codes the "
                     "vocabulary gap does not touch")
         return (f"guard: a natural-language query follows the departure (bm25 {self.floor:.2f} at full confidence, "
@@ -376,10 +397,10 @@ class AdaptivePolicy:
         if not isinstance(data, Mapping) or data.get("kind") != POLICY_KIND:
             raise InputError(f"not an adaptive fusion policy (expected \"kind\": \"{POLICY_KIND}\")")
         schema = data.get("schema")
-        if schema not in (1, 2, POLICY_SCHEMA):
+        if schema not in (1, 2, 3, POLICY_SCHEMA):
             raise InputError(f"adaptive policy schema {schema!r} is not supported (this version reads 1 to {POLICY_SCHEMA})")
         params = dict(data.get("parameters") or {})
-        unknown = set(params) - set(PARAMETERS[: {1: 7, 2: 11}.get(schema, len(PARAMETERS))])
+        unknown = set(params) - set(PARAMETERS[: {1: 7, 2: 11, 3: 13}.get(schema, len(PARAMETERS))])
         if unknown:
             raise InputError(f"unknown policy parameters {sorted(unknown)}")
         if schema == 1:

@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
+from tests.support.extras import requires_extra
+
 
 def test_the_demo_ends_with_what_runs_where_and_what_next(capsys):
     from adapter.cli.demo import print_next_steps
@@ -83,3 +85,32 @@ def test_ingest_next_step_names_the_command_as_it_runs(tmp_path, monkeypatch, ca
     monkeypatch.setattr(sys, "argv", [str(script), "ingest"])
     _next_steps(IndexInfo("docs", "docs-v1", EmbeddingFingerprint("m", "s", "x", 4, True), default_fusion="adaptive"))
     assert "next: .venv/bin/hybrid calibrate --index docs --queries FILE" in capsys.readouterr().out
+
+
+@requires_extra("language")
+def test_the_demo_chooses_its_analyzer_and_embedder_as_init_does():
+    """Issue 39: `hybrid demo` hard-coded the `spanish` analyzer while `hybrid init --sample` on the same Spanish
+    documents chooses `folding` (one-language corpus -> folding + e5, docs/EVALUATION.md). It now asks the same rule;
+    an index an earlier demo made keeps its own analyzer and embedder."""
+    from importlib import resources
+
+    from adapter.cli.demo import SAMPLE, demo_analysis
+    from adapter.index.assets import IndexSpec
+    from adapter.index.choose import choose_analysis
+    from adapter.index.init import init_index
+    from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl
+    from tests.conftest import HashingEmbedder
+    from tests.support.fake_engine import FakeCluster
+
+    with resources.as_file(resources.files("adapter") / "data" / SAMPLE) as path:
+        texts = [f"{r.title}\n{r.text}" for r in read_jsonl(path, FieldMap()) if isinstance(r, SourceDoc)]
+    cluster = FakeCluster()
+    choice, new = demo_analysis(cluster, "demo-support", texts, source=f"the demo's {SAMPLE}")
+    assert new and choice == choose_analysis(cluster, texts, source=f"the demo's {SAMPLE}")  # the rule init --sample follows
+    assert (choice.analyzer, choice.embedder) == ("folding", "multilingual-e5-small")
+    assert choice.line().startswith("analyzer: folding, embedder: multilingual-e5-small (")
+    assert f"% of {len(texts)} documents of the demo's {SAMPLE} are Spanish; folding ranks as well as spanish or better" in choice.line()
+    # An earlier demo's index (made with `spanish` before this change) keeps what it has.
+    init_index(cluster, "old-demo", IndexSpec(HashingEmbedder(16).fingerprint, analyzer="spanish"))
+    kept, new = demo_analysis(cluster, "old-demo", texts, source="x")
+    assert not new and kept.analyzer == "spanish" and kept.why == "the existing index old-demo's"

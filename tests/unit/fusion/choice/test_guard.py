@@ -8,7 +8,9 @@ import json
 import pytest
 
 from adapter.errors import InputError
-from adapter.fusion.choice.policy import ISSUE18_POLICY, AdaptivePolicy, Calibration, QuerySignals, calibrate, leg_evidence
+from adapter.fusion.choice.policy import (
+    ISSUE18_POLICY, POLICY_SCHEMA, AdaptivePolicy, Calibration, QuerySignals, calibrate, leg_evidence,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -50,7 +52,7 @@ def test_a_policy_file_written_before_the_guard_keeps_meaning_what_it_meant():
     assert policy.departure_weight is None and policy.exact_departure == 1.0
     assert policy.choose(QuerySignals("natural"), GAP).weights == (0.1, 0.9)
     back = AdaptivePolicy.loads(GUARD.dumps())
-    assert back == GUARD and json.loads(GUARD.dumps())["schema"] == 3
+    assert back == GUARD and json.loads(GUARD.dumps())["schema"] == POLICY_SCHEMA
     with pytest.raises(InputError, match="unknown policy parameters"):
         AdaptivePolicy.from_json({**old, "parameters": {**old["parameters"], "departure_weight": 0.0}})  # not a schema-2 parameter
     with pytest.raises(InputError, match="departure_weight must be in"):
@@ -122,3 +124,49 @@ def test_on_a_corpus_where_dense_dominates_the_default_gives_words_to_the_dense_
     assert DEFAULT_POLICY.choose(QuerySignals.of("jak zmienić hasło do routera"), cal).weights == (0.05, 0.95)
     assert DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651 przy logowaniu"), cal).weights == (0.5, 0.5)
     assert DEFAULT_POLICY.bare_weights(cal) == (0.25, 0.75)
+
+
+# -- issue 39 item 4: a code inside a sentence of words follows the departure by its share of words -----------------
+BY_WORDS = AdaptivePolicy(departure_weight=0.0, exact_departure=0.0, exact_by_words=1.0)
+
+
+def test_the_share_of_a_querys_words_that_hold_an_exact_term():
+    from adapter.fusion.choice.advise import classify
+
+    assert classify("R-651").exact_words == 1.0
+    assert classify("router pokazuje R-561").exact_words == pytest.approx(1 / 3)
+    assert classify("jak zwiększyć net.timeout na wolnym internecie").exact_words == pytest.approx(1 / 6)
+    assert classify("zmniejszyć sync.parallel bo dostaję 429").exact_words == pytest.approx(2 / 5)  # a dotted name, a number
+    assert classify("jak zmienić hasło do routera").exact_words == 0.0
+    assert classify("ENOSPC inotify").exact_words == 0.5  # an acronym of an error, then a word
+
+
+def test_with_exact_by_words_a_code_in_a_sentence_follows_the_departure_by_its_words_and_a_bare_code_keeps_the_baseline():
+    # Full departure (GAP): bm25 0 for natural language; exact-term queries by the share of words that are not codes.
+    assert BY_WORDS.choose(QuerySignals.of("CHM-1042"), GAP).weights == (0.5, 0.5)
+    sentence = BY_WORDS.choose(QuerySignals.of("router pokazuje R-561"), GAP)  # 2 of 3 words follow: 0.5 - 2/3 * 0.5
+    assert sentence.weights == (0.15, 0.85)
+    assert any("follows 67% of the departure (67% of its words are not exact terms)" in r for r in sentence.reasons)
+    assert BY_WORDS.choose(QuerySignals.of("jak zmienić hasło do routera"), GAP).weights == (0.0, 1.0)
+    # Half the evidence: half of it.
+    half = Calibration(0.9, 400, coverage=0.80)
+    assert BY_WORDS.choose(QuerySignals.of("router pokazuje R-561"), half).weights == (0.35, 0.65)
+    # Without a vocabulary gap nothing moves; a query known only by its class counts as all code.
+    assert BY_WORDS.choose(QuerySignals.of("router pokazuje R-561"), NO_GAP).weights == (0.5, 0.5)
+    assert BY_WORDS.choose(QuerySignals("exact", ("code: X-1",)), GAP).weights == (0.5, 0.5)
+    # Off (0, the shipped value before issue 39), or codes departing fully anyway, it changes nothing.
+    assert GUARD.choose(QuerySignals.of("router pokazuje R-561"), GAP).weights == (0.5, 0.5)
+    both = AdaptivePolicy(departure_weight=0.0, exact_departure=1.0, exact_by_words=1.0)
+    assert both.choose(QuerySignals.of("CHM-1042"), GAP).weights == (0.0, 1.0)
+
+
+def test_exact_by_words_is_kept_in_the_policy_file_and_older_files_read_without_it():
+    assert AdaptivePolicy.loads(BY_WORDS.dumps()) == BY_WORDS
+    schema3 = json.loads(GUARD.dumps())
+    schema3["schema"] = 3
+    del schema3["parameters"]["exact_by_words"]
+    assert AdaptivePolicy.from_json(schema3).exact_by_words == 0.0
+    with pytest.raises(InputError, match="unknown policy parameters"):
+        AdaptivePolicy.from_json({**schema3, "parameters": {**schema3["parameters"], "exact_by_words": 1.0}})
+    with pytest.raises(InputError, match="exact_by_words must be in"):
+        AdaptivePolicy(exact_by_words=2.0)

@@ -153,11 +153,11 @@ def test_policy_asset_round_trip_and_refusals():
                              trained_on={"dataset": "scifact", "split": "train", "queries": 809})
     again = AdaptivePolicy.loads(learned.dumps())
     assert again == learned and again.trained_on == learned.trained_on and again.name == "learned"
-    assert json.loads(learned.dumps())["schema"] == 3  # 3: the better-leg guard's parameters (issue 31)
+    assert json.loads(learned.dumps())["schema"] == 4  # 3: the better-leg guard's parameters (issue 31); 4: exact_by_words (issue 39)
     with pytest.raises(InputError, match="not an adaptive fusion policy"):
         AdaptivePolicy.from_json({"kind": "something else"})
-    with pytest.raises(InputError, match="schema 4 is not supported"):
-        AdaptivePolicy.from_json({**learned.to_json(), "schema": 4})
+    with pytest.raises(InputError, match="schema 5 is not supported"):
+        AdaptivePolicy.from_json({**learned.to_json(), "schema": 5})
     with pytest.raises(InputError, match="unknown policy parameters"):
         AdaptivePolicy.from_json({**learned.to_json(), "parameters": {"bias": 1, "surprise": 2}})
     with pytest.raises(InputError, match="not JSON"):
