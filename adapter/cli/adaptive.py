@@ -24,6 +24,9 @@ def add_parsers(sub: Subparsers) -> None:
                                       "--from-traffic, the candidate to decide on instead of fitting one")
     cal.add_argument("--replace", action="store_true", help="store this calibration even when it has fewer queries (under 10) "
                                                             "than the one it replaces")
+    cal.add_argument("--no-relevance", dest="relevance", action="store_false",
+                     help="do not fit the relevance maps (by default --queries also fits each fusion's map of scores to a "
+                          "relevance in [0, 1] with one meaning under every fusion: hybrid searches, the index's embedder)")
     live = cal.add_argument_group("from live traffic", "fit the policy from the index's UBI clicks (COEC judgments) and ship it "
                                                        "only if a held-out split or an interleaving run says it is better")
     live.add_argument("--from-traffic", action="store_true", help="fit from the clicks in --queries-index / --events-index")
@@ -67,7 +70,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(f"index {args.index}: analyzer: {live.analyzer}, embedder: {live.embedder}")
     if args.queries:
         report = calibrate_index(cluster, args.index, read_queries(args.queries), policy=policy, source=Path(args.queries).name,
-                                 replace=args.replace)
+                                 replace=args.replace, relevance=args.relevance)
     else:
         report = store_adaptive(cluster, args.index, policy=policy)
     print_calibration(report)
@@ -90,6 +93,11 @@ def print_calibration(report: CalibrationReport) -> None:
         print(line)
     for note in report.notes:
         print(f"note: {note}")
+    if report.relevance:
+        fitted = report.relevance[0]
+        print(f"relevance maps fitted and stored in _meta.relevance for {', '.join(m.fusion for m in report.relevance)} "
+              f"({fitted.sample} {fitted.reference} reference hits each): a hit's relevance in [0, 1] now means the same "
+              f"under each (hybrid search, the frameworks' thresholds)")
     if report.pipeline and report.pipeline_changed:
         print(f"search pipeline {report.pipeline} updated to those weights (what a bare hybrid query from any client gets)")
     elif report.pipeline:

@@ -64,7 +64,8 @@ def result_table(result: SearchResult, *, explain: bool) -> Table:
     snippets = any(h.highlight for h in hits)
     collapsed = any(h.chunks for h in hits)
     post = any(h.rerank_score is not None or h.mmr_score is not None for h in hits)
-    columns: dict[str, list[str]] = {"#": [str(h.rank) for h in hits], "score": [f"{h.score:.4f}" for h in hits]}
+    columns: dict[str, list[str]] = {"#": [str(h.rank) for h in hits], "score": [f"{h.score:.4f}" for h in hits],
+                                     "relevance": [_num(h.relevance, 3) for h in hits]}
     ids = [h.id for h in hits]
     titles = [" ".join((h.title or h.text).split())[:60] for h in hits]
     for i, leg in enumerate(legs):
@@ -75,6 +76,8 @@ def result_table(result: SearchResult, *, explain: bool) -> Table:
         columns["first\nstage"] = [_num(h.first_stage_score, 4) for h in hits]
     number("#", columns.pop("#"))
     number("score", columns.pop("score"))
+    relevance = columns.pop("relevance")
+    number("relevance", relevance)
     table.add_column("id", no_wrap=True, overflow="ellipsis", max_width=24, min_width=min(24, max([2, *map(len, ids)])))
     table.add_column("title", overflow="fold", max_width=60)
     for header, column in columns.items():
@@ -87,7 +90,7 @@ def result_table(result: SearchResult, *, explain: bool) -> Table:
         table.add_column("snippet", overflow="fold", max_width=70)
         extra.append([snippet(h.highlight) for h in hits])
     for k, h in enumerate(hits):
-        table.add_row(str(h.rank), f"{h.score:.4f}", h.id, titles[k], *(cells[k] for cells in columns.values()),
+        table.add_row(str(h.rank), f"{h.score:.4f}", relevance[k], h.id, titles[k], *(cells[k] for cells in columns.values()),
                       *(cells[k] for cells in extra))
     return table
 
@@ -130,8 +133,8 @@ def print_result(result: SearchResult, *, explain: bool, show_query: bool = Fals
     for notice in result.notices:
         out.print(f"note: {notice}", markup=False)
     spent = timing.line(result.total_ms or 0.0) if timing is not None else f"{result.total_ms:.0f} ms (total)"
-    out.print(f"{result.technique.value} | fused by {result.fused_by_label} | {len(result.hits)} hits | took {result.took_ms:.0f} ms "
-              f"(server), {spent}", markup=False)
+    out.print(f"{result.technique.value} | fused by {result.fused_by_label} | relevance by {result.relevance_by} | "
+              f"{len(result.hits)} hits | took {result.took_ms:.0f} ms (server), {spent}", markup=False)
     if result.choice is not None:
         out.print(adaptive_line(result, explain=explain), markup=False)
     out.print(result_table(result, explain=explain))

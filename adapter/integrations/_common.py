@@ -12,20 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable, Iterator, Mapping
 
 from adapter.errors import InputError
 from adapter.fusion import Fusion, parse_fusion
-from adapter.fusion.base import bounded, clamped
 from adapter.fusion.choice.policy import AdaptivePolicy
 from adapter.fusion.choice.values import ADAPTIVE
-from adapter.fusion.relevance import RelevanceMap, maps_from_json
 from adapter.ingest.report import IngestReport, ItemFailure
 from adapter.ingest.sources import FieldMap, RowError, SourceDoc, _dedupe
 from adapter.index.documents import CHUNK_FIELD, METADATA_FIELD, PARENT_FIELD, metadata_as_written
-from adapter.search.results import Hit, SearchResult, Technique
+from adapter.search.relevance import hit_relevance
+from adapter.search.results import Hit, SearchResult
 
 # Filter operators the adapter's filters can say (a conjunction of term / terms / range clauses on
 # metadata), spelled as Haystack and LlamaIndex spell them.
@@ -148,8 +146,9 @@ class HitInfo:
     """What the adapter knows of a hit beyond the document itself, kept apart from the framework's
     metadata dict (which holds exactly what the user wrote): its lineage (``parent_id``,
     ``chunk_index``), the fused ``score`` and its ``relevance`` in [0, 1] (:func:`relevance`), the
-    1-based ``rank``, ``fused_by`` (``server:<pipeline>``, ...) and, when the search explained
-    itself, ``legs`` (each leg's rank, raw and normalised score, weight and contribution)."""
+    1-based ``rank``, ``fused_by`` (``server:<pipeline>``, ...), when the search explained
+    itself, ``legs`` (each leg's rank, raw and normalised score, weight and contribution), and with
+    the component's UBI opt-in the ``query_id`` of the search's UBI query record (``adapter.integrations._ubi``)."""
 
     id: str
     parent_id: str
@@ -159,28 +158,16 @@ class HitInfo:
     rank: int
     fused_by: str
     legs: tuple[dict[str, Any], ...] = ()
+    query_id: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "legs": [dict(leg) for leg in self.legs]}
 
 
-def hit_info(hit: Hit, result: SearchResult, maps: Mapping[str, RelevanceMap] | None = None) -> HitInfo:
+def hit_info(hit: Hit, result: SearchResult, query_id: str | None = None) -> HitInfo:
     return HitInfo(id=hit.id, parent_id=str(hit.source.get(PARENT_FIELD, hit.id)), chunk_index=int(hit.source.get(CHUNK_FIELD) or 0),
-                   score=hit.score, relevance=relevance(hit, result, maps), rank=hit.rank, fused_by=result.fused_by_label,
-                   legs=tuple(asdict(leg) for leg in hit.legs))
-
-
-_LOG = logging.getLogger("adapter.integrations")
-
-
-def relevance_maps(searcher: Any) -> dict[str, RelevanceMap]:
-    """The relevance maps the searcher's index keeps (``_meta.relevance``, :func:`adapter.fusion.choice.calibrate.store_relevance`);
-    none (or one edited out of shape, said once per search at WARNING): each fusion's formula."""
-    try:
-        return maps_from_json(getattr(getattr(searcher, "info", None), "relevance", None))
-    except InputError as exc:
-        _LOG.warning("the index's relevance maps are unreadable, so relevances come from each fusion's formula: %s", exc)
-        return {}
+                   score=hit.score, relevance=relevance(hit, result), rank=hit.rank, fused_by=result.fused_by_label,
+                   legs=tuple(asdict(leg) for leg in hit.legs), query_id=query_id)
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
@@ -192,28 +179,13 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
     return meta
 
 
-def relevance(hit: Hit, result: SearchResult, maps: Mapping[str, RelevanceMap] | None = None) -> float:
-    """The hit's score as a relevance in [0, 1] (docs/INTEROP.md, Scores). Where the index keeps a
-    relevance map for the fusion that ran (``maps``, :mod:`adapter.fusion.relevance`), the share of
-    that fusion's reference scores the hit's score reaches: one meaning under every fusion. Else by
-    what produced it:
-
-    - a fusion: :meth:`adapter.fusion.Fusion.relevance` (RRF: ``score * (k + 1) / sum(weights)``;
-      min_max and l2: the score; z_score and a raw sum: ``s / (1 + s)``; DBSF: ``score / sum(weights)``);
-    - the dense leg alone: the engine's k-NN score, ``(1 + cosine) / 2``, already in [0, 1];
-    - BM25 alone: ``s / (1 + s)``;
-    - a reranker's score (a cross-encoder's logit): the logistic ``1 / (1 + e^-s)``;
-    - after MMR: the first-stage score, mapped as above.
-    """
-    if hit.rerank_score is not None and hit.mmr_score is None:
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, hit.score))))
-    score = hit.first_stage_score if hit.mmr_score is not None and hit.first_stage_score is not None else hit.score
-    if result.fusion is not None:
-        fitted = (maps or {}).get(result.fusion.name)
-        return fitted.relevance(score) if fitted is not None else result.fusion.relevance(score)
-    if result.technique is Technique.DENSE:
-        return clamped(score)
-    return bounded(score)
+def relevance(hit: Hit, result: SearchResult) -> float:
+    """The hit's relevance in [0, 1] (docs/INTEROP.md, Scores): the one the search gave it
+    (:mod:`adapter.search.relevance`: the index's relevance map for the fusion that ran, else the
+    fusion's formula; ``result.relevance_by`` says which); a hit built elsewhere, by its formula."""
+    if hit.relevance is not None:
+        return hit.relevance
+    return hit_relevance(hit, result.technique, result.fusion, None)
 
 
 def content_id(text: str, title: str, metadata: Mapping[str, Any]) -> str:

@@ -63,6 +63,7 @@ from haystack.utils import Secret, deserialize_secrets_inplace  # noqa: E402
 from adapter import aio  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.integrations import _aio  # noqa: E402
+from adapter.integrations._ubi import UbiLink, UbiOptIn  # noqa: E402
 from adapter.index.documents import CHUNK_FIELD, EMBEDDED_BY_FIELD, METADATA_FIELD, PARENT_FIELD  # noqa: E402
 from adapter.index.facets import MetadataFacets  # noqa: E402
 from adapter.ingest.by_id import Documents, Selection, StoredDocument  # noqa: E402
@@ -75,7 +76,6 @@ from adapter.integrations._common import (  # noqa: E402
     hit_metadata,
     log_notices,
     raise_on_failures,
-    relevance_maps,
     resolve_fusion,
     source_rows,
     split_title,
@@ -129,6 +129,10 @@ class HybridDocumentStore:
         embeds the text, as the index requires; say so when your pipeline's embedder is another model).
     :param embedder: an already loaded embedder of the index's model (not serialised; ``from_dict``
         loads the one the index records).
+    :param ubi: each search of a retriever on this store leaves a UBI query record (off by default):
+        ``True`` or a mapping of ``client_id``, ``queries_index``, ``events_index``, ``store_query_text``
+        (serialised as that mapping), or a ready :class:`~adapter.traffic.logger.UbiLogger` (serialised
+        as its settings) (:mod:`adapter.integrations._ubi`); each ``hits[i]["query_id"]`` names the record.
 
     ``write_documents`` under ``DuplicatePolicy.NONE`` overwrites (a document's id is its identity:
     writing it again replaces it, never duplicates it). Documents read back have ``embedding=None``
@@ -137,7 +141,8 @@ class HybridDocumentStore:
 
     def __init__(self, url: str | None = None, index: str = "", *, username: Secret | None = _env("OPENSEARCH_USERNAME"),
                  password: Secret | None = _env("OPENSEARCH_PASSWORD"), api_key: Secret | None = _env("OPENSEARCH_API_KEY"),
-                 allowed_models: list[str] | None = None, carried_vectors: str = "refuse", embedder: Any = None) -> None:
+                 allowed_models: list[str] | None = None, carried_vectors: str = "refuse", embedder: Any = None,
+                 ubi: Any = False) -> None:
         if not index:
             raise InputError("HybridDocumentStore needs index=<the alias of an index made by hybrid init>")
         if carried_vectors not in CARRIED:
@@ -148,6 +153,7 @@ class HybridDocumentStore:
         self.url, self.index, self.allowed_models, self.carried_vectors = url, index, allowed_models, carried_vectors
         self.username, self.password, self.api_key = username, password, api_key
         self._embedder = embedder
+        self._ubi = UbiLink(UbiOptIn.of(ubi, "haystack"))
         self._parts: _Parts | None = None
         self._lock = threading.Lock()
         # per event loop (an asyncio client belongs to the loop it was opened on): its parts, being opened or open
@@ -157,8 +163,9 @@ class HybridDocumentStore:
     def to_dict(self) -> dict[str, Any]:
         secrets = {k: v.to_dict() if v is not None else None
                    for k, v in (("username", self.username), ("password", self.password), ("api_key", self.api_key))}
+        ubi = self._ubi.opt_in.as_json() if self._ubi.opt_in is not None else False
         return default_to_dict(self, url=self.url, index=self.index, allowed_models=self.allowed_models,
-                               carried_vectors=self.carried_vectors, **secrets)
+                               carried_vectors=self.carried_vectors, ubi=ubi, **secrets)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridDocumentStore:
@@ -170,7 +177,9 @@ class HybridDocumentStore:
     def _open(self) -> _Parts:
         with self._lock:
             if self._parts is None:
-                self._parts = self._connect()
+                parts = self._connect()
+                self._ubi.open(parts.searcher)
+                self._parts = parts
             return self._parts
 
     def _credentials(self) -> dict[str, Any]:
@@ -248,6 +257,20 @@ class HybridDocumentStore:
     def searcher(self) -> Any:
         """The :class:`adapter.Searcher` on the index (for :class:`HybridRetriever`)."""
         return self._open().searcher
+
+    @property
+    def ubi_logger(self) -> Any:
+        """The :class:`~adapter.traffic.logger.UbiLogger` its retrievers' searches are logged to (None: off); flush or close it."""
+        if self._ubi.opt_in is not None:
+            self._open()  # the logger is built with the sync parts
+        return self._ubi.logger
+
+    def ubi_log(self, searcher: Any, result: Any) -> str | None:
+        """Queue ``result``'s UBI query record when this store was asked to (its ``query_id``; None: off)."""
+        if self._ubi.opt_in is None:
+            return None
+        self._open()
+        return self._ubi.log(searcher, result)
 
     @property
     def ingestor(self) -> Any:
@@ -447,6 +470,8 @@ class HybridRetriever:
     :param filters: the adapter's ``{"lang": "es"}`` or Haystack's grammar (comparisons, AND, OR, NOT).
     :param explain: each leg's rank and score in ``hits[i]["legs"]`` (one more request's worth of work).
     :param search_kwargs: more :meth:`Searcher.search` options (``depth``, ``rerank_top``, ``mmr_lambda``, ...).
+    :param ubi: each search leaves a UBI query record, as :class:`HybridDocumentStore`'s ``ubi`` says; by
+        default the store's setting (off), given here it is the retriever's own (``hits[i]["query_id"]``).
 
     ``run_async`` awaits the async searcher (its own, else the store's for this loop) on the event
     loop; built from a sync ``searcher`` alone, it runs :meth:`run` on a worker thread.
@@ -454,7 +479,8 @@ class HybridRetriever:
 
     def __init__(self, searcher: Any = None, *, document_store: HybridDocumentStore | None = None, top_k: int = 10,
                  technique: str = "hybrid", fusion: Any = None, filters: dict[str, Any] | None = None,
-                 explain: bool = True, search_kwargs: dict[str, Any] | None = None, async_searcher: Any = None) -> None:
+                 explain: bool = True, search_kwargs: dict[str, Any] | None = None, async_searcher: Any = None,
+                 ubi: Any = None) -> None:
         sync, self._async_searcher = _aio.split(searcher, async_searcher)
         if sync is None and self._async_searcher is not None:
             searcher = _aio.bridged(self._async_searcher)  # async only: its sync side (info; no request)
@@ -469,6 +495,9 @@ class HybridRetriever:
         self.top_k, self.technique, self.fusion = top_k, Technique.parse(technique), fusion
         self.filters, self.explain, self.search_kwargs = filters, explain, dict(search_kwargs or {})
         _filters(filters)  # refused at construction, not at the first run
+        self._ubi = UbiLink(UbiOptIn.of(ubi, "haystack"))
+        if searcher is not None:
+            self._ubi.open(searcher)
 
     @property
     def searcher(self) -> Any:
@@ -479,9 +508,10 @@ class HybridRetriever:
             raise InputError("a HybridRetriever built from a Searcher does not serialise: build it from a HybridDocumentStore")
         if self.fusion is not None and not isinstance(self.fusion, str):
             raise InputError("a fusion object does not serialise: give the fusion by name (\"rrf\", \"min_max-arithmetic_mean\")")
+        ubi = self._ubi.opt_in.as_json() if self._ubi.opt_in is not None else None
         return default_to_dict(self, document_store=self.document_store.to_dict(), top_k=self.top_k,
                                technique=self.technique.value, fusion=self.fusion, filters=self.filters,
-                               explain=self.explain, search_kwargs=self.search_kwargs)
+                               explain=self.explain, search_kwargs=self.search_kwargs, ubi=ubi)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridRetriever:
@@ -513,10 +543,18 @@ class HybridRetriever:
                                  fusion=resolve_fusion(searcher, self.fusion), explain=self.explain, options=FULL_TEXT,
                                  **self.search_kwargs)
         log_notices(LOG, result)
-        maps = relevance_maps(searcher)
-        infos = [hit_info(hit, result, maps) for hit in result.hits]
+        query_id = self._log(searcher, result)
+        infos = [hit_info(hit, result, query_id) for hit in result.hits]
         return {"documents": [haystack_document(hit, info.relevance) for hit, info in zip(result.hits, infos)],
                 "hits": [info.as_dict() for info in infos]}
+
+    def _log(self, searcher: Any, result: Any) -> str | None:
+        """The search's UBI query record, by the retriever's own opt-in, else its store's (None: off)."""
+        if self._ubi.opt_in is None:
+            return self.document_store.ubi_log(searcher, result) if self.document_store is not None else None
+        if self.document_store is not None:
+            self._ubi.open(self.document_store.searcher)  # on the store's sync cluster (the searcher may be this loop's)
+        return self._ubi.log(searcher, result)
 
 
 

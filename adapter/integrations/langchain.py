@@ -65,11 +65,12 @@ from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_core.runnables.config import run_in_executor  # noqa: E402
 from langchain_core.vectorstores import VectorStore  # noqa: E402
-from pydantic import ConfigDict  # noqa: E402
+from pydantic import ConfigDict, PrivateAttr  # noqa: E402
 
 from adapter import aio  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.integrations import _aio  # noqa: E402
+from adapter.integrations._ubi import UbiLink, UbiOptIn  # noqa: E402
 from adapter.search.page import SearchOptions  # noqa: E402
 from adapter.search.results import Hit, SearchResult, Technique  # noqa: E402
 
@@ -94,7 +95,6 @@ from adapter.integrations._common import (  # noqa: E402
     log_notices,
     raise_on_failures,
     refuse_unknown_keys,
-    relevance_maps,
     resolve_fusion,
     source_rows,
     split_title,
@@ -120,11 +120,20 @@ class HybridRetriever(BaseRetriever):
     fusion: Any = None  # None: the index's default; "adaptive", a fusion name or object
     explain: bool = False
     search_kwargs: dict[str, Any] = {}  # pipeline, depth, rerank_top, mmr_lambda, ...
+    ubi: Any = None  # each search's UBI query record: True, its options or a UbiLogger (adapter.integrations._ubi); off by default
+    _ubi: UbiLink = PrivateAttr(default_factory=lambda: UbiLink(None))
 
     def model_post_init(self, context: Any, /) -> None:
         sync, given = _aio.split(self.searcher, self.async_searcher)
         self.searcher = sync if sync is not None else _aio.bridged(given)  # async only: its sync side, for info
         self.async_searcher = given
+        self._ubi = UbiLink(UbiOptIn.of(self.ubi, "langchain"))
+        self._ubi.open(self.searcher)
+
+    @property
+    def ubi_logger(self) -> Any:
+        """The :class:`~adapter.traffic.logger.UbiLogger` its searches are logged to (None: off); flush or close it."""
+        return self._ubi.logger
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None,
                                 filters: Any = None) -> list[Document]:
@@ -153,8 +162,8 @@ class HybridRetriever(BaseRetriever):
                                  fusion=resolve_fusion(searcher, self.fusion), options=FULL_TEXT, **self.search_kwargs)
         log_notices(LOG, result)
         refuse_unknown_keys(searcher, wanted, result)
-        maps = relevance_maps(searcher)
-        return [(_document(hit), hit_info(hit, result, maps)) for hit in result.hits]
+        query_id = self._ubi.log(searcher, result)
+        return [(_document(hit), hit_info(hit, result, query_id)) for hit in result.hits]
 
 
 class EmbedderEmbeddings(Embeddings):
@@ -186,6 +195,10 @@ class HybridVectorStore(VectorStore):
         be one: then only the ``a*`` methods work): the ``a*`` methods await it on the event loop.
     :param async_ingestor: an :class:`adapter.AsyncIngestor` (or ``ingestor`` itself), for
         ``aadd_texts``/``aadd_documents`` on the loop; it needs an async searcher.
+    :param ubi: each search leaves a UBI query record (off by default): ``True``, a mapping of
+        ``client_id``, ``queries_index``, ``events_index``, ``store_query_text``, or a ready
+        :class:`~adapter.traffic.logger.UbiLogger` (:mod:`adapter.integrations._ubi`); each hit's
+        ``HitInfo.query_id`` names the record; :attr:`ubi_logger` flushes and closes.
 
     Without an async searcher the ``a*`` methods run the sync ones on a worker thread (one per call);
     without an async ingestor, ``aadd_*`` do.
@@ -198,7 +211,7 @@ class HybridVectorStore(VectorStore):
 
     def __init__(self, searcher: Searcher | AsyncSearcher, ingestor: Ingestor | AsyncIngestor | None = None, *, technique: str = "hybrid",
                  fusion: Any = None, explain: bool = False, async_searcher: AsyncSearcher | None = None,
-                 async_ingestor: AsyncIngestor | None = None) -> None:
+                 async_ingestor: AsyncIngestor | None = None, ubi: Any = None) -> None:
         sync_searcher, async_searcher = _aio.split(searcher, async_searcher)
         sync_ingestor, async_ingestor = _aio.split(ingestor, async_ingestor)
         if async_ingestor is not None and async_searcher is None:
@@ -218,6 +231,13 @@ class HybridVectorStore(VectorStore):
         self.technique = Technique.parse(technique)
         self.fusion = resolve_fusion(searcher, fusion)
         self.explain = explain
+        self._ubi = UbiLink(UbiOptIn.of(ubi, "langchain"))
+        self._ubi.open(reader)
+
+    @property
+    def ubi_logger(self) -> Any:
+        """The :class:`~adapter.traffic.logger.UbiLogger` its searches are logged to (None: off); flush or close it."""
+        return self._ubi.logger
 
     @property
     def embeddings(self) -> Embeddings:
@@ -340,13 +360,14 @@ class HybridVectorStore(VectorStore):
         """``filter``: the adapter's filters on metadata (or Haystack's / LlamaIndex's); ``kwargs``:
         more :meth:`Searcher.search` options. Each document with what the adapter knows of its hit."""
         result = self._search(query, k, filter, kwargs)
-        maps = relevance_maps(self.searcher)
-        return [(_document(hit), hit_info(hit, result, maps)) for hit in result.hits]
+        query_id = self._ubi.log(self.searcher, result)
+        return [(_document(hit), hit_info(hit, result, query_id)) for hit in result.hits]
 
     def max_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
                                       filter: Any = None, **kwargs: Any) -> list[Document]:
         """The adapter's MMR (Carbonell & Goldstein 1998) over the first ``fetch_k`` hits, on the stored vectors."""
         result = self._search(query, k, filter, {"mmr_lambda": lambda_mult, "mmr_candidates": fetch_k, **kwargs})
+        self._ubi.log(self.searcher, result)
         return [_document(hit) for hit in result.hits]
 
     def _search(self, query: str, k: int, filter: Any, kwargs: dict[str, Any]) -> SearchResult:

@@ -86,12 +86,12 @@ from adapter.integrations._common import (  # noqa: E402
     log_notices,
     raise_on_failures,
     relevance,
-    relevance_maps,
     resolve_fusion,
     source_rows,
     split_title,
 )
 from adapter.integrations import _aio  # noqa: E402
+from adapter.integrations._ubi import UbiLink, UbiOptIn  # noqa: E402
 from adapter.integrations._filters import llamaindex_clause  # noqa: E402
 from adapter.search.page import SearchOptions  # noqa: E402
 from adapter.search.results import Hit, Technique  # noqa: E402
@@ -114,11 +114,15 @@ class HybridRetriever(BaseRetriever):
         the adapter's ``{"lang": "es"}``.
     :param explain: each leg's rank and score in ``metadata["legs"]``.
     :param search_kwargs: more :meth:`Searcher.search` options.
+    :param ubi: each search leaves a UBI query record (off by default): ``True``, a mapping of
+        ``client_id``, ``queries_index``, ``events_index``, ``store_query_text``, or a ready
+        :class:`~adapter.traffic.logger.UbiLogger` (:mod:`adapter.integrations._ubi`); ``search_with_hits``
+        gives each hit's ``query_id``; :attr:`ubi_logger` flushes and closes.
     """
 
     def __init__(self, searcher: Any, *, similarity_top_k: int = 10, technique: str = "hybrid", fusion: Any = None,
                  filters: Any = None, explain: bool = False, search_kwargs: dict[str, Any] | None = None,
-                 async_searcher: Any = None, **kwargs: Any) -> None:
+                 async_searcher: Any = None, ubi: Any = None, **kwargs: Any) -> None:
         sync, self.async_searcher = _aio.split(searcher, async_searcher)
         searcher = sync if sync is not None else _aio.bridged(self.async_searcher)
         if not callable(getattr(searcher, "search", None)):
@@ -132,7 +136,14 @@ class HybridRetriever(BaseRetriever):
         self.filters = llama_filters(filters)
         self.explain = explain
         self.search_kwargs = dict(search_kwargs or {})
+        self._ubi = UbiLink(UbiOptIn.of(ubi, "llamaindex"))
+        self._ubi.open(searcher)
         super().__init__(**kwargs)
+
+    @property
+    def ubi_logger(self) -> Any:
+        """The :class:`~adapter.traffic.logger.UbiLogger` its searches are logged to (None: off); flush or close it."""
+        return self._ubi.logger
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [node for node, _ in self._nodes(self.searcher, query_bundle)]
@@ -155,8 +166,8 @@ class HybridRetriever(BaseRetriever):
                                  filters=self.filters, fusion=self.fusion, explain=self.explain,
                                  options=SearchOptions(full_text=True), **self.search_kwargs)
         log_notices(LOG, result)
-        maps = relevance_maps(searcher)
-        infos = [hit_info(hit, result, maps) for hit in result.hits]
+        query_id = self._ubi.log(searcher, result)
+        infos = [hit_info(hit, result, query_id) for hit in result.hits]
         return [(NodeWithScore(node=text_node(hit), score=info.relevance), info) for hit, info in zip(result.hits, infos)]
 
 
@@ -373,7 +384,9 @@ class HybridVectorStore(BasePydanticVectorStore):
     search_kwargs: dict[str, Any] = {}
     async_searcher: Any = None
     async_ingestor: Any = None
+    ubi: Any = None  # each query's UBI query record: True, its options or a UbiLogger (adapter.integrations._ubi); off by default
     _embed_model: AdapterEmbedding | None = PrivateAttr(default=None)
+    _ubi: UbiLink = PrivateAttr(default_factory=lambda: UbiLink(None))
 
     def model_post_init(self, context: Any, /) -> None:
         searcher, self.async_searcher = _aio.split(self.searcher, self.async_searcher)
@@ -382,6 +395,13 @@ class HybridVectorStore(BasePydanticVectorStore):
             raise InputError("an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)")
         self.searcher = searcher if searcher is not None else _aio.bridged(self.async_searcher)  # async only: its sync side
         self.ingestor = ingestor if ingestor is not None else _aio.bridged(self.async_ingestor)
+        self._ubi = UbiLink(UbiOptIn.of(self.ubi, "llamaindex"))
+        self._ubi.open(self.searcher)
+
+    @property
+    def ubi_logger(self) -> Any:
+        """The :class:`~adapter.traffic.logger.UbiLogger` its queries are logged to (None: off); flush or close it."""
+        return self._ubi.logger
 
     @classmethod
     def open(cls, client: ClusterLike, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
@@ -528,9 +548,9 @@ class HybridVectorStore(BasePydanticVectorStore):
             mmr_lambda=mmr if query.mode == VectorStoreQueryMode.MMR else None, options=SearchOptions(full_text=True),
             **self.search_kwargs)
         log_notices(LOG, result)
-        maps = relevance_maps(self.searcher)
+        self._ubi.log(self.searcher, result)
         nodes = [text_node(hit) for hit in result.hits]
-        return VectorStoreQueryResult(nodes=nodes, similarities=[relevance(hit, result, maps) for hit in result.hits],
+        return VectorStoreQueryResult(nodes=nodes, similarities=[relevance(hit, result) for hit in result.hits],
                                       ids=[n.node_id for n in nodes])
 
     def _fusion(self, alpha: float | None) -> Any:

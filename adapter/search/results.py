@@ -50,6 +50,9 @@ class Hit:
     text: str = ""  # the index's body field
     highlight: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # field -> snippets, matches in <em>
     chunks: tuple[Hit, ...] = ()  # with collapse: the next best hits of the same document (group), best first
+    # The score as a relevance in [0, 1], one meaning under every fusion where the index keeps a map
+    # (adapter.search.relevance; SearchResult.relevance_by says how); None until the result is assembled.
+    relevance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ class SearchResult:
     choice: FusionChoice | None = None  # adaptive fusion: the weights chosen for this query and why
     aggregations: Mapping[str, Facet] = field(default_factory=dict)  # the facets asked for (SearchOptions.facets)
     excerpts: Excerpts | None = None  # the text fields bounded to excerpts (None: whole, SearchOptions.full_text)
+    relevance_by: str = "formula"  # how each hit's relevance was computed: "map" (the index's, for this fusion) or "formula"
 
     @property
     def request_body(self) -> Any:

@@ -28,6 +28,7 @@ from adapter.search.page import SearchOptions, plan_excerpts
 from adapter.engines.placement import FusionPlan
 from adapter.search.planning import FirstStage, SearchPlan, plan_fusion, plan_search
 from adapter.search.request import SearchRequest, Shape, TechniqueLike, VectorLike
+from adapter.search.relevance import with_relevance
 from adapter.search.rerank import Reranker
 from adapter.search.results import Excerpts, Hit, SearchResult, Technique
 from adapter.search.retrieve import Retriever, vector_of
@@ -252,7 +253,8 @@ class Searcher:
         first = BY_TECHNIQUE[plan.technique](retriever, plan, request)
         hits = self._post(request, plan, first, state)
         notices = [*plan.notices, *first.notices, *retriever.notices,
-                   *assemble.past_the_end(hits, plan.technique, shape.page_from, shape.depth)]
+                   *assemble.past_the_end(hits, plan.technique, shape.page_from, shape.depth),
+                   *([state.relevance_problem] if state.relevance_problem else [])]
         if assemble.unknown_fields_asked(hits, request.filters) and request.filters:
             notices += retriever.unknown_filter_fields(request.filters)
         return Found(plan, first, tuple(hits), tuple(notices))
@@ -275,8 +277,9 @@ def _result(request: SearchRequest, outcome: recovery.Outcome[Found], started: f
     """The search's result from its last attempt (what it found, what every attempt cost)."""
     found, plan = outcome.value, outcome.value.plan
     fused = plan.fusion
+    hits, relevance_by = with_relevance(found.hits, plan.technique, fused.fusion if fused else None, outcome.state.relevance)
     return SearchResult(
-        query=request.query, technique=plan.technique, hits=found.hits,
+        query=request.query, technique=plan.technique, hits=hits, relevance_by=relevance_by,
         fused_by=fused.fused_by if fused else FusedBy.NONE, fusion=fused.fusion if fused else None,
         pipeline=fused.pipeline if fused else None, took_ms=float(found.first.took + plan.signals.took),
         total_ms=(time.perf_counter() - started) * 1000.0, notices=found.notices,

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Callable, Generic, Hashable, Sequence, TypeVar, Union
+from typing import Callable, Generic, Hashable, Mapping, Sequence, TypeVar, Union
 
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.dsl import TextLeg
-from adapter.errors import IndexMismatchError
+from adapter.errors import IndexMismatchError, InputError
 from adapter.fusion import DEFAULT_FUSION, Fusion, parse_fusion
 from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, stored_policy
 from adapter.fusion.choice.values import ADAPTIVE
+from adapter.fusion.relevance import RelevanceMap, maps_from_json
 from adapter.index.catalog import IndexInfo
 from adapter.models.embedders import Embedder, check_fingerprint, load_index_embedder
 from adapter.search.fast_path import FastPathCheck
@@ -85,6 +86,8 @@ class IndexState:
     policy: AdaptivePolicy  # the index's own (learned, else the default)
     calibration: Calibration | None
     fast_path: FastPathCheck | None  # the index's kept check of the fast path (taken where it applies)
+    relevance: Mapping[str, RelevanceMap]  # _meta.relevance: fusion name -> its relevance map (adapter.fusion.relevance)
+    relevance_problem: str | None  # why _meta.relevance could not be read (each search says so; relevances then by formula)
     pipelines: Memo[str, Fusion | None] = field(default_factory=Memo)  # stored pipeline -> its fusion (None: absent)
     facts: Memo[str, int] = field(default_factory=Memo)  # cluster settings read once (the clause limit), the empty shard refused
     members: Memo[frozenset[str], bool] = field(default_factory=Memo)  # indices the alias served from: ours among them?
@@ -104,8 +107,9 @@ class IndexState:
         adaptive = given_policy or (policy if follows_index else None)
         recorded = parse_fusion(info.default_fusion) if info.default_fusion and info.default_fusion != ADAPTIVE else None
         pipeline = given.pipeline or (info.default_pipeline if given.fusion is None and adaptive is None else None)
+        maps, problem = _relevance_maps(info)
         return cls(info, caps, given, given.text_leg or TextLeg(info.query_fields), given_fixed or recorded or DEFAULT_FUSION,
-                   adaptive, pipeline, policy, calibration, FastPathCheck.from_meta(info.fast_path))
+                   adaptive, pipeline, policy, calibration, FastPathCheck.from_meta(info.fast_path), maps, problem)
 
     def moved_to(self, info: IndexInfo, *, query_vector_given: bool = False) -> IndexState:
         """The state once the alias points to ``info`` (a migration swapped it). A given embedder or
@@ -144,3 +148,13 @@ class IndexState:
             return loaded
 
         return self.embedders.get(self.info.fingerprint.key, load)
+
+
+def _relevance_maps(info: IndexInfo) -> tuple[dict[str, RelevanceMap], str | None]:
+    """The index's relevance maps; one edited out of shape leaves none (each fusion's formula) and
+    says why, rather than refusing every search of the index."""
+    try:
+        return maps_from_json(info.relevance), None
+    except InputError as exc:
+        return {}, (f"the index's relevance maps (_meta.relevance) are unreadable, so relevances come from each fusion's "
+                    f"formula: {exc}; run `hybrid calibrate --index {info.alias} --queries FILE` to fit them anew")

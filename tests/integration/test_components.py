@@ -11,7 +11,7 @@ from adapter.index.assets import IndexSpec
 from adapter.index.check import check_index
 from adapter.errors import InputError
 from adapter.ingest.ingestor import Ingestor
-from adapter.integrations._common import relevance, relevance_maps
+from adapter.integrations._common import relevance
 from adapter.search import Searcher
 from adapter.ingest.sources import read_source
 
@@ -66,7 +66,7 @@ def test_haystack_retriever_is_the_searchers_hybrid(client, support_index, e5, t
             result = expected(searcher, query, fusion, k=4)
             assert [d.id for d in docs] == result.ids, (fusion, query)
             # the documents' scores are relevances (one meaning under every fusion); the fused scores are in `hits`
-            assert [d.score for d in docs] == [relevance(h, result, relevance_maps(searcher)) for h in result.hits]
+            assert [d.score for d in docs] == [relevance(h, result) for h in result.hits]
             assert [h["score"] for h in hits] == [h.score for h in result.hits]
             assert docs and all(isinstance(d, Document) and d.content == h.text and d.meta["title"] == h.title
                        for d, h in zip(docs, result.hits))
@@ -143,7 +143,7 @@ def test_llamaindex_retriever_is_the_searchers_hybrid(client, support_index, e5)
             result = expected(searcher, query, fusion, k=4)
             assert [n.node.node_id for n in nodes] == result.ids, (fusion, query)
             assert nodes and all(isinstance(n, NodeWithScore) for n in nodes)
-            assert [n.score for n in nodes] == [relevance(h, result, relevance_maps(searcher)) for h in result.hits]
+            assert [n.score for n in nodes] == [relevance(h, result) for h in result.hits]
             assert [info.score for _, info in retriever.search_with_hits(query)] == [h.score for h in result.hits]
             assert [n.node.get_content() for n in nodes] == [h.text for h in result.hits]
             # The metadata as written, kept out of the LLM's prompt; no explanation asked for by default.

@@ -159,7 +159,7 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
     assert code == 0 and "documents: 12  chunks: 12  failures: 0" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--explain", "-k", "3", *url)
     rows = [line for line in out.splitlines() if re.match(r"\s*\d+\s+\d+\.\d{4}\s", line)]
-    assert code == 0 and "fused by client:min_max-arithmetic_mean" in out and rows[0].split()[2] == "e-4012"
+    assert code == 0 and "fused by client:min_max-arithmetic_mean" in out and rows[0].split()[3] == "e-4012"
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--fusion", "sum", "--show-query", "-k", "3", *url)
     request = out[out.index("== request 1/1"):].splitlines()
     assert request[1] == f"POST /{index_name}/_search"

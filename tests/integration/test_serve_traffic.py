@@ -13,7 +13,7 @@ import pytest
 from adapter.cli import main
 from adapter.engines import connect
 from adapter.index.assets import IndexSpec
-from adapter.index.contracts import validate
+from adapter.index.contracts import SEARCH_SCHEMA_VERSION, validate
 from adapter.index.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
@@ -75,7 +75,7 @@ def test_every_search_answered_is_logged_and_carries_its_query_id(service, setti
     answers = [json.loads(posted[2]), json.loads(got[2]), *(c["result"] for c in json.loads(compared[2])["columns"])]
     for answer in answers:
         validate("search", answer)
-        assert answer["schema_version"] == 5 and len(answer["query_id"]) == 36, answer.get("query_id")
+        assert answer["schema_version"] == SEARCH_SCHEMA_VERSION and len(answer["query_id"]) == 36, answer.get("query_id")
     assert bad_client[0] == 400 and "client_id" in json.loads(bad_client[2])["error"]
     records, _ = stored(traffic)
     assert set(records) == {a["query_id"] for a in answers}

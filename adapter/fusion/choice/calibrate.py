@@ -22,9 +22,13 @@ from adapter.fusion.relevance import fit as fit_relevance
 from adapter.index.catalog import index_meta, read_index_info
 
 if TYPE_CHECKING:
+    from adapter.models.embedders import Embedder
     from adapter.search import Searcher
 
 MAX_CALIBRATION_QUERIES = 2_000  # enough for a stable median; the rest are not read
+MAX_RELEVANCE_QUERIES = 300  # each costs one search per fusion; quantiles of a few thousand scores are stable
+# The fusions `hybrid calibrate` fits relevance maps for (with the index's own default): the ones a user names.
+RELEVANCE_FUSIONS = ("min_max-arithmetic_mean", "rrf", "z_score-arithmetic_mean", "l2-arithmetic_mean")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class CalibrationReport:
     notes: tuple[str, ...] = ()  # what the caller must know: a calibration kept, too few queries to depart
     z_score: bool = False  # whether the cluster runs z_score (the policy's base there)
     pipeline_changed: bool = True  # whether the adaptive pipeline's fusion differs from the one it held before
+    relevance: tuple[RelevanceMap, ...] = ()  # the relevance maps fitted and stored with it (_meta.relevance)
 
 
 def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: str = "") -> Calibration:
@@ -87,21 +92,37 @@ def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | N
 
 
 def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,
-                    source: str = "", replace: bool = False) -> CalibrationReport:
-    """Measure ``queries`` on index ``alias`` and store the calibration (and ``policy``) with it.
+                    source: str = "", replace: bool = False, relevance: bool = True,
+                    embedder: Embedder | None = None) -> CalibrationReport:
+    """Measure ``queries`` on index ``alias`` and store the calibration (and ``policy``) with it;
+    with ``relevance``, fit each fusion's relevance map on the same queries (:func:`measure_relevance`,
+    hybrid searches with the index's embedder, or ``embedder``) and store them too (``_meta.relevance``).
 
     A calibration on fewer queries than a confidence needs (the policy's ``min_queries``, 10) does
-    not replace one made on more unless ``replace``: the one kept is said in the report's notes."""
+    not replace one made on more unless ``replace``: the one kept is said in the report's notes.
+    Relevance maps that cannot be fitted (too few queries, no model) are said in the notes; the
+    calibration is stored all the same."""
     from dataclasses import replace as replaced
 
-    from adapter.fusion.choice.policy import DEFAULT_POLICY
     from adapter.search import Searcher
 
-    searcher = Searcher.open(client, alias)
+    searcher = Searcher.open(client, alias, embedder)
     if searcher.cluster.count(searcher.info.index, action=f"counting the documents of {alias}") == 0:
         raise InputError(f"index {alias!r} holds no documents: there is nothing for BM25 to match yet. Ingest first "
                          f"(hybrid ingest FILE --index {alias}), then calibrate")
-    measured = measure_calibration(searcher, queries, source=source)
+    texts = list(queries)
+    measured = measure_calibration(searcher, texts, source=source)
+    maps, fit_notes = _fit_relevance(searcher, texts) if relevance else ((), ())
+    report = _calibrated(searcher, alias, measured, policy, replace)
+    return replaced(report, relevance=maps, notes=(*report.notes, *fit_notes))
+
+
+def _calibrated(searcher: Searcher, alias: str, measured: Calibration, policy: AdaptivePolicy | None,
+                replace: bool) -> CalibrationReport:
+    from dataclasses import replace as replaced
+
+    from adapter.fusion.choice.policy import DEFAULT_POLICY
+
     minimum = (policy or DEFAULT_POLICY).min_queries
     stored = Calibration.from_meta((index_meta(searcher.cluster, searcher.info.index).get("adaptive") or {}).get("calibration"))
     if measured.queries < minimum and stored is not None and stored.queries > measured.queries and not replace:
@@ -115,19 +136,37 @@ def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, 
     return report
 
 
-def measure_relevance(searcher: Searcher, queries: Iterable[str], fusions: Iterable[Any], *, k: int = 5) -> list[RelevanceMap]:
-    """Each fusion's relevance map (:mod:`adapter.fusion.relevance`): the fused scores of the best ``k``
-    hybrid hits of each of ``queries`` under it, fitted (``k`` = 5 kept the shares of relevant hits closest
-    across fusions on soporte-es: docs/INTEROP.md, Scores). ``fusions``: names or fusion objects."""
+def measure_relevance(searcher: Searcher, queries: Iterable[str], fusions: Iterable[Any] = RELEVANCE_FUSIONS, *, k: int = 10,
+                      reference: str = "consensus") -> list[RelevanceMap]:
+    """Each fusion's relevance map (:mod:`adapter.fusion.relevance`), fitted on the fused scores of the
+    hybrid hits of ``queries`` (at most :data:`MAX_RELEVANCE_QUERIES`): with ``reference="consensus"``
+    the documents in the top ``k`` of every fusion given (:func:`adapter.fusion.relevance.consensus`:
+    the same hits under each), with ``"top"`` each fusion's own top ``k``. ``fusions``: names or
+    fusion objects (default :data:`RELEVANCE_FUSIONS`). Raises :class:`InputError` where the sample
+    gives fewer reference scores than a map needs."""
     from adapter.fusion import parse_fusion
+    from adapter.fusion.relevance import consensus
 
-    texts = [q for q in queries if q and q.strip()][:MAX_CALIBRATION_QUERIES]
-    maps = []
-    for fusion in fusions:
-        chosen = parse_fusion(fusion) if isinstance(fusion, str) else fusion
-        scores = [h.score for q in texts for h in searcher.search(q, k=k, fusion=chosen).hits]
-        maps.append(fit_relevance(chosen.name, scores))
-    return maps
+    if reference not in ("consensus", "top"):
+        raise InputError(f"reference is 'consensus' or 'top', got {reference!r}")
+    texts = [q for q in queries if q and q.strip()][:MAX_RELEVANCE_QUERIES]
+    chosen = [parse_fusion(f) if isinstance(f, str) else f for f in fusions]
+    ranked = {f.name: [[(h.id, h.score) for h in searcher.search(q, k=k, fusion=f).hits] for q in texts] for f in chosen}
+    scores = consensus(ranked) if reference == "consensus" else {n: [s for hits in runs for _, s in hits] for n, runs in ranked.items()}
+    return [fit_relevance(name, values, reference=reference) for name, values in scores.items()]
+
+
+def _fit_relevance(searcher: Searcher, queries: list[str]) -> tuple[tuple[RelevanceMap, ...], tuple[str, ...]]:
+    """The relevance maps of the usual fusions and the index's own, fitted and stored; or why not."""
+    from adapter.errors import HybridError
+
+    fusions = list(dict.fromkeys([*RELEVANCE_FUSIONS, searcher.state.fusion.name]))
+    try:
+        maps = measure_relevance(searcher, queries, fusions)
+    except HybridError as exc:  # a calibration does not need the maps: keep it, say why they are missing
+        return (), (f"relevance maps not fitted, so relevances stay each fusion's formula: {exc}",)
+    store_relevance(searcher.cluster, searcher.alias, maps)
+    return tuple(maps), ()
 
 
 def store_relevance(cluster: Cluster, alias: str, maps: Iterable[RelevanceMap]) -> None:

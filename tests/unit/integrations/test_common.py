@@ -91,7 +91,8 @@ def test_a_hits_metadata_is_what_was_written_and_the_adapters_fields_come_apart(
     assert hit_info(hit, result).as_dict() == {
         "id": "d#1", "parent_id": "d", "chunk_index": 1, "score": 0.85, "relevance": 0.85, "rank": 1, "fused_by": "server:docs-adaptive",
         "legs": [{"leg": "bm25", "rank": 2, "raw_score": 3.1, "normalized_score": 0.5, "weight": 0.3, "contribution": 0.15},
-                 {"leg": "dense", "rank": 1, "raw_score": 0.9, "normalized_score": 1.0, "weight": 0.7, "contribution": 0.7}]}
+                 {"leg": "dense", "rank": 1, "raw_score": 0.9, "normalized_score": 1.0, "weight": 0.7, "contribution": 0.7}],
+        "query_id": None}
 
 
 @pytest.mark.parametrize("fusion,score,expected", [

@@ -1,0 +1,61 @@
+"""Each hit's relevance in [0, 1], beside its score (docs/INTEROP.md, Scores). Pure.
+
+The fused ``score`` stays on its fusion's own scale; ``relevance`` is what a threshold compares
+(the frameworks' ``score_threshold`` / ``similarity_cutoff``, ``hybrid search``'s column). Where
+the index keeps a relevance map for the fusion that ran (``_meta.relevance``,
+:mod:`adapter.fusion.relevance`), the hit's relevance is that map of its score: one meaning under
+every fusion. Else it comes from what produced the score (:data:`FORMULA`). Either way it is
+monotone in the score, so it never reorders a fusion's hits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Mapping, Sequence
+
+from adapter.fusion import Fusion
+from adapter.fusion.base import bounded, clamped
+from adapter.fusion.relevance import RelevanceMap
+from adapter.search.results import Hit, Technique
+
+MAP = "map"  # the index's relevance map for the fusion that ran
+FORMULA = "formula"  # the score's own formula (Fusion.relevance, the k-NN score, s / (1 + s), the logistic)
+
+
+def hit_relevance(hit: Hit, technique: Technique, fusion: Fusion | None, fitted: RelevanceMap | None) -> float:
+    """The hit's score as a relevance in [0, 1]. Where ``fitted`` (the index's map for ``fusion``)
+    is given, the share of that fusion's reference scores the hit's score reaches; else by what
+    produced it:
+
+    - a fusion: :meth:`adapter.fusion.Fusion.relevance` (RRF: ``score * (k + 1) / sum(weights)``;
+      min_max and l2: the score; z_score and a raw sum: ``s / (1 + s)``; DBSF: ``score / sum(weights)``);
+    - the dense leg alone: the engine's k-NN score, ``(1 + cosine) / 2``, already in [0, 1];
+    - BM25 alone: ``s / (1 + s)``;
+    - a reranker's score (a cross-encoder's logit): the logistic ``1 / (1 + e^-s)``;
+    - after MMR: the first-stage score, mapped as above.
+    """
+    if hit.rerank_score is not None and hit.mmr_score is None:
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, hit.score))))
+    score = hit.first_stage_score if hit.mmr_score is not None and hit.first_stage_score is not None else hit.score
+    if fusion is not None:
+        return fitted.relevance(score) if fitted is not None else fusion.relevance(score)
+    if technique is Technique.DENSE:
+        return clamped(score)
+    return bounded(score)
+
+
+def with_relevance(hits: Sequence[Hit], technique: Technique, fusion: Fusion | None,
+                   maps: Mapping[str, RelevanceMap]) -> tuple[tuple[Hit, ...], str]:
+    """``hits`` (and their collapsed chunks) each with its relevance, and how it was computed
+    (:data:`MAP` or :data:`FORMULA`). A reranked page has no map: its scores are the reranker's."""
+    fitted = maps.get(fusion.name) if fusion is not None else None
+    reranked = any(h.rerank_score is not None and h.mmr_score is None for h in hits)
+    if reranked:
+        fitted = None
+
+    def one(hit: Hit) -> Hit:
+        chunks = tuple(one(c) for c in hit.chunks)
+        return replace(hit, relevance=hit_relevance(hit, technique, fusion, fitted), chunks=chunks)
+
+    return tuple(one(h) for h in hits), MAP if fitted is not None else FORMULA

@@ -1,0 +1,103 @@
+"""Each hit's relevance beside its score (adapter.search.relevance): the index's map for the fusion
+that ran where it keeps one, else the score's formula, and the result says which. On the port-level
+fake: the subject is how the searcher reads ``_meta.relevance`` and what calibrate stores, not the server."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapter.fusion import RRF, ScoreNormalization
+from adapter.fusion.choice.calibrate import calibrate_index, measure_relevance, store_relevance
+from adapter.fusion.relevance import RelevanceMap, fit
+from adapter.index.assets import IndexSpec
+from adapter.index.catalog import index_meta
+from adapter.index.init import init_index
+from adapter.ingest.ingestor import Ingestor
+from adapter.search import Searcher
+from adapter.search.relevance import FORMULA, MAP, hit_relevance, with_relevance
+from adapter.search.results import Hit, Technique
+from tests.conftest import HashingEmbedder
+from tests.support.fake_engine import FakeCluster
+from tests.unit.engines.test_fake_engine import DOCS
+
+pytestmark = pytest.mark.unit
+EMBEDDER = HashingEmbedder(16)
+QUERIES = ["refund order", "invoice account", "track parcel", "change password", "card declined", "order money back",
+           "download invoice", "tracking number", "security settings", "error bank"]
+RRF_MAP = RelevanceMap("rrf", (0.0, 0.02, 0.04))
+
+
+def indexed() -> FakeCluster:
+    cluster = FakeCluster()
+    init_index(cluster, "docs", IndexSpec(EMBEDDER.fingerprint))
+    Ingestor.open(cluster, "docs", EMBEDDER, progress=False).ingest(DOCS)
+    return cluster
+
+
+def test_the_map_of_the_fusion_that_ran_else_its_formula_and_the_result_says_which():
+    hits = (Hit("a", 0.03, rank=1), Hit("b", 0.01, rank=2))
+    mapped, by = with_relevance(hits, Technique.HYBRID, RRF(), {"rrf": RRF_MAP})
+    assert by == MAP and [h.relevance for h in mapped] == [pytest.approx(0.75), pytest.approx(0.25)]
+    assert [h.score for h in mapped] == [0.03, 0.01]  # the fused score stays beside it
+    other, by = with_relevance(hits, Technique.HYBRID, ScoreNormalization(), {"rrf": RRF_MAP})  # no map for min_max
+    assert by == FORMULA and [h.relevance for h in other] == [0.03, 0.01]
+    single, by = with_relevance((Hit("a", 4.0),), Technique.BM25, None, {"rrf": RRF_MAP})
+    assert by == FORMULA and single[0].relevance == pytest.approx(4 / 5)
+
+
+def test_a_reranked_page_is_the_rerankers_and_chunks_get_theirs_too():
+    reranked, by = with_relevance((Hit("a", 0.0, rerank_score=0.0, first_stage_score=0.03),), Technique.HYBRID, RRF(), {"rrf": RRF_MAP})
+    assert by == FORMULA and reranked[0].relevance == pytest.approx(0.5)  # the logistic of the reranker's logit
+    grouped, _ = with_relevance((Hit("a", 0.03, chunks=(Hit("a#1", 0.02),)),), Technique.HYBRID, RRF(), {"rrf": RRF_MAP})
+    assert grouped[0].chunks[0].relevance == pytest.approx(0.5)
+    assert hit_relevance(Hit("a", 0.2, first_stage_score=0.03, mmr_score=0.2), Technique.HYBRID, RRF(), RRF_MAP) == pytest.approx(0.75)
+
+
+def test_the_relevance_never_reorders_a_fusions_hits():
+    hits = tuple(Hit(str(i), 1 / (60 + i) + 1 / (60 + 2 * i), rank=i) for i in range(1, 30))
+    fitted = fit("rrf", [h.score for h in hits[5:]])
+    mapped, _ = with_relevance(hits, Technique.HYBRID, RRF(), {"rrf": fitted})
+    values = [h.relevance for h in mapped]
+    assert values == sorted(values, reverse=True) and all(0.0 <= v <= 1.0 for v in values)
+
+
+def test_a_search_reads_the_indexs_maps_and_a_searcher_opened_before_them_does_not():
+    cluster = indexed()
+    before = Searcher.open(cluster, "docs", EMBEDDER)
+    plain = before.search("refund order", fusion="rrf")
+    assert plain.relevance_by == FORMULA and [h.relevance for h in plain.hits] == [RRF().relevance(h.score) for h in plain.hits]
+    store_relevance(cluster, "docs", [RRF_MAP])
+    after = Searcher.open(cluster, "docs", EMBEDDER).search("refund order", fusion="rrf")
+    assert after.relevance_by == MAP and [h.relevance for h in after.hits] == [RRF_MAP.relevance(h.score) for h in after.hits]
+    assert after.ids == plain.ids and [h.score for h in after.hits] == [h.score for h in plain.hits]
+
+
+def test_unreadable_maps_are_said_on_every_search_and_relevances_come_from_the_formula():
+    cluster = indexed()
+    meta = index_meta(cluster, "docs-v1")
+    cluster.put_mapping("docs-v1", {"_meta": {**meta, "relevance": {"rrf": [0.1, 0.2]}}})
+    result = Searcher.open(cluster, "docs", EMBEDDER).search("refund order", fusion="rrf")
+    assert result.relevance_by == FORMULA and result.hits
+    assert any("_meta.relevance" in n and "hybrid calibrate" in n for n in result.notices)
+
+
+def test_calibrate_fits_and_stores_the_maps_on_the_hits_every_fusion_agrees_on():
+    cluster = indexed()
+    report = calibrate_index(cluster, "docs", QUERIES, embedder=EMBEDDER)
+    assert {m.fusion for m in report.relevance} >= {"rrf", "min_max-arithmetic_mean", "z_score-arithmetic_mean", "l2-arithmetic_mean"}
+    assert all(m.reference == "consensus" and m.sample >= 20 for m in report.relevance)
+    searcher = Searcher.open(cluster, "docs", EMBEDDER)
+    assert set(searcher.state.relevance) == {m.fusion for m in report.relevance}
+    for fusion in ("rrf", "z_score-arithmetic_mean"):
+        result = searcher.search("refund order", fusion=fusion)
+        assert result.relevance_by == MAP and all(0.0 <= h.relevance <= 1.0 for h in result.hits)
+    # each fusion's map is fitted on the same hits: as many scores under each
+    assert len({m.sample for m in measure_relevance(searcher, QUERIES, ["rrf", "min_max-arithmetic_mean"])}) == 1
+
+
+def test_calibrate_says_why_the_maps_are_missing_and_keeps_the_calibration():
+    cluster = indexed()
+    report = calibrate_index(cluster, "docs", QUERIES[:1], embedder=EMBEDDER)  # one query: too few hits for a map
+    assert report.relevance == () and report.calibration.queries == 1
+    assert any("relevance maps not fitted" in n and "give at least" in n for n in report.notes)
+    assert calibrate_index(cluster, "docs", QUERIES, embedder=EMBEDDER, relevance=False).relevance == ()
