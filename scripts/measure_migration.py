@@ -40,7 +40,7 @@ from adapter.engines import connect  # noqa: E402
 from adapter.engines import engine_for  # noqa: E402
 from adapter.ingest.ingestor import Ingestor  # noqa: E402
 from adapter.evaluation.metrics import load_beir  # noqa: E402
-from adapter.index.plan import apply_plan, plan_spec  # noqa: E402
+from adapter.admin.planning import apply_plan, plan_spec  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
 from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl  # noqa: E402
 from adapter.index.spec import Spec, dump_spec  # noqa: E402
@@ -95,7 +95,8 @@ def _percentile(values, q):
 def worker(spec_file: str, checkpoint: str, gate_queries: int, out: str) -> None:
     """The reindex as a child process runs it (killed midway by the parent)."""
     from adapter.models.embedders import load_embedder
-    from adapter.index.migrate import Gate, reindex
+    from adapter.admin.gate import Gate
+    from adapter.admin.migrate import reindex
     from adapter.index.plan import desired_from_spec
     from adapter.index.spec import load_spec
 

@@ -200,7 +200,7 @@ def resolve(spec: Spec) -> Spec:
 
 # -- the commands ------------------------------------------------------------------------------------
 def _plan(args: argparse.Namespace) -> tuple[Spec, Any, Plan]:
-    from adapter.index.plan import plan_spec
+    from adapter.admin.planning import plan_spec
 
     cluster = connect(args)
     spec = spec_from_args(args, cluster)
@@ -220,8 +220,8 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
+    from adapter.admin.planning import apply_plan
     from adapter.cli.printers import print_plan
-    from adapter.index.plan import apply_plan
 
     spec, cluster, planned = _plan(args)
     hint = f"`hybrid apply` does not do that: `hybrid reindex {args.spec or '--index ' + spec.alias + ' ...'}` builds it and swaps the alias"
@@ -252,8 +252,9 @@ def _cache(args: argparse.Namespace) -> EmbeddingCache | None:
 
 
 def run_reindex(args: argparse.Namespace) -> int:
+    from adapter.admin.gate import Gate
+    from adapter.admin.migrate import reindex
     from adapter.cli.printers import print_migration
-    from adapter.index.migrate import Gate, reindex
     from adapter.index.plan import desired_from_spec
     from adapter.models.embedders import check_fingerprint, load_embedder
 
@@ -280,8 +281,8 @@ def _alias(value: str) -> str:
 
 
 def run_rollback(args: argparse.Namespace) -> int:
+    from adapter.admin.rollback import rollback
     from adapter.cli.printers import print_migration
-    from adapter.index.migrate import rollback
     from adapter.models.embedders import load_embedder
 
     embedder = load_embedder(args.embedder) if args.embedder else None
@@ -291,7 +292,7 @@ def run_rollback(args: argparse.Namespace) -> int:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from adapter.index.migrate import prune
+    from adapter.admin.rollback import prune
 
     report = prune(connect(args), _alias(args.alias), keep=args.keep, unfinished=args.unfinished, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"

@@ -9,13 +9,13 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
+    from adapter.admin.migrate import MigrationReport
     from adapter.cli.search import QueryTiming
     from adapter.evaluation import EvalReport
     from adapter.fusion.base import LegScore
     from adapter.fusion.choice.advise import Advice
     from adapter.fusion.choice.values import FusionChoice
     from adapter.index.init import InitReport
-    from adapter.index.migrate import MigrationReport
     from adapter.index.plan import Change, Plan
     from adapter.search.results import SearchResult
 

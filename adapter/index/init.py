@@ -6,7 +6,7 @@ the report says what was created, updated (with a diff) or left unchanged. A cha
 cannot take (vector dimension, space type, engine, analyzers, the embedding fingerprint, shards)
 is refused before anything is written: it needs a new index and re-embedding (``hybrid reindex``).
 
-``init`` is a plan applied (:mod:`adapter.index.plan`) for the desired state its options describe; it
+``init`` is a plan applied (:mod:`adapter.admin.planning`) for the desired state its options describe; it
 never deletes a pipeline (``hybrid apply`` with a spec file does, for pipelines the spec drops).
 """
 
@@ -16,24 +16,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from adapter.admin.planning import apply_plan, plan_live, read_desired_live
 from adapter.engines import Cluster, ClusterLike, Engine, cluster_for
 from adapter.errors import BackendError, ConfigurationError, IndexHealthError
 from adapter.fusion import DEFAULT_WEIGHTS
 from adapter.index.assets import IndexNames, IndexSpec
-from adapter.index.plan import (  # noqa: F401  (re-exported: what init's callers and tests used from here)
-    DEFAULT_PIPELINE_SETTING,
-    Action,
-    Change,
-    ChangeKind,
-    Desired,
-    apply_plan,
-    canonical_settings,
-    desired_pipelines,
-    incompatibilities,
-    json_diff,
-    plan,
-    read_live,
-)
+from adapter.index.plan import Action, Change, ChangeKind, Desired, json_diff
 
 INIT_REBUILD_HINT = "`hybrid init` does not do that: `hybrid reindex` builds it and swaps the alias (docs/OPERATIONS.md)"
 
@@ -140,9 +128,8 @@ def init_index(
         raise ConfigurationError(f"server-side MMR needs the k-NN plugin 3.3+; the cluster runs {caps.engine} {caps.version}")
     w_text, w_dense = weights
     desired = Desired(IndexNames(alias).alias, spec.for_cluster(caps), (w_text, w_dense), dict(extra_pipelines or {}))
-    wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
-    live = read_live(cluster, alias, engine, pipelines=wanted, caps=caps)
-    planned = plan(desired, live, engine, reattach=reattach)
+    live = read_desired_live(cluster, desired, caps)
+    planned, _ = plan_live(desired, live, caps, engine, reattach=reattach)
     deadline = time.monotonic() + wait_timeout  # one wait in all: the creation's for the primaries, then yellow
     changes = apply_plan(cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT, shard_wait=wait_timeout or None)
     if not dry_run and wait_timeout and not caps.serverless:  # Serverless has no shards to wait for (and no _cluster/health)

@@ -1,38 +1,36 @@
-"""Plan and apply: what it takes to make the cluster hold one hybrid index as desired.
+"""The plan: what it takes to make the cluster hold one hybrid index as desired, as a pure diff.
 
-:func:`read_live` reads what the cluster holds (templates, the index behind the alias, search
-pipelines); :func:`plan` compares that with the desired state and is pure; :func:`apply_plan`
-sends the changes in order. ``hybrid init`` (:func:`adapter.index.init.init_index`) and
-``hybrid plan | apply | diff`` (:mod:`adapter.cli.ops`) are built on these three.
+:func:`plan` compares the desired state (:class:`Desired`, as its engine renders it for the cluster:
+:class:`Rendered`) with what the cluster holds (:class:`LiveState`) and returns a :class:`Plan`. It
+reads nothing and writes nothing: reading the cluster, rendering and sending the changes are the use
+case's (:mod:`adapter.admin.planning`), which ``hybrid init`` (:func:`adapter.index.init.init_index`),
+``hybrid plan | apply | diff`` (:mod:`adapter.cli.ops`) and ``hybrid reindex``
+(:mod:`adapter.admin.migrate`) are built on.
 
 A change the live index cannot take in place (vector dimension, space type, engine, analyzers,
 the embedding fingerprint, shards) makes the plan a *rebuild*: nothing is applied, and
-``hybrid reindex`` (:mod:`adapter.index.migrate`) builds the next version and swaps the alias.
+``hybrid reindex`` builds the next version and swaps the alias.
 
 What the cluster stores for an index's fusions is its engine's placement's
 (:mod:`adapter.engines.placement`): OpenSearch's search pipelines belong to an index by name,
-``<alias>-<name>``. With ``own_pipelines`` the plan also finds fusing pipelines of that name the
-desired state does not list (made by hand, or dropped from the spec) and deletes them; a pipeline
-whose name starts with another alias's or template's name plus ``-`` (``docs-es-rrf`` next to an
-alias ``docs-es``) belongs to that one (:mod:`adapter.engines.opensearch.placement`). Elasticsearch
-stores none: each search carries its fusion, the index's default recorded in ``_meta``.
+``<alias>-<name>``. With ``prune_pipelines`` the plan also deletes fusing pipelines of that name the
+desired state does not list (made by hand, or dropped from the spec); a pipeline whose name starts
+with another alias's or template's name plus ``-`` (``docs-es-rrf`` next to an alias ``docs-es``)
+belongs to that one (:mod:`adapter.engines.opensearch.placement`). Elasticsearch stores none: each
+search carries its fusion, the index's default recorded in ``_meta``.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from adapter._enums import TextEnum
-from adapter.engines import Cluster, ClusterLike, Engine, cluster_for
-from adapter.engines.capabilities import Capabilities
 from adapter.errors import ConfigurationError, IndexMismatchError
-from adapter.fusion import DEFAULT_WEIGHTS, ScoreNormalization
-from adapter.index.analysis import AnalysisSupport, text_analysis
+from adapter.fusion import DEFAULT_WEIGHTS
 from adapter.index.assets import IndexNames, IndexSpec
-from adapter.index.catalog import alias_indices, index_version, orphaned_indices
 from adapter.models.fingerprint import EmbeddingFingerprint
 
 if TYPE_CHECKING:
@@ -106,11 +104,32 @@ class Desired:
 
 
 @dataclass(frozen=True)
+class Rendered:
+    """The desired state as the engine renders it for one cluster (:func:`adapter.admin.desired.render`):
+    what the diff compares the live objects with, so that it needs no engine."""
+
+    mapping: Mapping[str, Any]  # the index's mapping (properties, _meta)
+    components: Mapping[str, Mapping[str, Any]]  # component template name -> body
+    index_template: Mapping[str, Any]
+    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # the stored fusions, name -> body
+    default_pipeline: str | None = None  # the index's default search pipeline (None: the engine stores none)
+    default_fusion: str | None = None  # without search pipelines: what searches fuse by, recorded in _meta
+    notices: tuple[str, ...] = ()  # what will run differently from what was asked
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """The index settings the component templates give, as the server reports them."""
+        out: dict[str, str] = {}
+        for body in self.components.values():
+            out.update(canonical_settings(body["template"].get("settings", {})))
+        return out
+
+
+@dataclass(frozen=True)
 class LiveState:
-    """What the cluster holds for one alias (read by :func:`read_live`)."""
+    """What the cluster holds for one alias (read by :func:`adapter.admin.live_state.read_live`)."""
 
     alias: str
-    caps: Capabilities
     plain_index: bool = False  # an index (not an alias) has the alias's name
     indices: tuple[str, ...] = ()  # behind the alias, oldest first
     orphans: tuple[str, ...] = ()  # <alias>-vN indices while the alias is missing
@@ -127,9 +146,13 @@ class LiveState:
 
     @property
     def next_index(self) -> str:
-        newest = max((index_version(v) for v in self.versions), default=0)
+        newest = max((IndexNames.version_of(v) for v in self.versions), default=0)
         return IndexNames(self.alias).index(newest + 1)
 
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        """The newest index's ``_meta`` (empty: no index yet)."""
+        return (self.index_body or {}).get("mappings", {}).get("_meta") or {}
 
 @dataclass(frozen=True)
 class Plan:
@@ -234,31 +257,18 @@ def dynamic_changes(live_props: Mapping[str, Any], wanted_props: Mapping[str, An
     return out
 
 
-def incompatibilities(live_mapping: Mapping[str, Any], live_settings: Mapping[str, Any], names: IndexNames, spec: IndexSpec, engine: Engine,
-                      caps: Capabilities | None = None) -> list[str]:
-    """Why an index with this mapping and these settings cannot become ``spec`` in place (empty: it can)."""
-    wanted = engine.render_mapping(names, spec, caps)
+def incompatibilities(live_mapping: Mapping[str, Any], live_settings: Mapping[str, Any], rendered: Rendered,
+                      spec: IndexSpec) -> list[str]:
+    """Why an index with this mapping and these settings cannot become ``spec`` (as ``rendered``) in place
+    (empty: it can)."""
     problems = []
     live_props = live_mapping.get("properties", {})
-    for name, body in wanted["properties"].items():
+    for name, body in rendered.mapping["properties"].items():
         if name in live_props and not covers(_without_dynamic(live_props[name]), _without_dynamic(body)):
             problems.append(f"field {name!r}: cluster has {json.dumps(live_props[name])}, assets want {json.dumps(body)}")
-    live_fp = live_mapping.get("_meta", {}).get("embedding")
-    if live_fp and live_fp != spec.fingerprint.to_meta():
-        live_model = EmbeddingFingerprint.from_meta(live_fp)
-        diffs = live_model.differences(spec.fingerprint)
-        if diffs:
-            words = {"weights_sha256": "weights", "normalized": "normalisation", "query_prefix": "query prefix",
-                     "passage_prefix": "passage prefix"}
-            what = ", ".join(words.get(d.split(":", 1)[0], d.split(":", 1)[0]) for d in diffs)  # named, not their digests
-            problems.append(f"embedding model: the index was embedded by {live_model.model} ({live_model.spec}, dimension "
-                            f"{live_model.dimension}), the spec names {spec.fingerprint.model} ({spec.fingerprint.spec}, dimension "
-                            f"{spec.fingerprint.dimension}); they differ in {what}")
-    wanted_settings = {}
-    for body in engine.render_components(names, spec, caps).values():
-        wanted_settings.update(canonical_settings(body["template"].get("settings", {})))
+    problems += _model_change(live_mapping.get("_meta", {}).get("embedding"), spec.fingerprint)
     live = canonical_settings(live_settings)
-    for key, value in wanted_settings.items():
+    for key, value in rendered.settings.items():
         if key.startswith("index.analysis.") and live.get(key) != value:
             problems.append(f"setting {key}: cluster has {live.get(key)!r}, assets want {value!r}")
     if live.get("index.number_of_shards") not in (None, str(spec.shards)):
@@ -266,66 +276,27 @@ def incompatibilities(live_mapping: Mapping[str, Any], live_settings: Mapping[st
     return problems
 
 
-# -- the desired pipelines --------------------------------------------------------------------------
-def desired_pipelines(desired: Desired, caps: Capabilities, engine: Engine, *,
-                      live_meta: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-    """What the cluster should store for the alias's fusions, as the engine places them
-    (:mod:`adapter.engines.placement`): on OpenSearch one pipeline per fusion the cluster runs, the
-    adaptive default (from the live index's calibration, ``live_meta``), then the extra ones; on
-    Elasticsearch nothing."""
-    spec = desired.spec
-    return engine.placement.stored(desired.names, caps, weights=tuple(desired.weights), default_fusion=spec.default_fusion,
-                                   default_pipeline=spec.default_pipeline, adaptive=(live_meta or {}).get("adaptive"),
-                                   extra=desired.extra_pipelines)
+def _model_change(live_fp: Mapping[str, Any] | None, wanted: EmbeddingFingerprint) -> list[str]:
+    """The embedding model, when the live index's differs from the spec's (named, not by their digests)."""
+    if not live_fp or live_fp == wanted.to_meta():
+        return []
+    live_model = EmbeddingFingerprint.from_meta(live_fp)
+    diffs = live_model.differences(wanted)
+    if not diffs:
+        return []
+    words = {"weights_sha256": "weights", "normalized": "normalisation", "query_prefix": "query prefix",
+             "passage_prefix": "passage prefix"}
+    what = ", ".join(words.get(d.split(":", 1)[0], d.split(":", 1)[0]) for d in diffs)
+    return [f"embedding model: the index was embedded by {live_model.model} ({live_model.spec}, dimension "
+            f"{live_model.dimension}), the spec names {wanted.model} ({wanted.spec}, dimension "
+            f"{wanted.dimension}); they differ in {what}"]
 
 
-def check_desired(desired: Desired, caps: Capabilities, engine: Engine) -> tuple[str, ...]:
-    """Refuse what the cluster cannot run, before anything is read or written; returns notices
-    for what will run differently from what was asked."""
-    spec = desired.spec
-    if not caps.hybrid:
-        raise ConfigurationError(f"the cluster ({caps.engine} {caps.version}) lacks the neural-search plugin needed for hybrid search")
-    engine.check_spec(spec, caps)
-    ScoreNormalization(weights=desired.weights)  # validates them before anything is written
-    notices = list(text_analysis(spec.analyzer, AnalysisSupport.of(caps)).notices)
-    return (*notices, *engine.placement.check(spec, desired.extra_pipelines, caps))
-
-
-# -- reading the cluster ----------------------------------------------------------------------------
-def read_live(cluster: Cluster, alias: str, engine: Engine, *, pipelines: list[str] | None = None, own_pipelines: bool = False,
-              components: list[str] | None = None, caps: Capabilities | None = None) -> LiveState:
-    """What the cluster holds for ``alias``. ``pipelines``: the stored fusions to read; with
-    ``own_pipelines`` every one is read (one request) and those named as the alias's are listed in
-    ``owned_pipelines`` (engines that store none: none). ``components``: the component templates to read."""
-    names = IndexNames(alias)
-    caps = caps or cluster.probe()
-    checking = f"checking {alias}"
-    plain_index = cluster.index_exists(alias, action=checking) and not cluster.alias_exists(alias, action=checking)
-    if plain_index:
-        return LiveState(alias, caps, plain_index=True)
-    indices = tuple(alias_indices(cluster, alias))
-    orphans = () if indices else tuple(orphaned_indices(cluster, alias))
-    versions = tuple(sorted(set(indices) | set(orphans) | set(versions_of(cluster, alias)), key=index_version))
-    current = indices[-1] if indices else (orphans[-1] if orphans else None)
-    body = cluster.get_index(current) if current else None
-    comps = {name: cluster.get_component_template(name) for name in (components or [names.component(p) for p in ("text", "vector", "metadata")])}
-    template = cluster.get_index_template(names.index_template)
-    present, owned_names = engine.placement.read_stored(cluster, alias, list(pipelines or ()), own=own_pipelines)
-    return LiveState(alias, caps, False, indices, orphans, versions, body, comps, template, present, owned_names)
-
-
-def versions_of(cluster: Cluster, alias: str) -> list[str]:
-    """Every ``<alias>-vN`` index, with or without the alias (an unfinished migration's target too)."""
-    import re
-
-    found = cluster.indices_matching(IndexNames(alias).pattern, action=f"listing the indices of {alias}")
-    pattern = re.compile(rf"^{re.escape(alias)}-v\d+$")
-    return [n for n in found if pattern.match(n)]
-
-
-# -- planning (pure) --------------------------------------------------------------------------------
-def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = False, prune_pipelines: bool = False) -> Plan:
-    """The changes that make ``live`` into ``desired``. Pure: reads nothing, writes nothing.
+# -- planning -----------------------------------------------------------------------------------------
+def plan(desired: Desired, rendered: Rendered, live: LiveState, *, reattach: bool = False,
+         prune_pipelines: bool = False) -> Plan:
+    """The changes that make ``live`` into ``desired`` (as ``rendered`` for the cluster). Pure: reads
+    nothing, writes nothing.
 
     Raises ConfigurationError where the cluster holds something in the way (a plain index with the
     alias's name; versioned indices whose alias was deleted, unless ``reattach``).
@@ -334,18 +305,16 @@ def plan(desired: Desired, live: LiveState, engine: Engine, *, reattach: bool = 
     templates, the stored fusions (before the index: it names one of them as its default), then the
     index itself (:func:`_index_changes`).
     """
-    notices = check_desired(desired, live.caps, engine)
     alias_changes, current = _reattached(desired, live, reattach)
     rebuild: tuple[str, ...] = ()
     if live.index_body is not None:
         body = live.index_body
-        rebuild = tuple(incompatibilities(body["mappings"], body["settings"], desired.names, desired.spec, engine, live.caps))
-    live_meta = (live.index_body or {}).get("mappings", {}).get("_meta") or {}
-    index, index_changes = _index_changes(desired, live, engine, current, rebuild, live_meta)
-    changes = (*alias_changes, *_template_changes(desired, live, engine),
-               *_pipeline_changes(desired, live, engine, live_meta, prune=prune_pipelines), *index_changes)
-    return Plan(desired.alias, index, changes, rebuild, live.next_index, engine.placement.default_pipeline(desired.names, desired.spec),
-                desired.label, default_fusion=engine.placement.recorded_default(desired.spec), notices=notices)
+        rebuild = tuple(incompatibilities(body["mappings"], body["settings"], rendered, desired.spec))
+    index, index_changes = _index_changes(desired, rendered, live, current, rebuild)
+    changes = (*alias_changes, *_template_changes(desired, rendered, live),
+               *_pipeline_changes(desired, rendered, live, prune=prune_pipelines), *index_changes)
+    return Plan(desired.alias, index, changes, rebuild, live.next_index, rendered.default_pipeline, desired.label,
+                default_fusion=rendered.default_fusion, notices=rendered.notices)
 
 
 def _compared(kind: ChangeKind, name: str, old: Any, new: Any, same: bool, label: str, body: Any = None, reason: str = "") -> Change:
@@ -378,25 +347,23 @@ def _reattached(desired: Desired, live: LiveState, reattach: bool) -> tuple[tupl
     return (Change(ChangeKind.ALIAS, alias, CREATE, reason=f"the alias is missing: put it back on {orphan}", body=orphan),), orphan
 
 
-def _template_changes(desired: Desired, live: LiveState, engine: Engine) -> tuple[Change, ...]:
+def _template_changes(desired: Desired, rendered: Rendered, live: LiveState) -> tuple[Change, ...]:
     """The component templates and the index template, as the engine renders them."""
-    names, spec, label = desired.names, desired.spec, desired.label
-    wanted = {**{(ChangeKind.COMPONENT_TEMPLATE, n): b for n, b in engine.render_components(names, spec, live.caps).items()},
-              (ChangeKind.INDEX_TEMPLATE, names.index_template): engine.render_index_template(names, spec, live.caps)}
+    wanted = {**{(ChangeKind.COMPONENT_TEMPLATE, n): b for n, b in rendered.components.items()},
+              (ChangeKind.INDEX_TEMPLATE, desired.names.index_template): rendered.index_template}
     changes: list[Change] = []
     for (kind, name), body in wanted.items():
         old = live.components.get(name) if kind is ChangeKind.COMPONENT_TEMPLATE else live.index_template
         new = canonical_template(body)
         changes.append(_compared(kind, name, old and canonical_template(old), new,
-                                 old is not None and canonical_template(old) == new, label, body))
+                                 old is not None and canonical_template(old) == new, desired.label, body))
     return tuple(changes)
 
 
-def _pipeline_changes(desired: Desired, live: LiveState, engine: Engine, live_meta: Mapping[str, Any], *,
-                      prune: bool) -> tuple[Change, ...]:
-    """The stored fusions the engine places (:func:`desired_pipelines`); with ``prune``, those named
-    as the alias's that the desired state does not list are deleted."""
-    wanted = desired_pipelines(desired, live.caps, engine, live_meta=live_meta)
+def _pipeline_changes(desired: Desired, rendered: Rendered, live: LiveState, *, prune: bool) -> tuple[Change, ...]:
+    """The stored fusions the engine places; with ``prune``, those named as the alias's that the
+    desired state does not list are deleted."""
+    wanted = rendered.pipelines
     changes = [_compared(ChangeKind.PIPELINE, name, live.pipelines.get(name), body,
                          live.pipelines.get(name) is not None and canonical_values(live.pipelines[name]) == canonical_values(body),
                          desired.label, body)
@@ -408,38 +375,36 @@ def _pipeline_changes(desired: Desired, live: LiveState, engine: Engine, live_me
     return tuple(changes)
 
 
-def _index_changes(desired: Desired, live: LiveState, engine: Engine, current: str | None, rebuild: tuple[str, ...],
-                   live_meta: Mapping[str, Any]) -> tuple[str, tuple[Change, ...]]:
+def _index_changes(desired: Desired, rendered: Rendered, live: LiveState, current: str | None,
+                   rebuild: tuple[str, ...]) -> tuple[str, tuple[Change, ...]]:
     """The index behind the alias and its changes: a new one (none yet), else its mapping, ``_meta`` and
     default pipeline in place, or a rebuild (``rebuild``: why it cannot take them)."""
-    names, spec, label = desired.names, desired.spec, desired.label
     if not current or live.index_body is None:
-        index = names.index(1) if not live.versions else live.next_index
+        index = desired.names.index(1) if not live.versions else live.next_index
         return index, (Change(ChangeKind.INDEX, index, CREATE, reason=f"create {index} behind the alias {desired.alias}",
                               body={"aliases": {desired.alias: {}}}),)
     changes: list[Change] = []
     if not rebuild:  # else the new index gets them
-        changes += _mapping_changes(desired, live.index_body, live.caps, engine, current, live_meta)
-    default_pipeline = engine.placement.default_pipeline(names, spec)
+        changes += _mapping_changes(desired, rendered, live.index_body, current, live.meta)
+    default_pipeline = rendered.default_pipeline
     if default_pipeline is not None:
         setting = {DEFAULT_PIPELINE_SETTING: default_pipeline}
         live_default = canonical_settings(live.index_body["settings"]).get(DEFAULT_PIPELINE_SETTING)
         changes.append(_compared(ChangeKind.SETTINGS, current, {DEFAULT_PIPELINE_SETTING: live_default}, setting,
-                                 live_default == default_pipeline, label, setting,
+                                 live_default == default_pipeline, desired.label, setting,
                                  "" if live_default else "the index has no default search pipeline"))
     changes.append(Change(ChangeKind.INDEX, current, Action.REBUILD, reason="; ".join(rebuild)) if rebuild
                    else Change(ChangeKind.INDEX, current, UNCHANGED))
     return current, tuple(changes)
 
 
-def _mapping_changes(desired: Desired, index_body: Mapping[str, Any], caps: Capabilities, engine: Engine, current: str,
+def _mapping_changes(desired: Desired, rendered: Rendered, index_body: Mapping[str, Any], current: str,
                      live_meta: Mapping[str, Any]) -> tuple[Change, ...]:
     """Fields the live index lacks (or whose ``dynamic`` differs), and its ``_meta``: both change in
     place. The fingerprint was checked by :func:`incompatibilities`; keys of ``_meta`` the assets do
     not own (the adaptive calibration) are kept."""
     live_props = index_body["mappings"].get("properties", {})
-    wanted_mapping = engine.render_mapping(desired.names, desired.spec, caps)
-    wanted_props, meta = wanted_mapping["properties"], wanted_mapping.get("_meta", desired.spec.meta)
+    wanted_props, meta = rendered.mapping["properties"], rendered.mapping.get("_meta", desired.spec.meta)
     added = {f: b for f, b in wanted_props.items() if f not in live_props}
     added.update(dynamic_changes(live_props, wanted_props))
     owned_meta = {k: live_meta.get(k) for k in meta}
@@ -448,7 +413,7 @@ def _mapping_changes(desired: Desired, index_body: Mapping[str, Any], caps: Capa
                       {"_meta": {**live_meta, **meta}}))
 
 
-# -- applying ---------------------------------------------------------------------------------------
+# -- refusing -----------------------------------------------------------------------------------------
 def rebuild_error(plan_: Plan, hint: str) -> IndexMismatchError:
     return IndexMismatchError(
         f"the {plan_.label} {'ask' if plan_.label == 'assets' else 'asks'} for changes that index {plan_.index!r} cannot take in place: " + "; ".join(plan_.rebuild)
@@ -456,65 +421,7 @@ def rebuild_error(plan_: Plan, hint: str) -> IndexMismatchError:
     )
 
 
-def _send(cluster: Cluster, change: Change, action: str, shard_wait: float | None = None) -> None:
-    kind, name, body = change.kind, change.name, change.body
-    if kind is ChangeKind.ALIAS:
-        cluster.put_alias(body, name, action=action)
-    elif kind is ChangeKind.COMPONENT_TEMPLATE:
-        cluster.put_component_template(name, body, action=action)
-    elif kind is ChangeKind.INDEX_TEMPLATE:
-        cluster.put_index_template(name, body, action=action)
-    elif kind is ChangeKind.PIPELINE and change.action is DELETE:
-        cluster.engine.placement.delete(cluster, name, action=action)
-    elif kind is ChangeKind.PIPELINE:
-        cluster.engine.placement.put(cluster, name, body, action=action)
-    elif kind in (ChangeKind.MAPPING, ChangeKind.MAPPING_META):
-        cluster.put_mapping(name, body, action=action)
-    elif kind is ChangeKind.SETTINGS:
-        cluster.put_index_settings(name, body, action=action)
-    elif kind is ChangeKind.INDEX:
-        cluster.create_index(name, body, shard_wait=shard_wait, action=action)
-    else:
-        raise AssertionError(f"no sender for {kind}")
-
-
-def apply_plan(client: ClusterLike, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "",
-               shard_wait: float | None = None) -> tuple[Change, ...]:
-    """Send every change of ``plan_`` in order; returns them with what was done (``created``, ...).
-    ``shard_wait``: how long a new index's creation waits for its primaries (None: the server's 30 s).
-
-    A plan that needs a new index is refused (IndexMismatchError) before anything is sent.
-    """
-    if plan_.rebuild:
-        raise rebuild_error(plan_, rebuild_hint)
-    cluster = cluster_for(client)
-    done: list[Change] = []
-    for change in plan_.changes:
-        if change.action == UNCHANGED:
-            done.append(change)
-            continue
-        action = change.action.applied(dry_run=dry_run)
-        if not dry_run:
-            _send(cluster, change, f"{change.action} {change.kind} {change.name}", shard_wait)
-        done.append(Change(change.kind, change.name, action, change.diff, change.reason, change.body))
-    return tuple(done)
-
-
 def desired_from_spec(spec: Spec) -> Desired:
     """The desired state an :class:`adapter.index.spec.Spec` (with its fingerprint resolved) describes."""
     w_text, w_dense = spec.weights
     return Desired(spec.alias, spec.index_spec(), (w_text, w_dense), spec.pipelines, label=spec.origin or "spec")
-
-
-def plan_spec(client: ClusterLike, spec: Spec, engine: Engine | None = None) -> tuple[Plan, LiveState]:
-    """Read the cluster and plan ``spec`` against it (pipelines named as the alias's but not in the
-    spec are deleted; an alias deleted by hand is put back)."""
-    cluster = cluster_for(client, engine)
-    engine, caps = cluster.engine, cluster.probe()
-    desired = desired_from_spec(spec)
-    desired = replace(desired, spec=desired.spec.for_cluster(caps))
-    wanted = list(desired_pipelines(desired, caps, engine)) if caps.hybrid else []
-    # Pipelines named as the alias's but not in the spec are pruned; an engine that stores no
-    # fusions (Elasticsearch) has none to read.
-    live = read_live(cluster, spec.alias, engine, pipelines=wanted, own_pipelines=True, caps=caps)
-    return plan(desired, live, engine, reattach=True, prune_pipelines=True), live

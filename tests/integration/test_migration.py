@@ -27,7 +27,9 @@ from adapter.index.catalog import alias_indices
 from adapter.errors import ConfigurationError, MigrationError
 from adapter.fusion import ScoreNormalization
 from adapter.ingest.ingestor import Ingestor
-from adapter.index.migrate import Gate, prune, reindex, rollback
+from adapter.admin.gate import Gate
+from adapter.admin.migrate import reindex
+from adapter.admin.rollback import prune, rollback
 from adapter.index.plan import Desired
 from adapter.search import Searcher
 from adapter.ingest.sources import SourceDoc

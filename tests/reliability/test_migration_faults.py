@@ -207,7 +207,7 @@ def _step(world: World, step: str) -> None:
     elif step == "rollback":
         from adapter.index.catalog import index_version
         from adapter.engines import cluster_for
-        from adapter.index.plan import versions_of
+        from adapter.admin.live_state import versions_of
 
         if not [v for v in versions_of(cluster_for(world.client), world.alias) if index_version(v) < index_version(world.live()[0])]:
             return _step(world, "reindex")  # nothing to go back to yet

@@ -70,7 +70,7 @@ def by_spec(spec: str, **_):
 def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
     from adapter.models.cache import EmbeddingCache
     from adapter.engines import connect_cluster
-    from adapter.index.migrate import reindex
+    from adapter.admin.migrate import reindex
     from adapter.index.plan import Desired
     from adapter.index.assets import IndexSpec
 

@@ -11,7 +11,8 @@ from adapter.engines.capabilities import Capabilities
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, InputError
 from adapter.engines.opensearch.placement import owned
-from adapter.index.plan import Desired, LiveState, canonical_template, desired_pipelines, plan
+from adapter.admin.desired import desired_pipelines, render
+from adapter.index.plan import Desired, LiveState, Plan, canonical_template, plan
 from adapter.index.spec import Spec, dump_spec, load_spec, parse_spec_text
 from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
@@ -95,16 +96,21 @@ def _live_in_sync(desired: Desired, **changes) -> LiveState:
     settings = {"index": {"number_of_shards": "1", "search": {"default_pipeline": names.default_pipeline(desired.spec)},
                           **components["docs-text"]["template"]["settings"]}}
     pipelines = desired_pipelines(desired, CAPS, OPENSEARCH)
-    state = dict(caps=CAPS, indices=("docs-v1",), versions=("docs-v1",), index_body={"mappings": mapping, "settings": settings},
+    state = dict(indices=("docs-v1",), versions=("docs-v1",), index_body={"mappings": mapping, "settings": settings},
                  components=components, index_template=OPENSEARCH.render_index_template(names, desired.spec), pipelines=pipelines,
                  owned_pipelines=tuple(pipelines))
     state.update(changes)
     return LiveState("docs", **state)
 
 
+def _plan(desired: Desired, live: LiveState, **options) -> Plan:
+    """The pure diff of ``desired`` as OpenSearch 3.6 renders it against ``live``."""
+    return plan(desired, render(desired, CAPS, OPENSEARCH, live_meta=live.meta), live, **options)
+
+
 def test_a_cluster_that_matches_is_in_sync():
     desired = _desired()
-    result = plan(desired, _live_in_sync(desired), OPENSEARCH, prune_pipelines=True)
+    result = _plan(desired, _live_in_sync(desired), prune_pipelines=True)
     assert result.in_sync and result.index == "docs-v1" and result.next_index == "docs-v2"
 
 
@@ -119,7 +125,7 @@ def test_drift_of_each_kind_is_planned():
     drifted = _live_in_sync(desired, pipelines=edited, owned_pipelines=tuple(edited), index_template=None,
                             components={**live.components, "docs-vector": None},
                             index_body={**live.index_body, "settings": settings})
-    result = plan(desired, drifted, OPENSEARCH, prune_pipelines=True)
+    result = _plan(desired, drifted, prune_pipelines=True)
     got = {(c.kind, c.name, c.action) for c in result.drift}
     assert got == {("pipeline", "docs-l2-arithmetic_mean", "update"), ("pipeline", "docs-rrf", "create"),
                    ("pipeline", "docs-rrf-10", "delete"), ("index_template", "docs", "create"),
@@ -132,15 +138,14 @@ def test_a_changed_model_or_analyzer_is_a_rebuild_with_nothing_in_place_for_the_
     live = _live_in_sync(desired)
     other = EmbeddingFingerprint("m2", "minilm", "cd" * 32, 384, True)
     meta = {**live.index_body["mappings"]["_meta"], "embedding": other.to_meta()}
-    result = plan(desired, _live_in_sync(desired, index_body={**live.index_body, "mappings": {**live.index_body["mappings"], "_meta": meta}}),
-                  OPENSEARCH)
+    result = _plan(desired, _live_in_sync(desired, index_body={**live.index_body, "mappings": {**live.index_body["mappings"], "_meta": meta}}))
     assert result.rebuild and "embedding model: the index was embedded by m2 (minilm" in result.rebuild[0]
     assert result.rebuild[0].endswith("they differ in weights")
     assert [(c.kind, c.action) for c in result.drift] == [("index", "rebuild")]  # the _meta is not rewritten in place
-    spanish = plan(_desired(), _live_in_sync(desired), OPENSEARCH)
+    spanish = _plan(_desired(), _live_in_sync(desired))
     assert spanish.in_sync
     english_live = _live_in_sync(desired)
-    result = plan(Desired("docs", Spec("docs", "minilm", FP, analyzer="spanish").index_spec()), english_live, OPENSEARCH)
+    result = _plan(Desired("docs", Spec("docs", "minilm", FP, analyzer="spanish").index_spec()), english_live)
     assert any("analyzer" in why for why in result.rebuild)
 
 
@@ -152,10 +157,10 @@ def test_pipelines_of_a_longer_alias_are_not_this_ones():
 def test_things_in_the_way_are_errors_not_plans():
     desired = _desired()
     with pytest.raises(ConfigurationError, match="not an alias"):
-        plan(desired, LiveState("docs", CAPS, plain_index=True), OPENSEARCH)
+        _plan(desired, LiveState("docs", plain_index=True))
     with pytest.raises(ConfigurationError, match="--reattach-alias"):
-        plan(desired, LiveState("docs", CAPS, orphans=("docs-v3",), versions=("docs-v3",)), OPENSEARCH)
-    result = plan(desired, LiveState("docs", CAPS, versions=()), OPENSEARCH)
+        _plan(desired, LiveState("docs", orphans=("docs-v3",), versions=("docs-v3",)))
+    result = _plan(desired, LiveState("docs", versions=()))
     assert [c.action for c in result.changes if c.kind == "index"] == ["create"] and result.index == "docs-v1"
 
 
