@@ -55,6 +55,7 @@ class LegScore:
     weight: float
     contribution: float  # this leg's share of the fused score
 
+
 LEGS = ("bm25", "dense")
 DEFAULT_WEIGHTS: tuple[float, float] = (0.5, 0.5)
 # neural-search checks that normalisation weights sum to 1 within this tolerance.
@@ -140,7 +141,9 @@ class Fusion(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def parse(cls: type[F], name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> F | None:
+    def parse(
+        cls: type[F], name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+    ) -> F | None:
         """The method named ``name`` (lower case) with these weights, or None when the name is not
         this method's. A parameter the method does not take is an error, never dropped."""
 
@@ -181,7 +184,9 @@ def checked_weights(weights: Iterable[float] | None, *, unit_sum: bool) -> tuple
     except (TypeError, ValueError):
         raise InputError(f"weights must be numbers, got {weights!r}") from None
     if len(values) != len(LEGS):
-        raise InputError(f"{len(values)} weights given for {len(LEGS)} legs; give one weight per leg ({', '.join(LEGS)})")
+        raise InputError(
+            f"{len(values)} weights given for {len(LEGS)} legs; give one weight per leg ({', '.join(LEGS)})"
+        )
     if not all(math.isfinite(w) for w in values):
         raise InputError(f"weights must be finite numbers, got {list(values)}")
     if any(w < 0 for w in values):
@@ -203,7 +208,9 @@ def parse_weights(text: str | None) -> tuple[float, float] | None:
     except ValueError:
         raise InputError(f"weights must be comma-separated numbers, e.g. 0.3,0.7; got {text!r}") from None
     if len(values) != len(LEGS):
-        raise InputError(f"{len(values)} weights given for {len(LEGS)} legs; give one weight per leg ({', '.join(LEGS)})")
+        raise InputError(
+            f"{len(values)} weights given for {len(LEGS)} legs; give one weight per leg ({', '.join(LEGS)})"
+        )
     return values[0], values[1]
 
 
@@ -229,8 +236,12 @@ def ranked(fused: Iterable[tuple[float, int, str, tuple[LegScore, ...]]]) -> lis
     return [FusedDoc(doc_id, score, legs) for score, _, doc_id, legs in rows]
 
 
-def weighted_sum(runs: Sequence[Run], leg_scores: Callable[[Firsts], Sequence[float]], weights: Sequence[float],
-                 leg_names: Sequence[str]) -> list[FusedDoc]:
+def weighted_sum(
+    runs: Sequence[Run],
+    leg_scores: Callable[[Firsts], Sequence[float]],
+    weights: Sequence[float],
+    leg_names: Sequence[str],
+) -> list[FusedDoc]:
     """``sum over legs of weight * leg_scores(leg)[doc]`` in float32, legs in order; a leg that
     missed a document adds nothing. ``leg_scores`` maps a leg's first occurrences (in rank order)
     to one score each: RRF's ``1 / (k + rank)``, the raw score, a normalised score."""

@@ -16,7 +16,18 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, clamped, firsts, no_rank_constant, weighted_sum
+from adapter.fusion.base import (
+    LEGS,
+    Firsts,
+    FusedDoc,
+    Fusion,
+    Run,
+    checked_weights,
+    clamped,
+    firsts,
+    no_rank_constant,
+    weighted_sum,
+)
 
 SIGMAS = 3.0
 LONE = 0.5  # a single score, or no spread: the middle of [0, 1]
@@ -35,7 +46,9 @@ def distribution_normalize(scores: Sequence[float]) -> list[float]:
     return [float(v) for v in (x - low) / np.float32(high - low)]
 
 
-def dbsf(runs: Sequence[Run], *, weights: Sequence[float] | None = None, leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
+def dbsf(
+    runs: Sequence[Run], *, weights: Sequence[float] | None = None, leg_names: Sequence[str] | None = None
+) -> list[FusedDoc]:
     """Fuse ranked runs by DBSF; every document of every run, best first."""
 
     def normalized(first: Firsts) -> list[float]:
@@ -74,7 +87,9 @@ class DBSF(Fusion):
         return dict(zip(first, distribution_normalize([score for _, score in first.values()])))
 
     @classmethod
-    def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> DBSF | None:
+    def parse(
+        cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+    ) -> DBSF | None:
         if name != "dbsf":
             return None
         no_rank_constant(name, rank_constant)

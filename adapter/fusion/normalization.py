@@ -105,7 +105,9 @@ def combine(scores: Sequence[float | None], weights: Sequence[float], combinatio
     raise ValueError(f"unknown combination {combination!r}")
 
 
-def contributions(scores: Sequence[float | None], weights: Sequence[float], combination: Combination, fused: float) -> list[float]:
+def contributions(
+    scores: Sequence[float | None], weights: Sequence[float], combination: Combination, fused: float
+) -> list[float]:
     """Each leg's share of ``fused``; the shares add up to ``fused``.
 
     Arithmetic mean: ``w_i * s_i / sum(w)`` exactly. Geometric and harmonic means are not sums, so
@@ -118,8 +120,14 @@ def contributions(scores: Sequence[float | None], weights: Sequence[float], comb
     return [fused * w / present_w if (s is not None and s > 0 and present_w) else 0.0 for s, w in zip(scores, weights)]
 
 
-def fuse_normalized(runs: Sequence[Run], *, normalization: Normalization, combination: Combination, weights: Sequence[float],
-                    leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
+def fuse_normalized(
+    runs: Sequence[Run],
+    *,
+    normalization: Normalization,
+    combination: Combination,
+    weights: Sequence[float],
+    leg_names: Sequence[str] | None = None,
+) -> list[FusedDoc]:
     """Score-normalisation fusion of ranked runs, as ``normalization-processor`` computes it."""
     names = leg_names_for(runs, leg_names or [f"leg{i}" for i in range(len(runs))], weights)
     per_leg: list[dict[str, tuple[int, float, float]]] = []
@@ -177,8 +185,13 @@ class ScoreNormalization(Fusion):
         return f"{self.technique.value}-{self.combination.value}"
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
-        return fuse_normalized(runs, normalization=self.technique, combination=self.combination,
-                               weights=self.effective_weights, leg_names=leg_names)
+        return fuse_normalized(
+            runs,
+            normalization=self.technique,
+            combination=self.combination,
+            weights=self.effective_weights,
+            leg_names=leg_names,
+        )
 
     def contributions(self, scores: Sequence[float | None], fused: float) -> list[float]:
         return contributions(scores, self.effective_weights, self.combination, fused)
@@ -188,18 +201,26 @@ class ScoreNormalization(Fusion):
         return dict(zip(first, normalize([raw for _, raw in first.values()], self.technique)))
 
     @classmethod
-    def parse(cls, name: str, *, weights: tuple[float, ...] | None = None,
-              rank_constant: int | None = None) -> ScoreNormalization | None:
+    def parse(
+        cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+    ) -> ScoreNormalization | None:
         """``<technique>-<combination>`` (``min_max-harmonic_mean``) or a bare technique (arithmetic mean)."""
         technique, _, combination = name.partition("-")
         if technique not in {n.value for n in Normalization}:
             return None
         no_rank_constant(name, rank_constant)
-        return cls(Normalization(technique), parse_enum(Combination, combination or Combination.ARITHMETIC_MEAN,
-                                                        "combination technique"), weights)
+        return cls(
+            Normalization(technique),
+            parse_enum(Combination, combination or Combination.ARITHMETIC_MEAN, "combination technique"),
+            weights,
+        )
 
     @classmethod
     def variants(cls, weights: tuple[float, ...] | None, rank_constants: Iterable[int]) -> list[ScoreNormalization]:
         """Every technique x combination the server accepts (z_score: the arithmetic mean only)."""
-        return [cls(n, c, weights) for n in Normalization for c in Combination
-                if n is not Normalization.Z_SCORE or c is Combination.ARITHMETIC_MEAN]
+        return [
+            cls(n, c, weights)
+            for n in Normalization
+            for c in Combination
+            if n is not Normalization.Z_SCORE or c is Combination.ARITHMETIC_MEAN
+        ]

@@ -34,8 +34,13 @@ def rrf_term(rank: int, rank_constant: int = DEFAULT_RANK_CONSTANT) -> float:
     return float(np.float32(float(exact)))
 
 
-def rrf(runs: Sequence[Run], *, rank_constant: int = DEFAULT_RANK_CONSTANT, weights: Sequence[float] | None = None,
-        leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
+def rrf(
+    runs: Sequence[Run],
+    *,
+    rank_constant: int = DEFAULT_RANK_CONSTANT,
+    weights: Sequence[float] | None = None,
+    leg_names: Sequence[str] | None = None,
+) -> list[FusedDoc]:
     """Fuse ranked runs by RRF; returns every document of every run, best first (ties: the best
     rank the document reached in any leg, then id)."""
     w = [1.0] * len(runs) if weights is None else [float(x) for x in weights]
@@ -59,7 +64,11 @@ class RRF(Fusion):
 
     def __post_init__(self) -> None:
         low, high = RANK_CONSTANT_RANGE
-        if isinstance(self.rank_constant, bool) or not isinstance(self.rank_constant, int) or not low <= self.rank_constant <= high:
+        if (
+            isinstance(self.rank_constant, bool)
+            or not isinstance(self.rank_constant, int)
+            or not low <= self.rank_constant <= high
+        ):
             raise InputError(f"rank_constant must be an integer between {low} and {high}, got {self.rank_constant!r}")
         # The server checks RRF weights as it checks normalisation weights: in [0, 1], summing to 1.
         object.__setattr__(self, "weights", checked_weights(self.weights, unit_sum=True))
@@ -80,7 +89,9 @@ class RRF(Fusion):
         return {d: rrf_term(rank, self.rank_constant) for d, (rank, _) in firsts(run).items()}
 
     @classmethod
-    def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> RRF | None:
+    def parse(
+        cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+    ) -> RRF | None:
         """``rrf`` or ``rrf-<rank constant>``; ``rank_constant`` (the CLI's flag) must agree with the name."""
         if name != "rrf" and not name.startswith("rrf-"):
             return None

@@ -10,10 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
-from adapter.fusion.base import LEGS, Firsts, FusedDoc, Fusion, Run, checked_weights, firsts, no_rank_constant, weighted_sum
+from adapter.fusion.base import (
+    LEGS,
+    Firsts,
+    FusedDoc,
+    Fusion,
+    Run,
+    checked_weights,
+    firsts,
+    no_rank_constant,
+    weighted_sum,
+)
 
 
-def score_sum(runs: Sequence[Run], *, weights: Sequence[float], leg_names: Sequence[str] | None = None) -> list[FusedDoc]:
+def score_sum(
+    runs: Sequence[Run], *, weights: Sequence[float], leg_names: Sequence[str] | None = None
+) -> list[FusedDoc]:
     """Each leg's raw score times its weight, summed in float32."""
 
     def raw(first: Firsts) -> list[float]:
@@ -46,7 +58,9 @@ class ScoreSum(Fusion):
         return {d: score for d, (_, score) in firsts(run).items()}  # a sum does not normalise: the raw score
 
     @classmethod
-    def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> ScoreSum | None:
+    def parse(
+        cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+    ) -> ScoreSum | None:
         if name != "sum":
             return None
         no_rank_constant(name, rank_constant)

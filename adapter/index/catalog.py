@@ -40,9 +40,11 @@ class IndexInfo:
     max_window: int = DEFAULT_MAX_WINDOW  # index.max_result_window
     default_pipeline: str | None = None  # index.search.default_pipeline
     schema: int = 1  # _meta.adapter_schema
-    default_fusion: str | None = None  # _meta.default_fusion: "adaptive" (weights per query); on Elasticsearch the fusion a search without one uses
+    # _meta.default_fusion: "adaptive" (weights per query); on Elasticsearch the fusion a search without one uses
+    default_fusion: str | None = None
     adaptive: Mapping[str, Any] | None = None  # _meta.adaptive: calibration and policy (adapter.fusion.choice.policy)
-    fast_path: Mapping[str, Any] | None = None  # _meta.fast_path: the check that earns the fast path (adapter.search.fast_path)
+    # _meta.fast_path: the check that earns the fast path (adapter.search.fast_path)
+    fast_path: Mapping[str, Any] | None = None
     relevance: Any = None  # _meta.relevance: each fusion's fitted relevance map (adapter.fusion.relevance), as stored
     shards: int = 1  # index.number_of_shards
     # The live metadata mapping: its declared keys and whether others are refused (adapter.index.metadata).
@@ -64,10 +66,14 @@ class IndexInfo:
         meta = mappings.get("_meta") or {}
         fp = meta.get("embedding")
         if not fp:
-            raise ConfigurationError(f"index {index!r} has no _meta.embedding fingerprint; was it created by `hybrid init`?")
+            raise ConfigurationError(
+                f"index {index!r} has no _meta.embedding fingerprint; was it created by `hybrid init`?"
+            )
         vector_field = meta.get("vector_field", "embedding")
         if vector_field not in (mappings.get("properties") or {}):
-            raise IndexMismatchError(f"index {index!r} has no vector field {vector_field!r}; it cannot serve dense or hybrid search")
+            raise IndexMismatchError(
+                f"index {index!r} has no vector field {vector_field!r}; it cannot serve dense or hybrid search"
+            )
         problems = _meta_problems(index, meta, mappings.get("properties") or {})
         text_fields = _strings(meta.get("text_fields")) or ("title", "text")
         settings = _flat_index_settings(body.get("settings"))
@@ -107,7 +113,8 @@ class IndexInfo:
 
 _FIXES = {
     "adaptive": "run `hybrid calibrate` to write it anew",
-    "query_fields": "run `hybrid init` with the index's spec to write the fields back, or query text fields of your own",
+    "query_fields": "run `hybrid init` with the index's spec to write the fields back, or query text fields of your "
+    "own",
     "text_fields": "run `hybrid init` with the index's spec to write them back",
     "default_fusion": "run `hybrid init` with the index's spec to write it back",
 }
@@ -147,8 +154,10 @@ def _meta_problems(index: str, meta: Mapping[str, Any], properties: Mapping[str,
         mapped = responses.mapped_fields({index: {"mappings": {"properties": properties}}})
         missing = [f for f in _strings(meta.get("query_fields")) if not fnmatch.filter(mapped, f.split("^")[0])]
         if missing:
-            wrong["query_fields"] = (f"names {', '.join(map(repr, missing))}, which the mapping lacks: BM25 would match "
-                                     "nothing and a hybrid search would be dense only")
+            wrong["query_fields"] = (
+                f"names {', '.join(map(repr, missing))}, which the mapping lacks: BM25 would match "
+                "nothing and a hybrid search would be dense only"
+            )
     return {key: f"index {index}'s _meta.{key} {what}; {_FIXES[key]}" for key, what in wrong.items()}
 
 
@@ -162,7 +171,10 @@ def _adaptive_problem(adaptive: Mapping[str, Any]) -> str | None:
         return f"has {', '.join(map(repr, unknown))}, which it never holds (only 'policy' and 'calibration')"
     empty = [k for k in ("policy", "calibration") if k in adaptive and not isinstance(adaptive[k], Mapping)]
     if empty:
-        return f"holds {empty[0]!r} as {_a(adaptive[empty[0]]) if adaptive[empty[0]] is not None else 'null'}, not an object"
+        return (
+            f"holds {empty[0]!r} as {_a(adaptive[empty[0]]) if adaptive[empty[0]] is not None else 'null'}, "
+            "not an object"
+        )
     try:
         stored_policy(adaptive)
     except (HybridError, KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -182,7 +194,7 @@ def _flat_index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
             out[prefix] = value
 
     walk("", settings or {})
-    return {k[len("index."):] if k.startswith("index.") else k: v for k, v in out.items()}
+    return {k[len("index.") :] if k.startswith("index.") else k: v for k, v in out.items()}
 
 
 def alias_indices(cluster: Cluster, alias: str) -> list[str]:
@@ -207,7 +219,9 @@ def read_index_info(client: ClusterLike, alias: str) -> IndexInfo:
     found: dict[str, dict[str, Any] | None] | None
     if _PATTERN.search(alias):
         indices = alias_indices(cluster, alias)
-        found = {index: None for index in indices} if indices else ({alias: None} if cluster.index_exists(alias) else None)
+        found = (
+            {index: None for index in indices} if indices else ({alias: None} if cluster.index_exists(alias) else None)
+        )
     else:
         got = cluster.get_indices(alias, include_defaults=True, filter_path=_INFO_FILTER)
         found = None if got is None else {index: body for index, body in got.items()}
@@ -231,8 +245,15 @@ def version_index_info(cluster: Cluster, alias: str, index: str) -> IndexInfo:
 
 # Only what IndexInfo reads: the defaults of every setting are long.
 _INFO_FILTER = ",".join(
-    f"*.{part}" for part in ("mappings", "settings.index.max_result_window", "settings.index.search", "settings.index.number_of_shards",
-                             "defaults.index.max_result_window", "defaults.index.search")
+    f"*.{part}"
+    for part in (
+        "mappings",
+        "settings.index.max_result_window",
+        "settings.index.search",
+        "settings.index.number_of_shards",
+        "defaults.index.max_result_window",
+        "defaults.index.search",
+    )
 )
 
 
@@ -266,8 +287,9 @@ def max_clause_count(cluster: Cluster) -> int:
 
     name = "indices.query.bool.max_clause_count"
     try:
-        settings = cluster.cluster_settings(filter_path=f"**.{name.rsplit('.', 1)[1]}",
-                                                        action="reading the cluster's clause limit")
+        settings = cluster.cluster_settings(
+            filter_path=f"**.{name.rsplit('.', 1)[1]}", action="reading the cluster's clause limit"
+        )
     except ClusterUnavailableError:
         raise
     except BackendError:  # a managed cluster that hides its settings (Serverless): assume the default

@@ -75,14 +75,19 @@ OTHER_FINGERPRINT = "another model's fingerprint"
 def contract_problems(info: IndexInfo) -> dict[str, dict[str, Any]]:
     """Problem -> the query that finds the entries that have it (what the adapter writes on each:
     its model's fingerprint key, the ids, the body text, the vector)."""
+
     def missing(field_name: str) -> dict[str, Any]:
         return {"bool": {"must_not": [{"exists": {"field": field_name}}]}}
 
     out: dict[str, dict[str, Any]] = {}
     if info.stamps_entries:
         out[NO_FINGERPRINT] = missing(EMBEDDED_BY_FIELD)
-        out[OTHER_FINGERPRINT] = {"bool": {"filter": [{"exists": {"field": EMBEDDED_BY_FIELD}}],
-                                           "must_not": [{"term": {EMBEDDED_BY_FIELD: info.fingerprint.key}}]}}
+        out[OTHER_FINGERPRINT] = {
+            "bool": {
+                "filter": [{"exists": {"field": EMBEDDED_BY_FIELD}}],
+                "must_not": [{"term": {EMBEDDED_BY_FIELD: info.fingerprint.key}}],
+            }
+        }
     for name in (PARENT_FIELD, CHUNK_FIELD, info.layout.body_field, info.vector_field):
         out[f"no {name}"] = missing(name)
     return out
@@ -103,8 +108,17 @@ def contract_body(info: IndexInfo, limit: int) -> dict[str, Any]:
     }
 
 
-def check_index(client: ClusterLike, alias: str, embedder: Embedder | None = None, *, sample: int = DEFAULT_SAMPLE,
-                min_cosine: float = DEFAULT_MIN_COSINE, seed: int = 0, batch_size: int = 32, limit: int = DEFAULT_LIMIT) -> CheckReport:
+def check_index(
+    client: ClusterLike,
+    alias: str,
+    embedder: Embedder | None = None,
+    *,
+    sample: int = DEFAULT_SAMPLE,
+    min_cosine: float = DEFAULT_MIN_COSINE,
+    seed: int = 0,
+    batch_size: int = 32,
+    limit: int = DEFAULT_LIMIT,
+) -> CheckReport:
     """Check the contract over every document of ``alias`` (one query; the first ``limit``
     offenders named), then sample ``sample`` documents (a seeded random sample) and report those
     whose stored vector is not what the index's embedder computes for their text."""
@@ -123,31 +137,61 @@ def check_index(client: ClusterLike, alias: str, embedder: Embedder | None = Non
     for start in range(0, len(hits), batch_size):
         batch = hits[start : start + batch_size]
         sources = [h.get("_source", {}) for h in batch]
-        fresh = embedder.embed_documents([embedding_text(hit_title(info.layout, s), hit_text(info.layout, s)) for s in sources])
+        fresh = embedder.embed_documents(
+            [embedding_text(hit_title(info.layout, s), hit_text(info.layout, s)) for s in sources]
+        )
         for hit, source, vector in zip(batch, sources, fresh):
             stored = source.get(info.vector_field)
             if not isinstance(stored, list) or len(stored) != info.fingerprint.dimension:
-                got = "no vector" if stored is None else f"a vector of dimension {len(stored) if isinstance(stored, list) else '?'}"
-                mismatches.append(VectorMismatch(hit["_id"], None, f"{got}; the index expects {info.fingerprint.dimension}"))
+                got = (
+                    "no vector"
+                    if stored is None
+                    else f"a vector of dimension {len(stored) if isinstance(stored, list) else '?'}"
+                )
+                mismatches.append(
+                    VectorMismatch(hit["_id"], None, f"{got}; the index expects {info.fingerprint.dimension}")
+                )
                 continue
             cosine = _cosine(np.asarray(stored, dtype=np.float32), np.asarray(vector, dtype=np.float32))
             cosines.append(cosine)
             if cosine < min_cosine:
-                mismatches.append(VectorMismatch(hit["_id"], cosine, f"cosine {cosine:.3f} with {info.fingerprint.model}'s vector "
-                                                                     "for its text: written by another model (or for another text)"))
+                mismatches.append(
+                    VectorMismatch(
+                        hit["_id"],
+                        cosine,
+                        f"cosine {cosine:.3f} with {info.fingerprint.model}'s vector "
+                        "for its text: written by another model (or for another text)",
+                    )
+                )
     checked, foreign_total, foreign, problems = _contract(cluster, info, limit)
-    return CheckReport(alias, info.index, info.fingerprint.model, total, len(hits), min_cosine,
-                       min(cosines) if cosines else None, tuple(mismatches), checked, foreign_total, foreign, problems,
-                       info.stamps_entries)
+    return CheckReport(
+        alias,
+        info.index,
+        info.fingerprint.model,
+        total,
+        len(hits),
+        min_cosine,
+        min(cosines) if cosines else None,
+        tuple(mismatches),
+        checked,
+        foreign_total,
+        foreign,
+        problems,
+        info.stamps_entries,
+    )
 
 
-def _contract(cluster: Cluster, info: IndexInfo, limit: int) -> tuple[int, int, tuple[VectorMismatch, ...], dict[str, int]]:
+def _contract(
+    cluster: Cluster, info: IndexInfo, limit: int
+) -> tuple[int, int, tuple[VectorMismatch, ...], dict[str, int]]:
     resp = cluster.search(info.index, contract_body(info, limit), action=f"checking the contract of {info.alias}")
     checked = cluster.count(info.index, action=f"counting {info.alias}")
     buckets = resp.get("aggregations", {}).get("problems", {}).get("buckets", {})
     problems = {name: int(b.get("doc_count", 0)) for name, b in buckets.items() if b.get("doc_count")}
-    foreign = tuple(VectorMismatch(h["_id"], None, f"{WITHOUT_ADAPTER}: {', '.join(_ordered(h.get('matched_queries') or []))}")
-                    for h in resp["hits"]["hits"])
+    foreign = tuple(
+        VectorMismatch(h["_id"], None, f"{WITHOUT_ADAPTER}: {', '.join(_ordered(h.get('matched_queries') or []))}")
+        for h in resp["hits"]["hits"]
+    )
     return checked, int(resp["hits"]["total"]["value"]), foreign, problems
 
 
@@ -160,8 +204,13 @@ def _sample(cluster: Cluster, info: IndexInfo, size: int, seed: int) -> tuple[in
     body = {
         "size": size,
         "track_total_hits": True,
-        "query": {"function_score": {"query": {"match_all": {}}, "random_score": {"seed": seed, "field": "_seq_no"},
-                                     "boost_mode": "replace"}},
+        "query": {
+            "function_score": {
+                "query": {"match_all": {}},
+                "random_score": {"seed": seed, "field": "_seq_no"},
+                "boost_mode": "replace",
+            }
+        },
         "_source": [*info.text_fields, info.vector_field],
     }
     resp = cluster.search(info.index, body, action=f"sampling {info.alias}")

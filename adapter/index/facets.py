@@ -58,7 +58,9 @@ def typed(value: Any, kind: str) -> Any:
     if kind in _INTEGERS:
         return int(value)
     if kind in ("float", "half_float"):
-        return float(str(np.float32(value)))  # the float32 the index keeps, as its shortest decimal: 0.6, not 0.6000000238
+        return float(
+            str(np.float32(value))
+        )  # the float32 the index keeps, as its shortest decimal: 0.6, not 0.6000000238
     if kind in _FLOATS:
         return float(value)
     if kind == "boolean":
@@ -74,7 +76,9 @@ class MetadataFacets:
 
     def types(self) -> dict[str, str]:
         """Every metadata key the mapping declares, with its type (keys of deleted entries stay declared)."""
-        return metadata_types(self.cluster.get_mapping(self.info.index, action=f"reading the mapping of {self.info.alias}"))
+        return metadata_types(
+            self.cluster.get_mapping(self.info.index, action=f"reading the mapping of {self.info.alias}")
+        )
 
     def present(self, query: Mapping[str, Any] | None = None) -> dict[str, str]:
         """The metadata keys at least one entry (of those ``query`` matches) has a value for, with their types."""
@@ -103,18 +107,33 @@ class MetadataFacets:
         kind = self.types().get(key)
         if kind is None:
             return None, None
-        bodies = [{"size": 1, "_source": False, "query": {"exists": {"field": _field(key)}},
-                   "sort": [{_field(key): {"order": order, "mode": "min" if order == "asc" else "max"}}]}
-                  for order in ("asc", "desc")]
+        bodies = [
+            {
+                "size": 1,
+                "_source": False,
+                "query": {"exists": {"field": _field(key)}},
+                "sort": [{_field(key): {"order": order, "mode": "min" if order == "asc" else "max"}}],
+            }
+            for order in ("asc", "desc")
+        ]
         from adapter.engines import responses
 
-        answers = responses.msearch_responses(self.cluster.msearch(self.info.alias, bodies, action=f"reading the range of {key}"),
-                                              f"reading the range of {key}")
+        answers = responses.msearch_responses(
+            self.cluster.msearch(self.info.alias, bodies, action=f"reading the range of {key}"),
+            f"reading the range of {key}",
+        )
         ends = [a["hits"]["hits"][0]["sort"][0] if a["hits"]["hits"] else None for a in answers]
         return typed(ends[0], kind), typed(ends[1], kind)
 
-    def values(self, key: str, query: Mapping[str, Any] | None = None, *, contains: str | None = None, offset: int = 0,
-               size: int = 10) -> tuple[list[Any], int]:
+    def values(
+        self,
+        key: str,
+        query: Mapping[str, Any] | None = None,
+        *,
+        contains: str | None = None,
+        offset: int = 0,
+        size: int = 10,
+    ) -> tuple[list[Any], int]:
         """``(values, total)``: the distinct values of ``key`` in ascending order from ``offset`` (at most
         ``size``) among the entries ``query`` matches whose value contains ``contains`` (case-insensitive,
         on the value, never the text), and how many such values there are (a cardinality: exact up to
@@ -134,9 +153,14 @@ class MetadataFacets:
         where = {"bool": {"filter": clauses}} if clauses else None
         after = self._skip(key, where, offset)
         if offset and after is None:
-            return [], self._aggregate(where, {"total": {"cardinality": {"field": _field(key)}}}, f"counting values of {key}")["total"]["value"]
-        answer = self._aggregate(where, {**_composite(key, size, after), "total": {"cardinality": {"field": _field(key)}}},
-                                 f"reading the values of {key}")
+            return [], self._aggregate(
+                where, {"total": {"cardinality": {"field": _field(key)}}}, f"counting values of {key}"
+            )["total"]["value"]
+        answer = self._aggregate(
+            where,
+            {**_composite(key, size, after), "total": {"cardinality": {"field": _field(key)}}},
+            f"reading the values of {key}",
+        )
         return [typed(b["key"]["v"], kind) for b in answer["values"]["buckets"]], int(answer["total"]["value"])
 
     def _containing(self, key: str, kind: str, query: Mapping[str, Any] | None, term: str) -> dict[str, Any] | None:
@@ -151,7 +175,7 @@ class MetadataFacets:
         found = [v for v in (typed(raw, kind) for raw in self._walk(key, where)) if term.lower() in _text(v).lower()]
         if not found:
             return None
-        chunks = [{"terms": {_field(key): found[i:i + MAX_TERMS]}} for i in range(0, len(found), MAX_TERMS)]
+        chunks = [{"terms": {_field(key): found[i : i + MAX_TERMS]}} for i in range(0, len(found), MAX_TERMS)]
         return chunks[0] if len(chunks) == 1 else {"bool": {"should": chunks, "minimum_should_match": 1}}
 
     def _walk(self, key: str, where: Mapping[str, Any] | None) -> list[Any]:
@@ -183,7 +207,12 @@ class MetadataFacets:
             raise InputError(f"no entry of {self.info.alias} was ever written with the metadata keys {unknown}")
 
     def _aggregate(self, query: Mapping[str, Any] | None, aggs: Mapping[str, Any], action: str) -> dict[str, Any]:
-        body = {"size": 0, "track_total_hits": False, "query": dict(query) if query else {"match_all": {}}, "aggs": dict(aggs)}
+        body = {
+            "size": 0,
+            "track_total_hits": False,
+            "query": dict(query) if query else {"match_all": {}},
+            "aggs": dict(aggs),
+        }
         answer: dict[str, Any] = self.cluster.search(self.info.alias, body, action=f"{action} of {self.info.alias}")
         return answer.get("aggregations") or {}
 

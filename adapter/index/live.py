@@ -50,8 +50,14 @@ def live_analyzer(cluster: Cluster, alias: str) -> str | None:
     return spec.analyzer if spec is not None else None
 
 
-def spec_of(alias: str, body: Mapping[str, Any], caps: Capabilities, engine: Engine, *,
-            stored: Mapping[str, Mapping[str, Any]] | None = None) -> Spec:
+def spec_of(
+    alias: str,
+    body: Mapping[str, Any],
+    caps: Capabilities,
+    engine: Engine,
+    *,
+    stored: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Spec:
     """The spec of one index (``body``: ``GET <index>``'s answer for it; ``stored``: the fusions stored
     as the alias's, name -> body). Pure."""
     mappings = body.get("mappings") or {}
@@ -67,19 +73,37 @@ def spec_of(alias: str, body: Mapping[str, Any], caps: Capabilities, engine: Eng
     boosts = {f.split("^")[0]: float(f.split("^")[1]) for f in query_fields if "^" in f}
     support = AnalysisSupport.of(caps)
     field_analyzer = (props.get(text_fields[-1]) or {}).get("analyzer", "default")
-    base = IndexSpec(fingerprint, analyzer=spec_analyzer(field_analyzer, support), text_fields=text_fields,
-                     vector_field=str(meta.get("vector_field", "embedding")), text_layout=layout,
-                     title_boost=boosts.get(text_fields[0], 1.0) if layout == "fields" else 1.0,
-                     shards=int(settings.get("index.number_of_shards", 1)),
-                     replicas=settings.get("index.auto_expand_replicas", IndexSpec.replicas))
+    base = IndexSpec(
+        fingerprint,
+        analyzer=spec_analyzer(field_analyzer, support),
+        text_fields=text_fields,
+        vector_field=str(meta.get("vector_field", "embedding")),
+        text_layout=layout,
+        title_boost=boosts.get(text_fields[0], 1.0) if layout == "fields" else 1.0,
+        shards=int(settings.get("index.number_of_shards", 1)),
+        replicas=settings.get("index.auto_expand_replicas", IndexSpec.replicas),
+    )
     base = _vector_options(engine, IndexNames(alias), base, props.get(base.vector_field) or {}, caps)
     default, extra = _default_and_extra(alias, meta, settings, dict(stored or {}), base, caps, engine)
-    return Spec(alias=alias, embedder=fingerprint.spec, fingerprint=fingerprint, analyzer=base.analyzer,
-                text_fields=base.text_fields, title_boost=base.title_boost, text_layout=base.text_layout,
-                vector_field=base.vector_field, space_type=base.space_type, knn_method=base.knn_method, m=base.m,
-                ef_construction=base.ef_construction, shards=base.shards, replicas=base.replicas,
-                weights=_weights(IndexNames(alias), base, caps, engine, dict(stored or {})), default=default,
-                extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())))
+    return Spec(
+        alias=alias,
+        embedder=fingerprint.spec,
+        fingerprint=fingerprint,
+        analyzer=base.analyzer,
+        text_fields=base.text_fields,
+        title_boost=base.title_boost,
+        text_layout=base.text_layout,
+        vector_field=base.vector_field,
+        space_type=base.space_type,
+        knn_method=base.knn_method,
+        m=base.m,
+        ef_construction=base.ef_construction,
+        shards=base.shards,
+        replicas=base.replicas,
+        weights=_weights(IndexNames(alias), base, caps, engine, dict(stored or {})),
+        default=default,
+        extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())),
+    )
 
 
 def _leaf_paths(value: Any, prefix: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], Any]:
@@ -116,9 +140,11 @@ def _at(value: Any, path: tuple[Any, ...] | None) -> Any:
     return value
 
 
-def _vector_options(engine: Engine, names: IndexNames, base: IndexSpec, live_field: Mapping[str, Any],
-                    caps: Capabilities) -> IndexSpec:
+def _vector_options(
+    engine: Engine, names: IndexNames, base: IndexSpec, live_field: Mapping[str, Any], caps: Capabilities
+) -> IndexSpec:
     """``base`` with the HNSW parameters, space type and k-NN method whose rendering the live vector field holds."""
+
     def field(spec: IndexSpec) -> Any:
         return engine.render_mapping(names, spec, caps)["properties"][spec.vector_field]
 
@@ -126,8 +152,10 @@ def _vector_options(engine: Engine, names: IndexNames, base: IndexSpec, live_fie
         return int(value) if isinstance(value, (int, float, str)) and str(value).isdigit() else default
 
     m = read(_at(live_field, _where_differs(field(base), field(replace(base, m=base.m + 1)))), base.m)
-    ef = read(_at(live_field, _where_differs(field(base), field(replace(base, ef_construction=base.ef_construction + 1)))),
-              base.ef_construction)
+    ef = read(
+        _at(live_field, _where_differs(field(base), field(replace(base, ef_construction=base.ef_construction + 1)))),
+        base.ef_construction,
+    )
     spec = replace(base, m=m, ef_construction=ef)
     for space, method in itertools.product(SPACE_TYPES, KNN_METHODS):
         try:
@@ -139,9 +167,11 @@ def _vector_options(engine: Engine, names: IndexNames, base: IndexSpec, live_fie
     return spec
 
 
-def _weights(names: IndexNames, spec: IndexSpec, caps: Capabilities, engine: Engine,
-             stored: Mapping[str, Mapping[str, Any]]) -> tuple[float, float]:
+def _weights(
+    names: IndexNames, spec: IndexSpec, caps: Capabilities, engine: Engine, stored: Mapping[str, Mapping[str, Any]]
+) -> tuple[float, float]:
     """The standard pipelines' weights, read where the placement renders them (default: none stored)."""
+
     def rendered(weights: tuple[float, float]) -> dict[str, Any]:
         return engine.placement.stored(names, caps, weights=weights, default_fusion=spec.default_fusion)
 
@@ -154,16 +184,25 @@ def _weights(names: IndexNames, spec: IndexSpec, caps: Capabilities, engine: Eng
     return DEFAULT_WEIGHTS
 
 
-def _default_and_extra(alias: str, meta: Mapping[str, Any], settings: Mapping[str, str], stored: dict[str, Any], spec: IndexSpec,
-                       caps: Capabilities, engine: Engine) -> tuple[str, dict[str, Any]]:
+def _default_and_extra(
+    alias: str,
+    meta: Mapping[str, Any],
+    settings: Mapping[str, str],
+    stored: dict[str, Any],
+    spec: IndexSpec,
+    caps: Capabilities,
+    engine: Engine,
+) -> tuple[str, dict[str, Any]]:
     """The index's default (a fusion name, adaptive, or an extra pipeline's name) and its extra pipelines:
     the fusions stored as the alias's that are not a standard one."""
     standard = set(engine.placement.stored(IndexNames(alias), caps, weights=DEFAULT_WEIGHTS, default_fusion=ADAPTIVE))
     prefix = f"{alias}-"
-    extra = {name[len(prefix):]: body for name, body in stored.items() if name not in standard and name.startswith(prefix)}
+    extra = {
+        name[len(prefix) :]: body for name, body in stored.items() if name not in standard and name.startswith(prefix)
+    }
     pipeline = settings.get(DEFAULT_PIPELINE_SETTING) or ""
-    if pipeline.startswith(prefix) and pipeline[len(prefix):] in extra:
-        return pipeline[len(prefix):], extra
+    if pipeline.startswith(prefix) and pipeline[len(prefix) :] in extra:
+        return pipeline[len(prefix) :], extra
     recorded = meta.get("default_fusion")
     if isinstance(recorded, str):
         if recorded == ADAPTIVE:

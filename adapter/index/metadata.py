@@ -94,8 +94,11 @@ def metadata_problem(metadata: Mapping[str, Any]) -> str | None:
     """Why an entry's metadata would not read back as written, or None: a top-level key named
     ``metadata``, or a list (at any depth) that mixes objects with plain values."""
     if METADATA_FIELD in metadata:
-        return (f"metadata key {METADATA_FIELD!r} is reserved: the index reads a metadata object under it as metadata written "
-                "one level too deep by an old ingest and lifts its keys up, so it would not read back as written; rename the key")
+        return (
+            f"metadata key {METADATA_FIELD!r} is reserved: the index reads a metadata object under it as metadata "
+            "written one level too deep by an old ingest and lifts its keys up, so it would not read back as written; "
+            "rename the key"
+        )
     return _mixed_objects(metadata, "")
 
 
@@ -108,8 +111,10 @@ def _mixed_objects(value: Any, path: str) -> str | None:
     elif isinstance(value, (list, tuple)):
         kinds = _kinds(value)
         if "object" in kinds and len(kinds) > 1:
-            return (f"metadata {path!r} is a list of objects and plain values ({', '.join(sorted(kinds))}): one index field "
-                    "holds one or the other; make every element an object, or none")
+            return (
+                f"metadata {path!r} is a list of objects and plain values ({', '.join(sorted(kinds))}): one index "
+                "field holds one or the other; make every element an object, or none"
+            )
         for item in value:
             found = _mixed_objects(item, path)
             if found:

@@ -39,7 +39,9 @@ def content_hash(source: Mapping[str, Any], vector_field: str) -> str:
     """What an entry holds apart from its vector and the key of the model that wrote it
     (``embedded_by``: it changes with the vector), as a digest (key order does not matter)."""
     body = {k: v for k, v in source.items() if k not in (vector_field, EMBEDDED_BY_FIELD)}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 def open_pit(cluster: Cluster, index: str) -> str:
@@ -57,22 +59,38 @@ def close_pit(cluster: Cluster, pit: str | None) -> None:
 
 def unkeyed_count(cluster: Cluster, index: str) -> int:
     """Entries without the contract's key (written by another client): a scan cannot order them."""
-    query = {"bool": {"should": [{"bool": {"must_not": {"exists": {"field": f}}}} for f in (PARENT_FIELD, CHUNK_FIELD)]}}
+    query = {
+        "bool": {"should": [{"bool": {"must_not": {"exists": {"field": f}}}} for f in (PARENT_FIELD, CHUNK_FIELD)]}
+    }
     return cluster.count(index, query, action=f"checking the entries of {index}")
 
 
-def pages(cluster: Cluster, index: str, *, after: Sequence[Any] | None = None, size: int = PAGE, vector_field: str | None = None,
-          with_vectors: bool = False) -> Iterator[list[Entry]]:
+def pages(
+    cluster: Cluster,
+    index: str,
+    *,
+    after: Sequence[Any] | None = None,
+    size: int = PAGE,
+    vector_field: str | None = None,
+    with_vectors: bool = False,
+) -> Iterator[list[Entry]]:
     """Every entry of ``index`` after key ``after``, in key order, a page at a time, within one PIT.
 
     ``with_vectors``: keep the vector in each source (to copy it); else it is not sent at all.
     """
     pit = open_pit(cluster, index)
     try:
-        body: dict[str, Any] = {"size": size, "sort": SORT, "pit": {"id": pit, "keep_alive": KEEP_ALIVE}, "track_total_hits": False}
+        body: dict[str, Any] = {
+            "size": size,
+            "sort": SORT,
+            "pit": {"id": pit, "keep_alive": KEEP_ALIVE},
+            "track_total_hits": False,
+        }
         if vector_field and not with_vectors:
             body["_source"] = {"excludes": [vector_field]}
-        if after:  # in a new point in time: by the key itself (a PIT's own sort values, such as _shard_doc, do not carry over)
+        if (
+            after
+        ):  # in a new point in time: by the key itself (a PIT's own sort values, such as _shard_doc, do not carry over)
             body["query"] = after_key(after)
         while True:
             resp = cluster.search(None, body, action=f"reading {index}")
@@ -81,8 +99,9 @@ def pages(cluster: Cluster, index: str, *, after: Sequence[Any] | None = None, s
             raw = (resp.get("hits") or {}).get("hits", [])
             if not raw:
                 return
-            # Elasticsearch appends a tiebreaker (_shard_doc) to a PIT's sort values: the key is the contract's fields alone.
-            yield [Entry(h["_id"], tuple(h["sort"][:len(SORT)]), h.get("_source") or {}) for h in raw]
+            # Elasticsearch appends a tiebreaker (_shard_doc) to a PIT's sort values: the key is the contract's fields
+            # alone.
+            yield [Entry(h["_id"], tuple(h["sort"][: len(SORT)]), h.get("_source") or {}) for h in raw]
             if len(raw) < size:
                 return
             body["search_after"] = raw[-1]["sort"]
@@ -93,10 +112,15 @@ def pages(cluster: Cluster, index: str, *, after: Sequence[Any] | None = None, s
 def after_key(key: Sequence[Any]) -> dict[str, Any]:
     """The entries after ``key`` = ``(parent_id, chunk_index)`` in key order, as a query."""
     parent, chunk = key[0], key[1]
-    return {"bool": {"should": [
-        {"range": {PARENT_FIELD: {"gt": parent}}},
-        {"bool": {"filter": [{"term": {PARENT_FIELD: parent}}, {"range": {CHUNK_FIELD: {"gt": chunk}}}]}},
-    ], "minimum_should_match": 1}}
+    return {
+        "bool": {
+            "should": [
+                {"range": {PARENT_FIELD: {"gt": parent}}},
+                {"bool": {"filter": [{"term": {PARENT_FIELD: parent}}, {"range": {CHUNK_FIELD: {"gt": chunk}}}]}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }
 
 
 @dataclass
@@ -157,8 +181,14 @@ def compare(cluster: Cluster, source: str, target: str, *, source_vector: str, t
     return out
 
 
-def write(cluster: Cluster, index: str, docs: Sequence[tuple[str, Mapping[str, Any]]], deletes: Sequence[str] = (), *,
-          max_retries: int = 5) -> None:
+def write(
+    cluster: Cluster,
+    index: str,
+    docs: Sequence[tuple[str, Mapping[str, Any]]],
+    deletes: Sequence[str] = (),
+    *,
+    max_retries: int = 5,
+) -> None:
     """Index ``docs`` ((id, source) pairs) and delete ``deletes`` in ``index``; every failure is an error.
 
     Ids are stable, so sending a page again after a crash replaces, never duplicates.
@@ -172,15 +202,18 @@ def write(cluster: Cluster, index: str, docs: Sequence[tuple[str, Mapping[str, A
     failed = [f for f in failed if not (responses.bulk_item(f)[1] == 404 and "delete" in f)]  # already gone
     if failed:
         first = responses.bulk_item(failed[0])
-        raise BackendError(f"writing to {index}: {len(failed)} of {len(actions)} entries failed, e.g. {first[0]}: {first[2]}",
-                           status=first[1], reason=first[2])
+        raise BackendError(
+            f"writing to {index}: {len(failed)} of {len(actions)} entries failed, e.g. {first[0]}: {first[2]}",
+            status=first[1],
+            reason=first[2],
+        )
 
 
 def require_keys(cluster: Cluster, index: str) -> None:
     missing = unkeyed_count(cluster, index)
     if missing:
         raise InputError(
-            f"{missing} entries of {index} lack {PARENT_FIELD} or {CHUNK_FIELD} (written by another client?); the migration "
-            f"reads the index in ({PARENT_FIELD}, {CHUNK_FIELD}) order and cannot place them. Re-ingest them through "
-            "the adapter (or set both fields), then run the migration again"
+            f"{missing} entries of {index} lack {PARENT_FIELD} or {CHUNK_FIELD} (written by another client?); the "
+            f"migration reads the index in ({PARENT_FIELD}, {CHUNK_FIELD}) order and cannot place them. Re-ingest them "
+            "through the adapter (or set both fields), then run the migration again"
         )

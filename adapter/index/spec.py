@@ -53,8 +53,19 @@ from adapter.models.fingerprint import EmbeddingFingerprint
 
 SPEC_VERSION = SPEC_SCHEMA_VERSION  # adapter/schemas/spec.schema.json (`hybrid schema spec`)
 _TOP = ("version", "alias", "embedder", "index", "pipelines")
-_INDEX = ("analyzer", "text_fields", "title_boost", "text_layout", "vector_field", "space_type", "knn_method", "hnsw", "shards",
-          "replicas", "engine")  # engine: knn_method's old name, read with a FutureWarning
+_INDEX = (
+    "analyzer",
+    "text_fields",
+    "title_boost",
+    "text_layout",
+    "vector_field",
+    "space_type",
+    "knn_method",
+    "hnsw",
+    "shards",
+    "replicas",
+    "engine",
+)  # engine: knn_method's old name, read with a FutureWarning
 _HNSW = ("m", "ef_construction")
 _PIPELINES = ("weights", "extra", "default")
 _EMBEDDER = ("spec", "fingerprint")
@@ -92,8 +103,15 @@ class Spec:
             except InputError:
                 fusion = None
             if fusion is None or fusion.name != self.default:
-                hint = f"; did you mean {fusion.name!r}?" if fusion else f" (extra pipelines: {', '.join(dict(self.extra_pipelines)) or 'none'})"
-                raise InputError(f"{self._where}pipelines.default {self.default!r} is neither an extra pipeline nor a fusion name{hint}")
+                hint = (
+                    f"; did you mean {fusion.name!r}?"
+                    if fusion
+                    else f" (extra pipelines: {', '.join(dict(self.extra_pipelines)) or 'none'})"
+                )
+                raise InputError(
+                    f"{self._where}pipelines.default {self.default!r} is neither an extra pipeline nor a fusion "
+                    f"name{hint}"
+                )
         try:
             IndexNames(self.alias)  # validates the name
             ScoreNormalization(weights=self.weights)  # validated as the server validates them
@@ -101,8 +119,10 @@ class Spec:
         except (ConfigurationError, InputError) as exc:
             raise InputError(f"{self._where}{exc}") from exc
         if self.fingerprint is not None and self.fingerprint.spec != self.embedder:
-            raise InputError(f"{self._where}embedder.fingerprint.spec is {self.fingerprint.spec!r} but embedder.spec is "
-                             f"{self.embedder!r}; pin the fingerprint of the model the spec names")
+            raise InputError(
+                f"{self._where}embedder.fingerprint.spec is {self.fingerprint.spec!r} but embedder.spec is "
+                f"{self.embedder!r}; pin the fingerprint of the model the spec names"
+            )
 
     @property
     def _where(self) -> str:
@@ -128,12 +148,23 @@ class Spec:
     def index_spec(self, fingerprint: EmbeddingFingerprint | None = None) -> IndexSpec:
         fp = fingerprint or self.fingerprint
         if fp is None:
-            raise InputError(f"{self._where}the embedder {self.embedder!r} has no fingerprint yet; resolve the spec first")
+            raise InputError(
+                f"{self._where}the embedder {self.embedder!r} has no fingerprint yet; resolve the spec first"
+            )
         return IndexSpec(
-            fp, analyzer=self.analyzer, space_type=self.space_type, knn_method=self.knn_method, m=self.m,
-            ef_construction=self.ef_construction, shards=self.shards, replicas=self.replicas,
-            vector_field=self.vector_field, text_fields=tuple(self.text_fields), title_boost=self.title_boost,
-            text_layout=self.text_layout, default_fusion=DEFAULT_FUSION.name if self.default_is_extra else self.default,
+            fp,
+            analyzer=self.analyzer,
+            space_type=self.space_type,
+            knn_method=self.knn_method,
+            m=self.m,
+            ef_construction=self.ef_construction,
+            shards=self.shards,
+            replicas=self.replicas,
+            vector_field=self.vector_field,
+            text_fields=tuple(self.text_fields),
+            title_boost=self.title_boost,
+            text_layout=self.text_layout,
+            default_fusion=DEFAULT_FUSION.name if self.default_is_extra else self.default,
             default_pipeline=self.default if self.default_is_extra else None,
         )
 
@@ -147,10 +178,16 @@ class Spec:
             "alias": self.alias,
             "embedder": embedder,
             "index": {
-                "analyzer": self.analyzer, "text_fields": list(self.text_fields), "title_boost": self.title_boost,
+                "analyzer": self.analyzer,
+                "text_fields": list(self.text_fields),
+                "title_boost": self.title_boost,
                 "text_layout": self.text_layout,
-                "vector_field": self.vector_field, "space_type": self.space_type, "knn_method": self.knn_method,
-                "hnsw": {"m": self.m, "ef_construction": self.ef_construction}, "shards": self.shards, "replicas": self.replicas,
+                "vector_field": self.vector_field,
+                "space_type": self.space_type,
+                "knn_method": self.knn_method,
+                "hnsw": {"m": self.m, "ef_construction": self.ef_construction},
+                "shards": self.shards,
+                "replicas": self.replicas,
             },
             # str(): the adaptive default is a str enum, which yaml.safe_dump cannot represent
             "pipelines": {"weights": list(self.weights), "default": str(self.default)},
@@ -170,8 +207,10 @@ def _check_keys(section: Mapping[str, Any], allowed: tuple[str, ...], where: str
         raise InputError(f"{where} must be a mapping, got {type(section).__name__}")
     unknown = sorted(set(section) - set(allowed))
     if unknown:
-        raise InputError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                         f"expected {', '.join(allowed)}")
+        raise InputError(
+            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"expected {', '.join(allowed)}"
+        )
 
 
 def _pipeline_body(name: str, value: Any, base: Path | None, where: str) -> str:
@@ -192,20 +231,14 @@ def spec_from_document(doc: Any, *, origin: str = "", base: Path | None = None) 
     _check_keys(doc, _TOP, where)
     version = doc.get("version", SPEC_VERSION)
     if version != SPEC_VERSION:
-        raise InputError(f"{where}: spec version {version!r} is not supported (this adapter reads version {SPEC_VERSION})")
+        raise InputError(
+            f"{where}: spec version {version!r} is not supported (this adapter reads version {SPEC_VERSION})"
+        )
     for key in ("alias", "embedder"):
         if key not in doc:
             raise InputError(f"{where}: {key!r} is required")
-    embedder, fingerprint = doc["embedder"], None
-    if isinstance(embedder, Mapping):
-        _check_keys(embedder, _EMBEDDER, f"{where}: embedder")
-        if "spec" not in embedder:
-            raise InputError(f"{where}: embedder.spec is required (e.g. minilm)")
-        if embedder.get("fingerprint") is not None:
-            fingerprint = EmbeddingFingerprint.from_meta(embedder["fingerprint"])
-        embedder = embedder["spec"]
-    if not isinstance(embedder, str) or not embedder.strip():
-        raise InputError(f"{where}: embedder must be a model spec such as minilm, or {{spec: ..., fingerprint: ...}}")
+    embedder, fingerprint = _embedder(doc["embedder"], where)
+    # Every section's keys are checked before its options are read: a typo is named first.
     index = doc.get("index") or {}
     _check_keys(index, _INDEX, f"{where}: index")
     hnsw = index.get("hnsw") or {}
@@ -215,11 +248,47 @@ def spec_from_document(doc: Any, *, origin: str = "", base: Path | None = None) 
     extra = pipes.get("extra") or {}
     if not isinstance(extra, Mapping):
         raise InputError(f"{where}: pipelines.extra must map names to pipeline bodies or files")
+    options = {**_index_options(index, hnsw, where), **_pipeline_options(pipes, where)}
+    bodies = tuple(
+        sorted(
+            (str(name), _pipeline_body(str(name), body, base, f"{where}: pipelines")) for name, body in extra.items()
+        )
+    )
+    return Spec(
+        alias=str(doc["alias"]),
+        embedder=embedder,
+        fingerprint=fingerprint,
+        extra_pipelines=bodies,
+        origin=origin,
+        **options,
+    )
+
+
+def _embedder(value: Any, where: str) -> tuple[str, EmbeddingFingerprint | None]:
+    """The spec's ``embedder``: a model spec, or ``{spec, fingerprint}`` with the fingerprint pinned."""
+    fingerprint = None
+    if isinstance(value, Mapping):
+        _check_keys(value, _EMBEDDER, f"{where}: embedder")
+        if "spec" not in value:
+            raise InputError(f"{where}: embedder.spec is required (e.g. minilm)")
+        if value.get("fingerprint") is not None:
+            fingerprint = EmbeddingFingerprint.from_meta(value["fingerprint"])
+        value = value["spec"]
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{where}: embedder must be a model spec such as minilm, or {{spec: ..., fingerprint: ...}}")
+    return value.strip(), fingerprint
+
+
+def _index_options(index: Mapping[str, Any], hnsw: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The :class:`Spec` fields the ``index`` section sets, each cast and checked."""
     options: dict[str, Any] = {}
     if "engine" in index:  # knn_method's old name: scripts and files that use it keep working
         if "knn_method" in index:
             raise InputError(f"{where}: index.engine is the old name of index.knn_method; give one of them")
-        warnings.warn(f"{where}: index.engine is deprecated: name the k-NN method index.knn_method", FutureWarning, stacklevel=2)
+        # stacklevel 3: the warning names the line that called spec_from_document
+        warnings.warn(
+            f"{where}: index.engine is deprecated: name the k-NN method index.knn_method", FutureWarning, stacklevel=3
+        )
         options["knn_method"] = str(index["engine"])
     for key in ("analyzer", "text_layout", "vector_field", "space_type", "knn_method"):
         if key in index:
@@ -236,6 +305,12 @@ def spec_from_document(doc: Any, *, origin: str = "", base: Path | None = None) 
         if not isinstance(index["text_fields"], list) or not all(isinstance(f, str) for f in index["text_fields"]):
             raise InputError(f"{where}: index.text_fields must be a list of field names")
         options["text_fields"] = tuple(index["text_fields"])
+    return options
+
+
+def _pipeline_options(pipes: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The :class:`Spec` fields the ``pipelines`` section sets (its ``extra`` bodies are read apart)."""
+    options: dict[str, Any] = {}
     if "weights" in pipes:
         weights = pipes["weights"]
         if not isinstance(weights, list) or len(weights) != 2:
@@ -243,9 +318,7 @@ def spec_from_document(doc: Any, *, origin: str = "", base: Path | None = None) 
         options["weights"] = tuple(_cast(w, float, f"{where}: pipelines.weights") for w in weights)
     if "default" in pipes:
         options["default"] = str(pipes["default"])
-    bodies = tuple(sorted((str(name), _pipeline_body(str(name), body, base, f"{where}: pipelines")) for name, body in extra.items()))
-    return Spec(alias=str(doc["alias"]), embedder=embedder.strip(), fingerprint=fingerprint, extra_pipelines=bodies,
-                origin=origin, **options)
+    return options
 
 
 def _cast(value: Any, kind: type[int] | type[float], where: str) -> Any:
@@ -257,7 +330,9 @@ def _cast(value: Any, kind: type[int] | type[float], where: str) -> Any:
         raise InputError(f"{where} must be {'an integer' if kind is int else 'a number'}, got {value!r}") from None
 
 
-def parse_spec_text(text: str, *, origin: str = "spec", yaml_format: bool | None = None, base: Path | None = None) -> Spec:
+def parse_spec_text(
+    text: str, *, origin: str = "spec", yaml_format: bool | None = None, base: Path | None = None
+) -> Spec:
     """A spec from file contents: JSON when it parses as JSON (or ``yaml_format`` is False), else YAML."""
     doc: Any
     if yaml_format is not True:

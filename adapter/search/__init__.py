@@ -41,5 +41,14 @@ from adapter.search.request import KNN_MAX_K, SearchRequest, TechniqueName
 from adapter.search.searcher import Searcher
 from adapter.search.state import IndexState
 
-__all__ = ["KNN_MAX_K", "PARTIAL_RETRY_PAUSE_S", "FirstStage", "FusionPlan", "IndexState", "SearchPlan", "SearchRequest", "Searcher",
-           "TechniqueName"]
+__all__ = [
+    "KNN_MAX_K",
+    "PARTIAL_RETRY_PAUSE_S",
+    "FirstStage",
+    "FusionPlan",
+    "IndexState",
+    "SearchPlan",
+    "SearchRequest",
+    "Searcher",
+    "TechniqueName",
+]

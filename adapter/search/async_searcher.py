@@ -45,8 +45,15 @@ class AsyncSearcher:
         self.searcher = searcher  # over :class:`adapter.aio.Blocking`: its requests wait on the loop
 
     @classmethod
-    async def open(cls, client: AsyncRawClient, alias: str, embedder: Embedder | None = None, *, engine: Engine | None = None,
-                   **options: Any) -> AsyncSearcher:
+    async def open(
+        cls,
+        client: AsyncRawClient,
+        alias: str,
+        embedder: Embedder | None = None,
+        *,
+        engine: Engine | None = None,
+        **options: Any,
+    ) -> AsyncSearcher:
         """A searcher for the hybrid index behind ``alias``, over ``client`` (an asyncio client): reads
         the index and probes the cluster, as :meth:`Searcher.open` does."""
         searcher = await aio.run(Searcher.open, aio.Blocking(client), alias, embedder, engine=engine, **options)

@@ -78,8 +78,14 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
         facets = {**facets, **_text_matches(resp)}
     if stage.page.facets_apart:
         apart = r.facets_apart(stage)
-        facets, took, requests = responses.facets(apart, stage.page.options.facets), took + responses.took(apart), requests + 1
-    excerpts = bodies.excerpts(r.state, stage, request_highlights=bodies.hybrid_highlights(r.state, fusion, empty_shard=shard is not None))
+        facets, took, requests = (
+            responses.facets(apart, stage.page.options.facets),
+            took + responses.took(apart),
+            requests + 1,
+        )
+    excerpts = bodies.excerpts(
+        r.state, stage, request_highlights=bodies.hybrid_highlights(r.state, fusion, empty_shard=shard is not None)
+    )
     groups = fuse.server_page(r.bounded(responses.hits(resp), stage, excerpts), stage)
     explained: fuse.Explained = {}
     if request.explain:
@@ -92,22 +98,35 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
             spent.append(responses.took(answer))
             return fuse.server_page(r.bounded(responses.hits(answer), stage, excerpts), stage)
 
-        groups, explained = fuse.explained(groups, legs, fusion.fusion, r.engine, server_explained=server_explains, explain_again=again)
+        groups, explained = fuse.explained(
+            groups, legs, fusion.fusion, r.engine, server_explained=server_explains, explain_again=again
+        )
         took, requests = took + sum(spent), requests + len(spent)
     layout = r.state.info.layout
-    hits = tuple(assemble.hit(layout, raw, stage.from_ + i + 1, explained.get(raw.id, ()), others)
-                 for i, (raw, others) in enumerate(groups))
+    hits = tuple(
+        assemble.hit(layout, raw, stage.from_ + i + 1, explained.get(raw.id, ()), others)
+        for i, (raw, others) in enumerate(groups)
+    )
     _short_collapse(r, stage, len(groups), resp)
-    return FirstHits(hits, took + sum(r.fetched), requests + len(r.fetched), facets, tuple(assemble.hybrid_notices(r.state, fusion)))
+    return FirstHits(
+        hits, took + sum(r.fetched), requests + len(r.fetched), facets, tuple(assemble.hybrid_notices(r.state, fusion))
+    )
 
 
 def _short_collapse(r: Retriever, stage: FirstStage, page: int, resp: Mapping[str, Any]) -> None:
-    """A collapsed page short of the groups the query matched (counted in the request: ``bodies.counts_groups``) is partial."""
+    """A collapsed page short of the groups the query matched (counted in the request: ``bodies.counts_groups``) is
+    partial."""
     collapse, agg = stage.page.options.collapse, (resp.get("aggregations") or {}).get(COLLAPSE_GROUPS)
     if collapse is None or not isinstance(agg, Mapping):
         return
-    notice = assemble.short_collapse(page, asked=stage.size, from_=stage.from_, matched=int(agg.get("value") or 0),
-                                     field=collapse.field, depth=stage.depth)
+    notice = assemble.short_collapse(
+        page,
+        asked=stage.size,
+        from_=stage.from_,
+        matched=int(agg.get("value") or 0),
+        field=collapse.field,
+        depth=stage.depth,
+    )
     if notice:
         r.partial.append(Partial("collapse", notice))
         r.notices.append(notice)
@@ -118,14 +137,18 @@ def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Firs
     page's documents (with highlights) fetched after."""
     fusion, stage = _fusion(plan).fusion, plan.stage
     extra = {"facets": bodies.facets(r.engine, r.state, stage)} if stage.page.facets_apart else {}
-    if stage.page.collapse_by_client and stage.page.options.min_score is None:  # a score floor shortens pages on purpose
+    if (
+        stage.page.collapse_by_client and stage.page.options.min_score is None
+    ):  # a score floor shortens pages on purpose
         extra["groups"] = bodies.groups(r.engine, r.state, stage)
     legs = r.legs(stage, fields=stage.page.field_values, extra=list(extra.values()), each=list(extra))
     answers = dict(zip(extra, legs.extra))
     facets = responses.facets(answers["facets"], stage.page.options.facets) if "facets" in answers else {}
     if stage.page.options.text_matches:
         facets = {**facets, **text_matches(len(legs.runs[0]))}
-    with tracing.span("hybrid.fuse", {"hybrid.fusion": fusion.name, "hybrid.candidates": sum(len(run) for run in legs.runs)}):
+    with tracing.span(
+        "hybrid.fuse", {"hybrid.fusion": fusion.name, "hybrid.candidates": sum(len(run) for run in legs.runs)}
+    ):
         groups = fuse.client_fused(legs, fusion, stage)
     found = r.documents([f.id for g, others in groups for f in (g, *others)], stage)
 
@@ -134,8 +157,10 @@ def client_fused(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Firs
         return responses.RawHit(f.id, f.score, got.source if got else {}, highlight=got.highlight if got else {})
 
     layout = r.state.info.layout
-    hits = tuple(assemble.hit(layout, raw(f), stage.from_ + i + 1, f.legs, [raw(o) for o in others])
-                 for i, (f, others) in enumerate(groups))
+    hits = tuple(
+        assemble.hit(layout, raw(f), stage.from_ + i + 1, f.legs, [raw(o) for o in others])
+        for i, (f, others) in enumerate(groups)
+    )
     if "groups" in answers:
         _short_collapse(r, stage, len(groups), answers["groups"])
     return FirstHits(hits, legs.took + sum(r.fetched), 2 + len(r.fetched), facets)
@@ -168,8 +193,10 @@ def partial_results(r: Retriever, request: SearchRequest) -> None:
     if r.partial and not allowed:
         first = r.partial[0]
         more = f" (and {len(r.partial) - 1} more)" if len(r.partial) > 1 else ""
-        raise PartialResultError(f"{first.notice}{more}; this search allows no partial results (allow_partial_results=False)",
-                                 kind=first.kind)
+        raise PartialResultError(
+            f"{first.notice}{more}; this search allows no partial results (allow_partial_results=False)",
+            kind=first.kind,
+        )
 
 
 FirstStageRunner = Callable[[Retriever, SearchPlan, SearchRequest], FirstHits]

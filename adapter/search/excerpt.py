@@ -23,7 +23,7 @@ def excerpt(text: str, max_chars: int) -> str:
         return text
     room = max_chars - len(ELLIPSIS)
     cut = _word_boundary(text, room)
-    kept = text[:cut].rstrip() or text[:_inside(text, room)]  # nothing but spaces before the boundary: cut inside
+    kept = text[:cut].rstrip() or text[: _inside(text, room)]  # nothing but spaces before the boundary: cut inside
     return kept + ELLIPSIS
 
 
@@ -54,8 +54,14 @@ def _mark(char: str) -> bool:
 def _unspaced(char: str) -> bool:
     """Scripts written without spaces between words: every character is a boundary (CJK, kana)."""
     code = ord(char)
-    return (0x3000 <= code <= 0x30FF or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF
-            or 0xFF00 <= code <= 0xFFEF or 0x20000 <= code <= 0x2FFFF)
+    return (
+        0x3000 <= code <= 0x30FF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFF00 <= code <= 0xFFEF
+        or 0x20000 <= code <= 0x2FFFF
+    )
 
 
 def _inside(text: str, room: int) -> int:

@@ -67,7 +67,9 @@ class FastPathCheck:
     fast_p50_ms: float  # client time of the fast path
     version: str  # the cluster's version when checked
     checked: str  # when (ISO 8601, UTC)
-    same_lists: int  # queries whose whole fused lists to the depth came in the same order: every page at every offset the same
+    same_lists: (
+        int  # queries whose whole fused lists to the depth came in the same order: every page at every offset the same
+    )
     shards: int  # the index's primary shards (each shard fuses its own candidates on the server)
 
     @property
@@ -94,27 +96,50 @@ class FastPathCheck:
         if self.same_pages != self.queries:
             return f"the pages differed for {self.queries - self.same_pages} of {self.queries} queries"
         if self.same_lists != self.queries:
-            return (f"the fused lists to depth {self.depth} came in another order for {self.queries - self.same_lists} of "
-                    f"{self.queries} queries (tied scores ordered differently): pages after the first would differ")
+            return (
+                f"the fused lists to depth {self.depth} came in another order for {self.queries - self.same_lists} of "
+                f"{self.queries} queries (tied scores ordered differently): pages after the first would differ"
+            )
         if not self.faster:
-            return f"not faster: {self.fast_p50_ms:.1f} against {self.hybrid_p50_ms:.1f} ms p50 ({self.ratio:.2f}x, {FASTER_THAN}x needed)"
+            return (
+                f"not faster: {self.fast_p50_ms:.1f} against {self.hybrid_p50_ms:.1f} ms p50 "
+                f"({self.ratio:.2f}x, {FASTER_THAN}x needed)"
+            )
         return None
 
     def applies(self, fusion: str, depth: int, version: str, shards: int) -> bool:
         """Whether a search of ``fusion`` (its name) at ``depth`` on a cluster of ``version``, over an index of
         ``shards`` primary shards, is what was checked (any page within the depth: the whole lists were compared)."""
-        return (self.taken and fusion == self.fusion and depth == self.depth and version == self.version
-                and shards == self.shards)
+        return (
+            self.taken
+            and fusion == self.fusion
+            and depth == self.depth
+            and version == self.version
+            and shards == self.shards
+        )
 
     def notice(self) -> str:
-        return (f"fast path: both legs in one _msearch, fused here by {self.fusion} with the server's formula "
-                f"(`hybrid fast-path` on {self.checked[:10]}: the same pages at every offset for {self.same_lists}/{self.queries} queries, "
-                f"client p50 {self.fast_p50_ms:.1f} against {self.hybrid_p50_ms:.1f} ms for the server hybrid)")
+        return (
+            f"fast path: both legs in one _msearch, fused here by {self.fusion} with the server's formula "
+            f"(`hybrid fast-path` on {self.checked[:10]}: the same pages at every offset for "
+            f"{self.same_lists}/{self.queries} queries, client p50 {self.fast_p50_ms:.1f} against "
+            f"{self.hybrid_p50_ms:.1f} ms for the server hybrid)"
+        )
 
     def to_meta(self) -> dict[str, Any]:
-        return {"fusion": self.fusion, "depth": self.depth, "k": self.k, "queries": self.queries, "same_pages": self.same_pages,
-                "hybrid_p50_ms": self.hybrid_p50_ms, "fast_p50_ms": self.fast_p50_ms,
-                "version": self.version, "checked": self.checked, "same_lists": self.same_lists, "shards": self.shards}
+        return {
+            "fusion": self.fusion,
+            "depth": self.depth,
+            "k": self.k,
+            "queries": self.queries,
+            "same_pages": self.same_pages,
+            "hybrid_p50_ms": self.hybrid_p50_ms,
+            "fast_p50_ms": self.fast_p50_ms,
+            "version": self.version,
+            "checked": self.checked,
+            "same_lists": self.same_lists,
+            "shards": self.shards,
+        }
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any] | None) -> FastPathCheck | None:
@@ -123,9 +148,19 @@ class FastPathCheck:
         if not meta:
             return None
         try:
-            return cls(str(meta["fusion"]), int(meta["depth"]), int(meta["k"]), int(meta["queries"]), int(meta["same_pages"]),
-                       float(meta["hybrid_p50_ms"]), float(meta["fast_p50_ms"]), str(meta["version"]), str(meta["checked"]),
-                       int(meta["same_lists"]), int(meta["shards"]))
+            return cls(
+                str(meta["fusion"]),
+                int(meta["depth"]),
+                int(meta["k"]),
+                int(meta["queries"]),
+                int(meta["same_pages"]),
+                float(meta["hybrid_p50_ms"]),
+                float(meta["fast_p50_ms"]),
+                str(meta["version"]),
+                str(meta["checked"]),
+                int(meta["same_lists"]),
+                int(meta["shards"]),
+            )
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -139,11 +174,20 @@ def same_order(a: Sequence[tuple[str, float]], b: Sequence[tuple[str, float]], *
     """Whether two fused lists hold the same ids in the same order, with the same scores: then every
     page at every offset within them is the same (:func:`~adapter.fusion.same_ranking_up_to_ties`
     lets tied scores come in any order, which is enough for one page, not for paging)."""
-    return len(a) == len(b) and all(x == y and math.isclose(s, t, rel_tol=rel_tol, abs_tol=1e-12) for (x, s), (y, t) in zip(a, b))
+    return len(a) == len(b) and all(
+        x == y and math.isclose(s, t, rel_tol=rel_tol, abs_tol=1e-12) for (x, s), (y, t) in zip(a, b)
+    )
 
 
-def check_fast_path(searcher: Searcher, queries: Iterable[str], *, k: int = 10, depth: int | None = None,
-                    max_queries: int = MAX_QUERIES, seed: int = 7) -> FastPathCheck:
+def check_fast_path(
+    searcher: Searcher,
+    queries: Iterable[str],
+    *,
+    k: int = 10,
+    depth: int | None = None,
+    max_queries: int = MAX_QUERIES,
+    seed: int = 7,
+) -> FastPathCheck:
     """Both paths on up to ``max_queries`` of ``queries``: k hits timed, and the whole fused list to
     ``depth`` (candidates per leg) compared, untimed."""
     if depth is not None and depth < 1:
@@ -163,9 +207,19 @@ def check_fast_path(searcher: Searcher, queries: Iterable[str], *, k: int = 10, 
         same += same_ranking_up_to_ties(pages[FastPath.OFF], pages[FastPath.ON])
         whole = {path: run(path, i, run.depth) for path in PATHS}
         lists += same_order(whole[FastPath.OFF], whole[FastPath.ON])
-    return FastPathCheck(run.fusion(), run.depth, k, len(texts), same, run.p50(FastPath.OFF), run.p50(FastPath.ON),
-                         searcher.caps.version, datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), lists,
-                         searcher.info.shards)
+    return FastPathCheck(
+        run.fusion(),
+        run.depth,
+        k,
+        len(texts),
+        same,
+        run.p50(FastPath.OFF),
+        run.p50(FastPath.ON),
+        searcher.caps.version,
+        datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        lists,
+        searcher.info.shards,
+    )
 
 
 PATHS = (FastPath.OFF, FastPath.ON)
@@ -182,11 +236,15 @@ class _Runs:
         self.fusions: set[str] = set()
 
     def __call__(self, path: FastPath, i: int, k: int, *, timed: bool = False) -> list[tuple[str, float]]:
-        r = self.searcher.search(self.texts[i], technique="hybrid", k=k, depth=self.depth, query_vector=self.vectors[i], fast_path=path)
+        r = self.searcher.search(
+            self.texts[i], technique="hybrid", k=k, depth=self.depth, query_vector=self.vectors[i], fast_path=path
+        )
         if path is FastPath.OFF:
             if r.fusion is None or not r.fused_by.server:
-                raise InputError(f"the server does not fuse this index's hybrid ({r.fused_by.value}): there is no "
-                                 "server hybrid to check the fast path against")
+                raise InputError(
+                    f"the server does not fuse this index's hybrid ({r.fused_by.value}): there is no "
+                    "server hybrid to check the fast path against"
+                )
             self.fusions.add(r.fusion.name)
         if timed:
             self.times[path].append(r.total_ms or 0.0)  # a Searcher always sets it
@@ -197,8 +255,10 @@ class _Runs:
 
     def fusion(self) -> str:
         if len(self.fusions) != 1:
-            raise InputError(f"the server hybrid fused by {len(self.fusions)} fusion families ({', '.join(sorted(self.fusions))}) "
-                             "across these queries: one check covers one")
+            raise InputError(
+                f"the server hybrid fused by {len(self.fusions)} fusion families ({', '.join(sorted(self.fusions))}) "
+                "across these queries: one check covers one"
+            )
         return next(iter(self.fusions))
 
 

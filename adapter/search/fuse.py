@@ -67,13 +67,22 @@ def server_legs(raw: Sequence[RawHit], legs: Legs, fusion: Fusion, engine: Engin
         found = [positions[leg].get(r.id, (None, None)) for leg in range(len(LEGS))]
         scores = engine.explained_leg_scores(r, [raw_score for _, raw_score in found], weights=weights)
         parts = fusion.contributions(scores, r.score)
-        out[r.id] = tuple(LegScore(leg, rank, raw_score, scores[i], weights[i], parts[i])
-                          for i, (leg, (rank, raw_score)) in enumerate(zip(LEGS, found)))
+        out[r.id] = tuple(
+            LegScore(leg, rank, raw_score, scores[i], weights[i], parts[i])
+            for i, (leg, (rank, raw_score)) in enumerate(zip(LEGS, found))
+        )
     return out
 
 
-def explained(groups: list[RawGroup], legs: Legs, fusion: Fusion, engine: Engine, *, server_explained: bool,
-              explain_again: Callable[[], list[RawGroup]]) -> tuple[list[RawGroup], Explained]:
+def explained(
+    groups: list[RawGroup],
+    legs: Legs,
+    fusion: Fusion,
+    engine: Engine,
+    *,
+    server_explained: bool,
+    explain_again: Callable[[], list[RawGroup]],
+) -> tuple[list[RawGroup], Explained]:
     """The hits and their per-leg explanations: the mirror where it reproduces the server, else the
     server's explanation (``explain_again`` asks for it: its Lucene explanations cost far more than
     the search, docs/BENCHMARKS.md; Elasticsearch explained in the first request already)."""
@@ -83,5 +92,3 @@ def explained(groups: list[RawGroup], legs: Legs, fusion: Fusion, engine: Engine
     if not server_explained:
         groups = explain_again()
     return groups, server_legs([r for r, _ in groups], legs, fusion, engine)
-
-

@@ -68,6 +68,7 @@ def knn_similarity(space_type: str) -> Callable[[np.ndarray, np.ndarray], np.nda
     """The similarity the k-NN plugin scores with for ``space_type`` (Lucene's
     ``VectorSimilarityFunction.compare``): cosinesimil ``(1 + cos) / 2``, innerproduct the scaled
     maximum inner product (``dot + 1``, or ``1 / (1 - dot)`` below 0), l2 ``1 / (1 + d²)``."""
+
     def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.asarray(np.maximum((1.0 + _unit_rows(a) @ _unit_rows(b).T) / 2.0, 0.0))
 

@@ -82,7 +82,9 @@ class Collapse:
 
     def __post_init__(self) -> None:
         if not isinstance(self.inner_hits, int) or not 0 <= self.inner_hits <= MAX_INNER_HITS:
-            raise InputError(f"collapse inner_hits must be an integer in [0, {MAX_INNER_HITS}], got {self.inner_hits!r}")
+            raise InputError(
+                f"collapse inner_hits must be an integer in [0, {MAX_INNER_HITS}], got {self.inner_hits!r}"
+            )
         object.__setattr__(self, "field", filter_field(self.field))
 
 
@@ -150,8 +152,12 @@ class SearchOptions:
             raise InputError(f"at most {MAX_FACETS} facets, got {len(self.facets)}")
         for name in self.facets:
             filter_field(name)
-        for name, value, low in (("facet_size", self.facet_size, 1), ("fragment_size", self.fragment_size, 18), ("fragments", self.fragments, 1),
-                                 ("max_text_chars", self.max_text_chars, 100)):
+        for name, value, low in (
+            ("facet_size", self.facet_size, 1),
+            ("fragment_size", self.fragment_size, 18),
+            ("fragments", self.fragments, 1),
+            ("max_text_chars", self.max_text_chars, 100),
+        ):
             if not isinstance(value, int) or value < low:
                 raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
         if self.min_score is not None:
@@ -206,41 +212,72 @@ def plan_page(options: SearchOptions, caps: Capabilities, technique: str, *, pos
     o = options
     version = f"{caps.engine} {caps.version}"
     if technique in ("bm25", "dense"):
-        return PagePlan(o, highlight=o.highlight, facets_in_query=bool(o.facets), collapse_on_server=o.collapse is not None,
-                        inner_hits_on_server=bool(o.collapse and o.collapse.inner_hits), sort_on_server=bool(o.sort),
-                        min_score_on_server=o.min_score is not None)
+        return PagePlan(
+            o,
+            highlight=o.highlight,
+            facets_in_query=bool(o.facets),
+            collapse_on_server=o.collapse is not None,
+            inner_hits_on_server=bool(o.collapse and o.collapse.inner_hits),
+            sort_on_server=bool(o.sort),
+            min_score_on_server=o.min_score is not None,
+        )
     if technique in ("client-rrf", "client"):
-        return PagePlan(o, highlight=o.highlight, facets_apart=bool(o.facets), collapse_by_client=o.collapse is not None,
-                        sort_by_client=bool(o.sort), min_score_by_client=o.min_score is not None)
+        return PagePlan(
+            o,
+            highlight=o.highlight,
+            facets_apart=bool(o.facets),
+            collapse_by_client=o.collapse is not None,
+            sort_by_client=bool(o.sort),
+            min_score_by_client=o.min_score is not None,
+        )
     # hybrid, fused on the server
     facets_in_query = bool(o.facets) and caps.hybrid_aggregations
     if o.facets and not facets_in_query:
-        notices.append(f"aggregations with the hybrid query need OpenSearch 2.13+ ({version} has none): the facets come from "
-                       "a separate request over the documents either leg matches")
+        notices.append(
+            f"aggregations with the hybrid query need OpenSearch 2.13+ ({version} has none): the facets come from "
+            "a separate request over the documents either leg matches"
+        )
     collapse_on_server = o.collapse is not None and caps.hybrid_collapse
-    inner_on_server = collapse_on_server and o.collapse is not None and bool(o.collapse.inner_hits) and caps.collapse_inner_hits
+    inner_on_server = (
+        collapse_on_server and o.collapse is not None and bool(o.collapse.inner_hits) and caps.collapse_inner_hits
+    )
     if o.collapse is not None and not collapse_on_server:
-        notices.append(f"collapse on a hybrid query needs OpenSearch 3.1+ ({version} would ignore it): one hit per "
-                       f"{o.collapse.field} was kept by the client from the fused list (each leg's top depth)")
+        notices.append(
+            f"collapse on a hybrid query needs OpenSearch 3.1+ ({version} would ignore it): one hit per "
+            f"{o.collapse.field} was kept by the client from the fused list (each leg's top depth)"
+        )
     elif o.collapse is not None and o.collapse.inner_hits and not inner_on_server:
-        notices.append(f"inner hits in a hybrid collapse need OpenSearch 3.2+ ({version}): the collapsed hits come without "
-                       "their other chunks")
+        notices.append(
+            f"inner hits in a hybrid collapse need OpenSearch 3.2+ ({version}): the collapsed hits come without "
+            "their other chunks"
+        )
     sort_on_server = bool(o.sort) and caps.hybrid_sort
     if o.sort and not sort_on_server:
         notices.append(f"sorting a hybrid query needs OpenSearch 2.16+ ({version}): the client sorted the fused list")
     min_on_server = o.min_score is not None and caps.fused_min_score
     if o.min_score is not None and not min_on_server:
-        notices.append(f"min_score applies to the fused score from OpenSearch 3.5 ({version} would apply it to each leg's raw "
-                       "score): the client dropped the hits whose fused score is lower")
-    return PagePlan(o, highlight=o.highlight and caps.hybrid_highlight, facets_in_query=facets_in_query,
-                    facets_apart=bool(o.facets) and not facets_in_query, collapse_on_server=collapse_on_server,
-                    inner_hits_on_server=inner_on_server, collapse_by_client=o.collapse is not None and not collapse_on_server,
-                    sort_on_server=sort_on_server, sort_by_client=bool(o.sort) and not sort_on_server,
-                    min_score_on_server=min_on_server, min_score_by_client=o.min_score is not None and not min_on_server,
-                    notices=tuple(notices))
+        notices.append(
+            f"min_score applies to the fused score from OpenSearch 3.5 ({version} would apply it to each leg's raw "
+            "score): the client dropped the hits whose fused score is lower"
+        )
+    return PagePlan(
+        o,
+        highlight=o.highlight and caps.hybrid_highlight,
+        facets_in_query=facets_in_query,
+        facets_apart=bool(o.facets) and not facets_in_query,
+        collapse_on_server=collapse_on_server,
+        inner_hits_on_server=inner_on_server,
+        collapse_by_client=o.collapse is not None and not collapse_on_server,
+        sort_on_server=sort_on_server,
+        sort_by_client=bool(o.sort) and not sort_on_server,
+        min_score_on_server=min_on_server,
+        min_score_by_client=o.min_score is not None and not min_on_server,
+        notices=tuple(notices),
+    )
 
 
 # -- request clauses ---------------------------------------------------------------------------------
+
 
 def highlight_clause(options: SearchOptions, fields: Sequence[str], text_query: Mapping[str, Any]) -> dict[str, Any]:
     """Snippets of ``fields`` around the words of ``text_query`` (the query's text leg, without
@@ -282,7 +319,9 @@ class Excerpts:
         return bool(self.bounded)
 
 
-def plan_excerpts(options: SearchOptions, text_fields: Sequence[str], *, highlighted: bool, request_highlights: bool) -> Excerpts:
+def plan_excerpts(
+    options: SearchOptions, text_fields: Sequence[str], *, highlighted: bool, request_highlights: bool
+) -> Excerpts:
     """Every text field is bounded unless the page asks for the full text. The request that returns
     the hits excerpts them in its own ``highlight`` clause where it can carry one
     (``request_highlights``) and the field is not among the page's snippets (``highlighted``: a
@@ -301,10 +340,18 @@ def excerpt_highlight(fields: Sequence[str], options: SearchOptions, *, offset_o
     ``highlight_query`` matches nothing, whatever the page's snippets ask). ``offset_option``: the
     engine's name for the analysed-length cap."""
     n = options.max_text_chars + 1
-    per_field = {"type": "unified", "fragment_size": n, "number_of_fragments": 1, "no_match_size": n, "pre_tags": [""],
-                 "post_tags": [""]}
-    return {"fields": {f: {**per_field, "highlight_query": {"match_none": {}}} for f in fields},
-            offset_option: min(EXCERPT_ANALYZED_FACTOR * options.max_text_chars, MAX_ANALYZED)}
+    per_field = {
+        "type": "unified",
+        "fragment_size": n,
+        "number_of_fragments": 1,
+        "no_match_size": n,
+        "pre_tags": [""],
+        "post_tags": [""],
+    }
+    return {
+        "fields": {f: {**per_field, "highlight_query": {"match_none": {}}} for f in fields},
+        offset_option: min(EXCERPT_ANALYZED_FACTOR * options.max_text_chars, MAX_ANALYZED),
+    }
 
 
 def merge_highlight(clause: Mapping[str, Any] | None, excerpts: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -355,8 +402,13 @@ def facet_aggs(options: SearchOptions) -> dict[str, Any]:
     return out
 
 
-def collapse_clause(collapse: Collapse, *, inner_hits: bool, exclude_source: Sequence[str] = (),
-                    highlight: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def collapse_clause(
+    collapse: Collapse,
+    *,
+    inner_hits: bool,
+    exclude_source: Sequence[str] = (),
+    highlight: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     clause: dict[str, Any] = {"field": collapse.field}
     if inner_hits and collapse.inner_hits:
         # size + 1: the group's best hit is its first inner hit too; the hit carries the others.
@@ -373,8 +425,14 @@ def sort_clause(sort: Sequence[SortKey]) -> list[dict[str, Any]]:
     return [{key.field: {"order": key.order}} for key in sort]
 
 
-def page_clauses(plan: PagePlan, *, text_fields: Sequence[str], text_query: Mapping[str, Any],
-                 exclude_source: Sequence[str] = (), excerpts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def page_clauses(
+    plan: PagePlan,
+    *,
+    text_fields: Sequence[str],
+    text_query: Mapping[str, Any],
+    exclude_source: Sequence[str] = (),
+    excerpts: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The parts of the search body that run on the server (merged into the body by the caller);
     ``exclude_source``: what inner hits leave out of their sources too; ``excerpts``: the
     :func:`excerpt_highlight` clause of the text fields this request excerpts (inner hits too)."""
@@ -386,8 +444,9 @@ def page_clauses(plan: PagePlan, *, text_fields: Sequence[str], text_query: Mapp
     if plan.facets_in_query:
         body["aggs"] = facet_aggs(o)
     if plan.collapse_on_server and o.collapse is not None:
-        body["collapse"] = collapse_clause(o.collapse, inner_hits=plan.inner_hits_on_server, exclude_source=exclude_source,
-                                           highlight=excerpts)
+        body["collapse"] = collapse_clause(
+            o.collapse, inner_hits=plan.inner_hits_on_server, exclude_source=exclude_source, highlight=excerpts
+        )
     if plan.sort_on_server:
         body["sort"] = sort_clause(o.sort)
     if plan.min_score_on_server and o.min_score is not None:
@@ -400,11 +459,15 @@ def page_clauses(plan: PagePlan, *, text_fields: Sequence[str], text_query: Mapp
 def facets_body(queries: Sequence[Mapping[str, Any]], options: SearchOptions) -> dict[str, Any]:
     """A size-0 request whose aggregations count the documents any of ``queries`` matches (what
     the hybrid query aggregates over)."""
-    return {"size": 0, "query": {"bool": {"should": [dict(q) for q in queries], "minimum_should_match": 1}},
-            "aggs": facet_aggs(options)}
+    return {
+        "size": 0,
+        "query": {"bool": {"should": [dict(q) for q in queries], "minimum_should_match": 1}},
+        "aggs": facet_aggs(options),
+    }
 
 
 # -- the client's side -------------------------------------------------------------------------------
+
 
 def collapse_hits(hits: Sequence[T], key: Callable[[T], Any], inner_hits: int = 0) -> list[tuple[T, list[T]]]:
     """One ``(best, others)`` per group, in the order of each group's first (best) hit; ``others``
@@ -442,8 +505,9 @@ def field_value(fields: Mapping[str, Any], name: str) -> Any:
     return values
 
 
-def client_steps(items: Sequence[T], plan: PagePlan, *, score: Callable[[T], float],
-                 fields: Callable[[T], Mapping[str, Any]]) -> list[tuple[T, list[T]]]:
+def client_steps(
+    items: Sequence[T], plan: PagePlan, *, score: Callable[[T], float], fields: Callable[[T], Mapping[str, Any]]
+) -> list[tuple[T, list[T]]]:
     """The parts the client runs, in the server's order: the score floor on the fused scores,
     then the sort, then collapse (so each group keeps its best hit by the sort, or by score).
     Returns one ``(hit, others of its group)`` per kept hit."""

@@ -84,11 +84,26 @@ class Lookups(StoredFusions, Protocol):
         ...
 
 
-def fusion_ask(state: IndexState, fusion: Fusion | None, pipeline: str | None, *, allow_fallback: bool = True,
-               refused: str | None = None) -> FusionAsk:
+def fusion_ask(
+    state: IndexState,
+    fusion: Fusion | None,
+    pipeline: str | None,
+    *,
+    allow_fallback: bool = True,
+    refused: str | None = None,
+) -> FusionAsk:
     """What a hybrid search on ``state`` asks of the engine's placement."""
-    return FusionAsk(state.caps, state.alias, fusion, pipeline, state.fusion, state.pipeline, state.info.default_pipeline,
-                     allow_fallback, refused)
+    return FusionAsk(
+        state.caps,
+        state.alias,
+        fusion,
+        pipeline,
+        state.fusion,
+        state.pipeline,
+        state.info.default_pipeline,
+        allow_fallback,
+        refused,
+    )
 
 
 def placement(state: IndexState) -> FusionPlacement:
@@ -96,8 +111,15 @@ def placement(state: IndexState) -> FusionPlacement:
     return engine_named(state.caps.engine).placement
 
 
-def plan_fusion(state: IndexState, lookups: Lookups, fusion: Fusion | None = None, pipeline: str | None = None, *,
-                allow_fallback: bool = True, refused: str | None = None) -> FusionPlan:
+def plan_fusion(
+    state: IndexState,
+    lookups: Lookups,
+    fusion: Fusion | None = None,
+    pipeline: str | None = None,
+    *,
+    allow_fallback: bool = True,
+    refused: str | None = None,
+) -> FusionPlan:
     """Decide where ``fusion`` runs, as the engine places it: a stored pipeline, a temporary one, the
     request itself (Elasticsearch), or the client. ``refused``: why the cluster refused it when asked (the notice)."""
     ask = fusion_ask(state, fusion, pipeline, allow_fallback=allow_fallback, refused=refused)
@@ -121,7 +143,11 @@ def fast_path(plan: FusionPlan, state: IndexState, request: SearchRequest, shape
     if request.fast_path is FastPath.OFF or request.explain or not plan.fused_by.server:
         return plan
     if request.fast_path is FastPath.ON:
-        return FusionPlan(plan.fusion, FusedBy.CLIENT, notice=f"fast path (asked for): both legs in one _msearch, fused here by {plan.fusion.name}")
+        return FusionPlan(
+            plan.fusion,
+            FusedBy.CLIENT,
+            notice=f"fast path (asked for): both legs in one _msearch, fused here by {plan.fusion.name}",
+        )
     check = state.fast_path
     if check is None or not check.applies(plan.fusion.name, shape.depth, state.caps.version, state.info.shards):
         return plan
@@ -135,7 +161,9 @@ def adaptive_policy(state: IndexState, request: SearchRequest) -> AdaptivePolicy
     return state.adaptive if request.fusion is None and request.pipeline is None else None
 
 
-def choose(policy: AdaptivePolicy, state: IndexState, lookups: Lookups, request: SearchRequest) -> tuple[FusionChoice, Signals]:
+def choose(
+    policy: AdaptivePolicy, state: IndexState, lookups: Lookups, request: SearchRequest
+) -> tuple[FusionChoice, Signals]:
     """The policy's weights for this query, and what its signals cost (nothing without leg signals)."""
     z_score = state.caps.z_score  # the policy's base normalisation where the cluster runs it
     if not policy.uses_legs:
@@ -162,9 +190,11 @@ def mmr_place(state: IndexState, technique: Technique, request: SearchRequest) -
     elif not caps.server_mmr:
         why = f"the server's MMR (ext.mmr) needs the k-NN plugin 3.3+, the cluster runs {caps.version}"
     elif not caps.server_mmr_enabled:
-        why = ("the server's MMR is off on this cluster: enable it with PUT _cluster/settings {\"persistent\": "
-               "{\"cluster.search.enabled_system_generated_factories\": [\"mmr_over_sample_factory\", \"mmr_rerank_factory\"]}} "
-               "(or `hybrid init --server-mmr`)")
+        why = (
+            'the server\'s MMR is off on this cluster: enable it with PUT _cluster/settings {"persistent": '
+            '{"cluster.search.enabled_system_generated_factories": ["mmr_over_sample_factory", "mmr_rerank_factory"]}} '
+            "(or `hybrid init --server-mmr`)"
+        )
     if why is None:
         return True, None
     return False, (f"{why}: MMR ran in the client" if options.mmr is MMRPlace.SERVER else None)
@@ -179,12 +209,21 @@ def model_fit(fusion: Fusion | None, state: IndexState, shape: Shape) -> tuple[s
 
 
 def switched(state: IndexState, lookups: Lookups) -> IndexState:
-    """``state`` where its capabilities know the switching cluster settings (read through ``lookups`` only if not yet)."""
+    """``state`` where its capabilities know the switching cluster settings (read through ``lookups`` only if not
+    yet)."""
     return state if state.caps.switches_read else lookups.switched()
 
 
-def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups: Lookups, vector: np.ndarray | None, *,
-                allow_fallback: bool = True, refused: str | None = None) -> SearchPlan:
+def plan_search(
+    request: SearchRequest,
+    shape: Shape,
+    state: IndexState,
+    lookups: Lookups,
+    vector: np.ndarray | None,
+    *,
+    allow_fallback: bool = True,
+    refused: str | None = None,
+) -> SearchPlan:
     """The whole plan of one search (``vector``: the query's, where it needs one)."""
     technique, fixed, pipeline = request.technique, request.fusion, request.pipeline
     plan: FusionPlan | None = None
@@ -201,7 +240,11 @@ def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups
             plan = client_plan(state, lookups, fixed, pipeline)
         if plan.fused_by is FusedBy.CLIENT:
             technique = Technique.CLIENT
-        elif plan.fused_by is FusedBy.SERVER_INLINE and not request.explain and switched(state, lookups).caps.in_query_fusion:
+        elif (
+            plan.fused_by is FusedBy.SERVER_INLINE
+            and not request.explain
+            and switched(state, lookups).caps.in_query_fusion
+        ):
             # A cluster with in-query fusion needs no pipeline in the request (the explanation
             # response processor still does).
             plan = replace(plan, fused_by=FusedBy.SERVER_QUERY, inline=None)
@@ -211,9 +254,16 @@ def plan_search(request: SearchRequest, shape: Shape, state: IndexState, lookups
         state = switched(state, lookups)  # whether the cluster setting turns the server's MMR on
     server_mmr, mmr_notice = mmr_place(state, technique, request)
     page = plan_page(request.options, state.caps, technique.value, post=request.post)
-    stage = FirstStage(request.query, vector, request.filters, shape.depth, shape.page_from, shape.page_size,
-                       with_vectors=request.mmr_lambda is not None and not server_mmr, page=page)
+    stage = FirstStage(
+        request.query,
+        vector,
+        request.filters,
+        shape.depth,
+        shape.page_from,
+        shape.page_size,
+        with_vectors=request.mmr_lambda is not None and not server_mmr,
+        page=page,
+    )
     fit = model_fit(plan.fusion if plan else None, state, shape)
     notices = tuple(n for n in (plan.notice if plan else None, mmr_notice, *page.notices, *fit) if n)
     return SearchPlan(technique, plan, stage, server_mmr, choice, notices, signals)
-

@@ -28,8 +28,10 @@ def rerank(reranker: Reranker, query: str, hits: Sequence[Hit]) -> list[Hit]:
     """``hits`` in the reranker's order (ties keep the first stage's), scored by it."""
     scores = reranker.score(query, [embedding_text(h.title, h.text) for h in hits])
     order = sorted(range(len(hits)), key=lambda i: (-float(scores[i]), i))
-    return [replace(hits[i], score=float(scores[i]), rerank_score=float(scores[i]), first_stage_score=_first_stage(hits[i]))
-            for i in order]
+    return [
+        replace(hits[i], score=float(scores[i]), rerank_score=float(scores[i]), first_stage_score=_first_stage(hits[i]))
+        for i in order
+    ]
 
 
 def diversify(vector: np.ndarray, hits: Sequence[Hit], *, field: str, k: int, lambda_: float) -> list[Hit]:
@@ -38,7 +40,9 @@ def diversify(vector: np.ndarray, hits: Sequence[Hit], *, field: str, k: int, la
         return []
     missing = [h.id for h in hits if field not in h.source]
     if missing:
-        raise IndexMismatchError(f"hits {missing[:3]} have no stored vector in {field!r}; MMR needs the index's vectors")
+        raise IndexMismatchError(
+            f"hits {missing[:3]} have no stored vector in {field!r}; MMR needs the index's vectors"
+        )
     vectors = np.asarray([h.source[field] for h in hits], dtype=np.float32)
     picked = mmr_select(vector, vectors, k=k, lambda_=lambda_, relevance=[h.score for h in hits])
     return [replace(hits[i], score=s, mmr_score=s, first_stage_score=_first_stage(hits[i])) for i, s in picked]
@@ -53,6 +57,8 @@ def strip(hits: Sequence[Hit], field: str) -> list[Hit]:
     """``hits`` (and their collapse groups) without the stored vector ``field`` in their sources."""
 
     def one(h: Hit) -> Hit:
-        return replace(h, source={key: v for key, v in h.source.items() if key != field}, chunks=tuple(one(c) for c in h.chunks))
+        return replace(
+            h, source={key: v for key, v in h.source.items() if key != field}, chunks=tuple(one(c) for c in h.chunks)
+        )
 
     return [one(h) for h in hits]

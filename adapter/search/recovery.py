@@ -74,7 +74,9 @@ class Recover(Exception):
         self.error = error
         super().__init__(str(error))
 
-    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+    def recovered(
+        self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow
+    ) -> tuple[IndexState, Attempt]:
         """The state and the attempt to run next (``sent``: what the ended attempt sent)."""
         raise NotImplementedError
 
@@ -84,9 +86,13 @@ class AliasMoved(Recover):
 
     def __init__(self, alias: str, old: str, new: Sequence[str]) -> None:
         self.old = old
-        super().__init__(IndexMismatchError(f"the alias {alias} no longer points to {old} (hits came from {', '.join(new)})"))
+        super().__init__(
+            IndexMismatchError(f"the alias {alias} no longer points to {old} (hits came from {', '.join(new)})")
+        )
 
-    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+    def recovered(
+        self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow
+    ) -> tuple[IndexState, Attempt]:
         return follow(state, self), attempt
 
 
@@ -100,15 +106,21 @@ class FusionRefused(Recover):
     def __str__(self) -> str:
         return self.why
 
-    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
-        return (state.with_caps(state.caps.without(self.fusion)),
-                replace(attempt, refused=self.why, spent_requests=attempt.spent_requests + len(sent)))
+    def recovered(
+        self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow
+    ) -> tuple[IndexState, Attempt]:
+        return (
+            state.with_caps(state.caps.without(self.fusion)),
+            replace(attempt, refused=self.why, spent_requests=attempt.spent_requests + len(sent)),
+        )
 
 
 class PaginationDepthRejected(Recover):
     then = "sending the hybrid query without pagination_depth from now on"
 
-    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+    def recovered(
+        self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow
+    ) -> tuple[IndexState, Attempt]:
         return state.with_caps(replace(state.caps, pagination_depth=False)), attempt
 
 
@@ -119,9 +131,13 @@ class PartialAnswer(Recover):
     def __init__(self, message: str, error: BackendError | None = None) -> None:
         super().__init__(error or PartialResultError(message, kind="shards"))
 
-    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+    def recovered(
+        self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow
+    ) -> tuple[IndexState, Attempt]:
         aio.pause(PARTIAL_RETRY_PAUSE_S)
-        return state, replace(attempt, accept_partial=True, earlier=attempt.earlier + tuple(sent))  # it was answered: listed
+        return state, replace(
+            attempt, accept_partial=True, earlier=attempt.earlier + tuple(sent)
+        )  # it was answered: listed
 
 
 # How a coordinating node words a request it could not send to a node that is leaving (the Java
@@ -141,9 +157,13 @@ class NodeLeft(Recover):
     level = logging.WARNING
     then = f"asking again in {PARTIAL_RETRY_PAUSE_S} s"
 
-    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+    def recovered(
+        self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow
+    ) -> tuple[IndexState, Attempt]:
         aio.pause(PARTIAL_RETRY_PAUSE_S)
-        return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))  # the refused one is among them
+        return state, replace(
+            attempt, spent_requests=attempt.spent_requests + len(sent)
+        )  # the refused one is among them
 
 
 class EmptyShardRefused(Recover):
@@ -153,7 +173,9 @@ class EmptyShardRefused(Recover):
 
     then = "searching without the empty shard"
 
-    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+    def recovered(
+        self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow
+    ) -> tuple[IndexState, Attempt]:
         return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))
 
 
@@ -174,7 +196,9 @@ class Overloaded(Recover):
     level = logging.WARNING
     then = "asking again after a pause"
 
-    def recovered(self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow) -> tuple[IndexState, Attempt]:
+    def recovered(
+        self, state: IndexState, attempt: Attempt, sent: Sequence[SentRequest], follow: Follow
+    ) -> tuple[IndexState, Attempt]:
         aio.pause(OVERLOAD_PAUSE_S * 2 ** (attempt.met.count(Overloaded) - 1))
         return state, replace(attempt, spent_requests=attempt.spent_requests + len(sent))
 

@@ -55,9 +55,13 @@ class SearchRequest:
             raise InputError(f"MMR lambda must be between 0 and 1, got {self.mmr_lambda}")
         if self.rerank_top is not None and self.rerank_top < self.wanted:
             raise InputError(f"rerank_top ({self.rerank_top}) must cover from + k ({self.wanted})")
-        if self.technique is Technique.CLIENT_RRF and (self.policy is not None or (self.fusion and self.fusion.kind != "rrf")):
-            raise InputError(f"client-rrf fuses by RRF only; pass RRF(rank_constant, weights), or technique client to fuse "
-                             f"{self.policy.name if self.policy else self.fusion.name if self.fusion else ''} in the client")
+        if self.technique is Technique.CLIENT_RRF and (
+            self.policy is not None or (self.fusion and self.fusion.kind != "rrf")
+        ):
+            raise InputError(
+                f"client-rrf fuses by RRF only; pass RRF(rank_constant, weights), or technique client to fuse "
+                f"{self.policy.name if self.policy else self.fusion.name if self.fusion else ''} in the client"
+            )
 
     @property
     def wanted(self) -> int:
@@ -92,7 +96,9 @@ class Shape:
     def of(cls, request: SearchRequest, *, default_depth: int, max_window: int, has_reranker: bool) -> Shape:
         limit = min(max_window, KNN_MAX_K)
         if request.wanted > limit:
-            raise InputError(f"from + k = {request.wanted} exceeds the cluster's limit of {limit} (index.max_result_window / k-NN k)")
+            raise InputError(
+                f"from + k = {request.wanted} exceeds the cluster's limit of {limit} (index.max_result_window / k-NN k)"
+            )
         if request.rerank_top is not None and not has_reranker:
             raise InputError("rerank was asked for but the searcher has no reranker")
         depth = max(request.depth or default_depth, request.first_stage)

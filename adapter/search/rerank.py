@@ -28,7 +28,14 @@ class Reranker(Protocol):
 class CrossEncoderReranker:
     """``sentence_transformers.CrossEncoder`` by hub name (default MS MARCO MiniLM-L6) or local path."""
 
-    def __init__(self, model: str = DEFAULT_CROSS_ENCODER, *, batch_size: int = 32, max_length: int | None = 512, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_CROSS_ENCODER,
+        *,
+        batch_size: int = 32,
+        max_length: int | None = 512,
+        device: str = "cpu",
+    ) -> None:
         self.model_name = str(model)
         self.batch_size = batch_size
         self.max_length = max_length

@@ -46,16 +46,20 @@ Json = Mapping[str, Any]
 EMPTY_SHARD_REFUSED = "empty_shard_refused"  # IndexState.facts: a search beside the empty shard was refused
 
 # What a request's missing shards take from the result, by the leg that asked (the notice's last words).
-MISSING = {"documents": "the page's hits from them come without their documents",
-           "excerpts": "the page's hits from them come without their excerpts",
-           "facets": "the facet counts leave out their documents", "signals": "adaptive fusion weighed the query without them",
-           "groups": "the count of documents the collapsed page is checked against leaves out theirs"}
+MISSING = {
+    "documents": "the page's hits from them come without their documents",
+    "excerpts": "the page's hits from them come without their excerpts",
+    "facets": "the facet counts leave out their documents",
+    "signals": "adaptive fusion weighed the query without them",
+    "groups": "the count of documents the collapsed page is checked against leaves out theirs",
+}
 
 
 @dataclass(frozen=True)
 class Partial:
     """An answer the attempt used though it lacked part of the result: ``kind`` ``shards`` (a shard failed,
-    or a document of the page could not be fetched) or ``collapse`` (a short collapsed page); ``notice``: what the result says."""
+    or a document of the page could not be fetched) or ``collapse`` (a short collapsed page); ``notice``: what the
+    result says."""
 
     kind: str
     notice: str
@@ -69,14 +73,18 @@ class Retriever:
         self.cluster, self.engine, self.state, self.attempt = cluster, engine, state, attempt
         self.notices: list[str] = []
         self.partial: list[Partial] = []
-        self.fetched: list[float] = []  # the took of each request fetching excerpts after the hits (counted by the result)
+        self.fetched: list[
+            float
+        ] = []  # the took of each request fetching excerpts after the hits (counted by the result)
 
     @property
     def alias(self) -> str:
         return self.state.alias
 
     # -- sending ---------------------------------------------------------------------------------
-    def search(self, body: Mapping[str, Any], *, pipeline: str | None = None, leg: str = "search", beside: str | None = None) -> Json:
+    def search(
+        self, body: Mapping[str, Any], *, pipeline: str | None = None, leg: str = "search", beside: str | None = None
+    ) -> Json:
         """``body`` on the alias (and on the index ``beside`` it: the empty shard)."""
         target = f"{self.alias},{beside}" if beside else self.alias
         with self._sending(leg, "search") as span:
@@ -85,7 +93,9 @@ class Retriever:
         self._check(resp, leg)
         return resp
 
-    def msearch(self, bodies_: Sequence[Mapping[str, Any]], *, leg: str = "bm25+dense", each: Sequence[str] = ()) -> tuple[float, list[Json]]:
+    def msearch(
+        self, bodies_: Sequence[Mapping[str, Any]], *, leg: str = "bm25+dense", each: Sequence[str] = ()
+    ) -> tuple[float, list[Json]]:
         """(the server's ``took`` for the whole request, one answer per body); ``each``: what each body is
         for (``bm25``, ``facets``, ...: what a partial answer to it lacks), by default ``leg``."""
         action = f"searching {self.alias}"
@@ -103,7 +113,9 @@ class Retriever:
         indices); else the alias moved. A partial answer is asked again once, then used with a notice."""
         served = frozenset(h.get("_index") for h in (resp.get("hits") or {}).get("hits", [])) - {None}
         ours = self.state.info.index
-        if served - {ours} and not self.state.members.get(served, lambda: ours in alias_indices(self.cluster, self.alias)):
+        if served - {ours} and not self.state.members.get(
+            served, lambda: ours in alias_indices(self.cluster, self.alias)
+        ):
             raise AliasMoved(self.alias, ours, sorted(served - {ours}))
         failed, total, reasons = responses.shard_failures(resp)
         if failed and any("dimension" in r.lower() for r in reasons):
@@ -116,7 +128,8 @@ class Retriever:
             self._partial(f"{failed} of {total} shards failed", reasons, leg)
 
     def _partial(self, what: str, reasons: Sequence[str], leg: str) -> None:
-        """An answer lacking what ``what`` says: asked again the first time (:class:`PartialAnswer`), else kept, listed."""
+        """An answer lacking what ``what`` says: asked again the first time (:class:`PartialAnswer`), else kept,
+        listed."""
         if not self.attempt.accept_partial:
             metrics.partial_result("shards", "asked_again")
             raise PartialAnswer(what)
@@ -128,8 +141,11 @@ class Retriever:
     @contextlib.contextmanager
     def _sending(self, leg: str, operation: str) -> Iterator[tracing.Span]:
         """One request of this search: its ``hybrid.request`` span, and its refusals recovered."""
-        attributes: dict[str, tracing.AttributeValue | None] = {"hybrid.leg": leg, "db.operation.name": operation,
-                                                                 "hybrid.index": self.alias}
+        attributes: dict[str, tracing.AttributeValue | None] = {
+            "hybrid.leg": leg,
+            "db.operation.name": operation,
+            "hybrid.index": self.alias,
+        }
         with tracing.span("hybrid.request", attributes) as span, metrics.leg(leg), self._refusals_recovered():
             yield span
 
@@ -143,7 +159,9 @@ class Retriever:
             yield
         except BackendError as exc:
             retried = exc.status in self.cluster.retried_statuses
-            if isinstance(exc, PartialResultError):  # refused for a failed shard (Elasticsearch's retrievers): no hits to keep
+            if isinstance(
+                exc, PartialResultError
+            ):  # refused for a failed shard (Elasticsearch's retrievers): no hits to keep
                 if not self.attempt.accept_partial and not retried:
                     metrics.partial_result("shards", "asked_again")
                     raise PartialAnswer(str(exc), exc) from exc
@@ -161,11 +179,17 @@ class Retriever:
             raise
 
     # -- first stages ----------------------------------------------------------------------------
-    def single_leg(self, stage: FirstStage, query: dict[str, Any], mmr: tuple[float, int] | None = None, *, leg: str) -> Answer:
+    def single_leg(
+        self, stage: FirstStage, query: dict[str, Any], mmr: tuple[float, int] | None = None, *, leg: str
+    ) -> Answer:
         resp = self.search(bodies.single_leg(self.engine, self.state, stage, query, mmr), leg=leg)
-        return Answer(tuple(responses.hits(resp)), responses.facets(resp, stage.page.options.facets), responses.took(resp), 1)
+        return Answer(
+            tuple(responses.hits(resp)), responses.facets(resp, stage.page.options.facets), responses.took(resp), 1
+        )
 
-    def hybrid(self, stage: FirstStage, plan: FusionPlan, *, explain: bool, empty_shard: str | None = None) -> Json | None:
+    def hybrid(
+        self, stage: FirstStage, plan: FusionPlan, *, explain: bool, empty_shard: str | None = None
+    ) -> Json | None:
         """The hybrid request (None: the page lies past the end of the fused list, which the server refuses);
         ``empty_shard``: searched beside the index (:meth:`empty_shard`)."""
         body = bodies.hybrid(self.engine, self.state, stage, plan, explain=explain, empty_shard=empty_shard is not None)
@@ -180,7 +204,12 @@ class Retriever:
             if why is not None:
                 raise FusionRefused(plan.fusion, why, exc) from exc
             hybrid = (body.get("query") or {}).get("hybrid") or {}
-            if self.state.caps.serverless and exc.status == 400 and "pagination_depth" in reason and "pagination_depth" in hybrid:
+            if (
+                self.state.caps.serverless
+                and exc.status == 400
+                and "pagination_depth" in reason
+                and "pagination_depth" in hybrid
+            ):
                 raise PaginationDepthRejected(exc) from exc
             if exc.status == 400 and "increase pagination_depth" in reason:
                 return None
@@ -193,20 +222,33 @@ class Retriever:
         needs the whole fused list. Taken as there (``hybrid init`` creates it) until a search beside it
         is refused (404: absent; 403: not ours to read): then, for this state, not (:class:`EmptyShardRefused`)."""
         name, page = self.engine.empty_shard_index, stage.page
-        if (name is None or not plan.fused_by.server or self.state.info.shards != 1 or self.state.caps.serverless
-                or stage.whole or page.collapse_on_server or page.sort_on_server):
+        if (
+            name is None
+            or not plan.fused_by.server
+            or self.state.info.shards != 1
+            or self.state.caps.serverless
+            or stage.whole
+            or page.collapse_on_server
+            or page.sort_on_server
+        ):
             return None
         return None if self.state.facts.peek(EMPTY_SHARD_REFUSED) else name
 
-    def legs(self, stage: FirstStage, *, fields: Sequence[str] = (), extra: Sequence[Mapping[str, Any]] = (),
-             each: Sequence[str] = ()) -> Legs:
+    def legs(
+        self,
+        stage: FirstStage,
+        *,
+        fields: Sequence[str] = (),
+        extra: Sequence[Mapping[str, Any]] = (),
+        each: Sequence[str] = (),
+    ) -> Legs:
         """Both legs to the stage's depth in one ``_msearch``, with ``extra`` bodies (answers after; ``each``
         says what each is for: ``facets``, ``groups``)."""
         if stage.vector is None:
             raise ValueError("the legs need the query vector")
         legs = bodies.leg_bodies(self.engine, self.state, stage.query, stage.vector, stage.depth, stage.filters, fields)
         took, answers = self.msearch([*legs, *extra], each=(*LEGS, *each))
-        return Legs(tuple(tuple(responses.hits(r)) for r in answers[: len(LEGS)]), took, tuple(answers[len(LEGS):]))
+        return Legs(tuple(tuple(responses.hits(r)) for r in answers[: len(LEGS)]), took, tuple(answers[len(LEGS) :]))
 
     def facets_apart(self, stage: FirstStage) -> Json:
         return self.search(bodies.facets(self.engine, self.state, stage), leg="facets")
@@ -227,11 +269,18 @@ class Retriever:
             found = self.bounded(responses.hits(resp), stage, excerpts)
             return {r.id: r for r in found}
         with self._sending("documents", "mget"):
-            docs = self.cluster.mget(self.state.info.index, ids, exclude=bodies.exclude(self.state, stage), action=action)
-        # A document on a shard that failed comes with an error, not found: false (which is a document deleted meanwhile).
+            docs = self.cluster.mget(
+                self.state.info.index, ids, exclude=bodies.exclude(self.state, stage), action=action
+            )
+        # A document on a shard that failed comes with an error, not found: false (which is a document deleted
+        # meanwhile).
         errors = [responses.error_reason(d["error"]) for d in docs if d.get("error")]
         if errors:
-            self._partial(f"{len(errors)} of the page's {len(ids)} documents could not be fetched", list(dict.fromkeys(errors)), "documents")
+            self._partial(
+                f"{len(errors)} of the page's {len(ids)} documents could not be fetched",
+                list(dict.fromkeys(errors)),
+                "documents",
+            )
         return {d["_id"]: RawHit(d["_id"], 0.0, d.get("_source", {})) for d in docs if d.get("found")}
 
     def bounded(self, raws: Sequence[RawHit], stage: FirstStage, excerpts: Excerpts) -> list[RawHit]:
@@ -258,7 +307,8 @@ class Retriever:
         return self.state.pipelines.get(name, lambda: self.engine.placement.stored_fusion(self.cluster, name))
 
     def match_quality(self, query: str, filters: Mapping[str, Any] | None) -> tuple[float | None, Signals]:
-        """BM25's match quality for ``query`` (:func:`adapter.fusion.choice.policy.match_quality`) and what asking cost."""
+        """BM25's match quality for ``query`` (:func:`adapter.fusion.choice.policy.match_quality`) and what asking
+        cost."""
         quality, _, signals = self.evidence(query, filters)
         return quality, signals
 
@@ -276,9 +326,14 @@ class Retriever:
     def coverage(self, query: str) -> tuple[float | None, list[FieldTerms], float]:
         """The query's term coverage (:func:`adapter.fusion.choice.signals.term_coverage`), the term statistics
         per text field and the server's took, from one ``_termvectors`` of the query on the index."""
-        with tracing.span("hybrid.request", {"hybrid.leg": "signals", "db.operation.name": "termvectors", "hybrid.index": self.alias}):
-            tv = self.cluster.termvectors(self.state.info.index, bodies.term_statistics(self.state, query),
-                                          action=f"reading term statistics of {self.alias}")
+        with tracing.span(
+            "hybrid.request", {"hybrid.leg": "signals", "db.operation.name": "termvectors", "hybrid.index": self.alias}
+        ):
+            tv = self.cluster.termvectors(
+                self.state.info.index,
+                bodies.term_statistics(self.state, query),
+                action=f"reading term statistics of {self.alias}",
+            )
         fields = responses.term_statistics(tv, field_boosts(self.state.text_leg.fields))
         return term_coverage(fields), fields, float(tv.get("took", 0) or 0)
 
@@ -299,7 +354,8 @@ class Retriever:
         return [
             f"filter field {key!r} ({field}) is not in the mapping of {self.state.info.index}: no document has it, "
             f"so the filter matches nothing (metadata fields: {', '.join(metadata) or 'none'})"
-            for key, field in asked if field not in fields
+            for key, field in asked
+            if field not in fields
         ]
 
 
@@ -309,13 +365,17 @@ def vector_of(state: IndexState, query: str, vector: VectorLike | None) -> np.nd
         wide = np.asarray(vector, dtype=np.float64)
         dimension = state.info.fingerprint.dimension
         if wide.shape != (dimension,):
-            raise IndexMismatchError(f"the query vector has shape {wide.shape}; index {state.alias!r} expects ({dimension},)")
+            raise IndexMismatchError(
+                f"the query vector has shape {wide.shape}; index {state.alias!r} expects ({dimension},)"
+            )
         check_query_vector(wide)
         return wide.astype(np.float32)
     with tracing.span("hybrid.embed", {"hybrid.model": state.info.fingerprint.model}):
         embedder = state.embedder()
         # The same query again is not embedded again (adapter.models.query_cache: keyed by the model's fingerprint).
-        return aio.offload(QUERY_VECTORS.get, embedder.fingerprint.key, query, embedder.embed_query)  # off the event loop
+        return aio.offload(
+            QUERY_VECTORS.get, embedder.fingerprint.key, query, embedder.embed_query
+        )  # off the event loop
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -327,12 +387,17 @@ def check_query_vector(wide: np.ndarray) -> None:
     overflows makes every score NaN."""
     bad = np.flatnonzero(~np.isfinite(wide))
     if bad.size:
-        raise InputError(f"the query vector has {bad.size} values that are not finite numbers (first at position {int(bad[0])})")
+        raise InputError(
+            f"the query vector has {bad.size} values that are not finite numbers (first at position {int(bad[0])})"
+        )
     bad = np.flatnonzero(np.abs(wide) > FLOAT32_MAX)
     if bad.size:
-        raise InputError(f"the query vector has {bad.size} values that are not finite in 32-bit floats, as the server reads "
-                         f"them (first at position {int(bad[0])}: {float(wide[bad[0]]):g}; the largest is {FLOAT32_MAX:g})")
+        raise InputError(
+            f"the query vector has {bad.size} values that are not finite in 32-bit floats, as the server reads "
+            f"them (first at position {int(bad[0])}: {float(wide[bad[0]]):g}; the largest is {FLOAT32_MAX:g})"
+        )
     if float(np.dot(wide, wide)) > FLOAT32_MAX:
-        raise InputError(f"the query vector's values are too large: its squared norm overflows 32-bit floats, in which the "
-                         "server computes similarities (scale it down; cosine ranks a scaled vector the same)")
-
+        raise InputError(
+            "the query vector's values are too large: its squared norm overflows 32-bit floats, in which the "
+            "server computes similarities (scale it down; cosine ranks a scaled vector the same)"
+        )

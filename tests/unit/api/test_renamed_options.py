@@ -11,16 +11,20 @@ import pytest
 from adapter.index.assets import IndexSpec
 from adapter.cli import build_parser
 from adapter.errors import InputError
-from adapter.index.spec import parse_spec_text
+from adapter.index.spec import parse_spec_text, spec_from_document
 from adapter.models.fingerprint import EmbeddingFingerprint
 
 FP = EmbeddingFingerprint("m", "s", "x", 4, True)
 
 
-@pytest.mark.parametrize("command", [["render", "--index", "docs"], ["init", "--index", "docs"], ["plan", "--index", "docs"]])
+@pytest.mark.parametrize(
+    "command", [["render", "--index", "docs"], ["init", "--index", "docs"], ["plan", "--index", "docs"]]
+)
 def test_the_k_nn_method_flag_and_its_old_spelling(command, capsys):
     parser = build_parser()
-    assert parser.parse_args(command).knn_method is None  # not given: an existing index's own, else IndexSpec's (lucene)
+    assert (
+        parser.parse_args(command).knn_method is None
+    )  # not given: an existing index's own, else IndexSpec's (lucene)
     assert IndexSpec.knn_method == "lucene"
     assert parser.parse_args([*command, "--knn-method", "faiss"]).knn_method == "faiss"
     assert "deprecated" not in capsys.readouterr().err
@@ -68,7 +72,9 @@ def test_the_node_config_keyword_and_attribute_and_their_old_spelling():
         config = NodeConfig(engine="elasticsearch")
     with pytest.warns(FutureWarning, match="distribution"):
         assert config.engine == "elasticsearch" == config.distribution
-    assert config == NodeConfig(distribution="elasticsearch", cache_dir=config.cache_dir, artifacts_dir=config.artifacts_dir)
+    assert config == NodeConfig(
+        distribution="elasticsearch", cache_dir=config.cache_dir, artifacts_dir=config.artifacts_dir
+    )
 
 
 def test_bulk_actions_per_request_are_a_batch_and_the_old_keyword_still_works():
@@ -83,3 +89,10 @@ def test_bulk_actions_per_request_are_a_batch_and_the_old_keyword_still_works():
     assert Ingestor(FakeCluster(), info, Embedder(), bulk_batch_size=7).bulk_batch_size == 7
     with pytest.warns(FutureWarning, match="bulk_batch_size"):
         assert Ingestor(FakeCluster(), info, Embedder(), bulk_chunk_size=9).bulk_batch_size == 9
+
+
+def test_the_spec_key_warning_names_the_line_that_read_the_spec():
+    # The warning is raised a step below spec_from_document; it must still point at its caller, not at the adapter.
+    with pytest.warns(FutureWarning, match="index.engine is deprecated") as caught:
+        spec_from_document({"alias": "docs", "embedder": "minilm", "index": {"engine": "faiss"}})
+    assert [w.filename for w in caught] == [__file__]
