@@ -66,7 +66,8 @@ def export(folder: Path, target: Path) -> None:
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # a one-off step of a search: no "Loading weights" bar on the user's terminal
+    # A one-off step of a search: no "Loading weights" bar on the user's terminal.
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
         model = AutoModel.from_pretrained(str(folder)).eval()
