@@ -130,13 +130,11 @@ class Awaiting:
 class Blocking:
     """An asyncio client as the sync port sees it: each call waits for its coroutine (:func:`wait`);
     namespaces (``indices``, ``transport``...) are wrapped alike; other attributes read through.
-    ``engine_name`` comes from the wrapped client's library (:func:`adapter.engines.registry.name_of_client`)."""
+    Its engine is the wrapped client's (:func:`adapter.engines.registry.name_of_client` reads
+    :attr:`async_client`): the bridge itself knows no engine."""
 
-    engine_name = "opensearch"  # the class names one, so the registry asks the instance
-
-    def __init__(self, target: Any, engine_name: str | None = None) -> None:
+    def __init__(self, target: Any) -> None:
         self._target = target
-        self.engine_name = engine_name or _engine_name(target)
 
     @property
     def async_client(self) -> Any:
@@ -148,7 +146,7 @@ class Blocking:
         if inspect.iscoroutinefunction(value) or (callable(value) and inspect.ismethod(value)):
             return _waiting(value)
         if _is_namespace(value):
-            return Blocking(value, self.engine_name)
+            return Blocking(value)
         return value
 
 
@@ -175,9 +173,3 @@ def _is_client(value: Any) -> bool:
 def is_async_client(value: Any) -> bool:
     """Whether ``value`` is an engine's asyncio client (``AsyncOpenSearch``, ``AsyncElasticsearch``)."""
     return _is_client(value)
-
-
-def _engine_name(client: Any) -> str:
-    from adapter.engines.registry import name_of_client
-
-    return name_of_client(client)

@@ -11,7 +11,9 @@ Extra arguments go to every pytest run.
 
 The type check comes first: ``mypy`` with pyproject's ``[tool.mypy]`` (``--strict`` on
 ``adapter/``), its report printed as it comes; any error fails the run as a failed test does
-(the tiers still run, so one CI run shows both).
+(the tiers still run, so one CI run shows both). Beside it the layer check: ``lint-imports`` with
+pyproject's ``[tool.importlinter]`` contracts (the package layers, the pure core); a broken contract
+fails the run in the same way.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ def type_check(paths: list[str] | None = None, options: tuple[str, ...] = ()) ->
     return "type check", rc, time.monotonic() - started
 
 
+def layer_check() -> tuple[str, int, float]:
+    """import-linter with pyproject's ``[tool.importlinter]`` contracts (docs/ARCHITECTURE.md, Layers)."""
+    print("\n=== layer check (lint-imports) ===", flush=True)
+    started = time.monotonic()
+    rc = subprocess.call([str(Path(sys.executable).with_name("lint-imports"))], cwd=ROOT)  # the test extra's console script
+    return "layer check", rc, time.monotonic() - started
+
+
 def main(extra: list[str]) -> int:
     # Every extra is installed here (`make test`): a test that needs one runs, and fails if it is missing, never skipped.
     env = {**os.environ, "HYBRID_TEST_ALL_EXTRAS": "1"}
@@ -49,7 +59,7 @@ def main(extra: list[str]) -> int:
         targets = [None]  # the given cluster, whatever it runs
     else:
         targets = [t.strip() for t in env.get("HYBRID_TEST_TARGETS", ",".join(DEFAULT_TARGETS)).split(",") if t.strip()]
-    results = [type_check(), _pytest(["-m", "unit or packaging", *extra], env, "unit and packaging tiers")]
+    results = [type_check(), layer_check(), _pytest(["-m", "unit or packaging", *extra], env, "unit and packaging tiers")]
     for target in targets:
         run_env = dict(env)
         if target:

@@ -6,7 +6,7 @@ from what it finds: :mod:`adapter.engines.opensearch.capabilities` (the neural-s
 2.19; ``z_score`` 3.0; RRF weights 3.1; what a search page can add by version,
 docs/OPENSEARCH-FEATURES.md) and :mod:`adapter.engines.elasticsearch.capabilities` (the ``rrf`` /
 ``linear`` retrievers, licences, the ``query`` + ``knn`` sum). Which fusion the server runs, and
-why not, is each engine's renderer's (``adapter.engines.<engine>.fusion``, :mod:`adapter.fusion.render`).
+why not, is each engine's renderer's (``adapter.engines.<engine>.fusion``, :mod:`adapter.engines.render`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from adapter._enums import TextEnum
+from adapter.engines.render import renderer, server_support, servers
 from adapter.fusion.base import Fusion, methods
-from adapter.fusion.render import renderer, server_support, servers
 from adapter.fusion.rrf import DEFAULT_RANK_CONSTANT
 from adapter.index.analysis import ICU, STEMPEL
 

@@ -21,12 +21,12 @@ import abc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
+from adapter.engines.render import renderer
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import Fusion, ScoreNormalization, parse_fusion
 from adapter.fusion.base import FusedBy
 from adapter.fusion.choice.selection import ClusterKind
 from adapter.fusion.choice.values import ADAPTIVE
-from adapter.fusion.render import renderer
 
 if TYPE_CHECKING:
     from adapter.engines.capabilities import Capabilities

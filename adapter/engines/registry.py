@@ -5,7 +5,7 @@ Each entry says where an engine lives (its package, whose ``ENGINE`` is the
 raw client finds its engine), how to connect to a URL, and how to recognise the engine from the
 ``GET /`` answer another engine's client got there. Everything else that decides by engine asks
 the engine itself: where a fusion runs (:mod:`adapter.engines.placement`), which fusions its server
-runs (:mod:`adapter.fusion.render`), its capabilities.
+runs (:mod:`adapter.engines.render`), its capabilities.
 
 The shipped engines are registered below. A third engine registers itself from its own package
 (``register(EngineEntry("fake", ...))``, as ``tests/support/fake_engine`` does), or, shipped with the
@@ -92,7 +92,10 @@ def loaded(name: str) -> bool:
 
 def name_of_client(client: Any) -> str:
     """The engine a raw client speaks for: the entry claiming its library's package, else the
-    default. Test doubles (:mod:`adapter.testing`) name theirs with an ``engine_name`` attribute."""
+    default. Test doubles (:mod:`adapter.testing`) name theirs with an ``engine_name`` attribute; an
+    asyncio client bridged by :class:`adapter.aio.Blocking` is the client it wraps (``async_client``)."""
+    if isinstance(getattr(type(client), "async_client", None), property):
+        client = client.async_client
     if hasattr(type(client), "engine_name"):
         return str(client.engine_name)
     package = type(client).__module__.split(".")[0]

@@ -18,6 +18,7 @@ import numpy as np
 from adapter.engines import Cluster
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.registry import engine_named
+from adapter.engines.render import client_only
 from adapter.errors import AssetError, InputError
 from adapter.evaluation.adaptive import learn_policy
 from adapter.evaluation.metrics import Dataset, evaluate, per_query
@@ -25,7 +26,16 @@ from adapter.evaluation.noise import standard_error
 from adapter.evaluation.perquery import TOP, FusionUsed, QueryRun
 from adapter.evaluation.report import MMR_TOP, EvalReport, TechniqueResult, TechniqueSpec, Tuning
 from adapter.evaluation.tune import fetch_legs, tune_fusion
-from adapter.fusion import DEFAULT_WEIGHTS, LEGS, RRF, Fusion, Normalization, ScoreNormalization, client_only, fuse, same_ranking_up_to_ties
+from adapter.fusion import (
+    DEFAULT_WEIGHTS,
+    LEGS,
+    RRF,
+    Fusion,
+    Normalization,
+    ScoreNormalization,
+    fuse,
+    same_ranking_up_to_ties,
+)
 from adapter.fusion.choice.advise import classify
 from adapter.fusion.choice.calibrate import measure_calibration, store_adaptive
 from adapter.fusion.choice.defaults import default_technique
@@ -450,7 +460,7 @@ def learned_model(legs: dict[str, list[list[tuple[str, float]]]], tune_split: Da
     and what a search checks it against (trained_on.index, .embedder: the fingerprint key, .depth)."""
     about = {"dataset": tune_split.name, "split": tune_split.split, "queries": len(tune_split.queries), "depth": depth,
              **({"index": index} if index else {}), **({"embedder": embedder} if embedder else {})}
-    chosen = select_model(legs, tune_split.qrels, trained_on=about)
+    chosen = select_model(legs, tune_split.qrels, score=per_query, trained_on=about)
     return replace(chosen.model, trained_on={**about, "selection": chosen.as_json()})
 
 

@@ -12,9 +12,9 @@ server it mirrors computes it (float32, and rounding where the server rounds):
 - :mod:`.dbsf` — distribution-based score fusion (Qdrant's): client-side only.
 
 A method names no search engine: an engine that runs it server-side registers a renderer for it
-(:mod:`.render`): OpenSearch as a search-pipeline processor or in-query fusion, Elasticsearch as a
-retriever or the summed request. Everywhere else the searcher fetches both legs and fuses them
-here, with a notice. Whether one cluster (its version, plugins,
+(:mod:`adapter.engines.render`): OpenSearch as a search-pipeline processor or in-query fusion,
+Elasticsearch as a retriever or the summed request. Everywhere else the searcher fetches both legs
+and fuses them here, with a notice. Whether one cluster (its version, plugins,
 licence) runs a fusion: :meth:`adapter.engines.capabilities.Capabilities.supports`.
 
 Adding a method: one module here (a frozen dataclass deriving ``Fusion`` with ``kind``,
@@ -45,7 +45,7 @@ DEFAULT_FUSION: Fusion = ScoreNormalization()
 
 __all__ = [
     "DEFAULT_FUSION", "DEFAULT_RANK_CONSTANT", "DEFAULT_WEIGHTS", "LEGS", "RRF", "Combination", "FusedDoc", "Fusion",
-    "Normalization", "Run", "ScoreNormalization", "ScoreSum", "client_only", "combine", "contributions", "fuse",
+    "Normalization", "Run", "ScoreNormalization", "ScoreSum", "combine", "contributions", "fuse",
     "fuse_normalized", "methods", "normalize", "parse_fusion", "parse_weights", "rrf", "rrf_term",
     "same_ranking_up_to_ties", "score_sum",
 ]
@@ -80,11 +80,3 @@ def parse_fusion(text: str | None, *, weights: tuple[float, ...] | None = None, 
 def fuse(runs: Sequence[Run], fusion: Fusion, *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
     """Fuse ``runs`` as the server would run ``fusion`` (weights default as the server's do)."""
     return fusion.fuse(runs, leg_names=leg_names)
-
-
-def client_only(weights: tuple[float, ...] | None = None) -> list[Fusion]:
-    """One fusion of each method no search engine runs server-side (with ``weights`` where the
-    method takes them): what ``hybrid eval`` scores as ``client-<name>``."""
-    from adapter.fusion.render import servers
-
-    return [f for method in methods() if not servers(method) for f in method.variants(weights, ())]

@@ -31,12 +31,9 @@ elasticsearch``) the language analyzers, ``asciifolding`` and the stemmers are m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from adapter.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from adapter.engines.capabilities import Capabilities
 
 STEMPEL = "analysis-stempel"
 ICU = "analysis-icu"
@@ -46,6 +43,22 @@ FOLDING = "folding"
 CORE_ANALYZERS = ("standard", "simple", "whitespace", "stop", "keyword")
 # Languages rebuilt from Hunspell where analysis-common is absent: (locale, core stop-word list).
 HUNSPELL_LANGUAGES = {"spanish": ("es_ES", "_spanish_"), "spanish_hunspell": ("es_ES", "_spanish_"), "polish": ("pl_PL", None)}
+
+
+class ClusterAnalysisFacts(Protocol):
+    """What :meth:`AnalysisSupport.of` reads of a cluster: :class:`adapter.engines.capabilities.Capabilities`
+    has these (a structural type, so the index's pure modules import nothing from the engines above them)."""
+
+    @property
+    def plugins(self) -> tuple[str, ...]: ...
+    @property
+    def hunspell(self) -> tuple[str, ...]: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def analysis_common(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -58,8 +71,8 @@ class AnalysisSupport:
     analysis_common: bool = True  # the analysis-common module: language analyzers, asciifolding, stemmers
 
     @classmethod
-    def of(cls, caps: Capabilities) -> AnalysisSupport:
-        """From :class:`~adapter.engines.capabilities.Capabilities`."""
+    def of(cls, caps: ClusterAnalysisFacts) -> AnalysisSupport:
+        """From a cluster's :class:`~adapter.engines.capabilities.Capabilities`."""
         return cls(tuple(p for p in caps.plugins if p.startswith("analysis-")), tuple(caps.hunspell), f"{caps.engine} {caps.version}",
                    analysis_common=caps.analysis_common)
 

@@ -24,7 +24,7 @@ from adapter.errors import AssetError, ConfigurationError, InputError
 from adapter.fusion import parse_fusion
 from adapter.fusion.choice.defaults import default_fusion_name
 from adapter.fusion.choice.values import ADAPTIVE
-from adapter.index.analysis import AnalysisSupport, text_analysis
+from adapter.index.analysis import AnalysisSupport, ClusterAnalysisFacts, text_analysis
 from adapter.index.documents import DocumentLayout
 from adapter.index.language import DEFAULT_ANALYZER
 from adapter.models.fingerprint import EmbeddingFingerprint
@@ -32,7 +32,6 @@ from adapter.models.fingerprint import EmbeddingFingerprint
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-    from adapter.engines.capabilities import Capabilities
     from adapter.fusion import Fusion
 
 ASSET_DIRS = ("mappings", "pipelines")
@@ -208,7 +207,7 @@ class IndexSpec:
     def layout(self) -> DocumentLayout:
         return DocumentLayout(tuple(self.text_fields), self.vector_field)
 
-    def for_cluster(self, caps: Capabilities) -> IndexSpec:
+    def for_cluster(self, caps: ClusterAnalysisFacts) -> IndexSpec:
         """This spec on a cluster with ``caps`` (:class:`~adapter.engines.capabilities.Capabilities`):
         analyzers that depend on the cluster render for what it has."""
         return replace(self, analysis=AnalysisSupport.of(caps))
@@ -241,7 +240,7 @@ keep_old_field_name(IndexSpec, "engine", "knn_method",
                     attribute_warning="IndexSpec.engine is deprecated: read knn_method")
 
 
-def render_text_component(spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+def render_text_component(spec: IndexSpec, caps: ClusterAnalysisFacts | None = None) -> dict[str, Any]:
     """The text fields with the spec's analyzer (shared by every engine), as the cluster can run it:
     ``caps`` (:class:`~adapter.engines.capabilities.Capabilities`) when given, else what
     :meth:`IndexSpec.for_cluster` recorded (:mod:`adapter.index.analysis`)."""

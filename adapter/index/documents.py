@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from adapter.errors import ConfigurationError
-from adapter.engines.floats import compact_floats
+from adapter.index.floats import compact_floats
 
 PARENT_FIELD = "parent_id"
 CHUNK_FIELD = "chunk_index"

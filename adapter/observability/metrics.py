@@ -34,10 +34,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
-
-if TYPE_CHECKING:
-    from adapter.ingest.report import IngestReport
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 try:
     import prometheus_client as _prometheus
@@ -145,7 +142,23 @@ def ingest_batch() -> Iterator[None]:
         m["batch_seconds"].observe(time.perf_counter() - started)
 
 
-def ingested(report: IngestReport) -> None:
+class IngestCounts(Protocol):
+    """What :func:`ingested` reads of an ingest's report (:class:`adapter.ingest.report.IngestReport`): a structural
+    type, so this module, below the use cases, imports none of them."""
+
+    @property
+    def documents(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def chunks(self) -> int: ...
+    @property
+    def retried_429(self) -> int: ...
+    @property
+    def retried_5xx(self) -> int: ...
+
+
+def ingested(report: IngestCounts) -> None:
     """What one finished ingest accepted, wrote, failed and asked again."""
     m = _made()
     if not m:

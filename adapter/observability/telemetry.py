@@ -70,7 +70,7 @@ def request_id(value: str | None = None) -> Iterator[str]:
 
 def user_agent(client: str) -> str:
     """``opensearch-hybrid-adapter/<version> (<client library>/<version>; Python x.y.z)``."""
-    from adapter import __version__
+    from adapter._version import __version__
 
     return f"opensearch-hybrid-adapter/{__version__} ({client}; Python {platform.python_version()})"
 

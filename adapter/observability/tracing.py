@@ -68,7 +68,7 @@ def span(name: str, attributes: dict[str, AttributeValue | None] | None = None) 
     if not recording():
         yield NO_SPAN
         return
-    from adapter import __version__
+    from adapter._version import __version__
 
     tracer = _trace.get_tracer(TRACER, __version__)
     given = {k: v for k, v in (attributes or {}).items() if v is not None}

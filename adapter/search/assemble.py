@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from adapter.engines.render import renderer
 from adapter.engines.responses import RawHit
 from adapter.fusion.base import FusedBy, LegScore
-from adapter.fusion.render import renderer
 from adapter.index.documents import DocumentLayout, hit_text, hit_title
 from adapter.search.page import CHUNKS
 from adapter.engines.placement import FusionPlan

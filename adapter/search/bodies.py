@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from adapter.engines.floats import compact_floats
+from adapter.index.floats import compact_floats
 from adapter.engines import Engine, HybridRequest
 from adapter.engines.dsl import filter_clauses, search_body, termvectors_body, text_query
 from adapter.fusion import LEGS
@@ -70,7 +70,7 @@ def _page(engine: Engine, state: IndexState, stage: FirstStage, *, request_highl
 
 def knn(engine: Engine, state: IndexState, vector: Sequence[float] | np.ndarray, k: int,
         filters: Any) -> Body:
-    # The vector in float32's shortest decimals: what the server reads, in ~60 % of the bytes (adapter.engines.floats).
+    # The vector in float32's shortest decimals: what the server reads, in ~60 % of the bytes (adapter.index.floats).
     return engine.knn_query(compact_floats(vector), field=state.info.vector_field, k=k, filters=filters)
 
 

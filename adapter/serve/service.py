@@ -23,9 +23,9 @@ import numpy as np
 from adapter.engines.capabilities import Capabilities
 from adapter.engines.dsl import clean_query
 from adapter.engines.registry import engine_named
+from adapter.engines.render import client_only, servers
 from adapter.errors import HybridError, InputError
 from adapter.fusion import DEFAULT_RANK_CONSTANT, DEFAULT_WEIGHTS, Fusion, methods, parse_fusion
-from adapter.fusion.render import servers
 from adapter.index.contracts import search_result_json
 from adapter.models.embedders import Embedder
 from adapter.search import Searcher
@@ -58,8 +58,6 @@ def offered_fusions(caps: Capabilities) -> tuple[tuple[str, ...], tuple[str, ...
 
 
 def _client_only() -> list[Fusion]:
-    from adapter.fusion import client_only
-
     return client_only()
 
 

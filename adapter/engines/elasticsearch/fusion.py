@@ -15,10 +15,10 @@ from typing import Any, Protocol, Sequence
 from adapter.engines.capabilities import Capabilities, version_tuple
 from adapter.engines.elasticsearch.capabilities import RANK_MODULE, RETRIEVER_LICENSES
 from adapter.engines.placement import InRequest
+from adapter.engines.render import Renderers, ServerFusion
 from adapter.errors import CapabilityError
 from adapter.fusion.base import LEGS, FusedBy, Fusion
 from adapter.fusion.normalization import Combination, Normalization, ScoreNormalization
-from adapter.fusion.render import Renderers, ServerFusion
 from adapter.fusion.rrf import RRF
 from adapter.fusion.score_sum import ScoreSum
 

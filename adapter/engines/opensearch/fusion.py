@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from adapter.engines.capabilities import Capabilities, version_tuple
+from adapter.engines.render import Renderers, ServerFusion
 from adapter.errors import CapabilityError, InputError
 from adapter.fusion.base import FusedBy, Fusion
 from adapter.fusion.normalization import Combination, Normalization, ScoreNormalization
-from adapter.fusion.render import Renderers, ServerFusion
 from adapter.fusion.rrf import DEFAULT_RANK_CONSTANT, RRF
 
 RRF_PARAMETERS_MOVED = (3, 1, 0)  # neural-search 3.1 reads rank_constant from combination, no longer from its parameters

@@ -298,10 +298,12 @@ class Selected:
                 "cross_validated_ndcg@10": {k: round(v, 4) for k, v in self.cross_validated.items()}}
 
 
+# The held-out measure of rankings, per query: (qrels, rankings by query) -> score by query.
+PerQuery = Callable[[Mapping[str, Mapping[str, int]], Mapping[str, Sequence[str]]], Mapping[str, float]]
 DEFAULT_SETTING = ("dbsf", 1.0)  # what a model gets when there are too few judged queries to choose (train's C)
 
 
-def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], *,
+def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], *, score: PerQuery,
            sets: Mapping[str, Sequence[str]] = FEATURE_SETS, regularisation: Sequence[float] = REGULARISATION, folds: int = FOLDS,
            trained_on: Mapping[str, Any] | None = None) -> Selected:
     """The feature set and ``C`` by ``folds``-fold cross-validation on these judged queries (folds
@@ -312,9 +314,9 @@ def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, i
     The simplest feature set (in their order) whose best setting's held-out nDCG@10 is within one
     standard error of the best setting's (the paired per-query difference; the one-standard-error
     rule, Hastie, Tibshirani & Friedman, *Elements of Statistical Learning* 7.10) wins, as
-    :func:`adapter.fusion.choice.policy.learn_policy` chooses a policy family; its ``C`` is its best one."""
-    from adapter.evaluation.metrics import per_query
-
+    :func:`adapter.fusion.choice.policy.learn_policy` chooses a policy family; its ``C`` is its best one.
+    ``score`` measures the held-out rankings (the evaluation's nDCG@10, :func:`adapter.evaluation.metrics.per_query`),
+    passed in: the fusion core imports nothing from the evaluation above it."""
     judged = [q for q in _query_order(list(legs)) if q in qrels]
     if not judged:
         raise InputError("no judged query to train the learned fusion on")
@@ -340,7 +342,7 @@ def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, i
         for k, fit_on in fits.items():
             model = train({q: legs[q] for q in fit_on}, qrels, names=names, c=c)
             ranked = {q: [f.id for f in model.fuse(legs[q])[:100]] for i, q in enumerate(judged) if i % folds == k}
-            scores.update(per_query({q: qrels[q] for q in ranked}, ranked))
+            scores.update(score({q: qrels[q] for q in ranked}, ranked))
         held[f"{name} C={c:g}"] = scores
     mean = {s: float(np.mean([v[q] for q in scored])) for s, v in held.items()}
     order = list(held)

@@ -72,7 +72,7 @@ class FakeEngine:
         return {"fake_knn": {"field": field, "vector": [float(x) for x in vector], "k": int(k), "filter": filter_clauses(filters)}}
 
     def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
-        # The fake registers no fusion renderer (adapter.fusion.render), so the searcher fuses its
+        # The fake registers no fusion renderer (adapter.engines.render), so the searcher fuses its
         # hybrid queries in the client, by the same formula; never asked for this.
         raise CapabilityError("the fake engine runs no fusion server-side")
 

@@ -1,5 +1,14 @@
+import importlib
+import os
+import pkgutil
+import re
+import shutil
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
+
+import pytest
 
 import adapter
 import adapter.errors
@@ -27,72 +36,62 @@ def test_cli_help_starts_without_heavy_imports():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-# The pure core, module by module: values, fusion and its choice, request bodies and answer reading,
-# assets and the document contract, row reading. Each imports only other core modules: no client
-# library, model, CLI or I/O module (the port, catalog, searcher, ingestor, embedders, ...).
-CORE = (
-    "adapter._enums", "adapter._renamed", "adapter.errors",
-    "adapter.fusion", "adapter.fusion.base", "adapter.fusion.normalization", "adapter.fusion.rrf", "adapter.fusion.score_sum",
-    "adapter.fusion.dbsf", "adapter.fusion.compare", "adapter.fusion.render",
-    "adapter.fusion.choice", "adapter.fusion.choice.values", "adapter.fusion.choice.policy", "adapter.fusion.choice.signals",
-    "adapter.fusion.choice.selection", "adapter.fusion.choice.defaults", "adapter.fusion.choice.advise",
-    "adapter.engines.capabilities", "adapter.engines.dsl", "adapter.engines.floats", "adapter.engines.responses",
-    "adapter.engines.registry", "adapter.engines.engine", "adapter.engines.port", "adapter.engines.placement",
-    "adapter.index", "adapter.index.assets", "adapter.index.documents", "adapter.index.analysis", "adapter.index.spec",
-    "adapter.index.contracts", "adapter.index.metadata", "adapter.index.language",
-    "adapter.ingest", "adapter.ingest.sources", "adapter.ingest.partition", "adapter.ingest.report", "adapter.ingest.deletion",
-    "adapter.models", "adapter.models.fingerprint",
-    "adapter.search.mmr", "adapter.search.page", "adapter.search.results", "adapter.search.excerpt",
-    "adapter.traffic", "adapter.traffic.interleave", "adapter.traffic.clicks", "adapter.traffic.ubi", "adapter.traffic.report",
-    "adapter.traffic.simulate", "adapter.traffic.evidence",
-)
+# The package layers and the pure core are import-linter contracts (pyproject's [tool.importlinter];
+# docs/ARCHITECTURE.md, Layers): lint-imports checks every import, in functions and under TYPE_CHECKING
+# too, and a module is checked by the package it is in, so a new one needs no list.
+ROOT = Path(__file__).resolve().parents[3]
+LINT = Path(sys.executable).with_name("lint-imports")
 
 
-def adapter_imports(module: str) -> set[str]:
-    """The adapter modules ``module`` imports, however it is written (AST, not text; TYPE_CHECKING
-    blocks included): ``from adapter.x import y`` counts ``adapter.x.y`` where that is a module,
-    else ``adapter.x``; relative imports are resolved."""
-    import ast
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.find_spec(module)
-    package = module if spec.submodule_search_locations else module.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(Path(spec.origin).read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level else node.module or ""
-            if not base.startswith("adapter"):
-                continue
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                found.add(sub if importlib.util.find_spec(base).submodule_search_locations and importlib.util.find_spec(sub) else base)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("adapter"))
-    return found - {module}
+def importlinter_config(root: Path = ROOT) -> dict:
+    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
 
 
-def test_core_imports_nothing_from_the_shell():
-    for module in CORE:
-        shell = adapter_imports(module) - set(CORE)
-        assert not shell, f"{module} imports the shell: {sorted(shell)}"
+def lint_imports(root: Path = ROOT) -> subprocess.CompletedProcess:
+    """``lint-imports`` on the package under ``root`` (found there first), with that tree's pyproject."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([str(LINT), "--no-cache"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_the_purity_check_sees_every_import_form(tmp_path, monkeypatch):
-    import sys
+def test_the_package_layers_and_the_pure_core_hold():
+    proc = lint_imports()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout
 
-    pkg = tmp_path / "adapter"
-    (pkg / "search").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "client.py").write_text("")
-    (pkg / "cache.py").write_text("")
-    (pkg / "search" / "__init__.py").write_text("")
-    (pkg / "search" / "searcher.py").write_text("")
-    (pkg / "probe.py").write_text("from . import client\nfrom .search.searcher import Searcher\nimport adapter.ingest\nfrom adapter import cache\n")
-    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
-    for name in [m for m in sys.modules if m == "adapter" or m.startswith("adapter.")]:
-        monkeypatch.delitem(sys.modules, name)
-    assert adapter_imports("adapter.probe") >= {"adapter.client", "adapter.search.searcher", "adapter.ingest", "adapter.cache"}
+
+def _layer_names() -> list[str]:
+    contract = next(c for c in importlinter_config()["contracts"] if c["type"] == "layers")
+    return [name.strip(" ()") for layer in contract["layers"] for name in re.split(r"[|:]", layer)]
+
+
+def test_every_module_of_a_package_split_across_layers_is_placed():
+    # index and models hold modules of two layers, each named in its layer: a new one must be placed too.
+    names = _layer_names()
+    split = {name.rpartition(".")[0] for name in names if name.count(".") > 1} - set(names)
+    assert split, "no package is split across layers"
+    for package in sorted(split):
+        modules = {f"{package}.{m.name}" for m in pkgutil.iter_modules(importlib.import_module(package).__path__)}
+        unplaced = sorted(modules - set(names))
+        where = "pyproject's [tool.importlinter] (docs/ARCHITECTURE.md, Layers)"
+        assert not unplaced, f"{', '.join(unplaced)}: in no layer of {where}"
+    twice = sorted({n for n in names if names.count(n) > 1})
+    assert not twice, f"in two layers: {', '.join(twice)}"
+
+
+@pytest.mark.parametrize("probe, why", [
+    ("from adapter.search.searcher import Searcher\n", "adapter.fusion.probe -> adapter.search.searcher"),
+    ("def later():\n    import opensearchpy\n", "adapter.fusion.probe -> opensearchpy"),
+])
+def test_a_new_module_in_a_pure_package_is_checked(tmp_path, probe, why):
+    """A module no one listed, in the pure core's package, importing the shell or a client library
+    (inside a function too) breaks a contract."""
+    skip = shutil.ignore_patterns("__pycache__", "static", "templates")
+    shutil.copytree(ROOT / "adapter", tmp_path / "adapter", ignore=skip)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "adapter" / "fusion" / "probe.py").write_text(probe, encoding="utf-8")
+    proc = lint_imports(tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert why in proc.stdout, proc.stdout
 
 
 def test_a_missing_model_package_names_the_extra_to_install():

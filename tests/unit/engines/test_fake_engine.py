@@ -13,7 +13,7 @@ from adapter.index.catalog import read_index_info
 from adapter.engines import cluster_for, engine_for
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.ingest.ingestor import Ingestor
-from adapter.admin.planning import apply_plan, plan_spec
+from adapter.index.plan import apply_plan, plan_spec
 from adapter.search import Searcher
 from adapter.ingest.sources import SourceDoc
 from adapter.index.spec import Spec
@@ -54,7 +54,7 @@ def test_the_fake_is_found_through_the_registry_and_implements_only_what_it_has(
     from adapter.engines.placement import IN_REQUEST
     from adapter.engines.port import Cluster, SearchPipelines
     from adapter.fusion import methods
-    from adapter.fusion.render import server_support, servers
+    from adapter.engines.render import server_support, servers
 
     assert "fake" in registry.names() and registry.engine_named("fake") is FAKE and registry.title("fake") == "the fake engine"
     cluster = FakeCluster()

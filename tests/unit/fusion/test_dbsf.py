@@ -6,7 +6,7 @@ import pytest
 
 from adapter.fusion import parse_fusion
 from adapter.fusion.dbsf import DBSF, distribution_normalize
-from adapter.fusion.render import servers
+from adapter.engines.render import servers
 
 pytestmark = pytest.mark.unit
 

@@ -12,7 +12,7 @@ from adapter.engines.opensearch.fusion import RENDERERS as OPENSEARCH_RENDERERS
 from adapter.evaluation.run import standard_techniques
 from adapter.fusion import DEFAULT_WEIGHTS, LEGS, methods, parse_fusion
 from adapter.fusion import RRF, ScoreSum
-from adapter.fusion.render import renderer, servers
+from adapter.engines.render import renderer, servers
 from adapter.search import Searcher
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient

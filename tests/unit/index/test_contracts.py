@@ -12,7 +12,7 @@ import pytest
 
 jsonschema = pytest.importorskip("jsonschema")  # the test extra has it; CI installs it
 
-from adapter.engines.floats import compact_floats  # noqa: E402
+from adapter.index.floats import compact_floats  # noqa: E402
 from adapter.index import contracts
 from adapter.index.contracts import Contract, search_result_json, validate  # noqa: E402
 from adapter.errors import InputError  # noqa: E402

@@ -48,7 +48,7 @@ VECTOR_KEYS = ("vector", "query_vector")
 
 def as_float32(body):
     """``body`` with its query vectors as the float32 values the server reads: they were recorded at
-    float64's 17 digits and are sent in float32's shortest form (adapter.engines.floats), the same values."""
+    float64's 17 digits and are sent in float32's shortest form (adapter.index.floats), the same values."""
     if isinstance(body, dict):
         return {k: [float(np.float32(x)) for x in v] if k in VECTOR_KEYS and isinstance(v, list) else as_float32(v)
                 for k, v in body.items()}

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from adapter.errors import InputError
+from adapter.evaluation.metrics import per_query
 from adapter.fusion.choice.learned import FEATURES, SCHEMA1_FEATURES, LearnedFusion, features, select, train, training_rows
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.index.catalog import IndexInfo
@@ -129,20 +130,20 @@ def test_selection_cross_validates_on_the_given_queries_and_prefers_the_simplest
         bm25 = [(f"q{q}-x{i}", 10.0 - i) for i in range(5)] + [(f"q{q}-rel", 4.0)]
         dense = [(f"q{q}-y{i}", 0.9 - i / 100) for i in range(5)] + [(f"q{q}-rel", 0.8)]
         legs[str(q)], qrels[str(q)] = [bm25, dense], {f"q{q}-rel": 1}
-    chosen = select(legs, qrels, trained_on={"dataset": "toy"})
+    chosen = select(legs, qrels, score=per_query, trained_on={"dataset": "toy"})
     # Every setting puts the document both legs found first on every held-out query: a tie, so the simplest set wins.
     assert set(chosen.cross_validated.values()) == {1.0} and chosen.setting == "dbsf C=0.1" and chosen.standard_error == 0.0
     assert chosen.model.features == FEATURES and chosen.model.trained_on == {"dataset": "toy"}
     assert chosen.as_json()["folds"] == 5 and set(chosen.as_json()["cross_validated_ndcg@10"]) == {
         "dbsf C=0.1", "dbsf C=1", "scores C=0.1", "scores C=1", "scores+dbsf C=0.1", "scores+dbsf C=1"}
     # Fewer judged queries than folds (`hybrid eval --tune` on a small train split): one fold per query.
-    few = select({k: legs[k] for k in list(legs)[:3]}, qrels)
+    few = select({k: legs[k] for k in list(legs)[:3]}, qrels, score=per_query)
     assert few.folds == 3 and few.as_json()["folds"] == 3 and few.setting == "dbsf C=0.1"
     # One judged query cannot be cross-validated: the default features and C, and the selection says so.
-    one = select({"0": legs["0"]}, qrels)
+    one = select({"0": legs["0"]}, qrels, score=per_query)
     assert one.folds == 0 and one.setting == "dbsf C=1" and one.cross_validated == {} and one.model.fuse(legs["0"])[0].id == "q0-rel"
     with pytest.raises(InputError, match="no judged query"):
-        select(legs, {})
+        select(legs, {}, score=per_query)
 
 
 def test_the_searcher_fuses_in_the_client_and_says_so():
@@ -172,7 +173,7 @@ def test_a_fold_with_nothing_to_learn_is_left_out_of_the_selection_not_an_error(
         bm25 = [(f"q{q}-x{i}", 10.0 - i) for i in range(5)] + [(f"q{q}-rel", 4.0)]
         dense = [(f"q{q}-y{i}", 0.9 - i / 100) for i in range(5)] + [(f"q{q}-rel", 0.8)]
         legs[str(q)], qrels[str(q)] = [bm25, dense], {f"q{q}-rel" if q == 0 else f"q{q}-missing": 1}
-    chosen = select(legs, qrels)
+    chosen = select(legs, qrels, score=per_query)
     # The other fold (trained on query 0) scores query 2: 0 for every setting, a tie the simplest wins.
     assert chosen.folds == 2 and chosen.skipped_folds == 1 and chosen.as_json()["skipped_folds"] == 1
     assert set(chosen.cross_validated.values()) == {0.0} and chosen.setting == "dbsf C=0.1" and chosen.standard_error == 0.0

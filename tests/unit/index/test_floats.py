@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from adapter.engines.floats import compact_floats
+from adapter.index.floats import compact_floats
 
 
 def _significant(text: str) -> int:

@@ -3,10 +3,11 @@
 Each engine keeps a :class:`Renderers` registry (in ``adapter.engines.<engine>.fusion``) and
 registers, for each method it can run, a factory that binds a fusion to its renderer: an object
 that says whether a given cluster runs it (:meth:`ServerFusion.supports`) and renders it in the
-engine's own form (a search-pipeline processor, a retriever...). The core asks through
+engine's own form (a search-pipeline processor, a retriever...). The shell asks through
 :func:`renderer`; a fusion with no renderer on a cluster's engine is fused in the client. A fusion
-method names no engine: which engines run it is which engines registered a renderer for it
-(:func:`servers`), found through :mod:`adapter.engines.registry`.
+method (:mod:`adapter.fusion`) names no engine: which engines run it is which engines registered a
+renderer for it (:func:`servers`), found through :mod:`adapter.engines.registry`. So this lives with
+the engines, above the fusions, which import nothing from here.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Generic, Protocol, TypeVar
 
 from adapter.engines import registry
-from adapter.fusion.base import Fusion
+from adapter.fusion.base import Fusion, methods
 
 if TYPE_CHECKING:
     from adapter.engines.capabilities import Capabilities
@@ -100,3 +101,9 @@ def server_support(fusion: Fusion, caps: Capabilities) -> str | None:
         by = f"only by {' and '.join(title(e) for e in sorted(where))}" if where else "by no search engine"
         return f"{fusion.name} is run server-side {by}, not by {title(caps.engine)}: it is fused in the client"
     return found.supports(caps)
+
+
+def client_only(weights: tuple[float, ...] | None = None) -> list[Fusion]:
+    """One fusion of each method no search engine runs server-side (with ``weights`` where the
+    method takes them): what ``hybrid eval`` scores as ``client-<name>``."""
+    return [f for method in methods() if not servers(method) for f in method.variants(weights, ())]
