@@ -92,12 +92,12 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from adapter.index.init import init_index as init_index
     from adapter.index.language import AnalysisChoice as AnalysisChoice
     from adapter.index.live import live_spec as live_spec
-    from adapter.index.migrate import prune as prune
-    from adapter.index.migrate import reindex as reindex
-    from adapter.index.migrate import rollback as rollback
+    from adapter.admin.rollback import prune as prune
+    from adapter.admin.migrate import reindex as reindex
+    from adapter.admin.rollback import rollback as rollback
     from adapter.index.plan import Plan as Plan
-    from adapter.index.plan import apply_plan as apply_plan
-    from adapter.index.plan import plan_spec as plan_spec
+    from adapter.admin.planning import apply_plan as apply_plan
+    from adapter.admin.planning import plan_spec as plan_spec
     from adapter.index.spec import Spec as Spec
     from adapter.index.spec import load_spec as load_spec
     from adapter.ingest.ingestor import Ingestor as Ingestor
@@ -146,11 +146,11 @@ _LAZY = {  # name -> the module that defines it
     "Spec": "adapter.index.spec",
     "load_spec": "adapter.index.spec",
     "Plan": "adapter.index.plan",
-    "plan_spec": "adapter.index.plan",
-    "apply_plan": "adapter.index.plan",
-    "reindex": "adapter.index.migrate",
-    "rollback": "adapter.index.migrate",
-    "prune": "adapter.index.migrate",
+    "plan_spec": "adapter.admin.planning",
+    "apply_plan": "adapter.admin.planning",
+    "reindex": "adapter.admin.migrate",
+    "rollback": "adapter.admin.rollback",
+    "prune": "adapter.admin.rollback",
     "Embedder": "adapter.models.embedders",
     "SentenceTransformerEmbedder": "adapter.models.embedders",
     "E5Embedder": "adapter.models.embedders",

@@ -13,7 +13,7 @@ from adapter.index.catalog import read_index_info
 from adapter.engines import cluster_for, engine_for
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.ingest.ingestor import Ingestor
-from adapter.index.plan import apply_plan, plan_spec
+from adapter.admin.planning import apply_plan, plan_spec
 from adapter.search import Searcher
 from adapter.ingest.sources import SourceDoc
 from adapter.index.spec import Spec
