@@ -376,7 +376,7 @@ def test_custom_text_fields_are_written_by_the_document_contract():
 
 
 def test_stale_chunk_search_pages_past_one_page():
-    from adapter.ingest.ingestor import STALE_PAGE
+    from adapter.ingest.stale import STALE_PAGE
     from adapter.ingest.sources import Chunking
 
     stale = [f"a#{i}" for i in range(1, STALE_PAGE + 3)]
