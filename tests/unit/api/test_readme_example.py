@@ -17,8 +17,12 @@ def _python_example_spec(text: str, fingerprint):
 
     call = re.search(r"IndexSpec\((embedder\.fingerprint[^\n]*?\))\)", text)
     assert call, "no IndexSpec(embedder.fingerprint, ...) in the example"
-    names = {"IndexSpec": adapter.IndexSpec, "default_layout": default_layout, "embedder": SimpleNamespace(fingerprint=fingerprint),
-             "choice": SimpleNamespace(analyzer="english", embedder=fingerprint.spec)}  # what choose_analysis answers for English
+    names = {
+        "IndexSpec": adapter.IndexSpec,
+        "default_layout": default_layout,
+        "embedder": SimpleNamespace(fingerprint=fingerprint),
+        "choice": SimpleNamespace(analyzer="english", embedder=fingerprint.spec),
+    }  # what choose_analysis answers for English
     return eval(f"IndexSpec({call.group(1)}", names)  # noqa: S307 (the repository's own README)
 
 

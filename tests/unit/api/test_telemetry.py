@@ -1,5 +1,6 @@
 """The request id, the request log line and the CLI's log levels (no cluster: the lines the engines'
-connections hand to adapter.observability.telemetry; tests/integration/test_observability.py has them on a real node)."""
+connections hand to adapter.observability.telemetry; tests/integration/test_observability.py has them on a real
+node)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,9 @@ def test_took_comes_from_the_start_of_the_answer_only():
     assert telemetry.took_of('{"took":12,"timed_out":false,"hits":{}}') == 12
     assert telemetry.took_of(b'{"took" : 7, "responses": []}') == 7
     assert telemetry.took_of('{"acknowledged":true}') is None
-    assert telemetry.took_of('{"hits":{"hits":[{"_source":{"took":3}}]}}') is None  # a field of a document is not the server's took
+    assert (
+        telemetry.took_of('{"hits":{"hits":[{"_source":{"took":3}}]}}') is None
+    )  # a field of a document is not the server's took
     assert telemetry.took_of(None) is None
 
 
@@ -59,11 +62,20 @@ def test_a_request_is_debug_and_trouble_is_a_warning(caplog):
     assert (ok.name, ok.levelno) == ("adapter.requests", logging.DEBUG)
     assert ok.getMessage() == "POST /docs/_search?search_pipeline=_none 200 took=5ms in 12.3 ms id=r-1"
     assert busy.levelno == logging.WARNING and busy.getMessage() == "POST /_bulk 429 in 200.0 ms id=r-1"
-    assert lost.levelno == logging.WARNING and lost.getMessage() == "GET / no answer in 5000.0 ms id=r-1 (ConnectionError)"
+    assert (
+        lost.levelno == logging.WARNING and lost.getMessage() == "GET / no answer in 5000.0 ms id=r-1 (ConnectionError)"
+    )
 
 
-@pytest.mark.parametrize("verbosity, quiet, shown", [(0, False, {"WARNING", "ERROR"}), (1, False, {"INFO", "WARNING", "ERROR"}),
-                                                     (2, False, {"DEBUG", "INFO", "WARNING", "ERROR"}), (0, True, {"ERROR"})])
+@pytest.mark.parametrize(
+    "verbosity, quiet, shown",
+    [
+        (0, False, {"WARNING", "ERROR"}),
+        (1, False, {"INFO", "WARNING", "ERROR"}),
+        (2, False, {"DEBUG", "INFO", "WARNING", "ERROR"}),
+        (0, True, {"ERROR"}),
+    ],
+)
 def test_the_cli_logs_by_its_flags_and_puts_the_level_back(capsys, verbosity, quiet, shown):
     logger = logging.getLogger("adapter.search")
     before = logging.getLogger("adapter").level, list(logging.getLogger("adapter").handlers)
@@ -72,7 +84,10 @@ def test_the_cli_logs_by_its_flags_and_puts_the_level_back(capsys, verbosity, qu
             logger.log(getattr(logging, level), "at %s", level)
     err = capsys.readouterr().err
     assert {line.split()[0] for line in err.splitlines()} == shown
-    assert (logging.getLogger("adapter").level, logging.getLogger("adapter").handlers) == before  # taken away after the command
+    assert (
+        logging.getLogger("adapter").level,
+        logging.getLogger("adapter").handlers,
+    ) == before  # taken away after the command
 
 
 def test_the_library_says_nothing_without_an_application_handler(capsys):

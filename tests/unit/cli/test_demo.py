@@ -1,4 +1,5 @@
-"""`hybrid demo` and `make demo`: the port, and an ending that says what runs where and what to do next (issues 22, 32)."""
+"""`hybrid demo` and `make demo`: the port, and an ending that says what runs where and what to do next (issues 22,
+32)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ def test_the_demo_ends_with_what_runs_where_and_what_next(capsys):
     node = SimpleNamespace(engine="opensearch", version="3.6.0", home="/var/cache/x/nodes/opensearch-3.6.0")
     print_next_steps("http://127.0.0.1:9200", "demo-support", node)
     out = capsys.readouterr().out
-    assert "opensearch 3.6.0 is still running at http://127.0.0.1:9200 (its files: /var/cache/x/nodes/opensearch-3.6.0)" in out
+    assert (
+        "opensearch 3.6.0 is still running at http://127.0.0.1:9200 (its files: /var/cache/x/nodes/opensearch-3.6.0)"
+        in out
+    )
     assert 'hybrid search "¿cómo devuelvo un pedido?" --index demo-support --explain\n' in out
     assert "hybrid init --index docs\n" in out and "hybrid ingest docs.jsonl --index docs " in out
     assert "hybrid local down" in out
@@ -25,7 +29,8 @@ def test_the_demo_ends_with_what_runs_where_and_what_next(capsys):
 
 
 def test_the_printed_commands_run_as_printed(tmp_path, monkeypatch):
-    """Found walking the first hour: after `make demo` the command is .venv/bin/hybrid, not on PATH, yet the ending said `hybrid`."""
+    """Found walking the first hour: after `make demo` the command is .venv/bin/hybrid, not on PATH, yet the ending said
+    `hybrid`."""
     from adapter.cli.demo import hybrid_command
 
     script = tmp_path / ".venv" / "bin" / "hybrid"
@@ -43,7 +48,12 @@ def test_the_printed_commands_run_as_printed(tmp_path, monkeypatch):
 # -- item 9: the demo's port and its ending ---------------------------------------------------------------------
 def test_make_demo_takes_a_port(tmp_path):
     """Before: `make demo` could not take a port; fixing one later cost another node start."""
-    out = subprocess.run(["make", "--no-print-directory", "-n", "demo", "PORT=9250"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3])
+    out = subprocess.run(
+        ["make", "--no-print-directory", "-n", "demo", "PORT=9250"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[3],
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1].endswith("/hybrid demo --port 9250")
     from adapter.cli import build_parser
@@ -62,15 +72,20 @@ def test_the_demo_ends_on_what_convinces(capsys):
     out = capsys.readouterr().out
     steps = [line.strip() for line in out.splitlines()]
     assert any(s.startswith("compare it:") and "serve --index demo-support" in s for s in steps)
-    five = steps[steps.index(next(s for s in steps if s.startswith("== your own data in five commands"))) + 1:][:5]
+    five = steps[steps.index(next(s for s in steps if s.startswith("== your own data in five commands"))) + 1 :][:5]
     assert [s.split()[1] for s in five] == ["init", "ingest", "calibrate", "search", "serve"]
-    assert any(s.startswith("make demo-report") for s in steps) and any(" eval --dataset DIR --report " in s for s in steps)
-    print_next_steps("http://127.0.0.1:9250", "demo-support", node, clone=False)  # from a wheel: no make, the extras' install line
+    assert any(s.startswith("make demo-report") for s in steps) and any(
+        " eval --dataset DIR --report " in s for s in steps
+    )
+    print_next_steps(
+        "http://127.0.0.1:9250", "demo-support", node, clone=False
+    )  # from a wheel: no make, the extras' install line
     assert "make demo-report" not in (out := capsys.readouterr().out) and "eval,report" in out
 
 
 def test_ingest_next_step_names_the_command_as_it_runs(tmp_path, monkeypatch, capsys):
-    """Found walking the first hour (issue 39): after `make demo`, ingest's `next:` hint said bare `hybrid`, not on PATH."""
+    """Found walking the first hour (issue 39): after `make demo`, ingest's `next:` hint said bare `hybrid`, not on
+    PATH."""
     import sys
 
     from adapter.cli.ingest import _next_steps
@@ -106,10 +121,15 @@ def test_the_demo_chooses_its_analyzer_and_embedder_as_init_does():
         texts = [f"{r.title}\n{r.text}" for r in read_jsonl(path, FieldMap()) if isinstance(r, SourceDoc)]
     cluster = FakeCluster()
     choice, new = demo_analysis(cluster, "demo-support", texts, source=f"the demo's {SAMPLE}")
-    assert new and choice == choose_analysis(cluster, texts, source=f"the demo's {SAMPLE}")  # the rule init --sample follows
+    assert new and choice == choose_analysis(
+        cluster, texts, source=f"the demo's {SAMPLE}"
+    )  # the rule init --sample follows
     assert (choice.analyzer, choice.embedder) == ("folding", "multilingual-e5-small")
     assert choice.line().startswith("analyzer: folding, embedder: multilingual-e5-small (")
-    assert f"% of {len(texts)} documents of the demo's {SAMPLE} are Spanish; folding ranks as well as spanish or better" in choice.line()
+    assert (
+        f"% of {len(texts)} documents of the demo's {SAMPLE} are Spanish; folding ranks as well as spanish or better"
+        in choice.line()
+    )
     # An earlier demo's index (made with `spanish` before this change) keeps what it has.
     init_index(cluster, "old-demo", IndexSpec(HashingEmbedder(16).fingerprint, analyzer="spanish"))
     kept, new = demo_analysis(cluster, "old-demo", texts, source="x")

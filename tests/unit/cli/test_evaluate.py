@@ -10,9 +10,19 @@ from tests.support.cli import fresh_cli
 
 def test_eval_names_its_missing_extra_before_reading_the_corpus(tmp_path):
     """Before: eval with only the demo extra ingested the whole corpus, then asked for ir_measures."""
-    out = fresh_cli("eval", "--dataset", str(tmp_path / "nowhere"), "--embedder", "multilingual-e5-small", "--url", "http://127.0.0.1:9",
-                    block=("ir_measures",))
-    assert out.returncode == 2 and "install -c constraints.txt -e '.[eval]'" in out.stderr  # this clone's line (issue 32)
+    out = fresh_cli(
+        "eval",
+        "--dataset",
+        str(tmp_path / "nowhere"),
+        "--embedder",
+        "multilingual-e5-small",
+        "--url",
+        "http://127.0.0.1:9",
+        block=("ir_measures",),
+    )
+    assert (
+        out.returncode == 2 and "install -c constraints.txt -e '.[eval]'" in out.stderr
+    )  # this clone's line (issue 32)
     assert "nowhere" not in out.stderr  # stopped before the dataset was looked at
 
 

@@ -13,10 +13,10 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def readme_table() -> list[tuple[str, str, str]]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    lines = text[text.index("## Exit codes"):].splitlines()
+    lines = text[text.index("## Exit codes") :].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("| code"))
     out = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         code, command, meaning = (cell.strip() for cell in line.strip().strip("|").split(" | "))

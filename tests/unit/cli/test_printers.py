@@ -8,9 +8,11 @@ import sys
 
 def test_progress_bars_leave_no_blank_lines_when_piped():
     """Before: each finished bar left an empty line on a piped stderr (12 in an eval)."""
-    code = ("from adapter._progress import Bar, track\n"
-            "list(track(range(3), 'score'))\nlist(track(range(3), 'score'))\n"
-            "bar = Bar('ingest docs', total=2); bar.update(2); bar.close()\n")
+    code = (
+        "from adapter._progress import Bar, track\n"
+        "list(track(range(3), 'score'))\nlist(track(range(3), 'score'))\n"
+        "bar = Bar('ingest docs', total=2); bar.update(2); bar.close()\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines() == [out.stderr.splitlines()[0]] and out.stderr.startswith("ingest docs: 2/2 in ")
@@ -19,11 +21,21 @@ def test_progress_bars_leave_no_blank_lines_when_piped():
 def _plan(rebuild: bool):
     from adapter.index.plan import Change, Plan
 
-    changes = [Change("index_template", "docs", "create", reason="missing on the cluster"),
-               Change("component_template", "docs-text", "unchanged")]
+    changes = [
+        Change("index_template", "docs", "create", reason="missing on the cluster"),
+        Change("component_template", "docs-text", "unchanged"),
+    ]
     if rebuild:
         changes.append(Change("index", "docs-v1", "rebuild", reason="embedding model: ..."))
-    return Plan("docs", "docs-v1", tuple(changes), ("embedding model: ...",) if rebuild else (), "docs-v2", "docs-adaptive", "spec")
+    return Plan(
+        "docs",
+        "docs-v1",
+        tuple(changes),
+        ("embedding model: ...",) if rebuild else (),
+        "docs-v2",
+        "docs-adaptive",
+        "spec",
+    )
 
 
 def test_diff_promises_no_in_place_fix_that_apply_refuses(capsys):
@@ -32,8 +44,13 @@ def test_diff_promises_no_in_place_fix_that_apply_refuses(capsys):
 
     print_diff(_plan(rebuild=True), spec_file="docs.yaml")
     out = capsys.readouterr().out
-    assert "fixes" not in out and "`hybrid apply` changes nothing while the index needs that (the other change comes with it)" in out
-    assert "drift for docs: 2 of 3 objects compared (not the index's mapping and _meta: the index needs rebuilding)" in out
+    assert (
+        "fixes" not in out
+        and "`hybrid apply` changes nothing while the index needs that (the other change comes with it)" in out
+    )
+    assert (
+        "drift for docs: 2 of 3 objects compared (not the index's mapping and _meta: the index needs rebuilding)" in out
+    )
     print_diff(_plan(rebuild=False), spec_file="docs.yaml")
     assert "`hybrid apply docs.yaml` fixes 1 in place" in capsys.readouterr().out
 
@@ -46,7 +63,9 @@ def test_a_search_prints_adaptive_fusions_reasons_only_with_explain(capsys):
     from adapter.search.results import Hit, SearchResult, Technique
 
     choice = AdaptivePolicy().choose(QuerySignals(kind="natural", reasons=(), match_quality=0.2))
-    result = SearchResult("hola", Technique.HYBRID, (Hit("a", 0.9, rank=1, title="Uno"),), choice=choice, total_ms=3.0, took_ms=1.0)
+    result = SearchResult(
+        "hola", Technique.HYBRID, (Hit("a", 0.9, rank=1, title="Uno"),), choice=choice, total_ms=3.0, took_ms=1.0
+    )
     print_result(result, explain=False)
     plain = capsys.readouterr().out
     w = choice.weights

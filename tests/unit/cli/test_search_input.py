@@ -17,8 +17,18 @@ def test_a_query_vector_is_json_or_numbers_separated_by_spaces_commas_or_lines(t
     assert read_query_vector("-") == [0.5, -1.0, 0.002]
 
 
-@pytest.mark.parametrize("text, says", [("", "non-empty"), ("[]", "non-empty"), ('["a"]', "list of numbers"), ("[true]", "list of numbers"),
-                                        ("1 two", "neither a JSON array"), ("[1, NaN]", "not finite"), ('{"v": [1]}', "neither")])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("", "non-empty"),
+        ("[]", "non-empty"),
+        ('["a"]', "list of numbers"),
+        ("[true]", "list of numbers"),
+        ("1 two", "neither a JSON array"),
+        ("[1, NaN]", "not finite"),
+        ('{"v": [1]}', "neither"),
+    ],
+)
 def test_a_bad_query_vector_is_refused_saying_why(tmp_path, text, says):
     (tmp_path / "v").write_text(text)
     with pytest.raises(InputError, match=says):
@@ -43,16 +53,25 @@ def test_an_empty_index_and_a_query_bm25_cannot_match_get_a_note():
     from adapter.cli.search import match_notes
 
     assert match_notes("docs", documents=0, coverage=-1.0, technique="hybrid", hits=0) == [
-        "index 'docs' holds no documents: nothing can match yet (hybrid ingest FILE --index docs)"]
+        "index 'docs' holds no documents: nothing can match yet (hybrid ingest FILE --index docs)"
+    ]
     assert match_notes("docs", documents=None, coverage=None, technique="hybrid", hits=10) == [
-        "the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing, so these hits are the dense leg's "
-        "alone"]
+        "the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing, so these hits are "
+        "the dense leg's alone"
+    ]
     assert match_notes("docs", documents=12, coverage=None, technique="bm25", hits=0) == [
-        "the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing; -t dense searches by meaning"]
+        "the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing; -t dense searches by "
+        "meaning"
+    ]
     assert match_notes("docs", documents=12, coverage=0.0, technique="bm25", hits=0)[0].startswith(
-        "none of the query's words is in the index: BM25 matched nothing")
-    assert match_notes("docs", documents=None, coverage=0.5, technique="hybrid", hits=10) == []  # BM25 matched: nothing to say
-    assert match_notes("docs", documents=12, coverage=0.5, technique="bm25", hits=0) == ["no document matched the query (and its filters, if any)"]
+        "none of the query's words is in the index: BM25 matched nothing"
+    )
+    assert (
+        match_notes("docs", documents=None, coverage=0.5, technique="hybrid", hits=10) == []
+    )  # BM25 matched: nothing to say
+    assert match_notes("docs", documents=12, coverage=0.5, technique="bm25", hits=0) == [
+        "no document matched the query (and its filters, if any)"
+    ]
 
 
 def test_an_empty_page_past_the_last_match_is_not_said_to_match_nothing():
@@ -63,4 +82,5 @@ def test_an_empty_page_past_the_last_match_is_not_said_to_match_nothing():
     said = ("no hits: the page starting at 100 is past the end of the fused results (...)",)
     assert match_notes("docs", documents=12, coverage=0.5, technique="hybrid", hits=0, page_from=100, said=said) == []
     assert match_notes("docs", documents=12, coverage=0.5, technique="bm25", hits=0, page_from=100) == [
-        "no hits from offset 100: fewer matches than that (--from 0 shows the first page)"]
+        "no hits from offset 100: fewer matches than that (--from 0 shows the first page)"
+    ]

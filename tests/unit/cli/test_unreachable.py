@@ -18,7 +18,19 @@ def _closed_port() -> int:
 
 @pytest.mark.unit
 def test_an_unreachable_cluster_is_one_error_line(capsys):
-    code = main(["init", "--index", "docs", "--embedder", "minilm", "--analyzer", "english", "--url", f"http://127.0.0.1:{_closed_port()}"])
+    code = main(
+        [
+            "init",
+            "--index",
+            "docs",
+            "--embedder",
+            "minilm",
+            "--analyzer",
+            "english",
+            "--url",
+            f"http://127.0.0.1:{_closed_port()}",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "WARNING" not in err and err.count("\n") == 1 and "cannot reach" in err, err

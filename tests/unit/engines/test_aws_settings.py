@@ -16,8 +16,19 @@ DOMAIN = "https://search-docs-x7rt2hzbq3.us-east-2.es.amazonaws.com"
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
-    for name in ("OPENSEARCH_URL", "OPENSEARCH_USERNAME", "OPENSEARCH_PASSWORD", "OPENSEARCH_API_KEY", "OPENSEARCH_BEARER_TOKEN",
-                 "OPENSEARCH_AWS_REGION", "OPENSEARCH_AWS_SERVICE", "HYBRID_CONFIG", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+    for name in (
+        "OPENSEARCH_URL",
+        "OPENSEARCH_USERNAME",
+        "OPENSEARCH_PASSWORD",
+        "OPENSEARCH_API_KEY",
+        "OPENSEARCH_BEARER_TOKEN",
+        "OPENSEARCH_AWS_REGION",
+        "OPENSEARCH_AWS_SERVICE",
+        "HYBRID_CONFIG",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
@@ -32,7 +43,9 @@ def test_a_serverless_host_is_signed_for_aoss_in_its_region():
 
 
 def test_a_managed_domain_is_signed_when_asked_its_region_from_the_host(monkeypatch):
-    assert resolve_settings(DOMAIN).aws_region is None  # a domain may use basic auth (fine-grained access control): not signed unasked
+    assert (
+        resolve_settings(DOMAIN).aws_region is None
+    )  # a domain may use basic auth (fine-grained access control): not signed unasked
     monkeypatch.setenv("OPENSEARCH_AWS_SERVICE", "es")
     s = resolve_settings(DOMAIN)
     assert (s.aws_service, s.aws_region) == ("es", "us-east-2")
@@ -61,15 +74,20 @@ def test_a_region_alone_signs_for_the_managed_service():
 def test_a_service_without_any_region_is_refused(monkeypatch):
     """Before: OPENSEARCH_AWS_SERVICE without OPENSEARCH_AWS_REGION sent unsigned requests, silently."""
     monkeypatch.setenv("OPENSEARCH_AWS_SERVICE", "aoss")
-    with pytest.raises(ConfigurationError, match=r"'aoss' from OPENSEARCH_AWS_SERVICE\) needs a region.*OPENSEARCH_AWS_REGION") as refused:
+    with pytest.raises(
+        ConfigurationError, match=r"'aoss' from OPENSEARCH_AWS_SERVICE\) needs a region.*OPENSEARCH_AWS_REGION"
+    ) as refused:
         resolve_settings("http://127.0.0.1:9200")
     assert "AWS_REGION" in str(refused.value) and "profile" in str(refused.value)
 
 
-@pytest.mark.parametrize("given, match", [
-    ({"aws_service": "es"}, r"the host name says aoss"),
-    ({"aws_region": "us-east-1"}, r"the host name says eu-west-1"),
-])
+@pytest.mark.parametrize(
+    "given, match",
+    [
+        ({"aws_service": "es"}, r"the host name says aoss"),
+        ({"aws_region": "us-east-1"}, r"the host name says eu-west-1"),
+    ],
+)
 def test_settings_that_contradict_the_host_are_refused(given, match):
     with pytest.raises(ConfigurationError, match=match):
         resolve_settings(AOSS, **given)

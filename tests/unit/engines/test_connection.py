@@ -12,9 +12,19 @@ SECRET = "s3cret-Value_123"
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
-    for name in ("OPENSEARCH_URL", "OPENSEARCH_USERNAME", "OPENSEARCH_PASSWORD", "OPENSEARCH_API_KEY", "OPENSEARCH_BEARER_TOKEN",
-                 "OPENSEARCH_CA_CERTS", "OPENSEARCH_CLIENT_CERT", "OPENSEARCH_CLIENT_KEY", "OPENSEARCH_VERIFY_CERTS", "HYBRID_CONFIG",
-                 "OPENSEARCH_AWS_REGION"):
+    for name in (
+        "OPENSEARCH_URL",
+        "OPENSEARCH_USERNAME",
+        "OPENSEARCH_PASSWORD",
+        "OPENSEARCH_API_KEY",
+        "OPENSEARCH_BEARER_TOKEN",
+        "OPENSEARCH_CA_CERTS",
+        "OPENSEARCH_CLIENT_CERT",
+        "OPENSEARCH_CLIENT_KEY",
+        "OPENSEARCH_VERIFY_CERTS",
+        "HYBRID_CONFIG",
+        "OPENSEARCH_AWS_REGION",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
 
@@ -117,13 +127,16 @@ def test_a_password_in_a_bad_url_is_not_printed():
     assert "s3cret" not in str(err.value) and "ftp://admin:***@example.com:9200" in str(err.value)
 
 
-@pytest.mark.parametrize(("default_os", "default_es", "others", "found"), [
-    ("http://127.0.0.1:9200", "http://127.0.0.1:9201", [], "http://127.0.0.1:9200"),  # the default release first
-    (None, "http://127.0.0.1:9201", [], "http://127.0.0.1:9201"),                    # then Elasticsearch's
-    (None, None, ["http://127.0.0.1:9210"], "http://127.0.0.1:9210"),                # then the one other (2.19.1, say)
-    (None, None, ["http://127.0.0.1:9210", "http://127.0.0.1:9211"], None),          # several: nothing says which
-    (None, None, [], None),
-])
+@pytest.mark.parametrize(
+    ("default_os", "default_es", "others", "found"),
+    [
+        ("http://127.0.0.1:9200", "http://127.0.0.1:9201", [], "http://127.0.0.1:9200"),  # the default release first
+        (None, "http://127.0.0.1:9201", [], "http://127.0.0.1:9201"),  # then Elasticsearch's
+        (None, None, ["http://127.0.0.1:9210"], "http://127.0.0.1:9210"),  # then the one other (2.19.1, say)
+        (None, None, ["http://127.0.0.1:9210", "http://127.0.0.1:9211"], None),  # several: nothing says which
+        (None, None, [], None),
+    ],
+)
 def test_a_url_given_nowhere_means_the_running_local_node(monkeypatch, default_os, default_es, others, found):
     """Before: only the default releases' nodes were looked for, so after `hybrid local up --version 2.19.1`
     connect() without a URL tried localhost:9200 (the README's example failed on the 2.19.1 target in CI)."""
@@ -134,5 +147,7 @@ def test_a_url_given_nowhere_means_the_running_local_node(monkeypatch, default_o
 
     urls = {"opensearch": default_os, "elasticsearch": default_es}
     monkeypatch.setattr(LocalNode, "url", property(lambda node: urls[node.distribution.name]))
-    monkeypatch.setattr(LocalNode, "running_clusters", classmethod(lambda cls, *a, **k: [SimpleNamespace(url=u) for u in others]))
+    monkeypatch.setattr(
+        LocalNode, "running_clusters", classmethod(lambda cls, *a, **k: [SimpleNamespace(url=u) for u in others])
+    )
     assert local_node_url() == found

@@ -17,7 +17,6 @@ import pytest
 from adapter.fusion.choice.defaults import default_fusion_name
 
 from adapter.index.analysis import AnalysisSupport, text_analysis
-from adapter.engines.capabilities import Capabilities
 from adapter.index.catalog import IndexInfo
 from adapter.engines import translate_errors
 from adapter.engines import engine_for
@@ -46,7 +45,7 @@ VECTOR = [0.5, 0.75, 0.0]  # exact in float32, as the searcher sends it
 
 def answer(request):
     """The recorded answer to ``request`` (``"METHOD /path"``)."""
-    return next(e["response"] for e in NODE if f'{e["method"]} {e["path"]}' == request)
+    return next(e["response"] for e in NODE if f"{e['method']} {e['path']}" == request)
 
 
 def fp(dimension=3):
@@ -61,13 +60,22 @@ def es_error(cls_name, status, body):
     import elasticsearch
     from elastic_transport import ApiResponseMeta, HttpHeaders, NodeConfig
 
-    meta = ApiResponseMeta(status=status, http_version="1.1", headers=HttpHeaders(), duration=0.0, node=NodeConfig("http", "localhost", 9200))
+    meta = ApiResponseMeta(
+        status=status,
+        http_version="1.1",
+        headers=HttpHeaders(),
+        duration=0.0,
+        node=NodeConfig("http", "localhost", 9200),
+    )
     error = body["error"] if isinstance(body.get("error"), str) else body["error"]["type"]
     return getattr(elasticsearch, cls_name)(error, meta, body)
 
 
 def legs_answer(*runs):
-    return {"took": 3, "responses": [{"took": 1, "hits": {"hits": [{"_id": d, "_score": s} for d, s in run]}} for run in runs]}
+    return {
+        "took": 3,
+        "responses": [{"took": 1, "hits": {"hits": [{"_id": d, "_score": s} for d, s in run]}} for run in runs],
+    }
 
 
 BM25_LEG = [("a", 7.2), ("c", 5.0)]
@@ -102,15 +110,24 @@ def test_the_integ_test_node_probes_as_basic_without_rank_rrf_or_analysis_common
 
 def test_retrievers_need_the_module_and_an_enterprise_or_trial_licence():
     enterprise = elasticsearch_capabilities("9.2.4", modules=FULL, license="enterprise")
-    assert [f.name for f in enterprise.fusions((0.5, 0.5))] == ["min_max-arithmetic_mean", "l2-arithmetic_mean", "rrf", "sum"]
+    assert [f.name for f in enterprise.fusions((0.5, 0.5))] == [
+        "min_max-arithmetic_mean",
+        "l2-arithmetic_mean",
+        "rrf",
+        "sum",
+    ]
     assert elasticsearch_capabilities("9.2.4", modules=FULL, license="trial").rrf
     basic = elasticsearch_capabilities("9.2.4", modules=FULL, license="basic")
     ok, why = basic.supports(ScoreNormalization())
     assert not ok and "licence is basic" in why and "rank-rrf module" not in why.split(":")[-1]
     # geometric/harmonic means and z_score are OpenSearch's; l2_norm needs 8.19 or 9.1+; RRF weights 9.3+
     assert not enterprise.supports(ScoreNormalization("min_max", "geometric_mean"))[0]
-    assert not elasticsearch_capabilities("9.0.0", modules=FULL, license="enterprise").supports(ScoreNormalization("l2"))[0]
-    assert elasticsearch_capabilities("8.19.3", modules=FULL, license="enterprise").supports(ScoreNormalization("l2"))[0]
+    assert not elasticsearch_capabilities("9.0.0", modules=FULL, license="enterprise").supports(
+        ScoreNormalization("l2")
+    )[0]
+    assert elasticsearch_capabilities("8.19.3", modules=FULL, license="enterprise").supports(ScoreNormalization("l2"))[
+        0
+    ]
     assert "9.3" in enterprise.supports(RRF(weights=(0.3, 0.7)))[1]
     assert elasticsearch_capabilities("9.3.2", modules=FULL, license="enterprise").supports(RRF(weights=(0.3, 0.7)))[0]
     # an unknown licence (a cluster that hides _license): try, and fall back if refused
@@ -128,7 +145,9 @@ def test_the_score_sum_fusion_parses_and_sums_raw_scores():
     assert ScoreSum().effective_weights == (1.0, 1.0)
     with pytest.raises(Exception, match="negative"):
         ScoreSum((-1, 1))
-    fused = score_sum([[("a", 10.0), ("b", 2.0)], [("b", 0.9), ("c", 0.8)]], weights=(0.5, 10.0), leg_names=("bm25", "dense"))
+    fused = score_sum(
+        [[("a", 10.0), ("b", 2.0)], [("b", 0.9), ("c", 0.8)]], weights=(0.5, 10.0), leg_names=("bm25", "dense")
+    )
     assert [(f.id, round(f.score, 4)) for f in fused] == [("b", 10.0), ("c", 8.0), ("a", 5.0)]
     assert [leg.contribution for leg in fused[0].legs] == pytest.approx([1.0, 9.0])
 
@@ -142,14 +161,29 @@ def test_components_render_dense_vector_spelled_out_and_no_knn_setting():
     comps = ELASTICSEARCH.render_components(IndexNames("docs"), spec, caps)
     vector = comps["docs-vector"]["template"]
     assert vector["mappings"]["properties"]["embedding"] == {
-        "type": "dense_vector", "dims": 384, "index": True, "similarity": "dot_product",
-        "index_options": {"type": "hnsw", "m": 24, "ef_construction": 256}}
-    assert vector["settings"] == {"index.mapping.exclude_source_vectors": False}  # 9.2 hides vectors from _source otherwise
-    assert "settings" not in ELASTICSEARCH.render_components(IndexNames("docs"), spec, elasticsearch_capabilities("8.19.3"))["docs-vector"]["template"]
+        "type": "dense_vector",
+        "dims": 384,
+        "index": True,
+        "similarity": "dot_product",
+        "index_options": {"type": "hnsw", "m": 24, "ef_construction": 256},
+    }
+    assert vector["settings"] == {
+        "index.mapping.exclude_source_vectors": False
+    }  # 9.2 hides vectors from _source otherwise
+    assert (
+        "settings"
+        not in ELASTICSEARCH.render_components(IndexNames("docs"), spec, elasticsearch_capabilities("8.19.3"))[
+            "docs-vector"
+        ]["template"]
+    )
     template = ELASTICSEARCH.render_index_template(IndexNames("docs"), spec, caps)
     assert "index.search.default_pipeline" not in template["template"]["settings"]
-    assert template["template"]["mappings"]["_meta"]["default_fusion"] == spec.default_fusion == default_fusion_name()  # the measured default
-    assert ELASTICSEARCH.render_mapping(IndexNames("docs"), spec, caps)["_meta"]["default_fusion"] == spec.default_fusion
+    assert (
+        template["template"]["mappings"]["_meta"]["default_fusion"] == spec.default_fusion == default_fusion_name()
+    )  # the measured default
+    assert (
+        ELASTICSEARCH.render_mapping(IndexNames("docs"), spec, caps)["_meta"]["default_fusion"] == spec.default_fusion
+    )
     with pytest.raises(ConfigurationError, match="Lucene"):
         ELASTICSEARCH.check_spec(IndexSpec(fp(), knn_method="faiss"), caps)
     # No search pipelines: no pipeline renderer on the engine, no pipeline facet on its port, nothing stored.
@@ -180,7 +214,10 @@ def test_analyzers_follow_what_the_cluster_has():
     # a cluster with analysis-common renders exactly what OpenSearch always rendered
     spec = IndexSpec(fp(), analyzer="spanish")
     full = elasticsearch_capabilities("9.2.4", modules=FULL)
-    assert ELASTICSEARCH.render_components(IndexNames("d"), spec, full)["d-text"] == OPENSEARCH.render_components(IndexNames("d"), spec)["d-text"]
+    assert (
+        ELASTICSEARCH.render_components(IndexNames("d"), spec, full)["d-text"]
+        == OPENSEARCH.render_components(IndexNames("d"), spec)["d-text"]
+    )
     text = ELASTICSEARCH.render_components(IndexNames("d"), spec, integ)["d-text"]["template"]
     assert text["mappings"]["properties"]["text"]["analyzer"] == "spanish_hunspell"
 
@@ -193,7 +230,9 @@ def test_analyzers_follow_what_the_cluster_has():
 def test_retriever_requests_and_explanations_match_the_pairs(name, fusion):
     pair = PAIRS[name]
     caps = elasticsearch_capabilities("9.2.4", modules=FULL, license="enterprise")
-    client, s = searcher(caps, {"POST */_search": pair["response"], "POST */_msearch": legs_answer(BM25_LEG, DENSE_LEG)})
+    client, s = searcher(
+        caps, {"POST */_search": pair["response"], "POST */_msearch": legs_answer(BM25_LEG, DENSE_LEG)}
+    )
     result = s.search("error E-4012", fusion=fusion, k=3, depth=20, explain=True, query_vector=VECTOR)
     assert sent_body(client.calls_to("POST */_search")[0]) == pair["request"]
     assert result.fused_by is FusedBy.SERVER_RETRIEVER and result.fused_by_label == f"server:retriever:{fusion.name}"
@@ -220,20 +259,55 @@ def test_weighted_rrf_uses_the_9_3_form():
 @requires_extra("elasticsearch")
 def test_the_free_tier_sum_is_query_plus_knn_with_boosts():
     caps = capabilities_from(answer("GET /_nodes/plugins"), answer("GET /_license"))
-    hits = {"hits": {"hits": [{"_id": "a", "_score": 4.0, "matched_queries": ["bm25", "dense"],
-                               "_explanation": {"value": 4.0, "description": "sum of:", "details": [
-                                   {"value": 3.6, "description": "weight(text:e in 0) [PerFieldSimilarity], result of:", "details": []},
-                                   {"value": 0.4, "description": "within top k documents", "details": []}]}}]}}
+    hits = {
+        "hits": {
+            "hits": [
+                {
+                    "_id": "a",
+                    "_score": 4.0,
+                    "matched_queries": ["bm25", "dense"],
+                    "_explanation": {
+                        "value": 4.0,
+                        "description": "sum of:",
+                        "details": [
+                            {
+                                "value": 3.6,
+                                "description": "weight(text:e in 0) [PerFieldSimilarity], result of:",
+                                "details": [],
+                            },
+                            {"value": 0.4, "description": "within top k documents", "details": []},
+                        ],
+                    },
+                }
+            ]
+        }
+    }
     client, s = searcher(caps, {"POST */_search": hits, "POST */_msearch": legs_answer([("a", 7.2)], [("a", 0.8)])})
     result = s.search("error E-4012", fusion=ScoreSum((0.5, 0.5)), k=1, depth=20, explain=True, query_vector=VECTOR)
     body = sent_body(client.calls_to("POST */_search")[0])
-    text = {"multi_match": {"query": "error E-4012", "fields": ["title", "text"], "type": "most_fields", "operator": "or"}}
+    text = {
+        "multi_match": {"query": "error E-4012", "fields": ["title", "text"], "type": "most_fields", "operator": "or"}
+    }
     # The sum is a plain search: it carries the text fields' excerpts itself (no request after it).
     excerpts = body.pop("highlight")
-    assert set(excerpts["fields"]) == {"title", "text"} and excerpts["max_analyzed_offset"] == 100_000 and len(client.calls_to("POST */_search")) == 1
-    assert body == {"query": {"bool": {"should": [text], "boost": 0.5, "_name": "bm25"}},
-                    "knn": {"field": "embedding", "query_vector": VECTOR, "k": 20, "num_candidates": 30, "boost": 0.5, "_name": "dense"},
-                    "size": 1, "explain": True}
+    assert (
+        set(excerpts["fields"]) == {"title", "text"}
+        and excerpts["max_analyzed_offset"] == 100_000
+        and len(client.calls_to("POST */_search")) == 1
+    )
+    assert body == {
+        "query": {"bool": {"should": [text], "boost": 0.5, "_name": "bm25"}},
+        "knn": {
+            "field": "embedding",
+            "query_vector": VECTOR,
+            "k": 20,
+            "num_candidates": 30,
+            "boost": 0.5,
+            "_name": "dense",
+        },
+        "size": 1,
+        "explain": True,
+    }
     assert result.fused_by is FusedBy.SERVER_SUM and result.fusion == ScoreSum((0.5, 0.5)) and not result.notices
     legs = result.hits[0].legs
     assert [leg.normalized_score for leg in legs] == pytest.approx([7.2, 0.8])  # raw scores: nothing normalises them
@@ -248,9 +322,18 @@ def test_a_score_fusion_the_licence_lacks_is_fused_in_the_client_by_the_same_for
     docs = page_answer({d: {"title": d} for d in ("a", "b", "c")})
     client, s = searcher(caps, {"POST */_msearch": legs_answer(BM25_LEG, DENSE_LEG), "POST */_search": docs})
     result = s.search("error E-4012", k=3, depth=20, query_vector=VECTOR)
-    assert [c.body["query"] for c in client.calls_to("POST */_search")] == [{"ids": {"values": ["a", "b", "c"]}}]  # the page's documents alone
-    assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization()
-    assert "linear retriever" in result.notices[0] and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
+    assert [c.body["query"] for c in client.calls_to("POST */_search")] == [
+        {"ids": {"values": ["a", "b", "c"]}}
+    ]  # the page's documents alone
+    assert (
+        result.technique is Technique.CLIENT
+        and result.fused_by is FusedBy.CLIENT
+        and result.fusion == ScoreNormalization()
+    )
+    assert (
+        "linear retriever" in result.notices[0]
+        and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
+    )
     # min_max per leg (the minimum becomes 0.001), then 0.5 / 0.5 arithmetic mean; a missing leg counts 0.
     a = (0.5 * 1.0 + 0.5 * 0.001) / 1.0
     b = (0.5 * 0.0 + 0.5 * 1.0) / 1.0
@@ -264,7 +347,10 @@ def test_the_sum_with_filters_pre_filters_the_knn_leg_and_filters_the_text_leg()
     client, s = searcher(caps, {"POST */_search": {"hits": {"hits": [{"_id": "a", "_score": 1.0}]}}})
     s.search("error", fusion=ScoreSum((1, 20)), filters={"lang": "es"}, k=5, depth=10, query_vector=VECTOR)
     body = sent_body(client.calls_to("POST */_search")[0])
-    assert body["knn"]["filter"] == {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}} and body["knn"]["boost"] == 20
+    assert (
+        body["knn"]["filter"] == {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}}
+        and body["knn"]["boost"] == 20
+    )
     assert body["query"]["bool"]["should"][0]["bool"]["filter"] == [{"term": {"metadata.lang": "es"}}]
 
 
@@ -291,7 +377,11 @@ def test_a_licence_refusal_of_the_linear_retriever_falls_back_to_the_client_and_
     assert "retriever" in first.body and "ids" in page.body["query"]
     assert [r.path.rsplit("/", 1)[-1] for r in result.sent] == ["_msearch", "_search"]  # what the result came from
     s.search("error", fusion=ScoreNormalization(weights=(0.3, 0.7)), k=1, depth=10, query_vector=VECTOR)
-    assert ["retriever" in c.body for c in client.calls_to("POST */_search")] == [True, False, False]  # the refusal is remembered
+    assert ["retriever" in c.body for c in client.calls_to("POST */_search")] == [
+        True,
+        False,
+        False,
+    ]  # the refusal is remembered
     assert len(client.calls_to("POST */_msearch")) == 2
 
 
@@ -330,21 +420,59 @@ def test_the_index_default_fusion_comes_from_meta():
 # -- the client -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cls, status, body, reason", [
-    ("BadRequestError", 400, PAIRS["unknown_retriever_400"], "unknown retriever [rrf]"),
-    ("AuthorizationException", 403, PAIRS["license_403"], "current license is non-compliant for [linear retriever]"),
-    ("NotFoundError", 404, {"error": {"root_cause": [{"type": "index_not_found_exception", "reason": "no such index [x]"}],
-                                      "type": "index_not_found_exception", "reason": "no such index [x]"}, "status": 404}, "no such index [x]"),
-    ("ApiError", 405, {"error": "Incorrect HTTP method for uri [/] and method [GET], allowed: [DELETE]", "status": 405}, "Incorrect HTTP method"),
-    ("ApiError", 429, {"error": {"type": "es_rejected_execution_exception", "reason": "rejected execution"}, "status": 429}, "rejected execution"),
-    ("ApiError", 503, {"error": {"type": "unavailable_shards_exception", "reason": "primary shard is not active"}, "status": 503}, "primary shard"),
-])
+@pytest.mark.parametrize(
+    "cls, status, body, reason",
+    [
+        ("BadRequestError", 400, PAIRS["unknown_retriever_400"], "unknown retriever [rrf]"),
+        (
+            "AuthorizationException",
+            403,
+            PAIRS["license_403"],
+            "current license is non-compliant for [linear retriever]",
+        ),
+        (
+            "NotFoundError",
+            404,
+            {
+                "error": {
+                    "root_cause": [{"type": "index_not_found_exception", "reason": "no such index [x]"}],
+                    "type": "index_not_found_exception",
+                    "reason": "no such index [x]",
+                },
+                "status": 404,
+            },
+            "no such index [x]",
+        ),
+        (
+            "ApiError",
+            405,
+            {"error": "Incorrect HTTP method for uri [/] and method [GET], allowed: [DELETE]", "status": 405},
+            "Incorrect HTTP method",
+        ),
+        (
+            "ApiError",
+            429,
+            {"error": {"type": "es_rejected_execution_exception", "reason": "rejected execution"}, "status": 429},
+            "rejected execution",
+        ),
+        (
+            "ApiError",
+            503,
+            {"error": {"type": "unavailable_shards_exception", "reason": "primary shard is not active"}, "status": 503},
+            "primary shard",
+        ),
+    ],
+)
 @requires_extra("elasticsearch")
 def test_elasticsearch_errors_join_the_adapter_tree(cls, status, body, reason):
     with pytest.raises(BackendError) as caught:
         with translate_errors("searching docs"):
             raise es_error(cls, status, body)
-    assert caught.value.status == status and reason in caught.value.reason and not isinstance(caught.value, ClusterUnavailableError)
+    assert (
+        caught.value.status == status
+        and reason in caught.value.reason
+        and not isinstance(caught.value, ClusterUnavailableError)
+    )
 
 
 @requires_extra("elasticsearch")
@@ -362,7 +490,9 @@ def test_the_engine_follows_the_client():
     from adapter.engines.elasticsearch.client import connect_elasticsearch
 
     assert engine_for(connect_elasticsearch("http://localhost:9200")) is ELASTICSEARCH
-    assert engine_for(FakeClient(engine_name="elasticsearch")) is ELASTICSEARCH and engine_for(FakeClient()) is OPENSEARCH
+    assert (
+        engine_for(FakeClient(engine_name="elasticsearch")) is ELASTICSEARCH and engine_for(FakeClient()) is OPENSEARCH
+    )
 
 
 @requires_extra("elasticsearch")
@@ -373,8 +503,14 @@ def test_bulk_to_an_unreachable_node_fails_every_row_with_no_answer():
     client = connect_elasticsearch("http://127.0.0.1:1")
     actions = [{"_op_type": "index", "_index": "docs-v1", "_id": str(i), "_source": {"text": "x"}} for i in range(3)]
     failed = list(ELASTICSEARCH.cluster(client).bulk(actions))
-    assert [(item["index"]["_id"], item["index"]["status"]) for item in failed] == [("0", "N/A"), ("1", "N/A"), ("2", "N/A")]
-    assert all(isinstance(item["index"]["exception"], ClusterUnavailableError) for item in failed)  # the port's error, not the client's
+    assert [(item["index"]["_id"], item["index"]["status"]) for item in failed] == [
+        ("0", "N/A"),
+        ("1", "N/A"),
+        ("2", "N/A"),
+    ]
+    assert all(
+        isinstance(item["index"]["exception"], ClusterUnavailableError) for item in failed
+    )  # the port's error, not the client's
 
 
 def test_the_bulk_counter_survives_the_helpers_client_copy():
@@ -393,19 +529,39 @@ def test_the_bulk_counter_survives_the_helpers_client_copy():
     assert counts.rejected_429 == 1
 
 
-@pytest.mark.parametrize("root, elastic", [
-    ({"name": "n", "version": {"number": "9.2.4", "build_flavor": "default"}, "tagline": "You Know, for Search"}, True),
-    ({"error": "Incorrect HTTP method for uri [/] and method [GET], allowed: [DELETE]", "status": 405}, True),  # the integ-test zip
-    ({"version": {"distribution": "opensearch", "number": "3.6.0"}, "tagline": "The OpenSearch Project: https://opensearch.org/"}, False),
-    ({"version": {"number": "7.10.2"}, "tagline": "The OpenSearch Project: https://opensearch.org/"}, False),  # override_main_response_version
-])
+@pytest.mark.parametrize(
+    "root, elastic",
+    [
+        (
+            {"name": "n", "version": {"number": "9.2.4", "build_flavor": "default"}, "tagline": "You Know, for Search"},
+            True,
+        ),
+        (
+            {"error": "Incorrect HTTP method for uri [/] and method [GET], allowed: [DELETE]", "status": 405},
+            True,
+        ),  # the integ-test zip
+        (
+            {
+                "version": {"distribution": "opensearch", "number": "3.6.0"},
+                "tagline": "The OpenSearch Project: https://opensearch.org/",
+            },
+            False,
+        ),
+        (
+            {"version": {"number": "7.10.2"}, "tagline": "The OpenSearch Project: https://opensearch.org/"},
+            False,
+        ),  # override_main_response_version
+    ],
+)
 def test_one_get_root_tells_the_engines_apart(root, elastic):
     from adapter.engines import registry
 
     client = FakeClient({"GET /": Reply(root.get("status", 200), root)})  # the integ-test zip's 405 with its status
     answer = registry.root_answer(client.port)
     assert (registry.recognised(answer) == "elasticsearch") is elastic
-    assert len(client.calls_to("GET /")) == 1  # a 405 is an answer here (asked with ignore=405), not an error raised or retried
+    assert (
+        len(client.calls_to("GET /")) == 1
+    )  # a 405 is an answer here (asked with ignore=405), not an error raised or retried
 
 
 @requires_extra("elasticsearch")
@@ -420,6 +576,11 @@ def test_each_port_says_which_statuses_its_clients_transport_asks_again():
 
     assert OPENSEARCH.cluster(connect("http://127.0.0.1:9")).retried_statuses == {502, 503, 504}
     assert ELASTICSEARCH.cluster(connect_elasticsearch("http://127.0.0.1:9")).retried_statuses == {502, 503, 504}
-    assert ELASTICSEARCH.cluster(Elasticsearch("http://127.0.0.1:9")).retried_statuses == {429, 502, 503, 504}  # its default
+    assert ELASTICSEARCH.cluster(Elasticsearch("http://127.0.0.1:9")).retried_statuses == {
+        429,
+        502,
+        503,
+        504,
+    }  # its default
     assert OPENSEARCH.cluster(OpenSearch("http://127.0.0.1:9", max_retries=0)).retried_statuses == frozenset()
     assert FakeClient().port.retried_statuses == {502, 503, 504}  # the fake's client is set as connect() sets it

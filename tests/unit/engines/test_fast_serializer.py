@@ -18,11 +18,22 @@ def test_the_same_documents_as_opensearch_pys_serializer():
     from opensearchpy.serializer import JSONSerializer
 
     ours, theirs = fast_serializer(), JSONSerializer()
-    document = {"query": {"match": {"text": "¿cómo devuelvo un pedido? \u200b"}}, "size": 10, "from": 0,
-                "knn": {"vector": np.float32([0.1, -0.25, 1 / 3]), "k": np.int64(100)}, "when": datetime.date(2026, 12, 7),
-                "at": datetime.datetime(2026, 12, 7, 8, 0, 3), "price": decimal.Decimal("2.50"), "id": uuid.UUID(int=7),
-                "flags": [np.bool_(True), None, False], 3: "an int key", "nested": [{"a": [1, 2.5, "x"]}]}
-    assert json.loads(ours.dumps(document)) == json.loads(theirs.dumps(document)) | {"knn": {"vector": [0.1, -0.25, 0.33333334], "k": 100}}
+    document = {
+        "query": {"match": {"text": "¿cómo devuelvo un pedido? \u200b"}},
+        "size": 10,
+        "from": 0,
+        "knn": {"vector": np.float32([0.1, -0.25, 1 / 3]), "k": np.int64(100)},
+        "when": datetime.date(2026, 12, 7),
+        "at": datetime.datetime(2026, 12, 7, 8, 0, 3),
+        "price": decimal.Decimal("2.50"),
+        "id": uuid.UUID(int=7),
+        "flags": [np.bool_(True), None, False],
+        3: "an int key",
+        "nested": [{"a": [1, 2.5, "x"]}],
+    }
+    assert json.loads(ours.dumps(document)) == json.loads(theirs.dumps(document)) | {
+        "knn": {"vector": [0.1, -0.25, 0.33333334], "k": 100}
+    }
     assert isinstance(ours.dumps(document), str) and ours.dumps("already text") == "already text"
     answer = '{"took": 3, "hits": {"hits": [{"_id": "a", "_score": 0.123456789012345678, "_source": {"t": "año"}}]}}'
     assert ours.loads(answer) == theirs.loads(answer)

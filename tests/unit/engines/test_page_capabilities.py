@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from adapter.engines.capabilities import Capabilities
 
 from adapter.engines.opensearch.capabilities import MMR_SETTING
 from adapter.engines.opensearch import capabilities_from
@@ -89,7 +88,9 @@ def test_modules_and_hunspell_count_only_when_every_node_has_them():
 
 
 def test_analysis_plugins():
-    caps = capabilities_from({}, nodes("3.6.0", plugins=("opensearch-knn", "opensearch-neural-search", "analysis-stempel")))
+    caps = capabilities_from(
+        {}, nodes("3.6.0", plugins=("opensearch-knn", "opensearch-neural-search", "analysis-stempel"))
+    )
     assert caps.stempel and not caps.icu
     serverless = serverless_capabilities()
     assert serverless.stempel and serverless.icu and not serverless.hybrid_collapse and not serverless.delete_by_query
@@ -103,7 +104,11 @@ def test_the_probe_reads_the_real_nodes_answers(version):
     assert not caps.native_engines and not caps.stempel and not caps.icu and not caps.in_query_fusion
     if version == "3.6.0":  # the 3.6.0 zip has the reindex module; the recording was made with the MMR factories on
         assert caps.delete_by_query and caps.hybrid_collapse and caps.fused_min_score and caps.server_mmr_enabled
-        off = capabilities_from(data["root"], data["nodes"], {"defaults": {"cluster": {"search": {"enabled_system_generated_factories": []}}}})
+        off = capabilities_from(
+            data["root"],
+            data["nodes"],
+            {"defaults": {"cluster": {"search": {"enabled_system_generated_factories": []}}}},
+        )
         assert off.server_mmr and not off.server_mmr_enabled
     else:  # 2.19.1's Maven zips: analysis-common, lang-painless, transport-netty4
         assert not caps.delete_by_query and not caps.hybrid_filter and not caps.hybrid_collapse and not caps.server_mmr
@@ -117,8 +122,19 @@ def test_probe_asks_settings_only_from_3_3():
     old = FakeClient({"GET /": {"cluster_uuid": "a", "version": {"number": "2.19.1"}}, "GET /_nodes*": nodes("2.19.1")})
     OpenSearchEngine().probe(old, serverless=False)
     assert [c.key for c in old.calls] == ["GET /", "GET /_nodes/plugins"]
-    new = FakeClient({"GET /": {"cluster_uuid": "b", "version": {"number": "3.6.0"}}, "GET /_nodes*": nodes("3.6.0"),
-                      "GET /_cluster/settings": {"persistent": {"cluster": {"search": {"enabled_system_generated_factories": ["*"]}}}}})
+    new = FakeClient(
+        {
+            "GET /": {"cluster_uuid": "b", "version": {"number": "3.6.0"}},
+            "GET /_nodes*": nodes("3.6.0"),
+            "GET /_cluster/settings": {
+                "persistent": {"cluster": {"search": {"enabled_system_generated_factories": ["*"]}}}
+            },
+        }
+    )
     caps = OpenSearchEngine().probe(new, serverless=False)
-    assert [c.key for c in new.calls] == ["GET /", "GET /_nodes/plugins", "GET /_cluster/settings"] and caps.server_mmr_enabled
+    assert [c.key for c in new.calls] == [
+        "GET /",
+        "GET /_nodes/plugins",
+        "GET /_cluster/settings",
+    ] and caps.server_mmr_enabled
     assert new.calls[-1].params["include_defaults"] == "true"

@@ -11,7 +11,13 @@ from adapter.search.results import Technique
 
 pytestmark = pytest.mark.unit
 
-ROWS = {"bm25": 0.490, "dense": 0.446, "hybrid-min_max-arithmetic_mean": 0.561, "hybrid-rrf": 0.550, "hybrid-adaptive": 0.470}
+ROWS = {
+    "bm25": 0.490,
+    "dense": 0.446,
+    "hybrid-min_max-arithmetic_mean": 0.561,
+    "hybrid-rrf": 0.550,
+    "hybrid-adaptive": 0.470,
+}
 
 
 def test_a_default_that_lost_to_a_fixed_fusion_and_a_leg_gets_two_warnings():
@@ -48,12 +54,17 @@ def test_the_eval_report_carries_the_default_regret_and_ignores_tuned_rows():
     results = {
         "bm25": _result(0.49, TechniqueSpec("bm25", Technique.BM25)),
         "dense": _result(0.45, TechniqueSpec("dense", Technique.DENSE)),
-        "hybrid-min_max-arithmetic_mean": _result(0.56, TechniqueSpec("hybrid-min_max-arithmetic_mean", Technique.HYBRID, mm)),
-        "hybrid-tuned-min_max-arithmetic_mean": _result(0.60, TechniqueSpec("hybrid-tuned-min_max-arithmetic_mean", Technique.HYBRID,
-                                                                            mm, tuned=True)),
+        "hybrid-min_max-arithmetic_mean": _result(
+            0.56, TechniqueSpec("hybrid-min_max-arithmetic_mean", Technique.HYBRID, mm)
+        ),
+        "hybrid-tuned-min_max-arithmetic_mean": _result(
+            0.60, TechniqueSpec("hybrid-tuned-min_max-arithmetic_mean", Technique.HYBRID, mm, tuned=True)
+        ),
         "hybrid-min_max-arithmetic_mean+mmr": _result(0.58, TechniqueSpec("x", Technique.HYBRID, mm, mmr=0.5)),
     }
-    report = EvalReport("d", "test", "m", "i", results, settings={"default_technique": "hybrid-min_max-arithmetic_mean"})
+    report = EvalReport(
+        "d", "test", "m", "i", results, settings={"default_technique": "hybrid-min_max-arithmetic_mean"}
+    )
     data = report.as_json()["default_regret"]
     assert data["best_fixed"] == "hybrid-min_max-arithmetic_mean" and data["regret"] == 0.0 and data["warnings"] == []
     assert EvalReport("d", "test", "m", "i", results).as_json()["default_regret"] is None
@@ -64,8 +75,17 @@ def _noisy(ndcg_by_query: list[float], spec: TechniqueSpec) -> TechniqueResult:
     from adapter.evaluation.noise import standard_error
 
     mean = sum(ndcg_by_query) / len(ndcg_by_query)
-    return TechniqueResult({"ndcg@10": mean, "recall@10": 0, "recall@100": 0, "mrr@10": 0}, 0, 0, 0, 0, len(ndcg_by_query), spec=spec,
-                           ndcg_by_query=tuple(ndcg_by_query), standard_error=standard_error("d test", ndcg_by_query))
+    return TechniqueResult(
+        {"ndcg@10": mean, "recall@10": 0, "recall@100": 0, "mrr@10": 0},
+        0,
+        0,
+        0,
+        0,
+        len(ndcg_by_query),
+        spec=spec,
+        ndcg_by_query=tuple(ndcg_by_query),
+        standard_error=standard_error("d test", ndcg_by_query),
+    )
 
 
 def noisy_report() -> EvalReport:
@@ -75,8 +95,12 @@ def noisy_report() -> EvalReport:
     results = {
         "bm25": _noisy([0.3] * 20, TechniqueSpec("bm25", Technique.BM25)),
         "dense": _noisy([0.5] * 20, TechniqueSpec("dense", Technique.DENSE)),
-        "hybrid-min_max-arithmetic_mean": _noisy([1.0] + [0.5] * 19, TechniqueSpec("hybrid-min_max-arithmetic_mean", Technique.HYBRID, mm)),
-        "hybrid-z_score-arithmetic_mean": _noisy([0.0] + [0.5] * 19 + [], TechniqueSpec("hybrid-z_score-arithmetic_mean", Technique.HYBRID, z)),
+        "hybrid-min_max-arithmetic_mean": _noisy(
+            [1.0] + [0.5] * 19, TechniqueSpec("hybrid-min_max-arithmetic_mean", Technique.HYBRID, mm)
+        ),
+        "hybrid-z_score-arithmetic_mean": _noisy(
+            [0.0] + [0.5] * 19 + [], TechniqueSpec("hybrid-z_score-arithmetic_mean", Technique.HYBRID, z)
+        ),
     }
     return EvalReport("d", "test", "m", "i", results, settings={"default_technique": "hybrid-z_score-arithmetic_mean"})
 
@@ -126,4 +150,7 @@ def test_a_noisy_report_follows_the_eval_contract():
     # A real report's settings, with the noisy rows and regret (what schema version 3 adds).
     real = json.loads((Path(__file__).resolve().parents[3] / "docs" / "eval-scifact-server.json").read_text())
     noisy = noisy_report().as_json()
-    validate(Contract.EVAL, {**real, "schema_version": 3, "results": noisy["results"], "default_regret": noisy["default_regret"]})
+    validate(
+        Contract.EVAL,
+        {**real, "schema_version": 3, "results": noisy["results"], "default_regret": noisy["default_regret"]},
+    )

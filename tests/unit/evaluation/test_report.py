@@ -4,7 +4,15 @@ import pytest
 
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.errors import InputError
-from adapter.evaluation import EvalReport, Family, SCHEMA_VERSION, TechniqueResult, TechniqueSpec, format_table, standard_techniques
+from adapter.evaluation import (
+    EvalReport,
+    Family,
+    SCHEMA_VERSION,
+    TechniqueResult,
+    TechniqueSpec,
+    format_table,
+    standard_techniques,
+)
 from adapter.evaluation.tune import candidates
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.fusion.choice.advise import advise, verdict
@@ -13,14 +21,30 @@ from tests.support.extras import requires_extra
 
 
 def result(ndcg, p50, spec=None):
-    return TechniqueResult({"ndcg@10": ndcg, "recall@10": ndcg, "recall@100": 0.9, "mrr@10": ndcg}, p50, p50 * 2, p50 / 2, p50, 300, spec=spec)
+    return TechniqueResult(
+        {"ndcg@10": ndcg, "recall@10": ndcg, "recall@100": 0.9, "mrr@10": ndcg},
+        p50,
+        p50 * 2,
+        p50 / 2,
+        p50,
+        300,
+        spec=spec,
+    )
 
 
 def report():
-    return EvalReport("scifact", "test", "all-MiniLM-L6-v2", "eval-scifact",
-                      {"bm25": result(0.68, 5.0, TechniqueSpec("bm25", Technique.BM25)),
-                       "hybrid-rrf": result(0.72, 9.0, TechniqueSpec("hybrid-rrf", Technique.HYBRID, RRF()))},
-                      settings={"k": 100}, tuning=None)
+    return EvalReport(
+        "scifact",
+        "test",
+        "all-MiniLM-L6-v2",
+        "eval-scifact",
+        {
+            "bm25": result(0.68, 5.0, TechniqueSpec("bm25", Technique.BM25)),
+            "hybrid-rrf": result(0.72, 9.0, TechniqueSpec("hybrid-rrf", Technique.HYBRID, RRF())),
+        },
+        settings={"k": 100},
+        tuning=None,
+    )
 
 
 def test_json_follows_the_documented_schema():
@@ -28,7 +52,16 @@ def test_json_follows_the_documented_schema():
     assert {"schema_version", "dataset", "split", "embedder", "index", "settings", "results", "tuning"} <= set(data)
     assert data["schema_version"] == SCHEMA_VERSION and data["dataset"] == "scifact" and data["split"] == "test"
     for row in data["results"].values():
-        assert {"ndcg@10", "recall@10", "recall@100", "mrr@10", "latency_ms_p50", "latency_ms_p95", "server_ms_p50", "server_ms_p95"} <= set(row)
+        assert {
+            "ndcg@10",
+            "recall@10",
+            "recall@100",
+            "mrr@10",
+            "latency_ms_p50",
+            "latency_ms_p95",
+            "server_ms_p50",
+            "server_ms_p95",
+        } <= set(row)
         assert all(isinstance(row[k], float) for k in ("ndcg@10", "latency_ms_p50"))
 
 
@@ -73,14 +106,23 @@ def test_tuning_grid_follows_the_cluster_without_duplicates():
     old, new = candidates(opensearch_capabilities("2.19.1")), candidates(opensearch_capabilities("3.6.0"))
     assert len(old) == 6 * 11 + 7 and len(new) == 7 * 11 + 7
     assert len({(f.name, f.weights) for f in new}) == len(new)
-    assert ScoreNormalization("z_score", weights=(0.3, 0.7)) in new and ScoreNormalization("z_score", weights=(0.3, 0.7)) not in old
+    assert (
+        ScoreNormalization("z_score", weights=(0.3, 0.7)) in new
+        and ScoreNormalization("z_score", weights=(0.3, 0.7)) not in old
+    )
 
 
 def test_pareto_front_keeps_only_what_nothing_beats():
     from adapter.evaluation.report import pareto_front
 
-    points = {"bm25": (18.0, 0.694), "dense": (21.0, 0.649), "client-rrf": (12.0, 0.719), "default": (38.0, 0.722),
-              "tuned": (37.0, 0.727), "twin": (12.0, 0.719)}
+    points = {
+        "bm25": (18.0, 0.694),
+        "dense": (21.0, 0.649),
+        "client-rrf": (12.0, 0.719),
+        "default": (38.0, 0.722),
+        "tuned": (37.0, 0.727),
+        "twin": (12.0, 0.719),
+    }
     assert pareto_front(points) == ["client-rrf", "twin", "tuned"]  # ordered by latency; default is beaten by tuned
 
 
@@ -110,4 +152,6 @@ def test_depth_below_k_is_refused_rather_than_silently_raised(tmp_path):
 def test_the_eval_table_explains_its_star():
     row = TechniqueResult({"ndcg@10": 0.5, "recall@10": 0.5, "recall@100": 0.5, "mrr@10": 0.5}, 1.0, 2.0, 1.0, 1.0, 3)
     table = format_table(EvalReport("d", "test", "m", "i", {"bm25": row}))
-    assert "0.5000*" in table and table.splitlines()[-1].startswith("* the best of its column: the highest metric, the lowest latency")
+    assert "0.5000*" in table and table.splitlines()[-1].startswith(
+        "* the best of its column: the highest metric, the lowest latency"
+    )

@@ -49,8 +49,13 @@ def test_the_drill_down_has_each_legs_rank_raw_and_normalised_score(evaluation):
     assert "e" not in q1["legs"]["bm25"]  # not returned by BM25
     # min_max over the leg's list: (s - min) / (max - min); the minimum itself becomes 0.001.
     norm = q1["norm"]["hybrid-adaptive"]
-    assert norm["b"][0] == pytest.approx((9.5 - 3.0) / (12.0 - 3.0), rel=1e-4) and norm["a"][1] == pytest.approx((0.90 - 0.2) / (0.91 - 0.2), rel=1e-4)
-    assert q1["weights"]["hybrid-adaptive"] == [0.2, 0.8] and data["drill"]["q3"]["weights"]["hybrid-adaptive"] == [0.9, 0.1]
+    assert norm["b"][0] == pytest.approx((9.5 - 3.0) / (12.0 - 3.0), rel=1e-4) and norm["a"][1] == pytest.approx(
+        (0.90 - 0.2) / (0.91 - 0.2), rel=1e-4
+    )
+    assert q1["weights"]["hybrid-adaptive"] == [0.2, 0.8] and data["drill"]["q3"]["weights"]["hybrid-adaptive"] == [
+        0.9,
+        0.1,
+    ]
     # RRF: 1 / (60 + rank) in each leg.
     assert q1["norm"]["hybrid-rrf"]["a"] == [pytest.approx(1 / 61, rel=1e-4), pytest.approx(1 / 62, rel=1e-4)]
     assert data["default"] == "hybrid-adaptive" and data["legs"] == ["bm25", "dense"]
@@ -72,18 +77,30 @@ def test_the_page_is_self_contained(evaluation):
     page = write_report(stored.load(root), resamples=200)
     html = page.read_text()
     assert "http://" not in html and "https://" not in html  # nothing fetched from a network
-    for name in ("dom.js", "report.js", "labels.js", "report.css", "chart.umd.min.js", "data.js", "chart.js-LICENSE.md"):
+    for name in (
+        "dom.js",
+        "report.js",
+        "labels.js",
+        "report.css",
+        "chart.umd.min.js",
+        "data.js",
+        "chart.js-LICENSE.md",
+    ):
         assert (page.parent / "assets" / name).is_file()
     assert "Holm-Bonferroni" in html and "hybrid-adaptive" in html
     data = (page.parent / "assets" / "data.js").read_text()
-    assert data.startswith("window.REPORT_DATA = ") and json.loads(data[len("window.REPORT_DATA = "):].rstrip().rstrip(";"))
+    assert data.startswith("window.REPORT_DATA = ") and json.loads(
+        data[len("window.REPORT_DATA = ") :].rstrip().rstrip(";")
+    )
 
 
 def test_a_default_the_eval_did_not_run_is_said_on_the_page(evaluation, tmp_path):
     report, _ = evaluation
     results = {k: v for k, v in report.results.items() if k != "hybrid-adaptive"}
     dataset = Dataset("tiny", tmp_path, "test", QUERIES, QRELS)
-    root = stored.write(EvalReport("tiny", "test", "minilm", "eval-tiny", results, settings=report.settings), dataset, tmp_path / "es")
+    root = stored.write(
+        EvalReport("tiny", "test", "minilm", "eval-tiny", results, settings=report.settings), dataset, tmp_path / "es"
+    )
     data = report_data(stored.load(root), resamples=200)
     assert data["default"] == "hybrid-rrf"  # no min_max row either: the first hybrid row
     assert "hybrid-adaptive, was not run on this cluster; the comparisons use hybrid-rrf" in data["default_note"]
@@ -101,8 +118,14 @@ def test_a_learned_fusion_row_gets_its_lists_in_the_drill_down_without_a_normali
     report, _ = write_tiny_evaluation(tmp_path)
     model = LearnedFusion(weights=(1.0,) * 4)  # the default features: per leg its DBSF score and a found flag
     learned = result(TechniqueSpec("client-learned", Technique.CLIENT, model), BM25, model)
-    report = EvalReport(report.dataset, report.split, report.embedder, report.index, {**report.results, "client-learned": learned},
-                        settings=report.settings)
+    report = EvalReport(
+        report.dataset,
+        report.split,
+        report.embedder,
+        report.index,
+        {**report.results, "client-learned": learned},
+        settings=report.settings,
+    )
     root = stored.write(report, Dataset("tiny", tmp_path, "test", QUERIES, QRELS), tmp_path / "learned")
     data = report_data(stored.load(root), resamples=200)
     assert data["drill"]["q1"]["lists"]["client-learned"][0][0] == "a"

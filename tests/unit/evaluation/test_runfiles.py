@@ -51,7 +51,10 @@ def test_a_run_file_reads_back_in_the_order_it_was_written(tmp_path):
     write_run(tmp_path / "t.run", RANKINGS, "x")
     back = read_run(tmp_path / "t.run")
     assert {q: [d for d, _ in r] for q, r in back.items()} == {q: [d for d, _ in r] for q, r in RANKINGS.items() if r}
-    assert back["q1"][0] == ("d1", 5.0) and back["q2"][:2] == [("a", float(np.float32(0.30))), ("z", float(np.float32(0.29)))]
+    assert back["q1"][0] == ("d1", 5.0) and back["q2"][:2] == [
+        ("a", float(np.float32(0.30))),
+        ("z", float(np.float32(0.29))),
+    ]
     lines = (tmp_path / "t.run").read_text().splitlines()
     assert lines[0].split() == ["q1", "Q0", "d1", "1", "5.0", "x"]
 

@@ -22,8 +22,9 @@ def test_the_randomization_test_is_scipys_exact_one():
     rng = np.random.default_rng(3)
     x, y = rng.random(11), rng.random(11)
     ours = randomization_pvalues(x - y)[0]
-    theirs = stats.permutation_test((x, y), lambda u, v, axis: np.mean(u - v, axis=axis), permutation_type="samples",
-                                    vectorized=True).pvalue
+    theirs = stats.permutation_test(
+        (x, y), lambda u, v, axis: np.mean(u - v, axis=axis), permutation_type="samples", vectorized=True
+    ).pvalue
     assert sign_patterns(11)[1] and ours == pytest.approx(theirs, abs=1e-12)
 
 
@@ -35,8 +36,14 @@ def test_the_sampled_randomization_test_agrees_with_scipys_within_its_error():
     x = rng.random(300)
     y = x - 0.01 + rng.normal(0, 0.12, 300)
     ours = randomization_pvalues(x - y)[0]
-    theirs = stats.permutation_test((x, y), lambda u, v, axis: np.mean(u - v, axis=axis), permutation_type="samples",
-                                    vectorized=True, n_resamples=10_000, random_state=1).pvalue
+    theirs = stats.permutation_test(
+        (x, y),
+        lambda u, v, axis: np.mean(u - v, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=10_000,
+        random_state=1,
+    ).pvalue
     assert abs(ours - theirs) < 4 * np.sqrt(theirs * (1 - theirs) / 10_000) + 1e-3
 
 
@@ -45,9 +52,11 @@ def test_paired_t_test_is_scipys_and_identical_scores_show_no_difference():
     from scipy import stats
 
     a, b = [[0.2, 0.5, 0.9, 0.4, 0.7]], [[0.1, 0.45, 0.7, 0.41, 0.5]]
-    (p_rand, p_t), = paired_tests(a, b)
+    ((p_rand, p_t),) = paired_tests(a, b)
     assert p_t == pytest.approx(stats.ttest_rel(a[0], b[0]).pvalue)
-    assert p_rand == pytest.approx(2 * 2 / 32)  # exact: 2 of 32 sign patterns reach the observed mean (and 2 its mirror)
+    assert p_rand == pytest.approx(
+        2 * 2 / 32
+    )  # exact: 2 of 32 sign patterns reach the observed mean (and 2 its mirror)
     assert paired_tests([[0.3, 0.3, 0.6]], [[0.3, 0.3, 0.6]]) == [(1.0, 1.0)]
 
 
@@ -60,11 +69,18 @@ def test_compare_tests_each_pair_once_and_corrects_within_each_measure():
     same = dict(base)
     scores = {"ndcg@10": {"default": base, "bm25": same, "big": better}}
     rows = compare(scores, ["default", "bm25"])
-    assert {(c.technique, c.baseline) for c in rows} == {("bm25", "default"), ("big", "default"), ("default", "bm25"), ("big", "bm25")}
+    assert {(c.technique, c.baseline) for c in rows} == {
+        ("bm25", "default"),
+        ("big", "default"),
+        ("default", "bm25"),
+        ("big", "bm25"),
+    }
     big = next(c for c in rows if c.technique == "big" and c.baseline == "default")
     assert big.delta > 0.1 and big.significant and big.p_randomization_adjusted < ALPHA
     # Three distinct pairs: {bm25, default} (identical, p = 1), {big, default}, {big, bm25}.
-    assert big.p_t_adjusted == pytest.approx(min(1.0, big.p_t * 3)) or big.p_t_adjusted == pytest.approx(min(1.0, big.p_t * 2))
+    assert big.p_t_adjusted == pytest.approx(min(1.0, big.p_t * 3)) or big.p_t_adjusted == pytest.approx(
+        min(1.0, big.p_t * 2)
+    )
     twin = next(c for c in rows if c.technique == "bm25" and c.baseline == "default")
     assert twin.p_randomization == 1.0 and not twin.significant
 

@@ -110,8 +110,13 @@ def test_l2_and_z_score_normalisation():
 def test_fuse_normalized_is_min_max_then_weighted_mean():
     bm25 = [("a", 10.0), ("b", 6.0), ("c", 2.0)]
     dense = [("b", 0.9), ("d", 0.5)]
-    fused = fuse_normalized([bm25, dense], normalization=Normalization.MIN_MAX, combination=Combination.ARITHMETIC_MEAN,
-                            weights=[0.3, 0.7], leg_names=("bm25", "dense"))
+    fused = fuse_normalized(
+        [bm25, dense],
+        normalization=Normalization.MIN_MAX,
+        combination=Combination.ARITHMETIC_MEAN,
+        weights=[0.3, 0.7],
+        leg_names=("bm25", "dense"),
+    )
     scores = {f.id: f.score for f in fused}
     assert scores["a"] == pytest.approx(0.3 * 1.0)
     assert scores["b"] == pytest.approx(0.3 * 0.5 + 0.7 * 1.0)
@@ -119,8 +124,11 @@ def test_fuse_normalized_is_min_max_then_weighted_mean():
     assert scores["d"] == pytest.approx(0.7 * 0.001)
     assert [f.id for f in fused] == ["b", "a", "d", "c"]
     b = fused[0]
-    assert [(l.leg, l.rank, l.raw_score, l.normalized_score) for l in b.legs] == [("bm25", 2, 6.0, pytest.approx(0.5)), ("dense", 1, 0.9, 1.0)]
-    assert sum(l.contribution for l in b.legs) == pytest.approx(b.score)
+    assert [(leg.leg, leg.rank, leg.raw_score, leg.normalized_score) for leg in b.legs] == [
+        ("bm25", 2, 6.0, pytest.approx(0.5)),
+        ("dense", 1, 0.9, 1.0),
+    ]
+    assert sum(leg.contribution for leg in b.legs) == pytest.approx(b.score)
 
 
 from adapter.fusion import same_ranking_up_to_ties  # noqa: E402

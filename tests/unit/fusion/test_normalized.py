@@ -22,7 +22,10 @@ def test_every_method_normalises_a_leg_as_its_fuse_does(method):
 
 
 def test_the_arithmetic():
-    assert RRF(40).normalized(BM25) == {"a": pytest.approx(1 / 41, rel=1e-6), "b": pytest.approx(1 / 42, rel=1e-6),
-                                        "c": pytest.approx(1 / 44, rel=1e-6)}
+    assert RRF(40).normalized(BM25) == {
+        "a": pytest.approx(1 / 41, rel=1e-6),
+        "b": pytest.approx(1 / 42, rel=1e-6),
+        "c": pytest.approx(1 / 44, rel=1e-6),
+    }
     # min_max over the leg's first occurrences: (s - 3) / (12 - 3); the minimum becomes 0.001.
     assert ScoreNormalization().normalized(BM25) == {"a": 1.0, "b": pytest.approx(6.5 / 9, rel=1e-6), "c": 0.001}

@@ -25,30 +25,36 @@ def test_fusion_parses_enums_and_names():
         ScoreNormalization("z_score", "harmonic_mean")
 
 
-@pytest.mark.parametrize("text, weights, rank_constant, expected", [
-    ("rrf", None, None, RRF()),
-    ("rrf-40", None, None, RRF(40)),
-    (None, None, 20, RRF(20)),
-    ("rrf", (0.7, 0.3), 10, RRF(10, (0.7, 0.3))),
-    ("l2-harmonic_mean", (0.2, 0.8), None, ScoreNormalization("l2", "harmonic_mean", (0.2, 0.8))),
-    ("z_score", None, None, ScoreNormalization("z_score")),
-    (None, (0.3, 0.7), None, ScoreNormalization(weights=(0.3, 0.7))),
-    (None, None, None, None),
-])
+@pytest.mark.parametrize(
+    "text, weights, rank_constant, expected",
+    [
+        ("rrf", None, None, RRF()),
+        ("rrf-40", None, None, RRF(40)),
+        (None, None, 20, RRF(20)),
+        ("rrf", (0.7, 0.3), 10, RRF(10, (0.7, 0.3))),
+        ("l2-harmonic_mean", (0.2, 0.8), None, ScoreNormalization("l2", "harmonic_mean", (0.2, 0.8))),
+        ("z_score", None, None, ScoreNormalization("z_score")),
+        (None, (0.3, 0.7), None, ScoreNormalization(weights=(0.3, 0.7))),
+        (None, None, None, None),
+    ],
+)
 def test_parse_fusion_reads_every_name_back(text, weights, rank_constant, expected):
     assert parse_fusion(text, weights=weights, rank_constant=rank_constant) == expected
     if expected is not None:
         assert parse_fusion(expected.name, weights=expected.weights) == expected
 
 
-@pytest.mark.parametrize("text, weights, rank_constant, match", [
-    ("cosine", None, None, "unknown fusion"),
-    ("rrf-x", None, None, "rrf-<rank constant>"),
-    ("min_max-mean", None, None, "combination"),
-    ("rrf", None, 0, "between 1 and 10000"),  # not silently 60
-    ("min_max-arithmetic_mean", None, 60, "RRF only"),
-    ("rrf-40", None, 20, "disagree"),
-])
+@pytest.mark.parametrize(
+    "text, weights, rank_constant, match",
+    [
+        ("cosine", None, None, "unknown fusion"),
+        ("rrf-x", None, None, "rrf-<rank constant>"),
+        ("min_max-mean", None, None, "combination"),
+        ("rrf", None, 0, "between 1 and 10000"),  # not silently 60
+        ("min_max-arithmetic_mean", None, 60, "RRF only"),
+        ("rrf-40", None, 20, "disagree"),
+    ],
+)
 def test_parse_fusion_refuses_what_the_server_would(text, weights, rank_constant, match):
     with pytest.raises(InputError, match=match):
         parse_fusion(text, weights=weights, rank_constant=rank_constant)

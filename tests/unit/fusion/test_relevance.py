@@ -66,11 +66,18 @@ def test_maps_travel_through_the_index_meta():
 def test_the_consensus_is_the_same_hits_scored_by_each_fusion():
     from adapter.fusion.relevance import consensus
 
-    ranked = {"rrf": [[("a", 0.03), ("b", 0.02), ("c", 0.01)], [("x", 0.03)]],
-              "min_max": [[("b", 0.9), ("a", 0.5), ("d", 0.1)], [("y", 1.0)]]}
-    assert consensus(ranked) == {"rrf": [0.03, 0.02], "min_max": [0.5, 0.9]}  # a and b, by id; the second query shares none
+    ranked = {
+        "rrf": [[("a", 0.03), ("b", 0.02), ("c", 0.01)], [("x", 0.03)]],
+        "min_max": [[("b", 0.9), ("a", 0.5), ("d", 0.1)], [("y", 1.0)]],
+    }
+    assert consensus(ranked) == {
+        "rrf": [0.03, 0.02],
+        "min_max": [0.5, 0.9],
+    }  # a and b, by id; the second query shares none
     assert consensus({}) == {}
     with pytest.raises(InputError, match="the same sample queries"):
         consensus({"rrf": [[("a", 1.0)]], "min_max": []})
     assert fit("rrf", [i / 10 for i in range(30)], reference="consensus").as_json()["reference"] == "consensus"
-    assert RelevanceMap.from_json({"fusion": "rrf", "scores": [0, 1]}).reference == "top"  # maps stored before it was said
+    assert (
+        RelevanceMap.from_json({"fusion": "rrf", "scores": [0, 1]}).reference == "top"
+    )  # maps stored before it was said

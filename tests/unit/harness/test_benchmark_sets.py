@@ -25,7 +25,10 @@ def test_judgments_name_queries_and_documents_of_the_set(name):
     assert len(docs) == len(set(docs)), "duplicate document ids"
     judged: dict[str, set[str]] = {}
     for split in ("train", "test"):
-        rows = [line.split("\t") for line in (folder / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()[1:]]
+        rows = [
+            line.split("\t")
+            for line in (folder / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()[1:]
+        ]
         assert rows, f"{split}: no judgments"
         judged[split] = {q for q, _, _ in rows}
         assert {d for _, d, _ in rows} <= set(docs) and judged[split] <= queries

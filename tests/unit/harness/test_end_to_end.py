@@ -1,5 +1,6 @@
 """benchmarks/end_to_end.py's runner: every cell answers every query once, cells interleaved per round, N threads really
-issuing calls at once, a failed call counted and scored 0 (never dropped), a path failing its warm-up stopping the run."""
+issuing calls at once, a failed call counted and scored 0 (never dropped), a path failing its warm-up stopping the
+run."""
 
 from __future__ import annotations
 
@@ -18,9 +19,14 @@ QIDS = [f"q{i}" for i in range(6)]
 
 
 def corpus() -> Corpus:
-    return Corpus(ids=["d0", "d1"], texts=["a", "b"], vectors=np.zeros((2, 3), dtype=np.float32),
-                  queries={q: f"text of {q}" for q in QIDS}, query_vectors={q: np.zeros(3, dtype=np.float32) for q in QIDS},
-                  qrels={q: {"d0": 1} for q in QIDS})
+    return Corpus(
+        ids=["d0", "d1"],
+        texts=["a", "b"],
+        vectors=np.zeros((2, 3), dtype=np.float32),
+        queries={q: f"text of {q}" for q in QIDS},
+        query_vectors={q: np.zeros(3, dtype=np.float32) for q in QIDS},
+        qrels={q: {"d0": 1} for q in QIDS},
+    )
 
 
 def test_at_concurrency_1_every_cell_answers_every_query_once_each_query_a_round_of_all_cells():

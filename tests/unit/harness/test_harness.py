@@ -9,7 +9,7 @@ from pathlib import Path
 
 CONFTEST = Path(__file__).resolve().parents[2] / "conftest.py"
 
-TESTS = '''
+TESTS = """
 import pytest
 
 def test_plain_opensearch():
@@ -34,7 +34,7 @@ def test_needs_local_node():
 @pytest.mark.min_version("3.0")
 def test_three_feature_skipped():
     pytest.skip("feature missing")
-'''
+"""
 
 
 def _run(tmp_path: Path, **env: str) -> str:
@@ -44,14 +44,24 @@ def _run(tmp_path: Path, **env: str) -> str:
     (tests / "integration" / "test_rules.py").write_text(TESTS)
     run_env = {k: v for k, v in os.environ.items() if k not in ("OPENSEARCH_URL", "HYBRID_TEST_TARGET")}
     run_env.update(env)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "integration", "-v", "-p", "no:cacheprovider", "tests"],
-                          cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-m", "integration", "-v", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return proc.stdout + proc.stderr
 
 
 def test_a_3_x_target_runs_3_x_tests_and_fails_a_declared_test_that_skips(tmp_path):
     out = _run(tmp_path, HYBRID_TEST_TARGET="opensearch-3.6.0")
-    assert "test_three_only PASSED" in out and "test_plain_opensearch PASSED" in out and "test_needs_local_node PASSED" in out
+    assert (
+        "test_three_only PASSED" in out
+        and "test_plain_opensearch PASSED" in out
+        and "test_needs_local_node PASSED" in out
+    )
     assert "test_three_feature_skipped FAILED" in out and "which its markers say supports it" in out
     assert "1 failed, 3 passed, 2 deselected" in out  # test_two_only and test_es_only
 
@@ -94,14 +104,14 @@ def test_a_cluster_given_by_url_is_probed_and_local_node_tests_are_deselected(tm
     assert "1 failed, 2 passed, 3 deselected" in out
 
 
-WHERE = '''
+WHERE = """
 import os
 
 def test_where_nodes_and_artifacts_live():
     from adapter.local import LocalNode, NodeConfig
     node = LocalNode(NodeConfig(), log=lambda m: None)
     print(f"\\nCACHE={node.cache_dir}\\nARTIFACTS={node.artifacts_dir}\\nENV={os.environ['HYBRID_CACHE_DIR']}")
-'''
+"""
 
 
 def test_the_tests_run_nodes_from_a_cache_folder_of_their_own_that_shares_the_downloads(tmp_path):
@@ -115,8 +125,14 @@ def test_the_tests_run_nodes_from_a_cache_folder_of_their_own_that_shares_the_do
     user_cache = tmp_path / "user-cache"
     env = {k: v for k, v in os.environ.items() if k not in ("HYBRID_TEST_CACHE_DIR", "HYBRID_ARTIFACTS_DIR")}
     env["HYBRID_CACHE_DIR"] = str(user_cache)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-s", "-p", "no:cacheprovider", "tests"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-s", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert f"CACHE={user_cache / 'tests'}\n" in out and f"ENV={user_cache / 'tests'}\n" in out

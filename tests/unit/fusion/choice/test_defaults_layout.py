@@ -23,11 +23,25 @@ FP = EmbeddingFingerprint("m", "s", "abc", 4, True)
 # -- the measured default --------------------------------------------------------------------------
 def test_choose_default_takes_the_smallest_worst_case_regret_per_cluster_kind():
     legs = {"bm25": 0.5, "dense": 0.5}
-    sets = {"a": {**legs, "hybrid-min_max-arithmetic_mean": 0.70, "hybrid-z_score-arithmetic_mean": 0.74, "hybrid-adaptive": 0.80},
-            "b": {**legs, "hybrid-min_max-arithmetic_mean": 0.90, "hybrid-z_score-arithmetic_mean": 0.89, "hybrid-adaptive": 0.80}}
+    sets = {
+        "a": {
+            **legs,
+            "hybrid-min_max-arithmetic_mean": 0.70,
+            "hybrid-z_score-arithmetic_mean": 0.74,
+            "hybrid-adaptive": 0.80,
+        },
+        "b": {
+            **legs,
+            "hybrid-min_max-arithmetic_mean": 0.90,
+            "hybrid-z_score-arithmetic_mean": 0.89,
+            "hybrid-adaptive": 0.80,
+        },
+    }
     # adaptive's mean is the best (0.80) but it loses 0.10 on b; z_score's worst loss is 0.01.
     assert defaults.choose_default(sets) == "hybrid-z_score-arithmetic_mean"
-    assert defaults.choose_default(sets, ClusterKind.OPENSEARCH_2) == "hybrid-min_max-arithmetic_mean"  # no z_score on 2.19
+    assert (
+        defaults.choose_default(sets, ClusterKind.OPENSEARCH_2) == "hybrid-min_max-arithmetic_mean"
+    )  # no z_score on 2.19
     tie = {"a": {**legs, "hybrid-min_max-arithmetic_mean": 0.8, "hybrid-adaptive": 0.8}}
     assert defaults.choose_default(tie) == "hybrid-min_max-arithmetic_mean"  # ties go to the simpler fusion
     with pytest.raises(AssetError, match="no default candidate"):
@@ -43,10 +57,15 @@ def test_the_shipped_default_is_recomputed_from_the_committed_eval_reports():
     assert recomputed["sets"] == shipped["sets"]
     assert recomputed["defaults"] == shipped["defaults"] and recomputed["selection"] == shipped["selection"]
     shipped_as = defaults.SHIPPED_AS.get  # the guarded policy's row is what `hybrid eval` runs as its adaptive row
-    assert shipped_as(shipped["defaults"]["opensearch-3"], shipped["defaults"]["opensearch-3"]) == defaults.default_technique()
+    assert (
+        shipped_as(shipped["defaults"]["opensearch-3"], shipped["defaults"]["opensearch-3"])
+        == defaults.default_technique()
+    )
     for kind in ClusterKind:
         if kind.value in shipped["defaults"]:
-            assert defaults.default_technique(kind) == shipped_as(shipped["defaults"][kind.value], shipped["defaults"][kind.value])
+            assert defaults.default_technique(kind) == shipped_as(
+                shipped["defaults"][kind.value], shipped["defaults"][kind.value]
+            )
             assert defaults.default_fusion_name(kind) == defaults.fusion_name(shipped["defaults"][kind.value])
     for label, report in reports.items():
         assert report["split"] == "test" and report["split"] != (report.get("tuning") or {}).get("split"), label
@@ -120,10 +139,17 @@ def test_a_cluster_without_z_score_is_selected_on_the_adaptive_form_its_policy_r
     from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
     from adapter.engines.opensearch.capabilities import opensearch_capabilities
 
-    for caps, kind in ((opensearch_capabilities("2.19.1"), ClusterKind.OPENSEARCH_2), (elasticsearch_capabilities("9.2.4"), ClusterKind.ELASTICSEARCH)):
+    for caps, kind in (
+        (opensearch_capabilities("2.19.1"), ClusterKind.OPENSEARCH_2),
+        (elasticsearch_capabilities("9.2.4"), ClusterKind.ELASTICSEARCH),
+    ):
         assert DEFAULT_POLICY.base(caps.z_score).value == "min_max"
-        assert selection.runs_on("hybrid-adaptive-min_max", kind) and not selection.runs_on("hybrid-adaptive", kind), kind
+        assert selection.runs_on("hybrid-adaptive-min_max", kind) and not selection.runs_on("hybrid-adaptive", kind), (
+            kind
+        )
     legs = {"bm25": 0.5, "dense": 0.5}
-    sets = {"a": {**legs, "hybrid-min_max-arithmetic_mean": 0.70, "hybrid-adaptive": 0.80, "hybrid-adaptive-min_max": 0.72}}
+    sets = {
+        "a": {**legs, "hybrid-min_max-arithmetic_mean": 0.70, "hybrid-adaptive": 0.80, "hybrid-adaptive-min_max": 0.72}
+    }
     assert defaults.choose_default(sets, ClusterKind.ELASTICSEARCH) == "hybrid-adaptive-min_max"
     assert defaults.choose_default(sets, ClusterKind.OPENSEARCH_3) == "hybrid-adaptive"

@@ -9,7 +9,13 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.fusion.choice.policy import (
-    ISSUE18_POLICY, POLICY_SCHEMA, AdaptivePolicy, Calibration, QuerySignals, calibrate, leg_evidence,
+    ISSUE18_POLICY,
+    POLICY_SCHEMA,
+    AdaptivePolicy,
+    Calibration,
+    QuerySignals,
+    calibrate,
+    leg_evidence,
 )
 
 pytestmark = pytest.mark.unit
@@ -45,16 +51,34 @@ def test_the_policy_of_issue_18_departs_for_every_query_and_keeps_bm25_at_its_fl
 
 
 def test_a_policy_file_written_before_the_guard_keeps_meaning_what_it_meant():
-    old = {"schema": 2, "kind": "adaptive-fusion-policy", "name": "learned", "normalization": "min_max",
-           "parameters": {"bias": 0.0, "corpus": 0.0, "query": 0.0, "exact": 0.0, "uncalibrated_quality": 2.12, "min_weight": 0.1,
-                          "step": 0.05, "coverage_start": 0.85, "coverage_full": 0.75, "sample_queries": 0.0, "min_queries": 10.0}}
+    old = {
+        "schema": 2,
+        "kind": "adaptive-fusion-policy",
+        "name": "learned",
+        "normalization": "min_max",
+        "parameters": {
+            "bias": 0.0,
+            "corpus": 0.0,
+            "query": 0.0,
+            "exact": 0.0,
+            "uncalibrated_quality": 2.12,
+            "min_weight": 0.1,
+            "step": 0.05,
+            "coverage_start": 0.85,
+            "coverage_full": 0.75,
+            "sample_queries": 0.0,
+            "min_queries": 10.0,
+        },
+    }
     policy = AdaptivePolicy.from_json(old)
     assert policy.departure_weight is None and policy.exact_departure == 1.0
     assert policy.choose(QuerySignals("natural"), GAP).weights == (0.1, 0.9)
     back = AdaptivePolicy.loads(GUARD.dumps())
     assert back == GUARD and json.loads(GUARD.dumps())["schema"] == POLICY_SCHEMA
     with pytest.raises(InputError, match="unknown policy parameters"):
-        AdaptivePolicy.from_json({**old, "parameters": {**old["parameters"], "departure_weight": 0.0}})  # not a schema-2 parameter
+        AdaptivePolicy.from_json(
+            {**old, "parameters": {**old["parameters"], "departure_weight": 0.0}}
+        )  # not a schema-2 parameter
     with pytest.raises(InputError, match="departure_weight must be in"):
         AdaptivePolicy(departure_weight=0.2)
     with pytest.raises(InputError, match="exact_departure must be in"):
@@ -62,17 +86,28 @@ def test_a_policy_file_written_before_the_guard_keeps_meaning_what_it_meant():
 
 
 def test_calibrate_counts_the_queries_with_codes_and_the_evidence_says_the_guards_decision():
-    cal = calibrate([1.0, 0.8, 0.9, 0.7], coverages=[0.5, 0.4, 0.6, 0.5], texts=["jak zmienić hasło", "błąd R-651", "faktura", "SIM-200"])
+    cal = calibrate(
+        [1.0, 0.8, 0.9, 0.7],
+        coverages=[0.5, 0.4, 0.6, 0.5],
+        texts=["jak zmienić hasło", "błąd R-651", "faktura", "SIM-200"],
+    )
     assert cal.exact_share == 0.5 and Calibration.from_meta(cal.to_meta()) == cal
     lines = leg_evidence(GUARD, cal).lines()
-    assert lines[0] == "bm25: reaches 50% of a query's analysed terms (median of 4 queries); 50% of the queries carry codes or identifiers"
-    assert lines[-1].startswith("guard: no evidence that one leg dominates (confidence 0.00; 4 calibration queries, fewer than 10)")
+    assert (
+        lines[0]
+        == "bm25: reaches 50% of a query's analysed terms (median of 4 queries); 50% of the queries carry codes or "
+        "identifiers"
+    )
+    assert lines[-1].startswith(
+        "guard: no evidence that one leg dominates (confidence 0.00; 4 calibration queries, fewer than 10)"
+    )
     many = Calibration(0.8, 40, coverage=0.5, exact_share=0.5)
     decided = leg_evidence(GUARD, many).lines()[-1]
     assert "confidence 1.00" in decided and "bm25 0.00 / dense 1.00 (the dense leg alone)" in decided
     assert decided.endswith("exact-term queries bm25 0.50 / dense 0.50")
-    assert leg_evidence(GUARD, NO_GAP).lines()[-1] == ("guard: no evidence that one leg dominates (confidence 0.00): every query gets "
-                                                       "bm25 0.50 / dense 0.50")
+    assert leg_evidence(GUARD, NO_GAP).lines()[-1] == (
+        "guard: no evidence that one leg dominates (confidence 0.00): every query gets bm25 0.50 / dense 0.50"
+    )
 
 
 def test_a_bare_hybrid_query_gets_the_weights_of_the_calibrations_mix_of_query_classes():
@@ -136,12 +171,14 @@ def test_the_share_of_a_querys_words_that_hold_an_exact_term():
     assert classify("R-651").exact_words == 1.0
     assert classify("router pokazuje R-561").exact_words == pytest.approx(1 / 3)
     assert classify("jak zwiększyć net.timeout na wolnym internecie").exact_words == pytest.approx(1 / 6)
-    assert classify("zmniejszyć sync.parallel bo dostaję 429").exact_words == pytest.approx(2 / 5)  # a dotted name, a number
+    assert classify("zmniejszyć sync.parallel bo dostaję 429").exact_words == pytest.approx(
+        2 / 5
+    )  # a dotted name, a number
     assert classify("jak zmienić hasło do routera").exact_words == 0.0
     assert classify("ENOSPC inotify").exact_words == 0.5  # an acronym of an error, then a word
 
 
-def test_with_exact_by_words_a_code_in_a_sentence_follows_the_departure_by_its_words_and_a_bare_code_keeps_the_baseline():
+def test_exact_by_words_a_code_in_a_sentence_follows_the_departure_by_its_words_and_a_bare_code_keeps_the_baseline():
     # Full departure (GAP): bm25 0 for natural language; exact-term queries by the share of words that are not codes.
     assert BY_WORDS.choose(QuerySignals.of("CHM-1042"), GAP).weights == (0.5, 0.5)
     sentence = BY_WORDS.choose(QuerySignals.of("router pokazuje R-561"), GAP)  # 2 of 3 words follow: 0.5 - 2/3 * 0.5

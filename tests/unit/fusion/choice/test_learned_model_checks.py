@@ -46,8 +46,21 @@ def test_a_score_that_is_not_a_number_is_refused_not_ranked():
 def test_search_json_with_a_huge_model_is_an_error_not_infinity(tmp_path, capsys):
     path = tmp_path / "huge.json"
     path.write_text(json.dumps({**model().to_json(), "weights": [1e308] * len(SCHEMA1_FEATURES)}))
-    code = main(["search", "refund", "--index", "docs", "--fusion", "learned", "--model", str(path), "--json",
-                 "--url", "http://127.0.0.1:9"])  # refused before connecting
+    code = main(
+        [
+            "search",
+            "refund",
+            "--index",
+            "docs",
+            "--fusion",
+            "learned",
+            "--model",
+            str(path),
+            "--json",
+            "--url",
+            "http://127.0.0.1:9",
+        ]
+    )  # refused before connecting
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and "too large to score with" in err and "Infinity" not in out + err
 
@@ -70,7 +83,9 @@ def test_a_search_says_where_the_model_does_not_fit_and_refuses_another_embedder
     init_index(cluster, "docs", IndexSpec(EMBEDDER.fingerprint))
     Ingestor.open(cluster, "docs", EMBEDDER, progress=False).ingest(DOCS)
     searcher = Searcher.open(cluster, "docs", EMBEDDER)
-    fits = searcher.search("refund order", technique="client", fusion=model(index="docs", embedder=KEY, depth=40), depth=40)
+    fits = searcher.search(
+        "refund order", technique="client", fusion=model(index="docs", embedder=KEY, depth=40), depth=40
+    )
     assert fits.hits and not [n for n in fits.notices if "learned fusion model" in n]
     deeper = searcher.search("refund order", technique="client", fusion=model(index="docs", embedder=KEY, depth=40))
     assert any("trained on 40 candidates per leg" in n for n in deeper.notices), deeper.notices

@@ -59,19 +59,29 @@ def test_match_quality_of_the_demo_query():
 
 
 def test_term_statistics_reads_termvectors_of_an_artificial_document():
-    resp = {"took": 1, "term_vectors": {"text": {"field_statistics": {"doc_count": 12, "sum_doc_freq": 86},
-                                                 "terms": {"pedid": {"term_freq": 1, "doc_freq": 4}, "cómo": {"term_freq": 1}}}}}
+    resp = {
+        "took": 1,
+        "term_vectors": {
+            "text": {
+                "field_statistics": {"doc_count": 12, "sum_doc_freq": 86},
+                "terms": {"pedid": {"term_freq": 1, "doc_freq": 4}, "cómo": {"term_freq": 1}},
+            }
+        },
+    }
     (text, title) = term_statistics(resp, [("text", 1.0), ("title", 0.5)])
     assert text == FieldTerms("text", 1.0, 12, (("pedid", 1, 4), ("cómo", 1, 0)))
     assert title == FieldTerms("title", 0.5, 0, ())
 
 
-@pytest.mark.parametrize("query, kind", [
-    ("error E-4012", "exact"),
-    ("CB-1020-N", "exact"),
-    ("¿cómo devuelvo un pedido?", "natural"),
-    ("me dice que los tres números de detrás están mal", "natural"),
-])
+@pytest.mark.parametrize(
+    "query, kind",
+    [
+        ("error E-4012", "exact"),
+        ("CB-1020-N", "exact"),
+        ("¿cómo devuelvo un pedido?", "natural"),
+        ("me dice que los tres números de detrás están mal", "natural"),
+    ],
+)
 def test_query_class_is_the_advisors(query, kind):
     assert QuerySignals.of(query).kind == kind
 
@@ -83,8 +93,9 @@ def test_weight_is_the_logistic_of_the_documented_terms():
     signals = QuerySignals("exact", ("code: E-4012",), match_quality=2.2)
     w, terms = policy.weight(signals, cal)
     logit = -1.5 + 2.0 * math.log(1.1) + 0.5 * math.log(2.2 / 1.1) + 1.0
-    assert terms == pytest.approx({"bias": -1.5, "corpus": 2.0 * math.log(1.1), "query": 0.5 * math.log(2.0), "exact": 1.0,
-                                   "confidence": 0.0})  # no coverage measured: no departure
+    assert terms == pytest.approx(
+        {"bias": -1.5, "corpus": 2.0 * math.log(1.1), "query": 0.5 * math.log(2.0), "exact": 1.0, "confidence": 0.0}
+    )  # no coverage measured: no departure
     assert w == round(round((1 / (1 + math.exp(-logit))) * 20) / 20, 6)
 
 
@@ -109,7 +120,9 @@ def test_default_policy_is_the_baseline_unless_the_corpus_says_otherwise():
     assert not DEFAULT_POLICY.uses_legs  # no request before the hybrid one
     # Long requests in the corpus's own words (LISA: match quality 0.83, every term in the index): the
     # baseline, where the match-quality policy gave the weaker dense leg 0.75.
-    long_requests = DEFAULT_POLICY.choose(QuerySignals.of("I AM INTERESTED IN ..."), Calibration(0.83, 35, coverage=1.0))
+    long_requests = DEFAULT_POLICY.choose(
+        QuerySignals.of("I AM INTERESTED IN ..."), Calibration(0.83, 35, coverage=1.0)
+    )
     assert long_requests.weights == (0.5, 0.5) and long_requests.confidence == 0.0
     # A vocabulary gap: half the query terms are not in the index at all.
     gap = DEFAULT_POLICY.choose(QuerySignals.of("jak zmienić hasło"), Calibration(0.77, 400, coverage=0.5))
@@ -121,14 +134,19 @@ def test_default_policy_is_the_baseline_unless_the_corpus_says_otherwise():
 
 def test_weights_are_clipped_and_on_the_grid():
     for c in (0.0, 0.3, 0.7, 0.8, 1.0):
-        w, _ = AdaptivePolicy(step=0.1, min_weight=0.2).weight(QuerySignals("natural"), Calibration(1.0, 50, coverage=c))
+        w, _ = AdaptivePolicy(step=0.1, min_weight=0.2).weight(
+            QuerySignals("natural"), Calibration(1.0, 50, coverage=c)
+        )
         assert 0.2 <= w <= 0.8 and abs(w * 10 - round(w * 10)) < 1e-9
 
 
 def test_choice_says_why_and_how_confident():
     policy = AdaptivePolicy(query=1.0, exact=0.5, corpus=2.0)
-    choice = policy.choose(QuerySignals.of("error E-4012", match_quality=0.3), Calibration(1.0, 12, source="q.txt", coverage=0.80),
-                           z_score=True)
+    choice = policy.choose(
+        QuerySignals.of("error E-4012", match_quality=0.3),
+        Calibration(1.0, 12, source="q.txt", coverage=0.80),
+        z_score=True,
+    )
     text = " | ".join(choice.reasons)
     assert "baseline z_score 0.50 / 0.50" in text or "baseline min_max 0.50 / 0.50" in text  # auto: the measured form
     assert "20% of a query's terms are missing from the index (median of 12 calibration queries)" in text
@@ -137,10 +155,17 @@ def test_choice_says_why_and_how_confident():
     assert "matches 0.30 of an ideal match -> less BM25" in text
     assert "exact-term (code: E-4012" in text and "-> more BM25" in text
     assert f"weights bm25 {choice.weights[0]:.2f} / dense {choice.weights[1]:.2f} for this query" in text
-    assert choice.kind == "exact" and choice.features["match_quality"] == 0.3 and choice.features["corpus_coverage"] == 0.80
+    assert (
+        choice.kind == "exact"
+        and choice.features["match_quality"] == 0.3
+        and choice.features["corpus_coverage"] == 0.80
+    )
     assert sum(choice.weights) == pytest.approx(1.0) and choice.per_query
     assert policy.fusion(choice) == ScoreNormalization(choice.normalization, "arithmetic_mean", choice.weights)
-    assert AdaptivePolicy(normalization="z_score").choose(QuerySignals.of("x"), None, z_score=True).normalization == "z_score"
+    assert (
+        AdaptivePolicy(normalization="z_score").choose(QuerySignals.of("x"), None, z_score=True).normalization
+        == "z_score"
+    )
     # Without z_score on the cluster (2.19) the same policy runs on min_max.
     assert policy.fusion(policy.choose(QuerySignals.of("x"), None)).technique.value == "min_max"
     baseline = DEFAULT_POLICY.choose(QuerySignals.of("x"), Calibration(2.0, 300, coverage=0.99), z_score=True)
@@ -149,11 +174,20 @@ def test_choice_says_why_and_how_confident():
 
 
 def test_policy_asset_round_trip_and_refusals():
-    learned = AdaptivePolicy(bias=-1.25, corpus=2.0, query=0.5, exact=-0.5, name="learned", normalization="min_max",
-                             trained_on={"dataset": "scifact", "split": "train", "queries": 809})
+    learned = AdaptivePolicy(
+        bias=-1.25,
+        corpus=2.0,
+        query=0.5,
+        exact=-0.5,
+        name="learned",
+        normalization="min_max",
+        trained_on={"dataset": "scifact", "split": "train", "queries": 809},
+    )
     again = AdaptivePolicy.loads(learned.dumps())
     assert again == learned and again.trained_on == learned.trained_on and again.name == "learned"
-    assert json.loads(learned.dumps())["schema"] == 4  # 3: the better-leg guard's parameters (issue 31); 4: exact_by_words (issue 39)
+    assert (
+        json.loads(learned.dumps())["schema"] == 4
+    )  # 3: the better-leg guard's parameters (issue 31); 4: exact_by_words (issue 39)
     with pytest.raises(InputError, match="not an adaptive fusion policy"):
         AdaptivePolicy.from_json({"kind": "something else"})
     with pytest.raises(InputError, match="schema 5 is not supported"):
@@ -170,8 +204,9 @@ def test_policy_asset_round_trip_and_refusals():
 
 def test_a_schema_1_policy_file_keeps_meaning_what_it_meant():
     # Written before issue 18 (docs/policy-*.json): min_max, the match-quality logit, no coverage departure.
-    old = AdaptivePolicy.from_json({"schema": 1, "kind": "adaptive-fusion-policy", "name": "learned",
-                                    "parameters": {"bias": -1.25, "query": 0.5}})
+    old = AdaptivePolicy.from_json(
+        {"schema": 1, "kind": "adaptive-fusion-policy", "name": "learned", "parameters": {"bias": -1.25, "query": 0.5}}
+    )
     assert (old.bias, old.corpus, old.query, old.normalization, old.departs) == (-1.25, 2.0, 0.5, "min_max", False)
     w, _ = old.weight(QuerySignals("natural"), Calibration(0.39, 12, coverage=0.2))
     assert w == 0.1  # the old corpus prior, whatever the coverage
@@ -195,7 +230,10 @@ def test_corpus_fusion_is_what_a_bare_query_gets():
 
     assert corpus_fusion(meta, z_score=True) == ScoreNormalization(measured_adaptive_base(), weights=(0.1, 0.9))
     assert corpus_fusion(None) == ScoreNormalization(weights=(0.5, 0.5))
-    stored = {"calibration": Calibration(0.39, 12, coverage=1.0).to_meta(), "policy": AdaptivePolicy(bias=3.0).to_json()}
+    stored = {
+        "calibration": Calibration(0.39, 12, coverage=1.0).to_meta(),
+        "policy": AdaptivePolicy(bias=3.0).to_json(),
+    }
     assert corpus_fusion(stored).weights[0] > 0.5
 
 
@@ -243,7 +281,8 @@ def test_match_quality_means_the_same_on_legacy_and_lucene_bm25():
     fields = [FieldTerms("text", 1.0, 1000, (("pedido", 1, 10), ("devuelvo", 1, 3)))]
     legacy_top = ideal_score(fields) * (1 + BM25_K1)
     lucene_top = legacy_top / (1 + BM25_K1)
-    assert match_quality(legacy_top, fields, legacy_bm25=True) == pytest.approx(match_quality(lucene_top, fields, legacy_bm25=False))
-    from adapter.engines.capabilities import Capabilities
+    assert match_quality(legacy_top, fields, legacy_bm25=True) == pytest.approx(
+        match_quality(lucene_top, fields, legacy_bm25=False)
+    )
 
     assert opensearch_capabilities("2.19.1").legacy_bm25 and not opensearch_capabilities("3.6.0").legacy_bm25

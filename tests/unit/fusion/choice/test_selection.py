@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from adapter.errors import AssetError
-from adapter.fusion.choice.selection import ClusterKind, SetRun, choose, default_rows, fixed_rows, leave_one_out, runs_on, scores
+from adapter.fusion.choice.selection import (
+    ClusterKind,
+    SetRun,
+    choose,
+    default_rows,
+    fixed_rows,
+    leave_one_out,
+    runs_on,
+    scores,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -23,8 +32,19 @@ def sets() -> list[SetRun]:
 
 
 def test_fixed_rows_are_the_untuned_server_fusions():
-    rows = {"bm25": 0, "dense": 0, MM: 0, Z: 0, RRF: 0, AD: 0, "hybrid-tuned-l2-arithmetic_mean": 0, "hybrid-learned": 0,
-            "hybrid-l2-geometric_mean": 0, MM + "+mmr": 0, "client-rrf": 0}
+    rows = {
+        "bm25": 0,
+        "dense": 0,
+        MM: 0,
+        Z: 0,
+        RRF: 0,
+        AD: 0,
+        "hybrid-tuned-l2-arithmetic_mean": 0,
+        "hybrid-learned": 0,
+        "hybrid-l2-geometric_mean": 0,
+        MM + "+mmr": 0,
+        "client-rrf": 0,
+    }
     assert fixed_rows(rows) == [MM, Z, RRF, "hybrid-l2-geometric_mean", "client-rrf"]
 
 
@@ -102,7 +122,11 @@ def noisy(name, rows, n=40, seed=0):
     per, means = {}, {}
     for row, value in rows.items():
         mean, spread = value if isinstance(value, tuple) else (value, 0.0)
-        own = base + np.random.default_rng(seed + zlib.crc32(row.encode()) % 1000).normal(0.0, spread, n) if spread else base.copy()
+        own = (
+            base + np.random.default_rng(seed + zlib.crc32(row.encode()) % 1000).normal(0.0, spread, n)
+            if spread
+            else base.copy()
+        )
         own = own - own.mean() + mean
         per[row], means[row] = own.tolist(), float(np.mean(own))
     return SetRun(name, means, per)
@@ -128,11 +152,15 @@ def test_a_worst_case_inside_one_standard_error_is_a_tie_and_the_mean_decides():
     # it loses on average: the issue-18 situation. The rule picks min_max.
     from adapter.fusion.choice.selection import ranked
 
-    sets = [noisy("a", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.58, AD: 0.50}, seed=1),
-            noisy("b", {"bm25": 0.40, "dense": 0.40, MM: (0.60, 0.08), Z: 0.623, AD: 0.52}, seed=2),
-            noisy("c", {"bm25": 0.40, "dense": 0.40, MM: 0.70, Z: 0.68, AD: 0.60}, seed=3)]
+    sets = [
+        noisy("a", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.58, AD: 0.50}, seed=1),
+        noisy("b", {"bm25": 0.40, "dense": 0.40, MM: (0.60, 0.08), Z: 0.623, AD: 0.52}, seed=2),
+        noisy("c", {"bm25": 0.40, "dense": 0.40, MM: 0.70, Z: 0.68, AD: 0.60}, seed=3),
+    ]
     measured = {s.row: s for s in scores(sets, [MM, Z, AD])}
-    assert measured[Z].worst == pytest.approx(0.02) and measured[MM].worst == pytest.approx(0.023)  # the old rule: z_score
+    assert measured[Z].worst == pytest.approx(0.02) and measured[MM].worst == pytest.approx(
+        0.023
+    )  # the old rule: z_score
     assert measured[MM].mean < measured[Z].mean
     marks = {s.row: s for s in ranked(sets, [MM, Z, AD])}
     assert marks[MM].tied and marks[Z].tied and not marks[AD].tied
@@ -144,17 +172,21 @@ def test_a_worst_case_inside_one_standard_error_is_a_tie_and_the_mean_decides():
 def test_a_worst_case_gap_beyond_its_standard_error_is_kept():
     # The same means, but each row differs from the others by the same amount on every query: no noise,
     # so the smaller worst case wins.
-    sets = [noisy("a", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.58}, seed=1),
-            noisy("b", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.623}, seed=2),
-            noisy("c", {"bm25": 0.40, "dense": 0.40, MM: 0.70, Z: 0.68}, seed=3)]
+    sets = [
+        noisy("a", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.58}, seed=1),
+        noisy("b", {"bm25": 0.40, "dense": 0.40, MM: 0.60, Z: 0.623}, seed=2),
+        noisy("c", {"bm25": 0.40, "dense": 0.40, MM: 0.70, Z: 0.68}, seed=3),
+    ]
     assert choose(sets, [MM, Z]).row == Z
 
 
 def test_leave_one_out_reports_the_held_out_regrets_standard_error():
     from adapter.fusion.choice.selection import standard_error
 
-    sets = [noisy(n, {"bm25": 0.4, "dense": 0.4, MM: (0.6 + d, 0.05), Z: 0.6}, seed=i)
-            for i, (n, d) in enumerate((("a", 0.01), ("b", -0.01), ("c", 0.0)))]
+    sets = [
+        noisy(n, {"bm25": 0.4, "dense": 0.4, MM: (0.6 + d, 0.05), Z: 0.6}, seed=i)
+        for i, (n, d) in enumerate((("a", 0.01), ("b", -0.01), ("c", 0.0)))
+    ]
     held = leave_one_out(sets, [MM, Z])
     assert [h.held_out for h in held] == ["a", "b", "c"]
     for h, s in zip(held, sets):

@@ -7,19 +7,45 @@ import math
 import pytest
 
 from adapter.fusion.choice.policy import FieldTerms, match_quality
-from adapter.fusion.choice.signals import QueryEvidence, corpus_signals, overlap, peakedness, rank_correlation, term_coverage
+from adapter.fusion.choice.signals import (
+    QueryEvidence,
+    corpus_signals,
+    overlap,
+    peakedness,
+    rank_correlation,
+    term_coverage,
+)
 
 pytestmark = pytest.mark.unit
 
 N = 6000  # documents, as in LISA
 
 # LISA's query 1 as the english analyzer leaves it (distinct stems; df measured on the corpus).
-LONG = FieldTerms("all_text", 1.0, N, (
-    ("interest", 2, 1200), ("identif", 1, 380), ("evalu", 1, 610), ("novel", 1, 40), ("comput", 2, 1500),
-    ("architectur", 2, 25), ("instanc", 1, 90), ("increas", 1, 700), ("parallel", 1, 12), ("simd", 1, 1), ("mimd", 1, 1),
-    ("machin", 1, 300), ("also", 1, 900), ("inform", 1, 3500), ("associ", 4, 200), ("store", 2, 150), ("memori", 2, 30),
-    ("processor", 2, 20),
-))
+LONG = FieldTerms(
+    "all_text",
+    1.0,
+    N,
+    (
+        ("interest", 2, 1200),
+        ("identif", 1, 380),
+        ("evalu", 1, 610),
+        ("novel", 1, 40),
+        ("comput", 2, 1500),
+        ("architectur", 2, 25),
+        ("instanc", 1, 90),
+        ("increas", 1, 700),
+        ("parallel", 1, 12),
+        ("simd", 1, 1),
+        ("mimd", 1, 1),
+        ("machin", 1, 300),
+        ("also", 1, 900),
+        ("inform", 1, 3500),
+        ("associ", 4, 200),
+        ("store", 2, 150),
+        ("memori", 2, 30),
+        ("processor", 2, 20),
+    ),
+)
 # The same corpus, a two-word code query: "error E-4012" -> error, e, 4012 (the code is in no document here).
 CODE = FieldTerms("all_text", 1.0, N, (("error", 1, 60), ("e", 1, 400), ("4012", 1, 0)))
 
