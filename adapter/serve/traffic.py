@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from adapter.errors import InputError
 from adapter.search.results import Technique
 from adapter.traffic import ubi
-from adapter.traffic.interleave import Interleaving, Outcome, Tally, credit
+from adapter.traffic.interleave import Interleaving, Outcome, Tally, Team, credit
 from adapter.traffic.logger import LoggerStats
 
 if TYPE_CHECKING:
@@ -85,6 +85,12 @@ class LiveTally:
             self._counts[before] -= 1
             self._counts[after] += 1
             return True
+
+    def team_of(self, query_id: str, doc: str) -> Team | None:
+        """The team that put ``doc`` on page ``query_id`` (None: a page not remembered, or a document not on it)."""
+        with self._lock:
+            known = self._pages.get(query_id)
+            return None if known is None else known[0].team_of(doc)
 
     def tally(self) -> Tally:
         with self._lock:
@@ -153,14 +159,18 @@ class Traffic:
     # -- events -------------------------------------------------------------------------------------
     def event(self, body: Any) -> bool:
         """Queue one event of the page (:class:`InputError` saying what is wrong; nothing queued then);
-        a click on an interleaved page is credited to its team. False: the queue was full, dropped."""
+        a click on an interleaved page this process remembers is credited to its team and stored with it
+        (``event_attributes.hybrid.team``: the page never knows the teams, so a person cannot bias them).
+        False: the queue was full, dropped."""
         if not isinstance(body, Mapping):
             raise InputError("an event is a JSON object (UBI 1.0: action_name, query_id, client_id, timestamp, event_attributes)")
-        queued = self.logger.log_event(body)
+        ubi.validate("event", body)
         event = ubi.parse_event(body)
+        team = None
         if event.action == ubi.CLICK and event.query_id and event.object_id is not None:
+            team = self.tally.team_of(event.query_id, event.object_id)
             self.tally.clicked(event.query_id, event.object_id)
-        return queued
+        return self.logger.log_event(ubi.with_team(body, team.value) if team else body, validate=False)
 
     @property
     def stats(self) -> LoggerStats:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from adapter.errors import InputError
 from adapter.traffic import clicks, evidence, report
@@ -34,10 +34,11 @@ from adapter.traffic.clicks import DEFAULT_MIN_IMPRESSIONS, DEFAULT_THRESHOLDS
 from adapter.traffic.evidence import MIN_HELD_OUT, MIN_TRAIN, Decision, HeldOut, Interleaved
 from adapter.traffic.logger import fusion_label, now
 from adapter.traffic.store import UbiStore
-from adapter.traffic.ubi import QueryRecord
+from adapter.traffic.ubi import Event, QueryRecord
 
 if TYPE_CHECKING:
     from adapter.engines import ClusterLike
+    from adapter.evaluation.adaptive import QueryRecord as Measured
     from adapter.fusion.choice.calibrate import CalibrationReport
     from adapter.fusion.choice.policy import AdaptivePolicy, Calibration
     from adapter.models.embedders import Embedder
@@ -86,9 +87,16 @@ class TrafficCalibration:
 def read_traffic(store: UbiStore, names: Sequence[str], *, since: str | None = None, until: str | None = None,
                  min_impressions: int = DEFAULT_MIN_IMPRESSIONS, thresholds: Sequence[float] = DEFAULT_THRESHOLDS) -> Traffic:
     """The searches of the index ``names`` (its alias, its concrete index) and their clicks, as judgments."""
-    everything = list(store.queries(since=since, until=until))
+    return traffic_of(store.queries(since=since, until=until), store.events(since=since, until=until), names,
+                      min_impressions=min_impressions, thresholds=thresholds)
+
+
+def traffic_of(queries: Iterable[QueryRecord], events: Iterable[Event], names: Sequence[str], *,
+               min_impressions: int = DEFAULT_MIN_IMPRESSIONS, thresholds: Sequence[float] = DEFAULT_THRESHOLDS) -> Traffic:
+    """:func:`read_traffic` over records already read (or simulated: :func:`adapter.traffic.simulate.logged`)."""
+    everything = list(queries)
     records = {q.query_id: q for q in everything if q.hybrid.get("index") in names}
-    joined = report.join(records, store.events(since=since, until=until))
+    joined = report.join(records, events)
     shown, clicked = report.impressions_and_clicks(records, joined)
     judged = clicks.coec_judgments(shown, clicked, min_impressions=min_impressions, thresholds=thresholds)
     qrels = clicks.as_qrels(judged)
@@ -111,8 +119,7 @@ def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore |
     since: its interleaving run is found by its name); ``dry_run``: decide, write nothing. Raises
     :class:`InputError` when the index does not run the adaptive fusion or the traffic judges too few
     queries to fit on."""
-    from adapter.evaluation.adaptive import calibration_of, measure_queries
-    from adapter.fusion.choice.policy import DEFAULT_POLICY, learn_policy, weight_grid
+    from adapter.evaluation.adaptive import measure_queries
     from adapter.fusion.choice.values import ADAPTIVE
     from adapter.search import Searcher
 
@@ -125,37 +132,72 @@ def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore |
     store = store or UbiStore(searcher.cluster)
     traffic = read_traffic(store, (alias, searcher.info.index), since=since, until=until, min_impressions=min_impressions,
                            thresholds=thresholds)
-    fit_keys, held_keys = evidence.split(sorted(traffic.queries), held_out_share)
+    fit_keys, _ = evidence.split(sorted(traffic.queries), held_out_share)
     if not traffic.queries or (candidate is None and len(fit_keys) < MIN_TRAIN):  # a candidate given needs no fit
         raise InputError(_too_few(alias, traffic, len(fit_keys), held_out_share))
     records = measure_queries(searcher, traffic.queries, depth=DEPTH)
-    calibration = calibration_of(records, source=f"traffic: {len(records)} judged queries")
-    base = DEFAULT_POLICY
-    grid = weight_grid(base.step)
     about = {"source": "traffic", "index": alias, "searches": traffic.searches, "judged_pairs": traffic.judged_pairs,
              "queries": len(fit_keys), "metric": "ndcg@10", **({"since": since} if since else {}), **({"until": until} if until else {})}
-    family = "given"
-    if candidate is None:
-        train = _examples(records, traffic.qrels, fit_keys, grid, base, searcher)
-        fitted = learn_policy(base, train, calibration, grid=grid, trained_on=about)
-        candidate, family = replace(fitted.policy, name=policy_name(fitted.policy)), fitted.family
-    running, stored = searcher.policy, searcher.calibration
-    held = None
-    if len(held_keys) >= MIN_HELD_OUT:
-        held = _held_out(records, traffic.qrels, held_keys, grid, (running, stored), (candidate, calibration), searcher)
-    interleaved = _interleaving(traffic, candidate, running)
-    same = _parameters(candidate) == _parameters(running) and (held is None or held.gain == 0)
-    decision = evidence.decide(held, interleaved, same=same)
-    meta = {"at": now(), "shipped": decision.ship, "reason": decision.reason, "candidate": candidate.to_json(),
+    running = searcher.policy
+    found = assess(records, traffic, running, searcher.calibration, z_score=searcher.caps.z_score, held_out_share=held_out_share,
+                   candidate=candidate, trained_on=about)
+    held, interleaved, decision = found.held_out, found.interleaved, found.decision
+    meta = {"at": now(), "shipped": decision.ship, "reason": decision.reason, "candidate": found.candidate.to_json(),
             "running": running.name, "searches": traffic.searches, "clicks": traffic.clicks, "judged_pairs": traffic.judged_pairs,
-            "judged_queries": len(traffic.queries), "fit_queries": len(fit_keys), "family": family,
+            "judged_queries": len(traffic.queries), "fit_queries": found.fit_queries, "family": found.family,
             "held_out_share": held_out_share, "held_out": evidence.held_out_meta(held),
             "interleaving": evidence.interleaving_meta(interleaved), "window": {"since": since, "until": until}}
     shipped = None
     if not dry_run:
-        shipped = _write(searcher, alias, decision, candidate, calibration, meta)
-    return TrafficCalibration(alias, decision, candidate, calibration, running, held, interleaved, traffic, len(fit_keys), family, meta,
-                              shipped, not dry_run)
+        shipped = _write(searcher, alias, decision, found.candidate, found.calibration, meta)
+    return TrafficCalibration(alias, decision, found.candidate, found.calibration, running, held, interleaved, traffic, found.fit_queries,
+                              found.family, meta, shipped, not dry_run)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A candidate and what the evidence says of it, before anything is written."""
+
+    candidate: AdaptivePolicy
+    calibration: Calibration  # the candidate's, from the judged queries' texts
+    family: str  # as TrafficCalibration.family
+    fit_queries: int
+    held_out: HeldOut | None
+    interleaved: Interleaved | None
+    decision: Decision
+
+
+def assess(records: Mapping[str, Measured], traffic: Traffic, running: AdaptivePolicy, stored: Calibration | None, *, z_score: bool,
+           held_out_share: float = HELD_OUT_SHARE, candidate: AdaptivePolicy | None = None,
+           trained_on: Mapping[str, Any] | None = None) -> Assessment:
+    """Steps 2-3 of the module docstring without a request: fit a candidate on the fit side of ``traffic``'s judged
+    queries (unless ``candidate`` is given), score it and the ``running`` policy (with its ``stored`` calibration) on
+    the held-out side, and decide. ``records``: each judged query's signals and legs, keyed as ``traffic.queries``
+    (:func:`adapter.evaluation.adaptive.measure_queries`); ``z_score``: whether the cluster runs it (the policies'
+    base normalisation). Raises :class:`InputError` when a fit is asked for with fewer than ``MIN_TRAIN`` queries."""
+    from adapter.evaluation.adaptive import calibration_of
+    from adapter.fusion.choice.policy import DEFAULT_POLICY, learn_policy, weight_grid
+
+    evidence.check_share(held_out_share)
+    fit_keys, held_keys = evidence.split(sorted(traffic.queries), held_out_share)
+    chosen = {key: records[key] for key in traffic.queries}
+    calibration = calibration_of(chosen, source=f"traffic: {len(chosen)} judged queries")
+    base = DEFAULT_POLICY
+    grid = weight_grid(base.step)
+    family = "given"
+    if candidate is None:
+        if len(fit_keys) < MIN_TRAIN:
+            raise InputError(f"{len(fit_keys)} judged queries to fit on; the fit needs {MIN_TRAIN}")
+        train = _examples(chosen, traffic.qrels, fit_keys, grid, base, z_score)
+        fitted = learn_policy(base, train, calibration, grid=grid, trained_on=trained_on)
+        candidate, family = replace(fitted.policy, name=policy_name(fitted.policy)), fitted.family
+    held = None
+    if len(held_keys) >= MIN_HELD_OUT:
+        held = _held_out(chosen, traffic.qrels, held_keys, grid, (running, stored), (candidate, calibration), z_score)
+    interleaved = _interleaving(traffic, candidate, running)
+    same = _parameters(candidate) == _parameters(running) and (held is None or held.gain == 0)
+    decision = evidence.decide(held, interleaved, same=same)
+    return Assessment(candidate, calibration, family, len(fit_keys), held, interleaved, decision)
 
 
 def policy_name(policy: AdaptivePolicy) -> str:
@@ -181,22 +223,22 @@ def _too_few(alias: str, traffic: Traffic, fit: int, share: float) -> str:
 
 
 def _examples(records: Mapping[str, Any], qrels: Mapping[str, Mapping[str, int]], keys: Sequence[str], grid: Sequence[float],
-              policy: AdaptivePolicy, searcher: Searcher) -> list[Any]:
+              policy: AdaptivePolicy, z_score: bool) -> list[Any]:
     from adapter.evaluation.adaptive import examples
 
     chosen = {k: records[k] for k in keys}
-    return examples(chosen, {k: qrels[k] for k in keys}, grid, normalization=policy.base(searcher.caps.z_score))
+    return examples(chosen, {k: qrels[k] for k in keys}, grid, normalization=policy.base(z_score))
 
 
 def _held_out(records: Mapping[str, Any], qrels: Mapping[str, Mapping[str, int]], keys: Sequence[str], grid: Sequence[float],
-              old: tuple[AdaptivePolicy, Calibration | None], new: tuple[AdaptivePolicy, Calibration], searcher: Searcher) -> HeldOut:
+              old: tuple[AdaptivePolicy, Calibration | None], new: tuple[AdaptivePolicy, Calibration], z_score: bool) -> HeldOut:
     """Both policies on the held-out queries (each over its own base normalisation), with the paired test."""
     import numpy as np
 
     from adapter.evaluation.significance import randomization_pvalues
     from adapter.fusion.choice.policy import example_scores
 
-    scores = [np.asarray(example_scores(policy, _examples(records, qrels, keys, grid, policy, searcher), calibration, grid))
+    scores = [np.asarray(example_scores(policy, _examples(records, qrels, keys, grid, policy, z_score), calibration, grid))
               for policy, calibration in (old, new)]
     diff = scores[1] - scores[0]
     p = 1.0 if not np.any(np.abs(diff) > 1e-12) else float(randomization_pvalues(diff)[0])

@@ -23,7 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from adapter.errors import InputError
+from adapter.traffic import ubi
 from adapter.traffic.interleave import Outcome, Tally, credit, tally, team_draft
+
+SIMULATED_AT = "2026-01-02T03:04:05.000Z"  # every simulated record's timestamp (a decision reads no window)
 
 
 @dataclass(frozen=True)
@@ -115,3 +118,22 @@ def sessions_to_detect(sessions: Sequence[Session], *, alpha: float = 0.05, step
 
 def running(sessions: Sequence[Session]) -> Tally:
     return tally(s.outcome for s in sessions)
+
+
+def logged(sessions: Sequence[Session], texts: Mapping[str, str], index: str, *,
+           experiment: tuple[str, str] | None = None) -> tuple[list[ubi.QueryRecord], list[ubi.Event]]:
+    """The records a service logs for ``sessions`` (each query's text from ``texts``; the index searched named
+    ``index``; ``experiment``: the (baseline, candidate) an interleaved page compares), as a store reads them
+    back: what :func:`adapter.traffic.calibrate.traffic_of` decides on without a node."""
+    queries, events = [], []
+    for n, s in enumerate(sessions):
+        query_id, client_id = f"sim-{n}", f"user-{n % 97}"
+        hybrid: dict[str, object] = {"index": index}
+        if experiment:
+            hybrid["interleaving"] = {"baseline": experiment[0], "candidate": experiment[1], "teams": list(s.teams)}
+        queries.append(ubi.parse_query(ubi.query_record(query_id=query_id, client_id=client_id, user_query=texts[s.query],
+                                                        hit_ids=s.page, timestamp=SIMULATED_AT, hybrid=hybrid)))
+        events += [ubi.parse_event(ubi.stored_event(ubi.click_event(query_id=query_id, client_id=client_id, object_id=doc,
+                                                                    position=position, timestamp=SIMULATED_AT)))
+                   for doc, position in s.clicks]
+    return queries, events

@@ -262,6 +262,15 @@ def stored_event(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {**doc, "event_attributes": {**attributes, "position": position}}
 
 
+def with_team(event: Mapping[str, Any], team: str) -> dict[str, Any]:
+    """``event`` with the interleaving team of the hit it names (``event_attributes.hybrid.team``: ``baseline`` or
+    ``candidate``), so ``ubi_events`` answers "clicks per team" without the query records. The reports still credit
+    clicks from the page the query record holds."""
+    attributes = _mapping(event.get("event_attributes"))
+    own = _mapping(attributes.get(HYBRID))
+    return {**event, "event_attributes": {**attributes, HYBRID: {**own, "team": team}}}
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from adapter.cli import main
-from adapter.engines import connect
+from adapter.engines import connect_cluster
 from adapter.index.assets import IndexSpec
 from adapter.index.contracts import SEARCH_SCHEMA_VERSION, validate
 from adapter.index.init import init_index
@@ -26,7 +26,7 @@ from tests.conftest import HashingEmbedder
 from tests.support.browser import wait_until, watched_page
 from tests.support.serving import call, counter, post_json, served
 
-pytestmark = pytest.mark.min_version("3.0")
+pytestmark = [pytest.mark.engine("opensearch", "elasticsearch"), pytest.mark.min_version("3.0")]
 
 QUERY = "¿cómo devuelvo un pedido?"
 
@@ -44,8 +44,8 @@ def small_index(client, index_name, support_docs_path, hashing):
 
 
 @pytest.fixture
-def service(small_index, opensearch_url, hashing):
-    return SearchService(Searcher.open(connect(opensearch_url), small_index, hashing), cluster="test")
+def service(small_index, opensearch_url, target, hashing):
+    return SearchService(Searcher.open(connect_cluster(opensearch_url, engine=target.engine), small_index, hashing), cluster="test")
 
 
 @pytest.fixture
@@ -161,6 +161,9 @@ def test_an_interleaved_search_is_drafted_logged_and_its_clicks_credited(service
     assert counter(metrics, "hybrid_serve_ubi_records_total", state="written") == 3
     assert counter(metrics, "hybrid_serve_ubi_records_total", state="dropped") == 0
     traffic.logger.store.refresh()
+    (stored_click,) = traffic.logger.store.cluster.search(settings.events_index, {"size": 10, "query": {"match_all": {}}})["hits"]["hits"]
+    ubi.validate("event", stored_click["_source"])
+    assert stored_click["_source"]["event_attributes"]["hybrid"] == {"team": "candidate"}  # tagged by the server, not the page
     assert main(["traffic", "report", "--url", opensearch_url, "--queries-index", settings.queries_index,
                  "--events-index", settings.events_index, "--json"]) == 0
     (experiment,) = json.loads(capsys.readouterr().out)["experiments"]

@@ -23,6 +23,9 @@ from adapter.traffic.simulate import NAVIGATIONAL, interleaved_sessions
 from adapter.traffic.store import UbiStore
 from tests.conftest import ROOT, drop_hybrid_index
 
+# Every engine: Elasticsearch keeps UBI records in indices the adapter creates with the plugin's mapping (adapter.traffic.store).
+pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
+
 # The sessions the claims are made within (docs/EVALUATION.md has the spread over seeds).
 INTERLEAVING_SESSIONS = 4000
 JUDGMENT_SESSIONS = 4000
@@ -70,7 +73,9 @@ def log_sessions(logger, sessions, texts, experiment=None):
     logger.store.refresh()
 
 
-def test_interleaving_finds_the_better_of_two_fusions_within_the_stated_sessions(soporte, store):
+def test_interleaving_finds_the_better_of_two_fusions_within_the_stated_sessions(soporte, store, target):
+    from adapter.traffic.simulate import running
+
     _, dataset, rankings, ndcg = soporte
     better, worse = "mm-0.2", "rrf"
     assert ndcg[better] - ndcg[worse] >= 0.02, f"the pair no longer differs by 0.02 nDCG@10 offline: {ndcg}"
@@ -82,24 +87,32 @@ def test_interleaving_finds_the_better_of_two_fusions_within_the_stated_sessions
     assert len(queries) == INTERLEAVING_SESSIONS
     (experiment,) = report.experiments(queries, report.join(queries, store.events()))
     assert (experiment.baseline, experiment.candidate) == (worse, better)
+    assert experiment.tally == running(sessions)  # every page, team and click came back from the node as it was logged
+    if target.engine != "opensearch":
+        # The claim is OpenSearch's legs' (spanish analyzer). Elasticsearch's test node rebuilds spanish from Hunspell: there
+        # the pair differs by 0.031 and 4,000 sessions find it in 7 seeds of 20 (docs/EVALUATION.md), no claim to test.
+        return
     assert experiment.tally.searches == INTERLEAVING_SESSIONS and experiment.tally.verdict == "candidate"
     assert experiment.tally.p_value < 0.05 and experiment.tally.delta > 0
     # the same sessions with the roles swapped: the better one is found as the baseline
     swapped = interleaved_sessions(rankings[better], rankings[worse], dataset.qrels, INTERLEAVING_SESSIONS, user=NAVIGATIONAL, seed=0)
-    from adapter.traffic.simulate import running
-
     assert running(swapped).verdict == "baseline"
 
 
-def test_coec_judgments_rank_the_fusions_as_the_labels_do(soporte, store, tmp_path, opensearch_url):
+def test_coec_judgments_rank_the_fusions_as_the_labels_do(soporte, store, tmp_path, opensearch_url, target):
     from scipy.stats import kendalltau
+
+    from adapter.traffic import clicks
+    from adapter.traffic.simulate import logged
 
     _, dataset, rankings, ndcg = soporte
     pairs = list(itertools.combinations(sorted(FUSIONS), 2))
     logger = UbiLogger(store, queue_size=JUDGMENT_SESSIONS * 4)
+    everything = []
     for i, (a, b) in enumerate(pairs):  # the logs of one interleaving experiment per pair of fusions
         sessions = interleaved_sessions(rankings[a], rankings[b], dataset.qrels, JUDGMENT_SESSIONS // len(pairs), user=NAVIGATIONAL, seed=i)
         log_sessions(logger, sessions, dataset.queries, experiment=lambda s, a=a, b=b: (a, b))
+        everything += sessions
     logger.close()
     # hybrid traffic judgments reads them back from the node and writes what hybrid eval reads
     out = tmp_path / "judged"
@@ -107,11 +120,20 @@ def test_coec_judgments_rank_the_fusions_as_the_labels_do(soporte, store, tmp_pa
                  "--events-index", store.events_index, "--out", str(out)]) == 0
     judged = load_beir_like(out)
     est = {name: evaluate(judged, r_by_text(rankings[name], dataset.queries))["ndcg@10"] for name in FUSIONS}
+    # the same judgments as the sessions give without the node: nothing lost or changed on the way
+    records, events = logged(everything, dataset.queries, "soporte")
+    by_id = {q.query_id: q for q in records}
+    memory = clicks.as_qrels(clicks.coec_judgments(*report.impressions_and_clicks(by_id, report.join(by_id, events))))
+    assert est == pytest.approx({name: evaluate(memory, r_by_text(rankings[name], dataset.queries))["ndcg@10"] for name in FUSIONS})
+    srw = json.loads((out / "judgments.json").read_text())
+    assert srw["type"] == "IMPORT_JUDGMENT" and srw["judgmentRatings"]
+    if target.engine != "opensearch":
+        # The claim is OpenSearch's legs' (spanish analyzer); on Elasticsearch's test node (spanish rebuilt from Hunspell)
+        # the same run gives tau 0.50 (docs/EVALUATION.md): no claim to test there.
+        return
     names = sorted(FUSIONS)
     tau = kendalltau([ndcg[n] for n in names], [est[n] for n in names]).statistic
     assert tau >= 0.6, f"Kendall tau {tau:.3f}: true {ndcg}, from clicks {est}"
-    srw = json.loads((out / "judgments.json").read_text())
-    assert srw["type"] == "IMPORT_JUDGMENT" and srw["judgmentRatings"]
 
 
 def load_beir_like(root):
@@ -149,6 +171,9 @@ def test_searches_are_logged_interleaved_and_forgotten(soporte, store, opensearc
     assert records[page.query_id].interleaving[:2] == ("rrf", fusion_label(ScoreNormalization(weights=(0.2, 0.8))))
     (event,) = list(store.events())
     assert (event.object_id, event.position) == (page.ids[0], 0)
+    (stored_event,) = store.cluster.search(store.events_index, {"size": 10, "query": {"match_all": {}}})["hits"]["hits"]
+    ubi.validate("event", stored_event["_source"])  # as the node holds it, the ordinal written as the integer
+    assert stored_event["_source"]["event_attributes"]["position"]["ordinal"] == 0
     assert main(["traffic", "report", "--url", opensearch_url, "--queries-index", store.queries_index,
                  "--events-index", store.events_index, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -69,3 +69,28 @@ def test_sessions_to_detect_asks_the_result_to_hold_to_the_end():
     assert sessions_to_detect([s(Outcome.WIN)] * 10 + [s(Outcome.LOSS)] * 10, step=10) is None
     # 6 wins at 10 (with 4 ties): p = 2/64 = 0.031 -> detected at 10, and holds at 20 (12-0)
     assert sessions_to_detect(([s(Outcome.WIN)] * 6 + [s(Outcome.TIE)] * 4) * 2, step=10) == 10
+
+
+def test_logged_sessions_read_back_as_the_pages_clicks_and_teams_shown():
+    from adapter.traffic import report
+    from adapter.traffic.calibrate import traffic_of
+    from adapter.traffic.simulate import logged
+
+    baseline = {"q1": ["a", "b", "c"], "q2": ["d", "e", "f"]}
+    candidate = {"q1": ["c", "a", "b"], "q2": ["f", "e", "d"]}
+    qrels = {"q1": {"c": 1}, "q2": {"d": 1, "f": 1}}
+    sessions = interleaved_sessions(baseline, candidate, qrels, 40, user=ClickUser(click=(0.0, 1.0), stop=(0.0, 0.0)), k=3, seed=5)
+    texts = {"q1": "Where is  my order", "q2": "refund"}
+    queries, events = logged(sessions, texts, "docs", experiment=("rrf", "mm"))
+    assert [q.hit_ids for q in queries] == [s.page for s in sessions] and {q.hybrid["index"] for q in queries} == {"docs"}
+    by_id = {q.query_id: q for q in queries}
+    joined = report.join(by_id, events)
+    assert [joined.positions.get(q.query_id, ()) for q in queries] == [s.clicks for s in sessions]
+    (experiment,) = report.experiments(by_id, joined)
+    assert (experiment.baseline, experiment.candidate) == ("rrf", "mm") and experiment.tally == running(sessions)
+    # every relevant hit shown is clicked and nothing else: the judgments are the labels, keyed by the normalised text
+    traffic = traffic_of(queries, events, ("docs",), min_impressions=1)
+    assert traffic.searches == 40 and traffic.other_indices == 0 and traffic_of(queries, events, ("other",)).searches == 0
+    assert {key: {d for d, g in docs.items() if g > 0} for key, docs in traffic.qrels.items()} == {
+        "where is my order": {"c"}, "refund": {"d", "f"}}
+    assert traffic.queries == {"where is my order": "Where is  my order", "refund": "refund"}

@@ -40,6 +40,16 @@ def test_a_spec_1_0_event_validates_and_is_stored_with_an_integer_ordinal():
     assert (event.action, event.query_id, event.object_id, event.position) == ("click", "q-1", "123", 4)
 
 
+def test_a_click_tagged_with_its_team_is_still_valid_ubi_and_keeps_its_own_attributes():
+    event = click("q-1", "a", 2)
+    event["event_attributes"]["hybrid"] = {"page": "compare"}  # a client's own attribute under the same key stays
+    tagged = ubi.with_team(event, "candidate")
+    ubi.validate("event", tagged)
+    assert tagged["event_attributes"]["hybrid"] == {"page": "compare", "team": "candidate"}
+    assert "team" not in event["event_attributes"]["hybrid"]  # the event given is not changed
+    assert ubi.parse_event(tagged) == ubi.parse_event(event)
+
+
 @pytest.mark.parametrize("bad, where", [
     ({"timestamp": T}, "action_name"),
     ({"action_name": "click", "timestamp": T, "event_attributes": {"object": {"object_id": "a"}}}, "position"),
