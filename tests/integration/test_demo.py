@@ -32,7 +32,7 @@ def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch
     # baseline's stored pipeline (a natural-language query gets its own weights inline).
     base = DEFAULT_POLICY.base(OPENSEARCH.probe(connect(opensearch_url)).z_score).value
     assert f"fused by server:{index_name}-{base}" in hybrid and "bm25 0.50 / dense 0.50" in " ".join(hybrid.split())
-    assert re.search(r"^1\s+\S+\s+e-4012\s", hybrid, re.M)  # the code's own document first
+    assert re.search(r"^1\s+\S+\s+\S+\s+e-4012\s", hybrid, re.M)  # the code's own document first (rank, score, relevance, id)
     # Before: "corpus: 100% of a query's terms are missing from the index" for the demo's Spanish queries on its
     # Spanish documents (the title field's statistics were read; bodies hold pedid, paquet, factur, ...).
     shares = {int(s) for s in re.findall(r"corpus: (\d+)% of a query's terms are missing from the index", " ".join(out.split()))}
