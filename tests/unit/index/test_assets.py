@@ -3,7 +3,6 @@ import json
 import pytest
 
 from adapter.index.assets import IndexNames, IndexSpec, list_assets, load_asset, validate_index_name
-from adapter.engines.capabilities import Capabilities
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import AssetError, ConfigurationError, InputError
 from adapter.fusion import RRF, ScoreNormalization
@@ -42,17 +41,27 @@ def test_load_asset_returns_fresh_copies_and_names_missing_ones():
 
 def test_components_render_analyzer_vector_and_metadata():
     names = IndexNames("docs")
-    spec = IndexSpec(fp(768), analyzer="spanish", m=24, ef_construction=256, vector_field="vec", text_fields=("title", "body"))
+    spec = IndexSpec(
+        fp(768), analyzer="spanish", m=24, ef_construction=256, vector_field="vec", text_fields=("title", "body")
+    )
     comps = render_components(names, spec)
     assert set(comps) == {"docs-text", "docs-vector", "docs-metadata"}
     props = comps["docs-text"]["template"]["mappings"]["properties"]
     assert props == {"title": {"type": "text", "analyzer": "spanish"}, "body": {"type": "text", "analyzer": "spanish"}}
-    assert comps["docs-text"]["template"]["settings"]["analysis"]["analyzer"]["folding"]["filter"] == ["lowercase", "asciifolding"]
+    assert comps["docs-text"]["template"]["settings"]["analysis"]["analyzer"]["folding"]["filter"] == [
+        "lowercase",
+        "asciifolding",
+    ]
     vec = comps["docs-vector"]["template"]["mappings"]["properties"]["vec"]
     assert vec == {
         "type": "knn_vector",
         "dimension": 768,
-        "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil", "parameters": {"m": 24, "ef_construction": 256}},
+        "method": {
+            "name": "hnsw",
+            "engine": "lucene",
+            "space_type": "cosinesimil",
+            "parameters": {"m": 24, "ef_construction": 256},
+        },
     }
     assert comps["docs-vector"]["template"]["settings"] == {"index.knn": True}
 
@@ -66,7 +75,15 @@ def test_index_template_carries_the_fingerprint_and_pattern():
     meta = body["template"]["mappings"]["_meta"]
     assert meta["embedding"] == fp().to_meta() and meta["vector_field"] == "embedding"
     mapping = render_index_mapping(names, IndexSpec(fp()))
-    assert set(mapping["properties"]) == {"title", "text", "embedding", "parent_id", "chunk_index", "metadata", "embedded_by"}
+    assert set(mapping["properties"]) == {
+        "title",
+        "text",
+        "embedding",
+        "parent_id",
+        "chunk_index",
+        "metadata",
+        "embedded_by",
+    }
     assert mapping["dynamic"] == "strict"
 
 
@@ -84,11 +101,18 @@ def test_dot_product_needs_normalised_vectors():
 def test_normalization_pipeline_renders_parameters():
     body = OPENSEARCH.render_pipeline(ScoreNormalization("l2", "geometric_mean", (0.3, 0.7)), CAPS)
     proc = body["phase_results_processors"][0]["normalization-processor"]
-    assert proc == {"normalization": {"technique": "l2"}, "combination": {"technique": "geometric_mean", "parameters": {"weights": [0.3, 0.7]}}}
+    assert proc == {
+        "normalization": {"technique": "l2"},
+        "combination": {"technique": "geometric_mean", "parameters": {"weights": [0.3, 0.7]}},
+    }
     assert body["response_processors"] == [{"hybrid_score_explanation": {}}]
     # Before 2.19 the cluster has no explanation processor: the pipeline must not name it.
-    assert "response_processors" not in OPENSEARCH.render_pipeline(ScoreNormalization(), opensearch_capabilities("2.18.0"))
-    default = OPENSEARCH.render_pipeline(ScoreNormalization(), CAPS)["phase_results_processors"][0]["normalization-processor"]
+    assert "response_processors" not in OPENSEARCH.render_pipeline(
+        ScoreNormalization(), opensearch_capabilities("2.18.0")
+    )
+    default = OPENSEARCH.render_pipeline(ScoreNormalization(), CAPS)["phase_results_processors"][0][
+        "normalization-processor"
+    ]
     assert default["combination"]["parameters"]["weights"] == [0.5, 0.5]
 
 
@@ -96,7 +120,9 @@ def test_rrf_rank_constant_sits_where_the_version_reads_it():
     # 2.19 and 3.0 read parameters.rank_constant (and ignore combination.rank_constant); 3.1 moved it.
     old = OPENSEARCH.render_pipeline(RRF(20), CAPS)["phase_results_processors"][0]["score-ranker-processor"]
     assert old == {"combination": {"technique": "rrf", "parameters": {"rank_constant": 20}}}
-    new = OPENSEARCH.render_pipeline(RRF(20, (0.7, 0.3)), CAPS_3)["phase_results_processors"][0]["score-ranker-processor"]
+    new = OPENSEARCH.render_pipeline(RRF(20, (0.7, 0.3)), CAPS_3)["phase_results_processors"][0][
+        "score-ranker-processor"
+    ]
     assert new == {"combination": {"technique": "rrf", "rank_constant": 20, "parameters": {"weights": [0.7, 0.3]}}}
     with pytest.raises(InputError, match="3.1"):
         OPENSEARCH.render_pipeline(RRF(20, (0.7, 0.3)), CAPS)
@@ -106,7 +132,9 @@ def test_pipelines_round_trip():
     for caps in (CAPS, CAPS_3):
         for fusion in (RRF(20), ScoreNormalization("l2", "harmonic_mean", (0.2, 0.8))):
             assert fusion_from_pipeline(json.loads(json.dumps(OPENSEARCH.render_pipeline(fusion, caps)))) == fusion
-    assert fusion_from_pipeline(json.loads(json.dumps(OPENSEARCH.render_pipeline(RRF(60, (0.7, 0.3)), CAPS_3)))) == RRF(60, (0.7, 0.3))
+    assert fusion_from_pipeline(json.loads(json.dumps(OPENSEARCH.render_pipeline(RRF(60, (0.7, 0.3)), CAPS_3)))) == RRF(
+        60, (0.7, 0.3)
+    )
     assert fusion_from_pipeline({"request_processors": []}) is None
 
 

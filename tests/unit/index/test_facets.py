@@ -15,5 +15,7 @@ def test_a_search_term_is_literal_inside_a_wildcard_pattern():
 
 
 def test_a_value_is_matched_on_its_text_as_its_type_writes_it():
-    assert [_text(typed(v, k)) for v, k in ((True, "boolean"), (0, "boolean"), (2023.0, "long"), (0.6000000238418579, "float"))] == \
-        ["true", "false", "2023", "0.6"]
+    assert [
+        _text(typed(v, k))
+        for v, k in ((True, "boolean"), (0, "boolean"), (2023.0, "long"), (0.6000000238418579, "float"))
+    ] == ["true", "false", "2023", "0.6"]

@@ -20,7 +20,9 @@ DATA = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
 
 
 def _languages(**counts: int) -> Languages:
-    return Languages(tuple(sorted(counts.items(), key=lambda kv: -kv[1])), f"{sum(counts.values())} documents of docs.jsonl")
+    return Languages(
+        tuple(sorted(counts.items(), key=lambda kv: -kv[1])), f"{sum(counts.values())} documents of docs.jsonl"
+    )
 
 
 @pytest.mark.unit
@@ -29,8 +31,10 @@ def test_one_language_gets_folding_not_its_analyzer_and_the_line_says_why_and_ho
     every labelled set (Spanish, Polish, German, English), by up to 0.048 nDCG@10; the language is still said."""
     choice = choose(_languages(es=96, en=4), FULL)
     assert (choice.analyzer, choice.embedder) == ("folding", MULTILINGUAL_EMBEDDER)
-    assert choice.line() == ("analyzer: folding, embedder: multilingual-e5-small (96% of 100 documents of docs.jsonl are Spanish; "
-                             "folding ranks as well as spanish or better (docs/EVALUATION.md); --analyzer / --embedder to choose)")
+    assert choice.line() == (
+        "analyzer: folding, embedder: multilingual-e5-small (96% of 100 documents of docs.jsonl are Spanish; "
+        "folding ranks as well as spanish or better (docs/EVALUATION.md); --analyzer / --embedder to choose)"
+    )
     for language, analyzer in (("en", "english"), ("de", "german"), ("pl", "polish"), ("fr", "french")):
         chosen = choose(_languages(**{language: 50}), FULL)
         assert (chosen.analyzer, chosen.embedder) == ("folding", MULTILINGUAL_EMBEDDER) and analyzer in chosen.why
@@ -103,17 +107,30 @@ def test_a_live_analyzer_reads_back_as_the_name_that_renders_it(name, support):
     except ConfigurationError:
         pytest.skip(f"{name} does not render on this cluster")
     back = spec_analyzer(rendered.analyzer, support)
-    assert replace(text_analysis(back, support), notices=()) == replace(rendered, notices=())  # the notice names the one asked for
+    # the notice names the one asked for
+    assert replace(text_analysis(back, support), notices=()) == replace(rendered, notices=())
 
 
 @pytest.mark.unit
 @requires_extra("language")
-@pytest.mark.parametrize(("folder", "language"), [("soporte-es", "Spanish"), ("wsparcie-pl", "Polish"), ("parts-en", "English"),
-                                                   ("glossary-en", "English"), ("pyapi-en", "English")])
+@pytest.mark.parametrize(
+    ("folder", "language"),
+    [
+        ("soporte-es", "Spanish"),
+        ("wsparcie-pl", "Polish"),
+        ("parts-en", "English"),
+        ("glossary-en", "English"),
+        ("pyapi-en", "English"),
+    ],
+)
 def test_the_detector_reads_the_labelled_sets_languages(folder, language):
     from adapter.models.language import detect_languages
 
-    rows = [json.loads(line) for line in (DATA / folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (DATA / folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     languages = detect_languages((f"{r.get('title', '')}\n{r['text']}" for r in rows), source=f"{folder}/corpus.jsonl")
     choice = choose(languages, FULL)
     assert choice.analyzer == "folding" and f"are {language}; folding ranks" in choice.why, languages

@@ -19,8 +19,17 @@ from adapter.models.fingerprint import EmbeddingFingerprint
 FP = EmbeddingFingerprint("m", "minilm", "ab" * 32, 8, True)
 OS = opensearch_capabilities("3.6.0", plugins=("analysis-stempel", "analysis-icu"), hunspell=("pl_PL",))
 ES = elasticsearch_capabilities("9.2.4", license="basic")
-TUNED = {"description": "tuned", "phase_results_processors": [{"normalization-processor": {
-    "normalization": {"technique": "l2"}, "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}}}}]}
+TUNED = {
+    "description": "tuned",
+    "phase_results_processors": [
+        {
+            "normalization-processor": {
+                "normalization": {"technique": "l2"},
+                "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
+            }
+        }
+    ],
+}
 
 
 def _live_body(engine, spec: Spec, caps) -> tuple[dict, dict]:
@@ -31,24 +40,63 @@ def _live_body(engine, spec: Spec, caps) -> tuple[dict, dict]:
     for body in engine.render_components(names, index_spec, caps).values():
         settings.update(body["template"].get("settings", {}))
     settings.update(engine.render_index_template(names, index_spec, caps)["template"].get("settings", {}))
-    stored = engine.placement.stored(names, caps, weights=spec.weights, default_fusion=index_spec.default_fusion,
-                                     default_pipeline=index_spec.default_pipeline, extra=spec.pipelines)
-    return {"mappings": engine.render_mapping(names, index_spec, caps), "settings": json.loads(json.dumps(settings))}, stored
+    stored = engine.placement.stored(
+        names,
+        caps,
+        weights=spec.weights,
+        default_fusion=index_spec.default_fusion,
+        default_pipeline=index_spec.default_pipeline,
+        extra=spec.pipelines,
+    )
+    return {
+        "mappings": engine.render_mapping(names, index_spec, caps),
+        "settings": json.loads(json.dumps(settings)),
+    }, stored
 
 
 CASES = [
     (OPENSEARCH, OS, Spec("docs", "minilm", FP)),
-    (OPENSEARCH, OS, Spec("docs", "minilm", FP, analyzer="english", title_boost=0.5, text_layout="fields", m=24, ef_construction=100,
-                          weights=(0.4, 0.6), extra_pipelines=(("tuned", json.dumps(TUNED, sort_keys=True)),), default="tuned")),
-    (OPENSEARCH, OS, Spec("docs", "minilm", FP, analyzer="polish", space_type="innerproduct", knn_method="faiss", shards=2,
-                          replicas="0-2", default="rrf")),
+    (
+        OPENSEARCH,
+        OS,
+        Spec(
+            "docs",
+            "minilm",
+            FP,
+            analyzer="english",
+            title_boost=0.5,
+            text_layout="fields",
+            m=24,
+            ef_construction=100,
+            weights=(0.4, 0.6),
+            extra_pipelines=(("tuned", json.dumps(TUNED, sort_keys=True)),),
+            default="tuned",
+        ),
+    ),
+    (
+        OPENSEARCH,
+        OS,
+        Spec(
+            "docs",
+            "minilm",
+            FP,
+            analyzer="polish",
+            space_type="innerproduct",
+            knn_method="faiss",
+            shards=2,
+            replicas="0-2",
+            default="rrf",
+        ),
+    ),
     (OPENSEARCH, OS, Spec("docs", "minilm", FP, analyzer="icu_folding", text_layout="combined", default="adaptive")),
     (ELASTICSEARCH, ES, Spec("docs", "minilm", FP, analyzer="spanish", space_type="l2", m=32, default="rrf")),
 ]
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize(("engine", "caps", "spec"), CASES, ids=["defaults", "tuned-english", "polish-faiss", "icu", "elasticsearch"])
+@pytest.mark.parametrize(
+    ("engine", "caps", "spec"), CASES, ids=["defaults", "tuned-english", "polish-faiss", "icu", "elasticsearch"]
+)
 def test_every_option_reads_back_as_written(engine, caps, spec):
     body, stored = _live_body(engine, spec, caps)
     assert spec_of(spec.alias, body, caps, engine, stored=stored).to_document() == spec.to_document()

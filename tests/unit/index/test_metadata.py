@@ -1,4 +1,5 @@
-"""The metadata the ingest declares (adapter.index.metadata), the contract query of `hybrid check`, and one default fusion."""
+"""The metadata the ingest declares (adapter.index.metadata), the contract query of `hybrid check`, and one default
+fusion."""
 
 from __future__ import annotations
 
@@ -16,22 +17,37 @@ FP = EmbeddingFingerprint("m", "minilm", "abc", 384, True)
 
 def test_values_are_declared_as_dynamic_mapping_with_the_keyword_template_declared_them():
     assert value_mapping("es") == {"type": "keyword"} and value_mapping("2024-01-01") == {"type": "keyword"}
-    assert value_mapping(3) == {"type": "long"} and value_mapping(2.5) == {"type": "float"} and value_mapping(True) == {"type": "boolean"}
+    assert (
+        value_mapping(3) == {"type": "long"}
+        and value_mapping(2.5) == {"type": "float"}
+        and value_mapping(True) == {"type": "boolean"}
+    )
     assert value_mapping(["a", "b"]) == {"type": "keyword"} and value_mapping([None, 4]) == {"type": "long"}
     assert value_mapping(None) is None and value_mapping([]) is None and value_mapping({}) is None
-    assert value_mapping({"team": "x", "n": 1}) == {"type": "object", "properties": {"team": {"type": "keyword"}, "n": {"type": "long"}}}
+    assert value_mapping({"team": "x", "n": 1}) == {
+        "type": "object",
+        "properties": {"team": {"type": "keyword"}, "n": {"type": "long"}},
+    }
 
 
 def test_only_what_the_mapping_lacks_is_declared_and_the_first_value_decides():
     declared = {"lang": {"type": "keyword"}, "owner": {"properties": {"team": {"type": "keyword"}}}}
-    docs = [{"lang": "es", "year": 2024, "owner": {"team": "a", "site": "b"}, "empty": None},
-            {"year": "not a year", "tags": ["x"], "empty": []}]
+    docs = [
+        {"lang": "es", "year": 2024, "owner": {"team": "a", "site": "b"}, "empty": None},
+        {"year": "not a year", "tags": ["x"], "empty": []},
+    ]
     added = undeclared(declared, docs)
-    assert added == {"year": {"type": "long"}, "owner": {"type": "object", "properties": {"site": {"type": "keyword"}}},
-                     "tags": {"type": "keyword"}, "empty": {"type": "keyword"}}  # only empty values: keyword (issue 38)
+    assert added == {
+        "year": {"type": "long"},
+        "owner": {"type": "object", "properties": {"site": {"type": "keyword"}}},
+        "tags": {"type": "keyword"},
+        "empty": {"type": "keyword"},
+    }  # only empty values: keyword (issue 38)
     assert undeclared(merge(declared, added), docs) == {}
     assert merge(declared, added)["owner"]["properties"] == {"team": {"type": "keyword"}, "site": {"type": "keyword"}}
-    assert put_body({"year": {"type": "long"}}) == {"properties": {"metadata": {"properties": {"year": {"type": "long"}}}}}
+    assert put_body({"year": {"type": "long"}}) == {
+        "properties": {"metadata": {"properties": {"year": {"type": "long"}}}}
+    }
     assert undeclared(declared, [{"lang": "en"}]) == {}
 
 
@@ -43,11 +59,19 @@ def test_the_metadata_component_is_strict_and_has_the_fingerprint_field():
 def test_the_contract_query_counts_each_problem_over_the_whole_index():
     info = IndexInfo("docs", "docs-v1", FP, stamps_entries=True)
     problems = contract_problems(info)
-    assert list(problems) == [NO_FINGERPRINT, OTHER_FINGERPRINT, "no parent_id", "no chunk_index", "no text", "no embedding"]
+    assert list(problems) == [
+        NO_FINGERPRINT,
+        OTHER_FINGERPRINT,
+        "no parent_id",
+        "no chunk_index",
+        "no text",
+        "no embedding",
+    ]
     assert problems[OTHER_FINGERPRINT]["bool"]["must_not"] == [{"term": {"embedded_by": FP.key}}]
     body = contract_body(info, 5)
     assert body["size"] == 5 and body["track_total_hits"] is True and body["_source"] is False
-    assert body["aggs"]["problems"]["filters"]["filters"] == problems  # counted over every document, not the listed ones
+    # counted over every document, not the listed ones
+    assert body["aggs"]["problems"]["filters"]["filters"] == problems
     assert [q["bool"]["_name"] for q in body["query"]["bool"]["should"]] == list(problems)
     older = contract_problems(IndexInfo("docs", "docs-v1", FP))  # made before per-entry fingerprints: only the fields
     assert NO_FINGERPRINT not in older and "no parent_id" in older

@@ -15,8 +15,14 @@ from adapter.index.plan import Desired, LiveState, Rendered, incompatibilities, 
 from adapter.models.fingerprint import EmbeddingFingerprint
 
 FP = EmbeddingFingerprint("m", "minilm", "ab" * 32, 384, True)
-VALUES = {"adapter._enums", "adapter.errors", "adapter.fusion", "adapter.index.assets", "adapter.index.spec",
-          "adapter.models.fingerprint"}
+VALUES = {
+    "adapter._enums",
+    "adapter.errors",
+    "adapter.fusion",
+    "adapter.index.assets",
+    "adapter.index.spec",
+    "adapter.models.fingerprint",
+}
 
 
 def _adapter_imports(module: str) -> set[str]:
@@ -50,24 +56,46 @@ DESIRED = Desired("docs", IndexSpec(FP, analyzer="standard"))
 def test_an_empty_cluster_gets_everything_created_in_the_order_it_is_sent():
     result = plan(DESIRED, RENDERED, LiveState("docs"))
     assert [(c.kind, c.name, c.action) for c in result.changes] == [
-        ("component_template", "docs-text", "create"), ("index_template", "docs", "create"),
-        ("pipeline", "docs-rrf", "create"), ("index", "docs-v1", "create")]
+        ("component_template", "docs-text", "create"),
+        ("index_template", "docs", "create"),
+        ("pipeline", "docs-rrf", "create"),
+        ("index", "docs-v1", "create"),
+    ]
     assert result.index == "docs-v1" and result.next_index == "docs-v1" and result.default_pipeline == "docs-rrf"
 
 
 def test_a_live_index_that_matches_the_rendering_is_in_sync_and_keeps_its_own_meta():
-    body = {"mappings": {"properties": {"text": {"type": "text", "analyzer": "standard"}},
-                         "_meta": {"owner": "assets", "adaptive": {"kept": True}}},
-            "settings": {"index": {"number_of_shards": "1", "analysis": {"analyzer": {"a": {"type": "standard"}}},
-                                   "search": {"default_pipeline": "docs-rrf"}}}}
-    live = LiveState("docs", indices=("docs-v2",), versions=("docs-v1", "docs-v2"), index_body=body,
-                     components=dict(RENDERED.components), index_template=RENDERED.index_template,
-                     pipelines=dict(RENDERED.pipelines))
+    body = {
+        "mappings": {
+            "properties": {"text": {"type": "text", "analyzer": "standard"}},
+            "_meta": {"owner": "assets", "adaptive": {"kept": True}},
+        },
+        "settings": {
+            "index": {
+                "number_of_shards": "1",
+                "analysis": {"analyzer": {"a": {"type": "standard"}}},
+                "search": {"default_pipeline": "docs-rrf"},
+            }
+        },
+    }
+    live = LiveState(
+        "docs",
+        indices=("docs-v2",),
+        versions=("docs-v1", "docs-v2"),
+        index_body=body,
+        components=dict(RENDERED.components),
+        index_template=RENDERED.index_template,
+        pipelines=dict(RENDERED.pipelines),
+    )
     result = plan(DESIRED, RENDERED, live)
     assert result.in_sync and result.index == "docs-v2" and result.next_index == "docs-v3"
-    changed = {**body, "settings": {"index": {**body["settings"]["index"], "analysis": {"analyzer": {"a": {"type": "simple"}}}}}}
+    changed = {
+        **body,
+        "settings": {"index": {**body["settings"]["index"], "analysis": {"analyzer": {"a": {"type": "simple"}}}}},
+    }
     assert incompatibilities(changed["mappings"], changed["settings"], RENDERED, DESIRED.spec) == [
-        "setting index.analysis.analyzer.a.type: cluster has 'simple', assets want 'standard'"]
+        "setting index.analysis.analyzer.a.type: cluster has 'simple', assets want 'standard'"
+    ]
 
 
 def test_a_plain_index_in_the_aliass_place_is_refused():

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from adapter.index.assets import IndexNames
-from adapter.engines.capabilities import Capabilities
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, InputError
 from adapter.engines.opensearch.placement import owned
@@ -36,24 +35,33 @@ pipelines:
 def test_yaml_spec_with_defaults_for_what_it_omits():
     spec = parse_spec_text(YAML, origin="docs.yaml")
     assert (spec.alias, spec.embedder, spec.fingerprint) == ("docs", "minilm", None)
-    assert (spec.analyzer, spec.title_boost, spec.m, spec.ef_construction, spec.weights) == ("english", 0.5, 32, 128, (0.3, 0.7))
+    assert (spec.analyzer, spec.title_boost, spec.m, spec.ef_construction, spec.weights) == (
+        "english",
+        0.5,
+        32,
+        128,
+        (0.3, 0.7),
+    )
     index = spec.resolved(lambda name: FP).index_spec()
     assert index.default_fusion == "rrf" and index.default_pipeline is None and index.fingerprint == FP
 
 
-@pytest.mark.parametrize("text, message", [
-    ("alias: docs\nembedder: minilm\ncolour: red\n", "unknown key 'colour'; expected version, alias"),
-    ("alias: docs\nembedder: minilm\nindex: {hnsw: {M: 3}}\n", "index.hnsw: unknown key 'M'"),
-    ("alias: docs\n", "'embedder' is required"),
-    ("alias: Docs\nembedder: minilm\n", "must be lowercase"),
-    ("version: 2\nalias: docs\nembedder: minilm\n", "spec version 2 is not supported"),
-    ("alias: docs\nembedder: minilm\npipelines: {weights: [0.9, 0.9]}\n", "sum to 1"),
-    ("alias: docs\nembedder: minilm\npipelines: {default: tuned}\n", "neither an extra pipeline nor a fusion"),
-    ("alias: docs\nembedder: minilm\nindex: {space_type: dot}\n", "unknown space_type 'dot'"),
-    ("alias: docs\nembedder: minilm\nindex: {shards: two}\n", "index.shards must be an integer"),
-    ("alias: docs\nembedder: {spec: minilm, fingerprint: {spec: e5}}\n", "lacks 'model'"),
-    ("alias: [docs\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("alias: docs\nembedder: minilm\ncolour: red\n", "unknown key 'colour'; expected version, alias"),
+        ("alias: docs\nembedder: minilm\nindex: {hnsw: {M: 3}}\n", "index.hnsw: unknown key 'M'"),
+        ("alias: docs\n", "'embedder' is required"),
+        ("alias: Docs\nembedder: minilm\n", "must be lowercase"),
+        ("version: 2\nalias: docs\nembedder: minilm\n", "spec version 2 is not supported"),
+        ("alias: docs\nembedder: minilm\npipelines: {weights: [0.9, 0.9]}\n", "sum to 1"),
+        ("alias: docs\nembedder: minilm\npipelines: {default: tuned}\n", "neither an extra pipeline nor a fusion"),
+        ("alias: docs\nembedder: minilm\nindex: {space_type: dot}\n", "unknown space_type 'dot'"),
+        ("alias: docs\nembedder: minilm\nindex: {shards: two}\n", "index.shards must be an integer"),
+        ("alias: docs\nembedder: {spec: minilm, fingerprint: {spec: e5}}\n", "lacks 'model'"),
+        ("alias: [docs\n", "not valid YAML"),
+    ],
+)
 def test_bad_specs_are_refused_naming_the_key(text, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace("[", r"\[")):
         parse_spec_text(text, origin="bad.yaml")
@@ -66,7 +74,11 @@ def test_a_pinned_fingerprint_must_be_the_named_models():
 
 
 def test_round_trip_with_extra_pipelines_from_files(tmp_path):
-    body = {"phase_results_processors": [{"score-ranker-processor": {"combination": {"technique": "rrf", "rank_constant": 20}}}]}
+    body = {
+        "phase_results_processors": [
+            {"score-ranker-processor": {"combination": {"technique": "rrf", "rank_constant": 20}}}
+        ]
+    }
     (tmp_path / "tuned.json").write_text(json.dumps(body))
     (tmp_path / "docs.yaml").write_text(YAML.replace("default: rrf", "default: tuned\n  extra: {tuned: tuned.json}"))
     spec = load_spec(tmp_path / "docs.yaml").resolved(lambda name: FP)
@@ -93,12 +105,23 @@ def _live_in_sync(desired: Desired, **changes) -> LiveState:
     names = desired.names
     components = OPENSEARCH.render_components(names, desired.spec)
     mapping = OPENSEARCH.render_mapping(names, desired.spec)
-    settings = {"index": {"number_of_shards": "1", "search": {"default_pipeline": names.default_pipeline(desired.spec)},
-                          **components["docs-text"]["template"]["settings"]}}
+    settings = {
+        "index": {
+            "number_of_shards": "1",
+            "search": {"default_pipeline": names.default_pipeline(desired.spec)},
+            **components["docs-text"]["template"]["settings"],
+        }
+    }
     pipelines = desired_pipelines(desired, CAPS, OPENSEARCH)
-    state = dict(indices=("docs-v1",), versions=("docs-v1",), index_body={"mappings": mapping, "settings": settings},
-                 components=components, index_template=OPENSEARCH.render_index_template(names, desired.spec), pipelines=pipelines,
-                 owned_pipelines=tuple(pipelines))
+    state = dict(
+        indices=("docs-v1",),
+        versions=("docs-v1",),
+        index_body={"mappings": mapping, "settings": settings},
+        components=components,
+        index_template=OPENSEARCH.render_index_template(names, desired.spec),
+        pipelines=pipelines,
+        owned_pipelines=tuple(pipelines),
+    )
     state.update(changes)
     return LiveState("docs", **state)
 
@@ -118,18 +141,30 @@ def test_drift_of_each_kind_is_planned():
     desired = _desired()
     live = _live_in_sync(desired)
     edited = dict(live.pipelines)
-    edited["docs-l2-arithmetic_mean"] = json.loads(json.dumps(edited["docs-l2-arithmetic_mean"]).replace("0.5", "0.8", 1))
+    edited["docs-l2-arithmetic_mean"] = json.loads(
+        json.dumps(edited["docs-l2-arithmetic_mean"]).replace("0.5", "0.8", 1)
+    )
     del edited["docs-rrf"]
     edited["docs-rrf-10"] = live.pipelines["docs-rrf"]
     settings = {"index": {k: v for k, v in live.index_body["settings"]["index"].items() if k != "search"}}
-    drifted = _live_in_sync(desired, pipelines=edited, owned_pipelines=tuple(edited), index_template=None,
-                            components={**live.components, "docs-vector": None},
-                            index_body={**live.index_body, "settings": settings})
+    drifted = _live_in_sync(
+        desired,
+        pipelines=edited,
+        owned_pipelines=tuple(edited),
+        index_template=None,
+        components={**live.components, "docs-vector": None},
+        index_body={**live.index_body, "settings": settings},
+    )
     result = _plan(desired, drifted, prune_pipelines=True)
     got = {(c.kind, c.name, c.action) for c in result.drift}
-    assert got == {("pipeline", "docs-l2-arithmetic_mean", "update"), ("pipeline", "docs-rrf", "create"),
-                   ("pipeline", "docs-rrf-10", "delete"), ("index_template", "docs", "create"),
-                   ("component_template", "docs-vector", "create"), ("settings", "docs-v1", "update")}
+    assert got == {
+        ("pipeline", "docs-l2-arithmetic_mean", "update"),
+        ("pipeline", "docs-rrf", "create"),
+        ("pipeline", "docs-rrf-10", "delete"),
+        ("index_template", "docs", "create"),
+        ("component_template", "docs-vector", "create"),
+        ("settings", "docs-v1", "update"),
+    }
     assert not result.rebuild
 
 
@@ -138,7 +173,12 @@ def test_a_changed_model_or_analyzer_is_a_rebuild_with_nothing_in_place_for_the_
     live = _live_in_sync(desired)
     other = EmbeddingFingerprint("m2", "minilm", "cd" * 32, 384, True)
     meta = {**live.index_body["mappings"]["_meta"], "embedding": other.to_meta()}
-    result = _plan(desired, _live_in_sync(desired, index_body={**live.index_body, "mappings": {**live.index_body["mappings"], "_meta": meta}}))
+    result = _plan(
+        desired,
+        _live_in_sync(
+            desired, index_body={**live.index_body, "mappings": {**live.index_body["mappings"], "_meta": meta}}
+        ),
+    )
     assert result.rebuild and "embedding model: the index was embedded by m2 (minilm" in result.rebuild[0]
     assert result.rebuild[0].endswith("they differ in weights")
     assert [(c.kind, c.action) for c in result.drift] == [("index", "rebuild")]  # the _meta is not rewritten in place
@@ -168,6 +208,12 @@ def test_templates_compare_as_the_server_echoes_them():
     desired = _desired()
     body = OPENSEARCH.render_index_template(desired.names, desired.spec)
     echoed = json.loads(json.dumps(body))
-    echoed["template"]["settings"] = {"index": {"number_of_shards": "1", "auto_expand_replicas": "0-1", "refresh_interval": "1s",
-                                                "search": {"default_pipeline": desired.names.default_pipeline(desired.spec)}}}
+    echoed["template"]["settings"] = {
+        "index": {
+            "number_of_shards": "1",
+            "auto_expand_replicas": "0-1",
+            "refresh_interval": "1s",
+            "search": {"default_pipeline": desired.names.default_pipeline(desired.spec)},
+        }
+    }
     assert canonical_template(echoed) == canonical_template(body)

@@ -19,4 +19,6 @@ def test_a_spec_with_the_adaptive_default_is_written_as_yaml_and_read_back(tmp_p
     spec = Spec(alias="docs", embedder="multilingual-e5-small", default=ADAPTIVE, fingerprint=FP)
     again = load_spec(dump_spec(spec, tmp_path / name))
     assert again == spec and again.default == "adaptive"
-    assert "default: adaptive" in (tmp_path / name).read_text() or '"default": "adaptive"' in (tmp_path / name).read_text()
+    assert (
+        "default: adaptive" in (tmp_path / name).read_text() or '"default": "adaptive"' in (tmp_path / name).read_text()
+    )

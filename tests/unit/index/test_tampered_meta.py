@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from adapter.errors import IndexMismatchError
-from adapter.fusion.choice.calibrate import store_adaptive
+from adapter.admin.calibrate import store_adaptive
 from adapter.fusion.choice.policy import Calibration
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import index_meta
@@ -38,7 +38,9 @@ def tampered(key: str, value: Any, **spec: Any) -> FakeCluster:
 @pytest.mark.parametrize("value", ["x", [1, 2], 3, True])
 def test_an_adaptive_meta_that_is_not_an_object_is_named_not_a_traceback(value):
     cluster = tampered("adaptive", value, default_fusion="adaptive")
-    with pytest.raises(IndexMismatchError, match=r"docs-v1's _meta.adaptive is (a|an) \w+, not an object.*hybrid calibrate"):
+    with pytest.raises(
+        IndexMismatchError, match=r"docs-v1's _meta.adaptive is (a|an) \w+, not an object.*hybrid calibrate"
+    ):
         Searcher.open(cluster, "docs", EMBEDDER)
 
 
@@ -57,36 +59,54 @@ def test_query_fields_naming_a_missing_field_are_named_before_bm25_silently_matc
 
 def test_text_fields_given_by_the_caller_stand_instead_of_the_tampered_ones():
     cluster = tampered("query_fields", ["nope"])
-    result = Searcher.open(cluster, "docs", EMBEDDER, text_leg=TextLeg(("title", "text"))).search("refund", technique="bm25")
+    result = Searcher.open(cluster, "docs", EMBEDDER, text_leg=TextLeg(("title", "text"))).search(
+        "refund", technique="bm25"
+    )
     assert [h.id for h in result.hits][:1] == ["refund"]
 
 
 def test_init_with_the_spec_writes_the_query_fields_back():
     cluster = tampered("query_fields", ["nope"])
     init_index(cluster, "docs", IndexSpec(EMBEDDER.fingerprint))
-    assert [h.id for h in Searcher.open(cluster, "docs", EMBEDDER).search("refund", technique="bm25").hits][:1] == ["refund"]
+    assert [h.id for h in Searcher.open(cluster, "docs", EMBEDDER).search("refund", technique="bm25").hits][:1] == [
+        "refund"
+    ]
 
 
-@pytest.mark.parametrize("key, value", [("query_fields", 7), ("query_fields", []), ("text_fields", "text"), ("text_fields", [1]),
-                                        ("default_fusion", 3), ("default_fusion", {"rrf": 1})])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("query_fields", 7),
+        ("query_fields", []),
+        ("text_fields", "text"),
+        ("text_fields", [1]),
+        ("default_fusion", 3),
+        ("default_fusion", {"rrf": 1}),
+    ],
+)
 def test_every_tampering_names_its_key(key, value):
     with pytest.raises(IndexMismatchError, match=rf"docs-v1's _meta.{key} is "):
         Searcher.open(tampered(key, value), "docs", EMBEDDER)
 
 
 def test_a_fast_path_check_this_version_cannot_read_is_not_taken():
-    # Not a problem: the kept check only earns a faster path (adapter.search.fast_path), and an unreadable one is not taken.
+    # Not a problem: the kept check only earns a faster path (adapter.search.fast_path), and an unreadable one is not
+    # taken.
     assert Searcher.open(tampered("fast_path", "x"), "docs", EMBEDDER).state.fast_path is None
 
 
 # -- issue 38: an object _meta.adaptive of the wrong shape was read as the default policy without a word -------------
-@pytest.mark.parametrize("value, named", [
-    (None, r"is null, not an object"),
-    ({"weights": "abc"}, r"has 'weights', which it never holds"),
-    ({"policy": None}, r"holds 'policy' as null, not an object"),
-    ({"calibration": "x"}, r"holds 'calibration' as a str, not an object"),
-    ({"policy": {"name": "adaptive", "weights": "abc"}}, r"cannot be read"),
-], ids=["null", "unknown key", "null policy", "string calibration", "malformed policy"])
+@pytest.mark.parametrize(
+    "value, named",
+    [
+        (None, r"is null, not an object"),
+        ({"weights": "abc"}, r"has 'weights', which it never holds"),
+        ({"policy": None}, r"holds 'policy' as null, not an object"),
+        ({"calibration": "x"}, r"holds 'calibration' as a str, not an object"),
+        ({"policy": {"name": "adaptive", "weights": "abc"}}, r"cannot be read"),
+    ],
+    ids=["null", "unknown key", "null policy", "string calibration", "malformed policy"],
+)
 def test_an_adaptive_meta_of_the_wrong_shape_inside_is_named(value, named):
     cluster = tampered("adaptive", value, default_fusion="adaptive")
     with pytest.raises(IndexMismatchError, match=rf"docs-v1's _meta.adaptive {named}.*hybrid calibrate"):

@@ -8,7 +8,7 @@ import pytest
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import FieldMap, RowError, SourceDoc, read_csv, read_jsonl
 from adapter.testing import FakeClient, Reply, bulk_actions, bulk_answer
-from tests.support.counting import FP, INFO, CountingEmbedder
+from tests.support.counting import INFO, CountingEmbedder
 
 
 def no_pause(monkeypatch):
@@ -28,15 +28,21 @@ def rejects_long_ids(call):
     ids = [a[next(iter(a))]["_id"] for a, _ in bulk_actions(call)]
     long = [i for i in ids if len(i.encode()) > 512]
     if long:
-        return Reply(400, server_error(
-            "action_request_validation_exception", f"Validation Failed: 1: id [{long[0]}] is too long, must be no longer than 512 bytes"))
+        return Reply(
+            400,
+            server_error(
+                "action_request_validation_exception",
+                f"Validation Failed: 1: id [{long[0]}] is too long, must be no longer than 512 bytes",
+            ),
+        )
     return bulk_answer(call)
 
 
 def test_an_id_over_512_utf8_bytes_is_reported_alone_and_the_rest_land(tmp_path):
     client = FakeClient({"POST */_bulk": rejects_long_ids, "POST */_refresh": {}})
     rows = [SourceDoc(f"d{i}", f"text {i}", line=i + 1) for i in range(1001)]
-    rows[500] = SourceDoc("é" * 257, "too long an id: 514 bytes, 257 characters", line=501)  # over in bytes, not characters
+    # over in bytes, not characters
+    rows[500] = SourceDoc("é" * 257, "too long an id: 514 bytes, 257 characters", line=501)
     report = Ingestor(client, INFO, CountingEmbedder(), progress=False, failures_path=tmp_path / "f.jsonl").ingest(rows)
     sent = {a["index"]["_id"] for call in client.calls_to("POST */_bulk") for a, _ in bulk_actions(call)}
     assert len(sent) == 1000 and "é" * 257 not in sent
@@ -66,10 +72,19 @@ def test_a_request_rejected_as_a_whole_is_split_until_each_good_row_lands(tmp_pa
 
 
 # -- 3. a non-UTF-8 byte loses the whole file --------------------------------------------------------
-@pytest.mark.parametrize("name, content, read, line", [
-    ("d.jsonl", b'{"_id":"u1","text":"ok"}\n{"_id":"u2","text":"\xe9\xff"}\n{"_id":"u3","text":"also ok"}\n', read_jsonl, 2),
-    ("d.csv", b"_id,text\nu1,fine\nu2,caf\xe9\nu3,also fine\n", read_csv, 3),
-], ids=["jsonl", "csv"])
+@pytest.mark.parametrize(
+    "name, content, read, line",
+    [
+        (
+            "d.jsonl",
+            b'{"_id":"u1","text":"ok"}\n{"_id":"u2","text":"\xe9\xff"}\n{"_id":"u3","text":"also ok"}\n',
+            read_jsonl,
+            2,
+        ),
+        ("d.csv", b"_id,text\nu1,fine\nu2,caf\xe9\nu3,also fine\n", read_csv, 3),
+    ],
+    ids=["jsonl", "csv"],
+)
 def test_a_non_utf8_row_is_reported_with_its_line_and_the_good_rows_are_read(tmp_path, name, content, read, line):
     path = tmp_path / name
     path.write_bytes(content)

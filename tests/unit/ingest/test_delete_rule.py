@@ -27,27 +27,46 @@ EVERYTHING = {"match_all": {}}
 TERM = {"term": {"metadata.cat": "a"}}
 
 
-@pytest.mark.parametrize("query", [
-    None, {}, EVERYTHING, {"match_all": {"boost": 2}}, {"bool": {}}, {"bool": {"filter": []}},
-    {"bool": {"filter": [EVERYTHING]}}, {"bool": {"must": EVERYTHING}},
-    {"bool": {"should": [], "minimum_should_match": 1}},  # measured on 3.6.0: counts every document
-    {"bool": {"filter": [{"bool": {"filter": []}}], "must_not": [{"match_none": {}}]}},
-    {"bool": {"should": [EVERYTHING, TERM], "minimum_should_match": 1}},
-    {"bool": {"filter": [EVERYTHING], "should": [TERM]}},  # should is optional beside a filter
-    {"bool": {"must_not": [{"bool": {"must_not": [EVERYTHING]}}]}},
-    haystack_clause({"operator": "AND", "conditions": []}).body,
-    haystack_clause({"operator": "NOT", "conditions": [{"operator": "OR", "conditions": []}]}).body,
-], ids=repr)
+@pytest.mark.parametrize(
+    "query",
+    [
+        None,
+        {},
+        EVERYTHING,
+        {"match_all": {"boost": 2}},
+        {"bool": {}},
+        {"bool": {"filter": []}},
+        {"bool": {"filter": [EVERYTHING]}},
+        {"bool": {"must": EVERYTHING}},
+        {"bool": {"should": [], "minimum_should_match": 1}},  # measured on 3.6.0: counts every document
+        {"bool": {"filter": [{"bool": {"filter": []}}], "must_not": [{"match_none": {}}]}},
+        {"bool": {"should": [EVERYTHING, TERM], "minimum_should_match": 1}},
+        {"bool": {"filter": [EVERYTHING], "should": [TERM]}},  # should is optional beside a filter
+        {"bool": {"must_not": [{"bool": {"must_not": [EVERYTHING]}}]}},
+        haystack_clause({"operator": "AND", "conditions": []}).body,
+        haystack_clause({"operator": "NOT", "conditions": [{"operator": "OR", "conditions": []}]}).body,
+    ],
+    ids=repr,
+)
 def test_filters_that_select_everything_by_their_form_are_recognised(query):
     assert selects_everything(query)
 
 
-@pytest.mark.parametrize("query", [
-    TERM, {"bool": {"filter": [TERM]}}, {"bool": {"must_not": [TERM]}}, {"bool": {"should": [TERM], "minimum_should_match": 1}},
-    {"bool": {"should": [EVERYTHING, TERM], "minimum_should_match": 2}}, {"exists": {"field": "metadata.cat"}},
-    {"bool": {"filter": [EVERYTHING], "should": [TERM], "minimum_should_match": 1}}, {"match_none": {}},
-    haystack_clause({"operator": "OR", "conditions": []}).body,
-], ids=repr)
+@pytest.mark.parametrize(
+    "query",
+    [
+        TERM,
+        {"bool": {"filter": [TERM]}},
+        {"bool": {"must_not": [TERM]}},
+        {"bool": {"should": [TERM], "minimum_should_match": 1}},
+        {"bool": {"should": [EVERYTHING, TERM], "minimum_should_match": 2}},
+        {"exists": {"field": "metadata.cat"}},
+        {"bool": {"filter": [EVERYTHING], "should": [TERM], "minimum_should_match": 1}},
+        {"match_none": {}},
+        haystack_clause({"operator": "OR", "conditions": []}).body,
+    ],
+    ids=repr,
+)
 def test_filters_that_select_less_are_not(query):
     assert not selects_everything(query)
 
@@ -67,13 +86,17 @@ def documents():
     return Documents.open(cluster, "docs")
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"filters": {}},
-    {"filters": {"haystack": haystack_clause({"operator": "AND", "conditions": []})}},
-    {"filters": {"x": Clause(EVERYTHING)}},
-    {"clause": EVERYTHING},
-    {},
-], ids=["empty", "haystack AND of nothing", "match_all clause", "raw match_all", "nothing at all"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"filters": {}},
+        {"filters": {"haystack": haystack_clause({"operator": "AND", "conditions": []})}},
+        {"filters": {"x": Clause(EVERYTHING)}},
+        {"clause": EVERYTHING},
+        {},
+    ],
+    ids=["empty", "haystack AND of nothing", "match_all clause", "raw match_all", "nothing at all"],
+)
 def test_a_delete_that_selects_everything_by_its_form_is_refused_and_deletes_nothing(documents, kwargs):
     with pytest.raises(InputError, match=r"all=True \(hybrid delete --all\)"):
         documents.delete(**kwargs)
@@ -81,8 +104,11 @@ def test_a_delete_that_selects_everything_by_its_form_is_refused_and_deletes_not
 
 
 def test_a_filter_matching_every_entry_is_refused_until_all_is_said(documents):
-    with pytest.raises(InputError, match=r"matches all 6 entries of docs: deleting them would empty the index, so nothing was "
-                                         r"deleted; to delete every entry, say so: all=True"):
+    with pytest.raises(
+        InputError,
+        match=r"matches all 6 entries of docs: deleting them would empty the index, so nothing was "
+        r"deleted; to delete every entry, say so: all=True",
+    ):
         documents.delete(filters={"cat": "a"})
     assert documents.count() == 6
     dry = documents.delete(filters={"cat": "a"}, dry_run=True)
@@ -98,8 +124,11 @@ def test_a_filter_matching_some_entries_deletes_them(documents):
 
 def test_a_filter_on_a_field_the_mapping_lacks_is_an_error_even_with_all(documents):
     for everything in (False, True):
-        with pytest.raises(InputError, match=r"names 'metadata.color', which the mapping of docs-v1 does not have.*"
-                                             r"nothing was deleted \(metadata fields: cat, n\)"):
+        with pytest.raises(
+            InputError,
+            match=r"names 'metadata.color', which the mapping of docs-v1 does not have.*"
+            r"nothing was deleted \(metadata fields: cat, n\)",
+        ):
             documents.delete(filters={"color": "red"}, all=everything)
     clause = haystack_clause({"field": "meta.color", "operator": "!=", "value": "red"})  # would match every entry
     with pytest.raises(InputError, match="'metadata.color'"):
@@ -114,6 +143,18 @@ def test_all_alone_deletes_every_entry_and_ids_and_parents_are_not_checked(docum
 
 
 def test_a_selection_names_the_fields_its_filters_read():
-    clause = haystack_clause({"operator": "OR", "conditions": [{"field": "meta.a", "operator": "==", "value": 1},
-                                                               {"field": "id", "operator": "==", "value": "x"}]})
-    assert Selection(filters={"cat": "a", "parent_id": "p", "h": clause}).fields() == ["metadata.cat", "parent_id", "metadata.a", "_id"]
+    clause = haystack_clause(
+        {
+            "operator": "OR",
+            "conditions": [
+                {"field": "meta.a", "operator": "==", "value": 1},
+                {"field": "id", "operator": "==", "value": "x"},
+            ],
+        }
+    )
+    assert Selection(filters={"cat": "a", "parent_id": "p", "h": clause}).fields() == [
+        "metadata.cat",
+        "parent_id",
+        "metadata.a",
+        "_id",
+    ]

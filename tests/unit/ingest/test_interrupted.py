@@ -43,11 +43,17 @@ def fresh() -> FakeCluster:
 def test_an_interrupt_lists_what_it_read_and_did_not_confirm_and_reports_what_landed(tmp_path, signal):
     cluster, path = fresh(), tmp_path / "failures.jsonl"
     with pytest.raises(IngestInterrupted) as caught:
-        Ingestor.open(cluster, "docs", EMBEDDER, progress=False, batch_size=10, failures_path=path).ingest(rows(35, signal))
+        Ingestor.open(cluster, "docs", EMBEDDER, progress=False, batch_size=10, failures_path=path).ingest(
+            rows(35, signal)
+        )
     report, stored = caught.value.report, set(cluster.indices["docs-v1"].docs)
     listed = {json.loads(line)["id"] for line in path.read_text().splitlines()} if path.exists() else set()
     assert caught.value.__cause__ is signal and report.interrupted and not report.complete and report.rows_read == 30
-    assert stored | listed == {f"r{i}" for i in range(30)} and report.chunks == len(stored) and report.failed == len(listed)
+    assert (
+        stored | listed == {f"r{i}" for i in range(30)}
+        and report.chunks == len(stored)
+        and report.failed == len(listed)
+    )
 
 
 def test_another_exception_passes_through_as_it_is():

@@ -36,15 +36,22 @@ class LimitedCluster(FakeCluster):
         added = body.get("properties", {}).get("metadata", {}).get("properties", {})
         have = self.indices[self._concrete(index)[0]].mappings["properties"].get("metadata", {}).get("properties", {})
         if len(set(have) | set(added)) > LIMIT:
-            raise BackendError(f"{action}: the fake engine answered 400", status=400,
-                               reason=f"illegal_argument_exception: Limit of total fields [{LIMIT}] has been exceeded")
+            raise BackendError(
+                f"{action}: the fake engine answered 400",
+                status=400,
+                reason=f"illegal_argument_exception: Limit of total fields [{LIMIT}] has been exceeded",
+            )
         super().put_mapping(index, body, action=action)
 
     @staticmethod
     def _refused(index: Any, source: Mapping[str, Any]) -> str | None:
         declared = index.mappings["properties"].get("metadata", {}).get("properties", {})
         new = [k for k in source.get("metadata") or {} if k not in declared]
-        return f"strict_dynamic_mapping_exception: mapping set to strict, dynamic introduction of [{new[0]}]" if new else None
+        return (
+            f"strict_dynamic_mapping_exception: mapping set to strict, dynamic introduction of [{new[0]}]"
+            if new
+            else None
+        )
 
 
 @pytest.fixture
@@ -59,7 +66,9 @@ def test_a_row_over_the_field_limit_fails_alone_and_its_neighbours_keys_are_decl
     rows = [SourceDoc(f"d{i}", f"texto {i}", metadata={"cat": "a", f"k{i % 4}": i}) for i in range(32)]
     rows.insert(7, SourceDoc("wide", "texto ancho", metadata={f"w{i}": i for i in range(LIMIT + 5)}, line=8))
     failures = tmp_path / "failures.jsonl"
-    report = Ingestor.open(cluster, "docs", EMBEDDER, progress=False, batch_size=64, failures_path=failures).ingest(rows)
+    report = Ingestor.open(cluster, "docs", EMBEDDER, progress=False, batch_size=64, failures_path=failures).ingest(
+        rows
+    )
     assert [(f.id, f.line, f.source) for f in report.failures] == [("wide", 8, FailureSource.MAPPING)]
     assert "Limit of total fields [40]" in report.failures[0].reason and "45 new keys" in report.failures[0].reason
     assert report.chunks == 32 and report.documents == 32 and cluster.count("docs") == 32
@@ -103,12 +112,19 @@ def test_new_keys_whose_first_values_are_empty_land_and_read_back_as_written(clu
 
 def test_a_value_later_in_the_batch_decides_the_type_of_a_key_that_came_empty_first():
     declared = metadata_mapping.undeclared({}, [r.metadata for r in EMPTY_FIRST])
-    assert declared == {"author": {"type": "keyword"}, "tags": {"type": "keyword"},
-                        "extra": {"type": "object", "properties": {"k": {"type": "long"}}},
-                        "deep": {"type": "object", "properties": {"a": {"type": "keyword"}, "c": {"type": "keyword"}}}}
+    assert declared == {
+        "author": {"type": "keyword"},
+        "tags": {"type": "keyword"},
+        "extra": {"type": "object", "properties": {"k": {"type": "long"}}},
+        "deep": {"type": "object", "properties": {"a": {"type": "keyword"}, "c": {"type": "keyword"}}},
+    }
     alone = metadata_mapping.undeclared({}, [{"n": None, "l": [None, []], "o": {}, "lo": [{}], "on": {"x": None}}])
-    assert alone == {"n": {"type": "keyword"}, "l": {"type": "keyword"}, "o": {"type": "object", "properties": {}},
-                     "lo": {"type": "object", "properties": {}},
-                     "on": {"type": "object", "properties": {"x": {"type": "keyword"}}}}
+    assert alone == {
+        "n": {"type": "keyword"},
+        "l": {"type": "keyword"},
+        "o": {"type": "object", "properties": {}},
+        "lo": {"type": "object", "properties": {}},
+        "on": {"type": "object", "properties": {"x": {"type": "keyword"}}},
+    }
     numbers = metadata_mapping.undeclared({}, [{"page": None}, {"page": 3}])
     assert numbers == {"page": {"type": "long"}}

@@ -17,10 +17,18 @@ def test_parse_reads_i_of_n_from_one():
     assert Partition.parse(" 1 / 1 ") == Partition(1, 1)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("0/3", "numbered 1 to 3"), ("4/3", "numbered 1 to 3"), ("1/0", "at least 1"),
-    ("2", "written I/N"), ("a/b", "written I/N"), ("-1/3", "written I/N"), ("", "written I/N"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0/3", "numbered 1 to 3"),
+        ("4/3", "numbered 1 to 3"),
+        ("1/0", "at least 1"),
+        ("2", "written I/N"),
+        ("a/b", "written I/N"),
+        ("-1/3", "written I/N"),
+        ("", "written I/N"),
+    ],
+)
 def test_bad_partitions_say_what_is_expected(text, expected):
     with pytest.raises(InputError, match=expected):
         Partition.parse(text)
@@ -33,7 +41,9 @@ def test_bucket_is_blake2b_of_the_id_modulo_n():
 
 
 def test_every_row_belongs_to_exactly_one_partition_and_they_are_balanced():
-    rows = [SourceDoc(f"d{i}", "text") for i in range(3000)] + [RowError(line, "invalid JSON") for line in range(1, 301)]
+    rows = [SourceDoc(f"d{i}", "text") for i in range(3000)] + [
+        RowError(line, "invalid JSON") for line in range(1, 301)
+    ]
     parts = [Partition(i, 3) for i in (1, 2, 3)]
     owners = [[p.number for p in parts if p.owns(r)] for r in rows]
     assert all(len(o) == 1 for o in owners)

@@ -34,7 +34,9 @@ def test_a_first_run_starts_a_round_of_its_count():
 
 def test_a_run_of_another_count_is_refused_while_the_round_is_unfinished_naming_the_partitions_left():
     ledger = Ledger(2).finished(Partition(1, 2))
-    with pytest.raises(InputError, match=r"ingested in 2 partitions \(finished: 1/2\), not 3.*--partition 2/2.*without --partition"):
+    with pytest.raises(
+        InputError, match=r"ingested in 2 partitions \(finished: 1/2\), not 3.*--partition 2/2.*without --partition"
+    ):
         admit(ledger, Partition(2, 3))
 
 
@@ -109,7 +111,9 @@ def test_the_record_keeps_the_other_meta_keys():
 
 
 STEP = st.one_of(
-    st.tuples(st.integers(1, 4).flatmap(lambda n: st.tuples(st.integers(1, n), st.just(n))), st.none() | st.integers(0, 39)),
+    st.tuples(
+        st.integers(1, 4).flatmap(lambda n: st.tuples(st.integers(1, n), st.just(n))), st.none() | st.integers(0, 39)
+    ),
     st.tuples(st.none(), st.none() | st.integers(0, 39)),
 )
 
@@ -151,14 +155,21 @@ def test_a_partition_of_another_input_is_refused_naming_both(tmp_path):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     a.write_text('{"id": "1", "text": "uno"}\n', encoding="utf-8")
     b.write_text('{"id": "2", "text": "dos"}\n', encoding="utf-8")
-    one, two = replace(Partition(1, 2), input=input_fingerprint(a)), replace(Partition(2, 2), input=input_fingerprint(b))
+    one, two = (
+        replace(Partition(1, 2), input=input_fingerprint(a)),
+        replace(Partition(2, 2), input=input_fingerprint(b)),
+    )
     ledger = admit(None, one).finished(one)
-    with pytest.raises(InputError, match=r"in 2 partitions of a\.jsonl \(blake2b [0-9a-f]{12}\), not of b\.jsonl \(blake2b "
-                                         r"[0-9a-f]{12}\).*--partition 2/2\) on a\.jsonl"):
+    with pytest.raises(
+        InputError,
+        match=r"in 2 partitions of a\.jsonl \(blake2b [0-9a-f]{12}\), not of b\.jsonl \(blake2b "
+        r"[0-9a-f]{12}\).*--partition 2/2\) on a\.jsonl",
+    ):
         admit(ledger, two)
     assert Ledger.from_meta({"ingest_partitions": ledger.to_meta()}) == ledger  # the input is recorded and read back
     assert admit(ledger, replace(two, input=input_fingerprint(a))) == ledger
-    assert admit(Ledger(2, frozenset({1, 2}), one.input), two) == Ledger(2, input=two.input)  # a finished round: a new one
+    # a finished round: a new one
+    assert admit(Ledger(2, frozenset({1, 2}), one.input), two) == Ledger(2, input=two.input)
 
 
 def test_the_shell_refuses_another_inputs_partition_before_writing_and_keeps_the_round():

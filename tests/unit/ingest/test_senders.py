@@ -36,17 +36,31 @@ def test_two_senders_have_two_bulk_requests_in_flight_at_once():
         return bulk_answer(call)
 
     client = FakeClient({"POST */_bulk": bulk, "POST */_refresh": {}})
-    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, batch_size=2, bulk_batch_size=2, bulk_concurrency=2).ingest(docs(8))
+    report = Ingestor(
+        client, INFO, UnitEmbedder(), progress=False, batch_size=2, bulk_batch_size=2, bulk_concurrency=2
+    ).ingest(docs(8))
     assert report.failures == () and report.chunks == 8 and most[0] == 2
     sent = sorted(a[next(iter(a))]["_id"] for c in client.calls_to("POST */_bulk") for a, _ in bulk_actions(c))
     assert sent == sorted(f"d{i}" for i in range(8))  # every row once
 
 
 def test_failures_of_every_sender_are_reported(tmp_path):
-    client = FakeClient({"POST */_bulk": lambda call: bulk_answer(call, lambda op, doc_id: 400 if doc_id in ("d1", "d6") else 201),
-                         "POST */_refresh": {}})
-    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, batch_size=2, bulk_batch_size=2, bulk_concurrency=3,
-                      failures_path=tmp_path / "f.jsonl").ingest(docs(8))
+    client = FakeClient(
+        {
+            "POST */_bulk": lambda call: bulk_answer(call, lambda op, doc_id: 400 if doc_id in ("d1", "d6") else 201),
+            "POST */_refresh": {},
+        }
+    )
+    report = Ingestor(
+        client,
+        INFO,
+        UnitEmbedder(),
+        progress=False,
+        batch_size=2,
+        bulk_batch_size=2,
+        bulk_concurrency=3,
+        failures_path=tmp_path / "f.jsonl",
+    ).ingest(docs(8))
     assert sorted(f.id for f in report.failures) == ["d1", "d6"] and report.chunks == 6
 
 

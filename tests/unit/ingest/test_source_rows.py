@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
@@ -23,15 +24,18 @@ def rows_of(path, fields=FieldMap()):
 
 # -- 8. non-scalar ids and titles became Python reprs --------------------------------------------------
 def test_ids_and_titles_that_are_not_scalars_are_refused_naming_the_type(tmp_path):
-    path = write(tmp_path / "d.jsonl", [
-        json.dumps({"id": {"x": 1}, "text": "an object as id"}),
-        json.dumps({"id": True, "text": "a boolean as id"}),
-        json.dumps({"id": [1, 2], "text": "a list as id"}),
-        json.dumps({"id": 7, "text": "a number as id is fine"}),
-        json.dumps({"id": "t1", "title": ["not", "text"], "text": "a list as title"}),
-        json.dumps({"id": "t2", "title": 12, "text": "a number as title"}),
-        json.dumps({"id": "t3", "title": "fine", "text": "ok"}),
-    ])
+    path = write(
+        tmp_path / "d.jsonl",
+        [
+            json.dumps({"id": {"x": 1}, "text": "an object as id"}),
+            json.dumps({"id": True, "text": "a boolean as id"}),
+            json.dumps({"id": [1, 2], "text": "a list as id"}),
+            json.dumps({"id": 7, "text": "a number as id is fine"}),
+            json.dumps({"id": "t1", "title": ["not", "text"], "text": "a list as title"}),
+            json.dumps({"id": "t2", "title": 12, "text": "a number as title"}),
+            json.dumps({"id": "t3", "title": "fine", "text": "ok"}),
+        ],
+    )
     good, bad = rows_of(path)
     assert [(d.id, d.title) for d in good] == [("7", ""), ("t3", "fine")]
     assert "id field 'id' holds an object" in bad[1] and "{'x': 1}" not in bad[1]
@@ -42,16 +46,23 @@ def test_ids_and_titles_that_are_not_scalars_are_refused_naming_the_type(tmp_pat
 
 
 # -- 9. invisible text was indexed ---------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["\u200b\u200b\u200b", "\x00\x00", "\u00a0\u200b", "\ufeff \u2060\u200d", "\u3000\u00ad"])
+@pytest.mark.parametrize(
+    "text", ["\u200b\u200b\u200b", "\x00\x00", "\u00a0\u200b", "\ufeff \u2060\u200d", "\u3000\u00ad"]
+)
 def test_text_with_no_visible_character_is_empty(tmp_path, text):
-    path = write(tmp_path / "d.jsonl", [json.dumps({"id": "a", "text": text}), json.dumps({"id": "b", "text": "visible\u200b"})])
+    path = write(
+        tmp_path / "d.jsonl", [json.dumps({"id": "a", "text": text}), json.dumps({"id": "b", "text": "visible\u200b"})]
+    )
     good, bad = rows_of(path)
     assert [d.id for d in good] == ["b"]
     assert "no visible text in field 'text'" in bad[1]
 
 
 def test_an_id_of_only_invisible_characters_is_no_id(tmp_path):
-    path = write(tmp_path / "d.jsonl", [json.dumps({"id": "\u200b", "text": "some text"}), json.dumps({"id": "\u00a0", "text": "x"})])
+    path = write(
+        tmp_path / "d.jsonl",
+        [json.dumps({"id": "\u200b", "text": "some text"}), json.dumps({"id": "\u00a0", "text": "x"})],
+    )
     good, bad = rows_of(path)
     assert good == [] and "no value in id field 'id'" in bad[1] and "no value in id field 'id'" in bad[2]
 
@@ -64,8 +75,13 @@ def test_an_invisible_title_is_no_title(tmp_path):
 
 # -- 13. a pretty-printed JSON array gave 22 "invalid JSON" lines and 0 rows ------------------------------
 def test_a_json_array_file_is_read_as_rows_with_their_lines(tmp_path):
-    docs = [{"id": "a", "title": "A", "text": "first"}, {"id": "b", "text": "second\nwith a newline"}, "not an object",
-            {"id": "c", "text": ""}, {"id": "d", "text": "fourth"}]
+    docs = [
+        {"id": "a", "title": "A", "text": "first"},
+        {"id": "b", "text": "second\nwith a newline"},
+        "not an object",
+        {"id": "c", "text": ""},
+        {"id": "d", "text": "fourth"},
+    ]
     path = tmp_path / "docs.json"
     path.write_text(json.dumps(docs, indent=2), encoding="utf-8")
     good, bad = rows_of(path)
@@ -78,14 +94,23 @@ def test_a_json_array_file_is_read_as_rows_with_their_lines(tmp_path):
 
 def test_a_broken_json_array_is_one_clear_error_for_the_rest_of_the_file(tmp_path):
     path = tmp_path / "docs.json"
-    path.write_text('[\n  {"id": "a", "text": "one"},\n  {"id": "b", "text": "two"\n  {"id": "c", "text": "three"}\n]\n', encoding="utf-8")
+    path.write_text(
+        '[\n  {"id": "a", "text": "one"},\n  {"id": "b", "text": "two"\n  {"id": "c", "text": "three"}\n]\n',
+        encoding="utf-8",
+    )
     good, bad = rows_of(path)
     assert [d.id for d in good] == ["a"]
-    assert len(bad) == 1 and "invalid JSON" in next(iter(bad.values())) and "the rest of the file" in next(iter(bad.values()))
+    assert (
+        len(bad) == 1
+        and "invalid JSON" in next(iter(bad.values()))
+        and "the rest of the file" in next(iter(bad.values()))
+    )
 
 
 def test_jsonl_named_json_still_reads_as_lines(tmp_path):
-    path = write(tmp_path / "docs.json", [json.dumps({"id": "a", "text": "one"}), json.dumps({"id": "b", "text": "two"})])
+    path = write(
+        tmp_path / "docs.json", [json.dumps({"id": "a", "text": "one"}), json.dumps({"id": "b", "text": "two"})]
+    )
     good, bad = rows_of(path)
     assert [d.id for d in good] == ["a", "b"] and bad == {}
 
@@ -120,7 +145,7 @@ def test_a_row_over_the_limit_is_refused_by_the_reader_without_holding_it(tmp_pa
 
 
 # -- item 6: the field mapping is not inferred from the first row alone --------------------------------------
-def _jsonl(tmp_path, *rows) -> "Path":
+def _jsonl(tmp_path, *rows) -> Path:
     import json
 
     path = tmp_path / "corpus.jsonl"
@@ -129,7 +154,8 @@ def _jsonl(tmp_path, *rows) -> "Path":
 
 
 def test_a_title_only_row_on_line_1_is_a_document_as_on_line_2(tmp_path):
-    """Before: line 1 without a `text` key aborted the whole ingest (exit 2, no failures file); on line 2 it was accepted."""
+    """Before: line 1 without a `text` key aborted the whole ingest (exit 2, no failures file); on line 2 it was
+    accepted."""
     from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl
 
     title_only = {"id": "crash", "title": "CrashLoopBackOff"}
@@ -144,7 +170,9 @@ def test_a_field_no_row_has_is_still_refused_before_any_row(tmp_path):
     from adapter.ingest.sources import FieldMap, read_jsonl
 
     path = _jsonl(tmp_path, {"id": "a", "title": "A"}, {"id": "b", "title": "B", "body": "text"})
-    with pytest.raises(InputError, match=r"lines 1-2: the field mapping names 'text' for text, but the input has only: id, title, body"):
+    with pytest.raises(
+        InputError, match=r"lines 1-2: the field mapping names 'text' for text, but the input has only: id, title, body"
+    ):
         list(read_jsonl(path, FieldMap()))
     with pytest.raises(InputError, match="names 'lang' for metadata"):
         list(read_jsonl(_jsonl(tmp_path, {"id": "a", "text": "x"}), FieldMap(metadata=("lang",))))

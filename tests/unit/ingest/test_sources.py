@@ -3,7 +3,18 @@ import json
 import pytest
 
 from adapter.errors import InputError
-from adapter.ingest.sources import Chunking, FieldMap, RowError, SourceDoc, chunk_id, count_rows, read_csv, read_folder, read_jsonl, read_source
+from adapter.ingest.sources import (
+    Chunking,
+    FieldMap,
+    RowError,
+    SourceDoc,
+    chunk_id,
+    count_rows,
+    read_csv,
+    read_folder,
+    read_jsonl,
+    read_source,
+)
 
 
 def write(path, lines):
@@ -12,19 +23,25 @@ def write(path, lines):
 
 
 def test_jsonl_reports_bad_rows_with_line_numbers_and_keeps_good_ones(tmp_path):
-    path = write(tmp_path / "d.jsonl", [
-        json.dumps({"id": "1", "title": "T", "text": "uno", "lang": "es"}),
-        "{not json",
-        json.dumps({"id": "2", "text": ""}),
-        json.dumps({"id": "1", "text": "otra vez"}),
-        json.dumps(["a", "list"]),
-        json.dumps({"text": "sin id"}),
-        json.dumps({"id": 3, "text": "tres"}),
-    ])
+    path = write(
+        tmp_path / "d.jsonl",
+        [
+            json.dumps({"id": "1", "title": "T", "text": "uno", "lang": "es"}),
+            "{not json",
+            json.dumps({"id": "2", "text": ""}),
+            json.dumps({"id": "1", "text": "otra vez"}),
+            json.dumps(["a", "list"]),
+            json.dumps({"text": "sin id"}),
+            json.dumps({"id": 3, "text": "tres"}),
+        ],
+    )
     rows = list(read_jsonl(path, FieldMap()))
     good = [r for r in rows if isinstance(r, SourceDoc)]
     bad = {r.line: r.reason for r in rows if isinstance(r, RowError)}
-    assert [(d.id, d.title, d.text, dict(d.metadata), d.line) for d in good] == [("1", "T", "uno", {"lang": "es"}, 1), ("3", "", "tres", {}, 7)]
+    assert [(d.id, d.title, d.text, dict(d.metadata), d.line) for d in good] == [
+        ("1", "T", "uno", {"lang": "es"}, 1),
+        ("3", "", "tres", {}, 7),
+    ]
     assert bad[2].startswith("invalid JSON")
     assert "no text" in bad[3]
     assert "duplicate id '1' (first on line 1)" in bad[4]
@@ -91,13 +108,19 @@ def test_chunking_windows_overlap_and_keep_original_text():
 def test_a_title_only_row_is_a_document_and_a_row_with_neither_is_empty(tmp_path):
     # Classic collections (LISA: 3,495 of 5,999 documents, 232 of its 379 judged relevant) and
     # catalogues have rows with a title and no body: the title is what BM25 and the model read.
-    path = write(tmp_path / "d.jsonl", [
-        json.dumps({"id": "t", "title": "ONLINE CATALOGUES IN UNIVERSITY LIBRARIES", "text": ""}),
-        json.dumps({"id": "n", "title": "  ", "text": ""}),
-        json.dumps({"id": "m", "text": "  "}),
-    ])
+    path = write(
+        tmp_path / "d.jsonl",
+        [
+            json.dumps({"id": "t", "title": "ONLINE CATALOGUES IN UNIVERSITY LIBRARIES", "text": ""}),
+            json.dumps({"id": "n", "title": "  ", "text": ""}),
+            json.dumps({"id": "m", "text": "  "}),
+        ],
+    )
     rows = list(read_jsonl(path, FieldMap()))
-    assert isinstance(rows[0], SourceDoc) and (rows[0].title, rows[0].text) == ("ONLINE CATALOGUES IN UNIVERSITY LIBRARIES", "")
+    assert isinstance(rows[0], SourceDoc) and (rows[0].title, rows[0].text) == (
+        "ONLINE CATALOGUES IN UNIVERSITY LIBRARIES",
+        "",
+    )
     assert rows[1:] and all(isinstance(r, RowError) and r.empty and "no text" in r.reason for r in rows[1:])
     # Without a title field the same row has nothing to index.
     untitled = list(read_jsonl(path, FieldMap(title=None)))

@@ -20,21 +20,44 @@ def test_content_is_a_phrase_of_the_body_field():
 
 
 def test_content_in_a_logical_filter_and_its_lists():
-    both = haystack_clause({"operator": "AND", "conditions": [
-        {"field": "meta.lang", "operator": "==", "value": "en"},
-        {"field": "content", "operator": "in", "value": ["a b", "c"]}]})
-    assert both.body == {"bool": {"filter": [
-        {"term": {"metadata.lang": "en"}},
-        {"bool": {"should": [{"match_phrase": {"text": {"query": "a b"}}}, {"match_phrase": {"text": {"query": "c"}}}],
-                  "minimum_should_match": 1}}]}}
+    both = haystack_clause(
+        {
+            "operator": "AND",
+            "conditions": [
+                {"field": "meta.lang", "operator": "==", "value": "en"},
+                {"field": "content", "operator": "in", "value": ["a b", "c"]},
+            ],
+        }
+    )
+    assert both.body == {
+        "bool": {
+            "filter": [
+                {"term": {"metadata.lang": "en"}},
+                {
+                    "bool": {
+                        "should": [
+                            {"match_phrase": {"text": {"query": "a b"}}},
+                            {"match_phrase": {"text": {"query": "c"}}},
+                        ],
+                        "minimum_should_match": 1,
+                    }
+                },
+            ]
+        }
+    }
     assert both.fields == ("metadata.lang", "text")
     none_of = haystack_clause({"field": "content", "operator": "not in", "value": ["x"]}).body
-    assert none_of == {"bool": {"must_not": [{"bool": {"should": [{"match_phrase": {"text": {"query": "x"}}}],
-                                                        "minimum_should_match": 1}}]}}
+    assert none_of == {
+        "bool": {
+            "must_not": [{"bool": {"should": [{"match_phrase": {"text": {"query": "x"}}}], "minimum_should_match": 1}}]
+        }
+    }
 
 
 def test_content_against_none_and_what_it_refuses():
-    assert haystack_clause({"field": "content", "operator": "==", "value": None}).body == {"bool": {"must_not": [{"match_all": {}}]}}
+    assert haystack_clause({"field": "content", "operator": "==", "value": None}).body == {
+        "bool": {"must_not": [{"match_all": {}}]}
+    }
     assert haystack_clause({"field": "content", "operator": "!=", "value": None}).body == {"match_all": {}}
     with pytest.raises(FilterGrammarError, match="never ordered"):
         haystack_clause({"field": "content", "operator": ">", "value": "a"})
@@ -47,12 +70,29 @@ def test_content_against_none_and_what_it_refuses():
 
 
 def test_metadata_types_are_the_declared_leaves_dotted():
-    answer = {"docs-v1": {"mappings": {"properties": {
-        "text": {"type": "text"},
-        "metadata": {"dynamic": "strict", "properties": {
-            "category": {"type": "keyword"}, "priority": {"type": "long"},
-            "author": {"properties": {"name": {"type": "keyword"}, "age": {"type": "long"}}}}}}}}}
-    assert metadata_types(answer) == {"category": "keyword", "priority": "long", "author.name": "keyword", "author.age": "long"}
+    answer = {
+        "docs-v1": {
+            "mappings": {
+                "properties": {
+                    "text": {"type": "text"},
+                    "metadata": {
+                        "dynamic": "strict",
+                        "properties": {
+                            "category": {"type": "keyword"},
+                            "priority": {"type": "long"},
+                            "author": {"properties": {"name": {"type": "keyword"}, "age": {"type": "long"}}},
+                        },
+                    },
+                }
+            }
+        }
+    }
+    assert metadata_types(answer) == {
+        "category": "keyword",
+        "priority": "long",
+        "author.name": "keyword",
+        "author.age": "long",
+    }
     assert metadata_types({"docs-v1": {"mappings": {"properties": {"text": {"type": "text"}}}}}) == {}
 
 

@@ -18,7 +18,8 @@ def test_split_nodes_carry_their_document_and_position_and_a_straddling_document
 
     text = " ".join(f"Sentence number {i} says something about returns and refunds." for i in range(40))
     nodes = SentenceSplitter(chunk_size=48, chunk_overlap=0).get_nodes_from_documents(
-        [Document(id_="a", text=text, metadata={"lang": "en"}), Document(id_="b", text="One short text.")])
+        [Document(id_="a", text=text, metadata={"lang": "en"}), Document(id_="b", text="One short text.")]
+    )
     rows = framework_rows(nodes)
     a_rows = [r for r in rows if r.parent_id == "a"]
     assert len(a_rows) > 3 and [r.chunk_index for r in a_rows] == list(range(len(a_rows)))

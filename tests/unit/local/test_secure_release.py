@@ -34,10 +34,13 @@ def test_certificates_chain_to_the_generated_ca(tmp_path):
     node = x509.load_pem_x509_certificate((pki.folder / "node.pem").read_bytes())
     client = x509.load_pem_x509_certificate(pki.client_cert.read_bytes())
     for cert in (node, client):
-        ca.public_key().verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), cert.signature_hash_algorithm)
+        ca.public_key().verify(
+            cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), cert.signature_hash_algorithm
+        )
     sans = node.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert "127.0.0.1" in {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)}
-    assert (pki.folder / "node-key.pem").read_text().startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8, as the plugin reads it
+    # PKCS#8, as the plugin reads it
+    assert (pki.folder / "node-key.pem").read_text().startswith("-----BEGIN PRIVATE KEY-----")
     for secret in (pki.folder / "ca-key.pem", pki.client_key):
         assert secret.stat().st_mode & 0o777 == 0o600
     assert ensure_pki(tmp_path).ca.read_bytes() == pki.ca.read_bytes()  # made once
@@ -54,4 +57,8 @@ def test_the_reader_role_reads_and_never_writes(tmp_path):
     assert not [g for g in granted if "write" in g or g in ("all", "crud", "create_index", "manage")]
     users = files["internal_users.yml"]
     assert users["reader"]["hash"].startswith("$2") and creds.reader_password not in str(files)
-    assert set(files["config.yml"]["config"]["dynamic"]["authc"]) == {"basic_internal_auth_domain", "clientcert_auth_domain", "jwt_auth_domain"}
+    assert set(files["config.yml"]["config"]["dynamic"]["authc"]) == {
+        "basic_internal_auth_domain",
+        "clientcert_auth_domain",
+        "jwt_auth_domain",
+    }

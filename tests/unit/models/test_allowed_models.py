@@ -20,14 +20,16 @@ def planted(spec):
 
 def test_the_searcher_refuses_a_model_the_index_names_but_nobody_allowed(monkeypatch):
     import adapter.models.embedders as embedders
-    from adapter.engines.capabilities import Capabilities
     from adapter.search import Searcher
 
     monkeypatch.delenv("HYBRID_ALLOWED_MODELS", raising=False)
     loaded = []
     monkeypatch.setattr(embedders, "SentenceTransformerEmbedder", lambda *a, **k: loaded.append(a))
     searcher = Searcher(FakeClient(), planted("st:/tmp/evil-model"), opensearch_capabilities("2.19.1"))
-    with pytest.raises(ConfigurationError, match=r"'st:/tmp/evil-model'.*not on the allow-list.*--allow-model st:/tmp/evil-model.*HYBRID_ALLOWED_MODELS"):
+    with pytest.raises(
+        ConfigurationError,
+        match=r"'st:/tmp/evil-model'.*not on the allow-list.*--allow-model st:/tmp/evil-model.*HYBRID_ALLOWED_MODELS",
+    ):
         searcher.search("hello", technique="dense")
     assert loaded == []
 
@@ -37,7 +39,9 @@ def test_allowed_models_come_from_the_built_ins_the_environment_and_the_caller(m
     from adapter.models.embedders import allowed_models, load_index_embedder
 
     monkeypatch.setenv("HYBRID_ALLOWED_MODELS", "st:org/model-a, st:/models/b")
-    assert {"minilm", "multilingual-e5-small", "st:org/model-a", "st:/models/b", "st:c"} <= set(allowed_models(["st:c"]))
+    assert {"minilm", "multilingual-e5-small", "st:org/model-a", "st:/models/b", "st:c"} <= set(
+        allowed_models(["st:c"])
+    )
     with pytest.raises(ConfigurationError, match="'st:org/other', which is not on the allow-list"):
         load_index_embedder("st:org/other")
     assert load_index_embedder("all-MiniLM-L6-v2").spec == "minilm"  # another name of a built-in

@@ -1,5 +1,5 @@
-"""The embedding cache: entries checked against their text and model, a file that is not SQLite named, and where it lives
-(issue 10 item 4, issue 32 item 10)."""
+"""The embedding cache: entries checked against their text and model, a file that is not SQLite named, and where it
+lives (issue 10 item 4, issue 32 item 10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The embedding cache is private to its user and keyed: a vector planted without the key is not trusted (issue 20 item 15)."""
+"""The embedding cache is private to its user and keyed: a vector planted without the key is not trusted (issue 20 item
+15)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ def _plant(path, fp, text, vector):
 
     blob = np.asarray(vector, dtype=np.float32).tobytes()
     with sqlite3.connect(path) as db:
-        db.execute("INSERT OR REPLACE INTO vectors (fp, h, v, dim, dtype, digest) VALUES (?, ?, ?, ?, ?, ?)",
-                   (fp, text_key(text), blob, len(vector), "float32", entry_digest(fp, text_key(text), blob, len(vector))))
+        db.execute(
+            "INSERT OR REPLACE INTO vectors (fp, h, v, dim, dtype, digest) VALUES (?, ?, ?, ?, ?, ?)",
+            (fp, text_key(text), blob, len(vector), "float32", entry_digest(fp, text_key(text), blob, len(vector))),
+        )
 
 
 def test_the_embedding_cache_its_folder_and_its_key_are_private_to_their_user(tmp_path):
@@ -53,7 +56,9 @@ def test_a_cache_from_before_the_key_stays_usable_when_only_its_user_can_write_i
 
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:  # the schema before the key
-        db.execute("CREATE TABLE vectors (fp TEXT, h TEXT, v BLOB, dim INTEGER, dtype TEXT, digest TEXT, PRIMARY KEY (fp, h))")
+        db.execute(
+            "CREATE TABLE vectors (fp TEXT, h TEXT, v BLOB, dim INTEGER, dtype TEXT, digest TEXT, PRIMARY KEY (fp, h))"
+        )
     os.chmod(path, 0o600)
     model = CountingEmbedder()
     old = model.embed_documents(["kept text"])[0]
@@ -72,7 +77,9 @@ def test_a_cache_others_could_write_is_not_trusted_on_first_use(tmp_path):
 
     path = tmp_path / "shared.sqlite"
     with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE vectors (fp TEXT, h TEXT, v BLOB, dim INTEGER, dtype TEXT, digest TEXT, PRIMARY KEY (fp, h))")
+        db.execute(
+            "CREATE TABLE vectors (fp TEXT, h TEXT, v BLOB, dim INTEGER, dtype TEXT, digest TEXT, PRIMARY KEY (fp, h))"
+        )
     _plant(path, FP.key, "who wrote this", [0.0, 0.0, 1.0, 0.0])
     os.chmod(path, 0o666)
     got = embed_documents(CountingEmbedder(), ["who wrote this"], EmbeddingCache(path))

@@ -14,9 +14,13 @@ def test_processes_are_copies_of_one_device_and_a_list_is_one_worker_per_gpu():
     assert _devices("cuda:0, cuda:1", 1) == ("cuda:0", "cuda:1")
 
 
-@pytest.mark.parametrize("device, processes, message", [
-    ("cpu", 0, "at least 1"), ("cuda:0,cuda:1", 2, "not both"),
-])
+@pytest.mark.parametrize(
+    "device, processes, message",
+    [
+        ("cpu", 0, "at least 1"),
+        ("cuda:0,cuda:1", 2, "not both"),
+    ],
+)
 def test_impossible_placements_are_refused(device, processes, message):
     with pytest.raises(ConfigurationError, match=message):
         _devices(device, processes)

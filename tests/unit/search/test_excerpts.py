@@ -6,9 +6,19 @@ from __future__ import annotations
 import pytest
 
 
-# -- 2. search results carried whole texts (a 1,000,000-character one tripped the breaker) ------------------------------
+# -- 2. search results carried whole texts (a 1,000,000-character one tripped the breaker)
+# ------------------------------
 def test_text_fields_come_back_as_bounded_excerpts_unless_the_full_text_is_asked_for():
-    from adapter.search.page import Excerpts, SearchOptions, excerpt_highlight, hit_ids, merge_highlight, plan_excerpts, with_excerpts, with_texts
+    from adapter.search.page import (
+        Excerpts,
+        SearchOptions,
+        excerpt_highlight,
+        hit_ids,
+        merge_highlight,
+        plan_excerpts,
+        with_excerpts,
+        with_texts,
+    )
     from adapter.engines.responses import RawHit
 
     fields = ("title", "text")
@@ -16,7 +26,9 @@ def test_text_fields_come_back_as_bounded_excerpts_unless_the_full_text_is_asked
     assert plain == Excerpts(("title", "text"), ("title", "text"), (), 10_000)
     assert not plan_excerpts(SearchOptions(full_text=True), fields, highlighted=True, request_highlights=True)
     # A field the page highlights is highlighted once per request: its excerpt comes from a search for the page's ids.
-    shown = plan_excerpts(SearchOptions(highlight=True, highlight_fields=("text",)), fields, highlighted=True, request_highlights=True)
+    shown = plan_excerpts(
+        SearchOptions(highlight=True, highlight_fields=("text",)), fields, highlighted=True, request_highlights=True
+    )
     assert (shown.bounded, shown.in_request, shown.after) == (fields, ("title",), ("text",))
     # A request that carries no highlight (Elasticsearch's retrievers): every excerpt comes after.
     apart = plan_excerpts(SearchOptions(), fields, highlighted=False, request_highlights=False)
@@ -24,17 +36,31 @@ def test_text_fields_come_back_as_bounded_excerpts_unless_the_full_text_is_asked
 
     clause = excerpt_highlight(("text",), SearchOptions(max_text_chars=500), offset_option="max_analyzer_offset")
     # The text's start, one character past the bound when longer (issue 32: excerpt() cuts it, with "…").
-    assert clause["fields"]["text"] == {"type": "unified", "fragment_size": 501, "number_of_fragments": 1, "no_match_size": 501,
-                                        "pre_tags": [""], "post_tags": [""], "highlight_query": {"match_none": {}}}
+    assert clause["fields"]["text"] == {
+        "type": "unified",
+        "fragment_size": 501,
+        "number_of_fragments": 1,
+        "no_match_size": 501,
+        "pre_tags": [""],
+        "post_tags": [""],
+        "highlight_query": {"match_none": {}},
+    }
     assert clause["max_analyzer_offset"] == 5_000
     snippets = {"fields": {"title": {}}, "fragment_size": 150}
     assert set((merge_highlight(snippets, clause) or {})["fields"]) == {"title", "text"}
 
     chunk = RawHit("a#1", 0.5, {}, highlight={"text": ("its chunk",)})
-    raw = RawHit("a", 1.0, {"title": "T", "lang": "es"}, highlight={"text": ("an excerpt",), "title": ("<em>T</em>",)},
-                 inner_hits={"chunks": (chunk,)})
+    raw = RawHit(
+        "a",
+        1.0,
+        {"title": "T", "lang": "es"},
+        highlight={"text": ("an excerpt",), "title": ("<em>T</em>",)},
+        inner_hits={"chunks": (chunk,)},
+    )
     filled = with_excerpts(raw, ("text",), 100)
-    assert filled.source == {"title": "T", "lang": "es", "text": "an excerpt"} and filled.highlight == {"title": ("<em>T</em>",)}
+    assert filled.source == {"title": "T", "lang": "es", "text": "an excerpt"} and filled.highlight == {
+        "title": ("<em>T</em>",)
+    }
     assert filled.inner_hits["chunks"][0].source == {"text": "its chunk"}
     assert hit_ids([raw, RawHit("b", 0.2)]) == ["a", "a#1", "b"]
     fetched = with_texts(raw, {"a": {"title": "T2"}, "a#1": {"title": "C"}})
@@ -55,23 +81,40 @@ def test_the_command_line_bounds_texts_unless_asked_for_the_full_text():
 
 
 # -- item 1: an excerpt never changes a text that fits; a cut one ends at a word boundary, with "…" --------
-@pytest.mark.parametrize("text", ["OOMKilled (exit code 137)", "Política de devoluciones (copia)", "Raise the limit.",
-                                  "  spaces around \n", "", "«¿Qué?»", "x" * 40])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "OOMKilled (exit code 137)",
+        "Política de devoluciones (copia)",
+        "Raise the limit.",
+        "  spaces around \n",
+        "",
+        "«¿Qué?»",
+        "x" * 40,
+    ],
+)
 def test_a_text_that_fits_is_its_own_excerpt(text):
     from adapter.search.excerpt import excerpt
 
     assert excerpt(text, 40) == text
 
 
-@pytest.mark.parametrize("text, n, expected", [
-    ("The container was killed because it used too much memory.", 20, "The container was…"),
-    ("The container was killed because it used too much memory.", 26, "The container was killed…"),
-    ("word " * 10, 12, "word word…"),
-    ("a" * 50, 10, "a" * 9 + "…"),  # one word longer than half the room: cut inside it
-    ("日本語のテキストです。" * 5, 10, "日本語のテキストで…"),  # no spaces between words: any character is a boundary
-    ("ab " + "c" * 40, 12, "ab ccccccccc"[:11] + "…"),  # the only boundary keeps less than half the room
-    ("Fin.   " + "x" * 20, 8, "Fin.…"),  # the spaces before the cut are dropped
-])
+@pytest.mark.parametrize(
+    "text, n, expected",
+    [
+        ("The container was killed because it used too much memory.", 20, "The container was…"),
+        ("The container was killed because it used too much memory.", 26, "The container was killed…"),
+        ("word " * 10, 12, "word word…"),
+        ("a" * 50, 10, "a" * 9 + "…"),  # one word longer than half the room: cut inside it
+        (
+            "日本語のテキストです。" * 5,
+            10,
+            "日本語のテキストで…",
+        ),  # no spaces between words: any character is a boundary
+        ("ab " + "c" * 40, 12, "ab ccccccccc"[:11] + "…"),  # the only boundary keeps less than half the room
+        ("Fin.   " + "x" * 20, 8, "Fin.…"),  # the spaces before the cut are dropped
+    ],
+)
 def test_a_cut_text_ends_at_a_word_boundary_with_an_ellipsis(text, n, expected):
     from adapter.search.excerpt import excerpt
 

@@ -17,7 +17,9 @@ from adapter.search.results import Technique
 from tests.support.pages import page_answer
 from tests.unit.search.test_shell import CAPS_2, FP, UnitEmbedder, hits, pipelines
 
-CHECK = FastPathCheck("min_max-arithmetic_mean", 100, 10, 200, 200, 40.0, 30.0, CAPS_2.version, "2026-12-02T18:00:00Z", 200, 1)
+CHECK = FastPathCheck(
+    "min_max-arithmetic_mean", 100, 10, 200, 200, 40.0, 30.0, CAPS_2.version, "2026-12-02T18:00:00Z", 200, 1
+)
 
 
 def test_a_check_earns_the_fast_path_only_when_every_page_agreed_and_it_was_faster():
@@ -63,35 +65,54 @@ def _searcher(client, check: FastPathCheck | None = CHECK) -> Searcher:
 
 def _client() -> FakeClient:
     legs = {"responses": [hits(("a", 2.0), ("b", 1.0)), hits(("b", 0.9), ("a", 0.5))]}
-    return FakeClient({"* /_search/pipeline/*": pipelines(ScoreNormalization()), "POST */_msearch": legs,
-                       "POST */_search": lambda call: page_answer({"a": {"text": "uno"}, "b": {"text": "dos"}})
-                       if "ids" in str(call.body.get("query")) else hits(("a", 0.9), ("b", 0.4))})
+    return FakeClient(
+        {
+            "* /_search/pipeline/*": pipelines(ScoreNormalization()),
+            "POST */_msearch": legs,
+            "POST */_search": lambda call: (
+                page_answer({"a": {"text": "uno"}, "b": {"text": "dos"}})
+                if "ids" in str(call.body.get("query"))
+                else hits(("a", 0.9), ("b", 0.4))
+            ),
+        }
+    )
 
 
 def test_a_hybrid_takes_the_fast_path_where_the_kept_check_applies_and_says_so():
     client = _client()
     result = _searcher(client).search("hola", k=2)
     assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT
-    assert result.fusion is not None and result.fusion.name == "min_max-arithmetic_mean" and result.ids == ["a", "b"] and [h.text for h in result.hits] == ["uno", "dos"]
+    assert (
+        result.fusion is not None
+        and result.fusion.name == "min_max-arithmetic_mean"
+        and result.ids == ["a", "b"]
+        and [h.text for h in result.hits] == ["uno", "dos"]
+    )
     assert any(n.startswith("fast path: both legs in one _msearch") and "200/200 queries" in n for n in result.notices)
-    assert len(client.calls_to("POST */_msearch")) == 1 and all("hybrid" not in str(c.body) for c in client.calls_to("POST */_search"))
+    assert len(client.calls_to("POST */_msearch")) == 1 and all(
+        "hybrid" not in str(c.body) for c in client.calls_to("POST */_search")
+    )
 
 
-@pytest.mark.parametrize("why, kwargs, check", [
-    ("asked off", {"fast_path": FastPath.OFF}, CHECK),
-    ("another depth", {"depth": 50}, CHECK),
-    ("an explanation", {"explain": True}, CHECK),
-    ("another fusion family", {"fusion": ScoreNormalization("l2")}, CHECK),
-    ("no check kept", {}, None),
-    ("a check that did not earn it", {}, replace(CHECK, same_pages=150)),
-    ("a check of another shard layout", {}, replace(CHECK, shards=3)),
-])
+@pytest.mark.parametrize(
+    "why, kwargs, check",
+    [
+        ("asked off", {"fast_path": FastPath.OFF}, CHECK),
+        ("another depth", {"depth": 50}, CHECK),
+        ("an explanation", {"explain": True}, CHECK),
+        ("another fusion family", {"fusion": ScoreNormalization("l2")}, CHECK),
+        ("no check kept", {}, None),
+        ("a check that did not earn it", {}, replace(CHECK, same_pages=150)),
+        ("a check of another shard layout", {}, replace(CHECK, shards=3)),
+    ],
+)
 def test_a_hybrid_is_fused_on_the_server_where_the_check_does_not_apply(why, kwargs, check):
     client = _client()
     result = _searcher(client, check).search("hola", k=2, **kwargs)
     assert result.technique is Technique.HYBRID and result.fused_by.server, why
     assert not any(n.startswith("fast path") for n in result.notices)
-    assert why == "an explanation" or not client.calls_to("POST */_msearch")  # an explanation asks the legs for their raw scores
+    # an explanation asks the legs for their raw scores
+    assert why == "an explanation" or not client.calls_to("POST */_msearch")
 
 
 def test_fast_path_on_takes_it_without_a_check():
@@ -101,8 +122,10 @@ def test_fast_path_on_takes_it_without_a_check():
     assert any(n.startswith("fast path (asked for)") for n in result.notices)
 
 
-@pytest.mark.parametrize("options, message", [({"depth": 0}, "depth must be at least 1, got 0"),
-                                              ({"max_queries": 0}, "max_queries must be at least 1, got 0")])
+@pytest.mark.parametrize(
+    "options, message",
+    [({"depth": 0}, "depth must be at least 1, got 0"), ({"max_queries": 0}, "max_queries must be at least 1, got 0")],
+)
 def test_the_check_refuses_a_bad_depth_or_sample_size_before_any_request(options, message):
     from adapter.errors import InputError
     from adapter.search.fast_path import check_fast_path

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from adapter.index.assets import IndexNames, IndexSpec
-from adapter.engines.capabilities import Capabilities
 from adapter.index.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import IndexMismatchError
@@ -35,32 +34,44 @@ class Fixed:
 def _index(fp, name):
     spec = IndexSpec(fp)
     mapping = OPENSEARCH.render_mapping(IndexNames("docs"), spec)
-    return {name: {"mappings": mapping, "settings": {"index": {"search": {"default_pipeline": "docs-min_max-arithmetic_mean"}}}}}
+    return {
+        name: {
+            "mappings": mapping,
+            "settings": {"index": {"search": {"default_pipeline": "docs-min_max-arithmetic_mean"}}},
+        }
+    }
 
 
 def _client(new_fp):
     pipeline = OPENSEARCH.render_pipeline(FUSION, CAPS)
     answers = [
-        {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}},  # the alias moved
+        # the alias moved
+        {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}},
         {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}},
     ]
-    return FakeClient({
-        "POST */_search": answers,
-        "HEAD */_alias*": True,
-        "GET */_alias*": {"docs-v2": {"aliases": {"docs": {}}}},
-        "GET /docs": _index(new_fp, "docs-v2"),  # read_index_info: the alias and its index in one request
-        "GET /docs-v2": _index(new_fp, "docs-v2"),
-        "* /_search/pipeline/*": lambda call: {call.path.rsplit("/", 1)[-1]: pipeline},
-    })
+    return FakeClient(
+        {
+            "POST */_search": answers,
+            "HEAD */_alias*": True,
+            "GET */_alias*": {"docs-v2": {"aliases": {"docs": {}}}},
+            "GET /docs": _index(new_fp, "docs-v2"),  # read_index_info: the alias and its index in one request
+            "GET /docs-v2": _index(new_fp, "docs-v2"),
+            "* /_search/pipeline/*": lambda call: {call.path.rsplit("/", 1)[-1]: pipeline},
+        }
+    )
 
 
 def test_a_moved_alias_with_another_model_is_followed_with_that_model(monkeypatch):
     import adapter.search.state
 
     old, new = Fixed(OLD, 1.0), Fixed(NEW, -1.0)
-    monkeypatch.setattr(adapter.search.state, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec])
+    monkeypatch.setattr(
+        adapter.search.state, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec]
+    )
     client = _client(NEW)
-    searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS)
+    searcher = Searcher(
+        client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS
+    )
     result = searcher.search("q")
     assert result.ids == ["a"] and searcher.info.index == "docs-v2" and searcher.info.fingerprint == NEW
     first, second = [c for c in client.calls_to("POST */_search") if "hybrid" in c.body.get("query", {})]
@@ -71,16 +82,24 @@ def test_a_moved_alias_with_another_model_is_followed_with_that_model(monkeypatc
 
 def test_a_given_embedder_is_not_swapped_behind_the_callers_back():
     client = _client(NEW)
-    searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS,
-                        Fixed(OLD, 1.0))
+    searcher = Searcher(
+        client,
+        IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"),
+        CAPS,
+        Fixed(OLD, 1.0),
+    )
     with pytest.raises(IndexMismatchError, match="moved from docs-v1 to docs-v2, built with new.*Open a new searcher"):
         searcher.search("q")
 
 
 def test_the_same_model_behind_a_moved_alias_is_followed_quietly():
     client = _client(OLD)
-    searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS,
-                        Fixed(OLD, 1.0))
+    searcher = Searcher(
+        client,
+        IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"),
+        CAPS,
+        Fixed(OLD, 1.0),
+    )
     assert searcher.search("q").ids == ["a"] and searcher.info.index == "docs-v2"
 
 
@@ -91,14 +110,36 @@ def test_beside_the_empty_shard_a_dimension_refused_by_one_shard_is_followed_too
     import adapter.search.state
 
     old, new = Fixed(OLD, 1.0), Fixed(NEW, -1.0)
-    monkeypatch.setattr(adapter.search.state, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec])
-    refused = {"took": 1, "_shards": {"total": 2, "successful": 1, "failed": 1, "failures": [
-        {"shard": 0, "index": "docs-v2", "reason": {"type": "illegal_argument_exception",
-                                                    "reason": "Query vector has invalid dimension: 4. Dimension should be: 8"}}]},
-        "hits": {"hits": []}}
+    monkeypatch.setattr(
+        adapter.search.state, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec]
+    )
+    refused = {
+        "took": 1,
+        "_shards": {
+            "total": 2,
+            "successful": 1,
+            "failed": 1,
+            "failures": [
+                {
+                    "shard": 0,
+                    "index": "docs-v2",
+                    "reason": {
+                        "type": "illegal_argument_exception",
+                        "reason": "Query vector has invalid dimension: 4. Dimension should be: 8",
+                    },
+                }
+            ],
+        },
+        "hits": {"hits": []},
+    }
     client = _client(NEW)
-    client.server.answers["POST */_search"] = [refused,  # the hybrid beside the empty shard (taken as there: no check first)
-                                {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}}]
-    searcher = Searcher(client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS)
+    # the hybrid beside the empty shard (taken as there: no check first)
+    client.server.answers["POST */_search"] = [
+        refused,
+        {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}},
+    ]
+    searcher = Searcher(
+        client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS
+    )
     result = searcher.search("q")
     assert result.ids == ["a"] and searcher.info.index == "docs-v2" and not result.notices

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from adapter.fusion import RRF, ScoreNormalization
-from adapter.fusion.choice.calibrate import calibrate_index, measure_relevance, store_relevance
+from adapter.admin.calibrate import calibrate_index, measure_relevance, store_relevance
 from adapter.fusion.relevance import RelevanceMap, fit
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import index_meta
@@ -22,8 +22,18 @@ from tests.unit.engines.test_fake_engine import DOCS
 
 pytestmark = pytest.mark.unit
 EMBEDDER = HashingEmbedder(16)
-QUERIES = ["refund order", "invoice account", "track parcel", "change password", "card declined", "order money back",
-           "download invoice", "tracking number", "security settings", "error bank"]
+QUERIES = [
+    "refund order",
+    "invoice account",
+    "track parcel",
+    "change password",
+    "card declined",
+    "order money back",
+    "download invoice",
+    "tracking number",
+    "security settings",
+    "error bank",
+]
 RRF_MAP = RelevanceMap("rrf", (0.0, 0.02, 0.04))
 
 
@@ -46,11 +56,17 @@ def test_the_map_of_the_fusion_that_ran_else_its_formula_and_the_result_says_whi
 
 
 def test_a_reranked_page_is_the_rerankers_and_chunks_get_theirs_too():
-    reranked, by = with_relevance((Hit("a", 0.0, rerank_score=0.0, first_stage_score=0.03),), Technique.HYBRID, RRF(), {"rrf": RRF_MAP})
+    reranked, by = with_relevance(
+        (Hit("a", 0.0, rerank_score=0.0, first_stage_score=0.03),), Technique.HYBRID, RRF(), {"rrf": RRF_MAP}
+    )
     assert by == FORMULA and reranked[0].relevance == pytest.approx(0.5)  # the logistic of the reranker's logit
-    grouped, _ = with_relevance((Hit("a", 0.03, chunks=(Hit("a#1", 0.02),)),), Technique.HYBRID, RRF(), {"rrf": RRF_MAP})
+    grouped, _ = with_relevance(
+        (Hit("a", 0.03, chunks=(Hit("a#1", 0.02),)),), Technique.HYBRID, RRF(), {"rrf": RRF_MAP}
+    )
     assert grouped[0].chunks[0].relevance == pytest.approx(0.5)
-    assert hit_relevance(Hit("a", 0.2, first_stage_score=0.03, mmr_score=0.2), Technique.HYBRID, RRF(), RRF_MAP) == pytest.approx(0.75)
+    assert hit_relevance(
+        Hit("a", 0.2, first_stage_score=0.03, mmr_score=0.2), Technique.HYBRID, RRF(), RRF_MAP
+    ) == pytest.approx(0.75)
 
 
 def test_the_relevance_never_reorders_a_fusions_hits():
@@ -65,10 +81,14 @@ def test_a_search_reads_the_indexs_maps_and_a_searcher_opened_before_them_does_n
     cluster = indexed()
     before = Searcher.open(cluster, "docs", EMBEDDER)
     plain = before.search("refund order", fusion="rrf")
-    assert plain.relevance_by == FORMULA and [h.relevance for h in plain.hits] == [RRF().relevance(h.score) for h in plain.hits]
+    assert plain.relevance_by == FORMULA and [h.relevance for h in plain.hits] == [
+        RRF().relevance(h.score) for h in plain.hits
+    ]
     store_relevance(cluster, "docs", [RRF_MAP])
     after = Searcher.open(cluster, "docs", EMBEDDER).search("refund order", fusion="rrf")
-    assert after.relevance_by == MAP and [h.relevance for h in after.hits] == [RRF_MAP.relevance(h.score) for h in after.hits]
+    assert after.relevance_by == MAP and [h.relevance for h in after.hits] == [
+        RRF_MAP.relevance(h.score) for h in after.hits
+    ]
     assert after.ids == plain.ids and [h.score for h in after.hits] == [h.score for h in plain.hits]
 
 
@@ -84,7 +104,12 @@ def test_unreadable_maps_are_said_on_every_search_and_relevances_come_from_the_f
 def test_calibrate_fits_and_stores_the_maps_on_the_hits_every_fusion_agrees_on():
     cluster = indexed()
     report = calibrate_index(cluster, "docs", QUERIES, embedder=EMBEDDER)
-    assert {m.fusion for m in report.relevance} >= {"rrf", "min_max-arithmetic_mean", "z_score-arithmetic_mean", "l2-arithmetic_mean"}
+    assert {m.fusion for m in report.relevance} >= {
+        "rrf",
+        "min_max-arithmetic_mean",
+        "z_score-arithmetic_mean",
+        "l2-arithmetic_mean",
+    }
     assert all(m.reference == "consensus" and m.sample >= 20 for m in report.relevance)
     searcher = Searcher.open(cluster, "docs", EMBEDDER)
     assert set(searcher.state.relevance) == {m.fusion for m in report.relevance}

@@ -32,9 +32,21 @@ CAPS_2 = opensearch_capabilities("2.19.1")
 CAPS_3 = opensearch_capabilities("3.6.0")
 VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
 STRICT = SearchOptions(allow_partial_results=False)
-FAILURE = {"shard": 1, "index": "docs-v1", "reason": {"type": "search_context_missing_exception", "reason": "No search context found"}}
-STORED = {"phase_results_processors": [{"normalization-processor": {
-    "normalization": {"technique": "min_max"}, "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.5, 0.5]}}}}]}
+FAILURE = {
+    "shard": 1,
+    "index": "docs-v1",
+    "reason": {"type": "search_context_missing_exception", "reason": "No search context found"},
+}
+STORED = {
+    "phase_results_processors": [
+        {
+            "normalization-processor": {
+                "normalization": {"technique": "min_max"},
+                "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.5, 0.5]}},
+            }
+        }
+    ]
+}
 
 
 class UnitEmbedder:
@@ -52,8 +64,14 @@ def no_pause(monkeypatch):
 
 
 def hits(*ids, score=1.0, **extra) -> dict:
-    return {"took": 2, "hits": {"hits": [{"_id": d, "_score": score - i / 10, "_source": {"text": f"text {d}"}} for i, d in enumerate(ids)]},
-            "_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}, **extra}
+    return {
+        "took": 2,
+        "hits": {
+            "hits": [{"_id": d, "_score": score - i / 10, "_source": {"text": f"text {d}"}} for i, d in enumerate(ids)]
+        },
+        "_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0},
+        **extra,
+    }
 
 
 def partial(answer: dict) -> dict:
@@ -91,33 +109,72 @@ def legs(bm25, dense, *extra) -> dict:
 # scripted answers, what the notice says the result lacks).
 PATHS = {
     "single leg": (dict(technique="bm25"), {"POST */_search": partial(hits("a"))}, "their hits are missing"),
-    "msearch legs": (dict(technique="client-rrf", options=SearchOptions(full_text=True)),
-                     {"POST */_msearch": legs(partial(hits("a")), hits("a")), "POST */_mget": {"docs": [{"_id": "a", "found": True}]}},
-                     "their hits are missing"),
-    "facets beside the legs": (dict(technique="client-rrf", options=SearchOptions(facets=("lang",), full_text=True)),
-                               {"POST */_msearch": legs(hits("a"), hits("a"), partial(hits(aggregations={"lang": {"buckets": []}}))),
-                                "POST */_mget": {"docs": [{"_id": "a", "found": True}]}},
-                               "the facet counts leave out their documents"),
-    "the page's documents": (dict(technique="client-rrf", options=SearchOptions(highlight=True, full_text=True)),
-                             {"POST */_msearch": legs(hits("a", "b"), hits("a")), "POST */_search": partial(hits("a"))},
-                             "come without their documents"),
+    "msearch legs": (
+        dict(technique="client-rrf", options=SearchOptions(full_text=True)),
+        {
+            "POST */_msearch": legs(partial(hits("a")), hits("a")),
+            "POST */_mget": {"docs": [{"_id": "a", "found": True}]},
+        },
+        "their hits are missing",
+    ),
+    "facets beside the legs": (
+        dict(technique="client-rrf", options=SearchOptions(facets=("lang",), full_text=True)),
+        {
+            "POST */_msearch": legs(hits("a"), hits("a"), partial(hits(aggregations={"lang": {"buckets": []}}))),
+            "POST */_mget": {"docs": [{"_id": "a", "found": True}]},
+        },
+        "the facet counts leave out their documents",
+    ),
+    "the page's documents": (
+        dict(technique="client-rrf", options=SearchOptions(highlight=True, full_text=True)),
+        {"POST */_msearch": legs(hits("a", "b"), hits("a")), "POST */_search": partial(hits("a"))},
+        "come without their documents",
+    ),
     "the page's documents by mget": (
         dict(technique="client-rrf", options=SearchOptions(full_text=True)),
-        {"POST */_msearch": legs(hits("a", "b"), hits("a")),
-         "POST */_mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}},
-                                   {"_id": "b", "_index": "docs-v1", "error": {"type": "no_shard_available_action_exception",
-                                                                              "reason": "No shard available for [get [docs-v1][b]]"}}]}},
-        "1 of the page's 2 documents could not be fetched"),
-    "the page's excerpts": (dict(technique="hybrid", fusion=RRF()),  # one shard alone (the empty shard refused): excerpts after
-                            {"POST /docs,hybrid-empty-shard/_search": Reply(404, {"error": {"type": "index_not_found_exception",
-                                                                                           "reason": "no such index [hybrid-empty-shard]"}}),
-                             "POST /docs/_search": hits("a"), "POST /docs-v1/_search": partial(hits("a"))},
-                            "come without their excerpts"),
-    "adaptive fusion's evidence": (dict(technique="hybrid", fusion=AdaptivePolicy(query=1.0)),
-                                   {"POST */_search": by_body(signals=partial(hits("a", score=3.0)), hybrid=hits("a"), ids=hits("a")),
-                                    "POST */_termvectors": {"took": 1, "term_vectors": {"text": {"field_statistics": {"doc_count": 9},
-                                                                                                 "terms": {"hola": {"term_freq": 1, "doc_freq": 2}}}}}},
-                                   "adaptive fusion weighed the query without them"),
+        {
+            "POST */_msearch": legs(hits("a", "b"), hits("a")),
+            "POST */_mget": {
+                "docs": [
+                    {"_id": "a", "found": True, "_source": {"text": "uno"}},
+                    {
+                        "_id": "b",
+                        "_index": "docs-v1",
+                        "error": {
+                            "type": "no_shard_available_action_exception",
+                            "reason": "No shard available for [get [docs-v1][b]]",
+                        },
+                    },
+                ]
+            },
+        },
+        "1 of the page's 2 documents could not be fetched",
+    ),
+    # one shard alone (the empty shard refused): excerpts after
+    "the page's excerpts": (
+        dict(technique="hybrid", fusion=RRF()),
+        {
+            "POST /docs,hybrid-empty-shard/_search": Reply(
+                404, {"error": {"type": "index_not_found_exception", "reason": "no such index [hybrid-empty-shard]"}}
+            ),
+            "POST /docs/_search": hits("a"),
+            "POST /docs-v1/_search": partial(hits("a")),
+        },
+        "come without their excerpts",
+    ),
+    "adaptive fusion's evidence": (
+        dict(technique="hybrid", fusion=AdaptivePolicy(query=1.0)),
+        {
+            "POST */_search": by_body(signals=partial(hits("a", score=3.0)), hybrid=hits("a"), ids=hits("a")),
+            "POST */_termvectors": {
+                "took": 1,
+                "term_vectors": {
+                    "text": {"field_statistics": {"doc_count": 9}, "terms": {"hola": {"term_freq": 1, "doc_freq": 2}}}
+                },
+            },
+        },
+        "adaptive fusion weighed the query without them",
+    ),
 }
 
 
@@ -145,9 +202,21 @@ def test_an_answer_whole_when_asked_again_is_used_without_a_word_strict_or_not()
 
 def test_a_document_deleted_meanwhile_is_not_a_partial_answer():
     """``found: false`` is a document deleted between the legs and the fetch, not a failed shard: no notice."""
-    client, s = searcher({"POST */_msearch": legs(hits("a", "b"), hits("a")),
-                          "POST */_mget": {"docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}, {"_id": "b", "found": False}]}})
-    result = s.search("hola", technique="client-rrf", k=2, query_vector=VECTOR, options=SearchOptions(full_text=True, allow_partial_results=False))
+    client, s = searcher(
+        {
+            "POST */_msearch": legs(hits("a", "b"), hits("a")),
+            "POST */_mget": {
+                "docs": [{"_id": "a", "found": True, "_source": {"text": "uno"}}, {"_id": "b", "found": False}]
+            },
+        }
+    )
+    result = s.search(
+        "hola",
+        technique="client-rrf",
+        k=2,
+        query_vector=VECTOR,
+        options=SearchOptions(full_text=True, allow_partial_results=False),
+    )
     assert result.ids == ["a", "b"] and not result.notices and len(client.calls_to("POST */_mget")) == 1
 
 
@@ -157,6 +226,7 @@ def test_allow_partial_results_takes_only_a_boolean():
 
 
 # -- a collapsed page short of groups --------------------------------------------------------------------
+
 
 def collapsed(ids, groups: int) -> dict:
     answer = hits(*ids)
@@ -169,13 +239,23 @@ def test_a_collapsed_hybrid_page_counts_the_groups_its_query_matched():
     client, s = searcher({"POST */_search": collapsed(["big#0"], 7)}, caps=CAPS_3)
     result = s.search("hola", k=5, depth=5, query_vector=VECTOR, options=SearchOptions(collapse=Collapse()))
     sent = client.calls_to("POST */_search")[0]  # the hybrid (then the page's excerpts)
-    assert sent.body["collapse"] == {"field": "parent_id"} and sent.body["aggs"][COLLAPSE_GROUPS] == {"cardinality": {"field": "parent_id"}}
+    assert sent.body["collapse"] == {"field": "parent_id"} and sent.body["aggs"][COLLAPSE_GROUPS] == {
+        "cardinality": {"field": "parent_id"}
+    }
     (notice,) = result.notices
-    assert notice.startswith("short collapsed page: 1 of the 5 hits asked for (one per parent_id), though the query matched 7 ")
+    assert notice.startswith(
+        "short collapsed page: 1 of the 5 hits asked for (one per parent_id), though the query matched 7 "
+    )
     assert "each leg's best 5" in notice and "--depth" in notice
     client, s = searcher({"POST */_search": collapsed(["big#0"], 7)}, caps=CAPS_3)
     with pytest.raises(PartialResultError, match="short collapsed page: 1 of the 5") as raised:
-        s.search("hola", k=5, depth=5, query_vector=VECTOR, options=SearchOptions(collapse=Collapse(), allow_partial_results=False))
+        s.search(
+            "hola",
+            k=5,
+            depth=5,
+            query_vector=VECTOR,
+            options=SearchOptions(collapse=Collapse(), allow_partial_results=False),
+        )
     assert raised.value.kind == "collapse"
 
 
@@ -184,36 +264,73 @@ def test_the_client_collapse_of_a_2_19_hybrid_counts_them_too():
     result = s.search("hola", k=2, depth=5, query_vector=VECTOR, options=SearchOptions(collapse=Collapse()))
     body = client.calls_to("POST */_search")[0].body
     assert "collapse" not in body and body["aggs"][COLLAPSE_GROUPS] == {"cardinality": {"field": "parent_id"}}
-    assert result.ids == ["big#0"] and any(n.startswith("short collapsed page: 1 of the 2 hits") for n in result.notices)
+    assert result.ids == ["big#0"] and any(
+        n.startswith("short collapsed page: 1 of the 2 hits") for n in result.notices
+    )
 
 
 def test_client_rrfs_collapse_counts_the_groups_in_its_msearch():
     def leg(*ids):
-        return {"took": 1, "hits": {"hits": [{"_id": d, "_score": 1.0 - i / 10, "fields": {"parent_id": [d.split("#")[0]]}}
-                                             for i, d in enumerate(ids)]}}
+        return {
+            "took": 1,
+            "hits": {
+                "hits": [
+                    {"_id": d, "_score": 1.0 - i / 10, "fields": {"parent_id": [d.split("#")[0]]}}
+                    for i, d in enumerate(ids)
+                ]
+            },
+        }
 
-    answer = legs(leg("big#0", "big#1"), leg("big#1", "big#0"), {"took": 1, "hits": {"hits": []}, "aggregations": {COLLAPSE_GROUPS: {"value": 4}}})
+    answer = legs(
+        leg("big#0", "big#1"),
+        leg("big#1", "big#0"),
+        {"took": 1, "hits": {"hits": []}, "aggregations": {COLLAPSE_GROUPS: {"value": 4}}},
+    )
     client, s = searcher({"POST */_msearch": answer, "POST */_mget": {"docs": [{"_id": "big#0", "found": True}]}})
-    result = s.search("hola", technique="client-rrf", k=3, depth=2, query_vector=VECTOR,
-                      options=SearchOptions(collapse=Collapse(), full_text=True))
+    result = s.search(
+        "hola",
+        technique="client-rrf",
+        k=3,
+        depth=2,
+        query_vector=VECTOR,
+        options=SearchOptions(collapse=Collapse(), full_text=True),
+    )
     lines = client.calls_to("POST */_msearch")[0].body
-    assert len(lines) == 6 and lines[5]["size"] == 0 and lines[5]["aggs"] == {COLLAPSE_GROUPS: {"cardinality": {"field": "parent_id"}}}
-    assert result.ids == ["big#0"] and any(n.startswith("short collapsed page: 1 of the 3 hits") for n in result.notices)
+    assert (
+        len(lines) == 6
+        and lines[5]["size"] == 0
+        and lines[5]["aggs"] == {COLLAPSE_GROUPS: {"cardinality": {"field": "parent_id"}}}
+    )
+    assert result.ids == ["big#0"] and any(
+        n.startswith("short collapsed page: 1 of the 3 hits") for n in result.notices
+    )
 
 
 def test_a_page_short_because_the_query_matched_no_more_groups_is_not_partial():
     client, s = searcher({"POST */_search": collapsed(["a#0", "b#0"], 2)}, caps=CAPS_3)
-    assert not s.search("hola", k=5, query_vector=VECTOR, options=SearchOptions(collapse=Collapse(), allow_partial_results=False)).notices
+    assert not s.search(
+        "hola", k=5, query_vector=VECTOR, options=SearchOptions(collapse=Collapse(), allow_partial_results=False)
+    ).notices
     client, s = searcher({"POST */_search": collapsed(["c#0"], 3)}, caps=CAPS_3)  # the last page: groups 3 of 3
     assert not s.search("hola", k=2, from_=2, query_vector=VECTOR, options=SearchOptions(collapse=Collapse())).notices
-    client, s = searcher({"POST */_search": hits("a#0")}, caps=CAPS_3)  # a score floor shortens pages on purpose: nothing counted
+    # a score floor shortens pages on purpose: nothing counted
+    client, s = searcher({"POST */_search": hits("a#0")}, caps=CAPS_3)
     s.search("hola", k=5, query_vector=VECTOR, options=SearchOptions(collapse=Collapse(), min_score=0.5))
     assert "aggs" not in client.calls_to("POST */_search")[0].body
 
 
-@pytest.mark.parametrize("page, asked, from_, matched, short", [
-    (1, 5, 0, 7, True), (5, 5, 0, 7, False), (2, 5, 0, 2, False), (2, 5, 3, 5, False), (2, 5, 3, 6, True), (0, 5, 0, None, False),
-    (0, 5, 0, 0, False)])
+@pytest.mark.parametrize(
+    "page, asked, from_, matched, short",
+    [
+        (1, 5, 0, 7, True),
+        (5, 5, 0, 7, False),
+        (2, 5, 0, 2, False),
+        (2, 5, 3, 5, False),
+        (2, 5, 3, 6, True),
+        (0, 5, 0, None, False),
+        (0, 5, 0, 0, False),
+    ],
+)
 def test_short_collapse_is_a_page_under_its_size_with_groups_left(page, asked, from_, matched, short):
     notice = assemble.short_collapse(page, asked=asked, from_=from_, matched=matched, field="parent_id", depth=100)
     assert (notice is not None) == short
@@ -221,15 +338,19 @@ def test_short_collapse_is_a_page_under_its_size_with_groups_left(page, asked, f
 
 # -- the counter -----------------------------------------------------------------------------------------
 
+
 def test_partial_answers_are_counted_by_kind_and_what_the_search_did():
     from adapter.observability import metrics
 
     if not metrics.enabled():
-        pytest.skip("prometheus-client is not installed (the metrics extra)")  # the test extra brings it: see pyproject.toml
+        # the test extra brings it: see pyproject.toml
+        pytest.skip("prometheus-client is not installed (the metrics extra)")
     from prometheus_client import REGISTRY
 
     def count(kind, outcome):
-        return REGISTRY.get_sample_value("hybrid_search_partial_results_total", {"kind": kind, "outcome": outcome}) or 0.0
+        return (
+            REGISTRY.get_sample_value("hybrid_search_partial_results_total", {"kind": kind, "outcome": outcome}) or 0.0
+        )
 
     before = {(k, o): count(k, o) for k in ("shards", "collapse") for o in ("asked_again", "notice", "error")}
     _, s = searcher({"POST */_search": partial(hits("a"))})
@@ -239,25 +360,45 @@ def test_partial_answers_are_counted_by_kind_and_what_the_search_did():
     _, s = searcher({"POST */_search": collapsed(["big#0"], 7)}, caps=CAPS_3)
     s.search("hola", k=5, query_vector=VECTOR, options=SearchOptions(collapse=Collapse()))
     after = {key: count(*key) - value for key, value in before.items()}
-    assert after == {("shards", "asked_again"): 2, ("shards", "notice"): 1, ("shards", "error"): 1,
-                     ("collapse", "asked_again"): 0, ("collapse", "notice"): 1, ("collapse", "error"): 0}
+    assert after == {
+        ("shards", "asked_again"): 2,
+        ("shards", "notice"): 1,
+        ("shards", "error"): 1,
+        ("collapse", "asked_again"): 0,
+        ("collapse", "notice"): 1,
+        ("collapse", "error"): 0,
+    }
 
 
 # -- Elasticsearch's retrievers ------------------------------------------------------------------------------
 # The refusal's body is written from Elasticsearch's sources (SearchPhaseExecutionException "Partial shards
 # failure", AbstractSearchAsyncAction with allow_partial_search_results=false), not recorded from a node: no
 # Elasticsearch node runs on this shared machine, and its integ-test zip has no rank-rrf module either.
-PARTIAL_SHARDS = {"error": {"root_cause": [FAILURE["reason"]], "type": "search_phase_execution_exception", "reason": "Partial shards failure",
-                            "phase": "query", "grouped": True, "failed_shards": [FAILURE]}, "status": 500}
-RETRIEVED = {"took": 4, "hits": {"hits": [{"_id": "a", "_score": 0.03}, {"_id": "b", "_score": 0.02}]},
-             "_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}}
+PARTIAL_SHARDS = {
+    "error": {
+        "root_cause": [FAILURE["reason"]],
+        "type": "search_phase_execution_exception",
+        "reason": "Partial shards failure",
+        "phase": "query",
+        "grouped": True,
+        "failed_shards": [FAILURE],
+    },
+    "status": 500,
+}
+RETRIEVED = {
+    "took": 4,
+    "hits": {"hits": [{"_id": "a", "_score": 0.03}, {"_id": "b", "_score": 0.02}]},
+    "_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0},
+}
 
 
 def es_searcher(answers):
     from adapter.engines.elasticsearch import ELASTICSEARCH
     from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
 
-    caps = elasticsearch_capabilities("9.2.4", modules=("analysis-common", "rank-rrf", "x-pack-core"), license="enterprise")
+    caps = elasticsearch_capabilities(
+        "9.2.4", modules=("analysis-common", "rank-rrf", "x-pack-core"), license="enterprise"
+    )
     client = FakeClient(answers, engine_name="elasticsearch")
     return client, Searcher(client, INFO, caps, UnitEmbedder(), engine=ELASTICSEARCH)
 
@@ -273,11 +414,13 @@ def test_a_retriever_allows_no_partial_results_so_a_failed_shard_is_not_silence(
     assert result.ids == ["a", "b"] and not result.notices
     assert result.sent[0].params == {"allow_partial_search_results": "false"}  # --show-query prints it
 
-    client, s = es_searcher({"POST */_search": [Reply(500, PARTIAL_SHARDS), RETRIEVED, page]})  # refused once: asked again
+    # refused once: asked again
+    client, s = es_searcher({"POST */_search": [Reply(500, PARTIAL_SHARDS), RETRIEVED, page]})
     assert s.search("hola", fusion=RRF(), k=2, query_vector=VECTOR).ids == ["a", "b"]
     client, s = es_searcher({"POST */_search": Reply(500, PARTIAL_SHARDS)})
     with pytest.raises(PartialResultError, match="Partial shards failure.*no partial results") as raised:
-        s.search("hola", fusion=RRF(), k=2, query_vector=VECTOR)  # without allow_partial_results=False too: no hits to keep
+        # without allow_partial_results=False too: no hits to keep
+        s.search("hola", fusion=RRF(), k=2, query_vector=VECTOR)
     assert raised.value.kind == "shards" and raised.value.status == 500 and len(client.calls_to("POST */_search")) == 2
 
 

@@ -27,12 +27,18 @@ def searcher():
     return Searcher.open(cluster, "docs", EMBEDDER)
 
 
-@pytest.mark.parametrize("vector, says", [
-    ([float("nan")] * 16, "not finite"),
-    ([float("inf")] + [0.0] * 15, "not finite"),
-    ([1e39] + [0.0] * 15, "not finite in 32-bit floats"),  # finite in Python, inf once float32, as the server reads it
-    ([1e20] * 16, "its squared norm overflows 32-bit floats"),
-])
+@pytest.mark.parametrize(
+    "vector, says",
+    [
+        ([float("nan")] * 16, "not finite"),
+        ([float("inf")] + [0.0] * 15, "not finite"),
+        (
+            [1e39] + [0.0] * 15,
+            "not finite in 32-bit floats",
+        ),  # finite in Python, inf once float32, as the server reads it
+        ([1e20] * 16, "its squared norm overflows 32-bit floats"),
+    ],
+)
 @pytest.mark.parametrize("technique", ["dense", "hybrid", "client-rrf"])
 def test_a_vector_the_server_cannot_score_is_refused_before_sending(searcher, vector, says, technique):
     with pytest.raises(InputError, match=says):

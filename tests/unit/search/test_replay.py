@@ -23,7 +23,10 @@ from tests.support.extras import requires_extra
 
 RECORDINGS = sorted((Path(__file__).parents[1] / "recordings").glob("searcher-*.json"))
 # Elasticsearch's recording replays under elasticsearch-py's own client: it needs that extra.
-PARAMS = [pytest.param(p, id=p.stem, marks=[requires_extra("elasticsearch")] if "-elasticsearch-" in p.name else []) for p in RECORDINGS]
+PARAMS = [
+    pytest.param(p, id=p.stem, marks=[requires_extra("elasticsearch")] if "-elasticsearch-" in p.name else [])
+    for p in RECORDINGS
+]
 
 
 def fusion_of(spec):
@@ -39,7 +42,14 @@ def replayed(request):
     results = []
     for spec in data["searches"]:
         options = {k: v for k, v in spec.items() if k not in ("query", "fusion")}
-        results.append(searcher.search(spec["query"], fusion=fusion_of(spec.get("fusion")), query_vector=data["vectors"][spec["query"]], **options))
+        results.append(
+            searcher.search(
+                spec["query"],
+                fusion=fusion_of(spec.get("fusion")),
+                query_vector=data["vectors"][spec["query"]],
+                **options,
+            )
+        )
     return data, client, results
 
 
@@ -50,8 +60,10 @@ def as_float32(body):
     """``body`` with its query vectors as the float32 values the server reads: they were recorded at
     float64's 17 digits and are sent in float32's shortest form (adapter.index.floats), the same values."""
     if isinstance(body, dict):
-        return {k: [float(np.float32(x)) for x in v] if k in VECTOR_KEYS and isinstance(v, list) else as_float32(v)
-                for k, v in body.items()}
+        return {
+            k: [float(np.float32(x)) for x in v] if k in VECTOR_KEYS and isinstance(v, list) else as_float32(v)
+            for k, v in body.items()
+        }
     if isinstance(body, list):
         return [as_float32(v) for v in body]
     return body
@@ -63,8 +75,16 @@ def test_the_same_calls_send_the_same_requests(replayed):
     for call, exchange in zip(client.calls, data["exchanges"]):
         assert (call.method, call.path, call.params) == (exchange["method"], exchange["path"], exchange["params"])
         assert as_float32(call.body) == as_float32(exchange["body"]), call.key
-    sent = [json.dumps(c.body) for c in client.calls if '"vector"' in json.dumps(c.body) or '"query_vector"' in json.dumps(c.body)]
-    recorded = [json.dumps(e["body"]) for e in data["exchanges"] if '"vector"' in json.dumps(e["body"]) or '"query_vector"' in json.dumps(e["body"])]
+    sent = [
+        json.dumps(c.body)
+        for c in client.calls
+        if '"vector"' in json.dumps(c.body) or '"query_vector"' in json.dumps(c.body)
+    ]
+    recorded = [
+        json.dumps(e["body"])
+        for e in data["exchanges"]
+        if '"vector"' in json.dumps(e["body"]) or '"query_vector"' in json.dumps(e["body"])
+    ]
     assert sent and sum(map(len, sent)) < 0.8 * sum(map(len, recorded))  # the shorter form went out
 
 

@@ -17,7 +17,6 @@ INFO = IndexInfo("docs", "docs-v1", FP)
 
 # -- 7. search: past the last page, a filter on a field the index lacks, a query over the clause limit --
 def paged_searcher(answers):
-    from adapter.engines.capabilities import Capabilities
     from adapter.search import Searcher
 
     from tests.unit.search.test_shell import UnitEmbedder, pipelines
@@ -29,12 +28,23 @@ def paged_searcher(answers):
 
 def test_a_hybrid_page_past_the_end_agrees_with_client_rrf_and_says_why():
     reason = "Reached end of search result, increase pagination_depth value to see more results"
-    past_end = Reply(400, {"error": {
-        "root_cause": [], "type": "search_phase_execution_exception", "reason": "The phase has failed",
-        "caused_by": {"type": "illegal_argument_exception", "reason": reason}}, "status": 400})
+    past_end = Reply(
+        400,
+        {
+            "error": {
+                "root_cause": [],
+                "type": "search_phase_execution_exception",
+                "reason": "The phase has failed",
+                "caused_by": {"type": "illegal_argument_exception", "reason": reason},
+            },
+            "status": 400,
+        },
+    )
     legs = {"responses": [{"hits": {"hits": [{"_id": f"d{i}", "_score": 1.0 / (i + 1)} for i in range(5)]}}] * 2}
     empty_shard = {"took": 0, "hits": {"hits": []}}  # the empty shard's check, then every hybrid past the end
-    _, s = paged_searcher({"POST */_search": [empty_shard, past_end], "POST */_msearch": legs, "POST */_mget": {"docs": []}})
+    _, s = paged_searcher(
+        {"POST */_search": [empty_shard, past_end], "POST */_msearch": legs, "POST */_mget": {"docs": []}}
+    )
     hybrid = s.search("hola", k=10, from_=50, depth=20)
     client_rrf = s.search("hola", technique="client-rrf", k=10, from_=50, depth=20)
     assert hybrid.hits == () and client_rrf.hits == ()
@@ -44,8 +54,17 @@ def test_a_hybrid_page_past_the_end_agrees_with_client_rrf_and_says_why():
 
 
 def test_a_filter_on_a_field_the_index_lacks_is_named_when_nothing_matches():
-    mapping = {"docs-v1": {"mappings": {"properties": {"text": {"type": "text"}, "parent_id": {"type": "keyword"},
-                                                      "metadata": {"properties": {"lang": {"type": "keyword"}}}}}}}
+    mapping = {
+        "docs-v1": {
+            "mappings": {
+                "properties": {
+                    "text": {"type": "text"},
+                    "parent_id": {"type": "keyword"},
+                    "metadata": {"properties": {"lang": {"type": "keyword"}}},
+                }
+            }
+        }
+    }
     _, s = paged_searcher({"POST */_search": {"hits": {"hits": []}}, "GET */_mapping": mapping})
     result = s.search("hola", technique="bm25", filters={"lnag": "es", "lang": "es"})
     (notice,) = result.notices

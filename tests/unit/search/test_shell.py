@@ -14,7 +14,6 @@ import pytest
 
 from adapter.index.init import init_index
 from adapter.index.assets import IndexNames, IndexSpec
-from adapter.engines.capabilities import Capabilities
 from adapter.index.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import CapabilityError, ClusterUnavailableError, InputError, PipelineNotFoundError
@@ -60,7 +59,10 @@ def fusion_name(fusion) -> str:
 
 
 def hits(*pairs, sources=None) -> dict:
-    return {"took": 3, "hits": {"hits": [{"_id": d, "_score": s, "_source": (sources or {}).get(d, {})} for d, s in pairs]}}
+    return {
+        "took": 3,
+        "hits": {"hits": [{"_id": d, "_score": s, "_source": (sources or {}).get(d, {})} for d, s in pairs]},
+    }
 
 
 def searcher(client, caps=CAPS_2, **options) -> Searcher:
@@ -113,13 +115,20 @@ def test_weights_no_stored_pipeline_has_go_inline():
     result = searcher(client).search("hola", fusion=ScoreNormalization(weights=(0.2, 0.8)))
     assert result.fused_by is FusedBy.SERVER_INLINE and result.pipeline is None
     body = hybrid_calls(client)[0].body
-    assert body["search_pipeline"]["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.2, 0.8]
+    assert body["search_pipeline"]["phase_results_processors"][0]["normalization-processor"]["combination"][
+        "parameters"
+    ]["weights"] == [0.2, 0.8]
     assert hybrid_calls(client)[0].params == {}
 
 
 def test_unsupported_fusion_falls_back_with_a_notice_or_refuses():
-    client = FakeClient({"* /_search/pipeline/*": pipelines(), "POST */_msearch": {"took": 4, "responses": [hits(("a", 2.0)), hits(("a", 0.9))]},
-                         "POST */_search": page_answer({"a": {"text": "uno"}})})
+    client = FakeClient(
+        {
+            "* /_search/pipeline/*": pipelines(),
+            "POST */_msearch": {"took": 4, "responses": [hits(("a", 2.0)), hits(("a", 0.9))]},
+            "POST */_search": page_answer({"a": {"text": "uno"}}),
+        }
+    )
     result = searcher(client).search("hola", fusion=ScoreNormalization("z_score"))
     # The requested fusion is kept, computed in the client (it was client RRF, another fusion, before).
     assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT
@@ -128,7 +137,9 @@ def test_unsupported_fusion_falls_back_with_a_notice_or_refuses():
     assert "fell back to client-side z_score-arithmetic_mean" in result.notices[0]
     assert result.hits[0].text == "uno"
     with pytest.raises(CapabilityError, match="fallback to client-side fusion is disabled"):
-        searcher(FakeClient({"* /_search/pipeline/*": pipelines()}), allow_fallback=False).search("hola", fusion=RRF(weights=(0.7, 0.3)))
+        searcher(FakeClient({"* /_search/pipeline/*": pipelines()}), allow_fallback=False).search(
+            "hola", fusion=RRF(weights=(0.7, 0.3))
+        )
     # The same weighted RRF runs on the server from 3.1.
     client = FakeClient({"* /_search/pipeline/*": pipelines(RRF()), "POST */_search": hits(("a", 0.03))})
     result = searcher(client, caps=CAPS_3).search("hola", fusion=RRF(weights=(0.7, 0.3)))
@@ -144,8 +155,17 @@ def test_missing_pipelines_are_named():
 
 
 def test_a_pipeline_deleted_behind_the_searchers_back_is_a_clear_error():
-    error = Reply(400, {"error": {"root_cause": [{"type": "illegal_argument_exception", "reason": "Pipeline docs-rrf is not defined"}],
-                                  "type": "illegal_argument_exception", "reason": "Pipeline docs-rrf is not defined"}, "status": 400})
+    error = Reply(
+        400,
+        {
+            "error": {
+                "root_cause": [{"type": "illegal_argument_exception", "reason": "Pipeline docs-rrf is not defined"}],
+                "type": "illegal_argument_exception",
+                "reason": "Pipeline docs-rrf is not defined",
+            },
+            "status": 400,
+        },
+    )
     client = FakeClient({"* /_search/pipeline/*": pipelines(RRF()), "POST */_search": error})
     with pytest.raises(PipelineNotFoundError, match="'docs-rrf' does not exist.*hybrid init"):
         searcher(client).search("hola", fusion=RRF())
@@ -153,10 +173,12 @@ def test_a_pipeline_deleted_behind_the_searchers_back_is_a_clear_error():
 
 # -- the leg requests ------------------------------------------------------------------------------
 def test_client_rrf_sends_both_legs_in_one_msearch_then_fetches_the_page():
-    client = FakeClient({
-        "POST */_msearch": {"took": 5, "responses": [hits(("a", 3.0), ("b", 2.0)), hits(("b", 0.9), ("c", 0.8))]},
-        "POST */_search": page_answer({"b": {"title": "B", "text": "bee"}, "a": {"title": "A", "text": "ay"}}),
-    })
+    client = FakeClient(
+        {
+            "POST */_msearch": {"took": 5, "responses": [hits(("a", 3.0), ("b", 2.0)), hits(("b", 0.9), ("c", 0.8))]},
+            "POST */_search": page_answer({"b": {"title": "B", "text": "bee"}, "a": {"title": "A", "text": "ay"}}),
+        }
+    )
     result = searcher(client, depth=20).search("hola", technique="client-rrf", k=2, filters={"lang": "es"})
     header_1, text_leg, header_2, knn_leg = client.calls_to("POST */_msearch")[0].body
     assert header_1 == header_2 == {"index": "docs"}
@@ -166,18 +188,43 @@ def test_client_rrf_sends_both_legs_in_one_msearch_then_fetches_the_page():
     assert knn_leg["query"]["knn"]["embedding"]["filter"] == {"bool": {"filter": [{"term": {"metadata.lang": "es"}}]}}
     assert result.ids == ["b", "a"] and result.took_ms == 5 and result.requests == 2
     assert [h.title for h in result.hits] == ["B", "A"]
-    # The page's documents: their text fields as bounded excerpts (highlights of at most 10,000 characters), nothing whole.
+    # The page's documents: their text fields as bounded excerpts (highlights of at most 10,000 characters), nothing
+    # whole.
     page = client.calls_to("POST */_search")[0].body
-    assert page["query"] == {"ids": {"values": ["b", "a"]}} and page["_source"] == {"excludes": ["embedding", "title", "text"]}
-    assert set(page["highlight"]["fields"]) == {"title", "text"} and page["highlight"]["fields"]["text"]["fragment_size"] == 10_001
+    assert page["query"] == {"ids": {"values": ["b", "a"]}} and page["_source"] == {
+        "excludes": ["embedding", "title", "text"]
+    }
+    assert (
+        set(page["highlight"]["fields"]) == {"title", "text"}
+        and page["highlight"]["fields"]["text"]["fragment_size"] == 10_001
+    )
 
 
 def test_an_errored_leg_is_a_backend_error_with_the_servers_reason():
     from adapter.errors import BackendError
 
-    client = FakeClient({"POST */_msearch": {"responses": [hits(("a", 1.0)), {"status": 400, "error": {
-        "root_cause": [{"type": "query_shard_exception", "reason": "failed to create query: field [embedding] is not knn_vector"}],
-        "type": "search_phase_execution_exception", "reason": "all shards failed"}}]}})
+    client = FakeClient(
+        {
+            "POST */_msearch": {
+                "responses": [
+                    hits(("a", 1.0)),
+                    {
+                        "status": 400,
+                        "error": {
+                            "root_cause": [
+                                {
+                                    "type": "query_shard_exception",
+                                    "reason": "failed to create query: field [embedding] is not knn_vector",
+                                }
+                            ],
+                            "type": "search_phase_execution_exception",
+                            "reason": "all shards failed",
+                        },
+                    },
+                ]
+            }
+        }
+    )
     with pytest.raises(BackendError, match="answered 400: failed to create query") as info:
         searcher(client).search("hola", technique="client-rrf")
     assert info.value.status == 400
@@ -189,24 +236,55 @@ def test_bm25_and_dense_bodies():
     s.search("hola", technique="bm25", k=3, from_=3)
     s.search("hola", technique="dense", k=3)
     bm25, dense = (c.body for c in client.calls_to("POST */_search"))
-    text_query = {"multi_match": {"query": "hola", "fields": ["title", "text"], "type": "most_fields", "operator": "or"}}
+    text_query = {
+        "multi_match": {"query": "hola", "fields": ["title", "text"], "type": "most_fields", "operator": "or"}
+    }
     # Each text's start, one character past the bound (issue 32: the client cuts it, with "…").
-    excerpt = {"type": "unified", "fragment_size": 10_001, "number_of_fragments": 1, "no_match_size": 10_001, "pre_tags": [""],
-               "post_tags": [""], "highlight_query": {"match_none": {}}}
-    assert bm25 == {"size": 3, "from": 3, "query": text_query, "_source": {"excludes": ["embedding", "title", "text"]},
-                    "highlight": {"fields": {"title": excerpt, "text": excerpt}, "max_analyzer_offset": 100_000}}
-    assert dense["query"]["knn"]["embedding"]["vector"] == [1.0, 0.0, 0.0, 0.0] and dense["query"]["knn"]["embedding"]["k"] == 100
+    excerpt = {
+        "type": "unified",
+        "fragment_size": 10_001,
+        "number_of_fragments": 1,
+        "no_match_size": 10_001,
+        "pre_tags": [""],
+        "post_tags": [""],
+        "highlight_query": {"match_none": {}},
+    }
+    assert bm25 == {
+        "size": 3,
+        "from": 3,
+        "query": text_query,
+        "_source": {"excludes": ["embedding", "title", "text"]},
+        "highlight": {"fields": {"title": excerpt, "text": excerpt}, "max_analyzer_offset": 100_000},
+    }
+    assert (
+        dense["query"]["knn"]["embedding"]["vector"] == [1.0, 0.0, 0.0, 0.0]
+        and dense["query"]["knn"]["embedding"]["k"] == 100
+    )
 
 
 def test_explanations_match_legs_by_raw_score_not_position():
     """A hit only the dense leg found has one explanation detail; it must land on the dense leg."""
-    explanation = {"value": 0.45, "description": "arithmetic_mean combination of:", "details": [
-        {"value": 0.9, "description": "min_max normalization of:", "details": [{"value": 0.81, "description": "within top 100"}]}]}
-    client = FakeClient({
-        "* /_search/pipeline/*": pipelines(ScoreNormalization()),
-        "POST */_search": {"took": 2, "hits": {"hits": [{"_id": "c", "_score": 0.45, "_source": {}, "_explanation": explanation}]}},
-        "POST */_msearch": {"took": 1, "responses": [hits(("a", 7.0)), hits(("c", 0.81))]},
-    })
+    explanation = {
+        "value": 0.45,
+        "description": "arithmetic_mean combination of:",
+        "details": [
+            {
+                "value": 0.9,
+                "description": "min_max normalization of:",
+                "details": [{"value": 0.81, "description": "within top 100"}],
+            }
+        ],
+    }
+    client = FakeClient(
+        {
+            "* /_search/pipeline/*": pipelines(ScoreNormalization()),
+            "POST */_search": {
+                "took": 2,
+                "hits": {"hits": [{"_id": "c", "_score": 0.45, "_source": {}, "_explanation": explanation}]},
+            },
+            "POST */_msearch": {"took": 1, "responses": [hits(("a", 7.0)), hits(("c", 0.81))]},
+        }
+    )
     hit = searcher(client).search("hola", explain=True).hits[0]
     bm25, dense = hit.legs
     assert bm25.rank is None and bm25.normalized_score is None and bm25.contribution == 0.0
@@ -214,20 +292,28 @@ def test_explanations_match_legs_by_raw_score_not_position():
     assert dense.contribution == pytest.approx(0.45)
 
 
-
 def test_explain_computes_the_legs_here_when_they_reproduce_the_servers_scores():
     """The server's explain costs more than the search (docs/BENCHMARKS.md): the legs and the fusion
     mirror explain instead, when they give every returned hit the server's fused score."""
-    client = FakeClient({
-        "* /_search/pipeline/*": pipelines(ScoreNormalization()),
-        # min_max over a [4, 2] and c [0.9, 0.5]: a = 0.5 * 1 + 0.5 * 0 = 0.5, c = 0.5 * 1 = 0.5
-        "POST */_search": hits(("a", 0.5), ("c", 0.5)),
-        "POST */_msearch": {"took": 1, "responses": [hits(("a", 4.0), ("b", 2.0)), hits(("c", 0.9), ("b", 0.5))]},
-    })
+    client = FakeClient(
+        {
+            "* /_search/pipeline/*": pipelines(ScoreNormalization()),
+            # min_max over a [4, 2] and c [0.9, 0.5]: a = 0.5 * 1 + 0.5 * 0 = 0.5, c = 0.5 * 1 = 0.5
+            "POST */_search": hits(("a", 0.5), ("c", 0.5)),
+            "POST */_msearch": {"took": 1, "responses": [hits(("a", 4.0), ("b", 2.0)), hits(("c", 0.9), ("b", 0.5))]},
+        }
+    )
     result = searcher(client).search("hola", explain=True)
     # the hybrid beside the empty shard with its excerpts (the shard taken as there: no check first), the legs
-    assert [c.path.rsplit("/", 1)[-1] for c in client.calls if c.path.endswith(("/_search", "/_msearch"))] == ["_search", "_msearch"]
-    assert "explain" not in hybrid_calls(client)[0].body and "highlight" in hybrid_calls(client)[0].body and result.requests == 2
+    assert [c.path.rsplit("/", 1)[-1] for c in client.calls if c.path.endswith(("/_search", "/_msearch"))] == [
+        "_search",
+        "_msearch",
+    ]
+    assert (
+        "explain" not in hybrid_calls(client)[0].body
+        and "highlight" in hybrid_calls(client)[0].body
+        and result.requests == 2
+    )
     bm25, dense = result.hits[0].legs
     assert (bm25.rank, bm25.raw_score, bm25.normalized_score, bm25.contribution) == (1, 4.0, 1.0, 0.5)
     assert dense.rank is None and dense.contribution == 0.0
@@ -236,15 +322,28 @@ def test_explain_computes_the_legs_here_when_they_reproduce_the_servers_scores()
 def test_explain_asks_the_server_when_the_mirror_disagrees():
     """Several shards (each gives its own candidates) make the legs differ from the server's: the
     server's explanation is used then, never a computed one that does not add up to the score."""
-    explanation = {"value": 0.4, "description": "arithmetic_mean combination of:", "details": [
-        {"value": 0.8, "description": "min_max normalization of:", "details": [{"value": 4.0, "description": "weight(...)"}]}]}
-    searches = [hits(("a", 0.4)),  # the hybrid (with its page's excerpts)
-                {"took": 9, "hits": {"hits": [{"_id": "a", "_score": 0.4, "_source": {}, "_explanation": explanation}]}}]
-    client = FakeClient({
-        "* /_search/pipeline/*": pipelines(ScoreNormalization()),
-        "POST */_search": searches,
-        "POST */_msearch": {"took": 1, "responses": [hits(("a", 4.0), ("b", 2.0)), hits(("c", 0.9))]},
-    })
+    explanation = {
+        "value": 0.4,
+        "description": "arithmetic_mean combination of:",
+        "details": [
+            {
+                "value": 0.8,
+                "description": "min_max normalization of:",
+                "details": [{"value": 4.0, "description": "weight(...)"}],
+            }
+        ],
+    }
+    searches = [
+        hits(("a", 0.4)),  # the hybrid (with its page's excerpts)
+        {"took": 9, "hits": {"hits": [{"_id": "a", "_score": 0.4, "_source": {}, "_explanation": explanation}]}},
+    ]
+    client = FakeClient(
+        {
+            "* /_search/pipeline/*": pipelines(ScoreNormalization()),
+            "POST */_search": searches,
+            "POST */_msearch": {"took": 1, "responses": [hits(("a", 4.0), ("b", 2.0)), hits(("c", 0.9))]},
+        }
+    )
     result = searcher(client).search("hola", explain=True)
     sent = hybrid_calls(client)
     assert len(sent) == 2 and "explain" not in sent[0].body and sent[1].body["explain"] is True
@@ -265,38 +364,72 @@ def _init_client(stored_weights, live_default="docs-min_max-arithmetic_mean"):
     def perform(call):
         name = call.path.rsplit("/", 1)[-1]
         if call.method == "GET":
-            return {name: names_stored[name]} if name in names_stored else Reply(404, {"error": "missing", "status": 404})
+            return (
+                {name: names_stored[name]} if name in names_stored else Reply(404, {"error": "missing", "status": 404})
+            )
         return {"acknowledged": True}
 
-    return FakeClient({
-        "GET /": {"cluster_uuid": "unit-init", "version": {"number": "2.19.1", "distribution": "opensearch"}},
-        "GET /_nodes*": {"nodes": {"n": {"version": "2.19.1", "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}]}}},
-        "HEAD /[!_]*": True,
-        "HEAD */_alias*": True,
-        "GET */_alias*": {"docs-v1": {"aliases": {"docs": {}}}},
-        "GET /docs-v1": {"docs-v1": {"mappings": live_mapping, "settings": {"index": {
-            "number_of_shards": "1", "search": {"default_pipeline": live_default},
-            **{k: v for k, v in components["docs-text"]["template"]["settings"].items()}}}}},
-        "PUT */_settings": {"acknowledged": True},
-        "GET /_component_template/*": lambda call: {"component_templates": [
-            {"name": call.path.rsplit("/", 1)[-1], "component_template": components[call.path.rsplit("/", 1)[-1]]}]},
-        "GET /_index_template/*": lambda call: {"index_templates": [
-            {"name": "docs", "index_template": OPENSEARCH.render_index_template(NAMES, spec)}]},
-        "* /_search/pipeline/*": perform,
-        "GET /_cluster/health*": {"status": "green", "timed_out": False},
-    })
+    return FakeClient(
+        {
+            "GET /": {"cluster_uuid": "unit-init", "version": {"number": "2.19.1", "distribution": "opensearch"}},
+            "GET /_nodes*": {
+                "nodes": {
+                    "n": {
+                        "version": "2.19.1",
+                        "plugins": [{"name": "opensearch-knn"}, {"name": "opensearch-neural-search"}],
+                    }
+                }
+            },
+            "HEAD /[!_]*": True,
+            "HEAD */_alias*": True,
+            "GET */_alias*": {"docs-v1": {"aliases": {"docs": {}}}},
+            "GET /docs-v1": {
+                "docs-v1": {
+                    "mappings": live_mapping,
+                    "settings": {
+                        "index": {
+                            "number_of_shards": "1",
+                            "search": {"default_pipeline": live_default},
+                            **{k: v for k, v in components["docs-text"]["template"]["settings"].items()},
+                        }
+                    },
+                }
+            },
+            "PUT */_settings": {"acknowledged": True},
+            "GET /_component_template/*": lambda call: {
+                "component_templates": [
+                    {
+                        "name": call.path.rsplit("/", 1)[-1],
+                        "component_template": components[call.path.rsplit("/", 1)[-1]],
+                    }
+                ]
+            },
+            "GET /_index_template/*": lambda call: {
+                "index_templates": [{"name": "docs", "index_template": OPENSEARCH.render_index_template(NAMES, spec)}]
+            },
+            "* /_search/pipeline/*": perform,
+            "GET /_cluster/health*": {"status": "green", "timed_out": False},
+        }
+    )
 
 
 def test_init_updates_only_changed_pipelines_with_a_diff():
     client = _init_client((0.5, 0.5))
-    report = init_index(client, "docs", IndexSpec(FP, default_fusion="min_max-arithmetic_mean"), weights=(0.3, 0.7), engine=OPENSEARCH)
+    report = init_index(
+        client, "docs", IndexSpec(FP, default_fusion="min_max-arithmetic_mean"), weights=(0.3, 0.7), engine=OPENSEARCH
+    )
     updated = {c.name: c for c in report.changes if c.action == "updated"}
-    assert set(updated) == {f"docs-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")}
+    assert set(updated) == {
+        f"docs-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")
+    }
     diff = updated["docs-l2-harmonic_mean"].diff
     assert re.search(r"^-\s+0\.5,?$", diff, re.M) and re.search(r"^\+\s+0\.3,$", diff, re.M)
     puts = [c for c in client.calls_to("* /_search/pipeline/*") if c.method == "PUT"]
     assert sorted(c.path.rsplit("/", 1)[-1] for c in puts) == sorted(updated)
-    assert not client.calls_to("PUT /_component_template/*") and not [c for c in client.calls if c.method == "PUT" and c.path.count("/") == 1]  # no index created
+    # no index created
+    assert not client.calls_to("PUT /_component_template/*") and not [
+        c for c in client.calls if c.method == "PUT" and c.path.count("/") == 1
+    ]
 
 
 def test_init_sets_the_index_default_pipeline_where_it_differs():
@@ -307,15 +440,20 @@ def test_init_sets_the_index_default_pipeline_where_it_differs():
     assert change.kind == "settings" and '"docs-rrf"' in change.diff
     (put,) = client.calls_to("PUT */_settings")
     assert put.body == {"index.search.default_pipeline": "docs-min_max-arithmetic_mean"}
-    template = OPENSEARCH.render_index_template(NAMES,
-                                                IndexSpec(FP, default_fusion="rrf"))
+    template = OPENSEARCH.render_index_template(NAMES, IndexSpec(FP, default_fusion="rrf"))
     assert template["template"]["settings"]["index.search.default_pipeline"] == "docs-rrf"
 
 
 def test_init_dry_run_sends_nothing():
     client = _init_client((0.5, 0.5))
-    report = init_index(client, "docs", IndexSpec(FP, default_fusion="min_max-arithmetic_mean"), weights=(0.3, 0.7), dry_run=True,
-                        engine=OPENSEARCH)
+    report = init_index(
+        client,
+        "docs",
+        IndexSpec(FP, default_fusion="min_max-arithmetic_mean"),
+        weights=(0.3, 0.7),
+        dry_run=True,
+        engine=OPENSEARCH,
+    )
     assert {c.action for c in report.changes} == {"unchanged", "would update"}
     assert not [c for c in client.calls_to("* /_search/pipeline/*") if c.method == "PUT"]
 
@@ -341,8 +479,14 @@ def test_items_that_got_a_5xx_are_sent_once_more(monkeypatch):
     assert report.failures == () and report.documents == 3 and report.chunks == 3
     assert seen == [["d0", "d1", "d2"], ["d1"]]
     _, source = bulk_actions(client.calls_to("POST */_bulk")[0])[0]
-    assert source == {"title": "T0", "text": "texto 0", "parent_id": "d0", "chunk_index": 0, "metadata": {"lang": "es"},
-                      "embedding": [1.0, 0.0, 0.0, 0.0]}
+    assert source == {
+        "title": "T0",
+        "text": "texto 0",
+        "parent_id": "d0",
+        "chunk_index": 0,
+        "metadata": {"lang": "es"},
+        "embedding": [1.0, 0.0, 0.0, 0.0],
+    }
 
 
 def no_pause(monkeypatch):
@@ -357,9 +501,13 @@ def test_a_lost_cluster_in_the_indexing_thread_is_a_clear_error(tmp_path):
     from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
     # The bulk helper turns a request that got no answer into items with status "N/A".
-    client = FakeClient({"POST */_bulk": OSConnectionError("N/A", "connection refused", Exception("refused")), "POST */_refresh": {}})
+    client = FakeClient(
+        {"POST */_bulk": OSConnectionError("N/A", "connection refused", Exception("refused")), "POST */_refresh": {}}
+    )
     failures = tmp_path / "f.jsonl"
-    with pytest.raises(ClusterUnavailableError, match=r"lost the connection to http://fake-cluster:9200.*2 rows.*f\.jsonl.*again"):
+    with pytest.raises(
+        ClusterUnavailableError, match=r"lost the connection to http://fake-cluster:9200.*2 rows.*f\.jsonl.*again"
+    ):
         Ingestor(client, INFO, UnitEmbedder(), progress=False, max_retries=0, failures_path=failures).ingest(docs(2))
     rows = [json.loads(line) for line in failures.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["d0", "d1"] and all(r["status"] is None for r in rows)
@@ -371,8 +519,15 @@ def test_custom_text_fields_are_written_by_the_document_contract():
     rows = [SourceDoc("p1", "the body", "The name", {"summary": "short", "lang": "en"})]
     Ingestor(client, info, UnitEmbedder(), progress=False).ingest(rows)
     _, source = bulk_actions(client.calls_to("POST */_bulk")[0])[0]
-    assert source == {"name": "The name", "summary": "short", "body": "the body", "parent_id": "p1", "chunk_index": 0,
-                      "metadata": {"lang": "en"}, "vec": [1.0, 0.0, 0.0, 0.0]}
+    assert source == {
+        "name": "The name",
+        "summary": "short",
+        "body": "the body",
+        "parent_id": "p1",
+        "chunk_index": 0,
+        "metadata": {"lang": "en"},
+        "vec": [1.0, 0.0, 0.0, 0.0],
+    }
 
 
 def test_stale_chunk_search_pages_past_one_page():
@@ -395,8 +550,11 @@ def test_stale_chunk_search_pages_past_one_page():
         return bulk_answer(call, lambda op, doc_id: 404 if doc_id == "a#5" else 200 if op == "delete" else 201)
 
     client = FakeClient({"POST */_bulk": bulk, "POST */_refresh": {}, "POST */_search": search})
-    no_reindex = opensearch_capabilities("2.19.1", modules=("analysis-common", "lang-painless"))  # the 2.19.1 zip's modules
-    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=no_reindex).ingest([SourceDoc("a", "corto")])
+    # the 2.19.1 zip's modules
+    no_reindex = opensearch_capabilities("2.19.1", modules=("analysis-common", "lang-painless"))
+    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=no_reindex).ingest(
+        [SourceDoc("a", "corto")]
+    )
     assert len(client.calls_to("POST */_search")) == 2
     assert sorted(deleted) == sorted(stale)
     assert report.failures == ()  # a chunk already gone (404) is not a failure
@@ -406,18 +564,34 @@ def test_stale_chunk_search_pages_past_one_page():
 def test_stale_chunks_go_by_delete_by_query_where_the_reindex_module_is(tmp_path):
     from adapter.ingest.sources import Chunking
 
-    answers = [{"deleted": 3, "failures": [], "version_conflicts": 0},
-               {"deleted": 0, "version_conflicts": 2, "failures": [
-                   {"index": "docs-v1", "id": "b#4", "status": 500, "cause": {"type": "x", "reason": "disk"}}]}]
-    client = FakeClient({"POST */_bulk": lambda call: bulk_answer(call), "POST */_refresh": {}, "POST */_delete_by_query": answers})
+    answers = [
+        {"deleted": 3, "failures": [], "version_conflicts": 0},
+        {
+            "deleted": 0,
+            "version_conflicts": 2,
+            "failures": [{"index": "docs-v1", "id": "b#4", "status": 500, "cause": {"type": "x", "reason": "disk"}}],
+        },
+    ]
+    client = FakeClient(
+        {"POST */_bulk": lambda call: bulk_answer(call), "POST */_refresh": {}, "POST */_delete_by_query": answers}
+    )
     caps = opensearch_capabilities("3.6.0", modules=("reindex", "analysis-common"))
     docs = [SourceDoc(f"d{i}", "corto") for i in range(501)]
-    report = Ingestor(client, INFO, UnitEmbedder(), progress=False, chunking=Chunking(10, 2), caps=caps,
-                      failures_path=tmp_path / "failures.jsonl").ingest(docs)
+    report = Ingestor(
+        client,
+        INFO,
+        UnitEmbedder(),
+        progress=False,
+        chunking=Chunking(10, 2),
+        caps=caps,
+        failures_path=tmp_path / "failures.jsonl",
+    ).ingest(docs)
     calls = client.calls_to("POST */_delete_by_query")
     assert len(calls) == 2 and not client.calls_to("POST */_search")  # 500 documents per request
     should = calls[0].body["query"]["bool"]["should"]
-    assert len(should) == 500 and should[0] == {"bool": {"filter": [{"term": {"parent_id": "d0"}}, {"range": {"chunk_index": {"gte": 1}}}]}}
+    assert len(should) == 500 and should[0] == {
+        "bool": {"filter": [{"term": {"parent_id": "d0"}}, {"range": {"chunk_index": {"gte": 1}}}]}
+    }
     assert calls[0].params == {"conflicts": "proceed"}
     reasons = sorted(f.reason for f in report.failures)
     assert [f.source for f in report.failures] == ["delete-stale", "delete-stale"]
@@ -433,8 +607,15 @@ def test_refused_inputs_need_no_cluster():
 
 def _partial(answer: dict) -> dict:
     """``answer`` as a 200 in which two of three shards failed (a node stopping mid-search)."""
-    failure = {"shard": 0, "index": "docs-v1", "reason": {"type": "search_context_missing_exception", "reason": "No search context found"}}
-    return {**answer, "_shards": {"total": 3, "successful": 1, "skipped": 0, "failed": 2, "failures": [failure, failure]}}
+    failure = {
+        "shard": 0,
+        "index": "docs-v1",
+        "reason": {"type": "search_context_missing_exception", "reason": "No search context found"},
+    }
+    return {
+        **answer,
+        "_shards": {"total": 3, "successful": 1, "skipped": 0, "failed": 2, "failures": [failure, failure]},
+    }
 
 
 def test_a_partial_answer_is_asked_for_again(monkeypatch):
@@ -450,7 +631,9 @@ def test_a_partial_answer_is_asked_for_again(monkeypatch):
     client = FakeClient({"POST */_search": _partial(hits(("b", 1.0)))})
     result = searcher(client).search("hola", technique="bm25", k=3)
     assert result.ids == ["b"] and len(client.calls_to("POST */_search")) == 2
-    assert any("partial result: 2 of 3 shards failed" in n and "search_context_missing_exception" in n for n in result.notices)
+    assert any(
+        "partial result: 2 of 3 shards failed" in n and "search_context_missing_exception" in n for n in result.notices
+    )
 
 
 def test_a_partial_leg_of_client_rrf_is_asked_for_again(monkeypatch):
@@ -473,12 +656,16 @@ def test_a_request_refused_because_a_node_left_is_asked_for_again(monkeypatch):
     """The page's documents and the legs: asked once more a moment later, when the other copies answer."""
     monkeypatch.setattr("adapter.search.recovery.PARTIAL_RETRY_PAUSE_S", 0.0)
     legs = {"responses": [hits(("a", 2.0)), hits(("a", 0.9))]}
-    client = FakeClient({"POST */_msearch": legs, "POST */_search": [_node_left(), page_answer({"a": {"text": "uno"}})]})
+    client = FakeClient(
+        {"POST */_msearch": legs, "POST */_search": [_node_left(), page_answer({"a": {"text": "uno"}})]}
+    )
     result = searcher(client).search("hola", technique="client-rrf", k=3)
     assert result.ids == ["a"] and result.hits[0].text == "uno" and not result.notices
     assert len(client.calls_to("POST */_search")) == 2
 
-    client = FakeClient({"POST */_msearch": [_node_left(), legs], "POST */_search": page_answer({"a": {"text": "uno"}})})
+    client = FakeClient(
+        {"POST */_msearch": [_node_left(), legs], "POST */_search": page_answer({"a": {"text": "uno"}})}
+    )
     assert searcher(client).search("hola", technique="client-rrf", k=3).ids == ["a"]
     assert len(client.calls_to("POST */_msearch")) == 2
 
@@ -498,26 +685,38 @@ def test_a_partial_answer_for_the_pages_documents_is_asked_for_again(monkeypatch
     monkeypatch.setattr("adapter.search.recovery.PARTIAL_RETRY_PAUSE_S", 0.0)
     legs = {"responses": [hits(("a", 2.0), ("b", 1.0)), hits(("a", 0.9))]}
     full = page_answer({"a": {"text": "uno"}, "b": {"text": "dos"}})
-    client = FakeClient({"POST */_msearch": legs, "POST */_search": [_partial(page_answer({"a": {"text": "uno"}})), full]})
+    client = FakeClient(
+        {"POST */_msearch": legs, "POST */_search": [_partial(page_answer({"a": {"text": "uno"}})), full]}
+    )
     result = searcher(client).search("hola", technique="client-rrf", k=3)
     assert [h.text for h in result.hits] == ["uno", "dos"] and not result.notices
-    assert len(client.calls_to("POST */_search")) == 2 and len(client.calls_to("POST */_msearch")) == 2  # the attempt runs again
+    # the attempt runs again
+    assert len(client.calls_to("POST */_search")) == 2 and len(client.calls_to("POST */_msearch")) == 2
 
 
 def _breaker() -> Reply:
     """A node whose heap is full for the moment refuses the request at its door (the parent circuit
     breaker, real memory: transient); tests/reliability/test_big_documents.py met 284 in 1,895 searches."""
-    reason = ("[parent] Data too large, data for [<http_request>] would be [1031799928/984mb], which is larger than the "
-              "limit of [1020054732/972.7mb], real usage: [1031798784/984mb], new bytes reserved: [1144/1.1kb]")
-    return Reply(429, {"error": {"type": "circuit_breaking_exception", "reason": reason,
-                                 "durability": "TRANSIENT"}, "status": 429})
+    reason = (
+        "[parent] Data too large, data for [<http_request>] would be [1031799928/984mb], which is larger than the "
+        "limit of [1020054732/972.7mb], real usage: [1031798784/984mb], new bytes reserved: [1144/1.1kb]"
+    )
+    return Reply(
+        429,
+        {"error": {"type": "circuit_breaking_exception", "reason": reason, "durability": "TRANSIENT"}, "status": 429},
+    )
 
 
 def test_a_request_the_memory_breaker_refused_is_asked_again_after_a_pause(monkeypatch):
     pauses: list[float] = []
     monkeypatch.setattr("adapter.aio.time.sleep", pauses.append)
     legs = {"responses": [hits(("a", 2.0)), hits(("a", 0.9))]}
-    client = FakeClient({"POST */_msearch": [_breaker(), _breaker(), legs], "POST */_search": [_breaker(), page_answer({"a": {"text": "uno"}})]})
+    client = FakeClient(
+        {
+            "POST */_msearch": [_breaker(), _breaker(), legs],
+            "POST */_search": [_breaker(), page_answer({"a": {"text": "uno"}})],
+        }
+    )
     result = searcher(client).search("hola", technique="client-rrf", k=3)
     assert result.ids == ["a"] and result.hits[0].text == "uno" and not result.notices
     assert len(pauses) == 3 and pauses[0] < pauses[1]  # backing off: the heap needs time to be collected

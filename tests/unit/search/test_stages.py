@@ -17,7 +17,14 @@ from adapter.engines.opensearch import OPENSEARCH
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.index.catalog import IndexInfo
 from adapter.engines.port import record
-from adapter.errors import BackendError, CapabilityError, HybridError, IndexMismatchError, InputError, PipelineNotFoundError
+from adapter.errors import (
+    BackendError,
+    CapabilityError,
+    HybridError,
+    IndexMismatchError,
+    InputError,
+    PipelineNotFoundError,
+)
 from adapter.fusion import RRF, ScoreNormalization, ScoreSum
 from adapter.fusion.dbsf import DBSF
 from adapter.search.page import SearchOptions
@@ -64,7 +71,8 @@ def test_a_request_is_validated_and_sized():
     r = SearchRequest("  hola  ", "client", k=5, from_=10, rerank_top=20)
     assert r.query == "hola" and r.technique is Technique.CLIENT and r.wanted == 15 and r.post and r.first_stage == 20
     shape = Shape.of(r, default_depth=100, max_window=10_000, has_reranker=True)
-    assert (shape.depth, shape.page_from, shape.page_size) == (100, 0, 20)  # reordered: the whole first stage, cut after
+    # reordered: the whole first stage, cut after
+    assert (shape.depth, shape.page_from, shape.page_size) == (100, 0, 20)
     assert SearchRequest("x", mmr_lambda=0.5, k=4).first_stage == 12  # 3x the page by default
     with pytest.raises(InputError, match="unknown technique 'hybird'"):
         SearchRequest("x", "hybird")
@@ -89,8 +97,10 @@ def test_the_plan_runs_a_stored_pipeline_else_inline_else_the_client():
     assert inline.fused_by is FusedBy.SERVER_INLINE and inline.inline == OPENSEARCH.render_pipeline(RRF(40), OS_3)
     client = plan_fusion(state(OS_2), lookups, ScoreNormalization("z_score"))
     assert client.fused_by is FusedBy.CLIENT and client.fusion == ScoreNormalization("z_score")
-    assert client.notice.startswith("z_score normalisation needs OpenSearch 3.0+, the cluster runs 2.19.1: fell back to "
-                                    "client-side z_score-arithmetic_mean")
+    assert client.notice.startswith(
+        "z_score normalisation needs OpenSearch 3.0+, the cluster runs 2.19.1: fell back to "
+        "client-side z_score-arithmetic_mean"
+    )
     with pytest.raises(CapabilityError, match="fallback to client-side fusion is disabled"):
         plan_fusion(state(OS_2), lookups, ScoreNormalization("z_score"), allow_fallback=False)
     with pytest.raises(PipelineNotFoundError):
@@ -121,8 +131,11 @@ def test_mmr_runs_on_the_server_only_where_it_can():
     enabled = replace(OS_3, server_mmr=True, server_mmr_enabled=True)
     server = SearchRequest("x", "dense", mmr_lambda=0.9)
     assert mmr_place(state(enabled), Technique.DENSE, server) == (True, None)
-    assert mmr_place(state(enabled), Technique.DENSE, replace(server, mmr_lambda=0.5)) == (False, None)  # auto: measured worse
-    place, notice = mmr_place(state(OS_2), Technique.DENSE, SearchRequest("x", "dense", mmr_lambda=0.5, options=SearchOptions(mmr="server")))
+    # auto: measured worse
+    assert mmr_place(state(enabled), Technique.DENSE, replace(server, mmr_lambda=0.5)) == (False, None)
+    place, notice = mmr_place(
+        state(OS_2), Technique.DENSE, SearchRequest("x", "dense", mmr_lambda=0.5, options=SearchOptions(mmr="server"))
+    )
     assert not place and "needs the k-NN plugin 3.3+" in notice and notice.endswith("MMR ran in the client")
 
 
@@ -142,7 +155,8 @@ def test_the_mirror_explains_only_what_it_reproduces():
     served = [RawHit(d, s) for d, s in fused.items()]
     explained = fuse.mirrored_legs(served, LEGS_, ScoreNormalization())
     assert explained is not None and [leg.rank for leg in explained["b"]] == [2, 1]
-    assert fuse.mirrored_legs([RawHit("b", fused["b"] * 1.01)], LEGS_, ScoreNormalization()) is None  # not the server's score
+    # not the server's score
+    assert fuse.mirrored_legs([RawHit("b", fused["b"] * 1.01)], LEGS_, ScoreNormalization()) is None
 
 
 # -- post-process -------------------------------------------------------------------------------------
@@ -152,14 +166,25 @@ class Backwards:
 
 
 def test_post_processing_reorders_keeps_the_first_stage_score_and_strips_vectors():
-    hits = [Hit(d, s, {"embedding": v}, rank=i + 1) for i, (d, s, v) in enumerate([("a", 0.9, [1, 0]), ("b", 0.8, [1, 0]), ("c", 0.1, [0, 1])])]
+    hits = [
+        Hit(d, s, {"embedding": v}, rank=i + 1)
+        for i, (d, s, v) in enumerate([("a", 0.9, [1, 0]), ("b", 0.8, [1, 0]), ("c", 0.1, [0, 1])])
+    ]
     reranked = post.rerank(Backwards(), "q", hits)
-    assert [h.id for h in reranked] == ["c", "b", "a"] and reranked[0].first_stage_score == 0.1 and reranked[0].rerank_score == 2.0
+    assert (
+        [h.id for h in reranked] == ["c", "b", "a"]
+        and reranked[0].first_stage_score == 0.1
+        and reranked[0].rerank_score == 2.0
+    )
     diverse = post.diversify(np.array([1.0, 0.0], dtype=np.float32), hits, field="embedding", k=2, lambda_=0.3)
     assert [h.id for h in diverse] == ["a", "c"]  # b repeats a's vector
     assert [h.rank for h in post.page(reranked, 1, 2)] == [2, 3]
     stripped = post.strip(hits, "embedding")
-    assert len(stripped) == len(hits) and all("embedding" not in h.source for h in stripped) and "embedding" in hits[0].source
+    assert (
+        len(stripped) == len(hits)
+        and all("embedding" not in h.source for h in stripped)
+        and "embedding" in hits[0].source
+    )
     with pytest.raises(IndexMismatchError, match="no stored vector"):
         post.diversify(np.zeros(2, dtype=np.float32), [Hit("x", 1.0)], field="embedding", k=1, lambda_=0.5)
 
@@ -183,23 +208,32 @@ def test_each_recovery_plans_again_on_a_new_state_and_lists_what_the_result_came
         outcome = recovery.run(once, first, follow=lambda s, moved: s)
     finally:
         recovery.PARTIAL_RETRY_PAUSE_S = recovery_pause
-    assert outcome.value == "found" and first.caps.rrf and not outcome.state.caps.rrf  # a new state; the old one is whole
+    # a new state; the old one is whole
+    assert outcome.value == "found" and first.caps.rrf and not outcome.state.caps.rrf
     assert seen[1][1].refused == "unknown retriever [rrf]" and seen[2][1].accept_partial
     assert outcome.attempt.spent_requests == 1  # the refused request cost a round trip
     assert [r.body["n"] for r in outcome.sent] == [2, 3]  # the partial answer and the final one; not the refused one
 
 
-REFUSED = BackendError("searching docs: OpenSearch answered 400: pagination_depth is not allowed", status=400,
-                       reason="pagination_depth is not allowed")
+REFUSED = BackendError(
+    "searching docs: OpenSearch answered 400: pagination_depth is not allowed",
+    status=400,
+    reason="pagination_depth is not allowed",
+)
 
 
-@pytest.mark.parametrize("signal", [
-    lambda: recovery.PaginationDepthRejected(REFUSED),
-    lambda: recovery.FusionRefused(RRF(), "unknown retriever [rrf]", REFUSED),
-], ids=["pagination-depth", "fusion-refused"])
+@pytest.mark.parametrize(
+    "signal",
+    [
+        lambda: recovery.PaginationDepthRejected(REFUSED),
+        lambda: recovery.FusionRefused(RRF(), "unknown retriever [rrf]", REFUSED),
+    ],
+    ids=["pagination-depth", "fusion-refused"],
+)
 def test_a_recovery_met_too_often_raises_the_servers_error_never_the_signal(signal):
     """A control-flow signal never escapes: a kind met more often than it recovers raises the error it
     stands for, one of the adapter's (before: the bare signal, which no ``except HybridError`` caught)."""
+
     def once(s, attempt):
         raise signal()
 
@@ -227,7 +261,11 @@ def test_a_moved_alias_makes_a_new_state_and_refuses_a_given_model_of_the_old_in
 
 def test_the_state_follows_the_index_defaults():
     adaptive = state(info=replace(INFO, default_fusion="adaptive"))
-    assert isinstance(adaptive.adaptive, AdaptivePolicy) and adaptive.default is adaptive.adaptive and adaptive.pipeline is None
+    assert (
+        isinstance(adaptive.adaptive, AdaptivePolicy)
+        and adaptive.default is adaptive.adaptive
+        and adaptive.pipeline is None
+    )
     assert state().pipeline == "docs-min_max-arithmetic_mean" and state().fusion == ScoreNormalization()
     assert state(fusion=RRF()).pipeline is None  # a fusion given wins over the index's pipeline
 
@@ -251,7 +289,10 @@ def test_the_opensearch_hybrid_request_carries_its_excerpts_only_where_the_serve
         excerpts = bodies.excerpts(s, stage, request_highlights=bodies.hybrid_highlights(s, plan, empty_shard=False))
         assert (excerpts.in_request, excerpts.after) == ((), ("title", "text"))
         beside = bodies.hybrid(OPENSEARCH, s, stage, plan, explain=False, empty_shard=True)
-        assert set(beside["highlight"]["fields"]) == {"title", "text"} and set(beside["_source"]["excludes"]) >= {"title", "text"}
+        assert set(beside["highlight"]["fields"]) == {"title", "text"} and set(beside["_source"]["excludes"]) >= {
+            "title",
+            "text",
+        }
         assert beside["query"]["hybrid"]["queries"][1]["knn"]["embedding"]["ignore_unmapped"] is True
         assert "ignore_unmapped" not in body["query"]["hybrid"]["queries"][1]["knn"]["embedding"]
         sharded = replace(s, info=replace(s.info, shards=3))

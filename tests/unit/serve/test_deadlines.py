@@ -15,8 +15,8 @@ from tests.support.extras import skip_module_without
 
 skip_module_without("serve")  # adapter.serve's package imports FastAPI, which `make unit` does not install
 
-from adapter.errors import HybridError
-from adapter.serve import deadlines
+from adapter.errors import HybridError  # noqa: E402
+from adapter.serve import deadlines  # noqa: E402
 
 pytestmark = pytest.mark.unit
 

@@ -7,22 +7,22 @@ from tests.support.extras import skip_module_without
 
 skip_module_without("serve")  # before the imports that need FastAPI and pydantic
 
-import argparse
-import asyncio
-import functools
-import threading
-import time
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import functools  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
 
-import numpy as np
-import pytest
-from pydantic import ValidationError
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
 
-from adapter.errors import ConfigurationError
-from adapter.serve.admission import Admission, Deadline, DeadlineExceeded, Overloaded
-from adapter.serve.door import LOOPBACK_HOSTS, TrustedHosts
-from adapter.serve.metrics import Metrics, route_of
-from adapter.serve.schema import CompareBody, SearchBody, SearchQuery, refusal
-from adapter.serve.vectors import QueryVectors
+from adapter.errors import ConfigurationError  # noqa: E402
+from adapter.serve.admission import Admission, Deadline, DeadlineExceeded, Overloaded  # noqa: E402
+from adapter.serve.door import LOOPBACK_HOSTS, TrustedHosts  # noqa: E402
+from adapter.serve.metrics import Metrics, route_of  # noqa: E402
+from adapter.serve.schema import CompareBody, SearchBody, SearchQuery, refusal  # noqa: E402
+from adapter.serve.vectors import QueryVectors  # noqa: E402
 
 pytestmark = pytest.mark.unit
 
@@ -78,14 +78,25 @@ async def test_a_round_goes_shortest_first_so_a_model_call_pads_little_and_newco
     vectors = QueryVectors(model, cache_size=0, max_batch=3)
     first = asyncio.create_task(vectors.get("alone"))
     await asyncio.sleep(0.01)  # embedded alone; these six queue behind it, in no order of length
-    texts = ["a much longer query than most", "short", "a middling query", "tiny", "a rather long one here", "mid query"]
+    texts = [
+        "a much longer query than most",
+        "short",
+        "a middling query",
+        "tiny",
+        "a rather long one here",
+        "mid query",
+    ]
     queued = [asyncio.create_task(vectors.get(t)) for t in texts]
     await asyncio.sleep(0.07)  # the round has begun; a newcomer, shorter than all, waits for the next round
     newcomer = asyncio.create_task(vectors.get("x"))
     got = await asyncio.gather(first, *queued, newcomer)
     assert [float(v[0]) for v in got] == [float(len(t)) for t in ["alone", *texts, "x"]]  # each its own vector
-    assert model.batches == [["alone"], ["tiny", "short", "mid query"],
-                             ["a middling query", "a rather long one here", "a much longer query than most"], ["x"]]
+    assert model.batches == [
+        ["alone"],
+        ["tiny", "short", "mid query"],
+        ["a middling query", "a rather long one here", "a much longer query than most"],
+        ["x"],
+    ]
     vectors.close()
 
 
@@ -198,7 +209,12 @@ def answered(hosts, host: str | None) -> tuple[int, bytes, float]:
     async def receive():
         return {"type": "http.request", "body": b""}
 
-    scope = {"type": "http", "method": "GET", "path": "/", "headers": [(b"host", host.encode())] if host is not None else []}
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/",
+        "headers": [(b"host", host.encode())] if host is not None else [],
+    }
     asyncio.run(TrustedHosts(app, hosts=hosts, metrics=metrics)(scope, receive, send))
     refused = metrics.errors.labels("host")._value.get()
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:]), refused
@@ -211,7 +227,10 @@ def test_hosts_are_starlettes_check_with_ports_and_ipv6_and_the_loopback_default
     for host in ("rebind.attacker.example:8765", "127.0.0.1.attacker.example", "::1", None):
         status, body, refused = answered(LOOPBACK_HOSTS, host)
         assert status == 400 and refused == 1 and b"answers to Host 127.0.0.1, localhost, ::1" in body, host
-    assert answered(("*.example.org",), "search.example.org")[0] == 204 and answered(("*.example.org",), "example.org.evil")[0] == 400
+    assert (
+        answered(("*.example.org",), "search.example.org")[0] == 204
+        and answered(("*.example.org",), "example.org.evil")[0] == 400
+    )
     assert answered(None, "anything.example")[0] == 204  # off loopback with no --allowed-host: the token guards it
 
 
@@ -225,7 +244,11 @@ def test_json_bodies_are_strict_and_query_strings_are_read_as_their_types():
     assert "unknown parameter size" in said and "k: Input should be a valid integer, got '5'" in said
     body = SearchBody.model_validate_json('{"q": "x", "from": 10, "weights": [0.3, 0.7], "rerank": true}')
     assert body.params() == {"q": "x", "from": 10, "weights": [0.3, 0.7], "rerank": True}
-    assert SearchQuery.model_validate({"q": "x", "k": "5", "explain": "false"}).params() == {"q": "x", "k": 5, "explain": False}
+    assert SearchQuery.model_validate({"q": "x", "k": "5", "explain": "false"}).params() == {
+        "q": "x",
+        "k": 5,
+        "explain": False,
+    }
     with pytest.raises(ValidationError):
         CompareBody.model_validate_json('{"q": "x", "columns": [{"technique": 3}]}')
     with pytest.raises(ValidationError) as missing:
@@ -234,17 +257,32 @@ def test_json_bodies_are_strict_and_query_strings_are_read_as_their_types():
 
 
 def test_metrics_routes_never_grow_with_what_clients_send():
-    assert [route_of(p) for p in ("/search", "/static/compare.js", "/report/assets/x", "/../etc/passwd", "/search/x")] == \
-        ["/search", "/static", "/report", "other", "other"]
+    assert [
+        route_of(p) for p in ("/search", "/static/compare.js", "/report/assets/x", "/../etc/passwd", "/search/x")
+    ] == ["/search", "/static", "/report", "other", "other"]
     metrics = Metrics()
     metrics.requests.labels("/search", "GET", "200").inc()
     text, content_type = metrics.exposition()
-    assert b'hybrid_serve_requests_total{method="GET",route="/search",status="200"} 1.0' in text and content_type.startswith("text/plain")
+    assert (
+        b'hybrid_serve_requests_total{method="GET",route="/search",status="200"} 1.0' in text
+        and content_type.startswith("text/plain")
+    )
 
 
 def _args(**given):
-    base = dict(host="127.0.0.1", port=8765, workers=1, deadline=10.0, concurrency=16, queue=64, query_cache=10_000,
-                header_timeout=10.0, keep_alive=5.0, allowed_host=None, token_file=None)
+    base = dict(
+        host="127.0.0.1",
+        port=8765,
+        workers=1,
+        deadline=10.0,
+        concurrency=16,
+        queue=64,
+        query_cache=10_000,
+        header_timeout=10.0,
+        keep_alive=5.0,
+        allowed_host=None,
+        token_file=None,
+    )
     return argparse.Namespace(**{**base, **given})
 
 
@@ -252,7 +290,9 @@ def test_off_loopback_needs_a_token_and_the_token_never_shows(monkeypatch, tmp_p
     from adapter.cli.serve import TOKEN_ENV, settings
 
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    with pytest.raises(ConfigurationError, match="--host 0.0.0.0 serves the index to anyone .* HYBRID_SERVE_TOKEN or --token-file"):
+    with pytest.raises(
+        ConfigurationError, match="--host 0.0.0.0 serves the index to anyone .* HYBRID_SERVE_TOKEN or --token-file"
+    ):
         settings(_args(host="0.0.0.0"))
     listen, ops, security = settings(_args())
     assert security.hosts == ("127.0.0.1", "localhost", "::1") and security.token is None and listen.workers == 1

@@ -4,15 +4,15 @@ from tests.support.extras import skip_module_without
 
 skip_module_without("serve")  # before the imports that need FastAPI and pydantic
 
-import pytest
+import pytest  # noqa: E402
 
-from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
-from adapter.engines.opensearch.capabilities import opensearch_capabilities
-from adapter.errors import InputError
-from adapter.serve import Limits, engine_notes
-from adapter.serve.service import offered_fusions
-from adapter.serve.params import parse_compare, parse_config, query_text
-from adapter.search.results import Technique
+from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities  # noqa: E402
+from adapter.engines.opensearch.capabilities import opensearch_capabilities  # noqa: E402
+from adapter.errors import InputError  # noqa: E402
+from adapter.serve import Limits, engine_notes  # noqa: E402
+from adapter.serve.service import offered_fusions  # noqa: E402
+from adapter.serve.params import parse_compare, parse_config, query_text  # noqa: E402
+from adapter.search.results import Technique  # noqa: E402
 
 pytestmark = pytest.mark.unit
 
@@ -20,21 +20,53 @@ LIMITS = Limits()
 
 
 def test_a_configuration_from_query_string_values():
-    c = parse_config({"technique": "hybrid", "fusion": "RRF", "weights": "0.3,0.7", "k": "5", "from": "10", "depth": "50",
-                      "mmr": "0.5", "explain": "false", "filter": ["lang=es", "category=a|b"]}, LIMITS, reranker=False)
-    assert (c.technique, c.fusion, c.weights, c.k, c.from_, c.depth, c.mmr, c.explain) == (Technique.HYBRID, "rrf", (0.3, 0.7), 5, 10, 50,
-                                                                                             0.5, False)
+    c = parse_config(
+        {
+            "technique": "hybrid",
+            "fusion": "RRF",
+            "weights": "0.3,0.7",
+            "k": "5",
+            "from": "10",
+            "depth": "50",
+            "mmr": "0.5",
+            "explain": "false",
+            "filter": ["lang=es", "category=a|b"],
+        },
+        LIMITS,
+        reranker=False,
+    )
+    assert (c.technique, c.fusion, c.weights, c.k, c.from_, c.depth, c.mmr, c.explain) == (
+        Technique.HYBRID,
+        "rrf",
+        (0.3, 0.7),
+        5,
+        10,
+        50,
+        0.5,
+        False,
+    )
     assert c.filters == (("lang", "es"), ("category", ("a", "b")))
     assert parse_config({}, LIMITS, reranker=False) == parse_config({"technique": "hybrid"}, LIMITS, reranker=False)
     assert parse_config({"weights": [0.2, 0.8]}, LIMITS, reranker=False).weights == (0.2, 0.8)  # a JSON body's list
 
 
-@pytest.mark.parametrize("params, says", [
-    ({"k": "500"}, "k must be from 1 to 100"), ({"k": "ten"}, "whole number"), ({"from": "995", "k": "10"}, "at most 1000"),
-    ({"depth": "5000"}, "depth must be from"), ({"mmr": "1.5"}, "mmr must be from 0 to 1"), ({"technique": "magic"}, "technique"),
-    ({"weights": "0.5,x"}, "each weight"), ({"rerank": "50"}, "no reranker"), ({"explain": "maybe"}, "true or false"),
-    ({"size": "10"}, "unknown parameters size"), ({"filter": "lang"}, "field=value"), ({"k": ["1", "2"]}, "given 2 times"),
-])
+@pytest.mark.parametrize(
+    "params, says",
+    [
+        ({"k": "500"}, "k must be from 1 to 100"),
+        ({"k": "ten"}, "whole number"),
+        ({"from": "995", "k": "10"}, "at most 1000"),
+        ({"depth": "5000"}, "depth must be from"),
+        ({"mmr": "1.5"}, "mmr must be from 0 to 1"),
+        ({"technique": "magic"}, "technique"),
+        ({"weights": "0.5,x"}, "each weight"),
+        ({"rerank": "50"}, "no reranker"),
+        ({"explain": "maybe"}, "true or false"),
+        ({"size": "10"}, "unknown parameters size"),
+        ({"filter": "lang"}, "field=value"),
+        ({"k": ["1", "2"]}, "given 2 times"),
+    ],
+)
 def test_what_a_request_may_not_ask_for_is_refused_saying_why(params, says):
     with pytest.raises(InputError, match=says):
         parse_config(params, LIMITS, reranker=False)
@@ -45,8 +77,11 @@ def test_the_query_is_capped_and_a_compare_has_at_most_four_columns():
         query_text("  ", LIMITS)
     with pytest.raises(InputError, match="at most 1000"):
         query_text("x" * 1001, LIMITS)
-    query, columns = parse_compare({"q": "red dress", "columns": [{"technique": "bm25"}, {"technique": "hybrid", "fusion": "rrf"}]},
-                                   LIMITS, reranker=False)
+    query, columns = parse_compare(
+        {"q": "red dress", "columns": [{"technique": "bm25"}, {"technique": "hybrid", "fusion": "rrf"}]},
+        LIMITS,
+        reranker=False,
+    )
     assert query == "red dress" and [c.technique for c in columns] == [Technique.BM25, Technique.HYBRID]
     assert columns[1].label == "hybrid · rrf"
     with pytest.raises(InputError, match="at most 4"):
@@ -61,7 +96,11 @@ def test_the_page_says_what_differs_on_each_engine():
     old = " ".join(engine_notes(opensearch_capabilities("2.19.1")))
     new = " ".join(engine_notes(opensearch_capabilities("3.6.0")))
     es = " ".join(engine_notes(elasticsearch_capabilities("9.2.4", license="basic")))
-    assert "search pipeline" in new and "z_score needs OpenSearch 3.0+" in old and "RRF weights need OpenSearch 3.1+" in old
+    assert (
+        "search pipeline" in new
+        and "z_score needs OpenSearch 3.0+" in old
+        and "RRF weights need OpenSearch 3.1+" in old
+    )
     assert "z_score" not in new and "no search pipelines" in es and "basic" in es and "not normalised" in es
 
 
@@ -79,12 +118,15 @@ def test_a_column_may_ask_for_every_fusion_this_engine_can_serve_and_says_where_
     # RRF column quietly became a second copy of the index-default column; 2.19 lacked z_score, which
     # its own note says runs in the client there.
     es, client = offered_fusions(elasticsearch_capabilities("9.2.4", license="basic"))
-    assert es[0] == "adaptive" and {"rrf", "min_max-arithmetic_mean", "z_score-arithmetic_mean", "sum", "dbsf"} <= set(es)
+    assert es[0] == "adaptive" and {"rrf", "min_max-arithmetic_mean", "z_score-arithmetic_mean", "sum", "dbsf"} <= set(
+        es
+    )
     assert "sum" not in client and {"rrf", "min_max-arithmetic_mean", "dbsf"} <= set(client)
     old, client = offered_fusions(opensearch_capabilities("2.19.1"))
     assert "z_score-arithmetic_mean" in old and set(client) == {"z_score-arithmetic_mean", "dbsf"}
     new, client = offered_fusions(opensearch_capabilities("3.6.0"))
-    assert "sum" not in new and "rrf" in new and client == ("dbsf",)  # the sum is Elasticsearch's request, not a fusion here
+    # the sum is Elasticsearch's request, not a fusion here
+    assert "sum" not in new and "rrf" in new and client == ("dbsf",)
 
 
 def test_full_text_is_asked_for_by_name_and_off_by_default():

@@ -6,16 +6,16 @@ from tests.support.extras import skip_module_without
 
 skip_module_without("serve")  # before the imports that need FastAPI and uvicorn
 
-import json
-import socket
-import time
-from typing import Iterator
+import json  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
+from typing import Iterator  # noqa: E402
 
-import pytest
-from fastapi import FastAPI, Request
+import pytest  # noqa: E402
+from fastapi import FastAPI, Request  # noqa: E402
 
-from adapter.serve.server import LINGER_TOTAL
-from tests.support.serving import call, served
+from adapter.serve.server import LINGER_TOTAL  # noqa: E402
+from tests.support.serving import call, served  # noqa: E402
 
 pytestmark = pytest.mark.unit
 CAP = 65_536
@@ -46,10 +46,17 @@ def test_a_client_still_sending_past_the_cap_reads_the_413_not_a_reset():
     ``Connection: close``) raised BrokenPipe/ECONNRESET instead of reading the 413: 10 of 10 here."""
     with served(_capped()) as url:
         for _ in range(5):
-            status, _, body, _ = call(f"{url}/search", method="POST", body=_slowly(300_000),
-                                      headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+            status, _, body, _ = call(
+                f"{url}/search",
+                method="POST",
+                body=_slowly(300_000),
+                headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+            )
             assert status == 413 and json.loads(body) == {"detail": "Content Too Large"}
-        assert call(f"{url}/search", method="POST", body=b'{"q": "x"}', headers={"Content-Type": "application/json"})[0] == 200
+        assert (
+            call(f"{url}/search", method="POST", body=b'{"q": "x"}', headers={"Content-Type": "application/json"})[0]
+            == 200
+        )
 
 
 def test_a_lingering_connection_is_closed_when_its_client_stops_sending():
@@ -58,8 +65,10 @@ def test_a_lingering_connection_is_closed_when_its_client_stops_sending():
     with served(_capped()) as url:
         port = int(url.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-            s.sendall(b"POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+            s.sendall(
+                b"POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            )
             part = b"x" * 8192
             for _ in range(10):  # past the cap, then silence
                 s.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
