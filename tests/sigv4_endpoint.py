@@ -28,10 +28,22 @@ ACCESS_KEY = "AKIDTESTEXAMPLE0000"
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYTESTEXAMPLE"
 REGION = "eu-west-1"
 SERVERLESS_LACKS = re.compile(r"^/(_nodes|_cluster/(health|stats|state)|_search/scroll|_cat/nodes)(/|$)")
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-                        "transfer-encoding", "upgrade"})
-_AUTH = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, ?"
-                   r"SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})")
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+_AUTH = re.compile(
+    r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, ?"
+    r"SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})"
+)
 
 
 @dataclass
@@ -80,8 +92,9 @@ class SigV4Endpoint:
 
             def _proxy(self, body: bytes):
                 headers = {"Content-Type": self.headers.get("Content-Type", "application/json")}
-                req = urllib.request.Request(endpoint.upstream.rstrip("/") + self.path, data=body or None, method=self.command,
-                                             headers=headers)
+                req = urllib.request.Request(
+                    endpoint.upstream.rstrip("/") + self.path, data=body or None, method=self.command, headers=headers
+                )
                 try:
                     with urllib.request.urlopen(req, timeout=60) as resp:
                         status, payload, ctype = resp.status, resp.read(), resp.headers.get("Content-Type")
@@ -146,8 +159,12 @@ class SigV4Endpoint:
         if self.service == "aoss" and "content-length" in names:
             return "Serverless does not accept content-length among the signed headers"
         # The front end drops hop-by-hop headers before the check: a signature over one cannot match.
-        request = AWSRequest(method=method, url=f"http://{lower['host']}{target}", data=body,
-                             headers={n: lower[n] for n in names if n in lower and n not in HOP_BY_HOP})
+        request = AWSRequest(
+            method=method,
+            url=f"http://{lower['host']}{target}",
+            data=body,
+            headers={n: lower[n] for n in names if n in lower and n not in HOP_BY_HOP},
+        )
         request.context["timestamp"] = stamp
         auth = SigV4Auth(Credentials(ACCESS_KEY, SECRET_KEY), self.service, REGION)
         expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)

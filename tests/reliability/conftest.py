@@ -41,7 +41,9 @@ def cli_embedder(monkeypatch, embedder):
     import adapter.models.embedders as embedders
 
     real = embedders.load_embedder
-    monkeypatch.setattr(embedders, "load_embedder", lambda spec, **o: embedder if spec == "test:hashing" else real(spec, **o))
+    monkeypatch.setattr(
+        embedders, "load_embedder", lambda spec, **o: embedder if spec == "test:hashing" else real(spec, **o)
+    )
 
 
 def connect_to(node, **options):
@@ -64,8 +66,18 @@ def corpus(path: Path, n: int, *, prefix: str = "doc") -> Path:
     with open(path, "w", encoding="utf-8") as fh:
         for i in range(n):
             text = " ".join(words[(i * 7 + j) % len(words)] for j in range(8 + i % 5)) + f" E-{i:05d}"
-            fh.write(json.dumps({"id": f"{prefix}-{i:05d}", "title": f"Documento {i}", "text": text, "lang": "es" if i % 2 else "pl"},
-                                ensure_ascii=False) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"{prefix}-{i:05d}",
+                        "title": f"Documento {i}",
+                        "text": text,
+                        "lang": "es" if i % 2 else "pl",
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     return path
 
 
@@ -78,8 +90,15 @@ def expected_checksums(path: Path, embedder) -> dict[str, str]:
         row = json.loads(line)
         vector = embedder.embed_documents([embedding_text(row["title"], row["text"])])[0]
         # embedded_by: the ingest stamps each entry with its model's fingerprint key (the index contract, issue 22).
-        doc = build_document(DocumentLayout(), text=row["text"], vector=vector, parent_id=row["id"], title=row["title"],
-                             metadata={"lang": row["lang"]}, embedded_by=embedder.fingerprint.key)
+        doc = build_document(
+            DocumentLayout(),
+            text=row["text"],
+            vector=vector,
+            parent_id=row["id"],
+            title=row["title"],
+            metadata={"lang": row["lang"]},
+            embedded_by=embedder.fingerprint.key,
+        )
         out[row["id"]] = checksum(doc)
     return out
 

@@ -17,13 +17,26 @@ from adapter.errors import BackendError, ClusterUnavailableError
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.ingest.sources import read_source
-from tests.reliability.conftest import connect_to, corpus, expected_checksums, indexed_checksums, make_index, write_figures
+from tests.reliability.conftest import (
+    connect_to,
+    corpus,
+    expected_checksums,
+    indexed_checksums,
+    make_index,
+    write_figures,
+)
 from tests.support.faults import PASS, RESET, Delay, FaultProxy, Status
 
 
 def ingestor(client, alias, embedder, tmp_path, **options):
-    return Ingestor.open(client, alias, embedder, progress=False, failures_path=tmp_path / f"failures-{alias}.jsonl",
-                         **{"bulk_batch_size": 200, **options})
+    return Ingestor.open(
+        client,
+        alias,
+        embedder,
+        progress=False,
+        failures_path=tmp_path / f"failures-{alias}.jsonl",
+        **{"bulk_batch_size": 200, **options},
+    )
 
 
 def test_a_full_write_queue_costs_retries_not_documents(node, embedder, tmp_path):
@@ -52,9 +65,19 @@ def test_a_full_write_queue_costs_retries_not_documents(node, embedder, tmp_path
     for part in parts:
         expected.update(expected_checksums(part, embedder))
     assert indexed_checksums(client, alias) == expected
-    write_figures("backpressure", {"documents": len(expected), "concurrent_ingests": len(parts), "shards": 4,
-                                   "write_threads": 1, "write_queue": 1, "items_refused_429_and_retried": retried,
-                                   "failures": 0, "seconds": round(seconds, 1)})
+    write_figures(
+        "backpressure",
+        {
+            "documents": len(expected),
+            "concurrent_ingests": len(parts),
+            "shards": 4,
+            "write_threads": 1,
+            "write_queue": 1,
+            "items_refused_429_and_retried": retried,
+            "failures": 0,
+            "seconds": round(seconds, 1),
+        },
+    )
 
 
 def every(k, action):
@@ -82,7 +105,8 @@ def test_5xx_answers_on_bulk_and_search_are_retried_within_bounds(node, embedder
         started = time.perf_counter()
         with pytest.raises(BackendError, match="answered 503"):
             searcher.search("reembolso", technique="bm25")
-        assert time.perf_counter() - started < 10 and len([f for f in proxy.faults() if "_search" in f[2]]) == 4  # 1 + 3 retries
+        # 1 + 3 retries
+        assert time.perf_counter() - started < 10 and len([f for f in proxy.faults() if "_search" in f[2]]) == 4
     write_figures("proxy-5xx", {"documents": 1_000, "injected_503": faults, "failures": 0})
 
 
@@ -98,7 +122,10 @@ def test_connection_resets_during_ingest_end_clearly_and_a_rerun_completes(node,
         return PASS
 
     with FaultProxy(node.url, reset_bulks_after_the_third) as proxy:
-        with pytest.raises(ClusterUnavailableError, match=r"lost the connection to http://127.0.0.1:\d+ .* rows were not confirmed written") as err:
+        with pytest.raises(
+            ClusterUnavailableError,
+            match=r"lost the connection to http://127.0.0.1:\d+ .* rows were not confirmed written",
+        ) as err:
             ingestor(connect_to(proxy), alias, embedder, tmp_path).ingest(read_source(src))
         resets = len(proxy.faults())
     listed = (tmp_path / f"failures-{alias}.jsonl").read_text().count("\n")
@@ -106,14 +133,21 @@ def test_connection_resets_during_ingest_end_clearly_and_a_rerun_completes(node,
     report = ingestor(connect_to(node), alias, embedder, tmp_path).ingest(read_source(src))  # the re-run
     assert report.failures == ()
     assert indexed_checksums(connect_to(node), alias) == expected_checksums(src, embedder)
-    write_figures("proxy-reset", {"documents": 2_000, "connection_resets": resets, "rows_listed_unconfirmed": listed,
-                                  "after_rerun": "all landed, checksums equal"})
+    write_figures(
+        "proxy-reset",
+        {
+            "documents": 2_000,
+            "connection_resets": resets,
+            "rows_listed_unconfirmed": listed,
+            "after_rerun": "all landed, checksums equal",
+        },
+    )
 
 
 def test_resets_and_slow_answers_on_search_are_clear_errors_in_bounded_time(node, embedder, tmp_path):
     alias = make_index(connect_to(node), "rel-slow", embedder)
     ingestor(connect_to(node), alias, embedder, tmp_path).ingest(read_source(corpus(tmp_path / "d.jsonl", 200)))
-    searching = lambda action: (lambda n, method, path: action if ("_search" in path or "_msearch" in path) else PASS)  # noqa: E731
+    searching = lambda action: lambda n, method, path: action if ("_search" in path or "_msearch" in path) else PASS  # noqa: E731
     with FaultProxy(node.url, searching(RESET)) as proxy:
         searcher = Searcher.open(connect_to(proxy), alias, embedder)
         for technique in ("hybrid", "client-rrf"):
@@ -127,8 +161,16 @@ def test_resets_and_slow_answers_on_search_are_clear_errors_in_bounded_time(node
         waited = time.perf_counter() - started
     assert waited < 4 * 1.0 + 2  # four attempts of one second, then the error
     # One slow answer in three: the retries absorb it.
-    with FaultProxy(node.url, lambda n, method, path: Delay(2.0) if "_search" in path and n % 3 == 0 else PASS) as proxy:
+    with FaultProxy(
+        node.url, lambda n, method, path: Delay(2.0) if "_search" in path and n % 3 == 0 else PASS
+    ) as proxy:
         searcher = Searcher.open(connect_to(proxy, timeout=1.0), alias, embedder)
         assert all(searcher.search("reembolso pedido", technique="bm25").hits for _ in range(6))
-    write_figures("proxy-search", {"reset": "ClusterUnavailableError", "slow_answer_timeout_s": 1.0,
-                                   "seconds_until_clear_error": round(waited, 1)})
+    write_figures(
+        "proxy-search",
+        {
+            "reset": "ClusterUnavailableError",
+            "slow_answer_timeout_s": 1.0,
+            "seconds_until_clear_error": round(waited, 1),
+        },
+    )

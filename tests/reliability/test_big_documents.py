@@ -39,7 +39,9 @@ def _big_text() -> str:
     return ("refund invoice " + body)[:BIG]
 
 
-def test_16_searchers_beside_a_million_character_document_meet_only_the_breaker_and_rarely(big_node, embedder, tmp_path):
+def test_16_searchers_beside_a_million_character_document_meet_only_the_breaker_and_rarely(
+    big_node, embedder, tmp_path
+):
     from adapter.index.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.engines import connect
@@ -60,10 +62,13 @@ def test_16_searchers_beside_a_million_character_document_meet_only_the_breaker_
     for technique in ("bm25", "dense", "hybrid", "client-rrf"):  # every way a page is fetched
         first = searcher.search("refund invoice", k=10, technique=technique)
         assert first.excerpts == Excerpts(("title", "text"), 10_000)
-        assert first.hits and all(0 < len(h.text) <= 10_000 and len(h.source["text"]) <= 10_000 and h.title for h in first.hits), technique
+        assert first.hits and all(
+            0 < len(h.text) <= 10_000 and len(h.source["text"]) <= 10_000 and h.title for h in first.hits
+        ), technique
         if technique == "bm25":  # it ranks first, as in the issue (the test embedder's vectors know no meaning)
             assert first.hits[0].id == "huge" and first.hits[0].title == "Refund invoice"
-            assert first.hits[0].text.startswith("refund invoice") and first.hits[0].text.endswith("…")  # its start, cut
+            # its start, cut
+            assert first.hits[0].text.startswith("refund invoice") and first.hits[0].text.endswith("…")
     whole = searcher.search("refund invoice", k=1, technique="bm25", options=SearchOptions(full_text=True))
     assert len(whole.hits[0].text) == BIG and whole.excerpts is None  # the full source, when asked for
 
@@ -95,9 +100,17 @@ def test_16_searchers_beside_a_million_character_document_meet_only_the_breaker_
         t.start()
     for t in threads:
         t.join()
-    figures = {"document_characters": BIG, "searchers": SEARCHERS, "seconds": SECONDS, "searches": counts["ok"] + counts["errors"],
-               "errors": counts["errors"], "first_errors": errors[:3], "p50_ms": round(1000 * float(np.percentile(latencies, 50)), 1),
-               "p99_ms": round(1000 * float(np.percentile(latencies, 99)), 1), "heap": "1g"}
+    figures = {
+        "document_characters": BIG,
+        "searchers": SEARCHERS,
+        "seconds": SECONDS,
+        "searches": counts["ok"] + counts["errors"],
+        "errors": counts["errors"],
+        "first_errors": errors[:3],
+        "p50_ms": round(1000 * float(np.percentile(latencies, 50)), 1),
+        "p99_ms": round(1000 * float(np.percentile(latencies, 99)), 1),
+        "heap": "1g",
+    }
     write_figures("big-document-breaker", figures)
     # Every error is the node's memory breaker (429 "Data too large", no work done), after the search's
     # 5 tries (7.75 s), and they are at most 1% of the searches. It was 0 before one request per search made
@@ -108,7 +121,9 @@ def test_16_searchers_beside_a_million_character_document_meet_only_the_breaker_
     assert counts["ok"] > SEARCHERS
 
 
-def test_a_document_over_the_request_size_limit_is_named_with_the_limit(big_node, embedder, tmp_path, cli_embedder, capsys):
+def test_a_document_over_the_request_size_limit_is_named_with_the_limit(
+    big_node, embedder, tmp_path, cli_embedder, capsys
+):
     from adapter.index.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.cli import main
@@ -122,8 +137,24 @@ def test_a_document_over_the_request_size_limit_is_named_with_the_limit(big_node
         fh.write(json.dumps({"id": "fine", "text": "a small document"}) + "\n")
         fh.write(json.dumps({"id": "too-large", "text": "palabra " * 400_000}) + "\n")  # 3.2 MB of JSON
     failures = tmp_path / "failures.jsonl"
-    code = main(["ingest", str(src), "--index", alias, "--embedder", "test:hashing", "--url", big_node.url, "--quiet",
-                 "--no-cache", "--max-chars", "0", "--failures", str(failures)])
+    code = main(
+        [
+            "ingest",
+            str(src),
+            "--index",
+            alias,
+            "--embedder",
+            "test:hashing",
+            "--url",
+            big_node.url,
+            "--quiet",
+            "--no-cache",
+            "--max-chars",
+            "0",
+            "--failures",
+            str(failures),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 3, (out, err)
     rows = [json.loads(line) for line in failures.read_text().splitlines()]

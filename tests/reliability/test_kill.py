@@ -8,7 +8,14 @@ import threading
 import time
 
 from adapter.cli import main
-from tests.reliability.conftest import connect_to, corpus, expected_checksums, indexed_checksums, make_index, write_figures
+from tests.reliability.conftest import (
+    connect_to,
+    corpus,
+    expected_checksums,
+    indexed_checksums,
+    make_index,
+    write_figures,
+)
 from tests.support.nodes import kill_hard, restart
 
 # Enough rows that a fast machine is still ingesting when the node dies (6,000 finished in under
@@ -24,8 +31,24 @@ def indexed_so_far(client, alias) -> int:
 
 
 def ingest_cli(path, alias, url, failures, capsys=None):
-    return main(["ingest", str(path), "--index", alias, "--embedder", "test:hashing", "--url", url, "--quiet",
-                 "--no-cache", "--batch-size", "100", "--failures", str(failures)])
+    return main(
+        [
+            "ingest",
+            str(path),
+            "--index",
+            alias,
+            "--embedder",
+            "test:hashing",
+            "--url",
+            url,
+            "--quiet",
+            "--no-cache",
+            "--batch-size",
+            "100",
+            "--failures",
+            str(failures),
+        ]
+    )
 
 
 def test_sigkill_mid_ingest_then_restart_and_rerun_is_exact(node, embedder, cli_embedder, tmp_path, capsys):
@@ -53,14 +76,20 @@ def test_sigkill_mid_ingest_then_restart_and_rerun_is_exact(node, embedder, cli_
 
     # The first run fails clearly, naming the cluster and the failures file; nothing is silent.
     assert first["code"] == 2
-    assert "error: lost the connection to http://127.0.0.1:" in err and "not confirmed written" in err and str(failures) in err
+    assert (
+        "error: lost the connection to http://127.0.0.1:" in err
+        and "not confirmed written" in err
+        and str(failures) in err
+    )
     unconfirmed = [json.loads(line) for line in failures.read_text().splitlines()]
     assert unconfirmed and {r["stage"] for r in unconfirmed} <= {"index", "not-sent"}
 
     started = time.monotonic()
     restart(node)
     restart_seconds = time.monotonic() - started
-    assert node.url == url_before, "the restarted node took another port: a saved OPENSEARCH_URL would break (issue 20 item 18)"
+    assert node.url == url_before, (
+        "the restarted node took another port: a saved OPENSEARCH_URL would break (issue 20 item 18)"
+    )
     client = connect_to(node)
     client.cluster.health(index=alias, wait_for_status="yellow")
     survived = client.count(index=alias)["count"]
@@ -70,6 +99,16 @@ def test_sigkill_mid_ingest_then_restart_and_rerun_is_exact(node, embedder, cli_
     out, _ = capsys.readouterr()
     assert "every row landed" in out
     assert indexed_checksums(client, alias) == expected
-    write_figures("kill", {"documents": DOCS, "seen_before_kill": killed_at, "killed_pid": pid,
-                           "unconfirmed_rows_listed": len(unconfirmed), "count_after_restart": survived,
-                           "restart_seconds": round(restart_seconds, 1), "final_count": len(expected), "checksums_equal": True})
+    write_figures(
+        "kill",
+        {
+            "documents": DOCS,
+            "seen_before_kill": killed_at,
+            "killed_pid": pid,
+            "unconfirmed_rows_listed": len(unconfirmed),
+            "count_after_restart": survived,
+            "restart_seconds": round(restart_seconds, 1),
+            "final_count": len(expected),
+            "checksums_equal": True,
+        },
+    )

@@ -21,13 +21,22 @@ from tests.support.faults import black_hole
 SEARCHERS = 32
 SECONDS = 20.0
 TECHNIQUES = ("bm25", "dense", "hybrid", "client-rrf")
-QUERIES = ("reembolso del pedido", "error E-00042", "tarjeta y pago", "devolución de la factura", "clave de la cuenta", "envío")
+QUERIES = (
+    "reembolso del pedido",
+    "error E-00042",
+    "tarjeta y pago",
+    "devolución de la factura",
+    "clave de la cuenta",
+    "envío",
+)
 
 
 def test_32_concurrent_searchers_for_a_bounded_time_make_no_errors(node, embedder, tmp_path):
     client = connect_to(node)
     alias = make_index(client, "rel-load", embedder)
-    report = Ingestor.open(client, alias, embedder, progress=False).ingest(read_source(corpus(tmp_path / "d.jsonl", 2_000)))
+    report = Ingestor.open(client, alias, embedder, progress=False).ingest(
+        read_source(corpus(tmp_path / "d.jsonl", 2_000))
+    )
     assert report.failures == ()
     # One client shared by every thread, as an application would (its pool is thread-safe), one connection each.
     shared = connect(node.url, pool_maxsize=SEARCHERS)
@@ -63,11 +72,21 @@ def test_32_concurrent_searchers_for_a_bounded_time_make_no_errors(node, embedde
     assert errors == []
     every = [ms for values in latencies.values() for ms in values]
     figures = {
-        "searchers": SEARCHERS, "seconds": round(elapsed, 1), "searches": len(every), "errors": len(errors),
+        "searchers": SEARCHERS,
+        "seconds": round(elapsed, 1),
+        "searches": len(every),
+        "errors": len(errors),
         "throughput_per_s": round(len(every) / elapsed, 1),
-        "p50_ms": round(float(np.percentile(every, 50)), 1), "p99_ms": round(float(np.percentile(every, 99)), 1),
-        "by_technique": {t: {"searches": len(v), "p50_ms": round(float(np.percentile(v, 50)), 1),
-                             "p99_ms": round(float(np.percentile(v, 99)), 1)} for t, v in latencies.items()},
+        "p50_ms": round(float(np.percentile(every, 50)), 1),
+        "p99_ms": round(float(np.percentile(every, 99)), 1),
+        "by_technique": {
+            t: {
+                "searches": len(v),
+                "p50_ms": round(float(np.percentile(v, 50)), 1),
+                "p99_ms": round(float(np.percentile(v, 99)), 1),
+            }
+            for t, v in latencies.items()
+        },
         "documents": 2_000,
     }
     write_figures("load", figures)
@@ -83,7 +102,9 @@ def _free_port() -> int:
 def test_a_dead_node_fails_fast_with_a_clear_message(embedder):
     port = _free_port()  # nothing listens: what a killed node leaves
     started = time.perf_counter()
-    with pytest.raises(ClusterUnavailableError, match=rf"cannot reach OpenSearch at http://127.0.0.1:{port}.*is it running"):
+    with pytest.raises(
+        ClusterUnavailableError, match=rf"cannot reach OpenSearch at http://127.0.0.1:{port}.*is it running"
+    ):
         Searcher.open(connect(f"http://127.0.0.1:{port}"), "anything", embedder)
     refused = time.perf_counter() - started
     listener, held, hole = black_hole()  # a host that never answers the connection
@@ -96,4 +117,7 @@ def test_a_dead_node_fails_fast_with_a_clear_message(embedder):
         for sock in (*held, listener):
             sock.close()
     assert refused < 2.0 and unanswered < 4 * 1.0 + 2.0  # four attempts (1 + 3 retries) of the connect timeout
-    write_figures("dead-node", {"refused_seconds": round(refused, 2), "unanswered_seconds_connect_timeout_1s": round(unanswered, 1)})
+    write_figures(
+        "dead-node",
+        {"refused_seconds": round(refused, 2), "unanswered_seconds_connect_timeout_1s": round(unanswered, 1)},
+    )

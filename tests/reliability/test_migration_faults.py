@@ -45,7 +45,16 @@ from tests.support.nodes import kill_hard, own_node, restart
 
 SEED = 20
 DOCS = 120
-STEPS = ("reindex", "term:copy", "term:catch-up", "term:freeze", "term:swap", "rollback", "ingest-during-reindex", "kill-node")
+STEPS = (
+    "reindex",
+    "term:copy",
+    "term:catch-up",
+    "term:freeze",
+    "term:swap",
+    "rollback",
+    "ingest-during-reindex",
+    "kill-node",
+)
 MODELS = {OLD.fingerprint.spec: OLD, NEW.fingerprint.spec: NEW}
 
 
@@ -105,8 +114,17 @@ class World:
         return "old" if self.live_model() is NEW else "new"
 
 
-def _hybrid(world: World, step: str, command: str, *, pause: float = 0.0, trigger=None, hold: float = 3.0,
-            signal_to_send: int = signal.SIGTERM, during=None) -> Run:
+def _hybrid(
+    world: World,
+    step: str,
+    command: str,
+    *,
+    pause: float = 0.0,
+    trigger=None,
+    hold: float = 3.0,
+    signal_to_send: int = signal.SIGTERM,
+    during=None,
+) -> Run:
     """Run ``hybrid reindex|rollback`` through a proxy that counts ``_aliases`` requests; when
     ``trigger(method, path)`` matches a request, the proxy holds its answer and the child gets the signal."""
     swaps = []
@@ -122,10 +140,26 @@ def _hybrid(world: World, step: str, command: str, *, pause: float = 0.0, trigge
 
     started = time.monotonic()
     with FaultProxy(world.url, policy) as proxy:
-        proc = subprocess.Popen([sys.executable, "-m", "tests.support.migration", "cli", command, proxy.url, world.alias,
-                                 str(world.checkpoint), str(world.tmp / "cache.sqlite"), str(pause), world.other_model()],
-                                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.support.migration",
+                "cli",
+                command,
+                proxy.url,
+                world.alias,
+                str(world.checkpoint),
+                str(world.tmp / "cache.sqlite"),
+                str(pause),
+                world.other_model(),
+            ],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         worker = threading.Thread(target=during, args=(proc,)) if during else None
         if worker:
             worker.start()
@@ -183,8 +217,13 @@ def _ingest(world: World, rows) -> list:
     """Rows through the alias with its live model; returns the rows that did not land."""
     from adapter.ingest.ingestor import Ingestor
 
-    report = Ingestor.open(world.client, world.alias, world.live_model(), progress=False,
-                           failures_path=world.tmp / f"failures-{world.written}.jsonl").ingest(_docs(rows))
+    report = Ingestor.open(
+        world.client,
+        world.alias,
+        world.live_model(),
+        progress=False,
+        failures_path=world.tmp / f"failures-{world.written}.jsonl",
+    ).ingest(_docs(rows))
     world.written += 1
     failed = {f.id for f in report.failures}
     return [r for r in rows if r["id"] in failed]
@@ -194,7 +233,9 @@ def _check_alias(world: World, *, writable: bool) -> None:
     live = world.live()
     assert len(live) == 1, f"the alias names {live}"
     if writable:
-        assert not _blocks(world.cluster, live[0]), f"the alias ends on {live[0]}, which refuses writes ({_blocks(world.cluster, live[0])})"
+        assert not _blocks(world.cluster, live[0]), (
+            f"the alias ends on {live[0]}, which refuses writes ({_blocks(world.cluster, live[0])})"
+        )
 
 
 def _step(world: World, step: str) -> None:
@@ -209,7 +250,11 @@ def _step(world: World, step: str) -> None:
         from adapter.engines import cluster_for
         from adapter.admin.live_state import versions_of
 
-        if not [v for v in versions_of(cluster_for(world.client), world.alias) if index_version(v) < index_version(world.live()[0])]:
+        if not [
+            v
+            for v in versions_of(cluster_for(world.client), world.alias)
+            if index_version(v) < index_version(world.live()[0])
+        ]:
             return _step(world, "reindex")  # nothing to go back to yet
         if world.checkpoint.exists():  # an interrupted migration first: rolling back under it is not this property
             return _step(world, "reindex")
@@ -218,7 +263,7 @@ def _step(world: World, step: str) -> None:
     elif step == "ingest-during-reindex":
         n = world.written
         rows = [dict(r, id=f"w{n}-{r['id']}") for r in corpus(12, prefix="x")]
-        changed = [dict(r, text=r["text"] + f" rev{n}") for r in corpus(DOCS)[n % 10::10][:6]]
+        changed = [dict(r, text=r["text"] + f" rev{n}") for r in corpus(DOCS)[n % 10 :: 10][:6]]
         refused: list = []
 
         def write(proc):
@@ -285,8 +330,10 @@ def _check_documents(world: World) -> int:
     model = MODELS[info.fingerprint.spec]
     world.cluster.refresh([world.alias])
     hits = world.cluster.search(world.alias, {"size": 1000, "query": {"match_all": {}}})["hits"]["hits"]
-    found = {h["_id"]: {"title": h["_source"]["title"], "text": h["_source"]["text"], "metadata": h["_source"]["metadata"]}
-             for h in hits}
+    found = {
+        h["_id"]: {"title": h["_source"]["title"], "text": h["_source"]["text"], "metadata": h["_source"]["metadata"]}
+        for h in hits
+    }
     assert {k: _digest(v) for k, v in found.items()} == {k: _digest(v) for k, v in world.expected.items()}
     for h in hits:
         want = model.embed_documents([embedding_text(h["_source"]["title"], h["_source"]["text"])])[0]
@@ -324,9 +371,16 @@ def _sequences(world: World, n: int, rng: random.Random, steps: tuple[str, ...])
     by_kind: dict[str, list] = {}
     for run in world.runs:
         by_kind.setdefault(run.step, []).append(run)
-    figures["runs"] = {k: {"runs": len(v), "exit codes": sorted({r.code for r in v}), "swaps": sum(r.swaps for r in v),
-                           "max swaps in one run": max(r.swaps for r in v), "seconds": round(sum(r.seconds for r in v), 1)}
-                       for k, v in sorted(by_kind.items())}
+    figures["runs"] = {
+        k: {
+            "runs": len(v),
+            "exit codes": sorted({r.code for r in v}),
+            "swaps": sum(r.swaps for r in v),
+            "max swaps in one run": max(r.swaps for r in v),
+            "seconds": round(sum(r.seconds for r in v), 1),
+        }
+        for k, v in sorted(by_kind.items())
+    }
     figures["node kills"] = world.kills
     return figures
 

@@ -13,7 +13,14 @@ import pytest
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.ingest.sources import read_source
-from tests.reliability.conftest import connect_to, corpus, expected_checksums, indexed_checksums, make_index, write_figures
+from tests.reliability.conftest import (
+    connect_to,
+    corpus,
+    expected_checksums,
+    indexed_checksums,
+    make_index,
+    write_figures,
+)
 from tests.support.nodes import own_node
 
 DOCS = 3_000
@@ -59,7 +66,13 @@ def test_ingest_and_search_go_on_while_a_node_stops_and_restarts(cluster, embedd
     alias = make_index(client, "rel-two-nodes", embedder, shards=3)
     index = next(iter(client.indices.get_alias(name=alias)))
     assert client.indices.get_settings(index=index)[index]["settings"]["index"]["number_of_shards"] == "3"
-    assert client.cluster.health(index=alias, wait_for_status="green", params={"timeout": "90s"}, request_timeout=100)["status"] == "green"  # 1 replica each
+    # 1 replica each
+    assert (
+        client.cluster.health(index=alias, wait_for_status="green", params={"timeout": "90s"}, request_timeout=100)[
+            "status"
+        ]
+        == "green"
+    )
     src = corpus(tmp_path / "docs.jsonl", DOCS)
     expected = expected_checksums(src, embedder)
 
@@ -74,8 +87,13 @@ def test_ingest_and_search_go_on_while_a_node_stops_and_restarts(cluster, embedd
             yield from rows[phase * per_phase : (phase + 1) * per_phase if phase < PHASES - 1 else DOCS]
 
     ingested: dict = {}
-    ingest = threading.Thread(target=lambda: ingested.update(report=Ingestor.open(
-        client, alias, embedder, batch_size=50, bulk_batch_size=50, progress=False).ingest(paced(), total=DOCS)))
+    ingest = threading.Thread(
+        target=lambda: ingested.update(
+            report=Ingestor.open(client, alias, embedder, batch_size=50, bulk_batch_size=50, progress=False).ingest(
+                paced(), total=DOCS
+            )
+        )
+    )
 
     checked = ShardCheckingClient(connect_to(cluster))
     searcher = Searcher.open(checked, alias, embedder)
@@ -144,9 +162,23 @@ def test_ingest_and_search_go_on_while_a_node_stops_and_restarts(cluster, embedd
     assert errors == []
     assert partial_results == []  # the answers with a failed shard (checked.partial) were asked for again
     assert during_outage > 0 and all(searches.values())
-    write_figures("two-nodes", {
-        "documents": DOCS, "shards": 3, "replicas": 1, "searches": sum(searches.values()), "searches_during_outage": during_outage,
-        "search_errors": len(errors), "partial_answers_asked_again": len(checked.partial), "partial_results": len(partial_results), "ingest_failures": len(report.failures),
-        "retried_429": report.retried_429, "retried_5xx": report.retried_5xx, "stop_seconds": round(stopped_seconds, 1),
-        "outage_seconds": round(outage_seconds, 1), "restart_seconds": round(restart_seconds, 1), "checksums_equal": True,
-    })
+    write_figures(
+        "two-nodes",
+        {
+            "documents": DOCS,
+            "shards": 3,
+            "replicas": 1,
+            "searches": sum(searches.values()),
+            "searches_during_outage": during_outage,
+            "search_errors": len(errors),
+            "partial_answers_asked_again": len(checked.partial),
+            "partial_results": len(partial_results),
+            "ingest_failures": len(report.failures),
+            "retried_429": report.retried_429,
+            "retried_5xx": report.retried_5xx,
+            "stop_seconds": round(stopped_seconds, 1),
+            "outage_seconds": round(outage_seconds, 1),
+            "restart_seconds": round(restart_seconds, 1),
+            "checksums_equal": True,
+        },
+    )

@@ -24,7 +24,9 @@ def cli(monkeypatch, capsys):
     import adapter.models.embedders as embedders
 
     real = embedders.load_embedder
-    monkeypatch.setattr(embedders, "load_embedder", lambda spec, **o: TEST_EMBEDDER if spec == "test:hashing" else real(spec, **o))
+    monkeypatch.setattr(
+        embedders, "load_embedder", lambda spec, **o: TEST_EMBEDDER if spec == "test:hashing" else real(spec, **o)
+    )
 
     def run(*args):
         capsys.readouterr()
@@ -74,6 +76,11 @@ if __name__ == "__main__":
 def fresh_cli(*args: str, block: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     """The ``hybrid`` command in a fresh interpreter, as on an install without the ``block``\\ ed packages
     (each is set to None in ``sys.modules``, so importing it fails as if it were not installed)."""
-    code = ("import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in block)
-            + "from adapter.cli import main\nsys.exit(main(sys.argv[1:]))\n")
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+    code = (
+        "import sys\n"
+        + "".join(f"sys.modules[{name!r}] = None\n" for name in block)
+        + "from adapter.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}
+    )

@@ -50,8 +50,10 @@ def missing(*extras: str) -> list[str]:
 
 def _reason(absent: list[str]) -> str:
     names = ",".join(absent)
-    return (f"needs the {names} extra{'s' if len(absent) > 1 else ''}, not installed here "
-            f"(make test installs every extra; or .venv/bin/pip install -c constraints.txt -e '.[{names}]')")
+    return (
+        f"needs the {names} extra{'s' if len(absent) > 1 else ''}, not installed here "
+        f"(make test installs every extra; or .venv/bin/pip install -c constraints.txt -e '.[{names}]')"
+    )
 
 
 def requires_extra(*extras: str) -> pytest.MarkDecorator:

@@ -9,7 +9,8 @@ forwarding. Everything is bounded: the proxy runs in daemon threads and stops wi
 
 ``policy(n, method, path)`` gets the request's number (from 1), method and path and returns
 ``PASS``, ``Status(503)`` (or ``Status(500, reason, type)``: the server's words), ``RESET``, ``Delay(seconds)`` or
-``Hold(seconds)``; :attr:`FaultProxy.log` keeps ``(n, method, path, action)`` for every request, :attr:`FaultProxy.headers` its headers.
+``Hold(seconds)``; :attr:`FaultProxy.log` keeps ``(n, method, path, action)`` for every request,
+:attr:`FaultProxy.headers` its headers.
 """
 
 from __future__ import annotations

@@ -53,7 +53,9 @@ def drive(clients: int, seconds: float, make_call: Callable[[int], Call]) -> lis
     return answers
 
 
-def json_poster(base: str, path: str, bodies: Sequence[Any], *, headers: dict[str, str] | None = None, timeout: float = 120) -> Callable[[int], Call]:
+def json_poster(
+    base: str, path: str, bodies: Sequence[Any], *, headers: dict[str, str] | None = None, timeout: float = 120
+) -> Callable[[int], Call]:
     """Clients that POST ``bodies`` in turn (shared among them) to ``base + path``."""
     host, port = base.removeprefix("http://").rsplit(":", 1)
     counter = itertools.count()
@@ -98,8 +100,14 @@ def in_a_process(base: str, path: str, bodies: Sequence[Any], *, clients: int, s
     with tempfile.TemporaryDirectory() as tmp:
         given = Path(tmp) / "bodies.json"
         given.write_text(json.dumps(list(bodies)))
-        done = subprocess.run([sys.executable, "-m", "tests.support.load", base, path, str(given), str(clients), str(seconds)],
-                              cwd=str(root), capture_output=True, text=True, timeout=seconds + 300, env=dict(os.environ))
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.support.load", base, path, str(given), str(clients), str(seconds)],
+            cwd=str(root),
+            capture_output=True,
+            text=True,
+            timeout=seconds + 300,
+            env=dict(os.environ),
+        )
     if done.returncode != 0:
         raise RuntimeError(f"the load clients failed: {done.stderr[-2000:]}")
     return [Answer(**row) for row in json.loads(done.stdout)]

@@ -22,8 +22,12 @@ WORDS = "protein cell gene virus cancer immune brain heart blood lung liver kidn
 def corpus(n: int, prefix: str = "d") -> list[dict]:
     """``n`` documents; each holds a token of its own (``tok<i>x``) that only it has."""
     return [
-        {"id": f"{prefix}{i:04d}", "title": f"Title {WORDS[i % len(WORDS)]}",
-         "text": f"{' '.join(WORDS[(i + j) % len(WORDS)] for j in range(6))} tok{i}x", "lang": "en" if i % 2 else "es"}
+        {
+            "id": f"{prefix}{i:04d}",
+            "title": f"Title {WORDS[i % len(WORDS)]}",
+            "text": f"{' '.join(WORDS[(i + j) % len(WORDS)] for j in range(6))} tok{i}x",
+            "lang": "en" if i % 2 else "es",
+        }
         for i in range(n)
     ]
 
@@ -75,8 +79,16 @@ def main(url: str, alias: str, checkpoint: str, cache: str) -> None:
     from adapter.index.assets import IndexSpec
 
     desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard"))
-    reindex(connect_cluster(url), desired, Slow(NEW, pause=0.2), cache=EmbeddingCache(cache), checkpoint=checkpoint, batch=16,
-            progress=False, log=lambda m: None)
+    reindex(
+        connect_cluster(url),
+        desired,
+        Slow(NEW, pause=0.2),
+        cache=EmbeddingCache(cache),
+        checkpoint=checkpoint,
+        batch=16,
+        progress=False,
+        log=lambda m: None,
+    )
 
 
 def cli(command: str, url: str, alias: str, checkpoint: str, cache: str, pause: str = "0", model: str = "new") -> int:
@@ -90,8 +102,19 @@ def cli(command: str, url: str, alias: str, checkpoint: str, cache: str, pause: 
     embedders.load_index_embedder = lambda spec, **o: slow[spec]
     if command == "reindex":
         target = {"old": OLD, "new": NEW}[model]
-        args = ["reindex", "--index", alias, "--embedder", target.fingerprint.spec, "--analyzer", "standard", "--checkpoint", checkpoint,
-                "--batch-size", "16"]
+        args = [
+            "reindex",
+            "--index",
+            alias,
+            "--embedder",
+            target.fingerprint.spec,
+            "--analyzer",
+            "standard",
+            "--checkpoint",
+            checkpoint,
+            "--batch-size",
+            "16",
+        ]
     else:
         args = ["rollback", alias]
     return hybrid([*args, "--url", url, "--cache", cache, *(["-q"] if command == "reindex" else [])])

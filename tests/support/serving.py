@@ -50,8 +50,9 @@ def served(app: Any, **listen: Any) -> Iterator[str]:
         thread.join(timeout=30)
 
 
-def call(url: str, *, method: str = "GET", body: bytes | None = None, headers: dict | None = None,
-         timeout: float = 60) -> tuple[int, dict, bytes, float]:
+def call(
+    url: str, *, method: str = "GET", body: bytes | None = None, headers: dict | None = None, timeout: float = 60
+) -> tuple[int, dict, bytes, float]:
     """(status, headers, body, seconds) of one request, errors included."""
     request = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
     started = time.perf_counter()
@@ -63,7 +64,9 @@ def call(url: str, *, method: str = "GET", body: bytes | None = None, headers: d
 
 
 def post_json(url: str, document, **options):
-    return call(url, method="POST", body=json.dumps(document).encode(), headers={"Content-Type": "application/json"}, **options)
+    return call(
+        url, method="POST", body=json.dumps(document).encode(), headers={"Content-Type": "application/json"}, **options
+    )
 
 
 def counter(metrics_text: str, name: str, **labels) -> float:
@@ -81,8 +84,14 @@ def serve_command(index: str, cluster_url: str, *extra: str) -> tuple[subprocess
     """``hybrid serve`` in a process of its own (``test:hashing`` loadable: tests.support.cli)."""
     port = free_port()
     env = {**os.environ, "OPENSEARCH_URL": cluster_url}
-    process = subprocess.Popen([sys.executable, "-m", "tests.support.cli", "serve", "--index", index, "--port", str(port), *extra],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.cli", "serve", "--index", index, "--port", str(port), *extra],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=str(ROOT),
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and process.poll() is None:

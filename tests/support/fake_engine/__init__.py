@@ -1,6 +1,7 @@
 """A third engine, in memory: the proof that an engine is one folder.
 
-:class:`FakeEngine` (the dialect: its own vector field and k-NN query, its capabilities) and :class:`FakeCluster` (the port: every :class:`adapter.engines.port.Cluster` method,
+:class:`FakeEngine` (the dialect: its own vector field and k-NN query, its capabilities) and :class:`FakeCluster` (the
+port: every :class:`adapter.engines.port.Cluster` method,
 over indices, aliases and templates held in memory, with a small BM25 and a cosine k-NN that
 really search). Nothing outside this folder knows it exists: it registers itself with the engine
 registry (below), and ``init_index``, ``Ingestor``, ``Searcher`` and ``plan_spec`` take a

@@ -13,7 +13,7 @@ from adapter.errors import BackendError, CapabilityError
 from adapter.index.plan import canonical_settings
 
 from .engine import FAKE, FakeEngine, fake_capabilities
-from .search import BM25, matches, project, ranked, sort_key, tokens
+from .search import BM25, project, ranked, sort_key, tokens
 
 NO_PIPELINES = "the fake engine has no search pipelines"
 
@@ -27,7 +27,9 @@ class _Index:
 
 
 def _missing(what: str) -> BackendError:
-    return BackendError(f"{what}: the fake engine answered 404: no such index", status=404, reason="index_not_found_exception")
+    return BackendError(
+        f"{what}: the fake engine answered 404: no such index", status=404, reason="index_not_found_exception"
+    )
 
 
 class FakeCluster(Cluster):
@@ -52,7 +54,9 @@ class FakeCluster(Cluster):
     def cluster_id(self, *, action: str | None = None) -> str:
         return "fake-cluster"
 
-    def health(self, index: str | None = None, *, wait_for_status: str | None = None, timeout: str | None = None) -> Json:
+    def health(
+        self, index: str | None = None, *, wait_for_status: str | None = None, timeout: str | None = None
+    ) -> Json:
         return {"status": "green", "number_of_nodes": 1}
 
     def allocation_explain(self, index: str, *, shard: int = 0, primary: bool = True) -> Json | None:
@@ -102,7 +106,11 @@ class FakeCluster(Cluster):
         page = []
         for doc_id, score in hits[start : start + size]:
             source = docs[doc_id]
-            hit: dict[str, Any] = {"_index": self._home(doc_id, index), "_id": doc_id, "_score": None if sort else score}
+            hit: dict[str, Any] = {
+                "_index": self._home(doc_id, index),
+                "_id": doc_id,
+                "_score": None if sort else score,
+            }
             kept = project(source, body.get("_source", True))
             if kept is not None:
                 hit["_source"] = kept
@@ -111,8 +119,11 @@ class FakeCluster(Cluster):
             if body.get("docvalue_fields"):
                 hit["fields"] = {f: [source.get(f)] for f in body["docvalue_fields"] if source.get(f) is not None}
             page.append(hit)
-        answer: Json = {"took": 1, "_shards": {"total": 1, "successful": 1, "failed": 0},
-                        "hits": {"total": {"value": len(hits), "relation": "eq"}, "hits": page}}
+        answer: Json = {
+            "took": 1,
+            "_shards": {"total": 1, "successful": 1, "failed": 0},
+            "hits": {"total": {"value": len(hits), "relation": "eq"}, "hits": page},
+        }
         if index is None:
             answer["pit_id"] = body["pit"]["id"]
         return answer
@@ -130,11 +141,21 @@ class FakeCluster(Cluster):
         record("POST", "/_msearch", {}, lines)
         return {"took": 1, "responses": [self._search(index, b, action or f"searching {index}") for b in bodies]}
 
-    def mget(self, index: str, ids: Sequence[str], *, exclude: Sequence[str] = (), action: str | None = None) -> list[Json]:
-        record("POST", f"/{index}/_mget", {"_source_excludes": ",".join(exclude)} if exclude else {}, {"ids": list(ids)})
+    def mget(
+        self, index: str, ids: Sequence[str], *, exclude: Sequence[str] = (), action: str | None = None
+    ) -> list[Json]:
+        record(
+            "POST", f"/{index}/_mget", {"_source_excludes": ",".join(exclude)} if exclude else {}, {"ids": list(ids)}
+        )
         docs = self._docs(index, {}, action or f"fetching documents from {index}")
-        return [{"_id": i, "found": i in docs, **({"_source": project(docs[i], {"excludes": list(exclude)})} if i in docs else {})}
-                for i in ids]
+        return [
+            {
+                "_id": i,
+                "found": i in docs,
+                **({"_source": project(docs[i], {"excludes": list(exclude)})} if i in docs else {}),
+            }
+            for i in ids
+        ]
 
     def count(self, index: str, query: Body | None = None, *, action: str | None = None) -> int:
         docs = self._docs(index, {}, action or f"counting {index}")
@@ -147,10 +168,21 @@ class FakeCluster(Cluster):
         for name in body["fields"]:
             terms, df, _ = bm25.field(name)
             words = tokens(body["doc"][name])
-            out[name] = {"field_statistics": {"doc_count": sum(1 for t in terms.values() if t),
-                                              "sum_ttf": sum(map(len, terms.values())), "sum_doc_freq": sum(df.values())},
-                         "terms": {w: {"term_freq": words.count(w), "doc_freq": df.get(w, 0),
-                                       "ttf": sum(t.count(w) for t in terms.values())} for w in set(words)}}
+            out[name] = {
+                "field_statistics": {
+                    "doc_count": sum(1 for t in terms.values() if t),
+                    "sum_ttf": sum(map(len, terms.values())),
+                    "sum_doc_freq": sum(df.values()),
+                },
+                "terms": {
+                    w: {
+                        "term_freq": words.count(w),
+                        "doc_freq": df.get(w, 0),
+                        "ttf": sum(t.count(w) for t in terms.values()),
+                    }
+                    for w in set(words)
+                },
+            }
         return {"took": 1, "term_vectors": out}
 
     def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
@@ -162,14 +194,26 @@ class FakeCluster(Cluster):
         self._pits.pop(pit, None)
 
     # -- writing documents ----------------------------------------------------------------------------
-    def bulk(self, actions: Iterable[Mapping[str, Any]], options: BulkOptions = BulkOptions(), *,
-             counts: BulkCounts | None = None, action: str | None = None) -> Iterator[Json]:
+    def bulk(
+        self,
+        actions: Iterable[Mapping[str, Any]],
+        options: BulkOptions = BulkOptions(),
+        *,
+        counts: BulkCounts | None = None,
+        action: str | None = None,
+    ) -> Iterator[Json]:
         for act in actions:
             op, doc_id = act.get("_op_type", "index"), str(act["_id"])
             names = self._concrete(act["_index"])
             if len(names) != 1:
-                yield {op: {"_index": act["_index"], "_id": doc_id, "status": 404,
-                            "error": {"type": "index_not_found_exception", "reason": f"no such index [{act['_index']}]"}}}
+                yield {
+                    op: {
+                        "_index": act["_index"],
+                        "_id": doc_id,
+                        "status": 404,
+                        "error": {"type": "index_not_found_exception", "reason": f"no such index [{act['_index']}]"},
+                    }
+                }
                 continue
             index = self.indices[names[0]]
             if op == "delete":
@@ -178,8 +222,14 @@ class FakeCluster(Cluster):
                 continue
             problem = self._refused(index, act["_source"])
             if problem:
-                yield {op: {"_index": names[0], "_id": doc_id, "status": 400,
-                            "error": {"type": "document_parsing_exception", "reason": problem}}}
+                yield {
+                    op: {
+                        "_index": names[0],
+                        "_id": doc_id,
+                        "status": 400,
+                        "error": {"type": "document_parsing_exception", "reason": problem},
+                    }
+                }
                 continue
             index.docs[doc_id] = copy.deepcopy(dict(act["_source"]))
             self._map_metadata(index, act["_source"])
@@ -230,17 +280,27 @@ class FakeCluster(Cluster):
     def aliases_matching(self, pattern: str, *, action: str | None = None) -> set[str]:
         return {a for ix in self.indices.values() for a in ix.aliases if fnmatch.fnmatch(a, pattern)}
 
-    def get_index(self, index: str, *, include_defaults: bool = False, filter_path: str | None = None,
-                  action: str | None = None) -> Json:
+    def get_index(
+        self, index: str, *, include_defaults: bool = False, filter_path: str | None = None, action: str | None = None
+    ) -> Json:
         if index not in self.indices:
             raise _missing(action or f"reading {index}")
         ix = self.indices[index]
-        return {"mappings": copy.deepcopy(ix.mappings), "settings": dict(ix.settings), "aliases": {a: {} for a in ix.aliases}}
+        return {
+            "mappings": copy.deepcopy(ix.mappings),
+            "settings": dict(ix.settings),
+            "aliases": {a: {} for a in ix.aliases},
+        }
 
-    def create_index(self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None) -> None:
+    def create_index(
+        self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None
+    ) -> None:
         if index in self.indices:
-            raise BackendError(f"{action or f'creating {index}'}: the fake engine answered 400: {index} exists", status=400,
-                               reason="resource_already_exists_exception")
+            raise BackendError(
+                f"{action or f'creating {index}'}: the fake engine answered 400: {index} exists",
+                status=400,
+                reason="resource_already_exists_exception",
+            )
         mappings: dict[str, Any] = {"properties": {}}
         settings: dict[str, Any] = {}
         for template in self._templates_for(index):
@@ -253,7 +313,9 @@ class FakeCluster(Cluster):
         self.indices[index] = _Index(mappings, settings, aliases=set(body.get("aliases") or {}))
 
     def _templates_for(self, index: str) -> list[Json]:
-        found = [t for t in self.templates.values() if any(fnmatch.fnmatch(index, p) for p in t.get("index_patterns", ()))]
+        found = [
+            t for t in self.templates.values() if any(fnmatch.fnmatch(index, p) for p in t.get("index_patterns", ()))
+        ]
         return sorted(found, key=lambda t: t.get("priority", 0))[-1:]  # the highest priority applies
 
     def delete_indices(self, indices: Sequence[str], *, action: str | None = None) -> None:
@@ -279,7 +341,7 @@ class FakeCluster(Cluster):
 
     def update_aliases(self, actions: Sequence[Body], *, action: str | None = None) -> None:
         for act in actions:
-            (kind, spec), = act.items()
+            ((kind, spec),) = act.items()
             target = self.indices[spec["index"]].aliases
             (target.add if kind == "add" else target.discard)(spec["alias"])
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from adapter.index.assets import IndexNames, IndexSpec, merged_mapping, render_index_template, render_metadata_component, render_text_component
+from adapter.index.assets import (
+    IndexNames,
+    IndexSpec,
+    merged_mapping,
+    render_index_template,
+    render_metadata_component,
+    render_text_component,
+)
 from adapter.engines.capabilities import Capabilities
 from adapter.engines import HybridRequest
 from adapter.engines.placement import IN_REQUEST
 from adapter.errors import CapabilityError, ConfigurationError
-from adapter.fusion import LEGS, Fusion
+from adapter.fusion import LEGS
 from adapter.engines.dsl import filter_clauses
 from adapter.engines.capabilities import EngineName
 
@@ -23,9 +30,21 @@ class FakeCapabilities(Capabilities):
 
 
 def fake_capabilities(version: str = "1.0.0") -> FakeCapabilities:
-    return FakeCapabilities(version=version, distribution="fake", plugins=(), hybrid=True, normalization=True, rrf=True,
-                            rrf_weights=True, z_score=False, explanation=False, pagination_depth=False, native_engines=False,
-                            engine=NAME, delete_by_query=True)
+    return FakeCapabilities(
+        version=version,
+        distribution="fake",
+        plugins=(),
+        hybrid=True,
+        normalization=True,
+        rrf=True,
+        rrf_weights=True,
+        z_score=False,
+        explanation=False,
+        pagination_depth=False,
+        native_engines=False,
+        engine=NAME,
+        delete_by_query=True,
+    )
 
 
 class FakeEngine:
@@ -46,16 +65,31 @@ class FakeEngine:
         if spec.knn_method != "lucene":
             raise ConfigurationError(f"the fake engine has one k-NN method, not {spec.knn_method!r}")
 
-    def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
-        vector = {"template": {"mappings": {"properties": {spec.vector_field: {
-            "type": "fake_vector", "dims": spec.fingerprint.dimension, "similarity": spec.space_type}}}}}
+    def render_components(
+        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
+    ) -> dict[str, dict[str, Any]]:
+        vector = {
+            "template": {
+                "mappings": {
+                    "properties": {
+                        spec.vector_field: {
+                            "type": "fake_vector",
+                            "dims": spec.fingerprint.dimension,
+                            "similarity": spec.space_type,
+                        }
+                    }
+                }
+            }
+        }
         return {
             names.component("text"): render_text_component(spec, caps),
             names.component("vector"): vector,
             names.component("metadata"): render_metadata_component(),
         }
 
-    def render_index_template(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+    def render_index_template(
+        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
+    ) -> dict[str, Any]:
         body = render_index_template(names, spec)
         body["template"]["settings"].pop("index.search.default_pipeline")
         body["template"]["mappings"]["_meta"] = self._meta(spec)
@@ -68,8 +102,17 @@ class FakeEngine:
         return {**spec.meta, "default_fusion": spec.default_fusion}  # no default pipeline to carry it
 
     # -- requests -------------------------------------------------------------------------------------
-    def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return {"fake_knn": {"field": field, "vector": [float(x) for x in vector], "k": int(k), "filter": filter_clauses(filters)}}
+    def knn_query(
+        self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return {
+            "fake_knn": {
+                "field": field,
+                "vector": [float(x) for x in vector],
+                "k": int(k),
+                "filter": filter_clauses(filters),
+            }
+        }
 
     def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
         # The fake registers no fusion renderer (adapter.engines.render), so the searcher fuses its
@@ -83,7 +126,9 @@ class FakeEngine:
     def refused_fusion(self, error: Any) -> str | None:
         return None
 
-    def explained_leg_scores(self, hit: Any, raw_scores: Sequence[float | None], *, weights: Sequence[float] | None = None) -> list[float | None]:
+    def explained_leg_scores(
+        self, hit: Any, raw_scores: Sequence[float | None], *, weights: Sequence[float] | None = None
+    ) -> list[float | None]:
         return list(raw_scores)[: len(LEGS)]
 
 

@@ -38,21 +38,26 @@ def _values(source: Mapping[str, Any], field: str) -> list[Any]:
 
 def matches(source: Mapping[str, Any], doc_id: str, clause: Mapping[str, Any]) -> bool:
     """Whether a document passes a filter clause (term, terms, range, exists, ids, bool, match_all)."""
-    (kind, body), = clause.items()
+    ((kind, body),) = clause.items()
     if kind == "match_all":
         return True
     if kind == "ids":
         return doc_id in body["values"]
     if kind == "term":
-        (field, value), = ((k, v) for k, v in body.items() if k != "_name")
+        ((field, value),) = ((k, v) for k, v in body.items() if k != "_name")
         value = value.get("value") if isinstance(value, Mapping) else value
         return value in _values(source, field)
     if kind == "terms":
-        (field, wanted), = body.items()
+        ((field, wanted),) = body.items()
         return any(v in wanted for v in _values(source, field))
     if kind == "range":
-        (field, bounds), = body.items()
-        ops = {"gt": lambda a, b: a > b, "gte": lambda a, b: a >= b, "lt": lambda a, b: a < b, "lte": lambda a, b: a <= b}
+        ((field, bounds),) = body.items()
+        ops = {
+            "gt": lambda a, b: a > b,
+            "gte": lambda a, b: a >= b,
+            "lt": lambda a, b: a < b,
+            "lte": lambda a, b: a <= b,
+        }
         return any(all(ops[op](v, bound) for op, bound in bounds.items()) for v in _values(source, field))
     if kind == "exists":
         return bool(_values(source, body["field"]))
@@ -125,7 +130,8 @@ def _cosine_scores(docs: Docs, body: Mapping[str, Any]) -> list[tuple[str, float
             continue
         v = np.asarray(stored, dtype=np.float32)
         denom = float(np.linalg.norm(v) * np.linalg.norm(query)) or 1.0
-        scored.append((doc_id, (1.0 + float(v @ query) / denom) / 2.0))  # cosinesimil's (1 + cos) / 2, as the servers score it
+        # cosinesimil's (1 + cos) / 2, as the servers score it
+        scored.append((doc_id, (1.0 + float(v @ query) / denom) / 2.0))
     scored.sort(key=lambda p: (-p[1], p[0]))
     return scored[: int(body["k"])]
 
@@ -133,7 +139,7 @@ def _cosine_scores(docs: Docs, body: Mapping[str, Any]) -> list[tuple[str, float
 def ranked(docs: Docs, query: Mapping[str, Any], bm25: BM25 | None = None) -> list[tuple[str, float]]:
     """Every matching document with its score, best first (filters alone score 0)."""
     bm25 = bm25 or BM25(docs)
-    (kind, body), = query.items()
+    ((kind, body),) = query.items()
     if kind == "fake_knn":
         return _cosine_scores(docs, body)
     text = _text_clause(query)
@@ -145,9 +151,9 @@ def ranked(docs: Docs, query: Mapping[str, Any], bm25: BM25 | None = None) -> li
 
 def _text_clause(query: Mapping[str, Any]) -> tuple[str, list[str], str] | None:
     """(text, fields, operator) of the scoring clause of a text leg (match / multi_match, alone or in bool.must)."""
-    (kind, body), = query.items()
+    ((kind, body),) = query.items()
     if kind == "match":
-        (field, options), = body.items()
+        ((field, options),) = body.items()
         options = options if isinstance(options, Mapping) else {"query": options}
         return str(options["query"]), [field], str(options.get("operator", "or"))
     if kind == "multi_match":
