@@ -91,7 +91,7 @@ def iterate(items: AsyncIterable[T]) -> Iterator[T]:
             return
 
 
-def is_blocking(client: Any) -> bool:
+def is_blocking(client: object) -> bool:
     """Whether ``client`` is an asyncio client bridged by :class:`Blocking` (its calls wait on the loop)."""
     return isinstance(client, Blocking)
 
@@ -131,10 +131,13 @@ class Blocking:
     """An asyncio client as the sync port sees it: each call waits for its coroutine (:func:`wait`);
     namespaces (``indices``, ``transport``...) are wrapped alike; other attributes read through.
     Its engine is the wrapped client's (:func:`adapter.engines.registry.name_of_client` reads
-    :attr:`async_client`): the bridge itself knows no engine."""
+    :attr:`async_client`): the bridge itself knows no engine and no client library by name."""
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Any, libraries: frozenset[str] | None = None) -> None:
         self._target = target
+        # The packages the client is made of (its classes', its transport's): an attribute of one of them is a
+        # namespace of the client (``indices``, ``transport``), bridged alike. Read off the client: any library's.
+        self._libraries = _libraries_of(target) if libraries is None else libraries
 
     @property
     def async_client(self) -> Any:
@@ -144,32 +147,36 @@ class Blocking:
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._target, name)
         if inspect.iscoroutinefunction(value) or (callable(value) and inspect.ismethod(value)):
-            return _waiting(value)
-        if _is_namespace(value):
-            return Blocking(value)
+            return _waiting(value, type(self._target))
+        namespace = type(value).__module__.split(".")[0] in self._libraries
+        if namespace and not isinstance(value, (str, bytes, int, float, dict, list)):
+            return Blocking(value, self._libraries)
         return value
 
 
-def _waiting(method: Callable[..., Any]) -> Callable[..., Any]:
+def _waiting(method: Callable[..., Any], client_type: type) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         result = method(*args, **kwargs)
         if inspect.isawaitable(result):
             return wait(result)
-        return Blocking(result) if _is_client(result) else result  # elasticsearch-py's client.options(): a copy
+        # elasticsearch-py's client.options(): a copy of the client, bridged alike
+        return Blocking(result) if isinstance(result, client_type) else result
 
     return call
 
 
-def _is_namespace(value: Any) -> bool:
-    """A client's sub-API (``client.indices``) or its transport: objects whose methods are coroutines."""
-    module = type(value).__module__.split(".")[0]
-    return module in ("opensearchpy", "elasticsearch", "elastic_transport") and not isinstance(value, (str, bytes, int, float, dict, list))
+def _packages(cls: type) -> frozenset[str]:
+    """The top-level packages of ``cls`` and its bases, less the standard library's and the adapter's own."""
+    found = {c.__module__.split(".")[0] for c in cls.__mro__}
+    return frozenset(found - {"builtins", "abc", "typing", __name__.split(".")[0]})
 
 
-def _is_client(value: Any) -> bool:
-    return any(c.__name__ in ("AsyncOpenSearch", "AsyncElasticsearch") for c in type(value).__mro__)
+def _libraries_of(client: object) -> frozenset[str]:
+    transport = getattr(client, "transport", None)
+    return _packages(type(client)) | (_packages(type(transport)) if transport is not None else frozenset())
 
 
-def is_async_client(value: Any) -> bool:
-    """Whether ``value`` is an engine's asyncio client (``AsyncOpenSearch``, ``AsyncElasticsearch``)."""
-    return _is_client(value)
+def is_async_client(value: object) -> bool:
+    """Whether ``value`` is an asyncio client (``AsyncOpenSearch``, ``AsyncElasticsearch``, any engine's): one
+    used as ``async with`` whose ``close`` is a coroutine, as every asyncio client library's is."""
+    return hasattr(type(value), "__aenter__") and inspect.iscoroutinefunction(getattr(type(value), "close", None))
