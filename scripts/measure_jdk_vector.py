@@ -101,8 +101,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args()
-    os_home = LocalNode(log=lambda m: None)._home()  # the assembled default releases
-    es_home = LocalNode(NodeConfig(distribution="elasticsearch"), log=lambda m: None)._home()
+    os_home = LocalNode(log=lambda m: None).installer.home()  # the assembled default releases
+    es_home = LocalNode(NodeConfig(distribution="elasticsearch"), log=lambda m: None).installer.home()
     full = find_java(resolve_release())
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((args.docs, args.dim)).astype(np.float32)

@@ -63,7 +63,7 @@ def _isolate_node_cache() -> None:
     cache folder, where `hybrid demo`'s node may run; downloads and assembled homes still come from
     the user's folder (``HYBRID_ARTIFACTS_DIR``), so nothing is fetched twice. Set in the environment
     so that every default ``LocalNode`` (a CLI call without --url, a child process) follows."""
-    from adapter.local.node import default_cache_dir
+    from adapter.local.config import default_cache_dir
 
     user = default_cache_dir()
     tests = Path(os.environ.get("HYBRID_TEST_CACHE_DIR") or user / "tests")

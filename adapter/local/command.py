@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from adapter.local.node import NodeConfig, NodeStatus
+    from adapter.local.config import NodeConfig, NodeStatus
 
 
 def add_parser(sub: Any) -> None:
@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> None:
 
 
 def node_config(args: argparse.Namespace) -> NodeConfig:
-    from adapter.local.node import NodeConfig, default_cache_dir
+    from adapter.local.config import NodeConfig, default_cache_dir
 
     return NodeConfig(
         version=getattr(args, "version", None),

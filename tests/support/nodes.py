@@ -20,7 +20,7 @@ def own_cache_dir(name: str) -> Path:
     The test cache (tests/conftest.py) is one the node user can traverse when run as root, and its
     downloads and assembled homes come from the user's cache folder (HYBRID_ARTIFACTS_DIR).
     """
-    from adapter.local.node import default_cache_dir
+    from adapter.local.config import default_cache_dir
 
     return default_cache_dir() / f"own-{name}"
 

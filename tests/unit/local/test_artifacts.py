@@ -144,12 +144,12 @@ def test_distribution_plan_shares_one_version():
 def test_the_pid_file_is_awaited_as_long_as_the_start(tmp_path, monkeypatch):
     """On a loaded machine a second JVM took over 30 s to write its pid file; `up` gave up and left it
     running. The wait follows start_timeout (the clock is faked: 5 s per look)."""
-    import adapter.local.node as node_module
+    import adapter.local.start as start_module
     from adapter.local import LocalNode, NodeConfig
 
     clock = iter(range(0, 10_000, 5))
-    monkeypatch.setattr(node_module.time, "monotonic", lambda: next(clock))
-    monkeypatch.setattr(node_module.time, "sleep", lambda s: None)
+    monkeypatch.setattr(start_module.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(start_module.time, "sleep", lambda s: None)
     pidfile = tmp_path / "opensearch.pid"
     looks = []
 
@@ -161,4 +161,4 @@ def test_the_pid_file_is_awaited_as_long_as_the_start(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Path, "read_text", read_text)
     node = LocalNode(NodeConfig(cache_dir=tmp_path, start_timeout=180.0), log=lambda m: None)
-    assert node._read_pid(pidfile, 0) == 4242
+    assert start_module.read_pid(node.layout, pidfile, 0) == 4242

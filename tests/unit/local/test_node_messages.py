@@ -17,7 +17,7 @@ def test_node_start_is_quiet_about_faiss_and_status_says_it():
 
 
 def test_the_system_user_is_explained_before_it_is_created(monkeypatch):
-    from adapter.local import node as node_module
+    from adapter.local import install as node_module
 
     said, ran = [], []
     fake = SimpleNamespace(config=SimpleNamespace(run_user=None), engine=SimpleNamespace(name="opensearch"), distribution=SimpleNamespace(name="opensearch"), log=said.append)
@@ -26,6 +26,6 @@ def test_the_system_user_is_explained_before_it_is_created(monkeypatch):
     monkeypatch.setattr(node_module.shutil, "which", lambda name: "/usr/sbin/useradd")
     monkeypatch.setattr(node_module.subprocess, "run", lambda cmd, check: ran.append((list(said), cmd)))
     monkeypatch.delenv("HYBRID_RUN_USER", raising=False)
-    node_module.LocalNode._run_user(fake)
+    node_module.run_user(fake.config, fake.distribution.name, fake.log)
     (before, cmd), = ran
     assert cmd[0] == "/usr/sbin/useradd" and before and "refuses to run as root" in before[0] and "HYBRID_RUN_USER" in before[0]

