@@ -78,7 +78,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from adapter.engines.dsl import TextLeg as TextLeg
     from adapter.fusion import fuse as fuse
     from adapter.fusion import rrf as rrf
-    from adapter.fusion.choice.calibrate import calibrate_index as calibrate_index
+    from adapter.admin.calibrate import calibrate_index as calibrate_index
     from adapter.fusion.choice.policy import DEFAULT_POLICY as DEFAULT_POLICY
     from adapter.fusion.choice.policy import AdaptivePolicy as AdaptivePolicy
     from adapter.fusion.choice.policy import Calibration as Calibration
@@ -181,7 +181,7 @@ _LAZY = {  # name -> the module that defines it
     "AdaptivePolicy": "adapter.fusion.choice.policy",
     "Calibration": "adapter.fusion.choice.policy",
     "DEFAULT_POLICY": "adapter.fusion.choice.policy",
-    "calibrate_index": "adapter.fusion.choice.calibrate",
+    "calibrate_index": "adapter.admin.calibrate",
     "check_fast_path": "adapter.search.fast_path",
     "keep_fast_path": "adapter.search.fast_path",
 }

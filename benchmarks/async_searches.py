@@ -39,7 +39,8 @@ def build(url: str, embedder: E5Embedder) -> str:
     client = connect(url)
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="spanish"))
     Ingestor.open(client, alias, embedder, progress=False).ingest(
-        read_source(ROOT / "adapter" / "data" / "support_es.jsonl", FieldMap(metadata=("category", "lang"))))
+        read_source(ROOT / "adapter" / "data" / "support_es.jsonl", FieldMap(metadata=("category", "lang")))
+    )
     return alias
 
 
@@ -74,10 +75,14 @@ def main() -> None:
 def delaying_proxy(url: str, delay: float) -> Iterator[str]:
     """The fault proxy holding each request ``delay`` seconds, in a process of its own (in this one, its
     threads would take the GIL from the searches)."""
-    code = ("import sys, time; from tests.support.faults import Delay, FaultProxy\n"
-            f"with FaultProxy({url!r}, lambda n, m, p: Delay({delay})) as proxy:\n"
-            "    print(proxy.url, flush=True); sys.stdin.read()")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    code = (
+        "import sys, time; from tests.support.faults import Delay, FaultProxy\n"
+        f"with FaultProxy({url!r}, lambda n, m, p: Delay({delay})) as proxy:\n"
+        "    print(proxy.url, flush=True); sys.stdin.read()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None
         yield proc.stdout.readline().strip()
@@ -104,11 +109,16 @@ def run_all(url, alias, embedder, vectors, queries, args):
             return out, searching_threads()
 
     async def gathered():
-        results = await asyncio.gather(*(asearcher.search(q, technique=args.technique, k=10, query_vector=vectors[q]) for q in queries))
+        results = await asyncio.gather(
+            *(asearcher.search(q, technique=args.technique, k=10, query_vector=vectors[q]) for q in queries)
+        )
         return [[h.id for h in r.hits] for r in results], searching_threads()
 
-    ways = {"sequential (sync)": sequential, f"{args.n} threads (sync)": threads,
-            "one event loop (async)": lambda: loop.run_until_complete(gathered())}
+    ways = {
+        "sequential (sync)": sequential,
+        f"{args.n} threads (sync)": threads,
+        "one event loop (async)": lambda: loop.run_until_complete(gathered()),
+    }
     try:
         for way in ways.values():  # warm: connections open, the stored pipeline read
             way()
@@ -133,11 +143,17 @@ def searching_threads() -> int:
 
 def report(measured, args) -> None:
     timings, found, used = measured
-    print(f"{args.n} {args.technique} searches, each request held {args.delay * 1000:.0f} ms, median of {args.rounds} rounds")
+    print(
+        f"{args.n} {args.technique} searches, each request held {args.delay * 1000:.0f} ms, median of {args.rounds} "
+        "rounds"
+    )
     base = statistics.median(timings["sequential (sync)"])
     for name, seconds in timings.items():
         median = statistics.median(seconds)
-        print(f"  {name:<26} {median:7.2f} s  {args.n / median:7.1f} searches/s  {base / median:5.1f}x  threads: {used[name]}")
+        print(
+            f"  {name:<26} {median:7.2f} s  {args.n / median:7.1f} searches/s  {base / median:5.1f}x  threads: "
+            f"{used[name]}"
+        )
     same = all(v == found["sequential (sync)"] for v in found.values())
     print(f"  same hits in the same order every way: {same}")
 

@@ -32,7 +32,11 @@ DIM = 384
 VOCAB = 50_000
 WORDS_EMBEDDED = 64
 VERSION = 1
-SCIFACT_CORPUS = Path(os.environ.get("HYBRID_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) / "scifact" / "corpus.jsonl"
+SCIFACT_CORPUS = (
+    Path(os.environ.get("HYBRID_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+    / "scifact"
+    / "corpus.jsonl"
+)
 
 
 def digest(text: str) -> int:
@@ -40,7 +44,8 @@ def digest(text: str) -> int:
 
 
 def _lengths(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Document lengths in words, drawn from SciFact's abstracts (a log-normal of the same median and spread without it)."""
+    """Document lengths in words, drawn from SciFact's abstracts (a log-normal of the same median and spread without
+    it)."""
     if SCIFACT_CORPUS.exists():
         with open(SCIFACT_CORPUS, encoding="utf-8") as fh:
             observed = np.array([len((json.loads(line).get("text") or "").split()) for line in fh])
@@ -154,7 +159,9 @@ class CachedVectors:
         self._digests = np.fromfile(corpus.folder / "digests.u64", dtype=np.uint64)
         self._rows = np.fromfile(corpus.folder / "rows.u32", dtype=np.uint32)
         self._fh = open(corpus.vectors, "rb", buffering=0)
-        self._fp = EmbeddingFingerprint("bench/hashed-words", "bench:cached", hashlib.sha256(b"hashed-words-v1").hexdigest(), DIM, True)
+        self._fp = EmbeddingFingerprint(
+            "bench/hashed-words", "bench:cached", hashlib.sha256(b"hashed-words-v1").hexdigest(), DIM, True
+        )
 
     fingerprint = property(lambda self: self._fp)
     dimension = property(lambda self: DIM)

@@ -77,27 +77,43 @@ def leg_requests(searcher: Searcher, query: str, vector, size: int, *, explain: 
     """The two single legs as the searcher sends them, each to ``size`` (knn ``k`` = size)."""
     text = text_query(query, searcher.text_leg)
     knn = searcher.engine.knn_query(vector, field=searcher.info.vector_field, k=size)
-    return {"bm25": Request(_no_source(search_body(text, size=size, explain=explain))),
-            "dense": Request(_no_source(search_body(knn, size=size, explain=explain)))}
+    return {
+        "bm25": Request(_no_source(search_body(text, size=size, explain=explain))),
+        "dense": Request(_no_source(search_body(knn, size=size, explain=explain))),
+    }
 
 
-def hybrid_request(searcher: Searcher, query: str, vector, depth: int, *, size: int = 10, explain: bool = False) -> Request:
+def hybrid_request(
+    searcher: Searcher, query: str, vector, depth: int, *, size: int = 10, explain: bool = False
+) -> Request:
     """The searcher's hybrid request (named legs, pagination_depth, knn k = depth) through its pipeline."""
     plan = searcher.plan_fusion()
     text = text_query(query, searcher.text_leg)
     knn = searcher.engine.knn_query(vector, field=searcher.info.vector_field, k=depth)
-    body = searcher.engine.hybrid_body(HybridRequest(text, knn, caps=searcher.caps, depth=depth, size=size, explain=explain,
-                                                     inline_pipeline=plan.inline))
+    body = searcher.engine.hybrid_body(
+        HybridRequest(
+            text, knn, caps=searcher.caps, depth=depth, size=size, explain=explain, inline_pipeline=plan.inline
+        )
+    )
     return Request(_no_source(body), {"search_pipeline": plan.pipeline} if plan.pipeline else None)
 
 
 def legs_msearch(searcher: Searcher, query: str, vector, depth: int) -> Request:
     """Both legs to ``depth`` in one ``_msearch``: what client-rrf and explanations send."""
-    return Request(msearch_lines(searcher.alias, leg_bodies(searcher.engine, searcher.state, query, vector, depth, None)), msearch=True)
+    return Request(
+        msearch_lines(searcher.alias, leg_bodies(searcher.engine, searcher.state, query, vector, depth, None)),
+        msearch=True,
+    )
 
 
-def interleaved(targets: Sequence[Target], queries: Sequence[tuple[str, Any]],
-                requests: Callable[[Target, str, Any], Mapping[str, Request | Callable]], *, warm: int = 10, seed: int = 7) -> None:
+def interleaved(
+    targets: Sequence[Target],
+    queries: Sequence[tuple[str, Any]],
+    requests: Callable[[Target, str, Any], Mapping[str, Request | Callable]],
+    *,
+    warm: int = 10,
+    seed: int = 7,
+) -> None:
     """Send every request of every target per query, in a random order per query; warm up first."""
     rng = random.Random(seed)
     for query, vector in queries[:warm]:
@@ -141,19 +157,33 @@ def equal_depth(targets: Sequence[Target], queries: Sequence[tuple[str, Any]], d
     interleaved(targets, queries, requests)
     labels = list(targets[0].took)
     names = [t.name for t in targets]
-    rows = [[label, *[f"{pct(t.took[label], 50):.0f} / {pct(t.took[label], 95):.0f}" for t in targets]] for label in labels]
+    rows = [
+        [label, *[f"{pct(t.took[label], 50):.0f} / {pct(t.took[label], 95):.0f}" for t in targets]] for label in labels
+    ]
     lines = table(["request (`_source: false`, hybrid size 10)", *[f"{n} took p50 / p95 ms" for n in names]], rows)
     ratios = []
     for d in depths:
-        ratios.append([f"**hybrid depth {d} / slower leg at size {d}**",
-                       *[ratio(t, f"hybrid depth {d}", [f"bm25 size {d}", f"dense size {d}"]) for t in targets]])
+        ratios.append(
+            [
+                f"**hybrid depth {d} / slower leg at size {d}**",
+                *[ratio(t, f"hybrid depth {d}", [f"bm25 size {d}", f"dense size {d}"]) for t in targets],
+            ]
+        )
     low, high = min(depths), max(depths)
     if low != high:
-        ratios.append([f"hybrid depth {high} / slower leg at size {low} (the old comparison)",
-                       *[ratio(t, f"hybrid depth {high}", [f"bm25 size {low}", f"dense size {low}"]) for t in targets]])
+        ratios.append(
+            [
+                f"hybrid depth {high} / slower leg at size {low} (the old comparison)",
+                *[ratio(t, f"hybrid depth {high}", [f"bm25 size {low}", f"dense size {low}"]) for t in targets],
+            ]
+        )
     for d in depths:
-        ratios.append([f"legs in one _msearch, depth {d} / hybrid depth {d}",
-                       *[pct(t.took[f"legs _msearch depth {d}"], 50) / pct(t.took[f"hybrid depth {d}"], 50) for t in targets]])
+        ratios.append(
+            [
+                f"legs in one _msearch, depth {d} / hybrid depth {d}",
+                *[pct(t.took[f"legs _msearch depth {d}"], 50) / pct(t.took[f"hybrid depth {d}"], 50) for t in targets],
+            ]
+        )
     lines += ["", *table(["ratio of server took (p50)", *names], ratios)]
     return lines
 
@@ -167,8 +197,10 @@ def profile_rows(target: Target, queries: Sequence[tuple[str, Any]], depth: int)
     """Mean profile components (ms) of the hybrid request and its legs at ``depth``; or the server's refusal."""
     parts: dict[str, dict[str, list[float]]] = {}
     for query, vector in queries:
-        requests = {f"hybrid depth {depth}": hybrid_request(target.searcher, query, vector, depth),
-                    **{f"{leg} size {depth}": r for leg, r in leg_requests(target.searcher, query, vector, depth).items()}}
+        requests = {
+            f"hybrid depth {depth}": hybrid_request(target.searcher, query, vector, depth),
+            **{f"{leg} size {depth}": r for leg, r in leg_requests(target.searcher, query, vector, depth).items()},
+        }
         for label, request in requests.items():
             body = {**request.body, "profile": True}
             try:
@@ -212,8 +244,12 @@ def profiles(targets: Sequence[Target], queries: Sequence[tuple[str, Any]], dept
             lines += [f"- **{t.name}**: `profile: true` on a hybrid query is refused: {result}", ""]
             continue
         columns, rows = result
-        lines += [f"**{t.name}** (mean over {len(queries)} queries, ms; profiling slows each part):", "",
-                  *table(["component", *columns], rows), ""]
+        lines += [
+            f"**{t.name}** (mean over {len(queries)} queries, ms; profiling slows each part):",
+            "",
+            *table(["component", *columns], rows),
+            "",
+        ]
     return lines
 
 
@@ -229,7 +265,9 @@ def explain_cost(targets: Sequence[Target], queries: Sequence[tuple[str, Any]], 
             out[f"{leg} size {k}"] = request
         for leg, request in leg_requests(t.searcher, query, vector, k, explain=True).items():
             out[f"{leg} size {k} + explain"] = request
-        out["adapter: search(explain=True)"] = lambda: t.searcher.search(query, k=k, depth=depth, query_vector=vector, explain=True)
+        out["adapter: search(explain=True)"] = lambda: t.searcher.search(
+            query, k=k, depth=depth, query_vector=vector, explain=True
+        )
         out["adapter: search()"] = lambda: t.searcher.search(query, k=k, depth=depth, query_vector=vector)
         return out
 
@@ -237,21 +275,42 @@ def explain_cost(targets: Sequence[Target], queries: Sequence[tuple[str, Any]], 
     names = [t.name for t in targets]
     labels = list(targets[0].took)
     rows = [[label, *[f"{pct(t.took[label], 50):.0f}" for t in targets]] for label in labels]
-    rows.append(["adapter: search(explain=True), client total ms", *[f"{pct(t.wall['adapter: search(explain=True)'], 50):.0f}" for t in targets]])
-    rows.append(["adapter: search(), client total ms", *[f"{pct(t.wall['adapter: search()'], 50):.0f}" for t in targets]])
+    rows.append(
+        [
+            "adapter: search(explain=True), client total ms",
+            *[f"{pct(t.wall['adapter: search(explain=True)'], 50):.0f}" for t in targets],
+        ]
+    )
+    rows.append(
+        ["adapter: search(), client total ms", *[f"{pct(t.wall['adapter: search()'], 50):.0f}" for t in targets]]
+    )
     lines = table([f"request (k {k}, depth {depth})", *[f"{n} took p50 ms" for n in names]], rows)
 
     def r(t, a, b):
         return pct(t.took[a], 50) / pct(t.took[b], 50)
 
     ratios = [
-        ["**adapter explain took / plain hybrid took** (target <= 3 on 3.6)", *[r(t, "adapter: search(explain=True)", "hybrid") for t in targets]],
-        ["before: (hybrid + server explain + legs) / plain hybrid", *[
-            pct([a + b for a, b in zip(t.took["hybrid + server explain"], t.took["legs _msearch"])], 50) / pct(t.took["hybrid"], 50)
-            for t in targets]],
+        [
+            "**adapter explain took / plain hybrid took** (target <= 3 on 3.6)",
+            *[r(t, "adapter: search(explain=True)", "hybrid") for t in targets],
+        ],
+        [
+            "before: (hybrid + server explain + legs) / plain hybrid",
+            *[
+                pct([a + b for a, b in zip(t.took["hybrid + server explain"], t.took["legs _msearch"])], 50)
+                / pct(t.took["hybrid"], 50)
+                for t in targets
+            ],
+        ],
         ["hybrid + server explain / hybrid", *[r(t, "hybrid + server explain", "hybrid") for t in targets]],
-        [f"bm25 size {k} + explain / bm25 size {k}", *[r(t, f"bm25 size {k} + explain", f"bm25 size {k}") for t in targets]],
-        [f"dense size {k} + explain / dense size {k}", *[r(t, f"dense size {k} + explain", f"dense size {k}") for t in targets]],
+        [
+            f"bm25 size {k} + explain / bm25 size {k}",
+            *[r(t, f"bm25 size {k} + explain", f"bm25 size {k}") for t in targets],
+        ],
+        [
+            f"dense size {k} + explain / dense size {k}",
+            *[r(t, f"dense size {k} + explain", f"dense size {k}") for t in targets],
+        ],
     ]
     lines += ["", *table(["ratio of server took (p50)", *names], ratios)]
     lines += ["", *client_explain_work(targets[0], queries[:50], depth, k)]
@@ -264,7 +323,12 @@ def client_explain_work(target: Target, queries: Sequence[tuple[str, Any]], dept
     searcher = target.searcher
     mirror, parse = [], []
     for query, vector in queries:
-        legs = Legs(tuple(tuple((RawHit(d, s) for d, s in run)) for run in searcher.legs(query, depth=depth, query_vector=vector)), 0.0)
+        legs = Legs(
+            tuple(
+                tuple((RawHit(d, s) for d, s in run)) for run in searcher.legs(query, depth=depth, query_vector=vector)
+            ),
+            0.0,
+        )
         request = hybrid_request(searcher, query, vector, depth, size=k, explain=True)
         raw = responses.hits(target.client.search(index=searcher.alias, body=request.body, params=request.params))
         plan = searcher.plan_fusion()
@@ -274,8 +338,10 @@ def client_explain_work(target: Target, queries: Sequence[tuple[str, Any]], dept
         t0 = time.perf_counter()
         server_legs(raw, legs, plan.fusion, searcher.engine)
         parse.append((time.perf_counter() - t0) * 1000)
-    return [f"Client work per query ({target.name}, {len(queries)} queries, p50): fusion mirror over both legs "
-            f"{pct(mirror, 50):.2f} ms; reading the server's explanations of the page {pct(parse, 50):.2f} ms."]
+    return [
+        f"Client work per query ({target.name}, {len(queries)} queries, p50): fusion mirror over both legs "
+        f"{pct(mirror, 50):.2f} ms; reading the server's explanations of the page {pct(parse, 50):.2f} ms."
+    ]
 
 
 def dump(path, targets: Sequence[Target]) -> None:
@@ -295,18 +361,47 @@ def shard_quality(name: str, one, three, dataset, specs, *, k: int = 100, depth:
     rows = []
     for spec in specs:
         a, b = results["1"][spec.name].metrics, results["3"][spec.name].metrics
-        same = sum(1 for q in runs["1"][spec.name]
-                   if [d for d, _ in runs["1"][spec.name][q][:10]] == [d for d, _ in runs["3"][spec.name].get(q, [])[:10]])
-        rows.append([spec.name, f"{a['ndcg@10']:.4f}", f"{b['ndcg@10']:.4f}", f"{b['ndcg@10'] - a['ndcg@10']:+.4f}",
-                     f"{a['recall@100']:.4f}", f"{b['recall@100']:.4f}", f"{same}/{len(runs['1'][spec.name])}"])
-    lines = [f"**{name}** ({len(dataset.queries)} SciFact test queries, k {k}, depth {depth} per leg):", "",
-             *table(["technique", "nDCG@10, 1 shard", "nDCG@10, 3 shards", "difference", "R@100, 1 shard", "R@100, 3 shards",
-                     "same top 10 (queries)"], rows)]
+        same = sum(
+            1
+            for q in runs["1"][spec.name]
+            if [d for d, _ in runs["1"][spec.name][q][:10]] == [d for d, _ in runs["3"][spec.name].get(q, [])[:10]]
+        )
+        rows.append(
+            [
+                spec.name,
+                f"{a['ndcg@10']:.4f}",
+                f"{b['ndcg@10']:.4f}",
+                f"{b['ndcg@10'] - a['ndcg@10']:+.4f}",
+                f"{a['recall@100']:.4f}",
+                f"{b['recall@100']:.4f}",
+                f"{same}/{len(runs['1'][spec.name])}",
+            ]
+        )
+    lines = [
+        f"**{name}** ({len(dataset.queries)} SciFact test queries, k {k}, depth {depth} per leg):",
+        "",
+        *table(
+            [
+                "technique",
+                "nDCG@10, 1 shard",
+                "nDCG@10, 3 shards",
+                "difference",
+                "R@100, 1 shard",
+                "R@100, 3 shards",
+                "same top 10 (queries)",
+            ],
+            rows,
+        ),
+    ]
     if {"hybrid-rrf", "client-rrf"} <= {s.name for s in specs}:
         for label in ("1", "3"):
             parity = rrf_parity(runs[label]["hybrid-rrf"], runs[label]["client-rrf"])
-            lines.append(f"- {label} shard{'s' if label != '1' else ''}: server RRF and client-rrf rank {parity['identical_up_to_ties']}"
-                         f"/{parity['queries']} queries identically up to ties.")
-        lines.append(f"- On 3 shards the server fuses every shard's top {depth} of each leg (up to {3 * depth} candidates a leg), "
-                     f"client-rrf each leg's top {depth} of the whole index: the {k}-hit lists can differ below their top.")
+            lines.append(
+                f"- {label} shard{'s' if label != '1' else ''}: server RRF and client-rrf rank "
+                f"{parity['identical_up_to_ties']}/{parity['queries']} queries identically up to ties."
+            )
+        lines.append(
+            f"- On 3 shards the server fuses every shard's top {depth} of each leg (up to {3 * depth} candidates a "
+            f"leg), client-rrf each leg's top {depth} of the whole index: the {k}-hit lists can differ below their top."
+        )
     return lines

@@ -67,7 +67,10 @@ def main() -> None:
                     took[name].append(float(answer["took"]))
     print("| request | took p50 ms | took mean ms | p95 ms |\n|---|---|---|---|")
     for name, values in took.items():
-        print(f"| {name} | {statistics.median(values):.1f} | {statistics.mean(values):.2f} | {sorted(values)[int(0.95 * len(values))]:.0f} |")
+        print(
+            f"| {name} | {statistics.median(values):.1f} | {statistics.mean(values):.2f} | "
+            f"{sorted(values)[int(0.95 * len(values))]:.0f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def measure_set(client: Any, s: LabelledSet, depths: Sequence[int], limit: int |
     from adapter.engines import cluster_for
     from adapter.evaluation import prepare_index
     from adapter.evaluation.metrics import load_beir, per_query
-    from adapter.fusion.choice.calibrate import calibrate_index
+    from adapter.admin.calibrate import calibrate_index
     from adapter.index.assets import IndexSpec
     from adapter.index.init import init_index
     from adapter.models.cache import EmbeddingCache

@@ -62,15 +62,24 @@ def measure(client, spec: str, device: str, processes: int, batch: int, texts: l
     close = getattr(embedder, "close", None)
     if close:
         close()
-    return {"model": spec, "device": device, "processes": processes, "batch": batch, "raw": raw, "ingest": report.docs_per_second,
-            "failures": len(report.failures)}
+    return {
+        "model": spec,
+        "device": device,
+        "processes": processes,
+        "batch": batch,
+        "raw": raw,
+        "ingest": report.docs_per_second,
+        "failures": len(report.failures),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--models", default="minilm")
-    parser.add_argument("--processes", default=None, help="comma-separated (default: 1 and the cores, on cpu; 1 on a GPU)")
+    parser.add_argument(
+        "--processes", default=None, help="comma-separated (default: 1 and the cores, on cpu; 1 on a GPU)"
+    )
     parser.add_argument("--batch-sizes", default="64")
     parser.add_argument("--docs", type=int, default=400)
     parser.add_argument("--url")
@@ -79,7 +88,11 @@ def main() -> None:
     from adapter.engines import connect
 
     cores = os.cpu_count() or 1
-    procs = [int(p) for p in args.processes.split(",")] if args.processes else ([1, cores] if args.device == "cpu" and cores > 1 else [1])
+    procs = (
+        [int(p) for p in args.processes.split(",")]
+        if args.processes
+        else ([1, cores] if args.device == "cpu" and cores > 1 else [1])
+    )
     url = args.url
     if not url:
         from adapter.local import LocalNode, NodeConfig
@@ -88,26 +101,41 @@ def main() -> None:
     client = connect(url, timeout=300)
     texts, rows = texts_and_rows(args.docs)
     started, load0 = time.perf_counter(), os.getloadavg()[0]
-    results = [measure(client, m, args.device, p, b, texts, rows)
-               for m in args.models.split(",") for b in (int(x) for x in args.batch_sizes.split(",")) for p in procs]
+    results = [
+        measure(client, m, args.device, p, b, texts, rows)
+        for m in args.models.split(",")
+        for b in (int(x) for x in args.batch_sizes.split(","))
+        for p in procs
+    ]
     one = {(r["model"], r["batch"]): r["raw"] for r in results if r["processes"] == 1}
-    lines = ["| model | device | processes | batch | raw encode docs/s | ingest docs/s | **ingest / raw** | raw / raw with 1 process (target >= 0.8 N) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| model | device | processes | batch | raw encode docs/s | ingest docs/s | **ingest / raw** | raw / raw with "
+        "1 process (target >= 0.8 N) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         scale = r["raw"] / one[(r["model"], r["batch"])] if (r["model"], r["batch"]) in one else float("nan")
-        lines.append(f"| {r['model']} | {r['device']} | {r['processes']} | {r['batch']} | {r['raw']:.1f} | {r['ingest']:.1f} | "
-                     f"{r['ingest'] / r['raw']:.2f} | {scale:.2f} |")
-    lines += ["", f"{len(texts)} SciFact abstracts (title + text, 256 tokens); ingest into a fresh index on the local node, embedding "
-              "cache off. Processes > 1: sentence-transformers' multi-process pool, each worker given an equal share of the cores. "
-              f"Command: `make bench-encode` (`python -m benchmarks.encode --device {args.device} --models {args.models} "
-              f"--batch-sizes {args.batch_sizes} --docs {args.docs}`).", "",
-              f"_Measured {time.strftime('%Y-%m-%d %H:%M')} on {cores} cores; {time.perf_counter() - started:.0f} s; load average "
-              f"{load0:.1f} at its start, {os.getloadavg()[0]:.1f} at its end._"]
+        lines.append(
+            f"| {r['model']} | {r['device']} | {r['processes']} | {r['batch']} | {r['raw']:.1f} | {r['ingest']:.1f} | "
+            f"{r['ingest'] / r['raw']:.2f} | {scale:.2f} |"
+        )
+    lines += [
+        "",
+        f"{len(texts)} SciFact abstracts (title + text, 256 tokens); ingest into a fresh index on the local node, "
+        "embedding cache off. Processes > 1: sentence-transformers' multi-process pool, each worker given an equal "
+        f"share of the cores. Command: `make bench-encode` (`python -m benchmarks.encode --device {args.device} "
+        f"--models {args.models} --batch-sizes {args.batch_sizes} --docs {args.docs}`).",
+        "",
+        f"_Measured {time.strftime('%Y-%m-%d %H:%M')} on {cores} cores; {time.perf_counter() - started:.0f} s; load "
+        f"average {load0:.1f} at its start, {os.getloadavg()[0]:.1f} at its end._",
+    ]
     print("\n".join(lines))
     if args.out != "-":
         from benchmarks.run import Section, write_report
 
-        title = "Encoding: raw encode against ingest, 1 and N processes" + ("" if args.device == "cpu" else f" ({args.device})")
+        title = "Encoding: raw encode against ingest, 1 and N processes" + (
+            "" if args.device == "cpu" else f" ({args.device})"
+        )
         write_report(Path(args.out), [Section(title, lines)])
 
 

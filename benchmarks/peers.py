@@ -40,8 +40,15 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 SCIFACT = Path(os.environ.get("HYBRID_SHARED_DATA", ROOT.parent / "shared" / "data")) / "scifact"
-PEER_PACKAGES = ("langchain-community", "langchain-core", "haystack-ai", "opensearch-haystack", "llama-index-core",
-                 "llama-index-vector-stores-opensearch", "opensearch-py")
+PEER_PACKAGES = (
+    "langchain-community",
+    "langchain-core",
+    "haystack-ai",
+    "opensearch-haystack",
+    "llama-index-core",
+    "llama-index-vector-stores-opensearch",
+    "opensearch-py",
+)
 
 
 def pct(values: Sequence[float], q: float) -> float:
@@ -118,8 +125,11 @@ def langchain_store(url: str, corpus: Corpus, index: str = "peer-langchain") -> 
         store.delete_index()
     for start in range(0, len(corpus.ids), 1000):  # it refuses more embeddings per call than its bulk_size
         stop = start + 1000
-        store.add_embeddings(list(zip(corpus.texts[start:stop], (v.tolist() for v in corpus.vectors[start:stop]))),
-                             ids=corpus.ids[start:stop], bulk_size=1000)
+        store.add_embeddings(
+            list(zip(corpus.texts[start:stop], (v.tolist() for v in corpus.vectors[start:stop]))),
+            ids=corpus.ids[start:stop],
+            bulk_size=1000,
+        )
     store.client.indices.refresh(index=index)
     store.configure_search_pipelines(langchain_pipeline(index))  # its defaults: min_max, 0.7 keyword / 0.3 vector
     return store
@@ -136,7 +146,10 @@ def langchain_systems(url: str, corpus: Corpus, index: str = "peer-langchain", s
     def dense(q: str, v: np.ndarray, k: int) -> list[str]:
         return [d.id for d, _ in store.similarity_search_with_score(q, k=k)]
 
-    return {"LangChain OpenSearchVectorSearch, hybrid (its pipeline helper)": hybrid, "LangChain OpenSearchVectorSearch, dense": dense}
+    return {
+        "LangChain OpenSearchVectorSearch, hybrid (its pipeline helper)": hybrid,
+        "LangChain OpenSearchVectorSearch, dense": dense,
+    }
 
 
 def haystack_store(url: str, corpus: Corpus, index: str = "peer-haystack") -> Any:
@@ -146,10 +159,16 @@ def haystack_store(url: str, corpus: Corpus, index: str = "peer-haystack") -> An
     from opensearchpy import OpenSearch
 
     OpenSearch(url).indices.delete(index=index, ignore=[404])
-    store = OpenSearchDocumentStore(hosts=[url], index=index, embedding_dim=corpus.vectors.shape[1],
-                                    method={"space_type": "cosinesimil", "engine": "lucene", "name": "hnsw"})
-    store.write_documents([Document(id=i, content=t, embedding=v.tolist()) for i, t, v in zip(corpus.ids, corpus.texts, corpus.vectors)],
-                          policy="overwrite")
+    store = OpenSearchDocumentStore(
+        hosts=[url],
+        index=index,
+        embedding_dim=corpus.vectors.shape[1],
+        method={"space_type": "cosinesimil", "engine": "lucene", "name": "hnsw"},
+    )
+    store.write_documents(
+        [Document(id=i, content=t, embedding=v.tolist()) for i, t, v in zip(corpus.ids, corpus.texts, corpus.vectors)],
+        policy="overwrite",
+    )
     OpenSearch(url).indices.refresh(index=index)
     return store
 
@@ -189,13 +208,31 @@ def llamaindex_store(url: str, corpus: Corpus, index: str = "peer-llamaindex") -
 
     raw = OpenSearch(url, timeout=300)
     raw.indices.delete(index=index, ignore=[404])
-    raw.transport.perform_request("PUT", f"/_search/pipeline/{llamaindex_pipeline(index)}", body={  # as its docs show
-        "description": "Post processor for hybrid search",
-        "phase_results_processors": [{"normalization-processor": {
-            "normalization": {"technique": "min_max"},
-            "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}}}}]})
-    client = OpensearchVectorClient(url, index, corpus.vectors.shape[1], embedding_field="embedding", text_field="content",
-                                    engine="lucene", search_pipeline=llamaindex_pipeline(index), timeout=300)
+    raw.transport.perform_request(
+        "PUT",
+        f"/_search/pipeline/{llamaindex_pipeline(index)}",
+        body={  # as its docs show
+            "description": "Post processor for hybrid search",
+            "phase_results_processors": [
+                {
+                    "normalization-processor": {
+                        "normalization": {"technique": "min_max"},
+                        "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
+                    }
+                }
+            ],
+        },
+    )
+    client = OpensearchVectorClient(
+        url,
+        index,
+        corpus.vectors.shape[1],
+        embedding_field="embedding",
+        text_field="content",
+        engine="lucene",
+        search_pipeline=llamaindex_pipeline(index),
+        timeout=300,
+    )
     store = OpensearchVectorStore(client)
     nodes = [TextNode(id_=i, text=t, embedding=v.tolist()) for i, t, v in zip(corpus.ids, corpus.texts, corpus.vectors)]
     for start in range(0, len(nodes), 1000):
@@ -204,13 +241,19 @@ def llamaindex_store(url: str, corpus: Corpus, index: str = "peer-llamaindex") -
     return store
 
 
-def llamaindex_systems(url: str, corpus: Corpus, index: str = "peer-llamaindex", store: Any = None) -> dict[str, Search]:
+def llamaindex_systems(
+    url: str, corpus: Corpus, index: str = "peer-llamaindex", store: Any = None
+) -> dict[str, Search]:
     from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
 
     store = store or llamaindex_store(url, corpus, index)
 
     def hybrid(q: str, v: np.ndarray, k: int) -> list[str]:
-        found = store.query(VectorStoreQuery(query_embedding=v.tolist(), query_str=q, similarity_top_k=k, mode=VectorStoreQueryMode.HYBRID))
+        found = store.query(
+            VectorStoreQuery(
+                query_embedding=v.tolist(), query_str=q, similarity_top_k=k, mode=VectorStoreQueryMode.HYBRID
+            )
+        )
         return list(found.ids or [])
 
     return {"LlamaIndex OpensearchVectorStore, hybrid": hybrid}
@@ -226,6 +269,7 @@ def adapter_systems(client, corpus: Corpus, embedder, alias: str = "bench-scifac
         def run(q: str, v: np.ndarray, k: int) -> list[str]:
             r = searcher.search(q, technique=name, k=k, depth=depth(k) if depth else None, query_vector=v)
             return [h.id for h in r.hits]
+
         return run
 
     return {
@@ -238,7 +282,9 @@ def adapter_systems(client, corpus: Corpus, embedder, alias: str = "bench-scifac
 
 
 # -- the run -----------------------------------------------------------------------------------------
-def run_all(systems: dict[str, Search], corpus: Corpus, ks: Sequence[int], *, seed: int = 7) -> dict[tuple[str, int], dict[str, Any]]:
+def run_all(
+    systems: dict[str, Search], corpus: Corpus, ks: Sequence[int], *, seed: int = 7
+) -> dict[tuple[str, int], dict[str, Any]]:
     from adapter.evaluation.metrics import evaluate
 
     rankings: dict[tuple[str, int], dict[str, list[str]]] = {(s, k): {} for s in systems for k in ks}
@@ -260,7 +306,12 @@ def run_all(systems: dict[str, Search], corpus: Corpus, ks: Sequence[int], *, se
     out = {}
     for key, ranking in rankings.items():
         metrics = evaluate(corpus.qrels, ranking)
-        out[key] = {"ndcg@10": metrics["ndcg@10"], "recall@100": metrics["recall@100"], "p50": pct(times[key], 50), "p95": pct(times[key], 95)}
+        out[key] = {
+            "ndcg@10": metrics["ndcg@10"],
+            "recall@100": metrics["recall@100"],
+            "p50": pct(times[key], 50),
+            "p95": pct(times[key], 95),
+        }
     return out
 
 
@@ -277,29 +328,49 @@ def versions(names: Sequence[str] = PEER_PACKAGES) -> str:
     return ", ".join(found)
 
 
-def report(results: dict[tuple[str, int], dict[str, Any]], ks: Sequence[int], node: str, queries: int, load: tuple[float, float],
-           seconds: float) -> list[str]:
+def report(
+    results: dict[tuple[str, int], dict[str, Any]],
+    ks: Sequence[int],
+    node: str,
+    queries: int,
+    load: tuple[float, float],
+    seconds: float,
+) -> list[str]:
     names = list(dict.fromkeys(name for name, _ in results))
     lines = []
     for k in ks:
-        lines += [f"### k = {k}", "", "| system | nDCG@10 | Recall@100 | client p50 ms | client p95 ms |", "|---|---|---|---|---|"]
+        lines += [
+            f"### k = {k}",
+            "",
+            "| system | nDCG@10 | Recall@100 | client p50 ms | client p95 ms |",
+            "|---|---|---|---|---|",
+        ]
         for name in names:
             r = results[(name, k)]
             lines.append(f"| {name} | {r['ndcg@10']:.4f} | {r['recall@100']:.4f} | {r['p50']:.2f} | {r['p95']:.2f} |")
         lines.append("")
         peers = [n for n in names if not n.startswith("adapter") and "dense" not in n]
         ours = "adapter: default hybrid, depth = max(k, 20)"
-        lines += [f"Targets at k = {k} (the adapter's default hybrid, depth = max(k, 20), against each peer's hybrid): quality >= "
-                  "the peer's AND client p50 <= 0.8x the peer's.", "",
-                  "| peer hybrid | nDCG@10 adapter - peer | p50 adapter / peer | met |", "|---|---|---|---|"]
+        lines += [
+            f"Targets at k = {k} (the adapter's default hybrid, depth = max(k, 20), against each peer's hybrid): "
+            "quality >= the peer's AND client p50 <= 0.8x the peer's.",
+            "",
+            "| peer hybrid | nDCG@10 adapter - peer | p50 adapter / peer | met |",
+            "|---|---|---|---|",
+        ]
         for peer in peers:
             a, p = results[(ours, k)], results[(peer, k)]
             dq, ratio = a["ndcg@10"] - p["ndcg@10"], a["p50"] / p["p50"]
             lines.append(f"| {peer} | {dq:+.4f} | {ratio:.2f} | {'yes' if dq >= 0 and ratio <= 0.8 else 'no'} |")
         lines.append("")
-    lines += [f"SciFact test, {queries} queries; MiniLM vectors computed once and given to every system; one OpenSearch {node} "
-              f"node; every (system, k) interleaved in random order per query. Versions: {versions()}. Command: `make bench-peers`.", "",
-              f"_Measured {time.strftime('%Y-%m-%d %H:%M')}; {seconds:.0f} s; load average {load[0]:.1f} at its start, {load[1]:.1f} at its end._"]
+    lines += [
+        f"SciFact test, {queries} queries; MiniLM vectors computed once and given to every system; one OpenSearch "
+        f"{node} node; every (system, k) interleaved in random order per query. Versions: {versions()}. Command: `make "
+        "bench-peers`.",
+        "",
+        f"_Measured {time.strftime('%Y-%m-%d %H:%M')}; {seconds:.0f} s; load average {load[0]:.1f} at its start, "
+        f"{load[1]:.1f} at its end._",
+    ]
     return lines
 
 
@@ -322,17 +393,29 @@ def main() -> None:
     client = connect(url, timeout=300)
     embedder = load_embedder("minilm")
     corpus = load_corpus(embedder, args.queries)
-    systems = {**adapter_systems(client, corpus, embedder), **langchain_systems(url, corpus), **haystack_systems(url, corpus),
-               **llamaindex_systems(url, corpus)}
+    systems = {
+        **adapter_systems(client, corpus, embedder),
+        **langchain_systems(url, corpus),
+        **haystack_systems(url, corpus),
+        **llamaindex_systems(url, corpus),
+    }
     ks = [int(k) for k in args.ks.split(",")]
     results = run_all(systems, corpus, ks)
-    lines = report(results, ks, client.info()["version"]["number"], len(corpus.queries), (load0, os.getloadavg()[0]),
-                   time.perf_counter() - started)
+    lines = report(
+        results,
+        ks,
+        client.info()["version"]["number"],
+        len(corpus.queries),
+        (load0, os.getloadavg()[0]),
+        time.perf_counter() - started,
+    )
     print("\n".join(lines))
     if args.out != "-":
         from benchmarks.run import Section, write_report
 
-        write_report(Path(args.out), [Section("Against peers: LangChain, Haystack, LlamaIndex on the same vectors", lines)])
+        write_report(
+            Path(args.out), [Section("Against peers: LangChain, Haystack, LlamaIndex on the same vectors", lines)]
+        )
 
 
 if __name__ == "__main__":

@@ -43,7 +43,9 @@ def queries(limit: int) -> list[str]:
     texts = []
     for path in (SHARED / "scifact" / "queries.jsonl", ROOT / "benchmarks" / "data" / "soporte-es" / "queries.jsonl"):
         if path.exists():
-            texts += [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            texts += [
+                json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+            ]
     random.Random(7).shuffle(texts)
     return texts[:limit]
 
@@ -76,14 +78,20 @@ def embedders() -> dict[str, Callable[[str], np.ndarray]]:
     try:
         before, now = E5Embedder(query_threads=os.cpu_count() or 1), E5Embedder()
         cache = QueryVectorCache()
-        out |= {"e5-before": before.embed_query, "e5": now.embed_query,
-                "cached": lambda text: cache.get(now.fingerprint.key, text, now.embed_query)}
+        out |= {
+            "e5-before": before.embed_query,
+            "e5": now.embed_query,
+            "cached": lambda text: cache.get(now.fingerprint.key, text, now.embed_query),
+        }
     except Exception as exc:  # the e5 extra missing: the others still measure
         print(f"e5 left out: {exc}")
     try:
         torch_minilm, onnx_minilm = load_embedder("minilm", query_runtime="torch"), load_embedder("minilm")
-        out |= {"minilm": torch_minilm.embed_query, "minilm-1-thread": one_thread(torch_minilm.embed_query),
-                "minilm-onnx": onnx_minilm.embed_query}
+        out |= {
+            "minilm": torch_minilm.embed_query,
+            "minilm-1-thread": one_thread(torch_minilm.embed_query),
+            "minilm-onnx": onnx_minilm.embed_query,
+        }
         if onnx_minilm.query_runtime_in_use != "onnxruntime":  # type: ignore[attr-defined]
             print("minilm-onnx runs on torch here: install the onnx extra")
     except Exception as exc:  # the models extra missing
@@ -115,9 +123,13 @@ def measure(texts: list[str], embed: dict[str, Callable[[str], np.ndarray]]) -> 
     for name, ms in times.items():
         ms.sort()
         base = PAIRS.get(name)
-        rows[name] = {"p50_ms": round(statistics.median(ms), 2), "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2),
-                      "vs": base, "p50_ratio": round(statistics.median(ms) / statistics.median(times[base]), 3) if base in times else None,
-                      "worst_1_minus_cos": float(f"{max(gaps[name]):.3g}") if gaps[name] else None}
+        rows[name] = {
+            "p50_ms": round(statistics.median(ms), 2),
+            "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2),
+            "vs": base,
+            "p50_ratio": round(statistics.median(ms) / statistics.median(times[base]), 3) if base in times else None,
+            "worst_1_minus_cos": float(f"{max(gaps[name]):.3g}") if gaps[name] else None,
+        }
     return rows
 
 
@@ -130,14 +142,23 @@ def main(argv: list[str] | None = None) -> int:
     embed = embedders()
     load_before = os.getloadavg()[0]
     rows = measure(texts, embed)
-    run = {"queries": len(texts), "cpus": os.cpu_count(), "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-           "results": rows}
-    print(f"{len(texts)} queries, one per call, {run['cpus']} CPUs; load average {run['load_average'][0]} before, "
-          f"{run['load_average'][1]} after")
+    run = {
+        "queries": len(texts),
+        "cpus": os.cpu_count(),
+        "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "results": rows,
+    }
+    print(
+        f"{len(texts)} queries, one per call, {run['cpus']} CPUs; load average {run['load_average'][0]} before, "
+        f"{run['load_average'][1]} after"
+    )
     print(f"{'embedder':<16} {'p50 ms':>8} {'p95 ms':>8} {'vs':>10} {'p50 ratio':>10} {'worst 1-cos':>12}")
     for name, row in rows.items():
         gap = "" if row["worst_1_minus_cos"] is None else f"{row['worst_1_minus_cos']:.2e}"
-        print(f"{name:<16} {row['p50_ms']:>8} {row['p95_ms']:>8} {row['vs'] or '':>10} {row['p50_ratio'] or '':>10} {gap:>12}")
+        print(
+            f"{name:<16} {row['p50_ms']:>8} {row['p95_ms']:>8} {row['vs'] or '':>10} {row['p50_ratio'] or '':>10} "
+            f"{gap:>12}"
+        )
     if args.out:
         Path(args.out).write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
     return 0

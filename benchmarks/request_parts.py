@@ -38,6 +38,7 @@ def _depth(depth: int) -> Variant:
             for clause in leg.get("knn", {}).values():
                 clause["k"] = depth
         return path, params, body
+
     return change
 
 
@@ -45,13 +46,17 @@ def _no_total(path: str, params: dict[str, Any], body: dict[str, Any]) -> tuple[
     return path, params, {**body, "track_total_hits": False}
 
 
-def _source_texts(path: str, params: dict[str, Any], body: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def _source_texts(
+    path: str, params: dict[str, Any], body: dict[str, Any]
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
     body = {k: v for k, v in body.items() if k != "highlight"}
     body["_source"] = {"excludes": ["embedding"]}
     return path, params, body
 
 
-def _no_empty_shard(path: str, params: dict[str, Any], body: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def _no_empty_shard(
+    path: str, params: dict[str, Any], body: dict[str, Any]
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
     return path.replace(",hybrid-empty-shard", ""), params, body
 
 
@@ -101,8 +106,10 @@ def main() -> None:
     print("| request | took p50 ms | took mean ms | mean / as sent | client p50 ms |")
     print("|---|---|---|---|---|")
     for name in VARIANTS:
-        print(f"| {name} | {statistics.median(took[name]):.0f} | {statistics.mean(took[name]):.2f} | "
-              f"{statistics.mean(took[name]) / base:.2f} | {statistics.median(wall[name]):.2f} |")
+        print(
+            f"| {name} | {statistics.median(took[name]):.0f} | {statistics.mean(took[name]):.2f} | "
+            f"{statistics.mean(took[name]) / base:.2f} | {statistics.median(wall[name]):.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -163,7 +163,7 @@ def bench_query(client, args) -> Section:
     from adapter.testing import FakeClient, RecordingClient
 
     from adapter.fusion.choice.policy import AdaptivePolicy
-    from adapter.fusion.choice.calibrate import calibrate_index
+    from adapter.admin.calibrate import calibrate_index
     from adapter.fusion import ScoreNormalization
 
     from adapter.index.init import init_index

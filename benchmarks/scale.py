@@ -50,8 +50,13 @@ def pct(values: Sequence[float], q: float) -> float:
 def table(header: list[str], rows: list[list[Any]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        out.append("| " + " | ".join(f"{c:,.2f}" if isinstance(c, float) else (f"{c:,}" if isinstance(c, int) else str(c))
-                                      for c in row) + " |")
+        out.append(
+            "| "
+            + " | ".join(
+                f"{c:,.2f}" if isinstance(c, float) else (f"{c:,}" if isinstance(c, int) else str(c)) for c in row
+            )
+            + " |"
+        )
     return out
 
 
@@ -76,8 +81,12 @@ def parallel_bulk_block(client, info, corpus: Corpus, start: int, stop: int) -> 
 
     def actions():
         for (i, r), v in zip(corpus.rows(start, stop), vectors):
-            yield {"_op_type": "index", "_index": info.index, "_id": r["id"],
-                   "_source": build_document(info.layout, text=r["text"], vector=v, parent_id=r["id"], title=r["title"])}
+            yield {
+                "_op_type": "index",
+                "_index": info.index,
+                "_id": r["id"],
+                "_source": build_document(info.layout, text=r["text"], vector=v, parent_id=r["id"], title=r["title"]),
+            }
 
     ok = failed = 0
     for success, _ in parallel_bulk(client, actions(), raise_on_error=False):
@@ -105,7 +114,9 @@ def default_fusion(searcher, query: str, vector: np.ndarray):
     same for every query), which the fast path must fuse by to rank as it does."""
     r = searcher.search(query, technique="hybrid", k=1, query_vector=vector)
     if r.choice is not None and r.choice.per_query:
-        raise SystemExit("the index's adaptive policy chooses weights per query: the fast path here fuses one fixed fusion")
+        raise SystemExit(
+            "the index's adaptive policy chooses weights per query: the fast path here fuses one fixed fusion"
+        )
     return r.fusion
 
 
@@ -113,22 +124,29 @@ def fast_path(searcher, fusion, query: str, vector: np.ndarray, *, k: int, depth
     """Both legs in one ``_msearch`` (ids and scores), fused here by ``fusion`` with the server's
     formulas, then the page's sources: the requests the parallel-legs fast path sends.
     Returns (ids of the page, client ms, server took of the _msearch)."""
-    r = searcher.search(query, technique="client", fusion=fusion, k=k, depth=depth, query_vector=vector)  # one _msearch + the page
+    # one _msearch + the page
+    r = searcher.search(query, technique="client", fusion=fusion, k=k, depth=depth, query_vector=vector)
     return [(h.id, h.score) for h in r.hits], r.total_ms, r.took_ms
 
 
-def measure_queries(searcher, queries: list[tuple[str, np.ndarray]], *, k: int = 10, depth: int = 100, seed: int = 7) -> dict[str, Any]:
+def measure_queries(
+    searcher, queries: list[tuple[str, np.ndarray]], *, k: int = 10, depth: int = 100, seed: int = 7
+) -> dict[str, Any]:
     """Client ms (and server took) per mode, every mode once per query in a random order."""
     from adapter.fusion import same_ranking_up_to_ties
 
     modes: dict[str, Callable[[str, np.ndarray], tuple[list[tuple[str, float]], float, float]]] = {}
     for technique in ("bm25", "dense", "hybrid", "client-rrf"):
+
         def run(q, v, technique=technique):
             r = searcher.search(q, technique=technique, k=k, depth=depth, query_vector=v)
             return [(h.id, h.score) for h in r.hits], r.total_ms, r.took_ms
+
         modes[{"hybrid": "hybrid (default: server pipeline)"}.get(technique, technique)] = run
     fixed = default_fusion(searcher, *queries[0])
-    modes["hybrid fast path (legs _msearch, client fusion)"] = lambda q, v: fast_path(searcher, fixed, q, v, k=k, depth=depth)
+    modes["hybrid fast path (legs _msearch, client fusion)"] = lambda q, v: fast_path(
+        searcher, fixed, q, v, k=k, depth=depth
+    )
     for q, v in queries[:10]:
         for run in modes.values():
             run(q, v)
@@ -145,20 +163,35 @@ def measure_queries(searcher, queries: list[tuple[str, np.ndarray]], *, k: int =
             total[m].append(ms)
             took[m].append(server)
             pages[m] = ids
-        same += same_ranking_up_to_ties(pages["hybrid (default: server pipeline)"], pages["hybrid fast path (legs _msearch, client fusion)"])
+        same += same_ranking_up_to_ties(
+            pages["hybrid (default: server pipeline)"], pages["hybrid fast path (legs _msearch, client fusion)"]
+        )
     return {"total": total, "took": took, "same_pages": same, "queries": len(queries)}
 
 
-def checkpoint_lines(label: str, stats: dict[str, float], measured: dict[str, Any], depth_lines: list[str]) -> list[str]:
-    rows = [[m, pct(measured["total"][m], 50), pct(measured["total"][m], 99), pct(measured["took"][m], 50)] for m in measured["total"]]
+def checkpoint_lines(
+    label: str, stats: dict[str, float], measured: dict[str, Any], depth_lines: list[str]
+) -> list[str]:
+    rows = [
+        [m, pct(measured["total"][m], 50), pct(measured["total"][m], 99), pct(measured["took"][m], 50)]
+        for m in measured["total"]
+    ]
     return [
-        f"#### {label}", "",
+        f"#### {label}",
+        "",
         f"{int(stats['docs']):,} documents, {stats['store_mib']:,.0f} MiB, {int(stats['segments'])} segments, heap "
-        f"{stats['heap_used_mib']:,.0f} of {stats['heap_max_mib']:,.0f} MiB, merge time so far {stats['merge_s']:,.0f} s.", "",
-        *table(["technique (k 10, depth 100)", "client p50 ms", "client p99 ms", "server took p50 ms"], rows), "",
-        f"Fast path and server hybrid rank the page identically (up to ties) for {measured['same_pages']}/{measured['queries']} queries.", "",
-        "Server hybrid against its legs at equal depth (`_source: false`, server took):", "",
-        *depth_lines, "",
+        f"{stats['heap_used_mib']:,.0f} of {stats['heap_max_mib']:,.0f} MiB, merge time so far {stats['merge_s']:,.0f} "
+        "s.",
+        "",
+        *table(["technique (k 10, depth 100)", "client p50 ms", "client p99 ms", "server took p50 ms"], rows),
+        "",
+        "Fast path and server hybrid rank the page identically (up to ties) for "
+        f"{measured['same_pages']}/{measured['queries']} queries.",
+        "",
+        "Server hybrid against its legs at equal depth (`_source: false`, server took):",
+        "",
+        *depth_lines,
+        "",
     ]
 
 
@@ -194,10 +227,33 @@ def measure_rss(client, url: str, corpus: Corpus, rows: int, partition: str, wor
     client.cluster.health(wait_for_events="languid", timeout="1800s", params={"request_timeout": 1900})
     init_index(client, alias, IndexSpec(CachedVectors(corpus).fingerprint))
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--rss-child", str(corpus.folder), "ingest", str(path), "--index",
-                          alias, "--url", url, "--embedder", "bench:cached", "--no-cache", "-q", "--partition", partition,
-                          "--failures", str(workdir / "rss-failures.jsonl")],
-                         cwd=ROOT, capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.scale",
+            "--rss-child",
+            str(corpus.folder),
+            "ingest",
+            str(path),
+            "--index",
+            alias,
+            "--url",
+            url,
+            "--embedder",
+            "bench:cached",
+            "--no-cache",
+            "-q",
+            "--partition",
+            partition,
+            "--failures",
+            str(workdir / "rss-failures.jsonl"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     seconds = time.perf_counter() - t0
     client.indices.delete(index=f"{alias}-v*", ignore=[404])
     if path != corpus.jsonl:
@@ -212,9 +268,13 @@ def measure_rss(client, url: str, corpus: Corpus, rows: int, partition: str, wor
 
 def client_rss(client, url: str, corpus: Corpus, workdir: Path) -> list[str]:
     """Step 4's table: peak RSS over the first 100k rows and over the whole input."""
-    rss = [measure_rss(client, url, corpus, rows, "1/20", workdir) for rows in sorted({min(100_000, corpus.n), corpus.n})]
-    return table(["input rows", "rows indexed", "peak RSS MiB", "seconds"],
-                 [[r["rows"], r["summary"], r["peak_rss_mib"], r["seconds"]] for r in rss])
+    rss = [
+        measure_rss(client, url, corpus, rows, "1/20", workdir) for rows in sorted({min(100_000, corpus.n), corpus.n})
+    ]
+    return table(
+        ["input rows", "rows indexed", "peak RSS MiB", "seconds"],
+        [[r["rows"], r["summary"], r["peak_rss_mib"], r["seconds"]] for r in rss],
+    )
 
 
 # -- the run -----------------------------------------------------------------------------------------
@@ -231,7 +291,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the index (default: deleted at the end, it is large)")
     parser.add_argument("--cache", default=str(ROOT / "out" / "bench-scale"))
     parser.add_argument("--out", default=str(ROOT / "docs" / "BENCHMARKS.md"), help="markdown report ('-' for none)")
-    parser.add_argument("--only-rss", action="store_true", help="only the client's memory (step 4), on the cached corpus; prints its table")
+    parser.add_argument(
+        "--only-rss",
+        action="store_true",
+        help="only the client's memory (step 4), on the cached corpus; prints its table",
+    )
     args = parser.parse_args()
     checkpoints = sorted({int(c) for c in args.checkpoints.split(",")} | {args.docs})
 
@@ -275,15 +339,21 @@ def main() -> None:
             stop = min(point, at + args.block)
             writer = ("adapter", "parallel_bulk")[turn % 2]
             t0 = time.perf_counter()
-            n, bad = (adapter_block(client, info, embedder, corpus, at, stop) if writer == "adapter"
-                      else parallel_bulk_block(client, info, corpus, at, stop))
+            n, bad = (
+                adapter_block(client, info, embedder, corpus, at, stop)
+                if writer == "adapter"
+                else parallel_bulk_block(client, info, corpus, at, stop)
+            )
             seconds[writer] += time.perf_counter() - t0
             written[writer] += n
             failures[writer] += bad
             at, turn = stop, turn + 1
             if at % 50_000 == 0:
-                print(f"{at:,} written; docs/s adapter {written['adapter'] / max(seconds['adapter'], 1e-9):.0f}, parallel_bulk "
-                      f"{written['parallel_bulk'] / max(seconds['parallel_bulk'], 1e-9):.0f}", flush=True)
+                print(
+                    f"{at:,} written; docs/s adapter {written['adapter'] / max(seconds['adapter'], 1e-9):.0f}, "
+                    f"parallel_bulk {written['parallel_bulk'] / max(seconds['parallel_bulk'], 1e-9):.0f}",
+                    flush=True,
+                )
         client.indices.refresh(index=info.index)
         stats = index_stats(client, info.index)
         searcher = Searcher.open(client, ALIAS, embedder)
@@ -294,7 +364,9 @@ def main() -> None:
         growth[label] = {m: pct(v, 50) for m, v in measured["total"].items()}
         print("\n".join(sections[-40:]), flush=True)
         partial = Path(args.cache) / f"partial-{args.docs}.md"  # what a run stopped midway has measured
-        partial.write_text("\n".join([f"writers so far: {written} documents, {seconds} s, {failures} failures", "", *sections]) + "\n")
+        partial.write_text(
+            "\n".join([f"writers so far: {written} documents, {seconds} s, {failures} failures", "", *sections]) + "\n"
+        )
 
     ingest_rows = [[w, written[w], failures[w], seconds[w], written[w] / seconds[w]] for w in written]
     ratio = (written["adapter"] / seconds["adapter"]) / (written["parallel_bulk"] / seconds["parallel_bulk"])
@@ -316,22 +388,33 @@ def main() -> None:
     rss_lines = client_rss(client, url, corpus, workdir)
 
     lines = [
-        f"Synthetic corpus ({args.docs:,} documents; lengths drawn from SciFact's abstracts; 384-d hashed-word vectors cached, no "
-        f"model in the loop: `benchmarks/corpus.py`), one index (1 shard, lucene HNSW m 16, ef_construction 128) on the local "
-        f"OpenSearch {version} node (1 GiB heap). Command: `make bench-scale` "
-        f"(`nice -n 19 python -m benchmarks.scale --docs {args.docs}`).", "",
-        f"### Bulk ingest: the adapter against `parallel_bulk`, alternating blocks of {args.block:,} into the same index", "",
-        *table(["writer", "documents", "failures", "seconds", "docs/s"], ingest_rows), "",
-        f"**adapter / parallel_bulk docs/s: {ratio:.2f}** (target >= 0.9).", "",
-        "### Queries as the index grows", "",
+        f"Synthetic corpus ({args.docs:,} documents; lengths drawn from SciFact's abstracts; 384-d hashed-word vectors "
+        "cached, no model in the loop: `benchmarks/corpus.py`), one index (1 shard, lucene HNSW m 16, ef_construction "
+        f"128) on the local OpenSearch {version} node (1 GiB heap). Command: `make bench-scale` "
+        f"(`nice -n 19 python -m benchmarks.scale --docs {args.docs}`).",
+        "",
+        f"### Bulk ingest: the adapter against `parallel_bulk`, alternating blocks of {args.block:,} into the same "
+        "index",
+        "",
+        *table(["writer", "documents", "failures", "seconds", "docs/s"], ingest_rows),
+        "",
+        f"**adapter / parallel_bulk docs/s: {ratio:.2f}** (target >= 0.9).",
+        "",
+        "### Queries as the index grows",
+        "",
         *sections,
-        "### How each grows (client p50 ms, k 10, depth 100)", "",
-        *table(["technique", *growth], [[m, *[growth[c][m] for c in growth]] for m in next(iter(growth.values()))]), "",
-        "### The client's memory: `hybrid ingest` over the whole input, `--partition 1/20`", "",
+        "### How each grows (client p50 ms, k 10, depth 100)",
+        "",
+        *table(["technique", *growth], [[m, *[growth[c][m] for c in growth]] for m in next(iter(growth.values()))]),
+        "",
+        "### The client's memory: `hybrid ingest` over the whole input, `--partition 1/20`",
+        "",
         *rss_lines,
-        "", "No model is loaded (the vectors come from the cache): the target is RSS <= 500 MB plus the model.", "",
-        f"_Measured {time.strftime('%Y-%m-%d %H:%M')} on OpenSearch {version}; {time.perf_counter() - started:,.0f} s in all; load "
-        f"average {load0:.1f} at its start, {os.getloadavg()[0]:.1f} at its end._",
+        "",
+        "No model is loaded (the vectors come from the cache): the target is RSS <= 500 MB plus the model.",
+        "",
+        f"_Measured {time.strftime('%Y-%m-%d %H:%M')} on OpenSearch {version}; {time.perf_counter() - started:,.0f} s "
+        f"in all; load average {load0:.1f} at its start, {os.getloadavg()[0]:.1f} at its end._",
     ]
     print("\n".join(lines))
     if args.out != "-":

@@ -70,18 +70,33 @@ def main() -> None:
 
     def langchain_body(q: str) -> dict[str, Any]:  # as OpenSearchVectorSearch's hybrid_search builds it
         vector = [float(x) for x in corpus.query_vectors[q]]
-        return {"size": 10, "query": {"hybrid": {"queries": [{"match": {"text": {"query": corpus.queries[q]}}},
-                                                             {"knn": {"vector_field": {"vector": vector, "k": 10}}}]}},
-                "_source": {"exclude": ["vector_field"]}}
+        return {
+            "size": 10,
+            "query": {
+                "hybrid": {
+                    "queries": [
+                        {"match": {"text": {"query": corpus.queries[q]}}},
+                        {"knn": {"vector_field": {"vector": vector, "k": 10}}},
+                    ]
+                }
+            },
+            "_source": {"exclude": ["vector_field"]},
+        }
 
     theirs_bodies = {q: langchain_body(q) for q in qids}
     systems: dict[str, Callable[[str], Any]] = {
-        "adapter: Searcher.search (default hybrid)": lambda q: searcher.search(corpus.queries[q], k=10, query_vector=corpus.query_vectors[q]),
-        "adapter's request, sent raw": lambda q: raw.transport.perform_request("POST", sent[q].path, params=sent[q].params, body=sent[q].body),
+        "adapter: Searcher.search (default hybrid)": lambda q: searcher.search(
+            corpus.queries[q], k=10, query_vector=corpus.query_vectors[q]
+        ),
+        "adapter's request, sent raw": lambda q: raw.transport.perform_request(
+            "POST", sent[q].path, params=sent[q].params, body=sent[q].body
+        ),
         "LangChain: similarity_search_with_score (hybrid)": lambda q: store.similarity_search_with_score(
-            corpus.queries[q], k=10, search_type="hybrid_search", search_pipeline=pipeline),
+            corpus.queries[q], k=10, search_type="hybrid_search", search_pipeline=pipeline
+        ),
         "LangChain's request, sent raw": lambda q: raw.transport.perform_request(
-            "POST", f"/{theirs}/_search", params={"search_pipeline": pipeline}, body=theirs_bodies[q]),
+            "POST", f"/{theirs}/_search", params={"search_pipeline": pipeline}, body=theirs_bodies[q]
+        ),
     }
     times: dict[str, list[float]] = {name: [] for name in systems}
     rng, load0 = random.Random(7), os.getloadavg()[0]
@@ -101,8 +116,10 @@ def main() -> None:
             raw.transport.perform_request("DELETE", f"/_search/pipeline/{pipeline}", params={"ignore": 404})
     p50 = {name: statistics.median(t) for name, t in times.items()}
     peer = p50["LangChain: similarity_search_with_score (hybrid)"]
-    print(f"SciFact, {len(qids)} queries x {args.rounds - 1} timed rounds, k 10, vector given, one caller; "
-          f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f}\n")
+    print(
+        f"SciFact, {len(qids)} queries x {args.rounds - 1} timed rounds, k 10, vector given, one caller; "
+        f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f}\n"
+    )
     print("| call | p50 ms | mean ms | p50 / LangChain's whole call |")
     print("|---|---|---|---|")
     for name, t in times.items():

@@ -1,7 +1,8 @@
 """`hybrid serve` under load (issue 30 item 5, issue 37 item 6): QPS and latency at 1, 8 and 32 clients, side by side.
 
     .venv/bin/python -m benchmarks.serve [--url URL] [--seconds 20] [--clients 1,8,32] \\
-        [--systems raw,serve,serve-model,baseline,baseline-model,serve-slow] [--slow 0.5] [--warm 1] [--baseline-ref REF] \\
+        [--systems raw,serve,serve-model,baseline,baseline-model,serve-slow] [--slow 0.5] [--warm 1] [--baseline-ref
+REF] \\
         [--index NAME] [--out out/bench-serve.json]
 
 Issue 37's two ratios in one run, interleaved: ``--clients 32 --systems raw,serve,baseline,serve-model,baseline-model``
@@ -9,7 +10,8 @@ gives serve's QPS over the raw client's (vectors given) and this checkout's mode
 baseline's.
 
 One SciFact index (MiniLM, ``bench-scifact``, built as ``make bench`` builds it; ``--index`` names an
-existing one instead, used as it is), one node, the same queries. Every system runs N client threads for T seconds, each client one request at a time on its
+existing one instead, used as it is), one node, the same queries. Every system runs N client threads for T seconds, each
+client one request at a time on its
 own keep-alive connection; the systems take turns at each client count, so they share the noise.
 
 - ``raw``: opensearch-py (one client, a connection per thread) sending, for each query, the hybrid
@@ -61,8 +63,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.support.load import drive, json_poster, statuses  # noqa: E402  (the load test's clients)
+
 SCIFACT = Path(os.environ.get("HYBRID_SHARED_DATA", ROOT.parent / "shared" / "data")) / "scifact"
-BASELINE_REF = "d04eec1"  # main when issue 37 was filed (its serve: 88.8 against the raw client's 230.4 queries/s at 32 clients)
+# main when issue 37 was filed (its serve: 88.8 against the raw client's 230.4 queries/s at 32 clients)
+BASELINE_REF = "d04eec1"
 PARAMS = {"technique": "hybrid", "k": 10, "explain": False, "highlight": False}
 
 
@@ -82,14 +86,29 @@ class Run:
     def summary(self) -> dict[str, Any]:
         ok = self.statuses.get("200", 0)
         lat = self.latencies_ms
-        return {"system": self.system, "clients": self.clients, "seconds": round(self.seconds, 1), "requests": len(lat),
-                "ok": ok, "errors": len(lat) - ok, "statuses": self.statuses, "qps": round(ok / self.seconds, 1),
-                "p50_ms": round(float(np.percentile(lat, 50)), 1) if lat else None,
-                "p99_ms": round(float(np.percentile(lat, 99)), 1) if lat else None,
-                "server_cpu_ms_per_request": round(1000 * self.server_cpu_s / len(lat), 2) if self.server_cpu_s and lat else None,
-                "info_p50_ms": pct(self.info_ms, 50), "info_p99_ms": pct(self.info_ms, 99), "info_probes": len(self.info_ms),
-                "healthz_p50_ms": pct(self.health_ms, 50), "healthz_p99_ms": pct(self.health_ms, 99), "healthz_probes": len(self.health_ms),
-                "load_before": self.load_before, "load_after": self.load_after}
+        return {
+            "system": self.system,
+            "clients": self.clients,
+            "seconds": round(self.seconds, 1),
+            "requests": len(lat),
+            "ok": ok,
+            "errors": len(lat) - ok,
+            "statuses": self.statuses,
+            "qps": round(ok / self.seconds, 1),
+            "p50_ms": round(float(np.percentile(lat, 50)), 1) if lat else None,
+            "p99_ms": round(float(np.percentile(lat, 99)), 1) if lat else None,
+            "server_cpu_ms_per_request": round(1000 * self.server_cpu_s / len(lat), 2)
+            if self.server_cpu_s and lat
+            else None,
+            "info_p50_ms": pct(self.info_ms, 50),
+            "info_p99_ms": pct(self.info_ms, 99),
+            "info_probes": len(self.info_ms),
+            "healthz_p50_ms": pct(self.health_ms, 50),
+            "healthz_p99_ms": pct(self.health_ms, 99),
+            "healthz_probes": len(self.health_ms),
+            "load_before": self.load_before,
+            "load_after": self.load_after,
+        }
 
 
 def load1() -> float:
@@ -144,16 +163,26 @@ def warm_latency(base: str, queries: list[str], rounds: int) -> dict[str, Any]:
     client, took, total = [], [], []
     for q in queries * rounds:
         started = time.perf_counter()
-        conn.request("POST", "/search", body=json.dumps({"q": q, **PARAMS}), headers={"Content-Type": "application/json"})
+        conn.request(
+            "POST", "/search", body=json.dumps({"q": q, **PARAMS}), headers={"Content-Type": "application/json"}
+        )
         answer = json.loads(conn.getresponse().read())
         client.append((time.perf_counter() - started) * 1000)
         took.append(float(answer["took_ms"]))
         total.append(float(answer["total_ms"]))
     conn.close()
     over = [c - t for c, t in zip(client, took)]
-    return {"requests": len(client), "client_p50_ms": pct(client, 50), "client_p95_ms": pct(client, 95),
-            "took_p50_ms": pct(took, 50), "took_p95_ms": pct(took, 95), "searcher_total_p50_ms": pct(total, 50),
-            "searcher_total_p95_ms": pct(total, 95), "client_minus_took_p50_ms": pct(over, 50), "client_minus_took_p95_ms": pct(over, 95)}
+    return {
+        "requests": len(client),
+        "client_p50_ms": pct(client, 50),
+        "client_p95_ms": pct(client, 95),
+        "took_p50_ms": pct(took, 50),
+        "took_p95_ms": pct(took, 95),
+        "searcher_total_p50_ms": pct(total, 50),
+        "searcher_total_p95_ms": pct(total, 95),
+        "client_minus_took_p50_ms": pct(over, 50),
+        "client_minus_took_p95_ms": pct(over, 95),
+    }
 
 
 def raw_latency(url: str, sent: list[Any], rounds: int) -> dict[str, Any]:
@@ -164,12 +193,21 @@ def raw_latency(url: str, sent: list[Any], rounds: int) -> dict[str, Any]:
     ms, took = [], []
     for request in sent * rounds:
         started = time.perf_counter()
-        answer = client.transport.perform_request(request.method, request.path, params=dict(request.params), body=request.body)
+        answer = client.transport.perform_request(
+            request.method, request.path, params=dict(request.params), body=request.body
+        )
         ms.append((time.perf_counter() - started) * 1000)
         took.append(float(answer["took"]))
     over = [c - t for c, t in zip(ms, took)]
-    return {"requests": len(ms), "client_p50_ms": pct(ms, 50), "client_p95_ms": pct(ms, 95), "took_p50_ms": pct(took, 50),
-            "took_p95_ms": pct(took, 95), "client_minus_took_p50_ms": pct(over, 50), "client_minus_took_p95_ms": pct(over, 95)}
+    return {
+        "requests": len(ms),
+        "client_p50_ms": pct(ms, 50),
+        "client_p95_ms": pct(ms, 95),
+        "took_p50_ms": pct(took, 50),
+        "took_p95_ms": pct(took, 95),
+        "client_minus_took_p50_ms": pct(over, 50),
+        "client_minus_took_p95_ms": pct(over, 95),
+    }
 
 
 # -- the systems -------------------------------------------------------------------------------------
@@ -182,7 +220,9 @@ def raw_caller(url: str, sent: list[Any], clients: int) -> Callable[[int], Calla
     def call(i: int) -> Callable[[], tuple[str, str | None]]:
         def once() -> tuple[str, str | None]:
             request = sent[next(counter) % len(sent)]
-            client.transport.perform_request(request.method, request.path, params=dict(request.params), body=request.body)
+            client.transport.perform_request(
+                request.method, request.path, params=dict(request.params), body=request.body
+            )
             return "200", None
 
         return once
@@ -198,8 +238,13 @@ class Served:
         code = "import sys; from adapter.cli import main; sys.exit(main())"
         self.base = f"http://127.0.0.1:{port}"
         self.log = tempfile.NamedTemporaryFile(prefix="bench-serve-", suffix=".log", delete=False)
-        self.process = subprocess.Popen([sys.executable, "-c", code, "serve", "--index", index, "--port", str(port), *extra],
-                                        env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(tree))
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code, "serve", "--index", index, "--port", str(port), *extra],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            cwd=str(tree),
+        )
         deadline = time.monotonic() + 300
         while True:
             try:
@@ -225,7 +270,9 @@ class Served:
 
     def _children(self) -> list[int]:
         try:
-            return [int(p) for p in Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()]
+            return [
+                int(p) for p in Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+            ]
         except OSError:
             return []
 
@@ -255,7 +302,9 @@ def free_port() -> int:
 
 
 # -- the run ------------------------------------------------------------------------------------------
-def queries_and_bodies(url: str, count: int, index: str | None = None) -> tuple[str, list[str], list[str], list[Any], int]:
+def queries_and_bodies(
+    url: str, count: int, index: str | None = None
+) -> tuple[str, list[str], list[str], list[Any], int]:
     """The index, the test queries (for raw and the cached serve), every query (for the model in the
     loop), the raw client's requests (what the searcher sends for each test query) and the searcher's
     requests per search."""
@@ -275,8 +324,14 @@ def queries_and_bodies(url: str, count: int, index: str | None = None) -> tuple[
     searcher = Searcher.open(client, index, embedder)
     sent, requests = [], 0
     for q in test:
-        result = searcher.search(q, technique="hybrid", k=10, explain=False, options=SearchOptions(highlight=False),
-                                 query_vector=embedder.embed_query(q))
+        result = searcher.search(
+            q,
+            technique="hybrid",
+            k=10,
+            explain=False,
+            options=SearchOptions(highlight=False),
+            query_vector=embedder.embed_query(q),
+        )
         sent.append(result.sent[0])
         requests = max(requests, result.requests)
     return index, test, every, sent, requests
@@ -294,16 +349,26 @@ def systems_iter(names: list[str], clients: list[int]) -> Iterator[tuple[int, st
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--url", default=os.environ.get("OPENSEARCH_URL"), help="the cluster (default: the running local node)")
+    parser.add_argument(
+        "--url", default=os.environ.get("OPENSEARCH_URL"), help="the cluster (default: the running local node)"
+    )
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--clients", default="1,8,32")
     parser.add_argument("--systems", default="raw,serve,baseline,serve-model,baseline-model")
-    parser.add_argument("--index", help="an existing SciFact index (MiniLM) to use as it is (default: bench-scifact, built if missing)")
+    parser.add_argument(
+        "--index", help="an existing SciFact index (MiniLM) to use as it is (default: bench-scifact, built if missing)"
+    )
     parser.add_argument("--baseline-ref", default=BASELINE_REF)
     parser.add_argument("--queries", type=int, default=300, help="test queries for raw and the cached serve")
-    parser.add_argument("--serve-args", default="", help="more arguments for this checkout's serve (e.g. '--workers 2')")
-    parser.add_argument("--slow", type=float, default=0.5, help="serve-slow: seconds the proxy delays each search answer")
-    parser.add_argument("--warm", type=int, default=1, help="rounds of the test queries for warm /search vs took (0: none)")
+    parser.add_argument(
+        "--serve-args", default="", help="more arguments for this checkout's serve (e.g. '--workers 2')"
+    )
+    parser.add_argument(
+        "--slow", type=float, default=0.5, help="serve-slow: seconds the proxy delays each search answer"
+    )
+    parser.add_argument(
+        "--warm", type=int, default=1, help="rounds of the test queries for warm /search vs took (0: none)"
+    )
     parser.add_argument("--out", default="out/bench-serve.json")
     args = parser.parse_args(argv)
     if not args.url:
@@ -315,8 +380,51 @@ def main(argv: list[str] | None = None) -> int:
     names = args.systems.split(",")
     clients = [int(c) for c in args.clients.split(",")]
     index, test, every, sent, requests = queries_and_bodies(args.url, args.queries, args.index)
-    print(f"index {index}: {len(test)} test queries, {len(every)} in all; the searcher sends {requests} request(s) per search")
+    print(
+        f"index {index}: {len(test)} test queries, {len(every)} in all; the searcher sends {requests} request(s) per "
+        "search"
+    )
 
+    servers, proxy = start_servers(args, names, index)
+    warm_figures: dict[str, Any] = {}
+    try:
+        warm_caches(servers, test)
+        if args.warm and "serve" in servers:
+            warm_figures = {
+                "serve": warm_latency(servers["serve"].base, test, args.warm),
+                "raw": raw_latency(args.url, sent, args.warm),
+                "load_after": load1(),
+            }
+            print(json.dumps({"warm": warm_figures}))
+        runs = []
+        for n, name in systems_iter(names, clients):
+            runs.append(measure(args, servers, name, n, sent, test, every))
+            print(json.dumps(runs[-1]))
+    finally:
+        codes = {name: s.stop() for name, s in servers.items()}
+        if proxy is not None:
+            proxy.__exit__(None, None, None)
+    out = {
+        "index": index,
+        "url": args.url,
+        "seconds": args.seconds,
+        "searcher_requests_per_search": requests,
+        "params": PARAMS,
+        "baseline_ref": args.baseline_ref,
+        "slow_s": args.slow,
+        "exit_codes": codes,
+        "warm": warm_figures,
+        "runs": runs,
+        "cpus": os.cpu_count(),
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+    print(table(runs))
+    return 0
+
+
+def start_servers(args: argparse.Namespace, names: list[str], index: str) -> tuple[dict[str, Served], Any]:
+    """The services the systems named ask for, and the fault proxy serve-slow searches through (or None)."""
     servers: dict[str, Served] = {}
     extra = args.serve_args.split()
     if "serve" in names:
@@ -329,7 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     if "baseline" in names:
         servers["baseline"] = Served(tree, args.url, index, free_port(), [])
     if "baseline-model" in names:
-        cacheless = ["--query-cache", "0"] if "--query-cache" in (tree / "adapter" / "cli" / "serve.py").read_text() else []
+        cacheless = (
+            ["--query-cache", "0"] if "--query-cache" in (tree / "adapter" / "cli" / "serve.py").read_text() else []
+        )
         servers["baseline-model"] = Served(tree, args.url, index, free_port(), cacheless)
     proxy = None
     if "serve-slow" in names:
@@ -338,47 +448,52 @@ def main(argv: list[str] | None = None) -> int:
         proxy = FaultProxy(args.url).__enter__()
         servers["serve-slow"] = Served(ROOT, proxy.url, index, free_port(), extra)
         proxy.set_policy(lambda n, method, path: Delay(args.slow) if "_search" in path else PASS)
-    warm_figures: dict[str, Any] = {}
-    try:
-        for name in ("serve", "baseline", "serve-2w"):  # every test query seen once: its vector is cached (serve-slow's
-            for connection in range(6 if name == "serve-2w" else 1):  # first ones embed: a few ms beside the proxy's delay;
-                if name in servers:  # a worker takes a connection: six rounds leave each worker ~2 % of the queries to embed)
-                    warm = json_poster(servers[name].base, "/search", bodies(test))(connection)
-                    for _ in test:
-                        warm()
-        if args.warm and "serve" in servers:
-            warm_figures = {"serve": warm_latency(servers["serve"].base, test, args.warm), "raw": raw_latency(args.url, sent, args.warm),
-                            "load_after": load1()}
-            print(json.dumps({"warm": warm_figures}))
-        runs = []
-        for n, name in systems_iter(names, clients):
-            caller = raw_caller(args.url, sent, n) if name == "raw" else \
-                json_poster(servers[name].base, "/search", bodies(test if name in ("serve", "serve-slow", "baseline", "serve-2w") else every))
-            server = servers.get(name)
-            run = Run(name, n, args.seconds, load_before=load1())
-            cpu = server.cpu_seconds() if server else 0.0
-            probe = InfoProbe(server.base) if server else None
-            started = time.perf_counter()
-            answers = drive(n, args.seconds, caller)
-            run.latencies_ms, run.statuses = [a.ms for a in answers], statuses(answers)
-            run.seconds = time.perf_counter() - started
-            probed = probe.stop() if probe else {}
-            run.info_ms, run.health_ms = probed.get("/api/info", []), probed.get("/healthz", [])
-            run.server_cpu_s = server.cpu_seconds() - cpu if server else None
-            run.load_after = load1()
-            runs.append(run.summary())
-            print(json.dumps(runs[-1]))
-    finally:
-        codes = {name: s.stop() for name, s in servers.items()}
-        if proxy is not None:
-            proxy.__exit__(None, None, None)
-    out = {"index": index, "url": args.url, "seconds": args.seconds, "searcher_requests_per_search": requests, "params": PARAMS,
-           "baseline_ref": args.baseline_ref, "slow_s": args.slow, "exit_codes": codes, "warm": warm_figures, "runs": runs,
-           "cpus": os.cpu_count()}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    print(table(runs))
-    return 0
+    return servers, proxy
+
+
+def warm_caches(servers: dict[str, Served], test: list[str]) -> None:
+    """Every test query seen once: its vector is cached (serve-slow's first ones embed: a few ms beside the proxy's
+    delay; a worker takes a connection: six rounds leave each worker ~2 % of the queries to embed)."""
+    for name in ("serve", "baseline", "serve-2w"):
+        for connection in range(6 if name == "serve-2w" else 1):
+            if name in servers:
+                warm = json_poster(servers[name].base, "/search", bodies(test))(connection)
+                for _ in test:
+                    warm()
+
+
+def measure(
+    args: argparse.Namespace,
+    servers: dict[str, Served],
+    name: str,
+    n: int,
+    sent: list[Any],
+    test: list[str],
+    every: list[str],
+) -> dict[str, Any]:
+    """One system driven by n clients for --seconds: its run's summary."""
+    caller = (
+        raw_caller(args.url, sent, n)
+        if name == "raw"
+        else json_poster(
+            servers[name].base,
+            "/search",
+            bodies(test if name in ("serve", "serve-slow", "baseline", "serve-2w") else every),
+        )
+    )
+    server = servers.get(name)
+    run = Run(name, n, args.seconds, load_before=load1())
+    cpu = server.cpu_seconds() if server else 0.0
+    probe = InfoProbe(server.base) if server else None
+    started = time.perf_counter()
+    answers = drive(n, args.seconds, caller)
+    run.latencies_ms, run.statuses = [a.ms for a in answers], statuses(answers)
+    run.seconds = time.perf_counter() - started
+    probed = probe.stop() if probe else {}
+    run.info_ms, run.health_ms = probed.get("/api/info", []), probed.get("/healthz", [])
+    run.server_cpu_s = server.cpu_seconds() - cpu if server else None
+    run.load_after = load1()
+    return run.summary()
 
 
 def table(runs: list[dict[str, Any]]) -> str:
@@ -386,14 +501,20 @@ def table(runs: list[dict[str, Any]]) -> str:
     cached), serve-model's over baseline-model's (the model in the loop)."""
     qps = {(r["system"], r["clients"]): r["qps"] for r in runs}
     against = {"serve": "baseline", "serve-model": "baseline-model"}
-    lines = ["| clients | system | QPS | p50 ms | p99 ms | errors | /api/info p50 ms | /healthz p99 ms | serve CPU ms/request | x raw | x baseline | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| clients | system | QPS | p50 ms | p99 ms | errors | /api/info p50 ms | /healthz p99 ms | serve CPU "
+        "ms/request | x raw | x baseline | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in runs:
         raw, base = qps.get(("raw", r["clients"])), qps.get((against.get(r["system"], ""), r["clients"]))
         x_raw = f"{r['qps'] / raw:.2f}" if raw else "-"
         x_base = f"{r['qps'] / base:.2f}" if base else "-"
-        lines.append(f"| {r['clients']} | {r['system']} | {r['qps']} | {r['p50_ms']} | {r['p99_ms']} | {r['errors']} | {r['info_p50_ms'] or '-'} | {r.get('healthz_p99_ms') or '-'} | "
-                     f"{r['server_cpu_ms_per_request'] or '-'} | {x_raw} | {x_base} | {r['load_before']}-{r['load_after']} |")
+        lines.append(
+            f"| {r['clients']} | {r['system']} | {r['qps']} | {r['p50_ms']} | {r['p99_ms']} | {r['errors']} | "
+            f"{r['info_p50_ms'] or '-'} | {r.get('healthz_p99_ms') or '-'} | {r['server_cpu_ms_per_request'] or '-'} | "
+            f"{x_raw} | {x_base} | {r['load_before']}-{r['load_after']} |"
+        )
     return "\n".join(lines)
 
 

@@ -8,7 +8,8 @@ query runs both ways back to back, the order flipped by a seeded coin, so drift 
 falls on both sides alike. The logger is a real one: its thread writes the records to UBI indices of
 this run's own (``bench-ubi-<random>-queries`` / ``-events``, deleted at the end) on the same node while
 the searches run. Prints each side's p50 / p90 / p99 (ms), the difference of the p50s, the median of the
-paired differences, ``log_search`` alone (the part a search thread pays), the logger's counts and the load average before and after. docs/BENCHMARKS.md
+paired differences, ``log_search`` alone (the part a search thread pays), the logger's counts and the load average
+before and after. docs/BENCHMARKS.md
 ("UBI logging overhead") lists what it printed. Exits 1 when the p50 grew by more than the bound.
 """
 
@@ -37,7 +38,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default=os.environ.get("OPENSEARCH_URL", "http://127.0.0.1:9200"))
     parser.add_argument("--index", default="perfes")
-    parser.add_argument("--rounds", type=int, default=20, help="passes over the queries, each query both ways (default %(default)s)")
+    parser.add_argument(
+        "--rounds", type=int, default=20, help="passes over the queries, each query both ways (default %(default)s)"
+    )
     parser.add_argument("--warmup", type=int, default=2, help="untimed passes first (default %(default)s)")
     parser.add_argument("--seed", type=int, default=40)
     args = parser.parse_args(argv)
@@ -88,21 +91,34 @@ def main(argv: list[str]) -> int:
         stats = logger.stats
     finally:
         logger.close(60)
-        searcher.cluster.delete_indices([store.queries_index, store.events_index], action="deleting this run's UBI indices")
+        searcher.cluster.delete_indices(
+            [store.queries_index, store.events_index], action="deleting this run's UBI indices"
+        )
     pairs = [b - a for a, b in zip(times["plain"], times["logged"])]
-    print(f"index {args.index} on {args.url}: {len(texts)} queries x {args.rounds} rounds, each both ways (hybrid, k 10, vectors given)")
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in load_before)}; after: {' '.join(f'{x:.2f}' for x in load_after)} "
-          f"({os.cpu_count()} CPUs)")
+    print(
+        f"index {args.index} on {args.url}: {len(texts)} queries x {args.rounds} rounds, each both ways (hybrid, k 10, "
+        "vectors given)"
+    )
+    print(
+        f"load average before: {' '.join(f'{x:.2f}' for x in load_before)}; after: "
+        f"{' '.join(f'{x:.2f}' for x in load_after)} ({os.cpu_count()} CPUs)"
+    )
     print("| searches | n | p50 ms | p90 ms | p99 ms |")
     print("|---|---|---|---|---|")
     for side, label in (("plain", "plain Searcher"), ("logged", "UbiLogger(...).wrap(searcher)")):
         v = times[side]
-        print(f"| {label} | {len(v)} | {percentile(v, 0.5):.3f} | {percentile(v, 0.9):.3f} | {percentile(v, 0.99):.3f} |")
+        print(
+            f"| {label} | {len(v)} | {percentile(v, 0.5):.3f} | {percentile(v, 0.9):.3f} | {percentile(v, 0.99):.3f} |"
+        )
     grew = percentile(times["logged"], 0.5) - percentile(times["plain"], 0.5)
-    print(f"p50 difference (logged - plain): {grew:+.3f} ms; median of the paired differences: {statistics.median(pairs):+.3f} ms "
-          f"(bound {BOUND_MS} ms)")
-    print(f"log_search alone (the search thread's part): p50 {percentile(own, 0.5):.1f} us, p99 {percentile(own, 0.99):.1f} us "
-          f"over {len(own)} calls")
+    print(
+        f"p50 difference (logged - plain): {grew:+.3f} ms; median of the paired differences: "
+        f"{statistics.median(pairs):+.3f} ms (bound {BOUND_MS} ms)"
+    )
+    print(
+        f"log_search alone (the search thread's part): p50 {percentile(own, 0.5):.1f} us, p99 "
+        f"{percentile(own, 0.99):.1f} us over {len(own)} calls"
+    )
     print(f"logger: {stats.queued} queued, {stats.written} written, {stats.dropped} dropped, {stats.failed} failed")
     return 0 if grew <= BOUND_MS else 1
 

@@ -18,7 +18,7 @@ from typing import Any
 from adapter.engines import connect
 from adapter.evaluation.metrics import load_beir
 from adapter.fusion import ScoreNormalization, fuse
-from adapter.fusion.choice.calibrate import calibrate_index
+from adapter.admin.calibrate import calibrate_index
 from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy
 from adapter.index.assets import IndexSpec
 from adapter.index.init import init_index

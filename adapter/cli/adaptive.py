@@ -11,7 +11,7 @@ from adapter.cli.common import Subparsers, connect, read_queries, with_url
 from adapter.errors import InputError
 
 if TYPE_CHECKING:
-    from adapter.fusion.choice.calibrate import CalibrationReport
+    from adapter.admin.calibrate import CalibrationReport
     from adapter.fusion.choice.policy import AdaptivePolicy
     from adapter.fusion.choice.values import FusionChoice
 
@@ -55,7 +55,7 @@ def load_policy(path: str | None) -> AdaptivePolicy | None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from adapter.fusion.choice.calibrate import calibrate_index, store_adaptive
+    from adapter.admin.calibrate import calibrate_index, store_adaptive
 
     if args.from_traffic:
         return run_from_traffic(args)

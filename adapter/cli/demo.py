@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_demo(*, url: str | None = None, index: str = "demo-support", port: int | None = None) -> int:
     from adapter.engines import open_cluster
-    from adapter.fusion.choice.calibrate import calibrate_index
+    from adapter.admin.calibrate import calibrate_index
     from adapter.fusion.choice.defaults import default_fusion_name, default_layout
     from adapter.index.assets import IndexSpec
     from adapter.index.init import init_index

@@ -37,7 +37,7 @@ from adapter.fusion import (
     same_ranking_up_to_ties,
 )
 from adapter.fusion.choice.advise import classify
-from adapter.fusion.choice.calibrate import measure_calibration, store_adaptive
+from adapter.admin.calibrate import measure_calibration, store_adaptive
 from adapter.fusion.choice.defaults import default_technique
 from adapter.fusion.choice.learned import LearnedFusion
 from adapter.fusion.choice.learned import select as select_model

@@ -11,7 +11,7 @@ import pytest
 from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, QuerySignals
 from adapter.index.init import init_index
 from adapter.index.assets import COMBINED_FIELD, IndexSpec
-from adapter.fusion.choice.calibrate import calibrate_index
+from adapter.admin.calibrate import calibrate_index
 from adapter.index.catalog import read_index_info, read_pipeline
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher

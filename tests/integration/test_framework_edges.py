@@ -134,7 +134,7 @@ def test_the_index_relevance_maps_are_every_frameworks_relevance(client, edge_in
     from haystack import Pipeline  # noqa: F401
 
     from adapter.engines import cluster_for
-    from adapter.fusion.choice.calibrate import measure_relevance, store_relevance
+    from adapter.admin.calibrate import measure_relevance, store_relevance
     from adapter.integrations.haystack import HybridRetriever as HaystackRetriever
     from adapter.integrations.llamaindex import HybridRetriever as LlamaRetriever
 

@@ -14,7 +14,7 @@ from adapter.evaluation.metrics import load_beir
 from adapter.fusion import ScoreNormalization, fuse
 from adapter.engines import cluster_for
 from adapter.errors import InputError
-from adapter.fusion.choice.calibrate import calibrate_index, store_adaptive
+from adapter.admin.calibrate import calibrate_index, store_adaptive
 from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import index_meta, read_index_info

@@ -22,7 +22,7 @@ import pytest
 from adapter.index import scan
 from adapter.index.init import init_index
 from adapter.index.assets import IndexSpec
-from adapter.fusion.choice.calibrate import measure_calibration
+from adapter.admin.calibrate import measure_calibration
 from adapter.index.check import check_index
 from adapter.engines import cluster_for
 from adapter.ingest.ingestor import Ingestor

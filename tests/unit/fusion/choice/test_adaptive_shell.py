@@ -11,7 +11,7 @@ import pytest
 from adapter.fusion.choice.policy import AdaptivePolicy, Calibration
 from adapter.index.init import init_index
 from adapter.index.assets import IndexNames, IndexSpec
-from adapter.fusion.choice.calibrate import calibrate_index
+from adapter.admin.calibrate import calibrate_index
 from adapter.index.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH
 from adapter.fusion import ScoreNormalization
