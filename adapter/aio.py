@@ -96,7 +96,7 @@ def is_blocking(client: object) -> bool:
     return isinstance(client, Blocking)
 
 
-def streaming(sync_helper: Callable[..., Iterable[T]], async_helper: Callable[..., AsyncIterable[T]], client: Any,
+def streaming(sync_helper: Callable[..., Iterable[T]], async_helper: Callable[..., AsyncIterable[T]], client: object,
               *args: Any, **kwargs: Any) -> Iterator[T]:
     """A client library's streaming helper (``streaming_bulk``): the sync one over a sync client; over a
     bridged asyncio one (wrapped or not), the library's async one (``async_streaming_bulk``: its pauses
