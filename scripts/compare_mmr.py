@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapter.models.cache import EmbeddingCache  # noqa: E402
-from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
+from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING  # noqa: E402
 from adapter.engines import connect  # noqa: E402
 from adapter.models.embedders import load_embedder  # noqa: E402
 from adapter.evaluation.run import prepare_index  # noqa: E402
@@ -35,7 +35,7 @@ from adapter.evaluation.metrics import evaluate, load_beir  # noqa: E402
 from adapter.search.mmr import knn_mmr  # noqa: E402
 from adapter.search.page import MMRPlace, SearchOptions  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
-from adapter.engines import cluster_for
+from adapter.engines import cluster_for  # noqa: E402
 
 
 def pairwise(vectors: np.ndarray) -> float:
@@ -49,7 +49,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
     ap.add_argument("--dataset", default=str("/work/shared/data/scifact"))
-    ap.add_argument("--lambda", dest="lam", type=float, default=0.5, help="the adapter's lambda; the server gets diversity 1 - lambda")
+    ap.add_argument(
+        "--lambda",
+        dest="lam",
+        type=float,
+        default=0.5,
+        help="the adapter's lambda; the server gets diversity 1 - lambda",
+    )
     ap.add_argument("--candidates", type=int, default=30)
     ap.add_argument("--limit", type=int, help="first N test queries")
     ap.add_argument("--enable", action="store_true", help="switch the MMR factories on for the run, restore after")
@@ -73,7 +79,16 @@ def run(client, args) -> int:
     dataset = load_beir(args.dataset, "test").limited(args.limit)
     embedder = load_embedder("minilm")
     alias = "feat-mmr-scifact"
-    prepare_index(cluster_for(client), dataset, embedder, alias, analyzer="english", fresh=False, progress=False, cache=EmbeddingCache())
+    prepare_index(
+        cluster_for(client),
+        dataset,
+        embedder,
+        alias,
+        analyzer="english",
+        fresh=False,
+        progress=False,
+        cache=EmbeddingCache(),
+    )
     opened = Searcher.open(client, alias, embedder)
     caps = opened.engine.probe(client, refresh=True)
     searcher = Searcher(client, opened.info, caps, embedder)  # the capabilities as the setting now stands
@@ -90,10 +105,17 @@ def run(client, args) -> int:
     for i, (qid, text) in enumerate(dataset.queries.items()):
         vector = embedder.embed_query(text)
         order = ["dense", "client-mmr", "server-mmr"]
-        order = order[i % 3:] + order[: i % 3]  # rotate who goes first
+        order = order[i % 3 :] + order[: i % 3]  # rotate who goes first
         for name in order:
-            kwargs = {} if name == "dense" else {"mmr_lambda": lam, "mmr_candidates": n,
-                                                  "options": SearchOptions(mmr=MMRPlace.CLIENT if name == "client-mmr" else MMRPlace.SERVER)}
+            kwargs = (
+                {}
+                if name == "dense"
+                else {
+                    "mmr_lambda": lam,
+                    "mmr_candidates": n,
+                    "options": SearchOptions(mmr=MMRPlace.CLIENT if name == "client-mmr" else MMRPlace.SERVER),
+                }
+            )
             result = searcher.search(text, technique="dense", k=10, query_vector=vector, **kwargs)
             if name == "server-mmr" and "ext" not in result.request_body:
                 raise SystemExit(f"the server's MMR did not run: {result.notices}")
@@ -101,8 +123,10 @@ def run(client, args) -> int:
             wall[name].append(result.total_ms)
             took[name].append(result.took_ms)
         # The candidates the server saw (its knn with k = candidates), with their vectors.
-        resp = client.search(index=alias, body={"size": n, "query": {"knn": {field: {"vector": vector.tolist(), "k": n}}},
-                                                "_source": [field]})
+        resp = client.search(
+            index=alias,
+            body={"size": n, "query": {"knn": {field: {"vector": vector.tolist(), "k": n}}}, "_source": [field]},
+        )
         hits = resp["hits"]["hits"]
         cand = np.asarray([h["_source"][field] for h in hits], dtype=np.float32)
         for h, v in zip(hits, cand):
@@ -120,15 +144,26 @@ def run(client, args) -> int:
 
     queries = len(dataset.queries)
     overlap = np.mean([len(set(runs["client-mmr"][q]) & set(runs["server-mmr"][q])) / 10 for q in dataset.queries])
-    out = {"version": caps.version, "queries": queries, "lambda": lam, "server_diversity": 1 - lam, "candidates": n,
-           "server_equals_formula": identical, "overlap_client_server_at10": float(overlap), "techniques": {}}
+    out = {
+        "version": caps.version,
+        "queries": queries,
+        "lambda": lam,
+        "server_diversity": 1 - lam,
+        "candidates": n,
+        "server_equals_formula": identical,
+        "overlap_client_server_at10": float(overlap),
+        "techniques": {},
+    }
     for name in ("dense", "client-mmr", "server-mmr"):
         metrics = evaluate(dataset.qrels, runs[name])
         out["techniques"][name] = {
-            "ndcg@10": metrics["ndcg@10"], "recall@10": metrics.get("recall@10"),
+            "ndcg@10": metrics["ndcg@10"],
+            "recall@10": metrics.get("recall@10"),
             "mean_pairwise_cosine@10": float(np.mean(similar[name])),
-            "client_ms_p50": float(np.percentile(wall[name], 50)), "client_ms_p95": float(np.percentile(wall[name], 95)),
-            "server_took_ms_p50": float(np.percentile(took[name], 50)), "server_took_ms_p95": float(np.percentile(took[name], 95)),
+            "client_ms_p50": float(np.percentile(wall[name], 50)),
+            "client_ms_p95": float(np.percentile(wall[name], 95)),
+            "server_took_ms_p50": float(np.percentile(took[name], 50)),
+            "server_took_ms_p95": float(np.percentile(took[name], 95)),
         }
     print(json.dumps(out, indent=2))
     if args.json:

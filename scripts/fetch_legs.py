@@ -59,8 +59,19 @@ def main(argv: list[str] | None = None) -> None:
     alias = layout_alias(args.index or eval_alias(first, embedder), args.text_layout)
     started = time.perf_counter()
     boost = args.title_boost if args.text_layout == "fields" else 1.0
-    prepare_index(cluster_for(client), first, embedder, alias, analyzer=args.analyzer, title_boost=boost, use_titles=not args.no_titles,
-                  fresh=not args.keep_index, progress=True, cache=EmbeddingCache(args.cache), text_layout=args.text_layout)
+    prepare_index(
+        cluster_for(client),
+        first,
+        embedder,
+        alias,
+        analyzer=args.analyzer,
+        title_boost=boost,
+        use_titles=not args.no_titles,
+        fresh=not args.keep_index,
+        progress=True,
+        cache=EmbeddingCache(args.cache),
+        text_layout=args.text_layout,
+    )
     indexed = time.perf_counter() - started
     searcher = Searcher.open(client, alias, embedder, depth=args.depth)
     fields = field_boosts(searcher.text_leg.fields)
@@ -71,20 +82,34 @@ def main(argv: list[str] | None = None) -> None:
                 queries[qid]["splits"].append(split)
                 continue
             legs = searcher.legs(text, depth=args.depth)
-            tv = cluster_for(client).termvectors(searcher.info.index, termvectors_body(text, searcher.text_leg), action="termvectors")
+            tv = cluster_for(client).termvectors(
+                searcher.info.index, termvectors_body(text, searcher.text_leg), action="termvectors"
+            )
             terms = responses.term_statistics(tv, fields)
             queries[qid] = {
-                "text": text, "splits": [split],
+                "text": text,
+                "splits": [split],
                 "bm25": [[d, round(float(s), 6)] for d, s in legs[0]],
                 "dense": [[d, round(float(s), 6)] for d, s in legs[1]],
-                "fields": [{"field": f.field, "boost": f.boost, "doc_count": f.doc_count, "terms": [list(t) for t in f.terms]}
-                           for f in terms],
+                "fields": [
+                    {"field": f.field, "boost": f.boost, "doc_count": f.doc_count, "terms": [list(t) for t in f.terms]}
+                    for f in terms
+                ],
             }
     out = {
-        "dataset": first.name, "embedder": embedder.fingerprint.model, "analyzer": args.analyzer, "text_layout": args.text_layout,
-        "title_boost": boost, "titles": not args.no_titles, "depth": args.depth, "index": alias,
-        "engine": searcher.caps.engine, "version": searcher.caps.version, "legacy_bm25": searcher.caps.legacy_bm25,
-        "qrels": {s: ds.qrels for s, ds in sets.items()}, "queries": queries,
+        "dataset": first.name,
+        "embedder": embedder.fingerprint.model,
+        "analyzer": args.analyzer,
+        "text_layout": args.text_layout,
+        "title_boost": boost,
+        "titles": not args.no_titles,
+        "depth": args.depth,
+        "index": alias,
+        "engine": searcher.caps.engine,
+        "version": searcher.caps.version,
+        "legacy_bm25": searcher.caps.legacy_bm25,
+        "qrels": {s: ds.qrels for s, ds in sets.items()},
+        "queries": queries,
         "seconds": {"index": round(indexed, 1), "total": round(time.perf_counter() - started, 1)},
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -39,15 +39,23 @@ def main(argv: list[str] | None = None) -> None:
     for path in args.legs:
         data = json.loads(Path(path).read_text())
         train, test = data["qrels"]["train"], data["qrels"]["test"]
-        chosen = select({q: _legs(data, q) for q in train}, train,
-                        trained_on={"dataset": data["dataset"], "split": "train", "queries": len(train), "depth": data["depth"]})
+        chosen = select(
+            {q: _legs(data, q) for q in train},
+            train,
+            trained_on={"dataset": data["dataset"], "split": "train", "queries": len(train), "depth": data["depth"]},
+        )
         learned = {q: [f.id for f in chosen.model.fuse(_legs(data, q))[:100]] for q in test}
         fixed = ScoreNormalization(Normalization.MIN_MAX, weights=(0.5, 0.5))
         baseline = {q: [f.id for f in fuse(_legs(data, q), fixed, leg_names=LEGS)[:100]] for q in test}
-        print(f"{data['dataset']} ({data['embedder']}, {data['text_layout']} layout, depth {data['depth']}): "
-              f"selection {json.dumps(chosen.as_json())}")
-        print(f"  test nDCG@10 ({len(test)} queries): learned {statistics.fmean(per_query(test, learned).values()):.4f}, "
-              f"min_max 0.5/0.5 {statistics.fmean(per_query(test, baseline).values()):.4f}", flush=True)
+        print(
+            f"{data['dataset']} ({data['embedder']}, {data['text_layout']} layout, depth {data['depth']}): "
+            f"selection {json.dumps(chosen.as_json())}"
+        )
+        print(
+            f"  test nDCG@10 ({len(test)} queries): learned {statistics.fmean(per_query(test, learned).values()):.4f}, "
+            f"min_max 0.5/0.5 {statistics.fmean(per_query(test, baseline).values()):.4f}",
+            flush=True,
+        )
         if args.model_out:
             Path(args.model_out).write_text(chosen.model.dumps())
 

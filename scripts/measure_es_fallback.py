@@ -30,11 +30,21 @@ embedder = load_embedder("minilm")
 alias = "eval-scifact-issue19"
 prepare_index(cluster_for(client), dataset, embedder, alias, analyzer="standard", title_boost=0.5, progress=False)
 searcher = Searcher.open(client, alias, embedder, depth=100)
-specs = [TechniqueSpec("hybrid min_max 0.5/0.5 (now: client)", Technique.HYBRID, ScoreNormalization()),
-         TechniqueSpec("hybrid-sum 0.5/0.5 (the old fallback)", Technique.HYBRID, ScoreSum((0.5, 0.5))),
-         TechniqueSpec("client-rrf", Technique.CLIENT_RRF, RRF()),
-         TechniqueSpec("client-dbsf", Technique.CLIENT, DBSF())]
+specs = [
+    TechniqueSpec("hybrid min_max 0.5/0.5 (now: client)", Technique.HYBRID, ScoreNormalization()),
+    TechniqueSpec("hybrid-sum 0.5/0.5 (the old fallback)", Technique.HYBRID, ScoreSum((0.5, 0.5))),
+    TechniqueSpec("client-rrf", Technique.CLIENT_RRF, RRF()),
+    TechniqueSpec("client-dbsf", Technique.CLIENT, DBSF()),
+]
 results, _ = evaluate_techniques(searcher, dataset, specs, k=100, depth=100, progress=False)
-out = {name: {"metrics": {m: round(v, 4) for m, v in r.metrics.items()}, "p50_ms": round(r.latency_ms_p50, 1),
-              "notices": list(r.notices)[:1]} for name, r in results.items()}
-print(json.dumps({"caps": [searcher.caps.engine, searcher.caps.version, searcher.caps.license], "results": out}, indent=1))
+out = {
+    name: {
+        "metrics": {m: round(v, 4) for m, v in r.metrics.items()},
+        "p50_ms": round(r.latency_ms_p50, 1),
+        "notices": list(r.notices)[:1],
+    }
+    for name, r in results.items()
+}
+print(
+    json.dumps({"caps": [searcher.caps.engine, searcher.caps.version, searcher.caps.license], "results": out}, indent=1)
+)

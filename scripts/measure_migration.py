@@ -44,11 +44,13 @@ from adapter.admin.planning import apply_plan, plan_spec  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
 from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl  # noqa: E402
 from adapter.index.spec import Spec, dump_spec  # noqa: E402
-from adapter.engines import cluster_for
+from adapter.engines import cluster_for  # noqa: E402
 
 # The shared data folder next to the checkout (or next to its worktree folder).
-SCIFACT = next((p / "shared" / "data" / "scifact" for p in ROOT.parents if (p / "shared" / "data" / "scifact").is_dir()),
-               ROOT.parent / "shared" / "data" / "scifact")
+SCIFACT = next(
+    (p / "shared" / "data" / "scifact" for p in ROOT.parents if (p / "shared" / "data" / "scifact").is_dir()),
+    ROOT.parent / "shared" / "data" / "scifact",
+)
 ALIAS = "migration-scifact"  # + the change: one alias per kind of run
 
 
@@ -104,8 +106,16 @@ def worker(spec_file: str, checkpoint: str, gate_queries: int, out: str) -> None
     embedder = load_embedder(spec.embedder)
     spec = spec.resolved(lambda name: embedder.fingerprint)
     gate = Gate(load_beir(SCIFACT, "test").limited(gate_queries), max_drop=0.02) if gate_queries else None
-    report = reindex(connect(_url()), desired_from_spec(spec), embedder, cache=EmbeddingCache(), checkpoint=checkpoint, gate=gate,
-                     progress=False, log=lambda m: print(f"[reindex] {m}", flush=True))
+    report = reindex(
+        connect(_url()),
+        desired_from_spec(spec),
+        embedder,
+        cache=EmbeddingCache(),
+        checkpoint=checkpoint,
+        gate=gate,
+        progress=False,
+        log=lambda m: print(f"[reindex] {m}", flush=True),
+    )
     data = {k: v for k, v in report.__dict__.items() if k != "gate"}
     data["gate"] = report.gate.__dict__ if report.gate else None
     Path(out).write_text(json.dumps(data, indent=2, default=str))
@@ -115,9 +125,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--crash-at", type=float, default=0.4, help="kill the reindex when this share of the copy is done")
     ap.add_argument("--per-second", type=float, default=2.0, help="queries per second during the migration")
-    ap.add_argument("--gate-queries", type=int, default=300, help="judged queries for the gate (0: no gate; always 0 with --docs)")
-    ap.add_argument("--change", choices=["model", "hnsw"], default="model",
-                    help="model: MiniLM -> multilingual-e5-small (re-embedding); hnsw: same model, m 16 -> 32 (vectors reused)")
+    ap.add_argument(
+        "--gate-queries", type=int, default=300, help="judged queries for the gate (0: no gate; always 0 with --docs)"
+    )
+    ap.add_argument(
+        "--change",
+        choices=["model", "hnsw"],
+        default="model",
+        help="model: MiniLM -> multilingual-e5-small (re-embedding); hnsw: same model, m 16 -> 32 (vectors reused)",
+    )
     ap.add_argument("--docs", type=int, help="only the last N documents by id (a subset, for a loaded machine)")
     ap.add_argument("--out", default=str(ROOT / "out" / "migration-scifact.json"))
     ap.add_argument("--worker", nargs=4, metavar=("SPEC", "CHECKPOINT", "GATE_QUERIES", "OUT"), help=argparse.SUPPRESS)
@@ -151,10 +167,13 @@ def main() -> int:
     rows = list(read_jsonl(SCIFACT / "corpus.jsonl", FieldMap(title="title", metadata=())))
     docs = sorted((r for r in rows if isinstance(r, SourceDoc)), key=lambda d: d.id)
     if args.docs:
-        docs = docs[-args.docs:]
+        docs = docs[-args.docs :]
     built = Ingestor.open(client, alias, minilm, cache=EmbeddingCache(), progress=True).ingest(docs, total=len(docs))
     timings["build_v1_s"] = time.perf_counter() - t
-    print(f"v1: {built.documents} documents ({built.embedded} embedded, {built.cache_hits} from cache) in {timings['build_v1_s']:.0f}s")
+    print(
+        f"v1: {built.documents} documents ({built.embedded} embedded, {built.cache_hits} from cache) in "
+        f"{timings['build_v1_s']:.0f}s"
+    )
 
     # 2. queries and writes throughout
     queries = list(load_beir(SCIFACT, "test").queries.values())
@@ -162,11 +181,17 @@ def main() -> int:
     loop.start()
     checkpoint = work / f"migration-{args.change}-checkpoint.json"
     checkpoint.unlink(missing_ok=True)
-    late = [SourceDoc(f"late-{i}", f"Late document {i} about protein folding and immune response.", f"Late {i}") for i in range(30)]
+    late = [
+        SourceDoc(f"late-{i}", f"Late document {i} about protein folding and immune response.", f"Late {i}")
+        for i in range(30)
+    ]
     revised = [SourceDoc(d.id, d.text, d.title, {"revised": "yes"}) for d in docs[:20]]
 
     def writes():
-        while not (checkpoint.exists() and json.loads(checkpoint.read_text() or "{}").get("copied", 0) > min(500, len(docs) // 5)):
+        while not (
+            checkpoint.exists()
+            and json.loads(checkpoint.read_text() or "{}").get("copied", 0) > min(500, len(docs) // 5)
+        ):
             time.sleep(1)
         writer = Ingestor.open(client, alias, minilm, cache=EmbeddingCache(), progress=False)
         assert writer.ingest(late).complete and writer.ingest(revised).complete
@@ -179,7 +204,15 @@ def main() -> int:
     # 3. reindex in a child process, killed midway, then run again
     result = work / f"migration-{args.change}-report.json"
     result.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(spec_file), str(checkpoint), str(gate_queries), str(result)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        str(spec_file),
+        str(checkpoint),
+        str(gate_queries),
+        str(result),
+    ]
     t = time.perf_counter()
     first = subprocess.Popen(cmd, cwd=ROOT)
     crash_at = int(args.crash_at * len(docs))
@@ -195,8 +228,10 @@ def main() -> int:
     first.wait()
     timings["first_run_s"] = time.perf_counter() - t
     killed_at = json.loads(checkpoint.read_text())
-    print(f"killed the reindex (exit {first.returncode}) after {timings['first_run_s']:.0f}s: {killed_at['copied']} entries copied, "
-          f"{killed_at['embedded']} embedded")
+    print(
+        f"killed the reindex (exit {first.returncode}) after {timings['first_run_s']:.0f}s: {killed_at['copied']} "
+        f"entries copied, {killed_at['embedded']} embedded"
+    )
     t = time.perf_counter()
     second = subprocess.run(cmd, cwd=ROOT)
     timings["resumed_run_s"] = time.perf_counter() - t
@@ -215,7 +250,9 @@ def main() -> int:
     ids = set()
     body = {"query": {"match_all": {}}, "_source": False, "size": 10_000}
     ids = {h["_id"] for h in client.search(index=new_index, body=body)["hits"]["hits"]}
-    revised_ok = sum(client.get(index=new_index, id=d.id)["_source"]["metadata"].get("revised") == "yes" for d in revised)
+    revised_ok = sum(
+        client.get(index=new_index, id=d.id)["_source"]["metadata"].get("revised") == "yes" for d in revised
+    )
     swaps = [index for _, index in loop.served]
     out = {
         "change": args.change,
@@ -225,10 +262,22 @@ def main() -> int:
         "resumed_run": report,
         "documents_lost": len(expected - ids),
         "unexpected_documents": len(ids - expected),
-        "writes_during_migration": {"added": len(late), "deleted": 10, "metadata_updated": len(revised), "updates_in_new_index": revised_ok},
-        "queries": {"ok": loop.ok, "failed": len(loop.failures), "empty": loop.empty, "failures": loop.failures[:10],
-                    "p50_ms": _percentile(loop.latencies, 50), "p95_ms": _percentile(loop.latencies, 95),
-                    "p99_ms": _percentile(loop.latencies, 99), "served_by": swaps},
+        "writes_during_migration": {
+            "added": len(late),
+            "deleted": 10,
+            "metadata_updated": len(revised),
+            "updates_in_new_index": revised_ok,
+        },
+        "queries": {
+            "ok": loop.ok,
+            "failed": len(loop.failures),
+            "empty": loop.empty,
+            "failures": loop.failures[:10],
+            "p50_ms": _percentile(loop.latencies, 50),
+            "p95_ms": _percentile(loop.latencies, 95),
+            "p99_ms": _percentile(loop.latencies, 99),
+            "served_by": swaps,
+        },
         "alias_now": alias_indices(cluster_for(client), alias),
         "timings_s": timings,
     }

@@ -10,7 +10,8 @@ and by each fusion's formula (``Fusion.relevance``). The target (docs/INTEROP.md
 measurement): the spread of those shares across the fusions (max - min) is at most 0.05 at every
 threshold.
 
-    python scripts/measure_relevance.py --url http://127.0.0.1:9200 [--data benchmarks/data/soporte-es] [--json out.json]
+    python scripts/measure_relevance.py --url http://127.0.0.1:9200 [--data benchmarks/data/soporte-es] [--json
+out.json]
 """
 
 from __future__ import annotations
@@ -37,8 +38,19 @@ def shares(hits: Sequence[tuple[float, bool]], thresholds: Sequence[float]) -> d
     return {t: sum(r >= t for r in relevant) / len(relevant) if relevant else 0.0 for t in thresholds}
 
 
-def measure(cluster: Any, data: Path, embedder: Any, *, analyzer: str, k: int, fusions: Sequence[str],
-            thresholds: Sequence[float], alias: str, fit_tops: Sequence[int], cache: Any = None) -> dict[str, Any]:
+def measure(
+    cluster: Any,
+    data: Path,
+    embedder: Any,
+    *,
+    analyzer: str,
+    k: int,
+    fusions: Sequence[str],
+    thresholds: Sequence[float],
+    alias: str,
+    fit_tops: Sequence[int],
+    cache: Any = None,
+) -> dict[str, Any]:
     """For each fusion, the shares of the test queries' relevant hits kept per threshold, by its
     formula and by maps fitted on the train queries: ``consensus`` (``hybrid calibrate``'s), ``top@n``
     for each ``fit_tops`` n (each fusion's own best n hits) and ``judged`` (the relevant hits alone)."""
@@ -53,31 +65,55 @@ def measure(cluster: Any, data: Path, embedder: Any, *, analyzer: str, k: int, f
     searcher = Searcher.open(cluster, alias, embedder)
     chosen = [parse_fusion(name) for name in fusions]
     depth = max([k, *fit_tops])
-    found = {f.name: {qid: searcher.search(q, k=depth, fusion=f).hits for qid, q in train.queries.items()} for f in chosen}
-    agreed = consensus({name: [[(h.id, h.score) for h in hits[:k]] for hits in per.values()] for name, per in found.items()})
+    found = {
+        f.name: {qid: searcher.search(q, k=depth, fusion=f).hits for qid, q in train.queries.items()} for f in chosen
+    }
+    agreed = consensus(
+        {name: [[(h.id, h.score) for h in hits[:k]] for hits in per.values()] for name, per in found.items()}
+    )
     rows: dict[str, Any] = {}
     maps: dict[str, Any] = {}
     for fusion in chosen:
         per = found[fusion.name]
-        judged = [(hit.score, test.qrels.get(qid, {}).get(hit.id, 0) > 0)
-                  for qid, query in test.queries.items() for hit in searcher.search(query, k=k, fusion=fusion).hits]
+        judged = [
+            (hit.score, test.qrels.get(qid, {}).get(hit.id, 0) > 0)
+            for qid, query in test.queries.items()
+            for hit in searcher.search(query, k=k, fusion=fusion).hits
+        ]
         fitted = {"consensus": fit(fusion.name, agreed[fusion.name], reference="consensus")}
         for top in fit_tops:
             fitted[f"top@{top}"] = fit(fusion.name, [h.score for hits in per.values() for h in hits[:top]])
-        fitted["judged"] = fit(fusion.name, [h.score for qid, hits in per.items() for h in hits[:k]
-                                             if train.qrels.get(qid, {}).get(h.id, 0) > 0], reference="judged")
-        row: dict[str, Any] = {"relevant_hits": sum(j for _, j in judged), "hits": len(judged),
-                               "formula": shares([(fusion.relevance(s), j) for s, j in judged], thresholds)}
+        fitted["judged"] = fit(
+            fusion.name,
+            [h.score for qid, hits in per.items() for h in hits[:k] if train.qrels.get(qid, {}).get(h.id, 0) > 0],
+            reference="judged",
+        )
+        row: dict[str, Any] = {
+            "relevant_hits": sum(j for _, j in judged),
+            "hits": len(judged),
+            "formula": shares([(fusion.relevance(s), j) for s, j in judged], thresholds),
+        }
         for kind, relevance_map in fitted.items():
             maps[f"{fusion.name}@{kind}"] = relevance_map.as_json()
             row[kind] = shares([(relevance_map.relevance(s), j) for s, j in judged], thresholds)
         rows[fusion.name] = row
     kinds = ["consensus", *(f"top@{top}" for top in fit_tops), "judged", "formula"]
-    spread = {kind: {t: max(r[kind][t] for r in rows.values()) - min(r[kind][t] for r in rows.values()) for t in thresholds}
-              for kind in kinds}
-    return {"data": str(data), "k": k, "analyzer": analyzer, "embedder": embedder.fingerprint.model,
-            "train_queries": len(train.queries), "test_queries": len(test.queries), "fusions": rows, "spread": spread,
-            "met": {kind: max(spread[kind].values()) <= TOLERANCE for kind in kinds}, "maps": maps}
+    spread = {
+        kind: {t: max(r[kind][t] for r in rows.values()) - min(r[kind][t] for r in rows.values()) for t in thresholds}
+        for kind in kinds
+    }
+    return {
+        "data": str(data),
+        "k": k,
+        "analyzer": analyzer,
+        "embedder": embedder.fingerprint.model,
+        "train_queries": len(train.queries),
+        "test_queries": len(test.queries),
+        "fusions": rows,
+        "spread": spread,
+        "met": {kind: max(spread[kind].values()) <= TOLERANCE for kind in kinds},
+        "maps": maps,
+    }
 
 
 def table(out: dict[str, Any], thresholds: Sequence[float], kind: str) -> str:
@@ -97,10 +133,17 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT / "benchmarks/data/soporte-es")
     parser.add_argument("--analyzer", default="spanish")
     parser.add_argument("--embedder", default="multilingual-e5-small", help="the index's model (an embedder spec)")
-    parser.add_argument("--cache", type=Path, help="an embedding cache (SQLite) to reuse the corpus' vectors across runs")
+    parser.add_argument(
+        "--cache", type=Path, help="an embedding cache (SQLite) to reuse the corpus' vectors across runs"
+    )
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--fit-top", type=int, nargs="+", default=[5, 10],
-                        help="best hits per train query each map is fitted on (one map per value)")
+    parser.add_argument(
+        "--fit-top",
+        type=int,
+        nargs="+",
+        default=[5, 10],
+        help="best hits per train query each map is fitted on (one map per value)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     from adapter.engines import open_cluster
@@ -110,9 +153,18 @@ def main() -> int:
     cluster = open_cluster(args.url)
     alias = f"measure-relevance-{uuid.uuid4().hex[:6]}"  # not t-*: a test session sweeps those away when it ends
     try:
-        out = measure(cluster, args.data, load_embedder(args.embedder), analyzer=args.analyzer, k=args.k, fusions=FUSIONS,
-                      thresholds=THRESHOLDS, alias=alias, fit_tops=args.fit_top,
-                      cache=EmbeddingCache(args.cache) if args.cache else None)
+        out = measure(
+            cluster,
+            args.data,
+            load_embedder(args.embedder),
+            analyzer=args.analyzer,
+            k=args.k,
+            fusions=FUSIONS,
+            thresholds=THRESHOLDS,
+            alias=alias,
+            fit_tops=args.fit_top,
+            cache=EmbeddingCache(args.cache) if args.cache else None,
+        )
     finally:  # the index, its templates and its pipelines
         from adapter.engines import connect
 
@@ -121,7 +173,10 @@ def main() -> int:
         drop_hybrid_index(connect(args.url), alias)
     for kind in out["spread"]:
         print(table(out, THRESHOLDS, kind))
-    print("within 0.05 at every threshold: " + ", ".join(f"{kind} {'yes' if met else 'no'}" for kind, met in out["met"].items()))
+    print(
+        "within 0.05 at every threshold: "
+        + ", ".join(f"{kind} {'yes' if met else 'no'}" for kind, met in out["met"].items())
+    )
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
     return 0

@@ -38,26 +38,47 @@ def markdown(summary: dict, kind: str = "opensearch-3") -> str:
     sets = list(summary["sets"])
     table = summary["selection"][kind]
     head = [s.replace(" test", "") for s in sets]
-    lines = ["| nDCG@10 (test) | " + " | ".join(head) + " |", "|---|" + "---|" * len(sets),
-             "| queries | " + " | ".join(str(summary.get("queries", {}).get(s, "")) for s in sets) + " |"]
+    lines = [
+        "| nDCG@10 (test) | " + " | ".join(head) + " |",
+        "|---|" + "---|" * len(sets),
+        "| queries | " + " | ".join(str(summary.get("queries", {}).get(s, "")) for s in sets) + " |",
+    ]
     for leg in ("bm25", "dense"):
-        lines.append(f"| {leg} | " + " | ".join(f"{summary['sets'][s].get(leg, float('nan')):.4f}" for s in sets) + " |")
-    lines.append("| best untuned alternative | " + " | ".join(
-        f"{table['reference'][s][1]:.4f} ({table['reference'][s][0].replace('hybrid-', '').replace('-arithmetic_mean', '')})"
-        for s in sets) + " |")
-    lines += ["", f"| candidate ({kind}) | " + " | ".join(f"regret {h} ± se" for h in head) + " | worst | mean | worst - best's ± paired se | tied |",
-              "|---|" + "---|" * (len(sets) + 4)]
+        lines.append(
+            f"| {leg} | " + " | ".join(f"{summary['sets'][s].get(leg, float('nan')):.4f}" for s in sets) + " |"
+        )
+    lines.append(
+        "| best untuned alternative | "
+        + " | ".join(
+            f"{table['reference'][s][1]:.4f} "
+            f"({table['reference'][s][0].replace('hybrid-', '').replace('-arithmetic_mean', '')})"
+            for s in sets
+        )
+        + " |"
+    )
+    lines += [
+        "",
+        f"| candidate ({kind}) | "
+        + " | ".join(f"regret {h} ± se" for h in head)
+        + " | worst | mean | worst - best's ± paired se | tied |",
+        "|---|" + "---|" * (len(sets) + 4),
+    ]
     for row, c in table["candidates"].items():
         mark = "**" if row == table["chosen"] else ""
         se = c.get("standard_error") or {}
         cells = [f"{c['regret'][s]:+.4f} ± {se[s]:.4f}" if s in se else f"{c['regret'][s]:+.4f}" for s in sets]
         best = min(v["worst"] for v in table["candidates"].values())
         tie = "" if c.get("tie_error") is None else f"{c['worst'] - best:+.4f} ± {c['tie_error']:.4f}"
-        lines.append(f"| {mark}{row}{mark} | " + " | ".join(cells) + f" | {c['worst']:+.4f} | {c['mean']:+.4f} | {tie} | "
-                     f"{'yes' if c.get('tied') else ''} |")
+        lines.append(
+            f"| {mark}{row}{mark} | " + " | ".join(cells) + f" | {c['worst']:+.4f} | {c['mean']:+.4f} | {tie} | "
+            f"{'yes' if c.get('tied') else ''} |"
+        )
     lines += ["", "| held out | chosen on the others | its regret there ± se |", "|---|---|---|"]
-    lines += [f"| {h['held_out'].replace(' test', '')} | {h['chosen']} | {h['regret']:+.4f} ± {h.get('standard_error', 0.0):.4f} |"
-              for h in table["leave_one_out"]]
+    lines += [
+        f"| {h['held_out'].replace(' test', '')} | {h['chosen']} | {h['regret']:+.4f} ± "
+        f"{h.get('standard_error', 0.0):.4f} |"
+        for h in table["leave_one_out"]
+    ]
     lines += ["", "defaults per cluster kind: " + ", ".join(f"{k}: {v}" for k, v in summary["defaults"].items())]
     return "\n".join(lines)
 
@@ -68,7 +89,7 @@ def main(argv: list[str]) -> None:
     layouts: list[str] = []
     if "--layouts" in argv:
         at = argv.index("--layouts")
-        argv, layouts = argv[:at], argv[at + 1:]
+        argv, layouts = argv[:at], argv[at + 1 :]
     paths = argv
     reports = {}
     for path in paths:

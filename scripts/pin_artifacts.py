@@ -62,7 +62,13 @@ def main(name: str, new_only: bool = False) -> None:
             path, note = download(artifact, dest)
             pins[artifact.coordinates] = hashlib.sha256(path.read_bytes()).hexdigest()
             notes[artifact.coordinates] = note
-    print(json.dumps({"version": version, "engine": release.distribution.name, "sha256": pins, "checked": notes}, indent=2, sort_keys=True))
+    print(
+        json.dumps(
+            {"version": version, "engine": release.distribution.name, "sha256": pins, "checked": notes},
+            indent=2,
+            sort_keys=True,
+        )
+    )
 
 
 if __name__ == "__main__":

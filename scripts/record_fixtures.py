@@ -38,7 +38,13 @@ SEARCHES = [
     {"query": "error E-4012 tarjeta", "technique": "client-rrf", "k": 5},
     {"query": "envío del paquete", "technique": "bm25", "filters": {"category": "envios"}, "k": 3},
     {"query": "cambiar la contraseña", "technique": "dense", "k": 3},
-    {"query": "devoluciones", "technique": "hybrid", "fusion": {"name": "l2-harmonic_mean", "weights": [0.3, 0.7]}, "k": 3, "from_": 3},
+    {
+        "query": "devoluciones",
+        "technique": "hybrid",
+        "fusion": {"name": "l2-harmonic_mean", "weights": [0.3, 0.7]},
+        "k": 3,
+        "from_": 3,
+    },
 ]
 
 
@@ -63,7 +69,8 @@ def main() -> None:
         client.indices.delete(index=",".join(old))
     init_index(client, ALIAS, IndexSpec(e5.fingerprint, analyzer="spanish"))
     Ingestor.open(client, ALIAS, e5, progress=False).ingest(
-        read_source(ROOT / "adapter" / "data" / "support_es.jsonl", FieldMap(metadata=("category", "lang"))))
+        read_source(ROOT / "adapter" / "data" / "support_es.jsonl", FieldMap(metadata=("category", "lang")))
+    )
     recorder = RecordingClient(client)  # a copy of the client whose HTTP requests and answers are kept
     searcher = Searcher.open(recorder, ALIAS, engine=type(engine_for(client))())  # a fresh probe, recorded too
     vectors = {}
@@ -74,8 +81,21 @@ def main() -> None:
         searcher.search(spec["query"], fusion=fusion_of(spec.get("fusion")), query_vector=vector, **options)
     version = searcher.caps.version
     out = ROOT / "tests" / "unit" / "recordings" / f"searcher-{searcher.caps.engine}-{version}.json"
-    out.write_text(json.dumps({"alias": ALIAS, "version": version, "searches": SEARCHES, "vectors": vectors,
-                               "exchanges": recorder.exchanges}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    out.write_text(
+        json.dumps(
+            {
+                "alias": ALIAS,
+                "version": version,
+                "searches": SEARCHES,
+                "vectors": vectors,
+                "exchanges": recorder.exchanges,
+            },
+            indent=1,
+            ensure_ascii=False,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     print(f"recorded {len(recorder.exchanges)} exchanges to {out}")
 
 

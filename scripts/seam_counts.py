@@ -22,21 +22,27 @@ ENGINE_NAME = re.compile(r"['\"](elasticsearch|opensearch)['\"]")
 
 
 def counts() -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {k: [] for k in ("client_any", "cluster_for", "search_pipelines", "engine_names", "long")}
+    found: dict[str, list[str]] = {
+        k: [] for k in ("client_any", "cluster_for", "search_pipelines", "engine_names", "long")
+    }
     for path in sorted(ROOT.rglob("*.py")):
         engines, local = "engines" in path.parts, "local" in path.parts
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             where = f"{path}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
-                if not engines and any(a.arg == "client" and a.annotation is not None and ast.unparse(a.annotation) == "Any" for a in args):
+                if not engines and any(
+                    a.arg == "client" and a.annotation is not None and ast.unparse(a.annotation) == "Any" for a in args
+                ):
                     found["client_any"].append(f"{where} {node.name}")
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1
                 if lines > 60:
                     found["long"].append(f"{where} {node.name} ({lines} lines)")
             elif isinstance(node, ast.Call):
                 f = node.func
-                if (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "") == "cluster_for":
+                if (
+                    f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                ) == "cluster_for":
                     found["cluster_for"].append(where)
             elif isinstance(node, ast.Attribute) and node.attr == "search_pipelines" and not engines:
                 found["search_pipelines"].append(where)
@@ -49,18 +55,25 @@ def abstract_methods() -> dict[str, list[str]]:
     tree = ast.parse((ROOT / "engines" / "port.py").read_text(encoding="utf-8"))
     out = {}
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
-        names = [f.name for f in cls.body if isinstance(f, ast.FunctionDef)
-                 and any(ast.unparse(d).endswith("abstractmethod") for d in f.decorator_list)]
+        names = [
+            f.name
+            for f in cls.body
+            if isinstance(f, ast.FunctionDef)
+            and any(ast.unparse(d).endswith("abstractmethod") for d in f.decorator_list)
+        ]
         if names:
             out[cls.name] = names
     return out
 
 
 def main(argv: list[str]) -> int:
-    titles = {"client_any": "`client: Any` parameters outside adapter/engines/", "cluster_for": "cluster_for(...) calls in adapter/",
-              "search_pipelines": "`.search_pipelines` reads outside adapter/engines/",
-              "engine_names": "engine-name comparisons outside adapter/engines/ and adapter/local/",
-              "long": "functions in adapter/ over 60 lines"}
+    titles = {
+        "client_any": "`client: Any` parameters outside adapter/engines/",
+        "cluster_for": "cluster_for(...) calls in adapter/",
+        "search_pipelines": "`.search_pipelines` reads outside adapter/engines/",
+        "engine_names": "engine-name comparisons outside adapter/engines/ and adapter/local/",
+        "long": "functions in adapter/ over 60 lines",
+    }
     for key, places in counts().items():
         print(f"{len(places):4d}  {titles[key]}")
         if "-v" in argv:

@@ -41,7 +41,9 @@ def main() -> None:
     name = f"h40-ab-{uuid.uuid4().hex[:6]}"
     embedder = HashingEmbedder(32)
     init_index(client, name, IndexSpec(embedder.fingerprint))
-    Ingestor.open(client, name, embedder, progress=False).ingest(read_source(ROOT / "adapter" / "data" / "support_es.jsonl"))
+    Ingestor.open(client, name, embedder, progress=False).ingest(
+        read_source(ROOT / "adapter" / "data" / "support_es.jsonl")
+    )
     service = SearchService(Searcher.open(client, name, embedder), cluster="ab")
     traffic = Traffic.open(service.searcher, TrafficSettings(queries_index=f"{name}-q", events_index=f"{name}-e"))
     body = {"q": "¿cómo devuelvo un pedido?", "explain": False, "client_id": "ab"}
@@ -53,13 +55,15 @@ def main() -> None:
                 post_json(f"{a}/search", body)
                 post_json(f"{b}/search", body)
             for i in range(args.pairs):
-                for url, sink in ([(a, off), (b, on)] if i % 2 else [(b, on), (a, off)]):
+                for url, sink in [(a, off), (b, on)] if i % 2 else [(b, on), (a, off)]:
                     status, _, _, seconds = post_json(f"{url}/search", body)
                     assert status == 200, status
                     sink.append(seconds * 1000)
         diffs = [y - x for x, y in zip(off, on)]
-        print(f"pairs {len(off)}: p50 without {statistics.median(off):.2f} ms, with {statistics.median(on):.2f} ms; "
-              f"median paired difference {statistics.median(diffs):+.3f} ms; logger {traffic.stats}")
+        print(
+            f"pairs {len(off)}: p50 without {statistics.median(off):.2f} ms, with {statistics.median(on):.2f} ms; "
+            f"median paired difference {statistics.median(diffs):+.3f} ms; logger {traffic.stats}"
+        )
     finally:
         traffic.close()
         client.indices.delete(index=f"{name}-q,{name}-e", ignore_unavailable=True)

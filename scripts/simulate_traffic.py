@@ -28,10 +28,16 @@ from adapter.search import Searcher
 from adapter.traffic.clicks import Shown, as_qrels, coec_judgments
 from adapter.traffic.simulate import USERS, interleaved_sessions, running, sessions_to_detect
 
-FUSIONS = {"rrf": RRF(), "rrf-5": RRF(rank_constant=5), "mm-0.5": ScoreNormalization(weights=(0.5, 0.5)),
-           "mm-0.2": ScoreNormalization(weights=(0.2, 0.8)), "mm-0.8": ScoreNormalization(weights=(0.8, 0.2)),
-           "mm-0.05": ScoreNormalization(weights=(0.05, 0.95)), "mm-0.95": ScoreNormalization(weights=(0.95, 0.05)),
-           "l2-harmonic": ScoreNormalization(Normalization.L2, Combination.HARMONIC_MEAN)}
+FUSIONS = {
+    "rrf": RRF(),
+    "rrf-5": RRF(rank_constant=5),
+    "mm-0.5": ScoreNormalization(weights=(0.5, 0.5)),
+    "mm-0.2": ScoreNormalization(weights=(0.2, 0.8)),
+    "mm-0.8": ScoreNormalization(weights=(0.8, 0.2)),
+    "mm-0.05": ScoreNormalization(weights=(0.05, 0.95)),
+    "mm-0.95": ScoreNormalization(weights=(0.95, 0.05)),
+    "l2-harmonic": ScoreNormalization(Normalization.L2, Combination.HARMONIC_MEAN),
+}
 SEEDS, MAX_SESSIONS, FIXED = 20, 6000, (1000, 2000, 3000, 5000)
 
 
@@ -46,20 +52,36 @@ def rankings(name: str, analyzer: str) -> tuple[dict, dict, dict]:
         legs = {q: searcher.legs(text, depth=100) for q, text in dataset.queries.items()}
     finally:
         client.indices.delete(index=f"{alias}*")
-    ranked = {f: {q: [d.id for d in fuse(legs[q], fusion)][:10] for q in dataset.queries} for f, fusion in FUSIONS.items()}
+    ranked = {
+        f: {q: [d.id for d in fuse(legs[q], fusion)][:10] for q in dataset.queries} for f, fusion in FUSIONS.items()
+    }
     return ranked, {f: evaluate(dataset.qrels, r)["ndcg@10"] for f, r in ranked.items()}, dataset.qrels
 
 
 def detection(ranked: dict, qrels: dict, better: str, worse: str) -> dict:
     out = {}
     for user_name, user in USERS.items():
-        needed = [sessions_to_detect(interleaved_sessions(ranked[worse], ranked[better], qrels, MAX_SESSIONS, user=user, seed=s))
-                  for s in range(SEEDS)]
+        needed = [
+            sessions_to_detect(
+                interleaved_sessions(ranked[worse], ranked[better], qrels, MAX_SESSIONS, user=user, seed=s)
+            )
+            for s in range(SEEDS)
+        ]
         found = [n for n in needed if n is not None]
-        fixed = {n: sum(running(interleaved_sessions(ranked[worse], ranked[better], qrels, n, user=user, seed=s)).verdict == "candidate"
-                        for s in range(SEEDS)) for n in FIXED}
-        out[user_name] = {"detected": len(found), "median": statistics.median(found) if found else None,
-                          "max": max(found) if found else None, "candidate_found_at": fixed}
+        fixed = {
+            n: sum(
+                running(interleaved_sessions(ranked[worse], ranked[better], qrels, n, user=user, seed=s)).verdict
+                == "candidate"
+                for s in range(SEEDS)
+            )
+            for n in FIXED
+        }
+        out[user_name] = {
+            "detected": len(found),
+            "median": statistics.median(found) if found else None,
+            "max": max(found) if found else None,
+            "candidate_found_at": fixed,
+        }
     return out
 
 
@@ -67,8 +89,11 @@ def agreement(ranked: dict, ndcg: dict, qrels: dict, sessions: int = 4000) -> di
     names, pairs = sorted(ranked), list(itertools.combinations(sorted(ranked), 2))
     out = {}
     for user_name, user in USERS.items():
-        logged = [s for i, (a, b) in enumerate(pairs)
-                  for s in interleaved_sessions(ranked[a], ranked[b], qrels, sessions // len(pairs), user=user, seed=i)]
+        logged = [
+            s
+            for i, (a, b) in enumerate(pairs)
+            for s in interleaved_sessions(ranked[a], ranked[b], qrels, sessions // len(pairs), user=user, seed=i)
+        ]
         shown = [Shown(s.query, d, p) for s in logged for p, d in enumerate(s.page)]
         clicked = [Shown(s.query, d, p) for s in logged for d, p in s.clicks]
         judged = as_qrels(coec_judgments(shown, clicked))
@@ -80,6 +105,16 @@ def agreement(ranked: dict, ndcg: dict, qrels: dict, sessions: int = 4000) -> di
 if __name__ == "__main__":
     name, analyzer, better, worse = sys.argv[1:5]
     ranked, ndcg, qrels = rankings(name, analyzer)
-    print(json.dumps({"set": name, "ndcg@10": {k: round(v, 4) for k, v in ndcg.items()}, "pair": [better, worse],
-                      "difference": round(ndcg[better] - ndcg[worse], 4), "sessions_to_detect": detection(ranked, qrels, better, worse),
-                      "coec_kendall_tau": agreement(ranked, ndcg, qrels)}, indent=1))
+    print(
+        json.dumps(
+            {
+                "set": name,
+                "ndcg@10": {k: round(v, 4) for k, v in ndcg.items()},
+                "pair": [better, worse],
+                "difference": round(ndcg[better] - ndcg[worse], 4),
+                "sessions_to_detect": detection(ranked, qrels, better, worse),
+                "coec_kendall_tau": agreement(ranked, ndcg, qrels),
+            },
+            indent=1,
+        )
+    )

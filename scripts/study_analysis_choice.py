@@ -68,19 +68,26 @@ def mean(scores: dict[str, float]) -> float:
 
 
 def main() -> None:
+    global ROW  # before the parser reads it as --row's default: Python refuses a global declared after a use
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=Path, required=True)
-    parser.add_argument("--row", default=ROW, help=f"the default row's technique (default {ROW}; OpenSearch 2.19: hybrid-adaptive)")
-    parser.add_argument("--english", default="parts-en,apropos-en,glossary-en,pyapi-en,scifact,med,lisa",
-                        help="the sets whose corpus the detector reads as English")
+    parser.add_argument(
+        "--row", default=ROW, help=f"the default row's technique (default {ROW}; OpenSearch 2.19: hybrid-adaptive)"
+    )
+    parser.add_argument(
+        "--english",
+        default="parts-en,apropos-en,glossary-en,pyapi-en,scifact,med,lisa",
+        help="the sets whose corpus the detector reads as English",
+    )
     args = parser.parse_args()
-    global ROW
     ROW = args.row
     english = set(args.english.split(","))
     data = load(args.reports)
     sets = sorted(data)
     regret: dict[str, dict[str, tuple[float, float]]] = {}
-    print("| set | queries | the automatic run (its pair) | every pair | best | A's shortfall (SE) | C's shortfall (SE) |")
+    print(
+        "| set | queries | the automatic run (its pair) | every pair | best | A's shortfall (SE) | C's shortfall (SE) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for s in sets:
         pairs = dict(data[s])
@@ -90,7 +97,6 @@ def main() -> None:
         # A's analyzer: the language's, where the node has one (the pair that is not folding), else folding.
         language = next((a for a, _ in pairs if a != "folding"), "folding")
         best_pair = max(pairs, key=lambda p: mean(pairs[p]))
-        best = mean(pairs[best_pair])
         regret[s] = {}
         qids = sorted(pairs[best_pair])
         rng = np.random.default_rng(39)
@@ -102,10 +108,16 @@ def main() -> None:
                 continue
             diff = np.array([pairs[best_pair][q] - mine.get(q, 0.0) for q in qids])
             regret[s][rule] = (float(diff.mean()), float(diff[draws].mean(axis=1).std()))
-        cells = ", ".join(f"{a}+{'e5' if e.startswith('multi') else 'MiniLM'} {mean(v):.4f}" for (a, e), v in sorted(pairs.items()))
+        cells = ", ".join(
+            f"{a}+{'e5' if e.startswith('multi') else 'MiniLM'} {mean(v):.4f}" for (a, e), v in sorted(pairs.items())
+        )
         (ra, sa), (rc, sc) = regret[s]["A"], regret[s]["C"]
-        print(f"| {s} | {len(qids)} | {auto[0]}+{'e5' if auto[1].startswith('multi') else 'MiniLM'} {mean(pairs[auto]):.4f} | {cells} | "
-              f"{best_pair[0]}+{'e5' if best_pair[1].startswith('multi') else 'MiniLM'} | {ra:.4f} ({sa:.4f}) | {rc:.4f} ({sc:.4f}) |")
+        print(
+            f"| {s} | {len(qids)} | {auto[0]}+{'e5' if auto[1].startswith('multi') else 'MiniLM'} "
+            f"{mean(pairs[auto]):.4f} | {cells} | "
+            f"{best_pair[0]}+{'e5' if best_pair[1].startswith('multi') else 'MiniLM'} | {ra:.4f} ({sa:.4f}) | {rc:.4f} "
+            f"({sc:.4f}) |"
+        )
     missing = [s for s in sets if any(np.isnan(regret[s][rule][0]) for rule in RULES)]
     if missing:
         print(f"\nleft out of the rules' comparison, a pair not measured yet: {', '.join(missing)}")
@@ -115,8 +127,11 @@ def main() -> None:
     print("|---|" + "---|" * (len(sets) + 2))
     for rule in RULES:
         values = [regret[s][rule][0] for s in sets]
-        print(f"| {rule} | " + " | ".join(f"{regret[s][rule][0]:.4f} ({regret[s][rule][1]:.4f})" for s in sets)
-              + f" | {max(values):.4f} | {np.mean(values):.4f} |")
+        print(
+            f"| {rule} | "
+            + " | ".join(f"{regret[s][rule][0]:.4f} ({regret[s][rule][1]:.4f})" for s in sets)
+            + f" | {max(values):.4f} | {np.mean(values):.4f} |"
+        )
     print()
 
     def choose(group: list[str]) -> str:

@@ -45,7 +45,10 @@ RESAMPLES = 2000
 
 def rows(s: LegsSet) -> dict[str, list[float]]:
     calibration = s.calibration()
-    out = {"bm25": s.score(lambda _q, runs: [d for d, _ in runs[0]]), "dense": s.score(lambda _q, runs: [d for d, _ in runs[1]])}
+    out = {
+        "bm25": s.score(lambda _q, runs: [d for d, _ in runs[0]]),
+        "dense": s.score(lambda _q, runs: [d for d, _ in runs[1]]),
+    }
     fusions = fixed_fusions()
     for name in FIXED:
         out[name] = s.score(fused(fusions[name]))
@@ -62,16 +65,32 @@ def cmd_rows(paths: Sequence[str], out: Path, calibrate_on: str = "train") -> No
             s = replace(s, sample=s.qids, sample_split="test")
         by_row = rows(s)
         d = s.data
-        doc = {"dataset": s.name, "split": "test", "embedder": d["embedder"], "analyzer": d["analyzer"], "text_layout": d["text_layout"],
-               "engine": d["engine"], "version": d["version"], "depth_per_leg": d["depth"], "calibration": s.calibration().to_meta(),
-               "how": "offline: both legs fetched once per query (scripts/fetch_legs.py), fused in Python with the server's formulas "
-                      "(scripts/study_code_guard.py)",
-               "candidates": {k: {"exact_departure": p.exact_departure, "exact_by_words": p.exact_by_words} for k, p in CANDIDATES.items()},
-               "queries": list(s.qids),
-               "ndcg@10": {r: round(statistics.fmean(v), 4) for r, v in by_row.items()},
-               "per_query_ndcg@10": {r: [round(x, 4) for x in v] for r, v in by_row.items()}}
+        doc = {
+            "dataset": s.name,
+            "split": "test",
+            "embedder": d["embedder"],
+            "analyzer": d["analyzer"],
+            "text_layout": d["text_layout"],
+            "engine": d["engine"],
+            "version": d["version"],
+            "depth_per_leg": d["depth"],
+            "calibration": s.calibration().to_meta(),
+            "how": "offline: both legs fetched once per query (scripts/fetch_legs.py), fused in Python with the "
+            "server's formulas "
+            "(scripts/study_code_guard.py)",
+            "candidates": {
+                k: {"exact_departure": p.exact_departure, "exact_by_words": p.exact_by_words}
+                for k, p in CANDIDATES.items()
+            },
+            "queries": list(s.qids),
+            "ndcg@10": {r: round(statistics.fmean(v), 4) for r, v in by_row.items()},
+            "per_query_ndcg@10": {r: [round(x, 4) for x in v] for r, v in by_row.items()},
+        }
         (out / f"{s.name}.json").write_text(json.dumps(doc, ensure_ascii=False) + "\n")
-        print(f"{s.name} ({len(s.qids)} queries): " + ", ".join(f"{k} {v:.4f}" for k, v in doc["ndcg@10"].items()), flush=True)
+        print(
+            f"{s.name} ({len(s.qids)} queries): " + ", ".join(f"{k} {v:.4f}" for k, v in doc["ndcg@10"].items()),
+            flush=True,
+        )
 
 
 # -- the rule (pure) ------------------------------------------------------------------------------------
@@ -110,9 +129,13 @@ def cmd_choose(rows_dir: Path) -> None:
     for n, d in docs.items():
         m, cal = means[n], d["calibration"]
         ref = reference(m)
-        print(f"| {n} | {len(d['queries'])} | {cal.get('coverage', float('nan')):.3f} | {cal.get('exact_share', float('nan')):.2f} | "
-              f"{m['bm25']:.4f} | {m['dense']:.4f} | {ref[1]:.4f} ({ref[0].replace('hybrid-', '').replace('-arithmetic_mean', '')}) | "
-              + " | ".join(f"{m[c]:.4f}" for c in cands) + " |")
+        print(
+            f"| {n} | {len(d['queries'])} | {cal.get('coverage', float('nan')):.3f} | "
+            f"{cal.get('exact_share', float('nan')):.2f} | {m['bm25']:.4f} | {m['dense']:.4f} | {ref[1]:.4f} "
+            f"({ref[0].replace('hybrid-', '').replace('-arithmetic_mean', '')}) | "
+            + " | ".join(f"{m[c]:.4f}" for c in cands)
+            + " |"
+        )
     print("\nregret (best untuned alternative - candidate) ± paired bootstrap se; worst; mean")
     print("| candidate | " + " | ".join(docs) + " | worst | mean |")
     print("|---|" + "---|" * (len(docs) + 2))
@@ -125,7 +148,9 @@ def cmd_choose(rows_dir: Path) -> None:
         print(f"| {c} | " + " | ".join(cells) + f" | {max(rs):+.4f} | {statistics.fmean(rs):+.4f} |")
     pick = choose(means)
     print(f"\nchosen on every set: {pick}")
-    print("\n| held out | chosen on the others | its regret there | it - better leg ± se | K - better leg ± se | held |")
+    print(
+        "\n| held out | chosen on the others | its regret there | it - better leg ± se | K - better leg ± se | held |"
+    )
     print("|---|---|---|---|---|---|")
     for n, d in docs.items():
         others = {k: v for k, v in means.items() if k != n}
@@ -133,8 +158,11 @@ def cmd_choose(rows_dir: Path) -> None:
         per, m = d["per_query_ndcg@10"], means[n]
         leg = "bm25" if m["bm25"] >= m["dense"] else "dense"
         r = regret(m, c)
-        print(f"| {n} | {c} | {r:+.4f} | {m[c] - m[leg]:+.4f} ± {paired_se(per[c], per[leg], rng):.4f} ({leg}) | "
-              f"{m['K'] - m[leg]:+.4f} ± {paired_se(per['K'], per[leg], rng):.4f} | {'yes' if r <= TOLERANCE + 1e-12 else 'no'} |")
+        print(
+            f"| {n} | {c} | {r:+.4f} | {m[c] - m[leg]:+.4f} ± {paired_se(per[c], per[leg], rng):.4f} ({leg}) | "
+            f"{m['K'] - m[leg]:+.4f} ± {paired_se(per['K'], per[leg], rng):.4f} | "
+            f"{'yes' if r <= TOLERANCE + 1e-12 else 'no'} |"
+        )
 
 
 def main(argv: Sequence[str]) -> None:
@@ -142,8 +170,12 @@ def main(argv: Sequence[str]) -> None:
     p.add_argument("command", choices=["rows", "choose"])
     p.add_argument("legs", nargs="*")
     p.add_argument("--out", default="docs/evals/code-guard")
-    p.add_argument("--calibrate-on", choices=["train", "test"], default="train",
-                   help="the query texts the policy is calibrated on (the rule: train, else test)")
+    p.add_argument(
+        "--calibrate-on",
+        choices=["train", "test"],
+        default="train",
+        help="the query texts the policy is calibrated on (the rule: train, else test)",
+    )
     args = p.parse_args(argv)
     if args.command == "rows":
         cmd_rows(args.legs, Path(args.out), args.calibrate_on)

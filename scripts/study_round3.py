@@ -41,7 +41,16 @@ from adapter.evaluation.metrics import per_query  # noqa: E402
 from adapter.fusion import LEGS, RRF, ScoreNormalization, ScoreSum  # noqa: E402
 from adapter.fusion.dbsf import DBSF  # noqa: E402
 from adapter.fusion.base import Fusion  # noqa: E402
-from adapter.fusion.choice.policy import DEFAULT_POLICY, ISSUE18_POLICY, AdaptivePolicy, Calibration, FieldTerms, QuerySignals, calibrate, match_quality  # noqa: E402
+from adapter.fusion.choice.policy import (  # noqa: E402
+    DEFAULT_POLICY,
+    ISSUE18_POLICY,
+    AdaptivePolicy,
+    Calibration,
+    FieldTerms,
+    QuerySignals,
+    calibrate,
+    match_quality,
+)  # noqa: E402
 from adapter.fusion.choice.signals import QueryEvidence, term_coverage  # noqa: E402
 
 Run = list[tuple[str, float]]
@@ -49,7 +58,9 @@ DEPTH = 100
 
 
 def fields_of(q: Mapping[str, Any]) -> list[FieldTerms]:
-    return [FieldTerms(f["field"], f["boost"], f["doc_count"], tuple(tuple(t) for t in f["terms"])) for f in q["fields"]]
+    return [
+        FieldTerms(f["field"], f["boost"], f["doc_count"], tuple(tuple(t) for t in f["terms"])) for f in q["fields"]
+    ]
 
 
 @dataclass(frozen=True)
@@ -77,9 +88,12 @@ class LegsSet:
     def calibration(self) -> Calibration:
         legacy = self.data["legacy_bm25"]
         queries = [self.data["queries"][q] for q in self.sample]
-        return calibrate([match_quality(q["bm25"][0][1] if q["bm25"] else 0.0, fields_of(q), legacy_bm25=legacy) for q in queries],
-                         coverages=[term_coverage(fields_of(q)) for q in queries], source=f"{self.name} {self.sample_split}",
-                         texts=[q["text"] for q in queries])
+        return calibrate(
+            [match_quality(q["bm25"][0][1] if q["bm25"] else 0.0, fields_of(q), legacy_bm25=legacy) for q in queries],
+            coverages=[term_coverage(fields_of(q)) for q in queries],
+            source=f"{self.name} {self.sample_split}",
+            texts=[q["text"] for q in queries],
+        )
 
     def evidence(self, qids: Sequence[str] | None = None) -> list[QueryEvidence]:
         out = []
@@ -105,15 +119,22 @@ def policy_fusion(policy: AdaptivePolicy, calibration: Calibration, z_score: boo
 
 def by_policy(s: LegsSet, policy: AdaptivePolicy, calibration: Calibration) -> Callable[[str, list[Run]], list[str]]:
     """The policy as the searcher runs it: each query's weights from its own text (its class) and the calibration."""
+
     def ranked(qid: str, runs: list[Run]) -> list[str]:
         choice = policy.choose(QuerySignals.of(s.data["queries"][qid]["text"]), calibration, z_score=True)
         return [f.id for f in policy.fusion(choice).fuse(runs, leg_names=LEGS)]
+
     return ranked
 
 
-GUARDS = {f"{base}-{w:.2f}-{'codes-kept' if e == 0 else 'all-depart'}": replace(
-    DEFAULT_POLICY, normalization=base, departure_weight=w, exact_departure=e, name=f"guarded-{base}")
-    for base in ("z_score", "min_max") for w in (0.0, 0.05, 0.1) for e in (0.0, 1.0)}
+GUARDS = {
+    f"{base}-{w:.2f}-{'codes-kept' if e == 0 else 'all-depart'}": replace(
+        DEFAULT_POLICY, normalization=base, departure_weight=w, exact_departure=e, name=f"guarded-{base}"
+    )
+    for base in ("z_score", "min_max")
+    for w in (0.0, 0.05, 0.1)
+    for e in (0.0, 1.0)
+}
 
 
 def fixed_fusions() -> dict[str, Fusion]:
@@ -130,13 +151,18 @@ def fixed_fusions() -> dict[str, Fusion]:
 
 def rows(s: LegsSet) -> dict[str, list[float]]:
     calibration = s.calibration()
-    out = {"bm25": s.score(lambda _q, runs: [d for d, _ in runs[0]]), "dense": s.score(lambda _q, runs: [d for d, _ in runs[1]])}
+    out = {
+        "bm25": s.score(lambda _q, runs: [d for d, _ in runs[0]]),
+        "dense": s.score(lambda _q, runs: [d for d, _ in runs[1]]),
+    }
     for name, fusion in fixed_fusions().items():
         out[name] = s.score(fused(fusion))
     # The policy of issue 18 (no guard); the guarded policy's rows are fitted leave one set out (``fit``).
     for row, policy in (("hybrid-adaptive-issue18", ISSUE18_POLICY),):
         out[row] = s.score(by_policy(s, replace(policy, normalization="z_score"), calibration))
-        out[f"{row}-min_max"] = s.score(by_policy(s, replace(policy, normalization="min_max", name=f"{policy.name}-min_max"), calibration))
+        out[f"{row}-min_max"] = s.score(
+            by_policy(s, replace(policy, normalization="min_max", name=f"{policy.name}-min_max"), calibration)
+        )
     return {**out, **guard_rows(s)}
 
 
@@ -149,11 +175,18 @@ def guard_rows(s: LegsSet) -> dict[str, list[float]]:
 def report(s: LegsSet, by_row: Mapping[str, list[float]]) -> dict[str, Any]:
     d = s.data
     return {
-        "dataset": s.name, "split": "test", "embedder": d["embedder"], "analyzer": d["analyzer"], "text_layout": d["text_layout"],
-        "engine": d["engine"], "version": d["version"], "depth_per_leg": d["depth"],
+        "dataset": s.name,
+        "split": "test",
+        "embedder": d["embedder"],
+        "analyzer": d["analyzer"],
+        "text_layout": d["text_layout"],
+        "engine": d["engine"],
+        "version": d["version"],
+        "depth_per_leg": d["depth"],
         "calibration": s.calibration().to_meta(),
-        "how": "offline: both legs fetched once per query (scripts/fetch_legs.py), fused in Python with the server's formulas "
-               "(scripts/study_round3.py); hybrid-rrf and client-rrf in the client's tie order",
+        "how": "offline: both legs fetched once per query (scripts/fetch_legs.py), fused in Python with the server's "
+        "formulas "
+        "(scripts/study_round3.py); hybrid-rrf and client-rrf in the client's tie order",
         "queries": list(s.qids),
         "ndcg@10": {row: round(statistics.fmean(v), 4) for row, v in by_row.items()},
         "per_query_ndcg@10": {row: [round(x, 4) for x in v] for row, v in by_row.items()},
@@ -166,7 +199,10 @@ def cmd_rows(paths: Sequence[str], out: Path) -> None:
         s = LegsSet.load(path)
         doc = report(s, rows(s))
         (out / f"{s.name}.json").write_text(json.dumps(doc, ensure_ascii=False) + "\n")
-        print(f"{s.name} ({len(s.qids)} queries): " + ", ".join(f"{k} {v:.4f}" for k, v in doc["ndcg@10"].items()), flush=True)
+        print(
+            f"{s.name} ({len(s.qids)} queries): " + ", ".join(f"{k} {v:.4f}" for k, v in doc["ndcg@10"].items()),
+            flush=True,
+        )
 
 
 def cmd_signals(paths: Sequence[str]) -> None:
@@ -181,10 +217,17 @@ def cmd_signals(paths: Sequence[str]) -> None:
             agree.append((bool(bm25) and bm25[0][0] in top_d, bool(dense) and dense[0][0] in top_b))
         b_conf = statistics.fmean(a for a, _ in agree)
         d_conf = statistics.fmean(b for _, b in agree)
-        med = lambda xs: statistics.median([x for x in xs if x is not None]) if any(x is not None for x in xs) else float("nan")  # noqa: E731
-        print(f"{s.name:12} n={len(s.sample):4} coverage {med([e.coverage for e in ev]):.3f} overlap {med([e.overlap for e in ev]):.2f} "
-              f"footrule {med([e.rank_correlation for e in ev]):.2f} bm25top1-in-dense10 {b_conf:.2f} dense top1-in-bm25-10 {d_conf:.2f} "
-              f"peak b {med([e.bm25_peak for e in ev]):.2f} d {med([e.dense_peak for e in ev]):.2f}")
+
+        def med(xs: list[float | None]) -> float:
+            known = [x for x in xs if x is not None]
+            return statistics.median(known) if known else float("nan")
+
+        print(
+            f"{s.name:12} n={len(s.sample):4} coverage {med([e.coverage for e in ev]):.3f} overlap "
+            f"{med([e.overlap for e in ev]):.2f} footrule {med([e.rank_correlation for e in ev]):.2f} "
+            f"bm25top1-in-dense10 {b_conf:.2f} dense top1-in-bm25-10 {d_conf:.2f} peak b "
+            f"{med([e.bm25_peak for e in ev]):.2f} d {med([e.dense_peak for e in ev]):.2f}"
+        )
 
 
 def cmd_guards(rows_dir: Path) -> None:
@@ -197,7 +240,11 @@ def cmd_guards(rows_dir: Path) -> None:
         base = json.loads(path.read_text())
         per = base["per_query_ndcg@10"]
         # OpenSearch 3.x's alternatives (the regret's reference): no client-only fusion there.
-        runs.append(as_run_on(SetRun(base["dataset"], {k: statistics.fmean(v) for k, v in per.items()}, per), ClusterKind.OPENSEARCH_3))
+        runs.append(
+            as_run_on(
+                SetRun(base["dataset"], {k: statistics.fmean(v) for k, v in per.items()}, per), ClusterKind.OPENSEARCH_3
+            )
+        )
     family = [f"guard-{n}" for n in GUARDS]
     print("| set | " + " | ".join(f.replace("guard-", "") for f in family) + " |")
     print("|---|" + "---|" * len(family))
@@ -206,8 +253,10 @@ def cmd_guards(rows_dir: Path) -> None:
     print("\n| held out | chosen on the others | its nDCG@10 | better leg | its regret ± se |\n|---|---|---|---|---|")
     for run in runs:
         pick = choose([o for o in runs if o.name != run.name], family).row
-        print(f"| {run.name} | {pick.replace('guard-', '')} | {run.rows[pick]:.4f} | {run.best_leg[0]} {run.best_leg[1]:.4f} | "
-              f"{run.regret(pick):+.4f} ± {standard_error(run, pick):.4f} |")
+        print(
+            f"| {run.name} | {pick.replace('guard-', '')} | {run.rows[pick]:.4f} | {run.best_leg[0]} "
+            f"{run.best_leg[1]:.4f} | {run.regret(pick):+.4f} ± {standard_error(run, pick):.4f} |"
+        )
     best = choose(runs, family)
     print(f"\nchosen on every set: {best.row.replace('guard-', '')} (worst {best.worst:+.4f}, mean {best.mean:+.4f})")
 
@@ -222,7 +271,10 @@ def fit_guards(rows_dir: Path) -> None:
 
     paths = sorted(rows_dir.glob("*.json"))
     docs = {p: json.loads(p.read_text()) for p in paths}
-    forms = (("hybrid-adaptive-guard", "z_score", ClusterKind.OPENSEARCH_3), ("hybrid-adaptive-guard-min_max", "min_max", ClusterKind.OPENSEARCH_2))
+    forms = (
+        ("hybrid-adaptive-guard", "z_score", ClusterKind.OPENSEARCH_3),
+        ("hybrid-adaptive-guard-min_max", "min_max", ClusterKind.OPENSEARCH_2),
+    )
     fitted: dict[Path, dict[str, list[float]]] = {p: {} for p in paths}
     picks: dict[Path, dict[str, str]] = {p: {} for p in paths}
     for row, base, kind in forms:
@@ -236,14 +288,20 @@ def fit_guards(rows_dir: Path) -> None:
             fitted[p][row] = list(docs[p]["per_query_ndcg@10"][pick])
             picks[p][row] = pick.replace("guard-", "")
         whole = choose(list(runs.values()), family)
-        print(f"{row}: on every set the rule picks {whole.row.replace('guard-', '')} (worst {whole.worst:+.4f}, mean {whole.mean:+.4f}): "
-              "the shipped parameters if this row is chosen", flush=True)
+        print(
+            f"{row}: on every set the rule picks {whole.row.replace('guard-', '')} (worst {whole.worst:+.4f}, mean "
+            f"{whole.mean:+.4f}): the shipped parameters if this row is chosen",
+            flush=True,
+        )
     for p, d in docs.items():
         d["per_query_ndcg@10"].update(fitted[p])
         d["ndcg@10"].update({k: round(statistics.fmean(v), 4) for k, v in fitted[p].items()})
         d["guard_fit"] = picks[p]
         p.write_text(json.dumps(d, ensure_ascii=False) + "\n")
-        print(f"{d['dataset']}: " + ", ".join(f"{k} = {v} ({d['ndcg@10'][k]:.4f})" for k, v in picks[p].items()), flush=True)
+        print(
+            f"{d['dataset']}: " + ", ".join(f"{k} = {v} ({d['ndcg@10'][k]:.4f})" for k, v in picks[p].items()),
+            flush=True,
+        )
 
 
 def main(argv: Sequence[str]) -> None:
