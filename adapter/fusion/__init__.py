@@ -18,8 +18,8 @@ and fuses them here, with a notice. Whether one cluster (its version, plugins,
 licence) runs a fusion: :meth:`adapter.engines.capabilities.Capabilities.supports`.
 
 Adding a method: one module here (a frozen dataclass deriving ``Fusion`` with ``kind``,
-``spellings``, ``name``, ``parse`` and ``fuse``) and its unit tests, whose expected scores are the arithmetic written out. The package imports every
-module of its own, so ``parse_fusion``, ``hybrid search --fusion`` and ``hybrid eval`` (a
+``spellings``, ``name``, ``parse`` and ``fuse``) and its unit tests, whose expected scores are the arithmetic written
+out. The package imports every module of its own, so ``parse_fusion``, ``hybrid search --fusion`` and ``hybrid eval`` (a
 ``client-<name>`` row for each client-only method) know it with no other edit. To run it on a
 server too, register a renderer in that engine's ``adapter.engines.<engine>.fusion`` module.
 """
@@ -33,7 +33,15 @@ from typing import Sequence, overload
 from adapter.errors import InputError
 from adapter.fusion.base import DEFAULT_WEIGHTS, LEGS, FusedDoc, Fusion, Run, methods, parse_weights
 from adapter.fusion.compare import same_ranking_up_to_ties
-from adapter.fusion.normalization import Combination, Normalization, ScoreNormalization, combine, contributions, fuse_normalized, normalize
+from adapter.fusion.normalization import (
+    Combination,
+    Normalization,
+    ScoreNormalization,
+    combine,
+    contributions,
+    fuse_normalized,
+    normalize,
+)
 from adapter.fusion.rrf import DEFAULT_RANK_CONSTANT, RRF, rrf, rrf_term
 from adapter.fusion.score_sum import ScoreSum, score_sum
 
@@ -44,22 +52,48 @@ for _module in pkgutil.iter_modules(__path__):
 DEFAULT_FUSION: Fusion = ScoreNormalization()
 
 __all__ = [
-    "DEFAULT_FUSION", "DEFAULT_RANK_CONSTANT", "DEFAULT_WEIGHTS", "LEGS", "RRF", "Combination", "FusedDoc", "Fusion",
-    "Normalization", "Run", "ScoreNormalization", "ScoreSum", "combine", "contributions", "fuse",
-    "fuse_normalized", "methods", "normalize", "parse_fusion", "parse_weights", "rrf", "rrf_term",
-    "same_ranking_up_to_ties", "score_sum",
+    "DEFAULT_FUSION",
+    "DEFAULT_RANK_CONSTANT",
+    "DEFAULT_WEIGHTS",
+    "LEGS",
+    "RRF",
+    "Combination",
+    "FusedDoc",
+    "Fusion",
+    "Normalization",
+    "Run",
+    "ScoreNormalization",
+    "ScoreSum",
+    "combine",
+    "contributions",
+    "fuse",
+    "fuse_normalized",
+    "methods",
+    "normalize",
+    "parse_fusion",
+    "parse_weights",
+    "rrf",
+    "rrf_term",
+    "same_ranking_up_to_ties",
+    "score_sum",
 ]
 
 
 @overload
-def parse_fusion(text: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> Fusion: ...
+def parse_fusion(
+    text: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+) -> Fusion: ...
 
 
 @overload
-def parse_fusion(text: str | None, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> Fusion | None: ...
+def parse_fusion(
+    text: str | None, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+) -> Fusion | None: ...
 
 
-def parse_fusion(text: str | None, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> Fusion | None:
+def parse_fusion(
+    text: str | None, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+) -> Fusion | None:
     """A fusion from its short name plus optional weights / rank constant (the CLI's flags).
 
     ``None`` when nothing was asked for. A rank constant alone means RRF; weights alone mean the

@@ -54,7 +54,11 @@ class Contract(str, enum.Enum):
 SEARCH_SCHEMA_VERSION = 6
 EVAL_SCHEMA_VERSION = 3
 SPEC_SCHEMA_VERSION = 1
-VERSIONS = {Contract.SEARCH: SEARCH_SCHEMA_VERSION, Contract.EVAL: EVAL_SCHEMA_VERSION, Contract.SPEC: SPEC_SCHEMA_VERSION}
+VERSIONS = {
+    Contract.SEARCH: SEARCH_SCHEMA_VERSION,
+    Contract.EVAL: EVAL_SCHEMA_VERSION,
+    Contract.SPEC: SPEC_SCHEMA_VERSION,
+}
 # The key that holds the version (the spec file, written by hand, says `version`).
 VERSION_KEYS = {Contract.SEARCH: "schema_version", Contract.EVAL: "schema_version", Contract.SPEC: "version"}
 
@@ -96,7 +100,9 @@ def validate(contract: str | Contract, document: Any) -> None:
     if errors:
         lines = [f"  at /{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:20]]
         more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""
-        raise InputError(f"not a valid {contract.value} document ({schema_file(contract)}):\n" + "\n".join(lines) + more)
+        raise InputError(
+            f"not a valid {contract.value} document ({schema_file(contract)}):\n" + "\n".join(lines) + more
+        )
 
 
 # The keys under which a request body carries the query vector (OpenSearch's knn clause,
@@ -126,8 +132,12 @@ def _sent(sent: SentRequest) -> dict[str, Any]:
 
 def _is_vector(key: Any, value: Any) -> bool:
     """A query vector: a non-empty list of numbers under one of :data:`VECTOR_KEYS`."""
-    return (key in VECTOR_KEYS and isinstance(value, (list, tuple)) and bool(value)
-            and all(isinstance(x, (int, float)) for x in value))
+    return (
+        key in VECTOR_KEYS
+        and isinstance(value, (list, tuple))
+        and bool(value)
+        and all(isinstance(x, (int, float)) for x in value)
+    )
 
 
 def _fusion_json(fusion: Any) -> dict[str, Any]:
@@ -143,7 +153,8 @@ def _hit(hit: Hit) -> dict[str, Any]:
 
 
 _TOP_LEVEL_TEXTS = ("title", "text")
-_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})  # exact types: an enum's subclass of str or int is not one
+# exact types: an enum's subclass of str or int is not one
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _plain(value: Any, *, drop_vectors: bool = False) -> Any:
@@ -160,8 +171,14 @@ def _plain(value: Any, *, drop_vectors: bool = False) -> Any:
         return {f.name: _plain(getattr(value, f.name), drop_vectors=drop_vectors) for f in fields(value)}
     if isinstance(value, (dict, abc.Mapping)):  # collections.abc's: typing.Mapping's isinstance is slow
         if drop_vectors:
-            return {str(k): (f"<{len(v)} numbers: the query vector, left out (with_vector / --with-vector shows it)>"
-                             if _is_vector(k, v) else _plain(v, drop_vectors=True)) for k, v in value.items()}
+            return {
+                str(k): (
+                    f"<{len(v)} numbers: the query vector, left out (with_vector / --with-vector shows it)>"
+                    if _is_vector(k, v)
+                    else _plain(v, drop_vectors=True)
+                )
+                for k, v in value.items()
+            }
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v, drop_vectors=drop_vectors) for v in value]

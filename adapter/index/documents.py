@@ -48,11 +48,13 @@ class DocumentLayout:
         if not fields:
             raise ConfigurationError("an index needs at least one text field")
         names = [*fields, self.vector_field]
-        clash = sorted({n for n in names if names.count(n) > 1 or n in RESERVED_FIELDS or not n or "." in n or n.startswith("_")})
+        clash = sorted(
+            {n for n in names if names.count(n) > 1 or n in RESERVED_FIELDS or not n or "." in n or n.startswith("_")}
+        )
         if clash:
             raise ConfigurationError(
-                f"field names {clash} cannot be used: text and vector fields must be distinct, without dots or a leading "
-                f"underscore, and not one of {', '.join(RESERVED_FIELDS)}"
+                f"field names {clash} cannot be used: text and vector fields must be distinct, without dots or a "
+                f"leading underscore, and not one of {', '.join(RESERVED_FIELDS)}"
             )
 
     @property

@@ -23,11 +23,15 @@ from adapter.fusion import DEFAULT_WEIGHTS
 from adapter.index.assets import IndexNames, IndexSpec
 from adapter.index.plan import Action, Change, ChangeKind, Desired, json_diff
 
-INIT_REBUILD_HINT = "`hybrid init` does not do that: `hybrid reindex` builds it and swaps the alias (docs/OPERATIONS.md)"
+INIT_REBUILD_HINT = (
+    "`hybrid init` does not do that: `hybrid reindex` builds it and swaps the alias (docs/OPERATIONS.md)"
+)
 
 
 # The empty shard: hidden (no wildcard finds it), write-blocked (it stays empty), one shard, no replica.
-EMPTY_SHARD_BODY = {"settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0, "hidden": True, "blocks.write": True}}}
+EMPTY_SHARD_BODY = {
+    "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0, "hidden": True, "blocks.write": True}}
+}
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ class InitReport:
     changes: tuple[Change, ...]
     default_pipeline: str | None = None  # what a hybrid query without a pipeline is fused by
     default_fusion: str | None = None  # without search pipelines (Elasticsearch): what the adapter fuses by, from _meta
-    notices: tuple[str, ...] = ()  # what differs from what was asked (an analyzer rebuilt, a fusion that will fall back)
+    # what differs from what was asked (an analyzer rebuilt, a fusion that will fall back)
+    notices: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -47,22 +52,30 @@ class InitReport:
 def wait_for_yellow(cluster: Cluster, index: str, seconds: float, *, left: float | None = None) -> None:
     """Until ``index`` is yellow or green, at most ``seconds`` (``left`` of them, when some were spent already);
     else IndexHealthError with the server's explanation."""
-    health = cluster.health(index, wait_for_status="yellow", timeout=f"{max(round(seconds if left is None else left), 1)}s")
+    health = cluster.health(
+        index, wait_for_status="yellow", timeout=f"{max(round(seconds if left is None else left), 1)}s"
+    )
     if health.get("status") in ("yellow", "green") and not health.get("timed_out"):
         return
     explain = cluster.allocation_explain(index)
     raise IndexHealthError(
-        f"{index} is {health.get('status')} after {seconds:g} s: {health.get('unassigned_shards', '?')} shards unassigned, "
-        f"{health.get('active_primary_shards', '?')} primaries active ({_why_unassigned(explain)}). The index and its alias "
-        "exist but cannot take writes; fix the cause (GET _cluster/allocation/explain says more), then run `hybrid init` "
-        "again: it waits for yellow", reason=str(health.get("status")))
+        f"{index} is {health.get('status')} after {seconds:g} s: {health.get('unassigned_shards', '?')} shards "
+        f"unassigned, {health.get('active_primary_shards', '?')} primaries active ({_why_unassigned(explain)}). The "
+        "index and its alias exist but cannot take writes; fix the cause (GET _cluster/allocation/explain says more), "
+        "then run `hybrid init` again: it waits for yellow",
+        reason=str(health.get("status")),
+    )
 
 
 def _why_unassigned(explain: Mapping[str, Any] | None) -> str:
     if not explain:
         return "the server did not say why"
-    reason = explain.get("allocate_explanation") or (explain.get("unassigned_info") or {}).get("reason") or "no explanation"
-    deciders = [d.get("explanation") for n in explain.get("node_allocation_decisions") or [] for d in n.get("deciders") or []]
+    reason = (
+        explain.get("allocate_explanation") or (explain.get("unassigned_info") or {}).get("reason") or "no explanation"
+    )
+    deciders = [
+        d.get("explanation") for n in explain.get("node_allocation_decisions") or [] for d in n.get("deciders") or []
+    ]
     return f"{reason}; {deciders[0]}" if deciders and deciders[0] else str(reason)
 
 
@@ -71,11 +84,17 @@ def _enable_server_mmr(cluster: Cluster, *, dry_run: bool) -> Change:
     change = cluster.enable_server_mmr(dry_run=dry_run)
     if not change.changed:
         return Change(ChangeKind.CLUSTER_SETTING, change.name, Action.UNCHANGED)
-    return Change(ChangeKind.CLUSTER_SETTING, change.name, Action.UPDATE.applied(dry_run=dry_run),
-                  json_diff({change.name: change.before}, {change.name: change.after}, change.name))
+    return Change(
+        ChangeKind.CLUSTER_SETTING,
+        change.name,
+        Action.UPDATE.applied(dry_run=dry_run),
+        json_diff({change.name: change.before}, {change.name: change.after}, change.name),
+    )
 
 
-def _empty_shard(cluster: Cluster, engine: Engine, *, serverless: bool, dry_run: bool) -> tuple[tuple[Change, ...], tuple[str, ...]]:
+def _empty_shard(
+    cluster: Cluster, engine: Engine, *, serverless: bool, dry_run: bool
+) -> tuple[tuple[Change, ...], tuple[str, ...]]:
     """The engine's empty shard (:attr:`~adapter.engines.Engine.empty_shard_index`), created once per
     cluster where the engine needs one; a cluster that refuses it only makes its hybrid searches fetch
     their excerpts in a second request (the notice says so)."""
@@ -93,11 +112,19 @@ def _empty_shard(cluster: Cluster, engine: Engine, *, serverless: bool, dry_run:
                 return (), ()
             if exc.status != 403:
                 raise
-            return (), (f"could not create {name} (403: {exc.reason}): hybrid searches of a one-shard index fetch their "
-                        "excerpts in a second request (an admin can run `hybrid init` once to create it)",)
-    return (Change(ChangeKind.INDEX, name, Action.CREATE.applied(dry_run=dry_run),
-                   reason="an empty shard searched beside one-shard indices: the server fuses, then fetches the page alone",
-                   body=body),), ()
+            return (), (
+                f"could not create {name} (403: {exc.reason}): hybrid searches of a one-shard index fetch their "
+                "excerpts in a second request (an admin can run `hybrid init` once to create it)",
+            )
+    return (
+        Change(
+            ChangeKind.INDEX,
+            name,
+            Action.CREATE.applied(dry_run=dry_run),
+            reason="an empty shard searched beside one-shard indices: the server fuses, then fetches the page alone",
+            body=body,
+        ),
+    ), ()
 
 
 def init_index(
@@ -125,19 +152,32 @@ def init_index(
     cluster = cluster_for(client, engine)
     engine, caps = cluster.engine, cluster.probe()
     if server_mmr and not caps.server_mmr:
-        raise ConfigurationError(f"server-side MMR needs the k-NN plugin 3.3+; the cluster runs {caps.engine} {caps.version}")
+        raise ConfigurationError(
+            f"server-side MMR needs the k-NN plugin 3.3+; the cluster runs {caps.engine} {caps.version}"
+        )
     w_text, w_dense = weights
     desired = Desired(IndexNames(alias).alias, spec.for_cluster(caps), (w_text, w_dense), dict(extra_pipelines or {}))
     live = read_desired_live(cluster, desired, caps)
     planned, _ = plan_live(desired, live, caps, engine, reattach=reattach)
     deadline = time.monotonic() + wait_timeout  # one wait in all: the creation's for the primaries, then yellow
-    changes = apply_plan(cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT, shard_wait=wait_timeout or None)
-    if not dry_run and wait_timeout and not caps.serverless:  # Serverless has no shards to wait for (and no _cluster/health)
+    changes = apply_plan(
+        cluster, planned, dry_run=dry_run, rebuild_hint=INIT_REBUILD_HINT, shard_wait=wait_timeout or None
+    )
+    # Serverless has no shards to wait for (and no _cluster/health)
+    if not dry_run and wait_timeout and not caps.serverless:
         wait_for_yellow(cluster, planned.index, wait_timeout, left=max(deadline - time.monotonic(), 1.0))
     if server_mmr:
         changes += (_enable_server_mmr(cluster, dry_run=dry_run),)
         if not dry_run:
             cluster.probe(refresh=True)
-    shard, notices = _empty_shard(cluster, engine, serverless=caps.serverless, dry_run=dry_run) if caps.hybrid else ((), ())
-    return InitReport(alias, planned.index, changes + shard, planned.default_pipeline, planned.default_fusion,
-                      planned.notices + notices)
+    shard, notices = (
+        _empty_shard(cluster, engine, serverless=caps.serverless, dry_run=dry_run) if caps.hybrid else ((), ())
+    )
+    return InitReport(
+        alias,
+        planned.index,
+        changes + shard,
+        planned.default_pipeline,
+        planned.default_fusion,
+        planned.notices + notices,
+    )

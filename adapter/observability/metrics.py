@@ -62,14 +62,21 @@ def _made() -> dict[str, Any]:
                 search_seconds=p.Histogram("hybrid_search_seconds", "Wall-clock time of a search", ["technique"]),
                 fallbacks=p.Counter("hybrid_search_fallbacks", "Searches whose plan fell back", ["technique"]),
                 retries=p.Counter("hybrid_search_retries", "Attempts of a search planned again", ["technique"]),
-                partial=p.Counter("hybrid_search_partial_results", "Answers lacking part of the result: failed shards, short collapsed pages",
-                                  ["kind", "outcome"]),
+                partial=p.Counter(
+                    "hybrid_search_partial_results",
+                    "Answers lacking part of the result: failed shards, short collapsed pages",
+                    ["kind", "outcome"],
+                ),
                 legs=p.Counter("hybrid_leg_requests", "Requests a search sent, by leg", ["leg", "outcome"]),
                 leg_seconds=p.Histogram("hybrid_leg_seconds", "Wall-clock time of a search's request, by leg", ["leg"]),
-                rows=p.Counter("hybrid_ingest_rows", "Input rows of a finished ingest: accepted or failed", ["outcome"]),
+                rows=p.Counter(
+                    "hybrid_ingest_rows", "Input rows of a finished ingest: accepted or failed", ["outcome"]
+                ),
                 entries=p.Counter("hybrid_ingest_entries", "Index entries an ingest wrote"),
                 batches=p.Counter("hybrid_ingest_batches", "Batches the bulk senders of an ingest took"),
-                batch_seconds=p.Histogram("hybrid_ingest_batch_seconds", "Wall-clock time of a senders' batch, with its retries"),
+                batch_seconds=p.Histogram(
+                    "hybrid_ingest_batch_seconds", "Wall-clock time of a senders' batch, with its retries"
+                ),
                 ingest_retries=p.Counter("hybrid_ingest_retries", "Ingest items asked again", ["kind"]),
             )
     return _METRICS
@@ -93,7 +100,9 @@ def search(technique: str) -> Iterator[Record]:
         m["searches"].labels(technique, "none", "error").inc()
         raise
     finally:
-        m["search_seconds"].labels(ended[0]["hybrid.technique"] if ended else technique).observe(time.perf_counter() - started)
+        m["search_seconds"].labels(ended[0]["hybrid.technique"] if ended else technique).observe(
+            time.perf_counter() - started
+        )
     end = ended[0] if ended else {}
     ran = str(end.get("hybrid.technique", technique))
     m["searches"].labels(ran, str(end.get("hybrid.fused_by", "none")), "ok").inc()

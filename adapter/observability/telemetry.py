@@ -84,14 +84,28 @@ def took_of(raw: str | bytes | None) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def log_request(method: str, path: str, status: int | None, seconds: float, raw: str | bytes | None = None,
-                error: BaseException | None = None) -> None:
+def log_request(
+    method: str,
+    path: str,
+    status: int | None,
+    seconds: float,
+    raw: str | bytes | None = None,
+    error: BaseException | None = None,
+) -> None:
     """One HTTP request as it came back (the engines' connections call it for each attempt)."""
     trouble = status is None or status == 429 or status >= 500
     level = logging.WARNING if trouble else logging.DEBUG
     if not REQUESTS.isEnabledFor(level):
         return
     took = took_of(raw)
-    REQUESTS.log(level, "%s %s %s%s in %.1f ms%s%s", method, path, status if status is not None else "no answer",
-                 f" took={took}ms" if took is not None else "", seconds * 1000.0,
-                 f" id={_REQUEST_ID.get()}" if _REQUEST_ID.get() else "", f" ({type(error).__name__})" if error is not None else "")
+    REQUESTS.log(
+        level,
+        "%s %s %s%s in %.1f ms%s%s",
+        method,
+        path,
+        status if status is not None else "no answer",
+        f" took={took}ms" if took is not None else "",
+        seconds * 1000.0,
+        f" id={_REQUEST_ID.get()}" if _REQUEST_ID.get() else "",
+        f" ({type(error).__name__})" if error is not None else "",
+    )

@@ -45,6 +45,7 @@ NO_SPAN = _NoSpan()
 
 try:
     from opentelemetry import trace as _trace
+
     _NO_PROVIDERS: tuple[type, ...] = (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)
 except ImportError:  # the otel extra is not installed: spans are no-ops
     _trace = None  # type: ignore[assignment]

@@ -11,7 +11,17 @@ from adapter.engines import Engine, HybridRequest
 from adapter.engines.dsl import filter_clauses, search_body, termvectors_body, text_query
 from adapter.fusion import LEGS
 from adapter.fusion.base import FusedBy
-from adapter.search.page import COLLAPSE_GROUPS, TEXT_MATCHES, Excerpts, excerpt_highlight, facets_body, highlight_clause, merge_highlight, page_clauses, plan_excerpts
+from adapter.search.page import (
+    COLLAPSE_GROUPS,
+    TEXT_MATCHES,
+    Excerpts,
+    excerpt_highlight,
+    facets_body,
+    highlight_clause,
+    merge_highlight,
+    page_clauses,
+    plan_excerpts,
+)
 from adapter.engines.placement import FusionPlan
 from adapter.search.planning import FirstStage
 from adapter.search.state import IndexState
@@ -29,8 +39,12 @@ def excerpts(state: IndexState, stage: FirstStage, *, request_highlights: bool =
     """The text fields this search bounds, and which of them the request returning the hits excerpts
     (``request_highlights``: it can carry a ``highlight`` clause; the hybrid query where the cluster
     highlights it)."""
-    return plan_excerpts(stage.page.options, state.info.text_fields, highlighted=stage.page.highlight,
-                         request_highlights=request_highlights)
+    return plan_excerpts(
+        stage.page.options,
+        state.info.text_fields,
+        highlighted=stage.page.highlight,
+        request_highlights=request_highlights,
+    )
 
 
 # OpenSearch's hybrid query, fused by a pipeline (stored or inline) or by its own ``fusion``.
@@ -63,27 +77,43 @@ def excerpt_clause(engine: Engine, state: IndexState, stage: FirstStage, fields:
 
 def _page(engine: Engine, state: IndexState, stage: FirstStage, *, request_highlights: bool = True) -> Body:
     bounded = excerpts(state, stage, request_highlights=request_highlights)
-    return page_clauses(stage.page, text_fields=state.info.text_fields, text_query=state.text_leg.body(stage.query),
-                        exclude_source=(state.info.vector_field, *bounded.bounded),  # inner hits: MMR reads the hits' vectors alone
-                        excerpts=excerpt_clause(engine, state, stage, bounded.in_request))
+    return page_clauses(
+        stage.page,
+        text_fields=state.info.text_fields,
+        text_query=state.text_leg.body(stage.query),
+        # inner hits: MMR reads the hits' vectors alone
+        exclude_source=(state.info.vector_field, *bounded.bounded),
+        excerpts=excerpt_clause(engine, state, stage, bounded.in_request),
+    )
 
 
-def knn(engine: Engine, state: IndexState, vector: Sequence[float] | np.ndarray, k: int,
-        filters: Any) -> Body:
+def knn(engine: Engine, state: IndexState, vector: Sequence[float] | np.ndarray, k: int, filters: Any) -> Body:
     # The vector in float32's shortest decimals: what the server reads, in ~60 % of the bytes (adapter.index.floats).
     return engine.knn_query(compact_floats(vector), field=state.info.vector_field, k=k, filters=filters)
 
 
-def single_leg(engine: Engine, state: IndexState, stage: FirstStage, query: Body, mmr: tuple[float, int] | None = None) -> Body:
+def single_leg(
+    engine: Engine, state: IndexState, stage: FirstStage, query: Body, mmr: tuple[float, int] | None = None
+) -> Body:
     """One leg's request; ``mmr``: (diversity, candidates) for the server's MMR."""
-    body = {**search_body(query, size=stage.size, from_=stage.from_, exclude_source=exclude(state, stage)), **_page(engine, state, stage)}
+    body = {
+        **search_body(query, size=stage.size, from_=stage.from_, exclude_source=exclude(state, stage)),
+        **_page(engine, state, stage),
+    }
     if mmr is not None:
         body = engine.server_mmr(body, field=state.info.vector_field, diversity=mmr[0], candidates=mmr[1])
     return body
 
 
-def leg_bodies(engine: Engine, state: IndexState, query: str, vector: Sequence[float] | np.ndarray, depth: int, filters: Any,
-               fields: Sequence[str] = ()) -> list[Body]:
+def leg_bodies(
+    engine: Engine,
+    state: IndexState,
+    query: str,
+    vector: Sequence[float] | np.ndarray,
+    depth: int,
+    filters: Any,
+    fields: Sequence[str] = (),
+) -> list[Body]:
     """Both legs to ``depth``, ids and scores only (and the values of ``fields``, for a sort or
     collapse by the client): sources are fetched for the final page."""
     values = {"docvalue_fields": list(fields)} if fields else {}
@@ -93,7 +123,9 @@ def leg_bodies(engine: Engine, state: IndexState, query: str, vector: Sequence[f
     ]
 
 
-def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPlan, *, explain: bool, empty_shard: bool = False) -> Body:
+def hybrid(
+    engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPlan, *, explain: bool, empty_shard: bool = False
+) -> Body:
     """The one request that runs both legs and fuses them on the server. From 3.0 the filter goes
     once into ``hybrid.filter`` (the server pushes it into both legs, into the knn clause as its
     pre-filter); before, inside each leg. ``empty_shard``: sent to the index and the engine's empty
@@ -104,11 +136,22 @@ def hybrid(engine: Engine, state: IndexState, stage: FirstStage, plan: FusionPla
     text = text_query(stage.query, state.text_leg, leg_filters)
     vector_leg = knn(engine, state, _vector(stage), stage.depth, leg_filters)
     from_, size = (0, min(len(LEGS) * stage.depth, state.info.max_window)) if stage.whole else (stage.from_, stage.size)
-    body = engine.hybrid_body(HybridRequest(
-        text, vector_leg, caps=caps, depth=stage.depth, size=size, from_=from_, exclude=exclude(state, stage), explain=explain,
-        inline_pipeline=plan.inline, filter={"bool": {"filter": filter_clauses(stage.filters)}} if pushed else None,
-        fusion=plan.fusion if plan.fused_by.in_request else None,  # in_request: Elasticsearch, in-query fusion
-        empty_shard=empty_shard))
+    body = engine.hybrid_body(
+        HybridRequest(
+            text,
+            vector_leg,
+            caps=caps,
+            depth=stage.depth,
+            size=size,
+            from_=from_,
+            exclude=exclude(state, stage),
+            explain=explain,
+            inline_pipeline=plan.inline,
+            filter={"bool": {"filter": filter_clauses(stage.filters)}} if pushed else None,
+            fusion=plan.fusion if plan.fused_by.in_request else None,  # in_request: Elasticsearch, in-query fusion
+            empty_shard=empty_shard,
+        )
+    )
     body.update(_page(engine, state, stage, request_highlights=hybrid_highlights(state, plan, empty_shard=empty_shard)))
     if counts_text_matches(state, stage, plan):  # over what the hybrid matched: how much of it the text leg matched
         body["aggs"] = {**body.get("aggs", {}), TEXT_MATCHES: {"filter": text}}
@@ -123,8 +166,12 @@ def counts_groups(state: IndexState, stage: FirstStage, plan: FusionPlan) -> boo
     client collapse): a cardinality aggregation of the collapse field (exact up to 3,000 groups), where
     OpenSearch's hybrid query takes aggregations; not under a score floor, which shortens pages on purpose."""
     options = stage.page.options
-    return (options.collapse is not None and options.min_score is None and state.caps.hybrid_aggregations
-            and plan.fused_by in HYBRID_QUERY_FUSIONS)
+    return (
+        options.collapse is not None
+        and options.min_score is None
+        and state.caps.hybrid_aggregations
+        and plan.fused_by in HYBRID_QUERY_FUSIONS
+    )
 
 
 def counts_text_matches(state: IndexState, stage: FirstStage, plan: FusionPlan) -> bool:
@@ -135,7 +182,10 @@ def counts_text_matches(state: IndexState, stage: FirstStage, plan: FusionPlan) 
 
 def facets(engine: Engine, state: IndexState, stage: FirstStage) -> Body:
     """The facets over what either leg matches, in a request of their own (what hybrid aggregates over)."""
-    legs = [text_query(stage.query, state.text_leg, stage.filters), knn(engine, state, _vector(stage), stage.depth, stage.filters)]
+    legs = [
+        text_query(stage.query, state.text_leg, stage.filters),
+        knn(engine, state, _vector(stage), stage.depth, stage.filters),
+    ]
     return facets_body(legs, stage.page.options)
 
 
@@ -145,16 +195,28 @@ def groups(engine: Engine, state: IndexState, stage: FirstStage) -> Body:
     collapse = stage.page.options.collapse
     if collapse is None:
         raise ValueError("counting groups needs a collapse")
-    legs = [text_query(stage.query, state.text_leg, stage.filters), knn(engine, state, _vector(stage), stage.depth, stage.filters)]
-    return {"size": 0, "query": {"bool": {"should": legs, "minimum_should_match": 1}},
-            "aggs": {COLLAPSE_GROUPS: {"cardinality": {"field": collapse.field}}}}
+    legs = [
+        text_query(stage.query, state.text_leg, stage.filters),
+        knn(engine, state, _vector(stage), stage.depth, stage.filters),
+    ]
+    return {
+        "size": 0,
+        "query": {"bool": {"should": legs, "minimum_should_match": 1}},
+        "aggs": {COLLAPSE_GROUPS: {"cardinality": {"field": collapse.field}}},
+    }
 
 
-def documents(engine: Engine, state: IndexState, stage: FirstStage, ids: Sequence[str], fields: Sequence[str] = ()) -> Body:
+def documents(
+    engine: Engine, state: IndexState, stage: FirstStage, ids: Sequence[str], fields: Sequence[str] = ()
+) -> Body:
     """Exactly the documents ``ids``: with the query's words highlighted where the page asks for
     snippets, and ``fields`` as excerpts."""
     body = search_body({"ids": {"values": list(ids)}}, size=len(ids), exclude_source=exclude(state, stage))
-    snippets = highlight_clause(stage.page.options, state.info.text_fields, state.text_leg.body(stage.query)) if stage.page.highlight else None
+    snippets = (
+        highlight_clause(stage.page.options, state.info.text_fields, state.text_leg.body(stage.query))
+        if stage.page.highlight
+        else None
+    )
     highlight = merge_highlight(snippets, excerpt_clause(engine, state, stage, fields))
     if highlight:
         body["highlight"] = highlight

@@ -23,7 +23,8 @@ class Technique(str, enum.Enum):
     DENSE = "dense"
     HYBRID = "hybrid"  # one `hybrid` query, fused by a search pipeline on the server
     CLIENT_RRF = "client-rrf"  # the two legs in one _msearch, fused here by RRF with the server's formula
-    CLIENT = "client"  # the two legs in one _msearch, fused here by any fusion (adapter.fusion), the server's formula where it has one
+    # the two legs in one _msearch, fused here by any fusion (adapter.fusion), the server's formula where it has one
+    CLIENT = "client"
 
     @property
     def fused_by_client(self) -> bool:
@@ -85,7 +86,8 @@ class SearchResult:
     choice: FusionChoice | None = None  # adaptive fusion: the weights chosen for this query and why
     aggregations: Mapping[str, Facet] = field(default_factory=dict)  # the facets asked for (SearchOptions.facets)
     excerpts: Excerpts | None = None  # the text fields bounded to excerpts (None: whole, SearchOptions.full_text)
-    relevance_by: str = "formula"  # how each hit's relevance was computed: "map" (the index's, for this fusion) or "formula"
+    # how each hit's relevance was computed: "map" (the index's, for this fusion) or "formula"
+    relevance_by: str = "formula"
 
     @property
     def request_body(self) -> Any:

@@ -86,10 +86,13 @@ class IndexState:
     policy: AdaptivePolicy  # the index's own (learned, else the default)
     calibration: Calibration | None
     fast_path: FastPathCheck | None  # the index's kept check of the fast path (taken where it applies)
-    relevance: Mapping[str, RelevanceMap]  # _meta.relevance: fusion name -> its relevance map (adapter.fusion.relevance)
-    relevance_problem: str | None  # why _meta.relevance could not be read (each search says so; relevances then by formula)
+    # _meta.relevance: fusion name -> its relevance map (adapter.fusion.relevance)
+    relevance: Mapping[str, RelevanceMap]
+    # why _meta.relevance could not be read (each search says so; relevances then by formula)
+    relevance_problem: str | None
     pipelines: Memo[str, Fusion | None] = field(default_factory=Memo)  # stored pipeline -> its fusion (None: absent)
-    facts: Memo[str, int] = field(default_factory=Memo)  # cluster settings read once (the clause limit), the empty shard refused
+    # cluster settings read once (the clause limit), the empty shard refused
+    facts: Memo[str, int] = field(default_factory=Memo)
     members: Memo[frozenset[str], bool] = field(default_factory=Memo)  # indices the alias served from: ours among them?
     embedders: Memo[str, Embedder] = field(default_factory=Memo)  # the index's embedder, loaded on first use
     switched: Memo[str, Capabilities] = field(default_factory=Memo)  # caps with the switching cluster settings read
@@ -105,23 +108,43 @@ class IndexState:
         given_fixed, given_policy = split_fusion(given.fusion)
         follows_index = given.fusion is None and given.pipeline is None and info.default_fusion == ADAPTIVE
         adaptive = given_policy or (policy if follows_index else None)
-        recorded = parse_fusion(info.default_fusion) if info.default_fusion and info.default_fusion != ADAPTIVE else None
+        recorded = (
+            parse_fusion(info.default_fusion) if info.default_fusion and info.default_fusion != ADAPTIVE else None
+        )
         pipeline = given.pipeline or (info.default_pipeline if given.fusion is None and adaptive is None else None)
         maps, problem = _relevance_maps(info)
-        return cls(info, caps, given, given.text_leg or TextLeg(info.query_fields), given_fixed or recorded or DEFAULT_FUSION,
-                   adaptive, pipeline, policy, calibration, FastPathCheck.from_meta(info.fast_path), maps, problem)
+        return cls(
+            info,
+            caps,
+            given,
+            given.text_leg or TextLeg(info.query_fields),
+            given_fixed or recorded or DEFAULT_FUSION,
+            adaptive,
+            pipeline,
+            policy,
+            calibration,
+            FastPathCheck.from_meta(info.fast_path),
+            maps,
+            problem,
+        )
 
     def moved_to(self, info: IndexInfo, *, query_vector_given: bool = False) -> IndexState:
         """The state once the alias points to ``info`` (a migration swapped it). A given embedder or
         query vector of another model than the new index's is refused: results never mix models."""
         changed = bool(info.fingerprint.differences(self.info.fingerprint))
         if changed and (self.given.embedder is not None or query_vector_given):
-            whose = ("the query vector given" if query_vector_given
-                     else f"this searcher's embedder ({self.given.embedder.fingerprint.model})" if self.given.embedder else "")
+            whose = (
+                "the query vector given"
+                if query_vector_given
+                else f"this searcher's embedder ({self.given.embedder.fingerprint.model})"
+                if self.given.embedder
+                else ""
+            )
             raise IndexMismatchError(
-                f"the alias {self.info.alias} moved from {self.info.index} to {info.index}, built with {info.fingerprint.model}; "
-                f"{whose} belongs to the old index. Open a new searcher with the new model "
-                f"(Searcher.open(client, {self.info.alias!r}, embedder))")
+                f"the alias {self.info.alias} moved from {self.info.index} to {info.index}, built with "
+                f"{info.fingerprint.model}; {whose} belongs to the old index. Open a new searcher with the new model "
+                f"(Searcher.open(client, {self.info.alias!r}, embedder))"
+            )
         fresh = IndexState.of(info, self.caps, self.given)
         return fresh if changed else replace(fresh, embedders=self.embedders)
 
@@ -143,7 +166,9 @@ class IndexState:
             return self.given.embedder
 
         def load() -> Embedder:
-            loaded = load_index_embedder(self.info.fingerprint.spec, allowed=self.given.allowed_models, index=self.alias)
+            loaded = load_index_embedder(
+                self.info.fingerprint.spec, allowed=self.given.allowed_models, index=self.alias
+            )
             check_fingerprint(self.alias, self.info.fingerprint, loaded)
             return loaded
 
@@ -156,5 +181,7 @@ def _relevance_maps(info: IndexInfo) -> tuple[dict[str, RelevanceMap], str | Non
     try:
         return maps_from_json(info.relevance), None
     except InputError as exc:
-        return {}, (f"the index's relevance maps (_meta.relevance) are unreadable, so relevances come from each fusion's "
-                    f"formula: {exc}; run `hybrid calibrate --index {info.alias} --queries FILE` to fit them anew")
+        return {}, (
+            f"the index's relevance maps (_meta.relevance) are unreadable, so relevances come from each fusion's "
+            f"formula: {exc}; run `hybrid calibrate --index {info.alias} --queries FILE` to fit them anew"
+        )

@@ -51,8 +51,12 @@ def offered_fusions(caps: Capabilities) -> tuple[tuple[str, ...], tuple[str, ...
     (the searcher fuses those in the client and its notices say so; a method of another engine only,
     such as Elasticsearch's sum on OpenSearch, is not offered)."""
     server = [f.name for f in caps.fusions(DEFAULT_WEIGHTS)]
-    every = [f.name for method in methods() if caps.engine in servers(method) or not servers(method)
-             for f in method.variants(DEFAULT_WEIGHTS, (DEFAULT_RANK_CONSTANT,))]
+    every = [
+        f.name
+        for method in methods()
+        if caps.engine in servers(method) or not servers(method)
+        for f in method.variants(DEFAULT_WEIGHTS, (DEFAULT_RANK_CONSTANT,))
+    ]
     client = tuple(dict.fromkeys(name for name in every if name not in server))
     return tuple(dict.fromkeys([ADAPTIVE, *server, *every])), client
 
@@ -76,10 +80,21 @@ class ServerInfo:
     limits: Limits
 
     def as_json(self) -> dict[str, Any]:
-        return {"cluster": self.cluster, "index": self.index, "engine": self.engine, "version": self.version, "embedder": self.embedder,
-                "fusions": list(self.fusions), "client_fusions": list(self.client_fusions), "default_fusion": self.default_fusion,
-                "reranker": self.reranker, "notes": list(self.notes), "limits": self.limits.as_json(), "read_only": True,
-                "techniques": [t.value for t in Technique]}
+        return {
+            "cluster": self.cluster,
+            "index": self.index,
+            "engine": self.engine,
+            "version": self.version,
+            "embedder": self.embedder,
+            "fusions": list(self.fusions),
+            "client_fusions": list(self.client_fusions),
+            "default_fusion": self.default_fusion,
+            "reranker": self.reranker,
+            "notes": list(self.notes),
+            "limits": self.limits.as_json(),
+            "read_only": True,
+            "techniques": [t.value for t in Technique],
+        }
 
 
 class _OneAtATime:
@@ -98,7 +113,9 @@ class SearchService:
     """One index behind a warm searcher. Thread-safe without a shared lock: concurrent searches and
     compares run side by side (``reranker`` names the searcher's cross-encoder, for the page)."""
 
-    def __init__(self, searcher: Searcher, *, cluster: str, limits: Limits = Limits(), reranker: str | None = None) -> None:
+    def __init__(
+        self, searcher: Searcher, *, cluster: str, limits: Limits = Limits(), reranker: str | None = None
+    ) -> None:
         self.searcher = searcher
         self.limits = limits
         self.reranker = reranker
@@ -107,9 +124,19 @@ class SearchService:
         caps = searcher.caps
         default = searcher.info.default_fusion or (searcher.pipeline or searcher.fusion.name)
         fusions, client_fusions = offered_fusions(caps)
-        self.info = ServerInfo(cluster=cluster, index=searcher.alias, engine=caps.engine, version=caps.version,
-                               embedder=searcher.info.fingerprint.model, fusions=fusions, client_fusions=client_fusions,
-                               default_fusion=str(default), reranker=reranker, notes=tuple(engine_notes(caps)), limits=limits)
+        self.info = ServerInfo(
+            cluster=cluster,
+            index=searcher.alias,
+            engine=caps.engine,
+            version=caps.version,
+            embedder=searcher.info.fingerprint.model,
+            fusions=fusions,
+            client_fusions=client_fusions,
+            default_fusion=str(default),
+            reranker=reranker,
+            notes=tuple(engine_notes(caps)),
+            limits=limits,
+        )
 
     @property
     def embedder(self) -> Embedder:
@@ -136,9 +163,19 @@ class SearchService:
         """One search with ``config``; ``vector``: the query's (None: embedded here when needed)."""
         fusion = self._fusion(config)
         return self.searcher.search(
-            query, technique=config.technique, k=config.k, from_=config.from_, depth=config.depth, fusion=fusion,
-            rerank_top=config.rerank, mmr_lambda=config.mmr, explain=config.explain and config.technique is not Technique.BM25
-            and config.technique is not Technique.DENSE, query_vector=vector, filters=dict(config.filters) or None,
+            query,
+            technique=config.technique,
+            k=config.k,
+            from_=config.from_,
+            depth=config.depth,
+            fusion=fusion,
+            rerank_top=config.rerank,
+            mmr_lambda=config.mmr,
+            explain=config.explain
+            and config.technique is not Technique.BM25
+            and config.technique is not Technique.DENSE,
+            query_vector=vector,
+            filters=dict(config.filters) or None,
             options=SearchOptions(highlight=config.highlight, full_text=config.full_text),
         )
 
@@ -158,8 +195,13 @@ class SearchService:
             vector = self._vector(query, [config])
         return search_result_json(self.result(query, config, vector))
 
-    def compare(self, query: str, configs: Sequence[Config], vector: np.ndarray | None = None,
-                each: Callable[[Config, SearchResult | None, float], None] = lambda config, result, seconds: None) -> list[Mapping[str, Any]]:
+    def compare(
+        self,
+        query: str,
+        configs: Sequence[Config],
+        vector: np.ndarray | None = None,
+        each: Callable[[Config, SearchResult | None, float], None] = lambda config, result, seconds: None,
+    ) -> list[Mapping[str, Any]]:
         """Every column's result (or its error) for one query, embedded once; ``each(config, result or
         None, seconds)`` hears of every column."""
         if vector is None:

@@ -120,9 +120,12 @@ class Traffic:
         interleaver = None
         if settings.interleave:
             name = settings.interleave.strip().lower()
-            candidate: Any = searcher.policy if name == ADAPTIVE else parse_fusion(name)  # a policy fuses as a Fusion does
+            # a policy fuses as a Fusion does
+            candidate: Any = searcher.policy if name == ADAPTIVE else parse_fusion(name)
             if candidate is None:
-                raise InputError(f"--interleave {name}: the index has no adaptive policy (hybrid calibrate) to interleave")
+                raise InputError(
+                    f"--interleave {name}: the index has no adaptive policy (hybrid calibrate) to interleave"
+                )
             interleaver = Interleaver(searcher, candidate)
         store = UbiStore(searcher.cluster, queries_index=settings.queries_index, events_index=settings.events_index)
         logger = UbiLogger(store, store_query_text=settings.store_query_text)
@@ -139,22 +142,42 @@ class Traffic:
         """Whether ``config`` is the running fusion's search, the one a candidate is compared with:
         hybrid with the index's own fusion, from the first hit, neither reranked nor diversified (a page
         reordered after the draft would credit clicks to the wrong team)."""
-        return (self.interleaver is not None and config.technique is Technique.HYBRID and config.fusion is None
-                and not config.weights and not config.rank_constant and config.from_ == 0 and not config.rerank and config.mmr is None)
+        return (
+            self.interleaver is not None
+            and config.technique is Technique.HYBRID
+            and config.fusion is None
+            and not config.weights
+            and not config.rank_constant
+            and config.from_ == 0
+            and not config.rerank
+            and config.mmr is None
+        )
 
-    def interleaved(self, query: str, config: Config, vector: np.ndarray | None, client_id: str | None) -> tuple[SearchResult, dict[str, Any]]:
+    def interleaved(
+        self, query: str, config: Config, vector: np.ndarray | None, client_id: str | None
+    ) -> tuple[SearchResult, dict[str, Any]]:
         """The drafted page as a search result (the baseline's, its hits the page's) and what the answer
         adds: ``query_id`` and ``interleaving`` (the two fusions' labels, as the record and the report name them)."""
         from adapter.search.page import SearchOptions
 
         assert self.interleaver is not None and self.names is not None
-        page = self.interleaver.search(query, k=config.k, client_id=client_id or ANONYMOUS, depth=config.depth, query_vector=vector,
-                                       explain=config.explain, filters=dict(config.filters) or None,
-                                       options=SearchOptions(highlight=config.highlight, full_text=config.full_text))
+        page = self.interleaver.search(
+            query,
+            k=config.k,
+            client_id=client_id or ANONYMOUS,
+            depth=config.depth,
+            query_vector=vector,
+            explain=config.explain,
+            filters=dict(config.filters) or None,
+            options=SearchOptions(highlight=config.highlight, full_text=config.full_text),
+        )
         self.tally.shown(page.query_id, page.page)
         result = dataclasses.replace(page.baseline, hits=page.hits)
         labels = {team.value: label for team, label in self.names.items()}
-        return result, {"query_id": page.query_id, "interleaving": {"baseline": labels["baseline"], "candidate": labels["candidate"]}}
+        return result, {
+            "query_id": page.query_id,
+            "interleaving": {"baseline": labels["baseline"], "candidate": labels["candidate"]},
+        }
 
     # -- events -------------------------------------------------------------------------------------
     def event(self, body: Any) -> bool:
@@ -163,7 +186,9 @@ class Traffic:
         (``event_attributes.hybrid.team``: the page never knows the teams, so a person cannot bias them).
         False: the queue was full, dropped."""
         if not isinstance(body, Mapping):
-            raise InputError("an event is a JSON object (UBI 1.0: action_name, query_id, client_id, timestamp, event_attributes)")
+            raise InputError(
+                "an event is a JSON object (UBI 1.0: action_name, query_id, client_id, timestamp, event_attributes)"
+            )
         ubi.validate("event", body)
         event = ubi.parse_event(body)
         team = None
