@@ -11,8 +11,9 @@ it is not retried), and that connection's ``perform_request``, whose timeout is 
 left. Only a thread inside :func:`within` is bounded: anything else that shares the client (the
 readiness check has its own) behaves as before.
 
-This knows the two client libraries' transports by their shape, which belongs in the engines'
-port (``adapter.engines``); it lives here until the port takes a deadline per call.
+It knows the two client libraries' transports (and imports their exceptions), so it lives with the
+engines, the one package that imports a client library (pyproject's ``clients-in-engines`` contract);
+``hybrid serve`` (:mod:`adapter.serve.runner`) bounds its searches with it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A search's deadline over the real client libraries' tries (adapter.serve.deadlines), against a
+"""A search's deadline over the real client libraries' tries (adapter.engines.deadlines), against a
 loopback socket that accepts requests and never answers: each try waits at most what is left, no
 try starts after the deadline, and a thread outside a deadline keeps the client's own timeout and
 retries (issue 38 item 4)."""
@@ -11,12 +11,8 @@ import time
 
 import pytest
 
-from tests.support.extras import skip_module_without
-
-skip_module_without("serve")  # adapter.serve's package imports FastAPI, which `make unit` does not install
-
-from adapter.errors import HybridError  # noqa: E402
-from adapter.serve import deadlines  # noqa: E402
+from adapter.engines import deadlines
+from adapter.errors import HybridError
 
 pytestmark = pytest.mark.unit
 
