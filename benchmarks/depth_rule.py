@@ -73,10 +73,29 @@ def measure_set(client: Any, s: LabelledSet, depths: Sequence[int], limit: int |
     dataset = load_beir(s.path, "train").limited(limit)
     embedder = load_embedder(s.embedder)
     alias = f"perf-depth-{s.name}"
-    prepare_index(cluster_for(client), dataset, embedder, alias, analyzer=s.analyzer, title_boost=s.title_boost, fresh=False, progress=False,
-                  cache=EmbeddingCache(), text_layout="combined")
-    init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer=s.analyzer, title_boost=s.title_boost, text_layout="combined",
-                                        default_fusion="adaptive"))
+    prepare_index(
+        cluster_for(client),
+        dataset,
+        embedder,
+        alias,
+        analyzer=s.analyzer,
+        title_boost=s.title_boost,
+        fresh=False,
+        progress=False,
+        cache=EmbeddingCache(),
+        text_layout="combined",
+    )
+    init_index(
+        client,
+        alias,
+        IndexSpec(
+            embedder.fingerprint,
+            analyzer=s.analyzer,
+            title_boost=s.title_boost,
+            text_layout="combined",
+            default_fusion="adaptive",
+        ),
+    )
     calibrate_index(client, alias, list(dataset.queries.values()), source=f"{s.name} train")
     searcher = Searcher.open(client, alias, embedder)
     qids = list(dataset.queries)
@@ -92,20 +111,27 @@ def measure_set(client: Any, s: LabelledSet, depths: Sequence[int], limit: int |
             took[d].append(r.took_ms or 0.0)
             fusions.add(r.fused_by_label)
     ndcg = {d: per_query(dataset.qrels, rankings[d]) for d in depths}
-    return {"queries": len(qids), "fused_by": sorted(fusions), "embedder": s.embedder, "analyzer": s.analyzer,
-            "ndcg@10": {str(d): float(np.mean(list(ndcg[d].values()))) for d in depths},
-            "took_p50_ms": {str(d): float(np.median(took[d])) for d in depths},
-            "per_query": {str(d): [round(ndcg[d][q], 6) for q in dataset.qrels] for d in depths}}
+    return {
+        "queries": len(qids),
+        "fused_by": sorted(fusions),
+        "embedder": s.embedder,
+        "analyzer": s.analyzer,
+        "ndcg@10": {str(d): float(np.mean(list(ndcg[d].values()))) for d in depths},
+        "took_p50_ms": {str(d): float(np.median(took[d])) for d in depths},
+        "per_query": {str(d): [round(ndcg[d][q], 6) for q in dataset.qrels] for d in depths},
+    }
 
 
 # -- the rule (pure, as the README says) -------------------------------------------------------------
+
 
 def loss(ndcg: dict[str, float], m: float, b: int) -> float:
     return max(ndcg[str(max(BASELINE, k))] - ndcg[str(depth_of(m, b, k))] for k in PAGES)
 
 
 def choose(ndcgs: Sequence[dict[str, float]]) -> tuple[float, int]:
-    """The admissible rule (loss <= TOLERANCE on every set given) with the smallest sum of depths over the pages; ties: k = 10."""
+    """The admissible rule (loss <= TOLERANCE on every set given) with the smallest sum of depths over the pages; ties:
+    k = 10."""
     rules = [(m, b) for m in M_GRID for b in B_GRID]
     admissible = [r for r in rules if all(loss(n, *r) <= TOLERANCE + 1e-12 for n in ndcgs)]
     if not admissible:
@@ -120,24 +146,39 @@ def paired_se(per_query: dict[str, list[float]], a: int, b: int) -> float:
 
 def report(results: dict[str, dict[str, Any]]) -> list[str]:
     names = list(results)
-    lines = ["| set | queries | " + " | ".join(f"d {d}" for d in (10, 20, 30, 50, 100, 150)) + " |",
-             "|---|---|" + "---|" * 6]
+    lines = [
+        "| set | queries | " + " | ".join(f"d {d}" for d in (10, 20, 30, 50, 100, 150)) + " |",
+        "|---|---|" + "---|" * 6,
+    ]
     for n in names:
         r = results[n]["ndcg@10"]
-        lines.append(f"| {n} | {results[n]['queries']} | " + " | ".join(f"{r[str(d)]:.4f}" for d in (10, 20, 30, 50, 100, 150)) + " |")
+        lines.append(
+            f"| {n} | {results[n]['queries']} | "
+            + " | ".join(f"{r[str(d)]:.4f}" for d in (10, 20, 30, 50, 100, 150))
+            + " |"
+        )
     final = choose([results[n]["ndcg@10"] for n in names])
-    lines += ["", "| held-out set | rule chosen on the other sets | its loss on the held-out set | admissible |", "|---|---|---|---|"]
+    lines += [
+        "",
+        "| held-out set | rule chosen on the other sets | its loss on the held-out set | admissible |",
+        "|---|---|---|---|",
+    ]
     held = {}
     for n in names:
         m, b = choose([results[o]["ndcg@10"] for o in names if o != n])
         held[n] = loss(results[n]["ndcg@10"], m, b)
-        lines.append(f"| {n} | max({b}, {m:g} x wanted) | {held[n]:+.4f} | {'yes' if held[n] <= TOLERANCE + 1e-12 else 'no'} |")
+        lines.append(
+            f"| {n} | max({b}, {m:g} x wanted) | {held[n]:+.4f} | {'yes' if held[n] <= TOLERANCE + 1e-12 else 'no'} |"
+        )
     m, b = final
     ships = all(v <= TOLERANCE + 1e-12 for v in held.values())
-    lines += ["", f"Chosen on all sets: depth = max({b}, {m:g} x wanted); depths at k = {', '.join(str(k) for k in PAGES)}: "
-              f"{', '.join(str(depth_of(m, b, k)) for k in PAGES)}. Leave-one-set-out: "
-              f"{'every held-out loss within' if ships else 'a held-out loss over'} {TOLERANCE}: "
-              f"{'ships' if ships and (m, b) != (1.0, BASELINE) else 'not shipped (the default stays depth 100)'}."]
+    lines += [
+        "",
+        f"Chosen on all sets: depth = max({b}, {m:g} x wanted); depths at k = {', '.join(str(k) for k in PAGES)}: "
+        f"{', '.join(str(depth_of(m, b, k)) for k in PAGES)}. Leave-one-set-out: "
+        f"{'every held-out loss within' if ships else 'a held-out loss over'} {TOLERANCE}: "
+        f"{'ships' if ships and (m, b) != (1.0, BASELINE) else 'not shipped (the default stays depth 100)'}.",
+    ]
     return lines
 
 
@@ -161,11 +202,20 @@ def main() -> None:
     results = {s.name: measure_set(client, s, depths_needed(), args.limit, seed=7) for s in SETS if s.name in wanted}
     lines = report(results)
     print("\n".join(lines))
-    meta = {"node": client.info()["version"]["number"], "seconds": round(time.perf_counter() - started),
-            "load": [round(load0, 1), round(os.getloadavg()[0], 1)], "measured": time.strftime("%Y-%m-%d %H:%M"),
-            "tolerance": TOLERANCE, "m_grid": M_GRID, "b_grid": B_GRID, "pages": PAGES}
+    meta = {
+        "node": client.info()["version"]["number"],
+        "seconds": round(time.perf_counter() - started),
+        "load": [round(load0, 1), round(os.getloadavg()[0], 1)],
+        "measured": time.strftime("%Y-%m-%d %H:%M"),
+        "tolerance": TOLERANCE,
+        "m_grid": M_GRID,
+        "b_grid": B_GRID,
+        "pages": PAGES,
+    }
     if args.out != "-":
-        Path(args.out).write_text(json.dumps({"meta": meta, "sets": results, "report": lines}, indent=1) + "\n", encoding="utf-8")
+        Path(args.out).write_text(
+            json.dumps({"meta": meta, "sets": results, "report": lines}, indent=1) + "\n", encoding="utf-8"
+        )
 
 
 if __name__ == "__main__":

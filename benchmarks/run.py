@@ -72,8 +72,14 @@ def clusters_for(args) -> list[tuple[str, object]]:
     from adapter.local import LocalNode, NodeConfig
 
     url = args.url or os.environ.get("OPENSEARCH_URL")
-    urls = [url] if url else [LocalNode(NodeConfig(version=v), log=lambda m: print(m, file=sys.stderr)).up().url
-                              for v in args.versions.split(",")]
+    urls = (
+        [url]
+        if url
+        else [
+            LocalNode(NodeConfig(version=v), log=lambda m: print(m, file=sys.stderr)).up().url
+            for v in args.versions.split(",")
+        ]
+    )
     out = []
     for u in urls:
         client = connect(u, timeout=300)
@@ -132,7 +138,10 @@ def bench_ingest(client, args) -> Section:
             ["raw encode rate (docs/s, batch 64)", raw_rate],
             ["adapter ingest rate, first run (docs/s)", first.docs_per_second],
             ["**ingest / raw encode**", first.docs_per_second / raw_rate],
-            ["first ingest: embedding s / indexing s (overlapped) / total s", f"{first.seconds_embedding:.1f} / {first.seconds_indexing:.1f} / {first.seconds_total:.1f}"],
+            [
+                "first ingest: embedding s / indexing s (overlapped) / total s",
+                f"{first.seconds_embedding:.1f} / {first.seconds_indexing:.1f} / {first.seconds_total:.1f}",
+            ],
             ["re-ingest, unchanged documents (s)", second.seconds_total],
             ["re-ingest: embedded / from cache", f"{second.embedded} / {second.cache_hits}"],
             ["**re-ingest speed-up (first / second)**", first.seconds_total / second.seconds_total],
@@ -151,8 +160,17 @@ def ensure_scifact_index(client, embedder, progress=True, alias: str = "bench-sc
     from adapter.evaluation.metrics import load_beir
 
     dataset = load_beir(SCIFACT, "test")
-    return prepare_index(cluster_for(client), dataset, embedder, alias, analyzer="english", title_boost=0.5, fresh=False,
-                         progress=progress, cache=EmbeddingCache()).alias
+    return prepare_index(
+        cluster_for(client),
+        dataset,
+        embedder,
+        alias,
+        analyzer="english",
+        title_boost=0.5,
+        fresh=False,
+        progress=progress,
+        cache=EmbeddingCache(),
+    ).alias
 
 
 def bench_query(client, args) -> Section:
@@ -182,9 +200,12 @@ def bench_query(client, args) -> Section:
         "bm25": dict(technique="bm25"),
         "dense": dict(technique="dense"),
         "hybrid (server, min_max)": dict(technique="hybrid", fusion=ScoreNormalization()),
-        "hybrid (server, min_max 0.3/0.7 inline)": dict(technique="hybrid", fusion=ScoreNormalization(weights=(0.3, 0.7))),
+        "hybrid (server, min_max 0.3/0.7 inline)": dict(
+            technique="hybrid", fusion=ScoreNormalization(weights=(0.3, 0.7))
+        ),
         "hybrid (server, rrf)": dict(technique="hybrid", fusion=RRF()),
-        "hybrid (adaptive, corpus prior)": dict(technique="hybrid"),  # the index's default: its stored adaptive pipeline
+        # the index's default: its stored adaptive pipeline
+        "hybrid (adaptive, corpus prior)": dict(technique="hybrid"),
         "hybrid (adaptive, per-query signals)": dict(technique="hybrid", fusion=AdaptivePolicy(query=0.5)),
         "client-rrf": dict(technique="client-rrf"),
         "hybrid + explain": dict(technique="hybrid", fusion=ScoreNormalization(), explain=True),
@@ -204,8 +225,16 @@ def bench_query(client, args) -> Section:
             took[m].append(r.took_ms)
     overhead = {m: [a - b for a, b in zip(total[m], took[m])] for m in modes}
     rows = [[m, pct(took[m], 50), pct(total[m], 50), pct(overhead[m], 50), pct(overhead[m], 99)] for m in modes]
-    lines = table(["technique (k=10, 100 candidates per leg)", "server took p50 ms", "client total p50 ms",
-                   "client overhead p50 ms", "client overhead p99 ms"], rows)
+    lines = table(
+        [
+            "technique (k=10, 100 candidates per leg)",
+            "server took p50 ms",
+            "client total p50 ms",
+            "client overhead p50 ms",
+            "client overhead p99 ms",
+        ],
+        rows,
+    )
 
     # Client work without network or server: the same searcher calls, answered from recordings.
     real = searcher.cluster
@@ -217,48 +246,87 @@ def bench_query(client, args) -> Section:
             searcher.search(q, k=10, depth=100, query_vector=v, **modes[m])
     pure = {m: [] for m in modes}
     for _ in range(3):
-        searcher.cluster = searcher.engine.cluster(FakeClient(recording=recorder.exchanges, engine_name=searcher.caps.engine))
+        searcher.cluster = searcher.engine.cluster(
+            FakeClient(recording=recorder.exchanges, engine_name=searcher.caps.engine)
+        )
         for q, v in sample:
             for m in modes:
                 t0 = time.perf_counter()
                 searcher.search(q, k=10, depth=100, query_vector=v, **modes[m])
                 pure[m].append((time.perf_counter() - t0) * 1000)
     searcher.cluster = real
-    lines += ["", *table(["technique", "client work p50 ms (replayed, no network)", "p99 ms"],
-                         [[m, pct(pure[m], 50), pct(pure[m], 99)] for m in modes])]
+    lines += [
+        "",
+        *table(
+            ["technique", "client work p50 ms (replayed, no network)", "p99 ms"],
+            [[m, pct(pure[m], 50), pct(pure[m], 99)] for m in modes],
+        ),
+    ]
 
     leg_max = [max(a, b) for a, b in zip(took["bm25"], took["dense"])]
     base = "hybrid (server, min_max)"
-    lines += ["", *table(["adaptive vs fixed fusion", "p50 ms"], [
-        ["client work: adaptive (corpus prior) - hybrid (stored pipeline), replayed",
-         pct(pure["hybrid (adaptive, corpus prior)"], 50) - pct(pure[base], 50)],
-        ["client work: adaptive (per-query signals) - hybrid (stored pipeline), replayed",
-         pct(pure["hybrid (adaptive, per-query signals)"], 50) - pct(pure[base], 50)],
-        ["client total: adaptive (corpus prior, stored pipeline) - hybrid (stored pipeline), live",
-         pct(total["hybrid (adaptive, corpus prior)"], 50) - pct(total[base], 50)],
-        ["client total: inline pipeline (0.3/0.7) - stored pipeline (0.5/0.5), live",
-         pct(total["hybrid (server, min_max 0.3/0.7 inline)"], 50) - pct(total[base], 50)],
-        ["client total: adaptive (per-query signals) - adaptive (corpus prior), live",
-         pct(total["hybrid (adaptive, per-query signals)"], 50) - pct(total["hybrid (adaptive, corpus prior)"], 50)],
-    ])]
+    lines += [
+        "",
+        *table(
+            ["adaptive vs fixed fusion", "p50 ms"],
+            [
+                [
+                    "client work: adaptive (corpus prior) - hybrid (stored pipeline), replayed",
+                    pct(pure["hybrid (adaptive, corpus prior)"], 50) - pct(pure[base], 50),
+                ],
+                [
+                    "client work: adaptive (per-query signals) - hybrid (stored pipeline), replayed",
+                    pct(pure["hybrid (adaptive, per-query signals)"], 50) - pct(pure[base], 50),
+                ],
+                [
+                    "client total: adaptive (corpus prior, stored pipeline) - hybrid (stored pipeline), live",
+                    pct(total["hybrid (adaptive, corpus prior)"], 50) - pct(total[base], 50),
+                ],
+                [
+                    "client total: inline pipeline (0.3/0.7) - stored pipeline (0.5/0.5), live",
+                    pct(total["hybrid (server, min_max 0.3/0.7 inline)"], 50) - pct(total[base], 50),
+                ],
+                [
+                    "client total: adaptive (per-query signals) - adaptive (corpus prior), live",
+                    pct(total["hybrid (adaptive, per-query signals)"], 50)
+                    - pct(total["hybrid (adaptive, corpus prior)"], 50),
+                ],
+            ],
+        ),
+    ]
     ratios = [
-        ["server hybrid (min_max) took / slower single leg took, p50", pct(took["hybrid (server, min_max)"], 50) / pct(leg_max, 50)],
-        ["server hybrid (min_max) took / bm25 took, p50", pct(took["hybrid (server, min_max)"], 50) / pct(took["bm25"], 50)],
-        ["server hybrid (min_max) took / dense took, p50", pct(took["hybrid (server, min_max)"], 50) / pct(took["dense"], 50)],
-        ["client-rrf total / server hybrid (rrf) total, p50", pct(total["client-rrf"], 50) / pct(total["hybrid (server, rrf)"], 50)],
+        [
+            "server hybrid (min_max) took / slower single leg took, p50",
+            pct(took["hybrid (server, min_max)"], 50) / pct(leg_max, 50),
+        ],
+        [
+            "server hybrid (min_max) took / bm25 took, p50",
+            pct(took["hybrid (server, min_max)"], 50) / pct(took["bm25"], 50),
+        ],
+        [
+            "server hybrid (min_max) took / dense took, p50",
+            pct(took["hybrid (server, min_max)"], 50) / pct(took["dense"], 50),
+        ],
+        [
+            "client-rrf total / server hybrid (rrf) total, p50",
+            pct(total["client-rrf"], 50) / pct(total["hybrid (server, rrf)"], 50),
+        ],
     ]
     lines += ["", *table(["ratio", "value"], ratios)]
-    lines += ["", f"{len(queries)} SciFact test queries, query vectors precomputed (model time excluded), techniques interleaved "
-              "in random order per query. Client overhead = client total - server took: it includes the loopback HTTP round "
-              "trip and the server's own time outside `took`. Client work (replayed) runs the same `Searcher.search` calls "
-              "against recorded responses, with the client library's JSON encoding and decoding, so it is the adapter's own "
-              "cost: building the request, parsing, fusion, explanations. client-rrf's took is the `_msearch` request's "
-              "(its two legs run in parallel). Adaptive (corpus prior) chooses its weights from the query text and the index's "
-              "calibration; they are the index's corpus weights, so its stored `<index>-adaptive` pipeline runs them (weights no "
-              "stored pipeline has go in a request-scoped one): no extra request; with per-query signals it first asks "
-              "BM25 for its best hit and the query's term statistics (two small requests, their took included). Targets: client "
-              "overhead <= 2 ms p50; adaptive's client work <= 2 ms p50 beyond the requests it needs; server hybrid <= 1.1x the "
-              "slower single leg."]
+    lines += [
+        "",
+        f"{len(queries)} SciFact test queries, query vectors precomputed (model time excluded), techniques interleaved "
+        "in random order per query. Client overhead = client total - server took: it includes the loopback HTTP round "
+        "trip and the server's own time outside `took`. Client work (replayed) runs the same `Searcher.search` calls "
+        "against recorded responses, with the client library's JSON encoding and decoding, so it is the adapter's own "
+        "cost: building the request, parsing, fusion, explanations. client-rrf's took is the `_msearch` request's "
+        "(its two legs run in parallel). Adaptive (corpus prior) chooses its weights from the query text and the "
+        "index's calibration; they are the index's corpus weights, so its stored `<index>-adaptive` pipeline runs them "
+        "(weights no stored pipeline has go in a request-scoped one): no extra request; with per-query signals it "
+        "first asks BM25 for its best hit and the query's term statistics (two small requests, their took included). "
+        "Targets: client overhead <= 2 ms p50; adaptive's client work <= 2 ms p50 beyond the requests it needs; server "
+        "hybrid <= 1.1x the slower single leg.",
+    ]
     return Section("Query latency: client overhead, server hybrid vs single legs", lines)
 
 
@@ -293,10 +361,15 @@ def bench_models(client, args) -> Section:
                 t0 = time.perf_counter()
                 reranker.score(q, docs[:n])
                 times.append((time.perf_counter() - t0) * 1000)
-            rows.append([f"rerank top {n} (MiniLM-L6 cross-encoder architecture, 256 tokens)", pct(times, 50), pct(times, 95)])
+            rows.append(
+                [f"rerank top {n} (MiniLM-L6 cross-encoder architecture, 256 tokens)", pct(times, 50), pct(times, 95)]
+            )
     lines = table(["model step", "p50 ms", "p95 ms"], rows)
-    lines += ["", "The cross-encoder is built locally from MiniLM weights (no trained one is obtainable here): "
-              "same architecture and cost as cross-encoder/ms-marco-MiniLM-L-6-v2, scores not meaningful."]
+    lines += [
+        "",
+        "The cross-encoder is built locally from MiniLM weights (no trained one is obtainable here): "
+        "same architecture and cost as cross-encoder/ms-marco-MiniLM-L-6-v2, scores not meaningful.",
+    ]
     return Section("Model latency (CPU)", lines)
 
 
@@ -307,7 +380,9 @@ class HashedWordsEmbedder:
     def __init__(self, dimension: int = 384) -> None:
         from adapter.models.fingerprint import EmbeddingFingerprint
 
-        self._fp = EmbeddingFingerprint("bench/hashed-words", "bench:hashed-words", hashlib.sha256(b"hashed-words-v1").hexdigest(), dimension, True)
+        self._fp = EmbeddingFingerprint(
+            "bench/hashed-words", "bench:hashed-words", hashlib.sha256(b"hashed-words-v1").hexdigest(), dimension, True
+        )
         self._rng_cache: dict[str, np.ndarray] = {}
 
     fingerprint = property(lambda self: self._fp)
@@ -364,7 +439,9 @@ def ensure_synthetic(client, n: int, *, keep: bool) -> Synthetic:
         return Synthetic(alias, None)
     drop(client, alias)
     init_index(client, alias, IndexSpec(embedder.fingerprint, analyzer="folding"))
-    report = Ingestor.open(client, alias, embedder, batch_size=500, bulk_batch_size=1000, progress=True).ingest(synthetic_docs(n), total=n)
+    report = Ingestor.open(client, alias, embedder, batch_size=500, bulk_batch_size=1000, progress=True).ingest(
+        synthetic_docs(n), total=n
+    )
     client.indices.forcemerge(index=alias, max_num_segments=1, request_timeout=1800)
     client.indices.refresh(index=alias)
     return Synthetic(alias, report)
@@ -403,15 +480,32 @@ def bench_scale(client, args) -> Section:
     rows = [[m, pct(took[m], 50), pct(took[m], 95), pct(total[m], 50)] for m in modes]
     ingest_rows = [["documents", stats["docs"]["count"]]]
     if report is not None:
-        ingest_rows += [["failures", len(report.failures)], ["ingest rate (docs/s; hashed-word vectors, no model)", report.docs_per_second]]
+        ingest_rows += [
+            ["failures", len(report.failures)],
+            ["ingest rate (docs/s; hashed-word vectors, no model)", report.docs_per_second],
+        ]
     else:
         ingest_rows += [["ingest", "index reused (built earlier in this run, or kept by --keep-indices)"]]
-    lines = table(["measure", "value"], [
-        *ingest_rows,
-        ["index size on disk after force-merge (MiB)", stats["store"]["size_in_bytes"] / 2**20],
-        ["bytes per document", stats["store"]["size_in_bytes"] / max(1, stats["docs"]["count"])],
-    ])
-    lines += ["", *table(["technique (k=10, 100 candidates per leg)", "server took p50 ms", "server took p95 ms", "client total p50 ms"], rows)]
+    lines = table(
+        ["measure", "value"],
+        [
+            *ingest_rows,
+            ["index size on disk after force-merge (MiB)", stats["store"]["size_in_bytes"] / 2**20],
+            ["bytes per document", stats["store"]["size_in_bytes"] / max(1, stats["docs"]["count"])],
+        ],
+    )
+    lines += [
+        "",
+        *table(
+            [
+                "technique (k=10, 100 candidates per leg)",
+                "server took p50 ms",
+                "server took p95 ms",
+                "client total p50 ms",
+            ],
+            rows,
+        ),
+    ]
     return Section(f"Scale: {n:,} synthetic documents", lines)
 
 
@@ -439,22 +533,37 @@ def bench_depth(clusters, args) -> Section:
     embedder = load_embedder("minilm")
     targets = scifact_targets(clusters, embedder)
     queries = scifact_queries(embedder, args.queries)
-    lines = [f"### SciFact: 5,183 abstracts, MiniLM, {len(queries)} test queries", "", *equal_depth(targets, queries, depths), "",
-             f"`profile: true`, hybrid depth {max(depths)} and its legs, {args.profile_queries} queries:", "",
-             *profiles(targets, queries[: args.profile_queries], max(depths))]
+    lines = [
+        f"### SciFact: 5,183 abstracts, MiniLM, {len(queries)} test queries",
+        "",
+        *equal_depth(targets, queries, depths),
+        "",
+        f"`profile: true`, hybrid depth {max(depths)} and its legs, {args.profile_queries} queries:",
+        "",
+        *profiles(targets, queries[: args.profile_queries], max(depths)),
+    ]
     t0 = time.perf_counter()
     hashed = HashedWordsEmbedder()
     synthetic = [(name, c, ensure_synthetic(c, args.scale_docs, keep=True)) for name, c in clusters]
     built = time.perf_counter() - t0
     targets = [Target(name, Searcher.open(c, s.alias, hashed)) for name, c, s in synthetic]
     queries = [(q, hashed.embed_query(q)) for q in synthetic_queries(args.queries)]
-    lines += ["", f"### {args.scale_docs:,} synthetic documents (hashed-word vectors), {len(queries)} queries", "",
-              *equal_depth(targets, queries, depths), "",
-              f"`profile: true`, hybrid depth {max(depths)} and its legs, {args.profile_queries} queries:", "",
-              *profiles(targets, queries[: args.profile_queries], max(depths))]
+    lines += [
+        "",
+        f"### {args.scale_docs:,} synthetic documents (hashed-word vectors), {len(queries)} queries",
+        "",
+        *equal_depth(targets, queries, depths),
+        "",
+        f"`profile: true`, hybrid depth {max(depths)} and its legs, {args.profile_queries} queries:",
+        "",
+        *profiles(targets, queries[: args.profile_queries], max(depths)),
+    ]
     ingested = [name for name, _, s in synthetic if s.ingest is not None]
-    lines += ["", f"Synthetic indices: {'built for ' + ', '.join(ingested) if ingested else 'reused'} ({built:.0f} s); "
-              "each cluster holds its own copy, built one after the other."]
+    lines += [
+        "",
+        f"Synthetic indices: {'built for ' + ', '.join(ingested) if ingested else 'reused'} ({built:.0f} s); "
+        "each cluster holds its own copy, built one after the other.",
+    ]
     return Section("Server hybrid vs its legs at equal depth, OpenSearch versions side by side", lines)
 
 
@@ -478,12 +587,29 @@ def bench_shards(clusters, args) -> Section:
 
     embedder = load_embedder("minilm")
     dataset = load_beir(SCIFACT, "test")
-    wanted = ("bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-z_score-arithmetic_mean", "hybrid-rrf", "client-rrf")
+    wanted = (
+        "bm25",
+        "dense",
+        "hybrid-min_max-arithmetic_mean",
+        "hybrid-z_score-arithmetic_mean",
+        "hybrid-rrf",
+        "client-rrf",
+    )
     lines = []
     for name, c in clusters:
         one = Searcher.open(c, ensure_scifact_index(c, embedder, progress=False), embedder)
-        three_alias = prepare_index(cluster_for(c), dataset, embedder, "bench-scifact-3shards", analyzer="english", title_boost=0.5, fresh=False,
-                                    progress=False, cache=EmbeddingCache(), shards=3).alias
+        three_alias = prepare_index(
+            cluster_for(c),
+            dataset,
+            embedder,
+            "bench-scifact-3shards",
+            analyzer="english",
+            title_boost=0.5,
+            fresh=False,
+            progress=False,
+            cache=EmbeddingCache(),
+            shards=3,
+        ).alias
         three = Searcher.open(c, three_alias, embedder)
         specs = [s for s in standard_techniques(one.caps) if s.name in wanted]
         lines += [*shard_quality(f"OpenSearch {name}", one, three, dataset, specs), ""]
@@ -502,16 +628,51 @@ def bench_fast_path(clusters, args) -> Section:
     for target in scifact_targets(clusters, embedder):
         for depth in (int(d) for d in args.depths.split(",")):
             check = check_fast_path(target.searcher, queries, k=10, depth=depth, max_queries=args.queries)
-            rows.append([target.name, depth, check.fusion, f"{check.same_pages}/{check.queries}", f"{check.same_lists}/{check.queries}", f"{check.hybrid_p50_ms:.1f}",
-                         f"{check.fast_p50_ms:.1f}", f"{check.ratio:.2f}x", check.why_not() or "earned: kept with --keep"])
-    lines = [f"`hybrid fast-path` (`adapter.search.fast_path`) on the SciFact index, k 10, {len(queries)} test queries, each run "
-             "as the server hybrid and on the fast path in a random order (one query vector for both):", "",
-             *table(["node", "depth", "fusion", "same page", "same list (every offset)", "server hybrid p50 ms", "fast path p50 ms", "ratio", "the check"], rows)]
+            rows.append(
+                [
+                    target.name,
+                    depth,
+                    check.fusion,
+                    f"{check.same_pages}/{check.queries}",
+                    f"{check.same_lists}/{check.queries}",
+                    f"{check.hybrid_p50_ms:.1f}",
+                    f"{check.fast_p50_ms:.1f}",
+                    f"{check.ratio:.2f}x",
+                    check.why_not() or "earned: kept with --keep",
+                ]
+            )
+    lines = [
+        f"`hybrid fast-path` (`adapter.search.fast_path`) on the SciFact index, k 10, {len(queries)} test queries, "
+        "each run as the server hybrid and on the fast path in a random order (one query vector for both):",
+        "",
+        *table(
+            [
+                "node",
+                "depth",
+                "fusion",
+                "same page",
+                "same list (every offset)",
+                "server hybrid p50 ms",
+                "fast path p50 ms",
+                "ratio",
+                "the check",
+            ],
+            rows,
+        ),
+    ]
     return Section("The fast path's check (hybrid fast-path) on SciFact", lines)
 
 
-SECTIONS = {"ingest": bench_ingest, "query": bench_query, "models": bench_models, "scale": bench_scale,
-            "depth": bench_depth, "explain": bench_explain, "shards": bench_shards, "fastpath": bench_fast_path}
+SECTIONS = {
+    "ingest": bench_ingest,
+    "query": bench_query,
+    "models": bench_models,
+    "scale": bench_scale,
+    "depth": bench_depth,
+    "explain": bench_explain,
+    "shards": bench_shards,
+    "fastpath": bench_fast_path,
+}
 MULTI = {"depth", "explain", "shards", "fastpath"}  # sections that compare every cluster
 
 
@@ -519,10 +680,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", help=f"comma-separated sections ({', '.join(SECTIONS)})")
     parser.add_argument("--url", help="one cluster for every section (default: local nodes of --versions)")
-    parser.add_argument("--versions", default="3.6.0,2.19.1", help="local releases run side by side (default %(default)s)")
-    parser.add_argument("--depths", default="10,100", help="candidate depths per leg compared in `depth` (default %(default)s)")
+    parser.add_argument(
+        "--versions", default="3.6.0,2.19.1", help="local releases run side by side (default %(default)s)"
+    )
+    parser.add_argument(
+        "--depths", default="10,100", help="candidate depths per leg compared in `depth` (default %(default)s)"
+    )
     parser.add_argument("--profile-queries", type=int, default=30)
-    parser.add_argument("--keep-indices", action="store_true", help="keep (and reuse) the synthetic indices between runs")
+    parser.add_argument(
+        "--keep-indices", action="store_true", help="keep (and reuse) the synthetic indices between runs"
+    )
     parser.add_argument("--ingest-docs", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--scale-docs", type=int, default=100_000)
@@ -539,9 +706,11 @@ def main() -> None:
         load = os.getloadavg()[0]
         section = SECTIONS[name](clusters if name in MULTI else clusters[0][1], args)
         versions = ", ".join(v for v, _ in clusters) if name in MULTI else clusters[0][0]
-        section.lines.append(f"\n_Measured {time.strftime('%Y-%m-%d %H:%M')} on OpenSearch {versions}; section time "
-                             f"{time.perf_counter() - t0:.0f} s; load average {load:.1f} at its start, "
-                             f"{os.getloadavg()[0]:.1f} at its end._")
+        section.lines.append(
+            f"\n_Measured {time.strftime('%Y-%m-%d %H:%M')} on OpenSearch {versions}; section time "
+            f"{time.perf_counter() - t0:.0f} s; load average {load:.1f} at its start, "
+            f"{os.getloadavg()[0]:.1f} at its end._"
+        )
         section.show()
         sections.append(section)
     if not args.keep_indices:
@@ -554,11 +723,11 @@ def main() -> None:
 HEADER = [
     "# Benchmarks",
     "",
-    "Measured on this project's machine ({cores} cores, {machine}, Python {python}, local nodes with a 1 GiB heap, lucene "
-    "HNSW). Produced by `make bench` (`python -m benchmarks.run --only SECTION` measures one section again; a run "
-    "replaces the sections it measured and keeps the others); every ratio comes from one run with the compared variants measured side by side, interleaved per query. "
-    "The machine is shared with other engineers' test suites: absolute times vary between runs (each section notes "
-    "the load average), ratios much less.",
+    "Measured on this project's machine ({cores} cores, {machine}, Python {python}, local nodes with a 1 GiB heap, "
+    "lucene HNSW). Produced by `make bench` (`python -m benchmarks.run --only SECTION` measures one section again; a "
+    "run replaces the sections it measured and keeps the others); every ratio comes from one run with the compared "
+    "variants measured side by side, interleaved per query. The machine is shared with other engineers' test suites: "
+    "absolute times vary between runs (each section notes the load average), ratios much less.",
 ]
 
 
@@ -577,7 +746,10 @@ def write_report(path: Path, sections: list[Section]) -> None:
     fresh = {s.title: s.lines for s in sections}
     order = [title for title, _ in kept] + [s.title for s in sections if s.title not in {t for t, _ in kept}]
     old = dict(kept)
-    header = [line.format(cores=os.cpu_count(), machine=platform.machine(), python=platform.python_version()) for line in HEADER]
+    header = [
+        line.format(cores=os.cpu_count(), machine=platform.machine(), python=platform.python_version())
+        for line in HEADER
+    ]
     body: list[str] = []
     for title in order:
         lines = fresh.get(title)

@@ -48,7 +48,9 @@ REQUIREMENT_MARKERS = ("engine", "min_version", "max_version")
 
 
 def pytest_addoption(parser):
-    parser.addoption("--reliability", action="store_true", help="run tests/reliability (own nodes, kills, load): make reliability")
+    parser.addoption(
+        "--reliability", action="store_true", help="run tests/reliability (own nodes, kills, load): make reliability"
+    )
 
 
 def pytest_ignore_collect(collection_path, config):
@@ -83,10 +85,14 @@ def _fresh_query_vectors():
 
 def pytest_configure(config):
     _isolate_node_cache()
-    config.addinivalue_line("markers", "engine(*names): runs only on targets of these engines (default for integration tests: opensearch)")
+    config.addinivalue_line(
+        "markers", "engine(*names): runs only on targets of these engines (default for integration tests: opensearch)"
+    )
     config.addinivalue_line("markers", "min_version(v): runs only on targets of version >= v")
     config.addinivalue_line("markers", "max_version(v): runs only on targets of version <= v")
-    config.addinivalue_line("markers", "local_node: needs the local node itself; deselected when OPENSEARCH_URL points elsewhere")
+    config.addinivalue_line(
+        "markers", "local_node: needs the local node itself; deselected when OPENSEARCH_URL points elsewhere"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -151,8 +157,13 @@ def _untracked_files() -> set[str] | None:
     import subprocess
 
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=all"],
-                             capture_output=True, text=True, timeout=60, check=True).stdout
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=all"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     return {line[3:] for line in out.splitlines() if line.startswith("?? ")}
@@ -163,7 +174,9 @@ def pytest_sessionfinish(session, exitstatus):
     # once landed in the repo root and was committed): new untracked files fail the run.
     left = getattr(session.config, "_hybrid_left_on_cluster", None)
     if left:
-        print(f"\nthe tests left these on the cluster (removed now): {', '.join(f'{kind} {name}' for kind, name in left)}")
+        print(
+            f"\nthe tests left these on the cluster (removed now): {', '.join(f'{kind} {name}' for kind, name in left)}"
+        )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     before = getattr(session.config, "_hybrid_untracked", None)
     after = _untracked_files() if before is not None else None
@@ -186,7 +199,9 @@ def pytest_runtest_makereport(item, call):
         target = getattr(item.config, "_hybrid_target", None)
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
-        report.longrepr = f"skipped on {target.name if target else 'its target'}, which its markers say supports it: {reason}"
+        report.longrepr = (
+            f"skipped on {target.name if target else 'its target'}, which its markers say supports it: {reason}"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -316,13 +331,19 @@ def cluster_test_objects(client) -> set[tuple[str, str]]:
         return {(what, item["name"]) for item in resp.get(key, [])}
 
     with translate_errors("listing what the tests left", client):
-        indices = client.indices.get(index=f"{TEST_PREFIX}*", expand_wildcards="all", ignore_unavailable=True, allow_no_indices=True)
+        indices = client.indices.get(
+            index=f"{TEST_PREFIX}*", expand_wildcards="all", ignore_unavailable=True, allow_no_indices=True
+        )
     found = {("index", name) for name in indices}
     found |= names("index template", client.indices.get_index_template, "index_templates", name=f"{TEST_PREFIX}*")
-    found |= names("component template", client.cluster.get_component_template, "component_templates", name=f"{TEST_PREFIX}*")
+    found |= names(
+        "component template", client.cluster.get_component_template, "component_templates", name=f"{TEST_PREFIX}*"
+    )
     if engine_name(client) == "opensearch":
         pipelines = client.transport.perform_request("GET", "/_search/pipeline", params={"ignore": 404})
-        found |= {("search pipeline", p) for p in pipelines if p.startswith(TEST_PREFIX) and isinstance(pipelines[p], dict)}
+        found |= {
+            ("search pipeline", p) for p in pipelines if p.startswith(TEST_PREFIX) and isinstance(pipelines[p], dict)
+        }
     return found
 
 
@@ -376,7 +397,9 @@ def drop_hybrid_index(client, name: str) -> None:
     from adapter.engines import translate_errors
 
     with translate_errors("cleaning up", client):
-        found = client.indices.get(index=f"{name}*", expand_wildcards="all", ignore_unavailable=True, allow_no_indices=True)
+        found = client.indices.get(
+            index=f"{name}*", expand_wildcards="all", ignore_unavailable=True, allow_no_indices=True
+        )
     if found:
         quietly(client.indices.delete, index=",".join(found))
     quietly(client.indices.delete_index_template, name=name)
@@ -404,8 +427,11 @@ class HashingEmbedder:
         from adapter.models.fingerprint import EmbeddingFingerprint
 
         self._fp = EmbeddingFingerprint(
-            model=f"test/{name}-{dimension}", spec=f"test:{name}", weights_sha256=hashlib.sha256(name.encode()).hexdigest(),
-            dimension=dimension, normalized=True,
+            model=f"test/{name}-{dimension}",
+            spec=f"test:{name}",
+            weights_sha256=hashlib.sha256(name.encode()).hexdigest(),
+            dimension=dimension,
+            normalized=True,
         )
 
     @property

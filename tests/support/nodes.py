@@ -25,13 +25,24 @@ def own_cache_dir(name: str) -> Path:
     return default_cache_dir() / f"own-{name}"
 
 
-def own_node(name: str, settings: Mapping[str, str] | None = None, heap: str = "512m", nodes: int = 1,
-             distribution: str = "opensearch"):
+def own_node(
+    name: str,
+    settings: Mapping[str, str] | None = None,
+    heap: str = "512m",
+    nodes: int = 1,
+    distribution: str = "opensearch",
+):
     """A :class:`LocalNode` in its own cache folder, not started yet (``nodes=2``: a two-node cluster)."""
     from adapter.local import LocalNode, NodeConfig
 
-    config = NodeConfig(cache_dir=own_cache_dir(name), heap=heap, settings=dict(settings or {}), nodes=nodes,
-                        distribution=distribution, hunspell=distribution == "opensearch")
+    config = NodeConfig(
+        cache_dir=own_cache_dir(name),
+        heap=heap,
+        settings=dict(settings or {}),
+        nodes=nodes,
+        distribution=distribution,
+        hunspell=distribution == "opensearch",
+    )
     return LocalNode(config, log=lambda m: None)
 
 

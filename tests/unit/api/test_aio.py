@@ -65,8 +65,14 @@ def test_a_bridged_client_speaks_for_the_engine_of_the_client_it_wraps():
 def test_namespaces_and_copies_of_any_librarys_client_are_bridged_alike():
     def use(client: aio.Blocking) -> tuple[object, ...]:
         copy = client.options(request_timeout=5)
-        return (client.info(), client.indices.exists("docs"), client.transport.perform_request("GET", "/"), copy.info(),
-                type(copy), client.hosts)
+        return (
+            client.info(),
+            client.indices.exists("docs"),
+            client.transport.perform_request("GET", "/"),
+            copy.info(),
+            type(copy),
+            client.hosts,
+        )
 
     info, exists, answer, copied, copy_type, hosts = asyncio.run(aio.run(use, aio.Blocking(AnyAsyncClient())))
     assert info == copied == {"version": "9"} and exists is True and answer == {"method": "GET", "path": "/"}

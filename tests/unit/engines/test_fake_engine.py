@@ -24,11 +24,22 @@ from tests.conftest import HashingEmbedder
 from tests.support.fake_engine import FAKE, FakeCluster
 
 DOCS = [
-    SourceDoc("refund", "How to get a refund for a returned order, money back in five days", "Refunds", {"category": "billing"}),
+    SourceDoc(
+        "refund",
+        "How to get a refund for a returned order, money back in five days",
+        "Refunds",
+        {"category": "billing"},
+    ),
     SourceDoc("invoice", "Download an invoice for an order from the account page", "Invoices", {"category": "billing"}),
-    SourceDoc("tracking", "Track the parcel of an order with its tracking number", "Tracking", {"category": "shipping"}),
-    SourceDoc("password", "Change the password of the account in the security settings", "Password", {"category": "account"}),
-    SourceDoc("e-4012", "Error E-4012 means the card was declined by the bank", "Error E-4012", {"category": "billing"}),
+    SourceDoc(
+        "tracking", "Track the parcel of an order with its tracking number", "Tracking", {"category": "shipping"}
+    ),
+    SourceDoc(
+        "password", "Change the password of the account in the security settings", "Password", {"category": "account"}
+    ),
+    SourceDoc(
+        "e-4012", "Error E-4012 means the card was declined by the bank", "Error E-4012", {"category": "billing"}
+    ),
 ]
 
 
@@ -43,7 +54,11 @@ def indexed():
 def test_the_fake_is_a_port_of_its_own_engine():
     cluster = FakeCluster()
     assert cluster_for(cluster) is cluster and engine_for(cluster) is FAKE
-    assert cluster.name is EngineName("fake") and cluster.probe().engine == "fake" and str(cluster.probe().engine) == "fake"
+    assert (
+        cluster.name is EngineName("fake")
+        and cluster.probe().engine == "fake"
+        and str(cluster.probe().engine) == "fake"
+    )
 
 
 def test_the_fake_is_found_through_the_registry_and_implements_only_what_it_has():
@@ -56,20 +71,28 @@ def test_the_fake_is_found_through_the_registry_and_implements_only_what_it_has(
     from adapter.fusion import methods
     from adapter.engines.render import server_support, servers
 
-    assert "fake" in registry.names() and registry.engine_named("fake") is FAKE and registry.title("fake") == "the fake engine"
+    assert (
+        "fake" in registry.names()
+        and registry.engine_named("fake") is FAKE
+        and registry.title("fake") == "the fake engine"
+    )
     cluster = FakeCluster()
     assert cluster.pipelines is None and not isinstance(cluster, SearchPipelines) and FAKE.placement is IN_REQUEST
     assert not hasattr(FakeCluster, "put_search_pipeline") and not hasattr(FAKE, "render_pipeline")
     assert methods() and all("fake" not in servers(method) for method in methods())
     assert "not by the fake engine: it is fused in the client" in server_support(RRF(), cluster.probe())
-    assert not set(SearchPipelines.__abstractmethods__) & set(Cluster.__abstractmethods__)  # the core has no pipeline method
+    # the core has no pipeline method
+    assert not set(SearchPipelines.__abstractmethods__) & set(Cluster.__abstractmethods__)
 
 
 def test_init_creates_the_templates_and_the_index_behind_its_alias(indexed):
     cluster, embedder, report, ingest = indexed
     assert report.index == "docs-v1" and report.default_pipeline is None and report.default_fusion
-    assert {(c.kind, c.action) for c in report.changes} >= {("component_template", "created"), ("index_template", "created"),
-                                                            ("index", "created")}
+    assert {(c.kind, c.action) for c in report.changes} >= {
+        ("component_template", "created"),
+        ("index_template", "created"),
+        ("index", "created"),
+    }
     assert cluster.aliased_indices("docs") == ["docs-v1"]
     info = read_index_info(cluster, "docs")
     assert info.fingerprint == embedder.fingerprint and info.vector_field == "embedding"
@@ -103,7 +126,12 @@ def test_fusions_filters_and_explanations(indexed):
 
 def test_plan_and_diff_follow_the_live_state(indexed):
     cluster, embedder, _, _ = indexed
-    spec = Spec("docs", embedder.fingerprint.spec, fingerprint=embedder.fingerprint, default=read_index_info(cluster, "docs").default_fusion)
+    spec = Spec(
+        "docs",
+        embedder.fingerprint.spec,
+        fingerprint=embedder.fingerprint,
+        default=read_index_info(cluster, "docs").default_fusion,
+    )
     planned, live = plan_spec(cluster, spec, FAKE)
     assert planned.in_sync, [c for c in planned.drift]
     boosted, _ = plan_spec(cluster, replace(spec, title_boost=0.5), FAKE)
@@ -120,7 +148,9 @@ def test_a_document_the_mapping_refuses_is_a_failure_not_a_loss(indexed):
     wrong = HashingEmbedder(16, name="other")  # same dimension, another model: refused before anything is sent
     with pytest.raises(Exception, match="fingerprint|model"):
         Ingestor.open(cluster, "docs", wrong, progress=False)
-    failed = list(cluster.bulk([{"_op_type": "index", "_index": "docs", "_id": "x", "_source": {"embedding": [0.0] * 3}}]))
+    failed = list(
+        cluster.bulk([{"_op_type": "index", "_index": "docs", "_id": "x", "_source": {"embedding": [0.0] * 3}}])
+    )
     assert failed and failed[0]["index"]["status"] == 400 and cluster.count("docs") == 5
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from adapter.engines.capabilities import Capabilities
 from adapter.index.catalog import IndexInfo
 from adapter.engines.elasticsearch.fusion import RENDERERS as ELASTICSEARCH_RENDERERS
 from adapter.engines.opensearch.fusion import RENDERERS as OPENSEARCH_RENDERERS
@@ -46,10 +45,14 @@ def test_fuse_returns_every_document_once_best_first_without_touching_its_input(
         assert [leg.leg for leg in doc.legs] == list(LEGS)
         assert sum(leg.contribution for leg in doc.legs) == pytest.approx(doc.score, rel=1e-5)
         scores = [leg.normalized_score for leg in doc.legs]
-        assert fusion.contributions(scores, doc.score) == pytest.approx([leg.contribution for leg in doc.legs], rel=1e-5)
+        assert fusion.contributions(scores, doc.score) == pytest.approx(
+            [leg.contribution for leg in doc.legs], rel=1e-5
+        )
 
 
-@pytest.mark.parametrize("engine, renderers", [("opensearch", OPENSEARCH_RENDERERS), ("elasticsearch", ELASTICSEARCH_RENDERERS)])
+@pytest.mark.parametrize(
+    "engine, renderers", [("opensearch", OPENSEARCH_RENDERERS), ("elasticsearch", ELASTICSEARCH_RENDERERS)]
+)
 def test_the_engines_that_run_a_method_are_those_that_registered_a_renderer_for_it(engine, renderers):
     assert renderers.methods == {method for method in methods() if engine in servers(method)}
     for fusion in EVERY:
@@ -70,7 +73,10 @@ def test_hybrid_eval_scores_each_client_only_method_in_the_client():
 def test_a_fusion_the_cluster_cannot_run_is_kept_and_fused_in_the_client(fusion):
     """A cluster without neural-search runs no fusion: each falls back to itself, in the client."""
     fp = EmbeddingFingerprint("m", "s", "abc", 2, True)
-    legs = {"took": 2, "responses": [{"took": 1, "hits": {"hits": [{"_id": d, "_score": s} for d, s in run]}} for run in RUNS]}
+    legs = {
+        "took": 2,
+        "responses": [{"took": 1, "hits": {"hits": [{"_id": d, "_score": s} for d, s in run]}} for run in RUNS],
+    }
     client = FakeClient({"POST */_msearch": legs, "POST */_search": page_answer({d: {"text": d} for d in "abcd"})})
     searcher = Searcher(client, IndexInfo("docs", "docs-v1", fp), opensearch_capabilities("3.6.0", neural_search=False))
     result = searcher.search("x", fusion=fusion, k=4, query_vector=[1.0, 0.0])

@@ -20,9 +20,18 @@ from adapter.local.state import read_state
 
 def _fake_state(node: LocalNode, pid: int) -> None:
     node.state_file.parent.mkdir(parents=True, exist_ok=True)
-    node.state_file.write_text(json.dumps({
-        "pid": pid, "port": 9, "url": "http://127.0.0.1:9", "home": str(node.node_dir), "version": "2.19.1", "started": time.time(),
-    }))
+    node.state_file.write_text(
+        json.dumps(
+            {
+                "pid": pid,
+                "port": 9,
+                "url": "http://127.0.0.1:9",
+                "home": str(node.node_dir),
+                "version": "2.19.1",
+                "started": time.time(),
+            }
+        )
+    )
 
 
 def test_down_never_signals_a_process_that_only_mentions_the_node_folder(tmp_path):
@@ -85,7 +94,9 @@ with node._lock():
 
 
 def _hold_lock(cache: Path, seconds: float) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(cache), str(seconds)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(cache), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "held"
     return proc
 

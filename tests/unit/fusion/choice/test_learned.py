@@ -10,7 +10,15 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.evaluation.metrics import per_query
-from adapter.fusion.choice.learned import FEATURES, SCHEMA1_FEATURES, LearnedFusion, features, select, train, training_rows
+from adapter.fusion.choice.learned import (
+    FEATURES,
+    SCHEMA1_FEATURES,
+    LearnedFusion,
+    features,
+    select,
+    train,
+    training_rows,
+)
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.index.catalog import IndexInfo
 from adapter.search import Searcher
@@ -60,7 +68,9 @@ def test_the_default_features_are_dbsf_scores_and_found_flags():
     assert FEATURES == ("bm25_dbsf", "bm25_found", "dense_dbsf", "dense_found")
     ids, x = features([BM25, DENSE])
     rows = {d: dict(zip(FEATURES, r)) for d, r in zip(ids, x)}
-    assert rows["a"]["bm25_dbsf"] == pytest.approx((9 - (6 - 3 * 3)) / (6 * 3)) and rows["c"]["bm25_dbsf"] == pytest.approx((3 - (6 - 9)) / 18)
+    assert rows["a"]["bm25_dbsf"] == pytest.approx((9 - (6 - 3 * 3)) / (6 * 3)) and rows["c"][
+        "bm25_dbsf"
+    ] == pytest.approx((3 - (6 - 9)) / 18)
     std = float(np.std([0.9, 0.8, 0.5], ddof=1))
     assert rows["d"]["dense_dbsf"] == pytest.approx((0.8 - (2.2 / 3 - 3 * std)) / (6 * std))
     assert (rows["d"]["bm25_dbsf"], rows["d"]["bm25_found"], rows["d"]["dense_found"]) == (0.0, 0.0, 1.0)
@@ -98,7 +108,10 @@ def test_the_model_asset_round_trips_and_refuses_what_it_cannot_read():
         LearnedFusion((1.0,))
     # A schema-1 model (issue 18's first round: always the eight score features) still loads and ranks.
     old = {"schema": 1, "kind": "learned-fusion", "features": list(SCHEMA1_FEATURES), "weights": [1.0] * 8, "bias": 0.0}
-    assert LearnedFusion.from_json(old).features == SCHEMA1_FEATURES and LearnedFusion.from_json(old).fuse([BM25, DENSE])[0].id in "ab"
+    assert (
+        LearnedFusion.from_json(old).features == SCHEMA1_FEATURES
+        and LearnedFusion.from_json(old).fuse([BM25, DENSE])[0].id in "ab"
+    )
     with pytest.raises(InputError, match="schema 1's"):
         LearnedFusion.from_json({**old, "features": list(FEATURES), "weights": [1.0] * 4})
 
@@ -118,7 +131,9 @@ def test_training_learns_that_relevant_documents_are_the_ones_both_legs_find():
     assert first == [f"q{q}-rel" for q in range(30)]
     # The standardisation is folded back into the raw features' weights: the same decision values.
     ids, xq = features(legs["0"])
-    assert [f.score for f in model.fuse(legs["0"])] == pytest.approx(sorted((xq @ np.asarray(model.weights) + model.bias).tolist(), reverse=True))
+    assert [f.score for f in model.fuse(legs["0"])] == pytest.approx(
+        sorted((xq @ np.asarray(model.weights) + model.bias).tolist(), reverse=True)
+    )
     with pytest.raises(InputError, match="no judged query"):
         train(legs, {})
 
@@ -132,33 +147,65 @@ def test_selection_cross_validates_on_the_given_queries_and_prefers_the_simplest
         legs[str(q)], qrels[str(q)] = [bm25, dense], {f"q{q}-rel": 1}
     chosen = select(legs, qrels, score=per_query, trained_on={"dataset": "toy"})
     # Every setting puts the document both legs found first on every held-out query: a tie, so the simplest set wins.
-    assert set(chosen.cross_validated.values()) == {1.0} and chosen.setting == "dbsf C=0.1" and chosen.standard_error == 0.0
+    assert (
+        set(chosen.cross_validated.values()) == {1.0}
+        and chosen.setting == "dbsf C=0.1"
+        and chosen.standard_error == 0.0
+    )
     assert chosen.model.features == FEATURES and chosen.model.trained_on == {"dataset": "toy"}
     assert chosen.as_json()["folds"] == 5 and set(chosen.as_json()["cross_validated_ndcg@10"]) == {
-        "dbsf C=0.1", "dbsf C=1", "scores C=0.1", "scores C=1", "scores+dbsf C=0.1", "scores+dbsf C=1"}
+        "dbsf C=0.1",
+        "dbsf C=1",
+        "scores C=0.1",
+        "scores C=1",
+        "scores+dbsf C=0.1",
+        "scores+dbsf C=1",
+    }
     # Fewer judged queries than folds (`hybrid eval --tune` on a small train split): one fold per query.
     few = select({k: legs[k] for k in list(legs)[:3]}, qrels, score=per_query)
     assert few.folds == 3 and few.as_json()["folds"] == 3 and few.setting == "dbsf C=0.1"
     # One judged query cannot be cross-validated: the default features and C, and the selection says so.
     one = select({"0": legs["0"]}, qrels, score=per_query)
-    assert one.folds == 0 and one.setting == "dbsf C=1" and one.cross_validated == {} and one.model.fuse(legs["0"])[0].id == "q0-rel"
+    assert (
+        one.folds == 0
+        and one.setting == "dbsf C=1"
+        and one.cross_validated == {}
+        and one.model.fuse(legs["0"])[0].id == "q0-rel"
+    )
     with pytest.raises(InputError, match="no judged query"):
         select(legs, {}, score=per_query)
 
 
 def test_the_searcher_fuses_in_the_client_and_says_so():
-    client = FakeClient({"POST */_msearch": {"responses": [
-        {"took": 2, "hits": {"hits": [{"_id": d, "_score": s} for d, s in BM25]}},
-        {"took": 3, "hits": {"hits": [{"_id": d, "_score": s} for d, s in DENSE]}}]},
-        "POST */_search": page_answer({d: {"text": d} for d in "abcd"}, text_fields=("text",))})
-    model = LearnedFusion(tuple(1.0 if name.endswith("_found") else 0.0 for name in FEATURES),
-                          trained_on={"dataset": "scifact", "split": "train", "queries": 809})
+    client = FakeClient(
+        {
+            "POST */_msearch": {
+                "responses": [
+                    {"took": 2, "hits": {"hits": [{"_id": d, "_score": s} for d, s in BM25]}},
+                    {"took": 3, "hits": {"hits": [{"_id": d, "_score": s} for d, s in DENSE]}},
+                ]
+            },
+            "POST */_search": page_answer({d: {"text": d} for d in "abcd"}, text_fields=("text",)),
+        }
+    )
+    model = LearnedFusion(
+        tuple(1.0 if name.endswith("_found") else 0.0 for name in FEATURES),
+        trained_on={"dataset": "scifact", "split": "train", "queries": 809},
+    )
     index = IndexInfo("docs", "docs-v1", FP, text_fields=("text",), query_fields=("text",))
     searcher = Searcher(client, index, opensearch_capabilities("3.6.0"), UnitEmbedder())
     result = searcher.search("q", technique="client", fusion=model, k=3)  # what `--fusion learned` asks for
     assert [h.id for h in result.hits] == ["a", "b", "d"]
-    assert result.fused_by is FusedBy.CLIENT and result.technique is Technique.CLIENT and result.fused_by_label == "client:learned"
-    assert result.fusion == model and result.fusion.trained_on["split"] == "train" and len(client.calls_to("POST */_msearch")) == 1
+    assert (
+        result.fused_by is FusedBy.CLIENT
+        and result.technique is Technique.CLIENT
+        and result.fused_by_label == "client:learned"
+    )
+    assert (
+        result.fusion == model
+        and result.fusion.trained_on["split"] == "train"
+        and len(client.calls_to("POST */_msearch")) == 1
+    )
     # Asked as a server hybrid, it is still fused in the client, and the result says why.
     hybrid = searcher.search("q", fusion=model, k=3)
     assert hybrid.fused_by is FusedBy.CLIENT and any("run server-side by no search engine" in n for n in hybrid.notices)
@@ -176,5 +223,9 @@ def test_a_fold_with_nothing_to_learn_is_left_out_of_the_selection_not_an_error(
     chosen = select(legs, qrels, score=per_query)
     # The other fold (trained on query 0) scores query 2: 0 for every setting, a tie the simplest wins.
     assert chosen.folds == 2 and chosen.skipped_folds == 1 and chosen.as_json()["skipped_folds"] == 1
-    assert set(chosen.cross_validated.values()) == {0.0} and chosen.setting == "dbsf C=0.1" and chosen.standard_error == 0.0
+    assert (
+        set(chosen.cross_validated.values()) == {0.0}
+        and chosen.setting == "dbsf C=0.1"
+        and chosen.standard_error == 0.0
+    )
     assert chosen.model.fuse(legs["0"])[0].id == "q0-rel"  # then trained on both queries
