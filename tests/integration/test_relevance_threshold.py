@@ -1,0 +1,80 @@
+"""One score threshold behaves the same under every fusion, on a real node (issue 41): soporte-es
+indexed, ``calibrate_index`` fits each fusion's relevance map on the train queries (what ``hybrid
+calibrate --queries`` does), and on the held-out test queries LangChain's ``score_threshold`` (the
+frameworks' threshold: it reads ``Hit.relevance``) keeps a share of the relevant hits that is close
+across the four fusions, where the fusions' formulas keep shares far apart. docs/INTEROP.md, Scores,
+has the full measurement (scripts/measure_relevance.py) and the target."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from adapter.evaluation.metrics import load_beir
+from adapter.fusion import parse_fusion
+from adapter.admin.calibrate import RELEVANCE_FUSIONS, calibrate_index
+from adapter.index.assets import IndexSpec
+from adapter.index.init import init_index
+from adapter.ingest.ingestor import Ingestor
+from adapter.ingest.sources import read_source
+from adapter.search import Searcher
+from tests.conftest import ROOT, drop_hybrid_index
+
+pytestmark = [pytest.mark.integration, pytest.mark.engine("opensearch", "elasticsearch")]
+DATA = ROOT / "benchmarks" / "data" / "soporte-es"
+THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9)
+# How far apart the fusions' kept shares may be on this set's 62 test queries at any threshold. Measured
+# (0.3 / 0.5 / 0.7 / 0.8 / 0.9): OpenSearch 3.6.0 0.032 / 0.081 / 0.097 / 0.113 / 0.097, Elasticsearch 9.2.4
+# 0.032 / 0.018 / 0.055 / 0.056 / 0.126; the formulas 0.79-0.95 apart at 0.7. The target (docs/INTEROP.md, 0.05
+# at every threshold) is not met; this bounds a regression of what is.
+SPREAD = 0.15
+FORMULA_SPREAD = 0.5  # the formulas' spread at 0.7 stays above this: the check tells maps from formulas
+
+
+@pytest.fixture(scope="module")
+def calibrated(client, e5):
+    alias = f"t-relevance-threshold-{uuid.uuid4().hex[:6]}"
+    train, test = load_beir(DATA, "train"), load_beir(DATA, "test")
+    init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish"))
+    Ingestor.open(client, alias, e5, progress=False).ingest(read_source(train.corpus))
+    report = calibrate_index(client, alias, list(train.queries.values()), embedder=e5)
+    yield alias, report, test
+    drop_hybrid_index(client, alias)
+
+
+def kept_shares(store, test, fusion):
+    """For each threshold, the share of the relevant hits of the test queries' top 10 whose relevance
+    reaches it, and those hits; LangChain's ``score_threshold`` (at 0.5) keeps exactly the hits whose
+    relevance reaches it, in the fusion's order."""
+    kept = {t: 0 for t in THRESHOLDS}
+    relevant = []
+    for qid, query in test.queries.items():
+        hits = [info for _, info in store.search_with_hits(query, k=10, fusion=fusion)]
+        values = [info.relevance for info in hits]
+        assert values == sorted(values, reverse=True), "a relevance that reorders a fusion's hits"
+        above = store.similarity_search_with_relevance_scores(query, k=10, fusion=fusion, score_threshold=0.5)
+        assert [d.id for d, _ in above] == [info.id for info in hits if info.relevance >= 0.5]
+        judged = [info for info in hits if test.qrels.get(qid, {}).get(info.id, 0) > 0]
+        relevant += judged
+        for t in THRESHOLDS:
+            kept[t] += sum(info.relevance >= t for info in judged)
+    return {t: kept[t] / len(relevant) for t in THRESHOLDS}, relevant
+
+
+def test_one_threshold_keeps_close_shares_of_the_relevant_hits_under_every_fusion(client, calibrated, e5):
+    from adapter.integrations.langchain import HybridVectorStore
+
+    alias, report, test = calibrated
+    assert {m.fusion for m in report.relevance} >= set(RELEVANCE_FUSIONS) and not report.notes, report.notes
+    store = HybridVectorStore(Searcher.open(client, alias, e5))
+    result = store.searcher.search(next(iter(test.queries.values())), fusion="rrf")
+    assert result.relevance_by == "map" and all(0 <= h.relevance <= 1 for h in result.hits)
+    found = {name: kept_shares(store, test, parse_fusion(name)) for name in RELEVANCE_FUSIONS}
+    by_map = {name: shares for name, (shares, _) in found.items()}
+    spread = {t: max(s[t] for s in by_map.values()) - min(s[t] for s in by_map.values()) for t in THRESHOLDS}
+    by_formula = {name: sum(parse_fusion(name).relevance(info.score) >= 0.7 for info in relevant) / len(relevant)
+                  for name, (_, relevant) in found.items()}
+    print(f"kept shares by map: {by_map}; spread: {spread}; formula shares at 0.7: {by_formula}")  # pytest -s shows them
+    assert max(by_formula.values()) - min(by_formula.values()) > FORMULA_SPREAD, by_formula
+    assert max(spread.values()) <= SPREAD, (spread, by_map)
