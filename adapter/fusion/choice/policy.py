@@ -447,6 +447,7 @@ class LegEvidence:
     natural: tuple[float, float]  # the weights a natural-language query gets
     exact: tuple[float, float]  # the weights an exact-term query gets
     min_queries: float = 0.0  # fewer calibration queries than this say nothing (the policy's)
+    exact_by_words: float = 0.0  # the policy's: a code among other words follows the departure by their share
 
     def lines(self) -> list[str]:
         reach = "not measured (calibrate again)" if self.bm25_reach is None else f"{self.bm25_reach:.0%} of a query's analysed terms"
@@ -455,9 +456,10 @@ class LegEvidence:
                "dense: no label-free measure of its own; the stronger leg where BM25 cannot reach the queries' words"]
         if self.stronger == "dense":
             alone = " (the dense leg alone)" if self.natural[0] == 0 else ""
+            words = "; a code among other words moves towards the first by their share" if self.exact_by_words else ""
             out.append(f"guard: dense estimated the stronger leg for natural-language queries, confidence {self.confidence:.2f}: "
                        f"they get bm25 {self.natural[0]:.2f} / dense {self.natural[1]:.2f}{alone}; exact-term queries "
-                       f"bm25 {self.exact[0]:.2f} / dense {self.exact[1]:.2f}")
+                       f"bm25 {self.exact[0]:.2f} / dense {self.exact[1]:.2f}{words}")
         else:
             few = f"; {self.queries} calibration queries, fewer than {self.min_queries:g}" if self.queries < self.min_queries else ""
             out.append(f"guard: no evidence that one leg dominates (confidence {self.confidence:.2f}{few}): every query gets "
@@ -471,13 +473,15 @@ def leg_evidence(policy: AdaptivePolicy, calibration: Calibration, *, z_score: b
     exact = policy.choose(QuerySignals("exact", ("code",)), calibration, z_score=z_score)
     confidence = policy.confidence(calibration)
     return LegEvidence(calibration.coverage, calibration.exact_share, calibration.queries, "dense" if confidence > 0 else "neither",
-                       confidence, (natural.weights[0], natural.weights[1]), (exact.weights[0], exact.weights[1]), policy.min_queries)
+                       confidence, (natural.weights[0], natural.weights[1]), (exact.weights[0], exact.weights[1]), policy.min_queries,
+                       policy.exact_by_words)
 
 
 # The better-leg guard at the parameters the selection rule picked on every labelled set (issue 31;
 # docs/EVALUATION.md, round 3: "min_max-0.05-codes-kept"): a full departure gives a natural-language
-# query bm25 0.05, an exact-term query keeps the baseline.
-DEFAULT_POLICY = AdaptivePolicy(departure_weight=0.05, exact_departure=0.0)
+# query bm25 0.05, a bare code keeps the baseline; and (issue 39, "code-heavy corpora": candidate P) a
+# code among other words follows the departure by the share of those words.
+DEFAULT_POLICY = AdaptivePolicy(departure_weight=0.05, exact_departure=0.0, exact_by_words=1.0)
 ISSUE18_POLICY = AdaptivePolicy(departure_weight=None, exact_departure=1.0, name="adaptive-issue18")  # without the guard
 
 

@@ -127,9 +127,11 @@ def test_an_index_whose_default_is_adaptive_gets_adaptive_searches_through_its_s
     assert result.choice.weights == (0.05, 0.95)  # the better-leg guard: a natural-language query, full confidence
     assert result.fused_by is FusedBy.SERVER_PIPELINE and result.pipeline == "docs-adaptive"
     assert client.calls_to("POST */_search")[0].params == {"search_pipeline": "docs-adaptive"}
-    # A query with a code keeps the baseline: other weights than the pipeline's, so they go inline.
-    code = s.search("error E-4012")
+    # A bare code keeps the baseline, a code among words follows the departure by their share (issue 39: 1 of 2 words,
+    # 0.5 - 0.5 * 0.45 = 0.275 -> 0.3): other weights than the pipeline's, so they go inline.
+    code = s.search("E-4012")
     assert code.choice.weights == (0.5, 0.5) and code.fused_by is FusedBy.SERVER_INLINE
+    assert s.search("error E-4012").choice.weights == (0.3, 0.7)
     explicit = s.search("hola", fusion=ScoreNormalization(weights=(0.7, 0.3)))  # an explicit fusion wins
     assert explicit.choice is None and inline_weights(client.calls_to("POST */_search")[-1]) == [0.7, 0.3]
 

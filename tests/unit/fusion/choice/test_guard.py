@@ -157,8 +157,37 @@ def test_on_a_corpus_where_dense_dominates_the_default_gives_words_to_the_dense_
 
     cal = Calibration(0.77, 36, coverage=0.69, exact_share=0.42)
     assert DEFAULT_POLICY.choose(QuerySignals.of("jak zmienić hasło do routera"), cal).weights == (0.05, 0.95)
-    assert DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651 przy logowaniu"), cal).weights == (0.5, 0.5)
-    assert DEFAULT_POLICY.bare_weights(cal) == (0.25, 0.75)
+    assert DEFAULT_POLICY.choose(QuerySignals.of("R-651"), cal).weights == (0.5, 0.5)
+    # Issue 39 (candidate P): 3 of its 4 words are not the code: 0.5 - 3/4 * (0.5 - 0.05) = 0.1625 -> 0.15.
+    assert DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651 przy logowaniu"), cal).weights == (0.15, 0.85)
+    assert DEFAULT_POLICY.bare_weights(cal) == (0.25, 0.75)  # a query of unknown class counts as all code, as before
+    assert leg_evidence(DEFAULT_POLICY, cal).lines()[-1].endswith(
+        "exact-term queries bm25 0.50 / dense 0.50; a code among other words moves towards the first by their share")
+
+
+def test_the_default_policy_is_the_candidate_the_code_heavy_rule_picked_on_the_committed_sets():
+    """Recomputes docs/EVALUATION.md's rule for code-heavy corpora (issue 39 item 4) from the committed reports
+    (docs/evals/code-guard, scripts/study_code_guard.py): the smallest worst-case regret against each set's best
+    untuned alternative, candidates within 0.005 of it tied, then the smallest mean, then the order K, P, H, A."""
+    from pathlib import Path
+
+    from adapter.fusion.choice.policy import DEFAULT_POLICY
+
+    reports = sorted((Path(__file__).resolve().parents[4] / "docs" / "evals" / "code-guard").glob("*.json"))
+    assert len(reports) >= 9
+    means = []
+    for path in reports:
+        per = json.loads(path.read_text())["per_query_ndcg@10"]
+        means.append({row: sum(v) / len(v) for row, v in per.items()})
+    order = ("K", "P", "H", "A")
+    alternatives = ("bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-l2-arithmetic_mean", "hybrid-z_score-arithmetic_mean",
+                    "hybrid-rrf")
+    regrets = {c: [max(m[a] for a in alternatives) - m[c] for m in means] for c in order}
+    best = min(max(r) for r in regrets.values())
+    tied = [c for c in order if max(regrets[c]) - best <= 0.005 + 1e-12]
+    pick = min(tied, key=lambda c: (round(sum(regrets[c]) / len(means), 9), order.index(c)))
+    parameters = {"K": (0.0, 0.0), "P": (0.0, 1.0), "H": (0.5, 0.0), "A": (1.0, 0.0)}[pick]
+    assert (DEFAULT_POLICY.exact_departure, DEFAULT_POLICY.exact_by_words) == parameters
 
 
 # -- issue 39 item 4: a code inside a sentence of words follows the departure by its share of words -----------------

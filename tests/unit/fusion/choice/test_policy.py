@@ -127,9 +127,11 @@ def test_default_policy_is_the_baseline_unless_the_corpus_says_otherwise():
     # A vocabulary gap: half the query terms are not in the index at all.
     gap = DEFAULT_POLICY.choose(QuerySignals.of("jak zmienić hasło"), Calibration(0.77, 400, coverage=0.5))
     assert gap.weights == (0.05, 0.95) and gap.confidence > 0.95  # the better-leg guard: the dense leg leads
-    # ... and a query with a code keeps the baseline: BM25 matches codes the vocabulary gap does not touch.
-    code = DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651"), Calibration(0.77, 400, coverage=0.5))
+    # ... and a bare code keeps the baseline: BM25 matches codes the vocabulary gap does not touch; a code among
+    # words follows the departure by their share (issue 39: "błąd R-651", 1 of 2: 0.5 - 0.5 * 0.45 = 0.275 -> 0.3).
+    code = DEFAULT_POLICY.choose(QuerySignals.of("R-651"), Calibration(0.77, 400, coverage=0.5))
     assert code.weights == (0.5, 0.5) and code.per_query
+    assert DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651"), Calibration(0.77, 400, coverage=0.5)).weights == (0.3, 0.7)
 
 
 def test_weights_are_clipped_and_on_the_grid():
