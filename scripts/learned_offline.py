@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         chosen = select(
             {q: _legs(data, q) for q in train},
             train,
+            score=per_query,
             trained_on={"dataset": data["dataset"], "split": "train", "queries": len(train), "depth": data["depth"]},
         )
         learned = {q: [f.id for f in chosen.model.fuse(_legs(data, q))[:100]] for q in test}
