@@ -62,7 +62,8 @@ def offload(fn: Callable[..., T], *args: Any) -> T:
 
 
 def pause(seconds: float) -> None:
-    """A retry's pause: ``asyncio.sleep`` on the loop inside :func:`run` (the loop's other tasks go on), else ``time.sleep``."""
+    """A retry's pause: ``asyncio.sleep`` on the loop inside :func:`run` (the loop's other tasks go on), else
+    ``time.sleep``."""
     if bridged():
         wait(asyncio.sleep(seconds))
     else:
@@ -75,8 +76,10 @@ def wait(awaitable: Awaitable[T]) -> T:
     if not getattr(current, "bridged", False):
         if inspect.iscoroutine(awaitable):
             awaitable.close()
-        raise RuntimeError("an asyncio client was called from sync code: use the Async* classes (AsyncSearcher, "
-                           "AsyncIngestor), or a sync client")
+        raise RuntimeError(
+            "an asyncio client was called from sync code: use the Async* classes (AsyncSearcher, "
+            "AsyncIngestor), or a sync client"
+        )
     result: T = current.parent.switch(awaitable)
     return result
 
@@ -96,12 +99,18 @@ def is_blocking(client: object) -> bool:
     return isinstance(client, Blocking)
 
 
-def streaming(sync_helper: Callable[..., Iterable[T]], async_helper: Callable[..., AsyncIterable[T]], client: object,
-              *args: Any, **kwargs: Any) -> Iterator[T]:
+def streaming(
+    sync_helper: Callable[..., Iterable[T]],
+    async_helper: Callable[..., AsyncIterable[T]],
+    client: object,
+    *args: Any,
+    **kwargs: Any,
+) -> Iterator[T]:
     """A client library's streaming helper (``streaming_bulk``): the sync one over a sync client; over a
     bridged asyncio one (wrapped or not), the library's async one (``async_streaming_bulk``: its pauses
     are ``asyncio.sleep``), iterated here."""
-    if not (is_blocking(client) or is_blocking(getattr(client, "__dict__", {}).get("_client"))):  # the port's counting wrapper holds it as _client
+    # the port's counting wrapper holds it as _client
+    if not (is_blocking(client) or is_blocking(getattr(client, "__dict__", {}).get("_client"))):
         return iter(sync_helper(client, *args, **kwargs))
     return iterate(async_helper(Awaiting(client), *args, **kwargs))
 

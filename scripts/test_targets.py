@@ -37,7 +37,8 @@ def _pytest(args: list[str], env: dict[str, str], label: str) -> tuple[str, int,
 
 
 def type_check(paths: list[str] | None = None, options: tuple[str, ...] = ()) -> tuple[str, int, float]:
-    """mypy with the project's configuration (and ``options``), on ``paths`` (default: pyproject's ``files``, adapter/)."""
+    """mypy with the project's configuration (and ``options``), on ``paths`` (default: pyproject's ``files``,
+    adapter/)."""
     print("\n=== type check (mypy --strict) ===", flush=True)
     started = time.monotonic()
     rc = subprocess.call([sys.executable, "-m", "mypy", *options, *(paths or [])], cwd=ROOT)
@@ -48,23 +49,31 @@ def layer_check() -> tuple[str, int, float]:
     """import-linter with pyproject's ``[tool.importlinter]`` contracts (docs/ARCHITECTURE.md, Layers)."""
     print("\n=== layer check (lint-imports) ===", flush=True)
     started = time.monotonic()
-    rc = subprocess.call([str(Path(sys.executable).with_name("lint-imports"))], cwd=ROOT)  # the test extra's console script
+    # the test extra's console script
+    rc = subprocess.call([str(Path(sys.executable).with_name("lint-imports"))], cwd=ROOT)
     return "layer check", rc, time.monotonic() - started
 
 
 def main(extra: list[str]) -> int:
-    # Every extra is installed here (`make test`): a test that needs one runs, and fails if it is missing, never skipped.
+    # Every extra is installed here (`make test`): a test that needs one runs, and fails if it is missing, never
+    # skipped.
     env = {**os.environ, "HYBRID_TEST_ALL_EXTRAS": "1"}
     if env.get("OPENSEARCH_URL"):
         targets = [None]  # the given cluster, whatever it runs
     else:
         targets = [t.strip() for t in env.get("HYBRID_TEST_TARGETS", ",".join(DEFAULT_TARGETS)).split(",") if t.strip()]
-    results = [type_check(), layer_check(), _pytest(["-m", "unit or packaging", *extra], env, "unit and packaging tiers")]
+    results = [
+        type_check(),
+        layer_check(),
+        _pytest(["-m", "unit or packaging", *extra], env, "unit and packaging tiers"),
+    ]
     for target in targets:
         run_env = dict(env)
         if target:
             run_env["HYBRID_TEST_TARGET"] = target
-        results.append(_pytest(["-m", "integration", *extra], run_env, f"integration tier on {target or env['OPENSEARCH_URL']}"))
+        results.append(
+            _pytest(["-m", "integration", *extra], run_env, f"integration tier on {target or env['OPENSEARCH_URL']}")
+        )
     print("\n=== summary ===")
     failed = False
     for label, rc, seconds in results:

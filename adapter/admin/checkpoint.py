@@ -71,7 +71,9 @@ class Checkpoint:
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError) as exc:
-            raise ConfigurationError(f"the migration checkpoint {path} is unreadable ({exc}); delete it to start the copy over") from exc
+            raise ConfigurationError(
+                f"the migration checkpoint {path} is unreadable ({exc}); delete it to start the copy over"
+            ) from exc
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -89,8 +91,9 @@ def default_checkpoint(cluster: Cluster, alias: str) -> Path:
     return default_cache_path().parent / "migrations" / f"{uuid}-{alias}.json"
 
 
-def resume_or_start(cluster: Cluster, desired: Desired, live: LiveState, path: str | Path | None,
-                    log: Callable[[str], None]) -> tuple[Checkpoint, bool]:
+def resume_or_start(
+    cluster: Cluster, desired: Desired, live: LiveState, path: str | Path | None, log: Callable[[str], None]
+) -> tuple[Checkpoint, bool]:
     """The checkpoint to continue from (``path``, else the default one), when it still describes the
     cluster, else a new one into the next version; True: an earlier run's swap had reached the node,
     nothing is left to do."""
@@ -102,11 +105,17 @@ def resume_or_start(cluster: Cluster, desired: Desired, live: LiveState, path: s
     return kept or Checkpoint(where, desired.alias, str(live.current), live.next_index, key), False
 
 
-def _finished_earlier(cluster: Cluster, ckpt: Checkpoint, alias: str, live: LiveState, fingerprint: str, log: Callable[[str], None]) -> bool:
+def _finished_earlier(
+    cluster: Cluster, ckpt: Checkpoint, alias: str, live: LiveState, fingerprint: str, log: Callable[[str], None]
+) -> bool:
     """A checkpoint whose swap reached the node although its run never learnt it (killed while the
     request was in flight): the alias names its target. Then the migration is over: the checkpoint
     goes, the source keeps its write block, and nothing is swapped again."""
-    if (ckpt.alias, ckpt.fingerprint) != (alias, fingerprint) or live.indices != (ckpt.target,) or ckpt.source not in live.versions:
+    if (
+        (ckpt.alias, ckpt.fingerprint) != (alias, fingerprint)
+        or live.indices != (ckpt.target,)
+        or ckpt.source not in live.versions
+    ):
         return False
     state = index_state(cluster, ckpt.target)
     if ckpt.target_uuid and state.uuid != ckpt.target_uuid:
@@ -116,13 +125,16 @@ def _finished_earlier(cluster: Cluster, ckpt: Checkpoint, alias: str, live: Live
     if index_state(cluster, ckpt.source).writable:
         block_writes(cluster, ckpt.source, True)
     ckpt.remove()
-    log(f"the swap of an earlier run had reached the cluster: {alias} points to {ckpt.target}, which takes writes; "
-        f"{ckpt.source} keeps its write block. Nothing left to do (checkpoint {ckpt.path} removed)")
+    log(
+        f"the swap of an earlier run had reached the cluster: {alias} points to {ckpt.target}, which takes writes; "
+        f"{ckpt.source} keeps its write block. Nothing left to do (checkpoint {ckpt.path} removed)"
+    )
     return True
 
 
-def _trusted(cluster: Cluster, ckpt: Checkpoint | None, alias: str, live: LiveState, fingerprint: str,
-             log: Callable[[str], None]) -> Checkpoint | None:
+def _trusted(
+    cluster: Cluster, ckpt: Checkpoint | None, alias: str, live: LiveState, fingerprint: str, log: Callable[[str], None]
+) -> Checkpoint | None:
     """The checkpoint, if it still describes the cluster: the same migration (alias, live source,
     model), its target still there (the same index, by uuid) and never live since. A target that
     carries a write block was live after this checkpoint was written (a rollback moved the alias
@@ -139,14 +151,20 @@ def _trusted(cluster: Cluster, ckpt: Checkpoint | None, alias: str, live: LiveSt
         return None
     state = index_state(cluster, ckpt.target)
     if ckpt.target_uuid and state.uuid != ckpt.target_uuid:
-        log(f"the checkpoint's target {ckpt.target} was deleted and made again since: starting over into {live.next_index}")
+        log(
+            f"the checkpoint's target {ckpt.target} was deleted and made again since: starting over into "
+            f"{live.next_index}"
+        )
         return None
     if not state.writable:
-        log(f"the checkpoint's target {ckpt.target} carries a write block: it was live and rolled back (or blocked by hand) "
-            f"after the checkpoint was written, so the checkpoint is not trusted; building {live.next_index} instead")
+        log(
+            f"the checkpoint's target {ckpt.target} carries a write block: it was live and rolled back (or blocked by "
+            f"hand) after the checkpoint was written, so the checkpoint is not trusted; building {live.next_index} "
+            "instead"
+        )
         return None
     if ckpt.phase in (Phase.FREEZE.value, Phase.SWAP.value) and not index_state(cluster, ckpt.source).writable:
-        block_writes(cluster, ckpt.source, False)  # the run died under its write block: the live index takes writes meanwhile
+        # the run died under its write block: the live index takes writes meanwhile
+        block_writes(cluster, ckpt.source, False)
         log(f"the earlier run stopped under its write block: {source} takes writes again until the swap")
     return ckpt
-

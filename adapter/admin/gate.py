@@ -34,8 +34,15 @@ class GateResult:
         return self.new >= self.old - self.max_drop - 1e-12
 
 
-def _ndcg(cluster: Cluster, index: str, embedder: Embedder, dataset: Any, caps: Capabilities, engine: Engine,
-          vectors: dict[str, Any]) -> float:
+def _ndcg(
+    cluster: Cluster,
+    index: str,
+    embedder: Embedder,
+    dataset: Any,
+    caps: Capabilities,
+    engine: Engine,
+    vectors: dict[str, Any],
+) -> float:
     from adapter.evaluation.metrics import evaluate
     from adapter.evaluation.report import TechniqueSpec
     from adapter.evaluation.run import run_technique
@@ -43,12 +50,15 @@ def _ndcg(cluster: Cluster, index: str, embedder: Embedder, dataset: Any, caps: 
     from adapter.search.results import Technique
 
     searcher = Searcher(cluster, index_info(cluster, index, index), caps, embedder, engine=engine)
-    ranked, *_ = run_technique(searcher, dataset.queries, vectors, TechniqueSpec("hybrid", Technique.HYBRID), k=10, depth=100,
-                               progress=False)
+    ranked, *_ = run_technique(
+        searcher, dataset.queries, vectors, TechniqueSpec("hybrid", Technique.HYBRID), k=10, depth=100, progress=False
+    )
     return evaluate(dataset.qrels, {q: [d for d, _ in hits] for q, hits in ranked.items()})["ndcg@10"]
 
 
-def run_gate(cluster: Cluster, gate: Gate, *, old: tuple[str, Embedder], new: tuple[str, Embedder], engine: Engine) -> GateResult:
+def run_gate(
+    cluster: Cluster, gate: Gate, *, old: tuple[str, Embedder], new: tuple[str, Embedder], engine: Engine
+) -> GateResult:
     """nDCG@10 of the default hybrid search on both indices (query vectors computed once per model)."""
     caps = cluster.probe()
     vectors: dict[str, dict[str, Any]] = {}
@@ -61,17 +71,26 @@ def run_gate(cluster: Cluster, gate: Gate, *, old: tuple[str, Embedder], new: tu
     return GateResult(scores[0], scores[1], len(gate.dataset.queries), gate.max_drop)
 
 
-def passed_gate(cluster: Cluster, gate: Gate, alias: str, *, old: tuple[str, Embedder], new: tuple[str, Embedder],
-                log: Callable[[str], None]) -> GateResult:
+def passed_gate(
+    cluster: Cluster,
+    gate: Gate,
+    alias: str,
+    *,
+    old: tuple[str, Embedder],
+    new: tuple[str, Embedder],
+    log: Callable[[str], None],
+) -> GateResult:
     """4. The gate's verdict, said; MigrationError when it refuses the swap (the alias stays)."""
     (source, _), (target, _) = old, new
     result = run_gate(cluster, gate, old=old, new=new, engine=cluster.engine)
-    log(f"gate: nDCG@10 {result.old:.4f} on {source}, {result.new:.4f} on {target} ({result.queries} queries, "
-        f"allowed drop {result.max_drop})")
+    log(
+        f"gate: nDCG@10 {result.old:.4f} on {source}, {result.new:.4f} on {target} ({result.queries} queries, "
+        f"allowed drop {result.max_drop})"
+    )
     if not result.passed:
         raise MigrationError(
-            f"the gate refused the swap: nDCG@10 drops from {result.old:.4f} ({source}) to {result.new:.4f} ({target}), more "
-            f"than {result.max_drop}. The alias still points to {source}; {target} stays for inspection "
-            f"(`hybrid prune {alias} --unfinished` removes it)"
+            f"the gate refused the swap: nDCG@10 drops from {result.old:.4f} ({source}) to {result.new:.4f} "
+            f"({target}), more than {result.max_drop}. The alias still points to {source}; {target} stays for "
+            f"inspection (`hybrid prune {alias} --unfinished` removes it)"
         )
     return result

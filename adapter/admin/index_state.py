@@ -16,7 +16,9 @@ def index_info(cluster: Cluster, alias: str, index: str) -> IndexInfo:
 
 
 def block_writes(cluster: Cluster, index: str, blocked: bool) -> None:
-    cluster.put_index_settings(index, {WRITE_BLOCK: blocked}, action=f"{'blocking' if blocked else 'allowing'} writes to {index}")
+    cluster.put_index_settings(
+        index, {WRITE_BLOCK: blocked}, action=f"{'blocking' if blocked else 'allowing'} writes to {index}"
+    )
 
 
 @dataclass(frozen=True)
@@ -33,5 +35,7 @@ def index_state(cluster: Cluster, index: str) -> IndexState:
     settings = cluster.get_index(index, action=f"reading the settings of {index}")["settings"]
     settings = settings.get("index", settings)
     blocks = settings.get("blocks") or {}
-    return IndexState(settings.get("uuid"), tuple(b for b in ("write", "read_only", "read_only_allow_delete")
-                                                  if str(blocks.get(b)).lower() == "true"))
+    return IndexState(
+        settings.get("uuid"),
+        tuple(b for b in ("write", "read_only", "read_only_allow_delete") if str(blocks.get(b)).lower() == "true"),
+    )

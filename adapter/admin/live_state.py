@@ -12,8 +12,15 @@ from adapter.index.catalog import alias_indices, index_version, orphaned_indices
 from adapter.index.plan import LiveState
 
 
-def read_live(cluster: Cluster, alias: str, engine: Engine, *, pipelines: list[str] | None = None, own_pipelines: bool = False,
-              components: list[str] | None = None) -> LiveState:
+def read_live(
+    cluster: Cluster,
+    alias: str,
+    engine: Engine,
+    *,
+    pipelines: list[str] | None = None,
+    own_pipelines: bool = False,
+    components: list[str] | None = None,
+) -> LiveState:
     """What the cluster holds for ``alias``. ``pipelines``: the stored fusions to read; with
     ``own_pipelines`` every one is read (one request) and those named as the alias's are listed in
     ``owned_pipelines`` (engines that store none: none). ``components``: the component templates to read."""
@@ -26,7 +33,10 @@ def read_live(cluster: Cluster, alias: str, engine: Engine, *, pipelines: list[s
     versions = tuple(sorted(set(indices) | set(orphans) | set(versions_of(cluster, alias)), key=index_version))
     current = indices[-1] if indices else (orphans[-1] if orphans else None)
     body = cluster.get_index(current) if current else None
-    comps = {name: cluster.get_component_template(name) for name in (components or [names.component(p) for p in ("text", "vector", "metadata")])}
+    comps = {
+        name: cluster.get_component_template(name)
+        for name in (components or [names.component(p) for p in ("text", "vector", "metadata")])
+    }
     template = cluster.get_index_template(names.index_template)
     present, owned_names = engine.placement.read_stored(cluster, alias, list(pipelines or ()), own=own_pipelines)
     return LiveState(alias, False, indices, orphans, versions, body, comps, template, present, owned_names)

@@ -74,10 +74,24 @@ class MigrationReport:
     seconds: Mapping[str, float] = field(default_factory=dict)  # copy, catch_up, gate, write_block, total
 
 
-def reindex(client: ClusterLike, desired: Desired, embedder: Embedder, *, cache: EmbeddingCache | None = None,
-            checkpoint: str | Path | None = None, gate: Gate | None = None, source_embedder: Embedder | None = None,
-            allowed: Sequence[str] | None = None, swap: bool = True, force: bool = False, batch: int = 64, max_passes: int = 5,
-            engine: Engine | None = None, progress: bool = True, log: Callable[[str], None] = print) -> MigrationReport:
+def reindex(
+    client: ClusterLike,
+    desired: Desired,
+    embedder: Embedder,
+    *,
+    cache: EmbeddingCache | None = None,
+    checkpoint: str | Path | None = None,
+    gate: Gate | None = None,
+    source_embedder: Embedder | None = None,
+    allowed: Sequence[str] | None = None,
+    swap: bool = True,
+    force: bool = False,
+    batch: int = 64,
+    max_passes: int = 5,
+    engine: Engine | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> MigrationReport:
     """Build the next version of ``desired.alias`` from the live one and swap (see the module docstring).
 
     ``embedder`` must have the fingerprint of ``desired.spec``. Run it again after a crash: the
@@ -93,8 +107,14 @@ def reindex(client: ClusterLike, desired: Desired, embedder: Embedder, *, cache:
     caps, live = read_source(cluster, desired)  # the cluster read once: the checkpoint and the plan use it
     ckpt, finished = resume_or_start(cluster, desired, live, checkpoint, log)
     if finished:
-        return MigrationReport(desired.alias, ckpt.source, ckpt.target, sync_count(cluster, ckpt.target), swapped=False,
-                               seconds={"total": time.perf_counter() - t0})
+        return MigrationReport(
+            desired.alias,
+            ckpt.source,
+            ckpt.target,
+            sync_count(cluster, ckpt.target),
+            swapped=False,
+            seconds={"total": time.perf_counter() - t0},
+        )
     planned, rendered = plan_live(desired, live, caps, cluster.engine)
     run = prepare_target(cluster, desired, live, planned, rendered, ckpt, force=force, log=log)
     resumed_after, counts, seconds = ckpt.copied, Counts(), {}
@@ -105,8 +125,18 @@ def reindex(client: ClusterLike, desired: Desired, embedder: Embedder, *, cache:
 
     t = time.perf_counter()  # 3. catch up
     ckpt.at(Phase.CATCH_UP)
-    sync = Sync(cluster, run.source, run.target, run.source_info.vector_field, run.layout, embedder, cache, run.reuse,
-                counts=counts, stamp_reused=not run.source_info.stamps_entries)
+    sync = Sync(
+        cluster,
+        run.source,
+        run.target,
+        run.source_info.vector_field,
+        run.layout,
+        embedder,
+        cache,
+        run.reuse,
+        counts=counts,
+        stamp_reused=not run.source_info.stamps_entries,
+    )
     sync.until_quiet(batch, max_passes, log)
     seconds["catch_up"] = time.perf_counter() - t
 
@@ -114,20 +144,36 @@ def reindex(client: ClusterLike, desired: Desired, embedder: Embedder, *, cache:
     if gate is not None:
         t = time.perf_counter()
         old_embedder = embedder if run.reuse else source_embedder or load_source_embedder(run.source_info, allowed)
-        result = passed_gate(cluster, gate, desired.alias, old=(run.source, old_embedder), new=(run.target, embedder), log=log)
+        result = passed_gate(
+            cluster, gate, desired.alias, old=(run.source, old_embedder), new=(run.target, embedder), log=log
+        )
         seconds["gate"] = time.perf_counter() - t
 
     check = None  # 5. swap
     if swap:
         check, seconds["write_block"] = freeze_and_swap(cluster, sync, desired.alias, batch, ckpt, log)
-        log(f"alias {desired.alias}: {run.source} -> {run.target} ({check.source_count} entries, checksum "
-            f"{check.source_checksum[:16]}); {run.source} is kept, write-blocked, until `hybrid prune {desired.alias}`")
+        log(
+            f"alias {desired.alias}: {run.source} -> {run.target} ({check.source_count} entries, checksum "
+            f"{check.source_checksum[:16]}); {run.source} is kept, write-blocked, until `hybrid prune {desired.alias}`"
+        )
     seconds["total"] = time.perf_counter() - t0
     return MigrationReport(
-        desired.alias, run.source, run.target, check.source_count if check else sync_count(cluster, run.target), copied=copied,
-        resumed_after=resumed_after, embedded=counts.embedded, from_cache=counts.from_cache, reused=counts.reused,
-        caught_up=sync.copied, deleted=sync.deleted, passes=sync.passes, checksum=check.source_checksum if check else "",
-        swapped=swap, gate=result, seconds=seconds,
+        desired.alias,
+        run.source,
+        run.target,
+        check.source_count if check else sync_count(cluster, run.target),
+        copied=copied,
+        resumed_after=resumed_after,
+        embedded=counts.embedded,
+        from_cache=counts.from_cache,
+        reused=counts.reused,
+        caught_up=sync.copied,
+        deleted=sync.deleted,
+        passes=sync.passes,
+        checksum=check.source_checksum if check else "",
+        swapped=swap,
+        gate=result,
+        seconds=seconds,
     )
 
 

@@ -30,15 +30,26 @@ from adapter.index.plan import (
 from adapter.index.spec import Spec
 
 
-def read_desired_live(cluster: Cluster, desired: Desired, caps: Capabilities, *, own_pipelines: bool = False) -> LiveState:
+def read_desired_live(
+    cluster: Cluster, desired: Desired, caps: Capabilities, *, own_pipelines: bool = False
+) -> LiveState:
     """What the cluster holds for ``desired.alias``: the objects the desired state names (its stored
     fusions; with ``own_pipelines`` every fusion named as the alias's)."""
     engine = cluster.engine
-    return read_live(cluster, desired.alias, engine, pipelines=pipelines_to_read(desired, caps, engine), own_pipelines=own_pipelines)
+    return read_live(
+        cluster, desired.alias, engine, pipelines=pipelines_to_read(desired, caps, engine), own_pipelines=own_pipelines
+    )
 
 
-def plan_live(desired: Desired, live: LiveState, caps: Capabilities, engine: Engine, *, reattach: bool = False,
-              prune_pipelines: bool = False) -> tuple[Plan, Rendered]:
+def plan_live(
+    desired: Desired,
+    live: LiveState,
+    caps: Capabilities,
+    engine: Engine,
+    *,
+    reattach: bool = False,
+    prune_pipelines: bool = False,
+) -> tuple[Plan, Rendered]:
     """The plan that makes ``live`` into ``desired``, and the desired state as rendered for the cluster
     (what a new index built from it must match). ConfigurationError for what the cluster cannot run
     or holds in the way."""
@@ -60,8 +71,9 @@ def plan_spec(client: ClusterLike, spec: Spec, engine: Engine | None = None) -> 
     return planned, live
 
 
-def apply_plan(client: ClusterLike, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "",
-               shard_wait: float | None = None) -> tuple[Change, ...]:
+def apply_plan(
+    client: ClusterLike, plan_: Plan, *, dry_run: bool = False, rebuild_hint: str = "", shard_wait: float | None = None
+) -> tuple[Change, ...]:
     """Send every change of ``plan_`` in order; returns them with what was done (``created``, ...).
     ``shard_wait``: how long a new index's creation waits for its primaries (None: the server's 30 s).
 
@@ -102,4 +114,3 @@ def _send(cluster: Cluster, change: Change, action: str, shard_wait: float | Non
         cluster.create_index(name, body, shard_wait=shard_wait, action=action)
     else:
         raise AssertionError(f"no sender for {kind}")
-

@@ -21,9 +21,18 @@ class Counts:
     reused: int = 0
 
 
-def target_documents(entries: Sequence[scan.Entry], *, source_vector: str, layout: DocumentLayout, embedder: Embedder,
-                     cache: EmbeddingCache | None, reuse: bool, counts: Counts, stamp_reused: bool = True,
-                     target_stamps: bool = True) -> list[tuple[str, dict[str, Any]]]:
+def target_documents(
+    entries: Sequence[scan.Entry],
+    *,
+    source_vector: str,
+    layout: DocumentLayout,
+    embedder: Embedder,
+    cache: EmbeddingCache | None,
+    reuse: bool,
+    counts: Counts,
+    stamp_reused: bool = True,
+    target_stamps: bool = True,
+) -> list[tuple[str, dict[str, Any]]]:
     """The target's version of ``entries``: their stored fields, the vector under the target's
     field, computed by ``embedder`` (or, with ``reuse``, the source's where it has one), and
     ``embedded_by``: the model's key on a vector computed now; a reused vector keeps the source's
@@ -39,7 +48,9 @@ def target_documents(entries: Sequence[scan.Entry], *, source_vector: str, layou
                 counts.reused += 1
     todo = [i for i, v in enumerate(vectors) if v is None]
     if todo:
-        texts = [embedding_text(hit_title(layout, entries[i].source), hit_text(layout, entries[i].source)) for i in todo]
+        texts = [
+            embedding_text(hit_title(layout, entries[i].source), hit_text(layout, entries[i].source)) for i in todo
+        ]
         got = embed_documents(embedder, texts, cache)
         check_vectors(got.vectors, embedder.fingerprint, what=f"vectors from {embedder.fingerprint.model}")
         counts.embedded += got.embedded

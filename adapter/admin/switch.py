@@ -20,12 +20,16 @@ def _require_writable_alias(cluster: Cluster, alias: str, expected: str) -> None
     """After a swap: the alias names exactly ``expected``, and it takes writes."""
     now = alias_indices(cluster, alias)
     if now != [expected]:
-        raise MigrationError(f"after the swap {alias} points to {', '.join(now) or 'nothing'}, not {expected} alone; "
-                             f"check it with `hybrid plan` before writing")
+        raise MigrationError(
+            f"after the swap {alias} points to {', '.join(now) or 'nothing'}, not {expected} alone; "
+            f"check it with `hybrid plan` before writing"
+        )
     state = index_state(cluster, expected)
     if not state.writable:
-        raise MigrationError(f"after the swap {alias} points to {expected}, which refuses writes (index.blocks."
-                             f"{', index.blocks.'.join(state.blocks)}); lift the block on {expected} before writing")
+        raise MigrationError(
+            f"after the swap {alias} points to {expected}, which refuses writes (index.blocks."
+            f"{', index.blocks.'.join(state.blocks)}); lift the block on {expected} before writing"
+        )
 
 
 def _swap(cluster: Cluster, alias: str, old: str, new: str) -> None:
@@ -34,8 +38,14 @@ def _swap(cluster: Cluster, alias: str, old: str, new: str) -> None:
     cluster.update_aliases(actions, action=f"moving the alias {alias} from {old} to {new}")
 
 
-def freeze_and_swap(cluster: Cluster, sync: Sync, alias: str, batch: int, ckpt: Checkpoint | None = None,
-                    log: Callable[[str], None] = print) -> tuple[scan.Comparison, float]:
+def freeze_and_swap(
+    cluster: Cluster,
+    sync: Sync,
+    alias: str,
+    batch: int,
+    ckpt: Checkpoint | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[scan.Comparison, float]:
     """Write-block the source, catch up once more, check, make sure the target takes writes, swap,
     and check that the alias ends on one writable index. Whatever interrupts it (an error, SIGTERM
     turned into an exception by the CLI) is met by asking the node where the alias is: if the swap
@@ -56,14 +66,18 @@ def freeze_and_swap(cluster: Cluster, sync: Sync, alias: str, batch: int, ckpt: 
         if _swap_reached(cluster, alias, sync.target):
             if ckpt is not None:
                 ckpt.remove()
-            log(f"interrupted, but the swap had reached the cluster: {alias} points to {sync.target}, which takes writes; "
-                f"{sync.source} keeps its write block. The migration is complete")
+            log(
+                f"interrupted, but the swap had reached the cluster: {alias} points to {sync.target}, which takes "
+                f"writes; {sync.source} keeps its write block. The migration is complete"
+            )
         else:
             block_writes(cluster, sync.source, False)
             if ckpt is not None:
                 ckpt.at(Phase.CATCH_UP)
-            log(f"interrupted before the swap: {alias} still points to {sync.source}, which takes writes again"
-                + (f"; run the same command again to continue (checkpoint {ckpt.path})" if ckpt is not None else ""))
+            log(
+                f"interrupted before the swap: {alias} still points to {sync.source}, which takes writes again"
+                + (f"; run the same command again to continue (checkpoint {ckpt.path})" if ckpt is not None else "")
+            )
         raise
     if ckpt is not None:
         ckpt.remove()
@@ -77,4 +91,3 @@ def _swap_reached(cluster: Cluster, alias: str, target: str) -> bool:
         return alias_indices(cluster, alias) == [target]
     except Exception:  # noqa: BLE001 (an unreachable node: the caller reports the original error)
         return False
-

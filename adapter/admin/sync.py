@@ -38,13 +38,26 @@ class Sync:
     def once(self, batch: int) -> scan.Comparison:
         """One pass: compare, then copy and delete what differs. Returns the comparison (before the fixes)."""
         self.cluster.refresh((self.source, self.target))
-        cmp = scan.compare(self.cluster, self.source, self.target, source_vector=self.source_vector,
-                           target_vector=self.layout.vector_field)
+        cmp = scan.compare(
+            self.cluster,
+            self.source,
+            self.target,
+            source_vector=self.source_vector,
+            target_vector=self.layout.vector_field,
+        )
         self.passes += 1
         for start in range(0, len(cmp.to_copy), batch):
-            docs = target_documents(cmp.to_copy[start:start + batch], source_vector=self.source_vector, layout=self.layout,
-                                    embedder=self.embedder, cache=self.cache, reuse=self.reuse, counts=self.counts,
-                                    stamp_reused=self.stamp_reused, target_stamps=self.target_stamps)
+            docs = target_documents(
+                cmp.to_copy[start : start + batch],
+                source_vector=self.source_vector,
+                layout=self.layout,
+                embedder=self.embedder,
+                cache=self.cache,
+                reuse=self.reuse,
+                counts=self.counts,
+                stamp_reused=self.stamp_reused,
+                target_stamps=self.target_stamps,
+            )
             scan.write(self.cluster, self.target, docs)
         scan.write(self.cluster, self.target, [], cmp.to_delete)
         self.copied += len(cmp.to_copy)
@@ -54,8 +67,10 @@ class Sync:
     def until_quiet(self, batch: int, max_passes: int, log: Callable[[str], None]) -> None:
         for _ in range(max_passes):
             cmp = self.once(batch)
-            log(f"catch-up pass {self.passes}: {len(cmp.to_copy)} entries copied, {len(cmp.to_delete)} deleted "
-                f"({cmp.source_count} in {self.source})")
+            log(
+                f"catch-up pass {self.passes}: {len(cmp.to_copy)} entries copied, {len(cmp.to_delete)} deleted "
+                f"({cmp.source_count} in {self.source})"
+            )
             if cmp.same:
                 return
 
@@ -63,13 +78,18 @@ class Sync:
         """Under the write block: a last pass, then a check that both hold the same entries."""
         self.once(batch)
         self.cluster.refresh((self.target,))
-        check = scan.compare(self.cluster, self.source, self.target, source_vector=self.source_vector,
-                             target_vector=self.layout.vector_field)
+        check = scan.compare(
+            self.cluster,
+            self.source,
+            self.target,
+            source_vector=self.source_vector,
+            target_vector=self.layout.vector_field,
+        )
         if not check.same or check.source_count != check.target_count or check.source_checksum != check.target_checksum:
             raise MigrationError(
-                f"{self.target} does not hold what {self.source} holds after the last catch-up pass ({check.source_count} vs "
-                f"{check.target_count} entries, {len(check.to_copy)} to copy, {len(check.to_delete)} to delete); the alias "
-                "was not moved and writes to the source are allowed again. Run the same command again"
+                f"{self.target} does not hold what {self.source} holds after the last catch-up pass "
+                f"({check.source_count} vs {check.target_count} entries, {len(check.to_copy)} to copy, "
+                f"{len(check.to_delete)} to delete); the alias was not moved and writes to the source are allowed "
+                "again. Run the same command again"
             )
         return check
-

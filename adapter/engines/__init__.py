@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     import adapter.engines.port
     import elasticsearch
     import opensearchpy
-    from elasticsearch import AsyncElasticsearch, Elasticsearch
-    from opensearchpy import AsyncOpenSearch, OpenSearch
+    from elasticsearch import Elasticsearch
+    from opensearchpy import OpenSearch
 
 # What a public entrance takes: the port, or a user's raw client of a shipped engine's library
 # (:func:`cluster_for` puts the port over it, once, at that entrance). Full dotted names: a module
@@ -71,8 +71,10 @@ def cluster_for(client: ClusterLike, engine: Engine | None = None) -> Cluster:
     if isinstance(client, Cluster):
         return client
     if isinstance(client, (str, bytes)):  # a URL where a client belongs: name the way, not an AttributeError
-        raise InputError(f"this takes a client, not the address {str(client)[:80]!r}: open one with adapter.connect(url) "
-                         "(or connect_elasticsearch(url)) and pass it")
+        raise InputError(
+            f"this takes a client, not the address {str(client)[:80]!r}: open one with adapter.connect(url) "
+            "(or connect_elasticsearch(url)) and pass it"
+        )
     return (engine or engine_for(client)).cluster(client)
 
 
@@ -135,6 +137,24 @@ def connect_cluster(url: str | None = None, *, engine: str | None = None, **opti
     return client
 
 
-__all__ = ["AsyncRawClient", "BulkCounts", "BulkOptions", "Cluster", "ClusterLike", "Engine", "EngineName", "HybridRequest", "RawClient", "SearchPipelines",
-           "cluster_for", "connect", "connect_cluster", "describe_url", "engine_for", "engine_name", "open_cluster", "recording",
-           "translate_errors"]
+__all__ = [
+    "AsyncRawClient",
+    "BulkCounts",
+    "BulkOptions",
+    "Cluster",
+    "ClusterLike",
+    "Engine",
+    "EngineName",
+    "HybridRequest",
+    "RawClient",
+    "SearchPipelines",
+    "cluster_for",
+    "connect",
+    "connect_cluster",
+    "describe_url",
+    "engine_for",
+    "engine_name",
+    "open_cluster",
+    "recording",
+    "translate_errors",
+]

@@ -85,7 +85,8 @@ class Capabilities:
     hunspell: tuple[str, ...] = ()  # Hunspell locales every node has (node attribute `hunspell`)
     score_sum: bool = False  # Elasticsearch: query + knn in one request, raw scores summed with boosts
     license: str | None = None  # Elasticsearch: the licence type (basic, trial, enterprise...); None: unknown
-    analysis_common: bool = True  # language analyzers, asciifolding, stemmers (absent from Elasticsearch's integ-test zip)
+    # language analyzers, asciifolding, stemmers (absent from Elasticsearch's integ-test zip)
+    analysis_common: bool = True
 
     @property
     def stempel(self) -> bool:
@@ -103,16 +104,24 @@ class Capabilities:
         found = renderer(self.engine, fusion)
         return self if found is None else found.without(self)
 
-    def fusions(self, weights: tuple[float, ...] | None = None, *, rank_constants: Iterable[int] = (DEFAULT_RANK_CONSTANT,)) -> list[Fusion]:
+    def fusions(
+        self, weights: tuple[float, ...] | None = None, *, rank_constants: Iterable[int] = (DEFAULT_RANK_CONSTANT,)
+    ) -> list[Fusion]:
         """Every server-side fusion this cluster runs, by method (adapter.fusion: each normalisation x
         combination the server allows with ``weights``, then RRF with each of ``rank_constants``, then,
         on Elasticsearch, the score sum with ``weights`` as boosts)."""
         runs = set(self.engine_servers())
-        return [fusion for method in methods() if method in runs for fusion in method.variants(weights, rank_constants)
-                if self.supports(fusion)[0]]
+        return [
+            fusion
+            for method in methods()
+            if method in runs
+            for fusion in method.variants(weights, rank_constants)
+            if self.supports(fusion)[0]
+        ]
 
     def engine_servers(self) -> tuple[type[Fusion], ...]:
-        """The fusion methods this cluster's engine runs server-side (on some release; :meth:`supports` says whether here)."""
+        """The fusion methods this cluster's engine runs server-side (on some release; :meth:`supports` says whether
+        here)."""
         return tuple(method for method in methods() if self.engine in servers(method))
 
     def supports(self, fusion: Fusion) -> tuple[bool, str]:

@@ -50,14 +50,34 @@ DEFAULT_URL = "http://localhost:9200"
 RETRY_ON_STATUS = (502, 503, 504)
 MAX_RETRIES = 3
 CONFIG_ENV = "HYBRID_CONFIG"
-CONFIG_KEYS = ("url", "username", "password", "password_file", "api_key", "bearer_token", "ca_certs", "client_cert", "client_key",
-               "verify_certs", "aws_region", "aws_service")
+CONFIG_KEYS = (
+    "url",
+    "username",
+    "password",
+    "password_file",
+    "api_key",
+    "bearer_token",
+    "ca_certs",
+    "client_cert",
+    "client_key",
+    "verify_certs",
+    "aws_region",
+    "aws_service",
+)
 SECRET_KEYS = ("password", "api_key", "bearer_token")
-ENV = {"url": "OPENSEARCH_URL", "username": "OPENSEARCH_USERNAME", "password": "OPENSEARCH_PASSWORD", "api_key": "OPENSEARCH_API_KEY",
-       "bearer_token": "OPENSEARCH_BEARER_TOKEN", "ca_certs": "OPENSEARCH_CA_CERTS", "client_cert": "OPENSEARCH_CLIENT_CERT",
-       "client_key": "OPENSEARCH_CLIENT_KEY", "verify_certs": "OPENSEARCH_VERIFY_CERTS", "aws_region": "OPENSEARCH_AWS_REGION",
-       "aws_service": "OPENSEARCH_AWS_SERVICE"}
-
+ENV = {
+    "url": "OPENSEARCH_URL",
+    "username": "OPENSEARCH_USERNAME",
+    "password": "OPENSEARCH_PASSWORD",
+    "api_key": "OPENSEARCH_API_KEY",
+    "bearer_token": "OPENSEARCH_BEARER_TOKEN",
+    "ca_certs": "OPENSEARCH_CA_CERTS",
+    "client_cert": "OPENSEARCH_CLIENT_CERT",
+    "client_key": "OPENSEARCH_CLIENT_KEY",
+    "verify_certs": "OPENSEARCH_VERIFY_CERTS",
+    "aws_region": "OPENSEARCH_AWS_REGION",
+    "aws_service": "OPENSEARCH_AWS_SERVICE",
+}
 
 
 def default_config_path() -> Path:
@@ -78,12 +98,15 @@ def read_config(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, A
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigurationError(f"cannot read the config file {p}: {exc.__class__.__name__}") from None  # its text may hold secrets
+        # its text may hold secrets
+        raise ConfigurationError(f"cannot read the config file {p}: {exc.__class__.__name__}") from None
     if not isinstance(data, Mapping):
         raise ConfigurationError(f"the config file {p} must be a mapping of settings ({', '.join(CONFIG_KEYS)})")
     unknown = sorted(set(data) - set(CONFIG_KEYS))
     if unknown:
-        raise ConfigurationError(f"the config file {p} has unknown keys {', '.join(unknown)}; expected {', '.join(CONFIG_KEYS)}")
+        raise ConfigurationError(
+            f"the config file {p} has unknown keys {', '.join(unknown)}; expected {', '.join(CONFIG_KEYS)}"
+        )
     if any(data.get(k) for k in SECRET_KEYS) and p.stat().st_mode & 0o077:
         raise ConfigurationError(f"the config file {p} holds a secret but others can read it: chmod 600 {p}")
     return dict(data), str(p)
@@ -173,14 +196,19 @@ def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions
     certificate files are checked to exist, credentials in the URL are moved out of it."""
     unknown = sorted(set(options) - set(ConnectionOptions.__annotations__))
     if unknown:  # a misspelt option is refused, as a signature of named parameters refuses it
-        raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(ConnectionOptions.__annotations__)}")
+        raise TypeError(
+            f"unknown connection options {', '.join(unknown)}; known: {', '.join(ConnectionOptions.__annotations__)}"
+        )
     file, file_path = read_config(options.get("config"))
     given: dict[str, object] = {key: url if key == "url" else options.get(key) for key in ENV}
     settings: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for key, value in given.items():
-        for source, found in (("the arguments", value), (ENV.get(key, ""), os.environ.get(ENV.get(key, "")) if key in ENV else None),
-                              (f"the config file {file_path}", file.get(key))):
+        for source, found in (
+            ("the arguments", value),
+            (ENV.get(key, ""), os.environ.get(ENV.get(key, "")) if key in ENV else None),
+            (f"the config file {file_path}", file.get(key)),
+        ):
             if found not in (None, ""):
                 settings[key], origin[key] = found, source
                 break
@@ -201,13 +229,28 @@ def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions
     verify = settings.get("verify_certs", True)
     if isinstance(verify, str):
         verify = verify.lower() not in ("0", "false", "no")
-    files = {key: _file(settings.get(key), what, origin.get(key, ""))
-             for key, what in (("ca_certs", "CA certificates"), ("client_cert", "client certificate"), ("client_key", "client key"))}
-    text = {k: str(settings[k]) if settings.get(k) not in (None, "") else None
-            for k in ("username", "password", "api_key", "bearer_token", "aws_region", "aws_service")}
-    region, service = _sigv4(text.pop("aws_region"), text.pop("aws_service"), urlparse(url).hostname or "", origin,
-                             other=_other_credential(text, origin))
-    return ConnectionSettings(url=url, verify_certs=bool(verify), aws_region=region, aws_service=service, origin=origin, **files, **text)
+    files = {
+        key: _file(settings.get(key), what, origin.get(key, ""))
+        for key, what in (
+            ("ca_certs", "CA certificates"),
+            ("client_cert", "client certificate"),
+            ("client_key", "client key"),
+        )
+    }
+    text = {
+        k: str(settings[k]) if settings.get(k) not in (None, "") else None
+        for k in ("username", "password", "api_key", "bearer_token", "aws_region", "aws_service")
+    }
+    region, service = _sigv4(
+        text.pop("aws_region"),
+        text.pop("aws_service"),
+        urlparse(url).hostname or "",
+        origin,
+        other=_other_credential(text, origin),
+    )
+    return ConnectionSettings(
+        url=url, verify_certs=bool(verify), aws_region=region, aws_service=service, origin=origin, **files, **text
+    )
 
 
 # <id>.<region>.aoss.amazonaws.com (a Serverless collection), search-<domain>-<id>.<region>.es.amazonaws.com (a domain)
@@ -223,8 +266,9 @@ def _other_credential(text: Mapping[str, str | None], origin: Mapping[str, str])
     return None
 
 
-def _sigv4(region: str | None, service: str | None, hostname: str, origin: dict[str, str], *,
-           other: str | None) -> tuple[str | None, str]:
+def _sigv4(
+    region: str | None, service: str | None, hostname: str, origin: dict[str, str], *, other: str | None
+) -> tuple[str | None, str]:
     """The SigV4 region and service (region None: not signed). Signed when a region or a service is
     given, or the host is a Serverless collection (which takes nothing else); the service and region
     the host names fill what was not given, then AWS_REGION / AWS_DEFAULT_REGION, then the AWS
@@ -234,14 +278,23 @@ def _sigv4(region: str | None, service: str | None, hostname: str, origin: dict[
     host_service, host_region = (host["service"], host["region"]) if host else (None, None)
     if not (region or service or host_service == "aoss"):
         return None, "es"
-    why = (f"the service {service!r} from {origin.get('aws_service')}" if service else
-           f"the region {region!r} from {origin.get('aws_region')}" if region else f"the Serverless host {hostname}")
+    why = (
+        f"the service {service!r} from {origin.get('aws_service')}"
+        if service
+        else f"the region {region!r} from {origin.get('aws_region')}"
+        if region
+        else f"the Serverless host {hostname}"
+    )
     if service is not None and service not in SIGV4_SERVICES:
-        raise ConfigurationError(f"OPENSEARCH_AWS_SERVICE must be 'es' or 'aoss', got {service!r} (from {origin.get('aws_service')})")
+        raise ConfigurationError(
+            f"OPENSEARCH_AWS_SERVICE must be 'es' or 'aoss', got {service!r} (from {origin.get('aws_service')})"
+        )
     for key, given, from_host in (("aws_service", service, host_service), ("aws_region", region, host_region)):
         if given and from_host and given != from_host:
-            raise ConfigurationError(f"{key} is {given!r} (from {origin.get(key)}) but the host name says {from_host} ({hostname}): "
-                                     "a request signed so is refused. Fix the setting or the URL, or leave the setting out")
+            raise ConfigurationError(
+                f"{key} is {given!r} (from {origin.get(key)}) but the host name says {from_host} ({hostname}): "
+                "a request signed so is refused. Fix the setting or the URL, or leave the setting out"
+            )
     if not service:
         service = host_service or "es"
         origin["aws_service"] = "the host name" if host_service else "the default"
@@ -249,12 +302,15 @@ def _sigv4(region: str | None, service: str | None, hostname: str, origin: dict[
         region, origin["aws_region"] = _found_region(host_region)
     if not region:
         raise ConfigurationError(
-            f"SigV4 signing for {service} (asked by {why}) needs a region, and none was found: not in OPENSEARCH_AWS_REGION, "
-            "the host name, AWS_REGION / AWS_DEFAULT_REGION or the AWS profile. Set OPENSEARCH_AWS_REGION (aws_region in the "
-            "config file)")
+            f"SigV4 signing for {service} (asked by {why}) needs a region, and none was found: not in "
+            "OPENSEARCH_AWS_REGION, the host name, AWS_REGION / AWS_DEFAULT_REGION or the AWS profile. Set "
+            "OPENSEARCH_AWS_REGION (aws_region in the config file)"
+        )
     if other:
-        raise ConfigurationError(f"both SigV4 ({service}, {region}; asked by {why}) and {other} are configured, and a request "
-                                 "carries one of them: unset the one you do not use")
+        raise ConfigurationError(
+            f"both SigV4 ({service}, {region}; asked by {why}) and {other} are configured, and a request "
+            "carries one of them: unset the one you do not use"
+        )
     return region, service
 
 

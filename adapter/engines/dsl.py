@@ -33,6 +33,7 @@ class SentRequest:
             return head + "\n" + "\n".join(json.dumps(line, ensure_ascii=False) for line in self.body)
         return head + ("" if self.body is None else "\n" + json.dumps(self.body, indent=2, ensure_ascii=False))
 
+
 TOP_LEVEL_FILTER_FIELDS = ("parent_id", "chunk_index")
 MAX_QUERY_CHARS = 10_000
 
@@ -57,7 +58,9 @@ class TextLeg:
     def body(self, query: str) -> dict[str, Any]:
         if len(self.fields) == 1 and "^" not in self.fields[0]:
             return {"match": {self.fields[0]: {"query": query, "operator": self.operator}}}
-        return {"multi_match": {"query": query, "fields": list(self.fields), "type": self.type, "operator": self.operator}}
+        return {
+            "multi_match": {"query": query, "fields": list(self.fields), "type": self.type, "operator": self.operator}
+        }
 
 
 def filter_field(key: str) -> str:
@@ -88,8 +91,15 @@ def termvectors_body(query: str, leg: TextLeg) -> dict[str, Any]:
     """``_termvectors`` of the query as an artificial document: its analysed terms in each query
     field, with their document frequencies (what BM25's idf is made of)."""
     names = [name for name, _ in field_boosts(leg.fields)]
-    return {"doc": {name: query for name in names}, "fields": names, "term_statistics": True, "field_statistics": True,
-            "positions": False, "offsets": False, "payloads": False}
+    return {
+        "doc": {name: query for name in names},
+        "fields": names,
+        "term_statistics": True,
+        "field_statistics": True,
+        "positions": False,
+        "offsets": False,
+        "payloads": False,
+    }
 
 
 @dataclass(frozen=True)
@@ -117,7 +127,9 @@ def filter_clauses(filters: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         if isinstance(value, Mapping):
             unknown = set(value) - {"gt", "gte", "lt", "lte"}
             if unknown:
-                raise InputError(f"range filter on {key!r} has unknown operators {sorted(unknown)}; use gt, gte, lt, lte")
+                raise InputError(
+                    f"range filter on {key!r} has unknown operators {sorted(unknown)}; use gt, gte, lt, lte"
+                )
             clauses.append({"range": {field: dict(value)}})
         elif isinstance(value, (list, tuple, set)):
             clauses.append({"terms": {field: list(value)}})
@@ -132,10 +144,10 @@ def named_query(query: Mapping[str, Any], name: str) -> dict[str, Any]:
     The name goes inside the query's clause; for field-keyed clauses (``knn``, ``match``) inside
     the field's options.
     """
-    (kind, clause), = query.items()
+    ((kind, clause),) = query.items()
     clause = dict(clause)
     if kind in ("knn", "match") and len(clause) == 1 and isinstance(next(iter(clause.values())), Mapping):
-        (field_name, options), = clause.items()
+        ((field_name, options),) = clause.items()
         return {kind: {field_name: {**options, "_name": name}}}
     return {kind: {**clause, "_name": name}}
 

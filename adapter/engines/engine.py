@@ -77,18 +77,24 @@ class Engine(Protocol):
         """Raise :class:`~adapter.errors.ConfigurationError` if this cluster cannot hold ``spec``."""
         ...
 
-    def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
+    def render_components(
+        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
+    ) -> dict[str, dict[str, Any]]:
         """Component templates keyed by cluster name."""
         ...
 
-    def render_index_template(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]: ...
+    def render_index_template(
+        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
+    ) -> dict[str, Any]: ...
 
     def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
         """The mapping an index created from the templates ends up with."""
         ...
 
     # -- request bodies (pure) ------------------------------------------------------------------------
-    def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None) -> dict[str, Any]: ...
+    def knn_query(
+        self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None
+    ) -> dict[str, Any]: ...
 
     def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
         """The one request that runs both legs and fuses them on the server (by the pipeline given
@@ -106,8 +112,9 @@ class Engine(Protocol):
         ...
 
     # -- answers (pure) -------------------------------------------------------------------------------
-    def explained_leg_scores(self, hit: RawHit, raw_scores: Sequence[float | None], *,
-                             weights: Sequence[float] | None = None) -> list[float | None]:
+    def explained_leg_scores(
+        self, hit: RawHit, raw_scores: Sequence[float | None], *, weights: Sequence[float] | None = None
+    ) -> list[float | None]:
         """Per-leg normalised scores of one hit from the server's explanation, in leg order
         (``raw_scores``: the hit's raw score in each leg run on its own, None where it missed;
         ``weights``: the fusion's). For a score sum, each leg's raw score."""

@@ -53,8 +53,14 @@ def fallback(fusion: Fusion, why: str, *, allowed: bool) -> FusionPlan:
     client (every fusion has the server's formula there); a notice says so and why."""
     if not allowed:
         raise CapabilityError(f"{why}; fallback to client-side fusion is disabled")
-    return FusionPlan(fusion, FusedBy.CLIENT, notice=(f"{why}: fell back to client-side {fusion.name} (both legs in one "
-                                                      "_msearch, fused in Python with the server's formula)"))
+    return FusionPlan(
+        fusion,
+        FusedBy.CLIENT,
+        notice=(
+            f"{why}: fell back to client-side {fusion.name} (both legs in one "
+            "_msearch, fused in Python with the server's formula)"
+        ),
+    )
 
 
 class StoredFusions(Protocol):
@@ -116,15 +122,25 @@ class FusionPlacement(abc.ABC):
         """Refuse a spec (its default fusion, ``extra`` pipeline files) the cluster cannot keep;
         the notices about what will run differently from what was asked."""
 
-    def stored(self, names: IndexNames, caps: Capabilities, *, weights: tuple[float, ...], default_fusion: str,
-               default_pipeline: str | None = None, adaptive: Mapping[str, Any] | None = None,
-               extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Json]:
+    def stored(
+        self,
+        names: IndexNames,
+        caps: Capabilities,
+        *,
+        weights: tuple[float, ...],
+        default_fusion: str,
+        default_pipeline: str | None = None,
+        adaptive: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> dict[str, Json]:
         """What the cluster stores for an index's fusions, by name (``weights``: the normalisations';
         ``default_fusion`` / ``default_pipeline``: the spec's; ``adaptive``: the live index's
         calibration; ``extra``: pipeline files by suffix)."""
         return {}
 
-    def read_stored(self, cluster: Cluster, alias: str, wanted: list[str], *, own: bool) -> tuple[dict[str, Json], tuple[str, ...] | None]:
+    def read_stored(
+        self, cluster: Cluster, alias: str, wanted: list[str], *, own: bool
+    ) -> tuple[dict[str, Json], tuple[str, ...] | None]:
         """The stored fusions ``wanted`` that exist (name -> body) and, with ``own``, every one named as
         ``alias``'s (None: not looked for)."""
         return {}, None
@@ -150,9 +166,12 @@ class FusionPlacement(abc.ABC):
     def asset(self, fusion: Fusion, caps: Capabilities) -> Json:
         """What a user stores or passes to run ``fusion`` on this engine (``hybrid eval --tune``'s winner)."""
         weights = ",".join(f"{w:g}" for w in fusion.effective_weights)
-        return {"description": f"no search pipelines on this engine: the fusion goes with each search request "
-                               f"(hybrid search --fusion {fusion.name} --weights {weights})",
-                "fusion": fusion.name, "weights": list(fusion.effective_weights)}
+        return {
+            "description": f"no search pipelines on this engine: the fusion goes with each search request "
+            f"(hybrid search --fusion {fusion.name} --weights {weights})",
+            "fusion": fusion.name,
+            "weights": list(fusion.effective_weights),
+        }
 
     # -- for people ------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -170,7 +189,9 @@ class InRequest(FusionPlacement):
 
     def plan(self, ask: FusionAsk, stored: StoredFusions) -> FusionPlan:
         if ask.pipeline:
-            raise CapabilityError(f"{ask.caps.engine} has no search pipelines ({ask.pipeline!r}); choose a fusion instead")
+            raise CapabilityError(
+                f"{ask.caps.engine} has no search pipelines ({ask.pipeline!r}); choose a fusion instead"
+            )
         wanted = ask.wanted
         server = renderer(ask.caps.engine, wanted)
         ok, why = ask.caps.supports(wanted)
@@ -182,13 +203,17 @@ class InRequest(FusionPlacement):
         if extra or spec.default_pipeline:
             raise ConfigurationError(f"{caps.engine} has no search pipelines: pipeline files cannot apply there")
         ok, why = caps.supports(spec_default(spec))
-        return (f"{caps.engine} has no search pipelines: none are put; each hybrid search carries its fusion in the "
-                f"request, by default {spec.default_fusion} (recorded in the index's _meta)"
-                + ("" if ok else f", which is fused in the client here (both legs fetched, the same formula): {why}"),)
+        return (
+            f"{caps.engine} has no search pipelines: none are put; each hybrid search carries its fusion in the "
+            f"request, by default {spec.default_fusion} (recorded in the index's _meta)"
+            + ("" if ok else f", which is fused in the client here (both legs fetched, the same formula): {why}"),
+        )
 
     def notes(self, caps: Capabilities) -> list[str]:
-        return [f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request where its "
-                "server runs it, else the legs are fused in the client."]
+        return [
+            f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request where its "
+            "server runs it, else the legs are fused in the client."
+        ]
 
     def kind(self, caps: Capabilities) -> ClusterKind:
         # Every fixed fusion runs here, by the server or in the client with its formula: the

@@ -171,13 +171,16 @@ class Cluster(abc.ABC):
         """A name that stays the same for this cluster (its uuid where the engine has one)."""
 
     @abc.abstractmethod
-    def health(self, index: str | None = None, *, wait_for_status: str | None = None, timeout: str | None = None) -> Json:
+    def health(
+        self, index: str | None = None, *, wait_for_status: str | None = None, timeout: str | None = None
+    ) -> Json:
         """``_cluster/health`` (of ``index``), waiting up to ``timeout`` (the server's, e.g. ``"30s"``) for
         ``wait_for_status``; a wait that runs out answers the health as it is then (``timed_out``: true)."""
 
     @abc.abstractmethod
     def allocation_explain(self, index: str, *, shard: int = 0, primary: bool = True) -> Json | None:
-        """Why a shard of ``index`` is not assigned (``_cluster/allocation/explain``); None when it is, or the server cannot say."""
+        """Why a shard of ``index`` is not assigned (``_cluster/allocation/explain``); None when it is, or the server
+        cannot say."""
 
     @abc.abstractmethod
     def cluster_settings(self, *, filter_path: str, action: str | None = None) -> Json:
@@ -204,7 +207,9 @@ class Cluster(abc.ABC):
         """Several searches of ``index`` in one request: the answer as the server gave it."""
 
     @abc.abstractmethod
-    def mget(self, index: str, ids: Sequence[str], *, exclude: Sequence[str] = (), action: str | None = None) -> list[Json]:
+    def mget(
+        self, index: str, ids: Sequence[str], *, exclude: Sequence[str] = (), action: str | None = None
+    ) -> list[Json]:
         """The documents ``ids`` (``found`` false where missing), sources without the ``exclude`` fields."""
 
     @abc.abstractmethod
@@ -224,8 +229,14 @@ class Cluster(abc.ABC):
 
     # -- writing documents ----------------------------------------------------------------------------
     @abc.abstractmethod
-    def bulk(self, actions: Iterable[Mapping[str, Any]], options: BulkOptions = BulkOptions(), *,
-             counts: BulkCounts | None = None, action: str | None = None) -> Iterator[Json]:
+    def bulk(
+        self,
+        actions: Iterable[Mapping[str, Any]],
+        options: BulkOptions = BulkOptions(),
+        *,
+        counts: BulkCounts | None = None,
+        action: str | None = None,
+    ) -> Iterator[Json]:
         """Send ``actions`` (``_op_type``, ``_index``, ``_id``, ``_source``) in batches; yields each
         failed item (the server's ``{op: {...}}``; a client-side exception under ``exception``,
         already one of the adapter's). 429s are retried and counted in ``counts``."""
@@ -257,24 +268,32 @@ class Cluster(abc.ABC):
         """Aliases whose names match ``pattern`` (none: empty)."""
 
     @abc.abstractmethod
-    def get_index(self, index: str, *, include_defaults: bool = False, filter_path: str | None = None,
-                  action: str | None = None) -> Json:
+    def get_index(
+        self, index: str, *, include_defaults: bool = False, filter_path: str | None = None, action: str | None = None
+    ) -> Json:
         """``GET <index>``: its ``mappings`` and ``settings`` (and ``defaults`` when asked)."""
 
-    def get_indices(self, name: str, *, include_defaults: bool = False, filter_path: str | None = None,
-                    action: str | None = None) -> dict[str, Json] | None:
+    def get_indices(
+        self, name: str, *, include_defaults: bool = False, filter_path: str | None = None, action: str | None = None
+    ) -> dict[str, Json] | None:
         """``GET <name>``: each concrete index ``name`` stands for (itself, or an alias's indices) by
         its name, with what :meth:`get_index` answers; None where ``name`` is neither. A port whose
         engine answers it in one request says so by overriding this (the default asks three)."""
         if self.alias_exists(name, action=action):
-            return {index: self.get_index(index, include_defaults=include_defaults, filter_path=filter_path, action=action)
-                    for index in self.aliased_indices(name, action=action)}
+            return {
+                index: self.get_index(index, include_defaults=include_defaults, filter_path=filter_path, action=action)
+                for index in self.aliased_indices(name, action=action)
+            }
         if self.index_exists(name, action=action):
-            return {name: self.get_index(name, include_defaults=include_defaults, filter_path=filter_path, action=action)}
+            return {
+                name: self.get_index(name, include_defaults=include_defaults, filter_path=filter_path, action=action)
+            }
         return None
 
     @abc.abstractmethod
-    def create_index(self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None) -> None:
+    def create_index(
+        self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None
+    ) -> None:
         """Create ``index``. The server answers once its primaries started, or after ``shard_wait`` seconds
         (None: its own default, 30 s) with the index made but not yet started."""
 
@@ -317,8 +336,6 @@ class Cluster(abc.ABC):
 
     @abc.abstractmethod
     def put_index_template(self, name: str, body: Body, *, action: str | None = None) -> None: ...
-
-
 
 
 class SearchPipelines(abc.ABC):

@@ -44,7 +44,8 @@ class EngineEntry:
     client_packages: tuple[str, ...] = ()
     connect: str | None = None
     recognises: str | None = None
-    asks: str | None = None  # "module:function": the GET / answer its port got (None: not asked), to recognise another engine
+    # "module:function": the GET / answer its port got (None: not asked), to recognise another engine
+    asks: str | None = None
     translates: str | None = None
 
 
@@ -142,10 +143,25 @@ def recognised(root: Mapping[str, Any]) -> str | None:
     return None
 
 
-register(EngineEntry("opensearch", "OpenSearch", "adapter.engines.opensearch", ("opensearchpy",),
-                     connect="adapter.engines.opensearch.client:connect_cluster", asks="adapter.engines.opensearch.client:root_answer",
-                     translates="adapter.engines.opensearch.client:translate"))
-register(EngineEntry("elasticsearch", "Elasticsearch", "adapter.engines.elasticsearch", ("elasticsearch", "elastic_transport"),
-                     connect="adapter.engines.elasticsearch.client:connect_cluster",
-                     recognises="adapter.engines.elasticsearch.client:recognises",
-                     translates="adapter.engines.elasticsearch.client:translate_raised"))
+register(
+    EngineEntry(
+        "opensearch",
+        "OpenSearch",
+        "adapter.engines.opensearch",
+        ("opensearchpy",),
+        connect="adapter.engines.opensearch.client:connect_cluster",
+        asks="adapter.engines.opensearch.client:root_answer",
+        translates="adapter.engines.opensearch.client:translate",
+    )
+)
+register(
+    EngineEntry(
+        "elasticsearch",
+        "Elasticsearch",
+        "adapter.engines.elasticsearch",
+        ("elasticsearch", "elastic_transport"),
+        connect="adapter.engines.elasticsearch.client:connect_cluster",
+        recognises="adapter.engines.elasticsearch.client:recognises",
+        translates="adapter.engines.elasticsearch.client:translate_raised",
+    )
+)

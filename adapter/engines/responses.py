@@ -55,11 +55,22 @@ def _raw_hit(h: Mapping[str, Any]) -> RawHit:
     matched = h.get("matched_queries") or ()
     if isinstance(matched, Mapping):  # with include_named_queries_score the server answers name -> score
         matched = tuple(matched)
-    inner = {name: tuple(_raw_hit(i) for i in (group.get("hits") or {}).get("hits", []))
-             for name, group in (h.get("inner_hits") or {}).items() if isinstance(group, Mapping)}
-    return RawHit(str(h["_id"]), float(score) if score is not None else 0.0, h.get("_source") or {}, h.get("_explanation"),
-                  tuple(matched), {f: tuple(s) for f, s in (h.get("highlight") or {}).items()}, dict(h.get("fields") or {}),
-                  inner, tuple(h.get("sort") or ()))
+    inner = {
+        name: tuple(_raw_hit(i) for i in (group.get("hits") or {}).get("hits", []))
+        for name, group in (h.get("inner_hits") or {}).items()
+        if isinstance(group, Mapping)
+    }
+    return RawHit(
+        str(h["_id"]),
+        float(score) if score is not None else 0.0,
+        h.get("_source") or {},
+        h.get("_explanation"),
+        tuple(matched),
+        {f: tuple(s) for f, s in (h.get("highlight") or {}).items()},
+        dict(h.get("fields") or {}),
+        inner,
+        tuple(h.get("sort") or ()),
+    )
 
 
 def hits(resp: Mapping[str, Any]) -> list[RawHit]:
@@ -77,8 +88,11 @@ def facets(resp: Mapping[str, Any], names: Sequence[str], *, documents: str = "d
         if not isinstance(agg, Mapping):
             continue
         buckets = tuple(
-            Bucket(b.get("key_as_string", b.get("key")), int(b.get("doc_count", 0)),
-                   int(b[documents]["value"]) if isinstance(b.get(documents), Mapping) else None)
+            Bucket(
+                b.get("key_as_string", b.get("key")),
+                int(b.get("doc_count", 0)),
+                int(b[documents]["value"]) if isinstance(b.get(documents), Mapping) else None,
+            )
             for b in agg.get("buckets", [])
         )
         out[name] = Facet(name, buckets, int(agg.get("sum_other_doc_count") or 0))
@@ -129,7 +143,9 @@ def msearch_responses(resp: Mapping[str, Any], action: str) -> list[Mapping[str,
     for r in resp.get("responses", []):
         if "error" in r:
             reason = error_reason(r)
-            raise BackendError(f"{action}: the server answered {r.get('status')}: {reason}", status=r.get("status"), reason=reason)
+            raise BackendError(
+                f"{action}: the server answered {r.get('status')}: {reason}", status=r.get("status"), reason=reason
+            )
         out.append(r)
     return out
 
@@ -155,7 +171,9 @@ def bulk_request_refused(item: Mapping[str, Any]) -> bool:
     """
     op: Any = next(iter(item.values()), {}) if item else {}
     status = bulk_status(item)
-    return isinstance(op, Mapping) and "exception" in op and status is not None and 400 <= status < 500 and status != 429
+    return (
+        isinstance(op, Mapping) and "exception" in op and status is not None and 400 <= status < 500 and status != 429
+    )
 
 
 def bulk_disk_block(item: Mapping[str, Any]) -> str | None:
@@ -186,8 +204,10 @@ def bulk_item(item: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
     if bulk_status(item) == 413:  # the request's body was over the cluster's limit; the server says nothing more
         data = op.get("data")
         size = f"; this row alone is {len(json.dumps(data)) / 2**20:.1f} MB of JSON" if data is not None else ""
-        reason = ("the cluster refused the request as too large (413: over its http.max_content_length, 100mb by default)"
-                  f"{size}. Split the document (--chunk-size), or raise http.max_content_length on the cluster")
+        reason = (
+            "the cluster refused the request as too large (413: over its http.max_content_length, 100mb by default)"
+            f"{size}. Split the document (--chunk-size), or raise http.max_content_length on the cluster"
+        )
     elif isinstance(refused, Mapping):
         reason = f"the bulk request was refused: {error_reason(refused)}"
     elif isinstance(error, Mapping):
@@ -226,8 +246,12 @@ def hybrid_leg_scores(
         inner = (detail.get("details") or [{}])[0]
         raw = inner.get("value")
         candidates = [
-            i for i, score in enumerate(raw_scores)
-            if i not in taken and score is not None and raw is not None and math.isclose(float(raw), score, rel_tol=1e-4, abs_tol=1e-6)
+            i
+            for i, score in enumerate(raw_scores)
+            if i not in taken
+            and score is not None
+            and raw is not None
+            and math.isclose(float(raw), score, rel_tol=1e-4, abs_tol=1e-6)
         ]
         if not candidates:
             candidates = [i for i, score in enumerate(raw_scores) if i not in taken and score is not None]
@@ -239,11 +263,12 @@ def hybrid_leg_scores(
     return out
 
 
-
 # Elasticsearch's explanations of fused hits (rank-rrf's RRFRankDoc / LinearRankDoc, and the knn
 # part of a query + knn request), in the words of its source.
 _ES_RRF_LEG = re.compile(r"rrf score: \[([^\]]+)\], for rank \[\d+\] in query at index \[(\d+)\]")
-_ES_LINEAR_LEG = re.compile(r"weighted score: \[[^\]]+\] in query at index \[(\d+)\].*?computed as \[[^ \]]+ \* ([^\]]+)\]")
+_ES_LINEAR_LEG = re.compile(
+    r"weighted score: \[[^\]]+\] in query at index \[(\d+)\].*?computed as \[[^ \]]+ \* ([^\]]+)\]"
+)
 _ES_KNN = "within top k documents"
 
 
@@ -280,10 +305,14 @@ def elasticsearch_leg_scores(
         for pattern in (_ES_RRF_LEG, _ES_LINEAR_LEG):
             found = pattern.search(description)
             if found:
-                value, index = (found.group(1), found.group(2)) if pattern is _ES_RRF_LEG else (found.group(2), found.group(1))
+                value, index = (
+                    (found.group(1), found.group(2)) if pattern is _ES_RRF_LEG else (found.group(2), found.group(1))
+                )
                 if int(index) < len(out):
                     out[int(index)] = float(value)
-    if any(v is not None for v in out) or any("result not found in query" in str(n.get("description", "")) for n in nodes):
+    if any(v is not None for v in out) or any(
+        "result not found in query" in str(n.get("description", "")) for n in nodes
+    ):
         return out
     knn = next((float(n.get("value", 0.0)) for n in nodes if str(n.get("description", "")).startswith(_ES_KNN)), None)
     text = score - (knn or 0.0) if (legs[0] in matched or (not matched and knn is None)) else None
@@ -335,6 +364,9 @@ def term_statistics(resp: Mapping[str, Any], fields: Sequence[tuple[str, float]]
     for name, boost in fields:
         tv = vectors.get(name) or {}
         count = int((tv.get("field_statistics") or {}).get("doc_count") or 0)
-        terms = [(str(t), int(v.get("term_freq") or 1), int(v.get("doc_freq") or 0)) for t, v in (tv.get("terms") or {}).items()]
+        terms = [
+            (str(t), int(v.get("term_freq") or 1), int(v.get("doc_freq") or 0))
+            for t, v in (tv.get("terms") or {}).items()
+        ]
         out.append(FieldTerms(name, float(boost), count, tuple(terms)))
     return out

@@ -42,7 +42,11 @@ FOLDING = "folding"
 # Analyzers in every Elasticsearch/OpenSearch core: no module needed.
 CORE_ANALYZERS = ("standard", "simple", "whitespace", "stop", "keyword")
 # Languages rebuilt from Hunspell where analysis-common is absent: (locale, core stop-word list).
-HUNSPELL_LANGUAGES = {"spanish": ("es_ES", "_spanish_"), "spanish_hunspell": ("es_ES", "_spanish_"), "polish": ("pl_PL", None)}
+HUNSPELL_LANGUAGES = {
+    "spanish": ("es_ES", "_spanish_"),
+    "spanish_hunspell": ("es_ES", "_spanish_"),
+    "polish": ("pl_PL", None),
+}
 
 
 class ClusterAnalysisFacts(Protocol):
@@ -73,8 +77,12 @@ class AnalysisSupport:
     @classmethod
     def of(cls, caps: ClusterAnalysisFacts) -> AnalysisSupport:
         """From a cluster's :class:`~adapter.engines.capabilities.Capabilities`."""
-        return cls(tuple(p for p in caps.plugins if p.startswith("analysis-")), tuple(caps.hunspell), f"{caps.engine} {caps.version}",
-                   analysis_common=caps.analysis_common)
+        return cls(
+            tuple(p for p in caps.plugins if p.startswith("analysis-")),
+            tuple(caps.hunspell),
+            f"{caps.engine} {caps.version}",
+            analysis_common=caps.analysis_common,
+        )
 
     @property
     def folding(self) -> str | None:
@@ -126,30 +134,39 @@ def text_analysis(analyzer: str, support: AnalysisSupport | None) -> TextAnalysi
     fold = support.folding or "asciifolding"  # analysis-common is there (checked above)
     if analyzer == "polish":
         if STEMPEL in support.plugins:
-            return TextAnalysis("polish_folding", {}, {"polish_folding": _custom(["lowercase", "polish_stop", "polish_stem", fold])})
+            return TextAnalysis(
+                "polish_folding", {}, {"polish_folding": _custom(["lowercase", "polish_stop", "polish_stem", fold])}
+            )
         if "pl_PL" in support.hunspell:
-            return TextAnalysis("polish_hunspell", {"pl_stem": _hunspell("pl_PL")},
-                                {"polish_hunspell": _custom(["lowercase", "pl_stem", fold])})
+            return TextAnalysis(
+                "polish_hunspell",
+                {"pl_stem": _hunspell("pl_PL")},
+                {"polish_hunspell": _custom(["lowercase", "pl_stem", fold])},
+            )
         raise ConfigurationError(
             f"analyzer 'polish' needs the {STEMPEL} plugin (bin/opensearch-plugin install {STEMPEL}; Amazon OpenSearch "
-            "Service has it) or a Hunspell pl_PL dictionary in config/hunspell/pl_PL on every node, advertised with the "
-            f"node attribute hunspell: pl_PL (`hybrid local up` does both); {support.cluster} has neither "
-            f"(analysis plugins: {', '.join(support.plugins) or 'none'}; Hunspell: {', '.join(support.hunspell) or 'none'})"
+            "Service has it) or a Hunspell pl_PL dictionary in config/hunspell/pl_PL on every node, advertised with "
+            f"the node attribute hunspell: pl_PL (`hybrid local up` does both); {support.cluster} has neither "
+            f"(analysis plugins: {', '.join(support.plugins) or 'none'}; Hunspell: "
+            f"{', '.join(support.hunspell) or 'none'})"
         )
     if analyzer == "spanish_hunspell":
         if "es_ES" in support.hunspell:
-            return TextAnalysis("spanish_hunspell", {"es_stem": _hunspell("es_ES")},
-                                {"spanish_hunspell": _custom(["lowercase", "es_stem", fold])})
+            return TextAnalysis(
+                "spanish_hunspell",
+                {"es_stem": _hunspell("es_ES")},
+                {"spanish_hunspell": _custom(["lowercase", "es_stem", fold])},
+            )
         raise ConfigurationError(
-            "analyzer 'spanish_hunspell' needs a Hunspell es_ES dictionary in config/hunspell/es_ES on every node, advertised "
-            f"with the node attribute hunspell: es_ES; {support.cluster} has {', '.join(support.hunspell) or 'none'}. "
-            "The built-in 'spanish' analyzer needs nothing"
+            "analyzer 'spanish_hunspell' needs a Hunspell es_ES dictionary in config/hunspell/es_ES on every node, "
+            f"advertised with the node attribute hunspell: es_ES; {support.cluster} has "
+            f"{', '.join(support.hunspell) or 'none'}. The built-in 'spanish' analyzer needs nothing"
         )
     if ICU in support.plugins:
         return TextAnalysis("icu_folded", {}, {"icu_folded": _custom(["icu_folding"], tokenizer="icu_tokenizer")})
     raise ConfigurationError(
-        f"analyzer 'icu_folding' needs the {ICU} plugin (bin/opensearch-plugin install {ICU}; Amazon OpenSearch Service has "
-        f"it); {support.cluster} lacks it. The 'folding' analyzer (lowercase + asciifolding) needs nothing"
+        f"analyzer 'icu_folding' needs the {ICU} plugin (bin/opensearch-plugin install {ICU}; Amazon OpenSearch "
+        f"Service has it); {support.cluster} lacks it. The 'folding' analyzer (lowercase + asciifolding) needs nothing"
     )
 
 
@@ -159,20 +176,29 @@ def _without_common(name: str, support: AnalysisSupport) -> TextAnalysis:
     fold = support.folding  # icu_folding with the ICU plugin, else nothing
     if name == FOLDING:
         filters = ["lowercase", *([fold] if fold else [])]
-        notices = () if fold else (f"analyzer folding: {where}, so there is no asciifolding: text is lowercased but accents are "
-                                   "NOT folded (café and cafe are different words to BM25)",)
+        notices = (
+            ()
+            if fold
+            else (
+                f"analyzer folding: {where}, so there is no asciifolding: text is lowercased but accents are "
+                "NOT folded (café and cafe are different words to BM25)",
+            )
+        )
         return TextAnalysis(FOLDING, {}, {FOLDING: _custom(filters)}, own_block=True, notices=notices)
     if name in CORE_ANALYZERS:
         return TextAnalysis(name, {}, {}, own_block=True)
     if name == "icu_folding" and ICU in support.plugins:
-        return TextAnalysis("icu_folded", {}, {"icu_folded": _custom(["icu_folding"], tokenizer="icu_tokenizer")}, own_block=True)
+        return TextAnalysis(
+            "icu_folded", {}, {"icu_folded": _custom(["icu_folding"], tokenizer="icu_tokenizer")}, own_block=True
+        )
     if name in HUNSPELL_LANGUAGES:
         locale, stopwords = HUNSPELL_LANGUAGES[name]
         if locale not in support.hunspell:
             raise ConfigurationError(
-                f"analyzer {name!r} needs the analysis-common module or the {locale} Hunspell dictionary on every node; {where} "
-                f"and advertises Hunspell dictionaries for {', '.join(support.hunspell) or 'no language'} (node attribute hunspell). "
-                f"Use one of {', '.join((FOLDING, *CORE_ANALYZERS))}, or a cluster with analysis-common"
+                f"analyzer {name!r} needs the analysis-common module or the {locale} Hunspell dictionary on every "
+                f"node; {where} and advertises Hunspell dictionaries for "
+                f"{', '.join(support.hunspell) or 'no language'} (node attribute hunspell). Use one of "
+                f"{', '.join((FOLDING, *CORE_ANALYZERS))}, or a cluster with analysis-common"
             )
         base = name.removesuffix("_hunspell")
         analyzer, stop, stem = f"{base}_hunspell", f"{base}_stop", f"{base}_hunspell_stem"
@@ -182,13 +208,23 @@ def _without_common(name: str, support: AnalysisSupport) -> TextAnalysis:
             own[stop] = {"type": "stop", "stopwords": stopwords}
             chain.append(stop)
         chain += [stem, *([fold] if fold else [])]
-        return TextAnalysis(analyzer, own, {analyzer: _custom(chain)}, own_block=True, notices=(
-            f"analyzer {name}: {where}, so it is rebuilt from core parts as {analyzer} (standard tokenizer, lowercase, "
-            + (f"{stopwords} stop words, " if stopwords else "") + f"Hunspell {locale} stems)"
-            + ("" if fold else "; accents are not folded"),))
+        return TextAnalysis(
+            analyzer,
+            own,
+            {analyzer: _custom(chain)},
+            own_block=True,
+            notices=(
+                f"analyzer {name}: {where}, so it is rebuilt from core parts as {analyzer} (standard tokenizer, "
+                "lowercase, "
+                + (f"{stopwords} stop words, " if stopwords else "")
+                + f"Hunspell {locale} stems)"
+                + ("" if fold else "; accents are not folded"),
+            ),
+        )
     raise ConfigurationError(
-        f"analyzer {name!r} lives in the analysis-common module; {where}. Use one of {', '.join((FOLDING, *CORE_ANALYZERS))}, "
-        f"or {', '.join(sorted(HUNSPELL_LANGUAGES))} (Hunspell), or a cluster with analysis-common"
+        f"analyzer {name!r} lives in the analysis-common module; {where}. Use one of "
+        f"{', '.join((FOLDING, *CORE_ANALYZERS))}, or {', '.join(sorted(HUNSPELL_LANGUAGES))} (Hunspell), or a cluster "
+        "with analysis-common"
     )
 
 

@@ -4,8 +4,8 @@ The assets are the source of truth reviewed in git. Rendering fills the variable
 analyzer, vector dimension, fusion parameters) on parsed dicts, never by string replacement, and
 always returns fresh copies. What every engine shares (names, the index spec, the text and metadata
 components, the index template) is rendered here; what differs (the vector field, search
-pipelines) is rendered by the engine (:mod:`adapter.engines`). In an installed wheel the assets sit in ``adapter/_assets``; in a
-source checkout they are read from the repository root.
+pipelines) is rendered by the engine (:mod:`adapter.engines`). In an installed wheel the assets sit in
+``adapter/_assets``; in a source checkout they are read from the repository root.
 """
 
 from __future__ import annotations
@@ -152,7 +152,8 @@ class IndexSpec:
     """Everything that shapes a hybrid index; rendered into component + index templates."""
 
     fingerprint: EmbeddingFingerprint
-    analyzer: str = DEFAULT_ANALYZER  # the one rule's default (adapter.index.language), chosen from documents where there are some
+    # the one rule's default (adapter.index.language), chosen from documents where there are some
+    analyzer: str = DEFAULT_ANALYZER
     space_type: str = "cosinesimil"
     knn_method: str = "lucene"  # the k-NN method's engine: lucene (HNSW in Lucene), faiss, nmslib
     m: int = 16
@@ -166,7 +167,8 @@ class IndexSpec:
     # The fusion of the index's default search pipeline (index.search.default_pipeline): what a
     # hybrid query sent without a pipeline gets, from any client. "adaptive": the adapter's searcher
     # chooses the weights per query (adapter.fusion.choice.policy); other clients get the calibrated corpus weights.
-    default_fusion: str = field(default_factory=default_fusion_name)  # the measured default (adapter.fusion.choice.defaults), as `hybrid init`'s
+    # the measured default (adapter.fusion.choice.defaults), as `hybrid init`'s
+    default_fusion: str = field(default_factory=default_fusion_name)
     # What the cluster offers for analyzers rendered from it (polish, spanish_hunspell,
     # icu_folding: adapter.index.analysis); set by for_cluster(), None until the cluster is known.
     analysis: AnalysisSupport | None = None
@@ -176,9 +178,13 @@ class IndexSpec:
 
     def __post_init__(self) -> None:
         if self.knn_method not in KNN_METHODS:
-            raise ConfigurationError(f"unknown k-NN method {self.knn_method!r}; expected one of {', '.join(KNN_METHODS)}")
+            raise ConfigurationError(
+                f"unknown k-NN method {self.knn_method!r}; expected one of {', '.join(KNN_METHODS)}"
+            )
         if self.space_type not in SPACE_TYPES:
-            raise ConfigurationError(f"unknown space_type {self.space_type!r}; expected one of {', '.join(SPACE_TYPES)}")
+            raise ConfigurationError(
+                f"unknown space_type {self.space_type!r}; expected one of {', '.join(SPACE_TYPES)}"
+            )
         if self.space_type != "cosinesimil" and not self.fingerprint.normalized:
             # The seeds' warning: dot product (and L2 ranking) equal cosine only for unit vectors.
             raise ConfigurationError(
@@ -188,11 +194,17 @@ class IndexSpec:
         if not 0 < self.title_boost <= 100:
             raise ConfigurationError(f"title_boost must be in (0, 100], got {self.title_boost}")
         if self.text_layout not in TEXT_LAYOUTS:
-            raise ConfigurationError(f"unknown text layout {self.text_layout!r}; expected one of {', '.join(TEXT_LAYOUTS)}")
+            raise ConfigurationError(
+                f"unknown text layout {self.text_layout!r}; expected one of {', '.join(TEXT_LAYOUTS)}"
+            )
         if self.text_layout == "combined" and self.title_boost != 1:
-            raise ConfigurationError("title_boost applies to the fields layout; the combined layout scores title and text as one field")
+            raise ConfigurationError(
+                "title_boost applies to the fields layout; the combined layout scores title and text as one field"
+            )
         if COMBINED_FIELD in self.text_fields:
-            raise ConfigurationError(f"{COMBINED_FIELD!r} is the combined layout's field; name the text fields otherwise")
+            raise ConfigurationError(
+                f"{COMBINED_FIELD!r} is the combined layout's field; name the text fields otherwise"
+            )
         if self.fingerprint.dimension < 1:
             raise ConfigurationError(f"vector dimension must be positive, got {self.fingerprint.dimension}")
         object.__setattr__(self, "text_fields", self.layout.text_fields)  # validates the names
@@ -201,7 +213,9 @@ class IndexSpec:
         except InputError as exc:
             raise ConfigurationError(f"default_fusion: {exc}, or {ADAPTIVE}") from exc
         if fusion is not None and fusion.name != self.default_fusion:
-            raise ConfigurationError(f"default_fusion {self.default_fusion!r} is not a fusion name; did you mean {fusion.name!r}?")
+            raise ConfigurationError(
+                f"default_fusion {self.default_fusion!r} is not a fusion name; did you mean {fusion.name!r}?"
+            )
 
     @property
     def layout(self) -> DocumentLayout:
@@ -235,9 +249,13 @@ class IndexSpec:
 
 # The k-NN method was called `engine` (a word the adapter keeps for the search engine): the old
 # keyword and attribute still work, with a FutureWarning, so scripts keep running.
-keep_old_field_name(IndexSpec, "engine", "knn_method",
-                    keyword_warning="IndexSpec(engine=...) is deprecated: the k-NN method is knn_method=...",
-                    attribute_warning="IndexSpec.engine is deprecated: read knn_method")
+keep_old_field_name(
+    IndexSpec,
+    "engine",
+    "knn_method",
+    keyword_warning="IndexSpec(engine=...) is deprecated: the k-NN method is knn_method=...",
+    attribute_warning="IndexSpec.engine is deprecated: read knn_method",
+)
 
 
 def render_text_component(spec: IndexSpec, caps: ClusterAnalysisFacts | None = None) -> dict[str, Any]:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PIPELINE_SETTING = "index.search.default_pipeline"
 
+
 class ChangeKind(TextEnum):
     """What a change is made to."""
 
@@ -69,8 +70,11 @@ class Action(TextEnum):
 
     def applied(self, *, dry_run: bool = False) -> Action:
         """The planned action as done (or as a dry run says it would be)."""
-        done = {Action.CREATE: (Action.CREATED, Action.WOULD_CREATE), Action.UPDATE: (Action.UPDATED, Action.WOULD_UPDATE),
-                Action.DELETE: (Action.DELETED, Action.WOULD_DELETE)}
+        done = {
+            Action.CREATE: (Action.CREATED, Action.WOULD_CREATE),
+            Action.UPDATE: (Action.UPDATED, Action.WOULD_UPDATE),
+            Action.DELETE: (Action.DELETED, Action.WOULD_DELETE),
+        }
         return done[self][1 if dry_run else 0] if self in done else self
 
 
@@ -154,6 +158,7 @@ class LiveState:
         """The newest index's ``_meta`` (empty: no index yet)."""
         return (self.index_body or {}).get("mappings", {}).get("_meta") or {}
 
+
 @dataclass(frozen=True)
 class Plan:
     alias: str
@@ -164,7 +169,8 @@ class Plan:
     default_pipeline: str | None = None
     label: str = "assets"  # the desired side's name in messages
     default_fusion: str | None = None  # without search pipelines (Elasticsearch): what searches fuse by, from _meta
-    notices: tuple[str, ...] = ()  # what differs from what was asked (an analyzer rebuilt, a fusion that will fall back)
+    # what differs from what was asked (an analyzer rebuilt, a fusion that will fall back)
+    notices: tuple[str, ...] = ()
 
     @property
     def drift(self) -> list[Change]:
@@ -181,7 +187,13 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
         for key, sub in value.items():
             _flatten(f"{prefix}.{key}" if prefix else key, sub, out)
     else:
-        out[prefix] = json.dumps(value) if isinstance(value, list) else str(value).lower() if isinstance(value, bool) else str(value)
+        out[prefix] = (
+            json.dumps(value)
+            if isinstance(value, list)
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value)
+        )
 
 
 def canonical_settings(settings: Mapping[str, Any]) -> dict[str, str]:
@@ -257,22 +269,27 @@ def dynamic_changes(live_props: Mapping[str, Any], wanted_props: Mapping[str, An
     return out
 
 
-def incompatibilities(live_mapping: Mapping[str, Any], live_settings: Mapping[str, Any], rendered: Rendered,
-                      spec: IndexSpec) -> list[str]:
+def incompatibilities(
+    live_mapping: Mapping[str, Any], live_settings: Mapping[str, Any], rendered: Rendered, spec: IndexSpec
+) -> list[str]:
     """Why an index with this mapping and these settings cannot become ``spec`` (as ``rendered``) in place
     (empty: it can)."""
     problems = []
     live_props = live_mapping.get("properties", {})
     for name, body in rendered.mapping["properties"].items():
         if name in live_props and not covers(_without_dynamic(live_props[name]), _without_dynamic(body)):
-            problems.append(f"field {name!r}: cluster has {json.dumps(live_props[name])}, assets want {json.dumps(body)}")
+            problems.append(
+                f"field {name!r}: cluster has {json.dumps(live_props[name])}, assets want {json.dumps(body)}"
+            )
     problems += _model_change(live_mapping.get("_meta", {}).get("embedding"), spec.fingerprint)
     live = canonical_settings(live_settings)
     for key, value in rendered.settings.items():
         if key.startswith("index.analysis.") and live.get(key) != value:
             problems.append(f"setting {key}: cluster has {live.get(key)!r}, assets want {value!r}")
     if live.get("index.number_of_shards") not in (None, str(spec.shards)):
-        problems.append(f"number_of_shards: cluster has {live.get('index.number_of_shards')}, assets want {spec.shards}")
+        problems.append(
+            f"number_of_shards: cluster has {live.get('index.number_of_shards')}, assets want {spec.shards}"
+        )
     return problems
 
 
@@ -284,17 +301,24 @@ def _model_change(live_fp: Mapping[str, Any] | None, wanted: EmbeddingFingerprin
     diffs = live_model.differences(wanted)
     if not diffs:
         return []
-    words = {"weights_sha256": "weights", "normalized": "normalisation", "query_prefix": "query prefix",
-             "passage_prefix": "passage prefix"}
+    words = {
+        "weights_sha256": "weights",
+        "normalized": "normalisation",
+        "query_prefix": "query prefix",
+        "passage_prefix": "passage prefix",
+    }
     what = ", ".join(words.get(d.split(":", 1)[0], d.split(":", 1)[0]) for d in diffs)
-    return [f"embedding model: the index was embedded by {live_model.model} ({live_model.spec}, dimension "
-            f"{live_model.dimension}), the spec names {wanted.model} ({wanted.spec}, dimension "
-            f"{wanted.dimension}); they differ in {what}"]
+    return [
+        f"embedding model: the index was embedded by {live_model.model} ({live_model.spec}, dimension "
+        f"{live_model.dimension}), the spec names {wanted.model} ({wanted.spec}, dimension "
+        f"{wanted.dimension}); they differ in {what}"
+    ]
 
 
 # -- planning -----------------------------------------------------------------------------------------
-def plan(desired: Desired, rendered: Rendered, live: LiveState, *, reattach: bool = False,
-         prune_pipelines: bool = False) -> Plan:
+def plan(
+    desired: Desired, rendered: Rendered, live: LiveState, *, reattach: bool = False, prune_pipelines: bool = False
+) -> Plan:
     """The changes that make ``live`` into ``desired`` (as ``rendered`` for the cluster). Pure: reads
     nothing, writes nothing.
 
@@ -311,13 +335,28 @@ def plan(desired: Desired, rendered: Rendered, live: LiveState, *, reattach: boo
         body = live.index_body
         rebuild = tuple(incompatibilities(body["mappings"], body["settings"], rendered, desired.spec))
     index, index_changes = _index_changes(desired, rendered, live, current, rebuild)
-    changes = (*alias_changes, *_template_changes(desired, rendered, live),
-               *_pipeline_changes(desired, rendered, live, prune=prune_pipelines), *index_changes)
-    return Plan(desired.alias, index, changes, rebuild, live.next_index, rendered.default_pipeline, desired.label,
-                default_fusion=rendered.default_fusion, notices=rendered.notices)
+    changes = (
+        *alias_changes,
+        *_template_changes(desired, rendered, live),
+        *_pipeline_changes(desired, rendered, live, prune=prune_pipelines),
+        *index_changes,
+    )
+    return Plan(
+        desired.alias,
+        index,
+        changes,
+        rebuild,
+        live.next_index,
+        rendered.default_pipeline,
+        desired.label,
+        default_fusion=rendered.default_fusion,
+        notices=rendered.notices,
+    )
 
 
-def _compared(kind: ChangeKind, name: str, old: Any, new: Any, same: bool, label: str, body: Any = None, reason: str = "") -> Change:
+def _compared(
+    kind: ChangeKind, name: str, old: Any, new: Any, same: bool, label: str, body: Any = None, reason: str = ""
+) -> Change:
     """One object's change: unchanged, created (``old`` is None: missing on the cluster) or updated (with its diff)."""
     if old is not None and same:
         return Change(kind, name, UNCHANGED)
@@ -344,19 +383,32 @@ def _reattached(desired: Desired, live: LiveState, reattach: bool) -> tuple[tupl
             f"creating it again would fail. Re-attach the alias with `hybrid init --index {alias} --reattach-alias` "
             "(with the same options; --dry-run shows the plan), or delete that index to start over"
         )
-    return (Change(ChangeKind.ALIAS, alias, CREATE, reason=f"the alias is missing: put it back on {orphan}", body=orphan),), orphan
+    return (
+        Change(ChangeKind.ALIAS, alias, CREATE, reason=f"the alias is missing: put it back on {orphan}", body=orphan),
+    ), orphan
 
 
 def _template_changes(desired: Desired, rendered: Rendered, live: LiveState) -> tuple[Change, ...]:
     """The component templates and the index template, as the engine renders them."""
-    wanted = {**{(ChangeKind.COMPONENT_TEMPLATE, n): b for n, b in rendered.components.items()},
-              (ChangeKind.INDEX_TEMPLATE, desired.names.index_template): rendered.index_template}
+    wanted = {
+        **{(ChangeKind.COMPONENT_TEMPLATE, n): b for n, b in rendered.components.items()},
+        (ChangeKind.INDEX_TEMPLATE, desired.names.index_template): rendered.index_template,
+    }
     changes: list[Change] = []
     for (kind, name), body in wanted.items():
         old = live.components.get(name) if kind is ChangeKind.COMPONENT_TEMPLATE else live.index_template
         new = canonical_template(body)
-        changes.append(_compared(kind, name, old and canonical_template(old), new,
-                                 old is not None and canonical_template(old) == new, desired.label, body))
+        changes.append(
+            _compared(
+                kind,
+                name,
+                old and canonical_template(old),
+                new,
+                old is not None and canonical_template(old) == new,
+                desired.label,
+                body,
+            )
+        )
     return tuple(changes)
 
 
@@ -364,25 +416,49 @@ def _pipeline_changes(desired: Desired, rendered: Rendered, live: LiveState, *, 
     """The stored fusions the engine places; with ``prune``, those named as the alias's that the
     desired state does not list are deleted."""
     wanted = rendered.pipelines
-    changes = [_compared(ChangeKind.PIPELINE, name, live.pipelines.get(name), body,
-                         live.pipelines.get(name) is not None and canonical_values(live.pipelines[name]) == canonical_values(body),
-                         desired.label, body)
-               for name, body in wanted.items()]
+    changes = [
+        _compared(
+            ChangeKind.PIPELINE,
+            name,
+            live.pipelines.get(name),
+            body,
+            live.pipelines.get(name) is not None and canonical_values(live.pipelines[name]) == canonical_values(body),
+            desired.label,
+            body,
+        )
+        for name, body in wanted.items()
+    ]
     if prune and live.owned_pipelines is not None:
-        changes += [Change(ChangeKind.PIPELINE, name, DELETE, json_diff(live.pipelines.get(name), None, name, desired.label),
-                           f"named {desired.alias}-*, not in the {desired.label}")
-                    for name in live.owned_pipelines if name not in wanted]
+        changes += [
+            Change(
+                ChangeKind.PIPELINE,
+                name,
+                DELETE,
+                json_diff(live.pipelines.get(name), None, name, desired.label),
+                f"named {desired.alias}-*, not in the {desired.label}",
+            )
+            for name in live.owned_pipelines
+            if name not in wanted
+        ]
     return tuple(changes)
 
 
-def _index_changes(desired: Desired, rendered: Rendered, live: LiveState, current: str | None,
-                   rebuild: tuple[str, ...]) -> tuple[str, tuple[Change, ...]]:
+def _index_changes(
+    desired: Desired, rendered: Rendered, live: LiveState, current: str | None, rebuild: tuple[str, ...]
+) -> tuple[str, tuple[Change, ...]]:
     """The index behind the alias and its changes: a new one (none yet), else its mapping, ``_meta`` and
     default pipeline in place, or a rebuild (``rebuild``: why it cannot take them)."""
     if not current or live.index_body is None:
         index = desired.names.index(1) if not live.versions else live.next_index
-        return index, (Change(ChangeKind.INDEX, index, CREATE, reason=f"create {index} behind the alias {desired.alias}",
-                              body={"aliases": {desired.alias: {}}}),)
+        return index, (
+            Change(
+                ChangeKind.INDEX,
+                index,
+                CREATE,
+                reason=f"create {index} behind the alias {desired.alias}",
+                body={"aliases": {desired.alias: {}}},
+            ),
+        )
     changes: list[Change] = []
     if not rebuild:  # else the new index gets them
         changes += _mapping_changes(desired, rendered, live.index_body, current, live.meta)
@@ -390,16 +466,29 @@ def _index_changes(desired: Desired, rendered: Rendered, live: LiveState, curren
     if default_pipeline is not None:
         setting = {DEFAULT_PIPELINE_SETTING: default_pipeline}
         live_default = canonical_settings(live.index_body["settings"]).get(DEFAULT_PIPELINE_SETTING)
-        changes.append(_compared(ChangeKind.SETTINGS, current, {DEFAULT_PIPELINE_SETTING: live_default}, setting,
-                                 live_default == default_pipeline, desired.label, setting,
-                                 "" if live_default else "the index has no default search pipeline"))
-    changes.append(Change(ChangeKind.INDEX, current, Action.REBUILD, reason="; ".join(rebuild)) if rebuild
-                   else Change(ChangeKind.INDEX, current, UNCHANGED))
+        changes.append(
+            _compared(
+                ChangeKind.SETTINGS,
+                current,
+                {DEFAULT_PIPELINE_SETTING: live_default},
+                setting,
+                live_default == default_pipeline,
+                desired.label,
+                setting,
+                "" if live_default else "the index has no default search pipeline",
+            )
+        )
+    changes.append(
+        Change(ChangeKind.INDEX, current, Action.REBUILD, reason="; ".join(rebuild))
+        if rebuild
+        else Change(ChangeKind.INDEX, current, UNCHANGED)
+    )
     return current, tuple(changes)
 
 
-def _mapping_changes(desired: Desired, rendered: Rendered, index_body: Mapping[str, Any], current: str,
-                     live_meta: Mapping[str, Any]) -> tuple[Change, ...]:
+def _mapping_changes(
+    desired: Desired, rendered: Rendered, index_body: Mapping[str, Any], current: str, live_meta: Mapping[str, Any]
+) -> tuple[Change, ...]:
     """Fields the live index lacks (or whose ``dynamic`` differs), and its ``_meta``: both change in
     place. The fingerprint was checked by :func:`incompatibilities`; keys of ``_meta`` the assets do
     not own (the adaptive calibration) are kept."""
@@ -408,15 +497,26 @@ def _mapping_changes(desired: Desired, rendered: Rendered, index_body: Mapping[s
     added = {f: b for f, b in wanted_props.items() if f not in live_props}
     added.update(dynamic_changes(live_props, wanted_props))
     owned_meta = {k: live_meta.get(k) for k in meta}
-    return (_compared(ChangeKind.MAPPING, current, {}, added, not added, desired.label, {"properties": added}),
-            _compared(ChangeKind.MAPPING_META, current, owned_meta, meta, owned_meta == meta, desired.label,
-                      {"_meta": {**live_meta, **meta}}))
+    return (
+        _compared(ChangeKind.MAPPING, current, {}, added, not added, desired.label, {"properties": added}),
+        _compared(
+            ChangeKind.MAPPING_META,
+            current,
+            owned_meta,
+            meta,
+            owned_meta == meta,
+            desired.label,
+            {"_meta": {**live_meta, **meta}},
+        ),
+    )
 
 
 # -- refusing -----------------------------------------------------------------------------------------
 def rebuild_error(plan_: Plan, hint: str) -> IndexMismatchError:
     return IndexMismatchError(
-        f"the {plan_.label} {'ask' if plan_.label == 'assets' else 'asks'} for changes that index {plan_.index!r} cannot take in place: " + "; ".join(plan_.rebuild)
+        f"the {plan_.label} {'ask' if plan_.label == 'assets' else 'asks'} for changes that index {plan_.index!r} "
+        "cannot take in place: "
+        + "; ".join(plan_.rebuild)
         + f". Such a change needs a new index ({plan_.next_index}) and re-embedding every document; {hint}"
     )
 

@@ -55,8 +55,12 @@ class Admitted:
 
     def refusing(self, refused: Mapping[str, str], stage: FailureSource) -> Admitted:
         """These documents (id -> reason) out, each of their entries a failure at ``stage``."""
-        failed = tuple(ItemFailure(e.id, refused[d.id], line=d.line, status=400, source=stage)
-                       for d in self.docs if d.id in refused for e in d.entries)
+        failed = tuple(
+            ItemFailure(e.id, refused[d.id], line=d.line, status=400, source=stage)
+            for d in self.docs
+            if d.id in refused
+            for e in d.entries
+        )
         return Admitted(tuple(d for d in self.docs if d.id not in refused), self.failures + failed, self.chunking)
 
 
@@ -97,8 +101,12 @@ class Admission:
         """``rows`` read whole, refused (InputError) when any row is bad, before anything is sent."""
         rows = list(rows)
         bad = [r for r in rows if isinstance(r, RowError)] + [
-            RowError(r.line, problem, r.id) for r in rows if isinstance(r, SourceDoc)
-            for problem in [self.too_big(entries(r, self.chunking, self.layout))] if problem]
+            RowError(r.line, problem, r.id)
+            for r in rows
+            if isinstance(r, SourceDoc)
+            for problem in [self.too_big(entries(r, self.chunking, self.layout))]
+            if problem
+        ]
         if bad:
             listing = "; ".join(f"line {r.line}: {r.reason}" for r in bad[:20])
             raise InputError(f"{len(bad)} bad rows and --strict is set, so nothing was written: {listing}")
@@ -108,9 +116,12 @@ class Admission:
         """Why a document's entries cannot be written (checked before anything is embedded), or None."""
         if not doc_entries:
             return "no words left to index after chunking"
-        return (next((p for p in map(id_problem, (e.id for e in doc_entries)) if p), None) or self.too_big(doc_entries)
-                or metadata_mapping.metadata_problem(doc_entries[0].metadata)
-                or next((p for e in doc_entries for p in [carried_problem(e, self.key, self.dimension)] if p), None))
+        return (
+            next((p for p in map(id_problem, (e.id for e in doc_entries)) if p), None)
+            or self.too_big(doc_entries)
+            or metadata_mapping.metadata_problem(doc_entries[0].metadata)
+            or next((p for e in doc_entries for p in [carried_problem(e, self.key, self.dimension)] if p), None)
+        )
 
     def too_big(self, doc_entries: list[Entry]) -> str | None:
         if self.max_chars is None:
@@ -118,5 +129,7 @@ class Admission:
         for n, e in enumerate(doc_entries):
             size = len(e.title) + len(e.text) + sum(len(v) for v in e.extra.values())
             if size > self.max_chars:
-                return oversize(size, self.max_chars, f"chunk {n} of its text" if self.chunking is not None else "its text")
+                return oversize(
+                    size, self.max_chars, f"chunk {n} of its text" if self.chunking is not None else "its text"
+                )
         return None

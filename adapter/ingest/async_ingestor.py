@@ -29,7 +29,9 @@ class AsyncIngestor:
         self.ingestor = ingestor  # over :class:`adapter.aio.Blocking`: its requests wait on the loop
 
     @classmethod
-    async def open(cls, client: AsyncRawClient, alias: str, embedder: Embedder | None = None, **options: Any) -> AsyncIngestor:
+    async def open(
+        cls, client: AsyncRawClient, alias: str, embedder: Embedder | None = None, **options: Any
+    ) -> AsyncIngestor:
         """An ingestor for the hybrid index behind ``alias``, over ``client`` (an asyncio client)."""
         options.setdefault("progress", False)  # a progress bar is a terminal's, not a service's
         return cls(await aio.run(Ingestor.open, aio.Blocking(client), alias, embedder, **options))

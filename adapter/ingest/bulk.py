@@ -26,9 +26,21 @@ class Indexer(threading.Thread):
     sent once more after a pause.
     """
 
-    def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
-                 sources: dict[str, int | None], retry_pause: float = 2.0, work: queue.Queue[Any] | None = None,
-                 counts: BulkCounts | None = None, stop: threading.Event | None = None, name: str = "hybrid-bulk") -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        index: str,
+        *,
+        batch_size: int,
+        max_retries: int,
+        failures: FailureLog,
+        sources: dict[str, int | None],
+        retry_pause: float = 2.0,
+        work: queue.Queue[Any] | None = None,
+        counts: BulkCounts | None = None,
+        stop: threading.Event | None = None,
+        name: str = "hybrid-bulk",
+    ) -> None:
         super().__init__(daemon=True, name=name)
         # The creator's context (its X-Opaque-Id, its span), which a thread does not inherit.
         self.context = contextvars.copy_context()
@@ -53,7 +65,9 @@ class Indexer(threading.Thread):
         self.answered = 0  # entries whose request was answered (written, or failed into the failures file)
 
     def _send(self, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        options = BulkOptions(batch_size=self.batch_size, max_retries=self.max_retries, initial_backoff=1, max_backoff=30)
+        options = BulkOptions(
+            batch_size=self.batch_size, max_retries=self.max_retries, initial_backoff=1, max_backoff=30
+        )
         return list(self.cluster.bulk(actions, options, counts=self.counts, action=self.action))
 
     def _send_splitting(self, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -61,7 +75,8 @@ class Indexer(threading.Thread):
         one id over the length limit) is split in halves and sent again, down to single rows, so
         one bad row fails alone and every good row around it lands."""
         failed = self._send(actions)
-        for f in failed:  # 401/403 refuse every request alike: splitting would only repeat it (the port's error, raised)
+        # 401/403 refuse every request alike: splitting would only repeat it (the port's error, raised)
+        for f in failed:
             if responses.bulk_request_refused(f) and responses.bulk_status(f) in (401, 403):
                 raise next(iter(f.values()))["exception"]
         refused = {responses.bulk_item(f)[0] for f in failed if responses.bulk_request_refused(f)}
@@ -72,16 +87,28 @@ class Indexer(threading.Thread):
         if len(again) == 1:
             return out + self._send(again)
         self.splits += 1
-        telemetry.INGEST.warning("%s: a request of %d rows was refused as a whole; sending it again in halves to find the bad row",
-                                 self.action, len(again))
+        telemetry.INGEST.warning(
+            "%s: a request of %d rows was refused as a whole; sending it again in halves to find the bad row",
+            self.action,
+            len(again),
+        )
         half = len(again) // 2
         return out + self._send_splitting(again[:half]) + self._send_splitting(again[half:])
 
     def _send_with_5xx_retry(self, actions: list[dict[str, Any]]) -> None:
         before = (self.counts.rejected_429, self.retried_5xx)
-        with tracing.span("hybrid.ingest.batch", {"hybrid.index": self.index, "hybrid.rows": len(actions)}) as span, metrics.ingest_batch():
+        with (
+            tracing.span("hybrid.ingest.batch", {"hybrid.index": self.index, "hybrid.rows": len(actions)}) as span,
+            metrics.ingest_batch(),
+        ):
             failed = self._send_failing(actions)
-            tracing.annotate(span, {"hybrid.failed": len(failed), "hybrid.retries": self.counts.rejected_429 + self.retried_5xx - sum(before)})
+            tracing.annotate(
+                span,
+                {
+                    "hybrid.failed": len(failed),
+                    "hybrid.retries": self.counts.rejected_429 + self.retried_5xx - sum(before),
+                },
+            )
         for f in failed:
             self.failures.add(failure(f, self.sources))
         if any(responses.bulk_unanswered(f) for f in failed):
@@ -92,8 +119,12 @@ class Indexer(threading.Thread):
         failed = self._send_splitting(actions)
         server_errors = {responses.bulk_item(f)[0] for f in failed if (responses.bulk_status(f) or 0) >= 500}
         if server_errors:
-            telemetry.INGEST.warning("%s: %d rows failed with a server error (5xx); sending them once more in %.1f s", self.action,
-                                     len(server_errors), self.retry_pause)
+            telemetry.INGEST.warning(
+                "%s: %d rows failed with a server error (5xx); sending them once more in %.1f s",
+                self.action,
+                len(server_errors),
+                self.retry_pause,
+            )
             aio.pause(self.retry_pause)
             self.retried_5xx += len(server_errors)
             failed = [f for f in failed if responses.bulk_item(f)[0] not in server_errors]

@@ -51,9 +51,15 @@ class StoredDocument:
 
     def as_row(self, vector_field: str = "embedding") -> dict[str, Any]:
         """The index contract's shape, which ``hybrid ingest`` reads back as the same entry."""
-        row: dict[str, Any] = {"id": self.id, "title": self.title, "text": self.text, **self.extra,
-                               PARENT_FIELD: self.parent_id or self.id, CHUNK_FIELD: self.chunk_index,
-                               METADATA_FIELD: dict(self.metadata)}
+        row: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "text": self.text,
+            **self.extra,
+            PARENT_FIELD: self.parent_id or self.id,
+            CHUNK_FIELD: self.chunk_index,
+            METADATA_FIELD: dict(self.metadata),
+        }
         if self.embedded_by is not None:
             row[EMBEDDED_BY_FIELD] = self.embedded_by
         if self.vector is not None:
@@ -108,7 +114,9 @@ class Selection:
 class Documents:
     """Documents by id on the hybrid index behind ``alias``. Use :meth:`open`."""
 
-    def __init__(self, client: ClusterLike, info: IndexInfo, *, engine: Engine | None = None, refresh: bool = True) -> None:
+    def __init__(
+        self, client: ClusterLike, info: IndexInfo, *, engine: Engine | None = None, refresh: bool = True
+    ) -> None:
         self.cluster: Cluster = cluster_for(client, engine)
         self.info = info
         self.refresh = refresh  # make a delete visible to the next search at once
@@ -136,11 +144,16 @@ class Documents:
         source, layout = doc.get("_source") or {}, self.info.layout
         vector = source.get(self.info.vector_field)
         return StoredDocument(
-            id=str(doc["_id"]), text=hit_text(layout, source), title=hit_title(layout, source),
-            metadata=metadata_as_written(source.get(METADATA_FIELD)), parent_id=str(source.get(PARENT_FIELD, doc["_id"])),
-            chunk_index=int(source.get(CHUNK_FIELD) or 0), embedded_by=source.get(EMBEDDED_BY_FIELD),
+            id=str(doc["_id"]),
+            text=hit_text(layout, source),
+            title=hit_title(layout, source),
+            metadata=metadata_as_written(source.get(METADATA_FIELD)),
+            parent_id=str(source.get(PARENT_FIELD, doc["_id"])),
+            chunk_index=int(source.get(CHUNK_FIELD) or 0),
+            embedded_by=source.get(EMBEDDED_BY_FIELD),
             extra={f: str(source[f]) for f in layout.extra_fields if source.get(f)},
-            vector=tuple(float(x) for x in vector) if isinstance(vector, list) else None)
+            vector=tuple(float(x) for x in vector) if isinstance(vector, list) else None,
+        )
 
     def count(self, selection: Selection | None = None) -> int:
         """Entries ``selection`` matches (all without one)."""
@@ -152,8 +165,12 @@ class Documents:
         ``search_after`` over (parent_id, chunk_index)."""
         query = selection.query() if selection is not None else {"match_all": {}}
         source: Any = True if with_vectors else {"excludes": [self.info.vector_field]}
-        body: dict[str, Any] = {"query": query, "size": PAGE, "_source": source,
-                                "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}]}
+        body: dict[str, Any] = {
+            "query": query,
+            "size": PAGE,
+            "_source": source,
+            "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
+        }
         while True:
             page = self.cluster.search(self.alias, body, action=f"reading documents of {self.alias}")["hits"]["hits"]
             yield from (self._stored(h) for h in page)
@@ -162,9 +179,14 @@ class Documents:
             body["search_after"] = page[-1]["sort"]
 
     def ids(self, selection: Selection) -> Iterator[str]:
-        """The ids of the entries ``selection`` matches, paged by ``search_after`` over (parent_id, chunk_index, _id)."""
-        body: dict[str, Any] = {"query": selection.query(), "_source": False, "size": PAGE,
-                                "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}]}
+        """The ids of the entries ``selection`` matches, paged by ``search_after`` over (parent_id, chunk_index,
+        _id)."""
+        body: dict[str, Any] = {
+            "query": selection.query(),
+            "_source": False,
+            "size": PAGE,
+            "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
+        }
         while True:
             page = self.cluster.search(self.alias, body, action=f"finding documents in {self.alias}")["hits"]["hits"]
             yield from (str(h["_id"]) for h in page)
@@ -173,8 +195,16 @@ class Documents:
             body["search_after"] = page[-1]["sort"]
 
     # -- deleting --------------------------------------------------------------------------------
-    def delete(self, ids: Sequence[str] = (), *, parents: Sequence[str] = (), filters: Mapping[str, Any] | None = None,
-               clause: Mapping[str, Any] | None = None, all: bool = False, dry_run: bool = False) -> DeleteReport:  # noqa: A002
+    def delete(
+        self,
+        ids: Sequence[str] = (),
+        *,
+        parents: Sequence[str] = (),
+        filters: Mapping[str, Any] | None = None,
+        clause: Mapping[str, Any] | None = None,
+        all: bool = False,
+        dry_run: bool = False,
+    ) -> DeleteReport:  # noqa: A002
         """Delete the entries with these ``ids``, every entry of the ``parents`` documents, or those
         ``filters`` match (one kind per call). Ids that do not exist are no error. ``dry_run``: count only.
 
@@ -193,7 +223,9 @@ class Documents:
             what = _described(filters, clause)
             deletion.refuse_everything(selection.query(), self.alias, what, everything=all)
             if selection.fields():
-                deletion.refuse_unknown_fields(selection.fields(), mapped_fields(self.cluster, self.info.index), self.info.index)
+                deletion.refuse_unknown_fields(
+                    selection.fields(), mapped_fields(self.cluster, self.info.index), self.info.index
+                )
         matched = self.count(selection)
         whole = False
         if given[2] and matched:
@@ -212,19 +244,30 @@ class Documents:
         if dry_run:
             return DeleteReport(matched, 0, True)
         actions = ({"_op_type": "delete", "_index": self.info.index, "_id": i} for i in ids)
-        failed = list(self.cluster.bulk(actions, BulkOptions(raise_on_exception=True), action=f"deleting documents from {self.alias}"))
-        problems = tuple(_reason(f) for f in failed if responses.bulk_status(f) != 404)  # a 404: not there, nothing to delete
+        failed = list(
+            self.cluster.bulk(
+                actions, BulkOptions(raise_on_exception=True), action=f"deleting documents from {self.alias}"
+            )
+        )
+        # a 404: not there, nothing to delete
+        problems = tuple(_reason(f) for f in failed if responses.bulk_status(f) != 404)
         self._refresh()
         deleted = len(ids) - len(failed)
         return DeleteReport(deleted + len(problems), deleted, failures=problems)
 
     def _delete_matching(self, selection: Selection, matched: int) -> DeleteReport:
         if self.cluster.probe().delete_by_query:
-            answer = self.cluster.delete_by_query(self.alias, selection.query(), action=f"deleting documents from {self.alias}")
-            problems = tuple(f"{(f.get('cause') or {}).get('type')}: {(f.get('cause') or {}).get('reason')}"
-                             for f in answer.get("failures") or [])
+            answer = self.cluster.delete_by_query(
+                self.alias, selection.query(), action=f"deleting documents from {self.alias}"
+            )
+            problems = tuple(
+                f"{(f.get('cause') or {}).get('type')}: {(f.get('cause') or {}).get('reason')}"
+                for f in answer.get("failures") or []
+            )
             if answer.get("version_conflicts"):
-                problems += (f"{answer['version_conflicts']} entries changed while being deleted and were left; run it again",)
+                problems += (
+                    f"{answer['version_conflicts']} entries changed while being deleted and were left; run it again",
+                )
             return DeleteReport(matched, int(answer.get("deleted") or 0), failures=problems)
         found = list(self.ids(selection))
         report = self._delete_ids(found, dry_run=False)

@@ -37,13 +37,20 @@ class MetadataDeclarer:
             return {}
         keys = sorted(added)
         try:
-            self.cluster.put_mapping(index, metadata_mapping.put_body(added),
-                                     action=f"declaring metadata {', '.join(keys[:5])}{', ...' if len(keys) > 5 else ''} in {index}")
+            self.cluster.put_mapping(
+                index,
+                metadata_mapping.put_body(added),
+                action=f"declaring metadata {', '.join(keys[:5])}{', ...' if len(keys) > 5 else ''} in {index}",
+            )
         except BackendError as exc:
             if exc.status != 400:
                 return {}  # not the rows' doing: they are sent, and the server answers for each of them
             if len(docs) == 1:
-                return {docs[0].id: f"the index's mapping cannot take this row's metadata ({len(keys)} new keys): {exc.reason}"}
+                return {
+                    docs[
+                        0
+                    ].id: f"the index's mapping cannot take this row's metadata ({len(keys)} new keys): {exc.reason}"
+                }
             half = len(docs) // 2
             return {**self._declare_docs(docs[:half]), **self._declare_docs(docs[half:])}
         self.declared = metadata_mapping.merge(self.declared, added)

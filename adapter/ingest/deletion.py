@@ -50,7 +50,9 @@ def selects_everything(query: Mapping[str, Any] | None) -> bool:
     if not should:
         return True
     optional = required and body.get("minimum_should_match") in (None, 0, "0")
-    return bool(optional) or (str(body.get("minimum_should_match", 1)) == "1" and any(selects_everything(q) for q in should))
+    return bool(optional) or (
+        str(body.get("minimum_should_match", 1)) == "1" and any(selects_everything(q) for q in should)
+    )
 
 
 def selects_nothing(query: Mapping[str, Any] | None) -> bool:
@@ -63,7 +65,8 @@ def selects_nothing(query: Mapping[str, Any] | None) -> bool:
     if kind != "bool" or not isinstance(body, Mapping):
         return False
     return any(selects_everything(q) for q in _clauses(body.get("must_not"))) or any(
-        selects_nothing(q) for q in _clauses(body.get("must")) + _clauses(body.get("filter")))
+        selects_nothing(q) for q in _clauses(body.get("must")) + _clauses(body.get("filter"))
+    )
 
 
 @dataclass(frozen=True)
@@ -84,21 +87,29 @@ def refuse_everything(query: Mapping[str, Any] | None, alias: str, what: str, *,
     """Raise :class:`InputError` when ``query`` selects every entry by its form and ``everything`` (``all=True``)
     was not said."""
     if not everything and selects_everything(query):
-        raise InputError(f"the delete's filter ({what}) selects every entry of {alias}: nothing was deleted; {ALL_HINT}")
+        raise InputError(
+            f"the delete's filter ({what}) selects every entry of {alias}: nothing was deleted; {ALL_HINT}"
+        )
 
 
 def refuse_whole_index(scope: DeleteScope, *, everything: bool) -> None:
     """Raise :class:`InputError` when the filter matches every entry and ``everything`` was not said."""
     if not everything and scope.whole_index:
-        raise InputError(f"the delete's filter ({scope.what}) matches all {scope.total} entries of {scope.alias}: deleting "
-                         f"them would empty the index, so nothing was deleted; {ALL_HINT}")
+        raise InputError(
+            f"the delete's filter ({scope.what}) matches all {scope.total} entries of {scope.alias}: deleting "
+            f"them would empty the index, so nothing was deleted; {ALL_HINT}"
+        )
 
 
 def refuse_unknown_fields(asked: Iterable[str], mapped: Collection[str], index: str) -> None:
-    """Raise :class:`InputError` naming each filter field (``metadata.<key>``, ``parent_id``, ...) the index does not map."""
+    """Raise :class:`InputError` naming each filter field (``metadata.<key>``, ``parent_id``, ...) the index does not
+    map."""
     unknown = [f for f in dict.fromkeys(asked) if f != "_id" and f not in mapped]
     if unknown:
         metadata = sorted(f.split(".", 1)[1] for f in mapped if f.startswith("metadata.") and f.count(".") == 1)
         names = ", ".join(repr(f) for f in unknown)
-        raise InputError(f"the delete's filter names {names}, which the mapping of {index} does not have: no entry has it, so "
-                         f"the filter cannot mean what it says; nothing was deleted (metadata fields: {', '.join(metadata) or 'none'})")
+        raise InputError(
+            f"the delete's filter names {names}, which the mapping of {index} does not have: no entry has it, so "
+            "the filter cannot mean what it says; nothing was deleted (metadata fields: "
+            f"{', '.join(metadata) or 'none'})"
+        )

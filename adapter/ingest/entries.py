@@ -29,8 +29,19 @@ def entries(doc: SourceDoc, chunking: Chunking | None, layout: DocumentLayout) -
     extra = {**{f: str(doc.metadata[f]) for f in layout.extra_fields if f in doc.metadata}, **doc.extra}
     metadata = {k: v for k, v in doc.metadata.items() if k not in extra}
     if as_written(doc):  # a chunk a framework made, or a row with its vector: one entry, never split again
-        return [Entry(doc.id, doc.parent_id or doc.id, doc.chunk_index or 0, doc.title, doc.text, extra, metadata,
-                       doc.vector, doc.embedded_by)]
+        return [
+            Entry(
+                doc.id,
+                doc.parent_id or doc.id,
+                doc.chunk_index or 0,
+                doc.title,
+                doc.text,
+                extra,
+                metadata,
+                doc.vector,
+                doc.embedded_by,
+            )
+        ]
     if chunking is None:
         return [Entry(doc.id, doc.id, 0, doc.title, doc.text, extra, metadata)]
     pieces = chunking.split(doc.text) or [""]  # a title-only document is one entry: its title
@@ -47,9 +58,11 @@ def carried_problem(entry: Entry, key: str, dimension: int) -> str | None:
         return None
     if entry.embedded_by != key:
         said = f"embedded_by {entry.embedded_by!r}" if entry.embedded_by else "no embedded_by"
-        return (f"the row carries its own vector with {said}, but the index's model has the fingerprint key {key!r}: a vector "
-                "from another model would silently ruin dense and hybrid search. Drop the vector (the index's model embeds "
-                "the text) or compute it with the index's model and give its key as embedded_by")
+        return (
+            f"the row carries its own vector with {said}, but the index's model has the fingerprint key {key!r}: a "
+            "vector from another model would silently ruin dense and hybrid search. Drop the vector (the index's model "
+            "embeds the text) or compute it with the index's model and give its key as embedded_by"
+        )
     if len(entry.vector) != dimension:
         return f"the row's vector has {len(entry.vector)} numbers, the index's model gives {dimension}"
     return vector_values_problem(entry.vector)
@@ -70,12 +83,17 @@ def vector_values_problem(vector: Sequence[float]) -> str | None:
         return "the row's vector holds values that are not numbers"
     bad = np.flatnonzero(~np.isfinite(wide) | (np.abs(wide) > FLOAT32_MAX))
     if bad.size:
-        return (f"the row's vector has {bad.size} values that are not finite 32-bit floats, as the server stores them (first "
-                f"at position {int(bad[0])}: {float(wide[bad[0]]):g})")
+        return (
+            f"the row's vector has {bad.size} values that are not finite 32-bit floats, as the server stores them "
+            f"(first at position {int(bad[0])}: {float(wide[bad[0]]):g})"
+        )
     if not wide.any():
         return "the row's vector is all zeros: it has no direction, so no similarity can be computed from it"
     if float(np.dot(wide, wide)) > FLOAT32_MAX:
-        return "the row's vector's values are too large: its squared norm overflows 32-bit floats, in which the server scores"
+        return (
+            "the row's vector's values are too large: its squared norm overflows 32-bit floats, "
+            "in which the server scores"
+        )
     return None
 
 

@@ -15,7 +15,9 @@ from adapter.engines import responses
 from adapter.ingest.report import FailureSource, ItemFailure
 
 NOT_SENT = "not sent: the connection to the cluster was lost before this row's turn"
-INTERRUPTED = "not confirmed written: the ingest was interrupted (Ctrl-C or SIGTERM) before this row's request was answered"
+INTERRUPTED = (
+    "not confirmed written: the ingest was interrupted (Ctrl-C or SIGTERM) before this row's request was answered"
+)
 
 
 class FailureLog:
@@ -30,7 +32,9 @@ class FailureLog:
 
     KEEP = 1_000
 
-    def __init__(self, path: str | Path | None, alias: str, *, tag: str | None = None, default_file: bool = False) -> None:
+    def __init__(
+        self, path: str | Path | None, alias: str, *, tag: str | None = None, default_file: bool = False
+    ) -> None:
         self._path = Path(path) if path else None
         self._writes = self._path is not None or default_file
         self._alias = alias if tag is None else f"{alias}-{tag}"  # the default name's; a partition's tag: part-2-of-3
@@ -53,8 +57,18 @@ class FailureLog:
             if self._fh is None and self._writes:
                 self._fh = self._open()
             if self._fh is not None:
-                self._fh.write(json.dumps({"id": failure.id, "line": failure.line, "status": failure.status,
-                                           "stage": failure.source or "index", "reason": failure.reason}) + "\n")
+                self._fh.write(
+                    json.dumps(
+                        {
+                            "id": failure.id,
+                            "line": failure.line,
+                            "status": failure.status,
+                            "stage": failure.source or "index",
+                            "reason": failure.reason,
+                        }
+                    )
+                    + "\n"
+                )
             self.count += 1
             if failure.source == FailureSource.NOT_SENT or (failure.source is None and failure.status is None):
                 self.unconfirmed += 1
@@ -98,5 +112,6 @@ def unsent(doc_id: str, sources: dict[str, int | None], reason: str = NOT_SENT) 
 
 def failure(info: dict[str, Any], sources: dict[str, int | None], stage: FailureSource | None = None) -> ItemFailure:
     doc_id, status, reason = responses.bulk_item(info)
-    return ItemFailure(doc_id, reason, line=sources.get(doc_id) if doc_id is not None else None, status=status, source=stage)
-
+    return ItemFailure(
+        doc_id, reason, line=sources.get(doc_id) if doc_id is not None else None, status=status, source=stage
+    )

@@ -86,14 +86,17 @@ class Ingestor:
         bulk_chunk_size: int | None = None,
     ) -> None:
         if bulk_chunk_size is not None:  # the old name: a 'chunk' is a piece of a text, bulk actions come in batches
-            warnings.warn("Ingestor(bulk_chunk_size=...) is deprecated: it is bulk_batch_size", FutureWarning, stacklevel=2)
+            warnings.warn(
+                "Ingestor(bulk_chunk_size=...) is deprecated: it is bulk_batch_size", FutureWarning, stacklevel=2
+            )
             bulk_batch_size = bulk_chunk_size
         if batch_size < 1:
             raise InputError(f"batch_size must be at least 1, got {batch_size}")
         if bulk_concurrency < 1:
             raise InputError(f"bulk_concurrency must be at least 1, got {bulk_concurrency}")
         check_fingerprint(info.alias, info.fingerprint, embedder)
-        self.cluster = cluster_for(client, engine)  # the port, every request goes through it (a user's raw client: wrapped here)
+        # the port, every request goes through it (a user's raw client: wrapped here)
+        self.cluster = cluster_for(client, engine)
         self.info = info
         self.embedder = embedder
         self.cache = cache
@@ -115,8 +118,15 @@ class Ingestor:
         self.declarer = MetadataDeclarer(self.cluster, info.index, info.metadata_fields, strict=info.metadata_strict)
 
     @classmethod
-    def open(cls, client: ClusterLike, alias: str, embedder: Embedder | None = None, *, allowed_models: Sequence[str] | None = None,
-             **options: Any) -> Ingestor:
+    def open(
+        cls,
+        client: ClusterLike,
+        alias: str,
+        embedder: Embedder | None = None,
+        *,
+        allowed_models: Sequence[str] | None = None,
+        **options: Any,
+    ) -> Ingestor:
         """An ingestor for the hybrid index behind ``alias`` (reads the index once). Without
         ``embedder``, the one the index records (when on the allow-list, ``allowed_models``;
         :func:`adapter.models.embedders.load_index_embedder`), as :meth:`Searcher.open` does."""
@@ -136,15 +146,24 @@ class Ingestor:
         """:class:`adapter.ingest.by_id.Documents` on the same index: get and delete by id."""
         return Documents(self.cluster, self.info, refresh=self.refresh)
 
-    def update(self, doc_id: str, *, text: str | None = None, title: str | None = None,
-               metadata: Mapping[str, Any] | None = None, replace_metadata: bool = False) -> IngestReport:
+    def update(
+        self,
+        doc_id: str,
+        *,
+        text: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        replace_metadata: bool = False,
+    ) -> IngestReport:
         """Change one stored entry. Only what is given changes: ``metadata`` keys are merged into the
         stored ones (``replace_metadata``: replace them). The vector is computed again only when the
         text or the title changed (or the stored one is another model's); otherwise the stored vector
         is written back as it is. Lineage (``parent_id``, ``chunk_index``) is kept. Raises
         :class:`InputError` when there is no entry ``doc_id``."""
         if text is not None and not visible(text):  # what ingest refuses as a row, update refuses too
-            raise InputError(f"the new text of {doc_id!r} has no visible character; give text to index (or delete the entry)")
+            raise InputError(
+                f"the new text of {doc_id!r} has no visible character; give text to index (or delete the entry)"
+            )
         found = self.documents().get([doc_id], with_vectors=True)
         if not found:
             raise InputError(f"there is no document {doc_id!r} in {self.alias} to update (add it with ingest)")
@@ -152,8 +171,18 @@ class Ingestor:
         new_text, new_title = old.text if text is None else text, old.title if title is None else title
         meta = dict(metadata or {}) if replace_metadata else {**old.metadata, **(metadata or {})}
         same = new_text == old.text and new_title == old.title and old.embedded_by == fp.key and old.vector is not None
-        row = SourceDoc(old.id, new_text, new_title, meta, 1, dict(old.extra), parent_id=old.parent_id, chunk_index=old.chunk_index,
-                        vector=old.vector if same else None, embedded_by=fp.key if same else None)
+        row = SourceDoc(
+            old.id,
+            new_text,
+            new_title,
+            meta,
+            1,
+            dict(old.extra),
+            parent_id=old.parent_id,
+            chunk_index=old.chunk_index,
+            vector=old.vector if same else None,
+            embedded_by=fp.key if same else None,
+        )
         return self.ingest([row], total=1)
 
     def update_where(self, selection: DocumentSelection, metadata: Mapping[str, Any]) -> IngestReport:
@@ -168,14 +197,24 @@ class Ingestor:
         def rows() -> Iterator[SourceDoc]:
             for line, old in enumerate(self.documents().find(selection, with_vectors=True), 1):
                 same = old.embedded_by == key and old.vector is not None
-                yield SourceDoc(old.id, old.text, old.title, {**old.metadata, **metadata}, line, dict(old.extra),
-                                parent_id=old.parent_id, chunk_index=old.chunk_index,
-                                vector=old.vector if same else None, embedded_by=key if same else None)
+                yield SourceDoc(
+                    old.id,
+                    old.text,
+                    old.title,
+                    {**old.metadata, **metadata},
+                    line,
+                    dict(old.extra),
+                    parent_id=old.parent_id,
+                    chunk_index=old.chunk_index,
+                    vector=old.vector if same else None,
+                    embedded_by=key if same else None,
+                )
 
         return self.ingest(list(rows()))
 
-    def ingest(self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None,
-               partition: Partition | None = None) -> IngestReport:
+    def ingest(
+        self, rows: Iterable[SourceDoc | RowError], *, total: int | None = None, partition: Partition | None = None
+    ) -> IngestReport:
         """Embed and index ``rows``; bad rows are reported, good rows still land (unless strict).
 
         ``partition``: only the rows of that partition (:mod:`adapter.ingest.partition`), as one run of a round
@@ -189,8 +228,8 @@ class Ingestor:
         The steps: refuse a strict input with bad rows (:meth:`_strict_rows`); per batch, admit the
         rows (:class:`~adapter.ingest.admission.Admission`), declare their metadata keys, embed what was
         admitted (:func:`adapter.ingest.embedding.embed`) and queue it for the senders
-        (:meth:`_queue`); then settle what the senders could not confirm (:func:`adapter.ingest.progress.settle`), delete
-        the chunks a shorter text left behind and refresh (:meth:`_finish`), and report. Every
+        (:meth:`_queue`); then settle what the senders could not confirm (:func:`adapter.ingest.progress.settle`),
+        delete the chunks a shorter text left behind and refresh (:meth:`_finish`), and report. Every
         request carries one X-Opaque-Id; the ``hybrid.ingest`` span holds a span per bulk request.
         """
         started = time.perf_counter()
@@ -200,7 +239,10 @@ class Ingestor:
         rows = self._strict_rows(rows)
         if partition is not None:
             rounds.begin(self.cluster, self.info.index, partition)
-        with telemetry.request_id() as rid, tracing.span("hybrid.ingest", {"hybrid.index": self.alias, "hybrid.request_id": rid}) as span:
+        with (
+            telemetry.request_id() as rid,
+            tracing.span("hybrid.ingest", {"hybrid.index": self.alias, "hybrid.request_id": rid}) as span,
+        ):
             run = self._start(total, partition)
             try:
                 tally = self._stream(rows, run)
@@ -215,8 +257,15 @@ class Ingestor:
                 failures_file = run.failures.close()
             progress = self._finish_partition(selection) if selection is not None else None
             report = report_of(tally, run, failures_file, time.perf_counter() - started, progress)
-            tracing.annotate(span, {"hybrid.documents": report.documents, "hybrid.chunks": report.chunks, "hybrid.failed": report.failed,
-                                    "hybrid.retries": report.retried_429 + report.retried_5xx})
+            tracing.annotate(
+                span,
+                {
+                    "hybrid.documents": report.documents,
+                    "hybrid.chunks": report.chunks,
+                    "hybrid.failed": report.failed,
+                    "hybrid.retries": report.retried_429 + report.retried_5xx,
+                },
+            )
         metrics.ingested(report)
         return report
 
@@ -226,14 +275,19 @@ class Ingestor:
         for doc_id, line in list(run.sources.items()):  # answered entries leave it; what is left is unconfirmed
             run.failures.add(ItemFailure(doc_id, INTERRUPTED, line=line, source=FailureSource.NOT_SENT))
         failures_file = run.failures.close()
-        report = replace(report_of(stop.tally, run, failures_file, seconds), chunks=run.senders.written - run.failures.index_failed,
-                         interrupted=True, rows_read=run.read)
+        report = replace(
+            report_of(stop.tally, run, failures_file, seconds),
+            chunks=run.senders.written - run.failures.index_failed,
+            interrupted=True,
+            rows_read=run.read,
+        )
         return IngestInterrupted(report)
 
     def _finish_partition(self, selection: Selection) -> PartitionProgress:
         """Every row of the partition written or listed: mark it done in the round's record."""
         ledger = rounds.finish(self.cluster, self.info.index, selection.partition)
         return PartitionProgress(selection.partition, selection.kept, selection.others, ledger)
+
     def _strict_rows(self, rows: Iterable[SourceDoc | RowError]) -> Iterable[SourceDoc | RowError]:
         """``rows`` as given; with ``strict``, read whole and refused when any row is bad, before anything is sent."""
         return self.admission.strict(rows) if self.strict else rows
@@ -247,12 +301,23 @@ class Ingestor:
         if partition is None:
             failures = FailureLog(path, self.alias, default_file=default)
         else:
-            failures = FailureLog(partition.failures_path(path) if path else None, self.alias,
-                                  tag=f"part-{partition.number}-of-{partition.count}", default_file=default)
+            failures = FailureLog(
+                partition.failures_path(path) if path else None,
+                self.alias,
+                tag=f"part-{partition.number}-of-{partition.count}",
+                default_file=default,
+            )
         sources: dict[str, int | None] = {}
         kind = InlineSenders if aio.is_blocking(getattr(self.cluster, "client", None)) else Senders  # the port's client
-        senders = kind(self.cluster, self.info.index, batch_size=self.bulk_batch_size, max_retries=self.max_retries,
-                       failures=failures, sources=sources, threads=self.bulk_concurrency)
+        senders = kind(
+            self.cluster,
+            self.info.index,
+            batch_size=self.bulk_batch_size,
+            max_retries=self.max_retries,
+            failures=failures,
+            sources=sources,
+            threads=self.bulk_concurrency,
+        )
         senders.start()
         return Run(failures, sources, senders, Bar(f"ingest {self.alias}", total=total, enabled=self.progress), {})
 
@@ -291,17 +356,23 @@ class Ingestor:
         """Delete the chunks shorter texts left behind, then refresh so that what landed is searchable."""
         index, failures = self.info.index, run.failures
         if run.chunk_counts:
-            for failure in delete_stale_chunks(self.cluster, self.caps, index, run.chunk_counts, max_retries=self.max_retries):
+            for failure in delete_stale_chunks(
+                self.cluster, self.caps, index, run.chunk_counts, max_retries=self.max_retries
+            ):
                 failures.add(failure)
-        if not self.refresh or tally.chunks <= failures.index_failed:  # nothing landed (a closed index): nothing to refresh
+        # nothing landed (a closed index): nothing to refresh
+        if not self.refresh or tally.chunks <= failures.index_failed:
             return
         try:
             self.cluster.refresh([index])
         except BackendError as exc:
             if not failures.count:
                 raise
-            raise type(exc)(f"{exc}; besides, {failures.count} rows did not land ({failures.where})",
-                            status=exc.status, reason=exc.reason) from exc
+            raise type(exc)(
+                f"{exc}; besides, {failures.count} rows did not land ({failures.where})",
+                status=exc.status,
+                reason=exc.reason,
+            ) from exc
 
     @staticmethod
     def _action(index: str, layout: DocumentLayout, e: Entry, vector: Any, stamp: str | None) -> dict[str, Any]:
@@ -310,8 +381,17 @@ class Ingestor:
             "_op_type": "index",
             "_index": index,
             "_id": e.id,
-            "_source": build_document(layout, text=e.text, vector=vector, parent_id=e.parent_id, chunk_index=e.chunk_index,
-                                      title=e.title, extra=e.extra, metadata=e.metadata, embedded_by=stamp),
+            "_source": build_document(
+                layout,
+                text=e.text,
+                vector=vector,
+                parent_id=e.parent_id,
+                chunk_index=e.chunk_index,
+                title=e.title,
+                extra=e.extra,
+                metadata=e.metadata,
+                embedded_by=stamp,
+            ),
         }
 
     @property

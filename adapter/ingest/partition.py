@@ -44,7 +44,9 @@ class Partition:
         if self.count < 1:
             raise InputError(f"a partition count must be at least 1, got {self.count}")
         if not 1 <= self.number <= self.count:
-            raise InputError(f"partition {self.number}/{self.count} does not exist: partitions are numbered 1 to {self.count}")
+            raise InputError(
+                f"partition {self.number}/{self.count} does not exist: partitions are numbered 1 to {self.count}"
+            )
 
     @classmethod
     def parse(cls, text: str) -> Partition:
@@ -113,14 +115,20 @@ class Ledger:
             count, done = int(value["count"]), frozenset(int(n) for n in value["done"])
             given = value.get("input")
             source = None if given is None else InputFingerprint(str(given["name"]), str(given["digest"]))
-            return cls(count, done, source) if count >= 1 and all(1 <= n <= count for n in done) else cls._unreadable(value)
+            return (
+                cls(count, done, source)
+                if count >= 1 and all(1 <= n <= count for n in done)
+                else cls._unreadable(value)
+            )
         except (KeyError, TypeError, ValueError, AttributeError):
             return cls._unreadable(value)
 
     @staticmethod
     def _unreadable(value: Any) -> Ledger:
-        raise InputError(f"the index's _meta.{LEDGER_KEY} is unreadable ({str(value)[:80]!r}): run the ingest without "
-                         "--partition to write every row (which ends the partitioned round and its record)")
+        raise InputError(
+            f"the index's _meta.{LEDGER_KEY} is unreadable ({str(value)[:80]!r}): run the ingest without "
+            "--partition to write every row (which ends the partitioned round and its record)"
+        )
 
     def to_meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"count": self.count, "done": sorted(self.done)}
@@ -152,16 +160,18 @@ class Ledger:
                 f"this index is being ingested in {self.count} partitions of {recorded.label}, not of {given.label}: "
                 "partitions of two inputs would leave the rows of each that the other's partitions hold unwritten. Run "
                 f"the partitions left ({self._left_flags()}) on {recorded.name}, or the ingest without --partition to "
-                "write every row (it ends the round)")
+                "write every row (it ends the round)"
+            )
         if partition.count == self.count:
             return self if self.input is not None or partition.input is None else replace(self, input=partition.input)
         done = ", ".join(f"{n}/{self.count}" for n in sorted(self.done)) or "none yet"
         left = self._left_flags()
         raise InputError(
             f"this index is being ingested in {self.count} partitions (finished: {done}), not {partition.count}: rows "
-            f"hashed into {self.count} partitions and rows hashed into {partition.count} fall apart differently, so mixing "
-            f"the counts would leave rows in no partition. Run the partitions left ({left}), or the ingest without "
-            "--partition to write every row (it ends the round)")
+            f"hashed into {self.count} partitions and rows hashed into {partition.count} fall apart differently, so "
+            f"mixing the counts would leave rows in no partition. Run the partitions left ({left}), or the ingest "
+            "without --partition to write every row (it ends the round)"
+        )
 
     def _left_flags(self) -> str:
         return " ".join(f"--partition {n}/{self.count}" for n in self.left)
@@ -187,10 +197,15 @@ class PartitionProgress:
     @property
     def summary(self) -> str:
         p, ledger = self.partition, self.ledger
-        head = f"partition {p.label}: {self.kept} rows of {self.kept + self.others} (the others belong to the other partitions)"
+        head = (
+            f"partition {p.label}: {self.kept} rows of {self.kept + self.others} "
+            "(the others belong to the other partitions)"
+        )
         if ledger is None:
-            return (f"{head}; the index's record of the round changed while this ran (another count started), so this "
-                    "partition's end is not on it")
+            return (
+                f"{head}; the index's record of the round changed while this ran (another count started), so this "
+                "partition's end is not on it"
+            )
         if ledger.complete:
             return f"{head}; all {ledger.count} partitions have run to their end: the whole input is written"
         left = ", ".join(f"{n}/{ledger.count}" for n in ledger.left)

@@ -38,9 +38,14 @@ class Tally:
     embed_seconds: float = 0.0
 
     def plus(self, admitted: Admitted, embedded: Embedded) -> Tally:
-        return Tally(self.documents + admitted.documents, self.chunks + len(admitted.entries), self.embedded + embedded.embedded,
-                     self.from_cache + embedded.from_cache, self.rejected + embedded.rejected,
-                     self.embed_seconds + embedded.seconds)
+        return Tally(
+            self.documents + admitted.documents,
+            self.chunks + len(admitted.entries),
+            self.embedded + embedded.embedded,
+            self.from_cache + embedded.from_cache,
+            self.rejected + embedded.rejected,
+            self.embed_seconds + embedded.seconds,
+        )
 
 
 @dataclass
@@ -63,8 +68,9 @@ class Run:
         self.chunk_counts.update(admitted.chunk_counts)
 
 
-def report_of(tally: Tally, run: Run, failures_file: str | None, seconds: float,
-              partition: PartitionProgress | None = None) -> IngestReport:
+def report_of(
+    tally: Tally, run: Run, failures_file: str | None, seconds: float, partition: PartitionProgress | None = None
+) -> IngestReport:
     failures, senders = run.failures, run.senders
     return IngestReport(
         documents=tally.documents,
@@ -117,6 +123,9 @@ def write_blocked(error: WriteBlockedError, run: Run, index: str) -> WriteBlocke
     blocked = error.index or index
     return WriteBlockedError(
         f"{error}. Free disk space on the data nodes; the block is lifted once usage drops below the high "
-        f"watermark (or: PUT {blocked}/_settings {{\"index.blocks.read_only_allow_delete\": null}}). Then run the same "
+        f'watermark (or: PUT {blocked}/_settings {{"index.blocks.read_only_allow_delete": null}}). Then run the same '
         f"ingest again: {run.failures.count} rows were not written ({run.failures.where})",
-        index=blocked, status=error.status, reason=error.reason)
+        index=blocked,
+        status=error.status,
+        reason=error.reason,
+    )

@@ -45,7 +45,8 @@ class IngestReport:
     split_requests: int = 0  # requests refused as a whole, split in halves to isolate the bad rows
     failed: int = 0  # rows that did not land; ``failures`` holds the first 1,000 of them, a failures file all
     partition: PartitionProgress | None = None  # a partitioned run: its rows and the round as the index records it
-    interrupted: bool = False  # Ctrl-C or SIGTERM stopped it (IngestInterrupted): the rows after rows_read were not read
+    # Ctrl-C or SIGTERM stopped it (IngestInterrupted): the rows after rows_read were not read
+    interrupted: bool = False
     rows_read: int | None = None  # input rows read (an interrupted run's)
 
     @property
@@ -66,6 +67,8 @@ class IngestInterrupted(KeyboardInterrupt):
 
     def __init__(self, report: IngestReport) -> None:
         where = report.failures_file or "the report's failures"
-        super().__init__(f"ingest interrupted after {report.rows_read} rows read: {report.chunks} entries landed, "
-                         f"{report.failed} listed in {where}")
+        super().__init__(
+            f"ingest interrupted after {report.rows_read} rows read: {report.chunks} entries landed, "
+            f"{report.failed} listed in {where}"
+        )
         self.report = report

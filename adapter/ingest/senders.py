@@ -21,15 +21,35 @@ BULK_MAX_RETRIES = 8
 class Senders:
     """``threads`` senders on one queue, so several bulk requests are in flight at once (a shard
     indexes one request on one write thread: a single sender leaves the other cores idle; measured
-    in docs/BENCHMARKS.md, Scale). Reads like one :class:`~adapter.ingest.bulk.Indexer`: failures, counts, errors summed."""
+    in docs/BENCHMARKS.md, Scale). Reads like one :class:`~adapter.ingest.bulk.Indexer`: failures, counts, errors
+    summed."""
 
-    def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
-                 sources: dict[str, int | None], threads: int) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        index: str,
+        *,
+        batch_size: int,
+        max_retries: int,
+        failures: FailureLog,
+        sources: dict[str, int | None],
+        threads: int,
+    ) -> None:
         work: queue.Queue[Any] = queue.Queue(maxsize=8 * threads)
         self.counts, stop = BulkCounts(), threading.Event()
         self.threads = [
-            Indexer(cluster, index, batch_size=batch_size, max_retries=max_retries, failures=failures, sources=sources,
-                    work=work, counts=self.counts, stop=stop, name=f"hybrid-bulk-{i}")
+            Indexer(
+                cluster,
+                index,
+                batch_size=batch_size,
+                max_retries=max_retries,
+                failures=failures,
+                sources=sources,
+                work=work,
+                counts=self.counts,
+                stop=stop,
+                name=f"hybrid-bulk-{i}",
+            )
             for i in range(threads)
         ]
         self.queue = work
@@ -101,9 +121,26 @@ class InlineSenders(Senders):
     requests wait on the event loop, which a sender thread cannot reach): the queued batches are sent
     once they fill a bulk request, and at the end; the other tasks of the loop run meanwhile."""
 
-    def __init__(self, cluster: Cluster, index: str, *, batch_size: int, max_retries: int, failures: FailureLog,
-                 sources: dict[str, int | None], threads: int) -> None:
-        super().__init__(cluster, index, batch_size=batch_size, max_retries=max_retries, failures=failures, sources=sources, threads=1)
+    def __init__(
+        self,
+        cluster: Cluster,
+        index: str,
+        *,
+        batch_size: int,
+        max_retries: int,
+        failures: FailureLog,
+        sources: dict[str, int | None],
+        threads: int,
+    ) -> None:
+        super().__init__(
+            cluster,
+            index,
+            batch_size=batch_size,
+            max_retries=max_retries,
+            failures=failures,
+            sources=sources,
+            threads=1,
+        )
         self.batch_size, self.held = batch_size, 0
         self.queue = self  # type: ignore[assignment]  # put() is the queue's: the ingestor's steps stay the same
 

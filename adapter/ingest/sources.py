@@ -32,13 +32,17 @@ def row_limit(max_chars: int | None) -> int | None:
 
 
 def oversize(chars: int, max_chars: int, what: str = "its text") -> str:
-    return (f"{what} is {chars:,} characters, over the limit of {max_chars:,}: split it into chunks (--chunk-size N words), "
-            "or raise the limit (--max-chars)")
+    return (
+        f"{what} is {chars:,} characters, over the limit of {max_chars:,}: split it into chunks (--chunk-size N "
+        "words), or raise the limit (--max-chars)"
+    )
 
 
 def _too_long_row(size: int, limit: int) -> str:
-    return (f"the row is {size / 2**20:.1f} MiB, over the {limit:,} characters a row may have under the size limit; it "
-            "was skipped unread. Split the document, or raise the limit (--max-chars)")
+    return (
+        f"the row is {size / 2**20:.1f} MiB, over the {limit:,} characters a row may have under the size limit; it "
+        "was skipped unread. Split the document, or raise the limit (--max-chars)"
+    )
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,9 @@ class FieldMap:
         if id_field is None:
             id_field = next((c for c in ID_CANDIDATES if c in keys), None)
             if id_field is None:
-                raise InputError(f"{where}: no id field (looked for {', '.join(ID_CANDIDATES)}); available: {', '.join(keys)}")
+                raise InputError(
+                    f"{where}: no id field (looked for {', '.join(ID_CANDIDATES)}); available: {', '.join(keys)}"
+                )
         wanted = {"id": id_field, "text": self.text}
         if self.title and self.title != "title":
             wanted["title"] = self.title
@@ -103,7 +109,9 @@ class FieldMap:
             wanted[f"metadata {name!r}"] = name
         for role, name in wanted.items():
             if name not in keys:
-                raise InputError(f"{where}: the field mapping names {name!r} for {role}, but the input has only: {', '.join(keys)}")
+                raise InputError(
+                    f"{where}: the field mapping names {name!r} for {role}, but the input has only: {', '.join(keys)}"
+                )
         return FieldMap(id=id_field, title=self.title, text=self.text, metadata=self.metadata, vector=self.vector)
 
     def row(self, record: Mapping[str, Any], line: int) -> SourceDoc | RowError:
@@ -127,8 +135,12 @@ class FieldMap:
             if not text or not text.strip():
                 return RowError(line, f"no text in field {self.text!r}", doc_id, empty=True)
             if not visible(text):
-                return RowError(line, f"no visible text in field {self.text!r} (only spaces, zero-width or control characters)",
-                                doc_id, empty=True)
+                return RowError(
+                    line,
+                    f"no visible text in field {self.text!r} (only spaces, zero-width or control characters)",
+                    doc_id,
+                    empty=True,
+                )
         text = text if text and visible(text) else ""
         metadata = self._metadata(record)
         if isinstance(metadata, str):
@@ -153,7 +165,10 @@ class FieldMap:
             return f"field {METADATA_KEY!r} holds {_kind(inner)}; metadata is an object of keys and values"
         for key, value in inner.items():
             if key in out and out[key] != value:
-                return f"metadata key {key!r} is given twice with different values (at the top level and under {METADATA_KEY!r})"
+                return (
+                    f"metadata key {key!r} is given twice with different values "
+                    f"(at the top level and under {METADATA_KEY!r})"
+                )
             out[str(key)] = value
         return out
 
@@ -179,8 +194,11 @@ def _lineage(record: Mapping[str, Any], vector_field: str) -> dict[str, Any] | s
         out["chunk_index"] = index
     vector = record.get(vector_field)
     if vector is not None:
-        if not isinstance(vector, (list, tuple)) or not vector or not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+        if (
+            not isinstance(vector, (list, tuple))
+            or not vector
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector)
+        ):
             return f"field {vector_field!r} holds {_kind(vector)}; a carried vector is a list of numbers"
         out["vector"] = tuple(float(x) for x in vector)
     stamp = record.get("embedded_by")
@@ -227,7 +245,10 @@ def _not_unicode(record: Mapping[str, Any]) -> str | None:
     for key, value in record.items():
         for text in (key, value):
             if isinstance(text, str) and _SURROGATE.search(text):
-                return f"field {key!r} is not valid Unicode (a lone surrogate such as \\ud800); fix the escape in the input"
+                return (
+                    f"field {key!r} is not valid Unicode (a lone surrogate such as \\ud800); "
+                    "fix the escape in the input"
+                )
     return None
 
 
@@ -280,7 +301,9 @@ def _lines(fh: TextIO, limit: int | None) -> Iterator[tuple[str, int | None]]:
         yield "", size
 
 
-def read_jsonl(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
+def read_jsonl(
+    path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS
+) -> Iterator[SourceDoc | RowError]:
     limit = row_limit(max_chars)
 
     def rows() -> Iterator[tuple[int, object] | RowError]:
@@ -307,7 +330,9 @@ def read_jsonl(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_
 MAPPING_ROWS = 100  # JSON rows read to check the field map against before any is ingested
 
 
-def _objects(path: Path, fields: FieldMap, parsed: Iterator[tuple[int, object] | RowError]) -> Iterator[SourceDoc | RowError]:
+def _objects(
+    path: Path, fields: FieldMap, parsed: Iterator[tuple[int, object] | RowError]
+) -> Iterator[SourceDoc | RowError]:
     """The rows of parsed JSON values (with the line each starts on): objects only. The field map
     is checked against the keys of the first rows together (up to :data:`MAPPING_ROWS`, fewer once
     every field it names was seen), not the first row alone: a title-only row on line 1 is a
@@ -341,7 +366,11 @@ def _covers(fields: FieldMap, keys: Mapping[str, None]) -> bool:
     named = [fields.id] if fields.id else []
     if not named and not any(c in keys for c in ID_CANDIDATES):
         return False
-    named += [fields.text, *([fields.title] if fields.title and fields.title != "title" else []), *(fields.metadata or ())]
+    named += [
+        fields.text,
+        *([fields.title] if fields.title and fields.title != "title" else []),
+        *(fields.metadata or ()),
+    ]
     return all(n in keys for n in named)
 
 
@@ -360,7 +389,9 @@ def _starts_with_array(path: Path) -> bool:
     return head.startswith("[")
 
 
-def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
+def read_json_array(
+    path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS
+) -> Iterator[SourceDoc | RowError]:
     """A ``.json`` file holding one array of objects (pretty-printed or not), read an element at a time
     (memory: the largest element, not the file). Each row's line is the line its object starts on."""
     largest = row_limit(max_chars) or _ARRAY_MAX_ELEMENT
@@ -393,8 +424,11 @@ def read_json_array(path: Path, fields: FieldMap, *, max_chars: int | None = DEF
                         if not more or len(buf) - pos > largest:
                             where = line + buf.count("\n", pos, exc.pos)
                             column = _column_at(buf, exc.pos, base) + 1
-                            yield RowError(where, f"invalid JSON: {exc.msg} at column {column}; the rest of the file was not "
-                                                  "read (the array is broken there)")
+                            yield RowError(
+                                where,
+                                f"invalid JSON: {exc.msg} at column {column}; the rest of the file was not "
+                                "read (the array is broken there)",
+                            )
                             return
                         base = _column_at(buf, pos, base)
                         buf, pos = buf[pos:] + more, 0
@@ -413,7 +447,9 @@ def _column_at(buf: str, index: int, base: int) -> int:
     return index - newline - 1 if newline >= 0 else base + index
 
 
-def read_csv(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
+def read_csv(
+    path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MAX_CHARS
+) -> Iterator[SourceDoc | RowError]:
     limit = row_limit(max_chars)
     # The csv module refuses cells over its own limit (128 KiB by default) with an error that ended the
     # whole file; it is process-wide, so it is only ever raised.
@@ -434,7 +470,9 @@ def read_csv(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MA
                 except StopIteration:
                     return
                 except csv.Error as exc:  # a cell over the limit: that row alone
-                    yield RowError(reader.line_num, f"{exc}: a cell over {limit or 0:,} characters (the size limit, --max-chars)")
+                    yield RowError(
+                        reader.line_num, f"{exc}: a cell over {limit or 0:,} characters (the size limit, --max-chars)"
+                    )
                     continue
                 text = record.get(resolved.text)
                 if limit is not None and isinstance(text, str) and len(text) > limit:
@@ -443,7 +481,9 @@ def read_csv(path: Path, fields: FieldMap, *, max_chars: int | None = DEFAULT_MA
                 if None in record:  # more cells than header names
                     yield RowError(reader.line_num, f"{len(record[None])} more cells than the header has columns")
                     continue
-                bad_bytes = next((b for b in map(_undecoded, (v for v in record.values() if isinstance(v, str))) if b), None)
+                bad_bytes = next(
+                    (b for b in map(_undecoded, (v for v in record.values() if isinstance(v, str))) if b), None
+                )
                 if bad_bytes:
                     yield RowError(reader.line_num, bad_bytes)
                     continue
@@ -480,8 +520,13 @@ def read_folder(path: Path, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> Ite
         yield SourceDoc(rel, text, title, {"path": rel, "format": file.suffix.lower().lstrip(".")})
 
 
-def read_source(path: str | Path, fields: FieldMap | None = None, *, format: str | None = None,
-                max_chars: int | None = DEFAULT_MAX_CHARS) -> Iterator[SourceDoc | RowError]:
+def read_source(
+    path: str | Path,
+    fields: FieldMap | None = None,
+    *,
+    format: str | None = None,
+    max_chars: int | None = DEFAULT_MAX_CHARS,
+) -> Iterator[SourceDoc | RowError]:
     """Pick the reader from ``format`` or the path (folder, .jsonl, .json (JSON Lines or one array), .csv).
 
     ``max_chars``: rows too big to hold a text under this limit are refused unread (:func:`row_limit`);
@@ -521,7 +566,11 @@ def input_fingerprint(path: str | Path) -> InputFingerprint:
 
     path = Path(path)
     digest = hashlib.blake2b(digest_size=16)
-    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".md")) if path.is_dir() else [path]
+    files = (
+        sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".md"))
+        if path.is_dir()
+        else [path]
+    )
     for file in files:
         if path.is_dir():
             digest.update(file.relative_to(path).as_posix().encode("utf-8", "surrogateescape") + b"\0")

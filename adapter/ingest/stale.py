@@ -15,8 +15,9 @@ from adapter.ingest.report import FailureSource, ItemFailure
 STALE_PAGE = 1_000  # stale chunk ids fetched per search page
 
 
-def delete_stale_chunks(cluster: Cluster, caps: Capabilities, index: str, counts: dict[str, int], *,
-                        max_retries: int) -> list[ItemFailure]:
+def delete_stale_chunks(
+    cluster: Cluster, caps: Capabilities, index: str, counts: dict[str, int], *, max_retries: int
+) -> list[ItemFailure]:
     """Delete chunks beyond a document's new chunk count (left from an older, longer text).
 
     With ``_delete_by_query`` (the reindex module: 3.x zips, the managed service, Elasticsearch's
@@ -27,10 +28,15 @@ def delete_stale_chunks(cluster: Cluster, caps: Capabilities, index: str, counts
     cluster.refresh([index])
     items = list(counts.items())
     queries = [
-        {"bool": {"should": [
-            {"bool": {"filter": [{"term": {PARENT_FIELD: doc_id}}, {"range": {CHUNK_FIELD: {"gte": n}}}]}}
-            for doc_id, n in items[start : start + 500]
-        ], "minimum_should_match": 1}}
+        {
+            "bool": {
+                "should": [
+                    {"bool": {"filter": [{"term": {PARENT_FIELD: doc_id}}, {"range": {CHUNK_FIELD: {"gte": n}}}]}}
+                    for doc_id, n in items[start : start + 500]
+                ],
+                "minimum_should_match": 1,
+            }
+        }
         for start in range(0, len(items), 500)
     ]
     if caps.delete_by_query:
@@ -44,12 +50,23 @@ def _delete_by_query(cluster: Cluster, index: str, queries: list[dict[str, Any]]
         resp = cluster.delete_by_query(index, query, action=f"deleting stale chunks in {index}")
         for f in resp.get("failures") or []:
             cause = f.get("cause") or {}
-            failures.append(ItemFailure(f.get("id"), f"{cause.get('type')}: {cause.get('reason')}", status=f.get("status"),
-                                        source=FailureSource.DELETE_STALE))
+            failures.append(
+                ItemFailure(
+                    f.get("id"),
+                    f"{cause.get('type')}: {cause.get('reason')}",
+                    status=f.get("status"),
+                    source=FailureSource.DELETE_STALE,
+                )
+            )
         if resp.get("version_conflicts"):
-            failures.append(ItemFailure(None, f"{resp['version_conflicts']} stale chunks were written by someone else while being "
-                                              "deleted (version conflicts) and were left in place; run the ingest again",
-                                        source=FailureSource.DELETE_STALE))
+            failures.append(
+                ItemFailure(
+                    None,
+                    f"{resp['version_conflicts']} stale chunks were written by someone else while being "
+                    "deleted (version conflicts) and were left in place; run the ingest again",
+                    source=FailureSource.DELETE_STALE,
+                )
+            )
     return failures
 
 
@@ -71,7 +88,14 @@ def _delete_found(cluster: Cluster, index: str, queries: list[dict[str, Any]], m
     if not stale:
         return []
     actions = ({"_op_type": "delete", "_index": index, "_id": i} for i in stale)
-    failed = list(cluster.bulk(actions, BulkOptions(max_retries=max_retries, raise_on_exception=True),
-                               action=f"deleting stale chunks in {index}"))
+    failed = list(
+        cluster.bulk(
+            actions,
+            BulkOptions(max_retries=max_retries, raise_on_exception=True),
+            action=f"deleting stale chunks in {index}",
+        )
+    )
     # A chunk already gone is what we wanted.
-    return [failure(info, {}, stage=FailureSource.DELETE_STALE) for info in failed if responses.bulk_status(info) != 404]
+    return [
+        failure(info, {}, stage=FailureSource.DELETE_STALE) for info in failed if responses.bulk_status(info) != 404
+    ]

@@ -83,7 +83,10 @@ def check_pin(artifact: Artifact, path: Path, *, required: bool) -> str | None:
         return None
     actual = sha256_of(path)
     if actual != pin:
-        raise ChecksumError(f"{artifact.coordinates}: sha256 is {actual}, the project's pin says {pin}; the download is corrupt or was tampered with")
+        raise ChecksumError(
+            f"{artifact.coordinates}: sha256 is {actual}, the project's pin says {pin}; the download is corrupt or was "
+            "tampered with"
+        )
     return f"sha256 pin {pin}"
 
 
@@ -115,7 +118,9 @@ def reuse_verified(path: Path) -> bool:
         marker.unlink()
         return False
     if sha256_of(path) != recorded.removeprefix("sha256="):
-        raise ChecksumError(f"{path} changed since it was verified (sha256 differs from {marker.name}); delete both and fetch again")
+        raise ChecksumError(
+            f"{path} changed since it was verified (sha256 differs from {marker.name}); delete both and fetch again"
+        )
     return True
 
 
@@ -219,15 +224,24 @@ class MavenFetcher:
             tail = "\n".join(out.strip().splitlines()[-15:])
             raise LocalNodeError(f"mvn failed to fetch {artifact.coordinates} (exit {proc.returncode}):\n{tail}")
         pinned = check_pin(artifact, target, required=lax)
-        _mark_verified(target, ("verified by mvn --strict-checksums" if not lax else "") + (f"; {pinned}" if pinned else ""))
+        _mark_verified(
+            target, ("verified by mvn --strict-checksums" if not lax else "") + (f"; {pinned}" if pinned else "")
+        )
         return target
 
     def _copy(self, artifact: Artifact, dest_dir: Path, *, strict: bool) -> subprocess.CompletedProcess[str]:
         cmd = [
             # -U retries artifacts whose earlier absence Maven cached.
-            self.mvn, "-B", "-q", "-U", "--strict-checksums" if strict else "--lax-checksums", "dependency:copy",
-            f"-Dartifact={artifact.coordinates}", f"-DoutputDirectory={dest_dir}",
-            "-Dmdep.overWriteReleases=true", "-Dtransitive=false",
+            self.mvn,
+            "-B",
+            "-q",
+            "-U",
+            "--strict-checksums" if strict else "--lax-checksums",
+            "dependency:copy",
+            f"-Dartifact={artifact.coordinates}",
+            f"-DoutputDirectory={dest_dir}",
+            "-Dmdep.overWriteReleases=true",
+            "-Dtransitive=false",
         ]
         return subprocess.run(cmd, capture_output=True, text=True, cwd=dest_dir)
 

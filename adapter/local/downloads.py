@@ -31,7 +31,10 @@ def check_sha256(path: Path, expected: str, what: str) -> None:
     actual = sha256_of(path)
     if actual != expected:
         path.unlink(missing_ok=True)
-        raise ChecksumError(f"{what}: sha256 is {actual}, the project's pin says {expected}; the download is corrupt or was tampered with")
+        raise ChecksumError(
+            f"{what}: sha256 is {actual}, the project's pin says {expected}; the download is corrupt or was tampered "
+            "with"
+        )
 
 
 def pip_download(name: str, version: str, pins: dict[str, str], dest: Path) -> Path:
@@ -48,19 +51,36 @@ def pip_download(name: str, version: str, pins: dict[str, str], dest: Path) -> P
         req = Path(tmp) / "requirements.txt"
         req.write_text(f"{name}=={version} " + " ".join(f"--hash=sha256:{h}" for h in pins.values()) + "\n")
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--require-hashes",
-             "-r", str(req), "-d", tmp],
-            capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--require-hashes",
+                "-r",
+                str(req),
+                "-d",
+                tmp,
+            ],
+            capture_output=True,
+            text=True,
         )
         wheels = list(Path(tmp).glob("*.whl"))
         if proc.returncode != 0 or not wheels:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
             if "No matching distribution" in tail or "THESE PACKAGES DO NOT MATCH THE HASHES" in tail:
-                raise ArtifactNotFoundError(f"{name}=={version} (a wheel pinned for this platform)", f"PyPI via pip:\n{tail}")
+                raise ArtifactNotFoundError(
+                    f"{name}=={version} (a wheel pinned for this platform)", f"PyPI via pip:\n{tail}"
+                )
             raise LocalNodeError(f"pip download {name}=={version} failed (exit {proc.returncode}):\n{tail}")
         wheel = wheels[0]
         if wheel.name not in pins:
-            raise ChecksumError(f"pip fetched {wheel.name}, for which the project has no pin (pinned: {', '.join(pins)})")
+            raise ChecksumError(
+                f"pip fetched {wheel.name}, for which the project has no pin (pinned: {', '.join(pins)})"
+            )
         check_sha256(wheel, pins[wheel.name], wheel.name)
         shutil.move(str(wheel), dest / wheel.name)
     return dest / wheel.name
@@ -73,7 +93,9 @@ def apt_download(package: str, version: str, dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest, prefix=".apt-") as tmp:
         Path(tmp).chmod(0o777)  # apt's sandbox user `_apt` writes here
-        proc = subprocess.run(["apt-get", "download", "-q", f"{package}={version}"], cwd=tmp, capture_output=True, text=True)
+        proc = subprocess.run(
+            ["apt-get", "download", "-q", f"{package}={version}"], cwd=tmp, capture_output=True, text=True
+        )
         debs = list(Path(tmp).glob("*.deb"))
         if proc.returncode != 0 or not debs:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
@@ -93,10 +115,10 @@ def deb_members(deb: Path, wanted: dict[str, str]) -> dict[str, bytes]:
         raise LocalNodeError(f"{deb} is not a Debian package")
     pos, payload = 8, None
     while pos + 60 <= len(data):
-        header = data[pos:pos + 60]
+        header = data[pos : pos + 60]
         name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58].decode().strip())
         if name.startswith("data.tar"):
-            payload = data[pos + 60:pos + 60 + size]
+            payload = data[pos + 60 : pos + 60 + size]
             break
         pos += 60 + size + (size % 2)
     if payload is None:

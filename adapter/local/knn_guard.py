@@ -25,9 +25,12 @@ BODY = {
     "order": -1000,  # the lowest: any other legacy template overrides it
     "settings": {"index.knn.advanced.approximate_threshold": -1},
 }
-# What `hybrid local status` says (`up` says nothing: adapter indexes use lucene, and `init --engine faiss` is refused here).
-STATUS_LINE = ("lucene only (the Maven k-NN plugin has no faiss/nmslib libraries). Other tools' faiss/nmslib indices get exact "
-               f"search (template {TEMPLATE!r}), except through a composable template: docs/LOCAL-NODE.md")
+# What `hybrid local status` says (`up` says nothing: adapter indexes use lucene, and `init --engine faiss` is refused
+# here).
+STATUS_LINE = (
+    "lucene only (the Maven k-NN plugin has no faiss/nmslib libraries). Other tools' faiss/nmslib indices get exact "
+    f"search (template {TEMPLATE!r}), except through a composable template: docs/LOCAL-NODE.md"
+)
 
 
 def install(url: str, **http: Any) -> None:

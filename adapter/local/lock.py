@@ -32,8 +32,10 @@ def held(path: Path, timeout: float, log: Callable[[str], None]) -> Iterator[Non
             except BlockingIOError:
                 waited = time.monotonic() - started
                 if waited >= timeout:
-                    raise LocalNodeError(f"gave up after {timeout:g} s waiting for {path}, {holder(path)}; stop that process "
-                                         "or wait until it is done, then run the command again") from None
+                    raise LocalNodeError(
+                        f"gave up after {timeout:g} s waiting for {path}, {holder(path)}; stop that process "
+                        "or wait until it is done, then run the command again"
+                    ) from None
                 if reported is None or waited - reported >= LOCK_REPORT_EVERY:
                     log(f"waiting for {path}, {holder(path)} ({waited:.0f} s so far, up to {timeout:g} s)")
                     reported = waited
@@ -42,7 +44,9 @@ def held(path: Path, timeout: float, log: Callable[[str], None]) -> Iterator[Non
             log(f"got the lock after {time.monotonic() - started:.1f} s")
         try:
             fh.truncate(0)
-            fh.write(json.dumps({"pid": os.getpid(), "since": time.time(), "command": procs.cmdline(os.getpid())}) + "\n")
+            fh.write(
+                json.dumps({"pid": os.getpid(), "since": time.time(), "command": procs.cmdline(os.getpid())}) + "\n"
+            )
             fh.flush()
             yield
         finally:

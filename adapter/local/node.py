@@ -59,7 +59,9 @@ class LocalNode:
         if self.config.nodes < 1:
             raise ConfigurationError(f"nodes must be at least 1, not {self.config.nodes}")
         existing = existing_home(self.config)
-        self.release = detect_release(existing) if existing else resolve_release(self.config.distribution, self.config.version)
+        self.release = (
+            detect_release(existing) if existing else resolve_release(self.config.distribution, self.config.version)
+        )
         if self.config.secure:
             self.release = secured(self.release)
         self.distribution = self.release.distribution
@@ -79,15 +81,19 @@ class LocalNode:
         for state_file in sorted(root.glob("*/state.json")):
             try:
                 state = json.loads(state_file.read_text())
-                config = NodeConfig(version=state["version"], distribution=state["engine"], nodes=len(state["nodes"]),
-                                    cache_dir=Path(cache_dir or default_cache_dir()), secure=bool(state.get("secure")))
+                config = NodeConfig(
+                    version=state["version"],
+                    distribution=state["engine"],
+                    nodes=len(state["nodes"]),
+                    cache_dir=Path(cache_dir or default_cache_dir()),
+                    secure=bool(state.get("secure")),
+                )
                 node = cls(config, log=log)
             except (OSError, ValueError, KeyError, ConfigurationError):  # unreadable, or a release no longer pinned
                 continue
             if node.url:
                 found.append(node)
         return found
-
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
@@ -110,7 +116,8 @@ class LocalNode:
                 first = state["nodes"][0]
                 if self.config.port and self.config.port != first["http_port"]:
                     raise PortInUseError(
-                        f"{self.name} already runs on port {first['http_port']}; run `hybrid local down` before asking for another port"
+                        f"{self.name} already runs on port {first['http_port']}; run `hybrid local down` before asking "
+                        "for another port"
                     )
                 missing = [i for i, ok in enumerate(alive(self.layout, state)) if not ok]
                 for index in missing:
@@ -132,7 +139,10 @@ class LocalNode:
         prepare(self.layout, home, java, ports, user, self.installer.dictionaries())
         state = self._new_state(home, java, user, ports)
         vector = "" if java.has_vector_module else f", without {VECTOR_MODULE}"
-        self.log(f"starting {self.name} on 127.0.0.1:{ports[0]['http']} with Java {java.major} ({java.home}, {java.source}{vector})")
+        self.log(
+            f"starting {self.name} on 127.0.0.1:{ports[0]['http']} with Java {java.major} ({java.home}, "
+            f"{java.source}{vector})"
+        )
         started = time.monotonic()
         try:
             for index in range(len(ports)):
@@ -154,14 +164,27 @@ class LocalNode:
     def _new_state(self, home: Path, java: Java, user: str | None, ports: list[dict[str, Any]]) -> dict[str, Any]:
         """What the state file records of a cluster being started (its nodes' pids filled in as they start)."""
         return {
-            "engine": self.distribution.name, "version": self.release.version, "home": str(home),
-            "java_home": str(java.home), "java": os.path.realpath(java.binary), "java_major": java.major, "java_source": java.source,
+            "engine": self.distribution.name,
+            "version": self.release.version,
+            "home": str(home),
+            "java_home": str(java.home),
+            "java": os.path.realpath(java.binary),
+            "java_major": java.major,
+            "java_source": java.source,
             "vector_module": java.has_vector_module,
-            "user": user, "uid": pwd.getpwnam(user).pw_uid if user else os.geteuid(), "started": time.time(),
+            "user": user,
+            "uid": pwd.getpwnam(user).pw_uid if user else os.geteuid(),
+            "started": time.time(),
             "secure": self.release.security,
             "nodes": [
-                {"name": f"node-{i + 1}", "dir": str(self.node_dir / f"node-{i + 1}"), "http_port": p["http"], "transport_port": p["transport"],
-                 "url": f"{'https' if self.release.security else 'http'}://127.0.0.1:{p['http']}", "pid": None}
+                {
+                    "name": f"node-{i + 1}",
+                    "dir": str(self.node_dir / f"node-{i + 1}"),
+                    "http_port": p["http"],
+                    "transport_port": p["transport"],
+                    "url": f"{'https' if self.release.security else 'http'}://127.0.0.1:{p['http']}",
+                    "pid": None,
+                }
                 for i, p in enumerate(ports)
             ],
         }
@@ -189,13 +212,17 @@ class LocalNode:
 
         pki = security.ensure_pki(self.node_dir)
         config = security.write_client_config(pki, url, security.Credentials.load_or_create(pki.credentials_file))
-        self.log(f"TLS from the CA {pki.ca}; users admin and reader (passwords in {pki.credentials_file}, mode 600); "
-                 f"client certificate {pki.client_cert}. As the reader: HYBRID_CONFIG={config} hybrid search ...")
+        self.log(
+            f"TLS from the CA {pki.ca}; users admin and reader (passwords in {pki.credentials_file}, mode 600); "
+            f"client certificate {pki.client_cert}. As the reader: HYBRID_CONFIG={config} hybrid search ..."
+        )
 
     def _start_one(self, state: dict[str, Any], index: int) -> None:
         node = state["nodes"][index]
         if not procs.port_is_free(node["http_port"]) or not procs.port_is_free(node["transport_port"]):
-            raise PortInUseError(f"node-{index + 1}'s ports ({node['http_port']}, {node['transport_port']}) are taken by another process")
+            raise PortInUseError(
+                f"node-{index + 1}'s ports ({node['http_port']}, {node['transport_port']}) are taken by another process"
+            )
         self.log(f"starting {self.name} node-{index + 1} on 127.0.0.1:{node['http_port']}")
         spawn(self.layout, state, index)
         write_state(self.layout, state)

@@ -38,9 +38,13 @@ def choose_ports(layout: Layout, log: Callable[[str], None]) -> list[dict[str, A
         if index == 0 and config.port:
             http = config.port
             if not procs.port_is_free(http):
-                raise PortInUseError(f"port {http} on 127.0.0.1 is already in use by another process; pick another with --port")
+                raise PortInUseError(
+                    f"port {http} on 127.0.0.1 is already in use by another process; pick another with --port"
+                )
         else:
-            http = _reuse(last[index]["http"] if index < len(last) else None, taken, f"node-{index + 1}'s HTTP port", log)
+            http = _reuse(
+                last[index]["http"] if index < len(last) else None, taken, f"node-{index + 1}'s HTTP port", log
+            )
         taken.add(http)
         transport = _reuse(last[index]["transport"] if index < len(last) else None, taken, None, log)
         taken.add(transport)

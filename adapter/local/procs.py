@@ -34,11 +34,20 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def get_json(url: str, timeout: float = 5.0, method: str = "GET", body: dict[str, Any] | None = None, *,
-             context: ssl.SSLContext | None = None, headers: dict[str, str] | None = None) -> Any:
+def get_json(
+    url: str,
+    timeout: float = 5.0,
+    method: str = "GET",
+    body: dict[str, Any] | None = None,
+    *,
+    context: ssl.SSLContext | None = None,
+    headers: dict[str, str] | None = None,
+) -> Any:
     """A JSON request to a local node; ``context`` (TLS) and ``headers`` (auth) for a secured one."""
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
+    req = urllib.request.Request(
+        url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})}
+    )
     with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:  # noqa: S310 (loopback)
         return json.loads(resp.read())
 
@@ -112,7 +121,9 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def is_node_process(pid: int, *, java: str, uid: int, main_class: str, node_arg: str, started: int | None) -> str | None:
+def is_node_process(
+    pid: int, *, java: str, uid: int, main_class: str, node_arg: str, started: int | None
+) -> str | None:
     """None when ``pid`` is the node described; else why not (for the log).
 
     A node is the JVM binary recorded at start, run by the recorded user, with the engine's main

@@ -27,13 +27,25 @@ class Distribution:
 
 
 OPENSEARCH = Distribution(
-    "opensearch", "opensearch", "org.opensearch.bootstrap.OpenSearch", "opensearch.yml",
-    "OPENSEARCH_PATH_CONF", "OPENSEARCH_TMPDIR", "OPENSEARCH_JAVA_OPTS", "JAVA_HOME",
+    "opensearch",
+    "opensearch",
+    "org.opensearch.bootstrap.OpenSearch",
+    "opensearch.yml",
+    "OPENSEARCH_PATH_CONF",
+    "OPENSEARCH_TMPDIR",
+    "OPENSEARCH_JAVA_OPTS",
+    "JAVA_HOME",
     "cluster.initial_cluster_manager_nodes",
 )
 ELASTICSEARCH = Distribution(
-    "elasticsearch", "elasticsearch", "org.elasticsearch.bootstrap.Elasticsearch", "elasticsearch.yml",
-    "ES_PATH_CONF", "ES_TMPDIR", "ES_JAVA_OPTS", "ES_JAVA_HOME",
+    "elasticsearch",
+    "elasticsearch",
+    "org.elasticsearch.bootstrap.Elasticsearch",
+    "elasticsearch.yml",
+    "ES_PATH_CONF",
+    "ES_TMPDIR",
+    "ES_JAVA_OPTS",
+    "ES_JAVA_HOME",
     "cluster.initial_master_nodes",
 )
 DISTRIBUTIONS = {d.name: d for d in (OPENSEARCH, ELASTICSEARCH)}
@@ -80,7 +92,8 @@ DEFAULT_VERSION = RELEASES[0].version
 
 
 def resolve_release(distribution: str = DEFAULT_DISTRIBUTION, version: str | None = None) -> Release:
-    """The pinned release of ``distribution`` and ``version``: exact (``2.19.1``), a major (``3``), or None (default)."""
+    """The pinned release of ``distribution`` and ``version``: exact (``2.19.1``), a major (``3``), or None
+    (default)."""
     if distribution not in DISTRIBUTIONS:
         raise ConfigurationError(f"unknown distribution {distribution!r}; expected one of {', '.join(DISTRIBUTIONS)}")
     candidates = [r for r in RELEASES if r.distribution.name == distribution]

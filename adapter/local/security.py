@@ -65,12 +65,25 @@ class Credentials:
         if path.exists():
             st = path.stat()
             if st.st_uid != os.geteuid() or st.st_mode & 0o077:
-                raise ConfigurationError(f"{path} holds passwords but is readable by others or not yours: chmod 600 it, or delete it "
-                                         "and the cluster folder to start over")
+                raise ConfigurationError(
+                    f"{path} holds passwords but is readable by others or not yours: chmod 600 it, or delete it "
+                    "and the cluster folder to start over"
+                )
             return cls(**json.loads(path.read_text()))
-        creds = cls(secrets.token_urlsafe(18), secrets.token_urlsafe(18), base64.b64encode(secrets.token_bytes(32)).decode())
-        _write_private(path, json.dumps({"admin_password": creds.admin_password, "reader_password": creds.reader_password,
-                                         "jwt_key": creds.jwt_key}, indent=2))
+        creds = cls(
+            secrets.token_urlsafe(18), secrets.token_urlsafe(18), base64.b64encode(secrets.token_bytes(32)).decode()
+        )
+        _write_private(
+            path,
+            json.dumps(
+                {
+                    "admin_password": creds.admin_password,
+                    "reader_password": creds.reader_password,
+                    "jwt_key": creds.jwt_key,
+                },
+                indent=2,
+            ),
+        )
         return creds
 
 
@@ -88,8 +101,11 @@ def _name(cn: str) -> x509.Name:
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
-    parts = [x509.NameAttribute(NameOID.COMMON_NAME, cn), x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "hybrid-local"),
-             x509.NameAttribute(NameOID.ORGANIZATION_NAME, "opensearch-hybrid-adapter")]
+    parts = [
+        x509.NameAttribute(NameOID.COMMON_NAME, cn),
+        x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "hybrid-local"),
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "opensearch-hybrid-adapter"),
+    ]
     return x509.Name(parts)
 
 
@@ -108,7 +124,9 @@ def _pem_key(key: RSAPrivateKey) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
     # PKCS#8, unencrypted: what the plugin's pemkey_filepath reads (PKCS#1 "RSA PRIVATE KEY" is refused).
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 def _pem_cert(cert: x509.Certificate) -> bytes:
@@ -124,20 +142,38 @@ def make_ca(cn: str = "hybrid-local-ca", days: int = 3650) -> tuple[x509.Certifi
 
     key = _key()
     now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(_name(cn)).issuer_name(_name(cn)).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=days))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                                         key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False,
-                                         decipher_only=False), critical=True)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name(cn))
+        .issuer_name(_name(cn))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
     return cert, key
 
 
-def issue(ca_cert: x509.Certificate, ca_key: RSAPrivateKey, cn: str, *, server: bool,
-          days: int = 825) -> tuple[x509.Certificate, RSAPrivateKey]:
+def issue(
+    ca_cert: x509.Certificate, ca_key: RSAPrivateKey, cn: str, *, server: bool, days: int = 825
+) -> tuple[x509.Certificate, RSAPrivateKey]:
     """A certificate signed by the CA: for a node (server and client use, SAN 127.0.0.1/localhost) or a client."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
@@ -145,19 +181,42 @@ def issue(ca_cert: x509.Certificate, ca_key: RSAPrivateKey, cn: str, *, server: 
 
     key = _key()
     now = datetime.datetime.now(datetime.timezone.utc)
-    usages = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH] if server else [ExtendedKeyUsageOID.CLIENT_AUTH]
-    builder = (x509.CertificateBuilder().subject_name(_name(cn)).issuer_name(ca_cert.subject).public_key(key.public_key())
-               .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-               .not_valid_after(now + datetime.timedelta(days=days))
-               .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-               .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, content_commitment=False, data_encipherment=False,
-                                            key_agreement=False, key_cert_sign=False, crl_sign=False, encipher_only=False,
-                                            decipher_only=False), critical=True)
-               .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
-               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False))
+    usages = (
+        [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+        if server
+        else [ExtendedKeyUsageOID.CLIENT_AUTH]
+    )
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(cn))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_encipherment=True,
+                content_commitment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+    )
     if server:
-        builder = builder.add_extension(x509.SubjectAlternativeName(
-            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
     return builder.sign(ca_key, hashes.SHA256()), key
 
 
@@ -204,7 +263,8 @@ def ensure_pki(cluster_dir: Path) -> Pki:
     (pki.folder / "admin.pem").write_bytes(_pem_cert(admin_cert))
     (pki.folder / "ca.pem").write_bytes(_pem_cert(ca_cert))
     (pki.folder / "node.pem").write_bytes(_pem_cert(node_cert))
-    _write_private(pki.folder / "node-key.pem", _pem_key(node_key))  # copied into the node's config (owned by the node user)
+    # copied into the node's config (owned by the node user)
+    _write_private(pki.folder / "node-key.pem", _pem_key(node_key))
     pki.ca.write_bytes(_pem_cert(ca_cert))
     pki.client_cert.write_bytes(_pem_cert(client_cert))
     _write_private(pki.client_key, _pem_key(client_key))
@@ -216,14 +276,17 @@ def settings() -> list[str]:
     """opensearch.yml lines (PEM paths are relative to the node's config folder)."""
     lines = []
     for layer in ("transport", "http"):
-        lines += [f"plugins.security.ssl.{layer}.pemcert_filepath: certs/node.pem",
-                  f"plugins.security.ssl.{layer}.pemkey_filepath: certs/node-key.pem",
-                  f"plugins.security.ssl.{layer}.pemtrustedcas_filepath: certs/ca.pem"]
+        lines += [
+            f"plugins.security.ssl.{layer}.pemcert_filepath: certs/node.pem",
+            f"plugins.security.ssl.{layer}.pemkey_filepath: certs/node-key.pem",
+            f"plugins.security.ssl.{layer}.pemtrustedcas_filepath: certs/ca.pem",
+        ]
     return lines + [
         "plugins.security.ssl.transport.enforce_hostname_verification: false",
         "plugins.security.ssl.http.enabled: true",
         "plugins.security.ssl.http.clientauth_mode: OPTIONAL",  # client certificates are one way to log in
-        "plugins.security.allow_default_init_securityindex: true",  # the security index from the files below, at first start
+        # the security index from the files below, at first start
+        "plugins.security.allow_default_init_securityindex: true",
         f'plugins.security.authcz.admin_dn: ["{dn(ADMIN_CN)}"]',
         f'plugins.security.nodes_dn: ["{dn("node-1")}"]',
         'plugins.security.restapi.roles_enabled: ["all_access"]',
@@ -252,42 +315,97 @@ def _meta(kind: str) -> dict[str, Any]:
 def security_files(creds: Credentials) -> dict[str, str]:
     """The files of ``config/opensearch-security/``: users, roles, mappings, authentication domains."""
     auth = {
-        "basic_internal_auth_domain": {"description": "basic auth against the internal users", "http_enabled": True,
-                                       "transport_enabled": True, "order": 2,
-                                       "http_authenticator": {"type": "basic", "challenge": True},
-                                       "authentication_backend": {"type": "intern"}},
-        "clientcert_auth_domain": {"description": "TLS client certificates: the CN is the user", "http_enabled": True,
-                                   "transport_enabled": False, "order": 1,
-                                   "http_authenticator": {"type": "clientcert", "config": {"username_attribute": "cn"}, "challenge": False},
-                                   "authentication_backend": {"type": "noop"}},
-        "jwt_auth_domain": {"description": "JWTs signed with the generated HMAC key (Authorization: Bearer)", "http_enabled": True,
-                            "transport_enabled": False, "order": 0,
-                            "http_authenticator": {"type": "jwt", "challenge": False,
-                                                   "config": {"signing_key": creds.jwt_key, "jwt_header": "Authorization",
-                                                              "roles_key": "roles", "subject_key": "sub"}},
-                            "authentication_backend": {"type": "noop"}},
+        "basic_internal_auth_domain": {
+            "description": "basic auth against the internal users",
+            "http_enabled": True,
+            "transport_enabled": True,
+            "order": 2,
+            "http_authenticator": {"type": "basic", "challenge": True},
+            "authentication_backend": {"type": "intern"},
+        },
+        "clientcert_auth_domain": {
+            "description": "TLS client certificates: the CN is the user",
+            "http_enabled": True,
+            "transport_enabled": False,
+            "order": 1,
+            "http_authenticator": {"type": "clientcert", "config": {"username_attribute": "cn"}, "challenge": False},
+            "authentication_backend": {"type": "noop"},
+        },
+        "jwt_auth_domain": {
+            "description": "JWTs signed with the generated HMAC key (Authorization: Bearer)",
+            "http_enabled": True,
+            "transport_enabled": False,
+            "order": 0,
+            "http_authenticator": {
+                "type": "jwt",
+                "challenge": False,
+                "config": {
+                    "signing_key": creds.jwt_key,
+                    "jwt_header": "Authorization",
+                    "roles_key": "roles",
+                    "subject_key": "sub",
+                },
+            },
+            "authentication_backend": {"type": "noop"},
+        },
     }
     reader = {
         "description": "search and read hybrid indices; no writes",
-        "cluster_permissions": ["cluster:monitor/main", "cluster:monitor/nodes/info", "cluster:monitor/health",
-                                "cluster:admin/search/pipeline/get", "indices:data/read/msearch", "indices:data/read/mget",
-                                "indices:data/read/scroll*", "indices:data/read/point_in_time/*"],
-        "index_permissions": [{"index_patterns": ["*"], "allowed_actions": [
-            "read", "indices:admin/get", "indices:admin/aliases/get", "indices:admin/aliases/exists", "indices:admin/mappings/get",
-            "indices:monitor/settings/get"]}],
+        "cluster_permissions": [
+            "cluster:monitor/main",
+            "cluster:monitor/nodes/info",
+            "cluster:monitor/health",
+            "cluster:admin/search/pipeline/get",
+            "indices:data/read/msearch",
+            "indices:data/read/mget",
+            "indices:data/read/scroll*",
+            "indices:data/read/point_in_time/*",
+        ],
+        "index_permissions": [
+            {
+                "index_patterns": ["*"],
+                "allowed_actions": [
+                    "read",
+                    "indices:admin/get",
+                    "indices:admin/aliases/get",
+                    "indices:admin/aliases/exists",
+                    "indices:admin/mappings/get",
+                    "indices:monitor/settings/get",
+                ],
+            }
+        ],
     }
     return {
-        "config.yml": _yaml({**_meta("config"), "config": {"dynamic": {"http": {"anonymous_auth_enabled": False},
-                                                                        "authc": auth, "authz": {}}}}),
-        "internal_users.yml": _yaml({**_meta("internalusers"),
-                                     "admin": {"hash": _hash(creds.admin_password), "reserved": True, "backend_roles": ["admin"],
-                                               "description": "all_access"},
-                                     "reader": {"hash": _hash(creds.reader_password), "reserved": False,
-                                                "description": f"{READER_ROLE}: read only"}}),
+        "config.yml": _yaml(
+            {
+                **_meta("config"),
+                "config": {"dynamic": {"http": {"anonymous_auth_enabled": False}, "authc": auth, "authz": {}}},
+            }
+        ),
+        "internal_users.yml": _yaml(
+            {
+                **_meta("internalusers"),
+                "admin": {
+                    "hash": _hash(creds.admin_password),
+                    "reserved": True,
+                    "backend_roles": ["admin"],
+                    "description": "all_access",
+                },
+                "reader": {
+                    "hash": _hash(creds.reader_password),
+                    "reserved": False,
+                    "description": f"{READER_ROLE}: read only",
+                },
+            }
+        ),
         "roles.yml": _yaml({**_meta("roles"), READER_ROLE: reader}),
-        "roles_mapping.yml": _yaml({**_meta("rolesmapping"),
-                                    "all_access": {"reserved": False, "backend_roles": ["admin"], "users": []},
-                                    READER_ROLE: {"reserved": False, "users": ["reader", CLIENT_CN], "backend_roles": ["reader"]}}),
+        "roles_mapping.yml": _yaml(
+            {
+                **_meta("rolesmapping"),
+                "all_access": {"reserved": False, "backend_roles": ["admin"], "users": []},
+                READER_ROLE: {"reserved": False, "users": ["reader", CLIENT_CN], "backend_roles": ["reader"]},
+            }
+        ),
         "action_groups.yml": _yaml(_meta("actiongroups")),
         "tenants.yml": _yaml(_meta("tenants")),
         "nodes_dn.yml": _yaml(_meta("nodesdn")),
@@ -312,8 +430,10 @@ def install(conf: Path, pki: Pki, creds: Credentials) -> None:
 
 def write_client_config(pki: Pki, url: str, creds: Credentials) -> Path:
     """A client config file for the reader (what ``HYBRID_CONFIG`` / ``--config`` read), mode 600."""
-    _write_private(pki.config_file, _yaml({"url": url, "ca_certs": str(pki.ca), "username": "reader",
-                                           "password": creds.reader_password}))
+    _write_private(
+        pki.config_file,
+        _yaml({"url": url, "ca_certs": str(pki.ca), "username": "reader", "password": creds.reader_password}),
+    )
     return pki.config_file
 
 

@@ -36,9 +36,13 @@ def why_not_ours(layout: Layout, state: dict[str, Any], node: dict[str, Any]) ->
     if not node.get("pid"):
         return "not started"
     return procs.is_node_process(
-        node["pid"], java=state["java"], uid=state["uid"], main_class=layout.distribution.main_class,
+        node["pid"],
+        java=state["java"],
+        uid=state["uid"],
+        main_class=layout.distribution.main_class,
         # Both engines pass the node's own tmp folder to the server JVM (Elasticsearch 9 passes no config path).
-        node_arg=f"-Djava.io.tmpdir={node['dir']}/tmp", started=node.get("start_time"),
+        node_arg=f"-Djava.io.tmpdir={node['dir']}/tmp",
+        started=node.get("start_time"),
     )
 
 

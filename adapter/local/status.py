@@ -15,13 +15,28 @@ from adapter.local.start import http_options
 def read_status(layout: Layout, state: dict[str, Any], alive: list[bool]) -> NodeStatus:
     """The status of the running cluster ``state`` records (``alive``: which of its nodes run)."""
     nodes = tuple(
-        {"name": n["name"], "pid": n["pid"] if ok else None, "url": n["url"], "running": ok, "rss_bytes": procs.rss_bytes(n["pid"]) if ok else None}
+        {
+            "name": n["name"],
+            "pid": n["pid"] if ok else None,
+            "url": n["url"],
+            "running": ok,
+            "rss_bytes": procs.rss_bytes(n["pid"]) if ok else None,
+        }
         for n, ok in zip(state["nodes"], alive)
     )
     url = next(n["url"] for n in nodes if n["running"])
-    base = dict(running=True, url=url, pid=nodes[0]["pid"], home=state["home"], engine=layout.distribution.name, name=layout.name,
-                nodes=nodes, java=f"{state['java_home']} (Java {state['java_major']}, {state['java_source']})",
-                rss_bytes=sum(n["rss_bytes"] or 0 for n in nodes), version=state["version"])
+    base = dict(
+        running=True,
+        url=url,
+        pid=nodes[0]["pid"],
+        home=state["home"],
+        engine=layout.distribution.name,
+        name=layout.name,
+        nodes=nodes,
+        java=f"{state['java_home']} (Java {state['java_major']}, {state['java_source']})",
+        rss_bytes=sum(n["rss_bytes"] or 0 for n in nodes),
+        version=state["version"],
+    )
     try:
         info = procs.get_json(f"{url}/_nodes/_local/plugins,jvm,settings", **http_options(layout))["nodes"]
         health = procs.get_json(f"{url}/_cluster/health", **http_options(layout))["status"]

@@ -38,8 +38,14 @@ def _drop(client, alias):
 @pytest.fixture(scope="module", params=["fields", "combined"])
 def adaptive_index(request, client, e5, support_docs_path):
     alias = f"t-adaptive-{request.param}-{uuid.uuid4().hex[:6]}"
-    init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive", text_layout=request.param))
-    report = Ingestor.open(client, alias, e5, progress=False).ingest(read_source(support_docs_path, FieldMap(metadata=("category", "lang"))))
+    init_index(
+        client,
+        alias,
+        IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive", text_layout=request.param),
+    )
+    report = Ingestor.open(client, alias, e5, progress=False).ingest(
+        read_source(support_docs_path, FieldMap(metadata=("category", "lang")))
+    )
     assert report.documents == 12 and not report.failures
     yield alias, request.param
     _drop(client, alias)
@@ -50,7 +56,10 @@ def test_uncalibrated_adaptive_index_is_even_and_its_pipeline_fuses_bare_queries
     info = read_index_info(client, adaptive_index)
     assert info.default_fusion == "adaptive" and info.default_pipeline == f"{adaptive_index}-adaptive"
     body = read_pipeline(cluster_for(client), info.default_pipeline)
-    assert body["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.5, 0.5]
+    assert body["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [
+        0.5,
+        0.5,
+    ]
     assert Searcher.open(client, adaptive_index, e5).search("hola", k=1).choice.weights == (0.5, 0.5)
 
 
@@ -69,17 +78,28 @@ def test_calibration_makes_the_demo_query_find_a_returns_document_first(client, 
     assert result.choice is not None and result.choice.weights == (0.05, 0.95) and result.choice.per_query
     assert result.choice.weights[0] < report.weights[0] < 0.5
     assert result.fused_by is FusedBy.SERVER_INLINE and result.fusion.weights == result.choice.weights
-    assert result.hits[0].legs[1].weight == pytest.approx(result.choice.weights[1])  # the explanation shows the chosen weights
+    # the explanation shows the chosen weights
+    assert result.hits[0].legs[1].weight == pytest.approx(result.choice.weights[1])
     code = searcher.search("E-4012", k=3)  # a bare code keeps the baseline
     assert code.hits[0].id == "e-4012" and code.choice is not None and code.choice.weights == (0.5, 0.5)
     # A code among words follows the departure by their share (issue 39, docs/EVALUATION.md "code-heavy corpora").
     mixed = searcher.search("error E-4012", k=3)
-    assert mixed.hits[0].id == "e-4012" and mixed.choice is not None and result.choice.weights[0] < mixed.choice.weights[0] < 0.5
+    assert (
+        mixed.hits[0].id == "e-4012"
+        and mixed.choice is not None
+        and result.choice.weights[0] < mixed.choice.weights[0] < 0.5
+    )
     # A bare hybrid query from any other client gets the calibrated corpus weights from the index's default pipeline.
     vector = [float(x) for x in e5.embed_query("¿cómo devuelvo un pedido?")]
     text = searcher.text_leg.body("¿cómo devuelvo un pedido?")
-    bare = client.search(index=adaptive_index, body={"size": 3, "_source": False, "query": {"hybrid": {"queries": [
-        text, {"knn": {"embedding": {"vector": vector, "k": 10}}}]}}})
+    bare = client.search(
+        index=adaptive_index,
+        body={
+            "size": 3,
+            "_source": False,
+            "query": {"hybrid": {"queries": [text, {"knn": {"embedding": {"vector": vector, "k": 10}}}]}},
+        },
+    )
     assert bare["hits"]["hits"][0]["_id"] in RETURNS
 
 
@@ -96,7 +116,9 @@ def test_query_match_quality_reads_the_layouts_fields(client, adaptive_index, e5
 def test_a_learned_policy_file_is_used_and_kept_with_the_index(client, adaptive_index, e5, tmp_path):
     adaptive_index, layout = adaptive_index
     # A policy that leans on BM25 whatever the corpus (no coverage departure), as a learned one may.
-    learned = AdaptivePolicy(bias=3.0, coverage_start=0.0, coverage_full=0.0, name="learned-test", trained_on={"dataset": "unit"})
+    learned = AdaptivePolicy(
+        bias=3.0, coverage_start=0.0, coverage_full=0.0, name="learned-test", trained_on={"dataset": "unit"}
+    )
     path = tmp_path / "policy.json"
     path.write_text(learned.dumps())
     loaded = AdaptivePolicy.loads(path.read_text())
@@ -107,8 +129,17 @@ def test_a_learned_policy_file_is_used_and_kept_with_the_index(client, adaptive_
     again = Searcher.open(client, adaptive_index, e5)
     assert again.policy == loaded and again.search("hola", k=3).choice.policy == "learned-test"
     # init again (same assets): the calibration and the policy stay; the adaptive pipeline keeps their weights.
-    init_index(client, adaptive_index, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive", text_layout=layout))
+    init_index(
+        client,
+        adaptive_index,
+        IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive", text_layout=layout),
+    )
     kept = Searcher.open(client, adaptive_index, e5)
     assert kept.policy == loaded and isinstance(kept.calibration, Calibration)
-    weights = read_pipeline(cluster_for(client), f"{adaptive_index}-adaptive")["phase_results_processors"][0]["normalization-processor"]
-    assert tuple(weights["combination"]["parameters"]["weights"]) == loaded.fusion(loaded.choose(QuerySignals("natural"), kept.calibration)).weights
+    weights = read_pipeline(cluster_for(client), f"{adaptive_index}-adaptive")["phase_results_processors"][0][
+        "normalization-processor"
+    ]
+    assert (
+        tuple(weights["combination"]["parameters"]["weights"])
+        == loaded.fusion(loaded.choose(QuerySignals("natural"), kept.calibration)).weights
+    )

@@ -1,6 +1,7 @@
 """One source of defaults on a real node (issue 39): a new index's analyzer chosen from its documents' language (at
 init from --sample, else by the first ingest, which rebuilds the still-empty index), an existing index keeping its
-own (init, plan, eval), and `plan --index X --write-spec FILE` writing what the live index has so that `diff` is clean."""
+own (init, plan, eval), and `plan --index X --write-spec FILE` writing what the live index has so that `diff` is
+clean."""
 
 from __future__ import annotations
 
@@ -35,18 +36,38 @@ def test_write_spec_of_an_english_index_is_in_sync(cli, client, index_name, tmp_
     """Before: `plan --index docs --write-spec` on an `english` index wrote init's default (folding) and `diff` on
     it reported drift at once (exit 2)."""
     analyzer = _not_the_default(target)
-    code, out, err = cli("init", "--index", index_name, "--embedder", "test:hashing", "--analyzer", analyzer,
-                         "--title-boost", "0.5", "--m", "24", "--weights", "0.4,0.6", "--shards", "2")
+    code, out, err = cli(
+        "init",
+        "--index",
+        index_name,
+        "--embedder",
+        "test:hashing",
+        "--analyzer",
+        analyzer,
+        "--title-boost",
+        "0.5",
+        "--m",
+        "24",
+        "--weights",
+        "0.4,0.6",
+        "--shards",
+        "2",
+    )
     assert code == 0, err
     written = tmp_path / "spec.yaml"
     code, out, err = cli("plan", "--index", index_name, "--write-spec", written)
     assert code == 0, err
     assert f"analyzer: {analyzer}, embedder: test:hashing (the live index's" in out
     doc = yaml.safe_load(written.read_text())
-    assert doc["index"]["analyzer"] == analyzer and doc["index"]["title_boost"] == 0.5 and doc["index"]["text_layout"] == "fields"
+    assert (
+        doc["index"]["analyzer"] == analyzer
+        and doc["index"]["title_boost"] == 0.5
+        and doc["index"]["text_layout"] == "fields"
+    )
     assert doc["index"]["hnsw"] == {"m": 24, "ef_construction": 128} and doc["index"]["shards"] == 2
     assert doc["embedder"]["spec"] == "test:hashing" and doc["embedder"]["fingerprint"]["dimension"] == 32
-    assert doc["pipelines"]["weights"] == [0.4, 0.6] or target.engine == "elasticsearch"  # ES stores no pipeline weights
+    # ES stores no pipeline weights
+    assert doc["pipelines"]["weights"] == [0.4, 0.6] or target.engine == "elasticsearch"
     code, out, err = cli("diff", written)
     assert code == 0 and "in sync" in out, out + err
 
@@ -65,7 +86,9 @@ def test_init_with_a_sample_chooses_from_its_language(cli, client, index_name, s
     code, out, err = cli("init", "--index", index_name, "--embedder", "test:hashing", "--sample", support_docs_path)
     assert code == 0, err
     # Spanish documents get folding, not the spanish analyzer: measured ahead on every labelled set (docs/EVALUATION.md)
-    assert "analyzer: folding, embedder: test:hashing (" in out and "are Spanish; folding ranks as well as spanish" in out, out
+    assert (
+        "analyzer: folding, embedder: test:hashing (" in out and "are Spanish; folding ranks as well as spanish" in out
+    ), out
     assert _analyzer(client, index_name) == "folding"
 
 
@@ -75,7 +98,9 @@ def test_the_first_ingest_chooses_when_init_had_no_documents(cli, client, index_
     assert code == 0, err
     assert "for now: the first `hybrid ingest` reads its documents' language" in out
     assert _analyzer(client, index_name) == "folding"
-    code, out, err = cli("ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache")
+    code, out, err = cli(
+        "ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache"
+    )
     assert code == 0, err
     assert "analyzer: folding, embedder: test:hashing (" in out and "are Spanish" in out
     assert _analyzer(client, index_name) == "folding"  # the choice is what init made: no rebuild
@@ -83,7 +108,9 @@ def test_the_first_ingest_chooses_when_init_had_no_documents(cli, client, index_
     lines = sum(1 for line in open(support_docs_path, encoding="utf-8") if line.strip())
     assert client.count(index=index_name)["count"] == lines  # every row landed in the rebuilt index
     # chosen once: a second ingest neither chooses nor rebuilds
-    code, out, _ = cli("ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache")
+    code, out, _ = cli(
+        "ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache"
+    )
     assert code == 0 and "analyzer:" not in out
     meta = client.indices.get_mapping(index=f"{index_name}-v1")[f"{index_name}-v1"]["mappings"]["_meta"]
     assert meta["analysis"]["analyzer"] == "folding" and meta["analysis"]["pending"] is False
@@ -95,12 +122,18 @@ def test_the_first_ingest_chooses_when_init_had_no_documents(cli, client, index_
 def test_the_first_ingest_rebuilds_the_empty_index_when_its_choice_differs(cli, client, index_name, tmp_path):
     """Chinese keeps its analyzer (cjk: folding's standard tokenizer cannot split it into words), so the pending
     folding index is rebuilt before the first row is written."""
-    texts = ["如何重置我的密码？在登录页面点击忘记密码，然后按照邮件中的说明操作。", "退货政策：收到商品后三十天内可以申请退货和退款。",
-             "配送时间：订单通常在两到三个工作日内送达，偏远地区可能需要更长时间。", "发票下载：在我的订单页面可以下载每个订单的电子发票。",
-             "账户注销：如果您想删除账户和所有个人数据，请联系客服。"]
+    texts = [
+        "如何重置我的密码？在登录页面点击忘记密码，然后按照邮件中的说明操作。",
+        "退货政策：收到商品后三十天内可以申请退货和退款。",
+        "配送时间：订单通常在两到三个工作日内送达，偏远地区可能需要更长时间。",
+        "发票下载：在我的订单页面可以下载每个订单的电子发票。",
+        "账户注销：如果您想删除账户和所有个人数据，请联系客服。",
+    ]
     docs = tmp_path / "zh.jsonl"
-    docs.write_text("".join(json.dumps({"id": f"zh-{i}", "text": t}, ensure_ascii=False) + "\n" for i, t in enumerate(texts)),
-                    encoding="utf-8")
+    docs.write_text(
+        "".join(json.dumps({"id": f"zh-{i}", "text": t}, ensure_ascii=False) + "\n" for i, t in enumerate(texts)),
+        encoding="utf-8",
+    )
     assert cli("init", "--index", index_name, "--embedder", "test:hashing")[0] == 0
     assert _analyzer(client, index_name) == "folding"
     code, out, err = cli("ingest", str(docs), "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache")
@@ -111,13 +144,27 @@ def test_the_first_ingest_rebuilds_the_empty_index_when_its_choice_differs(cli, 
     assert client.count(index=index_name)["count"] == len(texts)  # every row landed in the rebuilt index
 
 
-def test_an_index_written_before_the_first_ingest_keeps_its_analyzer(cli, client, index_name, support_docs_path, tmp_path):
+def test_an_index_written_before_the_first_ingest_keeps_its_analyzer(
+    cli, client, index_name, support_docs_path, tmp_path
+):
     """A document that lands by another way (here a partitioned ingest, which never chooses) ends the wait."""
     assert cli("init", "--index", index_name, "--embedder", "test:hashing")[0] == 0
-    code, out, err = cli("ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache",
-                         "--partition", "1/1")
+    code, out, err = cli(
+        "ingest",
+        support_docs_path,
+        "--index",
+        index_name,
+        "--embedder",
+        "test:hashing",
+        "-q",
+        "--no-cache",
+        "--partition",
+        "1/1",
+    )
     assert code == 0, err
     assert "a partitioned ingest does not choose it" in out
-    code, out, err = cli("ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache")
+    code, out, err = cli(
+        "ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache"
+    )
     assert code == 0, err
     assert "documents were written before the first ingest chose" in out and _analyzer(client, index_name) == "folding"

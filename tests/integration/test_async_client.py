@@ -31,7 +31,9 @@ def test_the_async_client_signs_what_the_sync_one_signs_and_serverless_accepts_i
 
     with SigV4Endpoint(opensearch_url, "aoss") as aoss:
         answer = asyncio.run(run(aoss))
-    assert answer["hits"]["hits"] == [] and aoss.signed == ["host;x-amz-content-sha256;x-amz-date"] and aoss.rejected == []
+    assert (
+        answer["hits"]["hits"] == [] and aoss.signed == ["host;x-amz-content-sha256;x-amz-date"] and aoss.rejected == []
+    )
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")

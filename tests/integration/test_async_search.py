@@ -40,7 +40,11 @@ def ranked(result):
 def test_async_hits_equal_sync_hits_for_every_technique(client, opensearch_url, support, e5):
     searcher = Searcher.open(client, support, e5)
     vectors = {q: e5.embed_query(q) for q in QUERIES}  # the async searcher embeds each query itself
-    wanted = {(q, t): ranked(searcher.search(q, technique=t, k=5, query_vector=vectors[q])) for q in QUERIES for t in TECHNIQUES}
+    wanted = {
+        (q, t): ranked(searcher.search(q, technique=t, k=5, query_vector=vectors[q]))
+        for q in QUERIES
+        for t in TECHNIQUES
+    }
 
     async def run():
         aclient = async_client(client, opensearch_url)
@@ -67,7 +71,9 @@ def test_many_async_searches_at_once_on_one_loop(client, opensearch_url, support
         aclient = async_client(client, opensearch_url)
         try:
             asearcher = await AsyncSearcher.open(aclient, support, e5)
-            results = await asyncio.gather(*(asearcher.search(q, technique=t, k=5, query_vector=vectors[q]) for q, t in queries))
+            results = await asyncio.gather(
+                *(asearcher.search(q, technique=t, k=5, query_vector=vectors[q]) for q, t in queries)
+            )
         finally:
             await aclient.close()
         return results
@@ -78,13 +84,20 @@ def test_many_async_searches_at_once_on_one_loop(client, opensearch_url, support
     lines = [r.getMessage() for r in caplog.records if r.name == "adapter.requests"]
     # the search requests (the stored pipeline's fusion, read once per searcher, and the check that the
     # empty shard answers, are not among a result's requests)
-    ids = [line.rsplit(" id=", 1)[1] for line in lines if " id=hybrid-" in line and "/_search/pipeline/" not in line
-           and "POST /hybrid-empty-shard/_search " not in line]
+    ids = [
+        line.rsplit(" id=", 1)[1]
+        for line in lines
+        if " id=hybrid-" in line
+        and "/_search/pipeline/" not in line
+        and "POST /hybrid-empty-shard/_search " not in line
+    ]
     per_search = sorted(ids.count(i) for i in set(ids))
     assert per_search == sorted(r.requests for r in results)  # 32 ids, each on exactly its own search's requests
 
 
-def test_async_ingest_writes_what_the_sync_one_writes(client, opensearch_url, index_name, e5, support_docs_path, caplog):
+def test_async_ingest_writes_what_the_sync_one_writes(
+    client, opensearch_url, index_name, e5, support_docs_path, caplog
+):
     """AsyncIngestor (async_streaming_bulk over the asyncio client) lands every row, bad rows reported as the sync
     ingestor reports them; the index then answers the sync searcher as one the sync ingestor wrote."""
     from adapter.ingest.async_ingestor import AsyncIngestor
@@ -105,6 +118,7 @@ def test_async_ingest_writes_what_the_sync_one_writes(client, opensearch_url, in
     assert (report.documents, report.chunks, [f.line for f in report.failures]) == (12, 12, [99])
     assert cluster_for(client).count(index_name) == 12
     bulks = [r.getMessage() for r in caplog.records if r.name == "adapter.requests" and "/_bulk" in r.getMessage()]
-    assert len(bulks) == 3 and all(" 200 " in line for line in bulks), bulks  # 12 rows in requests of 5, on the asyncio client
+    # 12 rows in requests of 5, on the asyncio client
+    assert len(bulks) == 3 and all(" 200 " in line for line in bulks), bulks
     ids = [h.id for h in Searcher.open(client, index_name, e5).search(QUERIES[0], technique="bm25", k=5).hits]
     assert ids and set(ids) <= {r.id for r in rows if not isinstance(r, RowError)}

@@ -17,7 +17,10 @@ from adapter.ingest.sources import read_source
 from adapter.engines import cluster_for
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401 (fixture)
 
-GOOD = [{"id": "g1", "title": "Primero", "text": "reembolso del pedido"}, {"id": "g2", "title": "Segundo", "text": "error E-4012 en el pago"}]
+GOOD = [
+    {"id": "g1", "title": "Primero", "text": "reembolso del pedido"},
+    {"id": "g2", "title": "Segundo", "text": "error E-4012 en el pago"},
+]
 
 
 @pytest.fixture
@@ -33,13 +36,28 @@ def ids(client, alias):
 
 def jsonl(path, *rows):
     """Rows are dicts (written as JSON) or raw bytes (written as they are)."""
-    path.write_bytes(b"".join((r if isinstance(r, bytes) else json.dumps(r, ensure_ascii=False).encode()) + b"\n" for r in rows))
+    path.write_bytes(
+        b"".join((r if isinstance(r, bytes) else json.dumps(r, ensure_ascii=False).encode()) + b"\n" for r in rows)
+    )
     return path
 
 
 def ingest(cli, path, index, url, tmp_path, *extra):
-    return cli("ingest", path, "--index", index, "--url", url, "--embedder", "test:hashing", "--quiet", "--no-cache",
-               "--failures", tmp_path / "failures.jsonl", *extra)
+    return cli(
+        "ingest",
+        path,
+        "--index",
+        index,
+        "--url",
+        url,
+        "--embedder",
+        "test:hashing",
+        "--quiet",
+        "--no-cache",
+        "--failures",
+        tmp_path / "failures.jsonl",
+        *extra,
+    )
 
 
 # -- rows: each bad row is reported alone (exit 3), the good rows land ------------------------------
@@ -60,7 +78,9 @@ BAD_ROWS = {
 def test_a_bad_row_is_reported_alone_and_the_good_rows_land(cli, client, index, opensearch_url, tmp_path, case):
     row, reason = BAD_ROWS[case]
     first = {"id": "g0", "text": "primero", "year": 2020}  # fixes metadata.year as a number
-    code, out, _ = ingest(cli, jsonl(tmp_path / "d.jsonl", first, GOOD[0], row, GOOD[1]), index, opensearch_url, tmp_path)
+    code, out, _ = ingest(
+        cli, jsonl(tmp_path / "d.jsonl", first, GOOD[0], row, GOOD[1]), index, opensearch_url, tmp_path
+    )
     assert code == 3 and "NOT every row landed: 1 failed (exit code 3)" in out and reason in out
     assert ids(client, index) == {"g0", "g1", "g2"}
     (failure,) = [json.loads(line) for line in (tmp_path / "failures.jsonl").read_text().splitlines()]
@@ -68,7 +88,13 @@ def test_a_bad_row_is_reported_alone_and_the_good_rows_land(cli, client, index, 
 
 
 def test_an_id_of_exactly_512_bytes_lands(cli, client, index, opensearch_url, tmp_path):
-    code, out, _ = ingest(cli, jsonl(tmp_path / "d.jsonl", {"id": "ñ" * 256, "text": "justo 512 bytes"}, *GOOD), index, opensearch_url, tmp_path)
+    code, out, _ = ingest(
+        cli,
+        jsonl(tmp_path / "d.jsonl", {"id": "ñ" * 256, "text": "justo 512 bytes"}, *GOOD),
+        index,
+        opensearch_url,
+        tmp_path,
+    )
     assert code == 0 and "every row landed" in out and "ñ" * 256 in ids(client, index)
 
 
@@ -78,11 +104,15 @@ def test_a_byte_order_mark_is_not_part_of_the_first_row(cli, client, index, open
     assert ingest(cli, path, index, opensearch_url, tmp_path)[0] == 0 and ids(client, index) == {"g1", "g2"}
 
 
-@pytest.mark.parametrize("content, reason", [
-    (b"id,text\ng1,bien\nc2,uno,dos\ng2,otro\n", "1 more cells than the header has columns"),
-    (b"id,text\ng1,bien\nc2,caf\xe9\ng2,otro\n", "not UTF-8: byte 0xe9"),
-    (b"\xef\xbb\xbfid,text\ng1,bien\nc3,\ng2,otro\n", "no text in field 'text'"),
-], ids=["too many cells", "non-UTF-8 cell", "BOM header, empty cell"])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"id,text\ng1,bien\nc2,uno,dos\ng2,otro\n", "1 more cells than the header has columns"),
+        (b"id,text\ng1,bien\nc2,caf\xe9\ng2,otro\n", "not UTF-8: byte 0xe9"),
+        (b"\xef\xbb\xbfid,text\ng1,bien\nc3,\ng2,otro\n", "no text in field 'text'"),
+    ],
+    ids=["too many cells", "non-UTF-8 cell", "BOM header, empty cell"],
+)
 def test_csv_rows(cli, client, index, opensearch_url, tmp_path, content, reason):
     path = tmp_path / "d.csv"
     path.write_bytes(content)
@@ -97,17 +127,25 @@ def test_folder_with_a_non_utf8_file_and_an_empty_file(cli, client, index, opens
     (folder / "b.txt").write_bytes(b"caf\xe9")
     (folder / "c.txt").write_text("  ")
     code, out, _ = ingest(cli, folder, index, opensearch_url, tmp_path)
-    assert code == 3 and "b.txt: not UTF-8" in out and "c.txt: the file is empty" in out and ids(client, index) == {"a.md"}
+    assert (
+        code == 3 and "b.txt: not UTF-8" in out and "c.txt: the file is empty" in out and ids(client, index) == {"a.md"}
+    )
 
 
 # -- arguments and settings: a clear error (exit 2) before anything is written ------------------------
-@pytest.mark.parametrize("extra, message", [
-    (("--text-field", "contenido"), "names 'contenido' for text"),
-    (("--chunk-size", "10", "--chunk-overlap", "10"), "chunk overlap must be >= 0 and smaller than the size"),
-    (("--batch-size", "0"), "batch_size must be at least 1"),
-    (("--strict",), "1 bad rows and --strict is set, so nothing was written"),
-], ids=["unknown field", "overlap >= size", "batch size 0", "strict"])
-def test_bad_ingest_options_are_clear_errors_and_write_nothing(cli, client, index, opensearch_url, tmp_path, extra, message):
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (("--text-field", "contenido"), "names 'contenido' for text"),
+        (("--chunk-size", "10", "--chunk-overlap", "10"), "chunk overlap must be >= 0 and smaller than the size"),
+        (("--batch-size", "0"), "batch_size must be at least 1"),
+        (("--strict",), "1 bad rows and --strict is set, so nothing was written"),
+    ],
+    ids=["unknown field", "overlap >= size", "batch size 0", "strict"],
+)
+def test_bad_ingest_options_are_clear_errors_and_write_nothing(
+    cli, client, index, opensearch_url, tmp_path, extra, message
+):
     src = jsonl(tmp_path / "d.jsonl", *GOOD, b"{broken")
     code, _, err = ingest(cli, src, index, opensearch_url, tmp_path, *extra)
     assert code == 2 and err.startswith("error: ") and message in err and "Traceback" not in err
@@ -125,24 +163,41 @@ def test_missing_path_unknown_format_and_missing_index(cli, index, opensearch_ur
 def test_a_cache_file_that_is_not_sqlite_is_named(cli, index, opensearch_url, tmp_path):
     cache = tmp_path / "cache.sqlite"
     cache.write_bytes(b"not a database " * 200)
-    code, _, err = cli("ingest", jsonl(tmp_path / "d.jsonl", *GOOD), "--index", index, "--url", opensearch_url,
-                       "--embedder", "test:hashing", "--quiet", "--cache", cache)
+    code, _, err = cli(
+        "ingest",
+        jsonl(tmp_path / "d.jsonl", *GOOD),
+        "--index",
+        index,
+        "--url",
+        opensearch_url,
+        "--embedder",
+        "test:hashing",
+        "--quiet",
+        "--cache",
+        cache,
+    )
     assert code == 2 and f"the embedding cache {cache} is not a readable SQLite database" in err and "--no-cache" in err
 
 
 def test_swapped_cache_entries_are_re_embedded_and_the_index_holds_the_right_vectors(client, index, tmp_path):
     cache_path = tmp_path / "cache.sqlite"
     src = jsonl(tmp_path / "d.jsonl", *GOOD)
-    Ingestor.open(client, index, TEST_EMBEDDER, cache=EmbeddingCache(cache_path), progress=False).ingest(read_source(src))
+    Ingestor.open(client, index, TEST_EMBEDDER, cache=EmbeddingCache(cache_path), progress=False).ingest(
+        read_source(src)
+    )
     with sqlite3.connect(cache_path) as db:
         (h1, v1), (h2, v2) = db.execute("SELECT h, v FROM vectors").fetchall()
         db.execute("UPDATE vectors SET v = ? WHERE h = ?", (v2, h1))
         db.execute("UPDATE vectors SET v = ? WHERE h = ?", (v1, h2))
-    report = Ingestor.open(client, index, TEST_EMBEDDER, cache=EmbeddingCache(cache_path), progress=False).ingest(read_source(src))
+    report = Ingestor.open(client, index, TEST_EMBEDDER, cache=EmbeddingCache(cache_path), progress=False).ingest(
+        read_source(src)
+    )
     assert (report.cache_rejected, report.cache_hits, report.failures) == (2, 0, ())
     stored = client.get(index=index, id="g1")["_source"]["embedding"]
     # float32 precision: OpenSearch 3.x rebuilds a knn_vector's _source from the index (derived source).
-    assert stored == pytest.approx([float(x) for x in TEST_EMBEDDER.embed_documents(["Primero\nreembolso del pedido"])[0]], rel=1e-6)
+    assert stored == pytest.approx(
+        [float(x) for x in TEST_EMBEDDER.embed_documents(["Primero\nreembolso del pedido"])[0]], rel=1e-6
+    )
 
 
 # -- search ----------------------------------------------------------------------------------------
@@ -157,16 +212,23 @@ def search(cli, index, url, *args):
     return cli("search", *args, "--index", index, "--url", url, "--embedder", "test:hashing")
 
 
-@pytest.mark.parametrize("args, message", [
-    (("  ",), "the query is empty"),
-    (("x", "-k", "0"), "k must be a positive integer"),
-    (("x", "-t", "fuzzy"), "technique"),
-    (("x", "--filter", "lang"), "filters look like field=value"),
-    (("x", "--weights", "nan,nan"), "weights must be finite numbers"),
-    (("x", "--rank-constant", "0", "--fusion", "rrf"), "rank_constant must be an integer between 1 and 10000, got 0"),
-    ((" ".join(f"w{i}" for i in range(600)),), "max_clause_count = 1024"),
-    (("x", "--from", "9995"), "exceeds the cluster's limit"),
-], ids=["empty", "k=0", "technique", "filter syntax", "nan weights", "rank constant 0", "clause limit", "window"])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("  ",), "the query is empty"),
+        (("x", "-k", "0"), "k must be a positive integer"),
+        (("x", "-t", "fuzzy"), "technique"),
+        (("x", "--filter", "lang"), "filters look like field=value"),
+        (("x", "--weights", "nan,nan"), "weights must be finite numbers"),
+        (
+            ("x", "--rank-constant", "0", "--fusion", "rrf"),
+            "rank_constant must be an integer between 1 and 10000, got 0",
+        ),
+        ((" ".join(f"w{i}" for i in range(600)),), "max_clause_count = 1024"),
+        (("x", "--from", "9995"), "exceeds the cluster's limit"),
+    ],
+    ids=["empty", "k=0", "technique", "filter syntax", "nan weights", "rank constant 0", "clause limit", "window"],
+)
 def test_bad_searches_are_clear_errors(cli, filled, opensearch_url, args, message):
     code, _, err = search(cli, filled, opensearch_url, *args)
     assert code == 2 and err.startswith("error: ") and message in err and "Traceback" not in err
@@ -174,20 +236,30 @@ def test_bad_searches_are_clear_errors(cli, filled, opensearch_url, args, messag
 
 def test_a_page_past_the_end_agrees_between_hybrid_and_client_rrf(cli, filled, opensearch_url):
     for technique in ("hybrid", "client-rrf"):
-        code, out, _ = search(cli, filled, opensearch_url, "reembolso", "-t", technique, "--from", "100", "--depth", "20", "--json")
+        code, out, _ = search(
+            cli, filled, opensearch_url, "reembolso", "-t", technique, "--from", "100", "--depth", "20", "--json"
+        )
         data = json.loads(out)
         assert code == 0 and data["hits"] == [] and "past the end of the fused results" in data["notices"][-1]
 
 
 def test_a_filter_on_a_field_the_index_lacks_says_so(cli, filled, opensearch_url):
     code, out, _ = search(cli, filled, opensearch_url, "reembolso", "--filter", "lnag=es")
-    assert code == 0 and "0 hits" in out and "filter field 'lnag' (metadata.lnag) is not in the mapping" in out and "lang" in out
+    assert (
+        code == 0
+        and "0 hits" in out
+        and "filter field 'lnag' (metadata.lnag) is not in the mapping" in out
+        and "lang" in out
+    )
 
 
 def test_the_index_cannot_choose_the_model_the_client_loads(cli, filled, opensearch_url):
-    code, _, err = cli("search", "reembolso", "--index", filled, "--url", opensearch_url)  # no --embedder: the index names test:hashing
+    # no --embedder: the index names test:hashing
+    code, _, err = cli("search", "reembolso", "--index", filled, "--url", opensearch_url)
     assert code == 2 and "names the embedding model 'test:hashing', which is not on the allow-list" in err
-    code, out, _ = cli("search", "reembolso", "--index", filled, "--url", opensearch_url, "--allow-model", "test:hashing", "-k", "1")
+    code, out, _ = cli(
+        "search", "reembolso", "--index", filled, "--url", opensearch_url, "--allow-model", "test:hashing", "-k", "1"
+    )
     assert code == 0 and "1 hits" in out
 
 
@@ -201,25 +273,40 @@ def test_init_after_the_alias_was_deleted_offers_and_does_the_reattach(cli, clie
     client.indices.delete_alias(index=f"{index}-v1", name=index)
     args = ("init", "--index", index, "--url", opensearch_url, "--embedder", "test:hashing", "--analyzer", "spanish")
     code, _, err = cli(*args, "--dry-run")
-    assert code == 2 and f"index {index}-v1 exists but no alias '{index}' points to it" in err and "--reattach-alias" in err
+    assert (
+        code == 2
+        and f"index {index}-v1 exists but no alias '{index}' points to it" in err
+        and "--reattach-alias" in err
+    )
     code, out, _ = cli(*args, "--reattach-alias")
     assert code == 0 and "created  alias" in out and client.indices.exists_alias(name=index)
     assert "(a hybrid query sent without one is fused by it)" in cli(*args)[1] and "nothing to change" in cli(*args)[1]
 
 
-def test_eval_skips_empty_corpus_documents_with_a_notice_and_leaves_no_file_behind(client, index_name, tmp_path, monkeypatch):
+def test_eval_skips_empty_corpus_documents_with_a_notice_and_leaves_no_file_behind(
+    client, index_name, tmp_path, monkeypatch
+):
     from adapter.evaluation import run_eval
     from adapter.evaluation.metrics import load_beir
 
     root = tmp_path / "tiny"
     (root / "qrels").mkdir(parents=True)
     docs = [{"_id": f"c{i}", "title": "", "text": f"reembolso pedido {i}"} for i in range(6)] + [
-        {"_id": "empty1", "title": "", "text": ""}, {"_id": "empty2", "title": "", "text": " "}]
+        {"_id": "empty1", "title": "", "text": ""},
+        {"_id": "empty2", "title": "", "text": " "},
+    ]
     (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
     (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "reembolso 3"}) + "\n")
     (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tc3\t1\n")
     monkeypatch.chdir(tmp_path)
-    report = run_eval(cluster_for(client), load_beir(root, "test"), TEST_EMBEDDER, alias=index_name, analyzer="spanish",
-                      techniques=["bm25"], progress=False)
+    report = run_eval(
+        cluster_for(client),
+        load_beir(root, "test"),
+        TEST_EMBEDDER,
+        alias=index_name,
+        analyzer="spanish",
+        techniques=["bm25"],
+        progress=False,
+    )
     assert report.settings["skipped_empty_documents"] == ["empty1", "empty2"]
     assert list(tmp_path.glob("*failures*")) == []

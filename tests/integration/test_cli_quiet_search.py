@@ -18,7 +18,13 @@ QUERY = "¿cómo devuelvo un pedido?"
 
 
 def hybrid(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "import sys; from adapter.cli import main; sys.exit(main())", *map(str, args)], input=stdin, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from adapter.cli import main; sys.exit(main())", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture
@@ -47,15 +53,29 @@ def test_a_vector_embedded_elsewhere_needs_no_model(indexed, opensearch_url, tmp
     index = indexed(embedder)
     vector = embedder.embed_query(QUERY).tolist()
     (tmp_path / "v.json").write_text(json.dumps(vector))
-    by_file = hybrid("search", QUERY, "--index", index, "--url", opensearch_url, "--query-vector", tmp_path / "v.json", "--json")
+    by_file = hybrid(
+        "search", QUERY, "--index", index, "--url", opensearch_url, "--query-vector", tmp_path / "v.json", "--json"
+    )
     assert by_file.returncode == 0, by_file.stderr
-    by_stdin = hybrid("search", QUERY, "--index", index, "--url", opensearch_url, "--query-vector", "-", "--json",
-                      stdin=" ".join(map(str, vector)))
+    by_stdin = hybrid(
+        "search",
+        QUERY,
+        "--index",
+        index,
+        "--url",
+        opensearch_url,
+        "--query-vector",
+        "-",
+        "--json",
+        stdin=" ".join(map(str, vector)),
+    )
     assert by_stdin.returncode == 0, by_stdin.stderr
     ids = [h["id"] for h in json.loads(by_file.stdout)["hits"]]
     assert ids and ids == [h["id"] for h in json.loads(by_stdin.stdout)["hits"]]
     assert "devoluciones" in ids[:3] or "reembolso" in ids[:3]
     plain = hybrid("search", QUERY, "--index", index, "--url", opensearch_url, "--query-vector", tmp_path / "v.json")
     assert "query vector from" in " ".join(plain.stdout.split("\n#")[0].split())
-    wrong = hybrid("search", QUERY, "--index", index, "--url", opensearch_url, "--query-vector", "-", stdin="[0.1, 0.2]")
+    wrong = hybrid(
+        "search", QUERY, "--index", index, "--url", opensearch_url, "--query-vector", "-", stdin="[0.1, 0.2]"
+    )
     assert wrong.returncode == 2 and "expects (32,)" in wrong.stderr

@@ -51,20 +51,35 @@ def search(capsys, wire, *args) -> tuple[dict, list[str]]:
 @pytest.mark.parametrize("technique", ["hybrid", "bm25", "client-rrf"])
 def test_a_search_sends_at_most_four_requests_and_says_how_many(indexed, opensearch_url, capsys, wire, technique):
     index, vector = indexed
-    answer, sent = search(capsys, wire, QUERY, "--index", index, "--url", opensearch_url, "--query-vector", vector(QUERY),
-                          "-t", technique)
+    answer, sent = search(
+        capsys, wire, QUERY, "--index", index, "--url", opensearch_url, "--query-vector", vector(QUERY), "-t", technique
+    )
     assert answer["hits"] and not answer["notices"]
     assert len(sent) <= 4 and answer["requests"] == len(sent), sent
     paths = [line.split(" ", 1)[1].split("?")[0].split("/", 3)[-1] for line in sent]
     assert paths.count("") == 1, sent  # GET / once: the engine's detection and the probe share it
-    assert not [p for p in paths if p.startswith(("_nodes", "_cluster", "_alias")) or p.endswith(("_termvectors", "_count"))], sent
-    assert "_text_matches" not in answer["aggregations"]  # what told the notes that BM25 matched stays out of the answer
+    assert not [
+        p for p in paths if p.startswith(("_nodes", "_cluster", "_alias")) or p.endswith(("_termvectors", "_count"))
+    ], sent
+    # what told the notes that BM25 matched stays out of the answer
+    assert "_text_matches" not in answer["aggregations"]
 
 
 def test_dense_only_hits_still_say_why_and_count_the_request_that_asks(indexed, opensearch_url, capsys, wire):
     """BM25 matching nothing is what the notes are for: then one ``_termvectors`` says why, and is counted."""
     index, vector = indexed
-    answer, sent = search(capsys, wire, "xyzzyq plokw", "--index", index, "--url", opensearch_url, "--query-vector",
-                          vector("xyzzyq plokw"))
-    assert answer["notices"] == ["none of the query's words is in the index: BM25 matched nothing, so these hits are the dense leg's alone"]
+    answer, sent = search(
+        capsys,
+        wire,
+        "xyzzyq plokw",
+        "--index",
+        index,
+        "--url",
+        opensearch_url,
+        "--query-vector",
+        vector("xyzzyq plokw"),
+    )
+    assert answer["notices"] == [
+        "none of the query's words is in the index: BM25 matched nothing, so these hits are the dense leg's alone"
+    ]
     assert answer["requests"] == len(sent) == 5 and sent[-1].endswith("/_termvectors"), sent

@@ -63,7 +63,8 @@ def test_sixteen_threads_see_no_mixed_state_while_the_alias_moves(client, two_mo
     searcher = Searcher.open(client, alias, depth=20)  # its embedder comes from the index, as an application's would
     dimension = {"old": OLD.dimension, "new": NEW.dimension}
     stop, moved, results, failures, lock = threading.Event(), threading.Event(), [], [], threading.Lock()
-    rounds = {(w, after): 0 for w in range(THREADS) for after in (False, True)}  # searches each worker finished, per side
+    # searches each worker finished, per side
+    rounds = {(w, after): 0 for w in range(THREADS) for after in (False, True)}
 
     def search_loop(worker: int) -> None:
         i = 0
@@ -85,15 +86,24 @@ def test_sixteen_threads_see_no_mixed_state_while_the_alias_moves(client, two_mo
                 if all(rounds[w, after] >= times for w in range(THREADS)):
                     return
             time.sleep(0.05)
-        raise AssertionError(f"not every worker searched {times} times ({'after' if after else 'before'} the move): {rounds}, {failures[:3]}")
+        raise AssertionError(
+            f"not every worker searched {times} times ({'after' if after else 'before'} the move): {rounds}, "
+            f"{failures[:3]}"
+        )
 
     threads = [threading.Thread(target=search_loop, args=(w,)) for w in range(THREADS)]
     for t in threads:
         t.start()
     try:
         every_worker_searched(after=False)  # every technique, on the old index
-        client.indices.update_aliases(body={"actions": [{"remove": {"index": old_index, "alias": alias}},
-                                                        {"add": {"index": new_index, "alias": alias}}]})
+        client.indices.update_aliases(
+            body={
+                "actions": [
+                    {"remove": {"index": old_index, "alias": alias}},
+                    {"add": {"index": new_index, "alias": alias}},
+                ]
+            }
+        )
         moved.set()
         every_worker_searched(after=True)  # every technique again, each search started after the move
     finally:
@@ -110,6 +120,7 @@ def test_sixteen_threads_see_no_mixed_state_while_the_alias_moves(client, two_mo
         if technique != "bm25":
             assert sent == {dimension[version]}, (technique, version, sent)  # that index's model, never the other's
         if after:
-            assert version == "new", (technique, result.ids)  # a search that started after the move never sees the old index
+            # a search that started after the move never sees the old index
+            assert version == "new", (technique, result.ids)
     state = searcher.state  # one consistent value: the new index, its model, its fields and pipeline
     assert state.info.index == new_index and state.info.fingerprint == NEW.fingerprint and state.embedder() is NEW

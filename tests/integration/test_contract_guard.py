@@ -21,7 +21,9 @@ from adapter.ingest.sources import FieldMap, read_source
 @pytest.fixture
 def support_index(client, index_name, e5, support_docs_path):
     init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    report = Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path, FieldMap(metadata=("category", "lang"))))
+    report = Ingestor.open(client, index_name, e5, progress=False).ingest(
+        read_source(support_docs_path, FieldMap(metadata=("category", "lang")))
+    )
     assert report.complete
     return index_name
 
@@ -39,10 +41,15 @@ def test_llamaindex_add_cannot_grow_the_metadata_mapping(client, support_index, 
 
     before = metadata_fields(client, support_index)
     assert before == {"category", "lang"}  # what the adapter's ingest declared
-    store = OpensearchVectorStore(OpensearchVectorClient(describe_url(client), support_index, 384, embedding_field="embedding",
-                                                         text_field="text"))
-    node = TextNode(id_="from-llamaindex", text="Texto de LlamaIndex", metadata={"lang": "es"},
-                    embedding=e5.embed_documents(["Texto de LlamaIndex"])[0].tolist())
+    store = OpensearchVectorStore(
+        OpensearchVectorClient(describe_url(client), support_index, 384, embedding_field="embedding", text_field="text")
+    )
+    node = TextNode(
+        id_="from-llamaindex",
+        text="Texto de LlamaIndex",
+        metadata={"lang": "es"},
+        embedding=e5.embed_documents(["Texto de LlamaIndex"])[0].tolist(),
+    )
     with pytest.raises(Exception, match="strict_dynamic_mapping_exception|mapping set to strict"):
         store.add([node])
     client.indices.refresh(index=support_index)
@@ -50,16 +57,21 @@ def test_llamaindex_add_cannot_grow_the_metadata_mapping(client, support_index, 
     assert client.count(index=support_index, body={"query": {"ids": {"values": ["from-llamaindex"]}}})["count"] == 0
 
 
-def test_check_finds_what_langchain_add_texts_wrote_by_a_whole_index_query(client, support_index, e5, capsys, opensearch_url):
+def test_check_finds_what_langchain_add_texts_wrote_by_a_whole_index_query(
+    client, support_index, e5, capsys, opensearch_url
+):
     """Before: LangChain's add_texts with the index's own model passed `hybrid check` (its vector is
     right), though the document has no title, parent_id or chunk_index and no fingerprint."""
     from langchain_community.vectorstores import OpenSearchVectorSearch
 
     from adapter.integrations.langchain import EmbedderEmbeddings
 
-    store = OpenSearchVectorSearch(opensearch_url=describe_url(client), index_name=support_index,
-                                   embedding_function=EmbedderEmbeddings(e5))
-    store.add_texts(["Texto escrito por LangChain"], ids=["from-langchain"], vector_field="embedding", text_field="text")
+    store = OpenSearchVectorSearch(
+        opensearch_url=describe_url(client), index_name=support_index, embedding_function=EmbedderEmbeddings(e5)
+    )
+    store.add_texts(
+        ["Texto escrito por LangChain"], ids=["from-langchain"], vector_field="embedding", text_field="text"
+    )
     client.indices.refresh(index=support_index)
     report = check_index(client, support_index, e5, sample=1)  # a sample of one cannot be what finds it
     assert not report.ok
@@ -81,34 +93,49 @@ def test_langchain_add_texts_with_another_dimension_is_refused(client, support_i
     from adapter.integrations.langchain import EmbedderEmbeddings
     from tests.conftest import HashingEmbedder
 
-    store = OpenSearchVectorSearch(opensearch_url=describe_url(client), index_name=support_index,
-                                   embedding_function=EmbedderEmbeddings(HashingEmbedder(8, name="tiny")))
+    store = OpenSearchVectorSearch(
+        opensearch_url=describe_url(client),
+        index_name=support_index,
+        embedding_function=EmbedderEmbeddings(HashingEmbedder(8, name="tiny")),
+    )
     with pytest.raises(Exception):  # the knn_vector field's dimension (384) refuses it: nothing lands
         store.add_texts(["ocho dimensiones"], ids=["eight"], vector_field="embedding", text_field="text")
     client.indices.refresh(index=support_index)
     assert client.count(index=support_index, body={"query": {"ids": {"values": ["eight"]}}})["count"] == 0
 
 
-def test_the_adapter_declares_its_own_metadata_and_every_metadata_feature_works(client, index_name, e5, tmp_path, opensearch_url, capsys):
+def test_the_adapter_declares_its_own_metadata_and_every_metadata_feature_works(
+    client, index_name, e5, tmp_path, opensearch_url, capsys
+):
     """Metadata keys the adapter's ingest has not seen yet are declared before the rows that carry
     them: filters, facets and collapse by parent work on them; a spec diff stays in sync."""
     init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
     rows = tmp_path / "docs.jsonl"
-    rows.write_text('{"id": "a", "text": "pedido devuelto", "category": "devoluciones", "year": 2024, "tags": ["x", "y"], '
-                    '"price": 9.5, "urgent": true, "owner": {"team": "soporte"}}\n'
-                    '{"id": "b", "text": "pedido enviado a Canarias, con un texto algo más largo para partirlo", "category": "envios", '
-                    '"year": 2023}\n', encoding="utf-8")
+    rows.write_text(
+        '{"id": "a", "text": "pedido devuelto", "category": "devoluciones", "year": 2024, "tags": ["x", "y"], '
+        '"price": 9.5, "urgent": true, "owner": {"team": "soporte"}}\n'
+        '{"id": "b", "text": "pedido enviado a Canarias, con un texto algo más largo para partirlo", "category": '
+        '"envios", "year": 2023}\n',
+        encoding="utf-8",
+    )
     report = Ingestor.open(client, index_name, e5, progress=False, chunking=None).ingest(read_source(rows))
     assert report.complete
     (mapping,) = client.indices.get_mapping(index=index_name).values()
     meta = mapping["mappings"]["properties"]["metadata"]
     assert meta["dynamic"] == "strict"
     assert {k: v.get("type") for k, v in meta["properties"].items()} == {
-        "category": "keyword", "year": "long", "tags": "keyword", "price": "float", "urgent": "boolean", "owner": None}
+        "category": "keyword",
+        "year": "long",
+        "tags": "keyword",
+        "price": "float",
+        "urgent": "boolean",
+        "owner": None,
+    }
     assert meta["properties"]["owner"]["properties"]["team"]["type"] == "keyword"
     searcher = Searcher.open(client, index_name, e5)
     assert searcher.search("pedido", filters={"year": {"gte": 2024}}).ids == ["a"]
-    assert searcher.search("pedido", filters={"metadata.owner.team": "soporte"}).ids == ["a"]  # a dotted key is a field path
+    # a dotted key is a field path
+    assert searcher.search("pedido", filters={"metadata.owner.team": "soporte"}).ids == ["a"]
     assert searcher.search("pedido", filters={"urgent": True}).ids == ["a"]
     from adapter.search.page import Collapse, SearchOptions
 
@@ -116,12 +143,31 @@ def test_the_adapter_declares_its_own_metadata_and_every_metadata_feature_works(
     assert sorted(b.key for b in page.aggregations["category"].buckets) == ["devoluciones", "envios"]
     assert sorted(page.ids) == ["a", "b"]
     # A later row with a new key declares it too; a row whose value does not fit its key's type is refused alone.
-    rows.write_text('{"id": "c", "text": "otro pedido", "region": "norte", "year": 2025}\n'
-                    '{"id": "d", "text": "pedido raro", "year": "no es un año"}\n', encoding="utf-8")
-    report = Ingestor.open(client, index_name, e5, progress=False, failures_path=tmp_path / "f.jsonl").ingest(read_source(rows))
+    rows.write_text(
+        '{"id": "c", "text": "otro pedido", "region": "norte", "year": 2025}\n'
+        '{"id": "d", "text": "pedido raro", "year": "no es un año"}\n',
+        encoding="utf-8",
+    )
+    report = Ingestor.open(client, index_name, e5, progress=False, failures_path=tmp_path / "f.jsonl").ingest(
+        read_source(rows)
+    )
     assert [f.id for f in report.failures] == ["d"] and "year" in report.failures[0].reason
     assert searcher.search("pedido", filters={"region": "norte"}).ids == ["c"]
     # The declared keys are the index's, not drift: init again and diff find nothing to change.
-    assert main(["diff", "--index", index_name, "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
-                 "--url", opensearch_url]) == 0, capsys.readouterr().out
+    assert (
+        main(
+            [
+                "diff",
+                "--index",
+                index_name,
+                "--embedder",
+                "multilingual-e5-small",
+                "--analyzer",
+                "spanish",
+                "--url",
+                opensearch_url,
+            ]
+        )
+        == 0
+    ), capsys.readouterr().out
     assert check_index(client, index_name, e5).ok

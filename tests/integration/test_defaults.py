@@ -23,7 +23,9 @@ pytestmark = pytest.mark.engine("opensearch")
 
 
 def test_init_gives_a_new_index_the_measured_fusion_and_layout_and_says_why(cli, client, index_name, cluster_url):  # noqa: F811
-    code, out, _ = cli("init", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "spanish", "--url", cluster_url)
+    code, out, _ = cli(
+        "init", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "spanish", "--url", cluster_url
+    )
     assert code == 0
     caps = cluster_for(client).probe()
     kind = engine_named(caps.engine).placement.kind(caps)
@@ -37,24 +39,53 @@ def test_init_gives_a_new_index_the_measured_fusion_and_layout_and_says_why(cli,
 
 def test_init_keeps_the_layout_of_an_existing_index(cli, client, index_name, cluster_url):  # noqa: F811
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="spanish", text_layout="fields"))
-    code, out, _ = cli("init", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "spanish", "--url", cluster_url)
+    code, out, _ = cli(
+        "init", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "spanish", "--url", cluster_url
+    )
     assert code == 0 and "text layout: fields (the existing index's" in out  # not refused as a layout change
     assert COMBINED_FIELD not in read_index_info(client, index_name).query_fields
 
 
-def test_learned_fusion_is_an_opt_in_that_fuses_in_the_client(cli, client, index_name, support_docs_path, tmp_path, cluster_url):  # noqa: F811
+def test_learned_fusion_is_an_opt_in_that_fuses_in_the_client(
+    cli, client, index_name, support_docs_path, tmp_path, cluster_url
+):  # noqa: F811
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="spanish"))
-    report = Ingestor.open(client, index_name, TEST_EMBEDDER, progress=False).ingest(read_source(support_docs_path, FieldMap()))
+    report = Ingestor.open(client, index_name, TEST_EMBEDDER, progress=False).ingest(
+        read_source(support_docs_path, FieldMap())
+    )
     assert not report.failures
     # Found by both legs counts, then BM25's min_max score: the code's article first.
-    model = LearnedFusion(tuple({"bm25_found": 1.0, "dense_found": 1.0, "bm25_min_max": 2.0}.get(f, 0.0) for f in SCHEMA1_FEATURES),
-                          trained_on={"dataset": "hand-made", "split": "none", "queries": 0}, features=SCHEMA1_FEATURES)
+    model = LearnedFusion(
+        tuple({"bm25_found": 1.0, "dense_found": 1.0, "bm25_min_max": 2.0}.get(f, 0.0) for f in SCHEMA1_FEATURES),
+        trained_on={"dataset": "hand-made", "split": "none", "queries": 0},
+        features=SCHEMA1_FEATURES,
+    )
     path = tmp_path / "model.json"
     path.write_text(model.dumps())
-    code, out, _ = cli("search", "error E-4012", "--index", index_name, "--embedder", "test:hashing", "--fusion", "learned",
-                       "--model", path, "--json", "--url", cluster_url)
+    code, out, _ = cli(
+        "search",
+        "error E-4012",
+        "--index",
+        index_name,
+        "--embedder",
+        "test:hashing",
+        "--fusion",
+        "learned",
+        "--model",
+        path,
+        "--json",
+        "--url",
+        cluster_url,
+    )
     data = json.loads(out)
-    assert code == 0 and data["fused_by"] == "client" and data["technique"] == "client" and data["hits"][0]["id"] == "e-4012"
+    assert (
+        code == 0
+        and data["fused_by"] == "client"
+        and data["technique"] == "client"
+        and data["hits"][0]["id"] == "e-4012"
+    )
     assert data["fusion"]["name"] == "learned" and data["fusion"]["trained_on"]["dataset"] == "hand-made"
-    code, _, err = cli("search", "x", "--index", index_name, "--embedder", "test:hashing", "--fusion", "learned", "--url", cluster_url)
+    code, _, err = cli(
+        "search", "x", "--index", index_name, "--embedder", "test:hashing", "--fusion", "learned", "--url", cluster_url
+    )
     assert code != 0 and "needs its model" in err

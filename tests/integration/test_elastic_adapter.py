@@ -50,15 +50,21 @@ def test_the_probe_reads_version_modules_hunspell_and_licence(client, cluster_ur
 
 
 def test_init_puts_templates_and_the_index_and_no_pipelines(client, index_name, e5, target):
-    spec = IndexSpec(e5.fingerprint, analyzer="spanish")  # the product's default fusion (adapter.fusion.choice.defaults: measured)
+    # the product's default fusion (adapter.fusion.choice.defaults: measured)
+    spec = IndexSpec(e5.fingerprint, analyzer="spanish")
     report = init_index(client, index_name, spec)
     assert {c.kind for c in report.changes} == {"component_template", "index_template", "index"}
     assert report.default_pipeline is None and report.default_fusion == spec.default_fusion
     assert any("no search pipelines" in n for n in report.notices)
     index = client.indices.get(index=index_name)[f"{index_name}-v1"]
     mapping, settings = index["mappings"], index["settings"]["index"]
-    assert mapping["properties"]["embedding"] == {"type": "dense_vector", "dims": 384, "index": True, "similarity": "cosine",
-                                                  "index_options": {"type": "hnsw", "m": 16, "ef_construction": 128}}
+    assert mapping["properties"]["embedding"] == {
+        "type": "dense_vector",
+        "dims": 384,
+        "index": True,
+        "similarity": "cosine",
+        "index_options": {"type": "hnsw", "m": 16, "ef_construction": 128},
+    }
     assert mapping["_meta"]["default_fusion"] == spec.default_fusion and "search" not in settings
     assert mapping["properties"]["metadata"] == {"type": "object", "dynamic": "strict"}  # the ingest declares its keys
     if target.at_least("9.2"):
@@ -95,8 +101,15 @@ def test_min_max_without_the_linear_retriever_is_fused_in_the_client(searcher):
     """The integ-test node has no rank-rrf module: min_max (the default's base) runs in the client,
     by the same formula, from both legs fetched in one _msearch."""
     result = searcher.search("error E-4012", k=12, depth=12, fusion=ScoreNormalization())
-    assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization()
-    assert "linear retriever" in result.notices[0] and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
+    assert (
+        result.technique is Technique.CLIENT
+        and result.fused_by is FusedBy.CLIENT
+        and result.fusion == ScoreNormalization()
+    )
+    assert (
+        "linear retriever" in result.notices[0]
+        and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
+    )
     offline = fuse(searcher.legs("error E-4012", depth=12), ScoreNormalization())
     assert [(h.id, h.score) for h in result.hits] == [(f.id, f.score) for f in offline][: len(result.hits)]
     assert result.ids[0] == "e-4012"
@@ -118,11 +131,14 @@ def test_hybrid_is_the_query_knn_sum_explained_leg_by_leg(searcher):
 
 @pytest.mark.parametrize("weights", [(0.3, 0.7), (1.0, 20.0)])
 def test_offline_sum_reproduces_the_server(searcher, weights):
-    """What tuning computes from the legs is what the node computes for query + knn (12 documents: every leg is complete)."""
+    """What tuning computes from the legs is what the node computes for query + knn (12 documents: every leg is
+    complete)."""
     for query in ("¿cómo devuelvo un pedido?", "error E-4012 tarjeta", "envío del pedido"):
         server = searcher.search(query, fusion=ScoreSum(weights), k=12, depth=12)
         offline = fuse(searcher.legs(query, depth=12), ScoreSum(weights))
-        assert [h.score for h in server.hits] == pytest.approx([f.score for f in offline][: len(server.hits)], rel=1e-5), query
+        assert [h.score for h in server.hits] == pytest.approx(
+            [f.score for f in offline][: len(server.hits)], rel=1e-5
+        ), query
         assert {h.id for h in server.hits} == {f.id for f in offline[: len(server.hits)]}, query
 
 
@@ -131,15 +147,25 @@ def test_a_retriever_the_node_lacks_is_refused_live_and_falls_back(client, suppo
     """As if the probe had been wrong (a licence or module it could not read): the node answers 400
     unknown retriever, and the search falls back instead of failing."""
     probed = Searcher.open(client, support, e5)
-    searcher = Searcher(client, probed.info, replace(probed.caps, rrf=True, normalization=True, plugins=(*probed.caps.plugins, "rank-rrf")), e5)
+    searcher = Searcher(
+        client,
+        probed.info,
+        replace(probed.caps, rrf=True, normalization=True, plugins=(*probed.caps.plugins, "rank-rrf")),
+        e5,
+    )
     rrf = searcher.search("error E-4012", fusion=RRF(), k=3)
     assert rrf.fused_by is FusedBy.CLIENT and rrf.technique is Technique.CLIENT and rrf.ids[0] == "e-4012"
     assert "unknown retriever [rrf]" in rrf.notices[0]
     linear = searcher.search("error E-4012", fusion=ScoreNormalization(weights=(0.3, 0.7)), k=3)
     assert linear.fused_by is FusedBy.CLIENT and linear.fusion == ScoreNormalization(weights=(0.3, 0.7))
     assert "unknown retriever [linear]" in linear.notices[0] and linear.sent[0].path == "/_msearch"
-    strict = Searcher(client, probed.info, replace(probed.caps, rrf=True, plugins=(*probed.caps.plugins, "rank-rrf")), e5,
-                      allow_fallback=False)
+    strict = Searcher(
+        client,
+        probed.info,
+        replace(probed.caps, rrf=True, plugins=(*probed.caps.plugins, "rank-rrf")),
+        e5,
+        allow_fallback=False,
+    )
     with pytest.raises(CapabilityError, match=r"unknown retriever \[rrf\]"):
         strict.search("error E-4012", fusion=RRF())
 
@@ -153,15 +179,21 @@ def test_pages_are_cut_from_one_list(searcher, fusion):
 
 def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_docs_path, tmp_path):
     url = ("--url", cluster_url)  # the engine is asked, not told
-    code, out, _ = run(capsys, "init", "--index", index_name, "--embedder", "multilingual-e5-small", "--analyzer", "spanish", *url)
+    code, out, _ = run(
+        capsys, "init", "--index", index_name, "--embedder", "multilingual-e5-small", "--analyzer", "spanish", *url
+    )
     assert code == 0 and f"created  index              {index_name}-v1" in out and "no search pipelines" in out
-    code, out, _ = run(capsys, "ingest", support_docs_path, "--index", index_name, "--quiet", "--cache", tmp_path / "c.sqlite", *url)
+    code, out, _ = run(
+        capsys, "ingest", support_docs_path, "--index", index_name, "--quiet", "--cache", tmp_path / "c.sqlite", *url
+    )
     assert code == 0 and "documents: 12  chunks: 12  failures: 0" in out
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--explain", "-k", "3", *url)
     rows = [line for line in out.splitlines() if re.match(r"\s*\d+\s+\d+\.\d{4}\s", line)]
     assert code == 0 and "fused by client:min_max-arithmetic_mean" in out and rows[0].split()[3] == "e-4012"
-    code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--fusion", "sum", "--show-query", "-k", "3", *url)
-    request = out[out.index("== request 1/1"):].splitlines()
+    code, out, _ = run(
+        capsys, "search", "error E-4012", "--index", index_name, "--fusion", "sum", "--show-query", "-k", "3", *url
+    )
+    request = out[out.index("== request 1/1") :].splitlines()
     assert request[1] == f"POST /{index_name}/_search"
     assert set(json.loads("\n".join(request[2:]))) >= {"query", "knn"}
     code, out, _ = run(capsys, "search", "error E-4012", "--index", index_name, "--fusion", "rrf", "--json", *url)
@@ -174,16 +206,40 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
 
 def test_eval_and_tuning_on_elasticsearch(capsys, cluster_url, tiny_beir, tmp_path, index_name):  # noqa: F811
     out_json, tuned, policy = tmp_path / "eval.json", tmp_path / "tuned.json", tmp_path / "policy.json"
-    code, out, _ = run(capsys, "eval", "--dataset", tiny_beir, "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
-                       "--index", index_name, "--url", cluster_url, "--tune", "--tune-output", tuned, "--policy-output", policy,
-                       "--model-output", tmp_path / "model.json", "--json", out_json,
-                       "--quiet", "--cache", tmp_path / "c.sqlite")
+    code, out, _ = run(
+        capsys,
+        "eval",
+        "--dataset",
+        tiny_beir,
+        "--embedder",
+        "multilingual-e5-small",
+        "--analyzer",
+        "spanish",
+        "--index",
+        index_name,
+        "--url",
+        cluster_url,
+        "--tune",
+        "--tune-output",
+        tuned,
+        "--policy-output",
+        policy,
+        "--model-output",
+        tmp_path / "model.json",
+        "--json",
+        out_json,
+        "--quiet",
+        "--cache",
+        tmp_path / "c.sqlite",
+    )
     assert code == 0
     data = json.loads(out_json.read_text())
     from adapter.index.contracts import Contract, validate
 
     validate(Contract.EVAL, data)
-    assert {"bm25", "dense", "hybrid-sum", "client-rrf"} <= set(data["results"]) and data["settings"]["engine"] == "elasticsearch"
+    assert {"bm25", "dense", "hybrid-sum", "client-rrf"} <= set(data["results"]) and data["settings"][
+        "engine"
+    ] == "elasticsearch"
     assert any(n.startswith("hybrid-tuned-") for n in data["results"])
     assert json.loads(policy.read_text())["kind"] == "adaptive-fusion-policy"  # where it was asked to go, not the cwd
     assert data["results"]["bm25"]["mrr@10"] > 0.3

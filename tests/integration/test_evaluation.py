@@ -18,10 +18,17 @@ from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization
 from adapter.engines import cluster_for
 
 QUERIES = {
-    "test": {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
-             "t3": ("cambiar mi contraseña", ["contrasena"])},
-    "train": {"r1": ("tarjeta caducada", ["e-4012"]), "r2": ("envíos a las islas", ["envios-canarias"]),
-              "r3": ("descargar la factura en pdf", ["facturacion"]), "r4": ("borrar mis datos", ["cuenta-borrar"])},
+    "test": {
+        "t1": ("error E-4012", ["e-4012"]),
+        "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
+        "t3": ("cambiar mi contraseña", ["contrasena"]),
+    },
+    "train": {
+        "r1": ("tarjeta caducada", ["e-4012"]),
+        "r2": ("envíos a las islas", ["envios-canarias"]),
+        "r3": ("descargar la factura en pdf", ["facturacion"]),
+        "r4": ("borrar mis datos", ["cuenta-borrar"]),
+    },
 }
 
 
@@ -30,8 +37,12 @@ def tiny_beir(tmp_path, support_docs_path):
     root = tmp_path / "support-beir"
     (root / "qrels").mkdir(parents=True)
     docs = [json.loads(line) for line in support_docs_path.read_text(encoding="utf-8").splitlines()]
-    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d["id"], "title": d["title"], "text": d["text"]}) + "\n" for d in docs))
-    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for split in QUERIES.values() for q, (t, _) in split.items()))
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d["id"], "title": d["title"], "text": d["text"]}) + "\n" for d in docs)
+    )
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for split in QUERIES.values() for q, (t, _) in split.items())
+    )
     for split, queries in QUERIES.items():
         rows = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t1" for q, (_, rel) in queries.items() for d in rel]
         (root / "qrels" / f"{split}.tsv").write_text("\n".join(rows) + "\n")
@@ -41,10 +52,37 @@ def tiny_beir(tmp_path, support_docs_path):
 def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_beir, tmp_path, index_name):
     out_json, out_png, tuned = tmp_path / "eval.json", tmp_path / "eval.png", tmp_path / "tuned.json"
     policy, model = tmp_path / "policy.json", tmp_path / "model.json"
-    code = main(["eval", "--dataset", str(tiny_beir), "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
-                 "--index", index_name, "--url", opensearch_url, "--mmr", "0.5", "--tune", "--tune-output", str(tuned),
-                 "--policy-output", str(policy), "--model-output", str(model),
-                 "--json", str(out_json), "--plot", str(out_png), "--quiet", "--cache", str(tmp_path / "c.sqlite")])
+    code = main(
+        [
+            "eval",
+            "--dataset",
+            str(tiny_beir),
+            "--embedder",
+            "multilingual-e5-small",
+            "--analyzer",
+            "spanish",
+            "--index",
+            index_name,
+            "--url",
+            opensearch_url,
+            "--mmr",
+            "0.5",
+            "--tune",
+            "--tune-output",
+            str(tuned),
+            "--policy-output",
+            str(policy),
+            "--model-output",
+            str(model),
+            "--json",
+            str(out_json),
+            "--plot",
+            str(out_png),
+            "--quiet",
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     data = json.loads(out_json.read_text())
@@ -53,7 +91,15 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
     validate(Contract.EVAL, data)  # the documented contract (adapter/schemas/eval.schema.json)
     assert data["dataset"] == "support-beir" and data["split"] == "test"
     names = set(data["results"])
-    assert {"bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-l2-harmonic_mean", "hybrid-rrf", "client-rrf", "bm25+mmr"} <= names
+    assert {
+        "bm25",
+        "dense",
+        "hybrid-min_max-arithmetic_mean",
+        "hybrid-l2-harmonic_mean",
+        "hybrid-rrf",
+        "client-rrf",
+        "bm25+mmr",
+    } <= names
     assert any(n.startswith("hybrid-tuned-") for n in names)
     for row in data["results"].values():
         assert 0.0 <= row["ndcg@10"] <= 1.0 and row["latency_ms_p50"] > 0
@@ -69,7 +115,8 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
     assert data["settings"]["calibration"]["queries"] == 4 and "train" in data["settings"]["calibration"]["source"]
     assert data["settings"]["default_technique"] in names
     by_class = data["results"]["hybrid-adaptive"]["by_class"]
-    assert by_class["exact"]["queries"] == 1 and by_class["natural"]["queries"] == 2  # "error E-4012" is the exact-term one
+    # "error E-4012" is the exact-term one
+    assert by_class["exact"]["queries"] == 1 and by_class["natural"]["queries"] == 2
     assert data["learned"]["family"] in data["learned"]["cross_validated_ndcg@10"]
     from adapter.fusion.choice.policy import AdaptivePolicy
 
@@ -80,7 +127,8 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
 
     assert "client-learned" in names and data["learned_fusion"]["trained_on"]["split"] == "train"
     trained = LearnedFusion.loads(model.read_text()).trained_on
-    assert trained["split"] == "train" and trained["index"].startswith(index_name) and len(trained["embedder"]) == 16  # what a search checks
+    # what a search checks
+    assert trained["split"] == "train" and trained["index"].startswith(index_name) and len(trained["embedder"]) == 16
     assert "hybrid search --fusion learned --model" in out
     # The default row's regret against the best fixed fusion of the run, said in the table's footer.
     regret = data["default_regret"]
@@ -99,9 +147,20 @@ def test_advise_compares_with_measured_results(capsys, tmp_path):
     queries = tmp_path / "q.txt"
     queries.write_text("error E-4012\n¿cómo devuelvo un pedido?\nfactura del pedido #8821\ncambiar la contraseña\n")
     results = tmp_path / "r.json"
-    results.write_text(json.dumps({"dataset": "d", "split": "test", "results": {
-        "bm25": {"ndcg@10": 0.5, "family": "bm25"}, "dense": {"ndcg@10": 0.6, "family": "dense"},
-        "hybrid-rrf": {"ndcg@10": 0.7, "family": "hybrid"}, "hybrid-rrf+mmr": {"ndcg@10": 0.71, "family": "hybrid", "post_processed": True}}}))
+    results.write_text(
+        json.dumps(
+            {
+                "dataset": "d",
+                "split": "test",
+                "results": {
+                    "bm25": {"ndcg@10": 0.5, "family": "bm25"},
+                    "dense": {"ndcg@10": 0.6, "family": "dense"},
+                    "hybrid-rrf": {"ndcg@10": 0.7, "family": "hybrid"},
+                    "hybrid-rrf+mmr": {"ndcg@10": 0.71, "family": "hybrid", "post_processed": True},
+                },
+            }
+        )
+    )
     assert main(["advise", str(queries), "--results", str(results)]) == 0
     out = capsys.readouterr().out
     assert "50% exact terms" in out and "recommendation: hybrid" in out
@@ -118,11 +177,15 @@ def test_offline_fusion_reproduces_the_server(client, index_name, e5, support_do
     fusion = ScoreNormalization(normalization, combination, (0.3, 0.7))
     for query in ("¿cómo devuelvo un pedido?", "error E-4012 tarjeta"):
         server = searcher.search(query, technique="hybrid", fusion=fusion, k=12, depth=12)
-        offline = fuse_normalized(searcher.legs(query, depth=12), normalization=normalization, combination=combination, weights=(0.3, 0.7))
+        offline = fuse_normalized(
+            searcher.legs(query, depth=12), normalization=normalization, combination=combination, weights=(0.3, 0.7)
+        )
         assert [h.id for h in server.hits] == [f.id for f in offline][: len(server.hits)]
         assert [h.score for h in server.hits] == pytest.approx([f.score for f in offline][: len(server.hits)], rel=1e-5)
     server = searcher.search("envío del pedido", technique="hybrid", fusion=RRF(), k=12, depth=12)
-    assert [h.id for h in server.hits] == [f.id for f in rrf(searcher.legs("envío del pedido", depth=12))][: len(server.hits)]
+    assert [h.id for h in server.hits] == [f.id for f in rrf(searcher.legs("envío del pedido", depth=12))][
+        : len(server.hits)
+    ]
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")
@@ -133,8 +196,20 @@ def test_advise_measures_a_dataset_when_given_qrels(capsys, client, opensearch_u
     queries.write_text("error E-4012\n¿cómo devuelvo un pedido?\n")
     alias = "eval-support-beir-multilingual-e5-small"
     try:
-        code = main(["advise", str(queries), "--dataset", str(tiny_beir), "--embedder", "multilingual-e5-small",
-                     "--analyzer", "spanish", "--url", opensearch_url])
+        code = main(
+            [
+                "advise",
+                str(queries),
+                "--dataset",
+                str(tiny_beir),
+                "--embedder",
+                "multilingual-e5-small",
+                "--analyzer",
+                "spanish",
+                "--url",
+                opensearch_url,
+            ]
+        )
         out = capsys.readouterr().out
         assert code == 0 and "measured on support-beir test: best technique" in out
     finally:

@@ -21,8 +21,18 @@ from adapter.fusion.base import FusedBy
 from adapter.search.results import Technique
 from tests.conftest import HashingEmbedder, drop_hybrid_index
 
-QUERIES = [f"{a} {b}" for a in ("error E-4012", "¿cómo devuelvo un pedido?", "envío del paquete", "factura", "reembolso",
-                                 "cambiar la contraseña") for b in ("", "urgente", "por favor", "cliente")]
+QUERIES = [
+    f"{a} {b}"
+    for a in (
+        "error E-4012",
+        "¿cómo devuelvo un pedido?",
+        "envío del paquete",
+        "factura",
+        "reembolso",
+        "cambiar la contraseña",
+    )
+    for b in ("", "urgente", "por favor", "cliente")
+]
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +69,18 @@ def test_a_kept_check_is_taken_by_a_hybrid_until_forgotten(client, support, e5, 
     assert earned.taken
     keep_fast_path(client, support, earned)
     info = read_index_info(cluster_for(client), support)
-    assert FastPathCheck.from_meta(info.fast_path) == earned and info.fingerprint.model == e5.fingerprint.model  # the rest of _meta kept
+    # the rest of _meta kept
+    assert FastPathCheck.from_meta(info.fast_path) == earned and info.fingerprint.model == e5.fingerprint.model
 
     searcher = Searcher.open(client, support, e5)
     for query in QUERIES[::4]:
         fast = searcher.search(query, k=5)
         server = searcher.search(query, k=5, fast_path=FastPath.OFF)
-        assert fast.technique is Technique.CLIENT and fast.fused_by is FusedBy.CLIENT and server.fused_by is FusedBy.SERVER_PIPELINE
+        assert (
+            fast.technique is Technique.CLIENT
+            and fast.fused_by is FusedBy.CLIENT
+            and server.fused_by is FusedBy.SERVER_PIPELINE
+        )
         assert any(n.startswith("fast path: both legs in one _msearch") for n in fast.notices)
         assert same_ranking_up_to_ties([(h.id, h.score) for h in fast.hits], [(h.id, h.score) for h in server.hits])
         texts = {h.id: h.text for h in server.hits}  # the last group of tied scores may be cut at other ids
@@ -74,7 +89,9 @@ def test_a_kept_check_is_taken_by_a_hybrid_until_forgotten(client, support, e5, 
 
     assert main(["search", "--index", support, "--url", opensearch_url, "factura", "-k", "3"]) == 0
     assert "fast path: both legs in one _msearch" in capsys.readouterr().out
-    assert main(["search", "--index", support, "--url", opensearch_url, "--fast-path", "off", "factura", "-k", "3"]) == 0
+    assert (
+        main(["search", "--index", support, "--url", opensearch_url, "--fast-path", "off", "factura", "-k", "3"]) == 0
+    )
     assert "fast path" not in capsys.readouterr().out
     assert main(["fast-path", "--index", support, "--url", opensearch_url, "--forget"]) == 0
     assert "no fast-path check kept" in capsys.readouterr().out
@@ -85,7 +102,10 @@ def test_a_kept_check_is_taken_by_a_hybrid_until_forgotten(client, support, e5, 
 def test_the_command_prints_the_check_and_keeps_only_what_earned_it(client, support, opensearch_url, capsys, tmp_path):
     queries = tmp_path / "queries.txt"
     queries.write_text("\n".join(QUERIES), encoding="utf-8")
-    assert main(["fast-path", "--index", support, "--url", opensearch_url, "--queries", str(queries), "-k", "5", "--keep"]) == 0
+    assert (
+        main(["fast-path", "--index", support, "--url", opensearch_url, "--queries", str(queries), "-k", "5", "--keep"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "same page          24/24 queries" in out and "server hybrid      client p50" in out
     kept = FastPathCheck.from_meta(read_index_info(cluster_for(client), support).fast_path)
@@ -142,4 +162,6 @@ def test_a_kept_check_holds_at_every_offset_it_is_taken_for(client, ties):
     for from_ in range(0, 100, 10):
         auto = searcher.search(queries[0], k=10, from_=from_)
         server = searcher.search(queries[0], k=10, from_=from_, fast_path=FastPath.OFF)
-        assert auto.ids == server.ids, f"from={from_}: {auto.fused_by.value} {auto.ids} against the server's {server.ids}"
+        assert auto.ids == server.ids, (
+            f"from={from_}: {auto.fused_by.value} {auto.ids} against the server's {server.ids}"
+        )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import pytest
 
 from adapter.search.excerpt import excerpt
 from tests.support.browser import SCREENSHOTS, watched_page
@@ -20,9 +19,15 @@ def test_the_compare_page_cuts_a_text_as_the_search_does(chromium):
     page.page.add_script_tag(path=str(STATIC / "dom.js"))
     rng = random.Random(32)
     alphabet = "ab c,.\n\t()é\u0301日本xyz"
-    cases = [("The container was killed because it used too much memory. " * 5, 220), ("OOMKilled (exit code 137)", 220),
-             ("a" * 300, 220), ("日本語のテキストです。" * 30, 220)]
-    cases += [("".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60))), rng.randrange(2, 50)) for _ in range(500)]
+    cases = [
+        ("The container was killed because it used too much memory. " * 5, 220),
+        ("OOMKilled (exit code 137)", 220),
+        ("a" * 300, 220),
+        ("日本語のテキストです。" * 30, 220),
+    ]
+    cases += [
+        ("".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60))), rng.randrange(2, 50)) for _ in range(500)
+    ]
     got = page.page.evaluate("cases => cases.map(([t, n]) => window.Dom.excerpt(t, n))", cases)
     assert got == [excerpt(t, n) for t, n in cases]
     assert got[0].endswith("because it used too…") and len(got[0]) <= 220 and got[1] == "OOMKilled (exit code 137)"
@@ -58,6 +63,8 @@ def test_the_per_query_table_shows_the_defaults_column_at_1280_px(chromium, tmp_
 OUT_OF_VIEW = """(() => {
     const box = document.querySelector('#pq-table').closest('.scroll').getBoundingClientRect();
     const right = Math.min(box.right, document.documentElement.clientWidth);
-    const cells = [...document.querySelectorAll('#pq-table .is-default'), document.querySelector("#pq-table th[data-key='delta']")];
-    return cells.filter(c => { const r = c.getBoundingClientRect(); return r.left < box.left - 0.5 || r.right > right + 0.5; })
+    const cells = [...document.querySelectorAll('#pq-table .is-default'),
+                   document.querySelector("#pq-table th[data-key='delta']")];
+    return cells.filter(c => { const r = c.getBoundingClientRect();
+                               return r.left < box.left - 0.5 || r.right > right + 0.5; })
                 .map(c => c.textContent); })()"""

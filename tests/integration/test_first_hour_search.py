@@ -31,7 +31,9 @@ def troubleshooting(client):
     alias = f"t-excerpts-{uuid.uuid4().hex[:6]}"
     embedder = HashingEmbedder()
     init_index(client, alias, IndexSpec(embedder.fingerprint))
-    docs = [SourceDoc(i, text, title) for i, (title, text) in SHORT.items()] + [SourceDoc("long", LONG, "CrashLoopBackOff")]
+    docs = [SourceDoc(i, text, title) for i, (title, text) in SHORT.items()] + [
+        SourceDoc("long", LONG, "CrashLoopBackOff")
+    ]
     assert Ingestor.open(client, alias, embedder, progress=False).ingest(docs).complete
     yield Searcher.open(client, alias, embedder)
     drop_hybrid_index(client, alias)
@@ -49,14 +51,17 @@ def test_an_excerpt_never_changes_a_text_that_fits(troubleshooting, technique, q
     for hit in short:
         title, text = SHORT[hit.id]
         assert (hit.title, hit.source["title"]) == (title, title)
-        assert hit.text == hit.source["text"] and hit.text.strip() == text.strip(), hit.id  # the ends' line breaks aside
+        # the ends' line breaks aside
+        assert hit.text == hit.source["text"] and hit.text.strip() == text.strip(), hit.id
 
 
 @BOTH
 @pytest.mark.parametrize("technique", ["bm25", "hybrid"])
 def test_a_cut_text_ends_at_a_word_boundary_with_an_ellipsis(troubleshooting, technique):
     """Before: a cut text ended wherever the highlighter's fragment did, with nothing to say it was cut."""
-    result = troubleshooting.search("CrashLoopBackOff", technique=technique, k=10, options=SearchOptions(max_text_chars=100))
+    result = troubleshooting.search(
+        "CrashLoopBackOff", technique=technique, k=10, options=SearchOptions(max_text_chars=100)
+    )
     hit = next(h for h in result.hits if h.id == "long")
     assert len(hit.text) <= 100 and hit.text.endswith("…") and hit.text == hit.source["text"]
     kept = hit.text[:-1]
@@ -80,16 +85,21 @@ def test_readmes_python_example_runs_after_make_demo(local_cluster, index_name, 
     from adapter.engines.connection import local_node_url
 
     if local_cluster is None or local_node_url() != local_cluster.url:  # a kept node of another release, say
-        pytest.skip(f"connect() without a URL finds {local_node_url()}, not this target's local node: another local "
-                    "cluster runs in the test cache folder")
+        pytest.skip(
+            f"connect() without a URL finds {local_node_url()}, not this target's local node: another local "
+            "cluster runs in the test cache folder"
+        )
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     python = readme.split("\n## Python\n", 1)[1]
     block = re.search(r"```python\n(.*?)```", python, re.S).group(1).replace('"docs"', json.dumps(index_name))
-    blocked = "import sys\nfor name in ('sentence_transformers', 'torch'):\n    sys.modules[name] = None\n"  # `make demo`'s install
+    # `make demo`'s install
+    blocked = "import sys\nfor name in ('sentence_transformers', 'torch'):\n    sys.modules[name] = None\n"
     env = {k: v for k, v in os.environ.items() if k not in ("OPENSEARCH_URL", "HYBRID_CONFIG")}
     env["XDG_CONFIG_HOME"] = str(tmp_path)  # no config file either: nothing names a URL
     clone = Path(__file__).resolve().parents[2]  # the block reads the clone's own sample corpus, as README says
-    out = subprocess.run([sys.executable, "-c", blocked + block], cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", blocked + block], cwd=clone, env=env, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert re.search(r"^1 err-e4012 ", out.stdout, re.M) and "server:" in out.stdout, out.stdout
 
@@ -102,7 +112,9 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-def test_calibrate_says_what_is_wrong_and_keeps_the_better_calibration(client, index_name, opensearch_url, tmp_path, capsys):
+def test_calibrate_says_what_is_wrong_and_keeps_the_better_calibration(
+    client, index_name, opensearch_url, tmp_path, capsys
+):
     """Before: on an empty index it blamed the queries' language; three queries silently replaced a 22-query
     calibration; and it led with "BM25 match quality 1.124", a number that no longer sets the weights."""
     from adapter.fusion.choice.policy import Calibration
@@ -112,11 +124,15 @@ def test_calibrate_says_what_is_wrong_and_keeps_the_better_calibration(client, i
     init_index(client, index_name, IndexSpec(embedder.fingerprint))
     queries = tmp_path / "queries.txt"
     queries.write_text("pod CrashLoopBackOff restarting\nE1234 on checkout\nECONNREFUSED to the database\n")
-    code, out, err = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url)
+    code, out, err = _cli(
+        capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url
+    )
     assert code == 2 and "holds no documents" in err and "language" not in err
 
-    docs = [SourceDoc(f"d{i}", f"pod CrashLoopBackOff E1234 ECONNREFUSED database checkout restarting number {i}", f"T{i}")
-            for i in range(30)]
+    docs = [
+        SourceDoc(f"d{i}", f"pod CrashLoopBackOff E1234 ECONNREFUSED database checkout restarting number {i}", f"T{i}")
+        for i in range(30)
+    ]
     assert Ingestor.open(client, index_name, embedder, progress=False).ingest(docs).complete
     many = tmp_path / "many.txt"
     many.write_text("".join(f"pod restarting {i} database checkout\n" for i in range(22)))
@@ -133,12 +149,15 @@ def test_calibrate_says_what_is_wrong_and_keeps_the_better_calibration(client, i
     code, out, _ = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url)
     assert code == 0 and "note: kept the calibration on 22 queries (many.txt): these 3 are fewer than the 10" in out
     assert stored().queries == 22
-    code, out, _ = _cli(capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url, "--replace")
+    code, out, _ = _cli(
+        capsys, "calibrate", "--index", index_name, "--queries", str(queries), "--url", opensearch_url, "--replace"
+    )
     assert code == 0 and stored().queries == 3 and "note: 3 queries are fewer than the 10 a confidence needs" in out
 
 
 def test_zero_results_and_dense_only_hits_say_why(client, index_name, opensearch_url, e5, capsys):
-    """Before: an empty index and a stopword-only query gave exit 0 and no note (bm25: 0 hits; hybrid: the dense leg's hits)."""
+    """Before: an empty index and a stopword-only query gave exit 0 and no note (bm25: 0 hits; hybrid: the dense leg's
+    hits)."""
     init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="english"))
     search = ("search", "--index", index_name, "--url", opensearch_url, "--embedder", "multilingual-e5-small")
     code, out, _ = _cli(capsys, *search, "pod restarting", "-t", "bm25")
@@ -146,7 +165,10 @@ def test_zero_results_and_dense_only_hits_say_why(client, index_name, opensearch
     docs = [SourceDoc(i, text, title) for i, (title, text) in SHORT.items()]
     assert Ingestor.open(client, index_name, e5, progress=False).ingest(docs).complete
     code, out, _ = _cli(capsys, *search, "the of and", "-t", "bm25")
-    assert code == 0 and "note: the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing" in out
+    assert (
+        code == 0
+        and "note: the query has no word the index's analyzer keeps (stopwords only): BM25 matched nothing" in out
+    )
     code, out, _ = _cli(capsys, *search, "the of and")
     assert code == 0 and "BM25 matched nothing, so these hits are the dense leg's alone" in out and "| 3 hits |" in out
     code, out, _ = _cli(capsys, *search, "container memory limit")

@@ -34,7 +34,9 @@ def count(client, alias):
     return client.count(index=alias)["count"]
 
 
-def test_ingest_counts_then_reingest_replaces_and_embeds_nothing(client, hybrid_index, ingestor_for, support_docs_path, tmp_path):
+def test_ingest_counts_then_reingest_replaces_and_embeds_nothing(
+    client, hybrid_index, ingestor_for, support_docs_path, tmp_path
+):
     ingestor = ingestor_for(hybrid_index, failures_path=tmp_path / "f.jsonl")
     first = ingestor.ingest(read_source(support_docs_path))
     assert (first.documents, first.chunks, first.failures, first.embedded, first.cache_hits) == (12, 12, (), 12, 0)
@@ -65,24 +67,32 @@ def test_chunking_counts_and_stale_chunks_are_removed(client, hybrid_index, inge
 
 def test_bad_rows_are_reported_with_line_numbers_and_good_rows_land(client, hybrid_index, ingestor_for, tmp_path):
     src = tmp_path / "mixed.jsonl"
-    src.write_text("\n".join([
-        json.dumps({"id": "ok1", "text": "primero", "year": 2020}),
-        "{broken json",
-        json.dumps({"id": "empty", "text": "   "}),
-        json.dumps({"id": "ok1", "text": "duplicado"}),
-        json.dumps({"id": "badyear", "text": "año malo", "year": "no es un número"}),
-        json.dumps({"id": "ok2", "text": "segundo"}),
-    ]) + "\n")
+    src.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "ok1", "text": "primero", "year": 2020}),
+                "{broken json",
+                json.dumps({"id": "empty", "text": "   "}),
+                json.dumps({"id": "ok1", "text": "duplicado"}),
+                json.dumps({"id": "badyear", "text": "año malo", "year": "no es un número"}),
+                json.dumps({"id": "ok2", "text": "segundo"}),
+            ]
+        )
+        + "\n"
+    )
     failures_file = tmp_path / "failures.jsonl"
     report = ingestor_for(hybrid_index, failures_path=failures_file).ingest(read_source(src))
-    assert (report.documents, report.chunks) == (3, 2) and count(client, hybrid_index) == 2  # ok1, ok2 (badyear rejected)
+    # ok1, ok2 (badyear rejected)
+    assert (report.documents, report.chunks) == (3, 2) and count(client, hybrid_index) == 2
     by_line = {f.line: f for f in report.failures}
     assert set(by_line) == {2, 3, 4, 5}
     assert "invalid JSON" in by_line[2].reason
     assert "no text" in by_line[3].reason
     assert "duplicate id 'ok1'" in by_line[4].reason
     # rejected by the server (Elasticsearch 8+ names it document_parsing_exception)
-    assert by_line[5].status == 400 and ("mapper_parsing_exception" in by_line[5].reason or "document_parsing_exception" in by_line[5].reason)
+    assert by_line[5].status == 400 and (
+        "mapper_parsing_exception" in by_line[5].reason or "document_parsing_exception" in by_line[5].reason
+    )
     written = [json.loads(line) for line in failures_file.read_text().splitlines()]
     assert {w["line"] for w in written} == {2, 3, 4, 5} and all(w["reason"] for w in written)
     assert report.failures_file == str(failures_file)
@@ -91,7 +101,9 @@ def test_bad_rows_are_reported_with_line_numbers_and_good_rows_land(client, hybr
 def test_strict_mode_writes_nothing_when_a_row_is_bad(client, hybrid_index, ingestor_for, tmp_path):
     src = tmp_path / "d.jsonl"
     src.write_text(json.dumps({"id": "a", "text": "bien"}) + "\n{oops\n")
-    with pytest.raises(InputError, match="1 bad rows and --strict is set, so nothing was written: line 2: invalid JSON"):
+    with pytest.raises(
+        InputError, match="1 bad rows and --strict is set, so nothing was written: line 2: invalid JSON"
+    ):
         ingestor_for(hybrid_index, strict=True).ingest(read_source(src))
     assert count(client, hybrid_index) == 0
 
@@ -125,7 +137,9 @@ def test_wrong_model_or_dimension_is_refused_before_writing(client, hybrid_index
     with pytest.raises(IndexMismatchError, match=r"never mix embedding models.*dimension: 384 != 64"):
         Ingestor.open(client, hybrid_index, HashingEmbedder(64), progress=False).ingest(read_source(support_docs_path))
     minilm = load_embedder("minilm")  # same dimension (384), another model
-    with pytest.raises(IndexMismatchError, match=r"built with intfloat/multilingual-e5-small.*embedder is .*weights_sha256"):
+    with pytest.raises(
+        IndexMismatchError, match=r"built with intfloat/multilingual-e5-small.*embedder is .*weights_sha256"
+    ):
         Ingestor.open(client, hybrid_index, minilm, progress=False).ingest(read_source(support_docs_path))
     assert count(client, hybrid_index) == 0
 
@@ -144,7 +158,9 @@ class LyingEmbedder(HashingEmbedder):
 
 def test_vectors_of_the_wrong_dimension_are_refused(client, hybrid_index, e5, support_docs_path):
     with pytest.raises(IndexMismatchError, match="dimension 32, the index expects 384"):
-        Ingestor.open(client, hybrid_index, LyingEmbedder(e5.fingerprint), progress=False).ingest(read_source(support_docs_path))
+        Ingestor.open(client, hybrid_index, LyingEmbedder(e5.fingerprint), progress=False).ingest(
+            read_source(support_docs_path)
+        )
     assert count(client, hybrid_index) == 0
 
 

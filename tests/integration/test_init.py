@@ -39,10 +39,22 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     assert mapping["properties"]["text"]["analyzer"] == "spanish"
     names = {c.name for c in report.changes if c.kind == "pipeline"}
     z_score = ("z_score-arithmetic_mean",) if target.at_least("3.0") else ()  # z_score exists from 3.0
-    assert spec.default_fusion == "adaptive"  # the measured default, as `hybrid init`'s (adapter.fusion.choice.defaults)
-    assert names == {f"{index_name}-{n}" for n in (
-        "min_max-arithmetic_mean", "min_max-geometric_mean", "min_max-harmonic_mean",
-        "l2-arithmetic_mean", "l2-geometric_mean", "l2-harmonic_mean", "rrf", *z_score, "adaptive")}
+    # the measured default, as `hybrid init`'s (adapter.fusion.choice.defaults)
+    assert spec.default_fusion == "adaptive"
+    assert names == {
+        f"{index_name}-{n}"
+        for n in (
+            "min_max-arithmetic_mean",
+            "min_max-geometric_mean",
+            "min_max-harmonic_mean",
+            "l2-arithmetic_mean",
+            "l2-geometric_mean",
+            "l2-harmonic_mean",
+            "rrf",
+            *z_score,
+            "adaptive",
+        )
+    }
     rrf = get_pipeline(cluster_for(client), f"{index_name}-rrf")
     assert OPENSEARCH.pipeline_fusion(rrf) == RRF(60)
     assert rrf["response_processors"] == [{"hybrid_score_explanation": {}}]
@@ -61,10 +73,17 @@ def test_changed_pipeline_weights_are_updated_with_a_diff(client, index_name, sp
     report = init_index(client, index_name, spec, weights=(0.3, 0.7))
     updated = [c for c in report.changes if c.action == "updated"]
     z_score = {f"{index_name}-z_score-arithmetic_mean"} if target.at_least("3.0") else set()
-    assert {c.name for c in updated} == {f"{index_name}-{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")} | z_score
+    assert {c.name for c in updated} == {
+        f"{index_name}-{n}-{c}"
+        for n in ("min_max", "l2")
+        for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")
+    } | z_score
     assert re.search(r"^-\s+0\.5,?$", updated[0].diff, re.M) and re.search(r"^\+\s+0\.3,$", updated[0].diff, re.M)
     stored = get_pipeline(cluster_for(client), f"{index_name}-min_max-arithmetic_mean")
-    assert stored["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [0.3, 0.7]
+    assert stored["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"] == [
+        0.3,
+        0.7,
+    ]
 
 
 def test_extra_pipeline_asset_is_applied(client, index_name, spec):
@@ -132,25 +151,40 @@ def test_query_field_boost_is_updated_in_place(client, index_name, e5):
     init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
     report = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish", title_boost=0.5))
     changed = [c for c in report.changes if c.action == "updated"]
-    assert [(c.kind, c.name) for c in changed] == [("index_template", index_name), ("mapping _meta", f"{index_name}-v1")]
+    assert [(c.kind, c.name) for c in changed] == [
+        ("index_template", index_name),
+        ("mapping _meta", f"{index_name}-v1"),
+    ]
     assert '"title^0.5"' in changed[1].diff
     assert Searcher.open(client, index_name, e5).text_leg.fields == ("title^0.5", "text")
 
 
-def test_a_bare_hybrid_query_from_any_client_is_fused_by_the_default_pipeline(client, index_name, e5, support_docs_path):
+def test_a_bare_hybrid_query_from_any_client_is_fused_by_the_default_pipeline(
+    client, index_name, e5, support_docs_path
+):
     """What a user of plain opensearch-py gets: no search_pipeline parameter, still fused scores."""
     from adapter.ingest.ingestor import Ingestor
     from adapter.search import Searcher
     from adapter.ingest.sources import read_source
 
     report = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    assert report.default_pipeline == f"{index_name}-adaptive"  # the measured default: calibrated corpus weights for any client
+    # the measured default: calibrated corpus weights for any client
+    assert report.default_pipeline == f"{index_name}-adaptive"
     Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
     query = "¿cómo devuelvo un pedido?"
     vector = [float(x) for x in e5.embed_query(query)]
-    bare = {"size": 5, "query": {"hybrid": {"queries": [
-        {"multi_match": {"query": query, "fields": ["title", "text"], "type": "most_fields"}},
-        {"knn": {"embedding": {"vector": vector, "k": 100}}}], "pagination_depth": 100}}}
+    bare = {
+        "size": 5,
+        "query": {
+            "hybrid": {
+                "queries": [
+                    {"multi_match": {"query": query, "fields": ["title", "text"], "type": "most_fields"}},
+                    {"knn": {"embedding": {"vector": vector, "k": 100}}},
+                ],
+                "pagination_depth": 100,
+            }
+        },
+    }
     hits = client.search(index=index_name, body=bare)["hits"]["hits"]
     assert hits and all(0.0 <= h["_score"] <= 1.0 for h in hits) and len({h["_id"] for h in hits}) == len(hits)
     ours = Searcher.open(client, index_name, e5).search(query, k=5, query_vector=vector)
@@ -164,5 +198,8 @@ def test_a_bare_hybrid_query_from_any_client_is_fused_by_the_default_pipeline(cl
     # Another default fusion is applied in place (the setting, and _meta.default_fusion), and the searcher follows it.
     again = init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="rrf"))
     assert [(c.kind, c.action) for c in again.changes if c.action != "unchanged"] == [
-        ("index_template", "updated"), ("mapping _meta", "updated"), ("settings", "updated")]
+        ("index_template", "updated"),
+        ("mapping _meta", "updated"),
+        ("settings", "updated"),
+    ]
     assert Searcher.open(client, index_name, e5).search(query, k=3).pipeline == f"{index_name}-rrf"

@@ -39,7 +39,8 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     namespace = {"URL": opensearch_url, "INDEX": support_index}
     for block in blocks:
         exec(compile(block, "docs/INTEROP.md", "exec"), namespace)
-    # By hand with opensearch-py: the adapter's own hybrid (the first snippet's, before the writers wrote), same hits and scores.
+    # By hand with opensearch-py: the adapter's own hybrid (the first snippet's, before the writers wrote), same hits
+    # and scores.
     ours = namespace["result"]
     assert [h["_id"] for h in namespace["hits"]] == ours.ids
     assert [h["_score"] for h in namespace["hits"]] == pytest.approx([h.score for h in ours.hits], rel=1e-5)
@@ -47,7 +48,9 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     searcher = Searcher.open(client, support_index, e5)
     haystack_docs = namespace["answer"]["retriever"]["documents"]
     assert namespace["written"]["writer"] == {"documents_written": 1}
-    assert [d.id for d in haystack_docs] == searcher.search(QUERY, k=3, filters={"category": ["devoluciones", "reembolsos"]}).ids
+    assert [d.id for d in haystack_docs] == searcher.search(
+        QUERY, k=3, filters={"category": ["devoluciones", "reembolsos"]}
+    ).ids
     assert [n.node.node_id for n in namespace["nodes"]] == searcher.search(QUERY, k=3, filters={"lang": "es"}).ids
     assert [n.node.node_id for n in namespace["response"].source_nodes] == searcher.search(QUERY, k=3).ids
     assert namespace["found"][0].id == "lc-1" and namespace["ids"] == ["lc-1"]
@@ -55,15 +58,19 @@ def test_interop_snippets_run_as_written(opensearch_url, client, support_index, 
     # The retriever: filtered, server-fused, metadata carried.
     docs = namespace["docs"]
     assert docs and all(d.metadata["category"] == "devoluciones" for d in docs)
-    base = DEFAULT_POLICY.base(cluster_for(client).probe().z_score).value  # the uncalibrated adaptive index's baseline there
+    # the uncalibrated adaptive index's baseline there
+    base = DEFAULT_POLICY.base(cluster_for(client).probe().z_score).value
     (_, info), *_ = namespace["retriever"].search_with_hits(QUERY)
     assert info.fused_by == f"server:{support_index}-{base}-arithmetic_mean" and "fused_by" not in docs[0].metadata
     # LangChain's own store, dense: the adapter's dense ranking, with metadata.
     # The snippet reads whole texts from _source; the adapter returns excerpts unless asked for the full text.
-    dense = Searcher.open(client, support_index, e5).search(QUERY, technique="dense", k=3, options=SearchOptions(full_text=True))
+    dense = Searcher.open(client, support_index, e5).search(
+        QUERY, technique="dense", k=3, options=SearchOptions(full_text=True)
+    )
     assert [d.page_content for d in namespace["dense"]] == [h.text for h in dense.hits]
     assert namespace["dense"] and all(d.metadata.get("lang") == "es" for d in namespace["dense"])
-    assert namespace["report"].ok and namespace["report"].sampled == 15  # the 12 samples and what the three writers wrote
+    # the 12 samples and what the three writers wrote
+    assert namespace["report"].ok and namespace["report"].sampled == 15
 
 
 def test_the_retriever_returns_what_the_searcher_finds(client, support_index, e5):
@@ -73,9 +80,16 @@ def test_the_retriever_returns_what_the_searcher_finds(client, support_index, e5
     for technique in ("hybrid", "bm25", "client-rrf"):
         retriever = HybridRetriever(searcher=searcher, technique=technique, k=4, explain=True)
         docs, found = retriever.invoke("error E-4012"), retriever.search_with_hits("error E-4012")
-        result = searcher.search("error E-4012", technique=technique, k=4, explain=True,  # explain moves scores ~1e-4
-                                 options=SearchOptions(full_text=True))
-        assert [d.id for d in docs] == result.ids and [info.score for _, info in found] == [h.score for h in result.hits]
+        result = searcher.search(
+            "error E-4012",
+            technique=technique,
+            k=4,
+            explain=True,  # explain moves scores ~1e-4
+            options=SearchOptions(full_text=True),
+        )
+        assert [d.id for d in docs] == result.ids and [info.score for _, info in found] == [
+            h.score for h in result.hits
+        ]
         assert [d.page_content for d in docs] == [h.text for h in result.hits]
     assert found[0][1].legs[0]["leg"] == "bm25"
 
@@ -87,9 +101,19 @@ def test_check_finds_vectors_another_model_wrote(client, support_index, capsys, 
     # Another tool writes two documents straight into the alias, with another 384-d model's vectors.
     other = HashingEmbedder(384, name="another-model")
     for doc_id, text in (("foreign-1", "Devolver un pedido dañado"), ("foreign-2", "Cambiar la contraseña")):
-        client.index(index=support_index, id=doc_id, refresh=True, body={
-            "title": "", "text": text, "parent_id": doc_id, "chunk_index": 0, "metadata": {"category": "otros"},
-            "embedding": other.embed_documents([text])[0].tolist()})
+        client.index(
+            index=support_index,
+            id=doc_id,
+            refresh=True,
+            body={
+                "title": "",
+                "text": text,
+                "parent_id": doc_id,
+                "chunk_index": 0,
+                "metadata": {"category": "otros"},
+                "embedding": other.embed_documents([text])[0].tolist(),
+            },
+        )
     code = main(["check", "--index", support_index, "--url", opensearch_url])
     out = capsys.readouterr().out
     assert code == 1
@@ -111,13 +135,20 @@ def test_langchain_add_texts_with_another_model_is_caught(client, support_index,
     url = describe_url(client)
     other = EmbedderEmbeddings(HashingEmbedder(384, name="langchain-model"))
     store = OpenSearchVectorSearch(opensearch_url=url, index_name=support_index, embedding_function=other)
-    store.add_texts(["Texto escrito por otra herramienta"], ids=["from-langchain"], vector_field="embedding", text_field="text")
+    store.add_texts(
+        ["Texto escrito por otra herramienta"], ids=["from-langchain"], vector_field="embedding", text_field="text"
+    )
     client.indices.refresh(index=support_index)
     report = check_index(client, support_index, e5)
     assert [m.id for m in report.mismatches] == ["from-langchain"]
-    # The same tool with the index's own model writes vectors the sample accepts; the contract query still finds the document.
-    store = OpenSearchVectorSearch(opensearch_url=url, index_name=support_index, embedding_function=EmbedderEmbeddings(e5))
-    store.add_texts(["Texto escrito por otra herramienta"], ids=["from-langchain"], vector_field="embedding", text_field="text")
+    # The same tool with the index's own model writes vectors the sample accepts; the contract query still finds the
+    # document.
+    store = OpenSearchVectorSearch(
+        opensearch_url=url, index_name=support_index, embedding_function=EmbedderEmbeddings(e5)
+    )
+    store.add_texts(
+        ["Texto escrito por otra herramienta"], ids=["from-langchain"], vector_field="embedding", text_field="text"
+    )
     client.indices.refresh(index=support_index)
     again = check_index(client, support_index, e5)
     assert not again.mismatches and [m.id for m in again.foreign] == ["from-langchain"] and not again.ok

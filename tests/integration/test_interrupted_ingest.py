@@ -27,15 +27,44 @@ ROWS = 120
 
 
 def ingest(src: Path, index: str, url: str, embedder: str, tmp_path: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HYBRID_TEST_STUCK_MARK": str(tmp_path / "stuck"), "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "tests.support.cli", "ingest", str(src), "--index", index, "--url", url,
-                             "--embedder", embedder, "--no-cache", "--batch-size", "40", "--failures", str(tmp_path / "failures.jsonl"),
-                             "-q"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HYBRID_TEST_STUCK_MARK": str(tmp_path / "stuck"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.support.cli",
+            "ingest",
+            str(src),
+            "--index",
+            index,
+            "--url",
+            url,
+            "--embedder",
+            embedder,
+            "--no-cache",
+            "--batch-size",
+            "40",
+            "--failures",
+            str(tmp_path / "failures.jsonl"),
+            "-q",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_stops_an_ingest_stuck_in_its_model_within_seconds_and_it_says_what_landed(client, index_name, cluster_url,
-                                                                                           tmp_path, signum, code):
+def test_a_signal_stops_an_ingest_stuck_in_its_model_within_seconds_and_it_says_what_landed(
+    client, index_name, cluster_url, tmp_path, signum, code
+):
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="standard"))
     src = tmp_path / "docs.jsonl"
     src.write_text("".join(json.dumps({"id": f"doc-{i}", "text": f"documento {i}"}) + "\n" for i in range(ROWS)))
@@ -48,7 +77,8 @@ def test_a_signal_stops_an_ingest_stuck_in_its_model_within_seconds_and_it_says_
     sent = time.monotonic()
     proc.send_signal(signum)
     first = ""
-    while line := proc.stdout.readline():  # up to the summary's first line (unbuffered): the ingest has stopped, its rows listed
+    # up to the summary's first line (unbuffered): the ingest has stopped, its rows listed
+    while line := proc.stdout.readline():
         first += line
         if line.startswith("interrupted"):
             break
@@ -59,18 +89,26 @@ def test_a_signal_stops_an_ingest_stuck_in_its_model_within_seconds_and_it_says_
     print(f"\n{signal.Signals(signum).name}: summary {said:.2f} s, exit {took:.2f} s after the signal")
     assert proc.returncode == code, (out, err)
     assert said < 2, said  # the bound
-    assert took < 8, took  # then the interpreter's own teardown: 0.3-3.5 s here, most of it garbage collection under load
+    # then the interpreter's own teardown: 0.3-3.5 s here, most of it garbage collection under load
+    assert took < 8, took
 
     listed = [json.loads(line) for line in (tmp_path / "failures.jsonl").read_text().splitlines()]
     client.indices.refresh(index=index_name)
     landed = client.count(index=index_name)["count"]
-    assert "interrupted" in err and f"failures file: {tmp_path / 'failures.jsonl'}" in out and "run the same command again" in err, (out, err)
+    assert (
+        "interrupted" in err
+        and f"failures file: {tmp_path / 'failures.jsonl'}" in out
+        and "run the same command again" in err
+    ), (out, err)
     assert f"landed: {landed}" in out, out
     ids = {h["_id"] for h in client.search(index=index_name, body={"size": ROWS, "_source": False})["hits"]["hits"]}
-    assert {r["stage"] for r in listed} == {"not-sent"} and {r["line"] for r in listed} >= set(range(41, 81))  # the batch in the model
-    assert ids | {r["id"] for r in listed} == {f"doc-{i}" for i in range(80)}  # every row read: landed, or listed as not confirmed
+    # the batch in the model
+    assert {r["stage"] for r in listed} == {"not-sent"} and {r["line"] for r in listed} >= set(range(41, 81))
+    # every row read: landed, or listed as not confirmed
+    assert ids | {r["id"] for r in listed} == {f"doc-{i}" for i in range(80)}
 
-    again = ingest(src, index_name, cluster_url, "test:hashing", tmp_path)  # as the message says: the same command, to finish
+    # as the message says: the same command, to finish
+    again = ingest(src, index_name, cluster_url, "test:hashing", tmp_path)
     assert again.wait(timeout=300) == 0, again.communicate()
     client.indices.refresh(index=index_name)
     assert client.count(index=index_name)["count"] == ROWS

@@ -13,18 +13,34 @@ pytestmark = [pytest.mark.local_node, pytest.mark.engine("opensearch", "elastics
 
 
 def _health(url: str, status: str, nodes: int) -> dict:
-    return get_json(f"{url}/_cluster/health?wait_for_status={status}&wait_for_nodes={nodes}&wait_for_no_initializing_shards=true&timeout=90s", timeout=100)
+    return get_json(
+        f"{url}/_cluster/health?wait_for_status={status}&wait_for_nodes={nodes}&wait_for_no_initializing_shards=true&timeout=90s",
+        timeout=100,
+    )
 
 
 def test_two_nodes_green_yellow_with_one_stopped_green_after_restart(local_cluster, target):
-    cluster = LocalNode(NodeConfig(distribution=target.engine, version=target.version, nodes=2, cache_dir=local_cluster.cache_dir, hunspell=False),
-                        log=lambda m: None)
+    cluster = LocalNode(
+        NodeConfig(
+            distribution=target.engine,
+            version=target.version,
+            nodes=2,
+            cache_dir=local_cluster.cache_dir,
+            hunspell=False,
+        ),
+        log=lambda m: None,
+    )
     status = cluster.up()
     try:
         assert [n["running"] for n in status.nodes] == [True, True]
         url = status.url  # node 0: the cluster manager, which stays up
         index = f"t-two-nodes-{uuid.uuid4().hex[:6]}"
-        get_json(f"{url}/{index}", method="PUT", body={"settings": {"number_of_shards": 3, "number_of_replicas": 1}}, timeout=60)
+        get_json(
+            f"{url}/{index}",
+            method="PUT",
+            body={"settings": {"number_of_shards": 3, "number_of_replicas": 1}},
+            timeout=60,
+        )
         for i in range(20):
             get_json(f"{url}/{index}/_doc/{i}", method="PUT", body={"n": i}, timeout=30)
         get_json(f"{url}/{index}/_refresh", method="POST", timeout=30)

@@ -54,19 +54,27 @@ def test_status_lists_the_running_cluster(session_node):
 
 
 def _analyze(url: str, index: str, text: str) -> list[str]:
-    return [t["token"] for t in get_json(f"{url}/{index}/_analyze", method="POST", body={"analyzer": "pl", "text": text})["tokens"]]
+    return [
+        t["token"]
+        for t in get_json(f"{url}/{index}/_analyze", method="POST", body={"analyzer": "pl", "text": text})["tokens"]
+    ]
 
 
 def test_hunspell_polish_stems_inflections_and_matches_without_diacritics(session_node, cluster_url):
     """The pl_PL dictionary under config/hunspell/ serves a hunspell filter; asciifolding (where the
     engine has it) lets a query typed without diacritics match."""
     index = f"t-hunspell-pl-{session_node.distribution.name}"
-    folding = session_node.distribution.name == "opensearch"  # asciifolding is in analysis-common, absent from ES's integ-test zip
+    # asciifolding is in analysis-common, absent from ES's integ-test zip
+    folding = session_node.distribution.name == "opensearch"
     filters = ["lowercase", "pl_stem"] + (["asciifolding"] if folding else [])
-    body = {"settings": {"analysis": {
-        "filter": {"pl_stem": {"type": "hunspell", "locale": "pl_PL", "dedup": True}},
-        "analyzer": {"pl": {"type": "custom", "tokenizer": "standard", "filter": filters}},
-    }}}
+    body = {
+        "settings": {
+            "analysis": {
+                "filter": {"pl_stem": {"type": "hunspell", "locale": "pl_PL", "dedup": True}},
+                "analyzer": {"pl": {"type": "custom", "tokenizer": "standard", "filter": filters}},
+            }
+        }
+    }
     get_json(f"{cluster_url}/{index}", method="PUT", body=body, timeout=30)
     try:
         base = _analyze(cluster_url, index, "książka")
@@ -83,10 +91,14 @@ def test_hunspell_polish_stems_inflections_and_matches_without_diacritics(sessio
 
 def test_hunspell_spanish_dictionary_is_served(session_node, cluster_url):
     index = f"t-hunspell-es-{session_node.distribution.name}"
-    body = {"settings": {"analysis": {
-        "filter": {"es_stem": {"type": "hunspell", "locale": "es_ES", "dedup": True}},
-        "analyzer": {"pl": {"type": "custom", "tokenizer": "standard", "filter": ["lowercase", "es_stem"]}},
-    }}}
+    body = {
+        "settings": {
+            "analysis": {
+                "filter": {"es_stem": {"type": "hunspell", "locale": "es_ES", "dedup": True}},
+                "analyzer": {"pl": {"type": "custom", "tokenizer": "standard", "filter": ["lowercase", "es_stem"]}},
+            }
+        }
+    }
     get_json(f"{cluster_url}/{index}", method="PUT", body=body, timeout=30)
     try:
         assert sorted(_analyze(cluster_url, index, "contraseñas")) == sorted(_analyze(cluster_url, index, "contraseña"))
@@ -114,7 +126,9 @@ def test_second_node_up_down_and_port_in_use(session_node, node_tmp, target):
         with pytest.raises(PortInUseError, match=str(port)):
             busy.up()
 
-    node = LocalNode(NodeConfig(cache_dir=node_tmp / "second", opensearch_home=home, heap="512m", hunspell=False), log=lambda m: None)
+    node = LocalNode(
+        NodeConfig(cache_dir=node_tmp / "second", opensearch_home=home, heap="512m", hunspell=False), log=lambda m: None
+    )
     status = node.up()
     try:
         assert status.running and status.version == target.version
@@ -132,7 +146,10 @@ def test_second_node_up_down_and_port_in_use(session_node, node_tmp, target):
 
 
 def test_a_node_that_dies_at_start_shows_why(session_node, node_tmp):
-    node = LocalNode(NodeConfig(cache_dir=node_tmp / "bad", opensearch_home=session_node.status().home, heap="1x", hunspell=False), log=lambda m: None)
+    node = LocalNode(
+        NodeConfig(cache_dir=node_tmp / "bad", opensearch_home=session_node.status().home, heap="1x", hunspell=False),
+        log=lambda m: None,
+    )
     with pytest.raises(NodeStartError, match="(?s)(exited with .* at start|died during start).*(heap|Xms|Xmx)"):
         node.up()
     assert not node.status().running
@@ -144,8 +161,18 @@ def test_a_faiss_or_nmslib_index_does_not_kill_the_node(session_node, cluster_ur
     """The Maven k-NN zip has no native libraries: without the node's guard template the first
     refresh of such an index exits the JVM (UnsatisfiedLinkError). With it: exact search."""
     index = f"t-native-{engine}"
-    body = {"settings": {"index.knn": True}, "mappings": {"properties": {
-        "v": {"type": "knn_vector", "dimension": 2, "method": {"name": "hnsw", "engine": engine, "space_type": "l2"}}}}}
+    body = {
+        "settings": {"index.knn": True},
+        "mappings": {
+            "properties": {
+                "v": {
+                    "type": "knn_vector",
+                    "dimension": 2,
+                    "method": {"name": "hnsw", "engine": engine, "space_type": "l2"},
+                }
+            }
+        },
+    }
     try:
         get_json(f"{cluster_url}/{index}", method="PUT", body=body, timeout=30)
     except urllib.error.HTTPError as exc:  # 3.x refuses new nmslib indices by itself: as good
@@ -155,7 +182,9 @@ def test_a_faiss_or_nmslib_index_does_not_kill_the_node(session_node, cluster_ur
         for i in range(3):
             get_json(f"{cluster_url}/{index}/_doc/{i}?refresh=true", method="PUT", body={"v": [i, 2]}, timeout=30)
         get_json(f"{cluster_url}/{index}/_forcemerge?max_num_segments=1", method="POST", timeout=60)
-        hits = get_json(f"{cluster_url}/{index}/_search", method="POST", body={"query": {"knn": {"v": {"vector": [2, 2], "k": 1}}}})["hits"]["hits"]
+        hits = get_json(
+            f"{cluster_url}/{index}/_search", method="POST", body={"query": {"knn": {"v": {"vector": [2, 2], "k": 1}}}}
+        )["hits"]["hits"]
         assert hits[0]["_id"] == "2"
         assert session_node.status().running
     finally:
@@ -166,8 +195,12 @@ def test_a_node_that_fails_after_it_started_is_stopped_not_left_behind(session_n
     from adapter.errors import LocalNodeError
     from adapter.local import procs
 
-    node = LocalNode(NodeConfig(cache_dir=node_tmp / "half", opensearch_home=session_node.status().home, heap="512m", hunspell=False),
-                     log=lambda m: None)
+    node = LocalNode(
+        NodeConfig(
+            cache_dir=node_tmp / "half", opensearch_home=session_node.status().home, heap="512m", hunspell=False
+        ),
+        log=lambda m: None,
+    )
 
     def fail(*args, **kwargs):
         raise LocalNodeError("simulated failure after the JVM started")

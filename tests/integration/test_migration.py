@@ -114,8 +114,15 @@ def test_reindex_to_a_new_model_while_writing_and_searching(client, live, tmp_pa
     for t in threads:
         t.start()
     try:
-        report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), Slow(NEW, pause=0.05),
-                         checkpoint=checkpoint, batch=16, progress=False, log=lambda m: None)
+        report = reindex(
+            client,
+            Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")),
+            Slow(NEW, pause=0.05),
+            checkpoint=checkpoint,
+            batch=16,
+            progress=False,
+            log=lambda m: None,
+        )
         time.sleep(0.5)  # queries after the swap
     finally:
         stop.set()
@@ -127,14 +134,21 @@ def test_reindex_to_a_new_model_while_writing_and_searching(client, live, tmp_pa
     assert report.swapped and alias_indices(cluster_for(client), alias) == [f"{alias}-v2"]
     assert report.caught_up >= len(changed) + len(added) and report.deleted == len(deleted)
     expected = N + len(added) - len(deleted)
-    assert report.entries == expected == client.count(index=f"{alias}-v2")["count"] == client.count(index=f"{alias}-v1")["count"]
+    assert (
+        report.entries
+        == expected
+        == client.count(index=f"{alias}-v2")["count"]
+        == client.count(index=f"{alias}-v1")["count"]
+    )
     for doc_id in changed:
         assert _source(client, f"{alias}-v2", doc_id)["text"].endswith(" revised")
     for doc_id in deleted:
         assert not client.exists(index=f"{alias}-v2", id=doc_id)
     new_doc = _source(client, f"{alias}-v2", "new0003")
     assert new_doc["metadata"] == {"lang": "en"} and new_doc["parent_id"] == "new0003"
-    np.testing.assert_allclose(new_doc["embedding"], NEW.embed_documents([f"{new_doc['title']}\n{new_doc['text']}"])[0], atol=1e-6)
+    np.testing.assert_allclose(
+        new_doc["embedding"], NEW.embed_documents([f"{new_doc['title']}\n{new_doc['text']}"])[0], atol=1e-6
+    )
     settings = client.indices.get_settings(index=f"{alias}-v1")[f"{alias}-v1"]["settings"]["index"]
     assert settings["blocks"]["write"] == "true"  # a writer still aimed at the old index is refused, not lost
     assert not checkpoint.exists()
@@ -143,8 +157,11 @@ def test_reindex_to_a_new_model_while_writing_and_searching(client, live, tmp_pa
 def test_a_crash_midway_resumes_without_re_embedding_what_was_done(client, live, tmp_path, opensearch_url):
     alias, checkpoint, cache = live, tmp_path / "ckpt.json", tmp_path / "cache.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.migration", opensearch_url, alias,
-                             str(checkpoint), str(cache)], cwd=ROOT, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.migration", opensearch_url, alias, str(checkpoint), str(cache)],
+        cwd=ROOT,
+        env=env,
+    )
     try:
         _wait_for(checkpoint, 96)
         proc.send_signal(signal.SIGKILL)  # a crash: no cleanup, no last checkpoint
@@ -154,8 +171,16 @@ def test_a_crash_midway_resumes_without_re_embedding_what_was_done(client, live,
     assert 96 <= state["copied"] < N and not state["copy_done"]
 
     model = Slow(NEW)
-    report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), model, cache=EmbeddingCache(cache),
-                     checkpoint=checkpoint, batch=16, progress=False, log=lambda m: None)
+    report = reindex(
+        client,
+        Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")),
+        model,
+        cache=EmbeddingCache(cache),
+        checkpoint=checkpoint,
+        batch=16,
+        progress=False,
+        log=lambda m: None,
+    )
     done = {f"d{i:04d}" for i in range(state["copied"])}  # key order is id order in this corpus
     texts = {f"{r['title']}\n{r['text']}": r["id"] for r in corpus(N)}
     embedded_again = [texts[t] for t in model.texts if texts.get(t) in done]
@@ -187,9 +212,21 @@ def test_the_gate_refuses_a_swap_that_loses_quality(client, live):
     alias = live
     queries = {f"q{i}": f"tok{i}x" for i in range(0, N, 10)}
     dataset = Dataset("tokens", ROOT, "test", queries, {f"q{i}": {f"d{i:04d}": 1} for i in range(0, N, 10)})
-    worse = Desired(alias, IndexSpec(Scrambled().fingerprint, analyzer="keyword"))  # no BM25 match for a single token either
-    with pytest.raises(MigrationError, match=r"gate refused the swap: nDCG@10 drops from (0\.9\d+|1\.0000) .* to 0\.0\d+"):
-        reindex(client, worse, Scrambled(), gate=Gate(dataset, max_drop=0.05), source_embedder=OLD, batch=100, progress=False, log=lambda m: None)
+    # no BM25 match for a single token either
+    worse = Desired(alias, IndexSpec(Scrambled().fingerprint, analyzer="keyword"))
+    with pytest.raises(
+        MigrationError, match=r"gate refused the swap: nDCG@10 drops from (0\.9\d+|1\.0000) .* to 0\.0\d+"
+    ):
+        reindex(
+            client,
+            worse,
+            Scrambled(),
+            gate=Gate(dataset, max_drop=0.05),
+            source_embedder=OLD,
+            batch=100,
+            progress=False,
+            log=lambda m: None,
+        )
     assert alias_indices(cluster_for(client), alias) == [f"{alias}-v1"]
     # As if a run had died under its write block: abandoning the migration lifts it.
     client.indices.put_settings(index=f"{alias}-v1", body={"index.blocks.write": True})
@@ -212,13 +249,22 @@ def test_a_spec_the_live_index_can_take_is_not_rebuilt_unless_forced(client, liv
 
 def test_rollback_keeps_writes_made_after_the_swap_and_prune_removes_old_versions(client, live):
     alias = live
-    reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), NEW, batch=100, progress=False, log=lambda m: None)
+    reindex(
+        client,
+        Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")),
+        NEW,
+        batch=100,
+        progress=False,
+        log=lambda m: None,
+    )
     after_swap = corpus(3, prefix="late")
     assert Ingestor.open(client, alias, NEW, progress=False).ingest(_docs(after_swap)).complete
     report = rollback(client, alias, embedder=OLD, log=lambda m: None)
     assert alias_indices(cluster_for(client), alias) == [f"{alias}-v1"] and report.caught_up == 3
     late = _source(client, f"{alias}-v1", "late0002")
-    np.testing.assert_allclose(late["embedding"], OLD.embed_documents([f"{late['title']}\n{late['text']}"])[0], atol=1e-6)
+    np.testing.assert_allclose(
+        late["embedding"], OLD.embed_documents([f"{late['title']}\n{late['text']}"])[0], atol=1e-6
+    )
     assert client.count(index=alias)["count"] == N + 3
     # v1 takes writes again; v2, the version rolled back from, is kept (unfinished) until asked.
     assert Ingestor.open(client, alias, OLD, progress=False).ingest(_docs(corpus(1, prefix="again"))).complete
@@ -256,12 +302,30 @@ def _writable(client, index: str) -> bool:
 
 def _hybrid(command: str, url: str, alias: str, checkpoint, cache, pause: float = 0.0) -> subprocess.Popen:
     """``hybrid reindex|rollback`` in a child process, as a user runs it (its own signal handling)."""
-    return subprocess.Popen([sys.executable, "-m", "tests.support.migration", "cli", command, url, alias, str(checkpoint), str(cache),
-                             str(pause)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.support.migration",
+            "cli",
+            command,
+            url,
+            alias,
+            str(checkpoint),
+            str(cache),
+            str(pause),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
-def test_a_swap_the_client_never_saw_then_rollback_then_rerun_ends_on_a_writable_index(client, live, tmp_path, opensearch_url):
+def test_a_swap_the_client_never_saw_then_rollback_then_rerun_ends_on_a_writable_index(
+    client, live, tmp_path, opensearch_url
+):
     """Issue 20 item 1, as found: `timeout -s TERM` ended `hybrid reindex` while its alias swap was in
     flight (the server finished it), the checkpoint stayed, `hybrid rollback` write-blocked v2, and
     the re-run "resumed", swapped to the still-blocked v2 and exited 0: every later ingest failed.
@@ -297,8 +361,15 @@ def test_a_swap_the_client_never_saw_then_rollback_then_rerun_ends_on_a_writable
     assert not _writable(client, f"{alias}-v2")
 
     messages: list[str] = []
-    report = reindex(client, Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")), NEW, checkpoint=checkpoint, batch=100,
-                     progress=False, log=messages.append)
+    report = reindex(
+        client,
+        Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard")),
+        NEW,
+        checkpoint=checkpoint,
+        batch=100,
+        progress=False,
+        log=messages.append,
+    )
     live_now = alias_indices(cluster_for(client), alias)
     assert report.swapped and report.resumed_after == 0 and len(live_now) == 1, messages
     assert _writable(client, live_now[0]), f"the alias ends on {live_now[0]}, which refuses writes"
@@ -309,12 +380,18 @@ def test_a_swap_the_client_never_saw_then_rollback_then_rerun_ends_on_a_writable
 def test_a_checkpoint_older_than_a_rollback_is_not_trusted(client, live, tmp_path):
     """A run killed (SIGKILL: no handler runs) after its swap reached the node leaves its checkpoint;
     a rollback then moves the alias back. The re-run must not resume into the version rolled back from."""
-    alias, checkpoint, cache = live, tmp_path / "ckpt.json", tmp_path / "cache.sqlite"
+    alias, checkpoint = live, tmp_path / "ckpt.json"
     desired = Desired(alias, IndexSpec(NEW.fingerprint, analyzer="standard"))
     reindex(client, desired, NEW, checkpoint=checkpoint, batch=100, swap=False, progress=False, log=lambda m: None)
     stale = json.loads(checkpoint.read_text())  # copy and catch-up done, no swap: as a run killed just before it
-    client.indices.update_aliases(body={"actions": [{"remove": {"index": f"{alias}-v1", "alias": alias}},
-                                                    {"add": {"index": f"{alias}-v2", "alias": alias}}]})
+    client.indices.update_aliases(
+        body={
+            "actions": [
+                {"remove": {"index": f"{alias}-v1", "alias": alias}},
+                {"add": {"index": f"{alias}-v2", "alias": alias}},
+            ]
+        }
+    )
     client.indices.put_settings(index=f"{alias}-v1", body={"index.blocks.write": True})  # the swap, done by the node
     rollback(client, alias, embedder=OLD, log=lambda m: None)
     checkpoint.write_text(json.dumps(stale))  # a checkpoint at a path of the user's choosing survives the rollback

@@ -22,7 +22,9 @@ def minilm():
 def test_minilm_fingerprint_matches_the_loaded_model(minilm):
     fp = minilm.fingerprint  # read from the model folder, without torch
     assert (fp.dimension, fp.normalized, fp.spec) == (384, True, "minilm")
-    docs = minilm.embed_documents(["The cat sat on the mat.", "A feline rested on the rug.", "Quantum entanglement theory."])
+    docs = minilm.embed_documents(
+        ["The cat sat on the mat.", "A feline rested on the rug.", "Quantum entanglement theory."]
+    )
     assert docs.shape == (3, 384) and docs.dtype == np.float32
     assert np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
     assert minilm.model.get_embedding_dimension() == fp.dimension
@@ -32,7 +34,9 @@ def test_minilm_fingerprint_matches_the_loaded_model(minilm):
 
 def test_e5_adds_prefixes_and_normalises(e5):
     q = e5.embed_query("¿cómo devuelvo un pedido?")
-    p = e5.embed_documents(["Las devoluciones se aceptan durante 30 días.", "El error E-4012 aparece cuando la tarjeta ha caducado."])
+    p = e5.embed_documents(
+        ["Las devoluciones se aceptan durante 30 días.", "El error E-4012 aparece cuando la tarjeta ha caducado."]
+    )
     assert q.shape == (384,) and np.isclose(np.linalg.norm(q), 1.0, atol=1e-4)
     assert e5.fingerprint.query_prefix == "query: " and e5.fingerprint.passage_prefix == "passage: "
     assert p[0] @ q > p[1] @ q
@@ -48,7 +52,9 @@ def local_cross_encoder(tmp_path_factory, minilm):
     return CrossEncoderReranker(str(path))
 
 
-def test_rerank_reorders_the_top_n_and_keeps_first_stage_scores(client, index_name, minilm, local_cross_encoder, support_docs_path):
+def test_rerank_reorders_the_top_n_and_keeps_first_stage_scores(
+    client, index_name, minilm, local_cross_encoder, support_docs_path
+):
     init_index(client, index_name, IndexSpec(minilm.fingerprint, analyzer="spanish"))
     Ingestor.open(client, index_name, minilm, progress=False).ingest(read_source(support_docs_path))
     searcher = Searcher.open(client, index_name, minilm, reranker=local_cross_encoder)

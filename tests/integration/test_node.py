@@ -27,10 +27,16 @@ def test_spanish_analyzer_lowercases_folds_accents_and_stems(client):
 def knn_index(client, index_name):
     body = {
         "settings": {"index.knn": True, "number_of_shards": 1, "number_of_replicas": 0},
-        "mappings": {"properties": {
-            "text": {"type": "text", "analyzer": "spanish"},
-            "v": {"type": "knn_vector", "dimension": 384, "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}},
-        }},
+        "mappings": {
+            "properties": {
+                "text": {"type": "text", "analyzer": "spanish"},
+                "v": {
+                    "type": "knn_vector",
+                    "dimension": 384,
+                    "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"},
+                },
+            }
+        },
     }
     client.indices.create(index=index_name, body=body)
     texts = ["error E-4012 tarjeta caducada", "devoluciones en 30 días", "envíos a Canarias", "cambiar la contraseña"]
@@ -54,24 +60,46 @@ def test_knn_vector_index_accepts_documents(client, knn_index):
 
 
 def _hybrid(client, index, pipeline, query_vec):
-    body = {"size": 10, "query": {"hybrid": {"queries": [
-        {"match": {"text": "error E-4012 devoluciones"}},
-        {"knn": {"v": {"vector": query_vec, "k": 4}}},
-    ]}}}
+    body = {
+        "size": 10,
+        "query": {
+            "hybrid": {
+                "queries": [
+                    {"match": {"text": "error E-4012 devoluciones"}},
+                    {"knn": {"v": {"vector": query_vec, "k": 4}}},
+                ]
+            }
+        },
+    }
     return client.search(index=index, body=body, params={"search_pipeline": pipeline})["hits"]["hits"]
 
 
 def _legs(client, index, query_vec):
-    bm25 = client.search(index=index, body={"size": 10, "query": {"match": {"text": "error E-4012 devoluciones"}}})["hits"]["hits"]
-    knn = client.search(index=index, body={"size": 4, "query": {"knn": {"v": {"vector": query_vec, "k": 4}}}})["hits"]["hits"]
+    bm25 = client.search(index=index, body={"size": 10, "query": {"match": {"text": "error E-4012 devoluciones"}}})[
+        "hits"
+    ]["hits"]
+    knn = client.search(index=index, body={"size": 4, "query": {"knn": {"v": {"vector": query_vec, "k": 4}}}})["hits"][
+        "hits"
+    ]
     return [(h["_id"], h["_score"]) for h in bm25], [(h["_id"], h["_score"]) for h in knn]
 
 
 def test_hybrid_with_normalization_processor_returns_min_max_fused_scores(client, knn_index, index_name):
     pipeline = f"{index_name}-minmax"
-    client.transport.perform_request("PUT", f"/_search/pipeline/{pipeline}", body={"phase_results_processors": [{
-        "normalization-processor": {"normalization": {"technique": "min_max"},
-                                    "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}}}}]})
+    client.transport.perform_request(
+        "PUT",
+        f"/_search/pipeline/{pipeline}",
+        body={
+            "phase_results_processors": [
+                {
+                    "normalization-processor": {
+                        "normalization": {"technique": "min_max"},
+                        "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
+                    }
+                }
+            ]
+        },
+    )
     qv = [0.0] * 384
     qv[2] = 1.0
     hits = _hybrid(client, knn_index, pipeline, qv)
@@ -92,8 +120,15 @@ def test_hybrid_with_normalization_processor_returns_min_max_fused_scores(client
 
 def test_hybrid_with_score_ranker_processor_returns_rrf_scores(client, knn_index, index_name):
     pipeline = f"{index_name}-rrf"
-    client.transport.perform_request("PUT", f"/_search/pipeline/{pipeline}", body={"phase_results_processors": [{
-        "score-ranker-processor": {"combination": {"technique": "rrf", "rank_constant": 60}}}]})
+    client.transport.perform_request(
+        "PUT",
+        f"/_search/pipeline/{pipeline}",
+        body={
+            "phase_results_processors": [
+                {"score-ranker-processor": {"combination": {"technique": "rrf", "rank_constant": 60}}}
+            ]
+        },
+    )
     qv = [0.0] * 384
     qv[0] = 1.0
     hits = _hybrid(client, knn_index, pipeline, qv)

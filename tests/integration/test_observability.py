@@ -30,11 +30,15 @@ def indexed(client, index_name, support_docs_path):
 
 
 def test_verbose_logs_each_request_quiet_logs_none(cli, indexed, opensearch_url):
-    code, out, err = cli("-vv", "search", QUERY, "--index", indexed, "--url", opensearch_url, "--embedder", "test:hashing")
+    code, out, err = cli(
+        "-vv", "search", QUERY, "--index", indexed, "--url", opensearch_url, "--embedder", "test:hashing"
+    )
     assert code == 0, err
     requests = [line for line in err.splitlines() if line.startswith("DEBUG adapter.requests: ")]
     # (on OpenSearch the hybrid goes to the index and the empty shard beside it: /<index>,hybrid-empty-shard/_search)
-    searches = [line for line in requests if f"/{indexed}/_search" in line or f"/{indexed}," in line or "/_msearch" in line]
+    searches = [
+        line for line in requests if f"/{indexed}/_search" in line or f"/{indexed}," in line or "/_msearch" in line
+    ]
     assert searches, err
     for line in searches:  # method, path, status, the server's took, the time, the search's id
         assert line.split()[2] in ("POST", "GET") and " 200 took=" in line and " ms id=hybrid-" in line, line
@@ -103,7 +107,9 @@ def test_the_user_agent_names_the_adapter_and_its_version(opensearch_url, target
         cluster_for(connect_cluster(proxy.url, engine=target.engine)).indices_matching("t-none-*")
     agents = {v for h in proxy.headers for k, v in h.items() if k.lower() == "user-agent"}
     client_library = "elasticsearch-py/" if target.engine == "elasticsearch" else "opensearch-py/"
-    assert agents and all(a.startswith(f"opensearch-hybrid-adapter/{__version__} ({client_library}") for a in agents), agents
+    assert agents and all(a.startswith(f"opensearch-hybrid-adapter/{__version__} ({client_library}") for a in agents), (
+        agents
+    )
 
 
 def test_prometheus_metrics_count_searches_legs_fallbacks_and_ingest_rows(client, index_name, support_docs_path):
@@ -117,8 +123,14 @@ def test_prometheus_metrics_count_searches_legs_fallbacks_and_ingest_rows(client
     def value(name, **labels):
         return REGISTRY.get_sample_value(name, labels) or 0.0
 
-    names = ("hybrid_searches_total", "hybrid_leg_requests_total", "hybrid_search_fallbacks_total", "hybrid_ingest_rows_total",
-             "hybrid_ingest_batches_total", "hybrid_search_seconds_count")
+    names = (
+        "hybrid_searches_total",
+        "hybrid_leg_requests_total",
+        "hybrid_search_fallbacks_total",
+        "hybrid_ingest_rows_total",
+        "hybrid_ingest_batches_total",
+        "hybrid_search_seconds_count",
+    )
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="spanish"))
     rows = [*read_source(support_docs_path), RowError(99, "not JSON", None)]
     before = {n: sum(s.value for m in REGISTRY.collect() for s in m.samples if s.name == n) for n in names}
@@ -134,8 +146,11 @@ def test_prometheus_metrics_count_searches_legs_fallbacks_and_ingest_rows(client
     assert delta["hybrid_searches_total"] == delta["hybrid_search_seconds_count"] == len(results)
     assert delta["hybrid_leg_requests_total"] == sum(r.requests for r in results)
     assert value("hybrid_leg_requests_total", leg="bm25", outcome="ok") - bm25_before == 1
-    assert delta["hybrid_search_fallbacks_total"] == sum(1 for r in results if r.notices and r.fused_by_label.startswith("client"))
+    assert delta["hybrid_search_fallbacks_total"] == sum(
+        1 for r in results if r.notices and r.fused_by_label.startswith("client")
+    )
     assert delta["hybrid_search_fallbacks_total"] >= 1
     assert delta["hybrid_ingest_rows_total"] == report.documents + report.failed == 13
     assert value("hybrid_ingest_rows_total", outcome="failed") - before_failed == 1
-    assert delta["hybrid_ingest_batches_total"] == 1  # the 12 rows are one batch of the senders (sent in bulk requests of 5)
+    # the 12 rows are one batch of the senders (sent in bulk requests of 5)
+    assert delta["hybrid_ingest_batches_total"] == 1

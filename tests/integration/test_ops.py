@@ -22,11 +22,21 @@ def target_url(monkeypatch, opensearch_url):
 @pytest.fixture
 def spec_file(tmp_path, index_name):
     """A spec for ``index_name`` with a tuned pipeline as the default (the fingerprint pinned)."""
-    tuned = {"description": "tuned on train", "phase_results_processors": [{"normalization-processor": {
-        "normalization": {"technique": "l2"}, "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}}}}]}
+    tuned = {
+        "description": "tuned on train",
+        "phase_results_processors": [
+            {
+                "normalization-processor": {
+                    "normalization": {"technique": "l2"},
+                    "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
+                }
+            }
+        ],
+    }
     (tmp_path / "tuned.json").write_text(json.dumps(tuned))
     doc = {
-        "version": 1, "alias": index_name,
+        "version": 1,
+        "alias": index_name,
         "embedder": {"spec": "test:hashing", "fingerprint": TEST_EMBEDDER.fingerprint.to_meta()},
         "index": {"analyzer": "english", "title_boost": 0.5, "hnsw": {"m": 24, "ef_construction": 100}},
         "pipelines": {"weights": [0.4, 0.6], "extra": {"tuned": "tuned.json"}, "default": "tuned"},
@@ -101,10 +111,19 @@ def test_fingerprint_in_meta_no_longer_matches_the_spec(cli, client, spec_file, 
     client.indices.put_mapping(index=f"{index_name}-v1", body={"_meta": meta})
     client.indices.delete_index_template(name=index_name)  # in-place drift next to it
     code, out, _ = cli("diff", spec_file)
-    # Before: "embedding fingerprint: weights_sha256: '3c2a...' != '0000...'", and "`hybrid apply` fixes 1 in place" though apply refuses.
-    assert code == 2 and "! rebuild" in out and "embedding model: the index was embedded by" in out and "differ in weights" in out
+    # Before: "embedding fingerprint: weights_sha256: '3c2a...' != '0000...'", and "`hybrid apply` fixes 1 in place"
+    # though apply refuses.
+    assert (
+        code == 2
+        and "! rebuild" in out
+        and "embedding model: the index was embedded by" in out
+        and "differ in weights" in out
+    )
     assert f"needs a new index ({index_name}-v2)" in out and f"hybrid reindex {spec_file}" in out
-    assert "fixes 1 in place" not in out and "`hybrid apply` changes nothing while the index needs that (the other change comes with it)" in out
+    assert (
+        "fixes 1 in place" not in out
+        and "`hybrid apply` changes nothing while the index needs that (the other change comes with it)" in out
+    )
     assert "objects compared (not the index's mapping and _meta: the index needs rebuilding)" in out
     code, out, err = cli("apply", spec_file)
     assert code == 2 and "cannot take in place" in err and "hybrid reindex" in err
@@ -130,7 +149,10 @@ def test_pipelines_added_and_removed(cli, client, spec_file, index_name):
     code, out, _ = cli("plan", spec_file)
     assert f"- delete        pipeline           {index_name}-tuned" in out
     _applied(cli, spec_file)
-    assert read_pipeline(cluster_for(client), f"{index_name}-tuned") is None and read_pipeline(cluster_for(client), f"{index_name}-rrf-10") is None
+    assert (
+        read_pipeline(cluster_for(client), f"{index_name}-tuned") is None
+        and read_pipeline(cluster_for(client), f"{index_name}-rrf-10") is None
+    )
     assert read_pipeline(cluster_for(client), f"{index_name}-es-rrf") is not None
 
 
@@ -160,15 +182,28 @@ def test_diff_errors_are_not_drift(cli, tmp_path, spec_file):
 
 def test_flags_build_a_spec_and_write_it(cli, client, tmp_path, index_name):
     written = tmp_path / "from-flags.json"
-    code, out, err = cli("apply", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "spanish", "--weights", "0.3,0.7",
-                         "--write-spec", written)
+    code, out, err = cli(
+        "apply",
+        "--index",
+        index_name,
+        "--embedder",
+        "test:hashing",
+        "--analyzer",
+        "spanish",
+        "--weights",
+        "0.3,0.7",
+        "--write-spec",
+        written,
+    )
     assert code == 0, err
     doc = json.loads(written.read_text())
     assert doc["index"]["analyzer"] == "spanish" and doc["pipelines"]["weights"] == [0.3, 0.7]
     assert doc["embedder"]["fingerprint"] == TEST_EMBEDDER.fingerprint.to_meta()  # pinned: CI needs no model
     code, out, _ = cli("diff", written)
     assert code == 0, out
-    code, out, _ = cli("diff", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "english", "--weights", "0.3,0.7")
+    code, out, _ = cli(
+        "diff", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "english", "--weights", "0.3,0.7"
+    )
     assert code == 2 and "needs a new index" in out and "analyzer" in out
 
 
@@ -184,7 +219,9 @@ def test_reindex_rollback_prune_from_the_command_line(cli, client, spec_file, in
     """An analyzer change needs a new index: reindex builds it with the same model (vectors reused,
     no model call), diff is in sync after the swap; rollback and prune finish the round."""
     _applied(cli, spec_file)
-    code, _, err = cli("ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache")
+    code, _, err = cli(
+        "ingest", support_docs_path, "--index", index_name, "--embedder", "test:hashing", "-q", "--no-cache"
+    )
     assert code == 0, err
     doc = yaml.safe_load(spec_file.read_text())
     doc["index"]["analyzer"] = "spanish"
@@ -193,7 +230,11 @@ def test_reindex_rollback_prune_from_the_command_line(cli, client, spec_file, in
     assert code == 2 and "needs a new index" in out
     code, out, err = cli("reindex", spec_file, "-q", "--no-cache", "--checkpoint", spec_file.parent / "ckpt.json")
     assert code == 0, err
-    assert f"alias {index_name}: {index_name}-v1 -> {index_name}-v2 (12 entries" in out and "embedded: 0" in out and "vectors reused: 12" in out
+    assert (
+        f"alias {index_name}: {index_name}-v1 -> {index_name}-v2 (12 entries" in out
+        and "embedded: 0" in out
+        and "vectors reused: 12" in out
+    )
     code, out, _ = cli("diff", spec_file)
     assert code == 0, out
     code, out, err = cli("rollback", spec_file, "--embedder", "test:hashing", "--no-cache")

@@ -30,14 +30,19 @@ STRICT = SearchOptions(allow_partial_results=False)
 
 @pytest.fixture
 def broken_shard(client, index_name):
-    """``index_name``: a hybrid index of five documents, and beside it in its alias an index on which every query fails."""
+    """``index_name``: a hybrid index of five documents, and beside it in its alias an index on which every query
+    fails."""
     init_index(client, index_name, IndexSpec(EMBEDDER.fingerprint))
     report = Ingestor.open(client, index_name, EMBEDDER, progress=False).ingest(
-        [SourceDoc(f"d{i}", f"hola mundo {i}", f"titulo {i}") for i in range(5)])
+        [SourceDoc(f"d{i}", f"hola mundo {i}", f"titulo {i}") for i in range(5)]
+    )
     assert report.documents == 5 and not report.failures
     other = f"{index_name}-numbers"
     numbers = {field: {"type": "long"} for field in ("text", "title", "all_text", "embedding")}
-    client.indices.create(index=other, body={"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": numbers}})
+    client.indices.create(
+        index=other,
+        body={"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": numbers}},
+    )
     client.indices.update_aliases(body={"actions": [{"add": {"index": other, "alias": index_name}}]})
     return index_name
 
@@ -47,8 +52,14 @@ def test_a_failed_shard_is_a_notice_and_an_error_where_partial_results_are_not_a
     searcher = Searcher.open(client, broken_shard, EMBEDDER)
     result = searcher.search("hola", technique=technique, k=3)
     notices = [n for n in result.notices if n.startswith("partial result: ")]
-    assert result.ids and notices and all("shards failed even when asked again" in n and "failed to create query" in n for n in notices)
-    with pytest.raises(PartialResultError, match="shards failed even when asked again.*allows no partial results") as raised:
+    assert (
+        result.ids
+        and notices
+        and all("shards failed even when asked again" in n and "failed to create query" in n for n in notices)
+    )
+    with pytest.raises(
+        PartialResultError, match="shards failed even when asked again.*allows no partial results"
+    ) as raised:
         searcher.search("hola", technique=technique, k=3, options=STRICT)
     assert raised.value.kind == "shards"
 
@@ -57,7 +68,9 @@ def test_the_command_line_fails_on_a_partial_result_only_when_asked(capsys, open
     code = main(["search", "hola", "--index", broken_shard, "-t", "bm25", "--url", opensearch_url])
     out, _ = capsys.readouterr()
     assert code == 0 and "note: partial result: 1 of 2 shards failed" in out
-    code = main(["search", "hola", "--index", broken_shard, "-t", "bm25", "--no-partial-results", "--url", opensearch_url])
+    code = main(
+        ["search", "hola", "--index", broken_shard, "-t", "bm25", "--no-partial-results", "--url", opensearch_url]
+    )
     out, err = capsys.readouterr()
     assert code == 2 and not out and "\nerror: partial result: 1 of 2 shards failed" in err  # after the retry's warning
 
@@ -80,15 +93,24 @@ def test_a_collapsed_hybrid_page_short_of_the_groups_its_query_matched_says_so(c
     short = crowded.search("alpha beta", k=5, depth=5, options=collapse)
     assert short.ids == ["big#0"] and "collapse" in short.request_body
     (notice,) = short.notices
-    assert notice.startswith("short collapsed page: 1 of the 5 hits asked for (one per parent_id), though the query matched 7 values")
+    assert notice.startswith(
+        "short collapsed page: 1 of the 5 hits asked for (one per parent_id), though the query matched 7 values"
+    )
     with pytest.raises(PartialResultError, match="short collapsed page: 1 of the 5") as raised:
-        crowded.search("alpha beta", k=5, depth=5, options=SearchOptions(collapse=Collapse(), allow_partial_results=False))
+        crowded.search(
+            "alpha beta", k=5, depth=5, options=SearchOptions(collapse=Collapse(), allow_partial_results=False)
+        )
     assert raised.value.kind == "collapse"
-    deeper = crowded.search("alpha beta", k=5, depth=10, options=SearchOptions(collapse=Collapse(), allow_partial_results=False))
+    deeper = crowded.search(
+        "alpha beta", k=5, depth=10, options=SearchOptions(collapse=Collapse(), allow_partial_results=False)
+    )
     assert len(deeper.ids) == 5 and len({h.source["parent_id"] for h in deeper.hits}) == 5 and not deeper.notices
     # At depth 10 the candidates hold five of the seven groups: the next page is short too; at 20 all seven,
     # and groups 6 and 7 are a last page, not a short one.
-    assert any(n.startswith("short collapsed page: 0 of the 5") for n in crowded.search("alpha beta", k=5, from_=5, depth=10, options=collapse).notices)
+    assert any(
+        n.startswith("short collapsed page: 0 of the 5")
+        for n in crowded.search("alpha beta", k=5, from_=5, depth=10, options=collapse).notices
+    )
     last = crowded.search("alpha beta", k=5, from_=5, depth=20, options=collapse)
     assert len(last.ids) == 2 and not last.notices
 
@@ -98,6 +120,9 @@ def test_the_clients_collapse_of_client_rrf_says_so_too(crowded):
     collapse = SearchOptions(collapse=Collapse())
     short = crowded.search("alpha beta", technique="client-rrf", k=5, depth=5, options=collapse)
     assert short.ids == ["big#0"] or short.ids[0].startswith("big#")
-    assert any(n.startswith(f"short collapsed page: {len(short.ids)} of the 5 hits") and "matched 7 values" in n for n in short.notices)
+    assert any(
+        n.startswith(f"short collapsed page: {len(short.ids)} of the 5 hits") and "matched 7 values" in n
+        for n in short.notices
+    )
     deeper = crowded.search("alpha beta", technique="client-rrf", k=5, depth=20, options=collapse)
     assert len(deeper.ids) == 5 and not deeper.notices

@@ -42,16 +42,42 @@ def checksum(pairs) -> str:
     return sha.hexdigest()
 
 
-def test_three_partitions_at_once_index_every_row_once_with_one_failures_file_each(client, index_name, cluster_url, tmp_path):
+def test_three_partitions_at_once_index_every_row_once_with_one_failures_file_each(
+    client, index_name, cluster_url, tmp_path
+):
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="standard"))
     src = tmp_path / "docs.jsonl"
     good = corpus(src)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        subprocess.Popen([sys.executable, "-m", "tests.support.cli", "ingest", str(src), "--index", index_name, "--url", cluster_url,
-                          "--embedder", "test:hashing", "--no-cache", "--batch-size", "16", "--partition", f"{i}/3",
-                          "--failures", str(tmp_path / "failures.jsonl"), "-q"],
-                         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.support.cli",
+                "ingest",
+                str(src),
+                "--index",
+                index_name,
+                "--url",
+                cluster_url,
+                "--embedder",
+                "test:hashing",
+                "--no-cache",
+                "--batch-size",
+                "16",
+                "--partition",
+                f"{i}/3",
+                "--failures",
+                str(tmp_path / "failures.jsonl"),
+                "-q",
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for i in (1, 2, 3)
     ]
     outs = [p.communicate(timeout=600) for p in procs]
@@ -64,7 +90,9 @@ def test_three_partitions_at_once_index_every_row_once_with_one_failures_file_ea
 
     client.indices.refresh(index=index_name)
     assert client.count(index=index_name)["count"] == len(good)
-    hits = client.search(index=index_name, body={"size": 1000, "_source": ["text"], "query": {"match_all": {}}})["hits"]["hits"]
+    hits = client.search(index=index_name, body={"size": 1000, "_source": ["text"], "query": {"match_all": {}}})[
+        "hits"
+    ]["hits"]
     assert checksum((h["_id"], h["_source"]["text"]) for h in hits) == checksum(good.items())
 
     files = sorted(tmp_path.glob("failures.part-*-of-3.jsonl"))
@@ -73,7 +101,9 @@ def test_three_partitions_at_once_index_every_row_once_with_one_failures_file_ea
     assert sorted(f["line"] for f in failed) == sorted([*BAD_LINES, total_rows])  # each bad row once, in one file
 
 
-def test_partitions_of_another_count_are_refused_until_the_round_is_complete(cli, client, index_name, cluster_url, tmp_path):
+def test_partitions_of_another_count_are_refused_until_the_round_is_complete(
+    cli, client, index_name, cluster_url, tmp_path
+):
     """Issue 33 item 2, as found: `--partition 1/2`, then `2/3` and `3/3`, each exit 0 "every row landed", left
     4,996 of 6,000 rows. Now the second run is refused before writing, and each run says what is left."""
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="standard"))
@@ -81,15 +111,36 @@ def test_partitions_of_another_count_are_refused_until_the_round_is_complete(cli
     src.write_text("".join(json.dumps({"id": f"doc-{i}", "text": f"documento {i}"}) + "\n" for i in range(600)))
 
     def ingest(part):
-        return cli("ingest", src, "--index", index_name, "--url", cluster_url, "--embedder", "test:hashing", "--no-cache", "-q",
-                   "--partition", part, "--failures", tmp_path / "f.jsonl")
+        return cli(
+            "ingest",
+            src,
+            "--index",
+            index_name,
+            "--url",
+            cluster_url,
+            "--embedder",
+            "test:hashing",
+            "--no-cache",
+            "-q",
+            "--partition",
+            part,
+            "--failures",
+            tmp_path / "f.jsonl",
+        )
 
     code, out, _ = ingest("1/2")
-    assert code == 0 and "every row of partition 1/2 landed" in out and "still to run before the input is complete: 2/2" in out, out
+    assert (
+        code == 0
+        and "every row of partition 1/2 landed" in out
+        and "still to run before the input is complete: 2/2" in out
+    ), out
     client.indices.refresh(index=index_name)
     written = client.count(index=index_name)["count"]
     code, out, err = ingest("2/3")
-    assert code == 2 and "ingested in 2 partitions (finished: 1/2), not 3" in err and "--partition 2/2" in err, (out, err)
+    assert code == 2 and "ingested in 2 partitions (finished: 1/2), not 3" in err and "--partition 2/2" in err, (
+        out,
+        err,
+    )
     client.indices.refresh(index=index_name)
     assert client.count(index=index_name)["count"] == written  # refused before writing anything
     code, out, _ = ingest("2/2")
@@ -100,19 +151,35 @@ def test_partitions_of_another_count_are_refused_until_the_round_is_complete(cli
     assert code == 0 and "still to run before the input is complete: 2/3, 3/3" in out, out
 
 
-def test_two_runs_of_one_partition_in_the_same_second_write_failures_files_of_their_own(cli, client, index_name, cluster_url,
-                                                                                      tmp_path, monkeypatch):
+def test_two_runs_of_one_partition_in_the_same_second_write_failures_files_of_their_own(
+    cli, client, index_name, cluster_url, tmp_path, monkeypatch
+):
     """Issue 33 item 3: the default failures file of a partition was named to the second and opened with O_TRUNC,
     so two runs started in the same second wrote one file and one run's records were lost."""
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="standard"))
     src = tmp_path / "docs.jsonl"
-    src.write_text("".join(json.dumps({"id": f"doc-{i}", "text": "" if i % 10 == 0 else f"documento {i}"}) + "\n"
-                           for i in range(100)))
+    src.write_text(
+        "".join(
+            json.dumps({"id": f"doc-{i}", "text": "" if i % 10 == 0 else f"documento {i}"}) + "\n" for i in range(100)
+        )
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("time.strftime", lambda *a: "20261203-120000")  # the same second for both runs
     for _ in range(2):
-        code, out, err = cli("ingest", src, "--index", index_name, "--url", cluster_url, "--embedder", "test:hashing", "--no-cache",
-                             "-q", "--partition", "1/2")
+        code, out, err = cli(
+            "ingest",
+            src,
+            "--index",
+            index_name,
+            "--url",
+            cluster_url,
+            "--embedder",
+            "test:hashing",
+            "--no-cache",
+            "-q",
+            "--partition",
+            "1/2",
+        )
         assert code == 3, (out, err)
     files = sorted(tmp_path.glob("ingest-failures-*part-1-of-2*.jsonl"))
     empty = sum(1 for i in range(0, 100, 10) if Partition(1, 2).owns(SourceDoc(f"doc-{i}", "")))

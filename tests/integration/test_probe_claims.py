@@ -30,8 +30,16 @@ DOCS = [  # id, parent, chunk, text, category, vector (unit length, 2-d)
     ("c#1", "c", 1, "blue berry apple", "y", (0.6, 0.8)),
     ("d#0", "d", 0, "yellow banana", "z", (0.7, 0.7)),
 ]
-NORM = {"phase_results_processors": [{"normalization-processor": {
-    "normalization": {"technique": "min_max"}, "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.5, 0.5]}}}}]}
+NORM = {
+    "phase_results_processors": [
+        {
+            "normalization-processor": {
+                "normalization": {"technique": "min_max"},
+                "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.5, 0.5]}},
+            }
+        }
+    ]
+}
 OBSERVED: dict[str, dict] = {}
 
 
@@ -43,16 +51,38 @@ def caps(client):
 @pytest.fixture(scope="module")
 def idx(client, target):
     name = f"t-claims-{uuid.uuid4().hex[:6]}"
-    client.indices.create(index=name, body={
-        "settings": {"index.knn": True, "number_of_shards": 1, "number_of_replicas": 0},
-        "mappings": {"properties": {
-            "text": {"type": "text"}, "parent_id": {"type": "keyword"}, "chunk_index": {"type": "integer"},
-            "metadata": {"properties": {"cat": {"type": "keyword"}}},
-            "vec": {"type": "knn_vector", "dimension": 2, "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}}}}})
+    client.indices.create(
+        index=name,
+        body={
+            "settings": {"index.knn": True, "number_of_shards": 1, "number_of_replicas": 0},
+            "mappings": {
+                "properties": {
+                    "text": {"type": "text"},
+                    "parent_id": {"type": "keyword"},
+                    "chunk_index": {"type": "integer"},
+                    "metadata": {"properties": {"cat": {"type": "keyword"}}},
+                    "vec": {
+                        "type": "knn_vector",
+                        "dimension": 2,
+                        "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"},
+                    },
+                }
+            },
+        },
+    )
     for doc_id, parent, chunk, text, cat, vec in DOCS:
         n = math.hypot(*vec)
-        client.index(index=name, id=doc_id, body={"text": text, "parent_id": parent, "chunk_index": chunk, "metadata": {"cat": cat},
-                                                  "vec": [x / n for x in vec]})
+        client.index(
+            index=name,
+            id=doc_id,
+            body={
+                "text": text,
+                "parent_id": parent,
+                "chunk_index": chunk,
+                "metadata": {"cat": cat},
+                "vec": [x / n for x in vec],
+            },
+        )
     client.indices.refresh(index=name)
     yield name
     client.indices.delete(index=name)
@@ -63,9 +93,18 @@ def idx(client, target):
 
 
 def hybrid(extra=None, hybrid_extra=None, pipeline=NORM, size=10):
-    body = {"size": size, "query": {"hybrid": {"queries": [{"match": {"text": {"query": "apple", "_name": "bm25"}}},
-                                                           {"knn": {"vec": {"vector": [1.0, 0.0], "k": 6, "_name": "dense"}}}],
-                                               **(hybrid_extra or {})}}}
+    body = {
+        "size": size,
+        "query": {
+            "hybrid": {
+                "queries": [
+                    {"match": {"text": {"query": "apple", "_name": "bm25"}}},
+                    {"knn": {"vec": {"vector": [1.0, 0.0], "k": 6, "_name": "dense"}}},
+                ],
+                **(hybrid_extra or {}),
+            }
+        },
+    }
     if pipeline is not None:
         body["search_pipeline"] = pipeline
     return {**body, **(extra or {})}
@@ -108,17 +147,29 @@ def test_hybrid_and_normalization(client, idx, caps):
 def test_rrf_and_its_weights(client, idx, caps):
     assert caps.rrf
     rank_constant = {"parameters": {"rank_constant": 10}} if not caps.rrf_weights else {"rank_constant": 10}
-    rrf = {"phase_results_processors": [{"score-ranker-processor": {"combination": {"technique": "rrf", **rank_constant}}}]}
+    rrf = {
+        "phase_results_processors": [{"score-ranker-processor": {"combination": {"technique": "rrf", **rank_constant}}}]
+    }
     resp = search(client, idx, hybrid(pipeline=rrf))
     # a#0: 2nd by bm25, 1st by knn; b#0: 1st by bm25 (the shortest field), 3rd by knn
-    assert ids(resp)[:2] == ["a#0", "b#0"] and scores(resp)[:2] == pytest.approx([1 / 12 + 1 / 11, 1 / 11 + 1 / 13], abs=1e-6)
+    assert ids(resp)[:2] == ["a#0", "b#0"] and scores(resp)[:2] == pytest.approx(
+        [1 / 12 + 1 / 11, 1 / 11 + 1 / 13], abs=1e-6
+    )
     observe("rrf", caps, top_ids=ids(resp)[:2], top_scores=scores(resp)[:2])
-    weighted = {"phase_results_processors": [{"score-ranker-processor": {"combination": {
-        "technique": "rrf", "rank_constant": 10, "parameters": {"weights": [0.2, 0.8]}}}}]}
+    weighted = {
+        "phase_results_processors": [
+            {
+                "score-ranker-processor": {
+                    "combination": {"technique": "rrf", "rank_constant": 10, "parameters": {"weights": [0.2, 0.8]}}
+                }
+            }
+        ]
+    }
     if caps.rrf_weights:
         resp = search(client, idx, hybrid(pipeline=weighted))
         assert ids(resp)[0] == "a#0"  # knn's first dominates with weight 0.8
-        assert scores(resp)[0] == pytest.approx(0.2 / (10 + 2) + 0.8 / (10 + 1), abs=1e-6)  # a#0: 2nd by bm25, 1st by knn
+        # a#0: 2nd by bm25, 1st by knn
+        assert scores(resp)[0] == pytest.approx(0.2 / (10 + 2) + 0.8 / (10 + 1), abs=1e-6)
         observe("rrf_weights", caps, top_id="a#0", top_score=scores(resp)[0])
     else:
         reason = refused(client, idx, hybrid(pipeline=weighted))
@@ -127,8 +178,16 @@ def test_rrf_and_its_weights(client, idx, caps):
 
 
 def test_z_score(client, idx, caps):
-    z = {"phase_results_processors": [{"normalization-processor": {"normalization": {"technique": "z_score"},
-                                                                   "combination": {"technique": "arithmetic_mean"}}}]}
+    z = {
+        "phase_results_processors": [
+            {
+                "normalization-processor": {
+                    "normalization": {"technique": "z_score"},
+                    "combination": {"technique": "arithmetic_mean"},
+                }
+            }
+        ]
+    }
     if caps.z_score:
         resp = search(client, idx, hybrid(pipeline=z))
         assert len(ids(resp)) == 6
@@ -144,7 +203,12 @@ def test_explanation(client, idx, caps):
     resp = search(client, idx, hybrid({"explain": True}, pipeline=pipeline))
     top = resp["hits"]["hits"][0]
     assert "combination of" in top["_explanation"]["description"] and set(top["matched_queries"]) == {"bm25", "dense"}
-    observe("explanation", caps, description=top["_explanation"]["description"], matched_queries=sorted(top["matched_queries"]))
+    observe(
+        "explanation",
+        caps,
+        description=top["_explanation"]["description"],
+        matched_queries=sorted(top["matched_queries"]),
+    )
 
 
 def test_pagination_depth(client, idx, caps):
@@ -153,8 +217,13 @@ def test_pagination_depth(client, idx, caps):
     assert len(ids(page)) == 2
     assert "pagination_depth param is missing" in refused(client, idx, hybrid({"from": 2, "size": 2}))
     assert "increase pagination_depth" in refused(client, idx, hybrid({"from": 20, "size": 2}, {"pagination_depth": 2}))
-    observe("pagination_depth", caps, page_2_ids=ids(page), without_depth="400: pagination_depth param is missing",
-            past_the_end="400: Reached end of search result, increase pagination_depth")
+    observe(
+        "pagination_depth",
+        caps,
+        page_2_ids=ids(page),
+        without_depth="400: pagination_depth param is missing",
+        past_the_end="400: Reached end of search result, increase pagination_depth",
+    )
 
 
 def test_native_engines_claim_matches_the_node(client, caps, target):
@@ -167,9 +236,26 @@ def test_hybrid_filter(client, idx, caps):
     f = {"term": {"metadata.cat": "y"}}
     if caps.hybrid_filter:
         pushed = search(client, idx, hybrid(hybrid_extra={"filter": f}))
-        per_leg = search(client, idx, {**hybrid(), "query": {"hybrid": {"queries": [
-            {"bool": {"must": [{"match": {"text": {"query": "apple", "_name": "bm25"}}}], "filter": [f]}},
-            {"knn": {"vec": {"vector": [1.0, 0.0], "k": 6, "filter": f, "_name": "dense"}}}]}}})
+        per_leg = search(
+            client,
+            idx,
+            {
+                **hybrid(),
+                "query": {
+                    "hybrid": {
+                        "queries": [
+                            {
+                                "bool": {
+                                    "must": [{"match": {"text": {"query": "apple", "_name": "bm25"}}}],
+                                    "filter": [f],
+                                }
+                            },
+                            {"knn": {"vec": {"vector": [1.0, 0.0], "k": 6, "filter": f, "_name": "dense"}}},
+                        ]
+                    }
+                },
+            },
+        )
         assert ids(pushed) == ids(per_leg) == ["b#0", "c#1", "c#0"] and scores(pushed) == pytest.approx(scores(per_leg))
         observe("hybrid_filter", caps, ids=ids(pushed), scores=scores(pushed), same_as_filter_in_each_leg=True)
     else:
@@ -226,15 +312,23 @@ def test_sort_aggregations_highlight(client, idx, caps):
 def mmr_on(client, caps):
     """The MMR factories switched on for the test, the setting put back after."""
     before = client.cluster.get_settings(filter_path=f"persistent.{MMR_SETTING}")
-    old = ((before or {}).get("persistent") or {}).get("cluster", {}).get("search", {}).get("enabled_system_generated_factories")
+    old = (
+        ((before or {}).get("persistent") or {})
+        .get("cluster", {})
+        .get("search", {})
+        .get("enabled_system_generated_factories")
+    )
     client.cluster.put_settings(body={"persistent": {MMR_SETTING: list(MMR_FACTORIES)}})
     yield OpenSearchEngine().probe(client, refresh=True)
     client.cluster.put_settings(body={"persistent": {MMR_SETTING: old}})
 
 
 def test_server_mmr(client, idx, caps):
-    body = {"size": 3, "query": {"knn": {"vec": {"vector": [1.0, 0.0], "k": 6}}},
-            "ext": {"mmr": {"diversity": 0.5, "candidates": 6, "vector_field_path": "vec"}}}
+    body = {
+        "size": 3,
+        "query": {"knn": {"vec": {"vector": [1.0, 0.0], "k": 6}}},
+        "ext": {"mmr": {"diversity": 0.5, "candidates": 6, "vector_field_path": "vec"}},
+    }
     if not caps.server_mmr:
         assert "unknown field [mmr]" in refused(client, idx, body)
         observe("server_mmr", caps, refused="400: unknown field [mmr]")
@@ -243,7 +337,11 @@ def test_server_mmr(client, idx, caps):
         assert len(ids(search(client, idx, body))) == 3
         return
     assert "We need to enable [mmr_over_sample_factory, mmr_rerank_factory]" in refused(client, idx, body)
-    observe("server_mmr_enabled", caps, refused_while_off="400: We need to enable [mmr_over_sample_factory, mmr_rerank_factory]")
+    observe(
+        "server_mmr_enabled",
+        caps,
+        refused_while_off="400: We need to enable [mmr_over_sample_factory, mmr_rerank_factory]",
+    )
 
 
 def test_server_mmr_when_switched_on(client, idx, caps, request):
@@ -256,8 +354,11 @@ def test_server_mmr_when_switched_on(client, idx, caps, request):
     assert on.server_mmr_enabled
     query = [0.96, 0.28]  # between a's chunks and b#0: the plain top 3 holds both of a's chunks
     plain = search(client, idx, {"size": 6, "query": {"knn": {"vec": {"vector": query, "k": 6}}}})
-    body = {"size": 3, "query": {"knn": {"vec": {"vector": query, "k": 3}}},
-            "ext": {"mmr": {"diversity": 0.7, "candidates": 6, "vector_field_path": "vec"}}}
+    body = {
+        "size": 3,
+        "query": {"knn": {"vec": {"vector": query, "k": 3}}},
+        "ext": {"mmr": {"diversity": 0.7, "candidates": 6, "vector_field_path": "vec"}},
+    }
     resp = search(client, idx, body)
     # The server's list is its formula (adapter.search.mmr.knn_mmr) over the same candidates and scores.
     vectors = [h["_source"]["vec"] for h in plain["hits"]["hits"]]
@@ -266,8 +367,15 @@ def test_server_mmr_when_switched_on(client, idx, caps, request):
     assert "vec" in resp["hits"]["hits"][0]["_source"]  # as asked: the whole source
     hybrid_mmr = hybrid({"ext": body["ext"]})
     assert "doesn't support the query type [hybrid]" in refused(client, idx, hybrid_mmr)
-    observe("server_mmr", caps, plain_top3=ids(plain)[:3], mmr_top3=ids(resp), equals_knn_mmr=True,
-            hybrid="400: doesn't support the query type [hybrid]", took_ms=resp["took"])
+    observe(
+        "server_mmr",
+        caps,
+        plain_top3=ids(plain)[:3],
+        mmr_top3=ids(resp),
+        equals_knn_mmr=True,
+        hybrid="400: doesn't support the query type [hybrid]",
+        took_ms=resp["took"],
+    )
 
 
 def test_delete_by_query(client, idx, caps):
@@ -284,8 +392,12 @@ def test_delete_by_query(client, idx, caps):
 
 
 def test_in_query_fusion(client, idx, caps):
-    body = hybrid(hybrid_extra={"fusion": {"normalization": {"technique": "min_max"}, "combination": {"technique": "arithmetic_mean"}}},
-                  pipeline=None)
+    body = hybrid(
+        hybrid_extra={
+            "fusion": {"normalization": {"technique": "min_max"}, "combination": {"technique": "arithmetic_mean"}}
+        },
+        pipeline=None,
+    )
     if caps.in_query_fusion:
         assert len(ids(search(client, idx, body))) == 6
         observe("in_query_fusion", caps, works=True)
@@ -298,26 +410,39 @@ def test_analysis_plugins_and_hunspell(client, caps):
     name = f"t-claims-analysis-{uuid.uuid4().hex[:6]}"
     try:
         if caps.stempel:
-            client.indices.create(index=name, body={"mappings": {"properties": {"t": {"type": "text", "analyzer": "polish"}}}})
+            client.indices.create(
+                index=name, body={"mappings": {"properties": {"t": {"type": "text", "analyzer": "polish"}}}}
+            )
         else:
             with pytest.raises(RequestError, match="polish"):
-                client.indices.create(index=name, body={"mappings": {"properties": {"t": {"type": "text", "analyzer": "polish"}}}})
+                client.indices.create(
+                    index=name, body={"mappings": {"properties": {"t": {"type": "text", "analyzer": "polish"}}}}
+                )
         icu = {"settings": {"analysis": {"analyzer": {"f": {"tokenizer": "standard", "filter": ["icu_folding"]}}}}}
         if caps.icu:
             client.indices.create(index=f"{name}-icu", body=icu)
         else:
             with pytest.raises(RequestError) as info:
                 client.indices.create(index=f"{name}-icu", body=icu)
-            assert "failed to find filter under name [icu_folding]" in json.dumps(info.value.info)  # 3.6: under "suppressed"
+            # 3.6: under "suppressed"
+            assert "failed to find filter under name [icu_folding]" in json.dumps(info.value.info)
         tokens = {}
         for locale, word in (("pl_PL", "książkami"), ("es_ES", "contraseñas")):
-            analyzer = {"tokenizer": "standard", "filter": ["lowercase", {"type": "hunspell", "locale": locale, "dedup": True}]}
+            analyzer = {
+                "tokenizer": "standard",
+                "filter": ["lowercase", {"type": "hunspell", "locale": locale, "dedup": True}],
+            }
             if locale in caps.hunspell:
                 tokens[locale] = [t["token"] for t in client.indices.analyze(body={**analyzer, "text": word})["tokens"]]
             else:
                 with pytest.raises(TransportError):
                     client.indices.analyze(body={**analyzer, "text": word})
         assert tokens.get("pl_PL", ["książka"]) == ["książka"] and "contraseña" in tokens.get("es_ES", ["contraseña"])
-        OBSERVED["analysis"] = {"stempel": caps.stempel, "icu": caps.icu, "hunspell": list(caps.hunspell), "stems": tokens}
+        OBSERVED["analysis"] = {
+            "stempel": caps.stempel,
+            "icu": caps.icu,
+            "hunspell": list(caps.hunspell),
+            "stems": tokens,
+        }
     finally:
         client.indices.delete(index=f"{name}*", ignore=[404])

@@ -23,8 +23,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def local_ray():
     # Two workers; the actors below take fractions of them so Ray's read tasks keep a core (a pool
     # that takes every CPU starves them and the pipeline stalls).
-    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})  # the workers import tests.conftest
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        ignore_reinit_error=True,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
+    )  # the workers import tests.conftest
     yield
     ray.shutdown()
 
@@ -38,12 +43,23 @@ def test_two_embedder_actors_and_a_writer_index_every_row_once(local_ray, client
 
     init_index(client, index_name, IndexSpec(EMBEDDER.fingerprint, analyzer="standard"))
     data = rows(500)
-    summary = index_dataset(ray.data.from_items(data), url=cluster_url, alias=index_name, embedder=make_embedder, batch_size=64,
-                            embed_concurrency=2, embed_cpus=0.5, write_concurrency=1, write_cpus=0.5,
-                            failures_path=tmp_path / "f.jsonl")
+    summary = index_dataset(
+        ray.data.from_items(data),
+        url=cluster_url,
+        alias=index_name,
+        embedder=make_embedder,
+        batch_size=64,
+        embed_concurrency=2,
+        embed_cpus=0.5,
+        write_concurrency=1,
+        write_cpus=0.5,
+        failures_path=tmp_path / "f.jsonl",
+    )
     assert (summary.written, summary.failures, summary.failures_file) == (500, (), None)
     assert client.count(index=index_name)["count"] == 500
-    hits = client.search(index=index_name, body={"size": 500, "_source": ["text", "embedding"], "query": {"match_all": {}}})["hits"]["hits"]
+    hits = client.search(
+        index=index_name, body={"size": 500, "_source": ["text", "embedding"], "query": {"match_all": {}}}
+    )["hits"]["hits"]
     got = hashlib.sha256("".join(sorted(f"{h['_id']}\t{h['_source']['text']}\n" for h in hits)).encode()).hexdigest()
     want = hashlib.sha256("".join(sorted(f"{r['id']}\t{r['text']}\n" for r in data)).encode()).hexdigest()
     assert got == want
@@ -57,16 +73,31 @@ def test_rows_the_cluster_refuses_are_reported_with_reasons(local_ray, client, i
 
     init_index(client, index_name, IndexSpec(EMBEDDER.fingerprint, analyzer="standard"))
     data = rows(20) + [{"id": "x" * 600, "title": "", "text": "an id over the server's 512-byte limit"}]
-    summary = index_dataset(ray.data.from_items(data), url=cluster_url, alias=index_name, embedder=make_embedder, batch_size=8,
-                            embed_cpus=0.5, write_cpus=0.5, failures_path=tmp_path / "f.jsonl")
+    summary = index_dataset(
+        ray.data.from_items(data),
+        url=cluster_url,
+        alias=index_name,
+        embedder=make_embedder,
+        batch_size=8,
+        embed_cpus=0.5,
+        write_cpus=0.5,
+        failures_path=tmp_path / "f.jsonl",
+    )
     assert summary.written == 20 and [f.id for f in summary.failures] == ["x" * 600]
     assert json.loads((tmp_path / "f.jsonl").read_text().splitlines()[0])["id"] == "x" * 600
 
 
-def test_an_embedder_that_does_not_match_the_index_is_refused_before_any_work(local_ray, client, index_name, cluster_url):
+def test_an_embedder_that_does_not_match_the_index_is_refused_before_any_work(
+    local_ray, client, index_name, cluster_url
+):
     from adapter.integrations.ray_data import index_dataset
 
     init_index(client, index_name, IndexSpec(EMBEDDER.fingerprint, analyzer="standard"))
     with pytest.raises(IndexMismatchError, match="never mix embedding models"):
-        index_dataset(ray.data.from_items(rows(4)), url=cluster_url, alias=index_name, embedder=functools.partial(HashingEmbedder, 16))
+        index_dataset(
+            ray.data.from_items(rows(4)),
+            url=cluster_url,
+            alias=index_name,
+            embedder=functools.partial(HashingEmbedder, 16),
+        )
     assert client.count(index=index_name)["count"] == 0

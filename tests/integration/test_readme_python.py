@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def readme_python() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("\n## Python\n"):text.index("\n## Layout\n")]
+    section = text[text.index("\n## Python\n") : text.index("\n## Layout\n")]
     return re.findall(r"^```python\n(.*?)^```", section, flags=re.S | re.M)
 
 
@@ -29,8 +29,15 @@ def test_the_readme_python_blocks_run_as_written(opensearch_url, index_name):
     blocks = readme_python()
     assert len(blocks) == 3
     code = "\n".join(blocks).replace('"docs"', repr(index_name))
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OPENSEARCH_URL": opensearch_url})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OPENSEARCH_URL": opensearch_url},
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "analyzer: folding, embedder: multilingual-e5-small (" in proc.stdout and "are Spanish" in proc.stdout  # issue 39: folding, measured
+    # issue 39: folding, measured
+    assert "analyzer: folding, embedder: multilingual-e5-small (" in proc.stdout and "are Spanish" in proc.stdout
     assert "err-e4012" in proc.stdout  # the first block's search found the article about that error

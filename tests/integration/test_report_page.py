@@ -9,9 +9,14 @@ from adapter.cli import main
 from adapter.index.contracts import validate
 from tests.support.browser import SCREENSHOTS, watched_page
 
-QUERIES = {"t1": ("error E-4012", ["e-4012"]), "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
-           "t3": ("cambiar mi contraseña", ["contrasena"]), "t4": ("envíos a las islas", ["envios-canarias"]),
-           "t5": ("descargar la factura en pdf", ["facturacion"]), "t6": ("borrar mis datos", ["cuenta-borrar"])}
+QUERIES = {
+    "t1": ("error E-4012", ["e-4012"]),
+    "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
+    "t3": ("cambiar mi contraseña", ["contrasena"]),
+    "t4": ("envíos a las islas", ["envios-canarias"]),
+    "t5": ("descargar la factura en pdf", ["facturacion"]),
+    "t6": ("borrar mis datos", ["cuenta-borrar"]),
+}
 
 
 @pytest.fixture
@@ -19,19 +24,46 @@ def support_beir(tmp_path, support_docs_path):
     root = tmp_path / "support-beir"
     (root / "qrels").mkdir(parents=True)
     docs = [json.loads(line) for line in support_docs_path.read_text(encoding="utf-8").splitlines()]
-    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d["id"], "title": d["title"], "text": d["text"]}) + "\n" for d in docs))
-    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, (t, _) in QUERIES.items()))
-    rows = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t{2 if i == 0 else 1}" for q, (_, rel) in QUERIES.items() for i, d in enumerate(rel)]
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d["id"], "title": d["title"], "text": d["text"]}) + "\n" for d in docs)
+    )
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, (t, _) in QUERIES.items())
+    )
+    rows = ["query-id\tcorpus-id\tscore"] + [
+        f"{q}\t{d}\t{2 if i == 0 else 1}" for q, (_, rel) in QUERIES.items() for i, d in enumerate(rel)
+    ]
     (root / "qrels" / "test.tsv").write_text("\n".join(rows) + "\n")
     return root
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")
-def test_the_report_opens_offline_and_a_person_can_use_it(support_beir, opensearch_url, index_name, tmp_path, chromium, target):
+def test_the_report_opens_offline_and_a_person_can_use_it(
+    support_beir, opensearch_url, index_name, tmp_path, chromium, target
+):
     out = tmp_path / "report"
-    code = main(["eval", "--dataset", str(support_beir), "--embedder", "multilingual-e5-small", "--analyzer", "spanish",
-                 "--index", index_name, "--url", opensearch_url, "--mmr", "0.5", "--report", str(out), "--quiet",
-                 "--cache", str(tmp_path / "c.sqlite")])
+    code = main(
+        [
+            "eval",
+            "--dataset",
+            str(support_beir),
+            "--embedder",
+            "multilingual-e5-small",
+            "--analyzer",
+            "spanish",
+            "--index",
+            index_name,
+            "--url",
+            opensearch_url,
+            "--mmr",
+            "0.5",
+            "--report",
+            str(out),
+            "--quiet",
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        ]
+    )
     assert code == 0
     summary = json.loads((out / "eval.json").read_text())
     validate("eval", summary)
@@ -42,7 +74,9 @@ def test_the_report_opens_offline_and_a_person_can_use_it(support_beir, opensear
     qrels = list(ir_measures.read_trec_qrels(str(out / "qrels.txt")))
     measures = {"ndcg@10": ir_measures.nDCG @ 10, "recall@100": ir_measures.R @ 100, "mrr@10": ir_measures.RR @ 10}
     for name, row in summary["results"].items():
-        got = ir_measures.calc_aggregate(list(measures.values()), qrels, ir_measures.read_trec_run(str(out / "runs" / f"{name}.run")))
+        got = ir_measures.calc_aggregate(
+            list(measures.values()), qrels, ir_measures.read_trec_run(str(out / "runs" / f"{name}.run"))
+        )
         for key, measure in measures.items():
             assert got[measure] == pytest.approx(row[key], abs=1e-9), (name, key)
 
@@ -60,27 +94,41 @@ def test_the_report_opens_offline_and_a_person_can_use_it(support_beir, opensear
         assert len(boxes) == len(summary["results"])
         assert not any(b["clash"] for b in boxes)
         for i, a in enumerate(boxes):
-            for b in boxes[i + 1:]:
-                assert not (a["l"] < b["r"] and b["l"] < a["r"] and a["t"] < b["b"] and b["t"] < a["b"]), (a["text"], b["text"])
+            for b in boxes[i + 1 :]:
+                assert not (a["l"] < b["r"] and b["l"] < a["r"] and a["t"] < b["b"] and b["t"] < a["b"]), (
+                    a["text"],
+                    b["text"],
+                )
     page.page.locator("#charts").screenshot(path=str(SCREENSHOTS / f"report-{target.engine}-charts.png"))
 
     # A crowded chart thins out from its key: hiding the reranked/diversified hybrids takes their labels too.
     post = sorted(n for n, r in summary["results"].items() if n.startswith(("hybrid", "client")) and n.endswith("+mmr"))
     assert post  # the eval ran with --mmr
     x, y = page.page.evaluate("""(() => { const ch = Object.values(window.REPORT.charts)[0];
-        const i = ch.legend.legendItems.findIndex(l => l.text === 'hybrid + rerank/MMR'); const h = ch.legend.legendHitBoxes[i];
-        const r = ch.canvas.getBoundingClientRect(); return [r.left + h.left + h.width / 2, r.top + h.top + h.height / 2]; })()""")
+        const i = ch.legend.legendItems.findIndex(l => l.text === 'hybrid + rerank/MMR');
+        const h = ch.legend.legendHitBoxes[i];
+        const r = ch.canvas.getBoundingClientRect();
+        return [r.left + h.left + h.width / 2, r.top + h.top + h.height / 2]; })()""")
     page.page.mouse.click(x, y)
-    page.page.wait_for_function(f"Object.values(window.REPORT.charts)[0].$pointLabels.length === {len(summary['results']) - len(post)}")
-    shown = page.page.evaluate("Object.values(window.REPORT.charts)[0].$pointLabels.map(b => b.text.replace('★ ', '').replace(' (<1 ms)', ''))")
+    page.page.wait_for_function(
+        f"Object.values(window.REPORT.charts)[0].$pointLabels.length === {len(summary['results']) - len(post)}"
+    )
+    shown = page.page.evaluate(
+        "Object.values(window.REPORT.charts)[0].$pointLabels.map(b => b.text.replace('★ ', '').replace(' (<1 ms)', ''))"
+    )
     assert not set(shown) & set(post) and "bm25+mmr" in shown
     page.page.mouse.click(x, y)
-    page.page.wait_for_function(f"Object.values(window.REPORT.charts)[0].$pointLabels.length === {len(summary['results'])}")
+    page.page.wait_for_function(
+        f"Object.values(window.REPORT.charts)[0].$pointLabels.length === {len(summary['results'])}"
+    )
 
     # Sort the per-query table by bm25's nDCG@10: one click, best first; another, worst first.
     keys = page.page.evaluate("Array.from(document.querySelectorAll('#pq-table thead th')).map(th => th.dataset.key)")
     column = keys.index("t:bm25")
-    read = f"Array.from(document.querySelectorAll('#pq-table tbody tr')).map(tr => Number(tr.children[{column}].textContent))"
+    read = (
+        "Array.from(document.querySelectorAll('#pq-table tbody tr'))"
+        f".map(tr => Number(tr.children[{column}].textContent))"
+    )
     page.page.click("#pq-table th[data-key='t:bm25'] button")
     assert page.page.get_attribute("#pq-table th[data-key='t:bm25']", "aria-sort") == "descending"
     values = page.page.evaluate(read)
@@ -93,9 +141,15 @@ def test_the_report_opens_offline_and_a_person_can_use_it(support_beir, opensear
     default = data["default"]  # the product's default row, or the fixed default fusion where the engine cannot run it
     assert default in summary["results"]
     page.page.click("#pq-presets button:has-text('lost to bm25')")
-    shown = page.page.evaluate("Array.from(document.querySelectorAll('#pq-table tbody tr:not([hidden])')).map(tr => tr.dataset.qid)")
+    shown = page.page.evaluate(
+        "Array.from(document.querySelectorAll('#pq-table tbody tr:not([hidden])')).map(tr => tr.dataset.qid)"
+    )
     qids = [q["id"] for q in data["queries"]]
-    lost = [q for i, q in enumerate(qids) if data["scores"]["ndcg@10"][default][i] < data["scores"]["ndcg@10"]["bm25"][i] - 1e-9]
+    lost = [
+        q
+        for i, q in enumerate(qids)
+        if data["scores"]["ndcg@10"][default][i] < data["scores"]["ndcg@10"]["bm25"][i] - 1e-9
+    ]
     assert sorted(shown) == sorted(lost)
     assert f"{len(lost)} of {len(QUERIES)} queries" in page.page.inner_text("#pq-count")
 
@@ -131,6 +185,10 @@ def test_the_report_opens_offline_and_a_person_can_use_it(support_beir, opensear
 
 # The page is no wider than the window, and so is each chart.
 FITS = """document.documentElement.scrollWidth <= document.documentElement.clientWidth
-    && Array.from(document.querySelectorAll('#charts canvas')).every(c => c.getBoundingClientRect().right <= document.documentElement.clientWidth)"""
+    && Array.from(document.querySelectorAll('#charts canvas'))
+        .every(c => c.getBoundingClientRect().right <= document.documentElement.clientWidth)"""
 # The drill-down's lists whose content is wider than their column.
-CUT = "Array.from(document.querySelectorAll('#drill-body .lists .col')).filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.querySelector('h3').textContent)"
+CUT = (
+    "Array.from(document.querySelectorAll('#drill-body .lists .col'))"
+    ".filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.querySelector('h3').textContent)"
+)

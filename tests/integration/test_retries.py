@@ -42,4 +42,8 @@ def test_a_refusal_is_asked_again_by_one_layer_only(client, index, opensearch_ur
             searcher.search("reembolso del pedido", technique="bm25")
     searches = [entry for entry in proxy.log if "_search" in entry[2]]
     assert len(searches) == sends, [entry[2] for entry in proxy.log]
-    assert type(raised.value) is BackendError and raised.value.status == status and "Node not connected" in str(raised.value)
+    assert (
+        type(raised.value) is BackendError
+        and raised.value.status == status
+        and "Node not connected" in str(raised.value)
+    )

@@ -74,7 +74,9 @@ def test_haystack_delete_by_filter_never_empties_the_index_unasked(opensearch_ur
     assert store.delete_by_filter({"operator": "OR", "conditions": []}) == 0  # Haystack: any([]) selects nothing
     with pytest.raises(InputError, match=r"'metadata\.color'"):
         store.delete_by_filter({"field": "meta.color", "operator": "!=", "value": "red"})
-    assert store.delete_by_filter({"field": "meta.n", "operator": "<", "value": 2}) == 2 and store.count_documents() == 4
+    assert (
+        store.delete_by_filter({"field": "meta.n", "operator": "<", "value": 2}) == 2 and store.count_documents() == 4
+    )
     assert store.delete_by_filter({"field": "meta.cat", "operator": "==", "value": "a"}, all=True) == 4
     store.write_documents([__import__("haystack").Document(id="x", content="otra vez")])
     store.delete_all_documents()
@@ -84,7 +86,9 @@ def test_haystack_delete_by_filter_never_empties_the_index_unasked(opensearch_ur
 def test_langchain_delete_never_empties_the_index_unasked(client, filled):
     from adapter.integrations.langchain import HybridVectorStore
 
-    store = HybridVectorStore(Searcher.open(client, filled, TEST_EMBEDDER), Ingestor.open(client, filled, TEST_EMBEDDER, progress=False))
+    store = HybridVectorStore(
+        Searcher.open(client, filled, TEST_EMBEDDER), Ingestor.open(client, filled, TEST_EMBEDDER, progress=False)
+    )
     documents = Documents.open(client, filled)
     for bad in ({}, {"operator": "AND", "conditions": []}, {"cat": "a"}):
         with pytest.raises(InputError, match=r"all=True"):
@@ -104,7 +108,9 @@ def test_hybrid_delete_needs_all_for_a_filter_that_matches_every_entry(cli, open
     code, out, err = cli("delete", "--index", filled, "--filter", "cat=a", "--dry-run", *url)
     assert code == 0 and "6 entries" in out and "that is every entry: deleting them needs --all" in out
     code, out, err = cli("delete", "--index", filled, "--filter", "color=red", *url)
-    assert code == 2 and "'metadata.color'" in err and "metadata fields: cat, n" in err and documents.count() == 6, out + err
+    assert code == 2 and "'metadata.color'" in err and "metadata fields: cat, n" in err and documents.count() == 6, (
+        out + err
+    )
     code, out, err = cli("delete", "--index", filled, *url)
     assert code == 2 and "--all" in err and documents.count() == 6
     code, out, err = cli("delete", "--index", filled, "--filter", "cat=a", "--all", *url)
@@ -136,12 +142,16 @@ def test_empty_first_metadata_lands_and_reads_back_through_each_framework(client
     from adapter.integrations.llamaindex import HybridVectorStore as LlamaStore
 
     writers = {
-        "lc": lambda i, m: LangChainStore(Searcher.open(client, index_name, TEST_EMBEDDER),
-                                          Ingestor.open(client, index_name, TEST_EMBEDDER, progress=False)
-                                          ).add_texts([f"texto {i}"], [m], ids=[f"lc{i}"]),
+        "lc": lambda i, m: LangChainStore(
+            Searcher.open(client, index_name, TEST_EMBEDDER),
+            Ingestor.open(client, index_name, TEST_EMBEDDER, progress=False),
+        ).add_texts([f"texto {i}"], [m], ids=[f"lc{i}"]),
         "hs": lambda i, m: HybridDocumentStore(opensearch_url, index_name, embedder=TEST_EMBEDDER).write_documents(
-            [HaystackDocument(id=f"hs{i}", content=f"texto {i}", meta=m)]),
-        "li": lambda i, m: LlamaStore.open(client, index_name, embedder=TEST_EMBEDDER).add([TextNode(id_=f"li{i}", text=f"texto {i}", metadata=m)]),
+            [HaystackDocument(id=f"hs{i}", content=f"texto {i}", meta=m)]
+        ),
+        "li": lambda i, m: LlamaStore.open(client, index_name, embedder=TEST_EMBEDDER).add(
+            [TextNode(id_=f"li{i}", text=f"texto {i}", metadata=m)]
+        ),
     }
     for prefix, write in writers.items():
         init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint))
@@ -174,7 +184,8 @@ def test_failed_framework_writes_leave_no_failures_file(client, opensearch_url, 
         LangChainStore(Searcher.open(client, index_name, TEST_EMBEDDER), ingestor).add_texts(["bien", "mal"], [{}, bad])
     with pytest.raises(InputError, match=r"did not land"):
         HybridDocumentStore(opensearch_url, index_name, embedder=TEST_EMBEDDER).write_documents(
-            [HaystackDocument(id="h", content="mal", meta=bad)])
+            [HaystackDocument(id="h", content="mal", meta=bad)]
+        )
     with pytest.raises(InputError, match=r"did not land"):
         LlamaStore.open(client, index_name, embedder=TEST_EMBEDDER).add([TextNode(id_="l", text="mal", metadata=bad)])
     report = ingestor.ingest([SourceDoc("m", "mal", metadata=bad)])
@@ -182,7 +193,8 @@ def test_failed_framework_writes_leave_no_failures_file(client, opensearch_url, 
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-# -- 5. a partitioned round is tied to its input -------------------------------------------------------------------------
+# -- 5. a partitioned round is tied to its input
+# -------------------------------------------------------------------------
 def test_a_partition_of_another_input_is_refused_naming_both(cli, client, opensearch_url, index_name, tmp_path):
     url = ("--url", opensearch_url)
     assert cli("init", "--index", index_name, "--embedder", "test:hashing", *url)[0] == 0
@@ -196,10 +208,15 @@ def test_a_partition_of_another_input_is_refused_naming_both(cli, client, opense
     assert code == 2 and "2 partitions of one.jsonl (blake2b" in err and "not of two.jsonl (blake2b" in err, out + err
     assert Documents.open(client, index_name).count() == landed  # nothing of two.jsonl written
     code, out, err = cli("ingest", one, "--index", index_name, "--partition", "2/2", "--quiet", *url)
-    assert code == 0 and "all 2 partitions have run to their end" in out and Documents.open(client, index_name).count() == 20
+    assert (
+        code == 0
+        and "all 2 partitions have run to their end" in out
+        and Documents.open(client, index_name).count() == 20
+    )
 
 
-# -- 7. an empty input said "every row landed" -----------------------------------------------------------------------------
+# -- 7. an empty input said "every row landed"
+# -----------------------------------------------------------------------------
 @pytest.mark.parametrize("content", ["", "\n\n", "id,text\n"], ids=["empty", "blank lines", "csv header only"])
 def test_an_input_without_rows_is_an_error_not_every_row_landed(cli, opensearch_url, index_name, tmp_path, content):
     url = ("--url", opensearch_url)

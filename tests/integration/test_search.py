@@ -12,7 +12,13 @@ from adapter.index.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.engines import connect_cluster
 from adapter.fusion import same_ranking_up_to_ties
-from adapter.errors import CapabilityError, ClusterUnavailableError, IndexMismatchError, InputError, PipelineNotFoundError
+from adapter.errors import (
+    CapabilityError,
+    ClusterUnavailableError,
+    IndexMismatchError,
+    InputError,
+    PipelineNotFoundError,
+)
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.ingest.sources import FieldMap, read_source
@@ -29,7 +35,9 @@ RETURNS = {"reembolso", "devoluciones", "devoluciones-copia", "etiqueta-devoluci
 def support(client, e5, support_docs_path):
     alias = f"t-search-{uuid.uuid4().hex[:6]}"
     init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    report = Ingestor.open(client, alias, e5, progress=False).ingest(read_source(support_docs_path, FieldMap(metadata=("category", "lang"))))
+    report = Ingestor.open(client, alias, e5, progress=False).ingest(
+        read_source(support_docs_path, FieldMap(metadata=("category", "lang")))
+    )
     assert report.documents == 12 and not report.failures
     yield alias
     drop_hybrid_index(client, alias)
@@ -46,7 +54,9 @@ def test_every_technique_returns_results(searcher, technique, target):
     result = searcher.search("devoluciones y reembolsos", technique=technique, k=5)
     # The integ-test Elasticsearch node has no retrievers: its hybrid (min_max) is fused in the client.
     client_side = technique == "client-rrf" or (technique == "hybrid" and target.engine != "opensearch")
-    assert result.technique is (Technique.CLIENT if technique == "hybrid" and client_side else Technique.parse(technique))
+    assert result.technique is (
+        Technique.CLIENT if technique == "hybrid" and client_side else Technique.parse(technique)
+    )
     assert 1 <= len(result.hits) <= 5
     assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
     assert result.hits[0].score >= result.hits[-1].score
@@ -80,15 +90,24 @@ def test_client_rrf_and_server_rrf_rank_identically(searcher, fusion):
         assert client.fused_by_label == f"client:{fusion.name}"
         # Same scores, same order; documents with exactly equal scores may come in any order.
         assert [h.score for h in server.hits] == pytest.approx([h.score for h in client.hits], rel=1e-6)
-        assert same_ranking_up_to_ties([(h.id, h.score) for h in server.hits], [(h.id, h.score) for h in client.hits]), query
+        assert same_ranking_up_to_ties(
+            [(h.id, h.score) for h in server.hits], [(h.id, h.score) for h in client.hits]
+        ), query
 
 
 @pytest.mark.max_version("2")
 def test_unsupported_fusion_falls_back_and_says_so(searcher, client, support, e5):
     result = searcher.search("error E-4012", technique="hybrid", fusion=ScoreNormalization("z_score"), k=3)
     # The fusion asked for is kept, computed in the client with the server's formula.
-    assert result.technique is Technique.CLIENT and result.fused_by is FusedBy.CLIENT and result.fusion == ScoreNormalization("z_score")
-    assert any("z_score" in n and "3.0" in n and "fell back to client-side z_score-arithmetic_mean" in n for n in result.notices)
+    assert (
+        result.technique is Technique.CLIENT
+        and result.fused_by is FusedBy.CLIENT
+        and result.fusion == ScoreNormalization("z_score")
+    )
+    assert any(
+        "z_score" in n and "3.0" in n and "fell back to client-side z_score-arithmetic_mean" in n
+        for n in result.notices
+    )
     assert result.hits[0].id == "e-4012"
     weighted = searcher.search("error E-4012", technique="hybrid", fusion=RRF(weights=(0.7, 0.3)), k=3)
     assert weighted.technique is Technique.CLIENT and weighted.fusion == RRF(weights=(0.7, 0.3))
@@ -101,10 +120,16 @@ def test_unsupported_fusion_falls_back_and_says_so(searcher, client, support, e5
 @pytest.mark.min_version("3.1")
 def test_z_score_and_weighted_rrf_fuse_on_the_server_from_3_1(searcher, support):
     result = searcher.search("error E-4012", technique="hybrid", fusion=ScoreNormalization("z_score"), k=3)
-    assert result.technique is Technique.HYBRID and result.fused_by is FusedBy.SERVER_PIPELINE and "z_score" in result.pipeline
+    assert (
+        result.technique is Technique.HYBRID
+        and result.fused_by is FusedBy.SERVER_PIPELINE
+        and "z_score" in result.pipeline
+    )
     assert not result.notices and result.hits[0].id == "e-4012"
     weighted = searcher.search("error E-4012", technique="hybrid", fusion=RRF(weights=(0.7, 0.3)), k=3)
-    assert weighted.technique is Technique.HYBRID and weighted.fused_by is FusedBy.SERVER_INLINE and not weighted.notices
+    assert (
+        weighted.technique is Technique.HYBRID and weighted.fused_by is FusedBy.SERVER_INLINE and not weighted.notices
+    )
     # The weights reached the server: its scores are the weighted RRF the client computes.
     client_side = searcher.search("error E-4012", technique="client-rrf", fusion=RRF(weights=(0.7, 0.3)), k=3)
     assert [h.score for h in weighted.hits] == pytest.approx([h.score for h in client_side.hits], rel=1e-6)
@@ -113,9 +138,12 @@ def test_z_score_and_weighted_rrf_fuse_on_the_server_from_3_1(searcher, support)
 @BOTH
 def test_filters_pre_filter_the_knn_leg(searcher):
     unfiltered = searcher.search("error en el pago con tarjeta", technique="dense", k=4)
-    assert any(h.source["metadata"]["category"] != "devoluciones" for h in unfiltered.hits)  # a post-filter would lose these
+    # a post-filter would lose these
+    assert any(h.source["metadata"]["category"] != "devoluciones" for h in unfiltered.hits)
     for technique in ("dense", "hybrid", "client-rrf", "bm25"):
-        hits = searcher.search("error en el pago con tarjeta devolución", technique=technique, k=4, filters={"category": "devoluciones"}).hits
+        hits = searcher.search(
+            "error en el pago con tarjeta devolución", technique=technique, k=4, filters={"category": "devoluciones"}
+        ).hits
         assert hits and all(h.source["metadata"]["category"] == "devoluciones" for h in hits), technique
         if technique == "dense":
             assert len(hits) == 4  # k filtered hits, not fewer
@@ -144,7 +172,9 @@ def test_mmr_lambda_zero_removes_the_near_duplicate(searcher):
     assert "embedding" not in diverse.hits[0].source
 
 
-@pytest.mark.parametrize("fusion", [ScoreNormalization(weights=(0.3, 0.7)), ScoreNormalization("l2", "harmonic_mean", (0.5, 0.5)), RRF()])
+@pytest.mark.parametrize(
+    "fusion", [ScoreNormalization(weights=(0.3, 0.7)), ScoreNormalization("l2", "harmonic_mean", (0.5, 0.5)), RRF()]
+)
 def test_server_explanations_add_up_to_the_fused_score(searcher, fusion, target):
     result = searcher.search("¿cómo devuelvo un pedido?", technique="hybrid", fusion=fusion, k=6, explain=True)
     # the hybrid (its page's excerpts in it, beside the empty shard), both legs (the explanation)
@@ -180,7 +210,10 @@ def test_bad_input_gets_clear_errors(searcher, target):
         searcher.search("x", k=10_001)
     with pytest.raises(InputError, match="unknown technique 'semantic'"):
         searcher.search("x", technique="semantic")
-    with pytest.raises(CapabilityError, match=r"'nope' does not exist.*hybrid init" if target.engine == "opensearch" else "no search pipelines"):
+    with pytest.raises(
+        CapabilityError,
+        match=r"'nope' does not exist.*hybrid init" if target.engine == "opensearch" else "no search pipelines",
+    ):
         searcher.search("x", pipeline="nope")
     with pytest.raises(IndexMismatchError, match="expects"):
         searcher.search("x", technique="dense", query_vector=np.ones(16))
@@ -195,17 +228,26 @@ def test_query_embedder_must_match_the_index(client, support):
 
 
 def test_index_without_vector_field_and_missing_pipelines(client, index_name, e5):
-    client.indices.create(index=f"{index_name}-v1", body={
-        "aliases": {index_name: {}},
-        "mappings": {"_meta": {"embedding": e5.fingerprint.to_meta(), "vector_field": "embedding"}, "properties": {"text": {"type": "text"}}},
-    })
+    client.indices.create(
+        index=f"{index_name}-v1",
+        body={
+            "aliases": {index_name: {}},
+            "mappings": {
+                "_meta": {"embedding": e5.fingerprint.to_meta(), "vector_field": "embedding"},
+                "properties": {"text": {"type": "text"}},
+            },
+        },
+    )
     with pytest.raises(IndexMismatchError, match="no vector field 'embedding'"):
         Searcher.open(client, index_name, e5)
     other = f"{index_name}-x"
     try:
-        init_index(client, other, IndexSpec(e5.fingerprint, default_fusion="min_max-arithmetic_mean"))  # an index of a fixed fusion
+        # an index of a fixed fusion
+        init_index(client, other, IndexSpec(e5.fingerprint, default_fusion="min_max-arithmetic_mean"))
         client.transport.perform_request("DELETE", f"/_search/pipeline/{other}-min_max-arithmetic_mean")
-        with pytest.raises(PipelineNotFoundError, match=f"{other}-min_max-arithmetic_mean.*hybrid init --index {other}"):
+        with pytest.raises(
+            PipelineNotFoundError, match=f"{other}-min_max-arithmetic_mean.*hybrid init --index {other}"
+        ):
             Searcher.open(client, other, e5).search("hola")
     finally:
         drop_hybrid_index(client, other)  # its templates too: the session check named them (issue 20 item 16)
@@ -241,14 +283,17 @@ def test_a_hybrid_search_is_one_request_with_the_same_page_as_two(client, suppor
     one = Searcher.open(client, support, e5)
     two = Searcher.open(client, support, e5, engine=_without_empty_shard(None))
     absent = Searcher.open(client, support, e5, engine=_without_empty_shard(f"t-absent-{uuid.uuid4().hex[:6]}"))
-    for query, kwargs, requests in (("¿cómo devuelvo un pedido?", {}, (1, 2, 3)),
-                                    ("error E-4012 tarjeta", {"from_": 2, "options": SearchOptions(max_text_chars=100)}, (1, 2, 2)),
-                                    ("devoluciones", {"filters": {"category": "devoluciones"}}, (1, 2, 2)),
-                                    ("reembolso", {"options": SearchOptions(highlight=True)}, (2, 2, 2))):
+    for query, kwargs, requests in (
+        ("¿cómo devuelvo un pedido?", {}, (1, 2, 3)),
+        ("error E-4012 tarjeta", {"from_": 2, "options": SearchOptions(max_text_chars=100)}, (1, 2, 2)),
+        ("devoluciones", {"filters": {"category": "devoluciones"}}, (1, 2, 2)),
+        ("reembolso", {"options": SearchOptions(highlight=True)}, (2, 2, 2)),
+    ):
         a, b, c = (s.search(query, technique="hybrid", fusion=fusion, k=3, **kwargs) for s in (one, two, absent))
         assert (a.requests, b.requests, c.requests) == requests, query
         assert a.sent[0].path.endswith(",hybrid-empty-shard/_search")
         assert a.ids == b.ids == c.ids and a.ids, query
         assert [h.score for h in a.hits] == pytest.approx([h.score for h in b.hits], rel=1e-6)
-        assert [(h.title, h.text, dict(h.source), dict(h.highlight)) for h in a.hits] == \
-               [(h.title, h.text, dict(h.source), dict(h.highlight)) for h in b.hits], query
+        assert [(h.title, h.text, dict(h.source), dict(h.highlight)) for h in a.hits] == [
+            (h.title, h.text, dict(h.source), dict(h.highlight)) for h in b.hits
+        ], query

@@ -21,7 +21,8 @@ from adapter.ingest.sources import Chunking, FieldMap, SourceDoc, read_source
 from adapter.testing import RecordingClient
 from tests.conftest import HashingEmbedder, delete_pipelines
 
-# The Polish seed article (shared/seeds/003_d3d4bbeefdf9ed91.txt), kept in the repo: CI's clone need not have shared/ beside it.
+# The Polish seed article (shared/seeds/003_d3d4bbeefdf9ed91.txt), kept in the repo: CI's clone need not have shared/
+# beside it.
 SEED_PL = Path(__file__).resolve().parents[1] / "data" / "seed-pl.txt"
 TECHNIQUES = ("bm25", "dense", "hybrid", "client-rrf")
 QUERY = "devoluciones del pedido"
@@ -41,7 +42,8 @@ def chunked(client, e5, support_docs_path):
     alias = f"t-pages-{uuid.uuid4().hex[:6]}"
     init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish"))
     report = Ingestor.open(client, alias, e5, progress=False, chunking=Chunking(6, 2)).ingest(
-        read_source(support_docs_path, FieldMap(metadata=("category", "lang"))))
+        read_source(support_docs_path, FieldMap(metadata=("category", "lang")))
+    )
     assert report.documents == 12 and report.chunks == 38 and not report.failures
     yield alias
     drop(client, alias)
@@ -73,7 +75,9 @@ def test_every_technique_gives_one_hit_per_document_with_its_next_chunks(searche
 
 @pytest.mark.parametrize("technique", TECHNIQUES)
 def test_highlights_and_facets(searcher, technique):
-    result = searcher.search(QUERY, technique=technique, k=5, options=SearchOptions(highlight=True, facets=("category",)))
+    result = searcher.search(
+        QUERY, technique=technique, k=5, options=SearchOptions(highlight=True, facets=("category",))
+    )
     marked = [h for h in result.hits if h.highlight]
     assert marked and all("<em>" in s for h in marked for snippets in h.highlight.values() for s in snippets)
     words = {w.lower() for h in marked for s in h.highlight.get("text", ()) for w in s.split("<em>")[1:]}
@@ -87,16 +91,23 @@ def test_client_collapse_gives_the_servers_page_and_facets_count_documents(searc
     """Where the server collapses (3.1+), the client's collapse over the same fused list gives the same page."""
     options = SearchOptions(collapse=Collapse(inner_hits=1), facets=("category",))
     here = searcher.search(QUERY, k=4, from_=1, depth=40, options=options)
-    client_side = Searcher(searcher.cluster, searcher.info, replace(searcher.caps, hybrid_collapse=False, collapse_inner_hits=False),
-                           searcher.embedder)
+    client_side = Searcher(
+        searcher.cluster,
+        searcher.info,
+        replace(searcher.caps, hybrid_collapse=False, collapse_inner_hits=False),
+        searcher.embedder,
+    )
     there = client_side.search(QUERY, k=4, from_=1, depth=40, options=options)
     # The same documents with the same scores, up to the order of equal scores (and which of a
     # document's equally scored chunks stands for it: the server and the client may pick another).
     assert [h.rank for h in here.hits] == [h.rank for h in there.hits] == [2, 3, 4, 5]
     # Scores to 1e-5: the server's float32 sums differ in their last bits between the two requests at times
     # (0.8596932 against 0.8596915 in one CI run of ~10; the same order).
-    assert same_ranking_up_to_ties([(h.source["parent_id"], h.score) for h in here.hits],
-                                   [(h.source["parent_id"], h.score) for h in there.hits], rel_tol=1e-5)
+    assert same_ranking_up_to_ties(
+        [(h.source["parent_id"], h.score) for h in here.hits],
+        [(h.source["parent_id"], h.score) for h in there.hits],
+        rel_tol=1e-5,
+    )
     assert [h.score for h in here.hits] == pytest.approx([h.score for h in there.hits], rel=1e-5)
     assert [len(h.chunks) for h in here.hits] == [len(h.chunks) for h in there.hits]
     buckets = {b.key: (b.count, b.documents) for b in here.aggregations["category"].buckets}
@@ -115,16 +126,21 @@ def test_min_score_keeps_the_fused_scores_above_it_on_every_version(searcher):
 def test_hybrid_filter_gives_what_filters_in_each_leg_give(searcher):
     filters = {"category": "pagos"}
     pushed = searcher.search(QUERY, k=10, filters=filters)
-    per_leg = Searcher(searcher.cluster, searcher.info, replace(searcher.caps, hybrid_filter=False), searcher.embedder).search(
-        QUERY, k=10, filters=filters)
+    per_leg = Searcher(
+        searcher.cluster, searcher.info, replace(searcher.caps, hybrid_filter=False), searcher.embedder
+    ).search(QUERY, k=10, filters=filters)
     assert ("filter" in pushed.request_body["query"]["hybrid"]) == searcher.caps.hybrid_filter
-    assert pushed.ids == per_leg.ids and [h.score for h in pushed.hits] == pytest.approx([h.score for h in per_leg.hits])
+    assert pushed.ids == per_leg.ids and [h.score for h in pushed.hits] == pytest.approx(
+        [h.score for h in per_leg.hits]
+    )
     assert {h.source["metadata"]["category"] for h in pushed.hits} == {"pagos"}
 
 
 @pytest.mark.parametrize("technique", TECHNIQUES)
 def test_field_sort(searcher, technique):
-    result = searcher.search(QUERY, technique=technique, k=8, options=SearchOptions(sort=(SortKey("chunk_index", "desc"),)))
+    result = searcher.search(
+        QUERY, technique=technique, k=8, options=SearchOptions(sort=(SortKey("chunk_index", "desc"),))
+    )
     values = [h.source["chunk_index"] for h in result.hits]
     assert values == sorted(values, reverse=True) and values[0] >= 3
 
@@ -137,16 +153,27 @@ def test_server_mmr_where_the_cluster_runs_it(client, searcher):
 
     plain = searcher.search(QUERY, technique="dense", k=5)
     if not searcher.caps.server_mmr:
-        result = searcher.search(QUERY, technique="dense", k=5, mmr_lambda=0.3, options=SearchOptions(mmr=MMRPlace.SERVER))
+        result = searcher.search(
+            QUERY, technique="dense", k=5, mmr_lambda=0.3, options=SearchOptions(mmr=MMRPlace.SERVER)
+        )
         assert "ext" not in result.request_body and "3.3+" in result.notices[0]
         return
     before = client.cluster.get_settings(filter_path=f"persistent.{MMR_SETTING}")
-    old = ((before or {}).get("persistent") or {}).get("cluster", {}).get("search", {}).get("enabled_system_generated_factories")
+    old = (
+        ((before or {}).get("persistent") or {})
+        .get("cluster", {})
+        .get("search", {})
+        .get("enabled_system_generated_factories")
+    )
     client.cluster.put_settings(body={"persistent": {MMR_SETTING: list(MMR_FACTORIES)}})
     try:
         on = Searcher(client, searcher.info, OpenSearchEngine().probe(client, refresh=True), searcher.embedder)
-        server = on.search(QUERY, technique="dense", k=5, mmr_lambda=0.3, mmr_candidates=20, options=SearchOptions(mmr=MMRPlace.SERVER))
-        local = on.search(QUERY, technique="dense", k=5, mmr_lambda=0.3, mmr_candidates=20, options=SearchOptions(mmr=MMRPlace.CLIENT))
+        server = on.search(
+            QUERY, technique="dense", k=5, mmr_lambda=0.3, mmr_candidates=20, options=SearchOptions(mmr=MMRPlace.SERVER)
+        )
+        local = on.search(
+            QUERY, technique="dense", k=5, mmr_lambda=0.3, mmr_candidates=20, options=SearchOptions(mmr=MMRPlace.CLIENT)
+        )
         assert server.request_body["ext"]["mmr"]["diversity"] == pytest.approx(0.7) and not server.notices
         assert "ext" not in local.request_body and len(server.hits) == len(local.hits) == 5
         for result in (server, local):
@@ -163,7 +190,9 @@ def test_stale_chunks_go_by_the_clusters_means(client, index_name):
     embedder = HashingEmbedder(8)
     init_index(client, index_name, IndexSpec(embedder.fingerprint))
     long = " ".join(f"w{i}" for i in range(40))
-    Ingestor.open(client, index_name, embedder, progress=False, chunking=Chunking(10, 2)).ingest([SourceDoc("d", long), SourceDoc("e", long)])
+    Ingestor.open(client, index_name, embedder, progress=False, chunking=Chunking(10, 2)).ingest(
+        [SourceDoc("d", long), SourceDoc("e", long)]
+    )
     assert client.count(index=index_name)["count"] == 10
     recording = RecordingClient(client)
     ingestor = Ingestor.open(recording, index_name, embedder, progress=False, chunking=Chunking(10, 2))
@@ -221,7 +250,12 @@ def test_init_switches_server_mmr_on_where_the_cluster_has_it(client, index_name
             init_index(client, index_name, spec, server_mmr=True, engine=engine)
         return
     before = client.cluster.get_settings(filter_path=f"persistent.{MMR_SETTING}")
-    old = ((before or {}).get("persistent") or {}).get("cluster", {}).get("search", {}).get("enabled_system_generated_factories")
+    old = (
+        ((before or {}).get("persistent") or {})
+        .get("cluster", {})
+        .get("search", {})
+        .get("enabled_system_generated_factories")
+    )
     try:
         client.cluster.put_settings(body={"persistent": {MMR_SETTING: None}})
         assert not engine.probe(client, refresh=True).server_mmr_enabled

@@ -55,13 +55,19 @@ def test_readyz_names_the_index_only_to_who_has_the_token(service, small_index):
         anonymous = call(f"{url}/readyz")
         signed = call(f"{url}/readyz", headers={"Authorization": "Bearer t0ken-for-tests"})
     assert anonymous[0] == 200 and json.loads(anonymous[2]) == {"ready": True}
-    assert signed[0] == 200 and json.loads(signed[2])["index"] == small_index and json.loads(signed[2])["documents"] == 12
+    assert (
+        signed[0] == 200 and json.loads(signed[2])["index"] == small_index and json.loads(signed[2])["documents"] == 12
+    )
 
 
 def test_every_503_says_when_to_come_back_in_the_words_of_its_retry_after():
     deadline = Deadline(10.0)
-    refusals = [deadline.exceeded("waiting for a free search slot"), deadline.exceeded("the cluster answered"),
-                Overloaded.full(running=16, waiting=64), Overloaded.too_slow(running=16, waiting=3, typical=2.5, deadline=deadline, wait=4.0)]
+    refusals = [
+        deadline.exceeded("waiting for a free search slot"),
+        deadline.exceeded("the cluster answered"),
+        Overloaded.full(running=16, waiting=64),
+        Overloaded.too_slow(running=16, waiting=3, typical=2.5, deadline=deadline, wait=4.0),
+    ]
     for refused in refusals:
         assert str(refused).endswith(f"; try again in {refused.retry_after} s"), str(refused)
     assert isinstance(refusals[0], DeadlineExceeded)
@@ -70,8 +76,12 @@ def test_every_503_says_when_to_come_back_in_the_words_of_its_retry_after():
 def test_a_body_over_the_cap_is_refused_in_json_whether_or_not_its_length_is_announced(service):
     with served(create_app(service)) as url:
         announced = post_json(f"{url}/search", {"q": "pedido", "fusion": "x" * 70_000})
-        chunked = call(f"{url}/search", method="POST", body=iter([b'{"q": "', b"x" * 70_000, b'"}']),
-                       headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+        chunked = call(
+            f"{url}/search",
+            method="POST",
+            body=iter([b'{"q": "', b"x" * 70_000, b'"}']),
+            headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        )
         metrics = call(f"{url}/metrics")[2].decode()
     for status, headers, body, _ in (announced, chunked):
         assert status == 413 and headers["content-type"] == "application/json", (status, headers, body)
@@ -94,8 +104,11 @@ def raw_exchange(url: str, request: bytes) -> bytes:
 @pytest.mark.parametrize("where, status", [("query", 414), ("header", 431)])
 def test_a_request_head_over_the_limit_is_answered_not_reset(service, where, status):
     big = "x" * (160_000 if where == "query" else 200_000)
-    head = (f"GET /search?q={big} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" if where == "query"
-            else f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {big}\r\n\r\n")
+    head = (
+        f"GET /search?q={big} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        if where == "query"
+        else f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {big}\r\n\r\n"
+    )
     with served(create_app(service)) as url:
         answer = raw_exchange(url, head.encode())
         assert call(f"{url}/healthz")[0] == 200  # the server goes on

@@ -40,10 +40,22 @@ def in_flight(base: str) -> float:
     return counter(call(f"{base}/metrics")[2].decode(), "hybrid_serve_in_flight")
 
 
-def test_a_slot_is_free_when_its_caller_is_answered_and_a_recovered_cluster_is_searched_at_once(small_index, opensearch_url):
+def test_a_slot_is_free_when_its_caller_is_answered_and_a_recovered_cluster_is_searched_at_once(
+    small_index, opensearch_url
+):
     with FaultProxy(opensearch_url) as proxy:
-        process, base = serve_command(small_index, proxy.url, "--embedder", "test:hashing", "--deadline", str(DEADLINE),
-                                      "--concurrency", "2", "--queue", "4")
+        process, base = serve_command(
+            small_index,
+            proxy.url,
+            "--embedder",
+            "test:hashing",
+            "--deadline",
+            str(DEADLINE),
+            "--concurrency",
+            "2",
+            "--queue",
+            "4",
+        )
         try:
             assert post_json(f"{base}/search", {"q": "pedido", "explain": False})[0] == 200  # warm
             # The cluster slow: every search answer 5 s late (longer than the deadline; each retry as late).
@@ -82,4 +94,6 @@ def test_a_slot_is_free_when_its_caller_is_answered_and_a_recovered_cluster_is_s
             process.communicate(timeout=60)
     assert freed < 1.0, f"the slots were held {freed:.1f} s after their callers' 503"
     assert first_ok is not None and first_ok < 1.0, f"the first search after the recovery answered at {first_ok} s"
-    assert len(retried) == 2, f"{len(retried)} tries of the two held searches reached the cluster: none after the deadline"
+    assert len(retried) == 2, (
+        f"{len(retried)} tries of the two held searches reached the cluster: none after the deadline"
+    )

@@ -31,8 +31,16 @@ pytestmark = pytest.mark.min_version("3.0")
 
 CLIENTS = 32
 SECONDS = 15.0
-QUERIES = ("reembolso del pedido", "error E-4012", "tarjeta y pago", "devolución de la factura", "cambiar la contraseña", "envío",
-           "factura en pdf", "borrar mis datos")
+QUERIES = (
+    "reembolso del pedido",
+    "error E-4012",
+    "tarjeta y pago",
+    "devolución de la factura",
+    "cambiar la contraseña",
+    "envío",
+    "factura en pdf",
+    "borrar mis datos",
+)
 TECHNIQUES = ("hybrid", "bm25", "dense", "client")
 OUT = Path(__file__).resolve().parents[2] / "out" / "serve-load"
 
@@ -72,18 +80,34 @@ def run_load(base: str, deadline: float) -> dict:
     time.sleep(0.3)  # the last answers' counters
     metrics = call(f"{base}/metrics")[2].decode()
     ms = [a.ms for a in answers]
-    return {"answers": answers, "metrics": metrics, "health_s": health, "figures": {
-        "clients": CLIENTS, "seconds": round(elapsed, 1), "requests": len(answers), "statuses": statuses(answers),
-        "qps_200": round(sum(a.status == "200" for a in answers) / elapsed, 1),
-        "p50_ms": round(float(np.percentile(ms, 50)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1), "max_ms": round(max(ms), 1),
-        "deadline_s": deadline, "healthz_p99_ms": round(float(np.percentile(health, 99)) * 1000, 1), "healthz_probes": len(health),
-        "info_p50_ms": round(float(np.percentile(info, 50)) * 1000, 1), "info_p99_ms": round(float(np.percentile(info, 99)) * 1000, 1),
-        "load_average": round(os.getloadavg()[0], 1)}}
+    return {
+        "answers": answers,
+        "metrics": metrics,
+        "health_s": health,
+        "figures": {
+            "clients": CLIENTS,
+            "seconds": round(elapsed, 1),
+            "requests": len(answers),
+            "statuses": statuses(answers),
+            "qps_200": round(sum(a.status == "200" for a in answers) / elapsed, 1),
+            "p50_ms": round(float(np.percentile(ms, 50)), 1),
+            "p99_ms": round(float(np.percentile(ms, 99)), 1),
+            "max_ms": round(max(ms), 1),
+            "deadline_s": deadline,
+            "healthz_p99_ms": round(float(np.percentile(health, 99)) * 1000, 1),
+            "healthz_probes": len(health),
+            "info_p50_ms": round(float(np.percentile(info, 50)) * 1000, 1),
+            "info_p99_ms": round(float(np.percentile(info, 99)) * 1000, 1),
+            "load_average": round(os.getloadavg()[0], 1),
+        },
+    }
 
 
 def metrics_equal_the_clients(metrics: str, answers) -> None:
     for status, count in statuses(answers).items():
-        assert counter(metrics, "hybrid_serve_requests_total", route="/search", method="POST", status=status) == count, status
+        assert (
+            counter(metrics, "hybrid_serve_requests_total", route="/search", method="POST", status=status) == count
+        ), status
     assert counter(metrics, "hybrid_serve_requests_total", route="/search") == len(answers)
 
 
@@ -106,8 +130,18 @@ def test_32_clients_for_a_bounded_time_then_with_the_cluster_slow(small_index, o
     # the rest wait in a queue of 16, and whoever finds it full is told to come back.
     deadline = 3.0
     with FaultProxy(opensearch_url) as proxy:
-        process, base = serve_command(small_index, proxy.url, "--embedder", "test:hashing", "--deadline", str(deadline),
-                                      "--concurrency", "8", "--queue", "16")
+        process, base = serve_command(
+            small_index,
+            proxy.url,
+            "--embedder",
+            "test:hashing",
+            "--deadline",
+            str(deadline),
+            "--concurrency",
+            "8",
+            "--queue",
+            "16",
+        )
         proxy.set_policy(lambda n, method, path: Delay(0.5) if "_search" in path or "_msearch" in path else PASS)
         try:
             slow = run_load(base, deadline)
@@ -133,5 +167,8 @@ def test_32_clients_for_a_bounded_time_then_with_the_cluster_slow(small_index, o
     # a loaded shared machine alone took 0.65 s here).
     assert slow["figures"]["healthz_p99_ms"] < 1000 and slow["figures"]["info_p50_ms"] < 250, slow["figures"]
     metrics_equal_the_clients(slow["metrics"], slow_answers)
-    assert counter(slow["metrics"], "hybrid_serve_errors_total", kind="overloaded") + \
-        counter(slow["metrics"], "hybrid_serve_errors_total", kind="deadline") == statuses(slow_answers)["503"]
+    assert (
+        counter(slow["metrics"], "hybrid_serve_errors_total", kind="overloaded")
+        + counter(slow["metrics"], "hybrid_serve_errors_total", kind="deadline")
+        == statuses(slow_answers)["503"]
+    )

@@ -71,7 +71,10 @@ def test_a_cluster_holding_every_answer_holds_only_the_searches(small_index, ope
     statuses = [a[0] for a in answers]
     assert statuses == [503] * 8, [a[2] for a in answers]
     bodies = [json.loads(a[2])["error"] for a in answers]
-    assert sum("most this server queues" in b for b in bodies) == 2 and sum("deadline (2 s) passed" in b for b in bodies) == 6, bodies
+    assert (
+        sum("most this server queues" in b for b in bodies) == 2
+        and sum("deadline (2 s) passed" in b for b in bodies) == 6
+    ), bodies
     assert all(a[1].get("retry-after") in ("1", "2") for a in answers)
     assert max(a[3] for a in answers) < 2.0 + 1.5  # the deadline, not the cluster's 40 s
     # The process answers at once while every search is stuck (the issue's target: p99 under 50 ms;
@@ -110,7 +113,9 @@ def test_a_compare_holds_no_lock_a_search_beside_it_answers_first(small_index, o
             ended["search"] = time.monotonic()
             side.join(timeout=60)
     assert searched[0] == 200 and json.loads(searched[2])["hits"], searched
-    assert compared and compared[0][0] == 200 and all("result" in c for c in json.loads(compared[0][2])["columns"]), compared
+    assert compared and compared[0][0] == 200 and all("result" in c for c in json.loads(compared[0][2])["columns"]), (
+        compared
+    )
     assert ended["compare"] - started >= 3.5  # four columns, each at least one delayed request
     assert ended["search"] < ended["compare"] - 1.0, (searched[3], ended)
 
@@ -126,7 +131,12 @@ def test_the_door_refuses_rebinding_text_posts_coercion_and_deep_json(small_inde
         assert call(f"{url}/api/info", headers={"Host": f"[::1]:{port}"})[0] == 200
         # A text/plain or form POST needs no CORS preflight: another site's page could send it.
         for content_type in ("text/plain", "application/x-www-form-urlencoded", None):
-            sent = call(f"{url}/search", method="POST", body=b'{"q": "pedido"}', headers={"Content-Type": content_type} if content_type else {})
+            sent = call(
+                f"{url}/search",
+                method="POST",
+                body=b'{"q": "pedido"}',
+                headers={"Content-Type": content_type} if content_type else {},
+            )
             assert sent[0] == 415 and "Content-Type: application/json" in json.loads(sent[2])["error"], sent
         coerced = post_json(f"{url}/search", {"q": 1})
         assert coerced[0] == 400 and json.loads(coerced[2])["error"] == "q: Input should be a valid string, got 1"
@@ -134,17 +144,28 @@ def test_the_door_refuses_rebinding_text_posts_coercion_and_deep_json(small_inde
         assert call(f"{url}/search?q=pedido&k=5&explain=false")[0] == 200  # a query string's are text
         unknown = post_json(f"{url}/search", {"q": "pedido", "size": 5})
         assert unknown[0] == 400 and "unknown parameter size" in json.loads(unknown[2])["error"]
-        deep = call(f"{url}/search", method="POST", body=b'{"q": ' + b"[" * 30_000 + b"]" * 30_000 + b"}",
-                    headers={"Content-Type": "application/json"})
+        deep = call(
+            f"{url}/search",
+            method="POST",
+            body=b'{"q": ' + b"[" * 30_000 + b"]" * 30_000 + b"}",
+            headers={"Content-Type": "application/json"},
+        )
         assert deep[0] == 400 and json.loads(deep[2])["error"] == "the JSON body is nested too deeply"
-        broken = call(f"{url}/search", method="POST", body=b'{"q": "pedido"', headers={"Content-Type": "application/json"})
+        broken = call(
+            f"{url}/search", method="POST", body=b'{"q": "pedido"', headers={"Content-Type": "application/json"}
+        )
         assert broken[0] == 400 and "not JSON" in json.loads(broken[2])["error"]
-        large = post_json(f"{url}/search", {"q": "pedido", "fusion": "x" * 70_000})  # its Content-Length says so: refused unread
+        # its Content-Length says so: refused unread
+        large = post_json(f"{url}/search", {"q": "pedido", "fusion": "x" * 70_000})
         assert large[0] == 413 and json.loads(large[2])["error"] == "the request body is over 65536 bytes", large
         # No Content-Length: FastAPI's max_body_size answers at the cap while urllib still sends (the server lingers:
         # before, its reset reached the client before the 413 once in ~8 runs).
-        chunked = call(f"{url}/search", method="POST", body=iter([b'{"q": "', b"x" * 70_000, b'"}']),
-                       headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+        chunked = call(
+            f"{url}/search",
+            method="POST",
+            body=iter([b'{"q": "', b"x" * 70_000, b'"}']),
+            headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        )
         assert chunked[0] == 413 and json.loads(chunked[2])["error"] == "the request body is over 65536 bytes", chunked
         ok = post_json(f"{url}/search", {"q": "pedido", "explain": False, "k": 3})
         assert ok[0] == 200 and len(json.loads(ok[2])["hits"]) == 3
@@ -161,17 +182,26 @@ def test_probes_metrics_and_the_openapi_document(small_index, opensearch_url, ha
     with served(create_app(service)) as url:
         assert call(f"{url}/healthz")[:3:2] == (200, b'{"status":"ok"}')
         ready = call(f"{url}/readyz")
-        assert ready[0] == 200 and json.loads(ready[2]) == {"ready": True, "model": "loaded", "cluster": "answering",
-                                                           "index": small_index, "documents": 12}
+        assert ready[0] == 200 and json.loads(ready[2]) == {
+            "ready": True,
+            "model": "loaded",
+            "cluster": "answering",
+            "index": small_index,
+            "documents": 12,
+        }
         for technique in ("bm25", "dense", "hybrid", "client"):
             assert post_json(f"{url}/search", {"q": "pedido", "technique": technique, "explain": False})[0] == 200
-        compare = post_json(f"{url}/api/compare", {"q": "pedido", "columns": [{"technique": "bm25"}, {"technique": "hybrid", "fusion": "rrf"}]})
+        compare = post_json(
+            f"{url}/api/compare",
+            {"q": "pedido", "columns": [{"technique": "bm25"}, {"technique": "hybrid", "fusion": "rrf"}]},
+        )
         assert compare[0] == 200 and [c["label"] for c in json.loads(compare[2])["columns"]] == ["bm25", "hybrid · rrf"]
         metrics = call(f"{url}/metrics")
         document = json.loads(call(f"{url}/openapi.json")[2])
     text = metrics[2].decode()
     assert metrics[1]["content-type"].startswith("text/plain; version=")
-    assert counter(text, "hybrid_serve_search_seconds_count", technique="hybrid") == 2  # the /search and the compare column
+    # the /search and the compare column
+    assert counter(text, "hybrid_serve_search_seconds_count", technique="hybrid") == 2
     assert counter(text, "hybrid_serve_search_seconds_count", technique="bm25") == 2
     assert counter(text, "hybrid_serve_requests_total", route="/search", method="POST", status="200") == 4
     assert counter(text, "hybrid_serve_query_vectors_total") >= 3  # bm25 alone needs none
@@ -182,8 +212,12 @@ def test_probes_metrics_and_the_openapi_document(small_index, opensearch_url, ha
     assert body == "#/components/schemas/SearchBody"
     schemas = document["components"]["schemas"]
     assert schemas["SearchBody"]["required"] == ["q"] and schemas["SearchBody"]["additionalProperties"] is False
-    assert paths["/search"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/SearchResult"
-    assert "SearchResult_hit" in schemas and "$defs" not in json.dumps(document)  # the contract's refs point inside the document
+    assert (
+        paths["/search"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+        == "#/components/schemas/SearchResult"
+    )
+    # the contract's refs point inside the document
+    assert "SearchResult_hit" in schemas and "$defs" not in json.dumps(document)
 
 
 def test_a_token_guards_all_but_the_probes_and_a_browser_signs_in_once(small_index, opensearch_url, hashing):
@@ -193,8 +227,14 @@ def test_a_token_guards_all_but_the_probes_and_a_browser_signs_in_once(small_ind
         assert refused[0] == 401 and refused[1]["www-authenticate"].startswith("Bearer")
         assert call(f"{url}/metrics")[0] == 401 and call(f"{url}/")[0] == 401
         assert call(f"{url}/search?q=pedido", headers={"Authorization": "Bearer wrong"})[0] == 401
-        assert call(f"{url}/search?q=pedido&explain=false", headers={"Authorization": "Bearer t0ken-for-tests"})[0] == 200
-        assert call(f"{url}/healthz")[0] == 200 and call(f"{url}/readyz")[0] == 200 and call(f"{url}/static/compare.js")[0] == 200
+        assert (
+            call(f"{url}/search?q=pedido&explain=false", headers={"Authorization": "Bearer t0ken-for-tests"})[0] == 200
+        )
+        assert (
+            call(f"{url}/healthz")[0] == 200
+            and call(f"{url}/readyz")[0] == 200
+            and call(f"{url}/static/compare.js")[0] == 200
+        )
         # A browser: /?token=... once, then the cookie (HttpOnly, SameSite=Strict) stands for it.
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         with opener.open(f"{url}/?token=t0ken-for-tests", timeout=30) as page:
@@ -255,7 +295,9 @@ def test_sigterm_answers_the_request_in_flight_then_exits_0(small_index, opensea
         process, base = serve_command(small_index, proxy.url, "--embedder", "test:hashing")
         proxy.set_policy(lambda n, method, path: Delay(3.0) if "_search" in path else PASS)
         answer: list = []
-        flying = threading.Thread(target=lambda: answer.append(post_json(f"{base}/search", {"q": "pedido", "technique": "bm25"})))
+        flying = threading.Thread(
+            target=lambda: answer.append(post_json(f"{base}/search", {"q": "pedido", "technique": "bm25"}))
+        )
         flying.start()
         time.sleep(1.0)  # the search waits on the cluster
         process.send_signal(signal.SIGTERM)
@@ -300,7 +342,9 @@ def test_two_workers_answer_on_one_port_and_metrics_add_them_up(e5_index, opense
         for t in clients:
             t.join(timeout=120)
         metrics = call(f"{base}/metrics")[2].decode()
-        workers = [pid for pid in children(process.pid) if b"resource_tracker" not in open(f"/proc/{pid}/cmdline", "rb").read()]
+        workers = [
+            pid for pid in children(process.pid) if b"resource_tracker" not in open(f"/proc/{pid}/cmdline", "rb").read()
+        ]
         each = per_worker(tmp_path, "hybrid_serve_requests_total", route="/search", status="200")
     finally:
         process.send_signal(signal.SIGTERM)
@@ -309,5 +353,9 @@ def test_two_workers_answer_on_one_port_and_metrics_add_them_up(e5_index, opense
     # Whichever worker answered /metrics, it counted both workers' requests.
     assert counter(metrics, "hybrid_serve_requests_total", route="/search", status="200") == 80
     # The requests were spread over both workers (8 connections), and /metrics is their sum.
-    assert sorted(each) == sorted(str(pid) for pid in workers) and all(v > 0 for v in each.values()) and sum(each.values()) == 80, each
+    assert (
+        sorted(each) == sorted(str(pid) for pid in workers)
+        and all(v > 0 for v in each.values())
+        and sum(each.values()) == 80
+    ), each
     assert process.returncode == 0 and "2 workers" in out, err

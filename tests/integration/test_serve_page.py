@@ -3,7 +3,6 @@ compare page driven in a real headless Chromium; read-only; credentials never re
 
 import json
 import re
-import time
 import urllib.error
 import urllib.request
 
@@ -54,7 +53,9 @@ def get(url: str) -> tuple[int, str]:
 
 
 def post(url: str, body) -> tuple[int, str]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST")
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as r:
             return r.status, r.read().decode()
@@ -75,15 +76,26 @@ def snapshot(client, target, index):
     mine = lambda name: name.startswith(index)  # noqa: E731
     with translate_errors("reading the cluster", client):
         indices = {i["index"]: i["docs.count"] for i in client.cat.indices(format="json") if mine(i["index"])}
-        templates = sorted(t["name"] for t in client.indices.get_index_template().get("index_templates", []) if index in t["name"])
-        pipelines = sorted(p for p in client.transport.perform_request("GET", "/_search/pipeline", params={"ignore": 404}) or {}
-                           if mine(p)) if target.engine == "opensearch" else []
+        templates = sorted(
+            t["name"] for t in client.indices.get_index_template().get("index_templates", []) if index in t["name"]
+        )
+        pipelines = (
+            sorted(
+                p
+                for p in client.transport.perform_request("GET", "/_search/pipeline", params={"ignore": 404}) or {}
+                if mine(p)
+            )
+            if target.engine == "opensearch"
+            else []
+        )
     assert indices, f"{index} is not on the cluster"
     return indices, templates, pipelines
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")
-def test_search_is_the_clis_json_and_the_server_is_read_only(app_url, support_index, opensearch_url, client, capsys, target):
+def test_search_is_the_clis_json_and_the_server_is_read_only(
+    app_url, support_index, opensearch_url, client, capsys, target
+):
     before = snapshot(client, target, support_index)
     code = main(["search", QUERY, "--index", support_index, "--url", opensearch_url, "--fusion", "rrf", "--json"])
     cli = json.loads(capsys.readouterr().out)
@@ -104,14 +116,19 @@ def test_search_is_the_clis_json_and_the_server_is_read_only(app_url, support_in
         legs, page = served_doc["sent"]
         assert legs["path"] == "/_msearch" and page["path"].endswith("/_search")
         assert set(page["body"]["query"]["ids"]["values"]) == {h["id"] for h in served_doc["hits"]}
-    if target.engine == "opensearch":  # the hybrid query takes the aggregation (Elasticsearch's request asks _termvectors after)
+    # the hybrid query takes the aggregation (Elasticsearch's request asks _termvectors after)
+    if target.engine == "opensearch":
         assert set(cli["sent"][0]["body"].pop("aggs")) == {TEXT_MATCHES}
     assert "aggs" not in served_doc["sent"][0]["body"]
     assert without_timing(served_doc, "requests") == without_timing(cli, "requests")
 
     # Every technique and several fusions, as the compare page asks: each column a valid search document.
-    columns = [{"technique": "bm25"}, {"technique": "dense"}, {"technique": "hybrid", "fusion": "min_max-harmonic_mean", "weights": [0.3, 0.7]},
-               {"technique": "client", "fusion": "dbsf"}]
+    columns = [
+        {"technique": "bm25"},
+        {"technique": "dense"},
+        {"technique": "hybrid", "fusion": "min_max-harmonic_mean", "weights": [0.3, 0.7]},
+        {"technique": "client", "fusion": "dbsf"},
+    ]
     status, body = post(f"{app_url}/api/compare", {"q": QUERY, "columns": columns})
     assert status == 200, body
     for column in json.loads(body)["columns"]:
@@ -123,15 +140,26 @@ def test_search_is_the_clis_json_and_the_server_is_read_only(app_url, support_in
 
 @pytest.mark.engine("opensearch", "elasticsearch")
 def test_requests_are_capped_and_credentials_never_reach_a_page(app_url, support_index, opensearch_url):
-    pages = [get(f"{app_url}/"), get(f"{app_url}/api/info"), get(f"{app_url}/search?q=pedido&explain=true"),
-             get(f"{app_url}/search?q=pedido&k=1000"), get(f"{app_url}/search?q={'x' * 1200}"), get(f"{app_url}/search?q=pedido&technique=magic"),
-             post(f"{app_url}/api/compare", {"q": "pedido", "columns": [{}] * 5}), post(f"{app_url}/search", {"q": "pedido", "size": 5})]
+    pages = [
+        get(f"{app_url}/"),
+        get(f"{app_url}/api/info"),
+        get(f"{app_url}/search?q=pedido&explain=true"),
+        get(f"{app_url}/search?q=pedido&k=1000"),
+        get(f"{app_url}/search?q={'x' * 1200}"),
+        get(f"{app_url}/search?q=pedido&technique=magic"),
+        post(f"{app_url}/api/compare", {"q": "pedido", "columns": [{}] * 5}),
+        post(f"{app_url}/search", {"q": "pedido", "size": 5}),
+    ]
     for status, body in pages:
         assert SECRET not in body and "reader:" not in body
     assert [status for status, _ in pages] == [200, 200, 200, 400, 400, 400, 400, 400]
     assert "k must be from 1 to 100" in pages[3][1] and "at most 1000" in pages[4][1] and "at most 4" in pages[6][1]
     info = json.loads(pages[1][1])
-    assert info["index"] == support_index and info["read_only"] and info["cluster"] == describe_url(connect_cluster(opensearch_url))
+    assert (
+        info["index"] == support_index
+        and info["read_only"]
+        and info["cluster"] == describe_url(connect_cluster(opensearch_url))
+    )
     with urllib.request.urlopen(f"{app_url}/", timeout=30) as r:
         assert "default-src 'self'" in r.headers["Content-Security-Policy"]
     big = post(f"{app_url}/api/compare", {"q": "x", "pad": "y" * 70_000})
@@ -186,13 +214,19 @@ def test_a_person_compares_four_configurations(app_url, chromium, target):
     column.locator("input[aria-label$='RRF rank constant']").fill("20")
     column.locator("input[aria-label$='RRF rank constant']").dispatch_event("change")
     page.page.click("#go")
-    wait_until(page.page, "document.body.dataset.state === 'done' && document.querySelector('#columns .column:nth-child(4) .label').textContent.includes('k=20')")
+    wait_until(
+        page.page,
+        "document.body.dataset.state === 'done' && document.querySelector('#columns .column:nth-child(4) "
+        ".label').textContent.includes('k=20')",
+    )
     assert "rrf-20" in columns.nth(3).locator(".foot").inner_text()
     assert page.errors == []
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")
-def test_the_report_of_a_stored_eval_is_served_under_the_servers_policy(support_index, opensearch_url, e5, tmp_path, chromium):
+def test_the_report_of_a_stored_eval_is_served_under_the_servers_policy(
+    support_index, opensearch_url, e5, tmp_path, chromium
+):
     """`hybrid serve --report DIR`: the compare page links to the report, which opens and works under
     the server's Content-Security-Policy (external scripts only; no eval), as it does from the file system."""
     from adapter.evaluation import stored

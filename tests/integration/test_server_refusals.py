@@ -27,8 +27,21 @@ def rows_file(path, rows=ROWS):
 
 
 def ingest(cli, path, index, url, failures, *extra):
-    return cli("ingest", path, "--index", index, "--url", url, "--embedder", "test:hashing", "--quiet", "--no-cache",
-               "--failures", failures, *extra)
+    return cli(
+        "ingest",
+        path,
+        "--index",
+        index,
+        "--url",
+        url,
+        "--embedder",
+        "test:hashing",
+        "--quiet",
+        "--no-cache",
+        "--failures",
+        failures,
+        *extra,
+    )
 
 
 # -- 5. ingest into a closed index wrote no failures file and did not say what did not land ------------------
@@ -45,8 +58,11 @@ def test_ingest_into_a_closed_index_lists_every_row_and_says_none_landed(cli, cl
 
 
 # -- 10. a flood-stage disk block was reported as "429 (write queue full)" after 94 s of retries -----------------
-def test_a_read_only_allow_delete_block_stops_the_ingest_at_once_with_what_to_do(cli, client, index, opensearch_url, tmp_path):
-    client.indices.put_settings(index=f"{index}-v1", body={"index.blocks.read_only_allow_delete": True})  # as flood stage sets it
+def test_a_read_only_allow_delete_block_stops_the_ingest_at_once_with_what_to_do(
+    cli, client, index, opensearch_url, tmp_path
+):
+    # as flood stage sets it
+    client.indices.put_settings(index=f"{index}-v1", body={"index.blocks.read_only_allow_delete": True})
     failures = tmp_path / "failures.jsonl"
     started = time.monotonic()
     try:
@@ -69,8 +85,9 @@ def test_init_waits_for_yellow_and_fails_clearly_when_the_index_stays_red(cli, c
     client.cluster.put_settings(body={"persistent": {"cluster.routing.allocation.enable": "none"}})
     try:
         started = time.monotonic()
-        code, out, err = cli("init", "--index", index_name, "--embedder", "test:hashing", "--url", opensearch_url,
-                             "--wait-timeout", "3")
+        code, out, err = cli(
+            "init", "--index", index_name, "--embedder", "test:hashing", "--url", opensearch_url, "--wait-timeout", "3"
+        )
         took = time.monotonic() - started
     finally:
         client.cluster.put_settings(body={"persistent": {"cluster.routing.allocation.enable": None}})
@@ -85,7 +102,8 @@ def test_init_waits_for_yellow_and_fails_clearly_when_the_index_stays_red(cli, c
 def test_rows_refused_under_a_write_block_end_with_exit_3_and_are_listed(cli, client, index, opensearch_url, tmp_path):
     from adapter.cli.exits import Exit
 
-    client.indices.put_settings(index=f"{index}-v1", body={"index.blocks.write": True})  # as a migration's freeze sets it
+    # as a migration's freeze sets it
+    client.indices.put_settings(index=f"{index}-v1", body={"index.blocks.write": True})
     failures = tmp_path / "failures.jsonl"
     try:
         code, out, err = ingest(cli, rows_file(tmp_path / "d.jsonl", ROWS[:20]), index, opensearch_url, failures)

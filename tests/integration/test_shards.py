@@ -26,8 +26,10 @@ SHARDS = 3
 DOCS = 240
 DEPTH = 10
 QUERIES = ("alpha bravo charlie", "delta echo foxtrot golf", "hotel india", "juliett kilo lima mike alpha")
-WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo "
-         "sierra tango uniform victor whiskey xray yankee zulu").split()
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo "
+    "sierra tango uniform victor whiskey xray yankee zulu"
+).split()
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +58,9 @@ def shard_legs(searcher, query):
     legs = [[], []]
     for shard in range(SHARDS):
         for leg, body in enumerate(leg_bodies(searcher.engine, searcher.state, query, vector, DEPTH, None)):
-            resp = searcher.cluster.client.search(index=searcher.info.index, body=body, params={"preference": f"_shards:{shard}"})
+            resp = searcher.cluster.client.search(
+                index=searcher.info.index, body=body, params={"preference": f"_shards:{shard}"}
+            )
             legs[leg].append([(h["_id"], h["_score"]) for h in resp["hits"]["hits"]])
     return legs
 
@@ -72,14 +76,18 @@ def by_score(runs):
 
 
 def test_each_shard_gives_its_own_candidates(sharded):
-    counts = {sharded.cluster.client.count(index=sharded.info.index, params={"preference": f"_shards:{s}"})["count"] for s in range(SHARDS)}
+    counts = {
+        sharded.cluster.client.count(index=sharded.info.index, params={"preference": f"_shards:{s}"})["count"]
+        for s in range(SHARDS)
+    }
     assert all(c > DEPTH for c in counts)  # every shard can fill its own top DEPTH
     legs = shard_legs(sharded, QUERIES[0])
     assert legs[1] and all(len(run) == DEPTH for run in legs[1])  # knn k applies per shard: SHARDS x DEPTH candidates
 
 
-@pytest.mark.parametrize("fusion", [ScoreNormalization(), ScoreNormalization("l2", "arithmetic_mean", (0.3, 0.7))],
-                         ids=["min_max", "l2"])
+@pytest.mark.parametrize(
+    "fusion", [ScoreNormalization(), ScoreNormalization("l2", "arithmetic_mean", (0.3, 0.7))], ids=["min_max", "l2"]
+)
 def test_normalisation_spans_every_shards_candidates(sharded, fusion):
     """One min/max (or L2 norm) per leg over the union of the shards' candidates: the adapter's
     fusion over every shard's legs gives the server's scores; over the index-wide legs it does not."""
@@ -116,8 +124,10 @@ def test_rrf_before_3_5_on_several_shards_says_its_ranks_are_per_shard(sharded):
     rrf = sharded.search(QUERIES[0], technique="hybrid", fusion=RRF(), k=DEPTH, depth=DEPTH)
     per_shard = [n for n in rrf.notices if "within each of this index's 3 shards" in n]
     assert bool(per_shard) == (not sharded.caps.rrf_global_ranks)
-    for other in (sharded.search(QUERIES[0], technique="hybrid", fusion=ScoreNormalization(), k=DEPTH, depth=DEPTH),
-                  sharded.search(QUERIES[0], technique="client-rrf", k=DEPTH, depth=DEPTH)):
+    for other in (
+        sharded.search(QUERIES[0], technique="hybrid", fusion=ScoreNormalization(), k=DEPTH, depth=DEPTH),
+        sharded.search(QUERIES[0], technique="client-rrf", k=DEPTH, depth=DEPTH),
+    ):
         assert not [n for n in other.notices if "shards" in n]
 
 
@@ -151,7 +161,10 @@ def test_rrf_ranks_across_shards_from_3_5(sharded):
 def test_pages_across_shards_do_not_overlap_and_end_with_a_notice(sharded, fusion):
     query = QUERIES[3]
     whole = sharded.search(query, technique="hybrid", fusion=fusion, k=40, depth=40)
-    pages = [sharded.search(query, technique="hybrid", fusion=fusion, k=8, from_=start, depth=40) for start in range(0, 40, 8)]
+    pages = [
+        sharded.search(query, technique="hybrid", fusion=fusion, k=8, from_=start, depth=40)
+        for start in range(0, 40, 8)
+    ]
     ids = [i for page in pages for i in page.ids]
     assert len(ids) == len(set(ids)) == 40
     assert ids == whole.ids

@@ -56,17 +56,27 @@ def _ours(exporter):
 def test_an_ingest_has_a_span_and_one_per_bulk_request(client, index_name, support_docs_path, exporter):
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="spanish"))
     exporter.clear()
-    report = Ingestor.open(client, index_name, TEST_EMBEDDER, progress=False, bulk_batch_size=5).ingest(read_source(support_docs_path))
+    report = Ingestor.open(client, index_name, TEST_EMBEDDER, progress=False, bulk_batch_size=5).ingest(
+        read_source(support_docs_path)
+    )
     spans = _ours(exporter)
     (ingest,) = [s for s in spans if s.name == "hybrid.ingest"]
     batches = [s for s in spans if s.name == "hybrid.ingest.batch"]
-    assert ingest.attributes["hybrid.index"] == index_name and ingest.attributes["hybrid.documents"] == report.documents == 12
+    assert (
+        ingest.attributes["hybrid.index"] == index_name
+        and ingest.attributes["hybrid.documents"] == report.documents == 12
+    )
     assert ingest.attributes["hybrid.failed"] == 0 and ingest.attributes["hybrid.request_id"].startswith("hybrid-")
-    assert batches and all(b.parent.span_id == ingest.context.span_id for b in batches)  # sender threads under the ingest
-    assert sum(b.attributes["hybrid.rows"] for b in batches) == report.chunks and all(b.attributes["hybrid.failed"] == 0 for b in batches)
+    # sender threads under the ingest
+    assert batches and all(b.parent.span_id == ingest.context.span_id for b in batches)
+    assert sum(b.attributes["hybrid.rows"] for b in batches) == report.chunks and all(
+        b.attributes["hybrid.failed"] == 0 for b in batches
+    )
 
 
-@pytest.mark.parametrize("technique, legs", [("hybrid", None), ("client-rrf", ["bm25+dense", "documents"]), ("bm25", ["bm25"])])
+@pytest.mark.parametrize(
+    "technique, legs", [("hybrid", None), ("client-rrf", ["bm25+dense", "documents"]), ("bm25", ["bm25"])]
+)
 def test_a_search_has_a_span_with_its_stages_as_children(client, indexed, exporter, technique, legs):
     index_name = indexed
     searcher = Searcher.open(client, index_name, TEST_EMBEDDER)
@@ -76,9 +86,14 @@ def test_a_search_has_a_span_with_its_stages_as_children(client, indexed, export
     (search,) = [s for s in spans if s.name == "hybrid.search"]
     children = [s for s in spans if s.parent is not None and s.parent.span_id == search.context.span_id]
     a = search.attributes
-    assert (a["hybrid.index"], a["hybrid.technique"], a["hybrid.fused_by"]) == (index_name, result.technique.value, result.fused_by_label)
+    assert (a["hybrid.index"], a["hybrid.technique"], a["hybrid.fused_by"]) == (
+        index_name,
+        result.technique.value,
+        result.fused_by_label,
+    )
     assert a["hybrid.requests"] == result.requests and a["hybrid.took_ms"] == result.took_ms and a["hybrid.hits"] == 3
-    fell_back = technique == "hybrid" and result.fused_by is FusedBy.CLIENT  # Elasticsearch without a licence for retrievers
+    # Elasticsearch without a licence for retrievers
+    fell_back = technique == "hybrid" and result.fused_by is FusedBy.CLIENT
     assert a["hybrid.fallback"] is fell_back and a["hybrid.retries"] == 0
     assert a.get("hybrid.fallback_reason") in ((*result.notices,) if fell_back else (None,))
     assert a.get("hybrid.fusion") == (result.fusion.name if result.fusion else None)
@@ -94,7 +109,9 @@ def test_a_search_has_a_span_with_its_stages_as_children(client, indexed, export
     assert timed and all("hybrid.took_ms" in s.attributes for s in timed)
     names = {s.name for s in children}
     assert ("hybrid.embed" in names) == (technique != "bm25")
-    assert ("hybrid.fuse" in names) == (technique == "client-rrf" or fell_back) and ("hybrid.mmr" in names) == (technique == "client-rrf")
+    assert ("hybrid.fuse" in names) == (technique == "client-rrf" or fell_back) and ("hybrid.mmr" in names) == (
+        technique == "client-rrf"
+    )
 
 
 def test_a_search_runs_the_same_without_opentelemetry(opensearch_url, target, indexed, client):

@@ -49,7 +49,9 @@ def two_shards(client):
 
 
 def _names_none(params, body) -> bool:
-    return (params or {}).get("search_pipeline") == "_none" or (isinstance(body, dict) and body.get("search_pipeline") == "_none")
+    return (params or {}).get("search_pipeline") == "_none" or (
+        isinstance(body, dict) and body.get("search_pipeline") == "_none"
+    )
 
 
 def _searched(sent) -> list:
@@ -63,12 +65,15 @@ def _searched(sent) -> list:
     return out
 
 
-@pytest.mark.parametrize("technique, options", [
-    ("bm25", {}),
-    ("dense", {}),
-    ("client-rrf", {}),
-    ("hybrid", {"explain": True}),  # the legs fetched to explain it are single legs too
-])
+@pytest.mark.parametrize(
+    "technique, options",
+    [
+        ("bm25", {}),
+        ("dense", {}),
+        ("client-rrf", {}),
+        ("hybrid", {"explain": True}),  # the legs fetched to explain it are single legs too
+    ],
+)
 def test_searches_name_no_pipeline_but_their_own(two_shards, client, technique, options):
     alias, embedder = two_shards
     searcher = Searcher.open(client, alias, embedder)

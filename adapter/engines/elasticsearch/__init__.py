@@ -26,7 +26,7 @@ from adapter.engines.elasticsearch.capabilities import capabilities_from, elasti
 from adapter.engines.elasticsearch.fusion import IN_ELASTICSEARCH_REQUEST, request_fusion
 from adapter.engines.probed import ProbedClusters
 from adapter.errors import BackendError, CapabilityError, ConfigurationError
-from adapter.fusion import LEGS, Fusion
+from adapter.fusion import LEGS
 from adapter.index.assets import (
     IndexNames,
     IndexSpec,
@@ -87,8 +87,10 @@ class ElasticsearchEngine:
     # -- assets --------------------------------------------------------------------------------------
     def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:
         if spec.knn_method != "lucene":
-            raise ConfigurationError(f"k-NN method {spec.knn_method!r} is OpenSearch's; Elasticsearch indexes vectors with "
-                                     "Lucene's HNSW only: use the k-NN method lucene (--knn-method lucene)")
+            raise ConfigurationError(
+                f"k-NN method {spec.knn_method!r} is OpenSearch's; Elasticsearch indexes vectors with "
+                "Lucene's HNSW only: use the k-NN method lucene (--knn-method lucene)"
+            )
 
     def render_vector_component(self, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
         vector = load_asset("mappings", "component-vector-elasticsearch")
@@ -101,7 +103,9 @@ class ElasticsearchEngine:
             vector["template"]["settings"] = {EXCLUDE_SOURCE_VECTORS: False}
         return vector
 
-    def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
+    def render_components(
+        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
+    ) -> dict[str, dict[str, Any]]:
         return {
             names.component("text"): render_text_component(spec, caps),
             names.component("vector"): self.render_vector_component(spec, caps),
@@ -113,7 +117,9 @@ class ElasticsearchEngine:
         is no default pipeline to carry it)."""
         return {**spec.meta, "default_fusion": spec.default_fusion}
 
-    def render_index_template(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+    def render_index_template(
+        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
+    ) -> dict[str, Any]:
         body = render_index_template(names, spec)
         body["template"]["settings"].pop("index.search.default_pipeline")
         body["template"]["mappings"]["_meta"] = self.index_meta(spec)
@@ -123,11 +129,17 @@ class ElasticsearchEngine:
         return {**merged_mapping(self.render_components(names, spec, caps), spec), "_meta": self.index_meta(spec)}
 
     # -- requests ------------------------------------------------------------------------------------
-    def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def knn_query(
+        self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The ``knn`` query: ``k`` nearest (per shard), ``num_candidates`` as Elasticsearch's own
         default (1.5 k, at most 10,000) spelled out; filters are a pre-filter, as on OpenSearch."""
-        body: dict[str, Any] = {"field": field, "query_vector": [float(x) for x in vector], "k": int(k),
-                                "num_candidates": max(int(k), min(round(1.5 * k), KNN_MAX_CANDIDATES))}
+        body: dict[str, Any] = {
+            "field": field,
+            "query_vector": [float(x) for x in vector],
+            "k": int(k),
+            "num_candidates": max(int(k), min(round(1.5 * k), KNN_MAX_CANDIDATES)),
+        }
         clauses = filter_clauses(filters)
         if clauses:
             body["filter"] = {"bool": {"filter": clauses}}
@@ -172,12 +184,14 @@ class ElasticsearchEngine:
         return None
 
     # -- answers -------------------------------------------------------------------------------------
-    def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None], *,
-                             weights: Sequence[float] | None = None) -> list[float | None]:
+    def explained_leg_scores(
+        self, hit: responses.RawHit, raw_scores: Sequence[float | None], *, weights: Sequence[float] | None = None
+    ) -> list[float | None]:
         """Per-leg scores from the hit's explanation: the rrf retriever's ``1 / (k + rank)`` terms, the
         linear retriever's normalised scores, or (the sum) each leg's raw score."""
-        return responses.elasticsearch_leg_scores(hit.explanation, LEGS, score=hit.score, weights=weights or (1.0,) * len(LEGS),
-                                                  matched=hit.matched_queries)
+        return responses.elasticsearch_leg_scores(
+            hit.explanation, LEGS, score=hit.score, weights=weights or (1.0,) * len(LEGS), matched=hit.matched_queries
+        )
 
 
 def _hidden_or(client: Any, action: str, call: Callable[[], Any]) -> Mapping[str, Any] | None:

@@ -13,14 +13,28 @@ if TYPE_CHECKING:
     from elasticsearch import AsyncElasticsearch
 
 
-def connect_elasticsearch_async(url: str | None = None, *, username: str | None = None, password: str | None = None,
-                                api_key: str | None = None, verify_certs: bool | None = None, timeout: float = 60.0,
-                                pool_maxsize: int = 10) -> AsyncElasticsearch:
+def connect_elasticsearch_async(
+    url: str | None = None,
+    *,
+    username: str | None = None,
+    password: str | None = None,
+    api_key: str | None = None,
+    verify_certs: bool | None = None,
+    timeout: float = 60.0,
+    pool_maxsize: int = 10,
+) -> AsyncElasticsearch:
     """An ``elasticsearch.AsyncElasticsearch`` client (close it with ``await client.close()``)."""
     require("elasticsearch", "an Elasticsearch cluster")
     require("aiohttp", "the asyncio client (AsyncSearcher)")
-    kwargs = client_kwargs(url, username=username, password=password, api_key=api_key, verify_certs=verify_certs, timeout=timeout,
-                           pool_maxsize=pool_maxsize)
+    kwargs = client_kwargs(
+        url,
+        username=username,
+        password=password,
+        api_key=api_key,
+        verify_certs=verify_certs,
+        timeout=timeout,
+        pool_maxsize=pool_maxsize,
+    )
     client: AsyncElasticsearch = _async_classes()[0](node_class=_async_classes()[1], **kwargs)
     return client
 
@@ -48,10 +62,18 @@ def _async_classes() -> tuple[Any, Any]:
 
         class ObservedAsyncNode(AiohttpHttpNode):
             # elastic-transport types the aiohttp node's perform_request as the sync node's
-            async def perform_request(self, method: str, target: str, body: bytes | None = None,  # type: ignore[override]
-                                      headers: Any = None, request_timeout: Any = DEFAULT) -> Any:
+            async def perform_request(  # type: ignore[override]
+                self,
+                method: str,
+                target: str,
+                body: bytes | None = None,
+                headers: Any = None,
+                request_timeout: Any = DEFAULT,
+            ) -> Any:
                 with failures_logged(method, target):
-                    resp = await super().perform_request(method, target, body, with_request_id(headers), request_timeout)
+                    resp = await super().perform_request(
+                        method, target, body, with_request_id(headers), request_timeout
+                    )
                 return logged(method, target, resp)
 
         _CLASSES = (AsyncDictAnswers, ObservedAsyncNode)

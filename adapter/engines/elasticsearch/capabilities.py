@@ -19,8 +19,9 @@ ANALYSIS_MODULE = "analysis-common"
 RANK_MODULE = "rank-rrf"
 
 
-def elasticsearch_capabilities(version: str, *, modules: Iterable[str] | None = None, license: str | None = None,
-                               hunspell: Iterable[str] = ()) -> Capabilities:
+def elasticsearch_capabilities(
+    version: str, *, modules: Iterable[str] | None = None, license: str | None = None, hunspell: Iterable[str] = ()
+) -> Capabilities:
     """An Elasticsearch ``version`` with these ``modules`` and plugins (None: unknown, a standard
     distribution is assumed) under ``license`` (None: unknown; retrievers are tried, and a
     refusal is turned into the fallback by the searcher)."""
@@ -47,8 +48,9 @@ def elasticsearch_capabilities(version: str, *, modules: Iterable[str] | None = 
     )
 
 
-def capabilities_from(nodes: Mapping[str, Any] | None, license: Mapping[str, Any] | None,
-                      version: str | None = None) -> Capabilities:
+def capabilities_from(
+    nodes: Mapping[str, Any] | None, license: Mapping[str, Any] | None, version: str | None = None
+) -> Capabilities:
     """Capabilities from ``GET _nodes/plugins`` and ``GET _license`` (None where the cluster hides them:
     then ``version`` comes from elsewhere and a standard distribution is assumed)."""
     lic = (license or {}).get("license") or {}

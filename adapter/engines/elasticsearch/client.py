@@ -54,15 +54,31 @@ def connect_elasticsearch(
     read as :func:`adapter.engines.opensearch.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
     ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
     require("elasticsearch", "an Elasticsearch cluster")
-    kwargs = client_kwargs(url, username=username, password=password, api_key=api_key, verify_certs=verify_certs, timeout=timeout,
-                           pool_maxsize=pool_maxsize)
+    kwargs = client_kwargs(
+        url,
+        username=username,
+        password=password,
+        api_key=api_key,
+        verify_certs=verify_certs,
+        timeout=timeout,
+        pool_maxsize=pool_maxsize,
+    )
     client: Elasticsearch = _dict_answers_class()(node_class=_observed_node(), **kwargs)
     return client
 
 
-def client_kwargs(url: str | None, *, username: str | None, password: str | None, api_key: str | None, verify_certs: bool | None,
-                  timeout: float, pool_maxsize: int) -> dict[str, Any]:
-    """What the sync and the asyncio client take alike (all but the node class), from the arguments and the environment."""
+def client_kwargs(
+    url: str | None,
+    *,
+    username: str | None,
+    password: str | None,
+    api_key: str | None,
+    verify_certs: bool | None,
+    timeout: float,
+    pool_maxsize: int,
+) -> dict[str, Any]:
+    """What the sync and the asyncio client take alike (all but the node class), from the arguments and the
+    environment."""
     url = url or os.environ.get("OPENSEARCH_URL") or DEFAULT_URL
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -112,8 +128,14 @@ def _observed_node() -> Any:
         from elastic_transport.client_utils import DEFAULT
 
         class ObservedNode(Urllib3HttpNode):
-            def perform_request(self, method: str, target: str, body: bytes | None = None, headers: HttpHeaders | None = None,
-                                request_timeout: Any = DEFAULT) -> Any:
+            def perform_request(
+                self,
+                method: str,
+                target: str,
+                body: bytes | None = None,
+                headers: HttpHeaders | None = None,
+                request_timeout: Any = DEFAULT,
+            ) -> Any:
                 count_request()
                 with failures_logged(method, target):
                     resp = super().perform_request(method, target, body, with_request_id(headers), request_timeout)
@@ -198,7 +220,9 @@ def connect_cluster(url: str | None = None, **options: Any) -> ElasticsearchClus
     if aws:
         raise ConfigurationError(f"{', '.join(aws)}: SigV4 signing is for Amazon OpenSearch Service, not Elasticsearch")
     keep = ("username", "password", "verify_certs", "timeout", "pool_maxsize")
-    return ELASTICSEARCH.cluster(connect_elasticsearch(url, **{k: v for k, v in options.items() if k in keep and v is not None}))
+    return ELASTICSEARCH.cluster(
+        connect_elasticsearch(url, **{k: v for k, v in options.items() if k in keep and v is not None})
+    )
 
 
 def recognises(root: Mapping[str, Any]) -> bool:
@@ -262,10 +286,14 @@ def translate(exc: BaseException, action: str, where: str) -> BackendError | Non
     if isinstance(exc, (TransportConnectionError, ConnectionTimeout)):
         return ClusterUnavailableError(
             f"{action}: cannot reach Elasticsearch at {where} ({exc.__class__.__name__}); is it running? "
-            "For a local node: `hybrid local up --distribution elasticsearch`")
+            "For a local node: `hybrid local up --distribution elasticsearch`"
+        )
     if isinstance(exc, UnsupportedProductError):
-        return BackendError(f"{action}: the server at {where} is not Elasticsearch ({exc.message}); "
-                            "for OpenSearch use adapter.connect", status=exc.status_code, reason=str(exc.message))
+        return BackendError(
+            f"{action}: the server at {where} is not Elasticsearch ({exc.message}); for OpenSearch use adapter.connect",
+            status=exc.status_code,
+            reason=str(exc.message),
+        )
     if isinstance(exc, ApiError):
         status = exc.status_code if isinstance(exc.status_code, int) else None
         body = exc.body

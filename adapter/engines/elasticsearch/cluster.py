@@ -1,4 +1,5 @@
-"""The port on Elasticsearch: elasticsearch-py's calls, its point-in-time API (no search pipelines: no facet of them)."""
+"""The port on Elasticsearch: elasticsearch-py's calls, its point-in-time API (no search pipelines: no facet of
+them)."""
 
 from __future__ import annotations
 
@@ -42,8 +43,10 @@ class ElasticsearchCluster(ClientCluster):
 
     def cluster_id(self, *, action: str | None = None) -> str:
         """The cluster's uuid from its state (the integ-test distribution has no ``GET /``)."""
-        state = self._call(action or "reading the cluster's id", lambda: self.client.cluster.state(
-            metric="metadata", filter_path="metadata.cluster_uuid"))
+        state = self._call(
+            action or "reading the cluster's id",
+            lambda: self.client.cluster.state(metric="metadata", filter_path="metadata.cluster_uuid"),
+        )
         return str((state.get("metadata") or {}).get("cluster_uuid") or "cluster")
 
     # -- searching ------------------------------------------------------------------------------------
@@ -72,19 +75,28 @@ class ElasticsearchCluster(ClientCluster):
             top = _top_reason(exc.__cause__)
             if not any(words in top.lower() for words in PARTIAL_REFUSALS):
                 raise
-            raise PartialResultError(f"{exc} ({top}: a shard failed, and a retriever's request allows no partial results, "
-                                     "which it would drop without a word: elastic #157810)", kind="shards",
-                                     status=exc.status, reason=f"{top}: {exc.reason}") from exc.__cause__
+            raise PartialResultError(
+                f"{exc} ({top}: a shard failed, and a retriever's request allows no partial results, "
+                "which it would drop without a word: elastic #157810)",
+                kind="shards",
+                status=exc.status,
+                reason=f"{top}: {exc.reason}",
+            ) from exc.__cause__
 
     def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
-        resp = self._call(f"opening a point in time on {index}", lambda: self.client.open_point_in_time(index=index, keep_alive=keep_alive))
+        resp = self._call(
+            f"opening a point in time on {index}",
+            lambda: self.client.open_point_in_time(index=index, keep_alive=keep_alive),
+        )
         return str(resp["id"])
 
     def close_point_in_time(self, pit: str) -> None:
         self._call("closing a point in time", lambda: self.client.close_point_in_time(body={"id": pit}))
 
     # -- writing --------------------------------------------------------------------------------------
-    def _streaming_bulk(self, client: Any, actions: Iterable[Mapping[str, Any]], **options: Any) -> Iterator[tuple[bool, Json]]:
+    def _streaming_bulk(
+        self, client: Any, actions: Iterable[Mapping[str, Any]], **options: Any
+    ) -> Iterator[tuple[bool, Json]]:
         """elasticsearch-py's ``streaming_bulk``; where the connection fails mid-way (it raises
         transport errors instead of reporting them per item), the actions not yet answered are
         failed with the status ``"N/A"`` (what opensearch-py reports), so nothing is dropped."""
@@ -95,7 +107,9 @@ class ElasticsearchCluster(ClientCluster):
         pending: list[Any] = list(actions)
         answered: Counter[Any] = Counter()
         try:
-            for ok, item in aio.streaming(streaming_bulk, async_streaming_bulk, client, pending, yield_ok=True, **options):
+            for ok, item in aio.streaming(
+                streaming_bulk, async_streaming_bulk, client, pending, yield_ok=True, **options
+            ):
                 op: Any = next(iter(item.values()), {})
                 answered[op.get("_id") if isinstance(op, Mapping) else None] += 1
                 if yield_ok or not ok:
@@ -106,5 +120,15 @@ class ElasticsearchCluster(ClientCluster):
                     answered[action.get("_id")] -= 1
                     continue
                 op_type = action.get("_op_type", "index")
-                yield False, {op_type: {"_index": action.get("_index"), "_id": action.get("_id"), "status": "N/A",
-                                        "error": f"{exc.__class__.__name__}: {exc}", "exception": exc}}
+                yield (
+                    False,
+                    {
+                        op_type: {
+                            "_index": action.get("_index"),
+                            "_id": action.get("_id"),
+                            "status": "N/A",
+                            "error": f"{exc.__class__.__name__}: {exc}",
+                            "exception": exc,
+                        }
+                    },
+                )

@@ -67,8 +67,10 @@ class RRFRetriever:
 
     def supports(self, caps: Capabilities) -> str | None:
         if not caps.rrf:
-            return (f"the rrf retriever needs the rank-rrf module and an Enterprise or trial licence; this cluster "
-                    f"(Elasticsearch {caps.version}) lacks them: {_retriever_gap(caps)}")
+            return (
+                f"the rrf retriever needs the rank-rrf module and an Enterprise or trial licence; this cluster "
+                f"(Elasticsearch {caps.version}) lacks them: {_retriever_gap(caps)}"
+            )
         if self.fusion.weights is not None and not caps.rrf_weights:
             return f"RRF weights need Elasticsearch 9.3+, the cluster runs {caps.version}"
         return None
@@ -80,8 +82,11 @@ class RRFRetriever:
         return None
 
     def body(self, text: dict[str, Any], vector: dict[str, Any], *, depth: int) -> dict[str, Any]:
-        rrf = {"retrievers": _components(text, vector, self.fusion.weights), "rank_window_size": int(depth),
-               "rank_constant": self.fusion.rank_constant}
+        rrf = {
+            "retrievers": _components(text, vector, self.fusion.weights),
+            "rank_window_size": int(depth),
+            "rank_constant": self.fusion.rank_constant,
+        }
         return {"retriever": {"rrf": rrf}}
 
 
@@ -93,14 +98,24 @@ class LinearRetriever:
     def supports(self, caps: Capabilities) -> str | None:
         fusion = self.fusion
         if fusion.technique is Normalization.Z_SCORE or fusion.combination is not Combination.ARITHMETIC_MEAN:
-            return (f"Elasticsearch's linear retriever sums weighted min_max or l2 scores (the arithmetic mean); "
-                    f"{fusion.name} is OpenSearch's")
+            return (
+                f"Elasticsearch's linear retriever sums weighted min_max or l2 scores (the arithmetic mean); "
+                f"{fusion.name} is OpenSearch's"
+            )
         if not caps.normalization:
-            why = ("Elasticsearch 8.18+" if version_tuple(caps.version) < (8, 18, 0)
-                   else f"the rank-rrf module and an Enterprise or trial licence: {_retriever_gap(caps)}")
-            return f"{fusion.name} runs in the linear retriever, which needs {why} (cluster: Elasticsearch {caps.version})"
+            why = (
+                "Elasticsearch 8.18+"
+                if version_tuple(caps.version) < (8, 18, 0)
+                else f"the rank-rrf module and an Enterprise or trial licence: {_retriever_gap(caps)}"
+            )
+            return (
+                f"{fusion.name} runs in the linear retriever, which needs {why} (cluster: Elasticsearch {caps.version})"
+            )
         if fusion.technique is Normalization.L2 and not _l2_normalizer(caps):
-            return f"the linear retriever's l2_norm normalizer needs Elasticsearch 8.19 or 9.1+, the cluster runs {caps.version}"
+            return (
+                f"the linear retriever's l2_norm normalizer needs Elasticsearch 8.19 or 9.1+, "
+                f"the cluster runs {caps.version}"
+            )
         return None
 
     def without(self, caps: Capabilities) -> Capabilities:
@@ -133,8 +148,10 @@ class SumRequest:
 
     def body(self, text: dict[str, Any], vector: dict[str, Any], *, depth: int) -> dict[str, Any]:
         w_text, w_dense = self.fusion.effective_weights
-        return {"query": {"bool": {"should": [text], "boost": w_text, "_name": LEGS[0]}},
-                "knn": {**vector, "boost": w_dense, "_name": LEGS[1]}}
+        return {
+            "query": {"bool": {"should": [text], "boost": w_text, "_name": LEGS[0]}},
+            "knn": {**vector, "boost": w_dense, "_name": LEGS[1]},
+        }
 
 
 RENDERERS.register(RRF, RRFRetriever)
@@ -147,9 +164,13 @@ class InElasticsearchRequest(InRequest):
 
     def notes(self, caps: Capabilities) -> list[str]:
         licence = caps.license or "unknown"
-        return [f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request, as an rrf or "
-                f"linear retriever where the licence allows it (this one: {licence}), else the legs are fused in the client.",
-                "Score sum (fusion 'sum') is Elasticsearch's free query + knn request: raw scores times the weights, not normalised."]
+        return [
+            f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request, as an rrf or "
+            f"linear retriever where the licence allows it (this one: {licence}), else the legs are fused in the "
+            "client.",
+            "Score sum (fusion 'sum') is Elasticsearch's free query + knn request: raw scores times the weights, not "
+            "normalised.",
+        ]
 
 
 IN_ELASTICSEARCH_REQUEST = InElasticsearchRequest()

