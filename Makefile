@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-report test unit setup clean bench eval eval-sets reliability migration browser api-docs bench-peers bench-e2e bench-scale bench-encode
+.PHONY: demo demo-report test unit lint setup clean bench eval eval-sets reliability migration browser api-docs bench-peers bench-e2e bench-scale bench-encode
 
 DEMO_STAMP := $(VENV)/.installed-demo
 UNIT_STAMP := $(VENV)/.installed-unit
@@ -64,6 +64,11 @@ unit: $(UNIT_STAMP)
 # out/reliability/ and docs/RELIABILITY.md. CI runs it after `make test`.
 reliability: $(STAMP)
 	$(BIN)/python -m pytest --reliability tests/reliability -s; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran: failing"; exit 1; fi; exit $$rc
+
+# What `make test` checks before its tiers, alone: the lint (ruff, pyproject's [tool.ruff]), the package layers
+# (import-linter) and the types (mypy --strict). `$(BIN)/ruff format .` rewrites what the format check refuses.
+lint: $(STAMP)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports && $(BIN)/python -m mypy
 
 # The API reference from the docstrings (pdoc; offline): out/api/index.html. Fails when a module does not import.
 api-docs: $(STAMP)

@@ -13,7 +13,8 @@ The type check comes first: ``mypy`` with pyproject's ``[tool.mypy]`` (``--stric
 ``adapter/``), its report printed as it comes; any error fails the run as a failed test does
 (the tiers still run, so one CI run shows both). Beside it the layer check: ``lint-imports`` with
 pyproject's ``[tool.importlinter]`` contracts (the package layers, the pure core); a broken contract
-fails the run in the same way.
+fails the run in the same way; and the lint: ``ruff check`` and ``ruff format --check`` with pyproject's
+``[tool.ruff]`` (line length 120, complexity bound 15).
 """
 
 from __future__ import annotations
@@ -54,6 +55,15 @@ def layer_check() -> tuple[str, int, float]:
     return "layer check", rc, time.monotonic() - started
 
 
+def lint_check() -> tuple[str, int, float]:
+    """ruff with pyproject's ``[tool.ruff]``: the linter (line length, complexity bound, pyflakes) and the formatter's check."""
+    print("\n=== lint (ruff check, ruff format --check) ===", flush=True)
+    started = time.monotonic()
+    ruff = str(Path(sys.executable).with_name("ruff"))  # the test extra's, pinned: another release formats differently
+    rc = subprocess.call([ruff, "check", "."], cwd=ROOT) or subprocess.call([ruff, "format", "--check", "."], cwd=ROOT)
+    return "lint", rc, time.monotonic() - started
+
+
 def main(extra: list[str]) -> int:
     # Every extra is installed here (`make test`): a test that needs one runs, and fails if it is missing, never
     # skipped.
@@ -65,6 +75,7 @@ def main(extra: list[str]) -> int:
     results = [
         type_check(),
         layer_check(),
+        lint_check(),
         _pytest(["-m", "unit or packaging", *extra], env, "unit and packaging tiers"),
     ]
     for target in targets:
