@@ -1,37 +1,49 @@
-"""How often ``hybrid calibrate --from-traffic`` ships a clearly better policy on the held-out split alone
-(docs/EVALUATION.md, "Shipping a policy fitted from clicks"): soporte-es (train and test queries, 124)
-indexed on a running node, a BM25-heavy policy running (weight 0.9 for every query), simulated users
-clicking pages that interleave its ranking with BM25 weight 0.1's; for each user and session count, ten
-seeds of traffic, each decided as a dry run (no interleaving run of the candidate: the held-out split
-decides). The records stay in memory (the decision reads them as it reads the UBI indices).
+"""How often ``hybrid calibrate --from-traffic`` ships a clearly better policy on the held-out split alone, and how
+often it ships one that is not better (docs/EVALUATION.md, "Shipping a policy fitted from clicks"): soporte-es
+(train and test queries, 124) indexed on a running node.
 
-    OPENSEARCH_URL=http://localhost:9200 python scripts/traffic_calibration_power.py
+``power`` (the default): a BM25-heavy policy running (weight 0.9 for every query), simulated users clicking pages
+that interleave its ranking with BM25 weight 0.1's; for each user and session count, ten seeds of traffic, each
+decided as a dry run (no interleaving run of the candidate: the held-out split decides). The records stay in memory
+(the decision reads them as it reads the UBI indices).
+
+``false-positives``: the default policy running; see :func:`false_positives`. The legs are measured once, then
+every decision is made without a request (tests/support/traffic_trials.py).
+
+    OPENSEARCH_URL=http://localhost:9200 python scripts/traffic_calibration_power.py [power|false-positives]
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import Any
+from dataclasses import replace
+from pathlib import Path
 
-from adapter.engines import connect
-from adapter.evaluation.metrics import load_beir
-from adapter.fusion import ScoreNormalization, fuse
-from adapter.admin.calibrate import calibrate_index
-from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy
-from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
-from adapter.ingest.ingestor import Ingestor
-from adapter.ingest.sources import read_source
-from adapter.models.embedders import E5Embedder
-from adapter.search import Searcher
-from adapter.traffic import ubi
-from adapter.traffic.calibrate import calibrate_from_traffic
-from adapter.traffic.simulate import INFORMATIONAL, NAVIGATIONAL, Session, interleaved_sessions
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from adapter.engines import connect_cluster  # noqa: E402
+from adapter.evaluation.metrics import load_beir  # noqa: E402
+from adapter.fusion import ScoreNormalization, fuse  # noqa: E402
+from adapter.admin.calibrate import calibrate_index  # noqa: E402
+from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy  # noqa: E402
+from adapter.index.assets import IndexSpec  # noqa: E402
+from adapter.index.init import init_index  # noqa: E402
+from adapter.ingest.ingestor import Ingestor  # noqa: E402
+from adapter.ingest.sources import read_source  # noqa: E402
+from adapter.models.embedders import E5Embedder  # noqa: E402
+from adapter.search import Searcher  # noqa: E402
+from adapter.traffic import ubi  # noqa: E402
+from adapter.traffic.calibrate import calibrate_from_traffic  # noqa: E402
+from adapter.traffic.simulate import INFORMATIONAL, NAVIGATIONAL, Session, interleaved_sessions  # noqa: E402
+from tests.conftest import drop_hybrid_index  # noqa: E402
 
 BM25_HEAVY = AdaptivePolicy(bias=3.0, coverage_start=0.0, coverage_full=0.0, name="bm25-heavy")
 SEEDS, SESSIONS = 10, (1000, 3000, 6000)
+FP_SEEDS, FP_SESSIONS = 20, (1000, 3000)
 
 
 class Memory:
@@ -54,8 +66,11 @@ class Memory:
         return iter(self.clicks)
 
 
-def main() -> None:
-    client, e5 = connect(os.environ.get("OPENSEARCH_URL")), E5Embedder()
+def main(argv: Sequence[str]) -> None:
+    mode = argv[0] if argv else "power"
+    if mode not in ("power", "false-positives"):
+        raise SystemExit(f"usage: traffic_calibration_power.py [power|false-positives], got {mode!r}")
+    client, e5 = connect_cluster(os.environ.get("OPENSEARCH_URL")), E5Embedder()
     alias = f"power-{uuid.uuid4().hex[:6]}"
     root = "benchmarks/data/soporte-es"
     test, train = load_beir(root, "test"), load_beir(root, "train")
@@ -64,6 +79,9 @@ def main() -> None:
     try:
         Ingestor.open(client, alias, e5, progress=False).ingest(read_source(test.corpus))
         searcher = Searcher.open(client, alias, e5)
+        if mode == "false-positives":
+            false_positives(searcher, queries, qrels, argv[1:])
+            return
         base = DEFAULT_POLICY.base(searcher.caps.z_score)
         legs = {q: searcher.legs(t, depth=100) for q, t in queries.items()}
         ranked = {w: {q: [d.id for d in fuse(legs[q], ScoreNormalization(base, weights=(w, round(1 - w, 6))))][:10] for q in queries}
@@ -78,19 +96,37 @@ def main() -> None:
                 print(f"{name} {n} sessions: shipped {sum(d.decision.ship for d in decided)}/{SEEDS}; held-out queries "
                       f"{held[0].queries if held else '-'}; p {[round(h.p_value, 3) for h in held]}", flush=True)
     finally:
-        drop(client, alias)
+        drop_hybrid_index(client, alias)
 
 
-def drop(client: Any, alias: str) -> None:
-    """What ``hybrid init`` made for ``alias``: its indices, templates and search pipelines."""
-    client.indices.delete(index=f"{alias}*", ignore=404)
-    client.indices.delete_index_template(name=alias, ignore=404)
-    for part in ("text", "vector", "metadata"):
-        client.cluster.delete_component_template(name=f"{alias}-{part}", ignore=404)
-    for pipeline in client.transport.perform_request("GET", "/_search/pipeline", params={"ignore": 404}) or {}:
-        if pipeline.startswith(f"{alias}-"):
-            client.transport.perform_request("DELETE", f"/_search/pipeline/{pipeline}")
+def false_positives(searcher: Searcher, queries: dict[str, str], qrels: dict[str, dict[str, int]], only: Sequence[str] = ()) -> None:
+    """How often a candidate that is not better by the labels ships (the rule's false positives). The index runs the
+    default policy calibrated on the 124 query texts (about the best on this corpus). Three cases per user and session
+    count, FP_SEEDS seeds each: ``fitted``, its own pages clicked and the fit proposing a candidate; ``bm25-heavy
+    given``, pages interleaving BM25-heavy's (worse by the labels) and that policy decided on as the candidate; ``default-bias+0.5
+    given``, the same with the default policy leaning 0.5 (logit) further to BM25. ``only``: these cases alone."""
+    from adapter.evaluation.adaptive import calibration_of, measure_queries
+    from tests.support.traffic_trials import Labelled, trial
+
+    data = Labelled(measure_queries(searcher, queries, depth=100), queries, qrels, searcher.caps.z_score)
+    running = (DEFAULT_POLICY, calibration_of(data.records))
+    own, heavy = data.pages(*running), data.pages(BM25_HEAVY, None)
+    print(f"running default: nDCG@10 {data.truth(*running):.4f} on the labels; bm25-heavy {data.truth(BM25_HEAVY, None):.4f}", flush=True)
+    near = replace(DEFAULT_POLICY, bias=DEFAULT_POLICY.bias + 0.5, name="default-bias+0.5")  # a little more BM25 for every query
+    print(f"default-bias+0.5: nDCG@10 {data.truth(near, running[1]):.4f}", flush=True)
+    cases = {"fitted": ((own,), None), "bm25-heavy given": ((own, heavy), BM25_HEAVY),
+             "default-bias+0.5 given": ((own, data.pages(near, running[1])), near)}
+    cases = {name: case for name, case in cases.items() if not only or name in only}
+    for name, user in (("navigational", NAVIGATIONAL), ("informational", INFORMATIONAL)):
+        for n in FP_SESSIONS:
+            for case, (shown, candidate) in cases.items():
+                trials = [trial(data, running, shown, n, user=user, seed=200 + seed, candidate=candidate) for seed in range(FP_SEEDS)]
+                not_better = [t for t in trials if not t.better]
+                gains = sorted(round(t.candidate - t.running, 4) for t in trials)
+                print(f"{name} {n} sessions, {case}: {len(not_better)}/{FP_SEEDS} candidates not better by the labels, "
+                      f"{sum(t.false_positive for t in trials)} of them shipped; better ones shipped "
+                      f"{sum(t.shipped and t.better for t in trials)}/{FP_SEEDS - len(not_better)}; true gains {gains}", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
