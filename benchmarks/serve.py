@@ -1,9 +1,8 @@
 """`hybrid serve` under load (issue 30 item 5, issue 37 item 6): QPS and latency at 1, 8 and 32 clients, side by side.
 
     .venv/bin/python -m benchmarks.serve [--url URL] [--seconds 20] [--clients 1,8,32] \\
-        [--systems raw,serve,serve-model,baseline,baseline-model,serve-slow] [--slow 0.5] [--warm 1] [--baseline-ref
-REF] \\
-        [--index NAME] [--out out/bench-serve.json]
+        [--systems raw,serve,serve-model,baseline,baseline-model,serve-slow] [--slow 0.5] [--warm 1] \\
+        [--baseline-ref REF] [--index NAME] [--out out/bench-serve.json]
 
 Issue 37's two ratios in one run, interleaved: ``--clients 32 --systems raw,serve,baseline,serve-model,baseline-model``
 gives serve's QPS over the raw client's (vectors given) and this checkout's model-in-the-loop QPS over the

@@ -10,8 +10,8 @@ and by each fusion's formula (``Fusion.relevance``). The target (docs/INTEROP.md
 measurement): the spread of those shares across the fusions (max - min) is at most 0.05 at every
 threshold.
 
-    python scripts/measure_relevance.py --url http://127.0.0.1:9200 [--data benchmarks/data/soporte-es] [--json
-out.json]
+    python scripts/measure_relevance.py --url http://127.0.0.1:9200 \
+        [--data benchmarks/data/soporte-es] [--json out.json]
 """
 
 from __future__ import annotations
