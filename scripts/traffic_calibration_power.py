@@ -53,10 +53,22 @@ class Memory:
         self.records, self.clicks = [], []
         for n, s in enumerate(sessions):
             qid = f"s{n}"
-            self.records.append(ubi.parse_query(ubi.query_record(query_id=qid, client_id="u", user_query=texts[s.query], hit_ids=s.page,
-                                                                 timestamp="2026-01-02T03:04:05.000Z", hybrid={"index": alias})))
+            self.records.append(
+                ubi.parse_query(
+                    ubi.query_record(
+                        query_id=qid,
+                        client_id="u",
+                        user_query=texts[s.query],
+                        hit_ids=s.page,
+                        timestamp="2026-01-02T03:04:05.000Z",
+                        hybrid={"index": alias},
+                    )
+                )
+            )
             for doc, position in s.clicks:
-                event = ubi.click_event(query_id=qid, client_id="u", object_id=doc, position=position, timestamp="2026-01-02T03:04:06.000Z")
+                event = ubi.click_event(
+                    query_id=qid, client_id="u", object_id=doc, position=position, timestamp="2026-01-02T03:04:06.000Z"
+                )
                 self.clicks.append(ubi.parse_event(ubi.stored_event(event)))
 
     def queries(self, **_: object) -> Iterator[ubi.QueryRecord]:
@@ -84,48 +96,87 @@ def main(argv: Sequence[str]) -> None:
             return
         base = DEFAULT_POLICY.base(searcher.caps.z_score)
         legs = {q: searcher.legs(t, depth=100) for q, t in queries.items()}
-        ranked = {w: {q: [d.id for d in fuse(legs[q], ScoreNormalization(base, weights=(w, round(1 - w, 6))))][:10] for q in queries}
-                  for w in (0.9, 0.1)}
+        ranked = {
+            w: {
+                q: [d.id for d in fuse(legs[q], ScoreNormalization(base, weights=(w, round(1 - w, 6))))][:10]
+                for q in queries
+            }
+            for w in (0.9, 0.1)
+        }
         calibrate_index(client, alias, list(queries.values()), policy=BM25_HEAVY)
         for name, user in (("navigational", NAVIGATIONAL), ("informational", INFORMATIONAL)):
             for n in SESSIONS:
-                decided = [calibrate_from_traffic(client, alias, store=Memory(interleaved_sessions(  # type: ignore[arg-type]
-                    ranked[0.9], ranked[0.1], qrels, n, user=user, seed=100 + seed), queries, alias), embedder=e5, dry_run=True)
-                    for seed in range(SEEDS)]
+                decided = [
+                    calibrate_from_traffic(
+                        client,
+                        alias,
+                        store=Memory(
+                            interleaved_sessions(  # type: ignore[arg-type]
+                                ranked[0.9], ranked[0.1], qrels, n, user=user, seed=100 + seed
+                            ),
+                            queries,
+                            alias,
+                        ),
+                        embedder=e5,
+                        dry_run=True,
+                    )
+                    for seed in range(SEEDS)
+                ]
                 held = [d.held_out for d in decided if d.held_out]
-                print(f"{name} {n} sessions: shipped {sum(d.decision.ship for d in decided)}/{SEEDS}; held-out queries "
-                      f"{held[0].queries if held else '-'}; p {[round(h.p_value, 3) for h in held]}", flush=True)
+                print(
+                    f"{name} {n} sessions: shipped {sum(d.decision.ship for d in decided)}/{SEEDS}; held-out queries "
+                    f"{held[0].queries if held else '-'}; p {[round(h.p_value, 3) for h in held]}",
+                    flush=True,
+                )
     finally:
         drop_hybrid_index(client, alias)
 
 
-def false_positives(searcher: Searcher, queries: dict[str, str], qrels: dict[str, dict[str, int]], only: Sequence[str] = ()) -> None:
+def false_positives(
+    searcher: Searcher, queries: dict[str, str], qrels: dict[str, dict[str, int]], only: Sequence[str] = ()
+) -> None:
     """How often a candidate that is not better by the labels ships (the rule's false positives). The index runs the
     default policy calibrated on the 124 query texts (about the best on this corpus). Three cases per user and session
     count, FP_SEEDS seeds each: ``fitted``, its own pages clicked and the fit proposing a candidate; ``bm25-heavy
-    given``, pages interleaving BM25-heavy's (worse by the labels) and that policy decided on as the candidate; ``default-bias+0.5
-    given``, the same with the default policy leaning 0.5 (logit) further to BM25. ``only``: these cases alone."""
+    given``, pages interleaving BM25-heavy's (worse by the labels) and that policy decided on as the candidate;
+    ``default-bias+0.5 given``, the same with the default policy leaning 0.5 (logit) further to BM25. ``only``: these
+    cases alone."""
     from adapter.evaluation.adaptive import calibration_of, measure_queries
     from tests.support.traffic_trials import Labelled, trial
 
     data = Labelled(measure_queries(searcher, queries, depth=100), queries, qrels, searcher.caps.z_score)
     running = (DEFAULT_POLICY, calibration_of(data.records))
     own, heavy = data.pages(*running), data.pages(BM25_HEAVY, None)
-    print(f"running default: nDCG@10 {data.truth(*running):.4f} on the labels; bm25-heavy {data.truth(BM25_HEAVY, None):.4f}", flush=True)
-    near = replace(DEFAULT_POLICY, bias=DEFAULT_POLICY.bias + 0.5, name="default-bias+0.5")  # a little more BM25 for every query
+    print(
+        f"running default: nDCG@10 {data.truth(*running):.4f} on the labels; "
+        f"bm25-heavy {data.truth(BM25_HEAVY, None):.4f}",
+        flush=True,
+    )
+    near = replace(
+        DEFAULT_POLICY, bias=DEFAULT_POLICY.bias + 0.5, name="default-bias+0.5"
+    )  # a little more BM25 for every query
     print(f"default-bias+0.5: nDCG@10 {data.truth(near, running[1]):.4f}", flush=True)
-    cases = {"fitted": ((own,), None), "bm25-heavy given": ((own, heavy), BM25_HEAVY),
-             "default-bias+0.5 given": ((own, data.pages(near, running[1])), near)}
+    cases = {
+        "fitted": ((own,), None),
+        "bm25-heavy given": ((own, heavy), BM25_HEAVY),
+        "default-bias+0.5 given": ((own, data.pages(near, running[1])), near),
+    }
     cases = {name: case for name, case in cases.items() if not only or name in only}
     for name, user in (("navigational", NAVIGATIONAL), ("informational", INFORMATIONAL)):
         for n in FP_SESSIONS:
             for case, (shown, candidate) in cases.items():
-                trials = [trial(data, running, shown, n, user=user, seed=200 + seed, candidate=candidate) for seed in range(FP_SEEDS)]
+                trials = [
+                    trial(data, running, shown, n, user=user, seed=200 + seed, candidate=candidate)
+                    for seed in range(FP_SEEDS)
+                ]
                 not_better = [t for t in trials if not t.better]
                 gains = sorted(round(t.candidate - t.running, 4) for t in trials)
-                print(f"{name} {n} sessions, {case}: {len(not_better)}/{FP_SEEDS} candidates not better by the labels, "
-                      f"{sum(t.false_positive for t in trials)} of them shipped; better ones shipped "
-                      f"{sum(t.shipped and t.better for t in trials)}/{FP_SEEDS - len(not_better)}; true gains {gains}", flush=True)
+                print(
+                    f"{name} {n} sessions, {case}: {len(not_better)}/{FP_SEEDS} candidates not better by the labels, "
+                    f"{sum(t.false_positive for t in trials)} of them shipped; better ones shipped "
+                    f"{sum(t.shipped and t.better for t in trials)}/{FP_SEEDS - len(not_better)}; true gains {gains}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

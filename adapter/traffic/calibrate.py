@@ -78,21 +78,41 @@ class TrafficCalibration:
     interleaved: Interleaved | None
     traffic: Traffic
     fit_queries: int
-    family: str  # the policy family the fit chose (adapter.fusion.choice.policy.FAMILIES); "given": a candidate passed in
+    family: (
+        str  # the policy family the fit chose (adapter.fusion.choice.policy.FAMILIES); "given": a candidate passed in
+    )
     evidence: Mapping[str, Any]
     report: CalibrationReport | None  # the store's answer when it shipped (None: kept, or a dry run)
     written: bool  # whether the evidence (and a shipped policy) went to the index
 
 
-def read_traffic(store: UbiStore, names: Sequence[str], *, since: str | None = None, until: str | None = None,
-                 min_impressions: int = DEFAULT_MIN_IMPRESSIONS, thresholds: Sequence[float] = DEFAULT_THRESHOLDS) -> Traffic:
+def read_traffic(
+    store: UbiStore,
+    names: Sequence[str],
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    min_impressions: int = DEFAULT_MIN_IMPRESSIONS,
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+) -> Traffic:
     """The searches of the index ``names`` (its alias, its concrete index) and their clicks, as judgments."""
-    return traffic_of(store.queries(since=since, until=until), store.events(since=since, until=until), names,
-                      min_impressions=min_impressions, thresholds=thresholds)
+    return traffic_of(
+        store.queries(since=since, until=until),
+        store.events(since=since, until=until),
+        names,
+        min_impressions=min_impressions,
+        thresholds=thresholds,
+    )
 
 
-def traffic_of(queries: Iterable[QueryRecord], events: Iterable[Event], names: Sequence[str], *,
-               min_impressions: int = DEFAULT_MIN_IMPRESSIONS, thresholds: Sequence[float] = DEFAULT_THRESHOLDS) -> Traffic:
+def traffic_of(
+    queries: Iterable[QueryRecord],
+    events: Iterable[Event],
+    names: Sequence[str],
+    *,
+    min_impressions: int = DEFAULT_MIN_IMPRESSIONS,
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+) -> Traffic:
     """:func:`read_traffic` over records already read (or simulated: :func:`adapter.traffic.simulate.logged`)."""
     everything = list(queries)
     records = {q.query_id: q for q in everything if q.hybrid.get("index") in names}
@@ -105,14 +125,33 @@ def traffic_of(queries: Iterable[QueryRecord], events: Iterable[Event], names: S
         if record.user_query.strip():
             texts.setdefault(record.key, record.user_query)
     useful = {key: docs for key, docs in qrels.items() if key in texts and any(g > 0 for g in docs.values())}
-    return Traffic(len(records), len(clicked), len(judged), {key: texts[key] for key in useful}, useful,
-                   sum(1 for key in qrels if key not in texts), len(everything) - len(records), records, joined)
+    return Traffic(
+        len(records),
+        len(clicked),
+        len(judged),
+        {key: texts[key] for key in useful},
+        useful,
+        sum(1 for key in qrels if key not in texts),
+        len(everything) - len(records),
+        records,
+        joined,
+    )
 
 
-def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore | None = None, embedder: Embedder | None = None,
-                           since: str | None = None, until: str | None = None, held_out_share: float = HELD_OUT_SHARE,
-                           min_impressions: int = DEFAULT_MIN_IMPRESSIONS, thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
-                           candidate: AdaptivePolicy | None = None, dry_run: bool = False) -> TrafficCalibration:
+def calibrate_from_traffic(
+    client: ClusterLike,
+    alias: str,
+    *,
+    store: UbiStore | None = None,
+    embedder: Embedder | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    held_out_share: float = HELD_OUT_SHARE,
+    min_impressions: int = DEFAULT_MIN_IMPRESSIONS,
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+    candidate: AdaptivePolicy | None = None,
+    dry_run: bool = False,
+) -> TrafficCalibration:
     """Fit index ``alias``'s adaptive policy from its UBI clicks and ship it only if the evidence says it is
     better (module docstring). ``store``: the UBI indices (default ``ubi_queries`` / ``ubi_events`` on the
     same cluster); ``candidate``: decide on this policy instead of fitting one (a dry run's, interleaved
@@ -126,32 +165,82 @@ def calibrate_from_traffic(client: ClusterLike, alias: str, *, store: UbiStore |
     evidence.check_share(held_out_share)
     searcher = Searcher.open(client, alias, embedder)
     if searcher.info.default_fusion != ADAPTIVE:
-        raise InputError(f"index {alias!r} runs {searcher.info.default_fusion or 'its default pipeline'} by default, not the adaptive "
-                         "fusion: --from-traffic fits the adaptive policy, which that index would not use. Make adaptive its default "
-                         "(hybrid init / plan with --default-fusion adaptive), or compare fusions with an Interleaver")
+        raise InputError(
+            f"index {alias!r} runs {searcher.info.default_fusion or 'its default pipeline'} by default, "
+            "not the adaptive fusion: --from-traffic fits the adaptive policy, which that index would not use. "
+            "Make adaptive its default "
+            "(hybrid init / plan with --default-fusion adaptive), or compare fusions with an Interleaver"
+        )
     store = store or UbiStore(searcher.cluster)
-    traffic = read_traffic(store, (alias, searcher.info.index), since=since, until=until, min_impressions=min_impressions,
-                           thresholds=thresholds)
+    traffic = read_traffic(
+        store,
+        (alias, searcher.info.index),
+        since=since,
+        until=until,
+        min_impressions=min_impressions,
+        thresholds=thresholds,
+    )
     fit_keys, _ = evidence.split(sorted(traffic.queries), held_out_share)
     if not traffic.queries or (candidate is None and len(fit_keys) < MIN_TRAIN):  # a candidate given needs no fit
         raise InputError(_too_few(alias, traffic, len(fit_keys), held_out_share))
     records = measure_queries(searcher, traffic.queries, depth=DEPTH)
-    about = {"source": "traffic", "index": alias, "searches": traffic.searches, "judged_pairs": traffic.judged_pairs,
-             "queries": len(fit_keys), "metric": "ndcg@10", **({"since": since} if since else {}), **({"until": until} if until else {})}
+    about = {
+        "source": "traffic",
+        "index": alias,
+        "searches": traffic.searches,
+        "judged_pairs": traffic.judged_pairs,
+        "queries": len(fit_keys),
+        "metric": "ndcg@10",
+        **({"since": since} if since else {}),
+        **({"until": until} if until else {}),
+    }
     running = searcher.policy
-    found = assess(records, traffic, running, searcher.calibration, z_score=searcher.caps.z_score, held_out_share=held_out_share,
-                   candidate=candidate, trained_on=about)
+    found = assess(
+        records,
+        traffic,
+        running,
+        searcher.calibration,
+        z_score=searcher.caps.z_score,
+        held_out_share=held_out_share,
+        candidate=candidate,
+        trained_on=about,
+    )
     held, interleaved, decision = found.held_out, found.interleaved, found.decision
-    meta = {"at": now(), "shipped": decision.ship, "reason": decision.reason, "candidate": found.candidate.to_json(),
-            "running": running.name, "searches": traffic.searches, "clicks": traffic.clicks, "judged_pairs": traffic.judged_pairs,
-            "judged_queries": len(traffic.queries), "fit_queries": found.fit_queries, "family": found.family,
-            "held_out_share": held_out_share, "held_out": evidence.held_out_meta(held),
-            "interleaving": evidence.interleaving_meta(interleaved), "window": {"since": since, "until": until}}
+    meta = {
+        "at": now(),
+        "shipped": decision.ship,
+        "reason": decision.reason,
+        "candidate": found.candidate.to_json(),
+        "running": running.name,
+        "searches": traffic.searches,
+        "clicks": traffic.clicks,
+        "judged_pairs": traffic.judged_pairs,
+        "judged_queries": len(traffic.queries),
+        "fit_queries": found.fit_queries,
+        "family": found.family,
+        "held_out_share": held_out_share,
+        "held_out": evidence.held_out_meta(held),
+        "interleaving": evidence.interleaving_meta(interleaved),
+        "window": {"since": since, "until": until},
+    }
     shipped = None
     if not dry_run:
         shipped = _write(searcher, alias, decision, found.candidate, found.calibration, meta)
-    return TrafficCalibration(alias, decision, found.candidate, found.calibration, running, held, interleaved, traffic, found.fit_queries,
-                              found.family, meta, shipped, not dry_run)
+    return TrafficCalibration(
+        alias,
+        decision,
+        found.candidate,
+        found.calibration,
+        running,
+        held,
+        interleaved,
+        traffic,
+        found.fit_queries,
+        found.family,
+        meta,
+        shipped,
+        not dry_run,
+    )
 
 
 @dataclass(frozen=True)
@@ -167,9 +256,17 @@ class Assessment:
     decision: Decision
 
 
-def assess(records: Mapping[str, Measured], traffic: Traffic, running: AdaptivePolicy, stored: Calibration | None, *, z_score: bool,
-           held_out_share: float = HELD_OUT_SHARE, candidate: AdaptivePolicy | None = None,
-           trained_on: Mapping[str, Any] | None = None) -> Assessment:
+def assess(
+    records: Mapping[str, Measured],
+    traffic: Traffic,
+    running: AdaptivePolicy,
+    stored: Calibration | None,
+    *,
+    z_score: bool,
+    held_out_share: float = HELD_OUT_SHARE,
+    candidate: AdaptivePolicy | None = None,
+    trained_on: Mapping[str, Any] | None = None,
+) -> Assessment:
     """Steps 2-3 of the module docstring without a request: fit a candidate on the fit side of ``traffic``'s judged
     queries (unless ``candidate`` is given), score it and the ``running`` policy (with its ``stored`` calibration) on
     the held-out side, and decide. ``records``: each judged query's signals and legs, keyed as ``traffic.queries``
@@ -213,33 +310,54 @@ def _parameters(policy: AdaptivePolicy) -> dict[str, Any]:
 
 
 def _too_few(alias: str, traffic: Traffic, fit: int, share: float) -> str:
-    why = (f"{traffic.searches} searches of index {alias!r} were read ({traffic.clicks} clicks); {len(traffic.queries)} queries have a "
-           f"document judged relevant, {fit} of them outside the held-out {share:.0%}: the fit needs {MIN_TRAIN}")
+    why = (
+        f"{traffic.searches} searches of index {alias!r} were read ({traffic.clicks} clicks); "
+        f"{len(traffic.queries)} queries have a "
+        f"document judged relevant, {fit} of them outside the held-out {share:.0%}: the fit needs {MIN_TRAIN}"
+    )
     if traffic.without_text:
         why += f" ({traffic.without_text} judged queries were logged without their text and cannot be searched again)"
     if traffic.other_indices and not traffic.searches:
-        why += f"; {traffic.other_indices} searches of other indices were left out (a record names its index in query_attributes.hybrid.index)"
+        why += (
+            f"; {traffic.other_indices} searches of other indices were left out "
+            "(a record names its index in query_attributes.hybrid.index)"
+        )
     return why + ". Nothing was changed: log more traffic, or judge with fewer impressions (--min-impressions)"
 
 
-def _examples(records: Mapping[str, Any], qrels: Mapping[str, Mapping[str, int]], keys: Sequence[str], grid: Sequence[float],
-              policy: AdaptivePolicy, z_score: bool) -> list[Any]:
+def _examples(
+    records: Mapping[str, Any],
+    qrels: Mapping[str, Mapping[str, int]],
+    keys: Sequence[str],
+    grid: Sequence[float],
+    policy: AdaptivePolicy,
+    z_score: bool,
+) -> list[Any]:
     from adapter.evaluation.adaptive import examples
 
     chosen = {k: records[k] for k in keys}
     return examples(chosen, {k: qrels[k] for k in keys}, grid, normalization=policy.base(z_score))
 
 
-def _held_out(records: Mapping[str, Any], qrels: Mapping[str, Mapping[str, int]], keys: Sequence[str], grid: Sequence[float],
-              old: tuple[AdaptivePolicy, Calibration | None], new: tuple[AdaptivePolicy, Calibration], z_score: bool) -> HeldOut:
+def _held_out(
+    records: Mapping[str, Any],
+    qrels: Mapping[str, Mapping[str, int]],
+    keys: Sequence[str],
+    grid: Sequence[float],
+    old: tuple[AdaptivePolicy, Calibration | None],
+    new: tuple[AdaptivePolicy, Calibration],
+    z_score: bool,
+) -> HeldOut:
     """Both policies on the held-out queries (each over its own base normalisation), with the paired test."""
     import numpy as np
 
     from adapter.evaluation.significance import randomization_pvalues
     from adapter.fusion.choice.policy import example_scores
 
-    scores = [np.asarray(example_scores(policy, _examples(records, qrels, keys, grid, policy, z_score), calibration, grid))
-              for policy, calibration in (old, new)]
+    scores = [
+        np.asarray(example_scores(policy, _examples(records, qrels, keys, grid, policy, z_score), calibration, grid))
+        for policy, calibration in (old, new)
+    ]
     diff = scores[1] - scores[0]
     p = 1.0 if not np.any(np.abs(diff) > 1e-12) else float(randomization_pvalues(diff)[0])
     return HeldOut(len(keys), float(scores[0].mean()), float(scores[1].mean()), p)
@@ -255,14 +373,24 @@ def _interleaving(traffic: Traffic, candidate: AdaptivePolicy, running: Adaptive
     return None
 
 
-def _write(searcher: Searcher, alias: str, decision: Decision, candidate: AdaptivePolicy, calibration: Calibration,
-           meta: Mapping[str, Any]) -> CalibrationReport | None:
+def _write(
+    searcher: Searcher,
+    alias: str,
+    decision: Decision,
+    candidate: AdaptivePolicy,
+    calibration: Calibration,
+    meta: Mapping[str, Any],
+) -> CalibrationReport | None:
     from adapter.fusion.choice.calibrate import store_adaptive
     from adapter.index.catalog import index_meta
 
     if decision.ship:
-        return store_adaptive(searcher.cluster, alias, calibration=calibration, policy=candidate, evidence={META_KEY: dict(meta)})
+        return store_adaptive(
+            searcher.cluster, alias, calibration=calibration, policy=candidate, evidence={META_KEY: dict(meta)}
+        )
     index = searcher.info.index
     kept = index_meta(searcher.cluster, index)  # every other key as it is: a put_mapping replaces _meta whole
-    searcher.cluster.put_mapping(index, {"_meta": {**kept, META_KEY: dict(meta)}}, action=f"keeping the traffic evidence of {index}")
+    searcher.cluster.put_mapping(
+        index, {"_meta": {**kept, META_KEY: dict(meta)}}, action=f"keeping the traffic evidence of {index}"
+    )
     return None

@@ -68,8 +68,13 @@ def grade(coec: float, thresholds: Sequence[float] = DEFAULT_THRESHOLDS) -> int:
     return sum(1 for t in thresholds if coec >= t)
 
 
-def coec_judgments(impressions: Sequence[Shown], clicks: Sequence[Shown], *, min_impressions: int = DEFAULT_MIN_IMPRESSIONS,
-                   thresholds: Sequence[float] = DEFAULT_THRESHOLDS) -> list[Judgment]:
+def coec_judgments(
+    impressions: Sequence[Shown],
+    clicks: Sequence[Shown],
+    *,
+    min_impressions: int = DEFAULT_MIN_IMPRESSIONS,
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+) -> list[Judgment]:
     """COEC of every (query, document) shown at least ``min_impressions`` times, in query then
     document order. A click on a document that was never shown for its query is refused: the
     impressions and the clicks come from different logs, and the ratio would mean nothing."""
@@ -86,8 +91,10 @@ def coec_judgments(impressions: Sequence[Shown], clicks: Sequence[Shown], *, min
     clicked: dict[tuple[str, str], int] = defaultdict(int)
     for click in clicks:
         if (click.query, click.doc) not in seen:
-            raise InputError(f"a click on {click.doc!r} for the query {click.query!r}, which was never shown for it; "
-                             "the clicks and the impressions must come from the same log")
+            raise InputError(
+                f"a click on {click.doc!r} for the query {click.query!r}, which was never shown for it; "
+                "the clicks and the impressions must come from the same log"
+            )
         clicked[click.query, click.doc] += 1
     out = []
     for (query, doc), n in sorted(seen.items()):

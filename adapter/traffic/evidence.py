@@ -79,26 +79,34 @@ class Decision:
     reason: str  # one sentence for people: what the evidence said
 
 
-def decide(held: HeldOut | None, interleaved: Interleaved | None, *, same: bool = False, alpha: float = ALPHA) -> Decision:
+def decide(
+    held: HeldOut | None, interleaved: Interleaved | None, *, same: bool = False, alpha: float = ALPHA
+) -> Decision:
     """Ship the candidate or keep the running fusion (the module docstring's rule). ``same``: the fit
     found the policy the index already runs (nothing to ship); ``held``: None when the split is too small."""
     if same:
         return Decision(False, "the fit found the policy the index already runs")
     if interleaved is not None and interleaved.tally.p_value < alpha:
         t = interleaved.tally
-        counts = f"{t.wins} wins, {t.losses} losses, {t.ties} ties over {t.searches} interleaved searches, p = {t.p_value:.3g}"
+        counts = f"{t.wins} wins, {t.losses} losses, {t.ties} ties over {t.searches} interleaved searches, "
+        counts += f"p = {t.p_value:.3g}"
         if t.wins > t.losses:
             return Decision(True, f"users preferred the candidate: {counts}")
         return Decision(False, f"users preferred the running fusion: {counts}")
     if held is None:
-        return Decision(False, f"too few judged queries for a held-out split of {MIN_HELD_OUT} and no interleaving verdict: "
-                               "log more traffic")
+        return Decision(
+            False,
+            f"too few judged queries for a held-out split of {MIN_HELD_OUT} and no interleaving verdict: "
+            "log more traffic",
+        )
     scores = f"held-out nDCG@10 {held.old:.4f} -> {held.new:.4f} over {held.queries} queries, p = {held.p_value:.3g}"
     if held.gain <= 0:
         return Decision(False, f"the candidate is not better on the held-out queries ({scores})")
     if held.p_value >= alpha:
-        return Decision(False, f"the candidate's gain on the held-out queries is within chance ({scores}; "
-                               f"it ships below p = {alpha:g})")
+        return Decision(
+            False,
+            f"the candidate's gain on the held-out queries is within chance ({scores}; it ships below p = {alpha:g})",
+        )
     return Decision(True, f"the candidate is better on the held-out queries ({scores})")
 
 
@@ -106,11 +114,25 @@ def interleaving_meta(found: Interleaved | None) -> dict[str, Any] | None:
     if found is None:
         return None
     t = found.tally
-    return {"baseline": found.baseline, "candidate": found.candidate, "searches": t.searches, "wins": t.wins, "losses": t.losses,
-            "ties": t.ties, "delta": round(t.delta, 6), "p_value": t.p_value, "verdict": t.verdict}
+    return {
+        "baseline": found.baseline,
+        "candidate": found.candidate,
+        "searches": t.searches,
+        "wins": t.wins,
+        "losses": t.losses,
+        "ties": t.ties,
+        "delta": round(t.delta, 6),
+        "p_value": t.p_value,
+        "verdict": t.verdict,
+    }
 
 
 def held_out_meta(held: HeldOut | None) -> Mapping[str, Any] | None:
     if held is None:
         return None
-    return {"queries": held.queries, "ndcg@10_old": round(held.old, 6), "ndcg@10_new": round(held.new, 6), "p_value": held.p_value}
+    return {
+        "queries": held.queries,
+        "ndcg@10_old": round(held.old, 6),
+        "ndcg@10_new": round(held.new, 6),
+        "p_value": held.p_value,
+    }

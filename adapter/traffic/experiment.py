@@ -47,16 +47,24 @@ class Interleaver:
     """Team-draft interleaving of ``baseline`` (None: the index's own fusion) and ``candidate``
     over one :class:`~adapter.search.searcher.Searcher`."""
 
-    def __init__(self, searcher: Searcher, candidate: Fusion, *, baseline: Fusion | None = None,
-                 logger: UbiLogger | None = None, seed: str = "") -> None:
+    def __init__(
+        self,
+        searcher: Searcher,
+        candidate: Fusion,
+        *,
+        baseline: Fusion | None = None,
+        logger: UbiLogger | None = None,
+        seed: str = "",
+    ) -> None:
         self.searcher = searcher
         self.candidate = candidate
         self.baseline = baseline
         self.logger = logger
         self.seed = seed
 
-    def search(self, query: str, *, k: int = 10, client_id: str = "anonymous", query_id: str | None = None,
-               **kwargs: Any) -> InterleavedResult:
+    def search(
+        self, query: str, *, k: int = 10, client_id: str = "anonymous", query_id: str | None = None, **kwargs: Any
+    ) -> InterleavedResult:
         """Both searches (``kwargs`` go to each: filters, depth, ...), the drafted page, its record
         logged when there is a logger."""
         query_id = query_id or new_query_id()
@@ -67,11 +75,20 @@ class Interleaver:
         hits = tuple(dataclasses.replace(by_id[doc], rank=i) for i, doc in enumerate(page.ids, start=1))
         if self.logger is not None:
             names = self.names()
-            self.logger.log_search(base, client_id=client_id, query_id=query_id, index=self.searcher.alias, hit_ids=page.ids,
-                                   interleaving=ubi.interleaving_attributes(names[Team.BASELINE], names[Team.CANDIDATE], page))
+            self.logger.log_search(
+                base,
+                client_id=client_id,
+                query_id=query_id,
+                index=self.searcher.alias,
+                hit_ids=page.ids,
+                interleaving=ubi.interleaving_attributes(names[Team.BASELINE], names[Team.CANDIDATE], page),
+            )
         return InterleavedResult(query_id, hits, page, base, cand)
 
     def names(self) -> dict[Team, str]:
         """The two fusions' labels in the records: the baseline's is ``index-default`` when the index
         chooses it (an adaptive default weighs each query its own way; one label keeps them one experiment)."""
-        return {Team.BASELINE: fusion_label(self.baseline) or "index-default", Team.CANDIDATE: fusion_label(self.candidate) or "?"}
+        return {
+            Team.BASELINE: fusion_label(self.baseline) or "index-default",
+            Team.CANDIDATE: fusion_label(self.candidate) or "?",
+        }

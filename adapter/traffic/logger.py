@@ -84,8 +84,16 @@ def fusion_label(fusion: Any) -> str | None:
 class UbiLogger:
     """Writes UBI query records and events in the background (see the module docstring)."""
 
-    def __init__(self, cluster: ClusterLike | UbiStore, *, store_query_text: bool = True, queue_size: int = QUEUE_SIZE,
-                 batch: int = BATCH, linger_s: float = LINGER_S, ensure: bool = True) -> None:
+    def __init__(
+        self,
+        cluster: ClusterLike | UbiStore,
+        *,
+        store_query_text: bool = True,
+        queue_size: int = QUEUE_SIZE,
+        batch: int = BATCH,
+        linger_s: float = LINGER_S,
+        ensure: bool = True,
+    ) -> None:
         self.store = cluster if isinstance(cluster, UbiStore) else UbiStore(cluster)
         self.store_query_text = store_query_text
         if ensure:
@@ -104,9 +112,17 @@ class UbiLogger:
     def wrap(self, searcher: Searcher) -> LoggedSearcher:
         return LoggedSearcher(searcher, self)
 
-    def log_search(self, result: SearchResult, *, client_id: str, query_id: str | None = None, index: str | None = None,
-                   attributes: Mapping[str, Any] | None = None, interleaving: Mapping[str, Any] | None = None,
-                   hit_ids: Sequence[str] | None = None) -> str:
+    def log_search(
+        self,
+        result: SearchResult,
+        *,
+        client_id: str,
+        query_id: str | None = None,
+        index: str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+        interleaving: Mapping[str, Any] | None = None,
+        hit_ids: Sequence[str] | None = None,
+    ) -> str:
         """Queue the query record of ``result`` (the page shown: ``hit_ids``, default its hits) and
         return its ``query_id`` (``query_id`` when given, else a new UUID)."""
         query_id = query_id or new_query_id()
@@ -115,9 +131,16 @@ class UbiLogger:
             own["index"] = index
         if interleaving:
             own["interleaving"] = dict(interleaving)
-        record = ubi.query_record(query_id=query_id, client_id=client_id, user_query=result.query,
-                                  hit_ids=result.ids if hit_ids is None else hit_ids, timestamp=now(), hybrid=own,
-                                  store_text=self.store_query_text, extra=attributes)
+        record = ubi.query_record(
+            query_id=query_id,
+            client_id=client_id,
+            user_query=result.query,
+            hit_ids=result.ids if hit_ids is None else hit_ids,
+            timestamp=now(),
+            hybrid=own,
+            store_text=self.store_query_text,
+            extra=attributes,
+        )
         self._put("query", record)
         return query_id
 
@@ -237,4 +260,6 @@ class LoggedSearcher:
     def search(self, query: str, *, client_id: str, query_id: str | None = None, **kwargs: Any) -> Logged:
         """``Searcher.search(query, **kwargs)``, then its record queued; returns both."""
         result = self.searcher.search(query, **kwargs)
-        return Logged(result, self.logger.log_search(result, client_id=client_id, query_id=query_id, index=self.searcher.alias))
+        return Logged(
+            result, self.logger.log_search(result, client_id=client_id, query_id=query_id, index=self.searcher.alias)
+        )

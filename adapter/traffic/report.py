@@ -72,8 +72,9 @@ def experiments(queries: Mapping[str, QueryRecord], joined: Joined) -> list[Expe
     return [Experiment(b, c, tally(o)) for (b, c), o in sorted(outcomes.items())]
 
 
-def impressions_and_clicks(queries: Mapping[str, QueryRecord], joined: Joined, *,
-                           depth: int | None = None) -> tuple[list[Shown], list[Shown]]:
+def impressions_and_clicks(
+    queries: Mapping[str, QueryRecord], joined: Joined, *, depth: int | None = None
+) -> tuple[list[Shown], list[Shown]]:
     """The click model's input: every hit of every page read as an impression (the page is the
     query record's hit ids, so a page sends no ``impression`` events), and each search's clicked
     documents at their positions. ``depth``: only the first ``depth`` positions (the workbench's

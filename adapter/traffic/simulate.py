@@ -78,9 +78,16 @@ class Session:
     outcome: Outcome
 
 
-def interleaved_sessions(baseline: Mapping[str, Sequence[str]], candidate: Mapping[str, Sequence[str]],
-                         qrels: Mapping[str, Mapping[str, int]], sessions: int, *, user: ClickUser = INFORMATIONAL,
-                         k: int = 10, seed: int = 0) -> list[Session]:
+def interleaved_sessions(
+    baseline: Mapping[str, Sequence[str]],
+    candidate: Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Mapping[str, int]],
+    sessions: int,
+    *,
+    user: ClickUser = INFORMATIONAL,
+    k: int = 10,
+    seed: int = 0,
+) -> list[Session]:
     """``sessions`` searches, each of a query drawn uniformly from ``qrels``, shown the team draft of
     the two rankings (query -> ids best first) and clicked by ``user``."""
     queries = sorted(q for q in qrels if q in baseline and q in candidate)
@@ -120,8 +127,9 @@ def running(sessions: Sequence[Session]) -> Tally:
     return tally(s.outcome for s in sessions)
 
 
-def logged(sessions: Sequence[Session], texts: Mapping[str, str], index: str, *,
-           experiment: tuple[str, str] | None = None) -> tuple[list[ubi.QueryRecord], list[ubi.Event]]:
+def logged(
+    sessions: Sequence[Session], texts: Mapping[str, str], index: str, *, experiment: tuple[str, str] | None = None
+) -> tuple[list[ubi.QueryRecord], list[ubi.Event]]:
     """The records a service logs for ``sessions`` (each query's text from ``texts``; the index searched named
     ``index``; ``experiment``: the (baseline, candidate) an interleaved page compares), as a store reads them
     back: what :func:`adapter.traffic.calibrate.traffic_of` decides on without a node."""
@@ -131,9 +139,26 @@ def logged(sessions: Sequence[Session], texts: Mapping[str, str], index: str, *,
         hybrid: dict[str, object] = {"index": index}
         if experiment:
             hybrid["interleaving"] = {"baseline": experiment[0], "candidate": experiment[1], "teams": list(s.teams)}
-        queries.append(ubi.parse_query(ubi.query_record(query_id=query_id, client_id=client_id, user_query=texts[s.query],
-                                                        hit_ids=s.page, timestamp=SIMULATED_AT, hybrid=hybrid)))
-        events += [ubi.parse_event(ubi.stored_event(ubi.click_event(query_id=query_id, client_id=client_id, object_id=doc,
-                                                                    position=position, timestamp=SIMULATED_AT)))
-                   for doc, position in s.clicks]
+        queries.append(
+            ubi.parse_query(
+                ubi.query_record(
+                    query_id=query_id,
+                    client_id=client_id,
+                    user_query=texts[s.query],
+                    hit_ids=s.page,
+                    timestamp=SIMULATED_AT,
+                    hybrid=hybrid,
+                )
+            )
+        )
+        events += [
+            ubi.parse_event(
+                ubi.stored_event(
+                    ubi.click_event(
+                        query_id=query_id, client_id=client_id, object_id=doc, position=position, timestamp=SIMULATED_AT
+                    )
+                )
+            )
+            for doc, position in s.clicks
+        ]
     return queries, events

@@ -41,7 +41,9 @@ def event_id(event: Mapping[str, Any]) -> str:
 class UbiStore:
     """The two UBI indices of one cluster."""
 
-    def __init__(self, cluster: ClusterLike, *, queries_index: str = ubi.QUERIES_INDEX, events_index: str = ubi.EVENTS_INDEX) -> None:
+    def __init__(
+        self, cluster: ClusterLike, *, queries_index: str = ubi.QUERIES_INDEX, events_index: str = ubi.EVENTS_INDEX
+    ) -> None:
         self.cluster: Cluster = cluster_for(cluster)
         self.queries_index = queries_index
         self.events_index = events_index
@@ -63,8 +65,12 @@ class UbiStore:
     def write(self, queries: Sequence[Mapping[str, Any]] = (), events: Sequence[Mapping[str, Any]] = ()) -> WriteReport:
         """Index query records (by ``query_id``) and events (by a digest of their content), so a
         batch sent again after a lost answer stores each record once."""
-        actions = [{"_op_type": "index", "_index": self.queries_index, "_id": q["query_id"], "_source": q} for q in queries]
-        actions += [{"_op_type": "index", "_index": self.events_index, "_id": event_id(e), "_source": e} for e in events]
+        actions = [
+            {"_op_type": "index", "_index": self.queries_index, "_id": q["query_id"], "_source": q} for q in queries
+        ]
+        actions += [
+            {"_op_type": "index", "_index": self.events_index, "_id": event_id(e), "_source": e} for e in events
+        ]
         if not actions:
             return WriteReport(0)
         failed = tuple(self.cluster.bulk(actions, WRITE_OPTIONS, action="writing UBI records"))
@@ -99,8 +105,13 @@ class UbiStore:
         if self.cluster.probe().delete_by_query:
             return int(self.cluster.delete_by_query(index, query, action=action).get("deleted") or 0)
         ids = [hit["_id"] for hit in self._hits(index, query)]
-        failed = list(self.cluster.bulk(({"_op_type": "delete", "_index": index, "_id": i} for i in ids),
-                                        BulkOptions(raise_on_exception=True), action=action))
+        failed = list(
+            self.cluster.bulk(
+                ({"_op_type": "delete", "_index": index, "_id": i} for i in ids),
+                BulkOptions(raise_on_exception=True),
+                action=action,
+            )
+        )
         self.cluster.refresh([index], action=action)
         return len(ids) - len(failed)
 
@@ -122,8 +133,13 @@ class UbiStore:
                 pass
 
     def _pages(self, index: str, pit: str, query: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-        body: dict[str, Any] = {"size": PAGE, "query": query, "sort": [{"_shard_doc": "asc"}], "track_total_hits": False,
-                                "pit": {"id": pit, "keep_alive": KEEP_ALIVE}}
+        body: dict[str, Any] = {
+            "size": PAGE,
+            "query": query,
+            "sort": [{"_shard_doc": "asc"}],
+            "track_total_hits": False,
+            "pit": {"id": pit, "keep_alive": KEEP_ALIVE},
+        }
         while True:
             try:
                 answer = self.cluster.search(None, body, action=f"reading {index}")

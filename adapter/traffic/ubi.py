@@ -84,11 +84,22 @@ def events_mapping() -> dict[str, Any]:
             "event_attributes": {
                 "dynamic": False,
                 "properties": {
-                    "position": {"properties": {"ordinal": {"type": "integer"}, "x": {"type": "integer"}, "y": {"type": "integer"},
-                                                "page_depth": {"type": "integer"}, "scroll_depth": {"type": "integer"}}},
-                    "object": {"properties": {"internal_id": {"type": "keyword"},
-                                              "object_id": {"type": "keyword", "ignore_above": 256},
-                                              "object_id_field": keyword}},
+                    "position": {
+                        "properties": {
+                            "ordinal": {"type": "integer"},
+                            "x": {"type": "integer"},
+                            "y": {"type": "integer"},
+                            "page_depth": {"type": "integer"},
+                            "scroll_depth": {"type": "integer"},
+                        }
+                    },
+                    "object": {
+                        "properties": {
+                            "internal_id": {"type": "keyword"},
+                            "object_id": {"type": "keyword", "ignore_above": 256},
+                            "object_id_field": keyword,
+                        }
+                    },
                 },
             },
         },
@@ -133,7 +144,9 @@ class QueryRecord:
             return None
         teams = spec.get("teams")
         if not isinstance(teams, list) or len(teams) != len(self.hit_ids):
-            raise InputError(f"query {self.query_id}: query_attributes.hybrid.interleaving.teams must hold one team per hit id")
+            raise InputError(
+                f"query {self.query_id}: query_attributes.hybrid.interleaving.teams must hold one team per hit id"
+            )
         try:
             page = Interleaving(self.hit_ids, tuple(Team(t) for t in teams))
         except ValueError as exc:
@@ -165,8 +178,17 @@ def query_key(text: str) -> str:
 
 
 # -- building records ----------------------------------------------------------------------------
-def query_record(*, query_id: str, client_id: str, user_query: str, hit_ids: Sequence[str], timestamp: str,
-                 hybrid: Mapping[str, Any] | None = None, store_text: bool = True, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def query_record(
+    *,
+    query_id: str,
+    client_id: str,
+    user_query: str,
+    hit_ids: Sequence[str],
+    timestamp: str,
+    hybrid: Mapping[str, Any] | None = None,
+    store_text: bool = True,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The ``ubi_queries`` document of one search. ``store_text`` False writes an empty
     ``user_query`` and the text's :func:`query_key` in ``query_attributes.hybrid.query_key``."""
     _check_id("query_id", query_id)
@@ -190,8 +212,16 @@ def interleaving_attributes(baseline: str, candidate: str, page: Interleaving) -
     return {"baseline": baseline, "candidate": candidate, "teams": [t.value for t in page.teams]}
 
 
-def click_event(*, query_id: str, client_id: str, object_id: str, position: int, timestamp: str,
-                action: str = CLICK, object_id_field: str = "_id") -> dict[str, Any]:
+def click_event(
+    *,
+    query_id: str,
+    client_id: str,
+    object_id: str,
+    position: int,
+    timestamp: str,
+    action: str = CLICK,
+    object_id_field: str = "_id",
+) -> dict[str, Any]:
     """An event on one hit of a page (``position`` 0-based), as a page or the simulator sends it."""
     return {
         "action_name": action,
@@ -200,8 +230,10 @@ def click_event(*, query_id: str, client_id: str, object_id: str, position: int,
         "timestamp": timestamp,
         "message_type": "CLICK_THROUGH" if action == CLICK else action.upper(),
         "application": APPLICATION,
-        "event_attributes": {"object": {"object_id": object_id, "object_id_field": object_id_field},
-                             "position": {"ordinal": position}},
+        "event_attributes": {
+            "object": {"object_id": object_id, "object_id_field": object_id_field},
+            "position": {"ordinal": position},
+        },
     }
 
 
@@ -220,8 +252,14 @@ def parse_query(doc: Mapping[str, Any]) -> QueryRecord:
     if isinstance(hits, str):  # a keyword field holding one value comes back as a string
         hits = [hits]
     attributes = doc.get("query_attributes")
-    return QueryRecord(query_id, str(doc.get("client_id") or ""), str(doc.get("user_query") or ""), tuple(str(h) for h in hits),
-                       str(doc.get("timestamp") or ""), attributes if isinstance(attributes, Mapping) else {})
+    return QueryRecord(
+        query_id,
+        str(doc.get("client_id") or ""),
+        str(doc.get("user_query") or ""),
+        tuple(str(h) for h in hits),
+        str(doc.get("timestamp") or ""),
+        attributes if isinstance(attributes, Mapping) else {},
+    )
 
 
 def parse_event(doc: Mapping[str, Any]) -> Event:
@@ -233,8 +271,14 @@ def parse_event(doc: Mapping[str, Any]) -> Event:
     attributes = _mapping(doc.get("event_attributes"))
     obj = _mapping(attributes.get("object"))
     object_id = obj.get("object_id")
-    return Event(action, _opt_str(doc.get("query_id")), _opt_str(doc.get("client_id")),
-                 None if object_id is None else str(object_id), ordinal(attributes), str(doc.get("timestamp") or ""))
+    return Event(
+        action,
+        _opt_str(doc.get("query_id")),
+        _opt_str(doc.get("client_id")),
+        None if object_id is None else str(object_id),
+        ordinal(attributes),
+        str(doc.get("timestamp") or ""),
+    )
 
 
 def ordinal(attributes: Mapping[str, Any]) -> int | None:
@@ -309,7 +353,9 @@ def validate(kind: str, document: Any) -> None:
         import jsonschema  # type: ignore[import-untyped]
     except ImportError:
         raise InputError("validating UBI records needs jsonschema: pip install jsonschema") from None
-    validator = jsonschema.Draft202012Validator(schema(kind), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    validator = jsonschema.Draft202012Validator(
+        schema(kind), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
     errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = [f"  at /{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:20]]

@@ -23,16 +23,23 @@ from adapter.traffic.simulate import NAVIGATIONAL, interleaved_sessions
 from adapter.traffic.store import UbiStore
 from tests.conftest import ROOT, drop_hybrid_index
 
-# Every engine: Elasticsearch keeps UBI records in indices the adapter creates with the plugin's mapping (adapter.traffic.store).
+# Every engine: Elasticsearch keeps UBI records in indices the adapter creates with the plugin's mapping
+# (adapter.traffic.store).
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 
 # The sessions the claims are made within (docs/EVALUATION.md has the spread over seeds).
 INTERLEAVING_SESSIONS = 4000
 JUDGMENT_SESSIONS = 4000
-FUSIONS = {"rrf": RRF(), "rrf-5": RRF(rank_constant=5), "mm-0.5": ScoreNormalization(weights=(0.5, 0.5)),
-           "mm-0.2": ScoreNormalization(weights=(0.2, 0.8)), "mm-0.8": ScoreNormalization(weights=(0.8, 0.2)),
-           "mm-0.05": ScoreNormalization(weights=(0.05, 0.95)), "mm-0.95": ScoreNormalization(weights=(0.95, 0.05)),
-           "l2-harmonic": ScoreNormalization(Normalization.L2, Combination.HARMONIC_MEAN)}
+FUSIONS = {
+    "rrf": RRF(),
+    "rrf-5": RRF(rank_constant=5),
+    "mm-0.5": ScoreNormalization(weights=(0.5, 0.5)),
+    "mm-0.2": ScoreNormalization(weights=(0.2, 0.8)),
+    "mm-0.8": ScoreNormalization(weights=(0.8, 0.2)),
+    "mm-0.05": ScoreNormalization(weights=(0.05, 0.95)),
+    "mm-0.95": ScoreNormalization(weights=(0.95, 0.05)),
+    "l2-harmonic": ScoreNormalization(Normalization.L2, Combination.HARMONIC_MEAN),
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +51,9 @@ def soporte(client, e5):
     Ingestor.open(client, alias, e5, progress=False).ingest(read_source(dataset.corpus))
     searcher = Searcher.open(client, alias, e5)
     legs = {q: searcher.legs(text, depth=100) for q, text in dataset.queries.items()}
-    rankings = {name: {q: [d.id for d in fuse(legs[q], f)][:10] for q in dataset.queries} for name, f in FUSIONS.items()}
+    rankings = {
+        name: {q: [d.id for d in fuse(legs[q], f)][:10] for q in dataset.queries} for name, f in FUSIONS.items()
+    }
     ndcg = {name: evaluate(dataset.qrels, r)["ndcg@10"] for name, r in rankings.items()}
     yield searcher, dataset, rankings, ndcg
     drop_hybrid_index(client, alias)
@@ -64,11 +73,28 @@ def log_sessions(logger, sessions, texts, experiment=None):
         if experiment:
             a, b = experiment(s)
             hybrid["interleaving"] = {"baseline": a, "candidate": b, "teams": list(s.teams)}
-        logger.log_query(ubi.query_record(query_id=query_id, client_id=f"user-{n % 97}", user_query=texts[s.query],
-                                          hit_ids=s.page, timestamp="2026-01-02T03:04:05.000Z", hybrid=hybrid), validate=n < 50)
+        logger.log_query(
+            ubi.query_record(
+                query_id=query_id,
+                client_id=f"user-{n % 97}",
+                user_query=texts[s.query],
+                hit_ids=s.page,
+                timestamp="2026-01-02T03:04:05.000Z",
+                hybrid=hybrid,
+            ),
+            validate=n < 50,
+        )
         for doc, position in s.clicks:
-            logger.log_event(ubi.click_event(query_id=query_id, client_id=f"user-{n % 97}", object_id=doc, position=position,
-                                             timestamp="2026-01-02T03:04:06.000Z"), validate=n < 50)
+            logger.log_event(
+                ubi.click_event(
+                    query_id=query_id,
+                    client_id=f"user-{n % 97}",
+                    object_id=doc,
+                    position=position,
+                    timestamp="2026-01-02T03:04:06.000Z",
+                ),
+                validate=n < 50,
+            )
     assert logger.flush(120) and logger.stats.dropped == logger.stats.failed == 0, logger.stats
     logger.store.refresh()
 
@@ -79,7 +105,9 @@ def test_interleaving_finds_the_better_of_two_fusions_within_the_stated_sessions
     _, dataset, rankings, ndcg = soporte
     better, worse = "mm-0.2", "rrf"
     assert ndcg[better] - ndcg[worse] >= 0.02, f"the pair no longer differs by 0.02 nDCG@10 offline: {ndcg}"
-    sessions = interleaved_sessions(rankings[worse], rankings[better], dataset.qrels, INTERLEAVING_SESSIONS, user=NAVIGATIONAL, seed=0)
+    sessions = interleaved_sessions(
+        rankings[worse], rankings[better], dataset.qrels, INTERLEAVING_SESSIONS, user=NAVIGATIONAL, seed=0
+    )
     logger = UbiLogger(store, queue_size=len(sessions) * 4)
     log_sessions(logger, sessions, dataset.queries, experiment=lambda s: (worse, better))
     logger.close()
@@ -89,13 +117,16 @@ def test_interleaving_finds_the_better_of_two_fusions_within_the_stated_sessions
     assert (experiment.baseline, experiment.candidate) == (worse, better)
     assert experiment.tally == running(sessions)  # every page, team and click came back from the node as it was logged
     if target.engine != "opensearch":
-        # The claim is OpenSearch's legs' (spanish analyzer). Elasticsearch's test node rebuilds spanish from Hunspell: there
-        # the pair differs by 0.031 and 4,000 sessions find it in 7 seeds of 20 (docs/EVALUATION.md), no claim to test.
+        # The claim is OpenSearch's legs' (spanish analyzer). Elasticsearch's test node rebuilds spanish from
+        # Hunspell: there the pair differs by 0.031 and 4,000 sessions find it in 7 seeds of 20 (docs/EVALUATION.md),
+        # no claim to test.
         return
     assert experiment.tally.searches == INTERLEAVING_SESSIONS and experiment.tally.verdict == "candidate"
     assert experiment.tally.p_value < 0.05 and experiment.tally.delta > 0
     # the same sessions with the roles swapped: the better one is found as the baseline
-    swapped = interleaved_sessions(rankings[better], rankings[worse], dataset.qrels, INTERLEAVING_SESSIONS, user=NAVIGATIONAL, seed=0)
+    swapped = interleaved_sessions(
+        rankings[better], rankings[worse], dataset.qrels, INTERLEAVING_SESSIONS, user=NAVIGATIONAL, seed=0
+    )
     assert running(swapped).verdict == "baseline"
 
 
@@ -110,26 +141,45 @@ def test_coec_judgments_rank_the_fusions_as_the_labels_do(soporte, store, tmp_pa
     logger = UbiLogger(store, queue_size=JUDGMENT_SESSIONS * 4)
     everything = []
     for i, (a, b) in enumerate(pairs):  # the logs of one interleaving experiment per pair of fusions
-        sessions = interleaved_sessions(rankings[a], rankings[b], dataset.qrels, JUDGMENT_SESSIONS // len(pairs), user=NAVIGATIONAL, seed=i)
+        sessions = interleaved_sessions(
+            rankings[a], rankings[b], dataset.qrels, JUDGMENT_SESSIONS // len(pairs), user=NAVIGATIONAL, seed=i
+        )
         log_sessions(logger, sessions, dataset.queries, experiment=lambda s, a=a, b=b: (a, b))
         everything += sessions
     logger.close()
     # hybrid traffic judgments reads them back from the node and writes what hybrid eval reads
     out = tmp_path / "judged"
-    assert main(["traffic", "judgments", "--url", opensearch_url, "--queries-index", store.queries_index,
-                 "--events-index", store.events_index, "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "traffic",
+                "judgments",
+                "--url",
+                opensearch_url,
+                "--queries-index",
+                store.queries_index,
+                "--events-index",
+                store.events_index,
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     judged = load_beir_like(out)
     est = {name: evaluate(judged, r_by_text(rankings[name], dataset.queries))["ndcg@10"] for name in FUSIONS}
     # the same judgments as the sessions give without the node: nothing lost or changed on the way
     records, events = logged(everything, dataset.queries, "soporte")
     by_id = {q.query_id: q for q in records}
     memory = clicks.as_qrels(clicks.coec_judgments(*report.impressions_and_clicks(by_id, report.join(by_id, events))))
-    assert est == pytest.approx({name: evaluate(memory, r_by_text(rankings[name], dataset.queries))["ndcg@10"] for name in FUSIONS})
+    assert est == pytest.approx(
+        {name: evaluate(memory, r_by_text(rankings[name], dataset.queries))["ndcg@10"] for name in FUSIONS}
+    )
     srw = json.loads((out / "judgments.json").read_text())
     assert srw["type"] == "IMPORT_JUDGMENT" and srw["judgmentRatings"]
     if target.engine != "opensearch":
-        # The claim is OpenSearch's legs' (spanish analyzer); on Elasticsearch's test node (spanish rebuilt from Hunspell)
-        # the same run gives tau 0.50 (docs/EVALUATION.md): no claim to test there.
+        # The claim is OpenSearch's legs' (spanish analyzer); on Elasticsearch's test node (spanish rebuilt
+        # from Hunspell) the same run gives tau 0.50 (docs/EVALUATION.md): no claim to test there.
         return
     names = sorted(FUSIONS)
     tau = kendalltau([ndcg[n] for n in names], [est[n] for n in names]).statistic
@@ -139,7 +189,9 @@ def test_coec_judgments_rank_the_fusions_as_the_labels_do(soporte, store, tmp_pa
 def load_beir_like(root):
     from adapter.evaluation.metrics import load_qrels
 
-    texts = {json.loads(line)["_id"]: json.loads(line)["text"] for line in (root / "queries.jsonl").read_text().splitlines()}
+    texts = {
+        json.loads(line)["_id"]: json.loads(line)["text"] for line in (root / "queries.jsonl").read_text().splitlines()
+    }
     return {texts[q]: docs for q, docs in load_qrels(root / "qrels" / "test.tsv").items()}
 
 
@@ -154,12 +206,20 @@ def test_searches_are_logged_interleaved_and_forgotten(soporte, store, opensearc
     assert logged.result.hits and len(logged.query_id) == 36
     interleaver = Interleaver(searcher, ScoreNormalization(weights=(0.2, 0.8)), baseline=RRF(), logger=logger)
     page = interleaver.search("¿cómo devuelvo un pedido?", k=6, client_id="browser-2")
-    assert [h.rank for h in page.hits] == list(range(1, len(page.hits) + 1)) and set(page.ids) <= set(page.baseline.ids) | set(page.candidate.ids)
+    assert [h.rank for h in page.hits] == list(range(1, len(page.hits) + 1)) and set(page.ids) <= set(
+        page.baseline.ids
+    ) | set(page.candidate.ids)
     again = interleaver.search("¿cómo devuelvo un pedido?", k=6, client_id="browser-2", query_id=page.query_id)
     assert again.page == page.page  # the coins follow the query id
-    assert logger.log_event({"action_name": "click", "timestamp": "2026-01-02T03:04:05Z", "query_id": page.query_id,
-                             "client_id": "browser-2", "event_attributes": {"object": {"object_id": page.ids[0]},
-                                                                            "position": {"ordinal": {"index": 0}}}})
+    assert logger.log_event(
+        {
+            "action_name": "click",
+            "timestamp": "2026-01-02T03:04:05Z",
+            "query_id": page.query_id,
+            "client_id": "browser-2",
+            "event_attributes": {"object": {"object_id": page.ids[0]}, "position": {"ordinal": {"index": 0}}},
+        }
+    )
     assert logger.flush(30)
     store.refresh()
     raw = store.cluster.search(store.queries_index, {"size": 10, "query": {"match_all": {}}})["hits"]["hits"]
@@ -174,12 +234,41 @@ def test_searches_are_logged_interleaved_and_forgotten(soporte, store, opensearc
     (stored_event,) = store.cluster.search(store.events_index, {"size": 10, "query": {"match_all": {}}})["hits"]["hits"]
     ubi.validate("event", stored_event["_source"])  # as the node holds it, the ordinal written as the integer
     assert stored_event["_source"]["event_attributes"]["position"]["ordinal"] == 0
-    assert main(["traffic", "report", "--url", opensearch_url, "--queries-index", store.queries_index,
-                 "--events-index", store.events_index, "--json"]) == 0
+    assert (
+        main(
+            [
+                "traffic",
+                "report",
+                "--url",
+                opensearch_url,
+                "--queries-index",
+                store.queries_index,
+                "--events-index",
+                store.events_index,
+                "--json",
+            ]
+        )
+        == 0
+    )
     shown = json.loads(capsys.readouterr().out)
     assert shown["searches"] == 2 and shown["experiments"][0]["wins"] + shown["experiments"][0]["losses"] == 1
-    assert main(["traffic", "forget", "--url", opensearch_url, "--queries-index", store.queries_index,
-                 "--events-index", store.events_index, "--client-id", "browser-2"]) == 0
+    assert (
+        main(
+            [
+                "traffic",
+                "forget",
+                "--url",
+                opensearch_url,
+                "--queries-index",
+                store.queries_index,
+                "--events-index",
+                store.events_index,
+                "--client-id",
+                "browser-2",
+            ]
+        )
+        == 0
+    )
     assert "deleted 1 query records and 1 events" in capsys.readouterr().out
     store.refresh()
     assert [q.client_id for q in store.queries()] == ["browser-1"] and list(store.events()) == []

@@ -48,8 +48,13 @@ def soporte(client, e5):
     searcher = Searcher.open(client, alias, e5)
     base = DEFAULT_POLICY.base(searcher.caps.z_score)
     legs = {q: searcher.legs(text, depth=100) for q, text in queries.items()}
-    rankings = {w: {q: [d.id for d in fuse(legs[q], ScoreNormalization(base, weights=(w, round(1 - w, 6))))][:10] for q in queries}
-                for w in (0.9, 0.1)}
+    rankings = {
+        w: {
+            q: [d.id for d in fuse(legs[q], ScoreNormalization(base, weights=(w, round(1 - w, 6))))][:10]
+            for q in queries
+        }
+        for w in (0.9, 0.1)
+    }
     yield alias, queries, qrels, rankings, list(queries.values())
     drop_hybrid_index(client, alias)
 
@@ -67,11 +72,28 @@ def log_traffic(store, alias, sessions, texts, experiment=None):
         hybrid = {"index": alias}
         if experiment:
             hybrid["interleaving"] = {"baseline": experiment[0], "candidate": experiment[1], "teams": list(s.teams)}
-        logger.log_query(ubi.query_record(query_id=query_id, client_id=f"user-{n % 97}", user_query=texts[s.query], hit_ids=s.page,
-                                          timestamp="2026-01-02T03:04:05.000Z", hybrid=hybrid), validate=n < 20)
+        logger.log_query(
+            ubi.query_record(
+                query_id=query_id,
+                client_id=f"user-{n % 97}",
+                user_query=texts[s.query],
+                hit_ids=s.page,
+                timestamp="2026-01-02T03:04:05.000Z",
+                hybrid=hybrid,
+            ),
+            validate=n < 20,
+        )
         for doc, position in s.clicks:
-            logger.log_event(ubi.click_event(query_id=query_id, client_id=f"user-{n % 97}", object_id=doc, position=position,
-                                             timestamp="2026-01-02T03:04:06.000Z"), validate=n < 20)
+            logger.log_event(
+                ubi.click_event(
+                    query_id=query_id,
+                    client_id=f"user-{n % 97}",
+                    object_id=doc,
+                    position=position,
+                    timestamp="2026-01-02T03:04:06.000Z",
+                ),
+                validate=n < 20,
+            )
     assert logger.close(120) and logger.stats.dropped == logger.stats.failed == 0, logger.stats
     store.refresh()
 
@@ -83,8 +105,21 @@ def stored(client, alias):
 
 
 def run_cli(opensearch_url, alias, store, *extra):
-    return main(["calibrate", "--url", opensearch_url, "--index", alias, "--from-traffic", "--queries-index", store.queries_index,
-                 "--events-index", store.events_index, *extra])
+    return main(
+        [
+            "calibrate",
+            "--url",
+            opensearch_url,
+            "--index",
+            alias,
+            "--from-traffic",
+            "--queries-index",
+            store.queries_index,
+            "--events-index",
+            store.events_index,
+            *extra,
+        ]
+    )
 
 
 def test_a_clearly_better_candidate_ships_with_its_evidence(client, soporte, store, opensearch_url, capsys, e5):
@@ -128,7 +163,11 @@ def test_an_equal_candidate_is_kept(client, soporte, store, opensearch_url, caps
     out = capsys.readouterr().out
     assert f"KEPT {shipped['name']}: the fit found the policy the index already runs" in out
     policy, evidence = stored(client, alias)
-    assert policy == shipped and not evidence["shipped"] and evidence["held_out"]["ndcg@10_new"] == evidence["held_out"]["ndcg@10_old"]
+    assert (
+        policy == shipped
+        and not evidence["shipped"]
+        and evidence["held_out"]["ndcg@10_new"] == evidence["held_out"]["ndcg@10_old"]
+    )
 
 
 def test_an_index_without_the_adaptive_default_is_refused(client, soporte, store, index_name, e5):
@@ -142,12 +181,18 @@ def test_an_interleaving_run_of_the_candidate_decides(client, soporte, store, op
     the index's fusion, and the next run, given that candidate, ships it on the users' verdict."""
     alias, queries, qrels, rankings, texts = soporte
     calibrate_index(client, alias, texts, policy=BM25_HEAVY, source="soporte-es queries")
-    log_traffic(store, alias, interleaved_sessions(rankings[0.9], rankings[0.1], qrels, SESSIONS, user=NAVIGATIONAL, seed=3), queries)
+    log_traffic(
+        store,
+        alias,
+        interleaved_sessions(rankings[0.9], rankings[0.1], qrels, SESSIONS, user=NAVIGATIONAL, seed=3),
+        queries,
+    )
     path = tmp_path / "candidate.json"
     assert run_cli(opensearch_url, alias, store, "--dry-run", "--policy-output", str(path)) == 0
     capsys.readouterr()
     candidate = AdaptivePolicy.loads(path.read_text())
-    # the service's interleaving: the index's own pages (BM25-heavy) against the candidate's, as an Interleaver labels them
+    # the service's interleaving: the index's own pages (BM25-heavy) against the candidate's,
+    # as an Interleaver labels them
     searcher = Searcher.open(client, alias, e5)
     theirs = {q: searcher.search(text, fusion=candidate, k=10).ids for q, text in queries.items()}
     live = interleaved_sessions(rankings[0.9], theirs, qrels, SESSIONS, user=NAVIGATIONAL, seed=4)
@@ -162,8 +207,8 @@ def test_an_interleaving_run_of_the_candidate_decides(client, soporte, store, op
     assert played["wins"] > played["losses"] and played["p_value"] < 0.05
 
 
-# The rule's false positives (docs/EVALUATION.md, "Shipping a policy fitted from clicks"): seeds per case, and how many of
-# all the trials may ship a candidate that is not better by the labels.
+# The rule's false positives (docs/EVALUATION.md, "Shipping a policy fitted from clicks"): seeds per case,
+# and how many of all the trials may ship a candidate that is not better by the labels.
 FALSE_POSITIVE_SEEDS = 10
 FALSE_POSITIVES_ALLOWED = 1
 
@@ -182,8 +227,10 @@ def test_a_candidate_that_is_not_better_by_the_labels_rarely_ships(client, sopor
     own, heavy = data.pages(*running), data.pages(BM25_HEAVY, None)
     assert data.truth(BM25_HEAVY, None) < data.truth(*running) - 0.02  # the premise: BM25-heavy is clearly worse
     fitted = [trial(data, running, (own,), SESSIONS, user=NAVIGATIONAL, seed=s) for s in range(FALSE_POSITIVE_SEEDS)]
-    worse = [trial(data, running, (own, heavy), SESSIONS, user=NAVIGATIONAL, seed=s, candidate=BM25_HEAVY)
-             for s in range(FALSE_POSITIVE_SEEDS)]
+    worse = [
+        trial(data, running, (own, heavy), SESSIONS, user=NAVIGATIONAL, seed=s, candidate=BM25_HEAVY)
+        for s in range(FALSE_POSITIVE_SEEDS)
+    ]
     assert not any(t.better for t in worse)
     shipped = [t for t in fitted + worse if t.false_positive]
     assert len(shipped) <= FALSE_POSITIVES_ALLOWED, [(t.candidate, t.running, t.reason) for t in shipped]

@@ -76,8 +76,16 @@ class Labelled:
         return out
 
 
-def trial(data: Labelled, running: tuple[AdaptivePolicy, Calibration | None], shown: tuple[Mapping[str, Sequence[str]], ...],
-          sessions: int, *, user: ClickUser, seed: int, candidate: AdaptivePolicy | None = None) -> Trial:
+def trial(
+    data: Labelled,
+    running: tuple[AdaptivePolicy, Calibration | None],
+    shown: tuple[Mapping[str, Sequence[str]], ...],
+    sessions: int,
+    *,
+    user: ClickUser,
+    seed: int,
+    candidate: AdaptivePolicy | None = None,
+) -> Trial:
     """One decision: ``sessions`` searches whose pages interleave the rankings in ``shown`` (one ranking: its own
     pages), clicked by ``user``, decided on as ``calibrate_from_traffic`` decides (a dry run, no interleaving run of
     the candidate), with the index running ``running``."""
@@ -89,4 +97,9 @@ def trial(data: Labelled, running: tuple[AdaptivePolicy, Calibration | None], sh
         found = assess(data.by_key, traffic, policy, stored, z_score=data.z_score, candidate=candidate)
     except InputError as exc:  # too few judged queries to fit on: nothing shipped
         return Trial(False, data.truth(policy, stored), data.truth(policy, stored), str(exc))
-    return Trial(found.decision.ship, data.truth(found.candidate, found.calibration), data.truth(policy, stored), found.decision.reason)
+    return Trial(
+        found.decision.ship,
+        data.truth(found.candidate, found.calibration),
+        data.truth(policy, stored),
+        found.decision.reason,
+    )

@@ -17,7 +17,9 @@ def live(wins, losses, ties=0):
 
 def test_a_significant_held_out_gain_ships():
     decision = decide(HeldOut(30, 0.80, 0.86, 0.004), None)
-    assert decision.ship and "better on the held-out queries" in decision.reason and "0.8000 -> 0.8600" in decision.reason
+    assert (
+        decision.ship and "better on the held-out queries" in decision.reason and "0.8000 -> 0.8600" in decision.reason
+    )
 
 
 def test_a_gain_within_chance_is_kept():
@@ -74,7 +76,16 @@ def test_a_held_out_share_outside_zero_one_is_refused(share):
 
 
 def test_the_evidence_as_meta():
-    assert held_out_meta(HeldOut(30, 0.8, 0.86, 0.004)) == {"queries": 30, "ndcg@10_old": 0.8, "ndcg@10_new": 0.86, "p_value": 0.004}
+    assert held_out_meta(HeldOut(30, 0.8, 0.86, 0.004)) == {
+        "queries": 30,
+        "ndcg@10_old": 0.8,
+        "ndcg@10_new": 0.86,
+        "p_value": 0.004,
+    }
     meta = interleaving_meta(live(60, 30, 10))
-    assert meta["searches"] == 100 and meta["verdict"] == "candidate" and meta["delta"] == pytest.approx((60 + 5) / 100 - 0.5)
+    assert (
+        meta["searches"] == 100
+        and meta["verdict"] == "candidate"
+        and meta["delta"] == pytest.approx((60 + 5) / 100 - 0.5)
+    )
     assert held_out_meta(None) is None and interleaving_meta(None) is None

@@ -84,7 +84,9 @@ def test_the_sign_test_is_scipys_binomtest():
     from scipy.stats import binomtest
 
     for wins, losses in ((8, 2), (30, 18), (61, 40), (0, 7), (120, 119), (2055, 1931), (30_000, 29_400), (3, 2500)):
-        assert sign_test(wins, losses) == pytest.approx(binomtest(wins, wins + losses, 0.5).pvalue, rel=1e-9, abs=1e-300)
+        assert sign_test(wins, losses) == pytest.approx(
+            binomtest(wins, wins + losses, 0.5).pvalue, rel=1e-9, abs=1e-300
+        )
 
 
 def test_a_tally_says_delta_and_verdict():

@@ -25,13 +25,18 @@ def test_records_reach_the_store_and_the_indices_are_made():
     logger = UbiLogger(cluster, linger_s=0.01)
     assert set(cluster.indices) == {"ubi_queries", "ubi_events"}
     query_id = logger.log_search(result(), client_id="browser-1", index="docs")
-    event = ubi.click_event(query_id=query_id, client_id="browser-1", object_id="b", position=1, timestamp="2026-01-02T03:04:05Z")
+    event = ubi.click_event(
+        query_id=query_id, client_id="browser-1", object_id="b", position=1, timestamp="2026-01-02T03:04:05Z"
+    )
     assert logger.log_event(event)
     assert logger.flush(5) and logger.close()
     stored = cluster.indices["ubi_queries"].docs[query_id]
     ubi.validate("query", stored)
     assert stored["query_response_hit_ids"] == ["a", "b"] and stored["query_attributes"]["hybrid"] == {
-        "technique": "hybrid", "fusion": "rrf", "index": "docs"}
+        "technique": "hybrid",
+        "fusion": "rrf",
+        "index": "docs",
+    }
     (clicked,) = cluster.indices["ubi_events"].docs.values()
     assert clicked == event and logger.stats.written == 2 and logger.stats.dropped == logger.stats.failed == 0
 

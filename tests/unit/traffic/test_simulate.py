@@ -10,8 +10,13 @@ from adapter.traffic.simulate import ClickUser, Session, interleaved_sessions, r
 from tests.unit.api.test_public_api import importlinter_config
 
 pytestmark = pytest.mark.unit
-PURE = ("adapter.traffic.interleave", "adapter.traffic.clicks", "adapter.traffic.ubi", "adapter.traffic.report",
-        "adapter.traffic.simulate")
+PURE = (
+    "adapter.traffic.interleave",
+    "adapter.traffic.clicks",
+    "adapter.traffic.ubi",
+    "adapter.traffic.report",
+    "adapter.traffic.simulate",
+)
 
 
 def test_the_traffic_core_imports_nothing_from_the_shell():
@@ -33,7 +38,9 @@ def test_a_perfect_user_clicks_every_relevant_hit_and_nothing_else():
     user = ClickUser(click=(0.0, 1.0), stop=(0.0, 0.0), eta=0.0)
     assert user.clicks(["a", "b", "c"], {"b": 1, "c": 3}, random.Random(0)) == [("b", 1), ("c", 2)]
     # a user who always stops after a relevant click never reaches c
-    assert ClickUser(click=(0.0, 1.0), stop=(0.0, 1.0)).clicks(["a", "b", "c"], {"b": 1, "c": 1}, random.Random(0)) == [("b", 1)]
+    assert ClickUser(click=(0.0, 1.0), stop=(0.0, 1.0)).clicks(["a", "b", "c"], {"b": 1, "c": 1}, random.Random(0)) == [
+        ("b", 1)
+    ]
 
 
 def test_click_rates_follow_position_and_grade():
@@ -80,10 +87,14 @@ def test_logged_sessions_read_back_as_the_pages_clicks_and_teams_shown():
     baseline = {"q1": ["a", "b", "c"], "q2": ["d", "e", "f"]}
     candidate = {"q1": ["c", "a", "b"], "q2": ["f", "e", "d"]}
     qrels = {"q1": {"c": 1}, "q2": {"d": 1, "f": 1}}
-    sessions = interleaved_sessions(baseline, candidate, qrels, 40, user=ClickUser(click=(0.0, 1.0), stop=(0.0, 0.0)), k=3, seed=5)
+    sessions = interleaved_sessions(
+        baseline, candidate, qrels, 40, user=ClickUser(click=(0.0, 1.0), stop=(0.0, 0.0)), k=3, seed=5
+    )
     texts = {"q1": "Where is  my order", "q2": "refund"}
     queries, events = logged(sessions, texts, "docs", experiment=("rrf", "mm"))
-    assert [q.hit_ids for q in queries] == [s.page for s in sessions] and {q.hybrid["index"] for q in queries} == {"docs"}
+    assert [q.hit_ids for q in queries] == [s.page for s in sessions] and {q.hybrid["index"] for q in queries} == {
+        "docs"
+    }
     by_id = {q.query_id: q for q in queries}
     joined = report.join(by_id, events)
     assert [joined.positions.get(q.query_id, ()) for q in queries] == [s.clicks for s in sessions]
@@ -91,7 +102,11 @@ def test_logged_sessions_read_back_as_the_pages_clicks_and_teams_shown():
     assert (experiment.baseline, experiment.candidate) == ("rrf", "mm") and experiment.tally == running(sessions)
     # every relevant hit shown is clicked and nothing else: the judgments are the labels, keyed by the normalised text
     traffic = traffic_of(queries, events, ("docs",), min_impressions=1)
-    assert traffic.searches == 40 and traffic.other_indices == 0 and traffic_of(queries, events, ("other",)).searches == 0
+    assert (
+        traffic.searches == 40 and traffic.other_indices == 0 and traffic_of(queries, events, ("other",)).searches == 0
+    )
     assert {key: {d for d, g in docs.items() if g > 0} for key, docs in traffic.qrels.items()} == {
-        "where is my order": {"c"}, "refund": {"d", "f"}}
+        "where is my order": {"c"},
+        "refund": {"d", "f"},
+    }
     assert traffic.queries == {"where is my order": "Where is  my order", "refund": "refund"}
