@@ -60,11 +60,13 @@ from adapter.fusion import (
     ScoreSum,
     parse_fusion,
 )
-from adapter.fusion.base import FusedBy, LegScore
-from adapter.fusion.choice.values import FusionChoice
+from adapter.fusion.base import FusedBy
+from adapter.fusion.base import LegScore as LegScore  # importable from here (compatibility), not in __all__
+from adapter.fusion.choice.values import FusionChoice as FusionChoice  # likewise
 from adapter.ingest.report import IngestReport, ItemFailure
 from adapter.models.fingerprint import EmbeddingFingerprint
-from adapter.search.fast_path import FastPath, FastPathCheck
+from adapter.search.fast_path import FastPath
+from adapter.search.fast_path import FastPathCheck as FastPathCheck  # likewise
 from adapter.search.results import Hit, SearchResult, Technique
 
 # A library logs under "adapter" and says nothing until the application configures logging
@@ -190,6 +192,35 @@ _LAZY = {  # name -> the module that defines it
     "keep_fast_path": "adapter.search.fast_path",
 }
 
+# The engine seam, the local node, the adaptive policy's parts and the fast-path check: the library's own machinery,
+# not what an application imports (docs/ARCHITECTURE.md). Still importable from here, as before, but out of `__all__`
+# and the API reference: import them from their packages (adapter.engines, adapter.local, adapter.fusion.choice.policy,
+# adapter.search.fast_path, adapter.index.catalog, ...).
+_FROM_THEIR_PACKAGES = frozenset(
+    {
+        "Engine",
+        "engine_for",
+        "Capabilities",
+        "FusionPlan",
+        "TextLeg",
+        "LocalNode",
+        "NodeConfig",
+        "IndexInfo",
+        "read_index_info",
+        "IndexNames",
+        "live_spec",
+        "InitReport",
+        "AdaptivePolicy",
+        "Calibration",
+        "DEFAULT_POLICY",
+        "check_fast_path",
+        "keep_fast_path",
+        "FastPathCheck",
+        "LegScore",
+        "FusionChoice",
+    }
+)
+
 __all__ = [
     "__version__",
     # errors
@@ -225,9 +256,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "parse_fusion",
     "FusedBy",
-    "FusionChoice",
     "Hit",
-    "LegScore",
     "SearchResult",
     "Facet",
     "Bucket",
@@ -235,9 +264,8 @@ __all__ = [
     "IngestReport",
     "ItemFailure",
     "FastPath",
-    "FastPathCheck",
     # functions and classes (lazy)
-    *_LAZY,
+    *(name for name in _LAZY if name not in _FROM_THEIR_PACKAGES),
 ]
 
 

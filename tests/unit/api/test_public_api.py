@@ -20,6 +20,28 @@ def test_public_api_is_curated():
         assert hasattr(adapter, name), name
 
 
+def test_the_machinery_is_out_of_the_public_api_but_still_importable():
+    """Issue 42: `__all__` is what an application imports; the engine seam, the local node, the policy's parts and the
+    fast-path check come from their packages, and the old `from adapter import X` keeps working."""
+    internals = {
+        "Engine",
+        "Capabilities",
+        "FusionPlan",
+        "LocalNode",
+        "NodeConfig",
+        "TextLeg",
+        "IndexInfo",
+        "AdaptivePolicy",
+    }
+    assert internals <= adapter._FROM_THEIR_PACKAGES
+    assert not internals & set(adapter.__all__)
+    assert {"Searcher", "Ingestor", "connect", "init_index", "load_embedder", "SearchResult", "Hit"} <= set(
+        adapter.__all__
+    )
+    for name in adapter._FROM_THEIR_PACKAGES:
+        assert getattr(adapter, name) is not None, name
+
+
 def test_every_error_is_a_hybrid_error():
     for name in adapter.errors.__all__:
         assert issubclass(getattr(adapter.errors, name), adapter.errors.HybridError)
