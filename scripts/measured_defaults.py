@@ -1,9 +1,9 @@
 """Choose the product's default fusion from measured per-set rows, by the rule of docs/EVALUATION.md.
 
-    .venv/bin/python scripts/measured_defaults.py docs/evals/round3/*.json --layouts docs/eval-scifact.json \
-        docs/eval-soporte-es.json docs/eval-wsparcie-pl.json [--markdown]
+    .venv/bin/python scripts/measured_defaults.py docs/evals/default-rule/*.json --layouts docs/results/eval-scifact.json \
+        docs/results/eval-soporte-es.json docs/results/eval-wsparcie-pl.json [--markdown]
 
-Reads per-set reports: the offline rows of ``scripts/study_round3.py`` (each row's nDCG@10 per
+Reads per-set reports: the offline rows of ``scripts/study_default_rule.py`` (each row's nDCG@10 per
 query, so regrets get their bootstrap standard errors and near worst cases are tied), or ``hybrid
 eval --json`` reports (means only: no standard errors). Writes ``adapter/data/measured-defaults.json``
 (per set, the mean nDCG@10 of the legs and every default candidate on the reported split; per kind
@@ -108,7 +108,7 @@ def main(argv: list[str]) -> None:
     default = summary["defaults"]["opensearch-3"]
     for label, (path, data) in reports.items():
         if "results" not in data:
-            continue  # offline rows (scripts/study_round3.py): not a `hybrid eval` report
+            continue  # offline rows (scripts/study_default_rule.py): not a `hybrid eval` report
         data["settings"]["default_technique"] = default
         rows = {n: r["ndcg@10"] for n, r in data["results"].items() if not r.get("post_processed") and not _tuned(n)}
         regret = default_regret(rows, default)

@@ -8,7 +8,7 @@ rule written before the measurement (docs/EVALUATION.md, "The better-leg guard o
 the test split's nDCG@10 per query of the legs, the fixed fusions at 0.5 / 0.5 OpenSearch 3.x runs, and
 the four candidates (K, P, H, A: the shipped policy, an exact-term query following the departure not at
 all, by its share of non-code words, half, fully), fused in Python with the server's formulas and
-calibrated on the calibration queries as ``hybrid eval`` does (scripts/study_round3.py's method).
+calibrated on the calibration queries as ``hybrid eval`` does (scripts/study_default_rule.py's method).
 ``choose``: the rule's tables (regret, worst, mean, the pick; leave one set out) from those reports.
 """
 
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from adapter.fusion.choice.policy import DEFAULT_POLICY  # noqa: E402
-from study_round3 import LegsSet, by_policy, fixed_fusions, fused  # noqa: E402
+from study_default_rule import LegsSet, by_policy, fixed_fusions, fused  # noqa: E402
 
 # In the rule's order of preference (K: as shipped).
 CANDIDATES = {

@@ -1,8 +1,8 @@
 """Issue 31: every default candidate's nDCG@10 per query on each labelled set, from legs fetched once.
 
-    .venv/bin/python scripts/study_round3.py rows out/legs/*-combined.json --out docs/evals/round3
-    .venv/bin/python scripts/study_round3.py fit --out docs/evals/round3
-    .venv/bin/python scripts/study_round3.py signals out/legs/*-combined.json
+    .venv/bin/python scripts/study_default_rule.py rows out/legs/*-combined.json --out docs/evals/default-rule
+    .venv/bin/python scripts/study_default_rule.py fit --out docs/evals/default-rule
+    .venv/bin/python scripts/study_default_rule.py signals out/legs/*-combined.json
 
 ``rows``: for each legs file (scripts/fetch_legs.py: both legs of every judged query, raw scores,
 and the query's analysed terms with their document frequencies), the test split's rows fused in
@@ -186,7 +186,7 @@ def report(s: LegsSet, by_row: Mapping[str, list[float]]) -> dict[str, Any]:
         "calibration": s.calibration().to_meta(),
         "how": "offline: both legs fetched once per query (scripts/fetch_legs.py), fused in Python with the server's "
         "formulas "
-        "(scripts/study_round3.py); hybrid-rrf and client-rrf in the client's tie order",
+        "(scripts/study_default_rule.py); hybrid-rrf and client-rrf in the client's tie order",
         "queries": list(s.qids),
         "ndcg@10": {row: round(statistics.fmean(v), 4) for row, v in by_row.items()},
         "per_query_ndcg@10": {row: [round(x, 4) for x in v] for row, v in by_row.items()},
@@ -308,7 +308,7 @@ def main(argv: Sequence[str]) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("command", choices=["rows", "fit", "signals", "guards"])
     p.add_argument("legs", nargs="*")
-    p.add_argument("--out", default="docs/evals/round3")
+    p.add_argument("--out", default="docs/evals/default-rule")
     args = p.parse_args(argv)
     if args.command == "rows":
         cmd_rows(args.legs, Path(args.out))

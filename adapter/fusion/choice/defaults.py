@@ -33,7 +33,7 @@ CANDIDATES = (
     "hybrid-sum", "client-rrf", "client-dbsf", "hybrid-adaptive", "hybrid-adaptive-min_max",
     # The policy of issue 18 (no better-leg guard), measured offline beside the shipped one (docs/EVALUATION.md).
     "hybrid-adaptive-issue18", "hybrid-adaptive-issue18-min_max",
-    # The policy with the better-leg guard, its parameters fitted leave one set out (scripts/study_round3.py fit).
+    # The policy with the better-leg guard, its parameters fitted leave one set out (scripts/study_default_rule.py fit).
     "hybrid-adaptive-guard", "hybrid-adaptive-guard-min_max",
 )
 # The selection's rows of the guarded policy are what `hybrid eval` runs as its adaptive rows: the guard
@@ -93,7 +93,7 @@ def report_rows(report: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, 
     """A report's candidate rows and legs: mean nDCG@10, and per query where the report has it.
 
     Two kinds of report: ``hybrid eval --json`` (the eval contract: ``results``, means only), and the
-    offline rows of ``scripts/study_round3.py`` (``ndcg@10`` and ``per_query_ndcg@10``)."""
+    offline rows of ``scripts/study_default_rule.py`` (``ndcg@10`` and ``per_query_ndcg@10``)."""
     if "results" in report:
         rows = report.get("results") or {}
         keep = [r for r in rows if r in ("bm25", "dense") or r in CANDIDATES]

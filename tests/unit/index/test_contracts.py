@@ -195,7 +195,9 @@ def test_a_key_added_without_a_version_fails():
 def test_every_committed_eval_report_validates():
     """Reports of every round (docs/) are schema_version 1 documents: the schema reads them all."""
     # The depth study's eval reports (its rule.json is the study's own result, not an eval document).
-    files = sorted((ROOT / "docs").glob("eval-*.json")) + sorted((ROOT / "docs" / "depth-study").glob("*-depth-*.json"))
+    files = sorted((ROOT / "docs" / "results").glob("eval-*.json")) + sorted(
+        (ROOT / "docs" / "depth-study").glob("*-depth-*.json")
+    )
     assert len(files) >= 10
     for path in files:
         validate(Contract.EVAL, json.loads(path.read_text(encoding="utf-8")))

@@ -72,7 +72,7 @@ def test_the_shipped_default_is_recomputed_from_the_committed_eval_reports():
         if "results" in report:  # a `hybrid eval` report: it names the default the product ships
             assert report["settings"]["default_technique"] == shipped["defaults"]["opensearch-3"]
             assert report["settings"]["engine"] == "opensearch" and report["settings"]["version"].startswith("3.")
-        else:  # offline rows of scripts/study_round3.py: legs fetched from OpenSearch 3.x, every row per query
+        else:  # offline rows of scripts/study_default_rule.py: legs fetched from OpenSearch 3.x, every row per query
             assert report["engine"] == "opensearch" and report["version"].startswith("3.")
             assert all(len(v) == len(report["queries"]) for v in report["per_query_ndcg@10"].values())
 

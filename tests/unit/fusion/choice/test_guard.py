@@ -138,7 +138,7 @@ def test_the_default_policy_is_the_guard_the_rule_picked_on_every_committed_set(
     kind = ClusterKind.OPENSEARCH_2 if form == "min_max" else ClusterKind.OPENSEARCH_3
     root = Path(__file__).resolve().parents[4]  # the repository
     runs = []
-    for path in sorted((root / "docs" / "evals" / "round3").glob("*.json")):
+    for path in sorted((root / "docs" / "evals" / "default-rule").glob("*.json")):
         report = json.loads(path.read_text())
         per = {k: v for k, v in report["per_query_ndcg@10"].items() if not k.startswith("hybrid-adaptive-guard")}
         runs.append(as_run_on(SetRun(report["dataset"], {k: sum(v) / len(v) for k, v in per.items()}, per), kind))

@@ -205,7 +205,7 @@ def test_policy_asset_round_trip_and_refusals():
 
 
 def test_a_schema_1_policy_file_keeps_meaning_what_it_meant():
-    # Written before issue 18 (docs/policy-*.json): min_max, the match-quality logit, no coverage departure.
+    # Written before issue 18 (docs/results/policy-*.json): min_max, the match-quality logit, no coverage departure.
     old = AdaptivePolicy.from_json(
         {"schema": 1, "kind": "adaptive-fusion-policy", "name": "learned", "parameters": {"bias": -1.25, "query": 0.5}}
     )
