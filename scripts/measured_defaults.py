@@ -1,7 +1,8 @@
 """Choose the product's default fusion from measured per-set rows, by the rule of docs/EVALUATION.md.
 
-    .venv/bin/python scripts/measured_defaults.py docs/evals/default-rule/*.json --layouts docs/results/eval-scifact.json \
-        docs/results/eval-soporte-es.json docs/results/eval-wsparcie-pl.json [--markdown]
+    .venv/bin/python scripts/measured_defaults.py docs/evals/default-rule/*.json \
+        --layouts docs/results/eval-scifact.json docs/results/eval-soporte-es.json \
+        docs/results/eval-wsparcie-pl.json [--markdown]
 
 Reads per-set reports: the offline rows of ``scripts/study_default_rule.py`` (each row's nDCG@10 per
 query, so regrets get their bootstrap standard errors and near worst cases are tied), or ``hybrid

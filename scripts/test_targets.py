@@ -56,7 +56,8 @@ def layer_check() -> tuple[str, int, float]:
 
 
 def lint_check() -> tuple[str, int, float]:
-    """ruff with pyproject's ``[tool.ruff]``: the linter (line length, complexity bound, pyflakes) and the formatter's check."""
+    """ruff with pyproject's ``[tool.ruff]``: the linter (line length, complexity bound, pyflakes) and the
+    formatter's check."""
     print("\n=== lint (ruff check, ruff format --check) ===", flush=True)
     started = time.monotonic()
     ruff = str(Path(sys.executable).with_name("ruff"))  # the test extra's, pinned: another release formats differently

@@ -60,8 +60,14 @@ def measure_calibration(searcher: Searcher, queries: Iterable[str], *, source: s
     return calibrate(qualities, coverages=coverages, source=source, texts=texts)
 
 
-def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | None = None,
-                   policy: AdaptivePolicy | None = None, evidence: Mapping[str, Any] | None = None) -> CalibrationReport:
+def store_adaptive(
+    cluster: Cluster,
+    alias: str,
+    *,
+    calibration: Calibration | None = None,
+    policy: AdaptivePolicy | None = None,
+    evidence: Mapping[str, Any] | None = None,
+) -> CalibrationReport:
     """Keep ``calibration`` and ``policy`` in the index's ``_meta.adaptive`` (merged with what is
     there) and bring the index's adaptive pipeline to the corpus weights. ``evidence``: other
     ``_meta`` keys written in the same request (``hybrid calibrate --from-traffic``'s
@@ -69,14 +75,18 @@ def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | N
     info = read_index_info(cluster, alias)
     meta = index_meta(cluster, info.index)
     kept = meta.get("adaptive")
-    adaptive: dict[str, Any] = dict(kept) if isinstance(kept, Mapping) else {}  # one edited out of shape is written anew
+    # one edited out of shape is written anew
+    adaptive: dict[str, Any] = dict(kept) if isinstance(kept, Mapping) else {}
     before = dict(adaptive)
     if calibration is not None:
         adaptive["calibration"] = calibration.to_meta()
     if policy is not None:
         adaptive["policy"] = policy.to_json()
-    cluster.put_mapping(info.index, {"_meta": {**meta, **(evidence or {}), "adaptive": adaptive}},
-                        action=f"storing the adaptive calibration of {info.index}")
+    cluster.put_mapping(
+        info.index,
+        {"_meta": {**meta, **(evidence or {}), "adaptive": adaptive}},
+        action=f"storing the adaptive calibration of {info.index}",
+    )
     caps = cluster.probe()
     fusion = corpus_fusion(adaptive, z_score=caps.z_score)
     pipeline = None
@@ -87,13 +97,29 @@ def store_adaptive(cluster: Cluster, alias: str, *, calibration: Calibration | N
     if cal is None:
         raise InputError(f"index {alias!r} has no calibration yet; give queries to calibrate with")
     changed = corpus_fusion(before, z_score=caps.z_score) != fusion
-    return CalibrationReport(alias, info.index, cal, stored, fusion.effective_weights, pipeline, z_score=caps.z_score,
-                             pipeline_changed=changed)
+    return CalibrationReport(
+        alias,
+        info.index,
+        cal,
+        stored,
+        fusion.effective_weights,
+        pipeline,
+        z_score=caps.z_score,
+        pipeline_changed=changed,
+    )
 
 
-def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, policy: AdaptivePolicy | None = None,
-                    source: str = "", replace: bool = False, relevance: bool = True,
-                    embedder: Embedder | None = None) -> CalibrationReport:
+def calibrate_index(
+    client: ClusterLike,
+    alias: str,
+    queries: Iterable[str],
+    *,
+    policy: AdaptivePolicy | None = None,
+    source: str = "",
+    replace: bool = False,
+    relevance: bool = True,
+    embedder: Embedder | None = None,
+) -> CalibrationReport:
     """Measure ``queries`` on index ``alias`` and store the calibration (and ``policy``) with it;
     with ``relevance``, fit each fusion's relevance map on the same queries (:func:`measure_relevance`,
     hybrid searches with the index's embedder, or ``embedder``) and store them too (``_meta.relevance``).
@@ -108,8 +134,10 @@ def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, 
 
     searcher = Searcher.open(client, alias, embedder)
     if searcher.cluster.count(searcher.info.index, action=f"counting the documents of {alias}") == 0:
-        raise InputError(f"index {alias!r} holds no documents: there is nothing for BM25 to match yet. Ingest first "
-                         f"(hybrid ingest FILE --index {alias}), then calibrate")
+        raise InputError(
+            f"index {alias!r} holds no documents: there is nothing for BM25 to match yet. Ingest first "
+            f"(hybrid ingest FILE --index {alias}), then calibrate"
+        )
     texts = list(queries)
     measured = measure_calibration(searcher, texts, source=source)
     maps, fit_notes = _fit_relevance(searcher, texts) if relevance else ((), ())
@@ -117,27 +145,46 @@ def calibrate_index(client: ClusterLike, alias: str, queries: Iterable[str], *, 
     return replaced(report, relevance=maps, notes=(*report.notes, *fit_notes))
 
 
-def _calibrated(searcher: Searcher, alias: str, measured: Calibration, policy: AdaptivePolicy | None,
-                replace: bool) -> CalibrationReport:
+def _calibrated(
+    searcher: Searcher, alias: str, measured: Calibration, policy: AdaptivePolicy | None, replace: bool
+) -> CalibrationReport:
     from dataclasses import replace as replaced
 
     from adapter.fusion.choice.policy import DEFAULT_POLICY
 
     minimum = (policy or DEFAULT_POLICY).min_queries
-    stored = Calibration.from_meta((index_meta(searcher.cluster, searcher.info.index).get("adaptive") or {}).get("calibration"))
+    stored = Calibration.from_meta(
+        (index_meta(searcher.cluster, searcher.info.index).get("adaptive") or {}).get("calibration")
+    )
     if measured.queries < minimum and stored is not None and stored.queries > measured.queries and not replace:
         report = store_adaptive(searcher.cluster, alias, policy=policy)
-        return replaced(report, notes=(f"kept the calibration on {stored.queries} queries{_from(stored)}: these {measured.queries} "
-                                       f"are fewer than the {minimum:g} a confidence needs (--replace stores them anyway)",))
+        return replaced(
+            report,
+            notes=(
+                f"kept the calibration on {stored.queries} queries{_from(stored)}: these {measured.queries} "
+                f"are fewer than the {minimum:g} a confidence needs (--replace stores them anyway)",
+            ),
+        )
     report = store_adaptive(searcher.cluster, alias, calibration=measured, policy=policy)
     if measured.queries < minimum:
-        return replaced(report, notes=(f"{measured.queries} queries are fewer than the {minimum:g} a confidence needs: every query "
-                                       f"gets the baseline weights until a calibration on at least {minimum:g}",))
+        return replaced(
+            report,
+            notes=(
+                f"{measured.queries} queries are fewer than the {minimum:g} a confidence needs: every query "
+                f"gets the baseline weights until a calibration on at least {minimum:g}",
+            ),
+        )
     return report
 
 
-def measure_relevance(searcher: Searcher, queries: Iterable[str], fusions: Iterable[Any] = RELEVANCE_FUSIONS, *, k: int = 10,
-                      reference: str = "consensus") -> list[RelevanceMap]:
+def measure_relevance(
+    searcher: Searcher,
+    queries: Iterable[str],
+    fusions: Iterable[Any] = RELEVANCE_FUSIONS,
+    *,
+    k: int = 10,
+    reference: str = "consensus",
+) -> list[RelevanceMap]:
     """Each fusion's relevance map (:mod:`adapter.fusion.relevance`), fitted on the fused scores of the
     hybrid hits of ``queries`` (at most :data:`MAX_RELEVANCE_QUERIES`): with ``reference="consensus"``
     the documents in the top ``k`` of every fusion given (:func:`adapter.fusion.relevance.consensus`:
@@ -151,8 +198,14 @@ def measure_relevance(searcher: Searcher, queries: Iterable[str], fusions: Itera
         raise InputError(f"reference is 'consensus' or 'top', got {reference!r}")
     texts = [q for q in queries if q and q.strip()][:MAX_RELEVANCE_QUERIES]
     chosen = [parse_fusion(f) if isinstance(f, str) else f for f in fusions]
-    ranked = {f.name: [[(h.id, h.score) for h in searcher.search(q, k=k, fusion=f).hits] for q in texts] for f in chosen}
-    scores = consensus(ranked) if reference == "consensus" else {n: [s for hits in runs for _, s in hits] for n, runs in ranked.items()}
+    ranked = {
+        f.name: [[(h.id, h.score) for h in searcher.search(q, k=k, fusion=f).hits] for q in texts] for f in chosen
+    }
+    scores = (
+        consensus(ranked)
+        if reference == "consensus"
+        else {n: [s for hits in runs for _, s in hits] for n, runs in ranked.items()}
+    )
     return [fit_relevance(name, values, reference=reference) for name, values in scores.items()]
 
 
@@ -178,8 +231,11 @@ def store_relevance(cluster: Cluster, alias: str, maps: Iterable[RelevanceMap]) 
     except InputError:
         kept = {}  # one edited out of shape is written anew
     kept.update({m.fusion: m for m in maps})
-    cluster.put_mapping(info.index, {"_meta": {**meta, "relevance": [m.as_json() for m in kept.values()]}},
-                        action=f"storing the relevance maps of {info.index}")
+    cluster.put_mapping(
+        info.index,
+        {"_meta": {**meta, "relevance": [m.as_json() for m in kept.values()]}},
+        action=f"storing the relevance maps of {info.index}",
+    )
 
 
 def _from(calibration: Calibration) -> str:

@@ -26,10 +26,17 @@ SAMPLE = "support_es.jsonl"  # the seed's Spanish support documents, packaged in
 
 def add_parsers(sub: Any) -> None:
     demo = with_url(
-        sub.add_parser("demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"))
+        sub.add_parser(
+            "demo", help="start a local node, index the seed's Spanish support documents, run hybrid searches"
+        )
+    )
     demo.add_argument("--index", default="demo-support")
-    demo.add_argument("--port", type=int, help="HTTP port of the local node it starts (default: the running node's, else a free "
-                                               "one; `make demo PORT=9250`)")
+    demo.add_argument(
+        "--port",
+        type=int,
+        help="HTTP port of the local node it starts (default: the running node's, else a free "
+        "one; `make demo PORT=9250`)",
+    )
     demo.set_defaults(func=run)
 
 
@@ -72,26 +79,37 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
     layout = live_layout(cluster, index) or default_layout()
     print(f"== init {index} ({layout} text layout)")
     print(f"   {choice.line(override='hybrid init --analyzer / --embedder to choose for your own index')}")
-    spec = IndexSpec(embedder.fingerprint, analyzer=choice.analyzer, default_fusion=default_fusion_name(), text_layout=layout)
+    spec = IndexSpec(
+        embedder.fingerprint, analyzer=choice.analyzer, default_fusion=default_fusion_name(), text_layout=layout
+    )
     made = init_index(cluster, index, spec)
     if new:  # as init records it (_meta.analysis)
         record_choice(cluster, made.index, choice)
     print_init(made)
-    ingest = Ingestor.open(cluster, index, embedder, cache=EmbeddingCache(), progress=False, write_failures=True).ingest(rows)
-    print(f"== ingested {ingest.documents} documents ({ingest.embedded} embedded, {ingest.cache_hits} from cache), "
-          f"{ingest.failed} failures")
+    ingest = Ingestor.open(
+        cluster, index, embedder, cache=EmbeddingCache(), progress=False, write_failures=True
+    ).ingest(rows)
+    print(
+        f"== ingested {ingest.documents} documents ({ingest.embedded} embedded, {ingest.cache_hits} from cache), "
+        f"{ingest.failed} failures"
+    )
     # Adaptive fusion's corpus prior: how BM25 matches typical queries of this index (texts only, no judgments).
     with resources.as_file(resources.files("adapter") / "data" / "support_es_queries.txt") as path:
         report = calibrate_index(cluster, index, path.read_text(encoding="utf-8").splitlines(), source=path.name)
     coverage = report.calibration.coverage
-    print(f"== calibrated on {report.calibration.queries} sample queries"
-          + (f": {coverage:.0%} of a query's terms are in the index" if coverage is not None else "")
-          + f"; default weights bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}")
+    print(
+        f"== calibrated on {report.calibration.queries} sample queries"
+        + (f": {coverage:.0%} of a query's terms are in the index" if coverage is not None else "")
+        + f"; default weights bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}"
+    )
     searcher = Searcher.open(cluster, index, embedder)
     for query in ("error E-4012", "¿cómo devuelvo un pedido?"):
         for technique in ("bm25", "dense", "hybrid"):
             print(f"\n== {technique}: {query}")
-            print_result(searcher.search(query, technique=technique, k=3, explain=technique == "hybrid"), explain=technique == "hybrid")
+            print_result(
+                searcher.search(query, technique=technique, k=3, explain=technique == "hybrid"),
+                explain=technique == "hybrid",
+            )
     print_next_steps(str(url), index, node)
     return 0
 
@@ -122,30 +140,51 @@ def print_next_steps(url: str, index: str, node: Any, *, clone: bool | None = No
     hybrid = hybrid_command()
     print()
     if node is not None:
-        print(f"== {node.engine} {node.version} is still running at {url} (its files: {node.home}); the index {index!r} stays on it")
+        print(
+            f"== {node.engine} {node.version} is still running at {url} (its files: {node.home}); the index {index!r} "
+            "stays on it"
+        )
     else:
         print(f"== the index {index!r} stays on {url}")
-    print(f"   search it:         {hybrid} search \"¿cómo devuelvo un pedido?\" --index {index} --explain{where}")
-    print(f"   compare it:        {hybrid} serve --index {index}{where}     (bm25, dense and hybrid side by side at "
-          "http://127.0.0.1:8765/)")
+    print(f'   search it:         {hybrid} search "¿cómo devuelvo un pedido?" --index {index} --explain{where}')
+    print(
+        f"   compare it:        {hybrid} serve --index {index}{where}     (bm25, dense and hybrid side by side at "
+        "http://127.0.0.1:8765/)"
+    )
     if importlib.util.find_spec("starlette") is None:
         print(f"                      (it needs the serve extra: {install_hint('serve')})")
-    print(f"\n== your own data in five commands (embedder {default_embedder()}; the analyzer from the documents' language, "
-          "or --analyzer english, spanish, ...):")
+    print(
+        f"\n== your own data in five commands (embedder {default_embedder()}; the analyzer from the documents' "
+        "language, or --analyzer english, spanish, ...):"
+    )
     print(f"   {hybrid} init --index docs{where}")
-    print(f"   {hybrid} ingest docs.jsonl --index docs{where}     (JSONL with id, title, text; CSV; or a folder of .txt/.md)")
-    print(f"   {hybrid} calibrate --index docs --queries queries.txt{where}     (10+ real queries, one a line: the fusion's weights)")
-    print(f"   {hybrid} search \"your question\" --index docs --explain{where}")
+    print(
+        f"   {hybrid} ingest docs.jsonl --index docs{where}     (JSONL with id, title, text; CSV; or a folder of "
+        ".txt/.md)"
+    )
+    print(
+        f"   {hybrid} calibrate --index docs --queries queries.txt{where}     (10+ real queries, one a line: the "
+        "fusion's weights)"
+    )
+    print(f'   {hybrid} search "your question" --index docs --explain{where}')
     print(f"   {hybrid} serve --index docs{where}")
     print("\n== measure it on judged queries (nDCG@10 per technique, significance, each query's legs side by side):")
     if clone:
-        print("   make demo-report     (installs the eval and report extras, ~450 MB; a labelled Spanish support set, 63 queries "
-              "-> out/demo-report/index.html)")
+        print(
+            "   make demo-report     (installs the eval and report extras, ~450 MB; a labelled Spanish support set, 63 "
+            "queries -> out/demo-report/index.html)"
+        )
     else:
         print(f"   {install_hint('eval,report')}")
-    print(f"   {hybrid} eval --dataset DIR --report out/mine{where}     (DIR: corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+    print(
+        f"   {hybrid} eval --dataset DIR --report out/mine{where}     (DIR: corpus.jsonl, queries.jsonl, "
+        "qrels/test.tsv)"
+    )
     if node is not None:
-        print(f"\n== stop the node:    {hybrid} local down     ({hybrid} local status: what runs; `make demo` starts it again)")
+        print(
+            f"\n== stop the node:    {hybrid} local down     ({hybrid} local status: what runs; `make demo` starts it "
+            "again)"
+        )
 
 
 def hybrid_command(argv0: str | None = None) -> str:

@@ -33,14 +33,27 @@ def add_parsers(sub: Subparsers) -> None:
     report.add_argument("--json", action="store_true", help="the report as JSON")
     report.set_defaults(func=run_report)
 
-    judge = verbs.add_parser("judgments", help="COEC judgments from the clicks, for hybrid eval and the Search Relevance Workbench")
+    judge = verbs.add_parser(
+        "judgments", help="COEC judgments from the clicks, for hybrid eval and the Search Relevance Workbench"
+    )
     _store_options(judge)
     judge.add_argument("--out", required=True, help=f"folder for queries.jsonl, qrels/<split>.tsv and {JUDGMENTS}")
     judge.add_argument("--split", default="test")
-    judge.add_argument("--min-impressions", type=int, default=3, help="judge a (query, document) shown at least this often (default %(default)s)")
-    judge.add_argument("--thresholds", default="1,2", help="COEC values that earn grades 1, 2, ... (default %(default)s)")
-    judge.add_argument("--depth", type=int, help="count only the first DEPTH positions of each page (the workbench's max rank)")
-    judge.add_argument("--name", default="hybrid traffic judgments", help="the judgment list's name (at most 50 characters)")
+    judge.add_argument(
+        "--min-impressions",
+        type=int,
+        default=3,
+        help="judge a (query, document) shown at least this often (default %(default)s)",
+    )
+    judge.add_argument(
+        "--thresholds", default="1,2", help="COEC values that earn grades 1, 2, ... (default %(default)s)"
+    )
+    judge.add_argument(
+        "--depth", type=int, help="count only the first DEPTH positions of each page (the workbench's max rank)"
+    )
+    judge.add_argument(
+        "--name", default="hybrid traffic judgments", help="the judgment list's name (at most 50 characters)"
+    )
     judge.add_argument("--force", action="store_true", help="replace files already in --out")
     judge.set_defaults(func=run_judgments)
 
@@ -55,7 +68,9 @@ def _store_options(parser: argparse.ArgumentParser, *, window: bool = True) -> N
     parser.add_argument("--queries-index", default="ubi_queries", help="default %(default)s")
     parser.add_argument("--events-index", default="ubi_events", help="default %(default)s")
     if window:
-        parser.add_argument("--since", help="only records from this time on (ISO 8601, e.g. 2026-01-31 or 2026-01-31T12:00:00Z)")
+        parser.add_argument(
+            "--since", help="only records from this time on (ISO 8601, e.g. 2026-01-31 or 2026-01-31T12:00:00Z)"
+        )
         parser.add_argument("--until", help="only records before this time")
 
 
@@ -79,9 +94,20 @@ def run_report(args: argparse.Namespace) -> int:
 
     queries, joined = _read(args)
     found = report.experiments(queries, joined)
-    rows = [{"baseline": e.baseline, "candidate": e.candidate, "searches": e.tally.searches, "wins": e.tally.wins,
-             "losses": e.tally.losses, "ties": e.tally.ties, "delta": e.tally.delta, "p_value": e.tally.p_value,
-             "verdict": e.tally.verdict} for e in found]
+    rows = [
+        {
+            "baseline": e.baseline,
+            "candidate": e.candidate,
+            "searches": e.tally.searches,
+            "wins": e.tally.wins,
+            "losses": e.tally.losses,
+            "ties": e.tally.ties,
+            "delta": e.tally.delta,
+            "p_value": e.tally.p_value,
+            "verdict": e.tally.verdict,
+        }
+        for e in found
+    ]
     if args.json:
         print(json.dumps({"searches": len(queries), "unmatched_clicks": joined.orphans, "experiments": rows}, indent=2))
         return 0
@@ -89,8 +115,10 @@ def run_report(args: argparse.Namespace) -> int:
     if not rows:
         print("no interleaved searches: serve an Interleaver (adapter.traffic.experiment) to compare fusions")
     for r in rows:
-        print(f"{r['candidate']} against {r['baseline']}: {r['wins']} wins, {r['losses']} losses, {r['ties']} ties over "
-              f"{r['searches']} searches; delta {r['delta']:+.4f}, sign test p = {r['p_value']:.4g}: {r['verdict']}")
+        print(
+            f"{r['candidate']} against {r['baseline']}: {r['wins']} wins, {r['losses']} losses, {r['ties']} ties over "
+            f"{r['searches']} searches; delta {r['delta']:+.4f}, sign test p = {r['p_value']:.4g}: {r['verdict']}"
+        )
     return 0
 
 
@@ -117,14 +145,22 @@ def run_judgments(args: argparse.Namespace) -> int:
     hashed = len({j.query for j in judged}) - len(texts)
     ids = {text: f"c{n}" for n, text in enumerate(texts, start=1)}
     paths[1].parent.mkdir(parents=True, exist_ok=True)
-    paths[0].write_text("".join(json.dumps({"_id": ids[t], "text": t}, ensure_ascii=False) + "\n" for t in texts), encoding="utf-8")
+    paths[0].write_text(
+        "".join(json.dumps({"_id": ids[t], "text": t}, ensure_ascii=False) + "\n" for t in texts), encoding="utf-8"
+    )
     rows = [f"{ids[j.query]}\t{j.doc}\t{j.grade}" for j in judged if j.query in ids]
     paths[1].write_text("query-id\tcorpus-id\tscore\n" + "".join(r + "\n" for r in rows), encoding="utf-8")
-    paths[2].write_text(json.dumps(_judgment_list(judged, args.name), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(judged)} judgments of {len(texts)} queries from {len(queries)} searches written to {out} "
-          f"(queries.jsonl, qrels/{args.split}.tsv, {JUDGMENTS})")
+    paths[2].write_text(
+        json.dumps(_judgment_list(judged, args.name), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(
+        f"{len(judged)} judgments of {len(texts)} queries from {len(queries)} searches written to {out} "
+        f"(queries.jsonl, qrels/{args.split}.tsv, {JUDGMENTS})"
+    )
     if hashed:
-        print(f"{hashed} queries were logged without their text: they are in {JUDGMENTS} by their key, not in the qrels")
+        print(
+            f"{hashed} queries were logged without their text: they are in {JUDGMENTS} by their key, not in the qrels"
+        )
     return 0
 
 
@@ -137,10 +173,16 @@ def _judgment_list(judged: list[Any], name: str) -> dict[str, Any]:
         by_query.setdefault(j.query, []).append({"docId": j.doc, "rating": f"{j.coec:.3f}"})
     refused = {q for q in by_query if srw.refused_text(q)}
     if srw.refused_text(name, limit=srw.NAME_MAX):
-        raise InputError(f"--name {name!r} would be refused by the workbench: {srw.refused_text(name, limit=srw.NAME_MAX)}")
+        raise InputError(
+            f"--name {name!r} would be refused by the workbench: {srw.refused_text(name, limit=srw.NAME_MAX)}"
+        )
     ratings = [{"query": q, "ratings": r} for q, r in by_query.items() if q not in refused]
-    return {"name": name, "description": f"COEC judgments from {len(judged)} (query, document) pairs of UBI clicks",
-            "type": "IMPORT_JUDGMENT", "judgmentRatings": ratings}
+    return {
+        "name": name,
+        "description": f"COEC judgments from {len(judged)} (query, document) pairs of UBI clicks",
+        "type": "IMPORT_JUDGMENT",
+        "judgmentRatings": ratings,
+    }
 
 
 def run_forget(args: argparse.Namespace) -> int:

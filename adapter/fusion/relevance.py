@@ -48,7 +48,8 @@ class RelevanceMap:
     fusion: str  # the fusion's name (Fusion.name): the map applies to its scores only
     scores: tuple[float, ...]
     sample: int = 0  # how many reference scores it was fitted on
-    reference: str = "top"  # which hits: "consensus" (in every fusion's top k, :func:`consensus`) or "top" (the fusion's own)
+    # which hits: "consensus" (in every fusion's top k, :func:`consensus`) or "top" (the fusion's own)
+    reference: str = "top"
 
     def __post_init__(self) -> None:
         values = tuple(float(s) for s in self.scores)
@@ -78,9 +79,16 @@ class RelevanceMap:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RelevanceMap:
         try:
-            return cls(str(data["fusion"]), tuple(data["scores"]), int(data.get("sample", 0)), str(data.get("reference", "top")))
+            return cls(
+                str(data["fusion"]),
+                tuple(data["scores"]),
+                int(data.get("sample", 0)),
+                str(data.get("reference", "top")),
+            )
         except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"a relevance map is {{'fusion': name, 'scores': [quantiles]}}, got {dict(data)!r}") from exc
+            raise InputError(
+                f"a relevance map is {{'fusion': name, 'scores': [quantiles]}}, got {dict(data)!r}"
+            ) from exc
 
 
 def fit(fusion: str, scores: Iterable[float], *, knots: int = KNOTS, reference: str = "top") -> RelevanceMap:
@@ -88,8 +96,10 @@ def fit(fusion: str, scores: Iterable[float], *, knots: int = KNOTS, reference: 
     :data:`MIN_SCORES`, non-finite ones left out); ``reference`` names which hits they were."""
     values = np.asarray([s for s in scores if math.isfinite(s)], dtype=float)
     if len(values) < MIN_SCORES:
-        raise InputError(f"{len(values)} scores to fit the relevance of {fusion!r}; give at least {MIN_SCORES} "
-                         "(more sample queries, or more hits per query)")
+        raise InputError(
+            f"{len(values)} scores to fit the relevance of {fusion!r}; give at least {MIN_SCORES} "
+            "(more sample queries, or more hits per query)"
+        )
     if knots < 2:
         raise InputError(f"knots must be at least 2, got {knots}")
     quantiles = np.quantile(values, np.linspace(0.0, 1.0, knots))
@@ -105,7 +115,9 @@ def consensus(ranked: Mapping[str, Sequence[Sequence[tuple[str, float]]]]) -> di
         return {}
     lengths = {len(ranked[n]) for n in names}
     if len(lengths) != 1:
-        raise InputError(f"every fusion needs the same sample queries, got {dict((n, len(ranked[n])) for n in names)} lists")
+        raise InputError(
+            f"every fusion needs the same sample queries, got {dict((n, len(ranked[n])) for n in names)} lists"
+        )
     out: dict[str, list[float]] = {n: [] for n in names}
     for q in range(lengths.pop()):
         scored = {n: dict(ranked[n][q]) for n in names}

@@ -24,8 +24,9 @@ from adapter.index.catalog import index_meta, read_index_info
 from adapter.index.language import DEFAULT_ANALYZER, MULTILINGUAL_EMBEDDER, AnalysisChoice, choose, recorded_choice
 
 
-def choose_analysis(client: ClusterLike, texts: Iterable[str] | None, *, source: str = "the documents",
-                    engine: Engine | None = None) -> AnalysisChoice:
+def choose_analysis(
+    client: ClusterLike, texts: Iterable[str] | None, *, source: str = "the documents", engine: Engine | None = None
+) -> AnalysisChoice:
     """The analyzer and embedder a new index of ``texts`` gets on this cluster (the same rule as
     ``hybrid init``); ``texts`` None: no documents yet. Without a language detector (the ``language``
     extra) the default, saying how to install it."""
@@ -37,16 +38,22 @@ def choose_analysis(client: ClusterLike, texts: Iterable[str] | None, *, source:
         return choose(None, support)
     languages = detect_languages(texts, source=source)
     if languages is None:
-        return AnalysisChoice(DEFAULT_ANALYZER, MULTILINGUAL_EMBEDDER,
-                              f"no language detector to read the documents with ({install_hint('language')})")
+        return AnalysisChoice(
+            DEFAULT_ANALYZER,
+            MULTILINGUAL_EMBEDDER,
+            f"no language detector to read the documents with ({install_hint('language')})",
+        )
     return choose(languages, support)
 
 
 def record_choice(cluster: Cluster, index: str, choice: AnalysisChoice, *, pending: bool = False) -> None:
     """Keep ``choice`` in ``index``'s ``_meta.analysis`` (``pending``: the first ingest still chooses)."""
     meta = index_meta(cluster, index)
-    cluster.put_mapping(index, {"_meta": {**meta, "analysis": {**choice.to_meta(), "pending": pending}}},
-                        action=f"recording the analyzer choice of {index}")
+    cluster.put_mapping(
+        index,
+        {"_meta": {**meta, "analysis": {**choice.to_meta(), "pending": pending}}},
+        action=f"recording the analyzer choice of {index}",
+    )
 
 
 def is_pending(cluster: Cluster, alias: str) -> bool:
@@ -84,12 +91,20 @@ def settle_pending(cluster: Cluster, alias: str, texts: Iterable[str], *, source
     index = info.index
     if choice.analyzer != live.analyzer:
         kept_meta = {k: v for k, v in meta.items() if k not in live.index_spec().meta and k != "analysis"}
-        cluster.delete_indices([index], action=f"deleting the empty {index} to rebuild it with analyzer {choice.analyzer}")
-        report = init_index(cluster, alias, replace(live, analyzer=choice.analyzer).index_spec(), weights=live.weights,
-                            extra_pipelines=live.pipelines)
+        cluster.delete_indices(
+            [index], action=f"deleting the empty {index} to rebuild it with analyzer {choice.analyzer}"
+        )
+        report = init_index(
+            cluster,
+            alias,
+            replace(live, analyzer=choice.analyzer).index_spec(),
+            weights=live.weights,
+            extra_pipelines=live.pipelines,
+        )
         index = report.index
         if kept_meta:  # what calibrate or others kept beside the assets' keys
-            cluster.put_mapping(index, {"_meta": {**index_meta(cluster, index), **kept_meta}}, action=f"restoring _meta of {index}")
+            cluster.put_mapping(
+                index, {"_meta": {**index_meta(cluster, index), **kept_meta}}, action=f"restoring _meta of {index}"
+            )
     record_choice(cluster, index, choice)
     return choice
-

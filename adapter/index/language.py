@@ -20,7 +20,8 @@ run (:class:`~adapter.index.analysis.AnalysisSupport`):
 The embedder is :data:`MULTILINGUAL_EMBEDDER` in every case: it is the project's one default
 (:func:`adapter.models.embedders.default_embedder`), it reads every language the detector names, and
 a corpus that later gains a language keeps working. MiniLM for English corpora was measured and not
-taken: 0.035-0.056 below it on a catalogue searched by part numbers (parts-en), for 0.004-0.008 above on one set (med). An index that already exists keeps its own
+taken: 0.035-0.056 below it on a catalogue searched by part numbers (parts-en), for 0.004-0.008 above on one set (med).
+An index that already exists keeps its own
 analyzer and embedder (:mod:`adapter.index.live` reads them); a name the user gives always wins.
 """
 
@@ -42,20 +43,81 @@ SAMPLE_DOCUMENTS = 200  # how many documents a choice reads (the detector classi
 # ISO 639-1 (what the detector answers) -> the language analyzer OpenSearch and Elasticsearch build in
 # (analysis-common), or one rendered from the cluster (polish: adapter.index.analysis).
 LANGUAGE_ANALYZERS = {
-    "ar": "arabic", "hy": "armenian", "eu": "basque", "bn": "bengali", "bg": "bulgarian", "ca": "catalan", "cs": "czech",
-    "da": "danish", "nl": "dutch", "en": "english", "fi": "finnish", "fr": "french", "gl": "galician", "de": "german",
-    "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "ga": "irish", "it": "italian", "lv": "latvian",
-    "lt": "lithuanian", "no": "norwegian", "nb": "norwegian", "fa": "persian", "pt": "portuguese", "ro": "romanian",
-    "ru": "russian", "es": "spanish", "sv": "swedish", "tr": "turkish", "th": "thai", "zh": "cjk", "ja": "cjk", "ko": "cjk",
+    "ar": "arabic",
+    "hy": "armenian",
+    "eu": "basque",
+    "bn": "bengali",
+    "bg": "bulgarian",
+    "ca": "catalan",
+    "cs": "czech",
+    "da": "danish",
+    "nl": "dutch",
+    "en": "english",
+    "fi": "finnish",
+    "fr": "french",
+    "gl": "galician",
+    "de": "german",
+    "el": "greek",
+    "hi": "hindi",
+    "hu": "hungarian",
+    "id": "indonesian",
+    "ga": "irish",
+    "it": "italian",
+    "lv": "latvian",
+    "lt": "lithuanian",
+    "no": "norwegian",
+    "nb": "norwegian",
+    "fa": "persian",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "es": "spanish",
+    "sv": "swedish",
+    "tr": "turkish",
+    "th": "thai",
+    "zh": "cjk",
+    "ja": "cjk",
+    "ko": "cjk",
     "pl": "polish",
 }
 LANGUAGE_NAMES = {
-    "ar": "Arabic", "hy": "Armenian", "eu": "Basque", "bn": "Bengali", "bg": "Bulgarian", "ca": "Catalan", "cs": "Czech",
-    "da": "Danish", "nl": "Dutch", "en": "English", "fi": "Finnish", "fr": "French", "gl": "Galician", "de": "German",
-    "el": "Greek", "hi": "Hindi", "hu": "Hungarian", "id": "Indonesian", "ga": "Irish", "it": "Italian", "lv": "Latvian",
-    "lt": "Lithuanian", "no": "Norwegian", "nb": "Norwegian", "fa": "Persian", "pt": "Portuguese", "ro": "Romanian",
-    "ru": "Russian", "es": "Spanish", "sv": "Swedish", "tr": "Turkish", "th": "Thai", "zh": "Chinese", "ja": "Japanese",
-    "ko": "Korean", "pl": "Polish", "uk": "Ukrainian",
+    "ar": "Arabic",
+    "hy": "Armenian",
+    "eu": "Basque",
+    "bn": "Bengali",
+    "bg": "Bulgarian",
+    "ca": "Catalan",
+    "cs": "Czech",
+    "da": "Danish",
+    "nl": "Dutch",
+    "en": "English",
+    "fi": "Finnish",
+    "fr": "French",
+    "gl": "Galician",
+    "de": "German",
+    "el": "Greek",
+    "hi": "Hindi",
+    "hu": "Hungarian",
+    "id": "Indonesian",
+    "ga": "Irish",
+    "it": "Italian",
+    "lv": "Latvian",
+    "lt": "Lithuanian",
+    "no": "Norwegian",
+    "nb": "Norwegian",
+    "fa": "Persian",
+    "pt": "Portuguese",
+    "ro": "Romanian",
+    "ru": "Russian",
+    "es": "Spanish",
+    "sv": "Swedish",
+    "tr": "Turkish",
+    "th": "Thai",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "pl": "Polish",
+    "uk": "Ukrainian",
 }
 OVERRIDE = "--analyzer / --embedder to choose"
 # Written without spaces between words: the standard tokenizer under folding cannot split them, their analyzer can.
@@ -142,23 +204,37 @@ def choose(languages: Languages | None, support: AnalysisSupport) -> AnalysisCho
     embedder = MULTILINGUAL_EMBEDDER
     if languages is None or languages.documents < MIN_DOCUMENTS:
         n = 0 if languages is None else languages.documents
-        why = "no documents to read the language from yet" if not n else f"only {n} document{'s' * (n != 1)} to read the language from"
+        why = (
+            "no documents to read the language from yet"
+            if not n
+            else f"only {n} document{'s' * (n != 1)} to read the language from"
+        )
         return AnalysisChoice(DEFAULT_ANALYZER, embedder, why, languages)
     top = languages.top
     assert top is not None  # documents >= MIN_DOCUMENTS
     language, share = top
     if share < ONE_LANGUAGE_SHARE:
         mixed = mixed_analyzer(support)
-        return AnalysisChoice(mixed, embedder, f"{languages.source}: {languages.describe()}: mixed, so "
-                              f"{'ICU folding' if mixed == 'icu_folding' else 'folding'} and a multilingual embedder", languages)
+        return AnalysisChoice(
+            mixed,
+            embedder,
+            f"{languages.source}: {languages.describe()}: mixed, so "
+            f"{'ICU folding' if mixed == 'icu_folding' else 'folding'} and a multilingual embedder",
+            languages,
+        )
     analyzer, why_not = language_analyzer(language, support)
-    said = f"{round(100 * share)}% of {languages.source} {'is' if languages.documents == 1 else 'are'} {language_name(language)}"
+    verb = "is" if languages.documents == 1 else "are"
+    said = f"{round(100 * share)}% of {languages.source} {verb} {language_name(language)}"
     if analyzer is None:
         return AnalysisChoice(mixed_analyzer(support), embedder, f"{said}, but {why_not}", languages)
     if language in UNSPACED:
         return AnalysisChoice(analyzer, embedder, said, languages)
-    return AnalysisChoice(DEFAULT_ANALYZER, embedder, f"{said}; folding ranks as well as {analyzer} or better (docs/EVALUATION.md)",
-                          languages)
+    return AnalysisChoice(
+        DEFAULT_ANALYZER,
+        embedder,
+        f"{said}; folding ranks as well as {analyzer} or better (docs/EVALUATION.md)",
+        languages,
+    )
 
 
 def recorded_choice(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:

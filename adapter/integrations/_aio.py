@@ -42,10 +42,15 @@ def split(part: Any, given_async: Any) -> tuple[Any, Any]:
     and its ``async_*`` argument; both async: an error."""
     if is_async(part):
         if given_async is not None:
-            raise InputError(f"an {type(part).__name__} was given twice: pass the sync one first, or only the async one")
+            raise InputError(
+                f"an {type(part).__name__} was given twice: pass the sync one first, or only the async one"
+            )
         return None, part
     if given_async is not None and not is_async(given_async):
-        raise InputError(f"async_searcher / async_ingestor must be an AsyncSearcher / AsyncIngestor, got {type(given_async).__name__}")
+        raise InputError(
+            "async_searcher / async_ingestor must be an AsyncSearcher / AsyncIngestor, got "
+            f"{type(given_async).__name__}"
+        )
     return part, given_async
 
 

@@ -88,10 +88,12 @@ def refuse_unknown_keys(searcher: Any, filters: Mapping[str, Any] | None, result
     mapped = mapped_fields(searcher.cluster, searcher.info.index)
     unknown = [f for f in dict.fromkeys(asked) if f not in mapped]
     if unknown:
-        keys = sorted(f[len(METADATA_FIELD) + 1:] for f in mapped if f.startswith(f"{METADATA_FIELD}."))
-        raise InputError(f"the filter names {', '.join(repr(f) for f in unknown)}, which no entry of {searcher.alias} was ever "
-                         f"written with, so it matches nothing; metadata keys: {', '.join(keys) or 'none'} (a key inside an "
-                         "object is dotted: {'nested.team': 'ops'})")
+        keys = sorted(f[len(METADATA_FIELD) + 1 :] for f in mapped if f.startswith(f"{METADATA_FIELD}."))
+        raise InputError(
+            f"the filter names {', '.join(repr(f) for f in unknown)}, which no entry of {searcher.alias} was ever "
+            f"written with, so it matches nothing; metadata keys: {', '.join(keys) or 'none'} (a key inside an "
+            "object is dotted: {'nested.team': 'ops'})"
+        )
 
 
 def log_notices(logger: logging.Logger, result: SearchResult) -> None:
@@ -104,8 +106,10 @@ def log_notices(logger: logging.Logger, result: SearchResult) -> None:
 def _conjunction(condition: Any, items: Iterable[Any], where: str) -> dict[str, Any]:
     name = str(getattr(condition, "value", condition) or "and").lower()
     if name != "and":
-        raise InputError(f"{where}: only AND is supported (the adapter's filters are a conjunction of term, terms and "
-                         f"range clauses on metadata), got {name.upper()}")
+        raise InputError(
+            f"{where}: only AND is supported (the adapter's filters are a conjunction of term, terms and "
+            f"range clauses on metadata), got {name.upper()}"
+        )
     out: dict[str, Any] = {}
     for item in items:
         if isinstance(item, Mapping):
@@ -128,7 +132,7 @@ def _comparison(field: Any, operator: Any, value: Any, where: str) -> dict[str, 
     op = str(getattr(operator, "value", operator))
     if not isinstance(field, str) or not field:
         raise InputError(f"{where}: a condition needs a field, got {field!r}")
-    key = metadata_key(field[len("meta."):] if field.startswith("meta.") else field)
+    key = metadata_key(field[len("meta.") :] if field.startswith("meta.") else field)
     if op == "==":
         return {key: value}
     if op == "in":
@@ -137,8 +141,10 @@ def _comparison(field: Any, operator: Any, value: Any, where: str) -> dict[str, 
         return {key: list(value)}
     if op in _RANGES:
         return {key: {_RANGES[op]: value}}
-    raise InputError(f"{where}: operator {op!r} on {field!r} is not supported; the adapter filters with ==, in, >, >=, <, <= "
-                     "(all of them must hold)")
+    raise InputError(
+        f"{where}: operator {op!r} on {field!r} is not supported; the adapter filters with ==, in, >, >=, <, <= "
+        "(all of them must hold)"
+    )
 
 
 @dataclass(frozen=True)
@@ -165,9 +171,17 @@ class HitInfo:
 
 
 def hit_info(hit: Hit, result: SearchResult, query_id: str | None = None) -> HitInfo:
-    return HitInfo(id=hit.id, parent_id=str(hit.source.get(PARENT_FIELD, hit.id)), chunk_index=int(hit.source.get(CHUNK_FIELD) or 0),
-                   score=hit.score, relevance=relevance(hit, result), rank=hit.rank, fused_by=result.fused_by_label,
-                   legs=tuple(asdict(leg) for leg in hit.legs), query_id=query_id)
+    return HitInfo(
+        id=hit.id,
+        parent_id=str(hit.source.get(PARENT_FIELD, hit.id)),
+        chunk_index=int(hit.source.get(CHUNK_FIELD) or 0),
+        score=hit.score,
+        relevance=relevance(hit, result),
+        rank=hit.rank,
+        fused_by=result.fused_by_label,
+        legs=tuple(asdict(leg) for leg in hit.legs),
+        query_id=query_id,
+    )
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
@@ -214,6 +228,7 @@ class FrameworkRow:
 def source_rows(items: Iterable[FrameworkRow]) -> Iterator[SourceDoc | RowError]:
     """Framework rows as the adapter's readers yield a file's rows, checked the same way (an id,
     some text, valid Unicode, no id twice); ``line`` is the 1-based position."""
+
     def rows() -> Iterator[SourceDoc | RowError]:
         for line, item in enumerate(items, 1):
             doc_id = None if item.id is None else str(item.id)
@@ -225,8 +240,14 @@ def source_rows(items: Iterable[FrameworkRow]) -> Iterator[SourceDoc | RowError]
                 yield row
                 continue
             vector = None if item.vector is None else tuple(float(x) for x in item.vector)
-            yield replace(row, metadata=dict(item.metadata or {}), parent_id=item.parent_id, chunk_index=item.chunk_index,
-                          vector=vector, embedded_by=item.embedded_by)
+            yield replace(
+                row,
+                metadata=dict(item.metadata or {}),
+                parent_id=item.parent_id,
+                chunk_index=item.chunk_index,
+                vector=vector,
+                embedded_by=item.embedded_by,
+            )
 
     return _dedupe(rows())
 
@@ -251,5 +272,6 @@ def raise_on_failures(report: IngestReport, what: str, total: int) -> None:
         listing = "; ".join(f"{f.id or f'item {f.line}'}: {f.reason}" for f in report.failures[:10])
         more = f" (and {len(report.failures) - 10} more)" if len(report.failures) > 10 else ""
         where = f"; all are in {report.failures_file}" if report.failures_file else ""
-        raise InputError(f"{what}: {len(report.failures)} of {total} documents did not land "
-                         f"(the others did): {listing}{more}{where}")
+        raise InputError(
+            f"{what}: {len(report.failures)} of {total} documents did not land (the others did): {listing}{more}{where}"
+        )

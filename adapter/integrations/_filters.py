@@ -76,7 +76,7 @@ def _field(name: Any) -> str:
     if name == "id":
         return "_id"
     if name.startswith("meta."):
-        return f"{METADATA_FIELD}.{name[len('meta.'):]}"
+        return f"{METADATA_FIELD}.{name[len('meta.') :]}"
     raise FilterGrammarError(f"field {name!r}: filters address meta.<key>, id or content")
 
 
@@ -109,11 +109,17 @@ def _content(node: Mapping[str, Any], fields: list[str], content_field: str) -> 
     if op in ("in", "not in"):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise FilterGrammarError(f"{op!r} on 'content' takes a list of strings, got {value!r}")
-        any_of = {"bool": {"should": [_phrase(content_field, v) for v in value], "minimum_should_match": 1}} if value else _NOTHING
+        any_of = (
+            {"bool": {"should": [_phrase(content_field, v) for v in value], "minimum_should_match": 1}}
+            if value
+            else _NOTHING
+        )
         return any_of if op == "in" else {"bool": {"must_not": [any_of]}}
     if op not in ("==", "!="):
-        raise FilterGrammarError(f"operator {op!r} on 'content': the text is compared with ==, !=, in or not in "
-                                 "(as a phrase of the analysed text), never ordered")
+        raise FilterGrammarError(
+            f"operator {op!r} on 'content': the text is compared with ==, !=, in or not in "
+            "(as a phrase of the analysed text), never ordered"
+        )
     if value is None:
         return _NOTHING if op == "==" else {"match_all": {}}
     if not isinstance(value, str):
@@ -139,7 +145,17 @@ def _range(field: str, op: str, value: Any) -> dict[str, Any]:
 
 
 # LlamaIndex's operators (``FilterOperator`` values) in Haystack's grammar; the rest are built below.
-_LLAMA_SAME = {"==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=", "in": "in", "nin": "not in", "any": "in"}
+_LLAMA_SAME = {
+    "==": "==",
+    "!=": "!=",
+    ">": ">",
+    ">=": ">=",
+    "<": "<",
+    "<=": "<=",
+    "in": "in",
+    "nin": "not in",
+    "any": "in",
+}
 
 
 def llamaindex_clause(filters: Any) -> Clause:
@@ -175,7 +191,14 @@ def _llama_leaf(item: Any) -> dict[str, Any]:
             raise FilterGrammarError(f"'all' on {item.key!r} takes a list, got {type(value).__name__}")
         return {"operator": "AND", "conditions": [{"field": field, "operator": "==", "value": v} for v in value]}
     if op == "is_empty":
-        return {"operator": "OR", "conditions": [{"field": field, "operator": "==", "value": None},
-                                                  {"field": field, "operator": "==", "value": ""}]}
-    raise FilterGrammarError(f"operator {op!r} on {item.key!r} is not supported: metadata is stored as exact values "
-                             "(==, !=, ranges, in, nin, any, all, contains, is_empty)")
+        return {
+            "operator": "OR",
+            "conditions": [
+                {"field": field, "operator": "==", "value": None},
+                {"field": field, "operator": "==", "value": ""},
+            ],
+        }
+    raise FilterGrammarError(
+        f"operator {op!r} on {item.key!r} is not supported: metadata is stored as exact values "
+        "(==, !=, ranges, in, nin, any, all, contains, is_empty)"
+    )

@@ -65,16 +65,26 @@ class UbiOptIn:
             if unknown:
                 raise InputError(f"ubi: unknown option {', '.join(map(repr, unknown))}; it takes {', '.join(KEYS)}")
             return cls(**{"client_id": framework, **value})
-        raise InputError(f"ubi takes True, False, a mapping of {', '.join(KEYS)} or a UbiLogger, got {type(value).__name__}")
+        raise InputError(
+            f"ubi takes True, False, a mapping of {', '.join(KEYS)} or a UbiLogger, got {type(value).__name__}"
+        )
 
     def as_json(self) -> dict[str, Any]:
         """What serialises (Haystack's ``to_dict``): a given logger's own settings, not the logger."""
         if self.logger is not None:
             store = self.logger.store
-            return {"client_id": self.client_id, "queries_index": store.queries_index, "events_index": store.events_index,
-                    "store_query_text": bool(self.logger.store_query_text)}
-        return {"client_id": self.client_id, "queries_index": self.queries_index, "events_index": self.events_index,
-                "store_query_text": self.store_query_text}
+            return {
+                "client_id": self.client_id,
+                "queries_index": store.queries_index,
+                "events_index": store.events_index,
+                "store_query_text": bool(self.logger.store_query_text),
+            }
+        return {
+            "client_id": self.client_id,
+            "queries_index": self.queries_index,
+            "events_index": self.events_index,
+            "store_query_text": self.store_query_text,
+        }
 
 
 class UbiLink:
@@ -111,9 +121,12 @@ class UbiLink:
 
         with self._lock:
             if self._logger is None:
-                if isinstance(getattr(searcher.cluster, "client", None), Blocking):  # an asyncio client answers on its loop only
-                    raise InputError("ubi=True (or its options) needs a component over a sync Searcher; over an asyncio "
-                                     "client give ubi= a UbiLogger built on a sync client (UbiLogger(connect(url)))")
+                # an asyncio client answers on its loop only
+                if isinstance(getattr(searcher.cluster, "client", None), Blocking):
+                    raise InputError(
+                        "ubi=True (or its options) needs a component over a sync Searcher; over an asyncio "
+                        "client give ubi= a UbiLogger built on a sync client (UbiLogger(connect(url)))"
+                    )
                 store = UbiStore(searcher.cluster, queries_index=opt_in.queries_index, events_index=opt_in.events_index)
                 self._logger = UbiLogger(store, store_query_text=opt_in.store_query_text)
             return self._logger

@@ -32,7 +32,8 @@ the current loop's). Components built from a Searcher / Ingestor take ``async_se
 
 Each retrieved ``Document`` has ``id`` = the hit's id, ``content`` = its whole text, ``score`` =
 its relevance in [0, 1] (one meaning under every fusion where the index keeps relevance maps:
-:mod:`adapter.fusion.relevance`; the fused score is ``hits[i]["score"]``), and ``meta`` = the metadata as written (``title`` with it; a split Haystack's
+:mod:`adapter.fusion.relevance`; the fused score is ``hits[i]["score"]``), and ``meta`` = the metadata as written
+(``title`` with it; a split Haystack's
 ``DocumentSplitter`` made has its ``source_id`` and ``split_id`` back). What the adapter knows of
 each hit comes apart, in the ``hits`` output (one dict per document: ``parent_id``,
 ``chunk_index``, ``score``, ``relevance`` in [0, 1], ``rank``, ``fused_by`` and, with ``explain``,
@@ -139,10 +140,19 @@ class HybridDocumentStore:
     (the index's vectors are its model's) and their metadata as written.
     """
 
-    def __init__(self, url: str | None = None, index: str = "", *, username: Secret | None = _env("OPENSEARCH_USERNAME"),
-                 password: Secret | None = _env("OPENSEARCH_PASSWORD"), api_key: Secret | None = _env("OPENSEARCH_API_KEY"),
-                 allowed_models: list[str] | None = None, carried_vectors: str = "refuse", embedder: Any = None,
-                 ubi: Any = False) -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        index: str = "",
+        *,
+        username: Secret | None = _env("OPENSEARCH_USERNAME"),
+        password: Secret | None = _env("OPENSEARCH_PASSWORD"),
+        api_key: Secret | None = _env("OPENSEARCH_API_KEY"),
+        allowed_models: list[str] | None = None,
+        carried_vectors: str = "refuse",
+        embedder: Any = None,
+        ubi: Any = False,
+    ) -> None:
         if not index:
             raise InputError("HybridDocumentStore needs index=<the alias of an index made by hybrid init>")
         if carried_vectors not in CARRIED:
@@ -161,11 +171,20 @@ class HybridDocumentStore:
 
     # -- serialisation -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        secrets = {k: v.to_dict() if v is not None else None
-                   for k, v in (("username", self.username), ("password", self.password), ("api_key", self.api_key))}
+        secrets = {
+            k: v.to_dict() if v is not None else None
+            for k, v in (("username", self.username), ("password", self.password), ("api_key", self.api_key))
+        }
         ubi = self._ubi.opt_in.as_json() if self._ubi.opt_in is not None else False
-        return default_to_dict(self, url=self.url, index=self.index, allowed_models=self.allowed_models,
-                               carried_vectors=self.carried_vectors, ubi=ubi, **secrets)
+        return default_to_dict(
+            self,
+            url=self.url,
+            index=self.index,
+            allowed_models=self.allowed_models,
+            carried_vectors=self.carried_vectors,
+            ubi=ubi,
+            **secrets,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridDocumentStore:
@@ -183,8 +202,11 @@ class HybridDocumentStore:
             return self._parts
 
     def _credentials(self) -> dict[str, Any]:
-        return {k: s.resolve_value() for k, s in (("username", self.username), ("password", self.password),
-                                                  ("api_key", self.api_key)) if s is not None and s.resolve_value()}
+        return {
+            k: s.resolve_value()
+            for k, s in (("username", self.username), ("password", self.password), ("api_key", self.api_key))
+            if s is not None and s.resolve_value()
+        }
 
     def _connect(self) -> _Parts:
         from adapter.engines import connect_cluster
@@ -260,7 +282,8 @@ class HybridDocumentStore:
 
     @property
     def ubi_logger(self) -> Any:
-        """The :class:`~adapter.traffic.logger.UbiLogger` its retrievers' searches are logged to (None: off); flush or close it."""
+        """The :class:`~adapter.traffic.logger.UbiLogger` its retrievers' searches are logged to (None: off); flush or
+        close it."""
         if self._ubi.opt_in is not None:
             self._open()  # the logger is built with the sync parts
         return self._ubi.logger
@@ -319,7 +342,9 @@ class HybridDocumentStore:
         (``{}``, an ``AND`` of no conditions) or matches every document is refused unless ``all=True``, and one
         on a key no document has is an error (:mod:`adapter.ingest.deletion`); nothing is deleted then."""
         selection = self._selection(filters)
-        return self._open().documents.delete(filters=dict(selection.filters or {}) if selection else {}, all=all).deleted
+        return (
+            self._open().documents.delete(filters=dict(selection.filters or {}) if selection else {}, all=all).deleted
+        )
 
     def delete_all_documents(self, recreate_index: bool = False) -> None:
         """Delete every document (the index, its model and its settings stay). ``recreate_index=True``
@@ -341,8 +366,10 @@ class HybridDocumentStore:
         if not isinstance(meta, dict):
             raise InputError(f"update_by_filter takes meta as a dict, got {type(meta).__name__}")
         if TITLE in meta or SOURCE_ID in meta or SPLIT_ID in meta:
-            raise InputError("update_by_filter changes metadata only: title, source_id and split_id are the entry's own "
-                             "fields (write the documents again to change them)")
+            raise InputError(
+                "update_by_filter changes metadata only: title, source_id and split_id are the entry's own "
+                "fields (write the documents again to change them)"
+            )
         selection = self._selection(filters) or Selection()
         report = self._open().ingestor.update_where(selection, meta)
         raise_on_failures(report, "update_by_filter", report.chunks + report.failed)
@@ -366,14 +393,21 @@ class HybridDocumentStore:
         low, high = self._facets().bounds(_meta_key(metadata_field))
         return {"min": low, "max": high}
 
-    def get_metadata_field_unique_values(self, metadata_field: str, search_term: str | None = None, from_: int = 0,
-                                         size: int = 10, filters: dict[str, Any] | None = None) -> tuple[list[Any], int]:
+    def get_metadata_field_unique_values(
+        self,
+        metadata_field: str,
+        search_term: str | None = None,
+        from_: int = 0,
+        size: int = 10,
+        filters: dict[str, Any] | None = None,
+    ) -> tuple[list[Any], int]:
         """``(values, total)``: the distinct values of a metadata key in ascending order, ``size`` of them
         from ``from_``, among the documents ``filters`` selects whose value contains ``search_term``
         (case-insensitive, on the value, not the text); ``total`` counts all such values. A key no
         document has: ``([], 0)``."""
-        return self._facets().values(_meta_key(metadata_field), _query(self._selection(filters)), contains=search_term,
-                                     offset=from_, size=size)
+        return self._facets().values(
+            _meta_key(metadata_field), _query(self._selection(filters)), contains=search_term, offset=from_, size=size
+        )
 
     def _facets(self) -> MetadataFacets:
         documents = self._open().documents
@@ -386,7 +420,9 @@ class HybridDocumentStore:
     async def filter_documents_async(self, filters: dict[str, Any] | None = None) -> list[Document]:
         return await self._run(HybridDocumentStore.filter_documents, filters)
 
-    async def write_documents_async(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+    async def write_documents_async(
+        self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE
+    ) -> int:
         return await self._run(HybridDocumentStore.write_documents, documents, policy)
 
     async def delete_documents_async(self, document_ids: list[str]) -> None:
@@ -408,15 +444,25 @@ class HybridDocumentStore:
     async def get_metadata_fields_info_async(self) -> dict[str, dict[str, str]]:
         return await self._run(HybridDocumentStore.get_metadata_fields_info)
 
-    async def count_unique_metadata_by_filter_async(self, filters: dict[str, Any], metadata_fields: list[str]) -> dict[str, int]:
+    async def count_unique_metadata_by_filter_async(
+        self, filters: dict[str, Any], metadata_fields: list[str]
+    ) -> dict[str, int]:
         return await self._run(HybridDocumentStore.count_unique_metadata_by_filter, filters, metadata_fields)
 
     async def get_metadata_field_min_max_async(self, metadata_field: str) -> dict[str, Any]:
         return await self._run(HybridDocumentStore.get_metadata_field_min_max, metadata_field)
 
-    async def get_metadata_field_unique_values_async(self, metadata_field: str, search_term: str | None = None, from_: int = 0,
-                                                     size: int = 10, filters: dict[str, Any] | None = None) -> tuple[list[Any], int]:
-        return await self._run(HybridDocumentStore.get_metadata_field_unique_values, metadata_field, search_term, from_, size, filters)
+    async def get_metadata_field_unique_values_async(
+        self,
+        metadata_field: str,
+        search_term: str | None = None,
+        from_: int = 0,
+        size: int = 10,
+        filters: dict[str, Any] | None = None,
+    ) -> tuple[list[Any], int]:
+        return await self._run(
+            HybridDocumentStore.get_metadata_field_unique_values, metadata_field, search_term, from_, size, filters
+        )
 
 
 def _async_client(engine: str, url: str | None, credentials: dict[str, Any]) -> Any:
@@ -439,9 +485,11 @@ def _clause(filters: dict[str, Any] | None, content_field: str = "text") -> Any:
 
 def _no_recreate(recreate_index: bool) -> None:
     if recreate_index:
-        raise InputError("delete_all_documents(recreate_index=True): an adapter index is not dropped and made again by a document "
-                         "store (its alias, versions, pipelines and calibration go with it); its documents are deleted with "
-                         "recreate_index=False, and `hybrid reindex` makes a new version of the index")
+        raise InputError(
+            "delete_all_documents(recreate_index=True): an adapter index is not dropped and made again by a document "
+            "store (its alias, versions, pipelines and calibration go with it); its documents are deleted with "
+            "recreate_index=False, and `hybrid reindex` makes a new version of the index"
+        )
 
 
 def _query(selection: Selection | None) -> dict[str, Any] | None:
@@ -452,7 +500,7 @@ def _meta_key(field: Any) -> str:
     """A metadata key as Haystack names it (``meta.category`` or ``category``)."""
     if not isinstance(field, str) or not field or field == "meta.":
         raise InputError(f"a metadata field is a name (with or without meta.), got {field!r}")
-    return field[len("meta."):] if field.startswith("meta.") else field
+    return field[len("meta.") :] if field.startswith("meta.") else field
 
 
 @component
@@ -477,15 +525,27 @@ class HybridRetriever:
     loop; built from a sync ``searcher`` alone, it runs :meth:`run` on a worker thread.
     """
 
-    def __init__(self, searcher: Any = None, *, document_store: HybridDocumentStore | None = None, top_k: int = 10,
-                 technique: str = "hybrid", fusion: Any = None, filters: dict[str, Any] | None = None,
-                 explain: bool = True, search_kwargs: dict[str, Any] | None = None, async_searcher: Any = None,
-                 ubi: Any = None) -> None:
+    def __init__(
+        self,
+        searcher: Any = None,
+        *,
+        document_store: HybridDocumentStore | None = None,
+        top_k: int = 10,
+        technique: str = "hybrid",
+        fusion: Any = None,
+        filters: dict[str, Any] | None = None,
+        explain: bool = True,
+        search_kwargs: dict[str, Any] | None = None,
+        async_searcher: Any = None,
+        ubi: Any = None,
+    ) -> None:
         sync, self._async_searcher = _aio.split(searcher, async_searcher)
         if sync is None and self._async_searcher is not None:
             searcher = _aio.bridged(self._async_searcher)  # async only: its sync side (info; no request)
         if (searcher is None) == (document_store is None):
-            raise InputError("HybridRetriever takes a document_store (HybridDocumentStore) or a searcher (adapter.Searcher)")
+            raise InputError(
+                "HybridRetriever takes a document_store (HybridDocumentStore) or a searcher (adapter.Searcher)"
+            )
         if searcher is not None and not callable(getattr(searcher, "search", None)):
             raise InputError(f"searcher must be an adapter.Searcher, got {type(searcher).__name__}")
         if document_store is not None and not isinstance(document_store, HybridDocumentStore):
@@ -505,13 +565,25 @@ class HybridRetriever:
 
     def to_dict(self) -> dict[str, Any]:
         if self.document_store is None:
-            raise InputError("a HybridRetriever built from a Searcher does not serialise: build it from a HybridDocumentStore")
+            raise InputError(
+                "a HybridRetriever built from a Searcher does not serialise: build it from a HybridDocumentStore"
+            )
         if self.fusion is not None and not isinstance(self.fusion, str):
-            raise InputError("a fusion object does not serialise: give the fusion by name (\"rrf\", \"min_max-arithmetic_mean\")")
+            raise InputError(
+                'a fusion object does not serialise: give the fusion by name ("rrf", "min_max-arithmetic_mean")'
+            )
         ubi = self._ubi.opt_in.as_json() if self._ubi.opt_in is not None else None
-        return default_to_dict(self, document_store=self.document_store.to_dict(), top_k=self.top_k,
-                               technique=self.technique.value, fusion=self.fusion, filters=self.filters,
-                               explain=self.explain, search_kwargs=self.search_kwargs, ubi=ubi)
+        return default_to_dict(
+            self,
+            document_store=self.document_store.to_dict(),
+            top_k=self.top_k,
+            technique=self.technique.value,
+            fusion=self.fusion,
+            filters=self.filters,
+            explain=self.explain,
+            search_kwargs=self.search_kwargs,
+            ubi=ubi,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridRetriever:
@@ -527,7 +599,9 @@ class HybridRetriever:
         return self._search(self.searcher, query, filters, top_k)
 
     @component.output_types(documents=list[Document], hits=list[dict[str, Any]])
-    async def run_async(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
+    async def run_async(
+        self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None
+    ) -> dict[str, Any]:
         """:meth:`run` from asyncio (see the class docstring)."""
         searcher = self._async_searcher
         if searcher is None and self.document_store is not None:
@@ -539,23 +613,32 @@ class HybridRetriever:
     def _search(self, searcher: Any, query: str, filters: dict[str, Any] | None, top_k: int | None) -> dict[str, Any]:
         k = self.top_k if top_k is None else _check_top_k(top_k)
         wanted = _filters(self.filters if filters is None else filters, searcher.info.layout.body_field)
-        result = searcher.search(query, technique=self.technique, k=k, filters=wanted,
-                                 fusion=resolve_fusion(searcher, self.fusion), explain=self.explain, options=FULL_TEXT,
-                                 **self.search_kwargs)
+        result = searcher.search(
+            query,
+            technique=self.technique,
+            k=k,
+            filters=wanted,
+            fusion=resolve_fusion(searcher, self.fusion),
+            explain=self.explain,
+            options=FULL_TEXT,
+            **self.search_kwargs,
+        )
         log_notices(LOG, result)
         query_id = self._log(searcher, result)
         infos = [hit_info(hit, result, query_id) for hit in result.hits]
-        return {"documents": [haystack_document(hit, info.relevance) for hit, info in zip(result.hits, infos)],
-                "hits": [info.as_dict() for info in infos]}
+        return {
+            "documents": [haystack_document(hit, info.relevance) for hit, info in zip(result.hits, infos)],
+            "hits": [info.as_dict() for info in infos],
+        }
 
     def _log(self, searcher: Any, result: Any) -> str | None:
         """The search's UBI query record, by the retriever's own opt-in, else its store's (None: off)."""
         if self._ubi.opt_in is None:
             return self.document_store.ubi_log(searcher, result) if self.document_store is not None else None
         if self.document_store is not None:
-            self._ubi.open(self.document_store.searcher)  # on the store's sync cluster (the searcher may be this loop's)
+            # on the store's sync cluster (the searcher may be this loop's)
+            self._ubi.open(self.document_store.searcher)
         return self._ubi.log(searcher, result)
-
 
 
 @component
@@ -575,24 +658,32 @@ class HybridDocumentWriter:
     loop; built from a sync ``ingestor`` alone, it runs :meth:`run` on a worker thread.
     """
 
-    def __init__(self, ingestor: Any = None, *, document_store: HybridDocumentStore | None = None, async_ingestor: Any = None) -> None:
+    def __init__(
+        self, ingestor: Any = None, *, document_store: HybridDocumentStore | None = None, async_ingestor: Any = None
+    ) -> None:
         sync, self._async_ingestor = _aio.split(ingestor, async_ingestor)
         if sync is None and self._async_ingestor is not None:
             ingestor = _aio.bridged(self._async_ingestor)
         if (ingestor is None) == (document_store is None):
-            raise InputError("HybridDocumentWriter takes an ingestor (adapter.Ingestor) or a document_store (HybridDocumentStore)")
+            raise InputError(
+                "HybridDocumentWriter takes an ingestor (adapter.Ingestor) or a document_store (HybridDocumentStore)"
+            )
         if ingestor is not None and not callable(getattr(ingestor, "ingest", None)):
             raise InputError(f"ingestor must be an adapter.Ingestor, got {type(ingestor).__name__}")
         self._ingestor, self.document_store = ingestor, document_store
 
     def to_dict(self) -> dict[str, Any]:
         if self.document_store is None:
-            raise InputError("a HybridDocumentWriter built from an Ingestor does not serialise: build it from a HybridDocumentStore")
+            raise InputError(
+                "a HybridDocumentWriter built from an Ingestor does not serialise: build it from a HybridDocumentStore"
+            )
         return default_to_dict(self, document_store=self.document_store.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridDocumentWriter:
-        data["init_parameters"]["document_store"] = HybridDocumentStore.from_dict(data["init_parameters"]["document_store"])
+        data["init_parameters"]["document_store"] = HybridDocumentStore.from_dict(
+            data["init_parameters"]["document_store"]
+        )
         writer: HybridDocumentWriter = default_from_dict(cls, data)
         return writer
 
@@ -640,9 +731,16 @@ def framework_row(doc: Any, carried_vectors: str = "refuse") -> FrameworkRow:
     for key in BOOKKEEPING:
         metadata.pop(key, None)
     vector = doc.embedding if carried_vectors == "refuse" else None
-    return FrameworkRow(doc.id, doc.content, title, metadata, parent_id=None if parent is None else str(parent),
-                        chunk_index=split if isinstance(split, int) and not isinstance(split, bool) else None,
-                        vector=vector, embedded_by=stamp if vector is not None else None)
+    return FrameworkRow(
+        doc.id,
+        doc.content,
+        title,
+        metadata,
+        parent_id=None if parent is None else str(parent),
+        chunk_index=split if isinstance(split, int) and not isinstance(split, bool) else None,
+        vector=vector,
+        embedded_by=stamp if vector is not None else None,
+    )
 
 
 def haystack_document(hit: Hit, score: float | None = None) -> Document:

@@ -120,7 +120,8 @@ class HybridRetriever(BaseRetriever):
     fusion: Any = None  # None: the index's default; "adaptive", a fusion name or object
     explain: bool = False
     search_kwargs: dict[str, Any] = {}  # pipeline, depth, rerank_top, mmr_lambda, ...
-    ubi: Any = None  # each search's UBI query record: True, its options or a UbiLogger (adapter.integrations._ubi); off by default
+    # each search's UBI query record: True, its options or a UbiLogger (adapter.integrations._ubi); off by default
+    ubi: Any = None
     _ubi: UbiLink = PrivateAttr(default_factory=lambda: UbiLink(None))
 
     def model_post_init(self, context: Any, /) -> None:
@@ -135,19 +136,25 @@ class HybridRetriever(BaseRetriever):
         """The :class:`~adapter.traffic.logger.UbiLogger` its searches are logged to (None: off); flush or close it."""
         return self._ubi.logger
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None,
-                                filters: Any = None) -> list[Document]:
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None, filters: Any = None
+    ) -> list[Document]:
         return [doc for doc, _ in self.search_with_hits(query, k=k, filters=filters)]
 
-    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None,
-                                       filters: Any = None) -> list[Document]:
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None, filters: Any = None
+    ) -> list[Document]:
         return [doc for doc, _ in await self.asearch_with_hits(query, k=k, filters=filters)]
 
-    def search_with_hits(self, query: str, *, k: int | None = None, filters: Any = None) -> list[tuple[Document, HitInfo]]:
+    def search_with_hits(
+        self, query: str, *, k: int | None = None, filters: Any = None
+    ) -> list[tuple[Document, HitInfo]]:
         """The documents with what the adapter knows of each hit (lineage, score, relevance, rank, legs)."""
         return self._hits(self.searcher, query, k, filters)
 
-    async def asearch_with_hits(self, query: str, *, k: int | None = None, filters: Any = None) -> list[tuple[Document, HitInfo]]:
+    async def asearch_with_hits(
+        self, query: str, *, k: int | None = None, filters: Any = None
+    ) -> list[tuple[Document, HitInfo]]:
         """:meth:`search_with_hits` from asyncio: through ``async_searcher`` on the loop (else on a worker thread)."""
         native = self.async_searcher is not None
         searcher = _aio.bridged(self.async_searcher) if native else self.searcher
@@ -158,8 +165,16 @@ class HybridRetriever(BaseRetriever):
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise InputError(f"k must be a positive integer, got {size!r}")
         wanted = adapter_filters(self.filters if filters is None else filters)
-        result = searcher.search(query, technique=self.technique, k=size, filters=wanted, explain=self.explain,
-                                 fusion=resolve_fusion(searcher, self.fusion), options=FULL_TEXT, **self.search_kwargs)
+        result = searcher.search(
+            query,
+            technique=self.technique,
+            k=size,
+            filters=wanted,
+            explain=self.explain,
+            fusion=resolve_fusion(searcher, self.fusion),
+            options=FULL_TEXT,
+            **self.search_kwargs,
+        )
         log_notices(LOG, result)
         refuse_unknown_keys(searcher, wanted, result)
         query_id = self._ubi.log(searcher, result)
@@ -209,13 +224,24 @@ class HybridVectorStore(VectorStore):
     naming them, after the others landed.
     """
 
-    def __init__(self, searcher: Searcher | AsyncSearcher, ingestor: Ingestor | AsyncIngestor | None = None, *, technique: str = "hybrid",
-                 fusion: Any = None, explain: bool = False, async_searcher: AsyncSearcher | None = None,
-                 async_ingestor: AsyncIngestor | None = None, ubi: Any = None) -> None:
+    def __init__(
+        self,
+        searcher: Searcher | AsyncSearcher,
+        ingestor: Ingestor | AsyncIngestor | None = None,
+        *,
+        technique: str = "hybrid",
+        fusion: Any = None,
+        explain: bool = False,
+        async_searcher: AsyncSearcher | None = None,
+        async_ingestor: AsyncIngestor | None = None,
+        ubi: Any = None,
+    ) -> None:
         sync_searcher, async_searcher = _aio.split(searcher, async_searcher)
         sync_ingestor, async_ingestor = _aio.split(ingestor, async_ingestor)
         if async_ingestor is not None and async_searcher is None:
-            raise InputError("an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)")
+            raise InputError(
+                "an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)"
+            )
         reader: Searcher = sync_searcher if sync_searcher is not None else _aio.bridged(async_searcher)
         writer: Ingestor | None = sync_ingestor if sync_ingestor is not None else _aio.bridged(async_ingestor)
         if not callable(getattr(reader, "search", None)):
@@ -224,7 +250,9 @@ class HybridVectorStore(VectorStore):
             raise InputError(f"ingestor must be an adapter.Ingestor, got {type(writer).__name__}")
         for part in (writer, async_searcher, async_ingestor):
             if part is not None and part.alias != reader.alias:
-                raise InputError(f"the {type(part).__name__} is on {part.alias!r} but the searcher reads {reader.alias!r}")
+                raise InputError(
+                    f"the {type(part).__name__} is on {part.alias!r} but the searcher reads {reader.alias!r}"
+                )
         self.searcher = reader  # an async-only store: the AsyncSearcher's sync side (info, embedder; no request)
         self.ingestor = writer
         self.async_searcher, self.async_ingestor = async_searcher, async_ingestor
@@ -244,17 +272,27 @@ class HybridVectorStore(VectorStore):
         """The index's own model (with its query and passage prefixes)."""
         return EmbedderEmbeddings(self.searcher.embedder)
 
-    def add_texts(self, texts: Iterable[str], metadatas: list[dict[str, Any]] | None = None, *,
-                  ids: list[str] | None = None, **kwargs: Any) -> list[str]:
+    def add_texts(
+        self,
+        texts: Iterable[str],
+        metadatas: list[dict[str, Any]] | None = None,
+        *,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
         """Index ``texts`` through the adapter's ingest; returns their ids (given ones kept, the others
         from each text's content, so adding the same text again replaces it)."""
         if self.ingestor is None:
-            raise InputError("this HybridVectorStore has no ingestor: pass ingestor=Ingestor.open(client, alias) to add texts")
+            raise InputError(
+                "this HybridVectorStore has no ingestor: pass ingestor=Ingestor.open(client, alias) to add texts"
+            )
         texts = list(texts)
         metadatas = list(metadatas) if metadatas is not None else [{} for _ in texts]
         if len(metadatas) != len(texts) or (ids is not None and len(ids) != len(texts)):
-            raise InputError(f"{len(texts)} texts, {len(metadatas)} metadatas and {len(ids) if ids is not None else 'no'} ids: "
-                             "give one of each per text")
+            raise InputError(
+                f"{len(texts)} texts, {len(metadatas)} metadatas and {len(ids) if ids is not None else 'no'} ids: "
+                "give one of each per text"
+            )
         rows = []
         for i, (text, metadata) in enumerate(zip(texts, metadatas)):
             title, rest = split_title(metadata)
@@ -264,8 +302,15 @@ class HybridVectorStore(VectorStore):
         raise_on_failures(report, "add_texts", len(rows))
         return [str(r.id) for r in rows]
 
-    def delete(self, ids: list[str] | None = None, *, parents: Sequence[str] = (), filter: Any = None, all: bool = False,  # noqa: A002
-               **kwargs: Any) -> bool:
+    def delete(
+        self,
+        ids: list[str] | None = None,
+        *,
+        parents: Sequence[str] = (),
+        filter: Any = None,
+        all: bool = False,  # noqa: A002
+        **kwargs: Any,
+    ) -> bool:
         """Delete the documents ``ids`` (ids that are not there are no error), every chunk of the
         ``parents`` documents, or what ``filter`` matches. With none of them, a filter that selects
         everything or one that matches every document: an error, unless ``all=True`` (which alone deletes
@@ -273,8 +318,9 @@ class HybridVectorStore(VectorStore):
         documents = self._documents()
         if ids is None and not parents and filter is None:
             if not all:
-                raise InputError("delete needs ids, parents or a filter: it never empties the whole index unless told "
-                                 "to (all=True)")
+                raise InputError(
+                    "delete needs ids, parents or a filter: it never empties the whole index unless told to (all=True)"
+                )
             documents.delete(all=True)
         if ids is not None:
             documents.delete(list(ids))
@@ -286,8 +332,10 @@ class HybridVectorStore(VectorStore):
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """The documents with these ids that exist (missing ones are left out), in the order asked."""
-        return [Document(id=d.id, page_content=d.text, metadata={**d.metadata, **({"title": d.title} if d.title else {})})
-                for d in self._documents().get(list(ids))]
+        return [
+            Document(id=d.id, page_content=d.text, metadata={**d.metadata, **({"title": d.title} if d.title else {})})
+            for d in self._documents().get(list(ids))
+        ]
 
     def _documents(self) -> Any:
         from adapter.ingest.by_id import Documents
@@ -299,12 +347,16 @@ class HybridVectorStore(VectorStore):
     def similarity_search(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[Document]:
         return [doc for doc, _ in self.search_with_hits(query, k, filter=filter, **kwargs)]
 
-    def similarity_search_with_score(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[tuple[Document, float]]:
+    def similarity_search_with_score(
+        self, query: str, k: int = 4, filter: Any = None, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
         """The documents with their fused score (its scale depends on the fusion; see
         ``similarity_search_with_relevance_scores`` for [0, 1])."""
         return [(doc, info.score) for doc, info in self.search_with_hits(query, k, filter=filter, **kwargs)]
 
-    def _similarity_search_with_relevance_scores(self, query: str, k: int = 4, **kwargs: Any) -> list[tuple[Document, float]]:
+    def _similarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
         """Relevance in [0, 1], mapped from each hit's score by the fusion that produced it
         (:func:`adapter.integrations._common.relevance`)."""
         filter = kwargs.pop("filter", None)
@@ -328,12 +380,25 @@ class HybridVectorStore(VectorStore):
         twin.async_searcher = twin.async_ingestor = None
         return twin
 
-    async def aadd_texts(self, texts: Iterable[str], metadatas: list[dict[str, Any]] | None = None, *,
-                         ids: list[str] | None = None, **kwargs: Any) -> list[str]:
+    async def aadd_texts(
+        self,
+        texts: Iterable[str],
+        metadatas: list[dict[str, Any]] | None = None,
+        *,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
         return await self._write(HybridVectorStore.add_texts, texts, metadatas, ids=ids, **kwargs)
 
-    async def adelete(self, ids: list[str] | None = None, *, parents: Sequence[str] = (), filter: Any = None, all: bool = False,  # noqa: A002
-                      **kwargs: Any) -> bool:
+    async def adelete(
+        self,
+        ids: list[str] | None = None,
+        *,
+        parents: Sequence[str] = (),
+        filter: Any = None,
+        all: bool = False,  # noqa: A002
+        **kwargs: Any,
+    ) -> bool:
         return await self._read(HybridVectorStore.delete, ids, parents=parents, filter=filter, all=all, **kwargs)
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
@@ -342,29 +407,40 @@ class HybridVectorStore(VectorStore):
     async def asimilarity_search(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[Document]:
         return await self._read(HybridVectorStore.similarity_search, query, k, filter, **kwargs)
 
-    async def asimilarity_search_with_score(self, query: str, k: int = 4, filter: Any = None,
-                                            **kwargs: Any) -> list[tuple[Document, float]]:
+    async def asimilarity_search_with_score(
+        self, query: str, k: int = 4, filter: Any = None, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
         return await self._read(HybridVectorStore.similarity_search_with_score, query, k, filter, **kwargs)
 
-    async def _asimilarity_search_with_relevance_scores(self, query: str, k: int = 4, **kwargs: Any) -> list[tuple[Document, float]]:
+    async def _asimilarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
         return await self._read(HybridVectorStore._similarity_search_with_relevance_scores, query, k, **kwargs)
 
-    async def amax_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
-                                             filter: Any = None, **kwargs: Any) -> list[Document]:
-        return await self._read(HybridVectorStore.max_marginal_relevance_search, query, k, fetch_k, lambda_mult, filter, **kwargs)
+    async def amax_marginal_relevance_search(
+        self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5, filter: Any = None, **kwargs: Any
+    ) -> list[Document]:
+        return await self._read(
+            HybridVectorStore.max_marginal_relevance_search, query, k, fetch_k, lambda_mult, filter, **kwargs
+        )
 
-    async def asearch_with_hits(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[tuple[Document, HitInfo]]:
+    async def asearch_with_hits(
+        self, query: str, k: int = 4, filter: Any = None, **kwargs: Any
+    ) -> list[tuple[Document, HitInfo]]:
         return await self._read(HybridVectorStore.search_with_hits, query, k, filter, **kwargs)
 
-    def search_with_hits(self, query: str, k: int = 4, filter: Any = None, **kwargs: Any) -> list[tuple[Document, HitInfo]]:
+    def search_with_hits(
+        self, query: str, k: int = 4, filter: Any = None, **kwargs: Any
+    ) -> list[tuple[Document, HitInfo]]:
         """``filter``: the adapter's filters on metadata (or Haystack's / LlamaIndex's); ``kwargs``:
         more :meth:`Searcher.search` options. Each document with what the adapter knows of its hit."""
         result = self._search(query, k, filter, kwargs)
         query_id = self._ubi.log(self.searcher, result)
         return [(_document(hit), hit_info(hit, result, query_id)) for hit in result.hits]
 
-    def max_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
-                                      filter: Any = None, **kwargs: Any) -> list[Document]:
+    def max_marginal_relevance_search(
+        self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5, filter: Any = None, **kwargs: Any
+    ) -> list[Document]:
         """The adapter's MMR (Carbonell & Goldstein 1998) over the first ``fetch_k`` hits, on the stored vectors."""
         result = self._search(query, k, filter, {"mmr_lambda": lambda_mult, "mmr_candidates": fetch_k, **kwargs})
         self._ubi.log(self.searcher, result)
@@ -374,16 +450,31 @@ class HybridVectorStore(VectorStore):
         kwargs.setdefault("explain", self.explain)
         kwargs.setdefault("options", FULL_TEXT)
         wanted = adapter_filters(filter)
-        result: SearchResult = self.searcher.search(query, technique=kwargs.pop("technique", self.technique), k=k,
-                                                    filters=wanted, fusion=kwargs.pop("fusion", self.fusion), **kwargs)
+        result: SearchResult = self.searcher.search(
+            query,
+            technique=kwargs.pop("technique", self.technique),
+            k=k,
+            filters=wanted,
+            fusion=kwargs.pop("fusion", self.fusion),
+            **kwargs,
+        )
         log_notices(LOG, result)
         refuse_unknown_keys(self.searcher, wanted, result)
         return result
 
     @classmethod
-    def from_texts(cls, texts: list[str], embedding: Embeddings | None = None, metadatas: list[dict[str, Any]] | None = None, *,
-                   # Optional[...], not `ClusterLike | None`: a string alias cannot be or-ed when evaluated (pdoc)
-                   client: Optional[ClusterLike] = None, index: str | None = None, ids: list[str] | None = None, **kwargs: Any) -> HybridVectorStore:
+    def from_texts(
+        cls,
+        texts: list[str],
+        embedding: Embeddings | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
+        *,
+        # Optional[...], not `ClusterLike | None`: a string alias cannot be or-ed when evaluated (pdoc)
+        client: Optional[ClusterLike] = None,
+        index: str | None = None,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> HybridVectorStore:
         """Add ``texts`` to the existing adapter index ``index`` (``hybrid init`` makes one) and
         return its store. ``embedding`` may only be :class:`EmbedderEmbeddings` of the index's own
         model (or ``None``): the ingestor embeds with the model the index records."""
@@ -392,25 +483,40 @@ class HybridVectorStore(VectorStore):
 
         embedder = _index_embedder(client, index, embedding, "from_texts")
         client, index = cast("ClusterLike", client), cast(str, index)  # _index_embedder refused None for either
-        store = cls(Searcher.open(client, index, embedder), Ingestor.open(client, index, embedder, progress=False), **kwargs)
+        store = cls(
+            Searcher.open(client, index, embedder), Ingestor.open(client, index, embedder, progress=False), **kwargs
+        )
         store.add_texts(texts, metadatas, ids=ids)
         return store
 
     @classmethod
-    async def afrom_texts(cls, texts: list[str], embedding: Embeddings | None = None, metadatas: list[dict[str, Any]] | None = None, *,
-                          client: Any = None, index: str | None = None, ids: list[str] | None = None, **kwargs: Any) -> HybridVectorStore:
+    async def afrom_texts(
+        cls,
+        texts: list[str],
+        embedding: Embeddings | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
+        *,
+        client: Any = None,
+        index: str | None = None,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> HybridVectorStore:
         """:meth:`from_texts` from asyncio, with the base class's signature (``embedding`` may be left out).
         Given an asyncio client (``connect_async(url)``), the store is an :class:`adapter.AsyncSearcher` and
         :class:`adapter.AsyncIngestor` over it and the texts are added on the event loop (no thread); given a
         sync client, :meth:`from_texts` runs on a worker thread."""
         embedder = _index_embedder(client, index, embedding, "afrom_texts")
         if not aio.is_async_client(client):
-            return await asyncio.to_thread(cls.from_texts, texts, embedding, metadatas, client=client, index=index, ids=ids, **kwargs)
+            return await asyncio.to_thread(
+                cls.from_texts, texts, embedding, metadatas, client=client, index=index, ids=ids, **kwargs
+            )
         from adapter.ingest.async_ingestor import AsyncIngestor
         from adapter.search.async_searcher import AsyncSearcher
 
         searcher = await AsyncSearcher.open(client, str(index), embedder)
-        store = cls(searcher, await AsyncIngestor.open(client, str(index), embedder or searcher.searcher.embedder), **kwargs)
+        store = cls(
+            searcher, await AsyncIngestor.open(client, str(index), embedder or searcher.searcher.embedder), **kwargs
+        )
         await store.aadd_texts(texts, metadatas, ids=ids)
         return store
 
@@ -418,11 +524,15 @@ class HybridVectorStore(VectorStore):
 def _index_embedder(client: Any, index: str | None, embedding: Any, method: str) -> Any:
     """The adapter embedder ``embedding`` wraps (``None``: the one the index records), after checking the arguments."""
     if client is None or not index:
-        raise InputError(f"HybridVectorStore.{method} needs client=adapter.connect(url) (or connect_async) and index=<alias of an "
-                         "adapter index>")
+        raise InputError(
+            f"HybridVectorStore.{method} needs client=adapter.connect(url) (or connect_async) and index=<alias of an "
+            "adapter index>"
+        )
     embedder = embedding.embedder if isinstance(embedding, EmbedderEmbeddings) else None
     if embedding is not None and embedder is None:
-        raise InputError(f"an adapter index is embedded by the model it records; pass embedding=None, not {type(embedding).__name__}")
+        raise InputError(
+            f"an adapter index is embedded by the model it records; pass embedding=None, not {type(embedding).__name__}"
+        )
     return embedder
 
 

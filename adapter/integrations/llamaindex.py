@@ -120,9 +120,20 @@ class HybridRetriever(BaseRetriever):
         gives each hit's ``query_id``; :attr:`ubi_logger` flushes and closes.
     """
 
-    def __init__(self, searcher: Any, *, similarity_top_k: int = 10, technique: str = "hybrid", fusion: Any = None,
-                 filters: Any = None, explain: bool = False, search_kwargs: dict[str, Any] | None = None,
-                 async_searcher: Any = None, ubi: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        searcher: Any,
+        *,
+        similarity_top_k: int = 10,
+        technique: str = "hybrid",
+        fusion: Any = None,
+        filters: Any = None,
+        explain: bool = False,
+        search_kwargs: dict[str, Any] | None = None,
+        async_searcher: Any = None,
+        ubi: Any = None,
+        **kwargs: Any,
+    ) -> None:
         sync, self.async_searcher = _aio.split(searcher, async_searcher)
         searcher = sync if sync is not None else _aio.bridged(self.async_searcher)
         if not callable(getattr(searcher, "search", None)):
@@ -162,13 +173,22 @@ class HybridRetriever(BaseRetriever):
         return await _aio.run(native, self._nodes, searcher, _bundle(query))
 
     def _nodes(self, searcher: Any, query_bundle: QueryBundle) -> list[tuple[NodeWithScore, HitInfo]]:
-        result = searcher.search(query_bundle.query_str, technique=self.technique, k=self.similarity_top_k,
-                                 filters=self.filters, fusion=self.fusion, explain=self.explain,
-                                 options=SearchOptions(full_text=True), **self.search_kwargs)
+        result = searcher.search(
+            query_bundle.query_str,
+            technique=self.technique,
+            k=self.similarity_top_k,
+            filters=self.filters,
+            fusion=self.fusion,
+            explain=self.explain,
+            options=SearchOptions(full_text=True),
+            **self.search_kwargs,
+        )
         log_notices(LOG, result)
         query_id = self._ubi.log(searcher, result)
         infos = [hit_info(hit, result, query_id) for hit in result.hits]
-        return [(NodeWithScore(node=text_node(hit), score=info.relevance), info) for hit, info in zip(result.hits, infos)]
+        return [
+            (NodeWithScore(node=text_node(hit), score=info.relevance), info) for hit, info in zip(result.hits, infos)
+        ]
 
 
 def _bundle(query: str | QueryBundle) -> QueryBundle:
@@ -176,7 +196,8 @@ def _bundle(query: str | QueryBundle) -> QueryBundle:
 
 
 def llama_filters(filters: Any) -> dict[str, Any] | None:
-    """``MetadataFilters`` as one clause (:func:`adapter.integrations._filters.llamaindex_clause`), or the adapter's own dict."""
+    """``MetadataFilters`` as one clause (:func:`adapter.integrations._filters.llamaindex_clause`), or the adapter's own
+    dict."""
     if isinstance(filters, MetadataFilters):
         return {"llamaindex": llamaindex_clause(filters)} if filters.filters else None
     return adapter_filters(filters)
@@ -189,8 +210,14 @@ def text_node(hit: Hit) -> TextNode:
     meta = hit_metadata(hit)
     parent = str(hit.source.get("parent_id", hit.id))
     relationships = {NodeRelationship.SOURCE: RelatedNodeInfo(node_id=parent)} if parent != hit.id else {}
-    return TextNode(id_=hit.id, text=hit.text, metadata=meta, relationships=relationships,
-                    excluded_llm_metadata_keys=list(meta), excluded_embed_metadata_keys=list(meta))
+    return TextNode(
+        id_=hit.id,
+        text=hit.text,
+        metadata=meta,
+        relationships=relationships,
+        excluded_llm_metadata_keys=list(meta),
+        excluded_embed_metadata_keys=list(meta),
+    )
 
 
 def framework_rows(nodes: Sequence[BaseNode], *, carried: bool = True) -> list[FrameworkRow]:
@@ -206,8 +233,18 @@ def framework_rows(nodes: Sequence[BaseNode], *, carried: bool = True) -> list[F
         if parent is not None:
             index, seen[parent] = seen[parent], seen[parent] + 1
         vector = node.embedding if carried else None
-        rows.append(FrameworkRow(node.node_id, node.get_content(metadata_mode=MetadataMode.NONE), title, metadata,
-                                 parent_id=parent, chunk_index=index, vector=vector, embedded_by=stamp if vector is not None else None))
+        rows.append(
+            FrameworkRow(
+                node.node_id,
+                node.get_content(metadata_mode=MetadataMode.NONE),
+                title,
+                metadata,
+                parent_id=parent,
+                chunk_index=index,
+                vector=vector,
+                embedded_by=stamp if vector is not None else None,
+            )
+        )
     return rows
 
 
@@ -219,7 +256,12 @@ def drop_older_chunks(ingestor: Any, nodes: Sequence[BaseNode], rows: Sequence[F
     call, whose chunks must stay."""
     parents = sorted(_whole_documents(nodes))
     if parents:
-        older = {"bool": {"filter": [{"terms": {PARENT_FIELD: parents}}], "must_not": [{"ids": {"values": [str(r.id) for r in rows]}}]}}
+        older = {
+            "bool": {
+                "filter": [{"terms": {PARENT_FIELD: parents}}],
+                "must_not": [{"ids": {"values": [str(r.id) for r in rows]}}],
+            }
+        }
         ingestor.documents().delete(clause=older)
 
 
@@ -245,8 +287,8 @@ class HybridNodeWriter(TransformComponent):
     ``parent_id`` (``ref_doc_id``), and writing a document's nodes again replaces its earlier chunks
     (give one call all of a document's nodes). A node's ``embedding`` is used when
     ``metadata["embedded_by"]`` is the index model's fingerprint key, and refused otherwise (never
-    replaced silently); without one the ingestor embeds with the index's model. Long documents: let the ingestor chunk them
-    (``Ingestor.open(..., chunking=Chunking(200, 40))``), which keeps ``parent_id`` for collapse.
+    replaced silently); without one the ingestor embeds with the index's model. Long documents: let the ingestor chunk
+    them (``Ingestor.open(..., chunking=Chunking(200, 40))``), which keeps ``parent_id`` for collapse.
     Nodes that do not land raise :class:`adapter.InputError` naming them after the others landed;
     :attr:`last_report` is the :class:`adapter.IngestReport` of the last call.
 
@@ -273,7 +315,9 @@ class HybridNodeWriter(TransformComponent):
 
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         native = self.async_ingestor is not None
-        return await _aio.run(native, self._write, _aio.bridged(self.async_ingestor) if native else self.ingestor, nodes)
+        return await _aio.run(
+            native, self._write, _aio.bridged(self.async_ingestor) if native else self.ingestor, nodes
+        )
 
     def _write(self, ingestor: Any, nodes: Sequence[BaseNode]) -> Sequence[BaseNode]:
         rows = framework_rows(nodes)
@@ -325,7 +369,10 @@ class AdapterEmbedding(BaseEmbedding):
         prefix; no metadata), stamped with the model's fingerprint key in ``metadata["embedded_by"]``
         (left out of the prompt and of what is stored), so the store uses it as it is."""
         key = self.embedder.fingerprint.key
-        texts = [embedding_text(str(n.metadata.get("title") or ""), n.get_content(metadata_mode=MetadataMode.NONE)) for n in nodes]
+        texts = [
+            embedding_text(str(n.metadata.get("title") or ""), n.get_content(metadata_mode=MetadataMode.NONE))
+            for n in nodes
+        ]
         for node, vector in zip(nodes, self.embedder.embed_documents(texts) if texts else []):
             node.embedding = [float(x) for x in vector]
             node.metadata[EMBEDDED_BY_FIELD] = key
@@ -340,8 +387,12 @@ class AdapterEmbedding(BaseEmbedding):
 
 # Query modes: the server's fused hybrid, BM25 alone, or the hybrid diversified by MMR. The learners
 # (svm, regressions) and sparse vectors are not what an adapter index holds.
-_HYBRID_MODES = {VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.HYBRID, VectorStoreQueryMode.SEMANTIC_HYBRID,
-                 VectorStoreQueryMode.MMR}
+_HYBRID_MODES = {
+    VectorStoreQueryMode.DEFAULT,
+    VectorStoreQueryMode.HYBRID,
+    VectorStoreQueryMode.SEMANTIC_HYBRID,
+    VectorStoreQueryMode.MMR,
+}
 
 
 class HybridVectorStore(BasePydanticVectorStore):
@@ -384,7 +435,8 @@ class HybridVectorStore(BasePydanticVectorStore):
     search_kwargs: dict[str, Any] = {}
     async_searcher: Any = None
     async_ingestor: Any = None
-    ubi: Any = None  # each query's UBI query record: True, its options or a UbiLogger (adapter.integrations._ubi); off by default
+    # each query's UBI query record: True, its options or a UbiLogger (adapter.integrations._ubi); off by default
+    ubi: Any = None
     _embed_model: AdapterEmbedding | None = PrivateAttr(default=None)
     _ubi: UbiLink = PrivateAttr(default_factory=lambda: UbiLink(None))
 
@@ -392,8 +444,11 @@ class HybridVectorStore(BasePydanticVectorStore):
         searcher, self.async_searcher = _aio.split(self.searcher, self.async_searcher)
         ingestor, self.async_ingestor = _aio.split(self.ingestor, self.async_ingestor)
         if self.async_ingestor is not None and self.async_searcher is None:
-            raise InputError("an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)")
-        self.searcher = searcher if searcher is not None else _aio.bridged(self.async_searcher)  # async only: its sync side
+            raise InputError(
+                "an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)"
+            )
+        # async only: its sync side
+        self.searcher = searcher if searcher is not None else _aio.bridged(self.async_searcher)
         self.ingestor = ingestor if ingestor is not None else _aio.bridged(self.async_ingestor)
         self._ubi = UbiLink(UbiOptIn.of(self.ubi, "llamaindex"))
         self._ubi.open(self.searcher)
@@ -410,11 +465,16 @@ class HybridVectorStore(BasePydanticVectorStore):
         from adapter.search import Searcher
 
         searcher = Searcher.open(client, alias, embedder)
-        return cls(searcher=searcher, ingestor=Ingestor.open(client, alias, embedder or searcher.embedder, progress=False),
-                   **options)
+        return cls(
+            searcher=searcher,
+            ingestor=Ingestor.open(client, alias, embedder or searcher.embedder, progress=False),
+            **options,
+        )
 
     @classmethod
-    async def open_async(cls, client: AsyncRawClient, alias: str, *, embedder: Any = None, **options: Any) -> HybridVectorStore:
+    async def open_async(
+        cls, client: AsyncRawClient, alias: str, *, embedder: Any = None, **options: Any
+    ) -> HybridVectorStore:
         """:meth:`open` over an asyncio client (``connect_async(url)``): a store for the async methods only."""
         from adapter.ingest.async_ingestor import AsyncIngestor
         from adapter.search.async_searcher import AsyncSearcher
@@ -434,8 +494,14 @@ class HybridVectorStore(BasePydanticVectorStore):
 
     def _on_loop(self) -> HybridVectorStore:
         """This store over the async parts' sync sides (their requests wait on the loop, inside ``aio.run``)."""
-        return self.model_copy(update={"searcher": _aio.bridged(self.async_searcher), "ingestor": _aio.bridged(self.async_ingestor),
-                                       "async_searcher": None, "async_ingestor": None})
+        return self.model_copy(
+            update={
+                "searcher": _aio.bridged(self.async_searcher),
+                "ingestor": _aio.bridged(self.async_ingestor),
+                "async_searcher": None,
+                "async_ingestor": None,
+            }
+        )
 
     async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
         return await self._write(HybridVectorStore.add, nodes, **kwargs)
@@ -443,14 +509,22 @@ class HybridVectorStore(BasePydanticVectorStore):
     async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         await self._read(HybridVectorStore.delete, ref_doc_id, **delete_kwargs)
 
-    async def adelete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, *,
-                            all: bool = False, **kwargs: Any) -> None:  # noqa: A002
+    async def adelete_nodes(
+        self,
+        node_ids: list[str] | None = None,
+        filters: MetadataFilters | None = None,
+        *,
+        all: bool = False,
+        **kwargs: Any,
+    ) -> None:  # noqa: A002
         await self._read(HybridVectorStore.delete_nodes, node_ids, filters, all=all, **kwargs)
 
     async def aclear(self) -> None:
         await self._read(HybridVectorStore.clear)
 
-    async def aget_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None) -> list[BaseNode]:
+    async def aget_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
+    ) -> list[BaseNode]:
         return await self._read(HybridVectorStore.get_nodes, node_ids, filters)
 
     async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
@@ -466,18 +540,26 @@ class HybridVectorStore(BasePydanticVectorStore):
         """The index's model as LlamaIndex's ``BaseEmbedding``
         (``VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)``); one per store."""
         if self._embed_model is None:
-            self._embed_model = AdapterEmbedding(embedder=self.searcher.embedder, model_name=self.searcher.info.fingerprint.model)
+            self._embed_model = AdapterEmbedding(
+                embedder=self.searcher.embedder, model_name=self.searcher.info.fingerprint.model
+            )
         return self._embed_model
 
     def add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
         if self.ingestor is None:
-            raise InputError("this HybridVectorStore has no ingestor: use HybridVectorStore.open(client, alias) to add nodes")
+            raise InputError(
+                "this HybridVectorStore has no ingestor: use HybridVectorStore.open(client, alias) to add nodes"
+            )
         if self.carried_vectors not in ("refuse", "embed"):
             raise InputError(f"carried_vectors must be refuse or embed, got {self.carried_vectors!r}")
         key = self.searcher.info.fingerprint.key
         made = self._embed_model.made if self._embed_model is not None else (lambda _: False)
-        rows = [replace(row, embedded_by=key) if row.vector is not None and row.embedded_by is None and made(row.vector) else row
-                for row in framework_rows(nodes, carried=self.carried_vectors == "refuse")]
+        rows = [
+            replace(row, embedded_by=key)
+            if row.vector is not None and row.embedded_by is None and made(row.vector)
+            else row
+            for row in framework_rows(nodes, carried=self.carried_vectors == "refuse")
+        ]
         report = self.ingestor.ingest(source_rows(rows), total=len(rows))
         raise_on_failures(report, "HybridVectorStore.add", len(rows))
         drop_older_chunks(self.ingestor, nodes, rows)
@@ -487,8 +569,14 @@ class HybridVectorStore(BasePydanticVectorStore):
         """Delete every entry of the document ``ref_doc_id`` (all its chunks, or the entry itself)."""
         self._documents().delete(parents=[ref_doc_id])
 
-    def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, *, all: bool = False,  # noqa: A002
-                     **kwargs: Any) -> None:
+    def delete_nodes(
+        self,
+        node_ids: list[str] | None = None,
+        filters: MetadataFilters | None = None,
+        *,
+        all: bool = False,  # noqa: A002
+        **kwargs: Any,
+    ) -> None:
         """Delete the nodes ``node_ids``, or those ``filters`` select (both given: both must hold). Filters that
         select everything (``MetadataFilters(filters=[])``) or match every node are refused unless ``all=True``,
         and a filter on a key no node has is an error (:mod:`adapter.ingest.deletion`): it never empties the
@@ -516,7 +604,11 @@ class HybridVectorStore(BasePydanticVectorStore):
         """Documents by id: the ingestor's, or over the searcher's client (a read-only store)."""
         from adapter.ingest.by_id import Documents
 
-        return self.ingestor.documents() if self.ingestor is not None else Documents(self.searcher.cluster, self.searcher.info)
+        return (
+            self.ingestor.documents()
+            if self.ingestor is not None
+            else Documents(self.searcher.cluster, self.searcher.info)
+        )
 
     @staticmethod
     def _selection(node_ids: list[str] | None, filters: MetadataFilters) -> Selection:
@@ -534,8 +626,10 @@ class HybridVectorStore(BasePydanticVectorStore):
         if not query.query_str:
             raise InputError("HybridVectorStore searches the query's text with the server's hybrid: give query_str")
         if query.mode not in _HYBRID_MODES and query.mode != VectorStoreQueryMode.TEXT_SEARCH:
-            raise InputError(f"query mode {query.mode.value!r} is not one an adapter index runs: default, hybrid, "
-                             "semantic_hybrid, mmr (the server's fused hybrid) or text_search (BM25)")
+            raise InputError(
+                f"query mode {query.mode.value!r} is not one an adapter index runs: default, hybrid, "
+                "semantic_hybrid, mmr (the server's fused hybrid) or text_search (BM25)"
+            )
         filters = dict(llama_filters(query.filters) or {})
         if query.doc_ids:
             filters[PARENT_FIELD] = list(query.doc_ids)
@@ -543,15 +637,22 @@ class HybridVectorStore(BasePydanticVectorStore):
             filters["node_ids"] = Clause({"ids": {"values": list(query.node_ids)}}, ("_id",))
         mmr = query.mmr_threshold if query.mmr_threshold is not None else 0.5
         result = self.searcher.search(
-            query.query_str, technique="bm25" if query.mode == VectorStoreQueryMode.TEXT_SEARCH else "hybrid",
-            k=query.similarity_top_k, filters=filters or None, fusion=self._fusion(query.alpha), explain=self.explain,
-            mmr_lambda=mmr if query.mode == VectorStoreQueryMode.MMR else None, options=SearchOptions(full_text=True),
-            **self.search_kwargs)
+            query.query_str,
+            technique="bm25" if query.mode == VectorStoreQueryMode.TEXT_SEARCH else "hybrid",
+            k=query.similarity_top_k,
+            filters=filters or None,
+            fusion=self._fusion(query.alpha),
+            explain=self.explain,
+            mmr_lambda=mmr if query.mode == VectorStoreQueryMode.MMR else None,
+            options=SearchOptions(full_text=True),
+            **self.search_kwargs,
+        )
         log_notices(LOG, result)
         self._ubi.log(self.searcher, result)
         nodes = [text_node(hit) for hit in result.hits]
-        return VectorStoreQueryResult(nodes=nodes, similarities=[relevance(hit, result) for hit in result.hits],
-                                      ids=[n.node_id for n in nodes])
+        return VectorStoreQueryResult(
+            nodes=nodes, similarities=[relevance(hit, result) for hit in result.hits], ids=[n.node_id for n in nodes]
+        )
 
     def _fusion(self, alpha: float | None) -> Any:
         fusion = resolve_fusion(self.searcher, self.fusion)

@@ -38,7 +38,8 @@ from adapter.ingest.report import FailureSource, ItemFailure
 from adapter.models.embedders import Embedder
 from adapter.models.fingerprint import EmbeddingFingerprint
 
-EmbedderSource = str | Callable[[], Embedder]  # a spec for load_embedder, or a function that builds one (runs in each actor)
+# a spec for load_embedder, or a function that builds one (runs in each actor)
+EmbedderSource = str | Callable[[], Embedder]
 VECTOR = "__vector"
 
 
@@ -86,8 +87,14 @@ class _Given:
 class WriteActor:
     """Stage 2: one client and the index's contract per actor; each batch goes through an Ingestor."""
 
-    def __init__(self, url: str, alias: str, fingerprint: dict[str, Any], client_options: Mapping[str, Any] | None = None,
-                 bulk_batch_size: int = 500) -> None:
+    def __init__(
+        self,
+        url: str,
+        alias: str,
+        fingerprint: dict[str, Any],
+        client_options: Mapping[str, Any] | None = None,
+        bulk_batch_size: int = 500,
+    ) -> None:
         from adapter.engines import open_cluster
         from adapter.index.catalog import read_index_info
 
@@ -104,12 +111,25 @@ class WriteActor:
         n = len(batch["id"])
         titles, texts = _column(batch, "title", n), _column(batch, "text", n)
         rows = [SourceDoc(str(i), x, t) for i, t, x in zip(batch["id"], titles, texts)]
-        vectors = {embedding_text(t, x): np.asarray(v, dtype=np.float32) for t, x, v in zip(titles, texts, batch[VECTOR])}
+        vectors = {
+            embedding_text(t, x): np.asarray(v, dtype=np.float32) for t, x, v in zip(titles, texts, batch[VECTOR])
+        }
         # The failures go back to the driver in the report (a batch has fewer than its 1,000), no file here.
-        ingestor = Ingestor(self.cluster, self.info, _Given(self.fingerprint, vectors), progress=False, refresh=False,
-                            bulk_batch_size=self.bulk_batch_size)
+        ingestor = Ingestor(
+            self.cluster,
+            self.info,
+            _Given(self.fingerprint, vectors),
+            progress=False,
+            refresh=False,
+            bulk_batch_size=self.bulk_batch_size,
+        )
         report = ingestor.ingest(rows)
-        failures = [json.dumps({"id": f.id, "reason": f.reason, "status": f.status, "stage": f.source.value if f.source else "index"}) for f in report.failures]
+        failures = [
+            json.dumps(
+                {"id": f.id, "reason": f.reason, "status": f.status, "stage": f.source.value if f.source else "index"}
+            )
+            for f in report.failures
+        ]
         return {"written": np.array([report.chunks]), "failures": np.array([json.dumps(failures)])}
 
 
@@ -159,17 +179,38 @@ def index_dataset(
     probe = _load(embedder)
     check_fingerprint(alias, info.fingerprint, probe)
     embed_resources: dict[str, Any] = {"num_gpus": embed_gpus} if embed_gpus else {"num_cpus": embed_cpus}
-    embedded = dataset.map_batches(EmbedActor, fn_constructor_kwargs={"source": embedder}, batch_size=batch_size,
-                                   concurrency=embed_concurrency, **embed_resources)
-    written = embedded.map_batches(WriteActor, batch_size=batch_size, concurrency=write_concurrency, num_cpus=write_cpus,
-                                   fn_constructor_kwargs={"url": url, "alias": alias, "fingerprint": probe.fingerprint.to_meta(),
-                                                          "client_options": dict(client_options or {})})
+    embedded = dataset.map_batches(
+        EmbedActor,
+        fn_constructor_kwargs={"source": embedder},
+        batch_size=batch_size,
+        concurrency=embed_concurrency,
+        **embed_resources,
+    )
+    written = embedded.map_batches(
+        WriteActor,
+        batch_size=batch_size,
+        concurrency=write_concurrency,
+        num_cpus=write_cpus,
+        fn_constructor_kwargs={
+            "url": url,
+            "alias": alias,
+            "fingerprint": probe.fingerprint.to_meta(),
+            "client_options": dict(client_options or {}),
+        },
+    )
     total, failures = 0, []
     for row in written.iter_rows():
         total += int(row["written"])
         failures += [json.loads(f) for f in json.loads(row["failures"])]
-    items = tuple(ItemFailure(f["id"], f["reason"], status=f["status"], source=None if f["stage"] == "index" else FailureSource(f["stage"]))
-                  for f in failures)
+    items = tuple(
+        ItemFailure(
+            f["id"],
+            f["reason"],
+            status=f["status"],
+            source=None if f["stage"] == "index" else FailureSource(f["stage"]),
+        )
+        for f in failures
+    )
     path = None
     if items and failures_path is not None:
         path = str(failures_path)

@@ -44,8 +44,9 @@ def hit_relevance(hit: Hit, technique: Technique, fusion: Fusion | None, fitted:
     return bounded(score)
 
 
-def with_relevance(hits: Sequence[Hit], technique: Technique, fusion: Fusion | None,
-                   maps: Mapping[str, RelevanceMap]) -> tuple[tuple[Hit, ...], str]:
+def with_relevance(
+    hits: Sequence[Hit], technique: Technique, fusion: Fusion | None, maps: Mapping[str, RelevanceMap]
+) -> tuple[tuple[Hit, ...], str]:
     """``hits`` (and their collapsed chunks) each with its relevance, and how it was computed
     (:data:`MAP` or :data:`FORMULA`). A reranked page has no map: its scores are the reranker's."""
     fitted = maps.get(fusion.name) if fusion is not None else None

@@ -64,15 +64,29 @@ class Searcher:
     once; what changes it (the alias moved, the cluster refused a fusion) publishes a new one.
     """
 
-    def __init__(self, client: ClusterLike, info: IndexInfo, caps: Capabilities, embedder: Embedder | None = None, *,
-                 engine: Engine | None = None, reranker: Reranker | None = None, text_leg: TextLeg | None = None,
-                 fusion: HybridFusion | None = None, pipeline: str | None = None, depth: int = 100, allow_fallback: bool = True,
-                 allowed_models: Sequence[str] | None = None, allow_partial_results: bool = True) -> None:
+    def __init__(
+        self,
+        client: ClusterLike,
+        info: IndexInfo,
+        caps: Capabilities,
+        embedder: Embedder | None = None,
+        *,
+        engine: Engine | None = None,
+        reranker: Reranker | None = None,
+        text_leg: TextLeg | None = None,
+        fusion: HybridFusion | None = None,
+        pipeline: str | None = None,
+        depth: int = 100,
+        allow_fallback: bool = True,
+        allowed_models: Sequence[str] | None = None,
+        allow_partial_results: bool = True,
+    ) -> None:
         if depth < 1:
             raise InputError(f"depth must be at least 1, got {depth}")
         if not isinstance(allow_partial_results, bool):
             raise InputError(f"allow_partial_results must be True or False, got {allow_partial_results!r}")
-        self.cluster = cluster_for(client, engine)  # the port, every request goes through it (a user's raw client: wrapped here)
+        # the port, every request goes through it (a user's raw client: wrapped here)
+        self.cluster = cluster_for(client, engine)
         self.engine = self.cluster.engine
         self.reranker = reranker
         self.depth = depth
@@ -82,8 +96,15 @@ class Searcher:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, client: ClusterLike, alias: str, embedder: Embedder | None = None, *, engine: Engine | None = None,
-             **options: Any) -> Searcher:
+    def open(
+        cls,
+        client: ClusterLike,
+        alias: str,
+        embedder: Embedder | None = None,
+        *,
+        engine: Engine | None = None,
+        **options: Any,
+    ) -> Searcher:
         """A searcher for the hybrid index behind ``alias``: reads the index and what a search needs of the cluster."""
         cluster = cluster_for(client, engine)
         info = read_index_info(cluster, alias)
@@ -156,8 +177,14 @@ class Searcher:
         retriever = Retriever(self.cluster, self.engine, state, recovery.Attempt())
         return plan_fusion(state, retriever, fusion, pipeline, allow_fallback=self.allow_fallback)
 
-    def legs(self, query: str, *, depth: int | None = None, filters: Mapping[str, Any] | None = None,
-             query_vector: VectorLike | None = None) -> list[list[tuple[str, float]]]:
+    def legs(
+        self,
+        query: str,
+        *,
+        depth: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+        query_vector: VectorLike | None = None,
+    ) -> list[list[tuple[str, float]]]:
         """Each leg's ranked ``(id, raw score)`` list to ``depth``, from one ``_msearch`` (for tuning
         fusion offline: :func:`adapter.fusion.fuse`)."""
         query = clean_query(query)
@@ -170,11 +197,14 @@ class Searcher:
         return self._run(once, query_vector is not None).value
 
     def query_match_quality(self, query: str, filters: Mapping[str, Any] | None = None) -> tuple[float | None, float]:
-        """BM25's match quality for ``query`` (:func:`adapter.fusion.choice.policy.match_quality`) and the server's took."""
+        """BM25's match quality for ``query`` (:func:`adapter.fusion.choice.policy.match_quality`) and the server's
+        took."""
         quality, _, took = self.query_evidence(query, filters)
         return quality, took
 
-    def query_evidence(self, query: str, filters: Mapping[str, Any] | None = None) -> tuple[float | None, float | None, float]:
+    def query_evidence(
+        self, query: str, filters: Mapping[str, Any] | None = None
+    ) -> tuple[float | None, float | None, float]:
         """BM25's match quality, the query's term coverage (:func:`adapter.fusion.choice.signals.term_coverage`) and
         the server's took, from the same two requests (the best BM25 hit; the term statistics)."""
         query = clean_query(query)
@@ -187,26 +217,60 @@ class Searcher:
         return self._run(once, False).value
 
     # -- the call --------------------------------------------------------------------------------
-    def search(self, query: str, *, technique: TechniqueLike = Technique.HYBRID, k: int = 10, from_: int = 0,
-               filters: Mapping[str, Any] | None = None, fusion: HybridFusion | str | None = None, pipeline: str | None = None,
-               depth: int | None = None, rerank_top: int | None = None, mmr_lambda: float | None = None,
-               mmr_candidates: int | None = None, explain: bool = False, query_vector: VectorLike | None = None,
-               options: SearchOptions | None = None, fast_path: FastPath = FastPath.AUTO) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        *,
+        technique: TechniqueLike = Technique.HYBRID,
+        k: int = 10,
+        from_: int = 0,
+        filters: Mapping[str, Any] | None = None,
+        fusion: HybridFusion | str | None = None,
+        pipeline: str | None = None,
+        depth: int | None = None,
+        rerank_top: int | None = None,
+        mmr_lambda: float | None = None,
+        mmr_candidates: int | None = None,
+        explain: bool = False,
+        query_vector: VectorLike | None = None,
+        options: SearchOptions | None = None,
+        fast_path: FastPath = FastPath.AUTO,
+    ) -> SearchResult:
         """Run one query. ``rerank_top`` reranks that many first-stage hits (needs a reranker);
         ``mmr_lambda`` diversifies the final list with MMR over ``mmr_candidates`` candidates.
         ``options`` (:class:`~adapter.search.page.SearchOptions`): highlights, facets, collapse, a field
         sort, a score floor, where MMR runs; a part the cluster cannot run for this technique is
         run by the client, and the result says so in ``notices``. ``fast_path``
         (:class:`~adapter.search.fast_path.FastPath`): a hybrid takes the parallel-legs fast path where the
-        index's ``hybrid fast-path`` check earned it (``AUTO``), always (``ON``) or never (``OFF``). Raises :class:`~adapter.errors.InputError`
+        index's ``hybrid fast-path`` check earned it (``AUTO``), always (``ON``) or never (``OFF``). Raises
+        :class:`~adapter.errors.InputError`
         for bad parameters, :class:`~adapter.errors.CapabilityError` where a fallback is needed and
         refused, :class:`~adapter.errors.BackendError` for the server's errors."""
         started = time.perf_counter()
         fixed, policy = split_fusion(self._fusion_named(fusion) if isinstance(fusion, str) else fusion)
-        request = SearchRequest(query, Technique.parse(technique), k, from_, filters, fixed, policy, pipeline, depth, rerank_top,
-                                mmr_lambda, mmr_candidates, explain, query_vector, self._options(options), fast_path)
-        with (telemetry.request_id() as rid, tracing.span("hybrid.search", _span_start(self.alias, request, rid)) as span,
-              metrics.search(request.technique.value) as record):
+        request = SearchRequest(
+            query,
+            Technique.parse(technique),
+            k,
+            from_,
+            filters,
+            fixed,
+            policy,
+            pipeline,
+            depth,
+            rerank_top,
+            mmr_lambda,
+            mmr_candidates,
+            explain,
+            query_vector,
+            self._options(options),
+            fast_path,
+        )
+        with (
+            telemetry.request_id() as rid,
+            tracing.span("hybrid.search", _span_start(self.alias, request, rid)) as span,
+            metrics.search(request.technique.value) as record,
+        ):
             outcome = self._run(lambda state, attempt: self._attempt(request, state, attempt), query_vector is not None)
             result = _result(request, outcome, started)
             end = _span_end(result, outcome)
@@ -216,18 +280,22 @@ class Searcher:
         return result
 
     def _options(self, options: SearchOptions | None) -> SearchOptions:
-        """The search's options; a searcher made with ``allow_partial_results=False`` makes each of its searches strict."""
+        """The search's options; a searcher made with ``allow_partial_results=False`` makes each of its searches
+        strict."""
         options = options or SearchOptions()
         return options if self.allow_partial_results else replace(options, allow_partial_results=False)
 
     def _fusion_named(self, name: str) -> HybridFusion:
-        """``fusion="rrf"``, ``"min_max"``, ``"rrf-40"``, ... as the CLI reads them; ``"adaptive"``: the index's policy."""
+        """``fusion="rrf"``, ``"min_max"``, ``"rrf-40"``, ... as the CLI reads them; ``"adaptive"``: the index's
+        policy."""
         from adapter.fusion import parse_fusion
         from adapter.fusion.choice.values import ADAPTIVE
 
         return self.policy if name.strip() == ADAPTIVE else parse_fusion(name)
 
-    def _run(self, once: Callable[[IndexState, recovery.Attempt], recovery.T], vector_given: bool) -> recovery.Outcome[recovery.T]:
+    def _run(
+        self, once: Callable[[IndexState, recovery.Attempt], recovery.T], vector_given: bool
+    ) -> recovery.Outcome[recovery.T]:
         old = self._state
 
         def follow(state: IndexState, moved: recovery.AliasMoved) -> IndexState:
@@ -244,17 +312,25 @@ class Searcher:
         return outcome
 
     def _attempt(self, request: SearchRequest, state: IndexState, attempt: recovery.Attempt) -> Found:
-        shape = Shape.of(request, default_depth=self.depth, max_window=state.info.max_window, has_reranker=self.reranker is not None)
+        shape = Shape.of(
+            request, default_depth=self.depth, max_window=state.info.max_window, has_reranker=self.reranker is not None
+        )
         retriever = Retriever(self.cluster, self.engine, state, attempt)
         if request.technique is not Technique.DENSE:
             _check_clauses(request.query, state, retriever.max_clauses)
         vector = vector_of(state, request.query, request.query_vector) if request.needs_vector else None
-        plan = plan_search(request, shape, state, retriever, vector, allow_fallback=self.allow_fallback, refused=attempt.refused)
+        plan = plan_search(
+            request, shape, state, retriever, vector, allow_fallback=self.allow_fallback, refused=attempt.refused
+        )
         first = BY_TECHNIQUE[plan.technique](retriever, plan, request)
         hits = self._post(request, plan, first, state)
-        notices = [*plan.notices, *first.notices, *retriever.notices,
-                   *assemble.past_the_end(hits, plan.technique, shape.page_from, shape.depth),
-                   *([state.relevance_problem] if state.relevance_problem else [])]
+        notices = [
+            *plan.notices,
+            *first.notices,
+            *retriever.notices,
+            *assemble.past_the_end(hits, plan.technique, shape.page_from, shape.depth),
+            *([state.relevance_problem] if state.relevance_problem else []),
+        ]
         if assemble.unknown_fields_asked(hits, request.filters) and request.filters:
             notices += retriever.unknown_filter_fields(request.filters)
         return Found(plan, first, tuple(hits), tuple(notices))
@@ -267,7 +343,9 @@ class Searcher:
                 hits = post.rerank(self.reranker, request.query, hits[: request.rerank_top])
         if request.mmr_lambda is not None and not plan.server_mmr and plan.stage.vector is not None:
             with tracing.span("hybrid.mmr", {"hybrid.candidates": len(hits), "hybrid.mmr_lambda": request.mmr_lambda}):
-                hits = post.diversify(plan.stage.vector, hits, field=state.info.vector_field, k=request.wanted, lambda_=request.mmr_lambda)
+                hits = post.diversify(
+                    plan.stage.vector, hits, field=state.info.vector_field, k=request.wanted, lambda_=request.mmr_lambda
+                )
         if request.post:
             hits = post.page(hits, request.from_, request.k)
         return post.strip(hits, state.info.vector_field) if plan.stage.with_vectors else hits
@@ -277,15 +355,26 @@ def _result(request: SearchRequest, outcome: recovery.Outcome[Found], started: f
     """The search's result from its last attempt (what it found, what every attempt cost)."""
     found, plan = outcome.value, outcome.value.plan
     fused = plan.fusion
-    hits, relevance_by = with_relevance(found.hits, plan.technique, fused.fusion if fused else None, outcome.state.relevance)
+    hits, relevance_by = with_relevance(
+        found.hits, plan.technique, fused.fusion if fused else None, outcome.state.relevance
+    )
     return SearchResult(
-        query=request.query, technique=plan.technique, hits=hits, relevance_by=relevance_by,
-        fused_by=fused.fused_by if fused else FusedBy.NONE, fusion=fused.fusion if fused else None,
-        pipeline=fused.pipeline if fused else None, took_ms=float(found.first.took + plan.signals.took),
-        total_ms=(time.perf_counter() - started) * 1000.0, notices=found.notices,
+        query=request.query,
+        technique=plan.technique,
+        hits=hits,
+        relevance_by=relevance_by,
+        fused_by=fused.fused_by if fused else FusedBy.NONE,
+        fusion=fused.fusion if fused else None,
+        pipeline=fused.pipeline if fused else None,
+        took_ms=float(found.first.took + plan.signals.took),
+        total_ms=(time.perf_counter() - started) * 1000.0,
+        notices=found.notices,
         requests=found.first.requests + plan.signals.requests + outcome.attempt.spent_requests,
         sent=outcome.sent + plan.signals.sent,  # the search's own requests first, then adaptive signals'
-        choice=plan.choice, aggregations=found.first.facets, excerpts=_excerpts(request.options, outcome.state))
+        choice=plan.choice,
+        aggregations=found.first.facets,
+        excerpts=_excerpts(request.options, outcome.state),
+    )
 
 
 def _span_start(alias: str, request: SearchRequest, rid: str) -> dict[str, tracing.AttributeValue | None]:
@@ -296,19 +385,35 @@ def _span_end(result: SearchResult, outcome: recovery.Outcome[Found]) -> dict[st
     """The ``hybrid.search`` span's attributes once the search ran (adapter.observability.tracing lists them)."""
     fused = outcome.value.plan.fusion
     reason = (fused.notice if fused else None) or outcome.attempt.refused
-    return {"hybrid.technique": result.technique.value, "hybrid.fusion": result.fusion.name if result.fusion else None,
-            "hybrid.fused_by": result.fused_by_label, "hybrid.took_ms": result.took_ms, "hybrid.requests": result.requests,
-            "hybrid.fallback": reason is not None, "hybrid.fallback_reason": reason, "hybrid.retries": len(outcome.attempt.met),
-            "hybrid.hits": len(result.hits)}
+    return {
+        "hybrid.technique": result.technique.value,
+        "hybrid.fusion": result.fusion.name if result.fusion else None,
+        "hybrid.fused_by": result.fused_by_label,
+        "hybrid.took_ms": result.took_ms,
+        "hybrid.requests": result.requests,
+        "hybrid.fallback": reason is not None,
+        "hybrid.fallback_reason": reason,
+        "hybrid.retries": len(outcome.attempt.met),
+        "hybrid.hits": len(result.hits),
+    }
 
 
 def _log(result: SearchResult, alias: str, rid: str) -> None:
     """The search's summary at DEBUG, each notice (fallbacks among them) at INFO (``adapter.search``)."""
     log = telemetry.SEARCH
     if log.isEnabledFor(logging.DEBUG):
-        log.debug("searched %s: technique=%s fusion=%s fused_by=%s took=%.0fms total=%.0fms requests=%d hits=%d id=%s", alias,
-                  result.technique.value, result.fusion.name if result.fusion else "-", result.fused_by_label, result.took_ms,
-                  result.total_ms, result.requests, len(result.hits), rid)
+        log.debug(
+            "searched %s: technique=%s fusion=%s fused_by=%s took=%.0fms total=%.0fms requests=%d hits=%d id=%s",
+            alias,
+            result.technique.value,
+            result.fusion.name if result.fusion else "-",
+            result.fused_by_label,
+            result.took_ms,
+            result.total_ms,
+            result.requests,
+            len(result.hits),
+            rid,
+        )
     for notice in result.notices:
         log.info("search of %s (id=%s): %s", alias, rid, notice)
 
@@ -329,4 +434,5 @@ def _check_clauses(query: str, state: IndexState, max_clauses: Callable[[], int]
         raise InputError(
             f"the query has {words} distinct words; over {fields} text fields that is {words * fields} clauses, more "
             f"than the cluster allows (indices.query.bool.max_clause_count = {limit}). Shorten the query "
-            f"to at most {limit // fields} distinct words")
+            f"to at most {limit // fields} distinct words"
+        )

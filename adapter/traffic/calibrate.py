@@ -39,7 +39,7 @@ from adapter.traffic.ubi import Event, QueryRecord
 if TYPE_CHECKING:
     from adapter.engines import ClusterLike
     from adapter.evaluation.adaptive import QueryRecord as Measured
-    from adapter.fusion.choice.calibrate import CalibrationReport
+    from adapter.admin.calibrate import CalibrationReport
     from adapter.fusion.choice.policy import AdaptivePolicy, Calibration
     from adapter.models.embedders import Embedder
     from adapter.search import Searcher
@@ -381,7 +381,7 @@ def _write(
     calibration: Calibration,
     meta: Mapping[str, Any],
 ) -> CalibrationReport | None:
-    from adapter.fusion.choice.calibrate import store_adaptive
+    from adapter.admin.calibrate import store_adaptive
     from adapter.index.catalog import index_meta
 
     if decision.ship:

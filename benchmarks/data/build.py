@@ -15,13 +15,21 @@ from pathlib import Path
 from . import tables_konsola_pl, tables_parts_en, tables_soporte_es, tables_wsparcie_pl
 
 HERE = Path(__file__).resolve().parent
-SETS = {"soporte-es": tables_soporte_es, "wsparcie-pl": tables_wsparcie_pl, "parts-en": tables_parts_en, "konsola-pl": tables_konsola_pl}
+SETS = {
+    "soporte-es": tables_soporte_es,
+    "wsparcie-pl": tables_wsparcie_pl,
+    "parts-en": tables_parts_en,
+    "konsola-pl": tables_konsola_pl,
+}
 
 
 def _documents_and_queries(tables) -> tuple[list[dict], list[tuple[str, str, list[str]]]]:
     if hasattr(tables, "documents"):  # a catalogue: cards made from attribute tables, judgments by rule
         parts = tables.documents()
-        docs = [{"_id": p["_id"], "title": p["title"], "text": p["text"], "metadata": {"family": p["family"]}} for p in parts]
+        docs = [
+            {"_id": p["_id"], "title": p["title"], "text": p["text"], "metadata": {"family": p["family"]}}
+            for p in parts
+        ]
         return docs, [(kind, text, [p["_id"] for p in parts if rule(p)]) for kind, text, rule in tables.QUERIES]
     docs = [{"_id": i, "title": t, "text": x} for i, _, t, x in tables.CODED_ERRORS + tables.CODED_PRODUCTS]
     docs += [{"_id": i, "title": t, "text": x} for i, t, x in tables.HELP]
@@ -60,7 +68,9 @@ def write_set(folder: Path, tables) -> str:
         qrels[split] += [(qid, doc) for doc in relevant]
     write_beir(folder, docs, queries, qrels)
     counts = {s: len({q for q, _ in rows}) for s, rows in qrels.items()}
-    return f"{folder.name}: {len(docs)} documents, {len(queries)} queries (train {counts['train']}, test {counts['test']})"
+    return (
+        f"{folder.name}: {len(docs)} documents, {len(queries)} queries (train {counts['train']}, test {counts['test']})"
+    )
 
 
 def main() -> None:

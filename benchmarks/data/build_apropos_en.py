@@ -91,8 +91,14 @@ def main() -> None:
         name = p.name[: -len(".1.gz")]
         if len(words) < MIN_WORDS:
             continue
-        docs.append({"_id": name, "title": name, "text": " ".join(words[:WORDS]),
-                     "metadata": {"package": owners.get(str(p), "unknown")}})
+        docs.append(
+            {
+                "_id": name,
+                "title": name,
+                "text": " ".join(words[:WORDS]),
+                "metadata": {"package": owners.get(str(p), "unknown")},
+            }
+        )
         s = summary(secs.get("NAME", ""))
         if s:
             summaries[name] = s
@@ -104,7 +110,10 @@ def main() -> None:
         queries.append({"_id": qid, "text": summaries[doc_id], "metadata": {"kind": "summary"}})
         qrels["train" if n % 2 == 0 else "test"].append((qid, doc_id))
     write_beir(HERE / "apropos-en", docs, queries, qrels)
-    print(f"apropos-en: {len(docs)} documents, {len(queries)} queries (train {len(qrels['train'])}, test {len(qrels['test'])})")
+    print(
+        f"apropos-en: {len(docs)} documents, {len(queries)} queries (train {len(qrels['train'])}, test "
+        f"{len(qrels['test'])})"
+    )
 
 
 if __name__ == "__main__":

@@ -104,15 +104,26 @@ def main() -> None:
     eligible = [s for s in every if query_word(s, sense_count)]
     asked = eligible[::QUERY_EVERY]
     keep = {s.offset for s in every[::DOC_EVERY]} | {s.offset for s in asked}
-    docs = [{"_id": f"n{s.offset}", "title": s.words[0], "text": s.text, "metadata": {"lexfile": f"noun.{LEXFILES[s.lexfile]}"}}
-            for s in every if s.offset in keep]
+    docs = [
+        {
+            "_id": f"n{s.offset}",
+            "title": s.words[0],
+            "text": s.text,
+            "metadata": {"lexfile": f"noun.{LEXFILES[s.lexfile]}"},
+        }
+        for s in every
+        if s.offset in keep
+    ]
     queries, qrels = [], {"train": [], "test": []}
     for n, s in enumerate(asked):
         qid = f"q{n + 1:03d}"
         queries.append({"_id": qid, "text": query_word(s, sense_count), "metadata": {"kind": "synonym"}})
         qrels["train" if n % 2 == 0 else "test"].append((qid, f"n{s.offset}"))
     write_beir(HERE / "glossary-en", docs, queries, qrels)
-    print(f"glossary-en: {len(docs)} documents, {len(queries)} queries (train {len(qrels['train'])}, test {len(qrels['test'])})")
+    print(
+        f"glossary-en: {len(docs)} documents, {len(queries)} queries (train {len(qrels['train'])}, test "
+        f"{len(qrels['test'])})"
+    )
 
 
 if __name__ == "__main__":

@@ -32,15 +32,109 @@ from .build import write_beir
 HERE = Path(__file__).resolve().parent
 PYTHON = "/usr/bin/python3.11"
 MODULES = (
-    "abc", "argparse", "array", "ast", "asyncio", "base64", "binascii", "bisect", "bz2", "calendar", "cmath", "codecs", "collections",
-    "concurrent.futures", "configparser", "contextlib", "copy", "csv", "datetime", "decimal", "difflib", "email.utils", "enum",
-    "filecmp", "fnmatch", "fractions", "ftplib", "functools", "getpass", "gettext", "glob", "gzip", "hashlib", "heapq", "hmac",
-    "html", "http.client", "http.cookies", "imaplib", "importlib", "inspect", "io", "ipaddress", "itertools", "json", "locale",
-    "logging", "lzma", "mailbox", "math", "mimetypes", "multiprocessing", "operator", "os", "os.path", "pathlib", "pickle", "platform",
-    "plistlib", "poplib", "pprint", "queue", "random", "re", "sched", "secrets", "select", "selectors", "shelve", "shlex", "shutil",
-    "signal", "smtplib", "socket", "sqlite3", "ssl", "stat", "statistics", "string", "struct", "subprocess", "sys", "sysconfig",
-    "tarfile", "tempfile", "textwrap", "threading", "time", "timeit", "tokenize", "traceback", "types", "typing", "unicodedata",
-    "urllib.parse", "urllib.request", "uuid", "warnings", "weakref", "webbrowser", "xml.etree.ElementTree", "zipfile", "zlib",
+    "abc",
+    "argparse",
+    "array",
+    "ast",
+    "asyncio",
+    "base64",
+    "binascii",
+    "bisect",
+    "bz2",
+    "calendar",
+    "cmath",
+    "codecs",
+    "collections",
+    "concurrent.futures",
+    "configparser",
+    "contextlib",
+    "copy",
+    "csv",
+    "datetime",
+    "decimal",
+    "difflib",
+    "email.utils",
+    "enum",
+    "filecmp",
+    "fnmatch",
+    "fractions",
+    "ftplib",
+    "functools",
+    "getpass",
+    "gettext",
+    "glob",
+    "gzip",
+    "hashlib",
+    "heapq",
+    "hmac",
+    "html",
+    "http.client",
+    "http.cookies",
+    "imaplib",
+    "importlib",
+    "inspect",
+    "io",
+    "ipaddress",
+    "itertools",
+    "json",
+    "locale",
+    "logging",
+    "lzma",
+    "mailbox",
+    "math",
+    "mimetypes",
+    "multiprocessing",
+    "operator",
+    "os",
+    "os.path",
+    "pathlib",
+    "pickle",
+    "platform",
+    "plistlib",
+    "poplib",
+    "pprint",
+    "queue",
+    "random",
+    "re",
+    "sched",
+    "secrets",
+    "select",
+    "selectors",
+    "shelve",
+    "shlex",
+    "shutil",
+    "signal",
+    "smtplib",
+    "socket",
+    "sqlite3",
+    "ssl",
+    "stat",
+    "statistics",
+    "string",
+    "struct",
+    "subprocess",
+    "sys",
+    "sysconfig",
+    "tarfile",
+    "tempfile",
+    "textwrap",
+    "threading",
+    "time",
+    "timeit",
+    "tokenize",
+    "traceback",
+    "types",
+    "typing",
+    "unicodedata",
+    "urllib.parse",
+    "urllib.request",
+    "uuid",
+    "warnings",
+    "weakref",
+    "webbrowser",
+    "xml.etree.ElementTree",
+    "zipfile",
+    "zlib",
 )
 WORDS = 80
 MIN_WORDS = 4
@@ -48,7 +142,7 @@ MAX_SENSES = 3
 QUERY_EVERY = 9
 
 # Run by Debian's interpreter: every public function, class and method of the modules, with its docstring.
-DUMP = r'''
+DUMP = r"""
 import importlib, inspect, json, re, sys
 out = []
 def doc_of(obj):
@@ -77,11 +171,13 @@ for modname in sys.argv[1:]:
                     continue
                 out.append((f"{modname}.{name}.{attr}", attr, sig(attr, getattr(obj, attr)), doc_of(member)))
 print(json.dumps(out))
-'''
+"""
 
 
 def objects() -> list[tuple[str, str, str, str]]:
-    out = subprocess.run([PYTHON, "-I", "-c", DUMP, *MODULES], capture_output=True, text=True, check=True, timeout=600).stdout
+    out = subprocess.run(
+        [PYTHON, "-I", "-c", DUMP, *MODULES], capture_output=True, text=True, check=True, timeout=600
+    ).stdout
     return [tuple(x) for x in json.loads(out)]
 
 
@@ -90,7 +186,9 @@ def english_words() -> set[str]:
     for pos in ("noun", "verb", "adj", "adv"):
         path = Path(f"/usr/share/wordnet/index.{pos}")
         if path.is_file():
-            words |= {line.split()[0] for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("  ")}
+            words |= {
+                line.split()[0] for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("  ")
+            }
     return words
 
 
@@ -101,21 +199,30 @@ def main() -> None:
         if len(words) < MIN_WORDS or qualified in seen:
             continue
         seen.add(qualified)
-        text = " ".join([signature or name] + words[:WORDS])  # a reference page shows the name, with its call where it has one
-        docs.append({"_id": qualified, "title": qualified, "text": text, "metadata": {"module": qualified.rsplit(".", 1)[0]}})
+        # a reference page shows the name, with its call where it has one
+        text = " ".join([signature or name] + words[:WORDS])
+        docs.append(
+            {"_id": qualified, "title": qualified, "text": text, "metadata": {"module": qualified.rsplit(".", 1)[0]}}
+        )
         by_name[name].append(qualified)
     english = english_words()
-    usable = sorted(n for n, ids in by_name.items()
-                    if len(ids) <= MAX_SENSES and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)
-                    and ("_" in n or any(c.isdigit() for c in n) or n.lower() not in english))
+    usable = sorted(
+        n
+        for n, ids in by_name.items()
+        if len(ids) <= MAX_SENSES
+        and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)
+        and ("_" in n or any(c.isdigit() for c in n) or n.lower() not in english)
+    )
     queries, qrels = [], {"train": [], "test": []}
     for n, name in enumerate(usable[::QUERY_EVERY]):
         qid = f"q{n + 1:03d}"
         queries.append({"_id": qid, "text": name, "metadata": {"kind": "identifier", "documents": len(by_name[name])}})
         qrels["train" if n % 2 == 0 else "test"] += [(qid, d) for d in by_name[name]]
     write_beir(HERE / "pyapi-en", docs, queries, qrels)
-    print(f"pyapi-en: {len(docs)} documents, {len(queries)} queries (train {sum(1 for q in queries[::2])}, "
-          f"test {sum(1 for q in queries[1::2])})")
+    print(
+        f"pyapi-en: {len(docs)} documents, {len(queries)} queries (train {sum(1 for q in queries[::2])}, "
+        f"test {sum(1 for q in queries[1::2])})"
+    )
 
 
 if __name__ == "__main__":

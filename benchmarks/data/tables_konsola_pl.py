@@ -11,168 +11,366 @@ files (see README.md).
 """
 
 CODED_ERRORS = [
-    ("chm-1042", "CHM-1042", "Błąd CHM-1042: wygasł token dostępu",
-     "Polecenie chmurka sync kończy się kodem CHM-1042, gdy token z CHMURKA_TOKEN stracił ważność (po 30 dniach). "
-     "Wygeneruj nowy token poleceniem chmurka login --renew i zapisz go w zmiennej CHMURKA_TOKEN albo w sekcji [auth] pliku chmurka.toml."),
-    ("chm-1024", "CHM-1024", "Błąd CHM-1024: brak uprawnień do katalogu",
-     "Kod CHM-1024 oznacza, że konto nie ma prawa zapisu w zdalnym katalogu (serwer zwraca HTTP 403). "
-     "Poproś właściciela przestrzeni o rolę editor; chmurka sync --verbose pokaże, którego katalogu dotyczy odmowa."),
-    ("chm-1402", "CHM-1402", "Błąd CHM-1402: plik przekracza limit rozmiaru",
-     "CHM-1402 pojawia się, gdy pojedynczy plik jest większy niż sync.max_file_size (domyślnie 2 GB), a serwer odpowiada HTTP 413. "
-     "Podnieś limit w chmurka.toml albo wyklucz plik wzorcem w sync.exclude."),
-    ("chm-1420", "CHM-1420", "Błąd CHM-1420: przekroczono limit zapytań",
-     "Kod CHM-1420 to odpowiedź HTTP 429: klient wysłał zbyt wiele żądań w ciągu minuty. "
-     "Zmniejsz sync.parallel (domyślnie 8) albo uruchom chmurka sync z flagą --throttle 2."),
-    ("chm-2051", "CHM-2051", "Błąd CHM-2051: konflikt wersji pliku",
-     "CHM-2051 oznacza, że ten sam plik zmieniono jednocześnie na dwóch komputerach (HTTP 409). "
-     "Chmurka zachowuje obie wersje z dopiskiem (konflikt); wybierz właściwą albo uruchom chmurka resolve --keep-local."),
-    ("chm-2015", "CHM-2015", "Błąd CHM-2015: przerwane wysyłanie fragmentu",
-     "Kod CHM-2015 zgłasza Uploader, gdy połączenie zerwie się w trakcie wysyłania fragmentu dużego pliku. "
-     "W logu widać linię at chmurka.sync.Uploader.sendChunk(Uploader.java:214). Ponów polecenie: wysyłanie wznowi się od ostatniego fragmentu."),
-    ("chm-2510", "CHM-2510", "Błąd CHM-2510: uszkodzona suma kontrolna",
-     "CHM-2510 oznacza, że suma SHA-256 pobranego pliku nie zgadza się z sumą na serwerze. "
-     "Usuń pamięć podręczną poleceniem chmurka cache clear i pobierz plik ponownie; jeśli błąd wraca, sprawdź dysk."),
-    ("chm-3307", "CHM-3307", "Błąd CHM-3307: certyfikat serwera nie jest zaufany",
-     "Kod CHM-3307 pojawia się za firmowym proxy, które podmienia certyfikaty TLS. "
-     "Dodaj certyfikat firmy w tls.ca_file w chmurka.toml; flaga --no-verify-ssl wyłącza sprawdzanie, ale tylko do testów."),
-    ("chm-3370", "CHM-3370", "Błąd CHM-3370: nie można połączyć się przez proxy",
-     "CHM-3370 oznacza, że klient nie dotarł do serwera przez serwer pośredniczący ustawiony w HTTPS_PROXY lub proxy.url. "
-     "Sprawdź adres i port proxy oraz to, czy proxy wymaga logowania (proxy.user, proxy.password)."),
-    ("chm-3703", "CHM-3703", "Błąd CHM-3703: przekroczony czas połączenia",
-     "Kod CHM-3703 zgłasza klient, gdy serwer nie odpowie w czasie net.timeout (domyślnie 30 s). "
-     "Na wolnym łączu zwiększ net.timeout w chmurka.toml albo podaj --timeout 120 w poleceniu."),
-    ("chm-4090", "CHM-4090", "Błąd CHM-4090: brak miejsca w przestrzeni",
-     "CHM-4090 oznacza, że przestrzeń zespołu zajęła cały wykupiony limit, a serwer odrzuca nowe pliki (HTTP 507). "
-     "Usuń stare wersje poleceniem chmurka versions prune --older-than 90d albo zwiększ plan."),
-    ("chm-4009", "CHM-4009", "Błąd CHM-4009: nieprawidłowy plik konfiguracyjny",
-     "Kod CHM-4009 oznacza, że chmurka.toml ma błąd składni TOML albo nieznany klucz. "
-     "Polecenie chmurka config check --config ścieżka/do/pliku wskaże wiersz i klucz, których dotyczy problem."),
-    ("chm-5031", "CHM-5031", "Błąd CHM-5031: usługa chwilowo niedostępna",
-     "CHM-5031 to odpowiedź HTTP 503 podczas prac serwisowych. "
-     "Klient ponawia żądanie sam, zgodnie z sync.max_retries; stan usługi sprawdzisz na stronie statusu."),
-    ("chm-5013", "CHM-5013", "Błąd CHM-5013: demon synchronizacji nie działa",
-     "Kod CHM-5013 oznacza, że polecenie nie znalazło działającego procesu chmurkad. "
-     "Uruchom go poleceniem chmurka daemon start; w systemd usługa nazywa się chmurkad.service."),
-    ("chm-6120", "CHM-6120", "Błąd CHM-6120: zbyt długa ścieżka pliku",
-     "CHM-6120 pojawia się w Windows, gdy ścieżka pliku ma ponad 260 znaków. "
-     "Włącz długie ścieżki w rejestrze (LongPathsEnabled) albo skróć nazwy katalogów."),
-    ("chm-6102", "CHM-6102", "Błąd CHM-6102: plik zablokowany przez inny program",
-     "Kod CHM-6102 oznacza, że plik jest otwarty i zablokowany przez inną aplikację, na przykład arkusz kalkulacyjny. "
-     "Zamknij program; chmurka sync spróbuje ponownie po sync.retry_delay sekund."),
+    (
+        "chm-1042",
+        "CHM-1042",
+        "Błąd CHM-1042: wygasł token dostępu",
+        "Polecenie chmurka sync kończy się kodem CHM-1042, gdy token z CHMURKA_TOKEN stracił ważność (po 30 dniach). "
+        "Wygeneruj nowy token poleceniem chmurka login --renew i zapisz go w zmiennej CHMURKA_TOKEN albo w sekcji "
+        "[auth] pliku chmurka.toml.",
+    ),
+    (
+        "chm-1024",
+        "CHM-1024",
+        "Błąd CHM-1024: brak uprawnień do katalogu",
+        "Kod CHM-1024 oznacza, że konto nie ma prawa zapisu w zdalnym katalogu (serwer zwraca HTTP 403). "
+        "Poproś właściciela przestrzeni o rolę editor; chmurka sync --verbose pokaże, którego katalogu dotyczy odmowa.",
+    ),
+    (
+        "chm-1402",
+        "CHM-1402",
+        "Błąd CHM-1402: plik przekracza limit rozmiaru",
+        "CHM-1402 pojawia się, gdy pojedynczy plik jest większy niż sync.max_file_size (domyślnie 2 GB), a serwer "
+        "odpowiada HTTP 413. Podnieś limit w chmurka.toml albo wyklucz plik wzorcem w sync.exclude.",
+    ),
+    (
+        "chm-1420",
+        "CHM-1420",
+        "Błąd CHM-1420: przekroczono limit zapytań",
+        "Kod CHM-1420 to odpowiedź HTTP 429: klient wysłał zbyt wiele żądań w ciągu minuty. "
+        "Zmniejsz sync.parallel (domyślnie 8) albo uruchom chmurka sync z flagą --throttle 2.",
+    ),
+    (
+        "chm-2051",
+        "CHM-2051",
+        "Błąd CHM-2051: konflikt wersji pliku",
+        "CHM-2051 oznacza, że ten sam plik zmieniono jednocześnie na dwóch komputerach (HTTP 409). "
+        "Chmurka zachowuje obie wersje z dopiskiem (konflikt); wybierz właściwą albo uruchom chmurka resolve "
+        "--keep-local.",
+    ),
+    (
+        "chm-2015",
+        "CHM-2015",
+        "Błąd CHM-2015: przerwane wysyłanie fragmentu",
+        "Kod CHM-2015 zgłasza Uploader, gdy połączenie zerwie się w trakcie wysyłania fragmentu dużego pliku. "
+        "W logu widać linię at chmurka.sync.Uploader.sendChunk(Uploader.java:214). Ponów polecenie: wysyłanie wznowi "
+        "się od ostatniego fragmentu.",
+    ),
+    (
+        "chm-2510",
+        "CHM-2510",
+        "Błąd CHM-2510: uszkodzona suma kontrolna",
+        "CHM-2510 oznacza, że suma SHA-256 pobranego pliku nie zgadza się z sumą na serwerze. "
+        "Usuń pamięć podręczną poleceniem chmurka cache clear i pobierz plik ponownie; jeśli błąd wraca, sprawdź dysk.",
+    ),
+    (
+        "chm-3307",
+        "CHM-3307",
+        "Błąd CHM-3307: certyfikat serwera nie jest zaufany",
+        "Kod CHM-3307 pojawia się za firmowym proxy, które podmienia certyfikaty TLS. "
+        "Dodaj certyfikat firmy w tls.ca_file w chmurka.toml; flaga --no-verify-ssl wyłącza sprawdzanie, ale tylko do "
+        "testów.",
+    ),
+    (
+        "chm-3370",
+        "CHM-3370",
+        "Błąd CHM-3370: nie można połączyć się przez proxy",
+        "CHM-3370 oznacza, że klient nie dotarł do serwera przez serwer pośredniczący ustawiony w HTTPS_PROXY lub "
+        "proxy.url. Sprawdź adres i port proxy oraz to, czy proxy wymaga logowania (proxy.user, proxy.password).",
+    ),
+    (
+        "chm-3703",
+        "CHM-3703",
+        "Błąd CHM-3703: przekroczony czas połączenia",
+        "Kod CHM-3703 zgłasza klient, gdy serwer nie odpowie w czasie net.timeout (domyślnie 30 s). "
+        "Na wolnym łączu zwiększ net.timeout w chmurka.toml albo podaj --timeout 120 w poleceniu.",
+    ),
+    (
+        "chm-4090",
+        "CHM-4090",
+        "Błąd CHM-4090: brak miejsca w przestrzeni",
+        "CHM-4090 oznacza, że przestrzeń zespołu zajęła cały wykupiony limit, a serwer odrzuca nowe pliki (HTTP 507). "
+        "Usuń stare wersje poleceniem chmurka versions prune --older-than 90d albo zwiększ plan.",
+    ),
+    (
+        "chm-4009",
+        "CHM-4009",
+        "Błąd CHM-4009: nieprawidłowy plik konfiguracyjny",
+        "Kod CHM-4009 oznacza, że chmurka.toml ma błąd składni TOML albo nieznany klucz. "
+        "Polecenie chmurka config check --config ścieżka/do/pliku wskaże wiersz i klucz, których dotyczy problem.",
+    ),
+    (
+        "chm-5031",
+        "CHM-5031",
+        "Błąd CHM-5031: usługa chwilowo niedostępna",
+        "CHM-5031 to odpowiedź HTTP 503 podczas prac serwisowych. "
+        "Klient ponawia żądanie sam, zgodnie z sync.max_retries; stan usługi sprawdzisz na stronie statusu.",
+    ),
+    (
+        "chm-5013",
+        "CHM-5013",
+        "Błąd CHM-5013: demon synchronizacji nie działa",
+        "Kod CHM-5013 oznacza, że polecenie nie znalazło działającego procesu chmurkad. "
+        "Uruchom go poleceniem chmurka daemon start; w systemd usługa nazywa się chmurkad.service.",
+    ),
+    (
+        "chm-6120",
+        "CHM-6120",
+        "Błąd CHM-6120: zbyt długa ścieżka pliku",
+        "CHM-6120 pojawia się w Windows, gdy ścieżka pliku ma ponad 260 znaków. "
+        "Włącz długie ścieżki w rejestrze (LongPathsEnabled) albo skróć nazwy katalogów.",
+    ),
+    (
+        "chm-6102",
+        "CHM-6102",
+        "Błąd CHM-6102: plik zablokowany przez inny program",
+        "Kod CHM-6102 oznacza, że plik jest otwarty i zablokowany przez inną aplikację, na przykład arkusz "
+        "kalkulacyjny. Zamknij program; chmurka sync spróbuje ponownie po sync.retry_delay sekund.",
+    ),
 ]
 
 CONFIG_KEYS = [
-    ("klucz-sync-parallel", "sync.parallel", "Klucz sync.parallel: liczba równoległych transferów",
-     "sync.parallel w chmurka.toml ustala, ile plików klient wysyła naraz (domyślnie 8). "
-     "Więcej transferów przyspiesza wysyłanie wielu małych plików, ale na słabym łączu powoduje CHM-1420 i CHM-3703."),
-    ("klucz-sync-exclude", "sync.exclude", "Klucz sync.exclude: pomijanie plików",
-     "sync.exclude przyjmuje listę wzorców, na przykład [\"*.tmp\", \"node_modules/\", \".git/\"]. "
-     "Pasujące pliki i katalogi nie są wysyłane; chmurka sync --dry-run pokaże, co zostanie pominięte."),
-    ("klucz-sync-max-retries", "sync.max_retries", "Klucz sync.max_retries: ponawianie nieudanych żądań",
-     "sync.max_retries (domyślnie 5) mówi, ile razy klient ponowi żądanie po błędzie sieci lub odpowiedzi 5xx, "
-     "z rosnącym odstępem od sync.retry_delay. Ustaw 0, aby błąd kończył polecenie od razu."),
-    ("klucz-net-timeout", "net.timeout", "Klucz net.timeout: limit czasu połączenia",
-     "net.timeout podaje w sekundach, jak długo klient czeka na odpowiedź serwera (domyślnie 30). "
-     "Flaga --timeout nadpisuje go dla jednego polecenia."),
-    ("klucz-proxy-url", "proxy.url", "Klucz proxy.url: serwer pośredniczący",
-     "proxy.url wskazuje serwer proxy, na przykład http://proxy.firma.pl:3128; bez niego klient czyta zmienną HTTPS_PROXY. "
-     "Dane logowania do proxy podaje się w proxy.user i proxy.password."),
-    ("klucz-tls-ca-file", "tls.ca_file", "Klucz tls.ca_file: własny urząd certyfikacji",
-     "tls.ca_file to ścieżka do pliku PEM z certyfikatem urzędu, któremu klient ma ufać oprócz systemowych. "
-     "Potrzebny za proxy, które odszyfrowuje ruch HTTPS."),
-    ("klucz-log-level", "log.level", "Klucz log.level: szczegółowość logów",
-     "log.level przyjmuje error, warn, info lub debug; debug zapisuje każde żądanie HTTP do pliku chmurka.log. "
-     "Flaga --verbose działa jak log.level = \"debug\" dla jednego polecenia."),
-    ("klucz-bandwidth", "net.max_upload_kbps", "Klucz net.max_upload_kbps: ograniczenie prędkości wysyłania",
-     "net.max_upload_kbps ogranicza prędkość wysyłania w kilobitach na sekundę, aby synchronizacja nie zajmowała całego łącza. "
-     "0 oznacza brak limitu."),
-    ("klucz-watch", "sync.watch", "Klucz sync.watch: synchronizacja na bieżąco",
-     "Przy sync.watch = true demon chmurkad śledzi zmiany w katalogu i wysyła je od razu, bez ręcznego chmurka sync. "
-     "W Linuksie korzysta z inotify; przy bardzo wielu plikach podnieś fs.inotify.max_user_watches."),
+    (
+        "klucz-sync-parallel",
+        "sync.parallel",
+        "Klucz sync.parallel: liczba równoległych transferów",
+        "sync.parallel w chmurka.toml ustala, ile plików klient wysyła naraz (domyślnie 8). "
+        "Więcej transferów przyspiesza wysyłanie wielu małych plików, ale na słabym łączu powoduje CHM-1420 i "
+        "CHM-3703.",
+    ),
+    (
+        "klucz-sync-exclude",
+        "sync.exclude",
+        "Klucz sync.exclude: pomijanie plików",
+        'sync.exclude przyjmuje listę wzorców, na przykład ["*.tmp", "node_modules/", ".git/"]. '
+        "Pasujące pliki i katalogi nie są wysyłane; chmurka sync --dry-run pokaże, co zostanie pominięte.",
+    ),
+    (
+        "klucz-sync-max-retries",
+        "sync.max_retries",
+        "Klucz sync.max_retries: ponawianie nieudanych żądań",
+        "sync.max_retries (domyślnie 5) mówi, ile razy klient ponowi żądanie po błędzie sieci lub odpowiedzi 5xx, "
+        "z rosnącym odstępem od sync.retry_delay. Ustaw 0, aby błąd kończył polecenie od razu.",
+    ),
+    (
+        "klucz-net-timeout",
+        "net.timeout",
+        "Klucz net.timeout: limit czasu połączenia",
+        "net.timeout podaje w sekundach, jak długo klient czeka na odpowiedź serwera (domyślnie 30). "
+        "Flaga --timeout nadpisuje go dla jednego polecenia.",
+    ),
+    (
+        "klucz-proxy-url",
+        "proxy.url",
+        "Klucz proxy.url: serwer pośredniczący",
+        "proxy.url wskazuje serwer proxy, na przykład http://proxy.firma.pl:3128; bez niego klient czyta zmienną "
+        "HTTPS_PROXY. Dane logowania do proxy podaje się w proxy.user i proxy.password.",
+    ),
+    (
+        "klucz-tls-ca-file",
+        "tls.ca_file",
+        "Klucz tls.ca_file: własny urząd certyfikacji",
+        "tls.ca_file to ścieżka do pliku PEM z certyfikatem urzędu, któremu klient ma ufać oprócz systemowych. "
+        "Potrzebny za proxy, które odszyfrowuje ruch HTTPS.",
+    ),
+    (
+        "klucz-log-level",
+        "log.level",
+        "Klucz log.level: szczegółowość logów",
+        "log.level przyjmuje error, warn, info lub debug; debug zapisuje każde żądanie HTTP do pliku chmurka.log. "
+        'Flaga --verbose działa jak log.level = "debug" dla jednego polecenia.',
+    ),
+    (
+        "klucz-bandwidth",
+        "net.max_upload_kbps",
+        "Klucz net.max_upload_kbps: ograniczenie prędkości wysyłania",
+        "net.max_upload_kbps ogranicza prędkość wysyłania w kilobitach na sekundę, aby synchronizacja nie zajmowała "
+        "całego łącza. 0 oznacza brak limitu.",
+    ),
+    (
+        "klucz-watch",
+        "sync.watch",
+        "Klucz sync.watch: synchronizacja na bieżąco",
+        "Przy sync.watch = true demon chmurkad śledzi zmiany w katalogu i wysyła je od razu, bez ręcznego chmurka "
+        "sync. W Linuksie korzysta z inotify; przy bardzo wielu plikach podnieś fs.inotify.max_user_watches.",
+    ),
 ]
 
 CLI = [
-    ("cli-sync", "chmurka sync", "Polecenie chmurka sync",
-     "chmurka sync porównuje katalog lokalny ze zdalnym i przesyła różnice w obie strony. "
-     "Najczęstsze flagi: --dry-run (tylko pokaż zmiany), --verbose, --config (inny plik chmurka.toml), --timeout, --throttle."),
-    ("cli-dry-run", "--dry-run", "Flaga --dry-run: próba bez zmian",
-     "Z flagą --dry-run chmurka sync i chmurka versions prune tylko wypisują, co by zrobiły, niczego nie wysyłając ani nie usuwając. "
-     "Dobrze ją dodać przed pierwszą synchronizacją dużego katalogu."),
-    ("cli-login", "chmurka login", "Polecenie chmurka login",
-     "chmurka login otwiera przeglądarkę, aby zalogować się kontem firmowym, i zapisuje token w pęku kluczy systemu. "
-     "Na serwerze bez przeglądarki użyj chmurka login --device i wpisz pokazany kod na innym urządzeniu."),
-    ("cli-config-check", "chmurka config check", "Polecenie chmurka config check",
-     "chmurka config check czyta chmurka.toml, sprawdza składnię i znane klucze i wypisuje końcowe ustawienia po uwzględnieniu zmiennych środowiskowych. "
-     "Z --config sprawdzi inny plik."),
-    ("cli-versions-prune", "chmurka versions prune", "Polecenie chmurka versions prune",
-     "chmurka versions prune usuwa stare wersje plików z przestrzeni, aby zwolnić miejsce. "
-     "--older-than 90d zostawia wersje z ostatnich 90 dni; --keep 3 zostawia trzy najnowsze każdego pliku."),
-    ("cli-resolve", "chmurka resolve", "Polecenie chmurka resolve",
-     "chmurka resolve rozstrzyga konflikty wersji wykryte przy synchronizacji. "
-     "--keep-local zachowuje wersję z tego komputera, --keep-remote wersję z serwera, a bez flag polecenie pyta o każdy plik."),
-    ("cli-daemon", "chmurka daemon", "Polecenie chmurka daemon",
-     "chmurka daemon start|stop|status steruje procesem chmurkad, który synchronizuje w tle. "
-     "W Linuksie zamiast tego można włączyć usługę: systemctl --user enable --now chmurkad.service."),
-    ("cli-share", "chmurka share", "Polecenie chmurka share",
-     "chmurka share ścieżka tworzy link do pliku lub katalogu; --expires 7d ustawia datę wygaśnięcia, --password wymaga hasła. "
-     "Linki do katalogów pozwalają tylko pobierać."),
-    ("cli-cache", "chmurka cache", "Polecenie chmurka cache",
-     "chmurka cache clear usuwa lokalną pamięć podręczną fragmentów w ~/.cache/chmurka; chmurka cache size pokazuje, ile zajmuje. "
-     "Pamięć odbuduje się przy następnej synchronizacji."),
+    (
+        "cli-sync",
+        "chmurka sync",
+        "Polecenie chmurka sync",
+        "chmurka sync porównuje katalog lokalny ze zdalnym i przesyła różnice w obie strony. "
+        "Najczęstsze flagi: --dry-run (tylko pokaż zmiany), --verbose, --config (inny plik chmurka.toml), --timeout, "
+        "--throttle.",
+    ),
+    (
+        "cli-dry-run",
+        "--dry-run",
+        "Flaga --dry-run: próba bez zmian",
+        "Z flagą --dry-run chmurka sync i chmurka versions prune tylko wypisują, co by zrobiły, niczego nie wysyłając "
+        "ani nie usuwając. Dobrze ją dodać przed pierwszą synchronizacją dużego katalogu.",
+    ),
+    (
+        "cli-login",
+        "chmurka login",
+        "Polecenie chmurka login",
+        "chmurka login otwiera przeglądarkę, aby zalogować się kontem firmowym, i zapisuje token w pęku kluczy "
+        "systemu. Na serwerze bez przeglądarki użyj chmurka login --device i wpisz pokazany kod na innym urządzeniu.",
+    ),
+    (
+        "cli-config-check",
+        "chmurka config check",
+        "Polecenie chmurka config check",
+        "chmurka config check czyta chmurka.toml, sprawdza składnię i znane klucze i wypisuje końcowe ustawienia po "
+        "uwzględnieniu zmiennych środowiskowych. Z --config sprawdzi inny plik.",
+    ),
+    (
+        "cli-versions-prune",
+        "chmurka versions prune",
+        "Polecenie chmurka versions prune",
+        "chmurka versions prune usuwa stare wersje plików z przestrzeni, aby zwolnić miejsce. "
+        "--older-than 90d zostawia wersje z ostatnich 90 dni; --keep 3 zostawia trzy najnowsze każdego pliku.",
+    ),
+    (
+        "cli-resolve",
+        "chmurka resolve",
+        "Polecenie chmurka resolve",
+        "chmurka resolve rozstrzyga konflikty wersji wykryte przy synchronizacji. "
+        "--keep-local zachowuje wersję z tego komputera, --keep-remote wersję z serwera, a bez flag polecenie pyta o "
+        "każdy plik.",
+    ),
+    (
+        "cli-daemon",
+        "chmurka daemon",
+        "Polecenie chmurka daemon",
+        "chmurka daemon start|stop|status steruje procesem chmurkad, który synchronizuje w tle. "
+        "W Linuksie zamiast tego można włączyć usługę: systemctl --user enable --now chmurkad.service.",
+    ),
+    (
+        "cli-share",
+        "chmurka share",
+        "Polecenie chmurka share",
+        "chmurka share ścieżka tworzy link do pliku lub katalogu; --expires 7d ustawia datę wygaśnięcia, --password "
+        "wymaga hasła. Linki do katalogów pozwalają tylko pobierać.",
+    ),
+    (
+        "cli-cache",
+        "chmurka cache",
+        "Polecenie chmurka cache",
+        "chmurka cache clear usuwa lokalną pamięć podręczną fragmentów w ~/.cache/chmurka; chmurka cache size "
+        "pokazuje, ile zajmuje. Pamięć odbuduje się przy następnej synchronizacji.",
+    ),
 ]
 
 ENV_AND_TRACES = [
-    ("env-token", "CHMURKA_TOKEN", "Zmienna CHMURKA_TOKEN: token w skryptach i CI",
-     "W potokach CI, gdzie nie ma przeglądarki, klient bierze token ze zmiennej CHMURKA_TOKEN. "
-     "Token utworzysz w panelu w zakładce Tokeny; ma ważność 30 dni, potem polecenia zwracają CHM-1042."),
-    ("env-config", "CHMURKA_CONFIG", "Zmienna CHMURKA_CONFIG: położenie pliku konfiguracyjnego",
-     "Domyślnie klient czyta ~/.config/chmurka/chmurka.toml. Zmienna CHMURKA_CONFIG albo flaga --config wskazuje inny plik, "
-     "na przykład osobny dla każdego projektu."),
-    ("trace-uploader", "Uploader.sendChunk", "Stos wywołań z Uploader.sendChunk w logu",
-     "Linie at chmurka.sync.Uploader.sendChunk i at chmurka.net.HttpClient.execute w chmurka.log pokazują, na którym fragmencie przerwało się wysyłanie. "
-     "Zwykle poprzedza je SocketTimeoutException; zobacz CHM-2015 i net.timeout."),
-    ("trace-oom", "OutOfMemoryError", "java.lang.OutOfMemoryError w chmurkad",
-     "Jeśli demon kończy się wyjątkiem java.lang.OutOfMemoryError: Java heap space przy indeksowaniu ogromnego katalogu, "
-     "zwiększ pamięć zmienną CHMURKA_JAVA_OPTS=-Xmx2g i uruchom chmurkad ponownie."),
-    ("trace-inotify", "ENOSPC", "inotify ENOSPC: za mało obserwatorów plików",
-     "Komunikat inotify_add_watch failed: ENOSPC w logu chmurkad oznacza, że system wyczerpał limit obserwowanych plików, a nie miejsca na dysku. "
-     "Podnieś fs.inotify.max_user_watches w sysctl, na przykład do 524288."),
-    ("trace-sqlite", "database is locked", "database is locked w chmurka.log",
-     "Błąd sqlite3.OperationalError: database is locked oznacza, że dwa procesy klienta naraz używają tej samej bazy stanu. "
-     "Zatrzymaj dodatkowy proces chmurka sync, gdy działa chmurkad, albo użyj osobnego --config."),
+    (
+        "env-token",
+        "CHMURKA_TOKEN",
+        "Zmienna CHMURKA_TOKEN: token w skryptach i CI",
+        "W potokach CI, gdzie nie ma przeglądarki, klient bierze token ze zmiennej CHMURKA_TOKEN. "
+        "Token utworzysz w panelu w zakładce Tokeny; ma ważność 30 dni, potem polecenia zwracają CHM-1042.",
+    ),
+    (
+        "env-config",
+        "CHMURKA_CONFIG",
+        "Zmienna CHMURKA_CONFIG: położenie pliku konfiguracyjnego",
+        "Domyślnie klient czyta ~/.config/chmurka/chmurka.toml. Zmienna CHMURKA_CONFIG albo flaga --config wskazuje "
+        "inny plik, na przykład osobny dla każdego projektu.",
+    ),
+    (
+        "trace-uploader",
+        "Uploader.sendChunk",
+        "Stos wywołań z Uploader.sendChunk w logu",
+        "Linie at chmurka.sync.Uploader.sendChunk i at chmurka.net.HttpClient.execute w chmurka.log pokazują, na "
+        "którym fragmencie przerwało się wysyłanie. Zwykle poprzedza je SocketTimeoutException; zobacz CHM-2015 i "
+        "net.timeout.",
+    ),
+    (
+        "trace-oom",
+        "OutOfMemoryError",
+        "java.lang.OutOfMemoryError w chmurkad",
+        "Jeśli demon kończy się wyjątkiem java.lang.OutOfMemoryError: Java heap space przy indeksowaniu ogromnego "
+        "katalogu, zwiększ pamięć zmienną CHMURKA_JAVA_OPTS=-Xmx2g i uruchom chmurkad ponownie.",
+    ),
+    (
+        "trace-inotify",
+        "ENOSPC",
+        "inotify ENOSPC: za mało obserwatorów plików",
+        "Komunikat inotify_add_watch failed: ENOSPC w logu chmurkad oznacza, że system wyczerpał limit obserwowanych "
+        "plików, a nie miejsca na dysku. Podnieś fs.inotify.max_user_watches w sysctl, na przykład do 524288.",
+    ),
+    (
+        "trace-sqlite",
+        "database is locked",
+        "database is locked w chmurka.log",
+        "Błąd sqlite3.OperationalError: database is locked oznacza, że dwa procesy klienta naraz używają tej samej "
+        "bazy stanu. Zatrzymaj dodatkowy proces chmurka sync, gdy działa chmurkad, albo użyj osobnego --config.",
+    ),
 ]
 
 HELP = [
-    ("pomoc-instalacja", "Instalacja klienta w Linuksie, macOS i Windows",
-     "Klienta zainstalujesz z repozytorium pakietów (apt install chmurka, brew install chmurka) albo instalatorem MSI w Windows. "
-     "Po instalacji zaloguj się i wskaż katalog do synchronizacji."),
-    ("pomoc-pierwsza-synchronizacja", "Pierwsza synchronizacja dużego katalogu",
-     "Przy pierwszym wysyłaniu wielu gigabajtów najpierw sprawdź listę plików próbnym przebiegiem, wyklucz katalogi zależności i kompilacji, "
-     "a potem zostaw komputer włączony: przerwane wysyłanie wznawia się samo."),
-    ("pomoc-wolne-lacze", "Synchronizacja na wolnym lub niestabilnym łączu",
-     "Na słabym internecie zmniejsz liczbę jednoczesnych transferów, wydłuż czas oczekiwania na odpowiedź serwera i ogranicz prędkość wysyłania, "
-     "żeby nie blokować innych programów."),
-    ("pomoc-firma-proxy", "Praca w sieci firmowej",
-     "W biurach ruch do internetu często przechodzi przez serwer pośredniczący, który sprawdza połączenia szyfrowane. "
-     "Klient musi znać adres tego serwera i ufać certyfikatowi firmy; zapytaj dział IT o oba."),
-    ("pomoc-zespol", "Udostępnianie przestrzeni zespołowi",
-     "Właściciel przestrzeni zaprasza osoby adresem e-mail i nadaje im rolę: viewer może tylko czytać, editor także zmieniać pliki, "
-     "admin zarządza członkami i planem."),
-    ("pomoc-przywracanie", "Przywracanie usuniętego lub nadpisanego pliku",
-     "Każda zmiana pliku zostawia poprzednią wersję przez 90 dni. W panelu otwórz historię pliku i wybierz wersję do przywrócenia; "
-     "usunięte pliki leżą w koszu przez 30 dni."),
-    ("pomoc-ci", "Synchronizacja w potokach CI/CD",
-     "W automatycznych zadaniach nie ma kto kliknąć logowania w przeglądarce: użyj tokenu w zmiennej środowiskowej i polecenia bez interakcji. "
-     "Token trzymaj w sekretach systemu CI, nigdy w repozytorium."),
-    ("pomoc-bezpieczenstwo", "Szyfrowanie i bezpieczeństwo danych",
-     "Pliki są szyfrowane w czasie przesyłania i na serwerze. Po utracie laptopa unieważnij jego tokeny w panelu; "
-     "klient na tym komputerze przestanie mieć dostęp."),
-    ("pomoc-plany", "Plany i limity przestrzeni",
-     "Plan Start ma 100 GB i pliki do 2 GB, plan Zespół 1 TB i pliki do 20 GB, plan Firma bez limitu przestrzeni. "
-     "Zmiana planu działa od razu, a różnicę rozliczamy proporcjonalnie."),
-    ("pomoc-usuwanie-konta", "Usuwanie konta i danych",
-     "Konto usuniesz w panelu w ustawieniach profilu. Dane przestrzeni, której jesteś jedynym właścicielem, zostaną skasowane po 30 dniach; "
-     "wcześniej przekaż własność innemu członkowi zespołu."),
+    (
+        "pomoc-instalacja",
+        "Instalacja klienta w Linuksie, macOS i Windows",
+        "Klienta zainstalujesz z repozytorium pakietów (apt install chmurka, brew install chmurka) albo instalatorem "
+        "MSI w Windows. Po instalacji zaloguj się i wskaż katalog do synchronizacji.",
+    ),
+    (
+        "pomoc-pierwsza-synchronizacja",
+        "Pierwsza synchronizacja dużego katalogu",
+        "Przy pierwszym wysyłaniu wielu gigabajtów najpierw sprawdź listę plików próbnym przebiegiem, wyklucz katalogi "
+        "zależności i kompilacji, a potem zostaw komputer włączony: przerwane wysyłanie wznawia się samo.",
+    ),
+    (
+        "pomoc-wolne-lacze",
+        "Synchronizacja na wolnym lub niestabilnym łączu",
+        "Na słabym internecie zmniejsz liczbę jednoczesnych transferów, wydłuż czas oczekiwania na odpowiedź serwera i "
+        "ogranicz prędkość wysyłania, żeby nie blokować innych programów.",
+    ),
+    (
+        "pomoc-firma-proxy",
+        "Praca w sieci firmowej",
+        "W biurach ruch do internetu często przechodzi przez serwer pośredniczący, który sprawdza połączenia "
+        "szyfrowane. Klient musi znać adres tego serwera i ufać certyfikatowi firmy; zapytaj dział IT o oba.",
+    ),
+    (
+        "pomoc-zespol",
+        "Udostępnianie przestrzeni zespołowi",
+        "Właściciel przestrzeni zaprasza osoby adresem e-mail i nadaje im rolę: viewer może tylko czytać, editor także "
+        "zmieniać pliki, admin zarządza członkami i planem.",
+    ),
+    (
+        "pomoc-przywracanie",
+        "Przywracanie usuniętego lub nadpisanego pliku",
+        "Każda zmiana pliku zostawia poprzednią wersję przez 90 dni. W panelu otwórz historię pliku i wybierz wersję "
+        "do przywrócenia; usunięte pliki leżą w koszu przez 30 dni.",
+    ),
+    (
+        "pomoc-ci",
+        "Synchronizacja w potokach CI/CD",
+        "W automatycznych zadaniach nie ma kto kliknąć logowania w przeglądarce: użyj tokenu w zmiennej środowiskowej "
+        "i polecenia bez interakcji. Token trzymaj w sekretach systemu CI, nigdy w repozytorium.",
+    ),
+    (
+        "pomoc-bezpieczenstwo",
+        "Szyfrowanie i bezpieczeństwo danych",
+        "Pliki są szyfrowane w czasie przesyłania i na serwerze. Po utracie laptopa unieważnij jego tokeny w panelu; "
+        "klient na tym komputerze przestanie mieć dostęp.",
+    ),
+    (
+        "pomoc-plany",
+        "Plany i limity przestrzeni",
+        "Plan Start ma 100 GB i pliki do 2 GB, plan Zespół 1 TB i pliki do 20 GB, plan Firma bez limitu przestrzeni. "
+        "Zmiana planu działa od razu, a różnicę rozliczamy proporcjonalnie.",
+    ),
+    (
+        "pomoc-usuwanie-konta",
+        "Usuwanie konta i danych",
+        "Konto usuniesz w panelu w ustawieniach profilu. Dane przestrzeni, której jesteś jedynym właścicielem, zostaną "
+        "skasowane po 30 dniach; wcześniej przekaż własność innemu członkowi zespołu.",
+    ),
 ]
 
 # (kind, text, relevant ids). Kinds: "code" (a code, flag, key or identifier alone or nearly so),
@@ -229,7 +427,11 @@ QUERIES = [
     ("paraphrase", "nie mam uprawnień do zapisu w folderze zespołu", ["chm-1024"]),
     ("paraphrase", "chcę skasować konto razem z danymi", ["pomoc-usuwanie-konta"]),
     ("paraphrase", "wysyłanie zabiera całe łącze i nic innego nie działa", ["klucz-bandwidth", "pomoc-wolne-lacze"]),
-    ("paraphrase", "w firmie ruch idzie przez bramkę i klient się nie łączy", ["chm-3370", "pomoc-firma-proxy", "klucz-proxy-url"]),
+    (
+        "paraphrase",
+        "w firmie ruch idzie przez bramkę i klient się nie łączy",
+        ["chm-3370", "pomoc-firma-proxy", "klucz-proxy-url"],
+    ),
     ("paraphrase", "zajętość pamięci podręcznej na dysku", ["cli-cache"]),
 ]
 

@@ -9,173 +9,541 @@ model. ``python -m benchmarks.data.build`` writes the BEIR files; see soporte-es
 # topic, so that only the exact code tells them apart.
 CODED_ERRORS = [
     # id, code, title, text
-    ("err-e4012", "E-4012", "Error E-4012: tarjeta caducada",
-     "El error E-4012 aparece al pagar cuando la fecha de validez de la tarjeta ya ha pasado. Revisa el mes y el año impresos en la tarjeta y añade una tarjeta vigente en Mis datos de pago."),
-    ("err-e4021", "E-4021", "Error E-4021: código de seguridad incorrecto",
-     "El error E-4021 indica que el código CVV de tres cifras del reverso de la tarjeta no coincide. Vuelve a escribirlo sin espacios; tras tres intentos fallidos el banco puede bloquear la operación."),
-    ("err-e4102", "E-4102", "Error E-4102: verificación 3-D Secure no completada",
-     "El error E-4102 se produce cuando el banco pide confirmar la compra en su aplicación o con un SMS y la confirmación no llega a tiempo. Abre la aplicación de tu banco, aprueba la operación y repite el pago."),
-    ("err-e4120", "E-4120", "Error E-4120: límite de la tarjeta superado",
-     "El error E-4120 significa que el importe supera el límite de gasto de la tarjeta para el día o el mes. Puedes ampliar el límite desde tu banco o pagar con otro medio."),
-    ("err-e4013", "E-4013", "Error E-4013: fondos insuficientes",
-     "El error E-4013 indica que el banco ha rechazado el cargo porque la cuenta asociada no tiene saldo suficiente. Comprueba el saldo o usa otra tarjeta."),
-    ("err-e4031", "E-4031", "Error E-4031: tarjeta bloqueada por el banco",
-     "El error E-4031 aparece cuando el banco ha bloqueado la tarjeta como medida de seguridad, por ejemplo tras detectar movimientos sospechosos. Solo tu banco puede desbloquearla; llama al teléfono que figura en el reverso."),
-    ("err-e4301", "E-4301", "Error E-4301: moneda no admitida",
-     "El error E-4301 ocurre con tarjetas emitidas fuera de la zona euro que no permiten cargos en euros. Activa los pagos internacionales en tu banco o paga con PayPal."),
-    ("err-e4103", "E-4103", "Error E-4103: sin respuesta del banco",
-     "El error E-4103 indica que la pasarela de pago no recibió respuesta del banco en 30 segundos. No se ha hecho ningún cargo; espera unos minutos y vuelve a intentarlo."),
-    ("err-e4210", "E-4210", "Error E-4210: pago duplicado",
-     "El error E-4210 bloquea un segundo pago idéntico hecho en menos de diez minutos, para evitar cobrarte dos veces el mismo pedido. Si de verdad quieres comprar dos veces lo mismo, espera diez minutos."),
-    ("err-s2010", "S-2010", "Error S-2010: código postal no válido",
-     "El error S-2010 aparece en el paso de envío cuando el código postal no existe o no corresponde a la provincia elegida. Corrige la dirección: el código postal español tiene cinco cifras."),
-    ("err-s2011", "S-2011", "Error S-2011: envío urgente no disponible en tu zona",
-     "El error S-2011 indica que el envío urgente en 24 horas no llega a tu localidad. Elige el envío estándar; las islas y algunos pueblos de montaña no tienen servicio urgente."),
-    ("err-s2101", "S-2101", "Error S-2101: paquete retenido en aduana",
-     "El estado S-2101 significa que el paquete está retenido en la aduana hasta que se paguen los impuestos de importación. Recibirás un enlace del transportista para pagarlos; después la entrega sigue su curso."),
-    ("err-s2110", "S-2110", "Error S-2110: entrega fallida por ausencia",
-     "El estado S-2110 indica que el repartidor intentó entregar el paquete y no había nadie en casa. Habrá un segundo intento al día siguiente; también puedes cambiar la entrega a un punto de recogida."),
-    ("err-s2001", "S-2001", "Error S-2001: el paquete pesa demasiado para el punto de recogida",
-     "El error S-2001 aparece cuando el pedido supera los 20 kilos que admite un punto de recogida. Elige la entrega a domicilio o divide el pedido en dos."),
-    ("err-s2100", "S-2100", "Error S-2100: paquete devuelto al almacén",
-     "El estado S-2100 significa que el transportista devolvió el paquete al almacén porque la dirección era desconocida. Te escribiremos para confirmar la dirección y enviarlo de nuevo sin coste."),
-    ("err-a1001", "A-1001", "Error A-1001: cuenta bloqueada temporalmente",
-     "El error A-1001 aparece tras cinco intentos de inicio de sesión con la contraseña equivocada. La cuenta queda bloqueada 30 minutos; después puedes entrar o restablecer la contraseña."),
-    ("err-a1010", "A-1010", "Error A-1010: enlace de verificación caducado",
-     "El error A-1010 indica que el enlace para verificar tu correo ha caducado: solo vale 24 horas. Pide un enlace nuevo desde la pantalla de inicio de sesión."),
-    ("err-a1100", "A-1100", "Error A-1100: el correo ya está registrado",
-     "El error A-1100 aparece al crear una cuenta con un correo electrónico que ya tiene una. Inicia sesión con ese correo o recupera la contraseña."),
-    ("err-a1011", "A-1011", "Error A-1011: código de doble factor incorrecto",
-     "El error A-1011 indica que el código de seis cifras de la verificación en dos pasos no es válido o ha caducado. Los códigos cambian cada 30 segundos; comprueba que la hora del móvil es correcta."),
-    ("err-a1110", "A-1110", "Error A-1110: sesión caducada",
-     "El error A-1110 aparece cuando has estado mucho tiempo sin actividad y la sesión se ha cerrado por seguridad. Vuelve a iniciar sesión; el carrito se conserva."),
-    ("err-a1101", "A-1101", "Error A-1101: teléfono ya asociado a otra cuenta",
-     "El error A-1101 indica que el número de móvil que intentas añadir ya está vinculado a otra cuenta. Un número solo puede estar en una cuenta; quítalo de la otra primero."),
-    ("err-d3040", "D-3040", "Error D-3040: el Lumen Hub no encuentra la red wifi",
-     "El error D-3040 aparece durante la instalación cuando el Lumen Hub no ve tu red. El hub solo funciona con redes de 2,4 GHz: activa esa banda en el router o sepárala de la de 5 GHz."),
-    ("err-d3004", "D-3004", "Error D-3004: falló la actualización del firmware",
-     "El error D-3004 indica que la actualización del firmware del Lumen Hub se interrumpió. Deja el hub enchufado, reinícialo manteniendo pulsado el botón diez segundos y la actualización se repetirá."),
-    ("err-d3400", "D-3400", "Error D-3400: batería baja en un sensor",
-     "El aviso D-3400 indica que la pila de un sensor está por debajo del 10 %. Cambia la pila de botón CR2032; el sensor sigue funcionando unos días más."),
-    ("err-d3044", "D-3044", "Error D-3044: bombilla desvinculada",
-     "El error D-3044 aparece cuando el Lumen Hub pierde el emparejamiento con una bombilla, normalmente tras un corte de luz. Enciende y apaga la bombilla cinco veces seguidas y vuelve a añadirla desde la aplicación."),
-    ("err-d3440", "D-3440", "Error D-3440: temperatura del hub demasiado alta",
-     "El aviso D-3440 indica que el Lumen Hub se ha calentado por encima de 60 grados y ha reducido su actividad. Colócalo lejos de radiadores y del sol directo, en un lugar ventilado."),
+    (
+        "err-e4012",
+        "E-4012",
+        "Error E-4012: tarjeta caducada",
+        "El error E-4012 aparece al pagar cuando la fecha de validez de la tarjeta ya ha pasado. Revisa el mes y el "
+        "año impresos en la tarjeta y añade una tarjeta vigente en Mis datos de pago.",
+    ),
+    (
+        "err-e4021",
+        "E-4021",
+        "Error E-4021: código de seguridad incorrecto",
+        "El error E-4021 indica que el código CVV de tres cifras del reverso de la tarjeta no coincide. Vuelve a "
+        "escribirlo sin espacios; tras tres intentos fallidos el banco puede bloquear la operación.",
+    ),
+    (
+        "err-e4102",
+        "E-4102",
+        "Error E-4102: verificación 3-D Secure no completada",
+        "El error E-4102 se produce cuando el banco pide confirmar la compra en su aplicación o con un SMS y la "
+        "confirmación no llega a tiempo. Abre la aplicación de tu banco, aprueba la operación y repite el pago.",
+    ),
+    (
+        "err-e4120",
+        "E-4120",
+        "Error E-4120: límite de la tarjeta superado",
+        "El error E-4120 significa que el importe supera el límite de gasto de la tarjeta para el día o el mes. Puedes "
+        "ampliar el límite desde tu banco o pagar con otro medio.",
+    ),
+    (
+        "err-e4013",
+        "E-4013",
+        "Error E-4013: fondos insuficientes",
+        "El error E-4013 indica que el banco ha rechazado el cargo porque la cuenta asociada no tiene saldo "
+        "suficiente. Comprueba el saldo o usa otra tarjeta.",
+    ),
+    (
+        "err-e4031",
+        "E-4031",
+        "Error E-4031: tarjeta bloqueada por el banco",
+        "El error E-4031 aparece cuando el banco ha bloqueado la tarjeta como medida de seguridad, por ejemplo tras "
+        "detectar movimientos sospechosos. Solo tu banco puede desbloquearla; llama al teléfono que figura en el "
+        "reverso.",
+    ),
+    (
+        "err-e4301",
+        "E-4301",
+        "Error E-4301: moneda no admitida",
+        "El error E-4301 ocurre con tarjetas emitidas fuera de la zona euro que no permiten cargos en euros. Activa "
+        "los pagos internacionales en tu banco o paga con PayPal.",
+    ),
+    (
+        "err-e4103",
+        "E-4103",
+        "Error E-4103: sin respuesta del banco",
+        "El error E-4103 indica que la pasarela de pago no recibió respuesta del banco en 30 segundos. No se ha hecho "
+        "ningún cargo; espera unos minutos y vuelve a intentarlo.",
+    ),
+    (
+        "err-e4210",
+        "E-4210",
+        "Error E-4210: pago duplicado",
+        "El error E-4210 bloquea un segundo pago idéntico hecho en menos de diez minutos, para evitar cobrarte dos "
+        "veces el mismo pedido. Si de verdad quieres comprar dos veces lo mismo, espera diez minutos.",
+    ),
+    (
+        "err-s2010",
+        "S-2010",
+        "Error S-2010: código postal no válido",
+        "El error S-2010 aparece en el paso de envío cuando el código postal no existe o no corresponde a la provincia "
+        "elegida. Corrige la dirección: el código postal español tiene cinco cifras.",
+    ),
+    (
+        "err-s2011",
+        "S-2011",
+        "Error S-2011: envío urgente no disponible en tu zona",
+        "El error S-2011 indica que el envío urgente en 24 horas no llega a tu localidad. Elige el envío estándar; las "
+        "islas y algunos pueblos de montaña no tienen servicio urgente.",
+    ),
+    (
+        "err-s2101",
+        "S-2101",
+        "Error S-2101: paquete retenido en aduana",
+        "El estado S-2101 significa que el paquete está retenido en la aduana hasta que se paguen los impuestos de "
+        "importación. Recibirás un enlace del transportista para pagarlos; después la entrega sigue su curso.",
+    ),
+    (
+        "err-s2110",
+        "S-2110",
+        "Error S-2110: entrega fallida por ausencia",
+        "El estado S-2110 indica que el repartidor intentó entregar el paquete y no había nadie en casa. Habrá un "
+        "segundo intento al día siguiente; también puedes cambiar la entrega a un punto de recogida.",
+    ),
+    (
+        "err-s2001",
+        "S-2001",
+        "Error S-2001: el paquete pesa demasiado para el punto de recogida",
+        "El error S-2001 aparece cuando el pedido supera los 20 kilos que admite un punto de recogida. Elige la "
+        "entrega a domicilio o divide el pedido en dos.",
+    ),
+    (
+        "err-s2100",
+        "S-2100",
+        "Error S-2100: paquete devuelto al almacén",
+        "El estado S-2100 significa que el transportista devolvió el paquete al almacén porque la dirección era "
+        "desconocida. Te escribiremos para confirmar la dirección y enviarlo de nuevo sin coste.",
+    ),
+    (
+        "err-a1001",
+        "A-1001",
+        "Error A-1001: cuenta bloqueada temporalmente",
+        "El error A-1001 aparece tras cinco intentos de inicio de sesión con la contraseña equivocada. La cuenta queda "
+        "bloqueada 30 minutos; después puedes entrar o restablecer la contraseña.",
+    ),
+    (
+        "err-a1010",
+        "A-1010",
+        "Error A-1010: enlace de verificación caducado",
+        "El error A-1010 indica que el enlace para verificar tu correo ha caducado: solo vale 24 horas. Pide un enlace "
+        "nuevo desde la pantalla de inicio de sesión.",
+    ),
+    (
+        "err-a1100",
+        "A-1100",
+        "Error A-1100: el correo ya está registrado",
+        "El error A-1100 aparece al crear una cuenta con un correo electrónico que ya tiene una. Inicia sesión con ese "
+        "correo o recupera la contraseña.",
+    ),
+    (
+        "err-a1011",
+        "A-1011",
+        "Error A-1011: código de doble factor incorrecto",
+        "El error A-1011 indica que el código de seis cifras de la verificación en dos pasos no es válido o ha "
+        "caducado. Los códigos cambian cada 30 segundos; comprueba que la hora del móvil es correcta.",
+    ),
+    (
+        "err-a1110",
+        "A-1110",
+        "Error A-1110: sesión caducada",
+        "El error A-1110 aparece cuando has estado mucho tiempo sin actividad y la sesión se ha cerrado por seguridad. "
+        "Vuelve a iniciar sesión; el carrito se conserva.",
+    ),
+    (
+        "err-a1101",
+        "A-1101",
+        "Error A-1101: teléfono ya asociado a otra cuenta",
+        "El error A-1101 indica que el número de móvil que intentas añadir ya está vinculado a otra cuenta. Un número "
+        "solo puede estar en una cuenta; quítalo de la otra primero.",
+    ),
+    (
+        "err-d3040",
+        "D-3040",
+        "Error D-3040: el Lumen Hub no encuentra la red wifi",
+        "El error D-3040 aparece durante la instalación cuando el Lumen Hub no ve tu red. El hub solo funciona con "
+        "redes de 2,4 GHz: activa esa banda en el router o sepárala de la de 5 GHz.",
+    ),
+    (
+        "err-d3004",
+        "D-3004",
+        "Error D-3004: falló la actualización del firmware",
+        "El error D-3004 indica que la actualización del firmware del Lumen Hub se interrumpió. Deja el hub enchufado, "
+        "reinícialo manteniendo pulsado el botón diez segundos y la actualización se repetirá.",
+    ),
+    (
+        "err-d3400",
+        "D-3400",
+        "Error D-3400: batería baja en un sensor",
+        "El aviso D-3400 indica que la pila de un sensor está por debajo del 10 %. Cambia la pila de botón CR2032; el "
+        "sensor sigue funcionando unos días más.",
+    ),
+    (
+        "err-d3044",
+        "D-3044",
+        "Error D-3044: bombilla desvinculada",
+        "El error D-3044 aparece cuando el Lumen Hub pierde el emparejamiento con una bombilla, normalmente tras un "
+        "corte de luz. Enciende y apaga la bombilla cinco veces seguidas y vuelve a añadirla desde la aplicación.",
+    ),
+    (
+        "err-d3440",
+        "D-3440",
+        "Error D-3440: temperatura del hub demasiado alta",
+        "El aviso D-3440 indica que el Lumen Hub se ha calentado por encima de 60 grados y ha reducido su actividad. "
+        "Colócalo lejos de radiadores y del sol directo, en un lugar ventilado.",
+    ),
 ]
 
 # Products with look-alike SKUs (same family, digits swapped, colour suffix).
 CODED_PRODUCTS = [
-    ("sku-cb1020n", "CB-1020-N", "Cable USB-C a USB-C de 1 m, negro (CB-1020-N)",
-     "Cable trenzado de un metro con conectores USB-C en ambos extremos, color negro. Carga hasta 60 W y transfiere datos a 480 Mbit/s."),
-    ("sku-cb1020b", "CB-1020-B", "Cable USB-C a USB-C de 1 m, blanco (CB-1020-B)",
-     "Cable trenzado de un metro con conectores USB-C en ambos extremos, color blanco. Carga hasta 60 W y transfiere datos a 480 Mbit/s."),
-    ("sku-cb1200n", "CB-1200-N", "Cable USB-C a USB-C de 2 m, 100 W (CB-1200-N)",
-     "Cable de dos metros para portátiles que cargan por USB-C con hasta 100 W. Incluye chip e-marker y transfiere vídeo a monitores compatibles."),
-    ("sku-cb1002n", "CB-1002-N", "Cable USB-C a Lightning de 1 m (CB-1002-N)",
-     "Cable certificado MFi para cargar iPhone y iPad con conector Lightning desde un cargador USB-C, con carga rápida de hasta 27 W."),
-    ("sku-cg6500", "CG-6500", "Cargador de pared GaN de 65 W con dos puertos (CG-6500)",
-     "Cargador compacto de nitruro de galio con un puerto USB-C de 65 W y un puerto USB-A. Carga un portátil y un móvil a la vez."),
-    ("sku-cg6050", "CG-6050", "Cargador de coche de 30 W (CG-6050)",
-     "Se enchufa en la toma de 12 V del mechero del vehículo y ofrece un puerto USB-C de 30 W con carga rápida y un USB-A de 12 W."),
-    ("sku-cg5600", "CG-5600", "Base de carga inalámbrica de 15 W (CG-5600)",
-     "Superficie de carga Qi para móviles y auriculares compatibles; basta con dejar el teléfono encima. Luz indicadora que se apaga por la noche."),
-    ("sku-cg6005", "CG-6005", "Cargador de viaje con clavijas intercambiables (CG-6005)",
-     "Adaptador universal con clavijas para Europa, Reino Unido, Estados Unidos y Australia, y dos puertos USB-C. Pensado para viajar al extranjero."),
-    ("sku-pb1000", "PB-1000", "Batería externa de 10.000 mAh (PB-1000)",
-     "Power bank ligera de 10.000 mAh con un puerto USB-C de entrada y salida; recarga un móvil unas dos veces."),
-    ("sku-pb2000", "PB-2000", "Batería externa de 20.000 mAh con pantalla (PB-2000)",
-     "Power bank de 20.000 mAh con pantalla que muestra el porcentaje restante y salida de 45 W capaz de cargar algunos portátiles."),
-    ("sku-pb1010", "PB-1010", "Batería externa magnética de 5.000 mAh (PB-1010)",
-     "Batería que se adhiere con imanes a la parte trasera de los móviles compatibles con MagSafe y los carga sin cables."),
-    ("sku-hb3000", "HB-3000", "Lumen Hub, centralita de domótica (HB-3000)",
-     "Centralita que conecta bombillas, enchufes y sensores Zigbee con la aplicación Lumen y con asistentes de voz. Se conecta al router por wifi de 2,4 GHz o por cable."),
-    ("sku-hb3010", "HB-3010", "Bombilla inteligente E27 de colores (HB-3010)",
-     "Bombilla LED de rosca gruesa E27 con 16 millones de colores y blanco regulable, 9 W equivalentes a 60 W. Necesita el Lumen Hub."),
-    ("sku-hb3011", "HB-3011", "Bombilla inteligente E14 blanca cálida (HB-3011)",
-     "Bombilla LED de rosca fina E14 en luz blanca cálida regulable, 5 W, para lámparas de mesa y apliques. Necesita el Lumen Hub."),
-    ("sku-hb3100", "HB-3100", "Sensor de apertura para puertas y ventanas (HB-3100)",
-     "Sensor de dos piezas con imán que avisa en el móvil cuando se abre una puerta o ventana. Funciona con pila CR2032."),
-    ("sku-hb3110", "HB-3110", "Sensor de movimiento con luz nocturna (HB-3110)",
-     "Detecta el paso de personas hasta a cinco metros y enciende una luz tenue en pasillos. Se integra en automatizaciones del Lumen Hub."),
-    ("sku-hb3001", "HB-3001", "Enchufe inteligente con medidor de consumo (HB-3001)",
-     "Enchufe que se controla desde el móvil, programa horarios y mide los kilovatios hora que gasta cada aparato conectado."),
-    ("sku-au7700", "AU-7700", "Auriculares inalámbricos con cancelación de ruido (AU-7700)",
-     "Auriculares de diadema con cancelación activa de ruido, 30 horas de autonomía y modo de sonido ambiente para oír anuncios en aeropuertos."),
-    ("sku-au7070", "AU-7070", "Auriculares deportivos resistentes al sudor (AU-7070)",
-     "Auriculares intraurales con gancho para correr, certificación IPX5 contra sudor y lluvia y 8 horas de batería."),
-    ("sku-au7007", "AU-7007", "Funda de silicona para estuche de auriculares (AU-7007)",
-     "Funda protectora de silicona con mosquetón para el estuche de carga de los auriculares AU-7070."),
-    ("sku-fn0420", "FN-0420", "Funda acolchada para portátil de 14 pulgadas (FN-0420)",
-     "Funda de neopreno acolchado con bolsillo exterior para el cargador, para ordenadores portátiles de hasta 14 pulgadas."),
-    ("sku-fn0240", "FN-0240", "Funda con teclado para tablet de 10 pulgadas (FN-0240)",
-     "Funda con teclado Bluetooth desmontable en distribución española, con ñ, para tablets de 10 pulgadas."),
-    ("sku-sp5500", "SP-5500", "Altavoz Bluetooth resistente al agua (SP-5500)",
-     "Altavoz portátil con certificación IP67, flota en el agua y aguanta 12 horas de música. Se puede emparejar con otro igual para sonido estéreo."),
-    ("sku-sp5050", "SP-5050", "Barra de sonido para televisor (SP-5050)",
-     "Barra de sonido de 80 cm con subwoofer integrado, conexión HDMI ARC y modo de diálogo que realza las voces de películas y series."),
+    (
+        "sku-cb1020n",
+        "CB-1020-N",
+        "Cable USB-C a USB-C de 1 m, negro (CB-1020-N)",
+        "Cable trenzado de un metro con conectores USB-C en ambos extremos, color negro. Carga hasta 60 W y transfiere "
+        "datos a 480 Mbit/s.",
+    ),
+    (
+        "sku-cb1020b",
+        "CB-1020-B",
+        "Cable USB-C a USB-C de 1 m, blanco (CB-1020-B)",
+        "Cable trenzado de un metro con conectores USB-C en ambos extremos, color blanco. Carga hasta 60 W y "
+        "transfiere datos a 480 Mbit/s.",
+    ),
+    (
+        "sku-cb1200n",
+        "CB-1200-N",
+        "Cable USB-C a USB-C de 2 m, 100 W (CB-1200-N)",
+        "Cable de dos metros para portátiles que cargan por USB-C con hasta 100 W. Incluye chip e-marker y transfiere "
+        "vídeo a monitores compatibles.",
+    ),
+    (
+        "sku-cb1002n",
+        "CB-1002-N",
+        "Cable USB-C a Lightning de 1 m (CB-1002-N)",
+        "Cable certificado MFi para cargar iPhone y iPad con conector Lightning desde un cargador USB-C, con carga "
+        "rápida de hasta 27 W.",
+    ),
+    (
+        "sku-cg6500",
+        "CG-6500",
+        "Cargador de pared GaN de 65 W con dos puertos (CG-6500)",
+        "Cargador compacto de nitruro de galio con un puerto USB-C de 65 W y un puerto USB-A. Carga un portátil y un "
+        "móvil a la vez.",
+    ),
+    (
+        "sku-cg6050",
+        "CG-6050",
+        "Cargador de coche de 30 W (CG-6050)",
+        "Se enchufa en la toma de 12 V del mechero del vehículo y ofrece un puerto USB-C de 30 W con carga rápida y un "
+        "USB-A de 12 W.",
+    ),
+    (
+        "sku-cg5600",
+        "CG-5600",
+        "Base de carga inalámbrica de 15 W (CG-5600)",
+        "Superficie de carga Qi para móviles y auriculares compatibles; basta con dejar el teléfono encima. Luz "
+        "indicadora que se apaga por la noche.",
+    ),
+    (
+        "sku-cg6005",
+        "CG-6005",
+        "Cargador de viaje con clavijas intercambiables (CG-6005)",
+        "Adaptador universal con clavijas para Europa, Reino Unido, Estados Unidos y Australia, y dos puertos USB-C. "
+        "Pensado para viajar al extranjero.",
+    ),
+    (
+        "sku-pb1000",
+        "PB-1000",
+        "Batería externa de 10.000 mAh (PB-1000)",
+        "Power bank ligera de 10.000 mAh con un puerto USB-C de entrada y salida; recarga un móvil unas dos veces.",
+    ),
+    (
+        "sku-pb2000",
+        "PB-2000",
+        "Batería externa de 20.000 mAh con pantalla (PB-2000)",
+        "Power bank de 20.000 mAh con pantalla que muestra el porcentaje restante y salida de 45 W capaz de cargar "
+        "algunos portátiles.",
+    ),
+    (
+        "sku-pb1010",
+        "PB-1010",
+        "Batería externa magnética de 5.000 mAh (PB-1010)",
+        "Batería que se adhiere con imanes a la parte trasera de los móviles compatibles con MagSafe y los carga sin "
+        "cables.",
+    ),
+    (
+        "sku-hb3000",
+        "HB-3000",
+        "Lumen Hub, centralita de domótica (HB-3000)",
+        "Centralita que conecta bombillas, enchufes y sensores Zigbee con la aplicación Lumen y con asistentes de voz. "
+        "Se conecta al router por wifi de 2,4 GHz o por cable.",
+    ),
+    (
+        "sku-hb3010",
+        "HB-3010",
+        "Bombilla inteligente E27 de colores (HB-3010)",
+        "Bombilla LED de rosca gruesa E27 con 16 millones de colores y blanco regulable, 9 W equivalentes a 60 W. "
+        "Necesita el Lumen Hub.",
+    ),
+    (
+        "sku-hb3011",
+        "HB-3011",
+        "Bombilla inteligente E14 blanca cálida (HB-3011)",
+        "Bombilla LED de rosca fina E14 en luz blanca cálida regulable, 5 W, para lámparas de mesa y apliques. "
+        "Necesita el Lumen Hub.",
+    ),
+    (
+        "sku-hb3100",
+        "HB-3100",
+        "Sensor de apertura para puertas y ventanas (HB-3100)",
+        "Sensor de dos piezas con imán que avisa en el móvil cuando se abre una puerta o ventana. Funciona con pila "
+        "CR2032.",
+    ),
+    (
+        "sku-hb3110",
+        "HB-3110",
+        "Sensor de movimiento con luz nocturna (HB-3110)",
+        "Detecta el paso de personas hasta a cinco metros y enciende una luz tenue en pasillos. Se integra en "
+        "automatizaciones del Lumen Hub.",
+    ),
+    (
+        "sku-hb3001",
+        "HB-3001",
+        "Enchufe inteligente con medidor de consumo (HB-3001)",
+        "Enchufe que se controla desde el móvil, programa horarios y mide los kilovatios hora que gasta cada aparato "
+        "conectado.",
+    ),
+    (
+        "sku-au7700",
+        "AU-7700",
+        "Auriculares inalámbricos con cancelación de ruido (AU-7700)",
+        "Auriculares de diadema con cancelación activa de ruido, 30 horas de autonomía y modo de sonido ambiente para "
+        "oír anuncios en aeropuertos.",
+    ),
+    (
+        "sku-au7070",
+        "AU-7070",
+        "Auriculares deportivos resistentes al sudor (AU-7070)",
+        "Auriculares intraurales con gancho para correr, certificación IPX5 contra sudor y lluvia y 8 horas de "
+        "batería.",
+    ),
+    (
+        "sku-au7007",
+        "AU-7007",
+        "Funda de silicona para estuche de auriculares (AU-7007)",
+        "Funda protectora de silicona con mosquetón para el estuche de carga de los auriculares AU-7070.",
+    ),
+    (
+        "sku-fn0420",
+        "FN-0420",
+        "Funda acolchada para portátil de 14 pulgadas (FN-0420)",
+        "Funda de neopreno acolchado con bolsillo exterior para el cargador, para ordenadores portátiles de hasta 14 "
+        "pulgadas.",
+    ),
+    (
+        "sku-fn0240",
+        "FN-0240",
+        "Funda con teclado para tablet de 10 pulgadas (FN-0240)",
+        "Funda con teclado Bluetooth desmontable en distribución española, con ñ, para tablets de 10 pulgadas.",
+    ),
+    (
+        "sku-sp5500",
+        "SP-5500",
+        "Altavoz Bluetooth resistente al agua (SP-5500)",
+        "Altavoz portátil con certificación IP67, flota en el agua y aguanta 12 horas de música. Se puede emparejar "
+        "con otro igual para sonido estéreo.",
+    ),
+    (
+        "sku-sp5050",
+        "SP-5050",
+        "Barra de sonido para televisor (SP-5050)",
+        "Barra de sonido de 80 cm con subwoofer integrado, conexión HDMI ARC y modo de diálogo que realza las voces de "
+        "películas y series.",
+    ),
 ]
 
 HELP = [
-    ("ayuda-politica-devoluciones", "Política de devoluciones",
-     "Aceptamos devoluciones durante 30 días naturales desde la entrega. El producto debe estar completo y en su embalaje original; los productos precintados de audio no se aceptan si se han abierto."),
-    ("ayuda-iniciar-devolucion", "Cómo iniciar una devolución",
-     "Entra en Mis pedidos, elige el pedido y pulsa Devolver. Selecciona los artículos y el motivo; recibirás por correo una etiqueta para pegar en la caja y llevarla a una oficina de correos."),
-    ("ayuda-reembolsos", "Plazos de reembolso",
-     "El reembolso se hace en el mismo medio de pago cuando el almacén recibe y revisa el producto. En tarjeta tarda entre 5 y 10 días hábiles en reflejarse; en PayPal, 48 horas."),
-    ("ayuda-cambios", "Cambiar un artículo por otro color o modelo",
-     "Para cambiar un artículo por otro color o modelo, haz una devolución del primero y un pedido nuevo del segundo. Así el nuevo sale enseguida y no esperas a que llegue el primero al almacén."),
-    ("ayuda-cancelar-pedido", "Cancelar un pedido",
-     "Puedes cancelar un pedido desde Mis pedidos mientras su estado sea En preparación. Cuando ya ha salido del almacén no se puede cancelar: espera a recibirlo y devuélvelo."),
-    ("ayuda-envio-peninsula", "Plazos de envío en la península",
-     "El envío estándar a la península tarda de 2 a 4 días laborables y es gratuito a partir de 50 euros. El urgente llega al día siguiente si compras antes de las 14:00."),
-    ("ayuda-envio-islas", "Envíos a Baleares, Canarias, Ceuta y Melilla",
-     "Los envíos a Baleares tardan de 3 a 5 días laborables. A Canarias, Ceuta y Melilla tardan de 5 a 7 días y pueden generar impuestos de importación (IGIC o IPSI) que paga el destinatario."),
-    ("ayuda-envio-internacional", "Envíos fuera de España",
-     "Enviamos a Portugal, Francia, Italia y Alemania en 4 a 8 días laborables. Fuera de la Unión Europea no hacemos envíos por ahora."),
-    ("ayuda-seguimiento", "Seguir un pedido",
-     "Cuando el pedido sale del almacén te enviamos un correo con el número de seguimiento y el enlace del transportista. También lo verás en Mis pedidos."),
-    ("ayuda-punto-recogida", "Recoger el pedido en un punto de recogida",
-     "Al pagar puedes elegir un punto de recogida cercano (quioscos, gasolineras, tiendas). El paquete espera allí siete días; necesitas el código que te llega por SMS y tu DNI."),
-    ("ayuda-facturacion", "Facturación",
-     "La factura de cada pedido se descarga en PDF desde Mis pedidos, en el apartado Facturación, cuando el pedido se ha enviado."),
-    ("ayuda-factura-empresa", "Factura a nombre de una empresa",
-     "Si compras para una empresa o como autónomo, añade la razón social y el NIF en Mis datos de facturación antes de pagar. No podemos cambiar los datos de una factura ya emitida."),
-    ("ayuda-garantia", "Garantía de los productos",
-     "Todos los productos tienen tres años de garantía legal desde la entrega. La garantía cubre defectos de fabricación, no los golpes, el agua ni el desgaste normal de las baterías."),
-    ("ayuda-reclamar-garantia", "Cómo tramitar una reparación en garantía",
-     "Abre una incidencia en Mis pedidos > Tengo un problema, describe la avería y adjunta una foto o un vídeo. Recogemos el producto en tu casa y lo reparamos o sustituimos en unos 15 días."),
-    ("ayuda-producto-danado", "El producto llegó dañado",
-     "Si la caja o el producto llegaron golpeados o rotos, haz fotos del embalaje y del producto y avísanos en las 48 horas siguientes a la entrega. Te enviamos uno nuevo sin esperar a recoger el dañado."),
-    ("ayuda-falta-articulo", "Falta un artículo en el paquete",
-     "Algunos pedidos salen en varios paquetes desde almacenes distintos; revisa en Mis pedidos si hay otro envío en camino. Si todos han llegado y sigue faltando algo, escríbenos."),
-    ("ayuda-metodos-pago", "Métodos de pago aceptados",
-     "Aceptamos tarjetas Visa, Mastercard y American Express, PayPal, Bizum y transferencia bancaria. Con transferencia el pedido se prepara cuando recibimos el dinero."),
-    ("ayuda-financiacion", "Pagar a plazos",
-     "Para compras de más de 90 euros puedes pagar en 3, 6 o 12 meses con nuestra financiera. La aprobación es inmediata y solo necesitas tu DNI y una tarjeta."),
-    ("ayuda-cupones", "Usar un código de descuento",
-     "Escribe el código promocional en el carrito, en la casilla Tengo un código, y pulsa Aplicar. Solo se puede usar un código por pedido y no se acumula con otras ofertas."),
-    ("ayuda-tarjeta-regalo", "Tarjetas regalo",
-     "Las tarjetas regalo valen para cualquier producto durante dos años. Se canjean en el paso de pago y el saldo que sobra queda guardado en tu cuenta."),
-    ("ayuda-cambiar-contrasena", "Cambiar la contraseña",
-     "Puedes cambiar la contraseña desde Ajustes > Seguridad. Si no la recuerdas, pulsa ¿Has olvidado tu contraseña? en la pantalla de acceso y te enviaremos un enlace."),
-    ("ayuda-borrar-cuenta", "Eliminar la cuenta y los datos personales",
-     "Para eliminar tu cuenta y tus datos personales, ve a Ajustes > Privacidad > Eliminar cuenta. Conservamos las facturas el tiempo que exige la ley fiscal."),
-    ("ayuda-cambiar-correo", "Cambiar el correo electrónico de la cuenta",
-     "En Ajustes > Datos personales puedes poner otro correo electrónico. Te enviaremos un mensaje al nuevo para confirmarlo antes de cambiarlo."),
-    ("ayuda-boletin", "Darse de baja del boletín",
-     "Para dejar de recibir ofertas por correo, pulsa Darme de baja al final de cualquier boletín o desmarca la casilla en Ajustes > Notificaciones."),
-    ("ayuda-puntos", "Programa de puntos",
-     "Cada euro gastado suma un punto. Con 500 puntos obtienes un vale de 5 euros; los puntos caducan a los 12 meses de conseguirlos."),
-    ("ayuda-contacto", "Contactar con atención al cliente",
-     "Atendemos por chat y por teléfono de lunes a viernes de 9:00 a 20:00 y los sábados de 10:00 a 14:00. El chat está en la esquina inferior de la web y de la aplicación."),
-    ("ayuda-reciclaje", "Reciclar aparatos viejos",
-     "Cuando compras un aparato eléctrico, podemos llevarnos gratis el viejo del mismo tipo el día de la entrega. Las pilas y baterías usadas se dejan en los contenedores de las tiendas."),
-    ("ayuda-configurar-hub", "Primeros pasos con el Lumen Hub",
-     "Descarga la aplicación Lumen, crea una cuenta, enchufa el hub y pulsa Añadir dispositivo. La aplicación te guiará para conectarlo a la wifi y añadir bombillas y sensores."),
-    ("ayuda-compartir-hub", "Compartir el control de la casa con la familia",
-     "En la aplicación Lumen, entra en Casa > Miembros e invita a otras personas por correo. Los invitados pueden encender luces y ver sensores, pero no borrar dispositivos."),
-    ("ayuda-privacidad-hub", "Privacidad de los datos del Lumen Hub",
-     "El Lumen Hub guarda las automatizaciones en el propio aparato y solo envía a la nube lo necesario para controlarlo desde fuera de casa. Puedes descargar o borrar tus datos desde la aplicación."),
+    (
+        "ayuda-politica-devoluciones",
+        "Política de devoluciones",
+        "Aceptamos devoluciones durante 30 días naturales desde la entrega. El producto debe estar completo y en su "
+        "embalaje original; los productos precintados de audio no se aceptan si se han abierto.",
+    ),
+    (
+        "ayuda-iniciar-devolucion",
+        "Cómo iniciar una devolución",
+        "Entra en Mis pedidos, elige el pedido y pulsa Devolver. Selecciona los artículos y el motivo; recibirás por "
+        "correo una etiqueta para pegar en la caja y llevarla a una oficina de correos.",
+    ),
+    (
+        "ayuda-reembolsos",
+        "Plazos de reembolso",
+        "El reembolso se hace en el mismo medio de pago cuando el almacén recibe y revisa el producto. En tarjeta "
+        "tarda entre 5 y 10 días hábiles en reflejarse; en PayPal, 48 horas.",
+    ),
+    (
+        "ayuda-cambios",
+        "Cambiar un artículo por otro color o modelo",
+        "Para cambiar un artículo por otro color o modelo, haz una devolución del primero y un pedido nuevo del "
+        "segundo. Así el nuevo sale enseguida y no esperas a que llegue el primero al almacén.",
+    ),
+    (
+        "ayuda-cancelar-pedido",
+        "Cancelar un pedido",
+        "Puedes cancelar un pedido desde Mis pedidos mientras su estado sea En preparación. Cuando ya ha salido del "
+        "almacén no se puede cancelar: espera a recibirlo y devuélvelo.",
+    ),
+    (
+        "ayuda-envio-peninsula",
+        "Plazos de envío en la península",
+        "El envío estándar a la península tarda de 2 a 4 días laborables y es gratuito a partir de 50 euros. El "
+        "urgente llega al día siguiente si compras antes de las 14:00.",
+    ),
+    (
+        "ayuda-envio-islas",
+        "Envíos a Baleares, Canarias, Ceuta y Melilla",
+        "Los envíos a Baleares tardan de 3 a 5 días laborables. A Canarias, Ceuta y Melilla tardan de 5 a 7 días y "
+        "pueden generar impuestos de importación (IGIC o IPSI) que paga el destinatario.",
+    ),
+    (
+        "ayuda-envio-internacional",
+        "Envíos fuera de España",
+        "Enviamos a Portugal, Francia, Italia y Alemania en 4 a 8 días laborables. Fuera de la Unión Europea no "
+        "hacemos envíos por ahora.",
+    ),
+    (
+        "ayuda-seguimiento",
+        "Seguir un pedido",
+        "Cuando el pedido sale del almacén te enviamos un correo con el número de seguimiento y el enlace del "
+        "transportista. También lo verás en Mis pedidos.",
+    ),
+    (
+        "ayuda-punto-recogida",
+        "Recoger el pedido en un punto de recogida",
+        "Al pagar puedes elegir un punto de recogida cercano (quioscos, gasolineras, tiendas). El paquete espera allí "
+        "siete días; necesitas el código que te llega por SMS y tu DNI.",
+    ),
+    (
+        "ayuda-facturacion",
+        "Facturación",
+        "La factura de cada pedido se descarga en PDF desde Mis pedidos, en el apartado Facturación, cuando el pedido "
+        "se ha enviado.",
+    ),
+    (
+        "ayuda-factura-empresa",
+        "Factura a nombre de una empresa",
+        "Si compras para una empresa o como autónomo, añade la razón social y el NIF en Mis datos de facturación antes "
+        "de pagar. No podemos cambiar los datos de una factura ya emitida.",
+    ),
+    (
+        "ayuda-garantia",
+        "Garantía de los productos",
+        "Todos los productos tienen tres años de garantía legal desde la entrega. La garantía cubre defectos de "
+        "fabricación, no los golpes, el agua ni el desgaste normal de las baterías.",
+    ),
+    (
+        "ayuda-reclamar-garantia",
+        "Cómo tramitar una reparación en garantía",
+        "Abre una incidencia en Mis pedidos > Tengo un problema, describe la avería y adjunta una foto o un vídeo. "
+        "Recogemos el producto en tu casa y lo reparamos o sustituimos en unos 15 días.",
+    ),
+    (
+        "ayuda-producto-danado",
+        "El producto llegó dañado",
+        "Si la caja o el producto llegaron golpeados o rotos, haz fotos del embalaje y del producto y avísanos en las "
+        "48 horas siguientes a la entrega. Te enviamos uno nuevo sin esperar a recoger el dañado.",
+    ),
+    (
+        "ayuda-falta-articulo",
+        "Falta un artículo en el paquete",
+        "Algunos pedidos salen en varios paquetes desde almacenes distintos; revisa en Mis pedidos si hay otro envío "
+        "en camino. Si todos han llegado y sigue faltando algo, escríbenos.",
+    ),
+    (
+        "ayuda-metodos-pago",
+        "Métodos de pago aceptados",
+        "Aceptamos tarjetas Visa, Mastercard y American Express, PayPal, Bizum y transferencia bancaria. Con "
+        "transferencia el pedido se prepara cuando recibimos el dinero.",
+    ),
+    (
+        "ayuda-financiacion",
+        "Pagar a plazos",
+        "Para compras de más de 90 euros puedes pagar en 3, 6 o 12 meses con nuestra financiera. La aprobación es "
+        "inmediata y solo necesitas tu DNI y una tarjeta.",
+    ),
+    (
+        "ayuda-cupones",
+        "Usar un código de descuento",
+        "Escribe el código promocional en el carrito, en la casilla Tengo un código, y pulsa Aplicar. Solo se puede "
+        "usar un código por pedido y no se acumula con otras ofertas.",
+    ),
+    (
+        "ayuda-tarjeta-regalo",
+        "Tarjetas regalo",
+        "Las tarjetas regalo valen para cualquier producto durante dos años. Se canjean en el paso de pago y el saldo "
+        "que sobra queda guardado en tu cuenta.",
+    ),
+    (
+        "ayuda-cambiar-contrasena",
+        "Cambiar la contraseña",
+        "Puedes cambiar la contraseña desde Ajustes > Seguridad. Si no la recuerdas, pulsa ¿Has olvidado tu "
+        "contraseña? en la pantalla de acceso y te enviaremos un enlace.",
+    ),
+    (
+        "ayuda-borrar-cuenta",
+        "Eliminar la cuenta y los datos personales",
+        "Para eliminar tu cuenta y tus datos personales, ve a Ajustes > Privacidad > Eliminar cuenta. Conservamos las "
+        "facturas el tiempo que exige la ley fiscal.",
+    ),
+    (
+        "ayuda-cambiar-correo",
+        "Cambiar el correo electrónico de la cuenta",
+        "En Ajustes > Datos personales puedes poner otro correo electrónico. Te enviaremos un mensaje al nuevo para "
+        "confirmarlo antes de cambiarlo.",
+    ),
+    (
+        "ayuda-boletin",
+        "Darse de baja del boletín",
+        "Para dejar de recibir ofertas por correo, pulsa Darme de baja al final de cualquier boletín o desmarca la "
+        "casilla en Ajustes > Notificaciones.",
+    ),
+    (
+        "ayuda-puntos",
+        "Programa de puntos",
+        "Cada euro gastado suma un punto. Con 500 puntos obtienes un vale de 5 euros; los puntos caducan a los 12 "
+        "meses de conseguirlos.",
+    ),
+    (
+        "ayuda-contacto",
+        "Contactar con atención al cliente",
+        "Atendemos por chat y por teléfono de lunes a viernes de 9:00 a 20:00 y los sábados de 10:00 a 14:00. El chat "
+        "está en la esquina inferior de la web y de la aplicación.",
+    ),
+    (
+        "ayuda-reciclaje",
+        "Reciclar aparatos viejos",
+        "Cuando compras un aparato eléctrico, podemos llevarnos gratis el viejo del mismo tipo el día de la entrega. "
+        "Las pilas y baterías usadas se dejan en los contenedores de las tiendas.",
+    ),
+    (
+        "ayuda-configurar-hub",
+        "Primeros pasos con el Lumen Hub",
+        "Descarga la aplicación Lumen, crea una cuenta, enchufa el hub y pulsa Añadir dispositivo. La aplicación te "
+        "guiará para conectarlo a la wifi y añadir bombillas y sensores.",
+    ),
+    (
+        "ayuda-compartir-hub",
+        "Compartir el control de la casa con la familia",
+        "En la aplicación Lumen, entra en Casa > Miembros e invita a otras personas por correo. Los invitados pueden "
+        "encender luces y ver sensores, pero no borrar dispositivos.",
+    ),
+    (
+        "ayuda-privacidad-hub",
+        "Privacidad de los datos del Lumen Hub",
+        "El Lumen Hub guarda las automatizaciones en el propio aparato y solo envía a la nube lo necesario para "
+        "controlarlo desde fuera de casa. Puedes descargar o borrar tus datos desde la aplicación.",
+    ),
 ]
 
 # -- queries -------------------------------------------------------------------------------------

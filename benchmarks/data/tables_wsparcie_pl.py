@@ -6,104 +6,308 @@ model. ``python -m benchmarks.data.build`` writes the BEIR files; see wsparcie-p
 """
 
 CODED_ERRORS = [
-    ("blad-r651", "R-651", "Błąd R-651: brak połączenia z serwerem operatora",
-     "Błąd R-651 oznacza, że router nie może zalogować się do sieci operatora. Sprawdź, czy kabel od gniazdka jest dobrze wpięty w port WAN, i uruchom router ponownie."),
-    ("blad-r615", "R-615", "Błąd R-615: nieprawidłowe hasło PPPoE",
-     "Błąd R-615 pojawia się, gdy login lub hasło PPPoE wpisane w routerze są niepoprawne. Dane do logowania znajdziesz w umowie lub w aplikacji Fala."),
-    ("blad-r516", "R-516", "Błąd R-516: przegrzanie routera",
-     "Komunikat R-516 oznacza, że temperatura routera przekroczyła 70 stopni i urządzenie ograniczyło prędkość. Postaw router w przewiewnym miejscu, z dala od kaloryfera."),
-    ("blad-r561", "R-561", "Błąd R-561: nieudana aktualizacja oprogramowania",
-     "Błąd R-561 oznacza, że aktualizacja oprogramowania routera została przerwana. Nie odłączaj zasilania, przytrzymaj przycisk reset przez 10 sekund i poczekaj, aż dioda przestanie migać."),
-    ("blad-r165", "R-165", "Błąd R-165: zbyt wiele urządzeń w sieci Wi-Fi",
-     "Komunikat R-165 pojawia się, gdy do sieci Wi-Fi podłączonych jest ponad 32 urządzenia. Odłącz nieużywane sprzęty albo dokup punkt dostępowy."),
-    ("blad-r156", "R-156", "Błąd R-156: konflikt adresów IP",
-     "Błąd R-156 oznacza, że dwa urządzenia w domu mają ten sam adres IP. Włącz w routerze automatyczne przydzielanie adresów (DHCP) i uruchom urządzenia ponownie."),
-    ("blad-m3310", "M-3310", "Błąd M-3310: karta SIM nieaktywna",
-     "Błąd M-3310 oznacza, że karta SIM nie została jeszcze aktywowana. Aktywacja trwa do 24 godzin od zawarcia umowy; jeśli trwa dłużej, skontaktuj się z nami."),
-    ("blad-m3301", "M-3301", "Błąd M-3301: zablokowany kod PIN",
-     "Błąd M-3301 pojawia się po trzykrotnym wpisaniu błędnego kodu PIN. Kartę odblokujesz kodem PUK, który znajdziesz na plastikowej karcie, z której wyjęto SIM."),
-    ("blad-m3130", "M-3130", "Błąd M-3130: roaming wyłączony",
-     "Komunikat M-3130 oznacza, że telefon jest za granicą, a usługa roamingu jest wyłączona. Włącz roaming w aplikacji Fala w zakładce Usługi."),
-    ("blad-m3031", "M-3031", "Błąd M-3031: wykorzystany pakiet danych",
-     "Błąd M-3031 oznacza, że pakiet internetu w telefonie się skończył i prędkość spadła do 64 kbit/s. Możesz dokupić pakiet w aplikacji lub poczekać do nowego okresu rozliczeniowego."),
-    ("blad-m3103", "M-3103", "Błąd M-3103: nieudane przeniesienie numeru",
-     "Błąd M-3103 oznacza, że poprzedni operator odrzucił wniosek o przeniesienie numeru, zwykle z powodu niezgodności danych właściciela. Sprawdź, czy dane na wniosku są takie same jak w starej umowie."),
-    ("blad-p2204", "P-2204", "Błąd P-2204: płatność odrzucona przez bank",
-     "Błąd P-2204 oznacza, że bank odrzucił płatność kartą za fakturę. Sprawdź limit karty lub zapłać przelewem na indywidualny numer konta."),
-    ("blad-p2240", "P-2240", "Błąd P-2240: nieudana płatność BLIK",
-     "Błąd P-2240 oznacza, że kod BLIK wygasł albo płatność nie została potwierdzona w aplikacji banku w ciągu dwóch minut. Wygeneruj nowy kod i spróbuj ponownie."),
-    ("blad-p2402", "P-2402", "Błąd P-2402: polecenie zapłaty nieaktywne",
-     "Błąd P-2402 oznacza, że zgoda na polecenie zapłaty nie została jeszcze zarejestrowana w banku. Rejestracja trwa do 30 dni; w tym czasie opłać fakturę samodzielnie."),
-    ("blad-p2042", "P-2042", "Błąd P-2042: nadpłata na koncie",
-     "Komunikat P-2042 oznacza, że wpłaciłeś więcej, niż wynosiła faktura. Nadpłata zostanie zaliczona na poczet kolejnej faktury albo zwrócona na wniosek."),
-    ("blad-t4410", "T-4410", "Błąd T-4410: brak sygnału telewizji",
-     "Komunikat T-4410 na ekranie telewizora oznacza, że dekoder nie odbiera sygnału. Sprawdź kabel HDMI i kabel sieciowy dekodera, a potem uruchom go ponownie."),
-    ("blad-t4401", "T-4401", "Błąd T-4401: kanał poza pakietem",
-     "Błąd T-4401 pojawia się, gdy próbujesz oglądać kanał, którego nie ma w twoim pakiecie telewizyjnym. Pakiet możesz rozszerzyć w aplikacji Fala."),
-    ("blad-t4140", "T-4140", "Błąd T-4140: brak miejsca na nagrania",
-     "Komunikat T-4140 oznacza, że dysk dekodera jest pełny i nowe nagrania nie zostaną zapisane. Usuń stare nagrania w menu Moje nagrania."),
+    (
+        "blad-r651",
+        "R-651",
+        "Błąd R-651: brak połączenia z serwerem operatora",
+        "Błąd R-651 oznacza, że router nie może zalogować się do sieci operatora. Sprawdź, czy kabel od gniazdka jest "
+        "dobrze wpięty w port WAN, i uruchom router ponownie.",
+    ),
+    (
+        "blad-r615",
+        "R-615",
+        "Błąd R-615: nieprawidłowe hasło PPPoE",
+        "Błąd R-615 pojawia się, gdy login lub hasło PPPoE wpisane w routerze są niepoprawne. Dane do logowania "
+        "znajdziesz w umowie lub w aplikacji Fala.",
+    ),
+    (
+        "blad-r516",
+        "R-516",
+        "Błąd R-516: przegrzanie routera",
+        "Komunikat R-516 oznacza, że temperatura routera przekroczyła 70 stopni i urządzenie ograniczyło prędkość. "
+        "Postaw router w przewiewnym miejscu, z dala od kaloryfera.",
+    ),
+    (
+        "blad-r561",
+        "R-561",
+        "Błąd R-561: nieudana aktualizacja oprogramowania",
+        "Błąd R-561 oznacza, że aktualizacja oprogramowania routera została przerwana. Nie odłączaj zasilania, "
+        "przytrzymaj przycisk reset przez 10 sekund i poczekaj, aż dioda przestanie migać.",
+    ),
+    (
+        "blad-r165",
+        "R-165",
+        "Błąd R-165: zbyt wiele urządzeń w sieci Wi-Fi",
+        "Komunikat R-165 pojawia się, gdy do sieci Wi-Fi podłączonych jest ponad 32 urządzenia. Odłącz nieużywane "
+        "sprzęty albo dokup punkt dostępowy.",
+    ),
+    (
+        "blad-r156",
+        "R-156",
+        "Błąd R-156: konflikt adresów IP",
+        "Błąd R-156 oznacza, że dwa urządzenia w domu mają ten sam adres IP. Włącz w routerze automatyczne "
+        "przydzielanie adresów (DHCP) i uruchom urządzenia ponownie.",
+    ),
+    (
+        "blad-m3310",
+        "M-3310",
+        "Błąd M-3310: karta SIM nieaktywna",
+        "Błąd M-3310 oznacza, że karta SIM nie została jeszcze aktywowana. Aktywacja trwa do 24 godzin od zawarcia "
+        "umowy; jeśli trwa dłużej, skontaktuj się z nami.",
+    ),
+    (
+        "blad-m3301",
+        "M-3301",
+        "Błąd M-3301: zablokowany kod PIN",
+        "Błąd M-3301 pojawia się po trzykrotnym wpisaniu błędnego kodu PIN. Kartę odblokujesz kodem PUK, który "
+        "znajdziesz na plastikowej karcie, z której wyjęto SIM.",
+    ),
+    (
+        "blad-m3130",
+        "M-3130",
+        "Błąd M-3130: roaming wyłączony",
+        "Komunikat M-3130 oznacza, że telefon jest za granicą, a usługa roamingu jest wyłączona. Włącz roaming w "
+        "aplikacji Fala w zakładce Usługi.",
+    ),
+    (
+        "blad-m3031",
+        "M-3031",
+        "Błąd M-3031: wykorzystany pakiet danych",
+        "Błąd M-3031 oznacza, że pakiet internetu w telefonie się skończył i prędkość spadła do 64 kbit/s. Możesz "
+        "dokupić pakiet w aplikacji lub poczekać do nowego okresu rozliczeniowego.",
+    ),
+    (
+        "blad-m3103",
+        "M-3103",
+        "Błąd M-3103: nieudane przeniesienie numeru",
+        "Błąd M-3103 oznacza, że poprzedni operator odrzucił wniosek o przeniesienie numeru, zwykle z powodu "
+        "niezgodności danych właściciela. Sprawdź, czy dane na wniosku są takie same jak w starej umowie.",
+    ),
+    (
+        "blad-p2204",
+        "P-2204",
+        "Błąd P-2204: płatność odrzucona przez bank",
+        "Błąd P-2204 oznacza, że bank odrzucił płatność kartą za fakturę. Sprawdź limit karty lub zapłać przelewem na "
+        "indywidualny numer konta.",
+    ),
+    (
+        "blad-p2240",
+        "P-2240",
+        "Błąd P-2240: nieudana płatność BLIK",
+        "Błąd P-2240 oznacza, że kod BLIK wygasł albo płatność nie została potwierdzona w aplikacji banku w ciągu "
+        "dwóch minut. Wygeneruj nowy kod i spróbuj ponownie.",
+    ),
+    (
+        "blad-p2402",
+        "P-2402",
+        "Błąd P-2402: polecenie zapłaty nieaktywne",
+        "Błąd P-2402 oznacza, że zgoda na polecenie zapłaty nie została jeszcze zarejestrowana w banku. Rejestracja "
+        "trwa do 30 dni; w tym czasie opłać fakturę samodzielnie.",
+    ),
+    (
+        "blad-p2042",
+        "P-2042",
+        "Błąd P-2042: nadpłata na koncie",
+        "Komunikat P-2042 oznacza, że wpłaciłeś więcej, niż wynosiła faktura. Nadpłata zostanie zaliczona na poczet "
+        "kolejnej faktury albo zwrócona na wniosek.",
+    ),
+    (
+        "blad-t4410",
+        "T-4410",
+        "Błąd T-4410: brak sygnału telewizji",
+        "Komunikat T-4410 na ekranie telewizora oznacza, że dekoder nie odbiera sygnału. Sprawdź kabel HDMI i kabel "
+        "sieciowy dekodera, a potem uruchom go ponownie.",
+    ),
+    (
+        "blad-t4401",
+        "T-4401",
+        "Błąd T-4401: kanał poza pakietem",
+        "Błąd T-4401 pojawia się, gdy próbujesz oglądać kanał, którego nie ma w twoim pakiecie telewizyjnym. Pakiet "
+        "możesz rozszerzyć w aplikacji Fala.",
+    ),
+    (
+        "blad-t4140",
+        "T-4140",
+        "Błąd T-4140: brak miejsca na nagrania",
+        "Komunikat T-4140 oznacza, że dysk dekodera jest pełny i nowe nagrania nie zostaną zapisane. Usuń stare "
+        "nagrania w menu Moje nagrania.",
+    ),
 ]
 
 CODED_PRODUCTS = [
-    ("oferta-fs300", "FS-300", "Internet światłowodowy 300 Mb/s (FS-300)",
-     "Światłowód z prędkością pobierania do 300 Mb/s i wysyłania do 50 Mb/s, z routerem Wi-Fi 6 w cenie. Umowa na 24 miesiące."),
-    ("oferta-fs030", "FS-030", "Internet światłowodowy 30 Mb/s (FS-030)",
-     "Najtańszy pakiet światłowodowy: 30 Mb/s pobierania, bez umowy terminowej, z możliwością rezygnacji w każdym miesiącu."),
-    ("oferta-fs1000", "FS-1000", "Internet światłowodowy 1 Gb/s (FS-1000)",
-     "Światłowód do 1 Gb/s z dwoma routerami mesh, dla domów z wieloma graczami i pracą zdalną."),
-    ("oferta-lte100", "LTE-100", "Internet mobilny LTE bez limitu (LTE-100)",
-     "Internet bezprzewodowy przez router LTE dla miejsc bez światłowodu, bez limitu danych, do 100 Mb/s."),
-    ("oferta-lte010", "LTE-010", "Pakiet danych na tablet 10 GB (LTE-010)",
-     "Karta SIM z pakietem 10 GB internetu miesięcznie, do tabletu lub laptopa, bez rozmów i SMS-ów."),
-    ("oferta-ab55", "AB-55", "Abonament komórkowy 55 GB (AB-55)",
-     "Abonament z nielimitowanymi rozmowami i SMS-ami oraz 55 GB internetu, w tym 10 GB w roamingu w Unii Europejskiej."),
-    ("oferta-ab505", "AB-505", "Abonament komórkowy bez limitu danych (AB-505)",
-     "Nielimitowane rozmowy, SMS-y i internet w Polsce, a także 25 GB w roamingu w Unii Europejskiej."),
-    ("oferta-ab5", "AB-5", "Abonament dla seniora 5 GB (AB-5)",
-     "Prosty abonament z 5 GB internetu, nielimitowanymi rozmowami i telefonem z dużymi przyciskami w zestawie."),
-    ("oferta-tv60", "TV-60", "Pakiet telewizyjny Start, 60 kanałów (TV-60)",
-     "Podstawowy pakiet telewizji z 60 kanałami, w tym kanałami informacyjnymi i dziecięcymi, oraz dekoder 4K."),
-    ("oferta-tv160", "TV-160", "Pakiet telewizyjny Sport, 160 kanałów (TV-160)",
-     "Pakiet ze 160 kanałami, w tym transmisjami piłki nożnej, siatkówki i Formuły 1 na żywo."),
+    (
+        "oferta-fs300",
+        "FS-300",
+        "Internet światłowodowy 300 Mb/s (FS-300)",
+        "Światłowód z prędkością pobierania do 300 Mb/s i wysyłania do 50 Mb/s, z routerem Wi-Fi 6 w cenie. Umowa na "
+        "24 miesiące.",
+    ),
+    (
+        "oferta-fs030",
+        "FS-030",
+        "Internet światłowodowy 30 Mb/s (FS-030)",
+        "Najtańszy pakiet światłowodowy: 30 Mb/s pobierania, bez umowy terminowej, z możliwością rezygnacji w każdym "
+        "miesiącu.",
+    ),
+    (
+        "oferta-fs1000",
+        "FS-1000",
+        "Internet światłowodowy 1 Gb/s (FS-1000)",
+        "Światłowód do 1 Gb/s z dwoma routerami mesh, dla domów z wieloma graczami i pracą zdalną.",
+    ),
+    (
+        "oferta-lte100",
+        "LTE-100",
+        "Internet mobilny LTE bez limitu (LTE-100)",
+        "Internet bezprzewodowy przez router LTE dla miejsc bez światłowodu, bez limitu danych, do 100 Mb/s.",
+    ),
+    (
+        "oferta-lte010",
+        "LTE-010",
+        "Pakiet danych na tablet 10 GB (LTE-010)",
+        "Karta SIM z pakietem 10 GB internetu miesięcznie, do tabletu lub laptopa, bez rozmów i SMS-ów.",
+    ),
+    (
+        "oferta-ab55",
+        "AB-55",
+        "Abonament komórkowy 55 GB (AB-55)",
+        "Abonament z nielimitowanymi rozmowami i SMS-ami oraz 55 GB internetu, w tym 10 GB w roamingu w Unii "
+        "Europejskiej.",
+    ),
+    (
+        "oferta-ab505",
+        "AB-505",
+        "Abonament komórkowy bez limitu danych (AB-505)",
+        "Nielimitowane rozmowy, SMS-y i internet w Polsce, a także 25 GB w roamingu w Unii Europejskiej.",
+    ),
+    (
+        "oferta-ab5",
+        "AB-5",
+        "Abonament dla seniora 5 GB (AB-5)",
+        "Prosty abonament z 5 GB internetu, nielimitowanymi rozmowami i telefonem z dużymi przyciskami w zestawie.",
+    ),
+    (
+        "oferta-tv60",
+        "TV-60",
+        "Pakiet telewizyjny Start, 60 kanałów (TV-60)",
+        "Podstawowy pakiet telewizji z 60 kanałami, w tym kanałami informacyjnymi i dziecięcymi, oraz dekoder 4K.",
+    ),
+    (
+        "oferta-tv160",
+        "TV-160",
+        "Pakiet telewizyjny Sport, 160 kanałów (TV-160)",
+        "Pakiet ze 160 kanałami, w tym transmisjami piłki nożnej, siatkówki i Formuły 1 na żywo.",
+    ),
 ]
 
 HELP = [
-    ("pomoc-reklamacja", "Jak złożyć reklamację",
-     "Reklamację usługi złożysz w aplikacji Fala w zakładce Pomoc albo w salonie. Odpowiadamy w ciągu 30 dni; jeśli uznamy reklamację, obniżymy fakturę."),
-    ("pomoc-faktura", "Gdzie znaleźć fakturę",
-     "Faktury w formacie PDF są dostępne w aplikacji Fala w zakładce Płatności. Możesz też zamówić ich wysyłkę na adres e-mail."),
-    ("pomoc-przeniesienie", "Przeniesienie numeru do Fali",
-     "Aby zachować swój numer, złóż wniosek o przeniesienie przy zawieraniu umowy. Numer zostanie przeniesiony w ciągu jednego dnia roboczego od końca umowy u starego operatora."),
-    ("pomoc-wypowiedzenie", "Jak wypowiedzieć umowę",
-     "Umowę możesz wypowiedzieć w salonie, listownie lub w aplikacji. Okres wypowiedzenia wynosi jeden miesiąc; przed końcem umowy terminowej naliczymy karę za ulgę."),
-    ("pomoc-zmiana-pakietu", "Zmiana pakietu na wyższy",
-     "Na wyższy pakiet możesz przejść w każdej chwili w aplikacji Fala; zmiana działa od następnego dnia. Przejście na niższy pakiet jest możliwe dopiero po końcu umowy."),
-    ("pomoc-instalacja", "Instalacja światłowodu",
-     "Technik przyjedzie w wybranym terminie, doprowadzi kabel do mieszkania i skonfiguruje router. Instalacja trwa około dwóch godzin i jest bezpłatna."),
-    ("pomoc-przeprowadzka", "Przeprowadzka a umowa",
-     "Jeśli się przeprowadzasz, zgłoś nowy adres co najmniej dwa tygodnie wcześniej. Gdy pod nowym adresem jest nasz światłowód, przeniesiemy usługę bez dodatkowych opłat."),
-    ("pomoc-wifi-zasieg", "Słaby zasięg Wi-Fi w mieszkaniu",
-     "Router postaw wysoko i centralnie, z dala od ścian nośnych i mikrofalówki. W dużych mieszkaniach pomoże zestaw mesh lub wzmacniacz sygnału."),
-    ("pomoc-haslo-wifi", "Zmiana hasła do sieci Wi-Fi",
-     "Hasło do Wi-Fi zmienisz w aplikacji Fala w zakładce Router albo na stronie 192.168.1.1. Po zmianie wszystkie urządzenia trzeba połączyć ponownie."),
-    ("pomoc-esim", "Karta eSIM",
-     "eSIM to karta wbudowana w telefon. Zamówisz ją w aplikacji, a kod QR do aktywacji dostaniesz e-mailem; zeskanuj go w ustawieniach telefonu."),
-    ("pomoc-zgubiony-telefon", "Zgubiony lub skradziony telefon",
-     "Zadzwoń na infolinię lub zablokuj kartę SIM w aplikacji, aby nikt nie korzystał z twojego numeru. Nowy duplikat karty odbierzesz w salonie z dowodem osobistym."),
-    ("pomoc-roaming", "Korzystanie z telefonu za granicą",
-     "W krajach Unii Europejskiej dzwonisz i korzystasz z internetu jak w Polsce, w ramach limitu roamingowego. Poza Unią obowiązują osobne stawki za minutę i megabajt."),
-    ("pomoc-infolinia", "Kontakt z obsługą klienta",
-     "Infolinia działa codziennie od 8:00 do 22:00, a czat w aplikacji całą dobę. W sprawach technicznych przygotuj numer umowy."),
-    ("pomoc-rodzina", "Rabat rodzinny",
-     "Za każdą kolejną umowę na tym samym koncie dostajesz 10 zł rabatu miesięcznie, maksymalnie na cztery numery."),
-    ("pomoc-kontrola-rodzicielska", "Kontrola rodzicielska",
-     "W aplikacji Fala możesz ustawić filtr treści dla dzieci i godziny, w których ich urządzenia mają dostęp do internetu."),
-    ("pomoc-dekoder-pilot", "Parowanie pilota z dekoderem",
-     "Jeśli pilot nie działa, wymień baterie, a potem przytrzymaj jednocześnie przyciski OK i Menu przez pięć sekund, celując w dekoder."),
-    ("pomoc-predkosc", "Jak zmierzyć prędkość internetu",
-     "Podłącz komputer kablem do routera, zamknij inne programy i uruchom test prędkości w aplikacji Fala. Pomiar przez Wi-Fi bywa niższy."),
-    ("pomoc-awaria", "Awaria w okolicy",
-     "Informacje o awariach i pracach serwisowych w twojej okolicy znajdziesz na mapie w aplikacji Fala. Przy awarii dłuższej niż 12 godzin należy ci się obniżka abonamentu."),
+    (
+        "pomoc-reklamacja",
+        "Jak złożyć reklamację",
+        "Reklamację usługi złożysz w aplikacji Fala w zakładce Pomoc albo w salonie. Odpowiadamy w ciągu 30 dni; jeśli "
+        "uznamy reklamację, obniżymy fakturę.",
+    ),
+    (
+        "pomoc-faktura",
+        "Gdzie znaleźć fakturę",
+        "Faktury w formacie PDF są dostępne w aplikacji Fala w zakładce Płatności. Możesz też zamówić ich wysyłkę na "
+        "adres e-mail.",
+    ),
+    (
+        "pomoc-przeniesienie",
+        "Przeniesienie numeru do Fali",
+        "Aby zachować swój numer, złóż wniosek o przeniesienie przy zawieraniu umowy. Numer zostanie przeniesiony w "
+        "ciągu jednego dnia roboczego od końca umowy u starego operatora.",
+    ),
+    (
+        "pomoc-wypowiedzenie",
+        "Jak wypowiedzieć umowę",
+        "Umowę możesz wypowiedzieć w salonie, listownie lub w aplikacji. Okres wypowiedzenia wynosi jeden miesiąc; "
+        "przed końcem umowy terminowej naliczymy karę za ulgę.",
+    ),
+    (
+        "pomoc-zmiana-pakietu",
+        "Zmiana pakietu na wyższy",
+        "Na wyższy pakiet możesz przejść w każdej chwili w aplikacji Fala; zmiana działa od następnego dnia. Przejście "
+        "na niższy pakiet jest możliwe dopiero po końcu umowy.",
+    ),
+    (
+        "pomoc-instalacja",
+        "Instalacja światłowodu",
+        "Technik przyjedzie w wybranym terminie, doprowadzi kabel do mieszkania i skonfiguruje router. Instalacja trwa "
+        "około dwóch godzin i jest bezpłatna.",
+    ),
+    (
+        "pomoc-przeprowadzka",
+        "Przeprowadzka a umowa",
+        "Jeśli się przeprowadzasz, zgłoś nowy adres co najmniej dwa tygodnie wcześniej. Gdy pod nowym adresem jest "
+        "nasz światłowód, przeniesiemy usługę bez dodatkowych opłat.",
+    ),
+    (
+        "pomoc-wifi-zasieg",
+        "Słaby zasięg Wi-Fi w mieszkaniu",
+        "Router postaw wysoko i centralnie, z dala od ścian nośnych i mikrofalówki. W dużych mieszkaniach pomoże "
+        "zestaw mesh lub wzmacniacz sygnału.",
+    ),
+    (
+        "pomoc-haslo-wifi",
+        "Zmiana hasła do sieci Wi-Fi",
+        "Hasło do Wi-Fi zmienisz w aplikacji Fala w zakładce Router albo na stronie 192.168.1.1. Po zmianie wszystkie "
+        "urządzenia trzeba połączyć ponownie.",
+    ),
+    (
+        "pomoc-esim",
+        "Karta eSIM",
+        "eSIM to karta wbudowana w telefon. Zamówisz ją w aplikacji, a kod QR do aktywacji dostaniesz e-mailem; "
+        "zeskanuj go w ustawieniach telefonu.",
+    ),
+    (
+        "pomoc-zgubiony-telefon",
+        "Zgubiony lub skradziony telefon",
+        "Zadzwoń na infolinię lub zablokuj kartę SIM w aplikacji, aby nikt nie korzystał z twojego numeru. Nowy "
+        "duplikat karty odbierzesz w salonie z dowodem osobistym.",
+    ),
+    (
+        "pomoc-roaming",
+        "Korzystanie z telefonu za granicą",
+        "W krajach Unii Europejskiej dzwonisz i korzystasz z internetu jak w Polsce, w ramach limitu roamingowego. "
+        "Poza Unią obowiązują osobne stawki za minutę i megabajt.",
+    ),
+    (
+        "pomoc-infolinia",
+        "Kontakt z obsługą klienta",
+        "Infolinia działa codziennie od 8:00 do 22:00, a czat w aplikacji całą dobę. W sprawach technicznych przygotuj "
+        "numer umowy.",
+    ),
+    (
+        "pomoc-rodzina",
+        "Rabat rodzinny",
+        "Za każdą kolejną umowę na tym samym koncie dostajesz 10 zł rabatu miesięcznie, maksymalnie na cztery numery.",
+    ),
+    (
+        "pomoc-kontrola-rodzicielska",
+        "Kontrola rodzicielska",
+        "W aplikacji Fala możesz ustawić filtr treści dla dzieci i godziny, w których ich urządzenia mają dostęp do "
+        "internetu.",
+    ),
+    (
+        "pomoc-dekoder-pilot",
+        "Parowanie pilota z dekoderem",
+        "Jeśli pilot nie działa, wymień baterie, a potem przytrzymaj jednocześnie przyciski OK i Menu przez pięć "
+        "sekund, celując w dekoder.",
+    ),
+    (
+        "pomoc-predkosc",
+        "Jak zmierzyć prędkość internetu",
+        "Podłącz komputer kablem do routera, zamknij inne programy i uruchom test prędkości w aplikacji Fala. Pomiar "
+        "przez Wi-Fi bywa niższy.",
+    ),
+    (
+        "pomoc-awaria",
+        "Awaria w okolicy",
+        "Informacje o awariach i pracach serwisowych w twojej okolicy znajdziesz na mapie w aplikacji Fala. Przy "
+        "awarii dłuższej niż 12 godzin należy ci się obniżka abonamentu.",
+    ),
 ]
 
 QUERIES = [

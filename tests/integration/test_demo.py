@@ -20,11 +20,19 @@ def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch
     out = capsys.readouterr().out
     assert code == 0
     # The index `hybrid init` would make (before: the fields layout, while init gives a new index the measured one).
-    assert live_layout(cluster_for(client), index_name) == default_layout() and f"{default_layout()} text layout)" in out
-    # Issue 39: the analyzer and embedder by the rule `hybrid init --sample` follows (it was `spanish`, hard-coded), said in one line.
+    assert (
+        live_layout(cluster_for(client), index_name) == default_layout() and f"{default_layout()} text layout)" in out
+    )
+    # Issue 39: the analyzer and embedder by the rule `hybrid init --sample` follows (it was `spanish`, hard-coded),
+    # said in one line.
     assert live_analyzer(cluster_for(client), index_name) == "folding"
-    assert re.search(r"^   analyzer: folding, embedder: multilingual-e5-small \(\d+% of 12 documents of the demo's support_es\.jsonl "
-                     r"are Spanish; folding ranks as well as spanish or better", out, re.M), out[:2000]
+    assert re.search(
+        r"^   analyzer: folding, embedder: multilingual-e5-small \(\d+% of 12 documents of the demo's "
+        r"support_es\.jsonl "
+        r"are Spanish; folding ranks as well as spanish or better",
+        out,
+        re.M,
+    ), out[:2000]
     assert re.search(r"^== ingested 12 documents \(\d+ embedded, \d+ from cache\), 0 failures$", out, re.M)
     sections = dict(re.findall(r"^== ((?:bm25|dense|hybrid): [^\n]+)\n(.*?)(?=^== |\Z)", out, re.M | re.S))
     hybrid = sections["hybrid: error E-4012"]
@@ -32,12 +40,19 @@ def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch
     # half the departure the calibration found, with its own weights inline.
     base = DEFAULT_POLICY.base(OPENSEARCH.probe(connect(opensearch_url)).z_score).value
     said = " ".join(hybrid.split())
-    assert f"baseline {base} 0.50 / 0.50" in said and "follows 50% of the departure (50% of its words are not exact terms)" in said
-    assert re.search(r"^1\s+\S+\s+\S+\s+e-4012\s", hybrid, re.M)  # the code's own document first (rank, score, relevance, id)
+    assert (
+        f"baseline {base} 0.50 / 0.50" in said
+        and "follows 50% of the departure (50% of its words are not exact terms)" in said
+    )
+    # the code's own document first (rank, score, relevance, id)
+    assert re.search(r"^1\s+\S+\s+\S+\s+e-4012\s", hybrid, re.M)
     # Before: "corpus: 100% of a query's terms are missing from the index" for the demo's Spanish queries on its
     # Spanish documents (the title field's statistics were read; bodies hold pedid, paquet, factur, ...).
-    shares = {int(s) for s in re.findall(r"corpus: (\d+)% of a query's terms are missing from the index", " ".join(out.split()))}
+    shares = {
+        int(s)
+        for s in re.findall(r"corpus: (\d+)% of a query's terms are missing from the index", " ".join(out.split()))
+    }
     assert shares and max(shares) < 100, shares
     assert f"the index {index_name!r} stays on {opensearch_url}" in out
-    assert f"search \"¿cómo devuelvo un pedido?\" --index {index_name} --explain --url {opensearch_url}" in out
+    assert f'search "¿cómo devuelvo un pedido?" --index {index_name} --explain --url {opensearch_url}' in out
     assert "init --index docs --url" in out and "ingest docs.jsonl --index docs --url" in out

@@ -62,9 +62,13 @@ def test_langchain_async_is_native_and_answers_as_sync(client, opensearch_url, s
         native = HybridVectorStore(asearcher)
         retriever = HybridRetriever(searcher=asearcher, k=5)
         found = await asyncio.gather(*(native.asimilarity_search(q, k=5) for q in QUERIES))
-        return ([ids(f) for f in found], ids(await native.amax_marginal_relevance_search(QUERIES[0], k=3, fetch_k=10)),
-                await native.asimilarity_search_with_relevance_scores(QUERIES[1], k=4),
-                ids(await native.aget_by_ids(wanted[0][:3])), [ids(await retriever.ainvoke(q)) for q in QUERIES])
+        return (
+            [ids(f) for f in found],
+            ids(await native.amax_marginal_relevance_search(QUERIES[0], k=3, fetch_k=10)),
+            await native.asimilarity_search_with_relevance_scores(QUERIES[1], k=4),
+            ids(await native.aget_by_ids(wanted[0][:3])),
+            [ids(await retriever.ainvoke(q)) for q in QUERIES],
+        )
 
     (found, mmr, scored, by_id, retrieved), native = on_loop(client, opensearch_url, support, e5, caplog, calls)
     assert native
@@ -104,8 +108,11 @@ def test_llamaindex_async_is_native_and_answers_as_sync(client, opensearch_url, 
         native = await HybridVectorStore.open_async(asearcher.client, support, embedder=e5)
         retriever = HybridRetriever(asearcher, similarity_top_k=5)
         found = await asyncio.gather(*(native.aquery(q) for q in queries))
-        return ([(r.ids, r.similarities) for r in found], [n.node_id for n in await native.aget_nodes(wanted[0][0][:3])],
-                [[n.node.node_id for n in await retriever.aretrieve(QueryBundle(q))] for q in QUERIES])
+        return (
+            [(r.ids, r.similarities) for r in found],
+            [n.node_id for n in await native.aget_nodes(wanted[0][0][:3])],
+            [[n.node.node_id for n in await retriever.aretrieve(QueryBundle(q))] for q in QUERIES],
+        )
 
     (found, nodes, retrieved), native = on_loop(client, opensearch_url, support, e5, caplog, calls)
     assert native
@@ -127,9 +134,15 @@ def test_haystack_async_is_native_and_answers_as_sync(client, opensearch_url, su
         try:
             found = await asyncio.gather(*(native.run_async(q) for q in QUERIES))
             from_store = [ids((await stored.run_async(q))["documents"]) for q in QUERIES]
-            return ([ids(f["documents"]) for f in found], from_store,
-                    (await store.count_documents_async(), sorted(ids(await store.filter_documents_async(es))),
-                     ids(await store.filter_documents_async())))
+            return (
+                [ids(f["documents"]) for f in found],
+                from_store,
+                (
+                    await store.count_documents_async(),
+                    sorted(ids(await store.filter_documents_async(es))),
+                    ids(await store.filter_documents_async()),
+                ),
+            )
         finally:
             await store.close_async()
 
@@ -156,9 +169,17 @@ def test_async_writes_are_native_and_land_as_sync_ones(client, opensearch_url, i
     async def calls(asearcher):
         aingestor = await AsyncIngestor.open(asearcher.client, index_name, e5)
         store = HybridVectorStore(searcher=asearcher, ingestor=aingestor)
-        added = await store.async_add([TextNode(id_=f"n{i}", text=t, metadata={"lang": "en"}) for i, t in enumerate(
-            ("Returns are free within 30 days.", "Gift cards never expire.", "Parcels ship in two days."))])
-        written = await HybridDocumentWriter(aingestor).run_async([Document(id="h1", content="Refunds take five days.")])
+        added = await store.async_add(
+            [
+                TextNode(id_=f"n{i}", text=t, metadata={"lang": "en"})
+                for i, t in enumerate(
+                    ("Returns are free within 30 days.", "Gift cards never expire.", "Parcels ship in two days.")
+                )
+            ]
+        )
+        written = await HybridDocumentWriter(aingestor).run_async(
+            [Document(id="h1", content="Refunds take five days.")]
+        )
         await store.adelete("n1")
         return added, written, sorted(n.node_id for n in await store.aget_nodes(["n0", "n1", "n2", "h1"]))
 
@@ -166,4 +187,10 @@ def test_async_writes_are_native_and_land_as_sync_ones(client, opensearch_url, i
     assert native
     assert added == ["n0", "n1", "n2"] and written == {"documents_written": 1, "failures": []}
     assert left == ["h1", "n0", "n2"]
-    assert sorted(d.id for d in Ingestor.open(client, index_name, e5, progress=False).documents().get(["n0", "n1", "n2", "h1"])) == left
+    assert (
+        sorted(
+            d.id
+            for d in Ingestor.open(client, index_name, e5, progress=False).documents().get(["n0", "n1", "n2", "h1"])
+        )
+        == left
+    )

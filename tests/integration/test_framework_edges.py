@@ -46,7 +46,9 @@ def test_afrom_texts_takes_the_base_signature_and_runs_on_the_loop(client, opens
         aclient = async_client(client, opensearch_url)
         try:
             caplog.clear()
-            store = await HybridVectorStore.afrom_texts(TEXTS, metadatas=METAS, ids=["a", "b", "c"], client=aclient, index=edge_index)
+            store = await HybridVectorStore.afrom_texts(
+                TEXTS, metadatas=METAS, ids=["a", "b", "c"], client=aclient, index=edge_index
+            )
             found = await store.asimilarity_search("gift cards", k=1)
             return store, found, threading.get_ident()
         finally:
@@ -57,8 +59,11 @@ def test_afrom_texts_takes_the_base_signature_and_runs_on_the_loop(client, opens
     assert threads == {loop_thread}  # every request from the loop's own thread: no executor
     assert store.async_searcher is not None and [d.id for d in found] == ["b"]
     # a sync client still works from asyncio (on a worker thread) and so does embedding=None given by name
-    again = asyncio.run(HybridVectorStore.afrom_texts(["Shipping is free over 50 euros."], embedding=None, client=client,
-                                                      index=edge_index, ids=["d"]))
+    again = asyncio.run(
+        HybridVectorStore.afrom_texts(
+            ["Shipping is free over 50 euros."], embedding=None, client=client, index=edge_index, ids=["d"]
+        )
+    )
     assert [d.id for d in again.get_by_ids(["d"])] == ["d"]
     with pytest.raises(InputError, match="needs client="):
         asyncio.run(HybridVectorStore.afrom_texts(TEXTS))
@@ -73,7 +78,10 @@ def test_a_dotted_key_is_a_path_in_metadata_and_an_unknown_key_is_named(client, 
     assert [d.id for d in store.similarity_search("returns", k=3, filter={"metadata.nested.team": "ops"})] == ["a"]
     retriever = HybridRetriever(searcher=store.searcher, k=3, filters={"nested.team": "sales"})
     assert [d.id for d in retriever.invoke("returns")] == ["b"]
-    with pytest.raises(InputError, match=r"'metadata.team', which no entry of .* was ever written with.*metadata keys: lang, nested, nested.team"):
+    with pytest.raises(
+        InputError,
+        match=r"'metadata.team', which no entry of .* was ever written with.*metadata keys: lang, nested, nested.team",
+    ):
         store.similarity_search("returns", k=3, filter={"team": "ops"})
     with pytest.raises(InputError, match="'metadata.nested.teams'"):
         retriever.invoke("returns", filters={"nested.teams": "ops"})
@@ -111,8 +119,11 @@ def test_metadata_reads_back_as_written_or_is_refused_at_write_time(client, edge
     from adapter.integrations.haystack import HybridDocumentWriter, haystack_document  # noqa: F401
 
     store = store_of(client, edge_index, e5)
-    written = [{"title": 42, "tags": [1, "a", True], "scores": [1, 2.5]}, {"title": None, "lang": "es"},
-               {"title": "A real title", "mixed": ["x", 2]}]
+    written = [
+        {"title": 42, "tags": [1, "a", True], "scores": [1, 2.5]},
+        {"title": None, "lang": "es"},
+        {"title": "A real title", "mixed": ["x", 2]},
+    ]
     store.add_texts(TEXTS, written, ids=["t1", "t2", "t3"])
     back = {d.id: d.metadata for d in store.get_by_ids(["t1", "t2", "t3"])}
     assert back == {"t1": written[0], "t2": written[1], "t3": written[2]}

@@ -27,9 +27,14 @@ def ubi_index(client, index_name, e5):
     from adapter.integrations.langchain import HybridVectorStore
 
     init_index(client, index_name, IndexSpec(e5.fingerprint))
-    HybridVectorStore(Searcher.open(client, index_name, e5), Ingestor.open(client, index_name, e5, progress=False)).add_texts(
-        TEXTS, [{"lang": "en"}] * 3, ids=["a", "b", "c"])
-    options = {"queries_index": f"{index_name}-ubi-queries", "events_index": f"{index_name}-ubi-events", "client_id": "app-7"}
+    HybridVectorStore(
+        Searcher.open(client, index_name, e5), Ingestor.open(client, index_name, e5, progress=False)
+    ).add_texts(TEXTS, [{"lang": "en"}] * 3, ids=["a", "b", "c"])
+    options = {
+        "queries_index": f"{index_name}-ubi-queries",
+        "events_index": f"{index_name}-ubi-events",
+        "client_id": "app-7",
+    }
     return index_name, options
 
 
@@ -51,15 +56,19 @@ def test_a_langchain_store_asked_to_logs_each_search_and_one_asked_nothing_does_
     index, options = ubi_index
     quiet = HybridVectorStore(Searcher.open(client, index, e5))
     assert quiet.ubi_logger is None and quiet.similarity_search("gift cards", k=2)
-    assert not cluster_for(client).index_exists(options["queries_index"])  # off by default: nothing created, nothing written
+    # off by default: nothing created, nothing written
+    assert not cluster_for(client).index_exists(options["queries_index"])
     store = HybridVectorStore(Searcher.open(client, index, e5), ubi=options)
     found = store.search_with_hits("gift cards", k=2)
     assert store.similarity_search_with_relevance_scores("refunds", k=2, score_threshold=0.0)
-    retriever = HybridRetriever(searcher=Searcher.open(client, index, e5), k=2, ubi={**options, "store_query_text": False})
+    retriever = HybridRetriever(
+        searcher=Searcher.open(client, index, e5), k=2, ubi={**options, "store_query_text": False}
+    )
     retriever.invoke("returns")
     assert retriever.ubi_logger.flush(60)
     docs = {d["query_id"]: d for d in records(client, options, store.ubi_logger)}
-    assert sorted(d["user_query"] for d in docs.values()) == ["", "gift cards", "refunds"]  # one each; no text when told
+    # one each; no text when told
+    assert sorted(d["user_query"] for d in docs.values()) == ["", "gift cards", "refunds"]
     record = docs[found[0][1].query_id]
     assert record["client_id"] == "app-7" and record["query_response_hit_ids"] == [doc.id for doc, _ in found]
 
@@ -81,7 +90,9 @@ def test_a_haystack_retriever_logs_through_its_store_and_the_setting_serialises(
     (record,) = records(client, options, loaded_store.ubi_logger)
     assert record["query_id"] == query_id and record["query_response_hit_ids"] == [d.id for d in out["documents"]]
     assert record["client_id"] == "app-7"
-    plain = HybridRetriever(document_store=HybridDocumentStore(opensearch_url, index, embedder=e5), top_k=2).run("gift cards")
+    plain = HybridRetriever(document_store=HybridDocumentStore(opensearch_url, index, embedder=e5), top_k=2).run(
+        "gift cards"
+    )
     assert plain["hits"][0]["query_id"] is None  # a store asked nothing logs nothing
     with pytest.raises(InputError, match="unknown option 'client'"):
         HybridDocumentStore(opensearch_url, index, ubi={"client": "x"})

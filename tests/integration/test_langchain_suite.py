@@ -1,6 +1,7 @@
 """LangChain's own suites (``langchain_tests``) on the adapter's VectorStore and retriever, on a real
 node: ``VectorStoreIntegrationTests`` (sync and async, 25 tests) and ``RetrieversIntegrationTests``
-(5); the async tests run the components' native asyncio path (an AsyncSearcher and AsyncIngestor). Each test gets an empty adapter index (``hybrid init``'s, embedded by the index's model; one
+(5); the async tests run the components' native asyncio path (an AsyncSearcher and AsyncIngestor). Each test gets an
+empty adapter index (``hybrid init``'s, embedded by the index's model; one
 index per class, emptied through the adapter's delete by id after each test: creating an index per
 test cost 15-25 s on a busy shared node); the store searches through the server's fused hybrid.
 The suite's ``get_embeddings()`` (a fake model) is not used: an adapter index embeds with the model
@@ -38,7 +39,9 @@ def shared_index(client, e5):
 
 def emptied(store: HybridVectorStore) -> None:
     documents = store.ingestor.documents()
-    hits = store.searcher.cluster.search(store.searcher.alias, {"size": 1000, "_source": False, "query": {"match_all": {}}})
+    hits = store.searcher.cluster.search(
+        store.searcher.alias, {"size": 1000, "_source": False, "query": {"match_all": {}}}
+    )
     ids = [h["_id"] for h in hits["hits"]["hits"]]
     if ids:
         documents.delete(ids)
@@ -52,9 +55,12 @@ class TestHybridVectorStore(VectorStoreIntegrationTests):
         asyncio path (tests/integration/test_framework_async.py shows it sends from the loop's thread)."""
         aclient = async_client(client, opensearch_url)
         try:
-            store = HybridVectorStore(Searcher.open(client, shared_index, e5), Ingestor.open(client, shared_index, e5, progress=False),
-                                      async_searcher=await AsyncSearcher.open(aclient, shared_index, e5),
-                                      async_ingestor=await AsyncIngestor.open(aclient, shared_index, e5))
+            store = HybridVectorStore(
+                Searcher.open(client, shared_index, e5),
+                Ingestor.open(client, shared_index, e5, progress=False),
+                async_searcher=await AsyncSearcher.open(aclient, shared_index, e5),
+                async_ingestor=await AsyncIngestor.open(aclient, shared_index, e5),
+            )
             emptied(store)
             yield store
             emptied(store)
@@ -93,7 +99,11 @@ class TestHybridRetriever(RetrieversIntegrationTests):
         aclient = async_client(client, opensearch_url)
         try:
             searcher = type(self).searcher
-            yield HybridRetriever(searcher=searcher, async_searcher=await AsyncSearcher.open(aclient, searcher.alias, searcher.embedder), k=2)
+            yield HybridRetriever(
+                searcher=searcher,
+                async_searcher=await AsyncSearcher.open(aclient, searcher.alias, searcher.embedder),
+                k=2,
+            )
         finally:
             await aclient.close()
 

@@ -73,8 +73,11 @@ def test_one_threshold_keeps_close_shares_of_the_relevant_hits_under_every_fusio
     found = {name: kept_shares(store, test, parse_fusion(name)) for name in RELEVANCE_FUSIONS}
     by_map = {name: shares for name, (shares, _) in found.items()}
     spread = {t: max(s[t] for s in by_map.values()) - min(s[t] for s in by_map.values()) for t in THRESHOLDS}
-    by_formula = {name: sum(parse_fusion(name).relevance(info.score) >= 0.7 for info in relevant) / len(relevant)
-                  for name, (_, relevant) in found.items()}
-    print(f"kept shares by map: {by_map}; spread: {spread}; formula shares at 0.7: {by_formula}")  # pytest -s shows them
+    by_formula = {
+        name: sum(parse_fusion(name).relevance(info.score) >= 0.7 for info in relevant) / len(relevant)
+        for name, (_, relevant) in found.items()
+    }
+    # pytest -s shows them
+    print(f"kept shares by map: {by_map}; spread: {spread}; formula shares at 0.7: {by_formula}")
     assert max(by_formula.values()) - min(by_formula.values()) > FORMULA_SPREAD, by_formula
     assert max(spread.values()) <= SPREAD, (spread, by_map)

@@ -39,8 +39,39 @@ _PATTERNS = (
 )
 # Acronyms of everyday language, which embeddings know as well as any word ("too much RAM", "a PDF invoice"):
 # not exact terms. An acronym of a field (HIV, BRCA) or an error name (ECONNREFUSED) still is.
-_COMMON_ACRONYMS = {"RAM", "CPU", "GPU", "PDF", "USB", "URL", "API", "SSD", "HDD", "DNS", "VPN", "OS", "PC", "TV", "ID", "FAQ",
-                    "PIN", "SMS", "IT", "AI", "UI", "OK", "IP", "WIFI", "GPS", "ATM", "DVD", "CD", "EU", "US", "UK"}
+_COMMON_ACRONYMS = {
+    "RAM",
+    "CPU",
+    "GPU",
+    "PDF",
+    "USB",
+    "URL",
+    "API",
+    "SSD",
+    "HDD",
+    "DNS",
+    "VPN",
+    "OS",
+    "PC",
+    "TV",
+    "ID",
+    "FAQ",
+    "PIN",
+    "SMS",
+    "IT",
+    "AI",
+    "UI",
+    "OK",
+    "IP",
+    "WIFI",
+    "GPS",
+    "ATM",
+    "DVD",
+    "CD",
+    "EU",
+    "US",
+    "UK",
+}
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 # Capitalised words that are not names even mid-sentence.
 _NOT_NAMES = {"I", "I'm", "I've", "OK"}
@@ -110,9 +141,16 @@ def advise(queries: Iterable[str]) -> Advice:
     exact = sum(1 for c in classes if c.kind == "exact") / len(classes)
     natural = 1.0 - exact
     if exact >= EXACT_SHARE_FOR_HYBRID:
-        rec, why = "hybrid", f"{exact:.0%} of queries carry exact terms (>= {EXACT_SHARE_FOR_HYBRID:.0%}): add BM25 and fuse"
+        rec, why = (
+            "hybrid",
+            f"{exact:.0%} of queries carry exact terms (>= {EXACT_SHARE_FOR_HYBRID:.0%}): add BM25 and fuse",
+        )
     elif natural >= NATURAL_SHARE_FOR_DENSE:
-        rec, why = "dense", f"{natural:.0%} of queries are natural language (>= {NATURAL_SHARE_FOR_DENSE:.0%}): start with dense retrieval"
+        rec, why = (
+            "dense",
+            f"{natural:.0%} of queries are natural language (>= {NATURAL_SHARE_FOR_DENSE:.0%}): start with dense "
+            "retrieval",
+        )
     else:
         rec, why = "hybrid", f"mixed queries ({natural:.0%} natural, {exact:.0%} exact): hybrid covers both; measure"
     return Advice(classes, natural, exact, rec, why)
@@ -131,8 +169,10 @@ class Verdict:
     best_overall: str  # the best row including post-processing
 
     def __str__(self) -> str:
-        text = (f"measured on {self.dataset} {self.split}: best technique {self.best} (nDCG@10 {self.best_ndcg:.4f}); "
-                f"the recommendation {'matches' if self.matches else 'does not match'} it")
+        text = (
+            f"measured on {self.dataset} {self.split}: best technique {self.best} (nDCG@10 {self.best_ndcg:.4f}); "
+            f"the recommendation {'matches' if self.matches else 'does not match'} it"
+        )
         return text + (f" (best with post-processing: {self.best_overall})" if self.best_overall != self.best else "")
 
 
@@ -143,10 +183,20 @@ def verdict(advice: Advice, eval_json: Mapping[str, Any]) -> Verdict:
         raise InputError("the evaluation has no results to compare with")
     missing = [name for name, row in rows.items() if "family" not in row]
     if missing:
-        raise InputError(f"the evaluation results do not say each technique's family ({missing[0]!r}); re-run `hybrid eval` to refresh them")
+        raise InputError(
+            f"the evaluation results do not say each technique's family ({missing[0]!r}); re-run `hybrid eval` to "
+            "refresh them"
+        )
     first_stage = {n: r for n, r in rows.items() if not r.get("post_processed")}
     best = max(first_stage, key=lambda n: first_stage[n]["ndcg@10"])
     overall = max(rows, key=lambda n: rows[n]["ndcg@10"])
     family = first_stage[best]["family"]
-    return Verdict(str(eval_json.get("dataset")), str(eval_json.get("split")), best, float(first_stage[best]["ndcg@10"]), family,
-                   advice.matches(family), overall)
+    return Verdict(
+        str(eval_json.get("dataset")),
+        str(eval_json.get("split")),
+        best,
+        float(first_stage[best]["ndcg@10"]),
+        family,
+        advice.matches(family),
+        overall,
+    )

@@ -8,7 +8,8 @@ docs/evals/). The default is chosen from those numbers by :mod:`adapter.fusion.c
 paired standard error of it tied, then the best mean), per kind of cluster: z_score only where the
 cluster runs it. Which kind a cluster is, its engine's placement says
 (:meth:`adapter.engines.placement.FusionPlacement.kind`). The file keeps the choice per kind
-(``defaults``), which ``hybrid init``, the searcher and the eval report read; the bootstrap behind it runs where the file is written and in
+(``defaults``), which ``hybrid init``, the searcher and the eval report read; the bootstrap behind it runs where the
+file is written and in
 the unit test that recomputes it (tests/unit/fusion/choice/test_defaults_layout.py), not in a search. Learned or
 tuned rows are not candidates: they need the user's judgments.
 """
@@ -28,13 +29,25 @@ from adapter.fusion.choice.values import ADAPTIVE
 # Rows of `hybrid eval` that can be a default (fusions that need no judgments), in order of
 # preference on ties: fixed fusions before adaptive ones, the simpler first.
 CANDIDATES = (
-    "hybrid-z_score-arithmetic_mean", "hybrid-min_max-arithmetic_mean", "hybrid-l2-arithmetic_mean", "hybrid-rrf",
-    "hybrid-min_max-geometric_mean", "hybrid-min_max-harmonic_mean", "hybrid-l2-geometric_mean", "hybrid-l2-harmonic_mean",
-    "hybrid-sum", "client-rrf", "client-dbsf", "hybrid-adaptive", "hybrid-adaptive-min_max",
+    "hybrid-z_score-arithmetic_mean",
+    "hybrid-min_max-arithmetic_mean",
+    "hybrid-l2-arithmetic_mean",
+    "hybrid-rrf",
+    "hybrid-min_max-geometric_mean",
+    "hybrid-min_max-harmonic_mean",
+    "hybrid-l2-geometric_mean",
+    "hybrid-l2-harmonic_mean",
+    "hybrid-sum",
+    "client-rrf",
+    "client-dbsf",
+    "hybrid-adaptive",
+    "hybrid-adaptive-min_max",
     # The policy of issue 18 (no better-leg guard), measured offline beside the shipped one (docs/EVALUATION.md).
-    "hybrid-adaptive-issue18", "hybrid-adaptive-issue18-min_max",
+    "hybrid-adaptive-issue18",
+    "hybrid-adaptive-issue18-min_max",
     # The policy with the better-leg guard, its parameters fitted leave one set out (scripts/study_default_rule.py fit).
-    "hybrid-adaptive-guard", "hybrid-adaptive-guard-min_max",
+    "hybrid-adaptive-guard",
+    "hybrid-adaptive-guard-min_max",
 )
 # The selection's rows of the guarded policy are what `hybrid eval` runs as its adaptive rows: the guard
 # is the shipped policy (adapter.fusion.choice.policy.DEFAULT_POLICY, its parameters the rule's pick on
@@ -42,8 +55,11 @@ CANDIDATES = (
 SHIPPED_AS = {"hybrid-adaptive-guard": "hybrid-adaptive", "hybrid-adaptive-guard-min_max": "hybrid-adaptive-min_max"}
 MEASURED_FILE = "measured-defaults.json"
 SCHEMA = 3
-RULE = ("the smallest worst-case regret against each set's best untuned alternative (a fixed fusion or a leg alone); "
-        "candidates within one paired bootstrap standard error of it are tied, and the smallest mean regret decides among them")
+RULE = (
+    "the smallest worst-case regret against each set's best untuned alternative (a fixed fusion or a leg alone); "
+    "candidates within one paired bootstrap standard error of it are tied, and the smallest mean regret decides among "
+    "them"
+)
 
 Sets = Mapping[str, Mapping[str, float]]  # set -> row -> mean nDCG@10
 PerQuery = Mapping[str, Mapping[str, Sequence[float]]]  # set -> row -> nDCG@10 per query
@@ -60,8 +76,10 @@ def choose_default(sets: Sets, kind: ClusterKind = ClusterKind.OPENSEARCH_3, per
         raise AssetError("no measurements to choose the default from")
     chosen = default_rows(set_runs(sets, per_query), CANDIDATES)
     if kind.value not in chosen:
-        raise AssetError(f"no default candidate ({', '.join(candidates_for(kind, CANDIDATES))}) was measured on every set "
-                         f"with a fixed fusion to compare against, for {kind.value}")
+        raise AssetError(
+            f"no default candidate ({', '.join(candidates_for(kind, CANDIDATES))}) was measured on every set "
+            f"with a fixed fusion to compare against, for {kind.value}"
+        )
     return chosen[kind.value]
 
 
@@ -78,14 +96,27 @@ def selection_table(sets: Sets, kind: ClusterKind, per_query: PerQuery | None = 
         "best_fixed": {r.name: list(r.best_fixed) for r in runs},
         "best_leg": {r.name: list(r.best_leg) for r in runs},
         "reference": {r.name: [r.reference_row, r.reference] for r in runs},
-        "candidates": {s.row: {"worst": round(s.worst, 4), "mean": round(s.mean, 4),
-                               "regret": {k: round(v, 4) for k, v in s.regrets.items()},
-                               "standard_error": {k: round(v, 4) for k, v in s.errors.items()},
-                               "tie_error": None if s.tie_error is None else round(s.tie_error, 4), "tied": s.tied}
-                       for s in order},
+        "candidates": {
+            s.row: {
+                "worst": round(s.worst, 4),
+                "mean": round(s.mean, 4),
+                "regret": {k: round(v, 4) for k, v in s.regrets.items()},
+                "standard_error": {k: round(v, 4) for k, v in s.errors.items()},
+                "tie_error": None if s.tie_error is None else round(s.tie_error, 4),
+                "tied": s.tied,
+            }
+            for s in order
+        },
         "chosen": order[0].row,
-        "leave_one_out": [{"held_out": h.held_out, "chosen": h.chosen, "regret": round(h.regret, 4), "standard_error": round(h.error, 4)}
-                          for h in leave_one_out(runs, mine)],
+        "leave_one_out": [
+            {
+                "held_out": h.held_out,
+                "chosen": h.chosen,
+                "regret": round(h.regret, 4),
+                "standard_error": round(h.error, 4),
+            }
+            for h in leave_one_out(runs, mine)
+        ],
     }
 
 
@@ -103,8 +134,9 @@ def report_rows(report: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, 
     return {r: round(float(means[r]), 4) for r in keep}, {r: [float(x) for x in per[r]] for r in keep if r in per}
 
 
-def summarize(eval_reports: Mapping[str, Mapping[str, Any]], layout_reports: Mapping[str, Mapping[str, Any]] | None = None
-              ) -> dict[str, Any]:
+def summarize(
+    eval_reports: Mapping[str, Mapping[str, Any]], layout_reports: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
     """The measured-defaults document from reports (label -> report, :func:`report_rows`), and the
     text layout from the train-split comparisons of ``layout_reports`` (``--compare-layouts`` runs)."""
     sets, per_query = {}, {}
@@ -114,12 +146,22 @@ def summarize(eval_reports: Mapping[str, Mapping[str, Any]], layout_reports: Map
             per_query[label] = per
         if not fixed_rows(sets[label]):
             raise AssetError(f"{label}: the report has no fixed untuned fusion row to measure regret against")
-    kinds = {kind.value: selection_table(sets, kind, per_query) for kind in ClusterKind
-             if kind.value in default_rows(set_runs(sets, per_query), CANDIDATES)}
+    kinds = {
+        kind.value: selection_table(sets, kind, per_query)
+        for kind in ClusterKind
+        if kind.value in default_rows(set_runs(sets, per_query), CANDIDATES)
+    }
     trials = layout_trials(layout_reports or {})
-    return {"schema": SCHEMA, "metric": "ndcg@10", "rule": RULE, "sets": sets, "queries": {k: len(next(iter(v.values()))) for k, v in per_query.items()},
-            "defaults": {k: v["chosen"] for k, v in kinds.items()}, "selection": kinds,
-            "text_layout": {"chosen": choose_layout(trials), "train": trials} if trials else None}
+    return {
+        "schema": SCHEMA,
+        "metric": "ndcg@10",
+        "rule": RULE,
+        "sets": sets,
+        "queries": {k: len(next(iter(v.values()))) for k, v in per_query.items()},
+        "defaults": {k: v["chosen"] for k, v in kinds.items()},
+        "selection": kinds,
+        "text_layout": {"chosen": choose_layout(trials), "train": trials} if trials else None,
+    }
 
 
 LAYOUTS = ("fields", "combined")  # in order of preference on ties: fields is what indexes made before have
@@ -191,7 +233,7 @@ def fusion_name(row: str) -> str:
         return ADAPTIVE
     if row == "client-rrf":
         return "rrf"  # where the server has no RRF, the searcher runs it in the client
-    return row[len("hybrid-"):]
+    return row[len("hybrid-") :]
 
 
 def default_fusion_name(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
@@ -201,7 +243,8 @@ def default_fusion_name(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
     except AssetError:
         if kind is ClusterKind.OPENSEARCH_3:
             raise
-        return fusion_name(default_technique(ClusterKind.OPENSEARCH_3))  # nothing measured for this kind: the 3.x default
+        # nothing measured for this kind: the 3.x default
+        return fusion_name(default_technique(ClusterKind.OPENSEARCH_3))
 
 
 def measured_adaptive_base() -> Normalization:
@@ -220,12 +263,19 @@ def why(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
     table = (doc.get("selection") or {}).get(kind.value)
     row = selected_row(kind) if table and kind.value in (doc.get("defaults") or {}) else None
     if not table or row is None:
-        return (f"default fusion {default_fusion_name(kind)}: nothing measured on {kind.value} clusters; "
-                "the OpenSearch 3.x default (docs/EVALUATION.md)")
+        return (
+            f"default fusion {default_fusion_name(kind)}: nothing measured on {kind.value} clusters; "
+            "the OpenSearch 3.x default (docs/EVALUATION.md)"
+        )
     cand = table["candidates"][row]
     tied = [r for r, c in table["candidates"].items() if c.get("tied")]
-    how = (f"the best mean of the {len(tied)} candidates within one paired standard error of the smallest worst-case loss"
-           if len(tied) > 1 else "the smallest worst-case loss")
-    return (f"default fusion {fusion_name(row)} ({row}): {how} against the best untuned alternative over "
-            f"{len(doc['sets'])} labelled sets on {kind.value} clusters (worst {cand['worst']:+.4f}, mean {cand['mean']:+.4f} nDCG@10; "
-            "docs/EVALUATION.md)")
+    how = (
+        f"the best mean of the {len(tied)} candidates within one paired standard error of the smallest worst-case loss"
+        if len(tied) > 1
+        else "the smallest worst-case loss"
+    )
+    return (
+        f"default fusion {fusion_name(row)} ({row}): {how} against the best untuned alternative over "
+        f"{len(doc['sets'])} labelled sets on {kind.value} clusters (worst {cand['worst']:+.4f}, mean "
+        f"{cand['mean']:+.4f} nDCG@10; docs/EVALUATION.md)"
+    )

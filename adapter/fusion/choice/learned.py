@@ -88,9 +88,16 @@ def _per_leg(names: Sequence[str]) -> tuple[str, ...]:
     """The per-leg feature names of a model's features (the same for both legs, in order)."""
     per = len(names) // len(LEGS)
     parts = tuple(n.split("_", 1)[1] if "_" in n else "" for n in names[:per])
-    if per == 0 or len(names) != per * len(LEGS) or tuple(names) != feature_names(parts) or not set(parts) <= set(LEG_FEATURES):
-        raise InputError(f"learned fusion features must be <leg>_<feature> for the legs {', '.join(LEGS)} in that order, "
-                         f"with features among {', '.join(LEG_FEATURES)}; got {list(names)}")
+    if (
+        per == 0
+        or len(names) != per * len(LEGS)
+        or tuple(names) != feature_names(parts)
+        or not set(parts) <= set(LEG_FEATURES)
+    ):
+        raise InputError(
+            f"learned fusion features must be <leg>_<feature> for the legs {', '.join(LEGS)} in that order, "
+            f"with features among {', '.join(LEG_FEATURES)}; got {list(names)}"
+        )
     return parts
 
 
@@ -137,7 +144,9 @@ class LearnedFusion(Fusion):
         return LEARNED
 
     @classmethod
-    def parse(cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None) -> LearnedFusion | None:
+    def parse(
+        cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+    ) -> LearnedFusion | None:
         return None  # from its file (LearnedFusion.loads), never from a name
 
     def contributions(self, scores: Sequence[float | None], fused: float) -> list[float]:
@@ -147,15 +156,20 @@ class LearnedFusion(Fusion):
         object.__setattr__(self, "features", tuple(self.features))
         _per_leg(self.features)
         if len(self.weights) != len(self.features):
-            raise InputError(f"a learned fusion needs {len(self.features)} weights ({', '.join(self.features)}), got {len(self.weights)}")
+            raise InputError(
+                f"a learned fusion needs {len(self.features)} weights ({', '.join(self.features)}), got "
+                f"{len(self.weights)}"
+            )
         if not all(math.isfinite(w) for w in (*self.weights, self.bias)):
             raise InputError("a learned fusion's weights must be finite numbers")
         magnitude = sum(abs(w) for w in (*self.weights, self.bias))  # inf when it overflows (fsum would raise)
         if not magnitude < MAX_WEIGHT_SUM:
             # Each feature is within [0, depth] (most within [0, 1]): weights this large score every hit inf.
-            raise InputError(f"a learned fusion's weights are too large to score with (the sum of their magnitudes is "
-                             f"{magnitude:.3g}; at most {MAX_WEIGHT_SUM:.0e}): "
-                             "the model file is damaged or was not written by `hybrid eval --tune`; train it again")
+            raise InputError(
+                f"a learned fusion's weights are too large to score with (the sum of their magnitudes is "
+                f"{magnitude:.3g}; at most {MAX_WEIGHT_SUM:.0e}): "
+                "the model file is damaged or was not written by `hybrid eval --tune`; train it again"
+            )
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         """Every candidate of both legs, best first, scored by the model (ties: best rank, then id)."""
@@ -167,8 +181,10 @@ class LearnedFusion(Fusion):
         parts = (x.reshape(len(ids), len(LEGS), per) * w).sum(axis=2)  # each leg's share of the score
         total = parts.sum(axis=1) + self.bias
         if not np.isfinite(total).all():  # a score that is not a number ranks nothing and is no JSON
-            raise InputError(f"the learned fusion model scored {int((~np.isfinite(total)).sum())} of {len(ids)} candidates "
-                             "as inf or nan (weights too large for these features): train it again with `hybrid eval --tune`")
+            raise InputError(
+                f"the learned fusion model scored {int((~np.isfinite(total)).sum())} of {len(ids)} candidates "
+                "as inf or nan (weights too large for these features): train it again with `hybrid eval --tune`"
+            )
         scores = total.tolist()
         found = [name.split("_", 1)[1] for name in self.features[:per]]
         shown = found.index("min_max") if "min_max" in found else 0  # the normalised score an explanation shows
@@ -195,38 +211,58 @@ class LearnedFusion(Fusion):
         about = dict(self.trained_on or {})
         trained = {key: about.get(key) for key in ("index", "embedder", "depth")}
         if trained["embedder"] is not None and trained["embedder"] != embedder:
-            raise InputError(f"this learned fusion model was trained on vectors of embedder {trained['embedder']} (fingerprint key), "
-                             f"and this index is embedded by {embedder}: its weights for the dense leg do not apply. Train one "
-                             "on this index with `hybrid eval --tune`")
+            raise InputError(
+                f"this learned fusion model was trained on vectors of embedder {trained['embedder']} (fingerprint "
+                f"key), and this index is embedded by {embedder}: its weights for the dense leg do not apply. Train "
+                "one on this index with `hybrid eval --tune`"
+            )
         if all(v is None for v in trained.values()):
-            return ("this learned fusion model does not record the index, embedder and depth it was trained on (written before "
-                    "they were recorded), so nothing checks that it fits this search: train it again with `hybrid eval --tune`",)
+            return (
+                "this learned fusion model does not record the index, embedder and depth it was trained on (written "
+                "before they were recorded), so nothing checks that it fits this search: train it again with `hybrid "
+                "eval --tune`",
+            )
         notices = []
         if trained["index"] is not None and trained["index"] != index:
-            notices.append(f"this learned fusion model was trained on the results of index {trained['index']}, not {index}: "
-                           "its weights fit that index's score distributions")
+            notices.append(
+                f"this learned fusion model was trained on the results of index {trained['index']}, not {index}: "
+                "its weights fit that index's score distributions"
+            )
         if trained["depth"] is not None and trained["depth"] != depth:
-            notices.append(f"this learned fusion model was trained on {trained['depth']} candidates per leg and this search "
-                           f"fetched {depth} (its rank and z-score features differ with the depth): pass --depth {trained['depth']}")
+            notices.append(
+                f"this learned fusion model was trained on {trained['depth']} candidates per leg and this search "
+                f"fetched {depth} (its rank and z-score features differ with the depth): pass --depth "
+                f"{trained['depth']}"
+            )
         return tuple(notices)
 
     # -- the versioned asset ---------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        return {"schema": MODEL_SCHEMA, "kind": MODEL_KIND, "features": list(self.features), "weights": list(self.weights),
-                "bias": self.bias, "trained_on": dict(self.trained_on) if self.trained_on else None}
+        return {
+            "schema": MODEL_SCHEMA,
+            "kind": MODEL_KIND,
+            "features": list(self.features),
+            "weights": list(self.weights),
+            "bias": self.bias,
+            "trained_on": dict(self.trained_on) if self.trained_on else None,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LearnedFusion:
         if not isinstance(data, Mapping) or data.get("kind") != MODEL_KIND:
-            raise InputError(f"not a learned fusion model (expected \"kind\": \"{MODEL_KIND}\")")
+            raise InputError(f'not a learned fusion model (expected "kind": "{MODEL_KIND}")')
         schema = data.get("schema")
         if schema not in (1, MODEL_SCHEMA):
-            raise InputError(f"learned fusion schema {schema!r} is not supported (this version reads 1 and {MODEL_SCHEMA})")
+            raise InputError(
+                f"learned fusion schema {schema!r} is not supported (this version reads 1 and {MODEL_SCHEMA})"
+            )
         names = tuple(data.get("features") or [])
         if schema == 1 and names != SCHEMA1_FEATURES:
             raise InputError(f"the model's features {list(names)} are not schema 1's {list(SCHEMA1_FEATURES)}")
         try:
-            return cls(tuple(float(w) for w in data["weights"]), float(data.get("bias", 0.0)), data.get("trained_on"), names)
+            return cls(
+                tuple(float(w) for w in data["weights"]), float(data.get("bias", 0.0)), data.get("trained_on"), names
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"the learned fusion model is unreadable: {exc}") from exc
 
@@ -247,8 +283,9 @@ def _query_order(qids: Sequence[str]) -> list[str]:
     return sorted(qids, key=lambda q: (0, int(q), "") if q.isdigit() else (1, 0, q))
 
 
-def training_rows(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], names: Sequence[str] = FEATURES
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def training_rows(
+    legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], names: Sequence[str] = FEATURES
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features, labels (judged relevant: 1) and query index of every candidate of every judged query."""
     xs, ys, groups = [], [], []
     for n, (qid, runs) in enumerate(legs.items()):
@@ -263,8 +300,14 @@ def training_rows(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping
     return np.vstack(xs), np.concatenate(ys), np.concatenate(groups)
 
 
-def train(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], *, names: Sequence[str] = FEATURES,
-          c: float = 1.0, trained_on: Mapping[str, Any] | None = None) -> LearnedFusion:
+def train(
+    legs: Mapping[str, Sequence[Run]],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    names: Sequence[str] = FEATURES,
+    c: float = 1.0,
+    trained_on: Mapping[str, Any] | None = None,
+) -> LearnedFusion:
     """Fit the model on judged queries' legs: logistic regression on standardised features (L2
     penalty ``1 / c``), the standardisation folded back into the weights of the raw features."""
     from adapter._optional import require
@@ -293,9 +336,13 @@ class Selected:
     skipped_folds: int = 0  # folds whose training queries had nothing to learn (no relevant candidate, or no other)
 
     def as_json(self) -> dict[str, Any]:
-        return {"setting": self.setting, "folds": self.folds, "standard_error": round(self.standard_error, 4),
-                "skipped_folds": self.skipped_folds,
-                "cross_validated_ndcg@10": {k: round(v, 4) for k, v in self.cross_validated.items()}}
+        return {
+            "setting": self.setting,
+            "folds": self.folds,
+            "standard_error": round(self.standard_error, 4),
+            "skipped_folds": self.skipped_folds,
+            "cross_validated_ndcg@10": {k: round(v, 4) for k, v in self.cross_validated.items()},
+        }
 
 
 # The held-out measure of rankings, per query: (qrels, rankings by query) -> score by query.
@@ -303,9 +350,16 @@ PerQuery = Callable[[Mapping[str, Mapping[str, int]], Mapping[str, Sequence[str]
 DEFAULT_SETTING = ("dbsf", 1.0)  # what a model gets when there are too few judged queries to choose (train's C)
 
 
-def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], *, score: PerQuery,
-           sets: Mapping[str, Sequence[str]] = FEATURE_SETS, regularisation: Sequence[float] = REGULARISATION, folds: int = FOLDS,
-           trained_on: Mapping[str, Any] | None = None) -> Selected:
+def select(
+    legs: Mapping[str, Sequence[Run]],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    score: PerQuery,
+    sets: Mapping[str, Sequence[str]] = FEATURE_SETS,
+    regularisation: Sequence[float] = REGULARISATION,
+    folds: int = FOLDS,
+    trained_on: Mapping[str, Any] | None = None,
+) -> Selected:
     """The feature set and ``C`` by ``folds``-fold cross-validation on these judged queries (folds
     interleave the queries in id order; one per query when there are fewer queries than folds),
     then trained on all of them. A single judged query cannot be cross-validated: it trains
@@ -325,7 +379,9 @@ def select(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, i
     folds = min(folds, len(judged))
     if folds < 2:
         name, c = DEFAULT_SETTING
-        model = train({q: legs[q] for q in judged}, qrels, names=feature_names(FEATURE_SETS[name]), c=c, trained_on=trained_on)
+        model = train(
+            {q: legs[q] for q in judged}, qrels, names=feature_names(FEATURE_SETS[name]), c=c, trained_on=trained_on
+        )
         return Selected(model, f"{name} C={c:g}", {}, 0.0, folds=0)
     # A fold whose training queries are all relevant or all not has nothing to learn: its held-out
     # queries are scored by no setting (the same for each), rather than the selection failing.

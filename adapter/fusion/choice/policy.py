@@ -45,7 +45,8 @@ from adapter.fusion.choice.advise import classify
 from adapter.fusion.choice.defaults import measured_adaptive_base
 from adapter.fusion.choice.values import FusionChoice
 
-POLICY_SCHEMA = 4  # 3: the better-leg guard's departure_weight and exact_departure (issue 31); 4: exact_by_words (issue 39)
+# 3: the better-leg guard's departure_weight and exact_departure (issue 31); 4: exact_by_words (issue 39)
+POLICY_SCHEMA = 4
 POLICY_KIND = "adaptive-fusion-policy"
 BM25_K1 = 1.2  # OpenSearch's default BM25 k1: a score of top * (1 + k1) ~ idf for one average match
 
@@ -77,8 +78,9 @@ def ideal_score(fields: Sequence[FieldTerms], k1: float = BM25_K1) -> float:
     return max(ideals, default=0.0) / (1.0 + k1)
 
 
-def match_quality(top_score: float | None, fields: Sequence[FieldTerms], k1: float = BM25_K1, *,
-                  legacy_bm25: bool = True) -> float | None:
+def match_quality(
+    top_score: float | None, fields: Sequence[FieldTerms], k1: float = BM25_K1, *, legacy_bm25: bool = True
+) -> float | None:
     """BM25's best score over :func:`ideal_score`; 0 when BM25 found nothing; None without terms.
 
     The scale is that of the legacy BM25 (OpenSearch 2.x's default similarity), whose scores carry a
@@ -143,16 +145,28 @@ class Calibration:
         if not meta:
             return None
         try:
-            return cls(float(meta["match_quality"]), int(meta["queries"]),
-                       None if meta.get("dense_agreement") is None else float(meta["dense_agreement"]), str(meta.get("source", "")),
-                       None if meta.get("coverage") is None else float(meta["coverage"]),
-                       None if meta.get("exact_share") is None else float(meta["exact_share"]))
+            return cls(
+                float(meta["match_quality"]),
+                int(meta["queries"]),
+                None if meta.get("dense_agreement") is None else float(meta["dense_agreement"]),
+                str(meta.get("source", "")),
+                None if meta.get("coverage") is None else float(meta["coverage"]),
+                None if meta.get("exact_share") is None else float(meta["exact_share"]),
+            )
         except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"the index's adaptive calibration is unreadable ({exc}); run `hybrid calibrate` again") from exc
+            raise InputError(
+                f"the index's adaptive calibration is unreadable ({exc}); run `hybrid calibrate` again"
+            ) from exc
 
 
-def calibrate(qualities: Sequence[float | None], *, coverages: Sequence[float | None] = (), dense_hits: Sequence[bool] = (),
-              source: str = "", texts: Sequence[str] = ()) -> Calibration:
+def calibrate(
+    qualities: Sequence[float | None],
+    *,
+    coverages: Sequence[float | None] = (),
+    dense_hits: Sequence[bool] = (),
+    source: str = "",
+    texts: Sequence[str] = (),
+) -> Calibration:
     """The :class:`Calibration` of per-query match qualities (None: a query without analysed terms)
     and term coverages (:func:`adapter.fusion.choice.signals.term_coverage`; none given: not measured).
 
@@ -166,8 +180,9 @@ def calibrate(qualities: Sequence[float | None], *, coverages: Sequence[float | 
     covered = [c for c in coverages if c is not None]
     agreement = float(np.mean(dense_hits)) if len(dense_hits) else None
     exact = float(np.mean([classify(t).kind == "exact" for t in texts])) if texts else None
-    return Calibration(float(np.median(values)), len(values), agreement, source,
-                       float(np.median(covered)) if covered else None, exact)
+    return Calibration(
+        float(np.median(values)), len(values), agreement, source, float(np.median(covered)) if covered else None, exact
+    )
 
 
 # -- the policy ------------------------------------------------------------------------------------
@@ -175,8 +190,22 @@ def _logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
-PARAMETERS = ("bias", "corpus", "query", "exact", "uncalibrated_quality", "min_weight", "step", "coverage_start", "coverage_full",
-              "sample_queries", "min_queries", "departure_weight", "exact_departure", "exact_by_words")
+PARAMETERS = (
+    "bias",
+    "corpus",
+    "query",
+    "exact",
+    "uncalibrated_quality",
+    "min_weight",
+    "step",
+    "coverage_start",
+    "coverage_full",
+    "sample_queries",
+    "min_queries",
+    "departure_weight",
+    "exact_departure",
+    "exact_by_words",
+)
 NORMALIZATIONS = ("auto", Normalization.MIN_MAX.value, Normalization.Z_SCORE.value)
 
 
@@ -217,7 +246,16 @@ class AdaptivePolicy:
     trained_on: Mapping[str, Any] | None = field(default=None, compare=False)  # learned policies: where
 
     def __post_init__(self) -> None:
-        for attr in ("bias", "corpus", "query", "exact", "coverage_start", "coverage_full", "sample_queries", "min_queries"):
+        for attr in (
+            "bias",
+            "corpus",
+            "query",
+            "exact",
+            "coverage_start",
+            "coverage_full",
+            "sample_queries",
+            "min_queries",
+        ):
             if not math.isfinite(getattr(self, attr)):
                 raise InputError(f"policy parameter {attr} must be a finite number, got {getattr(self, attr)!r}")
         if not 0 < self.uncalibrated_quality:
@@ -229,13 +267,17 @@ class AdaptivePolicy:
         if self.sample_queries < 0:
             raise InputError(f"sample_queries must be >= 0, got {self.sample_queries}")
         if self.departure_weight is not None and not 0 <= self.departure_weight <= self.min_weight:
-            raise InputError(f"departure_weight must be in [0, min_weight ({self.min_weight})], got {self.departure_weight}")
+            raise InputError(
+                f"departure_weight must be in [0, min_weight ({self.min_weight})], got {self.departure_weight}"
+            )
         if not 0 <= self.exact_departure <= 1:
             raise InputError(f"exact_departure must be in [0, 1], got {self.exact_departure}")
         if not 0 <= self.exact_by_words <= 1:
             raise InputError(f"exact_by_words must be in [0, 1], got {self.exact_by_words}")
         if self.normalization not in NORMALIZATIONS:
-            raise InputError(f"unknown policy normalization {self.normalization!r}; expected one of {', '.join(NORMALIZATIONS)}")
+            raise InputError(
+                f"unknown policy normalization {self.normalization!r}; expected one of {', '.join(NORMALIZATIONS)}"
+            )
 
     @property
     def uses_legs(self) -> bool:
@@ -250,7 +292,12 @@ class AdaptivePolicy:
     def confidence(self, calibration: Calibration | None) -> float:
         """How sure the corpus evidence is that BM25 is the weaker leg, in [0, 1]: the shortfall of
         term coverage below ``coverage_start`` (full at ``coverage_full``) times the sample's weight."""
-        if not self.departs or calibration is None or calibration.coverage is None or calibration.queries < self.min_queries:
+        if (
+            not self.departs
+            or calibration is None
+            or calibration.coverage is None
+            or calibration.queries < self.min_queries
+        ):
             return 0.0
         strength = (self.coverage_start - calibration.coverage) / (self.coverage_start - self.coverage_full)
         sample = calibration.queries / (calibration.queries + self.sample_queries)
@@ -317,32 +364,51 @@ class AdaptivePolicy:
         if calibration is None:
             return "corpus: not calibrated (run `hybrid calibrate`): the baseline weights"
         if calibration.coverage is None:
-            return "corpus: calibrated before term coverage was measured (run `hybrid calibrate` again): the baseline weights"
+            return (
+                "corpus: calibrated before term coverage was measured (run `hybrid calibrate` again): "
+                "the baseline weights"
+            )
         if calibration.queries < self.min_queries:
-            return (f"corpus: calibrated on {calibration.queries} queries, fewer than {self.min_queries:g}: too few to depart from "
-                    "the baseline (confidence 0.00)")
+            return (
+                f"corpus: calibrated on {calibration.queries} queries, fewer than {self.min_queries:g}: too few to "
+                "depart from the baseline (confidence 0.00)"
+            )
         share = 1.0 - calibration.coverage
         where = f"median of {calibration.queries} calibration queries"
         if confidence <= 0:
-            return (f"corpus: {share:.0%} of a query's terms are missing from the index ({where}): no evidence that a leg "
-                    f"is weaker (a departure starts above {1 - self.coverage_start:.0%}), confidence 0.00: the baseline")
-        return (f"corpus: {share:.0%} of a query's terms are missing from the index ({where}): BM25 cannot match them, "
-                f"confidence {confidence:.2f} that BM25 is the weaker leg (full at {1 - self.coverage_full:.0%} missing) -> more dense")
+            return (
+                f"corpus: {share:.0%} of a query's terms are missing from the index ({where}): no evidence that a leg "
+                f"is weaker (a departure starts above {1 - self.coverage_start:.0%}), confidence 0.00: the baseline"
+            )
+        return (
+            f"corpus: {share:.0%} of a query's terms are missing from the index ({where}): BM25 cannot match them, "
+            f"confidence {confidence:.2f} that BM25 is the weaker leg (full at {1 - self.coverage_full:.0%} missing) "
+            "-> more dense"
+        )
 
-    def choose(self, signals: QuerySignals, calibration: Calibration | None = None, *, z_score: bool = False) -> FusionChoice:
+    def choose(
+        self, signals: QuerySignals, calibration: Calibration | None = None, *, z_score: bool = False
+    ) -> FusionChoice:
         """The weights for one query and why (``z_score``: whether the cluster runs it, for the base)."""
         w, terms = self.weight(signals, calibration)
         weights = (w, round(1.0 - w, 6))
         confidence = terms.pop("confidence")
         base = self.base(z_score)
-        reasons = [f"baseline {base.value} 0.50 / 0.50 (the measured default; docs/EVALUATION.md)",
-                   self._corpus_reason(calibration, confidence)]
+        reasons = [
+            f"baseline {base.value} 0.50 / 0.50 (the measured default; docs/EVALUATION.md)",
+            self._corpus_reason(calibration, confidence),
+        ]
         if "corpus" in terms:
-            reasons.append(f"corpus: BM25 match quality {calibration.match_quality if calibration else self.uncalibrated_quality:.2f}"
-                           f" -> logit {terms['corpus']:+.2f}")
+            reasons.append(
+                "corpus: BM25 match quality "
+                f"{calibration.match_quality if calibration else self.uncalibrated_quality:.2f} -> logit "
+                f"{terms['corpus']:+.2f}"
+            )
         if "query" in terms:
             lean = "more" if terms["query"] > 0 else "less"
-            reasons.append(f"query: BM25's best hit matches {signals.match_quality:.2f} of an ideal match -> {lean} BM25")
+            reasons.append(
+                f"query: BM25's best hit matches {signals.match_quality:.2f} of an ideal match -> {lean} BM25"
+            )
         if "exact" in terms:
             lean = "more" if terms["exact"] > 0 else "less"
             reasons.append(f"query: exact-term ({'; '.join(signals.reasons[:3])}) -> {lean} BM25")
@@ -354,11 +420,21 @@ class AdaptivePolicy:
         features = {"logit_" + k: round(v, 4) for k, v in terms.items()}
         if signals.match_quality is not None:
             features["match_quality"] = round(signals.match_quality, 4)
-        features["corpus_match_quality"] = round(calibration.match_quality if calibration else self.uncalibrated_quality, 4)
+        features["corpus_match_quality"] = round(
+            calibration.match_quality if calibration else self.uncalibrated_quality, 4
+        )
         if calibration is not None and calibration.coverage is not None:
             features["corpus_coverage"] = round(calibration.coverage, 4)
-        return FusionChoice(weights, tuple(reasons), self.name, features, signals.kind, confidence=round(confidence, 4),
-                            normalization=base.value, per_query=per_query)
+        return FusionChoice(
+            weights,
+            tuple(reasons),
+            self.name,
+            features,
+            signals.kind,
+            confidence=round(confidence, 4),
+            normalization=base.value,
+            per_query=per_query,
+        )
 
     def _guard_reason(self, signals: QuerySignals, confidence: float) -> str:
         if signals.kind == "exact":
@@ -366,10 +442,14 @@ class AdaptivePolicy:
             kept = "keeps the baseline" if share == 0 else f"follows {share:.0%} of the departure"
             if self.exact_by_words and share > self.exact_departure:
                 kept += f" ({1 - signals.exact_words:.0%} of its words are not exact terms)"
-            return (f"guard: an exact-term query ({'; '.join(signals.reasons[:2])}) {kept}: BM25 matches codes the "
-                    "vocabulary gap does not touch")
-        return (f"guard: a natural-language query follows the departure (bm25 {self.floor:.2f} at full confidence, "
-                f"{confidence:.2f} here): BM25 matches only part of its words")
+            return (
+                f"guard: an exact-term query ({'; '.join(signals.reasons[:2])}) {kept}: BM25 matches codes the "
+                "vocabulary gap does not touch"
+            )
+        return (
+            f"guard: a natural-language query follows the departure (bm25 {self.floor:.2f} at full confidence, "
+            f"{confidence:.2f} here): BM25 matches only part of its words"
+        )
 
     def base(self, z_score: bool) -> Normalization:
         """The base normalisation on a cluster that does (``z_score``) or does not run z_score.
@@ -389,16 +469,24 @@ class AdaptivePolicy:
     # -- the versioned asset ---------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         params = {k: getattr(self, k) for k in PARAMETERS}
-        return {"schema": POLICY_SCHEMA, "kind": POLICY_KIND, "name": self.name, "parameters": params,
-                "normalization": self.normalization, "trained_on": dict(self.trained_on) if self.trained_on else None}
+        return {
+            "schema": POLICY_SCHEMA,
+            "kind": POLICY_KIND,
+            "name": self.name,
+            "parameters": params,
+            "normalization": self.normalization,
+            "trained_on": dict(self.trained_on) if self.trained_on else None,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AdaptivePolicy:
         if not isinstance(data, Mapping) or data.get("kind") != POLICY_KIND:
-            raise InputError(f"not an adaptive fusion policy (expected \"kind\": \"{POLICY_KIND}\")")
+            raise InputError(f'not an adaptive fusion policy (expected "kind": "{POLICY_KIND}")')
         schema = data.get("schema")
         if schema not in (1, 2, 3, POLICY_SCHEMA):
-            raise InputError(f"adaptive policy schema {schema!r} is not supported (this version reads 1 to {POLICY_SCHEMA})")
+            raise InputError(
+                f"adaptive policy schema {schema!r} is not supported (this version reads 1 to {POLICY_SCHEMA})"
+            )
         params = dict(data.get("parameters") or {})
         unknown = set(params) - set(PARAMETERS[: {1: 7, 2: 11, 3: 13}.get(schema, len(PARAMETERS))])
         if unknown:
@@ -413,8 +501,15 @@ class AdaptivePolicy:
         if schema in (1, 2):  # written before the guard: they keep meaning what they meant (no guard)
             params = {**params, "departure_weight": None, "exact_departure": 1.0}
         try:
-            values: dict[str, Any] = {k: None if v is None and k == "departure_weight" else float(v) for k, v in params.items()}
-            return cls(**values, normalization=normalization, name=str(data.get("name", "adaptive")), trained_on=data.get("trained_on"))
+            values: dict[str, Any] = {
+                k: None if v is None and k == "departure_weight" else float(v) for k, v in params.items()
+            }
+            return cls(
+                **values,
+                normalization=normalization,
+                name=str(data.get("name", "adaptive")),
+                trained_on=data.get("trained_on"),
+            )
         except (TypeError, ValueError) as exc:
             raise InputError(f"policy parameters must be numbers: {exc}") from exc
 
@@ -450,20 +545,36 @@ class LegEvidence:
     exact_by_words: float = 0.0  # the policy's: a code among other words follows the departure by their share
 
     def lines(self) -> list[str]:
-        reach = "not measured (calibrate again)" if self.bm25_reach is None else f"{self.bm25_reach:.0%} of a query's analysed terms"
-        codes = "" if self.exact_share is None else f"; {self.exact_share:.0%} of the queries carry codes or identifiers"
-        out = [f"bm25: reaches {reach} (median of {self.queries} queries){codes}",
-               "dense: no label-free measure of its own; the stronger leg where BM25 cannot reach the queries' words"]
+        reach = (
+            "not measured (calibrate again)"
+            if self.bm25_reach is None
+            else f"{self.bm25_reach:.0%} of a query's analysed terms"
+        )
+        codes = (
+            "" if self.exact_share is None else f"; {self.exact_share:.0%} of the queries carry codes or identifiers"
+        )
+        out = [
+            f"bm25: reaches {reach} (median of {self.queries} queries){codes}",
+            "dense: no label-free measure of its own; the stronger leg where BM25 cannot reach the queries' words",
+        ]
         if self.stronger == "dense":
             alone = " (the dense leg alone)" if self.natural[0] == 0 else ""
             words = "; a code among other words moves towards the first by their share" if self.exact_by_words else ""
-            out.append(f"guard: dense estimated the stronger leg for natural-language queries, confidence {self.confidence:.2f}: "
-                       f"they get bm25 {self.natural[0]:.2f} / dense {self.natural[1]:.2f}{alone}; exact-term queries "
-                       f"bm25 {self.exact[0]:.2f} / dense {self.exact[1]:.2f}{words}")
+            out.append(
+                "guard: dense estimated the stronger leg for natural-language queries, confidence "
+                f"{self.confidence:.2f}: they get bm25 {self.natural[0]:.2f} / dense {self.natural[1]:.2f}{alone}; "
+                f"exact-term queries bm25 {self.exact[0]:.2f} / dense {self.exact[1]:.2f}{words}"
+            )
         else:
-            few = f"; {self.queries} calibration queries, fewer than {self.min_queries:g}" if self.queries < self.min_queries else ""
-            out.append(f"guard: no evidence that one leg dominates (confidence {self.confidence:.2f}{few}): every query gets "
-                       f"bm25 {self.natural[0]:.2f} / dense {self.natural[1]:.2f}")
+            few = (
+                f"; {self.queries} calibration queries, fewer than {self.min_queries:g}"
+                if self.queries < self.min_queries
+                else ""
+            )
+            out.append(
+                f"guard: no evidence that one leg dominates (confidence {self.confidence:.2f}{few}): every query gets "
+                f"bm25 {self.natural[0]:.2f} / dense {self.natural[1]:.2f}"
+            )
         return out
 
 
@@ -472,9 +583,17 @@ def leg_evidence(policy: AdaptivePolicy, calibration: Calibration, *, z_score: b
     natural = policy.choose(QuerySignals("natural"), calibration, z_score=z_score)
     exact = policy.choose(QuerySignals("exact", ("code",)), calibration, z_score=z_score)
     confidence = policy.confidence(calibration)
-    return LegEvidence(calibration.coverage, calibration.exact_share, calibration.queries, "dense" if confidence > 0 else "neither",
-                       confidence, (natural.weights[0], natural.weights[1]), (exact.weights[0], exact.weights[1]), policy.min_queries,
-                       policy.exact_by_words)
+    return LegEvidence(
+        calibration.coverage,
+        calibration.exact_share,
+        calibration.queries,
+        "dense" if confidence > 0 else "neither",
+        confidence,
+        (natural.weights[0], natural.weights[1]),
+        (exact.weights[0], exact.weights[1]),
+        policy.min_queries,
+        policy.exact_by_words,
+    )
 
 
 # The better-leg guard at the parameters the selection rule picked on every labelled set (issue 31;
@@ -482,7 +601,8 @@ def leg_evidence(policy: AdaptivePolicy, calibration: Calibration, *, z_score: b
 # query bm25 0.05, a bare code keeps the baseline; and (issue 39, "code-heavy corpora": candidate P) a
 # code among other words follows the departure by the share of those words.
 DEFAULT_POLICY = AdaptivePolicy(departure_weight=0.05, exact_departure=0.0, exact_by_words=1.0)
-ISSUE18_POLICY = AdaptivePolicy(departure_weight=None, exact_departure=1.0, name="adaptive-issue18")  # without the guard
+# without the guard
+ISSUE18_POLICY = AdaptivePolicy(departure_weight=None, exact_departure=1.0, name="adaptive-issue18")
 
 
 def stored_policy(meta: Mapping[str, Any] | None) -> tuple[AdaptivePolicy, Calibration | None]:
@@ -498,7 +618,8 @@ def corpus_fusion(meta: Mapping[str, Any] | None, *, z_score: bool = False) -> S
     for clients that send a bare hybrid query."""
     policy, calibration = stored_policy(meta)
     return policy.fusion(policy.choose(QuerySignals("natural"), calibration, z_score=z_score)).with_weights(
-        policy.bare_weights(calibration))
+        policy.bare_weights(calibration)
+    )
 
 
 # -- learning from judgments -----------------------------------------------------------------------
@@ -516,15 +637,18 @@ def weight_grid(step: float) -> tuple[float, ...]:
     return tuple(round(i / steps, 6) for i in range(steps + 1))
 
 
-def example_scores(policy: AdaptivePolicy, examples: Sequence[Example], calibration: Calibration | None,
-                   grid: Sequence[float]) -> list[float]:
+def example_scores(
+    policy: AdaptivePolicy, examples: Sequence[Example], calibration: Calibration | None, grid: Sequence[float]
+) -> list[float]:
     """The nDCG@10 the policy reaches on each of ``examples``, in order (weights read off ``grid``):
     what a paired test of two policies compares."""
     index = {round(w, 6): i for i, w in enumerate(grid)}
     return [_example_score(policy, ex, calibration, index) for ex in examples]
 
 
-def score_policy(policy: AdaptivePolicy, examples: Sequence[Example], calibration: Calibration | None, grid: Sequence[float]) -> float:
+def score_policy(
+    policy: AdaptivePolicy, examples: Sequence[Example], calibration: Calibration | None, grid: Sequence[float]
+) -> float:
     """Mean nDCG@10 the policy reaches on ``examples`` (weights read off ``grid``)."""
     total = 0.0
     for score in example_scores(policy, examples, calibration, grid):
@@ -552,8 +676,13 @@ def _candidates(base: AdaptivePolicy, family: str) -> Iterator[AdaptivePolicy]:
                 yield replace(base, bias=base.bias + offset, query=slope, exact=shift)
 
 
-def _fit(base: AdaptivePolicy, family: str, examples: Sequence[Example], calibration: Calibration | None,
-         grid: Sequence[float]) -> tuple[AdaptivePolicy, float]:
+def _fit(
+    base: AdaptivePolicy,
+    family: str,
+    examples: Sequence[Example],
+    calibration: Calibration | None,
+    grid: Sequence[float],
+) -> tuple[AdaptivePolicy, float]:
     """The family's best candidate on ``examples``; ties go to the one closest to ``base``."""
     best, best_key = base, (float("-inf"), 0.0)
     for cand in _candidates(base, family):
@@ -575,13 +704,23 @@ class Learned:
     cross_validated: Mapping[str, float]  # family -> mean nDCG@10 on held-out folds of the train split
 
 
-def _example_score(policy: AdaptivePolicy, ex: Example, calibration: Calibration | None, index: Mapping[float, int]) -> float:
+def _example_score(
+    policy: AdaptivePolicy, ex: Example, calibration: Calibration | None, index: Mapping[float, int]
+) -> float:
     return ex.gains[index[round(policy.weight(ex.signals, calibration)[0], 6)]]
 
 
-def learn_policy(base: AdaptivePolicy, examples: Sequence[Example], calibration: Calibration | None, *,
-                 grid: Sequence[float] | None = None, folds: int = 2, name: str = "learned",
-                 trained_on: Mapping[str, Any] | None = None, families: Sequence[str] = tuple(FAMILIES)) -> Learned:
+def learn_policy(
+    base: AdaptivePolicy,
+    examples: Sequence[Example],
+    calibration: Calibration | None,
+    *,
+    grid: Sequence[float] | None = None,
+    folds: int = 2,
+    name: str = "learned",
+    trained_on: Mapping[str, Any] | None = None,
+    families: Sequence[str] = tuple(FAMILIES),
+) -> Learned:
     """Learn a policy from judged train queries without trusting noise.
 
     Each family of parameters (:data:`FAMILIES`: none, the corpus weight, + the exact-term shift,

@@ -5,8 +5,8 @@ set, not by its mean: a set's **regret** for a candidate row is the best untuned
 that set's own run minus the candidate's nDCG@10 (a candidate that beats them all has a negative
 regret). The alternatives are every fixed untuned fusion (the server fusions at their default
 weights: min_max, l2, z_score, geometric/harmonic means, RRF) and each leg alone: a default that
-loses to BM25 alone made search worse for a user who turned hybrid on, whatever the fusions did. The default is the candidate with the
-smallest **worst-case** regret over the sets, then the best mean regret, then the earlier
+loses to BM25 alone made search worse for a user who turned hybrid on, whatever the fusions did. The default is the
+candidate with the smallest **worst-case** regret over the sets, then the best mean regret, then the earlier
 candidate (the simpler one).
 
 That choice is itself checked the way it will be used, on a set it never saw: for each set,
@@ -64,7 +64,7 @@ def fixed_rows(rows: Mapping[str, float]) -> list[str]:
             continue
         if not name.startswith(HYBRID_PREFIX) or "+" in name:
             continue
-        rest = name[len(HYBRID_PREFIX):]
+        rest = name[len(HYBRID_PREFIX) :]
         if rest == "rrf" or rest.split("-")[0] in ("min_max", "l2", "z_score"):
             out.append(name)
     return out
@@ -90,7 +90,8 @@ def runs_on(row: str, kind: ClusterKind) -> bool:
 
 
 def z_form_adaptive(row: str) -> bool:
-    """A row of the adaptive policy on z_score (``hybrid-adaptive``, ``hybrid-adaptive-issue18``), not its min_max form."""
+    """A row of the adaptive policy on z_score (``hybrid-adaptive``, ``hybrid-adaptive-issue18``), not its min_max
+    form."""
     return row.startswith(ADAPTIVE_ROW) and not row.endswith("-min_max")
 
 
@@ -141,7 +142,9 @@ class SetRun:
 
     def differences(self, row: str) -> np.ndarray:
         """Per query, the reference row's nDCG@10 minus ``row``'s (what a regret averages)."""
-        diff: np.ndarray = np.asarray(self.per_query[self.reference_row], dtype=float) - np.asarray(self.per_query[row], dtype=float)
+        diff: np.ndarray = np.asarray(self.per_query[self.reference_row], dtype=float) - np.asarray(
+            self.per_query[row], dtype=float
+        )
         return diff
 
 
@@ -196,8 +199,11 @@ def _key(score: Score, order: Sequence[str]) -> tuple[float, float, int]:
 def scores(sets: Sequence[SetRun], candidates: Sequence[str]) -> list[Score]:
     """Every candidate measured on every set, with its regrets and their standard errors (candidates
     missing a set are left out)."""
-    return [Score(c, {s.name: s.regret(c) for s in sets}, {s.name: standard_error(s, c) for s in sets if s.noisy})
-            for c in candidates if all(c in s.rows for s in sets)]
+    return [
+        Score(c, {s.name: s.regret(c) for s in sets}, {s.name: standard_error(s, c) for s in sets if s.noisy})
+        for c in candidates
+        if all(c in s.rows for s in sets)
+    ]
 
 
 def worst_draws(sets: Sequence[SetRun], row: str) -> np.ndarray:

@@ -96,8 +96,14 @@ class QueryEvidence:
     @classmethod
     def of(cls, fields: Sequence[FieldTerms], bm25: Run, dense: Run, k: int = 10) -> QueryEvidence:
         main = max(fields, key=lambda f: (len(f.terms), f.doc_count)) if fields else None
-        return cls(term_coverage(fields), overlap(bm25, dense, k), rank_correlation(bm25, dense, k), peakedness(bm25),
-                   peakedness(dense), len({t for t, _, _ in main.terms}) if main else 0)
+        return cls(
+            term_coverage(fields),
+            overlap(bm25, dense, k),
+            rank_correlation(bm25, dense, k),
+            peakedness(bm25),
+            peakedness(dense),
+            len({t for t, _, _ in main.terms}) if main else 0,
+        )
 
 
 def _median(values: Iterable[float | None]) -> float | None:

@@ -161,8 +161,13 @@ def test_on_a_corpus_where_dense_dominates_the_default_gives_words_to_the_dense_
     # Issue 39 (candidate P): 3 of its 4 words are not the code: 0.5 - 3/4 * (0.5 - 0.05) = 0.1625 -> 0.15.
     assert DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651 przy logowaniu"), cal).weights == (0.15, 0.85)
     assert DEFAULT_POLICY.bare_weights(cal) == (0.25, 0.75)  # a query of unknown class counts as all code, as before
-    assert leg_evidence(DEFAULT_POLICY, cal).lines()[-1].endswith(
-        "exact-term queries bm25 0.50 / dense 0.50; a code among other words moves towards the first by their share")
+    assert (
+        leg_evidence(DEFAULT_POLICY, cal)
+        .lines()[-1]
+        .endswith(
+            "exact-term queries bm25 0.50 / dense 0.50; a code among other words moves towards the first by their share"
+        )
+    )
 
 
 def test_the_default_policy_is_the_candidate_the_code_heavy_rule_picked_on_the_committed_sets():
@@ -180,8 +185,14 @@ def test_the_default_policy_is_the_candidate_the_code_heavy_rule_picked_on_the_c
         per = json.loads(path.read_text())["per_query_ndcg@10"]
         means.append({row: sum(v) / len(v) for row, v in per.items()})
     order = ("K", "P", "H", "A")
-    alternatives = ("bm25", "dense", "hybrid-min_max-arithmetic_mean", "hybrid-l2-arithmetic_mean", "hybrid-z_score-arithmetic_mean",
-                    "hybrid-rrf")
+    alternatives = (
+        "bm25",
+        "dense",
+        "hybrid-min_max-arithmetic_mean",
+        "hybrid-l2-arithmetic_mean",
+        "hybrid-z_score-arithmetic_mean",
+        "hybrid-rrf",
+    )
     regrets = {c: [max(m[a] for a in alternatives) - m[c] for m in means] for c in order}
     best = min(max(r) for r in regrets.values())
     tied = [c for c in order if max(regrets[c]) - best <= 0.005 + 1e-12]

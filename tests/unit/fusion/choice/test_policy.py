@@ -131,7 +131,10 @@ def test_default_policy_is_the_baseline_unless_the_corpus_says_otherwise():
     # words follows the departure by their share (issue 39: "błąd R-651", 1 of 2: 0.5 - 0.5 * 0.45 = 0.275 -> 0.3).
     code = DEFAULT_POLICY.choose(QuerySignals.of("R-651"), Calibration(0.77, 400, coverage=0.5))
     assert code.weights == (0.5, 0.5) and code.per_query
-    assert DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651"), Calibration(0.77, 400, coverage=0.5)).weights == (0.3, 0.7)
+    assert DEFAULT_POLICY.choose(QuerySignals.of("błąd R-651"), Calibration(0.77, 400, coverage=0.5)).weights == (
+        0.3,
+        0.7,
+    )
 
 
 def test_weights_are_clipped_and_on_the_grid():
