@@ -371,11 +371,7 @@ def select(
     :func:`adapter.fusion.choice.policy.learn_policy` chooses a policy family; its ``C`` is its best one.
     ``score`` measures the held-out rankings (the evaluation's nDCG@10, :func:`adapter.evaluation.metrics.per_query`),
     passed in: the fusion core imports nothing from the evaluation above it."""
-    judged = [q for q in _query_order(list(legs)) if q in qrels]
-    if not judged:
-        raise InputError("no judged query to train the learned fusion on")
-    if folds < 2:
-        raise InputError(f"choosing a learned fusion by cross-validation needs 2 folds or more, got {folds}")
+    judged = _judged(legs, qrels, folds)
     folds = min(folds, len(judged))
     if folds < 2:
         name, c = DEFAULT_SETTING
@@ -383,41 +379,86 @@ def select(
             {q: legs[q] for q in judged}, qrels, names=feature_names(FEATURE_SETS[name]), c=c, trained_on=trained_on
         )
         return Selected(model, f"{name} C={c:g}", {}, 0.0, folds=0)
+    fits = _fits(legs, qrels, judged, folds)
+    scored = [q for i, q in enumerate(judged) if i % folds in fits]
+    settings = [(name, c) for name in sets for c in sorted(regularisation)]
+    held = {
+        f"{name} C={c:g}": _held_out(
+            legs, qrels, judged, folds, fits, names=feature_names(sets[name]), c=c, score=score
+        )
+        for name, c in settings
+    }
+    mean = {s: float(np.mean([v[q] for q in scored])) for s, v in held.items()}
+    chosen, se = _one_standard_error(held, mean, scored, sets)
+    name, c = settings[list(held).index(chosen)]
+    model = train({q: legs[q] for q in judged}, qrels, names=feature_names(sets[name]), c=c, trained_on=trained_on)
+    return Selected(model, chosen, mean, se, folds=folds, skipped_folds=folds - len(fits))
+
+
+def _judged(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], folds: int) -> list[str]:
+    """The judged queries in id order, after checking there is one and that ``folds`` is 2 or more."""
+    judged = [q for q in _query_order(list(legs)) if q in qrels]
+    if not judged:
+        raise InputError("no judged query to train the learned fusion on")
+    if folds < 2:
+        raise InputError(f"choosing a learned fusion by cross-validation needs 2 folds or more, got {folds}")
+    return judged
+
+
+def _fits(
+    legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], judged: Sequence[str], folds: int
+) -> dict[int, list[str]]:
+    """Each fold's training queries, by fold, for the folds that have something to learn."""
     # A fold whose training queries are all relevant or all not has nothing to learn: its held-out
     # queries are scored by no setting (the same for each), rather than the selection failing.
     fits = {k: [q for i, q in enumerate(judged) if i % folds != k] for k in range(folds)}
     fits = {k: qs for k, qs in fits.items() if _learnable(legs, qrels, qs)}
     if not fits:
         raise InputError("no cross-validation fold has training queries with both relevant and other candidates")
-    scored = [q for i, q in enumerate(judged) if i % folds in fits]
-    settings = [(name, c) for name in sets for c in sorted(regularisation)]
-    held: dict[str, dict[str, float]] = {}
-    for name, c in settings:
-        names = feature_names(sets[name])
-        scores: dict[str, float] = {}
-        for k, fit_on in fits.items():
-            model = train({q: legs[q] for q in fit_on}, qrels, names=names, c=c)
-            ranked = {q: [f.id for f in model.fuse(legs[q])[:100]] for i, q in enumerate(judged) if i % folds == k}
-            scores.update(score({q: qrels[q] for q in ranked}, ranked))
-        held[f"{name} C={c:g}"] = scores
-    mean = {s: float(np.mean([v[q] for q in scored])) for s, v in held.items()}
+    return fits
+
+
+def _held_out(
+    legs: Mapping[str, Sequence[Run]],
+    qrels: Mapping[str, Mapping[str, int]],
+    judged: Sequence[str],
+    folds: int,
+    fits: Mapping[int, Sequence[str]],
+    *,
+    names: Sequence[str],
+    c: float,
+    score: PerQuery,
+) -> dict[str, float]:
+    """One setting's held-out score by query: each fold's model ranks the queries it was not trained on."""
+    scores: dict[str, float] = {}
+    for k, fit_on in fits.items():
+        model = train({q: legs[q] for q in fit_on}, qrels, names=names, c=c)
+        ranked = {q: [f.id for f in model.fuse(legs[q])[:100]] for i, q in enumerate(judged) if i % folds == k}
+        scores.update(score({q: qrels[q] for q in ranked}, ranked))
+    return scores
+
+
+def _one_standard_error(
+    held: Mapping[str, Mapping[str, float]],
+    mean: Mapping[str, float],
+    scored: Sequence[str],
+    sets: Mapping[str, Sequence[str]],
+) -> tuple[str, float]:
+    """The chosen setting and its standard error: the simplest feature set's best setting within one
+    standard error of the best setting (the best one itself, error 0.0, when none is)."""
     order = list(held)
 
     def top(candidates: Sequence[str]) -> str:
         return max(candidates, key=lambda s: (round(mean[s], 9), -order.index(s)))
 
     best = top(order)
-    chosen, se = best, 0.0
     for name in sets:  # simplest first
         mine = top([s for s in order if s.startswith(f"{name} C=")])
         diff = np.asarray([held[best][q] - held[mine][q] for q in scored])
         err = float(diff.std(ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else 0.0
         if mean[best] - mean[mine] <= err:
-            chosen, se = mine, err
-            break
-    name, c = settings[order.index(chosen)]
-    model = train({q: legs[q] for q in judged}, qrels, names=feature_names(sets[name]), c=c, trained_on=trained_on)
-    return Selected(model, chosen, mean, se, folds=folds, skipped_folds=folds - len(fits))
+            return mine, err
+    return best, 0.0
 
 
 def _learnable(legs: Mapping[str, Sequence[Run]], qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str]) -> bool:
