@@ -133,23 +133,67 @@ def _comparison_json(c: Comparison) -> dict[str, Any]:
     }
 
 
-def report_data(stored: StoredEval, *, resamples: int = RESAMPLES) -> dict[str, Any]:
-    """Everything the report shows, as JSON-ready data."""
-    summary = stored.summary
-    default = default_row(summary)
-    qids = [q for q in stored.queries if q in stored.qrels]
-    scores = query_metrics(
+def _judged(stored: StoredEval) -> list[str]:
+    """The query ids that have judgements, in the queries' order."""
+    return [q for q in stored.queries if q in stored.qrels]
+
+
+def _scores(stored: StoredEval, qids: list[str]) -> dict[str, dict[str, dict[str, float]]]:
+    return query_metrics(
         {q: stored.qrels[q] for q in qids}, {n: {q: r[q] for q in qids if q in r} for n, r in stored.runs.items()}
     )
-    baselines = [b for b in (default, *LEGS) if b and b in stored.runs]
-    comparisons = compare(scores, baselines, resamples=resamples)
-    settings = summary.get("settings") or {}
+
+
+def _titles(stored: StoredEval) -> dict[str, str]:
+    """The titles of every document in some technique's top ``TOP`` (160 characters at most)."""
     titles = {}
     for by_query in stored.runs.values():
         for run in by_query.values():
             for d, _ in run.ranking[:TOP]:
                 if d in stored.titles:
                     titles[d] = stored.titles[d][:160]
+    return titles
+
+
+def _query_rows(stored: StoredEval, qids: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": q,
+            "text": stored.queries[q],
+            "class": stored.classes.get(q, ""),
+            "relevant": sum(1 for g in stored.qrels[q].values() if g > 0),
+        }
+        for q in qids
+    ]
+
+
+def _score_columns(scores: dict[str, dict[str, dict[str, float]]], qids: list[str]) -> dict[str, Any]:
+    return {
+        m: {n: [_num(by_query.get(q, 0.0), 4) for q in qids] for n, by_query in by_technique.items()}
+        for m, by_technique in scores.items()
+    }
+
+
+def _latency_columns(stored: StoredEval, qids: list[str]) -> dict[str, Any]:
+    return {
+        n: {
+            "client": [_num(r[q].client_ms, 3) if q in r else None for q in qids],
+            "server": [_num(r[q].server_ms, 3) if q in r else None for q in qids],
+        }
+        for n, r in stored.runs.items()
+    }
+
+
+def report_data(stored: StoredEval, *, resamples: int = RESAMPLES) -> dict[str, Any]:
+    """Everything the report shows, as JSON-ready data."""
+    summary = stored.summary
+    default = default_row(summary)
+    qids = _judged(stored)
+    scores = _scores(stored, qids)
+    baselines = [b for b in (default, *LEGS) if b and b in stored.runs]
+    comparisons = compare(scores, baselines, resamples=resamples)
+    settings = summary.get("settings") or {}
+    titles = _titles(stored)
     return {
         "dataset": summary.get("dataset"),
         "split": summary.get("split"),
@@ -170,26 +214,9 @@ def report_data(stored: StoredEval, *, resamples: int = RESAMPLES) -> dict[str, 
             "baselines": baselines,
             "comparisons": [_comparison_json(c) for c in comparisons],
         },
-        "queries": [
-            {
-                "id": q,
-                "text": stored.queries[q],
-                "class": stored.classes.get(q, ""),
-                "relevant": sum(1 for g in stored.qrels[q].values() if g > 0),
-            }
-            for q in qids
-        ],
-        "scores": {
-            m: {n: [_num(by_query.get(q, 0.0), 4) for q in qids] for n, by_query in by_technique.items()}
-            for m, by_technique in scores.items()
-        },
-        "latency": {
-            n: {
-                "client": [_num(r[q].client_ms, 3) if q in r else None for q in qids],
-                "server": [_num(r[q].server_ms, 3) if q in r else None for q in qids],
-            }
-            for n, r in stored.runs.items()
-        },
+        "queries": _query_rows(stored, qids),
+        "scores": _score_columns(scores, qids),
+        "latency": _latency_columns(stored, qids),
         "qrels": {q: stored.qrels[q] for q in qids},
         "titles": titles,
         "drill": {q: _drill(q, stored.runs) for q in qids},

@@ -130,3 +130,24 @@ def test_a_learned_fusion_row_gets_its_lists_in_the_drill_down_without_a_normali
     data = report_data(stored.load(root), resamples=200)
     assert data["drill"]["q1"]["lists"]["client-learned"][0][0] == "a"
     assert "client-learned" not in data["drill"]["q1"]["norm"] and "hybrid-rrf" in data["drill"]["q1"]["norm"]
+
+
+def test_the_report_data_pins_its_keys_queries_titles_latency_and_scores(evaluation):
+    report, root = evaluation
+    data = report_data(stored.load(root), resamples=200)
+    assert list(data) == [
+        "dataset", "split", "embedder", "index", "engine", "version", "settings", "default", "default_note",
+        "legs", "measures", "techniques", "tests", "queries", "scores", "latency", "qrels", "titles", "drill",
+    ]  # fmt: skip
+    assert (data["engine"], data["version"], data["legs"]) == ("opensearch", None, ["bm25", "dense"])
+    assert data["queries"] == [
+        {"id": "q1", "text": "histone H2A.Z", "class": "exact", "relevant": 1},
+        {"id": "q2", "text": "what lowers blood pressure", "class": "natural", "relevant": 2},
+        {"id": "q3", "text": "BRCA1 mutations", "class": "exact", "relevant": 1},
+    ]
+    assert data["titles"] == {d: f"title of {d}" for d in "abcdyxez"} and list(data["titles"]) == list("abcdyxez")
+    assert data["latency"]["bm25"] == {"client": [12.0, 12.0, 12.0], "server": [2.0, 2.0, 2.0]}
+    assert data["scores"]["ndcg@10"]["bm25"] == [1.0, 0.3801, 0.0]
+    assert data["scores"]["mrr@10"]["dense"] == [0.5, 1.0, 1.0]
+    assert data["tests"]["baselines"] == ["hybrid-adaptive", "bm25", "dense"]
+    assert data["qrels"] == {q: dict(stored.load(root).qrels[q]) for q in ("q1", "q2", "q3")}
