@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from adapter.fusion.choice.values import FusionChoice
     from adapter.index.init import InitReport
     from adapter.index.plan import Change, Plan
-    from adapter.search.results import SearchResult
+    from adapter.search.results import Hit, SearchResult
 
 
 def print_init(report: InitReport) -> None:
@@ -54,48 +54,43 @@ def _num(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def result_table(result: SearchResult, *, explain: bool) -> Table:
-    """The hits as a table; with ``explain`` one column per leg figure, aligned whatever the titles.
-    Only the title gives way (wraps) in a narrow terminal."""
-    from rich import box
-    from rich.table import Table
+def _number_column(table: Table, header: str, cells: list[str]) -> None:
+    """A right-aligned figure column, as wide as its widest header line or cell."""
+    table.add_column(
+        header,
+        justify="right",
+        no_wrap=True,
+        min_width=max([len(line) for line in header.splitlines()] + [len(c) for c in cells]),
+    )
 
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
 
-    def number(header: str, cells: list[str]) -> None:
-        table.add_column(
-            header,
-            justify="right",
-            no_wrap=True,
-            min_width=max([len(line) for line in header.splitlines()] + [len(c) for c in cells]),
-        )
+def _explained_legs(hits: Sequence[Hit], explain: bool) -> list[str]:
+    """The legs the table explains: the first hit's, with ``explain``."""
+    return [leg.leg for leg in hits[0].legs] if explain and hits and hits[0].legs else []
 
-    hits = result.hits
-    legs = [leg.leg for leg in hits[0].legs] if explain and hits and hits[0].legs else []
-    snippets = any(h.highlight for h in hits)
-    collapsed = any(h.chunks for h in hits)
+
+def _figure_columns(hits: Sequence[Hit], legs: list[str]) -> dict[str, list[str]]:
+    """The figures' columns by header: rank, score, relevance, then per leg its rank, raw,
+    normalised score and contribution, then the first stage's score when a post-process reordered."""
     post = any(h.rerank_score is not None or h.mmr_score is not None for h in hits)
     columns: dict[str, list[str]] = {
         "#": [str(h.rank) for h in hits],
         "score": [f"{h.score:.4f}" for h in hits],
         "relevance": [_num(h.relevance, 3) for h in hits],
     }
-    ids = [h.id for h in hits]
-    titles = [" ".join((h.title or h.text).split())[:60] for h in hits]
     for i, leg in enumerate(legs):
         cells = [_leg_cells(h.legs[i]) if len(h.legs) > i else ["", "", "", ""] for h in hits]
         for j, part in enumerate(("rank", "raw", "norm", "contrib")):
             columns[f"{leg}\n{part}"] = [c[j] for c in cells]
     if post:
         columns["first\nstage"] = [_num(h.first_stage_score, 4) for h in hits]
-    number("#", columns.pop("#"))
-    number("score", columns.pop("score"))
-    relevance = columns.pop("relevance")
-    number("relevance", relevance)
-    table.add_column("id", no_wrap=True, overflow="ellipsis", max_width=24, min_width=min(24, max([2, *map(len, ids)])))
-    table.add_column("title", overflow="fold", max_width=60)
-    for header, column in columns.items():
-        number(header, column)
+    return columns
+
+
+def _extra_columns(table: Table, hits: Sequence[Hit]) -> list[list[str | Text]]:
+    """The more-chunks (with collapse) and snippet (with highlights) columns, added to ``table``; their cells."""
+    snippets = any(h.highlight for h in hits)
+    collapsed = any(h.chunks for h in hits)
     extra: list[list[str | Text]] = []
     if collapsed:
         table.add_column("more\nchunks", no_wrap=True, overflow="ellipsis", max_width=30)
@@ -103,6 +98,29 @@ def result_table(result: SearchResult, *, explain: bool) -> Table:
     if snippets:
         table.add_column("snippet", overflow="fold", max_width=70)
         extra.append([snippet(h.highlight) for h in hits])
+    return extra
+
+
+def result_table(result: SearchResult, *, explain: bool) -> Table:
+    """The hits as a table; with ``explain`` one column per leg figure, aligned whatever the titles.
+    Only the title gives way (wraps) in a narrow terminal."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    hits = result.hits
+    columns = _figure_columns(hits, _explained_legs(hits, explain))
+    ids = [h.id for h in hits]
+    titles = [" ".join((h.title or h.text).split())[:60] for h in hits]
+    _number_column(table, "#", columns.pop("#"))
+    _number_column(table, "score", columns.pop("score"))
+    relevance = columns.pop("relevance")
+    _number_column(table, "relevance", relevance)
+    table.add_column("id", no_wrap=True, overflow="ellipsis", max_width=24, min_width=min(24, max([2, *map(len, ids)])))
+    table.add_column("title", overflow="fold", max_width=60)
+    for header, column in columns.items():
+        _number_column(table, header, column)
+    extra = _extra_columns(table, hits)
     for k, h in enumerate(hits):
         table.add_row(
             str(h.rank),

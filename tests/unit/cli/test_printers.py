@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import subprocess
 import sys
 
@@ -74,3 +76,50 @@ def test_a_search_prints_adaptive_fusions_reasons_only_with_explain(capsys):
     print_result(result, explain=True)
     explained = capsys.readouterr().out
     assert all(reason[:40] in explained for reason in choice.reasons) and choice.reasons[0].startswith("baseline ")
+
+
+def _table_text(explain: bool) -> str:
+    from rich.console import Console
+
+    from adapter.cli.printers import result_table
+    from adapter.fusion.base import FusedBy, LegScore
+    from adapter.search.results import Hit, SearchResult, Technique
+
+    legs = (LegScore("bm25", 1, 12.3456, 1.0, 0.5, 0.5), LegScore("dense", None, None, None, 0.5, 0.0))
+    hits = (
+        Hit(
+            "a#1",
+            0.9,
+            {},
+            1,
+            legs,
+            0.4,
+            rerank_score=0.9,
+            title="Devoluciones",
+            relevance=0.91,
+            highlight={"text": ("las <em>devoluciones</em> se aceptan",)},
+            chunks=(Hit("a#0", 0.8),),
+        ),
+        Hit("b#0", 0.5, {}, 2, legs[:1], 0.3, text="  Pagos   con\ntarjeta  "),
+        Hit("a-rather-long-identifier-of-a-document", 0.25, {}, 3),
+    )
+    with open(os.devnull, "w") as devnull:
+        out = Console(width=160, record=True, color_system=None, file=devnull)
+        out.print(result_table(SearchResult("q", Technique.HYBRID, hits, FusedBy.CLIENT), explain=explain))
+    return out.export_text()
+
+
+def test_the_result_table_is_pinned_with_and_without_explain():
+    """The table's exact text (leg, first-stage, more-chunks and snippet columns, a hit with fewer
+    legs, a long id), pinned by its hash; the headers and a row are spelled out."""
+    explained, plain = _table_text(True), _table_text(False)
+    assert "bm25    bm25    bm25     bm25  dense  dense  dense    dense   first  more" in explained
+    assert (
+        "1  0.9000      0.910  a#1                       Devoluciones       0.4000  a#0     las devoluciones" in plain
+    )
+    assert hashlib.sha256(explained.encode()).hexdigest() == (
+        "f287602b5f275dbbc7ee557d1afac433b70ec73b79639a269fe890b261ec7968"
+    )
+    assert hashlib.sha256(plain.encode()).hexdigest() == (
+        "4826182d7e06ea2263d6ee90401b5da6ae2e6c7bf502b0c1f5f032d3bb36cd3f"
+    )
