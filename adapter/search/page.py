@@ -208,9 +208,7 @@ def plan_page(options: SearchOptions, caps: Capabilities, technique: str, *, pos
     ``dense``, ``hybrid``, ``client-rrf``, ``client``); ``post``: rerank or MMR reorders the first stage."""
     if options.sort and post:
         raise InputError("a field sort cannot be combined with rerank or MMR, which reorder the hits by relevance")
-    notices: list[str] = []
     o = options
-    version = f"{caps.engine} {caps.version}"
     if technique in ("bm25", "dense"):
         return PagePlan(
             o,
@@ -230,36 +228,18 @@ def plan_page(options: SearchOptions, caps: Capabilities, technique: str, *, pos
             sort_by_client=bool(o.sort),
             min_score_by_client=o.min_score is not None,
         )
-    # hybrid, fused on the server
-    facets_in_query = bool(o.facets) and caps.hybrid_aggregations
-    if o.facets and not facets_in_query:
-        notices.append(
-            f"aggregations with the hybrid query need OpenSearch 2.13+ ({version} has none): the facets come from "
-            "a separate request over the documents either leg matches"
-        )
-    collapse_on_server = o.collapse is not None and caps.hybrid_collapse
-    inner_on_server = (
-        collapse_on_server and o.collapse is not None and bool(o.collapse.inner_hits) and caps.collapse_inner_hits
-    )
-    if o.collapse is not None and not collapse_on_server:
-        notices.append(
-            f"collapse on a hybrid query needs OpenSearch 3.1+ ({version} would ignore it): one hit per "
-            f"{o.collapse.field} was kept by the client from the fused list (each leg's top depth)"
-        )
-    elif o.collapse is not None and o.collapse.inner_hits and not inner_on_server:
-        notices.append(
-            f"inner hits in a hybrid collapse need OpenSearch 3.2+ ({version}): the collapsed hits come without "
-            "their other chunks"
-        )
-    sort_on_server = bool(o.sort) and caps.hybrid_sort
-    if o.sort and not sort_on_server:
-        notices.append(f"sorting a hybrid query needs OpenSearch 2.16+ ({version}): the client sorted the fused list")
-    min_on_server = o.min_score is not None and caps.fused_min_score
-    if o.min_score is not None and not min_on_server:
-        notices.append(
-            f"min_score applies to the fused score from OpenSearch 3.5 ({version} would apply it to each leg's raw "
-            "score): the client dropped the hits whose fused score is lower"
-        )
+    return _hybrid_page(o, caps)
+
+
+def _hybrid_page(o: SearchOptions, caps: Capabilities) -> PagePlan:
+    """The page of a hybrid query fused on the server: each part there where ``caps`` allow, else by
+    the client, with a notice for each part that moved (in the order facets, collapse, sort, min_score)."""
+    notices: list[str] = []
+    version = f"{caps.engine} {caps.version}"
+    facets_in_query = _hybrid_facets(o, caps, version, notices)
+    collapse_on_server, inner_on_server = _hybrid_collapse(o, caps, version, notices)
+    sort_on_server = _hybrid_sort(o, caps, version, notices)
+    min_on_server = _hybrid_min_score(o, caps, version, notices)
     return PagePlan(
         o,
         highlight=o.highlight and caps.hybrid_highlight,
@@ -274,6 +254,55 @@ def plan_page(options: SearchOptions, caps: Capabilities, technique: str, *, pos
         min_score_by_client=o.min_score is not None and not min_on_server,
         notices=tuple(notices),
     )
+
+
+def _hybrid_facets(o: SearchOptions, caps: Capabilities, version: str, notices: list[str]) -> bool:
+    """Whether the facets come with the hybrid query (else a notice, and a separate request)."""
+    facets_in_query = bool(o.facets) and caps.hybrid_aggregations
+    if o.facets and not facets_in_query:
+        notices.append(
+            f"aggregations with the hybrid query need OpenSearch 2.13+ ({version} has none): the facets come from "
+            "a separate request over the documents either leg matches"
+        )
+    return facets_in_query
+
+
+def _hybrid_collapse(o: SearchOptions, caps: Capabilities, version: str, notices: list[str]) -> tuple[bool, bool]:
+    """Whether the server collapses the hybrid query, and whether it returns the inner hits (else a notice)."""
+    collapse_on_server = o.collapse is not None and caps.hybrid_collapse
+    inner_on_server = (
+        collapse_on_server and o.collapse is not None and bool(o.collapse.inner_hits) and caps.collapse_inner_hits
+    )
+    if o.collapse is not None and not collapse_on_server:
+        notices.append(
+            f"collapse on a hybrid query needs OpenSearch 3.1+ ({version} would ignore it): one hit per "
+            f"{o.collapse.field} was kept by the client from the fused list (each leg's top depth)"
+        )
+    elif o.collapse is not None and o.collapse.inner_hits and not inner_on_server:
+        notices.append(
+            f"inner hits in a hybrid collapse need OpenSearch 3.2+ ({version}): the collapsed hits come without "
+            "their other chunks"
+        )
+    return collapse_on_server, inner_on_server
+
+
+def _hybrid_sort(o: SearchOptions, caps: Capabilities, version: str, notices: list[str]) -> bool:
+    """Whether the server sorts the hybrid query (else a notice: the client sorts the fused list)."""
+    sort_on_server = bool(o.sort) and caps.hybrid_sort
+    if o.sort and not sort_on_server:
+        notices.append(f"sorting a hybrid query needs OpenSearch 2.16+ ({version}): the client sorted the fused list")
+    return sort_on_server
+
+
+def _hybrid_min_score(o: SearchOptions, caps: Capabilities, version: str, notices: list[str]) -> bool:
+    """Whether the server applies min_score to the fused score (else a notice: the client drops the hits)."""
+    min_on_server = o.min_score is not None and caps.fused_min_score
+    if o.min_score is not None and not min_on_server:
+        notices.append(
+            f"min_score applies to the fused score from OpenSearch 3.5 ({version} would apply it to each leg's raw "
+            "score): the client dropped the hits whose fused score is lower"
+        )
+    return min_on_server
 
 
 # -- request clauses ---------------------------------------------------------------------------------
