@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from adapter.index.catalog import IndexInfo
     from adapter.engines import Cluster
     from adapter.ingest.report import IngestReport, ItemFailure
-    from adapter.ingest.sources import RowError, SourceDoc
+    from adapter.ingest.sources import FieldMap, RowError, SourceDoc
 
 
 # Exit codes of `hybrid ingest` (the table for every command: adapter/cli/exits.py, printed in the README).
@@ -101,6 +101,67 @@ def failure_line(failure: ItemFailure) -> str:
     return ": ".join(p for p in parts if p is not None)
 
 
+def _field_map(args: argparse.Namespace) -> FieldMap:
+    from adapter.ingest.sources import FieldMap
+
+    return FieldMap(
+        id=args.id_field,
+        title=args.title_field or None,
+        text=args.text_field,
+        metadata=tuple(args.metadata_fields.split(",")) if args.metadata_fields else None,
+    )
+
+
+def _max_chars(args: argparse.Namespace) -> int | None:
+    """``--max-chars``: the default when not given, None for 0 (no limit); a negative one is refused."""
+    from adapter.errors import InputError
+    from adapter.ingest.sources import DEFAULT_MAX_CHARS
+
+    if args.max_chars is not None and args.max_chars < 0:
+        raise InputError(f"--max-chars must be 0 (no limit) or more, got {args.max_chars}")
+    return DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None)
+
+
+def _print_summary(report: IngestReport) -> None:
+    """What landed, what came from the cache, what was retried and how long it took."""
+    counted = (
+        f"  ({report.documents + report.failed} rows: the progress bar's, each landed or failed)"
+        if report.failed
+        else ""
+    )
+    print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {report.failed}{counted}")
+    print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
+    if report.cache_rejected:
+        print(f"cache: {report.cache_rejected} entries failed their integrity check and were embedded again")
+    if report.retried_429 or report.retried_5xx or report.split_requests:
+        print(
+            f"retries: {report.retried_429} items refused with 429 (write queue full) and retried, "
+            f"{report.retried_5xx} sent again after a 5xx, {report.split_requests} requests refused as a whole and "
+            "split"
+        )
+    print(
+        f"time: {report.seconds_total:.1f}s ({report.docs_per_second:.1f} docs/s); embedding "
+        f"{report.seconds_embedding:.1f}s, indexing {report.seconds_indexing:.1f}s (overlapping)"
+    )
+
+
+def _outcome(report: IngestReport, info: IndexInfo) -> int:
+    """Whether every row landed (then the next steps), or the first failures; the exit code."""
+    if report.complete:
+        print(
+            "every row landed"
+            if report.partition is None
+            else f"every row of partition {report.partition.partition.label} landed"
+        )
+        _next_steps(info)
+        return EXIT_ALL_LANDED
+    print(f"NOT every row landed: {report.failed} failed (exit code {int(EXIT_SOME_ROWS_FAILED)})")
+    for f in report.failures[:10]:
+        print(f"  {failure_line(f)}")
+    print(f"all failures written to {report.failures_file}")
+    return EXIT_SOME_ROWS_FAILED
+
+
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -108,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     from adapter.ingest.ingestor import Ingestor
     from adapter.ingest.partition import Partition
     from adapter.ingest.report import IngestInterrupted
-    from adapter.ingest.sources import DEFAULT_MAX_CHARS, Chunking, FieldMap, count_rows, input_fingerprint, read_source
+    from adapter.ingest.sources import Chunking, count_rows, input_fingerprint, read_source
     from adapter.models.cache import EmbeddingCache
 
     # A partitioned round records its input: another input's partitions are refused (issue 38).
@@ -116,16 +177,9 @@ def run(args: argparse.Namespace) -> int:
     cluster = connect(args)
     encode = {k: v for k, v in (("device", args.device), ("processes", args.encode_processes)) if v is not None}
     embedder = embedder_for(args, cluster, **encode)
-    fields = FieldMap(
-        id=args.id_field,
-        title=args.title_field or None,
-        text=args.text_field,
-        metadata=tuple(args.metadata_fields.split(",")) if args.metadata_fields else None,
-    )
+    fields = _field_map(args)
     chunking = Chunking(args.chunk_size, args.chunk_overlap) if args.chunk_size else None
-    if args.max_chars is not None and args.max_chars < 0:
-        raise InputError(f"--max-chars must be 0 (no limit) or more, got {args.max_chars}")
-    max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else (args.max_chars or None)
+    max_chars = _max_chars(args)
     rows = _first_documents_choose(
         cluster,
         args,
@@ -158,38 +212,8 @@ def run(args: argparse.Namespace) -> int:
         rounds.end(ingestor.cluster, ingestor.info.index)
     if report.partition is not None:
         print(report.partition.summary)
-    counted = (
-        f"  ({report.documents + report.failed} rows: the progress bar's, each landed or failed)"
-        if report.failed
-        else ""
-    )
-    print(f"documents: {report.documents}  chunks: {report.chunks}  failures: {report.failed}{counted}")
-    print(f"embedded: {report.embedded}  from cache: {report.cache_hits}")
-    if report.cache_rejected:
-        print(f"cache: {report.cache_rejected} entries failed their integrity check and were embedded again")
-    if report.retried_429 or report.retried_5xx or report.split_requests:
-        print(
-            f"retries: {report.retried_429} items refused with 429 (write queue full) and retried, "
-            f"{report.retried_5xx} sent again after a 5xx, {report.split_requests} requests refused as a whole and "
-            "split"
-        )
-    print(
-        f"time: {report.seconds_total:.1f}s ({report.docs_per_second:.1f} docs/s); embedding "
-        f"{report.seconds_embedding:.1f}s, indexing {report.seconds_indexing:.1f}s (overlapping)"
-    )
-    if report.complete:
-        print(
-            "every row landed"
-            if report.partition is None
-            else f"every row of partition {report.partition.partition.label} landed"
-        )
-        _next_steps(ingestor.info)
-        return EXIT_ALL_LANDED
-    print(f"NOT every row landed: {report.failed} failed (exit code {int(EXIT_SOME_ROWS_FAILED)})")
-    for f in report.failures[:10]:
-        print(f"  {failure_line(f)}")
-    print(f"all failures written to {report.failures_file}")
-    return EXIT_SOME_ROWS_FAILED
+    _print_summary(report)
+    return _outcome(report, ingestor.info)
 
 
 def _first_documents_choose(
