@@ -48,32 +48,49 @@ def value_mapping(value: Any, *, empty: bool = False) -> dict[str, Any] | None:
     ``empty``: what such a value is declared as when nothing else says more (keyword; an object for a mapping)."""
     if value is None:
         return {"type": "keyword"} if empty else None
-    if isinstance(value, bool):  # before int: bool is an int
-        return {"type": "boolean"}
-    if isinstance(value, int):
-        return {"type": "long"}
-    if isinstance(value, float):
-        return {"type": "float"}
-    if isinstance(value, str):
-        return {"type": "keyword"}
+    if isinstance(value, (bool, int, float, str)):
+        return {"type": _plain_type(value)}
     if isinstance(value, Mapping):
-        props = {str(k): m for k, m in ((k, value_mapping(v, empty=empty)) for k, v in value.items()) if m is not None}
-        return {"type": "object", "properties": props} if props or empty else None
+        return _object_mapping(value, empty)
     if isinstance(value, (list, tuple)):
-        kinds = _kinds(value)
-        if kinds and not kinds & {"object"}:
-            if kinds <= {"long", "float"}:
-                return {"type": "float" if "float" in kinds else "long"}
-            return {"type": next(iter(kinds))} if len(kinds) == 1 else {"type": "keyword"}
-        for item in value:
-            found = value_mapping(item)
-            if found is not None:
-                return found
-        if not empty:
-            return None
-        inner = next((i for i in value if isinstance(i, Mapping)), None)
-        return value_mapping(inner, empty=True) if inner is not None else {"type": "keyword"}
+        return _list_mapping(value, empty)
     return {"type": "keyword"}  # anything else is sent as its string
+
+
+def _plain_type(value: bool | int | float | str) -> str:
+    """The type of a boolean, number or string."""
+    if isinstance(value, bool):  # before int: bool is an int
+        return "boolean"
+    if isinstance(value, int):
+        return "long"
+    if isinstance(value, float):
+        return "float"
+    return "keyword"
+
+
+def _object_mapping(value: Mapping[Any, Any], empty: bool) -> dict[str, Any] | None:
+    """An object with its keys declared as :func:`value_mapping` declares them (None: no key says anything yet)."""
+    props = {str(k): m for k, m in ((k, value_mapping(v, empty=empty)) for k, v in value.items()) if m is not None}
+    return {"type": "object", "properties": props} if props or empty else None
+
+
+def _list_mapping(value: list[Any] | tuple[Any, ...], empty: bool) -> dict[str, Any] | None:
+    """The type of a list's elements: one plain type, ``float`` for integers and floats, ``keyword`` for other
+    mixes; with objects, the first element that says something (None, or with ``empty`` the first object's, or a
+    keyword, when none does)."""
+    kinds = _kinds(value)
+    if kinds and not kinds & {"object"}:
+        if kinds <= {"long", "float"}:
+            return {"type": "float" if "float" in kinds else "long"}
+        return {"type": next(iter(kinds))} if len(kinds) == 1 else {"type": "keyword"}
+    for item in value:
+        found = value_mapping(item)
+        if found is not None:
+            return found
+    if not empty:
+        return None
+    inner = next((i for i in value if isinstance(i, Mapping)), None)
+    return value_mapping(inner, empty=True) if inner is not None else {"type": "keyword"}
 
 
 def _kinds(values: Any) -> set[str]:
