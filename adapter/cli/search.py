@@ -16,7 +16,9 @@ from adapter.search.fast_path import FastPath
 if TYPE_CHECKING:
     import numpy as np
 
+    from adapter.fusion import Fusion
     from adapter.fusion.choice.learned import LearnedFusion
+    from adapter.fusion.choice.policy import AdaptivePolicy
     from adapter.fusion.choice.values import FusionMode
     from adapter.search import Searcher
     from adapter.search.page import SearchOptions
@@ -218,22 +220,14 @@ def load_model(path: str) -> LearnedFusion:
         raise InputError(f"cannot read model file {path}: {exc}") from exc
 
 
-def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from adapter.engines.dsl import clean_query
-    from adapter.engines.port import counting
+def _fusion(args: argparse.Namespace, policy: AdaptivePolicy | None) -> HybridFusion | FusionMode | None:
+    """The fusion ``--fusion``, ``--model``, ``--policy``, ``--weights`` and ``--rank-constant`` ask for
+    (``ADAPTIVE``: the index's own policy, resolved once the searcher is open); flags that do not go
+    together are refused."""
     from adapter.fusion import parse_fusion, parse_weights
-    from adapter.index.contracts import search_result_json
-    from adapter.search.results import Technique
-
-    clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
-    from adapter.cli.adaptive import load_policy
     from adapter.fusion.choice.learned import LEARNED
     from adapter.fusion.choice.values import ADAPTIVE
 
-    policy = load_policy(args.policy)
-    fusion: HybridFusion | FusionMode | None
     if policy is not None and args.fusion not in (None, ADAPTIVE):
         raise InputError(f"--policy is for --fusion {ADAPTIVE}, not {args.fusion}")
     if (args.fusion == LEARNED) != bool(args.model):
@@ -243,13 +237,58 @@ def run(args: argparse.Namespace) -> int:
     if args.fusion == LEARNED:
         if args.weights or args.rank_constant:
             raise InputError("learned fusion weighs the legs by its model; drop --weights / --rank-constant")
-        fusion = load_model(args.model)
-    elif args.fusion == ADAPTIVE or policy is not None:
+        return load_model(args.model)
+    if args.fusion == ADAPTIVE or policy is not None:
         if args.weights or args.rank_constant:
             raise InputError("adaptive fusion chooses the weights itself; drop --weights / --rank-constant")
-        fusion = policy or ADAPTIVE  # resolved below: the index's own policy unless a file was given
+        return policy or ADAPTIVE  # resolved in run: the index's own policy unless a file was given
+    fusion: Fusion | None = parse_fusion(
+        args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant
+    )
+    return fusion
+
+
+def _query_vector(
+    searcher: Searcher, args: argparse.Namespace, vector: VectorLike | None
+) -> tuple[VectorLike | None, QueryTiming]:
+    """The query's vector (``--query-vector``'s, or embedded when the search needs one) and what it cost."""
+    from adapter.search.results import Technique
+
+    timing = QueryTiming()
+    if vector is None and (Technique.parse(args.technique) is not Technique.BM25 or args.mmr is not None):
+        vector, timing = embed_timed(searcher, args.query)
+    elif vector is not None:
+        timing = QueryTiming(source=args.query_vector)
+    return vector, timing
+
+
+def _print(args: argparse.Namespace, result: SearchResult, timing: QueryTiming) -> None:
+    from adapter.index.contracts import search_result_json
+
+    if args.json:
+        # Indented for a person at a terminal; one line for a program (a 10-hit answer: ~7 KB, not ~11).
+        indent = 2 if sys.stdout.isatty() else None
+        print(
+            json.dumps(
+                search_result_json(result, with_vector=args.with_vector), indent=indent, ensure_ascii=False, default=str
+            )
+        )
     else:
-        fusion = parse_fusion(args.fusion, weights=parse_weights(args.weights), rank_constant=args.rank_constant)
+        print_result(result, explain=args.explain, show_query=args.show_query, timing=timing)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from adapter.engines.dsl import clean_query
+    from adapter.engines.port import counting
+
+    clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
+    from adapter.cli.adaptive import load_policy
+    from adapter.fusion.choice.learned import LEARNED
+    from adapter.fusion.choice.values import ADAPTIVE
+
+    fusion = _fusion(args, load_policy(args.policy))
     options = replace(search_options(args), text_matches=True)  # the notes below, without a request of their own
     vector = read_query_vector(args.query_vector) if args.query_vector else None
     with counting() as counted:  # every HTTP request of the command: what the result's `requests` says
@@ -258,11 +297,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if fusion == ADAPTIVE:
             fusion = searcher.policy
-        timing = QueryTiming()
-        if vector is None and (Technique.parse(args.technique) is not Technique.BM25 or args.mmr is not None):
-            vector, timing = embed_timed(searcher, args.query)
-        elif vector is not None:
-            timing = QueryTiming(source=args.query_vector)
+        vector, timing = _query_vector(searcher, args, vector)
         technique = args.technique
         if args.fusion == LEARNED and technique == "hybrid":
             technique = "client"  # no server runs a learned fusion: both legs are fused here by the model
@@ -283,16 +318,7 @@ def run(args: argparse.Namespace) -> int:
         )
         result = with_match_notes(searcher, args.query, result, page_from=args.from_)
     result = replace(result, requests=counted[0])
-    if args.json:
-        # Indented for a person at a terminal; one line for a program (a 10-hit answer: ~7 KB, not ~11).
-        indent = 2 if sys.stdout.isatty() else None
-        print(
-            json.dumps(
-                search_result_json(result, with_vector=args.with_vector), indent=indent, ensure_ascii=False, default=str
-            )
-        )
-    else:
-        print_result(result, explain=args.explain, show_query=args.show_query, timing=timing)
+    _print(args, result, timing)
     return 0
 
 
