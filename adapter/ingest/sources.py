@@ -118,12 +118,32 @@ class FieldMap:
         broken = _not_unicode(record)
         if broken:
             return RowError(line, broken)
+        doc_id = self._doc_id(record, line)
+        if isinstance(doc_id, RowError):
+            return doc_id
+        texts = self._texts(record, line, doc_id)
+        if isinstance(texts, RowError):
+            return texts
+        title, text = texts
+        metadata = self._metadata(record)
+        if isinstance(metadata, str):
+            return RowError(line, metadata, doc_id)
+        lineage = _lineage(record, self.vector)
+        if isinstance(lineage, str):
+            return RowError(line, lineage, doc_id)
+        return SourceDoc(doc_id, text, str(title or ""), metadata, line, **lineage)
+
+    def _doc_id(self, record: Mapping[str, Any], line: int) -> str | RowError:
+        """The row's id (text or a whole number, stripped), or why it has none."""
         raw_id = record.get(self.id)  # type: ignore[arg-type]
         if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, (str, int))):
             return RowError(line, f"id field {self.id!r} holds {_kind(raw_id)}; an id is text or a whole number")
         if raw_id is None or not visible(str(raw_id)):
             return RowError(line, f"no value in id field {self.id!r}")
-        doc_id = str(raw_id).strip()
+        return str(raw_id).strip()
+
+    def _texts(self, record: Mapping[str, Any], line: int, doc_id: str) -> tuple[str, str] | RowError:
+        """The row's title and text (each "" where nothing visible), or why the row is not a document."""
         text = record.get(self.text)
         if text is not None and not isinstance(text, str):
             return RowError(line, f"text field {self.text!r} holds {_kind(text)}, not text", doc_id)
@@ -142,13 +162,7 @@ class FieldMap:
                     empty=True,
                 )
         text = text if text and visible(text) else ""
-        metadata = self._metadata(record)
-        if isinstance(metadata, str):
-            return RowError(line, metadata, doc_id)
-        lineage = _lineage(record, self.vector)
-        if isinstance(lineage, str):
-            return RowError(line, lineage, doc_id)
-        return SourceDoc(doc_id, text, str(title or ""), metadata, line, **lineage)
+        return title, text
 
     def _metadata(self, record: Mapping[str, Any]) -> dict[str, Any] | str:
         """The row's metadata as written (a ``metadata`` object's keys at the top level), or why not."""
