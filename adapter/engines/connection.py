@@ -191,16 +191,19 @@ class ConnectionOptions(TypedDict, total=False):
     config: str | os.PathLike[str] | None
 
 
-def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions]) -> ConnectionSettings:
-    """The settings the arguments, the environment and the config file give, first found wins;
-    certificate files are checked to exist, credentials in the URL are moved out of it."""
+def _refuse_unknown(options: Mapping[str, object]) -> None:
     unknown = sorted(set(options) - set(ConnectionOptions.__annotations__))
     if unknown:  # a misspelt option is refused, as a signature of named parameters refuses it
         raise TypeError(
             f"unknown connection options {', '.join(unknown)}; known: {', '.join(ConnectionOptions.__annotations__)}"
         )
-    file, file_path = read_config(options.get("config"))
-    given: dict[str, object] = {key: url if key == "url" else options.get(key) for key in ENV}
+
+
+def _first_found(
+    given: Mapping[str, object], file: Mapping[str, Any], file_path: str | None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each setting from the arguments, the environment or the config file, first found wins
+    (the config file's password_file last), and where each came from."""
     settings: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for key, value in given.items():
@@ -215,6 +218,12 @@ def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions
     if "password" not in settings and file.get("password_file"):
         settings["password"] = _password_file(file["password_file"], f"the config file {file_path}")
         origin["password"] = f"the config file {file_path}"
+    return settings, origin
+
+
+def _checked_url(settings: dict[str, Any], origin: dict[str, str]) -> str:
+    """The URL (the running local node's or the default when none is given), checked, its credentials
+    moved into ``settings`` (where none was given) so no repr or message shows them."""
     url = str(settings.get("url") or local_node_url() or DEFAULT_URL)
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -226,10 +235,18 @@ def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions
             settings.setdefault("password", parsed.password)
             origin.setdefault("password", "the URL")
         url = parsed._replace(netloc=parsed.netloc.rsplit("@", 1)[1]).geturl()
+    return url
+
+
+def _verify_certs(settings: Mapping[str, Any]) -> bool:
     verify = settings.get("verify_certs", True)
     if isinstance(verify, str):
         verify = verify.lower() not in ("0", "false", "no")
-    files = {
+    return bool(verify)
+
+
+def _cert_files(settings: Mapping[str, Any], origin: Mapping[str, str]) -> dict[str, str | None]:
+    return {
         key: _file(settings.get(key), what, origin.get(key, ""))
         for key, what in (
             ("ca_certs", "CA certificates"),
@@ -237,10 +254,26 @@ def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions
             ("client_key", "client key"),
         )
     }
-    text = {
+
+
+def _text_settings(settings: Mapping[str, Any]) -> dict[str, str | None]:
+    return {
         k: str(settings[k]) if settings.get(k) not in (None, "") else None
         for k in ("username", "password", "api_key", "bearer_token", "aws_region", "aws_service")
     }
+
+
+def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions]) -> ConnectionSettings:
+    """The settings the arguments, the environment and the config file give, first found wins;
+    certificate files are checked to exist, credentials in the URL are moved out of it."""
+    _refuse_unknown(options)
+    file, file_path = read_config(options.get("config"))
+    given: dict[str, object] = {key: url if key == "url" else options.get(key) for key in ENV}
+    settings, origin = _first_found(given, file, file_path)
+    url = _checked_url(settings, origin)
+    verify = _verify_certs(settings)
+    files = _cert_files(settings, origin)
+    text = _text_settings(settings)
     region, service = _sigv4(
         text.pop("aws_region"),
         text.pop("aws_service"),
@@ -249,7 +282,7 @@ def resolve_settings(url: str | None = None, **options: Unpack[ConnectionOptions
         other=_other_credential(text, origin),
     )
     return ConnectionSettings(
-        url=url, verify_certs=bool(verify), aws_region=region, aws_service=service, origin=origin, **files, **text
+        url=url, verify_certs=verify, aws_region=region, aws_service=service, origin=origin, **files, **text
     )
 
 

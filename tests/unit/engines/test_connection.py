@@ -151,3 +151,48 @@ def test_a_url_given_nowhere_means_the_running_local_node(monkeypatch, default_o
         LocalNode, "running_clusters", classmethod(lambda cls, *a, **k: [SimpleNamespace(url=u) for u in others])
     )
     assert local_node_url() == found
+
+
+def test_resolved_settings_and_their_origins_are_pinned(tmp_path, monkeypatch):
+    from adapter.engines.connection import ConnectionSettings, resolve_settings
+
+    secret = tmp_path / "pw"
+    secret.write_text(f"{SECRET}\n")
+    secret.chmod(0o600)
+    ca = tmp_path / "ca.pem"
+    ca.write_text("x")
+    path = _config(tmp_path, f"url: http://from-file:9200\nusername: file-user\npassword_file: {secret}\n")
+    monkeypatch.setenv("OPENSEARCH_VERIFY_CERTS", "No")
+    monkeypatch.setenv("OPENSEARCH_CA_CERTS", str(ca))
+    where = f"the config file {path}"
+    assert resolve_settings(config=path) == ConnectionSettings(
+        url="http://from-file:9200",
+        verify_certs=False,
+        ca_certs=str(ca),
+        username="file-user",
+        password=SECRET,
+        origin={
+            "url": where,
+            "username": where,
+            "ca_certs": "OPENSEARCH_CA_CERTS",
+            "verify_certs": "OPENSEARCH_VERIFY_CERTS",
+            "password": where,
+        },
+    )
+    monkeypatch.delenv("OPENSEARCH_CA_CERTS")
+    settings = resolve_settings(f"https://admin:{SECRET}@127.0.0.1:9200/p", username="arg-user", config=path)
+    assert (settings.url, settings.username, settings.password) == ("https://127.0.0.1:9200/p", "arg-user", SECRET)
+    assert settings.origin == {
+        "url": "the arguments",
+        "username": "the arguments",
+        "verify_certs": "OPENSEARCH_VERIFY_CERTS",
+        "password": where,
+    }
+    settings = resolve_settings(f"https://admin:{SECRET}@127.0.0.1:9200")
+    assert (settings.username, settings.password, settings.origin["password"]) == ("admin", SECRET, "the URL")
+    with pytest.raises(ConfigurationError, match=r"^OpenSearch URL 'ftp://x' is not an http\(s\) URL$"):
+        resolve_settings("ftp://x")
+    with pytest.raises(
+        TypeError, match="^unknown connection options pasword, usr; known: username, password, aws_region, "
+    ):
+        resolve_settings("http://x:9200", usr="a", pasword="b")  # type: ignore[call-arg]
