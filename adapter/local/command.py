@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from typing import Callable
+
     from adapter.local.config import NodeConfig, NodeStatus
 
 
@@ -110,25 +112,32 @@ def _explicit(args: argparse.Namespace) -> bool:
     return bool(args.version or args.distribution != "opensearch" or args.nodes != 1 or args.secure)
 
 
-def run(args: argparse.Namespace) -> int:
+def _every_cluster(args: argparse.Namespace) -> bool:
+    """``status`` or ``down`` of every cluster in the cache folder: ``--all``, or a status naming no cluster."""
+    return args.action in ("status", "down") and (args.all or (args.action == "status" and not _explicit(args)))
+
+
+def _run_every_cluster(args: argparse.Namespace, config: NodeConfig, log: Callable[[str], None]) -> int:
     from adapter.local.node import LocalNode
 
-    log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
-    config = node_config(args)
-    if args.action in ("status", "down") and (args.all or (args.action == "status" and not _explicit(args))):
-        clusters = LocalNode.running_clusters(config.cache_dir, log=log)
-        if args.action == "down":
-            for node in clusters:
-                node.down()
-            return 0
-        statuses = [node.status() for node in clusters]
-        if args.json:
-            print(json.dumps([s.__dict__ for s in statuses], indent=2))
-        elif not statuses:
-            print(f"no local cluster is running from {config.cache_dir}")
-        for status in statuses if not args.json else ():
-            print_status(status)
-        return 0 if statuses else 3  # adapter/cli/exits.py: Exit.INCOMPLETE, not running
+    clusters = LocalNode.running_clusters(config.cache_dir, log=log)
+    if args.action == "down":
+        for node in clusters:
+            node.down()
+        return 0
+    statuses = [node.status() for node in clusters]
+    if args.json:
+        print(json.dumps([s.__dict__ for s in statuses], indent=2))
+    elif not statuses:
+        print(f"no local cluster is running from {config.cache_dir}")
+    for status in statuses if not args.json else ():
+        print_status(status)
+    return 0 if statuses else 3  # adapter/cli/exits.py: Exit.INCOMPLETE, not running
+
+
+def _run_one_node(args: argparse.Namespace, config: NodeConfig, log: Callable[[str], None]) -> int:
+    from adapter.local.node import LocalNode
+
     node = LocalNode(config, log=log)
     if args.action == "up":
         status = node.up()
@@ -146,3 +155,11 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "logs":
         print(node.logs(args.lines))
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    config = node_config(args)
+    if _every_cluster(args):
+        return _run_every_cluster(args, config, log)
+    return _run_one_node(args, config, log)
