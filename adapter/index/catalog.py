@@ -63,42 +63,35 @@ class IndexInfo:
     def from_index(cls, alias: str, index: str, body: Mapping[str, Any]) -> IndexInfo:
         """From the answer of ``GET <index>`` (mappings, settings and, if asked, their defaults)."""
         mappings = body.get("mappings") or {}
-        meta = mappings.get("_meta") or {}
-        fp = meta.get("embedding")
-        if not fp:
-            raise ConfigurationError(
-                f"index {index!r} has no _meta.embedding fingerprint; was it created by `hybrid init`?"
-            )
-        vector_field = meta.get("vector_field", "embedding")
-        if vector_field not in (mappings.get("properties") or {}):
-            raise IndexMismatchError(
-                f"index {index!r} has no vector field {vector_field!r}; it cannot serve dense or hybrid search"
-            )
-        problems = _meta_problems(index, meta, mappings.get("properties") or {})
+        props = mappings.get("properties") or {}
+        meta, fp, vector_field = _checked_meta(index, mappings)
+        problems = _meta_problems(index, meta, props)
         text_fields = _strings(meta.get("text_fields")) or ("title", "text")
         settings = _flat_index_settings(body.get("settings"))
         defaults = _flat_index_settings(body.get("defaults"))
-        window = settings.get("max_result_window") or defaults.get("max_result_window") or DEFAULT_MAX_WINDOW
+        fingerprint = EmbeddingFingerprint.from_meta(fp)
+        window = int(settings.get("max_result_window") or defaults.get("max_result_window") or DEFAULT_MAX_WINDOW)
         pipeline = settings.get("search.default_pipeline")
-        props = mappings.get("properties") or {}
-        metadata = props.get(METADATA_FIELD) or {}
+        schema = int(meta.get("adapter_schema", 1))
+        shards = int(settings.get("number_of_shards") or 1)
+        metadata_fields, metadata_strict = _metadata_mapping(props)
         return cls(
             alias=alias,
             index=index,
-            fingerprint=EmbeddingFingerprint.from_meta(fp),
+            fingerprint=fingerprint,
             vector_field=vector_field,
             text_fields=text_fields,
             query_fields=_strings(meta.get("query_fields")) or text_fields,
-            max_window=int(window),
+            max_window=window,
             default_pipeline=pipeline if pipeline and pipeline != "_none" else None,
-            schema=int(meta.get("adapter_schema", 1)),
+            schema=schema,
             default_fusion=meta.get("default_fusion") if "default_fusion" not in problems else None,
             adaptive=meta.get("adaptive") if "adaptive" not in problems and meta.get("adaptive") else None,
             fast_path=meta.get("fast_path") or None,
             relevance=meta.get("relevance") or None,
-            shards=int(settings.get("number_of_shards") or 1),
-            metadata_fields=dict(metadata.get("properties") or {}),
-            metadata_strict=str(metadata.get("dynamic", "true")).lower() in ("strict", "false"),
+            shards=shards,
+            metadata_fields=metadata_fields,
+            metadata_strict=metadata_strict,
             stamps_entries=EMBEDDED_BY_FIELD in props,
             problems=problems,
         )
@@ -130,6 +123,28 @@ def _strings(value: Any) -> tuple[str, ...]:
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return tuple(value)
     return ()
+
+
+def _checked_meta(index: str, mappings: Mapping[str, Any]) -> tuple[Mapping[str, Any], Any, str]:
+    """The index's ``_meta``, its embedding fingerprint and its vector field, or why the index is not a hybrid one."""
+    meta = mappings.get("_meta") or {}
+    fp = meta.get("embedding")
+    if not fp:
+        raise ConfigurationError(
+            f"index {index!r} has no _meta.embedding fingerprint; was it created by `hybrid init`?"
+        )
+    vector_field = meta.get("vector_field", "embedding")
+    if vector_field not in (mappings.get("properties") or {}):
+        raise IndexMismatchError(
+            f"index {index!r} has no vector field {vector_field!r}; it cannot serve dense or hybrid search"
+        )
+    return meta, fp, vector_field
+
+
+def _metadata_mapping(properties: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The live metadata mapping's declared keys, and whether it refuses others (dynamic strict or false)."""
+    metadata = properties.get(METADATA_FIELD) or {}
+    return dict(metadata.get("properties") or {}), str(metadata.get("dynamic", "true")).lower() in ("strict", "false")
 
 
 def _meta_problems(index: str, meta: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, str]:
