@@ -241,26 +241,40 @@ def hybrid_leg_scores(
         for i, detail in zip(present, details):
             out[i] = float(detail.get("value", 0.0))
         return out
+    return _by_raw_score(out, details, raw_scores)
+
+
+def _by_raw_score(
+    out: list[float | None], details: Sequence[Mapping[str, Any]], raw_scores: Sequence[float | None]
+) -> list[float | None]:
+    """``out`` with each detail's normalised score put at the leg whose raw score it wraps (else the first
+    leg not yet taken that has a raw score: the detail's own position when that is one of them)."""
     taken: set[int] = set()
     for position, detail in enumerate(details):
         inner = (detail.get("details") or [{}])[0]
-        raw = inner.get("value")
-        candidates = [
-            i
-            for i, score in enumerate(raw_scores)
-            if i not in taken
-            and score is not None
-            and raw is not None
-            and math.isclose(float(raw), score, rel_tol=1e-4, abs_tol=1e-6)
-        ]
-        if not candidates:
-            candidates = [i for i, score in enumerate(raw_scores) if i not in taken and score is not None]
+        candidates = _raw_score_legs(inner.get("value"), raw_scores, taken)
         if not candidates:
             continue
         leg = position if position in candidates else candidates[0]
         taken.add(leg)
         out[leg] = float(detail.get("value", 0.0))
     return out
+
+
+def _raw_score_legs(raw: Any, raw_scores: Sequence[float | None], taken: set[int]) -> list[int]:
+    """The legs not yet taken whose raw score is ``raw`` (rel_tol 1e-4, abs_tol 1e-6), else all not taken
+    that have a raw score."""
+    candidates = [
+        i
+        for i, score in enumerate(raw_scores)
+        if i not in taken
+        and score is not None
+        and raw is not None
+        and math.isclose(float(raw), score, rel_tol=1e-4, abs_tol=1e-6)
+    ]
+    if not candidates:
+        candidates = [i for i, score in enumerate(raw_scores) if i not in taken and score is not None]
+    return candidates
 
 
 # Elasticsearch's explanations of fused hits (rank-rrf's RRFRankDoc / LinearRankDoc, and the knn
