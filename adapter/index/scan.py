@@ -159,26 +159,32 @@ def compare(cluster: Cluster, source: str, target: str, *, source_vector: str, t
     left, right = _entries(cluster, source, source_vector), _entries(cluster, target, target_vector)
     a, b = next(left, None), next(right, None)
     while a is not None or b is not None:
-        take_a = a is not None and (b is None or a[0].key <= b[0].key)
-        take_b = b is not None and (a is None or b[0].key <= a[0].key)
-        if a is not None and b is not None and take_a and take_b:  # the same key on both sides
-            if a[0].id != b[0].id or a[1] != b[1]:
-                out.to_copy.append(a[0])
-            if a[0].id != b[0].id:
-                out.to_delete.append(b[0].id)
-        elif a is not None and take_a:
-            out.to_copy.append(a[0])
-        elif b is not None:
-            out.to_delete.append(b[0].id)
-        if a is not None and take_a:
+        mine = a if a is not None and (b is None or a[0].key <= b[0].key) else None  # the source's, if next
+        theirs = b if b is not None and (a is None or b[0].key <= a[0].key) else None  # the target's, if next
+        _record(out, mine, theirs)
+        if mine is not None:
             out.source_count += 1
-            out._source_sum.update(f"{a[0].id}\0{a[1]}\n".encode())
+            out._source_sum.update(f"{mine[0].id}\0{mine[1]}\n".encode())
             a = next(left, None)
-        if b is not None and take_b:
+        if theirs is not None:
             out.target_count += 1
-            out._target_sum.update(f"{b[0].id}\0{b[1]}\n".encode())
+            out._target_sum.update(f"{theirs[0].id}\0{theirs[1]}\n".encode())
             b = next(right, None)
     return out
+
+
+def _record(out: Comparison, mine: tuple[Entry, str] | None, theirs: tuple[Entry, str] | None) -> None:
+    """Note the difference between the next entries (with their content hashes) of the source and the target
+    (None: the side's next entry has a later key, or there is none)."""
+    if mine is not None and theirs is not None:  # the same key on both sides
+        if mine[0].id != theirs[0].id or mine[1] != theirs[1]:
+            out.to_copy.append(mine[0])
+        if mine[0].id != theirs[0].id:
+            out.to_delete.append(theirs[0].id)
+    elif mine is not None:
+        out.to_copy.append(mine[0])
+    elif theirs is not None:
+        out.to_delete.append(theirs[0].id)
 
 
 def write(
