@@ -8,6 +8,7 @@ import contextvars
 import queue
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from adapter import aio
@@ -16,6 +17,19 @@ from adapter.ingest.failures import FailureLog, failure
 from adapter.observability import metrics, telemetry, tracing
 
 DONE = object()  # the end mark a sender stops at
+
+
+@dataclass(frozen=True)
+class BulkTarget:
+    """Where one ingest's bulk requests go and what every sender of it shares: the index, the request
+    size and 429 retries, the failures file, and the input line of each entry until it is answered."""
+
+    cluster: Cluster
+    index: str
+    batch_size: int  # bulk actions per request
+    max_retries: int
+    failures: FailureLog
+    sources: dict[str, int | None]  # entry id -> input line, until its request is answered
 
 
 class Indexer(threading.Thread):
@@ -28,13 +42,8 @@ class Indexer(threading.Thread):
 
     def __init__(
         self,
-        cluster: Cluster,
-        index: str,
+        target: BulkTarget,
         *,
-        batch_size: int,
-        max_retries: int,
-        failures: FailureLog,
-        sources: dict[str, int | None],
         retry_pause: float = 2.0,
         work: queue.Queue[Any] | None = None,
         counts: BulkCounts | None = None,
@@ -44,17 +53,17 @@ class Indexer(threading.Thread):
         super().__init__(daemon=True, name=name)
         # The creator's context (its X-Opaque-Id, its span), which a thread does not inherit.
         self.context = contextvars.copy_context()
-        self.cluster = cluster
-        self.index = index
-        self.action = f"bulk indexing into {index}"
+        self.cluster = target.cluster
+        self.index = target.index
+        self.action = f"bulk indexing into {target.index}"
         self.counts = counts or BulkCounts()  # 429s the helper retried without saying
-        self.batch_size = batch_size  # bulk actions per request
-        self.max_retries = max_retries
+        self.batch_size = target.batch_size
+        self.max_retries = target.max_retries
         self.retry_pause = retry_pause
         self.queue: queue.Queue[Any] = work if work is not None else queue.Queue(maxsize=8)
         self.stop = stop or threading.Event()  # set by any sender of a pool that failed or lost the cluster
-        self.failures = failures
-        self.sources = sources  # entry id -> input line, until its request is answered
+        self.failures = target.failures
+        self.sources = target.sources
         self.waiting = 0.0
         self.busy = 0.0
         self.error: BaseException | None = None

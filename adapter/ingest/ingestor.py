@@ -32,6 +32,7 @@ from adapter.index.catalog import IndexInfo, read_index_info
 from adapter.index.documents import DocumentLayout, build_document
 from adapter.ingest import rounds
 from adapter.ingest.admission import Admission
+from adapter.ingest.bulk import BulkTarget
 from adapter.ingest.by_id import Documents
 from adapter.ingest.by_id import Selection as DocumentSelection
 from adapter.ingest.declare import MetadataDeclarer
@@ -309,15 +310,8 @@ class Ingestor:
             )
         sources: dict[str, int | None] = {}
         kind = InlineSenders if aio.is_blocking(getattr(self.cluster, "client", None)) else Senders  # the port's client
-        senders = kind(
-            self.cluster,
-            self.info.index,
-            batch_size=self.bulk_batch_size,
-            max_retries=self.max_retries,
-            failures=failures,
-            sources=sources,
-            threads=self.bulk_concurrency,
-        )
+        target = BulkTarget(self.cluster, self.info.index, self.bulk_batch_size, self.max_retries, failures, sources)
+        senders = kind(target, threads=self.bulk_concurrency)
         senders.start()
         return Run(failures, sources, senders, Bar(f"ingest {self.alias}", total=total, enabled=self.progress), {})
 

@@ -8,9 +8,8 @@ import threading
 import time
 from typing import Any
 
-from adapter.engines import BulkCounts, Cluster
-from adapter.ingest.bulk import DONE, Indexer
-from adapter.ingest.failures import FailureLog
+from adapter.engines import BulkCounts
+from adapter.ingest.bulk import DONE, BulkTarget, Indexer
 
 # Tries of a row its bulk request got a 429 for (a full write queue), with backoff 1, 2, 4 ... 30 s:
 # 8 give about two minutes of patience (5, 31 s, left rows failed under 8 ingests into one write
@@ -24,33 +23,11 @@ class Senders:
     in docs/BENCHMARKS.md, Scale). Reads like one :class:`~adapter.ingest.bulk.Indexer`: failures, counts, errors
     summed."""
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        index: str,
-        *,
-        batch_size: int,
-        max_retries: int,
-        failures: FailureLog,
-        sources: dict[str, int | None],
-        threads: int,
-    ) -> None:
+    def __init__(self, target: BulkTarget, threads: int) -> None:
         work: queue.Queue[Any] = queue.Queue(maxsize=8 * threads)
         self.counts, stop = BulkCounts(), threading.Event()
         self.threads = [
-            Indexer(
-                cluster,
-                index,
-                batch_size=batch_size,
-                max_retries=max_retries,
-                failures=failures,
-                sources=sources,
-                work=work,
-                counts=self.counts,
-                stop=stop,
-                name=f"hybrid-bulk-{i}",
-            )
-            for i in range(threads)
+            Indexer(target, work=work, counts=self.counts, stop=stop, name=f"hybrid-bulk-{i}") for i in range(threads)
         ]
         self.queue = work
 
@@ -121,27 +98,9 @@ class InlineSenders(Senders):
     requests wait on the event loop, which a sender thread cannot reach): the queued batches are sent
     once they fill a bulk request, and at the end; the other tasks of the loop run meanwhile."""
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        index: str,
-        *,
-        batch_size: int,
-        max_retries: int,
-        failures: FailureLog,
-        sources: dict[str, int | None],
-        threads: int,
-    ) -> None:
-        super().__init__(
-            cluster,
-            index,
-            batch_size=batch_size,
-            max_retries=max_retries,
-            failures=failures,
-            sources=sources,
-            threads=1,
-        )
-        self.batch_size, self.held = batch_size, 0
+    def __init__(self, target: BulkTarget, threads: int = 1) -> None:
+        super().__init__(target, threads=1)  # one sender, whatever ``threads`` asks
+        self.batch_size, self.held = target.batch_size, 0
         self.queue = self  # type: ignore[assignment]  # put() is the queue's: the ingestor's steps stay the same
 
     def start(self) -> None:
