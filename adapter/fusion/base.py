@@ -99,7 +99,10 @@ class Fusion(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        if not getattr(cls, "__abstractmethods__", None) and cls.registered and cls not in _METHODS:
+        # ABCMeta sets __abstractmethods__ only after this hook, so an open abstract method is looked up here
+        # (a shared base such as BoostWeighted leaves fuse open: not a method).
+        abstract = any(getattr(getattr(cls, name, None), "__isabstractmethod__", False) for name in _ABSTRACT)
+        if not abstract and cls.registered and cls not in _METHODS:
             _METHODS.append(cls)
 
     @property
@@ -151,6 +154,34 @@ class Fusion(abc.ABC):
     def variants(cls: type[F], weights: tuple[float, ...] | None, rank_constants: Iterable[int]) -> list[F]:
         """The parameterisations worth comparing (``hybrid eval``, tuning), with ``weights``."""
         return [cls().with_weights(weights)]  # every method's parameters have defaults
+
+
+_ABSTRACT = Fusion.__abstractmethods__
+B = TypeVar("B", bound="BoostWeighted")
+
+
+@dataclass(frozen=True)
+class BoostWeighted(Fusion):
+    """A method whose one parameter is ``weights`` used as boosts: any non-negative numbers, at least one
+    positive, not summing to 1 (None: 1 / 1); its name is its ``kind`` and takes no rank constant."""
+
+    weights: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weights", checked_weights(self.weights, unit_sum=False))
+
+    @property
+    def name(self) -> str:
+        return self.kind
+
+    @classmethod
+    def parse(
+        cls: type[B], name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
+    ) -> B | None:
+        if name != cls.kind:
+            return None
+        no_rank_constant(name, rank_constant)
+        return cls(weights)
 
 
 def bounded(score: float) -> float:

@@ -16,18 +16,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from adapter.fusion.base import (
-    LEGS,
-    Firsts,
-    FusedDoc,
-    Fusion,
-    Run,
-    checked_weights,
-    clamped,
-    firsts,
-    no_rank_constant,
-    weighted_sum,
-)
+from adapter.fusion.base import LEGS, BoostWeighted, Firsts, FusedDoc, Run, clamped, firsts, weighted_sum
 
 SIGMAS = 3.0
 LONE = 0.5  # a single score, or no spread: the middle of [0, 1]
@@ -59,25 +48,16 @@ def dbsf(
 
 
 @dataclass(frozen=True)
-class DBSF(Fusion):
+class DBSF(BoostWeighted):
     """Distribution-based score fusion; ``weights`` multiply each leg's normalised score (any
     non-negative numbers, at least one positive; None: 1 / 1, Qdrant's plain sum)."""
-
-    weights: tuple[float, ...] | None = None
 
     kind: ClassVar[str] = "dbsf"
     spellings: ClassVar[tuple[str, ...]] = ("dbsf",)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "weights", checked_weights(self.weights, unit_sum=False))
-
     def relevance(self, score: float) -> float:
         """``score`` over the sum of the weights (each leg's normalised score is about [0, 1]), clamped."""
         return clamped(score / sum(self.effective_weights))
-
-    @property
-    def name(self) -> str:
-        return "dbsf"
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         return dbsf(runs, weights=self.effective_weights, leg_names=leg_names)
@@ -85,12 +65,3 @@ class DBSF(Fusion):
     def normalized(self, run: Run) -> dict[str, float | None]:
         first = firsts(run)
         return dict(zip(first, distribution_normalize([score for _, score in first.values()])))
-
-    @classmethod
-    def parse(
-        cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
-    ) -> DBSF | None:
-        if name != "dbsf":
-            return None
-        no_rank_constant(name, rank_constant)
-        return cls(weights)

@@ -10,17 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
-from adapter.fusion.base import (
-    LEGS,
-    Firsts,
-    FusedDoc,
-    Fusion,
-    Run,
-    checked_weights,
-    firsts,
-    no_rank_constant,
-    weighted_sum,
-)
+from adapter.fusion.base import LEGS, BoostWeighted, Firsts, FusedDoc, Run, firsts, weighted_sum
 
 
 def score_sum(
@@ -35,33 +25,15 @@ def score_sum(
 
 
 @dataclass(frozen=True)
-class ScoreSum(Fusion):
+class ScoreSum(BoostWeighted):
     """The weighted sum of the legs' raw scores; ``weights`` are boosts: any non-negative numbers,
     at least one positive (None: 1 / 1, the plain sum)."""
 
-    weights: tuple[float, ...] | None = None
-
     kind: ClassVar[str] = "sum"
     spellings: ClassVar[tuple[str, ...]] = ("sum",)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "weights", checked_weights(self.weights, unit_sum=False))
-
-    @property
-    def name(self) -> str:
-        return "sum"
 
     def fuse(self, runs: Sequence[Run], *, leg_names: Sequence[str] = LEGS) -> list[FusedDoc]:
         return score_sum(runs, weights=self.effective_weights, leg_names=leg_names)
 
     def normalized(self, run: Run) -> dict[str, float | None]:
         return {d: score for d, (_, score) in firsts(run).items()}  # a sum does not normalise: the raw score
-
-    @classmethod
-    def parse(
-        cls, name: str, *, weights: tuple[float, ...] | None = None, rank_constant: int | None = None
-    ) -> ScoreSum | None:
-        if name != "sum":
-            return None
-        no_rank_constant(name, rank_constant)
-        return cls(weights)

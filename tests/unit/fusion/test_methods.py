@@ -34,6 +34,14 @@ def test_every_method_is_registered_and_named_back():
         assert parse_fusion(fusion.name) == fusion, fusion.name
 
 
+def test_a_shared_base_that_leaves_fuse_open_is_not_a_method():
+    # BoostWeighted (the weights-only parameters of DBSF and ScoreSum) is not itself a fusion to parse or vary.
+    from adapter.fusion.base import BoostWeighted
+
+    assert BoostWeighted not in methods()
+    assert {"sum", "dbsf"} <= {method.kind for method in methods() if issubclass(method, BoostWeighted)}
+
+
 @pytest.mark.parametrize("fusion", EVERY, ids=lambda f: f.name)
 def test_fuse_returns_every_document_once_best_first_without_touching_its_input(fusion):
     runs = [list(run) for run in RUNS]
