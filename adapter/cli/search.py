@@ -31,6 +31,17 @@ def add_parsers(sub: Subparsers) -> None:
     search = with_url(
         sub.add_parser("search", help="search with bm25, dense, hybrid, client-rrf or client (+ rerank, MMR)")
     )
+    _query_arguments(search)
+    _fusion_arguments(search)
+    _rerank_arguments(search)
+    _page_arguments(search)
+    _vector_arguments(search)
+    _run_and_output_arguments(search)
+    search.set_defaults(func=run)
+
+
+def _query_arguments(search: argparse.ArgumentParser) -> None:
+    """What to search: the query, the index, the technique, the page's place and the filters."""
     search.add_argument("query")
     search.add_argument("--index", required=True)
     search.add_argument(
@@ -44,6 +55,10 @@ def add_parsers(sub: Subparsers) -> None:
     search.add_argument(
         "--filter", action="append", help="field=value (value1|value2 for any of); applied to both legs"
     )
+
+
+def _fusion_arguments(search: argparse.ArgumentParser) -> None:
+    """How the legs are fused: the fusion and its model, policy, weights or pipeline, and each leg's depth."""
     search.add_argument(
         "--fusion",
         help="hybrid fusion: adaptive (the index's calibrated weights), min_max-arithmetic_mean, "
@@ -58,6 +73,10 @@ def add_parsers(sub: Subparsers) -> None:
     search.add_argument("--rank-constant", type=int, help="RRF rank constant (default 60)")
     search.add_argument("--pipeline", help="a named search pipeline to fuse with")
     search.add_argument("--depth", type=int, default=100, help="candidates per leg (default %(default)s)")
+
+
+def _rerank_arguments(search: argparse.ArgumentParser) -> None:
+    """What reorders the fused hits: the cross-encoder and MMR, with where MMR runs."""
     search.add_argument(
         "--rerank",
         type=int,
@@ -88,6 +107,10 @@ def add_parsers(sub: Subparsers) -> None:
     mmr_place.add_argument(
         "--client-mmr", dest="mmr_place", action="store_const", const="client", help="run MMR in the client"
     )
+
+
+def _page_arguments(search: argparse.ArgumentParser) -> None:
+    """The page group: highlights, texts, facets, collapse, sort and a minimum score."""
     page = search.add_argument_group(
         "page", "what the page shows besides the hits (where the cluster cannot, the client does it, and says so)"
     )
@@ -131,6 +154,10 @@ def add_parsers(sub: Subparsers) -> None:
         "--sort", action="append", default=[], metavar="FIELD[:asc|desc]", help="sort by a field instead of the score"
     )
     page.add_argument("--min-score", type=float, help="drop hits scoring lower (the fused score for hybrid)")
+
+
+def _vector_arguments(search: argparse.ArgumentParser) -> None:
+    """Where the query's vector comes from: the embedder, or a vector embedded elsewhere."""
     search.add_argument("--embedder", help="default: the embedder recorded in the index")
     search.add_argument(
         "--query-vector",
@@ -139,6 +166,10 @@ def add_parsers(sub: Subparsers) -> None:
         "commas or lines) in FILE, or on standard input with -; no model is loaded",
     )
     with_allow_model(search)
+
+
+def _run_and_output_arguments(search: argparse.ArgumentParser) -> None:
+    """How the search runs (fast path, fallback, partial results) and what it prints (explain, requests, JSON)."""
     search.add_argument(
         "--explain", action="store_true", help="per-leg rank, raw score, normalised score, weight, contribution"
     )
@@ -177,7 +208,6 @@ def add_parsers(sub: Subparsers) -> None:
         action="store_true",
         help="--json: keep the query vector in the requests under 'sent' (left out by default: ~8 KB per copy)",
     )
-    search.set_defaults(func=run)
 
 
 def parse_filters(items: Sequence[str] | None) -> dict[str, Any]:
