@@ -13,12 +13,20 @@ from adapter.errors import InputError
 
 if TYPE_CHECKING:
     from adapter.engines import Cluster
+    from adapter.engines.capabilities import Capabilities
     from adapter.index.assets import IndexSpec
+    from adapter.index.init import InitReport
     from adapter.index.language import AnalysisChoice
     from adapter.index.spec import Spec
 
 
 def add_parsers(sub: Subparsers) -> None:
+    _add_render_parser(sub)
+    _add_init_parser(sub)
+
+
+def _add_render_parser(sub: Subparsers) -> None:
+    """``hybrid render``: the assets rendered for an OpenSearch or Elasticsearch version, without a cluster."""
     from adapter.local.distribution import DEFAULT_VERSION
 
     render = sub.add_parser(
@@ -52,6 +60,9 @@ def add_parsers(sub: Subparsers) -> None:
     add_index_spec_options(render)
     render.set_defaults(func=run_render)
 
+
+def _add_init_parser(sub: Subparsers) -> None:
+    """``hybrid init``: templates, the first index behind its alias and the search pipelines, applied."""
     init = with_url(
         sub.add_parser("init", help="apply templates, create <index>-v1 behind the alias <index>, put search pipelines")
     )
@@ -134,8 +145,6 @@ def run_render(args: argparse.Namespace) -> int:
 
 def run_init(args: argparse.Namespace) -> int:
     from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
-    from adapter.fusion.choice.defaults import why
-    from adapter.index.choose import record_choice
     from adapter.index.init import init_index
     from adapter.index.live import live_spec
 
@@ -169,19 +178,37 @@ def run_init(args: argparse.Namespace) -> int:
     )
     pending = choice is not None and not args.sample
     if live is None and not args.dry_run:
-        from dataclasses import replace
-
-        from adapter.index.language import AnalysisChoice
-
-        made = choice or AnalysisChoice(spec.analyzer, spec.fingerprint.spec, "as asked")
-        record_choice(
-            cluster,
-            report.index,
-            replace(made, analyzer=spec.analyzer, embedder=spec.fingerprint.spec),
-            pending=pending,
-        )
+        _record_choice(cluster, report, spec, choice, pending)
     print_init(report)
     print(_analysis_line(args, spec, live, choice, pending, asked))
+    _print_defaults(args, caps, cluster, spec, live)
+    return 0
+
+
+def _record_choice(
+    cluster: Cluster, report: InitReport, spec: IndexSpec, choice: AnalysisChoice | None, pending: bool
+) -> None:
+    """A new index records its analyzer and embedder, and why (chosen from a sample, as asked, or pending ingest)."""
+    from dataclasses import replace
+
+    from adapter.index.choose import record_choice
+    from adapter.index.language import AnalysisChoice
+
+    made = choice or AnalysisChoice(spec.analyzer, spec.fingerprint.spec, "as asked")
+    record_choice(
+        cluster,
+        report.index,
+        replace(made, analyzer=spec.analyzer, embedder=spec.fingerprint.spec),
+        pending=pending,
+    )
+
+
+def _print_defaults(
+    args: argparse.Namespace, caps: Capabilities, cluster: Cluster, spec: IndexSpec, live: Spec | None
+) -> None:
+    """Why the defaults not asked for were chosen: the fusion for this cluster and the text layout."""
+    from adapter.fusion.choice.defaults import why
+
     if not args.default_fusion:
         print(f"{caps.engine} {caps.version}: {why(cluster.engine.placement.kind(caps))}")
     if not args.text_layout:
@@ -194,7 +221,6 @@ def run_init(args: argparse.Namespace) -> int:
             )
             + "; --text-layout to choose)"
         )
-    return 0
 
 
 def _choice(args: argparse.Namespace, cluster: Cluster) -> AnalysisChoice:
