@@ -35,6 +35,14 @@ def add_parsers(sub: Subparsers) -> None:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
     )
+    _input_arguments(ingest)
+    _embedding_arguments(ingest)
+    _run_arguments(ingest)
+    ingest.set_defaults(func=run)
+
+
+def _input_arguments(ingest: argparse.ArgumentParser) -> None:
+    """What is read and where it goes: the input, the index, the embedder, the format and its fields."""
     ingest.add_argument("path")
     ingest.add_argument("--index", required=True)
     ingest.add_argument("--embedder", help="default: the embedder recorded in the index")
@@ -46,6 +54,10 @@ def add_parsers(sub: Subparsers) -> None:
     ingest.add_argument(
         "--metadata-fields", help="comma-separated fields kept as metadata (default: every other field)"
     )
+
+
+def _embedding_arguments(ingest: argparse.ArgumentParser) -> None:
+    """How texts become vectors: chunks, batches, devices and processes, and the longest text taken."""
     ingest.add_argument("--chunk-size", type=int, help="split texts into chunks of this many words")
     ingest.add_argument(
         "--chunk-overlap", type=int, default=40, help="words shared by consecutive chunks (default %(default)s)"
@@ -71,6 +83,10 @@ def add_parsers(sub: Subparsers) -> None:
         help="refuse documents (or chunks) whose text is over N characters, before embedding them "
         "(default 100,000; 0: no limit). Longer texts: --chunk-size",
     )
+
+
+def _run_arguments(ingest: argparse.ArgumentParser) -> None:
+    """How the run goes: bad rows, the failures file, the embedding cache, partitions and the progress bar."""
     ingest.add_argument("--strict", action="store_true", help="any bad row is fatal, before anything is written")
     ingest.add_argument(
         "--failures",
@@ -92,7 +108,6 @@ def add_parsers(sub: Subparsers) -> None:
         "another N is refused until every partition of it has run, and each run says which are left",
     )
     ingest.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    ingest.set_defaults(func=run)
 
 
 def failure_line(failure: ItemFailure) -> str:
