@@ -19,6 +19,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     )
     verbs = top.add_subparsers(dest="verb", required=True)
 
+    _add_export_parser(verbs)
+    _add_import_parser(verbs)
+
+
+def _add_export_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``hybrid judgments export``: a BEIR dataset as the workbench's query set and judgment list."""
     out = verbs.add_parser(
         "export",
         help="a BEIR dataset's queries and qrels as the workbench's query set and judgment list",
@@ -51,6 +57,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     out.add_argument("--force", action="store_true", help="replace files already in --out")
     out.set_defaults(func=run_export)
 
+
+def _add_import_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``hybrid judgments import``: the workbench's query set and judgment list as a BEIR dataset."""
     inp = verbs.add_parser(
         "import", help="the workbench's query set and judgment list as BEIR queries.jsonl and qrels/<split>.tsv"
     )
