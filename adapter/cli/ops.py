@@ -69,7 +69,6 @@ def _spec_options(p: argparse.ArgumentParser, *, reattach: bool = False) -> None
 
 
 def add_parsers(sub: Subparsers) -> None:
-    formatter = argparse.RawDescriptionHelpFormatter
     plan = sub.add_parser("plan", help="show what `apply` would change on the cluster, drift made by hand included")
     _spec_options(plan)
     plan.add_argument("--json", action="store_true", help="the plan as JSON")
@@ -82,11 +81,19 @@ def add_parsers(sub: Subparsers) -> None:
     apply.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     apply.set_defaults(func=run_apply)
 
+    _add_diff_parser(sub)
+    _add_reindex_parser(sub)
+    _add_rollback_parser(sub)
+    _add_prune_parser(sub)
+
+
+def _add_diff_parser(sub: Subparsers) -> None:
+    """``hybrid diff``: the drift for CI, with its own exit codes (a usage error is not drift)."""
     diff = sub.add_parser(
         "diff",
         help="compare the cluster with the spec, for CI: exit 0 in sync, 2 on drift, 1 on error",
         epilog=help_epilog("diff"),
-        formatter_class=formatter,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _spec_options(diff)
     diff.add_argument("--json", action="store_true", help="the drift as JSON")
@@ -94,6 +101,9 @@ def add_parsers(sub: Subparsers) -> None:
     # argparse's own exit 2 would read as drift
     diff.error = lambda message: _diff_usage_error(diff, message)  # type: ignore[method-assign]
 
+
+def _add_reindex_parser(sub: Subparsers) -> None:
+    """``hybrid reindex``: a new version from the live index, its gate, its catch-up and the swap."""
     re = sub.add_parser(
         "reindex",
         help="build <alias>-v(N+1) from the live index with the spec's mapping and model, then swap the alias",
@@ -132,6 +142,9 @@ def add_parsers(sub: Subparsers) -> None:
     re.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     re.set_defaults(func=run_reindex, spec_overrides=("embedder",))
 
+
+def _add_rollback_parser(sub: Subparsers) -> None:
+    """``hybrid rollback``: the alias back on the previous version, with the writes since the swap."""
     rb = with_url(
         sub.add_parser(
             "rollback", help="point the alias back at the previous version (writes since the swap are copied back)"
@@ -146,6 +159,9 @@ def add_parsers(sub: Subparsers) -> None:
     rb.add_argument("--no-cache", action="store_true")
     rb.set_defaults(func=run_rollback)
 
+
+def _add_prune_parser(sub: Subparsers) -> None:
+    """``hybrid prune``: the versions an alias has left, deleted."""
     pr = with_url(sub.add_parser("prune", help="delete the versions an alias has moved away from"))
     pr.add_argument("alias", help="the alias (or a spec file naming it)")
     pr.add_argument(
