@@ -44,6 +44,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     )
     serve.add_argument("--reranker", metavar="MODEL", help="a cross-encoder, so columns can rerank (default: none)")
     serve.add_argument("--embedder", help="default: the embedder recorded in the index")
+    _operations_arguments(serve)
+    _traffic_arguments(serve)
+    with_allow_model(serve)
+    serve.set_defaults(func=run)
+
+
+def _operations_arguments(serve: argparse.ArgumentParser) -> None:
+    """The operations group: workers, deadlines, concurrency and queue, caches, timeouts, hosts and the token."""
     ops = serve.add_argument_group("operations")
     ops.add_argument("--workers", type=int, default=1, help="processes, each with its own model (default %(default)s)")
     ops.add_argument(
@@ -83,6 +91,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         metavar="FILE",
         help=f"a file holding the bearer token (else {TOKEN_ENV}); never the token itself on the command line",
     )
+
+
+def _traffic_arguments(serve: argparse.ArgumentParser) -> None:
+    """The live traffic group: UBI records, interleaving and the indexes they go to."""
     traffic = serve.add_argument_group("live traffic (UBI; docs/OPERATIONS.md section 6)")
     traffic.add_argument(
         "--ubi",
@@ -104,8 +116,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     )
     traffic.add_argument("--ubi-queries-index", default="ubi_queries", metavar="NAME", help="default %(default)s")
     traffic.add_argument("--ubi-events-index", default="ubi_events", metavar="NAME", help="default %(default)s")
-    with_allow_model(serve)
-    serve.set_defaults(func=run)
 
 
 def ubi_on(args: argparse.Namespace) -> bool:
