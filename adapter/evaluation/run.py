@@ -72,14 +72,17 @@ def standard_techniques(
     collapse: bool = False,
 ) -> list[TechniqueSpec]:
     """bm25, dense, every server fusion the cluster has, client-rrf, each fusion only the client runs
-    (``client-dbsf``), hybrid-adaptive; then +rerank /
+    (``client-dbsf``), hybrid-adaptive (the product's default, :func:`product_default`, is one of these rows on
+    every cluster); then +rerank /
     +mmr (MMR in the client; ``dense+server-mmr``: the k-NN plugin's, where the cluster runs it) /
     +collapse (one hit per document) variants."""
     base = [TechniqueSpec("bm25", Technique.BM25), TechniqueSpec("dense", Technique.DENSE)]
     base += [TechniqueSpec(f"hybrid-{f.name}", Technique.HYBRID, f) for f in caps.fusions(tuple(weights))]
     base.append(TechniqueSpec("client-rrf", Technique.CLIENT_RRF, RRF()))
     base += [TechniqueSpec(f"client-{f.name}", Technique.CLIENT, f) for f in client_only()]  # DBSF: no server runs it
-    if policy is not None and caps.supports(ScoreNormalization())[0]:
+    # The adaptive rows on every cluster: a search runs the policy's weights on the server where it can fuse them,
+    # else in the client with the server's formula (Elasticsearch without the linear retriever), and so does its row.
+    if policy is not None:
         if caps.z_score and policy.normalization == "auto":
             # Both forms of the policy, each explicit (the selection chooses between them from these rows,
             # adapter.fusion.choice.defaults): on z_score (hybrid-adaptive), and on min_max, what 2.19 runs.
@@ -441,6 +444,8 @@ def run_eval(
         progress,
     )
     check(settings, dataset, tune_split)
+    # A row no cluster of this kind runs is refused before the index is made and the corpus embedded (minutes).
+    chosen_specs(cluster.probe(), settings, reranker=reranker is not None, tune_split=tune_split)
     if analyzer is None:
         live = None if fresh else layout_alias(alias, text_layout)
         settings = replace(settings, analyzer=eval_analysis(cluster, dataset, live, use_titles=use_titles).analyzer)
@@ -569,7 +574,8 @@ def chosen_specs(
     if settings.available_only:  # the subset this cluster runs (hybrid-rrf, say, is not on every cluster)
         wanted, unknown = [t for t in wanted if t in known or t in extra], []
     if unknown or not wanted:
-        raise InputError(f"unknown techniques {unknown}; available here: {', '.join([*known, *sorted(extra)])}")
+        what = f"unknown techniques: {', '.join(map(repr, unknown))}" if unknown else "none of the techniques runs here"
+        raise InputError(f"{what}; {caps.engine} {caps.version} runs {', '.join([*known, *sorted(extra)])}")
     return [known[t] for t in wanted if t in known]
 
 
@@ -667,7 +673,7 @@ def settings_json(opened: Opened, *, parity: dict[str, int] | None, seconds: flo
         "text_layout": s.text_layout,
         "layouts": opened.layout_trials,
         "calibration": opened.calibration.to_meta() if opened.calibration else None,
-        "default_technique": _default_technique(caps),
+        "default_technique": product_default(caps),
         "engine": caps.engine,
         "version": caps.version,
         "opensearch": caps.version,
@@ -679,9 +685,10 @@ def settings_json(opened: Opened, *, parity: dict[str, int] | None, seconds: flo
     }
 
 
-def _default_technique(caps: Capabilities) -> str | None:
+def product_default(caps: Capabilities) -> str | None:
     """The product's default row on this kind of cluster, as measured (None before the first
-    measurement is packaged, or where nothing was measured for this kind)."""
+    measurement is packaged, or where nothing was measured for this kind): the name of the
+    :func:`standard_techniques` row that runs it as a search on this cluster does."""
     try:
         row = default_technique(engine_named(caps.engine).placement.kind(caps))
     except AssetError:

@@ -1,7 +1,9 @@
 import json
+from dataclasses import replace
 
 import pytest
 
+from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.errors import InputError
 from adapter.evaluation import (
@@ -13,9 +15,11 @@ from adapter.evaluation import (
     format_table,
     standard_techniques,
 )
+from adapter.evaluation.run import product_default
 from adapter.evaluation.tune import candidates
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.fusion.choice.advise import advise, verdict
+from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy
 from adapter.search.results import Technique
 from tests.support.extras import requires_extra
 
@@ -80,6 +84,29 @@ def test_standard_techniques_follow_the_cluster():
     assert "hybrid-min_max-harmonic_mean" in names and "hybrid-rrf" in names and "client-rrf" in names
     assert not any("z_score" in n for n in names)
     assert "hybrid-rrf+mmr" in names and not any("rerank" in n for n in names)
+
+
+@pytest.mark.parametrize(
+    "caps",
+    [
+        opensearch_capabilities("3.6.0"),
+        opensearch_capabilities("2.19.1"),
+        opensearch_capabilities("3.6.0", neural_search=False),
+        elasticsearch_capabilities("9.2.4", modules=()),  # the integ-test zip: no retrievers, fused in the client
+        elasticsearch_capabilities("9.2.4", license="trial"),
+    ],
+    ids=["opensearch-3.6", "opensearch-2.19", "no-neural-search", "elasticsearch-basic", "elasticsearch-trial"],
+)
+def test_the_product_default_is_a_row_on_every_cluster(caps):
+    """Issue 39: eval named the default (hybrid-adaptive) on Elasticsearch but ran no such row, so its regret
+    compared nothing."""
+    default = product_default(caps)
+    specs = {s.name: s for s in standard_techniques(caps)}
+    assert default is not None and default in specs
+    fusion = specs[default].fusion
+    assert specs[default].technique is Technique.HYBRID and isinstance(fusion, AdaptivePolicy)
+    assert replace(fusion, normalization=DEFAULT_POLICY.normalization, name=DEFAULT_POLICY.name) == DEFAULT_POLICY
+    assert product_default(caps) not in {s.name for s in standard_techniques(caps, policy=None)}
 
 
 def test_rows_say_their_family_so_nothing_is_recognised_by_name():
