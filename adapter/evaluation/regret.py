@@ -42,21 +42,17 @@ class DefaultRegret:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        out = []
-        to_leg = self.best_leg_ndcg - self.ndcg
-        if to_leg > WARN_LOSS:
-            out.append(
-                f"the default ({self.default}, {self.ndcg:.4f}) "
-                f"lost to {self.best_leg} alone ({self.best_leg_ndcg:.4f}) "
-                f"by {to_leg:.4f}{self._noise(to_leg, self.leg_error)}"
-            )
-        if self.regret > WARN_LOSS:
-            out.append(
-                f"the default ({self.default}, {self.ndcg:.4f}) "
-                f"lost to the fixed {self.best_fixed} ({self.best_fixed_ndcg:.4f}) "
-                f"by {self.regret:.4f}{self._noise(self.regret, self.standard_error)}"
-            )
-        return tuple(out)
+        """A line for each rival the default lost to by over WARN_LOSS: the better leg alone, the best fixed fusion."""
+        rivals = (
+            (f"{self.best_leg} alone", self.best_leg_ndcg, self.leg_error),
+            (f"the fixed {self.best_fixed}", self.best_fixed_ndcg, self.standard_error),
+        )
+        return tuple(
+            f"the default ({self.default}, {self.ndcg:.4f}) lost to {rival} ({ndcg:.4f}) "
+            f"by {ndcg - self.ndcg:.4f}{self._noise(ndcg - self.ndcg, error)}"
+            for rival, ndcg, error in rivals
+            if ndcg - self.ndcg > WARN_LOSS
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {
