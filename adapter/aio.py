@@ -139,14 +139,15 @@ class Awaiting:
 class Blocking:
     """An asyncio client as the sync port sees it: each call waits for its coroutine (:func:`wait`);
     namespaces (``indices``, ``transport``...) are wrapped alike; other attributes read through.
-    Its engine is the wrapped client's (:func:`adapter.engines.registry.name_of_client` reads
-    :attr:`async_client`): the bridge itself knows no engine and no client library by name."""
 
-    def __init__(self, target: Any, libraries: frozenset[str] | None = None) -> None:
+    ``namespace`` says which attribute values are namespaces of the client: its engine knows its own
+    library's (:func:`adapter.engines.bridge` builds the bridge); without one, a value whose class has a
+    coroutine method is. Its engine is the wrapped client's (:func:`adapter.engines.registry.name_of_client`
+    reads :attr:`async_client`): the bridge itself knows no engine and no client library."""
+
+    def __init__(self, target: Any, namespace: Callable[[object], bool] | None = None) -> None:
         self._target = target
-        # The packages the client is made of (its classes', its transport's): an attribute of one of them is a
-        # namespace of the client (``indices``, ``transport``), bridged alike. Read off the client: any library's.
-        self._libraries = _libraries_of(target) if libraries is None else libraries
+        self._namespace = namespace or has_coroutine_methods
 
     @property
     def async_client(self) -> Any:
@@ -156,33 +157,36 @@ class Blocking:
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._target, name)
         if inspect.iscoroutinefunction(value) or (callable(value) and inspect.ismethod(value)):
-            return _waiting(value, type(self._target))
-        namespace = type(value).__module__.split(".")[0] in self._libraries
-        if namespace and not isinstance(value, (str, bytes, int, float, dict, list)):
-            return Blocking(value, self._libraries)
+            return _waiting(value, type(self._target), self._namespace)
+        if not isinstance(value, (str, bytes, int, float, dict, list)) and self._namespace(value):
+            return Blocking(value, self._namespace)
         return value
 
 
-def _waiting(method: Callable[..., Any], client_type: type) -> Callable[..., Any]:
+def _waiting(method: Callable[..., Any], client_type: type, namespace: Callable[[object], bool]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         result = method(*args, **kwargs)
         if inspect.isawaitable(result):
             return wait(result)
         # elasticsearch-py's client.options(): a copy of the client, bridged alike
-        return Blocking(result) if isinstance(result, client_type) else result
+        return Blocking(result, namespace) if isinstance(result, client_type) else result
 
     return call
 
 
-def _packages(cls: type) -> frozenset[str]:
-    """The top-level packages of ``cls`` and its bases, less the standard library's and the adapter's own."""
-    found = {c.__module__.split(".")[0] for c in cls.__mro__}
-    return frozenset(found - {"builtins", "abc", "typing", __name__.split(".")[0]})
+_COROUTINE_METHODS: dict[type, bool] = {}  # by class: read once per class, not per attribute read
 
 
-def _libraries_of(client: object) -> frozenset[str]:
-    transport = getattr(client, "transport", None)
-    return _packages(type(client)) | (_packages(type(transport)) if transport is not None else frozenset())
+def has_coroutine_methods(value: object) -> bool:
+    """Whether ``value``'s class (or a base of it, ``object`` aside) defines a coroutine method: a namespace of
+    an asyncio client whose engine said nothing of its library."""
+    cls = type(value)
+    found = _COROUTINE_METHODS.get(cls)
+    if found is None:
+        found = _COROUTINE_METHODS[cls] = any(
+            inspect.iscoroutinefunction(v) for c in cls.__mro__[:-1] for v in vars(c).values()
+        )
+    return found
 
 
 def is_async_client(value: object) -> bool:

@@ -35,6 +35,7 @@ from adapter.errors import ConfigurationError, InputError
 
 if TYPE_CHECKING:
     import adapter.engines.port
+    from adapter.aio import Blocking
     import elasticsearch
     import opensearchpy
     from elasticsearch import Elasticsearch
@@ -97,6 +98,29 @@ def translate_errors(action: str, client: Any = None) -> Iterator[None]:
         raise translated from exc
 
 
+# -- asyncio clients ---------------------------------------------------------------------------------
+
+
+def bridge(client: AsyncRawClient) -> Blocking:
+    """A user's asyncio client as the sync port's client (:class:`adapter.aio.Blocking`): its namespaces are the
+    attributes its client library made (the registered engine's packages: :func:`adapter.engines.registry.library_of`);
+    a client no engine claims is read by its shape. What :class:`~adapter.AsyncSearcher` and
+    :class:`~adapter.AsyncIngestor` put their port over."""
+    from adapter.aio import Blocking
+
+    packages = registry.library_of(client)
+    if not packages:
+        return Blocking(client)
+    return Blocking(client, lambda value: type(value).__module__.split(".")[0] in packages)
+
+
+def open_async_client(engine: str, url: str | None = None, **options: Any) -> AsyncRawClient:
+    """Engine ``engine``'s asyncio client at ``url`` (``AsyncOpenSearch``, ``AsyncElasticsearch``; the ``async``
+    extra), ``options`` as its sync client takes them (credentials, ``verify_certs``, ``timeout``)."""
+    client: AsyncRawClient = registry.connect_async(engine, url, **options)
+    return client
+
+
 # -- connecting -------------------------------------------------------------------------------------
 
 
@@ -148,12 +172,14 @@ __all__ = [
     "HybridRequest",
     "RawClient",
     "SearchPipelines",
+    "bridge",
     "cluster_for",
     "connect",
     "connect_cluster",
     "describe_url",
     "engine_for",
     "engine_name",
+    "open_async_client",
     "open_cluster",
     "recording",
     "translate_errors",

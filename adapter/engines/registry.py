@@ -36,7 +36,8 @@ class EngineEntry:
     engine; engines without one are reached only when named. ``asks``: how the default engine's port
     reads that answer. ``translates`` (``"module:function"``): ``function(exc, action, client)``, its
     client library's exception as the adapter's (None: not one of its exceptions), for code that holds
-    a raw client (:func:`adapter.engines.translate_errors`; a port translates by itself)."""
+    a raw client (:func:`adapter.engines.translate_errors`; a port translates by itself). ``connect_async``
+    (``"module:function"``): its asyncio client at a URL, ``function(url, **options)`` (None: it has none)."""
 
     name: str
     title: str  # for people: "OpenSearch"
@@ -47,6 +48,7 @@ class EngineEntry:
     # "module:function": the GET / answer its port got (None: not asked), to recognise another engine
     asks: str | None = None
     translates: str | None = None
+    connect_async: str | None = None
 
 
 DEFAULT = "opensearch"  # the engine of a client no entry claims, and the one that asks a URL which engine runs there
@@ -103,6 +105,17 @@ def name_of_client(client: Any) -> str:
     return next((e.name for e in _ENTRIES.values() if package in e.client_packages), DEFAULT)
 
 
+def library_of(client: object) -> tuple[str, ...]:
+    """The packages of the registered client library that made ``client`` (its class or a base of it), so the
+    asyncio bridge knows the client's namespaces by them; () where no entry claims it."""
+    for cls in type(client).__mro__:
+        package = cls.__module__.split(".")[0]
+        found = next((e for e in _ENTRIES.values() if package in e.client_packages), None)
+        if found is not None:
+            return found.client_packages
+    return ()
+
+
 def translated(exc: BaseException, action: str, client: Any = None) -> HybridError | None:
     """``exc`` as the adapter's error, by the registered engine whose client library raised it (None: none did)."""
     for found in _ENTRIES.values():
@@ -126,6 +139,14 @@ def connect(name: str, url: str | None, **options: Any) -> Cluster:
         raise ConfigurationError(f"the {found.title} engine does not connect to a URL")
     cluster: Cluster = _function(found.connect)(url, **options)
     return cluster
+
+
+def connect_async(name: str, url: str | None, **options: Any) -> Any:
+    """Engine ``name``'s asyncio client at ``url`` (ConfigurationError: the engine has none)."""
+    found = entry(name)
+    if found.connect_async is None:
+        raise ConfigurationError(f"the {found.title} engine has no asyncio client")
+    return _function(found.connect_async)(url, **options)
 
 
 def root_answer(cluster: Cluster) -> Mapping[str, Any] | None:
@@ -152,6 +173,7 @@ register(
         connect="adapter.engines.opensearch.client:connect_cluster",
         asks="adapter.engines.opensearch.client:root_answer",
         translates="adapter.engines.opensearch.client:translate",
+        connect_async="adapter.engines.opensearch.async_client:connect_async",
     )
 )
 register(
@@ -163,5 +185,6 @@ register(
         connect="adapter.engines.elasticsearch.client:connect_cluster",
         recognises="adapter.engines.elasticsearch.client:recognises",
         translates="adapter.engines.elasticsearch.client:translate_raised",
+        connect_async="adapter.engines.elasticsearch.async_client:connect_elasticsearch_async",
     )
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from adapter import aio
-from adapter.engines import AsyncRawClient
+from adapter.engines import AsyncRawClient, bridge
 from adapter.index.catalog import IndexInfo
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.report import IngestReport
@@ -34,7 +34,7 @@ class AsyncIngestor:
     ) -> AsyncIngestor:
         """An ingestor for the hybrid index behind ``alias``, over ``client`` (an asyncio client)."""
         options.setdefault("progress", False)  # a progress bar is a terminal's, not a service's
-        return cls(await aio.run(Ingestor.open, aio.Blocking(client), alias, embedder, **options))
+        return cls(await aio.run(Ingestor.open, bridge(client), alias, embedder, **options))
 
     @property
     def alias(self) -> str:

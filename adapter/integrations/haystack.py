@@ -62,6 +62,7 @@ from haystack.errors import FilterError  # noqa: E402
 from haystack.utils import Secret, deserialize_secrets_inplace  # noqa: E402
 
 from adapter import aio  # noqa: E402
+from adapter.engines import AsyncRawClient, open_async_client  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.integrations import _aio  # noqa: E402
 from adapter.integrations._ubi import UbiLink, UbiOptIn  # noqa: E402
@@ -111,7 +112,7 @@ class _Parts:
 class _AsyncParts:
     """One event loop's: the asyncio client and the AsyncSearcher / AsyncIngestor over it."""
 
-    client: Any
+    client: AsyncRawClient
     searcher: Any
     ingestor: Any
 
@@ -465,15 +466,9 @@ class HybridDocumentStore:
         )
 
 
-def _async_client(engine: str, url: str | None, credentials: dict[str, Any]) -> Any:
-    """The asyncio client of ``engine`` at ``url``."""
-    if engine == "elasticsearch":
-        from adapter.engines.elasticsearch.async_client import connect_elasticsearch_async
-
-        return connect_elasticsearch_async(url, **credentials)
-    from adapter.engines.opensearch.async_client import connect_async
-
-    return connect_async(url, **credentials)
+def _async_client(engine: str, url: str | None, credentials: dict[str, Any]) -> AsyncRawClient:
+    """The asyncio client of ``engine`` at ``url`` (the registry's: the store names no client library)."""
+    return open_async_client(engine, url, **credentials)
 
 
 def _clause(filters: dict[str, Any] | None, content_field: str = "text") -> Any:

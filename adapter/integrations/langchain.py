@@ -53,7 +53,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar, Union, cast
 
 from adapter._optional import require
 
@@ -79,7 +79,7 @@ T = TypeVar("T")
 LOG = logging.getLogger(__name__)  # a search's notices (fallbacks, partial answers) at WARNING
 
 if TYPE_CHECKING:
-    from adapter.engines import ClusterLike
+    from adapter.engines import AsyncRawClient, ClusterLike
     from adapter.ingest.async_ingestor import AsyncIngestor
     from adapter.ingest.ingestor import Ingestor
     from adapter.models.embedders import Embedder
@@ -496,7 +496,7 @@ class HybridVectorStore(VectorStore):
         embedding: Embeddings | None = None,
         metadatas: list[dict[str, Any]] | None = None,
         *,
-        client: Any = None,
+        client: Optional[Union[ClusterLike, AsyncRawClient]] = None,
         index: str | None = None,
         ids: list[str] | None = None,
         **kwargs: Any,
@@ -506,22 +506,24 @@ class HybridVectorStore(VectorStore):
         :class:`adapter.AsyncIngestor` over it and the texts are added on the event loop (no thread); given a
         sync client, :meth:`from_texts` runs on a worker thread."""
         embedder = _index_embedder(client, index, embedding, "afrom_texts")
-        if not aio.is_async_client(client):
+        if not aio.is_async_client(client):  # read by its shape: sync, it is a ClusterLike
+            sync = cast("ClusterLike", client)
             return await asyncio.to_thread(
-                cls.from_texts, texts, embedding, metadatas, client=client, index=index, ids=ids, **kwargs
+                cls.from_texts, texts, embedding, metadatas, client=sync, index=index, ids=ids, **kwargs
             )
         from adapter.ingest.async_ingestor import AsyncIngestor
         from adapter.search.async_searcher import AsyncSearcher
 
-        searcher = await AsyncSearcher.open(client, str(index), embedder)
+        native = cast("AsyncRawClient", client)
+        searcher = await AsyncSearcher.open(native, str(index), embedder)
         store = cls(
-            searcher, await AsyncIngestor.open(client, str(index), embedder or searcher.searcher.embedder), **kwargs
+            searcher, await AsyncIngestor.open(native, str(index), embedder or searcher.searcher.embedder), **kwargs
         )
         await store.aadd_texts(texts, metadatas, ids=ids)
         return store
 
 
-def _index_embedder(client: Any, index: str | None, embedding: Any, method: str) -> Any:
+def _index_embedder(client: object, index: str | None, embedding: Any, method: str) -> Any:
     """The adapter embedder ``embedding`` wraps (``None``: the one the index records), after checking the arguments."""
     if client is None or not index:
         raise InputError(

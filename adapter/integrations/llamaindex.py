@@ -70,6 +70,7 @@ from llama_index.core.vector_stores.types import (  # noqa: E402
 )
 from pydantic import ConfigDict, PrivateAttr  # noqa: E402
 
+from adapter import aio  # noqa: E402
 from adapter.engines import AsyncRawClient, ClusterLike  # noqa: E402
 from adapter.engines.dsl import Clause  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
@@ -531,9 +532,11 @@ class HybridVectorStore(BasePydanticVectorStore):
         return await self._read(HybridVectorStore.query, query, **kwargs)
 
     @property
-    def client(self) -> Any:
-        """The raw client under the searcher's port (LlamaIndex's vector-store interface asks for one)."""
-        return getattr(self.searcher.cluster, "client", self.searcher.cluster)
+    def client(self) -> ClusterLike | aio.Blocking:
+        """The raw client under the searcher's port (LlamaIndex's vector-store interface asks for one): the user's
+        sync client, the port where it has none, or the bridge over an asyncio client."""
+        client: ClusterLike | aio.Blocking = getattr(self.searcher.cluster, "client", self.searcher.cluster)
+        return client
 
     @property
     def embed_model(self) -> AdapterEmbedding:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, Concatenate, ParamSpec, TypeVar
 
 from adapter import aio
-from adapter.engines import AsyncRawClient, Engine
+from adapter.engines import AsyncRawClient, Engine, bridge
 from adapter.index.catalog import IndexInfo
 from adapter.models.embedders import Embedder
 from adapter.search.searcher import Searcher
@@ -56,13 +56,14 @@ class AsyncSearcher:
     ) -> AsyncSearcher:
         """A searcher for the hybrid index behind ``alias``, over ``client`` (an asyncio client): reads
         the index and probes the cluster, as :meth:`Searcher.open` does."""
-        searcher = await aio.run(Searcher.open, aio.Blocking(client), alias, embedder, engine=engine, **options)
+        searcher = await aio.run(Searcher.open, bridge(client), alias, embedder, engine=engine, **options)
         return cls(searcher)
 
     @property
-    def client(self) -> Any:
+    def client(self) -> AsyncRawClient:
         """The asyncio client."""
-        return getattr(self.searcher.cluster, "client").async_client  # the port's client: a Blocking bridge
+        client: AsyncRawClient = getattr(self.searcher.cluster, "client").async_client  # the port's: a Blocking bridge
+        return client
 
     @property
     def alias(self) -> str:
