@@ -9,7 +9,7 @@ from adapter.errors import InputError
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import SourceDoc
 from adapter.testing import FakeClient, bulk_actions, bulk_answer
-from tests.unit.search.test_shell import FP, UnitEmbedder
+from tests.support.embedders import FP, UnitEmbedder
 
 pytestmark = pytest.mark.unit
 INFO = IndexInfo("docs", "docs-v1", FP)

@@ -15,7 +15,8 @@ from adapter.testing import FakeClient
 from adapter.fusion.base import FusedBy
 from adapter.search.results import Technique
 from tests.support.pages import page_answer
-from tests.unit.search.test_shell import CAPS_2, FP, UnitEmbedder, hits, pipelines
+from tests.support.embedders import FP, UnitEmbedder
+from tests.unit.search.test_shell import CAPS_2, hits, pipelines
 
 CHECK = FastPathCheck(
     "min_max-arithmetic_mean", 100, 10, 200, 200, 40.0, 30.0, CAPS_2.version, "2026-12-02T18:00:00Z", 200, 1

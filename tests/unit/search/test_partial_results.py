@@ -9,7 +9,6 @@ The short collapsed page met on the real 3.6.0 node is tests/integration/test_pa
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
@@ -17,20 +16,18 @@ from adapter.errors import PartialResultError
 from adapter.fusion import RRF
 from adapter.fusion.choice.policy import AdaptivePolicy
 from adapter.index.catalog import IndexInfo
-from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.search import Searcher, assemble
 from adapter.search.page import COLLAPSE_GROUPS, Collapse, SearchOptions
 from adapter.testing import FakeClient, Reply
 from adapter.errors import InputError
 from tests.support.extras import requires_extra
+from tests.support.embedders import FP, VECTOR, UnitEmbedder
 
 pytestmark = pytest.mark.unit
 
-FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
 INFO = IndexInfo("docs", "docs-v1", FP, text_fields=("text",), query_fields=("text",))
 CAPS_2 = opensearch_capabilities("2.19.1")
 CAPS_3 = opensearch_capabilities("3.6.0")
-VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
 STRICT = SearchOptions(allow_partial_results=False)
 FAILURE = {
     "shard": 1,
@@ -47,15 +44,6 @@ STORED = {
         }
     ]
 }
-
-
-class UnitEmbedder:
-    fingerprint = FP
-    dimension = 4
-    normalized = True
-
-    def embed_query(self, text):
-        return VECTOR
 
 
 @pytest.fixture(autouse=True)

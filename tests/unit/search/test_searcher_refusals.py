@@ -19,7 +19,8 @@ INFO = IndexInfo("docs", "docs-v1", FP)
 def paged_searcher(answers):
     from adapter.search import Searcher
 
-    from tests.unit.search.test_shell import UnitEmbedder, pipelines
+    from tests.support.embedders import UnitEmbedder
+    from tests.unit.search.test_shell import pipelines
     from adapter.fusion import ScoreNormalization
 
     client = FakeClient({"* /_search/pipeline/*": pipelines(ScoreNormalization()), **answers})

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pytest
 
 from adapter.index.init import init_index
@@ -23,31 +22,15 @@ from adapter.search import Searcher
 from adapter.ingest.sources import SourceDoc
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient, Reply, bulk_actions, bulk_answer
-from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.fusion.base import FusedBy
 from adapter.search.results import Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
+from tests.support.embedders import FP, UnitEmbedder
 
-FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
 INFO = IndexInfo("docs", "docs-v1", FP)
 CAPS_2 = opensearch_capabilities("2.19.1")
 CAPS_3 = opensearch_capabilities("3.6.0")
 NAMES = IndexNames("docs")
-VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
-
-
-class UnitEmbedder:
-    """Fixed 4-d unit vectors: enough for request building, no model."""
-
-    fingerprint = FP
-    dimension = 4
-    normalized = True
-
-    def embed_documents(self, texts):
-        return np.tile(VECTOR, (len(texts), 1))
-
-    def embed_query(self, text):
-        return VECTOR
 
 
 def pipeline(fusion) -> dict:

@@ -17,15 +17,13 @@ from adapter.engines.opensearch import OPENSEARCH
 from adapter.fusion import ScoreNormalization
 from adapter.search import Searcher
 from adapter.testing import FakeClient, Reply
-from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.fusion.base import FusedBy
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
+from tests.support.embedders import FP, UnitEmbedder
 
 pytestmark = pytest.mark.unit
 
-FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
 CAPS = opensearch_capabilities("2.19.1")
-VECTOR = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
 NODE = {
     "GET /": {"cluster_uuid": "unit-adaptive", "version": {"number": "2.19.1", "distribution": "opensearch"}},
     "GET /_nodes*": {
@@ -34,15 +32,6 @@ NODE = {
         }
     },
 }
-
-
-class UnitEmbedder:
-    fingerprint = FP
-    dimension = 4
-    normalized = True
-
-    def embed_query(self, text):
-        return VECTOR
 
 
 def hits(*pairs) -> dict:

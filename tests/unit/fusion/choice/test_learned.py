@@ -24,23 +24,12 @@ from adapter.index.catalog import IndexInfo
 from adapter.search import Searcher
 from tests.support.pages import page_answer
 from adapter.testing import FakeClient
-from adapter.models.fingerprint import EmbeddingFingerprint
 from adapter.fusion.base import FusedBy
 from adapter.search.results import Technique
 from tests.support.extras import requires_extra
+from tests.support.embedders import FP, UnitEmbedder
 
 pytestmark = pytest.mark.unit
-
-FP = EmbeddingFingerprint("test/unit", "test:unit", "abc", 4, True)
-
-
-class UnitEmbedder:
-    fingerprint = FP
-    dimension = 4
-    normalized = True
-
-    def embed_query(self, text):
-        return np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
 
 
 BM25 = [("a", 9.0), ("b", 6.0), ("c", 3.0)]
