@@ -26,6 +26,7 @@ from adapter.fusion.base import FusedBy
 from adapter.search.results import Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from tests.support.embedders import FP, UnitEmbedder
+from tests.support.existing_index import existing_index
 
 INFO = IndexInfo("docs", "docs-v1", FP)
 CAPS_2 = opensearch_capabilities("2.19.1")
@@ -341,7 +342,6 @@ def _init_client(stored_weights, live_default="docs-min_max-arithmetic_mean"):
     names_stored = {}
     for fusion in CAPS_2.fusions(stored_weights):
         names_stored[f"docs-{fusion.name}"] = OPENSEARCH.render_pipeline(fusion, CAPS_2)
-    components = OPENSEARCH.render_components(NAMES, spec)
     live_mapping = OPENSEARCH.render_mapping(NAMES, spec)
 
     def perform(call):
@@ -363,35 +363,8 @@ def _init_client(stored_weights, live_default="docs-min_max-arithmetic_mean"):
                     }
                 }
             },
-            "HEAD /[!_]*": True,
-            "HEAD */_alias*": True,
-            "GET */_alias*": {"docs-v1": {"aliases": {"docs": {}}}},
-            "GET /docs-v1": {
-                "docs-v1": {
-                    "mappings": live_mapping,
-                    "settings": {
-                        "index": {
-                            "number_of_shards": "1",
-                            "search": {"default_pipeline": live_default},
-                            **{k: v for k, v in components["docs-text"]["template"]["settings"].items()},
-                        }
-                    },
-                }
-            },
+            **existing_index(spec, mapping=live_mapping, default_pipeline=live_default, pipelines=perform),
             "PUT */_settings": {"acknowledged": True},
-            "GET /_component_template/*": lambda call: {
-                "component_templates": [
-                    {
-                        "name": call.path.rsplit("/", 1)[-1],
-                        "component_template": components[call.path.rsplit("/", 1)[-1]],
-                    }
-                ]
-            },
-            "GET /_index_template/*": lambda call: {
-                "index_templates": [{"name": "docs", "index_template": OPENSEARCH.render_index_template(NAMES, spec)}]
-            },
-            "* /_search/pipeline/*": perform,
-            "GET /_cluster/health*": {"status": "green", "timed_out": False},
         }
     )
 

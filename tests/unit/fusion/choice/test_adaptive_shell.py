@@ -20,6 +20,7 @@ from adapter.testing import FakeClient, Reply
 from adapter.fusion.base import FusedBy
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from tests.support.embedders import FP, UnitEmbedder
+from tests.support.existing_index import existing_index
 
 pytestmark = pytest.mark.unit
 
@@ -206,10 +207,8 @@ def test_calibration_is_stored_with_the_index_and_sets_its_adaptive_pipeline():
 
 def test_init_with_an_adaptive_default_keeps_the_calibration_and_its_weights():
     spec = IndexSpec(FP, default_fusion="adaptive")
-    names = IndexNames("docs")
-    components = OPENSEARCH.render_components(names, spec)
     calibrated = {**spec.meta, "adaptive": {"calibration": Calibration(0.39, 1000, coverage=0.3).to_meta()}}
-    live_mapping = {**OPENSEARCH.render_mapping(names, spec), "_meta": calibrated}
+    live_mapping = {**OPENSEARCH.render_mapping(IndexNames("docs"), spec), "_meta": calibrated}
     stored = {}
 
     def perform(call):
@@ -220,37 +219,7 @@ def test_init_with_an_adaptive_default_keeps_the_calibration_and_its_weights():
         return {"acknowledged": True}
 
     client = FakeClient(
-        {
-            **NODE,
-            "HEAD /[!_]*": True,
-            "HEAD */_alias*": True,
-            "GET */_alias*": {"docs-v1": {"aliases": {"docs": {}}}},
-            "GET /docs-v1": {
-                "docs-v1": {
-                    "mappings": live_mapping,
-                    "settings": {
-                        "index": {
-                            "number_of_shards": "1",
-                            "search": {"default_pipeline": "docs-adaptive"},
-                            **components["docs-text"]["template"]["settings"],
-                        }
-                    },
-                }
-            },
-            "GET /_component_template/*": lambda call: {
-                "component_templates": [
-                    {
-                        "name": call.path.rsplit("/", 1)[-1],
-                        "component_template": components[call.path.rsplit("/", 1)[-1]],
-                    }
-                ]
-            },
-            "GET /_index_template/*": lambda call: {
-                "index_templates": [{"name": "docs", "index_template": OPENSEARCH.render_index_template(names, spec)}]
-            },
-            "* /_search/pipeline/*": perform,
-            "GET /_cluster/health*": {"status": "green"},
-        }
+        {**NODE, **existing_index(spec, mapping=live_mapping, default_pipeline="docs-adaptive", pipelines=perform)}
     )
     report = init_index(client, "docs", spec, engine=OPENSEARCH)
     assert report.default_pipeline == "docs-adaptive"
