@@ -1,8 +1,9 @@
 #!/bin/bash
 # Issue 39 (docs/EVALUATION.md, "The analyzer and embedder chosen from the documents"): one labelled set's default row,
 # hybrid eval with no --analyzer / --embedder and with each hand-chosen pair, under nice; run from the repository root:
-#   OPENSEARCH_URL=... [ROW=hybrid-adaptive] scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
-# (ROW: the default row's technique; hybrid-adaptive on OpenSearch 2.19, where the default fusion is not min_max-named)
+#   OPENSEARCH_URL=... [ROW=hybrid-adaptive] [PREFIX=ac] scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
+# (ROW: the default row's technique; hybrid-adaptive on OpenSearch 2.19 and Elasticsearch, where the default fusion is
+# not min_max-named; PREFIX: of the eval indexes' names; the URL may be an Elasticsearch node's: eval reads the engine)
 # then: .venv/bin/python scripts/study_analysis_choice.py --reports out/analysis-choice/reports
 set -u
 : "${OPENSEARCH_URL:?the cluster to measure on}"
@@ -11,7 +12,7 @@ OUT=${OUT:-out/analysis-choice}; mkdir -p "$OUT"; ROOT=$(pwd); cd "$OUT"
 H=$ROOT/.venv/bin/hybrid
 run() { # tag, flags...
   tag=$1; shift
-  idx="ac-$name-$tag"
+  idx="${PREFIX:-ac}-$name-$tag"
   start=$(date +%s)
   nice -n 19 $H eval --dataset "$path" --index "$idx" --techniques bm25,dense,${ROW:-hybrid-adaptive-min_max} \
      --cache emb.sqlite --json "json/$name-$tag.json" --report "reports/$name-$tag" -q $extra "$@" > "logs/$name-$tag.log" 2>&1
@@ -27,7 +28,8 @@ clean() { # what the eval left on the cluster: <idx>-combined-v1 and its templat
     names=$(curl -s "$OPENSEARCH_URL/$kind/$1-*" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(t["name"] for v in d.values() for t in v))')
     for t in $names; do curl -s -XDELETE "$OPENSEARCH_URL/$kind/$t" > /dev/null; done
   done
-  names=$(curl -s "$OPENSEARCH_URL/_search/pipeline/$1-*" | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)))')
+  # search pipelines: OpenSearch only (Elasticsearch answers an error object, whose keys are no pipelines)
+  names=$(curl -s "$OPENSEARCH_URL/_search/pipeline/$1-*" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("" if "error" in d else " ".join(d))')
   for p in $names; do curl -s -XDELETE "$OPENSEARCH_URL/_search/pipeline/$p" > /dev/null; done
 }
 mkdir -p json logs reports

@@ -90,6 +90,20 @@ def test_without_analysis_common_a_language_needs_its_dictionary():
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize("support", [FULL, PLAIN, NO_COMMON], ids=["full", "plain", "elasticsearch-integ-test"])
+def test_the_rule_picks_only_what_the_cluster_renders(support):
+    """Issue 39 on Elasticsearch's integ-test node (no analysis-common: no language analyzers, no asciifolding):
+    whatever the documents' language, or a mix, the rule's analyzer renders there (no ConfigurationError)."""
+    from adapter.index.language import LANGUAGE_ANALYZERS
+
+    for language in [*LANGUAGE_ANALYZERS, "uk", "xx"]:
+        for languages in (_languages(**{language: 30}), _languages(**{language: 15, "en": 15})):
+            choice = choose(languages, support)
+            text_analysis(choice.analyzer, support)  # raises where the cluster lacks what it needs
+            assert choice.embedder == MULTILINGUAL_EMBEDDER
+
+
+@pytest.mark.unit
 def test_no_analyzer_for_the_language_says_so():
     choice = choose(_languages(uk=30), FULL)  # Ukrainian: no built-in analyzer
     assert choice.analyzer == "icu_folding" and "no analyzer for Ukrainian" in choice.why
