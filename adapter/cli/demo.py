@@ -20,6 +20,8 @@ from adapter.errors import InputError
 if TYPE_CHECKING:
     from adapter.engines import Cluster
     from adapter.index.language import AnalysisChoice
+    from adapter.local.config import NodeStatus
+    from adapter.search import Searcher
 
 SAMPLE = "support_es.jsonl"  # the seed's Spanish support documents, packaged in adapter/data
 
@@ -49,7 +51,6 @@ def run(args: argparse.Namespace) -> int:
 
 def run_demo(*, url: str | None = None, index: str = "demo-support", port: int | None = None) -> int:
     from adapter.engines import open_cluster
-    from adapter.admin.calibrate import calibrate_index
     from adapter.fusion.choice.defaults import default_fusion_name, default_layout
     from adapter.index.assets import IndexSpec
     from adapter.index.init import init_index
@@ -60,12 +61,7 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
     from adapter.models.embedders import load_embedder
     from adapter.search import Searcher
 
-    node = None
-    if url is None:
-        from adapter.local import LocalNode, NodeConfig
-
-        node = LocalNode(NodeConfig(port=port), log=lambda m: print(m, file=sys.stderr)).up()
-        url = node.url
+    url, node = _node_url(url, port)
     print(f"== OpenSearch at {url}")
     cluster = open_cluster(url, engine="opensearch")  # the demo runs on OpenSearch (its own node, or the one at --url)
     sample = resources.files("adapter") / "data" / SAMPLE
@@ -93,7 +89,27 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
         f"== ingested {ingest.documents} documents ({ingest.embedded} embedded, {ingest.cache_hits} from cache), "
         f"{ingest.failed} failures"
     )
-    # Adaptive fusion's corpus prior: how BM25 matches typical queries of this index (texts only, no judgments).
+    _calibrate(cluster, index)
+    searcher = Searcher.open(cluster, index, embedder)
+    _search_examples(searcher)
+    print_next_steps(str(url), index, node)
+    return 0
+
+
+def _node_url(url: str | None, port: int | None) -> tuple[str | None, NodeStatus | None]:
+    """The cluster's URL: the one given, else a local node's, started (or found running) on ``port``."""
+    if url is not None:
+        return url, None
+    from adapter.local import LocalNode, NodeConfig
+
+    node = LocalNode(NodeConfig(port=port), log=lambda m: print(m, file=sys.stderr)).up()
+    return node.url, node
+
+
+def _calibrate(cluster: Cluster, index: str) -> None:
+    """Adaptive fusion's corpus prior: how BM25 matches typical queries of this index (texts only, no judgments)."""
+    from adapter.admin.calibrate import calibrate_index
+
     with resources.as_file(resources.files("adapter") / "data" / "support_es_queries.txt") as path:
         report = calibrate_index(cluster, index, path.read_text(encoding="utf-8").splitlines(), source=path.name)
     coverage = report.calibration.coverage
@@ -102,7 +118,10 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
         + (f": {coverage:.0%} of a query's terms are in the index" if coverage is not None else "")
         + f"; default weights bm25 {report.weights[0]:.2f} / dense {report.weights[1]:.2f}"
     )
-    searcher = Searcher.open(cluster, index, embedder)
+
+
+def _search_examples(searcher: Searcher) -> None:
+    """The seed's two queries by each technique, the hybrid one explained."""
     for query in ("error E-4012", "¿cómo devuelvo un pedido?"):
         for technique in ("bm25", "dense", "hybrid"):
             print(f"\n== {technique}: {query}")
@@ -110,8 +129,6 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
                 searcher.search(query, technique=technique, k=3, explain=technique == "hybrid"),
                 explain=technique == "hybrid",
             )
-    print_next_steps(str(url), index, node)
-    return 0
 
 
 def demo_analysis(cluster: Cluster, index: str, texts: Iterable[str], *, source: str) -> tuple[AnalysisChoice, bool]:
