@@ -36,18 +36,20 @@ them over one read of the cluster and one plan. Rollback and prune: :mod:`adapte
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
-from adapter.admin.build import copy_entries, prepare_target, read_source
-from adapter.admin.checkpoint import Phase, resume_or_start
+from adapter.admin.build import Run, copy_entries, prepare_target, read_source
+from adapter.admin.checkpoint import Checkpoint, Phase, resume_or_start
 from adapter.admin.gate import Gate, GateResult, passed_gate
 from adapter.admin.planning import plan_live
 from adapter.admin.reembed import Counts
 from adapter.admin.switch import freeze_and_swap
 from adapter.admin.sync import Sync
 from adapter.engines import Cluster, ClusterLike, Engine, cluster_for
+from adapter.index import scan
 from adapter.index.catalog import IndexInfo
 from adapter.index.plan import Desired
 from adapter.models.cache import EmbeddingCache
@@ -107,25 +109,105 @@ def reindex(
     caps, live = read_source(cluster, desired)  # the cluster read once: the checkpoint and the plan use it
     ckpt, finished = resume_or_start(cluster, desired, live, checkpoint, log)
     if finished:
-        return MigrationReport(
-            desired.alias,
-            ckpt.source,
-            ckpt.target,
-            sync_count(cluster, ckpt.target),
-            swapped=False,
-            seconds={"total": time.perf_counter() - t0},
-        )
+        return _finished(cluster, desired, ckpt, t0)
     planned, rendered = plan_live(desired, live, caps, cluster.engine)
     run = prepare_target(cluster, desired, live, planned, rendered, ckpt, force=force, log=log)
-    resumed_after, counts, seconds = ckpt.copied, Counts(), {}
+    resumed_after, counts = ckpt.copied, Counts()
+    seconds: dict[str, float] = {}
 
-    t = time.perf_counter()  # 2. copy
-    copied = copy_entries(run, ckpt, embedder, cache, counts, batch=batch, progress=progress, log=log)
-    seconds["copy"] = time.perf_counter() - t
+    with _timed(seconds, "copy"):  # 2. copy
+        copied = copy_entries(run, ckpt, embedder, cache, counts, batch=batch, progress=progress, log=log)
+    with _timed(seconds, "catch_up"):  # 3. catch up
+        ckpt.at(Phase.CATCH_UP)
+        sync = _catch_up(cluster, run, embedder, cache, counts)
+        sync.until_quiet(batch, max_passes, log)
+    result = None  # 4. gate
+    if gate is not None:
+        with _timed(seconds, "gate"):
+            old_embedder = embedder if run.reuse else source_embedder or load_source_embedder(run.source_info, allowed)
+            result = passed_gate(
+                cluster, gate, desired.alias, old=(run.source, old_embedder), new=(run.target, embedder), log=log
+            )
 
-    t = time.perf_counter()  # 3. catch up
-    ckpt.at(Phase.CATCH_UP)
-    sync = Sync(
+    check = None  # 5. swap
+    if swap:
+        check, seconds["write_block"] = _swap(cluster, sync, desired.alias, run, batch, ckpt, log)
+    seconds["total"] = time.perf_counter() - t0
+    steps = _Steps(copied, resumed_after, counts, sync, result, seconds)
+    return _report(cluster, desired.alias, run, check, steps, swapped=swap)
+
+
+def _swap(
+    cluster: Cluster, sync: Sync, alias: str, run: Run, batch: int, ckpt: Checkpoint, log: Callable[[str], None]
+) -> tuple[scan.Comparison, float]:
+    """The alias moved to the new version under a write block (:func:`freeze_and_swap`), said in one line."""
+    check, write_block = freeze_and_swap(cluster, sync, alias, batch, ckpt, log)
+    log(
+        f"alias {alias}: {run.source} -> {run.target} ({check.source_count} entries, checksum "
+        f"{check.source_checksum[:16]}); {run.source} is kept, write-blocked, until `hybrid prune {alias}`"
+    )
+    return check, write_block
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """What each step of a run did, for its report."""
+
+    copied: int
+    resumed_after: int
+    counts: Counts
+    sync: Sync
+    gate: GateResult | None
+    seconds: dict[str, float]
+
+
+def _report(
+    cluster: Cluster, alias: str, run: Run, check: scan.Comparison | None, steps: _Steps, *, swapped: bool
+) -> MigrationReport:
+    """The run's report: the entries and checksum of the check at the swap (without a swap, the target counted)."""
+    return MigrationReport(
+        alias,
+        run.source,
+        run.target,
+        check.source_count if check else sync_count(cluster, run.target),
+        copied=steps.copied,
+        resumed_after=steps.resumed_after,
+        embedded=steps.counts.embedded,
+        from_cache=steps.counts.from_cache,
+        reused=steps.counts.reused,
+        caught_up=steps.sync.copied,
+        deleted=steps.sync.deleted,
+        passes=steps.sync.passes,
+        checksum=check.source_checksum if check else "",
+        swapped=swapped,
+        gate=steps.gate,
+        seconds=steps.seconds,
+    )
+
+
+@contextmanager
+def _timed(seconds: dict[str, float], step: str) -> Iterator[None]:
+    """``seconds[step]``: how long the block took (left out when it raised: the run stops there)."""
+    t = time.perf_counter()
+    yield
+    seconds[step] = time.perf_counter() - t
+
+
+def _finished(cluster: Cluster, desired: Desired, ckpt: Checkpoint, t0: float) -> MigrationReport:
+    """The report of a migration its checkpoint says is done (a run again after the swap): nothing more to do."""
+    return MigrationReport(
+        desired.alias,
+        ckpt.source,
+        ckpt.target,
+        sync_count(cluster, ckpt.target),
+        swapped=False,
+        seconds={"total": time.perf_counter() - t0},
+    )
+
+
+def _catch_up(cluster: Cluster, run: Run, embedder: Embedder, cache: EmbeddingCache | None, counts: Counts) -> Sync:
+    """The catch-up from the live index to the new one: the new model, the copy's layout and its reuse of vectors."""
+    return Sync(
         cluster,
         run.source,
         run.target,
@@ -136,44 +218,6 @@ def reindex(
         run.reuse,
         counts=counts,
         stamp_reused=not run.source_info.stamps_entries,
-    )
-    sync.until_quiet(batch, max_passes, log)
-    seconds["catch_up"] = time.perf_counter() - t
-
-    result = None  # 4. gate
-    if gate is not None:
-        t = time.perf_counter()
-        old_embedder = embedder if run.reuse else source_embedder or load_source_embedder(run.source_info, allowed)
-        result = passed_gate(
-            cluster, gate, desired.alias, old=(run.source, old_embedder), new=(run.target, embedder), log=log
-        )
-        seconds["gate"] = time.perf_counter() - t
-
-    check = None  # 5. swap
-    if swap:
-        check, seconds["write_block"] = freeze_and_swap(cluster, sync, desired.alias, batch, ckpt, log)
-        log(
-            f"alias {desired.alias}: {run.source} -> {run.target} ({check.source_count} entries, checksum "
-            f"{check.source_checksum[:16]}); {run.source} is kept, write-blocked, until `hybrid prune {desired.alias}`"
-        )
-    seconds["total"] = time.perf_counter() - t0
-    return MigrationReport(
-        desired.alias,
-        run.source,
-        run.target,
-        check.source_count if check else sync_count(cluster, run.target),
-        copied=copied,
-        resumed_after=resumed_after,
-        embedded=counts.embedded,
-        from_cache=counts.from_cache,
-        reused=counts.reused,
-        caught_up=sync.copied,
-        deleted=sync.deleted,
-        passes=sync.passes,
-        checksum=check.source_checksum if check else "",
-        swapped=swap,
-        gate=result,
-        seconds=seconds,
     )
 
 
