@@ -314,7 +314,35 @@ def _meta(kind: str) -> dict[str, Any]:
 
 def security_files(creds: Credentials) -> dict[str, str]:
     """The files of ``config/opensearch-security/``: users, roles, mappings, authentication domains."""
-    auth = {
+    return {
+        "config.yml": _yaml(
+            {
+                **_meta("config"),
+                "config": {
+                    "dynamic": {"http": {"anonymous_auth_enabled": False}, "authc": _auth_domains(creds), "authz": {}}
+                },
+            }
+        ),
+        "internal_users.yml": _yaml({**_meta("internalusers"), **_internal_users(creds)}),
+        "roles.yml": _yaml({**_meta("roles"), READER_ROLE: _reader_role()}),
+        "roles_mapping.yml": _yaml(
+            {
+                **_meta("rolesmapping"),
+                "all_access": {"reserved": False, "backend_roles": ["admin"], "users": []},
+                READER_ROLE: {"reserved": False, "users": ["reader", CLIENT_CN], "backend_roles": ["reader"]},
+            }
+        ),
+        "action_groups.yml": _yaml(_meta("actiongroups")),
+        "tenants.yml": _yaml(_meta("tenants")),
+        "nodes_dn.yml": _yaml(_meta("nodesdn")),
+        "allowlist.yml": _yaml({**_meta("allowlist"), "config": {"enabled": False}}),
+        "audit.yml": _yaml({**_meta("audit"), "config": {"enabled": False}}),
+    }
+
+
+def _auth_domains(creds: Credentials) -> dict[str, Any]:
+    """How a request proves who it is: a JWT signed with the generated key, a client certificate, or basic auth."""
+    return {
         "basic_internal_auth_domain": {
             "description": "basic auth against the internal users",
             "http_enabled": True,
@@ -349,7 +377,11 @@ def security_files(creds: Credentials) -> dict[str, str]:
             "authentication_backend": {"type": "noop"},
         },
     }
-    reader = {
+
+
+def _reader_role() -> dict[str, Any]:
+    """The reader role: search and read the hybrid indices, and the cluster calls a search makes; no writes."""
+    return {
         "description": "search and read hybrid indices; no writes",
         "cluster_permissions": [
             "cluster:monitor/main",
@@ -375,42 +407,22 @@ def security_files(creds: Credentials) -> dict[str, str]:
             }
         ],
     }
+
+
+def _internal_users(creds: Credentials) -> dict[str, Any]:
+    """The two internal users, each with the bcrypt hash of its generated password: admin (all access) and reader."""
     return {
-        "config.yml": _yaml(
-            {
-                **_meta("config"),
-                "config": {"dynamic": {"http": {"anonymous_auth_enabled": False}, "authc": auth, "authz": {}}},
-            }
-        ),
-        "internal_users.yml": _yaml(
-            {
-                **_meta("internalusers"),
-                "admin": {
-                    "hash": _hash(creds.admin_password),
-                    "reserved": True,
-                    "backend_roles": ["admin"],
-                    "description": "all_access",
-                },
-                "reader": {
-                    "hash": _hash(creds.reader_password),
-                    "reserved": False,
-                    "description": f"{READER_ROLE}: read only",
-                },
-            }
-        ),
-        "roles.yml": _yaml({**_meta("roles"), READER_ROLE: reader}),
-        "roles_mapping.yml": _yaml(
-            {
-                **_meta("rolesmapping"),
-                "all_access": {"reserved": False, "backend_roles": ["admin"], "users": []},
-                READER_ROLE: {"reserved": False, "users": ["reader", CLIENT_CN], "backend_roles": ["reader"]},
-            }
-        ),
-        "action_groups.yml": _yaml(_meta("actiongroups")),
-        "tenants.yml": _yaml(_meta("tenants")),
-        "nodes_dn.yml": _yaml(_meta("nodesdn")),
-        "allowlist.yml": _yaml({**_meta("allowlist"), "config": {"enabled": False}}),
-        "audit.yml": _yaml({**_meta("audit"), "config": {"enabled": False}}),
+        "admin": {
+            "hash": _hash(creds.admin_password),
+            "reserved": True,
+            "backend_roles": ["admin"],
+            "description": "all_access",
+        },
+        "reader": {
+            "hash": _hash(creds.reader_password),
+            "reserved": False,
+            "description": f"{READER_ROLE}: read only",
+        },
     }
 
 
