@@ -9,6 +9,7 @@ import pytest
 from adapter.engines.connection import resolve_settings
 from adapter.errors import ConfigurationError
 from tests.support.extras import requires_extra
+from tests.support.environment import clean_connection_env
 
 AOSS = "https://abc123def456.eu-west-1.aoss.amazonaws.com"
 DOMAIN = "https://search-docs-x7rt2hzbq3.us-east-2.es.amazonaws.com"
@@ -16,23 +17,7 @@ DOMAIN = "https://search-docs-x7rt2hzbq3.us-east-2.es.amazonaws.com"
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
-    for name in (
-        "OPENSEARCH_URL",
-        "OPENSEARCH_USERNAME",
-        "OPENSEARCH_PASSWORD",
-        "OPENSEARCH_API_KEY",
-        "OPENSEARCH_BEARER_TOKEN",
-        "OPENSEARCH_AWS_REGION",
-        "OPENSEARCH_AWS_SERVICE",
-        "HYBRID_CONFIG",
-        "AWS_REGION",
-        "AWS_DEFAULT_REGION",
-        "AWS_PROFILE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    clean_connection_env(monkeypatch, tmp_path)
 
 
 def test_a_serverless_host_is_signed_for_aoss_in_its_region():

@@ -6,27 +6,14 @@ import pytest
 
 from adapter.engines import connect
 from adapter.errors import ConfigurationError
+from tests.support.environment import clean_connection_env
 
 SECRET = "s3cret-Value_123"
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
-    for name in (
-        "OPENSEARCH_URL",
-        "OPENSEARCH_USERNAME",
-        "OPENSEARCH_PASSWORD",
-        "OPENSEARCH_API_KEY",
-        "OPENSEARCH_BEARER_TOKEN",
-        "OPENSEARCH_CA_CERTS",
-        "OPENSEARCH_CLIENT_CERT",
-        "OPENSEARCH_CLIENT_KEY",
-        "OPENSEARCH_VERIFY_CERTS",
-        "HYBRID_CONFIG",
-        "OPENSEARCH_AWS_REGION",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    clean_connection_env(monkeypatch, tmp_path)
 
 
 def _conn(client):
