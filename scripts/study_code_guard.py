@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from adapter.fusion.choice.policy import DEFAULT_POLICY  # noqa: E402
-from study_default_rule import LegsSet, by_policy, fixed_fusions, fused  # noqa: E402
+from study_default_rule import LegsSet, by_policy, fixed_fusions, fused, how, report, write_report  # noqa: E402
 
 # In the rule's order of preference (K: as shipped).
 CANDIDATES = {
@@ -63,34 +63,10 @@ def cmd_rows(paths: Sequence[str], out: Path, calibrate_on: str = "train") -> No
         s = LegsSet.load(path)
         if calibrate_on == "test":  # what `hybrid eval` without --tune calibrates on (a check beside the rule's rows)
             s = replace(s, sample=s.qids, sample_split="test")
-        by_row = rows(s)
-        d = s.data
-        doc = {
-            "dataset": s.name,
-            "split": "test",
-            "embedder": d["embedder"],
-            "analyzer": d["analyzer"],
-            "text_layout": d["text_layout"],
-            "engine": d["engine"],
-            "version": d["version"],
-            "depth_per_leg": d["depth"],
-            "calibration": s.calibration().to_meta(),
-            "how": "offline: both legs fetched once per query (scripts/fetch_legs.py), fused in Python with the "
-            "server's formulas "
-            "(scripts/study_code_guard.py)",
-            "candidates": {
-                k: {"exact_departure": p.exact_departure, "exact_by_words": p.exact_by_words}
-                for k, p in CANDIDATES.items()
-            },
-            "queries": list(s.qids),
-            "ndcg@10": {r: round(statistics.fmean(v), 4) for r, v in by_row.items()},
-            "per_query_ndcg@10": {r: [round(x, 4) for x in v] for r, v in by_row.items()},
+        candidates = {
+            k: {"exact_departure": p.exact_departure, "exact_by_words": p.exact_by_words} for k, p in CANDIDATES.items()
         }
-        (out / f"{s.name}.json").write_text(json.dumps(doc, ensure_ascii=False) + "\n")
-        print(
-            f"{s.name} ({len(s.qids)} queries): " + ", ".join(f"{k} {v:.4f}" for k, v in doc["ndcg@10"].items()),
-            flush=True,
-        )
+        write_report(report(s, rows(s), how("scripts/study_code_guard.py"), candidates=candidates), out)
 
 
 # -- the rule (pure) ------------------------------------------------------------------------------------

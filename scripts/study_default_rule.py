@@ -172,7 +172,16 @@ def guard_rows(s: LegsSet) -> dict[str, list[float]]:
     return {f"guard-{name}": s.score(by_policy(s, policy, calibration)) for name, policy in GUARDS.items()}
 
 
-def report(s: LegsSet, by_row: Mapping[str, list[float]]) -> dict[str, Any]:
+def how(script: str) -> str:
+    """The report's ``how``: the method every study of the rule shares, and the script that ran it."""
+    return (
+        "offline: both legs fetched once per query (scripts/fetch_legs.py), fused in Python with the server's "
+        f"formulas ({script})"
+    )
+
+
+def report(s: LegsSet, by_row: Mapping[str, list[float]], method: str | None = None, **extra: Any) -> dict[str, Any]:
+    """One set's report: its legs' provenance, ``method`` (default: this script's), ``extra``, the rows' nDCG@10."""
     d = s.data
     return {
         "dataset": s.name,
@@ -184,9 +193,8 @@ def report(s: LegsSet, by_row: Mapping[str, list[float]]) -> dict[str, Any]:
         "version": d["version"],
         "depth_per_leg": d["depth"],
         "calibration": s.calibration().to_meta(),
-        "how": "offline: both legs fetched once per query (scripts/fetch_legs.py), fused in Python with the server's "
-        "formulas "
-        "(scripts/study_default_rule.py); hybrid-rrf and client-rrf in the client's tie order",
+        "how": method or how("scripts/study_default_rule.py") + "; hybrid-rrf and client-rrf in the client's tie order",
+        **extra,
         "queries": list(s.qids),
         "ndcg@10": {row: round(statistics.fmean(v), 4) for row, v in by_row.items()},
         "per_query_ndcg@10": {row: [round(x, 4) for x in v] for row, v in by_row.items()},
@@ -197,12 +205,14 @@ def cmd_rows(paths: Sequence[str], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for path in paths:
         s = LegsSet.load(path)
-        doc = report(s, rows(s))
-        (out / f"{s.name}.json").write_text(json.dumps(doc, ensure_ascii=False) + "\n")
-        print(
-            f"{s.name} ({len(s.qids)} queries): " + ", ".join(f"{k} {v:.4f}" for k, v in doc["ndcg@10"].items()),
-            flush=True,
-        )
+        write_report(report(s, rows(s)), out)
+
+
+def write_report(doc: Mapping[str, Any], out: Path) -> None:
+    """``doc`` as ``<out>/<dataset>.json``, and its rows' nDCG@10 in one line."""
+    (out / f"{doc['dataset']}.json").write_text(json.dumps(doc, ensure_ascii=False) + "\n")
+    means = ", ".join(f"{k} {v:.4f}" for k, v in doc["ndcg@10"].items())
+    print(f"{doc['dataset']} ({len(doc['queries'])} queries): {means}", flush=True)
 
 
 def cmd_signals(paths: Sequence[str]) -> None:
