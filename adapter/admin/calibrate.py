@@ -184,15 +184,18 @@ def measure_relevance(
     *,
     k: int = 10,
     reference: str = "consensus",
+    legs: bool = True,
 ) -> list[RelevanceMap]:
     """Each fusion's relevance map (:mod:`adapter.fusion.relevance`), fitted on the fused scores of the
     hybrid hits of ``queries`` (at most :data:`MAX_RELEVANCE_QUERIES`): with ``reference="consensus"``
     the documents in the top ``k`` of every fusion given (:func:`adapter.fusion.relevance.consensus`:
     the same hits under each), with ``"top"`` each fusion's own top ``k``. ``fusions``: names or
-    fusion objects (default :data:`RELEVANCE_FUSIONS`). Raises :class:`InputError` where the sample
-    gives fewer reference scores than a map needs."""
-    from adapter.fusion import parse_fusion
-    from adapter.fusion.relevance import consensus
+    fusion objects (default :data:`RELEVANCE_FUSIONS`). With ``legs`` (and the consensus), each leg's map
+    too, on its raw scores of the same hits (:class:`adapter.fusion.relevance.LegRelevance`: one more
+    ``_msearch`` of the legs per query). Raises :class:`InputError` where the sample gives fewer reference
+    scores than a map needs."""
+    from adapter.fusion import LEGS, parse_fusion
+    from adapter.fusion.relevance import consensus, consensus_ids, fit_legs, leg_scores
 
     if reference not in ("consensus", "top"):
         raise InputError(f"reference is 'consensus' or 'top', got {reference!r}")
@@ -206,7 +209,10 @@ def measure_relevance(
         if reference == "consensus"
         else {n: [s for hits in runs for _, s in hits] for n, runs in ranked.items()}
     )
-    return [fit_relevance(name, values, reference=reference) for name, values in scores.items()]
+    maps = [fit_relevance(name, values, reference=reference) for name, values in scores.items()]
+    if legs and reference == "consensus":
+        maps += fit_legs(LEGS, leg_scores(consensus_ids(ranked), [searcher.legs(q) for q in texts]))
+    return maps
 
 
 def _fit_relevance(searcher: Searcher, queries: list[str]) -> tuple[tuple[RelevanceMap, ...], tuple[str, ...]]:
@@ -214,12 +220,17 @@ def _fit_relevance(searcher: Searcher, queries: list[str]) -> tuple[tuple[Releva
     from adapter.errors import HybridError
 
     fusions = list(dict.fromkeys([*RELEVANCE_FUSIONS, searcher.state.fusion.name]))
+    notes: tuple[str, ...] = ()
     try:
         maps = measure_relevance(searcher, queries, fusions)
-    except HybridError as exc:  # a calibration does not need the maps: keep it, say why they are missing
-        return (), (f"relevance maps not fitted, so relevances stay each fusion's formula: {exc}",)
+    except HybridError as legs_failed:  # the legs' maps need as many raw scores of each leg: try the fusions' alone
+        try:
+            maps = measure_relevance(searcher, queries, fusions, legs=False)
+        except HybridError as exc:  # a calibration does not need the maps: keep it, say why they are missing
+            return (), (f"relevance maps not fitted, so relevances stay each fusion's formula: {exc}",)
+        notes = (f"the legs' relevance maps not fitted, so relevances come from each fusion's map: {legs_failed}",)
     store_relevance(searcher.cluster, searcher.alias, maps)
-    return tuple(maps), ()
+    return tuple(maps), notes
 
 
 def store_relevance(cluster: Cluster, alias: str, maps: Iterable[RelevanceMap]) -> None:

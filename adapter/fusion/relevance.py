@@ -23,6 +23,15 @@ threshold where a continuous score would slide. ``scripts/measure_relevance.py``
 the shares come on labelled sets (docs/INTEROP.md, Scores).
 
 A fusion without a fitted map falls back to its formula (:meth:`Fusion.relevance`).
+
+**From the legs** (:class:`LegRelevance`, docs/INTEROP.md, Scores). A map of the fused score cannot split
+ties, and the fusions tie different hits. Each leg's raw score (BM25's, the k-NN score) is the same number
+under every fusion, so each leg keeps a map too (fitted on its raw scores of the same consensus hits,
+stored as the map of the pseudo-fusion ``leg:<leg>``), and a hit's base relevance is the mean of the two
+legs' ``P(S_leg <= s)`` (a leg that did not return the hit counts 0): one value per (query, document)
+under every fusion, ties included. :func:`non_increasing` then raises each hit to the largest base at or
+below it in the fusion's list (a hit is at least as relevant as any the fusion ranks below it), so a
+relevance never reorders the fusion's hits.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from adapter.errors import InputError
 
 KNOTS = 21  # quantiles kept per fusion: every 5 %
 MIN_SCORES = 20  # fewer reference scores than this fit nothing
+LEG_PREFIX = "leg:"  # a leg's map is kept as the map of the pseudo-fusion "leg:<leg>" (an older reader skips it)
 
 
 @dataclass(frozen=True)
@@ -110,20 +120,88 @@ def consensus(ranked: Mapping[str, Sequence[Sequence[tuple[str, float]]]]) -> di
     """Each fusion's scores of the hits every fusion agrees on. ``ranked``: fusion name -> one
     ``(id, fused score)`` list per sample query (its top k, the queries in the same order under every
     fusion); for each query, the ids in every fusion's list, and each fusion's score of each of them."""
+    out: dict[str, list[float]] = {n: [] for n in ranked}
+    for q, common in enumerate(consensus_ids(ranked)):
+        for name, runs in ranked.items():
+            scored = dict(runs[q])
+            out[name].extend(scored[doc] for doc in common)
+    return out
+
+
+def consensus_ids(ranked: Mapping[str, Sequence[Sequence[tuple[str, float]]]]) -> list[list[str]]:
+    """For each sample query, the ids in every fusion's list (sorted); ``ranked`` as :func:`consensus` takes it."""
     names = list(ranked)
     if not names:
-        return {}
+        return []
     lengths = {len(ranked[n]) for n in names}
     if len(lengths) != 1:
         raise InputError(
             f"every fusion needs the same sample queries, got {dict((n, len(ranked[n])) for n in names)} lists"
         )
-    out: dict[str, list[float]] = {n: [] for n in names}
-    for q in range(lengths.pop()):
-        scored = {n: dict(ranked[n][q]) for n in names}
-        common = set.intersection(*(set(s) for s in scored.values()))
-        for name in names:
-            out[name].extend(scored[name][doc] for doc in sorted(common))
+    return [
+        sorted(set.intersection(*(set(doc for doc, _ in ranked[n][q]) for n in names))) for q in range(lengths.pop())
+    ]
+
+
+def leg_scores(
+    ids: Sequence[Sequence[str]], legs: Sequence[Sequence[Sequence[tuple[str, float]]]]
+) -> list[list[float]]:
+    """Each leg's raw scores of the given hits: ``ids[q]`` the hits of sample query ``q``, ``legs[q]`` its legs'
+    ranked ``(id, raw score)`` runs (:meth:`adapter.search.Searcher.legs`); a hit a leg did not return gives
+    that leg nothing (its relevance counts 0 there, :meth:`LegRelevance.base`)."""
+    if len(ids) != len(legs):
+        raise InputError(f"one list of legs per sample query, got {len(legs)} for {len(ids)} queries")
+    out: list[list[float]] = []
+    for hits, runs in zip(ids, legs):
+        for leg, run in enumerate(runs):
+            while len(out) <= leg:
+                out.append([])
+            first: dict[str, float] = {}
+            for doc, score in run:
+                first.setdefault(doc, score)
+            out[leg].extend(first[doc] for doc in hits if doc in first)
+    return out
+
+
+@dataclass(frozen=True)
+class LegRelevance:
+    """A hit's relevance from its legs' raw scores: one :class:`RelevanceMap` per leg (fitted on the leg's raw
+    scores of the consensus hits, kept as ``leg:<leg>``), the same under every fusion."""
+
+    maps: tuple[RelevanceMap, ...]  # one per leg, in the legs' order (adapter.fusion.LEGS)
+
+    def base(self, raw_scores: Sequence[float | None]) -> float:
+        """The mean over the legs of ``P(S_leg <= raw score)``; a leg that did not return the hit (None) counts 0."""
+        if len(raw_scores) != len(self.maps):
+            raise InputError(f"one raw score per leg ({len(self.maps)}), got {list(raw_scores)}")
+        return sum(m.relevance(s) if s is not None else 0.0 for m, s in zip(self.maps, raw_scores)) / len(self.maps)
+
+    @classmethod
+    def of(cls, maps: Mapping[str, RelevanceMap], legs: Sequence[str]) -> LegRelevance | None:
+        """The index's leg maps (``maps`` as :func:`maps_from_json` reads them), or None unless every leg has one."""
+        found = [maps.get(leg_map_name(leg)) for leg in legs]
+        return cls(tuple(m for m in found if m is not None)) if all(m is not None for m in found) else None
+
+
+def leg_map_name(leg: str) -> str:
+    """The name a leg's map is kept under in ``_meta.relevance``."""
+    return f"{LEG_PREFIX}{leg}"
+
+
+def fit_legs(legs: Sequence[str], scores: Sequence[Iterable[float]], *, knots: int = KNOTS) -> list[RelevanceMap]:
+    """Each leg's map from its raw scores of the consensus hits (:func:`leg_scores`)."""
+    if len(legs) != len(scores):
+        raise InputError(f"one list of raw scores per leg ({list(legs)}), got {len(scores)}")
+    return [fit(leg_map_name(leg), values, knots=knots, reference="consensus") for leg, values in zip(legs, scores)]
+
+
+def non_increasing(values: Sequence[float]) -> list[float]:
+    """``values`` (in a fusion's order) each raised to the largest value at or after it: non-increasing, so a
+    relevance never reorders the fusion's hits, and a hit is at least as relevant as any it is ranked above.
+    Depends on the list given: a longer page can raise a hit's value (never lower it)."""
+    out = list(values)
+    for i in range(len(out) - 2, -1, -1):
+        out[i] = max(out[i], out[i + 1])
     return out
 
 

@@ -4,8 +4,11 @@ The fused ``score`` stays on its fusion's own scale; ``relevance`` is what a thr
 (the frameworks' ``score_threshold`` / ``similarity_cutoff``, ``hybrid search``'s column). Where
 the index keeps a relevance map for the fusion that ran (``_meta.relevance``,
 :mod:`adapter.fusion.relevance`), the hit's relevance is that map of its score: one meaning under
-every fusion. Else it comes from what produced the score (:data:`FORMULA`). Either way it is
-monotone in the score, so it never reorders a fusion's hits.
+every fusion. Where the index keeps its legs' maps too and every hit of the page carries its legs' raw
+scores (client fusion, an explained search), the relevance comes from those (:data:`LEGS`,
+:class:`adapter.fusion.relevance.LegRelevance`): the same base for a (query, document) under every
+fusion, made non-increasing along the page. Else it comes from what produced the score
+(:data:`FORMULA`). Either way it never reorders a fusion's hits.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-from adapter.fusion import Fusion
+from adapter.fusion import LEGS, Fusion
 from adapter.fusion.base import bounded, clamped
-from adapter.fusion.relevance import RelevanceMap
+from adapter.fusion.relevance import LegRelevance, RelevanceMap, non_increasing
 from adapter.search.results import Hit, Technique
 
+LEGS_MAP = "legs"  # the index's maps of the legs' raw scores (the same under every fusion), made non-increasing
 MAP = "map"  # the index's relevance map for the fusion that ran
 FORMULA = "formula"  # the score's own formula (Fusion.relevance, the k-NN score, s / (1 + s), the logistic)
 
@@ -48,16 +52,39 @@ def with_relevance(
     hits: Sequence[Hit], technique: Technique, fusion: Fusion | None, maps: Mapping[str, RelevanceMap]
 ) -> tuple[tuple[Hit, ...], str]:
     """``hits`` (and their collapsed chunks) each with its relevance, and how it was computed
-    (:data:`MAP` or :data:`FORMULA`). A reranked page has no map: its scores are the reranker's."""
+    (:data:`LEGS_MAP`, :data:`MAP` or :data:`FORMULA`). A reranked page has no map: its scores are the
+    reranker's; a page in MMR's order is not the fusion's, so it takes the fusion's map."""
     fitted = maps.get(fusion.name) if fusion is not None else None
     reranked = any(h.rerank_score is not None and h.mmr_score is None for h in hits)
     if reranked:
         fitted = None
+    by_legs = LegRelevance.of(maps, LEGS) if fusion is not None and not reranked else None
+    if by_legs is not None and all(_raw_legs(h) is not None for h in _every(hits)):
+        if not any(h.mmr_score is not None for h in hits):
+            return _by_legs(hits, by_legs), LEGS_MAP
 
     def one(hit: Hit) -> Hit:
         return _with(hit, hit_relevance(hit, technique, fusion, fitted), tuple(one(c) for c in hit.chunks))
 
     return tuple(one(h) for h in hits), MAP if fitted is not None else FORMULA
+
+
+def _by_legs(hits: Sequence[Hit], legs: LegRelevance) -> tuple[Hit, ...]:
+    """Each hit's base relevance from its legs, raised along the list (and along each hit's chunks) to the
+    largest at or below it."""
+    values = non_increasing([legs.base(_raw_legs(h) or ()) for h in hits])
+    return tuple(_with(h, v, _by_legs(h.chunks, legs)) for h, v in zip(hits, values))
+
+
+def _raw_legs(hit: Hit) -> tuple[float | None, ...] | None:
+    """The hit's raw score in each leg (None where the leg did not return it), or None when the hit carries no
+    per-leg explanation to read them from."""
+    found = {leg.leg: leg.raw_score for leg in hit.legs}
+    return tuple(found[name] for name in LEGS) if all(name in found for name in LEGS) else None
+
+
+def _every(hits: Sequence[Hit]) -> list[Hit]:
+    return [x for h in hits for x in (h, *_every(h.chunks))]
 
 
 def _with(hit: Hit, relevance: float, chunks: tuple[Hit, ...]) -> Hit:

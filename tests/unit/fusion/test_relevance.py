@@ -7,7 +7,17 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.fusion import RRF, parse_fusion
-from adapter.fusion.relevance import MIN_SCORES, RelevanceMap, fit, maps_from_json
+from adapter.fusion.relevance import (
+    MIN_SCORES,
+    LegRelevance,
+    RelevanceMap,
+    consensus_ids,
+    fit,
+    fit_legs,
+    leg_scores,
+    maps_from_json,
+    non_increasing,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -81,3 +91,42 @@ def test_the_consensus_is_the_same_hits_scored_by_each_fusion():
     assert (
         RelevanceMap.from_json({"fusion": "rrf", "scores": [0, 1]}).reference == "top"
     )  # maps stored before it was said
+
+
+def test_non_increasing_raises_each_value_to_the_largest_at_or_after_it():
+    assert non_increasing([0.5, 0.9, 0.2, 0.4, 0.1]) == [0.9, 0.9, 0.4, 0.4, 0.1]
+    assert non_increasing([]) == [] and non_increasing([0.3]) == [0.3]
+    values = [0.9, 0.7, 0.7, 0.1]
+    assert non_increasing(values) == values  # an order already kept is left alone
+
+
+def test_the_legs_raw_scores_of_the_consensus_hits_and_their_maps():
+    ranked = {
+        "rrf": [[("a", 0.03), ("b", 0.02), ("c", 0.01)]],
+        "min_max": [[("b", 1.0), ("a", 0.5), ("d", 0.1)]],
+    }
+    assert consensus_ids(ranked) == [["a", "b"]]
+    runs = [[[("a", 7.0), ("c", 3.0), ("a", 1.0)], [("b", 0.9), ("a", 0.8)]]]  # BM25 did not return b
+    assert leg_scores([["a", "b"]], runs) == [[7.0], [0.8, 0.9]]
+    bm25, dense = fit_legs(["bm25", "dense"], [range(MIN_SCORES), [0.5 + i / 100 for i in range(MIN_SCORES)]])
+    assert (bm25.fusion, dense.fusion, bm25.reference) == ("leg:bm25", "leg:dense", "consensus")
+    with pytest.raises(InputError, match="one list of legs per sample query"):
+        leg_scores([["a"]], [])
+
+
+def test_the_legs_relevance_is_the_mean_of_each_legs_share_and_a_missing_leg_counts_zero():
+    legs = LegRelevance((RelevanceMap("leg:bm25", (0.0, 10.0)), RelevanceMap("leg:dense", (0.5, 1.0))))
+    assert legs.base((5.0, 0.75)) == pytest.approx(0.5)
+    assert legs.base((None, 1.0)) == pytest.approx(0.5) and legs.base((None, None)) == 0.0
+    with pytest.raises(InputError, match="one raw score per leg"):
+        legs.base((1.0,))
+    kept = maps_from_json([legs.maps[0].as_json(), legs.maps[1].as_json(), RelevanceMap("rrf", (0.0, 0.1)).as_json()])
+    assert LegRelevance.of(kept, ("bm25", "dense")) == legs
+    assert LegRelevance.of({"rrf": kept["rrf"]}, ("bm25", "dense")) is None  # maps stored before the legs' still read
+
+
+def test_maps_written_before_the_legs_maps_still_read():
+    old = [{"fusion": "rrf", "scores": [0.01, 0.02, 0.03]}, {"fusion": "z_score-arithmetic_mean", "scores": [0, 1]}]
+    read = maps_from_json(old)
+    assert set(read) == {"rrf", "z_score-arithmetic_mean"} and read["rrf"].reference == "top"
+    assert read["rrf"].relevance(0.02) == pytest.approx(0.5)

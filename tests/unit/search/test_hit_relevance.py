@@ -8,13 +8,14 @@ import pytest
 
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.admin.calibrate import calibrate_index, measure_relevance, store_relevance
-from adapter.fusion.relevance import RelevanceMap, fit
+from adapter.fusion.relevance import LEG_PREFIX, RelevanceMap, fit
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import index_meta
 from adapter.index.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
-from adapter.search.relevance import FORMULA, MAP, hit_relevance, with_relevance
+from adapter.fusion.base import LegScore
+from adapter.search.relevance import FORMULA, LEGS_MAP, MAP, hit_relevance, with_relevance
 from adapter.search.results import Hit, Technique
 from tests.conftest import HashingEmbedder
 from tests.support.fake_engine import FakeCluster
@@ -111,13 +112,58 @@ def test_calibrate_fits_and_stores_the_maps_on_the_hits_every_fusion_agrees_on()
         "l2-arithmetic_mean",
     }
     assert all(m.reference == "consensus" and m.sample >= 20 for m in report.relevance)
+    # ten queries give BM25 15 raw scores of those hits: too few for its leg's map, and the report says so
+    assert not any(m.fusion.startswith(LEG_PREFIX) for m in report.relevance)
+    assert any("legs' relevance maps not fitted" in n and "'leg:bm25'" in n for n in report.notes), report.notes
     searcher = Searcher.open(cluster, "docs", EMBEDDER)
     assert set(searcher.state.relevance) == {m.fusion for m in report.relevance}
     for fusion in ("rrf", "z_score-arithmetic_mean"):
         result = searcher.search("refund order", fusion=fusion)
         assert result.relevance_by == MAP and all(0.0 <= h.relevance <= 1.0 for h in result.hits)
     # each fusion's map is fitted on the same hits: as many scores under each
-    assert len({m.sample for m in measure_relevance(searcher, QUERIES, ["rrf", "min_max-arithmetic_mean"])}) == 1
+    fitted = measure_relevance(searcher, QUERIES, ["rrf", "min_max-arithmetic_mean"], legs=False)
+    assert len({m.sample for m in fitted}) == 1
+
+
+def test_with_enough_queries_calibrate_fits_the_legs_maps_and_a_hit_with_its_legs_takes_them():
+    cluster = indexed()
+    report = calibrate_index(cluster, "docs", QUERIES * 2, embedder=EMBEDDER)
+    legs = {m.fusion: m for m in report.relevance if m.fusion.startswith(LEG_PREFIX)}
+    assert set(legs) == {"leg:bm25", "leg:dense"} and not report.notes, report.notes
+    assert all(m.reference == "consensus" and m.sample >= 20 for m in legs.values())
+    searcher = Searcher.open(cluster, "docs", EMBEDDER)
+    explained = {
+        fusion: searcher.search("refund order", fusion=fusion, explain=True)
+        for fusion in ("rrf", "min_max-arithmetic_mean")
+    }
+    for result in explained.values():  # an explained hit carries its legs' raw scores
+        assert result.relevance_by == LEGS_MAP, result.relevance_by
+        values = [h.relevance for h in result.hits]
+        assert values == sorted(values, reverse=True) and all(0.0 <= v <= 1.0 for v in values)
+    # the same document's base under both fusions: the first hit of each is raised to the page's largest base
+    first = {name: r.hits[0] for name, r in explained.items()}
+    assert first["rrf"].relevance == first["min_max-arithmetic_mean"].relevance
+
+
+def test_from_the_legs_the_same_raw_scores_give_the_same_relevance_under_every_fusion():
+    maps = {"leg:bm25": RelevanceMap("leg:bm25", (0.0, 10.0)), "leg:dense": RelevanceMap("leg:dense", (0.5, 1.0))}
+
+    def hit(doc: str, score: float, bm25: float | None, dense: float | None) -> Hit:
+        legs = (LegScore("bm25", None, bm25, None, 0.5, 0.0), LegScore("dense", None, dense, None, 0.5, 0.0))
+        return Hit(doc, score, legs=legs)
+
+    rrf = (hit("a", 0.033, 8.0, 0.9), hit("b", 0.032, None, 0.95), hit("c", 0.03, 6.0, 0.6))
+    mm = (hit("b", 1.0, None, 0.95), hit("a", 0.9, 8.0, 0.9), hit("c", 0.5, 6.0, 0.6))
+    by_rrf, by = with_relevance(rrf, Technique.HYBRID, RRF(), {**maps, "rrf": RRF_MAP})
+    assert by == LEGS_MAP
+    # a: (0.8 + 0.8) / 2; b: (0 + 0.9) / 2, BM25 did not return it; c: (0.6 + 0.2) / 2
+    assert [h.relevance for h in by_rrf] == [pytest.approx(0.8), pytest.approx(0.45), pytest.approx(0.4)]
+    by_mm, _ = with_relevance(mm, Technique.HYBRID, ScoreNormalization(), maps)
+    # under min_max b comes first: raised to a's 0.8 below it, a and c as under RRF
+    assert [h.relevance for h in by_mm] == [pytest.approx(0.8), pytest.approx(0.8), pytest.approx(0.4)]
+    # a hit without its legs (a server-fused page, no explanation) keeps the fusion's map
+    plain, by = with_relevance((Hit("a", 0.03),), Technique.HYBRID, RRF(), {**maps, "rrf": RRF_MAP})
+    assert by == MAP and plain[0].relevance == pytest.approx(0.75)
 
 
 def test_calibrate_says_why_the_maps_are_missing_and_keeps_the_calibration():
