@@ -13,31 +13,26 @@ import os
 import statistics
 import sys
 import uuid
+from pathlib import Path
 
 from scipy.stats import kendalltau
 
-from adapter.engines import connect
-from adapter.evaluation.metrics import evaluate, load_beir
-from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization, fuse
-from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
-from adapter.ingest.ingestor import Ingestor
-from adapter.ingest.sources import read_source
-from adapter.models.embedders import E5Embedder
-from adapter.search import Searcher
-from adapter.traffic.clicks import Shown, as_qrels, coec_judgments
-from adapter.traffic.simulate import USERS, interleaved_sessions, running, sessions_to_detect
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-FUSIONS = {
-    "rrf": RRF(),
-    "rrf-5": RRF(rank_constant=5),
-    "mm-0.5": ScoreNormalization(weights=(0.5, 0.5)),
-    "mm-0.2": ScoreNormalization(weights=(0.2, 0.8)),
-    "mm-0.8": ScoreNormalization(weights=(0.8, 0.2)),
-    "mm-0.05": ScoreNormalization(weights=(0.05, 0.95)),
-    "mm-0.95": ScoreNormalization(weights=(0.95, 0.05)),
-    "l2-harmonic": ScoreNormalization(Normalization.L2, Combination.HARMONIC_MEAN),
-}
+from adapter.engines import connect  # noqa: E402
+from adapter.evaluation.metrics import evaluate, load_beir  # noqa: E402
+from adapter.fusion import fuse  # noqa: E402
+from adapter.index.assets import IndexSpec  # noqa: E402
+from adapter.index.init import init_index  # noqa: E402
+from adapter.ingest.ingestor import Ingestor  # noqa: E402
+from adapter.ingest.sources import read_source  # noqa: E402
+from adapter.models.embedders import E5Embedder  # noqa: E402
+from adapter.search import Searcher  # noqa: E402
+from adapter.traffic.clicks import Shown, as_qrels, coec_judgments  # noqa: E402
+from adapter.traffic.simulate import USERS, interleaved_sessions, running, sessions_to_detect  # noqa: E402
+from tests.support.traffic import FUSIONS  # noqa: E402  (the fusions test_traffic.py claims about)
+
 SEEDS, MAX_SESSIONS, FIXED = 20, 6000, (1000, 2000, 3000, 5000)
 
 

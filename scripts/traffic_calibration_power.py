@@ -27,9 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from adapter.engines import connect_cluster  # noqa: E402
 from adapter.evaluation.metrics import load_beir  # noqa: E402
-from adapter.fusion import ScoreNormalization, fuse  # noqa: E402
 from adapter.admin.calibrate import calibrate_index  # noqa: E402
-from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy  # noqa: E402
+from adapter.fusion.choice.policy import DEFAULT_POLICY  # noqa: E402
 from adapter.index.assets import IndexSpec  # noqa: E402
 from adapter.index.init import init_index  # noqa: E402
 from adapter.ingest.ingestor import Ingestor  # noqa: E402
@@ -38,10 +37,10 @@ from adapter.models.embedders import E5Embedder  # noqa: E402
 from adapter.search import Searcher  # noqa: E402
 from adapter.traffic import ubi  # noqa: E402
 from adapter.traffic.calibrate import calibrate_from_traffic  # noqa: E402
-from adapter.traffic.simulate import INFORMATIONAL, NAVIGATIONAL, Session, interleaved_sessions  # noqa: E402
+from adapter.traffic.simulate import INFORMATIONAL, NAVIGATIONAL, Session, interleaved_sessions, logged  # noqa: E402
 from tests.conftest import drop_hybrid_index  # noqa: E402
+from tests.support.traffic import BM25_HEAVY, weight_pages  # noqa: E402
 
-BM25_HEAVY = AdaptivePolicy(bias=3.0, coverage_start=0.0, coverage_full=0.0, name="bm25-heavy")
 SEEDS, SESSIONS = 10, (1000, 3000, 6000)
 FP_SEEDS, FP_SESSIONS = 20, (1000, 3000)
 
@@ -50,26 +49,7 @@ class Memory:
     """The two reads the decision makes of a UbiStore, over simulated sessions."""
 
     def __init__(self, sessions: Sequence[Session], texts: dict[str, str], alias: str) -> None:
-        self.records, self.clicks = [], []
-        for n, s in enumerate(sessions):
-            qid = f"s{n}"
-            self.records.append(
-                ubi.parse_query(
-                    ubi.query_record(
-                        query_id=qid,
-                        client_id="u",
-                        user_query=texts[s.query],
-                        hit_ids=s.page,
-                        timestamp="2026-01-02T03:04:05.000Z",
-                        hybrid={"index": alias},
-                    )
-                )
-            )
-            for doc, position in s.clicks:
-                event = ubi.click_event(
-                    query_id=qid, client_id="u", object_id=doc, position=position, timestamp="2026-01-02T03:04:06.000Z"
-                )
-                self.clicks.append(ubi.parse_event(ubi.stored_event(event)))
+        self.records, self.clicks = logged(sessions, texts, alias)
 
     def queries(self, **_: object) -> Iterator[ubi.QueryRecord]:
         return iter(self.records)
@@ -94,15 +74,7 @@ def main(argv: Sequence[str]) -> None:
         if mode == "false-positives":
             false_positives(searcher, queries, qrels, argv[1:])
             return
-        base = DEFAULT_POLICY.base(searcher.caps.z_score)
-        legs = {q: searcher.legs(t, depth=100) for q, t in queries.items()}
-        ranked = {
-            w: {
-                q: [d.id for d in fuse(legs[q], ScoreNormalization(base, weights=(w, round(1 - w, 6))))][:10]
-                for q in queries
-            }
-            for w in (0.9, 0.1)
-        }
+        ranked = weight_pages(searcher, queries, (0.9, 0.1))
         calibrate_index(client, alias, list(queries.values()), policy=BM25_HEAVY)
         for name, user in (("navigational", NAVIGATIONAL), ("informational", INFORMATIONAL)):
             for n in SESSIONS:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from adapter.errors import InputError
 from adapter.traffic import ubi
@@ -127,38 +128,49 @@ def running(sessions: Sequence[Session]) -> Tally:
     return tally(s.outcome for s in sessions)
 
 
-def logged(
-    sessions: Sequence[Session], texts: Mapping[str, str], index: str, *, experiment: tuple[str, str] | None = None
-) -> tuple[list[ubi.QueryRecord], list[ubi.Event]]:
-    """The records a service logs for ``sessions`` (each query's text from ``texts``; the index searched named
-    ``index``; ``experiment``: the (baseline, candidate) an interleaved page compares), as a store reads them
-    back: what :func:`adapter.traffic.calibrate.traffic_of` decides on without a node."""
-    queries, events = [], []
+def session_records(
+    sessions: Sequence[Session],
+    texts: Mapping[str, str],
+    index: str,
+    *,
+    experiment: tuple[str, str] | None = None,
+    prefix: str = "sim",
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Each of ``sessions`` as a service writes it: its query record (the query's text from ``texts``; the index
+    searched named ``index``; ``experiment``: the (baseline, candidate) an interleaved page compares) and its click
+    events. Query ids are ``<prefix>-<n>``: a store keeps one record per id, so sessions logged into one store apart
+    need prefixes of their own."""
+    out = []
     for n, s in enumerate(sessions):
-        query_id, client_id = f"sim-{n}", f"user-{n % 97}"
+        query_id, client_id = f"{prefix}-{n}", f"user-{n % 97}"
         hybrid: dict[str, object] = {"index": index}
         if experiment:
             hybrid["interleaving"] = {"baseline": experiment[0], "candidate": experiment[1], "teams": list(s.teams)}
-        queries.append(
-            ubi.parse_query(
-                ubi.query_record(
-                    query_id=query_id,
-                    client_id=client_id,
-                    user_query=texts[s.query],
-                    hit_ids=s.page,
-                    timestamp=SIMULATED_AT,
-                    hybrid=hybrid,
-                )
-            )
+        query = ubi.query_record(
+            query_id=query_id,
+            client_id=client_id,
+            user_query=texts[s.query],
+            hit_ids=s.page,
+            timestamp=SIMULATED_AT,
+            hybrid=hybrid,
         )
-        events += [
-            ubi.parse_event(
-                ubi.stored_event(
-                    ubi.click_event(
-                        query_id=query_id, client_id=client_id, object_id=doc, position=position, timestamp=SIMULATED_AT
-                    )
-                )
+        clicks = [
+            ubi.click_event(
+                query_id=query_id, client_id=client_id, object_id=doc, position=position, timestamp=SIMULATED_AT
             )
             for doc, position in s.clicks
         ]
+        out.append((query, clicks))
+    return out
+
+
+def logged(
+    sessions: Sequence[Session], texts: Mapping[str, str], index: str, *, experiment: tuple[str, str] | None = None
+) -> tuple[list[ubi.QueryRecord], list[ubi.Event]]:
+    """The records a service logs for ``sessions`` (:func:`session_records`), as a store reads them back: what
+    :func:`adapter.traffic.calibrate.traffic_of` decides on without a node."""
+    queries, events = [], []
+    for query, clicks in session_records(sessions, texts, index, experiment=experiment):
+        queries.append(ubi.parse_query(query))
+        events += [ubi.parse_event(ubi.stored_event(click)) for click in clicks]
     return queries, events

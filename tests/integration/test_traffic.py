@@ -8,9 +8,8 @@ import uuid
 
 import pytest
 
-from adapter.cli import main
 from adapter.evaluation.metrics import evaluate, load_beir
-from adapter.fusion import RRF, Normalization, Combination, ScoreNormalization, fuse
+from adapter.fusion import RRF, ScoreNormalization, fuse
 from adapter.index.assets import IndexSpec
 from adapter.index.init import init_index
 from adapter.ingest.ingestor import Ingestor
@@ -22,6 +21,7 @@ from adapter.traffic.logger import UbiLogger, fusion_label
 from adapter.traffic.simulate import NAVIGATIONAL, interleaved_sessions
 from adapter.traffic.store import UbiStore
 from tests.conftest import ROOT, drop_hybrid_index
+from tests.support.traffic import FUSIONS, log_sessions, traffic_command
 
 # Every engine: Elasticsearch keeps UBI records in indices the adapter creates with the plugin's mapping
 # (adapter.traffic.store).
@@ -30,16 +30,6 @@ pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 # The sessions the claims are made within (docs/EVALUATION.md has the spread over seeds).
 INTERLEAVING_SESSIONS = 4000
 JUDGMENT_SESSIONS = 4000
-FUSIONS = {
-    "rrf": RRF(),
-    "rrf-5": RRF(rank_constant=5),
-    "mm-0.5": ScoreNormalization(weights=(0.5, 0.5)),
-    "mm-0.2": ScoreNormalization(weights=(0.2, 0.8)),
-    "mm-0.8": ScoreNormalization(weights=(0.8, 0.2)),
-    "mm-0.05": ScoreNormalization(weights=(0.05, 0.95)),
-    "mm-0.95": ScoreNormalization(weights=(0.95, 0.05)),
-    "l2-harmonic": ScoreNormalization(Normalization.L2, Combination.HARMONIC_MEAN),
-}
 
 
 @pytest.fixture(scope="module")
@@ -65,40 +55,6 @@ def store(client, index_name):
     return UbiStore(client, queries_index=f"{index_name}-ubi-queries", events_index=f"{index_name}-ubi-events")
 
 
-def log_sessions(logger, sessions, texts, experiment=None):
-    """Each simulated session as the service would log it: its page (with teams) and its clicks."""
-    for n, s in enumerate(sessions):
-        query_id = f"s{n}-{uuid.uuid4().hex[:8]}"
-        hybrid = {"index": "soporte"}
-        if experiment:
-            a, b = experiment(s)
-            hybrid["interleaving"] = {"baseline": a, "candidate": b, "teams": list(s.teams)}
-        logger.log_query(
-            ubi.query_record(
-                query_id=query_id,
-                client_id=f"user-{n % 97}",
-                user_query=texts[s.query],
-                hit_ids=s.page,
-                timestamp="2026-01-02T03:04:05.000Z",
-                hybrid=hybrid,
-            ),
-            validate=n < 50,
-        )
-        for doc, position in s.clicks:
-            logger.log_event(
-                ubi.click_event(
-                    query_id=query_id,
-                    client_id=f"user-{n % 97}",
-                    object_id=doc,
-                    position=position,
-                    timestamp="2026-01-02T03:04:06.000Z",
-                ),
-                validate=n < 50,
-            )
-    assert logger.flush(120) and logger.stats.dropped == logger.stats.failed == 0, logger.stats
-    logger.store.refresh()
-
-
 def test_interleaving_finds_the_better_of_two_fusions_within_the_stated_sessions(soporte, store, target):
     from adapter.traffic.simulate import running
 
@@ -109,7 +65,7 @@ def test_interleaving_finds_the_better_of_two_fusions_within_the_stated_sessions
         rankings[worse], rankings[better], dataset.qrels, INTERLEAVING_SESSIONS, user=NAVIGATIONAL, seed=0
     )
     logger = UbiLogger(store, queue_size=len(sessions) * 4)
-    log_sessions(logger, sessions, dataset.queries, experiment=lambda s: (worse, better))
+    log_sessions(logger, sessions, dataset.queries, "soporte", experiment=(worse, better))
     logger.close()
     queries = {q.query_id: q for q in store.queries()}
     assert len(queries) == INTERLEAVING_SESSIONS
@@ -144,28 +100,12 @@ def test_coec_judgments_rank_the_fusions_as_the_labels_do(soporte, store, tmp_pa
         sessions = interleaved_sessions(
             rankings[a], rankings[b], dataset.qrels, JUDGMENT_SESSIONS // len(pairs), user=NAVIGATIONAL, seed=i
         )
-        log_sessions(logger, sessions, dataset.queries, experiment=lambda s, a=a, b=b: (a, b))
+        log_sessions(logger, sessions, dataset.queries, "soporte", experiment=(a, b))
         everything += sessions
     logger.close()
     # hybrid traffic judgments reads them back from the node and writes what hybrid eval reads
     out = tmp_path / "judged"
-    assert (
-        main(
-            [
-                "traffic",
-                "judgments",
-                "--url",
-                opensearch_url,
-                "--queries-index",
-                store.queries_index,
-                "--events-index",
-                store.events_index,
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    assert traffic_command("judgments", opensearch_url, store, "--out", str(out)) == 0
     judged = load_beir_like(out)
     est = {name: evaluate(judged, r_by_text(rankings[name], dataset.queries))["ndcg@10"] for name in FUSIONS}
     # the same judgments as the sessions give without the node: nothing lost or changed on the way
@@ -234,41 +174,10 @@ def test_searches_are_logged_interleaved_and_forgotten(soporte, store, opensearc
     (stored_event,) = store.cluster.search(store.events_index, {"size": 10, "query": {"match_all": {}}})["hits"]["hits"]
     ubi.validate("event", stored_event["_source"])  # as the node holds it, the ordinal written as the integer
     assert stored_event["_source"]["event_attributes"]["position"]["ordinal"] == 0
-    assert (
-        main(
-            [
-                "traffic",
-                "report",
-                "--url",
-                opensearch_url,
-                "--queries-index",
-                store.queries_index,
-                "--events-index",
-                store.events_index,
-                "--json",
-            ]
-        )
-        == 0
-    )
+    assert traffic_command("report", opensearch_url, store, "--json") == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["searches"] == 2 and shown["experiments"][0]["wins"] + shown["experiments"][0]["losses"] == 1
-    assert (
-        main(
-            [
-                "traffic",
-                "forget",
-                "--url",
-                opensearch_url,
-                "--queries-index",
-                store.queries_index,
-                "--events-index",
-                store.events_index,
-                "--client-id",
-                "browser-2",
-            ]
-        )
-        == 0
-    )
+    assert traffic_command("forget", opensearch_url, store, "--client-id", "browser-2") == 0
     assert "deleted 1 query records and 1 events" in capsys.readouterr().out
     store.refresh()
     assert [q.client_id for q in store.queries()] == ["browser-1"] and list(store.events()) == []

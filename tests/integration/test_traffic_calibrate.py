@@ -11,7 +11,6 @@ import pytest
 
 from adapter.cli import main
 from adapter.evaluation.metrics import load_beir
-from adapter.fusion import ScoreNormalization, fuse
 from adapter.engines import cluster_for
 from adapter.errors import InputError
 from adapter.admin.calibrate import calibrate_index, store_adaptive
@@ -22,18 +21,16 @@ from adapter.index.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from adapter.search import Searcher
-from adapter.traffic import ubi
 from adapter.traffic.calibrate import META_KEY, calibrate_from_traffic
 from adapter.traffic.logger import UbiLogger
 from adapter.traffic.simulate import NAVIGATIONAL, interleaved_sessions
 from adapter.traffic.store import UbiStore
 from tests.conftest import ROOT, drop_hybrid_index
+from tests.support.traffic import BM25_HEAVY, log_sessions, weight_pages
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 
 SESSIONS = 3000
-# What the index runs before: BM25 at 0.9 for every query (departure off), a clearly worse fusion on this corpus.
-BM25_HEAVY = AdaptivePolicy(bias=3.0, coverage_start=0.0, coverage_full=0.0, name="bm25-heavy")
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +43,7 @@ def soporte(client, e5):
     init_index(client, alias, IndexSpec(e5.fingerprint, analyzer="spanish", default_fusion="adaptive"))
     Ingestor.open(client, alias, e5, progress=False).ingest(read_source(test.corpus))
     searcher = Searcher.open(client, alias, e5)
-    base = DEFAULT_POLICY.base(searcher.caps.z_score)
-    legs = {q: searcher.legs(text, depth=100) for q, text in queries.items()}
-    rankings = {
-        w: {
-            q: [d.id for d in fuse(legs[q], ScoreNormalization(base, weights=(w, round(1 - w, 6))))][:10]
-            for q in queries
-        }
-        for w in (0.9, 0.1)
-    }
-    yield alias, queries, qrels, rankings, list(queries.values())
+    yield alias, queries, qrels, weight_pages(searcher, queries, (0.9, 0.1)), list(queries.values())
     drop_hybrid_index(client, alias)
 
 
@@ -67,35 +55,8 @@ def store(client, index_name):
 def log_traffic(store, alias, sessions, texts, experiment=None):
     """Each session as a service logs it: its page (naming the index searched) and its clicks."""
     logger = UbiLogger(store, queue_size=len(sessions) * 4)
-    for n, s in enumerate(sessions):
-        query_id = f"s{n}-{uuid.uuid4().hex[:8]}"
-        hybrid = {"index": alias}
-        if experiment:
-            hybrid["interleaving"] = {"baseline": experiment[0], "candidate": experiment[1], "teams": list(s.teams)}
-        logger.log_query(
-            ubi.query_record(
-                query_id=query_id,
-                client_id=f"user-{n % 97}",
-                user_query=texts[s.query],
-                hit_ids=s.page,
-                timestamp="2026-01-02T03:04:05.000Z",
-                hybrid=hybrid,
-            ),
-            validate=n < 20,
-        )
-        for doc, position in s.clicks:
-            logger.log_event(
-                ubi.click_event(
-                    query_id=query_id,
-                    client_id=f"user-{n % 97}",
-                    object_id=doc,
-                    position=position,
-                    timestamp="2026-01-02T03:04:06.000Z",
-                ),
-                validate=n < 20,
-            )
-    assert logger.close(120) and logger.stats.dropped == logger.stats.failed == 0, logger.stats
-    store.refresh()
+    log_sessions(logger, sessions, texts, alias, experiment=experiment)
+    logger.close()
 
 
 def stored(client, alias):
