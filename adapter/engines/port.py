@@ -7,8 +7,13 @@ and never a client library; each engine package implements them with its own cli
 client's exceptions into the adapter's tree, and owns what differs on the wire: search pipelines,
 points in time, the bulk helpers, the probe. A third engine is one more package with a
 :class:`Cluster` and an :class:`~adapter.engines.engine.Engine` (``tests/support/fake_engine`` is one,
-in memory). What only some engines have is a facet the port derives besides :class:`Cluster`
-(:class:`SearchPipelines`, found as :attr:`Cluster.pipelines`): an engine writes what it has, never refusals.
+in memory).
+
+:class:`Cluster` is a small core and named facets, each an ABC of its own: :class:`ClusterCore` (14 methods:
+the probe, searches, reads, bulk writes, whether an index or alias is there), :class:`PointInTime` (2),
+:class:`IndexAdmin` (9), :class:`Templates` (5) and :class:`ClusterAdmin` (5); code that needs less types its
+parameter as the part it uses. What only some engines have is a facet the port derives besides :class:`Cluster`
+(:class:`SearchPipelines`, 4, found as :attr:`ClusterCore.pipelines`): an engine writes what it has, never refusals.
 
 Every method raises :class:`~adapter.errors.BackendError` (with the server's status and reason)
 or one of its subclasses; ``action`` names what the caller was doing, for the message
@@ -127,8 +132,8 @@ class SettingChange:
         return bool(self.before != self.after)
 
 
-class Cluster(abc.ABC):
-    """One engine's connection to one cluster (see the module docstring)."""
+class _Engined(abc.ABC):
+    """What the core and every facet share: the port's engine."""
 
     engine: Engine
 
@@ -136,13 +141,18 @@ class Cluster(abc.ABC):
     def name(self) -> EngineName:
         return EngineName(self.engine.name)
 
+
+class ClusterCore(_Engined):
+    """The core of a port, what every engine implements: what searching and ingesting into an index that
+    exists need (the cluster's capabilities, searches, reads, bulk writes, whether an index or alias is there)."""
+
     @property
     def retried_statuses(self) -> frozenset[int]:
         """The HTTP statuses this port's client asks again by itself (its transport's retry policy):
         a caller does not ask them again on top (one retry policy per request). None by default."""
         return frozenset()
 
-    # -- optional facets: an engine implements the core below and only the facets it has -----------
+    # -- the optional facet: found here, derived only by an engine that has it -------------------------
     @property
     def pipelines(self) -> SearchPipelines | None:
         """This port's search pipelines (:class:`SearchPipelines`); None where its engine has none."""
@@ -165,6 +175,162 @@ class Cluster(abc.ABC):
     def with_switches(self, caps: Capabilities) -> Capabilities:
         """``caps`` with every flag read (``caps.switches_read``); what :meth:`search_capabilities` left out."""
         return caps
+
+    # -- searching ------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def search(self, index: str | None, body: Body, *, pipeline: str | None = None, action: str | None = None) -> Json:
+        """One search of ``index`` (None: the point in time in ``body``) through the stored search
+        ``pipeline`` (engines with search pipelines only)."""
+
+    @abc.abstractmethod
+    def msearch(self, index: str, bodies: Sequence[Body], *, action: str | None = None) -> Json:
+        """Several searches of ``index`` in one request: the answer as the server gave it."""
+
+    @abc.abstractmethod
+    def mget(
+        self, index: str, ids: Sequence[str], *, exclude: Sequence[str] = (), action: str | None = None
+    ) -> list[Json]:
+        """The documents ``ids`` (``found`` false where missing), sources without the ``exclude`` fields."""
+
+    @abc.abstractmethod
+    def count(self, index: str, query: Body | None = None, *, action: str | None = None) -> int:
+        """How many documents of ``index`` match ``query`` (all without one)."""
+
+    @abc.abstractmethod
+    def termvectors(self, index: str, body: Body, *, action: str | None = None) -> Json:
+        """Term statistics of the artificial document in ``body``."""
+
+    # -- writing documents ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def bulk(
+        self,
+        actions: Iterable[Mapping[str, Any]],
+        options: BulkOptions = BulkOptions(),
+        *,
+        counts: BulkCounts | None = None,
+        action: str | None = None,
+    ) -> Iterator[Json]:
+        """Send ``actions`` (``_op_type``, ``_index``, ``_id``, ``_source``) in batches; yields each
+        failed item (the server's ``{op: {...}}``; a client-side exception under ``exception``,
+        already one of the adapter's). 429s are retried and counted in ``counts``."""
+
+    @abc.abstractmethod
+    def delete_by_query(self, index: str, query: Body, *, action: str | None = None) -> Json:
+        """``_delete_by_query`` that proceeds past version conflicts (the answer: deleted, failures)."""
+
+    @abc.abstractmethod
+    def refresh(self, indices: Sequence[str], *, action: str | None = None) -> None: ...
+
+    # -- the index behind a name ----------------------------------------------------------------------
+    @abc.abstractmethod
+    def index_exists(self, name: str, *, action: str | None = None) -> bool: ...
+
+    @abc.abstractmethod
+    def alias_exists(self, name: str, *, action: str | None = None) -> bool: ...
+
+    @abc.abstractmethod
+    def aliased_indices(self, alias: str, *, action: str | None = None) -> list[str]:
+        """The indices ``alias`` points to (in no order)."""
+
+    @abc.abstractmethod
+    def get_index(
+        self, index: str, *, include_defaults: bool = False, filter_path: str | None = None, action: str | None = None
+    ) -> Json:
+        """``GET <index>``: its ``mappings`` and ``settings`` (and ``defaults`` when asked)."""
+
+    def get_indices(
+        self, name: str, *, include_defaults: bool = False, filter_path: str | None = None, action: str | None = None
+    ) -> dict[str, Json] | None:
+        """``GET <name>``: each concrete index ``name`` stands for (itself, or an alias's indices) by
+        its name, with what :meth:`get_index` answers; None where ``name`` is neither. A port whose
+        engine answers it in one request says so by overriding this (the default asks three)."""
+        if self.alias_exists(name, action=action):
+            return {
+                index: self.get_index(index, include_defaults=include_defaults, filter_path=filter_path, action=action)
+                for index in self.aliased_indices(name, action=action)
+            }
+        if self.index_exists(name, action=action):
+            return {
+                name: self.get_index(name, include_defaults=include_defaults, filter_path=filter_path, action=action)
+            }
+        return None
+
+
+class PointInTime(_Engined):
+    """The facet of points in time: a consistent view of an index across searches (scans, migrations)."""
+
+    @abc.abstractmethod
+    def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
+        """A point in time on ``index``: its id, for ``search(None, {"pit": {"id": ...}})``."""
+
+    @abc.abstractmethod
+    def close_point_in_time(self, pit: str) -> None: ...
+
+
+class IndexAdmin(_Engined):
+    """The facet of index administration: indices and aliases made, changed and found by pattern."""
+
+    @abc.abstractmethod
+    def indices_matching(self, pattern: str, *, action: str | None = None) -> list[str]:
+        """Indices whose names match ``pattern`` (none: empty)."""
+
+    @abc.abstractmethod
+    def aliases_matching(self, pattern: str, *, action: str | None = None) -> set[str]:
+        """Aliases whose names match ``pattern`` (none: empty)."""
+
+    @abc.abstractmethod
+    def create_index(
+        self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None
+    ) -> None:
+        """Create ``index``. The server answers once its primaries started, or after ``shard_wait`` seconds
+        (None: its own default, 30 s) with the index made but not yet started."""
+
+    @abc.abstractmethod
+    def delete_indices(self, indices: Sequence[str], *, action: str | None = None) -> None:
+        """Delete these indices, by name (no wildcards: Elasticsearch refuses them)."""
+
+    @abc.abstractmethod
+    def get_mapping(self, index: str, *, action: str | None = None) -> Json:
+        """``GET <index>/_mapping``, keyed by the concrete index."""
+
+    @abc.abstractmethod
+    def put_mapping(self, index: str, body: Body, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def put_index_settings(self, index: str, body: Body, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def put_alias(self, index: str, alias: str, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def update_aliases(self, actions: Sequence[Body], *, action: str | None = None) -> None:
+        """One ``_aliases`` request: every action applies, or none."""
+
+
+class Templates(_Engined):
+    """The facet of component and index templates (``hybrid init`` and plan/apply keep them)."""
+
+    @abc.abstractmethod
+    def get_component_template(self, name: str) -> Json | None:
+        """The component template's body (None: there is none)."""
+
+    @abc.abstractmethod
+    def put_component_template(self, name: str, body: Body, *, action: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def get_index_template(self, name: str) -> Json | None:
+        """The index template's body (None: there is none)."""
+
+    @abc.abstractmethod
+    def index_templates_matching(self, pattern: str) -> list[str]:
+        """Names of the index templates matching ``pattern``."""
+
+    @abc.abstractmethod
+    def put_index_template(self, name: str, body: Body, *, action: str | None = None) -> None: ...
+
+
+class ClusterAdmin(_Engined):
+    """The facet of the cluster as a whole: its identity, health, shard allocation and settings."""
 
     @abc.abstractmethod
     def cluster_id(self, *, action: str | None = None) -> str:
@@ -196,146 +362,10 @@ class Cluster(abc.ABC):
 
         raise CapabilityError(f"{self.name} has no server-side MMR")
 
-    # -- searching ------------------------------------------------------------------------------------
-    @abc.abstractmethod
-    def search(self, index: str | None, body: Body, *, pipeline: str | None = None, action: str | None = None) -> Json:
-        """One search of ``index`` (None: the point in time in ``body``) through the stored search
-        ``pipeline`` (engines with search pipelines only)."""
 
-    @abc.abstractmethod
-    def msearch(self, index: str, bodies: Sequence[Body], *, action: str | None = None) -> Json:
-        """Several searches of ``index`` in one request: the answer as the server gave it."""
-
-    @abc.abstractmethod
-    def mget(
-        self, index: str, ids: Sequence[str], *, exclude: Sequence[str] = (), action: str | None = None
-    ) -> list[Json]:
-        """The documents ``ids`` (``found`` false where missing), sources without the ``exclude`` fields."""
-
-    @abc.abstractmethod
-    def count(self, index: str, query: Body | None = None, *, action: str | None = None) -> int:
-        """How many documents of ``index`` match ``query`` (all without one)."""
-
-    @abc.abstractmethod
-    def termvectors(self, index: str, body: Body, *, action: str | None = None) -> Json:
-        """Term statistics of the artificial document in ``body``."""
-
-    @abc.abstractmethod
-    def open_point_in_time(self, index: str, *, keep_alive: str) -> str:
-        """A point in time on ``index``: its id, for ``search(None, {"pit": {"id": ...}})``."""
-
-    @abc.abstractmethod
-    def close_point_in_time(self, pit: str) -> None: ...
-
-    # -- writing documents ----------------------------------------------------------------------------
-    @abc.abstractmethod
-    def bulk(
-        self,
-        actions: Iterable[Mapping[str, Any]],
-        options: BulkOptions = BulkOptions(),
-        *,
-        counts: BulkCounts | None = None,
-        action: str | None = None,
-    ) -> Iterator[Json]:
-        """Send ``actions`` (``_op_type``, ``_index``, ``_id``, ``_source``) in batches; yields each
-        failed item (the server's ``{op: {...}}``; a client-side exception under ``exception``,
-        already one of the adapter's). 429s are retried and counted in ``counts``."""
-
-    @abc.abstractmethod
-    def delete_by_query(self, index: str, query: Body, *, action: str | None = None) -> Json:
-        """``_delete_by_query`` that proceeds past version conflicts (the answer: deleted, failures)."""
-
-    @abc.abstractmethod
-    def refresh(self, indices: Sequence[str], *, action: str | None = None) -> None: ...
-
-    # -- indices and aliases --------------------------------------------------------------------------
-    @abc.abstractmethod
-    def index_exists(self, name: str, *, action: str | None = None) -> bool: ...
-
-    @abc.abstractmethod
-    def alias_exists(self, name: str, *, action: str | None = None) -> bool: ...
-
-    @abc.abstractmethod
-    def aliased_indices(self, alias: str, *, action: str | None = None) -> list[str]:
-        """The indices ``alias`` points to (in no order)."""
-
-    @abc.abstractmethod
-    def indices_matching(self, pattern: str, *, action: str | None = None) -> list[str]:
-        """Indices whose names match ``pattern`` (none: empty)."""
-
-    @abc.abstractmethod
-    def aliases_matching(self, pattern: str, *, action: str | None = None) -> set[str]:
-        """Aliases whose names match ``pattern`` (none: empty)."""
-
-    @abc.abstractmethod
-    def get_index(
-        self, index: str, *, include_defaults: bool = False, filter_path: str | None = None, action: str | None = None
-    ) -> Json:
-        """``GET <index>``: its ``mappings`` and ``settings`` (and ``defaults`` when asked)."""
-
-    def get_indices(
-        self, name: str, *, include_defaults: bool = False, filter_path: str | None = None, action: str | None = None
-    ) -> dict[str, Json] | None:
-        """``GET <name>``: each concrete index ``name`` stands for (itself, or an alias's indices) by
-        its name, with what :meth:`get_index` answers; None where ``name`` is neither. A port whose
-        engine answers it in one request says so by overriding this (the default asks three)."""
-        if self.alias_exists(name, action=action):
-            return {
-                index: self.get_index(index, include_defaults=include_defaults, filter_path=filter_path, action=action)
-                for index in self.aliased_indices(name, action=action)
-            }
-        if self.index_exists(name, action=action):
-            return {
-                name: self.get_index(name, include_defaults=include_defaults, filter_path=filter_path, action=action)
-            }
-        return None
-
-    @abc.abstractmethod
-    def create_index(
-        self, index: str, body: Body, *, shard_wait: float | None = None, action: str | None = None
-    ) -> None:
-        """Create ``index``. The server answers once its primaries started, or after ``shard_wait`` seconds
-        (None: its own default, 30 s) with the index made but not yet started."""
-
-    @abc.abstractmethod
-    def delete_indices(self, indices: Sequence[str], *, action: str | None = None) -> None:
-        """Delete these indices, by name (no wildcards: Elasticsearch refuses them)."""
-
-    @abc.abstractmethod
-    def get_mapping(self, index: str, *, action: str | None = None) -> Json:
-        """``GET <index>/_mapping``, keyed by the concrete index."""
-
-    @abc.abstractmethod
-    def put_mapping(self, index: str, body: Body, *, action: str | None = None) -> None: ...
-
-    @abc.abstractmethod
-    def put_index_settings(self, index: str, body: Body, *, action: str | None = None) -> None: ...
-
-    @abc.abstractmethod
-    def put_alias(self, index: str, alias: str, *, action: str | None = None) -> None: ...
-
-    @abc.abstractmethod
-    def update_aliases(self, actions: Sequence[Body], *, action: str | None = None) -> None:
-        """One ``_aliases`` request: every action applies, or none."""
-
-    # -- templates ------------------------------------------------------------------------------------
-    @abc.abstractmethod
-    def get_component_template(self, name: str) -> Json | None:
-        """The component template's body (None: there is none)."""
-
-    @abc.abstractmethod
-    def put_component_template(self, name: str, body: Body, *, action: str | None = None) -> None: ...
-
-    @abc.abstractmethod
-    def get_index_template(self, name: str) -> Json | None:
-        """The index template's body (None: there is none)."""
-
-    @abc.abstractmethod
-    def index_templates_matching(self, pattern: str) -> list[str]:
-        """Names of the index templates matching ``pattern``."""
-
-    @abc.abstractmethod
-    def put_index_template(self, name: str, body: Body, *, action: str | None = None) -> None: ...
+class Cluster(ClusterCore, PointInTime, IndexAdmin, Templates, ClusterAdmin):
+    """One engine's connection to one cluster (see the module docstring): the core and the facets the shell
+    uses. A function that needs less types its parameter as the part it uses (:class:`ClusterCore`, a facet)."""
 
 
 class SearchPipelines(abc.ABC):

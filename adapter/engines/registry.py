@@ -22,7 +22,7 @@ from adapter.errors import ConfigurationError, HybridError
 
 if TYPE_CHECKING:
     from adapter.engines.engine import Engine
-    from adapter.engines.port import Cluster
+    from adapter.engines.port import Cluster, ClusterCore
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ def connect_async(name: str, url: str | None, **options: Any) -> Any:
     return _function(found.connect_async)(url, **options)
 
 
-def root_answer(cluster: Cluster) -> Mapping[str, Any] | None:
+def root_answer(cluster: ClusterCore) -> Mapping[str, Any] | None:
     """The ``GET /`` answer ``cluster``'s engine reads to tell which engine runs there (None: it does not ask)."""
     asks = entry(cluster.name).asks
     answer: Mapping[str, Any] | None = _function(asks)(cluster) if asks else None

@@ -37,7 +37,7 @@ from adapter.errors import (
 
 if TYPE_CHECKING:
     from adapter.engines.opensearch.cluster import OpenSearchCluster
-    from adapter.engines.port import Cluster
+    from adapter.engines.port import ClusterCore
     from opensearchpy import OpenSearch
     from typing_extensions import Unpack
 
@@ -250,7 +250,7 @@ def connect_cluster(url: str | None = None, **options: Any) -> OpenSearchCluster
     return OPENSEARCH.cluster(connect(url, **options))
 
 
-def root_answer(cluster: Cluster) -> Mapping[str, Any] | None:
+def root_answer(cluster: ClusterCore) -> Mapping[str, Any] | None:
     """``GET /`` as the port's client gets it, to tell which engine runs at its URL (a 405 is an
     answer: Elasticsearch's integ-test node has no root endpoint). None: not asked (a client signing
     for Amazon's SigV4 services, which run OpenSearch) or not answered (the first real call says so)."""

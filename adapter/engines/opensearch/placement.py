@@ -23,7 +23,7 @@ from adapter.engines.placement import (
     fallback,
     spec_default,
 )
-from adapter.engines.port import Cluster, SearchPipelines
+from adapter.engines.port import Cluster, ClusterCore, SearchPipelines
 from adapter.errors import CapabilityError, ConfigurationError, InputError, PipelineNotFoundError
 from adapter.fusion import DEFAULT_FUSION, Fusion
 from adapter.fusion.base import FusedBy
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 NOT_A_FUSION = "has no normalization-processor or score-ranker-processor"
 
 
-def pipelines_of(cluster: Cluster) -> SearchPipelines:
+def pipelines_of(cluster: ClusterCore) -> SearchPipelines:
     """The port's pipeline facet (CapabilityError: this cluster's engine has none)."""
     facet = cluster.pipelines
     if facet is None:
