@@ -195,6 +195,20 @@ def checkpoint_lines(
     ]
 
 
+def checkpoint(client, index: str, embedder, queries, version: str, label: str) -> tuple[list[str], dict[str, float]]:
+    """The index refreshed and measured at one point of the run: its section's lines, and each technique's client
+    p50 (ms), for the growth table."""
+    from adapter.search import Searcher
+    from benchmarks.depth import Target, equal_depth
+
+    client.indices.refresh(index=index)
+    stats = index_stats(client, index)
+    searcher = Searcher.open(client, ALIAS, embedder)
+    measured = measure_queries(searcher, queries)
+    depth_lines = equal_depth([Target(version, searcher)], queries, [10, 100])
+    return checkpoint_lines(label, stats, measured, depth_lines), {m: pct(v, 50) for m, v in measured["total"].items()}
+
+
 # -- client RSS --------------------------------------------------------------------------------------
 def rss_child(argv: list[str]) -> None:
     """In a process of its own: ``hybrid ingest`` with the cached vectors as its embedder; prints peak RSS (MiB)."""
@@ -303,8 +317,6 @@ def main() -> None:
     from adapter.index.assets import IndexSpec
     from adapter.index.catalog import read_index_info
     from adapter.engines import connect
-    from adapter.search import Searcher
-    from benchmarks.depth import Target, equal_depth
 
     started = time.perf_counter()
     load0 = os.getloadavg()[0]
@@ -354,14 +366,9 @@ def main() -> None:
                     f"parallel_bulk {written['parallel_bulk'] / max(seconds['parallel_bulk'], 1e-9):.0f}",
                     flush=True,
                 )
-        client.indices.refresh(index=info.index)
-        stats = index_stats(client, info.index)
-        searcher = Searcher.open(client, ALIAS, embedder)
-        measured = measure_queries(searcher, queries)
-        depth_lines = equal_depth([Target(version, searcher)], queries, [10, 100])
         label = f"{point:,} documents"
-        sections += checkpoint_lines(label, stats, measured, depth_lines)
-        growth[label] = {m: pct(v, 50) for m, v in measured["total"].items()}
+        lines, growth[label] = checkpoint(client, info.index, embedder, queries, version, label)
+        sections += lines
         print("\n".join(sections[-40:]), flush=True)
         partial = Path(args.cache) / f"partial-{args.docs}.md"  # what a run stopped midway has measured
         partial.write_text(
@@ -374,14 +381,9 @@ def main() -> None:
         t0 = time.perf_counter()
         client.indices.forcemerge(index=info.index, max_num_segments=1, request_timeout=7200)
         merge_s = time.perf_counter() - t0
-        client.indices.refresh(index=info.index)
-        stats = index_stats(client, info.index)
-        searcher = Searcher.open(client, ALIAS, embedder)
-        measured = measure_queries(searcher, queries)
-        depth_lines = equal_depth([Target(version, searcher)], queries, [10, 100])
         label = f"{args.docs:,} documents, force-merged to one segment ({merge_s:,.0f} s)"
-        sections += checkpoint_lines(label, stats, measured, depth_lines)
-        growth[f"{args.docs:,} merged"] = {m: pct(v, 50) for m, v in measured["total"].items()}
+        lines, growth[f"{args.docs:,} merged"] = checkpoint(client, info.index, embedder, queries, version, label)
+        sections += lines
     if not args.keep:
         client.indices.delete(index=f"{ALIAS}-v*", ignore=[404])
 

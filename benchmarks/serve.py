@@ -151,6 +151,14 @@ class InfoProbe:
         return self.ms
 
 
+def latencies(client: list[float], took: list[float], **more: list[float]) -> dict[str, Any]:
+    """The request count, then p50 and p95 (``<name>_p50_ms``, ``<name>_p95_ms``) of the client's milliseconds, the
+    server's took, each of ``more`` and the client's time over the took, in that order."""
+    over = [c - t for c, t in zip(client, took)]
+    series = {"client": client, "took": took, **more, "client_minus_took": over}
+    return {"requests": len(client), **{f"{name}_p{q}_ms": pct(v, q) for name, v in series.items() for q in (50, 95)}}
+
+
 def warm_latency(base: str, queries: list[str], rounds: int) -> dict[str, Any]:
     """One client, one request at a time, every query ``rounds`` times (vectors cached): the client's
     milliseconds for ``POST /search`` against the answer's ``took_ms`` (the server's took, summed over
@@ -170,18 +178,7 @@ def warm_latency(base: str, queries: list[str], rounds: int) -> dict[str, Any]:
         took.append(float(answer["took_ms"]))
         total.append(float(answer["total_ms"]))
     conn.close()
-    over = [c - t for c, t in zip(client, took)]
-    return {
-        "requests": len(client),
-        "client_p50_ms": pct(client, 50),
-        "client_p95_ms": pct(client, 95),
-        "took_p50_ms": pct(took, 50),
-        "took_p95_ms": pct(took, 95),
-        "searcher_total_p50_ms": pct(total, 50),
-        "searcher_total_p95_ms": pct(total, 95),
-        "client_minus_took_p50_ms": pct(over, 50),
-        "client_minus_took_p95_ms": pct(over, 95),
-    }
+    return latencies(client, took, searcher_total=total)
 
 
 def raw_latency(url: str, sent: list[Any], rounds: int) -> dict[str, Any]:
@@ -197,16 +194,7 @@ def raw_latency(url: str, sent: list[Any], rounds: int) -> dict[str, Any]:
         )
         ms.append((time.perf_counter() - started) * 1000)
         took.append(float(answer["took"]))
-    over = [c - t for c, t in zip(ms, took)]
-    return {
-        "requests": len(ms),
-        "client_p50_ms": pct(ms, 50),
-        "client_p95_ms": pct(ms, 95),
-        "took_p50_ms": pct(took, 50),
-        "took_p95_ms": pct(took, 95),
-        "client_minus_took_p50_ms": pct(over, 50),
-        "client_minus_took_p95_ms": pct(over, 95),
-    }
+    return latencies(ms, took)
 
 
 # -- the systems -------------------------------------------------------------------------------------
