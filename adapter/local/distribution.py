@@ -149,14 +149,7 @@ def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log: 
     for key, artifact in arts.items():
         log(f"fetching {artifact.coordinates} via {fetcher.description}")
         files[key] = fetcher.fetch(artifact, downloads)
-    module_jars: dict[str, list[Path]] = {}
-    for module in MODULES if release.build_modules else ():
-        pom = fetcher.fetch(arts[module.name].with_extension("pom"), downloads)
-        jars = [files[module.name]]
-        for dep in pom_dependencies(pom):
-            log(f"fetching {dep.coordinates} (needed by {module.name})")
-            jars.append(fetcher.fetch(dep, downloads))
-        module_jars[module.name] = jars
+    module_jars = _fetch_module_jars(release, arts, files, fetcher, downloads, log)
 
     staging = cache_dir / f".staging-{home.name}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -166,17 +159,7 @@ def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log: 
         # Unzipping is what `opensearch-plugin install` does for these two (no bin/ or config/ parts).
         _unzip(files[folder], staging / "plugins" / folder, strip_top=False)
     for module in MODULES if release.build_modules else ():
-        mdir = staging / "modules" / module.name
-        if mdir.exists():
-            raise LocalNodeError(
-                f"{arts['core'].coordinates} already has modules/{module.name}; this release needs no built modules"
-            )
-        mdir.mkdir(parents=True)
-        for jar in module_jars[module.name]:
-            shutil.copy2(jar, mdir / jar.name)
-        (mdir / "plugin-descriptor.properties").write_text(_descriptor(module, release.version))
-        if module.policy:
-            (mdir / "plugin-security.policy").write_text(module.policy)
+        _build_module(staging, module, release, module_jars[module.name], arts["core"])
     size = sum(f.stat().st_size for f in set(files.values()) | {j for js in module_jars.values() for j in js})
     for path in [staging, *staging.rglob("*")]:  # readable by the unprivileged user that runs the node
         path.chmod((path.stat().st_mode | (0o555 if path.is_dir() else 0o444)) & ~0o022)
@@ -197,6 +180,42 @@ def assemble(release: Release | str, cache_dir: Path, fetcher: Fetcher, *, log: 
     staging.rename(home)
     _remove_unused_old_homes(cache_dir)
     return home
+
+
+def _fetch_module_jars(
+    release: Release,
+    arts: dict[str, Artifact],
+    files: dict[str, Path],
+    fetcher: Fetcher,
+    downloads: Path,
+    log: Callable[[str], None],
+) -> dict[str, list[Path]]:
+    """Each module's jars (a 2.x release builds its modules): its own, then its POM's dependencies."""
+    module_jars: dict[str, list[Path]] = {}
+    for module in MODULES if release.build_modules else ():
+        pom = fetcher.fetch(arts[module.name].with_extension("pom"), downloads)
+        jars = [files[module.name]]
+        for dep in pom_dependencies(pom):
+            log(f"fetching {dep.coordinates} (needed by {module.name})")
+            jars.append(fetcher.fetch(dep, downloads))
+        module_jars[module.name] = jars
+    return module_jars
+
+
+def _build_module(staging: Path, module: Module, release: Release, jars: list[Path], core: Artifact) -> None:
+    """``modules/<name>``: the module's jars, its descriptor and its security policy (refused where the core zip
+    already has it: that release needs no built modules)."""
+    mdir = staging / "modules" / module.name
+    if mdir.exists():
+        raise LocalNodeError(
+            f"{core.coordinates} already has modules/{module.name}; this release needs no built modules"
+        )
+    mdir.mkdir(parents=True)
+    for jar in jars:
+        shutil.copy2(jar, mdir / jar.name)
+    (mdir / "plugin-descriptor.properties").write_text(_descriptor(module, release.version))
+    if module.policy:
+        (mdir / "plugin-security.policy").write_text(module.policy)
 
 
 def _remove_unused_old_homes(cache_dir: Path) -> None:
