@@ -61,6 +61,13 @@ def _client(new_fp):
     )
 
 
+def _searcher(client, embedder=None):
+    """A searcher of alias docs as it was opened: on docs-v1, built with OLD (``embedder``: given, else the index's)."""
+    return Searcher(
+        client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS, embedder
+    )
+
+
 def test_a_moved_alias_with_another_model_is_followed_with_that_model(monkeypatch):
     import adapter.search.state
 
@@ -69,9 +76,7 @@ def test_a_moved_alias_with_another_model_is_followed_with_that_model(monkeypatc
         adapter.search.state, "load_index_embedder", lambda spec, **_: {"test:old": old, "test:new": new}[spec]
     )
     client = _client(NEW)
-    searcher = Searcher(
-        client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS
-    )
+    searcher = _searcher(client)
     result = searcher.search("q")
     assert result.ids == ["a"] and searcher.info.index == "docs-v2" and searcher.info.fingerprint == NEW
     first, second = [c for c in client.calls_to("POST */_search") if "hybrid" in c.body.get("query", {})]
@@ -82,24 +87,14 @@ def test_a_moved_alias_with_another_model_is_followed_with_that_model(monkeypatc
 
 def test_a_given_embedder_is_not_swapped_behind_the_callers_back():
     client = _client(NEW)
-    searcher = Searcher(
-        client,
-        IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"),
-        CAPS,
-        Fixed(OLD, 1.0),
-    )
+    searcher = _searcher(client, Fixed(OLD, 1.0))
     with pytest.raises(IndexMismatchError, match="moved from docs-v1 to docs-v2, built with new.*Open a new searcher"):
         searcher.search("q")
 
 
 def test_the_same_model_behind_a_moved_alias_is_followed_quietly():
     client = _client(OLD)
-    searcher = Searcher(
-        client,
-        IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"),
-        CAPS,
-        Fixed(OLD, 1.0),
-    )
+    searcher = _searcher(client, Fixed(OLD, 1.0))
     assert searcher.search("q").ids == ["a"] and searcher.info.index == "docs-v2"
 
 
@@ -138,8 +133,6 @@ def test_beside_the_empty_shard_a_dimension_refused_by_one_shard_is_followed_too
         refused,
         {"took": 1, "hits": {"hits": [{"_index": "docs-v2", "_id": "a", "_score": 1.0, "_source": {}}]}},
     ]
-    searcher = Searcher(
-        client, IndexInfo("docs", "docs-v1", OLD, default_pipeline="docs-min_max-arithmetic_mean"), CAPS
-    )
+    searcher = _searcher(client)
     result = searcher.search("q")
     assert result.ids == ["a"] and searcher.info.index == "docs-v2" and not result.notices
