@@ -16,7 +16,7 @@ from adapter.admin.sync import Sync
 from adapter.engines import Cluster, ClusterLike, cluster_for
 from adapter.errors import ConfigurationError
 from adapter.index import metadata as metadata_mapping
-from adapter.index.catalog import alias_indices, index_version
+from adapter.index.catalog import IndexInfo, alias_indices, index_version
 from adapter.models.cache import EmbeddingCache
 from adapter.models.embedders import Embedder, check_fingerprint
 
@@ -36,6 +36,33 @@ def rollback(
     swap (embedded with its own model: ``embedder``, or the one its fingerprint names, if allowed)."""
     t0 = time.perf_counter()
     cluster = cluster_for(client)  # the public edge: a user's raw client gets its port here
+    current, previous = _current_and_previous(cluster, alias)
+    prev_info, cur_info = index_info(cluster, alias, previous), index_info(cluster, alias, current)
+    embedder = embedder or load_source_embedder(prev_info, allowed)
+    check_fingerprint(previous, prev_info.fingerprint, embedder)
+    sync = _caught_up(cluster, cur_info, prev_info, embedder, cache, batch, max_passes, log)
+    check, blocked = freeze_and_swap(cluster, sync, alias, batch, log=log)
+    _forget_checkpoint(cluster, alias, current, log)
+    log(f"alias {alias}: {current} -> {previous} ({check.source_count} entries); {current} is kept, write-blocked")
+    return MigrationReport(
+        alias,
+        current,
+        previous,
+        check.source_count,
+        embedded=sync.counts.embedded,
+        from_cache=sync.counts.from_cache,
+        reused=sync.counts.reused,
+        caught_up=sync.copied,
+        deleted=sync.deleted,
+        passes=sync.passes,
+        checksum=check.source_checksum,
+        swapped=True,
+        seconds={"write_block": blocked, "total": time.perf_counter() - t0},
+    )
+
+
+def _current_and_previous(cluster: Cluster, alias: str) -> tuple[str, str]:
+    """The version ``alias`` is on and the newest older one, or the ConfigurationError that says why there is none."""
     current_list = alias_indices(cluster, alias)
     if not current_list:
         raise ConfigurationError(f"no alias {alias!r} on the cluster")
@@ -45,10 +72,22 @@ def rollback(
     ]
     if not older:
         raise ConfigurationError(_nothing_to_roll_back(cluster, alias, current))
-    previous = older[-1]
-    prev_info, cur_info = index_info(cluster, alias, previous), index_info(cluster, alias, current)
-    embedder = embedder or load_source_embedder(prev_info, allowed)
-    check_fingerprint(previous, prev_info.fingerprint, embedder)
+    return current, older[-1]
+
+
+def _caught_up(
+    cluster: Cluster,
+    cur_info: IndexInfo,
+    prev_info: IndexInfo,
+    embedder: Embedder,
+    cache: EmbeddingCache | None,
+    batch: int,
+    max_passes: int,
+    log: Callable[[str], None],
+) -> Sync:
+    """The previous version with what was written since the swap (metadata keys declared since, then the entries,
+    embedded with its own model); write-blocked again if that fails, as it is not live."""
+    current, previous = cur_info.index, prev_info.index
     reuse = not cur_info.fingerprint.differences(prev_info.fingerprint)
     if prev_info.metadata_strict and cur_info.metadata_fields:  # keys declared since the swap
         cluster.put_mapping(
@@ -74,24 +113,7 @@ def rollback(
     except BaseException:
         block_writes(cluster, previous, True)  # not live: a writer aimed at it is refused again
         raise
-    check, blocked = freeze_and_swap(cluster, sync, alias, batch, log=log)
-    _forget_checkpoint(cluster, alias, current, log)
-    log(f"alias {alias}: {current} -> {previous} ({check.source_count} entries); {current} is kept, write-blocked")
-    return MigrationReport(
-        alias,
-        current,
-        previous,
-        check.source_count,
-        embedded=sync.counts.embedded,
-        from_cache=sync.counts.from_cache,
-        reused=sync.counts.reused,
-        caught_up=sync.copied,
-        deleted=sync.deleted,
-        passes=sync.passes,
-        checksum=check.source_checksum,
-        swapped=True,
-        seconds={"write_block": blocked, "total": time.perf_counter() - t0},
-    )
+    return sync
 
 
 def _nothing_to_roll_back(cluster: Cluster, alias: str, current: str) -> str:
