@@ -141,28 +141,11 @@ def check_index(
             [embedding_text(hit_title(info.layout, s), hit_text(info.layout, s)) for s in sources]
         )
         for hit, source, vector in zip(batch, sources, fresh):
-            stored = source.get(info.vector_field)
-            if not isinstance(stored, list) or len(stored) != info.fingerprint.dimension:
-                got = (
-                    "no vector"
-                    if stored is None
-                    else f"a vector of dimension {len(stored) if isinstance(stored, list) else '?'}"
-                )
-                mismatches.append(
-                    VectorMismatch(hit["_id"], None, f"{got}; the index expects {info.fingerprint.dimension}")
-                )
-                continue
-            cosine = _cosine(np.asarray(stored, dtype=np.float32), np.asarray(vector, dtype=np.float32))
-            cosines.append(cosine)
-            if cosine < min_cosine:
-                mismatches.append(
-                    VectorMismatch(
-                        hit["_id"],
-                        cosine,
-                        f"cosine {cosine:.3f} with {info.fingerprint.model}'s vector "
-                        "for its text: written by another model (or for another text)",
-                    )
-                )
+            mismatch, cosine = _compared(hit["_id"], source.get(info.vector_field), vector, info, min_cosine)
+            if cosine is not None:
+                cosines.append(cosine)
+            if mismatch is not None:
+                mismatches.append(mismatch)
     checked, foreign_total, foreign, problems = _contract(cluster, info, limit)
     return CheckReport(
         alias,
@@ -179,6 +162,32 @@ def check_index(
         problems,
         info.stamps_entries,
     )
+
+
+def _compared(
+    doc_id: str, stored: Any, vector: Any, info: IndexInfo, min_cosine: float
+) -> tuple[VectorMismatch | None, float | None]:
+    """One sampled document's stored vector against the one its text embeds to: the mismatch, if any (no vector,
+    another dimension, or a cosine under ``min_cosine``), and the cosine when there was one to compute."""
+    if not isinstance(stored, list) or len(stored) != info.fingerprint.dimension:
+        got = (
+            "no vector"
+            if stored is None
+            else f"a vector of dimension {len(stored) if isinstance(stored, list) else '?'}"
+        )
+        return VectorMismatch(doc_id, None, f"{got}; the index expects {info.fingerprint.dimension}"), None
+    cosine = _cosine(np.asarray(stored, dtype=np.float32), np.asarray(vector, dtype=np.float32))
+    if cosine < min_cosine:
+        return (
+            VectorMismatch(
+                doc_id,
+                cosine,
+                f"cosine {cosine:.3f} with {info.fingerprint.model}'s vector "
+                "for its text: written by another model (or for another text)",
+            ),
+            cosine,
+        )
+    return None, cosine
 
 
 def _contract(
