@@ -53,7 +53,7 @@ from adapter.models.embedders import Embedder
 from adapter.search import Searcher
 from adapter.search.page import Collapse, MMRPlace, SearchOptions
 from adapter.search.rerank import Reranker
-from adapter.search.results import Hit, Technique
+from adapter.search.results import Hit, SearchResult, Technique
 
 LEARNED = "learned"
 LEARNED_FUSION_ROW = "client-learned"  # the learned fusion model (adapter.fusion.choice.learned), fused in the client
@@ -238,22 +238,7 @@ def run_technique(
         ranked = documents(result.hits)
         named = _titles(result.hits)
         if spec.mmr is not None:
-            # As used: MMR picks the final MMR_TOP from the top mmr_candidates; the rest of the
-            # first-stage list follows unchanged, so Recall@100 stays comparable.
-            result = searcher.search(
-                text,
-                technique=spec.technique,
-                k=MMR_TOP,
-                depth=depth,
-                fusion=spec.fusion,
-                query_vector=vectors[qid],
-                mmr_lambda=spec.mmr,
-                mmr_candidates=spec.mmr_candidates,
-                options=options,
-            )
-            picked = documents(result.hits)
-            chosen = {d for d, _ in picked}
-            ranked = picked + [(d, sc) for d, sc in ranked if d not in chosen]
+            result, ranked = _mmr_first(searcher, text, vectors[qid], spec, depth, options, ranked)
             named.update(_titles(result.hits))
         rankings[qid] = ranked
         client_ms.append(result.total_ms or 0.0)
@@ -267,6 +252,33 @@ def run_technique(
             tuple(named.get(d, "") for d, _ in ranked[:TOP]),
         )
     return rankings, client_ms, server_ms, notices, kept
+
+
+def _mmr_first(
+    searcher: Searcher,
+    text: str,
+    vector: np.ndarray,
+    spec: TechniqueSpec,
+    depth: int,
+    options: SearchOptions,
+    ranked: list[tuple[str, float]],
+) -> tuple[SearchResult, list[tuple[str, float]]]:
+    """The MMR search and the ranking as used: MMR picks the final MMR_TOP from the top mmr_candidates; the rest of
+    the first-stage list (``ranked``) follows unchanged, so Recall@100 stays comparable."""
+    result = searcher.search(
+        text,
+        technique=spec.technique,
+        k=MMR_TOP,
+        depth=depth,
+        fusion=spec.fusion,
+        query_vector=vector,
+        mmr_lambda=spec.mmr,
+        mmr_candidates=spec.mmr_candidates,
+        options=options,
+    )
+    picked = documents(result.hits)
+    chosen = {d for d, _ in picked}
+    return result, picked + [(d, sc) for d, sc in ranked if d not in chosen]
 
 
 def _titles(hits: Sequence[Hit]) -> dict[str, str]:
@@ -449,6 +461,19 @@ def run_eval(
     if analyzer is None:
         live = None if fresh else layout_alias(alias, text_layout)
         settings = replace(settings, analyzer=eval_analysis(cluster, dataset, live, use_titles=use_titles).analyzer)
+    return _measured(cluster, dataset, embedder, settings, tune_split, reranker, cache)
+
+
+def _measured(
+    cluster: Cluster,
+    dataset: Dataset,
+    embedder: Embedder,
+    settings: EvalSettings,
+    tune_split: Dataset | None,
+    reranker: Reranker | None,
+    cache: EmbeddingCache | None,
+) -> EvalReport:
+    """The run itself, once the settings are checked: index, tune, search every technique and score it."""
     started = time.perf_counter()
     opened = open_index(cluster, dataset, embedder, settings, tune_split=tune_split, reranker=reranker, cache=cache)
     specs = chosen_specs(opened.searcher.caps, opened.settings, reranker=reranker is not None, tune_split=tune_split)
