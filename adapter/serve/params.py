@@ -132,9 +132,9 @@ def query_text(value: Any, limits: Limits) -> str:
     return text
 
 
-def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -> Config:
-    """A configuration from request parameters (query string values, or a JSON object's)."""
-    known = {
+# The parameters a search takes (a query string's names, or a JSON object's keys); any other is refused, named.
+PARAMETERS = frozenset(
+    {
         "technique",
         "fusion",
         "weights",
@@ -150,9 +150,14 @@ def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -
         "filter",
         "q",
     }
-    unknown = sorted(set(params) - known)
+)
+
+
+def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -> Config:
+    """A configuration from request parameters (query string values, or a JSON object's)."""
+    unknown = sorted(set(params) - PARAMETERS)
     if unknown:
-        raise InputError(f"unknown parameters {', '.join(unknown)}; this server takes {', '.join(sorted(known))}")
+        raise InputError(f"unknown parameters {', '.join(unknown)}; this server takes {', '.join(sorted(PARAMETERS))}")
     technique = (
         Technique.parse(_text(params["technique"], "technique"))
         if params.get("technique") not in (None, "")
@@ -174,13 +179,7 @@ def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -
     if from_ + k > limits.offset:
         raise InputError(f"from + k = {from_ + k}; this server pages to at most {limits.offset}")
     depth = _int(params["depth"], "depth", k, limits.depth) if params.get("depth") not in (None, "") else None
-    rerank = None
-    if params.get("rerank") not in (None, "", False, "false", "0"):
-        if not reranker:
-            raise InputError("this server has no reranker; start it with --reranker MODEL to rerank")
-        rerank = max(
-            from_ + k, _int(params["rerank"], "rerank", 1, limits.rerank) if params["rerank"] is not True else 50
-        )
+    rerank = _rerank(params.get("rerank"), limits, reranker=reranker, page_end=from_ + k)
     mmr = _float(params["mmr"], "mmr", 0.0, 1.0) if params.get("mmr") not in (None, "") else None
     explain = _bool(params["explain"], "explain") if params.get("explain") not in (None, "") else True
     highlight = _bool(params["highlight"], "highlight") if params.get("highlight") not in (None, "") else True
@@ -200,6 +199,16 @@ def parse_config(params: Mapping[str, Any], limits: Limits, *, reranker: bool) -
         _filters(params.get("filter")),
         full_text,
     )
+
+
+def _rerank(value: Any, limits: Limits, *, reranker: bool, page_end: int) -> int | None:
+    """How many hits to rerank (None: none): the number asked (``true``: 50), at least the page's end ``from + k``;
+    refused on a server started without a reranker."""
+    if value in (None, "", False, "false", "0"):
+        return None
+    if not reranker:
+        raise InputError("this server has no reranker; start it with --reranker MODEL to rerank")
+    return max(page_end, _int(value, "rerank", 1, limits.rerank) if value is not True else 50)
 
 
 def _filters(value: Any) -> tuple[tuple[str, str | tuple[str, ...]], ...]:
