@@ -141,26 +141,12 @@ def create_app(
     report) is served under ``/report/``; ``ops``: deadline, slots, queue, cache; ``security``: the
     hosts answered and the bearer token; ``traffic``: UBI logging and interleaving (``--ubi``, its
     writer stopped with the app)."""
-    from adapter.evaluation.html import environment
-
     limits = service.limits
     metrics = Metrics()
     if traffic is not None:
         metrics.watch_traffic(lambda: traffic.stats, traffic.tally.tally)
     runner = Runner(service, ops, metrics, traffic)
     answers = _Answers(metrics, limits.body_bytes)
-    info = service.info.as_json()
-    info["report"] = "/report/" if report_dir else None
-    info["ubi"] = traffic is not None  # the page sends its clicks to /events
-    info["interleaving"] = (
-        dict(zip(("baseline", "candidate"), traffic.names.values())) if traffic is not None and traffic.names else None
-    )
-    page = (
-        environment()
-        .get_template("compare.html.j2")
-        .render(info=info, info_json=json.dumps(info, ensure_ascii=False).replace("</", "<\\/"))
-    )
-    info_bytes = json.dumps(info, ensure_ascii=False).encode()
     reranker = service.reranker is not None
 
     @asynccontextmanager
@@ -182,14 +168,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, answers.invalid)
     app.add_exception_handler(HTTPException, answers.http)
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def home() -> Response:
-        return HTMLResponse(page)
-
-    @app.get("/api/info", summary="the cluster, index, engine notes and caps of this server")
-    async def api_info() -> Response:
-        return Response(info_bytes, media_type=JSON)
-
+    _page_routes(app, _info(service, report_dir, traffic))
     hot = _search_routes(app, runner, answers, limits, reranker=reranker)
     hot.update(_event_routes(app, traffic, answers))
     _ops_routes(app, runner, metrics)
@@ -203,6 +182,38 @@ def create_app(
     app.add_middleware(TrustedHosts, hosts=security.hosts, metrics=metrics)
     app.add_middleware(Counted, metrics=metrics)
     return app
+
+
+def _info(service: SearchService, report_dir: str | Path | None, traffic: Traffic | None) -> dict[str, Any]:
+    """What the page and /api/info show: the service's info, where the report is, and whether clicks are logged and
+    which fusions are interleaved."""
+    info = service.info.as_json()
+    info["report"] = "/report/" if report_dir else None
+    info["ubi"] = traffic is not None  # the page sends its clicks to /events
+    info["interleaving"] = (
+        dict(zip(("baseline", "candidate"), traffic.names.values())) if traffic is not None and traffic.names else None
+    )
+    return info
+
+
+def _page_routes(app: FastAPI, info: dict[str, Any]) -> None:
+    """/ (the comparison page) and /api/info, both rendered once from ``info``."""
+    from adapter.evaluation.html import environment
+
+    page = (
+        environment()
+        .get_template("compare.html.j2")
+        .render(info=info, info_json=json.dumps(info, ensure_ascii=False).replace("</", "<\\/"))
+    )
+    info_bytes = json.dumps(info, ensure_ascii=False).encode()
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def home() -> Response:
+        return HTMLResponse(page)
+
+    @app.get("/api/info", summary="the cluster, index, engine notes and caps of this server")
+    async def api_info() -> Response:
+        return Response(info_bytes, media_type=JSON)
 
 
 def _search_routes(
