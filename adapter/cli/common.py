@@ -204,12 +204,13 @@ def index_spec(
     else:
         fingerprint = live.fingerprint  # the index's own: no model to load
     from adapter.fusion import parse_fusion
+    from adapter.engines.engine import measured_kind
     from adapter.engines.registry import engine_named
     from adapter.fusion.choice.defaults import default_fusion_name
     from adapter.fusion.choice.selection import ClusterKind
     from adapter.fusion.choice.values import ADAPTIVE
 
-    kind = engine_named(caps.engine).placement.kind(caps) if caps is not None else ClusterKind.OPENSEARCH_3
+    kind = measured_kind(engine_named(caps.engine), caps) if caps is not None else ClusterKind.OPENSEARCH_3
     name = args.default_fusion or default_fusion_name(kind)
     default = name if name == ADAPTIVE else parse_fusion(name).name
     options = {option: index_option(args, option, live) for option in INDEX_OPTIONS}

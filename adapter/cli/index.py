@@ -103,6 +103,7 @@ def _add_init_parser(sub: Subparsers) -> None:
 
 def run_render(args: argparse.Namespace) -> int:
     from adapter.engines import Engine
+    from adapter.engines.engine import measured_kind
     from adapter.engines.elasticsearch import ELASTICSEARCH
     from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
     from adapter.engines.opensearch import OPENSEARCH
@@ -131,9 +132,8 @@ def run_render(args: argparse.Namespace) -> int:
         out["component_templates"] = engine.render_components(names, spec, caps)
         out["index_template"] = {names.index_template: engine.render_index_template(names, spec, caps)}
     if args.what in ("pipelines", "all"):
-        default = args.default_fusion or default_fusion_name(
-            engine.placement.kind(caps)
-        )  # adaptive: before calibration
+        # adaptive: before calibration
+        default = args.default_fusion or default_fusion_name(measured_kind(engine, caps))
         stored = engine.placement.stored(
             names, caps, weights=parse_weights(args.weights) or DEFAULT_WEIGHTS, default_fusion=default
         )
@@ -207,10 +207,11 @@ def _print_defaults(
     args: argparse.Namespace, caps: Capabilities, cluster: Cluster, spec: IndexSpec, live: Spec | None
 ) -> None:
     """Why the defaults not asked for were chosen: the fusion for this cluster and the text layout."""
+    from adapter.engines.engine import measured_kind
     from adapter.fusion.choice.defaults import why
 
     if not args.default_fusion:
-        print(f"{caps.engine} {caps.version}: {why(cluster.engine.placement.kind(caps))}")
+        print(f"{caps.engine} {caps.version}: {why(measured_kind(cluster.engine, caps))}")
     if not args.text_layout:
         print(
             f"text layout: {spec.text_layout} ("

@@ -4,13 +4,17 @@ An :class:`Engine` renders the index mapping and templates, builds the request b
 engine (the vector leg, the hybrid request), holds the engine's capability rules and reads the
 engine-specific parts of answers; its :attr:`~Engine.placement` says where a server-side fusion runs
 (:mod:`adapter.engines.placement`); :meth:`Engine.cluster` puts the port
-(:class:`~adapter.engines.port.Cluster`) over a client of its library.
+(:class:`~adapter.engines.port.Cluster`) over a client of its library. Which measured default fusion its
+clusters get, an engine may declare (:class:`MeasuredDefault`); one that does not gets the default
+measured for fusion in the client (:func:`measured_kind`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
+
+from adapter.fusion.choice.selection import ClusterKind
 
 if TYPE_CHECKING:
     from adapter.engines.capabilities import Capabilities
@@ -119,3 +123,20 @@ class Engine(Protocol):
         (``raw_scores``: the hit's raw score in each leg run on its own, None where it missed;
         ``weights``: the fusion's). For a score sum, each leg's raw score."""
         ...
+
+
+@runtime_checkable
+class MeasuredDefault(Protocol):
+    """What an engine declares where its clusters have a default fusion measured on them
+    (:mod:`adapter.fusion.choice.defaults`): the vocabulary it was measured on."""
+
+    def measured_kind(self, caps: Capabilities) -> ClusterKind:
+        """The measured vocabulary of the cluster ``caps`` describes (OpenSearch: 3.x or 2.x, by z_score)."""
+        ...
+
+
+def measured_kind(engine: Engine, caps: Capabilities) -> ClusterKind:
+    """Which measured default applies to ``caps``' cluster: the one ``engine`` declares, else the default
+    measured for fusion in the client (an engine that runs no fusion on its server, or a new one, does not
+    inherit what another engine's server was measured on)."""
+    return engine.measured_kind(caps) if isinstance(engine, MeasuredDefault) else ClusterKind.CLIENT

@@ -25,7 +25,6 @@ from adapter.engines.render import renderer
 from adapter.errors import CapabilityError, ConfigurationError
 from adapter.fusion import Fusion, ScoreNormalization, parse_fusion
 from adapter.fusion.base import FusedBy
-from adapter.fusion.choice.selection import ClusterKind
 from adapter.fusion.choice.values import ADAPTIVE
 
 if TYPE_CHECKING:
@@ -178,10 +177,6 @@ class FusionPlacement(abc.ABC):
     def notes(self, caps: Capabilities) -> list[str]:
         """What differs on this cluster about where fusion runs (``hybrid serve``'s page)."""
 
-    @abc.abstractmethod
-    def kind(self, caps: Capabilities) -> ClusterKind:
-        """Which measured default applies here (:mod:`adapter.fusion.choice.defaults`)."""
-
 
 class InRequest(FusionPlacement):
     """The request fuses, or the client does; nothing is stored (Elasticsearch; an engine without
@@ -214,11 +209,6 @@ class InRequest(FusionPlacement):
             f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request where its "
             "server runs it, else the legs are fused in the client."
         ]
-
-    def kind(self, caps: Capabilities) -> ClusterKind:
-        # Every fixed fusion runs here, by the server or in the client with its formula: the
-        # vocabulary measured on Elasticsearch with a basic licence.
-        return ClusterKind.ELASTICSEARCH
 
 
 IN_REQUEST = InRequest()

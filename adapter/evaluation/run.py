@@ -17,6 +17,7 @@ import numpy as np
 
 from adapter.engines import Cluster
 from adapter.engines.capabilities import Capabilities
+from adapter.engines.engine import measured_kind
 from adapter.engines.registry import engine_named
 from adapter.engines.render import client_only
 from adapter.errors import AssetError, InputError
@@ -715,7 +716,7 @@ def product_default(caps: Capabilities) -> str | None:
     measurement is packaged, or where nothing was measured for this kind): the name of the
     :func:`standard_techniques` row that runs it as a search on this cluster does."""
     try:
-        row = default_technique(engine_named(caps.engine).placement.kind(caps))
+        row = default_technique(measured_kind(engine_named(caps.engine), caps))
     except AssetError:
         return None
     if row == f"hybrid-{ADAPTIVE}-min_max" and not caps.z_score:

@@ -12,6 +12,7 @@ from adapter.index.init import init_index
 from adapter.index.assets import COMBINED_FIELD, IndexSpec
 from adapter.index.catalog import read_index_info
 from adapter.engines.registry import engine_named
+from adapter.engines.engine import measured_kind
 from adapter.fusion.choice.defaults import default_fusion_name, default_layout
 from adapter.engines import cluster_for
 from adapter.ingest.ingestor import Ingestor
@@ -28,7 +29,7 @@ def test_init_gives_a_new_index_the_measured_fusion_and_layout_and_says_why(cli,
     )
     assert code == 0
     caps = cluster_for(client).probe()
-    kind = engine_named(caps.engine).placement.kind(caps)
+    kind = measured_kind(engine_named(caps.engine), caps)
     info = read_index_info(client, index_name)
     assert info.default_fusion == default_fusion_name(kind)
     assert f"{caps.engine} {caps.version}: default fusion {default_fusion_name(kind)}" in out

@@ -27,6 +27,7 @@ from adapter.engines.elasticsearch.fusion import IN_ELASTICSEARCH_REQUEST, reque
 from adapter.engines.probed import ProbedClusters
 from adapter.errors import BackendError, CapabilityError, ConfigurationError
 from adapter.fusion import LEGS
+from adapter.fusion.choice.selection import ClusterKind
 from adapter.index.assets import (
     IndexNames,
     IndexSpec,
@@ -57,6 +58,11 @@ class ElasticsearchEngine:
     def __init__(self) -> None:
         self._probed = ProbedClusters()
         self.placement = IN_ELASTICSEARCH_REQUEST  # the request fuses: no search pipelines
+
+    def measured_kind(self, caps: Capabilities) -> ClusterKind:
+        """The default measured for Elasticsearch on a basic licence: every fixed fusion runs, by the server
+        (the score sum) or in the client with the server's formula."""
+        return ClusterKind.ELASTICSEARCH
 
     def cluster(self, client: Any) -> ElasticsearchCluster:
         """The port over an elasticsearch-py ``client``."""

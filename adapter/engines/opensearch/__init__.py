@@ -29,6 +29,7 @@ from adapter.engines.opensearch.placement import InPipeline
 from adapter.engines.probed import ProbedClusters
 from adapter.errors import BackendError, CapabilityError, ConfigurationError
 from adapter.fusion import LEGS, Fusion
+from adapter.fusion.choice.selection import ClusterKind
 from adapter.index.assets import (
     IndexNames,
     IndexSpec,
@@ -76,6 +77,10 @@ class OpenSearchEngine:
     def __init__(self) -> None:
         self._probed = ProbedClusters()
         self.placement = InPipeline(self)  # fusion in search pipelines
+
+    def measured_kind(self, caps: Capabilities) -> ClusterKind:
+        """The default measured on OpenSearch 3.x, or on 2.x where the cluster has no z_score."""
+        return ClusterKind.OPENSEARCH_3 if caps.z_score else ClusterKind.OPENSEARCH_2
 
     def cluster(self, client: Any) -> OpenSearchCluster:
         """The port over an opensearch-py ``client``."""

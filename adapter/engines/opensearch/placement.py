@@ -28,7 +28,6 @@ from adapter.errors import CapabilityError, ConfigurationError, InputError, Pipe
 from adapter.fusion import DEFAULT_FUSION, Fusion
 from adapter.fusion.base import FusedBy
 from adapter.fusion.choice.policy import corpus_fusion
-from adapter.fusion.choice.selection import ClusterKind
 from adapter.fusion.choice.values import ADAPTIVE
 from adapter.index.assets import IndexNames
 
@@ -207,9 +206,6 @@ class InPipeline(FusionPlacement):
         if not caps.rrf_global_ranks:
             notes.append("Before 3.5, server RRF ranks each leg's hits within each shard (the index's shards matter).")
         return notes
-
-    def kind(self, caps: Capabilities) -> ClusterKind:
-        return ClusterKind.OPENSEARCH_3 if caps.z_score else ClusterKind.OPENSEARCH_2
 
 
 def _checked(plan: FusionPlan, ask: FusionAsk) -> FusionPlan:

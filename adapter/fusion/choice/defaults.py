@@ -6,8 +6,9 @@ with its value per query (written by ``scripts/measured_defaults.py`` from the r
 docs/evals/). The default is chosen from those numbers by :mod:`adapter.fusion.choice.selection`
 (the smallest worst-case regret against each set's best untuned alternative, candidates within one
 paired standard error of it tied, then the best mean), per kind of cluster: z_score only where the
-cluster runs it. Which kind a cluster is, its engine's placement says
-(:meth:`adapter.engines.placement.FusionPlacement.kind`). The file keeps the choice per kind
+cluster runs it. Which kind a cluster is, its engine declares
+(:func:`adapter.engines.engine.measured_kind`; an engine that declares none gets the kind measured for fusion in the
+client). The file keeps the choice per kind
 (``defaults``), which ``hybrid init``, the searcher and the eval report read; the bootstrap behind it runs where the
 file is written and in
 the unit test that recomputes it (tests/unit/fusion/choice/test_defaults_layout.py), not in a search. Learned or
@@ -260,11 +261,12 @@ def measured_adaptive_base() -> Normalization:
 def why(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
     """One line for people: which default this kind of cluster gets and on what evidence."""
     doc = measured()
+    where = "clusters that fuse in the client" if kind is ClusterKind.CLIENT else f"{kind.value} clusters"
     table = (doc.get("selection") or {}).get(kind.value)
     row = selected_row(kind) if table and kind.value in (doc.get("defaults") or {}) else None
     if not table or row is None:
         return (
-            f"default fusion {default_fusion_name(kind)}: nothing measured on {kind.value} clusters; "
+            f"default fusion {default_fusion_name(kind)}: nothing measured on {where}; "
             "the OpenSearch 3.x default (docs/EVALUATION.md)"
         )
     cand = table["candidates"][row]
@@ -276,6 +278,6 @@ def why(kind: ClusterKind = ClusterKind.OPENSEARCH_3) -> str:
     )
     return (
         f"default fusion {fusion_name(row)} ({row}): {how} against the best untuned alternative over "
-        f"{len(doc['sets'])} labelled sets on {kind.value} clusters (worst {cand['worst']:+.4f}, mean "
+        f"{len(doc['sets'])} labelled sets on {where} (worst {cand['worst']:+.4f}, mean "
         f"{cand['mean']:+.4f} nDCG@10; docs/EVALUATION.md)"
     )

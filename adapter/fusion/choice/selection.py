@@ -23,7 +23,8 @@ rule chose by 0.003 of worst-case regret on sets of 35 queries, which held-out s
 
 Which candidates a cluster can run differs (z_score needs OpenSearch 3.0+; Elasticsearch on a
 basic licence runs only the score sum or client fusion), so the rule is applied per
-:class:`ClusterKind` to the candidates that kind runs.
+:class:`ClusterKind` to the candidates that kind runs. Which kind a cluster is, its engine declares
+(:func:`adapter.engines.engine.measured_kind`); an engine that declares none fuses in the client.
 """
 
 from __future__ import annotations
@@ -46,11 +47,14 @@ SEED = 31
 
 
 class ClusterKind(str, enum.Enum):
-    """The fusion vocabularies of the clusters the product runs on."""
+    """The fusion vocabularies the default is measured for (an engine says which is its clusters')."""
 
     OPENSEARCH_3 = "opensearch-3"  # min_max, l2, z_score (3.0+), the three means, RRF
     OPENSEARCH_2 = "opensearch-2"  # no z_score
     ELASTICSEARCH = "elasticsearch"  # basic licence: the score sum server-side, any fusion client-side
+    # Every fusion in the client with the server's formula, none on the server: an engine that runs no
+    # fusion server-side, or declares no kind of its own.
+    CLIENT = "client"
 
 
 def fixed_rows(rows: Mapping[str, float]) -> list[str]:
@@ -82,6 +86,10 @@ def runs_on(row: str, kind: ClusterKind) -> bool:
         # form: the policy's base follows the cluster's z_score capability, which Elasticsearch does
         # not report, so it runs the min_max form there.
         return not z_form_adaptive(row)
+    if kind is ClusterKind.CLIENT:
+        # As on Elasticsearch, less the score sum: it adds raw scores whose scales are each engine's own
+        # (BM25 unbounded, the similarity's range), so a sum measured on one engine says nothing of another's.
+        return row != "hybrid-sum" and not z_form_adaptive(row)
     if row in ("hybrid-sum", "client-rrf", *CLIENT_ONLY_ROWS):
         return False  # the fusion stays on the server: a bare hybrid query from any client gets it
     if kind is ClusterKind.OPENSEARCH_2:

@@ -52,6 +52,8 @@ class FakeEngine:
     highlight_offset_option = "max_analyzer_offset"
     placement = IN_REQUEST  # no search pipelines: a fusion would go in the request; it runs none, so the client fuses
     empty_shard_index: str | None = None  # its hybrid fetches the page alone
+    # No measured_kind: nothing was measured on it, so it gets the default measured for fusion in the client
+    # (adapter.engines.engine.measured_kind), not Elasticsearch's, whose placement it shares.
 
     def cluster(self, client: Any) -> Any:
         from .cluster import FakeCluster

@@ -95,7 +95,7 @@ def test_the_default_follows_the_cluster_kind():
     assert runs_on(AD + "-min_max", ClusterKind.OPENSEARCH_2) and not runs_on(AD, ClusterKind.OPENSEARCH_2)
     rows = default_rows(sets(), [MM, Z, RRF, AD])
     # Without z_score (and its row as a reference): rrf's worst loss is 0.05 (a), min_max's 0.07 (a).
-    assert rows == {"opensearch-3": Z, "opensearch-2": RRF, "elasticsearch": Z}
+    assert rows == {"opensearch-3": Z, "opensearch-2": RRF, "elasticsearch": Z, "client": Z}
 
 
 def test_nothing_to_choose_from_is_an_error():
