@@ -1,8 +1,11 @@
 """One relevance threshold across fusions, on a labelled set (docs/INTEROP.md, Scores).
 
-An index of the set's corpus is made with the given embedder; each fusion's relevance map is fitted
-on the train queries' hits, as ``hybrid calibrate`` fits it (``consensus``: the documents in the top
-k of every fusion, scored by each: ``measure_relevance``), and for comparison on each fusion's own
+An index of the set's corpus is made with the given embedder; the legs' maps (``legs``: each leg's
+raw scores of the consensus hits, a hit's relevance the mean of its legs' shares made non-increasing
+along the page, adapter.fusion.relevance.LegRelevance, counted on client-fused pages, whose hits carry
+their legs) and each fusion's relevance map are fitted on the train queries' hits, as ``hybrid
+calibrate`` fits them (``consensus``: the documents in the top k of every fusion, scored by each:
+``measure_relevance``), and for comparison on each fusion's own
 top hits (``top@n``, the first map) and on the train queries' judged relevant hits (``judged``: the
 supervised reference a label-free map stands in for). On the test queries, for each threshold, the
 share of the relevant hits in each fusion's top k whose relevance reaches it is counted, by each map
@@ -56,8 +59,9 @@ def measure(
     for each ``fit_tops`` n (each fusion's own best n hits) and ``judged`` (the relevant hits alone)."""
     from adapter.evaluation.metrics import load_beir
     from adapter.evaluation.run import prepare_index
-    from adapter.fusion import parse_fusion
-    from adapter.fusion.relevance import consensus, fit
+    from adapter.admin.calibrate import store_relevance
+    from adapter.fusion import LEGS, parse_fusion
+    from adapter.fusion.relevance import consensus, consensus_ids, fit, fit_legs, leg_scores
     from adapter.search import Searcher
 
     train, test = load_beir(data, "train"), load_beir(data, "test")
@@ -68,9 +72,12 @@ def measure(
     found = {
         f.name: {qid: searcher.search(q, k=depth, fusion=f).hits for qid, q in train.queries.items()} for f in chosen
     }
-    agreed = consensus(
-        {name: [[(h.id, h.score) for h in hits[:k]] for hits in per.values()] for name, per in found.items()}
-    )
+    ranked = {name: [[(h.id, h.score) for h in hits[:k]] for hits in per.values()] for name, per in found.items()}
+    agreed = consensus(ranked)
+    # the legs' maps, as calibrate fits them, stored so that a search whose hits carry their legs uses them
+    legs_maps = fit_legs(LEGS, leg_scores(consensus_ids(ranked), [searcher.legs(q) for q in train.queries.values()]))
+    store_relevance(cluster, alias, legs_maps)
+    by_legs = Searcher.open(cluster, alias, embedder)
     rows: dict[str, Any] = {}
     maps: dict[str, Any] = {}
     for fusion in chosen:
@@ -88,16 +95,26 @@ def measure(
             [h.score for qid, hits in per.items() for h in hits[:k] if train.qrels.get(qid, {}).get(h.id, 0) > 0],
             reference="judged",
         )
+        legs_judged = []  # client fusion: the same page, each hit with its legs' raw scores
+        for qid, query in test.queries.items():
+            result = by_legs.search(query, k=k, fusion=fusion, technique="client")
+            if result.relevance_by != "legs":
+                raise SystemExit(f"{fusion.name}: relevance by {result.relevance_by}, not by the legs")
+            legs_judged += [(h.relevance, test.qrels.get(qid, {}).get(h.id, 0) > 0) for h in result.hits]
         row: dict[str, Any] = {
             "relevant_hits": sum(j for _, j in judged),
             "hits": len(judged),
+            "legs_relevant_hits": sum(j for _, j in legs_judged),
             "formula": shares([(fusion.relevance(s), j) for s, j in judged], thresholds),
+            "legs": shares(legs_judged, thresholds),
         }
         for kind, relevance_map in fitted.items():
             maps[f"{fusion.name}@{kind}"] = relevance_map.as_json()
             row[kind] = shares([(relevance_map.relevance(s), j) for s, j in judged], thresholds)
         rows[fusion.name] = row
-    kinds = ["consensus", *(f"top@{top}" for top in fit_tops), "judged", "formula"]
+    for legs_map in legs_maps:
+        maps[legs_map.fusion] = legs_map.as_json()
+    kinds = ["legs", "consensus", *(f"top@{top}" for top in fit_tops), "judged", "formula"]
     spread = {
         kind: {t: max(r[kind][t] for r in rows.values()) - min(r[kind][t] for r in rows.values()) for t in thresholds}
         for kind in kinds
@@ -121,7 +138,8 @@ def table(out: dict[str, Any], thresholds: Sequence[float], kind: str) -> str:
     lines = [f"{kind}:", "", head, "|" + "---|" * (2 + len(thresholds))]
     for name, row in out["fusions"].items():
         cells = " | ".join(f"{row[kind][t]:.3f}" for t in thresholds)
-        lines.append(f"| {name} | {row['relevant_hits']} of {row['hits']} | {cells} |")
+        relevant = row["legs_relevant_hits" if kind == "legs" else "relevant_hits"]
+        lines.append(f"| {name} | {relevant} of {row['hits']} | {cells} |")
     spread = " | ".join(f"**{out['spread'][kind][t]:.3f}**" for t in thresholds)
     lines.append(f"| spread (max - min) | | {spread} |")
     return "\n".join(lines) + "\n"

@@ -51,7 +51,7 @@ class Contract(str, enum.Enum):
 
 
 # The version each writer writes now (the newest in its schema's enum; a unit test keeps them equal).
-SEARCH_SCHEMA_VERSION = 6
+SEARCH_SCHEMA_VERSION = 7
 EVAL_SCHEMA_VERSION = 3
 SPEC_SCHEMA_VERSION = 1
 VERSIONS = {

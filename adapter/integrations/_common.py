@@ -195,8 +195,9 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
 
 def relevance(hit: Hit, result: SearchResult) -> float:
     """The hit's relevance in [0, 1] (docs/INTEROP.md, Scores): the one the search gave it
-    (:mod:`adapter.search.relevance`: the index's relevance map for the fusion that ran, else the
-    fusion's formula; ``result.relevance_by`` says which); a hit built elsewhere, by its formula."""
+    (:mod:`adapter.search.relevance`: the index's maps of the legs where the page's hits carry their legs,
+    else its relevance map for the fusion that ran, else the fusion's formula; ``result.relevance_by`` says
+    which); a hit built elsewhere, by its formula."""
     if hit.relevance is not None:
         return hit.relevance
     return hit_relevance(hit, result.technique, result.fusion, None)

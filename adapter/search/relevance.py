@@ -59,9 +59,9 @@ def with_relevance(
     if reranked:
         fitted = None
     by_legs = LegRelevance.of(maps, LEGS) if fusion is not None and not reranked else None
-    if by_legs is not None and all(_raw_legs(h) is not None for h in _every(hits)):
-        if not any(h.mmr_score is not None for h in hits):
-            return _by_legs(hits, by_legs), LEGS_MAP
+    in_fusion_order = not any(h.mmr_score is not None for h in hits)
+    if by_legs is not None and in_fusion_order and all(_raw_legs(h) is not None for h in _every(hits)):
+        return _by_legs(hits, by_legs), LEGS_MAP
 
     def one(hit: Hit) -> Hit:
         return _with(hit, hit_relevance(hit, technique, fusion, fitted), tuple(one(c) for c in hit.chunks))
