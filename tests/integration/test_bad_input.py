@@ -15,7 +15,7 @@ from adapter.models.cache import EmbeddingCache
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from adapter.engines import cluster_for
-from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401 (fixture)
+from tests.support.cli import TEST_EMBEDDER, cli, ingest_args  # noqa: F401 (cli: the fixture)
 
 GOOD = [
     {"id": "g1", "title": "Primero", "text": "reembolso del pedido"},
@@ -43,21 +43,7 @@ def jsonl(path, *rows):
 
 
 def ingest(cli, path, index, url, tmp_path, *extra):
-    return cli(
-        "ingest",
-        path,
-        "--index",
-        index,
-        "--url",
-        url,
-        "--embedder",
-        "test:hashing",
-        "--quiet",
-        "--no-cache",
-        "--failures",
-        tmp_path / "failures.jsonl",
-        *extra,
-    )
+    return cli(*ingest_args(path, index, url, "--failures", tmp_path / "failures.jsonl", *extra))
 
 
 # -- rows: each bad row is reported alone (exit 3), the good rows land ------------------------------

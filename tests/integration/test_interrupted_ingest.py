@@ -8,10 +8,8 @@ ingest printed nothing and wrote no failures file though 8,896 of 20,000 rows ha
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,45 +17,18 @@ import pytest
 
 from adapter.index.assets import IndexSpec
 from adapter.index.init import init_index
-from tests.support.cli import TEST_EMBEDDER
+from tests.support.cli import TEST_EMBEDDER, cli_process, ingest_args
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
-ROOT = Path(__file__).resolve().parents[2]
 ROWS = 120
 
 
 def ingest(src: Path, index: str, url: str, embedder: str, tmp_path: Path) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "HYBRID_TEST_STUCK_MARK": str(tmp_path / "stuck"),
-        "PYTHONUNBUFFERED": "1",
-    }
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.support.cli",
-            "ingest",
-            str(src),
-            "--index",
-            index,
-            "--url",
-            url,
-            "--embedder",
-            embedder,
-            "--no-cache",
-            "--batch-size",
-            "40",
-            "--failures",
-            str(tmp_path / "failures.jsonl"),
-            "-q",
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    args = ingest_args(
+        src, index, url, "--batch-size", 40, "--failures", tmp_path / "failures.jsonl", embedder=embedder
+    )
+    return cli_process(
+        *args, cwd=tmp_path, env={"HYBRID_TEST_STUCK_MARK": str(tmp_path / "stuck"), "PYTHONUNBUFFERED": "1"}
     )
 
 

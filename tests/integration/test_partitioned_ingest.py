@@ -2,9 +2,6 @@
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,10 +10,9 @@ from adapter.index.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.ingest.partition import Partition
 from adapter.ingest.sources import SourceDoc
-from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (the fixture)
+from tests.support.cli import TEST_EMBEDDER, cli, cli_process, ingest_args  # noqa: F401  (cli: the fixture)
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
-ROOT = Path(__file__).resolve().parents[2]
 BAD_LINES = {41: "{not json", 90: json.dumps({"id": "empty", "text": "  "})}  # line -> content
 
 
@@ -48,35 +44,13 @@ def test_three_partitions_at_once_index_every_row_once_with_one_failures_file_ea
     init_index(client, index_name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="standard"))
     src = tmp_path / "docs.jsonl"
     good = corpus(src)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    failures = tmp_path / "failures.jsonl"
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.support.cli",
-                "ingest",
-                str(src),
-                "--index",
-                index_name,
-                "--url",
-                cluster_url,
-                "--embedder",
-                "test:hashing",
-                "--no-cache",
-                "--batch-size",
-                "16",
-                "--partition",
-                f"{i}/3",
-                "--failures",
-                str(tmp_path / "failures.jsonl"),
-                "-q",
-            ],
+        cli_process(
+            *ingest_args(
+                src, index_name, cluster_url, "--batch-size", 16, "--partition", f"{i}/3", "--failures", failures
+            ),
             cwd=tmp_path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
         )
         for i in (1, 2, 3)
     ]
@@ -111,22 +85,7 @@ def test_partitions_of_another_count_are_refused_until_the_round_is_complete(
     src.write_text("".join(json.dumps({"id": f"doc-{i}", "text": f"documento {i}"}) + "\n" for i in range(600)))
 
     def ingest(part):
-        return cli(
-            "ingest",
-            src,
-            "--index",
-            index_name,
-            "--url",
-            cluster_url,
-            "--embedder",
-            "test:hashing",
-            "--no-cache",
-            "-q",
-            "--partition",
-            part,
-            "--failures",
-            tmp_path / "f.jsonl",
-        )
+        return cli(*ingest_args(src, index_name, cluster_url, "--partition", part, "--failures", tmp_path / "f.jsonl"))
 
     code, out, _ = ingest("1/2")
     assert (
@@ -166,20 +125,7 @@ def test_two_runs_of_one_partition_in_the_same_second_write_failures_files_of_th
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("time.strftime", lambda *a: "20261203-120000")  # the same second for both runs
     for _ in range(2):
-        code, out, err = cli(
-            "ingest",
-            src,
-            "--index",
-            index_name,
-            "--url",
-            cluster_url,
-            "--embedder",
-            "test:hashing",
-            "--no-cache",
-            "-q",
-            "--partition",
-            "1/2",
-        )
+        code, out, err = cli(*ingest_args(src, index_name, cluster_url, "--partition", "1/2"))
         assert code == 3, (out, err)
     files = sorted(tmp_path.glob("ingest-failures-*part-1-of-2*.jsonl"))
     empty = sum(1 for i in range(0, 100, 10) if Partition(1, 2).owns(SourceDoc(f"doc-{i}", "")))

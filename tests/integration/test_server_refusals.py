@@ -10,7 +10,7 @@ import pytest
 
 from adapter.index.init import init_index
 from adapter.index.assets import IndexSpec
-from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401 (fixture)
+from tests.support.cli import TEST_EMBEDDER, cli, ingest_args  # noqa: F401 (cli: the fixture)
 
 ROWS = [{"id": f"r{i:03d}", "title": f"Fila {i}", "text": f"reembolso del pedido número {i}"} for i in range(240)]
 
@@ -27,21 +27,7 @@ def rows_file(path, rows=ROWS):
 
 
 def ingest(cli, path, index, url, failures, *extra):
-    return cli(
-        "ingest",
-        path,
-        "--index",
-        index,
-        "--url",
-        url,
-        "--embedder",
-        "test:hashing",
-        "--quiet",
-        "--no-cache",
-        "--failures",
-        failures,
-        *extra,
-    )
+    return cli(*ingest_args(path, index, url, "--failures", failures, *extra))
 
 
 # -- 5. ingest into a closed index wrote no failures file and did not say what did not land ------------------

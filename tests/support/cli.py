@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from adapter.cli import main
-from tests.conftest import HashingEmbedder
+from tests.conftest import ROOT, HashingEmbedder
 
 TEST_EMBEDDER = HashingEmbedder(32)
 
@@ -35,6 +35,26 @@ def cli(monkeypatch, capsys):
         return code, out, err
 
     return run
+
+
+def ingest_args(src, index: str, url: str, *extra, embedder: str = "test:hashing") -> list[str]:
+    """``hybrid ingest`` of ``src`` into ``index`` at ``url``, with the test embedder, no cache, quiet; ``extra``
+    (``--failures``, ``--partition``, ...) after: the arguments for :func:`cli` or :func:`cli_process`."""
+    quiet = ("--embedder", embedder, "--no-cache", "-q")
+    return ["ingest", str(src), "--index", index, "--url", url, *quiet, *map(str, extra)]
+
+
+def cli_process(*args, cwd=ROOT, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """The ``hybrid`` command in a process of its own (``test:hashing`` and ``test:stuck`` loadable), in ``cwd`` (its
+    default files land there), ``env`` over this process's; its output piped, as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.support.cli", *map(str, args)],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 class StuckEmbedder(HashingEmbedder):

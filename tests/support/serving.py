@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any, Iterator
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -82,16 +77,10 @@ def counter(metrics_text: str, name: str, **labels) -> float:
 
 def serve_command(index: str, cluster_url: str, *extra: str) -> tuple[subprocess.Popen, str]:
     """``hybrid serve`` in a process of its own (``test:hashing`` loadable: tests.support.cli)."""
+    from tests.support.cli import cli_process
+
     port = free_port()
-    env = {**os.environ, "OPENSEARCH_URL": cluster_url}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.cli", "serve", "--index", index, "--port", str(port), *extra],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=str(ROOT),
-    )
+    process = cli_process("serve", "--index", index, "--port", port, *extra, env={"OPENSEARCH_URL": cluster_url})
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and process.poll() is None:
