@@ -8,25 +8,15 @@ import numpy as np
 import pytest
 
 from adapter.fusion.choice.policy import DEFAULT_POLICY
-from adapter.index.init import init_index
-from adapter.index.assets import IndexSpec
 from adapter.cli import main
 from adapter.engines import cluster_for
-from adapter.ingest.ingestor import Ingestor
 from adapter.search.page import SearchOptions
 from adapter.search import Searcher
-from adapter.ingest.sources import read_source
 from tests.conftest import HashingEmbedder
+from tests.support.indexes import support_index  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "¿cómo devuelvo un pedido?"
-
-
-@pytest.fixture
-def support_index(client, index_name, e5, support_docs_path):
-    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
-    return index_name
 
 
 def python_blocks(path: Path) -> list[str]:

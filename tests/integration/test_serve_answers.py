@@ -10,29 +10,13 @@ import socket
 import pytest
 
 from adapter.engines import connect
-from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
-from adapter.ingest.ingestor import Ingestor
-from adapter.ingest.sources import read_source
 from adapter.search import Searcher
 from adapter.serve import SearchService, Security, create_app
 from adapter.serve.admission import Deadline, DeadlineExceeded, Overloaded
-from tests.conftest import HashingEmbedder
 from tests.support.serving import call, counter, post_json, served
+from tests.support.indexes import hashing, small_index  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.min_version("3.0")
-
-
-@pytest.fixture(scope="module")
-def hashing():
-    return HashingEmbedder(32)
-
-
-@pytest.fixture
-def small_index(client, index_name, support_docs_path, hashing):
-    init_index(client, index_name, IndexSpec(hashing.fingerprint))
-    Ingestor.open(client, index_name, hashing, progress=False).ingest(read_source(support_docs_path))
-    return index_name
 
 
 @pytest.fixture

@@ -15,25 +15,13 @@ import time
 
 import pytest
 
-from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
-from adapter.ingest.ingestor import Ingestor
-from adapter.ingest.sources import read_source
-from tests.conftest import HashingEmbedder
 from tests.support.faults import PASS, Delay, FaultProxy
 from tests.support.serving import call, counter, post_json, serve_command
+from tests.support.indexes import small_index  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.min_version("3.0")
 
 DEADLINE = 2.0
-
-
-@pytest.fixture
-def small_index(client, index_name, support_docs_path):
-    embedder = HashingEmbedder(32)
-    init_index(client, index_name, IndexSpec(embedder.fingerprint))
-    Ingestor.open(client, index_name, embedder, progress=False).ingest(read_source(support_docs_path))
-    return index_name
 
 
 def in_flight(base: str) -> float:

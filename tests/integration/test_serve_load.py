@@ -18,14 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
-from adapter.ingest.ingestor import Ingestor
-from adapter.ingest.sources import read_source
-from tests.conftest import HashingEmbedder
 from tests.support.faults import PASS, Delay, FaultProxy
 from tests.support.load import in_a_process, statuses
 from tests.support.serving import call, counter, serve_command
+from tests.support.indexes import small_index  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.min_version("3.0")
 
@@ -43,14 +39,6 @@ QUERIES = (
 )
 TECHNIQUES = ("hybrid", "bm25", "dense", "client")
 OUT = Path(__file__).resolve().parents[2] / "out" / "serve-load"
-
-
-@pytest.fixture
-def small_index(client, index_name, support_docs_path):
-    embedder = HashingEmbedder(32)
-    init_index(client, index_name, IndexSpec(embedder.fingerprint))
-    Ingestor.open(client, index_name, embedder, progress=False).ingest(read_source(support_docs_path))
-    return index_name
 
 
 def bodies():

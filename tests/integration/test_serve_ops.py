@@ -24,23 +24,11 @@ from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from adapter.search import Searcher
 from adapter.serve import Ops, SearchService, Security, create_app
-from tests.conftest import HashingEmbedder
 from tests.support.faults import PASS, Delay, FaultProxy, Hold
 from tests.support.serving import call, counter, post_json, serve_command, served
+from tests.support.indexes import hashing, small_index  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.min_version("3.0")
-
-
-@pytest.fixture(scope="module")
-def hashing():
-    return HashingEmbedder(32)
-
-
-@pytest.fixture
-def small_index(client, index_name, support_docs_path, hashing):
-    init_index(client, index_name, IndexSpec(hashing.fingerprint))
-    Ingestor.open(client, index_name, hashing, progress=False).ingest(read_source(support_docs_path))
-    return index_name
 
 
 def test_a_cluster_holding_every_answer_holds_only_the_searches(small_index, opensearch_url, hashing):

@@ -8,28 +8,18 @@ import urllib.request
 
 import pytest
 
-from adapter.index.init import init_index
-from adapter.index.assets import IndexSpec
 from adapter.cli import main
 from adapter.index.contracts import validate
 from adapter.search.page import TEXT_MATCHES
 from adapter.engines import connect_cluster, describe_url
-from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.serve import SearchService, create_app
-from adapter.ingest.sources import read_source
 from tests.support.browser import wait_until, watched_page
 from tests.support.serving import served
+from tests.support.indexes import support_index  # noqa: F401  (the fixture)
 
 QUERY = "¿cómo devuelvo un pedido?"
 SECRET = "s3cret-Passw0rd-not-for-pages"
-
-
-@pytest.fixture
-def support_index(client, index_name, support_docs_path, e5):
-    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
-    return index_name
 
 
 @pytest.fixture

@@ -10,36 +10,20 @@ import json
 
 import pytest
 
-from adapter.cli import main
 from adapter.engines import connect_cluster
-from adapter.index.assets import IndexSpec
 from adapter.index.contracts import SEARCH_SCHEMA_VERSION, validate
-from adapter.index.init import init_index
-from adapter.ingest.ingestor import Ingestor
-from adapter.ingest.sources import read_source
 from adapter.search import Searcher
 from adapter.serve import SearchService, create_app
 from adapter.serve.traffic import Traffic, TrafficSettings
 from adapter.traffic import ubi
-from tests.conftest import HashingEmbedder
 from tests.support.browser import wait_until, watched_page
 from tests.support.serving import call, counter, post_json, served
+from tests.support.indexes import hashing, small_index  # noqa: F401  (fixtures)
+from tests.support.traffic import traffic_command
 
 pytestmark = [pytest.mark.engine("opensearch", "elasticsearch"), pytest.mark.min_version("3.0")]
 
 QUERY = "¿cómo devuelvo un pedido?"
-
-
-@pytest.fixture(scope="module")
-def hashing():
-    return HashingEmbedder(32)
-
-
-@pytest.fixture
-def small_index(client, index_name, support_docs_path, hashing):
-    init_index(client, index_name, IndexSpec(hashing.fingerprint))
-    Ingestor.open(client, index_name, hashing, progress=False).ingest(read_source(support_docs_path))
-    return index_name
 
 
 @pytest.fixture
@@ -195,22 +179,7 @@ def test_an_interleaved_search_is_drafted_logged_and_its_clicks_credited(service
     assert stored_click["_source"]["event_attributes"]["hybrid"] == {
         "team": "candidate"
     }  # tagged by the server, not the page
-    assert (
-        main(
-            [
-                "traffic",
-                "report",
-                "--url",
-                opensearch_url,
-                "--queries-index",
-                settings.queries_index,
-                "--events-index",
-                settings.events_index,
-                "--json",
-            ]
-        )
-        == 0
-    )
+    assert traffic_command("report", opensearch_url, settings, "--json") == 0
     (experiment,) = json.loads(capsys.readouterr().out)["experiments"]
     assert (experiment["baseline"], experiment["candidate"], experiment["wins"], experiment["losses"]) == (
         "index-default",
