@@ -21,6 +21,7 @@ from opensearchpy.exceptions import RequestError, TransportError
 from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
 from adapter.engines.opensearch import OpenSearchEngine
 from adapter.search.mmr import knn_mmr
+from tests.support.mmr import mmr_factories
 
 DOCS = [  # id, parent, chunk, text, category, vector (unit length, 2-d)
     ("a#0", "a", 0, "red apple pie", "x", (1.0, 0.0)),
@@ -311,16 +312,8 @@ def test_sort_aggregations_highlight(client, idx, caps):
 @pytest.fixture
 def mmr_on(client, caps):
     """The MMR factories switched on for the test, the setting put back after."""
-    before = client.cluster.get_settings(filter_path=f"persistent.{MMR_SETTING}")
-    old = (
-        ((before or {}).get("persistent") or {})
-        .get("cluster", {})
-        .get("search", {})
-        .get("enabled_system_generated_factories")
-    )
-    client.cluster.put_settings(body={"persistent": {MMR_SETTING: list(MMR_FACTORIES)}})
-    yield OpenSearchEngine().probe(client, refresh=True)
-    client.cluster.put_settings(body={"persistent": {MMR_SETTING: old}})
+    with mmr_factories(client, list(MMR_FACTORIES)):
+        yield OpenSearchEngine().probe(client, refresh=True)
 
 
 def test_server_mmr(client, idx, caps):

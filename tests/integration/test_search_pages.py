@@ -149,7 +149,8 @@ def test_server_mmr_where_the_cluster_runs_it(client, searcher):
     """Dense + MMR: on 3.3+ with the factories on, the server's ext.mmr (its formula: knn_mmr); the
     client's MMR elsewhere. Both diversify: fewer chunks of one document in the top 5."""
     from adapter.engines.opensearch import OpenSearchEngine
-    from adapter.engines.opensearch.capabilities import MMR_FACTORIES, MMR_SETTING
+    from adapter.engines.opensearch.capabilities import MMR_FACTORIES
+    from tests.support.mmr import mmr_factories
 
     plain = searcher.search(QUERY, technique="dense", k=5)
     if not searcher.caps.server_mmr:
@@ -158,15 +159,7 @@ def test_server_mmr_where_the_cluster_runs_it(client, searcher):
         )
         assert "ext" not in result.request_body and "3.3+" in result.notices[0]
         return
-    before = client.cluster.get_settings(filter_path=f"persistent.{MMR_SETTING}")
-    old = (
-        ((before or {}).get("persistent") or {})
-        .get("cluster", {})
-        .get("search", {})
-        .get("enabled_system_generated_factories")
-    )
-    client.cluster.put_settings(body={"persistent": {MMR_SETTING: list(MMR_FACTORIES)}})
-    try:
+    with mmr_factories(client, list(MMR_FACTORIES)):
         on = Searcher(client, searcher.info, OpenSearchEngine().probe(client, refresh=True), searcher.embedder)
         server = on.search(
             QUERY, technique="dense", k=5, mmr_lambda=0.3, mmr_candidates=20, options=SearchOptions(mmr=MMRPlace.SERVER)
@@ -179,9 +172,6 @@ def test_server_mmr_where_the_cluster_runs_it(client, searcher):
         for result in (server, local):
             assert result.ids != plain.ids
             assert len({h.source["parent_id"] for h in result.hits}) >= len({h.source["parent_id"] for h in plain.hits})
-    finally:
-        client.cluster.put_settings(body={"persistent": {MMR_SETTING: old}})
-        OpenSearchEngine().probe(client, refresh=True)
 
 
 def test_stale_chunks_go_by_the_clusters_means(client, index_name):
@@ -240,8 +230,8 @@ def test_polish_inflections_and_diacritics(client, index_name, analyzer):
 
 
 def test_init_switches_server_mmr_on_where_the_cluster_has_it(client, index_name):
-    from adapter.engines.opensearch.capabilities import MMR_SETTING
     from adapter.engines.opensearch import OpenSearchEngine
+    from tests.support.mmr import mmr_factories
 
     engine = OpenSearchEngine()
     spec = IndexSpec(HashingEmbedder(8).fingerprint)
@@ -249,15 +239,7 @@ def test_init_switches_server_mmr_on_where_the_cluster_has_it(client, index_name
         with pytest.raises(ConfigurationError, match="3.3"):
             init_index(client, index_name, spec, server_mmr=True, engine=engine)
         return
-    before = client.cluster.get_settings(filter_path=f"persistent.{MMR_SETTING}")
-    old = (
-        ((before or {}).get("persistent") or {})
-        .get("cluster", {})
-        .get("search", {})
-        .get("enabled_system_generated_factories")
-    )
-    try:
-        client.cluster.put_settings(body={"persistent": {MMR_SETTING: None}})
+    with mmr_factories(client, None):
         assert not engine.probe(client, refresh=True).server_mmr_enabled
         report = init_index(client, index_name, spec, server_mmr=True, engine=engine)
         change = next(c for c in report.changes if c.kind == "cluster_setting")
@@ -265,6 +247,3 @@ def test_init_switches_server_mmr_on_where_the_cluster_has_it(client, index_name
         assert engine.probe(client).server_mmr_enabled  # the probe was refreshed
         again = init_index(client, index_name, spec, server_mmr=True, engine=engine)
         assert next(c for c in again.changes if c.kind == "cluster_setting").action == "unchanged"
-    finally:
-        client.cluster.put_settings(body={"persistent": {MMR_SETTING: old}})
-        engine.probe(client, refresh=True)
