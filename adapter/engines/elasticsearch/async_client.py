@@ -7,34 +7,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from adapter._optional import require
-from adapter.engines.elasticsearch.client import Answer, client_kwargs, failures_logged, logged, with_request_id
+from adapter.engines.elasticsearch.client import (
+    Answer,
+    ElasticsearchOptions,
+    client_kwargs,
+    failures_logged,
+    logged,
+    with_request_id,
+)
 
 if TYPE_CHECKING:
     from elasticsearch import AsyncElasticsearch
+    from typing_extensions import Unpack
 
 
-def connect_elasticsearch_async(
-    url: str | None = None,
-    *,
-    username: str | None = None,
-    password: str | None = None,
-    api_key: str | None = None,
-    verify_certs: bool | None = None,
-    timeout: float = 60.0,
-    pool_maxsize: int = 10,
-) -> AsyncElasticsearch:
-    """An ``elasticsearch.AsyncElasticsearch`` client (close it with ``await client.close()``)."""
+def connect_elasticsearch_async(url: str | None = None, **options: Unpack[ElasticsearchOptions]) -> AsyncElasticsearch:
+    """An ``elasticsearch.AsyncElasticsearch`` client (close it with ``await client.close()``); options as
+    :func:`~adapter.engines.elasticsearch.client.connect_elasticsearch` takes them."""
     require("elasticsearch", "an Elasticsearch cluster")
     require("aiohttp", "the asyncio client (AsyncSearcher)")
-    kwargs = client_kwargs(
-        url,
-        username=username,
-        password=password,
-        api_key=api_key,
-        verify_certs=verify_certs,
-        timeout=timeout,
-        pool_maxsize=pool_maxsize,
-    )
+    kwargs = client_kwargs(url, **options)
     client: AsyncElasticsearch = _async_classes()[0](node_class=_async_classes()[1], **kwargs)
     return client
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, TypedDict
 from urllib.parse import urlparse
 
 from adapter.observability import telemetry
@@ -33,6 +33,7 @@ from adapter.errors import BackendError, ClusterUnavailableError, ConfigurationE
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
+    from typing_extensions import Unpack
 
     from adapter.engines.elasticsearch.cluster import ElasticsearchCluster
 
@@ -40,8 +41,29 @@ if TYPE_CHECKING:
 CLIENT_MODULES = ("elasticsearch", "elastic_transport")
 
 
-def connect_elasticsearch(
-    url: str | None = None,
+class ElasticsearchOptions(TypedDict, total=False):
+    """What :func:`connect_elasticsearch` and its asyncio twin take, each overriding the environment (the
+    defaults: a 60 s request timeout, 10 connections per node)."""
+
+    username: str | None
+    password: str | None
+    api_key: str | None
+    verify_certs: bool | None
+    timeout: float
+    pool_maxsize: int
+
+
+def connect_elasticsearch(url: str | None = None, **options: Unpack[ElasticsearchOptions]) -> Elasticsearch:
+    """An ``elasticsearch.Elasticsearch`` client; arguments override the environment, which is
+    read as :func:`adapter.engines.opensearch.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
+    ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
+    require("elasticsearch", "an Elasticsearch cluster")
+    client: Elasticsearch = _dict_answers_class()(node_class=_observed_node(), **client_kwargs(url, **options))
+    return client
+
+
+def client_kwargs(
+    url: str | None,
     *,
     username: str | None = None,
     password: str | None = None,
@@ -49,33 +71,6 @@ def connect_elasticsearch(
     verify_certs: bool | None = None,
     timeout: float = 60.0,
     pool_maxsize: int = 10,
-) -> Elasticsearch:
-    """An ``elasticsearch.Elasticsearch`` client; arguments override the environment, which is
-    read as :func:`adapter.engines.opensearch.client.connect` reads it (``OPENSEARCH_URL``, ``OPENSEARCH_USERNAME`` /
-    ``OPENSEARCH_PASSWORD``, ``OPENSEARCH_VERIFY_CERTS``) plus ``ELASTICSEARCH_API_KEY``."""
-    require("elasticsearch", "an Elasticsearch cluster")
-    kwargs = client_kwargs(
-        url,
-        username=username,
-        password=password,
-        api_key=api_key,
-        verify_certs=verify_certs,
-        timeout=timeout,
-        pool_maxsize=pool_maxsize,
-    )
-    client: Elasticsearch = _dict_answers_class()(node_class=_observed_node(), **kwargs)
-    return client
-
-
-def client_kwargs(
-    url: str | None,
-    *,
-    username: str | None,
-    password: str | None,
-    api_key: str | None,
-    verify_certs: bool | None,
-    timeout: float,
-    pool_maxsize: int,
 ) -> dict[str, Any]:
     """What the sync and the asyncio client take alike (all but the node class), from the arguments and the
     environment."""

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from adapter.observability import telemetry
 from adapter._optional import require
 from adapter.engines.connection import ConnectionOptions, ConnectionSettings, resolve_settings
-from adapter.engines.opensearch.client import RequestLog, aws_credentials, client_kwargs
+from adapter.engines.opensearch.client import RequestIdHeader, RequestLog, aws_credentials, client_kwargs
 
 if TYPE_CHECKING:
     from opensearchpy import AsyncOpenSearch
@@ -73,21 +72,8 @@ def observed_async_connection() -> Any:
     if _OBSERVED is None:
         from opensearchpy import AsyncHttpConnection
 
-        class ObservedAsyncConnection(RequestLog, AsyncHttpConnection):
-            async def perform_request(
-                self,
-                method: str,
-                url: str,
-                params: Any = None,
-                body: Any = None,
-                timeout: Any = None,
-                ignore: Any = (),
-                headers: Any = None,
-            ) -> Any:
-                rid = telemetry.current_request_id()
-                if rid is not None:
-                    headers = {**(headers or {}), "x-opaque-id": rid}
-                return await super().perform_request(method, url, params, body, timeout, ignore, headers)
+        class ObservedAsyncConnection(RequestIdHeader, RequestLog, AsyncHttpConnection):
+            pass
 
         _OBSERVED = ObservedAsyncConnection
     return _OBSERVED

@@ -212,6 +212,27 @@ class RequestLog:
         super().log_request_fail(method, full_url, path, body, duration, status_code, response, exception)  # type: ignore[misc]
 
 
+class RequestIdHeader:
+    """Sends the current request id as X-Opaque-Id. One override for the sync and the asyncio connection: it
+    returns what the connection's own ``perform_request`` returns (the answer, or the aiohttp connection's
+    coroutine of it, which its transport awaits)."""
+
+    def perform_request(
+        self,
+        method: str,
+        url: str,
+        params: Any = None,
+        body: Any = None,
+        timeout: Any = None,
+        ignore: Any = (),
+        headers: Any = None,
+    ) -> Any:
+        rid = telemetry.current_request_id()
+        if rid is not None:
+            headers = {**(headers or {}), "x-opaque-id": rid}
+        return super().perform_request(method, url, params, body, timeout, ignore, headers)  # type: ignore[misc]
+
+
 _OBSERVED: Any = None
 
 
@@ -223,21 +244,8 @@ def observed_connection() -> Any:
     if _OBSERVED is None:
         from opensearchpy import Urllib3HttpConnection
 
-        class ObservedConnection(RequestLog, Urllib3HttpConnection):
-            def perform_request(
-                self,
-                method: str,
-                url: str,
-                params: Any = None,
-                body: Any = None,
-                timeout: Any = None,
-                ignore: Any = (),
-                headers: Any = None,
-            ) -> Any:
-                rid = telemetry.current_request_id()
-                if rid is not None:
-                    headers = {**(headers or {}), "x-opaque-id": rid}
-                return super().perform_request(method, url, params, body, timeout, ignore, headers)
+        class ObservedConnection(RequestIdHeader, RequestLog, Urllib3HttpConnection):
+            pass
 
         _OBSERVED = ObservedConnection
     return _OBSERVED
