@@ -266,12 +266,19 @@ class Searcher:
             self._options(options),
             fast_path,
         )
+        return self._observed(request, started)
+
+    def _observed(self, request: SearchRequest, started: float) -> SearchResult:
+        """``request`` run under its request id, trace span and metrics, then logged (what every search is wrapped
+        in); ``started``: when the call began, for the result's total time."""
         with (
             telemetry.request_id() as rid,
             tracing.span("hybrid.search", _span_start(self.alias, request, rid)) as span,
             metrics.search(request.technique.value) as record,
         ):
-            outcome = self._run(lambda state, attempt: self._attempt(request, state, attempt), query_vector is not None)
+            outcome = self._run(
+                lambda state, attempt: self._attempt(request, state, attempt), request.query_vector is not None
+            )
             result = _result(request, outcome, started)
             end = _span_end(result, outcome)
             tracing.annotate(span, end)
