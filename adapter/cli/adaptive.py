@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from adapter.admin.calibrate import CalibrationReport
     from adapter.fusion.choice.policy import AdaptivePolicy
     from adapter.fusion.choice.values import FusionChoice
+    from adapter.traffic.calibrate import TrafficCalibration
 
 
 def add_parsers(sub: Subparsers) -> None:
@@ -179,8 +180,7 @@ def adaptive_choices(args: argparse.Namespace, queries: list[str]) -> list[Fusio
 def run_from_traffic(args: argparse.Namespace) -> int:
     """``hybrid calibrate --from-traffic``: the fit, the evidence, and in one line whether it shipped and why."""
     from adapter.cli.traffic import _thresholds
-    from adapter.traffic.calibrate import META_KEY, calibrate_from_traffic
-    from adapter.traffic.evidence import MIN_HELD_OUT
+    from adapter.traffic.calibrate import calibrate_from_traffic
     from adapter.traffic.store import UbiStore
 
     if args.queries:
@@ -202,6 +202,14 @@ def run_from_traffic(args: argparse.Namespace) -> int:
         candidate=load_policy(args.policy),
         dry_run=args.dry_run,
     )
+    _print_fit(args, found)
+    _print_evidence(found)
+    _print_outcome(args, found)
+    return 0
+
+
+def _print_fit(args: argparse.Namespace, found: TrafficCalibration) -> None:
+    """What the traffic held and the candidate fitted (or given) from it, beside the running fusion."""
     t, cand = found.traffic, found.candidate
     print(
         f"traffic: {t.searches} searches of {args.index}, {t.clicks} clicks, {t.judged_pairs} judged (query, document) "
@@ -219,6 +227,13 @@ def run_from_traffic(args: argparse.Namespace) -> int:
         f"candidate {cand.name} ({how}): bm25 {weights[0]:.2f} / dense {weights[1]:.2f} for a query without "
         f"per-query signals; running: {found.running.name}"
     )
+
+
+def _print_evidence(found: TrafficCalibration) -> None:
+    """The two pieces of evidence: held-out nDCG@10 from the clicks, and the interleaving tally."""
+    from adapter.traffic.evidence import MIN_HELD_OUT
+
+    cand = found.candidate
     held = found.held_out
     if held is None:
         print(f"held-out: too few queries to test on (at least {MIN_HELD_OUT})")
@@ -235,6 +250,13 @@ def run_from_traffic(args: argparse.Namespace) -> int:
             f"interleaving: {tally.wins} wins, {tally.losses} losses, {tally.ties} ties over {tally.searches} "
             f"searches, p = {tally.p_value:.3g}: {tally.verdict}"
         )
+
+
+def _print_outcome(args: argparse.Namespace, found: TrafficCalibration) -> None:
+    """Where the candidate went: its file, shipped or kept and why, the report, and what was written."""
+    from adapter.traffic.calibrate import META_KEY
+
+    cand = found.candidate
     if args.policy_output:
         Path(args.policy_output).write_text(cand.dumps(), encoding="utf-8")
         print(
@@ -254,4 +276,3 @@ def run_from_traffic(args: argparse.Namespace) -> int:
         print(f"evidence written to the index's _meta.{META_KEY}")
     else:
         print("dry run: nothing was written")
-    return 0

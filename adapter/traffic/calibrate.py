@@ -158,19 +158,8 @@ def calibrate_from_traffic(
     since: its interleaving run is found by its name); ``dry_run``: decide, write nothing. Raises
     :class:`InputError` when the index does not run the adaptive fusion or the traffic judges too few
     queries to fit on."""
-    from adapter.evaluation.adaptive import measure_queries
-    from adapter.fusion.choice.values import ADAPTIVE
-    from adapter.search import Searcher
-
     evidence.check_share(held_out_share)
-    searcher = Searcher.open(client, alias, embedder)
-    if searcher.info.default_fusion != ADAPTIVE:
-        raise InputError(
-            f"index {alias!r} runs {searcher.info.default_fusion or 'its default pipeline'} by default, "
-            "not the adaptive fusion: --from-traffic fits the adaptive policy, which that index would not use. "
-            "Make adaptive its default "
-            "(hybrid init / plan with --default-fusion adaptive), or compare fusions with an Interleaver"
-        )
+    searcher = _adaptive_searcher(client, alias, embedder)
     store = store or UbiStore(searcher.cluster)
     traffic = read_traffic(
         store,
@@ -180,49 +169,10 @@ def calibrate_from_traffic(
         min_impressions=min_impressions,
         thresholds=thresholds,
     )
-    fit_keys, _ = evidence.split(sorted(traffic.queries), held_out_share)
-    if not traffic.queries or (candidate is None and len(fit_keys) < MIN_TRAIN):  # a candidate given needs no fit
-        raise InputError(_too_few(alias, traffic, len(fit_keys), held_out_share))
-    records = measure_queries(searcher, traffic.queries, depth=DEPTH)
-    about = {
-        "source": "traffic",
-        "index": alias,
-        "searches": traffic.searches,
-        "judged_pairs": traffic.judged_pairs,
-        "queries": len(fit_keys),
-        "metric": "ndcg@10",
-        **({"since": since} if since else {}),
-        **({"until": until} if until else {}),
-    }
     running = searcher.policy
-    found = assess(
-        records,
-        traffic,
-        running,
-        searcher.calibration,
-        z_score=searcher.caps.z_score,
-        held_out_share=held_out_share,
-        candidate=candidate,
-        trained_on=about,
-    )
+    found = _assess_traffic(searcher, alias, traffic, running, held_out_share, candidate, (since, until))
     held, interleaved, decision = found.held_out, found.interleaved, found.decision
-    meta = {
-        "at": now(),
-        "shipped": decision.ship,
-        "reason": decision.reason,
-        "candidate": found.candidate.to_json(),
-        "running": running.name,
-        "searches": traffic.searches,
-        "clicks": traffic.clicks,
-        "judged_pairs": traffic.judged_pairs,
-        "judged_queries": len(traffic.queries),
-        "fit_queries": found.fit_queries,
-        "family": found.family,
-        "held_out_share": held_out_share,
-        "held_out": evidence.held_out_meta(held),
-        "interleaving": evidence.interleaving_meta(interleaved),
-        "window": {"since": since, "until": until},
-    }
+    meta = _meta(found, running, traffic, held_out_share, (since, until))
     shipped = None
     if not dry_run:
         shipped = _write(searcher, alias, decision, found.candidate, found.calibration, meta)
@@ -241,6 +191,90 @@ def calibrate_from_traffic(
         shipped,
         not dry_run,
     )
+
+
+def _adaptive_searcher(client: ClusterLike, alias: str, embedder: Embedder | None) -> Searcher:
+    """A searcher of ``alias``, refused (InputError) when the index does not run the adaptive fusion by default."""
+    from adapter.fusion.choice.values import ADAPTIVE
+    from adapter.search import Searcher
+
+    searcher = Searcher.open(client, alias, embedder)
+    if searcher.info.default_fusion != ADAPTIVE:
+        raise InputError(
+            f"index {alias!r} runs {searcher.info.default_fusion or 'its default pipeline'} by default, "
+            "not the adaptive fusion: --from-traffic fits the adaptive policy, which that index would not use. "
+            "Make adaptive its default "
+            "(hybrid init / plan with --default-fusion adaptive), or compare fusions with an Interleaver"
+        )
+    return searcher
+
+
+def _assess_traffic(
+    searcher: Searcher,
+    alias: str,
+    traffic: Traffic,
+    running: AdaptivePolicy,
+    held_out_share: float,
+    candidate: AdaptivePolicy | None,
+    window: tuple[str | None, str | None],
+) -> Assessment:
+    """Steps 2-3 on the live index: the judged queries searched again (refused when too few to fit on), then
+    :func:`assess`, with what the candidate was trained on."""
+    from adapter.evaluation.adaptive import measure_queries
+
+    fit_keys, _ = evidence.split(sorted(traffic.queries), held_out_share)
+    if not traffic.queries or (candidate is None and len(fit_keys) < MIN_TRAIN):  # a candidate given needs no fit
+        raise InputError(_too_few(alias, traffic, len(fit_keys), held_out_share))
+    records = measure_queries(searcher, traffic.queries, depth=DEPTH)
+    since, until = window
+    about = {
+        "source": "traffic",
+        "index": alias,
+        "searches": traffic.searches,
+        "judged_pairs": traffic.judged_pairs,
+        "queries": len(fit_keys),
+        "metric": "ndcg@10",
+        **({"since": since} if since else {}),
+        **({"until": until} if until else {}),
+    }
+    return assess(
+        records,
+        traffic,
+        running,
+        searcher.calibration,
+        z_score=searcher.caps.z_score,
+        held_out_share=held_out_share,
+        candidate=candidate,
+        trained_on=about,
+    )
+
+
+def _meta(
+    found: Assessment,
+    running: AdaptivePolicy,
+    traffic: Traffic,
+    held_out_share: float,
+    window: tuple[str | None, str | None],
+) -> dict[str, Any]:
+    """The evidence as the index's _meta keeps it: the decision, both policies, the traffic's counts and the window."""
+    since, until = window
+    return {
+        "at": now(),
+        "shipped": found.decision.ship,
+        "reason": found.decision.reason,
+        "candidate": found.candidate.to_json(),
+        "running": running.name,
+        "searches": traffic.searches,
+        "clicks": traffic.clicks,
+        "judged_pairs": traffic.judged_pairs,
+        "judged_queries": len(traffic.queries),
+        "fit_queries": found.fit_queries,
+        "family": found.family,
+        "held_out_share": held_out_share,
+        "held_out": evidence.held_out_meta(found.held_out),
+        "interleaving": evidence.interleaving_meta(found.interleaved),
+        "window": {"since": since, "until": until},
+    }
 
 
 @dataclass(frozen=True)
