@@ -16,6 +16,7 @@ from adapter.search import Searcher
 from adapter.ingest.sources import read_source
 from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization
 from adapter.engines import cluster_for
+from tests.support.datasets import eval_args, support_beir
 
 QUERIES = {
     "test": {
@@ -34,54 +35,36 @@ QUERIES = {
 
 @pytest.fixture
 def tiny_beir(tmp_path, support_docs_path):
-    root = tmp_path / "support-beir"
-    (root / "qrels").mkdir(parents=True)
-    docs = [json.loads(line) for line in support_docs_path.read_text(encoding="utf-8").splitlines()]
-    (root / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d["id"], "title": d["title"], "text": d["text"]}) + "\n" for d in docs)
-    )
-    (root / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for split in QUERIES.values() for q, (t, _) in split.items())
-    )
-    for split, queries in QUERIES.items():
-        rows = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t1" for q, (_, rel) in queries.items() for d in rel]
-        (root / "qrels" / f"{split}.tsv").write_text("\n".join(rows) + "\n")
-    return root
+    return support_beir(tmp_path / "support-beir", support_docs_path, QUERIES)
 
 
 def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_beir, tmp_path, index_name):
     out_json, out_png, tuned = tmp_path / "eval.json", tmp_path / "eval.png", tmp_path / "tuned.json"
     policy, model = tmp_path / "policy.json", tmp_path / "model.json"
     code = main(
-        [
-            "eval",
-            "--dataset",
-            str(tiny_beir),
-            "--embedder",
-            "multilingual-e5-small",
+        eval_args(
+            tiny_beir,
+            index_name,
+            opensearch_url,
             "--analyzer",
             "spanish",
-            "--index",
-            index_name,
-            "--url",
-            opensearch_url,
             "--mmr",
             "0.5",
             "--tune",
             "--tune-output",
-            str(tuned),
+            tuned,
             "--policy-output",
-            str(policy),
+            policy,
             "--model-output",
-            str(model),
+            model,
             "--json",
-            str(out_json),
+            out_json,
             "--plot",
-            str(out_png),
+            out_png,
             "--quiet",
             "--cache",
-            str(tmp_path / "c.sqlite"),
-        ]
+            tmp_path / "c.sqlite",
+        )
     )
     out = capsys.readouterr().out
     assert code == 0
@@ -226,26 +209,8 @@ def test_eval_scores_the_default_as_searches_run_it(capsys, client, opensearch_u
     from adapter.models.embedders import load_embedder
 
     report = tmp_path / "report"
-    code = main(
-        [
-            "eval",
-            "--dataset",
-            str(tiny_beir),
-            "--embedder",
-            "multilingual-e5-small",
-            "--index",
-            index_name,
-            "--url",
-            opensearch_url,
-            "--json",
-            str(tmp_path / "eval.json"),
-            "--report",
-            str(report),
-            "--quiet",
-            "--cache",
-            str(tmp_path / "c.sqlite"),
-        ]
-    )
+    args = ("--json", tmp_path / "eval.json", "--report", report, "--quiet", "--cache", tmp_path / "c.sqlite")
+    code = main(eval_args(tiny_beir, index_name, opensearch_url, *args))
     out = capsys.readouterr().out
     assert code == 0
     data = json.loads((tmp_path / "eval.json").read_text())
@@ -273,23 +238,7 @@ def test_eval_refuses_an_unknown_technique_before_creating_anything(
 ):
     """Issue 39: `hybrid eval --techniques bm25,nope` built the index (templates, pipelines, the corpus embedded and
     indexed) and only then refused. Now it refuses first, naming the techniques it knows, and nothing exists."""
-    code = main(
-        [
-            "eval",
-            "--dataset",
-            str(tiny_beir),
-            "--embedder",
-            "multilingual-e5-small",
-            "--index",
-            index_name,
-            "--url",
-            opensearch_url,
-            "--techniques",
-            "bm25,nope",
-            "--quiet",
-            "--no-cache",
-        ]
-    )
+    code = main(eval_args(tiny_beir, index_name, opensearch_url, "--techniques", "bm25,nope", "--quiet", "--no-cache"))
     err = capsys.readouterr().err
     assert code != 0
     assert "nope" in err and "bm25" in err and "dense" in err and "client-rrf" in err, err

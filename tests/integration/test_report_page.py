@@ -7,6 +7,7 @@ import pytest
 
 from adapter.cli import main
 from adapter.index.contracts import validate
+from tests.support import datasets
 from tests.support.browser import SCREENSHOTS, watched_page
 
 QUERIES = {
@@ -21,20 +22,7 @@ QUERIES = {
 
 @pytest.fixture
 def support_beir(tmp_path, support_docs_path):
-    root = tmp_path / "support-beir"
-    (root / "qrels").mkdir(parents=True)
-    docs = [json.loads(line) for line in support_docs_path.read_text(encoding="utf-8").splitlines()]
-    (root / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d["id"], "title": d["title"], "text": d["text"]}) + "\n" for d in docs)
-    )
-    (root / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, (t, _) in QUERIES.items())
-    )
-    rows = ["query-id\tcorpus-id\tscore"] + [
-        f"{q}\t{d}\t{2 if i == 0 else 1}" for q, (_, rel) in QUERIES.items() for i, d in enumerate(rel)
-    ]
-    (root / "qrels" / "test.tsv").write_text("\n".join(rows) + "\n")
-    return root
+    return datasets.support_beir(tmp_path / "support-beir", support_docs_path, {"test": QUERIES}, first_grade=2)
 
 
 @pytest.mark.engine("opensearch", "elasticsearch")
@@ -43,26 +31,20 @@ def test_the_report_opens_offline_and_a_person_can_use_it(
 ):
     out = tmp_path / "report"
     code = main(
-        [
-            "eval",
-            "--dataset",
-            str(support_beir),
-            "--embedder",
-            "multilingual-e5-small",
+        datasets.eval_args(
+            support_beir,
+            index_name,
+            opensearch_url,
             "--analyzer",
             "spanish",
-            "--index",
-            index_name,
-            "--url",
-            opensearch_url,
             "--mmr",
             "0.5",
             "--report",
-            str(out),
+            out,
             "--quiet",
             "--cache",
-            str(tmp_path / "c.sqlite"),
-        ]
+            tmp_path / "c.sqlite",
+        )
     )
     assert code == 0
     summary = json.loads((out / "eval.json").read_text())
