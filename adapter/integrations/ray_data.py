@@ -198,11 +198,26 @@ def index_dataset(
             "client_options": dict(client_options or {}),
         },
     )
+    total, failures = _collected(written)
+    items = _item_failures(failures)
+    path = _write_failures(failures, failures_path) if items else None
+    if refresh:
+        cluster.refresh([info.index], action=f"refreshing {info.index}")
+    return RaySummary(total, items, path)
+
+
+def _collected(written: Any) -> tuple[int, list[dict[str, Any]]]:
+    """The writers' rows summed on the driver: entries written, and every failure as the writers sent it."""
     total, failures = 0, []
     for row in written.iter_rows():
         total += int(row["written"])
         failures += [json.loads(f) for f in json.loads(row["failures"])]
-    items = tuple(
+    return total, failures
+
+
+def _item_failures(failures: list[dict[str, Any]]) -> tuple[ItemFailure, ...]:
+    """The writers' failures as the ingest reports them (the stage "index": a failure of the write itself)."""
+    return tuple(
         ItemFailure(
             f["id"],
             f["reason"],
@@ -211,12 +226,14 @@ def index_dataset(
         )
         for f in failures
     )
-    path = None
-    if items and failures_path is not None:
-        path = str(failures_path)
-        with open(path, "w", encoding="utf-8") as fh:
-            for f in failures:
-                fh.write(json.dumps(f) + "\n")
-    if refresh:
-        cluster.refresh([info.index], action=f"refreshing {info.index}")
-    return RaySummary(total, items, path)
+
+
+def _write_failures(failures: list[dict[str, Any]], failures_path: str | Path | None) -> str | None:
+    """The failures as JSONL at ``failures_path`` when one is given (a library writes no file unasked)."""
+    if failures_path is None:
+        return None
+    path = str(failures_path)
+    with open(path, "w", encoding="utf-8") as fh:
+        for f in failures:
+            fh.write(json.dumps(f) + "\n")
+    return path
