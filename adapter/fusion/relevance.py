@@ -174,7 +174,11 @@ class LegRelevance:
         """The mean over the legs of ``P(S_leg <= raw score)``; a leg that did not return the hit (None) counts 0."""
         if len(raw_scores) != len(self.maps):
             raise InputError(f"one raw score per leg ({len(self.maps)}), got {list(raw_scores)}")
-        return sum(m.relevance(s) if s is not None else 0.0 for m, s in zip(self.maps, raw_scores)) / len(self.maps)
+        total = 0.0
+        for relevance_map, score in zip(self.maps, raw_scores):  # a loop, not sum() of a generator: on every page
+            if score is not None:
+                total += relevance_map.relevance(score)
+        return total / len(self.maps)
 
     @classmethod
     def of(cls, maps: Mapping[str, RelevanceMap], legs: Sequence[str]) -> LegRelevance | None:
