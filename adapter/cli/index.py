@@ -115,6 +115,7 @@ def run_render(args: argparse.Namespace) -> int:
     names = IndexNames(args.index)
     hunspell = [h.strip() for h in args.hunspell.split(",") if h.strip()]
     engine: Engine
+    caps: Capabilities
     if args.elasticsearch_version:
         engine, caps = ELASTICSEARCH, elasticsearch_capabilities(args.elasticsearch_version, hunspell=hunspell)
     else:

@@ -7,6 +7,8 @@ from what it finds: :mod:`adapter.engines.opensearch.capabilities` (the neural-s
 docs/OPENSEARCH-FEATURES.md) and :mod:`adapter.engines.elasticsearch.capabilities` (the ``rrf`` /
 ``linear`` retrievers, licences, the ``query`` + ``knn`` sum). Which fusion the server runs, and
 why not, is each engine's renderer's (``adapter.engines.<engine>.fusion``, :mod:`adapter.engines.render`).
+:class:`Capabilities` holds what the shell reads; each engine's dataclass derives from it with what only that
+engine's code reads (``OpenSearchCapabilities``, ``ElasticsearchCapabilities``).
 """
 
 from __future__ import annotations
@@ -49,19 +51,24 @@ def version_tuple(version: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Capabilities:
+    """The flags the shell reads, every engine's (False: the cluster does not run it, or the engine has no such
+    thing). An engine derives its own frozen dataclass from this one for what only its code reads
+    (:class:`~adapter.engines.opensearch.capabilities.OpenSearchCapabilities`,
+    :class:`~adapter.engines.elasticsearch.capabilities.ElasticsearchCapabilities`), and a new engine names only
+    the flags it has."""
+
     version: str
     distribution: str
     plugins: tuple[str, ...]
-    hybrid: bool
-    normalization: bool
-    rrf: bool
-    rrf_weights: bool
-    z_score: bool
-    explanation: bool
-    pagination_depth: bool
-    native_engines: bool
-    serverless: bool = False
     engine: EngineName = EngineName.OPENSEARCH
+    # The hybrid query, and the server-side fusions the renderers (adapter.engines.<engine>.fusion) read.
+    hybrid: bool = False
+    normalization: bool = False
+    rrf: bool = False
+    rrf_weights: bool = False
+    z_score: bool = False
+    pagination_depth: bool = False  # a hybrid query's candidates per shard, sent as such
+    serverless: bool = False
     # BM25 scores carry the legacy (1 + k1) factor: OpenSearch before 3.0 (LegacyBM25Similarity by
     # default). 3.x scores with Lucene's BM25, about 2.2x lower for the same match.
     legacy_bm25: bool = False
@@ -73,8 +80,7 @@ class Capabilities:
     hybrid_collapse: bool = False
     collapse_inner_hits: bool = False
     fused_min_score: bool = False
-    rrf_global_ranks: bool = False
-    server_mmr: bool = False  # the k-NN plugin knows ext.mmr (3.3+)
+    server_mmr: bool = False  # the engine reranks a vector query by MMR (OpenSearch: the k-NN plugin's ext.mmr, 3.3+)
     server_mmr_enabled: bool = False  # ... and the cluster setting turns its processors on
     in_query_fusion: bool = False  # hybrid.fusion: fused without a search pipeline (unreleased)
     # The cluster settings behind server_mmr_enabled and in_query_fusion were read (False: a search's probe
@@ -83,8 +89,6 @@ class Capabilities:
     delete_by_query: bool = False  # the reindex module
     modules: tuple[str, ...] = ()
     hunspell: tuple[str, ...] = ()  # Hunspell locales every node has (node attribute `hunspell`)
-    score_sum: bool = False  # Elasticsearch: query + knn in one request, raw scores summed with boosts
-    license: str | None = None  # Elasticsearch: the licence type (basic, trial, enterprise...); None: unknown
     # language analyzers, asciifolding, stemmers (absent from Elasticsearch's integ-test zip)
     analysis_common: bool = True
 

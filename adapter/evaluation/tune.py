@@ -33,7 +33,7 @@ def candidates(caps: Capabilities) -> list[Fusion]:
     for w in TUNE_WEIGHTS:
         for fusion in caps.fusions((w, round(1 - w, 1)), rank_constants=TUNE_RANK_CONSTANTS):
             out.setdefault((fusion.name, fusion.weights), fusion)
-    if caps.score_sum:
+    if caps.supports(ScoreSum())[0]:  # the engine's renderer says whether its server sums the legs' scores
         for boost in TUNE_SUM_DENSE_BOOSTS:
             fusion = ScoreSum((1.0, float(boost)))
             out.setdefault((fusion.name, fusion.weights), fusion)

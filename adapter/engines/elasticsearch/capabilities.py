@@ -9,6 +9,7 @@ whose scores are summed with boosts (not normalised). Which fusions run, and why
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from adapter.engines.capabilities import Capabilities, EngineName, version_tuple
@@ -19,16 +20,24 @@ ANALYSIS_MODULE = "analysis-common"
 RANK_MODULE = "rank-rrf"
 
 
+@dataclass(frozen=True)
+class ElasticsearchCapabilities(Capabilities):
+    """What only Elasticsearch's own code reads, beside the shared flags."""
+
+    score_sum: bool = False  # query + knn in one request, raw scores summed with boosts (8.4+)
+    license: str | None = None  # the licence type (basic, trial, enterprise...); None: unknown
+
+
 def elasticsearch_capabilities(
     version: str, *, modules: Iterable[str] | None = None, license: str | None = None, hunspell: Iterable[str] = ()
-) -> Capabilities:
+) -> ElasticsearchCapabilities:
     """An Elasticsearch ``version`` with these ``modules`` and plugins (None: unknown, a standard
     distribution is assumed) under ``license`` (None: unknown; retrievers are tried, and a
     refusal is turned into the fallback by the searcher)."""
     v = version_tuple(version)
     names = set(modules) if modules is not None else {RANK_MODULE, ANALYSIS_MODULE}
     retrievers = RANK_MODULE in names and (license is None or license in RETRIEVER_LICENSES)
-    return Capabilities(
+    return ElasticsearchCapabilities(
         version=version,
         distribution="elasticsearch",
         plugins=tuple(sorted(p for p in names if p)),
@@ -36,10 +45,6 @@ def elasticsearch_capabilities(
         normalization=retrievers and v >= (8, 18, 0),  # the linear retriever
         rrf=retrievers and v >= (8, 14, 0),
         rrf_weights=retrievers and v >= (9, 3, 0),
-        z_score=False,
-        explanation=False,
-        pagination_depth=False,
-        native_engines=False,  # Lucene HNSW only: no faiss or nmslib
         engine=EngineName.ELASTICSEARCH,
         score_sum=v >= (8, 4, 0),
         license=license,
@@ -50,7 +55,7 @@ def elasticsearch_capabilities(
 
 def capabilities_from(
     nodes: Mapping[str, Any] | None, license: Mapping[str, Any] | None, version: str | None = None
-) -> Capabilities:
+) -> ElasticsearchCapabilities:
     """Capabilities from ``GET _nodes/plugins`` and ``GET _license`` (None where the cluster hides them:
     then ``version`` comes from elsewhere and a standard distribution is assumed)."""
     lic = (license or {}).get("license") or {}

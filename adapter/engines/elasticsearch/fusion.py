@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, Sequence
 
 from adapter.engines.capabilities import Capabilities, version_tuple
-from adapter.engines.elasticsearch.capabilities import RANK_MODULE, RETRIEVER_LICENSES
+from adapter.engines.elasticsearch.capabilities import RANK_MODULE, RETRIEVER_LICENSES, ElasticsearchCapabilities
 from adapter.engines.placement import InRequest
 from adapter.engines.render import Renderers, ServerFusion
 from adapter.errors import CapabilityError
@@ -50,8 +50,9 @@ def _retriever_gap(caps: Capabilities) -> str:
     gaps = []
     if RANK_MODULE not in caps.plugins:
         gaps.append("it has no rank-rrf module (the integ-test distribution has none)")
-    if caps.license is not None and caps.license not in RETRIEVER_LICENSES:
-        gaps.append(f"its licence is {caps.license}")
+    licence = caps.license if isinstance(caps, ElasticsearchCapabilities) else None
+    if licence is not None and licence not in RETRIEVER_LICENSES:
+        gaps.append(f"its licence is {licence}")
     return " and ".join(gaps) or "it refused the retriever"
 
 
@@ -136,12 +137,12 @@ class SumRequest:
     fused_by: FusedBy = FusedBy.SERVER_SUM
 
     def supports(self, caps: Capabilities) -> str | None:
-        if caps.score_sum:
+        if isinstance(caps, ElasticsearchCapabilities) and caps.score_sum:
             return None
         return f"the query + knn score sum needs Elasticsearch 8.4+, the cluster runs {caps.version}"
 
     def without(self, caps: Capabilities) -> Capabilities:
-        return replace(caps, score_sum=False)
+        return replace(caps, score_sum=False) if isinstance(caps, ElasticsearchCapabilities) else caps
 
     def caveat(self, caps: Capabilities, shards: int) -> str | None:
         return None
@@ -163,7 +164,7 @@ class InElasticsearchRequest(InRequest):
     """Elasticsearch's placement: the request fuses (a retriever, the summed query), else the client."""
 
     def notes(self, caps: Capabilities) -> list[str]:
-        licence = caps.license or "unknown"
+        licence = (caps.license if isinstance(caps, ElasticsearchCapabilities) else None) or "unknown"
         return [
             f"{caps.engine} {caps.version} has no search pipelines: the fusion goes inside each request, as an rrf or "
             f"linear retriever where the licence allows it (this one: {licence}), else the legs are fused in the "

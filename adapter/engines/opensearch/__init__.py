@@ -18,6 +18,7 @@ from adapter.engines.dsl import filter_clauses, named_query, search_body
 from adapter.engines.opensearch.capabilities import (  # noqa: F401  (PROBED_SETTINGS re-exported)
     OVERRIDDEN_VERSION,
     PROBED_SETTINGS,
+    OpenSearchCapabilities,
     SETTINGS_SINCE,
     capabilities_from,
     capabilities_with_switches,
@@ -176,7 +177,7 @@ class OpenSearchEngine:
         return vector
 
     def check_spec(self, spec: IndexSpec, caps: Capabilities) -> None:
-        if spec.knn_method != "lucene" and not caps.native_engines:
+        if spec.knn_method != "lucene" and not (isinstance(caps, OpenSearchCapabilities) and caps.native_engines):
             raise ConfigurationError(
                 f"k-NN method {spec.knn_method!r} needs the k-NN native libraries, which this cluster does not have "
                 "(node attribute knn_native=false); use the k-NN method lucene (--knn-method lucene)"
@@ -205,7 +206,7 @@ class OpenSearchEngine:
         processor = step(fusion)
         body = load_asset("pipelines", processor.asset)
         body["phase_results_processors"] = [processor.processor(body["phase_results_processors"][0], caps)]
-        if caps.explanation:
+        if isinstance(caps, OpenSearchCapabilities) and caps.explanation:
             body["response_processors"] = load_asset("pipelines", "explanation")["response_processors"]
         return body
 

@@ -21,7 +21,7 @@ and why not: the renderers in :mod:`adapter.engines.opensearch.fusion`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
 from adapter.engines import responses
@@ -69,6 +69,16 @@ SETTINGS_SINCE = (3, 3, 0)  # server MMR; older clusters have none of PROBED_SET
 OVERRIDDEN_VERSION = (7, 0, 0)
 
 
+@dataclass(frozen=True)
+class OpenSearchCapabilities(Capabilities):
+    """What only OpenSearch's own code reads, beside the shared flags."""
+
+    explanation: bool = False  # the hybrid_score_explanation response processor (2.19+)
+    native_engines: bool = False  # the k-NN plugin's faiss and nmslib (not in the Maven zip hybrid local runs)
+    # RRF ranks each leg's hits among every shard's candidates (3.5+); before, within each shard
+    rrf_global_ranks: bool = False
+
+
 def opensearch_capabilities(
     version: str,
     *,
@@ -79,7 +89,7 @@ def opensearch_capabilities(
     modules: Iterable[str] | None = None,
     hunspell: Iterable[str] = (),
     cluster_settings: Mapping[str, Any] | None = None,
-) -> Capabilities:
+) -> OpenSearchCapabilities:
     """The feature set of an OpenSearch ``version`` (with or without neural-search).
 
     ``modules`` None means unknown (a cluster hiding ``_nodes``): the managed service has
@@ -92,7 +102,7 @@ def opensearch_capabilities(
     knn = neural_search or "opensearch-knn" in set(plugins)
     mmr_on, fusion_on = _switched(settings)
     flags: dict[str, Any] = {flag: neural_search and v >= since for flag, since in NEURAL_SEARCH_SINCE.items()}
-    return Capabilities(
+    return OpenSearchCapabilities(
         version=version,
         distribution=distribution,
         plugins=tuple(sorted(p for p in plugins if p)),
@@ -121,7 +131,7 @@ def _switched(settings: Mapping[str, Any]) -> tuple[bool, bool]:
     )
 
 
-def root_capabilities(root: Mapping[str, Any]) -> Capabilities:
+def root_capabilities(root: Mapping[str, Any]) -> OpenSearchCapabilities:
     """A search's capabilities from ``GET /`` alone (:meth:`adapter.engines.opensearch.OpenSearchEngine.search_probe`):
     the version's features with neural-search and k-NN installed; plugins, modules and Hunspell
     locales unknown (none listed), and on 3.3+ the switching cluster settings not read yet."""
@@ -143,12 +153,12 @@ def capabilities_with_switches(caps: Capabilities, settings: Mapping[str, Any] |
     )
 
 
-def serverless_capabilities(distribution: str = "opensearch") -> Capabilities:
+def serverless_capabilities(distribution: str = "opensearch") -> OpenSearchCapabilities:
     """Amazon OpenSearch Serverless: no version, nodes or plugins to read. AWS documents hybrid
     search with ``normalization-processor`` (min_max, l2; the three means), not RRF or z_score.
     ``pagination_depth`` is sent as to a managed cluster, so scores and order match it; where a
     collection rejects it, the searcher drops it and says so (``SearchResult.notices``)."""
-    return Capabilities(
+    return OpenSearchCapabilities(
         version="serverless",
         distribution=distribution,
         plugins=AWS_ANALYSIS_PLUGINS,
@@ -170,7 +180,7 @@ def serverless_capabilities(distribution: str = "opensearch") -> Capabilities:
 
 def capabilities_from(
     root: Mapping[str, Any], nodes: Mapping[str, Any] | None, settings: Mapping[str, Any] | None = None
-) -> Capabilities:
+) -> OpenSearchCapabilities:
     """Derive capabilities from ``GET /``, ``GET _nodes/plugins`` (None where the cluster hides it:
     then the plugins Amazon OpenSearch Service ships are assumed) and the cluster settings the
     features depend on (``GET _cluster/settings?include_defaults``, see :data:`PROBED_SETTINGS`).

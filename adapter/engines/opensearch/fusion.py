@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from adapter.engines.capabilities import Capabilities, version_tuple
+from adapter.engines.opensearch.capabilities import OpenSearchCapabilities
 from adapter.engines.render import Renderers, ServerFusion
 from adapter.errors import CapabilityError, InputError
 from adapter.fusion.base import FusedBy, Fusion
@@ -103,7 +104,7 @@ class RRFStep:
         return replace(caps, rrf=False, rrf_weights=False)
 
     def caveat(self, caps: Capabilities, shards: int) -> str | None:
-        if caps.rrf_global_ranks or shards <= 1:
+        if (isinstance(caps, OpenSearchCapabilities) and caps.rrf_global_ranks) or shards <= 1:
             return None
         return (
             f"RRF on {caps.engine} {caps.version} ranks each leg's hits within each of this index's {shards} shards, "

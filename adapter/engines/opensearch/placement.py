@@ -23,6 +23,7 @@ from adapter.engines.placement import (
     fallback,
     spec_default,
 )
+from adapter.engines.opensearch.capabilities import OpenSearchCapabilities
 from adapter.engines.port import Cluster, ClusterCore, SearchPipelines
 from adapter.errors import CapabilityError, ConfigurationError, InputError, PipelineNotFoundError
 from adapter.fusion import DEFAULT_FUSION, Fusion
@@ -203,7 +204,7 @@ class InPipeline(FusionPlacement):
             notes.append("RRF weights need OpenSearch 3.1+: weighted RRF is fused in the client here.")
         if not caps.z_score:
             notes.append("z_score needs OpenSearch 3.0+: it is fused in the client here.")
-        if not caps.rrf_global_ranks:
+        if not (isinstance(caps, OpenSearchCapabilities) and caps.rrf_global_ranks):
             notes.append("Before 3.5, server RRF ranks each leg's hits within each shard (the index's shards matter).")
         return notes
 

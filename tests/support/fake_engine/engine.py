@@ -26,24 +26,13 @@ NAME = EngineName("fake")  # a third engine names itself: the enum stays open
 
 @dataclass(frozen=True)
 class FakeCapabilities(Capabilities):
-    """Single legs, no search pipelines, no server-side fusion: hybrid queries are fused in the client."""
+    """Single legs, no search pipelines, no server-side fusion: hybrid queries are fused in the client. It names
+    only the shared flags it has (the rest are False); an engine with flags of its own adds them here."""
 
 
 def fake_capabilities(version: str = "1.0.0") -> FakeCapabilities:
     return FakeCapabilities(
-        version=version,
-        distribution="fake",
-        plugins=(),
-        hybrid=True,
-        normalization=True,
-        rrf=True,
-        rrf_weights=True,
-        z_score=False,
-        explanation=False,
-        pagination_depth=False,
-        native_engines=False,
-        engine=NAME,
-        delete_by_query=True,
+        version=version, distribution="fake", plugins=(), engine=NAME, hybrid=True, delete_by_query=True
     )
 
 
