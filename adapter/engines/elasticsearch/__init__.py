@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from adapter.engines import responses
+from adapter.engines.index_assets import IndexAssets
 from adapter.engines.capabilities import Capabilities, version_tuple
 from adapter.engines.dsl import filter_clauses
 from adapter.engines.elasticsearch.capabilities import capabilities_from, elasticsearch_capabilities  # noqa: F401  (re-exported)
@@ -28,15 +29,7 @@ from adapter.engines.probed import ProbedClusters
 from adapter.errors import BackendError, CapabilityError, ConfigurationError
 from adapter.fusion import LEGS
 from adapter.fusion.choice.selection import ClusterKind
-from adapter.index.assets import (
-    IndexNames,
-    IndexSpec,
-    load_asset,
-    merged_mapping,
-    render_index_template,
-    render_metadata_component,
-    render_text_component,
-)
+from adapter.index.assets import IndexSpec, load_asset
 
 if TYPE_CHECKING:
     from adapter.engines import HybridRequest
@@ -50,7 +43,10 @@ EXCLUDE_SOURCE_VECTORS_SINCE = (9, 2, 0)
 KNN_MAX_CANDIDATES = 10_000
 
 
-class ElasticsearchEngine:
+class ElasticsearchEngine(IndexAssets):
+    """Elasticsearch's dialect; its index template and mapping record the default fusion in ``_meta`` (no default
+    pipeline carries it)."""
+
     name = "elasticsearch"
     highlight_offset_option = "max_analyzed_offset"  # highlight: how much of a field is analysed at most
     empty_shard_index: str | None = None  # its hybrid fetches the page alone
@@ -108,31 +104,6 @@ class ElasticsearchEngine:
         if caps is None or version_tuple(caps.version) >= EXCLUDE_SOURCE_VECTORS_SINCE:
             vector["template"]["settings"] = {EXCLUDE_SOURCE_VECTORS: False}
         return vector
-
-    def render_components(
-        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
-    ) -> dict[str, dict[str, Any]]:
-        return {
-            names.component("text"): render_text_component(spec, caps),
-            names.component("vector"): self.render_vector_component(spec, caps),
-            names.component("metadata"): render_metadata_component(),
-        }
-
-    def index_meta(self, spec: IndexSpec) -> dict[str, Any]:
-        """``_meta``: the spec's, plus the fusion the adapter uses when a search names none (there
-        is no default pipeline to carry it)."""
-        return {**spec.meta, "default_fusion": spec.default_fusion}
-
-    def render_index_template(
-        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
-    ) -> dict[str, Any]:
-        body = render_index_template(names, spec)
-        body["template"]["settings"].pop("index.search.default_pipeline")
-        body["template"]["mappings"]["_meta"] = self.index_meta(spec)
-        return body
-
-    def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
-        return {**merged_mapping(self.render_components(names, spec, caps), spec), "_meta": self.index_meta(spec)}
 
     # -- requests ------------------------------------------------------------------------------------
     def knn_query(

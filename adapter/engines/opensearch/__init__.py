@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from adapter.engines import responses
+from adapter.engines.index_assets import IndexAssets
 from adapter.engines.capabilities import Capabilities, version_tuple
 from adapter.engines.dsl import filter_clauses, named_query, search_body
 from adapter.engines.opensearch.capabilities import (  # noqa: F401  (PROBED_SETTINGS re-exported)
@@ -31,15 +32,7 @@ from adapter.engines.probed import ProbedClusters
 from adapter.errors import BackendError, CapabilityError, ConfigurationError
 from adapter.fusion import LEGS, Fusion
 from adapter.fusion.choice.selection import ClusterKind
-from adapter.index.assets import (
-    IndexNames,
-    IndexSpec,
-    load_asset,
-    merged_mapping,
-    render_index_template,
-    render_metadata_component,
-    render_text_component,
-)
+from adapter.index.assets import IndexSpec, load_asset
 
 if TYPE_CHECKING:
     from adapter.engines import HybridRequest
@@ -70,7 +63,7 @@ def probe_settings(client: Any) -> Mapping[str, Any]:
 EMPTY_SHARD_INDEX = "hybrid-empty-shard"
 
 
-class OpenSearchEngine:
+class OpenSearchEngine(IndexAssets):
     name = "opensearch"
     highlight_offset_option = "max_analyzer_offset"  # highlight: how much of a field is analysed at most
     empty_shard_index: str | None = EMPTY_SHARD_INDEX
@@ -165,7 +158,7 @@ class OpenSearchEngine:
         return str(root.get("cluster_uuid") or root.get("cluster_name") or describe(client) or "the cluster")
 
     # -- assets --------------------------------------------------------------------------------------
-    def render_vector_component(self, spec: IndexSpec) -> dict[str, Any]:
+    def render_vector_component(self, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
         vector = load_asset("mappings", "component-vector")
         props = vector["template"]["mappings"]["properties"]
         field = props.pop("embedding")
@@ -182,23 +175,6 @@ class OpenSearchEngine:
                 f"k-NN method {spec.knn_method!r} needs the k-NN native libraries, which this cluster does not have "
                 "(node attribute knn_native=false); use the k-NN method lucene (--knn-method lucene)"
             )
-
-    def render_components(
-        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
-    ) -> dict[str, dict[str, Any]]:
-        return {
-            names.component("text"): render_text_component(spec, caps),
-            names.component("vector"): self.render_vector_component(spec),
-            names.component("metadata"): render_metadata_component(),
-        }
-
-    def render_index_template(
-        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
-    ) -> dict[str, Any]:
-        return render_index_template(names, spec)
-
-    def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
-        return merged_mapping(self.render_components(names, spec, caps), spec)
 
     def render_pipeline(self, fusion: Fusion, caps: Capabilities) -> dict[str, Any]:
         """A search pipeline running ``fusion`` on this cluster, with ``hybrid_score_explanation``

@@ -5,14 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from adapter.index.assets import (
-    IndexNames,
-    IndexSpec,
-    merged_mapping,
-    render_index_template,
-    render_metadata_component,
-    render_text_component,
-)
+from adapter.index.assets import IndexSpec
+from adapter.engines.index_assets import IndexAssets
 from adapter.engines.capabilities import Capabilities
 from adapter.engines import HybridRequest
 from adapter.engines.placement import IN_REQUEST
@@ -36,7 +30,9 @@ def fake_capabilities(version: str = "1.0.0") -> FakeCapabilities:
     )
 
 
-class FakeEngine:
+class FakeEngine(IndexAssets):
+    # Its components, index template and mapping come from its vector component and placement (IndexAssets): the
+    # in-request placement records the default fusion in the index's _meta.
     name = NAME.value
     highlight_offset_option = "max_analyzer_offset"
     placement = IN_REQUEST  # no search pipelines: a fusion would go in the request; it runs none, so the client fuses
@@ -56,10 +52,8 @@ class FakeEngine:
         if spec.knn_method != "lucene":
             raise ConfigurationError(f"the fake engine has one k-NN method, not {spec.knn_method!r}")
 
-    def render_components(
-        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
-    ) -> dict[str, dict[str, Any]]:
-        vector = {
+    def render_vector_component(self, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+        return {
             "template": {
                 "mappings": {
                     "properties": {
@@ -72,25 +66,6 @@ class FakeEngine:
                 }
             }
         }
-        return {
-            names.component("text"): render_text_component(spec, caps),
-            names.component("vector"): vector,
-            names.component("metadata"): render_metadata_component(),
-        }
-
-    def render_index_template(
-        self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None
-    ) -> dict[str, Any]:
-        body = render_index_template(names, spec)
-        body["template"]["settings"].pop("index.search.default_pipeline")
-        body["template"]["mappings"]["_meta"] = self._meta(spec)
-        return body
-
-    def render_mapping(self, names: IndexNames, spec: IndexSpec, caps: Capabilities | None = None) -> dict[str, Any]:
-        return {**merged_mapping(self.render_components(names, spec, caps), spec), "_meta": self._meta(spec)}
-
-    def _meta(self, spec: IndexSpec) -> dict[str, Any]:
-        return {**spec.meta, "default_fusion": spec.default_fusion}  # no default pipeline to carry it
 
     # -- requests -------------------------------------------------------------------------------------
     def knn_query(
