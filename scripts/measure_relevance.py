@@ -183,12 +183,10 @@ def main() -> int:
             fit_tops=args.fit_top,
             cache=EmbeddingCache(args.cache) if args.cache else None,
         )
-    finally:  # the index, its templates and its pipelines
-        from adapter.engines import connect
-
+    finally:  # the index, its templates and its pipelines, through the engine's own client (either engine)
         from tests.conftest import drop_hybrid_index
 
-        drop_hybrid_index(connect(args.url), alias)
+        drop_hybrid_index(cluster.client, alias)
     for kind in out["spread"]:
         print(table(out, THRESHOLDS, kind))
     print(
