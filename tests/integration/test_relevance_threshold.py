@@ -1,6 +1,6 @@
 """One score threshold behaves the same under every fusion, on a real node (issue 41): soporte-es
-indexed, ``calibrate_index`` fits each fusion's relevance map on the train queries (what ``hybrid
-calibrate --queries`` does), and on the held-out test queries LangChain's ``score_threshold`` (the
+indexed, ``calibrate_index`` fits each fusion's and each leg's relevance map on the train queries (what
+``hybrid calibrate --queries`` does), and on the held-out test queries LangChain's ``score_threshold`` (the
 frameworks' threshold: it reads ``Hit.relevance``) keeps a share of the relevant hits that is close
 across the four fusions, where the fusions' formulas keep shares far apart. docs/INTEROP.md, Scores,
 has the full measurement (scripts/measure_relevance.py) and the target."""
@@ -24,12 +24,19 @@ from tests.conftest import ROOT, drop_hybrid_index
 pytestmark = [pytest.mark.integration, pytest.mark.engine("opensearch", "elasticsearch")]
 DATA = ROOT / "benchmarks" / "data" / "soporte-es"
 THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9)
-# How far apart the fusions' kept shares may be on this set's 62 test queries at any threshold. Measured
-# (0.3 / 0.5 / 0.7 / 0.8 / 0.9): OpenSearch 3.6.0 0.032 / 0.081 / 0.097 / 0.113 / 0.097, Elasticsearch 9.2.4
-# 0.032 / 0.018 / 0.055 / 0.056 / 0.126; the formulas 0.79-0.95 apart at 0.7. The target (docs/INTEROP.md, 0.05
-# at every threshold) is not met; this bounds a regression of what is.
+# How far apart the fusions' kept shares may be on this set's 62 test queries at any threshold, on the default
+# path. Measured (0.3 / 0.5 / 0.7 / 0.8 / 0.9): OpenSearch 3.6.0, server-fused pages, relevance by each fusion's
+# map, 0.032 / 0.081 / 0.097 / 0.113 / 0.097; Elasticsearch 9.2.4, client-fused pages, relevance by the legs,
+# 0.030 / 0.075 / 0.033 / 0.042 / 0.029; the formulas 0.85-0.95 apart at 0.7. The target (docs/INTEROP.md, 0.05
+# at every threshold) is not met on either; this bounds a regression of what is.
 SPREAD = 0.15
 FORMULA_SPREAD = 0.5  # the formulas' spread at 0.7 stays above this: the check tells maps from formulas
+LEG_MAPS = ("leg:bm25", "leg:dense")
+# The legs' relevance on client-fused pages, every target. Measured: OpenSearch 3.6.0 0.000 / 0.016 / 0.016 / 0.000 /
+# 0.000 (met), Elasticsearch 9.2.4 0.030 / 0.075 / 0.033 / 0.042 / 0.029 (not met: rrf's top 10 hold 60 relevant
+# hits, min_max's 63, so the shares are of different hits). The target's 0.05 does not hold on every target; this
+# bounds a regression of what does.
+LEGS_SPREAD = 0.10
 
 
 @pytest.fixture(scope="module")
@@ -43,17 +50,17 @@ def calibrated(client, e5):
     drop_hybrid_index(client, alias)
 
 
-def kept_shares(store, test, fusion):
+def kept_shares(store, test, fusion, **how):
     """For each threshold, the share of the relevant hits of the test queries' top 10 whose relevance
     reaches it, and those hits; LangChain's ``score_threshold`` (at 0.5) keeps exactly the hits whose
-    relevance reaches it, in the fusion's order."""
+    relevance reaches it, in the fusion's order. ``how``: the search's other arguments (``technique``)."""
     kept = {t: 0 for t in THRESHOLDS}
     relevant = []
     for qid, query in test.queries.items():
-        hits = [info for _, info in store.search_with_hits(query, k=10, fusion=fusion)]
+        hits = [info for _, info in store.search_with_hits(query, k=10, fusion=fusion, **how)]
         values = [info.relevance for info in hits]
         assert values == sorted(values, reverse=True), "a relevance that reorders a fusion's hits"
-        above = store.similarity_search_with_relevance_scores(query, k=10, fusion=fusion, score_threshold=0.5)
+        above = store.similarity_search_with_relevance_scores(query, k=10, fusion=fusion, score_threshold=0.5, **how)
         assert [d.id for d, _ in above] == [info.id for info in hits if info.relevance >= 0.5]
         judged = [info for info in hits if test.qrels.get(qid, {}).get(info.id, 0) > 0]
         relevant += judged
@@ -66,10 +73,12 @@ def test_one_threshold_keeps_close_shares_of_the_relevant_hits_under_every_fusio
     from adapter.integrations.langchain import HybridVectorStore
 
     alias, report, test = calibrated
-    assert {m.fusion for m in report.relevance} >= set(RELEVANCE_FUSIONS) and not report.notes, report.notes
+    assert {m.fusion for m in report.relevance} >= {*RELEVANCE_FUSIONS, *LEG_MAPS} and not report.notes, report.notes
     store = HybridVectorStore(Searcher.open(client, alias, e5))
     result = store.searcher.search(next(iter(test.queries.values())), fusion="rrf")
-    assert result.relevance_by == "map" and all(0 <= h.relevance <= 1 for h in result.hits)
+    # the legs' maps where the page's hits carry their legs (client fusion), else the fusion's map (a server's page)
+    assert result.relevance_by == ("legs" if result.fused_by.value == "client" else "map"), result.fused_by_label
+    assert all(0 <= h.relevance <= 1 for h in result.hits)
     found = {name: kept_shares(store, test, parse_fusion(name)) for name in RELEVANCE_FUSIONS}
     by_map = {name: shares for name, (shares, _) in found.items()}
     spread = {t: max(s[t] for s in by_map.values()) - min(s[t] for s in by_map.values()) for t in THRESHOLDS}
@@ -81,3 +90,23 @@ def test_one_threshold_keeps_close_shares_of_the_relevant_hits_under_every_fusio
     print(f"kept shares by map: {by_map}; spread: {spread}; formula shares at 0.7: {by_formula}")
     assert max(by_formula.values()) - min(by_formula.values()) > FORMULA_SPREAD, by_formula
     assert max(spread.values()) <= SPREAD, (spread, by_map)
+
+
+def test_from_the_legs_one_threshold_keeps_close_shares_under_every_fusion(client, calibrated, e5):
+    """The legs' relevance on client-fused pages (each hit with its legs' raw scores) on every target: the
+    same base for a document under every fusion, made non-increasing along each fusion's page."""
+    from adapter.integrations.langchain import HybridVectorStore
+
+    alias, _, test = calibrated
+    store = HybridVectorStore(Searcher.open(client, alias, e5))
+    result = store.searcher.search(next(iter(test.queries.values())), fusion="rrf", technique="client")
+    assert result.relevance_by == "legs", result.relevance_by
+    by_legs = {
+        name: shares
+        for name, (shares, _) in (
+            (n, kept_shares(store, test, parse_fusion(n), technique="client")) for n in RELEVANCE_FUSIONS
+        )
+    }
+    spread = {t: max(s[t] for s in by_legs.values()) - min(s[t] for s in by_legs.values()) for t in THRESHOLDS}
+    print(f"kept shares by the legs: {by_legs}; spread: {spread}")  # pytest -s shows them
+    assert max(spread.values()) <= LEGS_SPREAD, (spread, by_legs)
