@@ -1,7 +1,7 @@
 """Print SHA-256 pins for every artifact of a local-node release (maintainers, when bumping it).
 
     python scripts/pin_artifacts.py 2.19.1 > adapter/local/pins-2.19.1.json
-    python scripts/pin_artifacts.py elasticsearch-9.2.4 > adapter/local/pins-elasticsearch-9.2.4.json
+    python scripts/pin_artifacts.py elasticsearch-9.5.4 > adapter/local/pins-elasticsearch-9.5.4.json
     python scripts/pin_artifacts.py opensearch-2.19.1-secure --new-only > adapter/local/pins-2.19.1-secure.json
 
 A release must be listed in adapter/local/releases.py first (``-secure``: with the security plugin).

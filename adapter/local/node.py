@@ -1,6 +1,6 @@
 """Local development clusters: ``up``, ``down``, ``status``, ``logs``, and one node's ``stop_node``/``start_node``.
 
-One release (``opensearch-3.6.0``, ``opensearch-2.19.1``, ``elasticsearch-9.2.4``) and node count
+One release (``opensearch-3.6.0``, ``opensearch-2.19.1``, ``elasticsearch-9.5.4``) and node count
 per folder, so several can run side by side::
 
     <cache>/downloads/                     verified artifacts (Maven, PyPI, Debian)

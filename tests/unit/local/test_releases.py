@@ -16,7 +16,7 @@ from adapter.local.distribution import assemble, distribution_artifacts, verify_
 from adapter.local.downloads import deb_members
 from adapter.local.releases import DEFAULT_VERSION, resolve_release
 from adapter.local.java import find_java
-from adapter.local.targets import Target, current_target, parse_target
+from adapter.local.targets import DEFAULT_TARGETS, Target, current_target, parse_target
 
 
 def fake_jdk(root: Path, version: str, modules: str = "java.base jdk.incubator.vector") -> Path:
@@ -32,7 +32,9 @@ def test_the_default_is_opensearch_3_6_and_majors_pick_the_newest_pinned():
     assert resolve_release("opensearch", "2").version == "2.19.1"
     assert resolve_release("opensearch", "2.19.1").build_modules
     assert not resolve_release("opensearch", "3.6.0").build_modules  # the 3.x zip ships its modules
-    assert resolve_release("elasticsearch").name == "elasticsearch-9.2.4"
+    assert resolve_release("elasticsearch").name == "elasticsearch-9.5.4"
+    assert resolve_release("elasticsearch", "9").version == "9.5.4"
+    assert resolve_release("elasticsearch", "9.2.4").version == "9.2.4"  # still pinned, by its exact version
     with pytest.raises(ConfigurationError, match="not pinned.*pinned: 3.6.0, 2.19.1"):
         resolve_release("opensearch", "3.5.0")
 
@@ -50,7 +52,7 @@ def test_every_pinned_release_has_a_pin_for_every_artifact():
         "opensearch-neural-search",
     }
     assert distribution_artifacts(resolve_release("elasticsearch"))["core"].coordinates == (
-        "org.elasticsearch.distribution.integ-test-zip:elasticsearch:9.2.4:zip"
+        "org.elasticsearch.distribution.integ-test-zip:elasticsearch:9.5.4:zip"
     )
 
 
@@ -158,7 +160,7 @@ def test_an_assembled_home_is_re_hashed_and_a_changed_jar_is_refused(tmp_path):
         zf.writestr(f"elasticsearch-{release.version}/bin/elasticsearch", b"#!/bin/sh\n")
     fetcher = _LocalFetcher({distribution_artifacts(release)["core"].coordinates: zpath})
     home = assemble(release, tmp_path / "cache", fetcher, log=lambda m: None)
-    assert home == tmp_path / "cache" / "elasticsearch-9.2.4"
+    assert home == tmp_path / "cache" / "elasticsearch-9.5.4"
     verify_home(home)
     assert assemble(release, tmp_path / "cache", fetcher, log=lambda m: None) == home  # warm: verified, reused
     jar = home / "lib" / "server.jar"
@@ -198,10 +200,16 @@ def test_files_are_read_from_a_debian_package_without_dpkg(tmp_path):
     assert got == {"pl_PL.dic": b"dic", "pl_PL.aff": b"aff"}
 
 
+def test_make_test_runs_the_newest_pinned_release_of_each_major_once():
+    # elasticsearch-9.2.4 stays pinned beside 9.5.4 for the results measured on it; the tiers run on 9.5.4 only.
+    assert DEFAULT_TARGETS == ("opensearch-3.6.0", "opensearch-2.19.1", "elasticsearch-9.5.4", "elasticsearch-8.19.21")
+
+
 def test_targets_are_named_like_releases_and_compare_versions():
     assert parse_target("opensearch-3.6.0") == Target("opensearch", "3.6.0")
     assert parse_target("opensearch-2") == Target("opensearch", "2.19.1")
-    assert parse_target("elasticsearch").name == "elasticsearch-9.2.4"
+    assert parse_target("elasticsearch").name == "elasticsearch-9.5.4"
+    assert parse_target("elasticsearch-9.2.4") == Target("elasticsearch", "9.2.4")
     t = Target("opensearch", "2.19.1")
     assert t.at_least("2.19") and not t.at_least("3.0") and t.at_most("2") and not t.at_most("2.18")
     assert (
