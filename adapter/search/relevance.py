@@ -49,16 +49,22 @@ def hit_relevance(hit: Hit, technique: Technique, fusion: Fusion | None, fitted:
 
 
 def with_relevance(
-    hits: Sequence[Hit], technique: Technique, fusion: Fusion | None, maps: Mapping[str, RelevanceMap]
+    hits: Sequence[Hit],
+    technique: Technique,
+    fusion: Fusion | None,
+    maps: Mapping[str, RelevanceMap],
+    *,
+    legs: bool = True,
 ) -> tuple[tuple[Hit, ...], str]:
     """``hits`` (and their collapsed chunks) each with its relevance, and how it was computed
-    (:data:`LEGS_MAP`, :data:`MAP` or :data:`FORMULA`). A reranked page has no map: its scores are the
-    reranker's; a page in MMR's order is not the fusion's, so it takes the fusion's map."""
+    (:data:`LEGS_MAP`, :data:`MAP` or :data:`FORMULA`). ``legs``: whether this page may take the legs' maps
+    (the searcher says: where every fusion's pages carry their legs alike). A reranked page has no map: its
+    scores are the reranker's; a page in MMR's order is not the fusion's, so it takes the fusion's map."""
     fitted = maps.get(fusion.name) if fusion is not None else None
     reranked = any(h.rerank_score is not None and h.mmr_score is None for h in hits)
     if reranked:
         fitted = None
-    by_legs = LegRelevance.of(maps, LEGS) if fusion is not None and not reranked else None
+    by_legs = LegRelevance.of(maps, LEGS) if legs and fusion is not None and not reranked else None
     if by_legs is not None and not any(h.mmr_score is not None for h in hits):  # MMR's order is not the fusion's
         found = _by_legs(hits, by_legs)
         if found is not None:

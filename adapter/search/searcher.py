@@ -363,7 +363,11 @@ def _result(request: SearchRequest, outcome: recovery.Outcome[Found], started: f
     found, plan = outcome.value, outcome.value.plan
     fused = plan.fusion
     hits, relevance_by = with_relevance(
-        found.hits, plan.technique, fused.fusion if fused else None, outcome.state.relevance
+        found.hits,
+        plan.technique,
+        fused.fusion if fused else None,
+        outcome.state.relevance,
+        legs=_legs_alike(fused, outcome.state),
     )
     return SearchResult(
         query=request.query,
@@ -382,6 +386,31 @@ def _result(request: SearchRequest, outcome: recovery.Outcome[Found], started: f
         aggregations=found.first.facets,
         excerpts=_excerpts(request.options, outcome.state),
     )
+
+
+SERVER_FUSES = "relevance:server-fuses"  # IndexState.facts: whether the cluster fuses any mapped fusion itself
+
+
+def _legs_alike(fused: FusionPlan | None, state: IndexState) -> bool:
+    """Whether this page's relevance may come from its legs (docs/INTEROP.md, Scores): a client-fused page,
+    where the client fuses by choice (``technique="client"``, the fast path) or where the cluster fuses none
+    of the fusions the index keeps maps for (Elasticsearch without its retrievers), so every fusion's pages
+    carry their legs alike. A page that fell back to the client beside server-fused ones (z_score on
+    OpenSearch 2.19) keeps the fusion's map: one kind of relevance across the fusions of one index.
+    (A server's explained page carries legs too, but explain must not change a relevance.)"""
+    if fused is None or fused.fused_by is not FusedBy.CLIENT:
+        return False
+    if fused.notice is None:
+        return True
+    return not state.facts.get(SERVER_FUSES, lambda: int(_server_fuses_any(state)))
+
+
+def _server_fuses_any(state: IndexState) -> bool:
+    from adapter.fusion import parse_fusion
+    from adapter.fusion.relevance import LEG_PREFIX
+
+    named = [parse_fusion(name) for name in state.relevance if not name.startswith(LEG_PREFIX)]
+    return any(state.caps.supports(fusion)[0] for fusion in named)
 
 
 def _span_start(alias: str, request: SearchRequest, rid: str) -> dict[str, tracing.AttributeValue | None]:

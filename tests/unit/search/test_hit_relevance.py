@@ -172,3 +172,30 @@ def test_calibrate_says_why_the_maps_are_missing_and_keeps_the_calibration():
     assert report.relevance == () and report.calibration.queries == 1
     assert any("relevance maps not fitted" in n and "give at least" in n for n in report.notes)
     assert calibrate_index(cluster, "docs", QUERIES, embedder=EMBEDDER, relevance=False).relevance == ()
+
+
+def test_the_legs_only_where_every_fusions_pages_carry_them_alike():
+    from types import SimpleNamespace
+
+    from adapter.engines.placement import FusionPlan
+    from adapter.fusion import parse_fusion
+    from adapter.fusion.base import FusedBy
+    from adapter.search.searcher import _legs_alike
+    from adapter.search.state import Memo
+
+    def state(server: set[str]) -> SimpleNamespace:  # what _legs_alike reads of an IndexState
+        maps = {"rrf": RRF_MAP, "z_score-arithmetic_mean": RRF_MAP, "leg:bm25": RRF_MAP, "leg:dense": RRF_MAP}
+        return SimpleNamespace(
+            facts=Memo(), relevance=maps, caps=SimpleNamespace(supports=lambda f: (f.name in server, "why"))
+        )
+
+    z_score = parse_fusion("z_score-arithmetic_mean")
+    fell_back = FusionPlan(z_score, FusedBy.CLIENT, notice="z_score normalisation needs OpenSearch 3.0+")
+    # OpenSearch 2.19: RRF fused by the server (no legs on its page), z_score fell back: both keep their maps
+    assert not _legs_alike(fell_back, state({"rrf"}))
+    assert not _legs_alike(FusionPlan(RRF(), FusedBy.SERVER_PIPELINE, pipeline="p"), state({"rrf"}))
+    # a cluster that fuses none of them (Elasticsearch without its retrievers): every page carries its legs
+    assert _legs_alike(fell_back, state(set()))
+    # the client fusing by choice (technique="client", the fast path)
+    assert _legs_alike(FusionPlan(z_score, FusedBy.CLIENT), state({"rrf"}))
+    assert not _legs_alike(None, state(set()))
