@@ -1,9 +1,11 @@
 #!/bin/bash
 # Issue 39 (docs/EVALUATION.md, "The analyzer and embedder chosen from the documents"): one labelled set's default row,
 # hybrid eval with no --analyzer / --embedder and with each hand-chosen pair, under nice; run from the repository root:
-#   OPENSEARCH_URL=... [ROW=hybrid-adaptive] [PREFIX=ac] scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
+#   OPENSEARCH_URL=... [ROW=hybrid-adaptive] [PREFIX=ac] [NICE=19] [EMBEDDERS="multilingual-e5-small minilm"] [AUTO=1] \
+#     scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
 # (ROW: the default row's technique; hybrid-adaptive on OpenSearch 2.19 and Elasticsearch, where the default fusion is
-# not min_max-named; PREFIX: of the eval indexes' names; the URL may be an Elasticsearch node's: eval reads the engine)
+# not min_max-named; PREFIX: of the eval indexes' names; EMBEDDERS: the hand-chosen pairs' embedders; AUTO=0: the
+# automatic run's json/ is there already; the URL may be an Elasticsearch node's: eval reads the engine)
 # then: .venv/bin/python scripts/study_analysis_choice.py --reports out/analysis-choice/reports
 set -u
 : "${OPENSEARCH_URL:?the cluster to measure on}"
@@ -14,7 +16,7 @@ run() { # tag, flags...
   tag=$1; shift
   idx="${PREFIX:-ac}-$name-$tag"
   start=$(date +%s)
-  nice -n 19 $H eval --dataset "$path" --index "$idx" --techniques bm25,dense,${ROW:-hybrid-adaptive-min_max} \
+  nice -n "${NICE:-19}" $H eval --dataset "$path" --index "$idx" --techniques bm25,dense,${ROW:-hybrid-adaptive-min_max} \
      --cache emb.sqlite --json "json/$name-$tag.json" --report "reports/$name-$tag" -q $extra "$@" > "logs/$name-$tag.log" 2>&1
   rc=$?
   echo "$(date -Is) $name $tag rc=$rc $(( $(date +%s) - start ))s load=$(cut -d' ' -f1-3 /proc/loadavg) $(grep -m1 '^analyzer:' logs/$name-$tag.log)" >> times.log
@@ -33,12 +35,12 @@ clean() { # what the eval left on the cluster: <idx>-combined-v1 and its templat
   for p in $names; do curl -s -XDELETE "$OPENSEARCH_URL/_search/pipeline/$p" > /dev/null; done
 }
 mkdir -p json logs reports
-run auto
+[ "${AUTO:-1}" = 1 ] && run auto
 a=$(python3 -c "import json; print(json.load(open('json/$name-auto.json'))['settings']['analyzer'])" 2>/dev/null)
 e=$(python3 -c "import json; print(json.load(open('json/$name-auto.json'))['embedder'])" 2>/dev/null)
 for an in $lang folding; do
   [ "$an" = "-" ] && continue
-  for em in multilingual-e5-small minilm; do
+  for em in ${EMBEDDERS:-multilingual-e5-small minilm}; do
     tag="$an-${em%%-*}"
     if [ "$an" = "$a" ] && [[ "$e" == *"${em}"* || ( "$em" = minilm && "$e" == *MiniLM* ) ]]; then
       echo "$(date -Is) $name $tag = auto" >> times.log; continue
