@@ -152,7 +152,7 @@ def test_the_index_relevance_maps_are_every_frameworks_relevance(client, edge_in
     store = store_of(client, edge_index, e5)
     store.add_texts(TEXTS, METAS, ids=["a", "b", "c"])
     queries = ["returns", "gift cards", "refunds", "card", "days", "free", "expire", "five days"]
-    (fitted,) = measure_relevance(store.searcher, queries, ["rrf"], k=3)
+    (fitted,) = measure_relevance(store.searcher, queries, ["rrf"], k=3, legs=False)  # the fusion's map alone
     store_relevance(cluster_for(client), edge_index, [fitted])
     searcher = Searcher.open(client, edge_index, e5)  # reads _meta.relevance
     lc = store_of(client, edge_index, e5)
