@@ -407,7 +407,7 @@ def es_node():
 
 @pytest.mark.timeout(1800)
 def test_migrations_under_faults_on_elasticsearch(es_node, tmp_path):
-    """Elasticsearch 9.2.4: 3 sequences of 3-5 steps (no node kills), seed 21."""
+    """Elasticsearch (the default 9.x, 9.5.4): 3 sequences of 3-5 steps (no node kills), seed 21."""
     from adapter.engines import connect_cluster
 
     world = World(es_node.url, connect_cluster(es_node.url), "", tmp_path, "elasticsearch")
