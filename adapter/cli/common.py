@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
 
+from adapter._renamed import Renamed as Renamed  # the commands' old option spellings (local/ takes it too)
 from adapter.errors import InputError
 
 if TYPE_CHECKING:
@@ -19,25 +19,6 @@ if TYPE_CHECKING:
 
 # What ``add_subparsers()`` returns (argparse names the class only privately).
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
-
-
-class Renamed(argparse.Action):
-    """An option's old spelling (users' scripts still say it): sets the new one's value and says so on
-    stderr. ``argparse.add_argument("--old", action=Renamed, dest=new.dest, new="--new")``."""
-
-    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any) -> None:
-        self.new = new
-        super().__init__(option_strings, dest, default=argparse.SUPPRESS, help=f"deprecated: {new}", **kwargs)
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        print(f"warning: {option_string} is deprecated: use {self.new}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
 
 
 def with_url(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

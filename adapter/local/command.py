@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Any) -> None:
-    from adapter.cli.common import Renamed
+    from adapter._renamed import Renamed
     from adapter.local.releases import DEFAULT_VERSION, RELEASES
 
     pinned = ", ".join(r.name for r in RELEASES)
