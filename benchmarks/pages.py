@@ -104,7 +104,7 @@ def serve_and_compare(url: str | None, rounds: int) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     import httpx
 
-    from adapter.index.contracts import search_result_json
+    from adapter.search.result_json import search_result_json
     from adapter.engines import describe_url
     from adapter.search.page import SearchOptions
     from adapter.search import Searcher

@@ -293,7 +293,7 @@ def _query_vector(
 
 
 def _print(args: argparse.Namespace, result: SearchResult, timing: QueryTiming) -> None:
-    from adapter.index.contracts import search_result_json
+    from adapter.search.result_json import search_result_json
 
     if args.json:
         # Indented for a person at a terminal; one line for a program (a 10-hit answer: ~7 KB, not ~11).

@@ -20,7 +20,7 @@ import orjson
 from adapter.engines import deadlines
 from adapter.errors import BackendError, ClusterUnavailableError, HybridError
 from adapter.fusion.base import FusedBy
-from adapter.index.contracts import search_result_json
+from adapter.search.result_json import search_result_json
 from adapter.search.results import SearchResult, Technique
 from adapter.serve.admission import Admission, DaemonPool, Deadline, Refused
 from adapter.serve.metrics import Metrics

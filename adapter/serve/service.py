@@ -4,7 +4,7 @@ The searcher (and so its embedder, loaded once) is opened at start and kept; eve
 search through it (``search``, ``msearch``, ``mget``: nothing is written to the cluster, and a
 fusion no stored pipeline runs travels inside the request). A compare embeds its query once and
 runs every column with that vector. Results are the search contract's JSON
-(:func:`adapter.index.contracts.search_result_json`, what ``hybrid search --json`` prints).
+(:func:`adapter.search.result_json.search_result_json`, what ``hybrid search --json`` prints).
 
 Nothing here holds a lock across a search: the searcher is safe across threads (each search reads
 its state once), the embedder is called by one thread (:mod:`adapter.serve.vectors`), and only the
@@ -26,7 +26,7 @@ from adapter.engines.registry import engine_named
 from adapter.engines.render import client_only, servers
 from adapter.errors import HybridError, InputError
 from adapter.fusion import DEFAULT_RANK_CONSTANT, DEFAULT_WEIGHTS, Fusion, methods, parse_fusion
-from adapter.index.contracts import search_result_json
+from adapter.search.result_json import search_result_json
 from adapter.models.embedders import Embedder
 from adapter.search import Searcher
 from adapter.search.page import SearchOptions

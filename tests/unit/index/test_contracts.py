@@ -14,7 +14,8 @@ jsonschema = pytest.importorskip("jsonschema")  # the test extra has it; CI inst
 
 from adapter.index.floats import compact_floats  # noqa: E402
 from adapter.index import contracts  # noqa: E402
-from adapter.index.contracts import Contract, search_result_json, validate  # noqa: E402
+from adapter.index.contracts import Contract, validate  # noqa: E402
+from adapter.search.result_json import search_result_json  # noqa: E402
 from adapter.errors import InputError  # noqa: E402
 from adapter.fusion import RRF, ScoreNormalization  # noqa: E402
 from adapter.engines.responses import Bucket, Facet  # noqa: E402
