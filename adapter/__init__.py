@@ -93,9 +93,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothin
     from adapter.index.catalog import IndexInfo as IndexInfo
     from adapter.index.catalog import read_index_info as read_index_info
     from adapter.index.documents import DocumentLayout as DocumentLayout
-    from adapter.index.init import InitReport as InitReport
+    from adapter.admin.init import InitReport as InitReport
     from adapter.index.choose import choose_analysis as choose_analysis
-    from adapter.index.init import init_index as init_index
+    from adapter.admin.init import init_index as init_index
     from adapter.index.language import AnalysisChoice as AnalysisChoice
     from adapter.index.live import live_spec as live_spec
     from adapter.admin.rollback import prune as prune
@@ -144,11 +144,11 @@ _LAZY = {  # name -> the module that defines it
     "read_index_info": "adapter.index.catalog",
     "Engine": "adapter.engines",
     "engine_for": "adapter.engines",
-    "init_index": "adapter.index.init",
+    "init_index": "adapter.admin.init",
     "choose_analysis": "adapter.index.choose",
     "AnalysisChoice": "adapter.index.language",
     "live_spec": "adapter.index.live",
-    "InitReport": "adapter.index.init",
+    "InitReport": "adapter.admin.init",
     "Spec": "adapter.index.spec",
     "load_spec": "adapter.index.spec",
     "Plan": "adapter.index.plan",

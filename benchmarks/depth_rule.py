@@ -65,7 +65,7 @@ def measure_set(client: Any, s: LabelledSet, depths: Sequence[int], limit: int |
     from adapter.evaluation.metrics import load_beir, per_query
     from adapter.admin.calibrate import calibrate_index
     from adapter.index.assets import IndexSpec
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.models.cache import EmbeddingCache
     from adapter.models.embedders import load_embedder
     from adapter.search import Searcher

@@ -40,7 +40,7 @@ def texts_and_rows(n: int):
 
 
 def measure(client, spec: str, device: str, processes: int, batch: int, texts: list[str], rows) -> dict[str, Any]:
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.models.embedders import load_embedder
     from adapter.ingest.ingestor import Ingestor

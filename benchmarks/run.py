@@ -103,7 +103,7 @@ def drop(client, alias: str) -> None:
 
 # -- ingest --------------------------------------------------------------------------------------
 def bench_ingest(client, args) -> Section:
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.models.cache import EmbeddingCache
     from adapter.models.embedders import load_embedder
@@ -184,7 +184,7 @@ def bench_query(client, args) -> Section:
     from adapter.admin.calibrate import calibrate_index
     from adapter.fusion import ScoreNormalization
 
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
 
     embedder = load_embedder("minilm")
@@ -428,7 +428,7 @@ class Synthetic:
 def ensure_synthetic(client, n: int, *, keep: bool) -> Synthetic:
     """``bench-synthetic-<n>``: n synthetic documents, force-merged to one segment; reused when
     complete and ``keep`` (``--keep-indices``), so later runs skip the ingest."""
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.index.catalog import alias_indices
     from adapter.ingest.ingestor import Ingestor

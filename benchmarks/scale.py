@@ -224,7 +224,7 @@ def rss_child(argv: list[str]) -> None:
 
 
 def measure_rss(client, url: str, corpus: Corpus, rows: int, partition: str, workdir: Path) -> dict[str, Any]:
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
 
     path = corpus.jsonl
@@ -313,7 +313,7 @@ def main() -> None:
     args = parser.parse_args()
     checkpoints = sorted({int(c) for c in args.checkpoints.split(",")} | {args.docs})
 
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.index.catalog import read_index_info
     from adapter.engines import connect

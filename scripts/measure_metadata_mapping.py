@@ -35,7 +35,7 @@ def metadata_keys(client, alias: str) -> list[str]:
 
 
 def variant_index(client, name: str, variant: str, e5) -> None:
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.index.catalog import read_index_info
 

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapter.index.init import init_index  # noqa: E402
+from adapter.admin.init import init_index  # noqa: E402
 from adapter.index.assets import IndexSpec  # noqa: E402
 from adapter.index.catalog import alias_indices  # noqa: E402
 from adapter.engines import connect_cluster  # noqa: E402

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from adapter.engines import connect  # noqa: E402
 from adapter.index.assets import IndexSpec  # noqa: E402
-from adapter.index.init import init_index  # noqa: E402
+from adapter.admin.init import init_index  # noqa: E402
 from adapter.ingest.ingestor import Ingestor  # noqa: E402
 from adapter.ingest.sources import read_source  # noqa: E402
 from adapter.search import Searcher  # noqa: E402

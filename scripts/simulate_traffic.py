@@ -24,7 +24,7 @@ from adapter.engines import connect  # noqa: E402
 from adapter.evaluation.metrics import evaluate, load_beir  # noqa: E402
 from adapter.fusion import fuse  # noqa: E402
 from adapter.index.assets import IndexSpec  # noqa: E402
-from adapter.index.init import init_index  # noqa: E402
+from adapter.admin.init import init_index  # noqa: E402
 from adapter.ingest.ingestor import Ingestor  # noqa: E402
 from adapter.ingest.sources import read_source  # noqa: E402
 from adapter.models.embedders import E5Embedder  # noqa: E402

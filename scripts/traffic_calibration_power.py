@@ -30,7 +30,7 @@ from adapter.evaluation.metrics import load_beir  # noqa: E402
 from adapter.admin.calibrate import calibrate_index  # noqa: E402
 from adapter.fusion.choice.policy import DEFAULT_POLICY  # noqa: E402
 from adapter.index.assets import IndexSpec  # noqa: E402
-from adapter.index.init import init_index  # noqa: E402
+from adapter.admin.init import init_index  # noqa: E402
 from adapter.ingest.ingestor import Ingestor  # noqa: E402
 from adapter.ingest.sources import read_source  # noqa: E402
 from adapter.models.embedders import E5Embedder  # noqa: E402

@@ -1,1 +1,2 @@
-"""Use cases that administer a live index: calibrate, plan against the cluster, migrate."""
+"""Use cases that administer a live index: init (and the first ingest's analyzer choice), calibrate, plan against
+the cluster, migrate."""

@@ -53,7 +53,7 @@ def run_demo(*, url: str | None = None, index: str = "demo-support", port: int |
     from adapter.engines import open_cluster
     from adapter.fusion.choice.defaults import default_fusion_name, default_layout
     from adapter.index.assets import IndexSpec
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.ingest.ingestor import Ingestor
     from adapter.index.choose import record_choice
     from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from adapter.engines import Cluster
     from adapter.engines.capabilities import Capabilities
     from adapter.index.assets import IndexSpec
-    from adapter.index.init import InitReport
+    from adapter.admin.init import InitReport
     from adapter.index.language import AnalysisChoice
     from adapter.index.spec import Spec
 
@@ -146,7 +146,7 @@ def run_render(args: argparse.Namespace) -> int:
 
 def run_init(args: argparse.Namespace) -> int:
     from adapter.fusion import DEFAULT_WEIGHTS, parse_weights
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.live import live_spec
 
     extra = pipeline_files(args.pipeline_file)

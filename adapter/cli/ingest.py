@@ -239,7 +239,8 @@ def _first_documents_choose(
     import itertools
     from pathlib import Path
 
-    from adapter.index.choose import is_pending, settle_pending
+    from adapter.admin.init import settle_pending
+    from adapter.index.choose import is_pending
     from adapter.index.language import SAMPLE_DOCUMENTS
     from adapter.ingest.sources import SourceDoc
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from adapter.fusion.base import LegScore
     from adapter.fusion.choice.advise import Advice
     from adapter.fusion.choice.values import FusionChoice
-    from adapter.index.init import InitReport
+    from adapter.admin.init import InitReport
     from adapter.index.plan import Change, Plan
     from adapter.search.results import Hit, SearchResult
 

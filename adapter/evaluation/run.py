@@ -47,7 +47,7 @@ from adapter.index.assets import TEXT_LAYOUTS, IndexSpec
 from adapter.index.catalog import alias_indices
 from adapter.index.documents import PARENT_FIELD
 from adapter.index.language import DEFAULT_ANALYZER, AnalysisChoice
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.sources import Chunking, FieldMap, RowError, SourceDoc, read_jsonl
 from adapter.models.cache import EmbeddingCache
 from adapter.models.embedders import Embedder

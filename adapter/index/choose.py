@@ -9,13 +9,13 @@ The flow users meet:
 - ``hybrid init --index docs`` with neither ``--analyzer`` nor ``--sample``: the index is made with
   :data:`~adapter.index.language.DEFAULT_ANALYZER` and marked *pending*; the first ``hybrid ingest``
   reads its first documents, chooses, and, while the index is still empty, rebuilds it with the
-  chosen analyzer before writing anything (:func:`settle_pending`). Writes that land before a choice
-  (another client, a partitioned ingest) end the wait: the index keeps what it has.
+  chosen analyzer before writing anything (:func:`adapter.admin.init.settle_pending`, a use case beside
+  init). Writes that land before a choice (another client, a partitioned ingest) end the wait: the
+  index keeps what it has.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Iterable
 
 from adapter.engines import Cluster, ClusterLike, Engine, cluster_for
@@ -66,45 +66,3 @@ def is_pending(cluster: Cluster, alias: str) -> bool:
         return False  # the ingest says what is missing
     recorded = recorded_choice(index_meta(cluster, info.index))
     return bool(recorded and recorded.get("pending"))
-
-
-def settle_pending(cluster: Cluster, alias: str, texts: Iterable[str], *, source: str) -> AnalysisChoice | None:
-    """At an ingest into ``alias``: when ``hybrid init`` left the analyzer to the first documents and the
-    index is still empty, choose it from ``texts`` and rebuild the empty index with it if it differs
-    (the embedder stays the index's). Returns the choice made, else None (nothing was pending)."""
-    from adapter.index.init import init_index
-    from adapter.index.live import live_spec
-
-    info = read_index_info(cluster, alias)
-    meta = index_meta(cluster, info.index)
-    recorded = recorded_choice(meta)
-    if not recorded or not recorded.get("pending"):
-        return None
-    live = live_spec(cluster, alias)
-    if live is None:
-        return None
-    if cluster.count(info.index, action=f"counting {info.index}") > 0:
-        kept = AnalysisChoice(live.analyzer, live.embedder, "documents were written before the first ingest chose")
-        record_choice(cluster, info.index, kept)
-        return kept
-    choice = replace(choose_analysis(cluster, texts, source=source), embedder=live.embedder)
-    index = info.index
-    if choice.analyzer != live.analyzer:
-        kept_meta = {k: v for k, v in meta.items() if k not in live.index_spec().meta and k != "analysis"}
-        cluster.delete_indices(
-            [index], action=f"deleting the empty {index} to rebuild it with analyzer {choice.analyzer}"
-        )
-        report = init_index(
-            cluster,
-            alias,
-            replace(live, analyzer=choice.analyzer).index_spec(),
-            weights=live.weights,
-            extra_pipelines=live.pipelines,
-        )
-        index = report.index
-        if kept_meta:  # what calibrate or others kept beside the assets' keys
-            cluster.put_mapping(
-                index, {"_meta": {**index_meta(cluster, index), **kept_meta}}, action=f"restoring _meta of {index}"
-            )
-    record_choice(cluster, index, choice)
-    return choice

@@ -3,7 +3,7 @@
 :func:`plan` compares the desired state (:class:`Desired`, as its engine renders it for the cluster:
 :class:`Rendered`) with what the cluster holds (:class:`LiveState`) and returns a :class:`Plan`. It
 reads nothing and writes nothing: reading the cluster, rendering and sending the changes are the use
-case's (:mod:`adapter.admin.planning`), which ``hybrid init`` (:func:`adapter.index.init.init_index`),
+case's (:mod:`adapter.admin.planning`), which ``hybrid init`` (:func:`adapter.admin.init.init_index`),
 ``hybrid plan | apply | diff`` (:mod:`adapter.cli.ops`) and ``hybrid reindex``
 (:mod:`adapter.admin.migrate`) are built on.
 

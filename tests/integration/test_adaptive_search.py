@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 from adapter.fusion.choice.policy import AdaptivePolicy, Calibration, QuerySignals
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import COMBINED_FIELD, IndexSpec
 from adapter.admin.calibrate import calibrate_index
 from adapter.index.catalog import read_index_info, read_pipeline

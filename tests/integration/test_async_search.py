@@ -11,7 +11,7 @@ import pytest
 
 from adapter.engines import cluster_for, engine_name
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.sources import FieldMap, read_source
 from adapter.search import Searcher
 from adapter.search.async_searcher import AsyncSearcher

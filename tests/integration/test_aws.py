@@ -66,7 +66,7 @@ def test_serverless_sends_the_managed_service_request_and_gets_its_ranking(
     opensearch_url, client, index_name, e5, support_docs_path, aws_credentials
 ):
     """Before: the Serverless branch dropped pagination_depth, changing scores and order."""
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.ingest.ingestor import Ingestor
     from adapter.ingest.sources import read_source
@@ -104,7 +104,7 @@ def test_serverless_sends_the_managed_service_request_and_gets_its_ranking(
 def test_a_collection_rejecting_pagination_depth_gets_the_query_without_it_and_a_notice(
     opensearch_url, client, index_name, e5, support_docs_path, aws_credentials
 ):
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.ingest.ingestor import Ingestor
     from adapter.ingest.sources import read_source

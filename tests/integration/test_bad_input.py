@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.models.cache import EmbeddingCache
 from adapter.ingest.ingestor import Ingestor

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.models.embedders import load_embedder
 from adapter.ingest.ingestor import Ingestor

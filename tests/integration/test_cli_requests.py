@@ -10,7 +10,7 @@ import pytest
 
 from adapter.index.assets import IndexSpec
 from adapter.testing import wire_log
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from tests.conftest import HashingEmbedder

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.index.check import check_index
 from adapter.errors import InputError

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import alias_indices
 from adapter.ingest.ingestor import Ingestor

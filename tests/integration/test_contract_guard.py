@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.index.check import check_index
 from adapter.cli import main

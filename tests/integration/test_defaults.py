@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import COMBINED_FIELD, IndexSpec
 from adapter.index.catalog import read_index_info
 from adapter.engines.registry import engine_named

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.cli import main
 from adapter.engines import connect_cluster, open_cluster

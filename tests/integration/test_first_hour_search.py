@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import SourceDoc
 from adapter.search import Searcher

@@ -158,7 +158,7 @@ def test_async_writes_are_native_and_land_as_sync_ones(client, opensearch_url, i
     from llama_index.core.schema import TextNode
 
     from adapter.index.assets import IndexSpec
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.ingest.async_ingestor import AsyncIngestor
     from adapter.ingest.ingestor import Ingestor
     from adapter.integrations.haystack import HybridDocumentWriter

@@ -43,7 +43,7 @@ from haystack.testing.document_store_async import (
 from adapter.errors import InputError
 
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.integrations.haystack import HybridDocumentStore, HybridDocumentWriter, HybridRetriever
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.models.cache import EmbeddingCache
 from adapter.engines import connect_cluster

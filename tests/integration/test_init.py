@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import alias_indices, read_pipeline as get_pipeline
 from adapter.engines.opensearch import OPENSEARCH

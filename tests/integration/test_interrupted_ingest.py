@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from tests.support.cli import TEST_EMBEDDER, cli_process, ingest_args
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")

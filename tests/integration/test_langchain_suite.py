@@ -15,7 +15,7 @@ import pytest
 from langchain_tests.integration_tests import RetrieversIntegrationTests, VectorStoreIntegrationTests
 
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.async_ingestor import AsyncIngestor
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher

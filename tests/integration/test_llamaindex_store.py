@@ -19,7 +19,7 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.search.page import SearchOptions
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import SourceDoc
 from tests.conftest import drop_hybrid_index

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.models.cache import EmbeddingCache
 from adapter.index.catalog import alias_indices

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.models.embedders import load_embedder
 from adapter.ingest.ingestor import Ingestor

@@ -11,7 +11,7 @@ import pytest
 from adapter.observability import telemetry
 from adapter.engines import cluster_for, connect_cluster
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from adapter.search import Searcher

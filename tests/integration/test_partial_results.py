@@ -17,7 +17,7 @@ import pytest
 from adapter.cli import main
 from adapter.errors import PartialResultError
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import SourceDoc
 from adapter.search import Searcher

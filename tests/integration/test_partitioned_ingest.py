@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.ingest.partition import Partition
 from adapter.ingest.sources import SourceDoc

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.errors import IndexMismatchError
 from tests.conftest import HashingEmbedder

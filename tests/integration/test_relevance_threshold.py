@@ -15,7 +15,7 @@ from adapter.evaluation.metrics import load_beir
 from adapter.fusion import parse_fusion
 from adapter.admin.calibrate import RELEVANCE_FUSIONS, calibrate_index
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from adapter.search import Searcher

@@ -13,7 +13,7 @@ from adapter.engines import open_cluster
 from adapter.errors import BackendError
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import read_index_info
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.search import Searcher
 from tests.support.cli import TEST_EMBEDDER
 from tests.support.faults import PASS, FaultProxy, Status

@@ -8,7 +8,7 @@ import uuid
 import numpy as np
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.engines import connect_cluster
 from adapter.fusion import same_ranking_up_to_ties

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.errors import ConfigurationError
 from adapter.fusion import same_ranking_up_to_ties

@@ -82,7 +82,7 @@ def env(monkeypatch, secure):
 @pytest.fixture
 def hybrid_index(admin, secure):
     """An adapter index with the support documents, made by the admin."""
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.ingest.ingestor import Ingestor
     from adapter.ingest.sources import read_source
@@ -190,7 +190,7 @@ def test_the_read_only_role_gets_403s_naming_the_permission(env, secure, cli, hy
         err,
     ), err
     with pytest.raises(PermissionDeniedError) as denied:
-        from adapter.index.init import init_index
+        from adapter.admin.init import init_index
         from adapter.index.assets import IndexSpec
 
         init_index(connect(config=secure["config"]), f"{hybrid_index}-x", IndexSpec(TEST_EMBEDDER.fingerprint))
@@ -279,7 +279,7 @@ def test_no_secret_in_logs_argv_reprs_or_errors(env, secure, cli, hybrid_index, 
     )
     assert _who(url_client) == "admin"
     texts += [repr(url_client), str(url_client.transport.hosts)]
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
 
     for attempt in (

@@ -19,7 +19,7 @@ import pytest
 
 from adapter.engines import connect, describe_url
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from adapter.search import Searcher

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from tests.support.cli import TEST_EMBEDDER, cli, ingest_args  # noqa: F401 (cli: the fixture)
 

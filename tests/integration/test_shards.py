@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from adapter import fusion as fusion_fns
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.ingest.ingestor import Ingestor

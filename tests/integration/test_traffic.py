@@ -11,7 +11,7 @@ import pytest
 from adapter.evaluation.metrics import evaluate, load_beir
 from adapter.fusion import RRF, ScoreNormalization, fuse
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from adapter.search import Searcher

@@ -17,7 +17,7 @@ from adapter.admin.calibrate import calibrate_index, store_adaptive
 from adapter.fusion.choice.policy import DEFAULT_POLICY, AdaptivePolicy
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import index_meta, read_index_info
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from adapter.search import Searcher

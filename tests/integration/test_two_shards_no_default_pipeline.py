@@ -20,7 +20,7 @@ import uuid
 import pytest
 
 from adapter.index import scan
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.admin.calibrate import measure_calibration
 from adapter.index.check import check_index

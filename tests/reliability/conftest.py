@@ -53,7 +53,7 @@ def connect_to(node, **options):
 
 
 def make_index(client, alias, embedder, *, shards=1):
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
 
     client.indices.delete(index=f"{alias}-v*", ignore=[404])

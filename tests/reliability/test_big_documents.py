@@ -42,7 +42,7 @@ def _big_text() -> str:
 def test_16_searchers_beside_a_million_character_document_meet_only_the_breaker_and_rarely(
     big_node, embedder, tmp_path
 ):
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.engines import connect
     from adapter.ingest.ingestor import Ingestor
@@ -124,7 +124,7 @@ def test_16_searchers_beside_a_million_character_document_meet_only_the_breaker_
 def test_a_document_over_the_request_size_limit_is_named_with_the_limit(
     big_node, embedder, tmp_path, cli_embedder, capsys
 ):
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.cli import main
     from adapter.engines import connect

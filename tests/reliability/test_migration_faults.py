@@ -342,7 +342,7 @@ def _check_documents(world: World) -> int:
 
 
 def _sequences(world: World, n: int, rng: random.Random, steps: tuple[str, ...]) -> dict:
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from tests.conftest import drop_hybrid_index
 

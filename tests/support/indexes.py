@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from tests.support.cli import TEST_EMBEDDER

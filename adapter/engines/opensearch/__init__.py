@@ -59,7 +59,7 @@ def probe_settings(client: Any) -> Mapping[str, Any]:
 # candidate of both legs, up to 2 x depth, where it returns a page. With a second shard the server
 # fuses first and fetches the page alone: searching this empty, write-blocked, hidden index beside
 # the hybrid index gives it one, without changing a score (it holds no document, and its knn leg
-# has ignore_unmapped). `hybrid init` creates it (adapter.index.init).
+# has ignore_unmapped). `hybrid init` creates it (adapter.admin.init).
 EMPTY_SHARD_INDEX = "hybrid-empty-shard"
 
 

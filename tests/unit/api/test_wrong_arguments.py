@@ -30,7 +30,7 @@ def test_a_url_where_a_client_belongs_is_named(entrance):
 # or refuse it with an InputError naming parse_fusion.
 def test_a_fusion_given_by_its_name_is_taken_or_named():
     from adapter.index.assets import IndexSpec
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.ingest.ingestor import Ingestor
     from adapter.ingest.sources import SourceDoc
     from adapter.search import Searcher

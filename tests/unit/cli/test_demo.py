@@ -112,7 +112,7 @@ def test_the_demo_chooses_its_analyzer_and_embedder_as_init_does():
     from adapter.cli.demo import SAMPLE, demo_analysis
     from adapter.index.assets import IndexSpec
     from adapter.index.choose import choose_analysis
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.ingest.sources import FieldMap, SourceDoc, read_jsonl
     from tests.conftest import HashingEmbedder
     from tests.support.fake_engine import FakeCluster

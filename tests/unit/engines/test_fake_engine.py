@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import read_index_info
 from adapter.engines import cluster_for, engine_for

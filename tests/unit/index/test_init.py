@@ -30,7 +30,7 @@ def orphaned_init_client():
 
 
 def test_init_detects_an_index_whose_alias_was_deleted_and_offers_to_reattach_it():
-    from adapter.index.init import init_index
+    from adapter.admin.init import init_index
     from adapter.index.assets import IndexSpec
     from adapter.engines.opensearch import OPENSEARCH
 

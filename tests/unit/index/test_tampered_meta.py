@@ -13,7 +13,7 @@ from adapter.admin.calibrate import store_adaptive
 from adapter.fusion.choice.policy import Calibration
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import index_meta
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.engines.dsl import TextLeg

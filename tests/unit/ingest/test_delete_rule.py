@@ -12,7 +12,7 @@ import pytest
 from adapter.engines.dsl import Clause
 from adapter.errors import InputError
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.by_id import Documents, Selection
 from adapter.ingest.deletion import selects_everything, selects_nothing
 from adapter.ingest.ingestor import Ingestor

@@ -11,7 +11,7 @@ import pytest
 
 from adapter.errors import Terminated
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.report import IngestInterrupted
 from adapter.ingest.sources import SourceDoc

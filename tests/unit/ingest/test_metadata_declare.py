@@ -13,7 +13,7 @@ import pytest
 from adapter.errors import BackendError
 from adapter.index import metadata as metadata_mapping
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.report import FailureSource
 from adapter.ingest.sources import SourceDoc

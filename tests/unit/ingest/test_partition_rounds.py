@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from adapter.errors import InputError
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest import rounds
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.partition import Ledger, Partition, admit

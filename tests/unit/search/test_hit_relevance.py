@@ -11,7 +11,7 @@ from adapter.admin.calibrate import calibrate_index, measure_relevance, store_re
 from adapter.fusion.relevance import LEG_PREFIX, RelevanceMap, fit
 from adapter.index.assets import IndexSpec
 from adapter.index.catalog import index_meta
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from adapter.fusion.base import LegScore

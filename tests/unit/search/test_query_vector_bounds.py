@@ -8,7 +8,7 @@ import pytest
 
 from adapter.errors import InputError
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from tests.conftest import HashingEmbedder

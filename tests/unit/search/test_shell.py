@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexNames, IndexSpec
 from adapter.index.catalog import IndexInfo
 from adapter.engines.opensearch import OPENSEARCH

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from adapter.fusion.choice.policy import AdaptivePolicy, Calibration
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.index.assets import IndexNames, IndexSpec
 from adapter.admin.calibrate import calibrate_index
 from adapter.index.catalog import IndexInfo

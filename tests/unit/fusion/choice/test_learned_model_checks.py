@@ -13,7 +13,7 @@ from adapter.cli import main
 from adapter.errors import InputError
 from adapter.fusion.choice.learned import SCHEMA1_FEATURES, LearnedFusion
 from adapter.index.assets import IndexSpec
-from adapter.index.init import init_index
+from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
 from tests.conftest import HashingEmbedder
