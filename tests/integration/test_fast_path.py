@@ -156,7 +156,10 @@ def test_a_kept_check_holds_at_every_offset_it_is_taken_for(client, ties):
     searcher = Searcher.open(client, alias, embedder, fusion=RRF())
     measured = check_fast_path(searcher, queries, k=10)
     assert measured.same_pages == measured.queries and measured.shards == 1  # the first pages agree up to ties ...
-    assert measured.same_lists == 0 and "another order" in (measured.why_not() or "")  # ... the lists do not
+    # ... the lists do not, so the check is not taken. Not "for every query": once, on 2.19.1 in a loaded CI run, one
+    # of the 20 (alike by construction) came back from the server in the client's tie order (not reproduced in 4
+    # reruns); what this test is about is that one list in another order is enough to refuse the check.
+    assert measured.same_lists < measured.queries and "another order" in (measured.why_not() or "")
     keep_fast_path(client, alias, replace(measured, fast_p50_ms=measured.hybrid_p50_ms / 2))  # as if measured faster
     searcher = Searcher.open(client, alias, embedder, fusion=RRF())
     for from_ in range(0, 100, 10):
