@@ -43,7 +43,7 @@ import asyncio
 import logging
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar, Union
 
 from adapter._optional import require
 
@@ -532,7 +532,7 @@ class HybridVectorStore(BasePydanticVectorStore):
         return await self._read(HybridVectorStore.query, query, **kwargs)
 
     @property
-    def client(self) -> ClusterLike | aio.Blocking:
+    def client(self) -> Union[ClusterLike, aio.Blocking]:  # Union: ClusterLike is a string alias, which pdoc cannot |
         """The raw client under the searcher's port (LlamaIndex's vector-store interface asks for one): the user's
         sync client, the port where it has none, or the bridge over an asyncio client."""
         client: ClusterLike | aio.Blocking = getattr(self.searcher.cluster, "client", self.searcher.cluster)
