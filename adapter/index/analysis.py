@@ -11,6 +11,15 @@ found: plugins and the Hunspell dictionaries the nodes advertise):
 - ``spanish_hunspell``: the Hunspell ``es_ES`` dictionary (full-word stems instead of the built-in
   ``spanish`` analyzer's light stemmer).
 - ``icu_folding``: ``icu_tokenizer`` + ``icu_folding`` (``analysis-icu``).
+- :data:`STEMS_ANALYZERS` (``english_stems``, ``spanish_stems``, ``german_stems``, ``polish_stems``):
+  the language's stems beside the words as written, in one field: ``lowercase``, ``keyword_repeat``
+  (each token twice, one copy keyword-marked, which the stemmers skip), the stemmer the language's
+  built-in analyzer uses (English: ``possessive_english`` before, Porter; Spanish: ``light_spanish``;
+  German: ``german_normalization``, ``light_german``; Polish: as ``polish`` above), folding, then
+  ``remove_duplicates`` (the two copies where the stemmer left the word as it was). So ``haslo`` typed
+  without accents matches the folded word ``hasło`` as written, and ``hasła`` its stem. No stop words (the
+  words as written stay whole). ``keyword_repeat`` and ``remove_duplicates`` live in analysis-common: a
+  cluster without it cannot render these (refused, naming it).
 
 Every chain ends in folding (``icu_folding`` where the cluster has ICU, else ``asciifolding``) so
 that a query typed without diacritics (``zrodlo``) matches ``źródło``; stemming runs before it,
@@ -30,6 +39,7 @@ elasticsearch``) the language analyzers, ``asciifolding`` and the stemmers are m
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -37,7 +47,19 @@ from adapter.errors import ConfigurationError
 
 STEMPEL = "analysis-stempel"
 ICU = "analysis-icu"
-CLUSTER_ANALYZERS = ("polish", "spanish_hunspell", "icu_folding")
+# The language's stems beside the words as written (docs/EVALUATION.md, candidate E): name -> the filters between
+# keyword_repeat and folding, as the language's built-in analyzer stems (Lucene's EnglishAnalyzer: possessive, then
+# Porter; SpanishAnalyzer: light; GermanAnalyzer: normalization, light). Polish's stemmer depends on the cluster.
+STEMS_ANALYZERS = ("english_stems", "spanish_stems", "german_stems", "polish_stems")
+_STEMMERS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "english_stems": ({"en_stem": {"type": "stemmer", "language": "english"}}, ["en_stem"]),
+    "spanish_stems": ({"es_light_stem": {"type": "stemmer", "language": "light_spanish"}}, ["es_light_stem"]),
+    "german_stems": (
+        {"de_light_stem": {"type": "stemmer", "language": "light_german"}},
+        ["german_normalization", "de_light_stem"],
+    ),
+}
+CLUSTER_ANALYZERS = ("polish", "spanish_hunspell", "icu_folding", *STEMS_ANALYZERS)
 FOLDING = "folding"
 # Analyzers in every Elasticsearch/OpenSearch core: no module needed.
 CORE_ANALYZERS = ("standard", "simple", "whitespace", "stop", "keyword")
@@ -132,6 +154,8 @@ def text_analysis(analyzer: str, support: AnalysisSupport | None) -> TextAnalysi
             "render it for a cluster: `hybrid init` probes it, `hybrid render` takes --plugin and --hunspell"
         )
     fold = support.folding or "asciifolding"  # analysis-common is there (checked above)
+    if analyzer in STEMS_ANALYZERS:
+        return _stems(analyzer, support, fold)
     if analyzer == "polish":
         if STEMPEL in support.plugins:
             return TextAnalysis(
@@ -170,6 +194,22 @@ def text_analysis(analyzer: str, support: AnalysisSupport | None) -> TextAnalysi
     )
 
 
+def _stems(name: str, support: AnalysisSupport, fold: str) -> TextAnalysis:
+    """One of :data:`STEMS_ANALYZERS` on a cluster with analysis-common (keyword_repeat, remove_duplicates)."""
+    if name == "polish_stems" and STEMPEL in support.plugins:
+        filters: dict[str, Any] = {}
+        stem = ["polish_stem"]
+    elif name == "polish_stems":
+        filters, stem = text_analysis("polish", support).filters, ["pl_stem"]  # Hunspell pl_PL, or the error
+    else:
+        filters, stem = copy.deepcopy(_STEMMERS[name][0]), _STEMMERS[name][1]
+    chain = ["lowercase", "keyword_repeat", *stem, fold, "remove_duplicates"]
+    if name == "english_stems":  # the English analyzer drops "'s" before anything else
+        filters["en_possessive"] = {"type": "stemmer", "language": "possessive_english"}
+        chain.insert(0, "en_possessive")
+    return TextAnalysis(name, filters, {name: _custom(chain)})
+
+
 def _without_common(name: str, support: AnalysisSupport) -> TextAnalysis:
     """``name`` on a cluster without analysis-common: rebuilt from core parts, or refused."""
     where = f"this cluster ({support.cluster}) has no analysis-common module"
@@ -190,6 +230,12 @@ def _without_common(name: str, support: AnalysisSupport) -> TextAnalysis:
     if name == "icu_folding" and ICU in support.plugins:
         return TextAnalysis(
             "icu_folded", {}, {"icu_folded": _custom(["icu_folding"], tokenizer="icu_tokenizer")}, own_block=True
+        )
+    if name in STEMS_ANALYZERS:
+        raise ConfigurationError(
+            f"analyzer {name!r} needs keyword_repeat and remove_duplicates from the analysis-common module; {where}. "
+            f"Use one of {', '.join((FOLDING, *CORE_ANALYZERS))}, or {', '.join(sorted(HUNSPELL_LANGUAGES))} "
+            "(Hunspell), or a cluster with analysis-common"
         )
     if name in HUNSPELL_LANGUAGES:
         locale, stopwords = HUNSPELL_LANGUAGES[name]

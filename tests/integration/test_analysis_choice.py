@@ -168,3 +168,22 @@ def test_an_index_written_before_the_first_ingest_keeps_its_analyzer(
     )
     assert code == 0, err
     assert "documents were written before the first ingest chose" in out and _analyzer(client, index_name) == "folding"
+
+
+def _tokens(client, index: str, text: str) -> set[str]:
+    return {t["token"] for t in client.indices.analyze(index=index, body={"field": "text", "text": text})["tokens"]}
+
+
+def test_polish_stems_keeps_the_word_as_written_beside_its_stem(cli, client, index_name, target):
+    """`--analyzer polish_stems` (docs/EVALUATION.md, candidate E): `haslo` typed without accents meets `hasło`
+    folded, and `hasła` meets both by its stem; a cluster without analysis-common refuses it, naming why."""
+    code, out, err = cli("init", "--index", index_name, "--embedder", "test:hashing", "--analyzer", "polish_stems")
+    if target.engine == "elasticsearch":  # the integ-test distribution: no keyword_repeat / remove_duplicates
+        assert code != 0 and "keyword_repeat and remove_duplicates from the analysis-common" in out + err
+        return
+    assert code == 0, err
+    assert _analyzer(client, index_name) == "polish_stems"
+    index = next(iter(client.indices.get_alias(name=index_name)))
+    assert _tokens(client, index, "haslo") == {"haslo"}  # not in the dictionary: the word as written, once
+    assert _tokens(client, index, "hasło") == {"haslo"}  # its own stem: one token after folding
+    assert _tokens(client, index, "hasła") == {"hasla", "haslo"}  # as written, and the stem hasło folded
