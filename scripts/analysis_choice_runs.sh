@@ -2,10 +2,11 @@
 # Issue 39 (docs/EVALUATION.md, "The analyzer and embedder chosen from the documents"): one labelled set's default row,
 # hybrid eval with no --analyzer / --embedder and with each hand-chosen pair, under nice; run from the repository root:
 #   OPENSEARCH_URL=... [ROW=hybrid-adaptive] [PREFIX=ac] [NICE=19] [EMBEDDERS="multilingual-e5-small minilm"] [AUTO=1] \
-#     scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
+#     [STEMS=polish_stems] scripts/analysis_choice_runs.sh SET PATH LANGUAGE_ANALYZER [eval flags, e.g. --no-titles]
 # (ROW: the default row's technique; hybrid-adaptive on OpenSearch 2.19 and Elasticsearch, where the default fusion is
 # not min_max-named; PREFIX: of the eval indexes' names; EMBEDDERS: the hand-chosen pairs' embedders; AUTO=0: the
-# automatic run's json/ is there already; the URL may be an Elasticsearch node's: eval reads the engine)
+# automatic run's json/ is there already; the URL may be an Elasticsearch node's: eval reads the engine; STEMS: candidate
+# E's analyzer, run with multilingual-e5-small only, right after the automatic run)
 # then: .venv/bin/python scripts/study_analysis_choice.py --reports out/analysis-choice/reports
 set -u
 : "${OPENSEARCH_URL:?the cluster to measure on}"
@@ -38,6 +39,7 @@ mkdir -p json logs reports
 [ "${AUTO:-1}" = 1 ] && run auto
 a=$(python3 -c "import json; print(json.load(open('json/$name-auto.json'))['settings']['analyzer'])" 2>/dev/null)
 e=$(python3 -c "import json; print(json.load(open('json/$name-auto.json'))['embedder'])" 2>/dev/null)
+[ -n "${STEMS:-}" ] && run "$STEMS-multilingual" --analyzer "$STEMS" --embedder multilingual-e5-small
 for an in $lang folding; do
   [ "$an" = "-" ] && continue
   for em in ${EMBEDDERS:-multilingual-e5-small minilm}; do

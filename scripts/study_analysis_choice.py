@@ -8,6 +8,10 @@ auto folder stands for it). Prints the table of pairs, each candidate rule's reg
 bootstrap standard error, and the leave-one-set-out check, as markdown.
 
     .venv/bin/python scripts/study_analysis_choice.py --reports out/h39/reports
+
+With ``--rules CE``: the section "The language's stems beside the words as written (candidate E)", where E is
+the ``<language>_stems-multilingual`` folder's pair (``analysis_choice_runs.sh`` with STEMS=...), C's pair where
+a set has none.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 
 ROW = "hybrid-adaptive-min_max"  # the product's default row on OpenSearch 3.x (--row: hybrid-adaptive on 2.19)
 EMBEDDERS = {"multilingual": "multilingual-e5-small", "minilm": "minilm"}
-RULES = "ABCD"  # in the doc's order of preference
+RULES = "ABCD"  # in the doc's order of preference (--rules CE: the stems candidate's section)
 TOLERANCE = 0.005
 RESAMPLES = 2000
 
@@ -63,12 +67,18 @@ def rule_pair(rule: str, language: str, english: bool) -> tuple[str, str]:
     return analyzer, embedder
 
 
+def stems_pair(pairs: dict[tuple[str, str], dict[str, float]]) -> tuple[str, str]:
+    """E's pair: the set's `<language>_stems` analyzer with e5-small where it was run, else C's (folding)."""
+    stems = next((a for a, _ in pairs if a.endswith("_stems")), "folding")
+    return stems, "multilingual-e5-small"
+
+
 def mean(scores: dict[str, float]) -> float:
     return float(np.mean(list(scores.values())))
 
 
 def main() -> None:
-    global ROW  # before the parser reads it as --row's default: Python refuses a global declared after a use
+    global ROW, RULES  # before the parser reads them as defaults: Python refuses a global declared after a use
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=Path, required=True)
     parser.add_argument(
@@ -79,14 +89,21 @@ def main() -> None:
         default="parts-en,apropos-en,glossary-en,pyapi-en,scifact,med,lisa",
         help="the sets whose corpus the detector reads as English",
     )
+    parser.add_argument(
+        "--rules",
+        default=RULES,
+        help="the candidates in order of preference: ABCD (default), or CE (the stems section)",
+    )
     args = parser.parse_args()
-    ROW = args.row
+    ROW, RULES = args.row, args.rules
     english = set(args.english.split(","))
     data = load(args.reports)
     sets = sorted(data)
     regret: dict[str, dict[str, tuple[float, float]]] = {}
+    shown = ("A", "C") if RULES == "ABCD" else (RULES[0], RULES[-1])  # the two whose shortfall the table shows
     print(
-        "| set | queries | the automatic run (its pair) | every pair | best | A's shortfall (SE) | C's shortfall (SE) |"
+        f"| set | queries | the automatic run (its pair) | every pair | best | {shown[0]}'s shortfall (SE) "
+        f"| {shown[1]}'s shortfall (SE) |"
     )
     print("|---|---|---|---|---|---|---|")
     for s in sets:
@@ -95,14 +112,14 @@ def main() -> None:
         auto = (auto_pair["analyzer"], auto_pair["embedder"])  # type: ignore[index]
         pairs.pop(("auto", "auto"))
         # A's analyzer: the language's, where the node has one (the pair that is not folding), else folding.
-        language = next((a for a, _ in pairs if a != "folding"), "folding")
+        language = next((a for a, _ in pairs if a != "folding" and not a.endswith("_stems")), "folding")
         best_pair = max(pairs, key=lambda p: mean(pairs[p]))
         regret[s] = {}
         qids = sorted(pairs[best_pair])
         rng = np.random.default_rng(39)
         draws = rng.integers(0, len(qids), size=(RESAMPLES, len(qids)))
         for rule in RULES:
-            mine = pairs.get(rule_pair(rule, language, s in english))
+            mine = pairs.get(stems_pair(pairs) if rule == "E" else rule_pair(rule, language, s in english))
             if mine is None:
                 regret[s][rule] = (float("nan"), float("nan"))
                 continue
@@ -111,7 +128,7 @@ def main() -> None:
         cells = ", ".join(
             f"{a}+{'e5' if e.startswith('multi') else 'MiniLM'} {mean(v):.4f}" for (a, e), v in sorted(pairs.items())
         )
-        (ra, sa), (rc, sc) = regret[s]["A"], regret[s]["C"]
+        (ra, sa), (rc, sc) = regret[s][shown[0]], regret[s][shown[1]]
         print(
             f"| {s} | {len(qids)} | {auto[0]}+{'e5' if auto[1].startswith('multi') else 'MiniLM'} "
             f"{mean(pairs[auto]):.4f} | {cells} | "
