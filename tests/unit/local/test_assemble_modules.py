@@ -11,21 +11,12 @@ import pytest
 
 from adapter.local.distribution import assemble, distribution_artifacts
 from adapter.local.releases import resolve_release
+from tests.support.artifacts import FilesFetcher
 
 pytestmark = pytest.mark.unit
 
 POM = """<project xmlns="http://maven.apache.org/POM/4.0.0"><dependencies>{}</dependencies></project>"""
 DEP = "<dependency><groupId>org.antlr</groupId><artifactId>{}</artifactId><version>4.13</version></dependency>"
-
-
-class _Fetcher:
-    description = "a test folder"
-
-    def __init__(self, files):
-        self.files = files
-
-    def fetch(self, artifact, dest_dir):
-        return self.files[artifact.coordinates]
 
 
 def _files(tmp_path, release):
@@ -56,7 +47,7 @@ def test_a_home_with_built_modules_is_pinned(tmp_path):
     release = resolve_release("opensearch", "2.19.1")
     assert release.build_modules
     logged = []
-    home = assemble(release, tmp_path / "cache", _Fetcher(_files(tmp_path, release)), log=logged.append)
+    home = assemble(release, tmp_path / "cache", FilesFetcher(_files(tmp_path, release)), log=logged.append)
     assert home == tmp_path / "cache" / "opensearch-2.19.1"
     assert logged == [
         "fetching org.opensearch.distribution.integ-test-zip:opensearch:2.19.1:zip via a test folder",

@@ -17,6 +17,7 @@ from adapter.local.downloads import deb_members
 from adapter.local.releases import DEFAULT_VERSION, resolve_release
 from adapter.local.java import find_java
 from adapter.local.targets import DEFAULT_TARGETS, Target, current_target, parse_target
+from tests.support.artifacts import FilesFetcher
 
 
 def fake_jdk(root: Path, version: str, modules: str = "java.base jdk.incubator.vector") -> Path:
@@ -142,23 +143,13 @@ def test_two_node_settings_seed_each_other_and_only_node_one_manages(tmp_path):
     assert "discovery.type: single-node" in single and "xpack.security.enabled: false" in single
 
 
-class _LocalFetcher:
-    description = "a test folder"
-
-    def __init__(self, files):
-        self.files = files
-
-    def fetch(self, artifact, dest_dir):
-        return self.files[artifact.coordinates]
-
-
 def test_an_assembled_home_is_re_hashed_and_a_changed_jar_is_refused(tmp_path):
     release = resolve_release("elasticsearch")
     zpath = tmp_path / "es.zip"
     with zipfile.ZipFile(zpath, "w") as zf:
         zf.writestr(f"elasticsearch-{release.version}/lib/server.jar", b"server bytes")
         zf.writestr(f"elasticsearch-{release.version}/bin/elasticsearch", b"#!/bin/sh\n")
-    fetcher = _LocalFetcher({distribution_artifacts(release)["core"].coordinates: zpath})
+    fetcher = FilesFetcher({distribution_artifacts(release)["core"].coordinates: zpath})
     home = assemble(release, tmp_path / "cache", fetcher, log=lambda m: None)
     assert home == tmp_path / "cache" / "elasticsearch-9.5.4"
     verify_home(home)

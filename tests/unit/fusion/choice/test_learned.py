@@ -105,14 +105,19 @@ def test_the_model_asset_round_trips_and_refuses_what_it_cannot_read():
         LearnedFusion.from_json({**old, "features": list(FEATURES), "weights": [1.0] * 4})
 
 
-@requires_extra("eval")
-def test_training_learns_that_relevant_documents_are_the_ones_both_legs_find():
-    # Toy split: the relevant document is always the one both legs found, wherever it ranks.
+def toy_split():
+    """Toy split: the relevant document is always the one both legs found, wherever it ranks."""
     legs, qrels = {}, {}
     for q in range(30):
         bm25 = [(f"q{q}-x{i}", 10.0 - i) for i in range(5)] + [(f"q{q}-rel", 4.0)]
         dense = [(f"q{q}-y{i}", 0.9 - i / 100) for i in range(5)] + [(f"q{q}-rel", 0.8)]
         legs[str(q)], qrels[str(q)] = [bm25, dense], {f"q{q}-rel": 1}
+    return legs, qrels
+
+
+@requires_extra("eval")
+def test_training_learns_that_relevant_documents_are_the_ones_both_legs_find():
+    legs, qrels = toy_split()
     x, y, groups = training_rows(legs, qrels)
     assert x.shape == (30 * 11, len(FEATURES)) and y.sum() == 30 and len(set(groups)) == 30
     model = train(legs, qrels, trained_on={"dataset": "toy", "split": "train", "queries": 30})
@@ -129,11 +134,7 @@ def test_training_learns_that_relevant_documents_are_the_ones_both_legs_find():
 
 @requires_extra("eval")
 def test_selection_cross_validates_on_the_given_queries_and_prefers_the_simplest_features():
-    legs, qrels = {}, {}
-    for q in range(30):
-        bm25 = [(f"q{q}-x{i}", 10.0 - i) for i in range(5)] + [(f"q{q}-rel", 4.0)]
-        dense = [(f"q{q}-y{i}", 0.9 - i / 100) for i in range(5)] + [(f"q{q}-rel", 0.8)]
-        legs[str(q)], qrels[str(q)] = [bm25, dense], {f"q{q}-rel": 1}
+    legs, qrels = toy_split()
     chosen = select(legs, qrels, score=per_query, trained_on={"dataset": "toy"})
     # Every setting puts the document both legs found first on every held-out query: a tie, so the simplest set wins.
     assert (
