@@ -101,6 +101,18 @@ def query_params(params: Mapping[str, Any] | None) -> dict[str, str]:
     return dict(parse_qsl(urlencode(dict(params or {})), keep_blank_values=True))
 
 
+def _sent(method: str, path: str, params: Mapping[str, Any] | None, body: str | bytes | None) -> Request:
+    """What opensearch-py's connection sends (the query string as ``params``), as the node gets it."""
+    return Request(method, path, query_params(params), parse_body(path, body))
+
+
+def _sent_to(method: str, prefix: str, target: str, body: bytes | None) -> Request:
+    """What an elastic-transport node sends (the query string in ``target``), as the node gets it."""
+    split = urlsplit(target)
+    path = prefix + split.path
+    return Request(method, path, dict(parse_qsl(split.query, keep_blank_values=True)), parse_body(path, body))
+
+
 class FakeServer:
     """Scripted answers (or a recording) per HTTP request; keeps every request (see the module docstring).
 
@@ -206,8 +218,7 @@ def _fake_opensearch(server: FakeServer, host: str, port: int) -> Any:
             ignore: Any = (),
             headers: Any = None,
         ) -> tuple[int, dict[str, str], str]:
-            path = self.url_prefix + url
-            reply = server.answer(Request(method, path, query_params(params), parse_body(path, body)))
+            reply = server.answer(_sent(method, self.url_prefix + url, params, body))
             data = _encoded(reply)
             answer_headers = {"content-type": "application/json", **{k.lower(): v for k, v in reply.headers.items()}}
             ignored = (ignore,) if isinstance(ignore, int) else tuple(ignore or ())
@@ -249,11 +260,7 @@ def _fake_elasticsearch(server: FakeServer, host: str, port: int) -> Any:
             headers: HttpHeaders | None = None,
             request_timeout: Any = None,
         ) -> NodeApiResponse:
-            split = urlsplit(target)
-            path = self.path_prefix + split.path
-            reply = server.answer(
-                Request(method, path, dict(parse_qsl(split.query, keep_blank_values=True)), parse_body(path, body))
-            )
+            reply = server.answer(_sent_to(method, self.path_prefix, target, body))
             answer_headers = HttpHeaders(
                 {
                     "content-type": "application/json",
@@ -326,7 +333,7 @@ class _Recorder:
 
 
 class _Recording:
-    """A connection or node standing in for ``inner``: everything but ``perform_request`` is ``inner``'s."""
+    """A connection, node or node pool standing in for ``inner``: everything it does not define is ``inner``'s."""
 
     def __init__(self, inner: Any, recorder: _Recorder) -> None:
         self._inner = inner
@@ -340,23 +347,13 @@ class _RecordingConnection(_Recording):
     """An opensearch-py connection that keeps each request it sends and the answer."""
 
     def perform_request(
-        self,
-        method: str,
-        url: str,
-        params: Mapping[str, Any] | None = None,
-        body: Any = None,
-        timeout: Any = None,
-        ignore: Any = (),
-        headers: Any = None,
+        self, method: str, url: str, params: Mapping[str, Any] | None = None, body: Any = None, **options: Any
     ) -> Any:
         from opensearchpy import TransportError
 
-        path = self._inner.url_prefix + url
-        request = Request(method, path, query_params(params), parse_body(path, body))
-        try:
-            status, answer_headers, data = self._inner.perform_request(
-                method, url, params, body, timeout=timeout, ignore=ignore, headers=headers
-            )
+        request = _sent(method, self._inner.url_prefix + url, params, body)
+        try:  # options: the transport's timeout, ignore and headers, for the real connection alone
+            status, answer_headers, data = self._inner.perform_request(method, url, params, body, **options)
         except TransportError as e:
             if isinstance(e.status_code, int):  # an HTTP answer; a connection error ("N/A") is not kept
                 self._recorder.keep(
@@ -373,23 +370,14 @@ class _RecordingNode(_Recording):
     def perform_request(
         self, method: str, target: str, body: bytes | None = None, headers: Any = None, request_timeout: Any = None
     ) -> Any:
-        split = urlsplit(target)
-        path = self._inner.path_prefix + split.path
-        request = Request(method, path, dict(parse_qsl(split.query, keep_blank_values=True)), parse_body(path, body))
+        request = _sent_to(method, self._inner.path_prefix, target, body)
         resp = self._inner.perform_request(method, target, body, headers, request_timeout)
         self._recorder.keep(request, resp.meta.status, resp.body)
         return resp
 
 
-class _RecordingPool:
+class _RecordingPool(_Recording):
     """elastic-transport's node pool, handing out recording nodes."""
-
-    def __init__(self, inner: Any, recorder: _Recorder) -> None:
-        self._inner = inner
-        self._recorder = recorder
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
     def get(self) -> _RecordingNode:
         return _RecordingNode(self._inner.get(), self._recorder)
