@@ -113,38 +113,17 @@ def test_the_commands_round_trip_a_beir_folder(tmp_path, capsys):
     (src / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, ds in QRELS.items() for d, g in ds.items())
     )
-    assert main(["judgments", "export", "--dataset", str(src), "--out", str(tmp_path / "srw"), "--with-ids"]) == 0
+    srw, folder = tmp_path / "srw", tmp_path / "back"
+    assert main(["judgments", "export", "--dataset", str(src), "--out", str(srw), "--with-ids"]) == 0
     assert "3 queries and 4 judgments written" in capsys.readouterr().out
-    assert (
-        main(
-            [
-                "judgments",
-                "import",
-                "--judgments",
-                str(tmp_path / "srw" / "judgments.json"),
-                "--query-set",
-                str(tmp_path / "srw" / "query-set.ndjson"),
-                "--out",
-                str(tmp_path / "back"),
-            ]
-        )
-        == 0
-    )
-    (tmp_path / "back" / "corpus.jsonl").write_text("")
-    back = load_beir(tmp_path / "back", "test")
+
+    def import_back(*options):
+        return main(["judgments", "import", "--judgments", str(srw / "judgments.json"), *options, "--out", str(folder)])
+
+    assert import_back("--query-set", str(srw / "query-set.ndjson")) == 0
+    (folder / "corpus.jsonl").write_text("")
+    back = load_beir(folder, "test")
     assert back.queries == QUERIES and back.qrels == load_qrels(src / "qrels" / "test.tsv") == QRELS
     # Nothing is overwritten without --force.
-    assert (
-        main(
-            [
-                "judgments",
-                "import",
-                "--judgments",
-                str(tmp_path / "srw" / "judgments.json"),
-                "--out",
-                str(tmp_path / "back"),
-            ]
-        )
-        == 2
-    )
+    assert import_back() == 2
     assert "already exist; nothing was written" in capsys.readouterr().err
