@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapter.cli.common import Subparsers, connect, read_queries, with_url
+from adapter.cli.traffic import add_judgment_options
 from adapter.errors import InputError
 
 if TYPE_CHECKING:
@@ -62,15 +63,7 @@ def add_parsers(sub: Subparsers) -> None:
         default=0.3,
         help="share of the judged queries held out to test the fit (default %(default)s)",
     )
-    live.add_argument(
-        "--min-impressions",
-        type=int,
-        default=3,
-        help="judge a (query, document) shown at least this often (default %(default)s)",
-    )
-    live.add_argument(
-        "--thresholds", default="1,2", help="COEC values that earn grades 1, 2, ... (default %(default)s)"
-    )
+    add_judgment_options(live)
     live.add_argument("--dry-run", action="store_true", help="decide and say why, write nothing")
     live.add_argument(
         "--policy-output", help="write the fitted candidate policy here (e.g. to interleave it before shipping)"

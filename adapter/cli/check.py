@@ -5,19 +5,18 @@ from __future__ import annotations
 import argparse
 
 from adapter.cli.common import Subparsers, connect, with_url
-from adapter.cli.exits import Exit, help_epilog
+from adapter.cli.exits import Exit, add_with_exit_codes
 
 
 def add_parsers(sub: Subparsers) -> None:
     from adapter.index.check import DEFAULT_LIMIT, DEFAULT_MIN_COSINE, DEFAULT_SAMPLE
 
     check = with_url(
-        sub.add_parser(
+        add_with_exit_codes(
+            sub,
             "check",
-            help="find documents written without the adapter (one query over the whole index) and vectors written by "
+            "find documents written without the adapter (one query over the whole index) and vectors written by "
             "another model (a sample, embedded again)",
-            epilog=help_epilog("check"),
-            formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
         )
     )
     check.add_argument("--index", required=True)

@@ -14,18 +14,11 @@ import json
 import sys
 
 from adapter.cli.common import Subparsers, connect, with_url
-from adapter.cli.exits import Exit, help_epilog
+from adapter.cli.exits import Exit, add_with_exit_codes
 
 
 def add_parsers(sub: Subparsers) -> None:
-    get = with_url(
-        sub.add_parser(
-            "get",
-            help="print documents by id as JSON lines (the index contract's shape)",
-            epilog=help_epilog("get"),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-    )
+    get = with_url(add_with_exit_codes(sub, "get", "print documents by id as JSON lines (the index contract's shape)"))
     get.add_argument("--index", required=True)
     get.add_argument("ids", nargs="+", metavar="ID")
     get.add_argument(
@@ -37,12 +30,7 @@ def add_parsers(sub: Subparsers) -> None:
     get.set_defaults(func=run_get)
 
     delete = with_url(
-        sub.add_parser(
-            "delete",
-            help="delete documents by id, by parent document (all its chunks) or by filter",
-            epilog=help_epilog("delete"),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        add_with_exit_codes(sub, "delete", "delete documents by id, by parent document (all its chunks) or by filter")
     )
     delete.add_argument("--index", required=True)
     delete.add_argument("ids", nargs="*", metavar="ID", help="entry ids (a chunk's is <parent>#<n>)")

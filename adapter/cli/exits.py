@@ -7,6 +7,7 @@ drifted from its spec (``diff``), or whether the command was stopped (130, 143).
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -82,3 +83,13 @@ def help_epilog(command: str) -> str:
         wrapped = textwrap.wrap(meaning, 92)
         lines += [f"  {code:<3}  {wrapped[0]}", *(f"       {more}" for more in wrapped[1:])]
     return "\n".join(lines) + "\n"
+
+
+def add_with_exit_codes(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str, *, command: str | None = None
+) -> argparse.ArgumentParser:
+    """The sub-command ``name``, its ``--help`` ending with its exit codes (:func:`help_epilog`, laid out as
+    written). ``command``: its name in the table where that is not ``name`` (``judgments export``)."""
+    return sub.add_parser(
+        name, help=help, epilog=help_epilog(command or name), formatter_class=argparse.RawDescriptionHelpFormatter
+    )

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from adapter.cli.common import Subparsers, connect, embedder_for, with_allow_model, with_url
-from adapter.cli.exits import Exit, help_epilog
+from adapter.cli.exits import Exit, add_with_exit_codes
 
 if TYPE_CHECKING:
     from typing import Iterator
@@ -25,16 +25,7 @@ EXIT_SOME_ROWS_FAILED = Exit.INCOMPLETE  # the ingest finished, but some rows di
 
 
 def add_parsers(sub: Subparsers) -> None:
-    import argparse
-
-    ingest = with_url(
-        sub.add_parser(
-            "ingest",
-            help="embed and index JSONL, CSV or a folder of .txt/.md files",
-            epilog=help_epilog("ingest"),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-    )
+    ingest = with_url(add_with_exit_codes(sub, "ingest", "embed and index JSONL, CSV or a folder of .txt/.md files"))
     _input_arguments(ingest)
     _embedding_arguments(ingest)
     _run_arguments(ingest)

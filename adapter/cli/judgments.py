@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from adapter.cli.exits import Exit, help_epilog
+from adapter.cli.exits import Exit, add_with_exit_codes
 from adapter.errors import InputError
 
 QUERY_SET, QUERY_SET_NDJSON, JUDGMENTS = "query-set.json", "query-set.ndjson", "judgments.json"
@@ -25,11 +25,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 def _add_export_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """``hybrid judgments export``: a BEIR dataset as the workbench's query set and judgment list."""
-    out = verbs.add_parser(
+    out = add_with_exit_codes(
+        verbs,
         "export",
-        help="a BEIR dataset's queries and qrels as the workbench's query set and judgment list",
-        epilog=help_epilog("judgments export"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "a BEIR dataset's queries and qrels as the workbench's query set and judgment list",
+        command="judgments export",
     )
     out.add_argument(
         "--dataset", required=True, help="folder with queries.jsonl and qrels/<split>.tsv (a corpus is not needed)"

@@ -25,7 +25,7 @@ from adapter.cli.common import (
     with_allow_model,
     with_url,
 )
-from adapter.cli.exits import Exit, help_epilog
+from adapter.cli.exits import Exit, add_with_exit_codes
 from adapter.errors import HybridError, InputError
 
 if TYPE_CHECKING:
@@ -89,11 +89,8 @@ def add_parsers(sub: Subparsers) -> None:
 
 def _add_diff_parser(sub: Subparsers) -> None:
     """``hybrid diff``: the drift for CI, with its own exit codes (a usage error is not drift)."""
-    diff = sub.add_parser(
-        "diff",
-        help="compare the cluster with the spec, for CI: exit 0 in sync, 2 on drift, 1 on error",
-        epilog=help_epilog("diff"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    diff = add_with_exit_codes(
+        sub, "diff", "compare the cluster with the spec, for CI: exit 0 in sync, 2 on drift, 1 on error"
     )
     _spec_options(diff)
     diff.add_argument("--json", action="store_true", help="the drift as JSON")

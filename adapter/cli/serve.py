@@ -50,35 +50,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     serve.set_defaults(func=run)
 
 
+# The operations group's numbers: (option, type, default, what it sets); each help ends with its default.
+_OPERATIONS: tuple[tuple[str, type[int] | type[float], float, str], ...] = (
+    ("--workers", int, 1, "processes, each with its own model"),
+    ("--deadline", float, 10.0, "seconds a request may take, queue included; then 503"),
+    ("--concurrency", int, 16, "searches at once per worker"),
+    ("--queue", int, 64, "searches that may wait for one; beyond, 503 at once"),
+    ("--query-cache", int, 10_000, "query vectors kept per worker; 0: none"),
+    ("--header-timeout", float, 10.0, "seconds a request has to arrive once its connection is open"),
+    ("--keep-alive", float, 5.0, "seconds an idle connection stays open"),
+)
+
+
 def _operations_arguments(serve: argparse.ArgumentParser) -> None:
     """The operations group: workers, deadlines, concurrency and queue, caches, timeouts, hosts and the token."""
     ops = serve.add_argument_group("operations")
-    ops.add_argument("--workers", type=int, default=1, help="processes, each with its own model (default %(default)s)")
-    ops.add_argument(
-        "--deadline",
-        type=float,
-        default=10.0,
-        help="seconds a request may take, queue included; then 503 (default %(default)s)",
-    )
-    ops.add_argument("--concurrency", type=int, default=16, help="searches at once per worker (default %(default)s)")
-    ops.add_argument(
-        "--queue",
-        type=int,
-        default=64,
-        help="searches that may wait for one; beyond, 503 at once (default %(default)s)",
-    )
-    ops.add_argument(
-        "--query-cache", type=int, default=10_000, help="query vectors kept per worker; 0: none (default %(default)s)"
-    )
-    ops.add_argument(
-        "--header-timeout",
-        type=float,
-        default=10.0,
-        help="seconds a request has to arrive once its connection is open (default %(default)s)",
-    )
-    ops.add_argument(
-        "--keep-alive", type=float, default=5.0, help="seconds an idle connection stays open (default %(default)s)"
-    )
+    for flag, kind, default, what in _OPERATIONS:
+        ops.add_argument(flag, type=kind, default=default, help=f"{what} (default %(default)s)")
     ops.add_argument(
         "--allowed-host",
         action="append",

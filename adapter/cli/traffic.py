@@ -39,15 +39,7 @@ def add_parsers(sub: Subparsers) -> None:
     _store_options(judge)
     judge.add_argument("--out", required=True, help=f"folder for queries.jsonl, qrels/<split>.tsv and {JUDGMENTS}")
     judge.add_argument("--split", default="test")
-    judge.add_argument(
-        "--min-impressions",
-        type=int,
-        default=3,
-        help="judge a (query, document) shown at least this often (default %(default)s)",
-    )
-    judge.add_argument(
-        "--thresholds", default="1,2", help="COEC values that earn grades 1, 2, ... (default %(default)s)"
-    )
+    add_judgment_options(judge)
     judge.add_argument(
         "--depth", type=int, help="count only the first DEPTH positions of each page (the workbench's max rank)"
     )
@@ -61,6 +53,20 @@ def add_parsers(sub: Subparsers) -> None:
     _store_options(forget, window=False)
     forget.add_argument("--client-id", required=True)
     forget.set_defaults(func=run_forget)
+
+
+def add_judgment_options(parser: argparse._ActionsContainer) -> None:
+    """How clicks become judgments (COEC, :mod:`adapter.traffic.clicks`), as ``traffic judgments`` and
+    ``calibrate --from-traffic`` both take it."""
+    parser.add_argument(
+        "--min-impressions",
+        type=int,
+        default=3,
+        help="judge a (query, document) shown at least this often (default %(default)s)",
+    )
+    parser.add_argument(
+        "--thresholds", default="1,2", help="COEC values that earn grades 1, 2, ... (default %(default)s)"
+    )
 
 
 def _store_options(parser: argparse.ArgumentParser, *, window: bool = True) -> None:
