@@ -13,19 +13,12 @@ from adapter.errors import InputError
 from adapter.ingest.ingestor import Ingestor
 from adapter.integrations._common import relevance
 from adapter.search import Searcher
-from adapter.ingest.sources import read_source
+from tests.support.indexes import support_index  # noqa: F401  (the fixture)
 
 # The components hold on both engines: they go through Searcher and Ingestor, which speak each one's dialect.
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 QUERIES = ("¿cómo devuelvo un pedido?", "error E-4012")
 FUSIONS = (None, "adaptive", "rrf", "min_max-arithmetic_mean", "l2-harmonic_mean")
-
-
-@pytest.fixture
-def support_index(client, index_name, e5, support_docs_path):
-    init_index(client, index_name, IndexSpec(e5.fingerprint, analyzer="spanish"))
-    Ingestor.open(client, index_name, e5, progress=False).ingest(read_source(support_docs_path))
-    return index_name
 
 
 @pytest.fixture
@@ -50,6 +43,19 @@ def written(client, index):
         index=index, body={"size": 100, "query": {"match_all": {}}, "_source": {"excludes": ["embedding"]}}
     )
     return {h["_id"]: h["_source"] for h in hits["hits"]["hits"]}
+
+
+def one_chunk(doc_id, title, text, metadata, e5):
+    """The stored source of a short document every writer sends through the adapter's ingest: one chunk, its
+    own parent, the caller's metadata apart from the adapter's fields, the index's model named."""
+    return {
+        "title": title,
+        "text": text,
+        "parent_id": doc_id,
+        "chunk_index": 0,
+        "metadata": metadata,
+        "embedded_by": e5.fingerprint.key,
+    }
 
 
 # -- Haystack ------------------------------------------------------------------------------------
@@ -150,14 +156,9 @@ def test_haystack_writer_goes_through_the_adapters_ingest(client, empty_index, e
     )
     stored = written(client, empty_index)
     assert set(stored) == {"h-1", "h-2"}
-    assert stored["h-1"] == {
-        "title": "Devoluciones",
-        "text": "Para devolver un pedido, abre Mis pedidos.",
-        "parent_id": "h-1",
-        "chunk_index": 0,
-        "metadata": {"category": "devoluciones"},
-        "embedded_by": e5.fingerprint.key,
-    }
+    assert stored["h-1"] == one_chunk(
+        "h-1", "Devoluciones", "Para devolver un pedido, abre Mis pedidos.", {"category": "devoluciones"}, e5
+    )
     report = check_index(client, empty_index, e5)  # the index's own model wrote the vectors
     assert report.ok and report.sampled == 2
     docs = HybridRetriever(Searcher.open(client, empty_index, e5), top_k=1).run("tarjeta caducada")["documents"]
@@ -228,15 +229,8 @@ def test_llamaindex_ingestion_pipeline_writes_through_the_adapter(client, empty_
     nodes = pipeline.run(documents=docs)
     assert [n.node_id for n in nodes] == ["l-1", "l-2"] and writer.last_report.complete
     stored = written(client, empty_index)
-    assert stored["l-1"] == {
-        "title": "Reembolsos",
-        "text": "Los reembolsos tardan de 5 a 10 días.",
-        "parent_id": "l-1",
-        # no _node_content, no doc_id: the contract
-        "chunk_index": 0,
-        "metadata": {"lang": "es"},
-        "embedded_by": e5.fingerprint.key,
-    }
+    # no _node_content, no doc_id: the contract
+    assert stored["l-1"] == one_chunk("l-1", "Reembolsos", "Los reembolsos tardan de 5 a 10 días.", {"lang": "es"}, e5)
     assert check_index(client, empty_index, e5).ok
     with pytest.raises(InputError, match="1 of 2 documents did not land.*l-3"):
         pipeline.run(documents=[Document(id_="l-3", text=" "), Document(id_="l-4", text="Envíos a Canarias")])
@@ -293,14 +287,7 @@ def test_langchain_vector_store_adds_through_the_adapter(client, empty_index, e5
     )
     stored = written(client, empty_index)
     assert set(stored) == {"c-1", ids[1], "c-3"}  # the same text added twice: one document
-    assert stored["c-1"] == {
-        "title": "Envíos",
-        "text": "Los envíos a Canarias tardan 5 días.",
-        "parent_id": "c-1",
-        "chunk_index": 0,
-        "metadata": {"lang": "es"},
-        "embedded_by": e5.fingerprint.key,
-    }
+    assert stored["c-1"] == one_chunk("c-1", "Envíos", "Los envíos a Canarias tardan 5 días.", {"lang": "es"}, e5)
     assert check_index(client, empty_index, e5).ok
     assert store.similarity_search("fondos insuficientes", k=1)[0].id == ids[1]
     with pytest.raises(InputError, match="1 of 2 documents did not land"):

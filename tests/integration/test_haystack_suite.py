@@ -12,7 +12,6 @@ told to drop with ``carried_vectors="embed"``)."""
 
 from __future__ import annotations
 
-import uuid
 
 import pytest
 from haystack import Document, Pipeline
@@ -43,20 +42,16 @@ from haystack.testing.document_store_async import (
 from adapter.errors import InputError
 
 from adapter.index.assets import IndexSpec
-from adapter.admin.init import init_index
 from adapter.integrations.haystack import HybridDocumentStore, HybridDocumentWriter, HybridRetriever
+from tests.support.indexes import module_index
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 
 
 @pytest.fixture(scope="module")
 def shared_index(client, e5):
-    from tests.conftest import drop_hybrid_index
-
-    name = f"t-haystack-suite-{uuid.uuid4().hex[:6]}"
-    init_index(client, name, IndexSpec(e5.fingerprint))
-    yield name
-    drop_hybrid_index(client, name)
+    with module_index(client, "haystack-suite", IndexSpec(e5.fingerprint)) as name:
+        yield name
 
 
 def emptied(store: HybridDocumentStore) -> None:

@@ -9,13 +9,11 @@ it records, here multilingual-e5-small."""
 
 from __future__ import annotations
 
-import uuid
 
 import pytest
 from langchain_tests.integration_tests import RetrieversIntegrationTests, VectorStoreIntegrationTests
 
 from adapter.index.assets import IndexSpec
-from adapter.admin.init import init_index
 from adapter.ingest.async_ingestor import AsyncIngestor
 from adapter.ingest.ingestor import Ingestor
 from adapter.search import Searcher
@@ -23,18 +21,15 @@ from adapter.search.async_searcher import AsyncSearcher
 from adapter.integrations._common import FrameworkRow, source_rows
 from adapter.integrations.langchain import HybridRetriever, HybridVectorStore
 from tests.integration.test_async_search import async_client
+from tests.support.indexes import module_index
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
 
 
 @pytest.fixture(scope="module")
 def shared_index(client, e5):
-    from tests.conftest import drop_hybrid_index
-
-    name = f"t-langchain-suite-{uuid.uuid4().hex[:6]}"
-    init_index(client, name, IndexSpec(e5.fingerprint))
-    yield name
-    drop_hybrid_index(client, name)
+    with module_index(client, "langchain-suite", IndexSpec(e5.fingerprint)) as name:
+        yield name
 
 
 def emptied(store: HybridVectorStore) -> None:
@@ -78,15 +73,12 @@ RETRIEVER_DOCS = [
 
 @pytest.fixture(scope="module")
 def retriever_index(client, e5):
-    from tests.conftest import drop_hybrid_index
-
-    name = f"t-langchain-retriever-{uuid.uuid4().hex[:6]}"
-    init_index(client, name, IndexSpec(e5.fingerprint))
-    Ingestor.open(client, name, e5, progress=False).ingest(source_rows(FrameworkRow(i, t) for i, t in RETRIEVER_DOCS))
-    TestHybridRetriever.searcher = Searcher.open(client, name, e5)
-    yield name
-    TestHybridRetriever.searcher = None
-    drop_hybrid_index(client, name)
+    with module_index(client, "langchain-retriever", IndexSpec(e5.fingerprint)) as name:
+        rows = source_rows(FrameworkRow(i, t) for i, t in RETRIEVER_DOCS)
+        Ingestor.open(client, name, e5, progress=False).ingest(rows)
+        TestHybridRetriever.searcher = Searcher.open(client, name, e5)
+        yield name
+        TestHybridRetriever.searcher = None
 
 
 @pytest.mark.usefixtures("retriever_index")

@@ -38,16 +38,26 @@ def rows(n):
     return [{"id": f"r{i}", "title": f"doc {i}", "text": f"texto número {i} sobre el tema {i % 13}"} for i in range(n)]
 
 
-def test_two_embedder_actors_and_a_writer_index_every_row_once(local_ray, client, index_name, cluster_url, tmp_path):
+@pytest.fixture
+def ray_index(client, index_name):
+    """The test's empty index, made for EMBEDDER."""
+    init_index(client, index_name, IndexSpec(EMBEDDER.fingerprint, analyzer="standard"))
+    return index_name
+
+
+def index_rows(data, cluster_url, alias, embedder=make_embedder, **options):
+    """``index_dataset`` over a Ray dataset of ``data``, on the session's node."""
     from adapter.integrations.ray_data import index_dataset
 
-    init_index(client, index_name, IndexSpec(EMBEDDER.fingerprint, analyzer="standard"))
+    return index_dataset(ray.data.from_items(data), url=cluster_url, alias=alias, embedder=embedder, **options)
+
+
+def test_two_embedder_actors_and_a_writer_index_every_row_once(local_ray, client, ray_index, cluster_url, tmp_path):
     data = rows(500)
-    summary = index_dataset(
-        ray.data.from_items(data),
-        url=cluster_url,
-        alias=index_name,
-        embedder=make_embedder,
+    summary = index_rows(
+        data,
+        cluster_url,
+        ray_index,
         batch_size=64,
         embed_concurrency=2,
         embed_cpus=0.5,
@@ -56,9 +66,9 @@ def test_two_embedder_actors_and_a_writer_index_every_row_once(local_ray, client
         failures_path=tmp_path / "f.jsonl",
     )
     assert (summary.written, summary.failures, summary.failures_file) == (500, (), None)
-    assert client.count(index=index_name)["count"] == 500
+    assert client.count(index=ray_index)["count"] == 500
     hits = client.search(
-        index=index_name, body={"size": 500, "_source": ["text", "embedding"], "query": {"match_all": {}}}
+        index=ray_index, body={"size": 500, "_source": ["text", "embedding"], "query": {"match_all": {}}}
     )["hits"]["hits"]
     got = hashlib.sha256("".join(sorted(f"{h['_id']}\t{h['_source']['text']}\n" for h in hits)).encode()).hexdigest()
     want = hashlib.sha256("".join(sorted(f"{r['id']}\t{r['text']}\n" for r in data)).encode()).hexdigest()
@@ -68,36 +78,18 @@ def test_two_embedder_actors_and_a_writer_index_every_row_once(local_ray, client
     assert max(abs(a - b) for a, b in zip(one["_source"]["embedding"], expected)) < 1e-6
 
 
-def test_rows_the_cluster_refuses_are_reported_with_reasons(local_ray, client, index_name, cluster_url, tmp_path):
-    from adapter.integrations.ray_data import index_dataset
-
-    init_index(client, index_name, IndexSpec(EMBEDDER.fingerprint, analyzer="standard"))
+def test_rows_the_cluster_refuses_are_reported_with_reasons(local_ray, ray_index, cluster_url, tmp_path):
     data = rows(20) + [{"id": "x" * 600, "title": "", "text": "an id over the server's 512-byte limit"}]
-    summary = index_dataset(
-        ray.data.from_items(data),
-        url=cluster_url,
-        alias=index_name,
-        embedder=make_embedder,
-        batch_size=8,
-        embed_cpus=0.5,
-        write_cpus=0.5,
-        failures_path=tmp_path / "f.jsonl",
+    summary = index_rows(
+        data, cluster_url, ray_index, batch_size=8, embed_cpus=0.5, write_cpus=0.5, failures_path=tmp_path / "f.jsonl"
     )
     assert summary.written == 20 and [f.id for f in summary.failures] == ["x" * 600]
     assert json.loads((tmp_path / "f.jsonl").read_text().splitlines()[0])["id"] == "x" * 600
 
 
 def test_an_embedder_that_does_not_match_the_index_is_refused_before_any_work(
-    local_ray, client, index_name, cluster_url
+    local_ray, client, ray_index, cluster_url
 ):
-    from adapter.integrations.ray_data import index_dataset
-
-    init_index(client, index_name, IndexSpec(EMBEDDER.fingerprint, analyzer="standard"))
     with pytest.raises(IndexMismatchError, match="never mix embedding models"):
-        index_dataset(
-            ray.data.from_items(rows(4)),
-            url=cluster_url,
-            alias=index_name,
-            embedder=functools.partial(HashingEmbedder, 16),
-        )
-    assert client.count(index=index_name)["count"] == 0
+        index_rows(rows(4), cluster_url, ray_index, embedder=functools.partial(HashingEmbedder, 16))
+    assert client.count(index=ray_index)["count"] == 0

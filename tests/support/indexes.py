@@ -3,6 +3,10 @@ index (``index_name``): import the fixture a test uses (``# noqa: F401``)."""
 
 from __future__ import annotations
 
+import contextlib
+import uuid
+from collections.abc import Iterator
+
 import pytest
 
 from adapter.index.assets import IndexSpec
@@ -10,6 +14,38 @@ from adapter.admin.init import init_index
 from adapter.ingest.ingestor import Ingestor
 from adapter.ingest.sources import read_source
 from tests.support.cli import TEST_EMBEDDER
+
+# The six score fusions of an engine with a hybrid query (normalisation x combination), in the adapter's order.
+SCORE_FUSIONS = tuple(
+    f"{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")
+)
+
+# A tuned search pipeline as an operator adds one to a spec (its extra pipelines, then its default).
+TUNED_PIPELINE = {
+    "description": "tuned",
+    "phase_results_processors": [
+        {
+            "normalization-processor": {
+                "normalization": {"technique": "l2"},
+                "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
+            }
+        }
+    ],
+}
+
+
+@contextlib.contextmanager
+def module_index(client, prefix: str, spec: IndexSpec) -> Iterator[str]:
+    """An index a whole module shares (``t-<prefix>-<random>``, made by init): creating one per test costs
+    seconds on a busy shared node. Dropped on leaving, its templates and pipelines too."""
+    from tests.conftest import drop_hybrid_index
+
+    name = f"t-{prefix}-{uuid.uuid4().hex[:6]}"
+    init_index(client, name, spec)
+    try:
+        yield name
+    finally:
+        drop_hybrid_index(client, name)
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 from adapter.engines.opensearch import capabilities_from
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.engines.opensearch.capabilities import opensearch_capabilities, serverless_capabilities
+from tests.support.indexes import SCORE_FUSIONS
 
 
 def nodes(version, plugins=("opensearch-knn", "opensearch-neural-search"), attrs=None):
@@ -49,26 +50,14 @@ def test_native_engines_flag_and_serverless():
 def test_serverless_runs_what_aws_documents_and_keeps_pagination_depth():
     caps = serverless_capabilities()
     assert caps.serverless and caps.hybrid and caps.pagination_depth
-    assert [f.name for f in caps.fusions()] == [
-        f"{n}-{c}" for n in ("min_max", "l2") for c in ("arithmetic_mean", "geometric_mean", "harmonic_mean")
-    ]
+    assert [f.name for f in caps.fusions()] == list(SCORE_FUSIONS)
     assert not caps.supports(RRF())[0]
 
 
 def test_capabilities_are_the_one_list_of_fusions():
     caps = opensearch_capabilities("3.6.0")
     names = [f.name for f in caps.fusions(rank_constants=(20, 60))]
-    assert names == [
-        "min_max-arithmetic_mean",
-        "min_max-geometric_mean",
-        "min_max-harmonic_mean",
-        "l2-arithmetic_mean",
-        "l2-geometric_mean",
-        "l2-harmonic_mean",
-        "z_score-arithmetic_mean",
-        "rrf-20",
-        "rrf",
-    ]
+    assert names == [*SCORE_FUSIONS, "z_score-arithmetic_mean", "rrf-20", "rrf"]
     weighted = caps.fusions((0.3, 0.7))
     normalized = [f for f in weighted if isinstance(f, ScoreNormalization)]
     assert normalized and all(f.weights == (0.3, 0.7) for f in normalized)

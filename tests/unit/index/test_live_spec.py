@@ -15,21 +15,11 @@ from adapter.index.assets import IndexNames
 from adapter.index.live import spec_of
 from adapter.index.spec import Spec
 from adapter.models.fingerprint import EmbeddingFingerprint
+from tests.support.indexes import TUNED_PIPELINE
 
 FP = EmbeddingFingerprint("m", "minilm", "ab" * 32, 8, True)
 OS = opensearch_capabilities("3.6.0", plugins=("analysis-stempel", "analysis-icu"), hunspell=("pl_PL",))
 ES = elasticsearch_capabilities("9.2.4", license="basic")
-TUNED = {
-    "description": "tuned",
-    "phase_results_processors": [
-        {
-            "normalization-processor": {
-                "normalization": {"technique": "l2"},
-                "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
-            }
-        }
-    ],
-}
 
 
 def _live_body(engine, spec: Spec, caps) -> tuple[dict, dict]:
@@ -54,32 +44,31 @@ def _live_body(engine, spec: Spec, caps) -> tuple[dict, dict]:
     }, stored
 
 
+def docs(**options) -> Spec:
+    """Index ``docs`` for model ``minilm`` with ``options``: the spec every case reads back."""
+    return Spec("docs", "minilm", FP, **options)
+
+
 CASES = [
-    (OPENSEARCH, OS, Spec("docs", "minilm", FP)),
+    (OPENSEARCH, OS, docs()),
     (
         OPENSEARCH,
         OS,
-        Spec(
-            "docs",
-            "minilm",
-            FP,
+        docs(
             analyzer="english",
             title_boost=0.5,
             text_layout="fields",
             m=24,
             ef_construction=100,
             weights=(0.4, 0.6),
-            extra_pipelines=(("tuned", json.dumps(TUNED, sort_keys=True)),),
+            extra_pipelines=(("tuned", json.dumps(TUNED_PIPELINE, sort_keys=True)),),
             default="tuned",
         ),
     ),
     (
         OPENSEARCH,
         OS,
-        Spec(
-            "docs",
-            "minilm",
-            FP,
+        docs(
             analyzer="polish",
             space_type="innerproduct",
             knn_method="faiss",
@@ -88,8 +77,8 @@ CASES = [
             default="rrf",
         ),
     ),
-    (OPENSEARCH, OS, Spec("docs", "minilm", FP, analyzer="icu_folding", text_layout="combined", default="adaptive")),
-    (ELASTICSEARCH, ES, Spec("docs", "minilm", FP, analyzer="spanish", space_type="l2", m=32, default="rrf")),
+    (OPENSEARCH, OS, docs(analyzer="icu_folding", text_layout="combined", default="adaptive")),
+    (ELASTICSEARCH, ES, docs(analyzer="spanish", space_type="l2", m=32, default="rrf")),
 ]
 
 
@@ -104,7 +93,7 @@ def test_every_option_reads_back_as_written(engine, caps, spec):
 
 @pytest.mark.unit
 def test_pipeline_weights_edited_on_the_cluster_are_what_is_read():
-    spec = Spec("docs", "minilm", FP, weights=(0.4, 0.6))
+    spec = docs(weights=(0.4, 0.6))
     body, stored = _live_body(OPENSEARCH, spec, OS)
     assert spec_of("docs", body, OS, OPENSEARCH, stored=stored).weights == (0.4, 0.6)
     assert spec_of("docs", body, OS, OPENSEARCH, stored={}).weights == (0.5, 0.5)  # none stored: the default
