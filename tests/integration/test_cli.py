@@ -21,29 +21,25 @@ def run(capsys, *args):
     return code, out, err
 
 
+def init_support(capsys, index, url):
+    """``hybrid init`` of the support index: e5, the Spanish analyzer."""
+    return run(capsys, "init", "--index", index, "--embedder", "multilingual-e5-small", "--analyzer", "spanish", *url)
+
+
+def ingest_support(capsys, source, index, cache, url, *options):
+    """``hybrid ingest`` of the support documents, quietly, with ``options`` and an embedding cache."""
+    return run(capsys, "ingest", str(source), "--index", index, "--quiet", *options, "--cache", str(cache), *url)
+
+
 def test_init_ingest_search_from_the_command_line(
     capsys, opensearch_url, index_name, support_docs_path, tmp_path, target
 ):
     url = ("--url", opensearch_url)
-    code, out, _ = run(
-        capsys, "init", "--index", index_name, "--embedder", "multilingual-e5-small", "--analyzer", "spanish", *url
-    )
+    code, out, _ = init_support(capsys, index_name, url)
     assert code == 0 and f"created  index              {index_name}-v1" in out
-    code, out, _ = run(
-        capsys, "init", "--index", index_name, "--embedder", "multilingual-e5-small", "--analyzer", "spanish", *url
-    )
+    code, out, _ = init_support(capsys, index_name, url)
     assert code == 0 and "nothing to change" in out
-    code, out, _ = run(
-        capsys,
-        "ingest",
-        str(support_docs_path),
-        "--index",
-        index_name,
-        "--quiet",
-        "--cache",
-        str(tmp_path / "c.sqlite"),
-        *url,
-    )
+    code, out, _ = ingest_support(capsys, support_docs_path, index_name, tmp_path / "c.sqlite", url)
     assert code == 0 and "documents: 12  chunks: 12  failures: 0" in out
     # The index's adaptive default runs its baseline until it is calibrated: the ingest says how.
     assert f"next: hybrid calibrate --index {index_name} --queries FILE" in out
@@ -142,24 +138,9 @@ def test_search_page_flags(capsys, opensearch_url, index_name, support_docs_path
     """--highlight, --facet, --collapse/--inner-hits, --sort, --min-score: in the table and in --json,
     with the notice where the cluster cannot do one on the server (collapse before 3.1)."""
     url = ("--url", opensearch_url)
-    run(capsys, "init", "--index", index_name, "--embedder", "multilingual-e5-small", "--analyzer", "spanish", *url)
-    code, out, _ = run(
-        capsys,
-        "ingest",
-        str(support_docs_path),
-        "--index",
-        index_name,
-        "--quiet",
-        "--chunk-size",
-        "6",
-        "--chunk-overlap",
-        "2",
-        "--metadata-fields",
-        "category,lang",
-        "--cache",
-        str(tmp_path / "c.sqlite"),
-        *url,
-    )
+    init_support(capsys, index_name, url)
+    chunked = ("--chunk-size", "6", "--chunk-overlap", "2", "--metadata-fields", "category,lang")
+    code, out, _ = ingest_support(capsys, support_docs_path, index_name, tmp_path / "c.sqlite", url, *chunked)
     assert code == 0 and "chunks: 38" in out
     page = ("--highlight", "--facet", "category", "--collapse", "--inner-hits", "1")
     code, out, _ = run(capsys, "search", "devoluciones del pedido", "--index", index_name, "-k", "3", *page, *url)

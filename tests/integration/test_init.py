@@ -14,6 +14,7 @@ from adapter.engines.opensearch import OPENSEARCH
 from adapter.errors import ConfigurationError, IndexMismatchError, InputError
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.engines import cluster_for
+from tests.support.indexes import SCORE_FUSIONS
 
 BOTH = pytest.mark.engine("opensearch", "elasticsearch")
 
@@ -41,20 +42,7 @@ def test_init_creates_templates_index_alias_and_pipelines(client, index_name, sp
     z_score = ("z_score-arithmetic_mean",) if target.at_least("3.0") else ()  # z_score exists from 3.0
     # the measured default, as `hybrid init`'s (adapter.fusion.choice.defaults)
     assert spec.default_fusion == "adaptive"
-    assert names == {
-        f"{index_name}-{n}"
-        for n in (
-            "min_max-arithmetic_mean",
-            "min_max-geometric_mean",
-            "min_max-harmonic_mean",
-            "l2-arithmetic_mean",
-            "l2-geometric_mean",
-            "l2-harmonic_mean",
-            "rrf",
-            *z_score,
-            "adaptive",
-        )
-    }
+    assert names == {f"{index_name}-{n}" for n in (*SCORE_FUSIONS, "rrf", *z_score, "adaptive")}
     rrf = get_pipeline(cluster_for(client), f"{index_name}-rrf")
     assert OPENSEARCH.pipeline_fusion(rrf) == RRF(60)
     assert rrf["response_processors"] == [{"hybrid_score_explanation": {}}]

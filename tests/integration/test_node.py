@@ -84,26 +84,25 @@ def _legs(client, index, query_vec):
     return [(h["_id"], h["_score"]) for h in bm25], [(h["_id"], h["_score"]) for h in knn]
 
 
-def test_hybrid_with_normalization_processor_returns_min_max_fused_scores(client, knn_index, index_name):
-    pipeline = f"{index_name}-minmax"
+def _fused_and_legs(client, index, pipeline, processor, hot):
+    """PUT ``pipeline`` with the one phase-results ``processor``; then, for a query vector one-hot at ``hot``, the
+    hybrid query's hits through it and the two legs' runs."""
     client.transport.perform_request(
-        "PUT",
-        f"/_search/pipeline/{pipeline}",
-        body={
-            "phase_results_processors": [
-                {
-                    "normalization-processor": {
-                        "normalization": {"technique": "min_max"},
-                        "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
-                    }
-                }
-            ]
-        },
+        "PUT", f"/_search/pipeline/{pipeline}", body={"phase_results_processors": [processor]}
     )
     qv = [0.0] * 384
-    qv[2] = 1.0
-    hits = _hybrid(client, knn_index, pipeline, qv)
-    bm25, knn = _legs(client, knn_index, qv)
+    qv[hot] = 1.0
+    return (_hybrid(client, index, pipeline, qv), *_legs(client, index, qv))
+
+
+def test_hybrid_with_normalization_processor_returns_min_max_fused_scores(client, knn_index, index_name):
+    min_max_processor = {
+        "normalization-processor": {
+            "normalization": {"technique": "min_max"},
+            "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
+        }
+    }
+    hits, bm25, knn = _fused_and_legs(client, knn_index, f"{index_name}-minmax", min_max_processor, hot=2)
 
     def min_max(run):
         scores = [s for _, s in run]
@@ -119,20 +118,8 @@ def test_hybrid_with_normalization_processor_returns_min_max_fused_scores(client
 
 
 def test_hybrid_with_score_ranker_processor_returns_rrf_scores(client, knn_index, index_name):
-    pipeline = f"{index_name}-rrf"
-    client.transport.perform_request(
-        "PUT",
-        f"/_search/pipeline/{pipeline}",
-        body={
-            "phase_results_processors": [
-                {"score-ranker-processor": {"combination": {"technique": "rrf", "rank_constant": 60}}}
-            ]
-        },
-    )
-    qv = [0.0] * 384
-    qv[0] = 1.0
-    hits = _hybrid(client, knn_index, pipeline, qv)
-    bm25, knn = _legs(client, knn_index, qv)
+    rrf_processor = {"score-ranker-processor": {"combination": {"technique": "rrf", "rank_constant": 60}}}
+    hits, bm25, knn = _fused_and_legs(client, knn_index, f"{index_name}-rrf", rrf_processor, hot=0)
     expected = {}
     for run in (bm25, knn):
         for rank, (doc, _) in enumerate(run, start=1):

@@ -11,6 +11,7 @@ import yaml
 from adapter.index.catalog import alias_indices, read_pipeline
 from adapter.engines import cluster_for
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (fixture)
+from tests.support.indexes import TUNED_PIPELINE
 
 
 @pytest.fixture(autouse=True)
@@ -22,18 +23,7 @@ def target_url(monkeypatch, opensearch_url):
 @pytest.fixture
 def spec_file(tmp_path, index_name):
     """A spec for ``index_name`` with a tuned pipeline as the default (the fingerprint pinned)."""
-    tuned = {
-        "description": "tuned on train",
-        "phase_results_processors": [
-            {
-                "normalization-processor": {
-                    "normalization": {"technique": "l2"},
-                    "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
-                }
-            }
-        ],
-    }
-    (tmp_path / "tuned.json").write_text(json.dumps(tuned))
+    (tmp_path / "tuned.json").write_text(json.dumps(TUNED_PIPELINE))
     doc = {
         "version": 1,
         "alias": index_name,

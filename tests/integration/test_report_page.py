@@ -10,14 +10,7 @@ from adapter.index.contracts import validate
 from tests.support import datasets
 from tests.support.browser import SCREENSHOTS, watched_page
 
-QUERIES = {
-    "t1": ("error E-4012", ["e-4012"]),
-    "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
-    "t3": ("cambiar mi contraseña", ["contrasena"]),
-    "t4": ("envíos a las islas", ["envios-canarias"]),
-    "t5": ("descargar la factura en pdf", ["facturacion"]),
-    "t6": ("borrar mis datos", ["cuenta-borrar"]),
-}
+QUERIES = datasets.SUPPORT_QUERIES
 
 
 @pytest.fixture

@@ -35,8 +35,6 @@ def test_a_slot_is_free_when_its_caller_is_answered_and_a_recovered_cluster_is_s
         process, base = serve_command(
             small_index,
             proxy.url,
-            "--embedder",
-            "test:hashing",
             "--deadline",
             str(DEADLINE),
             "--concurrency",

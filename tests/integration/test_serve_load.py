@@ -107,7 +107,7 @@ def write(name: str, figures: dict) -> None:
 
 def test_32_clients_for_a_bounded_time_then_with_the_cluster_slow(small_index, opensearch_url):
     # Calm: the defaults (deadline 10 s, 16 slots, a queue of 64: room for every client).
-    process, base = serve_command(small_index, opensearch_url, "--embedder", "test:hashing")
+    process, base = serve_command(small_index, opensearch_url)
     try:
         calm = run_load(base, 10.0)
     finally:
@@ -121,8 +121,6 @@ def test_32_clients_for_a_bounded_time_then_with_the_cluster_slow(small_index, o
         process, base = serve_command(
             small_index,
             proxy.url,
-            "--embedder",
-            "test:hashing",
             "--deadline",
             str(deadline),
             "--concurrency",

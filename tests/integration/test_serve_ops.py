@@ -280,7 +280,7 @@ def e5_index(client, index_name, support_docs_path, e5):
 
 def test_sigterm_answers_the_request_in_flight_then_exits_0(small_index, opensearch_url):
     with FaultProxy(opensearch_url) as proxy:
-        process, base = serve_command(small_index, proxy.url, "--embedder", "test:hashing")
+        process, base = serve_command(small_index, proxy.url)
         proxy.set_policy(lambda n, method, path: Delay(3.0) if "_search" in path else PASS)
         answer: list = []
         flying = threading.Thread(
@@ -313,7 +313,7 @@ def per_worker(folder, name: str, **labels) -> dict[str, float]:
 
 def test_two_workers_answer_on_one_port_and_metrics_add_them_up(e5_index, opensearch_url, tmp_path, monkeypatch):
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # the workers' files, read below one by one
-    process, base = serve_command(e5_index, opensearch_url, "--workers", "2")
+    process, base = serve_command(e5_index, opensearch_url, "--workers", "2", embedder=None)
     try:
         statuses = []
         lock = threading.Lock()

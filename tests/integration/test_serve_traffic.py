@@ -245,8 +245,6 @@ def test_the_command_line_turns_it_on(small_index, settings, opensearch_url, cli
     process, base = serve_command(
         small_index,
         opensearch_url,
-        "--embedder",
-        "test:hashing",
         "--ubi-no-query-text",
         "--interleave",
         "rrf",

@@ -75,12 +75,18 @@ def counter(metrics_text: str, name: str, **labels) -> float:
     return total
 
 
-def serve_command(index: str, cluster_url: str, *extra: str) -> tuple[subprocess.Popen, str]:
-    """``hybrid serve`` in a process of its own (``test:hashing`` loadable: tests.support.cli)."""
+def serve_command(
+    index: str, cluster_url: str, *extra: str, embedder: str | None = "test:hashing"
+) -> tuple[subprocess.Popen, str]:
+    """``hybrid serve`` in a process of its own, embedding with ``embedder`` (``test:hashing`` loadable:
+    tests.support.cli; None: the model the index records)."""
     from tests.support.cli import cli_process
 
     port = free_port()
-    process = cli_process("serve", "--index", index, "--port", port, *extra, env={"OPENSEARCH_URL": cluster_url})
+    model = ("--embedder", embedder) if embedder else ()
+    process = cli_process(
+        "serve", "--index", index, "--port", port, *model, *extra, env={"OPENSEARCH_URL": cluster_url}
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and process.poll() is None:
