@@ -7,6 +7,16 @@ import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
+# Queries on the support documents, each with the ids judged relevant to it (the best first).
+SUPPORT_QUERIES = {
+    "t1": ("error E-4012", ["e-4012"]),
+    "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
+    "t3": ("cambiar mi contraseña", ["contrasena"]),
+    "t4": ("envíos a las islas", ["envios-canarias"]),
+    "t5": ("descargar la factura en pdf", ["facturacion"]),
+    "t6": ("borrar mis datos", ["cuenta-borrar"]),
+}
+
 
 def support_beir(
     root: Path, support_docs_path: Path, queries: Mapping[str, Mapping[str, tuple[str, Sequence[str]]]], first_grade=1
@@ -34,3 +44,10 @@ def eval_args(dataset: Path, index: str, url: str, *extra, embedder: str = "mult
     """``hybrid eval`` of ``dataset`` into ``index`` at ``url`` with ``embedder``; ``extra`` after (strings made of
     paths): the arguments for ``adapter.cli.main``."""
     return ["eval", "--dataset", str(dataset), "--embedder", embedder, "--index", index, "--url", url, *map(str, extra)]
+
+
+def tuning_args(folder: Path) -> list[str]:
+    """``--tune`` with its three outputs in ``folder``: the tuned pipeline (tuned.json), the adaptive policy
+    (policy.json) and the learned model (model.json); extra arguments for :func:`eval_args`."""
+    tuned, policy, model = (str(folder / name) for name in ("tuned.json", "policy.json", "model.json"))
+    return ["--tune", "--tune-output", tuned, "--policy-output", policy, "--model-output", model]
