@@ -35,6 +35,7 @@ from adapter.search.results import Technique
 from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.engines.elasticsearch.capabilities import elasticsearch_capabilities
 from tests.support.extras import requires_extra
+from tests.support.elastic import assert_min_max_fused_in_the_client
 
 RECORDINGS = Path(__file__).parents[1] / "recordings"
 PAIRS = json.loads((RECORDINGS / "elasticsearch-retrievers.json").read_text())
@@ -325,15 +326,7 @@ def test_a_score_fusion_the_licence_lacks_is_fused_in_the_client_by_the_same_for
     assert [c.body["query"] for c in client.calls_to("POST */_search")] == [
         {"ids": {"values": ["a", "b", "c"]}}
     ]  # the page's documents alone
-    assert (
-        result.technique is Technique.CLIENT
-        and result.fused_by is FusedBy.CLIENT
-        and result.fusion == ScoreNormalization()
-    )
-    assert (
-        "linear retriever" in result.notices[0]
-        and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
-    )
+    assert_min_max_fused_in_the_client(result)
     # min_max per leg (the minimum becomes 0.001), then 0.5 / 0.5 arithmetic mean; a missing leg counts 0.
     a = (0.5 * 1.0 + 0.5 * 0.001) / 1.0
     b = (0.5 * 0.0 + 0.5 * 1.0) / 1.0
