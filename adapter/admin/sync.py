@@ -37,14 +37,7 @@ class Sync:
 
     def once(self, batch: int) -> scan.Comparison:
         """One pass: compare, then copy and delete what differs. Returns the comparison (before the fixes)."""
-        self.cluster.refresh((self.source, self.target))
-        cmp = scan.compare(
-            self.cluster,
-            self.source,
-            self.target,
-            source_vector=self.source_vector,
-            target_vector=self.layout.vector_field,
-        )
+        cmp = self._compare((self.source, self.target))
         self.passes += 1
         for start in range(0, len(cmp.to_copy), batch):
             docs = target_documents(
@@ -64,6 +57,17 @@ class Sync:
         self.deleted += len(cmp.to_delete)
         return cmp
 
+    def _compare(self, refreshed: tuple[str, ...]) -> scan.Comparison:
+        """Both indices entry by entry, once ``refreshed`` show every write made to them so far."""
+        self.cluster.refresh(refreshed)
+        return scan.compare(
+            self.cluster,
+            self.source,
+            self.target,
+            source_vector=self.source_vector,
+            target_vector=self.layout.vector_field,
+        )
+
     def until_quiet(self, batch: int, max_passes: int, log: Callable[[str], None]) -> None:
         for _ in range(max_passes):
             cmp = self.once(batch)
@@ -77,14 +81,7 @@ class Sync:
     def final(self, batch: int) -> scan.Comparison:
         """Under the write block: a last pass, then a check that both hold the same entries."""
         self.once(batch)
-        self.cluster.refresh((self.target,))
-        check = scan.compare(
-            self.cluster,
-            self.source,
-            self.target,
-            source_vector=self.source_vector,
-            target_vector=self.layout.vector_field,
-        )
+        check = self._compare((self.target,))
         if not check.same or check.source_count != check.target_count or check.source_checksum != check.target_checksum:
             raise MigrationError(
                 f"{self.target} does not hold what {self.source} holds after the last catch-up pass "

@@ -135,29 +135,29 @@ def _pem_cert(cert: x509.Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
-def make_ca(cn: str = "hybrid-local-ca", days: int = 3650) -> tuple[x509.Certificate, RSAPrivateKey]:
-    """A self-signed CA: (certificate, key)."""
+def _builder(cn: str, issuer: x509.Name, key: RSAPrivateKey, days: int, *, ca: bool) -> x509.CertificateBuilder:
+    """What the CA and the certificates it issues share: the names, the key, a random serial, ``days`` from five
+    minutes ago (a clock a little behind still accepts it), and the basic constraints and key usage of a CA (signs
+    certificates and CRLs) or of a node or client (signs, and enciphers keys)."""
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
 
-    key = _key()
     now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (
+    return (
         x509.CertificateBuilder()
         .subject_name(_name(cn))
-        .issuer_name(_name(cn))
+        .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
+                key_cert_sign=ca,
+                crl_sign=ca,
+                key_encipherment=not ca,
                 content_commitment=False,
-                key_encipherment=False,
                 data_encipherment=False,
                 key_agreement=False,
                 encipher_only=False,
@@ -165,6 +165,17 @@ def make_ca(cn: str = "hybrid-local-ca", days: int = 3650) -> tuple[x509.Certifi
             ),
             critical=True,
         )
+    )
+
+
+def make_ca(cn: str = "hybrid-local-ca", days: int = 3650) -> tuple[x509.Certificate, RSAPrivateKey]:
+    """A self-signed CA: (certificate, key)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    key = _key()
+    cert = (
+        _builder(cn, _name(cn), key, days, ca=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -180,35 +191,13 @@ def issue(
     from cryptography.x509.oid import ExtendedKeyUsageOID
 
     key = _key()
-    now = datetime.datetime.now(datetime.timezone.utc)
     usages = (
         [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
         if server
         else [ExtendedKeyUsageOID.CLIENT_AUTH]
     )
     builder = (
-        x509.CertificateBuilder()
-        .subject_name(_name(cn))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_encipherment=True,
-                content_commitment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        _builder(cn, ca_cert.subject, key, days, ca=False)
         .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
     )
