@@ -80,14 +80,31 @@ def starlette_host(name: str) -> str:
     return f"[{name}]" if ":" in name and not name.startswith("[") else name
 
 
-class TrustedHosts:
+class _HttpOnly:
+    """A middleware over ``app`` for HTTP requests (:meth:`http`): any other scope (the lifespan) passes to ``app``
+    as it came."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self.http(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class TrustedHosts(_HttpOnly):
     """Starlette's TrustedHostMiddleware with a refusal that names the hosts answered (JSON, like
     every other refusal here) and is counted (``hybrid_serve_errors_total{kind="host"}``)."""
 
     PASSED = "hybrid.host_passed"
 
     def __init__(self, app: ASGIApp, *, hosts: tuple[str, ...] | None, metrics: Metrics) -> None:
-        self.app = app
+        super().__init__(app)
         self.hosts = hosts
         self.metrics = metrics
         self.check = TrustedHostMiddleware(
@@ -98,8 +115,8 @@ class TrustedHosts:
         scope[self.PASSED] = True
         await self.app(scope, receive, send)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.hosts is None or scope["type"] != "http":
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.hosts is None:
             await self.app(scope, receive, send)
             return
 
@@ -122,7 +139,7 @@ SEARCH_ROUTES = ("/search", "/api/compare")
 Busy = Callable[[], Optional[Refused]]
 
 
-class Door:
+class Door(_HttpOnly):
     """``busy()``: why a search would be refused now (a full queue): answered here, before the body
     is read and parsed, so a flood of refused searches costs the server little."""
 
@@ -135,16 +152,13 @@ class Door:
         busy: Busy = lambda: None,
         body_bytes: int | None = None,
     ) -> None:
-        self.app = app
+        super().__init__(app)
         self.security = security
         self.metrics = metrics
         self.busy = busy
         self.body_bytes = body_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
         refusal = self._refusal(scope, headers)
         if refusal is not None:
@@ -275,18 +289,15 @@ def _cookies(header: str) -> dict[str, str]:
     return out
 
 
-class Counted:
+class Counted(_HttpOnly):
     """Counts and times every answer by route, method and status (a failure that escapes: 500)."""
 
     def __init__(self, app: ASGIApp, *, metrics: Metrics, clock: Callable[[], float] = time.perf_counter) -> None:
-        self.app = app
+        super().__init__(app)
         self.metrics = metrics
         self.clock = clock
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = self.clock()
         arrived.set(time.monotonic())
         status: list[int] = []

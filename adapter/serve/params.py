@@ -8,7 +8,7 @@ much: the query's length, the hits, the offset, the candidate depth, the columns
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from adapter.errors import InputError
@@ -33,15 +33,7 @@ class Limits:
     body_bytes: int = 64 * 1024
 
     def as_json(self) -> dict[str, int]:
-        return {
-            "query_chars": self.query_chars,
-            "k": self.k,
-            "offset": self.offset,
-            "depth": self.depth,
-            "columns": self.columns,
-            "rerank": self.rerank,
-            "body_bytes": self.body_bytes,
-        }
+        return asdict(self)  # every field a number, in the order declared
 
 
 @dataclass(frozen=True)
