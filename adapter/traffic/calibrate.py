@@ -403,7 +403,7 @@ def _interleaving(traffic: Traffic, candidate: AdaptivePolicy, running: Adaptive
     baselines = {INDEX_DEFAULT, fusion_label(running)}
     for e in found:
         if e.candidate == candidate.name and e.baseline in baselines and e.tally.searches:
-            return Interleaved(e.baseline, e.candidate, e.tally)
+            return e
     return None
 
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapter.errors import InputError
-from adapter.traffic.interleave import ALPHA, Tally
+from adapter.traffic.interleave import ALPHA
+from adapter.traffic.report import Experiment
 
 MIN_HELD_OUT = 10  # queries: fewer say nothing a test could trust
 MIN_TRAIN = 10  # queries the fit needs (two folds of five)
@@ -64,13 +65,8 @@ class HeldOut:
         return self.new - self.old
 
 
-@dataclass(frozen=True)
-class Interleaved:
-    """An interleaving run of this candidate against the running fusion, as ``hybrid traffic report`` tallies it."""
-
-    baseline: str
-    candidate: str
-    tally: Tally
+# An interleaving run of this candidate against the running fusion: the experiment ``hybrid traffic report`` tallies.
+Interleaved = Experiment
 
 
 @dataclass(frozen=True)
