@@ -25,29 +25,30 @@ import logging
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from adapter import errors as _errors
 from adapter._version import __version__
 from adapter.engines.responses import Bucket, Facet
-from adapter.errors import (
-    ArtifactNotFoundError,
-    AssetError,
-    AuthenticationError,
-    BackendError,
-    CapabilityError,
-    ChecksumError,
-    ClusterUnavailableError,
-    ConfigurationError,
-    HybridError,
-    IndexMismatchError,
-    InputError,
-    JavaError,
-    LocalNodeError,
-    MigrationError,
-    NodeStartError,
-    PartialResultError,
-    PermissionDeniedError,
-    PipelineNotFoundError,
-    PortInUseError,
-    TLSError,
+from adapter.errors import (  # `X as X`: re-exported for a strict checker, __all__ naming them from their list
+    ArtifactNotFoundError as ArtifactNotFoundError,
+    AssetError as AssetError,
+    AuthenticationError as AuthenticationError,
+    BackendError as BackendError,
+    CapabilityError as CapabilityError,
+    ChecksumError as ChecksumError,
+    ClusterUnavailableError as ClusterUnavailableError,
+    ConfigurationError as ConfigurationError,
+    HybridError as HybridError,
+    IndexMismatchError as IndexMismatchError,
+    InputError as InputError,
+    JavaError as JavaError,
+    LocalNodeError as LocalNodeError,
+    MigrationError as MigrationError,
+    NodeStartError as NodeStartError,
+    PartialResultError as PartialResultError,
+    PermissionDeniedError as PermissionDeniedError,
+    PipelineNotFoundError as PipelineNotFoundError,
+    PortInUseError as PortInUseError,
+    TLSError as TLSError,
 )
 from adapter.fusion import (
     DEFAULT_FUSION,
@@ -221,29 +222,14 @@ _FROM_THEIR_PACKAGES = frozenset(
     }
 )
 
+# The errors an application catches: adapter.errors' own list, less the two an ingest's report names
+# (import those from adapter.errors).
+_ERRORS_FROM_THEIR_MODULE = frozenset({"IndexHealthError", "WriteBlockedError"})
+
 __all__ = [
     "__version__",
     # errors
-    "HybridError",
-    "ConfigurationError",
-    "InputError",
-    "AssetError",
-    "IndexMismatchError",
-    "CapabilityError",
-    "PipelineNotFoundError",
-    "BackendError",
-    "ClusterUnavailableError",
-    "LocalNodeError",
-    "JavaError",
-    "ArtifactNotFoundError",
-    "ChecksumError",
-    "PortInUseError",
-    "NodeStartError",
-    "MigrationError",
-    "AuthenticationError",
-    "PermissionDeniedError",
-    "TLSError",
-    "PartialResultError",
+    *(name for name in _errors.__all__ if name not in _ERRORS_FROM_THEIR_MODULE),
     # values
     "Technique",
     "Normalization",
