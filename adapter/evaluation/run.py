@@ -456,29 +456,23 @@ def run_eval(
         fresh,
         progress,
     )
-    check(settings, dataset, tune_split)
-    # A row no cluster of this kind runs is refused before the index is made and the corpus embedded (minutes).
-    chosen_specs(cluster.probe(), settings, reranker=reranker is not None, tune_split=tune_split)
+    check(cluster, settings, dataset, tune_split, reranked=reranker is not None)
     if analyzer is None:
         live = None if fresh else layout_alias(alias, text_layout)
         settings = replace(settings, analyzer=eval_analysis(cluster, dataset, live, use_titles=use_titles).analyzer)
-    return _measured(cluster, dataset, embedder, settings, tune_split, reranker, cache)
+    started = time.perf_counter()
+    opened = open_index(cluster, dataset, embedder, settings, tune_split=tune_split, reranker=reranker, cache=cache)
+    return _measured(opened, dataset, embedder, tune_split, reranked=reranker is not None, started=started)
 
 
 def _measured(
-    cluster: Cluster,
-    dataset: Dataset,
-    embedder: Embedder,
-    settings: EvalSettings,
-    tune_split: Dataset | None,
-    reranker: Reranker | None,
-    cache: EmbeddingCache | None,
+    opened: Opened, dataset: Dataset, embedder: Embedder, tune_split: Dataset | None, *, reranked: bool, started: float
 ) -> EvalReport:
-    """The run itself, once the settings are checked: index, tune, search every technique and score it."""
-    started = time.perf_counter()
-    opened = open_index(cluster, dataset, embedder, settings, tune_split=tune_split, reranker=reranker, cache=cache)
-    specs = chosen_specs(opened.searcher.caps, opened.settings, reranker=reranker is not None, tune_split=tune_split)
-    tuned = tune(opened.searcher, opened.settings, tune_split) if tune_split is not None else Tuned()
+    """The run itself, on the index made for it: tune, search every technique and score it (``started``: when the
+    index began to be made, which the report's seconds count from)."""
+    settings = opened.settings
+    specs = chosen_specs(opened.searcher.caps, settings, reranker=reranked, tune_split=tune_split)
+    tuned = tune(opened.searcher, settings, tune_split) if tune_split is not None else Tuned()
     specs = [*specs, *tuned.specs]
     results, runs = evaluate_techniques(
         opened.searcher, dataset, specs, k=settings.k, depth=settings.depth, progress=settings.progress
@@ -497,8 +491,11 @@ def _measured(
     )
 
 
-def check(settings: EvalSettings, dataset: Dataset, tune_split: Dataset | None) -> None:
-    """Refuse, before anything is indexed, a run whose report would not mean what it says."""
+def check(
+    cluster: Cluster, settings: EvalSettings, dataset: Dataset, tune_split: Dataset | None, *, reranked: bool
+) -> None:
+    """Refuse, before anything is indexed, a run whose report would not mean what it says, or with a row no cluster
+    of this kind runs (before the index is made and the corpus embedded: minutes)."""
     if tune_split is not None and tune_split.split == dataset.split:
         raise InputError(
             f"tuning and reporting on the same split ({dataset.split!r}) would overstate the result; tune on another "
@@ -517,6 +514,7 @@ def check(settings: EvalSettings, dataset: Dataset, tune_split: Dataset | None) 
         raise InputError(
             "tuning scores each leg's chunks against document judgements; tune on an index of whole documents"
         )
+    chosen_specs(cluster.probe(), settings, reranker=reranked, tune_split=tune_split)
 
 
 def open_index(
