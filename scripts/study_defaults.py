@@ -27,7 +27,6 @@ sys.path.insert(0, str(ROOT))
 from adapter.fusion.choice.policy import (  # noqa: E402
     DEFAULT_POLICY,
     AdaptivePolicy,
-    FieldTerms,
     QuerySignals,
     calibrate,
     match_quality,
@@ -36,17 +35,12 @@ from adapter.fusion import LEGS, RRF, ScoreNormalization, fuse  # noqa: E402
 from adapter.evaluation.metrics import per_query  # noqa: E402
 from adapter.fusion.choice.selection import SetRun, choose  # noqa: E402
 from adapter.fusion.choice.signals import term_coverage  # noqa: E402
+from study_default_rule import fields_of  # noqa: E402  (the legs files both read: scripts/fetch_legs.py)
 
 OLD = AdaptivePolicy.from_json({"schema": 1, "kind": "adaptive-fusion-policy", "parameters": {}})
 STARTS = (0.8, 0.85, 0.9)
 SPANS = (0.1, 0.15, 0.2, 0.3)
 SAMPLES = (0.0, 10.0)  # n0 of the sample shrink n / (n + n0)
-
-
-def fields_of(q: dict) -> list[FieldTerms]:
-    return [
-        FieldTerms(f["field"], f["boost"], f["doc_count"], tuple(tuple(t) for t in f["terms"])) for f in q["fields"]
-    ]
 
 
 class Study:
