@@ -10,6 +10,7 @@ from adapter.engines import connect
 from adapter.engines.opensearch import OpenSearchEngine
 from adapter.search import Searcher
 from tests.sigv4_endpoint import ACCESS_KEY, REGION, SECRET_KEY, SigV4Endpoint
+from tests.support.cli import init_args
 
 QUERY = "¿cómo devuelvo un pedido?"
 
@@ -40,18 +41,7 @@ def test_serverless_init_ingest_and_search_from_the_cli(
     monkeypatch.setenv("OPENSEARCH_AWS_REGION", REGION)
     monkeypatch.setenv("OPENSEARCH_AWS_SERVICE", "aoss")
     with SigV4Endpoint(opensearch_url, "aoss") as aoss:
-        _cli(
-            capsys,
-            "init",
-            "--index",
-            index_name,
-            "--embedder",
-            "multilingual-e5-small",
-            "--analyzer",
-            "spanish",
-            "--url",
-            aoss.url,
-        )
+        _cli(capsys, *init_args(index_name, aoss.url, "--analyzer", "spanish", embedder="multilingual-e5-small"))
         _cli(capsys, "ingest", str(support_docs_path), "--index", index_name, "--url", aoss.url, "-q", "--no-cache")
         _, out = _cli(capsys, "search", QUERY, "--index", index_name, "--url", aoss.url, "-k", "3", "--json")
     result = json.loads(out)

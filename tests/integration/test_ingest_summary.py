@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.support.cli import cli  # noqa: F401  (fixture)
+from tests.support.cli import cli, ingest_args, init_args  # noqa: F401  (fixture)
 
 
 def test_the_summary_says_the_rows_the_bar_counted(cli, index_name, tmp_path, opensearch_url):
@@ -14,33 +14,7 @@ def test_the_summary_says_the_rows_the_bar_counted(cli, index_name, tmp_path, op
     path.write_text(
         "\n".join([*good, "{bad", json.dumps({"id": "x"}), json.dumps({"id": "d0", "text": "again"})]) + "\n"
     )
-    assert (
-        cli(
-            "init",
-            "--index",
-            index_name,
-            "--embedder",
-            "test:hashing",
-            "--analyzer",
-            "spanish",
-            "--url",
-            opensearch_url,
-        )[0]
-        == 0
-    )
-    code, out, err = cli(
-        "ingest",
-        path,
-        "--index",
-        index_name,
-        "--embedder",
-        "test:hashing",
-        "--url",
-        opensearch_url,
-        "-q",
-        "--no-cache",
-        "--failures",
-        tmp_path / "failures.jsonl",
-    )
+    assert cli(*init_args(index_name, opensearch_url, "--analyzer", "spanish"))[0] == 0
+    code, out, err = cli(*ingest_args(path, index_name, opensearch_url, "--failures", tmp_path / "failures.jsonl"))
     assert code == 3, err
     assert "documents: 8  chunks: 8  failures: 3  (11 rows: the progress bar's, each landed or failed)" in out

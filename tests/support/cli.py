@@ -37,6 +37,12 @@ def cli(monkeypatch, capsys):
     return run
 
 
+def init_args(index: str, url: str, *extra, embedder: str = "test:hashing") -> list[str]:
+    """``hybrid init`` of ``index`` at ``url`` for the test embedder; ``extra`` (``--analyzer``, ...) after: the
+    arguments for :func:`cli` or :func:`cli_process`."""
+    return ["init", "--index", index, "--embedder", embedder, "--url", url, *map(str, extra)]
+
+
 def ingest_args(src, index: str, url: str, *extra, embedder: str = "test:hashing") -> list[str]:
     """``hybrid ingest`` of ``src`` into ``index`` at ``url``, with the test embedder, no cache, quiet; ``extra``
     (``--failures``, ``--partition``, ...) after: the arguments for :func:`cli` or :func:`cli_process`."""
