@@ -210,6 +210,14 @@ def _stems(name: str, support: AnalysisSupport, fold: str) -> TextAnalysis:
     return TextAnalysis(name, filters, {name: _custom(chain)})
 
 
+def _stems_need_common(name: str, where: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"analyzer {name!r} needs keyword_repeat and remove_duplicates from the analysis-common module; {where}. "
+        f"Use one of {', '.join((FOLDING, *CORE_ANALYZERS))}, or {', '.join(sorted(HUNSPELL_LANGUAGES))} "
+        "(Hunspell), or a cluster with analysis-common"
+    )
+
+
 def _without_common(name: str, support: AnalysisSupport) -> TextAnalysis:
     """``name`` on a cluster without analysis-common: rebuilt from core parts, or refused."""
     where = f"this cluster ({support.cluster}) has no analysis-common module"
@@ -232,11 +240,7 @@ def _without_common(name: str, support: AnalysisSupport) -> TextAnalysis:
             "icu_folded", {}, {"icu_folded": _custom(["icu_folding"], tokenizer="icu_tokenizer")}, own_block=True
         )
     if name in STEMS_ANALYZERS:
-        raise ConfigurationError(
-            f"analyzer {name!r} needs keyword_repeat and remove_duplicates from the analysis-common module; {where}. "
-            f"Use one of {', '.join((FOLDING, *CORE_ANALYZERS))}, or {', '.join(sorted(HUNSPELL_LANGUAGES))} "
-            "(Hunspell), or a cluster with analysis-common"
-        )
+        raise _stems_need_common(name, where)
     if name in HUNSPELL_LANGUAGES:
         locale, stopwords = HUNSPELL_LANGUAGES[name]
         if locale not in support.hunspell:
