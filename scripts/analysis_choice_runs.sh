@@ -12,7 +12,7 @@ set -u
 : "${OPENSEARCH_URL:?the cluster to measure on}"
 name=$1; path=$(realpath "$2"); lang=$3; shift 3; extra="$*"  # lang "-": the cluster has no analyzer for the language
 OUT=${OUT:-out/analysis-choice}; mkdir -p "$OUT"; ROOT=$(pwd); cd "$OUT"
-H=$ROOT/.venv/bin/hybrid
+H=${HYBRID:-$ROOT/.venv/bin/hybrid}  # HYBRID: another launcher, e.g. one of a frozen copy of the tree
 run() { # tag, flags...
   tag=$1; shift
   idx="${PREFIX:-ac}-$name-$tag"

@@ -8,11 +8,16 @@ run (:class:`~adapter.index.analysis.AnalysisSupport`):
 
 - one language (at least :data:`ONE_LANGUAGE_SHARE` of the sampled documents) that the cluster has an
   analyzer for (:data:`LANGUAGE_ANALYZERS`; Polish through ``analysis-stempel`` or a Hunspell ``pl_PL``
-  dictionary): ``folding``, not that analyzer. Measured (docs/EVALUATION.md, issue 39): with the default
-  hybrid and ``multilingual-e5-small``, folding ranked within 0.001 of the language's analyzer or above it
-  on each of eight labelled sets in Spanish, Polish, German and English (up to 0.048 nDCG@10 above: users
-  type without accents, and codes and names are not words to stem). Except where the standard tokenizer
-  cannot find the words (:data:`UNSPACED`: Chinese, Japanese, Korean, Thai): their analyzer, unmeasured;
+  dictionary): for English, Spanish, German and Polish (:data:`STEMS`) where the cluster renders it
+  (analysis-common), ``<language>_stems``: the words as written, folded, beside their stems in one field
+  (:mod:`adapter.index.analysis`); else ``folding``, not the language's analyzer. Measured
+  (docs/EVALUATION.md, issue 39), with the default hybrid and ``multilingual-e5-small``: the language's
+  analyzer alone lost to folding by up to 0.056 nDCG@10 (users type without accents, and codes and names are
+  not words to stem), folding lost to stems on a code-heavy Polish set (0.036-0.041) and a parts catalogue
+  (0.025); the stems beside the words had the smaller worst shortfall on ten labelled sets (0.019 against
+  folding's 0.041; they trail folding by 0.015-0.019 on three support sets) and were picked in every
+  leave-one-set-out fold. Where the standard tokenizer cannot find the words (:data:`UNSPACED`: Chinese,
+  Japanese, Korean, Thai): their analyzer, unmeasured;
 - one language the cluster has no analyzer for: as for several;
 - several languages: ``icu_folding`` where the cluster has ``analysis-icu``, else ``folding``;
 - no sample (no document yet, or no detector installed): :data:`DEFAULT_ANALYZER`.
@@ -30,7 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from adapter.index.analysis import HUNSPELL_LANGUAGES, ICU, STEMPEL, AnalysisSupport
+from adapter.errors import ConfigurationError
+from adapter.index.analysis import HUNSPELL_LANGUAGES, ICU, STEMPEL, AnalysisSupport, text_analysis
 
 DEFAULT_ANALYZER = "folding"  # lowercase + accent folding: right for no language in particular, wrong for none
 MULTILINGUAL_EMBEDDER = "multilingual-e5-small"
@@ -120,6 +126,8 @@ LANGUAGE_NAMES = {
     "uk": "Ukrainian",
 }
 OVERRIDE = "--analyzer / --embedder to choose"
+# The language's stems beside the words as written (adapter.index.analysis.STEMS_ANALYZERS): the measured languages.
+STEMS = {"en": "english_stems", "es": "spanish_stems", "de": "german_stems", "pl": "polish_stems"}
 # Written without spaces between words: the standard tokenizer under folding cannot split them, their analyzer can.
 UNSPACED = frozenset({"zh", "ja", "ko", "th"})
 
@@ -194,6 +202,18 @@ def language_analyzer(language: str, support: AnalysisSupport) -> tuple[str | No
     return None, f"{support.cluster} has no analysis-common module, so no {name} analyzer"
 
 
+def stems_analyzer(language: str, support: AnalysisSupport) -> str | None:
+    """``<language>_stems`` where there is one for ``language`` and the cluster renders it, else None."""
+    name = STEMS.get(language)
+    if name is None:
+        return None
+    try:
+        text_analysis(name, support)
+    except ConfigurationError:  # no analysis-common (keyword_repeat, remove_duplicates), or no Polish stemmer
+        return None
+    return name
+
+
 def mixed_analyzer(support: AnalysisSupport) -> str:
     """Several languages: ICU's tokenizer and folding where the cluster has them, else folding."""
     return "icu_folding" if ICU in support.plugins else DEFAULT_ANALYZER
@@ -229,6 +249,14 @@ def choose(languages: Languages | None, support: AnalysisSupport) -> AnalysisCho
         return AnalysisChoice(mixed_analyzer(support), embedder, f"{said}, but {why_not}", languages)
     if language in UNSPACED:
         return AnalysisChoice(analyzer, embedder, said, languages)
+    stems = stems_analyzer(language, support)
+    if stems is not None:
+        return AnalysisChoice(
+            stems,
+            embedder,
+            f"{said}; {stems} keeps the words as written (folded) beside their {analyzer} stems (docs/EVALUATION.md)",
+            languages,
+        )
     return AnalysisChoice(
         DEFAULT_ANALYZER,
         embedder,

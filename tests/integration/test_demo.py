@@ -25,11 +25,11 @@ def test_the_demo_indexes_searches_and_says_what_next(capsys, client, opensearch
     )
     # Issue 39: the analyzer and embedder by the rule `hybrid init --sample` follows (it was `spanish`, hard-coded),
     # said in one line.
-    assert live_analyzer(cluster_for(client), index_name) == "folding"
+    assert live_analyzer(cluster_for(client), index_name) == "spanish_stems"
     assert re.search(
-        r"^   analyzer: folding, embedder: multilingual-e5-small \(\d+% of 12 documents of the demo's "
+        r"^   analyzer: spanish_stems, embedder: multilingual-e5-small \(\d+% of 12 documents of the demo's "
         r"support_es\.jsonl "
-        r"are Spanish; folding ranks as well as spanish or better",
+        r"are Spanish; spanish_stems keeps the words as written \(folded\) beside their spanish stems",
         out,
         re.M,
     ), out[:2000]

@@ -124,10 +124,10 @@ def test_the_demo_chooses_its_analyzer_and_embedder_as_init_does():
     assert new and choice == choose_analysis(
         cluster, texts, source=f"the demo's {SAMPLE}"
     )  # the rule init --sample follows
-    assert (choice.analyzer, choice.embedder) == ("folding", "multilingual-e5-small")
-    assert choice.line().startswith("analyzer: folding, embedder: multilingual-e5-small (")
+    assert (choice.analyzer, choice.embedder) == ("spanish_stems", "multilingual-e5-small")
+    assert choice.line().startswith("analyzer: spanish_stems, embedder: multilingual-e5-small (")
     assert (
-        f"% of {len(texts)} documents of the demo's {SAMPLE} are Spanish; folding ranks as well as spanish or better"
+        f"% of {len(texts)} documents of the demo's {SAMPLE} are Spanish; spanish_stems keeps the words as written"
         in choice.line()
     )
     # An earlier demo's index (made with `spanish` before this change) keeps what it has.
