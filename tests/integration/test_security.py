@@ -24,6 +24,15 @@ from tests.support.nodes import own_cache_dir
 from tests.support.cli import TEST_EMBEDDER, cli  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.local_node, pytest.mark.max_version("2.99")]
+SUPPORT_DOCS = ROOT / "adapter" / "data" / "support_es.jsonl"
+
+
+def search_args(index):
+    return ("search", "reembolso", "--index", index, "--embedder", "test:hashing")
+
+
+def ingest_args(index, failures):
+    return ("ingest", SUPPORT_DOCS, "--index", index, "--embedder", "test:hashing", "-q", "--failures", failures)
 
 
 @pytest.fixture(scope="session")
@@ -89,9 +98,7 @@ def hybrid_index(admin, secure):
 
     name = f"sec-{int(time.time() * 1000) % 10**8}"
     init_index(admin, name, IndexSpec(TEST_EMBEDDER.fingerprint, analyzer="spanish"))
-    Ingestor.open(admin, name, TEST_EMBEDDER, progress=False).ingest(
-        read_source(ROOT / "adapter" / "data" / "support_es.jsonl")
-    )
+    Ingestor.open(admin, name, TEST_EMBEDDER, progress=False).ingest(read_source(SUPPORT_DOCS))
     yield name
     from tests.conftest import drop_hybrid_index
 
@@ -143,7 +150,7 @@ def test_anonymous_requests_are_refused(env, secure, cli, hybrid_index):
             urllib.request.urlopen(f"{secure['url']}{path}", context=context, timeout=30)
         assert refused.value.code == 401, path
     env.setenv("OPENSEARCH_CA_CERTS", secure["ca"])
-    code, out, err = cli("search", "reembolso", "--index", hybrid_index, "--embedder", "test:hashing")
+    code, out, err = cli(*search_args(hybrid_index))
     assert code == 2 and "did not accept the credentials (401" in err, err
     assert "reembolso" not in out
 
@@ -152,10 +159,10 @@ def test_basic_auth_from_the_environment_and_a_wrong_password(env, secure, cli, 
     env.setenv("OPENSEARCH_CA_CERTS", secure["ca"])
     env.setenv("OPENSEARCH_USERNAME", "reader")
     env.setenv("OPENSEARCH_PASSWORD", secure["reader_password"])
-    code, out, err = cli("search", "reembolso", "--index", hybrid_index, "--embedder", "test:hashing")
+    code, out, err = cli(*search_args(hybrid_index))
     assert code == 0 and "reembolso" in out, err
     env.setenv("OPENSEARCH_PASSWORD", "not-the-password")
-    code, out, err = cli("search", "reembolso", "--index", hybrid_index, "--embedder", "test:hashing")
+    code, out, err = cli(*search_args(hybrid_index))
     assert (
         code == 2
         and "did not accept the credentials (401" in err
@@ -166,19 +173,9 @@ def test_basic_auth_from_the_environment_and_a_wrong_password(env, secure, cli, 
 
 def test_the_read_only_role_gets_403s_naming_the_permission(env, secure, cli, hybrid_index, tmp_path):
     env.setenv("HYBRID_CONFIG", secure["config"])  # the reader's config file, written by `local up --secure`
-    code, out, err = cli("search", "reembolso", "--index", hybrid_index, "--embedder", "test:hashing")
+    code, out, err = cli(*search_args(hybrid_index))
     assert code == 0, err
-    code, _, err = cli(
-        "ingest",
-        ROOT / "adapter" / "data" / "support_es.jsonl",
-        "--index",
-        hybrid_index,
-        "--embedder",
-        "test:hashing",
-        "-q",
-        "--failures",
-        tmp_path / "failures.jsonl",
-    )
+    code, _, err = cli(*ingest_args(hybrid_index, tmp_path / "failures.jsonl"))
     assert code == 2 and "permission denied (403): user 'reader' lacks the permission indices:data/write/bulk" in err
     failures = [json.loads(line) for line in (tmp_path / "failures.jsonl").read_text().splitlines()]
     assert len(failures) == 12 and "indices:data/write/bulk" in failures[0]["reason"]  # nothing lost: every row listed
@@ -299,23 +296,13 @@ def test_no_secret_in_logs_argv_reprs_or_errors(env, secure, cli, hybrid_index, 
         texts += [str(failed.value), repr(failed.value), str(failed.value.__cause__)]
     env.setenv("HYBRID_CONFIG", secure["config"])
     for args in (
-        ("search", "reembolso", "--index", hybrid_index, "--embedder", "test:hashing"),
-        (
-            "ingest",
-            ROOT / "adapter" / "data" / "support_es.jsonl",
-            "--index",
-            hybrid_index,
-            "--embedder",
-            "test:hashing",
-            "-q",
-            "--failures",
-            tmp_path / "f.jsonl",
-        ),
+        search_args(hybrid_index),
+        ingest_args(hybrid_index, tmp_path / "f.jsonl"),
         ("diff", "--index", hybrid_index, "--embedder", "test:hashing"),
     ):
         texts += list(cli(*args)[1:])
     # every request logged
-    texts += list(cli("-vv", "search", "reembolso", "--index", hybrid_index, "--embedder", "test:hashing")[1:])
+    texts += list(cli("-vv", *search_args(hybrid_index))[1:])
     import jwt
 
     token = jwt.encode(
