@@ -200,10 +200,10 @@ class Scrambled(Slow):
         super().__init__(HashingEmbedder(48, "mig-scrambled"))
 
     def embed_documents(self, texts):
-        return np.stack([self.inner._one(f"doc {hashlib.md5(t.encode()).hexdigest()}") for t in texts])
+        return np.stack([self._one(f"doc {hashlib.md5(t.encode()).hexdigest()}") for t in texts])
 
     def embed_query(self, text):
-        return self.inner._one(f"query {hashlib.md5(text.encode()).hexdigest()}")
+        return self._one(f"query {hashlib.md5(text.encode()).hexdigest()}")
 
 
 def test_the_gate_refuses_a_swap_that_loses_quality(client, live):

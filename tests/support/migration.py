@@ -32,35 +32,22 @@ def corpus(n: int, prefix: str = "d") -> list[dict]:
     ]
 
 
-class Slow:
-    """An embedder that takes ``pause`` seconds per batch and records the texts it was asked for."""
+class Slow(HashingEmbedder):
+    """The test model ``model`` (its fingerprint, its vectors), taking ``pause`` seconds per batch and recording the
+    texts it was asked for."""
 
-    def __init__(self, inner: HashingEmbedder, pause: float = 0.0) -> None:
-        self.inner = inner
+    def __init__(self, model: HashingEmbedder, pause: float = 0.0) -> None:
+        super().__init__(model.dimension)
+        self._fp = model.fingerprint  # a hashing model's vectors depend on its dimension alone: the same vectors
         self.pause = pause
         self.texts: list[str] = []
         self._lock = threading.Lock()
-
-    @property
-    def fingerprint(self):
-        return self.inner.fingerprint
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    @property
-    def normalized(self) -> bool:
-        return True
 
     def embed_documents(self, texts):
         time.sleep(self.pause)
         with self._lock:
             self.texts += list(texts)
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text):
-        return self.inner.embed_query(text)
+        return super().embed_documents(texts)
 
 
 def by_spec(spec: str, **_):
