@@ -169,8 +169,18 @@ class ClientCluster(Cluster):
         self._call(action or "setting cluster settings", lambda: self.client.cluster.put_settings(body=dict(body)))
 
     # -- searching ------------------------------------------------------------------------------------
-    def search(self, index: str | None, body: Body, *, pipeline: str | None = None, action: str | None = None) -> Json:
+    def search(
+        self,
+        index: str | None,
+        body: Body,
+        *,
+        pipeline: str | None = None,
+        action: str | None = None,
+        named_scores: bool = False,
+    ) -> Json:
         params = self._search_params(pipeline, body)
+        if named_scores:
+            params = {**params, "include_named_queries_score": "true"}
         record("POST", f"/{index}/_search" if index else "/_search", params, body)
         target = {"index": index} if index else {}
         with self.errors(action or f"searching {index or 'a point in time'}"):

@@ -83,6 +83,9 @@ class Capabilities:
     server_mmr: bool = False  # the engine reranks a vector query by MMR (OpenSearch: the k-NN plugin's ext.mmr, 3.3+)
     server_mmr_enabled: bool = False  # ... and the cluster setting turns its processors on
     in_query_fusion: bool = False  # hybrid.fusion: fused without a search pipeline (unreleased)
+    # A server-fused hybrid page answers each hit's raw score per leg (named sub-queries with
+    # include_named_queries_score): the legs' relevance on the server's pages (docs/INTEROP.md, Scores)
+    hybrid_leg_scores: bool = False
     # The cluster settings behind server_mmr_enabled and in_query_fusion were read (False: a search's probe
     # left them for when a search needs them; both flags are False until then).
     switches_read: bool = True

@@ -37,7 +37,8 @@ class HybridRequest:
     ``filter`` (only where ``caps.hybrid_filter``): one filter for every leg. ``fusion``: what
     the request itself fuses by (Elasticsearch; OpenSearch's in-query fusion where
     ``caps.in_query_fusion``); None: a pipeline fuses. ``empty_shard``: the request also searches
-    the engine's :attr:`Engine.empty_shard_index`, where no field is mapped."""
+    the engine's :attr:`Engine.empty_shard_index`, where no field is mapped. ``leg_scores``: each leg named
+    after itself, so that the answer can carry each hit's raw score per leg (sent with ``named_scores``)."""
 
     text: dict[str, Any]
     knn: dict[str, Any]
@@ -51,6 +52,7 @@ class HybridRequest:
     filter: Mapping[str, Any] | None = None
     fusion: Fusion | None = None
     empty_shard: bool = False
+    leg_scores: bool = False
 
 
 class Engine(Protocol):

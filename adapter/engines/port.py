@@ -178,9 +178,19 @@ class ClusterCore(_Engined):
 
     # -- searching ------------------------------------------------------------------------------------
     @abc.abstractmethod
-    def search(self, index: str | None, body: Body, *, pipeline: str | None = None, action: str | None = None) -> Json:
+    def search(
+        self,
+        index: str | None,
+        body: Body,
+        *,
+        pipeline: str | None = None,
+        action: str | None = None,
+        named_scores: bool = False,
+    ) -> Json:
         """One search of ``index`` (None: the point in time in ``body``) through the stored search
-        ``pipeline`` (engines with search pipelines only)."""
+        ``pipeline`` (engines with search pipelines only). ``named_scores``: each hit's ``matched_queries``
+        with each named query's own score (``include_named_queries_score``; OpenSearch's hybrid sub-queries:
+        the legs' raw scores)."""
 
     @abc.abstractmethod
     def msearch(self, index: str, bodies: Sequence[Body], *, action: str | None = None) -> Json:

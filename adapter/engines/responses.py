@@ -48,12 +48,16 @@ class RawHit:
     fields: Mapping[str, Any] = field(default_factory=dict)  # docvalue_fields and the collapse value: name -> [values]
     inner_hits: Mapping[str, tuple[RawHit, ...]] = field(default_factory=dict)
     sort: tuple[Any, ...] = ()  # the hit's sort values, under a field sort
+    # with include_named_queries_score: each matched named (sub-)query's own score (a hybrid leg's raw score)
+    named_scores: Mapping[str, float] = field(default_factory=dict)
 
 
 def _raw_hit(h: Mapping[str, Any]) -> RawHit:
     score = h.get("_score")
     matched = h.get("matched_queries") or ()
+    named: dict[str, float] = {}
     if isinstance(matched, Mapping):  # with include_named_queries_score the server answers name -> score
+        named = {str(name): float(value) for name, value in matched.items() if isinstance(value, (int, float))}
         matched = tuple(matched)
     inner = {
         name: tuple(_raw_hit(i) for i in (group.get("hits") or {}).get("hits", []))
@@ -70,6 +74,7 @@ def _raw_hit(h: Mapping[str, Any]) -> RawHit:
         dict(h.get("fields") or {}),
         inner,
         tuple(h.get("sort") or ()),
+        named,
     )
 
 

@@ -51,6 +51,13 @@ def excerpts(state: IndexState, stage: FirstStage, *, request_highlights: bool =
 HYBRID_QUERY_FUSIONS = frozenset({FusedBy.SERVER_PIPELINE, FusedBy.SERVER_INLINE, FusedBy.SERVER_QUERY})
 
 
+def asks_leg_scores(stage: FirstStage, plan: FusionPlan) -> bool:
+    """Whether the hybrid request names its legs and asks their scores per hit (``include_named_queries_score``):
+    where the search's pages carry their legs (``stage.leg_scores``) and a pipeline fuses OpenSearch's hybrid
+    query (its in-query fusion drops ``matched_queries``: neural-search #1967)."""
+    return stage.leg_scores and plan.fused_by in (FusedBy.SERVER_PIPELINE, FusedBy.SERVER_INLINE)
+
+
 def hybrid_highlights(state: IndexState, plan: FusionPlan, *, empty_shard: bool) -> bool:
     """Whether the hybrid request carries the excerpts' ``highlight`` clause: where its fetch phase
     sees the page alone. Elasticsearch's query + knn sum (a plain search); OpenSearch's hybrid query
@@ -150,6 +157,7 @@ def hybrid(
             filter={"bool": {"filter": filter_clauses(stage.filters)}} if pushed else None,
             fusion=plan.fusion if plan.fused_by.in_request else None,  # in_request: Elasticsearch, in-query fusion
             empty_shard=empty_shard,
+            leg_scores=asks_leg_scores(stage, plan),
         )
     )
     body.update(_page(engine, state, stage, request_highlights=hybrid_highlights(state, plan, empty_shard=empty_shard)))

@@ -5,13 +5,13 @@ shard, a short collapsed page) becomes notices, or an error where the search all
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from adapter.observability import metrics, tracing
 from adapter.engines import responses
 from adapter.engines.dsl import text_query
 from adapter.engines.responses import Bucket, Facet
-from adapter.fusion import FusedDoc
+from adapter.fusion import LEGS, FusedDoc
 from adapter.search import assemble, bodies, fuse
 from adapter.search.answers import Answer
 from adapter.engines.placement import FusionPlan
@@ -32,6 +32,9 @@ class FirstHits:
     requests: int
     facets: Mapping[str, Facet] = field(default_factory=dict)
     notices: tuple[str, ...] = ()
+    # a server-fused page that asked them (bodies.asks_leg_scores): hit id -> its raw score per leg (None: the
+    # leg did not match it), what the legs' relevance reads where the hits carry no explanation
+    leg_scores: Mapping[str, tuple[float | None, ...]] = field(default_factory=dict)
 
 
 def _ranked(r: Retriever, answer: Answer, stage: FirstStage) -> FirstHits:
@@ -109,8 +112,24 @@ def server_hybrid(r: Retriever, plan: SearchPlan, request: SearchRequest) -> Fir
     )
     _short_collapse(r, stage, len(groups), resp)
     return FirstHits(
-        hits, took + sum(r.fetched), requests + len(r.fetched), facets, tuple(assemble.hybrid_notices(r.state, fusion))
+        hits,
+        took + sum(r.fetched),
+        requests + len(r.fetched),
+        facets,
+        tuple(assemble.hybrid_notices(r.state, fusion)),
+        _leg_scores(groups) if bodies.asks_leg_scores(stage, fusion) else {},
     )
+
+
+def _leg_scores(groups: Sequence[fuse.RawGroup]) -> dict[str, tuple[float | None, ...]]:
+    """Each hit's (and its group's) raw score per leg, as the server named them; a hit the answer gave no
+    scores (a server that ignored the parameter) is left out, so the page keeps the fusion's map."""
+    return {
+        raw.id: tuple(raw.named_scores.get(leg) for leg in LEGS)
+        for first, others in groups
+        for raw in (first, *others)
+        if raw.named_scores
+    }
 
 
 def _short_collapse(r: Retriever, stage: FirstStage, page: int, resp: Mapping[str, Any]) -> None:

@@ -140,14 +140,20 @@ class SearchOptions:
     # result is used with a notice saying what it lacks; False makes it an error (adapter.errors.PartialResultError).
     # Elasticsearch's and OpenSearch's name for the same choice on one request: allow_partial_search_results.
     allow_partial_results: bool = True
+    # The relevance from the legs on OpenSearch's server-fused page too (docs/INTEROP.md, Scores): the request
+    # names its legs and asks each hit's raw score per leg, which cost 24-28 % of its time at the median on
+    # SciFact (benchmarks/request_parts.py), so only a search that thresholds on the relevance asks for it
+    # (LangChain's score_threshold does). Client-fused pages carry their legs anyway.
+    leg_relevance: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "facets", tuple(dict.fromkeys(self.facets)))
         object.__setattr__(self, "sort", tuple(self.sort))
         object.__setattr__(self, "highlight_fields", tuple(self.highlight_fields))
         object.__setattr__(self, "mmr", MMRPlace.parse(self.mmr))
-        if not isinstance(self.allow_partial_results, bool):  # "false" would be taken for True
-            raise InputError(f"allow_partial_results must be True or False, got {self.allow_partial_results!r}")
+        for flag in ("allow_partial_results", "leg_relevance"):  # "false" would be taken for True
+            if not isinstance(getattr(self, flag), bool):
+                raise InputError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
         if len(self.facets) > MAX_FACETS:
             raise InputError(f"at most {MAX_FACETS} facets, got {len(self.facets)}")
         for name in self.facets:

@@ -20,11 +20,12 @@ from adapter.engines.dsl import SentRequest
 from adapter.engines.placement import FusionAsk, FusionPlacement, FusionPlan, StoredFusions
 from adapter.engines.registry import engine_named
 from adapter.errors import PipelineNotFoundError
-from adapter.fusion import RRF, Fusion
+from adapter.fusion import LEGS, RRF, Fusion
 from adapter.fusion.base import FusedBy
 from adapter.fusion.choice.learned import LearnedFusion
 from adapter.fusion.choice.policy import AdaptivePolicy, QuerySignals
 from adapter.fusion.choice.values import FusionChoice
+from adapter.fusion.relevance import leg_map_name
 from adapter.search.fast_path import FastPath
 from adapter.search.page import SERVER_MMR_MIN_LAMBDA, MMRPlace, PagePlan, SearchOptions, plan_page
 from adapter.search.request import SearchRequest, Shape
@@ -44,6 +45,8 @@ class FirstStage:
     size: int
     with_vectors: bool  # keep stored vectors in the sources (for MMR)
     page: PagePlan = PagePlan(SearchOptions())  # highlight, facets, collapse, sort, min_score: where each runs
+    # a server-fused hybrid page asks each hit's raw score per leg (the legs' relevance: carries_legs)
+    leg_scores: bool = False
 
     @property
     def whole(self) -> bool:
@@ -214,6 +217,21 @@ def switched(state: IndexState, lookups: Lookups) -> IndexState:
     return state if state.caps.switches_read else lookups.switched()
 
 
+def carries_legs(state: IndexState, request: SearchRequest) -> bool:
+    """Whether this search's server-fused hybrid page asks each hit's raw score per leg, so that its
+    relevance comes from the legs as a client-fused page's does (docs/INTEROP.md, Scores): where the search
+    asks for it (``SearchOptions.leg_relevance``: it costs the request a quarter of its time), the cluster
+    answers them (``caps.hybrid_leg_scores``), the index keeps both legs' maps, and the page is the fusion's
+    (no rerank or MMR, whose pages take no legs' relevance)."""
+    return (
+        request.options.leg_relevance
+        and request.technique is Technique.HYBRID
+        and not request.post
+        and state.caps.hybrid_leg_scores
+        and all(leg_map_name(leg) in state.relevance for leg in LEGS)
+    )
+
+
 def plan_search(
     request: SearchRequest,
     shape: Shape,
@@ -263,6 +281,7 @@ def plan_search(
         shape.page_size,
         with_vectors=request.mmr_lambda is not None and not server_mmr,
         page=page,
+        leg_scores=carries_legs(state, request),
     )
     fit = model_fit(plan.fusion if plan else None, state, shape)
     notices = tuple(n for n in (plan.notice if plan else None, mmr_notice, *page.notices, *fit) if n)

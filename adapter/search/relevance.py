@@ -5,7 +5,8 @@ The fused ``score`` stays on its fusion's own scale; ``relevance`` is what a thr
 the index keeps a relevance map for the fusion that ran (``_meta.relevance``,
 :mod:`adapter.fusion.relevance`), the hit's relevance is that map of its score: one meaning under
 every fusion. Where the index keeps its legs' maps too and every hit of the page carries its legs' raw
-scores (client fusion, an explained search), the relevance comes from those (:data:`LEGS`,
+scores (client fusion; OpenSearch's server-fused page that asked its named legs' scores), the relevance
+comes from those (:data:`LEGS`,
 :class:`adapter.fusion.relevance.LegRelevance`): the same base for a (query, document) under every
 fusion, made non-increasing along the page. Else it comes from what produced the score
 (:data:`FORMULA`). Either way it never reorders a fusion's hits.
@@ -55,18 +56,21 @@ def with_relevance(
     maps: Mapping[str, RelevanceMap],
     *,
     legs: bool = True,
+    raw_legs: Mapping[str, Sequence[float | None]] | None = None,
 ) -> tuple[tuple[Hit, ...], str]:
     """``hits`` (and their collapsed chunks) each with its relevance, and how it was computed
     (:data:`LEGS_MAP`, :data:`MAP` or :data:`FORMULA`). ``legs``: whether this page may take the legs' maps
-    (the searcher says: where every fusion's pages carry their legs alike). A reranked page has no map: its
-    scores are the reranker's; a page in MMR's order is not the fusion's, so it takes the fusion's map."""
+    (the searcher says: where every fusion's pages carry their legs alike); ``raw_legs``: hit id -> its raw
+    score per leg, for hits that carry no explanation (a server-fused page's named legs' scores). A reranked
+    page has no map: its scores are the reranker's; a page in MMR's order is not the fusion's, so it takes
+    the fusion's map."""
     fitted = maps.get(fusion.name) if fusion is not None else None
     reranked = any(h.rerank_score is not None and h.mmr_score is None for h in hits)
     if reranked:
         fitted = None
     by_legs = LegRelevance.of(maps, LEGS) if legs and fusion is not None and not reranked else None
     if by_legs is not None and not any(h.mmr_score is not None for h in hits):  # MMR's order is not the fusion's
-        found = _by_legs(hits, by_legs)
+        found = _by_legs(hits, by_legs, raw_legs or {})
         if found is not None:
             return found, LEGS_MAP
 
@@ -76,19 +80,21 @@ def with_relevance(
     return tuple(one(h) for h in hits), MAP if fitted is not None else FORMULA
 
 
-def _by_legs(hits: Sequence[Hit], legs: LegRelevance) -> tuple[Hit, ...] | None:
+def _by_legs(
+    hits: Sequence[Hit], legs: LegRelevance, given: Mapping[str, Sequence[float | None]]
+) -> tuple[Hit, ...] | None:
     """Each hit's base relevance from its legs, raised along the list (and along each hit's chunks) to the
-    largest at or below it; None where a hit carries no per-leg explanation to read its raw scores from.
+    largest at or below it; None where a hit has no raw score per leg (neither an explanation nor ``given``).
     One pass, no per-hit dict: 10 hits cost ~2x the fusion's map, not 5x (timeit)."""
     bases = []
     for hit in hits:
-        raw = _raw_legs(hit)
+        raw = _raw_legs(hit) if hit.legs else given.get(hit.id)
         if raw is None:
             return None
         bases.append(legs.base(raw))
     out = []
     for hit, value in zip(hits, non_increasing(bases)):
-        chunks = _by_legs(hit.chunks, legs) if hit.chunks else ()
+        chunks = _by_legs(hit.chunks, legs, given) if hit.chunks else ()
         if chunks is None:
             return None
         out.append(_with(hit, value, chunks))

@@ -83,12 +83,21 @@ class Retriever:
 
     # -- sending ---------------------------------------------------------------------------------
     def search(
-        self, body: Mapping[str, Any], *, pipeline: str | None = None, leg: str = "search", beside: str | None = None
+        self,
+        body: Mapping[str, Any],
+        *,
+        pipeline: str | None = None,
+        leg: str = "search",
+        beside: str | None = None,
+        named_scores: bool = False,
     ) -> Json:
-        """``body`` on the alias (and on the index ``beside`` it: the empty shard)."""
+        """``body`` on the alias (and on the index ``beside`` it: the empty shard); ``named_scores``: with each
+        named query's score per hit."""
         target = f"{self.alias},{beside}" if beside else self.alias
         with self._sending(leg, "search") as span:
-            resp = self.cluster.search(target, body, pipeline=pipeline, action=f"searching {self.alias}")
+            # named_scores only where asked: a port that never answers them (a third engine's) needs no such keyword
+            asked = {"named_scores": True} if named_scores else {}
+            resp = self.cluster.search(target, body, pipeline=pipeline, action=f"searching {self.alias}", **asked)
             span.set_attribute("hybrid.took_ms", responses.took(resp))
         self._check(resp, leg)
         return resp
@@ -194,7 +203,8 @@ class Retriever:
         ``empty_shard``: searched beside the index (:meth:`empty_shard`)."""
         body = bodies.hybrid(self.engine, self.state, stage, plan, explain=explain, empty_shard=empty_shard is not None)
         try:
-            return self.search(body, pipeline=plan.pipeline, leg="hybrid", beside=empty_shard)
+            named = bodies.asks_leg_scores(stage, plan)
+            return self.search(body, pipeline=plan.pipeline, leg="hybrid", beside=empty_shard, named_scores=named)
         except BackendError as exc:
             reason = exc.reason or ""
             if empty_shard is not None and (exc.status == 403 or (exc.status == 404 and empty_shard in reason)):

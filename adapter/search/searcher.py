@@ -367,7 +367,8 @@ def _result(request: SearchRequest, outcome: recovery.Outcome[Found], started: f
         plan.technique,
         fused.fusion if fused else None,
         outcome.state.relevance,
-        legs=_legs_alike(fused, outcome.state),
+        legs=_legs_alike(fused, outcome.state, named=plan.stage.leg_scores),
+        raw_legs=found.first.leg_scores,
     )
     return SearchResult(
         query=request.query,
@@ -391,14 +392,20 @@ def _result(request: SearchRequest, outcome: recovery.Outcome[Found], started: f
 SERVER_FUSES = "relevance:server-fuses"  # IndexState.facts: whether the cluster fuses any mapped fusion itself
 
 
-def _legs_alike(fused: FusionPlan | None, state: IndexState) -> bool:
-    """Whether this page's relevance may come from its legs (docs/INTEROP.md, Scores): a client-fused page,
-    where the client fuses by choice (``technique="client"``, the fast path) or where the cluster fuses none
-    of the fusions the index keeps maps for (Elasticsearch without its retrievers), so every fusion's pages
-    carry their legs alike. A page that fell back to the client beside server-fused ones (z_score on
-    OpenSearch 2.19) keeps the fusion's map: one kind of relevance across the fusions of one index.
-    (A server's explained page carries legs too, but explain must not change a relevance.)"""
-    if fused is None or fused.fused_by is not FusedBy.CLIENT:
+def _legs_alike(fused: FusionPlan | None, state: IndexState, *, named: bool = False) -> bool:
+    """Whether this page's relevance may come from its legs (docs/INTEROP.md, Scores): where every fusion's
+    pages carry their legs alike. ``named``: the search asked the server's hybrid pages for their legs' scores
+    (:func:`~adapter.search.planning.carries_legs`), so every page carries them, the server's by name and
+    the client's by fusing; else a client-fused page, where the client fuses by choice (``technique="client"``,
+    the fast path) or where the cluster fuses none of the fusions the index keeps maps for (Elasticsearch
+    without its retrievers). A page that fell back to the client beside server-fused ones that carry no legs
+    keeps the fusion's map: one kind of relevance across the fusions of one index. (A server's explained page
+    carries legs too, but explain must not change a relevance.)"""
+    if fused is None:
+        return False
+    if named:
+        return True
+    if fused.fused_by is not FusedBy.CLIENT:
         return False
     if fused.notice is None:
         return True

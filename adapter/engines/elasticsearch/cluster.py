@@ -58,12 +58,23 @@ class ElasticsearchCluster(ClientCluster):
     def _msearch_body(self, body: Body) -> Body:
         return body
 
-    def search(self, index: str | None, body: Body, *, pipeline: str | None = None, action: str | None = None) -> Json:
+    def search(
+        self,
+        index: str | None,
+        body: Body,
+        *,
+        pipeline: str | None = None,
+        action: str | None = None,
+        named_scores: bool = False,
+    ) -> Json:
         """A retriever's request goes with ``allow_partial_search_results=false``: a compound retriever (rrf,
         linear) drops its inner searches' failed shards without a word where partial results are allowed
         (elastic #157810; its ``_shards`` says none failed), so there a failed shard refuses the request,
         which raises :class:`~adapter.errors.PartialResultError` here (the searcher asks again once:
-        :mod:`adapter.search.recovery`)."""
+        :mod:`adapter.search.recovery`). ``named_scores`` is not asked here (the searcher reads the legs of
+        client-fused pages on this engine)."""
+        if named_scores:
+            raise CapabilityError("the legs' named scores are asked of OpenSearch's hybrid query only")
         if pipeline or "retriever" not in body:
             return super().search(index, body, pipeline=pipeline, action=action)
         record("POST", f"/{index}/_search" if index else "/_search", {"allow_partial_search_results": "false"}, body)

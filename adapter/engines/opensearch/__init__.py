@@ -202,9 +202,10 @@ class OpenSearchEngine(IndexAssets):
 
     def hybrid_body(self, request: HybridRequest) -> dict[str, Any]:
         """One ``hybrid`` query (text leg first, vector leg second). With ``explain`` each sub-query
-        is named after its leg, so the server's explanation can say which leg matched; only then:
-        a named sub-query is evaluated again for every returned hit (``matched_queries``), which
-        costs 15-20% of the search (docs/BENCHMARKS.md). ``pagination_depth`` (2.19+) fixes the
+        is named after its leg, so the server's explanation can say which leg matched, and with
+        ``leg_scores``, so that ``include_named_queries_score`` answers each leg's raw score per hit
+        (the legs' relevance, docs/INTEROP.md, Scores); only then: a named sub-query is evaluated again
+        for every returned hit (``matched_queries``). ``pagination_depth`` (2.19+) fixes the
         candidates per leg, so pages of one query are cut from the same fused list.
 
         ``filter`` goes to ``hybrid.filter`` (3.0+), which the server pushes into every leg (into
@@ -221,7 +222,11 @@ class OpenSearchEngine(IndexAssets):
         knn = _unmapped_ignored(request.knn) if request.empty_shard else request.knn
         legs = (request.text, knn)
         hybrid: dict[str, Any] = {
-            "queries": [named_query(q, leg) for q, leg in zip(legs, LEGS)] if request.explain else list(legs)
+            "queries": (
+                [named_query(q, leg) for q, leg in zip(legs, LEGS)]
+                if request.explain or request.leg_scores
+                else list(legs)
+            )
         }
         if filter is not None:
             hybrid["filter"] = dict(filter)

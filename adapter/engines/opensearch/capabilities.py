@@ -50,6 +50,8 @@ NEURAL_SEARCH_SINCE = {
     "rrf": (2, 19, 0),
     "explanation": (2, 19, 0),
     "pagination_depth": (2, 19, 0),
+    # named sub-queries' scores (include_named_queries_score) on a hybrid page: checked on 2.19.1 and 3.6.0
+    "hybrid_leg_scores": (2, 19, 0),
     "z_score": (3, 0, 0),
     "hybrid_filter": (3, 0, 0),
     "rrf_weights": (3, 1, 0),

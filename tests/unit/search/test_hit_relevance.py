@@ -199,3 +199,7 @@ def test_the_legs_only_where_every_fusions_pages_carry_them_alike():
     # the client fusing by choice (technique="client", the fast path)
     assert _legs_alike(FusionPlan(z_score, FusedBy.CLIENT), state({"rrf"}))
     assert not _legs_alike(None, state(set()))
+    # OpenSearch's server-fused pages asked for their named legs' scores: every page carries its legs, the
+    # server's and the one that fell back alike
+    server = FusionPlan(RRF(), FusedBy.SERVER_PIPELINE, pipeline="p")
+    assert _legs_alike(server, state({"rrf"}), named=True) and _legs_alike(fell_back, state({"rrf"}), named=True)
