@@ -100,20 +100,7 @@ def run_report(args: argparse.Namespace) -> int:
 
     queries, joined = _read(args)
     found = report.experiments(queries, joined)
-    rows = [
-        {
-            "baseline": e.baseline,
-            "candidate": e.candidate,
-            "searches": e.tally.searches,
-            "wins": e.tally.wins,
-            "losses": e.tally.losses,
-            "ties": e.tally.ties,
-            "delta": e.tally.delta,
-            "p_value": e.tally.p_value,
-            "verdict": e.tally.verdict,
-        }
-        for e in found
-    ]
+    rows = [e.as_json() for e in found]
     if args.json:
         print(json.dumps({"searches": len(queries), "unmatched_clicks": joined.orphans, "experiments": rows}, indent=2))
         return 0

@@ -109,18 +109,7 @@ def decide(
 def interleaving_meta(found: Interleaved | None) -> dict[str, Any] | None:
     if found is None:
         return None
-    t = found.tally
-    return {
-        "baseline": found.baseline,
-        "candidate": found.candidate,
-        "searches": t.searches,
-        "wins": t.wins,
-        "losses": t.losses,
-        "ties": t.ties,
-        "delta": round(t.delta, 6),
-        "p_value": t.p_value,
-        "verdict": t.verdict,
-    }
+    return {**found.as_json(), "delta": round(found.tally.delta, 6)}
 
 
 def held_out_meta(held: HeldOut | None) -> Mapping[str, Any] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from adapter.traffic.clicks import Shown
 from adapter.traffic.interleave import Outcome, Tally, credit, tally
@@ -24,6 +25,21 @@ class Experiment:
     baseline: str
     candidate: str
     tally: Tally
+
+    def as_json(self) -> dict[str, Any]:
+        """As ``hybrid traffic report --json`` writes it (a calibration's evidence too, its delta rounded)."""
+        t = self.tally
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "searches": t.searches,
+            "wins": t.wins,
+            "losses": t.losses,
+            "ties": t.ties,
+            "delta": t.delta,
+            "p_value": t.p_value,
+            "verdict": t.verdict,
+        }
 
 
 @dataclass(frozen=True)
