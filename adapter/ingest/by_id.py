@@ -35,6 +35,25 @@ from adapter.ingest import deletion
 PAGE = 1_000  # ids found per search page when the cluster has no _delete_by_query
 
 
+def hits_in_chunk_order(
+    cluster: Cluster, alias: str, query: Mapping[str, Any], source: Any, page_size: int, action: str
+) -> Iterator[dict[str, Any]]:
+    """Every hit of ``query`` in ``alias`` with ``source`` (the ``_source`` option), in (parent_id, chunk_index)
+    order, ``page_size`` per search, paged by ``search_after``."""
+    body: dict[str, Any] = {
+        "query": query,
+        "size": page_size,
+        "_source": source,
+        "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
+    }
+    while True:
+        page = cluster.search(alias, body, action=action)["hits"]["hits"]
+        yield from page
+        if len(page) < page_size:
+            return
+        body["search_after"] = page[-1]["sort"]
+
+
 @dataclass(frozen=True)
 class StoredDocument:
     """One entry as the index holds it; ``vector`` only when asked for (``with_vectors``)."""
@@ -165,34 +184,16 @@ class Documents:
         ``search_after`` over (parent_id, chunk_index)."""
         query = selection.query() if selection is not None else {"match_all": {}}
         source: Any = True if with_vectors else {"excludes": [self.info.vector_field]}
-        body: dict[str, Any] = {
-            "query": query,
-            "size": PAGE,
-            "_source": source,
-            "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
-        }
-        while True:
-            page = self.cluster.search(self.alias, body, action=f"reading documents of {self.alias}")["hits"]["hits"]
-            yield from (self._stored(h) for h in page)
-            if len(page) < PAGE:
-                return
-            body["search_after"] = page[-1]["sort"]
+        hits = hits_in_chunk_order(self.cluster, self.alias, query, source, PAGE, f"reading documents of {self.alias}")
+        yield from (self._stored(h) for h in hits)
 
     def ids(self, selection: Selection) -> Iterator[str]:
         """The ids of the entries ``selection`` matches, paged by ``search_after`` over (parent_id, chunk_index,
         _id)."""
-        body: dict[str, Any] = {
-            "query": selection.query(),
-            "_source": False,
-            "size": PAGE,
-            "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
-        }
-        while True:
-            page = self.cluster.search(self.alias, body, action=f"finding documents in {self.alias}")["hits"]["hits"]
-            yield from (str(h["_id"]) for h in page)
-            if len(page) < PAGE:
-                return
-            body["search_after"] = page[-1]["sort"]
+        hits = hits_in_chunk_order(
+            self.cluster, self.alias, selection.query(), False, PAGE, f"finding documents in {self.alias}"
+        )
+        yield from (str(h["_id"]) for h in hits)
 
     # -- deleting --------------------------------------------------------------------------------
     def delete(

@@ -9,6 +9,7 @@ from typing import Any
 from adapter.engines import BulkOptions, Cluster, responses
 from adapter.engines.capabilities import Capabilities
 from adapter.index.documents import CHUNK_FIELD, PARENT_FIELD
+from adapter.ingest.by_id import hits_in_chunk_order
 from adapter.ingest.failures import failure
 from adapter.ingest.report import FailureSource, ItemFailure
 
@@ -73,18 +74,8 @@ def _delete_by_query(cluster: Cluster, index: str, queries: list[dict[str, Any]]
 def _delete_found(cluster: Cluster, index: str, queries: list[dict[str, Any]], max_retries: int) -> list[ItemFailure]:
     stale: list[str] = []
     for query in queries:
-        body: dict[str, Any] = {
-            "query": query,
-            "_source": False,
-            "size": STALE_PAGE,
-            "sort": [{PARENT_FIELD: "asc"}, {CHUNK_FIELD: "asc"}],
-        }
-        while True:
-            page = cluster.search(index, body, action=f"finding stale chunks in {index}")["hits"]["hits"]
-            stale += [h["_id"] for h in page]
-            if len(page) < STALE_PAGE:
-                break
-            body["search_after"] = page[-1]["sort"]
+        hits = hits_in_chunk_order(cluster, index, query, False, STALE_PAGE, f"finding stale chunks in {index}")
+        stale += [h["_id"] for h in hits]
     if not stale:
         return []
     actions = ({"_op_type": "delete", "_index": index, "_id": i} for i in stale)
