@@ -27,6 +27,8 @@ from adapter.fusion.base import FusedBy
 from adapter.search.results import Technique
 from tests.integration.test_evaluation import tiny_beir  # noqa: F401 (fixtures)
 from tests.conftest import drop_hybrid_index
+from tests.support.datasets import eval_args, tuning_args
+from tests.support.elastic import assert_min_max_fused_in_the_client
 from tests.integration.test_search import searcher, support  # noqa: F401 (the seed's support index, Spanish, e5)
 
 pytestmark = pytest.mark.engine("elasticsearch")
@@ -101,15 +103,7 @@ def test_min_max_without_the_linear_retriever_is_fused_in_the_client(searcher):
     """The integ-test node has no rank-rrf module: min_max (the default's base) runs in the client,
     by the same formula, from both legs fetched in one _msearch."""
     result = searcher.search("error E-4012", k=12, depth=12, fusion=ScoreNormalization())
-    assert (
-        result.technique is Technique.CLIENT
-        and result.fused_by is FusedBy.CLIENT
-        and result.fusion == ScoreNormalization()
-    )
-    assert (
-        "linear retriever" in result.notices[0]
-        and "fell back to client-side min_max-arithmetic_mean" in result.notices[0]
-    )
+    assert_min_max_fused_in_the_client(result)
     offline = fuse(searcher.legs("error E-4012", depth=12), ScoreNormalization())
     assert [(h.id, h.score) for h in result.hits] == [(f.id, f.score) for f in offline][: len(result.hits)]
     assert result.ids[0] == "e-4012"
@@ -206,32 +200,17 @@ def test_command_line_on_elasticsearch(capsys, cluster_url, index_name, support_
 
 def test_eval_and_tuning_on_elasticsearch(capsys, cluster_url, tiny_beir, tmp_path, index_name):  # noqa: F811
     out_json, tuned, policy = tmp_path / "eval.json", tmp_path / "tuned.json", tmp_path / "policy.json"
-    code, out, _ = run(
-        capsys,
-        "eval",
-        "--dataset",
-        tiny_beir,
-        "--embedder",
-        "multilingual-e5-small",
+    options = (
         "--analyzer",
         "spanish",
-        "--index",
-        index_name,
-        "--url",
-        cluster_url,
-        "--tune",
-        "--tune-output",
-        tuned,
-        "--policy-output",
-        policy,
-        "--model-output",
-        tmp_path / "model.json",
+        *tuning_args(tmp_path),
         "--json",
         out_json,
         "--quiet",
         "--cache",
         tmp_path / "c.sqlite",
     )
+    code, out, _ = run(capsys, *eval_args(tiny_beir, index_name, cluster_url, *options))
     assert code == 0
     data = json.loads(out_json.read_text())
     from adapter.index.contracts import Contract, validate

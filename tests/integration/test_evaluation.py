@@ -16,20 +16,11 @@ from adapter.search import Searcher
 from adapter.ingest.sources import read_source
 from adapter.fusion import RRF, Combination, Normalization, ScoreNormalization
 from adapter.engines import cluster_for
-from tests.support.datasets import eval_args, support_beir
+from tests.support.datasets import SUPPORT_QUERIES, eval_args, support_beir, tuning_args
 
 QUERIES = {
-    "test": {
-        "t1": ("error E-4012", ["e-4012"]),
-        "t2": ("¿cómo devuelvo un pedido?", ["reembolso", "devoluciones", "etiqueta-devolucion"]),
-        "t3": ("cambiar mi contraseña", ["contrasena"]),
-    },
-    "train": {
-        "r1": ("tarjeta caducada", ["e-4012"]),
-        "r2": ("envíos a las islas", ["envios-canarias"]),
-        "r3": ("descargar la factura en pdf", ["facturacion"]),
-        "r4": ("borrar mis datos", ["cuenta-borrar"]),
-    },
+    "test": {q: SUPPORT_QUERIES[q] for q in ("t1", "t2", "t3")},
+    "train": {"r1": ("tarjeta caducada", ["e-4012"]), **{q: SUPPORT_QUERIES[q] for q in ("t4", "t5", "t6")}},
 }
 
 
@@ -50,13 +41,7 @@ def test_eval_command_writes_table_json_and_png(capsys, opensearch_url, tiny_bei
             "spanish",
             "--mmr",
             "0.5",
-            "--tune",
-            "--tune-output",
-            tuned,
-            "--policy-output",
-            policy,
-            "--model-output",
-            model,
+            *tuning_args(tmp_path),
             "--json",
             out_json,
             "--plot",
