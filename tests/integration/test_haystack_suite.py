@@ -41,17 +41,10 @@ from haystack.testing.document_store_async import (
 
 from adapter.errors import InputError
 
-from adapter.index.assets import IndexSpec
 from adapter.integrations.haystack import HybridDocumentStore, HybridDocumentWriter, HybridRetriever
-from tests.support.indexes import module_index
+from tests.support.indexes import shared_index  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
-
-
-@pytest.fixture(scope="module")
-def shared_index(client, e5):
-    with module_index(client, "haystack-suite", IndexSpec(e5.fingerprint)) as name:
-        yield name
 
 
 def emptied(store: HybridDocumentStore) -> None:

@@ -21,15 +21,9 @@ from adapter.search.async_searcher import AsyncSearcher
 from adapter.integrations._common import FrameworkRow, source_rows
 from adapter.integrations.langchain import HybridRetriever, HybridVectorStore
 from tests.integration.test_async_search import async_client
-from tests.support.indexes import module_index
+from tests.support.indexes import module_index, shared_index  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.engine("opensearch", "elasticsearch")
-
-
-@pytest.fixture(scope="module")
-def shared_index(client, e5):
-    with module_index(client, "langchain-suite", IndexSpec(e5.fingerprint)) as name:
-        yield name
 
 
 def emptied(store: HybridVectorStore) -> None:

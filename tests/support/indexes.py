@@ -48,6 +48,14 @@ def module_index(client, prefix: str, spec: IndexSpec) -> Iterator[str]:
         drop_hybrid_index(client, name)
 
 
+@pytest.fixture(scope="module")
+def shared_index(client, e5, request):
+    """An empty e5 index the module's tests share (``t-haystack-suite-*`` for test_haystack_suite.py)."""
+    prefix = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_").replace("_", "-")
+    with module_index(client, prefix, IndexSpec(e5.fingerprint)) as name:
+        yield name
+
+
 @pytest.fixture
 def hashing():
     """The test embedder (``test:hashing`` on a command line: tests.support.cli)."""
