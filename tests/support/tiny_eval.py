@@ -9,6 +9,8 @@ from adapter.evaluation import EvalReport, TechniqueResult, TechniqueSpec, store
 from adapter.evaluation.perquery import FusionUsed, QueryRun
 from adapter.fusion import RRF, ScoreNormalization
 from adapter.evaluation.metrics import Dataset, evaluate
+from adapter.evaluation.run import standard_techniques
+from adapter.engines.opensearch.capabilities import opensearch_capabilities
 from adapter.search.results import Technique
 
 QUERIES = {"q1": "histone H2A.Z", "q2": "what lowers blood pressure", "q3": "BRCA1 mutations"}
@@ -57,24 +59,9 @@ def write_tiny_evaluation(tmp_path: Path) -> tuple[EvalReport, Path]:
     return report, stored.write(report, dataset, tmp_path / "eval")
 
 
-# The rows a default eval runs on OpenSearch 3.x (adapter.evaluation.run.standard_techniques), in its
-# order: the product's default, hybrid-adaptive-min_max, comes last.
-WIDE_TECHNIQUES = (
-    "bm25",
-    "dense",
-    "hybrid-z_score-arithmetic_mean",
-    "hybrid-min_max-arithmetic_mean",
-    "hybrid-l2-arithmetic_mean",
-    "hybrid-rrf",
-    "hybrid-min_max-geometric_mean",
-    "hybrid-min_max-harmonic_mean",
-    "hybrid-l2-geometric_mean",
-    "hybrid-l2-harmonic_mean",
-    "client-rrf",
-    "client-dbsf",
-    "hybrid-adaptive",
-    "hybrid-adaptive-min_max",
-)
+# The rows a default eval runs on OpenSearch 3.x, in its order: the product's default, hybrid-adaptive-min_max, comes
+# last.
+WIDE_TECHNIQUES = tuple(t.name for t in standard_techniques(opensearch_capabilities("3.6.0")))
 
 
 def write_wide_evaluation(tmp_path: Path) -> tuple[EvalReport, Path]:
