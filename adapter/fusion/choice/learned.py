@@ -20,7 +20,6 @@ scikit-learn and ir-measures (the ``eval`` extra), scoring only numpy.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, Sequence
@@ -30,6 +29,7 @@ import numpy as np
 from adapter.errors import InputError
 from adapter.fusion import LEGS, FusedDoc, Fusion
 from adapter.fusion.base import LegScore
+from adapter.fusion.choice.asset import JsonAsset
 from adapter.fusion.dbsf import LONE, SIGMAS
 
 LEARNED = "learned"
@@ -126,7 +126,7 @@ def features(runs: Sequence[Run], names: Sequence[str] = FEATURES) -> tuple[list
 
 
 @dataclass(frozen=True)
-class LearnedFusion(Fusion):
+class LearnedFusion(Fusion, JsonAsset):
     """A linear model over its ``features`` (``weights`` are per feature, not per leg); no search
     engine runs it, so the searcher fuses in the client with it (and says so)."""
 
@@ -138,6 +138,10 @@ class LearnedFusion(Fusion):
     kind: ClassVar[str] = LEARNED
     spellings: ClassVar[tuple[str, ...]] = (LEARNED,)
     registered: ClassVar[bool] = False  # it needs its model file: not a method to parse from a name or vary
+    FILE: ClassVar[str] = "the learned fusion file"
+    FILE_HOLDS: ClassVar[str] = "a learned fusion model"
+    FILE_KIND: ClassVar[str] = MODEL_KIND
+    FILE_SCHEMA: ClassVar[int] = MODEL_SCHEMA
 
     @property
     def name(self) -> str:
@@ -239,8 +243,7 @@ class LearnedFusion(Fusion):
     # -- the versioned asset ---------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": MODEL_SCHEMA,
-            "kind": MODEL_KIND,
+            **self.header(),
             "features": list(self.features),
             "weights": list(self.weights),
             "bias": self.bias,
@@ -249,13 +252,7 @@ class LearnedFusion(Fusion):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LearnedFusion:
-        if not isinstance(data, Mapping) or data.get("kind") != MODEL_KIND:
-            raise InputError(f'not a learned fusion model (expected "kind": "{MODEL_KIND}")')
-        schema = data.get("schema")
-        if schema not in (1, MODEL_SCHEMA):
-            raise InputError(
-                f"learned fusion schema {schema!r} is not supported (this version reads 1 and {MODEL_SCHEMA})"
-            )
+        schema = cls.schema_of(data)
         names = tuple(data.get("features") or [])
         if schema == 1 and names != SCHEMA1_FEATURES:
             raise InputError(f"the model's features {list(names)} are not schema 1's {list(SCHEMA1_FEATURES)}")
@@ -265,16 +262,6 @@ class LearnedFusion(Fusion):
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"the learned fusion model is unreadable: {exc}") from exc
-
-    def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2) + "\n"
-
-    @classmethod
-    def loads(cls, text: str) -> LearnedFusion:
-        try:
-            return cls.from_json(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"the learned fusion file is not JSON: {exc}") from exc
 
 
 # -- training --------------------------------------------------------------------------------------

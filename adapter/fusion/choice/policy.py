@@ -32,16 +32,16 @@ chosen on the train splits of SciFact, soporte-es and wsparcie-pl (docs/EVALUATI
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from adapter.errors import InputError
 from adapter.fusion import Combination, Normalization, ScoreNormalization
 from adapter.fusion.choice.advise import classify
+from adapter.fusion.choice.asset import JsonAsset
 from adapter.fusion.choice.defaults import measured_adaptive_base
 from adapter.fusion.choice.values import FusionChoice
 
@@ -210,8 +210,13 @@ NORMALIZATIONS = ("auto", Normalization.MIN_MAX.value, Normalization.Z_SCORE.val
 
 
 @dataclass(frozen=True)
-class AdaptivePolicy:
+class AdaptivePolicy(JsonAsset):
     """Per-query fusion weights from :class:`QuerySignals` and a :class:`Calibration` (module docstring)."""
+
+    FILE: ClassVar[str] = "the policy file"
+    FILE_HOLDS: ClassVar[str] = "an adaptive fusion policy"
+    FILE_KIND: ClassVar[str] = POLICY_KIND
+    FILE_SCHEMA: ClassVar[int] = POLICY_SCHEMA
 
     # The logit part: 0 -> 0.5 / 0.5. The corpus slope on ln(match quality) is off by default: match
     # quality falls with query length whatever BM25's strength (issue 18); learned policies may use it.
@@ -470,8 +475,7 @@ class AdaptivePolicy:
     def to_json(self) -> dict[str, Any]:
         params = {k: getattr(self, k) for k in PARAMETERS}
         return {
-            "schema": POLICY_SCHEMA,
-            "kind": POLICY_KIND,
+            **self.header(),
             "name": self.name,
             "parameters": params,
             "normalization": self.normalization,
@@ -480,13 +484,7 @@ class AdaptivePolicy:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AdaptivePolicy:
-        if not isinstance(data, Mapping) or data.get("kind") != POLICY_KIND:
-            raise InputError(f'not an adaptive fusion policy (expected "kind": "{POLICY_KIND}")')
-        schema = data.get("schema")
-        if schema not in (1, 2, 3, POLICY_SCHEMA):
-            raise InputError(
-                f"adaptive policy schema {schema!r} is not supported (this version reads 1 to {POLICY_SCHEMA})"
-            )
+        schema = cls.schema_of(data)
         params = dict(data.get("parameters") or {})
         unknown = set(params) - set(PARAMETERS[: {1: 7, 2: 11, 3: 13}.get(schema, len(PARAMETERS))])
         if unknown:
@@ -512,16 +510,6 @@ class AdaptivePolicy:
             )
         except (TypeError, ValueError) as exc:
             raise InputError(f"policy parameters must be numbers: {exc}") from exc
-
-    def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2) + "\n"
-
-    @classmethod
-    def loads(cls, text: str) -> AdaptivePolicy:
-        try:
-            return cls.from_json(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"the policy file is not JSON: {exc}") from exc
 
 
 @dataclass(frozen=True)
