@@ -38,14 +38,15 @@ def bridged(part: Any) -> Any:
 
 
 def split(part: Any, given_async: Any) -> tuple[Any, Any]:
-    """``(sync part, async part)`` from a component's argument (a sync or an async searcher/ingestor)
-    and its ``async_*`` argument; both async: an error."""
+    """``(sync side, async part)`` from a component's argument (a sync or an async searcher/ingestor)
+    and its ``async_*`` argument; both async: an error. Given only an async part, the sync side is the one
+    inside it (:func:`bridged`: info and embedder, no request outside :func:`run`); neither: ``(None, None)``."""
     if is_async(part):
         if given_async is not None:
             raise InputError(
                 f"an {type(part).__name__} was given twice: pass the sync one first, or only the async one"
             )
-        return None, part
+        return bridged(part), part
     if given_async is not None and not is_async(given_async):
         raise InputError(
             "async_searcher / async_ingestor must be an AsyncSearcher / AsyncIngestor, got "

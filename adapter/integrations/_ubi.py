@@ -95,6 +95,10 @@ class UbiLink:
         self._logger: UbiLogger | None = opt_in.logger if opt_in is not None else None
         self._lock = threading.Lock()
 
+    def as_json(self) -> dict[str, Any] | None:
+        """What the component's ``ubi=`` serialises as (:meth:`UbiOptIn.as_json`); None when off."""
+        return self.opt_in.as_json() if self.opt_in is not None else None
+
     @property
     def logger(self) -> UbiLogger | None:
         """The logger once a search built it (or the one given); None while off or before the first search."""

@@ -92,6 +92,7 @@ SOURCE_ID, SPLIT_ID = "source_id", "split_id"
 # The splitter's bookkeeping (where a split starts, what it overlaps): not the user's metadata, kept out of the mapping.
 BOOKKEEPING = ("_split_overlap", "split_idx_start")
 CARRIED = ("refuse", "embed")
+SECRETS = ("username", "password", "api_key")  # the store's credentials, serialised as where to read them
 FULL_TEXT = SearchOptions(full_text=True)
 T = TypeVar("T")
 LOG = logging.getLogger(__name__)  # a search's notices (fallbacks, partial answers) at WARNING
@@ -158,11 +159,11 @@ class HybridDocumentStore:
             raise InputError("HybridDocumentStore needs index=<the alias of an index made by hybrid init>")
         if carried_vectors not in CARRIED:
             raise InputError(f"carried_vectors must be one of {', '.join(CARRIED)}, got {carried_vectors!r}")
-        for name, secret in (("username", username), ("password", password), ("api_key", api_key)):
+        self.username, self.password, self.api_key = username, password, api_key
+        for name, secret in self._secrets().items():
             if secret is not None and not isinstance(secret, Secret):
                 raise InputError(f"{name} must be a haystack Secret (Secret.from_env_var(...)), never a plain string")
         self.url, self.index, self.allowed_models, self.carried_vectors = url, index, allowed_models, carried_vectors
-        self.username, self.password, self.api_key = username, password, api_key
         self._embedder = embedder
         self._ubi = UbiLink(UbiOptIn.of(ubi, "haystack"))
         self._parts: _Parts | None = None
@@ -171,25 +172,23 @@ class HybridDocumentStore:
         self._async: dict[asyncio.AbstractEventLoop, asyncio.Task[_AsyncParts]] = {}
 
     # -- serialisation -------------------------------------------------------------------------------
+    def _secrets(self) -> dict[str, Secret | None]:
+        return {name: getattr(self, name) for name in SECRETS}
+
     def to_dict(self) -> dict[str, Any]:
-        secrets = {
-            k: v.to_dict() if v is not None else None
-            for k, v in (("username", self.username), ("password", self.password), ("api_key", self.api_key))
-        }
-        ubi = self._ubi.opt_in.as_json() if self._ubi.opt_in is not None else False
         return default_to_dict(
             self,
             url=self.url,
             index=self.index,
             allowed_models=self.allowed_models,
             carried_vectors=self.carried_vectors,
-            ubi=ubi,
-            **secrets,
+            ubi=self._ubi.as_json() or False,
+            **{k: s.to_dict() if s is not None else None for k, s in self._secrets().items()},
         )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridDocumentStore:
-        deserialize_secrets_inplace(data["init_parameters"], keys=["username", "password", "api_key"])
+        deserialize_secrets_inplace(data["init_parameters"], keys=list(SECRETS))
         store: HybridDocumentStore = default_from_dict(cls, data)
         return store
 
@@ -203,11 +202,7 @@ class HybridDocumentStore:
             return self._parts
 
     def _credentials(self) -> dict[str, Any]:
-        return {
-            k: s.resolve_value()
-            for k, s in (("username", self.username), ("password", self.password), ("api_key", self.api_key))
-            if s is not None and s.resolve_value()
-        }
+        return {k: s.resolve_value() for k, s in self._secrets().items() if s is not None and s.resolve_value()}
 
     def _connect(self) -> _Parts:
         from adapter.engines import connect_cluster
@@ -260,13 +255,13 @@ class HybridDocumentStore:
             return
         await parts.client.close()
 
-    async def _run(self, method: Callable[..., T], *args: Any) -> T:
+    async def _run(self, method: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``method`` (a sync one of this class) on the loop, over this loop's asyncio parts."""
         parts = await self._open_async()
         twin = copy.copy(self)
         bridged = _aio.bridged(parts.ingestor)
         twin._parts = _Parts(_aio.bridged(parts.searcher), bridged, bridged.documents())
-        return await aio.run(method, twin, *args)
+        return await aio.run(method, twin, *args, **kwargs)
 
     async def async_searcher(self) -> Any:
         """This event loop's :class:`adapter.AsyncSearcher` on the index (for :class:`HybridRetriever`)."""
@@ -430,7 +425,7 @@ class HybridDocumentStore:
         await self._run(HybridDocumentStore.delete_documents, document_ids)
 
     async def delete_by_filter_async(self, filters: dict[str, Any], *, all: bool = False) -> int:  # noqa: A002
-        return await self._run(lambda store, f: store.delete_by_filter(f, all=all), filters)
+        return await self._run(HybridDocumentStore.delete_by_filter, filters, all=all)
 
     async def delete_all_documents_async(self, recreate_index: bool = False) -> None:
         _no_recreate(recreate_index)
@@ -454,16 +449,10 @@ class HybridDocumentStore:
         return await self._run(HybridDocumentStore.get_metadata_field_min_max, metadata_field)
 
     async def get_metadata_field_unique_values_async(
-        self,
-        metadata_field: str,
-        search_term: str | None = None,
-        from_: int = 0,
-        size: int = 10,
-        filters: dict[str, Any] | None = None,
+        self, metadata_field: str, *args: Any, **kwargs: Any
     ) -> tuple[list[Any], int]:
-        return await self._run(
-            HybridDocumentStore.get_metadata_field_unique_values, metadata_field, search_term, from_, size, filters
-        )
+        """:meth:`get_metadata_field_unique_values` from asyncio: its arguments, checked there."""
+        return await self._run(HybridDocumentStore.get_metadata_field_unique_values, metadata_field, *args, **kwargs)
 
 
 def _async_client(engine: str, url: str | None, credentials: dict[str, Any]) -> AsyncRawClient:
@@ -534,17 +523,8 @@ class HybridRetriever:
         async_searcher: Any = None,
         ubi: Any = None,
     ) -> None:
-        sync, self._async_searcher = _aio.split(searcher, async_searcher)
-        if sync is None and self._async_searcher is not None:
-            searcher = _aio.bridged(self._async_searcher)  # async only: its sync side (info; no request)
-        if (searcher is None) == (document_store is None):
-            raise InputError(
-                "HybridRetriever takes a document_store (HybridDocumentStore) or a searcher (adapter.Searcher)"
-            )
-        if searcher is not None and not callable(getattr(searcher, "search", None)):
-            raise InputError(f"searcher must be an adapter.Searcher, got {type(searcher).__name__}")
-        if document_store is not None and not isinstance(document_store, HybridDocumentStore):
-            raise InputError(f"document_store must be a HybridDocumentStore, got {type(document_store).__name__}")
+        searcher, self._async_searcher = _aio.split(searcher, async_searcher)
+        _one_source(self, ("searcher", "Searcher", "search"), searcher, document_store)
         _check_top_k(top_k)
         self._searcher, self.document_store = searcher, document_store
         self.top_k, self.technique, self.fusion = top_k, Technique.parse(technique), fusion
@@ -559,33 +539,26 @@ class HybridRetriever:
         return self._searcher if self._searcher is not None else self.document_store.searcher  # type: ignore[union-attr]
 
     def to_dict(self) -> dict[str, Any]:
-        if self.document_store is None:
-            raise InputError(
-                "a HybridRetriever built from a Searcher does not serialise: build it from a HybridDocumentStore"
-            )
+        store = _store_json(self, "a Searcher")
         if self.fusion is not None and not isinstance(self.fusion, str):
             raise InputError(
                 'a fusion object does not serialise: give the fusion by name ("rrf", "min_max-arithmetic_mean")'
             )
-        ubi = self._ubi.opt_in.as_json() if self._ubi.opt_in is not None else None
         return default_to_dict(
             self,
-            document_store=self.document_store.to_dict(),
+            document_store=store,
             top_k=self.top_k,
             technique=self.technique.value,
             fusion=self.fusion,
             filters=self.filters,
             explain=self.explain,
             search_kwargs=self.search_kwargs,
-            ubi=ubi,
+            ubi=self._ubi.as_json(),
         )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridRetriever:
-        params = data["init_parameters"]
-        params["document_store"] = HybridDocumentStore.from_dict(params["document_store"])
-        retriever: HybridRetriever = default_from_dict(cls, data)
-        return retriever
+        return _from_store_json(cls, data)
 
     @component.output_types(documents=list[Document], hits=list[dict[str, Any]])
     def run(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
@@ -656,31 +629,16 @@ class HybridDocumentWriter:
     def __init__(
         self, ingestor: Any = None, *, document_store: HybridDocumentStore | None = None, async_ingestor: Any = None
     ) -> None:
-        sync, self._async_ingestor = _aio.split(ingestor, async_ingestor)
-        if sync is None and self._async_ingestor is not None:
-            ingestor = _aio.bridged(self._async_ingestor)
-        if (ingestor is None) == (document_store is None):
-            raise InputError(
-                "HybridDocumentWriter takes an ingestor (adapter.Ingestor) or a document_store (HybridDocumentStore)"
-            )
-        if ingestor is not None and not callable(getattr(ingestor, "ingest", None)):
-            raise InputError(f"ingestor must be an adapter.Ingestor, got {type(ingestor).__name__}")
+        ingestor, self._async_ingestor = _aio.split(ingestor, async_ingestor)
+        _one_source(self, ("ingestor", "Ingestor", "ingest"), ingestor, document_store)
         self._ingestor, self.document_store = ingestor, document_store
 
     def to_dict(self) -> dict[str, Any]:
-        if self.document_store is None:
-            raise InputError(
-                "a HybridDocumentWriter built from an Ingestor does not serialise: build it from a HybridDocumentStore"
-            )
-        return default_to_dict(self, document_store=self.document_store.to_dict())
+        return default_to_dict(self, document_store=_store_json(self, "an Ingestor"))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HybridDocumentWriter:
-        data["init_parameters"]["document_store"] = HybridDocumentStore.from_dict(
-            data["init_parameters"]["document_store"]
-        )
-        writer: HybridDocumentWriter = default_from_dict(cls, data)
-        return writer
+        return _from_store_json(cls, data)
 
     @component.output_types(documents_written=int, failures=list[dict[str, Any]])
     def run(self, documents: list[Document]) -> dict[str, Any]:
@@ -702,6 +660,41 @@ class HybridDocumentWriter:
         rows = [framework_row(doc, carried) for doc in documents]
         report = ingestor.ingest(source_rows(rows), total=len(rows))
         return {"documents_written": report.chunks, "failures": failures_json(report.failures)}
+
+
+C = TypeVar("C", HybridRetriever, HybridDocumentWriter)
+
+
+def _one_source(component: object, part: tuple[str, str, str], given: Any, document_store: Any) -> None:
+    """A component works through its adapter part (``part``: its argument, its class, the method it calls) or
+    through a :class:`HybridDocumentStore` (then it serialises): exactly one, of the right kind."""
+    name, kind, method = part
+    if (given is None) == (document_store is None):
+        raise InputError(
+            f"{type(component).__name__} takes {'an' if name[0] in 'aeiou' else 'a'} {name} (adapter.{kind}) or a "
+            "document_store (HybridDocumentStore)"
+        )
+    if given is not None and not callable(getattr(given, method, None)):
+        raise InputError(f"{name} must be an adapter.{kind}, got {type(given).__name__}")
+    if document_store is not None and not isinstance(document_store, HybridDocumentStore):
+        raise InputError(f"document_store must be a HybridDocumentStore, got {type(document_store).__name__}")
+
+
+def _store_json(component: HybridRetriever | HybridDocumentWriter, built_from: str) -> dict[str, Any]:
+    """The component's store, serialised: a component serialises only as built from one."""
+    if component.document_store is None:
+        raise InputError(
+            f"a {type(component).__name__} built from {built_from} does not serialise: build it from a "
+            "HybridDocumentStore"
+        )
+    return component.document_store.to_dict()
+
+
+def _from_store_json(cls: type[C], data: dict[str, Any]) -> C:
+    params = data["init_parameters"]
+    params["document_store"] = HybridDocumentStore.from_dict(params["document_store"])
+    built: C = default_from_dict(cls, data)
+    return built
 
 
 def _filters(filters: Any, content_field: str = "text") -> dict[str, Any] | None:

@@ -126,9 +126,7 @@ class HybridRetriever(BaseRetriever):
     _ubi: UbiLink = PrivateAttr(default_factory=lambda: UbiLink(None))
 
     def model_post_init(self, context: Any, /) -> None:
-        sync, given = _aio.split(self.searcher, self.async_searcher)
-        self.searcher = sync if sync is not None else _aio.bridged(given)  # async only: its sync side, for info
-        self.async_searcher = given
+        self.searcher, self.async_searcher = _aio.split(self.searcher, self.async_searcher)
         self._ubi = UbiLink(UbiOptIn.of(self.ubi, "langchain"))
         self._ubi.open(self.searcher)
 
@@ -237,14 +235,12 @@ class HybridVectorStore(VectorStore):
         async_ingestor: AsyncIngestor | None = None,
         ubi: Any = None,
     ) -> None:
-        sync_searcher, async_searcher = _aio.split(searcher, async_searcher)
-        sync_ingestor, async_ingestor = _aio.split(ingestor, async_ingestor)
+        reader, async_searcher = _aio.split(searcher, async_searcher)
+        writer, async_ingestor = _aio.split(ingestor, async_ingestor)
         if async_ingestor is not None and async_searcher is None:
             raise InputError(
                 "an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)"
             )
-        reader: Searcher = sync_searcher if sync_searcher is not None else _aio.bridged(async_searcher)
-        writer: Ingestor | None = sync_ingestor if sync_ingestor is not None else _aio.bridged(async_ingestor)
         if not callable(getattr(reader, "search", None)):
             raise InputError(f"searcher must be an adapter.Searcher, got {type(reader).__name__}")
         if writer is not None and not callable(getattr(writer, "ingest", None)):
@@ -404,16 +400,9 @@ class HybridVectorStore(VectorStore):
     ) -> list[str]:
         return await self._write(HybridVectorStore.add_texts, texts, metadatas, ids=ids, **kwargs)
 
-    async def adelete(
-        self,
-        ids: list[str] | None = None,
-        *,
-        parents: Sequence[str] = (),
-        filter: Any = None,
-        all: bool = False,  # noqa: A002
-        **kwargs: Any,
-    ) -> bool:
-        return await self._read(HybridVectorStore.delete, ids, parents=parents, filter=filter, all=all, **kwargs)
+    async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
+        """:meth:`delete` from asyncio: its arguments (``parents``, ``filter``, ``all``), checked there."""
+        return await self._read(HybridVectorStore.delete, ids, **kwargs)
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         return await self._read(HybridVectorStore.get_by_ids, ids)

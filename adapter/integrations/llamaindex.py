@@ -135,8 +135,7 @@ class HybridRetriever(BaseRetriever):
         ubi: Any = None,
         **kwargs: Any,
     ) -> None:
-        sync, self.async_searcher = _aio.split(searcher, async_searcher)
-        searcher = sync if sync is not None else _aio.bridged(self.async_searcher)
+        searcher, self.async_searcher = _aio.split(searcher, async_searcher)
         if not callable(getattr(searcher, "search", None)):
             raise InputError(f"searcher must be an adapter.Searcher, got {type(searcher).__name__}")
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int) or similarity_top_k < 1:
@@ -308,8 +307,7 @@ class HybridNodeWriter(TransformComponent):
         return self._last_report
 
     def model_post_init(self, context: Any, /) -> None:
-        sync, self.async_ingestor = _aio.split(self.ingestor, self.async_ingestor)
-        self.ingestor = sync if sync is not None else _aio.bridged(self.async_ingestor)
+        self.ingestor, self.async_ingestor = _aio.split(self.ingestor, self.async_ingestor)
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         return self._write(self.ingestor, nodes)
@@ -442,15 +440,12 @@ class HybridVectorStore(BasePydanticVectorStore):
     _ubi: UbiLink = PrivateAttr(default_factory=lambda: UbiLink(None))
 
     def model_post_init(self, context: Any, /) -> None:
-        searcher, self.async_searcher = _aio.split(self.searcher, self.async_searcher)
-        ingestor, self.async_ingestor = _aio.split(self.ingestor, self.async_ingestor)
+        self.searcher, self.async_searcher = _aio.split(self.searcher, self.async_searcher)
+        self.ingestor, self.async_ingestor = _aio.split(self.ingestor, self.async_ingestor)
         if self.async_ingestor is not None and self.async_searcher is None:
             raise InputError(
                 "an async_ingestor needs an async_searcher (AsyncSearcher.open on the same asyncio client)"
             )
-        # async only: its sync side
-        self.searcher = searcher if searcher is not None else _aio.bridged(self.async_searcher)
-        self.ingestor = ingestor if ingestor is not None else _aio.bridged(self.async_ingestor)
         self._ubi = UbiLink(UbiOptIn.of(self.ubi, "llamaindex"))
         self._ubi.open(self.searcher)
 
