@@ -3,9 +3,10 @@
 An index of the set's corpus is made with the given embedder; the legs' maps (``legs``: each leg's
 raw scores of the consensus hits, a hit's relevance the mean of its legs' shares made non-increasing
 along the page, adapter.fusion.relevance.LegRelevance, counted on client-fused pages, whose hits carry
-their legs) and each fusion's relevance map are fitted on the train queries' hits, as ``hybrid
-calibrate`` fits them (``consensus``: the documents in the top k of every fusion, scored by each:
-``measure_relevance``), and for comparison on each fusion's own
+their legs, and as a thresholded search gets it, ``thresholded``: SearchOptions(leg_relevance=True), on
+OpenSearch the server-fused page with its named legs' scores) and each fusion's relevance map are
+fitted on the train queries' hits, as ``hybrid calibrate`` fits them (``consensus``: the documents in
+the top k of every fusion, scored by each: ``measure_relevance``), and for comparison on each fusion's own
 top hits (``top@n``, the first map) and on the train queries' judged relevant hits (``judged``: the
 supervised reference a label-free map stands in for). On the test queries, for each threshold, the
 share of the relevant hits in each fusion's top k whose relevance reaches it is counted, by each map
@@ -63,6 +64,7 @@ def measure(
     from adapter.fusion import LEGS, parse_fusion
     from adapter.fusion.relevance import consensus, consensus_ids, fit, fit_legs, leg_scores
     from adapter.search import Searcher
+    from adapter.search.page import SearchOptions
 
     train, test = load_beir(data, "train"), load_beir(data, "test")
     prepare_index(cluster, train, embedder, alias, analyzer=analyzer, progress=False, cache=cache)
@@ -96,17 +98,24 @@ def measure(
             reference="judged",
         )
         legs_judged = []  # client fusion: the same page, each hit with its legs' raw scores
+        thresholded = []  # the default path as a threshold asks for it: OpenSearch's server page with its legs
         for qid, query in test.queries.items():
             result = by_legs.search(query, k=k, fusion=fusion, technique="client")
             if result.relevance_by != "legs":
                 raise SystemExit(f"{fusion.name}: relevance by {result.relevance_by}, not by the legs")
             legs_judged += [(h.relevance, test.qrels.get(qid, {}).get(h.id, 0) > 0) for h in result.hits]
+            asked = by_legs.search(query, k=k, fusion=fusion, options=SearchOptions(leg_relevance=True))
+            if asked.relevance_by != "legs":
+                raise SystemExit(f"{fusion.name}: a thresholded search's relevance by {asked.relevance_by}")
+            thresholded += [(h.relevance or 0.0, test.qrels.get(qid, {}).get(h.id, 0) > 0) for h in asked.hits]
         row: dict[str, Any] = {
             "relevant_hits": sum(j for _, j in judged),
             "hits": len(judged),
             "legs_relevant_hits": sum(j for _, j in legs_judged),
             "formula": shares([(fusion.relevance(s), j) for s, j in judged], thresholds),
             "legs": shares(legs_judged, thresholds),
+            "thresholded_relevant_hits": sum(j for _, j in thresholded),
+            "thresholded": shares(thresholded, thresholds),
         }
         for kind, relevance_map in fitted.items():
             maps[f"{fusion.name}@{kind}"] = relevance_map.as_json()
@@ -114,7 +123,7 @@ def measure(
         rows[fusion.name] = row
     for legs_map in legs_maps:
         maps[legs_map.fusion] = legs_map.as_json()
-    kinds = ["legs", "consensus", *(f"top@{top}" for top in fit_tops), "judged", "formula"]
+    kinds = ["thresholded", "legs", "consensus", *(f"top@{top}" for top in fit_tops), "judged", "formula"]
     spread = {
         kind: {t: max(r[kind][t] for r in rows.values()) - min(r[kind][t] for r in rows.values()) for t in thresholds}
         for kind in kinds
@@ -138,7 +147,7 @@ def table(out: dict[str, Any], thresholds: Sequence[float], kind: str) -> str:
     lines = [f"{kind}:", "", head, "|" + "---|" * (2 + len(thresholds))]
     for name, row in out["fusions"].items():
         cells = " | ".join(f"{row[kind][t]:.3f}" for t in thresholds)
-        relevant = row["legs_relevant_hits" if kind == "legs" else "relevant_hits"]
+        relevant = row[f"{kind}_relevant_hits" if kind in ("legs", "thresholded") else "relevant_hits"]
         lines.append(f"| {name} | {relevant} of {row['hits']} | {cells} |")
     spread = " | ".join(f"**{out['spread'][kind][t]:.3f}**" for t in thresholds)
     lines.append(f"| spread (max - min) | | {spread} |")
