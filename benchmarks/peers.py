@@ -105,9 +105,18 @@ def langchain_pipeline(index: str) -> str:
     return index.replace("-", "_") + "_hybrid"
 
 
-def langchain_store(url: str, corpus: Corpus, index: str = "peer-langchain") -> Any:
+def _complete(url: str, index: str, corpus: Corpus) -> bool:
+    """Whether ``index`` exists and holds every document of ``corpus`` (what ``reuse`` takes as it is)."""
+    from opensearchpy import OpenSearch
+
+    raw = OpenSearch(url, timeout=300)
+    return bool(raw.indices.exists(index=index)) and raw.count(index=index)["count"] == len(corpus.ids)
+
+
+def langchain_store(url: str, corpus: Corpus, index: str = "peer-langchain", reuse: bool = False) -> Any:
     """The peer-langchain index and its hybrid pipeline, written by LangChain with the corpus's vectors; the store
-    answers queries with the precomputed query vectors."""
+    answers queries with the precomputed query vectors. ``reuse``: an index that already holds the corpus is taken
+    as it is (runs compared side by side search the same index)."""
     from langchain_community.vectorstores import OpenSearchVectorSearch
     from langchain_core.embeddings import Embeddings
 
@@ -121,6 +130,9 @@ def langchain_store(url: str, corpus: Corpus, index: str = "peer-langchain") -> 
             return queries.vector(text)
 
     store = OpenSearchVectorSearch(url, index, Given(), engine="lucene", timeout=300)
+    if reuse and _complete(url, index, corpus):
+        store.configure_search_pipelines(langchain_pipeline(index))
+        return store
     if store.index_exists():
         store.delete_index()
     for start in range(0, len(corpus.ids), 1000):  # it refuses more embeddings per call than its bulk_size
@@ -152,19 +164,24 @@ def langchain_systems(url: str, corpus: Corpus, index: str = "peer-langchain", s
     }
 
 
-def haystack_store(url: str, corpus: Corpus, index: str = "peer-haystack") -> Any:
-    """The peer-haystack index, written by Haystack's OpenSearchDocumentStore with the corpus's vectors."""
+def haystack_store(url: str, corpus: Corpus, index: str = "peer-haystack", reuse: bool = False) -> Any:
+    """The peer-haystack index, written by Haystack's OpenSearchDocumentStore with the corpus's vectors
+    (``reuse``: as langchain_store)."""
     from haystack import Document
     from haystack_integrations.document_stores.opensearch import OpenSearchDocumentStore
     from opensearchpy import OpenSearch
 
-    OpenSearch(url).indices.delete(index=index, ignore=[404])
+    kept = reuse and _complete(url, index, corpus)
+    if not kept:
+        OpenSearch(url).indices.delete(index=index, ignore=[404])
     store = OpenSearchDocumentStore(
         hosts=[url],
         index=index,
         embedding_dim=corpus.vectors.shape[1],
         method={"space_type": "cosinesimil", "engine": "lucene", "name": "hnsw"},
     )
+    if kept:
+        return store
     store.write_documents(
         [Document(id=i, content=t, embedding=v.tolist()) for i, t, v in zip(corpus.ids, corpus.texts, corpus.vectors)],
         policy="overwrite",
@@ -200,14 +217,17 @@ def llamaindex_pipeline(index: str) -> str:
     return f"{index}-hybrid"
 
 
-def llamaindex_store(url: str, corpus: Corpus, index: str = "peer-llamaindex") -> Any:
-    """The peer-llamaindex index and the search pipeline of LlamaIndex's docs, written by its OpensearchVectorStore."""
+def llamaindex_store(url: str, corpus: Corpus, index: str = "peer-llamaindex", reuse: bool = False) -> Any:
+    """The peer-llamaindex index and the search pipeline of LlamaIndex's docs, written by its OpensearchVectorStore
+    (``reuse``: as langchain_store)."""
     from llama_index.core.schema import TextNode
     from llama_index.vector_stores.opensearch import OpensearchVectorClient, OpensearchVectorStore
     from opensearchpy import OpenSearch
 
     raw = OpenSearch(url, timeout=300)
-    raw.indices.delete(index=index, ignore=[404])
+    kept = reuse and _complete(url, index, corpus)
+    if not kept:
+        raw.indices.delete(index=index, ignore=[404])
     raw.transport.perform_request(
         "PUT",
         f"/_search/pipeline/{llamaindex_pipeline(index)}",
@@ -234,6 +254,8 @@ def llamaindex_store(url: str, corpus: Corpus, index: str = "peer-llamaindex") -
         timeout=300,
     )
     store = OpensearchVectorStore(client)
+    if kept:
+        return store
     nodes = [TextNode(id_=i, text=t, embedding=v.tolist()) for i, t, v in zip(corpus.ids, corpus.texts, corpus.vectors)]
     for start in range(0, len(nodes), 1000):
         store.add(nodes[start : start + 1000])
