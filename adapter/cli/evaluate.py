@@ -271,12 +271,29 @@ def _analyzer(args: argparse.Namespace, cluster: Cluster, dataset: Dataset, alia
 
     if args.analyzer:
         print(f"analyzer: {args.analyzer}, embedder: {embedder} (as asked)")
+        _analysis_notes(cluster, str(args.analyzer))
         return str(args.analyzer)
     choice = replace(
         eval_analysis(cluster, dataset, alias, use_titles=not getattr(args, "no_titles", False)), embedder=embedder
     )
     print(choice.line(override=OVERRIDE))
+    _analysis_notes(cluster, choice.analyzer)
     return choice.analyzer
+
+
+def _analysis_notes(cluster: Cluster, analyzer: str) -> None:
+    """What ``hybrid init`` says of ``analyzer`` on this cluster (e.g. no accent folding without analysis-common):
+    the eval's index is built with it, so its numbers carry the same caveat. A name the cluster cannot render says
+    nothing here: making the index refuses it with the reason."""
+    from adapter.errors import ConfigurationError
+    from adapter.index.analysis import AnalysisSupport, text_analysis
+
+    try:
+        notices = text_analysis(analyzer, AnalysisSupport.of(cluster.probe())).notices
+    except ConfigurationError:
+        return
+    for notice in notices:
+        print(f"note: {notice}")
 
 
 def _write_fitted(args: argparse.Namespace, report: EvalReport, name: str) -> None:

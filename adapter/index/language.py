@@ -257,12 +257,11 @@ def choose(languages: Languages | None, support: AnalysisSupport) -> AnalysisCho
             f"{said}; {stems} keeps the words as written (folded) beside their {analyzer} stems (docs/EVALUATION.md)",
             languages,
         )
-    return AnalysisChoice(
-        DEFAULT_ANALYZER,
-        embedder,
-        f"{said}; folding ranks as well as {analyzer} or better (docs/EVALUATION.md)",
-        languages,
-    )
+    if language in STEMS:  # measured with stems, which this cluster cannot build: folding, rule C's choice
+        why = f"{said}; {STEMS[language]} needs the analysis-common module, which {support.cluster} lacks, so folding"
+    else:  # not measured with stems: rule C (folding ranked with the language's analyzer or above it)
+        why = f"{said}; folding ranks as well as {analyzer} or better (docs/EVALUATION.md)"
+    return AnalysisChoice(DEFAULT_ANALYZER, embedder, why, languages)
 
 
 def recorded_choice(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -87,7 +87,7 @@ def _spanish_choice(target) -> tuple[str, str]:
     beside their stems where analysis-common has keyword_repeat / remove_duplicates, else folding."""
     if target.engine == "opensearch":
         return "spanish_stems", "are Spanish; spanish_stems keeps the words as written (folded) beside their spanish"
-    return "folding", "are Spanish; folding ranks as well as spanish"
+    return "folding", "are Spanish; spanish_stems needs the analysis-common module"
 
 
 def test_init_with_a_sample_chooses_from_its_language(cli, client, index_name, support_docs_path, target):

@@ -234,3 +234,23 @@ def test_eval_refuses_an_unknown_technique_before_creating_anything(
         assert cluster.get_component_template(f"{index_name}-{part}") is None
     pipelines = cluster.pipelines.search_pipelines() if cluster.pipelines is not None else {}
     assert not [p for p in pipelines if p.startswith(index_name)]
+
+
+@pytest.mark.engine("opensearch", "elasticsearch")
+def test_eval_says_what_its_index_lacks_as_init_does(capsys, client, opensearch_url, tiny_beir, index_name, target):
+    """Issue 39: on a cluster without analysis-common (Elasticsearch's test distribution) `hybrid init` says that
+    `folding` cannot fold accents there; `hybrid eval`, building its index with the same analyzer, said nothing.
+    Now eval prints init's notices for the analyzer it uses, before it measures (and none where there are none)."""
+    from adapter.index.analysis import AnalysisSupport, text_analysis
+
+    args = ("--analyzer", "folding", "--techniques", "bm25", "--quiet", "--no-cache")
+    code = main(eval_args(tiny_beir, index_name, opensearch_url, *args))
+    out = capsys.readouterr().out
+    assert code == 0
+    expected = text_analysis("folding", AnalysisSupport.of(cluster_for(client).probe())).notices
+    for notice in expected:
+        assert f"note: {notice}" in out, out
+    if target.engine == "elasticsearch":
+        assert "accents are NOT folded" in out, out  # the test distribution has no analysis-common
+    else:
+        assert "accents are NOT folded" not in out, out

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from adapter.index.analysis import CLUSTER_ANALYZERS, AnalysisSupport, spec_analyzer, text_analysis
-from adapter.index.language import DEFAULT_ANALYZER, LANGUAGE_ANALYZERS, MULTILINGUAL_EMBEDDER, Languages, choose
+from adapter.index.language import (
+    DEFAULT_ANALYZER,
+    LANGUAGE_ANALYZERS,
+    MULTILINGUAL_EMBEDDER,
+    STEMS,
+    Languages,
+    choose,
+)
 from tests.support.extras import requires_extra
 
 FULL = AnalysisSupport(("analysis-icu", "analysis-stempel"), ("pl_PL", "es_ES"), "opensearch 3.6.0")
@@ -57,6 +64,10 @@ def test_without_what_the_stems_need_the_rule_gives_folding():
     for language in ("es", "pl", "en"):
         chosen = choose(_languages(**{language: 50}), NO_COMMON)
         assert chosen.analyzer == "folding", chosen
+        # the line says why not the stems (what the cluster lacks), not a ranking the stems' own table contradicts
+        assert "no analysis-common module" in chosen.why or f"{STEMS[language]} needs" in chosen.why, chosen.why
+        assert "analysis-common module" in chosen.why, chosen.why
+        assert "ranks as well as" not in chosen.why, chosen.why
     assert choose(_languages(pl=50), PLAIN).analyzer == "folding"
     assert choose(_languages(es=50), PLAIN).analyzer == "spanish_stems"  # built-in light stemmer: no plugin needed
 
