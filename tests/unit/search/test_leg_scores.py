@@ -24,6 +24,7 @@ from adapter.search.planning import carries_legs
 from adapter.search.relevance import LEGS_MAP, MAP
 from adapter.search.request import SearchRequest
 from adapter.testing import FakeClient
+from tests.support.extras import requires_extra
 
 pytestmark = pytest.mark.unit
 FP = EmbeddingFingerprint("m", "test:m", "0" * 64, 4, True)
@@ -106,6 +107,7 @@ def test_named_scores_are_read_from_the_answer_and_the_legs_named_only_when_aske
     ]
 
 
+@requires_extra("langchain")
 def test_langchains_threshold_asks_for_the_legs_and_a_plain_relevance_search_does_not():
     from adapter.integrations.langchain import FULL_TEXT, legs_for_threshold
 
