@@ -286,6 +286,8 @@ def print_eval(report: EvalReport) -> None:
         )
         for line in regret.warnings:
             print(f"warning: {line}")
+    elif (loss := report.leg_loss) is not None:  # no fixed fusion in the run: no regret, but a loss to a leg is said
+        print(f"warning: {loss}")
     if report.learned:
         print(
             f"learned adaptive policy ({report.learned['family']}; cross-validated on the train split: "

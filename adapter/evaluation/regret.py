@@ -13,6 +13,15 @@ from adapter.fusion.choice.selection import SetRun, fixed_rows
 WARN_LOSS = 0.005
 
 
+def _lost(default: str, ndcg: float, rival: str, rival_ndcg: float, error: float | None) -> str | None:
+    """The line saying ``default`` lost to ``rival`` by over WARN_LOSS (``error``: the gap's standard error) or None."""
+    loss = rival_ndcg - ndcg
+    if loss <= WARN_LOSS:
+        return None
+    noise = f" (within one standard error, {error:.4f}: noise)" if error is not None and abs(loss) <= error else ""
+    return f"the default ({default}, {ndcg:.4f}) lost to {rival} ({rival_ndcg:.4f}) by {loss:.4f}{noise}"
+
+
 @dataclass(frozen=True)
 class DefaultRegret:
     """The default row against the best fixed untuned fusion and the better leg of its run."""
@@ -31,10 +40,6 @@ class DefaultRegret:
         """Whether the regret is inside one standard error (a tie, not a win or a loss)."""
         return self.standard_error is not None and abs(self.regret) <= self.standard_error
 
-    @staticmethod
-    def _noise(loss: float, error: float | None) -> str:
-        return f" (within one standard error, {error:.4f}: noise)" if error is not None and abs(loss) <= error else ""
-
     @property
     def regret(self) -> float:
         """Best fixed fusion minus the default (positive: the default lost)."""
@@ -48,10 +53,9 @@ class DefaultRegret:
             (f"the fixed {self.best_fixed}", self.best_fixed_ndcg, self.standard_error),
         )
         return tuple(
-            f"the default ({self.default}, {self.ndcg:.4f}) lost to {rival} ({ndcg:.4f}) "
-            f"by {ndcg - self.ndcg:.4f}{self._noise(ndcg - self.ndcg, error)}"
+            line
             for rival, ndcg, error in rivals
-            if ndcg - self.ndcg > WARN_LOSS
+            if (line := _lost(self.default, self.ndcg, rival, ndcg, error)) is not None
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -89,3 +93,19 @@ def default_regret(
     error = gap(name, fixed, default, per_query).standard_error if per_query else None
     leg_error = gap(name, leg, default, per_query).standard_error if per_query else None
     return DefaultRegret(default, rows[default], fixed, fixed_value, leg, leg_value, error, leg_error)
+
+
+def leg_loss(
+    rows: Mapping[str, float],
+    default: str | None,
+    per_query: Mapping[str, Sequence[float]] | None = None,
+    name: str = "run",
+) -> str | None:
+    """Where a run has the default and a leg but no fixed fusion (``--techniques bm25,dense,<default>``), so no
+    :func:`default_regret`: the warning that the default lost to the better leg alone, as the full run words it;
+    None where it did not lose by over WARN_LOSS, or the run has no such rows."""
+    if not default or default not in rows or not ({"bm25", "dense"} & set(rows)):
+        return None
+    leg, leg_value = SetRun("run", rows).best_leg
+    error = gap(name, leg, default, per_query).standard_error if per_query else None
+    return _lost(default, rows[default], f"{leg} alone", leg_value, error)

@@ -13,7 +13,7 @@ import numpy as np
 from adapter.evaluation.metrics import MEASURES
 from adapter.evaluation.noise import Gap, gaps_to_best
 from adapter.evaluation.perquery import QueryRun
-from adapter.evaluation.regret import DefaultRegret, default_regret
+from adapter.evaluation.regret import DefaultRegret, default_regret, leg_loss
 from adapter.fusion import Fusion
 from adapter.fusion.choice.learned import LearnedFusion
 from adapter.fusion.choice.policy import AdaptivePolicy
@@ -166,14 +166,26 @@ class EvalReport:
     @property
     def default_regret(self) -> DefaultRegret | None:
         """The product's default row against the best fixed fusion and the better leg of this run."""
-        first = {
+        first = self._first_stage()
+        return default_regret(
+            first, self.settings.get("default_technique"), self._per_query(list(first)), f"{self.dataset} {self.split}"
+        )
+
+    @property
+    def leg_loss(self) -> str | None:
+        """With no fixed fusion in the run (no :attr:`default_regret`): the default's loss to the better leg, if any."""
+        first = self._first_stage()
+        return leg_loss(
+            first, self.settings.get("default_technique"), self._per_query(list(first)), f"{self.dataset} {self.split}"
+        )
+
+    def _first_stage(self) -> dict[str, float]:
+        """Each first-stage row's nDCG@10 (not reranked, diversified or tuned on this data)."""
+        return {
             n: r.metrics["ndcg@10"]
             for n, r in self.results.items()
             if not (r.spec and (r.spec.post_processed or r.spec.tuned))
         }
-        return default_regret(
-            first, self.settings.get("default_technique"), self._per_query(list(first)), f"{self.dataset} {self.split}"
-        )
 
     def _per_query(self, rows: Sequence[str]) -> dict[str, tuple[float, ...]]:
         """The rows' nDCG@10 per query where every one of ``rows`` has it (else none: no standard errors)."""

@@ -155,3 +155,32 @@ def test_a_noisy_report_follows_the_eval_contract():
         Contract.EVAL,
         {**real, "schema_version": 3, "results": noisy["results"], "default_regret": noisy["default_regret"]},
     )
+
+
+def test_a_run_without_a_fixed_fusion_still_warns_when_the_default_lost_to_a_leg(capsys):
+    """Issue 39: `hybrid eval --techniques bm25,dense,hybrid-adaptive` (the rows a user compares the default with
+    first) printed no regret and no warning, however much the default lost to a leg: there was no fixed fusion to
+    measure the regret against. The loss to the better leg is still said, as the full run says it."""
+    from adapter.cli.printers import print_eval
+    from adapter.evaluation.regret import leg_loss
+
+    rows = {"bm25": 0.490, "dense": 0.560, "hybrid-adaptive": 0.470}
+    assert default_regret(rows, "hybrid-adaptive") is None  # no fixed fusion: no regret (the JSON's is null)
+    assert (
+        leg_loss(rows, "hybrid-adaptive")
+        == "the default (hybrid-adaptive, 0.4700) lost to dense alone (0.5600) by 0.0900"
+    )
+    assert leg_loss({**rows, "hybrid-adaptive": 0.557}, "hybrid-adaptive") is None  # 0.003: within WARN_LOSS
+    assert leg_loss(rows, None) is None and leg_loss({"bm25": 0.4, "hybrid-adaptive": 0.5}, "hybrid-adaptive") is None
+    # as `hybrid eval` prints it
+    results = {
+        "bm25": _result(0.49, TechniqueSpec("bm25", Technique.BM25)),
+        "dense": _result(0.56, TechniqueSpec("dense", Technique.DENSE)),
+        "hybrid-adaptive": _result(0.47, TechniqueSpec("hybrid-adaptive", Technique.HYBRID, ScoreNormalization())),
+    }
+    report = EvalReport("s", "test", "m", "i", results, {"default_technique": "hybrid-adaptive"})
+    print_eval(report)
+    assert (
+        "warning: the default (hybrid-adaptive, 0.4700) lost to dense alone (0.5600) by 0.0900"
+        in capsys.readouterr().out
+    )
