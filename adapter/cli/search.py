@@ -154,6 +154,13 @@ def _page_arguments(search: argparse.ArgumentParser) -> None:
         "--sort", action="append", default=[], metavar="FIELD[:asc|desc]", help="sort by a field instead of the score"
     )
     page.add_argument("--min-score", type=float, help="drop hits scoring lower (the fused score for hybrid)")
+    page.add_argument(
+        "--min-relevance",
+        type=float,
+        metavar="R",
+        help="drop hits whose relevance (0-1, one meaning under every fusion on a calibrated index) is lower, as the "
+        "frameworks' thresholds do; on OpenSearch it asks the legs' scores (docs/INTEROP.md, Scores)",
+    )
 
 
 def _vector_arguments(search: argparse.ArgumentParser) -> None:
@@ -225,6 +232,8 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
 
     if args.inner_hits and not args.collapse:
         raise InputError("--inner-hits needs --collapse")
+    if args.min_relevance is not None and not 0 <= args.min_relevance <= 1:
+        raise InputError(f"--min-relevance is a relevance in [0, 1], got {args.min_relevance}")
     return SearchOptions(
         highlight=args.highlight,
         full_text=args.full_text,
@@ -236,6 +245,7 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
         min_score=args.min_score,
         mmr=MMRPlace.parse(args.mmr_place or MMRPlace.AUTO),
         allow_partial_results=args.allow_partial_results,
+        leg_relevance=args.min_relevance is not None,  # what a framework's threshold asks: one meaning per fusion
     )
 
 
@@ -312,6 +322,7 @@ def run(args: argparse.Namespace) -> int:
 
     from adapter.engines.dsl import clean_query
     from adapter.engines.port import counting
+    from adapter.search.relevance import at_least
 
     clean_query(args.query)  # before connecting: an empty query needs no cluster to be refused
     from adapter.cli.adaptive import load_policy
@@ -347,6 +358,8 @@ def run(args: argparse.Namespace) -> int:
             fast_path=FastPath(args.fast_path),
         )
         result = with_match_notes(searcher, args.query, result, page_from=args.from_)
+    if args.min_relevance is not None:
+        result = at_least(result, args.min_relevance, said=f"--min-relevance {args.min_relevance:g}")
     result = replace(result, requests=counted[0])
     _print(args, result, timing)
     return 0

@@ -15,12 +15,13 @@ fusion, made non-increasing along the page. Else it comes from what produced the
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 from adapter.fusion import LEGS, Fusion
 from adapter.fusion.base import bounded, clamped
 from adapter.fusion.relevance import LegRelevance, RelevanceMap, non_increasing
-from adapter.search.results import Hit, Technique
+from adapter.search.results import Hit, SearchResult, Technique
 
 LEGS_MAP = "legs"  # the index's maps of the legs' raw scores (the same under every fusion), made non-increasing
 MAP = "map"  # the index's relevance map for the fusion that ran
@@ -120,3 +121,20 @@ def _with(hit: Hit, relevance: float, chunks: tuple[Hit, ...]) -> Hit:
     new = object.__new__(Hit)
     new.__dict__.update(hit.__dict__, relevance=relevance, chunks=chunks)
     return new
+
+
+def at_least(result: SearchResult, threshold: float, *, said: str = "the threshold") -> SearchResult:
+    """``result`` with only the hits whose relevance reaches ``threshold``, in their order, and a notice of how many
+    it left out (``said``: how the caller names the threshold). A hit without one (not assembled) has its
+    formula's, as the frameworks read it."""
+    kept = tuple(
+        h
+        for h in result.hits
+        if (h.relevance if h.relevance is not None else hit_relevance(h, result.technique, result.fusion, None))
+        >= threshold
+    )
+    if len(kept) == len(result.hits):
+        return result
+    left = len(result.hits) - len(kept)
+    notice = f"{said}: {left} of {len(result.hits)} hits below relevance {threshold:g} left out ({result.relevance_by})"
+    return replace(result, hits=kept, notices=(*result.notices, notice))

@@ -144,3 +144,27 @@ def test_from_the_legs_one_threshold_keeps_close_shares_under_every_fusion(clien
     spread = {t: max(s[t] for s in by_legs.values()) - min(s[t] for s in by_legs.values()) for t in THRESHOLDS}
     print(f"kept shares by the legs: {by_legs}; spread: {spread}")  # pytest -s shows them
     assert max(spread.values()) <= LEGS_SPREAD[target.engine], (spread, by_legs)
+
+
+def test_hybrid_search_min_relevance_keeps_the_hits_a_framework_threshold_keeps(calibrated, opensearch_url, capsys):
+    """`hybrid search --min-relevance R` (issue 41: the relevance "used by every framework's threshold and by hybrid
+    search") asks what a framework's threshold asks (the legs' relevance, on a server-fused page too) and keeps the
+    hits whose relevance reaches R, in the fusion's order: the same hits a search with the same options keeps."""
+    import json
+
+    from adapter.cli import main
+
+    alias, _, test = calibrated
+    query = next(iter(test.queries.values()))
+    args = ["search", query, "--index", alias, "--url", opensearch_url, "--embedder", "multilingual-e5-small"]
+    assert main([*args, "--fusion", "rrf", "--full-text", "--json", "--min-relevance", "0.5"]) == 0
+    kept = json.loads(capsys.readouterr().out)
+    assert kept["relevance_by"] == "legs", kept["relevance_by"]
+    assert kept["hits"] and all(h["relevance"] >= 0.5 for h in kept["hits"]), kept["hits"]
+    assert main([*args, "--fusion", "rrf", "--full-text", "--json", "--min-relevance", "0"]) == 0
+    every = json.loads(capsys.readouterr().out)
+    assert [h["id"] for h in kept["hits"]] == [h["id"] for h in every["hits"] if h["relevance"] >= 0.5]
+    assert len(every["hits"]) > len(kept["hits"]), "nothing below 0.5 to leave out: the check checks nothing"
+    assert any("--min-relevance 0.5" in n for n in kept["notices"]), kept["notices"]
+    assert main([*args, "--min-relevance", "1.5"]) == 2
+    assert "--min-relevance" in capsys.readouterr().err
